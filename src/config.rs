@@ -1,0 +1,405 @@
+//! `models.toml`: the models and the sweep axes. Every mistake is reported with the file,
+//! the line and the key, because a sweep that dies an hour in on a typo is the worst outcome.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// Flash attention policy, as llama-bench's `-fa` (-1 auto, 0 off, 1 on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlashAttn {
+    Auto,
+    Off,
+    On,
+}
+
+impl FlashAttn {
+    /// llama-bench's integer encoding.
+    pub fn as_i32(self) -> i32 {
+        match self {
+            FlashAttn::Auto => -1,
+            FlashAttn::Off => 0,
+            FlashAttn::On => 1,
+        }
+    }
+}
+
+/// KV-cache element types that llama.cpp accepts for `type_k` / `type_v`.
+pub const KV_TYPES: &[&str] = &[
+    "f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1",
+];
+
+/// Every sweep axis, fully resolved: each list is non-empty.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axes {
+    pub n_prompt: Vec<u32>,
+    pub n_gen: Vec<u32>,
+    pub n_depth: Vec<u32>,
+    pub n_batch: Vec<u32>,
+    pub n_ubatch: Vec<u32>,
+    pub n_gpu_layers: Vec<i32>,
+    pub n_threads: Vec<u32>,
+    pub flash_attn: Vec<FlashAttn>,
+    pub type_k: Vec<String>,
+    pub type_v: Vec<String>,
+}
+
+impl Axes {
+    /// llama-bench's defaults; `n_threads` defaults to the physical core count.
+    pub fn llama_bench_defaults(physical_cores: u32) -> Self {
+        Axes {
+            n_prompt: vec![512],
+            n_gen: vec![128],
+            n_depth: vec![0],
+            n_batch: vec![2048],
+            n_ubatch: vec![512],
+            n_gpu_layers: vec![99],
+            n_threads: vec![physical_cores.max(1)],
+            flash_attn: vec![FlashAttn::Auto],
+            type_k: vec!["f16".into()],
+            type_v: vec!["f16".into()],
+        }
+    }
+}
+
+/// How each test is repeated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunSettings {
+    /// Untimed warmup passes before the repetitions (llama-bench: 1).
+    pub warmup: u32,
+    /// Timed repetitions per test (llama-bench: 5).
+    pub repetitions: u32,
+    /// Seed of the random prompt tokens; recorded in the result.
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelEntry {
+    pub name: String,
+    /// Resolved against the directory of the config file.
+    pub path: PathBuf,
+    pub axes: Axes,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub file: PathBuf,
+    pub settings: RunSettings,
+    pub models: Vec<ModelEntry>,
+}
+
+/// A configuration error that names the file, the line and the key.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub struct ConfigError {
+    pub file: PathBuf,
+    pub line: Option<usize>,
+    pub key: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if let Some(key) = &self.key {
+            write!(f, ": key `{key}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+type Axis = Option<Spanned<toml::Value>>;
+
+/// One sweep table: the global `[sweep]` or a model's `[model.sweep]`.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSweep {
+    n_prompt: Axis,
+    n_gen: Axis,
+    n_depth: Axis,
+    n_batch: Axis,
+    n_ubatch: Axis,
+    n_gpu_layers: Axis,
+    n_threads: Axis,
+    flash_attn: Axis,
+    type_k: Axis,
+    type_v: Axis,
+    warmup: Axis,
+    repetitions: Axis,
+    seed: Axis,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawModel {
+    name: Spanned<String>,
+    path: Spanned<String>,
+    sweep: Option<Spanned<RawSweep>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    sweep: Option<RawSweep>,
+    #[serde(default)]
+    model: Vec<RawModel>,
+}
+
+struct Ctx<'a> {
+    file: &'a Path,
+    src: &'a str,
+}
+
+impl Ctx<'_> {
+    fn line_of(&self, offset: usize) -> usize {
+        self.src[..offset.min(self.src.len())].matches('\n').count() + 1
+    }
+
+    fn err(&self, span: Range<usize>, key: &str, message: impl Into<String>) -> ConfigError {
+        ConfigError {
+            file: self.file.to_path_buf(),
+            line: Some(self.line_of(span.start)),
+            key: Some(key.to_string()),
+            message: message.into(),
+        }
+    }
+}
+
+/// Reads and validates a `models.toml`.
+pub fn load(file: &Path, physical_cores: u32) -> Result<Config, ConfigError> {
+    let src = std::fs::read_to_string(file).map_err(|e| ConfigError {
+        file: file.to_path_buf(),
+        line: None,
+        key: None,
+        message: format!("cannot read the configuration: {e}"),
+    })?;
+    parse(file, &src, physical_cores)
+}
+
+/// Parses configuration text; `file` names it in errors and anchors relative model paths.
+pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, ConfigError> {
+    let ctx = Ctx { file, src };
+    let raw: RawConfig = toml::from_str(src).map_err(|e| toml_error(&ctx, &e))?;
+
+    let mut defaults = Axes::llama_bench_defaults(physical_cores);
+    let mut settings = RunSettings {
+        warmup: 1,
+        repetitions: 5,
+        seed: 42,
+    };
+    if let Some(s) = raw.sweep {
+        apply_settings(&ctx, &s, &mut settings)?;
+        apply_axes(&ctx, "sweep", s, &mut defaults)?;
+    }
+
+    if raw.model.is_empty() {
+        return Err(ConfigError {
+            file: file.to_path_buf(),
+            line: None,
+            key: Some("model".into()),
+            message: "no [[model]] entries: add at least one, with a name and a path".into(),
+        });
+    }
+    let base_dir = file.parent().unwrap_or(Path::new("."));
+    let mut models: Vec<ModelEntry> = Vec::new();
+    for (i, m) in raw.model.into_iter().enumerate() {
+        let key = format!("model[{i}]");
+        let name = m.name.get_ref().trim().to_string();
+        if name.is_empty() || name.contains('/') || name.chars().any(char::is_control) {
+            return Err(ctx.err(
+                m.name.span(),
+                &format!("{key}.name"),
+                "a model name must be non-empty and contain no '/' or control characters",
+            ));
+        }
+        if models.iter().any(|x| x.name == name) {
+            let msg = format!("duplicate model name {name:?}");
+            return Err(ctx.err(m.name.span(), &format!("{key}.name"), msg));
+        }
+        if m.path.get_ref().trim().is_empty() {
+            return Err(ctx.err(m.path.span(), &format!("{key}.path"), "the model path is empty"));
+        }
+        let mut axes = defaults.clone();
+        if let Some(sweep) = m.sweep {
+            let span = sweep.span();
+            let sweep = sweep.into_inner();
+            for (k, v) in [("warmup", &sweep.warmup), ("repetitions", &sweep.repetitions), ("seed", &sweep.seed)] {
+                if v.is_some() {
+                    let msg = "run settings belong in the top-level [sweep] table";
+                    return Err(ctx.err(span.clone(), &format!("{key}.sweep.{k}"), msg));
+                }
+            }
+            apply_axes(&ctx, &format!("{key}.sweep"), sweep, &mut axes)?;
+        }
+        models.push(ModelEntry {
+            name,
+            path: base_dir.join(m.path.get_ref()),
+            axes,
+        });
+    }
+    Ok(Config {
+        file: file.to_path_buf(),
+        settings,
+        models,
+    })
+}
+
+fn toml_error(ctx: &Ctx, e: &toml::de::Error) -> ConfigError {
+    // toml's message may span several lines (with a source excerpt); keep the first.
+    let message = e.message().lines().next().unwrap_or("invalid TOML").to_string();
+    let key = unknown_field(&message);
+    ConfigError {
+        file: ctx.file.to_path_buf(),
+        line: e.span().map(|s| ctx.line_of(s.start)),
+        key,
+        message,
+    }
+}
+
+/// Extracts the key name from serde's "unknown field `x`, expected ..." message.
+fn unknown_field(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("unknown field `")?;
+    Some(rest.split('`').next()?.to_string())
+}
+
+fn apply_settings(ctx: &Ctx, s: &RawSweep, out: &mut RunSettings) -> Result<(), ConfigError> {
+    if let Some(v) = &s.warmup {
+        out.warmup = scalar_int(ctx, "sweep.warmup", v, 0, 100)? as u32;
+    }
+    if let Some(v) = &s.repetitions {
+        out.repetitions = scalar_int(ctx, "sweep.repetitions", v, 1, 10_000)? as u32;
+    }
+    if let Some(v) = &s.seed {
+        out.seed = scalar_int(ctx, "sweep.seed", v, 0, i64::MAX)? as u64;
+    }
+    Ok(())
+}
+
+fn apply_axes(ctx: &Ctx, table: &str, s: RawSweep, out: &mut Axes) -> Result<(), ConfigError> {
+    let k = |name: &str| format!("{table}.{name}");
+    // Upper bounds are sanity limits that catch typos (an extra zero) before llama.cpp does.
+    if let Some(v) = &s.n_prompt {
+        out.n_prompt = int_list(ctx, &k("n_prompt"), v, 0, 1 << 20)?;
+    }
+    if let Some(v) = &s.n_gen {
+        out.n_gen = int_list(ctx, &k("n_gen"), v, 0, 1 << 20)?;
+    }
+    if let Some(v) = &s.n_depth {
+        out.n_depth = int_list(ctx, &k("n_depth"), v, 0, 1 << 20)?;
+    }
+    if let Some(v) = &s.n_batch {
+        out.n_batch = int_list(ctx, &k("n_batch"), v, 1, 1 << 20)?;
+    }
+    if let Some(v) = &s.n_ubatch {
+        out.n_ubatch = int_list(ctx, &k("n_ubatch"), v, 1, 1 << 20)?;
+    }
+    if let Some(v) = &s.n_gpu_layers {
+        out.n_gpu_layers = int_list(ctx, &k("n_gpu_layers"), v, -1, 10_000)?;
+    }
+    if let Some(v) = &s.n_threads {
+        out.n_threads = int_list(ctx, &k("n_threads"), v, 1, 4096)?;
+    }
+    if let Some(v) = &s.flash_attn {
+        out.flash_attn = list(ctx, &k("flash_attn"), v, flash_attn)?;
+    }
+    if let Some(v) = &s.type_k {
+        out.type_k = list(ctx, &k("type_k"), v, kv_type)?;
+    }
+    if let Some(v) = &s.type_v {
+        out.type_v = list(ctx, &k("type_v"), v, kv_type)?;
+    }
+    if out.n_prompt.iter().chain(&out.n_gen).all(|&n| n == 0) {
+        let span = s.n_prompt.as_ref().or(s.n_gen.as_ref()).map(|v| v.span()).unwrap_or(0..0);
+        return Err(ctx.err(span, &k("n_prompt"), "n_prompt and n_gen are all 0: nothing to measure"));
+    }
+    Ok(())
+}
+
+/// A value that is a scalar or a list, with each element checked by `f`.
+fn list<T>(
+    ctx: &Ctx,
+    key: &str,
+    v: &Spanned<toml::Value>,
+    f: impl Fn(&toml::Value) -> Result<T, String>,
+) -> Result<Vec<T>, ConfigError> {
+    let items: Vec<&toml::Value> = match v.get_ref() {
+        toml::Value::Array(a) => a.iter().collect(),
+        other => vec![other],
+    };
+    if items.is_empty() {
+        return Err(ctx.err(v.span(), key, "the list is empty: give at least one value"));
+    }
+    items
+        .into_iter()
+        .map(|x| f(x).map_err(|m| ctx.err(v.span(), key, m)))
+        .collect()
+}
+
+fn int_list<T: TryFrom<i64>>(
+    ctx: &Ctx,
+    key: &str,
+    v: &Spanned<toml::Value>,
+    min: i64,
+    max: i64,
+) -> Result<Vec<T>, ConfigError> {
+    list(ctx, key, v, |x| {
+        let n = int_value(x, min, max)?;
+        T::try_from(n).map_err(|_| format!("{n} is out of range"))
+    })
+}
+
+fn scalar_int(ctx: &Ctx, key: &str, v: &Spanned<toml::Value>, min: i64, max: i64) -> Result<i64, ConfigError> {
+    if matches!(v.get_ref(), toml::Value::Array(_)) {
+        return Err(ctx.err(v.span(), key, "expected a single integer, not a list"));
+    }
+    int_value(v.get_ref(), min, max).map_err(|m| ctx.err(v.span(), key, m))
+}
+
+fn int_value(x: &toml::Value, min: i64, max: i64) -> Result<i64, String> {
+    let n = x
+        .as_integer()
+        .ok_or_else(|| format!("expected an integer, got {}", x.type_str()))?;
+    if n < min || n > max {
+        return Err(format!("{n} is out of range: must be between {min} and {max}"));
+    }
+    Ok(n)
+}
+
+fn flash_attn(x: &toml::Value) -> Result<FlashAttn, String> {
+    match x {
+        toml::Value::Boolean(true) => Ok(FlashAttn::On),
+        toml::Value::Boolean(false) => Ok(FlashAttn::Off),
+        toml::Value::Integer(-1) => Ok(FlashAttn::Auto),
+        toml::Value::Integer(0) => Ok(FlashAttn::Off),
+        toml::Value::Integer(1) => Ok(FlashAttn::On),
+        toml::Value::String(s) => match s.to_ascii_lowercase().as_str() {
+            "auto" => Ok(FlashAttn::Auto),
+            "on" | "1" | "true" => Ok(FlashAttn::On),
+            "off" | "0" | "false" => Ok(FlashAttn::Off),
+            _ => Err(format!("{s:?} is not a flash attention policy: use \"auto\", \"on\" or \"off\"")),
+        },
+        other => Err(format!("expected \"auto\", \"on\", \"off\" or a boolean, got {}", other.type_str())),
+    }
+}
+
+fn kv_type(x: &toml::Value) -> Result<String, String> {
+    let s = x
+        .as_str()
+        .ok_or_else(|| format!("expected a type name such as \"f16\", got {}", x.type_str()))?
+        .to_ascii_lowercase();
+    if KV_TYPES.contains(&s.as_str()) {
+        Ok(s)
+    } else {
+        Err(format!("unknown KV cache type {s:?}: use one of {}", KV_TYPES.join(", ")))
+    }
+}
+
+#[cfg(test)]
+#[path = "config_tests.rs"]
+mod tests;

@@ -1,0 +1,128 @@
+use super::*;
+
+fn parse_str(src: &str) -> Result<Config, ConfigError> {
+    parse(Path::new("dir/models.toml"), src, 4)
+}
+
+const MINIMAL: &str = r#"
+[[model]]
+name = "tiny"
+path = "tiny.gguf"
+"#;
+
+#[test]
+fn minimal_config_gets_llama_bench_defaults() {
+    let c = parse_str(MINIMAL).unwrap();
+    assert_eq!(c.models.len(), 1);
+    let a = &c.models[0].axes;
+    assert_eq!(a.n_prompt, vec![512]);
+    assert_eq!(a.n_gen, vec![128]);
+    assert_eq!(a.n_batch, vec![2048]);
+    assert_eq!(a.n_ubatch, vec![512]);
+    assert_eq!(a.n_threads, vec![4]);
+    assert_eq!(a.type_k, vec!["f16".to_string()]);
+    assert_eq!(c.settings.repetitions, 5);
+    assert_eq!(c.settings.warmup, 1);
+    assert_eq!(c.models[0].path, Path::new("dir/tiny.gguf"));
+}
+
+#[test]
+fn scalars_and_lists_are_both_accepted_and_models_override_the_sweep() {
+    let c = parse_str(
+        r#"
+[sweep]
+n_prompt = [64, 128]
+n_gen = 16
+flash_attn = ["on", false, "auto"]
+type_k = "Q8_0"
+repetitions = 3
+seed = 7
+
+[[model]]
+name = "a"
+path = "/abs/a.gguf"
+
+[[model]]
+name = "b"
+path = "b.gguf"
+[model.sweep]
+n_threads = [1, 2]
+"#,
+    )
+    .unwrap();
+    let a = &c.models[0].axes;
+    assert_eq!(a.n_prompt, vec![64, 128]);
+    assert_eq!(a.n_gen, vec![16]);
+    assert_eq!(a.flash_attn, vec![FlashAttn::On, FlashAttn::Off, FlashAttn::Auto]);
+    assert_eq!(a.type_k, vec!["q8_0".to_string()]);
+    assert_eq!(c.models[0].path, Path::new("/abs/a.gguf"));
+    assert_eq!(c.models[1].axes.n_threads, vec![1, 2]);
+    assert_eq!(c.models[1].axes.n_prompt, vec![64, 128], "inherits the global sweep");
+    assert_eq!(c.settings.repetitions, 3);
+    assert_eq!(c.settings.seed, 7);
+}
+
+fn err_of(src: &str) -> ConfigError {
+    parse_str(src).unwrap_err()
+}
+
+#[test]
+fn unknown_key_names_file_line_and_key() {
+    let e = err_of("[sweep]\nn_promt = 5\n[[model]]\nname='a'\npath='a'\n");
+    assert_eq!(e.line, Some(2));
+    assert_eq!(e.key.as_deref(), Some("n_promt"));
+    let shown = e.to_string();
+    assert!(shown.starts_with("dir/models.toml:2: key `n_promt`"), "{shown}");
+}
+
+#[test]
+fn wrong_type_names_the_line_and_key() {
+    let e = err_of("[sweep]\nn_batch = \"big\"\n[[model]]\nname='a'\npath='a'\n");
+    assert_eq!(e.line, Some(2));
+    assert_eq!(e.key.as_deref(), Some("sweep.n_batch"));
+    assert!(e.message.contains("expected an integer, got string"), "{}", e.message);
+}
+
+#[test]
+fn impossible_values_are_rejected() {
+    for (src, key) in [
+        ("[sweep]\nn_batch = 0\n", "sweep.n_batch"),
+        ("[sweep]\nn_ubatch = [512, 0]\n", "sweep.n_ubatch"),
+        ("[sweep]\nn_threads = -2\n", "sweep.n_threads"),
+        ("[sweep]\nrepetitions = 0\n", "sweep.repetitions"),
+        ("[sweep]\nn_prompt = 0\nn_gen = 0\n", "sweep.n_prompt"),
+        ("[sweep]\nn_gen = []\n", "sweep.n_gen"),
+        ("[sweep]\ntype_v = \"q9_9\"\n", "sweep.type_v"),
+        ("[sweep]\nflash_attn = \"maybe\"\n", "sweep.flash_attn"),
+        ("[sweep]\nrepetitions = [1, 2]\n", "sweep.repetitions"),
+    ] {
+        let e = err_of(&format!("{src}[[model]]\nname='a'\npath='a'\n"));
+        assert_eq!(e.key.as_deref(), Some(key), "{src}: {e}");
+        assert_eq!(e.line, Some(2), "{src}: {e}");
+    }
+}
+
+#[test]
+fn model_errors_point_at_the_model() {
+    let e = err_of("[[model]]\nname = 'a'\npath = 'x'\n[[model]]\nname = 'a'\npath = 'y'\n");
+    assert_eq!(e.key.as_deref(), Some("model[1].name"));
+    assert_eq!(e.line, Some(5));
+    let e = err_of("[[model]]\nname = 'a'\n");
+    assert!(e.message.contains("path"), "{e}");
+    let e = err_of("[sweep]\nn_gen = 4\n");
+    assert_eq!(e.key.as_deref(), Some("model"));
+    let e = err_of("[[model]]\nname='a'\npath='a'\n[model.sweep]\nrepetitions = 2\n");
+    assert_eq!(e.key.as_deref(), Some("model[0].sweep.repetitions"));
+}
+
+#[test]
+fn syntax_errors_carry_a_line() {
+    let e = err_of("[[model]]\nname = 'a\npath='a'\n");
+    assert_eq!(e.line, Some(2), "{e}");
+}
+
+#[test]
+fn missing_file_is_a_clear_error() {
+    let e = load(Path::new("/nonexistent/models.toml"), 2).unwrap_err();
+    assert!(e.to_string().contains("cannot read the configuration"), "{e}");
+}

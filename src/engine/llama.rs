@@ -1,0 +1,285 @@
+//! The real engine: llama.cpp through `llama-cpp-2` / `llama-cpp-sys-2`. This is the only
+//! module that touches llama.cpp.
+//!
+//! The hot path calls `llama-cpp-sys-2` directly: llama-bench attaches its own ggml
+//! threadpool (poll = 50) to each context and clears memory with `llama_memory_clear`, and
+//! the safe crate exposes neither, so matching llama-bench's figures needs the raw calls.
+//! `llama-cpp-2` is used for what it wraps safely (backend start-up, the device list).
+
+use std::ffi::{CStr, CString, c_char, c_void};
+use std::path::Path;
+use std::ptr::NonNull;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_sys_2 as sys;
+
+use super::{Engine, LoadParams, Model, ModelInfo, Session};
+use crate::plan::TestParams;
+use crate::record::DeviceInfo;
+
+static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+static VERBOSE: AtomicBool = AtomicBool::new(false);
+
+/// llama.cpp's log callback: its messages go to stderr with `--verbose`, nowhere otherwise.
+/// They never reach stdout, which carries only what the user asked for.
+unsafe extern "C" fn on_log(_level: sys::ggml_log_level, text: *const c_char, _: *mut c_void) {
+    if VERBOSE.load(Ordering::Relaxed) && !text.is_null() {
+        let s = unsafe { CStr::from_ptr(text) }.to_string_lossy();
+        eprint!("{s}");
+    }
+}
+
+/// Starts llama.cpp once per process. `verbose` routes its logs to stderr.
+pub fn init(verbose: bool) -> Result<(), String> {
+    VERBOSE.store(verbose, Ordering::Relaxed);
+    // Install the callback before the backend starts, so start-up logs are caught too.
+    unsafe { sys::llama_log_set(Some(on_log), std::ptr::null_mut()) };
+    BACKEND
+        .get_or_init(|| LlamaBackend::init().map_err(|e| format!("llama.cpp backend: {e}")))
+        .as_ref()
+        .map(|_| ())
+        .map_err(Clone::clone)
+}
+
+/// `llama_print_system_info()`: the features llama.cpp was compiled with (e.g. "AVX2 = 1").
+pub fn system_info() -> String {
+    let p = unsafe { sys::llama_print_system_info() };
+    if p.is_null() {
+        return String::new();
+    }
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().trim().to_string()
+}
+
+/// SIMD features the CPU backend was compiled with, by name.
+pub fn cpu_features() -> Vec<(&'static str, bool)> {
+    unsafe {
+        vec![
+            ("SSE3", sys::ggml_cpu_has_sse3() != 0),
+            ("AVX", sys::ggml_cpu_has_avx() != 0),
+            ("AVX2", sys::ggml_cpu_has_avx2() != 0),
+            ("FMA", sys::ggml_cpu_has_fma() != 0),
+            ("F16C", sys::ggml_cpu_has_f16c() != 0),
+            ("AVX512", sys::ggml_cpu_has_avx512() != 0),
+            ("AVX_VNNI", sys::ggml_cpu_has_avx_vnni() != 0),
+            ("NEON", sys::ggml_cpu_has_neon() != 0),
+        ]
+    }
+}
+
+/// The devices llama.cpp's backend registry lists.
+pub fn devices() -> Vec<DeviceInfo> {
+    use llama_cpp_2::LlamaBackendDeviceType as T;
+    llama_cpp_2::list_llama_ggml_backend_devices()
+        .into_iter()
+        .map(|d| DeviceInfo {
+            name: d.name,
+            description: d.description,
+            backend: d.backend,
+            kind: match d.device_type {
+                T::Cpu => "cpu",
+                T::Gpu => "gpu",
+                T::IntegratedGpu => "igpu",
+                T::Accelerator => "accel",
+                T::Unknown => "unknown",
+            }
+            .into(),
+            memory_total: d.memory_total as u64,
+            memory_free: d.memory_free as u64,
+        })
+        .collect()
+}
+
+/// The real engine; create it after [`init`].
+pub struct LlamaEngine {
+    epoch: Instant,
+}
+
+impl LlamaEngine {
+    pub fn new(verbose: bool) -> Result<Self, String> {
+        init(verbose)?;
+        Ok(LlamaEngine {
+            epoch: Instant::now(),
+        })
+    }
+}
+
+struct LlamaModel {
+    ptr: NonNull<sys::llama_model>,
+    info: ModelInfo,
+}
+
+impl Drop for LlamaModel {
+    fn drop(&mut self) {
+        unsafe { sys::llama_model_free(self.ptr.as_ptr()) };
+    }
+}
+
+struct LlamaSession<'m> {
+    ctx: NonNull<sys::llama_context>,
+    threadpool: NonNull<sys::ggml_threadpool>,
+    _model: &'m LlamaModel,
+}
+
+impl Drop for LlamaSession<'_> {
+    fn drop(&mut self) {
+        unsafe {
+            sys::llama_free(self.ctx.as_ptr());
+            sys::ggml_threadpool_free(self.threadpool.as_ptr());
+        }
+    }
+}
+
+impl Engine for LlamaEngine {
+    fn load(&self, path: &Path, params: &LoadParams) -> Result<Box<dyn Model + '_>, String> {
+        let c_path = CString::new(path.to_string_lossy().as_bytes())
+            .map_err(|_| "the model path contains a NUL byte".to_string())?;
+        let mut mp = unsafe { sys::llama_model_default_params() };
+        mp.n_gpu_layers = params.n_gpu_layers;
+        let raw = unsafe { sys::llama_model_load_from_file(c_path.as_ptr(), mp) };
+        let ptr = NonNull::new(raw).ok_or_else(|| {
+            format!("llama.cpp could not load {} (run with --verbose for its log)", path.display())
+        })?;
+        let info = unsafe { model_info(ptr.as_ptr()) };
+        Ok(Box::new(LlamaModel { ptr, info }))
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+}
+
+unsafe fn model_info(m: *const sys::llama_model) -> ModelInfo {
+    unsafe {
+        let mut buf = [0 as c_char; 256];
+        sys::llama_model_desc(m, buf.as_mut_ptr(), buf.len());
+        let description = CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned();
+        let vocab = sys::llama_model_get_vocab(m);
+        let bos = sys::llama_vocab_get_add_bos(vocab).then(|| sys::llama_vocab_bos(vocab));
+        ModelInfo {
+            description,
+            size: sys::llama_model_size(m),
+            n_params: sys::llama_model_n_params(m),
+            n_vocab: sys::llama_vocab_n_tokens(vocab),
+            bos,
+            n_ctx_train: sys::llama_model_n_ctx_train(m).max(0) as u32,
+        }
+    }
+}
+
+/// KV-cache type names to ggml types.
+fn ggml_type(name: &str) -> Result<sys::ggml_type, String> {
+    Ok(match name {
+        "f32" => sys::GGML_TYPE_F32,
+        "f16" => sys::GGML_TYPE_F16,
+        "bf16" => sys::GGML_TYPE_BF16,
+        "q8_0" => sys::GGML_TYPE_Q8_0,
+        "q4_0" => sys::GGML_TYPE_Q4_0,
+        "q4_1" => sys::GGML_TYPE_Q4_1,
+        "iq4_nl" => sys::GGML_TYPE_IQ4_NL,
+        "q5_0" => sys::GGML_TYPE_Q5_0,
+        "q5_1" => sys::GGML_TYPE_Q5_1,
+        other => return Err(format!("unknown KV cache type {other:?}")),
+    })
+}
+
+impl Model for LlamaModel {
+    fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    fn session(&self, p: &TestParams) -> Result<Box<dyn Session + '_>, String> {
+        // llama-bench's to_llama_cparams(), field for field.
+        let mut cp = unsafe { sys::llama_context_default_params() };
+        cp.n_ctx = p.n_ctx();
+        cp.n_batch = p.n_batch;
+        cp.n_ubatch = p.n_ubatch;
+        cp.type_k = ggml_type(&p.type_k)?;
+        cp.type_v = ggml_type(&p.type_v)?;
+        cp.offload_kqv = true;
+        cp.flash_attn_type = p.flash_attn;
+        cp.embeddings = false;
+        cp.op_offload = true;
+        cp.swa_full = false;
+        cp.n_threads = p.n_threads as i32;
+        cp.n_threads_batch = p.n_threads as i32;
+        let ctx = NonNull::new(unsafe { sys::llama_init_from_model(self.ptr.as_ptr(), cp) })
+            .ok_or_else(|| {
+                format!(
+                    "llama.cpp could not create a context of {} tokens (n_batch {}, n_ubatch {}): \
+                     too large for memory or invalid parameters",
+                    p.n_ctx(),
+                    p.n_batch,
+                    p.n_ubatch
+                )
+            })?;
+        // llama-bench's threadpool: default params for n_threads, poll 50, not strict.
+        let mut tpp = unsafe { sys::ggml_threadpool_params_default(p.n_threads as i32) };
+        tpp.poll = 50;
+        tpp.strict_cpu = false;
+        let Some(threadpool) = NonNull::new(unsafe { sys::ggml_threadpool_new(&mut tpp) }) else {
+            unsafe { sys::llama_free(ctx.as_ptr()) };
+            return Err(format!("could not create a threadpool of {} threads", p.n_threads));
+        };
+        unsafe {
+            sys::llama_attach_threadpool(ctx.as_ptr(), threadpool.as_ptr(), std::ptr::null_mut());
+            sys::llama_set_n_threads(ctx.as_ptr(), p.n_threads as i32, p.n_threads as i32);
+        }
+        Ok(Box::new(LlamaSession {
+            ctx,
+            threadpool,
+            _model: self,
+        }))
+    }
+}
+
+impl LlamaSession<'_> {
+    fn decode(&mut self, tokens: &mut [i32]) -> Result<(), String> {
+        let batch = unsafe { sys::llama_batch_get_one(tokens.as_mut_ptr(), tokens.len() as i32) };
+        match unsafe { sys::llama_decode(self.ctx.as_ptr(), batch) } {
+            0 => Ok(()),
+            1 => Err("llama_decode: no KV cache slot for the batch (context full)".into()),
+            2 => Err("llama_decode: aborted".into()),
+            -1 => Err("llama_decode: invalid batch".into()),
+            r => Err(format!("llama_decode failed with code {r}")),
+        }
+    }
+}
+
+impl Session for LlamaSession<'_> {
+    fn clear(&mut self) {
+        unsafe { sys::llama_memory_clear(sys::llama_get_memory(self.ctx.as_ptr()), false) };
+    }
+
+    fn decode_chunks(&mut self, tokens: &[i32], n_batch: usize) -> Result<(), String> {
+        let mut buf = tokens.to_vec();
+        for chunk in buf.chunks_mut(n_batch.max(1)) {
+            self.decode(chunk)?;
+        }
+        Ok(())
+    }
+
+    fn decode_one(&mut self, token: i32) -> Result<(), String> {
+        self.decode(&mut [token])
+    }
+
+    fn synchronize(&mut self) {
+        unsafe { sys::llama_synchronize(self.ctx.as_ptr()) };
+    }
+
+    fn save_state(&mut self) -> Vec<u8> {
+        let ctx = self.ctx.as_ptr();
+        let n = unsafe { sys::llama_state_seq_get_size(ctx, 0) };
+        let mut buf = vec![0u8; n];
+        let written = unsafe { sys::llama_state_seq_get_data(ctx, buf.as_mut_ptr(), n, 0) };
+        buf.truncate(written);
+        buf
+    }
+
+    fn restore_state(&mut self, state: &[u8]) -> bool {
+        let ctx = self.ctx.as_ptr();
+        unsafe { sys::llama_state_seq_set_data(ctx, state.as_ptr(), state.len(), 0) != 0 }
+    }
+}

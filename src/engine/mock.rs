@@ -1,0 +1,142 @@
+//! A fake engine with a fake clock: each prompt token costs `prompt_ns`, each generated token
+//! `gen_ns`. Tests of the measurement loop and the runner get exact, repeatable figures.
+
+use std::cell::{Cell, RefCell};
+use std::path::Path;
+use std::rc::Rc;
+
+use super::{Engine, LoadParams, Model, ModelInfo, Session};
+use crate::plan::TestParams;
+
+#[derive(Debug, Default)]
+pub struct Log {
+    pub loads: usize,
+    pub sessions: usize,
+    pub clears: usize,
+    pub decoded_tokens: u64,
+    pub decode_calls: u64,
+    pub syncs: u64,
+    pub restores: usize,
+}
+
+pub struct MockEngine {
+    clock: Rc<Cell<u64>>,
+    pub prompt_ns: u64,
+    pub gen_ns: u64,
+    /// Tests whose n_ctx exceeds this fail to get a context ("out of memory").
+    pub max_ctx: u32,
+    pub log: Rc<RefCell<Log>>,
+}
+
+impl MockEngine {
+    pub fn new(prompt_ns: u64, gen_ns: u64) -> Self {
+        MockEngine {
+            clock: Rc::new(Cell::new(0)),
+            prompt_ns,
+            gen_ns,
+            max_ctx: u32::MAX,
+            log: Rc::default(),
+        }
+    }
+}
+
+struct MockModel<'a> {
+    engine: &'a MockEngine,
+    info: ModelInfo,
+}
+
+struct MockSession<'a> {
+    engine: &'a MockEngine,
+    pos: usize,
+}
+
+impl Engine for MockEngine {
+    fn load(&self, path: &Path, _: &LoadParams) -> Result<Box<dyn Model + '_>, String> {
+        if !path.to_string_lossy().contains("mock") {
+            return Err(format!("mock engine cannot load {}", path.display()));
+        }
+        self.log.borrow_mut().loads += 1;
+        Ok(Box::new(MockModel {
+            engine: self,
+            info: ModelInfo {
+                description: "mock 1M F32".into(),
+                size: 4_000_000,
+                n_params: 1_000_000,
+                n_vocab: 100,
+                bos: Some(1),
+                n_ctx_train: 4096,
+            },
+        }))
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.clock.get()
+    }
+}
+
+impl Model for MockModel<'_> {
+    fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    fn session(&self, p: &TestParams) -> Result<Box<dyn Session + '_>, String> {
+        if p.n_ctx() > self.engine.max_ctx {
+            return Err(format!("failed to create a context of {} tokens", p.n_ctx()));
+        }
+        self.engine.log.borrow_mut().sessions += 1;
+        Ok(Box::new(MockSession {
+            engine: self.engine,
+            pos: 0,
+        }))
+    }
+}
+
+impl MockSession<'_> {
+    fn advance(&mut self, n: usize, ns_per_token: u64) -> Result<(), String> {
+        if self.pos + n > self.engine.max_ctx as usize {
+            return Err("context full".into());
+        }
+        self.pos += n;
+        let c = &self.engine.clock;
+        c.set(c.get() + n as u64 * ns_per_token);
+        let mut log = self.engine.log.borrow_mut();
+        log.decoded_tokens += n as u64;
+        log.decode_calls += 1;
+        Ok(())
+    }
+}
+
+impl Session for MockSession<'_> {
+    fn clear(&mut self) {
+        self.pos = 0;
+        self.engine.log.borrow_mut().clears += 1;
+    }
+
+    fn decode_chunks(&mut self, tokens: &[i32], n_batch: usize) -> Result<(), String> {
+        for chunk in tokens.chunks(n_batch) {
+            self.advance(chunk.len(), self.engine.prompt_ns)?;
+        }
+        Ok(())
+    }
+
+    fn decode_one(&mut self, _token: i32) -> Result<(), String> {
+        self.advance(1, self.engine.gen_ns)
+    }
+
+    fn synchronize(&mut self) {
+        self.engine.log.borrow_mut().syncs += 1;
+    }
+
+    fn save_state(&mut self) -> Vec<u8> {
+        (self.pos as u64).to_le_bytes().to_vec()
+    }
+
+    fn restore_state(&mut self, state: &[u8]) -> bool {
+        let Ok(b) = <[u8; 8]>::try_from(state) else {
+            return false;
+        };
+        self.pos = u64::from_le_bytes(b) as usize;
+        self.engine.log.borrow_mut().restores += 1;
+        true
+    }
+}

@@ -1,0 +1,62 @@
+//! The engine boundary. `llama` is the only code that touches llama.cpp; `mock` is a fake
+//! engine with a fake clock, so the whole pipeline is unit-tested deterministically (as
+//! hyperfine does with its mock executor).
+
+pub mod llama;
+pub mod mock;
+
+use std::path::Path;
+
+use crate::plan::TestParams;
+
+/// What llama.cpp reports about a loaded model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelInfo {
+    /// `llama_model_desc`, llama-bench's `model_type`, e.g. "llama ?B Q4_1".
+    pub description: String,
+    /// `llama_model_size`: bytes of all weight tensors.
+    pub size: u64,
+    /// `llama_model_n_params`.
+    pub n_params: u64,
+    pub n_vocab: i32,
+    /// The BOS token, when the vocabulary adds one (llama-bench starts prompts with it).
+    pub bos: Option<i32>,
+    pub n_ctx_train: u32,
+}
+
+/// One llama.cpp context: what a test runs on.
+pub trait Session {
+    /// Clears the KV memory (`llama_memory_clear`), as llama-bench does before each repetition.
+    fn clear(&mut self);
+    /// Decodes `tokens` in chunks of at most `n_batch`, one `llama_decode` per chunk, without
+    /// synchronizing. `first_pos` is the position of the first token.
+    fn decode_chunks(&mut self, tokens: &[i32], n_batch: usize) -> Result<(), String>;
+    /// Decodes a single token.
+    fn decode_one(&mut self, token: i32) -> Result<(), String>;
+    /// Waits for all queued work (`llama_synchronize`).
+    fn synchronize(&mut self);
+    /// Saves sequence 0's state (to reuse a prefilled depth).
+    fn save_state(&mut self) -> Vec<u8>;
+    /// Restores a state from `save_state`; false when it does not fit this context.
+    fn restore_state(&mut self, state: &[u8]) -> bool;
+}
+
+/// A loaded model.
+pub trait Model {
+    fn info(&self) -> &ModelInfo;
+    /// A fresh context for one test, sized and configured as llama-bench does.
+    fn session(&self, params: &TestParams) -> Result<Box<dyn Session + '_>, String>;
+}
+
+/// Model-level parameters: changing one means reloading the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadParams {
+    pub n_gpu_layers: i32,
+}
+
+/// The inference engine.
+pub trait Engine {
+    fn load(&self, path: &Path, params: &LoadParams) -> Result<Box<dyn Model + '_>, String>;
+    /// Monotonic nanoseconds; the mock engine's clock advances only when it "computes".
+    fn now_ns(&self) -> u64;
+}

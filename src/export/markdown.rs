@@ -1,0 +1,143 @@
+use super::Exporter;
+use crate::plan::TestParams;
+use crate::record::{RunRecord, Status, TestRecord};
+
+/// llama-bench's Markdown table: model | size | params | backend | ngl | threads |
+/// <parameters that differ from llama-bench's defaults or vary> | test | t/s.
+pub struct Markdown;
+
+/// Sizes as llama-bench prints them: MiB below 1 GiB, GiB above.
+pub fn format_size(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.2} GiB", b / (1024.0 * 1024.0 * 1024.0))
+    } else {
+        format!("{:.2} MiB", b / (1024.0 * 1024.0))
+    }
+}
+
+/// Parameter counts as llama-bench prints them: "134.52 M", "7.24 B".
+pub fn format_params(n: u64) -> String {
+    let x = n as f64;
+    if x >= 1e9 {
+        format!("{:.2} B", x / 1e9)
+    } else {
+        format!("{:.2} M", x / 1e6)
+    }
+}
+
+type Column = (&'static str, fn(&TestParams) -> String, &'static str);
+
+/// Optional columns: header, value, llama-bench's default (shown only when it differs).
+const OPTIONAL: &[Column] = &[
+    ("n_batch", |p| p.n_batch.to_string(), "2048"),
+    ("n_ubatch", |p| p.n_ubatch.to_string(), "512"),
+    ("type_k", |p| p.type_k.clone(), "f16"),
+    ("type_v", |p| p.type_v.clone(), "f16"),
+    ("fa", |p| p.flash_attn.to_string(), "-1"),
+];
+
+impl Exporter for Markdown {
+    fn render(&self, run: &RunRecord) -> Vec<u8> {
+        let tests = &run.tests;
+        let gpu = run.run.llama_cpp.gpu_backend != "cpu";
+        let shown: Vec<&Column> = OPTIONAL
+            .iter()
+            .filter(|(_, f, default)| tests.iter().any(|t| f(&t.params) != *default))
+            .collect();
+        let mut header = vec!["model", "size", "params", "backend"];
+        if gpu {
+            header.push("ngl");
+        }
+        header.push("threads");
+        header.extend(shown.iter().map(|c| c.0));
+        header.extend(["test", "t/s"]);
+        let mut rows = vec![header.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
+        for t in tests {
+            let mut row = vec![
+                t.model_type.clone().unwrap_or_else(|| t.model.clone()),
+                t.model_size.map(format_size).unwrap_or_default(),
+                t.model_n_params.map(format_params).unwrap_or_default(),
+                t.backends.clone(),
+            ];
+            if gpu {
+                row.push(t.params.n_gpu_layers.to_string());
+            }
+            row.push(t.params.n_threads.to_string());
+            row.extend(shown.iter().map(|c| (c.1)(&t.params)));
+            row.push(t.test.clone());
+            row.push(rate(t));
+            rows.push(row);
+        }
+        table(&rows).into_bytes()
+    }
+}
+
+fn rate(t: &TestRecord) -> String {
+    match (t.status, t.avg_ts, t.stddev_ts) {
+        (Status::Ok, Some(avg), Some(sd)) => format!("{avg:.2} ± {sd:.2}"),
+        _ => format!("failed: {}", t.error.as_deref().unwrap_or("unknown error")),
+    }
+}
+
+/// Aligned Markdown: text columns left, numeric ones (size onwards) right, as llama-bench.
+fn table(rows: &[Vec<String>]) -> String {
+    let n = rows[0].len();
+    let width: Vec<usize> = (0..n)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let left = |c: usize| c == 0 || c == 3 || rows[0][c] == "test";
+    let mut out = String::new();
+    for (i, r) in rows.iter().enumerate() {
+        out.push('|');
+        for c in 0..n {
+            let cell = r[c].replace('|', "\\|");
+            if left(c) {
+                out.push_str(&format!(" {cell:<w$} |", w = width[c]));
+            } else {
+                out.push_str(&format!(" {cell:>w$} |", w = width[c]));
+            }
+        }
+        out.push('\n');
+        if i == 0 {
+            out.push('|');
+            for c in 0..n {
+                let dashes = "-".repeat(width[c].max(3));
+                if left(c) {
+                    out.push_str(&format!(" {dashes} |"));
+                } else {
+                    out.push_str(&format!(" {}: |", &dashes[1..]));
+                }
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::fixtures;
+
+    #[test]
+    fn renders_a_llama_bench_style_table() {
+        let out = String::from_utf8(Markdown.render(&fixtures::run())).unwrap();
+        let lines: Vec<_> = out.lines().collect();
+        assert_eq!(lines.len(), 4, "{out}");
+        assert!(lines[0].starts_with("| model "), "{out}");
+        assert!(lines[0].contains("| threads |") && !lines[0].contains("ngl"), "{out}");
+        assert!(!lines[0].contains("n_batch"), "defaults are not shown: {out}");
+        assert!(lines[2].contains("llama ?B Q4_1") && lines[2].contains("96.00 MiB"));
+        assert!(lines[2].contains("134.52 M"));
+        // 512 tokens in 1.000 s and 1.024 s: mean of rates 506.0, sd 8.4
+        assert!(lines[2].contains("| pp512 |") && lines[2].contains("506.00 ± 8.49"), "{out}");
+        assert!(lines[3].contains("failed: failed to create context"), "{out}");
+    }
+
+    #[test]
+    fn sizes_and_params_use_llama_bench_units() {
+        assert_eq!(format_size(3 * 1024 * 1024 * 1024 / 2), "1.50 GiB");
+        assert_eq!(format_params(7_241_732_096), "7.24 B");
+    }
+}

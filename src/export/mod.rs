@@ -1,0 +1,131 @@
+//! Exporters: one file per format behind one trait. They turn a run into bytes and do no
+//! I/O, so they are tested on fixed records and reused for files and stdout alike.
+
+mod csv;
+mod json;
+mod jsonl;
+mod markdown;
+
+use crate::record::RunRecord;
+
+pub use markdown::{format_size, format_params};
+
+/// Turns a run into the bytes of one output format.
+pub trait Exporter {
+    fn render(&self, run: &RunRecord) -> Vec<u8>;
+}
+
+/// The formats `--output` accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A llama-bench-style Markdown table.
+    Md,
+    /// The whole result document (the schema in docs/schema.md).
+    Json,
+    /// One test record per line.
+    Jsonl,
+    /// One row per test, llama-bench's column names.
+    Csv,
+}
+
+pub fn exporter(format: Format) -> Box<dyn Exporter> {
+    match format {
+        Format::Md => Box::new(markdown::Markdown),
+        Format::Json => Box::new(json::Json),
+        Format::Jsonl => Box::new(jsonl::Jsonl),
+        Format::Csv => Box::new(csv::Csv),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use crate::plan::TestParams;
+    use crate::record::*;
+
+    pub fn run() -> RunRecord {
+        let params = TestParams {
+            n_prompt: 512,
+            n_gen: 0,
+            n_depth: 0,
+            n_batch: 2048,
+            n_ubatch: 512,
+            n_gpu_layers: 99,
+            n_threads: 2,
+            flash_attn: -1,
+            type_k: "f16".into(),
+            type_v: "f16".into(),
+        };
+        let mut ok = TestRecord {
+            id: "m/Q4_1/pp512".into(),
+            model: "m".into(),
+            test: "pp512".into(),
+            status: Status::Ok,
+            error: None,
+            model_filename: "m.gguf".into(),
+            model_type: Some("llama ?B Q4_1".into()),
+            model_size: Some(96 * 1024 * 1024),
+            model_n_params: Some(134_515_008),
+            backends: "CPU".into(),
+            n_ctx: 512,
+            params: params.clone(),
+            seed: 42,
+            warmup: 1,
+            test_time: "2026-11-30T00:00:00Z".into(),
+            avg_ns: None,
+            stddev_ns: None,
+            avg_ts: None,
+            stddev_ts: None,
+            median_ts: None,
+            samples_ns: vec![],
+            samples_ts: vec![],
+        };
+        ok.set_samples(vec![1_000_000_000, 1_024_000_000]);
+        let mut failed = ok.clone();
+        failed.id = "m/Q4_1/tg128".into();
+        failed.test = "tg128".into();
+        failed.params.n_prompt = 0;
+        failed.params.n_gen = 128;
+        failed.samples_ns.clear();
+        failed.samples_ts.clear();
+        failed.avg_ts = None;
+        failed.fail("failed to create context, \"oom\"");
+        RunRecord {
+            schema_version: SCHEMA_VERSION,
+            run: RunInfo {
+                tool: ToolInfo {
+                    name: "tpsbench".into(),
+                    version: "0.1.0".into(),
+                    git_commit: None,
+                },
+                llama_cpp: LlamaBuild {
+                    sys_crate_version: "0.1.161".into(),
+                    build_number: None,
+                    build_commit: None,
+                    system_info: "CPU : AVX2 = 1".into(),
+                    gpu_backend: "cpu".into(),
+                },
+                started_at: "2026-11-30T00:00:00Z".into(),
+                finished_at: None,
+                system: SystemInfo {
+                    cpu_model: "cpu".into(),
+                    physical_cores: 2,
+                    logical_cores: 2,
+                    ram_bytes: 1 << 30,
+                    os: "Linux".into(),
+                    kernel: "6".into(),
+                    arch: "x86_64".into(),
+                    hostname: "h".into(),
+                },
+                devices: vec![],
+                backends: "CPU".into(),
+                config_file: "models.toml".into(),
+                seed: 42,
+                warmup: 1,
+                repetitions: 2,
+                command: vec![],
+            },
+            models: vec![],
+            tests: vec![ok, failed],
+        }
+    }
+}

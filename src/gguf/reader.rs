@@ -1,0 +1,342 @@
+//! A bounds-checked GGUF header reader. It reads only what the header declares, checks every
+//! length against the file size before allocating, and never trusts a count: a corrupt or
+//! hostile file gets an error naming what is wrong, never a panic or a huge allocation.
+//! Running it before llama.cpp sees a file keeps llama.cpp from aborting on bad input.
+
+use std::fmt;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use super::{DEFAULT_ALIGNMENT, MAGIC, Value, type_layout};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorInfo {
+    pub name: String,
+    pub dims: Vec<u64>,
+    pub ggml_type: u32,
+    /// Relative to the start of the data section.
+    pub offset: u64,
+    pub n_bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    pub version: u32,
+    pub metadata: Vec<(String, Value)>,
+    pub tensors: Vec<TensorInfo>,
+    pub alignment: u64,
+    /// Absolute file offset of the data section.
+    pub data_offset: u64,
+    pub file_size: u64,
+}
+
+impl Header {
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    pub fn architecture(&self) -> Option<&str> {
+        self.get("general.architecture").and_then(Value::as_str)
+    }
+
+    /// The quantization label from `general.file_type`, e.g. "Q4_1".
+    pub fn file_type(&self) -> Option<&'static str> {
+        self.get("general.file_type")
+            .and_then(Value::as_u64)
+            .and_then(super::file_type_name)
+    }
+
+    pub fn n_elements(&self) -> u64 {
+        self.tensors
+            .iter()
+            .map(|t| t.dims.iter().product::<u64>())
+            .sum()
+    }
+}
+
+/// Why a file is not a usable GGUF.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GgufError(pub String);
+
+impl fmt::Display for GgufError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for GgufError {}
+
+fn bad<T>(msg: impl Into<String>) -> Result<T, GgufError> {
+    Err(GgufError(msg.into()))
+}
+
+// Sanity limits far above any real model, far below what would exhaust memory.
+const MAX_KEY_LEN: u64 = 1 << 16;
+const MAX_DIMS: u32 = 4;
+
+struct Cursor<R> {
+    r: R,
+    pos: u64,
+    size: u64,
+}
+
+impl<R: Read> Cursor<R> {
+    fn bytes(&mut self, n: u64, what: &str) -> Result<Vec<u8>, GgufError> {
+        if n > self.size.saturating_sub(self.pos) {
+            return bad(format!(
+                "{what} needs {n} bytes at offset {} but the file has {} bytes: truncated or corrupt",
+                self.pos, self.size
+            ));
+        }
+        let mut buf = vec![0u8; n as usize];
+        self.r
+            .read_exact(&mut buf)
+            .map_err(|e| GgufError(format!("read error at offset {}: {e}", self.pos)))?;
+        self.pos += n;
+        Ok(buf)
+    }
+
+    fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N], GgufError> {
+        let v = self.bytes(N as u64, what)?;
+        Ok(v.try_into().expect("length checked"))
+    }
+
+    fn u32(&mut self, what: &str) -> Result<u32, GgufError> {
+        Ok(u32::from_le_bytes(self.array(what)?))
+    }
+
+    fn u64(&mut self, what: &str) -> Result<u64, GgufError> {
+        Ok(u64::from_le_bytes(self.array(what)?))
+    }
+
+    fn string(&mut self, what: &str, max: u64) -> Result<String, GgufError> {
+        let len = self.u64(what)?;
+        if len > max {
+            return bad(format!("{what} has length {len}, over the limit of {max}"));
+        }
+        let b = self.bytes(len, what)?;
+        String::from_utf8(b).or_else(|_| bad(format!("{what} is not valid UTF-8")))
+    }
+
+    fn value(&mut self, ty: u32, what: &str, depth: u32) -> Result<Value, GgufError> {
+        Ok(match ty {
+            0 => Value::U8(self.array::<1>(what)?[0]),
+            1 => Value::I8(self.array::<1>(what)?[0] as i8),
+            2 => Value::U16(u16::from_le_bytes(self.array(what)?)),
+            3 => Value::I16(i16::from_le_bytes(self.array(what)?)),
+            4 => Value::U32(self.u32(what)?),
+            5 => Value::I32(i32::from_le_bytes(self.array(what)?)),
+            6 => Value::F32(f32::from_le_bytes(self.array(what)?)),
+            7 => match self.array::<1>(what)?[0] {
+                0 => Value::Bool(false),
+                1 => Value::Bool(true),
+                b => return bad(format!("{what}: boolean byte {b} is neither 0 nor 1")),
+            },
+            8 => Value::String(self.string(what, self.size)?),
+            9 => {
+                if depth > 0 {
+                    return bad(format!("{what}: nested arrays are not supported"));
+                }
+                let elem = self.u32(what)?;
+                let n = self.u64(what)?;
+                // Every element takes at least one byte, so a count beyond the bytes left
+                // is corrupt; checking first keeps a hostile count from allocating.
+                if n > self.size.saturating_sub(self.pos) {
+                    return bad(format!("{what}: array of {n} elements cannot fit in the file"));
+                }
+                let mut items = Vec::with_capacity(n.min(1 << 20) as usize);
+                for _ in 0..n {
+                    items.push(self.value(elem, what, depth + 1)?);
+                }
+                Value::Array(items)
+            }
+            10 => Value::U64(self.u64(what)?),
+            11 => Value::I64(i64::from_le_bytes(self.array(what)?)),
+            12 => Value::F64(f64::from_le_bytes(self.array(what)?)),
+            t => return bad(format!("{what}: unknown value type {t}")),
+        })
+    }
+}
+
+/// Reads and validates the header of the GGUF file at `path`.
+pub fn read_header(path: &Path) -> Result<Header, GgufError> {
+    let meta = std::fs::metadata(path).map_err(|e| GgufError(io_reason(&e)))?;
+    if meta.is_dir() {
+        return bad("is a directory, not a GGUF file");
+    }
+    let file = std::fs::File::open(path).map_err(|e| GgufError(io_reason(&e)))?;
+    parse_header(io::BufReader::new(file), meta.len())
+}
+
+fn io_reason(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::NotFound => "no such file".into(),
+        io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Parses a header from a reader over a file of `size` bytes.
+pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufError> {
+    r.seek(SeekFrom::Start(0))
+        .map_err(|e| GgufError(e.to_string()))?;
+    let mut c = Cursor { r, pos: 0, size };
+    if size == 0 {
+        return bad("the file is empty");
+    }
+    let magic = c.bytes(4.min(size), "the magic number")?;
+    if magic != MAGIC {
+        return bad(format!(
+            "not a GGUF file: the magic bytes are {magic:02x?}, expected \"GGUF\""
+        ));
+    }
+    let version = c.u32("the version")?;
+    if !(2..=3).contains(&version) {
+        return bad(format!("unsupported GGUF version {version} (2 and 3 are supported)"));
+    }
+    let n_tensors = c.u64("the tensor count")?;
+    let n_kv = c.u64("the metadata count")?;
+    // Each entry needs well over 8 bytes; larger counts cannot fit and are corrupt.
+    if n_tensors > size / 8 || n_kv > size / 8 {
+        return bad(format!(
+            "declares {n_tensors} tensors and {n_kv} metadata entries, more than a {size}-byte file can hold"
+        ));
+    }
+    let mut metadata = Vec::with_capacity(n_kv as usize);
+    for i in 0..n_kv {
+        let key = c.string(&format!("metadata key #{i}"), MAX_KEY_LEN)?;
+        let ty = c.u32(&format!("the type of `{key}`"))?;
+        let value = c.value(ty, &format!("metadata `{key}`"), 0)?;
+        metadata.push((key, value));
+    }
+    let alignment = match metadata.iter().find(|(k, _)| k == "general.alignment") {
+        None => DEFAULT_ALIGNMENT,
+        Some((_, v)) => match v.as_u64() {
+            Some(a) if a > 0 && a.is_power_of_two() && a <= 1 << 20 => a,
+            _ => return bad(format!("general.alignment {v:?} is not a power of two")),
+        },
+    };
+    let mut tensors = Vec::with_capacity(n_tensors as usize);
+    for i in 0..n_tensors {
+        let name = c.string(&format!("the name of tensor #{i}"), MAX_KEY_LEN)?;
+        let what = format!("tensor `{name}`");
+        let n_dims = c.u32(&what)?;
+        if n_dims == 0 || n_dims > MAX_DIMS {
+            return bad(format!("{what} has {n_dims} dimensions (1 to {MAX_DIMS} allowed)"));
+        }
+        let mut dims = Vec::with_capacity(n_dims as usize);
+        for _ in 0..n_dims {
+            dims.push(c.u64(&what)?);
+        }
+        let ggml_type = c.u32(&what)?;
+        let offset = c.u64(&what)?;
+        let Some((tname, block, block_bytes)) = type_layout(ggml_type) else {
+            return bad(format!("{what} has unknown ggml type {ggml_type}"));
+        };
+        let n_el = dims
+            .iter()
+            .try_fold(1u64, |acc, &d| acc.checked_mul(d))
+            .filter(|&n| n > 0)
+            .ok_or_else(|| GgufError(format!("{what} has invalid dimensions {dims:?}")))?;
+        if dims[0] % block != 0 {
+            return bad(format!(
+                "{what}: first dimension {} is not a multiple of the {tname} block size {block}",
+                dims[0]
+            ));
+        }
+        let n_bytes = (n_el / block)
+            .checked_mul(block_bytes)
+            .ok_or_else(|| GgufError(format!("{what} is too large")))?;
+        if offset % alignment != 0 {
+            return bad(format!("{what}: data offset {offset} is not aligned to {alignment}"));
+        }
+        if tensors.iter().any(|t: &TensorInfo| t.name == name) {
+            return bad(format!("{what} appears twice"));
+        }
+        tensors.push(TensorInfo {
+            name,
+            dims,
+            ggml_type,
+            offset,
+            n_bytes,
+        });
+    }
+    let data_offset = c.pos.div_ceil(alignment) * alignment;
+    for t in &tensors {
+        let end = data_offset
+            .checked_add(t.offset)
+            .and_then(|x| x.checked_add(t.n_bytes));
+        if end.is_none_or(|e| e > size) {
+            return bad(format!(
+                "tensor `{}` ({} bytes at data offset {}) extends past the end of the {size}-byte file: truncated",
+                t.name, t.n_bytes, t.offset
+            ));
+        }
+    }
+    Ok(Header {
+        version,
+        metadata,
+        tensors,
+        alignment,
+        data_offset,
+        file_size: size,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gguf::tiny;
+    use crate::gguf::writer::write_gguf;
+    use std::io::Cursor as IoCursor;
+
+    fn tiny_bytes() -> Vec<u8> {
+        let mut v = Vec::new();
+        write_gguf(&mut v, &tiny::document(1)).unwrap();
+        v
+    }
+
+    fn parse(b: &[u8]) -> Result<Header, GgufError> {
+        parse_header(IoCursor::new(b), b.len() as u64)
+    }
+
+    #[test]
+    fn reads_back_what_the_writer_wrote() {
+        let b = tiny_bytes();
+        let h = parse(&b).unwrap();
+        assert_eq!(h.version, 3);
+        assert_eq!(h.architecture(), Some("llama"));
+        assert_eq!(h.file_type(), Some("F32"));
+        let doc = tiny::document(1);
+        assert_eq!(h.tensors.len(), doc.tensors.len());
+        let last = h.tensors.last().unwrap();
+        assert_eq!(h.data_offset + last.offset + last.n_bytes, b.len() as u64);
+    }
+
+    #[test]
+    fn every_truncation_is_an_error_not_a_panic() {
+        let b = tiny_bytes();
+        // Every prefix of the header, and a few cuts in the data.
+        let h = parse(&b).unwrap();
+        let cuts = (0..h.data_offset as usize).chain([b.len() - 1, b.len() / 2]);
+        for n in cuts {
+            assert!(parse(&b[..n]).is_err(), "prefix of {n} bytes parsed");
+        }
+    }
+
+    #[test]
+    fn garbage_and_wrong_magic_are_named() {
+        assert!(parse(b"").unwrap_err().0.contains("empty"));
+        assert!(parse(b"hello world, not gguf").unwrap_err().0.contains("magic"));
+        let mut b = tiny_bytes();
+        b[4] = 99;
+        assert!(parse(&b).unwrap_err().0.contains("version 99"));
+    }
+
+    #[test]
+    fn huge_counts_are_refused_before_allocating() {
+        let mut b = tiny_bytes();
+        b[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(parse(&b).unwrap_err().0.contains("more than"));
+    }
+}

@@ -1,0 +1,149 @@
+//! Writes GGUF v3 files, streaming tensor data so that large synthetic models need no RAM.
+
+use std::io::{self, Write};
+
+use super::{DEFAULT_ALIGNMENT, MAGIC, Value, type_layout};
+
+/// Where a tensor's bytes come from.
+#[derive(Debug, Clone)]
+pub enum TensorData {
+    /// Little-endian f32 values from a seeded generator, uniform in [-scale, scale).
+    RandomF32 { seed: u64, scale: f32 },
+    /// Every f32 element equal to this value (norm weights).
+    ConstF32(f32),
+}
+
+#[derive(Debug, Clone)]
+pub struct Tensor {
+    pub name: String,
+    /// ggml order: `dims[0]` is the contiguous (row) dimension.
+    pub dims: Vec<u64>,
+    pub ggml_type: u32,
+    pub data: TensorData,
+}
+
+impl Tensor {
+    pub fn n_elements(&self) -> u64 {
+        self.dims.iter().product()
+    }
+
+    pub fn n_bytes(&self) -> u64 {
+        let (_, block, bytes) = type_layout(self.ggml_type).expect("known ggml type");
+        self.n_elements() / block * bytes
+    }
+}
+
+/// A GGUF document: metadata and tensors, written with [`write_gguf`].
+#[derive(Debug, Clone, Default)]
+pub struct Document {
+    pub metadata: Vec<(String, Value)>,
+    pub tensors: Vec<Tensor>,
+}
+
+fn put_str(w: &mut impl Write, s: &str) -> io::Result<()> {
+    w.write_all(&(s.len() as u64).to_le_bytes())?;
+    w.write_all(s.as_bytes())
+}
+
+fn put_value(w: &mut impl Write, v: &Value) -> io::Result<()> {
+    match v {
+        Value::U8(x) => w.write_all(&x.to_le_bytes()),
+        Value::I8(x) => w.write_all(&x.to_le_bytes()),
+        Value::U16(x) => w.write_all(&x.to_le_bytes()),
+        Value::I16(x) => w.write_all(&x.to_le_bytes()),
+        Value::U32(x) => w.write_all(&x.to_le_bytes()),
+        Value::I32(x) => w.write_all(&x.to_le_bytes()),
+        Value::F32(x) => w.write_all(&x.to_le_bytes()),
+        Value::Bool(x) => w.write_all(&[u8::from(*x)]),
+        Value::String(s) => put_str(w, s),
+        Value::U64(x) => w.write_all(&x.to_le_bytes()),
+        Value::I64(x) => w.write_all(&x.to_le_bytes()),
+        Value::F64(x) => w.write_all(&x.to_le_bytes()),
+        Value::Array(items) => {
+            let elem = items.first().map_or(4, Value::type_id);
+            w.write_all(&elem.to_le_bytes())?;
+            w.write_all(&(items.len() as u64).to_le_bytes())?;
+            items.iter().try_for_each(|x| put_value(w, x))
+        }
+    }
+}
+
+fn pad(w: &mut impl Write, written: u64, align: u64) -> io::Result<u64> {
+    let n = (align - written % align) % align;
+    w.write_all(&vec![0u8; n as usize])?;
+    Ok(n)
+}
+
+/// SplitMix64: a tiny, well-mixed, seedable generator (no dependency, stable across versions).
+pub struct SplitMix64(pub u64);
+
+impl SplitMix64 {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn next_f32(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+fn put_tensor_data(w: &mut impl Write, t: &Tensor) -> io::Result<()> {
+    if t.ggml_type != 0 {
+        return Err(io::Error::other("only F32 tensor data can be generated"));
+    }
+    let n = t.n_elements();
+    let mut buf = Vec::with_capacity(1 << 16);
+    let mut rng = match t.data {
+        TensorData::RandomF32 { seed, .. } => SplitMix64(seed),
+        TensorData::ConstF32(_) => SplitMix64(0),
+    };
+    for _ in 0..n {
+        let x = match t.data {
+            TensorData::RandomF32 { scale, .. } => (rng.next_f32() * 2.0 - 1.0) * scale,
+            TensorData::ConstF32(c) => c,
+        };
+        buf.extend_from_slice(&x.to_le_bytes());
+        if buf.len() >= 1 << 16 {
+            w.write_all(&buf)?;
+            buf.clear();
+        }
+    }
+    w.write_all(&buf)
+}
+
+/// Writes `doc` as GGUF v3 with the default 32-byte alignment.
+pub fn write_gguf(w: &mut impl Write, doc: &Document) -> io::Result<()> {
+    let mut header = Vec::new();
+    header.extend_from_slice(MAGIC);
+    header.extend_from_slice(&3u32.to_le_bytes());
+    header.extend_from_slice(&(doc.tensors.len() as u64).to_le_bytes());
+    header.extend_from_slice(&(doc.metadata.len() as u64).to_le_bytes());
+    for (k, v) in &doc.metadata {
+        put_str(&mut header, k)?;
+        header.extend_from_slice(&v.type_id().to_le_bytes());
+        put_value(&mut header, v)?;
+    }
+    let mut offset = 0u64;
+    for t in &doc.tensors {
+        put_str(&mut header, &t.name)?;
+        header.extend_from_slice(&(t.dims.len() as u32).to_le_bytes());
+        for d in &t.dims {
+            header.extend_from_slice(&d.to_le_bytes());
+        }
+        header.extend_from_slice(&t.ggml_type.to_le_bytes());
+        header.extend_from_slice(&offset.to_le_bytes());
+        offset += t.n_bytes().div_ceil(DEFAULT_ALIGNMENT) * DEFAULT_ALIGNMENT;
+    }
+    w.write_all(&header)?;
+    pad(w, header.len() as u64, DEFAULT_ALIGNMENT)?;
+    for t in &doc.tensors {
+        put_tensor_data(w, t)?;
+        pad(w, t.n_bytes(), DEFAULT_ALIGNMENT)?;
+    }
+    w.flush()
+}

@@ -1,0 +1,19 @@
+//! tpsbench: a Criterion-style benchmark harness for local LLM inference through llama.cpp.
+//!
+//! Pure logic (`config`, `plan`, `stats`, `progress`'s estimate, `export`) is separate from
+//! I/O (`results`, `system`) and from the engine (`engine::llama`, the only code that touches
+//! llama.cpp). `runner` ties them together; `cli` is the command line.
+
+pub mod cli;
+pub mod config;
+pub mod engine;
+pub mod export;
+pub mod gguf;
+pub mod measure;
+pub mod plan;
+pub mod progress;
+pub mod record;
+pub mod results;
+pub mod runner;
+pub mod stats;
+pub mod system;

@@ -1,0 +1,168 @@
+//! The result file: `schema_version` 1, one file per run. Field names follow llama-bench's
+//! JSON output wherever llama-bench has the field, so its users can read ours unchanged.
+//! See docs/schema.md for the meaning of each field.
+
+use serde::{Deserialize, Serialize};
+
+use crate::plan::TestParams;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub schema_version: u32,
+    pub run: RunInfo,
+    pub models: Vec<ModelRecord>,
+    pub tests: Vec<TestRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+    /// `git describe`-style commit of the tpsbench build, when built from a git checkout.
+    pub git_commit: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlamaBuild {
+    /// Version of the `llama-cpp-sys-2` crate that vendors and builds llama.cpp.
+    pub sys_crate_version: String,
+    /// llama.cpp build number and commit, when the build knows them.
+    pub build_number: Option<i64>,
+    pub build_commit: Option<String>,
+    /// `llama_print_system_info()`: the SIMD and backend features llama.cpp was built with.
+    pub system_info: String,
+    /// Compiled-in GPU backend feature of tpsbench: "cpu", "cuda", "vulkan" or "metal".
+    pub gpu_backend: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SystemInfo {
+    pub cpu_model: String,
+    pub physical_cores: u32,
+    pub logical_cores: u32,
+    pub ram_bytes: u64,
+    pub os: String,
+    pub kernel: String,
+    pub arch: String,
+    pub hostname: String,
+}
+
+/// A device as llama.cpp's backend registry lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub description: String,
+    pub backend: String,
+    /// "cpu", "gpu", "igpu", "accel" or "unknown".
+    pub kind: String,
+    pub memory_total: u64,
+    pub memory_free: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub tool: ToolInfo,
+    pub llama_cpp: LlamaBuild,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    /// Set when the run ends; absent in a file of a run still going or interrupted.
+    pub finished_at: Option<String>,
+    pub system: SystemInfo,
+    pub devices: Vec<DeviceInfo>,
+    /// Distinct backend names of the devices (llama-bench's `backends`).
+    pub backends: String,
+    pub config_file: String,
+    /// Seed of the random prompt tokens.
+    pub seed: u64,
+    pub warmup: u32,
+    pub repetitions: u32,
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelRecord {
+    /// The name given in models.toml.
+    pub name: String,
+    pub path: String,
+    pub model_filename: String,
+    /// Bytes on disk.
+    pub file_size: u64,
+    pub sha256: String,
+    /// `general.architecture`, e.g. "llama".
+    pub architecture: Option<String>,
+    /// `general.file_type` as a label, e.g. "Q4_1".
+    pub quantization: Option<String>,
+    /// llama.cpp's description (llama-bench's `model_type`); absent if loading failed.
+    pub model_type: Option<String>,
+    /// Bytes of weights as llama.cpp counts them (llama-bench's `model_size`).
+    pub model_size: Option<u64>,
+    pub model_n_params: Option<u64>,
+    /// Why the model could not be inspected or loaded.
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestRecord {
+    /// Unique id in the run, e.g. `SmolLM2-135M/Q4_1/pp512`.
+    pub id: String,
+    /// The model's name in models.toml.
+    pub model: String,
+    /// llama-bench's test name: `pp512`, `tg128`, `pp512 @ d1024`.
+    pub test: String,
+    pub status: Status,
+    pub error: Option<String>,
+    pub model_filename: String,
+    pub model_type: Option<String>,
+    pub model_size: Option<u64>,
+    pub model_n_params: Option<u64>,
+    pub backends: String,
+    #[serde(flatten)]
+    pub params: TestParams,
+    /// The context size used: n_prompt + n_gen + n_depth.
+    pub n_ctx: u32,
+    pub seed: u64,
+    pub warmup: u32,
+    /// RFC 3339 time the test started.
+    pub test_time: String,
+    /// Mean and sample standard deviation of the repetition times, in ns.
+    pub avg_ns: Option<u64>,
+    pub stddev_ns: Option<u64>,
+    /// Mean and sample standard deviation of the per-repetition tokens/s.
+    pub avg_ts: Option<f64>,
+    pub stddev_ts: Option<f64>,
+    /// Median of the per-repetition tokens/s.
+    pub median_ts: Option<f64>,
+    /// Raw repetition times and rates, in run order.
+    pub samples_ns: Vec<u64>,
+    pub samples_ts: Vec<f64>,
+}
+
+impl TestRecord {
+    /// Fills the figures from raw samples.
+    pub fn set_samples(&mut self, samples_ns: Vec<u64>) {
+        let s = crate::stats::summarize(self.params.n_tokens(), &samples_ns);
+        self.samples_ts = crate::stats::rates_per_second(self.params.n_tokens(), &samples_ns);
+        self.samples_ns = samples_ns;
+        self.avg_ns = Some(s.avg_ns.round() as u64);
+        self.stddev_ns = Some(s.stddev_ns.round() as u64);
+        self.avg_ts = Some(s.avg_ts);
+        self.stddev_ts = Some(s.stddev_ts);
+        self.median_ts = Some(s.median_ts);
+        self.status = Status::Ok;
+        self.error = None;
+    }
+
+    pub fn fail(&mut self, error: impl Into<String>) {
+        self.status = Status::Failed;
+        self.error = Some(error.into());
+    }
+}

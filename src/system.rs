@@ -1,0 +1,156 @@
+//! Facts about the machine, the build and the model files, for the result metadata.
+
+use std::io::Read;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use crate::record::{LlamaBuild, SystemInfo, ToolInfo};
+
+/// Version of llama-cpp-sys-2, pinned in Cargo.toml (a unit test keeps the two in step).
+pub const LLAMA_SYS_VERSION: &str = "0.1.161";
+
+pub fn tool() -> ToolInfo {
+    let commit = env!("TPSBENCH_GIT_COMMIT");
+    ToolInfo {
+        name: "tpsbench".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        git_commit: (!commit.is_empty()).then(|| commit.to_string()),
+    }
+}
+
+/// The GPU backend compiled in through Cargo features.
+pub fn gpu_backend() -> &'static str {
+    if cfg!(feature = "cuda") {
+        "cuda"
+    } else if cfg!(feature = "vulkan") {
+        "vulkan"
+    } else if cfg!(feature = "metal") {
+        "metal"
+    } else {
+        "cpu"
+    }
+}
+
+pub fn llama_build(system_info: String) -> LlamaBuild {
+    let rs = env!("TPSBENCH_LLAMA_RS_COMMIT");
+    LlamaBuild {
+        sys_crate_version: LLAMA_SYS_VERSION.into(),
+        build_number: None,
+        build_commit: (!rs.is_empty()).then(|| format!("llama-cpp-rs@{rs}")),
+        system_info,
+        gpu_backend: gpu_backend().into(),
+    }
+}
+
+/// The cmake options llama.cpp was configured with (GGML_NATIVE, GGML_CUDA, ...).
+pub fn cmake_flags() -> &'static str {
+    env!("TPSBENCH_LLAMA_CMAKE_FLAGS")
+}
+
+pub fn system() -> SystemInfo {
+    let mut s = sysinfo::System::new();
+    s.refresh_cpu_all();
+    s.refresh_memory();
+    let logical = s.cpus().len() as u32;
+    SystemInfo {
+        cpu_model: s
+            .cpus()
+            .first()
+            .map(|c| c.brand().trim().to_string())
+            .unwrap_or_default(),
+        physical_cores: s.physical_core_count().map_or(logical, |n| n as u32),
+        logical_cores: logical,
+        ram_bytes: s.total_memory(),
+        os: sysinfo::System::long_os_version().unwrap_or_default(),
+        kernel: sysinfo::System::kernel_version().unwrap_or_default(),
+        arch: sysinfo::System::cpu_arch(),
+        hostname: sysinfo::System::host_name().unwrap_or_default(),
+    }
+}
+
+/// Physical cores, llama-bench's default thread count (at least 1).
+pub fn physical_cores() -> u32 {
+    let s = sysinfo::System::new();
+    s.physical_core_count()
+        .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
+        .unwrap_or(1)
+        .max(1) as u32
+}
+
+/// Hex SHA-256 of a file, streamed.
+pub fn sha256_file(path: &Path) -> std::io::Result<String> {
+    let mut f = std::fs::File::open(path)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(format!("{:x}", h.finalize()))
+}
+
+/// Now, as RFC 3339 UTC with second precision (llama-bench's `test_time` format).
+pub fn now_rfc3339() -> String {
+    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// SIMD features the CPU has but llama.cpp was not built with: a silent slowdown to warn of.
+pub fn missing_simd(built: &[(&'static str, bool)]) -> Vec<&'static str> {
+    let mut missing = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    for (name, has) in [
+        ("AVX", std::arch::is_x86_feature_detected!("avx")),
+        ("AVX2", std::arch::is_x86_feature_detected!("avx2")),
+        ("FMA", std::arch::is_x86_feature_detected!("fma")),
+        ("F16C", std::arch::is_x86_feature_detected!("f16c")),
+    ] {
+        if has && built.iter().any(|&(n, b)| n == name && !b) {
+            missing.push(name);
+        }
+    }
+    let _ = built;
+    missing
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pinned_sys_version_matches_cargo_toml() {
+        let manifest = include_str!("../Cargo.toml");
+        assert!(manifest.contains(&format!("llama-cpp-sys-2 = {{ version = \"={LLAMA_SYS_VERSION}\"")));
+    }
+
+    #[test]
+    fn sha256_of_a_known_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x");
+        std::fs::write(&p, b"abc").unwrap();
+        assert_eq!(
+            sha256_file(&p).unwrap(),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn timestamp_is_rfc3339_utc() {
+        let t = now_rfc3339();
+        assert!(chrono::DateTime::parse_from_rfc3339(&t).is_ok(), "{t}");
+    }
+
+    #[test]
+    fn missing_simd_reports_only_features_the_cpu_has() {
+        let none_built = [("AVX", false), ("AVX2", false), ("FMA", false), ("F16C", false)];
+        let m = missing_simd(&none_built);
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(m.contains(&"AVX2"), std::arch::is_x86_feature_detected!("avx2"));
+        let all_built = [("AVX", true), ("AVX2", true), ("FMA", true), ("F16C", true)];
+        assert!(missing_simd(&all_built).is_empty());
+        let _ = m;
+    }
+}
