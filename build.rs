@@ -20,10 +20,15 @@ fn main() {
     // llama.cpp. The vendored copy has no git history, so llama.cpp's own build number is 0.
     let mut llama_rs_commit = String::new();
     let mut cmake_flags = String::new();
-    if let Ok(dir) = std::env::var("DEP_LLAMA_GGML_CMAKE_DIR").or_else(|_| std::env::var("DEP_LLAMA_BACKENDS_DIR")) {
-        let out = std::path::Path::new(&dir).ancestors().find(|p| p.join("build/CMakeCache.txt").exists());
+    if let Ok(dir) = std::env::var("DEP_LLAMA_GGML_CMAKE_DIR")
+        .or_else(|_| std::env::var("DEP_LLAMA_BACKENDS_DIR"))
+    {
+        let out = std::path::Path::new(&dir)
+            .ancestors()
+            .find(|p| p.join("build/CMakeCache.txt").exists());
         if let Some(out) = out {
-            let cache = std::fs::read_to_string(out.join("build/CMakeCache.txt")).unwrap_or_default();
+            let cache =
+                std::fs::read_to_string(out.join("build/CMakeCache.txt")).unwrap_or_default();
             for line in cache.lines() {
                 if let Some(src) = line.strip_prefix("CMAKE_HOME_DIRECTORY:INTERNAL=") {
                     let vcs = std::path::Path::new(src).join("../.cargo_vcs_info.json");
@@ -32,7 +37,14 @@ fn main() {
                         llama_rs_commit = text[i + 9..].chars().take(12).collect();
                     }
                 }
-                for key in ["GGML_NATIVE:", "GGML_CUDA:", "GGML_VULKAN:", "GGML_METAL:", "GGML_OPENMP:", "CMAKE_CUDA_ARCHITECTURES:"] {
+                for key in [
+                    "GGML_NATIVE:",
+                    "GGML_CUDA:",
+                    "GGML_VULKAN:",
+                    "GGML_METAL:",
+                    "GGML_OPENMP:",
+                    "CMAKE_CUDA_ARCHITECTURES:",
+                ] {
                     if let Some(rest) = line.strip_prefix(key) {
                         let value = rest.split('=').nth(1).unwrap_or_default();
                         cmake_flags.push_str(&format!("{}={} ", key.trim_end_matches(':'), value));
@@ -42,5 +54,8 @@ fn main() {
         }
     }
     println!("cargo:rustc-env=TPSBENCH_LLAMA_RS_COMMIT={llama_rs_commit}");
-    println!("cargo:rustc-env=TPSBENCH_LLAMA_CMAKE_FLAGS={}", cmake_flags.trim());
+    println!(
+        "cargo:rustc-env=TPSBENCH_LLAMA_CMAKE_FLAGS={}",
+        cmake_flags.trim()
+    );
 }

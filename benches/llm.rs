@@ -1,1 +1,244 @@
-fn main(){}
+//! `cargo bench`: criterion groups over the same plan and the same measurement code as
+//! `tpsbench run`, writing the same result JSON.
+//!
+//! Ids read `SmolLM2-135M/Q4_1/pp512`; throughput is counted in tokens. One criterion
+//! iteration is one llama-bench repetition (memory cleared, depth restored, then the timed
+//! prompt or generation pass). Criterion's defaults (100 samples in 5 s) assume nanosecond
+//! routines; a tg128 repetition takes seconds on a CPU, so the defaults here are criterion's
+//! minimum of 10 flat samples and a 30 s budget per test, all configurable:
+//!
+//! | variable                    | default       | meaning                                  |
+//! |-----------------------------|---------------|------------------------------------------|
+//! | `TPSBENCH_CONFIG`           | `models.toml` | the sweep                                |
+//! | `TPSBENCH_SAMPLES`          | `10`          | criterion samples per test (at least 10) |
+//! | `TPSBENCH_MEASUREMENT_SECS` | `30`          | criterion's measurement time per test    |
+//! | `TPSBENCH_WARMUP_SECS`      | `1`           | criterion's warm-up time per test        |
+//! | `TPSBENCH_RESULTS_DIR`      | `results`     | where the result JSON goes               |
+//!
+//! Example: `TPSBENCH_SAMPLES=20 cargo bench --bench llm -- SmolLM2-135M/Q4_1/tg128`
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use criterion::{Criterion, SamplingMode, Throughput};
+use tpsbench::engine::llama::{self, LlamaEngine};
+use tpsbench::engine::{Engine, LoadParams};
+use tpsbench::measure::PreparedTest;
+use tpsbench::record::{RunRecord, SCHEMA_VERSION, Status};
+use tpsbench::{config, results, runner, system};
+
+fn env_or<T: std::str::FromStr>(key: &str, default: T) -> T {
+    std::env::var(key)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Positional arguments after `--` are criterion's filter; applying it before loading saves
+/// the model loads and warmups of tests criterion would skip anyway.
+fn filters() -> Vec<String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut out = Vec::new();
+    let mut skip_value = false;
+    for a in &args {
+        if skip_value {
+            skip_value = false;
+            continue;
+        }
+        if a.starts_with("--") {
+            // criterion options that take a value
+            skip_value = matches!(
+                a.as_str(),
+                "--save-baseline"
+                    | "--baseline"
+                    | "--baseline-lenient"
+                    | "--sample-size"
+                    | "--measurement-time"
+                    | "--warm-up-time"
+                    | "--nresamples"
+                    | "--noise-threshold"
+                    | "--confidence-level"
+                    | "--significance-level"
+                    | "--profile-time"
+                    | "--load-baseline"
+                    | "--color"
+                    | "--format"
+                    | "--output-format"
+                    | "--plotting-backend"
+            );
+            continue;
+        }
+        out.push(a.clone());
+    }
+    out
+}
+
+fn main() {
+    let config_path = PathBuf::from(env_or("TPSBENCH_CONFIG", "models.toml".to_string()));
+    let cfg = match config::load(&config_path, system::physical_cores()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
+    let engine = LlamaEngine::new(false).unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        std::process::exit(2);
+    });
+    let samples = env_or("TPSBENCH_SAMPLES", 10usize).max(10);
+    let mut c = Criterion::default()
+        .sample_size(samples)
+        .measurement_time(Duration::from_secs(env_or("TPSBENCH_MEASUREMENT_SECS", 30)))
+        .warm_up_time(Duration::from_secs(env_or("TPSBENCH_WARMUP_SECS", 1)))
+        .configure_from_args();
+
+    let (mut models, tests) = runner::prepare(&cfg, &filters());
+    let info = runner::run_info(
+        &cfg,
+        std::env::args().collect(),
+        llama::system_info(),
+        llama::devices(),
+    );
+    let results_dir = PathBuf::from(env_or("TPSBENCH_RESULTS_DIR", "results".to_string()));
+    let path = results::new_result_path(&results_dir, &info).unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        std::process::exit(2);
+    });
+    let mut record = RunRecord {
+        schema_version: SCHEMA_VERSION,
+        run: info,
+        models: Vec::new(),
+        tests: Vec::new(),
+    };
+
+    let mut i = 0;
+    while i < tests.len() {
+        // One group per model and model-level setting: the model is loaded once for it.
+        let first = &tests[i];
+        let end = tests[i..]
+            .iter()
+            .position(|t| t.model != first.model || !t.params.same_model_params(&first.params))
+            .map_or(tests.len(), |n| i + n);
+        let group_tests = &tests[i..end];
+        i = end;
+        let mrec = models[first.model].clone();
+        let loaded = match &mrec.error {
+            Some(e) => Err(e.clone()),
+            None => engine.load(
+                &cfg.models[first.model].path,
+                &LoadParams {
+                    n_gpu_layers: first.params.n_gpu_layers,
+                },
+            ),
+        };
+        let model = match loaded {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("error: {}: {e}", mrec.name);
+                for t in group_tests {
+                    let mut rec = runner::new_test_record(t, &mrec, &record.run);
+                    rec.fail(e.clone());
+                    record.tests.push(rec);
+                }
+                continue;
+            }
+        };
+        let m = &mut models[first.model];
+        m.model_type = Some(model.info().description.clone());
+        m.model_size = Some(model.info().size);
+        m.model_n_params = Some(model.info().n_params);
+        let mrec = m.clone();
+        // Test ids are `model/quant/test[/axis=value...]`: the group is `model/quant`.
+        let group_name = format!(
+            "{}/{}",
+            mrec.name,
+            mrec.quantization.as_deref().unwrap_or("unknown")
+        );
+        let mut group = c.benchmark_group(group_name.clone());
+        group.sampling_mode(SamplingMode::Flat);
+        for t in group_tests {
+            let mut rec = runner::new_test_record(t, &mrec, &record.run);
+            let prepared = model.session(&t.params).and_then(|s| {
+                PreparedTest::new(
+                    s,
+                    &t.params,
+                    model.info(),
+                    cfg.settings.seed,
+                    cfg.settings.warmup,
+                )
+            });
+            let mut prepared = match prepared {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("error: {}: {e}", t.id);
+                    rec.fail(e);
+                    record.tests.push(rec);
+                    continue;
+                }
+            };
+            // Every criterion call: (iterations, repetition times). Warm-up calls come first,
+            // so the measured samples are the last `samples` calls.
+            let calls: RefCell<Vec<Vec<u64>>> = RefCell::new(Vec::new());
+            let error: RefCell<Option<String>> = RefCell::new(None);
+            group.throughput(Throughput::Elements(t.params.n_tokens()));
+            let name =
+                t.id.strip_prefix(&format!("{group_name}/"))
+                    .unwrap_or(&t.id)
+                    .to_string();
+            group.bench_function(name, |b| {
+                b.iter_custom(|iters| {
+                    let mut reps = Vec::with_capacity(iters as usize);
+                    for _ in 0..iters {
+                        match prepared.repetition(&engine) {
+                            Ok(ns) => reps.push(ns),
+                            Err(e) => {
+                                *error.borrow_mut() = Some(e);
+                                reps.push(0);
+                            }
+                        }
+                    }
+                    let total = reps.iter().sum();
+                    calls.borrow_mut().push(reps);
+                    Duration::from_nanos(total)
+                })
+            });
+            let calls = calls.into_inner();
+            match error.into_inner() {
+                Some(e) => rec.fail(e),
+                None if calls.is_empty() => continue, // filtered out by criterion
+                None => {
+                    let n = calls.len().min(samples);
+                    let measured: Vec<u64> =
+                        calls[calls.len() - n..].iter().flatten().copied().collect();
+                    rec.set_samples(measured);
+                }
+            }
+            record.tests.push(rec);
+            record.models = models
+                .iter()
+                .filter(|m| record.tests.iter().any(|t| t.model == m.name))
+                .cloned()
+                .collect();
+            if let Err(e) = results::write_atomic(&path, &record) {
+                eprintln!("error: {e}");
+            }
+        }
+        group.finish();
+    }
+    record.run.finished_at = Some(system::now_rfc3339());
+    record.models = models
+        .iter()
+        .filter(|m| record.tests.iter().any(|t| t.model == m.name))
+        .cloned()
+        .collect();
+    match results::write_atomic(&path, &record) {
+        Ok(()) => eprintln!("results written to {}", path.display()),
+        Err(e) => eprintln!("error: {e}"),
+    }
+    c.final_summary();
+    if record.tests.iter().any(|t| t.status == Status::Failed) {
+        std::process::exit(1);
+    }
+}

@@ -15,7 +15,11 @@ use crate::runner::{self, RunOptions};
 use crate::{config, system};
 
 #[derive(Parser, Debug)]
-#[command(name = "tpsbench", version, about = "Benchmark local LLM inference through llama.cpp: prefill and decode tokens/s over a models.toml sweep")]
+#[command(
+    name = "tpsbench",
+    version,
+    about = "Benchmark local LLM inference through llama.cpp: prefill and decode tokens/s over a models.toml sweep"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -85,13 +89,31 @@ pub fn main() -> Result<i32> {
             no_save,
             quiet,
             verbose,
-        } => run(config, filter, output, (!no_save).then_some(results_dir), quiet, verbose),
+        } => run(
+            config,
+            filter,
+            output,
+            (!no_save).then_some(results_dir),
+            quiet,
+            verbose,
+        ),
         Command::Info { json } => info(json),
-        Command::Synth { output, preset, seed } => synth(output, &preset, seed),
+        Command::Synth {
+            output,
+            preset,
+            seed,
+        } => synth(output, &preset, seed),
     }
 }
 
-fn run(config: PathBuf, filters: Vec<String>, output: Format, results_dir: Option<PathBuf>, quiet: bool, verbose: bool) -> Result<i32> {
+fn run(
+    config: PathBuf,
+    filters: Vec<String>,
+    output: Format,
+    results_dir: Option<PathBuf>,
+    quiet: bool,
+    verbose: bool,
+) -> Result<i32> {
     let cfg = config::load(&config, system::physical_cores())?;
     let engine = LlamaEngine::new(verbose).map_err(anyhow::Error::msg)?;
     let mut progress = StderrProgress::new(quiet);
@@ -103,7 +125,12 @@ fn run(config: PathBuf, filters: Vec<String>, output: Format, results_dir: Optio
             missing.join(", ")
         );
     }
-    let info = runner::run_info(&cfg, std::env::args().collect(), llama::system_info(), llama::devices());
+    let info = runner::run_info(
+        &cfg,
+        std::env::args().collect(),
+        llama::system_info(),
+        llama::devices(),
+    );
     let opts = RunOptions {
         config: cfg,
         filters,
@@ -120,7 +147,11 @@ fn run(config: PathBuf, filters: Vec<String>, output: Format, results_dir: Optio
         }
     }
     if out.failed > 0 {
-        eprintln!("error: {} of {} tests failed (see the errors above and in the result file)", out.failed, out.record.tests.len());
+        eprintln!(
+            "error: {} of {} tests failed (see the errors above and in the result file)",
+            out.failed,
+            out.record.tests.len()
+        );
         return Ok(1);
     }
     Ok(0)
@@ -146,9 +177,19 @@ fn info(json: bool) -> Result<i32> {
         return Ok(0);
     }
     let tool = system::tool();
-    println!("tpsbench {} ({})", tool.version, tool.git_commit.as_deref().unwrap_or("no git commit"));
-    println!("CPU:      {} ({} physical / {} logical cores, {})", sys.cpu_model, sys.physical_cores, sys.logical_cores, sys.arch);
-    println!("RAM:      {:.1} GiB", sys.ram_bytes as f64 / (1u64 << 30) as f64);
+    println!(
+        "tpsbench {} ({})",
+        tool.version,
+        tool.git_commit.as_deref().unwrap_or("no git commit")
+    );
+    println!(
+        "CPU:      {} ({} physical / {} logical cores, {})",
+        sys.cpu_model, sys.physical_cores, sys.logical_cores, sys.arch
+    );
+    println!(
+        "RAM:      {:.1} GiB",
+        sys.ram_bytes as f64 / (1u64 << 30) as f64
+    );
     println!("OS:       {} (kernel {})", sys.os, sys.kernel);
     println!(
         "llama.cpp: llama-cpp-sys-2 {} ({}), GPU backend: {}",
@@ -160,7 +201,10 @@ fn info(json: bool) -> Result<i32> {
     let on: Vec<&str> = features.iter().filter(|f| f.1).map(|f| f.0).collect();
     println!("SIMD:     {}", on.join(" "));
     if !missing.is_empty() {
-        println!("WARNING:  the CPU has {} but llama.cpp was built without it", missing.join(", "));
+        println!(
+            "WARNING:  the CPU has {} but llama.cpp was built without it",
+            missing.join(", ")
+        );
     }
     println!("system:   {}", build.system_info);
     println!("devices:");
@@ -187,12 +231,17 @@ fn synth(output: PathBuf, preset: &str, seed: u64) -> Result<i32> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
     let tmp = output.with_extension("gguf.tmp");
-    let file = std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+    let file =
+        std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
     let mut w = std::io::BufWriter::new(file);
     write_gguf(&mut w, &doc).with_context(|| format!("cannot write {}", tmp.display()))?;
     drop(w);
     std::fs::rename(&tmp, &output).with_context(|| format!("cannot write {}", output.display()))?;
-    eprintln!("wrote {} ({} tensors, preset {preset})", output.display(), doc.tensors.len());
+    eprintln!(
+        "wrote {} ({} tensors, preset {preset})",
+        output.display(),
+        doc.tensors.len()
+    );
     Ok(0)
 }
 

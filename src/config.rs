@@ -223,13 +223,21 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, Conf
             return Err(ctx.err(m.name.span(), &format!("{key}.name"), msg));
         }
         if m.path.get_ref().trim().is_empty() {
-            return Err(ctx.err(m.path.span(), &format!("{key}.path"), "the model path is empty"));
+            return Err(ctx.err(
+                m.path.span(),
+                &format!("{key}.path"),
+                "the model path is empty",
+            ));
         }
         let mut axes = defaults.clone();
         if let Some(sweep) = m.sweep {
             let span = sweep.span();
             let sweep = sweep.into_inner();
-            for (k, v) in [("warmup", &sweep.warmup), ("repetitions", &sweep.repetitions), ("seed", &sweep.seed)] {
+            for (k, v) in [
+                ("warmup", &sweep.warmup),
+                ("repetitions", &sweep.repetitions),
+                ("seed", &sweep.seed),
+            ] {
                 if v.is_some() {
                     let msg = "run settings belong in the top-level [sweep] table";
                     return Err(ctx.err(span.clone(), &format!("{key}.sweep.{k}"), msg));
@@ -252,7 +260,12 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, Conf
 
 fn toml_error(ctx: &Ctx, e: &toml::de::Error) -> ConfigError {
     // toml's message may span several lines (with a source excerpt); keep the first.
-    let message = e.message().lines().next().unwrap_or("invalid TOML").to_string();
+    let message = e
+        .message()
+        .lines()
+        .next()
+        .unwrap_or("invalid TOML")
+        .to_string();
     let key = unknown_field(&message);
     ConfigError {
         file: ctx.file.to_path_buf(),
@@ -315,8 +328,17 @@ fn apply_axes(ctx: &Ctx, table: &str, s: RawSweep, out: &mut Axes) -> Result<(),
         out.type_v = list(ctx, &k("type_v"), v, kv_type)?;
     }
     if out.n_prompt.iter().chain(&out.n_gen).all(|&n| n == 0) {
-        let span = s.n_prompt.as_ref().or(s.n_gen.as_ref()).map(|v| v.span()).unwrap_or(0..0);
-        return Err(ctx.err(span, &k("n_prompt"), "n_prompt and n_gen are all 0: nothing to measure"));
+        let span = s
+            .n_prompt
+            .as_ref()
+            .or(s.n_gen.as_ref())
+            .map(|v| v.span())
+            .unwrap_or(0..0);
+        return Err(ctx.err(
+            span,
+            &k("n_prompt"),
+            "n_prompt and n_gen are all 0: nothing to measure",
+        ));
     }
     Ok(())
 }
@@ -354,7 +376,13 @@ fn int_list<T: TryFrom<i64>>(
     })
 }
 
-fn scalar_int(ctx: &Ctx, key: &str, v: &Spanned<toml::Value>, min: i64, max: i64) -> Result<i64, ConfigError> {
+fn scalar_int(
+    ctx: &Ctx,
+    key: &str,
+    v: &Spanned<toml::Value>,
+    min: i64,
+    max: i64,
+) -> Result<i64, ConfigError> {
     if matches!(v.get_ref(), toml::Value::Array(_)) {
         return Err(ctx.err(v.span(), key, "expected a single integer, not a list"));
     }
@@ -366,7 +394,9 @@ fn int_value(x: &toml::Value, min: i64, max: i64) -> Result<i64, String> {
         .as_integer()
         .ok_or_else(|| format!("expected an integer, got {}", x.type_str()))?;
     if n < min || n > max {
-        return Err(format!("{n} is out of range: must be between {min} and {max}"));
+        return Err(format!(
+            "{n} is out of range: must be between {min} and {max}"
+        ));
     }
     Ok(n)
 }
@@ -382,9 +412,14 @@ fn flash_attn(x: &toml::Value) -> Result<FlashAttn, String> {
             "auto" => Ok(FlashAttn::Auto),
             "on" | "1" | "true" => Ok(FlashAttn::On),
             "off" | "0" | "false" => Ok(FlashAttn::Off),
-            _ => Err(format!("{s:?} is not a flash attention policy: use \"auto\", \"on\" or \"off\"")),
+            _ => Err(format!(
+                "{s:?} is not a flash attention policy: use \"auto\", \"on\" or \"off\""
+            )),
         },
-        other => Err(format!("expected \"auto\", \"on\", \"off\" or a boolean, got {}", other.type_str())),
+        other => Err(format!(
+            "expected \"auto\", \"on\", \"off\" or a boolean, got {}",
+            other.type_str()
+        )),
     }
 }
 
@@ -396,7 +431,10 @@ fn kv_type(x: &toml::Value) -> Result<String, String> {
     if KV_TYPES.contains(&s.as_str()) {
         Ok(s)
     } else {
-        Err(format!("unknown KV cache type {s:?}: use one of {}", KV_TYPES.join(", ")))
+        Err(format!(
+            "unknown KV cache type {s:?}: use one of {}",
+            KV_TYPES.join(", ")
+        ))
     }
 }
 

@@ -53,11 +53,18 @@ n_threads = [1, 2]
     let a = &c.models[0].axes;
     assert_eq!(a.n_prompt, vec![64, 128]);
     assert_eq!(a.n_gen, vec![16]);
-    assert_eq!(a.flash_attn, vec![FlashAttn::On, FlashAttn::Off, FlashAttn::Auto]);
+    assert_eq!(
+        a.flash_attn,
+        vec![FlashAttn::On, FlashAttn::Off, FlashAttn::Auto]
+    );
     assert_eq!(a.type_k, vec!["q8_0".to_string()]);
     assert_eq!(c.models[0].path, Path::new("/abs/a.gguf"));
     assert_eq!(c.models[1].axes.n_threads, vec![1, 2]);
-    assert_eq!(c.models[1].axes.n_prompt, vec![64, 128], "inherits the global sweep");
+    assert_eq!(
+        c.models[1].axes.n_prompt,
+        vec![64, 128],
+        "inherits the global sweep"
+    );
     assert_eq!(c.settings.repetitions, 3);
     assert_eq!(c.settings.seed, 7);
 }
@@ -72,7 +79,10 @@ fn unknown_key_names_file_line_and_key() {
     assert_eq!(e.line, Some(2));
     assert_eq!(e.key.as_deref(), Some("n_promt"));
     let shown = e.to_string();
-    assert!(shown.starts_with("dir/models.toml:2: key `n_promt`"), "{shown}");
+    assert!(
+        shown.starts_with("dir/models.toml:2: key `n_promt`"),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -80,7 +90,11 @@ fn wrong_type_names_the_line_and_key() {
     let e = err_of("[sweep]\nn_batch = \"big\"\n[[model]]\nname='a'\npath='a'\n");
     assert_eq!(e.line, Some(2));
     assert_eq!(e.key.as_deref(), Some("sweep.n_batch"));
-    assert!(e.message.contains("expected an integer, got string"), "{}", e.message);
+    assert!(
+        e.message.contains("expected an integer, got string"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]
@@ -124,5 +138,8 @@ fn syntax_errors_carry_a_line() {
 #[test]
 fn missing_file_is_a_clear_error() {
     let e = load(Path::new("/nonexistent/models.toml"), 2).unwrap_err();
-    assert!(e.to_string().contains("cannot read the configuration"), "{e}");
+    assert!(
+        e.to_string().contains("cannot read the configuration"),
+        "{e}"
+    );
 }

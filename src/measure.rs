@@ -124,8 +124,8 @@ impl<'s> PreparedTest<'s> {
 mod tests {
     use super::*;
     use crate::config::Axes;
+    use crate::engine::LoadParams;
     use crate::engine::mock::MockEngine;
-    use crate::engine::{LoadParams, Model};
     use crate::plan::expand_axes;
     use std::path::Path;
 
@@ -141,24 +141,36 @@ mod tests {
     #[test]
     fn prompt_test_decodes_in_batches_with_one_sync_and_exact_time() {
         let e = MockEngine::new(1_000, 10_000);
-        let m = e.load(Path::new("mock"), &LoadParams { n_gpu_layers: 0 }).unwrap();
+        let m = e
+            .load(Path::new("mock"), &LoadParams { n_gpu_layers: 0 })
+            .unwrap();
         let (pp, _) = params();
         let mut t = PreparedTest::new(m.session(&pp).unwrap(), &pp, m.info(), 1, 1).unwrap();
         let before = (e.log.borrow().decode_calls, e.log.borrow().syncs);
         let ns = t.repetition(&e).unwrap();
         assert_eq!(ns, 512 * 1_000);
         let log = e.log.borrow();
-        assert_eq!(log.decode_calls - before.0, 4, "512 tokens in chunks of 128");
+        assert_eq!(
+            log.decode_calls - before.0,
+            4,
+            "512 tokens in chunks of 128"
+        );
         assert_eq!(log.syncs - before.1, 1);
     }
 
     #[test]
     fn gen_test_decodes_one_token_per_call_and_syncs_each() {
         let e = MockEngine::new(1_000, 10_000);
-        let m = e.load(Path::new("mock"), &LoadParams { n_gpu_layers: 0 }).unwrap();
+        let m = e
+            .load(Path::new("mock"), &LoadParams { n_gpu_layers: 0 })
+            .unwrap();
         let (_, tg) = params();
         let mut t = PreparedTest::new(m.session(&tg).unwrap(), &tg, m.info(), 1, 1).unwrap();
-        assert_eq!(e.log.borrow().decoded_tokens, 1, "warmup generates one token");
+        assert_eq!(
+            e.log.borrow().decoded_tokens,
+            1,
+            "warmup generates one token"
+        );
         let ns = t.repetition(&e).unwrap();
         assert_eq!(ns, 128 * 10_000);
         let log = e.log.borrow();
@@ -169,12 +181,18 @@ mod tests {
     #[test]
     fn depth_is_prefilled_untimed_once_then_restored() {
         let e = MockEngine::new(1_000, 10_000);
-        let m = e.load(Path::new("mock"), &LoadParams { n_gpu_layers: 0 }).unwrap();
+        let m = e
+            .load(Path::new("mock"), &LoadParams { n_gpu_layers: 0 })
+            .unwrap();
         let (_, mut tg) = params();
         tg.n_depth = 256;
         let mut t = PreparedTest::new(m.session(&tg).unwrap(), &tg, m.info(), 1, 0).unwrap();
         for _ in 0..3 {
-            assert_eq!(t.repetition(&e).unwrap(), 128 * 10_000, "depth is not timed");
+            assert_eq!(
+                t.repetition(&e).unwrap(),
+                128 * 10_000,
+                "depth is not timed"
+            );
         }
         let log = e.log.borrow();
         assert_eq!(log.decoded_tokens, 256 + 3 * 128, "depth decoded once");

@@ -70,7 +70,11 @@ pub fn expand(config: &Config, quant: &[String]) -> Vec<PlannedTest> {
         let label = quant.get(mi).map(String::as_str).unwrap_or("unknown");
         for params in expand_axes(&m.axes) {
             let id = test_id(&m.name, label, &params, &m.axes);
-            out.push(PlannedTest { model: mi, id, params });
+            out.push(PlannedTest {
+                model: mi,
+                id,
+                params,
+            });
         }
     }
     out
@@ -100,10 +104,16 @@ pub fn expand_axes(a: &Axes) -> Vec<TestParams> {
                                         type_v: tv.clone(),
                                     };
                                     for &p in a.n_prompt.iter().filter(|&&p| p > 0) {
-                                        out.push(TestParams { n_prompt: p, ..base.clone() });
+                                        out.push(TestParams {
+                                            n_prompt: p,
+                                            ..base.clone()
+                                        });
                                     }
                                     for &g in a.n_gen.iter().filter(|&&g| g > 0) {
-                                        out.push(TestParams { n_gen: g, ..base.clone() });
+                                        out.push(TestParams {
+                                            n_gen: g,
+                                            ..base.clone()
+                                        });
                                     }
                                 }
                             }
@@ -165,7 +175,10 @@ mod tests {
         let t = expand(&c, &["Q4_1".into()]);
         // 2 threads × 2 depths × (2 pp + 1 tg; n_gen 0 is skipped)
         assert_eq!(t.len(), 12);
-        assert!(t.iter().all(|x| (x.params.n_prompt == 0) != (x.params.n_gen == 0)));
+        assert!(
+            t.iter()
+                .all(|x| (x.params.n_prompt == 0) != (x.params.n_gen == 0))
+        );
         let mut ids: Vec<_> = t.iter().map(|x| x.id.clone()).collect();
         ids.sort();
         ids.dedup();
@@ -183,7 +196,8 @@ mod tests {
         let t = expand(&c, &[]);
         let mut loads = 0;
         for (i, x) in t.iter().enumerate() {
-            if i == 0 || t[i - 1].model != x.model || !t[i - 1].params.same_model_params(&x.params) {
+            if i == 0 || t[i - 1].model != x.model || !t[i - 1].params.same_model_params(&x.params)
+            {
                 loads += 1;
             }
         }

@@ -16,7 +16,9 @@ pub fn eta(done: &[(TestParams, Duration)], remaining: &[&TestParams]) -> Option
         let (secs, tokens) = done
             .iter()
             .filter(|(p, _)| (p.n_gen > 0) == generation)
-            .fold((0.0, 0u64), |(s, n), (p, d)| (s + d.as_secs_f64(), n + p.n_tokens() + u64::from(p.n_depth)));
+            .fold((0.0, 0u64), |(s, n), (p, d)| {
+                (s + d.as_secs_f64(), n + p.n_tokens() + u64::from(p.n_depth))
+            });
         (tokens > 0).then(|| secs / tokens as f64)
     };
     let (pp, tg) = (per_token(false), per_token(true));
@@ -87,7 +89,11 @@ impl Progress for StderrProgress {
         }
         let clear = if self.tty { "\r\x1b[2K" } else { "" };
         let eta = eta.map_or(String::new(), |d| format!(", ETA {}", format_duration(d)));
-        eprintln!("{clear}{}  {line}  (elapsed {}{eta})", self.current, format_duration(elapsed));
+        eprintln!(
+            "{clear}{}  {line}  (elapsed {}{eta})",
+            self.current,
+            format_duration(elapsed)
+        );
     }
 
     fn note(&mut self, line: &str) {
@@ -119,7 +125,10 @@ mod tests {
         a.n_prompt = vec![100, 200];
         a.n_gen = vec![10, 20];
         let p = expand_axes(&a); // pp100, pp200, tg10, tg20
-        let done = vec![(p[0].clone(), Duration::from_secs(1)), (p[2].clone(), Duration::from_secs(5))];
+        let done = vec![
+            (p[0].clone(), Duration::from_secs(1)),
+            (p[2].clone(), Duration::from_secs(5)),
+        ];
         let eta = eta(&done, &[&p[1], &p[3]]).unwrap();
         // pp: 0.01 s/token × 200 = 2 s; tg: 0.5 s/token × 20 = 10 s
         assert!((eta.as_secs_f64() - 12.0).abs() < 1e-9, "{eta:?}");

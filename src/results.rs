@@ -12,23 +12,49 @@ use crate::record::{RunInfo, RunRecord, SCHEMA_VERSION};
 pub fn new_result_path(dir: &Path, run: &RunInfo) -> Result<PathBuf, String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("cannot create the results directory {}: {e}", dir.display()))?;
-    let stamp: String = run.started_at.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    let stamp: String = run
+        .started_at
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
     let host: String = run
         .system
         .hostname
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     for n in 1..1000 {
-        let suffix = if n == 1 { String::new() } else { format!("-{n}") };
+        let suffix = if n == 1 {
+            String::new()
+        } else {
+            format!("-{n}")
+        };
         let p = dir.join(format!("{stamp}-{host}{suffix}.json"));
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&p) {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+        {
             Ok(_) => return Ok(p),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(format!("cannot write to the results directory {}: {e}", dir.display())),
+            Err(e) => {
+                return Err(format!(
+                    "cannot write to the results directory {}: {e}",
+                    dir.display()
+                ));
+            }
         }
     }
-    Err(format!("too many result files for one second in {}", dir.display()))
+    Err(format!(
+        "too many result files for one second in {}",
+        dir.display()
+    ))
 }
 
 /// Writes the run as JSON to a temporary file beside `path`, flushes it to disk, then
@@ -48,12 +74,22 @@ pub fn write_atomic(path: &Path, run: &RunRecord) -> Result<(), String> {
 /// Reads a result file, refusing other schema versions with a clear message.
 pub fn read(path: &Path) -> Result<RunRecord, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}: not valid JSON: {e}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{}: not valid JSON: {e}", path.display()))?;
     match v.get("schema_version").and_then(|x| x.as_u64()) {
         Some(x) if x == u64::from(SCHEMA_VERSION) => {}
-        Some(x) => return Err(format!("{}: schema_version {x} is not supported (this tpsbench reads {SCHEMA_VERSION})", path.display())),
-        None => return Err(format!("{}: not a tpsbench result (no schema_version)", path.display())),
+        Some(x) => {
+            return Err(format!(
+                "{}: schema_version {x} is not supported (this tpsbench reads {SCHEMA_VERSION})",
+                path.display()
+            ));
+        }
+        None => {
+            return Err(format!(
+                "{}: not a tpsbench result (no schema_version)",
+                path.display()
+            ));
+        }
     }
     serde_json::from_value(v).map_err(|e| format!("{}: invalid result file: {e}", path.display()))
 }
@@ -80,7 +116,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("x.json");
         std::fs::write(&p, r#"{"schema_version": 99}"#).unwrap();
-        assert!(read(&p).unwrap_err().contains("schema_version 99 is not supported"));
+        assert!(
+            read(&p)
+                .unwrap_err()
+                .contains("schema_version 99 is not supported")
+        );
         std::fs::write(&p, "garbage").unwrap();
         assert!(read(&p).unwrap_err().contains("not valid JSON"));
     }

@@ -36,7 +36,10 @@ pub fn inspect_model(name: &str, path: &Path) -> ModelRecord {
     let mut rec = ModelRecord {
         name: name.to_string(),
         path: path.display().to_string(),
-        model_filename: path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
+        model_filename: path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default(),
         file_size: 0,
         sha256: String::new(),
         architecture: None,
@@ -62,7 +65,12 @@ pub fn inspect_model(name: &str, path: &Path) -> ModelRecord {
 }
 
 /// Run metadata shared by `tpsbench run` and `cargo bench`.
-pub fn run_info(config: &Config, command: Vec<String>, system_info: String, devices: Vec<crate::record::DeviceInfo>) -> RunInfo {
+pub fn run_info(
+    config: &Config,
+    command: Vec<String>,
+    system_info: String,
+    devices: Vec<crate::record::DeviceInfo>,
+) -> RunInfo {
     let mut backends: Vec<String> = Vec::new();
     for d in &devices {
         if !backends.contains(&d.backend) {
@@ -118,7 +126,11 @@ pub fn new_test_record(t: &PlannedTest, model: &ModelRecord, run: &RunInfo) -> T
 
 /// Inspects the models and expands the plan (filters applied).
 pub fn prepare(config: &Config, filters: &[String]) -> (Vec<ModelRecord>, Vec<PlannedTest>) {
-    let models: Vec<ModelRecord> = config.models.iter().map(|m| inspect_model(&m.name, &m.path)).collect();
+    let models: Vec<ModelRecord> = config
+        .models
+        .iter()
+        .map(|m| inspect_model(&m.name, &m.path))
+        .collect();
     let labels: Vec<String> = models
         .iter()
         .map(|m| m.quantization.clone().unwrap_or_else(|| "unknown".into()))
@@ -127,10 +139,27 @@ pub fn prepare(config: &Config, filters: &[String]) -> (Vec<ModelRecord>, Vec<Pl
     (models, tests)
 }
 
-pub fn run(engine: &dyn Engine, info: RunInfo, opts: &RunOptions, progress: &mut dyn Progress) -> Result<RunOutcome, String> {
+pub fn run(
+    engine: &dyn Engine,
+    info: RunInfo,
+    opts: &RunOptions,
+    progress: &mut dyn Progress,
+) -> Result<RunOutcome, String> {
     let (mut models, tests) = prepare(&opts.config, &opts.filters);
     if tests.is_empty() {
         return Err(format!("no test matches the filter {:?}", opts.filters));
+    }
+    // A file that is missing or not a valid GGUF is bad input: say so before hours of sweep,
+    // rather than discover it when its turn comes. (A file llama.cpp itself then refuses is
+    // a run-time failure, recorded with the test.)
+    let bad: Vec<String> = models
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| tests.iter().any(|t| t.model == *i))
+        .filter_map(|(_, m)| m.error.as_ref().map(|e| format!("model {:?}: {e}", m.name)))
+        .collect();
+    if !bad.is_empty() {
+        return Err(bad.join("; "));
     }
     let path = match &opts.results_dir {
         Some(dir) => Some(results::new_result_path(dir, &info)?),
@@ -154,11 +183,14 @@ pub fn run(engine: &dyn Engine, info: RunInfo, opts: &RunOptions, progress: &mut
         let mut rec = new_test_record(t, mrec, &record.run);
 
         // Load the model when the model or a model-level parameter changes.
-        let needs_load = !matches!(&loaded, Some((m, ngl, _)) if *m == t.model && *ngl == t.params.n_gpu_layers);
+        let needs_load =
+            !matches!(&loaded, Some((m, ngl, _)) if *m == t.model && *ngl == t.params.n_gpu_layers);
         if needs_load {
             loaded = None; // free the previous model first
             if mrec.error.is_none() {
-                let load = LoadParams { n_gpu_layers: t.params.n_gpu_layers };
+                let load = LoadParams {
+                    n_gpu_layers: t.params.n_gpu_layers,
+                };
                 match engine.load(&opts.config.models[t.model].path, &load) {
                     Ok(m) => {
                         let mi = m.info();
@@ -174,7 +206,9 @@ pub fn run(engine: &dyn Engine, info: RunInfo, opts: &RunOptions, progress: &mut
         }
 
         let result = match (&loaded, &mrec.error) {
-            (Some((_, _, model)), None) => measure(engine, model.as_ref(), &t.params, settings, progress),
+            (Some((_, _, model)), None) => {
+                measure(engine, model.as_ref(), &t.params, settings, progress)
+            }
             (_, Some(e)) => Err(e.clone()),
             (None, None) => Err("model not loaded".into()),
         };
@@ -190,7 +224,15 @@ pub fn run(engine: &dyn Engine, info: RunInfo, opts: &RunOptions, progress: &mut
         let remaining: Vec<&TestParams> = tests[i + 1..].iter().map(|x| &x.params).collect();
         progress.test_finished(&line, started.elapsed(), eta(&done, &remaining));
         record.tests.push(rec);
-        record.models = models.iter().filter(|m| tests.iter().any(|t| opts.config.models[t.model].name == m.name)).cloned().collect();
+        record.models = models
+            .iter()
+            .filter(|m| {
+                tests
+                    .iter()
+                    .any(|t| opts.config.models[t.model].name == m.name)
+            })
+            .cloned()
+            .collect();
         if let Some(p) = &path {
             results::write_atomic(p, &record)?;
         }
@@ -200,8 +242,16 @@ pub fn run(engine: &dyn Engine, info: RunInfo, opts: &RunOptions, progress: &mut
     if let Some(p) = &path {
         results::write_atomic(p, &record)?;
     }
-    let failed = record.tests.iter().filter(|t| t.status == Status::Failed).count();
-    Ok(RunOutcome { record, path, failed })
+    let failed = record
+        .tests
+        .iter()
+        .filter(|t| t.status == Status::Failed)
+        .count();
+    Ok(RunOutcome {
+        record,
+        path,
+        failed,
+    })
 }
 
 /// Measures one test on a fresh context.
@@ -220,7 +270,13 @@ pub fn measure(
         ));
     }
     let session = model.session(params)?;
-    let mut test = PreparedTest::new(session, params, model.info(), settings.seed, settings.warmup)?;
+    let mut test = PreparedTest::new(
+        session,
+        params,
+        model.info(),
+        settings.seed,
+        settings.warmup,
+    )?;
     let mut samples = Vec::with_capacity(settings.repetitions as usize);
     for r in 0..settings.repetitions {
         progress.repetition(r, settings.repetitions);

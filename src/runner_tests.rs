@@ -29,7 +29,13 @@ fn opts(cfg: Config, dir: &Path) -> RunOptions {
 fn a_sweep_measures_every_test_and_writes_the_file() {
     let (dir, cfg) = setup("n_prompt=[64,128]\nn_gen=16\nrepetitions=3\nn_batch=32", "");
     let e = MockEngine::new(1_000_000, 10_000_000);
-    let out = run(&e, fixtures::run().run, &opts(cfg, dir.path()), &mut NoProgress).unwrap();
+    let out = run(
+        &e,
+        fixtures::run().run,
+        &opts(cfg, dir.path()),
+        &mut NoProgress,
+    )
+    .unwrap();
     assert_eq!(out.failed, 0);
     assert_eq!(out.record.tests.len(), 3);
     let pp64 = &out.record.tests[0];
@@ -38,7 +44,10 @@ fn a_sweep_measures_every_test_and_writes_the_file() {
     assert!((pp64.avg_ts.unwrap() - 1000.0).abs() < 1e-6);
     assert_eq!(out.record.tests[2].avg_ts, Some(100.0));
     assert_eq!(out.record.models[0].quantization.as_deref(), Some("F32"));
-    assert_eq!(out.record.models[0].model_type.as_deref(), Some("mock 1M F32"));
+    assert_eq!(
+        out.record.models[0].model_type.as_deref(),
+        Some("mock 1M F32")
+    );
     assert_eq!(e.log.borrow().loads, 1, "one load for the whole model");
     assert_eq!(e.log.borrow().sessions, 3, "a fresh context per test");
     let on_disk = crate::results::read(out.path.as_ref().unwrap()).unwrap();
@@ -51,7 +60,13 @@ fn a_failing_test_is_recorded_and_the_sweep_goes_on() {
     let (dir, cfg) = setup("n_prompt=[64, 4000]\nn_gen=0\nrepetitions=1", "");
     let mut e = MockEngine::new(1_000, 1_000);
     e.max_ctx = 1000;
-    let out = run(&e, fixtures::run().run, &opts(cfg, dir.path()), &mut NoProgress).unwrap();
+    let out = run(
+        &e,
+        fixtures::run().run,
+        &opts(cfg, dir.path()),
+        &mut NoProgress,
+    )
+    .unwrap();
     assert_eq!(out.failed, 1);
     assert_eq!(out.record.tests[0].status, Status::Ok);
     let f = &out.record.tests[1];
@@ -61,13 +76,58 @@ fn a_failing_test_is_recorded_and_the_sweep_goes_on() {
 }
 
 #[test]
-fn a_missing_model_fails_its_tests_but_not_the_others() {
-    let (dir, cfg) = setup("n_prompt=8\nn_gen=0\nrepetitions=1", "[[model]]\nname='gone'\npath='nothere.gguf'\n");
+fn a_missing_model_is_refused_before_anything_runs() {
+    let (dir, cfg) = setup(
+        "n_prompt=8\nn_gen=0\nrepetitions=1",
+        "[[model]]\nname='gone'\npath='nothere.gguf'\n",
+    );
     let e = MockEngine::new(1_000, 1_000);
-    let out = run(&e, fixtures::run().run, &opts(cfg, dir.path()), &mut NoProgress).unwrap();
+    let err = run(
+        &e,
+        fixtures::run().run,
+        &opts(cfg, dir.path()),
+        &mut NoProgress,
+    )
+    .err()
+    .unwrap();
+    assert!(
+        err.contains("model \"gone\"") && err.contains("nothere.gguf: no such file"),
+        "{err}"
+    );
+    assert_eq!(e.log.borrow().loads, 0);
+    assert!(
+        !dir.path().join("results").exists(),
+        "no empty result file is left behind"
+    );
+}
+
+#[test]
+fn a_model_the_engine_cannot_load_fails_its_tests_and_the_sweep_goes_on() {
+    let (dir, mut cfg) = setup("n_prompt=8\nn_gen=0\nrepetitions=1", "");
+    // A valid GGUF the (mock) engine refuses: the test is recorded as failed.
+    let other = dir.path().join("other.gguf");
+    std::fs::copy(dir.path().join("mock.gguf"), &other).unwrap();
+    let mut m = cfg.models[0].clone();
+    m.name = "other".into();
+    m.path = other;
+    cfg.models.push(m);
+    let e = MockEngine::new(1_000, 1_000);
+    let out = run(
+        &e,
+        fixtures::run().run,
+        &opts(cfg, dir.path()),
+        &mut NoProgress,
+    )
+    .unwrap();
     assert_eq!(out.failed, 1);
     assert_eq!(out.record.tests[0].status, Status::Ok);
-    assert!(out.record.tests[1].error.as_deref().unwrap().contains("no such file"));
+    assert!(
+        out.record.tests[1]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("cannot load")
+    );
 }
 
 #[test]

@@ -123,7 +123,9 @@ mod tests {
     #[test]
     fn pinned_sys_version_matches_cargo_toml() {
         let manifest = include_str!("../Cargo.toml");
-        assert!(manifest.contains(&format!("llama-cpp-sys-2 = {{ version = \"={LLAMA_SYS_VERSION}\"")));
+        assert!(manifest.contains(&format!(
+            "llama-cpp-sys-2 = {{ version = \"={LLAMA_SYS_VERSION}\""
+        )));
     }
 
     #[test]
@@ -145,10 +147,18 @@ mod tests {
 
     #[test]
     fn missing_simd_reports_only_features_the_cpu_has() {
-        let none_built = [("AVX", false), ("AVX2", false), ("FMA", false), ("F16C", false)];
+        let none_built = [
+            ("AVX", false),
+            ("AVX2", false),
+            ("FMA", false),
+            ("F16C", false),
+        ];
         let m = missing_simd(&none_built);
         #[cfg(target_arch = "x86_64")]
-        assert_eq!(m.contains(&"AVX2"), std::arch::is_x86_feature_detected!("avx2"));
+        assert_eq!(
+            m.contains(&"AVX2"),
+            std::arch::is_x86_feature_detected!("avx2")
+        );
         let all_built = [("AVX", true), ("AVX2", true), ("FMA", true), ("F16C", true)];
         assert!(missing_simd(&all_built).is_empty());
         let _ = m;

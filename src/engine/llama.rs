@@ -50,7 +50,10 @@ pub fn system_info() -> String {
     if p.is_null() {
         return String::new();
     }
-    unsafe { CStr::from_ptr(p) }.to_string_lossy().trim().to_string()
+    unsafe { CStr::from_ptr(p) }
+        .to_string_lossy()
+        .trim()
+        .to_string()
 }
 
 /// SIMD features the CPU backend was compiled with, by name.
@@ -140,7 +143,10 @@ impl Engine for LlamaEngine {
         mp.n_gpu_layers = params.n_gpu_layers;
         let raw = unsafe { sys::llama_model_load_from_file(c_path.as_ptr(), mp) };
         let ptr = NonNull::new(raw).ok_or_else(|| {
-            format!("llama.cpp could not load {} (run with --verbose for its log)", path.display())
+            format!(
+                "llama.cpp could not load {} (run with --verbose for its log)",
+                path.display()
+            )
         })?;
         let info = unsafe { model_info(ptr.as_ptr()) };
         Ok(Box::new(LlamaModel { ptr, info }))
@@ -221,7 +227,10 @@ impl Model for LlamaModel {
         tpp.strict_cpu = false;
         let Some(threadpool) = NonNull::new(unsafe { sys::ggml_threadpool_new(&mut tpp) }) else {
             unsafe { sys::llama_free(ctx.as_ptr()) };
-            return Err(format!("could not create a threadpool of {} threads", p.n_threads));
+            return Err(format!(
+                "could not create a threadpool of {} threads",
+                p.n_threads
+            ));
         };
         unsafe {
             sys::llama_attach_threadpool(ctx.as_ptr(), threadpool.as_ptr(), std::ptr::null_mut());

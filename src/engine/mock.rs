@@ -52,7 +52,10 @@ struct MockSession<'a> {
 
 impl Engine for MockEngine {
     fn load(&self, path: &Path, _: &LoadParams) -> Result<Box<dyn Model + '_>, String> {
-        if !path.to_string_lossy().contains("mock") {
+        if !path
+            .file_name()
+            .is_some_and(|f| f.to_string_lossy().starts_with("mock"))
+        {
             return Err(format!("mock engine cannot load {}", path.display()));
         }
         self.log.borrow_mut().loads += 1;
@@ -81,7 +84,10 @@ impl Model for MockModel<'_> {
 
     fn session(&self, p: &TestParams) -> Result<Box<dyn Session + '_>, String> {
         if p.n_ctx() > self.engine.max_ctx {
-            return Err(format!("failed to create a context of {} tokens", p.n_ctx()));
+            return Err(format!(
+                "failed to create a context of {} tokens",
+                p.n_ctx()
+            ));
         }
         self.engine.log.borrow_mut().sessions += 1;
         Ok(Box::new(MockSession {

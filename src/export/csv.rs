@@ -5,10 +5,33 @@ use crate::record::RunRecord;
 pub struct Csv;
 
 const COLUMNS: &[&str] = &[
-    "id", "model", "status", "error", "model_filename", "model_type", "model_size",
-    "model_n_params", "backends", "n_batch", "n_ubatch", "n_threads", "n_gpu_layers",
-    "flash_attn", "type_k", "type_v", "n_prompt", "n_gen", "n_depth", "test_time", "avg_ns",
-    "stddev_ns", "avg_ts", "stddev_ts", "median_ts", "samples_ns", "samples_ts",
+    "id",
+    "model",
+    "status",
+    "error",
+    "model_filename",
+    "model_type",
+    "model_size",
+    "model_n_params",
+    "backends",
+    "n_batch",
+    "n_ubatch",
+    "n_threads",
+    "n_gpu_layers",
+    "flash_attn",
+    "type_k",
+    "type_v",
+    "n_prompt",
+    "n_gen",
+    "n_depth",
+    "test_time",
+    "avg_ns",
+    "stddev_ns",
+    "avg_ts",
+    "stddev_ts",
+    "median_ts",
+    "samples_ns",
+    "samples_ts",
 ];
 
 fn field(s: &str) -> String {
@@ -24,7 +47,10 @@ fn opt<T: ToString>(x: &Option<T>) -> String {
 }
 
 fn join<T: ToString>(xs: &[T]) -> String {
-    xs.iter().map(ToString::to_string).collect::<Vec<_>>().join(";")
+    xs.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(";")
 }
 
 impl Exporter for Csv {

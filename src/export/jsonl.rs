@@ -27,7 +27,10 @@ mod tests {
         assert_eq!(lines.len(), 2);
         for l in lines {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            assert!(v["n_prompt"].is_u64(), "params are flattened like llama-bench rows");
+            assert!(
+                v["n_prompt"].is_u64(),
+                "params are flattened like llama-bench rows"
+            );
         }
     }
 }

@@ -101,8 +101,8 @@ fn table(rows: &[Vec<String>]) -> String {
         out.push('\n');
         if i == 0 {
             out.push('|');
-            for c in 0..n {
-                let dashes = "-".repeat(width[c].max(3));
+            for (c, w) in width.iter().enumerate() {
+                let dashes = "-".repeat((*w).max(3));
                 if left(c) {
                     out.push_str(&format!(" {dashes} |"));
                 } else {
@@ -126,13 +126,25 @@ mod tests {
         let lines: Vec<_> = out.lines().collect();
         assert_eq!(lines.len(), 4, "{out}");
         assert!(lines[0].starts_with("| model "), "{out}");
-        assert!(lines[0].contains("| threads |") && !lines[0].contains("ngl"), "{out}");
-        assert!(!lines[0].contains("n_batch"), "defaults are not shown: {out}");
+        assert!(
+            lines[0].contains("| threads |") && !lines[0].contains("ngl"),
+            "{out}"
+        );
+        assert!(
+            !lines[0].contains("n_batch"),
+            "defaults are not shown: {out}"
+        );
         assert!(lines[2].contains("llama ?B Q4_1") && lines[2].contains("96.00 MiB"));
         assert!(lines[2].contains("134.52 M"));
         // 512 tokens in 1.000 s and 1.024 s: mean of rates 506.0, sd 8.4
-        assert!(lines[2].contains("| pp512 |") && lines[2].contains("506.00 ± 8.49"), "{out}");
-        assert!(lines[3].contains("failed: failed to create context"), "{out}");
+        assert!(
+            lines[2].contains("| pp512 |") && lines[2].contains("506.00 ± 8.49"),
+            "{out}"
+        );
+        assert!(
+            lines[3].contains("failed: failed to create context"),
+            "{out}"
+        );
     }
 
     #[test]

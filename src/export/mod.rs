@@ -8,7 +8,7 @@ mod markdown;
 
 use crate::record::RunRecord;
 
-pub use markdown::{format_size, format_params};
+pub use markdown::{format_params, format_size};
 
 /// Turns a run into the bytes of one output format.
 pub trait Exporter {

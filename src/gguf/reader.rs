@@ -142,7 +142,9 @@ impl<R: Read> Cursor<R> {
                 // Every element takes at least one byte, so a count beyond the bytes left
                 // is corrupt; checking first keeps a hostile count from allocating.
                 if n > self.size.saturating_sub(self.pos) {
-                    return bad(format!("{what}: array of {n} elements cannot fit in the file"));
+                    return bad(format!(
+                        "{what}: array of {n} elements cannot fit in the file"
+                    ));
                 }
                 let mut items = Vec::with_capacity(n.min(1 << 20) as usize);
                 for _ in 0..n {
@@ -192,7 +194,9 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
     }
     let version = c.u32("the version")?;
     if !(2..=3).contains(&version) {
-        return bad(format!("unsupported GGUF version {version} (2 and 3 are supported)"));
+        return bad(format!(
+            "unsupported GGUF version {version} (2 and 3 are supported)"
+        ));
     }
     let n_tensors = c.u64("the tensor count")?;
     let n_kv = c.u64("the metadata count")?;
@@ -222,7 +226,9 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
         let what = format!("tensor `{name}`");
         let n_dims = c.u32(&what)?;
         if n_dims == 0 || n_dims > MAX_DIMS {
-            return bad(format!("{what} has {n_dims} dimensions (1 to {MAX_DIMS} allowed)"));
+            return bad(format!(
+                "{what} has {n_dims} dimensions (1 to {MAX_DIMS} allowed)"
+            ));
         }
         let mut dims = Vec::with_capacity(n_dims as usize);
         for _ in 0..n_dims {
@@ -248,7 +254,9 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
             .checked_mul(block_bytes)
             .ok_or_else(|| GgufError(format!("{what} is too large")))?;
         if offset % alignment != 0 {
-            return bad(format!("{what}: data offset {offset} is not aligned to {alignment}"));
+            return bad(format!(
+                "{what}: data offset {offset} is not aligned to {alignment}"
+            ));
         }
         if tensors.iter().any(|t: &TensorInfo| t.name == name) {
             return bad(format!("{what} appears twice"));
@@ -327,7 +335,12 @@ mod tests {
     #[test]
     fn garbage_and_wrong_magic_are_named() {
         assert!(parse(b"").unwrap_err().0.contains("empty"));
-        assert!(parse(b"hello world, not gguf").unwrap_err().0.contains("magic"));
+        assert!(
+            parse(b"hello world, not gguf")
+                .unwrap_err()
+                .0
+                .contains("magic")
+        );
         let mut b = tiny_bytes();
         b[4] = 99;
         assert!(parse(&b).unwrap_err().0.contains("version 99"));

@@ -55,7 +55,10 @@ pub fn document(seed: u64) -> Document {
     let n_embd_kv = head_dim * N_HEAD_KV;
     let u32v = |x: u64| Value::U32(x as u32);
     let metadata = vec![
-        ("general.architecture".to_string(), Value::String("llama".into())),
+        (
+            "general.architecture".to_string(),
+            Value::String("llama".into()),
+        ),
         ("general.name".into(), Value::String("tpsbench-tiny".into())),
         ("general.file_type".into(), Value::U32(0)),
         ("llama.context_length".into(), Value::U32(N_CTX_TRAIN)),
@@ -66,7 +69,10 @@ pub fn document(seed: u64) -> Document {
         ("llama.attention.head_count_kv".into(), u32v(N_HEAD_KV)),
         ("llama.rope.dimension_count".into(), u32v(head_dim)),
         ("llama.rope.freq_base".into(), Value::F32(10000.0)),
-        ("llama.attention.layer_norm_rms_epsilon".into(), Value::F32(1e-5)),
+        (
+            "llama.attention.layer_norm_rms_epsilon".into(),
+            Value::F32(1e-5),
+        ),
         ("llama.vocab_size".into(), u32v(n_vocab)),
         ("tokenizer.ggml.model".into(), Value::String("llama".into())),
         (
@@ -97,7 +103,10 @@ pub fn document(seed: u64) -> Document {
             name,
             dims,
             ggml_type: 0,
-            data: TensorData::RandomF32 { seed: next_seed, scale },
+            data: TensorData::RandomF32 {
+                seed: next_seed,
+                scale,
+            },
         }
     };
     let norm = |name: String| Tensor {
