@@ -114,6 +114,10 @@ pub enum Status {
 pub struct TestRecord {
     /// Unique id in the run, e.g. `SmolLM2-135M/Q4_1/pp512`.
     pub id: String,
+    /// Stable identity of what was measured: SHA-256 of the model file's SHA-256 and the
+    /// test configuration. Equal across runs and machines for the same model and test;
+    /// leaderboards deduplicate on (machine, identity).
+    pub identity: String,
     /// The model's name in models.toml.
     pub model: String,
     /// llama-bench's test name: `pp512`, `tg128`, `pp512 @ d1024`.
@@ -146,6 +150,17 @@ pub struct TestRecord {
     pub samples_ts: Vec<f64>,
 }
 
+/// The identity of a test: hex SHA-256 over the model's SHA-256 and the canonical JSON of
+/// the configuration (field order fixed by the struct), so it is stable across runs.
+pub fn test_identity(model_sha256: &str, params: &TestParams) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(model_sha256.as_bytes());
+    h.update(b"\n");
+    h.update(serde_json::to_vec(params).expect("params serialize"));
+    format!("{:x}", h.finalize())
+}
+
 impl TestRecord {
     /// Fills the figures from raw samples.
     pub fn set_samples(&mut self, samples_ns: Vec<u64>) {
@@ -164,5 +179,22 @@ impl TestRecord {
     pub fn fail(&mut self, error: impl Into<String>) {
         self.status = Status::Failed;
         self.error = Some(error.into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Axes;
+    use crate::plan::expand_axes;
+
+    #[test]
+    fn identity_is_stable_and_changes_with_model_or_configuration() {
+        let p = expand_axes(&Axes::llama_bench_defaults(2));
+        let a = test_identity("abc", &p[0]);
+        assert_eq!(a, test_identity("abc", &p[0].clone()));
+        assert_eq!(a.len(), 64);
+        assert_ne!(a, test_identity("abd", &p[0]));
+        assert_ne!(a, test_identity("abc", &p[1]));
     }
 }

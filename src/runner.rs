@@ -100,6 +100,7 @@ pub fn run_info(
 pub fn new_test_record(t: &PlannedTest, model: &ModelRecord, run: &RunInfo) -> TestRecord {
     TestRecord {
         id: t.id.clone(),
+        identity: crate::record::test_identity(&model.sha256, &t.params),
         model: model.name.clone(),
         test: t.params.name(),
         status: Status::Failed,

@@ -57,6 +57,7 @@ pub(crate) mod fixtures {
         };
         let mut ok = TestRecord {
             id: "m/Q4_1/pp512".into(),
+            identity: "0".repeat(64),
             model: "m".into(),
             test: "pp512".into(),
             status: Status::Ok,
