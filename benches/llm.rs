@@ -212,7 +212,11 @@ fn main() {
                     let n = calls.len().min(samples);
                     let measured: Vec<u64> =
                         calls[calls.len() - n..].iter().flatten().copied().collect();
-                    rec.set_samples(measured);
+                    rec.set_measurement(
+                        measured,
+                        tpsbench::stats::analysis::StopReason::Fixed,
+                        None,
+                    );
                 }
             }
             record.tests.push(rec);

@@ -48,6 +48,22 @@ pub struct Axes {
     pub type_v: Vec<String>,
 }
 
+impl RunSettings {
+    /// The stopping rule these settings describe.
+    pub fn policy(&self) -> crate::stats::analysis::StopPolicy {
+        use crate::stats::analysis::StopPolicy;
+        match self.ci_target {
+            None => StopPolicy::fixed(self.repetitions),
+            Some(t) => StopPolicy {
+                min_repetitions: self.repetitions,
+                ci_target: Some(t),
+                max_repetitions: self.max_repetitions,
+                max_seconds: self.max_seconds,
+            },
+        }
+    }
+}
+
 impl Axes {
     /// llama-bench's defaults; `n_threads` defaults to the physical core count.
     pub fn llama_bench_defaults(physical_cores: u32) -> Self {
@@ -71,8 +87,13 @@ impl Axes {
 pub struct RunSettings {
     /// Untimed warmup passes before the repetitions (llama-bench: 1).
     pub warmup: u32,
-    /// Timed repetitions per test (llama-bench: 5).
+    /// Timed repetitions per test (llama-bench: 5); the minimum when `ci_target` is set.
     pub repetitions: u32,
+    /// Adaptive stopping: repeat until the median's 95% CI is within ±`ci_target`
+    /// (0.01 = ±1%), up to `max_repetitions` or `max_seconds` of timed work per test.
+    pub ci_target: Option<f64>,
+    pub max_repetitions: u32,
+    pub max_seconds: f64,
     /// Seed of the random prompt tokens; recorded in the result.
     pub seed: u64,
 }
@@ -132,6 +153,9 @@ struct RawSweep {
     type_v: Axis,
     warmup: Axis,
     repetitions: Axis,
+    ci_target: Axis,
+    max_repetitions: Axis,
+    max_seconds: Axis,
     seed: Axis,
 }
 
@@ -191,6 +215,9 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, Conf
     let mut settings = RunSettings {
         warmup: 1,
         repetitions: 5,
+        ci_target: None,
+        max_repetitions: 50,
+        max_seconds: 60.0,
         seed: 42,
     };
     if let Some(s) = raw.sweep {
@@ -291,6 +318,23 @@ fn apply_settings(ctx: &Ctx, s: &RawSweep, out: &mut RunSettings) -> Result<(), 
     if let Some(v) = &s.seed {
         out.seed = scalar_int(ctx, "sweep.seed", v, 0, i64::MAX)? as u64;
     }
+    if let Some(v) = &s.ci_target {
+        out.ci_target = Some(scalar_float(ctx, "sweep.ci_target", v, 0.0001, 0.5)?);
+    }
+    if let Some(v) = &s.max_repetitions {
+        out.max_repetitions = scalar_int(ctx, "sweep.max_repetitions", v, 1, 100_000)? as u32;
+    }
+    if let Some(v) = &s.max_seconds {
+        out.max_seconds = scalar_float(ctx, "sweep.max_seconds", v, 0.001, 1e7)?;
+    }
+    if out.ci_target.is_some() && out.max_repetitions < out.repetitions {
+        let span = s.max_repetitions.as_ref().map(|v| v.span()).unwrap_or(0..0);
+        let msg = format!(
+            "max_repetitions ({}) is below repetitions ({})",
+            out.max_repetitions, out.repetitions
+        );
+        return Err(ctx.err(span, "sweep.max_repetitions", msg));
+    }
     Ok(())
 }
 
@@ -387,6 +431,34 @@ fn scalar_int(
         return Err(ctx.err(v.span(), key, "expected a single integer, not a list"));
     }
     int_value(v.get_ref(), min, max).map_err(|m| ctx.err(v.span(), key, m))
+}
+
+fn scalar_float(
+    ctx: &Ctx,
+    key: &str,
+    v: &Spanned<toml::Value>,
+    min: f64,
+    max: f64,
+) -> Result<f64, ConfigError> {
+    let x = match v.get_ref() {
+        toml::Value::Float(f) => *f,
+        toml::Value::Integer(i) => *i as f64,
+        other => {
+            return Err(ctx.err(
+                v.span(),
+                key,
+                format!("expected a number, got {}", other.type_str()),
+            ));
+        }
+    };
+    if !(min..=max).contains(&x) {
+        return Err(ctx.err(
+            v.span(),
+            key,
+            format!("{x} is out of range: must be between {min} and {max}"),
+        ));
+    }
+    Ok(x)
 }
 
 fn int_value(x: &toml::Value, min: i64, max: i64) -> Result<i64, String> {

@@ -143,3 +143,22 @@ fn missing_file_is_a_clear_error() {
         "{e}"
     );
 }
+
+#[test]
+fn adaptive_settings_parse_and_are_checked() {
+    let c = parse_str("[sweep]\nci_target = 0.02\nmax_repetitions = 30\nmax_seconds = 20\n[[model]]\nname='a'\npath='a'\n").unwrap();
+    assert_eq!(c.settings.ci_target, Some(0.02));
+    assert_eq!(c.settings.policy().max_repetitions, 30);
+    assert_eq!(c.settings.policy().max_seconds, 20.0);
+    assert_eq!(
+        parse_str(MINIMAL).unwrap().settings.policy().ci_target,
+        None
+    );
+    let e = err_of("[sweep]\nci_target = 'tight'\n[[model]]\nname='a'\npath='a'\n");
+    assert_eq!(e.key.as_deref(), Some("sweep.ci_target"));
+    let e = err_of(
+        "[sweep]\nci_target = 0.01\nrepetitions = 10\nmax_repetitions = 5\n[[model]]\nname='a'\npath='a'\n",
+    );
+    assert_eq!(e.key.as_deref(), Some("sweep.max_repetitions"));
+    assert_eq!(e.line, Some(4));
+}

@@ -148,6 +148,9 @@ pub struct TestRecord {
     /// Raw repetition times and rates, in run order.
     pub samples_ns: Vec<u64>,
     pub samples_ts: Vec<f64>,
+    /// Confidence intervals, outliers, steadiness and why repetition stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stats: Option<crate::stats::analysis::TestStats>,
 }
 
 /// The identity of a test: hex SHA-256 over the model's SHA-256 and the canonical JSON of
@@ -162,6 +165,22 @@ pub fn test_identity(model_sha256: &str, params: &TestParams) -> String {
 }
 
 impl TestRecord {
+    /// Fills the figures and the analysis from raw samples.
+    pub fn set_measurement(
+        &mut self,
+        samples_ns: Vec<u64>,
+        stop: crate::stats::analysis::StopReason,
+        ci_target: Option<f64>,
+    ) {
+        self.set_samples(samples_ns);
+        self.stats = Some(crate::stats::analysis::analyse(
+            &self.samples_ts,
+            stop,
+            ci_target,
+            self.seed,
+        ));
+    }
+
     /// Fills the figures from raw samples.
     pub fn set_samples(&mut self, samples_ns: Vec<u64>) {
         let s = crate::stats::summarize(self.params.n_tokens(), &samples_ns);

@@ -14,6 +14,7 @@ use crate::plan::{self, PlannedTest, TestParams};
 use crate::progress::{Progress, eta};
 use crate::record::{ModelRecord, RunInfo, RunRecord, SCHEMA_VERSION, Status, TestRecord};
 use crate::results;
+use crate::stats::analysis::StopReason;
 use crate::system;
 
 /// What to run and where to write it.
@@ -122,6 +123,7 @@ pub fn new_test_record(t: &PlannedTest, model: &ModelRecord, run: &RunInfo) -> T
         median_ts: None,
         samples_ns: Vec::new(),
         samples_ts: Vec::new(),
+        stats: None,
     }
 }
 
@@ -214,7 +216,7 @@ pub fn run(
             (None, None) => Err("model not loaded".into()),
         };
         match result {
-            Ok(samples) => rec.set_samples(samples),
+            Ok((samples, stop)) => rec.set_measurement(samples, stop, settings.ci_target),
             Err(e) => rec.fail(e),
         }
         let line = match (rec.status, rec.avg_ts, rec.stddev_ts) {
@@ -255,14 +257,14 @@ pub fn run(
     })
 }
 
-/// Measures one test on a fresh context.
+/// Measures one test on a fresh context, repeating as the settings' stopping rule says.
 pub fn measure(
     engine: &dyn Engine,
     model: &dyn Model,
     params: &TestParams,
     settings: crate::config::RunSettings,
     progress: &mut dyn Progress,
-) -> Result<Vec<u64>, String> {
+) -> Result<(Vec<u64>, StopReason), String> {
     if params.n_ctx() > model.info().n_ctx_train && model.info().n_ctx_train > 0 {
         return Err(format!(
             "the test needs a context of {} tokens but the model was trained for {}",
@@ -278,12 +280,22 @@ pub fn measure(
         settings.seed,
         settings.warmup,
     )?;
-    let mut samples = Vec::with_capacity(settings.repetitions as usize);
-    for r in 0..settings.repetitions {
-        progress.repetition(r, settings.repetitions);
-        samples.push(test.repetition(engine)?);
+    let policy = settings.policy();
+    let mut samples = Vec::with_capacity(policy.min_repetitions as usize);
+    let mut rates = Vec::with_capacity(policy.min_repetitions as usize);
+    loop {
+        progress.repetition(
+            samples.len() as u32,
+            policy.min_repetitions.max(samples.len() as u32 + 1),
+        );
+        let ns = test.repetition(engine)?;
+        samples.push(ns);
+        rates.push(params.n_tokens() as f64 * 1e9 / ns.max(1) as f64);
+        let elapsed = samples.iter().sum::<u64>() as f64 * 1e-9;
+        if let Some(reason) = policy.should_stop(&rates, elapsed, settings.seed) {
+            return Ok((samples, reason));
+        }
     }
-    Ok(samples)
 }
 
 #[cfg(test)]

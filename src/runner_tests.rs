@@ -141,3 +141,66 @@ fn filters_select_tests_by_id_and_an_empty_selection_is_an_error() {
     o.filters = vec!["nothing".into()];
     assert!(run(&e, fixtures::run().run, &o, &mut NoProgress).is_err());
 }
+
+#[test]
+fn adaptive_stopping_ends_on_precision_or_on_the_maximum_and_says_why() {
+    use crate::stats::analysis::StopReason;
+    let (dir, cfg) = setup(
+        "n_prompt=64\nn_gen=0\nrepetitions=3\nci_target=0.01\nmax_repetitions=12",
+        "",
+    );
+    // Deterministic costs: the interval is zero-width after the minimum.
+    let e = MockEngine::new(1_000_000, 1_000_000);
+    let out = run(
+        &e,
+        fixtures::run().run,
+        &opts(cfg.clone(), dir.path()),
+        &mut NoProgress,
+    )
+    .unwrap();
+    let st = out.record.tests[0].stats.as_ref().unwrap();
+    assert_eq!(st.stop_reason, StopReason::Precision);
+    assert_eq!(out.record.tests[0].samples_ns.len(), 3);
+    // Noise of up to 50% of a repetition: the 1% target cannot be met in 12 repetitions.
+    let mut noisy = MockEngine::new(1_000_000, 1_000_000);
+    noisy.jitter_ns = 32_000_000;
+    let out = run(
+        &noisy,
+        fixtures::run().run,
+        &opts(cfg, dir.path()),
+        &mut NoProgress,
+    )
+    .unwrap();
+    let t = &out.record.tests[0];
+    assert_eq!(
+        t.stats.as_ref().unwrap().stop_reason,
+        StopReason::MaxRepetitions
+    );
+    assert_eq!(t.samples_ns.len(), 12);
+    assert!(
+        t.stats
+            .as_ref()
+            .unwrap()
+            .flags
+            .contains(&"imprecise".to_string())
+    );
+}
+
+#[test]
+fn fixed_repetitions_record_the_fixed_stop_reason_and_intervals() {
+    let (dir, cfg) = setup("n_prompt=64\nn_gen=0\nrepetitions=4", "");
+    let mut e = MockEngine::new(1_000_000, 1_000_000);
+    e.jitter_ns = 1_000_000;
+    let out = run(
+        &e,
+        fixtures::run().run,
+        &opts(cfg, dir.path()),
+        &mut NoProgress,
+    )
+    .unwrap();
+    let t = &out.record.tests[0];
+    let st = t.stats.as_ref().unwrap();
+    assert_eq!(st.stop_reason, crate::stats::analysis::StopReason::Fixed);
+    assert_eq!(t.samples_ns.len(), 4);
+    assert!(st.median_ci.lo <= t.median_ts.unwrap() && t.median_ts.unwrap() <= st.median_ci.hi);
+}

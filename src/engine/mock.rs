@@ -25,6 +25,9 @@ pub struct MockEngine {
     pub gen_ns: u64,
     /// Tests whose n_ctx exceeds this fail to get a context ("out of memory").
     pub max_ctx: u32,
+    /// Each decode call costs up to this many extra ns, drawn from a seeded generator.
+    pub jitter_ns: u64,
+    jitter: RefCell<crate::gguf::writer::SplitMix64>,
     pub log: Rc<RefCell<Log>>,
 }
 
@@ -35,6 +38,8 @@ impl MockEngine {
             prompt_ns,
             gen_ns,
             max_ctx: u32::MAX,
+            jitter_ns: 0,
+            jitter: RefCell::new(crate::gguf::writer::SplitMix64(7)),
             log: Rc::default(),
         }
     }
@@ -104,7 +109,11 @@ impl MockSession<'_> {
         }
         self.pos += n;
         let c = &self.engine.clock;
-        c.set(c.get() + n as u64 * ns_per_token);
+        let jitter = match self.engine.jitter_ns {
+            0 => 0,
+            j => self.engine.jitter.borrow_mut().next_u64() % j,
+        };
+        c.set(c.get() + n as u64 * ns_per_token + jitter);
         let mut log = self.engine.log.borrow_mut();
         log.decoded_tokens += n as u64;
         log.decode_calls += 1;

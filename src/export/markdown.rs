@@ -52,6 +52,12 @@ impl Exporter for Markdown {
         header.push("threads");
         header.extend(shown.iter().map(|c| c.0));
         header.extend(["test", "t/s"]);
+        let any_flags = tests
+            .iter()
+            .any(|t| t.stats.as_ref().is_some_and(|s| !s.flags.is_empty()));
+        if any_flags {
+            header.push("notes");
+        }
         let mut rows = vec![header.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
         for t in tests {
             let mut row = vec![
@@ -67,6 +73,14 @@ impl Exporter for Markdown {
             row.extend(shown.iter().map(|c| (c.1)(&t.params)));
             row.push(t.test.clone());
             row.push(rate(t));
+            if any_flags {
+                row.push(
+                    t.stats
+                        .as_ref()
+                        .map(|s| s.flags.join(", "))
+                        .unwrap_or_default(),
+                );
+            }
             rows.push(row);
         }
         table(&rows).into_bytes()

@@ -79,6 +79,7 @@ pub(crate) mod fixtures {
             median_ts: None,
             samples_ns: vec![],
             samples_ts: vec![],
+            stats: None,
         };
         ok.set_samples(vec![1_000_000_000, 1_024_000_000]);
         let mut failed = ok.clone();

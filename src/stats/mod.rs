@@ -1,4 +1,12 @@
-//! Pure summary statistics over raw samples. No I/O, no engine: unit-tested in isolation.
+//! Pure statistics over raw samples. No I/O, no engine: unit-tested in isolation.
+//! `bootstrap` (seeded confidence intervals), `outliers` (Tukey fences), `steady`
+//! (warmup drift and trend), `compare` (A/B verdicts), `analysis` (what a test reports).
+
+pub mod analysis;
+pub mod bootstrap;
+pub mod compare;
+pub mod outliers;
+pub mod steady;
 
 /// Arithmetic mean; 0 for an empty slice (callers never report an empty test as ok).
 pub fn mean(xs: &[f64]) -> f64 {

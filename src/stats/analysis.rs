@@ -1,0 +1,172 @@
+//! What a finished test reports beyond llama-bench's mean ± sd, and when an adaptive test
+//! may stop repeating.
+
+use super::bootstrap::{Interval, mean_ci, median_ci};
+use super::outliers::{Outliers, classify};
+use super::steady::{Steadiness, check};
+use super::{mean, median, stddev};
+
+/// Why a test stopped repeating.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The fixed repetition count was reached (llama-bench's mode).
+    Fixed,
+    /// The median's confidence interval became narrower than the target.
+    Precision,
+    /// The maximum repetition count was reached before the target.
+    MaxRepetitions,
+    /// The time budget was spent before the target.
+    MaxTime,
+}
+
+/// When to stop repeating a test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StopPolicy {
+    /// Repetitions always run (the fixed count when `ci_target` is None).
+    pub min_repetitions: u32,
+    /// Relative half-width of the median's 95% CI to reach (0.01 = ±1%); None = fixed.
+    pub ci_target: Option<f64>,
+    pub max_repetitions: u32,
+    /// Budget of timed repetition time per test, in seconds.
+    pub max_seconds: f64,
+}
+
+impl StopPolicy {
+    pub fn fixed(repetitions: u32) -> Self {
+        StopPolicy {
+            min_repetitions: repetitions,
+            ci_target: None,
+            max_repetitions: repetitions,
+            max_seconds: f64::INFINITY,
+        }
+    }
+
+    /// Whether to stop after these per-repetition rates, spending `elapsed_s` so far.
+    pub fn should_stop(&self, rates: &[f64], elapsed_s: f64, seed: u64) -> Option<StopReason> {
+        let n = rates.len() as u32;
+        let Some(target) = self.ci_target else {
+            return (n >= self.min_repetitions).then_some(StopReason::Fixed);
+        };
+        if n >= self.min_repetitions && n >= 3 {
+            let ci = median_ci(rates, seed);
+            if ci.relative_half_width(median(rates)) <= target {
+                return Some(StopReason::Precision);
+            }
+        }
+        if n >= self.max_repetitions {
+            return Some(StopReason::MaxRepetitions);
+        }
+        if n >= self.min_repetitions && elapsed_s >= self.max_seconds {
+            return Some(StopReason::MaxTime);
+        }
+        None
+    }
+}
+
+/// Statistics of a test's per-repetition tokens/s.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TestStats {
+    /// Coefficient of variation: sample sd / mean.
+    pub cv: f64,
+    /// Bootstrap 95% intervals (seeded) of the mean and median t/s.
+    pub mean_ci: Interval,
+    pub median_ci: Interval,
+    /// Half-width of `median_ci` relative to the median (0.01 = ±1%).
+    pub median_ci_rel: f64,
+    pub outliers: Outliers,
+    pub steadiness: Steadiness,
+    pub stop_reason: StopReason,
+    /// Short warnings for tables: "warmup_drift", "trend", "outliers", "imprecise".
+    pub flags: Vec<String>,
+}
+
+/// Analyses per-repetition rates; `target` is the precision the test aimed for, if any.
+pub fn analyse(
+    rates: &[f64],
+    stop_reason: StopReason,
+    target: Option<f64>,
+    seed: u64,
+) -> TestStats {
+    let m = mean(rates);
+    let med = median(rates);
+    let median_ci = median_ci(rates, seed);
+    let steadiness = check(rates);
+    let outliers = classify(rates);
+    let median_ci_rel = median_ci.relative_half_width(med);
+    let mut flags = Vec::new();
+    if steadiness.warmup_drift {
+        flags.push("warmup_drift".to_string());
+    }
+    if steadiness.trending {
+        flags.push("trend".to_string());
+    }
+    if outliers.low_severe + outliers.high_severe > 0 {
+        flags.push("outliers".to_string());
+    }
+    if target.is_some_and(|t| median_ci_rel > t) {
+        flags.push("imprecise".to_string());
+    }
+    TestStats {
+        cv: if m > 0.0 { stddev(rates) / m } else { 0.0 },
+        mean_ci: mean_ci(rates, seed),
+        median_ci,
+        median_ci_rel,
+        outliers,
+        steadiness,
+        stop_reason,
+        flags,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_policy_stops_exactly_at_the_count() {
+        let p = StopPolicy::fixed(5);
+        assert_eq!(p.should_stop(&[1.0; 4], 0.0, 1), None);
+        assert_eq!(p.should_stop(&[1.0; 5], 0.0, 1), Some(StopReason::Fixed));
+    }
+
+    #[test]
+    fn adaptive_policy_stops_on_precision_count_or_time() {
+        let p = StopPolicy {
+            min_repetitions: 5,
+            ci_target: Some(0.01),
+            max_repetitions: 8,
+            max_seconds: 10.0,
+        };
+        let tight = [100.0, 100.1, 99.9, 100.0, 100.05];
+        assert_eq!(p.should_stop(&tight, 1.0, 1), Some(StopReason::Precision));
+        let wide = [80.0, 120.0, 90.0, 110.0, 100.0];
+        assert_eq!(p.should_stop(&wide, 1.0, 1), None);
+        assert_eq!(p.should_stop(&wide, 11.0, 1), Some(StopReason::MaxTime));
+        let wide8 = [80.0, 120.0, 90.0, 110.0, 100.0, 85.0, 115.0, 95.0];
+        assert_eq!(
+            p.should_stop(&wide8, 1.0, 1),
+            Some(StopReason::MaxRepetitions)
+        );
+        assert_eq!(p.should_stop(&tight[..3], 100.0, 1), None, "minimum first");
+    }
+
+    #[test]
+    fn analysis_flags_what_it_finds() {
+        let drift = [
+            70.0, 100.0, 100.5, 99.5, 100.2, 99.8, 100.1, 100.0, 99.9, 100.3,
+        ];
+        let s = analyse(&drift, StopReason::Fixed, Some(0.001), 1);
+        assert!(s.flags.contains(&"warmup_drift".to_string()), "{s:?}");
+        assert!(s.flags.contains(&"outliers".to_string()), "{s:?}");
+        assert!(s.median_ci.contains(median(&drift)));
+        let clean = analyse(
+            &[100.0, 100.2, 99.8, 100.1, 99.9],
+            StopReason::Precision,
+            Some(0.01),
+            1,
+        );
+        assert!(clean.flags.is_empty(), "{clean:?}");
+        assert!(clean.cv > 0.0 && clean.cv < 0.01);
+    }
+}
