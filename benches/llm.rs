@@ -16,6 +16,9 @@
 //! | `TPSBENCH_RESULTS_DIR`      | `results`     | where the result JSON goes               |
 //!
 //! Example: `TPSBENCH_SAMPLES=20 cargo bench --bench llm -- SmolLM2-135M/Q4_1/tg128`
+//!
+//! Baselines as criterion: `cargo bench --bench llm -- --save-baseline main`, later
+//! `cargo bench --bench llm -- --baseline main` (exits 1 on a significant regression).
 
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -72,6 +75,18 @@ fn filters() -> Vec<String> {
         out.push(a.clone());
     }
     out
+}
+
+/// The value after a `--flag VALUE` or `--flag=VALUE` argument.
+fn arg_value(flag: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().enumerate().find_map(|(i, a)| {
+        if a == flag {
+            args.get(i + 1).cloned()
+        } else {
+            a.strip_prefix(&format!("{flag}=")).map(str::to_string)
+        }
+    })
 }
 
 fn main() {
@@ -242,7 +257,36 @@ fn main() {
         Err(e) => eprintln!("error: {e}"),
     }
     c.final_summary();
+    let mut code = 0;
     if record.tests.iter().any(|t| t.status == Status::Failed) {
-        std::process::exit(1);
+        code = 1;
     }
+    // criterion's --save-baseline / --baseline also name tpsbench baselines (same names,
+    // in target/tpsbench/baselines), so `tpsbench compare` can read what cargo bench saved.
+    let dir = PathBuf::from(tpsbench::compare::BASELINE_DIR);
+    if let Some(name) = arg_value("--save-baseline") {
+        match tpsbench::compare::save_baseline(&record, &name, &dir) {
+            Ok(p) => eprintln!("tpsbench baseline {name:?} saved to {}", p.display()),
+            Err(e) => eprintln!("error: {e}"),
+        }
+    }
+    if let Some(name) = arg_value("--baseline") {
+        match tpsbench::compare::load_side(&name, &dir) {
+            Ok(base) => {
+                let this = tpsbench::compare::side_of_run("this run", &record);
+                let report =
+                    tpsbench::compare::compare_sides(&base, &this, &[], Default::default());
+                eprint!(
+                    "\n{}",
+                    report.to_markdown(&format!("baseline {name}"), "this run")
+                );
+                if !report.regressions(0.05).is_empty() {
+                    eprintln!("error: significant regression against baseline {name:?}");
+                    code = 1;
+                }
+            }
+            Err(e) => eprintln!("error: {e}"),
+        }
+    }
+    std::process::exit(code);
 }

@@ -12,7 +12,7 @@ use crate::export::{Format, exporter};
 use crate::gguf::{tiny, writer::write_gguf};
 use crate::progress::StderrProgress;
 use crate::runner::{self, RunOptions};
-use crate::{config, system};
+use crate::{compare, config, system};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -52,6 +52,42 @@ pub enum Command {
         /// Show llama.cpp's own log on stderr.
         #[arg(long, short)]
         verbose: bool,
+        /// Save this run as a named baseline (as criterion's --save-baseline).
+        #[arg(long, value_name = "NAME")]
+        save_baseline: Option<String>,
+        /// Compare this run with a named baseline; exit 1 on a significant regression.
+        #[arg(long, value_name = "NAME")]
+        baseline: Option<String>,
+        /// Where named baselines live.
+        #[arg(long, default_value = crate::compare::BASELINE_DIR)]
+        baseline_dir: PathBuf,
+    },
+    /// Compare two result sets: files, directories of result files, or baseline names.
+    ///
+    /// Tests are joined on the model file and every parameter; a parameter that takes one
+    /// value in A and another in B (e.g. n_threads 1 vs 2) is what is compared. Each pair
+    /// gets median(B)/median(A) with a bootstrap 95% interval and a Mann-Whitney test.
+    /// Exit code 1 when a regression beyond --fail-threshold is significant.
+    ///
+    /// Example: tpsbench compare results/old.json results/new.json --fail-threshold 0.03
+    Compare {
+        a: String,
+        b: String,
+        /// Significance level.
+        #[arg(long, default_value_t = 0.05)]
+        alpha: f64,
+        /// Changes smaller than this fraction are "no change" even when significant.
+        #[arg(long, default_value_t = 0.01)]
+        noise: f64,
+        /// A significant slowdown beyond this fraction fails (exit 1).
+        #[arg(long, default_value_t = 0.05)]
+        fail_threshold: f64,
+        /// Also leave these properties out of the join (e.g. n_batch).
+        #[arg(long)]
+        ignore: Vec<String>,
+        /// Where named baselines live.
+        #[arg(long, default_value = crate::compare::BASELINE_DIR)]
+        baseline_dir: PathBuf,
     },
     /// Show the machine, the llama.cpp build and the devices llama.cpp sees.
     ///
@@ -89,14 +125,35 @@ pub fn main() -> Result<i32> {
             no_save,
             quiet,
             verbose,
-        } => run(
-            config,
-            filter,
-            output,
-            (!no_save).then_some(results_dir),
-            quiet,
-            verbose,
-        ),
+            save_baseline,
+            baseline,
+            baseline_dir,
+        } => {
+            let baselines = Baselines {
+                save: save_baseline,
+                compare: baseline,
+                dir: baseline_dir,
+            };
+            let results_dir = (!no_save).then_some(results_dir);
+            run(
+                config,
+                filter,
+                output,
+                results_dir,
+                quiet,
+                verbose,
+                baselines,
+            )
+        }
+        Command::Compare {
+            a,
+            b,
+            alpha,
+            noise,
+            fail_threshold,
+            ignore,
+            baseline_dir,
+        } => compare_cmd(&a, &b, alpha, noise, fail_threshold, &ignore, &baseline_dir),
         Command::Info { json } => info(json),
         Command::Synth {
             output,
@@ -106,6 +163,49 @@ pub fn main() -> Result<i32> {
     }
 }
 
+/// Baseline options of `tpsbench run`.
+pub struct Baselines {
+    pub save: Option<String>,
+    pub compare: Option<String>,
+    pub dir: PathBuf,
+}
+
+fn compare_cmd(
+    a: &str,
+    b: &str,
+    alpha: f64,
+    noise: f64,
+    fail: f64,
+    ignore: &[String],
+    dir: &std::path::Path,
+) -> Result<i32> {
+    if ![alpha, noise, fail].iter().all(|x| (0.0..1.0).contains(x)) {
+        bail!("--alpha, --noise and --fail-threshold are fractions between 0 and 1");
+    }
+    let sa = compare::load_side(a, dir).map_err(anyhow::Error::msg)?;
+    let sb = compare::load_side(b, dir).map_err(anyhow::Error::msg)?;
+    let settings = crate::stats::compare::Settings {
+        alpha,
+        noise,
+        ..Default::default()
+    };
+    let report = compare::compare_sides(&sa, &sb, ignore, settings);
+    if report.rows.is_empty() {
+        bail!("no test of {a} matches a test of {b} (try --ignore with the property that differs)");
+    }
+    print!("{}", report.to_markdown(a, b));
+    let regressions = report.regressions(fail);
+    if !regressions.is_empty() {
+        eprintln!(
+            "error: {} significant regression(s) beyond {:.1}%",
+            regressions.len(),
+            fail * 100.0
+        );
+        return Ok(1);
+    }
+    Ok(0)
+}
+
 fn run(
     config: PathBuf,
     filters: Vec<String>,
@@ -113,8 +213,14 @@ fn run(
     results_dir: Option<PathBuf>,
     quiet: bool,
     verbose: bool,
+    baselines: Baselines,
 ) -> Result<i32> {
     let cfg = config::load(&config, system::physical_cores())?;
+    // A missing baseline is found before hours of measurement, not after.
+    let base = match &baselines.compare {
+        Some(name) => Some(compare::load_side(name, &baselines.dir).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
     let engine = LlamaEngine::new(verbose).map_err(anyhow::Error::msg)?;
     let mut progress = StderrProgress::new(quiet);
     let missing = system::missing_simd(&llama::cpu_features());
@@ -146,15 +252,34 @@ fn run(
             eprintln!("results written to {}", p.display());
         }
     }
+    if let Some(name) = &baselines.save {
+        let p = compare::save_baseline(&out.record, name, &baselines.dir)
+            .map_err(anyhow::Error::msg)?;
+        eprintln!("baseline {name:?} saved to {}", p.display());
+    }
+    let mut code = 0;
     if out.failed > 0 {
         eprintln!(
             "error: {} of {} tests failed (see the errors above and in the result file)",
             out.failed,
             out.record.tests.len()
         );
-        return Ok(1);
+        code = 1;
     }
-    Ok(0)
+    if let (Some(base), Some(name)) = (base, &baselines.compare) {
+        // As criterion: the change against the baseline, on stderr (stdout has --output).
+        let this = compare::side_of_run("this run", &out.record);
+        let report = compare::compare_sides(&base, &this, &[], Default::default());
+        eprint!(
+            "\n{}",
+            report.to_markdown(&format!("baseline {name}"), "this run")
+        );
+        if !report.regressions(0.05).is_empty() {
+            eprintln!("error: significant regression against baseline {name:?}");
+            code = 1;
+        }
+    }
+    Ok(code)
 }
 
 fn info(json: bool) -> Result<i32> {

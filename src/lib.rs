@@ -5,6 +5,7 @@
 //! llama.cpp). `runner` ties them together; `cli` is the command line.
 
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod engine;
 pub mod export;

@@ -100,7 +100,7 @@ fn table(rows: &[Vec<String>]) -> String {
     let width: Vec<usize> = (0..n)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
-    let left = |c: usize| c == 0 || c == 3 || rows[0][c] == "test";
+    let left = |c: usize| c == 0 || c == 3 || matches!(rows[0][c].as_str(), "test" | "notes");
     let mut out = String::new();
     for (i, r) in rows.iter().enumerate() {
         out.push('|');

@@ -1,0 +1,65 @@
+use super::*;
+use crate::export::fixtures;
+
+fn side(label: &str, threads: u32, scale: f64) -> Side {
+    let run = fixtures::run();
+    let mut t = run.tests[0].clone();
+    t.params.n_threads = threads;
+    t.identity = format!("id-{threads}");
+    t.set_samples(vec![
+        1_000_000_000,
+        1_010_000_000,
+        990_000_000,
+        1_005_000_000,
+        995_000_000,
+    ]);
+    t.samples_ts = t.samples_ts.iter().map(|x| x * scale).collect();
+    Side {
+        label: label.into(),
+        tests: vec![("sha".into(), t)],
+    }
+}
+
+#[test]
+fn the_same_configuration_compares_as_no_change() {
+    let r = compare_sides(
+        &side("a", 2, 1.0),
+        &side("b", 2, 1.0),
+        &[],
+        Settings::default(),
+    );
+    assert_eq!(r.rows.len(), 1);
+    assert!(r.varied.is_empty());
+    assert_eq!(r.rows[0].comparison.verdict, Verdict::NoChange);
+    assert!(r.regressions(0.05).is_empty());
+}
+
+#[test]
+fn a_property_that_differs_wholesale_is_what_gets_compared() {
+    let r = compare_sides(
+        &side("a", 2, 1.0),
+        &side("b", 1, 0.6),
+        &[],
+        Settings::default(),
+    );
+    assert_eq!(
+        r.varied,
+        vec![("n_threads".to_string(), "2".to_string(), "1".to_string())]
+    );
+    assert_eq!(r.rows.len(), 1);
+    assert_eq!(r.rows[0].comparison.verdict, Verdict::Slower);
+    assert_eq!(r.regressions(0.05).len(), 1);
+    assert!(r.to_markdown("a", "b").contains("SLOWER"));
+}
+
+#[test]
+fn baselines_are_saved_and_found_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = fixtures::run();
+    save_baseline(&run, "main", dir.path()).unwrap();
+    let s = load_side("main", dir.path()).unwrap();
+    assert_eq!(s.tests.len(), 1, "failed tests are left out");
+    assert!(save_baseline(&run, "../x", dir.path()).is_err());
+    let e = load_side("nothing-here", dir.path()).err().unwrap();
+    assert!(e.contains("no baseline named"), "{e}");
+}
