@@ -52,6 +52,18 @@ pub enum Command {
         /// Show llama.cpp's own log on stderr.
         #[arg(long, short)]
         verbose: bool,
+        /// Continue an interrupted run in this result file, skipping the tests it holds.
+        ///
+        /// Example: tpsbench run --resume results/20261130T030424Z-vm.json
+        #[arg(long, value_name = "FILE", conflicts_with = "no_save")]
+        resume: Option<PathBuf>,
+        /// Run each model in a child process, so a crash in llama.cpp loses only that
+        /// model's current test.
+        #[arg(long, conflicts_with_all = ["resume", "no_save"])]
+        isolate: bool,
+        /// Run only this model (what --isolate children are given).
+        #[arg(long, hide = true)]
+        only_model: Option<String>,
         /// Save this run as a named baseline (as criterion's --save-baseline).
         #[arg(long, value_name = "NAME")]
         save_baseline: Option<String>,
@@ -125,6 +137,9 @@ pub fn main() -> Result<i32> {
             no_save,
             quiet,
             verbose,
+            resume,
+            isolate,
+            only_model,
             save_baseline,
             baseline,
             baseline_dir,
@@ -134,16 +149,15 @@ pub fn main() -> Result<i32> {
                 compare: baseline,
                 dir: baseline_dir,
             };
-            let results_dir = (!no_save).then_some(results_dir);
-            run(
-                config,
-                filter,
-                output,
-                results_dir,
+            let how = RunMode {
+                results_dir: (!no_save).then_some(results_dir),
+                resume,
+                isolate,
+                only_model,
                 quiet,
                 verbose,
-                baselines,
-            )
+            };
+            run(config, filter, output, how, baselines)
         }
         Command::Compare {
             a,
@@ -206,15 +220,46 @@ fn compare_cmd(
     Ok(0)
 }
 
+/// How `tpsbench run` runs and where it writes.
+pub struct RunMode {
+    pub results_dir: Option<PathBuf>,
+    pub resume: Option<PathBuf>,
+    pub isolate: bool,
+    pub only_model: Option<String>,
+    pub quiet: bool,
+    pub verbose: bool,
+}
+
+/// Ctrl-C once: stop after the current test, keeping everything; twice: stop now.
+fn install_interrupt() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            eprintln!("\ninterrupted again: exiting now");
+            std::process::exit(130);
+        }
+        eprintln!("\ninterrupt: stopping after the current test (Ctrl-C again to stop now)");
+    });
+    stop
+}
+
 fn run(
     config: PathBuf,
     filters: Vec<String>,
     output: Format,
-    results_dir: Option<PathBuf>,
-    quiet: bool,
-    verbose: bool,
+    how: RunMode,
     baselines: Baselines,
 ) -> Result<i32> {
+    let RunMode {
+        results_dir,
+        resume,
+        isolate,
+        only_model,
+        quiet,
+        verbose,
+    } = how;
     let cfg = config::load(&config, system::physical_cores())?;
     // A missing baseline is found before hours of measurement, not after.
     let base = match &baselines.compare {
@@ -237,13 +282,41 @@ fn run(
         llama::system_info(),
         llama::devices(),
     );
-    let opts = RunOptions {
-        config: cfg,
-        filters,
-        results_dir,
-        command: std::env::args().collect(),
+    let stop = install_interrupt();
+    let out = if isolate {
+        let dir = results_dir.unwrap_or_else(|| PathBuf::from("results"));
+        let child_args: Vec<String> = [quiet.then_some("--quiet"), verbose.then_some("--verbose")]
+            .into_iter()
+            .flatten()
+            .map(String::from)
+            .collect();
+        let (record, path) =
+            crate::isolate::run(&cfg, &config, &filters, info, &dir, &stop, &child_args)
+                .map_err(anyhow::Error::msg)?;
+        let failed = record
+            .tests
+            .iter()
+            .filter(|t| t.status == crate::record::Status::Failed)
+            .count();
+        let interrupted = stop.load(std::sync::atomic::Ordering::SeqCst);
+        runner::RunOutcome {
+            record,
+            path: Some(path),
+            failed,
+            interrupted,
+        }
+    } else {
+        let opts = RunOptions {
+            config: cfg,
+            filters,
+            results_dir,
+            command: std::env::args().collect(),
+            resume,
+            only_model,
+            stop: Some(stop.clone()),
+        };
+        runner::run(&engine, info, &opts, &mut progress).map_err(anyhow::Error::msg)?
     };
-    let out = runner::run(&engine, info, &opts, &mut progress).map_err(anyhow::Error::msg)?;
     std::io::stdout()
         .write_all(&exporter(output).render(&out.record))
         .context("writing to stdout")?;
@@ -258,6 +331,15 @@ fn run(
         eprintln!("baseline {name:?} saved to {}", p.display());
     }
     let mut code = 0;
+    if out.interrupted {
+        if let Some(p) = &out.path {
+            eprintln!(
+                "interrupted: continue with tpsbench run --resume {}",
+                p.display()
+            );
+        }
+        code = 130;
+    }
     if out.failed > 0 {
         eprintln!(
             "error: {} of {} tests failed (see the errors above and in the result file)",

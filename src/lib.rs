@@ -10,6 +10,7 @@ pub mod config;
 pub mod engine;
 pub mod export;
 pub mod gguf;
+pub mod isolate;
 pub mod measure;
 pub mod plan;
 pub mod progress;

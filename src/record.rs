@@ -79,6 +79,9 @@ pub struct RunInfo {
     pub warmup: u32,
     pub repetitions: u32,
     pub command: Vec<String>,
+    /// RFC 3339 times at which an interrupted run was resumed (`--resume`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed_at: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -24,12 +24,20 @@ pub struct RunOptions {
     /// Where the result file goes; `None` writes nothing (dry use from the library).
     pub results_dir: Option<PathBuf>,
     pub command: Vec<String>,
+    /// Continue the run in this result file, skipping the tests it holds.
+    pub resume: Option<PathBuf>,
+    /// Run only this model's tests (used by `--isolate` children).
+    pub only_model: Option<String>,
+    /// Set (by Ctrl-C) to stop after the current test.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 pub struct RunOutcome {
     pub record: RunRecord,
     pub path: Option<PathBuf>,
     pub failed: usize,
+    /// The run stopped early on request; the file can be resumed.
+    pub interrupted: bool,
 }
 
 /// Inspects a model file without llama.cpp: header check, size, hash, quantization.
@@ -94,6 +102,7 @@ pub fn run_info(
         warmup: config.settings.warmup,
         repetitions: config.settings.repetitions,
         command,
+        resumed_at: Vec::new(),
     }
 }
 
@@ -142,14 +151,67 @@ pub fn prepare(config: &Config, filters: &[String]) -> (Vec<ModelRecord>, Vec<Pl
     (models, tests)
 }
 
+/// Where a run writes, and what it already holds when resumed.
+struct Target {
+    path: Option<PathBuf>,
+    record: RunRecord,
+}
+
+/// A new result file, or the file of an interrupted run to continue (`--resume`).
+fn open_target(info: RunInfo, opts: &RunOptions) -> Result<Target, String> {
+    if let Some(p) = &opts.resume {
+        let mut record = results::read(p)?;
+        record.run.finished_at = None;
+        record.run.resumed_at.push(system::now_rfc3339());
+        return Ok(Target {
+            path: Some(p.clone()),
+            record,
+        });
+    }
+    let path = match &opts.results_dir {
+        Some(dir) => Some(results::new_result_path(dir, &info)?),
+        None => None,
+    };
+    let record = RunRecord {
+        schema_version: SCHEMA_VERSION,
+        run: info,
+        models: Vec::new(),
+        tests: Vec::new(),
+    };
+    Ok(Target { path, record })
+}
+
+/// The tests to run: the plan, less other models (`only_model`) and tests already in a
+/// resumed file (matched by identity, so a changed configuration is never mistaken for done).
+pub fn select(
+    config: &Config,
+    models: &[ModelRecord],
+    tests: Vec<PlannedTest>,
+    only_model: Option<&str>,
+    done: &RunRecord,
+) -> Vec<PlannedTest> {
+    tests
+        .into_iter()
+        .filter(|t| only_model.is_none_or(|m| config.models[t.model].name == m))
+        .filter(|t| {
+            let id = crate::record::test_identity(&models[t.model].sha256, &t.params);
+            let name = &config.models[t.model].name;
+            !done
+                .tests
+                .iter()
+                .any(|d| d.identity == id && &d.model == name)
+        })
+        .collect()
+}
+
 pub fn run(
     engine: &dyn Engine,
     info: RunInfo,
     opts: &RunOptions,
     progress: &mut dyn Progress,
 ) -> Result<RunOutcome, String> {
-    let (mut models, tests) = prepare(&opts.config, &opts.filters);
-    if tests.is_empty() {
+    let (mut models, planned) = prepare(&opts.config, &opts.filters);
+    if planned.is_empty() {
         return Err(format!("no test matches the filter {:?}", opts.filters));
     }
     // A file that is missing or not a valid GGUF is bad input: say so before hours of sweep,
@@ -158,56 +220,72 @@ pub fn run(
     let bad: Vec<String> = models
         .iter()
         .enumerate()
-        .filter(|(i, _)| tests.iter().any(|t| t.model == *i))
+        .filter(|(i, _)| planned.iter().any(|t| t.model == *i))
         .filter_map(|(_, m)| m.error.as_ref().map(|e| format!("model {:?}: {e}", m.name)))
         .collect();
     if !bad.is_empty() {
         return Err(bad.join("; "));
     }
-    let path = match &opts.results_dir {
-        Some(dir) => Some(results::new_result_path(dir, &info)?),
-        None => None,
-    };
-    let mut record = RunRecord {
-        schema_version: SCHEMA_VERSION,
-        run: info,
-        models: Vec::new(),
-        tests: Vec::new(),
-    };
+    let Target { path, mut record } = open_target(info, opts)?;
+    let tests = select(
+        &opts.config,
+        &models,
+        planned,
+        opts.only_model.as_deref(),
+        &record,
+    );
+    if opts.resume.is_some() {
+        progress.note(&format!(
+            "resuming: {} tests done, {} to run",
+            record.tests.len(),
+            tests.len()
+        ));
+    }
     let settings = opts.config.settings;
     let started = Instant::now();
     let mut done: Vec<(TestParams, Duration)> = Vec::new();
     let mut loaded: Option<(usize, i32, Box<dyn Model + '_>)> = None;
+    let mut interrupted = false;
 
     for (i, t) in tests.iter().enumerate() {
+        if opts
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
+        {
+            interrupted = true;
+            progress.note(&format!(
+                "interrupted: {} tests not run; continue with --resume",
+                tests.len() - i
+            ));
+            break;
+        }
         progress.test_started(i, tests.len(), &t.id);
+        fault_injection(&t.id);
         let test_start = Instant::now();
-        let mrec = &mut models[t.model];
-        let mut rec = new_test_record(t, mrec, &record.run);
-
         // Load the model when the model or a model-level parameter changes.
         let needs_load =
             !matches!(&loaded, Some((m, ngl, _)) if *m == t.model && *ngl == t.params.n_gpu_layers);
         if needs_load {
             loaded = None; // free the previous model first
-            if mrec.error.is_none() {
-                let load = LoadParams {
-                    n_gpu_layers: t.params.n_gpu_layers,
-                };
-                match engine.load(&opts.config.models[t.model].path, &load) {
-                    Ok(m) => {
-                        let mi = m.info();
-                        mrec.model_type = Some(mi.description.clone());
-                        mrec.model_size = Some(mi.size);
-                        mrec.model_n_params = Some(mi.n_params);
-                        loaded = Some((t.model, t.params.n_gpu_layers, m));
-                    }
-                    Err(e) => mrec.error = Some(e),
+            let load = LoadParams {
+                n_gpu_layers: t.params.n_gpu_layers,
+            };
+            let mrec = &mut models[t.model];
+            match engine.load(&opts.config.models[t.model].path, &load) {
+                Ok(m) => {
+                    let mi = m.info();
+                    mrec.model_type = Some(mi.description.clone());
+                    mrec.model_size = Some(mi.size);
+                    mrec.model_n_params = Some(mi.n_params);
+                    mrec.error = None;
+                    loaded = Some((t.model, t.params.n_gpu_layers, m));
                 }
+                Err(e) => mrec.error = Some(e),
             }
-            rec = new_test_record(t, mrec, &record.run);
         }
-
+        let mrec = &models[t.model];
+        let mut rec = new_test_record(t, mrec, &record.run);
         let result = match (&loaded, &mrec.error) {
             (Some((_, _, model)), None) => {
                 measure(engine, model.as_ref(), &t.params, settings, progress)
@@ -227,21 +305,17 @@ pub fn run(
         let remaining: Vec<&TestParams> = tests[i + 1..].iter().map(|x| &x.params).collect();
         progress.test_finished(&line, started.elapsed(), eta(&done, &remaining));
         record.tests.push(rec);
-        record.models = models
-            .iter()
-            .filter(|m| {
-                tests
-                    .iter()
-                    .any(|t| opts.config.models[t.model].name == m.name)
-            })
-            .cloned()
-            .collect();
+        merge_models(&mut record.models, &models, &record.tests);
+        // On disk before the next test starts.
         if let Some(p) = &path {
             results::write_atomic(p, &record)?;
         }
     }
     drop(loaded);
-    record.run.finished_at = Some(system::now_rfc3339());
+    merge_models(&mut record.models, &models, &record.tests);
+    if !interrupted {
+        record.run.finished_at = Some(system::now_rfc3339());
+    }
     if let Some(p) = &path {
         results::write_atomic(p, &record)?;
     }
@@ -254,7 +328,33 @@ pub fn run(
         record,
         path,
         failed,
+        interrupted,
     })
+}
+
+/// Test-only fault injection: `TPSBENCH_FAULT_ABORT_AT=<text>` aborts the process (as a
+/// crash inside llama.cpp would) when a test whose id contains the text starts. It lets the
+/// tests prove that `--isolate` and `--resume` lose nothing but the current test.
+fn fault_injection(id: &str) {
+    if std::env::var("TPSBENCH_FAULT_ABORT_AT").is_ok_and(|v| !v.is_empty() && id.contains(&v)) {
+        eprintln!("TPSBENCH_FAULT_ABORT_AT: aborting at {id}");
+        std::process::abort();
+    }
+}
+
+/// Keeps one entry per model that has tests in the record, newest facts first.
+fn merge_models(into: &mut Vec<ModelRecord>, fresh: &[ModelRecord], tests: &[TestRecord]) {
+    for m in fresh {
+        if !tests.iter().any(|t| t.model == m.name) {
+            continue;
+        }
+        match into.iter_mut().find(|x| x.name == m.name) {
+            // Keep facts learned by an earlier (resumed) process when this one did not load it.
+            Some(x) if m.model_type.is_none() => x.sha256.clone_from(&m.sha256),
+            Some(x) => *x = m.clone(),
+            None => into.push(m.clone()),
+        }
+    }
 }
 
 /// Measures one test on a fresh context, repeating as the settings' stopping rule says.

@@ -22,6 +22,9 @@ fn opts(cfg: Config, dir: &Path) -> RunOptions {
         filters: vec![],
         results_dir: Some(dir.join("results")),
         command: vec![],
+        resume: None,
+        only_model: None,
+        stop: None,
     }
 }
 
@@ -203,4 +206,50 @@ fn fixed_repetitions_record_the_fixed_stop_reason_and_intervals() {
     assert_eq!(st.stop_reason, crate::stats::analysis::StopReason::Fixed);
     assert_eq!(t.samples_ns.len(), 4);
     assert!(st.median_ci.lo <= t.median_ts.unwrap() && t.median_ts.unwrap() <= st.median_ci.hi);
+}
+
+#[test]
+fn resume_runs_only_the_tests_the_file_does_not_hold() {
+    let (dir, cfg) = setup("n_prompt=[8,16,32]\nn_gen=4\nrepetitions=1", "");
+    let e = MockEngine::new(1_000, 1_000);
+    let mut o = opts(cfg, dir.path());
+    o.filters = vec!["pp".into()];
+    let first = run(&e, fixtures::run().run, &o, &mut NoProgress).unwrap();
+    assert_eq!(first.record.tests.len(), 3);
+    o.filters.clear();
+    o.resume = first.path.clone();
+    let second = run(&e, fixtures::run().run, &o, &mut NoProgress).unwrap();
+    assert_eq!(second.path, first.path, "the same file is continued");
+    let ids: Vec<&str> = second.record.tests.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["m/F32/pp8", "m/F32/pp16", "m/F32/pp32", "m/F32/tg4"]);
+    assert_eq!(second.record.run.resumed_at.len(), 1);
+    assert_eq!(e.log.borrow().sessions, 4, "no test measured twice");
+}
+
+#[test]
+fn a_stop_request_ends_the_run_after_the_current_test_and_keeps_it() {
+    let (dir, cfg) = setup("n_prompt=[8,16,32]\nn_gen=0\nrepetitions=1", "");
+    let e = MockEngine::new(1_000, 1_000);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut o = opts(cfg, dir.path());
+    o.stop = Some(stop.clone());
+    // A progress sink that asks to stop when the first test finishes.
+    struct StopAfterFirst(std::sync::Arc<std::sync::atomic::AtomicBool>);
+    impl Progress for StopAfterFirst {
+        fn test_started(&mut self, _: usize, _: usize, _: &str) {}
+        fn repetition(&mut self, _: u32, _: u32) {}
+        fn test_finished(&mut self, _: &str, _: Duration, _: Option<Duration>) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        fn note(&mut self, _: &str) {}
+    }
+    let out = run(&e, fixtures::run().run, &o, &mut StopAfterFirst(stop)).unwrap();
+    assert!(out.interrupted);
+    assert_eq!(out.record.tests.len(), 1);
+    let on_disk = crate::results::read(out.path.as_ref().unwrap()).unwrap();
+    assert_eq!(on_disk.tests.len(), 1);
+    assert!(
+        on_disk.run.finished_at.is_none(),
+        "an interrupted run is not marked finished"
+    );
 }

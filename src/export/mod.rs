@@ -125,6 +125,7 @@ pub(crate) mod fixtures {
                 warmup: 1,
                 repetitions: 2,
                 command: vec![],
+                resumed_at: vec![],
             },
             models: vec![],
             tests: vec![ok, failed],

@@ -1,0 +1,117 @@
+//! `tpsbench run --isolate`: each model runs in a child process of its own, so that even an
+//! abort inside llama.cpp loses only that model's current test. The parent owns the result
+//! file; each child continues it with `--resume` limited to its model, and after a child
+//! dies the parent records that model's missing tests as failed, with the cause.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::config::Config;
+use crate::record::{RunInfo, RunRecord, SCHEMA_VERSION};
+use crate::{results, runner, system};
+
+/// Describes how a child ended, for the error of the tests it did not finish.
+fn describe(status: std::process::ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            let name = match sig {
+                6 => " (SIGABRT: llama.cpp aborted)",
+                9 => " (SIGKILL: killed, perhaps out of memory)",
+                11 => " (SIGSEGV: crashed)",
+                _ => "",
+            };
+            return format!("killed by signal {sig}{name}");
+        }
+    }
+    format!("exited with {status}")
+}
+
+/// Runs each model of the plan in a child `tpsbench` process; returns the final record and
+/// its path. `child_args` are passed to every child (e.g. --verbose).
+pub fn run(
+    config: &Config,
+    config_path: &Path,
+    filters: &[String],
+    info: RunInfo,
+    results_dir: &Path,
+    stop: &std::sync::atomic::AtomicBool,
+    child_args: &[String],
+) -> Result<(RunRecord, PathBuf), String> {
+    let (models, planned) = runner::prepare(config, filters);
+    if planned.is_empty() {
+        return Err(format!("no test matches the filter {filters:?}"));
+    }
+    if let Some(m) = models.iter().find(|m| m.error.is_some()) {
+        return Err(format!(
+            "model {:?}: {}",
+            m.name,
+            m.error.as_deref().unwrap_or_default()
+        ));
+    }
+    let path = results::new_result_path(results_dir, &info)?;
+    let mut record = RunRecord {
+        schema_version: SCHEMA_VERSION,
+        run: info,
+        models: Vec::new(),
+        tests: Vec::new(),
+    };
+    results::write_atomic(&path, &record)?;
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find the tpsbench executable: {e}"))?;
+    let mut names: Vec<&str> = Vec::new();
+    for t in &planned {
+        let n = config.models[t.model].name.as_str();
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    for name in names {
+        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+        let mut cmd = Command::new(&exe);
+        cmd.arg("run")
+            .arg("--config")
+            .arg(config_path)
+            .arg("--resume")
+            .arg(&path);
+        cmd.args(["--only-model", name])
+            .stdout(std::process::Stdio::null());
+        for f in filters {
+            cmd.args(["--filter", f]);
+        }
+        cmd.args(child_args);
+        let status = cmd
+            .status()
+            .map_err(|e| format!("cannot start a child tpsbench: {e}"))?;
+        record = results::read(&path)?;
+        if status.success() || status.code() == Some(1) {
+            continue; // 1: some tests failed, and they are recorded
+        }
+        // The child died: every planned test of this model not in the file failed with it.
+        let cause = describe(status);
+        let mrec = models
+            .iter()
+            .find(|m| m.name == name)
+            .expect("planned model");
+        let missing = runner::select(config, &models, planned.clone(), Some(name), &record);
+        for t in &missing {
+            let mut rec = runner::new_test_record(t, mrec, &record.run);
+            rec.fail(format!(
+                "the isolated process for model {name:?} {cause} before this test finished"
+            ));
+            record.tests.push(rec);
+        }
+        if !record.models.iter().any(|m| m.name == name) {
+            record.models.push(mrec.clone());
+        }
+        results::write_atomic(&path, &record)?;
+    }
+    if !stop.load(std::sync::atomic::Ordering::SeqCst) {
+        record.run.finished_at = Some(system::now_rfc3339());
+    }
+    results::write_atomic(&path, &record)?;
+    Ok((record, path))
+}
