@@ -108,6 +108,9 @@ pub enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Re-measure host memory bandwidth instead of using the cached figure.
+        #[arg(long)]
+        probe: bool,
     },
     /// Write a synthetic GGUF model (random weights, valid vocabulary): no download needed.
     ///
@@ -168,7 +171,7 @@ pub fn main() -> Result<i32> {
             ignore,
             baseline_dir,
         } => compare_cmd(&a, &b, alpha, noise, fail_threshold, &ignore, &baseline_dir),
-        Command::Info { json } => info(json),
+        Command::Info { json, probe } => info(json, probe),
         Command::Synth {
             output,
             preset,
@@ -276,12 +279,17 @@ fn run(
             missing.join(", ")
         );
     }
-    let info = runner::run_info(
+    let mut info = runner::run_info(
         &cfg,
         std::env::args().collect(),
         llama::system_info(),
         llama::devices(),
     );
+    let offload = cfg
+        .models
+        .iter()
+        .all(|m| m.axes.n_gpu_layers.iter().all(|&n| n != 0));
+    let bandwidth = crate::machine::roofline_bandwidth(&mut info, offload, false);
     let stop = install_interrupt();
     let out = if isolate {
         let dir = results_dir.unwrap_or_else(|| PathBuf::from("results"));
@@ -314,6 +322,8 @@ fn run(
             resume,
             only_model,
             stop: Some(stop.clone()),
+            bandwidth,
+            power: true,
         };
         runner::run(&engine, info, &opts, &mut progress).map_err(anyhow::Error::msg)?
     };
@@ -364,10 +374,10 @@ fn run(
     Ok(code)
 }
 
-fn info(json: bool) -> Result<i32> {
+fn info(json: bool, probe: bool) -> Result<i32> {
     llama::init(false).map_err(anyhow::Error::msg)?;
     let sys = system::system();
-    let build = system::llama_build(llama::system_info());
+    let build = system::llama_build(llama::system_info(), llama::cpu_features_on());
     let devices = llama::devices();
     let features = llama::cpu_features();
     let missing = system::missing_simd(&features);
@@ -414,6 +424,35 @@ fn info(json: bool) -> Result<i32> {
         );
     }
     println!("system:   {}", build.system_info);
+    let machine = format!(
+        "{} | {} cores | {} bytes RAM",
+        sys.cpu_model, sys.logical_cores, sys.ram_bytes
+    );
+    let bw = crate::machine::bandwidth::cached_or_probe(sys.logical_cores, &machine, probe);
+    println!(
+        "memory:   host DRAM read {:.1} GB/s, copy {:.1} GB/s ({} threads, measured {})",
+        bw.read_gbs, bw.copy_gbs, bw.threads, bw.measured_at
+    );
+    if let (Some(llc), Some(gbs)) = (bw.llc_bytes, bw.llc_read_gbs) {
+        println!(
+            "          cache-resident read {gbs:.1} GB/s ({} MiB last-level cache)",
+            llc >> 20
+        );
+    }
+    let power = crate::machine::energy::detect()
+        .map_or("none readable (no NVML, no RAPL)".to_string(), |s| s.name());
+    println!("power:    {power}");
+    if let Some(n) = crate::machine::nvml::Nvml::load() {
+        for g in n.facts() {
+            println!(
+                "GPU:      {} | {:.1} GiB | compute {} | driver {}",
+                g.name,
+                g.memory_total as f64 / (1u64 << 30) as f64,
+                g.compute_capability.as_deref().unwrap_or("?"),
+                g.driver_version.as_deref().unwrap_or("?")
+            );
+        }
+    }
     println!("devices:");
     for d in &devices {
         println!(

@@ -11,6 +11,7 @@ pub mod engine;
 pub mod export;
 pub mod gguf;
 pub mod isolate;
+pub mod machine;
 pub mod measure;
 pub mod plan;
 pub mod progress;

@@ -35,6 +35,12 @@ pub struct LlamaBuild {
     pub system_info: String,
     /// Compiled-in GPU backend feature of tpsbench: "cpu", "cuda", "vulkan" or "metal".
     pub gpu_backend: String,
+    /// The cmake options llama.cpp was configured with (GGML_NATIVE, GGML_CUDA, CUDA archs).
+    #[serde(default)]
+    pub cmake_flags: String,
+    /// SIMD features the CPU backend was compiled with, e.g. ["AVX2", "FMA"].
+    #[serde(default)]
+    pub cpu_features: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -79,6 +85,12 @@ pub struct RunInfo {
     pub warmup: u32,
     pub repetitions: u32,
     pub command: Vec<String>,
+    /// GPUs as NVIDIA's NVML reports them (empty without an NVIDIA driver).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<crate::machine::nvml::GpuFacts>,
+    /// Host memory bandwidth from the built-in probe, when measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_bandwidth: Option<crate::machine::bandwidth::Bandwidth>,
     /// RFC 3339 times at which an interrupted run was resumed (`--resume`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed_at: Vec<String>,
@@ -154,6 +166,9 @@ pub struct TestRecord {
     /// Confidence intervals, outliers, steadiness and why repetition stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats: Option<crate::stats::analysis::TestStats>,
+    /// Memory, energy and roofline figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<crate::machine::Resources>,
 }
 
 /// The identity of a test: hex SHA-256 over the model's SHA-256 and the canonical JSON of

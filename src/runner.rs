@@ -30,6 +30,10 @@ pub struct RunOptions {
     pub only_model: Option<String>,
     /// Set (by Ctrl-C) to stop after the current test.
     pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Bandwidth for the decode roofline (GB/s, source); None leaves rooflines out.
+    pub bandwidth: Option<(f64, String)>,
+    /// Sample power (NVML or RAPL, where present) during each test.
+    pub power: bool,
 }
 
 pub struct RunOutcome {
@@ -91,7 +95,7 @@ pub fn run_info(
     }
     RunInfo {
         tool: system::tool(),
-        llama_cpp: system::llama_build(system_info),
+        llama_cpp: system::llama_build(system_info, crate::engine::llama::cpu_features_on()),
         started_at: system::now_rfc3339(),
         finished_at: None,
         system: system::system(),
@@ -102,6 +106,8 @@ pub fn run_info(
         warmup: config.settings.warmup,
         repetitions: config.settings.repetitions,
         command,
+        gpus: Vec::new(),
+        host_bandwidth: None,
         resumed_at: Vec::new(),
     }
 }
@@ -133,6 +139,7 @@ pub fn new_test_record(t: &PlannedTest, model: &ModelRecord, run: &RunInfo) -> T
         samples_ns: Vec::new(),
         samples_ts: Vec::new(),
         stats: None,
+        resources: None,
     }
 }
 
@@ -242,6 +249,29 @@ pub fn run(
         ));
     }
     let settings = opts.config.settings;
+    let shapes: Vec<Option<crate::machine::roofline::Shape>> = opts
+        .config
+        .models
+        .iter()
+        .map(|m| {
+            reader::read_header(&m.path)
+                .ok()
+                .and_then(|h| crate::machine::shape_of(&h))
+        })
+        .collect();
+    let power = if opts.power {
+        crate::machine::energy::detect()
+    } else {
+        None
+    };
+    let mut monitor = crate::machine::Monitor::new(power, opts.bandwidth.clone());
+    if opts
+        .bandwidth
+        .as_ref()
+        .is_some_and(|b| b.1.starts_with("probe"))
+    {
+        monitor.host = record.run.host_bandwidth.clone();
+    }
     let started = Instant::now();
     let mut done: Vec<(TestParams, Duration)> = Vec::new();
     let mut loaded: Option<(usize, i32, Box<dyn Model + '_>)> = None;
@@ -286,6 +316,7 @@ pub fn run(
         }
         let mrec = &models[t.model];
         let mut rec = new_test_record(t, mrec, &record.run);
+        let active = monitor.begin();
         let result = match (&loaded, &mrec.error) {
             (Some((_, _, model)), None) => {
                 measure(engine, model.as_ref(), &t.params, settings, progress)
@@ -297,6 +328,20 @@ pub fn run(
             Ok((samples, stop)) => rec.set_measurement(samples, stop, settings.ci_target),
             Err(e) => rec.fail(e),
         }
+        // Model facts from llama.cpp beat the header's where both exist.
+        let shape = shapes[t.model].map(|mut s| {
+            s.weight_bytes = mrec.model_size.unwrap_or(s.weight_bytes);
+            s.n_params = mrec.model_n_params.unwrap_or(s.n_params);
+            s
+        });
+        let timed_tokens = t.params.n_tokens() * rec.samples_ns.len() as u64;
+        rec.resources = Some(monitor.end(
+            active,
+            &t.params,
+            shape.as_ref(),
+            rec.median_ts,
+            timed_tokens,
+        ));
         let line = match (rec.status, rec.avg_ts, rec.stddev_ts) {
             (Status::Ok, Some(a), Some(s)) => format!("{a:.2} ± {s:.2} t/s"),
             _ => format!("FAILED: {}", rec.error.as_deref().unwrap_or("")),

@@ -25,6 +25,8 @@ fn opts(cfg: Config, dir: &Path) -> RunOptions {
         resume: None,
         only_model: None,
         stop: None,
+        bandwidth: None,
+        power: false,
     }
 }
 

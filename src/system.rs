@@ -32,7 +32,7 @@ pub fn gpu_backend() -> &'static str {
     }
 }
 
-pub fn llama_build(system_info: String) -> LlamaBuild {
+pub fn llama_build(system_info: String, cpu_features: Vec<String>) -> LlamaBuild {
     let rs = env!("TPSBENCH_LLAMA_RS_COMMIT");
     LlamaBuild {
         sys_crate_version: LLAMA_SYS_VERSION.into(),
@@ -40,6 +40,8 @@ pub fn llama_build(system_info: String) -> LlamaBuild {
         build_commit: (!rs.is_empty()).then(|| format!("llama-cpp-rs@{rs}")),
         system_info,
         gpu_backend: gpu_backend().into(),
+        cmake_flags: cmake_flags().into(),
+        cpu_features,
     }
 }
 

@@ -72,6 +72,15 @@ pub fn cpu_features() -> Vec<(&'static str, bool)> {
     }
 }
 
+/// Names of the SIMD features the CPU backend was compiled with.
+pub fn cpu_features_on() -> Vec<String> {
+    cpu_features()
+        .into_iter()
+        .filter(|f| f.1)
+        .map(|f| f.0.to_string())
+        .collect()
+}
+
 /// The devices llama.cpp's backend registry lists.
 pub fn devices() -> Vec<DeviceInfo> {
     use llama_cpp_2::LlamaBackendDeviceType as T;

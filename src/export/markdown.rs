@@ -52,6 +52,10 @@ impl Exporter for Markdown {
         header.push("threads");
         header.extend(shown.iter().map(|c| c.0));
         header.extend(["test", "t/s"]);
+        let any_roof = tests.iter().any(|t| roof(t).is_some());
+        if any_roof {
+            header.push("% roofline");
+        }
         let any_flags = tests
             .iter()
             .any(|t| t.stats.as_ref().is_some_and(|s| !s.flags.is_empty()));
@@ -73,6 +77,10 @@ impl Exporter for Markdown {
             row.extend(shown.iter().map(|c| (c.1)(&t.params)));
             row.push(t.test.clone());
             row.push(rate(t));
+            if any_roof {
+                let pct = roof(t).map(|r| format!("{:.0}%", r.percent_of_roofline));
+                row.push(pct.unwrap_or_default());
+            }
             if any_flags {
                 row.push(
                     t.stats
@@ -85,6 +93,10 @@ impl Exporter for Markdown {
         }
         table(&rows).into_bytes()
     }
+}
+
+fn roof(t: &TestRecord) -> Option<&crate::machine::roofline::DecodeRoofline> {
+    t.resources.as_ref().and_then(|r| r.roofline.as_ref())
 }
 
 fn rate(t: &TestRecord) -> String {

@@ -80,6 +80,7 @@ pub(crate) mod fixtures {
             samples_ns: vec![],
             samples_ts: vec![],
             stats: None,
+            resources: None,
         };
         ok.set_samples(vec![1_000_000_000, 1_024_000_000]);
         let mut failed = ok.clone();
@@ -105,6 +106,8 @@ pub(crate) mod fixtures {
                     build_commit: None,
                     system_info: "CPU : AVX2 = 1".into(),
                     gpu_backend: "cpu".into(),
+                    cmake_flags: String::new(),
+                    cpu_features: vec![],
                 },
                 started_at: "2026-11-30T00:00:00Z".into(),
                 finished_at: None,
@@ -125,6 +128,8 @@ pub(crate) mod fixtures {
                 warmup: 1,
                 repetitions: 2,
                 command: vec![],
+                gpus: vec![],
+                host_bandwidth: None,
                 resumed_at: vec![],
             },
             models: vec![],

@@ -1,0 +1,152 @@
+//! Host memory bandwidth probe: a multi-threaded streaming read and a copy over buffers far
+//! larger than any cache, best of a few passes. Cached per machine, because it takes seconds
+//! and the answer does not change between runs.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bandwidth {
+    /// Streaming read, GB/s (1e9 bytes/s): what decoding needs.
+    pub read_gbs: f64,
+    /// Copy, counting bytes read plus bytes written, GB/s.
+    pub copy_gbs: f64,
+    pub threads: u32,
+    pub buffer_bytes: u64,
+    /// Size of the last-level cache (Linux sysfs), when known.
+    #[serde(default)]
+    pub llc_bytes: Option<u64>,
+    /// Streaming read over a buffer of half the last-level cache: the ceiling for a model
+    /// small enough to stay cache-resident (a 100 MB model on a CPU with a 260 MB L3).
+    #[serde(default)]
+    pub llc_read_gbs: Option<f64>,
+    /// The machine the figure belongs to (cache key).
+    pub machine: String,
+    pub measured_at: String,
+}
+
+const BUFFER: usize = 512 << 20;
+const PASSES: usize = 4;
+
+fn read_pass(data: &[u64], threads: usize) -> f64 {
+    let chunk = data.len().div_ceil(threads);
+    let start = Instant::now();
+    let sum: u64 = std::thread::scope(|s| {
+        let handles: Vec<_> = data
+            .chunks(chunk)
+            .map(|c| s.spawn(move || c.iter().fold(0u64, |a, &x| a.wrapping_add(x))))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(0))
+            .fold(0, u64::wrapping_add)
+    });
+    std::hint::black_box(sum);
+    (data.len() * 8) as f64 / start.elapsed().as_secs_f64() / 1e9
+}
+
+fn copy_pass(src: &[u64], dst: &mut [u64], threads: usize) -> f64 {
+    let chunk = src.len().div_ceil(threads);
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for (d, c) in dst.chunks_mut(chunk).zip(src.chunks(chunk)) {
+            s.spawn(move || d.copy_from_slice(c));
+        }
+    });
+    std::hint::black_box(&dst);
+    (src.len() * 8 * 2) as f64 / start.elapsed().as_secs_f64() / 1e9
+}
+
+/// Last-level cache size from sysfs (the largest cache cpu0 reports).
+pub fn llc_bytes() -> Option<u64> {
+    let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
+    dir.filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read_to_string(e.path().join("size")).ok())
+        .filter_map(|s| parse_cache_size(s.trim()))
+        .max()
+}
+
+/// "260M" / "4096K" / "1G" as bytes.
+pub fn parse_cache_size(s: &str) -> Option<u64> {
+    let (num, mult) = match s.chars().last()? {
+        'K' => (&s[..s.len() - 1], 1u64 << 10),
+        'M' => (&s[..s.len() - 1], 1 << 20),
+        'G' => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    num.parse::<u64>().ok().map(|n| n * mult)
+}
+
+/// Runs the probe (about 1 GiB of RAM, a few seconds).
+pub fn probe(threads: u32, machine: &str) -> Bandwidth {
+    let llc = llc_bytes();
+    let llc_read_gbs = llc.filter(|&b| b >= 16 << 20).map(|b| {
+        let data: Vec<u64> = (0..(b / 2 / 8)).collect();
+        (0..PASSES * 2)
+            .map(|_| read_pass(&data, threads.max(1) as usize))
+            .fold(0.0, f64::max)
+    });
+    let n = BUFFER / 8;
+    // Distinct values so the pages are really backed, not shared zero pages.
+    let src: Vec<u64> = (0..n as u64).collect();
+    let mut dst = vec![1u64; n];
+    let t = threads.max(1) as usize;
+    let read = (0..PASSES).map(|_| read_pass(&src, t)).fold(0.0, f64::max);
+    let copy = (0..PASSES)
+        .map(|_| copy_pass(&src, &mut dst, t))
+        .fold(0.0, f64::max);
+    Bandwidth {
+        read_gbs: read,
+        copy_gbs: copy,
+        threads,
+        buffer_bytes: BUFFER as u64,
+        llc_bytes: llc,
+        llc_read_gbs,
+        machine: machine.to_string(),
+        measured_at: crate::system::now_rfc3339(),
+    }
+}
+
+fn cache_file() -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(|| PathBuf::from("target"));
+    base.join("tpsbench").join("bandwidth.json")
+}
+
+/// The cached figure for this machine, or a fresh probe (saved for next time).
+pub fn cached_or_probe(threads: u32, machine: &str, refresh: bool) -> Bandwidth {
+    let path = cache_file();
+    if !refresh {
+        if let Some(b) = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Bandwidth>(&t).ok())
+            .filter(|b| b.machine == machine && b.threads == threads)
+        {
+            return b;
+        }
+    }
+    let b = probe(threads, machine);
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    // A cache that cannot be written is only a slower next run.
+    let _ = std::fs::write(&path, serde_json::to_vec_pretty(&b).unwrap_or_default());
+    b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_sizes_parse_with_units() {
+        assert_eq!(parse_cache_size("260M"), Some(260 << 20));
+        assert_eq!(parse_cache_size("48K"), Some(48 << 10));
+        assert_eq!(parse_cache_size("1024"), Some(1024));
+        assert_eq!(parse_cache_size("x"), None);
+    }
+}

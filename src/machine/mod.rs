@@ -1,0 +1,211 @@
+//! Knowing the machine: bandwidth probe, roofline arithmetic, known-GPU table, NVML,
+//! energy sampling and peak memory.
+
+pub mod bandwidth;
+pub mod energy;
+pub mod gpus;
+pub mod memory;
+pub mod nvml;
+pub mod roofline;
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::gguf::reader::Header;
+use crate::plan::TestParams;
+use energy::{Energy, PowerSource, Sampler};
+use roofline::{DecodeRoofline, PrefillCompute, Shape};
+
+/// How often power is sampled during a test.
+pub const POWER_PERIOD: Duration = Duration::from_millis(50);
+
+/// What a test used and how close it came to the hardware's limits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resources {
+    /// Peak resident memory of the process during the test (Linux), bytes.
+    pub peak_rss_bytes: Option<u64>,
+    /// KV-cache bytes of the test's context: n_ctx × layers × K and V widths × type sizes.
+    pub kv_cache_bytes: Option<u64>,
+    /// Energy over the timed repetitions, where a power source is readable.
+    pub energy: Option<Energy>,
+    pub joules_per_token: Option<f64>,
+    /// Decode tests: achieved bandwidth and percentage of the bandwidth roofline.
+    pub roofline: Option<DecodeRoofline>,
+    /// Prefill tests: FLOPs per token and achieved TFLOP/s.
+    pub prefill: Option<PrefillCompute>,
+}
+
+/// Reads the roofline shape from a GGUF header (None when keys are missing).
+pub fn shape_of(h: &Header) -> Option<Shape> {
+    let arch = h.architecture()?;
+    let get = |k: &str| {
+        h.get(&format!("{arch}.{k}"))
+            .and_then(crate::gguf::Value::as_u64)
+    };
+    let n_layer = get("block_count")?;
+    let n_embd = get("embedding_length")?;
+    let n_head = get("attention.head_count").filter(|&n| n > 0)?;
+    let n_head_kv = get("attention.head_count_kv").unwrap_or(n_head);
+    let head_k = get("attention.key_length").unwrap_or(n_embd / n_head);
+    let embd = h.tensors.iter().find(|t| t.name == "token_embd.weight");
+    Some(Shape {
+        n_layer,
+        n_embd_kv: n_head_kv * head_k,
+        weight_bytes: h.tensors.iter().map(|t| t.n_bytes).sum(),
+        input_embedding_bytes: embd.map_or(0, |t| t.n_bytes),
+        tied_embeddings: !h.tensors.iter().any(|t| t.name == "output.weight"),
+        n_vocab: embd.and_then(|t| t.dims.get(1).copied()).unwrap_or(0),
+        n_params: h.n_elements(),
+    })
+}
+
+/// Per-run measurement context: the power source and the bandwidth the roofline uses.
+pub struct Monitor {
+    source: Option<Box<dyn PowerSource>>,
+    /// GB/s and where the figure came from.
+    pub bandwidth: Option<(f64, String)>,
+    /// The host probe, when the roofline is the host's (picks DRAM or cache per test).
+    pub host: Option<bandwidth::Bandwidth>,
+}
+
+/// A test being monitored.
+pub struct Active {
+    sampler: Option<Sampler>,
+    rss: bool,
+}
+
+impl Monitor {
+    pub fn new(source: Option<Box<dyn PowerSource>>, bandwidth: Option<(f64, String)>) -> Self {
+        Monitor {
+            source,
+            bandwidth,
+            host: None,
+        }
+    }
+
+    /// Nothing monitored (library use, unit tests).
+    pub fn none() -> Self {
+        Monitor::new(None, None)
+    }
+
+    pub fn begin(&mut self) -> Active {
+        Active {
+            rss: memory::reset_peak_rss(),
+            sampler: self.source.take().map(|s| Sampler::start(s, POWER_PERIOD)),
+        }
+    }
+
+    /// Ends monitoring and works out the figures for a test that ran at `ts` tokens/s
+    /// over `tokens` timed tokens.
+    pub fn end(
+        &mut self,
+        a: Active,
+        p: &TestParams,
+        shape: Option<&Shape>,
+        ts: Option<f64>,
+        tokens: u64,
+    ) -> Resources {
+        let energy = a.sampler.and_then(|s| {
+            let (e, source) = s.finish();
+            self.source = source;
+            e
+        });
+        let kv = shape
+            .map(|s| (s.kv_bytes_per_position(&p.type_k, &p.type_v) * f64::from(p.n_ctx())) as u64);
+        let (mut roof, mut pre) = (None, None);
+        if let (Some(s), Some(ts)) = (shape, ts) {
+            if p.n_gen > 0 && p.n_prompt == 0 {
+                roof = self.bandwidth.as_ref().map(|(gbs, src)| {
+                    let r = roofline::decode(
+                        s, p.n_depth, p.n_gen, &p.type_k, &p.type_v, ts, *gbs, src,
+                    );
+                    match &self.host {
+                        // On the host, the memory level that holds the working set sets the ceiling.
+                        Some(h) => {
+                            let (gbs, src) = host_ceiling(h, r.bytes_per_token);
+                            roofline::decode(
+                                s, p.n_depth, p.n_gen, &p.type_k, &p.type_v, ts, gbs, &src,
+                            )
+                        }
+                        None => r,
+                    }
+                });
+            } else if p.n_prompt > 0 && p.n_gen == 0 {
+                pre = Some(roofline::prefill(s, ts));
+            }
+        }
+        Resources {
+            peak_rss_bytes: if a.rss {
+                memory::peak_rss_bytes()
+            } else {
+                None
+            },
+            kv_cache_bytes: kv,
+            joules_per_token: energy
+                .as_ref()
+                .filter(|_| tokens > 0)
+                .map(|e| e.joules / tokens as f64),
+            energy,
+            roofline: roof,
+            prefill: pre,
+        }
+    }
+}
+
+/// Fills the run's GPU facts and picks the bandwidth for decode rooflines: the GPU's (from
+/// the known-GPU table, by the name llama.cpp or NVML gives) when layers are offloaded to a
+/// GPU, else the host's, from the probe (cached per machine; `refresh` re-measures).
+pub fn roofline_bandwidth(
+    info: &mut crate::record::RunInfo,
+    offload: bool,
+    refresh: bool,
+) -> Option<(f64, String)> {
+    if let Some(n) = nvml::Nvml::load() {
+        info.gpus = n.facts();
+    }
+    if offload && info.llama_cpp.gpu_backend != "cpu" {
+        let names = info.gpus.iter().map(|g| g.name.clone()).chain(
+            info.devices
+                .iter()
+                .filter(|d| d.kind == "gpu")
+                .map(|d| d.description.clone()),
+        );
+        for name in names {
+            if let Some((gbs, note)) = gpus::bandwidth_of(&name) {
+                return Some((gbs, format!("table: {note}")));
+            }
+        }
+        return None; // an unknown GPU: no roofline rather than a wrong one
+    }
+    let s = &info.system;
+    let machine = format!(
+        "{} | {} cores | {} bytes RAM",
+        s.cpu_model, s.logical_cores, s.ram_bytes
+    );
+    let b = bandwidth::cached_or_probe(s.logical_cores, &machine, refresh);
+    let r = (
+        b.read_gbs,
+        format!("probe: host DRAM read, {} threads", b.threads),
+    );
+    info.host_bandwidth = Some(b);
+    Some(r)
+}
+
+/// The ceiling for a working set of `bytes`: the cache-resident read rate when the working
+/// set fits comfortably (three quarters) in the last-level cache, else DRAM.
+pub fn host_ceiling(b: &bandwidth::Bandwidth, bytes: f64) -> (f64, String) {
+    match (b.llc_bytes, b.llc_read_gbs) {
+        (Some(llc), Some(gbs)) if bytes <= 0.75 * llc as f64 => (
+            gbs,
+            format!(
+                "probe: cache-resident read ({} MiB LLC holds the working set)",
+                llc >> 20
+            ),
+        ),
+        _ => (
+            b.read_gbs,
+            format!("probe: host DRAM read, {} threads", b.threads),
+        ),
+    }
+}

@@ -1,0 +1,174 @@
+//! Roofline arithmetic, pure. Decoding reads every weight once per token (plus the KV cache
+//! of the context so far), so tokens/s ≤ bandwidth / bytes per token. Prefill is compute
+//! bound: about 2·n_params FLOPs per token (one multiply-add per weight).
+
+use serde::{Deserialize, Serialize};
+
+/// The shape facts the arithmetic needs, read from the GGUF header.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Shape {
+    pub n_layer: u64,
+    /// Width of K (and of V) per position and layer: n_head_kv · head_dim.
+    pub n_embd_kv: u64,
+    /// Bytes of all weights (llama.cpp's model_size).
+    pub weight_bytes: u64,
+    /// Bytes of the input embedding table, read one row per token when the output matrix is
+    /// a separate tensor (when tied, the table is read whole as the output projection).
+    pub input_embedding_bytes: u64,
+    pub tied_embeddings: bool,
+    pub n_vocab: u64,
+    pub n_params: u64,
+}
+
+/// Bytes per element of a KV-cache type (block types averaged over their block).
+pub fn kv_type_bytes(t: &str) -> f64 {
+    match t {
+        "f32" => 4.0,
+        "f16" | "bf16" => 2.0,
+        "q8_0" => 34.0 / 32.0,
+        "q4_0" | "iq4_nl" => 18.0 / 32.0,
+        "q4_1" => 20.0 / 32.0,
+        "q5_0" => 22.0 / 32.0,
+        "q5_1" => 24.0 / 32.0,
+        _ => 2.0,
+    }
+}
+
+impl Shape {
+    /// KV-cache bytes per position (all layers, K and V).
+    pub fn kv_bytes_per_position(&self, type_k: &str, type_v: &str) -> f64 {
+        self.n_layer as f64
+            * self.n_embd_kv as f64
+            * (kv_type_bytes(type_k) + kv_type_bytes(type_v))
+    }
+
+    /// Weight bytes read to decode one token.
+    pub fn weight_bytes_per_token(&self) -> f64 {
+        if self.tied_embeddings || self.n_vocab == 0 {
+            self.weight_bytes as f64
+        } else {
+            // One row of the input table instead of the whole table.
+            let row = self.input_embedding_bytes as f64 / self.n_vocab as f64;
+            self.weight_bytes as f64 - self.input_embedding_bytes as f64 + row
+        }
+    }
+}
+
+/// A decode test against the memory-bandwidth roofline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecodeRoofline {
+    /// Bytes read per generated token: weights plus the mean KV cache of the test.
+    pub bytes_per_token: f64,
+    /// The bandwidth the roofline assumes, GB/s (1e9 bytes/s).
+    pub bandwidth_gbs: f64,
+    /// Where it came from: "probe" (host), "nvml", "table:<gpu>".
+    pub bandwidth_source: String,
+    /// The ceiling: bandwidth / bytes per token.
+    pub roofline_ts: f64,
+    /// Bandwidth the measured rate implies.
+    pub achieved_gbs: f64,
+    /// Measured t/s as a percentage of the ceiling.
+    pub percent_of_roofline: f64,
+}
+
+/// Decode roofline for `n_gen` tokens generated after `n_depth` tokens at `ts` tokens/s.
+#[allow(clippy::too_many_arguments)]
+pub fn decode(
+    shape: &Shape,
+    n_depth: u32,
+    n_gen: u32,
+    type_k: &str,
+    type_v: &str,
+    ts: f64,
+    bandwidth_gbs: f64,
+    bandwidth_source: &str,
+) -> DecodeRoofline {
+    // Token i (0-based) attends over n_depth + i positions: the mean is depth + (n_gen-1)/2.
+    let mean_ctx = f64::from(n_depth) + f64::from(n_gen.saturating_sub(1)) / 2.0;
+    let bytes_per_token =
+        shape.weight_bytes_per_token() + mean_ctx * shape.kv_bytes_per_position(type_k, type_v);
+    let roofline_ts = bandwidth_gbs * 1e9 / bytes_per_token;
+    let achieved_gbs = ts * bytes_per_token / 1e9;
+    DecodeRoofline {
+        bytes_per_token,
+        bandwidth_gbs,
+        bandwidth_source: bandwidth_source.to_string(),
+        roofline_ts,
+        achieved_gbs,
+        percent_of_roofline: 100.0 * ts / roofline_ts,
+    }
+}
+
+/// A prefill test's compute rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrefillCompute {
+    /// 2 · n_params: one multiply-add per weight per token (attention over the context
+    /// adds 4 · n_layer · n_embd_kv-scale terms, small at these lengths and left out).
+    pub flops_per_token: f64,
+    pub achieved_tflops: f64,
+}
+
+pub fn prefill(shape: &Shape, ts: f64) -> PrefillCompute {
+    let flops_per_token = 2.0 * shape.n_params as f64;
+    PrefillCompute {
+        flops_per_token,
+        achieved_tflops: ts * flops_per_token / 1e12,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape() -> Shape {
+        Shape {
+            n_layer: 30,
+            n_embd_kv: 192,
+            weight_bytes: 96_000_000,
+            input_embedding_bytes: 16_000_000,
+            tied_embeddings: true,
+            n_vocab: 49152,
+            n_params: 134_515_008,
+        }
+    }
+
+    #[test]
+    fn kv_bytes_follow_layers_width_and_type() {
+        // 30 layers · 192 · (2 + 2) bytes for f16 K and V
+        assert_eq!(shape().kv_bytes_per_position("f16", "f16"), 23_040.0);
+        assert_eq!(
+            shape().kv_bytes_per_position("q8_0", "q8_0"),
+            30.0 * 192.0 * 2.0 * 34.0 / 32.0
+        );
+    }
+
+    #[test]
+    fn decode_at_zero_depth_is_weights_over_bandwidth() {
+        let r = decode(&shape(), 0, 1, "f16", "f16", 50.0, 9.6, "probe");
+        assert_eq!(r.bytes_per_token, 96_000_000.0);
+        assert!((r.roofline_ts - 100.0).abs() < 1e-9);
+        assert!((r.percent_of_roofline - 50.0).abs() < 1e-9);
+        assert!((r.achieved_gbs - 4.8).abs() < 1e-9);
+    }
+
+    #[test]
+    fn depth_adds_the_mean_kv_cache_read() {
+        let r = decode(&shape(), 1000, 129, "f16", "f16", 50.0, 9.6, "probe");
+        assert_eq!(r.bytes_per_token, 96_000_000.0 + 1064.0 * 23_040.0);
+    }
+
+    #[test]
+    fn untied_embeddings_read_one_input_row() {
+        let mut s = shape();
+        s.tied_embeddings = false;
+        let row = 16_000_000.0 / 49152.0;
+        assert!((s.weight_bytes_per_token() - (80_000_000.0 + row)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn prefill_counts_two_flops_per_parameter() {
+        let p = prefill(&shape(), 1000.0);
+        assert_eq!(p.flops_per_token, 269_030_016.0);
+        assert!((p.achieved_tflops - 0.269_030_016).abs() < 1e-12);
+    }
+}
