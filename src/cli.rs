@@ -52,6 +52,49 @@ pub enum Command {
         /// Show llama.cpp's own log on stderr.
         #[arg(long, short)]
         verbose: bool,
+        /// Run only shard INDEX of COUNT (0-based) of the plan, for sweeps over many
+        /// machines; join the result files with `tpsbench merge`. Example: --shard 0/4
+        #[arg(long, value_name = "INDEX/COUNT")]
+        shard: Option<crate::plan::Shard>,
+    },
+    /// Build LEADERBOARD.md and a self-contained index.html from result files.
+    ///
+    /// Example: tpsbench leaderboard results/ --exclude-build deadbeef
+    Leaderboard {
+        /// Result files, or directories searched recursively for *.json.
+        #[arg(default_value = "results")]
+        paths: Vec<PathBuf>,
+        /// Where LEADERBOARD.md and index.html go.
+        #[arg(long, default_value = "results")]
+        out_dir: PathBuf,
+        /// Leave out results whose llama.cpp build (build_commit or llama-cpp-sys-2 version)
+        /// contains this text (repeatable).
+        #[arg(long, value_name = "TEXT")]
+        exclude_build: Vec<String>,
+        /// Leave out results whose tpsbench version or git commit contains this text
+        /// (repeatable).
+        #[arg(long, value_name = "TEXT")]
+        exclude_tool_version: Vec<String>,
+    },
+    /// Join result files of one sweep run in shards (`run --shard i/n`) into one file.
+    ///
+    /// Example: tpsbench merge results/merged.json shards/*.json
+    Merge {
+        /// The merged result file to write.
+        output: PathBuf,
+        /// The result files to join.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+    },
+    /// Convert a result file to another format on stdout.
+    ///
+    /// Example: tpsbench export results/x.json --format llama-bench-json > x-llama-bench.json
+    Export {
+        /// The result file.
+        file: PathBuf,
+        /// The output format.
+        #[arg(long, short, value_enum)]
+        format: Format,
     },
     /// Show the machine, the llama.cpp build and the devices llama.cpp sees.
     ///
@@ -89,6 +132,7 @@ pub fn main() -> Result<i32> {
             no_save,
             quiet,
             verbose,
+            shard,
         } => run(
             config,
             filter,
@@ -96,7 +140,23 @@ pub fn main() -> Result<i32> {
             (!no_save).then_some(results_dir),
             quiet,
             verbose,
+            shard,
         ),
+        Command::Leaderboard {
+            paths,
+            out_dir,
+            exclude_build,
+            exclude_tool_version,
+        } => Ok(crate::leaderboard::command(&crate::leaderboard::Options {
+            paths,
+            out_dir,
+            exclude: crate::leaderboard::Exclude {
+                build: exclude_build,
+                tool_version: exclude_tool_version,
+            },
+        })),
+        Command::Merge { output, inputs } => merge(&output, &inputs),
+        Command::Export { file, format } => export(&file, format),
         Command::Info { json } => info(json),
         Command::Synth {
             output,
@@ -113,6 +173,7 @@ fn run(
     results_dir: Option<PathBuf>,
     quiet: bool,
     verbose: bool,
+    shard: Option<crate::plan::Shard>,
 ) -> Result<i32> {
     let cfg = config::load(&config, system::physical_cores())?;
     let engine = LlamaEngine::new(verbose).map_err(anyhow::Error::msg)?;
@@ -134,10 +195,15 @@ fn run(
     let opts = RunOptions {
         config: cfg,
         filters,
+        shard,
         results_dir,
         command: std::env::args().collect(),
     };
     let out = runner::run(&engine, info, &opts, &mut progress).map_err(anyhow::Error::msg)?;
+    if let (Some(s), true) = (shard, out.record.tests.is_empty()) {
+        eprintln!("shard {s} has no tests (more shards than tests): nothing to run");
+        return Ok(0);
+    }
     std::io::stdout()
         .write_all(&exporter(output).render(&out.record))
         .context("writing to stdout")?;
@@ -220,6 +286,37 @@ fn info(json: bool) -> Result<i32> {
         );
     }
     Ok(0)
+}
+
+fn merge(output: &std::path::Path, inputs: &[PathBuf]) -> Result<i32> {
+    match crate::merge::merge_files(output, inputs, std::env::args().collect()) {
+        Ok(warnings) => {
+            for w in warnings {
+                eprintln!("{w}");
+            }
+            eprintln!("merged {} file(s) into {}", inputs.len(), output.display());
+            Ok(0)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Ok(2)
+        }
+    }
+}
+
+fn export(file: &std::path::Path, format: Format) -> Result<i32> {
+    match crate::results::read(file) {
+        Ok(run) => {
+            std::io::stdout()
+                .write_all(&exporter(format).render(&run))
+                .context("writing to stdout")?;
+            Ok(0)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Ok(2)
+        }
+    }
 }
 
 fn synth(output: PathBuf, preset: &str, seed: u64) -> Result<i32> {

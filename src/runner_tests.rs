@@ -20,6 +20,7 @@ fn opts(cfg: Config, dir: &Path) -> RunOptions {
     RunOptions {
         config: cfg,
         filters: vec![],
+        shard: None,
         results_dir: Some(dir.join("results")),
         command: vec![],
     }
@@ -140,4 +141,20 @@ fn filters_select_tests_by_id_and_an_empty_selection_is_an_error() {
     assert_eq!(out.record.tests.len(), 1);
     o.filters = vec!["nothing".into()];
     assert!(run(&e, fixtures::run().run, &o, &mut NoProgress).is_err());
+}
+
+#[test]
+fn shards_split_the_plan_and_an_empty_shard_is_not_an_error() {
+    let (dir, cfg) = setup("n_prompt=[16,32]\nn_gen=[4]\nrepetitions=1\nn_batch=32", "");
+    let e = MockEngine::new(1_000_000, 10_000_000);
+    let mut ids = Vec::new();
+    for i in 0..4 {
+        let mut o = opts(cfg.clone(), dir.path());
+        o.shard = Some(crate::plan::Shard { index: i, count: 4 });
+        let out = run(&e, fixtures::run().run, &o, &mut NoProgress).unwrap();
+        assert_eq!(out.path.is_none(), out.record.tests.is_empty(), "shard {i}");
+        ids.extend(out.record.tests.iter().map(|t| t.id.clone()));
+    }
+    ids.sort();
+    assert_eq!(ids, vec!["m/F32/pp16", "m/F32/pp32", "m/F32/tg4"]);
 }
