@@ -71,7 +71,57 @@ pub fn pareto_front(points: &[(f64, f64)]) -> Vec<usize> {
         .collect()
 }
 
-/// (a) Prefill and decode t/s per quantization: one chart per machine and model.
+/// The model family of an entry: quantizations of one model have the same parameter count,
+/// whatever their names, so they share a chart.
+fn family(e: &Entry) -> String {
+    match e.test.model_n_params {
+        Some(n) => format!("{n} params"),
+        None => e.test.model.clone(),
+    }
+}
+
+/// A title for several model names: their common prefix (`tiny-Q8_0`, `tiny-Q4_K` → `tiny`),
+/// or the names themselves when they share none.
+fn common_name(names: &[String]) -> String {
+    let first = names.first().map(String::as_str).unwrap_or("");
+    let mut n = first.len();
+    for other in names {
+        n = n.min(
+            first
+                .char_indices()
+                .zip(other.chars())
+                .find(|((_, a), b)| a != b)
+                .map_or(first.len().min(other.len()), |((i, _), _)| i),
+        );
+    }
+    let mut prefix = &first[..n];
+    // Cut a partial word (`tiny-Q` of `tiny-Q8_0` and `tiny-Q4_K`) back to a separator.
+    if names.iter().any(|x| x.len() > n) {
+        prefix = prefix
+            .rfind(['-', '_', '.', ' '])
+            .map_or("", |i| &prefix[..i]);
+    }
+    let prefix = prefix.trim_end_matches(['-', '_', '.', ' ']);
+    if prefix.is_empty() {
+        names.join(", ")
+    } else {
+        prefix.to_string()
+    }
+}
+
+/// A variant's label: the quantization, with the model name when names differ and the name
+/// does not already say the quantization.
+fn variant_label(e: &Entry, many_models: bool) -> String {
+    if !many_models {
+        e.quant.clone()
+    } else if e.test.model.contains(&e.quant) {
+        e.test.model.clone()
+    } else {
+        format!("{} {}", e.test.model, e.quant)
+    }
+}
+
+/// (a) Prefill and decode t/s per quantization: one chart per machine and model family.
 pub fn per_quant(b: &Board) -> Vec<BarChart> {
     let mut groups: BTreeMap<(usize, String), Vec<&Entry>> = BTreeMap::new();
     for e in b
@@ -79,16 +129,26 @@ pub fn per_quant(b: &Board) -> Vec<BarChart> {
         .iter()
         .filter(|e| plain_d0(e) && kind(e) != Kind::Mixed)
     {
-        groups
-            .entry((e.machine, e.test.model.clone()))
-            .or_default()
-            .push(e);
+        groups.entry((e.machine, family(e))).or_default().push(e);
     }
     let mut charts = Vec::new();
-    for ((m, model), es) in groups {
-        let mut quants: Vec<String> = es.iter().map(|e| e.quant.clone()).collect();
-        quants.sort();
-        quants.dedup();
+    for ((m, _), es) in groups {
+        let mut names: Vec<String> = es.iter().map(|e| e.test.model.clone()).collect();
+        names.sort();
+        names.dedup();
+        let many = names.len() > 1;
+        let mut variants: Vec<(String, String, String)> = es
+            .iter()
+            .map(|e| {
+                (
+                    e.quant.clone(),
+                    e.test.model.clone(),
+                    variant_label(e, many),
+                )
+            })
+            .collect();
+        variants.sort();
+        variants.dedup();
         let series = [
             (Kind::Prefill, "prefill (pp)"),
             (Kind::Decode, "decode (tg)"),
@@ -96,13 +156,13 @@ pub fn per_quant(b: &Board) -> Vec<BarChart> {
         .iter()
         .map(|(k, name)| BarSeries {
             name: name.to_string(),
-            values: quants
+            values: variants
                 .iter()
-                .map(|q| {
+                .map(|(q, model, _)| {
                     let pick = es
                         .iter()
                         .copied()
-                        .filter(|e| &e.quant == q && kind(e) == *k);
+                        .filter(|e| &e.quant == q && &e.test.model == model && kind(e) == *k);
                     let n = pick.clone().count();
                     best(pick).map(|e| Bar {
                         value: ts(e),
@@ -115,13 +175,13 @@ pub fn per_quant(b: &Board) -> Vec<BarChart> {
         .collect();
         charts.push(BarChart {
             id: format!("tps-per-quant-{}", charts.len()),
-            title: format!("{model}: t/s per quantization"),
+            title: format!("{}: t/s per quantization", common_name(&names)),
             subtitle: format!(
                 "{}: fastest test of each kind at depth 0, whiskers ± 1 sd",
                 b.machines[m].label()
             ),
             y_label: "tokens per second".into(),
-            categories: quants,
+            categories: variants.into_iter().map(|v| v.2).collect(),
             series,
             empty: NO_QUANT.into(),
         });
@@ -195,11 +255,7 @@ pub fn quality_vs_speed(b: &Board) -> Vec<ScatterChart> {
             Point {
                 x: pts[i].0,
                 y: pts[i].1,
-                label: Some(if many_models {
-                    format!("{} {}", e.test.model, e.quant)
-                } else {
-                    e.quant.clone()
-                }),
+                label: Some(variant_label(e, many_models)),
                 tooltip: format!(
                     "{} {}: {} {} t/s, KLD {} vs {reference}{}",
                     e.test.model,

@@ -63,14 +63,25 @@ fn quality_chart_highlights_the_front_only() {
 fn per_quant_chart_has_pp_and_tg_bars_per_quant() {
     let b = variants_board();
     let c = per_quant(&b);
-    assert_eq!(c.len(), 3, "one chart per model name");
+    assert_eq!(
+        c.len(),
+        1,
+        "variants of one model (same parameter count) share a chart"
+    );
+    assert_eq!(
+        c[0].title, "m: t/s per quantization",
+        "common prefix of m-q8, m-q4, m-q3"
+    );
+    assert_eq!(c[0].categories, vec!["m-q3 Q3_K", "m-q4 Q4_0", "m-q8 Q8_0"]);
     assert_eq!(c[0].series.len(), 2);
-    assert!(c.iter().all(|x| {
-        x.series
-            .iter()
-            .all(|s| s.values.iter().all(Option::is_some))
-    }));
-    assert!(c[0].render().contains(r#"<g class="bar">"#));
+    let tg: Vec<f64> = c[0].series[1]
+        .values
+        .iter()
+        .map(|v| v.as_ref().unwrap().value)
+        .collect();
+    assert_eq!(tg, vec![70.0, 80.0, 50.0]);
+    assert!(c[0].series[0].values.iter().all(Option::is_some));
+    assert_eq!(c[0].render().matches(r#"<g class="bar">"#).count(), 6);
 }
 
 #[test]
@@ -155,4 +166,12 @@ fn depth_lines_include_depth_zero_and_split_prefill_from_decode() {
     let xs: Vec<f64> = c[1].series[0].points.iter().map(|p| p.x).collect();
     assert_eq!(xs, vec![0.0, 256.0]);
     assert_eq!(c[1].series[0].name, "m Q4_1 tg16 t=1");
+}
+
+#[test]
+fn common_names_and_variant_labels() {
+    let n = |v: &[&str]| common_name(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(n(&["tiny-Q8_0", "tiny-Q4_K"]), "tiny");
+    assert_eq!(n(&["SmolLM2-135M"]), "SmolLM2-135M");
+    assert_eq!(n(&["ab", "cd"]), "ab, cd");
 }

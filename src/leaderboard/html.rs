@@ -28,7 +28,10 @@ nav a:hover{text-decoration:underline}
 h2{font-size:21px;font-weight:650;margin:38px 0 14px;padding-bottom:6px;border-bottom:1px solid var(--line)}
 h3{font-size:16px;font-weight:600;margin:26px 0 10px}
 p.note,p.details{color:var(--muted);font-size:14px;margin:4px 0 14px}
-.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,560px),1fr));gap:16px}
+.sections{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,580px),1fr));gap:8px 24px;align-items:start}
+.sections h3{margin-top:18px}
+.sections p.note{min-height:4.7em}
+.charts{display:grid;gap:16px}
 svg.chart{display:block;width:100%;height:auto;border:1px solid var(--line);border-radius:10px;background:#fff}
 svg.chart .bg{fill:#fff}
 svg.chart text{font-family:inherit;font-size:12px;fill:#3d444d}
@@ -184,27 +187,30 @@ pub fn render(b: &Board) -> String {
     for (i, m) in b.machines.iter().enumerate() {
         let _ = write!(o, r##"<a href="#machine-{i}">{}</a>"##, escape(&m.hostname));
     }
-    o.push_str("</div></nav>\n<main class=\"wrap\">\n<section id=\"charts\"><h2>Charts</h2>");
+    o.push_str(
+        "</div></nav>\n<main class=\"wrap\">\n<section id=\"charts\"><h2>Charts</h2><div class=\"sections\">",
+    );
     for (title, note, svgs) in &sections {
         let _ = write!(
             o,
-            r#"<h3>{}</h3><p class="note">{}</p><div class="charts">"#,
+            r#"<div><h3>{}</h3><p class="note">{}</p><div class="charts">"#,
             escape(title),
             escape(note)
         );
         for s in svgs {
             o.push_str(s);
         }
-        o.push_str("</div>\n");
+        o.push_str("</div></div>\n");
     }
     o.push_str(
-        r#"</section>
+        r#"</div></section>
 <section id="ranking"><h2>Summary ranking</h2><p class="note">The ten fastest measurements of each test over all machines, models and settings: mean ± standard deviation of the per-repetition rates, as llama-bench. Click a column header to sort.</p>"#,
     );
+    o.push_str(r#"<div class="sections">"#);
     for (name, t) in rankings(b, 10) {
-        let _ = write!(o, "<h3>{}</h3>{}", escape(&name), html_table(&t));
+        let _ = write!(o, "<div><h3>{}</h3>{}</div>", escape(&name), html_table(&t));
     }
-    o.push_str("</section>\n");
+    o.push_str("</div></section>\n");
     let groups = by_machine_and_model(&b.entries);
     for (mi, m) in b.machines.iter().enumerate() {
         let _ = write!(

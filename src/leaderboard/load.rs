@@ -327,7 +327,8 @@ fn is_newer(old: &Entry, new: &Entry) -> bool {
     .is_ge()
 }
 
-/// Board order: machine, model, quant, depth, threads, prefill before decode, sizes.
+/// Board order: machine, model, quant, then as the plan runs (threads, depth, prefill before
+/// decode, sizes).
 fn order(a: &Entry, b: &Entry) -> Ordering {
     let key = |e: &Entry| {
         let p = &e.test.params;
@@ -335,8 +336,8 @@ fn order(a: &Entry, b: &Entry) -> Ordering {
             e.machine,
             e.test.model.clone(),
             e.quant.clone(),
-            p.n_depth,
             p.n_threads,
+            p.n_depth,
             p.n_prompt == 0,
             p.n_prompt,
             p.n_gen,

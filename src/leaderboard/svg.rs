@@ -57,7 +57,26 @@ pub fn nice_ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     (first..=last).map(|k| k as f64 * step).collect()
 }
 
-/// A number as a tick or value label: fewer decimals for larger values.
+/// A tick label: as many decimals as the tick step needs (0, 50, 100 or 0.25, 0.50).
+pub fn fmt_tick(v: f64, step: f64) -> String {
+    let d = (0..=8usize)
+        .find(|&d| {
+            let x = step * 10f64.powi(d as i32);
+            (x - x.round()).abs() < 1e-6 * x.abs().max(1.0)
+        })
+        .unwrap_or(8);
+    format!("{v:.d$}")
+}
+
+fn step_of(ticks: &[f64]) -> f64 {
+    if ticks.len() > 1 {
+        ticks[1] - ticks[0]
+    } else {
+        1.0
+    }
+}
+
+/// A number as a value label: fewer decimals for larger values.
 pub fn fmt_num(v: f64) -> String {
     let a = v.abs();
     if a == 0.0 {
@@ -245,6 +264,7 @@ fn y_axis(out: &mut String, lo: f64, hi: f64, top: f64, label: &str) -> Scale {
         r0: H - BOTTOM,
         r1: top,
     };
+    let step = step_of(&ticks);
     out.push_str(r#"<g class="axis y">"#);
     for t in &ticks {
         let y = s.at(*t);
@@ -254,7 +274,7 @@ fn y_axis(out: &mut String, lo: f64, hi: f64, top: f64, label: &str) -> Scale {
             W - RIGHT,
             LEFT - 8.0,
             y + 4.0,
-            fmt_num(*t)
+            fmt_tick(*t, step)
         );
     }
     let my = (top + H - BOTTOM) / 2.0;
@@ -413,6 +433,7 @@ impl ScatterChart {
             r0: LEFT,
             r1: W - RIGHT,
         };
+        let step = step_of(&xt);
         o.push_str(r#"<g class="axis x">"#);
         for t in &xt {
             let px = x.at(*t);
@@ -421,7 +442,7 @@ impl ScatterChart {
                 r#"<line class="grid" x1="{px:.1}" x2="{px:.1}" y1="{top:.1}" y2="{:.1}"/><text x="{px:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
                 H - BOTTOM,
                 H - BOTTOM + 18.0,
-                fmt_num(*t)
+                fmt_tick(*t, step)
             );
         }
         let _ = write!(
@@ -511,8 +532,11 @@ mod tests {
         );
         let t = nice_ticks(0.012, 0.047, 5);
         assert!(t[0] <= 0.012 && *t.last().unwrap() >= 0.047, "{t:?}");
-        let unit: Vec<String> = nice_ticks(0.0, 0.0, 5).into_iter().map(fmt_num).collect();
-        assert_eq!(unit, ["0", "0.20", "0.40", "0.60", "0.80", "1.00"]);
+        let unit: Vec<String> = nice_ticks(0.0, 0.0, 5)
+            .into_iter()
+            .map(|t| fmt_tick(t, 0.2))
+            .collect();
+        assert_eq!(unit, ["0.0", "0.2", "0.4", "0.6", "0.8", "1.0"]);
         assert!(nice_ticks(5.0, 5.0, 5).len() >= 2);
     }
 
@@ -524,6 +548,10 @@ mod tests {
         assert_eq!(fmt_num(0.0123), "0.012");
         assert_eq!(escape(r#"<a & "b">"#), "&lt;a &amp; &quot;b&quot;&gt;");
         assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(fmt_tick(50.0, 50.0), "50");
+        assert_eq!(fmt_tick(0.6000000000000001, 0.2), "0.6");
+        assert_eq!(fmt_tick(7.5, 2.5), "7.5");
+        assert_eq!(fmt_tick(0.015, 0.005), "0.015");
     }
 
     fn bars(values: Vec<Option<f64>>) -> BarChart {

@@ -9,8 +9,9 @@
 //! - at least as many groups as shards: whole groups go to shards, largest first, each to the
 //!   shard with the fewest tests so far, so every model setting is loaded on one shard only;
 //! - fewer groups than shards: each group gets a contiguous block of shards in proportion to
-//!   its size, and its tests are dealt round-robin over that block, so each shard loads one
-//!   model setting and each shard gets a mix of the group's tests (pp, tg, depths).
+//!   its size, and its tests are dealt round-robin over that block, back and forth (0 1 2 2 1
+//!   0 0 1 ...), so each shard loads one model setting and, as plans alternate pp and tg
+//!   tests, each shard gets a mix of both rather than all of one kind.
 
 use std::fmt;
 use std::str::FromStr;
@@ -99,8 +100,10 @@ pub fn assign(tests: &[PlannedTest], count: usize) -> Vec<usize> {
     }
     let mut first = 0;
     for (g, members) in groups.iter().enumerate() {
+        let n = shards_of[g];
         for (j, &k) in members.iter().enumerate() {
-            out[k] = first + j % shards_of[g];
+            let (round, at) = (j / n, j % n);
+            out[k] = first + if round % 2 == 0 { at } else { n - 1 - at };
         }
         first += shards_of[g];
     }
@@ -190,16 +193,22 @@ mod tests {
     }
 
     #[test]
-    fn one_model_over_many_shards_is_dealt_round_robin() {
+    fn one_model_over_many_shards_is_dealt_round_robin_back_and_forth() {
         let tests = plan(&[7]);
         let shards = check_partition(&tests, 3);
         let ids: Vec<Vec<&str>> = shards
             .iter()
             .map(|s| s.iter().map(|t| t.id.as_str()).collect())
             .collect();
-        assert_eq!(ids[0], vec!["m0/0", "m0/3", "m0/6"]);
+        assert_eq!(ids[0], vec!["m0/0", "m0/5", "m0/6"]);
         assert_eq!(ids[1], vec!["m0/1", "m0/4"]);
-        assert_eq!(ids[2], vec!["m0/2", "m0/5"]);
+        assert_eq!(ids[2], vec!["m0/2", "m0/3"]);
+        // Alternating pp, tg tests over 2 shards: each shard gets both kinds.
+        let two = shard(&tests, 0, 2);
+        assert_eq!(
+            two.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
+            ["m0/0", "m0/3", "m0/4"]
+        );
         assert_eq!(loads(&shards), 3, "one load per shard");
     }
 
