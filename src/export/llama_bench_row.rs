@@ -2,12 +2,15 @@
 //! llama.cpp's tools, `scripts/compare-llama-bench.py` first, read tpsbench results.
 //!
 //! Field names, order and JSON types are llama-bench's `test::get_fields()` and
-//! `get_field_type()`: build_number and counts are integers, cpu_strict, no_kv_offload,
-//! embeddings and no_host booleans, flash_attn an integer (-1 auto, 0 off, 1 on), avg_ts and
-//! stddev_ts floats, everything else strings. `use_mmap` (a boolean) is added: llama-bench
-//! replaced it with `load_mode`, but compare-llama-bench.py still requires it as a key.
+//! `get_field_type()` in the llama.cpp generation that llama-cpp-sys-2 0.1.161 builds (the
+//! one with `load_mode` and `lazy_mode`): build_number and counts are integers, cpu_strict,
+//! no_kv_offload, embeddings, no_host and repack booleans, flash_attn an integer (-1 auto,
+//! 0 off, 1 on), avg_ts and stddev_ts floats, everything else strings. One field is added:
+//! `use_mmap` (a boolean), which `load_mode` replaced but which compare-llama-bench.py
+//! versions before that change require; newer versions drop keys they do not know.
 //! Settings tpsbench does not vary carry the values it runs with, which are llama-bench's
-//! defaults (poll 50, not strict, split mode layer, mmap, KV offload, no embeddings).
+//! and llama.cpp's defaults (poll 50, not strict, split mode layer, load and lazy mode auto,
+//! KV offload, repack on, no embeddings).
 
 use serde::Serialize;
 
@@ -42,10 +45,12 @@ pub struct LlamaBenchRow {
     pub tensor_split: String,
     pub tensor_buft_overrides: String,
     pub load_mode: String,
+    pub lazy_mode: String,
     pub use_mmap: bool,
     pub embeddings: bool,
     pub no_op_offload: u32,
     pub no_host: bool,
+    pub repack: bool,
     pub fit_target: u64,
     pub fit_min_ctx: u32,
     pub n_prompt: u32,
@@ -124,11 +129,13 @@ fn row(
         devices: "auto".into(),
         tensor_split: "0.00".into(),
         tensor_buft_overrides: "none".into(),
-        load_mode: "mmap".into(),
+        load_mode: "auto".into(),
+        lazy_mode: "auto".into(),
         use_mmap: true,
         embeddings: false,
         no_op_offload: 0,
         no_host: false,
+        repack: true,
         fit_target: 0,
         fit_min_ctx: 0,
         n_prompt: p.n_prompt,
@@ -173,10 +180,12 @@ pub const FIELDS: &[&str] = &[
     "tensor_split",
     "tensor_buft_overrides",
     "load_mode",
+    "lazy_mode",
     "use_mmap",
     "embeddings",
     "no_op_offload",
     "no_host",
+    "repack",
     "fit_target",
     "fit_min_ctx",
     "n_prompt",
@@ -229,6 +238,7 @@ mod tests {
             "embeddings",
             "no_host",
             "use_mmap",
+            "repack",
         ] {
             assert!(v[f].is_boolean(), "{f} is a boolean");
         }

@@ -218,7 +218,8 @@ fn empty_scatter(id: &str, title: &str, msg: &str) -> ScatterChart {
 /// not beaten on both) highlighted. One chart per machine and reference model.
 pub fn quality_vs_speed(b: &Board) -> Vec<ScatterChart> {
     // (machine, reference) → variant (model, quant) → fastest decode entry with a KLD.
-    let mut groups: BTreeMap<(usize, String), BTreeMap<(String, String), &Entry>> = BTreeMap::new();
+    type Variants<'a> = BTreeMap<(String, String), &'a Entry>;
+    let mut groups: BTreeMap<(usize, String), Variants> = BTreeMap::new();
     for e in b
         .entries
         .iter()

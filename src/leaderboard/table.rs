@@ -200,7 +200,7 @@ pub fn rankings(b: &Board, top: usize) -> Vec<(String, Table)> {
                             e.test.params.n_threads.to_string(),
                             f64::from(e.test.params.n_threads),
                         ),
-                        Cell::text(b.machines[e.machine].label()),
+                        Cell::text(b.machines[e.machine].hostname.clone()),
                     ]
                 })
                 .collect();
