@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{Axes, Config, FlashAttn};
 
+pub mod shard;
+pub use shard::{Shard, shard};
+
 /// Every parameter of one test, under llama-bench's field names.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct TestParams {

@@ -21,6 +21,8 @@ use crate::system;
 pub struct RunOptions {
     pub config: Config,
     pub filters: Vec<String>,
+    /// Run only this shard of the (filtered) plan: `tpsbench run --shard i/n`.
+    pub shard: Option<plan::Shard>,
     /// Where the result file goes; `None` writes nothing (dry use from the library).
     pub results_dir: Option<PathBuf>,
     pub command: Vec<String>,
@@ -217,7 +219,24 @@ pub fn run(
     opts: &RunOptions,
     progress: &mut dyn Progress,
 ) -> Result<RunOutcome, String> {
-    let (mut models, planned) = prepare(&opts.config, &opts.filters);
+    let (mut models, mut planned) = prepare(&opts.config, &opts.filters);
+    if let (Some(s), false) = (opts.shard, planned.is_empty()) {
+        planned = plan::shard(&planned, s.index, s.count);
+        if planned.is_empty() {
+            // More shards than tests: this one has nothing to do, which is not an error.
+            return Ok(RunOutcome {
+                record: RunRecord {
+                    schema_version: SCHEMA_VERSION,
+                    run: info,
+                    models: Vec::new(),
+                    tests: Vec::new(),
+                },
+                path: None,
+                failed: 0,
+                interrupted: false,
+            });
+        }
+    }
     if planned.is_empty() {
         return Err(format!("no test matches the filter {:?}", opts.filters));
     }

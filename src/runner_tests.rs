@@ -20,6 +20,7 @@ fn opts(cfg: Config, dir: &Path) -> RunOptions {
     RunOptions {
         config: cfg,
         filters: vec![],
+        shard: None,
         results_dir: Some(dir.join("results")),
         command: vec![],
         resume: None,
@@ -254,4 +255,20 @@ fn a_stop_request_ends_the_run_after_the_current_test_and_keeps_it() {
         on_disk.run.finished_at.is_none(),
         "an interrupted run is not marked finished"
     );
+}
+
+#[test]
+fn shards_split_the_plan_and_an_empty_shard_is_not_an_error() {
+    let (dir, cfg) = setup("n_prompt=[16,32]\nn_gen=[4]\nrepetitions=1\nn_batch=32", "");
+    let e = MockEngine::new(1_000_000, 10_000_000);
+    let mut ids = Vec::new();
+    for i in 0..4 {
+        let mut o = opts(cfg.clone(), dir.path());
+        o.shard = Some(crate::plan::Shard { index: i, count: 4 });
+        let out = run(&e, fixtures::run().run, &o, &mut NoProgress).unwrap();
+        assert_eq!(out.path.is_none(), out.record.tests.is_empty(), "shard {i}");
+        ids.extend(out.record.tests.iter().map(|t| t.id.clone()));
+    }
+    ids.sort();
+    assert_eq!(ids, vec!["m/F32/pp16", "m/F32/pp32", "m/F32/tg4"]);
 }

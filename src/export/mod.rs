@@ -4,6 +4,9 @@
 mod csv;
 mod json;
 mod jsonl;
+mod llama_bench_json;
+mod llama_bench_jsonl;
+pub mod llama_bench_row;
 mod markdown;
 
 use crate::record::RunRecord;
@@ -26,6 +29,10 @@ pub enum Format {
     Jsonl,
     /// One row per test, llama-bench's column names.
     Csv,
+    /// llama-bench's `-o json`: an array of rows that llama.cpp's compare-llama-bench.py reads.
+    LlamaBenchJson,
+    /// llama-bench's `-o jsonl`: one such row per line.
+    LlamaBenchJsonl,
 }
 
 pub fn exporter(format: Format) -> Box<dyn Exporter> {
@@ -34,6 +41,8 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
         Format::Json => Box::new(json::Json),
         Format::Jsonl => Box::new(jsonl::Jsonl),
         Format::Csv => Box::new(csv::Csv),
+        Format::LlamaBenchJson => Box::new(llama_bench_json::LlamaBenchJson),
+        Format::LlamaBenchJsonl => Box::new(llama_bench_jsonl::LlamaBenchJsonl),
     }
 }
 
@@ -135,5 +144,36 @@ pub(crate) mod fixtures {
             models: vec![],
             tests: vec![ok, failed],
         }
+    }
+}
+
+/// Snapshots of every format on the fixed fixture run: a change in any output shows up as
+/// a reviewed diff (`cargo insta review`), never silently.
+#[cfg(test)]
+mod snapshot_tests {
+    use super::*;
+
+    fn render(f: Format) -> String {
+        String::from_utf8(exporter(f).render(&fixtures::run())).unwrap()
+    }
+
+    #[test]
+    fn markdown_snapshot() {
+        insta::assert_snapshot!(render(Format::Md));
+    }
+
+    #[test]
+    fn json_snapshot() {
+        insta::assert_snapshot!(render(Format::Json));
+    }
+
+    #[test]
+    fn jsonl_snapshot() {
+        insta::assert_snapshot!(render(Format::Jsonl));
+    }
+
+    #[test]
+    fn csv_snapshot() {
+        insta::assert_snapshot!(render(Format::Csv));
     }
 }

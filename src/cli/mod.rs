@@ -1,0 +1,252 @@
+//! Command-line interface: clap definitions and the code behind each subcommand.
+//! Exit codes: 0 success, 1 some tests failed, 2 bad input or a fatal error.
+
+mod compare;
+mod info;
+mod run;
+mod tools;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+use crate::export::Format;
+pub use run::{Baselines, RunMode};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "tpsbench",
+    version,
+    about = "Benchmark local LLM inference through llama.cpp: prefill and decode tokens/s over a models.toml sweep"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run the sweep in a models.toml and write one result file.
+    ///
+    /// Example: tpsbench run --config models.toml --filter tg --output json
+    Run {
+        /// The sweep to run.
+        #[arg(long, short, default_value = "models.toml")]
+        config: PathBuf,
+        /// Run only tests whose id contains this text (repeatable), e.g. `SmolLM2/Q4_1/pp512`.
+        #[arg(long, short)]
+        filter: Vec<String>,
+        /// What to print on stdout when the run ends.
+        #[arg(long, short, value_enum, default_value = "md")]
+        output: Format,
+        /// Directory for the result file.
+        #[arg(long, default_value = "results")]
+        results_dir: PathBuf,
+        /// Do not write a result file.
+        #[arg(long)]
+        no_save: bool,
+        /// No progress on stderr.
+        #[arg(long, short)]
+        quiet: bool,
+        /// Show llama.cpp's own log on stderr.
+        #[arg(long, short)]
+        verbose: bool,
+        /// Continue an interrupted run in this result file, skipping the tests it holds.
+        ///
+        /// Example: tpsbench run --resume results/20261130T030424Z-vm.json
+        #[arg(long, value_name = "FILE", conflicts_with = "no_save")]
+        resume: Option<PathBuf>,
+        /// Run each model in a child process, so a crash in llama.cpp loses only that
+        /// model's current test.
+        #[arg(long, conflicts_with_all = ["resume", "no_save"])]
+        isolate: bool,
+        /// Run only this model (what --isolate children are given).
+        #[arg(long, hide = true)]
+        only_model: Option<String>,
+        /// Save this run as a named baseline (as criterion's --save-baseline).
+        #[arg(long, value_name = "NAME")]
+        save_baseline: Option<String>,
+        /// Compare this run with a named baseline; exit 1 on a significant regression.
+        #[arg(long, value_name = "NAME")]
+        baseline: Option<String>,
+        /// Where named baselines live.
+        #[arg(long, default_value = crate::compare::BASELINE_DIR)]
+        baseline_dir: PathBuf,
+        /// Run only shard INDEX of COUNT (0-based) of the plan, for sweeps over many
+        /// machines; join the result files with `tpsbench merge`. Example: --shard 0/4
+        #[arg(long, value_name = "INDEX/COUNT")]
+        shard: Option<crate::plan::Shard>,
+    },
+    /// Compare two result sets: files, directories of result files, or baseline names.
+    ///
+    /// Tests are joined on the model file and every parameter; a parameter that takes one
+    /// value in A and another in B (e.g. n_threads 1 vs 2) is what is compared. Each pair
+    /// gets median(B)/median(A) with a bootstrap 95% interval and a Mann-Whitney test.
+    /// Exit code 1 when a regression beyond --fail-threshold is significant.
+    ///
+    /// Example: tpsbench compare results/old.json results/new.json --fail-threshold 0.03
+    Compare {
+        a: String,
+        b: String,
+        /// Significance level.
+        #[arg(long, default_value_t = 0.05)]
+        alpha: f64,
+        /// Changes smaller than this fraction are "no change" even when significant.
+        #[arg(long, default_value_t = 0.01)]
+        noise: f64,
+        /// A significant slowdown beyond this fraction fails (exit 1).
+        #[arg(long, default_value_t = 0.05)]
+        fail_threshold: f64,
+        /// Also leave these properties out of the join (e.g. n_batch).
+        #[arg(long)]
+        ignore: Vec<String>,
+        /// Where named baselines live.
+        #[arg(long, default_value = crate::compare::BASELINE_DIR)]
+        baseline_dir: PathBuf,
+    },
+    /// Build LEADERBOARD.md and a self-contained index.html from result files.
+    ///
+    /// Example: tpsbench leaderboard results/ --exclude-build deadbeef
+    Leaderboard {
+        /// Result files, or directories searched recursively for *.json.
+        #[arg(default_value = "results")]
+        paths: Vec<PathBuf>,
+        /// Where LEADERBOARD.md and index.html go.
+        #[arg(long, default_value = "results")]
+        out_dir: PathBuf,
+        /// Leave out results whose llama.cpp build (build_commit or llama-cpp-sys-2 version)
+        /// contains this text (repeatable).
+        #[arg(long, value_name = "TEXT")]
+        exclude_build: Vec<String>,
+        /// Leave out results whose tpsbench version or git commit contains this text
+        /// (repeatable).
+        #[arg(long, value_name = "TEXT")]
+        exclude_tool_version: Vec<String>,
+    },
+    /// Join result files of one sweep run in shards (`run --shard i/n`) into one file.
+    ///
+    /// Example: tpsbench merge results/merged.json shards/*.json
+    Merge {
+        /// The merged result file to write.
+        output: PathBuf,
+        /// The result files to join.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+    },
+    /// Convert a result file to another format on stdout.
+    ///
+    /// Example: tpsbench export results/x.json --format llama-bench-json > x-llama-bench.json
+    Export {
+        /// The result file.
+        file: PathBuf,
+        /// The output format.
+        #[arg(long, short, value_enum)]
+        format: Format,
+    },
+    /// Show the machine, the llama.cpp build and the devices llama.cpp sees.
+    ///
+    /// Example: tpsbench info --json
+    Info {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Re-measure host memory bandwidth instead of using the cached figure.
+        #[arg(long)]
+        probe: bool,
+    },
+    /// Write a synthetic GGUF model (random weights, valid vocabulary): no download needed.
+    ///
+    /// Example: tpsbench synth --output models/tiny.gguf
+    Synth {
+        /// Where to write the model.
+        #[arg(long, short)]
+        output: PathBuf,
+        /// The architecture preset; `tiny` is a 2-layer llama of about 1.4 M parameters.
+        #[arg(long, default_value = "tiny")]
+        preset: String,
+        /// Seed of the random weights.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
+
+/// Parses arguments and runs; returns the process exit code.
+pub fn main() -> Result<i32> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run {
+            config,
+            filter,
+            output,
+            results_dir,
+            no_save,
+            quiet,
+            verbose,
+            resume,
+            isolate,
+            only_model,
+            save_baseline,
+            baseline,
+            baseline_dir,
+            shard,
+        } => {
+            let baselines = Baselines {
+                save: save_baseline,
+                compare: baseline,
+                dir: baseline_dir,
+            };
+            let how = RunMode {
+                results_dir: (!no_save).then_some(results_dir),
+                resume,
+                isolate,
+                only_model,
+                shard,
+                quiet,
+                verbose,
+            };
+            run::run(config, filter, output, how, baselines)
+        }
+        Command::Compare {
+            a,
+            b,
+            alpha,
+            noise,
+            fail_threshold,
+            ignore,
+            baseline_dir,
+        } => compare::compare(&a, &b, alpha, noise, fail_threshold, &ignore, &baseline_dir),
+        Command::Leaderboard {
+            paths,
+            out_dir,
+            exclude_build,
+            exclude_tool_version,
+        } => Ok(crate::leaderboard::command(&crate::leaderboard::Options {
+            paths,
+            out_dir,
+            exclude: crate::leaderboard::Exclude {
+                build: exclude_build,
+                tool_version: exclude_tool_version,
+            },
+        })),
+        Command::Merge { output, inputs } => tools::merge(&output, &inputs),
+        Command::Export { file, format } => tools::export(&file, format),
+        Command::Info { json, probe } => info::info(json, probe),
+        Command::Synth {
+            output,
+            preset,
+            seed,
+        } => tools::synth(output, &preset, seed),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_valid() {
+        Cli::command().debug_assert();
+    }
+}

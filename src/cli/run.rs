@@ -1,0 +1,175 @@
+//! `tpsbench run`: the sweep, with interruption, resume, isolation and baselines.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use crate::engine::llama::{self, LlamaEngine};
+use crate::export::{Format, exporter};
+use crate::progress::StderrProgress;
+use crate::runner::{self, RunOptions};
+use crate::{config, system};
+
+/// Baseline options of `tpsbench run`.
+pub struct Baselines {
+    pub save: Option<String>,
+    pub compare: Option<String>,
+    pub dir: PathBuf,
+}
+
+/// How `tpsbench run` runs and where it writes.
+pub struct RunMode {
+    pub results_dir: Option<PathBuf>,
+    pub resume: Option<PathBuf>,
+    pub isolate: bool,
+    pub only_model: Option<String>,
+    pub shard: Option<crate::plan::Shard>,
+    pub quiet: bool,
+    pub verbose: bool,
+}
+
+/// Ctrl-C once: stop after the current test, keeping everything; twice: stop now.
+pub(super) fn install_interrupt() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            eprintln!("\ninterrupted again: exiting now");
+            std::process::exit(130);
+        }
+        eprintln!("\ninterrupt: stopping after the current test (Ctrl-C again to stop now)");
+    });
+    stop
+}
+
+pub(super) fn run(
+    config: PathBuf,
+    filters: Vec<String>,
+    output: Format,
+    how: RunMode,
+    baselines: Baselines,
+) -> Result<i32> {
+    let RunMode {
+        results_dir,
+        resume,
+        isolate,
+        only_model,
+        shard,
+        quiet,
+        verbose,
+    } = how;
+    let cfg = config::load(&config, system::physical_cores())?;
+    // A missing baseline is found before hours of measurement, not after.
+    let base = match &baselines.compare {
+        Some(name) => {
+            Some(crate::compare::load_side(name, &baselines.dir).map_err(anyhow::Error::msg)?)
+        }
+        None => None,
+    };
+    let engine = LlamaEngine::new(verbose).map_err(anyhow::Error::msg)?;
+    let mut progress = StderrProgress::new(quiet);
+    let missing = system::missing_simd(&llama::cpu_features());
+    if !missing.is_empty() {
+        eprintln!(
+            "warning: llama.cpp was built without {} that this CPU has: figures will be low. \
+             Build with RUSTFLAGS=\"-C target-cpu=native\" (the repository's .cargo/config.toml does).",
+            missing.join(", ")
+        );
+    }
+    let mut info = runner::run_info(
+        &cfg,
+        std::env::args().collect(),
+        llama::system_info(),
+        llama::devices(),
+    );
+    let offload = cfg
+        .models
+        .iter()
+        .all(|m| m.axes.n_gpu_layers.iter().all(|&n| n != 0));
+    let bandwidth = crate::machine::roofline_bandwidth(&mut info, offload, false);
+    let stop = install_interrupt();
+    let out = if isolate {
+        let dir = results_dir.unwrap_or_else(|| PathBuf::from("results"));
+        let child_args: Vec<String> = [quiet.then_some("--quiet"), verbose.then_some("--verbose")]
+            .into_iter()
+            .flatten()
+            .map(String::from)
+            .collect();
+        let (record, path) =
+            crate::isolate::run(&cfg, &config, &filters, info, &dir, &stop, &child_args)
+                .map_err(anyhow::Error::msg)?;
+        let failed = record
+            .tests
+            .iter()
+            .filter(|t| t.status == crate::record::Status::Failed)
+            .count();
+        let interrupted = stop.load(std::sync::atomic::Ordering::SeqCst);
+        runner::RunOutcome {
+            record,
+            path: Some(path),
+            failed,
+            interrupted,
+        }
+    } else {
+        let opts = RunOptions {
+            config: cfg,
+            filters,
+            shard,
+            results_dir,
+            command: std::env::args().collect(),
+            resume,
+            only_model,
+            stop: Some(stop.clone()),
+            bandwidth,
+            power: true,
+        };
+        runner::run(&engine, info, &opts, &mut progress).map_err(anyhow::Error::msg)?
+    };
+    std::io::stdout()
+        .write_all(&exporter(output).render(&out.record))
+        .context("writing to stdout")?;
+    if let Some(p) = &out.path {
+        if !quiet {
+            eprintln!("results written to {}", p.display());
+        }
+    }
+    if let Some(name) = &baselines.save {
+        let p = crate::compare::save_baseline(&out.record, name, &baselines.dir)
+            .map_err(anyhow::Error::msg)?;
+        eprintln!("baseline {name:?} saved to {}", p.display());
+    }
+    let mut code = 0;
+    if out.interrupted {
+        if let Some(p) = &out.path {
+            eprintln!(
+                "interrupted: continue with tpsbench run --resume {}",
+                p.display()
+            );
+        }
+        code = 130;
+    }
+    if out.failed > 0 {
+        eprintln!(
+            "error: {} of {} tests failed (see the errors above and in the result file)",
+            out.failed,
+            out.record.tests.len()
+        );
+        code = 1;
+    }
+    if let (Some(base), Some(name)) = (base, &baselines.compare) {
+        // As criterion: the change against the baseline, on stderr (stdout has --output).
+        let this = crate::compare::side_of_run("this run", &out.record);
+        let report = crate::compare::compare_sides(&base, &this, &[], Default::default());
+        eprint!(
+            "\n{}",
+            report.to_markdown(&format!("baseline {name}"), "this run")
+        );
+        if !report.regressions(0.05).is_empty() {
+            eprintln!("error: significant regression against baseline {name:?}");
+            code = 1;
+        }
+    }
+    Ok(code)
+}

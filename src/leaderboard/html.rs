@@ -1,0 +1,254 @@
+//! index.html: one self-contained page (inline CSS, inline JS, inline SVG; a Content Security
+//! Policy forbids any fetch) with the charts, the ranking and sortable tables per machine and
+//! model. The inline script also reports, for the browser test, JavaScript errors (on
+//! `<html data-errors>`) and how many charts have a non-empty rendered box
+//! (`<body data-charts-rendered>`, to compare with `data-charts-expected`).
+
+use std::fmt::Write;
+
+use super::charts;
+use super::load::Board;
+use super::markdown::summary_line;
+use super::svg::escape;
+use super::table::{Table, by_machine_and_model, detail, rankings};
+
+const CSS: &str = r#"
+:root{--fg:#1f2328;--muted:#59636e;--bg:#f6f8fa;--card:#fff;--line:#d1d9e0;--soft:#eef1f4;--accent:#4269d0}
+*{box-sizing:border-box}
+html{-webkit-text-size-adjust:100%}
+body{margin:0;font:15px/1.55 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,"Noto Sans",sans-serif;color:var(--fg);background:var(--bg)}
+.wrap{max-width:1320px;margin:0 auto;padding:0 24px}
+header{background:linear-gradient(135deg,#1e293b,#334155);color:#fff;padding:30px 0 24px}
+header h1{margin:0 0 6px;font-size:28px;font-weight:650;letter-spacing:-.01em}
+header p{margin:0;color:#cbd5e1;max-width:900px}
+nav{background:#fff;border-bottom:1px solid var(--line);position:sticky;top:0;z-index:2}
+nav .wrap{display:flex;flex-wrap:wrap;gap:4px 18px;padding-top:10px;padding-bottom:10px;font-size:14px}
+nav a{color:var(--accent);text-decoration:none;font-weight:500}
+nav a:hover{text-decoration:underline}
+h2{font-size:21px;font-weight:650;margin:38px 0 14px;padding-bottom:6px;border-bottom:1px solid var(--line)}
+h3{font-size:16px;font-weight:600;margin:26px 0 10px}
+p.note,p.details{color:var(--muted);font-size:14px;margin:4px 0 14px}
+.sections{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,580px),1fr));gap:8px 24px;align-items:start}
+.sections h3{margin-top:18px}
+.sections p.note{min-height:4.7em}
+.charts{display:grid;gap:16px}
+svg.chart{display:block;width:100%;height:auto;border:1px solid var(--line);border-radius:10px;background:#fff}
+svg.chart .bg{fill:#fff}
+svg.chart text{font-family:inherit;font-size:12px;fill:#3d444d}
+svg.chart .title{font-size:16px;font-weight:600;fill:var(--fg)}
+svg.chart .subtitle{fill:var(--muted)}
+svg.chart .grid{stroke:var(--soft);stroke-width:1}
+svg.chart .axis-line{stroke:#8c959f;stroke-width:1}
+svg.chart .label{font-weight:600;fill:#57606a}
+svg.chart .legend text{fill:#3d444d}
+svg.chart .value{font-size:11px;font-weight:600;fill:#3d444d}
+svg.chart .err{stroke:#24292f;stroke-width:1.2;fill:none}
+svg.chart polyline{stroke-width:2;stroke-linejoin:round}
+svg.chart .emphasis polyline{stroke-width:3}
+svg.chart .point circle{stroke:#fff;stroke-width:1.5}
+svg.chart .plabel{font-size:11px;fill:#3d444d}
+svg.chart .bar:hover rect,svg.chart .point:hover circle{opacity:.75}
+svg.chart .empty rect{fill:var(--bg);stroke:var(--line);stroke-dasharray:6 4}
+svg.chart .empty text{font-size:14px;fill:var(--muted)}
+.tablewrap{overflow-x:auto;border:1px solid var(--line);border-radius:10px;background:#fff}
+table{border-collapse:collapse;width:100%;font-size:14px;font-variant-numeric:tabular-nums}
+th,td{padding:7px 12px;text-align:left;white-space:nowrap;border-bottom:1px solid var(--soft)}
+th{background:var(--bg);font-weight:600;cursor:pointer;user-select:none}
+th:hover{background:#e9eef3}
+th:focus-visible{outline:2px solid var(--accent);outline-offset:-2px}
+th.num,td.num{text-align:right}
+th::after{content:" \2195";color:#afb8c1;font-weight:400}
+th[aria-sort=ascending]::after{content:" \25B2";color:var(--fg)}
+th[aria-sort=descending]::after{content:" \25BC";color:var(--fg)}
+tbody tr:nth-child(even){background:#fafbfc}
+tbody tr:hover{background:#eef4ff}
+tbody tr:last-child td{border-bottom:0}
+ul.left-out{color:var(--muted);font-size:14px}
+footer{color:var(--muted);font-size:13px;padding:36px 0 40px}
+"#;
+
+const ERRORS_JS: &str = "window.onerror=function(m,s,l){var d=document.documentElement;\
+d.setAttribute('data-errors',(d.getAttribute('data-errors')||'')+m+' (line '+l+'); ');};";
+
+const SORT_AND_CHECK_JS: &str = r#"
+(function(){
+  function key(row,i){var c=row.cells[i];if(!c){return '';}var v=c.getAttribute('data-v');
+    return v===null?c.textContent.trim().toLowerCase():parseFloat(v);}
+  document.querySelectorAll('table.sortable').forEach(function(t){
+    var ths=t.tHead.rows[0].cells;
+    Array.prototype.forEach.call(ths,function(th,i){
+      th.tabIndex=0;
+      function go(){
+        var asc=th.getAttribute('aria-sort')!=='ascending';
+        Array.prototype.forEach.call(ths,function(h){h.removeAttribute('aria-sort');});
+        th.setAttribute('aria-sort',asc?'ascending':'descending');
+        var b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows);
+        rows.sort(function(x,y){var a=key(x,i),c=key(y,i),r;
+          if(typeof a==='number'&&typeof c==='number'){r=a-c;}
+          else{r=String(a).localeCompare(String(c),undefined,{numeric:true});}
+          return asc?r:-r;});
+        rows.forEach(function(r){b.appendChild(r);});
+      }
+      th.addEventListener('click',go);
+      th.addEventListener('keydown',function(e){if(e.key==='Enter'||e.key===' '){e.preventDefault();go();}});
+    });
+  });
+  var ok=0;
+  document.querySelectorAll('svg.chart').forEach(function(s){
+    var b=s.getBBox();if(b.width>0&&b.height>0&&s.querySelector('text')){ok++;}
+  });
+  document.body.setAttribute('data-charts-rendered',String(ok));
+})();
+"#;
+
+fn html_table(t: &Table) -> String {
+    let mut o = String::from(r#"<div class="tablewrap"><table class="sortable"><thead><tr>"#);
+    for (h, num) in t.headers.iter().zip(&t.numeric) {
+        let cls = if *num { r#" class="num""# } else { "" };
+        let _ = write!(o, r#"<th scope="col"{cls}>{}</th>"#, escape(h));
+    }
+    o.push_str("</tr></thead><tbody>");
+    for r in &t.rows {
+        o.push_str("<tr>");
+        for (c, num) in r.iter().zip(&t.numeric) {
+            let cls = if *num { r#" class="num""# } else { "" };
+            match c.sort.filter(|v| v.is_finite()) {
+                Some(v) => {
+                    let _ = write!(o, r#"<td{cls} data-v="{v}">{}</td>"#, escape(&c.text));
+                }
+                None => {
+                    let _ = write!(o, "<td{cls}>{}</td>", escape(&c.text));
+                }
+            }
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</tbody></table></div>");
+    o
+}
+
+/// The chart sections: heading, explanation, rendered SVGs.
+fn chart_sections(b: &Board) -> Vec<(&'static str, &'static str, Vec<String>)> {
+    vec![
+        (
+            "Tokens per second per quantization",
+            "Prefill (pp) and decode (tg) rates of each quantization, per machine and model: \
+             the fastest depth-0 test of each kind. Hover a bar for the test and settings.",
+            charts::per_quant(b).iter().map(|c| c.render()).collect(),
+        ),
+        (
+            "Quality against speed",
+            "Decode rate against the mean KL divergence from the reference model's token \
+             distribution. The Pareto front joins the variants that no other variant beats on \
+             both speed and quality.",
+            charts::quality_vs_speed(b)
+                .iter()
+                .map(|c| c.render())
+                .collect(),
+        ),
+        (
+            "Per-request against aggregate throughput",
+            "Serving tests: what each request sees against what the machine delivers in total, \
+             as parallel requests grow.",
+            charts::serving(b).iter().map(|c| c.render()).collect(),
+        ),
+        (
+            "Tokens per second against context depth",
+            "How rates fall as the context fills: one line per model, quantization, test and \
+             thread count that was measured at a depth above 0.",
+            charts::depth(b).iter().map(|c| c.render()).collect(),
+        ),
+    ]
+}
+
+pub fn render(b: &Board) -> String {
+    let sections = chart_sections(b);
+    let n_charts: usize = sections.iter().map(|s| s.2.len()).sum();
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        r##"<!doctype html>
+<html lang="en" data-errors="">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<meta name="generator" content="tpsbench {}">
+<title>tpsbench leaderboard</title>
+<script>{ERRORS_JS}</script>
+<style>{CSS}</style>
+</head>
+<body data-charts-expected="{n_charts}">
+<header><div class="wrap"><h1>tpsbench leaderboard</h1><p>{}</p></div></header>
+<nav><div class="wrap"><a href="#charts">Charts</a><a href="#ranking">Ranking</a>"##,
+        env!("CARGO_PKG_VERSION"),
+        escape(&summary_line(b))
+    );
+    for (i, m) in b.machines.iter().enumerate() {
+        let _ = write!(o, r##"<a href="#machine-{i}">{}</a>"##, escape(&m.hostname));
+    }
+    o.push_str(
+        "</div></nav>\n<main class=\"wrap\">\n<section id=\"charts\"><h2>Charts</h2><div class=\"sections\">",
+    );
+    for (title, note, svgs) in &sections {
+        let _ = write!(
+            o,
+            r#"<div><h3>{}</h3><p class="note">{}</p><div class="charts">"#,
+            escape(title),
+            escape(note)
+        );
+        for s in svgs {
+            o.push_str(s);
+        }
+        o.push_str("</div></div>\n");
+    }
+    o.push_str(
+        r#"</div></section>
+<section id="ranking"><h2>Summary ranking</h2><p class="note">The ten fastest measurements of each test over all machines, models and settings: mean ± standard deviation of the per-repetition rates, as llama-bench. Click a column header to sort.</p>"#,
+    );
+    o.push_str(r#"<div class="sections">"#);
+    for (name, t) in rankings(b, 10) {
+        let _ = write!(o, "<div><h3>{}</h3>{}</div>", escape(&name), html_table(&t));
+    }
+    o.push_str("</div></section>\n");
+    let groups = by_machine_and_model(&b.entries);
+    for (mi, m) in b.machines.iter().enumerate() {
+        let _ = write!(
+            o,
+            r#"<section id="machine-{mi}"><h2>{}</h2><p class="details">{}</p>"#,
+            escape(&m.label()),
+            escape(&m.details)
+        );
+        for (_, model, es) in groups.iter().filter(|g| g.0 == mi) {
+            let _ = write!(o, "<h3>{}</h3>{}", escape(model), html_table(&detail(es)));
+        }
+        let failed: Vec<_> = b.failures.iter().filter(|e| e.machine == mi).collect();
+        if !failed.is_empty() {
+            o.push_str(r#"<h3>Failed tests (no successful measurement)</h3><ul class="left-out">"#);
+            for e in failed {
+                let _ = write!(
+                    o,
+                    "<li>{}: {}</li>",
+                    escape(&e.test.id),
+                    escape(e.test.error.as_deref().unwrap_or("unknown error"))
+                );
+            }
+            o.push_str("</ul>");
+        }
+        o.push_str("</section>\n");
+    }
+    if !b.excluded.is_empty() || !b.invalid.is_empty() {
+        o.push_str(r#"<section id="left-out"><h2>Left out</h2><ul class="left-out">"#);
+        for l in b.excluded.iter().chain(&b.invalid) {
+            let _ = write!(o, "<li>{}</li>", escape(l));
+        }
+        o.push_str("</ul></section>\n");
+    }
+    let _ = write!(
+        o,
+        "</main>\n<footer><div class=\"wrap\">Made by tpsbench {} (<code>tpsbench leaderboard</code>). \
+         Hover a bar or point for its figures.</div></footer>\n<script>{SORT_AND_CHECK_JS}</script>\n</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    o
+}

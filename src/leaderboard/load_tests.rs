@@ -1,0 +1,192 @@
+use super::*;
+use crate::leaderboard::testdata::{file, model, run, test};
+
+const T0: &str = "2026-01-01T10:00:00Z";
+const T1: &str = "2026-01-02T10:00:00Z";
+
+#[test]
+fn dedupe_keeps_the_newest_measurement_per_machine_and_identity() {
+    let old = run(
+        "h",
+        T0,
+        vec![model("m", "Q4_1")],
+        vec![test("m", 64, 0, 0, 1, 100.0, T0)],
+    );
+    let new = run(
+        "h",
+        T1,
+        vec![model("m", "Q4_1")],
+        vec![test("m", 64, 0, 0, 1, 120.0, T1)],
+    );
+    // Order of the files must not matter.
+    for files in [
+        vec![
+            file("old.json", old.clone(), |_| {}),
+            file("new.json", new.clone(), |_| {}),
+        ],
+        vec![
+            file("new.json", new.clone(), |_| {}),
+            file("old.json", old.clone(), |_| {}),
+        ],
+    ] {
+        let b = board(files, &Exclude::default());
+        assert_eq!(b.entries.len(), 1);
+        assert_eq!(b.entries[0].test.avg_ts, Some(120.0));
+        assert_eq!(b.entries[0].file, PathBuf::from("new.json"));
+        assert_eq!(b.superseded, 1);
+    }
+}
+
+#[test]
+fn equal_test_times_fall_back_to_the_run_start_and_offsets_are_honoured() {
+    let a = run("h", T0, vec![], vec![test("m", 64, 0, 0, 1, 1.0, T1)]);
+    let b2 = run("h", T1, vec![], vec![test("m", 64, 0, 0, 1, 2.0, T1)]);
+    let b = board(
+        vec![file("b", b2, |_| {}), file("a", a, |_| {})],
+        &Exclude::default(),
+    );
+    assert_eq!(b.entries[0].test.avg_ts, Some(2.0));
+    // 11:00+02:00 is 09:00Z, earlier than 10:00Z despite sorting later as text.
+    assert!(newer("2026-01-01T11:00:00+02:00", "", T0, "").is_lt());
+}
+
+#[test]
+fn machines_are_kept_apart_by_host_cpu_and_gpu() {
+    let t = || vec![test("m", 64, 0, 0, 1, 1.0, T0)];
+    let a = run("a", T0, vec![], t());
+    let b2 = run("b", T0, vec![], t());
+    let mut gpu = run("a", T0, vec![], t());
+    gpu.run.devices.push(crate::record::DeviceInfo {
+        name: "CUDA0".into(),
+        description: "NVIDIA H200".into(),
+        backend: "CUDA".into(),
+        kind: "gpu".into(),
+        memory_total: 1,
+        memory_free: 1,
+    });
+    let b = board(
+        vec![
+            file("a", a, |_| {}),
+            file("b", b2, |_| {}),
+            file("g", gpu, |_| {}),
+        ],
+        &Exclude::default(),
+    );
+    assert_eq!(b.machines.len(), 3);
+    assert_eq!(b.entries.len(), 3);
+    assert!(
+        b.machines
+            .iter()
+            .any(|m| m.label() == "a: cpu + NVIDIA H200")
+    );
+}
+
+#[test]
+fn failed_tests_show_only_without_a_successful_measurement() {
+    let mut f1 = test("m", 64, 0, 0, 1, 1.0, T1);
+    f1.fail("oom");
+    let mut f2 = test("m", 0, 16, 0, 1, 1.0, T1);
+    f2.fail("oom");
+    let ok = test("m", 64, 0, 0, 1, 5.0, T0);
+    let b = board(
+        vec![file("x", run("h", T0, vec![], vec![ok, f1, f2]), |_| {})],
+        &Exclude::default(),
+    );
+    assert_eq!(b.entries.len(), 1, "the older success stays");
+    assert_eq!(b.failures.len(), 1);
+    assert_eq!(b.failures[0].test.test, "tg16");
+}
+
+#[test]
+fn excluded_builds_and_tool_versions_are_dropped_with_a_reason() {
+    let mut stale = run("h", T0, vec![], vec![test("m", 64, 0, 0, 1, 1.0, T0)]);
+    stale.run.llama_cpp.build_commit = Some("llama-cpp-rs@deadbeef".into());
+    let mut old_tool = stale.clone();
+    old_tool.run.llama_cpp.build_commit = None;
+    old_tool.run.tool.git_commit = Some("v0.0.9-dirty".into());
+    let keep = run("h", T1, vec![], vec![test("m", 64, 0, 0, 1, 2.0, T1)]);
+    let ex = Exclude {
+        build: vec!["deadbeef".into()],
+        tool_version: vec!["dirty".into()],
+    };
+    let b = board(
+        vec![
+            file("stale", stale, |_| {}),
+            file("old", old_tool, |_| {}),
+            file("keep", keep, |_| {}),
+        ],
+        &ex,
+    );
+    assert_eq!(b.excluded.len(), 2, "{:?}", b.excluded);
+    assert!(
+        b.excluded[0].starts_with("stale: llama.cpp build"),
+        "{:?}",
+        b.excluded
+    );
+    assert!(b.excluded[1].contains("--exclude-tool-version \"dirty\""));
+    assert_eq!(b.entries.len(), 1);
+    assert_eq!(b.entries[0].test.avg_ts, Some(2.0));
+}
+
+#[test]
+fn extension_fields_are_read_from_the_raw_json_when_present() {
+    let r = run(
+        "h",
+        T0,
+        vec![model("m", "Q8_0")],
+        vec![
+            test("m", 0, 16, 0, 1, 10.0, T0),
+            test("m", 0, 16, 0, 2, 20.0, T0),
+        ],
+    );
+    let b = board(
+        vec![file("x", r, |v| {
+            v["models"][0]["quality"] = crate::leaderboard::testdata::quality(0.01);
+            v["models"][0]["bytes_per_token"] = serde_json::json!(4.0);
+            v["tests"][1]["serving"] = crate::leaderboard::testdata::serving(4, 5.0, 18.0);
+            v["tests"][1]["unknown_future_field"] = serde_json::json!({"x": 1});
+        })],
+        &Exclude::default(),
+    );
+    assert_eq!(b.entries.len(), 2);
+    assert_eq!(b.entries[0].quant, "Q8_0");
+    assert_eq!(b.entries[0].model.kld_mean, Some(0.01));
+    assert_eq!(b.entries[0].bytes_per_s(), Some(40.0));
+    assert_eq!(b.entries[0].serving, None);
+    let s = b.entries[1].serving.as_ref().unwrap();
+    assert_eq!((s.n_parallel, s.aggregate_ts), (4, 18.0));
+}
+
+#[test]
+fn invalid_files_are_reported_and_skipped_and_directories_are_searched() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("a/b");
+    std::fs::create_dir_all(&sub).unwrap();
+    let good = run(
+        "h",
+        T0,
+        vec![model("m", "Q4_1")],
+        vec![test("m", 64, 0, 0, 1, 1.0, T0)],
+    );
+    crate::results::write_atomic(&sub.join("good.json"), &good).unwrap();
+    std::fs::write(dir.path().join("bad.json"), r#"{"schema_version": 2}"#).unwrap();
+    std::fs::write(dir.path().join("garbage.json"), "not json").unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
+    let b = crate::leaderboard::load(&[dir.path().to_path_buf()], &Exclude::default()).unwrap();
+    assert_eq!(b.files_read, 1);
+    assert_eq!(b.entries.len(), 1);
+    assert_eq!(b.invalid.len(), 2, "{:?}", b.invalid);
+    assert!(b.invalid[0].contains("bad.json") && b.invalid[0].contains("schema_version 2"));
+    assert!(b.invalid[1].contains("garbage.json"));
+
+    std::fs::remove_file(sub.join("good.json")).unwrap();
+    let f = crate::leaderboard::load(&[dir.path().to_path_buf()], &Exclude::default()).unwrap_err();
+    assert!(
+        f.error.starts_with("no valid result file among 2 files"),
+        "{}",
+        f.error
+    );
+    assert_eq!(f.invalid.len(), 2);
+    let missing = crate::leaderboard::load(&[dir.path().join("nope")], &Exclude::default());
+    assert!(missing.unwrap_err().error.contains("no such file"));
+}

@@ -1,0 +1,139 @@
+//! LEADERBOARD.md: a summary ranking, then per machine and model a llama-bench-style table.
+
+use std::fmt::Write;
+
+use super::load::Board;
+use super::table::{Table, by_machine_and_model, detail, rankings};
+
+/// Aligned Markdown table; `|` in cells escaped.
+pub fn table(t: &Table) -> String {
+    let cells: Vec<Vec<String>> = std::iter::once(t.headers.clone())
+        .chain(
+            t.rows
+                .iter()
+                .map(|r| r.iter().map(|c| c.text.replace('|', "\\|")).collect()),
+        )
+        .collect();
+    let width: Vec<usize> = (0..t.headers.len())
+        .map(|c| {
+            cells
+                .iter()
+                .map(|r| r.get(c).map_or(0, |s| s.chars().count()))
+                .max()
+                .unwrap_or(0)
+                .max(3)
+        })
+        .collect();
+    let mut out = String::new();
+    for (i, r) in cells.iter().enumerate() {
+        out.push('|');
+        for (c, w) in width.iter().enumerate() {
+            let s = r.get(c).map_or("", String::as_str);
+            if t.numeric[c] {
+                let _ = write!(out, " {s:>w$} |");
+            } else {
+                let _ = write!(out, " {s:<w$} |");
+            }
+        }
+        out.push('\n');
+        if i == 0 {
+            out.push('|');
+            for (c, w) in width.iter().enumerate() {
+                if t.numeric[c] {
+                    let _ = write!(out, " {}: |", "-".repeat(w - 1));
+                } else {
+                    let _ = write!(out, " {} |", "-".repeat(*w));
+                }
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// One line about what was read and left out.
+pub fn summary_line(b: &Board) -> String {
+    let mut s = format!(
+        "{} result file{}, {} machine{}, {} measurement{} (the newest per machine and test",
+        b.files_read,
+        plural(b.files_read),
+        b.machines.len(),
+        plural(b.machines.len()),
+        b.entries.len(),
+        plural(b.entries.len()),
+    );
+    if b.superseded > 0 {
+        let _ = write!(
+            s,
+            "; {} older one{} superseded",
+            b.superseded,
+            plural(b.superseded)
+        );
+    }
+    s.push(')');
+    if !b.excluded.is_empty() {
+        let _ = write!(
+            s,
+            ", {} file{} excluded",
+            b.excluded.len(),
+            plural(b.excluded.len())
+        );
+    }
+    if !b.invalid.is_empty() {
+        let _ = write!(
+            s,
+            ", {} invalid file{} skipped",
+            b.invalid.len(),
+            plural(b.invalid.len())
+        );
+    }
+    s.push('.');
+    s
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+pub fn render(b: &Board) -> String {
+    let mut o = String::from("# tpsbench leaderboard\n\n");
+    let _ = writeln!(o, "{}\n", summary_line(b));
+    o.push_str(
+        "Figures are llama-bench's: mean ± sample standard deviation of the per-repetition \
+         tokens per second. Compare machines with care: shared or busy machines are noisy.\n\n",
+    );
+    o.push_str("## Summary ranking\n\n");
+    for (name, t) in rankings(b, 10) {
+        let _ = writeln!(o, "### {name}\n\n{}", table(&t));
+    }
+    for (mi, m) in b.machines.iter().enumerate() {
+        let _ = writeln!(o, "## {}\n\n{}\n", m.label(), m.details);
+        for (_, model, es) in by_machine_and_model(&b.entries)
+            .into_iter()
+            .filter(|(x, _, _)| *x == mi)
+        {
+            let _ = writeln!(o, "### {model}\n\n{}", table(&detail(&es)));
+        }
+        let failed: Vec<_> = b.failures.iter().filter(|e| e.machine == mi).collect();
+        if !failed.is_empty() {
+            o.push_str("### Failed tests (no successful measurement)\n\n");
+            for e in failed {
+                let _ = writeln!(
+                    o,
+                    "- {}: {}",
+                    e.test.id,
+                    e.test.error.as_deref().unwrap_or("unknown error")
+                );
+            }
+            o.push('\n');
+        }
+    }
+    if !b.excluded.is_empty() || !b.invalid.is_empty() {
+        o.push_str("## Left out\n\n");
+        for l in b.excluded.iter().chain(&b.invalid) {
+            let _ = writeln!(o, "- {l}");
+        }
+        o.push('\n');
+    }
+    o
+}
