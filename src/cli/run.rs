@@ -127,6 +127,10 @@ pub(super) fn run(
         };
         runner::run(&engine, info, &opts, &mut progress).map_err(anyhow::Error::msg)?
     };
+    if let (Some(s), true) = (shard, out.record.tests.is_empty() && out.path.is_none()) {
+        eprintln!("shard {s} has no tests (more shards than tests): nothing to run");
+        return Ok(0);
+    }
     std::io::stdout()
         .write_all(&exporter(output).render(&out.record))
         .context("writing to stdout")?;
