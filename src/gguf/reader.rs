@@ -3,10 +3,12 @@
 //! hostile file gets an error naming what is wrong, never a panic or a huge allocation.
 //! Running it before llama.cpp sees a file keeps llama.cpp from aborting on bad input.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
+use super::validate::validate;
 use super::{DEFAULT_ALIGNMENT, MAGIC, Value, type_layout};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -73,6 +75,9 @@ fn bad<T>(msg: impl Into<String>) -> Result<T, GgufError> {
 // Sanity limits far above any real model, far below what would exhaust memory.
 const MAX_KEY_LEN: u64 = 1 << 16;
 const MAX_DIMS: u32 = 4;
+/// ggml's GGML_MAX_NAME: a tensor name must be shorter, or gguf.cpp refuses the file.
+const MAX_TENSOR_NAME: usize = 64;
+const CAPACITY_CAP: u64 = 1 << 16;
 
 struct Cursor<R> {
     r: R,
@@ -160,14 +165,20 @@ impl<R: Read> Cursor<R> {
     }
 }
 
-/// Reads and validates the header of the GGUF file at `path`.
+/// Reads the header of the GGUF file at `path` and checks it with [`validate`]: a file
+/// that passes is one llama.cpp can be handed without aborting the process.
 pub fn read_header(path: &Path) -> Result<Header, GgufError> {
     let meta = std::fs::metadata(path).map_err(|e| GgufError(io_reason(&e)))?;
     if meta.is_dir() {
         return bad("is a directory, not a GGUF file");
     }
+    if !meta.is_file() {
+        return bad("is not a regular file");
+    }
     let file = std::fs::File::open(path).map_err(|e| GgufError(io_reason(&e)))?;
-    parse_header(io::BufReader::new(file), meta.len())
+    let header = parse_header(io::BufReader::new(file), meta.len())?;
+    validate(&header)?;
+    Ok(header)
 }
 
 fn io_reason(e: &io::Error) -> String {
@@ -178,7 +189,9 @@ fn io_reason(e: &io::Error) -> String {
     }
 }
 
-/// Parses a header from a reader over a file of `size` bytes.
+/// Parses a header from a reader over a file of `size` bytes: the structure only (the
+/// layout rules of ggml's `gguf.cpp`, so a file that passes is one gguf.cpp also reads).
+/// [`validate`] checks the content.
 pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufError> {
     r.seek(SeekFrom::Start(0))
         .map_err(|e| GgufError(e.to_string()))?;
@@ -206,24 +219,48 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
             "declares {n_tensors} tensors and {n_kv} metadata entries, more than a {size}-byte file can hold"
         ));
     }
-    let mut metadata = Vec::with_capacity(n_kv as usize);
+    // Capacities are capped: a count that passed the check above can still be hundreds of
+    // millions in a large file, and only the entries actually read should cost memory.
+    let mut metadata = Vec::with_capacity(n_kv.min(CAPACITY_CAP) as usize);
+    let mut keys = HashSet::new();
     for i in 0..n_kv {
         let key = c.string(&format!("metadata key #{i}"), MAX_KEY_LEN)?;
+        if key.is_empty() {
+            return bad(format!("metadata key #{i} is empty"));
+        }
+        if !keys.insert(key.clone()) {
+            return bad(format!("metadata key `{key}` appears twice"));
+        }
         let ty = c.u32(&format!("the type of `{key}`"))?;
         let value = c.value(ty, &format!("metadata `{key}`"), 0)?;
         metadata.push((key, value));
     }
     let alignment = match metadata.iter().find(|(k, _)| k == "general.alignment") {
         None => DEFAULT_ALIGNMENT,
-        Some((_, v)) => match v.as_u64() {
-            Some(a) if a > 0 && a.is_power_of_two() && a <= 1 << 20 => a,
-            _ => return bad(format!("general.alignment {v:?} is not a power of two")),
-        },
+        // gguf.cpp accepts only uint32 here.
+        Some((_, Value::U32(a))) if a.is_power_of_two() => u64::from(*a),
+        Some((_, v)) => {
+            return bad(format!(
+                "general.alignment must be a uint32 power of two, not {} {v:?}",
+                v.type_name()
+            ));
+        }
     };
-    let mut tensors = Vec::with_capacity(n_tensors as usize);
+    let mut tensors = Vec::with_capacity(n_tensors.min(CAPACITY_CAP) as usize);
+    let mut names = HashSet::new();
     for i in 0..n_tensors {
         let name = c.string(&format!("the name of tensor #{i}"), MAX_KEY_LEN)?;
+        if name.len() >= MAX_TENSOR_NAME {
+            return bad(format!(
+                "the name of tensor #{i} is {} bytes long; ggml allows at most {}",
+                name.len(),
+                MAX_TENSOR_NAME - 1
+            ));
+        }
         let what = format!("tensor `{name}`");
+        if !names.insert(name.clone()) {
+            return bad(format!("{what} appears twice"));
+        }
         let n_dims = c.u32(&what)?;
         if n_dims == 0 || n_dims > MAX_DIMS {
             return bad(format!(
@@ -239,10 +276,11 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
         let Some((tname, block, block_bytes)) = type_layout(ggml_type) else {
             return bad(format!("{what} has unknown ggml type {ggml_type}"));
         };
+        // ggml counts elements in int64.
         let n_el = dims
             .iter()
             .try_fold(1u64, |acc, &d| acc.checked_mul(d))
-            .filter(|&n| n > 0)
+            .filter(|&n| n > 0 && n <= i64::MAX as u64)
             .ok_or_else(|| GgufError(format!("{what} has invalid dimensions {dims:?}")))?;
         if dims[0] % block != 0 {
             return bad(format!(
@@ -258,9 +296,6 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
                 "{what}: data offset {offset} is not aligned to {alignment}"
             ));
         }
-        if tensors.iter().any(|t: &TensorInfo| t.name == name) {
-            return bad(format!("{what} appears twice"));
-        }
         tensors.push(TensorInfo {
             name,
             dims,
@@ -269,6 +304,7 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
             n_bytes,
         });
     }
+    check_layout(&tensors, alignment)?;
     let data_offset = c.pos.div_ceil(alignment) * alignment;
     for t in &tensors {
         let end = data_offset
@@ -289,6 +325,41 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
         data_offset,
         file_size: size,
     })
+}
+
+/// gguf.cpp requires tensor data in header order, each tensor padded to the alignment and
+/// the next one starting right after: anything else (overlap, gaps, reordering) is refused.
+fn check_layout(tensors: &[TensorInfo], alignment: u64) -> Result<(), GgufError> {
+    let mut expected = 0u64;
+    let mut previous: Option<&TensorInfo> = None;
+    for t in tensors {
+        if t.offset != expected {
+            let how = match previous {
+                Some(p) if t.offset < expected => format!(
+                    "overlaps tensor `{}`, which ends at {}",
+                    p.name,
+                    p.offset + p.n_bytes
+                ),
+                Some(p) => format!(
+                    "should follow tensor `{}` at data offset {expected}",
+                    p.name
+                ),
+                None => "should be at data offset 0".into(),
+            };
+            return bad(format!(
+                "tensor `{}` is at data offset {}, but {how}: tensors must be stored in order without gaps",
+                t.name, t.offset
+            ));
+        }
+        expected = t
+            .n_bytes
+            .div_ceil(alignment)
+            .checked_mul(alignment)
+            .and_then(|n| n.checked_add(expected))
+            .ok_or_else(|| GgufError(format!("tensor `{}` is too large", t.name)))?;
+        previous = Some(t);
+    }
+    Ok(())
 }
 
 #[cfg(test)]
