@@ -78,11 +78,15 @@ const MAX_DIMS: u32 = 4;
 /// ggml's GGML_MAX_NAME: a tensor name must be shorter, or gguf.cpp refuses the file.
 const MAX_TENSOR_NAME: usize = 64;
 const CAPACITY_CAP: u64 = 1 << 16;
+/// Real models hold well under a million array entries (tokens, scores, types, merges).
+const MAX_ARRAY_ENTRIES: u64 = 1 << 24;
 
 struct Cursor<R> {
     r: R,
     pos: u64,
     size: u64,
+    /// Array entries read so far, against [`MAX_ARRAY_ENTRIES`].
+    entries: u64,
 }
 
 impl<R: Read> Cursor<R> {
@@ -151,6 +155,14 @@ impl<R: Read> Cursor<R> {
                         "{what}: array of {n} elements cannot fit in the file"
                     ));
                 }
+                // An entry in memory is 32 bytes for 1 on disk: a huge array of bytes in a
+                // large file would exhaust memory before any other check could fail.
+                self.entries += n;
+                if self.entries > MAX_ARRAY_ENTRIES {
+                    return bad(format!(
+                        "{what}: metadata arrays hold more than {MAX_ARRAY_ENTRIES} entries in all, far beyond any real model"
+                    ));
+                }
                 let mut items = Vec::with_capacity(n.min(1 << 20) as usize);
                 for _ in 0..n {
                     items.push(self.value(elem, what, depth + 1)?);
@@ -195,7 +207,12 @@ fn io_reason(e: &io::Error) -> String {
 pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufError> {
     r.seek(SeekFrom::Start(0))
         .map_err(|e| GgufError(e.to_string()))?;
-    let mut c = Cursor { r, pos: 0, size };
+    let mut c = Cursor {
+        r,
+        pos: 0,
+        size,
+        entries: 0,
+    };
     if size == 0 {
         return bad("the file is empty");
     }
@@ -415,6 +432,100 @@ mod tests {
         let mut b = tiny_bytes();
         b[4] = 99;
         assert!(parse(&b).unwrap_err().0.contains("version 99"));
+    }
+
+    /// The tiny model's bytes with the metadata array `key` declaring `n` entries.
+    fn with_array_count(key: &str, n: u64) -> Vec<u8> {
+        let mut b = tiny_bytes();
+        let mut needle = (key.len() as u64).to_le_bytes().to_vec();
+        needle.extend_from_slice(key.as_bytes());
+        let at = b.windows(needle.len()).position(|w| w == needle).unwrap();
+        // key, value type (array), element type, then the count
+        let count_at = at + needle.len() + 4 + 4;
+        b[count_at..count_at + 8].copy_from_slice(&n.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn array_counts_beyond_the_file_or_the_entry_limit_are_refused() {
+        let e = parse(&with_array_count("tokenizer.ggml.tokens", 1 << 40)).unwrap_err();
+        assert!(e.0.contains("cannot fit in the file"), "{e}");
+        // A file large enough to hold 2^24 + 1 one-byte entries, without writing one.
+        let n = MAX_ARRAY_ENTRIES + 1;
+        let mut b = Vec::new();
+        b.extend_from_slice(b"GGUF");
+        b.extend_from_slice(&3u32.to_le_bytes());
+        b.extend_from_slice(&0u64.to_le_bytes());
+        b.extend_from_slice(&1u64.to_le_bytes());
+        b.extend_from_slice(&5u64.to_le_bytes());
+        b.extend_from_slice(b"bytes");
+        b.extend_from_slice(&9u32.to_le_bytes());
+        b.extend_from_slice(&0u32.to_le_bytes());
+        b.extend_from_slice(&n.to_le_bytes());
+        let size = b.len() as u64 + n;
+        let e = parse_header(IoCursor::new(&b), size).unwrap_err();
+        assert!(e.0.contains("more than 16777216 entries"), "{e}");
+    }
+
+    #[test]
+    fn gguf_cpp_layout_rules_are_enforced() {
+        let b = tiny_bytes();
+        let h = parse(&b).unwrap();
+        // Moving the second tensor's data onto the first's: an overlap.
+        let second = &h.tensors[1];
+        let mut needle = (second.name.len() as u64).to_le_bytes().to_vec();
+        needle.extend_from_slice(second.name.as_bytes());
+        let at = b.windows(needle.len()).position(|w| w == needle).unwrap();
+        let offset_at = at + needle.len() + 4 + 8 * second.dims.len() + 4;
+        let mut c = b.clone();
+        c[offset_at..offset_at + 8].copy_from_slice(&0u64.to_le_bytes());
+        let e = parse(&c).unwrap_err().0;
+        assert!(e.contains("overlaps tensor `token_embd.weight`"), "{e}");
+        // A gap of one alignment unit.
+        let mut c = b.clone();
+        let gap = second.offset + h.alignment;
+        c[offset_at..offset_at + 8].copy_from_slice(&gap.to_le_bytes());
+        let e = parse(&c).unwrap_err().0;
+        assert!(
+            e.contains("should follow tensor `token_embd.weight`"),
+            "{e}"
+        );
+        // general.alignment must be a uint32.
+        let mut doc = tiny::document(1);
+        doc.metadata
+            .push(("general.alignment".into(), Value::U64(32)));
+        let mut c = Vec::new();
+        write_gguf(&mut c, &doc).unwrap();
+        let e = parse(&c).unwrap_err().0;
+        assert!(
+            e.contains("must be a uint32 power of two, not uint64"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn duplicate_or_empty_keys_and_long_tensor_names_are_refused() {
+        let mut doc = tiny::document(1);
+        doc.metadata
+            .push(("general.name".into(), Value::String("again".into())));
+        let mut c = Vec::new();
+        write_gguf(&mut c, &doc).unwrap();
+        assert!(
+            parse(&c)
+                .unwrap_err()
+                .0
+                .contains("`general.name` appears twice")
+        );
+        let mut doc = tiny::document(1);
+        doc.metadata.push((String::new(), Value::U32(1)));
+        let mut c = Vec::new();
+        write_gguf(&mut c, &doc).unwrap();
+        assert!(parse(&c).unwrap_err().0.contains("is empty"));
+        let mut doc = tiny::document(1);
+        doc.tensors[1].name = "x".repeat(64);
+        let mut c = Vec::new();
+        write_gguf(&mut c, &doc).unwrap();
+        assert!(parse(&c).unwrap_err().0.contains("64 bytes long"));
     }
 
     #[test]
