@@ -9,8 +9,8 @@
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::path::Path;
 use std::ptr::NonNull;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use llama_cpp_2::llama_backend::LlamaBackend;
@@ -22,14 +22,41 @@ use crate::record::DeviceInfo;
 
 static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
 static VERBOSE: AtomicBool = AtomicBool::new(false);
+/// The first error llama.cpp logged since [`take_first_error`] last ran: why a load failed.
+static FIRST_ERROR: Mutex<Option<String>> = Mutex::new(None);
 
 /// llama.cpp's log callback: its messages go to stderr with `--verbose`, nowhere otherwise.
-/// They never reach stdout, which carries only what the user asked for.
-unsafe extern "C" fn on_log(_level: sys::ggml_log_level, text: *const c_char, _: *mut c_void) {
-    if VERBOSE.load(Ordering::Relaxed) && !text.is_null() {
-        let s = unsafe { CStr::from_ptr(text) }.to_string_lossy();
+/// They never reach stdout, which carries only what the user asked for. Errors are kept,
+/// so that a failed load can say why without `--verbose`.
+unsafe extern "C" fn on_log(level: sys::ggml_log_level, text: *const c_char, _: *mut c_void) {
+    if text.is_null() {
+        return;
+    }
+    let s = unsafe { CStr::from_ptr(text) }.to_string_lossy();
+    if level == sys::GGML_LOG_LEVEL_ERROR {
+        if let Ok(mut first) = FIRST_ERROR.lock() {
+            first.get_or_insert_with(|| s.trim().to_string());
+        }
+    }
+    if VERBOSE.load(Ordering::Relaxed) {
         eprint!("{s}");
     }
+}
+
+/// The first error llama.cpp logged since the last call, without its prefixes:
+/// "llama_model_load: error loading model: check_tensor_dims: tensor 'x' not found" gives
+/// "tensor 'x' not found".
+fn take_first_error() -> Option<String> {
+    let e = FIRST_ERROR.lock().ok()?.take()?;
+    let mut msg = e.as_str();
+    loop {
+        let is_function = |h: &str| h.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        match msg.split_once(": ") {
+            Some((head, rest)) if is_function(head) || head == "error loading model" => msg = rest,
+            _ => break,
+        }
+    }
+    Some(msg.trim().to_string())
 }
 
 /// Starts llama.cpp once per process. `verbose` routes its logs to stderr.
@@ -146,16 +173,21 @@ impl Drop for LlamaSession<'_> {
 
 impl Engine for LlamaEngine {
     fn load(&self, path: &Path, params: &LoadParams) -> Result<Box<dyn Model + '_>, String> {
+        // Some malformed files make llama.cpp abort the process rather than fail: every
+        // path to llama.cpp goes through the validator first (see gguf::validate).
+        crate::gguf::reader::read_header(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let c_path = CString::new(path.to_string_lossy().as_bytes())
             .map_err(|_| "the model path contains a NUL byte".to_string())?;
         let mut mp = unsafe { sys::llama_model_default_params() };
         mp.n_gpu_layers = params.n_gpu_layers;
+        take_first_error();
         let raw = unsafe { sys::llama_model_load_from_file(c_path.as_ptr(), mp) };
-        let ptr = NonNull::new(raw).ok_or_else(|| {
-            format!(
+        let ptr = NonNull::new(raw).ok_or_else(|| match take_first_error() {
+            Some(why) => format!("llama.cpp could not load {}: {why}", path.display()),
+            None => format!(
                 "llama.cpp could not load {} (run with --verbose for its log)",
                 path.display()
-            )
+            ),
         })?;
         let info = unsafe { model_info(ptr.as_ptr()) };
         Ok(Box::new(LlamaModel { ptr, info }))
@@ -220,11 +252,13 @@ impl Model for LlamaModel {
         cp.swa_full = false;
         cp.n_threads = p.n_threads as i32;
         cp.n_threads_batch = p.n_threads as i32;
+        take_first_error();
         let ctx = NonNull::new(unsafe { sys::llama_init_from_model(self.ptr.as_ptr(), cp) })
             .ok_or_else(|| {
+                let why = take_first_error()
+                    .unwrap_or_else(|| "too large for memory or invalid parameters".into());
                 format!(
-                    "llama.cpp could not create a context of {} tokens (n_batch {}, n_ubatch {}): \
-                     too large for memory or invalid parameters",
+                    "llama.cpp could not create a context of {} tokens (n_batch {}, n_ubatch {}): {why}",
                     p.n_ctx(),
                     p.n_batch,
                     p.n_ubatch

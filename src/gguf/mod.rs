@@ -3,6 +3,7 @@
 
 pub mod reader;
 pub mod tiny;
+pub mod validate;
 pub mod writer;
 
 /// GGUF metadata value types (the numbering is the file format's).
@@ -39,6 +40,21 @@ impl Value {
             Value::U64(_) => 10,
             Value::I64(_) => 11,
             Value::F64(_) => 12,
+        }
+    }
+
+    /// The GGUF name of the value's type, for error messages ("uint32", "array of string").
+    pub fn type_name(&self) -> String {
+        const NAMES: [&str; 13] = [
+            "uint8", "int8", "uint16", "int16", "uint32", "int32", "float32", "bool", "string",
+            "array", "uint64", "int64", "float64",
+        ];
+        match self {
+            Value::Array(items) => match items.first() {
+                Some(x) => format!("array of {}", x.type_name()),
+                None => "empty array".into(),
+            },
+            v => NAMES[v.type_id() as usize].into(),
         }
     }
 
@@ -101,6 +117,9 @@ pub const GGML_TYPES: &[(u32, &str, u64, u64)] = &[
     (34, "TQ1_0", 256, 54),
     (35, "TQ2_0", 256, 66),
     (39, "MXFP4", 32, 17),
+    (40, "NVFP4", 64, 36),
+    (41, "Q1_0", 128, 18),
+    (42, "Q2_0", 64, 18),
 ];
 
 /// Block size and bytes per block of a ggml type id, if known.
@@ -147,6 +166,9 @@ pub fn file_type_name(ftype: u64) -> Option<&'static str> {
         36 => "TQ1_0",
         37 => "TQ2_0",
         38 => "MXFP4_MOE",
+        39 => "NVFP4",
+        40 => "Q1_0",
+        41 => "Q2_0",
         _ => return None,
     })
 }

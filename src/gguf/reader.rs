@@ -3,10 +3,12 @@
 //! hostile file gets an error naming what is wrong, never a panic or a huge allocation.
 //! Running it before llama.cpp sees a file keeps llama.cpp from aborting on bad input.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
+use super::validate::validate;
 use super::{DEFAULT_ALIGNMENT, MAGIC, Value, type_layout};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -73,11 +75,18 @@ fn bad<T>(msg: impl Into<String>) -> Result<T, GgufError> {
 // Sanity limits far above any real model, far below what would exhaust memory.
 const MAX_KEY_LEN: u64 = 1 << 16;
 const MAX_DIMS: u32 = 4;
+/// ggml's GGML_MAX_NAME: a tensor name must be shorter, or gguf.cpp refuses the file.
+const MAX_TENSOR_NAME: usize = 64;
+const CAPACITY_CAP: u64 = 1 << 16;
+/// Real models hold well under a million array entries (tokens, scores, types, merges).
+const MAX_ARRAY_ENTRIES: u64 = 1 << 24;
 
 struct Cursor<R> {
     r: R,
     pos: u64,
     size: u64,
+    /// Array entries read so far, against [`MAX_ARRAY_ENTRIES`].
+    entries: u64,
 }
 
 impl<R: Read> Cursor<R> {
@@ -146,6 +155,14 @@ impl<R: Read> Cursor<R> {
                         "{what}: array of {n} elements cannot fit in the file"
                     ));
                 }
+                // An entry in memory is 32 bytes for 1 on disk: a huge array of bytes in a
+                // large file would exhaust memory before any other check could fail.
+                self.entries += n;
+                if self.entries > MAX_ARRAY_ENTRIES {
+                    return bad(format!(
+                        "{what}: metadata arrays hold more than {MAX_ARRAY_ENTRIES} entries in all, far beyond any real model"
+                    ));
+                }
                 let mut items = Vec::with_capacity(n.min(1 << 20) as usize);
                 for _ in 0..n {
                     items.push(self.value(elem, what, depth + 1)?);
@@ -160,14 +177,20 @@ impl<R: Read> Cursor<R> {
     }
 }
 
-/// Reads and validates the header of the GGUF file at `path`.
+/// Reads the header of the GGUF file at `path` and checks it with [`validate`]: a file
+/// that passes is one llama.cpp can be handed without aborting the process.
 pub fn read_header(path: &Path) -> Result<Header, GgufError> {
     let meta = std::fs::metadata(path).map_err(|e| GgufError(io_reason(&e)))?;
     if meta.is_dir() {
         return bad("is a directory, not a GGUF file");
     }
+    if !meta.is_file() {
+        return bad("is not a regular file");
+    }
     let file = std::fs::File::open(path).map_err(|e| GgufError(io_reason(&e)))?;
-    parse_header(io::BufReader::new(file), meta.len())
+    let header = parse_header(io::BufReader::new(file), meta.len())?;
+    validate(&header)?;
+    Ok(header)
 }
 
 fn io_reason(e: &io::Error) -> String {
@@ -178,11 +201,18 @@ fn io_reason(e: &io::Error) -> String {
     }
 }
 
-/// Parses a header from a reader over a file of `size` bytes.
+/// Parses a header from a reader over a file of `size` bytes: the structure only (the
+/// layout rules of ggml's `gguf.cpp`, so a file that passes is one gguf.cpp also reads).
+/// [`validate`] checks the content.
 pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufError> {
     r.seek(SeekFrom::Start(0))
         .map_err(|e| GgufError(e.to_string()))?;
-    let mut c = Cursor { r, pos: 0, size };
+    let mut c = Cursor {
+        r,
+        pos: 0,
+        size,
+        entries: 0,
+    };
     if size == 0 {
         return bad("the file is empty");
     }
@@ -206,24 +236,48 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
             "declares {n_tensors} tensors and {n_kv} metadata entries, more than a {size}-byte file can hold"
         ));
     }
-    let mut metadata = Vec::with_capacity(n_kv as usize);
+    // Capacities are capped: a count that passed the check above can still be hundreds of
+    // millions in a large file, and only the entries actually read should cost memory.
+    let mut metadata = Vec::with_capacity(n_kv.min(CAPACITY_CAP) as usize);
+    let mut keys = HashSet::new();
     for i in 0..n_kv {
         let key = c.string(&format!("metadata key #{i}"), MAX_KEY_LEN)?;
+        if key.is_empty() {
+            return bad(format!("metadata key #{i} is empty"));
+        }
+        if !keys.insert(key.clone()) {
+            return bad(format!("metadata key `{key}` appears twice"));
+        }
         let ty = c.u32(&format!("the type of `{key}`"))?;
         let value = c.value(ty, &format!("metadata `{key}`"), 0)?;
         metadata.push((key, value));
     }
     let alignment = match metadata.iter().find(|(k, _)| k == "general.alignment") {
         None => DEFAULT_ALIGNMENT,
-        Some((_, v)) => match v.as_u64() {
-            Some(a) if a > 0 && a.is_power_of_two() && a <= 1 << 20 => a,
-            _ => return bad(format!("general.alignment {v:?} is not a power of two")),
-        },
+        // gguf.cpp accepts only uint32 here.
+        Some((_, Value::U32(a))) if a.is_power_of_two() => u64::from(*a),
+        Some((_, v)) => {
+            return bad(format!(
+                "general.alignment must be a uint32 power of two, not {} {v:?}",
+                v.type_name()
+            ));
+        }
     };
-    let mut tensors = Vec::with_capacity(n_tensors as usize);
+    let mut tensors = Vec::with_capacity(n_tensors.min(CAPACITY_CAP) as usize);
+    let mut names = HashSet::new();
     for i in 0..n_tensors {
         let name = c.string(&format!("the name of tensor #{i}"), MAX_KEY_LEN)?;
+        if name.len() >= MAX_TENSOR_NAME {
+            return bad(format!(
+                "the name of tensor #{i} is {} bytes long; ggml allows at most {}",
+                name.len(),
+                MAX_TENSOR_NAME - 1
+            ));
+        }
         let what = format!("tensor `{name}`");
+        if !names.insert(name.clone()) {
+            return bad(format!("{what} appears twice"));
+        }
         let n_dims = c.u32(&what)?;
         if n_dims == 0 || n_dims > MAX_DIMS {
             return bad(format!(
@@ -239,10 +293,11 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
         let Some((tname, block, block_bytes)) = type_layout(ggml_type) else {
             return bad(format!("{what} has unknown ggml type {ggml_type}"));
         };
+        // ggml counts elements in int64.
         let n_el = dims
             .iter()
             .try_fold(1u64, |acc, &d| acc.checked_mul(d))
-            .filter(|&n| n > 0)
+            .filter(|&n| n > 0 && n <= i64::MAX as u64)
             .ok_or_else(|| GgufError(format!("{what} has invalid dimensions {dims:?}")))?;
         if dims[0] % block != 0 {
             return bad(format!(
@@ -258,9 +313,6 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
                 "{what}: data offset {offset} is not aligned to {alignment}"
             ));
         }
-        if tensors.iter().any(|t: &TensorInfo| t.name == name) {
-            return bad(format!("{what} appears twice"));
-        }
         tensors.push(TensorInfo {
             name,
             dims,
@@ -269,6 +321,7 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
             n_bytes,
         });
     }
+    check_layout(&tensors, alignment)?;
     let data_offset = c.pos.div_ceil(alignment) * alignment;
     for t in &tensors {
         let end = data_offset
@@ -289,6 +342,41 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
         data_offset,
         file_size: size,
     })
+}
+
+/// gguf.cpp requires tensor data in header order, each tensor padded to the alignment and
+/// the next one starting right after: anything else (overlap, gaps, reordering) is refused.
+fn check_layout(tensors: &[TensorInfo], alignment: u64) -> Result<(), GgufError> {
+    let mut expected = 0u64;
+    let mut previous: Option<&TensorInfo> = None;
+    for t in tensors {
+        if t.offset != expected {
+            let how = match previous {
+                Some(p) if t.offset < expected => format!(
+                    "overlaps tensor `{}`, which ends at {}",
+                    p.name,
+                    p.offset + p.n_bytes
+                ),
+                Some(p) => format!(
+                    "should follow tensor `{}` at data offset {expected}",
+                    p.name
+                ),
+                None => "should be at data offset 0".into(),
+            };
+            return bad(format!(
+                "tensor `{}` is at data offset {}, but {how}: tensors must be stored in order without gaps",
+                t.name, t.offset
+            ));
+        }
+        expected = t
+            .n_bytes
+            .div_ceil(alignment)
+            .checked_mul(alignment)
+            .and_then(|n| n.checked_add(expected))
+            .ok_or_else(|| GgufError(format!("tensor `{}` is too large", t.name)))?;
+        previous = Some(t);
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -344,6 +432,100 @@ mod tests {
         let mut b = tiny_bytes();
         b[4] = 99;
         assert!(parse(&b).unwrap_err().0.contains("version 99"));
+    }
+
+    /// The tiny model's bytes with the metadata array `key` declaring `n` entries.
+    fn with_array_count(key: &str, n: u64) -> Vec<u8> {
+        let mut b = tiny_bytes();
+        let mut needle = (key.len() as u64).to_le_bytes().to_vec();
+        needle.extend_from_slice(key.as_bytes());
+        let at = b.windows(needle.len()).position(|w| w == needle).unwrap();
+        // key, value type (array), element type, then the count
+        let count_at = at + needle.len() + 4 + 4;
+        b[count_at..count_at + 8].copy_from_slice(&n.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn array_counts_beyond_the_file_or_the_entry_limit_are_refused() {
+        let e = parse(&with_array_count("tokenizer.ggml.tokens", 1 << 40)).unwrap_err();
+        assert!(e.0.contains("cannot fit in the file"), "{e}");
+        // A file large enough to hold 2^24 + 1 one-byte entries, without writing one.
+        let n = MAX_ARRAY_ENTRIES + 1;
+        let mut b = Vec::new();
+        b.extend_from_slice(b"GGUF");
+        b.extend_from_slice(&3u32.to_le_bytes());
+        b.extend_from_slice(&0u64.to_le_bytes());
+        b.extend_from_slice(&1u64.to_le_bytes());
+        b.extend_from_slice(&5u64.to_le_bytes());
+        b.extend_from_slice(b"bytes");
+        b.extend_from_slice(&9u32.to_le_bytes());
+        b.extend_from_slice(&0u32.to_le_bytes());
+        b.extend_from_slice(&n.to_le_bytes());
+        let size = b.len() as u64 + n;
+        let e = parse_header(IoCursor::new(&b), size).unwrap_err();
+        assert!(e.0.contains("more than 16777216 entries"), "{e}");
+    }
+
+    #[test]
+    fn gguf_cpp_layout_rules_are_enforced() {
+        let b = tiny_bytes();
+        let h = parse(&b).unwrap();
+        // Moving the second tensor's data onto the first's: an overlap.
+        let second = &h.tensors[1];
+        let mut needle = (second.name.len() as u64).to_le_bytes().to_vec();
+        needle.extend_from_slice(second.name.as_bytes());
+        let at = b.windows(needle.len()).position(|w| w == needle).unwrap();
+        let offset_at = at + needle.len() + 4 + 8 * second.dims.len() + 4;
+        let mut c = b.clone();
+        c[offset_at..offset_at + 8].copy_from_slice(&0u64.to_le_bytes());
+        let e = parse(&c).unwrap_err().0;
+        assert!(e.contains("overlaps tensor `token_embd.weight`"), "{e}");
+        // A gap of one alignment unit.
+        let mut c = b.clone();
+        let gap = second.offset + h.alignment;
+        c[offset_at..offset_at + 8].copy_from_slice(&gap.to_le_bytes());
+        let e = parse(&c).unwrap_err().0;
+        assert!(
+            e.contains("should follow tensor `token_embd.weight`"),
+            "{e}"
+        );
+        // general.alignment must be a uint32.
+        let mut doc = tiny::document(1);
+        doc.metadata
+            .push(("general.alignment".into(), Value::U64(32)));
+        let mut c = Vec::new();
+        write_gguf(&mut c, &doc).unwrap();
+        let e = parse(&c).unwrap_err().0;
+        assert!(
+            e.contains("must be a uint32 power of two, not uint64"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn duplicate_or_empty_keys_and_long_tensor_names_are_refused() {
+        let mut doc = tiny::document(1);
+        doc.metadata
+            .push(("general.name".into(), Value::String("again".into())));
+        let mut c = Vec::new();
+        write_gguf(&mut c, &doc).unwrap();
+        assert!(
+            parse(&c)
+                .unwrap_err()
+                .0
+                .contains("`general.name` appears twice")
+        );
+        let mut doc = tiny::document(1);
+        doc.metadata.push((String::new(), Value::U32(1)));
+        let mut c = Vec::new();
+        write_gguf(&mut c, &doc).unwrap();
+        assert!(parse(&c).unwrap_err().0.contains("is empty"));
+        let mut doc = tiny::document(1);
+        doc.tensors[1].name = "x".repeat(64);
+        let mut c = Vec::new();
+        write_gguf(&mut c, &doc).unwrap();
+        assert!(parse(&c).unwrap_err().0.contains("64 bytes long"));
     }
 
     #[test]

@@ -11,6 +11,8 @@ pub enum TensorData {
     RandomF32 { seed: u64, scale: f32 },
     /// Every f32 element equal to this value (norm weights).
     ConstF32(f32),
+    /// All-zero bytes, for any ggml type (tests that need a tensor of a quantized type).
+    Zeros,
 }
 
 #[derive(Debug, Clone)]
@@ -93,6 +95,9 @@ impl SplitMix64 {
 }
 
 fn put_tensor_data(w: &mut impl Write, t: &Tensor) -> io::Result<()> {
+    if let TensorData::Zeros = t.data {
+        return w.write_all(&vec![0u8; t.n_bytes() as usize]);
+    }
     if t.ggml_type != 0 {
         return Err(io::Error::other("only F32 tensor data can be generated"));
     }
@@ -100,12 +105,13 @@ fn put_tensor_data(w: &mut impl Write, t: &Tensor) -> io::Result<()> {
     let mut buf = Vec::with_capacity(1 << 16);
     let mut rng = match t.data {
         TensorData::RandomF32 { seed, .. } => SplitMix64(seed),
-        TensorData::ConstF32(_) => SplitMix64(0),
+        TensorData::ConstF32(_) | TensorData::Zeros => SplitMix64(0),
     };
     for _ in 0..n {
         let x = match t.data {
             TensorData::RandomF32 { scale, .. } => (rng.next_f32() * 2.0 - 1.0) * scale,
             TensorData::ConstF32(c) => c,
+            TensorData::Zeros => 0.0,
         };
         buf.extend_from_slice(&x.to_le_bytes());
         if buf.len() >= 1 << 16 {
