@@ -828,3 +828,23 @@ fn corrupt_result_files_are_refused_with_the_file_named() {
         assert!(e.starts_with(&p.display().to_string()), "{e}");
     }
 }
+
+/// `tpsbench info | head -0`: the reader is gone before anything is written.
+#[test]
+fn a_closed_stdout_is_one_error_line_not_a_panic() {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("tpsbench"))
+        .arg("info")
+        .env("RUST_BACKTRACE", "1") // not a bug: no backtrace even when asked for
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "error: writing to stdout: Broken pipe (os error 32)"
+    );
+}
