@@ -10,7 +10,13 @@ use std::panic::{self, PanicHookInfo};
 fn main() {
     let default_hook = panic::take_hook();
     panic::set_hook(Box::new(move |info| {
-        if backtrace_requested() {
+        let msg = panic_message(info);
+        if msg.starts_with("failed printing to stdout") {
+            // println! into a closed pipe (`tpsbench info | head -1`): not a bug, and said
+            // as `run` says it when its output cannot be written.
+            let reason = msg.trim_start_matches("failed printing to stdout: ");
+            eprintln!("error: writing to stdout: {reason}");
+        } else if backtrace_requested() {
             default_hook(info);
         } else {
             eprintln!("error: internal error: {}", describe_panic(info));
@@ -37,15 +43,20 @@ fn backtrace_requested() -> bool {
     std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0")
 }
 
-/// The panic message and where it happened, on one line.
-fn describe_panic(info: &PanicHookInfo) -> String {
+/// The first line of the panic message.
+fn panic_message<'a>(info: &'a PanicHookInfo) -> &'a str {
     let payload = info.payload();
     let msg = payload
         .downcast_ref::<&str>()
         .copied()
         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("unknown panic");
-    let msg = msg.lines().next().unwrap_or_default();
+    msg.lines().next().unwrap_or_default()
+}
+
+/// The panic message and where it happened, on one line.
+fn describe_panic(info: &PanicHookInfo) -> String {
+    let msg = panic_message(info);
     match info.location() {
         Some(l) => format!(
             "{msg} (at {}:{}; please report this bug; set RUST_BACKTRACE=1 for details)",

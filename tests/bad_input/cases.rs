@@ -1,33 +1,27 @@
-//! Bad input, table-driven: each row sets up a directory, runs the real `tpsbench` binary,
-//! and checks the exit code, that stderr is one line (or a bounded few) containing the
-//! expected text, and that nothing panicked, aborted or died of a signal.
-//! docs/bad-input.md lists the same cases with what each prints.
+//! The bad-input table: each case prepares a directory and names what `tpsbench` must say.
 
 use std::ffi::OsString;
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use assert_cmd::Command;
 use tpsbench::gguf::Value;
 use tpsbench::gguf::tiny;
 use tpsbench::gguf::writer::{Document, TensorData, write_gguf};
 
 /// One bad-input case.
-struct Case {
-    what: &'static str,
+pub struct Case {
+    pub what: &'static str,
     /// Prepares files in the directory and returns the arguments after `tpsbench`.
-    setup: fn(&Path) -> Vec<OsString>,
-    code: i32,
-    stderr: &'static str,
+    pub setup: fn(&Path) -> Vec<OsString>,
+    pub code: i32,
+    pub stderr: &'static str,
     /// How many stderr lines are allowed (1 for our errors; clap's usage errors are longer).
-    max_lines: usize,
+    pub max_lines: usize,
     /// For a run whose tests fail (exit 1): text the result file records as the error.
-    recorded: Option<&'static str>,
+    pub recorded: Option<&'static str>,
 }
 
-const fn case(
+pub const fn case(
     what: &'static str,
     setup: fn(&Path) -> Vec<OsString>,
     code: i32,
@@ -44,7 +38,7 @@ const fn case(
 }
 
 /// A run that starts but whose test fails: exit 1, the reason recorded in the result file.
-const fn failed_test(
+pub const fn failed_test(
     what: &'static str,
     setup: fn(&Path) -> Vec<OsString>,
     recorded: &'static str,
@@ -55,26 +49,26 @@ const fn failed_test(
     }
 }
 
-fn tiny_bytes() -> &'static [u8] {
+pub fn tiny_bytes() -> &'static [u8] {
     static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
     BYTES.get_or_init(|| gguf_bytes(&tiny::document(1)))
 }
 
-fn gguf_bytes(doc: &Document) -> Vec<u8> {
+pub fn gguf_bytes(doc: &Document) -> Vec<u8> {
     let mut b = Vec::new();
     write_gguf(&mut b, doc).unwrap();
     b
 }
 
 /// The tiny model with one metadata key replaced (or removed).
-fn tiny_with(key: &str, v: Option<Value>) -> Vec<u8> {
+pub fn tiny_with(key: &str, v: Option<Value>) -> Vec<u8> {
     let mut d = tiny::document(1);
     d.metadata.retain(|(k, _)| k != key);
     d.metadata.extend(v.map(|v| (key.to_string(), v)));
     gguf_bytes(&d)
 }
 
-fn tiny_with_tensor_type(name: &str, ty: u32) -> Vec<u8> {
+pub fn tiny_with_tensor_type(name: &str, ty: u32) -> Vec<u8> {
     let mut d = tiny::document(1);
     let t = d.tensors.iter_mut().find(|t| t.name == name).unwrap();
     t.ggml_type = ty;
@@ -82,16 +76,16 @@ fn tiny_with_tensor_type(name: &str, ty: u32) -> Vec<u8> {
     gguf_bytes(&d)
 }
 
-const SWEEP: &str =
+pub const SWEEP: &str =
     "[sweep]\nn_prompt = 16\nn_gen = 0\nrepetitions = 1\nwarmup = 0\nn_threads = 1\n";
 
 /// `run` with a config over `model` (written as tiny.gguf) and the given sweep.
-fn run_with(dir: &Path, sweep: &str, model: &[u8]) -> Vec<OsString> {
+pub fn run_with(dir: &Path, sweep: &str, model: &[u8]) -> Vec<OsString> {
     std::fs::write(dir.join("tiny.gguf"), model).unwrap();
     write_config(dir, sweep, "tiny.gguf")
 }
 
-fn write_config(dir: &Path, sweep: &str, model_path: &str) -> Vec<OsString> {
+pub fn write_config(dir: &Path, sweep: &str, model_path: &str) -> Vec<OsString> {
     let config = dir.join("models.toml");
     std::fs::write(
         &config,
@@ -101,7 +95,7 @@ fn write_config(dir: &Path, sweep: &str, model_path: &str) -> Vec<OsString> {
     run_args(dir, &config)
 }
 
-fn run_args(dir: &Path, config: &Path) -> Vec<OsString> {
+pub fn run_args(dir: &Path, config: &Path) -> Vec<OsString> {
     vec![
         "run".into(),
         "--quiet".into(),
@@ -112,14 +106,14 @@ fn run_args(dir: &Path, config: &Path) -> Vec<OsString> {
     ]
 }
 
-fn config_text(dir: &Path, text: &str) -> Vec<OsString> {
+pub fn config_text(dir: &Path, text: &str) -> Vec<OsString> {
     let config = dir.join("models.toml");
     std::fs::write(&config, text).unwrap();
     run_args(dir, &config)
 }
 
 /// The base sweep with `lines` added; a key in `lines` replaces the base's.
-fn sweep(dir: &Path, lines: &str) -> Vec<OsString> {
+pub fn sweep(dir: &Path, lines: &str) -> Vec<OsString> {
     let key = |l: &str| l.split('=').next().unwrap_or("").trim().to_string();
     let mut text: Vec<&str> = SWEEP
         .lines()
@@ -130,17 +124,17 @@ fn sweep(dir: &Path, lines: &str) -> Vec<OsString> {
 }
 
 /// `args` with the results directory replaced.
-fn results_dir(mut args: Vec<OsString>, dir: &Path) -> Vec<OsString> {
+pub fn results_dir(mut args: Vec<OsString>, dir: &Path) -> Vec<OsString> {
     let i = args.iter().position(|a| a == "--results-dir").unwrap();
     args[i + 1] = dir.into();
     args
 }
 
-fn model(dir: &Path, bytes: &[u8]) -> Vec<OsString> {
+pub fn model(dir: &Path, bytes: &[u8]) -> Vec<OsString> {
     run_with(dir, SWEEP, bytes)
 }
 
-fn cases() -> Vec<Case> {
+pub fn cases() -> Vec<Case> {
     let mut v = vec![
         // The configuration file.
         case(
@@ -548,283 +542,11 @@ fn cases() -> Vec<Case> {
 
 /// Sets a tensor's type field in place: the 4 bytes after its name, dimension count and
 /// dimensions.
-fn patch_tensor_type(b: &mut [u8], name: &str, ty: u32) {
+pub fn patch_tensor_type(b: &mut [u8], name: &str, ty: u32) {
     let mut key = (name.len() as u64).to_le_bytes().to_vec();
     key.extend_from_slice(name.as_bytes());
     let at = b.windows(key.len()).position(|w| w == key).unwrap() + key.len();
     let n_dims = u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) as usize;
     let ty_at = at + 4 + 8 * n_dims;
     b[ty_at..ty_at + 4].copy_from_slice(&ty.to_le_bytes());
-}
-
-struct Outcome {
-    code: Option<i32>,
-    signal: Option<i32>,
-    stderr: String,
-    stdout: String,
-    /// The errors the result file records for its tests.
-    recorded: Vec<String>,
-}
-
-fn run_case(c: &Case) -> Outcome {
-    let dir = tempfile::tempdir().unwrap();
-    let args = (c.setup)(dir.path());
-    let out = Command::cargo_bin("tpsbench")
-        .unwrap()
-        .args(&args)
-        .current_dir(dir.path())
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .unwrap();
-    let mut recorded = Vec::new();
-    for f in std::fs::read_dir(dir.path().join("results"))
-        .into_iter()
-        .flatten()
-    {
-        let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        for t in v["tests"].as_array().unwrap() {
-            recorded.extend(t["error"].as_str().map(str::to_string));
-        }
-    }
-    Outcome {
-        code: out.status.code(),
-        signal: out.status.signal(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        recorded,
-    }
-}
-
-/// Everything a bad-input error must be, whatever the input.
-fn problems(c: &Case, o: &Outcome) -> Vec<String> {
-    let mut p = Vec::new();
-    if let Some(s) = o.signal {
-        p.push(format!("died of signal {s}"));
-    }
-    if o.code != Some(c.code) {
-        p.push(format!("exit code {:?}, expected {}", o.code, c.code));
-    }
-    let lines = o.stderr.lines().count();
-    if lines == 0 || lines > c.max_lines {
-        p.push(format!(
-            "{lines} stderr lines, expected 1 to {}",
-            c.max_lines
-        ));
-    }
-    if !o.stderr.contains(c.stderr) {
-        p.push(format!("stderr lacks {:?}", c.stderr));
-    }
-    for bad in [
-        "panicked",
-        "Aborted",
-        "RUST_BACKTRACE",
-        "stack backtrace",
-        "GGML_ASSERT",
-    ] {
-        if o.stderr.contains(bad) {
-            p.push(format!("stderr contains {bad:?}"));
-        }
-    }
-    if c.code == 2 && !o.stdout.is_empty() {
-        p.push("stdout is not empty".into());
-    }
-    if let Some(r) = c.recorded {
-        if !o.recorded.iter().any(|e| e.contains(r)) {
-            p.push(format!(
-                "the result file records {:?}, not {r:?}",
-                o.recorded
-            ));
-        }
-    }
-    p
-}
-
-#[test]
-fn every_bad_input_gets_one_clear_line_and_a_non_zero_exit() {
-    let mut failures = Vec::new();
-    for c in cases() {
-        let o = run_case(&c);
-        let p = problems(&c, &o);
-        if !p.is_empty() {
-            failures.push(format!(
-                "{}: {}\n  stderr: {}",
-                c.what,
-                p.join("; "),
-                o.stderr.trim_end().replace('\n', "\n          ")
-            ));
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases failed:\n{}",
-        failures.len(),
-        cases().len(),
-        failures.join("\n")
-    );
-}
-
-/// Prints the table of docs/bad-input.md from the real binary:
-/// `cargo test --release --test bad_input -- --ignored --nocapture print_the_table`.
-#[test]
-#[ignore = "prints the documentation table; run by hand"]
-fn print_the_table() {
-    println!("| input | exit | stderr |\n| --- | ---: | --- |");
-    for c in cases() {
-        let o = run_case(&c);
-        let mut line = o.stderr.lines().next().unwrap_or("").to_string();
-        if let Some(e) = o.recorded.first() {
-            line = format!("{line}` (recorded: `{e}");
-        }
-        let line = line.replace('|', "\\|");
-        let line = line.replace(&*std::env::temp_dir().to_string_lossy(), "/tmp");
-        println!(
-            "| {} | {} | `{}` |",
-            c.what,
-            o.code.map_or("signal".into(), |x| x.to_string()),
-            line
-        );
-    }
-}
-
-/// Permission errors, when they can happen: root reads and writes files whatever their
-/// mode, so the check is skipped (saying so) when the test runs as root.
-#[test]
-fn unreadable_files_and_read_only_results_directories_are_clear_errors() {
-    let dir = tempfile::tempdir().unwrap();
-    let locked = dir.path().join("locked");
-    std::fs::write(&locked, "x").unwrap();
-    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
-    if std::fs::read(&locked).is_ok() {
-        eprintln!("skipped: running as root, file permissions do not apply");
-        return;
-    }
-    let table = [
-        (
-            "unreadable config",
-            (|d: &Path| {
-                let a = write_config(d, SWEEP, "tiny.gguf");
-                lock(&d.join("models.toml"));
-                a
-            }) as fn(&Path) -> Vec<OsString>,
-            "cannot read the configuration: Permission denied",
-        ),
-        (
-            "unreadable model",
-            |d: &Path| {
-                let a = model(d, tiny_bytes());
-                lock(&d.join("tiny.gguf"));
-                a
-            },
-            "tiny.gguf: permission denied",
-        ),
-        (
-            "read-only results directory",
-            |d: &Path| {
-                let a = sweep(d, "");
-                std::fs::create_dir(d.join("results")).unwrap();
-                std::fs::set_permissions(d.join("results"), PermissionsExt::from_mode(0o555))
-                    .unwrap();
-                a
-            },
-            "cannot write to the results directory",
-        ),
-    ];
-    for (what, setup, stderr) in table {
-        let c = case(what, setup, 2, stderr);
-        let o = run_case(&c);
-        let p = problems(&c, &o);
-        assert!(p.is_empty(), "{what}: {}\n{}", p.join("; "), o.stderr);
-    }
-}
-
-fn lock(p: &Path) {
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o000)).unwrap();
-}
-
-#[test]
-fn a_panic_is_one_line_and_exit_2_and_rust_backtrace_still_works() {
-    let out = Command::cargo_bin("tpsbench")
-        .unwrap()
-        .arg("info")
-        .env("TPSBENCH_TEST_PANIC", "1")
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.starts_with(
-            "error: internal error: panic requested by TPSBENCH_TEST_PANIC (at src/main.rs:"
-        ),
-        "{err}"
-    );
-    let out = Command::cargo_bin("tpsbench")
-        .unwrap()
-        .arg("info")
-        .env("TPSBENCH_TEST_PANIC", "1")
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("panicked at") && err.contains("stack backtrace"),
-        "{err}"
-    );
-}
-
-/// `results::read` on damaged result files: an error naming the file, never a panic.
-#[test]
-fn corrupt_result_files_are_refused_with_the_file_named() {
-    let dir = tempfile::tempdir().unwrap();
-    let deep = "[".repeat(100_000);
-    let table: Vec<(&str, Vec<u8>, &str)> = vec![
-        ("empty", b"".to_vec(), "not valid JSON"),
-        (
-            "truncated",
-            br#"{"schema_version": 1, "run": {"#.to_vec(),
-            "not valid JSON",
-        ),
-        (
-            "not UTF-8",
-            b"\xff\xfe{}".to_vec(),
-            "stream did not contain valid UTF-8",
-        ),
-        ("a JSON array", b"[1, 2]".to_vec(), "no schema_version"),
-        ("null", b"null".to_vec(), "no schema_version"),
-        (
-            "version as a string",
-            br#"{"schema_version": "1"}"#.to_vec(),
-            "no schema_version",
-        ),
-        (
-            "future version",
-            br#"{"schema_version": 2}"#.to_vec(),
-            "schema_version 2 is not supported",
-        ),
-        (
-            "fields missing",
-            br#"{"schema_version": 1}"#.to_vec(),
-            "invalid result file: missing field",
-        ),
-        (
-            "nesting 100000 deep",
-            deep.into_bytes(),
-            "not valid JSON: recursion limit exceeded",
-        ),
-    ];
-    for (what, bytes, expected) in table {
-        let p = dir.path().join(format!("{what}.json"));
-        std::fs::write(&p, &bytes).unwrap();
-        let e = tpsbench::results::read(&p).expect_err(what);
-        assert!(e.starts_with(&p.display().to_string()), "{what}: {e}");
-        assert!(e.contains(expected), "{what}: {e}");
-        assert_eq!(e.lines().count(), 1, "{what}: {e}");
-    }
-    for p in [dir.path().to_path_buf(), dir.path().join("missing.json")] {
-        let e = tpsbench::results::read(&p).unwrap_err();
-        assert!(e.starts_with(&p.display().to_string()), "{e}");
-    }
 }
