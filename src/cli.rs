@@ -4,12 +4,11 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 use crate::engine::llama::{self, LlamaEngine};
 use crate::export::{Format, exporter};
-use crate::gguf::{tiny, writer::write_gguf};
 use crate::progress::StderrProgress;
 use crate::runner::{self, RunOptions};
 use crate::{config, system};
@@ -63,17 +62,58 @@ pub enum Command {
     },
     /// Write a synthetic GGUF model (random weights, valid vocabulary): no download needed.
     ///
-    /// Example: tpsbench synth --output models/tiny.gguf
+    /// Example: tpsbench synth --preset llama-3-8b --type Q4_K_M --output models/l3.gguf
     Synth {
         /// Where to write the model.
         #[arg(long, short)]
         output: PathBuf,
-        /// The architecture preset; `tiny` is a 2-layer llama of about 1.4 M parameters.
+        /// `tiny` (a 2-layer llama of about 1.4 M parameters, for tests) or the exact
+        /// shapes of llama-2-7b, llama-3-8b, mistral-7b, qwen2.5-7b, llama-3-70b.
         #[arg(long, default_value = "tiny")]
         preset: String,
+        /// Quantization type, as llama-quantize names it (default: F32 for tiny, Q8_0 for
+        /// presets).
+        #[arg(long = "type", short = 't')]
+        quant: Option<String>,
+        /// Keep only this many layers (presets).
+        #[arg(long)]
+        layers: Option<u64>,
+        /// Divide heads, widths and vocabulary by this factor (presets; for tests).
+        #[arg(long, default_value_t = 1)]
+        shrink: u64,
         /// Seed of the random weights.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+    },
+    /// Build the [[ladder]] variants of a models.toml, measure their quality against the
+    /// reference variant, run the speed sweep on them and print one table.
+    ///
+    /// Example: tpsbench ladder --config ladder.toml
+    Ladder {
+        /// The configuration with [[ladder]] tables.
+        #[arg(long, short, default_value = "models.toml")]
+        config: PathBuf,
+        /// Run only variants with a test id containing this text (repeatable).
+        #[arg(long, short)]
+        filter: Vec<String>,
+        /// The table's format on stdout.
+        #[arg(long, short, value_enum, default_value = "md")]
+        output: crate::ladder::table::TableFormat,
+        /// Directory for the result file.
+        #[arg(long, default_value = "results")]
+        results_dir: PathBuf,
+        /// Do not write a result file.
+        #[arg(long)]
+        no_save: bool,
+        /// Print the table of an existing result file instead of running.
+        #[arg(long)]
+        from: Option<PathBuf>,
+        /// No progress on stderr.
+        #[arg(long, short)]
+        quiet: bool,
+        /// Show llama.cpp's own log on stderr.
+        #[arg(long, short)]
+        verbose: bool,
     },
 }
 
@@ -101,8 +141,37 @@ pub fn main() -> Result<i32> {
         Command::Synth {
             output,
             preset,
+            quant,
+            layers,
+            shrink,
             seed,
-        } => synth(output, &preset, seed),
+        } => synth(crate::synth::SynthOptions {
+            output,
+            preset,
+            quant,
+            layers,
+            shrink,
+            seed,
+            n_threads: system::physical_cores(),
+        }),
+        Command::Ladder {
+            config,
+            filter,
+            output,
+            results_dir,
+            no_save,
+            from,
+            quiet,
+            verbose,
+        } => crate::ladder::command::ladder(crate::ladder::command::Args {
+            config,
+            filters: filter,
+            format: output,
+            results_dir: (!no_save).then_some(results_dir),
+            from,
+            quiet,
+            verbose,
+        }),
     }
 }
 
@@ -222,26 +291,11 @@ fn info(json: bool) -> Result<i32> {
     Ok(0)
 }
 
-fn synth(output: PathBuf, preset: &str, seed: u64) -> Result<i32> {
-    let doc = match preset {
-        "tiny" => tiny::document(seed),
-        other => bail!("unknown preset {other:?}: available presets: tiny"),
-    };
-    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    let tmp = output.with_extension("gguf.tmp");
-    let file =
-        std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
-    let mut w = std::io::BufWriter::new(file);
-    write_gguf(&mut w, &doc).with_context(|| format!("cannot write {}", tmp.display()))?;
-    drop(w);
-    std::fs::rename(&tmp, &output).with_context(|| format!("cannot write {}", output.display()))?;
-    eprintln!(
-        "wrote {} ({} tensors, preset {preset})",
-        output.display(),
-        doc.tensors.len()
-    );
+fn synth(opts: crate::synth::SynthOptions) -> Result<i32> {
+    llama::init(false).map_err(anyhow::Error::msg)?;
+    let rep = crate::ladder::Reporter::new(false);
+    let line = crate::synth::synth(&opts, &rep).map_err(anyhow::Error::msg)?;
+    rep.line(&line);
     Ok(0)
 }
 

@@ -6,14 +6,18 @@
 
 pub mod cli;
 pub mod config;
+pub mod config_ladder;
 pub mod engine;
 pub mod export;
 pub mod gguf;
+pub mod ladder;
 pub mod measure;
 pub mod plan;
 pub mod progress;
+pub mod quality;
 pub mod record;
 pub mod results;
 pub mod runner;
 pub mod stats;
+pub mod synth;
 pub mod system;

@@ -25,10 +25,18 @@ static VERBOSE: AtomicBool = AtomicBool::new(false);
 
 /// llama.cpp's log callback: its messages go to stderr with `--verbose`, nowhere otherwise.
 /// They never reach stdout, which carries only what the user asked for.
+/// While a quantization runs, its progress lines are also handed to `quantize::tap`.
 unsafe extern "C" fn on_log(_level: sys::ggml_log_level, text: *const c_char, _: *mut c_void) {
-    if VERBOSE.load(Ordering::Relaxed) && !text.is_null() {
+    let verbose = VERBOSE.load(Ordering::Relaxed);
+    let tapping = super::quantize::tapping();
+    if (verbose || tapping) && !text.is_null() {
         let s = unsafe { CStr::from_ptr(text) }.to_string_lossy();
-        eprint!("{s}");
+        if tapping {
+            super::quantize::tap(&s);
+        }
+        if verbose {
+            eprint!("{s}");
+        }
     }
 }
 
