@@ -140,7 +140,7 @@ type Axis = Option<Spanned<toml::Value>>;
 /// One sweep table: the global `[sweep]` or a model's `[model.sweep]`.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct RawSweep {
+pub(crate) struct RawSweep {
     n_prompt: Axis,
     n_gen: Axis,
     n_depth: Axis,
@@ -151,12 +151,12 @@ struct RawSweep {
     flash_attn: Axis,
     type_k: Axis,
     type_v: Axis,
-    warmup: Axis,
-    repetitions: Axis,
-    ci_target: Axis,
-    max_repetitions: Axis,
-    max_seconds: Axis,
-    seed: Axis,
+    pub(crate) warmup: Axis,
+    pub(crate) repetitions: Axis,
+    pub(crate) ci_target: Axis,
+    pub(crate) max_repetitions: Axis,
+    pub(crate) max_seconds: Axis,
+    pub(crate) seed: Axis,
 }
 
 #[derive(Deserialize)]
@@ -173,11 +173,14 @@ struct RawConfig {
     sweep: Option<RawSweep>,
     #[serde(default)]
     model: Vec<RawModel>,
+    /// `[[ladder]]` tables, parsed by `config_ladder`.
+    #[serde(default)]
+    ladder: Option<toml::Value>,
 }
 
-struct Ctx<'a> {
-    file: &'a Path,
-    src: &'a str,
+pub(crate) struct Ctx<'a> {
+    pub file: &'a Path,
+    pub src: &'a str,
 }
 
 impl Ctx<'_> {
@@ -185,7 +188,12 @@ impl Ctx<'_> {
         self.src[..offset.min(self.src.len())].matches('\n').count() + 1
     }
 
-    fn err(&self, span: Range<usize>, key: &str, message: impl Into<String>) -> ConfigError {
+    pub(crate) fn err(
+        &self,
+        span: Range<usize>,
+        key: &str,
+        message: impl Into<String>,
+    ) -> ConfigError {
         ConfigError {
             file: self.file.to_path_buf(),
             line: Some(self.line_of(span.start)),
@@ -208,6 +216,32 @@ pub fn load(file: &Path, physical_cores: u32) -> Result<Config, ConfigError> {
 
 /// Parses configuration text; `file` names it in errors and anchors relative model paths.
 pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, ConfigError> {
+    let (config, _, has_ladder) = parse_parts(file, src, physical_cores)?;
+    if config.models.is_empty() {
+        let hint = if has_ladder {
+            " ([[ladder]] tables are run by `tpsbench ladder`)"
+        } else {
+            ""
+        };
+        return Err(ConfigError {
+            file: file.to_path_buf(),
+            line: None,
+            key: Some("model".into()),
+            message: format!(
+                "no [[model]] entries: add at least one, with a name and a path{hint}"
+            ),
+        });
+    }
+    Ok(config)
+}
+
+/// The configuration (possibly without models), the resolved `[sweep]` axes, and whether
+/// the file has `[[ladder]]` tables.
+pub(crate) fn parse_parts(
+    file: &Path,
+    src: &str,
+    physical_cores: u32,
+) -> Result<(Config, Axes, bool), ConfigError> {
     let ctx = Ctx { file, src };
     let raw: RawConfig = toml::from_str(src).map_err(|e| toml_error(&ctx, &e))?;
 
@@ -225,14 +259,7 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, Conf
         apply_axes(&ctx, "sweep", s, &mut defaults)?;
     }
 
-    if raw.model.is_empty() {
-        return Err(ConfigError {
-            file: file.to_path_buf(),
-            line: None,
-            key: Some("model".into()),
-            message: "no [[model]] entries: add at least one, with a name and a path".into(),
-        });
-    }
+    let has_ladder = raw.ladder.is_some();
     let base_dir = file.parent().unwrap_or(Path::new("."));
     let mut models: Vec<ModelEntry> = Vec::new();
     for (i, m) in raw.model.into_iter().enumerate() {
@@ -278,14 +305,15 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, Conf
             axes,
         });
     }
-    Ok(Config {
+    let config = Config {
         file: file.to_path_buf(),
         settings,
         models,
-    })
+    };
+    Ok((config, defaults, has_ladder))
 }
 
-fn toml_error(ctx: &Ctx, e: &toml::de::Error) -> ConfigError {
+pub(crate) fn toml_error(ctx: &Ctx, e: &toml::de::Error) -> ConfigError {
     // toml's message may span several lines (with a source excerpt); keep the first.
     let message = e
         .message()
@@ -338,7 +366,12 @@ fn apply_settings(ctx: &Ctx, s: &RawSweep, out: &mut RunSettings) -> Result<(), 
     Ok(())
 }
 
-fn apply_axes(ctx: &Ctx, table: &str, s: RawSweep, out: &mut Axes) -> Result<(), ConfigError> {
+pub(crate) fn apply_axes(
+    ctx: &Ctx,
+    table: &str,
+    s: RawSweep,
+    out: &mut Axes,
+) -> Result<(), ConfigError> {
     let k = |name: &str| format!("{table}.{name}");
     // Upper bounds are sanity limits that catch typos (an extra zero) before llama.cpp does.
     if let Some(v) = &s.n_prompt {
@@ -420,7 +453,7 @@ fn int_list<T: TryFrom<i64>>(
     })
 }
 
-fn scalar_int(
+pub(crate) fn scalar_int(
     ctx: &Ctx,
     key: &str,
     v: &Spanned<toml::Value>,

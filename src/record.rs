@@ -116,6 +116,79 @@ pub struct ModelRecord {
     pub model_n_params: Option<u64>,
     /// Why the model could not be inspected or loaded.
     pub error: Option<String>,
+    /// `model_size · 8 / model_n_params`: bits per weight as llama.cpp counts them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bits_per_weight: Option<f64>,
+    /// Where the file came from: a ladder variant or a synthetic model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+    /// Output quality against the ladder's reference variant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<Quality>,
+    /// Bytes of the evaluation text per token of this model's tokenizer: output bytes/s =
+    /// `avg_ts × bytes_per_token`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_per_token: Option<f64>,
+    /// Tokens of the configured reference tokenizer (tokenizer.json) per token of this
+    /// model: reference tokens/s = `avg_ts × ref_tokens_per_token`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ref_tokens_per_token: Option<f64>,
+}
+
+/// Where a model file came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// The file the variant was quantized from (the file itself for a synthetic model).
+    pub base_file: String,
+    pub base_sha256: String,
+    /// The variant's type, e.g. `Q4_K_M`.
+    #[serde(rename = "type")]
+    pub quant_type: String,
+    /// The base file's type, e.g. `Q4_1`.
+    pub base_type: String,
+    /// The base was already quantized: the variant carries the base's error plus its own.
+    pub requantized: bool,
+    /// Random weights (`tpsbench synth`): speed only, never quality figures.
+    pub synthetic: bool,
+    /// The synthetic shape preset, e.g. `llama-3-8b`.
+    pub preset: Option<String>,
+}
+
+/// Quality against a reference, with llama-perplexity `--kl-divergence`'s definitions: over
+/// the scored tokens (second half of each chunk of `n_ctx` tokens).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Quality {
+    /// The reference variant's model name.
+    pub reference: String,
+    /// Tokens scored.
+    pub n_tokens: u64,
+    /// Kullback-Leibler divergence KL(reference ‖ model) per token, in nats.
+    pub kld_mean: f64,
+    pub kld_mean_uncertainty: f64,
+    pub kld_median: f64,
+    pub kld_p90: f64,
+    pub kld_p99: f64,
+    pub kld_max: f64,
+    /// ln(PPL(model) / PPL(reference)).
+    pub ln_ppl_ratio: f64,
+    pub ln_ppl_ratio_uncertainty: f64,
+    pub ppl: f64,
+    pub ppl_ref: f64,
+    /// Share of tokens whose most likely next token agrees with the reference's (0..1).
+    pub same_top_p: f64,
+    pub same_top_p_uncertainty: f64,
+    /// Root mean square of the change in probability of the actual next token.
+    pub rms_dp: f64,
+    /// Evaluation context and chunks, and the text evaluated.
+    #[serde(default)]
+    pub n_ctx: u32,
+    #[serde(default)]
+    pub n_chunks: u32,
+    /// `file:<path>` or `generated:<reference model>:seed=<seed>`.
+    #[serde(default)]
+    pub text_source: String,
+    #[serde(default)]
+    pub text_sha256: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

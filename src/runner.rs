@@ -63,6 +63,11 @@ pub fn inspect_model(name: &str, path: &Path) -> ModelRecord {
         model_size: None,
         model_n_params: None,
         error: None,
+        bits_per_weight: None,
+        provenance: None,
+        quality: None,
+        bytes_per_token: None,
+        ref_tokens_per_token: None,
     };
     match reader::read_header(path) {
         Err(e) => rec.error = Some(format!("{}: {e}", path.display())),
@@ -74,6 +79,7 @@ pub fn inspect_model(name: &str, path: &Path) -> ModelRecord {
                 Ok(s) => rec.sha256 = s,
                 Err(e) => rec.error = Some(format!("{}: {e}", path.display())),
             }
+            rec.provenance = crate::ladder::synthetic_provenance(&h, &rec);
         }
     }
     rec

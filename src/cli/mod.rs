@@ -157,17 +157,58 @@ pub enum Command {
     },
     /// Write a synthetic GGUF model (random weights, valid vocabulary): no download needed.
     ///
-    /// Example: tpsbench synth --output models/tiny.gguf
+    /// Example: tpsbench synth --preset llama-3-8b --type Q4_K_M --output models/l3.gguf
     Synth {
         /// Where to write the model.
         #[arg(long, short)]
         output: PathBuf,
-        /// The architecture preset; `tiny` is a 2-layer llama of about 1.4 M parameters.
+        /// `tiny` (a 2-layer llama of about 1.4 M parameters, for tests) or the exact
+        /// shapes of llama-2-7b, llama-3-8b, mistral-7b, qwen2.5-7b, llama-3-70b.
         #[arg(long, default_value = "tiny")]
         preset: String,
+        /// Quantization type, as llama-quantize names it (default: F32 for tiny, Q8_0 for
+        /// presets).
+        #[arg(long = "type", short = 't')]
+        quant: Option<String>,
+        /// Keep only this many layers (presets).
+        #[arg(long)]
+        layers: Option<u64>,
+        /// Divide heads, widths and vocabulary by this factor (presets; for tests).
+        #[arg(long, default_value_t = 1)]
+        shrink: u64,
         /// Seed of the random weights.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+    },
+    /// Build the [[ladder]] variants of a models.toml, measure their quality against the
+    /// reference variant, run the speed sweep on them and print one table.
+    ///
+    /// Example: tpsbench ladder --config ladder.toml
+    Ladder {
+        /// The configuration with [[ladder]] tables.
+        #[arg(long, short, default_value = "models.toml")]
+        config: PathBuf,
+        /// Run only variants with a test id containing this text (repeatable).
+        #[arg(long, short)]
+        filter: Vec<String>,
+        /// The table's format on stdout.
+        #[arg(long, short, value_enum, default_value = "md")]
+        output: crate::ladder::table::TableFormat,
+        /// Directory for the result file.
+        #[arg(long, default_value = "results")]
+        results_dir: PathBuf,
+        /// Do not write a result file.
+        #[arg(long)]
+        no_save: bool,
+        /// Print the table of an existing result file instead of running.
+        #[arg(long)]
+        from: Option<PathBuf>,
+        /// No progress on stderr.
+        #[arg(long, short)]
+        quiet: bool,
+        /// Show llama.cpp's own log on stderr.
+        #[arg(long, short)]
+        verbose: bool,
     },
 }
 
@@ -235,8 +276,37 @@ pub fn main() -> Result<i32> {
         Command::Synth {
             output,
             preset,
+            quant,
+            layers,
+            shrink,
             seed,
-        } => tools::synth(output, &preset, seed),
+        } => tools::synth(crate::synth::SynthOptions {
+            output,
+            preset,
+            quant,
+            layers,
+            shrink,
+            seed,
+            n_threads: crate::system::physical_cores(),
+        }),
+        Command::Ladder {
+            config,
+            filter,
+            output,
+            results_dir,
+            no_save,
+            from,
+            quiet,
+            verbose,
+        } => crate::ladder::command::ladder(crate::ladder::command::Args {
+            config,
+            filters: filter,
+            format: output,
+            results_dir: (!no_save).then_some(results_dir),
+            from,
+            quiet,
+            verbose,
+        }),
     }
 }
 

@@ -3,31 +3,15 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 
 use crate::export::{Format, exporter};
-use crate::gguf::{tiny, writer::write_gguf};
 
-pub(super) fn synth(output: PathBuf, preset: &str, seed: u64) -> Result<i32> {
-    let doc = match preset {
-        "tiny" => tiny::document(seed),
-        other => bail!("unknown preset {other:?}: available presets: tiny"),
-    };
-    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    let tmp = output.with_extension("gguf.tmp");
-    let file =
-        std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
-    let mut w = std::io::BufWriter::new(file);
-    write_gguf(&mut w, &doc).with_context(|| format!("cannot write {}", tmp.display()))?;
-    drop(w);
-    std::fs::rename(&tmp, &output).with_context(|| format!("cannot write {}", output.display()))?;
-    eprintln!(
-        "wrote {} ({} tensors, preset {preset})",
-        output.display(),
-        doc.tensors.len()
-    );
+pub(super) fn synth(opts: crate::synth::SynthOptions) -> Result<i32> {
+    crate::engine::llama::init(false).map_err(anyhow::Error::msg)?;
+    let rep = crate::ladder::Reporter::new(false);
+    let line = crate::synth::synth(&opts, &rep).map_err(anyhow::Error::msg)?;
+    rep.line(&line);
     Ok(0)
 }
 

@@ -27,7 +27,8 @@ static FIRST_ERROR: Mutex<Option<String>> = Mutex::new(None);
 
 /// llama.cpp's log callback: its messages go to stderr with `--verbose`, nowhere otherwise.
 /// They never reach stdout, which carries only what the user asked for. Errors are kept,
-/// so that a failed load can say why without `--verbose`.
+/// so that a failed load can say why without `--verbose`; while a quantization runs, its
+/// progress lines are also handed to `quantize::tap`.
 unsafe extern "C" fn on_log(level: sys::ggml_log_level, text: *const c_char, _: *mut c_void) {
     if text.is_null() {
         return;
@@ -37,6 +38,9 @@ unsafe extern "C" fn on_log(level: sys::ggml_log_level, text: *const c_char, _: 
         if let Ok(mut first) = FIRST_ERROR.lock() {
             first.get_or_insert_with(|| s.trim().to_string());
         }
+    }
+    if super::quantize::tapping() {
+        super::quantize::tap(&s);
     }
     if VERBOSE.load(Ordering::Relaxed) {
         eprint!("{s}");

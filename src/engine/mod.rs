@@ -3,7 +3,9 @@
 //! hyperfine does with its mock executor).
 
 pub mod llama;
+pub mod logits;
 pub mod mock;
+pub mod quantize;
 
 use std::path::Path;
 

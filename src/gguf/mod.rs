@@ -1,9 +1,12 @@
 //! GGUF in pure Rust: a bounds-checked header reader (model metadata without llama.cpp) and a
 //! writer (the synthetic tiny model that tests and smoke runs use instead of a download).
 
+pub mod blocks;
+pub mod presets;
 pub mod reader;
 pub mod tiny;
 pub mod validate;
+pub mod vocab;
 pub mod writer;
 
 /// GGUF metadata value types (the numbering is the file format's).

@@ -7,7 +7,8 @@ use super::{DEFAULT_ALIGNMENT, MAGIC, Value, type_layout};
 /// Where a tensor's bytes come from.
 #[derive(Debug, Clone)]
 pub enum TensorData {
-    /// Little-endian f32 values from a seeded generator, uniform in [-scale, scale).
+    /// Little-endian f32 values from a seeded generator, uniform in [-scale, scale); for a
+    /// quantized or half type, random blocks of about that range (see `blocks`).
     RandomF32 { seed: u64, scale: f32 },
     /// Every f32 element equal to this value (norm weights).
     ConstF32(f32),
@@ -99,7 +100,13 @@ fn put_tensor_data(w: &mut impl Write, t: &Tensor) -> io::Result<()> {
         return w.write_all(&vec![0u8; t.n_bytes() as usize]);
     }
     if t.ggml_type != 0 {
-        return Err(io::Error::other("only F32 tensor data can be generated"));
+        return match t.data {
+            TensorData::RandomF32 { seed, scale } => {
+                super::blocks::write_random(w, t.ggml_type, t.n_elements(), seed, scale)
+            }
+            TensorData::ConstF32(_) => Err(io::Error::other("constant tensors must be F32")),
+            TensorData::Zeros => unreachable!("handled above"),
+        };
     }
     let n = t.n_elements();
     let mut buf = Vec::with_capacity(1 << 16);

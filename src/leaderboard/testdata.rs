@@ -21,6 +21,11 @@ pub fn model(name: &str, quant: &str) -> ModelRecord {
         model_size: Some(1 << 20),
         model_n_params: Some(134_515_008),
         error: None,
+        bits_per_weight: None,
+        provenance: None,
+        quality: None,
+        bytes_per_token: None,
+        ref_tokens_per_token: None,
     }
 }
 

@@ -1,0 +1,369 @@
+//! `[[ladder]]` tables of models.toml: one base GGUF, the quantization types to build from
+//! it, and how to measure their quality. Errors name file, line and key, as config.rs does.
+//!
+//! ```toml
+//! [[ladder]]
+//! name = "SmolLM2-135M"
+//! base = "models/SmolLM2-135M-Instruct.Q4_1.gguf"
+//! types = ["F16", "Q8_0", "Q6_K", "Q4_K_M", "Q2_K"]
+//! reference = "F16"            # default: the most precise type listed
+//! tokenizer = "tokenizer.json" # optional: report reference tokens per model token
+//! cache_dir = "models/cache"   # default
+//! [ladder.eval]
+//! text = "eval.txt"            # default: text the reference model writes itself
+//! ctx = 512                    # tokens per chunk; the second half of each is scored
+//! chunks = 4
+//! prompt = "..."               # start of the generated text
+//! seed = 42                    # seed of the generated text
+//! threads = 2                  # default: physical cores
+//! [ladder.sweep]               # optional: axes for these variants, as [model.sweep]
+//! n_gen = 64
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::config::{self, Axes, Config, ConfigError, Ctx, RawSweep};
+use crate::ladder::types::{QuantType, most_precise};
+
+/// The prompt the reference model continues when no evaluation text is given.
+pub const DEFAULT_PROMPT: &str = "The history of the city begins in the early middle ages, when";
+
+/// How quality is measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalSpec {
+    /// A text file; `None`: the reference model generates the text.
+    pub text: Option<PathBuf>,
+    /// Tokens per chunk (llama-perplexity's `-c`).
+    pub n_ctx: u32,
+    /// Chunks evaluated (llama-perplexity's `--chunks`).
+    pub n_chunks: u32,
+    pub prompt: String,
+    pub seed: u64,
+    /// Threads for generation and the quality passes (default: physical cores). One
+    /// thread avoids barrier spinning when the machine is oversubscribed.
+    pub n_threads: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ladder {
+    pub name: String,
+    pub base: PathBuf,
+    /// The variants, in the order listed.
+    pub types: Vec<QuantType>,
+    pub reference: QuantType,
+    pub tokenizer: Option<PathBuf>,
+    pub cache_dir: PathBuf,
+    pub eval: EvalSpec,
+    pub axes: Axes,
+}
+
+impl Ladder {
+    /// The model name of one variant: `SmolLM2-135M-Q4_K_M`.
+    pub fn variant_name(&self, t: QuantType) -> String {
+        format!("{}-{}", self.name, t.name)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LadderConfig {
+    /// `[sweep]` settings and any `[[model]]`s (which `tpsbench ladder` does not run).
+    pub config: Config,
+    pub ladders: Vec<Ladder>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEval {
+    text: Option<Spanned<String>>,
+    ctx: Option<Spanned<toml::Value>>,
+    chunks: Option<Spanned<toml::Value>>,
+    prompt: Option<Spanned<String>>,
+    seed: Option<Spanned<toml::Value>>,
+    threads: Option<Spanned<toml::Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLadder {
+    name: Spanned<String>,
+    base: Spanned<String>,
+    types: Spanned<toml::Value>,
+    reference: Option<Spanned<String>>,
+    tokenizer: Option<Spanned<String>>,
+    cache_dir: Option<Spanned<String>>,
+    eval: Option<RawEval>,
+    sweep: Option<Spanned<RawSweep>>,
+}
+
+/// Only the ladders; config.rs checks everything else in the file.
+#[derive(Deserialize)]
+struct RawFile {
+    #[serde(default)]
+    ladder: Vec<RawLadder>,
+}
+
+/// Reads a models.toml that has `[[ladder]]` tables.
+pub fn load(file: &Path, physical_cores: u32) -> Result<LadderConfig, ConfigError> {
+    let src = std::fs::read_to_string(file).map_err(|e| ConfigError {
+        file: file.to_path_buf(),
+        line: None,
+        key: None,
+        message: format!("cannot read the configuration: {e}"),
+    })?;
+    parse(file, &src, physical_cores)
+}
+
+/// Parses configuration text with `[[ladder]]` tables; paths are relative to `file`'s
+/// directory.
+pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<LadderConfig, ConfigError> {
+    let (config, defaults, _) = config::parse_parts(file, src, physical_cores)?;
+    let ctx = Ctx { file, src };
+    let raw: RawFile = toml::from_str(src).map_err(|e| config::toml_error(&ctx, &e))?;
+    if raw.ladder.is_empty() {
+        return Err(ConfigError {
+            file: file.to_path_buf(),
+            line: None,
+            key: Some("ladder".into()),
+            message: "no [[ladder]] tables: add one with a name, a base GGUF and a list of types"
+                .into(),
+        });
+    }
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let mut ladders: Vec<Ladder> = Vec::new();
+    for (i, l) in raw.ladder.into_iter().enumerate() {
+        let key = |k: &str| format!("ladder[{i}].{k}");
+        let name = l.name.get_ref().trim().to_string();
+        if name.is_empty() || name.contains('/') || name.chars().any(char::is_control) {
+            return Err(ctx.err(
+                l.name.span(),
+                &key("name"),
+                "a ladder name must be non-empty and contain no '/' or control characters",
+            ));
+        }
+        if ladders.iter().any(|x| x.name == name) {
+            let msg = format!("duplicate name {name:?}");
+            return Err(ctx.err(l.name.span(), &key("name"), msg));
+        }
+        if l.base.get_ref().trim().is_empty() {
+            return Err(ctx.err(l.base.span(), &key("base"), "the base path is empty"));
+        }
+        let types = types_list(&ctx, &key("types"), &l.types)?;
+        let reference = match &l.reference {
+            None => most_precise(&types).expect("types is non-empty"),
+            Some(r) => {
+                let t = QuantType::parse(r.get_ref())
+                    .map_err(|m| ctx.err(r.span(), &key("reference"), m))?;
+                if !types.contains(&t) {
+                    let msg = format!("the reference {} is not in `types`", t.name);
+                    return Err(ctx.err(r.span(), &key("reference"), msg));
+                }
+                t
+            }
+        };
+        let eval = eval_spec(&ctx, &format!("ladder[{i}].eval"), l.eval, dir)?;
+        let mut axes = defaults.clone();
+        if let Some(sweep) = l.sweep {
+            let span = sweep.span();
+            let sweep = sweep.into_inner();
+            for (k, v) in [
+                ("warmup", &sweep.warmup),
+                ("repetitions", &sweep.repetitions),
+                ("seed", &sweep.seed),
+            ] {
+                if v.is_some() {
+                    let msg = "run settings belong in the top-level [sweep] table";
+                    return Err(ctx.err(span.clone(), &key(&format!("sweep.{k}")), msg));
+                }
+            }
+            config::apply_axes(&ctx, &key("sweep"), sweep, &mut axes)?;
+        }
+        ladders.push(Ladder {
+            name,
+            base: dir.join(l.base.get_ref()),
+            types,
+            reference,
+            tokenizer: l.tokenizer.map(|t| dir.join(t.get_ref())),
+            cache_dir: dir.join(l.cache_dir.as_ref().map_or("models/cache", |c| c.get_ref())),
+            eval,
+            axes,
+        });
+    }
+    Ok(LadderConfig { config, ladders })
+}
+
+fn types_list(
+    ctx: &Ctx,
+    key: &str,
+    v: &Spanned<toml::Value>,
+) -> Result<Vec<QuantType>, ConfigError> {
+    let items: Vec<&toml::Value> = match v.get_ref() {
+        toml::Value::Array(a) => a.iter().collect(),
+        other => vec![other],
+    };
+    if items.is_empty() {
+        return Err(ctx.err(v.span(), key, "the list is empty: give at least one type"));
+    }
+    let mut out: Vec<QuantType> = Vec::new();
+    for x in items {
+        let name = x.as_str().ok_or_else(|| {
+            let msg = format!(
+                "expected a type name such as \"Q4_K_M\", got {}",
+                x.type_str()
+            );
+            ctx.err(v.span(), key, msg)
+        })?;
+        let t = QuantType::parse(name).map_err(|m| ctx.err(v.span(), key, m))?;
+        if out.contains(&t) {
+            return Err(ctx.err(v.span(), key, format!("{} is listed twice", t.name)));
+        }
+        out.push(t);
+    }
+    Ok(out)
+}
+
+fn eval_spec(
+    ctx: &Ctx,
+    table: &str,
+    raw: Option<RawEval>,
+    dir: &Path,
+) -> Result<EvalSpec, ConfigError> {
+    let mut spec = EvalSpec {
+        text: None,
+        n_ctx: 512,
+        n_chunks: 4,
+        prompt: DEFAULT_PROMPT.to_string(),
+        seed: 42,
+        n_threads: None,
+    };
+    let Some(raw) = raw else {
+        return Ok(spec);
+    };
+    let k = |name: &str| format!("{table}.{name}");
+    if let Some(t) = &raw.text {
+        if t.get_ref().trim().is_empty() {
+            return Err(ctx.err(t.span(), &k("text"), "the text path is empty"));
+        }
+        spec.text = Some(dir.join(t.get_ref()));
+    }
+    if let Some(v) = &raw.ctx {
+        // llama-perplexity scores the second half of each chunk: at least a few tokens.
+        spec.n_ctx = config::scalar_int(ctx, &k("ctx"), v, 16, 1 << 16)? as u32;
+    }
+    if let Some(v) = &raw.chunks {
+        spec.n_chunks = config::scalar_int(ctx, &k("chunks"), v, 1, 100_000)? as u32;
+    }
+    if let Some(p) = &raw.prompt {
+        if p.get_ref().trim().is_empty() {
+            return Err(ctx.err(p.span(), &k("prompt"), "the prompt is empty"));
+        }
+        spec.prompt = p.get_ref().clone();
+    }
+    if let Some(v) = &raw.seed {
+        spec.seed = config::scalar_int(ctx, &k("seed"), v, 0, i64::MAX)? as u64;
+    }
+    if let Some(v) = &raw.threads {
+        spec.n_threads = Some(config::scalar_int(ctx, &k("threads"), v, 1, 4096)? as u32);
+    }
+    Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(src: &str) -> Result<LadderConfig, ConfigError> {
+        parse(Path::new("dir/models.toml"), src, 2)
+    }
+
+    const LADDER: &str = r#"
+[sweep]
+repetitions = 3
+
+[[ladder]]
+name = "smol"
+base = "base.gguf"
+types = ["q8_0", "Q4_K_M", "F16", "Q2_K"]
+"#;
+
+    #[test]
+    fn a_minimal_ladder_gets_defaults_and_the_most_precise_reference() {
+        let c = parse_str(LADDER).unwrap();
+        assert!(c.config.models.is_empty());
+        assert_eq!(c.config.settings.repetitions, 3);
+        let l = &c.ladders[0];
+        assert_eq!(l.base, Path::new("dir/base.gguf"));
+        let names: Vec<_> = l.types.iter().map(|t| t.name).collect();
+        assert_eq!(names, ["Q8_0", "Q4_K_M", "F16", "Q2_K"]);
+        assert_eq!(l.reference.name, "F16");
+        assert_eq!(l.cache_dir, Path::new("dir/models/cache"));
+        assert_eq!(l.eval.n_ctx, 512);
+        assert_eq!(l.eval.n_chunks, 4);
+        assert!(l.eval.text.is_none());
+        assert_eq!(l.variant_name(l.types[1]), "smol-Q4_K_M");
+        assert_eq!(l.axes.n_threads, vec![2]);
+    }
+
+    #[test]
+    fn eval_and_sweep_tables_are_read() {
+        let src = format!(
+            "{LADDER}reference = \"Q8_0\"\ntokenizer = \"tok.json\"\n[ladder.eval]\ntext = \"e.txt\"\nctx = 256\nchunks = 2\nseed = 7\nthreads = 1\n[ladder.sweep]\nn_gen = 16\n"
+        );
+        let c = parse_str(&src).unwrap();
+        let l = &c.ladders[0];
+        assert_eq!(l.reference.name, "Q8_0");
+        assert_eq!(l.tokenizer.as_deref(), Some(Path::new("dir/tok.json")));
+        assert_eq!(l.eval.text.as_deref(), Some(Path::new("dir/e.txt")));
+        assert_eq!((l.eval.n_ctx, l.eval.n_chunks, l.eval.seed), (256, 2, 7));
+        assert_eq!(l.eval.n_threads, Some(1));
+        assert_eq!(l.axes.n_gen, vec![16]);
+    }
+
+    #[test]
+    fn mistakes_name_file_line_and_key() {
+        let e = parse_str(&LADDER.replace("\"Q2_K\"", "\"Q9\"")).unwrap_err();
+        assert_eq!(e.line, Some(8), "{e}");
+        assert_eq!(e.key.as_deref(), Some("ladder[0].types"));
+        assert!(
+            e.to_string()
+                .starts_with("dir/models.toml:8: key `ladder[0].types`: unknown")
+        );
+
+        let e = parse_str(&LADDER.replace("\"Q2_K\"", "\"IQ2_XXS\"")).unwrap_err();
+        assert!(e.message.contains("importance matrix"), "{e}");
+
+        let e = parse_str(&format!("{LADDER}reference = \"Q6_K\"\n")).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("ladder[0].reference"));
+        assert_eq!(e.line, Some(9));
+
+        let e = parse_str(&format!("{LADDER}[ladder.eval]\nctx = 4\n")).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("ladder[0].eval.ctx"), "{e}");
+
+        let e = parse_str(&format!("{LADDER}[ladder.eval]\nbogus = 1\n")).unwrap_err();
+        assert!(e.message.contains("unknown field `bogus`"), "{e}");
+
+        let e = parse_str(&LADDER.replace("\"F16\", ", "\"Q8_0\", ")).unwrap_err();
+        assert!(e.message.contains("listed twice"), "{e}");
+
+        let e = parse_str(&format!("{LADDER}[ladder.sweep]\nrepetitions = 2\n")).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("ladder[0].sweep.repetitions"), "{e}");
+    }
+
+    #[test]
+    fn a_file_without_ladders_is_refused_and_run_points_to_the_ladder_command() {
+        let e = parse_str("[[model]]\nname='m'\npath='m'\n").unwrap_err();
+        assert!(e.message.contains("no [[ladder]]"), "{e}");
+        let e = config::parse(Path::new("m.toml"), LADDER, 2).unwrap_err();
+        assert!(e.message.contains("tpsbench ladder"), "{e}");
+    }
+
+    #[test]
+    fn ladder_names_are_unique() {
+        let second = LADDER.split("[[ladder]]").nth(1).unwrap();
+        let e = parse_str(&format!("{LADDER}[[ladder]]{second}")).unwrap_err();
+        assert!(e.message.contains("duplicate name"), "{e}");
+        assert_eq!(e.key.as_deref(), Some("ladder[1].name"));
+    }
+}

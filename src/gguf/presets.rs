@@ -1,0 +1,401 @@
+//! Synthetic models with the exact tensor shapes of published architectures, random weights
+//! and a synthetic vocabulary of the right size and tokenizer type: speed figures for
+//! models that are not on disk. Shapes are from each model's published config.json
+//! (hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
+//! num_key_value_heads, vocab_size, rope_theta, rms_norm_eps).
+//!
+//! Files written here carry `tpsbench.synthetic = true` and `tpsbench.preset`, so every
+//! result measured on them (and on variants quantized from them) is flagged synthetic.
+
+use super::Value;
+use super::vocab::{self, BpeFlavor, Vocab};
+use super::writer::{Document, Tensor, TensorData};
+use crate::ladder::cache::{KEY_PRESET, KEY_SYNTHETIC};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tokenizer {
+    /// SentencePiece ("llama"): Llama 2, Mistral.
+    Spm,
+    /// Byte-level BPE ("gpt2") with the flavor's pre-tokenizer and special tokens.
+    Bpe(BpeFlavor),
+}
+
+/// One architecture's shapes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shape {
+    pub preset: &'static str,
+    /// `general.architecture`: "llama" or "qwen2".
+    pub arch: &'static str,
+    pub n_embd: u64,
+    pub n_ff: u64,
+    pub n_layer: u64,
+    pub n_head: u64,
+    pub n_head_kv: u64,
+    pub head_dim: u64,
+    pub n_vocab: u64,
+    pub n_ctx_train: u32,
+    pub rope_theta: f32,
+    pub rms_eps: f32,
+    /// Biases on the q, k and v projections (Qwen2).
+    pub qkv_bias: bool,
+    pub tokenizer: Tokenizer,
+}
+
+/// The presets `tpsbench synth --preset` knows (besides `tiny`).
+pub const PRESETS: &[&str] = &[
+    "llama-2-7b",
+    "llama-3-8b",
+    "mistral-7b",
+    "qwen2.5-7b",
+    "llama-3-70b",
+];
+
+/// The published shapes of a preset.
+pub fn shape(preset: &str) -> Option<Shape> {
+    let llama =
+        |preset, n_embd, n_ff, n_layer, n_head, n_head_kv, n_vocab, ctx, theta, tok| Shape {
+            preset,
+            arch: "llama",
+            n_embd,
+            n_ff,
+            n_layer,
+            n_head,
+            n_head_kv,
+            head_dim: n_embd / n_head,
+            n_vocab,
+            n_ctx_train: ctx,
+            rope_theta: theta,
+            rms_eps: 1e-5,
+            qkv_bias: false,
+            tokenizer: tok,
+        };
+    let l3 = Tokenizer::Bpe(BpeFlavor::Llama3);
+    Some(match preset {
+        // meta-llama/Llama-2-7b-hf
+        "llama-2-7b" => llama(
+            "llama-2-7b",
+            4096,
+            11008,
+            32,
+            32,
+            32,
+            32000,
+            4096,
+            10_000.0,
+            Tokenizer::Spm,
+        ),
+        // meta-llama/Meta-Llama-3-8B
+        "llama-3-8b" => llama(
+            "llama-3-8b",
+            4096,
+            14336,
+            32,
+            32,
+            8,
+            128_256,
+            8192,
+            500_000.0,
+            l3,
+        ),
+        // mistralai/Mistral-7B-v0.1 (converted to the llama architecture by llama.cpp)
+        "mistral-7b" => llama(
+            "mistral-7b",
+            4096,
+            14336,
+            32,
+            32,
+            8,
+            32000,
+            32768,
+            10_000.0,
+            Tokenizer::Spm,
+        ),
+        // Qwen/Qwen2.5-7B-Instruct: untied embeddings, q/k/v biases, rms eps 1e-6
+        "qwen2.5-7b" => Shape {
+            preset: "qwen2.5-7b",
+            arch: "qwen2",
+            n_embd: 3584,
+            n_ff: 18944,
+            n_layer: 28,
+            n_head: 28,
+            n_head_kv: 4,
+            head_dim: 128,
+            n_vocab: 152_064,
+            n_ctx_train: 32768,
+            rope_theta: 1_000_000.0,
+            rms_eps: 1e-6,
+            qkv_bias: true,
+            tokenizer: Tokenizer::Bpe(BpeFlavor::Qwen2),
+        },
+        // meta-llama/Meta-Llama-3-70B
+        "llama-3-70b" => llama(
+            "llama-3-70b",
+            8192,
+            28672,
+            80,
+            64,
+            8,
+            128_256,
+            8192,
+            500_000.0,
+            l3,
+        ),
+        _ => return None,
+    })
+}
+
+impl Shape {
+    /// A smaller model of the same architecture for tests: heads and vocabulary divided by
+    /// `factor` (heads kept even, so the width stays a multiple of 256 for K-quants), the
+    /// head size kept, the feed-forward width rounded up to 256, and `n_layer` layers.
+    pub fn shrunk(&self, factor: u64, n_layer: Option<u64>) -> Shape {
+        let f = factor.max(1);
+        let mut s = self.clone();
+        if let Some(l) = n_layer {
+            s.n_layer = l.max(1);
+        }
+        if f == 1 {
+            return s;
+        }
+        let heads = ((self.n_head as f64 / f as f64 / 2.0).round() as u64 * 2).max(2);
+        let mut kv = (self.n_head_kv / f).max(1);
+        while heads % kv != 0 {
+            kv -= 1;
+        }
+        s.n_head = heads;
+        s.n_head_kv = kv;
+        s.n_embd = heads * self.head_dim;
+        s.n_ff = (self.n_ff / f).div_ceil(256) * 256;
+        s.n_vocab = (self.n_vocab / f).max(1024);
+        s
+    }
+
+    pub fn n_embd_kv(&self) -> u64 {
+        self.n_head_kv * self.head_dim
+    }
+
+    /// Tensor names and shapes (ggml order: the row length first), as llama.cpp names them.
+    pub fn tensors(&self) -> Vec<(String, Vec<u64>)> {
+        let (e, kv, ff, v) = (self.n_embd, self.n_embd_kv(), self.n_ff, self.n_vocab);
+        let q = self.n_head * self.head_dim;
+        let mut t = vec![
+            ("token_embd.weight".to_string(), vec![e, v]),
+            ("output_norm.weight".into(), vec![e]),
+            ("output.weight".into(), vec![e, v]),
+        ];
+        for l in 0..self.n_layer {
+            let n = |s: &str| format!("blk.{l}.{s}");
+            t.push((n("attn_norm.weight"), vec![e]));
+            t.push((n("attn_q.weight"), vec![e, q]));
+            t.push((n("attn_k.weight"), vec![e, kv]));
+            t.push((n("attn_v.weight"), vec![e, kv]));
+            if self.qkv_bias {
+                t.push((n("attn_q.bias"), vec![q]));
+                t.push((n("attn_k.bias"), vec![kv]));
+                t.push((n("attn_v.bias"), vec![kv]));
+            }
+            t.push((n("attn_output.weight"), vec![q, e]));
+            t.push((n("ffn_norm.weight"), vec![e]));
+            t.push((n("ffn_gate.weight"), vec![e, ff]));
+            t.push((n("ffn_up.weight"), vec![e, ff]));
+            t.push((n("ffn_down.weight"), vec![ff, e]));
+        }
+        t
+    }
+
+    /// Total parameters.
+    pub fn n_params(&self) -> u64 {
+        self.tensors()
+            .iter()
+            .map(|(_, d)| d.iter().product::<u64>())
+            .sum()
+    }
+
+    pub fn vocab(&self) -> Vocab {
+        match self.tokenizer {
+            Tokenizer::Spm => vocab::spm(self.n_vocab as usize),
+            Tokenizer::Bpe(f) => vocab::bpe(self.n_vocab as usize, f),
+        }
+    }
+
+    /// The GGUF document: 2-D weights of `weight_type` (the output matrix of
+    /// `output_type`), norms and biases F32, `general.file_type` = `ftype`.
+    pub fn document(&self, weight_type: u32, output_type: u32, ftype: u32, seed: u64) -> Document {
+        let a = self.arch;
+        let u32v = |x: u64| Value::U32(x as u32);
+        let mut metadata = vec![
+            ("general.architecture".to_string(), Value::String(a.into())),
+            (
+                "general.name".into(),
+                Value::String(format!("tpsbench-synthetic-{}", self.preset)),
+            ),
+            ("general.file_type".into(), Value::U32(ftype)),
+            (KEY_SYNTHETIC.into(), Value::Bool(true)),
+            (KEY_PRESET.into(), Value::String(self.preset.into())),
+            (format!("{a}.context_length"), Value::U32(self.n_ctx_train)),
+            (format!("{a}.embedding_length"), u32v(self.n_embd)),
+            (format!("{a}.block_count"), u32v(self.n_layer)),
+            (format!("{a}.feed_forward_length"), u32v(self.n_ff)),
+            (format!("{a}.attention.head_count"), u32v(self.n_head)),
+            (format!("{a}.attention.head_count_kv"), u32v(self.n_head_kv)),
+            (format!("{a}.rope.dimension_count"), u32v(self.head_dim)),
+            (format!("{a}.rope.freq_base"), Value::F32(self.rope_theta)),
+            (
+                format!("{a}.attention.layer_norm_rms_epsilon"),
+                Value::F32(self.rms_eps),
+            ),
+        ];
+        if a == "llama" {
+            metadata.push(("llama.vocab_size".into(), u32v(self.n_vocab)));
+        }
+        metadata.extend(self.vocab().metadata());
+        let mut next = seed;
+        let tensors = self
+            .tensors()
+            .into_iter()
+            .map(|(name, dims)| {
+                next = next.wrapping_add(0x9E37_79B9);
+                let is_norm = name.ends_with("norm.weight");
+                let (ggml_type, data) = if is_norm {
+                    (0, TensorData::ConstF32(1.0))
+                } else if dims.len() == 1 {
+                    (
+                        0,
+                        TensorData::RandomF32 {
+                            seed: next,
+                            scale: 0.02,
+                        },
+                    )
+                } else {
+                    let ty = if name == "output.weight" {
+                        output_type
+                    } else {
+                        weight_type
+                    };
+                    let scale = 1.0 / (dims[0] as f32).sqrt();
+                    (ty, TensorData::RandomF32 { seed: next, scale })
+                };
+                Tensor {
+                    name,
+                    dims,
+                    ggml_type,
+                    data,
+                }
+            })
+            .collect();
+        Document { metadata, tensors }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dims<'a>(t: &'a [(String, Vec<u64>)], name: &str) -> &'a [u64] {
+        &t.iter().find(|(n, _)| n == name).unwrap().1
+    }
+
+    #[test]
+    fn llama_3_8b_has_the_published_shapes() {
+        let s = shape("llama-3-8b").unwrap();
+        assert_eq!((s.n_embd, s.n_ff, s.n_layer), (4096, 14336, 32));
+        assert_eq!((s.n_head, s.n_head_kv, s.n_vocab), (32, 8, 128_256));
+        let t = s.tensors();
+        assert_eq!(dims(&t, "token_embd.weight"), [4096, 128_256]);
+        assert_eq!(dims(&t, "blk.31.attn_k.weight"), [4096, 1024]);
+        assert_eq!(dims(&t, "blk.0.ffn_down.weight"), [14336, 4096]);
+        assert_eq!(t.len(), 3 + 9 * 32);
+        // 8.03 B parameters (Meta's model card)
+        assert!(
+            (s.n_params() as f64 / 8.03e9 - 1.0).abs() < 0.002,
+            "{}",
+            s.n_params()
+        );
+    }
+
+    #[test]
+    fn every_preset_matches_its_published_parameter_count() {
+        for (p, published) in [
+            ("llama-2-7b", 6.738e9),
+            ("llama-3-8b", 8.030e9),
+            ("mistral-7b", 7.242e9),
+            ("qwen2.5-7b", 7.616e9),
+            ("llama-3-70b", 70.554e9),
+        ] {
+            let s = shape(p).unwrap();
+            let n = s.n_params() as f64;
+            assert!((n / published - 1.0).abs() < 0.002, "{p}: {n}");
+            // K-quants need rows that are multiples of 256
+            assert!(s.tensors().iter().all(|(_, d)| d[0] % 256 == 0), "{p}");
+        }
+        assert!(shape("gpt-5").is_none());
+        assert_eq!(PRESETS.len(), 5);
+    }
+
+    #[test]
+    fn qwen_has_biases_and_its_own_widths() {
+        let s = shape("qwen2.5-7b").unwrap();
+        let t = s.tensors();
+        assert_eq!(dims(&t, "blk.0.attn_q.bias"), [3584]);
+        assert_eq!(dims(&t, "blk.27.attn_v.bias"), [512]);
+        assert_eq!(dims(&t, "blk.0.ffn_up.weight"), [3584, 18944]);
+        assert_eq!(dims(&t, "output.weight"), [3584, 152_064]);
+        assert!(
+            !shape("llama-2-7b")
+                .unwrap()
+                .tensors()
+                .iter()
+                .any(|(n, _)| n.contains("bias"))
+        );
+        assert_eq!(shape("llama-3-70b").unwrap().n_layer, 80);
+        assert_eq!(shape("llama-2-7b").unwrap().n_head_kv, 32);
+    }
+
+    #[test]
+    fn shrinking_keeps_the_head_size_and_quantizable_widths() {
+        for p in PRESETS {
+            let full = shape(p).unwrap();
+            let s = full.shrunk(16, Some(1));
+            assert_eq!(s.head_dim, full.head_dim);
+            assert_eq!(s.n_layer, 1);
+            assert_eq!(s.n_head % s.n_head_kv, 0, "{p}");
+            assert_eq!(s.n_embd % 256, 0, "{p}");
+            assert_eq!(s.n_ff % 256, 0, "{p}");
+            assert!(s.n_params() < full.n_params() / 100);
+            assert_eq!(s.qkv_bias, full.qkv_bias);
+        }
+    }
+
+    #[test]
+    fn the_document_marks_the_file_synthetic() {
+        let s = shape("qwen2.5-7b").unwrap().shrunk(16, Some(1));
+        let d = s.document(8, 14, 7, 1);
+        let get = |k: &str| {
+            d.metadata
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(get(KEY_SYNTHETIC), Some(Value::Bool(true)));
+        assert_eq!(
+            get("general.architecture"),
+            Some(Value::String("qwen2".into()))
+        );
+        assert_eq!(
+            get("tokenizer.ggml.pre"),
+            Some(Value::String("qwen2".into()))
+        );
+        let out = d
+            .tensors
+            .iter()
+            .find(|t| t.name == "output.weight")
+            .unwrap();
+        assert_eq!(out.ggml_type, 14);
+        let bias = d
+            .tensors
+            .iter()
+            .find(|t| t.name == "blk.0.attn_q.bias")
+            .unwrap();
+        assert_eq!(bias.ggml_type, 0);
+    }
+}

@@ -1,0 +1,181 @@
+//! The variant cache and the base file's provenance: cache names from the base's SHA-256
+//! and the type, what the base is (type, quantized, synthetic), and free disk space.
+
+use std::path::{Path, PathBuf};
+
+use super::types::{QuantType, is_quantized_ggml_type};
+use crate::gguf::Value;
+use crate::gguf::reader::{self, Header};
+use crate::record::{ModelRecord, Provenance};
+
+/// GGUF keys `tpsbench synth` writes into a synthetic model (llama.cpp's quantizer copies
+/// them into every variant).
+pub const KEY_SYNTHETIC: &str = "tpsbench.synthetic";
+pub const KEY_PRESET: &str = "tpsbench.preset";
+
+/// `<dir>/<first 16 hex digits of the base's SHA-256>-<TYPE>.gguf`.
+pub fn variant_path(dir: &Path, base_sha256: &str, t: QuantType) -> PathBuf {
+    let short: String = base_sha256.chars().take(16).collect();
+    dir.join(format!("{short}-{}.gguf", t.name))
+}
+
+/// What a base file is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BaseInfo {
+    pub path: PathBuf,
+    pub sha256: String,
+    /// `general.file_type` as a label, or "unknown".
+    pub base_type: String,
+    /// Some weight tensor is quantized: variants are requantized.
+    pub quantized: bool,
+    pub synthetic: bool,
+    pub preset: Option<String>,
+    /// Elements of all tensors (to bound a variant's size).
+    pub n_elements: u64,
+}
+
+impl BaseInfo {
+    pub fn from_header(path: &Path, sha256: String, h: &Header) -> BaseInfo {
+        BaseInfo {
+            path: path.to_path_buf(),
+            sha256,
+            base_type: h.file_type().unwrap_or("unknown").to_string(),
+            quantized: h
+                .tensors
+                .iter()
+                .any(|t| is_quantized_ggml_type(t.ggml_type)),
+            synthetic: is_synthetic(h),
+            preset: preset(h),
+            n_elements: h.n_elements(),
+        }
+    }
+
+    /// The provenance of the variant of type `t` built from this base.
+    pub fn provenance(&self, t: QuantType) -> Provenance {
+        Provenance {
+            base_file: self.path.display().to_string(),
+            base_sha256: self.sha256.clone(),
+            quant_type: t.name.to_string(),
+            base_type: self.base_type.clone(),
+            requantized: self.quantized,
+            synthetic: self.synthetic,
+            preset: self.preset.clone(),
+        }
+    }
+}
+
+/// Reads and hashes a base file; the error names the file.
+pub fn inspect_base(path: &Path) -> Result<BaseInfo, String> {
+    let h = reader::read_header(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let sha = crate::system::sha256_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(BaseInfo::from_header(path, sha, &h))
+}
+
+fn is_synthetic(h: &Header) -> bool {
+    matches!(h.get(KEY_SYNTHETIC), Some(Value::Bool(true)))
+}
+
+fn preset(h: &Header) -> Option<String> {
+    h.get(KEY_PRESET)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+/// Provenance of a synthetic file seen by the runner (`tpsbench run` on a `synth` output):
+/// its own base, not requantized, flagged synthetic. `None` for ordinary models.
+pub fn synthetic_provenance(h: &Header, rec: &ModelRecord) -> Option<Provenance> {
+    if !is_synthetic(h) {
+        return None;
+    }
+    let label = h.file_type().unwrap_or("unknown").to_string();
+    Some(Provenance {
+        base_file: rec.path.clone(),
+        base_sha256: rec.sha256.clone(),
+        quant_type: label.clone(),
+        base_type: label,
+        requantized: false,
+        synthetic: true,
+        preset: preset(h),
+    })
+}
+
+/// An upper bound of a variant's file size: bytes per element of the type's widest tensor
+/// type, plus headroom for metadata.
+pub fn size_bound(t: QuantType, n_elements: u64) -> u64 {
+    let bytes_per_1000 = match t.name {
+        "F32" => 4000,
+        "F16" | "BF16" => 2000,
+        "Q8_0" => 1063,
+        // Mixes keep some tensors at Q6_K/Q8_0: 1.063 bytes/element bounds them all.
+        _ => 1063,
+    };
+    n_elements.saturating_mul(bytes_per_1000) / 1000 + (64 << 20)
+}
+
+/// Free bytes on the file system holding `path` (or its nearest existing ancestor).
+#[cfg(unix)]
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    use std::ffi::CString;
+    let mut p = path;
+    while !p.exists() {
+        p = p.parent()?;
+    }
+    let p = if p.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        p
+    };
+    let c = CString::new(p.to_string_lossy().as_bytes()).ok()?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some(st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+#[cfg(not(unix))]
+pub fn free_bytes(_path: &Path) -> Option<u64> {
+    None
+}
+
+/// An error when fewer than `need` bytes are free where `path` will be written.
+pub fn check_space(path: &Path, need: u64) -> Result<(), String> {
+    match free_bytes(path) {
+        Some(free) if free < need => Err(format!(
+            "not enough disk space for {}: needs about {:.1} GiB, {:.1} GiB free",
+            path.display(),
+            need as f64 / f64::from(1u32 << 30),
+            free as f64 / f64::from(1u32 << 30)
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_names_use_the_short_hash_and_the_type() {
+        let t = QuantType::parse("Q4_K_M").unwrap();
+        let p = variant_path(Path::new("c"), &"ab".repeat(32), t);
+        assert_eq!(p, Path::new("c/abababababababab-Q4_K_M.gguf"));
+    }
+
+    #[test]
+    fn free_space_is_known_here_and_absurd_needs_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let free = free_bytes(&dir.path().join("not/yet/there.gguf")).unwrap();
+        assert!(free > 0);
+        let e = check_space(dir.path(), u64::MAX).unwrap_err();
+        assert!(e.contains("not enough disk space"), "{e}");
+        assert!(check_space(dir.path(), 1).is_ok());
+    }
+
+    #[test]
+    fn size_bounds_grow_with_precision() {
+        let f32_ = size_bound(QuantType::parse("F32").unwrap(), 1 << 30);
+        let q4 = size_bound(QuantType::parse("Q4_0").unwrap(), 1 << 30);
+        assert!(f32_ > 3 * q4);
+    }
+}

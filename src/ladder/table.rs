@@ -1,0 +1,306 @@
+//! The ladder table: one row per variant with size, speed and quality side by side, and the
+//! Pareto front on decode speed and KLD marked. Pure: built from a result record, rendered
+//! to Markdown or JSON without I/O.
+
+use serde::Serialize;
+
+use crate::record::{ModelRecord, RunRecord, Status, TestRecord};
+
+/// The formats `tpsbench ladder --output` prints the table in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TableFormat {
+    /// A Markdown table.
+    Md,
+    /// A JSON array, one object per variant.
+    Json,
+}
+
+/// The table in `format`.
+pub fn render(rows: &[Row], format: TableFormat) -> String {
+    match format {
+        TableFormat::Md => markdown(rows),
+        TableFormat::Json => json(rows),
+    }
+}
+
+/// One variant.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub model: String,
+    #[serde(rename = "type")]
+    pub quant_type: String,
+    pub bits_per_weight: Option<f64>,
+    pub size_gib: Option<f64>,
+    /// Mean t/s of the first prompt test (`pp_test`) and the first generation test.
+    pub pp_test: Option<String>,
+    pub pp_ts: Option<f64>,
+    pub tg_test: Option<String>,
+    pub tg_ts: Option<f64>,
+    pub kld_mean: Option<f64>,
+    pub kld_uncertainty: Option<f64>,
+    pub ppl_ratio: Option<f64>,
+    pub same_top_p: Option<f64>,
+    pub is_reference: bool,
+    pub requantized: bool,
+    pub synthetic: bool,
+    /// No other variant is at least as fast at decoding and at least as close to the
+    /// reference, and better in one of the two.
+    pub pareto: bool,
+}
+
+/// The rows of every model in the record that has provenance (ladder variants and
+/// synthetic models), in record order. The Pareto front is marked among the variants of
+/// the same base file.
+pub fn rows(run: &RunRecord) -> Vec<Row> {
+    let models: Vec<&ModelRecord> = run
+        .models
+        .iter()
+        .filter(|m| m.provenance.is_some())
+        .collect();
+    let mut out: Vec<Row> = models.iter().map(|m| row(m, &run.tests)).collect();
+    let base = |m: &ModelRecord| m.provenance.as_ref().map(|p| p.base_sha256.clone());
+    let mut bases: Vec<Option<String>> = models.iter().map(|m| base(m)).collect();
+    bases.dedup();
+    for b in bases {
+        let idx: Vec<usize> = (0..models.len())
+            .filter(|&i| base(models[i]) == b)
+            .collect();
+        let mut group: Vec<Row> = idx.iter().map(|&i| out[i].clone()).collect();
+        mark_pareto(&mut group);
+        for (g, &i) in group.into_iter().zip(&idx) {
+            out[i].pareto = g.pareto;
+        }
+    }
+    out
+}
+
+fn first_ok<'a>(tests: &'a [TestRecord], model: &str, generation: bool) -> Option<&'a TestRecord> {
+    tests.iter().find(|t| {
+        t.model == model
+            && t.status == Status::Ok
+            && (t.params.n_gen > 0) == generation
+            && t.avg_ts.is_some()
+    })
+}
+
+fn row(m: &ModelRecord, tests: &[TestRecord]) -> Row {
+    let prov = m.provenance.as_ref();
+    let pp = first_ok(tests, &m.name, false);
+    let tg = first_ok(tests, &m.name, true);
+    let q = m.quality.as_ref();
+    Row {
+        model: m.name.clone(),
+        quant_type: prov
+            .map(|p| p.quant_type.clone())
+            .or_else(|| m.quantization.clone())
+            .unwrap_or_default(),
+        bits_per_weight: m.bits_per_weight,
+        size_gib: m.model_size.map(|s| s as f64 / f64::from(1u32 << 30)),
+        pp_test: pp.map(|t| t.test.clone()),
+        pp_ts: pp.and_then(|t| t.avg_ts),
+        tg_test: tg.map(|t| t.test.clone()),
+        tg_ts: tg.and_then(|t| t.avg_ts),
+        kld_mean: q.map(|q| q.kld_mean),
+        kld_uncertainty: q.map(|q| q.kld_mean_uncertainty),
+        ppl_ratio: q.map(|q| q.ln_ppl_ratio.exp()),
+        same_top_p: q.map(|q| q.same_top_p),
+        is_reference: q.is_some_and(|q| q.reference == m.name),
+        requantized: prov.is_some_and(|p| p.requantized),
+        synthetic: prov.is_some_and(|p| p.synthetic),
+        pareto: false,
+    }
+}
+
+/// Marks the rows that no other row dominates on (higher tg t/s, lower KLD). Rows lacking
+/// either figure are never on the front.
+pub fn mark_pareto(rows: &mut [Row]) {
+    let points: Vec<Option<(f64, f64)>> =
+        rows.iter().map(|r| Some((r.tg_ts?, r.kld_mean?))).collect();
+    for (i, r) in rows.iter_mut().enumerate() {
+        let Some((ts, kld)) = points[i] else {
+            continue;
+        };
+        let dominated = points.iter().enumerate().any(|(j, p)| {
+            j != i
+                && p.is_some_and(|(ts2, kld2)| ts2 >= ts && kld2 <= kld && (ts2 > ts || kld2 < kld))
+        });
+        r.pareto = !dominated;
+    }
+}
+
+fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "-".into())
+}
+
+/// A Markdown table; `*` marks the Pareto front, `ref` the reference.
+pub fn markdown(rows: &[Row]) -> String {
+    let pp = rows
+        .iter()
+        .find_map(|r| r.pp_test.clone())
+        .unwrap_or("pp".into());
+    let tg = rows
+        .iter()
+        .find_map(|r| r.tg_test.clone())
+        .unwrap_or("tg".into());
+    let header: Vec<String> = [
+        "model",
+        "type",
+        "bpw",
+        "size GiB",
+        &format!("{pp} t/s"),
+        &format!("{tg} t/s"),
+        "KLD",
+        "PPL ratio",
+        "same top p",
+        "Pareto",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut table = vec![header];
+    for r in rows {
+        let mut ty = r.quant_type.clone();
+        if r.requantized {
+            ty.push_str(" (requant)");
+        }
+        if r.synthetic {
+            ty.push_str(" (synthetic)");
+        }
+        let kld = match (r.is_reference, r.kld_mean, r.kld_uncertainty) {
+            (true, _, _) => "ref".to_string(),
+            (_, Some(k), Some(u)) => format!("{k:.5} ± {u:.5}"),
+            _ => "-".into(),
+        };
+        table.push(vec![
+            r.model.clone(),
+            ty,
+            opt(r.bits_per_weight, |x| format!("{x:.2}")),
+            opt(r.size_gib, |x| format!("{x:.3}")),
+            opt(r.pp_ts, |x| format!("{x:.2}")),
+            opt(r.tg_ts, |x| format!("{x:.2}")),
+            kld,
+            opt(r.ppl_ratio, |x| format!("{x:.4}")),
+            opt(r.same_top_p, |x| format!("{:.2} %", 100.0 * x)),
+            if r.pareto { "*".into() } else { String::new() },
+        ]);
+    }
+    let width: Vec<usize> = (0..table[0].len())
+        .map(|c| {
+            table
+                .iter()
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for (i, r) in table.iter().enumerate() {
+        out.push('|');
+        for (c, cell) in r.iter().enumerate() {
+            if c < 2 {
+                out.push_str(&format!(" {cell:<w$} |", w = width[c]));
+            } else {
+                out.push_str(&format!(" {cell:>w$} |", w = width[c]));
+            }
+        }
+        out.push('\n');
+        if i == 0 {
+            out.push('|');
+            for (c, w) in width.iter().enumerate() {
+                let d = "-".repeat((*w).max(3));
+                if c < 2 {
+                    out.push_str(&format!(" {d} |"));
+                } else {
+                    out.push_str(&format!(" {}: |", &d[1..]));
+                }
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The rows as a JSON array.
+pub fn json(rows: &[Row]) -> String {
+    let mut s = serde_json::to_string_pretty(rows).expect("rows serialize");
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(name: &str, tg: Option<f64>, kld: Option<f64>) -> Row {
+        Row {
+            model: name.into(),
+            quant_type: name.into(),
+            bits_per_weight: Some(4.5),
+            size_gib: Some(0.1),
+            pp_test: Some("pp512".into()),
+            pp_ts: Some(100.0),
+            tg_test: Some("tg128".into()),
+            tg_ts: tg,
+            kld_mean: kld,
+            kld_uncertainty: kld.map(|_| 0.001),
+            ppl_ratio: Some(1.01),
+            same_top_p: Some(0.95),
+            is_reference: false,
+            requantized: false,
+            synthetic: false,
+            pareto: false,
+        }
+    }
+
+    #[test]
+    fn pareto_front_keeps_variants_no_other_beats_on_both_axes() {
+        let mut rows = vec![
+            r("F16", Some(10.0), Some(0.0)),   // most accurate: front
+            r("Q8_0", Some(20.0), Some(0.01)), // faster than F16: front
+            r("Q6_K", Some(15.0), Some(0.02)), // slower and worse than Q8_0: dominated
+            r("Q4_0", Some(30.0), Some(0.05)), // fastest: front
+            r("Q4_1", Some(30.0), Some(0.06)), // as fast as Q4_0 but worse: dominated
+            r("X", None, Some(0.0)),           // no speed: never on the front
+        ];
+        mark_pareto(&mut rows);
+        let front: Vec<&str> = rows
+            .iter()
+            .filter(|r| r.pareto)
+            .map(|r| r.model.as_str())
+            .collect();
+        assert_eq!(front, ["F16", "Q8_0", "Q4_0"]);
+    }
+
+    #[test]
+    fn identical_points_both_stay_on_the_front() {
+        let mut rows = vec![r("a", Some(1.0), Some(0.1)), r("b", Some(1.0), Some(0.1))];
+        mark_pareto(&mut rows);
+        assert!(rows.iter().all(|r| r.pareto));
+    }
+
+    #[test]
+    fn markdown_shows_reference_requantization_and_front() {
+        let mut a = r("m-F16", Some(10.0), Some(0.0));
+        a.is_reference = true;
+        a.requantized = true;
+        let b = r("m-Q4_0", Some(20.0), Some(0.0123));
+        let mut rows = vec![a, b];
+        mark_pareto(&mut rows);
+        let md = markdown(&rows);
+        let lines: Vec<&str> = md.lines().collect();
+        assert_eq!(lines.len(), 4, "{md}");
+        assert!(
+            lines[0].contains("tg128 t/s") && lines[0].contains("KLD"),
+            "{md}"
+        );
+        assert!(
+            lines[2].contains("(requant)") && lines[2].contains(" ref "),
+            "{md}"
+        );
+        assert!(
+            lines[3].contains("0.01230 ± 0.00100") && lines[3].ends_with("* |"),
+            "{md}"
+        );
+        assert!(json(&rows).contains("\"type\": \"m-Q4_0\""));
+    }
+}
