@@ -43,6 +43,11 @@ unsafe extern "C" fn on_log(_level: sys::ggml_log_level, text: *const c_char, _:
 /// Starts llama.cpp once per process. `verbose` routes its logs to stderr.
 pub fn init(verbose: bool) -> Result<(), String> {
     VERBOSE.store(verbose, Ordering::Relaxed);
+    ensure_init()
+}
+
+/// Starts llama.cpp if no one has, leaving the log routing as it is.
+pub fn ensure_init() -> Result<(), String> {
     // Install the callback before the backend starts, so start-up logs are caught too.
     unsafe { sys::llama_log_set(Some(on_log), std::ptr::null_mut()) };
     BACKEND
