@@ -344,7 +344,7 @@ fn requantized_and_synthetic_bases_are_flagged() {
 }
 
 #[test]
-fn run_flags_a_synthetic_preset_and_ladder_errors_are_one_line() {
+fn synth_and_ladder_errors_are_one_line() {
     let dir = tempfile::tempdir().unwrap();
     tpsbench()
         .args(["synth", "--preset", "gpt-9", "--output"])
@@ -377,4 +377,42 @@ fn run_flags_a_synthetic_preset_and_ladder_errors_are_one_line() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("missing.gguf"));
+}
+
+#[test]
+fn run_records_a_synthetic_preset_as_synthetic_and_a_plain_model_without_provenance() {
+    let dir = tempfile::tempdir().unwrap();
+    synth(
+        dir.path(),
+        "m7.gguf",
+        &["--preset", "mistral-7b", "--shrink", "16", "--layers", "1"],
+    );
+    synth(dir.path(), "tiny.gguf", &[]);
+    let cfg = dir.path().join("m.toml");
+    std::fs::write(
+        &cfg,
+        "[sweep]\nn_prompt = 8\nn_gen = 0\nrepetitions = 1\n\
+         [[model]]\nname = \"m7\"\npath = \"m7.gguf\"\n\
+         [[model]]\nname = \"tiny\"\npath = \"tiny.gguf\"\n",
+    )
+    .unwrap();
+    let out = tpsbench()
+        .args([
+            "run",
+            "--quiet",
+            "--no-save",
+            "--output",
+            "json",
+            "--config",
+        ])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &v["models"][0]["provenance"];
+    assert_eq!(p["synthetic"], true);
+    assert_eq!(p["preset"], "mistral-7b");
+    assert_eq!(p["type"], "Q8_0");
+    assert!(v["models"][1].get("provenance").is_none());
 }

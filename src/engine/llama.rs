@@ -66,6 +66,11 @@ fn take_first_error() -> Option<String> {
 /// Starts llama.cpp once per process. `verbose` routes its logs to stderr.
 pub fn init(verbose: bool) -> Result<(), String> {
     VERBOSE.store(verbose, Ordering::Relaxed);
+    ensure_init()
+}
+
+/// Starts llama.cpp if no one has, leaving the log routing as it is.
+pub fn ensure_init() -> Result<(), String> {
     // Install the callback before the backend starts, so start-up logs are caught too.
     unsafe { sys::llama_log_set(Some(on_log), std::ptr::null_mut()) };
     BACKEND

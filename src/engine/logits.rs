@@ -32,7 +32,7 @@ impl Drop for EvalModel {
 impl EvalModel {
     /// Loads a GGUF (llama.cpp is initialized on first use).
     pub fn load(path: &Path) -> Result<Self, String> {
-        llama::init(false)?;
+        llama::ensure_init()?;
         let c_path = CString::new(path.to_string_lossy().as_bytes())
             .map_err(|_| "the model path contains a NUL byte".to_string())?;
         let mut mp = unsafe { sys::llama_model_default_params() };

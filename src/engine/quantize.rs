@@ -46,14 +46,15 @@ pub struct QuantizeParams {
 }
 
 /// Quantizes `input` into `output` (overwritten). `progress(done, total)` is called about
-/// five times a second with llama.cpp's tensor counter. llama.cpp must be initialized
-/// (`llama::init`). One quantization at a time per process (the progress tap is global).
+/// five times a second with llama.cpp's tensor counter. One quantization at a time per
+/// process (the progress tap is global).
 pub fn quantize(
     input: &Path,
     output: &Path,
     params: &QuantizeParams,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(), String> {
+    super::llama::ensure_init()?;
     let c_in = CString::new(input.to_string_lossy().as_bytes())
         .map_err(|_| "the input path contains a NUL byte".to_string())?;
     let c_out = CString::new(output.to_string_lossy().as_bytes())

@@ -53,6 +53,7 @@ impl Reporter {
     }
 
     pub fn line(&self, s: &str) {
+        self.last.set(Some(Instant::now()));
         if !self.quiet {
             if self.tty {
                 eprint!("\r\x1b[2K");
