@@ -90,6 +90,8 @@ pub struct Config {
     pub file: PathBuf,
     pub settings: RunSettings,
     pub models: Vec<ModelEntry>,
+    /// The `[serving]` table: serving tests run on every model; None without the table.
+    pub serving: Option<crate::serving::config::ServingConfig>,
 }
 
 /// A configuration error that names the file, the line and the key.
@@ -149,6 +151,9 @@ struct RawConfig {
     sweep: Option<RawSweep>,
     #[serde(default)]
     model: Vec<RawModel>,
+    /// Read by `serving::config` from the same text, with its own spans.
+    #[allow(dead_code)]
+    serving: Option<toml::Value>,
 }
 
 struct Ctx<'a> {
@@ -255,6 +260,7 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, Conf
         file: file.to_path_buf(),
         settings,
         models,
+        serving: crate::serving::config::parse(file, src)?,
     })
 }
 

@@ -15,5 +15,6 @@ pub mod progress;
 pub mod record;
 pub mod results;
 pub mod runner;
+pub mod serving;
 pub mod stats;
 pub mod system;

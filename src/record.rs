@@ -148,6 +148,10 @@ pub struct TestRecord {
     /// Raw repetition times and rates, in run order.
     pub samples_ns: Vec<u64>,
     pub samples_ts: Vec<f64>,
+    /// Serving-test figures (TTFT, inter-token latency, per-request and aggregate rates);
+    /// absent for llama-bench-style tests. See docs/schema.md, "serving".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serving: Option<crate::serving::Serving>,
 }
 
 /// The identity of a test: hex SHA-256 over the model's SHA-256 and the canonical JSON of

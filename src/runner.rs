@@ -122,6 +122,7 @@ pub fn new_test_record(t: &PlannedTest, model: &ModelRecord, run: &RunInfo) -> T
         median_ts: None,
         samples_ns: Vec::new(),
         samples_ts: Vec::new(),
+        serving: None,
     }
 }
 
@@ -147,7 +148,8 @@ pub fn run(
     progress: &mut dyn Progress,
 ) -> Result<RunOutcome, String> {
     let (mut models, tests) = prepare(&opts.config, &opts.filters);
-    if tests.is_empty() {
+    let (serving, prompts) = crate::serving::run::prepare(&opts.config, &models, &opts.filters)?;
+    if tests.is_empty() && serving.is_empty() {
         return Err(format!("no test matches the filter {:?}", opts.filters));
     }
     // A file that is missing or not a valid GGUF is bad input: say so before hours of sweep,
@@ -156,7 +158,9 @@ pub fn run(
     let bad: Vec<String> = models
         .iter()
         .enumerate()
-        .filter(|(i, _)| tests.iter().any(|t| t.model == *i))
+        .filter(|(i, _)| {
+            tests.iter().any(|t| t.model == *i) || serving.iter().any(|t| t.model == *i)
+        })
         .filter_map(|(_, m)| m.error.as_ref().map(|e| format!("model {:?}: {e}", m.name)))
         .collect();
     if !bad.is_empty() {
@@ -178,7 +182,7 @@ pub fn run(
     let mut loaded: Option<(usize, i32, Box<dyn Model + '_>)> = None;
 
     for (i, t) in tests.iter().enumerate() {
-        progress.test_started(i, tests.len(), &t.id);
+        progress.test_started(i, tests.len() + serving.len(), &t.id);
         let test_start = Instant::now();
         let mrec = &mut models[t.model];
         let mut rec = new_test_record(t, mrec, &record.run);
@@ -239,6 +243,23 @@ pub fn run(
         }
     }
     drop(loaded);
+    // Serving tests run after the llama-bench-style tests (see serving::run).
+    let mut sink = crate::serving::run::Sink {
+        path: path.as_deref(),
+        progress,
+        offset: tests.len(),
+        total: tests.len() + serving.len(),
+    };
+    let config = &opts.config;
+    crate::serving::run::run_all(
+        engine,
+        config,
+        &serving,
+        prompts.as_ref(),
+        &mut record,
+        &mut models,
+        &mut sink,
+    )?;
     record.run.finished_at = Some(system::now_rfc3339());
     if let Some(p) = &path {
         results::write_atomic(p, &record)?;

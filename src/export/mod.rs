@@ -2,12 +2,14 @@
 //! I/O, so they are tested on fixed records and reused for files and stdout alike.
 
 mod csv;
+mod depth;
 mod json;
 mod jsonl;
 mod markdown;
 
 use crate::record::RunRecord;
 
+pub(crate) use markdown::table_aligned;
 pub use markdown::{format_params, format_size};
 
 /// Turns a run into the bytes of one output format.
@@ -79,6 +81,7 @@ pub(crate) mod fixtures {
             median_ts: None,
             samples_ns: vec![],
             samples_ts: vec![],
+            serving: None,
         };
         ok.set_samples(vec![1_000_000_000, 1_024_000_000]);
         let mut failed = ok.clone();
