@@ -85,7 +85,7 @@ mod tests {
         let lines: Vec<&str> = out.trim().lines().collect();
         assert_eq!(lines.len(), 3, "{out}");
         assert!(
-            lines[0].contains("| d0 ") && lines[0].contains("| d1024 |"),
+            lines[0].contains(" d0 |") && lines[0].contains(" d1024 |"),
             "{out}"
         );
         assert!(lines[2].starts_with("| m/Q4_1/tg128 "), "{out}");

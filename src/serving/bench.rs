@@ -50,10 +50,16 @@ impl Timed<'_, '_> {
     }
 }
 
-/// llama-batched-bench's warmup: 16 random tokens on sequence 0, then an empty cache.
-pub fn warmup(session: &mut dyn BatchSession, n_vocab: i32, seed: u64) -> Result<(), String> {
+/// llama-batched-bench's warmup: 16 random tokens on sequence 0 (fewer if a sequence has
+/// less room), then an empty cache.
+pub fn warmup(
+    session: &mut dyn BatchSession,
+    n_vocab: i32,
+    seed: u64,
+    room: u32,
+) -> Result<(), String> {
     let mut rng = SplitMix64(seed);
-    let batch: Vec<BatchToken> = (0..16)
+    let batch: Vec<BatchToken> = (0..16.min(room.max(1) as i32))
         .map(|i| BatchToken {
             token: (rng.next_u64() % n_vocab.max(1) as u64) as i32,
             pos: i,

@@ -62,7 +62,16 @@ fn one_request_has_exact_ttft_itl_and_equal_per_request_and_aggregate_rates() {
             prompt: prompt(32, 0),
             n_gen: 9,
         };
-        let r = run_together(s, e, &[req.clone()], false, false, 2048, &mut greedy(1)).unwrap();
+        let r = run_together(
+            s,
+            e,
+            std::slice::from_ref(&req),
+            false,
+            false,
+            2048,
+            &mut greedy(1),
+        )
+        .unwrap();
         let t = &r.traces[0];
         assert_eq!(t.token_ns.len(), 9, "exactly n_gen tokens");
         assert_eq!(
@@ -258,7 +267,7 @@ fn arrivals_check_their_inputs() {
             prompt: prompt(4, 0),
             n_gen: 2,
         };
-        assert!(run_arrivals(s, e, &[q.clone()], &[], 2, 64, &mut greedy(1)).is_err());
+        assert!(run_arrivals(s, e, std::slice::from_ref(&q), &[], 2, 64, &mut greedy(1)).is_err());
         let err = run_arrivals(s, e, &[q], &[0], 4, 2, &mut greedy(1)).unwrap_err();
         assert!(err.contains("n_batch"), "{err}");
     });

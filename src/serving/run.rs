@@ -199,7 +199,12 @@ impl GroupRun<'_> {
             kv_unified: sc.kv_unified,
         };
         let mut session = sm.batch_session(&params)?;
-        bench::warmup(session.as_mut(), info.n_vocab, self.seed)?;
+        let room = if sc.kv_unified {
+            n_ctx
+        } else {
+            n_ctx / t.n_seq_max.max(1)
+        };
+        bench::warmup(session.as_mut(), info.n_vocab, self.seed, room)?;
         let work = Workload {
             requests,
             dataset,
@@ -542,3 +547,7 @@ fn summary_line(s: &Serving) -> String {
         s.ttft_ms.p50, s.itl_ms.p50
     )
 }
+
+#[cfg(test)]
+#[path = "run_tests.rs"]
+mod tests;
