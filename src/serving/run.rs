@@ -97,17 +97,15 @@ pub fn run_all(
             reps: sc.repetitions,
             prompts,
         };
-        let ready = match (model, &models[mi].error) {
+        // The session borrows the model; every test of the group runs on it.
+        let mut ready = match (model, &models[mi].error) {
             (_, Some(e)) => Err(e.clone()),
             (None, None) => Err("model not loaded".to_string()),
             (Some(m), None) => group_run.prepare(m, group[0]),
         };
-        // The session borrows the model; each test of the group runs on it.
-        let mut ready = ready;
-        for t in &group {
+        for (k, t) in group.iter().enumerate() {
             let started = Instant::now();
-            let index = sink.offset + (i + group.iter().position(|x| x.id == t.id).unwrap_or(0));
-            sink.progress.test_started(index, sink.total, &t.id);
+            sink.progress.test_started(sink.offset + i + k, sink.total, &t.id);
             let mut rec = new_record(t, &models[mi], record, sc, seed, prompts);
             let result = match &mut ready {
                 Ok((session, work)) => group_run.measure(session.as_mut(), work, t, sink.progress),
