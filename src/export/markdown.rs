@@ -97,7 +97,13 @@ fn table(rows: &[Vec<String>]) -> String {
 pub(crate) fn table_aligned(rows: &[Vec<String>], left: &dyn Fn(usize) -> bool) -> String {
     let n = rows[0].len();
     let width: Vec<usize> = (0..n)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .map(|c| {
+            rows.iter()
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+                .max(3)
+        })
         .collect();
     let mut out = String::new();
     for (i, r) in rows.iter().enumerate() {

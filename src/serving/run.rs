@@ -105,7 +105,8 @@ pub fn run_all(
         };
         for (k, t) in group.iter().enumerate() {
             let started = Instant::now();
-            sink.progress.test_started(sink.offset + i + k, sink.total, &t.id);
+            sink.progress
+                .test_started(sink.offset + i + k, sink.total, &t.id);
             let mut rec = new_record(t, &models[mi], record, sc, seed, prompts);
             let result = match &mut ready {
                 Ok((session, work)) => group_run.measure(session.as_mut(), work, t, sink.progress),
