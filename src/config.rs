@@ -111,6 +111,8 @@ pub struct Config {
     pub file: PathBuf,
     pub settings: RunSettings,
     pub models: Vec<ModelEntry>,
+    /// The `[serving]` table: serving tests run on every model; None without the table.
+    pub serving: Option<crate::serving::config::ServingConfig>,
 }
 
 /// A configuration error that names the file, the line and the key.
@@ -176,6 +178,9 @@ struct RawConfig {
     /// `[[ladder]]` tables, parsed by `config_ladder`.
     #[serde(default)]
     ladder: Option<toml::Value>,
+    /// Read by `serving::config` from the same text, with its own spans.
+    #[allow(dead_code)]
+    serving: Option<toml::Value>,
 }
 
 pub(crate) struct Ctx<'a> {
@@ -309,6 +314,7 @@ pub(crate) fn parse_parts(
         file: file.to_path_buf(),
         settings,
         models,
+        serving: crate::serving::config::parse(file, src)?,
     };
     Ok((config, defaults, has_ladder))
 }

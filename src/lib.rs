@@ -23,6 +23,7 @@ pub mod quality;
 pub mod record;
 pub mod results;
 pub mod runner;
+pub mod serving;
 pub mod stats;
 pub mod synth;
 pub mod system;

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::plan::TestParams;
 
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2: optional `stats`, `resources`, `serving`, `placement`, model `quality`/`provenance`
+/// and run-level machine facts joined version 1's fields; version 1 files still read.
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
@@ -242,6 +244,10 @@ pub struct TestRecord {
     /// Memory, energy and roofline figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<crate::machine::Resources>,
+    /// Serving-test figures (TTFT, inter-token latency, per-request and aggregate rates);
+    /// absent for llama-bench-style tests. See docs/schema.md, "serving".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serving: Option<crate::serving::Serving>,
 }
 
 /// The identity of a test: hex SHA-256 over the model's SHA-256 and the canonical JSON of

@@ -77,10 +77,12 @@ pub fn read(path: &Path) -> Result<RunRecord, String> {
     let v: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| format!("{}: not valid JSON: {e}", path.display()))?;
     match v.get("schema_version").and_then(|x| x.as_u64()) {
-        Some(x) if x == u64::from(SCHEMA_VERSION) => {}
+        // Version 2 only added optional fields (serving, stats, resources, quality...), so
+        // version 1 files read as version 2 with those fields absent.
+        Some(x) if (1..=u64::from(SCHEMA_VERSION)).contains(&x) => {}
         Some(x) => {
             return Err(format!(
-                "{}: schema_version {x} is not supported (this tpsbench reads {SCHEMA_VERSION})",
+                "{}: schema_version {x} is not supported (this tpsbench reads 1 to {SCHEMA_VERSION})",
                 path.display()
             ));
         }

@@ -148,6 +148,7 @@ pub fn new_test_record(t: &PlannedTest, model: &ModelRecord, run: &RunInfo) -> T
         samples_ts: Vec::new(),
         stats: None,
         resources: None,
+        serving: None,
     }
 }
 
@@ -226,9 +227,10 @@ pub fn run(
     progress: &mut dyn Progress,
 ) -> Result<RunOutcome, String> {
     let (mut models, mut planned) = prepare(&opts.config, &opts.filters);
+    let (serving, prompts) = crate::serving::run::prepare(&opts.config, &models, &opts.filters)?;
     if let (Some(s), false) = (opts.shard, planned.is_empty()) {
         planned = plan::shard(&planned, s.index, s.count);
-        if planned.is_empty() {
+        if planned.is_empty() && serving.is_empty() {
             // More shards than tests: this one has nothing to do, which is not an error.
             return Ok(RunOutcome {
                 record: RunRecord {
@@ -243,7 +245,7 @@ pub fn run(
             });
         }
     }
-    if planned.is_empty() {
+    if planned.is_empty() && serving.is_empty() {
         return Err(format!("no test matches the filter {:?}", opts.filters));
     }
     // A file that is missing or not a valid GGUF is bad input: say so before hours of sweep,
@@ -252,7 +254,9 @@ pub fn run(
     let bad: Vec<String> = models
         .iter()
         .enumerate()
-        .filter(|(i, _)| planned.iter().any(|t| t.model == *i))
+        .filter(|(i, _)| {
+            planned.iter().any(|t| t.model == *i) || serving.iter().any(|t| t.model == *i)
+        })
         .filter_map(|(_, m)| m.error.as_ref().map(|e| format!("model {:?}: {e}", m.name)))
         .collect();
     if !bad.is_empty() {
@@ -315,7 +319,7 @@ pub fn run(
             ));
             break;
         }
-        progress.test_started(i, tests.len(), &t.id);
+        progress.test_started(i, tests.len() + serving.len(), &t.id);
         fault_injection(&t.id);
         let test_start = Instant::now();
         // Load the model when the model or a model-level parameter changes.
@@ -382,6 +386,25 @@ pub fn run(
         }
     }
     drop(loaded);
+    if !interrupted {
+        // Serving tests run after the llama-bench-style tests (see serving::run).
+        let mut sink = crate::serving::run::Sink {
+            path: path.as_deref(),
+            progress,
+            offset: tests.len(),
+            total: tests.len() + serving.len(),
+        };
+        let config = &opts.config;
+        crate::serving::run::run_all(
+            engine,
+            config,
+            &serving,
+            prompts.as_ref(),
+            &mut record,
+            &mut models,
+            &mut sink,
+        )?;
+    }
     merge_models(&mut record.models, &models, &record.tests);
     if !interrupted {
         record.run.finished_at = Some(system::now_rfc3339());

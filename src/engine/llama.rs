@@ -154,9 +154,9 @@ impl LlamaEngine {
     }
 }
 
-struct LlamaModel {
-    ptr: NonNull<sys::llama_model>,
-    info: ModelInfo,
+pub(super) struct LlamaModel {
+    pub(super) ptr: NonNull<sys::llama_model>,
+    pub(super) info: ModelInfo,
 }
 
 impl Drop for LlamaModel {
@@ -226,7 +226,7 @@ unsafe fn model_info(m: *const sys::llama_model) -> ModelInfo {
 }
 
 /// KV-cache type names to ggml types.
-fn ggml_type(name: &str) -> Result<sys::ggml_type, String> {
+pub(super) fn ggml_type(name: &str) -> Result<sys::ggml_type, String> {
     Ok(match name {
         "f32" => sys::GGML_TYPE_F32,
         "f16" => sys::GGML_TYPE_F16,
@@ -244,6 +244,10 @@ fn ggml_type(name: &str) -> Result<sys::ggml_type, String> {
 impl Model for LlamaModel {
     fn info(&self) -> &ModelInfo {
         &self.info
+    }
+
+    fn serving(&self) -> Option<&dyn super::ServingModel> {
+        Some(self)
     }
 
     fn session(&self, p: &TestParams) -> Result<Box<dyn Session + '_>, String> {

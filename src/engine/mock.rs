@@ -17,10 +17,18 @@ pub struct Log {
     pub decode_calls: u64,
     pub syncs: u64,
     pub restores: usize,
+    /// Serving tests (mock_batch): batch decodes, their tokens, sequence copies and removals.
+    pub batch_decodes: u64,
+    pub batch_tokens: u64,
+    pub seq_cps: u64,
+    pub seq_rms: u64,
+    /// KV cells in use after the last serving operation, and the most ever in use.
+    pub kv_cells: usize,
+    pub kv_cells_peak: usize,
 }
 
 pub struct MockEngine {
-    clock: Rc<Cell<u64>>,
+    pub(super) clock: Rc<Cell<u64>>,
     pub prompt_ns: u64,
     pub gen_ns: u64,
     /// Tests whose n_ctx exceeds this fail to get a context ("out of memory").
@@ -45,9 +53,9 @@ impl MockEngine {
     }
 }
 
-struct MockModel<'a> {
-    engine: &'a MockEngine,
-    info: ModelInfo,
+pub(super) struct MockModel<'a> {
+    pub(super) engine: &'a MockEngine,
+    pub(super) info: ModelInfo,
 }
 
 struct MockSession<'a> {
@@ -80,11 +88,20 @@ impl Engine for MockEngine {
     fn now_ns(&self) -> u64 {
         self.clock.get()
     }
+
+    /// Waiting costs no real time: the fake clock jumps.
+    fn sleep_until(&self, t_ns: u64) {
+        self.clock.set(self.clock.get().max(t_ns));
+    }
 }
 
 impl Model for MockModel<'_> {
     fn info(&self) -> &ModelInfo {
         &self.info
+    }
+
+    fn serving(&self) -> Option<&dyn super::ServingModel> {
+        Some(self)
     }
 
     fn session(&self, p: &TestParams) -> Result<Box<dyn Session + '_>, String> {

@@ -2,14 +2,19 @@
 //! engine with a fake clock, so the whole pipeline is unit-tested deterministically (as
 //! hyperfine does with its mock executor).
 
+pub mod batching;
 pub mod llama;
+mod llama_batch;
 pub mod logits;
 pub mod mock;
+pub mod mock_batch;
 pub mod quantize;
 
 use std::path::Path;
 
 use crate::plan::TestParams;
+
+pub use batching::{BatchParams, BatchSession, BatchToken, ServingModel};
 
 /// What llama.cpp reports about a loaded model.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +53,11 @@ pub trait Model {
     fn info(&self) -> &ModelInfo;
     /// A fresh context for one test, sized and configured as llama-bench does.
     fn session(&self, params: &TestParams) -> Result<Box<dyn Session + '_>, String>;
+    /// Multi-sequence contexts, tokenization and chat template for serving tests; None when
+    /// the engine has none.
+    fn serving(&self) -> Option<&dyn ServingModel> {
+        None
+    }
 }
 
 /// Model-level parameters: changing one means reloading the model.
@@ -61,4 +71,11 @@ pub trait Engine {
     fn load(&self, path: &Path, params: &LoadParams) -> Result<Box<dyn Model + '_>, String>;
     /// Monotonic nanoseconds; the mock engine's clock advances only when it "computes".
     fn now_ns(&self) -> u64;
+    /// Waits until `now_ns() >= t_ns` (arrival-mode serving tests wait for the next request).
+    fn sleep_until(&self, t_ns: u64) {
+        let now = self.now_ns();
+        if t_ns > now {
+            std::thread::sleep(std::time::Duration::from_nanos(t_ns - now));
+        }
+    }
 }

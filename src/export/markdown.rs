@@ -39,7 +39,13 @@ const OPTIONAL: &[Column] = &[
 
 impl Exporter for Markdown {
     fn render(&self, run: &RunRecord) -> Vec<u8> {
-        let tests = &run.tests;
+        // Serving tests and the depth curve get tables of their own, after this one.
+        let mut extra = crate::serving::table::render(run);
+        extra.push_str(&super::depth::render(run));
+        let tests: Vec<&TestRecord> = run.tests.iter().filter(|t| t.serving.is_none()).collect();
+        if tests.is_empty() {
+            return extra.trim_start().as_bytes().to_vec();
+        }
         let gpu = run.run.llama_cpp.gpu_backend != "cpu";
         let shown: Vec<&Column> = OPTIONAL
             .iter()
@@ -63,7 +69,7 @@ impl Exporter for Markdown {
             header.push("notes");
         }
         let mut rows = vec![header.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
-        for t in tests {
+        for &t in &tests {
             let mut row = vec![
                 t.model_type.clone().unwrap_or_else(|| t.model.clone()),
                 t.model_size.map(format_size).unwrap_or_default(),
@@ -91,7 +97,9 @@ impl Exporter for Markdown {
             }
             rows.push(row);
         }
-        table(&rows).into_bytes()
+        let mut out = table(&rows);
+        out.push_str(&extra);
+        out.into_bytes()
     }
 }
 
@@ -108,11 +116,23 @@ fn rate(t: &TestRecord) -> String {
 
 /// Aligned Markdown: text columns left, numeric ones (size onwards) right, as llama-bench.
 fn table(rows: &[Vec<String>]) -> String {
+    table_aligned(rows, &|c| {
+        c == 0 || c == 3 || matches!(rows[0][c].as_str(), "test" | "notes")
+    })
+}
+
+/// Aligned Markdown; `left(column)` says which columns are text (left-aligned).
+pub(crate) fn table_aligned(rows: &[Vec<String>], left: &dyn Fn(usize) -> bool) -> String {
     let n = rows[0].len();
     let width: Vec<usize> = (0..n)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .map(|c| {
+            rows.iter()
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+                .max(3)
+        })
         .collect();
-    let left = |c: usize| c == 0 || c == 3 || matches!(rows[0][c].as_str(), "test" | "notes");
     let mut out = String::new();
     for (i, r) in rows.iter().enumerate() {
         out.push('|');

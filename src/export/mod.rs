@@ -2,6 +2,7 @@
 //! I/O, so they are tested on fixed records and reused for files and stdout alike.
 
 mod csv;
+mod depth;
 mod json;
 mod jsonl;
 mod llama_bench_json;
@@ -11,6 +12,7 @@ mod markdown;
 
 use crate::record::RunRecord;
 
+pub(crate) use markdown::table_aligned;
 pub use markdown::{format_params, format_size};
 
 /// Turns a run into the bytes of one output format.
@@ -90,6 +92,7 @@ pub(crate) mod fixtures {
             samples_ts: vec![],
             stats: None,
             resources: None,
+            serving: None,
         };
         ok.set_samples(vec![1_000_000_000, 1_024_000_000]);
         let mut failed = ok.clone();

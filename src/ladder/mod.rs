@@ -206,6 +206,7 @@ pub fn run(
     let config = Config {
         file: opts.config.config.file.clone(),
         settings: opts.config.config.settings,
+        serving: None,
         models: variants
             .iter()
             .map(|v| ModelEntry {
@@ -246,6 +247,7 @@ fn selected(lc: &LadderConfig, l: &Ladder, t: QuantType, filters: &[String]) -> 
     let cfg = Config {
         file: lc.config.file.clone(),
         settings: lc.config.settings,
+        serving: None,
         models: vec![ModelEntry {
             name: l.variant_name(t),
             path: PathBuf::new(),

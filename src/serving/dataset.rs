@@ -1,0 +1,145 @@
+//! Prompt files for serving tests: JSONL (`{"prompt": "...", "max_tokens": N}` per line) or
+//! plain text (one prompt per line). Parsing is pure; `load` reads and hashes the file.
+
+use std::path::Path;
+
+/// One prompt of a file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    pub text: String,
+    /// Tokens to generate; None: the test's `n_gen`.
+    pub max_tokens: Option<u32>,
+}
+
+/// A prompt file, read and hashed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptFile {
+    /// File name.
+    pub name: String,
+    pub sha256: String,
+    pub prompts: Vec<Prompt>,
+}
+
+/// Parses a prompt file's text. JSONL when the first non-empty line starts with `{`, one
+/// prompt per line otherwise; empty lines are skipped. Errors name `name:line`.
+pub fn parse(name: &str, text: &str) -> Result<Vec<Prompt>, String> {
+    let lines = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim_end_matches('\r')))
+        .filter(|(_, l)| !l.trim().is_empty());
+    let jsonl = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| l.trim_start().starts_with('{'));
+    let mut out = Vec::new();
+    for (n, line) in lines {
+        if !jsonl {
+            out.push(Prompt {
+                text: line.to_string(),
+                max_tokens: None,
+            });
+            continue;
+        }
+        let bad = |m: String| format!("{name}:{n}: {m}");
+        let v: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| bad(format!("invalid JSON: {e}")))?;
+        let obj = v
+            .as_object()
+            .ok_or_else(|| bad("expected an object {\"prompt\": ...}".into()))?;
+        let text = obj
+            .get("prompt")
+            .and_then(|p| p.as_str())
+            .ok_or_else(|| bad("missing \"prompt\" (a string)".into()))?;
+        let max_tokens = match obj.get("max_tokens") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(m) => match m.as_u64() {
+                Some(k @ 1..=1_048_576) => Some(k as u32),
+                _ => {
+                    return Err(bad(format!(
+                        "\"max_tokens\" must be an integer ≥ 1, got {m}"
+                    )));
+                }
+            },
+        };
+        out.push(Prompt {
+            text: text.to_string(),
+            max_tokens,
+        });
+    }
+    if out.is_empty() {
+        return Err(format!("{name}: the prompt file has no prompts"));
+    }
+    Ok(out)
+}
+
+/// Reads, hashes and parses a prompt file.
+pub fn load(path: &Path) -> Result<PromptFile, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the prompt file {}: {e}", path.display()))?;
+    use sha2::{Digest, Sha256};
+    let sha256 = format!("{:x}", Sha256::digest(text.as_bytes()));
+    let shown = path.display().to_string();
+    Ok(PromptFile {
+        name: path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        sha256,
+        prompts: parse(&shown, &text)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jsonl_prompts_with_and_without_max_tokens() {
+        let p = parse(
+            "p.jsonl",
+            "{\"prompt\": \"Hello\", \"max_tokens\": 5}\n\n{\"prompt\": \"a\\nb\", \"id\": 3}\n",
+        )
+        .unwrap();
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].max_tokens, Some(5));
+        assert_eq!(p[1].text, "a\nb");
+        assert_eq!(p[1].max_tokens, None);
+    }
+
+    #[test]
+    fn plain_text_is_one_prompt_per_line() {
+        let p = parse("p.txt", "What is 2+2?\r\n\nName a colour.\n").unwrap();
+        let texts: Vec<_> = p.iter().map(|x| x.text.as_str()).collect();
+        assert_eq!(texts, ["What is 2+2?", "Name a colour."]);
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        let e = parse("p.jsonl", "{\"prompt\": \"x\"}\n{\"prompt\": 3}\n").unwrap_err();
+        assert!(e.starts_with("p.jsonl:2: missing \"prompt\""), "{e}");
+        let e = parse("p.jsonl", "{\"prompt\": \"x\"}\n{oops\n").unwrap_err();
+        assert!(e.starts_with("p.jsonl:2: invalid JSON"), "{e}");
+        let e = parse("p.jsonl", "{\"prompt\": \"x\", \"max_tokens\": 0}\n").unwrap_err();
+        assert!(e.contains("max_tokens"), "{e}");
+        assert!(parse("e.txt", "\n  \n").unwrap_err().contains("no prompts"));
+    }
+
+    #[test]
+    fn load_hashes_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("abc.txt");
+        std::fs::write(&f, "abc").unwrap();
+        let pf = load(&f).unwrap();
+        assert_eq!(pf.name, "abc.txt");
+        assert_eq!(
+            pf.sha256,
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert!(
+            load(&dir.path().join("none"))
+                .unwrap_err()
+                .contains("cannot read")
+        );
+    }
+}

@@ -1,0 +1,29 @@
+//! Serving tests: how fast a model answers requests, per request and per server.
+//!
+//! Tokens per second has two levels. Per request: how fast one response streams after its
+//! first token, (n_gen − 1) / (E2E − TTFT), about 1 / inter-token latency. Per server: the
+//! tokens of all concurrent requests per second (llama-batched-bench's S_TG). Three tests,
+//! all in-process on the real engine with real sampling:
+//!
+//! - `request`: one request at a time (TTFT, ITL, E2E, per-request rate);
+//! - `parallel`: B sequences decoded together, prompts separate or shared, as
+//!   llama-batched-bench (S_PP, S_TG, S next to per-sequence figures);
+//! - `arrival`: Poisson arrivals with continuous batching (TTFT and per-request rate under
+//!   load).
+//!
+//! Layout: `config` (the `[serving]` table), `plan` (tests and context groups), `bench` (the
+//! measurement loops), `metrics` (pure figures, targets, capacity, cost), `sampling`,
+//! `dataset` (prompt files), `record` (the result schema), `run` (the runner), `table`
+//! (Markdown).
+
+pub mod bench;
+pub mod config;
+pub mod dataset;
+pub mod metrics;
+pub mod plan;
+pub mod record;
+pub mod run;
+pub mod sampling;
+pub mod table;
+
+pub use record::Serving;

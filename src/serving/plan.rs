@@ -1,0 +1,218 @@
+//! Expands the `[serving]` table into tests, per model. Pure: ids, names, context groups and
+//! context sizes; no files, no engine.
+//!
+//! Tests that share a context form a group, made once: the request test (n_seq_max 1); per
+//! shared_prompt value, every B of the parallel test (n_seq_max = the largest B, as
+//! llama-batched-bench makes one context for its whole -npl list); every arrival rate
+//! (n_seq_max = slots). Filters drop tests, never change a group's context, so a filtered
+//! run measures what the full run measures.
+
+use super::config::{Mode, ServingConfig};
+use super::metrics::n_kv;
+use crate::config::Config;
+use crate::plan::TestParams;
+
+/// One planned serving test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServingTest {
+    /// Index into `Config::models`.
+    pub model: usize,
+    /// Tests with the same group share one context.
+    pub group: usize,
+    pub id: String,
+    /// The `test` field: `parallel pp128+tg64 B4`, `request prompts.jsonl`, ...
+    pub name: String,
+    pub mode: Mode,
+    /// B (parallel), 1 (request), slots (arrival).
+    pub n_parallel: u32,
+    /// The group's context: n_seq_max.
+    pub n_seq_max: u32,
+    pub shared: bool,
+    pub rate: Option<f64>,
+    /// Context parameters (the first value of each of the model's axes), n_prompt and n_gen.
+    pub params: TestParams,
+}
+
+/// The serving tests of every model, in run order, kept by `filters` (ids containing one).
+pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<ServingTest> {
+    let Some(sc) = &config.serving else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut group = 0;
+    let workload = match &sc.dataset {
+        Some(p) => p
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        None => format!("pp{}+tg{}", sc.n_prompt, sc.n_gen),
+    };
+    for (mi, m) in config.models.iter().enumerate() {
+        let a = &m.axes;
+        let label = quant.get(mi).map(String::as_str).unwrap_or("unknown");
+        let params = TestParams {
+            n_prompt: if sc.dataset.is_some() { 0 } else { sc.n_prompt },
+            n_gen: sc.n_gen,
+            n_depth: 0,
+            n_batch: a.n_batch[0],
+            n_ubatch: a.n_ubatch[0],
+            n_gpu_layers: a.n_gpu_layers[0],
+            n_threads: a.n_threads[0],
+            flash_attn: a.flash_attn[0].as_i32(),
+            type_k: a.type_k[0].clone(),
+            type_v: a.type_v[0].clone(),
+        };
+        let prefix = format!("{}/{label}/serve-", m.name);
+        let test =
+            |group, mode: Mode, n: u32, seq_max: u32, shared, rate, id: String, name| ServingTest {
+                model: mi,
+                group,
+                id: format!("{prefix}{}/{id}", mode.name()),
+                name,
+                mode,
+                n_parallel: n,
+                n_seq_max: seq_max,
+                shared,
+                rate,
+                params: params.clone(),
+            };
+        for &mode in &sc.modes {
+            match mode {
+                Mode::Request => {
+                    let name = format!("request {workload}");
+                    out.push(test(group, mode, 1, 1, false, None, workload.clone(), name));
+                    group += 1;
+                }
+                Mode::Parallel => {
+                    let seq_max = sc.n_parallel.iter().copied().max().unwrap_or(1);
+                    let synthetic = format!("pp{}+tg{}", sc.n_prompt, sc.n_gen);
+                    for &shared in &sc.shared_prompt {
+                        let pps = if shared { " pps" } else { "" };
+                        for &b in &sc.n_parallel {
+                            let id =
+                                format!("{synthetic}/B{b}{}", if shared { "/pps" } else { "" });
+                            let name = format!("parallel {synthetic} B{b}{pps}");
+                            out.push(test(group, mode, b, seq_max, shared, None, id, name));
+                        }
+                        group += 1;
+                    }
+                }
+                Mode::Arrival => {
+                    for &r in &sc.arrival_rate {
+                        let id = format!("{workload}/rate{r}/slots{}", sc.slots);
+                        let name = format!("arrival {workload} {r}/s slots{}", sc.slots);
+                        out.push(test(
+                            group,
+                            mode,
+                            sc.slots,
+                            sc.slots,
+                            false,
+                            Some(r),
+                            id,
+                            name,
+                        ));
+                    }
+                    group += 1;
+                }
+            }
+        }
+    }
+    if filters.is_empty() {
+        return out;
+    }
+    out.into_iter()
+        .filter(|t| filters.iter().any(|f| t.id.contains(f.as_str())))
+        .collect()
+}
+
+/// The context size of a parallel group: llama-batched-bench's N_KV for its largest B with
+/// TG = n_gen − 1 decode steps (at least 1, so a split cache has room for the dummy token
+/// that applies shared-prompt copies). A split cache gives each of n_seq_max sequences
+/// n_ctx / n_seq_max cells, so it is sized for all of them.
+pub fn parallel_n_ctx(sc: &ServingConfig, n_seq_max: u32, shared: bool) -> u32 {
+    let tg = u64::from(sc.n_gen.saturating_sub(1).max(1));
+    n_kv(
+        u64::from(sc.n_prompt),
+        tg,
+        u64::from(n_seq_max),
+        shared,
+        sc.kv_unified,
+    ) as u32
+}
+
+/// The context size for `slots` sequences of at most `longest` tokens each
+/// (prompt + generated): request and arrival groups.
+pub fn slots_n_ctx(longest: u32, slots: u32) -> u32 {
+    longest.saturating_mul(slots.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::parse;
+    use std::path::Path;
+
+    fn config(serving: &str) -> Config {
+        let src = format!(
+            "[sweep]\nn_batch=512\n[serving]\n{serving}\n[[model]]\nname='m'\npath='m.gguf'\n"
+        );
+        parse(Path::new("models.toml"), &src, 2).unwrap()
+    }
+
+    #[test]
+    fn modes_expand_into_groups_with_unique_ids() {
+        let c = config(
+            "modes=['request','parallel','arrival']\nn_parallel=[1,4,2]\nshared_prompt=[false,true]\narrival_rate=[0.5,2]\nslots=3",
+        );
+        let t = expand(&c, &["Q4_1".into()], &[]);
+        assert_eq!(t.len(), 1 + 2 * 3 + 2);
+        assert_eq!(t[0].id, "m/Q4_1/serve-request/pp128+tg64");
+        assert_eq!(t[1].id, "m/Q4_1/serve-parallel/pp128+tg64/B1");
+        assert_eq!(t[4].id, "m/Q4_1/serve-parallel/pp128+tg64/B1/pps");
+        assert_eq!(t[4].name, "parallel pp128+tg64 B1 pps");
+        assert_eq!(t[7].id, "m/Q4_1/serve-arrival/pp128+tg64/rate0.5/slots3");
+        let groups: Vec<usize> = t.iter().map(|x| x.group).collect();
+        assert_eq!(groups, [0, 1, 1, 1, 2, 2, 2, 3, 3]);
+        assert!(t[1..7].iter().all(|x| x.n_seq_max == 4), "largest B");
+        assert_eq!((t[7].n_seq_max, t[7].rate), (3, Some(0.5)));
+        assert_eq!(t[1].params.n_batch, 512, "the model's axes");
+        let mut ids: Vec<_> = t.iter().map(|x| x.id.clone()).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), t.len());
+    }
+
+    #[test]
+    fn filters_keep_tests_but_not_their_context() {
+        let c = config("modes=['parallel']\nn_parallel=[1,8]");
+        let t = expand(&c, &[], &["/B1".into()]);
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].n_seq_max, 8);
+        assert!(expand(&config("modes=['parallel']"), &[], &["pp512".into()]).is_empty());
+    }
+
+    #[test]
+    fn contexts_fit_batched_bench_n_kv() {
+        let c = config("n_prompt=128\nn_gen=65");
+        let sc = c.serving.as_ref().unwrap();
+        // TG = 64 decode steps; 8 sequences of 128 + 64
+        assert_eq!(parallel_n_ctx(sc, 8, false), 1536);
+        assert_eq!(
+            parallel_n_ctx(sc, 8, true),
+            1536,
+            "split cache: a copy per sequence"
+        );
+        let u = config("n_prompt=128\nn_gen=65\nkv_unified=true");
+        assert_eq!(
+            parallel_n_ctx(u.serving.as_ref().unwrap(), 8, true),
+            128 + 8 * 64
+        );
+        assert_eq!(slots_n_ctx(100, 4), 400);
+    }
+
+    #[test]
+    fn no_serving_table_no_tests() {
+        let c = parse(Path::new("m.toml"), "[[model]]\nname='m'\npath='m'\n", 2).unwrap();
+        assert!(expand(&c, &[], &[]).is_empty());
+    }
+}

@@ -1,0 +1,157 @@
+//! `TestRecord.serving`: the figures of a serving test, in the result file. Times are
+//! milliseconds, rates tokens per second. See docs/schema.md, "serving".
+
+use serde::{Deserialize, Serialize};
+
+/// A distribution: count, mean, extremes and percentiles (linear interpolation between the
+/// closest ranks). All zero when `n` is 0.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Dist {
+    pub n: u64,
+    pub mean: f64,
+    pub min: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl Dist {
+    /// The percentile `q` (50, 90 or 99; anything else reads as 99).
+    pub fn at(&self, q: u32) -> f64 {
+        match q {
+            50 => self.p50,
+            90 => self.p90,
+            _ => self.p99,
+        }
+    }
+}
+
+/// Service-level targets a serving test is checked against.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Targets {
+    /// Each request must stream at least this many tokens/s after its first token.
+    pub per_request_ts: Option<f64>,
+    /// Each request must see its first token within this many milliseconds.
+    pub ttft_ms: Option<f64>,
+    /// Share of requests that must meet both (50, 90 or 99): the checks are TTFT at this
+    /// percentile and time per output token at this percentile (the slow tail).
+    pub percentile: u32,
+}
+
+/// The prompt file a test replayed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DatasetInfo {
+    /// File name.
+    pub name: String,
+    pub sha256: String,
+    /// Prompts in the file.
+    pub n_prompts: u64,
+    /// Whether prompts went through the model's chat template.
+    pub chat_template: bool,
+    /// Prompt lengths in tokens, after the template, with the model's tokenizer.
+    pub prompt_tokens: Dist,
+}
+
+/// One request of one repetition: the points to plot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestSample {
+    pub repetition: u32,
+    pub n_prompt: u32,
+    pub n_gen: u32,
+    /// Arrival time from the start of the repetition.
+    pub arrival_ms: f64,
+    pub ttft_ms: f64,
+    pub e2e_ms: f64,
+    /// (n_gen − 1) / (E2E − TTFT); absent for a single generated token.
+    pub decode_ts: Option<f64>,
+}
+
+/// llama-batched-bench's figures of one repetition (parallel and request tests); for
+/// arrival tests only `t_ms` and the rates over it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RepFigures {
+    pub t_pp_ms: Option<f64>,
+    pub t_tg_ms: Option<f64>,
+    pub t_ms: f64,
+    pub aggregate_pp_ts: Option<f64>,
+    pub aggregate_ts: Option<f64>,
+    pub total_ts: Option<f64>,
+    /// Generated tokens / t_ms.
+    pub output_ts: f64,
+    /// Time outside llama.cpp calls (sampling, batch building, bookkeeping).
+    pub overhead_ms: f64,
+}
+
+/// The figures of a serving test. Rates are means over repetitions of per-repetition rates
+/// (as llama-bench's avg_ts); distributions pool every request of every repetition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Serving {
+    /// "request", "parallel" or "arrival".
+    pub mode: String,
+    /// B: sequences decoded together (parallel), 1 (request), slots (arrival).
+    pub n_parallel: u32,
+    /// The context's n_seq_max.
+    pub n_seq_max: u32,
+    pub kv_unified: bool,
+    /// One prompt prefilled once and copied to every sequence (llama-batched-bench -pps).
+    pub shared_prompt: bool,
+    /// Requests per second, Poisson (arrival tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrival_rate: Option<f64>,
+    /// Requests per repetition.
+    pub n_requests: u32,
+    pub repetitions: u32,
+    /// 0 = greedy.
+    pub temperature: f64,
+    pub sampling_seed: u64,
+    /// Prompt tokens decoded per repetition (S_PP's numerator).
+    pub n_prompt_tokens: u64,
+    /// Tokens generated per repetition.
+    pub n_output_tokens: u64,
+    /// llama-batched-bench's N_KV: KV cells the test fills (parallel; request: the longest
+    /// request; absent for arrival tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n_kv: Option<u64>,
+    /// Time to first token: arrival to the first sampled token (prefill + sampling).
+    pub ttft_ms: Dist,
+    /// Inter-token latency: gaps between consecutive tokens of a request.
+    pub itl_ms: Dist,
+    /// End-to-end latency: arrival to the last token.
+    pub e2e_ms: Dist,
+    /// Time per output token of each request: (E2E − TTFT) / (n_gen − 1).
+    pub tpot_ms: Dist,
+    /// Arrival to admission into the batch (arrival tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_ms: Option<Dist>,
+    /// Mean per-request decode rate, (n_gen − 1) / (E2E − TTFT).
+    pub per_request_ts: Option<f64>,
+    /// S_PP: prompt tokens / T_PP.
+    pub aggregate_pp_ts: Option<f64>,
+    /// S_TG: decode tokens of all sequences / T_TG (arrival: generated tokens / t_ms).
+    pub aggregate_ts: Option<f64>,
+    /// S: all tokens decoded / (T_PP + T_TG).
+    pub total_ts: Option<f64>,
+    /// Generated tokens / whole time (prefill included): the rate cost is based on.
+    pub output_ts: f64,
+    /// Means over repetitions of T_PP, T_TG and the whole time.
+    pub t_pp_ms: Option<f64>,
+    pub t_tg_ms: Option<f64>,
+    pub t_ms: f64,
+    /// Mean time per repetition outside llama.cpp calls, and its share of the whole.
+    pub overhead_ms: f64,
+    pub overhead_fraction: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<DatasetInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets: Option<Targets>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meets_targets: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_per_hour: Option<f64>,
+    /// price_per_hour / (output_ts × 3600) × 1e6.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_per_mtok: Option<f64>,
+    pub reps: Vec<RepFigures>,
+    pub requests: Vec<RequestSample>,
+}

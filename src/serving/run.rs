@@ -1,0 +1,552 @@
+//! Runs the serving tests of a sweep after its llama-bench-style tests: loads each model,
+//! makes each group's context, builds the workload (synthetic prompts or a prompt file),
+//! measures, and appends one `TestRecord` with `serving` per test, rewriting the result file
+//! after each, as the runner does.
+
+use std::path::Path;
+use std::time::Instant;
+
+use super::bench::{self, Request};
+use super::config::{Mode, ServingConfig};
+use super::dataset::{self, PromptFile};
+use super::metrics::{self, Trace};
+use super::plan::{ServingTest, parallel_n_ctx, slots_n_ctx};
+use super::record::{DatasetInfo, RepFigures, Serving};
+use super::sampling::Sampler;
+use crate::config::Config;
+use crate::engine::{BatchParams, BatchSession, Engine, LoadParams, Model, ServingModel};
+use crate::measure::TokenSource;
+use crate::plan::PlannedTest;
+use crate::progress::Progress;
+use crate::record::{ModelRecord, RunRecord, Status, TestRecord};
+use crate::{results, stats};
+
+/// The serving tests of a run (filters applied) and their prompt file, read up front: a
+/// missing or malformed file is bad input, reported before the sweep starts.
+pub fn prepare(
+    config: &Config,
+    models: &[ModelRecord],
+    filters: &[String],
+) -> Result<(Vec<ServingTest>, Option<PromptFile>), String> {
+    let labels: Vec<String> = models
+        .iter()
+        .map(|m| m.quantization.clone().unwrap_or_else(|| "unknown".into()))
+        .collect();
+    let tests = super::plan::expand(config, &labels, filters);
+    let prompts = match config.serving.as_ref().and_then(|s| s.dataset.as_ref()) {
+        Some(p) if !tests.is_empty() => Some(dataset::load(p)?),
+        _ => None,
+    };
+    Ok((tests, prompts))
+}
+
+/// Where the runner is: result file, progress numbering.
+pub struct Sink<'a> {
+    pub path: Option<&'a Path>,
+    pub progress: &'a mut dyn Progress,
+    /// Index of the first serving test in the run's numbering, and the run's test count.
+    pub offset: usize,
+    pub total: usize,
+}
+
+/// Runs `tests` (from `plan::expand`), appending their records to `record`.
+pub fn run_all(
+    engine: &dyn Engine,
+    config: &Config,
+    tests: &[ServingTest],
+    prompts: Option<&PromptFile>,
+    record: &mut RunRecord,
+    models: &mut [ModelRecord],
+    sink: &mut Sink,
+) -> Result<(), String> {
+    let Some(sc) = &config.serving else {
+        return Ok(());
+    };
+    let seed = sc.seed.unwrap_or(config.settings.seed);
+    let mut loaded: Option<(usize, Box<dyn Model + '_>)> = None;
+    let mut i = 0;
+    while i < tests.len() {
+        let group: Vec<&ServingTest> = tests[i..]
+            .iter()
+            .take_while(|t| t.group == tests[i].group)
+            .collect();
+        let mi = group[0].model;
+        if !matches!(&loaded, Some((m, _)) if *m == mi) {
+            loaded = None;
+            if models[mi].error.is_none() {
+                let load = LoadParams {
+                    n_gpu_layers: group[0].params.n_gpu_layers,
+                };
+                match engine.load(&config.models[mi].path, &load) {
+                    Ok(m) => {
+                        let info = m.info();
+                        models[mi].model_type = Some(info.description.clone());
+                        models[mi].model_size = Some(info.size);
+                        models[mi].model_n_params = Some(info.n_params);
+                        loaded = Some((mi, m));
+                    }
+                    Err(e) => models[mi].error = Some(e),
+                }
+            }
+        }
+        let model = loaded.as_ref().map(|(_, m)| m.as_ref());
+        let mut group_run = GroupRun {
+            engine,
+            sc,
+            seed,
+            reps: sc.repetitions,
+            prompts,
+        };
+        // The session borrows the model; every test of the group runs on it.
+        let mut ready = match (model, &models[mi].error) {
+            (_, Some(e)) => Err(e.clone()),
+            (None, None) => Err("model not loaded".to_string()),
+            (Some(m), None) => group_run.prepare(m, group[0]),
+        };
+        for (k, t) in group.iter().enumerate() {
+            let started = Instant::now();
+            sink.progress
+                .test_started(sink.offset + i + k, sink.total, &t.id);
+            let mut rec = new_record(t, &models[mi], record, sc, seed, prompts);
+            let result = match &mut ready {
+                Ok((session, work)) => group_run.measure(session.as_mut(), work, t, sink.progress),
+                Err(e) => Err(e.clone()),
+            };
+            let line = match result {
+                Ok((serving, samples_ns, samples_ts, n_ctx)) => {
+                    let line = summary_line(&serving);
+                    fill(&mut rec, serving, samples_ns, samples_ts, n_ctx);
+                    line
+                }
+                Err(e) => {
+                    rec.fail(e.clone());
+                    format!("FAILED: {e}")
+                }
+            };
+            sink.progress.test_finished(&line, started.elapsed(), None);
+            record.tests.push(rec);
+            let used: Vec<String> = record.tests.iter().map(|t| t.model.clone()).collect();
+            record.models = models
+                .iter()
+                .filter(|m| used.contains(&m.name))
+                .cloned()
+                .collect();
+            if let Some(p) = sink.path {
+                results::write_atomic(p, record)?;
+            }
+        }
+        drop(ready);
+        i += group.len();
+    }
+    Ok(())
+}
+
+/// A group's context and requests.
+type Ready<'m> = (Box<dyn BatchSession + 'm>, Workload);
+
+struct Workload {
+    /// Requests of request and arrival tests (the same every repetition).
+    requests: Vec<Request>,
+    dataset: Option<DatasetInfo>,
+    n_vocab: i32,
+    bos: Option<i32>,
+}
+
+struct GroupRun<'a> {
+    engine: &'a dyn Engine,
+    sc: &'a ServingConfig,
+    seed: u64,
+    reps: u32,
+    prompts: Option<&'a PromptFile>,
+}
+
+/// A measured test: its figures, per-repetition samples for `samples_ns`/`samples_ts`, and
+/// the context size.
+type Measured = (Serving, Vec<u64>, Vec<f64>, u32);
+
+impl GroupRun<'_> {
+    /// Builds the workload, sizes and makes the context, and warms it up.
+    fn prepare<'m>(&self, model: &'m dyn Model, t: &ServingTest) -> Result<Ready<'m>, String> {
+        let sm: &dyn ServingModel = model
+            .serving()
+            .ok_or("this engine cannot run serving tests")?;
+        let info = model.info();
+        let sc = self.sc;
+        let (requests, dataset) = match t.mode {
+            Mode::Parallel => (Vec::new(), None),
+            _ => workload(sm, info, sc, self.prompts, self.seed)?,
+        };
+        let longest = requests
+            .iter()
+            .map(|r| r.prompt.len() as u32 + r.n_gen)
+            .max()
+            .unwrap_or(sc.n_prompt + sc.n_gen);
+        let n_ctx = match t.mode {
+            Mode::Parallel => parallel_n_ctx(sc, t.n_seq_max, t.shared),
+            _ => slots_n_ctx(longest, t.n_seq_max),
+        };
+        if info.n_ctx_train > 0 && longest > info.n_ctx_train {
+            return Err(format!(
+                "a request needs {longest} tokens of context but the model was trained for {}",
+                info.n_ctx_train
+            ));
+        }
+        let params = BatchParams {
+            base: t.params.clone(),
+            n_ctx,
+            n_seq_max: t.n_seq_max,
+            kv_unified: sc.kv_unified,
+        };
+        let mut session = sm.batch_session(&params)?;
+        let room = if sc.kv_unified {
+            n_ctx
+        } else {
+            n_ctx / t.n_seq_max.max(1)
+        };
+        bench::warmup(session.as_mut(), info.n_vocab, self.seed, room)?;
+        let work = Workload {
+            requests,
+            dataset,
+            n_vocab: info.n_vocab,
+            bos: info.bos,
+        };
+        Ok((session, work))
+    }
+
+    fn samplers(&self, n: usize, rep: u32) -> Vec<Sampler> {
+        (0..n)
+            .map(|j| {
+                let s = self.seed ^ (u64::from(rep) << 32) ^ (j as u64 + 1);
+                Sampler::new(self.sc.temperature as f32, s)
+            })
+            .collect()
+    }
+
+    fn measure(
+        &mut self,
+        session: &mut dyn BatchSession,
+        work: &Workload,
+        t: &ServingTest,
+        progress: &mut dyn Progress,
+    ) -> Result<Measured, String> {
+        let sc = self.sc;
+        let n_batch = t.params.n_batch as usize;
+        let mut figs: Vec<RepFigures> = Vec::new();
+        let mut traces: Vec<(u32, u64, Trace)> = Vec::new();
+        let (mut samples_ns, mut samples_ts) = (Vec::new(), Vec::new());
+        let (mut n_pp, mut n_out, mut n_kv) = (0u64, 0u64, None);
+        let info = crate::engine::ModelInfo {
+            description: String::new(),
+            size: 0,
+            n_params: 0,
+            n_vocab: work.n_vocab,
+            bos: work.bos,
+            n_ctx_train: 0,
+        };
+        let mut tokens = TokenSource::new(self.seed, &info);
+        for rep in 0..self.reps {
+            progress.repetition(rep, self.reps);
+            match t.mode {
+                Mode::Parallel => {
+                    let b = t.n_parallel as usize;
+                    let reqs: Vec<Request> = if t.shared {
+                        let p = tokens.prompt(sc.n_prompt as usize);
+                        vec![
+                            Request {
+                                prompt: p,
+                                n_gen: sc.n_gen
+                            };
+                            b
+                        ]
+                    } else {
+                        (0..b)
+                            .map(|_| Request {
+                                prompt: tokens.prompt(sc.n_prompt as usize),
+                                n_gen: sc.n_gen,
+                            })
+                            .collect()
+                    };
+                    let mut samplers = self.samplers(b, rep);
+                    let r = bench::run_together(
+                        session,
+                        self.engine,
+                        &reqs,
+                        t.shared,
+                        sc.kv_unified,
+                        n_batch,
+                        &mut samplers,
+                    )?;
+                    let f = r.phases.figures();
+                    samples_ns.push(r.phases.t_tg_ns);
+                    samples_ts.push(f.aggregate_ts.unwrap_or(0.0));
+                    (n_pp, n_out) = (r.phases.n_pp, r.phases.n_out);
+                    let tg = u64::from(sc.n_gen - 1);
+                    let pp = u64::from(sc.n_prompt);
+                    n_kv = Some(metrics::n_kv(pp, tg, b as u64, t.shared, sc.kv_unified));
+                    figs.push(f);
+                    traces.extend(r.traces.into_iter().map(|x| (rep, r.start_ns, x)));
+                }
+                Mode::Request => {
+                    // One request at a time; the repetition's phases are the sums.
+                    let mut sum = metrics::Phases::default();
+                    let mut start = None;
+                    for (k, q) in work.requests.iter().enumerate() {
+                        let mut samplers = self.samplers(1, rep ^ ((k as u32) << 16));
+                        let r = bench::run_together(
+                            session,
+                            self.engine,
+                            std::slice::from_ref(q),
+                            false,
+                            sc.kv_unified,
+                            n_batch,
+                            &mut samplers,
+                        )?;
+                        let start = *start.get_or_insert(r.start_ns);
+                        let p = r.phases;
+                        sum.t_pp_ns += p.t_pp_ns;
+                        sum.t_tg_ns += p.t_tg_ns;
+                        sum.t_ns += p.t_ns;
+                        sum.n_pp += p.n_pp;
+                        sum.n_tg += p.n_tg;
+                        sum.n_out += p.n_out;
+                        sum.engine_ns += p.engine_ns;
+                        traces.extend(r.traces.into_iter().map(|x| (rep, start, x)));
+                    }
+                    let f = sum.figures();
+                    samples_ns.push(sum.t_tg_ns);
+                    samples_ts.push(f.aggregate_ts.unwrap_or(0.0));
+                    (n_pp, n_out) = (sum.n_pp, sum.n_out);
+                    let longest = work
+                        .requests
+                        .iter()
+                        .map(|r| r.prompt.len() as u64 + u64::from(r.n_gen) - 1);
+                    n_kv = longest.max();
+                    figs.push(f);
+                }
+                Mode::Arrival => {
+                    let rate = t.rate.unwrap_or(1.0);
+                    let n = work.requests.len();
+                    let offsets =
+                        metrics::poisson_offsets(n, rate, self.seed.wrapping_add(u64::from(rep)));
+                    let mut samplers = self.samplers(n, rep);
+                    let r = bench::run_arrivals(
+                        session,
+                        self.engine,
+                        &work.requests,
+                        &offsets,
+                        t.n_parallel,
+                        n_batch,
+                        &mut samplers,
+                    )?;
+                    let f = metrics::arrival_figures(r.t_ns, r.n_out, r.n_decoded, r.engine_ns);
+                    samples_ns.push(r.t_ns);
+                    samples_ts.push(f.output_ts);
+                    n_pp = work.requests.iter().map(|q| q.prompt.len() as u64).sum();
+                    n_out = r.n_out;
+                    figs.push(f);
+                    traces.extend(r.traces.into_iter().map(|x| (rep, r.start_ns, x)));
+                }
+            }
+        }
+        let serving = assemble(
+            t, sc, self.seed, self.reps, work, figs, &traces, n_pp, n_out, n_kv,
+        );
+        Ok((serving, samples_ns, samples_ts, session.n_ctx()))
+    }
+}
+
+/// The requests of a request or arrival test: `n_requests` synthetic prompts, or the
+/// prompt file's prompts in order (cycled), tokenized with the model's tokenizer (through its
+/// chat template when asked).
+fn workload(
+    sm: &dyn ServingModel,
+    info: &crate::engine::ModelInfo,
+    sc: &ServingConfig,
+    prompts: Option<&PromptFile>,
+    seed: u64,
+) -> Result<(Vec<Request>, Option<DatasetInfo>), String> {
+    let n = sc.n_requests as usize;
+    let Some(file) = prompts else {
+        let mut tokens = TokenSource::new(seed, info);
+        let reqs = (0..n)
+            .map(|_| Request {
+                prompt: tokens.prompt(sc.n_prompt as usize),
+                n_gen: sc.n_gen,
+            })
+            .collect();
+        return Ok((reqs, None));
+    };
+    let mut reqs = Vec::with_capacity(n);
+    for k in 0..n {
+        let p = &file.prompts[k % file.prompts.len()];
+        let text = if sc.chat_template {
+            sm.apply_chat_template(&p.text)
+                .map_err(|e| format!("{}: {e}", file.name))?
+        } else {
+            p.text.clone()
+        };
+        let prompt = sm.tokenize(&text, true, sc.chat_template)?;
+        if prompt.is_empty() {
+            return Err(format!(
+                "{}: prompt {} has no tokens",
+                file.name,
+                k % file.prompts.len() + 1
+            ));
+        }
+        reqs.push(Request {
+            prompt,
+            n_gen: p.max_tokens.unwrap_or(sc.n_gen),
+        });
+    }
+    let lengths: Vec<f64> = reqs.iter().map(|r| r.prompt.len() as f64).collect();
+    let info = DatasetInfo {
+        name: file.name.clone(),
+        sha256: file.sha256.clone(),
+        n_prompts: file.prompts.len() as u64,
+        chat_template: sc.chat_template,
+        prompt_tokens: metrics::dist(&lengths),
+    };
+    Ok((reqs, Some(info)))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn assemble(
+    t: &ServingTest,
+    sc: &ServingConfig,
+    seed: u64,
+    reps: u32,
+    work: &Workload,
+    figs: Vec<RepFigures>,
+    traces: &[(u32, u64, Trace)],
+    n_pp: u64,
+    n_out: u64,
+    n_kv: Option<u64>,
+) -> Serving {
+    let lat = metrics::latencies(traces.iter().map(|x| &x.2));
+    let mean = |f: fn(&RepFigures) -> Option<f64>| metrics::mean_of(figs.iter().map(f));
+    let output_ts = mean(|f| Some(f.output_ts)).unwrap_or(0.0);
+    let t_ms = mean(|f| Some(f.t_ms)).unwrap_or(0.0);
+    let overhead_ms = mean(|f| Some(f.overhead_ms)).unwrap_or(0.0);
+    let meets_targets = sc
+        .targets
+        .as_ref()
+        .map(|tg| metrics::meets(tg, &lat.ttft_ms, &lat.tpot_ms));
+    let n_requests = match t.mode {
+        Mode::Parallel => t.n_parallel,
+        _ => work.requests.len() as u32,
+    };
+    Serving {
+        mode: t.mode.name().into(),
+        n_parallel: t.n_parallel,
+        n_seq_max: t.n_seq_max,
+        kv_unified: sc.kv_unified,
+        shared_prompt: t.shared,
+        arrival_rate: t.rate,
+        n_requests,
+        repetitions: reps,
+        temperature: sc.temperature,
+        sampling_seed: seed,
+        n_prompt_tokens: n_pp,
+        n_output_tokens: n_out,
+        n_kv,
+        ttft_ms: lat.ttft_ms,
+        itl_ms: lat.itl_ms,
+        e2e_ms: lat.e2e_ms,
+        tpot_ms: lat.tpot_ms,
+        queue_ms: (t.mode == Mode::Arrival).then_some(lat.queue_ms),
+        per_request_ts: lat.per_request_ts,
+        aggregate_pp_ts: mean(|f| f.aggregate_pp_ts),
+        aggregate_ts: mean(|f| f.aggregate_ts),
+        total_ts: mean(|f| f.total_ts),
+        output_ts,
+        t_pp_ms: mean(|f| f.t_pp_ms),
+        t_tg_ms: mean(|f| f.t_tg_ms),
+        t_ms,
+        overhead_ms,
+        overhead_fraction: if t_ms > 0.0 { overhead_ms / t_ms } else { 0.0 },
+        dataset: work.dataset.clone(),
+        targets: sc.targets.clone(),
+        meets_targets,
+        price_per_hour: sc.price_per_hour,
+        cost_per_mtok: sc
+            .price_per_hour
+            .and_then(|p| metrics::cost_per_mtok(p, output_ts)),
+        reps: figs,
+        requests: traces.iter().map(|(r, s, x)| x.sample(*r, *s)).collect(),
+    }
+}
+
+/// A record with the test's configuration; figures are filled after measuring.
+fn new_record(
+    t: &ServingTest,
+    model: &ModelRecord,
+    record: &RunRecord,
+    sc: &ServingConfig,
+    seed: u64,
+    prompts: Option<&PromptFile>,
+) -> TestRecord {
+    let planned = PlannedTest {
+        model: t.model,
+        id: t.id.clone(),
+        params: t.params.clone(),
+    };
+    let mut rec = crate::runner::new_test_record(&planned, model, &record.run);
+    rec.test = t.name.clone();
+    rec.warmup = 1;
+    rec.seed = seed;
+    rec.identity = identity(&model.sha256, t, sc, seed, prompts);
+    rec
+}
+
+/// SHA-256 of the model's SHA-256, the context parameters and everything that defines the
+/// serving workload: stable across runs and machines, distinct from llama-bench tests.
+fn identity(
+    model_sha256: &str,
+    t: &ServingTest,
+    sc: &ServingConfig,
+    seed: u64,
+    prompts: Option<&PromptFile>,
+) -> String {
+    use sha2::{Digest, Sha256};
+    let spec = serde_json::json!({
+        "mode": t.mode.name(), "n_parallel": t.n_parallel, "n_seq_max": t.n_seq_max,
+        "kv_unified": sc.kv_unified, "shared_prompt": t.shared, "arrival_rate": t.rate,
+        "n_requests": sc.n_requests, "dataset_sha256": prompts.map(|p| p.sha256.clone()),
+        "chat_template": sc.chat_template, "temperature": sc.temperature, "seed": seed,
+    });
+    let mut h = Sha256::new();
+    h.update(model_sha256.as_bytes());
+    h.update(b"\n");
+    h.update(serde_json::to_vec(&t.params).expect("params serialize"));
+    h.update(b"\nserving ");
+    h.update(spec.to_string().as_bytes());
+    format!("{:x}", h.finalize())
+}
+
+fn fill(rec: &mut TestRecord, s: Serving, samples_ns: Vec<u64>, samples_ts: Vec<f64>, n_ctx: u32) {
+    let ns: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
+    rec.avg_ns = Some(stats::mean(&ns).round() as u64);
+    rec.stddev_ns = Some(stats::stddev(&ns).round() as u64);
+    rec.avg_ts = Some(stats::mean(&samples_ts));
+    rec.stddev_ts = Some(stats::stddev(&samples_ts));
+    rec.median_ts = Some(stats::median(&samples_ts));
+    rec.samples_ns = samples_ns;
+    rec.samples_ts = samples_ts;
+    rec.n_ctx = n_ctx;
+    rec.serving = Some(s);
+    rec.status = Status::Ok;
+    rec.error = None;
+}
+
+fn summary_line(s: &Serving) -> String {
+    let agg = s.aggregate_ts.map_or("-".into(), |x| format!("{x:.2}"));
+    let per = s.per_request_ts.map_or("-".into(), |x| format!("{x:.2}"));
+    format!(
+        "aggregate {agg} t/s, per request {per} t/s, TTFT p50 {:.1} ms, ITL p50 {:.1} ms",
+        s.ttft_ms.p50, s.itl_ms.p50
+    )
+}
+
+#[cfg(test)]
+#[path = "run_tests.rs"]
+mod tests;

@@ -1,0 +1,161 @@
+//! Markdown for serving tests: one table (per-request latencies next to llama-batched-bench's
+//! aggregate rates) and, when targets are set, the capacity of each test series.
+
+use super::metrics;
+use super::record::Serving;
+use crate::export::table_aligned;
+use crate::record::{RunRecord, Status, TestRecord};
+
+fn f1(x: Option<f64>) -> String {
+    x.map_or("-".into(), |v| format!("{v:.1}"))
+}
+
+fn f2(x: Option<f64>) -> String {
+    x.map_or("-".into(), |v| format!("{v:.2}"))
+}
+
+/// The serving table and capacity lines, preceded by a blank line; empty without serving
+/// tests.
+pub fn render(run: &RunRecord) -> String {
+    let tests: Vec<&TestRecord> = run.tests.iter().filter(|t| t.serving.is_some()).collect();
+    if tests.is_empty() {
+        return String::new();
+    }
+    let header = [
+        "model",
+        "test",
+        "B",
+        "TTFT ms p50/p90",
+        "ITL ms p50/p90/p99",
+        "E2E ms p50",
+        "req t/s",
+        "S_PP t/s",
+        "S_TG t/s",
+        "S t/s",
+        "overhead",
+        "targets",
+        "$/Mtok",
+    ];
+    let mut rows = vec![header.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
+    for t in &tests {
+        let s = t.serving.as_ref().expect("filtered");
+        let mut row = vec![t.model.clone(), t.test.clone(), s.n_parallel.to_string()];
+        if t.status != Status::Ok {
+            row.push(format!(
+                "failed: {}",
+                t.error.as_deref().unwrap_or("unknown error")
+            ));
+            row.resize(header.len(), String::new());
+        } else {
+            row.extend([
+                format!("{:.1} / {:.1}", s.ttft_ms.p50, s.ttft_ms.p90),
+                format!(
+                    "{:.1} / {:.1} / {:.1}",
+                    s.itl_ms.p50, s.itl_ms.p90, s.itl_ms.p99
+                ),
+                format!("{:.1}", s.e2e_ms.p50),
+                f2(s.per_request_ts),
+                f2(s.aggregate_pp_ts),
+                f2(s.aggregate_ts),
+                f2(s.total_ts),
+                format!("{:.1}%", 100.0 * s.overhead_fraction),
+                match s.meets_targets {
+                    Some(true) => "met".into(),
+                    Some(false) => "missed".into(),
+                    None => "-".into(),
+                },
+                s.cost_per_mtok.map_or("-".into(), |c| format!("{c:.3}")),
+            ]);
+        }
+        rows.push(row);
+    }
+    // Failed tests have no serving figures: list them too.
+    let failed: Vec<&TestRecord> = run
+        .tests
+        .iter()
+        .filter(|t| t.serving.is_none() && t.id.contains("/serve-"))
+        .collect();
+    for t in failed {
+        let mut row = vec![t.model.clone(), t.test.clone(), String::new()];
+        row.push(format!(
+            "failed: {}",
+            t.error.as_deref().unwrap_or("unknown error")
+        ));
+        row.resize(header.len(), String::new());
+        rows.push(row);
+    }
+    let mut out = format!("\n{}", table_aligned(&rows, &|c| c <= 1));
+    out.push_str(&capacity_lines(&tests));
+    out
+}
+
+/// One line per (model, mode, shared prompt) series with targets: the largest B or arrival
+/// rate that meets them, and its rate and cost.
+fn capacity_lines(tests: &[&TestRecord]) -> String {
+    let mut series: Vec<(String, Vec<&TestRecord>)> = Vec::new();
+    for &t in tests {
+        let s = t.serving.as_ref().expect("serving tests");
+        if s.targets.is_none() || s.mode == "request" || t.status != Status::Ok {
+            continue;
+        }
+        let key = format!(
+            "{} {}{}",
+            t.model,
+            s.mode,
+            if s.shared_prompt {
+                " (shared prompt)"
+            } else {
+                ""
+            }
+        );
+        match series.iter_mut().find(|x| x.0 == key) {
+            Some(x) => x.1.push(t),
+            None => series.push((key, vec![t])),
+        }
+    }
+    let mut out = String::new();
+    for (key, ts) in series {
+        let servings: Vec<&Serving> = ts.iter().filter_map(|t| t.serving.as_ref()).collect();
+        let load = |s: &Serving| s.arrival_rate.unwrap_or(f64::from(s.n_parallel));
+        let points: Vec<(f64, bool)> = servings
+            .iter()
+            .map(|s| (load(s), s.meets_targets == Some(true)))
+            .collect();
+        let tg = servings[0].targets.as_ref().expect("filtered");
+        let what = [
+            tg.per_request_ts.map(|x| format!("per-request ≥ {x} t/s")),
+            tg.ttft_ms.map(|y| format!("TTFT ≤ {y} ms")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(", ");
+        let line = match metrics::capacity(&points) {
+            None => format!(
+                "capacity, {key}: no measured point meets {what} at p{}",
+                tg.percentile
+            ),
+            Some(i) => {
+                let s = servings[i];
+                let at = match s.arrival_rate {
+                    Some(r) => format!("{r} requests/s"),
+                    None => format!("B = {}", s.n_parallel),
+                };
+                let cost = s.cost_per_mtok.map_or(String::new(), |c| {
+                    format!(
+                        ", {c:.3} per million output tokens at {}/h",
+                        s.price_per_hour.unwrap_or(0.0)
+                    )
+                });
+                format!(
+                    "capacity, {key}: {at} meets {what} at p{}: {} t/s output ({} t/s per request){cost}",
+                    tg.percentile,
+                    f1(Some(s.output_ts)),
+                    f1(s.per_request_ts),
+                )
+            }
+        };
+        out.push_str(&format!("\n{line}\n"));
+    }
+    out
+}
