@@ -139,7 +139,7 @@ fn a_filter_can_select_serving_tests_alone() {
     );
     let md = String::from_utf8(exporter(Format::Md).render(&out.record)).unwrap();
     assert!(md.trim_start().starts_with("| model | test "), "{md}");
-    assert!(md.contains("| parallel pp128+tg64 B1 | 1 |"), "{md}");
+    assert!(md.contains("| parallel pp128+tg64 B1 |   1 |"), "{md}");
 }
 
 #[test]
