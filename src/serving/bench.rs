@@ -234,6 +234,8 @@ pub struct ArrivalRun {
     /// From the start to the last token.
     pub t_ns: u64,
     pub engine_ns: u64,
+    /// Time with no request to serve (waiting for the next arrival).
+    pub idle_ns: u64,
     /// Tokens decoded (prompts and generated tokens fed back).
     pub n_decoded: u64,
     pub n_out: u64,
@@ -294,7 +296,7 @@ pub fn run_arrivals(
     let mut free: Vec<i32> = (0..slots as i32).rev().collect();
     let mut waiting: VecDeque<usize> = VecDeque::new();
     let mut active: Vec<Slot> = Vec::new();
-    let (mut next, mut n_decoded, mut max_batch_seqs) = (0usize, 0u64, 0usize);
+    let (mut next, mut n_decoded, mut max_batch_seqs, mut idle_ns) = (0usize, 0u64, 0usize, 0u64);
     let mut batch: Vec<BatchToken> = Vec::new();
     let mut owner: Vec<usize> = Vec::new();
     loop {
@@ -319,6 +321,7 @@ pub fn run_arrivals(
                 break;
             }
             clock.sleep_until(traces[next].arrival_ns);
+            idle_ns += s.now().saturating_sub(now);
             continue;
         }
         // Sequences that are generating get one token each; prompts fill the rest of the
@@ -392,6 +395,7 @@ pub fn run_arrivals(
         start_ns: t0,
         t_ns: t_end - t0,
         engine_ns: s.engine_ns,
+        idle_ns,
         n_decoded,
         n_out: traces.iter().map(|t| t.token_ns.len() as u64).sum(),
         max_batch_seqs,

@@ -257,6 +257,12 @@ fn arrivals_join_the_running_batch_and_leave_when_done() {
             "finished sequences free their cells"
         );
         assert!(r.t_ns >= 50_000_000, "the idle wait is on the clock");
+        assert!(r.idle_ns > 45_000_000, "{}", r.idle_ns);
+        assert_eq!(
+            r.engine_ns + r.idle_ns,
+            r.t_ns,
+            "the mock's time is compute or waiting"
+        );
     });
 }
 

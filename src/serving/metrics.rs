@@ -162,12 +162,20 @@ impl Phases {
             total_ts: rate(self.n_pp + self.n_tg, self.t_pp_ns + self.t_tg_ns),
             output_ts: rate(self.n_out, self.t_ns).unwrap_or(0.0),
             overhead_ms: self.t_ns.saturating_sub(self.engine_ns) as f64 / MS,
+            idle_ms: None,
         }
     }
 }
 
-/// Figures of a whole arrival run: rates over the whole time only.
-pub fn arrival_figures(t_ns: u64, n_out: u64, n_tokens: u64, engine_ns: u64) -> RepFigures {
+/// Figures of a whole arrival run: rates over the whole time only; the overhead excludes
+/// `idle_ns`, the time spent waiting for requests.
+pub fn arrival_figures(
+    t_ns: u64,
+    n_out: u64,
+    n_tokens: u64,
+    engine_ns: u64,
+    idle_ns: u64,
+) -> RepFigures {
     RepFigures {
         t_pp_ms: None,
         t_tg_ms: None,
@@ -176,7 +184,8 @@ pub fn arrival_figures(t_ns: u64, n_out: u64, n_tokens: u64, engine_ns: u64) -> 
         aggregate_ts: rate(n_out, t_ns),
         total_ts: rate(n_tokens, t_ns),
         output_ts: rate(n_out, t_ns).unwrap_or(0.0),
-        overhead_ms: t_ns.saturating_sub(engine_ns) as f64 / MS,
+        overhead_ms: t_ns.saturating_sub(engine_ns + idle_ns) as f64 / MS,
+        idle_ms: Some(idle_ns as f64 / MS),
     }
 }
 
@@ -316,6 +325,13 @@ mod tests {
         assert!((f.total_ts.unwrap() - 768.0 / 2.5).abs() < 1e-9);
         assert!((f.output_ts - 260.0 / 2.6).abs() < 1e-9);
         assert!((f.overhead_ms - 100.0).abs() < 1e-9);
+        let a = arrival_figures(10_000_000_000, 500, 1500, 4_000_000_000, 5_000_000_000);
+        assert_eq!((a.aggregate_ts, a.total_ts), (Some(50.0), Some(150.0)));
+        assert!(
+            (a.overhead_ms - 1000.0).abs() < 1e-9,
+            "waiting is not overhead"
+        );
+        assert_eq!(a.idle_ms, Some(5000.0));
         let none = Phases::default().figures();
         assert_eq!((none.aggregate_ts, none.total_ts), (None, None));
     }

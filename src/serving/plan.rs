@@ -51,7 +51,7 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
         let a = &m.axes;
         let label = quant.get(mi).map(String::as_str).unwrap_or("unknown");
         let params = TestParams {
-            n_prompt: if sc.dataset.is_some() { 0 } else { sc.n_prompt },
+            n_prompt: sc.n_prompt,
             n_gen: sc.n_gen,
             n_depth: 0,
             n_batch: a.n_batch[0],
@@ -63,8 +63,14 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
             type_v: a.type_v[0].clone(),
         };
         let prefix = format!("{}/{label}/serve-", m.name);
-        let test =
-            |group, mode: Mode, n: u32, seq_max: u32, shared, rate, id: String, name| ServingTest {
+        let test = |group, mode: Mode, n: u32, seq_max: u32, shared, rate, id: String, name| {
+            // Request and arrival tests replay a prompt file when there is one: no fixed
+            // prompt length. Parallel tests always use synthetic prompts.
+            let mut params = params.clone();
+            if mode != Mode::Parallel && sc.dataset.is_some() {
+                params.n_prompt = 0;
+            }
+            ServingTest {
                 model: mi,
                 group,
                 id: format!("{prefix}{}/{id}", mode.name()),
@@ -74,8 +80,9 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
                 n_seq_max: seq_max,
                 shared,
                 rate,
-                params: params.clone(),
-            };
+                params,
+            }
+        };
         for &mode in &sc.modes {
             match mode {
                 Mode::Request => {
@@ -180,6 +187,15 @@ mod tests {
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), t.len());
+    }
+
+    #[test]
+    fn a_dataset_replaces_the_prompt_length_of_request_and_arrival_tests_only() {
+        let c = config("modes=['request','parallel']\ndataset='p.jsonl'\nn_parallel=2");
+        let t = expand(&c, &[], &[]);
+        assert_eq!(t[0].id, "m/unknown/serve-request/p.jsonl");
+        assert_eq!((t[0].params.n_prompt, t[1].params.n_prompt), (0, 128));
+        assert_eq!(t[1].id, "m/unknown/serve-parallel/pp128+tg64/B2");
     }
 
     #[test]

@@ -79,8 +79,12 @@ pub struct RepFigures {
     pub total_ts: Option<f64>,
     /// Generated tokens / t_ms.
     pub output_ts: f64,
-    /// Time outside llama.cpp calls (sampling, batch building, bookkeeping).
+    /// Time outside llama.cpp calls (sampling, batch building, bookkeeping), waits for
+    /// arrivals excluded.
     pub overhead_ms: f64,
+    /// Time with no request to serve (arrival tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_ms: Option<f64>,
 }
 
 /// The figures of a serving test. Rates are means over repetitions of per-repetition rates
@@ -138,9 +142,13 @@ pub struct Serving {
     pub t_pp_ms: Option<f64>,
     pub t_tg_ms: Option<f64>,
     pub t_ms: f64,
-    /// Mean time per repetition outside llama.cpp calls, and its share of the whole.
+    /// Mean time per repetition outside llama.cpp calls, and its share of the busy time
+    /// (t_ms less idle_ms).
     pub overhead_ms: f64,
     pub overhead_fraction: f64,
+    /// Mean time per repetition with no request to serve (arrival tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset: Option<DatasetInfo>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

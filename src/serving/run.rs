@@ -338,7 +338,13 @@ impl GroupRun<'_> {
                         n_batch,
                         &mut samplers,
                     )?;
-                    let f = metrics::arrival_figures(r.t_ns, r.n_out, r.n_decoded, r.engine_ns);
+                    let f = metrics::arrival_figures(
+                        r.t_ns,
+                        r.n_out,
+                        r.n_decoded,
+                        r.engine_ns,
+                        r.idle_ns,
+                    );
                     samples_ns.push(r.t_ns);
                     samples_ts.push(f.output_ts);
                     n_pp = work.requests.iter().map(|q| q.prompt.len() as u64).sum();
@@ -427,6 +433,8 @@ fn assemble(
     let output_ts = mean(|f| Some(f.output_ts)).unwrap_or(0.0);
     let t_ms = mean(|f| Some(f.t_ms)).unwrap_or(0.0);
     let overhead_ms = mean(|f| Some(f.overhead_ms)).unwrap_or(0.0);
+    let idle_ms = mean(|f| f.idle_ms);
+    let busy_ms = t_ms - idle_ms.unwrap_or(0.0);
     let meets_targets = sc
         .targets
         .as_ref()
@@ -463,7 +471,12 @@ fn assemble(
         t_tg_ms: mean(|f| f.t_tg_ms),
         t_ms,
         overhead_ms,
-        overhead_fraction: if t_ms > 0.0 { overhead_ms / t_ms } else { 0.0 },
+        overhead_fraction: if busy_ms > 0.0 {
+            overhead_ms / busy_ms
+        } else {
+            0.0
+        },
+        idle_ms,
         dataset: work.dataset.clone(),
         targets: sc.targets.clone(),
         meets_targets,
