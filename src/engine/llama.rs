@@ -301,8 +301,11 @@ impl Model for LlamaModel {
 }
 
 impl LlamaSession<'_> {
-    fn decode(&mut self, tokens: &mut [i32]) -> Result<(), String> {
-        let batch = unsafe { sys::llama_batch_get_one(tokens.as_mut_ptr(), tokens.len() as i32) };
+    fn decode(&mut self, tokens: &[i32]) -> Result<(), String> {
+        // llama_batch_get_one takes a mutable pointer but llama_decode only reads the tokens,
+        // so the caller's slice is passed as is: no copy inside the timed region.
+        let ptr = tokens.as_ptr().cast_mut();
+        let batch = unsafe { sys::llama_batch_get_one(ptr, tokens.len() as i32) };
         match unsafe { sys::llama_decode(self.ctx.as_ptr(), batch) } {
             0 => Ok(()),
             1 => Err("llama_decode: no KV cache slot for the batch (context full)".into()),
@@ -319,15 +322,14 @@ impl Session for LlamaSession<'_> {
     }
 
     fn decode_chunks(&mut self, tokens: &[i32], n_batch: usize) -> Result<(), String> {
-        let mut buf = tokens.to_vec();
-        for chunk in buf.chunks_mut(n_batch.max(1)) {
+        for chunk in tokens.chunks(n_batch.max(1)) {
             self.decode(chunk)?;
         }
         Ok(())
     }
 
     fn decode_one(&mut self, token: i32) -> Result<(), String> {
-        self.decode(&mut [token])
+        self.decode(&[token])
     }
 
     fn synchronize(&mut self) {
