@@ -35,6 +35,10 @@ pub struct LlamaBuild {
     pub system_info: String,
     /// Compiled-in GPU backend feature of tpsbench: "cpu", "cuda", "vulkan" or "metal".
     pub gpu_backend: String,
+    /// The llama.cpp library the process ran: linked in, or a shared libllama found at run
+    /// time (`dynamic-link` builds), with its version stamp.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<crate::linkage::Library>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -154,6 +158,10 @@ pub struct TestRecord {
     /// Confidence intervals, outliers, steadiness and why repetition stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats: Option<crate::stats::analysis::TestStats>,
+    /// Where llama.cpp put the layers, KV cache and compute buffers (from its load log):
+    /// what `n_gpu_layers` and `no_kv_offload` actually achieved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<crate::placement::Placement>,
 }
 
 /// The identity of a test: hex SHA-256 over the model's SHA-256 and the canonical JSON of

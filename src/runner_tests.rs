@@ -253,3 +253,49 @@ fn a_stop_request_ends_the_run_after_the_current_test_and_keeps_it() {
         "an interrupted run is not marked finished"
     );
 }
+
+#[test]
+fn gpu_model_settings_reload_the_model_and_every_test_records_its_placement() {
+    use crate::config::SplitMode;
+    let (dir, cfg) = setup(
+        "n_prompt=16\nn_gen=0\nrepetitions=1\nsplit_mode=['layer','row']\nmain_gpu=[0,1]\n\
+         no_kv_offload=[false,true]",
+        "",
+    );
+    let e = MockEngine::new(1_000, 1_000);
+    let out = run(
+        &e,
+        fixtures::run().run,
+        &opts(cfg, dir.path()),
+        &mut NoProgress,
+    )
+    .unwrap();
+    assert_eq!(out.record.tests.len(), 8);
+    let loads: Vec<(SplitMode, i32)> = e
+        .log
+        .borrow()
+        .load_params
+        .iter()
+        .map(|l| (l.split_mode, l.main_gpu))
+        .collect();
+    assert_eq!(
+        loads,
+        vec![
+            (SplitMode::Layer, 0),
+            (SplitMode::Layer, 1),
+            (SplitMode::Row, 0),
+            (SplitMode::Row, 1)
+        ],
+        "one load per model-level setting; no_kv_offload only needs a new context"
+    );
+    for t in &out.record.tests {
+        let p = t.placement.as_ref().expect("placement recorded");
+        assert_eq!(p.kv_devices(), vec!["CPU"]);
+    }
+    assert!(out.record.tests[1].params.no_kv_offload);
+    let on_disk = crate::results::read(out.path.as_ref().unwrap()).unwrap();
+    assert_eq!(
+        on_disk, out.record,
+        "placement round-trips through the file"
+    );
+}

@@ -34,12 +34,25 @@ pub fn gpu_backend() -> &'static str {
 
 pub fn llama_build(system_info: String) -> LlamaBuild {
     let rs = env!("TPSBENCH_LLAMA_RS_COMMIT");
+    let library = crate::linkage::current().cloned();
+    // A shared llama.cpp brings its own backend: its stamp says which, not our features.
+    let stamped = library
+        .as_ref()
+        .filter(|l| l.linkage == "dynamic")
+        .map(|l| match &l.stamp {
+            Some(s) => s
+                .get("backend")
+                .cloned()
+                .unwrap_or_else(|| "unknown".into()),
+            None => "unknown".into(),
+        });
     LlamaBuild {
         sys_crate_version: LLAMA_SYS_VERSION.into(),
         build_number: None,
         build_commit: (!rs.is_empty()).then(|| format!("llama-cpp-rs@{rs}")),
         system_info,
-        gpu_backend: gpu_backend().into(),
+        gpu_backend: stamped.unwrap_or_else(|| gpu_backend().into()),
+        library,
     }
 }
 

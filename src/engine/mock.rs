@@ -17,6 +17,8 @@ pub struct Log {
     pub decode_calls: u64,
     pub syncs: u64,
     pub restores: usize,
+    /// The model-level parameters of every load, in order.
+    pub load_params: Vec<LoadParams>,
 }
 
 pub struct MockEngine {
@@ -56,7 +58,7 @@ struct MockSession<'a> {
 }
 
 impl Engine for MockEngine {
-    fn load(&self, path: &Path, _: &LoadParams) -> Result<Box<dyn Model + '_>, String> {
+    fn load(&self, path: &Path, params: &LoadParams) -> Result<Box<dyn Model + '_>, String> {
         if !path
             .file_name()
             .is_some_and(|f| f.to_string_lossy().starts_with("mock"))
@@ -64,6 +66,7 @@ impl Engine for MockEngine {
             return Err(format!("mock engine cannot load {}", path.display()));
         }
         self.log.borrow_mut().loads += 1;
+        self.log.borrow_mut().load_params.push(params.clone());
         Ok(Box::new(MockModel {
             engine: self,
             info: ModelInfo {
@@ -85,6 +88,22 @@ impl Engine for MockEngine {
 impl Model for MockModel<'_> {
     fn info(&self) -> &ModelInfo {
         &self.info
+    }
+
+    /// A CPU-only engine: everything on the CPU, as a CPU build of llama.cpp reports it.
+    fn placement(&self) -> Option<crate::placement::Placement> {
+        Some(crate::placement::Placement {
+            layers_offloaded: 0,
+            layers_total: 3,
+            devices: vec![crate::placement::DevicePlacement {
+                name: "CPU".into(),
+                layers: 3,
+                model_bytes: self.info.size,
+                kv_bytes: 1 << 20,
+                compute_bytes: 1 << 16,
+            }],
+            buffers: Vec::new(),
+        })
     }
 
     fn session(&self, p: &TestParams) -> Result<Box<dyn Session + '_>, String> {

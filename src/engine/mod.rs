@@ -46,12 +46,30 @@ pub trait Model {
     fn info(&self) -> &ModelInfo;
     /// A fresh context for one test, sized and configured as llama-bench does.
     fn session(&self, params: &TestParams) -> Result<Box<dyn Session + '_>, String>;
+    /// Where the model's layers and the last session's KV cache and compute buffers were
+    /// put, as the engine reported it; `None` when it does not say.
+    fn placement(&self) -> Option<crate::placement::Placement> {
+        None
+    }
 }
 
 /// Model-level parameters: changing one means reloading the model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadParams {
     pub n_gpu_layers: i32,
+    pub split_mode: crate::config::SplitMode,
+    pub main_gpu: i32,
+}
+
+impl LoadParams {
+    /// The model-level part of a test's parameters.
+    pub fn of(p: &TestParams) -> Self {
+        LoadParams {
+            n_gpu_layers: p.n_gpu_layers,
+            split_mode: p.split_mode,
+            main_gpu: p.main_gpu,
+        }
+    }
 }
 
 /// The inference engine.

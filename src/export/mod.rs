@@ -54,6 +54,9 @@ pub(crate) mod fixtures {
             flash_attn: -1,
             type_k: "f16".into(),
             type_v: "f16".into(),
+            split_mode: Default::default(),
+            main_gpu: 0,
+            no_kv_offload: false,
         };
         let mut ok = TestRecord {
             id: "m/Q4_1/pp512".into(),
@@ -80,6 +83,7 @@ pub(crate) mod fixtures {
             samples_ns: vec![],
             samples_ts: vec![],
             stats: None,
+            placement: None,
         };
         ok.set_samples(vec![1_000_000_000, 1_024_000_000]);
         let mut failed = ok.clone();
@@ -105,6 +109,7 @@ pub(crate) mod fixtures {
                     build_commit: None,
                     system_info: "CPU : AVX2 = 1".into(),
                     gpu_backend: "cpu".into(),
+                    library: None,
                 },
                 started_at: "2026-11-30T00:00:00Z".into(),
                 finished_at: None,
