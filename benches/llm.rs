@@ -182,7 +182,7 @@ fn main() {
                     cfg.settings.warmup,
                 )
             });
-            rec.placement = model.placement();
+            rec.placement = model.placement(&t.params);
             let mut prepared = match prepared {
                 Ok(p) => p,
                 Err(e) => {

@@ -288,7 +288,7 @@ pub fn run(
         let result = match (&loaded, &mrec.error) {
             (Some((_, _, model)), None) => {
                 let r = measure(engine, model.as_ref(), &t.params, settings, progress);
-                rec.placement = model.placement();
+                rec.placement = model.placement(&t.params);
                 r
             }
             (_, Some(e)) => Err(e.clone()),

@@ -299,3 +299,23 @@ fn gpu_model_settings_reload_the_model_and_every_test_records_its_placement() {
         "placement round-trips through the file"
     );
 }
+
+#[test]
+fn a_test_that_fails_before_its_context_exists_gets_no_placement() {
+    // 5000 tokens exceed the mock model's training context (4096): refused before a session.
+    let (dir, cfg) = setup("n_prompt=[64, 5000]\nn_gen=0\nrepetitions=1", "");
+    let e = MockEngine::new(1_000, 1_000);
+    let out = run(
+        &e,
+        fixtures::run().run,
+        &opts(cfg, dir.path()),
+        &mut NoProgress,
+    )
+    .unwrap();
+    assert!(out.record.tests[0].placement.is_some());
+    assert_eq!(out.record.tests[1].status, Status::Failed);
+    assert_eq!(
+        out.record.tests[1].placement, None,
+        "not the previous test's placement"
+    );
+}

@@ -56,9 +56,17 @@ pub fn llama_build(system_info: String) -> LlamaBuild {
     }
 }
 
-/// The cmake options llama.cpp was configured with (GGML_NATIVE, GGML_CUDA, ...).
-pub fn cmake_flags() -> &'static str {
-    env!("TPSBENCH_LLAMA_CMAKE_FLAGS")
+/// The cmake options llama.cpp was configured with (GGML_NATIVE, GGML_CUDA, ...): those of
+/// the copy linked in, or, for a shared library found at run time, those in its stamp.
+pub fn cmake_flags() -> String {
+    match crate::linkage::current() {
+        Some(l) if l.linkage == "dynamic" => l
+            .stamp
+            .as_ref()
+            .and_then(|s| s.get("cmake_flags").cloned())
+            .unwrap_or_else(|| "unknown (shared library without a stamp)".into()),
+        _ => env!("TPSBENCH_LLAMA_CMAKE_FLAGS").to_string(),
+    }
 }
 
 pub fn system() -> SystemInfo {

@@ -223,8 +223,8 @@ struct LlamaModel {
     info: ModelInfo,
     /// What llama.cpp logged while loading: where it put the layers and weights.
     load_log: String,
-    /// The placement of the last session: load log plus that context's log.
-    placement: Mutex<Option<crate::placement::Placement>>,
+    /// The placement of the last session and its parameters: load log plus context log.
+    placement: Mutex<Option<(TestParams, Option<crate::placement::Placement>)>>,
 }
 
 impl Drop for LlamaModel {
@@ -317,8 +317,11 @@ impl Model for LlamaModel {
         &self.info
     }
 
-    fn placement(&self) -> Option<crate::placement::Placement> {
-        self.placement.lock().ok()?.clone()
+    fn placement(&self, params: &TestParams) -> Option<crate::placement::Placement> {
+        match &*self.placement.lock().ok()? {
+            Some((p, placement)) if p == params => placement.clone(),
+            _ => None,
+        }
     }
 
     fn session(&self, p: &TestParams) -> Result<Box<dyn Session + '_>, String> {
@@ -339,7 +342,8 @@ impl Model for LlamaModel {
         let (raw, ctx_log) =
             capture(|| unsafe { sys::llama_init_from_model(self.ptr.as_ptr(), cp) });
         if let Ok(mut slot) = self.placement.lock() {
-            *slot = crate::placement::parse(&format!("{}\n{ctx_log}", self.load_log));
+            let parsed = crate::placement::parse(&format!("{}\n{ctx_log}", self.load_log));
+            *slot = Some((p.clone(), parsed));
         }
         let ctx = NonNull::new(raw).ok_or_else(|| {
             format!(

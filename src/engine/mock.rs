@@ -50,6 +50,8 @@ impl MockEngine {
 struct MockModel<'a> {
     engine: &'a MockEngine,
     info: ModelInfo,
+    /// Parameters of the last session made.
+    last: RefCell<Option<TestParams>>,
 }
 
 struct MockSession<'a> {
@@ -69,6 +71,7 @@ impl Engine for MockEngine {
         self.log.borrow_mut().load_params.push(params.clone());
         Ok(Box::new(MockModel {
             engine: self,
+            last: RefCell::new(None),
             info: ModelInfo {
                 description: "mock 1M F32".into(),
                 size: 4_000_000,
@@ -91,7 +94,10 @@ impl Model for MockModel<'_> {
     }
 
     /// A CPU-only engine: everything on the CPU, as a CPU build of llama.cpp reports it.
-    fn placement(&self) -> Option<crate::placement::Placement> {
+    fn placement(&self, params: &TestParams) -> Option<crate::placement::Placement> {
+        if self.last.borrow().as_ref() != Some(params) {
+            return None;
+        }
         Some(crate::placement::Placement {
             layers_offloaded: 0,
             layers_total: 3,
@@ -114,6 +120,7 @@ impl Model for MockModel<'_> {
             ));
         }
         self.engine.log.borrow_mut().sessions += 1;
+        *self.last.borrow_mut() = Some(p.clone());
         Ok(Box::new(MockSession {
             engine: self.engine,
             pos: 0,

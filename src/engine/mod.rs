@@ -46,9 +46,11 @@ pub trait Model {
     fn info(&self) -> &ModelInfo;
     /// A fresh context for one test, sized and configured as llama-bench does.
     fn session(&self, params: &TestParams) -> Result<Box<dyn Session + '_>, String>;
-    /// Where the model's layers and the last session's KV cache and compute buffers were
-    /// put, as the engine reported it; `None` when it does not say.
-    fn placement(&self) -> Option<crate::placement::Placement> {
+    /// Where the model's layers and the KV cache and compute buffers of the last session
+    /// made for `params` were put, as the engine reported it; `None` when it does not say
+    /// (or no session was made for these parameters).
+    fn placement(&self, params: &TestParams) -> Option<crate::placement::Placement> {
+        let _ = params;
         None
     }
 }
