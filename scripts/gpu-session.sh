@@ -8,6 +8,7 @@
 #   bash scripts/gpu-session.sh all     # both in one call
 #
 # Settings (environment): CUDA_ARCH (90: H100/H200), JOBS (all cores), SWEEP_TIMEOUT (s, 240),
+# BUILD_TIMEOUT (s, 500; a second `build` call continues an unfinished build),
 # BACKEND (cuda; cpu runs the same pipeline on a machine without a GPU, as a dry run),
 # SYNTH (space-separated `preset:type` pairs for `tpsbench synth`, default
 # "llama-3-8b:Q4_K_M"; presets the binary lacks are skipped).
@@ -38,10 +39,14 @@ build() {
   { command -v nvcc || ls /usr/local/cuda/bin/nvcc; nvcc --version || /usr/local/cuda/bin/nvcc --version; cmake --version; } \
     >"$OUT/toolchain.txt" 2>&1
   local carry=$root/.gpu-carry/1
-  [ -f "$carry/llama-src.tar.gz" ] || { note "build: $carry/llama-src.tar.gz missing (run scripts/gpu-prepare, carry .gpu-carry/1)"; return 2; }
-  rm -rf "$work/src" && mkdir -p "$work/src"
-  tar -xzf "$carry/llama-src.tar.gz" -C "$work/src" || { note "build: cannot unpack the sources"; return 2; }
-  cp "$carry/tpsbench" "$work/bin/tpsbench" && chmod +x "$work/bin/tpsbench"
+  # Unpacked once: a second `build` (after a timeout) continues in the kept build directory.
+  if [ ! -f "$work/src/.unpacked" ]; then
+    [ -f "$carry/llama-src.tar.gz" ] || { note "build: $carry/llama-src.tar.gz missing (run scripts/gpu-prepare, carry .gpu-carry/1)"; return 2; }
+    rm -rf "$work/src" && mkdir -p "$work/src"
+    tar -xzf "$carry/llama-src.tar.gz" -C "$work/src" || { note "build: cannot unpack the sources"; return 2; }
+    touch "$work/src/.unpacked"
+  fi
+  if [ -f "$carry/tpsbench" ]; then cp "$carry/tpsbench" "$work/bin/tpsbench" && chmod +x "$work/bin/tpsbench"; fi
   for f in model.part1 model.info; do [ -f "$carry/$f" ] && cp "$carry/$f" "$work/models/$f"; done
   local src
   src=$(ls -d "$work"/src/llama-cpp-sys-2-* | head -1)
@@ -49,11 +54,16 @@ build() {
   [ "$backend" = cuda ] && args+=(--cuda-arch "$arch")
   note "build: $backend libraries (sm_$arch for cuda), -j $jobs, from $(basename "$src")"
   # tpsbench links no symbol of llama.cpp's `common` library: --no-common saves compile time.
-  scripts/build-llama-shared "${args[@]}" 2>>"$summary"
+  # The time limit leaves this script time to report before the device call's own limit.
+  timeout "${BUILD_TIMEOUT:-500}" scripts/build-llama-shared "${args[@]}" 2>>"$summary"
   local rc=$?
   for f in cmake-configure.log cmake-build.log; do
     [ -f "$work/llama-$backend/$f" ] && tail -c 200000 "$work/llama-$backend/$f" >"$OUT/$f"
   done
+  if [ $rc -eq 124 ]; then
+    note "build: not finished after ${BUILD_TIMEOUT:-500}s; run \`build\` again to continue (build directory kept)"
+    return $rc
+  fi
   [ $rc -eq 0 ] || { note "build: FAILED (rc $rc), see cmake-*.log"; return $rc; }
   cp "$lib/tpsbench-llama.stamp" "$OUT/"
   ls -la "$lib" >"$OUT/libs.txt"

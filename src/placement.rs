@@ -177,6 +177,22 @@ fn device_index(devices: &mut Vec<DevicePlacement>, name: String) -> usize {
     devices.len() - 1
 }
 
+/// The lines of a log that [`parse`] reads, so that a loaded model keeps kilobytes of its
+/// load log rather than every tensor's line.
+pub fn relevant_lines(log: &str) -> String {
+    log.lines()
+        .filter(|l| {
+            l.contains(" buffer size = ")
+                || l.contains(" layers to GPU")
+                || l.contains(" assigned to device ")
+        })
+        .fold(String::new(), |mut s, l| {
+            s.push_str(l);
+            s.push('\n');
+            s
+        })
+}
+
 /// `load_tensors: layer  12 assigned to device CUDA0, is_swa = 0`
 fn layer_line(line: &str) -> Option<(u32, String)> {
     let (_, rest) = line.split_once(" layer ")?;

@@ -147,3 +147,13 @@ fn host_buffer_types_belong_to_the_cpu() {
         assert_eq!(device_of_buffer(gpu), gpu);
     }
 }
+
+#[test]
+fn keeping_only_the_relevant_lines_changes_nothing_parsed() {
+    for log in [CPU_TINY, CUDA_FULL, CUDA_NGL10_NKVO, CUDA_2GPU] {
+        let kept = relevant_lines(log);
+        assert!(kept.len() < log.len());
+        assert_eq!(parse(&kept), parse(log));
+    }
+    assert_eq!(relevant_lines("llama_context: n_ctx = 512\n"), "");
+}

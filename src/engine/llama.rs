@@ -268,7 +268,7 @@ impl Engine for LlamaEngine {
         Ok(Box::new(LlamaModel {
             ptr,
             info,
-            load_log,
+            load_log: crate::placement::relevant_lines(&load_log),
             placement: Mutex::new(None),
         }))
     }
