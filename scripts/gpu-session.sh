@@ -3,15 +3,23 @@
 # no network (the project's H200 device). scripts/gpu-prepare, run beforehand where tpsbench
 # builds, puts the llama.cpp sources, a dynamic-link tpsbench and a model into .gpu-carry/.
 #
-#   bash scripts/gpu-session.sh build   # call 1, carry .gpu-carry/1: CUDA shared libraries
-#   bash scripts/gpu-session.sh sweep   # call 2, carry .gpu-carry/2: the sweep, into $OUT
-#   bash scripts/gpu-session.sh all     # both in one call
+#   bash scripts/gpu-session.sh build   # CUDA shared libraries from the carried sources
+#   bash scripts/gpu-session.sh sweep   # the sweep of gpu.toml over the models there, to $OUT
+#   bash scripts/gpu-session.sh all     # both (what one device call runs)
+#
+# Plan (the device machine goes back after 30 s idle, and all calls share 15 min):
+#   call 1, carry .gpu-carry/1:  bash scripts/gpu-session.sh all
+#       builds (skipped when the libraries exist), synthesizes models, measures them
+#   call 2 at once, carry .gpu-carry/2:  SYNTH= SWEEP_MODELS='SmolLM2*' bash scripts/gpu-session.sh all
+#       joins the model's two parts (the first kept from call 1) and measures it; on a cold
+#       machine it rebuilds from its own copy of the sources and binary instead
 #
 # Settings (environment): CUDA_ARCH (90: H100/H200), JOBS (all cores), SWEEP_TIMEOUT (s, 240),
 # BUILD_TIMEOUT (s, 500; a second `build` call continues an unfinished build),
 # BACKEND (cuda; cpu runs the same pipeline on a machine without a GPU, as a dry run),
 # SYNTH (space-separated `preset:type` pairs for `tpsbench synth`, default
-# "llama-3-8b:Q4_K_M"; presets the binary lacks are skipped).
+# "llama-3-8b:Q4_K_M"; presets the binary lacks are skipped), SWEEP_MODELS (a glob of model
+# file names to measure, default all).
 # Everything it builds stays in the ignored .gpu-work/, which the device keeps between calls,
 # so `build` is skipped when the libraries are already there. What it reports goes to $OUT:
 # results/*.json, table.md, info.json, gpu-device.toml, logs, and summary.txt (read first).
@@ -29,7 +37,18 @@ summary=$OUT/summary.txt
 note() { echo "$(date -u +%H:%M:%S) $*" | tee -a "$summary" >&2; }
 started=$(date +%s)
 
+# Copies what this call carried (the binary, a part of the model) into the kept .gpu-work/.
+stage() {
+  local c f
+  for c in "$root/.gpu-carry/1" "$root/.gpu-carry/2"; do
+    [ -f "$c/tpsbench" ] && cp "$c/tpsbench" "$work/bin/tpsbench" && chmod +x "$work/bin/tpsbench"
+    for f in model.part1 model.info; do [ -f "$c/$f" ] && cp "$c/$f" "$work/models/$f"; done
+  done
+  return 0
+}
+
 build() {
+  stage
   if [ -f "$lib/tpsbench-llama.stamp" ] && [ -x "$work/bin/tpsbench" ]; then
     note "build: $backend libraries already in $lib, skipped"
     return 0
@@ -39,6 +58,7 @@ build() {
   { command -v nvcc || ls /usr/local/cuda/bin/nvcc; nvcc --version || /usr/local/cuda/bin/nvcc --version; cmake --version; } \
     >"$OUT/toolchain.txt" 2>&1
   local carry=$root/.gpu-carry/1
+  [ -f "$carry/llama-src.tar.gz" ] || carry=$root/.gpu-carry/2
   # Unpacked once: a second `build` (after a timeout) continues in the kept build directory.
   if [ ! -f "$work/src/.unpacked" ]; then
     [ -f "$carry/llama-src.tar.gz" ] || { note "build: $carry/llama-src.tar.gz missing (run scripts/gpu-prepare, carry .gpu-carry/1)"; return 2; }
@@ -46,8 +66,6 @@ build() {
     tar -xzf "$carry/llama-src.tar.gz" -C "$work/src" || { note "build: cannot unpack the sources"; return 2; }
     touch "$work/src/.unpacked"
   fi
-  if [ -f "$carry/tpsbench" ]; then cp "$carry/tpsbench" "$work/bin/tpsbench" && chmod +x "$work/bin/tpsbench"; fi
-  for f in model.part1 model.info; do [ -f "$carry/$f" ] && cp "$carry/$f" "$work/models/$f"; done
   local src
   src=$(ls -d "$work"/src/llama-cpp-sys-2-* | head -1)
   local args=(--backend "$backend" -j "$jobs" --no-common --src "$src" --out "$work/llama-$backend")
@@ -78,7 +96,7 @@ write_config() {
   local cfg=$OUT/gpu-device.toml
   sed '/^\[\[model\]\]/,$d' gpu.toml >"$cfg"
   local f name
-  for f in "$work"/models/*.gguf; do
+  for f in "$work"/models/${SWEEP_MODELS:-*}.gguf; do
     [ -f "$f" ] || continue
     name=$(basename "$f" .gguf)
     printf '\n[[model]]\nname = "%s"\npath = "%s"\n' "$name" "$f" >>"$cfg"
@@ -95,6 +113,7 @@ sweep() {
   [ -x "$bin" ] && [ -f "$lib/tpsbench-llama.stamp" ] || { note "sweep: run the build step first"; return 2; }
   export LD_LIBRARY_PATH=$lib
   # The carried model, reassembled from its two parts and checked.
+  stage
   local info=$work/models/model.info part2=$root/.gpu-carry/2/model.part2
   if [ -f "$info" ] && [ -f "$work/models/model.part1" ] && [ -f "$part2" ]; then
     local name sha
@@ -105,8 +124,8 @@ sweep() {
     else
       rm -f "$work/models/$name.tmp"; note "sweep: model $name: sha256 mismatch, left out"
     fi
-  else
-    note "sweep: no carried model (parts missing); synthetic models only"
+  elif [ -f "$info" ] && [ ! -f "$work/models/$(sed -n 's/^name=//p' "$info")" ]; then
+    note "sweep: carried model incomplete (part 1 from call 1 and part 2 from call 2 both needed)"
   fi
   "$bin" synth --output "$work/models/tiny.gguf" >>"$OUT/synth.log" 2>&1
   local pt
@@ -122,11 +141,27 @@ sweep() {
   "$bin" info --json >"$OUT/info.json" 2>>"$OUT/run.log"
   local cfg
   cfg=$(write_config)
-  note "sweep: $(grep -c '^\[\[model\]\]' "$cfg") models, config $cfg"
+  local n
+  n=$(grep -c '^\[\[model\]\]' "$cfg")
+  note "sweep: $n models, config $cfg"
+  [ "$n" -gt 0 ] || { note "sweep: no model to measure"; return 2; }
   timeout "${SWEEP_TIMEOUT:-240}" "$bin" run --config "$cfg" --results-dir "$OUT/results" --output md \
     >"$OUT/table.md" 2>>"$OUT/run.log"
   note "sweep: tpsbench run exit $? after $(( $(date +%s) - started ))s"
-  cat "$OUT/table.md" >>"$summary"
+  # One line per test with where llama.cpp put it (the table has no placement column).
+  python3 - "$OUT"/results/*.json >"$OUT/placement.txt" 2>&1 <<'PY'
+import json, sys
+for f in sys.argv[1:]:
+    r = json.load(open(f))
+    for t in r["tests"]:
+        p = t.get("placement") or {}
+        devs = ", ".join(f'{d["name"]}: {d["layers"]} layers, {d["model_bytes"] / 2**20:.0f} MiB weights, '
+                         f'{d["kv_bytes"] / 2**20:.1f} MiB KV, {d["compute_bytes"] / 2**20:.0f} MiB compute'
+                         for d in p.get("devices", []))
+        rate = f'{t["avg_ts"]:.2f} ± {t["stddev_ts"]:.2f} t/s' if t.get("avg_ts") else t.get("error")
+        print(f'{t["id"]}: {rate} | {p.get("layers_offloaded")}/{p.get("layers_total")} layers offloaded | {devs}')
+PY
+  cat "$OUT/table.md" "$OUT/placement.txt" >>"$summary"
 }
 
 case "${1:-all}" in

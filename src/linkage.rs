@@ -90,7 +90,7 @@ pub fn check(
     stamp: Option<&BTreeMap<String, String>>,
 ) -> Result<(), String> {
     let fix = format!(
-        "rebuild them with scripts/build-llama-shared from {}, or point LD_LIBRARY_PATH at \
+        "rebuild the libraries with scripts/build-llama-shared from {}, or point LD_LIBRARY_PATH at \
          matching libraries",
         built.describe()
     );
