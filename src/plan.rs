@@ -63,6 +63,24 @@ impl TestParams {
         self.n_prompt + self.n_gen + self.n_depth
     }
 
+    /// Every parameter as JSON fields, the GPU placement ones included at their defaults
+    /// (which the serialized form leaves out): what comparisons join tests on.
+    pub fn all_fields(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        };
+        let defaults = [
+            ("split_mode", serde_json::json!(self.split_mode)),
+            ("main_gpu", serde_json::json!(self.main_gpu)),
+            ("no_kv_offload", serde_json::json!(self.no_kv_offload)),
+        ];
+        for (k, v) in defaults {
+            m.entry(k).or_insert(v);
+        }
+        m
+    }
+
     /// True when the model must be reloaded to go from `self` to `other`.
     pub fn same_model_params(&self, other: &TestParams) -> bool {
         self.n_gpu_layers == other.n_gpu_layers
