@@ -77,12 +77,17 @@ fn info_json_names_the_llama_cpp_library_this_binary_runs() {
     let out = tpsbench().args(["info", "--json"]).assert().success();
     let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     let lib = &v["llama_cpp"]["library"];
-    assert_eq!(
-        lib["linkage"], "static",
-        "the default build links llama.cpp in: {lib}"
-    );
-    assert!(lib["path"].as_str().unwrap().ends_with("tpsbench"), "{lib}");
+    if cfg!(feature = "dynamic-link") {
+        assert_eq!(lib["linkage"], "dynamic", "{lib}");
+        assert!(lib["path"].as_str().unwrap().contains("libllama"), "{lib}");
+    } else {
+        assert_eq!(
+            lib["linkage"], "static",
+            "the default build links llama.cpp in: {lib}"
+        );
+        assert!(lib["path"].as_str().unwrap().ends_with("tpsbench"), "{lib}");
+        assert!(lib.get("stamp").is_none());
+    }
     let ggml = lib["ggml_version"].as_str().unwrap();
     assert_eq!(ggml.split('.').count(), 3, "ggml version {ggml}");
-    assert!(lib.get("stamp").is_none());
 }
