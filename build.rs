@@ -19,6 +19,7 @@ fn main() {
     // vendored llama.cpp source tree, whose crate records the llama-cpp-rs commit that pins
     // llama.cpp. The vendored copy has no git history, so llama.cpp's own build number is 0.
     let mut llama_rs_commit = String::new();
+    let mut ggml_version = String::new();
     let mut cmake_flags = String::new();
     if let Ok(dir) = std::env::var("DEP_LLAMA_GGML_CMAKE_DIR")
         .or_else(|_| std::env::var("DEP_LLAMA_BACKENDS_DIR"))
@@ -36,6 +37,11 @@ fn main() {
                     if let Some(i) = text.find("\"sha1\": \"") {
                         llama_rs_commit = text[i + 9..].chars().take(12).collect();
                     }
+                    // ggml's version, which a shared libggml reports through ggml_version():
+                    // checked at start-up against the library a dynamic-link build finds.
+                    let ggml = std::path::Path::new(src).join("ggml/CMakeLists.txt");
+                    ggml_version =
+                        ggml_version_of(&std::fs::read_to_string(ggml).unwrap_or_default());
                 }
                 for key in [
                     "GGML_NATIVE:",
@@ -54,8 +60,25 @@ fn main() {
         }
     }
     println!("cargo:rustc-env=TPSBENCH_LLAMA_RS_COMMIT={llama_rs_commit}");
+    println!("cargo:rustc-env=TPSBENCH_GGML_VERSION={ggml_version}");
     println!(
         "cargo:rustc-env=TPSBENCH_LLAMA_CMAKE_FLAGS={}",
         cmake_flags.trim()
     );
+}
+
+/// "0.26.0" from ggml's `set(GGML_VERSION_MAJOR 0)` ... lines; empty when they are missing.
+fn ggml_version_of(cmake: &str) -> String {
+    let part = |name: &str| {
+        cmake.lines().find_map(|l| {
+            l.trim()
+                .strip_prefix(&format!("set(GGML_VERSION_{name} "))
+                .and_then(|r| r.strip_suffix(')'))
+                .map(|v| v.trim().to_string())
+        })
+    };
+    match (part("MAJOR"), part("MINOR"), part("PATCH")) {
+        (Some(a), Some(b), Some(c)) => format!("{a}.{b}.{c}"),
+        _ => String::new(),
+    }
 }

@@ -143,9 +143,7 @@ fn main() {
             Some(e) => Err(e.clone()),
             None => engine.load(
                 &cfg.models[first.model].path,
-                &LoadParams {
-                    n_gpu_layers: first.params.n_gpu_layers,
-                },
+                &LoadParams::of(&first.params),
             ),
         };
         let model = match loaded {
@@ -184,6 +182,7 @@ fn main() {
                     cfg.settings.warmup,
                 )
             });
+            rec.placement = model.placement(&t.params);
             let mut prepared = match prepared {
                 Ok(p) => p,
                 Err(e) => {

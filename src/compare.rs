@@ -90,10 +90,8 @@ fn sides_tests(run: &RunRecord) -> Vec<(String, TestRecord)> {
 fn properties(sha: &str, t: &TestRecord) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
     m.insert("model".to_string(), sha.to_string());
-    if let Ok(serde_json::Value::Object(o)) = serde_json::to_value(&t.params) {
-        for (k, v) in o {
-            m.insert(k, v.to_string());
-        }
+    for (k, v) in t.params.all_fields() {
+        m.insert(k, v.to_string());
     }
     m
 }

@@ -63,3 +63,23 @@ fn baselines_are_saved_and_found_by_name() {
     let e = load_side("nothing-here", dir.path()).err().unwrap();
     assert!(e.contains("no baseline named"), "{e}");
 }
+
+#[test]
+fn kv_offload_on_one_side_and_the_default_on_the_other_is_what_gets_compared() {
+    // The default (false) is left out of the file: it must still join and compare.
+    let a = side("a", 2, 1.0);
+    let mut b = side("b", 2, 0.8);
+    b.tests[0].1.params.no_kv_offload = true;
+    let r = compare_sides(&a, &b, &[], Settings::default());
+    assert_eq!(
+        r.varied,
+        vec![(
+            "no_kv_offload".to_string(),
+            "false".to_string(),
+            "true".to_string()
+        )]
+    );
+    assert_eq!(r.rows.len(), 1);
+    let r = compare_sides(&b, &a, &[], Settings::default());
+    assert_eq!(r.rows.len(), 1, "either way round");
+}

@@ -28,6 +28,44 @@ impl FlashAttn {
     }
 }
 
+/// How llama.cpp spreads a model over several GPUs, as llama-bench's `-sm`.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum SplitMode {
+    /// One GPU (`main_gpu`) holds the whole model.
+    None,
+    /// Layers and KV cache split across GPUs (llama.cpp's default).
+    #[default]
+    Layer,
+    /// Rows of the weight matrices split across GPUs.
+    Row,
+    /// Tensor parallelism, where the backend supports it.
+    Tensor,
+}
+
+impl SplitMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SplitMode::None => "none",
+            SplitMode::Layer => "layer",
+            SplitMode::Row => "row",
+            SplitMode::Tensor => "tensor",
+        }
+    }
+
+    /// llama.cpp's `enum llama_split_mode` value.
+    pub fn as_llama(self) -> u32 {
+        match self {
+            SplitMode::None => 0,
+            SplitMode::Layer => 1,
+            SplitMode::Row => 2,
+            SplitMode::Tensor => 3,
+        }
+    }
+}
+
 /// KV-cache element types that llama.cpp accepts for `type_k` / `type_v`.
 pub const KV_TYPES: &[&str] = &[
     "f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1",
@@ -42,10 +80,14 @@ pub struct Axes {
     pub n_batch: Vec<u32>,
     pub n_ubatch: Vec<u32>,
     pub n_gpu_layers: Vec<i32>,
+    pub split_mode: Vec<SplitMode>,
+    pub main_gpu: Vec<i32>,
     pub n_threads: Vec<u32>,
     pub flash_attn: Vec<FlashAttn>,
     pub type_k: Vec<String>,
     pub type_v: Vec<String>,
+    /// Keep the KV cache (and the attention ops) in host memory (llama-bench's `-nkvo`).
+    pub no_kv_offload: Vec<bool>,
 }
 
 impl RunSettings {
@@ -74,10 +116,13 @@ impl Axes {
             n_batch: vec![2048],
             n_ubatch: vec![512],
             n_gpu_layers: vec![99],
+            split_mode: vec![SplitMode::Layer],
+            main_gpu: vec![0],
             n_threads: vec![physical_cores.max(1)],
             flash_attn: vec![FlashAttn::Auto],
             type_k: vec!["f16".into()],
             type_v: vec!["f16".into()],
+            no_kv_offload: vec![false],
         }
     }
 }
@@ -149,10 +194,13 @@ pub(crate) struct RawSweep {
     n_batch: Axis,
     n_ubatch: Axis,
     n_gpu_layers: Axis,
+    split_mode: Axis,
+    main_gpu: Axis,
     n_threads: Axis,
     flash_attn: Axis,
     type_k: Axis,
     type_v: Axis,
+    pub(crate) no_kv_offload: Axis,
     pub(crate) warmup: Axis,
     pub(crate) repetitions: Axis,
     pub(crate) ci_target: Axis,
@@ -398,6 +446,15 @@ pub(crate) fn apply_axes(
     if let Some(v) = &s.n_gpu_layers {
         out.n_gpu_layers = int_list(ctx, &k("n_gpu_layers"), v, -1, 10_000)?;
     }
+    if let Some(v) = &s.split_mode {
+        out.split_mode = list(ctx, &k("split_mode"), v, split_mode)?;
+    }
+    if let Some(v) = &s.main_gpu {
+        out.main_gpu = int_list(ctx, &k("main_gpu"), v, 0, 255)?;
+    }
+    if let Some(v) = &s.no_kv_offload {
+        out.no_kv_offload = list(ctx, &k("no_kv_offload"), v, boolean)?;
+    }
     if let Some(v) = &s.n_threads {
         out.n_threads = int_list(ctx, &k("n_threads"), v, 1, 4096)?;
     }
@@ -530,6 +587,40 @@ fn flash_attn(x: &toml::Value) -> Result<FlashAttn, String> {
         other => Err(format!(
             "expected \"auto\", \"on\", \"off\" or a boolean, got {}",
             other.type_str()
+        )),
+    }
+}
+
+fn split_mode(x: &toml::Value) -> Result<SplitMode, String> {
+    let s = x.as_str().ok_or_else(|| {
+        format!(
+            "expected \"none\", \"layer\", \"row\" or \"tensor\", got {}",
+            x.type_str()
+        )
+    })?;
+    match s.to_ascii_lowercase().as_str() {
+        "none" => Ok(SplitMode::None),
+        "layer" => Ok(SplitMode::Layer),
+        "row" => Ok(SplitMode::Row),
+        "tensor" => Ok(SplitMode::Tensor),
+        _ => Err(format!(
+            "{s:?} is not a split mode: use \"none\", \"layer\", \"row\" or \"tensor\""
+        )),
+    }
+}
+
+/// A boolean, also written 0/1 as llama-bench's `-nkvo 0,1`.
+fn boolean(x: &toml::Value) -> Result<bool, String> {
+    match x {
+        toml::Value::Boolean(b) => Ok(*b),
+        toml::Value::Integer(0) => Ok(false),
+        toml::Value::Integer(1) => Ok(true),
+        other => Err(format!(
+            "expected true or false (or 0/1), got {}",
+            match other {
+                toml::Value::Integer(n) => n.to_string(),
+                o => o.type_str().to_string(),
+            }
         )),
     }
 }

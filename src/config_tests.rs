@@ -162,3 +162,92 @@ fn adaptive_settings_parse_and_are_checked() {
     assert_eq!(e.key.as_deref(), Some("sweep.max_repetitions"));
     assert_eq!(e.line, Some(4));
 }
+
+#[test]
+fn gpu_placement_axes_parse_with_llama_bench_defaults() {
+    let a = &parse_str(MINIMAL).unwrap().models[0].axes;
+    assert_eq!(a.split_mode, vec![SplitMode::Layer]);
+    assert_eq!(a.main_gpu, vec![0]);
+    assert_eq!(a.no_kv_offload, vec![false]);
+    let c = parse_str(
+        "[sweep]\nsplit_mode = ['none', 'Layer', 'row']\nmain_gpu = [0, 1]\nno_kv_offload = [false, 1]\n\
+         [[model]]\nname='a'\npath='a'\n[[model]]\nname='b'\npath='b'\n[model.sweep]\nsplit_mode = 'tensor'\n",
+    )
+    .unwrap();
+    let a = &c.models[0].axes;
+    assert_eq!(
+        a.split_mode,
+        vec![SplitMode::None, SplitMode::Layer, SplitMode::Row]
+    );
+    assert_eq!(a.main_gpu, vec![0, 1]);
+    assert_eq!(a.no_kv_offload, vec![false, true]);
+    assert_eq!(c.models[1].axes.split_mode, vec![SplitMode::Tensor]);
+    assert_eq!(
+        c.models[1].axes.main_gpu,
+        vec![0, 1],
+        "inherits the global sweep"
+    );
+}
+
+#[test]
+fn bad_gpu_placement_values_name_file_line_and_key() {
+    for (src, key, needle) in [
+        (
+            "[sweep]\nsplit_mode = 'rows'\n",
+            "sweep.split_mode",
+            "not a split mode",
+        ),
+        (
+            "[sweep]\nsplit_mode = 2\n",
+            "sweep.split_mode",
+            "got integer",
+        ),
+        ("[sweep]\nmain_gpu = -1\n", "sweep.main_gpu", "out of range"),
+        (
+            "[sweep]\nmain_gpu = [0, 'one']\n",
+            "sweep.main_gpu",
+            "expected an integer",
+        ),
+        (
+            "[sweep]\nno_kv_offload = 'yes'\n",
+            "sweep.no_kv_offload",
+            "true or false",
+        ),
+        (
+            "[sweep]\nno_kv_offload = 2\n",
+            "sweep.no_kv_offload",
+            "got 2",
+        ),
+        (
+            "[sweep]\nno_kv_offload = []\n",
+            "sweep.no_kv_offload",
+            "empty",
+        ),
+    ] {
+        let e = err_of(&format!("{src}[[model]]\nname='a'\npath='a'\n"));
+        assert_eq!(e.key.as_deref(), Some(key), "{src}: {e}");
+        assert_eq!(e.line, Some(2), "{src}: {e}");
+        assert!(e.message.contains(needle), "{src}: {e}");
+        assert!(
+            e.to_string()
+                .starts_with(&format!("dir/models.toml:2: key `{key}`")),
+            "{e}"
+        );
+    }
+    let e = err_of("[[model]]\nname='a'\npath='a'\n[model.sweep]\nsplit_mode = 'x'\n");
+    assert_eq!(e.key.as_deref(), Some("model[0].sweep.split_mode"));
+    assert_eq!(e.line, Some(5));
+}
+
+#[test]
+fn the_shipped_gpu_sweep_parses_to_full_offload_with_flash_attention_on_and_off() {
+    let c = parse(Path::new("gpu.toml"), include_str!("../gpu.toml"), 4).unwrap();
+    let a = &c.models[0].axes;
+    assert_eq!(a.n_gpu_layers, vec![99]);
+    assert_eq!(a.flash_attn, vec![FlashAttn::On, FlashAttn::Off]);
+    assert_eq!(
+        (a.n_prompt.clone(), a.n_gen.clone()),
+        (vec![512], vec![128])
+    );
+    assert_eq!(a.no_kv_offload, vec![false]);
+}

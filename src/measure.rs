@@ -142,7 +142,7 @@ mod tests {
     fn prompt_test_decodes_in_batches_with_one_sync_and_exact_time() {
         let e = MockEngine::new(1_000, 10_000);
         let m = e
-            .load(Path::new("mock"), &LoadParams { n_gpu_layers: 0 })
+            .load(Path::new("mock"), &LoadParams::of(&params().0))
             .unwrap();
         let (pp, _) = params();
         let mut t = PreparedTest::new(m.session(&pp).unwrap(), &pp, m.info(), 1, 1).unwrap();
@@ -162,7 +162,7 @@ mod tests {
     fn gen_test_decodes_one_token_per_call_and_syncs_each() {
         let e = MockEngine::new(1_000, 10_000);
         let m = e
-            .load(Path::new("mock"), &LoadParams { n_gpu_layers: 0 })
+            .load(Path::new("mock"), &LoadParams::of(&params().0))
             .unwrap();
         let (_, tg) = params();
         let mut t = PreparedTest::new(m.session(&tg).unwrap(), &tg, m.info(), 1, 1).unwrap();
@@ -182,7 +182,7 @@ mod tests {
     fn depth_is_prefilled_untimed_once_then_restored() {
         let e = MockEngine::new(1_000, 10_000);
         let m = e
-            .load(Path::new("mock"), &LoadParams { n_gpu_layers: 0 })
+            .load(Path::new("mock"), &LoadParams::of(&params().0))
             .unwrap();
         let (_, mut tg) = params();
         tg.n_depth = 256;

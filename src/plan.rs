@@ -1,11 +1,12 @@
 //! Expands a configuration into the ordered list of tests. Pure: no files, no engine.
 //!
-//! The order is llama-bench's: the model outermost, then the model-level parameters (ngl),
-//! then the context-level ones, so that a model is loaded once per distinct model setting.
+//! The order is llama-bench's: the model outermost, then the model-level parameters (ngl,
+//! split_mode, main_gpu), then the context-level ones, so that a model is loaded once per
+//! distinct model setting.
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Axes, Config, FlashAttn};
+use crate::config::{Axes, Config, FlashAttn, SplitMode};
 
 pub mod shard;
 pub use shard::{Shard, shard};
@@ -24,6 +25,21 @@ pub struct TestParams {
     pub flash_attn: i32,
     pub type_k: String,
     pub type_v: String,
+    // The GPU placement axes are left out of the JSON (and so of the test identity) when they
+    // hold llama.cpp's defaults, so identities of tests from before they existed stay valid.
+    /// How layers spread over several GPUs (llama-bench's `split_mode`); absent: "layer".
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub split_mode: SplitMode,
+    /// The GPU used with split_mode "none" (llama-bench's `main_gpu`); absent: 0.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub main_gpu: i32,
+    /// KV cache kept in host memory (llama-bench's `no_kv_offload`); absent: false.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub no_kv_offload: bool,
+}
+
+fn is_default<T: Default + PartialEq>(x: &T) -> bool {
+    *x == T::default()
 }
 
 impl TestParams {
@@ -50,9 +66,29 @@ impl TestParams {
         self.n_prompt + self.n_gen + self.n_depth
     }
 
+    /// Every parameter as JSON fields, the GPU placement ones included at their defaults
+    /// (which the serialized form leaves out): what comparisons join tests on.
+    pub fn all_fields(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        };
+        let defaults = [
+            ("split_mode", serde_json::json!(self.split_mode)),
+            ("main_gpu", serde_json::json!(self.main_gpu)),
+            ("no_kv_offload", serde_json::json!(self.no_kv_offload)),
+        ];
+        for (k, v) in defaults {
+            m.entry(k).or_insert(v);
+        }
+        m
+    }
+
     /// True when the model must be reloaded to go from `self` to `other`.
     pub fn same_model_params(&self, other: &TestParams) -> bool {
         self.n_gpu_layers == other.n_gpu_layers
+            && self.split_mode == other.split_mode
+            && self.main_gpu == other.main_gpu
     }
 }
 
@@ -83,47 +119,69 @@ pub fn expand(config: &Config, quant: &[String]) -> Vec<PlannedTest> {
     out
 }
 
-/// The Cartesian product of one model's axes, in llama-bench's loop order.
+/// The Cartesian product of one model's axes, in llama-bench's loop order: n_gpu_layers,
+/// split_mode, main_gpu, n_batch, n_ubatch, type_k, type_v, no_kv_offload, flash_attn,
+/// n_threads, n_depth (outermost first); then one test per n_prompt and one per n_gen.
 pub fn expand_axes(a: &Axes) -> Vec<TestParams> {
+    let base = TestParams {
+        n_prompt: 0,
+        n_gen: 0,
+        n_depth: 0,
+        n_batch: 0,
+        n_ubatch: 0,
+        n_gpu_layers: 0,
+        n_threads: 0,
+        flash_attn: 0,
+        type_k: String::new(),
+        type_v: String::new(),
+        split_mode: SplitMode::default(),
+        main_gpu: 0,
+        no_kv_offload: false,
+    };
+    let mut v = vec![base];
+    v = cross(v, &a.n_gpu_layers, |p, &x| p.n_gpu_layers = x);
+    v = cross(v, &a.split_mode, |p, &x| p.split_mode = x);
+    v = cross(v, &a.main_gpu, |p, &x| p.main_gpu = x);
+    v = cross(v, &a.n_batch, |p, &x| p.n_batch = x);
+    v = cross(v, &a.n_ubatch, |p, &x| p.n_ubatch = x);
+    v = cross(v, &a.type_k, |p, x| p.type_k.clone_from(x));
+    v = cross(v, &a.type_v, |p, x| p.type_v.clone_from(x));
+    v = cross(v, &a.no_kv_offload, |p, &x| p.no_kv_offload = x);
+    v = cross(v, &a.flash_attn, |p, &x| {
+        p.flash_attn = FlashAttn::as_i32(x)
+    });
+    v = cross(v, &a.n_threads, |p, &x| p.n_threads = x);
+    v = cross(v, &a.n_depth, |p, &x| p.n_depth = x);
     let mut out = Vec::new();
-    for &ngl in &a.n_gpu_layers {
-        for &nb in &a.n_batch {
-            for &nub in &a.n_ubatch {
-                for tk in &a.type_k {
-                    for tv in &a.type_v {
-                        for &fa in &a.flash_attn {
-                            for &nt in &a.n_threads {
-                                for &nd in &a.n_depth {
-                                    let base = TestParams {
-                                        n_prompt: 0,
-                                        n_gen: 0,
-                                        n_depth: nd,
-                                        n_batch: nb,
-                                        n_ubatch: nub,
-                                        n_gpu_layers: ngl,
-                                        n_threads: nt,
-                                        flash_attn: FlashAttn::as_i32(fa),
-                                        type_k: tk.clone(),
-                                        type_v: tv.clone(),
-                                    };
-                                    for &p in a.n_prompt.iter().filter(|&&p| p > 0) {
-                                        out.push(TestParams {
-                                            n_prompt: p,
-                                            ..base.clone()
-                                        });
-                                    }
-                                    for &g in a.n_gen.iter().filter(|&&g| g > 0) {
-                                        out.push(TestParams {
-                                            n_gen: g,
-                                            ..base.clone()
-                                        });
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+    for b in v {
+        for &p in a.n_prompt.iter().filter(|&&p| p > 0) {
+            out.push(TestParams {
+                n_prompt: p,
+                ..b.clone()
+            });
+        }
+        for &g in a.n_gen.iter().filter(|&&g| g > 0) {
+            out.push(TestParams {
+                n_gen: g,
+                ..b.clone()
+            });
+        }
+    }
+    out
+}
+
+/// Every element of `outer` combined with every value, `outer` varying slowest.
+fn cross<T>(
+    outer: Vec<TestParams>,
+    values: &[T],
+    set: impl Fn(&mut TestParams, &T),
+) -> Vec<TestParams> {
+    let mut out = Vec::with_capacity(outer.len() * values.len());
+    for p in outer {
+        for x in values {
+            let mut q = p.clone();
+            set(&mut q, x);
+            out.push(q);
         }
     }
     out
@@ -139,10 +197,21 @@ fn test_id(model: &str, quant: &str, p: &TestParams, a: &Axes) -> String {
         }
     };
     part(a.n_gpu_layers.len() > 1, "ngl", p.n_gpu_layers.to_string());
+    part(
+        a.split_mode.len() > 1,
+        "sm",
+        p.split_mode.as_str().to_string(),
+    );
+    part(a.main_gpu.len() > 1, "mg", p.main_gpu.to_string());
     part(a.n_batch.len() > 1, "b", p.n_batch.to_string());
     part(a.n_ubatch.len() > 1, "ub", p.n_ubatch.to_string());
     part(a.type_k.len() > 1, "ctk", p.type_k.clone());
     part(a.type_v.len() > 1, "ctv", p.type_v.clone());
+    part(
+        a.no_kv_offload.len() > 1,
+        "nkvo",
+        u8::from(p.no_kv_offload).to_string(),
+    );
     part(a.flash_attn.len() > 1, "fa", p.flash_attn.to_string());
     part(a.n_threads.len() > 1, "t", p.n_threads.to_string());
     id
@@ -206,6 +275,73 @@ mod tests {
         }
         assert_eq!(loads, 4, "2 models × 2 ngl values");
         assert!(t.windows(2).all(|w| w[0].model <= w[1].model));
+    }
+
+    #[test]
+    fn split_mode_and_main_gpu_reload_the_model_but_kv_offload_does_not() {
+        let c = config(
+            "[sweep]\nn_prompt=[64]\nn_gen=[0]\nsplit_mode=['layer','row']\nmain_gpu=[0,1]\n\
+             no_kv_offload=[false,true]\nn_batch=[256,512]\n[[model]]\nname='m'\npath='m'\n",
+        );
+        let t = expand(&c, &["Q4_1".into()]);
+        assert_eq!(t.len(), 2 * 2 * 2 * 2);
+        let loads = (0..t.len())
+            .filter(|&i| i == 0 || !t[i - 1].params.same_model_params(&t[i].params))
+            .count();
+        assert_eq!(loads, 4, "one load per (split_mode, main_gpu)");
+        // llama-bench's order: split_mode, main_gpu outside n_batch, no_kv_offload inside.
+        let order: Vec<(&str, i32, u32, bool)> = t
+            .iter()
+            .take(4)
+            .map(|x| {
+                let p = &x.params;
+                (
+                    p.split_mode.as_str(),
+                    p.main_gpu,
+                    p.n_batch,
+                    p.no_kv_offload,
+                )
+            })
+            .collect();
+        assert_eq!(
+            order,
+            vec![
+                ("layer", 0, 256, false),
+                ("layer", 0, 256, true),
+                ("layer", 0, 512, false),
+                ("layer", 0, 512, true)
+            ]
+        );
+        assert_eq!(t[0].id, "m/Q4_1/pp64/sm=layer/mg=0/b=256/nkvo=0");
+        assert_eq!(t[15].id, "m/Q4_1/pp64/sm=row/mg=1/b=512/nkvo=1");
+        let mut ids: Vec<_> = t.iter().map(|x| x.id.clone()).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), 16);
+    }
+
+    #[test]
+    fn gpu_axes_at_their_defaults_change_neither_ids_nor_json() {
+        let c = config("[sweep]\nsplit_mode='row'\n[[model]]\nname='m'\npath='m'\n");
+        let t = expand(&c, &["Q4_1".into()]);
+        assert_eq!(t[0].id, "m/Q4_1/pp512", "a single value adds no id part");
+        let p = expand_axes(&Axes::llama_bench_defaults(2));
+        let json = serde_json::to_value(&p[0]).unwrap();
+        for key in ["split_mode", "main_gpu", "no_kv_offload"] {
+            assert!(json.get(key).is_none(), "{key} at its default is left out");
+        }
+        let back: TestParams = serde_json::from_value(json).unwrap();
+        assert_eq!(back, p[0], "absent fields read back as the defaults");
+        let row = serde_json::to_value(&t[0].params).unwrap();
+        assert_eq!(row["split_mode"], "row");
+        let mut q = p[0].clone();
+        q.no_kv_offload = true;
+        q.main_gpu = 1;
+        let j = serde_json::to_value(&q).unwrap();
+        assert_eq!(
+            (j["no_kv_offload"].as_bool(), j["main_gpu"].as_i64()),
+            (Some(true), Some(1))
+        );
     }
 
     #[test]

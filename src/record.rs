@@ -43,6 +43,10 @@ pub struct LlamaBuild {
     /// SIMD features the CPU backend was compiled with, e.g. ["AVX2", "FMA"].
     #[serde(default)]
     pub cpu_features: Vec<String>,
+    /// The llama.cpp library the process ran: linked in, or a shared libllama found at run
+    /// time (`dynamic-link` builds), with its version stamp.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<crate::linkage::Library>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -248,6 +252,10 @@ pub struct TestRecord {
     /// absent for llama-bench-style tests. See docs/schema.md, "serving".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serving: Option<crate::serving::Serving>,
+    /// Where llama.cpp put the layers, KV cache and compute buffers (from its load log):
+    /// what `n_gpu_layers` and `no_kv_offload` actually achieved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<crate::placement::Placement>,
 }
 
 /// The identity of a test: hex SHA-256 over the model's SHA-256 and the canonical JSON of

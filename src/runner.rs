@@ -149,6 +149,7 @@ pub fn new_test_record(t: &PlannedTest, model: &ModelRecord, run: &RunInfo) -> T
         stats: None,
         resources: None,
         serving: None,
+        placement: None,
     }
 }
 
@@ -303,7 +304,7 @@ pub fn run(
     }
     let started = Instant::now();
     let mut done: Vec<(TestParams, Duration)> = Vec::new();
-    let mut loaded: Option<(usize, i32, Box<dyn Model + '_>)> = None;
+    let mut loaded: Option<(usize, TestParams, Box<dyn Model + '_>)> = None;
     let mut interrupted = false;
 
     for (i, t) in tests.iter().enumerate() {
@@ -323,13 +324,11 @@ pub fn run(
         fault_injection(&t.id);
         let test_start = Instant::now();
         // Load the model when the model or a model-level parameter changes.
-        let needs_load =
-            !matches!(&loaded, Some((m, ngl, _)) if *m == t.model && *ngl == t.params.n_gpu_layers);
+        let needs_load = !matches!(&loaded,
+            Some((m, p, _)) if *m == t.model && p.same_model_params(&t.params));
         if needs_load {
             loaded = None; // free the previous model first
-            let load = LoadParams {
-                n_gpu_layers: t.params.n_gpu_layers,
-            };
+            let load = LoadParams::of(&t.params);
             let mrec = &mut models[t.model];
             match engine.load(&opts.config.models[t.model].path, &load) {
                 Ok(m) => {
@@ -338,7 +337,7 @@ pub fn run(
                     mrec.model_size = Some(mi.size);
                     mrec.model_n_params = Some(mi.n_params);
                     mrec.error = None;
-                    loaded = Some((t.model, t.params.n_gpu_layers, m));
+                    loaded = Some((t.model, t.params.clone(), m));
                 }
                 Err(e) => mrec.error = Some(e),
             }
@@ -348,7 +347,9 @@ pub fn run(
         let active = monitor.begin();
         let result = match (&loaded, &mrec.error) {
             (Some((_, _, model)), None) => {
-                measure(engine, model.as_ref(), &t.params, settings, progress)
+                let r = measure(engine, model.as_ref(), &t.params, settings, progress);
+                rec.placement = model.placement(&t.params);
+                r
             }
             (_, Some(e)) => Err(e.clone()),
             (None, None) => Err("model not loaded".into()),

@@ -272,3 +272,69 @@ fn shards_split_the_plan_and_an_empty_shard_is_not_an_error() {
     ids.sort();
     assert_eq!(ids, vec!["m/F32/pp16", "m/F32/pp32", "m/F32/tg4"]);
 }
+
+#[test]
+fn gpu_model_settings_reload_the_model_and_every_test_records_its_placement() {
+    use crate::config::SplitMode;
+    let (dir, cfg) = setup(
+        "n_prompt=16\nn_gen=0\nrepetitions=1\nsplit_mode=['layer','row']\nmain_gpu=[0,1]\n\
+         no_kv_offload=[false,true]",
+        "",
+    );
+    let e = MockEngine::new(1_000, 1_000);
+    let out = run(
+        &e,
+        fixtures::run().run,
+        &opts(cfg, dir.path()),
+        &mut NoProgress,
+    )
+    .unwrap();
+    assert_eq!(out.record.tests.len(), 8);
+    let loads: Vec<(SplitMode, i32)> = e
+        .log
+        .borrow()
+        .load_params
+        .iter()
+        .map(|l| (l.split_mode, l.main_gpu))
+        .collect();
+    assert_eq!(
+        loads,
+        vec![
+            (SplitMode::Layer, 0),
+            (SplitMode::Layer, 1),
+            (SplitMode::Row, 0),
+            (SplitMode::Row, 1)
+        ],
+        "one load per model-level setting; no_kv_offload only needs a new context"
+    );
+    for t in &out.record.tests {
+        let p = t.placement.as_ref().expect("placement recorded");
+        assert_eq!(p.kv_devices(), vec!["CPU"]);
+    }
+    assert!(out.record.tests[1].params.no_kv_offload);
+    let on_disk = crate::results::read(out.path.as_ref().unwrap()).unwrap();
+    assert_eq!(
+        on_disk, out.record,
+        "placement round-trips through the file"
+    );
+}
+
+#[test]
+fn a_test_that_fails_before_its_context_exists_gets_no_placement() {
+    // 5000 tokens exceed the mock model's training context (4096): refused before a session.
+    let (dir, cfg) = setup("n_prompt=[64, 5000]\nn_gen=0\nrepetitions=1", "");
+    let e = MockEngine::new(1_000, 1_000);
+    let out = run(
+        &e,
+        fixtures::run().run,
+        &opts(cfg, dir.path()),
+        &mut NoProgress,
+    )
+    .unwrap();
+    assert!(out.record.tests[0].placement.is_some());
+    assert_eq!(out.record.tests[1].status, Status::Failed);
+    assert_eq!(
+        out.record.tests[1].placement, None,
+        "not the previous test's placement"
+    );
+}

@@ -34,20 +34,41 @@ pub fn gpu_backend() -> &'static str {
 
 pub fn llama_build(system_info: String, cpu_features: Vec<String>) -> LlamaBuild {
     let rs = env!("TPSBENCH_LLAMA_RS_COMMIT");
+    let library = crate::linkage::current().cloned();
+    // A shared llama.cpp brings its own backend: its stamp says which, not our features.
+    let stamped = library
+        .as_ref()
+        .filter(|l| l.linkage == "dynamic")
+        .map(|l| match &l.stamp {
+            Some(s) => s
+                .get("backend")
+                .cloned()
+                .unwrap_or_else(|| "unknown".into()),
+            None => "unknown".into(),
+        });
     LlamaBuild {
         sys_crate_version: LLAMA_SYS_VERSION.into(),
         build_number: None,
         build_commit: (!rs.is_empty()).then(|| format!("llama-cpp-rs@{rs}")),
         system_info,
-        gpu_backend: gpu_backend().into(),
-        cmake_flags: cmake_flags().into(),
+        gpu_backend: stamped.unwrap_or_else(|| gpu_backend().into()),
+        cmake_flags: cmake_flags(),
         cpu_features,
+        library,
     }
 }
 
-/// The cmake options llama.cpp was configured with (GGML_NATIVE, GGML_CUDA, ...).
-pub fn cmake_flags() -> &'static str {
-    env!("TPSBENCH_LLAMA_CMAKE_FLAGS")
+/// The cmake options llama.cpp was configured with (GGML_NATIVE, GGML_CUDA, ...): those of
+/// the copy linked in, or, for a shared library found at run time, those in its stamp.
+pub fn cmake_flags() -> String {
+    match crate::linkage::current() {
+        Some(l) if l.linkage == "dynamic" => l
+            .stamp
+            .as_ref()
+            .and_then(|s| s.get("cmake_flags").cloned())
+            .unwrap_or_else(|| "unknown (shared library without a stamp)".into()),
+        _ => env!("TPSBENCH_LLAMA_CMAKE_FLAGS").to_string(),
+    }
 }
 
 pub fn system() -> SystemInfo {

@@ -52,7 +52,7 @@ fn sequences_decoded_together_keep_exact_counts_and_positions() {
     let dir = tempfile::tempdir().unwrap();
     let engine = LlamaEngine::new(false).unwrap();
     let model = engine
-        .load(&tiny(dir.path()), &LoadParams { n_gpu_layers: 0 })
+        .load(&tiny(dir.path()), &LoadParams::default())
         .unwrap();
     let sm = model.serving().unwrap();
     let n_vocab = model.info().n_vocab;
@@ -111,7 +111,7 @@ fn greedy_decoding_is_repeatable_and_arrivals_serve_every_request() {
     let dir = tempfile::tempdir().unwrap();
     let engine = LlamaEngine::new(false).unwrap();
     let model = engine
-        .load(&tiny(dir.path()), &LoadParams { n_gpu_layers: 0 })
+        .load(&tiny(dir.path()), &LoadParams::default())
         .unwrap();
     let sm = model.serving().unwrap();
     let mut s = sm.batch_session(&batch_params(512, 2, false)).unwrap();

@@ -46,6 +46,23 @@ pub(super) fn info(json: bool, probe: bool) -> Result<i32> {
         build.gpu_backend
     );
     println!("cmake:    {}", system::cmake_flags());
+    if let Some(lib) = &build.library {
+        println!(
+            "library:  {} {} (ggml {})",
+            lib.linkage, lib.path, lib.ggml_version
+        );
+        if let Some(s) = &lib.stamp {
+            let get = |k: &str| s.get(k).map(String::as_str).unwrap_or("?");
+            println!(
+                "stamp:    llama-cpp-sys-2 {}, llama-cpp-rs@{:.12}, backend {}, built {} on {}",
+                get("llama_cpp_sys_2"),
+                get("llama_cpp_rs_commit"),
+                get("backend"),
+                get("built_at"),
+                get("host")
+            );
+        }
+    }
     let on: Vec<&str> = features.iter().filter(|f| f.1).map(|f| f.0).collect();
     println!("SIMD:     {}", on.join(" "));
     if !missing.is_empty() {

@@ -21,9 +21,14 @@ use crate::plan::TestParams;
 use crate::record::DeviceInfo;
 
 static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+static LIBRARY: OnceLock<Result<crate::linkage::Library, String>> = OnceLock::new();
 static VERBOSE: AtomicBool = AtomicBool::new(false);
 /// The first error llama.cpp logged since [`take_first_error`] last ran: why a load failed.
 static FIRST_ERROR: Mutex<Option<String>> = Mutex::new(None);
+/// While `Some`, llama.cpp's log text is also collected here (see [`capture`]).
+static CAPTURED: Mutex<Option<String>> = Mutex::new(None);
+/// Serializes captures, so that two threads loading models do not mix their logs.
+static CAPTURE_LOCK: Mutex<()> = Mutex::new(());
 
 /// llama.cpp's log callback: its messages go to stderr with `--verbose`, nowhere otherwise.
 /// They never reach stdout, which carries only what the user asked for. Errors are kept,
@@ -41,6 +46,11 @@ unsafe extern "C" fn on_log(level: sys::ggml_log_level, text: *const c_char, _: 
     }
     if super::quantize::tapping() {
         super::quantize::tap(&s);
+    }
+    if let Ok(mut c) = CAPTURED.lock() {
+        if let Some(buf) = c.as_mut() {
+            buf.push_str(&s);
+        }
     }
     if VERBOSE.load(Ordering::Relaxed) {
         eprint!("{s}");
@@ -63,7 +73,101 @@ fn take_first_error() -> Option<String> {
     Some(msg.trim().to_string())
 }
 
-/// Starts llama.cpp once per process. `verbose` routes its logs to stderr.
+/// Runs `f` and returns what llama.cpp logged meanwhile (all levels, debug included):
+/// where it put layers and buffers is only reported there.
+fn capture<T>(f: impl FnOnce() -> T) -> (T, String) {
+    let _serial = CAPTURE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    *CAPTURED.lock().unwrap_or_else(|e| e.into_inner()) = Some(String::new());
+    let out = f();
+    let text = CAPTURED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+        .unwrap_or_default();
+    (out, text)
+}
+
+#[repr(C)]
+struct DlInfo {
+    dli_fname: *const c_char,
+    dli_fbase: *mut c_void,
+    dli_sname: *const c_char,
+    dli_saddr: *mut c_void,
+}
+
+#[cfg(unix)]
+unsafe extern "C" {
+    fn dladdr(addr: *const c_void, info: *mut DlInfo) -> std::ffi::c_int;
+}
+
+/// The file that holds libllama's code: a shared libllama as the loader found it, or
+/// (statically linked) the executable.
+#[cfg(unix)]
+fn library_path() -> Option<std::path::PathBuf> {
+    let f: unsafe extern "C" fn() = sys::llama_backend_init;
+    let mut info = DlInfo {
+        dli_fname: std::ptr::null(),
+        dli_fbase: std::ptr::null_mut(),
+        dli_sname: std::ptr::null(),
+        dli_saddr: std::ptr::null_mut(),
+    };
+    if unsafe { dladdr(f as *const c_void, &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    let name = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy();
+    (!name.is_empty()).then(|| std::path::PathBuf::from(name.as_ref()))
+}
+
+#[cfg(not(unix))]
+fn library_path() -> Option<std::path::PathBuf> {
+    None
+}
+
+/// Which llama.cpp this process runs, checked against the one tpsbench was built for.
+/// Reads only the file system and `ggml_version()`, a constant string, so that it is safe
+/// to call before anything depends on struct layouts.
+fn inspect_library() -> Result<crate::linkage::Library, String> {
+    use crate::linkage::{BuiltFor, Library, check, read_stamp};
+    let ggml_version = unsafe { CStr::from_ptr(sys::ggml_version()) }
+        .to_string_lossy()
+        .into_owned();
+    let exe = std::env::current_exe().ok();
+    let found = library_path();
+    let dynamic = found.as_ref().is_some_and(|p| {
+        p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("libllama"))
+    });
+    let path = match (dynamic, found, exe) {
+        (true, Some(p), _) => p,
+        (_, _, Some(e)) => e,
+        (_, Some(p), None) => p,
+        (_, None, None) => std::path::PathBuf::new(),
+    };
+    let stamp = if dynamic { read_stamp(&path) } else { None };
+    let shown = path.display().to_string();
+    check(
+        &BuiltFor::this_build(),
+        &shown,
+        &ggml_version,
+        stamp.as_ref(),
+    )?;
+    if dynamic && stamp.is_none() {
+        eprintln!(
+            "warning: {shown} has no {} beside it (not built by scripts/build-llama-shared): \
+             its ggml {ggml_version} matches, but its llama.cpp sources cannot be checked",
+            crate::linkage::STAMP_FILE
+        );
+    }
+    Ok(Library {
+        linkage: if dynamic { "dynamic" } else { "static" }.into(),
+        path: shown,
+        ggml_version,
+        stamp,
+    })
+}
+
+/// Starts llama.cpp once per process. `verbose` routes its logs to stderr. Refuses a shared
+/// llama.cpp library that does not match the sources tpsbench was built from.
 pub fn init(verbose: bool) -> Result<(), String> {
     VERBOSE.store(verbose, Ordering::Relaxed);
     ensure_init()
@@ -71,6 +175,8 @@ pub fn init(verbose: bool) -> Result<(), String> {
 
 /// Starts llama.cpp if no one has, leaving the log routing as it is.
 pub fn ensure_init() -> Result<(), String> {
+    let lib = LIBRARY.get_or_init(inspect_library).clone()?;
+    crate::linkage::set_current(lib);
     // Install the callback before the backend starts, so start-up logs are caught too.
     unsafe { sys::llama_log_set(Some(on_log), std::ptr::null_mut()) };
     BACKEND
@@ -157,6 +263,10 @@ impl LlamaEngine {
 pub(super) struct LlamaModel {
     pub(super) ptr: NonNull<sys::llama_model>,
     pub(super) info: ModelInfo,
+    /// What llama.cpp logged while loading: where it put the layers and weights.
+    load_log: String,
+    /// The placement of the last session and its parameters: load log plus context log.
+    placement: Mutex<Option<(TestParams, Option<crate::placement::Placement>)>>,
 }
 
 impl Drop for LlamaModel {
@@ -189,8 +299,11 @@ impl Engine for LlamaEngine {
             .map_err(|_| "the model path contains a NUL byte".to_string())?;
         let mut mp = unsafe { sys::llama_model_default_params() };
         mp.n_gpu_layers = params.n_gpu_layers;
+        mp.split_mode = params.split_mode.as_llama() as sys::llama_split_mode;
+        mp.main_gpu = params.main_gpu;
         take_first_error();
-        let raw = unsafe { sys::llama_model_load_from_file(c_path.as_ptr(), mp) };
+        let (raw, load_log) =
+            capture(|| unsafe { sys::llama_model_load_from_file(c_path.as_ptr(), mp) });
         let ptr = NonNull::new(raw).ok_or_else(|| match take_first_error() {
             Some(why) => format!("llama.cpp could not load {}: {why}", path.display()),
             None => format!(
@@ -199,7 +312,12 @@ impl Engine for LlamaEngine {
             ),
         })?;
         let info = unsafe { model_info(ptr.as_ptr()) };
-        Ok(Box::new(LlamaModel { ptr, info }))
+        Ok(Box::new(LlamaModel {
+            ptr,
+            info,
+            load_log: crate::placement::relevant_lines(&load_log),
+            placement: Mutex::new(None),
+        }))
     }
 
     fn now_ns(&self) -> u64 {
@@ -250,6 +368,13 @@ impl Model for LlamaModel {
         Some(self)
     }
 
+    fn placement(&self, params: &TestParams) -> Option<crate::placement::Placement> {
+        match &*self.placement.lock().ok()? {
+            Some((p, placement)) if p == params => placement.clone(),
+            _ => None,
+        }
+    }
+
     fn session(&self, p: &TestParams) -> Result<Box<dyn Session + '_>, String> {
         // llama-bench's to_llama_cparams(), field for field.
         let mut cp = unsafe { sys::llama_context_default_params() };
@@ -258,7 +383,7 @@ impl Model for LlamaModel {
         cp.n_ubatch = p.n_ubatch;
         cp.type_k = ggml_type(&p.type_k)?;
         cp.type_v = ggml_type(&p.type_v)?;
-        cp.offload_kqv = true;
+        cp.offload_kqv = !p.no_kv_offload;
         cp.flash_attn_type = p.flash_attn;
         cp.embeddings = false;
         cp.op_offload = true;
@@ -266,17 +391,22 @@ impl Model for LlamaModel {
         cp.n_threads = p.n_threads as i32;
         cp.n_threads_batch = p.n_threads as i32;
         take_first_error();
-        let ctx = NonNull::new(unsafe { sys::llama_init_from_model(self.ptr.as_ptr(), cp) })
-            .ok_or_else(|| {
-                let why = take_first_error()
-                    .unwrap_or_else(|| "too large for memory or invalid parameters".into());
-                format!(
-                    "llama.cpp could not create a context of {} tokens (n_batch {}, n_ubatch {}): {why}",
-                    p.n_ctx(),
-                    p.n_batch,
-                    p.n_ubatch
-                )
-            })?;
+        let (raw, ctx_log) =
+            capture(|| unsafe { sys::llama_init_from_model(self.ptr.as_ptr(), cp) });
+        if let Ok(mut slot) = self.placement.lock() {
+            let parsed = crate::placement::parse(&format!("{}\n{ctx_log}", self.load_log));
+            *slot = Some((p.clone(), parsed));
+        }
+        let ctx = NonNull::new(raw).ok_or_else(|| {
+            let why = take_first_error()
+                .unwrap_or_else(|| "too large for memory or invalid parameters".into());
+            format!(
+                "llama.cpp could not create a context of {} tokens (n_batch {}, n_ubatch {}): {why}",
+                p.n_ctx(),
+                p.n_batch,
+                p.n_ubatch
+            )
+        })?;
         // llama-bench's threadpool: default params for n_threads, poll 50, not strict.
         let mut tpp = unsafe { sys::ggml_threadpool_params_default(p.n_threads as i32) };
         tpp.poll = 50;

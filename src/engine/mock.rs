@@ -25,6 +25,8 @@ pub struct Log {
     /// KV cells in use after the last serving operation, and the most ever in use.
     pub kv_cells: usize,
     pub kv_cells_peak: usize,
+    /// The model-level parameters of every load, in order.
+    pub load_params: Vec<LoadParams>,
 }
 
 pub struct MockEngine {
@@ -56,6 +58,8 @@ impl MockEngine {
 pub(super) struct MockModel<'a> {
     pub(super) engine: &'a MockEngine,
     pub(super) info: ModelInfo,
+    /// Parameters of the last session made.
+    last: RefCell<Option<TestParams>>,
 }
 
 struct MockSession<'a> {
@@ -64,7 +68,7 @@ struct MockSession<'a> {
 }
 
 impl Engine for MockEngine {
-    fn load(&self, path: &Path, _: &LoadParams) -> Result<Box<dyn Model + '_>, String> {
+    fn load(&self, path: &Path, params: &LoadParams) -> Result<Box<dyn Model + '_>, String> {
         if !path
             .file_name()
             .is_some_and(|f| f.to_string_lossy().starts_with("mock"))
@@ -72,8 +76,10 @@ impl Engine for MockEngine {
             return Err(format!("mock engine cannot load {}", path.display()));
         }
         self.log.borrow_mut().loads += 1;
+        self.log.borrow_mut().load_params.push(params.clone());
         Ok(Box::new(MockModel {
             engine: self,
+            last: RefCell::new(None),
             info: ModelInfo {
                 description: "mock 1M F32".into(),
                 size: 4_000_000,
@@ -104,6 +110,25 @@ impl Model for MockModel<'_> {
         Some(self)
     }
 
+    /// A CPU-only engine: everything on the CPU, as a CPU build of llama.cpp reports it.
+    fn placement(&self, params: &TestParams) -> Option<crate::placement::Placement> {
+        if self.last.borrow().as_ref() != Some(params) {
+            return None;
+        }
+        Some(crate::placement::Placement {
+            layers_offloaded: 0,
+            layers_total: 3,
+            devices: vec![crate::placement::DevicePlacement {
+                name: "CPU".into(),
+                layers: 3,
+                model_bytes: self.info.size,
+                kv_bytes: 1 << 20,
+                compute_bytes: 1 << 16,
+            }],
+            buffers: Vec::new(),
+        })
+    }
+
     fn session(&self, p: &TestParams) -> Result<Box<dyn Session + '_>, String> {
         if p.n_ctx() > self.engine.max_ctx {
             return Err(format!(
@@ -112,6 +137,7 @@ impl Model for MockModel<'_> {
             ));
         }
         self.engine.log.borrow_mut().sessions += 1;
+        *self.last.borrow_mut() = Some(p.clone());
         Ok(Box::new(MockSession {
             engine: self.engine,
             pos: 0,

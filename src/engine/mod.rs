@@ -58,12 +58,33 @@ pub trait Model {
     fn serving(&self) -> Option<&dyn ServingModel> {
         None
     }
+    /// Where the model's layers and the KV cache and compute buffers of the last session
+    /// made for `params` were put, as the engine reported it; `None` when it does not say
+    /// (or no session was made for these parameters).
+    fn placement(&self, params: &TestParams) -> Option<crate::placement::Placement> {
+        let _ = params;
+        None
+    }
 }
 
-/// Model-level parameters: changing one means reloading the model.
-#[derive(Debug, Clone, PartialEq)]
+/// Model-level parameters: changing one means reloading the model. The default keeps every
+/// layer on the CPU.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct LoadParams {
     pub n_gpu_layers: i32,
+    pub split_mode: crate::config::SplitMode,
+    pub main_gpu: i32,
+}
+
+impl LoadParams {
+    /// The model-level part of a test's parameters.
+    pub fn of(p: &TestParams) -> Self {
+        LoadParams {
+            n_gpu_layers: p.n_gpu_layers,
+            split_mode: p.split_mode,
+            main_gpu: p.main_gpu,
+        }
+    }
 }
 
 /// The inference engine.

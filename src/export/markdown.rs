@@ -30,10 +30,13 @@ type Column = (&'static str, fn(&TestParams) -> String, &'static str);
 
 /// Optional columns: header, value, llama-bench's default (shown only when it differs).
 const OPTIONAL: &[Column] = &[
+    ("sm", |p| p.split_mode.as_str().to_string(), "layer"),
+    ("mg", |p| p.main_gpu.to_string(), "0"),
     ("n_batch", |p| p.n_batch.to_string(), "2048"),
     ("n_ubatch", |p| p.n_ubatch.to_string(), "512"),
     ("type_k", |p| p.type_k.clone(), "f16"),
     ("type_v", |p| p.type_v.clone(), "f16"),
+    ("nkvo", |p| u8::from(p.no_kv_offload).to_string(), "0"),
     ("fa", |p| p.flash_attn.to_string(), "-1"),
 ];
 
@@ -189,6 +192,30 @@ mod tests {
         );
         assert!(
             lines[3].contains("failed: failed to create context"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn gpu_placement_columns_appear_only_when_they_differ_from_the_defaults() {
+        let mut run = fixtures::run();
+        let out = String::from_utf8(Markdown.render(&run)).unwrap();
+        assert!(!out.contains("| sm ") && !out.contains("| nkvo "), "{out}");
+        run.tests[0].params.split_mode = crate::config::SplitMode::Row;
+        run.tests[0].params.no_kv_offload = true;
+        run.run.llama_cpp.gpu_backend = "cuda".into();
+        let out = String::from_utf8(Markdown.render(&run)).unwrap();
+        let lines: Vec<_> = out.lines().collect();
+        assert!(
+            lines[0].contains(" ngl |") && lines[0].contains(" sm |"),
+            "{out}"
+        );
+        assert!(
+            lines[0].contains(" nkvo |") && !lines[0].contains(" mg |"),
+            "{out}"
+        );
+        assert!(
+            lines[2].contains(" row |") && lines[3].contains(" layer |"),
             "{out}"
         );
     }

@@ -65,6 +65,9 @@ pub(crate) mod fixtures {
             flash_attn: -1,
             type_k: "f16".into(),
             type_v: "f16".into(),
+            split_mode: Default::default(),
+            main_gpu: 0,
+            no_kv_offload: false,
         };
         let mut ok = TestRecord {
             id: "m/Q4_1/pp512".into(),
@@ -93,6 +96,7 @@ pub(crate) mod fixtures {
             stats: None,
             resources: None,
             serving: None,
+            placement: None,
         };
         ok.set_samples(vec![1_000_000_000, 1_024_000_000]);
         let mut failed = ok.clone();
@@ -120,6 +124,7 @@ pub(crate) mod fixtures {
                     gpu_backend: "cpu".into(),
                     cmake_flags: String::new(),
                     cpu_features: vec![],
+                    library: None,
                 },
                 started_at: "2026-11-30T00:00:00Z".into(),
                 finished_at: None,

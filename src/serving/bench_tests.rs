@@ -26,9 +26,7 @@ fn params(n_ctx: u32, n_seq_max: u32, kv_unified: bool) -> BatchParams {
 /// Runs `f` on a fresh mock batch session.
 fn with_session<T>(p: BatchParams, f: impl FnOnce(&MockEngine, &mut dyn BatchSession) -> T) -> T {
     let e = MockEngine::new(PP_NS, GEN_NS);
-    let m = e
-        .load(Path::new("mock"), &LoadParams { n_gpu_layers: 0 })
-        .unwrap();
+    let m = e.load(Path::new("mock"), &LoadParams::default()).unwrap();
     let mut s = m.serving().unwrap().batch_session(&p).unwrap();
     f(&e, s.as_mut())
 }

@@ -61,6 +61,9 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
             flash_attn: a.flash_attn[0].as_i32(),
             type_k: a.type_k[0].clone(),
             type_v: a.type_v[0].clone(),
+            split_mode: a.split_mode[0],
+            main_gpu: a.main_gpu[0],
+            no_kv_offload: a.no_kv_offload[0],
         };
         let prefix = format!("{}/{label}/serve-", m.name);
         let test = |group, mode: Mode, n: u32, seq_max: u32, shared, rate, id: String, name| {

@@ -74,9 +74,7 @@ pub fn run_all(
         if !matches!(&loaded, Some((m, _)) if *m == mi) {
             loaded = None;
             if models[mi].error.is_none() {
-                let load = LoadParams {
-                    n_gpu_layers: group[0].params.n_gpu_layers,
-                };
+                let load = LoadParams::of(&group[0].params);
                 match engine.load(&config.models[mi].path, &load) {
                     Ok(m) => {
                         let info = m.info();

@@ -1,0 +1,93 @@
+//! The GPU placement axes and the placement record, end to end on a CPU build: the real
+//! binary and llama.cpp on the tiny synthetic model. On a CPU build everything must be
+//! reported on the CPU, whatever the sweep asked for.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn tpsbench() -> Command {
+    Command::cargo_bin("tpsbench").unwrap()
+}
+
+#[test]
+fn gpu_axes_on_a_cpu_build_run_and_record_everything_on_the_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    tpsbench()
+        .args(["synth", "--output"])
+        .arg(dir.path().join("tiny.gguf"))
+        .assert()
+        .success();
+    let config = dir.path().join("models.toml");
+    std::fs::write(
+        &config,
+        "[sweep]\nn_prompt = 16\nn_gen = 0\nn_threads = 1\nrepetitions = 1\n\
+         n_gpu_layers = 99\nsplit_mode = [\"layer\", \"none\"]\nno_kv_offload = [false, true]\n\
+         [[model]]\nname = \"tiny\"\npath = \"tiny.gguf\"\n",
+    )
+    .unwrap();
+    let out = tpsbench()
+        .args([
+            "run",
+            "--quiet",
+            "--no-save",
+            "--output",
+            "json",
+            "--config",
+        ])
+        .arg(&config)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let tests = v["tests"].as_array().unwrap();
+    let ids: Vec<&str> = tests.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        vec![
+            "tiny/F32/pp16/sm=layer/nkvo=0",
+            "tiny/F32/pp16/sm=layer/nkvo=1",
+            "tiny/F32/pp16/sm=none/nkvo=0",
+            "tiny/F32/pp16/sm=none/nkvo=1",
+        ]
+    );
+    for t in tests {
+        assert_eq!(t["status"], "ok", "{t}");
+        let p = &t["placement"];
+        assert_eq!(p["layers_offloaded"], 0, "{p}");
+        assert_eq!(p["layers_total"], 3, "2 layers + output: {p}");
+        let devices = p["devices"].as_array().unwrap();
+        assert_eq!(devices.len(), 1, "{p}");
+        assert_eq!(devices[0]["name"], "CPU");
+        assert_eq!(devices[0]["layers"], 3);
+        assert!(
+            devices[0]["model_bytes"].as_u64().unwrap() > 1_000_000,
+            "{p}"
+        );
+        assert!(devices[0]["kv_bytes"].as_u64().unwrap() > 0, "{p}");
+    }
+    // Non-default values are recorded under llama-bench's names; defaults are left out.
+    assert_eq!(tests[2]["split_mode"], "none");
+    assert_eq!(tests[1]["no_kv_offload"], true);
+    assert!(tests[0].get("split_mode").is_none() && tests[0].get("no_kv_offload").is_none());
+    // Each split_mode value needs its own model load, so the identities differ.
+    assert_ne!(tests[0]["identity"], tests[2]["identity"]);
+}
+
+#[test]
+fn info_json_names_the_llama_cpp_library_this_binary_runs() {
+    let out = tpsbench().args(["info", "--json"]).assert().success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let lib = &v["llama_cpp"]["library"];
+    if cfg!(feature = "dynamic-link") {
+        assert_eq!(lib["linkage"], "dynamic", "{lib}");
+        assert!(lib["path"].as_str().unwrap().contains("libllama"), "{lib}");
+    } else {
+        assert_eq!(
+            lib["linkage"], "static",
+            "the default build links llama.cpp in: {lib}"
+        );
+        assert!(lib["path"].as_str().unwrap().ends_with("tpsbench"), "{lib}");
+        assert!(lib.get("stamp").is_none());
+    }
+    let ggml = lib["ggml_version"].as_str().unwrap();
+    assert_eq!(ggml.split('.').count(), 3, "ggml version {ggml}");
+}
