@@ -102,6 +102,12 @@ fn main() {
         eprintln!("error: {e}");
         std::process::exit(2);
     });
+    let rep = tpsbench::ladder::Reporter::new(false);
+    if let Err(e) = tpsbench::synth::ensure_models(&cfg, &filters(), system::physical_cores(), &rep)
+    {
+        eprintln!("error: {e}");
+        std::process::exit(2);
+    }
     let samples = env_or("TPSBENCH_SAMPLES", 10usize).max(10);
     let mut c = Criterion::default()
         .sample_size(samples)

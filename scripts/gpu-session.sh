@@ -14,12 +14,14 @@
 #       joins the model's two parts (the first kept from call 1) and measures it; on a cold
 #       machine it rebuilds from its own copy of the sources and binary instead
 #
-# Settings (environment): CUDA_ARCH (90: H100/H200), JOBS (all cores), SWEEP_TIMEOUT (s, 240),
-# BUILD_TIMEOUT (s, 500; a second `build` call continues an unfinished build),
-# BACKEND (cuda; cpu runs the same pipeline on a machine without a GPU, as a dry run),
-# SYNTH (space-separated `preset:type` pairs for `tpsbench synth`, default
-# "llama-3-8b:Q4_K_M"; presets the binary lacks are skipped), SWEEP_MODELS (a glob of model
-# file names to measure, default all).
+# Settings (environment): CUDA_ARCH (90: H100/H200), JOBS (all cores), DEADLINE (s after
+# start by which this script must be done, 570: every step's time limit is cut to fit it),
+# SWEEP_TIMEOUT (s, 240), BUILD_TIMEOUT (s, 500; a second `build` call continues an
+# unfinished build), BACKEND (cuda; cpu runs the same pipeline on a machine without a GPU,
+# as a dry run), SYNTH (space-separated `preset:type` pairs for `tpsbench synth`, default
+# "llama-3-8b:Q4_K_M llama-3-8b:Q8_0"; presets the binary lacks are skipped), SWEEP_MODELS
+# (a glob of model file names to measure, default all), LADDER (1: also run the [[ladder]]
+# of gpu.toml on the carried SmolLM2 when it is there and time is left; 0: skip).
 # Everything it builds stays in the ignored .gpu-work/, which the device keeps between calls,
 # so `build` is skipped when the libraries are already there. What it reports goes to $OUT:
 # results/*.json, table.md, info.json, gpu-device.toml, logs, and summary.txt (read first).
@@ -36,6 +38,13 @@ mkdir -p "$OUT" "$work/bin" "$work/models"
 summary=$OUT/summary.txt
 note() { echo "$(date -u +%H:%M:%S) $*" | tee -a "$summary" >&2; }
 started=$(date +%s)
+# Seconds a step may take: its own limit, cut to what is left before DEADLINE (less 15 s to
+# write the summary); 0 when nothing is left.
+budget() {
+  local left=$(( ${DEADLINE:-570} - ($(date +%s) - started) - 15 ))
+  [ "$left" -lt 0 ] && left=0
+  [ "$1" -lt "$left" ] && echo "$1" || echo "$left"
+}
 
 # Copies what this call carried (the binary, a part of the model) into the kept .gpu-work/.
 stage() {
@@ -73,7 +82,7 @@ build() {
   note "build: $backend libraries (sm_$arch for cuda), -j $jobs, from $(basename "$src")"
   # tpsbench links no symbol of llama.cpp's `common` library: --no-common saves compile time.
   # The time limit leaves this script time to report before the device call's own limit.
-  timeout "${BUILD_TIMEOUT:-500}" scripts/build-llama-shared "${args[@]}" 2>>"$summary"
+  timeout "$(budget "${BUILD_TIMEOUT:-500}")" scripts/build-llama-shared "${args[@]}" 2>>"$summary"
   local rc=$?
   for f in cmake-configure.log cmake-build.log; do
     [ -f "$work/llama-$backend/$f" ] && tail -c 200000 "$work/llama-$backend/$f" >"$OUT/$f"
@@ -91,7 +100,8 @@ build() {
   note "build: done in $(( $(date +%s) - started ))s; tpsbench info exit $rc"
 }
 
-# The [sweep] of gpu.toml (everything before its first [[model]]) over the models present.
+# The [sweep] and [serving] of gpu.toml (everything before its first [[model]]) over the
+# models present, the synthetic ones with their `synth` spec.
 write_config() {
   local cfg=$OUT/gpu-device.toml
   sed '/^\[\[model\]\]/,$d' gpu.toml >"$cfg"
@@ -100,6 +110,9 @@ write_config() {
     [ -f "$f" ] || continue
     name=$(basename "$f" .gguf)
     printf '\n[[model]]\nname = "%s"\npath = "%s"\n' "$name" "$f" >>"$cfg"
+    case "$name" in
+      synth-*) printf 'synth = "%s:%s"\n' "$(echo "${name#synth-}" | sed 's/\.[^.]*$//')" "${name##*.}" >>"$cfg" ;;
+    esac
     if [ "$name" = tiny ]; then
       # Placement check on a tiny model: what ngl and no_kv_offload really did.
       printf '[model.sweep]\nn_prompt = [64]\nn_gen = [16]\nflash_attn = ["auto"]\nn_gpu_layers = [0, 1, 99]\nno_kv_offload = [false, true]\n' >>"$cfg"
@@ -129,10 +142,10 @@ sweep() {
   fi
   "$bin" synth --output "$work/models/tiny.gguf" >>"$OUT/synth.log" 2>&1
   local pt
-  for pt in ${SYNTH-llama-3-8b:Q4_K_M}; do
+  for pt in ${SYNTH-llama-3-8b:Q4_K_M llama-3-8b:Q8_0}; do
     local out=$work/models/synth-${pt%%:*}.${pt##*:}.gguf
     [ -f "$out" ] && continue
-    if timeout 180 "$bin" synth --preset "${pt%%:*}" --type "${pt##*:}" --output "$out" >>"$OUT/synth.log" 2>&1; then
+    if timeout "$(budget 180)" "$bin" synth --preset "${pt%%:*}" --type "${pt##*:}" --output "$out" >>"$OUT/synth.log" 2>&1; then
       note "sweep: synthesized ${pt%%:*} ${pt##*:} ($(du -h "$out" | cut -f1))"
     else
       rm -f "$out"; note "sweep: this tpsbench cannot synthesize $pt (see synth.log), skipped"
@@ -145,7 +158,7 @@ sweep() {
   n=$(grep -c '^\[\[model\]\]' "$cfg")
   note "sweep: $n models, config $cfg"
   [ "$n" -gt 0 ] || { note "sweep: no model to measure"; return 2; }
-  timeout "${SWEEP_TIMEOUT:-240}" "$bin" run --config "$cfg" --results-dir "$OUT/results" --output md \
+  timeout "$(budget "${SWEEP_TIMEOUT:-240}")" "$bin" run --config "$cfg" --results-dir "$OUT/results" --output md \
     >"$OUT/table.md" 2>>"$OUT/run.log"
   note "sweep: tpsbench run exit $? after $(( $(date +%s) - started ))s"
   # One line per test with where llama.cpp put it (the table has no placement column).
@@ -162,6 +175,30 @@ for f in sys.argv[1:]:
         print(f'{t["id"]}: {rate} | {p.get("layers_offloaded")}/{p.get("layers_total")} layers offloaded | {devs}')
 PY
   cat "$OUT/table.md" "$OUT/placement.txt" >>"$summary"
+  ladder
+}
+
+# The [[ladder]] of gpu.toml on the carried SmolLM2: quantized on the device, KLD and speed.
+ladder() {
+  local base=$work/models/SmolLM2-135M-Instruct.Q4_1.gguf t
+  [ "${LADDER:-1}" = 1 ] && [ -f "$base" ] || return 0
+  t=$(budget 120)
+  [ "$t" -ge 30 ] || { note "ladder: skipped, ${t}s left"; return 0; }
+  local cfg=$OUT/gpu-ladder.toml
+  { sed -n '/^\[sweep\]/,/^\[/p' gpu.toml | sed '$d'
+    sed -n '/^\[\[ladder\]\]/,$p' gpu.toml | sed "s|^base = .*|base = \"$base\"|"
+    echo "cache_dir = \"$work/models/cache\""; } >"$cfg"
+  # cache_dir belongs to [[ladder]], not [ladder.eval]: move it above the eval table.
+  python3 - "$cfg" <<'PY'
+import sys
+p = sys.argv[1]; lines = open(p).read().splitlines()
+cache = [l for l in lines if l.startswith("cache_dir")]; rest = [l for l in lines if not l.startswith("cache_dir")]
+i = rest.index("[ladder.eval]"); open(p, "w").write("\n".join(rest[:i] + cache + rest[i:]) + "\n")
+PY
+  timeout "$t" "$work/bin/tpsbench" ladder --config "$cfg" --results-dir "$OUT/results" \
+    >"$OUT/ladder.md" 2>>"$OUT/run.log"
+  note "ladder: exit $? after $(( $(date +%s) - started ))s"
+  cat "$OUT/ladder.md" >>"$summary"
 }
 
 case "${1:-all}" in

@@ -149,6 +149,8 @@ pub struct ModelEntry {
     /// Resolved against the directory of the config file.
     pub path: PathBuf,
     pub axes: Axes,
+    /// `synth = "llama-3-8b:Q4_K_M"`: written by `tpsbench run` when `path` is missing.
+    pub synth: Option<crate::synth::SynthSpec>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -214,6 +216,7 @@ pub(crate) struct RawSweep {
 struct RawModel {
     name: Spanned<String>,
     path: Spanned<String>,
+    synth: Option<Spanned<String>>,
     sweep: Option<Spanned<RawSweep>>,
 }
 
@@ -336,6 +339,13 @@ pub(crate) fn parse_parts(
                 "the model path is empty",
             ));
         }
+        let synth = match &m.synth {
+            Some(s) => Some(
+                crate::synth::SynthSpec::parse(s.get_ref())
+                    .map_err(|e| ctx.err(s.span(), &format!("{key}.synth"), e))?,
+            ),
+            None => None,
+        };
         let mut axes = defaults.clone();
         if let Some(sweep) = m.sweep {
             let span = sweep.span();
@@ -356,6 +366,7 @@ pub(crate) fn parse_parts(
             name,
             path: base_dir.join(m.path.get_ref()),
             axes,
+            synth,
         });
     }
     let config = Config {

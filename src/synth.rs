@@ -196,6 +196,115 @@ pub fn synth(o: &SynthOptions, rep: &Reporter) -> Result<String, String> {
     ))
 }
 
+/// A `[[model]]`'s `synth = "llama-3-8b:Q4_K_M"`: a synthetic model written when the file
+/// is missing, so that a configuration with 8B-class shapes runs without a download.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SynthSpec {
+    /// `tiny` or one of [`PRESETS`].
+    pub preset: String,
+    /// The ladder type name (canonical spelling).
+    pub quant: String,
+}
+
+impl SynthSpec {
+    /// `preset[:TYPE]`; the type defaults as in `tpsbench synth` (F32 for tiny, else Q8_0).
+    pub fn parse(text: &str) -> Result<SynthSpec, String> {
+        let (preset, quant) = match text.split_once(':') {
+            Some((p, q)) => (p.trim(), Some(q.trim())),
+            None => (text.trim(), None),
+        };
+        if preset != "tiny" && presets::shape(preset).is_none() {
+            return Err(format!(
+                "unknown synth preset {preset:?}: use tiny, {} (optionally with :TYPE, e.g. \
+                 \"llama-3-8b:Q4_K_M\")",
+                PRESETS.join(", ")
+            ));
+        }
+        let default = if preset == "tiny" { "F32" } else { "Q8_0" };
+        let t = QuantType::parse(quant.unwrap_or(default))?;
+        Ok(SynthSpec {
+            preset: preset.to_string(),
+            quant: t.name.to_string(),
+        })
+    }
+}
+
+/// Writes the models of `config` that are missing, have a `synth` spec and hold a test that
+/// `filters` keep (a `--filter` for another model does not wait for an 8B synthesis). Each is
+/// written under a temporary name and renamed when complete: an interrupted synthesis never
+/// leaves a partial model behind. Returns one line per model written.
+pub fn ensure_models(
+    config: &crate::config::Config,
+    filters: &[String],
+    n_threads: u32,
+    rep: &Reporter,
+) -> Result<Vec<String>, String> {
+    let labels: Vec<String> = config
+        .models
+        .iter()
+        .map(|m| match (&m.synth, m.path.exists()) {
+            (Some(s), false) => s.quant.clone(),
+            _ => crate::gguf::reader::read_header(&m.path)
+                .ok()
+                .and_then(|h| h.file_type())
+                .unwrap_or("unknown")
+                .to_string(),
+        })
+        .collect();
+    let mut wanted: Vec<usize> = crate::plan::filter(crate::plan::expand(config, &labels), filters)
+        .iter()
+        .map(|t| t.model)
+        .collect();
+    wanted.extend(
+        crate::serving::plan::expand(config, &labels, filters)
+            .iter()
+            .map(|t| t.model),
+    );
+    let mut lines = Vec::new();
+    for (i, m) in config.models.iter().enumerate() {
+        let Some(spec) = &m.synth else { continue };
+        if m.path.exists() || !wanted.contains(&i) {
+            continue;
+        }
+        if let Some(dir) = m.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("model {:?}: cannot create {}: {e}", m.name, dir.display()))?;
+        }
+        let tmp = m
+            .path
+            .with_extension(format!("synth-{}.tmp", std::process::id()));
+        rep.line(&format!(
+            "model {:?}: {} is missing; synthesizing {} {}",
+            m.name,
+            m.path.display(),
+            spec.preset,
+            spec.quant
+        ));
+        let opts = SynthOptions {
+            output: tmp.clone(),
+            preset: spec.preset.clone(),
+            quant: Some(spec.quant.clone()),
+            layers: None,
+            shrink: 1,
+            seed: 1,
+            n_threads,
+        };
+        let written = synth(&opts, rep).and_then(|line| {
+            std::fs::rename(&tmp, &m.path)
+                .map(|_| line.replace(&tmp.display().to_string(), &m.path.display().to_string()))
+                .map_err(|e| format!("cannot rename {}: {e}", tmp.display()))
+        });
+        match written {
+            Ok(line) => lines.push(line),
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(format!("model {:?}: synthesis failed: {e}", m.name));
+            }
+        }
+    }
+    Ok(lines)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,6 +318,26 @@ mod tests {
         assert_eq!(direct_types(q("F16"), 4096), Some((1, 1)));
         assert_eq!(direct_types(q("Q4_K_M"), 4096), None);
         assert_eq!(direct_types(q("IQ4_NL"), 4096), None);
+    }
+
+    #[test]
+    fn synth_specs_name_a_preset_and_an_optional_type() {
+        let s = |t| SynthSpec::parse(t);
+        assert_eq!(
+            s("llama-3-8b:q4_k_m").unwrap(),
+            SynthSpec {
+                preset: "llama-3-8b".into(),
+                quant: "Q4_K_M".into()
+            }
+        );
+        assert_eq!(s(" tiny ").unwrap().quant, "F32");
+        assert_eq!(s("mistral-7b").unwrap().quant, "Q8_0");
+        assert!(
+            s("llama-9b:Q8_0")
+                .unwrap_err()
+                .contains("unknown synth preset")
+        );
+        assert!(s("llama-3-8b:Q9_9").unwrap_err().contains("Q9_9"));
     }
 
     #[test]

@@ -91,3 +91,45 @@ fn info_json_names_the_llama_cpp_library_this_binary_runs() {
     let ggml = lib["ggml_version"].as_str().unwrap();
     assert_eq!(ggml.split('.').count(), 3, "ggml version {ggml}");
 }
+
+#[test]
+fn serving_tests_record_the_placement_of_their_own_context() {
+    let dir = tempfile::tempdir().unwrap();
+    tpsbench()
+        .args(["synth", "--output"])
+        .arg(dir.path().join("tiny.gguf"))
+        .assert()
+        .success();
+    let config = dir.path().join("models.toml");
+    std::fs::write(
+        &config,
+        "[sweep]\nn_prompt = 8\nn_gen = 0\nn_threads = 1\nno_kv_offload = true\n\
+         [serving]\nmodes = [\"parallel\"]\nn_prompt = 8\nn_gen = 4\nn_parallel = [1, 4]\n\
+         repetitions = 1\n\
+         [[model]]\nname = \"tiny\"\npath = \"tiny.gguf\"\n",
+    )
+    .unwrap();
+    let out = tpsbench()
+        .args(["run", "--quiet", "--no-save", "--output", "json"])
+        .args(["--filter", "serve-", "--config"])
+        .arg(&config)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let tests = v["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 2, "{tests:?}");
+    let kv: Vec<u64> = tests
+        .iter()
+        .map(|t| {
+            assert_eq!(t["status"], "ok", "{t}");
+            assert_eq!(t["no_kv_offload"], true);
+            let devices = t["placement"]["devices"].as_array().unwrap();
+            assert_eq!(devices.len(), 1, "{t}");
+            assert_eq!(devices[0]["name"], "CPU");
+            devices[0]["kv_bytes"].as_u64().unwrap()
+        })
+        .collect();
+    // One context for the group (n_seq_max 4) serves both tests: the same KV cache, and it
+    // is the context's, not a llama-bench test's.
+    assert!(kv[0] > 0 && kv[0] == kv[1], "{kv:?}");
+}

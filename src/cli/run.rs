@@ -69,6 +69,12 @@ pub(super) fn run(
         None => None,
     };
     let engine = LlamaEngine::new(verbose).map_err(anyhow::Error::msg)?;
+    // Synthetic models (`synth = ...`) are written before the sweep: no download needed.
+    if only_model.is_none() {
+        let rep = crate::ladder::Reporter::new(quiet);
+        crate::synth::ensure_models(&cfg, &filters, system::physical_cores(), &rep)
+            .map_err(anyhow::Error::msg)?;
+    }
     let mut progress = StderrProgress::new(quiet);
     let missing = system::missing_simd(&llama::cpu_features());
     if !missing.is_empty() {

@@ -48,6 +48,11 @@ pub trait BatchSession {
     fn seq_rm(&mut self, seq: i32, p0: i32, p1: i32) -> bool;
     /// Smallest and largest position held for a sequence; None when it is empty.
     fn seq_pos_range(&self, seq: i32) -> Option<(i32, i32)>;
+    /// Where the model and this context's KV cache and compute buffers were put, as the
+    /// engine reported it when the context was made; None when it does not say.
+    fn placement(&self) -> Option<crate::placement::Placement> {
+        None
+    }
 }
 
 /// What a model offers serving tests, next to `Model`.

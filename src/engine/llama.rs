@@ -60,7 +60,7 @@ unsafe extern "C" fn on_log(level: sys::ggml_log_level, text: *const c_char, _: 
 /// The first error llama.cpp logged since the last call, without its prefixes:
 /// "llama_model_load: error loading model: check_tensor_dims: tensor 'x' not found" gives
 /// "tensor 'x' not found".
-fn take_first_error() -> Option<String> {
+pub(super) fn take_first_error() -> Option<String> {
     let e = FIRST_ERROR.lock().ok()?.take()?;
     let mut msg = e.as_str();
     loop {
@@ -75,7 +75,7 @@ fn take_first_error() -> Option<String> {
 
 /// Runs `f` and returns what llama.cpp logged meanwhile (all levels, debug included):
 /// where it put layers and buffers is only reported there.
-fn capture<T>(f: impl FnOnce() -> T) -> (T, String) {
+pub(super) fn capture<T>(f: impl FnOnce() -> T) -> (T, String) {
     let _serial = CAPTURE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     *CAPTURED.lock().unwrap_or_else(|e| e.into_inner()) = Some(String::new());
     let out = f();
@@ -264,7 +264,7 @@ pub(super) struct LlamaModel {
     pub(super) ptr: NonNull<sys::llama_model>,
     pub(super) info: ModelInfo,
     /// What llama.cpp logged while loading: where it put the layers and weights.
-    load_log: String,
+    pub(super) load_log: String,
     /// The placement of the last session and its parameters: load log plus context log.
     placement: Mutex<Option<(TestParams, Option<crate::placement::Placement>)>>,
 }

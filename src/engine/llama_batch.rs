@@ -24,6 +24,8 @@ pub(super) struct LlamaBatchSession<'m> {
     seq: Vec<i32>,
     seq_ptr: Vec<*mut i32>,
     logits: Vec<i8>,
+    /// From the model's load log and this context's creation log.
+    placement: Option<crate::placement::Placement>,
     _model: &'m LlamaModel,
 }
 
@@ -50,19 +52,24 @@ impl ServingModel for LlamaModel {
         cp.type_k = ggml_type(&b.type_k)?;
         cp.type_v = ggml_type(&b.type_v)?;
         cp.flash_attn_type = b.flash_attn;
-        cp.offload_kqv = true;
+        cp.offload_kqv = !b.no_kv_offload;
         cp.no_perf = false;
         cp.op_offload = true;
         cp.swa_full = false;
         cp.embeddings = false;
-        let ctx = NonNull::new(unsafe { sys::llama_init_from_model(self.ptr.as_ptr(), cp) })
-            .ok_or_else(|| {
-                format!(
-                    "llama.cpp could not create a context of {} tokens for {} sequences \
-                     (n_batch {}, n_ubatch {}): too large for memory or invalid parameters",
-                    p.n_ctx, p.n_seq_max, b.n_batch, b.n_ubatch
-                )
-            })?;
+        super::llama::take_first_error();
+        let (raw, ctx_log) =
+            super::llama::capture(|| unsafe { sys::llama_init_from_model(self.ptr.as_ptr(), cp) });
+        let ctx = NonNull::new(raw).ok_or_else(|| {
+            let why = super::llama::take_first_error()
+                .unwrap_or_else(|| "too large for memory or invalid parameters".into());
+            format!(
+                "llama.cpp could not create a context of {} tokens for {} sequences \
+                 (n_batch {}, n_ubatch {}): {why}",
+                p.n_ctx, p.n_seq_max, b.n_batch, b.n_ubatch
+            )
+        })?;
+        let placement = crate::placement::parse(&format!("{}\n{ctx_log}", self.load_log));
         Ok(Box::new(LlamaBatchSession {
             ctx,
             n_vocab: self.info.n_vocab.max(0) as usize,
@@ -72,6 +79,7 @@ impl ServingModel for LlamaModel {
             seq: Vec::new(),
             seq_ptr: Vec::new(),
             logits: Vec::new(),
+            placement,
             _model: self,
         }))
     }
@@ -237,5 +245,9 @@ impl BatchSession for LlamaBatchSession<'_> {
             )
         };
         (hi >= 0).then_some((lo, hi))
+    }
+
+    fn placement(&self) -> Option<crate::placement::Placement> {
+        self.placement.clone()
     }
 }

@@ -213,6 +213,7 @@ pub fn run(
                 name: v.name.clone(),
                 path: v.path.clone(),
                 axes: opts.config.ladders[v.ladder].axes.clone(),
+                synth: None,
             })
             .collect(),
     };
@@ -252,6 +253,7 @@ fn selected(lc: &LadderConfig, l: &Ladder, t: QuantType, filters: &[String]) -> 
             name: l.variant_name(t),
             path: PathBuf::new(),
             axes: l.axes.clone(),
+            synth: None,
         }],
     };
     !plan::filter(plan::expand(&cfg, &[t.name.to_string()]), filters).is_empty()

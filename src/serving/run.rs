@@ -106,6 +106,7 @@ pub fn run_all(
             sink.progress
                 .test_started(sink.offset + i + k, sink.total, &t.id);
             let mut rec = new_record(t, &models[mi], record, sc, seed, prompts);
+            rec.placement = ready.as_ref().ok().and_then(|(s, _)| s.placement());
             let result = match &mut ready {
                 Ok((session, work)) => group_run.measure(session.as_mut(), work, t, sink.progress),
                 Err(e) => Err(e.clone()),
