@@ -32,8 +32,8 @@ pub struct RunOptions {
     pub only_model: Option<String>,
     /// Set (by Ctrl-C) to stop after the current test.
     pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
-    /// Bandwidth for the decode roofline (GB/s, source); None leaves rooflines out.
-    pub bandwidth: Option<(f64, String)>,
+    /// Bandwidths for decode rooflines; None leaves rooflines out.
+    pub bandwidth: Option<crate::machine::Ceilings>,
     /// Sample power (NVML or RAPL, where present) during each test.
     pub power: bool,
 }
@@ -294,14 +294,9 @@ pub fn run(
     } else {
         None
     };
-    let mut monitor = crate::machine::Monitor::new(power, opts.bandwidth.clone());
-    if opts
-        .bandwidth
-        .as_ref()
-        .is_some_and(|b| b.1.starts_with("probe"))
-    {
-        monitor.host = record.run.host_bandwidth.clone();
-    }
+    let mut monitor =
+        crate::machine::Monitor::new(power, opts.bandwidth.clone().unwrap_or_default());
+    monitor.host = record.run.host_bandwidth.clone();
     let started = Instant::now();
     let mut done: Vec<(TestParams, Duration)> = Vec::new();
     let mut loaded: Option<(usize, TestParams, Box<dyn Model + '_>)> = None;

@@ -94,7 +94,9 @@ pub(super) fn run(
         .models
         .iter()
         .all(|m| m.axes.n_gpu_layers.iter().all(|&n| n != 0));
-    let bandwidth = crate::machine::roofline_bandwidth(&mut info, offload, false);
+    let bandwidth = Some(crate::machine::roofline_bandwidth(
+        &mut info, offload, false,
+    ));
     let stop = install_interrupt();
     let out = if isolate {
         let dir = results_dir.unwrap_or_else(|| PathBuf::from("results"));

@@ -60,11 +60,33 @@ pub fn shape_of(h: &Header) -> Option<Shape> {
     })
 }
 
-/// Per-run measurement context: the power source and the bandwidth the roofline uses.
+/// The memory bandwidths (GB/s, where the figure came from) a decode roofline can use: the
+/// GPU's for a test whose layers are all offloaded, the host's for a test on the CPU. A
+/// partly offloaded test has no single ceiling and gets no roofline.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ceilings {
+    /// llama.cpp runs a GPU backend (otherwise every test is a host test).
+    pub gpu_build: bool,
+    pub device: Option<(f64, String)>,
+    pub host: Option<(f64, String)>,
+}
+
+impl Ceilings {
+    /// The ceiling of a test with `n_gpu_layers` on a model of `n_layer` repeating layers.
+    pub fn for_test(&self, n_gpu_layers: i32, n_layer: u64) -> Option<&(f64, String)> {
+        let all = n_gpu_layers < 0 || n_gpu_layers as u64 >= n_layer;
+        match (self.gpu_build, n_gpu_layers, all) {
+            (false, _, _) | (true, 0, _) => self.host.as_ref(),
+            (true, _, true) => self.device.as_ref(),
+            (true, _, false) => None,
+        }
+    }
+}
+
+/// Per-run measurement context: the power source and the bandwidths the roofline uses.
 pub struct Monitor {
     source: Option<Box<dyn PowerSource>>,
-    /// GB/s and where the figure came from.
-    pub bandwidth: Option<(f64, String)>,
+    pub ceilings: Ceilings,
     /// The host probe, when the roofline is the host's (picks DRAM or cache per test).
     pub host: Option<bandwidth::Bandwidth>,
 }
@@ -76,17 +98,17 @@ pub struct Active {
 }
 
 impl Monitor {
-    pub fn new(source: Option<Box<dyn PowerSource>>, bandwidth: Option<(f64, String)>) -> Self {
+    pub fn new(source: Option<Box<dyn PowerSource>>, ceilings: Ceilings) -> Self {
         Monitor {
             source,
-            bandwidth,
+            ceilings,
             host: None,
         }
     }
 
     /// Nothing monitored (library use, unit tests).
     pub fn none() -> Self {
-        Monitor::new(None, None)
+        Monitor::new(None, Ceilings::default())
     }
 
     pub fn begin(&mut self) -> Active {
@@ -116,11 +138,13 @@ impl Monitor {
         let (mut roof, mut pre) = (None, None);
         if let (Some(s), Some(ts)) = (shape, ts) {
             if p.n_gen > 0 && p.n_prompt == 0 {
-                roof = self.bandwidth.as_ref().map(|(gbs, src)| {
+                let ceiling = self.ceilings.for_test(p.n_gpu_layers, s.n_layer);
+                let on_host = ceiling.is_some() && ceiling == self.ceilings.host.as_ref();
+                roof = ceiling.map(|(gbs, src)| {
                     let r = roofline::decode(
                         s, p.n_depth, p.n_gen, &p.type_k, &p.type_v, ts, *gbs, src,
                     );
-                    match &self.host {
+                    match self.host.as_ref().filter(|_| on_host) {
                         // On the host, the memory level that holds the working set sets the ceiling.
                         Some(h) => {
                             let (gbs, src) = host_ceiling(h, r.bytes_per_token);
@@ -153,30 +177,37 @@ impl Monitor {
     }
 }
 
-/// Fills the run's GPU facts and picks the bandwidth for decode rooflines: the GPU's (from
-/// the known-GPU table, by the name llama.cpp or NVML gives) when layers are offloaded to a
-/// GPU, else the host's, from the probe (cached per machine; `refresh` re-measures).
+/// Fills the run's GPU facts and finds the bandwidths for decode rooflines: the GPU's (from
+/// the known-GPU table, by the name llama.cpp or NVML gives; none for an unknown GPU rather
+/// than a wrong one) on a GPU build, and the host's from the probe (cached per machine;
+/// `refresh` re-measures) unless `all_offloaded` says no test runs on the host.
 pub fn roofline_bandwidth(
     info: &mut crate::record::RunInfo,
-    offload: bool,
+    all_offloaded: bool,
     refresh: bool,
-) -> Option<(f64, String)> {
+) -> Ceilings {
     if let Some(n) = nvml::Nvml::load() {
         info.gpus = n.facts();
     }
-    if offload && info.llama_cpp.gpu_backend != "cpu" {
+    let gpu_build = info.llama_cpp.gpu_backend != "cpu";
+    let mut c = Ceilings {
+        gpu_build,
+        ..Ceilings::default()
+    };
+    if gpu_build {
         let names = info.gpus.iter().map(|g| g.name.clone()).chain(
             info.devices
                 .iter()
                 .filter(|d| d.kind == "gpu")
                 .map(|d| d.description.clone()),
         );
-        for name in names {
-            if let Some((gbs, note)) = gpus::bandwidth_of(&name) {
-                return Some((gbs, format!("table: {note}")));
-            }
+        c.device = names
+            .filter_map(|name| gpus::bandwidth_of(&name))
+            .map(|(gbs, note)| (gbs, format!("table: {note}")))
+            .next();
+        if all_offloaded {
+            return c;
         }
-        return None; // an unknown GPU: no roofline rather than a wrong one
     }
     let s = &info.system;
     let machine = format!(
@@ -184,12 +215,12 @@ pub fn roofline_bandwidth(
         s.cpu_model, s.logical_cores, s.ram_bytes
     );
     let b = bandwidth::cached_or_probe(s.logical_cores, &machine, refresh);
-    let r = (
+    c.host = Some((
         b.read_gbs,
         format!("probe: host DRAM read, {} threads", b.threads),
-    );
+    ));
     info.host_bandwidth = Some(b);
-    Some(r)
+    c
 }
 
 /// The ceiling for a working set of `bytes`: the cache-resident read rate when the working
@@ -207,5 +238,79 @@ pub fn host_ceiling(b: &bandwidth::Bandwidth, bytes: f64) -> (f64, String) {
             b.read_gbs,
             format!("probe: host DRAM read, {} threads", b.threads),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ceilings(gpu_build: bool) -> Ceilings {
+        Ceilings {
+            gpu_build,
+            device: Some((4800.0, "table: H200".into())),
+            host: Some((20.0, "probe: host DRAM read, 2 threads".into())),
+        }
+    }
+
+    #[test]
+    fn a_test_gets_the_ceiling_of_the_memory_its_layers_are_in() {
+        let g = ceilings(true);
+        assert_eq!(g.for_test(0, 30).unwrap().0, 20.0, "ngl 0: host");
+        assert_eq!(g.for_test(99, 30).unwrap().0, 4800.0, "all layers: GPU");
+        assert_eq!(
+            g.for_test(30, 30).unwrap().0,
+            4800.0,
+            "every repeating layer"
+        );
+        assert_eq!(g.for_test(-1, 30).unwrap().0, 4800.0, "-1: all");
+        assert_eq!(
+            g.for_test(10, 30),
+            None,
+            "partial offload: no single ceiling"
+        );
+        let c = ceilings(false);
+        assert_eq!(
+            c.for_test(99, 30).unwrap().0,
+            20.0,
+            "a CPU build runs on the host"
+        );
+        let unknown = Ceilings {
+            device: None,
+            ..ceilings(true)
+        };
+        assert_eq!(
+            unknown.for_test(99, 30),
+            None,
+            "unknown GPU: none, not the host's"
+        );
+    }
+
+    #[test]
+    fn decode_rooflines_follow_each_tests_placement() {
+        let shape = roofline::Shape {
+            n_layer: 30,
+            n_embd_kv: 192,
+            weight_bytes: 96_000_000,
+            input_embedding_bytes: 0,
+            tied_embeddings: true,
+            n_vocab: 49152,
+            n_params: 135_000_000,
+        };
+        let mut m = Monitor::new(None, ceilings(true));
+        let mut p =
+            crate::plan::expand_axes(&crate::config::Axes::llama_bench_defaults(2))[0].clone();
+        (p.n_prompt, p.n_gen) = (0, 128);
+        let mut roof = |ngl: i32| {
+            p.n_gpu_layers = ngl;
+            let a = m.begin();
+            m.end(a, &p, Some(&shape), Some(100.0), 128).roofline
+        };
+        let gpu = roof(99).expect("full offload");
+        let host = roof(0).expect("on the host");
+        assert!(gpu.bandwidth_source.contains("H200"), "{gpu:?}");
+        assert!(host.bandwidth_source.contains("host"), "{host:?}");
+        assert!(gpu.roofline_ts > 100.0 * host.roofline_ts);
+        assert_eq!(roof(10), None);
     }
 }
