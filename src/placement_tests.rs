@@ -8,6 +8,9 @@ const CPU_TINY: &str = include_str!("../tests/fixtures/placement/cpu-tiny.log");
 const CUDA_FULL: &str = include_str!("../tests/fixtures/placement/cuda-8b-full.log");
 const CUDA_NGL10_NKVO: &str = include_str!("../tests/fixtures/placement/cuda-8b-ngl10-nkvo.log");
 const CUDA_2GPU: &str = include_str!("../tests/fixtures/placement/cuda-2gpu-layer.log");
+// Captured from a real GPU backend: tpsbench built with --features vulkan (Vulkan headers
+// 1.4.309) on Mesa's llvmpipe software device, SmolLM2-135M Q4_1 at n_gpu_layers 10.
+const VULKAN_NGL10: &str = include_str!("../tests/fixtures/placement/vulkan-llvmpipe-ngl10.log");
 
 const MIB: u64 = 1 << 20;
 
@@ -156,4 +159,21 @@ fn keeping_only_the_relevant_lines_changes_nothing_parsed() {
         assert_eq!(parse(&kept), parse(log));
     }
     assert_eq!(relevant_lines("llama_context: n_ctx = 512\n"), "");
+}
+
+#[test]
+fn a_real_vulkan_partial_offload_splits_layers_and_kv_cache_as_llama_cpp_logged() {
+    let p = parse(VULKAN_NGL10).unwrap();
+    // llama.cpp offloads the output layer first, then the last 9 repeating layers.
+    assert_eq!((p.layers_offloaded, p.layers_total), (10, 31));
+    let gpu = dev(&p, "Vulkan0");
+    let cpu = dev(&p, "CPU");
+    assert_eq!((gpu.layers, cpu.layers), (10, 21));
+    assert_eq!(gpu.model_bytes, (47.71 * MIB as f64).round() as u64);
+    // The KV cache follows the layers: 21 of 30 layers' cells on the host.
+    assert_eq!(cpu.kv_bytes, (3.94 * MIB as f64).round() as u64);
+    assert_eq!(gpu.kv_bytes, (1.69 * MIB as f64).round() as u64);
+    // llama.cpp reports the mmap'd range for CPU_Mapped: here the whole file.
+    assert_eq!(cpu.model_bytes, (92.10 * MIB as f64).round() as u64);
+    assert_eq!(p.kv_devices(), vec!["CPU", "Vulkan0"]);
 }
