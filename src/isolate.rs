@@ -40,7 +40,8 @@ pub fn run(
     child_args: &[String],
 ) -> Result<(RunRecord, PathBuf), String> {
     let (models, planned) = runner::prepare(config, filters);
-    if planned.is_empty() {
+    let (serving, _) = crate::serving::run::prepare(config, &models, filters)?;
+    if planned.is_empty() && serving.is_empty() {
         return Err(format!("no test matches the filter {filters:?}"));
     }
     if let Some(m) = models.iter().find(|m| m.error.is_some()) {
@@ -61,8 +62,12 @@ pub fn run(
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot find the tpsbench executable: {e}"))?;
     let mut names: Vec<&str> = Vec::new();
-    for t in &planned {
-        let n = config.models[t.model].name.as_str();
+    let model_of = planned
+        .iter()
+        .map(|t| t.model)
+        .chain(serving.iter().map(|t| t.model));
+    for m in model_of {
+        let n = config.models[m].name.as_str();
         if !names.contains(&n) {
             names.push(n);
         }

@@ -264,6 +264,14 @@ pub fn run(
         return Err(bad.join("; "));
     }
     let Target { path, mut record } = open_target(info, opts)?;
+    let serving = crate::serving::run::remaining(
+        serving,
+        &opts.config,
+        &models,
+        prompts.as_ref(),
+        opts.only_model.as_deref(),
+        &record,
+    );
     let tests = select(
         &opts.config,
         &models,

@@ -40,6 +40,35 @@ pub fn prepare(
     Ok((tests, prompts))
 }
 
+/// The serving tests still to run: those of `only_model` (when set; `--isolate` children)
+/// that `done` (a resumed file) does not hold, matched by identity and model as
+/// `runner::select` matches llama-bench tests.
+pub fn remaining(
+    tests: Vec<ServingTest>,
+    config: &Config,
+    models: &[ModelRecord],
+    prompts: Option<&PromptFile>,
+    only_model: Option<&str>,
+    done: &RunRecord,
+) -> Vec<ServingTest> {
+    let Some(sc) = &config.serving else {
+        return tests;
+    };
+    let seed = sc.seed.unwrap_or(config.settings.seed);
+    tests
+        .into_iter()
+        .filter(|t| only_model.is_none_or(|m| config.models[t.model].name == m))
+        .filter(|t| {
+            let id = identity(&models[t.model].sha256, t, sc, seed, prompts);
+            let name = &config.models[t.model].name;
+            !done
+                .tests
+                .iter()
+                .any(|d| d.identity == id && &d.model == name)
+        })
+        .collect()
+}
+
 /// Where the runner is: result file, progress numbering.
 pub struct Sink<'a> {
     pub path: Option<&'a Path>,

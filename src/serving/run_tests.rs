@@ -220,3 +220,40 @@ fn a_serving_test_that_does_not_fit_fails_alone() {
     let md = String::from_utf8(exporter(Format::Md).render(&out.record)).unwrap();
     assert!(md.contains("failed: failed to create a context"), "{md}");
 }
+
+#[test]
+fn a_resumed_run_keeps_its_serving_tests_and_an_isolated_child_runs_only_its_model() {
+    let (dir, cfg) = setup(
+        "modes=['parallel']\nn_prompt=16\nn_gen=5\nn_parallel=[1,2]",
+        &[],
+    );
+    let e = MockEngine::new(PP_NS, GEN_NS);
+    let first = run(
+        &e,
+        fixtures::run().run,
+        &opts(cfg.clone(), dir.path(), &[]),
+        &mut NoProgress,
+    )
+    .unwrap();
+    assert_eq!(first.record.tests.len(), 4);
+    let sessions = e.log.borrow().sessions;
+    let mut again = opts(cfg.clone(), dir.path(), &[]);
+    again.resume = first.path.clone();
+    let resumed = run(&e, fixtures::run().run, &again, &mut NoProgress).unwrap();
+    let ids = |r: &crate::record::RunRecord| -> Vec<String> {
+        r.tests.iter().map(|t| t.identity.clone()).collect()
+    };
+    assert_eq!(
+        ids(&resumed.record),
+        ids(&first.record),
+        "nothing run twice"
+    );
+    assert_eq!(e.log.borrow().sessions, sessions, "no context made");
+    // An `--isolate` child for another model runs none of this model's serving tests.
+    let mut other = opts(cfg, dir.path(), &[]);
+    other.only_model = Some("another".into());
+    other.results_dir = None;
+    let err = run(&e, fixtures::run().run, &other, &mut NoProgress);
+    let ran = err.map(|o| o.record.tests.len()).unwrap_or(0);
+    assert_eq!(ran, 0);
+}
