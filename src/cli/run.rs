@@ -94,6 +94,22 @@ pub(super) fn run(
         .models
         .iter()
         .all(|m| m.axes.n_gpu_layers.iter().all(|&n| n != 0));
+    let wants_gpu = cfg
+        .models
+        .iter()
+        .any(|m| m.axes.n_gpu_layers.iter().any(|&n| n != 0));
+    if wants_gpu
+        && info.llama_cpp.gpu_backend != "cpu"
+        && !info.devices.iter().any(|d| d.kind == "gpu")
+    {
+        // Not an error: the placement records say where the layers went. But a GPU sweep
+        // that silently ran on the CPU is worth one line.
+        eprintln!(
+            "warning: llama.cpp has the {} backend but sees no GPU: every layer runs on the CPU \
+             (--verbose shows llama.cpp's reason)",
+            info.llama_cpp.gpu_backend
+        );
+    }
     let bandwidth = Some(crate::machine::roofline_bandwidth(
         &mut info, offload, false,
     ));
