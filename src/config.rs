@@ -8,6 +8,11 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
+pub(crate) use crate::config_values::scalar_int;
+use crate::config_values::{
+    boolean, flash_attn, int_list, kv_type, list, scalar_float, split_mode,
+};
+
 /// Flash attention policy, as llama-bench's `-fa` (-1 auto, 0 off, 1 on).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -492,163 +497,6 @@ pub(crate) fn apply_axes(
         ));
     }
     Ok(())
-}
-
-/// A value that is a scalar or a list, with each element checked by `f`.
-fn list<T>(
-    ctx: &Ctx,
-    key: &str,
-    v: &Spanned<toml::Value>,
-    f: impl Fn(&toml::Value) -> Result<T, String>,
-) -> Result<Vec<T>, ConfigError> {
-    let items: Vec<&toml::Value> = match v.get_ref() {
-        toml::Value::Array(a) => a.iter().collect(),
-        other => vec![other],
-    };
-    if items.is_empty() {
-        return Err(ctx.err(v.span(), key, "the list is empty: give at least one value"));
-    }
-    items
-        .into_iter()
-        .map(|x| f(x).map_err(|m| ctx.err(v.span(), key, m)))
-        .collect()
-}
-
-fn int_list<T: TryFrom<i64>>(
-    ctx: &Ctx,
-    key: &str,
-    v: &Spanned<toml::Value>,
-    min: i64,
-    max: i64,
-) -> Result<Vec<T>, ConfigError> {
-    list(ctx, key, v, |x| {
-        let n = int_value(x, min, max)?;
-        T::try_from(n).map_err(|_| format!("{n} is out of range"))
-    })
-}
-
-pub(crate) fn scalar_int(
-    ctx: &Ctx,
-    key: &str,
-    v: &Spanned<toml::Value>,
-    min: i64,
-    max: i64,
-) -> Result<i64, ConfigError> {
-    if matches!(v.get_ref(), toml::Value::Array(_)) {
-        return Err(ctx.err(v.span(), key, "expected a single integer, not a list"));
-    }
-    int_value(v.get_ref(), min, max).map_err(|m| ctx.err(v.span(), key, m))
-}
-
-fn scalar_float(
-    ctx: &Ctx,
-    key: &str,
-    v: &Spanned<toml::Value>,
-    min: f64,
-    max: f64,
-) -> Result<f64, ConfigError> {
-    let x = match v.get_ref() {
-        toml::Value::Float(f) => *f,
-        toml::Value::Integer(i) => *i as f64,
-        other => {
-            return Err(ctx.err(
-                v.span(),
-                key,
-                format!("expected a number, got {}", other.type_str()),
-            ));
-        }
-    };
-    if !(min..=max).contains(&x) {
-        return Err(ctx.err(
-            v.span(),
-            key,
-            format!("{x} is out of range: must be between {min} and {max}"),
-        ));
-    }
-    Ok(x)
-}
-
-fn int_value(x: &toml::Value, min: i64, max: i64) -> Result<i64, String> {
-    let n = x
-        .as_integer()
-        .ok_or_else(|| format!("expected an integer, got {}", x.type_str()))?;
-    if n < min || n > max {
-        return Err(format!(
-            "{n} is out of range: must be between {min} and {max}"
-        ));
-    }
-    Ok(n)
-}
-
-fn flash_attn(x: &toml::Value) -> Result<FlashAttn, String> {
-    match x {
-        toml::Value::Boolean(true) => Ok(FlashAttn::On),
-        toml::Value::Boolean(false) => Ok(FlashAttn::Off),
-        toml::Value::Integer(-1) => Ok(FlashAttn::Auto),
-        toml::Value::Integer(0) => Ok(FlashAttn::Off),
-        toml::Value::Integer(1) => Ok(FlashAttn::On),
-        toml::Value::String(s) => match s.to_ascii_lowercase().as_str() {
-            "auto" => Ok(FlashAttn::Auto),
-            "on" | "1" | "true" => Ok(FlashAttn::On),
-            "off" | "0" | "false" => Ok(FlashAttn::Off),
-            _ => Err(format!(
-                "{s:?} is not a flash attention policy: use \"auto\", \"on\" or \"off\""
-            )),
-        },
-        other => Err(format!(
-            "expected \"auto\", \"on\", \"off\" or a boolean, got {}",
-            other.type_str()
-        )),
-    }
-}
-
-fn split_mode(x: &toml::Value) -> Result<SplitMode, String> {
-    let s = x.as_str().ok_or_else(|| {
-        format!(
-            "expected \"none\", \"layer\", \"row\" or \"tensor\", got {}",
-            x.type_str()
-        )
-    })?;
-    match s.to_ascii_lowercase().as_str() {
-        "none" => Ok(SplitMode::None),
-        "layer" => Ok(SplitMode::Layer),
-        "row" => Ok(SplitMode::Row),
-        "tensor" => Ok(SplitMode::Tensor),
-        _ => Err(format!(
-            "{s:?} is not a split mode: use \"none\", \"layer\", \"row\" or \"tensor\""
-        )),
-    }
-}
-
-/// A boolean, also written 0/1 as llama-bench's `-nkvo 0,1`.
-fn boolean(x: &toml::Value) -> Result<bool, String> {
-    match x {
-        toml::Value::Boolean(b) => Ok(*b),
-        toml::Value::Integer(0) => Ok(false),
-        toml::Value::Integer(1) => Ok(true),
-        other => Err(format!(
-            "expected true or false (or 0/1), got {}",
-            match other {
-                toml::Value::Integer(n) => n.to_string(),
-                o => o.type_str().to_string(),
-            }
-        )),
-    }
-}
-
-fn kv_type(x: &toml::Value) -> Result<String, String> {
-    let s = x
-        .as_str()
-        .ok_or_else(|| format!("expected a type name such as \"f16\", got {}", x.type_str()))?
-        .to_ascii_lowercase();
-    if KV_TYPES.contains(&s.as_str()) {
-        Ok(s)
-    } else {
-        Err(format!(
-            "unknown KV cache type {s:?}: use one of {}",
-            KV_TYPES.join(", ")
-        ))
-    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod compare;
 pub mod config;
 pub mod config_ladder;
+pub(crate) mod config_values;
 pub mod engine;
 pub mod export;
 pub mod gguf;
