@@ -190,3 +190,25 @@ fn invalid_files_are_reported_and_skipped_and_directories_are_searched() {
     let missing = crate::leaderboard::load(&[dir.path().join("nope")], &Exclude::default());
     assert!(missing.unwrap_err().error.contains("no such file"));
 }
+
+#[test]
+fn gpu_placement_settings_get_a_column_only_when_they_vary() {
+    let base = test("m", 64, 0, 0, 1, 1.0, T0);
+    let mut nkvo = base.clone();
+    nkvo.params.no_kv_offload = true;
+    nkvo.identity.push_str("|nkvo");
+    let b = board(
+        vec![file(
+            "a",
+            run("h", T0, vec![model("m", "Q4_1")], vec![base, nkvo]),
+            |_| {},
+        )],
+        &Exclude::default(),
+    );
+    let entries: Vec<&Entry> = b.entries.iter().collect();
+    let t = crate::leaderboard::table::detail(&entries);
+    assert!(t.headers.contains(&"nkvo".to_string()), "{:?}", t.headers);
+    assert!(!t.headers.contains(&"sm".to_string()) && !t.headers.contains(&"mg".to_string()));
+    let single = crate::leaderboard::table::detail(&entries[..1]);
+    assert!(!single.headers.contains(&"nkvo".to_string()));
+}

@@ -65,6 +65,11 @@ type Setting = (&'static str, fn(&Entry) -> String);
 
 const SETTINGS: &[Setting] = &[
     ("ngl", |e| e.test.params.n_gpu_layers.to_string()),
+    ("sm", |e| e.test.params.split_mode.as_str().to_string()),
+    ("mg", |e| e.test.params.main_gpu.to_string()),
+    ("nkvo", |e| {
+        u8::from(e.test.params.no_kv_offload).to_string()
+    }),
     ("n_batch", |e| e.test.params.n_batch.to_string()),
     ("n_ubatch", |e| e.test.params.n_ubatch.to_string()),
     ("fa", |e| e.test.params.flash_attn.to_string()),
