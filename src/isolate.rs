@@ -40,7 +40,7 @@ pub fn run(
     child_args: &[String],
 ) -> Result<(RunRecord, PathBuf), String> {
     let (models, planned) = runner::prepare(config, filters);
-    let (serving, _) = crate::serving::run::prepare(config, &models, filters)?;
+    let (serving, prompts) = crate::serving::run::prepare(config, &models, filters)?;
     if planned.is_empty() && serving.is_empty() {
         return Err(format!("no test matches the filter {filters:?}"));
     }
@@ -101,14 +101,24 @@ pub fn run(
             .iter()
             .find(|m| m.name == name)
             .expect("planned model");
+        let why =
+            format!("the isolated process for model {name:?} {cause} before this test finished");
         let missing = runner::select(config, &models, planned.clone(), Some(name), &record);
         for t in &missing {
             let mut rec = runner::new_test_record(t, mrec, &record.run);
-            rec.fail(format!(
-                "the isolated process for model {name:?} {cause} before this test finished"
-            ));
+            rec.fail(why.clone());
             record.tests.push(rec);
         }
+        let lost = crate::serving::run::lost(
+            &serving,
+            config,
+            &models,
+            prompts.as_ref(),
+            &record,
+            name,
+            &why,
+        );
+        record.tests.extend(lost);
         if !record.models.iter().any(|m| m.name == name) {
             record.models.push(mrec.clone());
         }

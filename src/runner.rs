@@ -432,7 +432,7 @@ pub fn run(
 /// Test-only fault injection: `TPSBENCH_FAULT_ABORT_AT=<text>` aborts the process (as a
 /// crash inside llama.cpp would) when a test whose id contains the text starts. It lets the
 /// tests prove that `--isolate` and `--resume` lose nothing but the current test.
-fn fault_injection(id: &str) {
+pub(crate) fn fault_injection(id: &str) {
     if std::env::var("TPSBENCH_FAULT_ABORT_AT").is_ok_and(|v| !v.is_empty() && id.contains(&v)) {
         eprintln!("TPSBENCH_FAULT_ABORT_AT: aborting at {id}");
         std::process::abort();

@@ -290,3 +290,82 @@ fn a_prompt_file_replays_through_the_real_tokenizer_and_a_missing_template_fails
     let e = v["tests"][0]["error"].as_str().unwrap();
     assert!(e.contains("chat template"), "{e}");
 }
+
+#[test]
+fn an_isolated_child_that_dies_in_a_serving_test_loses_only_that_models_serving_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    tiny(dir.path());
+    tpsbench()
+        .args(["synth", "--seed", "2", "--output"])
+        .arg(dir.path().join("tiny2.gguf"))
+        .assert()
+        .success();
+    let config = dir.path().join("models.toml");
+    std::fs::write(
+        &config,
+        "[sweep]\nn_prompt = 8\nn_gen = 0\nn_threads = 1\nrepetitions = 1\n\
+         [serving]\nmodes = [\"parallel\"]\nn_prompt = 8\nn_gen = 4\nn_parallel = [1, 2]\n\
+         repetitions = 1\n\
+         [[model]]\nname = \"a\"\npath = \"tiny.gguf\"\n\
+         [[model]]\nname = \"b\"\npath = \"tiny2.gguf\"\n",
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let out = tpsbench()
+        .args(["run", "--quiet", "--isolate", "--config"])
+        .arg(&config)
+        .arg("--results-dir")
+        .arg(&results)
+        .env("TPSBENCH_FAULT_ABORT_AT", "a/F32/serve-parallel/pp8+tg4/B1")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = std::fs::read_dir(&results)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let mut got: Vec<(String, String)> = v["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["id"].as_str().unwrap().into(),
+                t["status"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    got.sort();
+    let want = [
+        ("a/F32/pp8", "ok"),
+        ("a/F32/serve-parallel/pp8+tg4/B1", "failed"),
+        ("a/F32/serve-parallel/pp8+tg4/B2", "failed"),
+        ("b/F32/pp8", "ok"),
+        ("b/F32/serve-parallel/pp8+tg4/B1", "ok"),
+        ("b/F32/serve-parallel/pp8+tg4/B2", "ok"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(
+        got, want,
+        "each test once; the crashed model's serving tests recorded as failed"
+    );
+    let err = v["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["status"] == "failed")
+        .unwrap()["error"]
+        .to_string();
+    assert!(err.contains("signal 6"), "{err}");
+}

@@ -69,6 +69,31 @@ pub fn remaining(
         .collect()
 }
 
+/// Failed records for the serving tests of model `name` that `record` does not hold: what an
+/// isolated child that died took with it.
+pub fn lost(
+    tests: &[ServingTest],
+    config: &Config,
+    models: &[ModelRecord],
+    prompts: Option<&PromptFile>,
+    record: &RunRecord,
+    name: &str,
+    why: &str,
+) -> Vec<TestRecord> {
+    let Some(sc) = &config.serving else {
+        return Vec::new();
+    };
+    let seed = sc.seed.unwrap_or(config.settings.seed);
+    remaining(tests.to_vec(), config, models, prompts, Some(name), record)
+        .iter()
+        .map(|t| {
+            let mut rec = new_record(t, &models[t.model], record, sc, seed, prompts);
+            rec.fail(why.to_string());
+            rec
+        })
+        .collect()
+}
+
 /// Where the runner is: result file, progress numbering.
 pub struct Sink<'a> {
     pub path: Option<&'a Path>,
@@ -134,6 +159,7 @@ pub fn run_all(
             let started = Instant::now();
             sink.progress
                 .test_started(sink.offset + i + k, sink.total, &t.id);
+            crate::runner::fault_injection(&t.id);
             let mut rec = new_record(t, &models[mi], record, sc, seed, prompts);
             rec.placement = ready.as_ref().ok().and_then(|(s, _)| s.placement());
             let result = match &mut ready {
