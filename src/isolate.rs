@@ -28,21 +28,38 @@ fn describe(status: std::process::ExitStatus) -> String {
     format!("exited with {status}")
 }
 
+/// What an isolated run measures: the configuration (and its file, which the children
+/// read), the filters and the shard.
+pub struct Plan<'a> {
+    pub config: &'a Config,
+    pub config_path: &'a Path,
+    pub filters: &'a [String],
+    pub shard: Option<crate::plan::Shard>,
+}
+
 /// Runs each model of the plan in a child `tpsbench` process; returns the final record and
-/// its path. `child_args` are passed to every child (e.g. --verbose).
+/// its path. `child_args` are passed to every child (e.g. --verbose, --shard).
 pub fn run(
-    config: &Config,
-    config_path: &Path,
-    filters: &[String],
+    plan: &Plan,
     info: RunInfo,
     results_dir: &Path,
     stop: &std::sync::atomic::AtomicBool,
     child_args: &[String],
-) -> Result<(RunRecord, PathBuf), String> {
-    let (models, planned) = runner::prepare(config, filters);
-    let (serving, prompts) = crate::serving::run::prepare(config, &models, filters)?;
+) -> Result<(RunRecord, Option<PathBuf>), String> {
+    let Plan {
+        config,
+        config_path,
+        filters,
+        shard,
+    } = *plan;
+    let (models, mut planned) = runner::prepare(config, filters);
+    let (mut serving, prompts) = crate::serving::run::prepare(config, &models, filters)?;
     if planned.is_empty() && serving.is_empty() {
         return Err(format!("no test matches the filter {filters:?}"));
+    }
+    if let Some(s) = shard {
+        // The children get the same --shard: they run this part of each model's tests.
+        (planned, serving) = runner::shard_plan(planned, serving, s);
     }
     if let Some(m) = models.iter().find(|m| m.error.is_some()) {
         return Err(format!(
@@ -50,6 +67,16 @@ pub fn run(
             m.name,
             m.error.as_deref().unwrap_or_default()
         ));
+    }
+    if planned.is_empty() && serving.is_empty() {
+        // More shards than tests: nothing to do here, and no empty file to leave behind.
+        let record = RunRecord {
+            schema_version: SCHEMA_VERSION,
+            run: info,
+            models: Vec::new(),
+            tests: Vec::new(),
+        };
+        return Ok((record, None));
     }
     let path = results::new_result_path(results_dir, &info)?;
     let mut record = RunRecord {
@@ -128,5 +155,5 @@ pub fn run(
         record.run.finished_at = Some(system::now_rfc3339());
     }
     results::write_atomic(&path, &record)?;
-    Ok((record, path))
+    Ok((record, Some(path)))
 }

@@ -168,6 +168,17 @@ pub fn prepare(config: &Config, filters: &[String]) -> (Vec<ModelRecord>, Vec<Pl
     (models, tests)
 }
 
+/// The part of a plan that shard `s` runs: its llama-bench tests (`plan::shard`) and every
+/// `count`-th serving group, so serving tests are spread over the shards, each run once.
+pub fn shard_plan(
+    planned: Vec<PlannedTest>,
+    mut serving: Vec<crate::serving::plan::ServingTest>,
+    s: plan::Shard,
+) -> (Vec<PlannedTest>, Vec<crate::serving::plan::ServingTest>) {
+    serving.retain(|t| t.group % s.count == s.index);
+    (plan::shard(&planned, s.index, s.count), serving)
+}
+
 /// Where a run writes, and what it already holds when resumed.
 struct Target {
     path: Option<PathBuf>,
@@ -228,9 +239,11 @@ pub fn run(
     progress: &mut dyn Progress,
 ) -> Result<RunOutcome, String> {
     let (mut models, mut planned) = prepare(&opts.config, &opts.filters);
-    let (serving, prompts) = crate::serving::run::prepare(&opts.config, &models, &opts.filters)?;
-    if let (Some(s), false) = (opts.shard, planned.is_empty()) {
-        planned = plan::shard(&planned, s.index, s.count);
+    let (mut serving, prompts) =
+        crate::serving::run::prepare(&opts.config, &models, &opts.filters)?;
+    let matched = !planned.is_empty() || !serving.is_empty();
+    if let (Some(s), true) = (opts.shard, matched) {
+        (planned, serving) = shard_plan(planned, serving, s);
         if planned.is_empty() && serving.is_empty() {
             // More shards than tests: this one has nothing to do, which is not an error.
             return Ok(RunOutcome {

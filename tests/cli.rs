@@ -492,3 +492,53 @@ fn isolate_loses_only_the_crashed_models_current_test() {
         .to_string();
     assert!(err.contains("signal 6"), "{err}");
 }
+
+#[test]
+fn isolated_shards_together_run_every_test_once() {
+    let (dir, _) = workspace("");
+    tpsbench()
+        .args(["synth", "--seed", "2", "--output"])
+        .arg(dir.path().join("tiny2.gguf"))
+        .assert()
+        .success();
+    let config = dir.path().join("two.toml");
+    std::fs::write(
+        &config,
+        "[sweep]\nn_prompt = 16\nn_gen = [4, 8]\nrepetitions = 1\n\
+         [[model]]\nname = \"a\"\npath = \"tiny.gguf\"\n[[model]]\nname = \"b\"\npath = \"tiny2.gguf\"\n",
+    )
+    .unwrap();
+    let mut ids: Vec<String> = Vec::new();
+    for shard in ["0/2", "1/2"] {
+        let results = dir.path().join(format!("results-{}", &shard[..1]));
+        tpsbench()
+            .args(["run", "--quiet", "--isolate", "--shard", shard, "--config"])
+            .arg(&config)
+            .arg("--results-dir")
+            .arg(&results)
+            .assert()
+            .success();
+        let files = result_files(&results);
+        assert_eq!(files.len(), 1, "one file per shard");
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+        ids.extend(
+            v["tests"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["id"].as_str().unwrap().to_string()),
+        );
+    }
+    ids.sort();
+    assert_eq!(
+        ids,
+        [
+            "a/F32/pp16",
+            "a/F32/tg4",
+            "a/F32/tg8",
+            "b/F32/pp16",
+            "b/F32/tg4",
+            "b/F32/tg8"
+        ]
+    );
+}

@@ -116,14 +116,23 @@ pub(super) fn run(
     let stop = install_interrupt();
     let out = if isolate {
         let dir = results_dir.unwrap_or_else(|| PathBuf::from("results"));
-        let child_args: Vec<String> = [quiet.then_some("--quiet"), verbose.then_some("--verbose")]
-            .into_iter()
-            .flatten()
-            .map(String::from)
-            .collect();
-        let (record, path) =
-            crate::isolate::run(&cfg, &config, &filters, info, &dir, &stop, &child_args)
-                .map_err(anyhow::Error::msg)?;
+        let mut child_args: Vec<String> =
+            [quiet.then_some("--quiet"), verbose.then_some("--verbose")]
+                .into_iter()
+                .flatten()
+                .map(String::from)
+                .collect();
+        if let Some(s) = shard {
+            child_args.extend(["--shard".to_string(), s.to_string()]);
+        }
+        let plan = crate::isolate::Plan {
+            config: &cfg,
+            config_path: &config,
+            filters: &filters,
+            shard,
+        };
+        let (record, path) = crate::isolate::run(&plan, info, &dir, &stop, &child_args)
+            .map_err(anyhow::Error::msg)?;
         let failed = record
             .tests
             .iter()
@@ -132,7 +141,7 @@ pub(super) fn run(
         let interrupted = stop.load(std::sync::atomic::Ordering::SeqCst);
         runner::RunOutcome {
             record,
-            path: Some(path),
+            path,
             failed,
             interrupted,
         }

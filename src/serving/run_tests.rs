@@ -257,3 +257,30 @@ fn a_resumed_run_keeps_its_serving_tests_and_an_isolated_child_runs_only_its_mod
     let ran = err.map(|o| o.record.tests.len()).unwrap_or(0);
     assert_eq!(ran, 0);
 }
+
+#[test]
+fn shards_split_serving_groups_so_each_serving_test_runs_once() {
+    let (dir, cfg) = setup(
+        "modes=['request','parallel']\nn_prompt=16\nn_gen=5\nn_parallel=[1,2]",
+        &[],
+    );
+    let e = MockEngine::new(PP_NS, GEN_NS);
+    let mut ids: Vec<String> = Vec::new();
+    for index in 0..3 {
+        let mut o = opts(cfg.clone(), dir.path(), &[]);
+        o.shard = Some(crate::plan::Shard { index, count: 3 });
+        let out = run(&e, fixtures::run().run, &o, &mut NoProgress).unwrap();
+        ids.extend(out.record.tests.iter().map(|t| t.id.clone()));
+    }
+    ids.sort();
+    assert_eq!(
+        ids,
+        [
+            "m/F32/pp8",
+            "m/F32/serve-parallel/pp16+tg5/B1",
+            "m/F32/serve-parallel/pp16+tg5/B2",
+            "m/F32/serve-request/pp16+tg5",
+            "m/F32/tg4",
+        ]
+    );
+}
