@@ -251,6 +251,33 @@ fn main() {
         }
         group.finish();
     }
+    // Serving tests ([serving]) follow, with their own methodology (tpsbench::serving), into
+    // the same result file: criterion's statistics do not apply to TTFT or per-request rates.
+    match tpsbench::serving::run::prepare(&cfg, &models, &filters()) {
+        Ok((serving, prompts)) if !serving.is_empty() => {
+            let mut progress = tpsbench::progress::StderrProgress::new(false);
+            let mut sink = tpsbench::serving::run::Sink {
+                path: Some(&path),
+                progress: &mut progress,
+                offset: 0,
+                total: serving.len(),
+            };
+            let ran = tpsbench::serving::run::run_all(
+                &engine,
+                &cfg,
+                &serving,
+                prompts.as_ref(),
+                &mut record,
+                &mut models,
+                &mut sink,
+            );
+            if let Err(e) = ran {
+                eprintln!("error: {e}");
+            }
+        }
+        Ok(_) => {}
+        Err(e) => eprintln!("error: {e}"),
+    }
     record.run.finished_at = Some(system::now_rfc3339());
     record.models = models
         .iter()
