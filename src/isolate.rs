@@ -136,7 +136,7 @@ pub fn run(
             rec.fail(why.clone());
             record.tests.push(rec);
         }
-        let lost = crate::serving::run::lost(
+        let lost = crate::serving::records::lost(
             &serving,
             config,
             &models,

@@ -277,7 +277,7 @@ pub fn run(
         return Err(bad.join("; "));
     }
     let Target { path, mut record } = open_target(info, opts)?;
-    let serving = crate::serving::run::remaining(
+    let serving = crate::serving::records::remaining(
         serving,
         &opts.config,
         &models,

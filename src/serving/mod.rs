@@ -13,7 +13,7 @@
 //!
 //! Layout: `config` (the `[serving]` table), `plan` (tests and context groups), `bench` (the
 //! measurement loops), `metrics` (pure figures, targets, capacity, cost), `sampling`,
-//! `dataset` (prompt files), `record` (the result schema), `run` (the runner), `table`
+//! `dataset` (prompt files), `record` (the result schema), `records` (identities, resume), `run` (the runner), `table`
 //! (Markdown).
 
 pub mod bench;
@@ -22,6 +22,7 @@ pub mod dataset;
 pub mod metrics;
 pub mod plan;
 pub mod record;
+pub mod records;
 pub mod run;
 pub mod sampling;
 pub mod table;
