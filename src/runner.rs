@@ -32,8 +32,8 @@ pub struct RunOptions {
     pub only_model: Option<String>,
     /// Set (by Ctrl-C) to stop after the current test.
     pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
-    /// Bandwidths for decode rooflines; None leaves rooflines out.
-    pub bandwidth: Option<crate::machine::Ceilings>,
+    /// Bandwidths for decode rooflines; the default (none known) leaves rooflines out.
+    pub bandwidth: crate::machine::Ceilings,
     /// Sample power (NVML or RAPL, where present) during each test.
     pub power: bool,
 }
@@ -315,8 +315,7 @@ pub fn run(
     } else {
         None
     };
-    let mut monitor =
-        crate::machine::Monitor::new(power, opts.bandwidth.clone().unwrap_or_default());
+    let mut monitor = crate::machine::Monitor::new(power, opts.bandwidth.clone());
     monitor.host = record.run.host_bandwidth.clone();
     let started = Instant::now();
     let mut done: Vec<(TestParams, Duration)> = Vec::new();

@@ -26,7 +26,7 @@ fn opts(cfg: Config, dir: &Path) -> RunOptions {
         resume: None,
         only_model: None,
         stop: None,
-        bandwidth: None,
+        bandwidth: Default::default(),
         power: false,
     }
 }

@@ -226,7 +226,7 @@ pub fn run(
         resume: None,
         only_model: None,
         stop: None,
-        bandwidth: None,
+        bandwidth: Default::default(),
         power: false,
     };
     let mut out = runner::run(engine, info, &run_opts, progress)?;

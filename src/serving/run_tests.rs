@@ -39,7 +39,7 @@ fn opts(cfg: Config, dir: &Path, filters: &[&str]) -> RunOptions {
         resume: None,
         only_model: None,
         stop: None,
-        bandwidth: None,
+        bandwidth: Default::default(),
         power: false,
     }
 }
