@@ -60,7 +60,7 @@ unsafe extern "C" fn on_log(level: sys::ggml_log_level, text: *const c_char, _: 
 /// The first error llama.cpp logged since the last call, without its prefixes:
 /// "llama_model_load: error loading model: check_tensor_dims: tensor 'x' not found" gives
 /// "tensor 'x' not found".
-pub(super) fn take_first_error() -> Option<String> {
+fn take_first_error() -> Option<String> {
     let e = FIRST_ERROR.lock().ok()?.take()?;
     let mut msg = e.as_str();
     loop {
@@ -75,7 +75,7 @@ pub(super) fn take_first_error() -> Option<String> {
 
 /// Runs `f` and returns what llama.cpp logged meanwhile (all levels, debug included):
 /// where it put layers and buffers is only reported there.
-pub(super) fn capture<T>(f: impl FnOnce() -> T) -> (T, String) {
+fn capture<T>(f: impl FnOnce() -> T) -> (T, String) {
     let _serial = CAPTURE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     *CAPTURED.lock().unwrap_or_else(|e| e.into_inner()) = Some(String::new());
     let out = f();
@@ -264,9 +264,31 @@ pub(super) struct LlamaModel {
     pub(super) ptr: NonNull<sys::llama_model>,
     pub(super) info: ModelInfo,
     /// What llama.cpp logged while loading: where it put the layers and weights.
-    pub(super) load_log: String,
+    load_log: String,
     /// The placement of the last session and its parameters: load log plus context log.
     placement: Mutex<Option<(TestParams, Option<crate::placement::Placement>)>>,
+}
+
+impl LlamaModel {
+    /// A context for `cp`, or why llama.cpp refused it; with where llama.cpp put the model
+    /// and this context (its load log plus the context's log), when it said.
+    pub(super) fn new_context(
+        &self,
+        cp: sys::llama_context_params,
+    ) -> (
+        Result<NonNull<sys::llama_context>, String>,
+        Option<crate::placement::Placement>,
+    ) {
+        take_first_error();
+        let (raw, ctx_log) =
+            capture(|| unsafe { sys::llama_init_from_model(self.ptr.as_ptr(), cp) });
+        let placement = crate::placement::parse(&format!("{}\n{ctx_log}", self.load_log));
+        let ctx = NonNull::new(raw).ok_or_else(|| {
+            take_first_error()
+                .unwrap_or_else(|| "too large for memory or invalid parameters".into())
+        });
+        (ctx, placement)
+    }
 }
 
 impl Drop for LlamaModel {
@@ -390,16 +412,11 @@ impl Model for LlamaModel {
         cp.swa_full = false;
         cp.n_threads = p.n_threads as i32;
         cp.n_threads_batch = p.n_threads as i32;
-        take_first_error();
-        let (raw, ctx_log) =
-            capture(|| unsafe { sys::llama_init_from_model(self.ptr.as_ptr(), cp) });
+        let (ctx, placement) = self.new_context(cp);
         if let Ok(mut slot) = self.placement.lock() {
-            let parsed = crate::placement::parse(&format!("{}\n{ctx_log}", self.load_log));
-            *slot = Some((p.clone(), parsed));
+            *slot = Some((p.clone(), placement));
         }
-        let ctx = NonNull::new(raw).ok_or_else(|| {
-            let why = take_first_error()
-                .unwrap_or_else(|| "too large for memory or invalid parameters".into());
+        let ctx = ctx.map_err(|why| {
             format!(
                 "llama.cpp could not create a context of {} tokens (n_batch {}, n_ubatch {}): {why}",
                 p.n_ctx(),

@@ -57,19 +57,14 @@ impl ServingModel for LlamaModel {
         cp.op_offload = true;
         cp.swa_full = false;
         cp.embeddings = false;
-        super::llama::take_first_error();
-        let (raw, ctx_log) =
-            super::llama::capture(|| unsafe { sys::llama_init_from_model(self.ptr.as_ptr(), cp) });
-        let ctx = NonNull::new(raw).ok_or_else(|| {
-            let why = super::llama::take_first_error()
-                .unwrap_or_else(|| "too large for memory or invalid parameters".into());
+        let (ctx, placement) = self.new_context(cp);
+        let ctx = ctx.map_err(|why| {
             format!(
                 "llama.cpp could not create a context of {} tokens for {} sequences \
                  (n_batch {}, n_ubatch {}): {why}",
                 p.n_ctx, p.n_seq_max, b.n_batch, b.n_ubatch
             )
         })?;
-        let placement = crate::placement::parse(&format!("{}\n{ctx_log}", self.load_log));
         Ok(Box::new(LlamaBatchSession {
             ctx,
             n_vocab: self.info.n_vocab.max(0) as usize,
