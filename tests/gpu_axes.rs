@@ -9,22 +9,26 @@ fn tpsbench() -> Command {
     Command::cargo_bin("tpsbench").unwrap()
 }
 
-#[test]
-fn gpu_axes_on_a_cpu_build_run_and_record_everything_on_the_cpu() {
+/// A temp dir with the tiny model `tpsbench synth` writes and `config` beside it.
+fn tiny_with(config: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     tpsbench()
         .args(["synth", "--output"])
         .arg(dir.path().join("tiny.gguf"))
         .assert()
         .success();
-    let config = dir.path().join("models.toml");
-    std::fs::write(
-        &config,
+    let path = dir.path().join("models.toml");
+    std::fs::write(&path, config).unwrap();
+    (dir, path)
+}
+
+#[test]
+fn gpu_axes_on_a_cpu_build_run_and_record_everything_on_the_cpu() {
+    let (_dir, config) = tiny_with(
         "[sweep]\nn_prompt = 16\nn_gen = 0\nn_threads = 1\nrepetitions = 1\n\
          n_gpu_layers = 99\nsplit_mode = [\"layer\", \"none\"]\nno_kv_offload = [false, true]\n\
          [[model]]\nname = \"tiny\"\npath = \"tiny.gguf\"\n",
-    )
-    .unwrap();
+    );
     let out = tpsbench()
         .args([
             "run",
@@ -94,21 +98,12 @@ fn info_json_names_the_llama_cpp_library_this_binary_runs() {
 
 #[test]
 fn serving_tests_record_the_placement_of_their_own_context() {
-    let dir = tempfile::tempdir().unwrap();
-    tpsbench()
-        .args(["synth", "--output"])
-        .arg(dir.path().join("tiny.gguf"))
-        .assert()
-        .success();
-    let config = dir.path().join("models.toml");
-    std::fs::write(
-        &config,
+    let (_dir, config) = tiny_with(
         "[sweep]\nn_prompt = 8\nn_gen = 0\nn_threads = 1\nno_kv_offload = true\n\
          [serving]\nmodes = [\"parallel\"]\nn_prompt = 8\nn_gen = 4\nn_parallel = [1, 4]\n\
          repetitions = 1\n\
          [[model]]\nname = \"tiny\"\npath = \"tiny.gguf\"\n",
-    )
-    .unwrap();
+    );
     let out = tpsbench()
         .args(["run", "--quiet", "--no-save", "--output", "json"])
         .args(["--filter", "serve-", "--config"])
