@@ -7,8 +7,17 @@ use serde::{Deserialize, Serialize};
 use crate::plan::TestParams;
 
 /// 2: optional `stats`, `resources`, `serving`, `placement`, model `quality`/`provenance`
-/// and run-level machine facts joined version 1's fields; version 1 files still read.
-pub const SCHEMA_VERSION: u32 = 2;
+/// and run-level machine facts joined version 1's fields.
+/// 3: every test carries its `kind`; a run records its `shard` and `plan_hash`. Versions 1
+/// and 2 still read: `results::read` infers the kind of their tests.
+pub const SCHEMA_VERSION: u32 = 3;
+
+/// The shard of a plan a run measured (`tpsbench run --shard index/count`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardInfo {
+    pub index: usize,
+    pub count: usize,
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
@@ -100,6 +109,13 @@ pub struct RunInfo {
     /// RFC 3339 times at which an interrupted run was resumed (`--resume`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed_at: Vec<String>,
+    /// The shard of the plan this file holds, when run with `--shard`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
+    /// SHA-256 over the whole plan (before sharding and resuming) and the measurement
+    /// settings: files with equal hashes come from the same sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_hash: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -216,6 +232,8 @@ pub struct TestRecord {
     pub model: String,
     /// llama-bench's test name: `pp512`, `tg128`, `pp512 @ d1024`.
     pub test: String,
+    /// What the test measures; exporters and the leaderboard choose by it.
+    pub kind: crate::plan::TestKind,
     pub status: Status,
     pub error: Option<String>,
     pub model_filename: String,
@@ -267,6 +285,22 @@ pub fn test_identity(model_sha256: &str, params: &TestParams) -> String {
     h.update(b"\n");
     h.update(serde_json::to_vec(params).expect("params serialize"));
     format!("{:x}", h.finalize())
+}
+
+/// The kind of a test in a version 1 or 2 file (which did not record it), from its JSON:
+/// serving tests by their mode, quality tests by their name, the rest by their sizes.
+pub fn infer_kind(test: &serde_json::Value) -> crate::plan::TestKind {
+    use crate::plan::TestKind;
+    if let Some(mode) = test.pointer("/serving/mode").and_then(|m| m.as_str()) {
+        if let Some(k) = TestKind::of_serving_mode(mode) {
+            return k;
+        }
+    }
+    if test.get("test").and_then(|t| t.as_str()) == Some("quality") {
+        return TestKind::Quality;
+    }
+    let n = |k: &str| test.get(k).and_then(|x| x.as_u64()).unwrap_or(0) as u32;
+    TestKind::of_sizes(n("n_prompt"), n("n_gen"))
 }
 
 impl TestRecord {

@@ -77,8 +77,8 @@ pub fn read(path: &Path) -> Result<RunRecord, String> {
     let v: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| format!("{}: not valid JSON: {e}", path.display()))?;
     match v.get("schema_version").and_then(|x| x.as_u64()) {
-        // Version 2 only added optional fields (serving, stats, resources, quality...), so
-        // version 1 files read as version 2 with those fields absent.
+        // Version 2 only added optional fields (serving, stats, resources, quality...), and
+        // version 3 the test kind, which is inferred for older files (below).
         Some(x) if (1..=u64::from(SCHEMA_VERSION)).contains(&x) => {}
         Some(x) => {
             return Err(format!(
@@ -93,7 +93,24 @@ pub fn read(path: &Path) -> Result<RunRecord, String> {
             ));
         }
     }
+    let mut v = v;
+    fill_missing_kinds(&mut v);
     serde_json::from_value(v).map_err(|e| format!("{}: invalid result file: {e}", path.display()))
+}
+
+/// Versions 1 and 2 did not record a test's kind: infer it, so every record read has one.
+fn fill_missing_kinds(v: &mut serde_json::Value) {
+    let Some(tests) = v.get_mut("tests").and_then(|t| t.as_array_mut()) else {
+        return;
+    };
+    for t in tests {
+        if t.get("kind").is_none() {
+            let kind = crate::record::infer_kind(t);
+            if let Some(o) = t.as_object_mut() {
+                o.insert("kind".into(), serde_json::json!(kind));
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -117,6 +117,8 @@ pub fn run_info(
         gpus: Vec::new(),
         host_bandwidth: None,
         resumed_at: Vec::new(),
+        shard: None,
+        plan_hash: None,
     }
 }
 
@@ -127,6 +129,7 @@ pub fn new_test_record(t: &PlannedTest, model: &ModelRecord, run: &RunInfo) -> T
         identity: crate::record::test_identity(&model.sha256, &t.params),
         model: model.name.clone(),
         test: t.params.name(),
+        kind: crate::plan::TestKind::of_sizes(t.params.n_prompt, t.params.n_gen),
         status: Status::Failed,
         error: None,
         model_filename: model.model_filename.clone(),

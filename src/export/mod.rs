@@ -74,6 +74,7 @@ pub(crate) mod fixtures {
             identity: "0".repeat(64),
             model: "m".into(),
             test: "pp512".into(),
+            kind: crate::plan::TestKind::Pp,
             status: Status::Ok,
             error: None,
             model_filename: "m.gguf".into(),
@@ -102,6 +103,7 @@ pub(crate) mod fixtures {
         let mut failed = ok.clone();
         failed.id = "m/Q4_1/tg128".into();
         failed.test = "tg128".into();
+        failed.kind = crate::plan::TestKind::Tg;
         failed.params.n_prompt = 0;
         failed.params.n_gen = 128;
         failed.samples_ns.clear();
@@ -148,6 +150,8 @@ pub(crate) mod fixtures {
                 gpus: vec![],
                 host_bandwidth: None,
                 resumed_at: vec![],
+                shard: None,
+                plan_hash: None,
             },
             models: vec![],
             tests: vec![ok, failed],

@@ -50,6 +50,7 @@ pub fn test(
     };
     t.model = model.into();
     t.test = t.params.name();
+    t.kind = crate::plan::TestKind::of_sizes(np, ng);
     t.id = format!("{model}/{}/t={threads}", t.test.replace(" @ ", "@"));
     t.identity = format!("{model}|{}|{threads}", t.test);
     t.test_time = time.into();

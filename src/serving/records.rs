@@ -78,6 +78,8 @@ pub(crate) fn new_record(
     };
     let mut rec = crate::runner::new_test_record(&planned, model, &record.run);
     rec.test = t.name.clone();
+    rec.kind = crate::plan::TestKind::of_serving_mode(t.mode.name())
+        .expect("serving modes are request, parallel or arrival");
     rec.warmup = 1;
     rec.seed = seed;
     rec.identity = identity(&model.sha256, t, sc, seed, prompts);
