@@ -126,6 +126,9 @@ pub enum Command {
     },
     /// Join result files of one sweep run in shards (`run --shard i/n`) into one file.
     ///
+    /// The inputs must be one whole sweep: one plan hash, every shard exactly once, every
+    /// shard finished. Files from an older tpsbench (no shard recorded) are merged unchecked.
+    ///
     /// Example: tpsbench merge results/merged.json shards/*.json
     Merge {
         /// The merged result file to write.
@@ -133,6 +136,10 @@ pub enum Command {
         /// The result files to join.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
+        /// Merge even when shards are missing or unfinished (listed in the merged file under
+        /// `incomplete_shards`) instead of refusing.
+        #[arg(long)]
+        allow_partial: bool,
     },
     /// Convert a result file to another format on stdout.
     ///
@@ -270,7 +277,11 @@ pub fn main() -> Result<i32> {
                 tool_version: exclude_tool_version,
             },
         })),
-        Command::Merge { output, inputs } => tools::merge(&output, &inputs),
+        Command::Merge {
+            output,
+            inputs,
+            allow_partial,
+        } => tools::merge(&output, &inputs, allow_partial),
         Command::Export { file, format } => tools::export(&file, format),
         Command::Info { json, probe } => info::info(json, probe),
         Command::Synth {

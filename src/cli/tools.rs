@@ -15,8 +15,9 @@ pub(super) fn synth(opts: crate::synth::SynthOptions) -> Result<i32> {
     Ok(0)
 }
 
-pub(super) fn merge(output: &Path, inputs: &[PathBuf]) -> Result<i32> {
-    match crate::merge::merge_files(output, inputs, std::env::args().collect()) {
+pub(super) fn merge(output: &Path, inputs: &[PathBuf], allow_partial: bool) -> Result<i32> {
+    let command = std::env::args().collect();
+    match crate::merge::merge_files(output, inputs, command, allow_partial) {
         Ok(warnings) => {
             for w in warnings {
                 eprintln!("{w}");

@@ -10,7 +10,12 @@
 //!
 //! Inputs must come from the same hardware (CPU model and GPUs; host names may differ, as on
 //! the nodes of a cluster): results from different hardware are not one run, and belong side
-//! by side in `tpsbench leaderboard`, which keeps machines apart.
+//! by side in `tpsbench leaderboard`, which keeps machines apart. They must also be one whole
+//! sweep (`sweep::check`: one plan hash, every shard once and finished); a partial merge, when
+//! allowed, lists what it lacks in an extra top-level `incomplete_shards` array. The merged
+//! `run` records no shard (it is the whole plan) and the inputs' common plan hash.
+
+mod sweep;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -27,13 +32,17 @@ pub struct Merged {
     /// `merged_from`: one `{file, run}` per input, in input order.
     pub sources: Vec<Value>,
     pub warnings: Vec<String>,
+    /// Shards ("1/4") missing or unfinished in a merge allowed to be partial.
+    pub incomplete: Vec<String>,
 }
 
 /// Merges already-read records (pure). `files[k]` names `records[k]` in messages.
+/// `allow_partial` merges a sweep that lacks shards instead of refusing it.
 pub fn merge(
     records: Vec<RunRecord>,
     files: &[PathBuf],
     command: Vec<String>,
+    allow_partial: bool,
 ) -> Result<Merged, String> {
     let first = records.first().ok_or("nothing to merge: no input file")?;
     let name = |k: usize| {
@@ -42,6 +51,7 @@ pub fn merge(
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| format!("input {}", k + 1))
     };
+    let sweep = sweep::check(&records, &name, allow_partial)?;
     let hw = hardware(&first.run);
     for (k, r) in records.iter().enumerate().skip(1) {
         let other = hardware(&r.run);
@@ -55,7 +65,7 @@ pub fn merge(
             ));
         }
     }
-    let mut warnings = Vec::new();
+    let mut warnings = sweep.notes;
     let build = |r: &RunRecord| {
         format!(
             "tpsbench {} {} / llama-cpp-sys-2 {} {}",
@@ -89,6 +99,8 @@ pub fn merge(
         .unwrap_or(0);
     let mut run = records[earliest].run.clone();
     run.command = command;
+    run.shard = None;
+    run.plan_hash = sweep.plan_hash;
     run.finished_at = records
         .iter()
         .map(|r| r.run.finished_at.clone())
@@ -143,22 +155,51 @@ pub fn merge(
         },
         sources,
         warnings,
+        incomplete: sweep.incomplete,
     })
 }
 
 /// Reads the inputs, merges them and writes `output` atomically. Returns the warnings.
+///
+/// An empty input is a run stopped before its first test ended (`run` reserves its file at
+/// the start): refused, or with `allow_partial` left out with a warning, so that the sweep
+/// check names the shard it held as missing.
 pub fn merge_files(
     output: &Path,
     inputs: &[PathBuf],
     command: Vec<String>,
+    allow_partial: bool,
 ) -> Result<Vec<String>, String> {
-    let records = inputs
+    let mut skipped = Vec::new();
+    let mut kept = Vec::new();
+    for p in inputs {
+        if std::fs::metadata(p).is_ok_and(|m| m.len() == 0) {
+            let line = format!(
+                "{} is empty: its run stopped before its first test ended",
+                p.display()
+            );
+            if !allow_partial {
+                return Err(format!(
+                    "{line}; rerun it, or pass --allow-partial to merge what there is"
+                ));
+            }
+            skipped.push(format!("warning: {line}; left out (--allow-partial)"));
+        } else {
+            kept.push(p.clone());
+        }
+    }
+    let records = kept
         .iter()
         .map(|p| results::read(p))
         .collect::<Result<Vec<_>, _>>()?;
-    let m = merge(records, inputs, command)?;
+    let mut m = merge(records, &kept, command, allow_partial)?;
+    skipped.append(&mut m.warnings);
+    m.warnings = skipped;
     let mut doc = serde_json::to_value(&m.record).map_err(|e| e.to_string())?;
     doc["merged_from"] = Value::Array(m.sources);
+    if !m.incomplete.is_empty() {
+        doc["incomplete_shards"] = json!(m.incomplete);
+    }
     let mut bytes = serde_json::to_vec_pretty(&doc).map_err(|e| e.to_string())?;
     bytes.push(b'\n');
     if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -177,149 +218,4 @@ pub fn merge_files(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::export::fixtures;
-
-    fn shard(host: &str, started: &str, ids: &[(&str, &str)]) -> RunRecord {
-        let mut r = fixtures::run();
-        r.run.system.hostname = host.into();
-        r.run.started_at = started.into();
-        r.run.finished_at = Some(started.replace("00:00", "00:59"));
-        let t = r.tests[0].clone();
-        r.tests = ids
-            .iter()
-            .map(|(identity, time)| {
-                let mut x = t.clone();
-                x.identity = identity.to_string();
-                x.id = format!("m/Q4_1/{identity}");
-                x.test_time = time.to_string();
-                x
-            })
-            .collect();
-        r
-    }
-
-    #[test]
-    fn shards_are_concatenated_and_duplicates_keep_the_newest() {
-        let a = shard(
-            "node1",
-            "2026-01-01T10:00:00Z",
-            &[("a", "2026-01-01T10:00:01Z"), ("b", "2026-01-01T10:00:02Z")],
-        );
-        let mut b = shard(
-            "node2",
-            "2026-01-01T09:00:00Z",
-            &[("c", "2026-01-01T09:00:01Z"), ("b", "2026-01-01T11:00:00Z")],
-        );
-        b.tests[1].avg_ts = Some(1.0);
-        let m = merge(vec![a, b], &[], vec!["tpsbench".into(), "merge".into()]).unwrap();
-        let ids: Vec<&str> = m.record.tests.iter().map(|t| t.identity.as_str()).collect();
-        assert_eq!(ids, vec!["a", "b", "c"]);
-        assert_eq!(
-            m.record.tests[1].avg_ts,
-            Some(1.0),
-            "the newer b (from node2) wins"
-        );
-        assert_eq!(
-            m.record.run.system.hostname, "node2",
-            "earliest run's metadata"
-        );
-        assert_eq!(m.record.run.started_at, "2026-01-01T09:00:00Z");
-        assert_eq!(
-            m.record.run.finished_at.as_deref(),
-            Some("2026-01-01T10:00:59Z")
-        );
-        assert_eq!(m.record.run.command, vec!["tpsbench", "merge"]);
-        assert_eq!(m.sources.len(), 2);
-        assert_eq!(m.sources[0]["run"]["system"]["hostname"], "node1");
-        assert!(
-            m.warnings.iter().any(|w| w.contains("1 test(s)")),
-            "{:?}",
-            m.warnings
-        );
-    }
-
-    #[test]
-    fn other_hardware_is_refused_and_other_builds_warned() {
-        let a = shard(
-            "n",
-            "2026-01-01T10:00:00Z",
-            &[("a", "2026-01-01T10:00:01Z")],
-        );
-        let mut b = a.clone();
-        b.run.system.cpu_model = "other cpu".into();
-        let e = merge(
-            vec![a.clone(), b],
-            &[PathBuf::from("x.json"), PathBuf::from("y.json")],
-            vec![],
-        )
-        .err()
-        .unwrap();
-        assert!(
-            e.starts_with("y.json was measured on other hardware"),
-            "{e}"
-        );
-        let mut c = a.clone();
-        c.run.tool.version = "9.9.9".into();
-        let m = merge(vec![a, c], &[], vec![]).unwrap();
-        assert!(m.warnings.iter().any(|w| w.contains("different builds")));
-        assert!(merge(vec![], &[], vec![]).is_err());
-    }
-
-    #[test]
-    fn an_unfinished_input_leaves_the_merge_unfinished() {
-        let a = shard(
-            "n",
-            "2026-01-01T10:00:00Z",
-            &[("a", "2026-01-01T10:00:01Z")],
-        );
-        let mut b = shard(
-            "n",
-            "2026-01-01T10:00:00Z",
-            &[("b", "2026-01-01T10:00:01Z")],
-        );
-        b.run.finished_at = None;
-        assert_eq!(
-            merge(vec![a, b], &[], vec![])
-                .unwrap()
-                .record
-                .run
-                .finished_at,
-            None
-        );
-    }
-
-    #[test]
-    fn merged_file_reads_back_as_a_result() {
-        let dir = tempfile::tempdir().unwrap();
-        let (pa, pb) = (dir.path().join("a.json"), dir.path().join("b.json"));
-        results::write_atomic(
-            &pa,
-            &shard(
-                "n",
-                "2026-01-01T10:00:00Z",
-                &[("a", "2026-01-01T10:00:01Z")],
-            ),
-        )
-        .unwrap();
-        results::write_atomic(
-            &pb,
-            &shard(
-                "n",
-                "2026-01-01T10:05:00Z",
-                &[("b", "2026-01-01T10:05:01Z")],
-            ),
-        )
-        .unwrap();
-        let out = dir.path().join("sub/merged.json");
-        merge_files(&out, &[pa.clone(), pb], vec![]).unwrap();
-        let back = results::read(&out).unwrap();
-        assert_eq!(back.tests.len(), 2);
-        let raw: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-        assert_eq!(raw["merged_from"][0]["file"], pa.display().to_string());
-        std::fs::write(&pa, "{}").unwrap();
-        let e = merge_files(&out, &[pa], vec![]).unwrap_err();
-        assert!(e.contains("a.json"), "{e}");
-    }
-}
+mod tests;

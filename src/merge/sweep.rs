@@ -1,0 +1,254 @@
+//! Whether the inputs of a merge are the shards of one whole sweep.
+//!
+//! A file written by `tpsbench run --shard i/n` records its shard (`run.shard`) and the hash
+//! of the whole plan (`run.plan_hash`). Files of different plans are different sweeps and are
+//! never merged. Among the shard files every index 0..n must appear exactly once and every
+//! shard must have finished, or the merged file would look like a whole sweep while holding
+//! only part of one: that is refused unless the caller allows a partial merge. Files that
+//! record neither (older tpsbench, or a run without `--shard`) are merged as before, with a
+//! note that nothing was checked for them.
+
+use crate::record::{RunRecord, ShardInfo};
+
+/// What the check found that still lets the merge go ahead.
+#[derive(Debug, Default, PartialEq)]
+pub struct Sweep {
+    /// Lines for stderr: notes, and with `allow_partial` what is missing.
+    pub notes: Vec<String>,
+    /// The shards missing or unfinished ("1/4"), merged anyway under `allow_partial`.
+    pub incomplete: Vec<String>,
+    /// The plan hash the inputs share, if any records one.
+    pub plan_hash: Option<String>,
+}
+
+/// Checks `records` (named by `name(k)` in messages). Err is one line for the user.
+pub fn check(
+    records: &[RunRecord],
+    name: &dyn Fn(usize) -> String,
+    allow_partial: bool,
+) -> Result<Sweep, String> {
+    let mut sweep = Sweep::default();
+    let mut hashed = records
+        .iter()
+        .enumerate()
+        .filter_map(|(k, r)| r.run.plan_hash.as_deref().map(|h| (k, h)));
+    if let Some((k0, h0)) = hashed.next() {
+        if let Some((k, h)) = hashed.find(|(_, h)| *h != h0) {
+            return Err(format!(
+                "{} and {} are not shards of one sweep (plan hash {} vs {}): merge the shards of \
+                 one sweep at a time; pass both files to `tpsbench leaderboard` to see them side \
+                 by side",
+                name(k0),
+                name(k),
+                short(h0),
+                short(h)
+            ));
+        }
+        sweep.plan_hash = Some(h0.to_string());
+    }
+
+    let unchecked: Vec<String> = (0..records.len())
+        .filter(|&k| records[k].run.shard.is_none() || records[k].run.plan_hash.is_none())
+        .map(name)
+        .collect();
+    if !unchecked.is_empty() {
+        sweep.notes.push(format!(
+            "note: {} record(s) no shard or plan hash (written by an older tpsbench or without \
+             --shard): merged without checking that the inputs are one whole sweep",
+            unchecked.join(", ")
+        ));
+    }
+
+    let shards: Vec<(usize, ShardInfo)> = records
+        .iter()
+        .enumerate()
+        .filter_map(|(k, r)| r.run.shard.map(|s| (k, s)))
+        .collect();
+    let Some(&(k0, s0)) = shards.first() else {
+        return Ok(sweep);
+    };
+    let count = s0.count;
+    let mut file_of: Vec<Option<usize>> = vec![None; count];
+    for &(k, s) in &shards {
+        if s.count != count || s.index >= count {
+            return Err(format!(
+                "{} is shard {}/{} but {} is shard {}/{}: the shards of one sweep share one count",
+                name(k0),
+                s0.index,
+                s0.count,
+                name(k),
+                s.index,
+                s.count
+            ));
+        }
+        if let Some(j) = file_of[s.index] {
+            return Err(format!(
+                "shard {}/{count} appears twice, in {} and in {}: merge one file per shard",
+                s.index,
+                name(j),
+                name(k)
+            ));
+        }
+        file_of[s.index] = Some(k);
+    }
+
+    let mut problems = Vec::new();
+    let missing: Vec<usize> = (0..count).filter(|&i| file_of[i].is_none()).collect();
+    for &i in &missing {
+        problems.push(format!("missing shard {i}/{count}"));
+    }
+    for &(k, s) in &shards {
+        if records[k].run.finished_at.is_none() {
+            problems.push(format!(
+                "shard {}/{count} did not finish ({})",
+                s.index,
+                name(k)
+            ));
+        }
+    }
+    if problems.is_empty() {
+        return Ok(sweep);
+    }
+    // A shard that got no tests (more shards than tests) writes no file.
+    let hint = if missing.is_empty() {
+        ""
+    } else {
+        " (a shard with no tests writes no file: use at most as many shards as tests)"
+    };
+    if !allow_partial {
+        return Err(format!(
+            "the sweep is incomplete: {}{hint}; rerun those shards, or pass --allow-partial to \
+             merge what there is",
+            problems.join(", ")
+        ));
+    }
+    sweep.notes.push(format!(
+        "warning: the sweep is incomplete: {}; merged anyway (--allow-partial), the merged file \
+         lists them under incomplete_shards",
+        problems.join(", ")
+    ));
+    let unfinished = shards
+        .iter()
+        .filter(|(k, _)| records[*k].run.finished_at.is_none())
+        .map(|(_, s)| s.index);
+    let mut incomplete: Vec<usize> = missing.into_iter().chain(unfinished).collect();
+    incomplete.sort_unstable();
+    sweep.incomplete = incomplete
+        .into_iter()
+        .map(|i| format!("{i}/{count}"))
+        .collect();
+    Ok(sweep)
+}
+
+/// The start of a hash, enough to tell two apart in a message.
+fn short(hash: &str) -> &str {
+    hash.get(..12).unwrap_or(hash)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::fixtures;
+
+    /// A finished shard file of plan `hash`; `shard` None is an older file.
+    fn file(shard: Option<(usize, usize)>, hash: Option<&str>) -> RunRecord {
+        let mut r = fixtures::run();
+        r.run.shard = shard.map(|(index, count)| ShardInfo { index, count });
+        r.run.plan_hash = hash.map(str::to_string);
+        r.run.finished_at = Some("2026-01-01T11:00:00Z".into());
+        r
+    }
+
+    fn names(k: usize) -> String {
+        format!("s{k}.json")
+    }
+
+    fn run(records: &[RunRecord], allow_partial: bool) -> Result<Sweep, String> {
+        check(records, &names, allow_partial)
+    }
+
+    #[test]
+    fn a_whole_sweep_passes_without_a_note_and_keeps_its_plan_hash() {
+        let all = [file(Some((1, 2)), Some("h")), file(Some((0, 2)), Some("h"))];
+        let s = run(&all, false).unwrap();
+        assert_eq!(s.notes, Vec::<String>::new());
+        assert!(s.incomplete.is_empty());
+        assert_eq!(s.plan_hash.as_deref(), Some("h"));
+    }
+
+    #[test]
+    fn files_of_different_plans_are_refused_naming_both() {
+        let a = file(Some((0, 2)), Some("aaaaaaaaaaaaaaaa11"));
+        let b = file(Some((1, 2)), Some("bbbbbbbbbbbbbbbb22"));
+        let e = run(&[a, b], true).unwrap_err();
+        assert!(
+            e.starts_with("s0.json and s1.json are not shards of one sweep")
+                && e.contains("aaaaaaaaaaaa vs bbbbbbbbbbbb"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn a_missing_shard_is_named_and_refused_unless_partial_is_allowed() {
+        let some = [file(Some((0, 3)), Some("h")), file(Some((2, 3)), Some("h"))];
+        let e = run(&some, false).unwrap_err();
+        assert!(
+            e.starts_with("the sweep is incomplete: missing shard 1/3")
+                && e.contains("--allow-partial"),
+            "{e}"
+        );
+        let s = run(&some, true).unwrap();
+        assert_eq!(s.incomplete, vec!["1/3"]);
+        assert!(s.notes[0].contains("missing shard 1/3"), "{:?}", s.notes);
+    }
+
+    #[test]
+    fn an_unfinished_shard_counts_as_incomplete() {
+        let mut b = file(Some((1, 2)), Some("h"));
+        b.run.finished_at = None;
+        let e = run(&[file(Some((0, 2)), Some("h")), b.clone()], false).unwrap_err();
+        assert!(e.contains("shard 1/2 did not finish (s1.json)"), "{e}");
+        let s = run(&[b, file(Some((0, 2)), Some("h"))], true).unwrap();
+        assert_eq!(s.incomplete, vec!["1/2"]);
+    }
+
+    #[test]
+    fn a_duplicated_shard_is_refused_even_when_partial_is_allowed() {
+        let dup = [
+            file(Some((0, 2)), Some("h")),
+            file(Some((1, 2)), Some("h")),
+            file(Some((0, 2)), Some("h")),
+        ];
+        let e = run(&dup, true).unwrap_err();
+        assert_eq!(
+            e,
+            "shard 0/2 appears twice, in s0.json and in s2.json: merge one file per shard"
+        );
+    }
+
+    #[test]
+    fn shards_of_different_counts_are_refused() {
+        let e = run(&[file(Some((0, 2)), None), file(Some((1, 3)), None)], true).unwrap_err();
+        assert!(
+            e.starts_with("s0.json is shard 0/2 but s1.json is shard 1/3"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn older_files_merge_with_a_note_naming_them() {
+        let s = run(&[file(None, None), file(None, None)], false).unwrap();
+        assert_eq!(s.notes.len(), 1);
+        assert!(
+            s.notes[0].starts_with("note: s0.json, s1.json record(s) no shard or plan hash"),
+            "{:?}",
+            s.notes
+        );
+        assert_eq!(s.plan_hash, None);
+        // An older file beside shard files: the shards are still checked.
+        let mixed = [file(None, None), file(Some((0, 2)), Some("h"))];
+        let e = run(&mixed, false).unwrap_err();
+        assert!(e.contains("missing shard 1/2"), "{e}");
+    }
+}
