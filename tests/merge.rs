@@ -91,6 +91,16 @@ fn a_missing_shard_is_named_and_refused_unless_partial_is_allowed() {
     let v = read_json(&out);
     assert_eq!(v["incomplete_shards"], json!(["1/3"]));
     assert_eq!(v["tests"].as_array().unwrap().len(), 12);
+
+    // Shard 1 killed before its first test ended leaves its reserved file empty.
+    let empty = dir.path().join("s1.json");
+    std::fs::write(&empty, "").unwrap();
+    let (code, stderr) = merge(&out, &[files[0].clone(), empty, files[1].clone()], &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("missing shard 1/3, ") && stderr.contains("s1.json is empty"),
+        "{stderr}"
+    );
 }
 
 #[test]

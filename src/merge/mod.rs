@@ -37,10 +37,12 @@ pub struct Merged {
 }
 
 /// Merges already-read records (pure). `files[k]` names `records[k]` in messages.
-/// `allow_partial` merges a sweep that lacks shards instead of refusing it.
+/// `empty` are inputs left out for being empty (see `merge_files`). `allow_partial` merges a
+/// sweep that lacks shards instead of refusing it.
 pub fn merge(
     records: Vec<RunRecord>,
     files: &[PathBuf],
+    empty: &[PathBuf],
     command: Vec<String>,
     allow_partial: bool,
 ) -> Result<Merged, String> {
@@ -51,7 +53,8 @@ pub fn merge(
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| format!("input {}", k + 1))
     };
-    let sweep = sweep::check(&records, &name, allow_partial)?;
+    let empty: Vec<String> = empty.iter().map(|p| p.display().to_string()).collect();
+    let sweep = sweep::check(&records, &name, &empty, allow_partial)?;
     let hw = hardware(&first.run);
     for (k, r) in records.iter().enumerate().skip(1) {
         let other = hardware(&r.run);
@@ -162,39 +165,22 @@ pub fn merge(
 /// Reads the inputs, merges them and writes `output` atomically. Returns the warnings.
 ///
 /// An empty input is a run stopped before its first test ended (`run` reserves its file at
-/// the start): refused, or with `allow_partial` left out with a warning, so that the sweep
-/// check names the shard it held as missing.
+/// the start): it is left out, and the sweep check counts it as what is missing.
 pub fn merge_files(
     output: &Path,
     inputs: &[PathBuf],
     command: Vec<String>,
     allow_partial: bool,
 ) -> Result<Vec<String>, String> {
-    let mut skipped = Vec::new();
-    let mut kept = Vec::new();
-    for p in inputs {
-        if std::fs::metadata(p).is_ok_and(|m| m.len() == 0) {
-            let line = format!(
-                "{} is empty: its run stopped before its first test ended",
-                p.display()
-            );
-            if !allow_partial {
-                return Err(format!(
-                    "{line}; rerun it, or pass --allow-partial to merge what there is"
-                ));
-            }
-            skipped.push(format!("warning: {line}; left out (--allow-partial)"));
-        } else {
-            kept.push(p.clone());
-        }
-    }
+    let (empty, kept): (Vec<PathBuf>, Vec<PathBuf>) = inputs
+        .iter()
+        .cloned()
+        .partition(|p| std::fs::metadata(p).is_ok_and(|m| m.len() == 0));
     let records = kept
         .iter()
         .map(|p| results::read(p))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut m = merge(records, &kept, command, allow_partial)?;
-    skipped.append(&mut m.warnings);
-    m.warnings = skipped;
+    let m = merge(records, &kept, &empty, command, allow_partial)?;
     let mut doc = serde_json::to_value(&m.record).map_err(|e| e.to_string())?;
     doc["merged_from"] = Value::Array(m.sources);
     if !m.incomplete.is_empty() {

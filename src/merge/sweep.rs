@@ -21,10 +21,13 @@ pub struct Sweep {
     pub plan_hash: Option<String>,
 }
 
-/// Checks `records` (named by `name(k)` in messages). Err is one line for the user.
+/// Checks `records` (named by `name(k)` in messages). `empty` names the inputs left out for
+/// being empty: runs stopped before their first test ended, which make the sweep incomplete
+/// too. Err is one line for the user.
 pub fn check(
     records: &[RunRecord],
     name: &dyn Fn(usize) -> String,
+    empty: &[String],
     allow_partial: bool,
 ) -> Result<Sweep, String> {
     let mut sweep = Sweep::default();
@@ -64,13 +67,11 @@ pub fn check(
         .enumerate()
         .filter_map(|(k, r)| r.run.shard.map(|s| (k, s)))
         .collect();
-    let Some(&(k0, s0)) = shards.first() else {
-        return Ok(sweep);
-    };
-    let count = s0.count;
+    let count = shards.first().map_or(0, |&(_, s)| s.count);
     let mut file_of: Vec<Option<usize>> = vec![None; count];
     for &(k, s) in &shards {
         if s.count != count || s.index >= count {
+            let (k0, s0) = shards[0];
             return Err(format!(
                 "{} is shard {}/{} but {} is shard {}/{}: the shards of one sweep share one count",
                 name(k0),
@@ -106,11 +107,16 @@ pub fn check(
             ));
         }
     }
+    for f in empty {
+        problems.push(format!(
+            "{f} is empty (its run stopped before its first test ended)"
+        ));
+    }
     if problems.is_empty() {
         return Ok(sweep);
     }
     // A shard that got no tests (more shards than tests) writes no file.
-    let hint = if missing.is_empty() {
+    let hint = if missing.len() <= empty.len() {
         ""
     } else {
         " (a shard with no tests writes no file: use at most as many shards as tests)"
@@ -164,7 +170,7 @@ mod tests {
     }
 
     fn run(records: &[RunRecord], allow_partial: bool) -> Result<Sweep, String> {
-        check(records, &names, allow_partial)
+        check(records, &names, &[], allow_partial)
     }
 
     #[test]
@@ -210,6 +216,25 @@ mod tests {
         let e = run(&[file(Some((0, 2)), Some("h")), b.clone()], false).unwrap_err();
         assert!(e.contains("shard 1/2 did not finish (s1.json)"), "{e}");
         let s = run(&[b, file(Some((0, 2)), Some("h"))], true).unwrap();
+        assert_eq!(s.incomplete, vec!["1/2"]);
+    }
+
+    #[test]
+    fn an_empty_input_is_named_beside_the_shard_it_leaves_missing() {
+        let some = [file(Some((0, 2)), Some("h"))];
+        let stopped = ["s1.json".to_string()];
+        let e = check(&some, &names, &stopped, false).unwrap_err();
+        assert!(
+            e.starts_with(
+                "the sweep is incomplete: missing shard 1/2, s1.json is empty (its run stopped \
+                 before its first test ended); rerun"
+            ),
+            "{e}"
+        );
+        // Older files: nothing says which shard the empty file held; still incomplete.
+        let e = check(&[file(None, None)], &names, &stopped, false).unwrap_err();
+        assert!(e.contains("s1.json is empty"), "{e}");
+        let s = check(&some, &names, &stopped, true).unwrap();
         assert_eq!(s.incomplete, vec!["1/2"]);
     }
 

@@ -38,6 +38,7 @@ fn shards_are_concatenated_and_duplicates_keep_the_newest() {
     let m = merge(
         vec![a, b],
         &[],
+        &[],
         vec!["tpsbench".into(), "merge".into()],
         false,
     )
@@ -80,6 +81,7 @@ fn other_hardware_is_refused_and_other_builds_warned() {
     let e = merge(
         vec![a.clone(), b],
         &[PathBuf::from("x.json"), PathBuf::from("y.json")],
+        &[],
         vec![],
         false,
     )
@@ -91,9 +93,9 @@ fn other_hardware_is_refused_and_other_builds_warned() {
     );
     let mut c = a.clone();
     c.run.tool.version = "9.9.9".into();
-    let m = merge(vec![a, c], &[], vec![], false).unwrap();
+    let m = merge(vec![a, c], &[], &[], vec![], false).unwrap();
     assert!(m.warnings.iter().any(|w| w.contains("different builds")));
-    assert!(merge(vec![], &[], vec![], false).is_err());
+    assert!(merge(vec![], &[], &[], vec![], false).is_err());
 }
 
 #[test]
@@ -110,7 +112,7 @@ fn an_unfinished_input_leaves_the_merge_unfinished() {
     );
     b.run.finished_at = None;
     assert_eq!(
-        merge(vec![a, b], &[], vec![], false)
+        merge(vec![a, b], &[], &[], vec![], false)
             .unwrap()
             .record
             .run
@@ -168,6 +170,7 @@ fn a_merged_sweep_is_the_whole_plan_and_a_partial_one_lists_what_it_lacks() {
             sharded(2, &[("c", "2026-01-01T10:00:01Z")]),
         ],
         &[],
+        &[],
         vec![],
         false,
     )
@@ -188,10 +191,15 @@ fn a_merged_sweep_is_the_whole_plan_and_a_partial_one_lists_what_it_lacks() {
     std::fs::write(&pb, "").unwrap();
     let inputs = [pa, pb, pc];
     let e = merge_files(&out, &inputs, vec![], false).unwrap_err();
-    assert!(e.contains("b.json is empty: its run stopped"), "{e}");
+    assert!(
+        e.contains("missing shard 1/3") && e.contains("b.json is empty (its run stopped"),
+        "{e}"
+    );
     let warnings = merge_files(&out, &inputs, vec![], true).unwrap();
-    assert!(warnings[0].contains("b.json is empty"), "{warnings:?}");
-    assert!(warnings.iter().any(|w| w.contains("missing shard 1/3")));
+    assert!(
+        warnings[0].contains("missing shard 1/3") && warnings[0].contains("b.json is empty"),
+        "{warnings:?}"
+    );
     let raw: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(raw["incomplete_shards"], json!(["1/3"]));
     assert_eq!(results::read(&out).unwrap().tests.len(), 2);
