@@ -137,14 +137,18 @@ merge() {
     say "merge refused: nothing published"
     exit 2
   }
-  # The same by directory, for result files that do not record their shard (older tpsbench).
+  # The same by directory, for result files that do not record their shard (older tpsbench):
+  # each shard needs a file whose run finished.
   for ((i = 0; i < SHARDS; i++)); do
     found=""
-    for f in "$RUN_DIR/shards/$i"/*.json; do [ -s "$f" ] && found=1; done
+    for f in "$RUN_DIR/shards/$i"/*.json; do
+      if [ -s "$f" ] && ! grep -q '"finished_at": null' "$f"; then found=1; fi
+    done
     [ -n "$found" ] || missing+=("$i/$SHARDS")
   done
   if [ ${#missing[@]} -gt 0 ] && [ -z "${partial[*]}" ]; then
-    say "missing shard ${missing[*]} (no result file in $RUN_DIR/shards/<i>): nothing published"
+    say "missing shard ${missing[*]} (no finished result file in $RUN_DIR/shards/<i>):" \
+      "nothing published"
     exit 2
   fi
   local out
