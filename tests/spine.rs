@@ -327,7 +327,7 @@ fn isolate_numbers_tests_across_children_and_reports_the_file_once() {
 
 #[test]
 fn serving_only_and_ladder_only_configurations_run_and_one_without_tests_is_refused() {
-    let (dir, config) = workspace(1);
+    let (_dir, config) = workspace(1);
     let src = CONFIG.replace("REPS", "1");
     let serving_only = src
         .replace(
@@ -428,7 +428,7 @@ fn llama_bench_exports_hold_only_llama_bench_tests_and_say_what_they_left_out() 
 
 #[test]
 fn the_resume_command_printed_after_an_interrupt_works_as_printed() {
-    let (dir, config) = workspace(300);
+    let (dir, _config) = workspace(300);
     let results = dir.path().join("results");
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("tpsbench"))
         .current_dir(dir.path())
