@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::types::{QuantType, is_quantized_ggml_type};
+use crate::config::quant_types::{QuantType, is_quantized_ggml_type};
 use crate::gguf::Value;
 use crate::gguf::reader::{self, Header};
 use crate::record::{ModelRecord, Provenance};

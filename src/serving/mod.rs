@@ -17,12 +17,9 @@
 //! (Markdown).
 
 pub mod bench;
-pub mod config;
 pub mod dataset;
 pub mod metrics;
-pub mod plan;
 pub mod record;
-pub mod records;
 pub mod run;
 pub mod sampling;
 pub mod table;

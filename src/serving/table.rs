@@ -17,10 +17,25 @@ fn f2(x: Option<f64>) -> String {
 /// The serving table and capacity lines, preceded by a blank line; empty without serving
 /// tests.
 pub fn render(run: &RunRecord) -> String {
-    let tests: Vec<&TestRecord> = run.tests.iter().filter(|t| t.serving.is_some()).collect();
-    if tests.is_empty() {
+    use crate::plan::TestKind;
+    let all: Vec<&TestRecord> = run
+        .tests
+        .iter()
+        .filter(|t| {
+            matches!(
+                t.kind,
+                TestKind::Request | TestKind::Parallel | TestKind::Arrival
+            )
+        })
+        .collect();
+    if all.is_empty() {
         return String::new();
     }
+    let tests: Vec<&TestRecord> = all
+        .iter()
+        .copied()
+        .filter(|t| t.serving.is_some())
+        .collect();
     let header = [
         "model",
         "test",
@@ -70,12 +85,7 @@ pub fn render(run: &RunRecord) -> String {
         rows.push(row);
     }
     // Failed tests have no serving figures: list them too.
-    let failed: Vec<&TestRecord> = run
-        .tests
-        .iter()
-        .filter(|t| t.serving.is_none() && t.id.contains("/serve-"))
-        .collect();
-    for t in failed {
+    for t in all.iter().filter(|t| t.serving.is_none()) {
         let mut row = vec![t.model.clone(), t.test.clone(), String::new()];
         row.push(format!(
             "failed: {}",

@@ -8,10 +8,14 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-pub(crate) use crate::config_values::scalar_int;
-use crate::config_values::{
-    boolean, flash_attn, int_list, kv_type, list, scalar_float, split_mode,
-};
+pub mod ladder;
+pub mod quant_types;
+pub mod serving;
+pub mod synth_spec;
+pub(crate) mod values;
+
+pub(crate) use values::scalar_int;
+use values::{boolean, flash_attn, int_list, kv_type, list, scalar_float, split_mode};
 
 /// Flash attention policy, as llama-bench's `-fa` (-1 auto, 0 off, 1 on).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -155,7 +159,7 @@ pub struct ModelEntry {
     pub path: PathBuf,
     pub axes: Axes,
     /// `synth = "llama-3-8b:Q4_K_M"`: written by `tpsbench run` when `path` is missing.
-    pub synth: Option<crate::synth::SynthSpec>,
+    pub synth: Option<synth_spec::SynthSpec>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -164,7 +168,9 @@ pub struct Config {
     pub settings: RunSettings,
     pub models: Vec<ModelEntry>,
     /// The `[serving]` table: serving tests run on every model; None without the table.
-    pub serving: Option<crate::serving::config::ServingConfig>,
+    pub serving: Option<crate::config::serving::ServingConfig>,
+    /// `[[ladder]]` tables: variants built from a base file, with quality tests.
+    pub ladders: Vec<ladder::Ladder>,
 }
 
 /// A configuration error that names the file, the line and the key.
@@ -276,21 +282,44 @@ pub fn load(file: &Path, physical_cores: u32) -> Result<Config, ConfigError> {
 }
 
 /// Parses configuration text; `file` names it in errors and anchors relative model paths.
+/// A configuration must define at least one test: a `[[model]]` sweep with a prompt or
+/// generation size above 0, a `[serving]` table with models, or a `[[ladder]]`.
 pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, ConfigError> {
-    let (config, _, has_ladder) = parse_parts(file, src, physical_cores)?;
-    if config.models.is_empty() {
-        let hint = if has_ladder {
-            " ([[ladder]] tables are run by `tpsbench ladder`)"
+    let (mut config, defaults, has_ladder) = parse_parts(file, src, physical_cores)?;
+    if has_ladder {
+        config.ladders = ladder::parse(&Ctx { file, src }, &defaults)?;
+    }
+    let sweeps = config
+        .models
+        .iter()
+        .any(|m| m.axes.n_prompt.iter().chain(&m.axes.n_gen).any(|&n| n > 0));
+    let serving = config.serving.is_some() && !config.models.is_empty();
+    if !sweeps && !serving && config.ladders.is_empty() {
+        let message = if config.models.is_empty() {
+            "nothing to measure: no [[model]] entries (add one with a name and a path) and no \
+             [[ladder]]"
         } else {
-            ""
+            "nothing to measure: n_prompt and n_gen are all 0, and there is no [serving] table \
+             or [[ladder]]"
         };
+        // Point at the line that set the sizes, when there is one.
+        let line = src
+            .lines()
+            .position(|l| l.trim_start().starts_with("n_prompt"))
+            .filter(|_| !config.models.is_empty())
+            .map(|i| i + 1);
         return Err(ConfigError {
             file: file.to_path_buf(),
-            line: None,
-            key: Some("model".into()),
-            message: format!(
-                "no [[model]] entries: add at least one, with a name and a path{hint}"
+            line,
+            key: Some(
+                if config.models.is_empty() {
+                    "model"
+                } else {
+                    "sweep.n_prompt"
+                }
+                .into(),
             ),
+            message: message.into(),
         });
     }
     Ok(config)
@@ -346,7 +375,7 @@ pub(crate) fn parse_parts(
         }
         let synth = match &m.synth {
             Some(s) => Some(
-                crate::synth::SynthSpec::parse(s.get_ref())
+                synth_spec::SynthSpec::parse(s.get_ref())
                     .map_err(|e| ctx.err(s.span(), &format!("{key}.synth"), e))?,
             ),
             None => None,
@@ -378,7 +407,8 @@ pub(crate) fn parse_parts(
         file: file.to_path_buf(),
         settings,
         models,
-        serving: crate::serving::config::parse(file, src)?,
+        serving: crate::config::serving::parse(file, src)?,
+        ladders: Vec::new(),
     };
     Ok((config, defaults, has_ladder))
 }
@@ -483,22 +513,8 @@ pub(crate) fn apply_axes(
     if let Some(v) = &s.type_v {
         out.type_v = list(ctx, &k("type_v"), v, kv_type)?;
     }
-    if out.n_prompt.iter().chain(&out.n_gen).all(|&n| n == 0) {
-        let span = s
-            .n_prompt
-            .as_ref()
-            .or(s.n_gen.as_ref())
-            .map(|v| v.span())
-            .unwrap_or(0..0);
-        return Err(ctx.err(
-            span,
-            &k("n_prompt"),
-            "n_prompt and n_gen are all 0: nothing to measure",
-        ));
-    }
     Ok(())
 }
 
 #[cfg(test)]
-#[path = "config_tests.rs"]
 mod tests;

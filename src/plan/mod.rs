@@ -8,72 +8,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{Axes, Config, FlashAttn, SplitMode};
 
+pub mod build;
+pub mod kind;
+pub mod serving;
 pub mod shard;
+pub use build::{Detail, Facts, ModelSource, Plan, PlanModel};
+pub use kind::TestKind;
 pub use shard::{Shard, shard};
-
-/// What a test measures, and so which code runs it and which exporters can show it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TestKind {
-    /// Prefill of `n_prompt` tokens (llama-bench `pp`).
-    Pp,
-    /// Decode of `n_gen` tokens, one at a time (llama-bench `tg`).
-    Tg,
-    /// Prefill then decode in one repetition (llama-bench `pg`).
-    Pg,
-    /// One request at a time: TTFT, inter-token latency ([serving] mode "request").
-    Request,
-    /// B sequences decoded together (llama-batched-bench; [serving] mode "parallel").
-    Parallel,
-    /// Requests arriving as a Poisson process ([serving] mode "arrival").
-    Arrival,
-    /// KLD and perplexity against a ladder's reference variant.
-    Quality,
-}
-
-impl TestKind {
-    /// The kinds llama-bench itself has: its exporters write only these.
-    pub fn is_llama_bench(self) -> bool {
-        matches!(self, TestKind::Pp | TestKind::Tg | TestKind::Pg)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TestKind::Pp => "pp",
-            TestKind::Tg => "tg",
-            TestKind::Pg => "pg",
-            TestKind::Request => "request",
-            TestKind::Parallel => "parallel",
-            TestKind::Arrival => "arrival",
-            TestKind::Quality => "quality",
-        }
-    }
-
-    /// The llama-bench kind of a test with these sizes.
-    pub fn of_sizes(n_prompt: u32, n_gen: u32) -> TestKind {
-        match (n_prompt, n_gen) {
-            (_, 0) => TestKind::Pp,
-            (0, _) => TestKind::Tg,
-            _ => TestKind::Pg,
-        }
-    }
-
-    /// The kind of a serving mode ("request", "parallel", "arrival").
-    pub fn of_serving_mode(mode: &str) -> Option<TestKind> {
-        match mode {
-            "request" => Some(TestKind::Request),
-            "parallel" => Some(TestKind::Parallel),
-            "arrival" => Some(TestKind::Arrival),
-            _ => None,
-        }
-    }
-}
-
-impl std::fmt::Display for TestKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// Every parameter of one test, under llama-bench's field names.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -159,25 +100,66 @@ impl TestParams {
 /// One planned test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedTest {
-    /// Index into `Config::models`.
+    /// Index into `Plan::models` (the `[[model]]`s first, in order, then ladder variants).
     pub model: usize,
     /// Stable, unique identifier, e.g. `SmolLM2-135M/Q4_1/pp512` (criterion's benchmark id).
     pub id: String,
     pub params: TestParams,
+    pub kind: TestKind,
+    /// What the kind needs beyond the parameters.
+    pub detail: Detail,
+    /// What was measured, stable across runs and machines (see `build::identity`); empty in
+    /// plans made without the models' facts (`expand`).
+    pub identity: String,
 }
 
-/// Expands every model's axes; `quant[i]` labels model `i` in test ids (e.g. "Q4_1").
+impl PlannedTest {
+    /// A llama-bench test (pp, tg or pg) of model `model`.
+    pub fn bench(model: usize, id: String, params: TestParams) -> PlannedTest {
+        PlannedTest {
+            model,
+            id,
+            kind: TestKind::of_sizes(params.n_prompt, params.n_gen),
+            params,
+            detail: Detail::Bench,
+            identity: String::new(),
+        }
+    }
+
+    /// The record's `test` name: llama-bench's for its kinds, the serving test's name, or
+    /// `quality`.
+    pub fn name(&self) -> String {
+        match &self.detail {
+            Detail::Bench => self.params.name(),
+            Detail::Serving(s) => s.name.clone(),
+            Detail::Quality { .. } => "quality".into(),
+        }
+    }
+
+    /// Tests with equal keys run on one model load: the model and its model-level
+    /// parameters. Quality tests load their own evaluation model: `None`.
+    pub fn load_key(&self) -> Option<(usize, i32, SplitMode, i32)> {
+        match self.detail {
+            Detail::Quality { .. } => None,
+            _ => Some((
+                self.model,
+                self.params.n_gpu_layers,
+                self.params.split_mode,
+                self.params.main_gpu,
+            )),
+        }
+    }
+}
+
+/// Expands every `[[model]]`'s axes into llama-bench tests; `quant[i]` labels model `i` in test
+/// ids (e.g. "Q4_1"). Ids only: the whole plan, with identities, is `build::build`.
 pub fn expand(config: &Config, quant: &[String]) -> Vec<PlannedTest> {
     let mut out = Vec::new();
     for (mi, m) in config.models.iter().enumerate() {
         let label = quant.get(mi).map(String::as_str).unwrap_or("unknown");
         for params in expand_axes(&m.axes) {
             let id = test_id(&m.name, label, &params, &m.axes);
-            out.push(PlannedTest {
-                model: mi,
-                id,
-                params,
-            });
+            out.push(PlannedTest::bench(mi, id, params));
         }
     }
     out
@@ -253,7 +235,7 @@ fn cross<T>(
 
 /// `model/quant/test`, plus a `/name=value` part for each axis that takes several values in
 /// this model's sweep, so ids stay unique and readable.
-fn test_id(model: &str, quant: &str, p: &TestParams, a: &Axes) -> String {
+pub(crate) fn test_id(model: &str, quant: &str, p: &TestParams, a: &Axes) -> String {
     let mut id = format!("{model}/{quant}/{}", p.name().replace(" @ ", "@"));
     let mut part = |varies: bool, name: &str, value: String| {
         if varies {

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::record::Targets;
 use crate::config::ConfigError;
+use serde::Serialize;
 
 /// The three kinds of serving test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -380,6 +380,18 @@ fn targets(
         }
     }
     Ok(t)
+}
+
+/// Service-level targets a serving test is checked against.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct Targets {
+    /// Each request must stream at least this many tokens/s after its first token.
+    pub per_request_ts: Option<f64>,
+    /// Each request must see its first token within this many milliseconds.
+    pub ttft_ms: Option<f64>,
+    /// Share of requests that must meet both (50, 90 or 99): the checks are TTFT at this
+    /// percentile and time per output token at this percentile (the slow tail).
+    pub percentile: u32,
 }
 
 #[cfg(test)]
