@@ -60,7 +60,7 @@ fn a_sharded_sweep_on_a_real_slurm_merges_whole_and_a_killed_shard_is_refused() 
         .find(|l| l.starts_with("slurm-local check: ok: "))
         .unwrap_or_else(|| panic!("no summary line:\n{stdout}"));
     for part in [
-        "tests each once",
+        "tests each once (shards 0/2 1/2)",
         "leaderboard rebuilt",
         "FAILED, nothing published",
         "shard 1/2",
