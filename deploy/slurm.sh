@@ -29,8 +29,8 @@
 #   SBATCH_ARGS  extra sbatch options, e.g. SBATCH_ARGS="--partition=bench --gres=gpu:1"
 #   ALLOW_PARTIAL=1  merge and publish what there is when shards are missing
 # Give every shard the same hardware (one partition or constraint): merge refuses results
-# from different CPUs or GPUs. Keep SHARDS at most the number of tests in the plan (a shard
-# without tests writes no file, and the merge would call it missing).
+# from different CPUs or GPUs. A shard without tests (SHARDS above the number of tests)
+# writes no file; merge sees from the plan the others record that nothing is missing.
 #
 # After a refused merge, run the missing shards again (a killed one continues its file) and
 # a new merge after them, with the settings saved in $RUN_DIR/submit.env:
@@ -137,8 +137,9 @@ merge() {
     say "merge refused: nothing published"
     exit 2
   }
-  # The same by directory, for result files that do not record their shard (older tpsbench):
-  # each shard needs a file whose run finished.
+  # Result files of an older tpsbench record no shard or plan, so merge could not check
+  # them: check by directory instead, each shard needing a file whose run finished.
+  if ! grep -L '"plan_hash"' "${files[@]}" | grep -q .; then SHARDS=0; fi
   for ((i = 0; i < SHARDS; i++)); do
     found=""
     for f in "$RUN_DIR/shards/$i"/*.json; do

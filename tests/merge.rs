@@ -145,3 +145,69 @@ fn older_files_without_shard_info_merge_with_a_note() {
     );
     assert_eq!(read_json(&out)["tests"].as_array().unwrap().len(), 18);
 }
+
+/// Runs `tpsbench run --shard i/n` for every i of a two-test sweep of the tiny model into
+/// `dir/shards/<i>/`; returns the result file of each shard that wrote one.
+fn run_shards(dir: &Path, n: usize) -> Vec<PathBuf> {
+    let bin = || Command::cargo_bin("tpsbench").unwrap();
+    bin()
+        .args(["synth", "--output"])
+        .arg(dir.join("tiny.gguf"))
+        .assert()
+        .success();
+    let config = dir.join("models.toml");
+    std::fs::write(
+        &config,
+        "[sweep]\nn_prompt = 16\nn_gen = 4\nn_batch = 16\nn_threads = 1\nrepetitions = 1\n\n\
+         [[model]]\nname = \"tiny\"\npath = \"tiny.gguf\"\n",
+    )
+    .unwrap();
+    let mut files = Vec::new();
+    for i in 0..n {
+        let out = dir.join(format!("shards/{i}"));
+        bin()
+            .args(["run", "--quiet", "--shard", &format!("{i}/{n}"), "--config"])
+            .arg(&config)
+            .arg("--results-dir")
+            .arg(&out)
+            .assert()
+            .success();
+        files.extend(
+            std::fs::read_dir(&out)
+                .into_iter()
+                .flatten()
+                .map(|e| e.unwrap().path()),
+        );
+    }
+    files
+}
+
+#[test]
+fn real_shards_merge_whole_even_when_one_had_no_tests_and_a_lost_one_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = run_shards(dir.path(), 3);
+    assert_eq!(
+        files.len(),
+        2,
+        "two tests over three shards: one shard writes no file"
+    );
+    let out = dir.path().join("merged.json");
+    let (code, stderr) = merge(&out, &files, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr
+            .contains("note: shard 2/3 wrote no file, and every test of the plan is in the others"),
+        "{stderr}"
+    );
+    let v = read_json(&out);
+    assert_eq!(v["tests"].as_array().unwrap().len(), 2);
+    assert!(v["run"].get("shard").is_none() && v["run"]["plan_hash"].is_string());
+
+    let (code, stderr) = merge(&out, &files[..1], &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("missing shard 1/3")
+            && stderr.contains("1 of the plan's 2 tests in no file (first: tiny/F32/"),
+        "{stderr}"
+    );
+}

@@ -15,6 +15,7 @@
 //! allowed, lists what it lacks in an extra top-level `incomplete_shards` array. The merged
 //! `run` records no shard (it is the whole plan) and the inputs' common plan hash.
 
+mod plan;
 mod sweep;
 
 use std::io::Write;

@@ -37,12 +37,14 @@ pub fn check(
         .filter_map(|(k, r)| r.run.plan_hash.as_deref().map(|h| (k, h)));
     if let Some((k0, h0)) = hashed.next() {
         if let Some((k, h)) = hashed.find(|(_, h)| *h != h0) {
+            let (a, b) = (name(k0), name(k));
+            let why = super::plan::difference(&records[k0].run, &records[k].run, &a, &b)
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default();
             return Err(format!(
-                "{} and {} are not shards of one sweep (plan hash {} vs {}): merge the shards of \
-                 one sweep at a time; pass both files to `tpsbench leaderboard` to see them side \
-                 by side",
-                name(k0),
-                name(k),
+                "{a} and {b} are not shards of one sweep (plan hash {} vs {}{why}); merge the \
+                 shards of one sweep at a time, or pass both files to `tpsbench leaderboard` to \
+                 see them side by side",
                 short(h0),
                 short(h)
             ));
@@ -94,7 +96,19 @@ pub fn check(
     }
 
     let mut problems = Vec::new();
-    let missing: Vec<usize> = (0..count).filter(|&i| file_of[i].is_none()).collect();
+    let mut missing: Vec<usize> = (0..count).filter(|&i| file_of[i].is_none()).collect();
+    // With the plan recorded, a missing shard is a gap only if tests of the plan are absent:
+    // a shard that got no tests (more shards than tests) writes no file.
+    let absent = super::plan::absent(records);
+    if absent.as_ref().is_some_and(Vec::is_empty) && !missing.is_empty() && empty.is_empty() {
+        let which: Vec<String> = missing.iter().map(|i| format!("{i}/{count}")).collect();
+        sweep.notes.push(format!(
+            "note: shard {} wrote no file, and every test of the plan is in the others: it had \
+             no tests",
+            which.join(", ")
+        ));
+        missing.clear();
+    }
     for &i in &missing {
         problems.push(format!("missing shard {i}/{count}"));
     }
@@ -112,11 +126,22 @@ pub fn check(
             "{f} is empty (its run stopped before its first test ended)"
         ));
     }
+    let plan_len = records
+        .iter()
+        .map(|r| r.run.plan_ids.len())
+        .max()
+        .unwrap_or(0);
+    if let Some(first) = absent.as_ref().and_then(|a| a.first()) {
+        let n = absent.as_ref().map_or(0, Vec::len);
+        problems.push(format!(
+            "{n} of the plan's {plan_len} tests in no file (first: {first})"
+        ));
+    }
     if problems.is_empty() {
         return Ok(sweep);
     }
-    // A shard that got no tests (more shards than tests) writes no file.
-    let hint = if missing.len() <= empty.len() {
+    // Without the plan recorded (older files), a shard that got no tests looks missing.
+    let hint = if absent.is_some() || missing.len() <= empty.len() {
         ""
     } else {
         " (a shard with no tests writes no file: use at most as many shards as tests)"
@@ -236,6 +261,69 @@ mod tests {
         assert!(e.contains("s1.json is empty"), "{e}");
         let s = check(&some, &names, &stopped, true).unwrap();
         assert_eq!(s.incomplete, vec!["1/2"]);
+    }
+
+    /// A finished shard file of plan "h" over `plan`, holding the tests `held`.
+    fn planned(index: usize, count: usize, plan: &[&str], held: &[&str]) -> RunRecord {
+        let mut r = file(Some((index, count)), Some("h"));
+        r.run.plan_ids = plan.iter().map(|s| s.to_string()).collect();
+        let t = r.tests[0].clone();
+        r.tests = held
+            .iter()
+            .map(|id| {
+                let mut x = t.clone();
+                x.id = id.to_string();
+                x
+            })
+            .collect();
+        r
+    }
+
+    #[test]
+    fn a_missing_shard_that_had_no_tests_is_no_gap() {
+        let plan = ["a", "b"];
+        let all = [planned(0, 3, &plan, &["a"]), planned(1, 3, &plan, &["b"])];
+        let s = run(&all, false).unwrap();
+        assert_eq!(s.notes.len(), 1, "{:?}", s.notes);
+        assert!(
+            s.notes[0].starts_with("note: shard 2/3 wrote no file"),
+            "{:?}",
+            s.notes
+        );
+        assert!(s.incomplete.is_empty());
+    }
+
+    #[test]
+    fn tests_of_the_plan_in_no_file_are_counted_and_the_first_named() {
+        let plan = ["a", "b", "c"];
+        let e = run(&[planned(0, 3, &plan, &["a"])], false).unwrap_err();
+        assert!(
+            e.starts_with(
+                "the sweep is incomplete: missing shard 1/3, missing shard 2/3, 2 of the plan's \
+                 3 tests in no file (first: b); rerun"
+            ),
+            "{e}"
+        );
+        // Every shard there and finished, yet a test absent: still refused.
+        let all = [planned(0, 2, &plan, &["a"]), planned(1, 2, &plan, &["b"])];
+        let e = run(&all, false).unwrap_err();
+        assert!(
+            e.contains("1 of the plan's 3 tests in no file (first: c)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn files_of_different_plans_name_the_first_difference() {
+        let mut a = planned(0, 2, &["a", "b"], &["a"]);
+        let mut b = planned(1, 2, &["a", "c"], &["c"]);
+        a.run.plan_hash = Some("1".into());
+        b.run.plan_hash = Some("2".into());
+        let e = run(&[a, b], false).unwrap_err();
+        assert!(
+            e.contains("(plan hash 1 vs 2: s0.json plans b, s1.json does not)"),
+            "{e}"
+        );
     }
 
     #[test]
