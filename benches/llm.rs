@@ -289,6 +289,7 @@ fn main() {
     // KLD.
     opts.scope = Scope::NotLlamaBench;
     opts.resume = Some(path.clone());
+    opts.continuation = true;
     opts.quiet = false;
     let mut progress = tpsbench::progress::StderrProgress::new(false);
     let others = runner::prepare::part(&prep.plan, Scope::NotLlamaBench, None);

@@ -158,6 +158,7 @@ pub(super) fn run(
             bandwidth,
             power: true,
             quiet,
+            continuation: false,
         };
         runner::run(&engine, info, &opts, &mut progress).map_err(anyhow::Error::msg)?
     };

@@ -43,7 +43,7 @@ const OPTIONAL: &[Column] = &[
 impl Exporter for Markdown {
     fn render(&self, run: &RunRecord) -> Vec<u8> {
         // Serving tests and the depth curve get tables of their own, after this one.
-        let mut extra = crate::serving::table::render(run);
+        let mut extra = super::serving::render(run);
         extra.push_str(&super::depth::render(run));
         let tests: Vec<&TestRecord> = run
             .tests

@@ -9,6 +9,7 @@ mod llama_bench_json;
 mod llama_bench_jsonl;
 pub mod llama_bench_row;
 mod markdown;
+pub mod serving;
 
 use crate::record::RunRecord;
 

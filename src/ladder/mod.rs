@@ -5,7 +5,6 @@
 //! run's plan: the runner builds each on first use and runs its tests like any model's.
 
 pub mod cache;
-pub mod command;
 pub mod eval;
 pub mod quality;
 pub mod table;

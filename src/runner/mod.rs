@@ -45,6 +45,9 @@ pub struct RunOptions {
     pub power: bool,
     /// No status lines (quantization, quality passes) on stderr.
     pub quiet: bool,
+    /// `resume` is this same run's file (cargo bench's criterion part wrote it): continue it
+    /// without recording a resume.
+    pub continuation: bool,
 }
 
 impl RunOptions {
@@ -63,6 +66,7 @@ impl RunOptions {
             bandwidth: Default::default(),
             power: false,
             quiet: true,
+            continuation: false,
         }
     }
 }
@@ -101,7 +105,7 @@ pub fn run(
         info,
         opts.results_dir.as_deref(),
         opts.resume.as_deref(),
-        child,
+        child || opts.continuation,
     )?;
     let todo = prepare::remaining(&prep.plan, &mine, None, &record);
     let done = part
@@ -113,7 +117,7 @@ pub fn run(
             eprintln!("warning: {w}");
         }
     }
-    if opts.resume.is_some() && !child {
+    if opts.resume.is_some() && !child && !opts.continuation {
         progress.note(&format!(
             "resuming: {done} tests done, {} to run",
             todo.len()

@@ -12,12 +12,13 @@ pub struct Target {
 }
 
 /// A new result file in `dir` (none when `dir` is `None`), or `resume`'s file after checking
-/// that it holds the same plan, settings and shard as `info` describes.
+/// that it holds the same plan, settings and shard as `info` describes. `quiet_resume`: an
+/// `--isolate` child or cargo bench's second part, which record no resume of their own.
 pub fn open(
     info: RunInfo,
     dir: Option<&std::path::Path>,
     resume: Option<&std::path::Path>,
-    child: bool,
+    quiet_resume: bool,
 ) -> Result<Target, String> {
     if let Some(p) = resume {
         let mut record = results::read(p)?;
@@ -28,7 +29,7 @@ pub fn open(
             ));
         }
         record.run.finished_at = None;
-        if !child {
+        if !quiet_resume {
             record.run.resumed_at.push(system::now_rfc3339());
         }
         if record.run.plan_hash.is_none() {

@@ -32,6 +32,7 @@ fn opts(cfg: Config, dir: &Path) -> RunOptions {
         power: false,
         scope: Scope::All,
         quiet: true,
+        continuation: false,
     }
 }
 

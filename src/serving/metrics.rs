@@ -1,7 +1,7 @@
 //! Pure serving metrics: request traces to latency distributions and rates, llama-batched-
 //! bench's figures, target checks, capacity and cost. No engine, no I/O.
 
-use super::record::{Dist, RepFigures, RequestSample, Targets};
+use crate::record::serving::{Dist, RepFigures, RequestSample, Targets};
 
 /// The percentile `q` (0..=100) of sorted values, interpolating linearly between the closest
 /// ranks (numpy's default); 0 for no values.

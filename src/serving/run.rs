@@ -5,13 +5,13 @@
 use super::bench::{self, Request};
 use super::dataset::PromptFile;
 use super::metrics::{self, Trace};
-use super::record::{DatasetInfo, RepFigures, Serving};
 use super::sampling::Sampler;
 use crate::config::serving::{Mode, ServingConfig};
 use crate::engine::{BatchParams, BatchSession, Engine, Model, ServingModel};
 use crate::measure::TokenSource;
 use crate::plan::serving::{ServingTest, parallel_n_ctx, slots_n_ctx};
 use crate::progress::Progress;
+use crate::record::serving::{DatasetInfo, RepFigures, Serving};
 use crate::record::{Status, TestRecord};
 use crate::stats;
 

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod serving;
+
 use crate::plan::TestParams;
 
 /// 2: optional `stats`, `resources`, `serving`, `placement`, model `quality`/`provenance`
@@ -70,17 +72,7 @@ pub struct SystemInfo {
     pub hostname: String,
 }
 
-/// A device as llama.cpp's backend registry lists it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DeviceInfo {
-    pub name: String,
-    pub description: String,
-    pub backend: String,
-    /// "cpu", "gpu", "igpu", "accel" or "unknown".
-    pub kind: String,
-    pub memory_total: u64,
-    pub memory_free: u64,
-}
+pub use crate::engine::DeviceInfo;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
@@ -276,7 +268,7 @@ pub struct TestRecord {
     /// Serving-test figures (TTFT, inter-token latency, per-request and aggregate rates);
     /// absent for llama-bench-style tests. See docs/schema.md, "serving".
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub serving: Option<crate::serving::Serving>,
+    pub serving: Option<serving::Serving>,
     /// Where llama.cpp put the layers, KV cache and compute buffers (from its load log):
     /// what `n_gpu_layers` and `no_kv_offload` actually achieved.
     #[serde(default, skip_serializing_if = "Option::is_none")]

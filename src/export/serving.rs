@@ -1,10 +1,10 @@
 //! Markdown for serving tests: one table (per-request latencies next to llama-batched-bench's
 //! aggregate rates) and, when targets are set, the capacity of each test series.
 
-use super::metrics;
-use super::record::Serving;
-use crate::export::table_aligned;
+use super::table_aligned;
+use crate::record::serving::Serving;
 use crate::record::{RunRecord, Status, TestRecord};
+use crate::serving::metrics;
 
 fn f1(x: Option<f64>) -> String {
     x.map_or("-".into(), |v| format!("{v:.1}"))

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use super::Reporter;
-use super::table::{self, TableFormat};
 use crate::engine::llama::{self, LlamaEngine};
+use crate::ladder::Reporter;
+use crate::ladder::table::{self, TableFormat};
 use crate::progress::StderrProgress;
 use crate::runner::{RunOptions, Scope};
 use crate::{results, runner, system};
