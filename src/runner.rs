@@ -119,6 +119,7 @@ pub fn run_info(
         resumed_at: Vec::new(),
         shard: None,
         plan_hash: None,
+        load_average: system::load_average(),
     }
 }
 

@@ -152,6 +152,7 @@ pub(crate) mod fixtures {
                 resumed_at: vec![],
                 shard: None,
                 plan_hash: None,
+                load_average: None,
             },
             models: vec![],
             tests: vec![ok, failed],
