@@ -3,7 +3,21 @@
 use std::fmt::Write;
 
 use super::load::Board;
-use super::table::{Table, by_machine_and_model, detail, rankings};
+use super::table::{Cell, Table, by_machine_and_model, detail, rankings, runs};
+
+/// What the page says before any result is published.
+pub const NO_RESULTS: &str = "No results yet. The published set is made on a quiet machine \
+     by scripts/make-results (see results/README.md); `tpsbench leaderboard DIR` builds this \
+     page from any directory of result files.";
+
+/// A cell's text with its badges, e.g. `SmolLM2-135M-Q8_0 [requantized]`.
+pub fn cell_text(c: &Cell) -> String {
+    let mut s = c.text.clone();
+    for b in &c.badges {
+        s.push_str(&format!(" [{b}]"));
+    }
+    s
+}
 
 /// Aligned Markdown table; `|` in cells escaped.
 pub fn table(t: &Table) -> String {
@@ -11,7 +25,7 @@ pub fn table(t: &Table) -> String {
         .chain(
             t.rows
                 .iter()
-                .map(|r| r.iter().map(|c| c.text.replace('|', "\\|")).collect()),
+                .map(|r| r.iter().map(|c| cell_text(c).replace('|', "\\|")).collect()),
         )
         .collect();
     let width: Vec<usize> = (0..t.headers.len())
@@ -98,9 +112,14 @@ fn plural(n: usize) -> &'static str {
 pub fn render(b: &Board) -> String {
     let mut o = String::from("# tpsbench leaderboard\n\n");
     let _ = writeln!(o, "{}\n", summary_line(b));
+    if b.entries.is_empty() && b.failures.is_empty() {
+        let _ = writeln!(o, "{NO_RESULTS}");
+        return o;
+    }
     o.push_str(
         "Figures are llama-bench's: mean ± sample standard deviation of the per-repetition \
-         tokens per second. Compare machines with care: shared or busy machines are noisy.\n\n",
+         tokens per second. Compare machines with care: shared or busy machines are noisy; \
+         each machine's runs below give the load average when they started.\n\n",
     );
     o.push_str("## Summary ranking\n\n");
     for (name, t) in rankings(b, 10) {
@@ -108,6 +127,8 @@ pub fn render(b: &Board) -> String {
     }
     for (mi, m) in b.machines.iter().enumerate() {
         let _ = writeln!(o, "## {}\n\n{}\n", m.label(), m.details);
+        let mine: Vec<_> = b.runs.iter().filter(|r| r.machine == mi).collect();
+        let _ = writeln!(o, "### Runs\n\n{}", table(&runs(&mine)));
         for (_, model, es) in by_machine_and_model(&b.entries)
             .into_iter()
             .filter(|(x, _, _)| *x == mi)
