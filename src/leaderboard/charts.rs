@@ -8,16 +8,14 @@
 
 use super::facet::{self, Facet};
 use super::load::{Board, Entry};
-use super::svg::{ACCENT, MAX_SERIES, MUTED, fmt_num};
-use super::svg_bars::{Bar, BarChart, BarSeries, Category};
+use super::svg::{ACCENT, MUTED, fmt_num};
 use super::svg_scatter::{Point, ScatterChart, ScatterSeries};
 use crate::plan::TestKind;
 
 pub use super::charts_more::{depth, serving};
+pub use super::charts_quant::per_quant;
 
 /// Placeholder messages: what to run to get each chart.
-pub const NO_QUANT: &str =
-    "no data in these results (run `tpsbench run` with n_prompt and n_gen tests to produce it)";
 pub const NO_PARETO: &str = "no data in these results (run a KLD quality measurement of quantized variants against their reference, which records models[].quality.kld_mean, together with tg tests, to produce it)";
 
 /// llama-bench-style speed tests (pp, tg, pg), as opposed to serving and quality tests.
@@ -26,7 +24,7 @@ pub fn is_speed(e: &Entry) -> bool {
 }
 
 /// Speed tests of one kind at depth 0.
-fn plain_d0(e: &Entry, kind: TestKind) -> bool {
+pub fn plain_d0(e: &Entry, kind: TestKind) -> bool {
     is_speed(e) && e.test.kind == kind && e.test.params.n_depth == 0
 }
 
@@ -81,7 +79,7 @@ pub fn pareto_front(points: &[(f64, f64)]) -> Vec<usize> {
 
 /// The model family of an entry: quantizations of one model have the same parameter count,
 /// whatever their names, so they share a chart.
-fn family(e: &Entry) -> String {
+pub fn family(e: &Entry) -> String {
     match e.test.model_n_params {
         Some(n) => format!("{n} params"),
         None => e.test.model.clone(),
@@ -117,10 +115,14 @@ pub fn common_name(names: &[String]) -> String {
     }
 }
 
-/// A variant's label: the quantization, with the model name when names differ and the name
-/// does not already say the quantization.
-fn variant_label(e: &Entry, many_models: bool) -> String {
-    if !many_models {
+/// A variant's label among `all` the variants of a chart: the quantization where no other
+/// variant has the same one, else the model name (with the quantization when the name does
+/// not say it).
+pub fn variant_label(e: &Entry, all: &[&Entry]) -> String {
+    let clash = all
+        .iter()
+        .any(|o| o.quant == e.quant && o.test.model != e.test.model);
+    if !clash {
         e.quant.clone()
     } else if e.test.model.contains(&e.quant) {
         e.test.model.clone()
@@ -149,7 +151,7 @@ pub fn machine_names(b: &Board) -> Vec<String> {
 }
 
 /// Groups in first-seen order.
-fn group_by<'a, K: PartialEq>(
+pub fn group_by<'a, K: PartialEq>(
     es: impl Iterator<Item = &'a Entry>,
     key: impl Fn(&Entry) -> K,
 ) -> Vec<(K, Vec<&'a Entry>)> {
@@ -189,106 +191,6 @@ fn differing_settings<'a>(es: impl Iterator<Item = &'a Entry>) -> Vec<&'static s
 
 fn settings_key(e: &Entry) -> Vec<String> {
     facet::settings(e).into_iter().map(|f| f.value).collect()
-}
-
-/// (a) Prefill and decode t/s per quantization: one chart per machine, model family, kind
-/// and settings; one bar per test name (pp512, pp128) in each quantization's row.
-pub fn per_quant(b: &Board) -> Vec<BarChart> {
-    let names = machine_names(b);
-    let mut charts = Vec::new();
-    for kind in [TestKind::Pp, TestKind::Tg] {
-        let es: Vec<&Entry> = b.entries.iter().filter(|e| plain_d0(e, kind)).collect();
-        let differing = differing_settings(es.iter().copied());
-        let groups = group_by(es.into_iter(), |e| (e.machine, family(e), settings_key(e)));
-        for ((m, _, _), es) in groups {
-            let mut models: Vec<String> = es.iter().map(|e| e.test.model.clone()).collect();
-            models.sort();
-            models.dedup();
-            let many = models.len() > 1;
-            // Variants, largest file first: F16 down to Q2_K.
-            let mut variants: Vec<&Entry> = Vec::new();
-            for e in &es {
-                if !variants
-                    .iter()
-                    .any(|v| v.quant == e.quant && v.test.model == e.test.model)
-                {
-                    variants.push(e);
-                }
-            }
-            variants.sort_by(|x, y| {
-                y.test
-                    .model_size
-                    .cmp(&x.test.model_size)
-                    .then_with(|| variant_label(x, many).cmp(&variant_label(y, many)))
-            });
-            let mut tests: Vec<(u64, String)> = es
-                .iter()
-                .map(|e| (e.test.params.n_tokens(), e.test.test.clone()))
-                .collect();
-            tests.sort();
-            tests.dedup();
-            for (part, chunk) in tests.chunks(MAX_SERIES).enumerate() {
-                let series = chunk
-                    .iter()
-                    .map(|(_, name)| BarSeries {
-                        name: name.clone(),
-                        values: variants
-                            .iter()
-                            .map(|v| {
-                                let e = es.iter().find(|e| {
-                                    e.quant == v.quant
-                                        && e.test.model == v.test.model
-                                        && &e.test.test == name
-                                })?;
-                                Some(Bar {
-                                    value: ts(e),
-                                    err: e.test.stddev_ts,
-                                    label: fmt_num(ts(e)),
-                                    tooltip: describe(e),
-                                })
-                            })
-                            .collect(),
-                    })
-                    .collect();
-                let word = kind_word(kind);
-                charts.push(BarChart {
-                    id: format!("tps-per-quant-{}", charts.len()),
-                    title: format!(
-                        "{}: {word} t/s per quantization{}",
-                        common_name(&models),
-                        if part > 0 { " (continued)" } else { "" }
-                    ),
-                    subtitle: format!(
-                        "{} · {} · depth 0 · mean, whiskers ± 1 sd",
-                        names[m],
-                        settings_text(es[0], &differing)
-                    ),
-                    x_label: format!("{word} tokens per second"),
-                    categories: variants
-                        .iter()
-                        .map(|v| Category {
-                            label: variant_label(v, many),
-                            badges: v.badges.clone(),
-                        })
-                        .collect(),
-                    series,
-                    empty: NO_QUANT.into(),
-                });
-            }
-        }
-    }
-    if charts.is_empty() {
-        charts.push(BarChart {
-            id: "tps-per-quant".into(),
-            title: "t/s per quantization".into(),
-            subtitle: String::new(),
-            x_label: String::new(),
-            categories: vec![],
-            series: vec![],
-            empty: NO_QUANT.into(),
-        });
-    }
-    charts
 }
 
 pub fn empty_scatter(id: &str, title: &str, msg: &str) -> ScatterChart {
@@ -337,7 +239,6 @@ pub fn quality_vs_speed(b: &Board) -> Vec<ScatterChart> {
                 None => best.push(e),
             }
         }
-        let many_models = best.iter().any(|e| e.test.model != best[0].test.model);
         let pts: Vec<(f64, f64)> = best
             .iter()
             .map(|e| (ts(e), e.model.kld_mean.unwrap_or(0.0)))
@@ -348,7 +249,7 @@ pub fn quality_vs_speed(b: &Board) -> Vec<ScatterChart> {
             Point {
                 x: pts[i].0,
                 y: pts[i].1,
-                label: Some(variant_label(e, many_models)),
+                label: Some(variant_label(e, &best)),
                 tooltip: format!(
                     "{}, KLD {} vs {reference}{}",
                     describe(e),

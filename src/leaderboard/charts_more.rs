@@ -174,7 +174,12 @@ pub fn depth(b: &Board) -> Vec<ScatterChart> {
         for p in split(items, MAX_SERIES) {
             let mut title = format!("{} t/s against context depth", capitalise(word));
             if let (Some(m), Some(q)) = (p.fixed("model"), p.fixed("quant")) {
-                title = format!("{} {}: {title}", m.text, q.text);
+                let name = if m.text.contains(&q.text) {
+                    m.text.clone()
+                } else {
+                    format!("{} {}", m.text, q.text)
+                };
+                title = format!("{name}: {title}");
             }
             let subtitle = format!(
                 "{}tokens already in the context before the timed test",

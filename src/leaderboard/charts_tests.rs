@@ -59,7 +59,7 @@ fn quality_chart_highlights_the_front_only() {
         .iter()
         .map(|p| p.label.clone().unwrap())
         .collect();
-    assert_eq!(labels, vec!["m-q8 Q8_0", "m-q4 Q4_0"], "sorted by speed");
+    assert_eq!(labels, vec!["Q8_0", "Q4_0"], "sorted by speed");
     assert_eq!(c[0].series[0].points.len(), 1, "Q3_K is beaten by Q4_0");
     assert!(c[0].subtitle.contains("2 threads") && c[0].subtitle.contains("requantized"));
     let svg = c[0].render();
@@ -77,11 +77,16 @@ fn per_quant_charts_split_prefill_from_decode_with_a_row_per_quant_and_badges() 
     );
     assert_eq!(c[1].title, "m: decode t/s per quantization");
     let rows: Vec<_> = c[1].categories.iter().map(|x| x.label.as_str()).collect();
-    assert_eq!(rows, ["m-q3 Q3_K", "m-q4 Q4_0", "m-q8 Q8_0"]);
+    assert_eq!(rows, ["Q3_K", "Q4_0", "Q8_0"], "quantizations say enough");
     assert_eq!(c[1].categories[0].badges, ["requantized"]);
     assert!(c[1].categories[2].badges.is_empty());
     assert_eq!(c[1].series.len(), 1);
-    assert_eq!(c[1].series[0].name, "tg16");
+    assert_eq!(c[1].series[0].name, "", "one series: no legend");
+    assert!(
+        c[1].subtitle.contains("tg16 · 2 threads"),
+        "{}",
+        c[1].subtitle
+    );
     let tg: Vec<f64> = c[1].series[0]
         .values
         .iter()
@@ -92,7 +97,7 @@ fn per_quant_charts_split_prefill_from_decode_with_a_row_per_quant_and_badges() 
 }
 
 #[test]
-fn per_quant_bars_of_different_thread_counts_go_to_different_charts_that_say_so() {
+fn per_quant_bars_of_different_thread_counts_are_different_series_that_say_so() {
     let r = run(
         "h",
         T,
@@ -104,10 +109,49 @@ fn per_quant_bars_of_different_thread_counts_go_to_different_charts_that_say_so(
     );
     let b = board(vec![file("x", r, |_| {})], &Exclude::default());
     let c = per_quant(&b);
-    assert_eq!(c.len(), 2);
-    assert!(c[0].subtitle.contains("2 threads"), "{}", c[0].subtitle);
-    assert!(c[1].subtitle.contains("1 thread "), "{}", c[1].subtitle);
-    assert!(c.iter().all(|x| x.categories.len() == 1));
+    assert_eq!(c.len(), 1);
+    let names: Vec<_> = c[0].series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["2 threads", "1 thread"]);
+    assert!(c[0].subtitle.contains("tg16"), "{}", c[0].subtitle);
+    // Each variant has a bar only in the series it was measured with.
+    assert!(c[0].series[0].values[0].is_some() && c[0].series[0].values[1].is_none());
+    assert!(c[0].series[1].values[0].is_none() && c[0].series[1].values[1].is_some());
+    assert!(
+        c[0].render().contains("1 thread</text>"),
+        "the legend says so"
+    );
+}
+
+#[test]
+fn a_sweep_over_many_settings_splits_into_charts_of_at_most_eight_bars_a_row() {
+    let mut tests = Vec::new();
+    for threads in [1, 2, 4] {
+        for ub in [128, 256, 512] {
+            let mut t = test("m", 0, 16, 0, threads, 10.0 + f64::from(ub), T);
+            t.params.n_ubatch = ub;
+            t.identity = format!("{}|{ub}", t.identity);
+            tests.push(t);
+        }
+    }
+    let b = board(
+        vec![file(
+            "x",
+            run("h", T, vec![model("m", "Q4_1")], tests),
+            |_| {},
+        )],
+        &Exclude::default(),
+    );
+    let c = per_quant(&b);
+    let sizes: Vec<usize> = c.iter().map(|x| x.series.len()).collect();
+    assert_eq!(
+        sizes,
+        [6, 3],
+        "by threads, 3 series each, packed up to 8 a chart"
+    );
+    assert!(c[0].subtitle.contains("next chart"));
+    assert_eq!(c[0].series[0].name, "1 thread · n_ubatch 128");
+    assert!(c[1].subtitle.contains("4 threads"), "{}", c[1].subtitle);
+    assert_eq!(c[1].series[0].name, "n_ubatch 128");
 }
 
 #[test]
@@ -274,4 +318,26 @@ fn common_names_and_variant_labels() {
     assert_eq!(n(&["tiny-Q8_0", "tiny-Q4_K"]), "tiny");
     assert_eq!(n(&["SmolLM2-135M"]), "SmolLM2-135M");
     assert_eq!(n(&["ab", "cd"]), "ab, cd");
+    let r = run(
+        "h",
+        T,
+        vec![
+            model("a", "Q4_1"),
+            model("b-Q4_1", "Q4_1"),
+            model("c", "Q8_0"),
+        ],
+        vec![
+            test("a", 0, 16, 0, 1, 1.0, T),
+            test("b-Q4_1", 0, 16, 0, 1, 1.0, T),
+            test("c", 0, 16, 0, 1, 1.0, T),
+        ],
+    );
+    let b = board(vec![file("x", r, |_| {})], &Exclude::default());
+    let all: Vec<&crate::leaderboard::load::Entry> = b.entries.iter().collect();
+    let labels: Vec<String> = all.iter().map(|e| variant_label(e, &all)).collect();
+    assert_eq!(
+        labels,
+        ["a Q4_1", "b-Q4_1", "Q8_0"],
+        "names only where quants clash"
+    );
 }

@@ -66,6 +66,29 @@ pub fn settings(e: &Entry) -> Vec<Facet> {
     ]
 }
 
+/// llama-bench's defaults of the settings, left out of brief descriptions.
+fn is_default(f: &Facet) -> bool {
+    matches!(
+        (f.key, f.value.as_str()),
+        ("ngl", "99")
+            | ("n_batch", "2048")
+            | ("n_ubatch", "512")
+            | ("fa", "auto")
+            | ("kv", "f16/f16")
+    )
+}
+
+/// The texts of these facets, joined, without settings at llama-bench's defaults (threads are
+/// always said).
+pub fn brief(facets: &[Facet]) -> String {
+    facets
+        .iter()
+        .filter(|f| !is_default(f) && !f.text.is_empty())
+        .map(|f| f.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
 /// Machine, model and quantization facets of an entry.
 pub fn identity(e: &Entry, machine: &str) -> Vec<Facet> {
     vec![
@@ -91,18 +114,70 @@ pub struct Series<T> {
 }
 
 impl<T> Panel<T> {
-    /// The shared facets' texts, joined, leaving out those keyed in `skip`.
+    /// The shared facets' texts, joined, leaving out those keyed in `skip` and settings at
+    /// llama-bench's defaults.
     pub fn describe(&self, skip: &[&str]) -> String {
-        self.fixed
+        let kept: Vec<Facet> = self
+            .fixed
             .iter()
             .filter(|f| !skip.contains(&f.key))
-            .map(|f| f.text.as_str())
-            .collect::<Vec<_>>()
-            .join(" · ")
+            .cloned()
+            .collect();
+        brief(&kept)
     }
 
     pub fn fixed(&self, key: &str) -> Option<&Facet> {
         self.fixed.iter().find(|f| f.key == key)
+    }
+}
+
+type Keyed<T> = (Vec<Facet>, Vec<T>);
+
+/// Series into groups of at most `max`: all together if they fit, else split by the facet
+/// at `level` (recursively, for the groups still too big), with small neighbouring groups
+/// packed back together up to `max`.
+fn panels_of<T>(series: Vec<Keyed<T>>, level: usize, max: usize, out: &mut Vec<Vec<Keyed<T>>>) {
+    let n_facets = series.first().map_or(0, |s| s.0.len());
+    if series.is_empty() {
+        return;
+    }
+    if series.len() <= max {
+        out.push(series);
+        return;
+    }
+    if level >= n_facets {
+        let mut rest = series;
+        while !rest.is_empty() {
+            let tail = rest.split_off(rest.len().min(max));
+            out.push(rest);
+            rest = tail;
+        }
+        return;
+    }
+    let mut groups: Vec<(String, Vec<Keyed<T>>)> = Vec::new();
+    for s in series {
+        let k = s.0[level].value.clone();
+        match groups.iter_mut().find(|(x, _)| *x == k) {
+            Some((_, v)) => v.push(s),
+            None => groups.push((k, vec![s])),
+        }
+    }
+    let mut pending: Vec<Keyed<T>> = Vec::new();
+    for (_, g) in groups {
+        if g.len() > max {
+            if !pending.is_empty() {
+                out.push(std::mem::take(&mut pending));
+            }
+            panels_of(g, level + 1, max, out);
+        } else {
+            if pending.len() + g.len() > max {
+                out.push(std::mem::take(&mut pending));
+            }
+            pending.extend(g);
+        }
+    }
+    if !pending.is_empty() {
+        out.push(pending);
     }
 }
 
@@ -118,38 +193,11 @@ pub fn split<T>(items: Vec<(Vec<Facet>, T)>, max: usize) -> Vec<Panel<T>> {
             None => series.push((facets, vec![item])),
         }
     }
-    let n_facets = series.first().map_or(0, |s| s.0.len());
-    let values = |f: &[Facet], p: usize| -> Vec<String> {
-        f[..p.min(f.len())]
-            .iter()
-            .map(|x| x.value.clone())
-            .collect()
-    };
-    // The fewest leading facets that keep every panel small enough.
-    let depth = (0..=n_facets)
-        .find(|&p| {
-            let mut counts: Vec<(Vec<String>, usize)> = Vec::new();
-            for (f, _) in &series {
-                let k = values(f, p);
-                match counts.iter_mut().find(|(x, _)| *x == k) {
-                    Some((_, c)) => *c += 1,
-                    None => counts.push((k, 1)),
-                }
-            }
-            counts.iter().all(|(_, c)| *c <= max)
-        })
-        .unwrap_or(n_facets);
-    let mut groups: Vec<(Vec<String>, Vec<(Vec<Facet>, Vec<T>)>)> = Vec::new();
-    for s in series {
-        let k = values(&s.0, depth);
-        match groups.iter_mut().find(|(x, _)| *x == k) {
-            Some((_, v)) => v.push(s),
-            None => groups.push((k, vec![s])),
-        }
-    }
+    let mut groups: Vec<Vec<Keyed<T>>> = Vec::new();
+    panels_of(series, 0, max, &mut groups);
     groups
         .into_iter()
-        .map(|(_, members)| {
+        .map(|members| {
             let first = members[0].0.clone();
             let varies: Vec<bool> = (0..first.len())
                 .map(|j| members.iter().any(|(f, _)| f[j].value != first[j].value))
@@ -166,7 +214,7 @@ pub fn split<T>(items: Vec<(Vec<Facet>, T)>, max: usize) -> Vec<Panel<T>> {
                     label: f
                         .iter()
                         .zip(&varies)
-                        .filter(|(_, v)| **v)
+                        .filter(|(x, v)| **v && !x.text.is_empty())
                         .map(|(x, _)| x.text.as_str())
                         .collect::<Vec<_>>()
                         .join(" · "),
@@ -214,18 +262,21 @@ mod tests {
             }
         }
         let p = split(items, 4);
-        // By m: 6 series each (too many); by m and t: 2 each.
-        assert_eq!(p.len(), 6);
-        assert!(p.iter().all(|x| x.series.len() == 2));
-        assert_eq!(p[0].describe(&[]), "m a · t 1");
-        assert_eq!(p[0].series[1].label, "fa off");
+        // By m: 6 series each (too many); then by t: 2 each, packed two groups a panel.
+        let sizes: Vec<usize> = p.iter().map(|x| x.series.len()).collect();
+        assert_eq!(sizes, [4, 2, 4, 2]);
+        assert_eq!(p[0].describe(&[]), "m a");
+        assert_eq!(p[0].series[1].label, "t 1 · fa off");
+        assert_eq!(p[1].describe(&[]), "m a · t 3");
+        assert_eq!(p[1].series[1].label, "fa off");
         let p = split(
             (0..20).map(|i| (f(&[("x", &i.to_string())]), i)).collect(),
             99,
         );
+        let sizes: Vec<usize> = p.iter().map(|x| x.series.len()).collect();
         assert_eq!(
-            p.len(),
-            20,
+            sizes,
+            [8, 8, 4],
             "never more than {MAX_SERIES} series in a panel"
         );
     }

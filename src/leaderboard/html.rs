@@ -1,8 +1,9 @@
 //! index.html: one self-contained page (inline CSS, inline JS, inline SVG; a Content Security
 //! Policy forbids any fetch) with the charts, the ranking and sortable tables per machine and
-//! model. The inline script also reports, for the browser test, JavaScript errors (on
+//! model. Each chart is drawn twice, wide and narrow, and CSS shows the one that fits. The
+//! inline script also reports, for the browser test, JavaScript errors (on
 //! `<html data-errors>`) and how many charts have a non-empty rendered box
-//! (`<body data-charts-rendered>`, to compare with `data-charts-expected`).
+//! (`<body data-charts-rendered>`, to compare with `data-charts-expected`, one per card).
 
 use std::fmt::Write;
 
@@ -10,12 +11,40 @@ use super::charts;
 use super::load::Board;
 use super::machines::machines;
 use super::markdown::{NO_RESULTS, summary_line};
-use super::svg::escape;
+use super::svg::{W, W_NARROW, escape};
+use super::svg_bars::BarChart;
+use super::svg_scatter::ScatterChart;
 use super::table::{Cell, Table, by_machine_and_model, detail, rankings, runs};
 
-fn cards(svgs: Vec<String>) -> Vec<String> {
-    svgs.into_iter()
-        .map(|s| format!(r#"<div class="card chart-card">{s}</div>"#))
+/// Something the page draws at two widths.
+trait Chart {
+    fn at(&self, w: f64) -> String;
+}
+
+impl Chart for BarChart {
+    fn at(&self, w: f64) -> String {
+        self.render_at(w)
+    }
+}
+
+impl Chart for ScatterChart {
+    fn at(&self, w: f64) -> String {
+        self.render_at(w)
+    }
+}
+
+/// Each chart in a card, drawn wide and narrow: CSS shows the one that fits the screen, so
+/// that text keeps its size on a phone instead of shrinking with the chart.
+fn cards<C: Chart>(charts: &[C]) -> Vec<String> {
+    charts
+        .iter()
+        .map(|c| {
+            format!(
+                r#"<div class="card chart-card"><div class="wide">{}</div><div class="narrow">{}</div></div>"#,
+                c.at(W),
+                c.at(W_NARROW)
+            )
+        })
         .collect()
 }
 
@@ -40,11 +69,13 @@ h2,h3{overflow-wrap:anywhere}
 .sections{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,580px),1fr));gap:8px 24px;align-items:start}
 .sections h3{margin-top:18px}
 .sections p.note{min-height:4.7em}
-.charts{display:grid;gap:16px;min-width:0}
+.chart-sections>div{margin-bottom:8px}
+.charts{display:grid;gap:16px;min-width:0;grid-template-columns:repeat(auto-fill,minmax(min(100%,560px),1fr));align-items:start}
 .sections>div{min-width:0}
 .card{border:1px solid var(--line);border-radius:10px;background:#fff;min-width:0;max-width:100%}
-.chart-card{overflow-x:auto}
-svg.chart{display:block;width:100%;min-width:560px;height:auto;border-radius:10px;background:#fff}
+.chart-card .narrow{display:none}
+@media (max-width:640px){.chart-card .wide{display:none}.chart-card .narrow{display:block}nav{position:static}}
+svg.chart{display:block;width:100%;height:auto;border-radius:10px;background:#fff}
 svg.chart .bg{fill:#fff}
 svg.chart text{font-family:inherit;font-size:12px;fill:#3d444d}
 svg.chart .title{font-size:16px;font-weight:600;fill:var(--fg)}
@@ -66,8 +97,8 @@ svg.chart .badge rect{fill:#fff4e5;stroke:#d9480f;stroke-width:.8}
 svg.chart .badge-synthetic rect{fill:#f3e8ff;stroke:#7c3aed}
 svg.chart .badge text{font-size:10px;fill:#7a2e0b}
 svg.chart .badge-synthetic text{fill:#5b21b6}
-.badge{display:inline-block;margin-left:6px;padding:0 7px;border-radius:9px;font-size:11px;line-height:17px;font-weight:600;background:#fff4e5;color:#7a2e0b;border:1px solid #f0b37e;vertical-align:1px}
-.badge-synthetic{background:#f3e8ff;color:#5b21b6;border-color:#c4b5fd}
+span.badge{display:inline-block;margin-left:6px;padding:0 7px;border-radius:9px;font-size:11px;line-height:17px;font-weight:600;background:#fff4e5;color:#7a2e0b;border:1px solid #f0b37e;vertical-align:1px}
+span.badge-synthetic{background:#f3e8ff;color:#5b21b6;border-color:#c4b5fd}
 .empty-page{padding:28px;font-size:17px;margin-top:32px}
 .tablewrap{overflow-x:auto}
 table{border-collapse:collapse;width:100%;font-size:14px;font-variant-numeric:tabular-nums}
@@ -114,7 +145,7 @@ const SORT_AND_CHECK_JS: &str = r#"
   });
   var ok=0;
   document.querySelectorAll('svg.chart').forEach(function(s){
-    var b=s.getBBox();if(b.width>0&&b.height>0&&s.querySelector('text')){ok++;}
+    var b=s.getBoundingClientRect();if(b.width>0&&b.height>0&&s.querySelector('text')){ok++;}
   });
   document.body.setAttribute('data-charts-rendered',String(ok));
 })();
@@ -162,32 +193,27 @@ fn chart_sections(b: &Board) -> Vec<(&'static str, &'static str, Vec<String>)> {
             "Prefill (pp) and decode (tg) rates of each quantization at depth 0, one chart per \
              machine, model and settings (named under the title), so that bars side by side \
              were measured alike. Hover a bar for the test and settings.",
-            cards(charts::per_quant(b).iter().map(|c| c.render()).collect()),
+            cards(&charts::per_quant(b)),
         ),
         (
             "Quality against speed",
             "Decode rate against the mean KL divergence from the reference model's token \
              distribution. The Pareto front joins the variants that no other variant beats on \
              both speed and quality.",
-            cards(
-                charts::quality_vs_speed(b)
-                    .iter()
-                    .map(|c| c.render())
-                    .collect(),
-            ),
+            cards(&charts::quality_vs_speed(b)),
         ),
         (
             "Per-request against aggregate throughput",
             "Serving tests: what each request sees against what the machine delivers in total, \
              as parallel sequences (B) or the arrival rate grow; separate and shared prompts \
              are separate lines.",
-            cards(charts::serving(b).iter().map(|c| c.render()).collect()),
+            cards(&charts::serving(b)),
         ),
         (
             "Tokens per second against context depth",
             "How rates fall as the context fills: one line per model, quantization, test and \
              settings measured at a depth above 0, at most eight lines a chart.",
-            cards(charts::depth(b).iter().map(|c| c.render()).collect()),
+            cards(&charts::depth(b)),
         ),
     ]
 }
@@ -235,11 +261,7 @@ fn machine_sections(o: &mut String, b: &Board) {
 pub fn render(b: &Board) -> String {
     let empty = b.entries.is_empty() && b.failures.is_empty();
     let sections = if empty { vec![] } else { chart_sections(b) };
-    let machine_charts = if empty {
-        vec![]
-    } else {
-        cards(machines(b).iter().map(|c| c.render()).collect())
-    };
+    let machine_charts = if empty { vec![] } else { cards(&machines(b)) };
     let n_charts: usize = sections.iter().map(|s| s.2.len()).sum::<usize>() + machine_charts.len();
     let mut o = String::new();
     let _ = write!(
@@ -275,7 +297,7 @@ pub fn render(b: &Board) -> String {
             let _ = write!(o, r##"<a href="#machine-{i}">{}</a>"##, escape(&m.hostname));
         }
         o.push_str(
-            "</div></nav>\n<main class=\"wrap\">\n<section id=\"charts\"><h2>Charts</h2><div class=\"sections\">",
+            "</div></nav>\n<main class=\"wrap\">\n<section id=\"charts\"><h2>Charts</h2><div class=\"chart-sections\">",
         );
         for (title, note, svgs) in &sections {
             let _ = write!(
@@ -298,7 +320,7 @@ pub fn render(b: &Board) -> String {
         );
         let _ = write!(
             o,
-            r#"<div class="sections">{}</div></section>"#,
+            r#"<div class="charts">{}</div></section>"#,
             machine_charts.concat()
         );
         o.push('\n');

@@ -6,6 +6,7 @@
 
 pub mod charts;
 pub mod charts_more;
+pub mod charts_quant;
 pub mod facet;
 pub mod html;
 pub mod load;

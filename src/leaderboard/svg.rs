@@ -17,8 +17,11 @@ pub const MAX_SERIES: usize = PALETTE.len();
 pub const ACCENT: &str = "#d9480f";
 pub const MUTED: &str = "#adb5bd";
 
-/// Width of every chart's viewBox; heights follow the content.
+/// Width of a chart's viewBox on wide screens, and on phones (the page shows one or the
+/// other, so that text keeps its size instead of shrinking with the chart); heights follow
+/// the content.
 pub const W: f64 = 720.0;
+pub const W_NARROW: f64 = 360.0;
 /// Outer margin of the title block, legend and axis labels.
 pub const PAD: f64 = 20.0;
 
@@ -203,25 +206,32 @@ impl Scale {
 }
 
 /// The `<svg>` element around a chart's body.
-pub fn frame(id: &str, title: &str, h: f64, body: &str) -> String {
+pub fn frame(id: &str, title: &str, w: f64, h: f64, body: &str) -> String {
     format!(
-        r#"<svg class="chart" data-chart="{}" viewBox="0 0 {W} {h:.0}" role="img" aria-label="{}"><rect class="bg" x="0" y="0" width="{W}" height="{h:.0}" rx="10"/>{body}</svg>"#,
+        r#"<svg class="chart" data-chart="{}" viewBox="0 0 {w} {h:.0}" role="img" aria-label="{}"><rect class="bg" x="0" y="0" width="{w}" height="{h:.0}" rx="10"/>{body}</svg>"#,
         escape(id),
         escape(title),
     )
 }
 
 /// Title (shortened to one line) and subtitle (wrapped); returns the SVG and the y below.
-pub fn header(title: &str, subtitle: &str) -> (String, f64) {
+pub fn header(w: f64, title: &str, subtitle: &str) -> (String, f64) {
     let mut o = String::new();
-    let _ = write!(
-        o,
-        r#"<text class="title" x="{PAD}" y="30"><title>{}</title>{}</text>"#,
-        escape(title),
-        escape(&fit(title, 16.0 * 1.1, W - 2.0 * PAD))
-    );
-    let mut y = 30.0;
-    for line in wrap(subtitle, 12.0, W - 2.0 * PAD) {
+    // The title on up to two lines, the second shortened if need be.
+    let mut lines = wrap(title, 16.0 * 1.1, w - 2.0 * PAD);
+    if lines.len() > 2 {
+        let rest = lines[1..].join(" ");
+        lines.truncate(1);
+        lines.push(fit(&rest, 16.0 * 1.1, w - 2.0 * PAD));
+    }
+    let mut y = 10.0;
+    let _ = write!(o, r#"<text class="title"><title>{}</title>"#, escape(title));
+    for line in &lines {
+        y += 20.0;
+        let _ = write!(o, r#"<tspan x="{PAD}" y="{y}">{}</tspan>"#, escape(line));
+    }
+    o.push_str("</text>");
+    for line in wrap(subtitle, 12.0, w - 2.0 * PAD) {
         y += 18.0;
         let _ = write!(
             o,
@@ -233,16 +243,16 @@ pub fn header(title: &str, subtitle: &str) -> (String, f64) {
 }
 
 /// Legend items laid out in rows from the left, below `y0`; returns the SVG and the y below.
-pub fn legend(items: &[(String, String)], y0: f64) -> (String, f64) {
+pub fn legend(w: f64, items: &[(String, String)], y0: f64) -> (String, f64) {
     if items.is_empty() {
         return (String::new(), y0);
     }
     let mut o = String::from(r#"<g class="legend">"#);
     let (mut x, mut y) = (PAD, y0 + 14.0);
     for (name, color) in items {
-        let name = fit(name, 12.0, W - 2.0 * PAD - 20.0);
-        let w = 18.0 + text_width(&name, 12.0);
-        if x + w > W - PAD && x > PAD {
+        let name = fit(name, 12.0, w - 2.0 * PAD - 20.0);
+        let iw = 18.0 + text_width(&name, 12.0);
+        if x + iw > w - PAD && x > PAD {
             x = PAD;
             y += 20.0;
         }
@@ -253,7 +263,7 @@ pub fn legend(items: &[(String, String)], y0: f64) -> (String, f64) {
             x + 17.0,
             escape(&name)
         );
-        x += w + 16.0;
+        x += iw + 16.0;
     }
     o.push_str("</g>");
     (o, y + 10.0)
@@ -299,15 +309,15 @@ pub fn x_axis(ticks: &[f64], x: Scale, top: f64, bottom: f64, label: &str) -> St
 }
 
 /// The placeholder chart: same frame, a message where the data would be.
-pub fn placeholder(id: &str, title: &str, message: &str) -> String {
-    let (mut body, top) = header(title, "");
-    let lines = wrap(message, 14.0, W - 2.0 * PAD - 40.0);
+pub fn placeholder(w: f64, id: &str, title: &str, message: &str) -> String {
+    let (mut body, top) = header(w, title, "");
+    let lines = wrap(message, 14.0, w - 2.0 * PAD - 20.0);
     let h = (lines.len() as f64 * 20.0 + 60.0).max(160.0);
     let _ = write!(
         body,
         r#"<g class="empty"><rect x="{PAD}" y="{top}" width="{}" height="{h}" rx="8"/><text x="{}" y="{:.1}" text-anchor="middle">"#,
-        W - 2.0 * PAD,
-        W / 2.0,
+        w - 2.0 * PAD,
+        w / 2.0,
         top + h / 2.0 - (lines.len() as f64 - 1.0) * 10.0 + 5.0,
     );
     for (i, l) in lines.iter().enumerate() {
@@ -315,12 +325,12 @@ pub fn placeholder(id: &str, title: &str, message: &str) -> String {
         let _ = write!(
             body,
             r#"<tspan x="{}" dy="{dy}">{}</tspan>"#,
-            W / 2.0,
+            w / 2.0,
             escape(l)
         );
     }
     body.push_str("</text></g>");
-    frame(id, title, top + h + PAD, &body)
+    frame(id, title, w, top + h + PAD, &body)
 }
 
 #[cfg(test)]

@@ -65,10 +65,15 @@ impl BarChart {
     }
 
     pub fn render(&self) -> String {
+        self.render_at(W)
+    }
+
+    /// The chart in a viewBox `w` wide.
+    pub fn render_at(&self, w: f64) -> String {
         if !self.has_data() {
-            return placeholder(&self.id, &self.title, &self.empty);
+            return placeholder(w, &self.id, &self.title, &self.empty);
         }
-        let (mut o, y) = header(&self.title, &self.subtitle);
+        let (mut o, y) = header(w, &self.title, &self.subtitle);
         let series = self.series();
         let items: Vec<(String, String)> = if series.len() > 1 {
             series
@@ -79,7 +84,7 @@ impl BarChart {
         } else {
             vec![]
         };
-        let (l, y) = legend(&items, y);
+        let (l, y) = legend(w, &items, y);
         o.push_str(&l);
         let top = y + 10.0;
         // The label column: as wide as the widest label and its badges, at most 40 %.
@@ -89,13 +94,13 @@ impl BarChart {
             .iter()
             .map(|c| text_width(&c.label, LABEL_PX) + badges_w(c) + 6.0)
             .fold(40.0, f64::max)
-            .min(W * 0.4);
+            .min(w * 0.4);
         let left = PAD + label_col + 10.0;
         let bars = || series.iter().flat_map(|s| s.values.iter().flatten());
         let value_w = bars()
             .map(|b| text_width(&b.label, VALUE_PX))
             .fold(0.0, f64::max);
-        let right = W - PAD - value_w - 8.0;
+        let right = w - PAD - value_w - 8.0;
         let max = bars()
             .map(|b| b.value + b.err.unwrap_or(0.0))
             .fold(0.0, f64::max);
@@ -108,13 +113,27 @@ impl BarChart {
             r1: right,
         };
         let bh = if series.len() > 1 { 16.0 } else { 20.0 };
-        let group = bh * series.len() as f64 + 12.0;
-        let bottom = top + group * self.categories.len() as f64;
+        // Each row holds only the bars it has, so a variant measured with one setting of
+        // five gets one bar, next to its label.
+        let present: Vec<Vec<usize>> = (0..self.categories.len())
+            .map(|c| {
+                (0..series.len())
+                    .filter(|&si| matches!(series[si].values.get(c), Some(Some(_))))
+                    .collect()
+            })
+            .collect();
+        let heights: Vec<f64> = present
+            .iter()
+            .map(|p| bh * p.len().max(1) as f64 + 12.0)
+            .collect();
+        let bottom = top + heights.iter().sum::<f64>();
         o.push_str(&x_axis(&ticks, x, top, bottom, &self.x_label));
         o.push_str(r#"<g class="bars">"#);
+        let mut gy = top + 6.0;
         for (c, cat) in self.categories.iter().enumerate() {
-            let gy = top + group * c as f64 + 6.0;
-            let cy = gy + bh * series.len() as f64 / 2.0;
+            let row_y = gy;
+            gy += heights[c];
+            let cy = row_y + bh * present[c].len().max(1) as f64 / 2.0;
             let room = label_col - badges_w(cat) - 6.0;
             let label = fit(&cat.label, LABEL_PX, room);
             let _ = write!(
@@ -140,11 +159,11 @@ impl BarChart {
                 );
                 bx -= 4.0;
             }
-            for (si, s) in series.iter().enumerate() {
-                let Some(Some(b)) = s.values.get(c) else {
+            for (slot, &si) in present[c].iter().enumerate() {
+                let Some(Some(b)) = series[si].values.get(c) else {
                     continue;
                 };
-                let y0 = gy + bh * si as f64;
+                let y0 = row_y + bh * slot as f64;
                 let x1 = x.at(b.value);
                 let _ = write!(
                     o,
@@ -177,6 +196,6 @@ impl BarChart {
             }
         }
         o.push_str("</g>");
-        frame(&self.id, &self.title, bottom + 54.0, &o)
+        frame(&self.id, &self.title, w, bottom + 54.0, &o)
     }
 }

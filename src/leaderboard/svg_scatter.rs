@@ -46,7 +46,9 @@ pub struct ScatterChart {
     pub empty: String,
 }
 
+/// Plot height on wide and on narrow charts.
 const PLOT_H: f64 = 300.0;
+const PLOT_H_NARROW: f64 = 240.0;
 const LABEL_PX: f64 = 11.0;
 
 fn bounds(v: impl Iterator<Item = f64>) -> (f64, f64) {
@@ -93,19 +95,25 @@ impl ScatterChart {
     }
 
     pub fn render(&self) -> String {
+        self.render_at(W)
+    }
+
+    /// The chart in a viewBox `w` wide.
+    pub fn render_at(&self, w: f64) -> String {
         if !self.has_data() {
-            return placeholder(&self.id, &self.title, &self.empty);
+            return placeholder(w, &self.id, &self.title, &self.empty);
         }
         let n = self.series.len().min(MAX_SERIES);
-        let (mut o, y) = header(&self.title, &self.subtitle);
+        let (mut o, y) = header(w, &self.title, &self.subtitle);
         let items: Vec<(String, String)> = (0..n)
             .filter(|&i| !self.series[i].name.is_empty())
             .map(|i| (self.series[i].name.clone(), self.color(i)))
             .collect();
-        let (l, y) = legend(&items, y);
+        let (l, y) = legend(w, &items, y);
         o.push_str(&l);
         let top = y + 12.0;
-        let bottom = top + PLOT_H;
+        let plot_h = if w < W { PLOT_H_NARROW } else { PLOT_H };
+        let bottom = top + plot_h;
         let pts = || self.series[..n].iter().flat_map(|s| s.points.iter());
         let (mut x0, mut x1) = bounds(pts().map(|p| p.x));
         let (mut y0, mut y1) = bounds(pts().map(|p| p.y));
@@ -144,7 +152,7 @@ impl ScatterChart {
             let _ = write!(
                 o,
                 r#"<line class="grid" x1="{left:.1}" x2="{}" y1="{py:.1}" y2="{py:.1}"/><text x="{:.1}" y="{:.1}" text-anchor="end">{l}</text>"#,
-                W - PAD,
+                w - PAD,
                 left - 8.0,
                 py + 4.0
             );
@@ -154,14 +162,14 @@ impl ScatterChart {
             r#"<text class="label" transform="translate({} {:.1}) rotate(-90)" text-anchor="middle">{}</text></g>"#,
             PAD + 12.0,
             (top + bottom) / 2.0,
-            escape(&fit(&self.y_label, 12.0, PLOT_H))
+            escape(&fit(&self.y_label, 12.0, plot_h))
         );
-        let xt = nice_ticks(x0, x1, 6);
+        let xt = nice_ticks(x0, x1, if w < W { 4 } else { 6 });
         let x = Scale {
             d0: xt[0],
             d1: *xt.last().expect("ticks"),
             r0: left,
-            r1: W - PAD,
+            r1: w - PAD,
         };
         o.push_str(&x_axis(&xt, x, top, bottom, &self.x_label));
         // Emphasised series last, so they are drawn on top; their labels are placed first.
@@ -181,7 +189,7 @@ impl ScatterChart {
         let area = Rect {
             x0: left + 2.0,
             y0: top + 2.0,
-            x1: W - PAD - 2.0,
+            x1: w - PAD - 2.0,
             y1: bottom - 2.0,
         };
         // Spots of the labels, per series and point: emphasised series first.
@@ -240,6 +248,6 @@ impl ScatterChart {
             }
             o.push_str("</g>");
         }
-        frame(&self.id, &self.title, bottom + 54.0, &o)
+        frame(&self.id, &self.title, w, bottom + 54.0, &o)
     }
 }
