@@ -113,8 +113,8 @@ th[aria-sort=descending]::after{content:" \25BC";color:var(--fg)}
 tbody tr:nth-child(even){background:#fafbfc}
 tbody tr:hover{background:#eef4ff}
 tbody tr:last-child td{border-bottom:0}
-ul.left-out{color:var(--muted);font-size:14px}
-footer{color:var(--muted);font-size:13px;padding:36px 0 40px}
+ul.left-out{color:var(--muted);font-size:14px;overflow-wrap:anywhere}
+footer{color:var(--muted);font-size:13px;padding:36px 0 40px;overflow-wrap:anywhere}
 "#;
 
 const ERRORS_JS: &str = "window.onerror=function(m,s,l){var d=document.documentElement;\
