@@ -108,10 +108,12 @@ pub fn common_name(names: &[String]) -> String {
             .map_or("", |i| &prefix[..i]);
     }
     let prefix = prefix.trim_end_matches(['-', '_', '.', ' ']);
-    if prefix.is_empty() {
-        names.join(", ")
-    } else {
+    if !prefix.is_empty() {
         prefix.to_string()
+    } else if names.len() > 2 {
+        format!("{}, {} and {} more", names[0], names[1], names.len() - 2)
+    } else {
+        names.join(", ")
     }
 }
 

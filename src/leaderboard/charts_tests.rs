@@ -318,6 +318,7 @@ fn common_names_and_variant_labels() {
     assert_eq!(n(&["tiny-Q8_0", "tiny-Q4_K"]), "tiny");
     assert_eq!(n(&["SmolLM2-135M"]), "SmolLM2-135M");
     assert_eq!(n(&["ab", "cd"]), "ab, cd");
+    assert_eq!(n(&["ab", "cd", "ef", "gh"]), "ab, cd and 2 more");
     let r = run(
         "h",
         T,

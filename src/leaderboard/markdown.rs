@@ -3,11 +3,14 @@
 use std::fmt::Write;
 
 use super::load::Board;
+use super::machines::machines;
+use super::svg_bars::BarChart;
 use super::table::{Cell, Table, by_machine_and_model, detail, rankings, runs};
 
 /// What the page says before any result is published.
 pub const NO_RESULTS: &str = "No results yet. The published set is made on a quiet machine \
-     by scripts/make-results (see results/README.md); `tpsbench leaderboard DIR` builds this \
+     by scripts/make-results (see results/README.md); tpsbench leaderboard DIR builds this \
+     page from any directory of result files."; `tpsbench leaderboard DIR` builds this \
      page from any directory of result files.";
 
 /// A cell's text with its badges, e.g. `SmolLM2-135M-Q8_0 [requantized]`.
@@ -63,6 +66,37 @@ pub fn table(t: &Table) -> String {
         }
     }
     out
+}
+
+/// A bar chart as a table: a row per category, a column per series, the bars' labels.
+pub fn bars_table(c: &BarChart) -> Table {
+    let mut headers = vec!["machine".to_string()];
+    headers.extend(c.series.iter().map(|s| s.name.clone()));
+    Table {
+        numeric: headers.iter().enumerate().map(|(i, _)| i > 0).collect(),
+        rows: c
+            .categories
+            .iter()
+            .enumerate()
+            .map(|(k, cat)| {
+                let mut row = vec![Cell {
+                    text: cat.label.clone(),
+                    sort: None,
+                    badges: vec![],
+                }];
+                row.extend(c.series.iter().map(|s| {
+                    let b = s.values.get(k).and_then(Option::as_ref);
+                    Cell {
+                        text: b.map(|b| b.label.clone()).unwrap_or_default(),
+                        sort: b.map(|b| b.value),
+                        badges: vec![],
+                    }
+                }));
+                row
+            })
+            .collect(),
+        headers,
+    }
 }
 
 /// One line about what was read and left out.
@@ -124,6 +158,16 @@ pub fn render(b: &Board) -> String {
     o.push_str("## Summary ranking\n\n");
     for (name, t) in rankings(b, 10) {
         let _ = writeln!(o, "### {name}\n\n{}", table(&t));
+    }
+    let across: Vec<_> = machines(b).into_iter().filter(|c| c.has_data()).collect();
+    if !across.is_empty() {
+        o.push_str(
+            "## Machines\n\nThe same model, quantization and test on each machine that measured \
+             it, as a share of the fastest machine; each machine at its fastest setting.\n\n",
+        );
+        for c in &across {
+            let _ = writeln!(o, "### {}\n\n{}", c.title, table(&bars_table(c)));
+        }
     }
     for (mi, m) in b.machines.iter().enumerate() {
         let _ = writeln!(o, "## {}\n\n{}\n", m.label(), m.details);
