@@ -73,7 +73,10 @@ fn leaderboard_skips_the_invalid_file_and_writes_markdown_and_a_self_contained_p
     }
     // Every chart is drawn twice, wide and narrow, in one card.
     let charts = html.matches(r#"<svg class="chart""#).count() / 2;
-    assert_eq!(charts, html.matches(r#"<div class="card chart-card">"#).count());
+    assert_eq!(
+        charts,
+        html.matches(r#"<div class="card chart-card">"#).count()
+    );
     assert!(
         html.contains(&format!(r#"data-charts-expected="{charts}""#)),
         "{charts} charts"
@@ -85,7 +88,10 @@ fn leaderboard_skips_the_invalid_file_and_writes_markdown_and_a_self_contained_p
     );
     // Rankings of 8 test names (pp512, tg128, each at depth 0, 512, 1024, 2048); on
     // fixture-cpu a runs table and 14 models' tables, on fixture-gpu a runs table and 1.
-    assert_eq!(html.matches(r#"<table class="sortable">"#).count(), 8 + 15 + 2);
+    assert_eq!(
+        html.matches(r#"<table class="sortable">"#).count(),
+        8 + 15 + 2
+    );
     // Badges where the models are synthetic or requantized.
     assert!(md.contains("| Q4_K_M [synthetic] |"), "{md}");
     assert!(md.contains("| SmolLM2-135M-Q2_K [requantized] |"), "{md}");
@@ -162,37 +168,6 @@ fn excluded_tool_versions_leave_the_other_files() {
         md.contains("fixture-cpu") && !md.contains("## fixture-gpu"),
         "{md}"
     );
-}
-
-#[test]
-fn the_machines_view_compares_three_machines_against_the_fastest() {
-    let out = tempfile::tempdir().unwrap();
-    let machines = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/machines");
-    tpsbench()
-        .arg("leaderboard")
-        .arg(&machines)
-        .arg("--out-dir")
-        .arg(out.path())
-        .assert()
-        .success();
-    let md = read(&out.path().join("LEADERBOARD.md"));
-    let view = md.split("## Machines\n").nth(1).expect("a machines section");
-    let table: Vec<&str> = view
-        .lines()
-        .filter(|l| l.starts_with("| fixture-"))
-        .collect();
-    // pp512: 1900, 640, 310 t/s; tg128 at each machine's fastest thread count: 74, 61, 38.
-    assert_eq!(table.len(), 3, "{view}");
-    assert!(table[0].starts_with("| fixture-server ") && table[0].contains("100 % · 1900 t/s"));
-    assert!(table[1].starts_with("| fixture-desktop ") && table[1].contains("34 % · 640 t/s"));
-    assert!(table[1].contains("82 % · 61.0 t/s"), "{}", table[1]);
-    assert!(table[2].starts_with("| fixture-laptop ") && table[2].contains("16 % · 310 t/s"));
-    let html = read(&out.path().join("index.html"));
-    let section = html.split(r#"<section id="machines">"#).nth(1).unwrap();
-    let section = section.split("</section>").next().unwrap();
-    assert!(section.contains("SmolLM2-135M Q4_1: machines against the fastest"));
-    assert!(!section.contains(r#"<g class="empty">"#));
-    assert_eq!(section.matches(r#"<g class="bar">"#).count(), 2 * 6, "wide and narrow");
 }
 
 /// A temp dir with the tiny model and a 4-test sweep (pp16, tg4, each at depth 0 and 32).

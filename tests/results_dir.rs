@@ -85,16 +85,26 @@ fn root() -> PathBuf {
 #[test]
 fn results_hold_no_fixture_no_unmarked_synthetic_model_and_only_quiet_runs() {
     let p = problems(&root().join("results"));
-    assert!(p.is_empty(), "results/ must hold real, quiet runs only:\n{}", p.join("\n"));
+    assert!(
+        p.is_empty(),
+        "results/ must hold real, quiet runs only:\n{}",
+        p.join("\n")
+    );
 }
 
 #[test]
 fn the_check_flags_fixtures_unmarked_synthetic_models_and_runs_without_a_load_average() {
     let p = problems(&root().join("tests/fixtures/leaderboard")).join("\n");
-    assert!(p.contains("variants.json: a test fixture (host fixture-*)"), "{p}");
+    assert!(
+        p.contains("variants.json: a test fixture (host fixture-*)"),
+        "{p}"
+    );
     assert!(p.contains("gpu.json: no run.load_average"), "{p}");
     assert!(p.contains("model tiny-Q4_K is the tiny test model"), "{p}");
-    assert!(!p.contains("synthetic-llama-3-8b"), "a marked synthetic model is allowed: {p}");
+    assert!(
+        !p.contains("synthetic-llama-3-8b"),
+        "a marked synthetic model is allowed: {p}"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let base: Value = serde_json::from_str(
@@ -117,10 +127,15 @@ fn the_check_flags_fixtures_unmarked_synthetic_models_and_runs_without_a_load_av
         v["models"][0]["model_n_params"] = 1_372_928.into();
         v["models"][0]["provenance"] = serde_json::json!({"synthetic": true});
     });
-    write("busy.json", &|v| v["run"]["load_average"] = serde_json::json!([2.4, 2.1, 1.3]));
+    write("busy.json", &|v| {
+        v["run"]["load_average"] = serde_json::json!([2.4, 2.1, 1.3])
+    });
     let p = problems(dir.path());
     assert_eq!(p.len(), 2, "{p:#?}");
-    assert!(p[0].contains("busy.json: started at a load average of 2.4"), "{p:#?}");
+    assert!(
+        p[0].contains("busy.json: started at a load average of 2.4"),
+        "{p:#?}"
+    );
     assert!(
         p[1].contains("unmarked.json: model random-weights has under"),
         "{p:#?}"

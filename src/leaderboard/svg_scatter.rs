@@ -48,6 +48,8 @@ pub struct ScatterChart {
 
 /// Plot height on wide and on narrow charts.
 const PLOT_H: f64 = 300.0;
+/// Where a label is drawn: x, baseline y, text anchor.
+type Spot = (f64, f64, &'static str);
 const PLOT_H_NARROW: f64 = 240.0;
 const LABEL_PX: f64 = 11.0;
 
@@ -193,7 +195,7 @@ impl ScatterChart {
             y1: bottom - 2.0,
         };
         // Spots of the labels, per series and point: emphasised series first.
-        let mut spots: Vec<Vec<Option<(f64, f64, &str)>>> = (0..n)
+        let mut spots: Vec<Vec<Option<Spot>>> = (0..n)
             .map(|i| vec![None; self.series[i].points.len()])
             .collect();
         for &i in order.iter().rev() {
