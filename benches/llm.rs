@@ -21,14 +21,16 @@
 //! `cargo bench --bench llm -- --baseline main` (exits 1 on a significant regression).
 
 use std::cell::RefCell;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode, Throughput};
 use tpsbench::engine::llama::{self, LlamaEngine};
 use tpsbench::engine::{Engine, LoadParams};
 use tpsbench::measure::PreparedTest;
+use tpsbench::plan::PlannedTest;
 use tpsbench::record::{RunRecord, SCHEMA_VERSION, Status};
+use tpsbench::runner::{RunOptions, Scope};
 use tpsbench::{config, results, runner, system};
 
 fn env_or<T: std::str::FromStr>(key: &str, default: T) -> T {
@@ -115,13 +117,35 @@ fn main() {
         .warm_up_time(Duration::from_secs(env_or("TPSBENCH_WARMUP_SECS", 1)))
         .configure_from_args();
 
-    let (mut models, tests) = runner::prepare(&cfg, &filters());
-    let info = runner::run_info(
-        &cfg,
-        std::env::args().collect(),
-        llama::system_info(),
-        llama::devices(),
+    let prep = match runner::prepare::prepare(&cfg, &filters()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
+    let mut opts = RunOptions::new(cfg.clone(), None);
+    opts.filters = filters();
+    let info = runner::describe_plan(
+        runner::run_info(
+            &cfg,
+            std::env::args().collect(),
+            llama::system_info(),
+            llama::devices(),
+        ),
+        &prep.plan,
+        &opts,
     );
+    // The same plan as `tpsbench run`: criterion measures its llama-bench tests here, the
+    // runner the other kinds below, into the same result file.
+    let tests: Vec<PlannedTest> = runner::prepare::part(&prep.plan, Scope::All, None)
+        .into_iter()
+        .filter(|t| t.kind.is_llama_bench())
+        .collect();
+    if let Err(e) = runner::prepare::check_models(&prep.models, &tests) {
+        eprintln!("error: {e}");
+        std::process::exit(2);
+    }
     let results_dir = PathBuf::from(env_or("TPSBENCH_RESULTS_DIR", "results".to_string()));
     let path = results::new_result_path(&results_dir, &info).unwrap_or_else(|e| {
         eprintln!("error: {e}");
@@ -133,6 +157,8 @@ fn main() {
         models: Vec::new(),
         tests: Vec::new(),
     };
+    let mut models = prep.models.clone();
+    let rep = tpsbench::ladder::Reporter::new(false);
 
     let mut i = 0;
     while i < tests.len() {
@@ -140,17 +166,15 @@ fn main() {
         let first = &tests[i];
         let end = tests[i..]
             .iter()
-            .position(|t| t.model != first.model || !t.params.same_model_params(&first.params))
+            .position(|t| t.model != first.model || t.load_key() != first.load_key())
             .map_or(tests.len(), |n| i + n);
         let group_tests = &tests[i..end];
         i = end;
+        runner::prepare::ensure_variant(&cfg, &prep, &mut models, first.model, &rep);
         let mrec = models[first.model].clone();
         let loaded = match &mrec.error {
             Some(e) => Err(e.clone()),
-            None => engine.load(
-                &cfg.models[first.model].path,
-                &LoadParams::of(&first.params),
-            ),
+            None => engine.load(Path::new(&mrec.path), &LoadParams::of(&first.params)),
         };
         let model = match loaded {
             Ok(m) => m,
@@ -251,43 +275,31 @@ fn main() {
         }
         group.finish();
     }
-    // Serving tests ([serving]) follow, with their own methodology (tpsbench::serving), into
-    // the same result file: criterion's statistics do not apply to TTFT or per-request rates.
-    match tpsbench::serving::run::prepare(&cfg, &models, &filters()) {
-        Ok((serving, prompts)) if !serving.is_empty() => {
-            let mut progress = tpsbench::progress::StderrProgress::new(false);
-            let mut sink = tpsbench::serving::run::Sink {
-                path: Some(&path),
-                progress: &mut progress,
-                offset: 0,
-                total: serving.len(),
-            };
-            let ran = tpsbench::serving::run::run_all(
-                &engine,
-                &cfg,
-                &serving,
-                prompts.as_ref(),
-                &mut record,
-                &mut models,
-                &mut sink,
-            );
-            if let Err(e) = ran {
-                eprintln!("error: {e}");
-            }
-        }
-        Ok(_) => {}
-        Err(e) => eprintln!("error: {e}"),
-    }
     record.run.finished_at = Some(system::now_rfc3339());
     record.models = models
         .iter()
         .filter(|m| record.tests.iter().any(|t| t.model == m.name))
         .cloned()
         .collect();
-    match results::write_atomic(&path, &record) {
-        Ok(()) => eprintln!("results written to {}", path.display()),
-        Err(e) => eprintln!("error: {e}"),
+    if let Err(e) = results::write_atomic(&path, &record) {
+        eprintln!("error: {e}");
     }
+    // The other kinds (serving, quality) follow through the runner, with their own
+    // methodology, continuing the same file: criterion's statistics do not apply to TTFT or
+    // KLD.
+    opts.scope = Scope::NotLlamaBench;
+    opts.resume = Some(path.clone());
+    opts.continuation = true;
+    opts.quiet = false;
+    let mut progress = tpsbench::progress::StderrProgress::new(false);
+    let others = runner::prepare::part(&prep.plan, Scope::NotLlamaBench, None);
+    if !others.is_empty() {
+        match runner::run(&engine, record.run.clone(), &opts, &mut progress) {
+            Ok(out) => record = out.record,
+            Err(e) => eprintln!("error: {e}"),
+        }
+    }
+    eprintln!("results written to {}", path.display());
     c.final_summary();
     let mut code = 0;
     if record.tests.iter().any(|t| t.status == Status::Failed) {

@@ -1,14 +1,16 @@
 //! `tpsbench run --isolate`: each model runs in a child process of its own, so that even an
 //! abort inside llama.cpp loses only that model's current test. The parent owns the result
-//! file; each child continues it with `--resume` limited to its model, and after a child
-//! dies the parent records that model's missing tests as failed, with the cause.
+//! file; each child continues it with `--resume` limited to its model (its progress counter
+//! continues the parent's), and after a child dies the parent records that model's missing
+//! tests as failed, with the cause. Every kind of test goes through it alike.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::config::Config;
 use crate::record::{RunInfo, RunRecord, SCHEMA_VERSION};
-use crate::{results, runner, system};
+use crate::runner::{self, Scope, prepare, target};
+use crate::{results, system};
 
 /// Describes how a child ended, for the error of the tests it did not finish.
 fn describe(status: std::process::ExitStatus) -> String {
@@ -29,12 +31,13 @@ fn describe(status: std::process::ExitStatus) -> String {
 }
 
 /// What an isolated run measures: the configuration (and its file, which the children
-/// read), the filters and the shard.
+/// read), the filters, the shard, and the file to continue.
 pub struct Plan<'a> {
     pub config: &'a Config,
     pub config_path: &'a Path,
     pub filters: &'a [String],
     pub shard: Option<crate::plan::Shard>,
+    pub resume: Option<&'a Path>,
 }
 
 /// Runs each model of the plan in a child `tpsbench` process; returns the final record and
@@ -46,55 +49,35 @@ pub fn run(
     stop: &std::sync::atomic::AtomicBool,
     child_args: &[String],
 ) -> Result<(RunRecord, Option<PathBuf>), String> {
-    let Plan {
-        config,
-        config_path,
-        filters,
-        shard,
-    } = *plan;
-    let (models, mut planned) = runner::prepare(config, filters);
-    let (mut serving, prompts) = crate::serving::run::prepare(config, &models, filters)?;
-    if planned.is_empty() && serving.is_empty() {
-        return Err(format!("no test matches the filter {filters:?}"));
+    let config = plan.config;
+    let prep = prepare::prepare(config, plan.filters)?;
+    let part = prepare::part(&prep.plan, Scope::All, plan.shard);
+    let mut opts = runner::RunOptions::new(config.clone(), None);
+    opts.shard = plan.shard;
+    let info = runner::describe_plan(info, &prep.plan, &opts);
+    if part.is_empty() {
+        if plan.shard.is_some() && !prep.plan.tests.is_empty() {
+            // More shards than tests: nothing to do here, and no empty file to leave behind.
+            let record = RunRecord {
+                schema_version: SCHEMA_VERSION,
+                run: info,
+                models: Vec::new(),
+                tests: Vec::new(),
+            };
+            return Ok((record, None));
+        }
+        return Err(format!("no test matches the filter {:?}", plan.filters));
     }
-    if let Some(s) = shard {
-        // The children get the same --shard: they run this part of each model's tests.
-        (planned, serving) = runner::shard_plan(planned, serving, s);
-    }
-    if let Some(m) = models.iter().find(|m| m.error.is_some()) {
-        return Err(format!(
-            "model {:?}: {}",
-            m.name,
-            m.error.as_deref().unwrap_or_default()
-        ));
-    }
-    if planned.is_empty() && serving.is_empty() {
-        // More shards than tests: nothing to do here, and no empty file to leave behind.
-        let record = RunRecord {
-            schema_version: SCHEMA_VERSION,
-            run: info,
-            models: Vec::new(),
-            tests: Vec::new(),
-        };
-        return Ok((record, None));
-    }
-    let path = results::new_result_path(results_dir, &info)?;
-    let mut record = RunRecord {
-        schema_version: SCHEMA_VERSION,
-        run: info,
-        models: Vec::new(),
-        tests: Vec::new(),
-    };
+    prepare::check_models(&prep.models, &part)?;
+    let target = target::open(info, Some(results_dir), plan.resume, false)?;
+    let path = target.path.expect("a results directory was given");
+    let mut record = target.record;
     results::write_atomic(&path, &record)?;
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot find the tpsbench executable: {e}"))?;
     let mut names: Vec<&str> = Vec::new();
-    let model_of = planned
-        .iter()
-        .map(|t| t.model)
-        .chain(serving.iter().map(|t| t.model));
-    for m in model_of {
-        let n = config.models[m].name.as_str();
+    for t in &part {
+        let n = prep.plan.models[t.model].name.as_str();
         if !names.contains(&n) {
             names.push(n);
         }
@@ -103,15 +86,18 @@ pub fn run(
         if stop.load(std::sync::atomic::Ordering::SeqCst) {
             break;
         }
+        if prepare::remaining(&prep.plan, &part, Some(name), &record).is_empty() {
+            continue;
+        }
         let mut cmd = Command::new(&exe);
         cmd.arg("run")
             .arg("--config")
-            .arg(config_path)
+            .arg(plan.config_path)
             .arg("--resume")
             .arg(&path);
         cmd.args(["--only-model", name])
             .stdout(std::process::Stdio::null());
-        for f in filters {
+        for f in plan.filters {
             cmd.args(["--filter", f]);
         }
         cmd.args(child_args);
@@ -119,35 +105,35 @@ pub fn run(
             .status()
             .map_err(|e| format!("cannot start a child tpsbench: {e}"))?;
         record = results::read(&path)?;
-        if status.success() || status.code() == Some(1) {
-            continue; // 1: some tests failed, and they are recorded
+        match status.code() {
+            Some(0 | 1) => continue, // 1: some tests failed, and they are recorded
+            Some(130) => break,      // interrupted: the file is resumable
+            _ => {}
         }
         // The child died: every planned test of this model not in the file failed with it.
-        let cause = describe(status);
-        let mrec = models
+        let why = format!(
+            "the isolated process for model {name:?} {} before this test finished",
+            describe(status)
+        );
+        let mi = prep
+            .plan
+            .models
+            .iter()
+            .position(|m| m.name == name)
+            .expect("planned model");
+        let mrec = record
+            .models
             .iter()
             .find(|m| m.name == name)
-            .expect("planned model");
-        let why =
-            format!("the isolated process for model {name:?} {cause} before this test finished");
-        let missing = runner::select(config, &models, planned.clone(), Some(name), &record);
-        for t in &missing {
-            let mut rec = runner::new_test_record(t, mrec, &record.run);
+            .cloned()
+            .unwrap_or_else(|| prep.models[mi].clone());
+        for t in prepare::remaining(&prep.plan, &part, Some(name), &record) {
+            let mut rec = runner::new_test_record(&t, &mrec, &record.run);
             rec.fail(why.clone());
             record.tests.push(rec);
         }
-        let lost = crate::serving::records::lost(
-            &serving,
-            config,
-            &models,
-            prompts.as_ref(),
-            &record,
-            name,
-            &why,
-        );
-        record.tests.extend(lost);
         if !record.models.iter().any(|m| m.name == name) {
-            record.models.push(mrec.clone());
+            record.models.push(mrec);
         }
         results::write_atomic(&path, &record)?;
     }

@@ -7,12 +7,11 @@
 pub mod cli;
 pub mod compare;
 pub mod config;
-pub mod config_ladder;
-pub(crate) mod config_values;
 pub mod engine;
 pub mod export;
 pub mod gguf;
 pub mod isolate;
+pub mod kinds;
 pub mod ladder;
 pub mod leaderboard;
 pub mod linkage;

@@ -10,6 +10,7 @@
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use crate::config::quant_types::QuantType;
 use crate::engine::quantize::{QuantizeParams, quantize};
 use crate::export::format_size;
 use crate::gguf::presets::{self, PRESETS};
@@ -17,7 +18,6 @@ use crate::gguf::writer::{Document, write_gguf};
 use crate::gguf::{DEFAULT_ALIGNMENT, tiny};
 use crate::ladder::Reporter;
 use crate::ladder::cache::check_space;
-use crate::ladder::types::QuantType;
 
 pub struct SynthOptions {
     pub output: PathBuf,
@@ -196,38 +196,7 @@ pub fn synth(o: &SynthOptions, rep: &Reporter) -> Result<String, String> {
     ))
 }
 
-/// A `[[model]]`'s `synth = "llama-3-8b:Q4_K_M"`: a synthetic model written when the file
-/// is missing, so that a configuration with 8B-class shapes runs without a download.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SynthSpec {
-    /// `tiny` or one of [`PRESETS`].
-    pub preset: String,
-    /// The ladder type name (canonical spelling).
-    pub quant: String,
-}
-
-impl SynthSpec {
-    /// `preset[:TYPE]`; the type defaults as in `tpsbench synth` (F32 for tiny, else Q8_0).
-    pub fn parse(text: &str) -> Result<SynthSpec, String> {
-        let (preset, quant) = match text.split_once(':') {
-            Some((p, q)) => (p.trim(), Some(q.trim())),
-            None => (text.trim(), None),
-        };
-        if preset != "tiny" && presets::shape(preset).is_none() {
-            return Err(format!(
-                "unknown synth preset {preset:?}: use tiny, {} (optionally with :TYPE, e.g. \
-                 \"llama-3-8b:Q4_K_M\")",
-                PRESETS.join(", ")
-            ));
-        }
-        let default = if preset == "tiny" { "F32" } else { "Q8_0" };
-        let t = QuantType::parse(quant.unwrap_or(default))?;
-        Ok(SynthSpec {
-            preset: preset.to_string(),
-            quant: t.name.to_string(),
-        })
-    }
-}
+pub use crate::config::synth_spec::SynthSpec;
 
 /// Writes the models of `config` that are missing, have a `synth` spec and hold a test that
 /// `filters` keep (a `--filter` for another model does not wait for an 8B synthesis). Each is
@@ -256,7 +225,7 @@ pub fn ensure_models(
         .map(|t| t.model)
         .collect();
     wanted.extend(
-        crate::serving::plan::expand(config, &labels, filters)
+        crate::plan::serving::expand(config, &labels, filters)
             .iter()
             .map(|t| t.model),
     );

@@ -52,7 +52,7 @@ fn run_on_the_tiny_model_writes_a_result_file_with_sane_values() {
     let files = result_files(&results);
     assert_eq!(files.len(), 1, "one result file per run");
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
-    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["schema_version"], 3);
     assert!(v["run"]["finished_at"].is_string());
     assert!(
         v["run"]["llama_cpp"]["system_info"]

@@ -8,12 +8,12 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
+use tpsbench::config::quant_types::QuantType;
 use tpsbench::engine::logits::EvalModel;
 use tpsbench::engine::quantize::{QuantizeParams, quantize};
 use tpsbench::gguf::presets::PRESETS;
 use tpsbench::gguf::reader::read_header;
 use tpsbench::ladder::eval::{chunks, reference_pass, variant_pass};
-use tpsbench::ladder::types::QuantType;
 
 fn tpsbench() -> Command {
     Command::cargo_bin("tpsbench").unwrap()
@@ -247,7 +247,7 @@ fn ladder_builds_measures_and_tabulates_the_tiny_model() {
                 .and(predicate::str::contains(" ref "))
                 .and(predicate::str::contains("tg4 t/s")),
         )
-        .stderr(predicate::str::contains("[quantize 3/3]"));
+        .stderr(predicate::str::contains("[quantize] tiny-Q8_0"));
     let v = result(dir.path());
     let models = v["models"].as_array().unwrap();
     assert_eq!(models.len(), 3);

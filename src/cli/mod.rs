@@ -3,6 +3,7 @@
 
 mod compare;
 mod info;
+mod ladder;
 mod run;
 mod tools;
 
@@ -298,7 +299,7 @@ pub fn main() -> Result<i32> {
             from,
             quiet,
             verbose,
-        } => crate::ladder::command::ladder(crate::ladder::command::Args {
+        } => ladder::ladder(ladder::Args {
             config,
             filters: filter,
             format: output,

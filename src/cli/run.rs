@@ -128,6 +128,7 @@ pub(super) fn run(
             config_path: &config,
             filters: &filters,
             shard,
+            resume: resume.as_deref(),
         };
         let (record, path) = crate::isolate::run(&plan, info, &dir, &stop, &child_args)
             .map_err(anyhow::Error::msg)?;
@@ -148,13 +149,16 @@ pub(super) fn run(
             config: cfg,
             filters,
             shard,
+            scope: runner::Scope::All,
             results_dir,
             command: std::env::args().collect(),
             resume,
-            only_model,
+            only_model: only_model.clone(),
             stop: Some(stop.clone()),
             bandwidth,
             power: true,
+            quiet,
+            continuation: false,
         };
         runner::run(&engine, info, &opts, &mut progress).map_err(anyhow::Error::msg)?
     };
@@ -162,11 +166,18 @@ pub(super) fn run(
         eprintln!("shard {s} has no tests (more shards than tests): nothing to run");
         return Ok(0);
     }
+    let export = exporter(output);
+    if let Some(note) = export.skipped(&out.record) {
+        eprintln!("note: {note}");
+    }
     std::io::stdout()
-        .write_all(&exporter(output).render(&out.record))
+        .write_all(&export.render(&out.record))
         .context("writing to stdout")?;
+    // An `--isolate` child (`--only-model`) writes into its parent's file: the parent
+    // reports it, once.
+    let child = only_model.is_some();
     if let Some(p) = &out.path {
-        if !quiet {
+        if !quiet && !child {
             eprintln!("results written to {}", p.display());
         }
     }
@@ -177,11 +188,9 @@ pub(super) fn run(
     }
     let mut code = 0;
     if out.interrupted {
-        if let Some(p) = &out.path {
-            eprintln!(
-                "interrupted: continue with tpsbench run --resume {}",
-                p.display()
-            );
+        if let (Some(p), false) = (&out.path, child) {
+            let args: Vec<String> = std::env::args().collect();
+            eprintln!("interrupted: continue with {}", resume_command(&args, p));
         }
         code = 130;
     }
@@ -207,4 +216,70 @@ pub(super) fn run(
         }
     }
     Ok(code)
+}
+
+/// The command that continues an interrupted run, as it was started (same configuration,
+/// filters, shard, results directory, isolation) with `--resume FILE`: it works as printed.
+pub(crate) fn resume_command(args: &[String], file: &std::path::Path) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut skip = false;
+    for a in args {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if a == "--resume" {
+            skip = true;
+            continue;
+        }
+        if a.starts_with("--resume=") {
+            continue;
+        }
+        out.push(a.clone());
+    }
+    out.push("--resume".into());
+    out.push(file.display().to_string());
+    out.iter()
+        .map(|a| shell_quote(a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `a` as one shell word: unchanged when it holds only safe characters, else single-quoted.
+fn shell_quote(a: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !a.is_empty() && a.chars().all(safe) {
+        a.to_string()
+    } else {
+        format!("'{}'", a.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_resume_command_keeps_every_option_and_replaces_an_earlier_resume() {
+        let args: Vec<String> = [
+            "target/release/tpsbench",
+            "run",
+            "--config",
+            "my models.toml",
+            "--filter",
+            "tg",
+            "--shard",
+            "0/2",
+            "--resume",
+            "old.json",
+        ]
+        .map(String::from)
+        .to_vec();
+        let c = resume_command(&args, std::path::Path::new("results/x.json"));
+        assert_eq!(
+            c,
+            "target/release/tpsbench run --config 'my models.toml' --filter tg --shard 0/2 \
+             --resume results/x.json"
+        );
+    }
 }

@@ -34,8 +34,12 @@ pub(super) fn merge(output: &Path, inputs: &[PathBuf]) -> Result<i32> {
 pub(super) fn export(file: &Path, format: Format) -> Result<i32> {
     match crate::results::read(file) {
         Ok(run) => {
+            let export = exporter(format);
+            if let Some(note) = export.skipped(&run) {
+                eprintln!("note: {note}");
+            }
             std::io::stdout()
-                .write_all(&exporter(format).render(&run))
+                .write_all(&export.render(&run))
                 .context("writing to stdout")?;
             Ok(0)
         }

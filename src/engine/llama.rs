@@ -16,9 +16,9 @@ use std::time::Instant;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_sys_2 as sys;
 
+use super::DeviceInfo;
 use super::{Engine, LoadParams, Model, ModelInfo, Session};
 use crate::plan::TestParams;
-use crate::record::DeviceInfo;
 
 static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
 static LIBRARY: OnceLock<Result<crate::linkage::Library, String>> = OnceLock::new();

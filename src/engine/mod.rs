@@ -16,6 +16,18 @@ use crate::plan::TestParams;
 
 pub use batching::{BatchParams, BatchSession, BatchToken, ServingModel};
 
+/// A device as llama.cpp's backend registry lists it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub description: String,
+    pub backend: String,
+    /// "cpu", "gpu", "igpu", "accel" or "unknown".
+    pub kind: String,
+    pub memory_total: u64,
+    pub memory_free: u64,
+}
+
 /// What llama.cpp reports about a loaded model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelInfo {

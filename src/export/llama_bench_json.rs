@@ -11,6 +11,10 @@ impl Exporter for LlamaBenchJson {
         v.push(b'\n');
         v
     }
+
+    fn skipped(&self, run: &RunRecord) -> Option<String> {
+        super::llama_bench_skipped("llama-bench-json", run)
+    }
 }
 
 #[cfg(test)]

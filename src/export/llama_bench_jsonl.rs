@@ -14,6 +14,10 @@ impl Exporter for LlamaBenchJsonl {
         }
         out
     }
+
+    fn skipped(&self, run: &RunRecord) -> Option<String> {
+        super::llama_bench_skipped("llama-bench-jsonl", run)
+    }
 }
 
 #[cfg(test)]

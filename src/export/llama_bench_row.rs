@@ -87,7 +87,7 @@ pub fn rows(run: &RunRecord) -> Vec<LlamaBenchRow> {
     let build = &run.run.llama_cpp;
     run.tests
         .iter()
-        .filter(|t| t.status == Status::Ok && t.avg_ts.is_some())
+        .filter(|t| t.kind.is_llama_bench() && t.status == Status::Ok && t.avg_ts.is_some())
         .map(|t| row(t, build, &cpu_info, &gpu_info))
         .collect()
 }

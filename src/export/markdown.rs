@@ -43,9 +43,13 @@ const OPTIONAL: &[Column] = &[
 impl Exporter for Markdown {
     fn render(&self, run: &RunRecord) -> Vec<u8> {
         // Serving tests and the depth curve get tables of their own, after this one.
-        let mut extra = crate::serving::table::render(run);
+        let mut extra = super::serving::render(run);
         extra.push_str(&super::depth::render(run));
-        let tests: Vec<&TestRecord> = run.tests.iter().filter(|t| t.serving.is_none()).collect();
+        let tests: Vec<&TestRecord> = run
+            .tests
+            .iter()
+            .filter(|t| t.kind.is_llama_bench())
+            .collect();
         if tests.is_empty() {
             return extra.trim_start().as_bytes().to_vec();
         }

@@ -9,6 +9,7 @@ mod llama_bench_json;
 mod llama_bench_jsonl;
 pub mod llama_bench_row;
 mod markdown;
+pub mod serving;
 
 use crate::record::RunRecord;
 
@@ -18,6 +19,33 @@ pub use markdown::{format_params, format_size};
 /// Turns a run into the bytes of one output format.
 pub trait Exporter {
     fn render(&self, run: &RunRecord) -> Vec<u8>;
+
+    /// A note for stderr naming what this format leaves out of `run`, if anything.
+    fn skipped(&self, _run: &RunRecord) -> Option<String> {
+        None
+    }
+}
+
+/// llama-bench's formats hold its own kinds of test only (pp, tg, pg): the note naming the
+/// tests of other kinds left out.
+pub(crate) fn llama_bench_skipped(format: &str, run: &RunRecord) -> Option<String> {
+    let others: Vec<&crate::record::TestRecord> = run
+        .tests
+        .iter()
+        .filter(|t| !t.kind.is_llama_bench())
+        .collect();
+    if others.is_empty() {
+        return None;
+    }
+    let mut kinds: Vec<&str> = others.iter().map(|t| t.kind.as_str()).collect();
+    kinds.dedup();
+    kinds.sort_unstable();
+    kinds.dedup();
+    Some(format!(
+        "{format}: left out {} tests of kind {} (llama-bench has only pp, tg and pg tests)",
+        others.len(),
+        kinds.join(", ")
+    ))
 }
 
 /// The formats `--output` accepts.
@@ -98,6 +126,7 @@ pub(crate) mod fixtures {
             resources: None,
             serving: None,
             placement: None,
+            quality: None,
         };
         ok.set_samples(vec![1_000_000_000, 1_024_000_000]);
         let mut failed = ok.clone();
@@ -152,6 +181,8 @@ pub(crate) mod fixtures {
                 resumed_at: vec![],
                 shard: None,
                 plan_hash: None,
+                plan_settings: None,
+                plan_ids: vec![],
                 load_average: None,
             },
             models: vec![],

@@ -1,6 +1,11 @@
 //! GGUF in pure Rust: a bounds-checked header reader (model metadata without llama.cpp) and a
 //! writer (the synthetic tiny model that tests and smoke runs use instead of a download).
 
+/// GGUF keys `tpsbench synth` writes into a synthetic model (llama.cpp's quantizer copies
+/// them into every variant).
+pub const KEY_SYNTHETIC: &str = "tpsbench.synthetic";
+pub const KEY_PRESET: &str = "tpsbench.preset";
+
 pub mod blocks;
 pub mod presets;
 pub mod reader;

@@ -10,7 +10,7 @@
 use super::Value;
 use super::vocab::{self, BpeFlavor, Vocab};
 use super::writer::{Document, Tensor, TensorData};
-use crate::ladder::cache::{KEY_PRESET, KEY_SYNTHETIC};
+use super::{KEY_PRESET, KEY_SYNTHETIC};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tokenizer {

@@ -3,15 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use super::types::{QuantType, is_quantized_ggml_type};
+use crate::config::quant_types::{QuantType, is_quantized_ggml_type};
 use crate::gguf::Value;
 use crate::gguf::reader::{self, Header};
 use crate::record::{ModelRecord, Provenance};
 
-/// GGUF keys `tpsbench synth` writes into a synthetic model (llama.cpp's quantizer copies
-/// them into every variant).
-pub const KEY_SYNTHETIC: &str = "tpsbench.synthetic";
-pub const KEY_PRESET: &str = "tpsbench.preset";
+pub use crate::gguf::{KEY_PRESET, KEY_SYNTHETIC};
 
 /// `<dir>/<first 16 hex digits of the base's SHA-256>-<TYPE>.gguf`.
 pub fn variant_path(dir: &Path, base_sha256: &str, t: QuantType) -> PathBuf {

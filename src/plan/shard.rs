@@ -114,9 +114,10 @@ pub fn assign(tests: &[PlannedTest], count: usize) -> Vec<usize> {
 fn load_groups(tests: &[PlannedTest]) -> Vec<Vec<usize>> {
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for (k, t) in tests.iter().enumerate() {
+        // Quality tests (no load key) of one model stay together too.
         let same = k > 0 && {
             let p = &tests[k - 1];
-            p.model == t.model && p.params.same_model_params(&t.params)
+            p.model == t.model && p.load_key() == t.load_key()
         };
         match groups.last_mut() {
             Some(g) if same => g.push(k),
@@ -140,11 +141,7 @@ mod tests {
             for k in 0..n {
                 let mut params = base.clone();
                 params.n_prompt = 16 * (k as u32 + 1);
-                v.push(PlannedTest {
-                    model: m,
-                    id: format!("m{m}/{k}"),
-                    params,
-                });
+                v.push(PlannedTest::bench(m, format!("m{m}/{k}"), params));
             }
         }
         v

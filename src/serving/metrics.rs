@@ -1,7 +1,7 @@
 //! Pure serving metrics: request traces to latency distributions and rates, llama-batched-
 //! bench's figures, target checks, capacity and cost. No engine, no I/O.
 
-use super::record::{Dist, RepFigures, RequestSample, Targets};
+use crate::record::serving::{Dist, RepFigures, RequestSample, Targets};
 
 /// The percentile `q` (0..=100) of sorted values, interpolating linearly between the closest
 /// ranks (numpy's default); 0 for no values.
@@ -189,15 +189,7 @@ pub fn arrival_figures(
     }
 }
 
-/// llama-batched-bench's N_KV: cells the test fills. A shared prompt is held once in a
-/// unified cache and once per sequence in a split one.
-pub fn n_kv(pp: u64, tg: u64, b: u64, shared: bool, unified: bool) -> u64 {
-    if shared {
-        (if unified { pp } else { b * pp }) + b * tg
-    } else {
-        b * (pp + tg)
-    }
-}
+pub use crate::plan::serving::n_kv;
 
 /// Mean of the present values; None if there is none.
 pub fn mean_of(xs: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {

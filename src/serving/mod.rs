@@ -11,20 +11,16 @@
 //! - `arrival`: Poisson arrivals with continuous batching (TTFT and per-request rate under
 //!   load).
 //!
-//! Layout: `config` (the `[serving]` table), `plan` (tests and context groups), `bench` (the
-//! measurement loops), `metrics` (pure figures, targets, capacity, cost), `sampling`,
-//! `dataset` (prompt files), `record` (the result schema), `records` (identities, resume), `run` (the runner), `table`
-//! (Markdown).
+//! Layout: `config::serving` (the `[serving]` table), `plan::serving` (tests and context
+//! groups), `bench` (the measurement loops), `metrics` (pure figures, targets, capacity,
+//! cost), `sampling`, `dataset` (prompt files), `run` (a group's context and a test's
+//! figures, for `kinds::serving`), `record::serving` (the result schema) and
+//! `export::serving` (the Markdown table).
 
 pub mod bench;
-pub mod config;
 pub mod dataset;
 pub mod metrics;
-pub mod plan;
-pub mod record;
-pub mod records;
 pub mod run;
 pub mod sampling;
-pub mod table;
 
-pub use record::Serving;
+pub use crate::record::serving::Serving;

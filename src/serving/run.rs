@@ -1,150 +1,24 @@
-//! Runs the serving tests of a sweep after its llama-bench-style tests: loads each model,
-//! makes each group's context, builds the workload (synthetic prompts or a prompt file),
-//! measures, and appends one `TestRecord` with `serving` per test, rewriting the result file
-//! after each, as the runner does.
-
-use std::path::Path;
-use std::time::Instant;
+//! The measurement of serving tests: a group's context and workload (synthetic prompts or a
+//! prompt file), made once per group and warmed up, then each test's repetitions and figures.
+//! `kinds::serving` calls it for the runner.
 
 use super::bench::{self, Request};
-use super::config::{Mode, ServingConfig};
-use super::dataset::{self, PromptFile};
+use super::dataset::PromptFile;
 use super::metrics::{self, Trace};
-use super::plan::{ServingTest, parallel_n_ctx, slots_n_ctx};
-use super::record::{DatasetInfo, RepFigures, Serving};
-use super::records::new_record;
 use super::sampling::Sampler;
-use crate::config::Config;
-use crate::engine::{BatchParams, BatchSession, Engine, LoadParams, Model, ServingModel};
+use crate::config::serving::{Mode, ServingConfig};
+use crate::engine::{BatchParams, BatchSession, Engine, Model, ServingModel};
 use crate::measure::TokenSource;
+use crate::plan::serving::{ServingTest, parallel_n_ctx, slots_n_ctx};
 use crate::progress::Progress;
-use crate::record::{ModelRecord, RunRecord, Status, TestRecord};
-use crate::{results, stats};
-
-/// The serving tests of a run (filters applied) and their prompt file, read up front: a
-/// missing or malformed file is bad input, reported before the sweep starts.
-pub fn prepare(
-    config: &Config,
-    models: &[ModelRecord],
-    filters: &[String],
-) -> Result<(Vec<ServingTest>, Option<PromptFile>), String> {
-    let labels: Vec<String> = models
-        .iter()
-        .map(|m| m.quantization.clone().unwrap_or_else(|| "unknown".into()))
-        .collect();
-    let tests = super::plan::expand(config, &labels, filters);
-    let prompts = match config.serving.as_ref().and_then(|s| s.dataset.as_ref()) {
-        Some(p) if !tests.is_empty() => Some(dataset::load(p)?),
-        _ => None,
-    };
-    Ok((tests, prompts))
-}
-
-/// Where the runner is: result file, progress numbering.
-pub struct Sink<'a> {
-    pub path: Option<&'a Path>,
-    pub progress: &'a mut dyn Progress,
-    /// Index of the first serving test in the run's numbering, and the run's test count.
-    pub offset: usize,
-    pub total: usize,
-}
-
-/// Runs `tests` (from `plan::expand`), appending their records to `record`.
-pub fn run_all(
-    engine: &dyn Engine,
-    config: &Config,
-    tests: &[ServingTest],
-    prompts: Option<&PromptFile>,
-    record: &mut RunRecord,
-    models: &mut [ModelRecord],
-    sink: &mut Sink,
-) -> Result<(), String> {
-    let Some(sc) = &config.serving else {
-        return Ok(());
-    };
-    let seed = sc.seed.unwrap_or(config.settings.seed);
-    let mut loaded: Option<(usize, Box<dyn Model + '_>)> = None;
-    let mut i = 0;
-    while i < tests.len() {
-        let group: Vec<&ServingTest> = tests[i..]
-            .iter()
-            .take_while(|t| t.group == tests[i].group)
-            .collect();
-        let mi = group[0].model;
-        if !matches!(&loaded, Some((m, _)) if *m == mi) {
-            loaded = None;
-            if models[mi].error.is_none() {
-                let load = LoadParams::of(&group[0].params);
-                match engine.load(&config.models[mi].path, &load) {
-                    Ok(m) => {
-                        let info = m.info();
-                        models[mi].model_type = Some(info.description.clone());
-                        models[mi].model_size = Some(info.size);
-                        models[mi].model_n_params = Some(info.n_params);
-                        loaded = Some((mi, m));
-                    }
-                    Err(e) => models[mi].error = Some(e),
-                }
-            }
-        }
-        let model = loaded.as_ref().map(|(_, m)| m.as_ref());
-        let mut group_run = GroupRun {
-            engine,
-            sc,
-            seed,
-            reps: sc.repetitions,
-            prompts,
-        };
-        // The session borrows the model; every test of the group runs on it.
-        let mut ready = match (model, &models[mi].error) {
-            (_, Some(e)) => Err(e.clone()),
-            (None, None) => Err("model not loaded".to_string()),
-            (Some(m), None) => group_run.prepare(m, group[0]),
-        };
-        for (k, t) in group.iter().enumerate() {
-            let started = Instant::now();
-            sink.progress
-                .test_started(sink.offset + i + k, sink.total, &t.id);
-            crate::runner::fault_injection(&t.id);
-            let mut rec = new_record(t, &models[mi], record, sc, seed, prompts);
-            rec.placement = ready.as_ref().ok().and_then(|(s, _)| s.placement());
-            let result = match &mut ready {
-                Ok((session, work)) => group_run.measure(session.as_mut(), work, t, sink.progress),
-                Err(e) => Err(e.clone()),
-            };
-            let line = match result {
-                Ok((serving, samples_ns, samples_ts, n_ctx)) => {
-                    let line = summary_line(&serving);
-                    fill(&mut rec, serving, samples_ns, samples_ts, n_ctx);
-                    line
-                }
-                Err(e) => {
-                    rec.fail(e.clone());
-                    format!("FAILED: {e}")
-                }
-            };
-            sink.progress.test_finished(&line, started.elapsed(), None);
-            record.tests.push(rec);
-            let used: Vec<String> = record.tests.iter().map(|t| t.model.clone()).collect();
-            record.models = models
-                .iter()
-                .filter(|m| used.contains(&m.name))
-                .cloned()
-                .collect();
-            if let Some(p) = sink.path {
-                results::write_atomic(p, record)?;
-            }
-        }
-        drop(ready);
-        i += group.len();
-    }
-    Ok(())
-}
+use crate::record::serving::{DatasetInfo, RepFigures, Serving};
+use crate::record::{Status, TestRecord};
+use crate::stats;
 
 /// A group's context and requests.
-type Ready<'m> = (Box<dyn BatchSession + 'm>, Workload);
+pub(crate) type Ready<'m> = (Box<dyn BatchSession + 'm>, Workload);
 
-struct Workload {
+pub(crate) struct Workload {
     /// Requests of request and arrival tests (the same every repetition).
     requests: Vec<Request>,
     dataset: Option<DatasetInfo>,
@@ -152,21 +26,25 @@ struct Workload {
     bos: Option<i32>,
 }
 
-struct GroupRun<'a> {
-    engine: &'a dyn Engine,
-    sc: &'a ServingConfig,
-    seed: u64,
-    reps: u32,
-    prompts: Option<&'a PromptFile>,
+pub(crate) struct GroupRun<'a> {
+    pub engine: &'a dyn Engine,
+    pub sc: &'a ServingConfig,
+    pub seed: u64,
+    pub reps: u32,
+    pub prompts: Option<&'a PromptFile>,
 }
 
 /// A measured test: its figures, per-repetition samples for `samples_ns`/`samples_ts`, and
 /// the context size.
-type Measured = (Serving, Vec<u64>, Vec<f64>, u32);
+pub(crate) type Measured = (Serving, Vec<u64>, Vec<f64>, u32);
 
 impl GroupRun<'_> {
     /// Builds the workload, sizes and makes the context, and warms it up.
-    fn prepare<'m>(&self, model: &'m dyn Model, t: &ServingTest) -> Result<Ready<'m>, String> {
+    pub(crate) fn prepare<'m>(
+        &self,
+        model: &'m dyn Model,
+        t: &ServingTest,
+    ) -> Result<Ready<'m>, String> {
         let sm: &dyn ServingModel = model
             .serving()
             .ok_or("this engine cannot run serving tests")?;
@@ -222,7 +100,7 @@ impl GroupRun<'_> {
             .collect()
     }
 
-    fn measure(
+    pub(crate) fn measure(
         &mut self,
         session: &mut dyn BatchSession,
         work: &Workload,
@@ -489,7 +367,13 @@ fn assemble(
     }
 }
 
-fn fill(rec: &mut TestRecord, s: Serving, samples_ns: Vec<u64>, samples_ts: Vec<f64>, n_ctx: u32) {
+pub(crate) fn fill(
+    rec: &mut TestRecord,
+    s: Serving,
+    samples_ns: Vec<u64>,
+    samples_ts: Vec<f64>,
+    n_ctx: u32,
+) {
     let ns: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
     rec.avg_ns = Some(stats::mean(&ns).round() as u64);
     rec.stddev_ns = Some(stats::stddev(&ns).round() as u64);
@@ -504,7 +388,7 @@ fn fill(rec: &mut TestRecord, s: Serving, samples_ns: Vec<u64>, samples_ts: Vec<
     rec.error = None;
 }
 
-fn summary_line(s: &Serving) -> String {
+pub(crate) fn summary_line(s: &Serving) -> String {
     let agg = s.aggregate_ts.map_or("-".into(), |x| format!("{x:.2}"));
     let per = s.per_request_ts.map_or("-".into(), |x| format!("{x:.2}"));
     format!(

@@ -41,6 +41,9 @@ fn opts(cfg: Config, dir: &Path, filters: &[&str]) -> RunOptions {
         stop: None,
         bandwidth: Default::default(),
         power: false,
+        scope: crate::runner::Scope::All,
+        quiet: true,
+        continuation: false,
     }
 }
 

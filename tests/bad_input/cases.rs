@@ -162,7 +162,7 @@ pub fn cases() -> Vec<Case> {
             "config empty",
             |d| config_text(d, ""),
             2,
-            "models.toml: key `model`: no [[model]] entries",
+            "models.toml: key `model`: nothing to measure: no [[model]] entries",
         ),
         case(
             "TOML syntax error",
@@ -210,7 +210,7 @@ pub fn cases() -> Vec<Case> {
             "nothing to measure",
             |d| run_with(d, "[sweep]\nn_prompt = 0\nn_gen = 0\n", tiny_bytes()),
             2,
-            "n_prompt and n_gen are all 0: nothing to measure",
+            "nothing to measure: n_prompt and n_gen are all 0",
         ),
         case(
             "unknown KV cache type",

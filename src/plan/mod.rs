@@ -8,72 +8,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{Axes, Config, FlashAttn, SplitMode};
 
+pub mod build;
+pub mod kind;
+pub mod serving;
 pub mod shard;
+pub use build::{Detail, Facts, ModelSource, Plan, PlanModel};
+pub use kind::TestKind;
 pub use shard::{Shard, shard};
-
-/// What a test measures, and so which code runs it and which exporters can show it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TestKind {
-    /// Prefill of `n_prompt` tokens (llama-bench `pp`).
-    Pp,
-    /// Decode of `n_gen` tokens, one at a time (llama-bench `tg`).
-    Tg,
-    /// Prefill then decode in one repetition (llama-bench `pg`).
-    Pg,
-    /// One request at a time: TTFT, inter-token latency ([serving] mode "request").
-    Request,
-    /// B sequences decoded together (llama-batched-bench; [serving] mode "parallel").
-    Parallel,
-    /// Requests arriving as a Poisson process ([serving] mode "arrival").
-    Arrival,
-    /// KLD and perplexity against a ladder's reference variant.
-    Quality,
-}
-
-impl TestKind {
-    /// The kinds llama-bench itself has: its exporters write only these.
-    pub fn is_llama_bench(self) -> bool {
-        matches!(self, TestKind::Pp | TestKind::Tg | TestKind::Pg)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TestKind::Pp => "pp",
-            TestKind::Tg => "tg",
-            TestKind::Pg => "pg",
-            TestKind::Request => "request",
-            TestKind::Parallel => "parallel",
-            TestKind::Arrival => "arrival",
-            TestKind::Quality => "quality",
-        }
-    }
-
-    /// The llama-bench kind of a test with these sizes.
-    pub fn of_sizes(n_prompt: u32, n_gen: u32) -> TestKind {
-        match (n_prompt, n_gen) {
-            (_, 0) => TestKind::Pp,
-            (0, _) => TestKind::Tg,
-            _ => TestKind::Pg,
-        }
-    }
-
-    /// The kind of a serving mode ("request", "parallel", "arrival").
-    pub fn of_serving_mode(mode: &str) -> Option<TestKind> {
-        match mode {
-            "request" => Some(TestKind::Request),
-            "parallel" => Some(TestKind::Parallel),
-            "arrival" => Some(TestKind::Arrival),
-            _ => None,
-        }
-    }
-}
-
-impl std::fmt::Display for TestKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// Every parameter of one test, under llama-bench's field names.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -159,25 +100,66 @@ impl TestParams {
 /// One planned test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedTest {
-    /// Index into `Config::models`.
+    /// Index into `Plan::models` (the `[[model]]`s first, in order, then ladder variants).
     pub model: usize,
     /// Stable, unique identifier, e.g. `SmolLM2-135M/Q4_1/pp512` (criterion's benchmark id).
     pub id: String,
     pub params: TestParams,
+    pub kind: TestKind,
+    /// What the kind needs beyond the parameters.
+    pub detail: Detail,
+    /// What was measured, stable across runs and machines (see `build::identity`); empty in
+    /// plans made without the models' facts (`expand`).
+    pub identity: String,
 }
 
-/// Expands every model's axes; `quant[i]` labels model `i` in test ids (e.g. "Q4_1").
+impl PlannedTest {
+    /// A llama-bench test (pp, tg or pg) of model `model`.
+    pub fn bench(model: usize, id: String, params: TestParams) -> PlannedTest {
+        PlannedTest {
+            model,
+            id,
+            kind: TestKind::of_sizes(params.n_prompt, params.n_gen),
+            params,
+            detail: Detail::Bench,
+            identity: String::new(),
+        }
+    }
+
+    /// The record's `test` name: llama-bench's for its kinds, the serving test's name, or
+    /// `quality`.
+    pub fn name(&self) -> String {
+        match &self.detail {
+            Detail::Bench => self.params.name(),
+            Detail::Serving(s) => s.name.clone(),
+            Detail::Quality { .. } => "quality".into(),
+        }
+    }
+
+    /// Tests with equal keys run on one model load: the model and its model-level
+    /// parameters. Quality tests load their own evaluation model: `None`.
+    pub fn load_key(&self) -> Option<(usize, i32, SplitMode, i32)> {
+        match self.detail {
+            Detail::Quality { .. } => None,
+            _ => Some((
+                self.model,
+                self.params.n_gpu_layers,
+                self.params.split_mode,
+                self.params.main_gpu,
+            )),
+        }
+    }
+}
+
+/// Expands every `[[model]]`'s axes into llama-bench tests; `quant[i]` labels model `i` in test
+/// ids (e.g. "Q4_1"). Ids only: the whole plan, with identities, is `build::build`.
 pub fn expand(config: &Config, quant: &[String]) -> Vec<PlannedTest> {
     let mut out = Vec::new();
     for (mi, m) in config.models.iter().enumerate() {
         let label = quant.get(mi).map(String::as_str).unwrap_or("unknown");
         for params in expand_axes(&m.axes) {
             let id = test_id(&m.name, label, &params, &m.axes);
-            out.push(PlannedTest {
-                model: mi,
-                id,
-                params,
-            });
+            out.push(PlannedTest::bench(mi, id, params));
         }
     }
     out
@@ -253,7 +235,7 @@ fn cross<T>(
 
 /// `model/quant/test`, plus a `/name=value` part for each axis that takes several values in
 /// this model's sweep, so ids stay unique and readable.
-fn test_id(model: &str, quant: &str, p: &TestParams, a: &Axes) -> String {
+pub(crate) fn test_id(model: &str, quant: &str, p: &TestParams, a: &Axes) -> String {
     let mut id = format!("{model}/{quant}/{}", p.name().replace(" @ ", "@"));
     let mut part = |varies: bool, name: &str, value: String| {
         if varies {
@@ -293,139 +275,5 @@ pub fn filter(tests: Vec<PlannedTest>, filters: &[String]) -> Vec<PlannedTest> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::parse;
-    use std::path::Path;
-
-    fn config(src: &str) -> Config {
-        parse(Path::new("m.toml"), src, 2).unwrap()
-    }
-
-    #[test]
-    fn cartesian_product_has_one_test_per_prompt_and_gen_value() {
-        let c = config(
-            "[sweep]\nn_prompt=[64,128]\nn_gen=[16,0]\nn_threads=[1,2]\nn_depth=[0,256]\n\
-             [[model]]\nname='m'\npath='m.gguf'\n",
-        );
-        let t = expand(&c, &["Q4_1".into()]);
-        // 2 threads × 2 depths × (2 pp + 1 tg; n_gen 0 is skipped)
-        assert_eq!(t.len(), 12);
-        assert!(
-            t.iter()
-                .all(|x| (x.params.n_prompt == 0) != (x.params.n_gen == 0))
-        );
-        let mut ids: Vec<_> = t.iter().map(|x| x.id.clone()).collect();
-        ids.sort();
-        ids.dedup();
-        assert_eq!(ids.len(), 12, "ids are unique");
-        assert_eq!(t[0].id, "m/Q4_1/pp64/t=1");
-        assert_eq!(t[3].id, "m/Q4_1/pp64@d256/t=1");
-    }
-
-    #[test]
-    fn model_is_outermost_and_gpu_layers_next_so_each_model_setting_loads_once() {
-        let c = config(
-            "[sweep]\nn_gpu_layers=[0,99]\nn_batch=[256,512]\n\
-             [[model]]\nname='a'\npath='a'\n[[model]]\nname='b'\npath='b'\n",
-        );
-        let t = expand(&c, &[]);
-        let mut loads = 0;
-        for (i, x) in t.iter().enumerate() {
-            if i == 0 || t[i - 1].model != x.model || !t[i - 1].params.same_model_params(&x.params)
-            {
-                loads += 1;
-            }
-        }
-        assert_eq!(loads, 4, "2 models × 2 ngl values");
-        assert!(t.windows(2).all(|w| w[0].model <= w[1].model));
-    }
-
-    #[test]
-    fn split_mode_and_main_gpu_reload_the_model_but_kv_offload_does_not() {
-        let c = config(
-            "[sweep]\nn_prompt=[64]\nn_gen=[0]\nsplit_mode=['layer','row']\nmain_gpu=[0,1]\n\
-             no_kv_offload=[false,true]\nn_batch=[256,512]\n[[model]]\nname='m'\npath='m'\n",
-        );
-        let t = expand(&c, &["Q4_1".into()]);
-        assert_eq!(t.len(), 2 * 2 * 2 * 2);
-        let loads = (0..t.len())
-            .filter(|&i| i == 0 || !t[i - 1].params.same_model_params(&t[i].params))
-            .count();
-        assert_eq!(loads, 4, "one load per (split_mode, main_gpu)");
-        // llama-bench's order: split_mode, main_gpu outside n_batch, no_kv_offload inside.
-        let order: Vec<(&str, i32, u32, bool)> = t
-            .iter()
-            .take(4)
-            .map(|x| {
-                let p = &x.params;
-                (
-                    p.split_mode.as_str(),
-                    p.main_gpu,
-                    p.n_batch,
-                    p.no_kv_offload,
-                )
-            })
-            .collect();
-        assert_eq!(
-            order,
-            vec![
-                ("layer", 0, 256, false),
-                ("layer", 0, 256, true),
-                ("layer", 0, 512, false),
-                ("layer", 0, 512, true)
-            ]
-        );
-        assert_eq!(t[0].id, "m/Q4_1/pp64/sm=layer/mg=0/b=256/nkvo=0");
-        assert_eq!(t[15].id, "m/Q4_1/pp64/sm=row/mg=1/b=512/nkvo=1");
-        let mut ids: Vec<_> = t.iter().map(|x| x.id.clone()).collect();
-        ids.sort();
-        ids.dedup();
-        assert_eq!(ids.len(), 16);
-    }
-
-    #[test]
-    fn gpu_axes_at_their_defaults_change_neither_ids_nor_json() {
-        let c = config("[sweep]\nsplit_mode='row'\n[[model]]\nname='m'\npath='m'\n");
-        let t = expand(&c, &["Q4_1".into()]);
-        assert_eq!(t[0].id, "m/Q4_1/pp512", "a single value adds no id part");
-        let p = expand_axes(&Axes::llama_bench_defaults(2));
-        let json = serde_json::to_value(&p[0]).unwrap();
-        for key in ["split_mode", "main_gpu", "no_kv_offload"] {
-            assert!(json.get(key).is_none(), "{key} at its default is left out");
-        }
-        let back: TestParams = serde_json::from_value(json).unwrap();
-        assert_eq!(back, p[0], "absent fields read back as the defaults");
-        let row = serde_json::to_value(&t[0].params).unwrap();
-        assert_eq!(row["split_mode"], "row");
-        let mut q = p[0].clone();
-        q.no_kv_offload = true;
-        q.main_gpu = 1;
-        let j = serde_json::to_value(&q).unwrap();
-        assert_eq!(
-            (j["no_kv_offload"].as_bool(), j["main_gpu"].as_i64()),
-            (Some(true), Some(1))
-        );
-    }
-
-    #[test]
-    fn names_follow_llama_bench() {
-        let mut p = expand_axes(&Axes::llama_bench_defaults(2));
-        assert_eq!(p[0].name(), "pp512");
-        assert_eq!(p[1].name(), "tg128");
-        p[0].n_depth = 4096;
-        p[0].n_gen = 32;
-        assert_eq!(p[0].name(), "pp512+tg32 @ d4096");
-        assert_eq!(p[0].n_ctx(), 512 + 32 + 4096);
-        assert_eq!(p[0].n_tokens(), 544);
-    }
-
-    #[test]
-    fn filter_keeps_matching_ids_only() {
-        let c = config("[[model]]\nname='m'\npath='m'\n");
-        let t = expand(&c, &["Q8_0".into()]);
-        assert_eq!(filter(t.clone(), &["tg".into()]).len(), 1);
-        assert_eq!(filter(t.clone(), &[]).len(), 2);
-        assert_eq!(filter(t, &["nope".into()]).len(), 0);
-    }
-}
+#[path = "plan_tests.rs"]
+mod tests;

@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::config::{self, Axes, Config, ConfigError, Ctx, RawSweep};
-use crate::ladder::types::{QuantType, most_precise};
+use crate::config::quant_types::{QuantType, most_precise};
+use crate::config::{self, Axes, ConfigError, Ctx, RawSweep};
 
 /// The prompt the reference model continues when no evaluation text is given.
 pub const DEFAULT_PROMPT: &str = "The history of the city begins in the early middle ages, when";
@@ -67,13 +67,6 @@ impl Ladder {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct LadderConfig {
-    /// `[sweep]` settings and any `[[model]]`s (which `tpsbench ladder` does not run).
-    pub config: Config,
-    pub ladders: Vec<Ladder>,
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawEval {
@@ -105,32 +98,12 @@ struct RawFile {
     ladder: Vec<RawLadder>,
 }
 
-/// Reads a models.toml that has `[[ladder]]` tables.
-pub fn load(file: &Path, physical_cores: u32) -> Result<LadderConfig, ConfigError> {
-    let src = std::fs::read_to_string(file).map_err(|e| ConfigError {
-        file: file.to_path_buf(),
-        line: None,
-        key: None,
-        message: format!("cannot read the configuration: {e}"),
-    })?;
-    parse(file, &src, physical_cores)
-}
-
-/// Parses configuration text with `[[ladder]]` tables; paths are relative to `file`'s
-/// directory.
-pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<LadderConfig, ConfigError> {
-    let (config, defaults, _) = config::parse_parts(file, src, physical_cores)?;
+/// The `[[ladder]]` tables of a configuration (none when it has none); `defaults` are the
+/// `[sweep]` axes, which a `[ladder.sweep]` overrides. Called by `config::parse`.
+pub(crate) fn parse(ctx: &Ctx, defaults: &Axes) -> Result<Vec<Ladder>, ConfigError> {
+    let (file, src) = (ctx.file, ctx.src);
+    let raw: RawFile = toml::from_str(src).map_err(|e| config::toml_error(ctx, &e))?;
     let ctx = Ctx { file, src };
-    let raw: RawFile = toml::from_str(src).map_err(|e| config::toml_error(&ctx, &e))?;
-    if raw.ladder.is_empty() {
-        return Err(ConfigError {
-            file: file.to_path_buf(),
-            line: None,
-            key: Some("ladder".into()),
-            message: "no [[ladder]] tables: add one with a name, a base GGUF and a list of types"
-                .into(),
-        });
-    }
     let dir = file.parent().unwrap_or(Path::new("."));
     let mut ladders: Vec<Ladder> = Vec::new();
     for (i, l) in raw.ladder.into_iter().enumerate() {
@@ -191,7 +164,7 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<LadderConfig
             axes,
         });
     }
-    Ok(LadderConfig { config, ladders })
+    Ok(ladders)
 }
 
 fn types_list(
@@ -274,8 +247,8 @@ fn eval_spec(
 mod tests {
     use super::*;
 
-    fn parse_str(src: &str) -> Result<LadderConfig, ConfigError> {
-        parse(Path::new("dir/models.toml"), src, 2)
+    fn parse_str(src: &str) -> Result<config::Config, ConfigError> {
+        config::parse(Path::new("dir/models.toml"), src, 2)
     }
 
     const LADDER: &str = r#"
@@ -291,8 +264,8 @@ types = ["q8_0", "Q4_K_M", "F16", "Q2_K"]
     #[test]
     fn a_minimal_ladder_gets_defaults_and_the_most_precise_reference() {
         let c = parse_str(LADDER).unwrap();
-        assert!(c.config.models.is_empty());
-        assert_eq!(c.config.settings.repetitions, 3);
+        assert!(c.models.is_empty());
+        assert_eq!(c.settings.repetitions, 3);
         let l = &c.ladders[0];
         assert_eq!(l.base, Path::new("dir/base.gguf"));
         let names: Vec<_> = l.types.iter().map(|t| t.name).collect();
@@ -352,11 +325,11 @@ types = ["q8_0", "Q4_K_M", "F16", "Q2_K"]
     }
 
     #[test]
-    fn a_file_without_ladders_is_refused_and_run_points_to_the_ladder_command() {
-        let e = parse_str("[[model]]\nname='m'\npath='m'\n").unwrap_err();
-        assert!(e.message.contains("no [[ladder]]"), "{e}");
-        let e = config::parse(Path::new("m.toml"), LADDER, 2).unwrap_err();
-        assert!(e.message.contains("tpsbench ladder"), "{e}");
+    fn a_ladder_only_configuration_is_valid_and_one_without_any_test_is_not() {
+        assert_eq!(parse_str(LADDER).unwrap().ladders.len(), 1);
+        let e = parse_str("[sweep]\nn_prompt = [0]\nn_gen = [0]\n[[model]]\nname='m'\npath='m'\n")
+            .unwrap_err();
+        assert!(e.message.contains("nothing to measure"), "{e}");
     }
 
     #[test]

@@ -8,92 +8,17 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-pub(crate) use crate::config_values::scalar_int;
-use crate::config_values::{
-    boolean, flash_attn, int_list, kv_type, list, scalar_float, split_mode,
-};
+mod axes;
+pub mod ladder;
+pub mod quant_types;
+pub mod serving;
+pub mod synth_spec;
+pub(crate) mod values;
 
-/// Flash attention policy, as llama-bench's `-fa` (-1 auto, 0 off, 1 on).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FlashAttn {
-    Auto,
-    Off,
-    On,
-}
+pub(crate) use values::scalar_int;
+use values::{boolean, flash_attn, int_list, kv_type, list, scalar_float, split_mode};
 
-impl FlashAttn {
-    /// llama-bench's integer encoding.
-    pub fn as_i32(self) -> i32 {
-        match self {
-            FlashAttn::Auto => -1,
-            FlashAttn::Off => 0,
-            FlashAttn::On => 1,
-        }
-    }
-}
-
-/// How llama.cpp spreads a model over several GPUs, as llama-bench's `-sm`.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum SplitMode {
-    /// One GPU (`main_gpu`) holds the whole model.
-    None,
-    /// Layers and KV cache split across GPUs (llama.cpp's default).
-    #[default]
-    Layer,
-    /// Rows of the weight matrices split across GPUs.
-    Row,
-    /// Tensor parallelism, where the backend supports it.
-    Tensor,
-}
-
-impl SplitMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SplitMode::None => "none",
-            SplitMode::Layer => "layer",
-            SplitMode::Row => "row",
-            SplitMode::Tensor => "tensor",
-        }
-    }
-
-    /// llama.cpp's `enum llama_split_mode` value.
-    pub fn as_llama(self) -> u32 {
-        match self {
-            SplitMode::None => 0,
-            SplitMode::Layer => 1,
-            SplitMode::Row => 2,
-            SplitMode::Tensor => 3,
-        }
-    }
-}
-
-/// KV-cache element types that llama.cpp accepts for `type_k` / `type_v`.
-pub const KV_TYPES: &[&str] = &[
-    "f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1",
-];
-
-/// Every sweep axis, fully resolved: each list is non-empty.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Axes {
-    pub n_prompt: Vec<u32>,
-    pub n_gen: Vec<u32>,
-    pub n_depth: Vec<u32>,
-    pub n_batch: Vec<u32>,
-    pub n_ubatch: Vec<u32>,
-    pub n_gpu_layers: Vec<i32>,
-    pub split_mode: Vec<SplitMode>,
-    pub main_gpu: Vec<i32>,
-    pub n_threads: Vec<u32>,
-    pub flash_attn: Vec<FlashAttn>,
-    pub type_k: Vec<String>,
-    pub type_v: Vec<String>,
-    /// Keep the KV cache (and the attention ops) in host memory (llama-bench's `-nkvo`).
-    pub no_kv_offload: Vec<bool>,
-}
+pub use axes::{Axes, FlashAttn, KV_TYPES, SplitMode};
 
 impl RunSettings {
     /// The stopping rule these settings describe.
@@ -107,27 +32,6 @@ impl RunSettings {
                 max_repetitions: self.max_repetitions,
                 max_seconds: self.max_seconds,
             },
-        }
-    }
-}
-
-impl Axes {
-    /// llama-bench's defaults; `n_threads` defaults to the physical core count.
-    pub fn llama_bench_defaults(physical_cores: u32) -> Self {
-        Axes {
-            n_prompt: vec![512],
-            n_gen: vec![128],
-            n_depth: vec![0],
-            n_batch: vec![2048],
-            n_ubatch: vec![512],
-            n_gpu_layers: vec![99],
-            split_mode: vec![SplitMode::Layer],
-            main_gpu: vec![0],
-            n_threads: vec![physical_cores.max(1)],
-            flash_attn: vec![FlashAttn::Auto],
-            type_k: vec!["f16".into()],
-            type_v: vec!["f16".into()],
-            no_kv_offload: vec![false],
         }
     }
 }
@@ -155,7 +59,7 @@ pub struct ModelEntry {
     pub path: PathBuf,
     pub axes: Axes,
     /// `synth = "llama-3-8b:Q4_K_M"`: written by `tpsbench run` when `path` is missing.
-    pub synth: Option<crate::synth::SynthSpec>,
+    pub synth: Option<synth_spec::SynthSpec>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -164,7 +68,9 @@ pub struct Config {
     pub settings: RunSettings,
     pub models: Vec<ModelEntry>,
     /// The `[serving]` table: serving tests run on every model; None without the table.
-    pub serving: Option<crate::serving::config::ServingConfig>,
+    pub serving: Option<crate::config::serving::ServingConfig>,
+    /// `[[ladder]]` tables: variants built from a base file, with quality tests.
+    pub ladders: Vec<ladder::Ladder>,
 }
 
 /// A configuration error that names the file, the line and the key.
@@ -276,21 +182,44 @@ pub fn load(file: &Path, physical_cores: u32) -> Result<Config, ConfigError> {
 }
 
 /// Parses configuration text; `file` names it in errors and anchors relative model paths.
+/// A configuration must define at least one test: a `[[model]]` sweep with a prompt or
+/// generation size above 0, a `[serving]` table with models, or a `[[ladder]]`.
 pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, ConfigError> {
-    let (config, _, has_ladder) = parse_parts(file, src, physical_cores)?;
-    if config.models.is_empty() {
-        let hint = if has_ladder {
-            " ([[ladder]] tables are run by `tpsbench ladder`)"
+    let (mut config, defaults, has_ladder) = parse_parts(file, src, physical_cores)?;
+    if has_ladder {
+        config.ladders = ladder::parse(&Ctx { file, src }, &defaults)?;
+    }
+    let sweeps = config
+        .models
+        .iter()
+        .any(|m| m.axes.n_prompt.iter().chain(&m.axes.n_gen).any(|&n| n > 0));
+    let serving = config.serving.is_some() && !config.models.is_empty();
+    if !sweeps && !serving && config.ladders.is_empty() {
+        let message = if config.models.is_empty() {
+            "nothing to measure: no [[model]] entries (add one with a name and a path) and no \
+             [[ladder]]"
         } else {
-            ""
+            "nothing to measure: n_prompt and n_gen are all 0, and there is no [serving] table \
+             or [[ladder]]"
         };
+        // Point at the line that set the sizes, when there is one.
+        let line = src
+            .lines()
+            .position(|l| l.trim_start().starts_with("n_prompt"))
+            .filter(|_| !config.models.is_empty())
+            .map(|i| i + 1);
         return Err(ConfigError {
             file: file.to_path_buf(),
-            line: None,
-            key: Some("model".into()),
-            message: format!(
-                "no [[model]] entries: add at least one, with a name and a path{hint}"
+            line,
+            key: Some(
+                if config.models.is_empty() {
+                    "model"
+                } else {
+                    "sweep.n_prompt"
+                }
+                .into(),
             ),
+            message: message.into(),
         });
     }
     Ok(config)
@@ -346,7 +275,7 @@ pub(crate) fn parse_parts(
         }
         let synth = match &m.synth {
             Some(s) => Some(
-                crate::synth::SynthSpec::parse(s.get_ref())
+                synth_spec::SynthSpec::parse(s.get_ref())
                     .map_err(|e| ctx.err(s.span(), &format!("{key}.synth"), e))?,
             ),
             None => None,
@@ -378,7 +307,8 @@ pub(crate) fn parse_parts(
         file: file.to_path_buf(),
         settings,
         models,
-        serving: crate::serving::config::parse(file, src)?,
+        serving: crate::config::serving::parse(file, src)?,
+        ladders: Vec::new(),
     };
     Ok((config, defaults, has_ladder))
 }
@@ -483,22 +413,8 @@ pub(crate) fn apply_axes(
     if let Some(v) = &s.type_v {
         out.type_v = list(ctx, &k("type_v"), v, kv_type)?;
     }
-    if out.n_prompt.iter().chain(&out.n_gen).all(|&n| n == 0) {
-        let span = s
-            .n_prompt
-            .as_ref()
-            .or(s.n_gen.as_ref())
-            .map(|v| v.span())
-            .unwrap_or(0..0);
-        return Err(ctx.err(
-            span,
-            &k("n_prompt"),
-            "n_prompt and n_gen are all 0: nothing to measure",
-        ));
-    }
     Ok(())
 }
 
 #[cfg(test)]
-#[path = "config_tests.rs"]
 mod tests;

@@ -4,6 +4,8 @@ use crate::engine::mock::MockEngine;
 use crate::export::fixtures;
 use crate::gguf::{tiny, writer::write_gguf};
 use crate::progress::NoProgress;
+use std::path::Path;
+use std::time::Duration;
 
 /// A directory holding a valid GGUF named "mock.gguf" (the mock engine loads only "mock"
 /// paths; the runner's header check reads the real file) and a config that uses it.
@@ -28,6 +30,9 @@ fn opts(cfg: Config, dir: &Path) -> RunOptions {
         stop: None,
         bandwidth: Default::default(),
         power: false,
+        scope: Scope::All,
+        quiet: true,
+        continuation: false,
     }
 }
 
@@ -216,10 +221,14 @@ fn resume_runs_only_the_tests_the_file_does_not_hold() {
     let (dir, cfg) = setup("n_prompt=[8,16,32]\nn_gen=4\nrepetitions=1", "");
     let e = MockEngine::new(1_000, 1_000);
     let mut o = opts(cfg, dir.path());
-    o.filters = vec!["pp".into()];
     let first = run(&e, fixtures::run().run, &o, &mut NoProgress).unwrap();
-    assert_eq!(first.record.tests.len(), 3);
-    o.filters.clear();
+    assert_eq!(first.record.tests.len(), 4);
+    // As if interrupted before tg4: the file holds the first three tests.
+    let path = first.path.clone().unwrap();
+    let mut cut = crate::results::read(&path).unwrap();
+    cut.tests.truncate(3);
+    crate::results::write_atomic(&path, &cut).unwrap();
+    e.log.borrow_mut().sessions = 3;
     o.resume = first.path.clone();
     let second = run(&e, fixtures::run().run, &o, &mut NoProgress).unwrap();
     assert_eq!(second.path, first.path, "the same file is continued");

@@ -241,7 +241,7 @@ fn bad_gpu_placement_values_name_file_line_and_key() {
 
 #[test]
 fn the_shipped_gpu_sweep_parses_to_full_offload_with_flash_attention_on_and_off() {
-    let c = parse(Path::new("gpu.toml"), include_str!("../gpu.toml"), 4).unwrap();
+    let c = parse(Path::new("gpu.toml"), include_str!("../../gpu.toml"), 4).unwrap();
     let a = &c.models[0].axes;
     assert_eq!(a.n_gpu_layers, vec![99]);
     assert_eq!(a.flash_attn, vec![FlashAttn::On, FlashAttn::Off]);

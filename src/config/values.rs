@@ -4,7 +4,7 @@
 
 use toml::Spanned;
 
-use crate::config::{ConfigError, Ctx, FlashAttn, KV_TYPES, SplitMode};
+use super::{ConfigError, Ctx, FlashAttn, KV_TYPES, SplitMode};
 
 /// A value that is a scalar or a list, with each element checked by `f`.
 pub(crate) fn list<T>(

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod serving;
+
 use crate::plan::TestParams;
 
 /// 2: optional `stats`, `resources`, `serving`, `placement`, model `quality`/`provenance`
@@ -70,17 +72,7 @@ pub struct SystemInfo {
     pub hostname: String,
 }
 
-/// A device as llama.cpp's backend registry lists it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DeviceInfo {
-    pub name: String,
-    pub description: String,
-    pub backend: String,
-    /// "cpu", "gpu", "igpu", "accel" or "unknown".
-    pub kind: String,
-    pub memory_total: u64,
-    pub memory_free: u64,
-}
+pub use crate::engine::DeviceInfo;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
@@ -116,6 +108,13 @@ pub struct RunInfo {
     /// settings: files with equal hashes come from the same sweep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_hash: Option<String>,
+    /// The measurement settings the plan was made with (`plan::build::settings_line`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_settings: Option<String>,
+    /// The ids of the plan's tests (before sharding): what a refused `--resume` or `merge`
+    /// names as the first difference.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plan_ids: Vec<String>,
     /// The 1, 5 and 15 minute load averages (/proc/loadavg) when the run started: how busy
     /// the machine was. Timed figures from a busy machine are not worth comparing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -273,23 +272,18 @@ pub struct TestRecord {
     /// Serving-test figures (TTFT, inter-token latency, per-request and aggregate rates);
     /// absent for llama-bench-style tests. See docs/schema.md, "serving".
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub serving: Option<crate::serving::Serving>,
+    pub serving: Option<serving::Serving>,
     /// Where llama.cpp put the layers, KV cache and compute buffers (from its load log):
     /// what `n_gpu_layers` and `no_kv_offload` actually achieved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<crate::placement::Placement>,
+    /// Quality tests: KLD and perplexity against the ladder's reference variant (also in
+    /// the model's record, where the ladder table and the leaderboard read it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<Quality>,
 }
 
-/// The identity of a test: hex SHA-256 over the model's SHA-256 and the canonical JSON of
-/// the configuration (field order fixed by the struct), so it is stable across runs.
-pub fn test_identity(model_sha256: &str, params: &TestParams) -> String {
-    use sha2::{Digest, Sha256};
-    let mut h = Sha256::new();
-    h.update(model_sha256.as_bytes());
-    h.update(b"\n");
-    h.update(serde_json::to_vec(params).expect("params serialize"));
-    format!("{:x}", h.finalize())
-}
+pub use crate::plan::build::test_identity;
 
 /// The kind of a test in a version 1 or 2 file (which did not record it), from its JSON:
 /// serving tests by their mode, quality tests by their name, the rest by their sizes.

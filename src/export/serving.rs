@@ -1,10 +1,10 @@
 //! Markdown for serving tests: one table (per-request latencies next to llama-batched-bench's
 //! aggregate rates) and, when targets are set, the capacity of each test series.
 
-use super::metrics;
-use super::record::Serving;
-use crate::export::table_aligned;
+use super::table_aligned;
+use crate::record::serving::Serving;
 use crate::record::{RunRecord, Status, TestRecord};
+use crate::serving::metrics;
 
 fn f1(x: Option<f64>) -> String {
     x.map_or("-".into(), |v| format!("{v:.1}"))
@@ -17,10 +17,25 @@ fn f2(x: Option<f64>) -> String {
 /// The serving table and capacity lines, preceded by a blank line; empty without serving
 /// tests.
 pub fn render(run: &RunRecord) -> String {
-    let tests: Vec<&TestRecord> = run.tests.iter().filter(|t| t.serving.is_some()).collect();
-    if tests.is_empty() {
+    use crate::plan::TestKind;
+    let all: Vec<&TestRecord> = run
+        .tests
+        .iter()
+        .filter(|t| {
+            matches!(
+                t.kind,
+                TestKind::Request | TestKind::Parallel | TestKind::Arrival
+            )
+        })
+        .collect();
+    if all.is_empty() {
         return String::new();
     }
+    let tests: Vec<&TestRecord> = all
+        .iter()
+        .copied()
+        .filter(|t| t.serving.is_some())
+        .collect();
     let header = [
         "model",
         "test",
@@ -70,12 +85,7 @@ pub fn render(run: &RunRecord) -> String {
         rows.push(row);
     }
     // Failed tests have no serving figures: list them too.
-    let failed: Vec<&TestRecord> = run
-        .tests
-        .iter()
-        .filter(|t| t.serving.is_none() && t.id.contains("/serve-"))
-        .collect();
-    for t in failed {
+    for t in all.iter().filter(|t| t.serving.is_none()) {
         let mut row = vec![t.model.clone(), t.test.clone(), String::new()];
         row.push(format!(
             "failed: {}",

@@ -27,17 +27,7 @@ impl Dist {
     }
 }
 
-/// Service-level targets a serving test is checked against.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Targets {
-    /// Each request must stream at least this many tokens/s after its first token.
-    pub per_request_ts: Option<f64>,
-    /// Each request must see its first token within this many milliseconds.
-    pub ttft_ms: Option<f64>,
-    /// Share of requests that must meet both (50, 90 or 99): the checks are TTFT at this
-    /// percentile and time per output token at this percentile (the slow tail).
-    pub percentile: u32,
-}
+pub use crate::config::serving::Targets;
 
 /// The prompt file a test replayed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,15 +1,17 @@
-//! `tpsbench ladder`: the code behind the subcommand (clap's definition is in cli.rs).
+//! `tpsbench ladder`: the ladder part of the plan through the runner (`tpsbench run` runs
+//! it too, with everything else), then the ladder table; or the table of a saved run.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use super::table::{self, TableFormat};
-use super::{LadderOptions, Reporter};
 use crate::engine::llama::{self, LlamaEngine};
+use crate::ladder::Reporter;
+use crate::ladder::table::{self, TableFormat};
 use crate::progress::StderrProgress;
-use crate::{config_ladder, results, runner, system};
+use crate::runner::{RunOptions, Scope};
+use crate::{results, runner, system};
 
 pub struct Args {
     pub config: PathBuf,
@@ -35,25 +37,32 @@ pub fn ladder(a: Args) -> Result<i32> {
         return Ok(0);
     }
     let cores = system::physical_cores();
-    let cfg = config_ladder::load(&a.config, cores)?;
+    let cfg = crate::config::load(&a.config, cores)?;
+    if cfg.ladders.is_empty() {
+        return Err(crate::config::ConfigError {
+            file: a.config.clone(),
+            line: None,
+            key: Some("ladder".into()),
+            message: "no [[ladder]] tables: add one with a name, a base GGUF and a list of types"
+                .into(),
+        }
+        .into());
+    }
     let engine = LlamaEngine::new(a.verbose).map_err(anyhow::Error::msg)?;
     let info = runner::run_info(
-        &cfg.config,
+        &cfg,
         std::env::args().collect(),
         llama::system_info(),
         llama::devices(),
     );
-    let opts = LadderOptions {
-        config: &cfg,
-        filters: a.filters,
-        results_dir: a.results_dir,
-        command: std::env::args().collect(),
-        quiet: a.quiet,
-        n_threads: cores,
-    };
+    let mut opts = RunOptions::new(cfg, a.results_dir);
+    opts.filters = a.filters;
+    opts.scope = Scope::Ladders;
+    opts.command = std::env::args().collect();
+    opts.quiet = a.quiet;
     let mut progress = StderrProgress::new(a.quiet);
-    let out = super::run(&engine, info, &opts, &mut progress).map_err(anyhow::Error::msg)?;
-    print(&table::render(&out.rows, a.format))?;
+    let out = runner::run(&engine, info, &opts, &mut progress).map_err(anyhow::Error::msg)?;
+    print(&table::render(&table::rows(&out.record), a.format))?;
     if let Some(p) = &out.path {
         Reporter::new(a.quiet).line(&format!("results written to {}", p.display()));
     }

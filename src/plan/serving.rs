@@ -7,9 +7,8 @@
 //! (n_seq_max = slots). Filters drop tests, never change a group's context, so a filtered
 //! run measures what the full run measures.
 
-use super::config::{Mode, ServingConfig};
-use super::metrics::n_kv;
 use crate::config::Config;
+use crate::config::serving::{Mode, ServingConfig};
 use crate::plan::TestParams;
 
 /// One planned serving test.
@@ -154,6 +153,41 @@ pub fn parallel_n_ctx(sc: &ServingConfig, n_seq_max: u32, shared: bool) -> u32 {
 /// (prompt + generated): request and arrival groups.
 pub fn slots_n_ctx(longest: u32, slots: u32) -> u32 {
     longest.saturating_mul(slots.max(1))
+}
+
+/// llama-batched-bench's N_KV: cells the test fills. A shared prompt is held once in a
+/// unified cache and once per sequence in a split one.
+pub fn n_kv(pp: u64, tg: u64, b: u64, shared: bool, unified: bool) -> u64 {
+    if shared {
+        (if unified { pp } else { b * pp }) + b * tg
+    } else {
+        b * (pp + tg)
+    }
+}
+
+/// SHA-256 of the model's SHA-256, the context parameters and everything that defines the
+/// serving workload: stable across runs and machines, distinct from llama-bench tests.
+pub fn serving_identity(
+    model_sha256: &str,
+    t: &ServingTest,
+    sc: &ServingConfig,
+    seed: u64,
+    dataset_sha256: Option<&str>,
+) -> String {
+    use sha2::{Digest, Sha256};
+    let spec = serde_json::json!({
+        "mode": t.mode.name(), "n_parallel": t.n_parallel, "n_seq_max": t.n_seq_max,
+        "kv_unified": sc.kv_unified, "shared_prompt": t.shared, "arrival_rate": t.rate,
+        "n_requests": sc.n_requests, "dataset_sha256": dataset_sha256,
+        "chat_template": sc.chat_template, "temperature": sc.temperature, "seed": seed,
+    });
+    let mut h = Sha256::new();
+    h.update(model_sha256.as_bytes());
+    h.update(b"\n");
+    h.update(serde_json::to_vec(&t.params).expect("params serialize"));
+    h.update(b"\nserving ");
+    h.update(spec.to_string().as_bytes());
+    format!("{:x}", h.finalize())
 }
 
 #[cfg(test)]

@@ -1,0 +1,48 @@
+//! One module per kind of test: how a test of that kind is measured and what its record
+//! holds. The runner hands every test to [`run`]; consecutive tests that share state (a
+//! serving group's context) share a [`Shared`], made by [`open`].
+//!
+//! | kind                        | module    | measures                                      |
+//! |-----------------------------|-----------|-----------------------------------------------|
+//! | pp, tg, pg                  | `bench`   | llama-bench's loop, t/s                       |
+//! | request, parallel, arrival  | `serving` | TTFT, ITL, per-request and aggregate t/s      |
+//! | quality                     | `quality` | KLD, PPL ratio, same-top-p against a reference |
+
+pub mod bench;
+pub mod quality;
+pub mod serving;
+
+use crate::config::Config;
+use crate::engine::{Engine, Model};
+use crate::plan::{Detail, PlannedTest};
+use crate::serving::dataset::PromptFile;
+
+/// What consecutive tests of one batch share.
+pub enum Shared<'m> {
+    Nothing,
+    /// The context of a serving group.
+    Serving(serving::Group<'m>),
+}
+
+/// The state `first` opens for its batch (tests with the same [`batch_key`]).
+pub fn open<'m>(
+    engine: &dyn Engine,
+    config: &Config,
+    prompts: Option<&PromptFile>,
+    model: Result<&'m dyn Model, String>,
+    first: &PlannedTest,
+) -> Shared<'m> {
+    match &first.detail {
+        Detail::Serving(s) => Shared::Serving(serving::open(engine, config, prompts, model, s)),
+        _ => Shared::Nothing,
+    }
+}
+
+/// Tests with equal keys (consecutive, on one model load) share one [`Shared`]: a serving
+/// group. `None`: the test stands alone.
+pub fn batch_key(t: &PlannedTest) -> Option<usize> {
+    match &t.detail {
+        Detail::Serving(s) => Some(s.group),
+        _ => None,
+    }
+}

@@ -1,0 +1,92 @@
+//! quality tests of ladder variants: KLD, perplexity ratio and same-top-p against the
+//! ladder's reference variant, as llama-perplexity `--kl-divergence` defines them. The
+//! reference pass is made once per ladder, at its first quality test (building the
+//! reference variant when missing), and kept while the ladder's tests run.
+
+use std::path::Path;
+
+use crate::config::Config;
+use crate::config::quant_types::QuantType;
+use crate::ladder::Reporter;
+use crate::ladder::cache::BaseInfo;
+use crate::ladder::quality::{self, Extras, Reference};
+use crate::record::{ModelRecord, Status, TestRecord};
+
+/// The reference pass of the ladder whose quality tests are running.
+#[derive(Default)]
+pub struct Cache {
+    current: Option<(usize, Reference)>,
+}
+
+/// Measures the quality of variant `quant` of ladder `li` (its file and record in `mrec`)
+/// into `rec` and `mrec`; returns the progress line.
+pub fn run(
+    config: &Config,
+    bases: &[Result<BaseInfo, String>],
+    cache: &mut Cache,
+    (li, quant): (usize, QuantType),
+    mrec: &mut ModelRecord,
+    rec: &mut TestRecord,
+    rep: &Reporter,
+) -> String {
+    match measure(
+        config,
+        bases,
+        cache,
+        (li, quant),
+        mrec,
+        rec.params.n_threads,
+        rep,
+    ) {
+        Ok(x) => {
+            let line = x.quality.as_ref().map_or(String::new(), |q| {
+                format!(
+                    "KLD {:.5} ± {:.5}, ln(PPL ratio) {:.4}, same top p {:.2} %",
+                    q.kld_mean,
+                    q.kld_mean_uncertainty,
+                    q.ln_ppl_ratio,
+                    100.0 * q.same_top_p
+                )
+            });
+            mrec.quality.clone_from(&x.quality);
+            mrec.bytes_per_token = x.bytes_per_token;
+            mrec.ref_tokens_per_token = x.ref_tokens_per_token;
+            rec.quality = x.quality;
+            rec.status = Status::Ok;
+            rec.error = None;
+            line
+        }
+        Err(e) => {
+            rec.fail(e.clone());
+            format!("FAILED: {e}")
+        }
+    }
+}
+
+fn measure(
+    config: &Config,
+    bases: &[Result<BaseInfo, String>],
+    cache: &mut Cache,
+    (li, quant): (usize, QuantType),
+    mrec: &ModelRecord,
+    n_threads: u32,
+    rep: &Reporter,
+) -> Result<Extras, String> {
+    if let Some(e) = &mrec.error {
+        return Err(e.clone());
+    }
+    let l = &config.ladders[li];
+    let base = bases[li].as_ref().map_err(String::clone)?;
+    if cache.current.as_ref().map(|c| c.0) != Some(li) {
+        cache.current = None; // the previous ladder's spill file goes first
+        let tag = format!("[quantize] {}", l.variant_name(l.reference));
+        let ref_path = crate::ladder::build_variant(base, l, l.reference, n_threads, &tag, rep)?;
+        let r = quality::reference(l, base, &ref_path, n_threads, rep)?;
+        cache.current = Some((li, r));
+    }
+    let r = &cache.current.as_ref().expect("reference made above").1;
+    if quant == l.reference {
+        return Ok(r.own.clone());
+    }
+    quality::variant(l, r, &mrec.name, Path::new(&mrec.path), n_threads, rep)
+}

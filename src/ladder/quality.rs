@@ -1,0 +1,226 @@
+//! The quality of ladder variants, with llama-perplexity `--kl-divergence`'s definitions:
+//! the reference variant's pass over the evaluation text (its log-probabilities spilled to
+//! the cache directory), then one pass per variant compared with it.
+
+use std::path::Path;
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+
+use super::Reporter;
+use super::cache::BaseInfo;
+use super::eval::{self, Spill};
+use crate::config::ladder::Ladder;
+use crate::engine::logits::EvalModel;
+use crate::record::Quality;
+
+/// Quality-side figures of one variant.
+#[derive(Debug, Clone, Default)]
+pub struct Extras {
+    pub quality: Option<Quality>,
+    pub bytes_per_token: Option<f64>,
+    pub ref_tokens_per_token: Option<f64>,
+}
+
+/// The evaluation text and where it came from.
+struct EvalText {
+    text: String,
+    source: String,
+    sha256: String,
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    format!("{:x}", Sha256::digest(bytes))
+}
+
+/// The configured text file, or text the reference writes (cached beside the variants).
+fn eval_text(
+    l: &Ladder,
+    base: &BaseInfo,
+    model: &EvalModel,
+    n_threads: u32,
+    rep: &Reporter,
+) -> Result<EvalText, String> {
+    if let Some(p) = &l.eval.text {
+        let text = std::fs::read_to_string(p)
+            .map_err(|e| format!("evaluation text {}: {e}", p.display()))?;
+        return Ok(EvalText {
+            sha256: sha256_hex(text.as_bytes()),
+            source: format!("file:{}", p.display()),
+            text,
+        });
+    }
+    let e = &l.eval;
+    // A margin over n_ctx × chunks: the text is tokenized again and may come out shorter.
+    let n_new = (e.n_ctx * e.n_chunks + e.n_ctx / 4 + 16) as usize;
+    let key =
+        sha256_hex(format!("{}\n{}\n{}\n{}", l.reference.name, e.seed, n_new, e.prompt).as_bytes());
+    let cached = l.cache_dir.join(format!(
+        "{}-{}-text-{}.txt",
+        &base.sha256[..16],
+        l.reference.name,
+        &key[..12]
+    ));
+    let source = format!(
+        "generated:{}:seed={}:tokens={n_new}",
+        l.variant_name(l.reference),
+        e.seed
+    );
+    let text = match std::fs::read_to_string(&cached) {
+        Ok(t) => {
+            rep.line(&format!("[text] cached {}", cached.display()));
+            t
+        }
+        Err(_) => {
+            let start = Instant::now();
+            let t =
+                eval::generate_text(model, &e.prompt, n_new, e.seed, n_threads, &mut |d, n| {
+                    rep.status(&format!(
+                        "[text] generating with {}: {d}/{n} tokens",
+                        l.variant_name(l.reference)
+                    ));
+                })?;
+            write_text(&cached, &t)?;
+            rep.line(&format!(
+                "[text] {} generated {n_new} tokens (seed {}, {:.1} s) → {}",
+                l.variant_name(l.reference),
+                e.seed,
+                start.elapsed().as_secs_f64(),
+                cached.display()
+            ));
+            t
+        }
+    };
+    Ok(EvalText {
+        sha256: sha256_hex(text.as_bytes()),
+        source,
+        text,
+    })
+}
+
+fn write_text(path: &Path, text: &str) -> Result<(), String> {
+    let tmp = path.with_extension("txt.tmp");
+    std::fs::write(&tmp, text)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// The reference pass of one ladder: what every variant is compared with.
+pub struct Reference {
+    n_ctx: u32,
+    chunks: Vec<Vec<i32>>,
+    spill: Spill,
+    text_source: String,
+    text_sha256: String,
+    bytes_per_token: f64,
+    ref_tokens_per_token: Option<f64>,
+    /// The reference's own figures (KLD 0, its perplexity).
+    pub own: Extras,
+}
+
+impl Reference {
+    fn extras(&self, mut q: Quality) -> Extras {
+        q.n_ctx = self.n_ctx;
+        q.n_chunks = self.chunks.len() as u32;
+        q.text_source = self.text_source.clone();
+        q.text_sha256 = self.text_sha256.clone();
+        Extras {
+            quality: Some(q),
+            bytes_per_token: Some(self.bytes_per_token),
+            ref_tokens_per_token: self.ref_tokens_per_token,
+        }
+    }
+}
+
+/// Evaluates the reference variant (at `ref_path`) of ladder `l` over its evaluation text.
+pub fn reference(
+    l: &Ladder,
+    base: &BaseInfo,
+    ref_path: &Path,
+    n_threads: u32,
+    rep: &Reporter,
+) -> Result<Reference, String> {
+    let ref_name = l.variant_name(l.reference);
+    let ref_model = EvalModel::load(ref_path)?;
+    let text = eval_text(l, base, &ref_model, n_threads, rep)?;
+    let tokens = ref_model.tokenize(&text.text, true)?;
+    let (n_ctx, n_chunks) = (l.eval.n_ctx as usize, l.eval.n_chunks as usize);
+    let chunks = eval::chunks(&tokens, n_ctx, n_chunks, ref_model.bos());
+    if chunks.is_empty() {
+        return Err(format!(
+            "ladder {}: the evaluation text has {} tokens, fewer than one chunk of {n_ctx}",
+            l.name,
+            tokens.len()
+        ));
+    }
+    if chunks.len() < n_chunks {
+        rep.warn(&format!(
+            "ladder {}: the evaluation text holds {} chunks of {n_ctx} tokens, not {n_chunks}",
+            l.name,
+            chunks.len()
+        ));
+    }
+    let plain_tokens = ref_model.tokenize(&text.text, false)?.len().max(1);
+    let bytes_per_token = text.text.len() as f64 / plain_tokens as f64;
+    let ref_tokens_per_token = match &l.tokenizer {
+        Some(p) => Some(eval::count_reference_tokens(p, &text.text)? as f64 / plain_tokens as f64),
+        None => None,
+    };
+    let start = Instant::now();
+    let tag = format!("[quality] {ref_name}");
+    let (spill, self_acc) =
+        eval::reference_pass(&ref_model, &chunks, n_threads, &l.cache_dir, &mut |c, n| {
+            rep.status(&format!("{tag}: chunk {c}/{n}"));
+        })?;
+    let q = self_acc.finish(&ref_name);
+    rep.line(&format!(
+        "{tag} (reference): {} tokens scored in {} chunks of {n_ctx}, PPL {:.4}, {:.3} bytes/token ({:.1} s)",
+        q.n_tokens,
+        chunks.len(),
+        q.ppl,
+        bytes_per_token,
+        start.elapsed().as_secs_f64()
+    ));
+    let mut r = Reference {
+        n_ctx: n_ctx as u32,
+        chunks,
+        spill,
+        text_source: text.source,
+        text_sha256: text.sha256,
+        bytes_per_token,
+        ref_tokens_per_token,
+        own: Extras::default(),
+    };
+    r.own = r.extras(q);
+    Ok(r)
+}
+
+/// Evaluates variant `name` (at `path`) against the reference.
+pub fn variant(
+    l: &Ladder,
+    r: &Reference,
+    name: &str,
+    path: &Path,
+    n_threads: u32,
+    rep: &Reporter,
+) -> Result<Extras, String> {
+    let ref_name = l.variant_name(l.reference);
+    let tag = format!("[quality] {name}");
+    let start = Instant::now();
+    let model = EvalModel::load(path)?;
+    let acc = eval::variant_pass(&model, &r.chunks, n_threads, &r.spill, &mut |c, n| {
+        rep.status(&format!("{tag}: chunk {c}/{n}"));
+    })
+    .map_err(|e| format!("{name}: {e}"))?;
+    let q = acc.finish(&ref_name);
+    rep.line(&format!(
+        "{tag}: KLD {:.5} ± {:.5}, ln(PPL ratio) {:.4} ± {:.4}, same top p {:.2} % ({:.1} s)",
+        q.kld_mean,
+        q.kld_mean_uncertainty,
+        q.ln_ppl_ratio,
+        q.ln_ppl_ratio_uncertainty,
+        100.0 * q.same_top_p,
+        start.elapsed().as_secs_f64()
+    ));
+    Ok(r.extras(q))
+}

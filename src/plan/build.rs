@@ -1,0 +1,260 @@
+//! The whole plan of a configuration: every model (the `[[model]]` files, then each
+//! ladder's variants) and every test of every kind, in run order, each with its identity.
+//! Pure: what the files hold (labels, hashes, whether a base is synthetic) comes in as
+//! [`Facts`], read by the runner.
+//!
+//! Run order: model by model; within a model, tests grouped by load key (llama-bench's
+//! order: a model is loaded once per model-level setting), the llama-bench tests, then the
+//! serving tests (which use the first value of each axis), then the variant's quality test.
+
+use std::path::PathBuf;
+
+use sha2::{Digest, Sha256};
+
+use super::serving::{ServingTest, serving_identity};
+use super::{PlannedTest, TestKind, TestParams, expand_axes, test_id};
+use crate::config::quant_types::QuantType;
+use crate::config::{Config, RunSettings};
+
+/// What the runner read from the files that the plan depends on.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Facts {
+    /// Per `[[model]]`, in order: the quantization label used in ids and the file's SHA-256.
+    pub models: Vec<ModelFacts>,
+    /// Per `[[ladder]]`, in order.
+    pub ladders: Vec<LadderFacts>,
+    /// SHA-256 of the `[serving]` prompt file, when there is one.
+    pub dataset_sha256: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelFacts {
+    pub label: String,
+    pub sha256: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LadderFacts {
+    /// The base file's SHA-256: with the type, it names a variant before it is built.
+    pub sha256: String,
+    /// Random weights: speed only, no quality tests.
+    pub synthetic: bool,
+}
+
+/// Where a model of the plan comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelSource {
+    /// A `[[model]]` file.
+    File(PathBuf),
+    /// Ladder `ladder`'s variant of type `quant`, built into the cache on first use.
+    Variant { ladder: usize, quant: QuantType },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanModel {
+    pub name: String,
+    /// The quantization label in test ids.
+    pub label: String,
+    pub source: ModelSource,
+    /// What test identities hash for this model: the file's SHA-256, or for a variant the
+    /// SHA-256 of its base's SHA-256 and its type (known before the variant is built).
+    pub key: String,
+}
+
+/// What a test of each kind needs beyond its parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Detail {
+    /// pp, tg, pg: llama-bench's loop.
+    Bench,
+    /// request, parallel, arrival: one test of the `[serving]` table.
+    Serving(ServingTest),
+    /// KLD and perplexity of a ladder variant against the ladder's reference.
+    Quality { ladder: usize },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub models: Vec<PlanModel>,
+    pub tests: Vec<PlannedTest>,
+}
+
+/// The plan of `config` with `facts`, keeping the tests whose id contains one of `filters`
+/// (all when there is none).
+pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
+    let mut models = Vec::new();
+    let mut tests: Vec<PlannedTest> = Vec::new();
+    let labels: Vec<String> = facts.models.iter().map(|m| m.label.clone()).collect();
+    let serving = super::serving::expand(config, &labels, &[]);
+    for (mi, m) in config.models.iter().enumerate() {
+        let f = facts.models.get(mi).cloned().unwrap_or_default();
+        models.push(PlanModel {
+            name: m.name.clone(),
+            label: f.label.clone(),
+            source: ModelSource::File(m.path.clone()),
+            key: f.sha256.clone(),
+        });
+        let mut own = bench_tests(mi, &m.name, &f.label, &f.sha256, &m.axes);
+        for s in serving.iter().filter(|s| s.model == mi) {
+            own.push(serving_test(s, config, facts, &f.sha256));
+        }
+        tests.extend(by_load_key(own));
+    }
+    for (li, l) in config.ladders.iter().enumerate() {
+        let lf = facts.ladders.get(li).cloned().unwrap_or_default();
+        for &t in &l.types {
+            let mi = models.len();
+            let name = l.variant_name(t);
+            let key = hex(format!("{}\n{}", lf.sha256, t.name).as_bytes());
+            let mut own = bench_tests(mi, &name, t.name, &key, &l.axes);
+            if !lf.synthetic {
+                own.push(quality_test(mi, li, &name, t, &key, config));
+            }
+            tests.extend(by_load_key(own));
+            models.push(PlanModel {
+                name,
+                label: t.name.to_string(),
+                source: ModelSource::Variant {
+                    ladder: li,
+                    quant: t,
+                },
+                key,
+            });
+        }
+    }
+    Plan {
+        models,
+        tests: super::filter(tests, filters),
+    }
+}
+
+fn bench_tests(
+    mi: usize,
+    name: &str,
+    label: &str,
+    key: &str,
+    axes: &crate::config::Axes,
+) -> Vec<PlannedTest> {
+    expand_axes(axes)
+        .into_iter()
+        .map(|params| {
+            let mut t = PlannedTest::bench(mi, test_id(name, label, &params, axes), params);
+            t.identity = test_identity(key, &t.params);
+            t
+        })
+        .collect()
+}
+
+fn serving_test(s: &ServingTest, config: &Config, facts: &Facts, key: &str) -> PlannedTest {
+    let sc = config
+        .serving
+        .as_ref()
+        .expect("serving tests come from [serving]");
+    let seed = sc.seed.unwrap_or(config.settings.seed);
+    PlannedTest {
+        model: s.model,
+        id: s.id.clone(),
+        params: s.params.clone(),
+        kind: TestKind::of_serving_mode(s.mode.name()).expect("serving modes are kinds"),
+        identity: serving_identity(key, s, sc, seed, facts.dataset_sha256.as_deref()),
+        detail: Detail::Serving(s.clone()),
+    }
+}
+
+/// The quality test of a variant: its parameters say how the evaluation runs (n_prompt is
+/// the chunk size, n_threads the evaluation threads).
+fn quality_test(
+    mi: usize,
+    li: usize,
+    name: &str,
+    t: QuantType,
+    key: &str,
+    config: &Config,
+) -> PlannedTest {
+    let l = &config.ladders[li];
+    let a = &l.axes;
+    let params = TestParams {
+        n_prompt: l.eval.n_ctx,
+        n_gen: 0,
+        n_depth: 0,
+        n_batch: l.eval.n_ctx,
+        n_ubatch: l.eval.n_ctx,
+        n_gpu_layers: 0,
+        n_threads: l.eval.n_threads.unwrap_or(a.n_threads[0]),
+        flash_attn: a.flash_attn[0].as_i32(),
+        type_k: a.type_k[0].clone(),
+        type_v: a.type_v[0].clone(),
+        split_mode: Default::default(),
+        main_gpu: 0,
+        no_kv_offload: false,
+    };
+    let e = &l.eval;
+    let spec = format!(
+        "quality\nreference {}\nctx {} chunks {}\ntext {:?} prompt {:?} seed {}",
+        l.reference.name, e.n_ctx, e.n_chunks, e.text, e.prompt, e.seed
+    );
+    PlannedTest {
+        model: mi,
+        id: format!("{name}/{}/quality", t.name),
+        identity: hex(format!("{key}\n{spec}").as_bytes()),
+        params,
+        kind: TestKind::Quality,
+        detail: Detail::Quality { ladder: li },
+    }
+}
+
+/// Stable grouping by load key, in order of first appearance: one model load per key.
+fn by_load_key(tests: Vec<PlannedTest>) -> Vec<PlannedTest> {
+    let mut keys = Vec::new();
+    for t in &tests {
+        if !keys.contains(&t.load_key()) {
+            keys.push(t.load_key());
+        }
+    }
+    let mut out = Vec::with_capacity(tests.len());
+    for k in keys {
+        out.extend(tests.iter().filter(|t| t.load_key() == k).cloned());
+    }
+    out
+}
+
+/// The identity of a llama-bench test: hex SHA-256 over the model's SHA-256 and the
+/// canonical JSON of the parameters (field order fixed by the struct), so it is stable
+/// across runs and machines.
+pub fn test_identity(model_sha256: &str, params: &TestParams) -> String {
+    let mut h = Sha256::new();
+    h.update(model_sha256.as_bytes());
+    h.update(b"\n");
+    h.update(serde_json::to_vec(params).expect("params serialize"));
+    format!("{:x}", h.finalize())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    format!("{:x}", Sha256::digest(bytes))
+}
+
+impl Plan {
+    /// SHA-256 over the measurement settings and every test's id and identity: equal for
+    /// the files of one sweep (its shards, a resumed run), different when the configuration,
+    /// a model file or the filters change what is measured.
+    pub fn hash(&self, s: &RunSettings) -> String {
+        let mut h = Sha256::new();
+        h.update(settings_line(s).as_bytes());
+        for t in &self.tests {
+            h.update(format!("\n{} {}", t.id, t.identity).as_bytes());
+        }
+        format!("{:x}", h.finalize())
+    }
+}
+
+/// The settings that decide how a test is measured, as one line (also what a refused
+/// `--resume` names).
+pub fn settings_line(s: &RunSettings) -> String {
+    format!(
+        "warmup={} repetitions={} ci_target={:?} max_repetitions={} max_seconds={} seed={}",
+        s.warmup, s.repetitions, s.ci_target, s.max_repetitions, s.max_seconds, s.seed
+    )
+}
+
+#[cfg(test)]
+#[path = "build_tests.rs"]
+mod tests;

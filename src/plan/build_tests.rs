@@ -1,0 +1,128 @@
+use super::*;
+use crate::config::parse;
+use std::path::Path;
+
+const CONFIG: &str = r#"
+[sweep]
+n_prompt = [16]
+n_gen = [4]
+n_gpu_layers = [0, 99]
+repetitions = 2
+
+[[model]]
+name = "m"
+path = "m.gguf"
+
+[serving]
+modes = ["parallel"]
+n_parallel = [1, 2]
+n_prompt = 8
+n_gen = 4
+
+[[ladder]]
+name = "l"
+base = "base.gguf"
+types = ["Q8_0", "Q4_0"]
+"#;
+
+fn facts(synthetic: bool) -> Facts {
+    Facts {
+        models: vec![ModelFacts {
+            label: "F32".into(),
+            sha256: "aa".into(),
+        }],
+        ladders: vec![LadderFacts {
+            sha256: "bb".into(),
+            synthetic,
+        }],
+        dataset_sha256: None,
+    }
+}
+
+fn plan_of(src: &str, synthetic: bool, filters: &[String]) -> Plan {
+    let cfg = parse(Path::new("models.toml"), src, 2).unwrap();
+    build(&cfg, &facts(synthetic), filters)
+}
+
+#[test]
+fn every_kind_of_a_configuration_is_in_one_plan_with_models_for_the_variants() {
+    let p = plan_of(CONFIG, false, &[]);
+    let names: Vec<&str> = p.models.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["m", "l-Q8_0", "l-Q4_0"]);
+    let kinds: Vec<TestKind> = p.tests.iter().map(|t| t.kind).collect();
+    use TestKind::*;
+    // model m: ngl 0 (pp, tg, parallel B1, B2: serving uses the first ngl), then ngl 99;
+    // each variant: the same two load keys, then its quality test
+    assert_eq!(
+        kinds,
+        [
+            Pp, Tg, Parallel, Parallel, Pp, Tg, Pp, Tg, Pp, Tg, Quality, Pp, Tg, Pp, Tg, Quality
+        ]
+    );
+    let q = p.tests.iter().find(|t| t.kind == Quality).unwrap();
+    assert_eq!(q.id, "l-Q8_0/Q8_0/quality");
+    assert_eq!(q.load_key(), None, "quality tests load their own model");
+    assert!(matches!(
+        p.models[1].source,
+        ModelSource::Variant { ladder: 0, .. }
+    ));
+    let mut ids: Vec<&str> = p.tests.iter().map(|t| t.id.as_str()).collect();
+    let mut identities: Vec<&str> = p.tests.iter().map(|t| t.identity.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    identities.sort_unstable();
+    identities.dedup();
+    assert_eq!(ids.len(), p.tests.len(), "ids are unique");
+    assert_eq!(identities.len(), p.tests.len(), "identities are unique");
+}
+
+#[test]
+fn a_synthetic_base_gets_no_quality_tests_and_filters_keep_matching_ids() {
+    let p = plan_of(CONFIG, true, &[]);
+    assert!(p.tests.iter().all(|t| t.kind != TestKind::Quality));
+    let p = plan_of(CONFIG, false, &["quality".to_string()]);
+    assert_eq!(p.tests.len(), 2);
+    assert_eq!(
+        p.models.len(),
+        3,
+        "the models stay; only tests are filtered"
+    );
+}
+
+#[test]
+fn identities_of_model_tests_are_unchanged_and_variant_keys_come_from_base_and_type() {
+    let p = plan_of(CONFIG, false, &[]);
+    let pp = &p.tests[0];
+    assert_eq!(pp.identity, test_identity("aa", &pp.params));
+    assert_eq!(p.models[1].key, hex(b"bb\nQ8_0"));
+    let variant_pp = p.tests.iter().find(|t| t.model == 1).unwrap();
+    assert_eq!(
+        variant_pp.identity,
+        test_identity(&p.models[1].key, &variant_pp.params)
+    );
+}
+
+#[test]
+fn the_plan_hash_changes_with_settings_tests_and_model_files_only() {
+    let cfg = parse(Path::new("models.toml"), CONFIG, 2).unwrap();
+    let h = |c: &Config, f: &Facts| build(c, f, &[]).hash(&c.settings);
+    let base = h(&cfg, &facts(false));
+    assert_eq!(base, h(&cfg, &facts(false)), "deterministic");
+    let mut reps = cfg.clone();
+    reps.settings.repetitions = 3;
+    assert_ne!(
+        base,
+        h(&reps, &facts(false)),
+        "repetitions are part of the plan"
+    );
+    let mut other = facts(false);
+    other.models[0].sha256 = "ab".into();
+    assert_ne!(base, h(&cfg, &other), "another model file");
+    let fewer = parse(
+        Path::new("models.toml"),
+        &CONFIG.replace("n_parallel = [1, 2]", "n_parallel = [1]"),
+        2,
+    )
+    .unwrap();
+    assert_ne!(base, h(&fewer, &facts(false)), "another test list");
+}

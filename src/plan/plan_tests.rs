@@ -1,0 +1,133 @@
+use super::*;
+use crate::config::parse;
+use std::path::Path;
+
+fn config(src: &str) -> Config {
+    parse(Path::new("m.toml"), src, 2).unwrap()
+}
+
+#[test]
+fn cartesian_product_has_one_test_per_prompt_and_gen_value() {
+    let c = config(
+        "[sweep]\nn_prompt=[64,128]\nn_gen=[16,0]\nn_threads=[1,2]\nn_depth=[0,256]\n\
+         [[model]]\nname='m'\npath='m.gguf'\n",
+    );
+    let t = expand(&c, &["Q4_1".into()]);
+    // 2 threads × 2 depths × (2 pp + 1 tg; n_gen 0 is skipped)
+    assert_eq!(t.len(), 12);
+    assert!(
+        t.iter()
+            .all(|x| (x.params.n_prompt == 0) != (x.params.n_gen == 0))
+    );
+    let mut ids: Vec<_> = t.iter().map(|x| x.id.clone()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 12, "ids are unique");
+    assert_eq!(t[0].id, "m/Q4_1/pp64/t=1");
+    assert_eq!(t[3].id, "m/Q4_1/pp64@d256/t=1");
+}
+
+#[test]
+fn model_is_outermost_and_gpu_layers_next_so_each_model_setting_loads_once() {
+    let c = config(
+        "[sweep]\nn_gpu_layers=[0,99]\nn_batch=[256,512]\n\
+         [[model]]\nname='a'\npath='a'\n[[model]]\nname='b'\npath='b'\n",
+    );
+    let t = expand(&c, &[]);
+    let mut loads = 0;
+    for (i, x) in t.iter().enumerate() {
+        if i == 0 || t[i - 1].model != x.model || !t[i - 1].params.same_model_params(&x.params) {
+            loads += 1;
+        }
+    }
+    assert_eq!(loads, 4, "2 models × 2 ngl values");
+    assert!(t.windows(2).all(|w| w[0].model <= w[1].model));
+}
+
+#[test]
+fn split_mode_and_main_gpu_reload_the_model_but_kv_offload_does_not() {
+    let c = config(
+        "[sweep]\nn_prompt=[64]\nn_gen=[0]\nsplit_mode=['layer','row']\nmain_gpu=[0,1]\n\
+         no_kv_offload=[false,true]\nn_batch=[256,512]\n[[model]]\nname='m'\npath='m'\n",
+    );
+    let t = expand(&c, &["Q4_1".into()]);
+    assert_eq!(t.len(), 2 * 2 * 2 * 2);
+    let loads = (0..t.len())
+        .filter(|&i| i == 0 || !t[i - 1].params.same_model_params(&t[i].params))
+        .count();
+    assert_eq!(loads, 4, "one load per (split_mode, main_gpu)");
+    // llama-bench's order: split_mode, main_gpu outside n_batch, no_kv_offload inside.
+    let order: Vec<(&str, i32, u32, bool)> = t
+        .iter()
+        .take(4)
+        .map(|x| {
+            let p = &x.params;
+            (
+                p.split_mode.as_str(),
+                p.main_gpu,
+                p.n_batch,
+                p.no_kv_offload,
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        vec![
+            ("layer", 0, 256, false),
+            ("layer", 0, 256, true),
+            ("layer", 0, 512, false),
+            ("layer", 0, 512, true)
+        ]
+    );
+    assert_eq!(t[0].id, "m/Q4_1/pp64/sm=layer/mg=0/b=256/nkvo=0");
+    assert_eq!(t[15].id, "m/Q4_1/pp64/sm=row/mg=1/b=512/nkvo=1");
+    let mut ids: Vec<_> = t.iter().map(|x| x.id.clone()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 16);
+}
+
+#[test]
+fn gpu_axes_at_their_defaults_change_neither_ids_nor_json() {
+    let c = config("[sweep]\nsplit_mode='row'\n[[model]]\nname='m'\npath='m'\n");
+    let t = expand(&c, &["Q4_1".into()]);
+    assert_eq!(t[0].id, "m/Q4_1/pp512", "a single value adds no id part");
+    let p = expand_axes(&Axes::llama_bench_defaults(2));
+    let json = serde_json::to_value(&p[0]).unwrap();
+    for key in ["split_mode", "main_gpu", "no_kv_offload"] {
+        assert!(json.get(key).is_none(), "{key} at its default is left out");
+    }
+    let back: TestParams = serde_json::from_value(json).unwrap();
+    assert_eq!(back, p[0], "absent fields read back as the defaults");
+    let row = serde_json::to_value(&t[0].params).unwrap();
+    assert_eq!(row["split_mode"], "row");
+    let mut q = p[0].clone();
+    q.no_kv_offload = true;
+    q.main_gpu = 1;
+    let j = serde_json::to_value(&q).unwrap();
+    assert_eq!(
+        (j["no_kv_offload"].as_bool(), j["main_gpu"].as_i64()),
+        (Some(true), Some(1))
+    );
+}
+
+#[test]
+fn names_follow_llama_bench() {
+    let mut p = expand_axes(&Axes::llama_bench_defaults(2));
+    assert_eq!(p[0].name(), "pp512");
+    assert_eq!(p[1].name(), "tg128");
+    p[0].n_depth = 4096;
+    p[0].n_gen = 32;
+    assert_eq!(p[0].name(), "pp512+tg32 @ d4096");
+    assert_eq!(p[0].n_ctx(), 512 + 32 + 4096);
+    assert_eq!(p[0].n_tokens(), 544);
+}
+
+#[test]
+fn filter_keeps_matching_ids_only() {
+    let c = config("[[model]]\nname='m'\npath='m'\n");
+    let t = expand(&c, &["Q8_0".into()]);
+    assert_eq!(filter(t.clone(), &["tg".into()]).len(), 1);
+    assert_eq!(filter(t.clone(), &[]).len(), 2);
+    assert_eq!(filter(t, &["nope".into()]).len(), 0);
+}

@@ -1,0 +1,281 @@
+//! Runs a plan, whatever its kinds of test: orders by load key, loads each model once per
+//! key (building a ladder variant on first use), hands each test to the code for its kind
+//! (`kinds`), and rewrites the result file after each test, so that a finished measurement
+//! is on disk before the next one starts. Filter, scope, shard, resume, `--isolate`
+//! children, progress and ETA, Ctrl-C and fault injection are handled here, once for every
+//! kind. A test or model that fails is recorded with its error and the sweep goes on.
+
+pub mod prepare;
+mod sweep;
+pub mod target;
+
+use std::path::PathBuf;
+
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::plan::{self, Plan, PlannedTest};
+use crate::progress::Progress;
+use crate::record::{
+    ModelRecord, RunInfo, RunRecord, SCHEMA_VERSION, ShardInfo, Status, TestRecord,
+};
+use crate::system;
+
+pub use prepare::{Scope, inspect_model};
+
+/// What to run and where to write it.
+pub struct RunOptions {
+    pub config: Config,
+    pub filters: Vec<String>,
+    /// Run only this shard of the (filtered) plan: `tpsbench run --shard i/n`.
+    pub shard: Option<plan::Shard>,
+    /// Which part of the plan: all, the ladders only, or all but the llama-bench tests.
+    pub scope: Scope,
+    /// Where the result file goes; `None` writes nothing (dry use from the library).
+    pub results_dir: Option<PathBuf>,
+    pub command: Vec<String>,
+    /// Continue the run in this result file, skipping the tests it holds.
+    pub resume: Option<PathBuf>,
+    /// Run only this model's tests (`--isolate` children, which say nothing of the file).
+    pub only_model: Option<String>,
+    /// Set (by Ctrl-C) to stop after the current test.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Bandwidths for decode rooflines; the default (none known) leaves rooflines out.
+    pub bandwidth: crate::machine::Ceilings,
+    /// Sample power (NVML or RAPL, where present) during each test.
+    pub power: bool,
+    /// No status lines (quantization, quality passes) on stderr.
+    pub quiet: bool,
+    /// `resume` is this same run's file (cargo bench's criterion part wrote it): continue it
+    /// without recording a resume.
+    pub continuation: bool,
+}
+
+impl RunOptions {
+    /// Options that run all of `config`, write into `results_dir`, and nothing else.
+    pub fn new(config: Config, results_dir: Option<PathBuf>) -> RunOptions {
+        RunOptions {
+            config,
+            filters: Vec::new(),
+            shard: None,
+            scope: Scope::All,
+            results_dir,
+            command: Vec::new(),
+            resume: None,
+            only_model: None,
+            stop: None,
+            bandwidth: Default::default(),
+            power: false,
+            quiet: true,
+            continuation: false,
+        }
+    }
+}
+
+pub struct RunOutcome {
+    pub record: RunRecord,
+    pub path: Option<PathBuf>,
+    pub failed: usize,
+    /// The run stopped early on request; the file can be resumed.
+    pub interrupted: bool,
+}
+
+pub fn run(
+    engine: &dyn Engine,
+    info: RunInfo,
+    opts: &RunOptions,
+    progress: &mut dyn Progress,
+) -> Result<RunOutcome, String> {
+    let prep = prepare::prepare(&opts.config, &opts.filters)?;
+    let part = prepare::part(&prep.plan, opts.scope, opts.shard);
+    let info = describe_plan(info, &prep.plan, opts);
+    if part.is_empty() {
+        return nothing_to_run(info, &prep.plan, opts);
+    }
+    let mine: Vec<PlannedTest> = part
+        .iter()
+        .filter(|t| {
+            let name = &prep.plan.models[t.model].name;
+            opts.only_model.as_ref().is_none_or(|m| m == name)
+        })
+        .cloned()
+        .collect();
+    prepare::check_models(&prep.models, &mine)?;
+    let child = opts.only_model.is_some();
+    let target::Target { path, record } = target::open(
+        info,
+        opts.results_dir.as_deref(),
+        opts.resume.as_deref(),
+        child || opts.continuation,
+    )?;
+    let todo = prepare::remaining(&prep.plan, &mine, None, &record);
+    let done = part
+        .iter()
+        .filter(|t| prepare::is_done(&prep.plan, t, &record))
+        .count();
+    if !child {
+        for w in prepare::requantized_warnings(&opts.config, &prep, &todo) {
+            eprintln!("warning: {w}");
+        }
+    }
+    if opts.resume.is_some() && !child && !opts.continuation {
+        progress.note(&format!(
+            "resuming: {done} tests done, {} to run",
+            todo.len()
+        ));
+    }
+    let mut sweep = sweep::Sweep::new(engine, opts, &prep, record, path, (done, part.len()));
+    let interrupted = sweep.measure_all(&todo, progress)?;
+    sweep.finish(interrupted)
+}
+
+/// The plan's fingerprint, settings, ids and shard, recorded in the run.
+pub fn describe_plan(mut info: RunInfo, plan: &Plan, opts: &RunOptions) -> RunInfo {
+    info.plan_hash = Some(plan.hash(&opts.config.settings));
+    info.plan_settings = Some(plan::build::settings_line(&opts.config.settings));
+    info.plan_ids = plan.tests.iter().map(|t| t.id.clone()).collect();
+    info.shard = opts.shard.map(|s| ShardInfo {
+        index: s.index,
+        count: s.count,
+    });
+    info
+}
+
+/// An empty part: a shard with no tests is not an error (more shards than tests); a
+/// filter or scope that keeps nothing is.
+fn nothing_to_run(info: RunInfo, plan: &Plan, opts: &RunOptions) -> Result<RunOutcome, String> {
+    if opts.shard.is_some() && !plan.tests.is_empty() {
+        let record = RunRecord {
+            schema_version: SCHEMA_VERSION,
+            run: info,
+            models: Vec::new(),
+            tests: Vec::new(),
+        };
+        return Ok(RunOutcome {
+            record,
+            path: None,
+            failed: 0,
+            interrupted: false,
+        });
+    }
+    if opts.scope == Scope::Ladders && opts.config.ladders.is_empty() {
+        return Err(format!(
+            "{}: no [[ladder]] tables: add one with a name, a base GGUF and a list of types",
+            opts.config.file.display()
+        ));
+    }
+    Err(format!("no test matches the filter {:?}", opts.filters))
+}
+
+/// Run metadata shared by `tpsbench run`, `tpsbench ladder` and `cargo bench`.
+pub fn run_info(
+    config: &Config,
+    command: Vec<String>,
+    system_info: String,
+    devices: Vec<crate::record::DeviceInfo>,
+) -> RunInfo {
+    let mut backends: Vec<String> = Vec::new();
+    for d in &devices {
+        if !backends.contains(&d.backend) {
+            backends.push(d.backend.clone());
+        }
+    }
+    if backends.is_empty() {
+        backends.push("CPU".into());
+    }
+    RunInfo {
+        tool: system::tool(),
+        llama_cpp: system::llama_build(system_info, crate::engine::llama::cpu_features_on()),
+        started_at: system::now_rfc3339(),
+        finished_at: None,
+        system: system::system(),
+        devices,
+        backends: backends.join(","),
+        config_file: config.file.display().to_string(),
+        seed: config.settings.seed,
+        warmup: config.settings.warmup,
+        repetitions: config.settings.repetitions,
+        command,
+        gpus: Vec::new(),
+        host_bandwidth: None,
+        resumed_at: Vec::new(),
+        shard: None,
+        plan_hash: None,
+        plan_settings: None,
+        plan_ids: Vec::new(),
+        load_average: system::load_average(),
+    }
+}
+
+/// A test record before measurement: configuration filled, figures empty.
+pub fn new_test_record(t: &PlannedTest, model: &ModelRecord, run: &RunInfo) -> TestRecord {
+    TestRecord {
+        id: t.id.clone(),
+        identity: t.identity.clone(),
+        model: model.name.clone(),
+        test: t.name(),
+        kind: t.kind,
+        status: Status::Failed,
+        error: None,
+        model_filename: model.model_filename.clone(),
+        model_type: model.model_type.clone(),
+        model_size: model.model_size,
+        model_n_params: model.model_n_params,
+        backends: run.backends.clone(),
+        n_ctx: t.params.n_ctx(),
+        params: t.params.clone(),
+        seed: run.seed,
+        warmup: run.warmup,
+        test_time: system::now_rfc3339(),
+        avg_ns: None,
+        stddev_ns: None,
+        avg_ts: None,
+        stddev_ts: None,
+        median_ts: None,
+        samples_ns: Vec::new(),
+        samples_ts: Vec::new(),
+        stats: None,
+        resources: None,
+        serving: None,
+        placement: None,
+        quality: None,
+    }
+}
+
+/// Test-only fault injection: `TPSBENCH_FAULT_ABORT_AT=<text>` aborts the process (as a
+/// crash inside llama.cpp would) when a test whose id contains the text starts. It lets the
+/// tests prove that `--isolate` and `--resume` lose nothing but the current test.
+pub(crate) fn fault_injection(id: &str) {
+    if std::env::var("TPSBENCH_FAULT_ABORT_AT").is_ok_and(|v| !v.is_empty() && id.contains(&v)) {
+        eprintln!("TPSBENCH_FAULT_ABORT_AT: aborting at {id}");
+        std::process::abort();
+    }
+}
+
+/// Keeps one entry per model that has tests in the record, newest facts first.
+pub(crate) fn merge_models(
+    into: &mut Vec<ModelRecord>,
+    fresh: &[ModelRecord],
+    tests: &[TestRecord],
+) {
+    for m in fresh {
+        if !tests.iter().any(|t| t.model == m.name) {
+            continue;
+        }
+        match into.iter_mut().find(|x| x.name == m.name) {
+            // Keep facts learned by an earlier (resumed) process when this one did not load it.
+            Some(x) if m.model_type.is_none() => {
+                x.sha256.clone_from(&m.sha256);
+                if m.quality.is_some() {
+                    x.quality.clone_from(&m.quality);
+                    x.bytes_per_token = m.bytes_per_token;
+                    x.ref_tokens_per_token = m.ref_tokens_per_token;
+                }
+            }
+            Some(x) => *x = m.clone(),
+            None => into.push(m.clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

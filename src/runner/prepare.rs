@@ -1,0 +1,275 @@
+//! Before the first test: read what the plan depends on (model headers, sizes and hashes,
+//! the ladders' bases, the prompt file), build the plan, and keep the part this process runs
+//! (scope, shard, model, resume).
+
+use std::path::Path;
+
+use crate::config::Config;
+use crate::gguf::reader;
+use crate::ladder::cache::{BaseInfo, inspect_base, variant_path};
+use crate::plan::build::{Facts, LadderFacts, ModelFacts};
+use crate::plan::{self, ModelSource, Plan, PlannedTest};
+use crate::record::{ModelRecord, RunRecord};
+use crate::serving::dataset::{self, PromptFile};
+use crate::system;
+
+/// Which part of the plan a run measures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// Everything the configuration defines.
+    #[default]
+    All,
+    /// The ladders' variants only (`tpsbench ladder`).
+    Ladders,
+    /// Everything but the llama-bench tests (`cargo bench`, after criterion ran those).
+    NotLlamaBench,
+}
+
+/// The plan and what was read to make it.
+pub struct Prepared {
+    pub plan: Plan,
+    /// One record per model of the plan; a variant's is completed when it is built.
+    pub models: Vec<ModelRecord>,
+    /// Per ladder: its base, or why it cannot be read.
+    pub bases: Vec<Result<BaseInfo, String>>,
+    pub prompts: Option<PromptFile>,
+}
+
+/// Reads the files and builds the plan (filters applied). A prompt file that is missing or
+/// malformed is bad input, reported before the sweep starts.
+pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, String> {
+    let mut models: Vec<ModelRecord> = config
+        .models
+        .iter()
+        .map(|m| inspect_model(&m.name, &m.path))
+        .collect();
+    let bases: Vec<Result<BaseInfo, String>> = config
+        .ladders
+        .iter()
+        .map(|l| inspect_base(&l.base))
+        .collect();
+    let prompts = match config.serving.as_ref().and_then(|s| s.dataset.as_ref()) {
+        Some(p) if !config.models.is_empty() => Some(dataset::load(p)?),
+        _ => None,
+    };
+    let facts = Facts {
+        models: models
+            .iter()
+            .map(|m| ModelFacts {
+                label: m.quantization.clone().unwrap_or_else(|| "unknown".into()),
+                sha256: m.sha256.clone(),
+            })
+            .collect(),
+        ladders: bases
+            .iter()
+            .map(|b| match b {
+                Ok(b) => LadderFacts {
+                    sha256: b.sha256.clone(),
+                    synthetic: b.synthetic,
+                },
+                Err(_) => LadderFacts::default(),
+            })
+            .collect(),
+        dataset_sha256: prompts.as_ref().map(|p| p.sha256.clone()),
+    };
+    let plan = plan::build::build(config, &facts, filters);
+    for pm in &plan.models[config.models.len()..] {
+        let ModelSource::Variant { ladder, quant } = pm.source else {
+            continue;
+        };
+        let l = &config.ladders[ladder];
+        let mut rec = empty_model(&pm.name, Path::new(""));
+        match &bases[ladder] {
+            Ok(b) => {
+                let path = variant_path(&l.cache_dir, &b.sha256, quant);
+                rec.path = path.display().to_string();
+                rec.model_filename = file_name(&path);
+                rec.quantization = Some(quant.name.to_string());
+                rec.provenance = Some(b.provenance(quant));
+            }
+            Err(e) => rec.error = Some(format!("ladder {}: {e}", l.name)),
+        }
+        models.push(rec);
+    }
+    Ok(Prepared {
+        plan,
+        models,
+        bases,
+        prompts,
+    })
+}
+
+/// The part of `plan` in `scope` and shard `shard` (before resuming and `--only-model`).
+pub fn part(plan: &Plan, scope: Scope, shard: Option<plan::Shard>) -> Vec<PlannedTest> {
+    let n_files = plan
+        .models
+        .iter()
+        .filter(|m| matches!(m.source, ModelSource::File(_)))
+        .count();
+    let mut tests: Vec<PlannedTest> = plan
+        .tests
+        .iter()
+        .filter(|t| match scope {
+            Scope::All => true,
+            Scope::Ladders => t.model >= n_files,
+            Scope::NotLlamaBench => !t.kind.is_llama_bench(),
+        })
+        .cloned()
+        .collect();
+    if let Some(s) = shard {
+        tests = plan::shard(&tests, s.index, s.count);
+    }
+    tests
+}
+
+/// The tests still to run: those of model `only_model` (when set; `--isolate` children)
+/// that `done` does not hold, matched by identity and model name, so a changed
+/// configuration is never mistaken for done.
+pub fn remaining(
+    plan: &Plan,
+    tests: &[PlannedTest],
+    only_model: Option<&str>,
+    done: &RunRecord,
+) -> Vec<PlannedTest> {
+    tests
+        .iter()
+        .filter(|t| only_model.is_none_or(|m| plan.models[t.model].name == m))
+        .filter(|t| !is_done(plan, t, done))
+        .cloned()
+        .collect()
+}
+
+pub fn is_done(plan: &Plan, t: &PlannedTest, done: &RunRecord) -> bool {
+    let name = &plan.models[t.model].name;
+    done.tests
+        .iter()
+        .any(|d| d.identity == t.identity && &d.model == name)
+}
+
+/// Bad input found before hours of sweep: a model file (or ladder base) that is missing or
+/// not a valid GGUF, for a model that has tests to run. (A file llama.cpp itself then
+/// refuses is a run-time failure, recorded with the test.)
+pub fn check_models(models: &[ModelRecord], tests: &[PlannedTest]) -> Result<(), String> {
+    let mut bad: Vec<String> = Vec::new();
+    for (i, m) in models.iter().enumerate() {
+        if let (true, Some(e)) = (tests.iter().any(|t| t.model == i), &m.error) {
+            let line = format!("model {:?}: {e}", m.name);
+            if !bad.contains(&line) {
+                bad.push(line);
+            }
+        }
+    }
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(bad.join("; "))
+    }
+}
+
+/// Inspects a model file without llama.cpp: header check, size, hash, quantization.
+pub fn inspect_model(name: &str, path: &Path) -> ModelRecord {
+    let mut rec = empty_model(name, path);
+    match reader::read_header(path) {
+        Err(e) => rec.error = Some(format!("{}: {e}", path.display())),
+        Ok(h) => {
+            rec.file_size = h.file_size;
+            rec.architecture = h.architecture().map(str::to_string);
+            rec.quantization = h.file_type().map(str::to_string);
+            match system::sha256_file(path) {
+                Ok(s) => rec.sha256 = s,
+                Err(e) => rec.error = Some(format!("{}: {e}", path.display())),
+            }
+            rec.provenance = crate::ladder::synthetic_provenance(&h, &rec);
+        }
+    }
+    rec
+}
+
+/// Builds model `mi` of the plan when it is a ladder variant not built yet (cached by the
+/// base's SHA-256 and the type), then reads it as any model file; a failure is the model's
+/// error, recorded with its tests.
+pub fn ensure_variant(
+    config: &Config,
+    prep: &Prepared,
+    models: &mut [ModelRecord],
+    mi: usize,
+    rep: &crate::ladder::Reporter,
+) {
+    let ModelSource::Variant { ladder, quant } = prep.plan.models[mi].source else {
+        return;
+    };
+    let rec = &mut models[mi];
+    if rec.error.is_some() || !rec.sha256.is_empty() {
+        return;
+    }
+    let l = &config.ladders[ladder];
+    let Ok(base) = &prep.bases[ladder] else {
+        return;
+    };
+    let threads = l.eval.n_threads.unwrap_or_else(system::physical_cores);
+    let tag = format!("[quantize] {}", rec.name);
+    match crate::ladder::build_variant(base, l, quant, threads, &tag, rep) {
+        Ok(_) => inspect_variant(rec),
+        Err(e) => rec.error = Some(e),
+    }
+}
+
+/// Completes a variant's record once its file exists: what `inspect_model` reads, with the
+/// provenance inherited from the base (synthetic included).
+fn inspect_variant(rec: &mut ModelRecord) {
+    let mut fresh = inspect_model(&rec.name, Path::new(&rec.path));
+    fresh.provenance = rec.provenance.take();
+    *rec = fresh;
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn empty_model(name: &str, path: &Path) -> ModelRecord {
+    ModelRecord {
+        name: name.to_string(),
+        path: path.display().to_string(),
+        model_filename: file_name(path),
+        file_size: 0,
+        sha256: String::new(),
+        architecture: None,
+        quantization: None,
+        model_type: None,
+        model_size: None,
+        model_n_params: None,
+        error: None,
+        bits_per_weight: None,
+        provenance: None,
+        quality: None,
+        bytes_per_token: None,
+        ref_tokens_per_token: None,
+    }
+}
+
+/// One warning per ladder with tests in `tests` whose base is already quantized: its
+/// variants carry the base's rounding error as well as their own.
+pub fn requantized_warnings(
+    config: &Config,
+    prep: &Prepared,
+    tests: &[PlannedTest],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (li, l) in config.ladders.iter().enumerate() {
+        let Ok(base) = &prep.bases[li] else { continue };
+        let used = tests.iter().any(|t| {
+            matches!(prep.plan.models[t.model].source, ModelSource::Variant { ladder, .. } if ladder == li)
+        });
+        if base.quantized && used {
+            out.push(format!(
+                "ladder {}: the base is {}, already quantized: every variant is requantized \
+                 (it carries the base's rounding error as well as its own) and is flagged \
+                 `requantized`; KLD is measured against the {} variant of the same base",
+                l.name, base.base_type, l.reference.name
+            ));
+        }
+    }
+    out
+}

@@ -1,0 +1,279 @@
+//! The measuring loop of a run: model loads by load key, batches that share a context,
+//! one test at a time through its kind, the result file after each.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::prepare::Prepared;
+use super::{RunOptions, RunOutcome, fault_injection, merge_models, new_test_record};
+use crate::engine::{Engine, LoadParams, Model};
+use crate::kinds::{self, Shared};
+use crate::ladder::Reporter;
+use crate::machine::Monitor;
+use crate::machine::roofline::Shape;
+use crate::plan::{Detail, ModelSource, PlannedTest, TestParams};
+use crate::progress::{Progress, eta};
+use crate::record::{ModelRecord, RunRecord, Status, TestRecord};
+use crate::{results, system};
+
+pub(super) struct Sweep<'a> {
+    engine: &'a dyn Engine,
+    opts: &'a RunOptions,
+    prep: &'a Prepared,
+    models: Vec<ModelRecord>,
+    record: RunRecord,
+    path: Option<PathBuf>,
+    monitor: Monitor,
+    quality: kinds::quality::Cache,
+    shapes: Vec<Option<Option<Shape>>>,
+    rep: Reporter,
+    /// Tests of the run's part done before this process started, and the part's size:
+    /// the progress counter continues across resumes and `--isolate` children.
+    numbering: (usize, usize),
+    timings: Vec<(TestParams, Duration)>,
+    started: Instant,
+}
+
+impl<'a> Sweep<'a> {
+    pub(super) fn new(
+        engine: &'a dyn Engine,
+        opts: &'a RunOptions,
+        prep: &'a Prepared,
+        record: RunRecord,
+        path: Option<PathBuf>,
+        numbering: (usize, usize),
+    ) -> Sweep<'a> {
+        let power = if opts.power {
+            crate::machine::energy::detect()
+        } else {
+            None
+        };
+        let mut monitor = Monitor::new(power, opts.bandwidth.clone());
+        monitor.host = record.run.host_bandwidth.clone();
+        Sweep {
+            engine,
+            opts,
+            prep,
+            models: prep.models.clone(),
+            record,
+            path,
+            monitor,
+            quality: Default::default(),
+            shapes: vec![None; prep.models.len()],
+            rep: Reporter::new(opts.quiet),
+            numbering,
+            timings: Vec::new(),
+            started: Instant::now(),
+        }
+    }
+
+    /// Runs `todo` in order; true when a stop request ended it early.
+    pub(super) fn measure_all(
+        &mut self,
+        todo: &[PlannedTest],
+        progress: &mut dyn Progress,
+    ) -> Result<bool, String> {
+        let mut i = 0;
+        while i < todo.len() {
+            let first = &todo[i];
+            let unit = todo[i..]
+                .iter()
+                .take_while(|t| t.model == first.model && t.load_key() == first.load_key())
+                .count();
+            self.ensure_built(first.model);
+            // Free the previous model before loading the next (`loaded` drops per unit).
+            let loaded = first.load_key().map(|_| self.load(first));
+            let model: Result<&dyn Model, String> = match &loaded {
+                Some(Ok(m)) => Ok(m.as_ref()),
+                Some(Err(e)) => Err(e.clone()),
+                None => Err("this kind of test loads no model".into()),
+            };
+            let mut j = i;
+            while j < i + unit {
+                let key = kinds::batch_key(&todo[j]);
+                let n = todo[j..i + unit]
+                    .iter()
+                    .take_while(|t| key.is_some() && kinds::batch_key(t) == key)
+                    .count()
+                    .max(1);
+                let (engine, opts, prep) = (self.engine, self.opts, self.prep);
+                let (config, prompts) = (&opts.config, prep.prompts.as_ref());
+                let mut shared = kinds::open(engine, config, prompts, model.clone(), &todo[j]);
+                for k in j..j + n {
+                    if self.stop_requested() {
+                        progress.note(&format!(
+                            "interrupted: {} tests not run; continue with --resume",
+                            todo.len() - k
+                        ));
+                        return Ok(true);
+                    }
+                    self.one(todo, k, model.clone(), &mut shared, progress)?;
+                }
+                j += n;
+            }
+            i += unit;
+        }
+        Ok(false)
+    }
+
+    fn stop_requested(&self) -> bool {
+        self.opts
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
+    }
+
+    /// Measures `todo[k]`, records it and writes the file.
+    fn one(
+        &mut self,
+        todo: &[PlannedTest],
+        k: usize,
+        model: Result<&dyn Model, String>,
+        shared: &mut Shared,
+        progress: &mut dyn Progress,
+    ) -> Result<(), String> {
+        let t = &todo[k];
+        let (done, total) = self.numbering;
+        progress.test_started(done + k, total, &t.id);
+        fault_injection(&t.id);
+        let test_start = Instant::now();
+        let mut rec = new_test_record(t, &self.models[t.model], &self.record.run);
+        let line = self.measure(t, model, shared, &mut rec, progress);
+        self.timings.push((t.params.clone(), test_start.elapsed()));
+        let remaining: Vec<&TestParams> = todo[k + 1..].iter().map(|x| &x.params).collect();
+        progress.test_finished(
+            &line,
+            self.started.elapsed(),
+            eta(&self.timings, &remaining),
+        );
+        self.record.tests.push(rec);
+        merge_models(&mut self.record.models, &self.models, &self.record.tests);
+        // On disk before the next test starts.
+        match &self.path {
+            Some(p) => results::write_atomic(p, &self.record),
+            None => Ok(()),
+        }
+    }
+
+    fn measure(
+        &mut self,
+        t: &PlannedTest,
+        model: Result<&dyn Model, String>,
+        shared: &mut Shared,
+        rec: &mut TestRecord,
+        progress: &mut dyn Progress,
+    ) -> String {
+        let (engine, opts, prep) = (self.engine, self.opts, self.prep);
+        let config = &opts.config;
+        match (&t.detail, model, shared) {
+            (Detail::Serving(s), _, Shared::Serving(g)) => {
+                let prompts = prep.prompts.as_ref();
+                kinds::serving::run(engine, config, prompts, g, s, rec, progress)
+            }
+            (Detail::Quality { ladder }, _, _) => {
+                let ModelSource::Variant { quant, .. } = prep.plan.models[t.model].source else {
+                    rec.fail("a quality test needs a ladder variant");
+                    return failed_line(rec);
+                };
+                let mrec = &mut self.models[t.model];
+                let (bases, cache) = (&prep.bases, &mut self.quality);
+                kinds::quality::run(config, bases, cache, (*ladder, quant), mrec, rec, &self.rep)
+            }
+            (Detail::Bench, Ok(m), _) => {
+                let shape = self.shape(t.model);
+                let settings = config.settings;
+                let mrec = &self.models[t.model];
+                kinds::bench::run(
+                    engine,
+                    m,
+                    settings,
+                    &mut self.monitor,
+                    shape,
+                    mrec,
+                    rec,
+                    progress,
+                );
+                match (rec.status, rec.avg_ts, rec.stddev_ts) {
+                    (Status::Ok, Some(a), Some(s)) => format!("{a:.2} ± {s:.2} t/s"),
+                    _ => failed_line(rec),
+                }
+            }
+            (_, Err(e), _) => {
+                rec.fail(e);
+                failed_line(rec)
+            }
+            (Detail::Serving(_), Ok(_), _) => {
+                rec.fail("the serving group's context was not made");
+                failed_line(rec)
+            }
+        }
+    }
+
+    fn ensure_built(&mut self, mi: usize) {
+        let (opts, prep) = (self.opts, self.prep);
+        super::prepare::ensure_variant(&opts.config, prep, &mut self.models, mi, &self.rep);
+    }
+
+    fn load(&mut self, t: &PlannedTest) -> Result<Box<dyn Model + 'a>, String> {
+        let engine = self.engine;
+        let mrec = &mut self.models[t.model];
+        if let Some(e) = &mrec.error {
+            return Err(e.clone());
+        }
+        let path = match &self.prep.plan.models[t.model].source {
+            ModelSource::File(p) => p.clone(),
+            ModelSource::Variant { .. } => PathBuf::from(&mrec.path),
+        };
+        let m = engine.load(&path, &LoadParams::of(&t.params))?;
+        let mi = m.info();
+        mrec.model_type = Some(mi.description.clone());
+        mrec.model_size = Some(mi.size);
+        mrec.model_n_params = Some(mi.n_params);
+        if matches!(
+            self.prep.plan.models[t.model].source,
+            ModelSource::Variant { .. }
+        ) && mi.n_params > 0
+        {
+            mrec.bits_per_weight = Some(mi.size as f64 * 8.0 / mi.n_params as f64);
+        }
+        Ok(m)
+    }
+
+    /// The model's shape for rooflines, read once from its header.
+    fn shape(&mut self, mi: usize) -> Option<Shape> {
+        if self.shapes[mi].is_none() {
+            let path = Path::new(&self.models[mi].path).to_path_buf();
+            let shape = crate::gguf::reader::read_header(&path)
+                .ok()
+                .and_then(|h| crate::machine::shape_of(&h));
+            self.shapes[mi] = Some(shape);
+        }
+        self.shapes[mi].flatten()
+    }
+
+    pub(super) fn finish(mut self, interrupted: bool) -> Result<RunOutcome, String> {
+        merge_models(&mut self.record.models, &self.models, &self.record.tests);
+        if !interrupted {
+            self.record.run.finished_at = Some(system::now_rfc3339());
+        }
+        if let Some(p) = &self.path {
+            results::write_atomic(p, &self.record)?;
+        }
+        let failed = self
+            .record
+            .tests
+            .iter()
+            .filter(|t| t.status == Status::Failed)
+            .count();
+        Ok(RunOutcome {
+            record: self.record,
+            path: self.path,
+            failed,
+            interrupted,
+        })
+    }
+}
+
+fn failed_line(rec: &TestRecord) -> String {
+    format!("FAILED: {}", rec.error.as_deref().unwrap_or(""))
+}

@@ -1,0 +1,124 @@
+//! The result file a run writes: a new one, or an interrupted run's file to continue
+//! (`--resume`), which must hold the same plan.
+
+use std::path::PathBuf;
+
+use crate::record::{RunInfo, RunRecord, SCHEMA_VERSION};
+use crate::{results, system};
+
+pub struct Target {
+    pub path: Option<PathBuf>,
+    pub record: RunRecord,
+}
+
+/// A new result file in `dir` (none when `dir` is `None`), or `resume`'s file after checking
+/// that it holds the same plan, settings and shard as `info` describes. `quiet_resume`: an
+/// `--isolate` child or cargo bench's second part, which record no resume of their own.
+pub fn open(
+    info: RunInfo,
+    dir: Option<&std::path::Path>,
+    resume: Option<&std::path::Path>,
+    quiet_resume: bool,
+) -> Result<Target, String> {
+    if let Some(p) = resume {
+        let mut record = results::read(p)?;
+        if let Some(why) = first_difference(&record.run, &info) {
+            return Err(format!(
+                "{}: cannot resume: the run differs from the file's: {why}",
+                p.display()
+            ));
+        }
+        record.run.finished_at = None;
+        if !quiet_resume {
+            record.run.resumed_at.push(system::now_rfc3339());
+        }
+        if record.run.plan_hash.is_none() {
+            // An older file: from now on it carries the plan it was resumed with.
+            record.run.plan_hash = info.plan_hash;
+            record.run.plan_settings = info.plan_settings;
+            record.run.plan_ids = info.plan_ids;
+        }
+        return Ok(Target {
+            path: Some(p.to_path_buf()),
+            record,
+        });
+    }
+    let path = match dir {
+        Some(dir) => Some(results::new_result_path(dir, &info)?),
+        None => None,
+    };
+    let record = RunRecord {
+        schema_version: SCHEMA_VERSION,
+        run: info,
+        models: Vec::new(),
+        tests: Vec::new(),
+    };
+    Ok(Target { path, record })
+}
+
+/// Why a run described by `now` cannot continue the file described by `file`, naming the
+/// first difference; `None` when it can. Files from before plans were recorded are checked
+/// on the settings they do record.
+pub fn first_difference(file: &RunInfo, now: &RunInfo) -> Option<String> {
+    if file.shard != now.shard {
+        let show = |s: Option<crate::record::ShardInfo>| {
+            s.map_or("no shard".to_string(), |s| {
+                format!("shard {}/{}", s.index, s.count)
+            })
+        };
+        return Some(format!(
+            "the file holds {}, this run is {}",
+            show(file.shard),
+            show(now.shard)
+        ));
+    }
+    let Some(hash) = &file.plan_hash else {
+        let pairs = [
+            ("warmup", file.warmup, now.warmup),
+            ("repetitions", file.repetitions, now.repetitions),
+        ];
+        for (k, a, b) in pairs {
+            if a != b {
+                return Some(format!("{k} is {a} in the file, {b} in the configuration"));
+            }
+        }
+        if file.seed != now.seed {
+            return Some(format!(
+                "seed is {} in the file, {} in the configuration",
+                file.seed, now.seed
+            ));
+        }
+        return None;
+    };
+    if Some(hash) == now.plan_hash.as_ref() {
+        return None;
+    }
+    if let (Some(a), Some(b)) = (&file.plan_settings, &now.plan_settings) {
+        let differs = a.split(' ').zip(b.split(' ')).find(|(x, y)| x != y);
+        if let Some((x, y)) = differs {
+            return Some(format!(
+                "measurement setting {x} in the file, {y} in the configuration"
+            ));
+        }
+    }
+    for (i, id) in now.plan_ids.iter().enumerate() {
+        match file.plan_ids.get(i) {
+            Some(f) if f == id => continue,
+            _ if !file.plan_ids.contains(id) => {
+                return Some(format!(
+                    "the configuration plans {id}, which the file's run did not"
+                ));
+            }
+            _ => break,
+        }
+    }
+    if let Some(id) = file.plan_ids.iter().find(|f| !now.plan_ids.contains(f)) {
+        return Some(format!(
+            "the file's run planned {id}, which the configuration does not"
+        ));
+    }
+    if file.plan_ids != now.plan_ids {
+        return Some("the same tests in another order (another configuration)".into());
+    }
+    Some("a test is defined differently (a model file or a test's parameters changed)".into())
+}
