@@ -208,6 +208,10 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
             }
         }
         for (i, t) in rec.tests.iter().enumerate() {
+            // A quality test has no rate: its figures are the model's (models[].quality).
+            if t.kind == crate::plan::TestKind::Quality && t.status == Status::Ok {
+                continue;
+            }
             let model = rec.models.iter().position(|x| x.name == t.model);
             let quant = model
                 .and_then(|k| rec.models[k].quantization.clone())

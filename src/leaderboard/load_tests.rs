@@ -270,3 +270,29 @@ fn a_directory_without_result_files_gives_a_page_that_says_no_results_yet() {
     let html = crate::leaderboard::html::render(&b);
     assert!(html.contains("No results yet") && html.contains(r#"data-charts-expected="0""#));
 }
+
+#[test]
+fn quality_tests_are_neither_measurements_nor_failures() {
+    let mut q = test("m", 256, 0, 0, 1, 1.0, T0);
+    q.kind = crate::plan::TestKind::Quality;
+    q.test = "quality".into();
+    q.identity = "q".into();
+    q.avg_ts = None;
+    let mut bad = q.clone();
+    bad.identity = "bad".into();
+    bad.fail("no reference");
+    let r = run(
+        "h",
+        T0,
+        vec![model("m", "Q4_1")],
+        vec![q, bad, test("m", 0, 16, 0, 1, 9.0, T0)],
+    );
+    let b = board(vec![file("x", r, |_| {})], &Exclude::default());
+    assert_eq!(b.entries.len(), 1, "only the decode test");
+    assert_eq!(
+        b.failures.len(),
+        1,
+        "a failed quality test is still reported"
+    );
+    assert_eq!(b.failures[0].test.error.as_deref(), Some("no reference"));
+}

@@ -150,9 +150,9 @@ impl BarChart {
                 bx -= w;
                 let _ = write!(
                     o,
-                    r#"<g class="badge badge-{cls}"><rect x="{bx:.1}" y="{:.1}" width="{w:.1}" height="14" rx="7"/><text x="{:.1}" y="{:.1}">{}</text></g>"#,
+                    r#"<g class="badge badge-{cls}"><rect x="{bx:.1}" y="{:.1}" width="{w:.1}" height="14" rx="7"/><text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text></g>"#,
                     cy - 7.0,
-                    bx + 5.0,
+                    bx + w / 2.0,
                     cy + 3.5,
                     escape(b),
                     cls = escape(b)
