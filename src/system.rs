@@ -92,6 +92,14 @@ pub fn system() -> SystemInfo {
     }
 }
 
+/// The 1, 5 and 15 minute load averages from /proc/loadavg; `None` where there is no such
+/// file (not Linux) or it cannot be read as three numbers.
+pub fn load_average() -> Option<[f64; 3]> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let mut fields = text.split_whitespace().map(|f| f.parse::<f64>().ok());
+    Some([fields.next()??, fields.next()??, fields.next()??])
+}
+
 /// Physical cores, llama-bench's default thread count (at least 1).
 pub fn physical_cores() -> u32 {
     let s = sysinfo::System::new();
@@ -160,6 +168,15 @@ mod tests {
             sha256_file(&p).unwrap(),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    #[test]
+    fn load_average_is_read_where_proc_has_it() {
+        let la = load_average();
+        assert_eq!(la.is_some(), Path::new("/proc/loadavg").exists());
+        for v in la.into_iter().flatten() {
+            assert!(v.is_finite() && v >= 0.0, "{v}");
+        }
     }
 
     #[test]

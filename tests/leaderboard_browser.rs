@@ -1,15 +1,21 @@
-//! The leaderboard page in a real browser: headless Chromium loads index.html (built from the
-//! synthetic fixtures, which have data for every chart, and from fixtures with none), and
-//! the dumped DOM must show every chart's SVG laid out with a non-empty box and no
-//! JavaScript error; a screenshot is taken. The page's own script records both
-//! (`data-charts-rendered`, `data-errors`), so no DevTools protocol is needed.
+//! The leaderboard page in a real browser: headless Chromium lays out index.html (built from
+//! the fixtures, which have data for every chart and many series, from fixtures with little,
+//! and from an empty directory) at 1400 and at 390 px width. A checking script, added to a
+//! copy of the page for the test only, measures the laid-out page and writes what it found
+//! into the DOM, which `--dump-dom` returns (no DevTools protocol needed):
+//! - no text element's box intersects another's in any chart, and none leaves its chart;
+//! - nothing overflows its card, and the page does not scroll sideways;
+//! - every table's last column is visible or its table scrolls; at 1400 px the t/s column
+//!   is visible without scrolling.
 //!
-//! Chromium comes from scripts/setup-browser (Debian's `chromium`). Without it the test is
-//! skipped with a printed reason, unless TPSBENCH_REQUIRE_BROWSER is set: then it fails.
-//! TPSBENCH_CHROMIUM names another binary.
+//! Chromium comes from scripts/setup-browser (Debian's `chromium`). Without it the tests
+//! print "skipped: no Chromium" and pass, unless TPSBENCH_REQUIRE_BROWSER is set: then they
+//! fail. TPSBENCH_CHROMIUM names another binary.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use serde_json::Value;
 
 fn chromium() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("TPSBENCH_CHROMIUM") {
@@ -38,8 +44,8 @@ fn browser_or_skip() -> Option<PathBuf> {
         }
         None => {
             eprintln!(
-                "SKIPPED: no chromium, chromium-browser or google-chrome on PATH \
-                 (run scripts/setup-browser, or set TPSBENCH_REQUIRE_BROWSER=1 to make this fail)"
+                "skipped: no Chromium (no chromium, chromium-browser or google-chrome on PATH; \
+                 run scripts/setup-browser, or set TPSBENCH_REQUIRE_BROWSER=1 to make this fail)"
             );
             None
         }
@@ -49,7 +55,7 @@ fn browser_or_skip() -> Option<PathBuf> {
 /// Runs headless Chromium on `page` with the flags it needs as root in a container.
 fn headless(browser: &Path, page: &Path, extra: &[String]) -> std::process::Output {
     let profile = tempfile::tempdir().unwrap();
-    Command::new(browser)
+    let out = Command::new(browser)
         .args([
             "--headless",
             "--no-sandbox",
@@ -64,15 +70,155 @@ fn headless(browser: &Path, page: &Path, extra: &[String]) -> std::process::Outp
         .args(extra)
         .arg(format!("file://{}", page.canonicalize().unwrap().display()))
         .output()
-        .expect("chromium runs")
+        .expect("chromium runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
 
-fn attr(dom: &str, name: &str) -> Option<String> {
-    let at = dom.find(&format!("{name}=\""))? + name.len() + 2;
-    Some(dom[at..].split('"').next()?.to_string())
+/// Measures the laid-out page; the result goes into a JSON script element.
+/// It waits (on virtual time, see `layout`) until the window has the width asked for, since
+/// headless Chromium may lay a short page out before it applies --window-size.
+const CHECK_JS: &str = r#"
+(function(){
+  var tries=0;
+  function wait(){ if(innerWidth!==__WIDTH__&&tries++<100){setTimeout(wait,20);return;} check(); }
+  addEventListener('load',function(){setTimeout(wait,0);});
+  function check(){
+  var problems=[], texts=0, charts=0, tables=0, scrolling=0, report;
+  function r(e){return e.getBoundingClientRect();}
+  function shown(b){return b.width>0&&b.height>0;}
+  function apart(a,b){return a.right<=b.left+0.5||b.right<=a.left+0.5||a.bottom<=b.top+0.5||b.bottom<=a.top+0.5;}
+  function within(a,b){return a.left>=b.left-1&&a.right<=b.right+1&&a.top>=b.top-1&&a.bottom<=b.bottom+1;}
+  function say(e){var c=e.cloneNode(true);c.querySelectorAll('title').forEach(function(t){t.remove();});
+    return JSON.stringify((c.textContent||'').trim().slice(0,50));}
+  function scrolls(e){return /auto|scroll/.test(getComputedStyle(e).overflowX);}
+  document.querySelectorAll('svg.chart').forEach(function(svg){
+    var sb=r(svg); if(!shown(sb)){return;} charts++;
+    var id=svg.getAttribute('data-chart');
+    var ts=Array.prototype.filter.call(svg.querySelectorAll('text'),function(t){return shown(r(t));});
+    var bs=ts.map(r); texts+=ts.length;
+    for(var i=0;i<bs.length;i++){
+      if(!within(bs[i],sb)){problems.push(id+': text '+say(ts[i])+' leaves its chart');}
+      for(var j=i+1;j<bs.length;j++){
+        if(!apart(bs[i],bs[j])){problems.push(id+': text '+say(ts[i])+' overlaps '+say(ts[j]));}
+      }
+    }
+  });
+  document.querySelectorAll('.card').forEach(function(card){
+    var cb=r(card); if(!shown(cb)||scrolls(card)){return;}
+    if(card.scrollWidth>card.clientWidth+1){problems.push('card '+say(card)+' is wider inside than out');}
+    card.querySelectorAll('*').forEach(function(e){
+      var b=r(e); if(shown(b)&&!within(b,cb)){problems.push('card: '+e.tagName+' '+say(e)+' overflows its card');}
+    });
+  });
+  document.querySelectorAll('.tablewrap').forEach(function(w){
+    var wb=r(w), ths=w.querySelectorAll('thead th'); if(!shown(wb)||!ths.length){return;} tables++;
+    var scrolled=scrolls(w)&&w.scrollWidth>w.clientWidth+1; if(scrolled){scrolling++;}
+    var last=r(ths[ths.length-1]);
+    if(last.right>wb.right+1&&!scrolled){problems.push('table '+say(ths[0])+': last column cut off, no scrolling');}
+    Array.prototype.forEach.call(ths,function(th){
+      if(innerWidth>=1000&&th.textContent.trim()==='t/s'&&r(th).right>wb.right+1){
+        problems.push('table '+say(ths[0])+': the t/s column is cut off at '+innerWidth+' px');}
+    });
+  });
+  if(document.documentElement.scrollWidth>innerWidth+1){
+    var wide=[], walk=document.createTreeWalker(document.body,NodeFilter.SHOW_TEXT), n;
+    while((n=walk.nextNode())&&wide.length<3){
+      var inside=false; for(var a=n.parentElement;a;a=a.parentElement){if(scrolls(a)){inside=true;}}
+      var g=document.createRange(); g.selectNodeContents(n);
+      if(!inside&&g.getBoundingClientRect().right>innerWidth+1){wide.push(n.parentElement.tagName+' '+JSON.stringify(n.textContent.slice(0,60)));}
+    }
+    problems.push('the page scrolls sideways: '+document.documentElement.scrollWidth+' px wide at '+innerWidth+': '+wide.join('; '));}
+  var s=document.createElement('script'); s.type='application/json'; s.id='layout-report';
+  s.textContent=report=JSON.stringify({width:innerWidth,charts:charts,texts:texts,tables:tables,
+    scrolling:scrolling,expected:+document.body.getAttribute('data-charts-expected'),
+    rendered:+document.body.getAttribute('data-charts-rendered'),
+    errors:document.documentElement.getAttribute('data-errors'),problems:problems}).replace(/</g,'\\u003c');
+  document.body.appendChild(s);
+  if(parent!==window){parent.postMessage(report,'*');}
+  }
+})();
+"#;
+
+/// The page that holds the checked copy in an iframe `width` px wide (headless Chromium
+/// will not make a window narrower than 500 px) and writes the report it posts.
+const FRAME: &str = r#"<!doctype html><html><body style="margin:0"><iframe src="__SRC__" style="display:block;border:0;width:__WIDTH__px;height:2000px"></iframe>
+<script>addEventListener('message',function(e){var s=document.createElement('script');s.type='application/json';s.id='layout-report';s.textContent=e.data;document.body.appendChild(s);});</script></body></html>"#;
+
+/// A copy of the page with the checking script, laid out at `width` px; the report.
+fn layout(browser: &Path, html: &Path, width: u32) -> Value {
+    let page = std::fs::read_to_string(html).unwrap();
+    let checked = html.with_file_name(format!("checked-{width}.html"));
+    let body_end = page.rfind("</body>").expect("a body");
+    std::fs::write(
+        &checked,
+        format!(
+            "{}<script>{}</script>{}",
+            &page[..body_end],
+            CHECK_JS.replace("__WIDTH__", &width.to_string()),
+            &page[body_end..]
+        ),
+    )
+    .unwrap();
+    let frame = html.with_file_name(format!("frame-{width}.html"));
+    std::fs::write(
+        &frame,
+        FRAME
+            .replace("__SRC__", checked.file_name().unwrap().to_str().unwrap())
+            .replace("__WIDTH__", &width.to_string()),
+    )
+    .unwrap();
+    let out = headless(
+        browser,
+        &frame,
+        &[
+            "--dump-dom".into(),
+            "--virtual-time-budget=5000".into(),
+            format!("--window-size={},2100", width.max(500) + 40),
+        ],
+    );
+    let dom = String::from_utf8(out.stdout).unwrap();
+    let start = dom
+        .find(r#"<script type="application/json" id="layout-report">"#)
+        .expect("the checking script ran");
+    let json = dom[start..].split_once('>').unwrap().1;
+    let json = json.split("</script>").next().unwrap();
+    let report: Value = serde_json::from_str(json).unwrap();
+    eprintln!(
+        "{} at {width} px: {} charts, {} chart texts, {} tables ({} scroll), {} problems",
+        html.display(),
+        report["charts"],
+        report["texts"],
+        report["tables"],
+        report["scrolling"],
+        report["problems"].as_array().map_or(0, Vec::len)
+    );
+    assert_eq!(report["width"], width, "the viewport is {width} px wide");
+    report
 }
 
-fn build_page(inputs: &[PathBuf], out: &Path) {
+/// Asserts a clean layout: no problem, no script error, every announced chart drawn.
+fn assert_clean(report: &Value) {
+    let problems: Vec<&str> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert_eq!(report["errors"], "", "JavaScript errors on the page");
+    assert_eq!(
+        report["charts"], report["expected"],
+        "one visible chart per card"
+    );
+    assert_eq!(report["rendered"], report["expected"]);
+}
+
+fn build_page(inputs: &[PathBuf], out: &Path) -> PathBuf {
     let st = Command::new(env!("CARGO_BIN_EXE_tpsbench"))
         .arg("leaderboard")
         .args(inputs)
@@ -85,78 +231,112 @@ fn build_page(inputs: &[PathBuf], out: &Path) {
         "{}",
         String::from_utf8_lossy(&st.stderr)
     );
+    out.join("index.html")
 }
 
-/// Loads the page, checks the charts and errors, returns the number of charts.
-fn check_page(browser: &Path, html: &Path) -> usize {
-    let out = headless(browser, html, &["--dump-dom".into()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let dom = String::from_utf8(out.stdout).unwrap();
-    let svgs = dom.matches("<svg class=\"chart\"").count();
-    assert!(svgs > 0, "no chart in the DOM");
-    assert_eq!(
-        attr(&dom, "data-charts-expected").as_deref(),
-        Some(svgs.to_string().as_str()),
-        "every chart the page announces is in the DOM"
-    );
-    assert_eq!(
-        attr(&dom, "data-charts-rendered").as_deref(),
-        Some(svgs.to_string().as_str()),
-        "every chart has a rendered, non-empty box (absent: the page script did not run)"
-    );
-    assert_eq!(
-        attr(&dom, "data-errors").as_deref(),
-        Some(""),
-        "JavaScript errors on the page"
-    );
-    svgs
+fn fixtures(dir: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(dir)
 }
 
 #[test]
-fn every_chart_renders_in_headless_chromium_without_errors_and_a_screenshot_is_taken() {
+fn at_1400_and_390_px_no_chart_text_overlaps_nothing_overflows_and_tables_show_or_scroll() {
     let Some(browser) = browser_or_skip() else {
         return;
     };
-    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/leaderboard");
     let dir = tempfile::tempdir().unwrap();
-
-    // Data for every chart.
-    let full = dir.path().join("full");
-    build_page(std::slice::from_ref(&fixtures), &full);
-    let html = std::fs::read_to_string(full.join("index.html")).unwrap();
-    assert!(!html.contains("class=\"empty\""));
-    assert!(check_page(&browser, &full.join("index.html")) >= 6);
-
-    // A decode test only: three of the four sections are placeholders, and still render.
-    let sparse = dir.path().join("sparse");
-    build_page(&[fixtures.join("gpu.json")], &sparse);
-    let html = std::fs::read_to_string(sparse.join("index.html")).unwrap();
-    assert_eq!(html.matches("<g class=\"empty\">").count(), 3);
-    assert_eq!(check_page(&browser, &sparse.join("index.html")), 4);
-
-    let png = full.join("leaderboard.png");
-    let out = headless(
-        &browser,
-        &full.join("index.html"),
-        &[
-            format!("--screenshot={}", png.display()),
-            "--window-size=1400,2400".into(),
-        ],
+    let full = build_page(
+        &[fixtures("leaderboard"), fixtures("machines")],
+        &dir.path().join("full"),
     );
+    let sparse = build_page(
+        &[fixtures("leaderboard").join("gpu.json")],
+        &dir.path().join("sparse"),
+    );
+    let empty_dir = dir.path().join("no-results");
+    std::fs::create_dir_all(&empty_dir).unwrap();
+    let empty = build_page(std::slice::from_ref(&empty_dir), &empty_dir);
+    for width in [1400, 390] {
+        let r = layout(&browser, &full, width);
+        assert_clean(&r);
+        assert!(r["charts"].as_u64().unwrap() >= 20, "{r}");
+        assert!(r["texts"].as_u64().unwrap() > 400, "{r}");
+        let r = layout(&browser, &sparse, width);
+        assert_clean(&r);
+        assert_eq!(r["charts"], 6, "four placeholders, prefill and decode");
+        let r = layout(&browser, &empty, width);
+        assert_clean(&r);
+        assert_eq!(r["charts"], 0);
+    }
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        std::fs::read_to_string(&empty)
+            .unwrap()
+            .contains("No results yet")
     );
-    let bytes = std::fs::read(&png).expect("a screenshot");
-    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
+}
+
+#[test]
+fn the_layout_check_finds_overlapping_labels_an_overflowing_card_and_a_cut_off_table() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("bad.html");
+    let cells: String = (0..30).map(|i| format!("<th>column {i}</th>")).collect();
+    std::fs::write(
+        &page,
+        format!(
+            r#"<!doctype html><html data-errors=""><body data-charts-expected="1" data-charts-rendered="1">
+<div class="card" style="width:300px"><svg class="chart" data-chart="bad" viewBox="0 0 300 100" width="300" height="100">
+<text x="10" y="50">Q4_K_M</text><text x="20" y="52">Q4_0</text></svg></div>
+<div class="card" style="width:200px"><div style="width:400px">too wide</div></div>
+<div class="tablewrap" style="overflow:hidden;width:300px"><table><thead><tr>{cells}</tr></thead></table></div>
+</body></html>"#
+        ),
+    )
+    .unwrap();
+    let r = layout(&browser, &page, 1400);
+    let problems = r["problems"].to_string();
     assert!(
-        bytes.len() > 20_000,
-        "a page, not a blank: {} bytes",
-        bytes.len()
+        problems.contains(r#"bad: text \"Q4_K_M\" overlaps \"Q4_0\""#),
+        "{problems}"
     );
+    assert!(problems.contains("overflows its card"), "{problems}");
+    assert!(
+        problems.contains("last column cut off, no scrolling"),
+        "{problems}"
+    );
+}
+
+#[test]
+fn screenshots_are_taken_at_both_widths() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let html = build_page(
+        &[fixtures("leaderboard"), fixtures("machines")],
+        &dir.path().join("full"),
+    );
+    for (width, min) in [(1400, 60_000), (390, 30_000)] {
+        let png = dir.path().join(format!("leaderboard-{width}.png"));
+        headless(
+            &browser,
+            &html,
+            &[
+                format!("--screenshot={}", png.display()),
+                format!("--window-size={width},2400"),
+            ],
+        );
+        let bytes = std::fs::read(&png).expect("a screenshot");
+        assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
+        let w = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+        assert_eq!(w, width, "the screenshot is as wide as asked");
+        assert!(
+            bytes.len() > min,
+            "a page, not a blank: {} bytes",
+            bytes.len()
+        );
+    }
 }

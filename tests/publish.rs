@@ -57,7 +57,7 @@ fn leaderboard_skips_the_invalid_file_and_writes_markdown_and_a_self_contained_p
     assert!(md.contains("## Summary ranking") && md.contains("### tg128 @ d2048"));
     let header = md
         .lines()
-        .find(|l| l.starts_with("| model ") && l.contains("KLD"))
+        .find(|l| l.starts_with("| quant ") && l.contains("KLD"))
         .expect("a table with KLD");
     assert!(header.contains("bytes/s"), "{header}");
     assert!(md.contains("| 0.0300 |"), "KLD of Q4_K: {md}");
@@ -71,7 +71,12 @@ fn leaderboard_skips_the_invalid_file_and_writes_markdown_and_a_self_contained_p
             "page must be self-contained: {external}"
         );
     }
-    let charts = html.matches(r#"<svg class="chart""#).count();
+    // Every chart is drawn twice, wide and narrow, in one card.
+    let charts = html.matches(r#"<svg class="chart""#).count() / 2;
+    assert_eq!(
+        charts,
+        html.matches(r#"<div class="card chart-card">"#).count()
+    );
     assert!(
         html.contains(&format!(r#"data-charts-expected="{charts}""#)),
         "{charts} charts"
@@ -81,9 +86,22 @@ fn leaderboard_skips_the_invalid_file_and_writes_markdown_and_a_self_contained_p
         !html.contains(r#"<g class="empty">"#),
         "the fixtures have data for every chart"
     );
-    // Rankings of 6 test names (pp512, tg128, each at depth 0, 512, 2048), detail tables of
-    // 3 models on fixture-cpu and 1 on fixture-gpu.
-    assert_eq!(html.matches(r#"<table class="sortable">"#).count(), 6 + 4);
+    // Rankings of 8 test names (pp512, tg128, each at depth 0, 512, 1024, 2048); on
+    // fixture-cpu a runs table and 14 models' tables, on fixture-gpu a runs table and 1.
+    assert_eq!(
+        html.matches(r#"<table class="sortable">"#).count(),
+        8 + 15 + 2
+    );
+    // Badges where the models are synthetic or requantized.
+    assert!(md.contains("| Q4_K_M [synthetic] |"), "{md}");
+    assert!(md.contains("| SmolLM2-135M-Q2_K [requantized] |"), "{md}");
+    assert!(html.contains(r#"<span class="badge badge-requantized">requantized</span>"#));
+    // Rows of a ranking that differ only in settings show those settings.
+    let pp512 = md.split("### pp512\n\n").nth(1).unwrap();
+    let head = pp512.lines().next().unwrap();
+    for col in ["threads", "n_ubatch", "fa", "type_k"] {
+        assert!(head.contains(&format!(" {col} ")), "{head}");
+    }
 }
 
 #[test]
@@ -116,7 +134,7 @@ fn leaderboard_exits_2_when_no_valid_file_remains() {
     let stderr = String::from_utf8_lossy(&r.stderr);
     assert_eq!(r.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("all 3 valid result files were excluded"),
+        stderr.contains("all 6 valid result files were excluded"),
         "{stderr}"
     );
 }

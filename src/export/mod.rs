@@ -183,6 +183,7 @@ pub(crate) mod fixtures {
                 plan_hash: None,
                 plan_settings: None,
                 plan_ids: vec![],
+                load_average: None,
             },
             models: vec![],
             tests: vec![ok, failed],

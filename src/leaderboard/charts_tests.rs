@@ -37,7 +37,13 @@ fn variants_board() -> crate::leaderboard::load::Board {
                 test(name, 0, 16, 0, 2, tg, T),
             ],
         );
-        files.push(file(name, r, |v| v["models"][0]["quality"] = quality(kld)));
+        files.push(file(name, r, |v| {
+            v["models"][0]["quality"] = quality(kld);
+            if quant != "Q8_0" {
+                v["models"][0]["provenance"] =
+                    serde_json::json!({"requantized": true, "synthetic": false});
+            }
+        }));
     }
     board(files, &Exclude::default())
 }
@@ -53,35 +59,99 @@ fn quality_chart_highlights_the_front_only() {
         .iter()
         .map(|p| p.label.clone().unwrap())
         .collect();
-    assert_eq!(labels, vec!["m-q8 Q8_0", "m-q4 Q4_0"], "sorted by speed");
+    assert_eq!(labels, vec!["Q8_0", "Q4_0"], "sorted by speed");
     assert_eq!(c[0].series[0].points.len(), 1, "Q3_K is beaten by Q4_0");
+    assert!(c[0].subtitle.contains("2 threads") && c[0].subtitle.contains("requantized"));
     let svg = c[0].render();
     assert!(svg.contains("Q3_K") && svg.contains("(Pareto front)"));
 }
 
 #[test]
-fn per_quant_chart_has_pp_and_tg_bars_per_quant() {
+fn per_quant_charts_split_prefill_from_decode_with_a_row_per_quant_and_badges() {
     let b = variants_board();
     let c = per_quant(&b);
+    assert_eq!(c.len(), 2, "prefill and decode");
     assert_eq!(
-        c.len(),
-        1,
-        "variants of one model (same parameter count) share a chart"
-    );
-    assert_eq!(
-        c[0].title, "m: t/s per quantization",
+        c[0].title, "m: prefill t/s per quantization",
         "common prefix of m-q8, m-q4, m-q3"
     );
-    assert_eq!(c[0].categories, vec!["m-q3 Q3_K", "m-q4 Q4_0", "m-q8 Q8_0"]);
-    assert_eq!(c[0].series.len(), 2);
-    let tg: Vec<f64> = c[0].series[1]
+    assert_eq!(c[1].title, "m: decode t/s per quantization");
+    let rows: Vec<_> = c[1].categories.iter().map(|x| x.label.as_str()).collect();
+    assert_eq!(rows, ["Q3_K", "Q4_0", "Q8_0"], "quantizations say enough");
+    assert_eq!(c[1].categories[0].badges, ["requantized"]);
+    assert!(c[1].categories[2].badges.is_empty());
+    assert_eq!(c[1].series.len(), 1);
+    assert_eq!(c[1].series[0].name, "", "one series: no legend");
+    assert!(
+        c[1].subtitle.contains("tg16 · 2 threads"),
+        "{}",
+        c[1].subtitle
+    );
+    let tg: Vec<f64> = c[1].series[0]
         .values
         .iter()
         .map(|v| v.as_ref().unwrap().value)
         .collect();
     assert_eq!(tg, vec![70.0, 80.0, 50.0]);
-    assert!(c[0].series[0].values.iter().all(Option::is_some));
-    assert_eq!(c[0].render().matches(r#"<g class="bar">"#).count(), 6);
+    assert_eq!(c[1].render().matches(r#"<g class="bar">"#).count(), 3);
+}
+
+#[test]
+fn per_quant_bars_of_different_thread_counts_are_different_series_that_say_so() {
+    let r = run(
+        "h",
+        T,
+        vec![model("m-q4", "Q4_1"), model("m-q8", "Q8_0")],
+        vec![
+            test("m-q4", 0, 16, 0, 2, 30.0, T),
+            test("m-q8", 0, 16, 0, 1, 10.0, T),
+        ],
+    );
+    let b = board(vec![file("x", r, |_| {})], &Exclude::default());
+    let c = per_quant(&b);
+    assert_eq!(c.len(), 1);
+    let names: Vec<_> = c[0].series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["2 threads", "1 thread"]);
+    assert!(c[0].subtitle.contains("tg16"), "{}", c[0].subtitle);
+    // Each variant has a bar only in the series it was measured with.
+    assert!(c[0].series[0].values[0].is_some() && c[0].series[0].values[1].is_none());
+    assert!(c[0].series[1].values[0].is_none() && c[0].series[1].values[1].is_some());
+    assert!(
+        c[0].render().contains("1 thread</text>"),
+        "the legend says so"
+    );
+}
+
+#[test]
+fn a_sweep_over_many_settings_splits_into_charts_of_at_most_eight_bars_a_row() {
+    let mut tests = Vec::new();
+    for threads in [1, 2, 4] {
+        for ub in [128, 256, 512] {
+            let mut t = test("m", 0, 16, 0, threads, 10.0 + f64::from(ub), T);
+            t.params.n_ubatch = ub;
+            t.identity = format!("{}|{ub}", t.identity);
+            tests.push(t);
+        }
+    }
+    let b = board(
+        vec![file(
+            "x",
+            run("h", T, vec![model("m", "Q4_1")], tests),
+            |_| {},
+        )],
+        &Exclude::default(),
+    );
+    let c = per_quant(&b);
+    let sizes: Vec<usize> = c.iter().map(|x| x.series.len()).collect();
+    assert_eq!(
+        sizes,
+        [6, 3],
+        "by threads, 3 series each, packed up to 8 a chart"
+    );
+    assert!(c[0].subtitle.contains("next chart"));
+    assert_eq!(c[0].series[0].name, "1 thread · n_ubatch 128");
+    assert!(c[1].subtitle.contains("4 threads"), "{}", c[1].subtitle);
+    assert_eq!(c[1].series[0].name, "n_ubatch 128");
 }
 
 #[test]
@@ -109,26 +179,35 @@ fn every_chart_section_renders_a_placeholder_when_there_is_no_data() {
     assert!(none[0].render().contains("no data in these results"));
 }
 
-#[test]
-fn serving_points_are_labelled_by_parallel_requests_in_order() {
-    let r = run(
-        "h",
-        T,
-        vec![model("m", "Q4_1")],
-        vec![
-            test("m", 0, 16, 0, 2, 10.0, T),
-            test("m", 0, 32, 0, 2, 10.0, T),
-            test("m", 0, 64, 0, 2, 10.0, T),
-        ],
-    );
-    let b = board(
+fn serving_board(shared: &[bool]) -> crate::leaderboard::load::Board {
+    let mut tests = Vec::new();
+    for sh in shared {
+        for n in [4u32, 1, 8] {
+            let mut t = test("m", 0, 16, 0, 2, 10.0, T);
+            t.kind = crate::plan::TestKind::Parallel;
+            t.test = format!("parallel pp16+tg16 B{n}{}", if *sh { " pps" } else { "" });
+            t.identity = t.test.clone();
+            tests.push(t);
+        }
+    }
+    let r = run("h", T, vec![model("m", "Q4_1")], tests);
+    board(
         vec![file("x", r, |v| {
-            v["tests"][0]["serving"] = testdata::serving(4, 6.0, 20.0);
-            v["tests"][1]["serving"] = testdata::serving(1, 10.0, 10.0);
-            v["tests"][2]["serving"] = testdata::serving(8, 3.0, 22.0);
+            for (k, sh) in shared.iter().enumerate() {
+                for (j, n) in [4u64, 1, 8].iter().enumerate() {
+                    let per = 12.0 - *n as f64 + k as f64;
+                    v["tests"][3 * k + j]["serving"] =
+                        testdata::serving_shared(*n, per, per * *n as f64, *sh);
+                }
+            }
         })],
         &Exclude::default(),
-    );
+    )
+}
+
+#[test]
+fn serving_points_are_labelled_by_parallel_sequences_in_order() {
+    let b = serving_board(&[false]);
     let c = serving(&b);
     assert_eq!(c[0].series.len(), 1);
     let labels: Vec<_> = c[0].series[0]
@@ -136,12 +215,33 @@ fn serving_points_are_labelled_by_parallel_requests_in_order() {
         .iter()
         .map(|p| p.label.clone().unwrap())
         .collect();
-    assert_eq!(labels, vec!["n=1", "n=4", "n=8"]);
-    assert_eq!(c[0].series[0].points[2].y, 22.0);
+    assert_eq!(labels, vec!["B=1", "B=4", "B=8"]);
+    assert_eq!(c[0].series[0].points[2].y, 32.0);
     assert!(
         per_quant(&b)[0].render().contains("no data"),
         "serving tests are not plain bars"
     );
+}
+
+#[test]
+fn shared_and_separate_prompts_are_separate_lines_not_one_zig_zag() {
+    let c = serving(&serving_board(&[false, true]));
+    assert_eq!(c.len(), 1);
+    let names: Vec<_> = c[0].series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(
+        names.iter().any(|n| n.contains("shared prompt")),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().any(|n| n.contains("separate prompts")),
+        "{names:?}"
+    );
+    for s in &c[0].series {
+        assert_eq!(s.points.len(), 3);
+        let xs: Vec<f64> = s.points.iter().map(|p| p.x).collect();
+        assert!(xs.windows(2).all(|w| w[0] >= w[1]), "B order: {xs:?}");
+    }
 }
 
 #[test]
@@ -165,7 +265,51 @@ fn depth_lines_include_depth_zero_and_split_prefill_from_decode() {
     assert_eq!(c[1].series.len(), 1);
     let xs: Vec<f64> = c[1].series[0].points.iter().map(|p| p.x).collect();
     assert_eq!(xs, vec![0.0, 256.0]);
-    assert_eq!(c[1].series[0].name, "m Q4_1 tg16 t=1");
+    assert_eq!(c[1].title, "m Q4_1: Decode t/s against context depth");
+    assert!(
+        c[1].subtitle.contains("tg16 · 1 thread"),
+        "{}",
+        c[1].subtitle
+    );
+}
+
+#[test]
+fn sixteen_depth_lines_become_small_multiples_of_at_most_eight() {
+    let mut tests = Vec::new();
+    for threads in [1, 2] {
+        for ub in [256, 512] {
+            for fa in [0, 1] {
+                for kv in ["f16", "q8_0"] {
+                    for d in [0, 512] {
+                        let mut t = test("m", 0, 16, d, threads, 10.0, T);
+                        t.params.n_ubatch = ub;
+                        t.params.flash_attn = fa;
+                        t.params.type_k = kv.into();
+                        t.identity = format!("{}|{ub}|{fa}|{kv}", t.identity);
+                        tests.push(t);
+                    }
+                }
+            }
+        }
+    }
+    let r = run("h", T, vec![model("m", "Q4_1")], tests);
+    let b = board(vec![file("x", r, |_| {})], &Exclude::default());
+    let c = depth(&b);
+    assert_eq!(c.len(), 2, "by thread count");
+    for chart in &c {
+        assert_eq!(chart.series.len(), 8);
+        assert!(chart.series.iter().all(|s| s.points.len() == 2));
+        assert!(
+            chart.series[0].name.contains("n_ubatch 256"),
+            "{}",
+            chart.series[0].name
+        );
+        assert!(
+            !chart.series[0].name.contains("thread"),
+            "threads are in the subtitle"
+        );
+    }
+    assert!(c[1].subtitle.contains("2 threads"));
 }
 
 #[test]
@@ -174,4 +318,27 @@ fn common_names_and_variant_labels() {
     assert_eq!(n(&["tiny-Q8_0", "tiny-Q4_K"]), "tiny");
     assert_eq!(n(&["SmolLM2-135M"]), "SmolLM2-135M");
     assert_eq!(n(&["ab", "cd"]), "ab, cd");
+    assert_eq!(n(&["ab", "cd", "ef", "gh"]), "ab, cd and 2 more");
+    let r = run(
+        "h",
+        T,
+        vec![
+            model("a", "Q4_1"),
+            model("b-Q4_1", "Q4_1"),
+            model("c", "Q8_0"),
+        ],
+        vec![
+            test("a", 0, 16, 0, 1, 1.0, T),
+            test("b-Q4_1", 0, 16, 0, 1, 1.0, T),
+            test("c", 0, 16, 0, 1, 1.0, T),
+        ],
+    );
+    let b = board(vec![file("x", r, |_| {})], &Exclude::default());
+    let all: Vec<&crate::leaderboard::load::Entry> = b.entries.iter().collect();
+    let labels: Vec<String> = all.iter().map(|e| variant_label(e, &all)).collect();
+    assert_eq!(
+        labels,
+        ["a Q4_1", "b-Q4_1", "Q8_0"],
+        "names only where quants clash"
+    );
 }

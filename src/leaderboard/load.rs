@@ -9,85 +9,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+pub use super::machine::{Machine, fingerprint, gpu_descriptions, hardware};
 use crate::record::{RunInfo, RunRecord, Status, TestRecord};
 use crate::results;
-
-/// The machine a run was measured on, as the leaderboard groups results.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Machine {
-    /// Fingerprint: CPU model, GPU device descriptions and host name.
-    pub key: String,
-    pub hostname: String,
-    pub cpu_model: String,
-    pub gpus: Vec<String>,
-    /// One line: cores, RAM, OS, llama.cpp build and backend of the newest run seen.
-    pub details: String,
-}
-
-impl Machine {
-    pub fn of(run: &RunInfo) -> Machine {
-        let gpus = gpu_descriptions(run);
-        let s = &run.system;
-        let build = &run.llama_cpp;
-        Machine {
-            key: fingerprint(run),
-            hostname: s.hostname.clone(),
-            cpu_model: s.cpu_model.clone(),
-            gpus,
-            details: format!(
-                "{} physical / {} logical cores, {:.1} GiB RAM, {} {} ({}), llama-cpp-sys-2 {} ({}), {} backend, tpsbench {}{}",
-                s.physical_cores,
-                s.logical_cores,
-                s.ram_bytes as f64 / (1u64 << 30) as f64,
-                s.os,
-                s.kernel,
-                s.arch,
-                build.sys_crate_version,
-                build.build_commit.as_deref().unwrap_or("commit unknown"),
-                build.gpu_backend,
-                run.tool.version,
-                run.tool
-                    .git_commit
-                    .as_deref()
-                    .map(|c| format!(" ({c})"))
-                    .unwrap_or_default(),
-            ),
-        }
-    }
-
-    /// `host: CPU + GPUs`, for headings.
-    pub fn label(&self) -> String {
-        let mut l = format!("{}: {}", self.hostname, self.cpu_model);
-        for g in &self.gpus {
-            l.push_str(" + ");
-            l.push_str(g);
-        }
-        l
-    }
-}
-
-/// GPU (and integrated GPU) device descriptions, in llama.cpp's device order.
-pub fn gpu_descriptions(run: &RunInfo) -> Vec<String> {
-    run.devices
-        .iter()
-        .filter(|d| d.kind == "gpu" || d.kind == "igpu")
-        .map(|d| d.description.clone())
-        .collect()
-}
-
-/// The hardware part of the fingerprint (no host name): CPU model and GPU descriptions.
-pub fn hardware(run: &RunInfo) -> String {
-    format!(
-        "{} | {}",
-        run.system.cpu_model,
-        gpu_descriptions(run).join(", ")
-    )
-}
-
-/// Machine fingerprint: CPU model, GPU descriptions, host name.
-pub fn fingerprint(run: &RunInfo) -> String {
-    format!("{} | {}", hardware(run), run.system.hostname)
-}
 
 /// Sort key of an RFC 3339 time: parsed instant first (so offsets compare right), the raw
 /// text as a fallback for unparseable values, which sort first.
@@ -121,6 +45,10 @@ pub struct Serving {
     pub n_parallel: u64,
     pub per_request_ts: f64,
     pub aggregate_ts: f64,
+    /// One prompt prefilled once and copied to every sequence (batched-bench -pps).
+    pub shared_prompt: bool,
+    /// Requests per second of an arrival test.
+    pub arrival_rate: Option<f64>,
 }
 
 /// One measurement on the board.
@@ -134,6 +62,9 @@ pub struct Entry {
     pub file: PathBuf,
     pub model: ModelExtras,
     pub serving: Option<Serving>,
+    /// "synthetic" (random weights) and "requantized" (quantized from an already quantized
+    /// file): shown beside the model wherever it appears.
+    pub badges: Vec<String>,
 }
 
 impl Entry {
@@ -141,6 +72,19 @@ impl Entry {
     pub fn bytes_per_s(&self) -> Option<f64> {
         Some(self.test.avg_ts? * self.model.bytes_per_token?)
     }
+}
+
+/// One result file as the page lists it under its machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    /// Index into `Board::machines`.
+    pub machine: usize,
+    pub file: PathBuf,
+    pub started_at: String,
+    /// 1, 5 and 15 minute load averages when the run started (absent in older files).
+    pub load_average: Option<[f64; 3]>,
+    pub command: String,
+    pub n_tests: usize,
 }
 
 /// Everything the leaderboard shows, and what it left out.
@@ -158,6 +102,8 @@ pub struct Board {
     pub excluded: Vec<String>,
     /// Older measurements replaced by a newer one of the same (machine, identity).
     pub superseded: usize,
+    /// The files read (not excluded), by machine and start time.
+    pub runs: Vec<RunSummary>,
 }
 
 /// What to drop: results whose build or tool version contains any of these texts.
@@ -246,12 +192,14 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
     let mut ok: BTreeMap<(String, String), Entry> = BTreeMap::new();
     let mut failed: BTreeMap<(String, String), Entry> = BTreeMap::new();
     let mut machines: BTreeMap<String, (Machine, String)> = BTreeMap::new();
+    let mut runs: Vec<(String, RunSummary)> = Vec::new();
     for (path, rec, raw) in files {
         if let Some(why) = exclude.reason(&rec.run) {
             b.excluded.push(format!("{}: {why}", path.display()));
             continue;
         }
         let m = Machine::of(&rec.run);
+        runs.push((m.key.clone(), summary(&path, &rec)));
         // The newest run of a machine describes it.
         match machines.get(&m.key) {
             Some((_, started)) if newer(started, "", &rec.run.started_at, "").is_ge() => {}
@@ -260,6 +208,10 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
             }
         }
         for (i, t) in rec.tests.iter().enumerate() {
+            // A quality test has no rate: its figures are the model's (models[].quality).
+            if t.kind == crate::plan::TestKind::Quality && t.status == Status::Ok {
+                continue;
+            }
             let model = rec.models.iter().position(|x| x.name == t.model);
             let quant = model
                 .and_then(|k| rec.models[k].quantization.clone())
@@ -275,6 +227,9 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
                     .map(|k| model_extras(&raw["models"][k]))
                     .unwrap_or_default(),
                 serving: serving(&raw["tests"][i]["serving"]),
+                badges: model
+                    .map(|k| badges(&raw["models"][k]["provenance"]))
+                    .unwrap_or_default(),
             };
             let key = (m.key.clone(), t.identity.clone());
             let map = if t.status == Status::Ok && t.avg_ts.is_some() {
@@ -311,6 +266,20 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
     }
     entries.sort_by(order);
     failures.sort_by(order);
+    b.runs = runs
+        .into_iter()
+        .map(|(mk, r)| RunSummary {
+            machine: index(&mk),
+            ..r
+        })
+        .collect();
+    b.runs.sort_by(|x, y| {
+        (x.machine, time_key(&x.started_at), &x.file).cmp(&(
+            y.machine,
+            time_key(&y.started_at),
+            &y.file,
+        ))
+    });
     b.entries = entries;
     b.failures = failures;
     b
@@ -362,7 +331,32 @@ fn serving(s: &Value) -> Option<Serving> {
         n_parallel: s["n_parallel"].as_u64().unwrap_or(1),
         per_request_ts: s["per_request_ts"].as_f64()?,
         aggregate_ts: s["aggregate_ts"].as_f64()?,
+        shared_prompt: s["shared_prompt"].as_bool().unwrap_or(false),
+        arrival_rate: s["arrival_rate"].as_f64(),
     })
+}
+
+/// The badges of a model from its provenance.
+fn badges(p: &Value) -> Vec<String> {
+    let mut v = Vec::new();
+    if p["synthetic"].as_bool() == Some(true) {
+        v.push("synthetic".to_string());
+    }
+    if p["requantized"].as_bool() == Some(true) {
+        v.push("requantized".to_string());
+    }
+    v
+}
+
+fn summary(path: &Path, rec: &RunRecord) -> RunSummary {
+    RunSummary {
+        machine: 0,
+        file: path.to_path_buf(),
+        started_at: rec.run.started_at.clone(),
+        load_average: rec.run.load_average,
+        command: rec.run.command.join(" "),
+        n_tests: rec.tests.len(),
+    }
 }
 
 #[cfg(test)]

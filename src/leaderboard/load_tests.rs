@@ -212,3 +212,87 @@ fn gpu_placement_settings_get_a_column_only_when_they_vary() {
     let single = crate::leaderboard::table::detail(&entries[..1]);
     assert!(!single.headers.contains(&"nkvo".to_string()));
 }
+
+#[test]
+fn runs_keep_their_load_average_and_models_their_badges() {
+    let mut quiet = run(
+        "h",
+        T1,
+        vec![model("m", "Q4_1")],
+        vec![test("m", 64, 0, 0, 1, 1.0, T1)],
+    );
+    quiet.run.load_average = Some([0.05, 0.1, 0.2]);
+    let old = run(
+        "h",
+        T0,
+        vec![model("s", "F32")],
+        vec![test("s", 64, 0, 0, 1, 1.0, T0)],
+    );
+    let b = board(
+        vec![
+            file("quiet.json", quiet, |_| {}),
+            file("old.json", old, |v| {
+                v["models"][0]["provenance"] =
+                    serde_json::json!({"synthetic": true, "requantized": true});
+            }),
+        ],
+        &Exclude::default(),
+    );
+    let files: Vec<_> = b
+        .runs
+        .iter()
+        .map(|r| r.file.display().to_string())
+        .collect();
+    assert_eq!(files, ["old.json", "quiet.json"], "by start time");
+    assert_eq!(b.runs[0].load_average, None);
+    assert_eq!(b.runs[1].load_average, Some([0.05, 0.1, 0.2]));
+    let s = b.entries.iter().find(|e| e.test.model == "s").unwrap();
+    assert_eq!(s.badges, ["synthetic", "requantized"]);
+    let m = b.entries.iter().find(|e| e.test.model == "m").unwrap();
+    assert!(m.badges.is_empty());
+    let md = crate::leaderboard::markdown::render(&b);
+    assert!(
+        md.contains(" 0.05 0.10 0.20 |") && md.contains(" not recorded |"),
+        "{md}"
+    );
+    assert!(md.contains("s [synthetic] [requantized]"), "{md}");
+}
+
+#[test]
+fn a_directory_without_result_files_gives_a_page_that_says_no_results_yet() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("README.md"), "not a result").unwrap();
+    let b = crate::leaderboard::load(&[dir.path().to_path_buf()], &Exclude::default()).unwrap();
+    assert!(b.entries.is_empty() && b.machines.is_empty());
+    let md = crate::leaderboard::markdown::render(&b);
+    assert!(md.contains("No results yet"), "{md}");
+    assert!(!md.contains("## Summary ranking"));
+    let html = crate::leaderboard::html::render(&b);
+    assert!(html.contains("No results yet") && html.contains(r#"data-charts-expected="0""#));
+}
+
+#[test]
+fn quality_tests_are_neither_measurements_nor_failures() {
+    let mut q = test("m", 256, 0, 0, 1, 1.0, T0);
+    q.kind = crate::plan::TestKind::Quality;
+    q.test = "quality".into();
+    q.identity = "q".into();
+    q.avg_ts = None;
+    let mut bad = q.clone();
+    bad.identity = "bad".into();
+    bad.fail("no reference");
+    let r = run(
+        "h",
+        T0,
+        vec![model("m", "Q4_1")],
+        vec![q, bad, test("m", 0, 16, 0, 1, 9.0, T0)],
+    );
+    let b = board(vec![file("x", r, |_| {})], &Exclude::default());
+    assert_eq!(b.entries.len(), 1, "only the decode test");
+    assert_eq!(
+        b.failures.len(),
+        1,
+        "a failed quality test is still reported"
+    );
+    assert_eq!(b.failures[0].test.error.as_deref(), Some("no reference"));
+}

@@ -3,7 +3,23 @@
 use std::fmt::Write;
 
 use super::load::Board;
-use super::table::{Table, by_machine_and_model, detail, rankings};
+use super::machines::machines;
+use super::svg_bars::BarChart;
+use super::table::{Cell, Table, by_machine_and_model, detail, rankings, runs};
+
+/// What the page says before any result is published.
+pub const NO_RESULTS: &str = "No results yet. The published set is made on a quiet machine \
+     by scripts/make-results (see results/README.md); tpsbench leaderboard DIR builds this \
+     page from any directory of result files.";
+
+/// A cell's text with its badges, e.g. `SmolLM2-135M-Q8_0 [requantized]`.
+pub fn cell_text(c: &Cell) -> String {
+    let mut s = c.text.clone();
+    for b in &c.badges {
+        s.push_str(&format!(" [{b}]"));
+    }
+    s
+}
 
 /// Aligned Markdown table; `|` in cells escaped.
 pub fn table(t: &Table) -> String {
@@ -11,7 +27,7 @@ pub fn table(t: &Table) -> String {
         .chain(
             t.rows
                 .iter()
-                .map(|r| r.iter().map(|c| c.text.replace('|', "\\|")).collect()),
+                .map(|r| r.iter().map(|c| cell_text(c).replace('|', "\\|")).collect()),
         )
         .collect();
     let width: Vec<usize> = (0..t.headers.len())
@@ -49,6 +65,37 @@ pub fn table(t: &Table) -> String {
         }
     }
     out
+}
+
+/// A bar chart as a table: a row per category, a column per series, the bars' labels.
+pub fn bars_table(c: &BarChart) -> Table {
+    let mut headers = vec!["machine".to_string()];
+    headers.extend(c.series.iter().map(|s| s.name.clone()));
+    Table {
+        numeric: headers.iter().enumerate().map(|(i, _)| i > 0).collect(),
+        rows: c
+            .categories
+            .iter()
+            .enumerate()
+            .map(|(k, cat)| {
+                let mut row = vec![Cell {
+                    text: cat.label.clone(),
+                    sort: None,
+                    badges: vec![],
+                }];
+                row.extend(c.series.iter().map(|s| {
+                    let b = s.values.get(k).and_then(Option::as_ref);
+                    Cell {
+                        text: b.map(|b| b.label.clone()).unwrap_or_default(),
+                        sort: b.map(|b| b.value),
+                        badges: vec![],
+                    }
+                }));
+                row
+            })
+            .collect(),
+        headers,
+    }
 }
 
 /// One line about what was read and left out.
@@ -98,16 +145,33 @@ fn plural(n: usize) -> &'static str {
 pub fn render(b: &Board) -> String {
     let mut o = String::from("# tpsbench leaderboard\n\n");
     let _ = writeln!(o, "{}\n", summary_line(b));
+    if b.entries.is_empty() && b.failures.is_empty() {
+        let _ = writeln!(o, "{NO_RESULTS}");
+        return o;
+    }
     o.push_str(
         "Figures are llama-bench's: mean ± sample standard deviation of the per-repetition \
-         tokens per second. Compare machines with care: shared or busy machines are noisy.\n\n",
+         tokens per second. Compare machines with care: shared or busy machines are noisy; \
+         each machine's runs below give the load average when they started.\n\n",
     );
     o.push_str("## Summary ranking\n\n");
     for (name, t) in rankings(b, 10) {
         let _ = writeln!(o, "### {name}\n\n{}", table(&t));
     }
+    let across: Vec<_> = machines(b).into_iter().filter(|c| c.has_data()).collect();
+    if !across.is_empty() {
+        o.push_str(
+            "## Machines\n\nThe same model, quantization and test on each machine that measured \
+             it, as a share of the fastest machine; each machine at its fastest setting.\n\n",
+        );
+        for c in &across {
+            let _ = writeln!(o, "### {}\n\n{}", c.title, table(&bars_table(c)));
+        }
+    }
     for (mi, m) in b.machines.iter().enumerate() {
         let _ = writeln!(o, "## {}\n\n{}\n", m.label(), m.details);
+        let mine: Vec<_> = b.runs.iter().filter(|r| r.machine == mi).collect();
+        let _ = writeln!(o, "### Runs\n\n{}", table(&runs(&mine)));
         for (_, model, es) in by_machine_and_model(&b.entries)
             .into_iter()
             .filter(|(x, _, _)| *x == mi)

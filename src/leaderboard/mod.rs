@@ -1,12 +1,21 @@
 //! `tpsbench leaderboard`: result files in, `LEADERBOARD.md` and a self-contained
 //! `index.html` out. `load` reads, checks and deduplicates; `table` lays out the figures;
-//! `markdown` and `html` write them; `charts` selects the chart data and `svg` draws it.
+//! `markdown` and `html` write them; `charts`, `charts_more` and `machines` select the
+//! chart data, `facet` splits many series into small multiples, and `svg`, `svg_bars` and
+//! `svg_scatter` draw them. A directory without result files gives a page that says so.
 
 pub mod charts;
+pub mod charts_more;
+pub mod charts_quant;
+pub mod facet;
 pub mod html;
 pub mod load;
+pub mod machine;
+pub mod machines;
 pub mod markdown;
 pub mod svg;
+pub mod svg_bars;
+pub mod svg_scatter;
 pub mod table;
 
 use std::path::{Path, PathBuf};
@@ -37,12 +46,16 @@ pub struct Failure {
 }
 
 /// Reads every file (invalid ones are recorded in `Board::invalid` and skipped) and builds
-/// the board. Fails when a path is missing or no valid, non-excluded file remains.
+/// the board. Fails when a path is missing, or when there are result files but no valid,
+/// non-excluded one remains; no result file at all gives an empty board ("no results yet").
 pub fn load(paths: &[PathBuf], exclude: &Exclude) -> Result<Board, Failure> {
     let files = load::collect_paths(paths).map_err(|error| Failure {
         invalid: vec![],
         error,
     })?;
+    if files.is_empty() {
+        return Ok(Board::default());
+    }
     let mut read = Vec::new();
     let mut invalid = Vec::new();
     for p in &files {

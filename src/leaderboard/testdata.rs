@@ -92,3 +92,10 @@ pub fn quality(kld: f64) -> Value {
 pub fn serving(n: u64, per_request: f64, aggregate: f64) -> Value {
     json!({ "mode": "parallel", "n_parallel": n, "per_request_ts": per_request, "aggregate_ts": aggregate })
 }
+
+/// A parallel serving test with a shared (or separate) prompt.
+pub fn serving_shared(n: u64, per_request: f64, aggregate: f64, shared: bool) -> Value {
+    let mut v = serving(n, per_request, aggregate);
+    v["shared_prompt"] = shared.into();
+    v
+}

@@ -115,6 +115,10 @@ pub struct RunInfo {
     /// names as the first difference.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plan_ids: Vec<String>,
+    /// The 1, 5 and 15 minute load averages (/proc/loadavg) when the run started: how busy
+    /// the machine was. Timed figures from a busy machine are not worth comparing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_average: Option<[f64; 3]>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

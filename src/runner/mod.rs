@@ -202,6 +202,7 @@ pub fn run_info(
         plan_hash: None,
         plan_settings: None,
         plan_ids: Vec::new(),
+        load_average: system::load_average(),
     }
 }
 

@@ -1,0 +1,234 @@
+//! The line charts: serving (per-request against aggregate t/s as parallel requests or the
+//! arrival rate grow) and t/s against context depth. Every distinct model, quantization,
+//! workload, prompt sharing and setting is its own series, so a line never joins points of
+//! different series; series are split into small multiples of at most eight.
+
+use super::charts::{describe, empty_scatter, is_speed, kind_word, machine_names, ts};
+use super::facet::{self, Facet, Panel, split};
+use super::load::{Board, Entry};
+use super::svg::{MAX_SERIES, fmt_num};
+use super::svg_scatter::{Point, ScatterChart, ScatterSeries};
+use crate::plan::TestKind;
+
+pub const NO_SERVING: &str = "no data in these results (run serving tests, e.g. n_parallel = [1, 2, 4, 8], which record tests[].serving, to produce it)";
+pub const NO_DEPTH: &str = "no data in these results (run a sweep with n_depth values above 0, e.g. n_depth = [0, 512, 2048], to produce it)";
+
+/// The workload part of a serving test's name: the name without the point's own figures
+/// (`B4`, `pps`, `0.5/s`), e.g. `parallel pp128+tg64`, `arrival prompts.jsonl slots4`.
+fn workload(name: &str) -> String {
+    name.split_whitespace()
+        .filter(|w| {
+            let b_n = w
+                .strip_prefix('B')
+                .is_some_and(|n| n.parse::<u32>().is_ok());
+            !b_n && *w != "pps" && !w.ends_with("/s")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn scatter_of(
+    id: String,
+    title: String,
+    subtitle: String,
+    axes: (&str, &str),
+    p: Panel<(Point, f64)>,
+) -> ScatterChart {
+    ScatterChart {
+        id,
+        title,
+        subtitle,
+        x_label: axes.0.into(),
+        y_label: axes.1.into(),
+        series: p
+            .series
+            .into_iter()
+            .map(|s| {
+                let mut pts = s.items;
+                pts.sort_by(|a, b| a.1.total_cmp(&b.1));
+                ScatterSeries {
+                    name: s.label,
+                    points: pts.into_iter().map(|(p, _)| p).collect(),
+                    line: true,
+                    color: None,
+                    emphasis: false,
+                }
+            })
+            .collect(),
+        x_zero: true,
+        y_zero: true,
+        empty: String::new(),
+    }
+}
+
+/// (c) Per-request against aggregate decode t/s of serving tests: one line per model,
+/// quantization, workload, prompt sharing and settings; parallel tests' points labelled by
+/// B, arrival tests' by their rate.
+pub fn serving(b: &Board) -> Vec<ScatterChart> {
+    let names = machine_names(b);
+    let mut items: Vec<(Vec<Facet>, (Point, f64))> = Vec::new();
+    for e in &b.entries {
+        let Some(s) = &e.serving else { continue };
+        let (label, order) = match (e.test.kind, s.arrival_rate) {
+            (TestKind::Arrival, Some(r)) => (format!("{}/s", fmt_num(r)), r),
+            _ => (format!("B={}", s.n_parallel), s.n_parallel as f64),
+        };
+        let mut f = facet::identity(e, &names[e.machine]);
+        let mode = e.test.kind.as_str();
+        f.push(Facet::new(
+            "workload",
+            workload(&e.test.test),
+            workload(&e.test.test),
+        ));
+        let prompts = match (mode, s.shared_prompt) {
+            ("parallel", true) => "shared prompt",
+            ("parallel", false) => "separate prompts",
+            _ => "",
+        };
+        f.push(Facet::new("prompts", prompts, prompts));
+        f.extend(facet::settings(e));
+        let point = Point {
+            x: s.per_request_ts,
+            y: s.aggregate_ts,
+            label: Some(label),
+            tooltip: format!(
+                "{} {} {}: {} t/s per request, {} t/s aggregate",
+                e.test.model,
+                e.quant,
+                e.test.test,
+                fmt_num(s.per_request_ts),
+                fmt_num(s.aggregate_ts)
+            ),
+        };
+        items.push((f, (point, order)));
+    }
+    let mut charts = Vec::new();
+    for p in split(items, MAX_SERIES) {
+        let subtitle = format!(
+            "{}points labelled by parallel sequences (B) or arrival rate",
+            with_dot(p.describe(&[]))
+        );
+        charts.push(scatter_of(
+            format!("serving-{}", charts.len()),
+            "Per-request against aggregate decode t/s".into(),
+            subtitle,
+            ("decode t/s per request", "aggregate decode t/s"),
+            p,
+        ));
+    }
+    if charts.is_empty() {
+        charts.push(empty_scatter(
+            "serving",
+            "Per-request against aggregate t/s",
+            NO_SERVING,
+        ));
+    }
+    charts
+}
+
+fn with_dot(s: String) -> String {
+    if s.is_empty() { s } else { s + " · " }
+}
+
+/// (d) t/s against context depth: one line per model, quantization, test and settings that
+/// was measured at some depth above 0 (its depth-0 point included). Prefill and decode get
+/// their own charts, since their rates differ by an order of magnitude.
+pub fn depth(b: &Board) -> Vec<ScatterChart> {
+    let names = machine_names(b);
+    let mut charts = Vec::new();
+    for kind in [TestKind::Pp, TestKind::Tg, TestKind::Pg] {
+        let es: Vec<&Entry> = b
+            .entries
+            .iter()
+            .filter(|e| is_speed(e) && e.test.kind == kind)
+            .collect();
+        let facets = |e: &Entry| {
+            let mut f = facet::identity(e, &names[e.machine]);
+            let base = e.test.test.split(" @ ").next().unwrap_or("").to_string();
+            f.push(Facet::new("test", base.clone(), base));
+            f.extend(facet::settings(e));
+            f
+        };
+        // Only lines that reach beyond depth 0.
+        let deep: Vec<Vec<Facet>> = es
+            .iter()
+            .filter(|e| e.test.params.n_depth > 0)
+            .map(|e| facets(e))
+            .collect();
+        let items: Vec<(Vec<Facet>, (Point, f64))> = es
+            .iter()
+            .map(|e| (facets(e), *e))
+            .filter(|(f, _)| deep.contains(f))
+            .map(|(f, e)| {
+                let d = f64::from(e.test.params.n_depth);
+                let point = Point {
+                    x: d,
+                    y: ts(e),
+                    label: None,
+                    tooltip: describe(e),
+                };
+                (f, (point, d))
+            })
+            .collect();
+        let word = kind_word(kind);
+        for p in split(items, MAX_SERIES) {
+            let mut title = format!("{} t/s against context depth", capitalise(word));
+            if let (Some(m), Some(q)) = (p.fixed("model"), p.fixed("quant")) {
+                let name = if m.text.contains(&q.text) {
+                    m.text.clone()
+                } else {
+                    format!("{} {}", m.text, q.text)
+                };
+                title = format!("{name}: {title}");
+            }
+            let subtitle = format!(
+                "{}tokens already in the context before the timed test",
+                with_dot(p.describe(&["model", "quant"]))
+            );
+            charts.push(scatter_of(
+                format!("depth-{}", charts.len()),
+                title,
+                subtitle,
+                (
+                    "depth (tokens in context)",
+                    &format!("{word} tokens per second"),
+                ),
+                p,
+            ));
+        }
+    }
+    if charts.is_empty() {
+        charts.push(empty_scatter(
+            "depth",
+            "t/s against context depth",
+            NO_DEPTH,
+        ));
+    }
+    charts
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::workload;
+
+    #[test]
+    fn workloads_drop_the_points_own_figures() {
+        assert_eq!(
+            workload("parallel pp128+tg64 B4 pps"),
+            "parallel pp128+tg64"
+        );
+        assert_eq!(
+            workload("arrival prompts.jsonl 0.5/s slots4"),
+            "arrival prompts.jsonl slots4"
+        );
+        assert_eq!(workload("request prompts.jsonl"), "request prompts.jsonl");
+    }
+}

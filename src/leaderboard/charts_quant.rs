@@ -1,0 +1,128 @@
+//! (a) Prefill and decode t/s per quantization: a row per variant of one model family (the
+//! same parameter count), a bar per test and settings. Bars of different settings (threads,
+//! batch sizes, flash attention, KV types) are different series with their own colour and
+//! legend entry, never one bar beside another as if measured alike; beyond eight series the
+//! chart is split by the settings (small multiples), each chart naming what it holds.
+
+use super::charts::{
+    common_name, describe, family, group_by, kind_word, machine_names, plain_d0, ts, variant_label,
+};
+use super::facet::{self, Facet, split};
+use super::load::{Board, Entry};
+use super::svg::{MAX_SERIES, fmt_num};
+use super::svg_bars::{Bar, BarChart, BarSeries, Category};
+use crate::plan::TestKind;
+
+pub const NO_QUANT: &str =
+    "no data in these results (run `tpsbench run` with n_prompt and n_gen tests to produce it)";
+
+/// What tells the bars of one variant apart: the test name, then the settings.
+fn series_facets(e: &Entry) -> Vec<Facet> {
+    let mut f = vec![Facet::new("test", e.test.test.clone(), e.test.test.clone())];
+    f.extend(facet::settings(e));
+    f
+}
+
+pub fn per_quant(b: &Board) -> Vec<BarChart> {
+    let names = machine_names(b);
+    let mut charts = Vec::new();
+    for kind in [TestKind::Pp, TestKind::Tg] {
+        let es = b.entries.iter().filter(|e| plain_d0(e, kind));
+        for ((m, _), group) in group_by(es, |e| (e.machine, family(e))) {
+            let items: Vec<(Vec<Facet>, &Entry)> =
+                group.iter().map(|e| (series_facets(e), *e)).collect();
+            let panels = split(items, MAX_SERIES);
+            let n_panels = panels.len();
+            for p in panels {
+                let all: Vec<&Entry> = p
+                    .series
+                    .iter()
+                    .flat_map(|s| s.items.iter().copied())
+                    .collect();
+                let mut models: Vec<String> = all.iter().map(|e| e.test.model.clone()).collect();
+                models.sort();
+                models.dedup();
+                // Variants, largest file first: F16 down to Q2_K.
+                let mut variants: Vec<&Entry> = Vec::new();
+                for e in &all {
+                    if !variants
+                        .iter()
+                        .any(|v| v.quant == e.quant && v.test.model == e.test.model)
+                    {
+                        variants.push(e);
+                    }
+                }
+                variants.sort_by(|x, y| {
+                    y.test
+                        .model_size
+                        .cmp(&x.test.model_size)
+                        .then_with(|| x.quant.cmp(&y.quant))
+                        .then_with(|| x.test.model.cmp(&y.test.model))
+                });
+                let series =
+                    p.series
+                        .iter()
+                        .map(|s| BarSeries {
+                            name: s.label.clone(),
+                            values: variants
+                                .iter()
+                                .map(|v| {
+                                    let e = s.items.iter().find(|e| {
+                                        e.quant == v.quant && e.test.model == v.test.model
+                                    })?;
+                                    Some(Bar {
+                                        value: ts(e),
+                                        err: e.test.stddev_ts,
+                                        label: fmt_num(ts(e)),
+                                        tooltip: describe(e),
+                                    })
+                                })
+                                .collect(),
+                        })
+                        .collect();
+                let word = kind_word(kind);
+                let fixed = facet::brief(&p.fixed);
+                charts.push(BarChart {
+                    id: format!("tps-per-quant-{}", charts.len()),
+                    title: format!("{}: {word} t/s per quantization", common_name(&models)),
+                    subtitle: format!(
+                        "{}{} · depth 0 · mean, whiskers ± 1 sd{}",
+                        names[m],
+                        if fixed.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" · {fixed}")
+                        },
+                        if n_panels > 1 {
+                            " · other settings in the next chart"
+                        } else {
+                            ""
+                        }
+                    ),
+                    x_label: format!("{word} tokens per second"),
+                    categories: variants
+                        .iter()
+                        .map(|v| Category {
+                            label: variant_label(v, &variants),
+                            badges: v.badges.clone(),
+                        })
+                        .collect(),
+                    series,
+                    empty: NO_QUANT.into(),
+                });
+            }
+        }
+    }
+    if charts.is_empty() {
+        charts.push(BarChart {
+            id: "tps-per-quant".into(),
+            title: "t/s per quantization".into(),
+            subtitle: String::new(),
+            x_label: String::new(),
+            categories: vec![],
+            series: vec![],
+            empty: NO_QUANT.into(),
+        });
+    }
+    charts
+}

@@ -1,0 +1,283 @@
+//! Small multiples: what a series is (its facets: machine, model, quantization, test,
+//! threads, batch sizes, flash attention, KV types), and how many series go in one chart.
+//! Series are grouped into panels by their leading facets, as few as keep every panel at
+//! [`MAX_SERIES`] series or fewer; a panel's title says the facets all its series share,
+//! each series' label the facets that differ within the panel.
+
+use super::load::Entry;
+use super::svg::MAX_SERIES;
+
+/// One facet of a series' identity: the value compared, and the text shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Facet {
+    pub key: &'static str,
+    pub value: String,
+    pub text: String,
+}
+
+impl Facet {
+    pub fn new(key: &'static str, value: impl Into<String>, text: impl Into<String>) -> Facet {
+        Facet {
+            key,
+            value: value.into(),
+            text: text.into(),
+        }
+    }
+}
+
+/// The settings of a test that charts and rankings tell apart, in the order they split
+/// series: threads, GPU layers, batch sizes, flash attention, KV cache types.
+pub fn settings(e: &Entry) -> Vec<Facet> {
+    let p = &e.test.params;
+    let fa = match p.flash_attn {
+        -1 => "auto".to_string(),
+        0 => "off".to_string(),
+        1 => "on".to_string(),
+        v => v.to_string(),
+    };
+    let kv = format!("{}/{}", p.type_k, p.type_v);
+    vec![
+        Facet::new(
+            "threads",
+            p.n_threads.to_string(),
+            format!(
+                "{} thread{}",
+                p.n_threads,
+                if p.n_threads == 1 { "" } else { "s" }
+            ),
+        ),
+        Facet::new(
+            "ngl",
+            p.n_gpu_layers.to_string(),
+            format!("ngl {}", p.n_gpu_layers),
+        ),
+        Facet::new(
+            "n_batch",
+            p.n_batch.to_string(),
+            format!("n_batch {}", p.n_batch),
+        ),
+        Facet::new(
+            "n_ubatch",
+            p.n_ubatch.to_string(),
+            format!("n_ubatch {}", p.n_ubatch),
+        ),
+        Facet::new("fa", fa.clone(), format!("fa {fa}")),
+        Facet::new("kv", kv.clone(), format!("KV {kv}")),
+    ]
+}
+
+/// llama-bench's defaults of the settings, left out of brief descriptions.
+fn is_default(f: &Facet) -> bool {
+    matches!(
+        (f.key, f.value.as_str()),
+        ("ngl", "99")
+            | ("n_batch", "2048")
+            | ("n_ubatch", "512")
+            | ("fa", "auto")
+            | ("kv", "f16/f16")
+    )
+}
+
+/// The texts of these facets, joined, without settings at llama-bench's defaults (threads are
+/// always said).
+pub fn brief(facets: &[Facet]) -> String {
+    facets
+        .iter()
+        .filter(|f| !is_default(f) && !f.text.is_empty())
+        .map(|f| f.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// Machine, model and quantization facets of an entry.
+pub fn identity(e: &Entry, machine: &str) -> Vec<Facet> {
+    vec![
+        Facet::new("machine", machine, machine),
+        Facet::new("model", e.test.model.clone(), e.test.model.clone()),
+        Facet::new("quant", e.quant.clone(), e.quant.clone()),
+    ]
+}
+
+/// A group of series drawn as one chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Panel<T> {
+    /// Facets every series of the panel shares.
+    pub fixed: Vec<Facet>,
+    pub series: Vec<Series<T>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series<T> {
+    /// The facets that differ within the panel ("" when the panel has one series).
+    pub label: String,
+    pub items: Vec<T>,
+}
+
+impl<T> Panel<T> {
+    /// The shared facets' texts, joined, leaving out those keyed in `skip` and settings at
+    /// llama-bench's defaults.
+    pub fn describe(&self, skip: &[&str]) -> String {
+        let kept: Vec<Facet> = self
+            .fixed
+            .iter()
+            .filter(|f| !skip.contains(&f.key))
+            .cloned()
+            .collect();
+        brief(&kept)
+    }
+
+    pub fn fixed(&self, key: &str) -> Option<&Facet> {
+        self.fixed.iter().find(|f| f.key == key)
+    }
+}
+
+type Keyed<T> = (Vec<Facet>, Vec<T>);
+
+/// Series into groups of at most `max`: all together if they fit, else split by the facet
+/// at `level` (recursively, for the groups still too big), with small neighbouring groups
+/// packed back together up to `max`.
+fn panels_of<T>(series: Vec<Keyed<T>>, level: usize, max: usize, out: &mut Vec<Vec<Keyed<T>>>) {
+    let n_facets = series.first().map_or(0, |s| s.0.len());
+    if series.is_empty() {
+        return;
+    }
+    if series.len() <= max {
+        out.push(series);
+        return;
+    }
+    if level >= n_facets {
+        let mut rest = series;
+        while !rest.is_empty() {
+            let tail = rest.split_off(rest.len().min(max));
+            out.push(rest);
+            rest = tail;
+        }
+        return;
+    }
+    let mut groups: Vec<(String, Vec<Keyed<T>>)> = Vec::new();
+    for s in series {
+        let k = s.0[level].value.clone();
+        match groups.iter_mut().find(|(x, _)| *x == k) {
+            Some((_, v)) => v.push(s),
+            None => groups.push((k, vec![s])),
+        }
+    }
+    let mut pending: Vec<Keyed<T>> = Vec::new();
+    for (_, g) in groups {
+        if g.len() > max {
+            if !pending.is_empty() {
+                out.push(std::mem::take(&mut pending));
+            }
+            panels_of(g, level + 1, max, out);
+        } else {
+            if pending.len() + g.len() > max {
+                out.push(std::mem::take(&mut pending));
+            }
+            pending.extend(g);
+        }
+    }
+    if !pending.is_empty() {
+        out.push(pending);
+    }
+}
+
+/// Items (with their facets, all with the same keys in the same order) into series (equal
+/// facet values), and series into panels of at most `max` series (at most [`MAX_SERIES`]),
+/// both in first-seen order.
+pub fn split<T>(items: Vec<(Vec<Facet>, T)>, max: usize) -> Vec<Panel<T>> {
+    let max = max.clamp(1, MAX_SERIES);
+    let mut series: Vec<(Vec<Facet>, Vec<T>)> = Vec::new();
+    for (facets, item) in items {
+        match series.iter_mut().find(|(f, _)| *f == facets) {
+            Some((_, v)) => v.push(item),
+            None => series.push((facets, vec![item])),
+        }
+    }
+    let mut groups: Vec<Vec<Keyed<T>>> = Vec::new();
+    panels_of(series, 0, max, &mut groups);
+    groups
+        .into_iter()
+        .map(|members| {
+            let first = members[0].0.clone();
+            let varies: Vec<bool> = (0..first.len())
+                .map(|j| members.iter().any(|(f, _)| f[j].value != first[j].value))
+                .collect();
+            let fixed = first
+                .iter()
+                .zip(&varies)
+                .filter(|(_, v)| !**v)
+                .map(|(f, _)| f.clone())
+                .collect();
+            let series = members
+                .into_iter()
+                .map(|(f, items)| Series {
+                    label: f
+                        .iter()
+                        .zip(&varies)
+                        .filter(|(x, v)| **v && !x.text.is_empty())
+                        .map(|(x, _)| x.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" · "),
+                    items,
+                })
+                .collect();
+            Panel { fixed, series }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(vals: &[(&'static str, &str)]) -> Vec<Facet> {
+        vals.iter()
+            .map(|(k, v)| Facet::new(k, *v, format!("{k} {v}")))
+            .collect()
+    }
+
+    #[test]
+    fn few_series_share_one_panel_labelled_by_what_differs() {
+        let items = vec![
+            (f(&[("m", "a"), ("t", "1")]), 1),
+            (f(&[("m", "a"), ("t", "2")]), 2),
+            (f(&[("m", "a"), ("t", "1")]), 3),
+        ];
+        let p = split(items, 8);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].describe(&[]), "m a");
+        let labels: Vec<_> = p[0].series.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["t 1", "t 2"]);
+        assert_eq!(p[0].series[0].items, vec![1, 3], "equal facets: one series");
+    }
+
+    #[test]
+    fn many_series_split_by_the_leading_facets_into_panels_of_at_most_max() {
+        let mut items = Vec::new();
+        for m in ["a", "b"] {
+            for t in ["1", "2", "3"] {
+                for fa in ["on", "off"] {
+                    items.push((f(&[("m", m), ("t", t), ("fa", fa)]), 0));
+                }
+            }
+        }
+        let p = split(items, 4);
+        // By m: 6 series each (too many); then by t: 2 each, packed two groups a panel.
+        let sizes: Vec<usize> = p.iter().map(|x| x.series.len()).collect();
+        assert_eq!(sizes, [4, 2, 4, 2]);
+        assert_eq!(p[0].describe(&[]), "m a");
+        assert_eq!(p[0].series[1].label, "t 1 · fa off");
+        assert_eq!(p[1].describe(&[]), "m a · t 3");
+        assert_eq!(p[1].series[1].label, "fa off");
+        let p = split(
+            (0..20).map(|i| (f(&[("x", &i.to_string())]), i)).collect(),
+            99,
+        );
+        let sizes: Vec<usize> = p.iter().map(|x| x.series.len()).collect();
+        assert_eq!(
+            sizes,
+            [8, 8, 4],
+            "never more than {MAX_SERIES} series in a panel"
+        );
+    }
+}

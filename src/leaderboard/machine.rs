@@ -1,0 +1,81 @@
+//! The machine a result was measured on: its fingerprint (CPU, GPUs, host name), by which
+//! the leaderboard keeps results apart, and the one-line description the page shows.
+
+use crate::record::RunInfo;
+
+/// The machine a run was measured on, as the leaderboard groups results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Machine {
+    /// Fingerprint: CPU model, GPU device descriptions and host name.
+    pub key: String,
+    pub hostname: String,
+    pub cpu_model: String,
+    pub gpus: Vec<String>,
+    /// One line: cores, RAM, OS, llama.cpp build and backend of the newest run seen.
+    pub details: String,
+}
+
+impl Machine {
+    pub fn of(run: &RunInfo) -> Machine {
+        let gpus = gpu_descriptions(run);
+        let s = &run.system;
+        let build = &run.llama_cpp;
+        Machine {
+            key: fingerprint(run),
+            hostname: s.hostname.clone(),
+            cpu_model: s.cpu_model.clone(),
+            gpus,
+            details: format!(
+                "{} physical / {} logical cores, {:.1} GiB RAM, {} {} ({}), llama-cpp-sys-2 {} ({}), {} backend, tpsbench {}{}",
+                s.physical_cores,
+                s.logical_cores,
+                s.ram_bytes as f64 / (1u64 << 30) as f64,
+                s.os,
+                s.kernel,
+                s.arch,
+                build.sys_crate_version,
+                build.build_commit.as_deref().unwrap_or("commit unknown"),
+                build.gpu_backend,
+                run.tool.version,
+                run.tool
+                    .git_commit
+                    .as_deref()
+                    .map(|c| format!(" ({c})"))
+                    .unwrap_or_default(),
+            ),
+        }
+    }
+
+    /// `host: CPU + GPUs`, for headings.
+    pub fn label(&self) -> String {
+        let mut l = format!("{}: {}", self.hostname, self.cpu_model);
+        for g in &self.gpus {
+            l.push_str(" + ");
+            l.push_str(g);
+        }
+        l
+    }
+}
+
+/// GPU (and integrated GPU) device descriptions, in llama.cpp's device order.
+pub fn gpu_descriptions(run: &RunInfo) -> Vec<String> {
+    run.devices
+        .iter()
+        .filter(|d| d.kind == "gpu" || d.kind == "igpu")
+        .map(|d| d.description.clone())
+        .collect()
+}
+
+/// The hardware part of the fingerprint (no host name): CPU model and GPU descriptions.
+pub fn hardware(run: &RunInfo) -> String {
+    format!(
+        "{} | {}",
+        run.system.cpu_model,
+        gpu_descriptions(run).join(", ")
+    )
+}
+
+/// Machine fingerprint: CPU model, GPU descriptions, host name.
+pub fn fingerprint(run: &RunInfo) -> String {
+    format!("{} | {}", hardware(run), run.system.hostname)
+}

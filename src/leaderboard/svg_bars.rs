@@ -1,0 +1,201 @@
+//! Horizontal grouped bar charts: one row group per category (a quantization, a machine),
+//! one bar per series, the category's label and badges to the left, the value to the right
+//! of the bar. Rows grow downwards, so long labels and many categories never collide.
+
+use std::fmt::Write;
+
+use super::svg::{
+    MAX_SERIES, PAD, PALETTE, Scale, W, escape, fit, frame, header, legend, nice_ticks,
+    placeholder, text_width, x_axis,
+};
+
+/// One bar: its length, optional ± error, the text drawn after it and the tooltip.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bar {
+    pub value: f64,
+    pub err: Option<f64>,
+    pub label: String,
+    pub tooltip: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BarSeries {
+    pub name: String,
+    /// One per category; `None` leaves a gap.
+    pub values: Vec<Option<Bar>>,
+}
+
+/// A row group's label and the badges drawn before it (`synthetic`, `requantized`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Category {
+    pub label: String,
+    pub badges: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BarChart {
+    pub id: String,
+    pub title: String,
+    pub subtitle: String,
+    pub x_label: String,
+    pub categories: Vec<Category>,
+    /// At most [`MAX_SERIES`]; more are not drawn (callers split them into several charts).
+    pub series: Vec<BarSeries>,
+    /// Placeholder text when there is no bar.
+    pub empty: String,
+}
+
+const LABEL_PX: f64 = 12.0;
+const VALUE_PX: f64 = 11.0;
+const BADGE_PX: f64 = 10.0;
+
+fn badge_width(b: &str) -> f64 {
+    text_width(b, BADGE_PX) + 10.0
+}
+
+impl BarChart {
+    pub fn has_data(&self) -> bool {
+        self.series
+            .iter()
+            .any(|s| s.values.iter().any(Option::is_some))
+    }
+
+    fn series(&self) -> &[BarSeries] {
+        &self.series[..self.series.len().min(MAX_SERIES)]
+    }
+
+    pub fn render(&self) -> String {
+        self.render_at(W)
+    }
+
+    /// The chart in a viewBox `w` wide.
+    pub fn render_at(&self, w: f64) -> String {
+        if !self.has_data() {
+            return placeholder(w, &self.id, &self.title, &self.empty);
+        }
+        let (mut o, y) = header(w, &self.title, &self.subtitle);
+        let series = self.series();
+        let items: Vec<(String, String)> = if series.len() > 1 {
+            series
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (s.name.clone(), PALETTE[i].to_string()))
+                .collect()
+        } else {
+            vec![]
+        };
+        let (l, y) = legend(w, &items, y);
+        o.push_str(&l);
+        let top = y + 10.0;
+        // The label column: as wide as the widest label and its badges, at most 40 %.
+        let badges_w = |c: &Category| c.badges.iter().map(|b| badge_width(b) + 4.0).sum::<f64>();
+        let label_col = self
+            .categories
+            .iter()
+            .map(|c| text_width(&c.label, LABEL_PX) + badges_w(c) + 6.0)
+            .fold(40.0, f64::max)
+            .min(w * 0.4);
+        let left = PAD + label_col + 10.0;
+        let bars = || series.iter().flat_map(|s| s.values.iter().flatten());
+        let value_w = bars()
+            .map(|b| text_width(&b.label, VALUE_PX))
+            .fold(0.0, f64::max);
+        let right = w - PAD - value_w - 8.0;
+        let max = bars()
+            .map(|b| b.value + b.err.unwrap_or(0.0))
+            .fold(0.0, f64::max);
+        let n_ticks = (((right - left) / 80.0) as usize).clamp(2, 8);
+        let ticks = nice_ticks(0.0, max, n_ticks);
+        let x = Scale {
+            d0: 0.0,
+            d1: *ticks.last().expect("ticks"),
+            r0: left,
+            r1: right,
+        };
+        let bh = if series.len() > 1 { 16.0 } else { 20.0 };
+        // Each row holds only the bars it has, so a variant measured with one setting of
+        // five gets one bar, next to its label.
+        let present: Vec<Vec<usize>> = (0..self.categories.len())
+            .map(|c| {
+                (0..series.len())
+                    .filter(|&si| matches!(series[si].values.get(c), Some(Some(_))))
+                    .collect()
+            })
+            .collect();
+        let heights: Vec<f64> = present
+            .iter()
+            .map(|p| bh * p.len().max(1) as f64 + 12.0)
+            .collect();
+        let bottom = top + heights.iter().sum::<f64>();
+        o.push_str(&x_axis(&ticks, x, top, bottom, &self.x_label));
+        o.push_str(r#"<g class="bars">"#);
+        let mut gy = top + 6.0;
+        for (c, cat) in self.categories.iter().enumerate() {
+            let row_y = gy;
+            gy += heights[c];
+            let cy = row_y + bh * present[c].len().max(1) as f64 / 2.0;
+            let room = label_col - badges_w(cat) - 6.0;
+            let label = fit(&cat.label, LABEL_PX, room);
+            let _ = write!(
+                o,
+                r#"<text class="cat" x="{:.1}" y="{:.1}" text-anchor="end"><title>{}</title>{}</text>"#,
+                left - 10.0,
+                cy + 4.0,
+                escape(&cat.label),
+                escape(&label)
+            );
+            let mut bx = left - 10.0 - text_width(&label, LABEL_PX) - 6.0;
+            for b in &cat.badges {
+                let w = badge_width(b);
+                bx -= w;
+                let _ = write!(
+                    o,
+                    r#"<g class="badge badge-{cls}"><rect x="{bx:.1}" y="{:.1}" width="{w:.1}" height="14" rx="7"/><text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text></g>"#,
+                    cy - 7.0,
+                    bx + w / 2.0,
+                    cy + 3.5,
+                    escape(b),
+                    cls = escape(b)
+                );
+                bx -= 4.0;
+            }
+            for (slot, &si) in present[c].iter().enumerate() {
+                let Some(Some(b)) = series[si].values.get(c) else {
+                    continue;
+                };
+                let y0 = row_y + bh * slot as f64;
+                let x1 = x.at(b.value);
+                let _ = write!(
+                    o,
+                    r#"<g class="bar"><title>{}</title><rect x="{left:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}" rx="2"/>"#,
+                    escape(&b.tooltip),
+                    y0 + 1.0,
+                    (x1 - left).max(0.5),
+                    bh - 2.0,
+                    PALETTE[si]
+                );
+                let mid = y0 + bh / 2.0;
+                let mut end = x1;
+                if let Some(e) = b.err.filter(|e| *e > 0.0) {
+                    let (xa, xb) = (x.at((b.value - e).max(0.0)), x.at(b.value + e));
+                    let _ = write!(
+                        o,
+                        r#"<path class="err" d="M{xa:.1} {mid:.1}H{xb:.1}M{xa:.1} {:.1}v6M{xb:.1} {:.1}v6"/>"#,
+                        mid - 3.0,
+                        mid - 3.0
+                    );
+                    end = xb;
+                }
+                let _ = write!(
+                    o,
+                    r#"<text class="value" x="{:.1}" y="{:.1}">{}</text></g>"#,
+                    end + 5.0,
+                    mid + 4.0,
+                    escape(&b.label)
+                );
+            }
+        }
+        o.push_str("</g>");
+        frame(&self.id, &self.title, w, bottom + 54.0, &o)
+    }
+}

@@ -1,0 +1,255 @@
+//! Scatter charts with optional lines: each series its own colour and, when asked, its own
+//! polyline (a line never joins two series). Point labels are placed at the first of eight
+//! spots around the point where they touch no other label, no point and stay inside the
+//! plot; a label with no free spot is left out (the point's tooltip still says it all).
+
+use std::fmt::Write;
+
+use super::svg::{
+    MAX_SERIES, PAD, PALETTE, Rect, Scale, W, escape, fit, frame, header, legend, nice_ticks,
+    placeholder, text_width, tick_labels, x_axis,
+};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+    /// Short text drawn beside the point, where there is room.
+    pub label: Option<String>,
+    pub tooltip: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScatterSeries {
+    pub name: String,
+    pub points: Vec<Point>,
+    /// Join the points, in the given order, with a line.
+    pub line: bool,
+    /// Colour override (else the palette in series order).
+    pub color: Option<String>,
+    /// Drawn thicker and on top, its labels placed first (the Pareto front).
+    pub emphasis: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScatterChart {
+    pub id: String,
+    pub title: String,
+    pub subtitle: String,
+    pub x_label: String,
+    pub y_label: String,
+    /// At most [`MAX_SERIES`]; more are not drawn (callers split them into several charts).
+    pub series: Vec<ScatterSeries>,
+    /// Start the axes at zero (rates) rather than at the data's minimum.
+    pub x_zero: bool,
+    pub y_zero: bool,
+    pub empty: String,
+}
+
+/// Plot height on wide and on narrow charts.
+const PLOT_H: f64 = 300.0;
+/// Where a label is drawn: x, baseline y, text anchor.
+type Spot = (f64, f64, &'static str);
+const PLOT_H_NARROW: f64 = 240.0;
+const LABEL_PX: f64 = 11.0;
+
+fn bounds(v: impl Iterator<Item = f64>) -> (f64, f64) {
+    v.filter(|x| x.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(x), b.max(x))
+        })
+}
+
+/// The first free spot for a label of `text` beside the point (cx, cy): the text's anchor
+/// position and box, or `None`.
+pub fn place_label(
+    text: &str,
+    cx: f64,
+    cy: f64,
+    area: &Rect,
+    taken: &[Rect],
+) -> Option<(f64, f64, &'static str, Rect)> {
+    const SPOTS: [(f64, f64, &str); 8] = [
+        (8.0, 4.0, "start"),
+        (-8.0, 4.0, "end"),
+        (0.0, -9.0, "middle"),
+        (0.0, 18.0, "middle"),
+        (6.0, -7.0, "start"),
+        (-6.0, -7.0, "end"),
+        (6.0, 16.0, "start"),
+        (-6.0, 16.0, "end"),
+    ];
+    SPOTS.iter().find_map(|&(dx, dy, anchor)| {
+        let (x, y) = (cx + dx, cy + dy);
+        let r = Rect::text(text, x, y, LABEL_PX, anchor);
+        (r.inside(area) && !taken.iter().any(|t| t.intersects(&r))).then_some((x, y, anchor, r))
+    })
+}
+
+impl ScatterChart {
+    pub fn has_data(&self) -> bool {
+        self.series.iter().any(|s| !s.points.is_empty())
+    }
+
+    fn color(&self, i: usize) -> String {
+        let s = &self.series[i];
+        s.color.clone().unwrap_or_else(|| PALETTE[i].to_string())
+    }
+
+    pub fn render(&self) -> String {
+        self.render_at(W)
+    }
+
+    /// The chart in a viewBox `w` wide.
+    pub fn render_at(&self, w: f64) -> String {
+        if !self.has_data() {
+            return placeholder(w, &self.id, &self.title, &self.empty);
+        }
+        let n = self.series.len().min(MAX_SERIES);
+        let (mut o, y) = header(w, &self.title, &self.subtitle);
+        let items: Vec<(String, String)> = (0..n)
+            .filter(|&i| !self.series[i].name.is_empty())
+            .map(|i| (self.series[i].name.clone(), self.color(i)))
+            .collect();
+        let (l, y) = legend(w, &items, y);
+        o.push_str(&l);
+        let top = y + 12.0;
+        let plot_h = if w < W { PLOT_H_NARROW } else { PLOT_H };
+        let bottom = top + plot_h;
+        let pts = || self.series[..n].iter().flat_map(|s| s.points.iter());
+        let (mut x0, mut x1) = bounds(pts().map(|p| p.x));
+        let (mut y0, mut y1) = bounds(pts().map(|p| p.y));
+        if self.x_zero {
+            x0 = x0.min(0.0);
+        }
+        if self.y_zero {
+            y0 = y0.min(0.0);
+        }
+        // Room around the data so points and labels stay inside the axes.
+        let (px, py) = (((x1 - x0) * 0.06).max(1e-9), ((y1 - y0) * 0.08).max(1e-9));
+        if !self.x_zero || x0 < 0.0 {
+            x0 -= px;
+        }
+        if !self.y_zero || y0 < 0.0 {
+            y0 -= py;
+        }
+        x1 += px;
+        y1 += py;
+        let yt = nice_ticks(y0, y1, 5);
+        let ylabels = tick_labels(&yt);
+        let widest = ylabels
+            .iter()
+            .map(|l| text_width(l, 12.0))
+            .fold(0.0, f64::max);
+        let left = PAD + 18.0 + 8.0 + widest + 8.0;
+        let y = Scale {
+            d0: yt[0],
+            d1: *yt.last().expect("ticks"),
+            r0: bottom,
+            r1: top,
+        };
+        o.push_str(r#"<g class="axis y">"#);
+        for (t, l) in yt.iter().zip(&ylabels) {
+            let py = y.at(*t);
+            let _ = write!(
+                o,
+                r#"<line class="grid" x1="{left:.1}" x2="{}" y1="{py:.1}" y2="{py:.1}"/><text x="{:.1}" y="{:.1}" text-anchor="end">{l}</text>"#,
+                w - PAD,
+                left - 8.0,
+                py + 4.0
+            );
+        }
+        let _ = write!(
+            o,
+            r#"<text class="label" transform="translate({} {:.1}) rotate(-90)" text-anchor="middle">{}</text></g>"#,
+            PAD + 12.0,
+            (top + bottom) / 2.0,
+            escape(&fit(&self.y_label, 12.0, plot_h))
+        );
+        let xt = nice_ticks(x0, x1, if w < W { 4 } else { 6 });
+        let x = Scale {
+            d0: xt[0],
+            d1: *xt.last().expect("ticks"),
+            r0: left,
+            r1: w - PAD,
+        };
+        o.push_str(&x_axis(&xt, x, top, bottom, &self.x_label));
+        // Emphasised series last, so they are drawn on top; their labels are placed first.
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| self.series[i].emphasis);
+        let mut taken: Vec<Rect> = pts()
+            .map(|p| {
+                let (cx, cy) = (x.at(p.x), y.at(p.y));
+                Rect {
+                    x0: cx - 6.0,
+                    y0: cy - 6.0,
+                    x1: cx + 6.0,
+                    y1: cy + 6.0,
+                }
+            })
+            .collect();
+        let area = Rect {
+            x0: left + 2.0,
+            y0: top + 2.0,
+            x1: w - PAD - 2.0,
+            y1: bottom - 2.0,
+        };
+        // Spots of the labels, per series and point: emphasised series first.
+        let mut spots: Vec<Vec<Option<Spot>>> = (0..n)
+            .map(|i| vec![None; self.series[i].points.len()])
+            .collect();
+        for &i in order.iter().rev() {
+            for (k, p) in self.series[i].points.iter().enumerate() {
+                let Some(l) = p.label.as_deref() else {
+                    continue;
+                };
+                if let Some((lx, ly, a, r)) = place_label(l, x.at(p.x), y.at(p.y), &area, &taken) {
+                    taken.push(r);
+                    spots[i][k] = Some((lx, ly, a));
+                }
+            }
+        }
+        for i in order {
+            let s = &self.series[i];
+            let c = self.color(i);
+            let cls = if s.emphasis {
+                "series emphasis"
+            } else {
+                "series"
+            };
+            let _ = write!(o, r#"<g class="{cls}">"#);
+            if s.line && s.points.len() > 1 {
+                let d: Vec<String> = s
+                    .points
+                    .iter()
+                    .map(|p| format!("{:.1},{:.1}", x.at(p.x), y.at(p.y)))
+                    .collect();
+                let _ = write!(
+                    o,
+                    r#"<polyline points="{}" fill="none" stroke="{c}"/>"#,
+                    d.join(" ")
+                );
+            }
+            for (p, spot) in s.points.iter().zip(&spots[i]) {
+                let _ = write!(
+                    o,
+                    r#"<g class="point"><title>{}</title><circle cx="{:.1}" cy="{:.1}" r="{}" fill="{c}"/>"#,
+                    escape(&p.tooltip),
+                    x.at(p.x),
+                    y.at(p.y),
+                    if s.emphasis { 5.5 } else { 4.5 }
+                );
+                if let (Some(l), Some((lx, ly, anchor))) = (&p.label, spot) {
+                    let _ = write!(
+                        o,
+                        r#"<text class="plabel" x="{lx:.1}" y="{ly:.1}" text-anchor="{anchor}">{}</text>"#,
+                        escape(l)
+                    );
+                }
+                o.push_str("</g>");
+            }
+            o.push_str("</g>");
+        }
+        frame(&self.id, &self.title, w, bottom + 54.0, &o)
+    }
+}
