@@ -166,7 +166,7 @@ fn adaptive_stopping_ends_on_precision_or_on_the_maximum_and_says_why() {
     .unwrap();
     let st = out.record.tests[0].stats.as_ref().unwrap();
     assert_eq!(st.stop_reason, StopReason::Precision);
-    assert_eq!(out.record.tests[0].samples_ns.len(), 3);
+    assert_eq!(out.record.tests[0].samples_ns.len(), 6);
     // Noise of up to 50% of a repetition: the 1% target cannot be met in 12 repetitions.
     let mut noisy = MockEngine::new(1_000_000, 1_000_000);
     noisy.jitter_ns = 32_000_000;

@@ -2,6 +2,7 @@
 //! may stop repeating.
 
 use super::bootstrap::{Interval, mean_ci, median_ci};
+use super::order;
 use super::outliers::{Outliers, classify};
 use super::steady::{Steadiness, check};
 use super::{mean, median, stddev};
@@ -43,16 +44,14 @@ impl StopPolicy {
     }
 
     /// Whether to stop after these per-repetition rates, spending `elapsed_s` so far.
-    pub fn should_stop(&self, rates: &[f64], elapsed_s: f64, seed: u64) -> Option<StopReason> {
+    /// The precision check is [`precise`]: never below 6 samples, whatever `min_repetitions`.
+    pub fn should_stop(&self, rates: &[f64], elapsed_s: f64, _seed: u64) -> Option<StopReason> {
         let n = rates.len() as u32;
         let Some(target) = self.ci_target else {
             return (n >= self.min_repetitions).then_some(StopReason::Fixed);
         };
-        if n >= self.min_repetitions && n >= 3 {
-            let ci = median_ci(rates, seed);
-            if ci.relative_half_width(median(rates)) <= target {
-                return Some(StopReason::Precision);
-            }
+        if n >= self.min_repetitions && precise(rates, target) {
+            return Some(StopReason::Precision);
         }
         if n >= self.max_repetitions {
             return Some(StopReason::MaxRepetitions);
@@ -62,6 +61,15 @@ impl StopPolicy {
         }
         None
     }
+}
+
+/// Whether the median of `rates` is known to `target` (0.01 = ±1%): its distribution-free
+/// 95% interval (order statistics, see [`order`]) exists, which takes at least 6 samples, and
+/// both its ends lie within `target` of the median. A bootstrap interval is not used here:
+/// from 3 samples it is narrow and covers the median about 75% of the time, so a test would
+/// stop "precise" on luck.
+pub fn precise(rates: &[f64], target: f64) -> bool {
+    order::median_ci_95(rates).is_some_and(|ci| order::relative_reach(&ci, median(rates)) <= target)
 }
 
 /// Statistics of a test's per-repetition tokens/s.
@@ -74,6 +82,10 @@ pub struct TestStats {
     pub median_ci: Interval,
     /// Half-width of `median_ci` relative to the median (0.01 = ±1%).
     pub median_ci_rel: f64,
+    /// The distribution-free 95% interval of the median (order statistics) that adaptive
+    /// stopping and the "imprecise" flag use; absent below 6 samples, where none exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_ci_order: Option<Interval>,
     pub outliers: Outliers,
     pub steadiness: Steadiness,
     pub stop_reason: StopReason,
@@ -104,7 +116,7 @@ pub fn analyse(
     if outliers.low_severe + outliers.high_severe > 0 {
         flags.push("outliers".to_string());
     }
-    if target.is_some_and(|t| median_ci_rel > t) {
+    if target.is_some_and(|t| !precise(rates, t)) {
         flags.push("imprecise".to_string());
     }
     TestStats {
@@ -112,6 +124,7 @@ pub fn analyse(
         mean_ci: mean_ci(rates, seed),
         median_ci,
         median_ci_rel,
+        median_ci_order: order::median_ci_95(rates),
         outliers,
         steadiness,
         stop_reason,
@@ -138,7 +151,7 @@ mod tests {
             max_repetitions: 8,
             max_seconds: 10.0,
         };
-        let tight = [100.0, 100.1, 99.9, 100.0, 100.05];
+        let tight = [100.0, 100.1, 99.9, 100.0, 100.05, 99.95];
         assert_eq!(p.should_stop(&tight, 1.0, 1), Some(StopReason::Precision));
         let wide = [80.0, 120.0, 90.0, 110.0, 100.0];
         assert_eq!(p.should_stop(&wide, 1.0, 1), None);
@@ -161,12 +174,56 @@ mod tests {
         assert!(s.flags.contains(&"outliers".to_string()), "{s:?}");
         assert!(s.median_ci.contains(median(&drift)));
         let clean = analyse(
-            &[100.0, 100.2, 99.8, 100.1, 99.9],
+            &[100.0, 100.2, 99.8, 100.1, 99.9, 100.05],
             StopReason::Precision,
             Some(0.01),
             1,
         );
         assert!(clean.flags.is_empty(), "{clean:?}");
         assert!(clean.cv > 0.0 && clean.cv < 0.01);
+    }
+
+    #[test]
+    fn precision_is_never_claimed_below_six_samples() {
+        // The case: ci_target 0.02 with repetitions 3 stopped "precise" after 3.
+        let p = StopPolicy {
+            min_repetitions: 3,
+            ci_target: Some(0.02),
+            max_repetitions: 50,
+            max_seconds: 600.0,
+        };
+        let rates = [100.0, 100.2, 99.9, 100.1, 99.8, 100.0, 100.3];
+        for n in 3..6 {
+            assert_eq!(p.should_stop(&rates[..n], 1.0, 1), None, "n = {n}");
+        }
+        assert_eq!(
+            p.should_stop(&rates[..6], 1.0, 1),
+            Some(StopReason::Precision)
+        );
+        // Identical samples too: a zero-width bootstrap interval is not evidence.
+        assert_eq!(p.should_stop(&[100.0; 3], 1.0, 1), None);
+    }
+
+    #[test]
+    fn precision_needs_both_ends_of_the_order_interval_within_the_target() {
+        // Six samples: the interval is [min, max].
+        let rates = [100.0, 100.0, 100.0, 100.0, 100.0, 103.0];
+        assert!(!precise(&rates, 0.02), "the high end is 3% out");
+        assert!(precise(&rates, 0.031));
+    }
+
+    #[test]
+    fn a_test_under_six_samples_with_a_target_is_flagged_imprecise() {
+        let s = analyse(
+            &[100.0, 100.1, 99.9],
+            StopReason::MaxRepetitions,
+            Some(0.02),
+            1,
+        );
+        assert!(s.flags.contains(&"imprecise".to_string()), "{s:?}");
+        assert_eq!(s.median_ci_order, None);
+        let s = analyse(&[100.0; 6], StopReason::Precision, Some(0.02), 1);
+        assert!(s.flags.is_empty(), "{s:?}");
+        assert!(s.median_ci_order.is_some());
     }
 }
