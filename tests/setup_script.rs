@@ -48,7 +48,11 @@ fn only_libclang_cpp_is_reported_missing() {
     assert_eq!(code, 1, "{out}");
     assert!(out.starts_with("libclang: missing"), "{out}");
     let (code, out) = found(&["libclang-cpp.so", "libclang-cpp.so.18.1"]);
-    assert_eq!((code, out.starts_with("libclang: missing")), (1, true), "{out}");
+    assert_eq!(
+        (code, out.starts_with("libclang: missing")),
+        (1, true),
+        "{out}"
+    );
 }
 
 #[test]
