@@ -387,6 +387,7 @@ pub fn run(
             active,
             &t.params,
             shape.as_ref(),
+            rec.placement.as_ref(),
             rec.median_ts,
             timed_tokens,
         ));
