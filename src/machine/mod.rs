@@ -3,6 +3,7 @@
 
 pub mod bandwidth;
 pub mod energy;
+pub mod facts;
 pub mod gpus;
 pub mod kv;
 pub mod memory;
