@@ -228,6 +228,20 @@ pub fn roofline_bandwidth(
     c
 }
 
+/// One line to warn with when a test asks for more threads than the machine has physical
+/// cores; None otherwise (or when the core count is unknown).
+pub fn oversubscription_warning(n_threads: u32, physical_cores: u32) -> Option<String> {
+    if physical_cores == 0 || n_threads <= physical_cores {
+        return None;
+    }
+    Some(format!(
+        "warning: n_threads {n_threads} exceeds the {physical_cores} physical cores: threads \
+         share cores (hyper-threads or time slices) and llama.cpp's threads wait for the \
+         slowest at every step, so t/s usually drops and varies; llama-bench's default is \
+         {physical_cores}"
+    ))
+}
+
 /// The ceiling for a working set of `bytes`: the cache-resident read rate when the working
 /// set fits comfortably (three quarters) in the last-level cache, else DRAM.
 pub fn host_ceiling(b: &bandwidth::Bandwidth, bytes: f64) -> (f64, String) {
@@ -317,5 +331,19 @@ mod tests {
         assert!(host.bandwidth_source.contains("host"), "{host:?}");
         assert!(gpu.roofline_ts > 100.0 * host.roofline_ts);
         assert_eq!(roof(10), None);
+    }
+
+    #[test]
+    fn more_threads_than_physical_cores_get_a_one_line_warning() {
+        let w = oversubscription_warning(8, 4).expect("8 threads on 4 cores");
+        assert_eq!(w.lines().count(), 1, "{w}");
+        assert!(
+            w.contains("n_threads 8") && w.contains("4 physical cores"),
+            "{w}"
+        );
+        assert!(w.contains("t/s usually drops"), "says what it costs: {w}");
+        assert_eq!(oversubscription_warning(4, 4), None);
+        assert_eq!(oversubscription_warning(1, 4), None);
+        assert_eq!(oversubscription_warning(5, 0), None, "unknown core count");
     }
 }

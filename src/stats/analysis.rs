@@ -72,6 +72,9 @@ pub fn precise(rates: &[f64], target: f64) -> bool {
     order::median_ci_95(rates).is_some_and(|ci| order::relative_reach(&ci, median(rates)) <= target)
 }
 
+/// A test whose coefficient of variation exceeds this is noted as noisy (5%).
+pub const NOISY_CV: f64 = 0.05;
+
 /// Statistics of a test's per-repetition tokens/s.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TestStats {
@@ -89,8 +92,26 @@ pub struct TestStats {
     pub outliers: Outliers,
     pub steadiness: Steadiness,
     pub stop_reason: StopReason,
-    /// Short warnings for tables: "warmup_drift", "trend", "outliers", "imprecise".
+    /// Short warnings for tables: "warmup_drift", "trend", "outliers", "imprecise",
+    /// "noisy" (CV above 5%).
     pub flags: Vec<String>,
+}
+
+impl TestStats {
+    /// The notes a table shows: the flags, with "noisy" given its CV ("noisy: CV 7.3%").
+    /// Files written before the "noisy" flag existed get the note from their `cv`.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes: Vec<String> = self
+            .flags
+            .iter()
+            .filter(|f| f.as_str() != "noisy")
+            .cloned()
+            .collect();
+        if self.cv > NOISY_CV {
+            notes.push(format!("noisy: CV {:.1}%", self.cv * 100.0));
+        }
+        notes
+    }
 }
 
 /// Analyses per-repetition rates; `target` is the precision the test aimed for, if any.
@@ -119,8 +140,12 @@ pub fn analyse(
     if target.is_some_and(|t| !precise(rates, t)) {
         flags.push("imprecise".to_string());
     }
+    let cv = if m > 0.0 { stddev(rates) / m } else { 0.0 };
+    if cv > NOISY_CV {
+        flags.push("noisy".to_string());
+    }
     TestStats {
-        cv: if m > 0.0 { stddev(rates) / m } else { 0.0 },
+        cv,
         mean_ci: mean_ci(rates, seed),
         median_ci,
         median_ci_rel,
@@ -225,5 +250,43 @@ mod tests {
         let s = analyse(&[100.0; 6], StopReason::Precision, Some(0.02), 1);
         assert!(s.flags.is_empty(), "{s:?}");
         assert!(s.median_ci_order.is_some());
+    }
+
+    #[test]
+    fn a_cv_above_five_percent_is_noted_with_its_value() {
+        // Mean 100, sample sd 7.3: CV 7.3%.
+        let rates = [100.0 - 7.3, 100.0 + 7.3, 100.0 - 7.3, 100.0 + 7.3, 100.0];
+        let s = analyse(&rates, StopReason::Fixed, None, 1);
+        let cv = s.cv;
+        assert!(cv > NOISY_CV, "{cv}");
+        assert!(s.flags.contains(&"noisy".to_string()), "{s:?}");
+        assert!(
+            s.notes().contains(&format!("noisy: CV {:.1}%", cv * 100.0)),
+            "{:?}",
+            s.notes()
+        );
+        assert!(
+            !s.notes().contains(&"noisy".to_string()),
+            "once, with its value"
+        );
+        let quiet = analyse(
+            &[100.0, 101.0, 99.0, 100.5, 99.5],
+            StopReason::Fixed,
+            None,
+            1,
+        );
+        assert!(quiet.notes().is_empty(), "{quiet:?}");
+    }
+
+    #[test]
+    fn an_older_record_without_the_flag_still_gets_the_note() {
+        let mut s = analyse(
+            &[90.0, 110.0, 95.0, 105.0, 100.0],
+            StopReason::Fixed,
+            None,
+            1,
+        );
+        s.flags.clear();
+        assert_eq!(s.notes(), vec![format!("noisy: CV {:.1}%", s.cv * 100.0)]);
     }
 }
