@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod compare;
 pub mod config;
+pub mod config_errors;
 pub mod config_ladder;
 pub(crate) mod config_values;
 pub mod engine;
