@@ -201,7 +201,7 @@ fn an_unknown_key_is_reported_with_its_line() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "models.toml:2: key `repetitons`: unknown field",
+            "models.toml:2: key `sweep.repetitons`: unknown field `repetitons`, did you mean `repetitions`?",
         ));
 }
 
