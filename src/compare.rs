@@ -197,13 +197,28 @@ pub fn compare_sides(a: &Side, b: &Side, ignore: &[String], settings: Settings) 
 }
 
 impl Report {
-    /// Rows that got slower by more than `threshold` (0.05 = 5%), significantly.
+    /// Rows that fail CI at `threshold` (0.05 = 5%): a significant slowdown beyond it, or an
+    /// inconclusive pair (e.g. too few samples for the test) whose whole interval lies beyond
+    /// it. An underpowered test cannot say "slower", but a 2x slowdown it cannot miss.
     pub fn regressions(&self, threshold: f64) -> Vec<&Row> {
         self.rows
             .iter()
             .filter(|r| {
-                r.comparison.verdict == Verdict::Slower && r.comparison.speedup < 1.0 - threshold
+                let c = &r.comparison;
+                match c.verdict {
+                    Verdict::Slower => c.speedup < 1.0 - threshold,
+                    Verdict::Inconclusive => c.interval_slower_than(threshold),
+                    Verdict::Faster | Verdict::NoChange => false,
+                }
             })
+            .collect()
+    }
+
+    /// Rows the data cannot decide.
+    pub fn inconclusive(&self) -> Vec<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| r.comparison.verdict == Verdict::Inconclusive)
             .collect()
     }
 
@@ -219,11 +234,6 @@ impl Report {
         out.push_str("| --- | ---: | ---: | ---: | --- | ---: | --- |\n");
         for r in &self.rows {
             let c = &r.comparison;
-            let verdict = match c.verdict {
-                Verdict::Faster => "faster",
-                Verdict::Slower => "SLOWER",
-                Verdict::NoChange => "no change (within noise)",
-            };
             out.push_str(&format!(
                 "| {} | {:.2} (n={}) | {:.2} (n={}) | {:.3} | [{:.3}, {:.3}] | {:.4} | {} |\n",
                 r.test,
@@ -235,7 +245,7 @@ impl Report {
                 c.ci.lo,
                 c.ci.hi,
                 c.p_value,
-                verdict
+                verdict_text(r)
             ));
         }
         if self.unmatched > 0 {
@@ -245,6 +255,32 @@ impl Report {
             ));
         }
         out
+    }
+}
+
+/// The verdict column: what the data says, and for an inconclusive pair, why.
+fn verdict_text(r: &Row) -> String {
+    let c = &r.comparison;
+    match c.verdict {
+        Verdict::Faster => "faster".into(),
+        Verdict::Slower => "SLOWER".into(),
+        Verdict::NoChange => "no change (within noise)".into(),
+        Verdict::Inconclusive if c.too_few_samples => {
+            let n = if r.a_n == r.b_n {
+                format!("n = {}", r.a_n)
+            } else {
+                format!("n = {} and {}", r.a_n, r.b_n)
+            };
+            format!(
+                "inconclusive: too few samples ({n}; the smallest attainable p is {:.3}), \
+                 interval [{:.3}, {:.3}]",
+                c.min_attainable_p, c.ci.lo, c.ci.hi
+            )
+        }
+        Verdict::Inconclusive => format!(
+            "inconclusive: interval [{:.3}, {:.3}] is beyond the noise band but p = {:.3} is not significant",
+            c.ci.lo, c.ci.hi, c.p_value
+        ),
     }
 }
 

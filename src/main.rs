@@ -1,19 +1,47 @@
 //! `tpsbench`: everything lives in the library; main only maps errors to one line and an
 //! exit code.
 //!
+//! A closed stdout (`tpsbench info | head -1`) ends the command quietly with exit 0, as other
+//! command-line tools do: whether the write failed through `println!` (a panic) or through
+//! an error returned by the command.
+//!
+//! A value clap rejects (`--shard 2/2`, `--output xml`) is one line, `error: --shard 2/2:
+//! <why>`, exit 2, like every other bad input; other clap errors, `--help` and `--version`
+//! are clap's own.
+//!
 //! A panic is a bug, but the user still gets one line, `error: internal error: ...`, and
 //! exit code 2 rather than a backtrace; with `RUST_BACKTRACE` set the standard report
 //! (with the backtrace) is printed instead, for whoever debugs it.
 
+use std::io::Write;
 use std::panic::{self, PanicHookInfo};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use clap::Parser;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+
+/// Set when a `println!` panicked because the reader of stdout has gone.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 
 fn main() {
+    // Checked here so that a rejected value is one line; cli::main parses again (cheap).
+    if let Err(e) = tpsbench::cli::Cli::try_parse() {
+        match value_error_line(&e) {
+            Some(line) => {
+                eprintln!("{line}");
+                std::process::exit(2);
+            }
+            None => e.exit(),
+        }
+    }
     let default_hook = panic::take_hook();
     panic::set_hook(Box::new(move |info| {
         let msg = panic_message(info);
-        if msg.starts_with("failed printing to stdout") {
-            // println! into a closed pipe (`tpsbench info | head -1`): not a bug, and said
-            // as `run` says it when its output cannot be written.
+        if msg.starts_with("failed printing to stdout") && is_broken_pipe_text(msg) {
+            // println! into a closed pipe: not a bug, not an error.
+            STDOUT_CLOSED.store(true, Ordering::SeqCst);
+        } else if msg.starts_with("failed printing to stdout") {
+            // Another write failure (a full disk): said as `run` says it.
             let reason = msg.trim_start_matches("failed printing to stdout: ");
             eprintln!("error: writing to stdout: {reason}");
         } else if backtrace_requested() {
@@ -30,13 +58,61 @@ fn main() {
         tpsbench::cli::main()
     }) {
         Ok(Ok(code)) => code,
+        Ok(Err(e)) if is_broken_pipe(&e) => 0,
         Ok(Err(e)) => {
             eprintln!("error: {e:#}");
             2
         }
+        Err(_) if STDOUT_CLOSED.load(Ordering::SeqCst) => 0,
         Err(_) => 2, // the hook has reported it
     };
+    // Whatever is still buffered: a reader gone by now changes nothing.
+    let _ = std::io::stdout().flush();
     std::process::exit(code);
+}
+
+/// The error (or one it wraps) is a write to a pipe whose reader has gone.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn is_broken_pipe_text(msg: &str) -> bool {
+    msg.contains("Broken pipe") || msg.contains("(os error 32)")
+}
+
+/// One line for a value clap rejected: `error: --shard 2/2: <why>`; None for other errors.
+fn value_error_line(e: &clap::Error) -> Option<String> {
+    if !matches!(
+        e.kind(),
+        ErrorKind::ValueValidation | ErrorKind::InvalidValue
+    ) {
+        return None;
+    }
+    let text = |k: ContextKind| match e.get(k) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    // "--shard <INDEX/COUNT>" names the option; a positional argument is "<A>".
+    let arg = text(ContextKind::InvalidArg)?;
+    let name = arg.split_whitespace().next().unwrap_or(&arg).to_string();
+    let value = text(ContextKind::InvalidValue).unwrap_or_default();
+    let why = match (e.kind(), std::error::Error::source(e)) {
+        (ErrorKind::ValueValidation, Some(source)) => source.to_string(),
+        _ => match e.get(ContextKind::ValidValue) {
+            Some(ContextValue::Strings(v)) if !v.is_empty() => {
+                format!("use one of {}", v.join(", "))
+            }
+            _ if value.is_empty() => "a value is required".to_string(),
+            _ => "invalid value".to_string(),
+        },
+    };
+    if value.is_empty() {
+        return Some(format!("error: {name}: {why}"));
+    }
+    Some(format!("error: {name} {value}: {why}"))
 }
 
 fn backtrace_requested() -> bool {

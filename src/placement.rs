@@ -10,6 +10,7 @@
 //! load_tensors: offloaded 31/31 layers to GPU                         (GPU builds only)
 //! load_tensors:        CUDA0 model buffer size =  1234.56 MiB
 //! llama_kv_cache:      CUDA0 KV buffer size =    64.00 MiB
+//! llama_kv_cache: size =   64.00 MiB (   512 cells,  32 layers,  1/1 seqs), K (f16): ...
 //! sched_reserve:       CUDA0 compute buffer size =   300.01 MiB
 //! llama_context:  CUDA_Host  output buffer size =     0.19 MiB
 //! ```
@@ -30,6 +31,11 @@ pub struct Placement {
     pub devices: Vec<DevicePlacement>,
     /// Every buffer as llama.cpp named it, in log order.
     pub buffers: Vec<Buffer>,
+    /// Cells (token positions) of the context's KV cache as llama.cpp made it: n_ctx rounded
+    /// up to its padding (256 in the pinned llama.cpp). None when not logged, or when the
+    /// context has several caches (an SWA cache beside the base one) of different sizes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cells: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,6 +58,20 @@ pub struct Buffer {
 }
 
 impl Placement {
+    /// Bytes of KV cache (and recurrent state) llama.cpp allocated, over every device; None
+    /// when it logged no KV buffer.
+    pub fn kv_bytes(&self) -> Option<u64> {
+        let total: u64 = self.devices.iter().map(|d| d.kv_bytes).sum();
+        (total > 0).then_some(total)
+    }
+
+    /// KV-cache bytes per cell (one token position, all layers, K and V), from llama.cpp's
+    /// own figures: `kv_bytes / kv_cells`.
+    pub fn kv_bytes_per_cell(&self) -> Option<f64> {
+        let cells = self.kv_cells.filter(|&c| c > 0)?;
+        Some(self.kv_bytes()? as f64 / cells as f64)
+    }
+
     /// The devices holding KV cache bytes, e.g. `["CUDA0"]`.
     pub fn kv_devices(&self) -> Vec<&str> {
         self.devices
@@ -110,6 +130,7 @@ pub fn parse(log: &str) -> Option<Placement> {
     let mut layers: Vec<(u32, String)> = Vec::new();
     let mut offloaded_line: Option<(u32, u32)> = None;
     let mut buffers: Vec<Buffer> = Vec::new();
+    let mut cells: Vec<u64> = Vec::new();
     for line in log.lines() {
         if let Some((il, dev)) = layer_line(line) {
             match layers.iter_mut().find(|(i, _)| *i == il) {
@@ -118,6 +139,8 @@ pub fn parse(log: &str) -> Option<Placement> {
             }
         } else if let Some(x) = offloaded(line) {
             offloaded_line = Some(x);
+        } else if let Some(c) = kv_cells_line(line) {
+            cells.push(c);
         } else if let Some(b) = buffer_line(line) {
             // A re-run of the scheduler's reservation re-logs the compute buffers: the last wins.
             if b.kind == "compute" {
@@ -154,11 +177,16 @@ pub fn parse(log: &str) -> Option<Placement> {
             _ => {}
         }
     }
+    cells.dedup();
     Some(Placement {
         layers_offloaded,
         layers_total,
         devices,
         buffers,
+        kv_cells: match cells[..] {
+            [one] => Some(one),
+            _ => None,
+        },
     })
 }
 
@@ -185,6 +213,7 @@ pub fn relevant_lines(log: &str) -> String {
             l.contains(" buffer size = ")
                 || l.contains(" layers to GPU")
                 || l.contains(" assigned to device ")
+                || kv_cells_line(l).is_some()
         })
         .fold(String::new(), |mut s, l| {
             s.push_str(l);
@@ -210,6 +239,19 @@ fn offloaded(line: &str) -> Option<(u32, u32)> {
     }
     let (a, b) = rest.split_whitespace().next()?.split_once('/')?;
     Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+}
+
+/// `llama_kv_cache: size =   80.00 MiB (   640 cells,  32 layers,  1/1 seqs), ...`
+fn kv_cells_line(line: &str) -> Option<u64> {
+    let (head, rest) = line.split_once(": size = ")?;
+    if !head.contains("kv_cache") {
+        return None;
+    }
+    let (_, rest) = rest.split_once('(')?;
+    let (num, rest) = rest.trim_start().split_once(' ')?;
+    rest.starts_with("cells")
+        .then(|| num.parse().ok())
+        .flatten()
 }
 
 /// `<func>: <name> (model|KV|RS|compute|output) buffer size = <MiB> MiB`

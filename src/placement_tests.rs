@@ -177,3 +177,32 @@ fn a_real_vulkan_partial_offload_splits_layers_and_kv_cache_as_llama_cpp_logged(
     assert_eq!(cpu.model_bytes, (92.10 * MIB as f64).round() as u64);
     assert_eq!(p.kv_devices(), vec!["CPU", "Vulkan0"]);
 }
+
+#[test]
+fn the_kv_cache_cells_and_bytes_are_llama_cpps_own() {
+    // The tiny model's tg4 context: n_ctx 4 padded to 256 cells, 0.25 MiB of f16 K and V.
+    let p = parse(CPU_TINY).unwrap();
+    assert_eq!(p.kv_cells, Some(256));
+    assert_eq!(p.kv_bytes(), Some(MIB / 4));
+    assert_eq!(p.kv_bytes_per_cell(), Some(1024.0));
+    // A 32-layer 8B llama: 8 KV heads of 128, f16 K and V = 32 · 1024 · 4 bytes per cell.
+    let p = parse(CUDA_FULL).unwrap();
+    assert_eq!(p.kv_cells, Some(640));
+    assert_eq!(p.kv_bytes_per_cell(), Some(32.0 * 1024.0 * 4.0));
+    // No cells line: the bytes are known, the bytes per cell are not.
+    let p = parse(VULKAN_NGL10).unwrap();
+    assert_eq!(p.kv_cells, None);
+    assert!(p.kv_bytes().is_some() && p.kv_bytes_per_cell().is_none());
+}
+
+#[test]
+fn two_kv_caches_of_different_sizes_have_no_single_cell_count() {
+    let text = "llama_kv_cache:        CPU KV buffer size =    10.00 MiB\n\
+                llama_kv_cache: size =   10.00 MiB (  4096 cells,  20 layers,  1/1 seqs)\n\
+                llama_kv_cache:        CPU KV buffer size =     2.00 MiB\n\
+                llama_kv_cache: size =    2.00 MiB (  1024 cells,   6 layers,  1/1 seqs)\n";
+    let p = parse(text).unwrap();
+    assert_eq!(p.kv_cells, None);
+    assert_eq!(p.kv_bytes(), Some(12 * MIB));
+    assert_eq!(p.kv_bytes_per_cell(), None);
+}

@@ -10,6 +10,10 @@ use crate::record::{RunInfo, RunRecord, SCHEMA_VERSION};
 /// start time and host: `20261130T025500Z-host.json`. The name is claimed with
 /// `create_new`, so two runs started in the same second never share a file.
 pub fn new_result_path(dir: &Path, run: &RunInfo) -> Result<PathBuf, String> {
+    // create_dir_all on a file says "File exists (os error 17)": say what is wrong instead.
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!("results path is a file: {}", dir.display()));
+    }
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("cannot create the results directory {}: {e}", dir.display()))?;
     let stamp: String = run
@@ -151,5 +155,15 @@ mod tests {
         std::fs::write(&file, "").unwrap();
         let e = new_result_path(&file.join("sub"), &fixtures::run().run).unwrap_err();
         assert!(e.contains("cannot create the results directory"), "{e}");
+    }
+
+    #[test]
+    fn a_results_path_that_is_a_file_is_named_as_such() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("results");
+        std::fs::write(&file, "").unwrap();
+        let e = new_result_path(&file, &fixtures::run().run).unwrap_err();
+        assert_eq!(e, format!("results path is a file: {}", file.display()));
+        assert!(!e.contains("os error"), "{e}");
     }
 }

@@ -32,7 +32,11 @@ pub fn gpu_backend() -> &'static str {
     }
 }
 
+/// The build facts; `cpu_features` (the probed SIMD features that are on) is completed with
+/// those the CPU section of `system_info` lists (AVX512_VNNI, AVX512_BF16, ...).
 pub fn llama_build(system_info: String, cpu_features: Vec<String>) -> LlamaBuild {
+    let probed: Vec<(&str, bool)> = cpu_features.iter().map(|f| (f.as_str(), true)).collect();
+    let cpu_features = crate::machine::facts::simd_features(&probed, &system_info);
     let rs = env!("TPSBENCH_LLAMA_RS_COMMIT");
     let library = crate::linkage::current().cloned();
     // A shared llama.cpp brings its own backend: its stamp says which, not our features.

@@ -201,7 +201,7 @@ fn an_unknown_key_is_reported_with_its_line() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "models.toml:2: key `repetitons`: unknown field",
+            "models.toml:2: key `sweep.repetitons`: unknown field `repetitons`, did you mean `repetitions`?",
         ));
 }
 
@@ -283,7 +283,7 @@ fn synth_refuses_an_unknown_preset() {
 
 #[test]
 fn compare_of_a_run_with_itself_is_no_change_and_a_saved_baseline_is_found_by_name() {
-    let (dir, config) = workspace("n_prompt = 16\nn_gen = 4\nrepetitions = 3");
+    let (dir, config) = workspace("n_prompt = 16\nn_gen = 4\nrepetitions = 4");
     let results = dir.path().join("results");
     let baselines = dir.path().join("baselines");
     tpsbench()

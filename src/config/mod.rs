@@ -13,6 +13,7 @@ pub mod ladder;
 pub mod quant_types;
 pub mod serving;
 pub mod synth_spec;
+pub mod unknown_key;
 pub(crate) mod values;
 
 pub(crate) use values::scalar_int;
@@ -321,19 +322,18 @@ pub(crate) fn toml_error(ctx: &Ctx, e: &toml::de::Error) -> ConfigError {
         .next()
         .unwrap_or("invalid TOML")
         .to_string();
-    let key = unknown_field(&message);
+    let (key, message) =
+        match crate::config::unknown_key::unknown_key(ctx.src, e.span().map(|s| s.start), &message)
+        {
+            Some((key, message)) => (Some(key), message),
+            None => (None, message),
+        };
     ConfigError {
         file: ctx.file.to_path_buf(),
         line: e.span().map(|s| ctx.line_of(s.start)),
         key,
         message,
     }
-}
-
-/// Extracts the key name from serde's "unknown field `x`, expected ..." message.
-fn unknown_field(message: &str) -> Option<String> {
-    let rest = message.strip_prefix("unknown field `")?;
-    Some(rest.split('`').next()?.to_string())
 }
 
 fn apply_settings(ctx: &Ctx, s: &RawSweep, out: &mut RunSettings) -> Result<(), ConfigError> {

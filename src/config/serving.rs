@@ -114,10 +114,12 @@ pub fn parse(file: &Path, src: &str) -> Result<Option<ServingConfig>, ConfigErro
             .next()
             .unwrap_or("invalid TOML")
             .to_string();
-        let key = message
-            .strip_prefix("unknown field `")
-            .and_then(|r| r.split('`').next())
-            .map(|k| format!("serving.{k}"));
+        let (key, message) =
+            match crate::config::unknown_key::unknown_key(src, e.span().map(|s| s.start), &message)
+            {
+                Some((key, message)) => (Some(key), message),
+                None => (None, message),
+            };
         ConfigError {
             file: file.to_path_buf(),
             line: e

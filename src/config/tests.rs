@@ -77,10 +77,10 @@ fn err_of(src: &str) -> ConfigError {
 fn unknown_key_names_file_line_and_key() {
     let e = err_of("[sweep]\nn_promt = 5\n[[model]]\nname='a'\npath='a'\n");
     assert_eq!(e.line, Some(2));
-    assert_eq!(e.key.as_deref(), Some("n_promt"));
+    assert_eq!(e.key.as_deref(), Some("sweep.n_promt"));
     let shown = e.to_string();
     assert!(
-        shown.starts_with("dir/models.toml:2: key `n_promt`"),
+        shown.starts_with("dir/models.toml:2: key `sweep.n_promt`: unknown field `n_promt`, did you mean `n_prompt`?"),
         "{shown}"
     );
 }

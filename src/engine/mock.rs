@@ -126,6 +126,7 @@ impl Model for MockModel<'_> {
                 compute_bytes: 1 << 16,
             }],
             buffers: Vec::new(),
+            kv_cells: None,
         })
     }
 

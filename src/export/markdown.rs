@@ -71,7 +71,7 @@ impl Exporter for Markdown {
         }
         let any_flags = tests
             .iter()
-            .any(|t| t.stats.as_ref().is_some_and(|s| !s.flags.is_empty()));
+            .any(|t| t.stats.as_ref().is_some_and(|s| !s.notes().is_empty()));
         if any_flags {
             header.push("notes");
         }
@@ -98,7 +98,7 @@ impl Exporter for Markdown {
                 row.push(
                     t.stats
                         .as_ref()
-                        .map(|s| s.flags.join(", "))
+                        .map(|s| s.notes().join(", "))
                         .unwrap_or_default(),
                 );
             }
@@ -228,5 +228,23 @@ mod tests {
     fn sizes_and_params_use_llama_bench_units() {
         assert_eq!(format_size(3 * 1024 * 1024 * 1024 / 2), "1.50 GiB");
         assert_eq!(format_params(7_241_732_096), "7.24 B");
+    }
+
+    #[test]
+    fn a_noisy_test_is_noted_with_its_cv() {
+        use crate::stats::analysis::{StopReason, analyse};
+        let mut run = fixtures::run();
+        let rates = [100.0 - 7.3, 100.0 + 7.3, 100.0 - 7.3, 100.0 + 7.3, 100.0];
+        let stats = analyse(&rates, StopReason::Fixed, None, 1);
+        let note = format!("noisy: CV {:.1}%", stats.cv * 100.0);
+        run.tests[0].stats = Some(stats);
+        let out = String::from_utf8(Markdown.render(&run)).unwrap();
+        let lines: Vec<_> = out.lines().collect();
+        assert!(lines[0].contains("| notes "), "{out}");
+        assert!(lines[2].contains(&note), "{out}");
+        // A quiet test: no notes column at all.
+        run.tests[0].stats = Some(analyse(&[100.0, 100.5, 99.5], StopReason::Fixed, None, 1));
+        let out = String::from_utf8(Markdown.render(&run)).unwrap();
+        assert!(!out.contains("notes"), "{out}");
     }
 }

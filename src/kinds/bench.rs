@@ -41,6 +41,7 @@ pub fn run(
         active,
         &rec.params,
         shape.as_ref(),
+        rec.placement.as_ref(),
         rec.median_ts,
         timed_tokens,
     ));

@@ -3,7 +3,9 @@
 
 pub mod bandwidth;
 pub mod energy;
+pub mod facts;
 pub mod gpus;
+pub mod kv;
 pub mod memory;
 pub mod nvml;
 pub mod roofline;
@@ -15,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::gguf::reader::Header;
 use crate::plan::TestParams;
 use energy::{Energy, PowerSource, Sampler};
+pub use kv::KvCacheSource;
 use roofline::{DecodeRoofline, PrefillCompute, Shape};
 
 /// How often power is sampled during a test.
@@ -25,8 +28,12 @@ pub const POWER_PERIOD: Duration = Duration::from_millis(50);
 pub struct Resources {
     /// Peak resident memory of the process during the test (Linux), bytes.
     pub peak_rss_bytes: Option<u64>,
-    /// KV-cache bytes of the test's context: n_ctx × layers × K and V widths × type sizes.
+    /// KV-cache bytes of the test's context: llama.cpp's own KV buffers (from the test's
+    /// placement, its padded context included) where it logged them, else computed as
+    /// n_ctx × layers × K and V widths × type sizes. `kv_cache_source` says which.
     pub kv_cache_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_source: Option<KvCacheSource>,
     /// Energy over the timed repetitions, where a power source is readable.
     pub energy: Option<Energy>,
     pub joules_per_token: Option<f64>,
@@ -119,12 +126,14 @@ impl Monitor {
     }
 
     /// Ends monitoring and works out the figures for a test that ran at `ts` tokens/s
-    /// over `tokens` timed tokens.
+    /// over `tokens` timed tokens; `placement` is where llama.cpp put the test's context
+    /// (its KV buffer sizes beat the computed ones).
     pub fn end(
         &mut self,
         a: Active,
         p: &TestParams,
         shape: Option<&Shape>,
+        placement: Option<&crate::placement::Placement>,
         ts: Option<f64>,
         tokens: u64,
     ) -> Resources {
@@ -133,24 +142,19 @@ impl Monitor {
             self.source = source;
             e
         });
-        let kv = shape
-            .map(|s| (s.kv_bytes_per_position(&p.type_k, &p.type_v) * f64::from(p.n_ctx())) as u64);
+        let (kv, kv_source, kv_per_position) = kv::kv_cache(p, shape, placement);
         let (mut roof, mut pre) = (None, None);
-        if let (Some(s), Some(ts)) = (shape, ts) {
+        if let (Some(s), Some(ts), Some(kvp)) = (shape, ts, kv_per_position) {
             if p.n_gen > 0 && p.n_prompt == 0 {
                 let ceiling = self.ceilings.for_test(p.n_gpu_layers, s.n_layer);
                 let on_host = ceiling.is_some() && ceiling == self.ceilings.host.as_ref();
                 roof = ceiling.map(|(gbs, src)| {
-                    let r = roofline::decode(
-                        s, p.n_depth, p.n_gen, &p.type_k, &p.type_v, ts, *gbs, src,
-                    );
+                    let r = roofline::decode(s, p.n_depth, p.n_gen, kvp, ts, *gbs, src);
                     match self.host.as_ref().filter(|_| on_host) {
                         // On the host, the memory level that holds the working set sets the ceiling.
                         Some(h) => {
                             let (gbs, src) = host_ceiling(h, r.bytes_per_token);
-                            roofline::decode(
-                                s, p.n_depth, p.n_gen, &p.type_k, &p.type_v, ts, gbs, &src,
-                            )
+                            roofline::decode(s, p.n_depth, p.n_gen, kvp, ts, gbs, &src)
                         }
                         None => r,
                     }
@@ -166,6 +170,7 @@ impl Monitor {
                 None
             },
             kv_cache_bytes: kv,
+            kv_cache_source: kv_source,
             joules_per_token: energy
                 .as_ref()
                 .filter(|_| tokens > 0)
@@ -221,6 +226,20 @@ pub fn roofline_bandwidth(
     ));
     info.host_bandwidth = Some(b);
     c
+}
+
+/// One line to warn with when a test asks for more threads than the machine has physical
+/// cores; None otherwise (or when the core count is unknown).
+pub fn oversubscription_warning(n_threads: u32, physical_cores: u32) -> Option<String> {
+    if physical_cores == 0 || n_threads <= physical_cores {
+        return None;
+    }
+    Some(format!(
+        "warning: n_threads {n_threads} exceeds the {physical_cores} physical cores: threads \
+         share cores (hyper-threads or time slices) and llama.cpp's threads wait for the \
+         slowest at every step, so t/s usually drops and varies; llama-bench's default is \
+         {physical_cores}"
+    ))
 }
 
 /// The ceiling for a working set of `bytes`: the cache-resident read rate when the working
@@ -304,7 +323,7 @@ mod tests {
         let mut roof = |ngl: i32| {
             p.n_gpu_layers = ngl;
             let a = m.begin();
-            m.end(a, &p, Some(&shape), Some(100.0), 128).roofline
+            m.end(a, &p, Some(&shape), None, Some(100.0), 128).roofline
         };
         let gpu = roof(99).expect("full offload");
         let host = roof(0).expect("on the host");
@@ -312,5 +331,19 @@ mod tests {
         assert!(host.bandwidth_source.contains("host"), "{host:?}");
         assert!(gpu.roofline_ts > 100.0 * host.roofline_ts);
         assert_eq!(roof(10), None);
+    }
+
+    #[test]
+    fn more_threads_than_physical_cores_get_a_one_line_warning() {
+        let w = oversubscription_warning(8, 4).expect("8 threads on 4 cores");
+        assert_eq!(w.lines().count(), 1, "{w}");
+        assert!(
+            w.contains("n_threads 8") && w.contains("4 physical cores"),
+            "{w}"
+        );
+        assert!(w.contains("t/s usually drops"), "says what it costs: {w}");
+        assert_eq!(oversubscription_warning(4, 4), None);
+        assert_eq!(oversubscription_warning(1, 4), None);
+        assert_eq!(oversubscription_warning(5, 0), None, "unknown core count");
     }
 }

@@ -71,22 +71,23 @@ pub struct DecodeRoofline {
     pub percent_of_roofline: f64,
 }
 
-/// Decode roofline for `n_gen` tokens generated after `n_depth` tokens at `ts` tokens/s.
-#[allow(clippy::too_many_arguments)]
+/// Decode roofline for `n_gen` tokens generated after `n_depth` tokens at `ts` tokens/s,
+/// with `kv_bytes_per_position` bytes of K and V per cached token (all layers): llama.cpp's
+/// KV buffer over its cells where known, else [`Shape::kv_bytes_per_position`].
 pub fn decode(
     shape: &Shape,
     n_depth: u32,
     n_gen: u32,
-    type_k: &str,
-    type_v: &str,
+    kv_bytes_per_position: f64,
     ts: f64,
     bandwidth_gbs: f64,
     bandwidth_source: &str,
 ) -> DecodeRoofline {
     // Token i (0-based) attends over n_depth + i positions: the mean is depth + (n_gen-1)/2.
+    // Only the filled cells count: the padding cells llama.cpp allocates (and masks) are
+    // not bytes a decode step must read, and the ceiling is what an ideal kernel reaches.
     let mean_ctx = f64::from(n_depth) + f64::from(n_gen.saturating_sub(1)) / 2.0;
-    let bytes_per_token =
-        shape.weight_bytes_per_token() + mean_ctx * shape.kv_bytes_per_position(type_k, type_v);
+    let bytes_per_token = shape.weight_bytes_per_token() + mean_ctx * kv_bytes_per_position;
     let roofline_ts = bandwidth_gbs * 1e9 / bytes_per_token;
     let achieved_gbs = ts * bytes_per_token / 1e9;
     DecodeRoofline {
@@ -144,7 +145,7 @@ mod tests {
 
     #[test]
     fn decode_at_zero_depth_is_weights_over_bandwidth() {
-        let r = decode(&shape(), 0, 1, "f16", "f16", 50.0, 9.6, "probe");
+        let r = decode(&shape(), 0, 1, 23_040.0, 50.0, 9.6, "probe");
         assert_eq!(r.bytes_per_token, 96_000_000.0);
         assert!((r.roofline_ts - 100.0).abs() < 1e-9);
         assert!((r.percent_of_roofline - 50.0).abs() < 1e-9);
@@ -153,7 +154,7 @@ mod tests {
 
     #[test]
     fn depth_adds_the_mean_kv_cache_read() {
-        let r = decode(&shape(), 1000, 129, "f16", "f16", 50.0, 9.6, "probe");
+        let r = decode(&shape(), 1000, 129, 23_040.0, 50.0, 9.6, "probe");
         assert_eq!(r.bytes_per_token, 96_000_000.0 + 1064.0 * 23_040.0);
     }
 

@@ -113,7 +113,11 @@ pub fn run(
         .filter(|t| prepare::is_done(&prep.plan, t, &record))
         .count();
     if !child {
-        for w in prepare::requantized_warnings(&opts.config, &prep, &todo) {
+        let threads = prepare::thread_warnings(&todo, crate::system::physical_cores());
+        for w in prepare::requantized_warnings(&opts.config, &prep, &todo)
+            .into_iter()
+            .chain(threads)
+        {
             eprintln!("warning: {w}");
         }
     }

@@ -273,3 +273,15 @@ pub fn requantized_warnings(
     }
     out
 }
+
+/// One warning per thread count in `tests` above the machine's physical cores: such a run
+/// measures contention (llama.cpp's threads wait for the slowest at every step), not the model.
+pub fn thread_warnings(tests: &[PlannedTest], physical_cores: u32) -> Vec<String> {
+    let counts: std::collections::BTreeSet<u32> =
+        tests.iter().map(|t| t.params.n_threads).collect();
+    counts
+        .into_iter()
+        .filter_map(|n| crate::machine::oversubscription_warning(n, physical_cores))
+        .map(|w| w.trim_start_matches("warning: ").to_string())
+        .collect()
+}

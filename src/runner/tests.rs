@@ -171,7 +171,7 @@ fn adaptive_stopping_ends_on_precision_or_on_the_maximum_and_says_why() {
     .unwrap();
     let st = out.record.tests[0].stats.as_ref().unwrap();
     assert_eq!(st.stop_reason, StopReason::Precision);
-    assert_eq!(out.record.tests[0].samples_ns.len(), 3);
+    assert_eq!(out.record.tests[0].samples_ns.len(), 6);
     // Noise of up to 50% of a repetition: the 1% target cannot be met in 12 repetitions.
     let mut noisy = MockEngine::new(1_000_000, 1_000_000);
     noisy.jitter_ns = 32_000_000;
@@ -346,4 +346,22 @@ fn a_test_that_fails_before_its_context_exists_gets_no_placement() {
         out.record.tests[1].placement, None,
         "not the previous test's placement"
     );
+}
+
+#[test]
+fn thread_counts_above_the_physical_cores_are_warned_once_each() {
+    let test = |n: u32| {
+        let axes = crate::config::Axes::llama_bench_defaults(n);
+        let p = crate::plan::expand_axes(&axes).remove(0);
+        crate::plan::PlannedTest::bench(0, format!("m/tg16/t{n}"), p)
+    };
+    let tests = [test(2), test(8), test(8), test(4)];
+    let w = prepare::thread_warnings(&tests, 2);
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(
+        w[0].starts_with("n_threads 4 exceeds the 2 physical cores"),
+        "{w:?}"
+    );
+    assert!(w[1].starts_with("n_threads 8 exceeds"), "{w:?}");
+    assert!(prepare::thread_warnings(&tests, 8).is_empty());
 }

@@ -2,6 +2,7 @@
 //! may stop repeating.
 
 use super::bootstrap::{Interval, mean_ci, median_ci};
+use super::order;
 use super::outliers::{Outliers, classify};
 use super::steady::{Steadiness, check};
 use super::{mean, median, stddev};
@@ -43,16 +44,14 @@ impl StopPolicy {
     }
 
     /// Whether to stop after these per-repetition rates, spending `elapsed_s` so far.
-    pub fn should_stop(&self, rates: &[f64], elapsed_s: f64, seed: u64) -> Option<StopReason> {
+    /// The precision check is [`precise`]: never below 6 samples, whatever `min_repetitions`.
+    pub fn should_stop(&self, rates: &[f64], elapsed_s: f64, _seed: u64) -> Option<StopReason> {
         let n = rates.len() as u32;
         let Some(target) = self.ci_target else {
             return (n >= self.min_repetitions).then_some(StopReason::Fixed);
         };
-        if n >= self.min_repetitions && n >= 3 {
-            let ci = median_ci(rates, seed);
-            if ci.relative_half_width(median(rates)) <= target {
-                return Some(StopReason::Precision);
-            }
+        if n >= self.min_repetitions && precise(rates, target) {
+            return Some(StopReason::Precision);
         }
         if n >= self.max_repetitions {
             return Some(StopReason::MaxRepetitions);
@@ -64,6 +63,18 @@ impl StopPolicy {
     }
 }
 
+/// Whether the median of `rates` is known to `target` (0.01 = ±1%): its distribution-free
+/// 95% interval (order statistics, see [`order`]) exists, which takes at least 6 samples, and
+/// both its ends lie within `target` of the median. A bootstrap interval is not used here:
+/// from 3 samples it is narrow and covers the median about 75% of the time, so a test would
+/// stop "precise" on luck.
+pub fn precise(rates: &[f64], target: f64) -> bool {
+    order::median_ci_95(rates).is_some_and(|ci| order::relative_reach(&ci, median(rates)) <= target)
+}
+
+/// A test whose coefficient of variation exceeds this is noted as noisy (5%).
+pub const NOISY_CV: f64 = 0.05;
+
 /// Statistics of a test's per-repetition tokens/s.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TestStats {
@@ -74,11 +85,33 @@ pub struct TestStats {
     pub median_ci: Interval,
     /// Half-width of `median_ci` relative to the median (0.01 = ±1%).
     pub median_ci_rel: f64,
+    /// The distribution-free 95% interval of the median (order statistics) that adaptive
+    /// stopping and the "imprecise" flag use; absent below 6 samples, where none exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_ci_order: Option<Interval>,
     pub outliers: Outliers,
     pub steadiness: Steadiness,
     pub stop_reason: StopReason,
-    /// Short warnings for tables: "warmup_drift", "trend", "outliers", "imprecise".
+    /// Short warnings for tables: "warmup_drift", "trend", "outliers", "imprecise",
+    /// "noisy" (CV above 5%).
     pub flags: Vec<String>,
+}
+
+impl TestStats {
+    /// The notes a table shows: the flags, with "noisy" given its CV ("noisy: CV 7.3%").
+    /// Files written before the "noisy" flag existed get the note from their `cv`.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes: Vec<String> = self
+            .flags
+            .iter()
+            .filter(|f| f.as_str() != "noisy")
+            .cloned()
+            .collect();
+        if self.cv > NOISY_CV {
+            notes.push(format!("noisy: CV {:.1}%", self.cv * 100.0));
+        }
+        notes
+    }
 }
 
 /// Analyses per-repetition rates; `target` is the precision the test aimed for, if any.
@@ -104,14 +137,19 @@ pub fn analyse(
     if outliers.low_severe + outliers.high_severe > 0 {
         flags.push("outliers".to_string());
     }
-    if target.is_some_and(|t| median_ci_rel > t) {
+    if target.is_some_and(|t| !precise(rates, t)) {
         flags.push("imprecise".to_string());
     }
+    let cv = if m > 0.0 { stddev(rates) / m } else { 0.0 };
+    if cv > NOISY_CV {
+        flags.push("noisy".to_string());
+    }
     TestStats {
-        cv: if m > 0.0 { stddev(rates) / m } else { 0.0 },
+        cv,
         mean_ci: mean_ci(rates, seed),
         median_ci,
         median_ci_rel,
+        median_ci_order: order::median_ci_95(rates),
         outliers,
         steadiness,
         stop_reason,
@@ -138,7 +176,7 @@ mod tests {
             max_repetitions: 8,
             max_seconds: 10.0,
         };
-        let tight = [100.0, 100.1, 99.9, 100.0, 100.05];
+        let tight = [100.0, 100.1, 99.9, 100.0, 100.05, 99.95];
         assert_eq!(p.should_stop(&tight, 1.0, 1), Some(StopReason::Precision));
         let wide = [80.0, 120.0, 90.0, 110.0, 100.0];
         assert_eq!(p.should_stop(&wide, 1.0, 1), None);
@@ -161,12 +199,94 @@ mod tests {
         assert!(s.flags.contains(&"outliers".to_string()), "{s:?}");
         assert!(s.median_ci.contains(median(&drift)));
         let clean = analyse(
-            &[100.0, 100.2, 99.8, 100.1, 99.9],
+            &[100.0, 100.2, 99.8, 100.1, 99.9, 100.05],
             StopReason::Precision,
             Some(0.01),
             1,
         );
         assert!(clean.flags.is_empty(), "{clean:?}");
         assert!(clean.cv > 0.0 && clean.cv < 0.01);
+    }
+
+    #[test]
+    fn precision_is_never_claimed_below_six_samples() {
+        // The case: ci_target 0.02 with repetitions 3 stopped "precise" after 3.
+        let p = StopPolicy {
+            min_repetitions: 3,
+            ci_target: Some(0.02),
+            max_repetitions: 50,
+            max_seconds: 600.0,
+        };
+        let rates = [100.0, 100.2, 99.9, 100.1, 99.8, 100.0, 100.3];
+        for n in 3..6 {
+            assert_eq!(p.should_stop(&rates[..n], 1.0, 1), None, "n = {n}");
+        }
+        assert_eq!(
+            p.should_stop(&rates[..6], 1.0, 1),
+            Some(StopReason::Precision)
+        );
+        // Identical samples too: a zero-width bootstrap interval is not evidence.
+        assert_eq!(p.should_stop(&[100.0; 3], 1.0, 1), None);
+    }
+
+    #[test]
+    fn precision_needs_both_ends_of_the_order_interval_within_the_target() {
+        // Six samples: the interval is [min, max].
+        let rates = [100.0, 100.0, 100.0, 100.0, 100.0, 103.0];
+        assert!(!precise(&rates, 0.02), "the high end is 3% out");
+        assert!(precise(&rates, 0.031));
+    }
+
+    #[test]
+    fn a_test_under_six_samples_with_a_target_is_flagged_imprecise() {
+        let s = analyse(
+            &[100.0, 100.1, 99.9],
+            StopReason::MaxRepetitions,
+            Some(0.02),
+            1,
+        );
+        assert!(s.flags.contains(&"imprecise".to_string()), "{s:?}");
+        assert_eq!(s.median_ci_order, None);
+        let s = analyse(&[100.0; 6], StopReason::Precision, Some(0.02), 1);
+        assert!(s.flags.is_empty(), "{s:?}");
+        assert!(s.median_ci_order.is_some());
+    }
+
+    #[test]
+    fn a_cv_above_five_percent_is_noted_with_its_value() {
+        // Mean 100, sample sd 7.3: CV 7.3%.
+        let rates = [100.0 - 7.3, 100.0 + 7.3, 100.0 - 7.3, 100.0 + 7.3, 100.0];
+        let s = analyse(&rates, StopReason::Fixed, None, 1);
+        let cv = s.cv;
+        assert!(cv > NOISY_CV, "{cv}");
+        assert!(s.flags.contains(&"noisy".to_string()), "{s:?}");
+        assert!(
+            s.notes().contains(&format!("noisy: CV {:.1}%", cv * 100.0)),
+            "{:?}",
+            s.notes()
+        );
+        assert!(
+            !s.notes().contains(&"noisy".to_string()),
+            "once, with its value"
+        );
+        let quiet = analyse(
+            &[100.0, 101.0, 99.0, 100.5, 99.5],
+            StopReason::Fixed,
+            None,
+            1,
+        );
+        assert!(quiet.notes().is_empty(), "{quiet:?}");
+    }
+
+    #[test]
+    fn an_older_record_without_the_flag_still_gets_the_note() {
+        let mut s = analyse(
+            &[90.0, 110.0, 95.0, 105.0, 100.0],
+            StopReason::Fixed,
+            None,
+            1,
+        );
+        s.flags.clear();
+        assert_eq!(s.notes(), vec![format!("noisy: CV {:.1}%", s.cv * 100.0)]);
     }
 }

@@ -78,12 +78,37 @@ fn exact_cdf(m: usize, n: usize, u: usize) -> f64 {
     prev[n][..=u.min(max_u)].iter().sum()
 }
 
+/// The smallest two-sided p-value the Mann–Whitney test can give with `m` and `n` samples:
+/// complete separation, 2 / C(m + n, m). With 3 + 3 samples it is 0.1, so at alpha 0.05 no
+/// difference, however large, can be significant: such a test is underpowered, not negative.
+pub fn min_attainable_p(m: usize, n: usize) -> f64 {
+    if m == 0 || n == 0 {
+        return 1.0;
+    }
+    // C(m + n, m) as a running product, in floating point (exact for small counts, and
+    // only compared against alpha for large ones).
+    let k = m.min(n);
+    let ways = (1..=k).fold(1.0f64, |acc, i| acc * (m + n - k + i) as f64 / i as f64);
+    (2.0 / ways).min(1.0)
+}
+
+/// The smallest equal number of samples per side at which the test can reach `alpha`.
+pub fn samples_needed(alpha: f64) -> usize {
+    (1..=1000)
+        .find(|&n| min_attainable_p(n, n) < alpha)
+        .unwrap_or(1000)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Faster,
     Slower,
+    /// Not significant, and the interval overlaps the noise band.
     NoChange,
+    /// The data cannot decide: too few samples for the test to reach alpha, or an interval
+    /// that excludes the noise band while the test is not significant. Never "no change".
+    Inconclusive,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -92,7 +117,18 @@ pub struct Comparison {
     pub speedup: f64,
     pub ci: Interval,
     pub p_value: f64,
+    /// The smallest p-value the test could give with these sample counts.
+    pub min_attainable_p: f64,
+    /// `min_attainable_p` is not below alpha: no result could have been significant.
+    pub too_few_samples: bool,
     pub verdict: Verdict,
+}
+
+impl Comparison {
+    /// The whole interval lies beyond a slowdown of `threshold` (0.05 = 5% slower).
+    pub fn interval_slower_than(&self, threshold: f64) -> bool {
+        self.ci.hi < 1.0 - threshold
+    }
 }
 
 /// Settings of a comparison.
@@ -120,16 +156,30 @@ pub fn compare(a: &[f64], b: &[f64], s: Settings) -> Comparison {
     let speedup = median(b) / median(a);
     let ci = ratio_interval(a, b, median, 1.0 - s.alpha, 2000, s.seed);
     let p_value = mann_whitney_p(a, b);
+    let min_p = min_attainable_p(a.len(), b.len());
+    let too_few_samples = min_p >= s.alpha;
+    let beyond_noise = ci.lo > 1.0 + s.noise || ci.hi < 1.0 - s.noise;
     let significant = p_value < s.alpha && !ci.contains(1.0) && (speedup - 1.0).abs() > s.noise;
-    let verdict = match (significant, speedup > 1.0) {
-        (false, _) => Verdict::NoChange,
-        (true, true) => Verdict::Faster,
-        (true, false) => Verdict::Slower,
+    let verdict = if too_few_samples {
+        Verdict::Inconclusive
+    } else if significant {
+        if speedup > 1.0 {
+            Verdict::Faster
+        } else {
+            Verdict::Slower
+        }
+    } else if beyond_noise {
+        // The interval says "changed", the test says "not shown": neither wins.
+        Verdict::Inconclusive
+    } else {
+        Verdict::NoChange
     };
     Comparison {
         speedup,
         ci,
         p_value,
+        min_attainable_p: min_p,
+        too_few_samples,
         verdict,
     }
 }
@@ -194,7 +244,8 @@ mod tests {
             .filter(|_| {
                 let a = noisy(10, 100.0, 0.03, &mut r);
                 let b = noisy(10, 100.0, 0.03, &mut r);
-                compare(&a, &b, Settings::default()).verdict != Verdict::NoChange
+                let v = compare(&a, &b, Settings::default()).verdict;
+                matches!(v, Verdict::Faster | Verdict::Slower)
             })
             .count();
         // alpha = 5%: expect at most 20 of 400, allow sampling slack.
@@ -213,5 +264,82 @@ mod tests {
         b_long.push(100.0); // m + n = 41: normal approximation
         let approx = mann_whitney_p(&a, &b_long);
         assert!(exact < 0.05 && approx < 0.05, "{exact} {approx}");
+    }
+
+    const A: [f64; 5] = [100.0, 101.0, 99.0, 100.5, 99.5];
+
+    /// B at `ratio` of A, with its own small jitter.
+    fn scaled(n: usize, ratio: f64) -> (Vec<f64>, Vec<f64>) {
+        let jitter = [0.3, -0.2, 0.1, -0.4, 0.2];
+        let b = (0..n).map(|i| (A[i] + jitter[i]) * ratio).collect();
+        (A[..n].to_vec(), b)
+    }
+
+    #[test]
+    fn the_smallest_attainable_p_is_two_over_the_number_of_orderings() {
+        assert!((min_attainable_p(2, 2) - 2.0 / 6.0).abs() < 1e-12);
+        assert!((min_attainable_p(3, 3) - 0.1).abs() < 1e-12);
+        assert!((min_attainable_p(4, 4) - 2.0 / 70.0).abs() < 1e-12);
+        assert!((min_attainable_p(5, 5) - 2.0 / 252.0).abs() < 1e-12);
+        assert!((min_attainable_p(3, 5) - 2.0 / 56.0).abs() < 1e-12);
+        assert_eq!(min_attainable_p(1, 1), 1.0);
+        assert_eq!(min_attainable_p(0, 5), 1.0);
+        // It is what the test gives for complete separation.
+        let (a, b) = scaled(5, 0.5);
+        assert!((mann_whitney_p(&a, &b) - min_attainable_p(5, 5)).abs() < 1e-12);
+        assert_eq!(samples_needed(0.05), 4);
+        assert_eq!(samples_needed(0.01), 5);
+    }
+
+    #[test]
+    fn a_two_fold_slowdown_at_two_and_three_samples_is_inconclusive_not_no_change() {
+        for n in [2, 3] {
+            let (a, b) = scaled(n, 0.52);
+            let c = compare(&a, &b, Settings::default());
+            assert_eq!(c.verdict, Verdict::Inconclusive, "n = {n}: {c:?}");
+            assert!(c.too_few_samples, "n = {n}");
+            assert!(c.interval_slower_than(0.05), "n = {n}: {c:?}");
+            assert!((c.speedup - 0.52).abs() < 0.01, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn a_two_fold_slowdown_at_four_and_five_samples_is_slower() {
+        for n in [4, 5] {
+            let (a, b) = scaled(n, 0.52);
+            let c = compare(&a, &b, Settings::default());
+            assert_eq!(c.verdict, Verdict::Slower, "n = {n}: {c:?}");
+            assert!(!c.too_few_samples);
+        }
+    }
+
+    #[test]
+    fn an_unchanged_pair_is_inconclusive_below_four_samples_and_no_change_from_four() {
+        for n in [2, 3, 4, 5] {
+            let (a, b) = scaled(n, 1.0);
+            let c = compare(&a, &b, Settings::default());
+            let expected = if n < 4 {
+                Verdict::Inconclusive
+            } else {
+                Verdict::NoChange
+            };
+            assert_eq!(c.verdict, expected, "n = {n}: {c:?}");
+            assert!(!c.interval_slower_than(0.05), "n = {n}: {c:?}");
+        }
+    }
+
+    #[test]
+    fn an_interval_beyond_the_noise_band_is_never_no_change() {
+        // Enough samples for the test, but the ranks overlap (a few slow runs in A, a few
+        // fast ones in B) so p stays above alpha, while every resampled median of B is 3%
+        // below A's: the interval sits wholly below 1 - noise.
+        let a: Vec<f64> = [vec![100.0; 16], vec![10.0; 4]].concat();
+        let b: Vec<f64> = [vec![97.0; 16], vec![500.0; 4]].concat();
+        let s = Settings::default();
+        let c = compare(&a, &b, s);
+        let beyond = c.ci.lo > 1.0 + s.noise || c.ci.hi < 1.0 - s.noise;
+        assert!(c.p_value >= s.alpha, "{c:?}");
+        assert!(beyond, "the case this test is about: {c:?}");
+        assert_eq!(c.verdict, Verdict::Inconclusive, "{c:?}");
     }
 }

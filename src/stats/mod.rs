@@ -1,10 +1,12 @@
 //! Pure statistics over raw samples. No I/O, no engine: unit-tested in isolation.
 //! `bootstrap` (seeded confidence intervals), `outliers` (Tukey fences), `steady`
-//! (warmup drift and trend), `compare` (A/B verdicts), `analysis` (what a test reports).
+//! (warmup drift and trend), `compare` (A/B verdicts), `analysis` (what a test reports),
+//! `order` (distribution-free intervals of the median, for adaptive stopping).
 
 pub mod analysis;
 pub mod bootstrap;
 pub mod compare;
+pub mod order;
 pub mod outliers;
 pub mod steady;
 

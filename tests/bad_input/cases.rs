@@ -180,7 +180,42 @@ pub fn cases() -> Vec<Case> {
             "unknown key",
             |d| sweep(d, "n_batches = 4"),
             2,
-            "models.toml:7: key `n_batches`: unknown field",
+            "models.toml:7: key `sweep.n_batches`: unknown field `n_batches`, did you mean `n_batch`?",
+        ),
+        case(
+            "unknown key in a model's sweep",
+            |d| {
+                config_text(
+                    d,
+                    "[[model]]\nname = \"m\"\npath = \"m.gguf\"\n[model.sweep]\nn_thread = 2\n",
+                )
+            },
+            2,
+            "models.toml:5: key `model[0].sweep.n_thread`: unknown field `n_thread`, did you mean `n_threads`?",
+        ),
+        case(
+            "unknown table",
+            |d| config_text(d, "[sweeps]\nn_gen = 4\n"),
+            2,
+            "models.toml:1: key `sweeps`: unknown field `sweeps`, did you mean `sweep`?",
+        ),
+        case(
+            "unknown serving key",
+            |d| {
+                run_with(
+                    d,
+                    &format!("{SWEEP}[serving]\nn_paralel = 2\n"),
+                    tiny_bytes(),
+                )
+            },
+            2,
+            "key `serving.n_paralel`: unknown field `n_paralel`, did you mean `n_parallel`?",
+        ),
+        case(
+            "unknown key with nothing close",
+            |d| sweep(d, "frobnicate = 1"),
+            2,
+            "models.toml:7: key `sweep.frobnicate`: unknown field `frobnicate`, expected one of",
         ),
         case(
             "wrong type",
@@ -476,7 +511,7 @@ pub fn cases() -> Vec<Case> {
                 results_dir(sweep(d, ""), &d.join("results"))
             },
             2,
-            "cannot create the results directory",
+            "results path is a file: ",
         ),
         case(
             "results directory below a file",
@@ -532,10 +567,34 @@ pub fn cases() -> Vec<Case> {
         |_| vec!["bench".into()],
         "error: unrecognized subcommand 'bench'",
     ));
-    v.push(usage(
+    // Values clap rejects: one line, naming the option and the value.
+    v.push(case(
         "unknown output format",
         |_| ["run", "--output", "xml"].map(OsString::from).to_vec(),
-        "error: invalid value 'xml' for '--output <OUTPUT>'",
+        2,
+        "error: --output xml: use one of md, json, jsonl, csv",
+    ));
+    v.push(case(
+        "shard index out of range",
+        |_| ["run", "--shard", "2/2"].map(OsString::from).to_vec(),
+        2,
+        "error: --shard 2/2: invalid shard \"2/2\": expected INDEX/COUNT",
+    ));
+    v.push(case(
+        "shard without a value",
+        |_| ["run", "--shard"].map(OsString::from).to_vec(),
+        2,
+        "error: --shard: a value is required",
+    ));
+    v.push(case(
+        "alpha not a number",
+        |_| {
+            ["compare", "a", "b", "--alpha", "x"]
+                .map(OsString::from)
+                .to_vec()
+        },
+        2,
+        "error: --alpha x: invalid float literal",
     ));
     v
 }
