@@ -1,209 +1,289 @@
 #!/usr/bin/env bash
-# CUDA measurement on a GPU machine that has CUDA, CMake and Python but no Rust toolchain and
-# no network (the project's H200 device). scripts/gpu-prepare, run beforehand where tpsbench
-# builds, puts the llama.cpp sources, a dynamic-link tpsbench and a model into .gpu-carry/.
+# CUDA measurement on a GPU machine that has no Rust toolchain and no network (the project's
+# H200 device). scripts/gpu-prepare, run beforehand where tpsbench builds, puts a portable
+# dynamic-link tpsbench and llama.cpp's CUDA libraries (built there, sm_90) in .gpu-carry/:
+# nothing is compiled here, so device time goes to measuring.
 #
-#   bash scripts/gpu-session.sh build   # CUDA shared libraries from the carried sources
-#   bash scripts/gpu-session.sh sweep   # the sweep of gpu.toml over the models there, to $OUT
-#   bash scripts/gpu-session.sh all     # both (what one device call runs)
+#   bash scripts/gpu-session.sh measure   # call 1: info, 8B syntheses, gpu.toml, placement
+#   bash scripts/gpu-session.sh smollm2   # call 2 (optional): SmolLM2's sweep and the ladder
 #
-# Plan (the device machine goes back after 30 s idle, and all calls share 15 min):
-#   call 1, carry .gpu-carry/1:  bash scripts/gpu-session.sh all
-#       builds (skipped when the libraries exist), synthesizes models, measures them
-#   call 2 at once, carry .gpu-carry/2:  SYNTH= SWEEP_MODELS='SmolLM2*' bash scripts/gpu-session.sh all
-#       joins the model's two parts (the first kept from call 1) and measures it; on a cold
-#       machine it rebuilds from its own copy of the sources and binary instead
+# Each call starts from what it carried and works on a fresh machine. SmolLM2 (98 MB) is
+# larger than one call may carry: call 1 carries its first part when there is room, call 2
+# the rest, so call 2 measures it only on the machine call 1 warmed (else it says so).
 #
-# Settings (environment): CUDA_ARCH (90: H100/H200), JOBS (all cores), DEADLINE (s after
-# start by which this script must be done, 570: every step's time limit is cut to fit it),
-# SWEEP_TIMEOUT (s, 240), BUILD_TIMEOUT (s, 500; a second `build` call continues an
-# unfinished build), BACKEND (cuda; cpu runs the same pipeline on a machine without a GPU,
-# as a dry run), SYNTH (space-separated `preset:type` pairs for `tpsbench synth`, default
-# "llama-3-8b:Q4_K_M llama-3-8b:Q8_0"; presets the binary lacks are skipped), SWEEP_MODELS
-# (a glob of model file names to measure, default all), LADDER (1: also run the [[ladder]]
-# of gpu.toml on the carried SmolLM2 when it is there and time is left; 0: skip).
-# Everything it builds stays in the ignored .gpu-work/, which the device keeps between calls,
-# so `build` is skipped when the libraries are already there. What it reports goes to $OUT:
-# results/*.json, table.md, info.json, gpu-device.toml, logs, and summary.txt (read first).
+# $OUT receives two files: summary.txt (written first, rewritten after every step: each
+# step's state, time and note, then the result tables) and gpu-CALL.tar.gz (everything:
+# result JSON, tables, logs, configs, host and library facts; repacked after every step).
+#
+# Settings (environment): DEADLINE (seconds after start by which the script is done: 450;
+# every step's limit is cut to what is left, less RESERVE (15) for the last summary and
+# archive; a step with under MIN_STEP (20) seconds left is skipped and recorded so), BACKEND
+# (cuda; cpu is the dry run of the same steps on a machine without a GPU: shrunk synthetic
+# models and a shrunk gpu.toml, so it takes seconds), SYNTH_ARGS (extra `tpsbench synth`
+# arguments; cpu: --layers 1 --shrink 32), STEP_LIMITS (e.g. "sweep=60 synth-8b-q8=0":
+# overrides of the steps' own limits).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD
-OUT=${OUT:-$root/gpu-out}
-work=$root/.gpu-work
-arch=${CUDA_ARCH:-90}
-backend=${BACKEND:-cuda}
-lib=$work/llama-$backend/lib
-jobs=${JOBS:-$(nproc)}
-mkdir -p "$OUT" "$work/bin" "$work/models"
-summary=$OUT/summary.txt
-note() { echo "$(date -u +%H:%M:%S) $*" | tee -a "$summary" >&2; }
-started=$(date +%s)
-# Seconds a step may take: its own limit, cut to what is left before DEADLINE (less 15 s to
-# write the summary); 0 when nothing is left.
-budget() {
-  local left=$(( ${DEADLINE:-570} - ($(date +%s) - started) - 15 ))
-  [ "$left" -lt 0 ] && left=0
-  [ "$1" -lt "$left" ] && echo "$1" || echo "$left"
-}
+export ROOT=$PWD
+export WORK=$ROOT/.gpu-work
+export RUN_DIR=$WORK/out
+export OUT=${OUT:-$ROOT/gpu-out}
+export BACKEND=${BACKEND:-cuda}
+if [ "$BACKEND" = cpu ]; then export SYNTH_ARGS=${SYNTH_ARGS---layers 1 --shrink 32}; else export SYNTH_ARGS=${SYNTH_ARGS-}; fi
+CARRY=$ROOT/.gpu-carry
+BIN=$WORK/bin/tpsbench
+Q4=$WORK/models/synth-llama-3-8b.Q4_K_M.gguf
+Q8=$WORK/models/synth-llama-3-8b.Q8_0.gguf
+SMOL=$WORK/models/SmolLM2-135M-Instruct.Q4_1.gguf
 
-# Copies what this call carried (the binary, a part of the model) into the kept .gpu-work/.
-stage() {
-  local c f
-  for c in "$root/.gpu-carry/1" "$root/.gpu-carry/2"; do
-    [ -f "$c/tpsbench" ] && cp "$c/tpsbench" "$work/bin/tpsbench" && chmod +x "$work/bin/tpsbench"
-    for f in model.part1 model.info; do [ -f "$c/$f" ] && cp "$c/$f" "$work/models/$f"; done
+note() { echo "$*" >"$WORK/state/$STEP.note"; }
+fail() { note "$*"; exit 1; }
+
+# --- steps: each runs as `bash gpu-session.sh _step NAME` under timeout -------------------
+
+# The carried binary and libraries into .gpu-work/, checked; the libraries they need found
+# (cuBLAS from the machine's Python packages or CUDA install, the driver's libcuda).
+step_unpack() {
+  local common=$CARRY/common dirs="" d f
+  [ -d "$common" ] || fail "$common was not carried (scripts/gpu-prepare writes it)"
+  if [ -f "$common/SHA256SUMS" ]; then
+    (cd "$common" && sha256sum --quiet -c SHA256SUMS) || fail "carried files do not match SHA256SUMS"
+  fi
+  mkdir -p "$WORK/bin" "$WORK/lib" "$WORK/models"
+  if [ -f "$common/tpsbench.tar.gz" ]; then
+    tar -xzf "$common/tpsbench.tar.gz" -C "$WORK" || fail "cannot unpack tpsbench.tar.gz"
+  elif [ -f "$common/tpsbench" ]; then
+    cp "$common/tpsbench" "$BIN"   # a statically linked binary (the cpu dry run)
+  else
+    fail "no tpsbench.tar.gz or tpsbench in $common"
+  fi
+  chmod +x "$BIN"
+  for f in "$CARRY"/smollm2-*/model.*; do
+    [ -f "$f" ] && cp "$f" "$WORK/models/"   # kept while the machine stays warm
   done
-  return 0
+  { uname -a; cat /etc/os-release 2>/dev/null; ldd --version 2>&1 | head -1; nproc; free -g
+    [ "$BACKEND" = cuda ] && { nvidia-smi; nvidia-smi -q -d CLOCK,POWER,MEMORY; nvcc --version; } 2>&1
+  } >"$RUN_DIR/host.txt" 2>&1
+  ls "$WORK"/lib/lib*.so* >/dev/null 2>&1 && dirs=$WORK/lib
+  if [ "$BACKEND" = cuda ]; then
+    local need=""
+    LD_LIBRARY_PATH="$dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ldd "$WORK/lib/libggml-cuda.so" 2>&1 \
+      | grep -q 'libcublas.so.13 => not found' && need=1
+    if [ -n "$need" ]; then
+      local py
+      py=$(python3 -c 'import sys; print(sys.prefix)' 2>/dev/null)
+      for d in "$py"/lib/python3*/site-packages/nvidia/cu13/lib /opt/*/.venv/lib/python3*/site-packages/nvidia/cu13/lib \
+               /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
+               "$(timeout 20 find / -xdev -name libcublas.so.13 -print -quit 2>/dev/null | xargs -r dirname)"; do
+        [ -f "$d/libcublas.so.13" ] && { dirs="$dirs:$d"; break; }
+      done
+    fi
+    if ! ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1 '; then
+      for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu /usr/lib64; do
+        [ -f "$d/libcuda.so.1" ] && { dirs="$dirs:$d"; break; }
+      done
+    fi
+  fi
+  echo "${dirs#:}" >"$WORK/ld-path"
+  export LD_LIBRARY_PATH="${dirs#:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  { echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"; ldd "$BIN"
+    for f in "$WORK"/lib/lib*.so; do [ -f "$f" ] && { echo "== $f"; ldd "$f"; }; done
+    cat "$WORK/lib/tpsbench-llama.stamp" 2>/dev/null; } >"$RUN_DIR/libs.txt" 2>&1
+  grep -q 'not found' "$RUN_DIR/libs.txt" && fail "missing libraries: $(grep 'not found' "$RUN_DIR/libs.txt" | awk '{print $1}' | sort -u | tr '\n' ' ')"
+  note "tpsbench and $(ls "$WORK"/lib/lib*.so 2>/dev/null | wc -l) libraries; library path ${dirs#:}"
 }
 
-build() {
-  stage
-  if [ -f "$lib/tpsbench-llama.stamp" ] && [ -x "$work/bin/tpsbench" ]; then
-    note "build: $backend libraries already in $lib, skipped"
-    return 0
+step_info() {
+  "$BIN" info >"$RUN_DIR/info.txt" 2>&1 || fail "tpsbench info: exit $? (info.txt)"
+  "$BIN" info --json >"$RUN_DIR/info.json" 2>>"$RUN_DIR/info.txt"
+  local dev
+  dev=$(sed -n '/^devices:/,$p' "$RUN_DIR/info.txt" | sed -n 2p | sed 's/^ *//')
+  if [ "$BACKEND" = cuda ]; then
+    grep -q '^ *CUDA0' "$RUN_DIR/info.txt" || fail "llama.cpp sees no CUDA device (info.txt)"
+    dev=$(grep -m1 '^ *CUDA0' "$RUN_DIR/info.txt" | sed 's/^ *//')
   fi
-  { nvidia-smi -L; nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,power.limit --format=csv; } \
-    >"$OUT/gpu.txt" 2>&1
-  { command -v nvcc || ls /usr/local/cuda/bin/nvcc; nvcc --version || /usr/local/cuda/bin/nvcc --version; cmake --version; } \
-    >"$OUT/toolchain.txt" 2>&1
-  local carry=$root/.gpu-carry/1
-  [ -f "$carry/llama-src.tar.gz" ] || carry=$root/.gpu-carry/2
-  # Unpacked once: a second `build` (after a timeout) continues in the kept build directory.
-  if [ ! -f "$work/src/.unpacked" ]; then
-    [ -f "$carry/llama-src.tar.gz" ] || { note "build: $carry/llama-src.tar.gz missing (run scripts/gpu-prepare, carry .gpu-carry/1)"; return 2; }
-    rm -rf "$work/src" && mkdir -p "$work/src"
-    tar -xzf "$carry/llama-src.tar.gz" -C "$work/src" || { note "build: cannot unpack the sources"; return 2; }
-    touch "$work/src/.unpacked"
+  note "$(grep -m1 '^library:' "$RUN_DIR/info.txt" | awk '{print $2}') llama.cpp; $dev"
+}
+
+# A synthetic Llama-3-8B (exact shapes; cpu: shrunk) at the type in $1, to $2.
+synth() {
+  [ -f "$2" ] && { note "already there"; return 0; }
+  # shellcheck disable=SC2086  # SYNTH_ARGS is a list of words
+  "$BIN" synth --preset llama-3-8b --type "$1" $SYNTH_ARGS --output "$2" \
+    >>"$RUN_DIR/synth.log" 2>&1 || fail "tpsbench synth: exit $? (synth.log)"
+  note "$(du -h "$2" | cut -f1)"
+}
+step_synth-8b-q4km() { synth Q4_K_M "$Q4"; }
+step_synth-8b-q8() { synth Q8_0 "$Q8"; }
+
+# gpu.toml's [sweep] and [serving] (everything before its first [[model]]), shrunk on cpu.
+sweep_head() {
+  local head
+  head=$(sed '/^\[\[model\]\]/,$d' "$ROOT/gpu.toml")
+  if [ "$BACKEND" = cpu ]; then
+    echo "$head" | awk '/^\[/ { s = $0 }
+      s == "[sweep]" && /^n_prompt /   { $0 = "n_prompt = [32]" }
+      s == "[sweep]" && /^n_gen /      { $0 = "n_gen = [8]" }
+      /^repetitions /                  { $0 = "repetitions = 1" }
+      s == "[serving]" && /^n_prompt / { $0 = "n_prompt = 32" }
+      s == "[serving]" && /^n_gen /    { $0 = "n_gen = 8" }
+      s == "[serving]" && /^n_parallel / { $0 = "n_parallel = [1, 4]" }
+      { print }'
+  else
+    echo "$head"
   fi
-  local src
-  src=$(ls -d "$work"/src/llama-cpp-sys-2-* | head -1)
-  local args=(--backend "$backend" -j "$jobs" --no-common --src "$src" --out "$work/llama-$backend")
-  [ "$backend" = cuda ] && args+=(--cuda-arch "$arch")
-  note "build: $backend libraries (sm_$arch for cuda), -j $jobs, from $(basename "$src")"
-  # tpsbench links no symbol of llama.cpp's `common` library: --no-common saves compile time.
-  # The time limit leaves this script time to report before the device call's own limit.
-  timeout "$(budget "${BUILD_TIMEOUT:-500}")" scripts/build-llama-shared "${args[@]}" 2>>"$summary"
+}
+model_entry() { printf '\n[[model]]\nname = "%s"\npath = "%s"\n' "$1" "$2"; }
+
+# `tpsbench run` of config $1 into results/, its table to $2. SIGINT (timeout's signal)
+# makes it stop after the current test and keep what it measured.
+run_config() {
+  "$BIN" run --config "$1" --results-dir "$RUN_DIR/results" --output md >"$2" 2>>"$RUN_DIR/run.log"
   local rc=$?
-  for f in cmake-configure.log cmake-build.log; do
-    [ -f "$work/llama-$backend/$f" ] && tail -c 200000 "$work/llama-$backend/$f" >"$OUT/$f"
-  done
-  if [ $rc -eq 124 ]; then
-    note "build: not finished after ${BUILD_TIMEOUT:-500}s; run \`build\` again to continue (build directory kept)"
-    return $rc
-  fi
-  [ $rc -eq 0 ] || { note "build: FAILED (rc $rc), see cmake-*.log"; return $rc; }
-  cp "$lib/tpsbench-llama.stamp" "$OUT/"
-  ls -la "$lib" >"$OUT/libs.txt"
-  LD_LIBRARY_PATH=$lib ldd "$work/bin/tpsbench" >>"$OUT/libs.txt" 2>&1
-  LD_LIBRARY_PATH=$lib "$work/bin/tpsbench" info >"$OUT/info.txt" 2>&1
-  rc=$?
-  note "build: done in $(( $(date +%s) - started ))s; tpsbench info exit $rc"
+  [ $rc -eq 0 ] || fail "tpsbench run: exit $rc (run.log); $(grep -c '^|' "$2" 2>/dev/null || echo 0) table lines"
+  note "$(( $(grep -c '^|' "$2") - 2 )) rows in $(basename "$2")"
 }
 
-# The [sweep] and [serving] of gpu.toml (everything before its first [[model]]) over the
-# models present, the synthetic ones with their `synth` spec.
-write_config() {
-  local cfg=$OUT/gpu-device.toml
-  sed '/^\[\[model\]\]/,$d' gpu.toml >"$cfg"
-  local f name
-  for f in "$work"/models/${SWEEP_MODELS:-*}.gguf; do
-    [ -f "$f" ] || continue
-    name=$(basename "$f" .gguf)
-    printf '\n[[model]]\nname = "%s"\npath = "%s"\n' "$name" "$f" >>"$cfg"
-    case "$name" in
-      synth-*) printf 'synth = "%s:%s"\n' "$(echo "${name#synth-}" | sed 's/\.[^.]*$//')" "${name##*.}" >>"$cfg" ;;
-    esac
-    if [ "$name" = tiny ]; then
-      # Placement check on a tiny model: what ngl and no_kv_offload really did.
-      printf '[model.sweep]\nn_prompt = [64]\nn_gen = [16]\nflash_attn = ["auto"]\nn_gpu_layers = [0, 1, 99]\nno_kv_offload = [false, true]\n' >>"$cfg"
-    fi
-  done
-  echo "$cfg"
+step_sweep() {
+  local cfg=$RUN_DIR/gpu-device.toml
+  { sweep_head
+    [ -f "$Q4" ] && model_entry llama-3-8b-synth "$Q4"
+    [ -f "$Q8" ] && model_entry llama-3-8b-synth-Q8_0 "$Q8"; } >"$cfg"
+  grep -q '^\[\[model\]\]' "$cfg" || fail "no model to measure (both syntheses missing)"
+  run_config "$cfg" "$RUN_DIR/table.md"
 }
 
-sweep() {
-  local bin=$work/bin/tpsbench
-  [ -x "$bin" ] && [ -f "$lib/tpsbench-llama.stamp" ] || { note "sweep: run the build step first"; return 2; }
-  export LD_LIBRARY_PATH=$lib
-  # The carried model, reassembled from its two parts and checked.
-  stage
-  local info=$work/models/model.info part2=$root/.gpu-carry/2/model.part2
-  if [ -f "$info" ] && [ -f "$work/models/model.part1" ] && [ -f "$part2" ]; then
-    local name sha
-    name=$(sed -n 's/^name=//p' "$info"); sha=$(sed -n 's/^sha256=//p' "$info")
-    cat "$work/models/model.part1" "$part2" >"$work/models/$name.tmp"
-    if [ "$(sha256sum "$work/models/$name.tmp" | cut -d' ' -f1)" = "$sha" ]; then
-      mv "$work/models/$name.tmp" "$work/models/$name"; note "sweep: model $name reassembled, sha256 ok"
-    else
-      rm -f "$work/models/$name.tmp"; note "sweep: model $name: sha256 mismatch, left out"
-    fi
-  elif [ -f "$info" ] && [ ! -f "$work/models/$(sed -n 's/^name=//p' "$info")" ]; then
-    note "sweep: carried model incomplete (part 1 from call 1 and part 2 from call 2 both needed)"
-  fi
-  "$bin" synth --output "$work/models/tiny.gguf" >>"$OUT/synth.log" 2>&1
-  local pt
-  for pt in ${SYNTH-llama-3-8b:Q4_K_M llama-3-8b:Q8_0}; do
-    local out=$work/models/synth-${pt%%:*}.${pt##*:}.gguf
-    [ -f "$out" ] && continue
-    if timeout "$(budget 180)" "$bin" synth --preset "${pt%%:*}" --type "${pt##*:}" --output "$out" >>"$OUT/synth.log" 2>&1; then
-      note "sweep: synthesized ${pt%%:*} ${pt##*:} ($(du -h "$out" | cut -f1))"
-    else
-      rm -f "$out"; note "sweep: this tpsbench cannot synthesize $pt (see synth.log), skipped"
-    fi
-  done
-  "$bin" info --json >"$OUT/info.json" 2>>"$OUT/run.log"
-  local cfg
-  cfg=$(write_config)
-  local n
-  n=$(grep -c '^\[\[model\]\]' "$cfg")
-  note "sweep: $n models, config $cfg"
-  [ "$n" -gt 0 ] || { note "sweep: no model to measure"; return 2; }
-  timeout "$(budget "${SWEEP_TIMEOUT:-240}")" "$bin" run --config "$cfg" --results-dir "$OUT/results" --output md \
-    >"$OUT/table.md" 2>>"$OUT/run.log"
-  note "sweep: tpsbench run exit $? after $(( $(date +%s) - started ))s"
-  # One line per test with where llama.cpp put it (the table has no placement column).
-  python3 - "$OUT"/results/*.json >"$OUT/placement.txt" 2>&1 <<'PY'
+# Partial offload: half of the 8B's 32 layers on the GPU, KV cache on and off it, and
+# where llama.cpp really put weights, KV cache and compute buffers (placement.txt).
+step_placement() {
+  [ -f "$Q4" ] || fail "needs the Q4_K_M synthesis"
+  local cfg=$RUN_DIR/gpu-placement.toml
+  { printf '[sweep]\nn_prompt = [128]\nn_gen = [16]\nn_gpu_layers = [16]\nno_kv_offload = [false, true]\n'
+    printf 'flash_attn = ["on"]\nwarmup = 1\nrepetitions = 2\n'
+    model_entry llama-3-8b-synth-partial "$Q4"; } >"$cfg"
+  run_config "$cfg" "$RUN_DIR/placement.md"
+  command -v python3 >/dev/null || return 0
+  python3 - "$RUN_DIR"/results/*.json >"$RUN_DIR/placement.txt" 2>&1 <<'PY'
 import json, sys
 for f in sys.argv[1:]:
-    r = json.load(open(f))
-    for t in r["tests"]:
+    for t in json.load(open(f)).get("tests", []):
         p = t.get("placement") or {}
-        devs = ", ".join(f'{d["name"]}: {d["layers"]} layers, {d["model_bytes"] / 2**20:.0f} MiB weights, '
+        devs = "; ".join(f'{d["name"]}: {d["layers"]} layers, {d["model_bytes"] / 2**20:.0f} MiB weights, '
                          f'{d["kv_bytes"] / 2**20:.1f} MiB KV, {d["compute_bytes"] / 2**20:.0f} MiB compute'
                          for d in p.get("devices", []))
         rate = f'{t["avg_ts"]:.2f} ± {t["stddev_ts"]:.2f} t/s' if t.get("avg_ts") else t.get("error")
-        print(f'{t["id"]}: {rate} | {p.get("layers_offloaded")}/{p.get("layers_total")} layers offloaded | {devs}')
+        print(f'{t["id"]}: {rate} | {p.get("layers_offloaded")}/{p.get("layers_total")} offloaded | {devs}')
 PY
-  cat "$OUT/table.md" "$OUT/placement.txt" >>"$summary"
-  ladder
 }
 
-# The [[ladder]] of gpu.toml on the carried SmolLM2: quantized on the device, KLD and speed.
-ladder() {
-  local base=$work/models/SmolLM2-135M-Instruct.Q4_1.gguf t
-  [ "${LADDER:-1}" = 1 ] && [ -f "$base" ] || return 0
-  t=$(budget 120)
-  [ "$t" -ge 30 ] || { note "ladder: skipped, ${t}s left"; return 0; }
-  local cfg=$OUT/gpu-ladder.toml
-  { sed -n '/^\[sweep\]/,/^\[/p' gpu.toml | sed '$d'
-    sed -n '/^\[\[ladder\]\]/,$p' gpu.toml | sed "s|^base = .*|base = \"$base\"|"
-    echo "cache_dir = \"$work/models/cache\""; } >"$cfg"
-  # cache_dir belongs to [[ladder]], not [ladder.eval]: move it above the eval table.
-  python3 - "$cfg" <<'PY'
-import sys
-p = sys.argv[1]; lines = open(p).read().splitlines()
-cache = [l for l in lines if l.startswith("cache_dir")]; rest = [l for l in lines if not l.startswith("cache_dir")]
-i = rest.index("[ladder.eval]"); open(p, "w").write("\n".join(rest[:i] + cache + rest[i:]) + "\n")
-PY
-  timeout "$t" "$work/bin/tpsbench" ladder --config "$cfg" --results-dir "$OUT/results" \
-    >"$OUT/ladder.md" 2>>"$OUT/run.log"
-  note "ladder: exit $? after $(( $(date +%s) - started ))s"
-  cat "$OUT/ladder.md" >>"$summary"
+# SmolLM2 from its two carried parts (call 1 stages part 1 while the machine stays warm).
+step_model() {
+  [ -f "$SMOL" ] && { note "already there"; return 0; }
+  local info=$WORK/models/model.info name sha
+  [ -f "$info" ] || fail "no model.info carried (.gpu-carry/smollm2-2)"
+  name=$(sed -n 's/^name=//p' "$info"); sha=$(sed -n 's/^sha256=//p' "$info")
+  [ -f "$WORK/models/model.part1" ] || fail "part 1 of $name is not on this machine: it is a fresh one (call 1 carries part 1)"
+  [ -f "$WORK/models/model.part2" ] || fail "part 2 of $name was not carried"
+  cat "$WORK/models/model.part1" "$WORK/models/model.part2" >"$WORK/models/$name.tmp"
+  [ "$(sha256sum "$WORK/models/$name.tmp" | cut -d' ' -f1)" = "$sha" ] || { rm -f "$WORK/models/$name.tmp"; fail "$name: sha256 mismatch"; }
+  mv "$WORK/models/$name.tmp" "$WORK/models/$name"
+  note "$name joined, sha256 ok"
 }
 
-case "${1:-all}" in
-  build) build ;;
-  sweep) sweep ;;
-  all) build && sweep ;;
-  *) echo "usage: bash scripts/gpu-session.sh build|sweep|all" >&2; exit 2 ;;
+step_sweep-smollm2() {
+  local cfg=$RUN_DIR/gpu-smollm2.toml
+  { sweep_head; model_entry SmolLM2-135M "$SMOL"; } >"$cfg"
+  run_config "$cfg" "$RUN_DIR/table-smollm2.md"
+}
+
+# The [[ladder]] of gpu.toml on SmolLM2: its variants quantized here, KLD and speed.
+step_ladder() {
+  local cfg=$RUN_DIR/gpu-ladder.toml
+  { sweep_head | sed '/^\[serving\]/,$d'
+    sed -n '/^\[\[ladder\]\]/,/^\[ladder.eval\]/p' "$ROOT/gpu.toml" | sed '$d' | sed "s|^base = .*|base = \"$SMOL\"|"
+    echo "cache_dir = \"$WORK/models/cache\""
+    sed -n '/^\[ladder.eval\]/,$p' "$ROOT/gpu.toml"; } >"$cfg"
+  "$BIN" ladder --config "$cfg" --results-dir "$RUN_DIR/results" >"$RUN_DIR/ladder.md" 2>>"$RUN_DIR/run.log" \
+    || fail "tpsbench ladder: exit $? (run.log)"
+  note "$(( $(grep -c '^|' "$RUN_DIR/ladder.md") - 2 )) rows in ladder.md"
+}
+
+if [ "${1:-}" = _step ]; then
+  STEP=$2
+  "step_$STEP"
+  exit $?
+fi
+
+# --- the call: steps in order, each cut to the deadline ------------------------------------
+call=${1:-}
+case "$call" in
+  measure) steps="unpack:60 info:60 synth-8b-q4km:150 synth-8b-q8:150 sweep:240 placement:90" ;;
+  smollm2) steps="unpack:60 info:60 model:60 sweep-smollm2:150 ladder:240" ;;
+  *) echo "usage: bash scripts/gpu-session.sh measure|smollm2 (see the comment at its top)" >&2; exit 2 ;;
 esac
+deadline=${DEADLINE:-450} reserve=${RESERVE:-15} min_step=${MIN_STEP:-20}
+for v in "$deadline" "$reserve" "$min_step"; do
+  [[ "$v" =~ ^[0-9]+$ ]] || { echo "gpu-session: DEADLINE, RESERVE and MIN_STEP are whole seconds" >&2; exit 2; }
+done
+[ "$min_step" -ge 11 ] || min_step=11   # a step runs under timeout (limit - 10): never 0
+started=$(date +%s)
+rm -rf "$RUN_DIR" "$WORK/state"
+mkdir -p "$OUT" "$RUN_DIR/logs" "$RUN_DIR/results" "$WORK/state"
+archive=$OUT/gpu-$call.tar.gz
+order=()
+for s in $steps; do order+=("${s%%:*}"); echo "pending" >"$WORK/state/${s%%:*}"; done
+
+write_summary() {
+  local s f
+  {
+    echo "tpsbench GPU session: call $call, backend $BACKEND, deadline ${deadline}s, $(( $(date +%s) - started ))s elapsed, started $(date -u -d "@$started" +%FT%TZ)"
+    echo "archive: $(basename "$archive") (everything under .gpu-work/out)"
+    echo
+    printf '%-16s %-28s %s\n' step state note
+    for s in "${order[@]}"; do
+      printf '%-16s %-28s %s\n' "$s" "$(cat "$WORK/state/$s")" "$(cat "$WORK/state/$s.note" 2>/dev/null)"
+    done
+    for f in table.md placement.md placement.txt table-smollm2.md ladder.md; do
+      [ -s "$RUN_DIR/$f" ] && { echo; echo "== $f"; cat "$RUN_DIR/$f"; }
+    done
+  } >"$OUT/summary.txt.tmp"
+  mv "$OUT/summary.txt.tmp" "$OUT/summary.txt"
+  cp "$OUT/summary.txt" "$RUN_DIR/summary.txt"
+  tar -czf "$archive.tmp" -C "$WORK" out && mv "$archive.tmp" "$archive"
+}
+write_summary
+
+failed=""
+for s in $steps; do
+  name=${s%%:*} limit=${s#*:}
+  case " ${STEP_LIMITS:-} " in *" $name="*) limit=$(echo " $STEP_LIMITS " | sed "s/.* $name=\([0-9]*\) .*/\1/") ;; esac
+  left=$(( deadline - ($(date +%s) - started) - reserve ))
+  t=$(( limit < left ? limit : left ))
+  if [ -n "$failed" ]; then
+    echo "skipped: $failed failed" >"$WORK/state/$name"
+  elif [ "$t" -lt "$min_step" ]; then
+    echo "skipped: ${left}s left" >"$WORK/state/$name"
+  else
+    echo "running (limit ${t}s)" >"$WORK/state/$name"; write_summary
+    t0=$(date +%s)
+    # SIGINT first (tpsbench keeps what it measured), SIGKILL 10 s later: never uncut.
+    timeout -s INT -k 10 "$(( t - 10 ))" bash "$ROOT/scripts/gpu-session.sh" _step "$name" \
+      >"$RUN_DIR/logs/$name.log" 2>&1
+    rc=$? secs=$(( $(date +%s) - t0 ))
+    case $rc in
+      0) echo "ok ${secs}s" ;;
+      124|137) echo "timeout ${secs}s (limit ${t}s)" ;;
+      *) echo "failed ${secs}s (rc $rc)" ;;
+    esac >"$WORK/state/$name"
+    # Every later step needs the binary (unpack) or the model (model); a failed synthesis
+    # or sweep leaves the others to go on.
+    if [ $rc -ne 0 ] && { [ "$name" = unpack ] || [ "$name" = model ]; }; then failed=$name; fi
+    if [ "$name" = unpack ] && [ -f "$WORK/ld-path" ]; then
+      ldp=$(cat "$WORK/ld-path")
+      [ -n "$ldp" ] && export LD_LIBRARY_PATH="$ldp${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    fi
+  fi
+  write_summary
+done
+echo "gpu-session: done in $(( $(date +%s) - started ))s; $OUT/summary.txt" >&2
+for s in "${order[@]}"; do grep -q '^ok' "$WORK/state/$s" || exit 1; done

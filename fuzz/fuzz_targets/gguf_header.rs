@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tpsbench_fuzz::gguf::{reader, validate};
+use tpsbench::gguf::{reader, validate};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(h) = reader::parse_header(std::io::Cursor::new(data), data.len() as u64) {

@@ -5,27 +5,39 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use tpsbench_fuzz::{config, plan};
+use tpsbench::config::Axes;
+use tpsbench::{config, plan};
+
+/// How many tests `plan::expand` may make of one model's axes: one per n_prompt and n_gen
+/// value for every combination of the other axes (saturating: a sweep can be huge).
+fn bound(a: &Axes) -> usize {
+    [
+        a.n_depth.len(),
+        a.n_batch.len(),
+        a.n_ubatch.len(),
+        a.n_gpu_layers.len(),
+        a.split_mode.len(),
+        a.main_gpu.len(),
+        a.n_threads.len(),
+        a.flash_attn.len(),
+        a.type_k.len(),
+        a.type_v.len(),
+        a.no_kv_offload.len(),
+    ]
+    .iter()
+    .fold(a.n_prompt.len() + a.n_gen.len(), |p, &n| {
+        p.saturating_mul(n)
+    })
+}
 
 fuzz_target!(|text: &str| {
     match config::parse(Path::new("fuzz/models.toml"), text, 2) {
         Ok(cfg) => {
-            // An accepted sweep can be a huge Cartesian product: expand only small ones.
-            let size = cfg.models.iter().fold(0usize, |sum, m| {
-                let a = &m.axes;
-                let lens = [
-                    a.n_prompt.len() + a.n_gen.len(),
-                    a.n_depth.len(),
-                    a.n_batch.len(),
-                    a.n_ubatch.len(),
-                    a.n_gpu_layers.len(),
-                    a.n_threads.len(),
-                    a.flash_attn.len(),
-                    a.type_k.len(),
-                    a.type_v.len(),
-                ];
-                sum.saturating_add(lens.iter().fold(1usize, |p, &n| p.saturating_mul(n)))
-            });
+            let size = cfg
+                .models
+                .iter()
+                .fold(0usize, |sum, m| sum.saturating_add(bound(&m.axes)));
+            // Expand only small sweeps: a huge Cartesian product is legal, not a finding.
             if size < 10_000 {
                 let labels = vec!["Q4_0".to_string(); cfg.models.len()];
                 let tests = plan::expand(&cfg, &labels);
