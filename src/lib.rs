@@ -15,6 +15,7 @@ pub mod gguf;
 pub mod isolate;
 pub mod ladder;
 pub mod leaderboard;
+pub mod library_ab;
 pub mod linkage;
 pub mod machine;
 pub mod measure;
