@@ -58,10 +58,17 @@ pub fn order(round: usize, n: usize) -> Vec<usize> {
 
 /// The arguments of a child: the same plan, no file, JSON on stdout.
 pub fn child_args(config: &Path, filters: &[String]) -> Vec<String> {
-    let mut a: Vec<String> = ["run", "--no-save", "--quiet", "--output", "json", "--config"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut a: Vec<String> = [
+        "run",
+        "--no-save",
+        "--quiet",
+        "--output",
+        "json",
+        "--config",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     a.push(config.display().to_string());
     for f in filters {
         a.push("--filter".into());
@@ -105,11 +112,7 @@ pub fn run_rounds(
     let mut acc: Vec<Option<RunRecord>> = vec![None; libs.len()];
     for r in 0..rounds as usize {
         for i in order(r, libs.len()) {
-            note(&format!(
-                "round {}/{rounds}: {}",
-                r + 1,
-                libs[i].display()
-            ));
+            note(&format!("round {}/{rounds}: {}", r + 1, libs[i].display()));
             let rec = launcher.run(&libs[i], args)?;
             merge_round(&mut acc[i], rec, ci_target);
         }
@@ -184,7 +187,13 @@ pub fn file_name(index: usize, lib: &Path) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     format!("{index}-{name}.json")
 }
@@ -192,9 +201,11 @@ pub fn file_name(index: usize, lib: &Path) -> String {
 /// `tpsbench run --library ...`; returns the exit code.
 pub fn command(o: &AbOptions) -> Result<i32, String> {
     if !cfg!(feature = "dynamic-link") {
-        return Err("--library needs a tpsbench built with --features dynamic-link (this one has \
+        return Err(
+            "--library needs a tpsbench built with --features dynamic-link (this one has \
                     llama.cpp linked in)"
-            .into());
+                .into(),
+        );
     }
     if o.libraries.len() < 2 {
         return Err("--library needs at least two builds to compare (repeat it)".into());

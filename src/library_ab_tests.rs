@@ -46,7 +46,9 @@ fn rounds_are_interleaved_and_samples_pooled_per_build() {
     let names: Vec<&str> = fake.calls.iter().map(|p| p.to_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["/l/base", "/l/fast", "/l/fast", "/l/base", "/l/base", "/l/fast"]
+        [
+            "/l/base", "/l/fast", "/l/fast", "/l/base", "/l/base", "/l/fast"
+        ]
     );
     assert_eq!(recs.len(), 2);
     for r in &recs {
@@ -70,8 +72,15 @@ fn a_test_that_fails_in_any_round_stays_failed() {
         calls: vec![],
         fail_on_call: Some(3),
     };
-    let recs = run_rounds(&libs, 2, &[String::from("run")], None, &mut fake, &mut |_| {})
-        .unwrap();
+    let recs = run_rounds(
+        &libs,
+        2,
+        &[String::from("run")],
+        None,
+        &mut fake,
+        &mut |_| {},
+    )
+    .unwrap();
     // Call 3 is round 2's first: the fast build.
     assert_eq!(recs[1].tests[0].status, Status::Failed);
     assert_eq!(recs[0].tests[0].status, Status::Ok);
@@ -112,7 +121,10 @@ fn a_library_directory_is_found_directly_or_in_its_lib_folder() {
     std::fs::create_dir(d.path().join("lib")).unwrap();
     std::fs::write(d.path().join("lib/libllama.so.0"), b"").unwrap();
     assert_eq!(lib_dir(d.path()).unwrap(), d.path().join("lib"));
-    assert_eq!(lib_dir(&d.path().join("lib")).unwrap(), d.path().join("lib"));
+    assert_eq!(
+        lib_dir(&d.path().join("lib")).unwrap(),
+        d.path().join("lib")
+    );
 }
 
 #[test]
