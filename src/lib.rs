@@ -14,6 +14,7 @@ pub mod isolate;
 pub mod kinds;
 pub mod ladder;
 pub mod leaderboard;
+pub mod library_ab;
 pub mod linkage;
 pub mod machine;
 pub mod measure;

@@ -78,6 +78,16 @@ pub enum Command {
         /// machines; join the result files with `tpsbench merge`. Example: --shard 0/4
         #[arg(long, value_name = "INDEX/COUNT")]
         shard: Option<crate::plan::Shard>,
+        /// A/B across llama.cpp builds (repeat: two or more directories of shared libraries):
+        /// the plan runs on each in its own child process, rounds interleaved; prints each
+        /// build's ratio to the first. Needs a `--features dynamic-link` build.
+        ///
+        /// Example: tpsbench run --library llama-shared/native --library llama-shared/portable
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["resume", "isolate", "shard", "save_baseline", "baseline"])]
+        library: Vec<PathBuf>,
+        /// Interleaved rounds of a --library run.
+        #[arg(long, default_value_t = 3, requires = "library")]
+        rounds: u32,
     },
     /// Compare two result sets: files, directories of result files, or baseline names.
     ///
@@ -239,7 +249,20 @@ pub fn main() -> Result<i32> {
             baseline,
             baseline_dir,
             shard,
+            library,
+            rounds,
         } => {
+            if !library.is_empty() {
+                let ab = crate::library_ab::AbOptions {
+                    libraries: library,
+                    rounds,
+                    config,
+                    filters: filter,
+                    results_dir: (!no_save).then_some(results_dir),
+                    quiet,
+                };
+                return crate::library_ab::command(&ab).map_err(anyhow::Error::msg);
+            }
             let baselines = Baselines {
                 save: save_baseline,
                 compare: baseline,

@@ -1,0 +1,124 @@
+"""Shared parts of scripts/compare-*: where the reference tools and tpsbench builds are, the
+default models, interleaving, and the statistics (median of per-round ratios with a bootstrap
+95% interval, and a verdict that says "inconclusive" rather than guess).
+
+Loaded by the compare scripts with importlib (the file name has a hyphen on purpose: it is
+not a module anyone should import from elsewhere)."""
+import json, os, random, statistics, subprocess, sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_MODELS = [
+    os.path.join(ROOT, "models/SmolLM2-135M-Instruct.Q4_1.gguf"),
+    os.path.join(ROOT, "models/gemma-3-270m-Q4_K_M.gguf"),
+]
+DEFAULT_REF = os.path.join(ROOT, "reference-tools/shared")
+
+
+def fail(msg):
+    print(f"error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def load_average():
+    """The 1, 5 and 15 minute load averages, as uptime prints them."""
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def machine():
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} logical CPUs"
+
+
+def reference(ref_dir, tool):
+    """Path of a reference tool and the environment that makes it (and a dynamic-link
+    tpsbench) load the reference's own shared libraries."""
+    exe = os.path.join(ref_dir, "bin", tool)
+    if not os.access(exe, os.X_OK):
+        fail(f"{exe} is missing: build the reference tools first (scripts/reference-tools)")
+    return exe, lib_env(ref_dir)
+
+
+def lib_env(ref_dir):
+    env = dict(os.environ)
+    lib = os.path.join(os.path.abspath(ref_dir), "lib")
+    env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    return env
+
+
+def tpsbench_builds(args, ref_dir):
+    """{linkage: (executable, environment)} for the linkages asked for. The static build is
+    the default `cargo build --release`; the dynamic one a `--features dynamic-link` build
+    run on the reference's libraries, which `tpsbench info --json` must confirm."""
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+    paths = {
+        "static": args.tpsbench_static or os.path.join(target, "release/tpsbench"),
+        "dynamic": args.tpsbench_dynamic or os.path.join(ROOT, "target-dyn/release/tpsbench"),
+    }
+    builds = {}
+    for linkage in args.linkage.split(","):
+        if linkage not in paths:
+            fail(f"--linkage takes static and/or dynamic, not {linkage!r}")
+        exe = paths[linkage]
+        if not os.access(exe, os.X_OK):
+            how = "cargo build --release" if linkage == "static" else \
+                "CARGO_TARGET_DIR=target-dyn cargo build --release --features dynamic-link"
+            fail(f"{exe} is missing ({how}, or pass --tpsbench-{linkage})")
+        env = lib_env(ref_dir) if linkage == "dynamic" else dict(os.environ)
+        info = json.loads(subprocess.run([exe, "info", "--json"], env=env, check=True,
+                                         capture_output=True, text=True).stdout)
+        lib = info.get("llama_cpp", {}).get("library", {})
+        if lib.get("linkage") != linkage:
+            fail(f"{exe} runs llama.cpp {lib.get('linkage')}ally linked, not {linkage}")
+        if linkage == "dynamic" and not os.path.realpath(lib.get("path", "")).startswith(
+                os.path.realpath(os.path.join(ref_dir, "lib"))):
+            fail(f"{exe} loaded {lib.get('path')}, not the reference's libraries in {ref_dir}/lib")
+        builds[linkage] = (exe, env)
+    return builds
+
+
+def run_tpsbench(exe, env, config, extra=()):
+    out = subprocess.run([exe, "run", "--quiet", "--no-save", "--output", "json", "--config", config, *extra],
+                         env=env, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def interleaved(rounds, sides):
+    """The order of each round: A B, then B A, ... so that drift and warm-up hit both alike."""
+    for r in range(rounds):
+        yield r, (sides if r % 2 == 0 else list(reversed(sides)))
+
+
+def bootstrap_median(ratios, n=10000, seed=1):
+    """Median of the per-round ratios and a percentile-bootstrap 95% interval of it."""
+    med = statistics.median(ratios)
+    if len(ratios) < 3:
+        return med, None, None
+    rng = random.Random(seed)
+    meds = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(n))
+    return med, meds[int(0.025 * n)], meds[int(0.975 * n) - 1]
+
+
+def verdict(lo, hi, tolerance):
+    """Within ±tolerance of 1 when the whole interval is, outside when none of it is."""
+    if lo is None:
+        return "inconclusive (fewer than 3 rounds)"
+    if 1 - tolerance <= lo and hi <= 1 + tolerance:
+        return f"within ±{tolerance:.0%}"
+    if hi < 1 - tolerance or lo > 1 + tolerance:
+        return f"outside ±{tolerance:.0%}"
+    return "inconclusive: more rounds or a quieter machine"
+
+
+def ratio_cells(ratios, tolerance):
+    med, lo, hi = bootstrap_median(ratios)
+    ci = f"[{lo:.3f}, {hi:.3f}]" if lo is not None else "-"
+    return f"{med:.3f}", ci, verdict(lo, hi, tolerance), " ".join(f"{x:.3f}" for x in ratios)
