@@ -30,3 +30,4 @@ pub mod serving;
 pub mod stats;
 pub mod synth;
 pub mod system;
+pub mod units;

@@ -12,6 +12,9 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+/// Version of llama-cpp-sys-2, pinned in Cargo.toml (a unit test keeps the two in step).
+pub const LLAMA_SYS_VERSION: &str = "0.1.161";
+
 /// The stamp file scripts/build-llama-shared writes next to the libraries.
 pub const STAMP_FILE: &str = "tpsbench-llama.stamp";
 
@@ -43,7 +46,7 @@ pub struct BuiltFor {
 impl BuiltFor {
     pub fn this_build() -> Self {
         BuiltFor {
-            sys_version: crate::system::LLAMA_SYS_VERSION.to_string(),
+            sys_version: LLAMA_SYS_VERSION.to_string(),
             llama_rs_commit: env!("TPSBENCH_LLAMA_RS_COMMIT").to_string(),
             ggml_version: env!("TPSBENCH_GGML_VERSION").to_string(),
         }
@@ -144,6 +147,15 @@ pub fn current() -> Option<&'static Library> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn pinned_sys_version_matches_cargo_toml() {
+        let manifest = include_str!("../Cargo.toml");
+        assert!(manifest.contains(&format!(
+            "llama-cpp-sys-2 = {{ version = \"={}\"",
+            super::LLAMA_SYS_VERSION
+        )));
+    }
+
     use super::*;
 
     fn built() -> BuiltFor {

@@ -3,7 +3,6 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::export::{Format, exporter};
 use crate::record::{RunInfo, RunRecord, SCHEMA_VERSION};
 
 /// Reserves a new, unique result file in `dir` (created if missing), named after the run's
@@ -61,10 +60,17 @@ pub fn new_result_path(dir: &Path, run: &RunInfo) -> Result<PathBuf, String> {
     ))
 }
 
+/// The result file's bytes: pretty JSON and a final newline (the `json` export is the same).
+pub fn to_json_bytes(run: &RunRecord) -> Vec<u8> {
+    let mut v = serde_json::to_vec_pretty(run).expect("records always serialize");
+    v.push(b'\n');
+    v
+}
+
 /// Writes the run as JSON to a temporary file beside `path`, flushes it to disk, then
 /// renames it over `path`: a reader (or a crash) sees the old file or the new, never half.
 pub fn write_atomic(path: &Path, run: &RunRecord) -> Result<(), String> {
-    let bytes = exporter(Format::Json).render(run);
+    let bytes = to_json_bytes(run);
     let tmp = path.with_extension("json.tmp");
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;

@@ -12,12 +12,12 @@ use std::path::{Path, PathBuf};
 
 use crate::config::quant_types::QuantType;
 use crate::engine::quantize::{QuantizeParams, quantize};
-use crate::export::format_size;
 use crate::gguf::presets::{self, PRESETS};
 use crate::gguf::writer::{Document, write_gguf};
 use crate::gguf::{DEFAULT_ALIGNMENT, tiny};
 use crate::ladder::Reporter;
 use crate::ladder::cache::check_space;
+use crate::units::format_size;
 
 pub struct SynthOptions {
     pub output: PathBuf,

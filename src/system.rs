@@ -5,20 +5,6 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::record::{LlamaBuild, SystemInfo, ToolInfo};
-
-/// Version of llama-cpp-sys-2, pinned in Cargo.toml (a unit test keeps the two in step).
-pub const LLAMA_SYS_VERSION: &str = "0.1.161";
-
-pub fn tool() -> ToolInfo {
-    let commit = env!("TPSBENCH_GIT_COMMIT");
-    ToolInfo {
-        name: "tpsbench".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        git_commit: (!commit.is_empty()).then(|| commit.to_string()),
-    }
-}
-
 /// The GPU backend compiled in through Cargo features.
 pub fn gpu_backend() -> &'static str {
     if cfg!(feature = "cuda") {
@@ -29,70 +15,6 @@ pub fn gpu_backend() -> &'static str {
         "metal"
     } else {
         "cpu"
-    }
-}
-
-/// The build facts; `cpu_features` (the probed SIMD features that are on) is completed with
-/// those the CPU section of `system_info` lists (AVX512_VNNI, AVX512_BF16, ...).
-pub fn llama_build(system_info: String, cpu_features: Vec<String>) -> LlamaBuild {
-    let probed: Vec<(&str, bool)> = cpu_features.iter().map(|f| (f.as_str(), true)).collect();
-    let cpu_features = crate::machine::facts::simd_features(&probed, &system_info);
-    let rs = env!("TPSBENCH_LLAMA_RS_COMMIT");
-    let library = crate::linkage::current().cloned();
-    // A shared llama.cpp brings its own backend: its stamp says which, not our features.
-    let stamped = library
-        .as_ref()
-        .filter(|l| l.linkage == "dynamic")
-        .map(|l| match &l.stamp {
-            Some(s) => s
-                .get("backend")
-                .cloned()
-                .unwrap_or_else(|| "unknown".into()),
-            None => "unknown".into(),
-        });
-    LlamaBuild {
-        sys_crate_version: LLAMA_SYS_VERSION.into(),
-        build_number: None,
-        build_commit: (!rs.is_empty()).then(|| format!("llama-cpp-rs@{rs}")),
-        system_info,
-        gpu_backend: stamped.unwrap_or_else(|| gpu_backend().into()),
-        cmake_flags: cmake_flags(),
-        cpu_features,
-        library,
-    }
-}
-
-/// The cmake options llama.cpp was configured with (GGML_NATIVE, GGML_CUDA, ...): those of
-/// the copy linked in, or, for a shared library found at run time, those in its stamp.
-pub fn cmake_flags() -> String {
-    match crate::linkage::current() {
-        Some(l) if l.linkage == "dynamic" => l
-            .stamp
-            .as_ref()
-            .and_then(|s| s.get("cmake_flags").cloned())
-            .unwrap_or_else(|| "unknown (shared library without a stamp)".into()),
-        _ => env!("TPSBENCH_LLAMA_CMAKE_FLAGS").to_string(),
-    }
-}
-
-pub fn system() -> SystemInfo {
-    let mut s = sysinfo::System::new();
-    s.refresh_cpu_all();
-    s.refresh_memory();
-    let logical = s.cpus().len() as u32;
-    SystemInfo {
-        cpu_model: s
-            .cpus()
-            .first()
-            .map(|c| c.brand().trim().to_string())
-            .unwrap_or_default(),
-        physical_cores: s.physical_core_count().map_or(logical, |n| n as u32),
-        logical_cores: logical,
-        ram_bytes: s.total_memory(),
-        os: sysinfo::System::long_os_version().unwrap_or_default(),
-        kernel: sysinfo::System::kernel_version().unwrap_or_default(),
-        arch: sysinfo::System::cpu_arch(),
-        hostname: sysinfo::System::host_name().unwrap_or_default(),
     }
 }
 
@@ -154,14 +76,6 @@ pub fn missing_simd(built: &[(&'static str, bool)]) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pinned_sys_version_matches_cargo_toml() {
-        let manifest = include_str!("../Cargo.toml");
-        assert!(manifest.contains(&format!(
-            "llama-cpp-sys-2 = {{ version = \"={LLAMA_SYS_VERSION}\""
-        )));
-    }
 
     #[test]
     fn sha256_of_a_known_file() {

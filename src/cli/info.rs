@@ -5,7 +5,7 @@
 use anyhow::Result;
 
 use crate::engine::llama;
-use crate::machine::facts::{MachineFacts, feature_map};
+use crate::record::facts::{MachineFacts, feature_map};
 use crate::system;
 
 pub(super) fn info(json: bool, probe: bool) -> Result<i32> {
@@ -20,10 +20,10 @@ pub(super) fn info(json: bool, probe: bool) -> Result<i32> {
 
 fn gather(probe: bool) -> Result<MachineFacts> {
     llama::init(false).map_err(anyhow::Error::msg)?;
-    let sys = system::system();
+    let sys = crate::record::machine::system();
     let system_info = llama::system_info();
     let probed = llama::cpu_features();
-    let build = system::llama_build(system_info.clone(), llama::cpu_features_on());
+    let build = crate::record::machine::llama_build(system_info.clone(), llama::cpu_features_on());
     let machine = format!(
         "{} | {} cores | {} bytes RAM",
         sys.cpu_model, sys.logical_cores, sys.ram_bytes
@@ -31,8 +31,8 @@ fn gather(probe: bool) -> Result<MachineFacts> {
     let host_bandwidth =
         crate::machine::bandwidth::cached_or_probe(sys.logical_cores, &machine, probe);
     Ok(MachineFacts {
-        tool: system::tool(),
-        cmake_flags: system::cmake_flags(),
+        tool: crate::record::machine::tool(),
+        cmake_flags: crate::record::machine::cmake_flags(),
         cpu_features: feature_map(&probed, &system_info),
         simd_missing: system::missing_simd(&probed)
             .into_iter()

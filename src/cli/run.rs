@@ -110,7 +110,7 @@ pub(super) fn run(
             info.llama_cpp.gpu_backend
         );
     }
-    let bandwidth = crate::machine::roofline_bandwidth(&mut info, offload, false);
+    let bandwidth = crate::record::machine::roofline_bandwidth(&mut info, offload, false);
     let stop = install_interrupt();
     let out = if isolate {
         let dir = results_dir.unwrap_or_else(|| PathBuf::from("results"));

@@ -6,9 +6,7 @@ pub struct Json;
 
 impl Exporter for Json {
     fn render(&self, run: &RunRecord) -> Vec<u8> {
-        let mut v = serde_json::to_vec_pretty(run).expect("records always serialize");
-        v.push(b'\n');
-        v
+        crate::results::to_json_bytes(run)
     }
 }
 

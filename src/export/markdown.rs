@@ -1,30 +1,11 @@
 use super::Exporter;
 use crate::plan::TestParams;
 use crate::record::{RunRecord, Status, TestRecord};
+use crate::units::{format_params, format_size};
 
 /// llama-bench's Markdown table: model | size | params | backend | ngl | threads |
 /// <parameters that differ from llama-bench's defaults or vary> | test | t/s.
 pub struct Markdown;
-
-/// Sizes as llama-bench prints them: MiB below 1 GiB, GiB above.
-pub fn format_size(bytes: u64) -> String {
-    let b = bytes as f64;
-    if b >= 1024.0 * 1024.0 * 1024.0 {
-        format!("{:.2} GiB", b / (1024.0 * 1024.0 * 1024.0))
-    } else {
-        format!("{:.2} MiB", b / (1024.0 * 1024.0))
-    }
-}
-
-/// Parameter counts as llama-bench prints them: "134.52 M", "7.24 B".
-pub fn format_params(n: u64) -> String {
-    let x = n as f64;
-    if x >= 1e9 {
-        format!("{:.2} B", x / 1e9)
-    } else {
-        format!("{:.2} M", x / 1e6)
-    }
-}
 
 type Column = (&'static str, fn(&TestParams) -> String, &'static str);
 

@@ -13,8 +13,8 @@ pub mod serving;
 
 use crate::record::RunRecord;
 
+pub use crate::units::{format_params, format_size};
 pub(crate) use markdown::table_aligned;
-pub use markdown::{format_params, format_size};
 
 /// Turns a run into the bytes of one output format.
 pub trait Exporter {

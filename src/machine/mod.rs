@@ -3,7 +3,6 @@
 
 pub mod bandwidth;
 pub mod energy;
-pub mod facts;
 pub mod gpus;
 pub mod kv;
 pub mod memory;
@@ -180,52 +179,6 @@ impl Monitor {
             prefill: pre,
         }
     }
-}
-
-/// Fills the run's GPU facts and finds the bandwidths for decode rooflines: the GPU's (from
-/// the known-GPU table, by the name llama.cpp or NVML gives; none for an unknown GPU rather
-/// than a wrong one) on a GPU build, and the host's from the probe (cached per machine;
-/// `refresh` re-measures) unless `all_offloaded` says no test runs on the host.
-pub fn roofline_bandwidth(
-    info: &mut crate::record::RunInfo,
-    all_offloaded: bool,
-    refresh: bool,
-) -> Ceilings {
-    if let Some(n) = nvml::Nvml::load() {
-        info.gpus = n.facts();
-    }
-    let gpu_build = info.llama_cpp.gpu_backend != "cpu";
-    let mut c = Ceilings {
-        gpu_build,
-        ..Ceilings::default()
-    };
-    if gpu_build {
-        let names = info.gpus.iter().map(|g| g.name.clone()).chain(
-            info.devices
-                .iter()
-                .filter(|d| d.kind == "gpu")
-                .map(|d| d.description.clone()),
-        );
-        c.device = names
-            .filter_map(|name| gpus::bandwidth_of(&name))
-            .map(|(gbs, note)| (gbs, format!("table: {note}")))
-            .next();
-        if all_offloaded {
-            return c;
-        }
-    }
-    let s = &info.system;
-    let machine = format!(
-        "{} | {} cores | {} bytes RAM",
-        s.cpu_model, s.logical_cores, s.ram_bytes
-    );
-    let b = bandwidth::cached_or_probe(s.logical_cores, &machine, refresh);
-    c.host = Some((
-        b.read_gbs,
-        format!("probe: host DRAM read, {} threads", b.threads),
-    ));
-    info.host_bandwidth = Some(b);
-    c
 }
 
 /// One line to warn with when a test asks for more threads than the machine has physical

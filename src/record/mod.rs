@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod facts;
+pub mod machine;
 pub mod serving;
 
 use crate::plan::TestParams;

@@ -187,11 +187,14 @@ pub fn run_info(
         backends.push("CPU".into());
     }
     RunInfo {
-        tool: system::tool(),
-        llama_cpp: system::llama_build(system_info, crate::engine::llama::cpu_features_on()),
+        tool: crate::record::machine::tool(),
+        llama_cpp: crate::record::machine::llama_build(
+            system_info,
+            crate::engine::llama::cpu_features_on(),
+        ),
         started_at: system::now_rfc3339(),
         finished_at: None,
-        system: system::system(),
+        system: crate::record::machine::system(),
         devices,
         backends: backends.join(","),
         config_file: config.file.display().to_string(),

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::bandwidth::Bandwidth;
-use super::nvml::GpuFacts;
-use crate::record::{DeviceInfo, LlamaBuild, SystemInfo, ToolInfo};
+use super::{DeviceInfo, LlamaBuild, SystemInfo, ToolInfo};
+use crate::machine::bandwidth::Bandwidth;
+use crate::machine::nvml::GpuFacts;
 
 /// Everything `tpsbench info` knows about the machine and the llama.cpp build.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
