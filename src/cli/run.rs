@@ -210,8 +210,19 @@ pub(super) fn run(
             "\n{}",
             report.to_markdown(&format!("baseline {name}"), "this run")
         );
-        if !report.regressions(0.05).is_empty() {
-            eprintln!("error: significant regression against baseline {name:?}");
+        let regressions = report.regressions(0.05);
+        if !regressions.is_empty() {
+            let significant = regressions
+                .iter()
+                .filter(|r| r.comparison.verdict == crate::stats::compare::Verdict::Slower)
+                .count();
+            // An underpowered pair is not "significant": say what it is.
+            eprintln!(
+                "error: {} regression(s) beyond 5% against baseline {name:?}: {significant} \
+                 significant, {} with too few samples for the test but the whole interval beyond",
+                regressions.len(),
+                regressions.len() - significant
+            );
             code = 1;
         }
     }
