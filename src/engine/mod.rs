@@ -4,6 +4,7 @@
 
 pub mod batching;
 pub mod llama;
+mod llama_backend;
 mod llama_batch;
 pub mod logits;
 pub mod mock;
