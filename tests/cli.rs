@@ -542,3 +542,42 @@ fn isolated_shards_together_run_every_test_once() {
         ]
     );
 }
+
+/// `tpsbench run ... | head -1` with a failed test: the reader left, but the run is on disk
+/// and a failed test still makes the exit code 1 (a closed pipe is not success).
+#[test]
+fn a_run_with_a_failed_test_exits_1_even_when_stdout_is_closed() {
+    let (dir, _) = workspace("");
+    tpsbench()
+        .args(["synth", "--seed", "2", "--output"])
+        .arg(dir.path().join("tiny2.gguf"))
+        .assert()
+        .success();
+    let config = dir.path().join("two.toml");
+    std::fs::write(
+        &config,
+        "[sweep]\nn_prompt = 16\nn_gen = 4\nrepetitions = 1\n\
+         [[model]]\nname = \"a\"\npath = \"tiny.gguf\"\n[[model]]\nname = \"b\"\npath = \"tiny2.gguf\"\n",
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("tpsbench"))
+        .args(["run", "--quiet", "--isolate", "--config"])
+        .arg(&config)
+        .arg("--results-dir")
+        .arg(&results)
+        .env("TPSBENCH_FAULT_ABORT_AT", "a/F32/tg4")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(result_files(&results).len(), 1);
+}

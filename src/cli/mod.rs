@@ -35,7 +35,8 @@ pub enum Command {
         /// The sweep to run.
         #[arg(long, short, default_value = "models.toml")]
         config: PathBuf,
-        /// Run only tests whose id contains this text (repeatable), e.g. `SmolLM2/Q4_1/pp512`.
+        /// Run only tests whose id contains this text, e.g. `SmolLM2/Q4_1/pp512`; repeated flags
+        /// combine as OR (`--filter pp512 --filter tg128` runs both).
         #[arg(long, short)]
         filter: Vec<String>,
         /// What to print on stdout when the run ends.

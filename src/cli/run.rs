@@ -170,9 +170,12 @@ pub(super) fn run(
     if let Some(note) = export.skipped(&out.record) {
         eprintln!("note: {note}");
     }
-    std::io::stdout()
-        .write_all(&export.render(&out.record))
-        .context("writing to stdout")?;
+    // A reader gone from stdout (`tpsbench run | head -1`) loses only the printout: the run
+    // is in its file, and failed tests must still make the exit code 1.
+    match std::io::stdout().write_all(&export.render(&out.record)) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        other => other.context("writing to stdout")?,
+    }
     // An `--isolate` child (`--only-model`) writes into its parent's file: the parent
     // reports it, once.
     let child = only_model.is_some();
