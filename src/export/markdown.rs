@@ -72,7 +72,11 @@ impl Exporter for Markdown {
             row.push(t.test.clone());
             row.push(rate(t));
             if any_roof {
-                let pct = roof(t).map(|r| format!("{:.0}%", r.percent_of_roofline));
+                let pct = roof(t).map(|r| match r.above_ceiling {
+                    // A share above 100% would only measure the ceiling's error.
+                    true => "above ceiling".to_string(),
+                    false => format!("{:.0}%", r.percent_of_roofline),
+                });
                 row.push(pct.unwrap_or_default());
             }
             if any_flags {

@@ -69,6 +69,12 @@ pub struct DecodeRoofline {
     pub achieved_gbs: f64,
     /// Measured t/s as a percentage of the ceiling.
     pub percent_of_roofline: f64,
+    /// The measured rate implies more bytes/s than the ceiling: the ceiling is wrong (a
+    /// bandwidth probe taken on a busy machine, or weights served from a cache the probe did
+    /// not see), so `percent_of_roofline` is no fraction of anything and tables say so
+    /// rather than print it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub above_ceiling: bool,
 }
 
 /// Decode roofline for `n_gen` tokens generated after `n_depth` tokens at `ts` tokens/s,
@@ -97,6 +103,7 @@ pub fn decode(
         roofline_ts,
         achieved_gbs,
         percent_of_roofline: 100.0 * ts / roofline_ts,
+        above_ceiling: achieved_gbs > bandwidth_gbs,
     }
 }
 
@@ -150,6 +157,14 @@ mod tests {
         assert!((r.roofline_ts - 100.0).abs() < 1e-9);
         assert!((r.percent_of_roofline - 50.0).abs() < 1e-9);
         assert!((r.achieved_gbs - 4.8).abs() < 1e-9);
+        assert!(!r.above_ceiling);
+    }
+
+    #[test]
+    fn a_rate_above_the_ceiling_says_the_ceiling_is_wrong() {
+        // 157 t/s of 96 MB per token is 15 GB/s: a 9.6 GB/s probe cannot be the ceiling.
+        let r = decode(&shape(), 0, 1, 23_040.0, 157.0, 9.6, "probe");
+        assert!(r.above_ceiling && r.percent_of_roofline > 100.0);
     }
 
     #[test]
