@@ -1,14 +1,13 @@
 //! `models.toml`: the models and the sweep axes. Every mistake is reported with the file,
 //! the line and the key, because a sweep that dies an hour in on a typo is the worst outcome.
 
-use std::fmt;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use toml::Spanned;
 
 mod axes;
+mod error;
 pub mod ladder;
 pub mod quant_types;
 pub mod serving;
@@ -20,6 +19,8 @@ pub(crate) use values::scalar_int;
 use values::{boolean, flash_attn, int_list, kv_type, list, scalar_float, split_mode};
 
 pub use axes::{Axes, FlashAttn, KV_TYPES, SplitMode};
+pub use error::ConfigError;
+pub(crate) use error::{Ctx, toml_error};
 
 impl RunSettings {
     /// The stopping rule these settings describe.
@@ -74,28 +75,6 @@ pub struct Config {
     pub ladders: Vec<ladder::Ladder>,
 }
 
-/// A configuration error that names the file, the line and the key.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub struct ConfigError {
-    pub file: PathBuf,
-    pub line: Option<usize>,
-    pub key: Option<String>,
-    pub message: String,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
-        if let Some(line) = self.line {
-            write!(f, ":{line}")?;
-        }
-        if let Some(key) = &self.key {
-            write!(f, ": key `{key}`")?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
-
 type Axis = Option<Spanned<toml::Value>>;
 
 /// One sweep table: the global `[sweep]` or a model's `[model.sweep]`.
@@ -144,31 +123,6 @@ struct RawConfig {
     /// Read by `serving::config` from the same text, with its own spans.
     #[allow(dead_code)]
     serving: Option<toml::Value>,
-}
-
-pub(crate) struct Ctx<'a> {
-    pub file: &'a Path,
-    pub src: &'a str,
-}
-
-impl Ctx<'_> {
-    fn line_of(&self, offset: usize) -> usize {
-        self.src[..offset.min(self.src.len())].matches('\n').count() + 1
-    }
-
-    pub(crate) fn err(
-        &self,
-        span: Range<usize>,
-        key: &str,
-        message: impl Into<String>,
-    ) -> ConfigError {
-        ConfigError {
-            file: self.file.to_path_buf(),
-            line: Some(self.line_of(span.start)),
-            key: Some(key.to_string()),
-            message: message.into(),
-        }
-    }
 }
 
 /// Reads and validates a `models.toml`.
@@ -312,28 +266,6 @@ pub(crate) fn parse_parts(
         ladders: Vec::new(),
     };
     Ok((config, defaults, has_ladder))
-}
-
-pub(crate) fn toml_error(ctx: &Ctx, e: &toml::de::Error) -> ConfigError {
-    // toml's message may span several lines (with a source excerpt); keep the first.
-    let message = e
-        .message()
-        .lines()
-        .next()
-        .unwrap_or("invalid TOML")
-        .to_string();
-    let (key, message) =
-        match crate::config::unknown_key::unknown_key(ctx.src, e.span().map(|s| s.start), &message)
-        {
-            Some((key, message)) => (Some(key), message),
-            None => (None, message),
-        };
-    ConfigError {
-        file: ctx.file.to_path_buf(),
-        line: e.span().map(|s| ctx.line_of(s.start)),
-        key,
-        message,
-    }
 }
 
 fn apply_settings(ctx: &Ctx, s: &RawSweep, out: &mut RunSettings) -> Result<(), ConfigError> {

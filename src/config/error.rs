@@ -1,0 +1,74 @@
+//! Configuration errors: every one names the file, the line and the key.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+/// A configuration error that names the file, the line and the key.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub struct ConfigError {
+    pub file: PathBuf,
+    pub line: Option<usize>,
+    pub key: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if let Some(key) = &self.key {
+            write!(f, ": key `{key}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+pub(crate) struct Ctx<'a> {
+    pub file: &'a Path,
+    pub src: &'a str,
+}
+
+impl Ctx<'_> {
+    pub(crate) fn line_of(&self, offset: usize) -> usize {
+        self.src[..offset.min(self.src.len())].matches('\n').count() + 1
+    }
+
+    pub(crate) fn err(
+        &self,
+        span: Range<usize>,
+        key: &str,
+        message: impl Into<String>,
+    ) -> ConfigError {
+        ConfigError {
+            file: self.file.to_path_buf(),
+            line: Some(self.line_of(span.start)),
+            key: Some(key.to_string()),
+            message: message.into(),
+        }
+    }
+}
+
+pub(crate) fn toml_error(ctx: &Ctx, e: &toml::de::Error) -> ConfigError {
+    // toml's message may span several lines (with a source excerpt); keep the first.
+    let message = e
+        .message()
+        .lines()
+        .next()
+        .unwrap_or("invalid TOML")
+        .to_string();
+    let (key, message) =
+        match crate::config::unknown_key::unknown_key(ctx.src, e.span().map(|s| s.start), &message)
+        {
+            Some((key, message)) => (Some(key), message),
+            None => (None, message),
+        };
+    ConfigError {
+        file: ctx.file.to_path_buf(),
+        line: e.span().map(|s| ctx.line_of(s.start)),
+        key,
+        message,
+    }
+}

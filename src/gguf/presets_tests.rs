@@ -1,0 +1,109 @@
+use super::*;
+
+fn dims<'a>(t: &'a [(String, Vec<u64>)], name: &str) -> &'a [u64] {
+    &t.iter().find(|(n, _)| n == name).unwrap().1
+}
+
+#[test]
+fn llama_3_8b_has_the_published_shapes() {
+    let s = shape("llama-3-8b").unwrap();
+    assert_eq!((s.n_embd, s.n_ff, s.n_layer), (4096, 14336, 32));
+    assert_eq!((s.n_head, s.n_head_kv, s.n_vocab), (32, 8, 128_256));
+    let t = s.tensors();
+    assert_eq!(dims(&t, "token_embd.weight"), [4096, 128_256]);
+    assert_eq!(dims(&t, "blk.31.attn_k.weight"), [4096, 1024]);
+    assert_eq!(dims(&t, "blk.0.ffn_down.weight"), [14336, 4096]);
+    assert_eq!(t.len(), 3 + 9 * 32);
+    // 8.03 B parameters (Meta's model card)
+    assert!(
+        (s.n_params() as f64 / 8.03e9 - 1.0).abs() < 0.002,
+        "{}",
+        s.n_params()
+    );
+}
+
+#[test]
+fn every_preset_matches_its_published_parameter_count() {
+    for (p, published) in [
+        ("llama-2-7b", 6.738e9),
+        ("llama-3-8b", 8.030e9),
+        ("mistral-7b", 7.242e9),
+        ("qwen2.5-7b", 7.616e9),
+        ("llama-3-70b", 70.554e9),
+    ] {
+        let s = shape(p).unwrap();
+        let n = s.n_params() as f64;
+        assert!((n / published - 1.0).abs() < 0.002, "{p}: {n}");
+        // K-quants need rows that are multiples of 256
+        assert!(s.tensors().iter().all(|(_, d)| d[0] % 256 == 0), "{p}");
+    }
+    assert!(shape("gpt-5").is_none());
+    assert_eq!(PRESETS.len(), 5);
+}
+
+#[test]
+fn qwen_has_biases_and_its_own_widths() {
+    let s = shape("qwen2.5-7b").unwrap();
+    let t = s.tensors();
+    assert_eq!(dims(&t, "blk.0.attn_q.bias"), [3584]);
+    assert_eq!(dims(&t, "blk.27.attn_v.bias"), [512]);
+    assert_eq!(dims(&t, "blk.0.ffn_up.weight"), [3584, 18944]);
+    assert_eq!(dims(&t, "output.weight"), [3584, 152_064]);
+    assert!(
+        !shape("llama-2-7b")
+            .unwrap()
+            .tensors()
+            .iter()
+            .any(|(n, _)| n.contains("bias"))
+    );
+    assert_eq!(shape("llama-3-70b").unwrap().n_layer, 80);
+    assert_eq!(shape("llama-2-7b").unwrap().n_head_kv, 32);
+}
+
+#[test]
+fn shrinking_keeps_the_head_size_and_quantizable_widths() {
+    for p in PRESETS {
+        let full = shape(p).unwrap();
+        let s = full.shrunk(16, Some(1));
+        assert_eq!(s.head_dim, full.head_dim);
+        assert_eq!(s.n_layer, 1);
+        assert_eq!(s.n_head % s.n_head_kv, 0, "{p}");
+        assert_eq!(s.n_embd % 256, 0, "{p}");
+        assert_eq!(s.n_ff % 256, 0, "{p}");
+        assert!(s.n_params() < full.n_params() / 100);
+        assert_eq!(s.qkv_bias, full.qkv_bias);
+    }
+}
+
+#[test]
+fn the_document_marks_the_file_synthetic() {
+    let s = shape("qwen2.5-7b").unwrap().shrunk(16, Some(1));
+    let d = s.document(8, 14, 7, 1);
+    let get = |k: &str| {
+        d.metadata
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(get(KEY_SYNTHETIC), Some(Value::Bool(true)));
+    assert_eq!(
+        get("general.architecture"),
+        Some(Value::String("qwen2".into()))
+    );
+    assert_eq!(
+        get("tokenizer.ggml.pre"),
+        Some(Value::String("qwen2".into()))
+    );
+    let out = d
+        .tensors
+        .iter()
+        .find(|t| t.name == "output.weight")
+        .unwrap();
+    assert_eq!(out.ggml_type, 14);
+    let bias = d
+        .tensors
+        .iter()
+        .find(|t| t.name == "blk.0.attn_q.bias")
+        .unwrap();
+    assert_eq!(bias.ggml_type, 0);
+}
