@@ -214,6 +214,27 @@ impl Report {
             .collect()
     }
 
+    /// The line that fails CI at `threshold`, e.g. "2 regression(s) beyond 5.0%: 1
+    /// significant, 1 with too few samples ..."; None when no row fails. An underpowered
+    /// pair is never called significant.
+    pub fn regression_line(&self, threshold: f64) -> Option<String> {
+        let regressions = self.regressions(threshold);
+        if regressions.is_empty() {
+            return None;
+        }
+        let significant = regressions
+            .iter()
+            .filter(|r| r.comparison.verdict == Verdict::Slower)
+            .count();
+        Some(format!(
+            "{} regression(s) beyond {:.1}%: {significant} significant, {} with too few \
+             samples for the test but the whole interval beyond",
+            regressions.len(),
+            threshold * 100.0,
+            regressions.len() - significant
+        ))
+    }
+
     /// Rows the data cannot decide.
     pub fn inconclusive(&self) -> Vec<&Row> {
         self.rows

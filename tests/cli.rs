@@ -425,8 +425,9 @@ fn kill_9_then_resume_gives_every_test_exactly_once() {
     );
 }
 
-#[test]
-fn isolate_loses_only_the_crashed_models_current_test() {
+/// The workspace with a second tiny model `b` beside `a`, and `two.toml` sweeping both at
+/// pp16 and the given `n_gen`.
+fn two_models(n_gen: &str) -> (tempfile::TempDir, PathBuf) {
     let (dir, _) = workspace("");
     tpsbench()
         .args(["synth", "--seed", "2", "--output"])
@@ -436,10 +437,18 @@ fn isolate_loses_only_the_crashed_models_current_test() {
     let config = dir.path().join("two.toml");
     std::fs::write(
         &config,
-        "[sweep]\nn_prompt = 16\nn_gen = [4, 8]\nrepetitions = 1\n\
-         [[model]]\nname = \"a\"\npath = \"tiny.gguf\"\n[[model]]\nname = \"b\"\npath = \"tiny2.gguf\"\n",
+        format!(
+            "[sweep]\nn_prompt = 16\nn_gen = {n_gen}\nrepetitions = 1\n\
+             [[model]]\nname = \"a\"\npath = \"tiny.gguf\"\n[[model]]\nname = \"b\"\npath = \"tiny2.gguf\"\n"
+        ),
     )
     .unwrap();
+    (dir, config)
+}
+
+#[test]
+fn isolate_loses_only_the_crashed_models_current_test() {
+    let (dir, config) = two_models("[4, 8]");
     let results = dir.path().join("results");
     let out = tpsbench()
         .args([
@@ -547,19 +556,7 @@ fn isolated_shards_together_run_every_test_once() {
 /// and a failed test still makes the exit code 1 (a closed pipe is not success).
 #[test]
 fn a_run_with_a_failed_test_exits_1_even_when_stdout_is_closed() {
-    let (dir, _) = workspace("");
-    tpsbench()
-        .args(["synth", "--seed", "2", "--output"])
-        .arg(dir.path().join("tiny2.gguf"))
-        .assert()
-        .success();
-    let config = dir.path().join("two.toml");
-    std::fs::write(
-        &config,
-        "[sweep]\nn_prompt = 16\nn_gen = 4\nrepetitions = 1\n\
-         [[model]]\nname = \"a\"\npath = \"tiny.gguf\"\n[[model]]\nname = \"b\"\npath = \"tiny2.gguf\"\n",
-    )
-    .unwrap();
+    let (dir, config) = two_models("4");
     let results = dir.path().join("results");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("tpsbench"))
         .args(["run", "--quiet", "--isolate", "--config"])

@@ -7,7 +7,7 @@
 
 use anyhow::{Result, bail};
 
-use crate::stats::compare::{Verdict, samples_needed};
+use crate::stats::compare::samples_needed;
 
 pub(super) fn compare(
     a: &str,
@@ -33,7 +33,6 @@ pub(super) fn compare(
         bail!("no test of {a} matches a test of {b} (try --ignore with the property that differs)");
     }
     print!("{}", report.to_markdown(a, b));
-    let regressions = report.regressions(fail);
     let underpowered = report
         .inconclusive()
         .iter()
@@ -46,18 +45,8 @@ pub(super) fn compare(
             samples_needed(alpha)
         );
     }
-    if !regressions.is_empty() {
-        let significant = regressions
-            .iter()
-            .filter(|r| r.comparison.verdict == Verdict::Slower)
-            .count();
-        eprintln!(
-            "error: {} regression(s) beyond {:.1}%: {significant} significant, {} with too few \
-             samples for the test but the whole interval beyond",
-            regressions.len(),
-            fail * 100.0,
-            regressions.len() - significant
-        );
+    if let Some(line) = report.regression_line(fail) {
+        eprintln!("error: {line}");
         return Ok(1);
     }
     Ok(0)

@@ -213,19 +213,8 @@ pub(super) fn run(
             "\n{}",
             report.to_markdown(&format!("baseline {name}"), "this run")
         );
-        let regressions = report.regressions(0.05);
-        if !regressions.is_empty() {
-            let significant = regressions
-                .iter()
-                .filter(|r| r.comparison.verdict == crate::stats::compare::Verdict::Slower)
-                .count();
-            // An underpowered pair is not "significant": say what it is.
-            eprintln!(
-                "error: {} regression(s) beyond 5% against baseline {name:?}: {significant} \
-                 significant, {} with too few samples for the test but the whole interval beyond",
-                regressions.len(),
-                regressions.len() - significant
-            );
+        if let Some(line) = report.regression_line(0.05) {
+            eprintln!("error: {line} against baseline {name:?}");
             code = 1;
         }
     }
