@@ -1,6 +1,8 @@
 //! Host memory bandwidth probe: a multi-threaded streaming read and a copy over buffers far
 //! larger than any cache, best of a few passes. Cached per machine, because it takes seconds
-//! and the answer does not change between runs.
+//! and the answer does not change between runs; but a probe taken on a busy machine is
+//! replaced as soon as a run finds the machine quiet: one taken beside a compiler measures the
+//! compiler (a cached 7.9 GB/s from a busy afternoon once put decode at 227% of its roofline).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -25,6 +27,22 @@ pub struct Bandwidth {
     /// The machine the figure belongs to (cache key).
     pub machine: String,
     pub measured_at: String,
+    /// The 1, 5 and 15 minute load averages just before the probe (`None` where unknown,
+    /// and in caches written before it was recorded).
+    #[serde(default)]
+    pub load_average: Option<[f64; 3]>,
+}
+
+impl Bandwidth {
+    /// Whether the probe was taken on a machine quiet enough to stand for it.
+    pub fn quiet(&self, logical_cpus: u32) -> bool {
+        quiet(self.load_average, logical_cpus)
+    }
+}
+
+/// A known 1-minute load average below half the logical CPUs.
+fn quiet(load_average: Option<[f64; 3]>, logical_cpus: u32) -> bool {
+    load_average.is_some_and(|la| la[0] < f64::from(logical_cpus.max(1)) / 2.0)
 }
 
 const BUFFER: usize = 512 << 20;
@@ -81,6 +99,7 @@ pub fn parse_cache_size(s: &str) -> Option<u64> {
 
 /// Runs the probe (about 1 GiB of RAM, a few seconds).
 pub fn probe(threads: u32, machine: &str) -> Bandwidth {
+    let load_average = crate::system::load_average();
     let llc = llc_bytes();
     let llc_read_gbs = llc.filter(|&b| b >= 16 << 20).map(|b| {
         let data: Vec<u64> = (0..(b / 2 / 8)).collect();
@@ -106,6 +125,7 @@ pub fn probe(threads: u32, machine: &str) -> Bandwidth {
         llc_read_gbs,
         machine: machine.to_string(),
         measured_at: crate::system::now_rfc3339(),
+        load_average,
     }
 }
 
@@ -117,17 +137,19 @@ fn cache_file() -> PathBuf {
     base.join("tpsbench").join("bandwidth.json")
 }
 
-/// The cached figure for this machine, or a fresh probe (saved for next time).
+/// The cached figure for this machine, or a fresh probe, saved for next time. A cached
+/// figure taken on a busy machine is replaced as soon as a run finds the machine quiet
+/// (`threads` is the machine's logical CPU count); until then it serves, and the run records
+/// its load average.
 pub fn cached_or_probe(threads: u32, machine: &str, refresh: bool) -> Bandwidth {
     let path = cache_file();
-    if !refresh {
-        if let Some(b) = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|t| serde_json::from_str::<Bandwidth>(&t).ok())
-            .filter(|b| b.machine == machine && b.threads == threads)
-        {
-            return b;
-        }
+    let cached = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Bandwidth>(&t).ok())
+        .filter(|b| b.machine == machine && b.threads == threads);
+    let now = crate::system::load_average();
+    if let Some(b) = cached.filter(|b| !refresh && reuse(b, now, threads)) {
+        return b;
     }
     let b = probe(threads, machine);
     if let Some(dir) = path.parent() {
@@ -138,9 +160,58 @@ pub fn cached_or_probe(threads: u32, machine: &str, refresh: bool) -> Bandwidth 
     b
 }
 
+/// Whether a cached probe serves: it was quiet, or it was not but the machine is still busy
+/// now (probing again would measure the same noise).
+fn reuse(cached: &Bandwidth, load_now: Option<[f64; 3]>, logical_cpus: u32) -> bool {
+    cached.quiet(logical_cpus) || !quiet(load_now, logical_cpus)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn probe_at(load: Option<[f64; 3]>) -> Bandwidth {
+        Bandwidth {
+            read_gbs: 27.7,
+            copy_gbs: 30.0,
+            threads: 2,
+            buffer_bytes: BUFFER as u64,
+            llc_bytes: None,
+            llc_read_gbs: None,
+            machine: "m".into(),
+            measured_at: "2026-12-01T00:00:00Z".into(),
+            load_average: load,
+        }
+    }
+
+    #[test]
+    fn only_a_probe_below_half_the_cpus_of_load_counts_as_quiet() {
+        assert!(probe_at(Some([0.46, 0.5, 0.6])).quiet(2));
+        assert!(!probe_at(Some([1.0, 0.5, 0.6])).quiet(2));
+        assert!(!probe_at(Some([1.9, 1.8, 1.7])).quiet(2));
+        assert!(probe_at(Some([1.9, 1.8, 1.7])).quiet(16));
+        // A cache from before the load average was recorded is not trusted.
+        assert!(!probe_at(None).quiet(2));
+    }
+
+    #[test]
+    fn a_busy_cached_probe_is_taken_again_only_once_the_machine_is_quiet() {
+        let quiet_now = Some([0.2, 0.3, 0.4]);
+        let busy_now = Some([1.8, 1.5, 1.2]);
+        assert!(reuse(&probe_at(Some([0.3, 0.3, 0.3])), busy_now, 2));
+        assert!(reuse(&probe_at(Some([0.3, 0.3, 0.3])), quiet_now, 2));
+        assert!(reuse(&probe_at(Some([1.9, 1.0, 1.0])), busy_now, 2));
+        assert!(!reuse(&probe_at(Some([1.9, 1.0, 1.0])), quiet_now, 2));
+        assert!(!reuse(&probe_at(None), quiet_now, 2));
+    }
+
+    #[test]
+    fn a_cache_without_a_load_average_still_reads() {
+        let old = r#"{"read_gbs":7.9,"copy_gbs":9.0,"threads":2,"buffer_bytes":1,"machine":"m","measured_at":"x"}"#;
+        let b: Bandwidth = serde_json::from_str(old).unwrap();
+        assert_eq!(b.load_average, None);
+        assert!(!b.quiet(2));
+    }
 
     #[test]
     fn cache_sizes_parse_with_units() {

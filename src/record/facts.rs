@@ -157,8 +157,13 @@ fn render(r: &Reader) -> String {
         ));
     }
     out.push(format!("system:   {}", r.s("/llama_cpp/system_info", "?")));
+    let load = if r.present("/host_bandwidth/load_average/0") {
+        format!(" at load {:.2}", r.f("/host_bandwidth/load_average/0"))
+    } else {
+        String::new()
+    };
     out.push(format!(
-        "memory:   host DRAM read {:.1} GB/s, copy {:.1} GB/s ({} threads, {} MiB buffer, measured {})",
+        "memory:   host DRAM read {:.1} GB/s, copy {:.1} GB/s ({} threads, {} MiB buffer, measured {}{load})",
         r.f("/host_bandwidth/read_gbs"),
         r.f("/host_bandwidth/copy_gbs"),
         r.s("/host_bandwidth/threads", "?"),

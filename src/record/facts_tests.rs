@@ -71,6 +71,7 @@ fn sample() -> MachineFacts {
             llc_read_gbs: Some(1200.75),
             machine: "AMD EPYC 9654 | 192 cores".into(),
             measured_at: "2026-11-30T01:02:03Z".into(),
+            load_average: Some([0.12, 0.2, 0.3]),
         },
         power_source: Some("rapl".into()),
         gpus: vec![GpuFacts {
