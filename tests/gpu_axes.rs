@@ -2,25 +2,10 @@
 //! binary and llama.cpp on the tiny synthetic model. On a CPU build everything must be
 //! reported on the CPU, whatever the sweep asked for.
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn tpsbench() -> Command {
-    Command::cargo_bin("tpsbench").unwrap()
-}
-
-/// A temp dir with the tiny model `tpsbench synth` writes and `config` beside it.
-fn tiny_with(config: &str) -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    tpsbench()
-        .args(["synth", "--output"])
-        .arg(dir.path().join("tiny.gguf"))
-        .assert()
-        .success();
-    let path = dir.path().join("models.toml");
-    std::fs::write(&path, config).unwrap();
-    (dir, path)
-}
+mod support;
+use support::{tiny_with, tpsbench};
 
 #[test]
 fn gpu_axes_on_a_cpu_build_run_and_record_everything_on_the_cpu() {

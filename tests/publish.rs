@@ -4,13 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use serde_json::Value;
 use tpsbench::export::llama_bench_row::FIELDS;
 
-fn tpsbench() -> Command {
-    Command::cargo_bin("tpsbench").unwrap()
-}
+mod support;
+use support::{tiny_sweep, tpsbench};
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/leaderboard")
@@ -170,24 +168,6 @@ fn excluded_tool_versions_leave_the_other_files() {
     );
 }
 
-/// A temp dir with the tiny model and a 4-test sweep (pp16, tg4, each at depth 0 and 32).
-fn tiny_sweep() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    tpsbench()
-        .args(["synth", "--output"])
-        .arg(dir.path().join("tiny.gguf"))
-        .assert()
-        .success();
-    let config = dir.path().join("models.toml");
-    std::fs::write(
-        &config,
-        "[sweep]\nn_prompt = 16\nn_gen = 4\nn_depth = [0, 32]\nn_batch = 16\nn_threads = 1\n\
-         repetitions = 2\n\n[[model]]\nname = \"tiny\"\npath = \"tiny.gguf\"\n",
-    )
-    .unwrap();
-    (dir, config)
-}
-
 fn check_llama_bench_row(row: &Value) {
     let obj = row.as_object().expect("a row is an object");
     let mut keys: Vec<&str> = obj.keys().map(String::as_str).collect();
@@ -246,7 +226,9 @@ fn check_llama_bench_row(row: &Value) {
 
 #[test]
 fn sharded_runs_merge_into_one_result_that_exports_as_llama_bench_rows() {
-    let (dir, config) = tiny_sweep();
+    let (dir, config) = tiny_sweep(
+        "n_prompt = 16\nn_gen = 4\nn_depth = [0, 32]\nn_batch = 16\nn_threads = 1\nrepetitions = 2",
+    );
     let shards = dir.path().join("shards");
     for i in 0..2 {
         tpsbench()
@@ -332,7 +314,9 @@ fn sharded_runs_merge_into_one_result_that_exports_as_llama_bench_rows() {
 
 #[test]
 fn an_empty_shard_succeeds_without_a_file_and_a_bad_shard_is_refused() {
-    let (dir, config) = tiny_sweep();
+    let (dir, config) = tiny_sweep(
+        "n_prompt = 16\nn_gen = 4\nn_depth = [0, 32]\nn_batch = 16\nn_threads = 1\nrepetitions = 2",
+    );
     let results = dir.path().join("results");
     let r = tpsbench()
         .args(["run", "--quiet", "--shard", "5/6", "--config"])

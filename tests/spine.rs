@@ -7,13 +7,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
-fn tpsbench() -> Command {
-    Command::cargo_bin("tpsbench").unwrap()
-}
+mod support;
+use support::{tiny_dir, tpsbench};
 
 const CONFIG: &str = r#"[sweep]
 n_prompt = [32]
@@ -47,12 +45,7 @@ chunks = 2
 /// A temp dir with the tiny model, an evaluation text and `models.toml` (CONFIG with `reps`
 /// repetitions).
 fn workspace(reps: u32) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    tpsbench()
-        .args(["synth", "--output"])
-        .arg(dir.path().join("tiny.gguf"))
-        .assert()
-        .success();
+    let dir = tiny_dir();
     let words = [
         "the", "of", "and", "to", "in", "was", "for", "on", "that", "with",
     ];

@@ -9,28 +9,9 @@ mod run;
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-
-pub fn tpsbench() -> Command {
-    Command::cargo_bin("tpsbench").unwrap()
-}
-
-/// A temp dir with a freshly generated tiny model and a small sweep over it.
-pub fn workspace(sweep: &str) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    tpsbench()
-        .args(["synth", "--output"])
-        .arg(dir.path().join("tiny.gguf"))
-        .assert()
-        .success();
-    let config = dir.path().join("models.toml");
-    std::fs::write(
-        &config,
-        format!("[sweep]\n{sweep}\n\n[[model]]\nname = \"tiny\"\npath = \"tiny.gguf\"\n"),
-    )
-    .unwrap();
-    (dir, config)
-}
+#[path = "../support/mod.rs"]
+mod support;
+pub use support::{tiny_sweep as workspace, tpsbench};
 
 pub fn result_files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)

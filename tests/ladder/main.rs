@@ -1,6 +1,9 @@
 //! Quantization ladders and synthetic shapes on the real llama.cpp: the tiny model that
 //! `tpsbench synth` writes is quantized, evaluated and compared; the architecture presets
-//! are written shrunk and loaded. No download.
+//! are written shrunk and loaded. No download. One test binary: `quantize.rs` holds the
+//! engine-level tests (quantize, KLD, presets), this file the `ladder` command's.
+
+mod quantize;
 
 use std::path::{Path, PathBuf};
 
@@ -50,146 +53,6 @@ fn eval_text(words: usize) -> String {
         .map(|i| w[(i * 7 + i / 3) % w.len()])
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-#[test]
-fn quantizing_the_tiny_model_to_three_types_gives_loadable_files_of_decreasing_size() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = synth(dir.path(), "tiny.gguf", &[]);
-    let mut sizes = Vec::new();
-    for t in ["Q8_0", "Q4_K_M", "Q2_K"] {
-        let out = dir.path().join(format!("tiny-{t}.gguf"));
-        quantize_to(&base, &out, t, false);
-        let h = read_header(&out).unwrap();
-        assert_eq!(h.file_type(), Some(t), "general.file_type is set");
-        let m = EvalModel::load(&out).unwrap();
-        assert!(m.n_vocab() > 300);
-        sizes.push(h.file_size);
-    }
-    assert!(sizes[0] > sizes[1] && sizes[1] > sizes[2], "{sizes:?}");
-    // A quantized input is refused unless requantization is allowed.
-    let again = dir.path().join("again.gguf");
-    let params = QuantizeParams {
-        ftype: 2,
-        allow_requantize: false,
-        n_threads: 1,
-    };
-    let q8 = dir.path().join("tiny-Q8_0.gguf");
-    assert!(quantize(&q8, &again, &params, &mut |_, _| {}).is_err());
-    quantize_to(&q8, &again, "Q4_0", true);
-    assert_eq!(read_header(&again).unwrap().file_type(), Some("Q4_0"));
-}
-
-#[test]
-fn the_reference_against_itself_has_zero_kld_and_a_lower_type_diverges() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = synth(dir.path(), "tiny.gguf", &[]);
-    let q4 = dir.path().join("q4.gguf");
-    quantize_to(&base, &q4, "Q2_K", false);
-    let reference = EvalModel::load(&base).unwrap();
-    let tokens = reference.tokenize(&eval_text(400), true).unwrap();
-    let c = chunks(&tokens, 64, 3, reference.bos());
-    assert_eq!(c.len(), 3);
-    let (spill, self_acc) = reference_pass(&reference, &c, 2, dir.path(), &mut |_, _| {}).unwrap();
-    let self_q = self_acc.finish("ref");
-    assert_eq!(
-        self_q.n_tokens,
-        3 * 31,
-        "n_ctx - 1 - n_ctx/2 tokens per chunk"
-    );
-    assert!(self_q.ppl > 1.0);
-
-    // A second load of the same file, through the spill file: exactly the same figures.
-    let same = EvalModel::load(&base).unwrap();
-    let q = variant_pass(&same, &c, 2, &spill, &mut |_, _| {})
-        .unwrap()
-        .finish("ref");
-    assert_eq!(q.kld_mean, 0.0);
-    assert_eq!(q.kld_max, 0.0);
-    assert_eq!(q.same_top_p, 1.0);
-    assert_eq!(q.rms_dp, 0.0);
-    assert_eq!(q.ln_ppl_ratio, 0.0);
-
-    let low = EvalModel::load(&q4).unwrap();
-    let q = variant_pass(&low, &c, 2, &spill, &mut |_, _| {})
-        .unwrap()
-        .finish("ref");
-    assert!(q.kld_mean > 1e-4, "{q:?}");
-    assert!(q.kld_max >= q.kld_p99 && q.kld_p99 >= q.kld_p90 && q.kld_p90 >= q.kld_median);
-    assert!(q.same_top_p < 1.0 && q.rms_dp > 0.0, "{q:?}");
-    assert_eq!(q.n_tokens, self_q.n_tokens);
-    assert_eq!(q.ppl_ref, self_q.ppl);
-}
-
-#[test]
-fn every_preset_shrunk_is_written_and_loaded_by_llama_cpp_with_a_working_tokenizer() {
-    let dir = tempfile::tempdir().unwrap();
-    for p in PRESETS {
-        let f = synth(
-            dir.path(),
-            &format!("{p}.gguf"),
-            &["--preset", p, "--shrink", "16", "--layers", "1"],
-        );
-        let h = read_header(&f).unwrap();
-        assert_eq!(h.file_type(), Some("Q8_0"), "{p}");
-        let m = EvalModel::load(&f).unwrap_or_else(|e| panic!("{p}: {e}"));
-        let toks = m.tokenize("the quick brown fox", false).unwrap();
-        assert!(!toks.is_empty(), "{p}");
-        let text = m.detokenize(&toks).unwrap();
-        assert!(text.contains("the quick brown fox"), "{p}: {text:?}");
-    }
-    // A mix goes through llama.cpp's quantizer; Qwen2's biases must survive it.
-    let f = synth(
-        dir.path(),
-        "qwen-q4km.gguf",
-        &[
-            "--preset",
-            "qwen2.5-7b",
-            "--shrink",
-            "16",
-            "--layers",
-            "2",
-            "--type",
-            "Q4_K_M",
-        ],
-    );
-    let h = read_header(&f).unwrap();
-    assert_eq!(h.file_type(), Some("Q4_K_M"));
-    assert!(h.tensors.iter().any(|t| t.name == "blk.1.attn_k.bias"));
-    EvalModel::load(&f).unwrap();
-}
-
-#[test]
-fn direct_q4_0_blocks_get_the_tensor_types_llama_cpp_would_choose() {
-    let dir = tempfile::tempdir().unwrap();
-    let args = ["--preset", "llama-3-8b", "--shrink", "16", "--layers", "2"];
-    let q8 = synth(dir.path(), "q8.gguf", &args);
-    let via_llama = dir.path().join("via.gguf");
-    quantize_to(&q8, &via_llama, "Q4_0", true);
-    let mut direct_args = args.to_vec();
-    direct_args.extend(["--type", "Q4_0"]);
-    let direct = synth(dir.path(), "direct.gguf", &direct_args);
-    let types = |p: &Path| {
-        let mut v: Vec<(String, u32)> = read_header(p)
-            .unwrap()
-            .tensors
-            .into_iter()
-            .map(|t| (t.name, t.ggml_type))
-            .collect();
-        v.sort();
-        v
-    };
-    assert_eq!(types(&direct), types(&via_llama));
-    // The same bytes of tensor data (the metadata differs a little).
-    let data = |p: &Path| -> u64 {
-        read_header(p)
-            .unwrap()
-            .tensors
-            .iter()
-            .map(|t| t.n_bytes)
-            .sum()
-    };
-    assert_eq!(data(&direct), data(&via_llama));
 }
 
 fn ladder_config(dir: &Path, base: &str, types: &str, extra: &str) -> PathBuf {

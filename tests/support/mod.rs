@@ -1,0 +1,38 @@
+//! What several test binaries share: the real `tpsbench` binary, and a temp dir holding the
+//! tiny model that `tpsbench synth` writes with a `models.toml` beside it. Each binary
+//! includes this module and uses part of it, hence the allow.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+
+pub fn tpsbench() -> Command {
+    Command::cargo_bin("tpsbench").unwrap()
+}
+
+/// A temp dir holding `tiny.gguf`, the default tiny model.
+pub fn tiny_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    tpsbench()
+        .args(["synth", "--output"])
+        .arg(dir.path().join("tiny.gguf"))
+        .assert()
+        .success();
+    dir
+}
+
+/// `tiny_dir` with `config` written as its `models.toml`; returns the dir and that path.
+pub fn tiny_with(config: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tiny_dir();
+    let path = dir.path().join("models.toml");
+    std::fs::write(&path, config).unwrap();
+    (dir, path)
+}
+
+/// `tiny_with` a `[sweep]` table of `sweep` over the one model `tiny`.
+pub fn tiny_sweep(sweep: &str) -> (tempfile::TempDir, PathBuf) {
+    tiny_with(&format!(
+        "[sweep]\n{sweep}\n\n[[model]]\nname = \"tiny\"\npath = \"tiny.gguf\"\n"
+    ))
+}
