@@ -1,11 +1,9 @@
 //! `tpsbench run --library`: bad input is one clear line and exit 2.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 
-fn tpsbench() -> Command {
-    Command::cargo_bin("tpsbench").unwrap()
-}
+mod support;
+use support::tpsbench;
 
 #[cfg(not(feature = "dynamic-link"))]
 #[test]

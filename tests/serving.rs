@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use serde_json::Value;
 use tpsbench::config::Axes;
 use tpsbench::engine::llama::LlamaEngine;
@@ -12,9 +11,8 @@ use tpsbench::plan::expand_axes;
 use tpsbench::serving::bench::{Request, run_arrivals, run_together};
 use tpsbench::serving::sampling::Sampler;
 
-fn tpsbench() -> Command {
-    Command::cargo_bin("tpsbench").unwrap()
-}
+mod support;
+use support::tpsbench;
 
 fn tiny(dir: &Path) -> PathBuf {
     let path = dir.join("tiny.gguf");

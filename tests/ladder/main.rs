@@ -7,7 +7,6 @@ mod quantize;
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -18,9 +17,9 @@ use tpsbench::gguf::presets::PRESETS;
 use tpsbench::gguf::reader::read_header;
 use tpsbench::ladder::eval::{chunks, reference_pass, variant_pass};
 
-fn tpsbench() -> Command {
-    Command::cargo_bin("tpsbench").unwrap()
-}
+#[path = "../support/mod.rs"]
+mod support;
+use support::tpsbench;
 
 fn synth(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
     let out = dir.join(name);
