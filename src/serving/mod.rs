@@ -12,11 +12,12 @@
 //!   load).
 //!
 //! Layout: `config::serving` (the `[serving]` table), `plan::serving` (tests and context
-//! groups), `bench` (the measurement loops), `metrics` (pure figures, targets, capacity,
+//! groups), `bench` and `arrivals` (the measurement loops), `metrics` (pure figures, targets, capacity,
 //! cost), `sampling`, `dataset` (prompt files), `run` (a group's context and a test's
 //! figures, for `kinds::serving`), `record::serving` (the result schema) and
 //! `export::serving` (the Markdown table).
 
+pub mod arrivals;
 pub mod bench;
 pub mod dataset;
 pub mod metrics;

@@ -12,8 +12,10 @@ use crate::measure::TokenSource;
 use crate::plan::serving::{ServingTest, parallel_n_ctx, slots_n_ctx};
 use crate::progress::Progress;
 use crate::record::serving::{DatasetInfo, RepFigures, Serving};
-use crate::record::{Status, TestRecord};
-use crate::stats;
+
+#[path = "run_record.rs"]
+mod record;
+pub(crate) use record::{fill, summary_line};
 
 /// A group's context and requests.
 pub(crate) type Ready<'m> = (Box<dyn BatchSession + 'm>, Workload);
@@ -365,36 +367,6 @@ fn assemble(
         reps: figs,
         requests: traces.iter().map(|(r, s, x)| x.sample(*r, *s)).collect(),
     }
-}
-
-pub(crate) fn fill(
-    rec: &mut TestRecord,
-    s: Serving,
-    samples_ns: Vec<u64>,
-    samples_ts: Vec<f64>,
-    n_ctx: u32,
-) {
-    let ns: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
-    rec.avg_ns = Some(stats::mean(&ns).round() as u64);
-    rec.stddev_ns = Some(stats::stddev(&ns).round() as u64);
-    rec.avg_ts = Some(stats::mean(&samples_ts));
-    rec.stddev_ts = Some(stats::stddev(&samples_ts));
-    rec.median_ts = Some(stats::median(&samples_ts));
-    rec.samples_ns = samples_ns;
-    rec.samples_ts = samples_ts;
-    rec.n_ctx = n_ctx;
-    rec.serving = Some(s);
-    rec.status = Status::Ok;
-    rec.error = None;
-}
-
-pub(crate) fn summary_line(s: &Serving) -> String {
-    let agg = s.aggregate_ts.map_or("-".into(), |x| format!("{x:.2}"));
-    let per = s.per_request_ts.map_or("-".into(), |x| format!("{x:.2}"));
-    format!(
-        "aggregate {agg} t/s, per request {per} t/s, TTFT p50 {:.1} ms, ITL p50 {:.1} ms",
-        s.ttft_ms.p50, s.itl_ms.p50
-    )
 }
 
 #[cfg(test)]

@@ -10,7 +10,10 @@ use std::time::{Duration, Instant};
 use predicates::prelude::*;
 use serde_json::Value;
 
+#[path = "../support/mod.rs"]
 mod support;
+
+mod interrupts;
 use support::{tiny_dir, tpsbench};
 
 const CONFIG: &str = r#"[sweep]
@@ -182,118 +185,6 @@ fn two_shards_merged_hold_exactly_the_tests_of_the_whole_run() {
     assert_eq!(ids, IDS, "every test once, each on one shard");
 }
 
-/// Waits until the result file in `dir` holds `n` tests; returns its path.
-fn wait_for_tests(dir: &Path, n: usize) -> PathBuf {
-    let start = Instant::now();
-    loop {
-        if let Some(p) = files(dir).first() {
-            if let Ok(t) = std::fs::read_to_string(p) {
-                if let Ok(v) = serde_json::from_str::<Value>(&t) {
-                    if v["tests"].as_array().is_some_and(|a| a.len() >= n) {
-                        return p.clone();
-                    }
-                }
-            }
-        }
-        assert!(start.elapsed() < Duration::from_secs(120), "no progress");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-#[test]
-fn kill_9_in_the_middle_then_resume_runs_every_kind_once_and_redoes_nothing() {
-    let (dir, config) = workspace(400);
-    let results = dir.path().join("results");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("tpsbench"))
-        .args(["run", "--quiet", "--config"])
-        .arg(&config)
-        .arg("--results-dir")
-        .arg(&results)
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let file = wait_for_tests(&results, 3);
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
-    let before = kinds(&read(&file));
-    assert!(before.len() >= 3 && before.len() < IDS.len(), "{before:?}");
-    let times: Vec<Value> = read(&file)["tests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["test_time"].clone())
-        .collect();
-    tpsbench()
-        .args(["run", "--config"])
-        .arg(&config)
-        .arg("--resume")
-        .arg(&file)
-        .assert()
-        .success()
-        .stderr(predicate::str::contains(format!(
-            "resuming: {} tests done, {} to run",
-            before.len(),
-            IDS.len() - before.len()
-        )));
-    let v = read(&file);
-    let ids: Vec<&str> = v["tests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["id"].as_str().unwrap())
-        .collect();
-    let mut sorted = ids.clone();
-    sorted.sort_unstable();
-    assert_eq!(sorted, IDS, "every test exactly once");
-    for (i, t) in times.iter().enumerate() {
-        assert_eq!(&v["tests"][i]["test_time"], t, "test {i} was not redone");
-    }
-}
-
-#[test]
-fn a_resume_with_another_plan_or_other_settings_is_refused_naming_the_difference() {
-    let (dir, config) = workspace(1);
-    let results = dir.path().join("results");
-    tpsbench()
-        .args(["run", "--quiet", "--filter", "tiny/", "--config"])
-        .arg(&config)
-        .arg("--results-dir")
-        .arg(&results)
-        .assert()
-        .success();
-    let file = files(&results).remove(0);
-    let resume = |cfg: &Path, extra: &[&str]| {
-        let mut c = tpsbench();
-        c.args(["run", "--quiet", "--config"])
-            .arg(cfg)
-            .args(extra)
-            .arg("--resume")
-            .arg(&file);
-        c
-    };
-    resume(&config, &[])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "tl-Q8_0/Q8_0/pp32, which the file's run did not",
-        ));
-    let reps = dir.path().join("reps.toml");
-    std::fs::write(&reps, CONFIG.replace("REPS", "3")).unwrap();
-    resume(&reps, &["--filter", "tiny/"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "measurement setting repetitions=1 in the file, repetitions=3 in the configuration",
-        ));
-    let before = read(&file)["tests"].as_array().unwrap().len();
-    resume(&config, &["--filter", "tiny/"]).assert().success();
-    assert_eq!(
-        read(&file)["tests"].as_array().unwrap().len(),
-        before,
-        "all done"
-    );
-}
-
 #[test]
 fn isolate_numbers_tests_across_children_and_reports_the_file_once() {
     let (dir, config) = workspace(1);
@@ -417,54 +308,4 @@ fn llama_bench_exports_hold_only_llama_bench_tests_and_say_what_they_left_out() 
     assert_eq!(rows.as_array().unwrap().len(), 2, "pp32 and tg8 only");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("left out 2 tests of kind parallel"), "{err}");
-}
-
-#[test]
-fn the_resume_command_printed_after_an_interrupt_works_as_printed() {
-    let (dir, _config) = workspace(300);
-    let results = dir.path().join("results");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("tpsbench"))
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "--filter",
-            "tiny/",
-            "--config",
-            "models.toml",
-            "--results-dir",
-            "results",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for_tests(&results, 1);
-    // Ctrl-C: stop after the current test.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130));
-    let err = String::from_utf8_lossy(&out.stderr);
-    let cmd = err
-        .lines()
-        .find_map(|l| l.strip_prefix("interrupted: continue with "))
-        .unwrap_or_else(|| panic!("no resume command in {err}"))
-        .to_string();
-    assert!(
-        cmd.contains("--config models.toml") && cmd.contains("--filter tiny/"),
-        "{cmd}"
-    );
-    let ok = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(&cmd)
-        .current_dir(dir.path())
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(ok.success(), "{cmd}");
-    let v = read(&files(&results)[0]);
-    assert_eq!(
-        kinds(&v).len(),
-        4,
-        "the four tests of model tiny, once each"
-    );
 }
