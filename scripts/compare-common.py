@@ -91,10 +91,35 @@ def run_tpsbench(exe, env, config, extra=()):
     return json.loads(out.stdout)
 
 
+def williams_orders(k):
+    """A Williams design for k sides: every side takes every position in a round equally
+    often and follows every other side equally often (k rows for even k, 2k for odd k).
+    For two sides it is A B, B A."""
+    first, lo, hi = [0], 1, k - 1
+    while len(first) < k:
+        first.append(lo)
+        lo += 1
+        if len(first) < k:
+            first.append(hi)
+            hi -= 1
+    rows = [[(x + i) % k for x in first] for i in range(k)]
+    if k % 2 == 1:
+        rows += [list(reversed(row)) for row in rows]
+    return rows
+
+
 def interleaved(rounds, sides):
-    """The order of each round: A B, then B A, ... so that drift and warm-up hit both alike."""
+    """The order of each round, cycling through a Williams design (A B, then B A for two
+    sides): drift, position and the launch before hit every side alike. With three sides (a
+    tpsbench build, llama-bench and its A/A launch) a fixed A B C / C B A would always put
+    llama-bench in the middle, after the other tool; rounds in multiples of 6 balance it."""
+    rows = williams_orders(len(sides))
     for r in range(rounds):
-        yield r, (sides if r % 2 == 0 else list(reversed(sides)))
+        yield r, [sides[i] for i in rows[r % len(rows)]]
+
+
+def design_length(n_sides):
+    return len(williams_orders(n_sides))
 
 
 def bootstrap_median(ratios, n=10000, seed=1):
