@@ -14,7 +14,7 @@ use serde_json::Value;
 mod support;
 
 mod interrupts;
-use support::{tiny_dir, tpsbench};
+use support::{run_json, tiny_dir, tpsbench};
 
 const CONFIG: &str = r#"[sweep]
 n_prompt = [32]
@@ -223,24 +223,7 @@ fn serving_only_and_ladder_only_configurations_run_and_one_without_tests_is_refu
         .unwrap()
         .to_string();
     std::fs::write(&config, &serving_only).unwrap();
-    let out = tpsbench()
-        .args([
-            "run",
-            "--quiet",
-            "--no-save",
-            "--output",
-            "json",
-            "--config",
-        ])
-        .arg(&config)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = run_json(&config);
     let k = kinds(&v);
     assert_eq!(k.len(), 2);
     assert!(k.values().all(|k| k == "parallel"));
@@ -250,24 +233,7 @@ fn serving_only_and_ladder_only_configurations_run_and_one_without_tests_is_refu
         src.split("[[ladder]]").nth(1).unwrap()
     );
     std::fs::write(&config, &ladder_only).unwrap();
-    let out = tpsbench()
-        .args([
-            "run",
-            "--quiet",
-            "--no-save",
-            "--output",
-            "json",
-            "--config",
-        ])
-        .arg(&config)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = run_json(&config);
     let k = kinds(&v);
     assert_eq!(k.values().filter(|k| *k == "quality").count(), 2, "{k:?}");
 

@@ -3,7 +3,7 @@
 //! includes this module and uses part of it, hence the allow.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
@@ -35,4 +35,27 @@ pub fn tiny_sweep(sweep: &str) -> (tempfile::TempDir, PathBuf) {
     tiny_with(&format!(
         "[sweep]\n{sweep}\n\n[[model]]\nname = \"tiny\"\npath = \"tiny.gguf\"\n"
     ))
+}
+
+/// `tpsbench run --quiet --no-save --output json --config CONFIG`: asserts it succeeds
+/// (showing its stderr if not) and returns the JSON it prints.
+pub fn run_json(config: &Path) -> serde_json::Value {
+    let out = tpsbench()
+        .args([
+            "run",
+            "--quiet",
+            "--no-save",
+            "--output",
+            "json",
+            "--config",
+        ])
+        .arg(config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }
