@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use sha2::{Digest, Sha256};
 
 use super::serving::{ServingTest, serving_identity};
-use super::{PlannedTest, TestKind, TestParams, expand_axes, test_id};
+use super::{PlannedTest, TestKind, TestParams, expand_axes, number_repeats, test_id};
 use crate::config::quant_types::QuantType;
 use crate::config::{Config, RunSettings};
 
@@ -97,6 +97,7 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
         for s in serving.iter().filter(|s| s.model == mi) {
             own.push(serving_test(s, config, facts, &f.sha256));
         }
+        number_repeats(&mut own);
         tests.extend(by_load_key(own));
     }
     for (li, l) in config.ladders.iter().enumerate() {
@@ -109,6 +110,7 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
             if !lf.synthetic {
                 own.push(quality_test(mi, li, &name, t, &key, config));
             }
+            number_repeats(&mut own);
             tests.extend(by_load_key(own));
             models.push(PlanModel {
                 name,

@@ -126,3 +126,42 @@ fn the_plan_hash_changes_with_settings_tests_and_model_files_only() {
     .unwrap();
     assert_ne!(base, h(&fewer, &facts(false)), "another test list");
 }
+
+#[test]
+fn a_test_listed_twice_gets_a_numbered_copy_with_its_own_identity() {
+    let src = CONFIG.replace("n_prompt = [16]", "n_prompt = [16, 16, 8]");
+    let p = plan_of(&src, false, &[]);
+    let m: Vec<&PlannedTest> = p.tests.iter().filter(|t| t.model == 0).take(4).collect();
+    let ids: Vec<&str> = m.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "m/F32/pp16/ngl=0",
+            "m/F32/pp16/ngl=0/copy=2",
+            "m/F32/pp8/ngl=0",
+            "m/F32/tg4/ngl=0"
+        ]
+    );
+    assert_eq!(
+        m[0].identity,
+        test_identity("aa", &m[0].params),
+        "the first copy keeps its identity"
+    );
+    assert_ne!(m[1].identity, m[0].identity);
+    assert_eq!(m[1].params, m[0].params, "the copy measures the same thing");
+    let mut identities: Vec<&str> = p.tests.iter().map(|t| t.identity.as_str()).collect();
+    identities.sort_unstable();
+    identities.dedup();
+    assert_eq!(identities.len(), p.tests.len(), "identities are unique");
+    let variant: Vec<&str> = p
+        .tests
+        .iter()
+        .filter(|t| t.model == 1)
+        .map(|t| t.id.as_str())
+        .take(2)
+        .collect();
+    assert_eq!(
+        variant,
+        ["l-Q8_0/Q8_0/pp16/ngl=0", "l-Q8_0/Q8_0/pp16/ngl=0/copy=2"]
+    );
+}

@@ -162,7 +162,39 @@ pub fn expand(config: &Config, quant: &[String]) -> Vec<PlannedTest> {
             out.push(PlannedTest::bench(mi, id, params));
         }
     }
+    number_repeats(&mut out);
     out
+}
+
+/// Tells apart the tests a sweep lists more than once (`n_prompt = [512, 512]`, as
+/// llama-bench's `-p 512,512`: each a fresh context of the one loaded model). The k-th copy
+/// (k >= 2) of a model's test gets `/copy=k` in its id and in its identity, so resuming,
+/// merging shards and comparing runs keep every copy instead of taking one for another.
+pub(crate) fn number_repeats(tests: &mut [PlannedTest]) {
+    let mut seen: Vec<(usize, String, usize)> = Vec::new();
+    for t in tests.iter_mut() {
+        let k = match seen
+            .iter_mut()
+            .find(|(m, id, _)| *m == t.model && *id == t.id)
+        {
+            Some((_, _, n)) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                seen.push((t.model, t.id.clone(), 1));
+                1
+            }
+        };
+        if k > 1 {
+            t.id = format!("{}/copy={k}", t.id);
+            if !t.identity.is_empty() {
+                use sha2::{Digest, Sha256};
+                let h = Sha256::digest(format!("{}\ncopy={k}", t.identity).as_bytes());
+                t.identity = format!("{h:x}");
+            }
+        }
+    }
 }
 
 /// The Cartesian product of one model's axes, in llama-bench's loop order: n_gpu_layers,

@@ -239,6 +239,35 @@ fn resume_runs_only_the_tests_the_file_does_not_hold() {
 }
 
 #[test]
+fn resume_runs_the_second_copy_of_a_test_the_sweep_lists_twice() {
+    // `n_prompt = [8, 8]` (what `compare-llama-bench --contexts 2` writes): two tests.
+    let (dir, cfg) = setup("n_prompt=[8,8]\nn_gen=0\nrepetitions=1", "");
+    let e = MockEngine::new(1_000, 1_000);
+    let mut o = opts(cfg, dir.path());
+    let first = run(&e, fixtures::run().run, &o, &mut NoProgress).unwrap();
+    let ids: Vec<&str> = first.record.tests.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["m/F32/pp8", "m/F32/pp8/copy=2"]);
+    let path = first.path.clone().unwrap();
+    let mut cut = crate::results::read(&path).unwrap();
+    cut.tests.truncate(1);
+    crate::results::write_atomic(&path, &cut).unwrap();
+    e.log.borrow_mut().sessions = 1;
+    o.resume = first.path.clone();
+    let second = run(&e, fixtures::run().run, &o, &mut NoProgress).unwrap();
+    let ids: Vec<&str> = second.record.tests.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["m/F32/pp8", "m/F32/pp8/copy=2"],
+        "the copy is not taken as done"
+    );
+    assert_eq!(
+        e.log.borrow().sessions,
+        2,
+        "only the copy is measured again"
+    );
+}
+
+#[test]
 fn a_stop_request_ends_the_run_after_the_current_test_and_keeps_it() {
     let (dir, cfg) = setup("n_prompt=[8,16,32]\nn_gen=0\nrepetitions=1", "");
     let e = MockEngine::new(1_000, 1_000);
