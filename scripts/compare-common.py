@@ -132,6 +132,19 @@ def bootstrap_median(ratios, n=10000, seed=1):
     return med, meds[int(0.025 * n)], meds[int(0.975 * n) - 1]
 
 
+def bootstrap_median_strata(groups, n=10000, seed=1):
+    """Median of all groups' ratios together, with a percentile-bootstrap 95% interval that
+    resamples inside each group (a set taken in its own phase of the machine) and keeps each
+    group's size, so a long set cannot stand in for a short one."""
+    pooled = [x for g in groups for x in g]
+    med = statistics.median(pooled)
+    if len(pooled) < 3:
+        return med, None, None
+    rng = random.Random(seed)
+    meds = sorted(statistics.median([x for g in groups for x in rng.choices(g, k=len(g))]) for _ in range(n))
+    return med, meds[int(0.025 * n)], meds[int(0.975 * n) - 1]
+
+
 def verdict(lo, hi, tolerance):
     """Within ±tolerance of 1 when the whole interval is, outside when none of it is."""
     if lo is None:
