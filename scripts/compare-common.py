@@ -4,7 +4,7 @@ default models, interleaving, and the statistics (median of per-round ratios wit
 
 Loaded by the compare scripts with importlib (the file name has a hyphen on purpose: it is
 not a module anyone should import from elsewhere)."""
-import json, os, random, statistics, subprocess, sys
+import json, math, os, random, statistics, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_MODELS = [
@@ -154,6 +154,28 @@ def verdict(lo, hi, tolerance):
     if hi < 1 - tolerance or lo > 1 + tolerance:
         return f"outside ±{tolerance:.0%}"
     return "inconclusive: more rounds or a quieter machine"
+
+
+def rounds_needed(aa_ratios, tolerance):
+    """How many rounds a median ratio needs, on the machine whose A/A ratios these are, for its
+    95% interval to be as narrow as ±tolerance: the spread of one round (sd of the log A/A
+    ratio) times sqrt(pi/2) (a median's standard error over a mean's, for normal noise) times
+    1.96, over tolerance, squared. It is the least: a ratio whose interval is ±tolerance wide
+    is "within" only when it is exactly 1. Returns (sd, rounds), or None for fewer than 3."""
+    if len(aa_ratios) < 3:
+        return None
+    sd = statistics.stdev(math.log(r) for r in aa_ratios)
+    return sd, math.ceil((1.96 * math.sqrt(math.pi / 2) * sd / tolerance) ** 2)
+
+
+def machine_note(aa_ratios, tolerance, rounds, what):
+    """A line under an A/A row: the machine's spread per round and the rounds it needs."""
+    got = rounds_needed(aa_ratios, tolerance)
+    if got is None:
+        return None
+    sd, need = got
+    return (f"{what}: one round spreads {sd:.1%} (sd of the log A/A ratio); an interval of ±{tolerance:.0%} "
+            f"needs at least {need} rounds on this machine, this set has {rounds}.")
 
 
 def ratio_cells(ratios, tolerance):
