@@ -124,12 +124,7 @@ def design_length(n_sides):
 
 def bootstrap_median(ratios, n=10000, seed=1):
     """Median of the per-round ratios and a percentile-bootstrap 95% interval of it."""
-    med = statistics.median(ratios)
-    if len(ratios) < 3:
-        return med, None, None
-    rng = random.Random(seed)
-    meds = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(n))
-    return med, meds[int(0.025 * n)], meds[int(0.975 * n) - 1]
+    return bootstrap_median_strata([ratios], n, seed)
 
 
 def bootstrap_median_strata(groups, n=10000, seed=1):
@@ -168,14 +163,24 @@ def rounds_needed(aa_ratios, tolerance):
     return sd, math.ceil((1.96 * math.sqrt(math.pi / 2) * sd / tolerance) ** 2)
 
 
-def machine_note(aa_ratios, tolerance, rounds, what):
+def machine_note(aa_ratios, tolerance, rounds, what, have="this set has"):
     """A line under an A/A row: the machine's spread per round and the rounds it needs."""
     got = rounds_needed(aa_ratios, tolerance)
     if got is None:
         return None
     sd, need = got
     return (f"{what}: one round spreads {sd:.1%} (sd of the log A/A ratio); an interval of ±{tolerance:.0%} "
-            f"needs at least {need} rounds on this machine, this set has {rounds}.")
+            f"needs at least {need} rounds on this machine, {have} {rounds}.")
+
+
+def write_rounds(path, rows, reference, load_before, load_after, started):
+    """The --json file of a compare script: the command, the load and every round's figures,
+    rows[(side, model)] being a list of (tpsbench's, the reference's) figures per round."""
+    with open(path, "w") as f:
+        json.dump({"command": sys.argv, "load_before": load_before, "load_after": load_after,
+                   "started": started, "rounds": [{"linkage": l, "model": m, "tpsbench": [o for o, _ in v],
+                                                   reference: [t for _, t in v]}
+                                                  for (l, m), v in rows.items()]}, f, indent=1)
 
 
 def ratio_cells(ratios, tolerance):
