@@ -318,14 +318,14 @@ fn main() {
         match tpsbench::compare::load_side(&name, &dir) {
             Ok(base) => {
                 let this = tpsbench::compare::side_of_run("this run", &record);
-                let report =
-                    tpsbench::compare::compare_sides(&base, &this, &[], Default::default());
+                let settings = tpsbench::compare::baseline_settings(&this);
+                let report = tpsbench::compare::compare_sides(&base, &this, &[], &settings);
                 eprint!(
                     "\n{}",
                     report.to_markdown(&format!("baseline {name}"), "this run")
                 );
-                if !report.regressions(0.05).is_empty() {
-                    eprintln!("error: significant regression against baseline {name:?}");
+                if let Some(line) = report.regression_line(0.05) {
+                    eprintln!("error: {line} against baseline {name:?}");
                     code = 1;
                 }
             }

@@ -1,13 +1,16 @@
 //! `tpsbench compare A B`: joins the tests of two result sets on their key properties, as
 //! llama.cpp's compare-llama-bench.py does, and gives each pair a speedup with a confidence
-//! interval and a verdict from a significance test on the raw samples.
+//! interval and a verdict from the medians of their rounds (`stats::compare`). Also the
+//! per-machine noise floor that verdicts on single launches need (`tpsbench noise`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::record::{RunRecord, Status, TestRecord};
 use crate::results;
-use crate::stats::compare::{Comparison, Settings, Verdict, compare};
+use crate::stats::compare::{
+    Comparison, FloorSource, Measured, Method, NoiseFloor, Settings, Verdict, compare,
+};
 
 /// Default location of named baselines (like criterion's target/criterion/*/NAME).
 pub const BASELINE_DIR: &str = "target/tpsbench/baselines";
@@ -16,6 +19,8 @@ pub const BASELINE_DIR: &str = "target/tpsbench/baselines";
 pub struct Side {
     pub label: String,
     pub tests: Vec<(String, TestRecord)>,
+    /// The machine the side ran on ([`machine_key`]), where its noise floor is stored.
+    pub machine: Option<String>,
 }
 
 /// Resolves a file, a directory of result files, or a named baseline in `baseline_dir`.
@@ -48,8 +53,10 @@ pub fn load_side(spec: &str, baseline_dir: &Path) -> Result<Side, String> {
     };
     // Later files win for the same test identity: sorted names are start times.
     let mut by_identity: BTreeMap<String, (String, TestRecord)> = BTreeMap::new();
+    let mut machine = None;
     for f in &files {
         let run = results::read(f)?;
+        machine = Some(machine_key(&run));
         for t in sides_tests(&run) {
             by_identity.insert(t.1.identity.clone(), t);
         }
@@ -59,6 +66,7 @@ pub fn load_side(spec: &str, baseline_dir: &Path) -> Result<Side, String> {
     Ok(Side {
         label: spec.to_string(),
         tests,
+        machine,
     })
 }
 
@@ -67,6 +75,7 @@ pub fn side_of_run(label: &str, run: &RunRecord) -> Side {
     Side {
         label: label.to_string(),
         tests: sides_tests(run),
+        machine: Some(machine_key(run)),
     }
 }
 
@@ -138,10 +147,27 @@ pub struct Report {
     pub varied: Vec<(String, String, String)>,
     pub rows: Vec<Row>,
     pub unmatched: usize,
+    /// The noise floor single launches were judged against, and the "no change" band.
+    pub floor: NoiseFloor,
+    pub threshold: f64,
+}
+
+/// What a test record gives a verdict: its rounds' medians, and for one round its
+/// repetitions.
+pub fn measured(t: &TestRecord) -> Measured {
+    let round_medians = t.round_medians();
+    Measured {
+        repetitions: if round_medians.len() < 2 {
+            t.samples_ts.clone()
+        } else {
+            Vec::new()
+        },
+        round_medians,
+    }
 }
 
 /// Joins and compares; `ignore` adds properties to leave out of the join.
-pub fn compare_sides(a: &Side, b: &Side, ignore: &[String], settings: Settings) -> Report {
+pub fn compare_sides(a: &Side, b: &Side, ignore: &[String], settings: &Settings) -> Report {
     let mut skip = varied(a, b);
     for i in ignore {
         if !skip.contains(i) {
@@ -184,7 +210,7 @@ pub fn compare_sides(a: &Side, b: &Side, ignore: &[String], settings: Settings) 
                 b_median: crate::stats::median(&tb.samples_ts),
                 a_n: ta.samples_ts.len(),
                 b_n: tb.samples_ts.len(),
-                comparison: compare(&ta.samples_ts, &tb.samples_ts, settings),
+                comparison: compare(&measured(ta), &measured(tb), settings),
             }),
         }
     }
@@ -193,45 +219,49 @@ pub fn compare_sides(a: &Side, b: &Side, ignore: &[String], settings: Settings) 
         varied: described,
         rows,
         unmatched,
+        floor: settings.floor.clone(),
+        threshold: settings.threshold,
     }
 }
 
 impl Report {
-    /// Rows that fail CI at `threshold` (0.05 = 5%): a significant slowdown beyond it, or an
-    /// inconclusive pair (e.g. too few samples for the test) whose whole interval lies beyond
-    /// it. An underpowered test cannot say "slower", but a 2x slowdown it cannot miss.
+    /// Rows that fail CI at `threshold` (0.05 = 5%): a significant slowdown (the whole
+    /// interval below 1, at the level the comparison covers) whose estimate is beyond the
+    /// threshold. Single launches are judged against the noise floor, so identical code
+    /// fails at most at alpha's rate when the floor is right.
     pub fn regressions(&self, threshold: f64) -> Vec<&Row> {
         self.rows
             .iter()
             .filter(|r| {
                 let c = &r.comparison;
-                match c.verdict {
-                    Verdict::Slower => c.speedup < 1.0 - threshold,
-                    Verdict::Inconclusive => c.interval_slower_than(threshold),
-                    Verdict::Faster | Verdict::NoChange => false,
-                }
+                c.verdict == Verdict::Slower && c.speedup < 1.0 - threshold
             })
             .collect()
     }
 
-    /// The line that fails CI at `threshold`, e.g. "2 regression(s) beyond 5.0%: 1
-    /// significant, 1 with too few samples ..."; None when no row fails. An underpowered
-    /// pair is never called significant.
+    /// The line that fails CI at `threshold`, e.g. "2 significant regression(s) beyond
+    /// 5.0%"; None when no row fails.
     pub fn regression_line(&self, threshold: f64) -> Option<String> {
         let regressions = self.regressions(threshold);
         if regressions.is_empty() {
             return None;
         }
-        let significant = regressions
+        let single = regressions
             .iter()
-            .filter(|r| r.comparison.verdict == Verdict::Slower)
+            .filter(|r| r.comparison.method == Method::NoiseFloor)
             .count();
+        let how = if single > 0 {
+            format!(
+                " ({single} from single launches, judged against the {})",
+                self.floor.describe()
+            )
+        } else {
+            String::new()
+        };
         Some(format!(
-            "{} regression(s) beyond {:.1}%: {significant} significant, {} with too few \
-             samples for the test but the whole interval beyond",
+            "{} significant regression(s) beyond {:.1}%{how}",
             regressions.len(),
             threshold * 100.0,
-            regressions.len() - significant
         ))
     }
 
@@ -250,14 +280,19 @@ impl Report {
         }
         out.push_str(&format!("A = {a}\nB = {b}\n\n"));
         out.push_str(
-            "| test | A t/s (median) | B t/s (median) | speedup B/A | 95% CI | p | verdict |\n",
+            "| test | A t/s (median) | B t/s (median) | rounds | speedup B/A | 95% interval | covers | verdict |\n",
         );
-        out.push_str("| --- | ---: | ---: | ---: | --- | ---: | --- |\n");
+        out.push_str("| --- | ---: | ---: | ---: | ---: | --- | --- | --- |\n");
         for r in &self.rows {
             let c = &r.comparison;
+            let rounds = if c.rounds.0 == c.rounds.1 {
+                c.rounds.0.to_string()
+            } else {
+                format!("{} / {}", c.rounds.0, c.rounds.1)
+            };
             out.push_str(&format!(
-                "| {} | {:.2} (n={}) | {:.2} (n={}) | {:.3} | [{:.3}, {:.3}] | {:.4} | {} |\n",
-                r.test,
+                "| {} | {:.2} (n={}) | {:.2} (n={}) | {rounds} | {:.3} | [{:.3}, {:.3}] | {} | {} |\n",
+                r.test.replace('|', "\\|"),
                 r.a_median,
                 r.a_n,
                 r.b_median,
@@ -265,8 +300,15 @@ impl Report {
                 c.speedup,
                 c.ci.lo,
                 c.ci.hi,
-                c.p_value,
-                verdict_text(r)
+                covers_text(c),
+                verdict_text(c, self.threshold)
+            ));
+        }
+        if self.rows.iter().any(|r| r.comparison.method == Method::NoiseFloor) {
+            out.push_str(&format!(
+                "\nOne launch on a side: no test across launches exists in the data; intervals \
+                 add the {}.\n",
+                self.floor.describe()
             ));
         }
         if self.unmatched > 0 {
@@ -279,29 +321,129 @@ impl Report {
     }
 }
 
-/// The verdict column: what the data says, and for an inconclusive pair, why.
-fn verdict_text(r: &Row) -> String {
-    let c = &r.comparison;
+/// What the interval of a pair covers.
+fn covers_text(c: &Comparison) -> &'static str {
+    match c.method {
+        Method::PairedRounds => "between rounds, paired",
+        Method::UnpairedRounds => "between rounds",
+        Method::NoiseFloor => "one launch + noise floor",
+    }
+}
+
+/// The verdict column: what the data says, and for an inconclusive pair, what would decide.
+fn verdict_text(c: &Comparison, threshold: f64) -> String {
     match c.verdict {
         Verdict::Faster => "faster".into(),
         Verdict::Slower => "SLOWER".into(),
-        Verdict::NoChange => "no change (within noise)".into(),
-        Verdict::Inconclusive if c.too_few_samples => {
-            let n = if r.a_n == r.b_n {
-                format!("n = {}", r.a_n)
-            } else {
-                format!("n = {} and {}", r.a_n, r.b_n)
-            };
-            format!(
-                "inconclusive: too few samples ({n}; the smallest attainable p is {:.3}), \
-                 interval [{:.3}, {:.3}]",
-                c.min_attainable_p, c.ci.lo, c.ci.hi
-            )
-        }
-        Verdict::Inconclusive => format!(
-            "inconclusive: interval [{:.3}, {:.3}] is beyond the noise band but p = {:.3} is not significant",
-            c.ci.lo, c.ci.hi, c.p_value
-        ),
+        Verdict::NoChange => format!("no change (within ±{:.1}%)", threshold * 100.0),
+        Verdict::Inconclusive => match c.rounds_needed {
+            Some(n) if n < 10_000 => format!(
+                "inconclusive: about {n} rounds per side would resolve ±{:.1}%",
+                threshold * 100.0
+            ),
+            _ => "inconclusive".into(),
+        },
+    }
+}
+
+/// The machine a run ran on, as noise floors are stored: host name and CPU model.
+pub fn machine_key(run: &RunRecord) -> String {
+    let s = &run.run.system;
+    let raw = format!("{}-{}", s.hostname, s.cpu_model);
+    raw.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .collect()
+}
+
+/// Default location of measured noise floors, one file per machine.
+pub const NOISE_DIR: &str = "target/tpsbench/noise";
+
+/// A noise floor measured from an A/A: every llama-bench-style test of a run with 2 or
+/// more rounds, the sd of ln(round median) around each test's mean, pooled over tests
+/// (degrees of freedom Σ (rounds − 1)).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MeasuredFloor {
+    pub machine: String,
+    pub sd: f64,
+    pub degrees_of_freedom: usize,
+    pub tests: usize,
+    /// The result file it was measured from, and when that run started.
+    pub file: String,
+    pub started_at: String,
+}
+
+/// The pooled between-round sd of a run; an error names what is missing.
+pub fn measure_floor(run: &RunRecord, file: &str) -> Result<MeasuredFloor, String> {
+    let (mut ss, mut df, mut tests) = (0.0, 0usize, 0usize);
+    for t in run.tests.iter().filter(|t| t.status == Status::Ok && t.rounds.len() >= 2) {
+        let logs: Vec<f64> = t
+            .round_medians()
+            .iter()
+            .map(|x| x.max(f64::MIN_POSITIVE).ln())
+            .collect();
+        let m = crate::stats::mean(&logs);
+        ss += logs.iter().map(|x| (x - m) * (x - m)).sum::<f64>();
+        df += logs.len() - 1;
+        tests += 1;
+    }
+    if df < 2 {
+        return Err(format!(
+            "{file}: no test with 2 or more rounds (or too few): run the A/A with \
+             `tpsbench run --rounds 5` and give its file"
+        ));
+    }
+    Ok(MeasuredFloor {
+        machine: machine_key(run),
+        sd: (ss / df as f64).sqrt(),
+        degrees_of_freedom: df,
+        tests,
+        file: file.to_string(),
+        started_at: run.run.started_at.clone(),
+    })
+}
+
+/// Stores a measured floor as DIR/<machine>.json.
+pub fn save_floor(f: &MeasuredFloor, dir: &Path) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let p = dir.join(format!("{}.json", f.machine));
+    let text = serde_json::to_string_pretty(f).map_err(|e| e.to_string())?;
+    std::fs::write(&p, text + "\n").map_err(|e| format!("{}: {e}", p.display()))?;
+    Ok(p)
+}
+
+/// The floor to judge single launches against: `--noise` when given, else the one
+/// measured on `machine`, else the assumed one.
+pub fn floor_for(given: Option<f64>, machine: Option<&str>, dir: &Path) -> NoiseFloor {
+    if let Some(sd) = given {
+        return NoiseFloor {
+            sd,
+            source: FloorSource::Given,
+        };
+    }
+    let stored = machine
+        .map(|m| dir.join(format!("{m}.json")))
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| serde_json::from_str::<MeasuredFloor>(&t).ok());
+    match stored {
+        Some(f) => NoiseFloor {
+            sd: f.sd,
+            source: FloorSource::Measured(format!(
+                "{} rounds' spread over {} tests of {}",
+                f.degrees_of_freedom + f.tests,
+                f.tests,
+                f.file
+            )),
+        },
+        None => NoiseFloor::assumed(),
+    }
+}
+
+/// The settings a baseline check uses: the defaults, with the floor measured on the
+/// machine of `this` when one is stored in [`NOISE_DIR`].
+pub fn baseline_settings(this: &Side) -> Settings {
+    Settings {
+        floor: floor_for(None, this.machine.as_deref(), Path::new(NOISE_DIR)),
+        ..Default::default()
     }
 }
 

@@ -18,25 +18,45 @@ fn side_n(label: &str, threads: u32, scale: f64, n: usize) -> Side {
         1_005_000_000,
         995_000_000,
     ];
-    t.set_samples(ns[..n].to_vec());
-    t.samples_ts = t.samples_ts.iter().map(|x| x * scale).collect();
+    t.set_samples(ns[..n].iter().map(|&x| (x as f64 / scale) as u64).collect());
     Side {
         label: label.into(),
         tests: vec![("sha".into(), t)],
+        machine: None,
     }
 }
 
+/// A side of one test run in rounds whose medians are `medians`.
+fn side_rounds(label: &str, medians: &[f64]) -> Side {
+    let mut s = side_n(label, 2, 1.0, 3);
+    let t = &mut s.tests[0].1;
+    let n_tokens = t.params.n_tokens() as f64;
+    let round = |m: f64| {
+        let mut r = t.clone();
+        let ns = (n_tokens * 1e9 / m) as u64;
+        r.set_samples(vec![ns, ns, ns]);
+        r
+    };
+    let mut first = round(medians[0]);
+    for &m in &medians[1..] {
+        first.add_round(round(m), None);
+    }
+    s.tests[0].1 = first;
+    s
+}
+
 #[test]
-fn the_same_configuration_compares_as_no_change() {
+fn the_same_configuration_on_single_launches_is_inconclusive_not_no_change() {
     let r = compare_sides(
         &side("a", 2, 1.0),
         &side("b", 2, 1.0),
         &[],
-        Settings::default(),
+        &Settings::default(),
     );
     assert_eq!(r.rows.len(), 1);
     assert!(r.varied.is_empty());
-    assert_eq!(r.rows[0].comparison.verdict, Verdict::NoChange);
+    // One launch each: the launch-to-launch floor (6%) is wider than the ±2% band.
+    assert_eq!(r.rows[0].comparison.verdict, Verdict::Inconclusive);
     assert!(r.regressions(0.05).is_empty());
 }
 
@@ -46,7 +66,7 @@ fn a_property_that_differs_wholesale_is_what_gets_compared() {
         &side("a", 2, 1.0),
         &side("b", 1, 0.6),
         &[],
-        Settings::default(),
+        &Settings::default(),
     );
     assert_eq!(
         r.varied,
@@ -76,7 +96,7 @@ fn kv_offload_on_one_side_and_the_default_on_the_other_is_what_gets_compared() {
     let a = side("a", 2, 1.0);
     let mut b = side("b", 2, 0.8);
     b.tests[0].1.params.no_kv_offload = true;
-    let r = compare_sides(&a, &b, &[], Settings::default());
+    let r = compare_sides(&a, &b, &[], &Settings::default());
     assert_eq!(
         r.varied,
         vec![(
@@ -86,57 +106,76 @@ fn kv_offload_on_one_side_and_the_default_on_the_other_is_what_gets_compared() {
         )]
     );
     assert_eq!(r.rows.len(), 1);
-    let r = compare_sides(&b, &a, &[], Settings::default());
+    let r = compare_sides(&b, &a, &[], &Settings::default());
     assert_eq!(r.rows.len(), 1, "either way round");
 }
 
 #[test]
-fn a_two_fold_slowdown_at_three_repetitions_is_inconclusive_and_still_fails_ci() {
+fn a_two_fold_slowdown_on_single_launches_is_slower_and_fails_ci() {
     let r = compare_sides(
         &side_n("a", 2, 1.0, 3),
         &side_n("b", 2, 0.52, 3),
         &["n_threads".to_string()],
-        Settings::default(),
+        &Settings::default(),
     );
     let c = &r.rows[0].comparison;
-    assert_eq!(c.verdict, Verdict::Inconclusive, "{c:?}");
+    assert_eq!(c.verdict, Verdict::Slower, "{c:?}");
+    assert_eq!(c.method, Method::NoiseFloor);
     let md = r.to_markdown("a", "b");
-    assert!(!md.contains("no change"), "{md}");
-    assert!(md.contains("inconclusive: too few samples (n = 3;"), "{md}");
-    assert!(
-        md.contains(&format!("interval [{:.3}, {:.3}]", c.ci.lo, c.ci.hi)),
-        "{md}"
-    );
-    assert_eq!(
-        r.regressions(0.05).len(),
-        1,
-        "the whole interval is beyond 5%"
-    );
-    assert_eq!(r.inconclusive().len(), 1);
+    assert!(md.contains("one launch + noise floor"), "{md}");
+    assert!(md.contains("noise floor 6.0% between launches (assumed"), "{md}");
+    assert_eq!(r.regressions(0.05).len(), 1);
 }
 
 #[test]
-fn an_unchanged_pair_at_three_repetitions_is_inconclusive_and_passes_ci() {
+fn an_unchanged_pair_of_single_launches_is_inconclusive_and_passes_ci() {
     let r = compare_sides(
         &side_n("a", 2, 1.0, 3),
         &side_n("b", 2, 1.0, 3),
         &[],
-        Settings::default(),
+        &Settings::default(),
     );
     assert_eq!(r.rows[0].comparison.verdict, Verdict::Inconclusive);
     assert!(r.regressions(0.05).is_empty());
     let md = r.to_markdown("a", "b");
-    assert!(md.contains("inconclusive: too few samples (n = 3;"), "{md}");
+    assert!(md.contains("rounds per side would resolve ±2.0%"), "{md}");
+    assert!(!md.contains("no change"), "{md}");
 }
 
 #[test]
-fn unequal_sample_counts_are_both_named() {
-    let r = compare_sides(
-        &side_n("a", 2, 1.0, 2),
-        &side_n("b", 2, 0.5, 3),
-        &["n_threads".to_string()],
-        Settings::default(),
-    );
+fn sides_with_rounds_are_compared_round_by_round() {
+    let a = side_rounds("a", &[100.0, 106.0, 96.0]);
+    let b = side_rounds("b", &[90.1, 95.3, 86.2]);
+    let r = compare_sides(&a, &b, &[], &Settings::default());
+    let c = &r.rows[0].comparison;
+    assert_eq!(c.method, Method::PairedRounds, "{c:?}");
+    assert_eq!(c.rounds, (3, 3));
+    assert_eq!(c.verdict, Verdict::Slower, "{c:?}");
     let md = r.to_markdown("a", "b");
-    assert!(md.contains("too few samples (n = 2 and 3;"), "{md}");
+    assert!(md.contains("| 3 |") && md.contains("between rounds, paired"), "{md}");
+    // Different round counts: unpaired, and both counts shown.
+    let b4 = side_rounds("b", &[90.1, 95.3, 86.2, 91.0]);
+    let r = compare_sides(&a, &b4, &[], &Settings::default());
+    assert_eq!(r.rows[0].comparison.method, Method::UnpairedRounds);
+    assert!(r.to_markdown("a", "b").contains("| 3 / 4 |"));
+}
+
+#[test]
+fn a_measured_floor_is_stored_per_machine_and_found_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = fixtures::run();
+    run.tests.truncate(1);
+    run.tests[0] = side_rounds("a", &[100.0, 103.0, 97.0, 101.0]).tests[0].1.clone();
+    let f = measure_floor(&run, "aa.json").unwrap();
+    assert_eq!((f.degrees_of_freedom, f.tests), (3, 1));
+    assert!(f.sd > 0.01 && f.sd < 0.04, "{f:?}");
+    save_floor(&f, dir.path()).unwrap();
+    let found = floor_for(None, Some(&machine_key(&run)), dir.path());
+    assert_eq!(found.sd, f.sd);
+    assert!(found.describe().contains("measured"), "{}", found.describe());
+    assert_eq!(floor_for(Some(0.02), Some(&machine_key(&run)), dir.path()).sd, 0.02);
+    assert_eq!(floor_for(None, Some("elsewhere"), dir.path()).sd, 0.06);
+    // A file without rounds measures nothing.
+    let e = measure_floor(&fixtures::run(), "one.json").unwrap_err();
+    assert!(e.contains("no test with 2 or more rounds"), "{e}");
 }

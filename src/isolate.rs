@@ -82,64 +82,113 @@ pub fn run(
             names.push(n);
         }
     }
-    for name in names {
-        if stop.load(std::sync::atomic::Ordering::SeqCst) {
-            break;
-        }
-        if prepare::remaining(&prep.plan, &part, Some(name), &record).is_empty() {
-            continue;
-        }
-        let mut cmd = Command::new(&exe);
-        cmd.arg("run")
-            .arg("--config")
-            .arg(plan.config_path)
-            .arg("--resume")
-            .arg(&path);
-        cmd.args(["--only-model", name])
-            .stdout(std::process::Stdio::null());
-        for f in plan.filters {
-            cmd.args(["--filter", f]);
-        }
-        cmd.args(child_args);
-        let status = cmd
-            .status()
-            .map_err(|e| format!("cannot start a child tpsbench: {e}"))?;
-        record = results::read(&path)?;
-        match status.code() {
-            Some(0 | 1) => continue, // 1: some tests failed, and they are recorded
-            Some(130) => break,      // interrupted: the file is resumable
-            _ => {}
-        }
-        // The child died: every planned test of this model not in the file failed with it.
-        let why = format!(
-            "the isolated process for model {name:?} {} before this test finished",
-            describe(status)
-        );
-        let mi = prep
-            .plan
-            .models
+    // Rounds: each round is a fresh child per model (fresh processes, fresh contexts), the
+    // models' order rotated each round; a child asked for `--rounds r` measures only what
+    // round r still needs (`runner::due_in_round`).
+    let rounds = config.settings.rounds.max(1) as usize;
+    let mine = |record: &RunRecord, name: &str, round: usize| {
+        let of_model: Vec<_> = part
             .iter()
-            .position(|m| m.name == name)
-            .expect("planned model");
-        let mrec = record
-            .models
-            .iter()
-            .find(|m| m.name == name)
+            .filter(|t| prep.plan.models[t.model].name == name)
             .cloned()
-            .unwrap_or_else(|| prep.models[mi].clone());
-        for t in prepare::remaining(&prep.plan, &part, Some(name), &record) {
-            let mut rec = runner::new_test_record(&t, &mrec, &record.run);
-            rec.fail(why.clone());
-            record.tests.push(rec);
+            .collect();
+        !runner::due_in_round(&of_model, round, record).is_empty()
+    };
+    'rounds: for round in 0..rounds {
+        let mut order = names.clone();
+        if !order.is_empty() {
+            let n = order.len();
+            order.rotate_left(round % n);
         }
-        if !record.models.iter().any(|m| m.name == name) {
-            record.models.push(mrec);
+        for name in order {
+            if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                break 'rounds;
+            }
+            if !mine(&record, name, round) {
+                continue;
+            }
+            record = one_child(&ChildRun {
+                plan,
+                exe: &exe,
+                path: &path,
+                name,
+                round,
+                child_args,
+                prep: &prep,
+                part: &part,
+            })?;
         }
-        results::write_atomic(&path, &record)?;
     }
     if !stop.load(std::sync::atomic::Ordering::SeqCst) {
         record.run.finished_at = Some(system::now_rfc3339());
     }
     results::write_atomic(&path, &record)?;
     Ok((record, Some(path)))
+}
+
+/// One child process: its model, its round.
+struct ChildRun<'a> {
+    plan: &'a Plan<'a>,
+    exe: &'a Path,
+    path: &'a Path,
+    name: &'a str,
+    round: usize,
+    child_args: &'a [String],
+    prep: &'a prepare::Prepared,
+    part: &'a [crate::plan::PlannedTest],
+}
+
+/// Runs one child and returns the file as it left it; after a child died, that model's
+/// missing tests are recorded as failed with the cause.
+fn one_child(c: &ChildRun) -> Result<RunRecord, String> {
+    let (plan, name, prep) = (c.plan, c.name, c.prep);
+    let mut cmd = Command::new(c.exe);
+    cmd.arg("run")
+        .arg("--config")
+        .arg(plan.config_path)
+        .arg("--resume")
+        .arg(c.path);
+    cmd.args(["--only-model", name])
+        .args(["--rounds", &(c.round + 1).to_string()])
+        .stdout(std::process::Stdio::null());
+    for f in plan.filters {
+        cmd.args(["--filter", f]);
+    }
+    cmd.args(c.child_args);
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot start a child tpsbench: {e}"))?;
+    let mut record = results::read(c.path)?;
+    match status.code() {
+        Some(0 | 1) => return Ok(record), // 1: some tests failed, and they are recorded
+        Some(130) => return Ok(record),   // interrupted: the file is resumable
+        _ => {}
+    }
+    // The child died: every planned test of this model not in the file failed with it.
+    let why = format!(
+        "the isolated process for model {name:?} {} before this test finished",
+        describe(status)
+    );
+    let mi = prep
+        .plan
+        .models
+        .iter()
+        .position(|m| m.name == name)
+        .expect("planned model");
+    let mrec = record
+        .models
+        .iter()
+        .find(|m| m.name == name)
+        .cloned()
+        .unwrap_or_else(|| prep.models[mi].clone());
+    for t in prepare::remaining(&prep.plan, c.part, Some(name), &record) {
+        let mut rec = runner::new_test_record(&t, &mrec, &record.run);
+        rec.fail(why.clone());
+        record.tests.push(rec);
+    }
+    if !record.models.iter().any(|m| m.name == name) {
+        record.models.push(mrec);
+    }
+    results::write_atomic(c.path, &record)?;
+    Ok(record)
 }

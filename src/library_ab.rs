@@ -4,10 +4,12 @@
 //! rounds (A B, B A, A B, ...) so that drift of the machine hits every build alike.
 //!
 //! Each child is a plain `tpsbench run --output json` on a `dynamic-link` build; it checks
-//! its library's stamp itself and records it as `llama_cpp.library`. The parent pools each
-//! test's samples over the rounds, writes one result file per build (every test in it ran on
-//! the library its `run.llama_cpp.library` names) and prints, per test, the ratio of each
-//! build to the first with its bootstrap interval and verdict, as `tpsbench compare` does.
+//! its library's stamp itself and records it as `llama_cpp.library`. The parent keeps each
+//! child's run of a test as one round of it (`TestRecord::add_round`), writes one result
+//! file per build (every test in it ran on the library its `run.llama_cpp.library` names)
+//! and prints, per test, the ratio of each build to the first with a verdict paired by
+//! round, as `tpsbench compare` does. Pooling the rounds' samples into one test would treat
+//! launches as repetitions: identical builds then read as different 18-25% of the time.
 
 use std::path::{Path, PathBuf};
 
@@ -77,13 +79,16 @@ pub fn child_args(config: &Path, filters: &[String]) -> Vec<String> {
     a
 }
 
-/// Adds one round of a build to what its earlier rounds gave: samples of the same test (by
-/// id) are pooled and the figures recomputed. A test that failed in any round stays failed.
+/// Adds one round of a build to what its earlier rounds gave: each test (by id) gets the
+/// child's run as its next round. A test that failed in any round stays failed.
 pub fn merge_round(acc: &mut Option<RunRecord>, round: RunRecord, ci_target: Option<f64>) {
     let Some(all) = acc else {
-        *acc = Some(round);
+        let mut first = round;
+        first.run.rounds = 1;
+        *acc = Some(first);
         return;
     };
+    all.run.rounds += 1;
     for t in round.tests {
         let Some(mine) = all.tests.iter_mut().find(|x| x.id == t.id) else {
             all.tests.push(t);
@@ -92,10 +97,7 @@ pub fn merge_round(acc: &mut Option<RunRecord>, round: RunRecord, ci_target: Opt
         if t.status == Status::Failed {
             mine.fail(t.error.unwrap_or_else(|| "failed in a later round".into()));
         } else if mine.status == Status::Ok && !t.samples_ns.is_empty() {
-            let mut samples = std::mem::take(&mut mine.samples_ns);
-            samples.extend(&t.samples_ns);
-            let stop = crate::stats::analysis::StopReason::Fixed;
-            mine.set_measurement(samples, stop, ci_target);
+            mine.add_round(t, ci_target);
         }
     }
 }
@@ -129,7 +131,7 @@ pub fn report(labels: &[String], records: &[RunRecord]) -> String {
     let a = crate::compare::side_of_run(&labels[0], first);
     for (label, rec) in labels.iter().zip(records).skip(1) {
         let b = crate::compare::side_of_run(label, rec);
-        let r = crate::compare::compare_sides(&a, &b, &[], Default::default());
+        let r = crate::compare::compare_sides(&a, &b, &[], &crate::compare::baseline_settings(&b));
         out.push_str(&r.to_markdown(&labels[0], label));
         out.push('\n');
     }

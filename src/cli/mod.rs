@@ -86,16 +86,25 @@ pub enum Command {
         /// Example: tpsbench run --library llama-shared/native --library llama-shared/portable
         #[arg(long, value_name = "DIR", conflicts_with_all = ["resume", "isolate", "shard", "save_baseline", "baseline"])]
         library: Vec<PathBuf>,
-        /// Interleaved rounds of a --library run.
-        #[arg(long, default_value_t = 3, requires = "library")]
-        rounds: u32,
+        /// Rounds: each pp/tg/pg test runs this many times, each in a fresh context (a fresh
+        /// process with --isolate), interleaved with the other tests and rotated each round;
+        /// intervals and verdicts then cover the variance between launches. Overrides
+        /// `[sweep] rounds` (default 1, llama-bench's methodology). With --library: the
+        /// interleaved rounds per build (default 3).
+        ///
+        /// Example: tpsbench run --rounds 3
+        #[arg(long, value_name = "N")]
+        rounds: Option<u32>,
     },
     /// Compare two result sets: files, directories of result files, or baseline names.
     ///
     /// Tests are joined on the model file and every parameter; a parameter that takes one
-    /// value in A and another in B (e.g. n_threads 1 vs 2) is what is compared. Each pair
-    /// gets median(B)/median(A) with a bootstrap 95% interval and a Mann-Whitney test.
-    /// Exit code 1 when a regression beyond --fail-threshold is significant.
+    /// value in A and another in B (e.g. n_threads 1 vs 2) is what is compared. Verdicts come
+    /// from the medians of rounds (`run --rounds N`): a t test on the log ratios, paired by
+    /// round. A side of one launch is judged against the noise floor between launches
+    /// (`tpsbench noise`, --noise, or an assumed 6%). "no change" only when the whole
+    /// interval lies inside ±--threshold. Exit code 1 on a significant slowdown beyond
+    /// --fail-threshold.
     ///
     /// Example: tpsbench compare results/old.json results/new.json --fail-threshold 0.03
     Compare {
@@ -104,9 +113,17 @@ pub enum Command {
         /// Significance level.
         #[arg(long, default_value_t = 0.05)]
         alpha: f64,
-        /// Changes smaller than this fraction are "no change" even when significant.
-        #[arg(long, default_value_t = 0.01)]
-        noise: f64,
+        /// "no change" needs the whole interval inside ±this fraction.
+        ///
+        /// Example: tpsbench compare a.json b.json --threshold 0.03
+        #[arg(long, default_value_t = 0.02)]
+        threshold: f64,
+        /// The sd of ln t/s between launches (0.03 = 3%) for sides of one launch; default:
+        /// the floor `tpsbench noise` stored for B's machine, else 6%.
+        ///
+        /// Example: tpsbench compare a.json b.json --noise 0.03
+        #[arg(long, value_name = "FRACTION")]
+        noise: Option<f64>,
         /// A significant slowdown beyond this fraction fails (exit 1).
         #[arg(long, default_value_t = 0.05)]
         fail_threshold: f64,
@@ -116,6 +133,17 @@ pub enum Command {
         /// Where named baselines live.
         #[arg(long, default_value = crate::compare::BASELINE_DIR)]
         baseline_dir: PathBuf,
+    },
+    /// Measure this machine's noise floor from an A/A: a result file of rounds (the same
+    /// tests run `--rounds N` times, N ≥ 3), pooled over its tests, stored per machine
+    /// for `compare` and `--baseline` to judge single launches by.
+    ///
+    /// Example: tpsbench run --rounds 5 --results-dir aa && tpsbench noise aa/*.json
+    Noise {
+        file: PathBuf,
+        /// Where measured floors live, one file per machine.
+        #[arg(long, default_value = crate::compare::NOISE_DIR)]
+        noise_dir: PathBuf,
     },
     /// Build LEADERBOARD.md and a self-contained index.html from result files.
     ///
@@ -256,7 +284,7 @@ pub fn main() -> Result<i32> {
             if !library.is_empty() {
                 let ab = crate::library_ab::AbOptions {
                     libraries: library,
-                    rounds,
+                    rounds: rounds.unwrap_or(3),
                     config,
                     filters: filter,
                     results_dir: (!no_save).then_some(results_dir),
@@ -277,6 +305,7 @@ pub fn main() -> Result<i32> {
                 shard,
                 quiet,
                 verbose,
+                rounds,
             };
             run::run(config, filter, output, how, baselines)
         }
@@ -284,11 +313,23 @@ pub fn main() -> Result<i32> {
             a,
             b,
             alpha,
+            threshold,
             noise,
             fail_threshold,
             ignore,
             baseline_dir,
-        } => compare::compare(&a, &b, alpha, noise, fail_threshold, &ignore, &baseline_dir),
+        } => compare::compare(&compare::CompareArgs {
+            a: &a,
+            b: &b,
+            alpha,
+            threshold,
+            noise,
+            fail: fail_threshold,
+            ignore: &ignore,
+            dir: &baseline_dir,
+            noise_dir: std::path::Path::new(crate::compare::NOISE_DIR),
+        }),
+        Command::Noise { file, noise_dir } => compare::noise(&file, &noise_dir),
         Command::Leaderboard {
             paths,
             out_dir,

@@ -27,6 +27,8 @@ pub struct RunMode {
     pub shard: Option<crate::plan::Shard>,
     pub quiet: bool,
     pub verbose: bool,
+    /// `--rounds N`: overrides `[sweep] rounds`.
+    pub rounds: Option<u32>,
 }
 
 /// Ctrl-C once: stop after the current test, keeping everything; twice: stop now.
@@ -59,8 +61,16 @@ pub(super) fn run(
         shard,
         quiet,
         verbose,
+        rounds,
     } = how;
-    let cfg = config::load(&config, system::physical_cores())?;
+    let mut cfg = config::load(&config, system::physical_cores())?;
+    if let Some(r) = rounds {
+        anyhow::ensure!(
+            r >= 1,
+            "--rounds must be at least 1 (1 is llama-bench's methodology: one launch)"
+        );
+        cfg.settings.rounds = r;
+    }
     // A missing baseline is found before hours of measurement, not after.
     let base = match &baselines.compare {
         Some(name) => {
@@ -208,7 +218,8 @@ pub(super) fn run(
     if let (Some(base), Some(name)) = (base, &baselines.compare) {
         // As criterion: the change against the baseline, on stderr (stdout has --output).
         let this = crate::compare::side_of_run("this run", &out.record);
-        let report = crate::compare::compare_sides(&base, &this, &[], Default::default());
+        let settings = crate::compare::baseline_settings(&this);
+        let report = crate::compare::compare_sides(&base, &this, &[], &settings);
         eprint!(
             "\n{}",
             report.to_markdown(&format!("baseline {name}"), "this run")

@@ -145,6 +145,7 @@ pub(crate) fn parse(ctx: &Ctx, defaults: &Axes) -> Result<Vec<Ladder>, ConfigErr
                 ("warmup", &sweep.warmup),
                 ("repetitions", &sweep.repetitions),
                 ("seed", &sweep.seed),
+                ("rounds", &sweep.rounds),
             ] {
                 if v.is_some() {
                     let msg = "run settings belong in the top-level [sweep] table";

@@ -52,6 +52,11 @@ pub struct RunSettings {
     pub max_seconds: f64,
     /// Seed of the random prompt tokens; recorded in the result.
     pub seed: u64,
+    /// Rounds: each llama-bench-style test (pp, tg, pg) runs this many times in a fresh
+    /// context (a fresh process under `--isolate`), interleaved with the plan's other tests,
+    /// the order rotated each round. 1 (the default) is llama-bench's methodology, and its
+    /// intervals then cover one launch only; verdicts across launches need 2 or more.
+    pub rounds: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -100,6 +105,7 @@ pub(crate) struct RawSweep {
     pub(crate) max_repetitions: Axis,
     pub(crate) max_seconds: Axis,
     pub(crate) seed: Axis,
+    pub(crate) rounds: Axis,
 }
 
 #[derive(Deserialize)]
@@ -198,6 +204,7 @@ pub(crate) fn parse_parts(
         max_repetitions: 50,
         max_seconds: 60.0,
         seed: 42,
+        rounds: 1,
     };
     if let Some(s) = raw.sweep {
         apply_settings(&ctx, &s, &mut settings)?;
@@ -243,6 +250,7 @@ pub(crate) fn parse_parts(
                 ("warmup", &sweep.warmup),
                 ("repetitions", &sweep.repetitions),
                 ("seed", &sweep.seed),
+                ("rounds", &sweep.rounds),
             ] {
                 if v.is_some() {
                     let msg = "run settings belong in the top-level [sweep] table";
@@ -277,6 +285,9 @@ fn apply_settings(ctx: &Ctx, s: &RawSweep, out: &mut RunSettings) -> Result<(), 
     }
     if let Some(v) = &s.seed {
         out.seed = scalar_int(ctx, "sweep.seed", v, 0, i64::MAX)? as u64;
+    }
+    if let Some(v) = &s.rounds {
+        out.rounds = scalar_int(ctx, "sweep.rounds", v, 1, 10_000)? as u32;
     }
     if let Some(v) = &s.ci_target {
         out.ci_target = Some(scalar_float(ctx, "sweep.ci_target", v, 0.0001, 0.5)?);

@@ -127,6 +127,7 @@ pub(crate) mod fixtures {
             serving: None,
             placement: None,
             quality: None,
+            rounds: Vec::new(),
         };
         ok.set_samples(vec![1_000_000_000, 1_024_000_000]);
         let mut failed = ok.clone();
@@ -175,6 +176,7 @@ pub(crate) mod fixtures {
                 seed: 42,
                 warmup: 1,
                 repetitions: 2,
+                rounds: 1,
                 command: vec![],
                 gpus: vec![],
                 host_bandwidth: None,

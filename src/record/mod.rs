@@ -1,4 +1,4 @@
-//! The result file: `schema_version` 1, one file per run. Field names follow llama-bench's
+//! The result file: `schema_version` 3 (see [`SCHEMA_VERSION`]), one file per run. Field names follow llama-bench's
 //! JSON output wherever llama-bench has the field, so its users can read ours unchanged.
 //! See docs/schema.md for the meaning of each field.
 
@@ -93,6 +93,10 @@ pub struct RunInfo {
     pub seed: u64,
     pub warmup: u32,
     pub repetitions: u32,
+    /// Rounds of each llama-bench-style test (`[sweep] rounds`, `--rounds`): 1 in files
+    /// written before rounds existed, and for llama-bench's methodology.
+    #[serde(default = "one_round", skip_serializing_if = "is_one_round")]
+    pub rounds: u32,
     pub command: Vec<String>,
     /// GPUs as NVIDIA's NVML reports them (empty without an NVIDIA driver).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -121,6 +125,14 @@ pub struct RunInfo {
     /// the machine was. Timed figures from a busy machine are not worth comparing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_average: Option<[f64; 3]>,
+}
+
+fn one_round() -> u32 {
+    1
+}
+
+fn is_one_round(r: &u32) -> bool {
+    *r == 1
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -283,6 +295,26 @@ pub struct TestRecord {
     /// the model's record, where the ladder table and the leaderboard read it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quality: Option<Quality>,
+    /// Each round of a test run with `rounds` of 2 or more, in the order they ran; absent
+    /// for one round (llama-bench's methodology). The top-level samples are every round's
+    /// repetitions in run order; `stats.interval` is then the interval between rounds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<RoundRecord>,
+}
+
+/// One round of a test: a fresh context (a fresh process under `--isolate`), its
+/// repetitions, and the interval within it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundRecord {
+    /// RFC 3339 time the round of this test started.
+    pub test_time: String,
+    pub samples_ns: Vec<u64>,
+    /// Median of this round's per-repetition tokens/s: what the interval between rounds
+    /// and the verdicts across rounds are computed from.
+    pub median_ts: f64,
+    /// The 95% interval within this round (t on the log scale of its repetitions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<crate::stats::analysis::LevelInterval>,
 }
 
 pub use crate::plan::build::test_identity;
@@ -332,6 +364,72 @@ impl TestRecord {
         self.median_ts = Some(s.median_ts);
         self.status = Status::Ok;
         self.error = None;
+    }
+
+    /// How many rounds the record holds: 0 before any measurement (or after a failure,
+    /// which is final), else the rounds listed, and 1 for a one-round record.
+    pub fn rounds_done(&self) -> usize {
+        if self.status != Status::Ok {
+            return 0;
+        }
+        self.rounds.len().max(1)
+    }
+
+    /// The per-round medians a verdict across rounds uses: one per round, or the test's
+    /// median alone for a one-round record.
+    pub fn round_medians(&self) -> Vec<f64> {
+        if self.rounds.len() >= 2 {
+            self.rounds.iter().map(|r| r.median_ts).collect()
+        } else {
+            self.median_ts.into_iter().collect()
+        }
+    }
+
+    /// Adds `next`, a later round of this same test, measured on its own: its repetitions
+    /// join the samples, and the statistics are recomputed with the interval between rounds.
+    /// A failed round fails the test (with the round named); a failed test stays failed.
+    pub fn add_round(&mut self, next: TestRecord, ci_target: Option<f64>) {
+        if self.status != Status::Ok {
+            return;
+        }
+        if next.status != Status::Ok {
+            let why = next.error.unwrap_or_else(|| "no error recorded".into());
+            self.fail(format!("round {} failed: {why}", self.rounds_done() + 1));
+            return;
+        }
+        if self.rounds.is_empty() {
+            self.rounds.push(self.as_round());
+        }
+        self.rounds.push(next.as_round());
+        let samples: Vec<u64> = self
+            .rounds
+            .iter()
+            .flat_map(|r| r.samples_ns.iter().copied())
+            .collect();
+        let stop = self.stats.as_ref().map(|s| s.stop_reason);
+        let stop = stop.unwrap_or(crate::stats::analysis::StopReason::Fixed);
+        self.set_samples(samples);
+        let medians: Vec<f64> = self.rounds.iter().map(|r| r.median_ts).collect();
+        self.stats = Some(crate::stats::analysis::analyse_rounds(
+            &self.samples_ts,
+            &medians,
+            stop,
+            ci_target,
+            self.seed,
+        ));
+    }
+
+    /// This record's own measurement as one round.
+    fn as_round(&self) -> RoundRecord {
+        RoundRecord {
+            test_time: self.test_time.clone(),
+            samples_ns: self.samples_ns.clone(),
+            median_ts: self.median_ts.unwrap_or(0.0),
+            interval: crate::stats::analysis::LevelInterval::of(
+                crate::stats::analysis::Covers::WithinLaunch,
+                &self.samples_ts,
+            ),
+        }
     }
 
     pub fn fail(&mut self, error: impl Into<String>) {

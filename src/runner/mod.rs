@@ -101,12 +101,14 @@ pub fn run(
         .collect();
     prepare::check_models(&prep.models, &mine)?;
     let child = opts.only_model.is_some();
-    let target::Target { path, record } = target::open(
+    let target::Target { path, mut record } = target::open(
         info,
         opts.results_dir.as_deref(),
         opts.resume.as_deref(),
         child || opts.continuation,
     )?;
+    // A resumed file asked for more rounds records the larger count.
+    record.run.rounds = record.run.rounds.max(opts.config.settings.rounds);
     let todo = prepare::remaining(&prep.plan, &mine, None, &record);
     let done = part
         .iter()
@@ -127,9 +129,72 @@ pub fn run(
             todo.len()
         ));
     }
-    let mut sweep = sweep::Sweep::new(engine, opts, &prep, record, path, (done, part.len()));
-    let interrupted = sweep.measure_all(&todo, progress)?;
+    let rounds = opts.config.settings.rounds.max(1) as usize;
+    let total = part.len() + (rounds - 1) * part.iter().filter(|t| rounds_apply(t)).count();
+    let mut sweep = sweep::Sweep::new(engine, opts, &prep, record, path, (done, total));
+    let mut interrupted = false;
+    for round in 0..rounds {
+        let due = due_in_round(&mine, round, sweep.record());
+        if due.is_empty() {
+            continue;
+        }
+        if rounds > 1 && !opts.quiet {
+            progress.note(&format!("round {}/{rounds}", round + 1));
+        }
+        interrupted = sweep.measure_all(&rotated(&due, round), progress)?;
+        if interrupted {
+            break;
+        }
+    }
     sweep.finish(interrupted)
+}
+
+/// Whether a test takes part in rounds after the first: the llama-bench-style tests. A
+/// quality test is deterministic, and a serving test repeats its own requests.
+pub fn rounds_apply(t: &PlannedTest) -> bool {
+    matches!(t.detail, plan::Detail::Bench)
+}
+
+/// The tests of `mine` that round `round` (0-based) still has to measure, in plan order:
+/// every test without a record in round 0, then the llama-bench-style tests whose record
+/// holds `round` rounds. A failed test is final and never measured again.
+pub fn due_in_round(mine: &[PlannedTest], round: usize, record: &RunRecord) -> Vec<PlannedTest> {
+    mine.iter()
+        .filter(|t| {
+            let rec = record.tests.iter().find(|r| r.id == t.id);
+            match rec {
+                None => round == 0,
+                Some(r) => rounds_apply(t) && r.status == Status::Ok && r.rounds_done() == round,
+            }
+        })
+        .cloned()
+        .collect()
+}
+
+/// Round `round`'s order: A B C, then B C A, then C A B... The tests that share a model
+/// load stay together (each group is loaded once per round) and the groups rotate; inside
+/// a group of llama-bench-style tests, the tests rotate too. So no test always runs first
+/// after a load, and every comparison inside a sweep is paired by round.
+pub fn rotated(tests: &[PlannedTest], round: usize) -> Vec<PlannedTest> {
+    let mut groups: Vec<Vec<PlannedTest>> = Vec::new();
+    for t in tests {
+        match groups.last_mut() {
+            Some(g) if g[0].model == t.model && g[0].load_key() == t.load_key() => g.push(t.clone()),
+            _ => groups.push(vec![t.clone()]),
+        }
+    }
+    if groups.is_empty() {
+        return Vec::new();
+    }
+    let n = groups.len();
+    groups.rotate_left(round % n);
+    for g in &mut groups {
+        if g.iter().all(rounds_apply) {
+            let len = g.len();
+            g.rotate_left(round % len);
+        }
+    }
+    groups.concat()
 }
 
 /// The plan's fingerprint, settings, ids and shard, recorded in the run.
@@ -201,6 +266,7 @@ pub fn run_info(
         seed: config.settings.seed,
         warmup: config.settings.warmup,
         repetitions: config.settings.repetitions,
+        rounds: config.settings.rounds,
         command,
         gpus: Vec::new(),
         host_bandwidth: None,
@@ -245,6 +311,7 @@ pub fn new_test_record(t: &PlannedTest, model: &ModelRecord, run: &RunInfo) -> T
         serving: None,
         placement: None,
         quality: None,
+        rounds: Vec::new(),
     }
 }
 

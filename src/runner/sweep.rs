@@ -32,6 +32,8 @@ pub(super) struct Sweep<'a> {
     numbering: (usize, usize),
     timings: Vec<(TestParams, Duration)>,
     started: Instant,
+    /// Tests measured by this process so far, over every round: the progress counter.
+    measured: usize,
 }
 
 impl<'a> Sweep<'a> {
@@ -64,7 +66,13 @@ impl<'a> Sweep<'a> {
             numbering,
             timings: Vec::new(),
             started: Instant::now(),
+            measured: 0,
         }
+    }
+
+    /// The record as measured so far.
+    pub(super) fn record(&self) -> &RunRecord {
+        &self.record
     }
 
     /// Runs `todo` in order; true when a stop request ended it early.
@@ -134,19 +142,32 @@ impl<'a> Sweep<'a> {
     ) -> Result<(), String> {
         let t = &todo[k];
         let (done, total) = self.numbering;
-        progress.test_started(done + k, total, &t.id);
+        progress.test_started(done + self.measured, total, &t.id);
+        self.measured += 1;
         fault_injection(&t.id);
         let test_start = Instant::now();
         let mut rec = new_test_record(t, &self.models[t.model], &self.record.run);
         let line = self.measure(t, model, shared, &mut rec, progress);
         self.timings.push((t.params.clone(), test_start.elapsed()));
         let remaining: Vec<&TestParams> = todo[k + 1..].iter().map(|x| &x.params).collect();
+        let ci_target = self.opts.config.settings.ci_target;
+        // A later round of a test joins its record; the line then shows the interval
+        // between rounds.
+        let line = match self.record.tests.iter_mut().find(|r| r.id == rec.id) {
+            Some(earlier) => {
+                earlier.add_round(rec, ci_target);
+                round_line(earlier).unwrap_or(line)
+            }
+            None => {
+                self.record.tests.push(rec);
+                line
+            }
+        };
         progress.test_finished(
             &line,
             self.started.elapsed(),
             eta(&self.timings, &remaining),
         );
-        self.record.tests.push(rec);
         merge_models(&mut self.record.models, &self.models, &self.record.tests);
         // On disk before the next test starts.
         match &self.path {
@@ -272,6 +293,21 @@ impl<'a> Sweep<'a> {
             interrupted,
         })
     }
+}
+
+/// "701.3 t/s, 95% between 3 rounds [690.1, 712.8]" after a later round.
+fn round_line(rec: &TestRecord) -> Option<String> {
+    if rec.status != Status::Ok {
+        return Some(failed_line(rec));
+    }
+    let median = rec.median_ts?;
+    let ci = rec.stats.as_ref()?.interval?;
+    Some(format!(
+        "{median:.2} t/s (median), {} [{:.2}, {:.2}]",
+        ci.label(),
+        ci.lo,
+        ci.hi
+    ))
 }
 
 fn failed_line(rec: &TestRecord) -> String {

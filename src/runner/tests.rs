@@ -171,7 +171,8 @@ fn adaptive_stopping_ends_on_precision_or_on_the_maximum_and_says_why() {
     .unwrap();
     let st = out.record.tests[0].stats.as_ref().unwrap();
     assert_eq!(st.stop_reason, StopReason::Precision);
-    assert_eq!(out.record.tests[0].samples_ns.len(), 6);
+    // Precise at 6 and at 7 repetitions: the stop needs two looks in a row.
+    assert_eq!(out.record.tests[0].samples_ns.len(), 7);
     // Noise of up to 50% of a repetition: the 1% target cannot be met in 12 repetitions.
     let mut noisy = MockEngine::new(1_000_000, 1_000_000);
     noisy.jitter_ns = 32_000_000;
@@ -393,4 +394,85 @@ fn thread_counts_above_the_physical_cores_are_warned_once_each() {
     );
     assert!(w[1].starts_with("n_threads 8 exceeds"), "{w:?}");
     assert!(prepare::thread_warnings(&tests, 8).is_empty());
+}
+
+/// Progress that keeps the order the tests started in.
+#[derive(Default)]
+struct Order(Vec<String>);
+
+impl crate::progress::Progress for Order {
+    fn test_started(&mut self, _i: usize, _n: usize, id: &str) {
+        self.0.push(id.to_string());
+    }
+    fn repetition(&mut self, _: u32, _: u32) {}
+    fn test_finished(&mut self, _: &str, _: Duration, _: Option<Duration>) {}
+    fn note(&mut self, _: &str) {}
+}
+
+#[test]
+fn rounds_interleave_the_tests_rotate_the_order_and_keep_each_round() {
+    let (dir, cfg) = setup(
+        "n_prompt=[32,64]\nn_gen=8\nrepetitions=3\nrounds=3\nn_batch=32",
+        "",
+    );
+    assert_eq!(cfg.settings.rounds, 3);
+    let mut e = MockEngine::new(1_000_000, 10_000_000);
+    e.jitter_ns = 4_000_000;
+    let mut order = Order::default();
+    let out = run(&e, fixtures::run().run, &opts(cfg, dir.path()), &mut order).unwrap();
+    assert_eq!(out.failed, 0);
+    assert_eq!(out.record.run.rounds, 3);
+    assert_eq!(out.record.tests.len(), 3, "one record per test");
+    // A B C, B C A, C A B: every test is measured once per round, never twice in a row.
+    let ids: Vec<&str> = out.record.tests.iter().map(|t| t.id.as_str()).collect();
+    let (a, b, c) = (ids[0], ids[1], ids[2]);
+    let expected: Vec<&str> = vec![a, b, c, b, c, a, c, a, b];
+    assert_eq!(order.0, expected);
+    for t in &out.record.tests {
+        assert_eq!(t.rounds.len(), 3, "{}", t.id);
+        assert_eq!(t.samples_ns.len(), 9, "every round's repetitions");
+        assert!(t.rounds.iter().all(|r| r.samples_ns.len() == 3));
+        let ci = t.stats.as_ref().unwrap().interval.unwrap();
+        assert_eq!(ci.covers, crate::stats::analysis::Covers::BetweenRounds);
+        assert_eq!(ci.n, 3);
+        assert!(t.rounds[0].interval.is_some_and(|r| r.covers
+            == crate::stats::analysis::Covers::WithinLaunch));
+    }
+    // On disk as it is in memory, and readable.
+    let back = crate::results::read(out.path.as_ref().unwrap()).unwrap();
+    let samples = |t: &TestRecord| -> Vec<Vec<u64>> {
+        t.rounds.iter().map(|r| r.samples_ns.clone()).collect()
+    };
+    assert_eq!(samples(&back.tests[0]), samples(&out.record.tests[0]));
+}
+
+#[test]
+fn one_round_writes_no_rounds_and_says_its_interval_covers_one_launch() {
+    let (dir, cfg) = setup("n_prompt=32\nn_gen=0\nrepetitions=3", "");
+    let e = MockEngine::new(1_000_000, 10_000_000);
+    let out = run(&e, fixtures::run().run, &opts(cfg, dir.path()), &mut NoProgress).unwrap();
+    let t = &out.record.tests[0];
+    assert!(t.rounds.is_empty());
+    let ci = t.stats.as_ref().unwrap().interval.unwrap();
+    assert_eq!(ci.covers, crate::stats::analysis::Covers::WithinLaunch);
+    assert_eq!(ci.label(), "95% within one launch");
+    let text = std::fs::read_to_string(out.path.unwrap()).unwrap();
+    assert!(!text.contains("\"rounds\""), "one round leaves the file as before");
+}
+
+#[test]
+fn a_resumed_run_measures_only_the_rounds_it_lacks() {
+    let (dir, cfg) = setup("n_prompt=32\nn_gen=8\nrepetitions=2\nn_batch=32", "");
+    let e = MockEngine::new(1_000_000, 10_000_000);
+    let first = run(&e, fixtures::run().run, &opts(cfg.clone(), dir.path()), &mut NoProgress)
+        .unwrap();
+    // The same plan asked for 2 rounds: the one-round file gets a second round.
+    let mut more = cfg.clone();
+    more.settings.rounds = 2;
+    let mut o = opts(more, dir.path());
+    o.resume = first.path.clone();
+    let mut order = Order::default();
+    let out = run(&e, fixtures::run().run, &o, &mut order).unwrap();
+    assert_eq!(order.0.len(), 2, "one more round of each test: {:?}", order.0);
+    assert!(out.record.tests.iter().all(|t| t.rounds.len() == 2));
 }

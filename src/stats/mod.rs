@@ -1,7 +1,8 @@
 //! Pure statistics over raw samples. No I/O, no engine: unit-tested in isolation.
 //! `bootstrap` (seeded confidence intervals), `outliers` (Tukey fences), `steady`
 //! (warmup drift and trend), `compare` (A/B verdicts), `analysis` (what a test reports),
-//! `order` (distribution-free intervals of the median, for adaptive stopping).
+//! `order` (distribution-free intervals of the median, for adaptive stopping), `student`
+//! (the t distribution and the t interval on the log scale that intervals and verdicts use).
 
 pub mod analysis;
 pub mod bootstrap;
@@ -9,6 +10,7 @@ pub mod compare;
 pub mod order;
 pub mod outliers;
 pub mod steady;
+pub mod student;
 
 /// Arithmetic mean; 0 for an empty slice (callers never report an empty test as ok).
 pub fn mean(xs: &[f64]) -> f64 {
