@@ -304,7 +304,11 @@ impl Report {
                 verdict_text(c, self.threshold)
             ));
         }
-        if self.rows.iter().any(|r| r.comparison.method == Method::NoiseFloor) {
+        if self
+            .rows
+            .iter()
+            .any(|r| r.comparison.method == Method::NoiseFloor)
+        {
             out.push_str(&format!(
                 "\nOne launch on a side: no test across launches exists in the data; intervals \
                  add the {}.\n",
@@ -351,7 +355,13 @@ pub fn machine_key(run: &RunRecord) -> String {
     let s = &run.run.system;
     let raw = format!("{}-{}", s.hostname, s.cpu_model);
     raw.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -375,7 +385,11 @@ pub struct MeasuredFloor {
 /// The pooled between-round sd of a run; an error names what is missing.
 pub fn measure_floor(run: &RunRecord, file: &str) -> Result<MeasuredFloor, String> {
     let (mut ss, mut df, mut tests) = (0.0, 0usize, 0usize);
-    for t in run.tests.iter().filter(|t| t.status == Status::Ok && t.rounds.len() >= 2) {
+    for t in run
+        .tests
+        .iter()
+        .filter(|t| t.status == Status::Ok && t.rounds.len() >= 2)
+    {
         let logs: Vec<f64> = t
             .round_medians()
             .iter()

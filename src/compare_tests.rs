@@ -123,7 +123,10 @@ fn a_two_fold_slowdown_on_single_launches_is_slower_and_fails_ci() {
     assert_eq!(c.method, Method::NoiseFloor);
     let md = r.to_markdown("a", "b");
     assert!(md.contains("one launch + noise floor"), "{md}");
-    assert!(md.contains("noise floor 6.0% between launches (assumed"), "{md}");
+    assert!(
+        md.contains("noise floor 6.0% between launches (assumed"),
+        "{md}"
+    );
     assert_eq!(r.regressions(0.05).len(), 1);
 }
 
@@ -152,7 +155,10 @@ fn sides_with_rounds_are_compared_round_by_round() {
     assert_eq!(c.rounds, (3, 3));
     assert_eq!(c.verdict, Verdict::Slower, "{c:?}");
     let md = r.to_markdown("a", "b");
-    assert!(md.contains("| 3 |") && md.contains("between rounds, paired"), "{md}");
+    assert!(
+        md.contains("| 3 |") && md.contains("between rounds, paired"),
+        "{md}"
+    );
     // Different round counts: unpaired, and both counts shown.
     let b4 = side_rounds("b", &[90.1, 95.3, 86.2, 91.0]);
     let r = compare_sides(&a, &b4, &[], &Settings::default());
@@ -165,15 +171,24 @@ fn a_measured_floor_is_stored_per_machine_and_found_again() {
     let dir = tempfile::tempdir().unwrap();
     let mut run = fixtures::run();
     run.tests.truncate(1);
-    run.tests[0] = side_rounds("a", &[100.0, 103.0, 97.0, 101.0]).tests[0].1.clone();
+    run.tests[0] = side_rounds("a", &[100.0, 103.0, 97.0, 101.0]).tests[0]
+        .1
+        .clone();
     let f = measure_floor(&run, "aa.json").unwrap();
     assert_eq!((f.degrees_of_freedom, f.tests), (3, 1));
     assert!(f.sd > 0.01 && f.sd < 0.04, "{f:?}");
     save_floor(&f, dir.path()).unwrap();
     let found = floor_for(None, Some(&machine_key(&run)), dir.path());
     assert_eq!(found.sd, f.sd);
-    assert!(found.describe().contains("measured"), "{}", found.describe());
-    assert_eq!(floor_for(Some(0.02), Some(&machine_key(&run)), dir.path()).sd, 0.02);
+    assert!(
+        found.describe().contains("measured"),
+        "{}",
+        found.describe()
+    );
+    assert_eq!(
+        floor_for(Some(0.02), Some(&machine_key(&run)), dir.path()).sd,
+        0.02
+    );
     assert_eq!(floor_for(None, Some("elsewhere"), dir.path()).sd, 0.06);
     // A file without rounds measures nothing.
     let e = measure_floor(&fixtures::run(), "one.json").unwrap_err();

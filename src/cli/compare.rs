@@ -70,7 +70,10 @@ pub(super) fn noise(file: &std::path::Path, dir: &std::path::Path) -> Result<i32
         f.degrees_of_freedom,
         f.tests
     );
-    eprintln!("saved to {}: compare and --baseline use it for single launches on this machine", p.display());
+    eprintln!(
+        "saved to {}: compare and --baseline use it for single launches on this machine",
+        p.display()
+    );
     Ok(0)
 }
 

@@ -179,7 +179,9 @@ pub fn rotated(tests: &[PlannedTest], round: usize) -> Vec<PlannedTest> {
     let mut groups: Vec<Vec<PlannedTest>> = Vec::new();
     for t in tests {
         match groups.last_mut() {
-            Some(g) if g[0].model == t.model && g[0].load_key() == t.load_key() => g.push(t.clone()),
+            Some(g) if g[0].model == t.model && g[0].load_key() == t.load_key() => {
+                g.push(t.clone())
+            }
             _ => groups.push(vec![t.clone()]),
         }
     }

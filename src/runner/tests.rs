@@ -435,8 +435,11 @@ fn rounds_interleave_the_tests_rotate_the_order_and_keep_each_round() {
         let ci = t.stats.as_ref().unwrap().interval.unwrap();
         assert_eq!(ci.covers, crate::stats::analysis::Covers::BetweenRounds);
         assert_eq!(ci.n, 3);
-        assert!(t.rounds[0].interval.is_some_and(|r| r.covers
-            == crate::stats::analysis::Covers::WithinLaunch));
+        assert!(
+            t.rounds[0]
+                .interval
+                .is_some_and(|r| r.covers == crate::stats::analysis::Covers::WithinLaunch)
+        );
     }
     // On disk as it is in memory, and readable.
     let back = crate::results::read(out.path.as_ref().unwrap()).unwrap();
@@ -450,22 +453,36 @@ fn rounds_interleave_the_tests_rotate_the_order_and_keep_each_round() {
 fn one_round_writes_no_rounds_and_says_its_interval_covers_one_launch() {
     let (dir, cfg) = setup("n_prompt=32\nn_gen=0\nrepetitions=3", "");
     let e = MockEngine::new(1_000_000, 10_000_000);
-    let out = run(&e, fixtures::run().run, &opts(cfg, dir.path()), &mut NoProgress).unwrap();
+    let out = run(
+        &e,
+        fixtures::run().run,
+        &opts(cfg, dir.path()),
+        &mut NoProgress,
+    )
+    .unwrap();
     let t = &out.record.tests[0];
     assert!(t.rounds.is_empty());
     let ci = t.stats.as_ref().unwrap().interval.unwrap();
     assert_eq!(ci.covers, crate::stats::analysis::Covers::WithinLaunch);
     assert_eq!(ci.label(), "95% within one launch");
     let text = std::fs::read_to_string(out.path.unwrap()).unwrap();
-    assert!(!text.contains("\"rounds\""), "one round leaves the file as before");
+    assert!(
+        !text.contains("\"rounds\""),
+        "one round leaves the file as before"
+    );
 }
 
 #[test]
 fn a_resumed_run_measures_only_the_rounds_it_lacks() {
     let (dir, cfg) = setup("n_prompt=32\nn_gen=8\nrepetitions=2\nn_batch=32", "");
     let e = MockEngine::new(1_000_000, 10_000_000);
-    let first = run(&e, fixtures::run().run, &opts(cfg.clone(), dir.path()), &mut NoProgress)
-        .unwrap();
+    let first = run(
+        &e,
+        fixtures::run().run,
+        &opts(cfg.clone(), dir.path()),
+        &mut NoProgress,
+    )
+    .unwrap();
     // The same plan asked for 2 rounds: the one-round file gets a second round.
     let mut more = cfg.clone();
     more.settings.rounds = 2;
@@ -473,6 +490,11 @@ fn a_resumed_run_measures_only_the_rounds_it_lacks() {
     o.resume = first.path.clone();
     let mut order = Order::default();
     let out = run(&e, fixtures::run().run, &o, &mut order).unwrap();
-    assert_eq!(order.0.len(), 2, "one more round of each test: {:?}", order.0);
+    assert_eq!(
+        order.0.len(),
+        2,
+        "one more round of each test: {:?}",
+        order.0
+    );
     assert!(out.record.tests.iter().all(|t| t.rounds.len() == 2));
 }

@@ -3,9 +3,9 @@
 
 use super::bootstrap::{Interval, mean_ci, median_ci};
 use super::order;
-use super::student::log_t_interval;
 use super::outliers::{Outliers, classify};
 use super::steady::{Steadiness, check};
+use super::student::log_t_interval;
 use super::{mean, median, stddev};
 
 /// Why a test stopped repeating.
@@ -56,7 +56,8 @@ impl StopPolicy {
         let Some(target) = self.ci_target else {
             return (n >= self.min_repetitions).then_some(StopReason::Fixed);
         };
-        let two_looks = n >= 2 && precise(rates, target) && precise(&rates[..rates.len() - 1], target);
+        let two_looks =
+            n >= 2 && precise(rates, target) && precise(&rates[..rates.len() - 1], target);
         if n >= self.min_repetitions && two_looks {
             return Some(StopReason::Precision);
         }

@@ -178,8 +178,7 @@ impl NoiseFloor {
             FloorSource::Measured(what) => format!("measured: {what}"),
             FloorSource::Given => "given with --noise".into(),
             FloorSource::Assumed => {
-                "assumed; measure this machine's with `tpsbench noise FILE`, or give --noise"
-                    .into()
+                "assumed; measure this machine's with `tpsbench noise FILE`, or give --noise".into()
             }
         };
         format!(
@@ -288,7 +287,12 @@ pub fn compare(a: &Measured, b: &Measured, s: &Settings) -> Comparison {
         let df = n - 1.0;
         let p = p_of(d, se, |t| t_two_sided_p(t, df));
         // Spread per round of the log ratio: rounds needed ≈ (t·sd / threshold)².
-        (Method::PairedRounds, t_quantile(q, df) * se, p, stddev(&diffs))
+        (
+            Method::PairedRounds,
+            t_quantile(q, df) * se,
+            p,
+            stddev(&diffs),
+        )
     } else if la.len() >= 2 && lb.len() >= 2 {
         let (va, vb) = (
             variance(&la) / la.len() as f64,
@@ -423,7 +427,10 @@ mod tests {
         assert_eq!(c.method, Method::PairedRounds);
         assert_eq!(c.verdict, Verdict::Faster, "{c:?}");
         assert!(c.ci.lo > 1.0 && c.ci.contains(c.speedup));
-        assert_eq!(compare(&b, &a, &Settings::default()).verdict, Verdict::Slower);
+        assert_eq!(
+            compare(&b, &a, &Settings::default()).verdict,
+            Verdict::Slower
+        );
     }
 
     #[test]
@@ -464,7 +471,10 @@ mod tests {
         assert_eq!(c.verdict, Verdict::Inconclusive, "{c:?}");
         // A two-fold slowdown is beyond any floor.
         let half = launch(&[50.0, 50.2, 49.9, 50.1, 50.0]);
-        assert_eq!(compare(&a, &half, &Settings::default()).verdict, Verdict::Slower);
+        assert_eq!(
+            compare(&a, &half, &Settings::default()).verdict,
+            Verdict::Slower
+        );
         // A measured floor of 1% decides the 5%.
         let s = Settings {
             floor: NoiseFloor {

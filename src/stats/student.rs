@@ -148,7 +148,11 @@ pub fn geometric_mean(xs: &[f64]) -> f64 {
     if xs.is_empty() {
         return 0.0;
     }
-    (xs.iter().map(|x| x.max(f64::MIN_POSITIVE).ln()).sum::<f64>() / xs.len() as f64).exp()
+    (xs.iter()
+        .map(|x| x.max(f64::MIN_POSITIVE).ln())
+        .sum::<f64>()
+        / xs.len() as f64)
+        .exp()
 }
 
 #[cfg(test)]
@@ -169,13 +173,20 @@ mod tests {
         ] {
             assert!((t_quantile(0.975, df) - t).abs() < 1e-3, "df {df}");
         }
-        assert!(t_quantile(0.5, 7.0).abs() < 1e-6, "{}", t_quantile(0.5, 7.0));
+        assert!(
+            t_quantile(0.5, 7.0).abs() < 1e-6,
+            "{}",
+            t_quantile(0.5, 7.0)
+        );
     }
 
     #[test]
     fn the_cdf_is_symmetric_and_matches_known_values() {
         assert!((t_cdf(0.0, 5.0) - 0.5).abs() < 1e-12);
-        assert!((t_cdf(1.0, 1.0) - 0.75).abs() < 1e-9, "Cauchy: 1/2 + atan(1)/π");
+        assert!(
+            (t_cdf(1.0, 1.0) - 0.75).abs() < 1e-9,
+            "Cauchy: 1/2 + atan(1)/π"
+        );
         assert!((t_cdf(-2.0, 8.0) + t_cdf(2.0, 8.0) - 1.0).abs() < 1e-12);
         assert!((t_two_sided_p(2.262, 9.0) - 0.05).abs() < 1e-3);
     }

@@ -1,0 +1,362 @@
+//! Monte Carlo check of the statistics, on the Rust code itself: the intervals tables show,
+//! every verdict path (compare, --baseline, library A/B) and adaptive stopping, under noise
+//! within a launch (σ) and between launches (σ_L). Lognormal noise: a repetition's rate is
+//! μ · exp(σ_L·Z_launch + σ·Z_rep), with a fresh Z_launch per round (a fresh context).
+//!
+//! Fixed seeds; prints the table it checks (`cargo test --release --test monte_carlo --
+//! --nocapture`). Tolerances are three binomial standard errors above the nominal rate.
+
+use std::path::Path;
+
+use tpsbench::compare::{Side, compare_sides, side_of_run};
+use tpsbench::gguf::writer::SplitMix64;
+use tpsbench::record::{RunRecord, TestRecord};
+use tpsbench::stats::analysis::{Covers, LevelInterval, StopPolicy, StopReason};
+use tpsbench::stats::compare::{Settings, Verdict};
+
+const MU: f64 = 700.0;
+/// Noise within a launch: the 1.8% sd seen between repetitions of one process.
+const SIGMA: f64 = 0.02;
+const REPS: usize = 5;
+
+struct Noise {
+    rng: SplitMix64,
+}
+
+impl Noise {
+    fn new(seed: u64) -> Noise {
+        Noise {
+            rng: SplitMix64(seed),
+        }
+    }
+
+    fn uniform(&mut self) -> f64 {
+        ((self.rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    /// A standard normal draw (Box–Muller).
+    fn z(&mut self) -> f64 {
+        let (u, v) = (self.uniform(), self.uniform());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+
+    /// One launch's repetitions (t/s) around `mu`, the launch's own level drawn first.
+    fn launch(&mut self, mu: f64, sigma_l: f64, n: usize) -> (f64, Vec<f64>) {
+        let level = mu * (sigma_l * self.z()).exp();
+        let reps = (0..n).map(|_| level * (SIGMA * self.z()).exp()).collect();
+        (level, reps)
+    }
+}
+
+/// A pp512 record template, made by the real runner on the mock engine.
+fn template() -> RunRecord {
+    use tpsbench::engine::mock::MockEngine;
+    use tpsbench::progress::NoProgress;
+    use tpsbench::runner::{RunOptions, run, run_info};
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = dir.path().join("mock.gguf");
+    let mut f = std::fs::File::create(&gguf).unwrap();
+    tpsbench::gguf::writer::write_gguf(&mut f, &tpsbench::gguf::tiny::document(1)).unwrap();
+    let toml =
+        "[sweep]\nn_prompt=512\nn_gen=0\nrepetitions=5\n[[model]]\nname='m'\npath='mock.gguf'\n";
+    let cfg_path = dir.path().join("models.toml");
+    std::fs::write(&cfg_path, toml).unwrap();
+    let cfg = tpsbench::config::load(&cfg_path, 2).unwrap();
+    let info = run_info(&cfg, vec![], String::new(), vec![]);
+    let e = MockEngine::new(1_000_000, 10_000_000);
+    run(&e, info, &RunOptions::new(cfg, None), &mut NoProgress)
+        .unwrap()
+        .record
+}
+
+/// A record of one test whose rounds had these repetitions (t/s), built as the runner
+/// builds it: the first round measured, each later one added with `add_round`.
+fn record(t: &TestRecord, rounds: &[Vec<f64>]) -> TestRecord {
+    let n = t.params.n_tokens() as f64;
+    let ns = |reps: &Vec<f64>| -> Vec<u64> { reps.iter().map(|r| (n * 1e9 / r) as u64).collect() };
+    let mut rec = t.clone();
+    rec.set_measurement(ns(&rounds[0]), StopReason::Fixed, None);
+    for r in &rounds[1..] {
+        let mut next = t.clone();
+        next.set_measurement(ns(r), StopReason::Fixed, None);
+        rec.add_round(next, None);
+    }
+    rec
+}
+
+/// The same record put together directly (no statistics recomputed): what the verdict code
+/// reads, for the cells that need many trials. `record` is the runner's path.
+fn record_direct(t: &TestRecord, rounds: &[Vec<f64>]) -> TestRecord {
+    let n = t.params.n_tokens() as f64;
+    let ns = |reps: &Vec<f64>| -> Vec<u64> { reps.iter().map(|r| (n * 1e9 / r) as u64).collect() };
+    let mut rec = t.clone();
+    rec.set_samples(rounds.iter().flat_map(ns).collect());
+    if rounds.len() >= 2 {
+        rec.rounds = rounds
+            .iter()
+            .map(|r| tpsbench::record::RoundRecord {
+                test_time: String::new(),
+                samples_ns: ns(r),
+                median_ts: tpsbench::stats::median(r),
+                interval: None,
+            })
+            .collect();
+    }
+    rec
+}
+
+fn side(run: &RunRecord, t: TestRecord) -> Side {
+    let mut r = run.clone();
+    r.tests = vec![t];
+    side_of_run("side", &r)
+}
+
+/// Rounds × repetitions of one side.
+fn rounds(noise: &mut Noise, mu: f64, sigma_l: f64, n_rounds: usize) -> Vec<Vec<f64>> {
+    (0..n_rounds)
+        .map(|_| noise.launch(mu, sigma_l, REPS).1)
+        .collect()
+}
+
+/// The verdict of A against B through `tpsbench compare`'s code.
+fn verdict(run: &RunRecord, a: &[Vec<f64>], b: &[Vec<f64>]) -> (Verdict, bool) {
+    let t = &run.tests[0];
+    let (sa, sb) = (
+        side(run, record_direct(t, a)),
+        side(run, record_direct(t, b)),
+    );
+    let report = compare_sides(&sa, &sb, &[], &Settings::default());
+    let regression = !report.regressions(0.05).is_empty();
+    (report.rows[0].comparison.verdict, regression)
+}
+
+fn changed(v: Verdict) -> bool {
+    matches!(v, Verdict::Faster | Verdict::Slower)
+}
+
+/// The most a rate measured over `trials` may exceed `nominal` by: three standard errors.
+fn ceiling(nominal: f64, trials: usize) -> f64 {
+    nominal + 3.0 * (nominal * (1.0 - nominal) / trials as f64).sqrt()
+}
+
+#[test]
+fn intervals_cover_at_their_stated_level_for_what_they_say_they_cover() {
+    let mut noise = Noise::new(1);
+    let trials = 2000;
+    println!("coverage of μ (nominal 95%), σ = {SIGMA}, {trials} trials per cell");
+    println!(
+        "| n | σ_L | within one launch (n reps) | of the launch's level | between n rounds (5 reps each) | bootstrap median, n reps |"
+    );
+    println!("|--:|--:|--:|--:|--:|--:|");
+    for n in [3usize, 4, 5, 6, 10, 20] {
+        for sigma_l in [0.0, 0.05] {
+            let (mut within, mut level_hit, mut between, mut boot) = (0, 0, 0, 0);
+            for i in 0..trials {
+                let (level, reps) = noise.launch(MU, sigma_l, n);
+                let w = LevelInterval::of(Covers::WithinLaunch, &reps).unwrap();
+                within += w.interval().contains(MU) as usize;
+                level_hit += w.interval().contains(level) as usize;
+                let medians: Vec<f64> = (0..n)
+                    .map(|_| tpsbench::stats::median(&noise.launch(MU, sigma_l, REPS).1))
+                    .collect();
+                let b = LevelInterval::of(Covers::BetweenRounds, &medians).unwrap();
+                between += b.interval().contains(MU) as usize;
+                if i < 300 {
+                    let ci = tpsbench::stats::bootstrap::median_ci(&reps, i as u64);
+                    boot += ci.contains(level) as usize;
+                }
+            }
+            let f = |k: usize, of: usize| k as f64 / of as f64;
+            println!(
+                "| {n} | {sigma_l} | {:.3} | {:.3} | {:.3} | {:.3} |",
+                f(within, trials),
+                f(level_hit, trials),
+                f(between, trials),
+                f(boot, 300)
+            );
+            // Between rounds: what verdicts and multi-round tables use, at every σ_L.
+            assert!(
+                f(between, trials) >= 0.93,
+                "between rounds, n {n}, σ_L {sigma_l}"
+            );
+            // Within one launch: holds for the launch it describes, and only there.
+            assert!(f(level_hit, trials) >= 0.93, "within, n {n}");
+            if sigma_l == 0.0 {
+                assert!(f(within, trials) >= 0.93, "within at σ_L = 0, n {n}");
+            }
+        }
+    }
+}
+
+#[test]
+fn no_verdict_path_calls_identical_code_changed_more_often_than_alpha() {
+    let run = template();
+    let trials = 1000;
+    let cap = ceiling(0.05, trials);
+    println!("false positives on identical code (nominal ≤ 5%, ceiling {cap:.3}), {trials} trials");
+    println!("| path | σ_L | faster/slower | gate fails (5%) |");
+    println!("|---|--:|--:|--:|");
+    for sigma_l in [0.0, 0.02, 0.05] {
+        let mut noise = Noise::new(2 + (sigma_l * 1000.0) as u64);
+        let paths: [(&str, usize, usize); 3] = [
+            ("compare, 3 rounds each (paired)", 3, 3),
+            ("compare, 5 vs 3 rounds (unpaired)", 5, 3),
+            ("compare / --baseline, 1 launch each (floor)", 1, 1),
+        ];
+        for (name, ra, rb) in paths {
+            let (mut fp, mut gate) = (0, 0);
+            for _ in 0..trials {
+                let a = rounds(&mut noise, MU, sigma_l, ra);
+                let b = rounds(&mut noise, MU, sigma_l, rb);
+                let (v, g) = verdict(&run, &a, &b);
+                fp += changed(v) as usize;
+                gate += g as usize;
+            }
+            let (r, g) = (fp as f64 / trials as f64, gate as f64 / trials as f64);
+            println!("| {name} | {sigma_l} | {r:.3} | {g:.3} |");
+            assert!(r <= cap, "{name} at σ_L {sigma_l}: {r}");
+            assert!(g <= cap, "{name} gate at σ_L {sigma_l}: {g}");
+        }
+    }
+}
+
+#[test]
+fn run_baseline_judges_this_run_against_the_saved_one_at_alpha() {
+    // `run --baseline`: the saved file read back by name, this run's record beside it.
+    let run = template();
+    let dir = tempfile::tempdir().unwrap();
+    let trials = 300;
+    let mut noise = Noise::new(3);
+    let mut fp = 0;
+    for i in 0..trials {
+        let t = &run.tests[0];
+        let mut base = run.clone();
+        base.tests = vec![record(t, &rounds(&mut noise, MU, 0.05, 3))];
+        let name = format!("b{i}");
+        tpsbench::compare::save_baseline(&base, &name, dir.path()).unwrap();
+        let saved = tpsbench::compare::load_side(&name, dir.path()).unwrap();
+        let mut this = run.clone();
+        this.tests = vec![record(t, &rounds(&mut noise, MU, 0.05, 3))];
+        let this = side_of_run("this run", &this);
+        let settings = tpsbench::compare::baseline_settings(&this);
+        let r = compare_sides(&saved, &this, &[], &settings);
+        fp += changed(r.rows[0].comparison.verdict) as usize;
+    }
+    let rate = fp as f64 / trials as f64;
+    println!("--baseline, 3 rounds each, σ_L 0.05: false positives {rate:.3}");
+    assert!(rate <= ceiling(0.05, trials), "{rate}");
+}
+
+/// Stands in for the child processes of `run --library`: each call is one launch of the
+/// plan on a build, all builds identical.
+struct Launches<'a> {
+    template: &'a RunRecord,
+    noise: Noise,
+    sigma_l: f64,
+}
+
+impl tpsbench::library_ab::Launcher for Launches<'_> {
+    fn run(&mut self, _lib: &Path, _args: &[String]) -> Result<RunRecord, String> {
+        let mut r = self.template.clone();
+        let reps = self.noise.launch(MU, self.sigma_l, REPS).1;
+        r.tests = vec![record(&r.tests[0], &[reps])];
+        Ok(r)
+    }
+}
+
+#[test]
+fn library_ab_on_identical_builds_is_significant_at_most_at_alpha() {
+    let run = template();
+    let trials = 400;
+    let cap = ceiling(0.05, trials);
+    for sigma_l in [0.0, 0.02, 0.05] {
+        let mut l = Launches {
+            template: &run,
+            noise: Noise::new(4 + (sigma_l * 1000.0) as u64),
+            sigma_l,
+        };
+        let libs = vec![Path::new("a").to_path_buf(), Path::new("b").to_path_buf()];
+        let mut fp = 0;
+        for _ in 0..trials {
+            let recs =
+                tpsbench::library_ab::run_rounds(&libs, 3, &[], None, &mut l, &mut |_| {}).unwrap();
+            assert_eq!(recs[0].tests[0].rounds.len(), 3, "a round per launch");
+            let a = side_of_run("a", &recs[0]);
+            let b = side_of_run("b", &recs[1]);
+            let r = compare_sides(&a, &b, &[], &Settings::default());
+            fp += changed(r.rows[0].comparison.verdict) as usize;
+        }
+        let rate = fp as f64 / trials as f64;
+        println!("library A/B, 3 rounds, σ_L {sigma_l}: false positives {rate:.3}");
+        assert!(rate <= cap, "σ_L {sigma_l}: {rate}");
+    }
+}
+
+#[test]
+fn real_changes_are_found_and_never_read_as_no_change() {
+    let run = template();
+    let trials = 400;
+    println!(
+        "power (faster/slower in the right direction), {trials} trials; and 'no change' on a real change"
+    );
+    println!("| true change | rounds | σ_L | power | read as no change |");
+    println!("|--:|--:|--:|--:|--:|");
+    let mut noise = Noise::new(5);
+    for change in [0.05, 0.10] {
+        for n in [3, 5, 10] {
+            for sigma_l in [0.02, 0.05] {
+                let (mut hit, mut none) = (0, 0);
+                for _ in 0..trials {
+                    let a = rounds(&mut noise, MU, sigma_l, n);
+                    let b = rounds(&mut noise, MU * (1.0 - change), sigma_l, n);
+                    let (v, _) = verdict(&run, &a, &b);
+                    hit += (v == Verdict::Slower) as usize;
+                    none += (v == Verdict::NoChange) as usize;
+                }
+                let (p, z) = (hit as f64 / trials as f64, none as f64 / trials as f64);
+                println!("| {change} | {n} | {sigma_l} | {p:.3} | {z:.3} |");
+                assert!(
+                    z <= ceiling(0.05, trials),
+                    "{change} read as no change: {z}"
+                );
+                if change == 0.10 && n >= 5 && sigma_l == 0.02 {
+                    assert!(p >= 0.8, "power at 10%, {n} rounds, σ_L 2%: {p}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn an_adaptive_stop_leaves_an_interval_that_still_covers() {
+    // ±1.5% with 3% noise: a stop on precision is unlikely early, the case where stopping
+    // at the first lucky look under-covers.
+    let policy = StopPolicy {
+        min_repetitions: 3,
+        ci_target: Some(0.015),
+        max_repetitions: 200,
+        max_seconds: f64::INFINITY,
+    };
+    let mut noise = Noise::new(6);
+    let (mut stops, mut covered) = (0, 0);
+    for _ in 0..2000 {
+        let mut rates = Vec::new();
+        loop {
+            rates.push(MU * (0.03 * noise.z()).exp());
+            match policy.should_stop(&rates, 0.0, 0) {
+                None => continue,
+                Some(StopReason::Precision) => {
+                    stops += 1;
+                    let ci = tpsbench::stats::order::median_ci_95(&rates).unwrap();
+                    covered += ci.contains(MU) as usize;
+                }
+                Some(_) => {}
+            }
+            break;
+        }
+    }
+    let cov = covered as f64 / stops as f64;
+    println!("adaptive stop (two looks), ±1.5% target, 3% noise: {stops} stops, coverage {cov:.3}");
+    assert!(stops > 1000, "{stops}");
+    assert!(cov >= 0.94, "coverage at the stop {cov}");
+}
