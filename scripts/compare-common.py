@@ -163,14 +163,14 @@ def rounds_needed(aa_ratios, tolerance):
     return sd, math.ceil((1.96 * math.sqrt(math.pi / 2) * sd / tolerance) ** 2)
 
 
-def machine_note(aa_ratios, tolerance, rounds, what, have="this set has"):
+def machine_note(aa_ratios, tolerance, rounds, what):
     """A line under an A/A row: the machine's spread per round and the rounds it needs."""
     got = rounds_needed(aa_ratios, tolerance)
     if got is None:
         return None
     sd, need = got
     return (f"{what}: one round spreads {sd:.1%} (sd of the log A/A ratio); an interval of ±{tolerance:.0%} "
-            f"needs at least {need} rounds on this machine, {have} {rounds}.")
+            f"needs at least {need} rounds on this machine, this set has {rounds}.")
 
 
 def write_rounds(path, rows, reference, load_before, load_after, started):
