@@ -46,6 +46,12 @@ impl Exporter for Markdown {
         header.push("threads");
         header.extend(shown.iter().map(|c| c.0));
         header.extend(["test", "t/s"]);
+        // The interval that applies, and what it covers: one launch's repetitions, or the
+        // rounds (fresh contexts) when the test ran several.
+        let any_ci = tests.iter().any(|t| interval(t).is_some());
+        if any_ci {
+            header.push("95% interval");
+        }
         let any_roof = tests.iter().any(|t| roof(t).is_some());
         if any_roof {
             header.push("% roofline");
@@ -71,6 +77,9 @@ impl Exporter for Markdown {
             row.extend(shown.iter().map(|c| (c.1)(&t.params)));
             row.push(t.test.clone());
             row.push(rate(t));
+            if any_ci {
+                row.push(interval(t).unwrap_or_default());
+            }
             if any_roof {
                 let pct = roof(t).map(|r| match r.above_ceiling {
                     // A share above 100% would only measure the ceiling's error.
@@ -99,6 +108,20 @@ fn roof(t: &TestRecord) -> Option<&crate::machine::roofline::DecodeRoofline> {
     t.resources.as_ref().and_then(|r| r.roofline.as_ref())
 }
 
+/// "[690.10, 712.80] 3 rounds" or "[690.10, 712.80] 1 launch".
+fn interval(t: &TestRecord) -> Option<String> {
+    use crate::stats::analysis::Covers;
+    if t.status != Status::Ok {
+        return None;
+    }
+    let ci = t.stats.as_ref()?.interval?;
+    let covers = match ci.covers {
+        Covers::WithinLaunch => "1 launch".to_string(),
+        Covers::BetweenRounds => format!("{} rounds", ci.n),
+    };
+    Some(format!("[{:.2}, {:.2}] {covers}", ci.lo, ci.hi))
+}
+
 fn rate(t: &TestRecord) -> String {
     match (t.status, t.avg_ts, t.stddev_ts) {
         (Status::Ok, Some(avg), Some(sd)) => format!("{avg:.2} ± {sd:.2}"),
@@ -109,7 +132,7 @@ fn rate(t: &TestRecord) -> String {
 /// Aligned Markdown: text columns left, numeric ones (size onwards) right, as llama-bench.
 fn table(rows: &[Vec<String>]) -> String {
     table_aligned(rows, &|c| {
-        c == 0 || c == 3 || matches!(rows[0][c].as_str(), "test" | "notes")
+        c == 0 || c == 3 || matches!(rows[0][c].as_str(), "test" | "notes" | "95% interval")
     })
 }
 

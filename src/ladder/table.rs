@@ -43,9 +43,15 @@ pub struct Row {
     pub is_reference: bool,
     pub requantized: bool,
     pub synthetic: bool,
-    /// No other variant is at least as fast at decoding and at least as close to the
-    /// reference, and better in one of the two.
+    /// The decode test's 95% interval (`stats.interval`: between rounds, or within one
+    /// launch for one round), when it has one.
+    pub tg_ci: Option<(f64, f64)>,
+    /// No other variant is established better on decode speed or KLD (intervals apart)
+    /// without being established worse on the other: the front is a set, ties stay on it.
     pub pareto: bool,
+    /// The other variants on the front whose decode speed ties with this one's (intervals
+    /// overlap): which of them is faster is not established.
+    pub ties: Vec<String>,
 }
 
 /// The rows of every model in the record that has provenance (ladder variants and
@@ -100,6 +106,10 @@ fn row(m: &ModelRecord, tests: &[TestRecord]) -> Row {
         pp_ts: pp.and_then(|t| t.avg_ts),
         tg_test: tg.map(|t| t.test.clone()),
         tg_ts: tg.and_then(|t| t.avg_ts),
+        tg_ci: tg
+            .and_then(|t| t.stats.as_ref())
+            .and_then(|s| s.interval)
+            .map(|c| (c.lo, c.hi)),
         kld_mean: q.map(|q| q.kld_mean),
         kld_uncertainty: q.map(|q| q.kld_mean_uncertainty),
         ppl_ratio: q.map(|q| q.ln_ppl_ratio.exp()),
@@ -108,23 +118,48 @@ fn row(m: &ModelRecord, tests: &[TestRecord]) -> Row {
         requantized: prov.is_some_and(|p| p.requantized),
         synthetic: prov.is_some_and(|p| p.synthetic),
         pareto: false,
+        ties: Vec::new(),
     }
 }
 
-/// Marks the rows that no other row dominates on (higher tg t/s, lower KLD). Rows lacking
-/// either figure are never on the front.
+/// Marks the rows that no other row is established to beat on (higher tg t/s, lower KLD):
+/// speed by the decode test's interval, KLD by ±1.96 of its uncertainty (`stats::ties`).
+/// Rows lacking either figure are never on the front. Front rows whose speeds tie name
+/// each other.
 pub fn mark_pareto(rows: &mut [Row]) {
-    let points: Vec<Option<(f64, f64)>> =
-        rows.iter().map(|r| Some((r.tg_ts?, r.kld_mean?))).collect();
-    for (i, r) in rows.iter_mut().enumerate() {
-        let Some((ts, kld)) = points[i] else {
-            continue;
+    use crate::stats::ties::{Figure, pareto_front};
+    let figures = |r: &Row| -> Option<(Figure, Figure)> {
+        let ts = r.tg_ts?;
+        let speed = match r.tg_ci {
+            Some((lo, hi)) => Figure { value: ts, lo, hi },
+            None => Figure::point(ts),
         };
-        let dominated = points.iter().enumerate().any(|(j, p)| {
-            j != i
-                && p.is_some_and(|(ts2, kld2)| ts2 >= ts && kld2 <= kld && (ts2 > ts || kld2 < kld))
-        });
-        r.pareto = !dominated;
+        let kld = Figure::around(r.kld_mean?, 1.96 * r.kld_uncertainty.unwrap_or(0.0));
+        Some((speed, kld))
+    };
+    let idx: Vec<usize> = (0..rows.len())
+        .filter(|&i| figures(&rows[i]).is_some())
+        .collect();
+    let points: Vec<(Figure, Figure)> = idx.iter().filter_map(|&i| figures(&rows[i])).collect();
+    let front = pareto_front(&points);
+    for r in rows.iter_mut() {
+        r.pareto = false;
+        r.ties.clear();
+    }
+    for (k, &i) in idx.iter().enumerate() {
+        rows[i].pareto = front[k];
+    }
+    for (k, &i) in idx.iter().enumerate() {
+        if !front[k] {
+            continue;
+        }
+        let ties: Vec<String> = idx
+            .iter()
+            .enumerate()
+            .filter(|&(m, &j)| m != k && front[m] && points[m].0.ties(&points[k].0) && j != i)
+            .map(|(_, &j)| rows[j].quant_type.clone())
+            .collect();
+        rows[i].ties = ties;
     }
 }
 
@@ -177,11 +212,18 @@ pub fn markdown(rows: &[Row]) -> String {
             opt(r.bits_per_weight, |x| format!("{x:.2}")),
             opt(r.size_gib, |x| format!("{x:.3}")),
             opt(r.pp_ts, |x| format!("{x:.2}")),
-            opt(r.tg_ts, |x| format!("{x:.2}")),
+            match (r.tg_ts, r.tg_ci) {
+                (Some(x), Some((lo, hi))) => format!("{x:.2} [{lo:.2}, {hi:.2}]"),
+                (x, _) => opt(x, |x| format!("{x:.2}")),
+            },
             kld,
             opt(r.ppl_ratio, |x| format!("{x:.4}")),
             opt(r.same_top_p, |x| format!("{:.2} %", 100.0 * x)),
-            if r.pareto { "*".into() } else { String::new() },
+            match (r.pareto, r.ties.is_empty()) {
+                (false, _) => String::new(),
+                (true, true) => "*".into(),
+                (true, false) => format!("* (speed ties {})", r.ties.join(", ")),
+            },
         ]);
     }
     let width: Vec<usize> = (0..table[0].len())
@@ -249,7 +291,28 @@ mod tests {
             requantized: false,
             synthetic: false,
             pareto: false,
+            tg_ci: None,
+            ties: Vec::new(),
         }
+    }
+
+    #[test]
+    fn variants_whose_speeds_tie_are_a_set_on_the_front_and_name_each_other() {
+        // The case: 230.3 ± 5.3 against 227.9 ± 6.7 t/s is a tie; the faster one
+        // is not "the" best trade-off.
+        let mut q2 = r("Q2_K", Some(230.3), Some(0.05));
+        q2.tg_ci = Some((225.0, 235.6));
+        q2.kld_uncertainty = Some(0.02);
+        let mut q3 = r("Q3_K_M", Some(227.9), Some(0.04));
+        q3.tg_ci = Some((221.2, 234.6));
+        q3.kld_uncertainty = Some(0.02);
+        let mut rows = vec![q2, q3];
+        mark_pareto(&mut rows);
+        assert!(rows.iter().all(|r| r.pareto), "{rows:?}");
+        assert_eq!(rows[0].ties, vec!["Q3_K_M".to_string()]);
+        let md = markdown(&rows);
+        assert!(md.contains("* (speed ties Q3_K_M)"), "{md}");
+        assert!(md.contains("230.30 [225.00, 235.60]"), "{md}");
     }
 
     #[test]

@@ -65,16 +65,42 @@ pub fn describe(e: &Entry) -> String {
 }
 
 /// Indices of the points on the Pareto front when larger x and smaller y are better: the
-/// points that no other point matches or beats on both with a strict gain on one.
+/// points that no other point matches or beats on both with a strict gain on one. Points
+/// without intervals: the one Pareto rule, `stats::ties::pareto_front`, on exact figures.
 pub fn pareto_front(points: &[(f64, f64)]) -> Vec<usize> {
-    (0..points.len())
-        .filter(|&i| {
-            let (xi, yi) = points[i];
-            !points
-                .iter()
-                .any(|&(xj, yj)| xj >= xi && yj <= yi && (xj > xi || yj < yi))
-        })
+    use crate::stats::ties::Figure;
+    let figures: Vec<(Figure, Figure)> = points
+        .iter()
+        .map(|&(x, y)| (Figure::point(x), Figure::point(y)))
+        .collect();
+    on_front(&figures)
+}
+
+/// Indices on the front of figures with intervals: ties stay on it together.
+pub fn on_front(points: &[(crate::stats::ties::Figure, crate::stats::ties::Figure)]) -> Vec<usize> {
+    crate::stats::ties::pareto_front(points)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, on)| on.then_some(i))
         .collect()
+}
+
+/// The decode speed of an entry with the 95% interval its test records (between rounds,
+/// or within one launch), and its KLD ± 1.96 standard errors.
+fn speed_and_kld(e: &Entry) -> (crate::stats::ties::Figure, crate::stats::ties::Figure) {
+    use crate::stats::ties::Figure;
+    let v = ts(e);
+    let speed = match e.test.stats.as_ref().and_then(|s| s.interval) {
+        Some(ci) => Figure {
+            value: v,
+            lo: ci.lo,
+            hi: ci.hi,
+        },
+        None => Figure::point(v),
+    };
+    let kld = e.model.kld_mean.unwrap_or(0.0);
+    let half = 1.96 * e.model.kld_uncertainty.unwrap_or(0.0);
+    (speed, Figure::around(kld, half))
 }
 
 /// The model family of an entry: quantizations of one model have the same parameter count,
@@ -245,7 +271,9 @@ pub fn quality_vs_speed(b: &Board) -> Vec<ScatterChart> {
             .iter()
             .map(|e| (ts(e), e.model.kld_mean.unwrap_or(0.0)))
             .collect();
-        let front = pareto_front(&pts);
+        // Ties (overlapping intervals) stay on the front together: a set, not a pick.
+        let figures: Vec<_> = best.iter().map(|e| speed_and_kld(e)).collect();
+        let front = on_front(&figures);
         let point = |i: usize| {
             let e = best[i];
             Point {

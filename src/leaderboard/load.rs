@@ -33,6 +33,8 @@ pub fn newer(a_test: &str, a_run: &str, b_test: &str, b_run: &str) -> Ordering {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ModelExtras {
     pub kld_mean: Option<f64>,
+    /// The standard error of `kld_mean`.
+    pub kld_uncertainty: Option<f64>,
     pub quality_reference: Option<String>,
     pub bytes_per_token: Option<f64>,
     pub bits_per_weight: Option<f64>,
@@ -319,6 +321,7 @@ fn order(a: &Entry, b: &Entry) -> Ordering {
 fn model_extras(m: &Value) -> ModelExtras {
     ModelExtras {
         kld_mean: m["quality"]["kld_mean"].as_f64(),
+        kld_uncertainty: m["quality"]["kld_mean_uncertainty"].as_f64(),
         quality_reference: m["quality"]["reference"].as_str().map(str::to_string),
         bytes_per_token: m["bytes_per_token"].as_f64(),
         bits_per_weight: m["bits_per_weight"].as_f64(),

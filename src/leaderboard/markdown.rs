@@ -9,7 +9,7 @@ use super::table::{Cell, Table, by_machine_and_model, detail, rankings, runs};
 
 /// What the page says before any result is published.
 pub const NO_RESULTS: &str = "No results yet. The published set is made on a quiet machine \
-     by scripts/make-results (see results/README.md); tpsbench leaderboard DIR builds this \
+     by scripts/make-results (see results/published/README.md); tpsbench leaderboard DIR builds this \
      page from any directory of result files.";
 
 /// A cell's text with its badges, e.g. `SmolLM2-135M-Q8_0 [requantized]`.

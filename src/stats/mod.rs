@@ -2,7 +2,8 @@
 //! `bootstrap` (seeded confidence intervals), `outliers` (Tukey fences), `steady`
 //! (warmup drift and trend), `compare` (A/B verdicts), `analysis` (what a test reports),
 //! `order` (distribution-free intervals of the median, for adaptive stopping), `student`
-//! (the t distribution and the t interval on the log scale that intervals and verdicts use).
+//! (the t distribution and the t interval on the log scale that intervals and verdicts use),
+//! `ties` (rankings and Pareto fronts that leave unestablished differences tied).
 
 pub mod analysis;
 pub mod bootstrap;
@@ -11,6 +12,7 @@ pub mod order;
 pub mod outliers;
 pub mod steady;
 pub mod student;
+pub mod ties;
 
 /// Arithmetic mean; 0 for an empty slice (callers never report an empty test as ok).
 pub fn mean(xs: &[f64]) -> f64 {

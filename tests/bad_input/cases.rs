@@ -272,6 +272,22 @@ fn configuration_cases() -> Vec<Case> {
             "key `sweep.repetitions`: 0 is out of range",
         ),
         case(
+            "rounds 0",
+            |d| run_with(d, "[sweep]\nn_prompt = 16\nrounds = 0\n", tiny_bytes()),
+            2,
+            "key `sweep.rounds`: 0 is out of range",
+        ),
+        case(
+            "rounds on the command line 0",
+            |d| {
+                let mut a = run_with(d, "[sweep]\nn_prompt = 16\n", tiny_bytes());
+                a.extend(["--rounds".into(), "0".into()]);
+                a
+            },
+            2,
+            "--rounds must be at least 1",
+        ),
+        case(
             "negative thread count",
             |d| sweep(d, "n_threads = -1"),
             2,

@@ -294,5 +294,25 @@ pub fn model_results_and_command_line_cases() -> Vec<Case> {
         2,
         "error: --alpha x: invalid float literal",
     ));
+    v.push(case(
+        "noise floor above one",
+        |_| {
+            ["compare", "a", "b", "--noise", "1.5"]
+                .map(OsString::from)
+                .to_vec()
+        },
+        2,
+        "--noise and --fail-threshold are fractions between 0 and 1",
+    ));
+    v.push(case(
+        "noise floor from a file without rounds",
+        |d| {
+            let f = d.join("one.json");
+            std::fs::write(&f, include_str!("../fixtures/leaderboard/sweep.json")).unwrap();
+            vec!["noise".into(), f.into_os_string()]
+        },
+        2,
+        "no test with 2 or more rounds",
+    ));
     v
 }

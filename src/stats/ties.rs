@@ -1,0 +1,105 @@
+//! Rankings that show ties as ties. Two figures are ordered only when their intervals do
+//! not overlap; otherwise the difference is not established, and neither ranks above the
+//! other. A Pareto front built this way is a set: every variant that no other variant is
+//! established to beat.
+
+/// An estimate with its interval (for a figure without one, all three are equal).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Figure {
+    pub value: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl Figure {
+    pub fn point(value: f64) -> Figure {
+        Figure {
+            value,
+            lo: value,
+            hi: value,
+        }
+    }
+
+    /// `value ± half`.
+    pub fn around(value: f64, half: f64) -> Figure {
+        Figure {
+            value,
+            lo: value - half.abs(),
+            hi: value + half.abs(),
+        }
+    }
+
+    /// The intervals of `self` and `other` are apart and `self` lies above.
+    pub fn established_above(&self, other: &Figure) -> bool {
+        self.lo > other.hi
+    }
+
+    /// Neither is established above the other.
+    pub fn ties(&self, other: &Figure) -> bool {
+        !self.established_above(other) && !other.established_above(self)
+    }
+}
+
+/// Whether each point is on the Pareto front when a larger first figure (speed) and a
+/// smaller second figure (error) are better: a point leaves the front only when another is
+/// established better on one figure and not established worse on the other.
+pub fn pareto_front(points: &[(Figure, Figure)]) -> Vec<bool> {
+    let beats = |j: &(Figure, Figure), i: &(Figure, Figure)| {
+        let (sj, ej) = j;
+        let (si, ei) = i;
+        let speed_better = sj.established_above(si);
+        let error_better = ei.established_above(ej);
+        let speed_not_worse = !si.established_above(sj);
+        let error_not_worse = !ej.established_above(ei);
+        (speed_better && error_not_worse) || (error_better && speed_not_worse)
+    };
+    (0..points.len())
+        .map(|i| !(0..points.len()).any(|j| j != i && beats(&points[j], &points[i])))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlapping_intervals_tie_and_apart_ones_order() {
+        let a = Figure::around(230.3, 5.3);
+        let b = Figure::around(227.9, 6.7);
+        assert!(a.ties(&b));
+        let c = Figure::around(200.0, 5.0);
+        assert!(a.established_above(&c) && !c.established_above(&a));
+    }
+
+    #[test]
+    fn a_speed_tie_keeps_both_on_the_front_unless_the_error_separates_them() {
+        // Same error (tied), speeds tied: both stay.
+        let kld = Figure::around(0.03, 0.002);
+        let pts = [
+            (Figure::around(230.3, 5.3), kld),
+            (Figure::around(227.9, 6.7), kld),
+        ];
+        assert_eq!(pareto_front(&pts), vec![true, true]);
+        // The second is established closer to the reference and not established slower.
+        let pts = [
+            (Figure::around(230.3, 5.3), Figure::around(0.05, 0.002)),
+            (Figure::around(227.9, 6.7), Figure::around(0.03, 0.002)),
+        ];
+        assert_eq!(pareto_front(&pts), vec![false, true]);
+        // Established faster and established worse: a trade-off, both stay.
+        let pts = [
+            (Figure::around(300.0, 5.0), Figure::around(0.05, 0.002)),
+            (Figure::around(227.9, 6.7), Figure::around(0.03, 0.002)),
+        ];
+        assert_eq!(pareto_front(&pts), vec![true, true]);
+    }
+
+    #[test]
+    fn points_without_intervals_are_the_plain_pareto_front() {
+        let p = |s: f64, e: f64| (Figure::point(s), Figure::point(e));
+        assert_eq!(
+            pareto_front(&[p(10.0, 1.0), p(9.0, 2.0), p(8.0, 0.5)]),
+            vec![true, false, true]
+        );
+    }
+}
