@@ -21,6 +21,9 @@ pub struct Side {
     pub tests: Vec<(String, TestRecord)>,
     /// The machine the side ran on ([`machine_key`]), where its noise floor is stored.
     pub machine: Option<String>,
+    /// The run it came from (machine and start time): two sides of one run had their rounds
+    /// interleaved and may be paired by round.
+    pub launch: Option<String>,
 }
 
 /// Resolves a file, a directory of result files, or a named baseline in `baseline_dir`.
@@ -54,20 +57,30 @@ pub fn load_side(spec: &str, baseline_dir: &Path) -> Result<Side, String> {
     // Later files win for the same test identity: sorted names are start times.
     let mut by_identity: BTreeMap<String, (String, TestRecord)> = BTreeMap::new();
     let mut machine = None;
+    let mut launches: Vec<String> = Vec::new();
     for f in &files {
         let run = results::read(f)?;
         machine = Some(machine_key(&run));
+        launches.push(launch_key(&run));
         for t in sides_tests(&run) {
             by_identity.insert(t.1.identity.clone(), t);
         }
     }
     let mut tests: Vec<(String, TestRecord)> = by_identity.into_values().collect();
     tests.sort_by(|a, b| a.1.id.cmp(&b.1.id));
+    launches.dedup();
     Ok(Side {
         label: spec.to_string(),
         tests,
         machine,
+        // Several runs pooled are several launches: nothing to pair with.
+        launch: (launches.len() == 1).then(|| launches.remove(0)),
     })
+}
+
+/// One run: its machine and its start time.
+fn launch_key(run: &RunRecord) -> String {
+    format!("{}@{}", machine_key(run), run.run.started_at)
 }
 
 /// The successful tests of one run as a comparison side.
@@ -76,6 +89,7 @@ pub fn side_of_run(label: &str, run: &RunRecord) -> Side {
         label: label.to_string(),
         tests: sides_tests(run),
         machine: Some(machine_key(run)),
+        launch: Some(launch_key(run)),
     }
 }
 
@@ -166,8 +180,14 @@ pub fn measured(t: &TestRecord) -> Measured {
     }
 }
 
-/// Joins and compares; `ignore` adds properties to leave out of the join.
+/// Joins and compares; `ignore` adds properties to leave out of the join. Two sides of
+/// one run are interleaved whatever `settings` says.
 pub fn compare_sides(a: &Side, b: &Side, ignore: &[String], settings: &Settings) -> Report {
+    let same_run = a.launch.is_some() && a.launch == b.launch;
+    let settings = &Settings {
+        interleaved: settings.interleaved || same_run,
+        ..settings.clone()
+    };
     let mut skip = varied(a, b);
     for i in ignore {
         if !skip.contains(i) {
@@ -330,7 +350,7 @@ fn covers_text(c: &Comparison) -> &'static str {
     match c.method {
         Method::PairedRounds => "between rounds, paired",
         Method::UnpairedRounds => "between rounds",
-        Method::NoiseFloor => "one launch + noise floor",
+        Method::NoiseFloor => "launches + noise floor",
     }
 }
 
@@ -345,6 +365,9 @@ fn verdict_text(c: &Comparison, threshold: f64) -> String {
                 "inconclusive: about {n} rounds per side would resolve ±{:.1}%",
                 threshold * 100.0
             ),
+            _ if c.method == Method::NoiseFloor => {
+                "inconclusive: within what separate launches differ by".into()
+            }
             _ => "inconclusive".into(),
         },
     }
@@ -368,51 +391,71 @@ pub fn machine_key(run: &RunRecord) -> String {
 /// Default location of measured noise floors, one file per machine.
 pub const NOISE_DIR: &str = "target/tpsbench/noise";
 
-/// A noise floor measured from an A/A: every llama-bench-style test of a run with 2 or
-/// more rounds, the sd of ln(round median) around each test's mean, pooled over tests
-/// (degrees of freedom Σ (rounds − 1)).
+/// A noise floor measured from A/A launches: several result files of one configuration on
+/// one machine. Per test, each file's level is the mean ln t/s of its rounds (its median for
+/// one round); the floor is the sd of those levels between files, pooled over the tests
+/// (degrees of freedom Σ (files − 1)). It holds the rounds' own spread too, so a comparison
+/// that adds it to each side's rounds errs on the wide side.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MeasuredFloor {
     pub machine: String,
     pub sd: f64,
     pub degrees_of_freedom: usize,
     pub tests: usize,
-    /// The result file it was measured from, and when that run started.
-    pub file: String,
-    pub started_at: String,
+    pub launches: usize,
+    /// The result files it was measured from.
+    pub files: Vec<String>,
 }
 
-/// The pooled between-round sd of a run; an error names what is missing.
-pub fn measure_floor(run: &RunRecord, file: &str) -> Result<MeasuredFloor, String> {
+/// The pooled sd between launches of `runs` (file name, record); an error names what is
+/// missing.
+pub fn measure_floor(runs: &[(String, RunRecord)]) -> Result<MeasuredFloor, String> {
+    let machines: Vec<String> = runs.iter().map(|(_, r)| machine_key(r)).collect();
+    if let Some(other) = machines.iter().find(|m| **m != machines[0]) {
+        return Err(format!(
+            "the A/A files come from more than one machine ({} and {other}): a floor is one \
+             machine's",
+            machines[0]
+        ));
+    }
+    let mut levels: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for (_, run) in runs {
+        for t in run.tests.iter().filter(|t| t.status == Status::Ok) {
+            let logs: Vec<f64> = t
+                .round_medians()
+                .iter()
+                .map(|x| x.max(f64::MIN_POSITIVE).ln())
+                .collect();
+            if !logs.is_empty() && t.kind.is_llama_bench() {
+                levels
+                    .entry(t.identity.clone())
+                    .or_default()
+                    .push(crate::stats::mean(&logs));
+            }
+        }
+    }
     let (mut ss, mut df, mut tests) = (0.0, 0usize, 0usize);
-    for t in run
-        .tests
-        .iter()
-        .filter(|t| t.status == Status::Ok && t.rounds.len() >= 2)
-    {
-        let logs: Vec<f64> = t
-            .round_medians()
-            .iter()
-            .map(|x| x.max(f64::MIN_POSITIVE).ln())
-            .collect();
-        let m = crate::stats::mean(&logs);
-        ss += logs.iter().map(|x| (x - m) * (x - m)).sum::<f64>();
-        df += logs.len() - 1;
+    for ls in levels.values().filter(|l| l.len() >= 2) {
+        let m = crate::stats::mean(ls);
+        ss += ls.iter().map(|x| (x - m) * (x - m)).sum::<f64>();
+        df += ls.len() - 1;
         tests += 1;
     }
     if df < 2 {
         return Err(format!(
-            "{file}: no test with 2 or more rounds (or too few): run the A/A with \
-             `tpsbench run --rounds 5` and give its file"
+            "{} file(s) give {df} degree(s) of freedom between launches: run the same \
+             configuration as separate launches (at least 3, e.g. `tpsbench run` three times) \
+             and give all their files",
+            runs.len()
         ));
     }
     Ok(MeasuredFloor {
-        machine: machine_key(run),
+        machine: machines[0].clone(),
         sd: (ss / df as f64).sqrt(),
         degrees_of_freedom: df,
         tests,
-        file: file.to_string(),
-        started_at: run.run.started_at.clone(),
+        launches: runs.len(),
+        files: runs.iter().map(|(f, _)| f.clone()).collect(),
     })
 }
 
@@ -442,10 +485,8 @@ pub fn floor_for(given: Option<f64>, machine: Option<&str>, dir: &Path) -> Noise
         Some(f) => NoiseFloor {
             sd: f.sd,
             source: FloorSource::Measured(format!(
-                "{} rounds' spread over {} tests of {}",
-                f.degrees_of_freedom + f.tests,
-                f.tests,
-                f.file
+                "{} A/A launches, {} tests, {} degrees of freedom",
+                f.launches, f.tests, f.degrees_of_freedom
             )),
         },
         None => NoiseFloor::assumed(),

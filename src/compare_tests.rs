@@ -23,6 +23,7 @@ fn side_n(label: &str, threads: u32, scale: f64, n: usize) -> Side {
         label: label.into(),
         tests: vec![("sha".into(), t)],
         machine: None,
+        launch: None,
     }
 }
 
@@ -122,7 +123,7 @@ fn a_two_fold_slowdown_on_single_launches_is_slower_and_fails_ci() {
     assert_eq!(c.verdict, Verdict::Slower, "{c:?}");
     assert_eq!(c.method, Method::NoiseFloor);
     let md = r.to_markdown("a", "b");
-    assert!(md.contains("one launch + noise floor"), "{md}");
+    assert!(md.contains("launches + noise floor"), "{md}");
     assert!(
         md.contains("noise floor 6.0% between launches (assumed"),
         "{md}"
@@ -141,15 +142,22 @@ fn an_unchanged_pair_of_single_launches_is_inconclusive_and_passes_ci() {
     assert_eq!(r.rows[0].comparison.verdict, Verdict::Inconclusive);
     assert!(r.regressions(0.05).is_empty());
     let md = r.to_markdown("a", "b");
-    assert!(md.contains("rounds per side would resolve ±2.0%"), "{md}");
+    assert!(
+        md.contains("within what separate launches differ by"),
+        "{md}"
+    );
     assert!(!md.contains("no change"), "{md}");
 }
 
 #[test]
-fn sides_with_rounds_are_compared_round_by_round() {
+fn interleaved_sides_with_rounds_are_compared_round_by_round() {
     let a = side_rounds("a", &[100.0, 106.0, 96.0]);
     let b = side_rounds("b", &[90.1, 95.3, 86.2]);
-    let r = compare_sides(&a, &b, &[], &Settings::default());
+    let interleaved = Settings {
+        interleaved: true,
+        ..Default::default()
+    };
+    let r = compare_sides(&a, &b, &[], &interleaved);
     let c = &r.rows[0].comparison;
     assert_eq!(c.method, Method::PairedRounds, "{c:?}");
     assert_eq!(c.rounds, (3, 3));
@@ -161,7 +169,7 @@ fn sides_with_rounds_are_compared_round_by_round() {
     );
     // Different round counts: unpaired, and both counts shown.
     let b4 = side_rounds("b", &[90.1, 95.3, 86.2, 91.0]);
-    let r = compare_sides(&a, &b4, &[], &Settings::default());
+    let r = compare_sides(&a, &b4, &[], &interleaved);
     assert_eq!(r.rows[0].comparison.method, Method::UnpairedRounds);
     assert!(r.to_markdown("a", "b").contains("| 3 / 4 |"));
 }
@@ -169,28 +177,45 @@ fn sides_with_rounds_are_compared_round_by_round() {
 #[test]
 fn a_measured_floor_is_stored_per_machine_and_found_again() {
     let dir = tempfile::tempdir().unwrap();
-    let mut run = fixtures::run();
-    run.tests.truncate(1);
-    run.tests[0] = side_rounds("a", &[100.0, 103.0, 97.0, 101.0]).tests[0]
-        .1
-        .clone();
-    let f = measure_floor(&run, "aa.json").unwrap();
-    assert_eq!((f.degrees_of_freedom, f.tests), (3, 1));
-    assert!(f.sd > 0.01 && f.sd < 0.04, "{f:?}");
+    let launch = |level: f64| {
+        let mut run = fixtures::run();
+        run.tests.truncate(1);
+        run.tests[0] = side_rounds("a", &[level, level * 1.01, level * 0.99]).tests[0]
+            .1
+            .clone();
+        (format!("{level}.json"), run)
+    };
+    let runs = [launch(100.0), launch(104.0), launch(97.0)];
+    let f = measure_floor(&runs).unwrap();
+    assert_eq!((f.degrees_of_freedom, f.tests, f.launches), (2, 1, 3));
+    assert!(f.sd > 0.02 && f.sd < 0.05, "{f:?}");
     save_floor(&f, dir.path()).unwrap();
-    let found = floor_for(None, Some(&machine_key(&run)), dir.path());
+    let key = machine_key(&runs[0].1);
+    let found = floor_for(None, Some(&key), dir.path());
     assert_eq!(found.sd, f.sd);
     assert!(
-        found.describe().contains("measured"),
+        found.describe().contains("measured: 3 A/A launches"),
         "{}",
         found.describe()
     );
-    assert_eq!(
-        floor_for(Some(0.02), Some(&machine_key(&run)), dir.path()).sd,
-        0.02
-    );
+    assert_eq!(floor_for(Some(0.02), Some(&key), dir.path()).sd, 0.02);
     assert_eq!(floor_for(None, Some("elsewhere"), dir.path()).sd, 0.06);
-    // A file without rounds measures nothing.
-    let e = measure_floor(&fixtures::run(), "one.json").unwrap_err();
-    assert!(e.contains("no test with 2 or more rounds"), "{e}");
+    // One launch measures nothing between launches.
+    let e = measure_floor(&runs[..1]).unwrap_err();
+    assert!(e.contains("0 degree(s) of freedom between launches"), "{e}");
+}
+
+#[test]
+fn two_sides_of_one_run_are_paired_by_round_and_separate_runs_are_not() {
+    let a = side_rounds("a", &[100.0, 106.0, 96.0]);
+    let mut b = side_rounds("b", &[90.1, 95.3, 86.2]);
+    b.tests[0].1.identity = "other".into();
+    let separate = compare_sides(&a, &b, &[], &Settings::default());
+    assert_eq!(separate.rows[0].comparison.method, Method::NoiseFloor);
+    let (mut a1, mut b1) = (a, b);
+    a1.launch = Some("vm@t0".into());
+    b1.launch = Some("vm@t0".into());
+    let one_run = compare_sides(&a1, &b1, &[], &Settings::default());
+    assert_eq!(one_run.rows[0].comparison.method, Method::PairedRounds);
+    assert_eq!(one_run.rows[0].comparison.verdict, Verdict::Slower);
 }

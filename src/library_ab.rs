@@ -131,7 +131,12 @@ pub fn report(labels: &[String], records: &[RunRecord]) -> String {
     let a = crate::compare::side_of_run(&labels[0], first);
     for (label, rec) in labels.iter().zip(records).skip(1) {
         let b = crate::compare::side_of_run(label, rec);
-        let r = crate::compare::compare_sides(&a, &b, &[], &crate::compare::baseline_settings(&b));
+        // The builds' launches alternate round by round: paired, no floor needed.
+        let settings = crate::stats::compare::Settings {
+            interleaved: true,
+            ..Default::default()
+        };
+        let r = crate::compare::compare_sides(&a, &b, &[], &settings);
         out.push_str(&r.to_markdown(&labels[0], label));
         out.push('\n');
     }

@@ -5,7 +5,7 @@
 //! beyond the threshold: an underpowered test cannot call a 2x slowdown significant, and it
 //! must not pass CI either. Other inconclusive pairs exit 0 with a warning on stderr.
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 
 /// What `tpsbench compare` was asked.
 pub(super) struct CompareArgs<'a> {
@@ -32,6 +32,7 @@ pub(super) fn compare(c: &CompareArgs) -> Result<i32> {
         alpha: c.alpha,
         threshold: c.threshold,
         floor: crate::compare::floor_for(c.noise, sb.machine.as_deref(), c.noise_dir),
+        interleaved: false,
     };
     let report = crate::compare::compare_sides(&sa, &sb, c.ignore, &settings);
     if report.rows.is_empty() {
@@ -57,21 +58,39 @@ pub(super) fn compare(c: &CompareArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// `tpsbench noise FILE`: stores the machine's noise floor measured by an A/A run.
-pub(super) fn noise(file: &std::path::Path, dir: &std::path::Path) -> Result<i32> {
-    let run = crate::results::read(file).map_err(anyhow::Error::msg)?;
-    let f = crate::compare::measure_floor(&run, &file.display().to_string())
-        .map_err(anyhow::Error::msg)?;
+/// `tpsbench noise FILE...`: stores the machine's noise floor measured from A/A launches
+/// (files, or directories of result files).
+pub(super) fn noise(paths: &[std::path::PathBuf], dir: &std::path::Path) -> Result<i32> {
+    let mut runs = Vec::new();
+    for p in paths {
+        let files: Vec<std::path::PathBuf> = if p.is_dir() {
+            let mut v: Vec<_> = std::fs::read_dir(p)
+                .with_context(|| p.display().to_string())?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.extension().is_some_and(|x| x == "json"))
+                .collect();
+            v.sort();
+            v
+        } else {
+            vec![p.clone()]
+        };
+        for f in files {
+            let run = crate::results::read(&f).map_err(anyhow::Error::msg)?;
+            runs.push((f.display().to_string(), run));
+        }
+    }
+    let f = crate::compare::measure_floor(&runs).map_err(anyhow::Error::msg)?;
     let p = crate::compare::save_floor(&f, dir).map_err(anyhow::Error::msg)?;
     println!(
-        "noise floor of {}: {:.2}% between rounds (sd of ln t/s, {} degrees of freedom over {} tests)",
+        "noise floor of {}: {:.2}% between launches (sd of ln t/s over {} launches, {} tests, {} degrees of freedom)",
         f.machine,
         f.sd * 100.0,
-        f.degrees_of_freedom,
-        f.tests
+        f.launches,
+        f.tests,
+        f.degrees_of_freedom
     );
     eprintln!(
-        "saved to {}: compare and --baseline use it for single launches on this machine",
+        "saved to {}: compare and --baseline use it for separate launches on this machine",
         p.display()
     );
     Ok(0)

@@ -100,9 +100,10 @@ pub enum Command {
     ///
     /// Tests are joined on the model file and every parameter; a parameter that takes one
     /// value in A and another in B (e.g. n_threads 1 vs 2) is what is compared. Verdicts come
-    /// from the medians of rounds (`run --rounds N`): a t test on the log ratios, paired by
-    /// round. A side of one launch is judged against the noise floor between launches
-    /// (`tpsbench noise`, --noise, or an assumed 6%). "no change" only when the whole
+    /// from the medians of rounds (`run --rounds N`). Separate launches (two runs) are judged
+    /// against the noise floor between launches (`tpsbench noise`, --noise, or an assumed
+    /// 6%) added to their rounds' spread; two sides of one run are paired by round. "no
+    /// change" only when the whole
     /// interval lies inside ±--threshold. Exit code 1 on a significant slowdown beyond
     /// --fail-threshold.
     ///
@@ -118,8 +119,8 @@ pub enum Command {
         /// Example: tpsbench compare a.json b.json --threshold 0.03
         #[arg(long, default_value_t = 0.02)]
         threshold: f64,
-        /// The sd of ln t/s between launches (0.03 = 3%) for sides of one launch; default:
-        /// the floor `tpsbench noise` stored for B's machine, else 6%.
+        /// The sd of ln t/s between launches (0.03 = 3%) for separate launches; default: the
+        /// floor `tpsbench noise` stored for B's machine, else 6%.
         ///
         /// Example: tpsbench compare a.json b.json --noise 0.03
         #[arg(long, value_name = "FRACTION")]
@@ -134,13 +135,15 @@ pub enum Command {
         #[arg(long, default_value = crate::compare::BASELINE_DIR)]
         baseline_dir: PathBuf,
     },
-    /// Measure this machine's noise floor from an A/A: a result file of rounds (the same
-    /// tests run `--rounds N` times, N ≥ 3), pooled over its tests, stored per machine
-    /// for `compare` and `--baseline` to judge single launches by.
+    /// Measure this machine's noise floor from A/A launches: the result files of one
+    /// configuration run as separate launches (3 or more), the sd of their levels pooled over
+    /// the tests, stored per machine for `compare` and `--baseline` to judge separate
+    /// launches by.
     ///
-    /// Example: tpsbench run --rounds 5 --results-dir aa && tpsbench noise aa/*.json
+    /// Example: for i in 1 2 3 4; do tpsbench run --results-dir aa; done; tpsbench noise aa
     Noise {
-        file: PathBuf,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
         /// Where measured floors live, one file per machine.
         #[arg(long, default_value = crate::compare::NOISE_DIR)]
         noise_dir: PathBuf,
@@ -329,7 +332,7 @@ pub fn main() -> Result<i32> {
             dir: &baseline_dir,
             noise_dir: std::path::Path::new(crate::compare::NOISE_DIR),
         }),
-        Command::Noise { file, noise_dir } => compare::noise(&file, &noise_dir),
+        Command::Noise { files, noise_dir } => compare::noise(&files, &noise_dir),
         Command::Leaderboard {
             paths,
             out_dir,

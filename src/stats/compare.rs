@@ -2,11 +2,17 @@
 //! them lives: the repetitions inside one context vary less than launches and contexts do,
 //! so a test on the repetitions calls identical code "changed" in most pairs of launches.
 //!
-//! - Both sides with the same number of rounds (2 or more): a t test on the log ratios,
-//!   paired by round. With different numbers: Welch's t test on the log medians.
-//! - A side with one launch: there is no test across launches in the data. The variance
-//!   between launches comes from a noise floor (measured by an A/A with `tpsbench noise`,
-//!   given with `--noise`, or assumed) and is added to each launch's own uncertainty.
+//! - Sides whose rounds were interleaved in time, round by round (both from one run, or the
+//!   builds of `run --library`): a t test on the log ratios, paired by round; Welch's t test
+//!   on the log medians when the round counts differ. A level the round shares with its
+//!   pair (the process, the machine's state at that time) cancels.
+//! - Sides from separate launches (two result files, a run against a saved baseline): the
+//!   rounds of one run share its process and its stretch of time, so they cannot show how
+//!   far a second launch lands from the first. On a 2-core VM, rounds in fresh contexts of
+//!   one process agreed within 2-4% while two launches of the same configuration differed by
+//!   up to 18%. The variance between launches then comes from a noise floor (measured by A/A
+//!   launches with `tpsbench noise`, given with `--noise`, or assumed) and is added to what
+//!   each side's own rounds or repetitions leave uncertain.
 //! - "No change" only when the whole interval lies inside ±threshold; otherwise a pair that
 //!   is not significant is "inconclusive", with the rounds a verdict would need.
 //!
@@ -129,14 +135,15 @@ pub enum Verdict {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
-    /// Both sides ran the same number of rounds (2 or more): a t test on the log ratios of
-    /// the rounds' medians, paired by round (round i of A with round i of B).
+    /// Rounds interleaved in time, as many on each side (2 or more): a t test on the log
+    /// ratios of the rounds' medians, paired by round (round i of A with round i of B).
     PairedRounds,
-    /// Both sides ran 2 or more rounds, but not as many: Welch's t test on the log medians.
+    /// Rounds interleaved in time, 2 or more per side but not as many: Welch's t test on
+    /// the log medians.
     UnpairedRounds,
-    /// One side ran one launch: no test across launches exists from the data alone. The
-    /// variance between launches is taken from the noise floor (measured by an A/A,
-    /// given, or assumed) and added to what each side's own data show.
+    /// Separate launches, or one round on a side: no test across launches exists from the
+    /// data alone. The variance between launches is taken from the noise floor (measured by
+    /// A/A launches, given, or assumed) and added to what each side's own data show.
     NoiseFloor,
 }
 
@@ -159,7 +166,7 @@ pub const ASSUMED_FLOOR: f64 = 0.06;
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NoiseFloor {
-    /// The sd of ln t/s between launches (0.05 ≈ 5%).
+    /// The sd of ln t/s of a launch's result between launches (0.05 ≈ 5%).
     pub sd: f64,
     pub source: FloorSource,
 }
@@ -219,8 +226,11 @@ pub struct Settings {
     pub alpha: f64,
     /// "No change" needs the whole interval inside ±threshold (default 0.02).
     pub threshold: f64,
-    /// The variance between launches, for sides of one launch.
+    /// The variance between launches, for sides from separate launches.
     pub floor: NoiseFloor,
+    /// The two sides' rounds ran interleaved in time, round by round (`run --library`, or
+    /// two parts of one run): they may be paired. False for two separate runs.
+    pub interleaved: bool,
 }
 
 impl Default for Settings {
@@ -229,6 +239,7 @@ impl Default for Settings {
             alpha: 0.05,
             threshold: 0.02,
             floor: NoiseFloor::assumed(),
+            interleaved: false,
         }
     }
 }
@@ -250,9 +261,9 @@ impl Measured {
             .collect()
     }
 
-    /// Variance of the mean log over this side's launches: from its rounds when it has 2
-    /// or more, else the floor plus what the launch's own repetitions leave uncertain.
-    fn var_of_mean(&self, floor: f64) -> f64 {
+    /// Variance of this side's mean log within its launch: from its rounds when it has 2
+    /// or more, else from the repetitions of its one round.
+    fn var_of_mean(&self) -> f64 {
         let logs = self.logs();
         if logs.len() >= 2 {
             let sd = stddev(&logs);
@@ -264,13 +275,12 @@ impl Measured {
             .filter(|x| **x > 0.0)
             .map(|x| x.ln())
             .collect();
-        let within = if reps.len() >= 2 {
+        if reps.len() >= 2 {
             let sd = stddev(&reps);
             sd * sd / reps.len() as f64
         } else {
             0.0
-        };
-        floor * floor + within
+        }
     }
 }
 
@@ -280,7 +290,8 @@ pub fn compare(a: &Measured, b: &Measured, s: &Settings) -> Comparison {
     let rounds = (la.len(), lb.len());
     let d = mean(&lb) - mean(&la);
     let q = 1.0 - s.alpha / 2.0;
-    let (method, half, p_value, spread) = if la.len() >= 2 && la.len() == lb.len() {
+    let interleaved = s.interleaved && la.len() >= 2 && lb.len() >= 2;
+    let (method, half, p_value, spread) = if interleaved && la.len() == lb.len() {
         let diffs: Vec<f64> = lb.iter().zip(&la).map(|(y, x)| y - x).collect();
         let n = diffs.len() as f64;
         let se = stddev(&diffs) / n.sqrt();
@@ -293,7 +304,7 @@ pub fn compare(a: &Measured, b: &Measured, s: &Settings) -> Comparison {
             p,
             stddev(&diffs),
         )
-    } else if la.len() >= 2 && lb.len() >= 2 {
+    } else if interleaved {
         let (va, vb) = (
             variance(&la) / la.len() as f64,
             variance(&lb) / lb.len() as f64,
@@ -307,13 +318,15 @@ pub fn compare(a: &Measured, b: &Measured, s: &Settings) -> Comparison {
             1.0
         };
         let p = p_of(d, se, |t| t_two_sided_p(t, df));
-        let per_round = ((variance(&la) + variance(&lb)) / 2.0 * 2.0).sqrt();
+        let per_round = (variance(&la) + variance(&lb)).sqrt();
         (Method::UnpairedRounds, t_quantile(q, df) * se, p, per_round)
     } else {
-        let se = (a.var_of_mean(s.floor.sd) + b.var_of_mean(s.floor.sd)).sqrt();
+        // Each side: its launch's level (floor) plus what its own data leave uncertain.
+        let floor = s.floor.sd * s.floor.sd;
+        let se = (a.var_of_mean() + b.var_of_mean() + 2.0 * floor).sqrt();
         let p = p_of(d, se, |z| 2.0 * (1.0 - normal_cdf(z.abs())));
         let z = normal_quantile(q);
-        (Method::NoiseFloor, z * se, p, s.floor.sd * 2f64.sqrt())
+        (Method::NoiseFloor, z * se, p, f64::INFINITY)
     };
     let ci = Interval {
         lo: (d - half).exp(),
@@ -333,7 +346,10 @@ pub fn compare(a: &Measured, b: &Measured, s: &Settings) -> Comparison {
     } else {
         Verdict::Inconclusive
     };
-    let rounds_needed = (verdict == Verdict::Inconclusive).then(|| rounds_for(spread, s.threshold));
+    // More rounds of separate launches do not shrink the floor: only interleaved rounds
+    // have a count that would decide.
+    let rounds_needed = (verdict == Verdict::Inconclusive && method != Method::NoiseFloor)
+        .then(|| rounds_for(spread, s.threshold));
     Comparison {
         speedup,
         ci,
@@ -349,7 +365,7 @@ pub fn compare(a: &Measured, b: &Measured, s: &Settings) -> Comparison {
 /// spreads by `spread`: (2·spread / threshold)², at least 3 (below 3 the t quantile alone
 /// makes the interval wide).
 pub fn rounds_for(spread: f64, threshold: f64) -> usize {
-    if !(threshold > 0.0) || !spread.is_finite() {
+    if threshold.is_nan() || threshold <= 0.0 || !spread.is_finite() {
         return usize::MAX;
     }
     let n = (2.0 * spread / threshold).powi(2).ceil();
@@ -419,18 +435,22 @@ mod tests {
         assert_eq!(samples_needed(0.05), 4);
     }
 
+    fn interleaved() -> Settings {
+        Settings {
+            interleaved: true,
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn paired_rounds_find_a_ten_percent_change_in_the_right_direction() {
         let a = rounds(&[100.0, 104.0, 97.0, 101.0]);
         let b = rounds(&[110.5, 114.0, 106.0, 111.5]);
-        let c = compare(&a, &b, &Settings::default());
+        let c = compare(&a, &b, &interleaved());
         assert_eq!(c.method, Method::PairedRounds);
         assert_eq!(c.verdict, Verdict::Faster, "{c:?}");
         assert!(c.ci.lo > 1.0 && c.ci.contains(c.speedup));
-        assert_eq!(
-            compare(&b, &a, &Settings::default()).verdict,
-            Verdict::Slower
-        );
+        assert_eq!(compare(&b, &a, &interleaved()).verdict, Verdict::Slower);
     }
 
     #[test]
@@ -439,9 +459,9 @@ mod tests {
         let level = [1.0, 1.2, 0.85, 1.1, 0.95];
         let a: Vec<f64> = level.iter().map(|l| 100.0 * l).collect();
         let b: Vec<f64> = level.iter().map(|l| 105.0 * l * 1.001).collect();
-        let paired = compare(&rounds(&a), &rounds(&b), &Settings::default());
+        let paired = compare(&rounds(&a), &rounds(&b), &interleaved());
         assert_eq!(paired.verdict, Verdict::Faster, "{paired:?}");
-        let unpaired = compare(&rounds(&a), &rounds(&b[..4]), &Settings::default());
+        let unpaired = compare(&rounds(&a), &rounds(&b[..4]), &interleaved());
         assert_eq!(unpaired.method, Method::UnpairedRounds);
         assert_eq!(unpaired.verdict, Verdict::Inconclusive, "{unpaired:?}");
         assert!(unpaired.rounds_needed.is_some());
@@ -451,11 +471,11 @@ mod tests {
     fn no_change_needs_the_whole_interval_inside_the_threshold() {
         let a = rounds(&[100.0, 100.2, 99.9, 100.1, 100.0]);
         let same = rounds(&[100.1, 100.0, 100.0, 100.2, 99.9]);
-        let c = compare(&a, &same, &Settings::default());
+        let c = compare(&a, &same, &interleaved());
         assert_eq!(c.verdict, Verdict::NoChange, "{c:?}");
         // Wide rounds: not significant, and not "no change" either.
         let wide = rounds(&[90.0, 112.0, 95.0, 108.0, 101.0]);
-        let c = compare(&a, &wide, &Settings::default());
+        let c = compare(&a, &wide, &interleaved());
         assert_eq!(c.verdict, Verdict::Inconclusive, "{c:?}");
         assert!(c.rounds_needed.unwrap() > 5, "{c:?}");
     }

@@ -130,7 +130,7 @@ pub const MIN_SAMPLES: usize = 2;
 /// back: exp(mean ln x ± t·sd/√n). On lognormal noise that centre is the median. None
 /// below 2 samples or with a value that is not positive.
 pub fn log_t_interval(xs: &[f64], confidence: f64) -> Option<Interval> {
-    if xs.len() < MIN_SAMPLES || xs.iter().any(|&x| !(x > 0.0) || !x.is_finite()) {
+    if xs.len() < MIN_SAMPLES || xs.iter().any(|&x| x.is_nan() || x <= 0.0 || !x.is_finite()) {
         return None;
     }
     let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
