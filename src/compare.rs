@@ -330,8 +330,10 @@ impl Report {
             .any(|r| r.comparison.method == Method::NoiseFloor)
         {
             out.push_str(&format!(
-                "\nOne launch on a side: no test across launches exists in the data; intervals \
-                 add the {}.\n",
+                "\nSeparate launches (or one round): the rounds of a launch share its process and \
+                 its stretch of time, so the data hold no test across launches; intervals add \
+                 the {}. Rounds interleaved in one run (or `run --library`) are compared round \
+                 by round instead.\n",
                 self.floor.describe()
             ));
         }

@@ -77,11 +77,13 @@ fn compare_of_single_launches_says_the_interval_leans_on_the_noise_floor() {
         .assert()
         .success()
         .stdout(
-            predicate::str::contains("one launch + noise floor")
+            predicate::str::contains("launches + noise floor")
                 .and(predicate::str::contains(
                     "noise floor 4.0% between launches (given",
                 ))
-                .and(predicate::str::contains("inconclusive: about")),
+                .and(predicate::str::contains(
+                    "inconclusive: within what separate launches",
+                )),
         );
 }
 
