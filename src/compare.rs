@@ -475,5 +475,4 @@ pub fn save_baseline(run: &RunRecord, name: &str, dir: &Path) -> Result<PathBuf,
 }
 
 #[cfg(test)]
-#[path = "compare_tests.rs"]
 mod tests;

@@ -261,5 +261,4 @@ pub fn command(o: &AbOptions) -> Result<i32, String> {
 }
 
 #[cfg(test)]
-#[path = "library_ab_tests.rs"]
 mod tests;

@@ -278,5 +278,4 @@ fn buffer_line(line: &str) -> Option<Buffer> {
 }
 
 #[cfg(test)]
-#[path = "placement_tests.rs"]
 mod tests;

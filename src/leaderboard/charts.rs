@@ -320,5 +320,4 @@ pub fn quality_vs_speed(b: &Board) -> Vec<ScatterChart> {
 }
 
 #[cfg(test)]
-#[path = "charts_tests.rs"]
 mod tests;

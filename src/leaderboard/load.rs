@@ -360,5 +360,4 @@ fn summary(path: &Path, rec: &RunRecord) -> RunSummary {
 }
 
 #[cfg(test)]
-#[path = "load_tests.rs"]
 mod tests;

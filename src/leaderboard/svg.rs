@@ -334,5 +334,4 @@ pub fn placeholder(w: f64, id: &str, title: &str, message: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "svg_tests.rs"]
 mod tests;

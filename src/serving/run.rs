@@ -13,7 +13,6 @@ use crate::plan::serving::{ServingTest, parallel_n_ctx, slots_n_ctx};
 use crate::progress::Progress;
 use crate::record::serving::{DatasetInfo, RepFigures, Serving};
 
-#[path = "run_record.rs"]
 mod record;
 pub(crate) use record::{fill, summary_line};
 
@@ -370,5 +369,4 @@ fn assemble(
 }
 
 #[cfg(test)]
-#[path = "run_tests.rs"]
 mod tests;
