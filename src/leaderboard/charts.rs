@@ -1,5 +1,5 @@
 //! The charts of the page, built from the board (pure): data selection here and in
-//! `charts_more` and `machines`, drawing in `svg_bars` and `svg_scatter`. What a chart shows
+//! `charts_lines` and `machines`, drawing in `svg_bars` and `svg_scatter`. What a chart shows
 //! is chosen by the test's kind (`TestRecord.kind`). A chart never mixes settings silently:
 //! bars of one chart share threads, batch sizes, flash attention and KV types (other
 //! settings get their own chart, named in its subtitle), and lines are split into small
@@ -12,7 +12,7 @@ use super::svg::{ACCENT, MUTED, fmt_num};
 use super::svg_scatter::{Point, ScatterChart, ScatterSeries};
 use crate::plan::TestKind;
 
-pub use super::charts_more::{depth, serving};
+pub use super::charts_lines::{depth, serving};
 pub use super::charts_quant::per_quant;
 
 /// Placeholder messages: what to run to get each chart.

@@ -1,11 +1,11 @@
 //! `tpsbench leaderboard`: result files in, `LEADERBOARD.md` and a self-contained
 //! `index.html` out. `load` reads, checks and deduplicates; `table` lays out the figures;
-//! `markdown` and `html` write them; `charts`, `charts_more` and `machines` select the
+//! `markdown` and `html` write them; `charts`, `charts_lines` and `machines` select the
 //! chart data, `facet` splits many series into small multiples, and `svg`, `svg_bars` and
 //! `svg_scatter` draw them. A directory without result files gives a page that says so.
 
 pub mod charts;
-pub mod charts_more;
+pub mod charts_lines;
 pub mod charts_quant;
 pub mod facet;
 pub mod html;
