@@ -27,11 +27,11 @@ use std::time::Duration;
 use criterion::{Criterion, SamplingMode, Throughput};
 use tpsbench::engine::llama::{self, LlamaEngine};
 use tpsbench::engine::{Engine, LoadParams};
-use tpsbench::measure::PreparedTest;
+use tpsbench::engine::measure::PreparedTest;
 use tpsbench::plan::PlannedTest;
 use tpsbench::record::{RunRecord, SCHEMA_VERSION, Status};
 use tpsbench::runner::{RunOptions, Scope};
-use tpsbench::{config, results, runner, system};
+use tpsbench::{config, results, runner, util::system};
 
 fn env_or<T: std::str::FromStr>(key: &str, default: T) -> T {
     std::env::var(key)
@@ -291,7 +291,7 @@ fn main() {
     opts.resume = Some(path.clone());
     opts.continuation = true;
     opts.quiet = false;
-    let mut progress = tpsbench::progress::StderrProgress::new(false);
+    let mut progress = tpsbench::output::progress::StderrProgress::new(false);
     let others = runner::prepare::part(&prep.plan, Scope::NotLlamaBench, None);
     if !others.is_empty() {
         match runner::run(&engine, record.run.clone(), &opts, &mut progress) {

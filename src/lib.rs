@@ -15,13 +15,10 @@ pub mod kinds;
 pub mod ladder;
 pub mod leaderboard;
 pub mod library_ab;
-pub mod linkage;
 pub mod machine;
-pub mod measure;
 pub mod merge;
-pub mod placement;
+pub mod output;
 pub mod plan;
-pub mod progress;
 pub mod quality;
 pub mod record;
 pub mod results;
@@ -29,5 +26,13 @@ pub mod runner;
 pub mod serving;
 pub mod stats;
 pub mod synth;
-pub mod system;
-pub mod units;
+pub mod util;
+
+// The paths from before these modules moved into their layer's folder, for code written
+// against them (other branches); new code uses the paths above.
+#[doc(hidden)]
+pub use engine::{linkage, placement};
+#[doc(hidden)]
+pub use output::progress;
+#[doc(hidden)]
+pub use util::{system, units};

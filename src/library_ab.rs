@@ -216,7 +216,7 @@ pub fn command(o: &AbOptions) -> Result<i32, String> {
         return Err("--rounds must be at least 1".into());
     }
     // Bad input is found before any child starts.
-    let cfg = crate::config::load(&o.config, crate::system::physical_cores())
+    let cfg = crate::config::load(&o.config, crate::util::system::physical_cores())
         .map_err(|e| e.to_string())?;
     let libs = o
         .libraries

@@ -17,7 +17,7 @@ use crate::gguf::writer::{Document, write_gguf};
 use crate::gguf::{DEFAULT_ALIGNMENT, tiny};
 use crate::ladder::Reporter;
 use crate::ladder::cache::check_space;
-use crate::units::format_size;
+use crate::util::units::format_size;
 
 pub struct SynthOptions {
     pub output: PathBuf,

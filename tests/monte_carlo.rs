@@ -51,7 +51,7 @@ impl Noise {
 /// A pp512 record template, made by the real runner on the mock engine.
 fn template() -> RunRecord {
     use tpsbench::engine::mock::MockEngine;
-    use tpsbench::progress::NoProgress;
+    use tpsbench::output::progress::NoProgress;
     use tpsbench::runner::{RunOptions, run, run_info};
     let dir = tempfile::tempdir().unwrap();
     let gguf = dir.path().join("mock.gguf");

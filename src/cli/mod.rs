@@ -364,7 +364,7 @@ pub fn main() -> Result<i32> {
             layers,
             shrink,
             seed,
-            n_threads: crate::system::physical_cores(),
+            n_threads: crate::util::system::physical_cores(),
         }),
         Command::Ladder {
             config,

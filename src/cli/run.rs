@@ -7,9 +7,9 @@ use anyhow::{Context, Result};
 
 use crate::engine::llama::{self, LlamaEngine};
 use crate::export::{Format, exporter};
-use crate::progress::StderrProgress;
+use crate::output::progress::StderrProgress;
 use crate::runner::{self, RunOptions};
-use crate::{config, system};
+use crate::{config, util::system};
 
 /// Baseline options of `tpsbench run`.
 pub struct Baselines {

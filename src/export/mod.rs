@@ -13,7 +13,7 @@ pub mod serving;
 
 use crate::record::RunRecord;
 
-pub use crate::units::{format_params, format_size};
+pub use crate::util::units::{format_params, format_size};
 pub(crate) use markdown::table_aligned;
 
 /// Turns a run into the bytes of one output format.

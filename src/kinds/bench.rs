@@ -5,9 +5,9 @@ use crate::config::RunSettings;
 use crate::engine::{Engine, Model};
 use crate::machine::Monitor;
 use crate::machine::roofline::Shape;
-use crate::measure::PreparedTest;
+use crate::engine::measure::PreparedTest;
 use crate::plan::TestParams;
-use crate::progress::Progress;
+use crate::output::progress::Progress;
 use crate::record::{ModelRecord, TestRecord};
 use crate::stats::analysis::StopReason;
 

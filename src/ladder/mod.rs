@@ -18,7 +18,7 @@ pub use cache::synthetic_provenance;
 use crate::config::ladder::Ladder;
 use crate::config::quant_types::QuantType;
 use crate::engine::quantize::{QuantizeParams, quantize};
-use crate::units::format_size;
+use crate::util::units::format_size;
 use cache::BaseInfo;
 
 /// Status lines on stderr: finished steps as lines, running counters redrawn in place on a

@@ -5,7 +5,7 @@
 
 use super::charts::{is_speed, kind_rank};
 use super::load::{Board, Entry, RunSummary};
-use crate::units::{format_params, format_size};
+use crate::util::units::{format_params, format_size};
 
 /// One table cell: its text, for numeric columns the value to sort by, and badges drawn
 /// after the text (`synthetic`, `requantized`).

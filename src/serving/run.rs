@@ -8,9 +8,9 @@ use super::metrics::{self, Trace};
 use super::sampling::Sampler;
 use crate::config::serving::{Mode, ServingConfig};
 use crate::engine::{BatchParams, BatchSession, Engine, Model, ServingModel};
-use crate::measure::TokenSource;
+use crate::engine::measure::TokenSource;
 use crate::plan::serving::{ServingTest, parallel_n_ctx, slots_n_ctx};
-use crate::progress::Progress;
+use crate::output::progress::Progress;
 use crate::record::serving::{DatasetInfo, RepFigures, Serving};
 
 mod record;

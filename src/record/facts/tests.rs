@@ -34,7 +34,7 @@ fn sample() -> MachineFacts {
         gpu_backend: "cuda".into(),
         cmake_flags: "GGML_NATIVE=ON".into(),
         cpu_features: simd_features(PROBED, SYSTEM_INFO),
-        library: Some(crate::linkage::Library {
+        library: Some(crate::engine::linkage::Library {
             linkage: "dynamic".into(),
             path: "/opt/llama/libllama.so".into(),
             ggml_version: "0.26.0".into(),

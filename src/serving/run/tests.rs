@@ -7,7 +7,7 @@ use crate::config::{Config, parse};
 use crate::engine::mock::MockEngine;
 use crate::export::{Format, exporter, fixtures};
 use crate::gguf::{tiny, writer::write_gguf};
-use crate::progress::NoProgress;
+use crate::output::progress::NoProgress;
 use crate::record::Status;
 use crate::runner::{RunOptions, run};
 

@@ -149,7 +149,7 @@ pub fn current() -> Option<&'static Library> {
 mod tests {
     #[test]
     fn pinned_sys_version_matches_cargo_toml() {
-        let manifest = include_str!("../Cargo.toml");
+        let manifest = include_str!("../../Cargo.toml");
         assert!(manifest.contains(&format!(
             "llama-cpp-sys-2 = {{ version = \"={}\"",
             super::LLAMA_SYS_VERSION
