@@ -31,7 +31,7 @@ use tpsbench::engine::measure::PreparedTest;
 use tpsbench::plan::PlannedTest;
 use tpsbench::record::{RunRecord, SCHEMA_VERSION, Status};
 use tpsbench::runner::{RunOptions, Scope};
-use tpsbench::{config, results, runner, util::system};
+use tpsbench::{config, record::results, runner, util::system};
 
 fn env_or<T: std::str::FromStr>(key: &str, default: T) -> T {
     std::env::var(key)
@@ -105,7 +105,7 @@ fn main() {
         std::process::exit(2);
     });
     let rep = tpsbench::ladder::Reporter::new(false);
-    if let Err(e) = tpsbench::synth::ensure_models(&cfg, &filters(), system::physical_cores(), &rep)
+    if let Err(e) = tpsbench::ladder::synth::ensure_models(&cfg, &filters(), system::physical_cores(), &rep)
     {
         eprintln!("error: {e}");
         std::process::exit(2);

@@ -10,7 +10,6 @@ pub mod config;
 pub mod engine;
 pub mod export;
 pub mod gguf;
-pub mod isolate;
 pub mod kinds;
 pub mod ladder;
 pub mod leaderboard;
@@ -19,13 +18,10 @@ pub mod machine;
 pub mod merge;
 pub mod output;
 pub mod plan;
-pub mod quality;
 pub mod record;
-pub mod results;
 pub mod runner;
 pub mod serving;
 pub mod stats;
-pub mod synth;
 pub mod util;
 
 // The paths from before these modules moved into their layer's folder, for code written
@@ -34,5 +30,7 @@ pub mod util;
 pub use engine::{linkage, placement};
 #[doc(hidden)]
 pub use output::progress;
+#[doc(hidden)]
+pub use record::results;
 #[doc(hidden)]
 pub use util::{system, units};

@@ -244,7 +244,7 @@ pub fn command(o: &AbOptions) -> Result<i32, String> {
         let dir = dir.join(format!("ab-{stamp}"));
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         for (i, (lib, rec)) in libs.iter().zip(&records).enumerate() {
-            crate::results::write_atomic(&dir.join(file_name(i, lib)), rec)?;
+            crate::record::results::write_atomic(&dir.join(file_name(i, lib)), rec)?;
         }
         eprintln!(
             "results written to {}/ (one file per build; tpsbench compare FILE_A FILE_B)",

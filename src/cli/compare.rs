@@ -59,7 +59,7 @@ pub(super) fn compare(c: &CompareArgs) -> Result<i32> {
 
 /// `tpsbench noise FILE`: stores the machine's noise floor measured by an A/A run.
 pub(super) fn noise(file: &std::path::Path, dir: &std::path::Path) -> Result<i32> {
-    let run = crate::results::read(file).map_err(anyhow::Error::msg)?;
+    let run = crate::record::results::read(file).map_err(anyhow::Error::msg)?;
     let f = crate::compare::measure_floor(&run, &file.display().to_string())
         .map_err(anyhow::Error::msg)?;
     let p = crate::compare::save_floor(&f, dir).map_err(anyhow::Error::msg)?;
@@ -95,7 +95,7 @@ mod tests {
                 .collect();
             t.set_samples(ns);
             let p = dir.path().join(name);
-            crate::results::write_atomic(&p, &run).unwrap();
+            crate::record::results::write_atomic(&p, &run).unwrap();
             paths.push(p.display().to_string());
         }
         (dir, paths.remove(0), paths.remove(0))

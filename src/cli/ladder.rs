@@ -11,7 +11,7 @@ use crate::ladder::Reporter;
 use crate::ladder::table::{self, TableFormat};
 use crate::output::progress::StderrProgress;
 use crate::runner::{RunOptions, Scope};
-use crate::{results, runner, util::system};
+use crate::{record::results, runner, util::system};
 
 pub struct Args {
     pub config: PathBuf,

@@ -357,7 +357,7 @@ pub fn main() -> Result<i32> {
             layers,
             shrink,
             seed,
-        } => tools::synth(crate::synth::SynthOptions {
+        } => tools::synth(crate::ladder::synth::SynthOptions {
             output,
             preset,
             quant,

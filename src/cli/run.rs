@@ -82,7 +82,7 @@ pub(super) fn run(
     // Synthetic models (`synth = ...`) are written before the sweep: no download needed.
     if only_model.is_none() {
         let rep = crate::ladder::Reporter::new(quiet);
-        crate::synth::ensure_models(&cfg, &filters, system::physical_cores(), &rep)
+        crate::ladder::synth::ensure_models(&cfg, &filters, system::physical_cores(), &rep)
             .map_err(anyhow::Error::msg)?;
     }
     let mut progress = StderrProgress::new(quiet);
@@ -133,14 +133,14 @@ pub(super) fn run(
         if let Some(s) = shard {
             child_args.extend(["--shard".to_string(), s.to_string()]);
         }
-        let plan = crate::isolate::Plan {
+        let plan = crate::runner::isolate::Plan {
             config: &cfg,
             config_path: &config,
             filters: &filters,
             shard,
             resume: resume.as_deref(),
         };
-        let (record, path) = crate::isolate::run(&plan, info, &dir, &stop, &child_args)
+        let (record, path) = crate::runner::isolate::run(&plan, info, &dir, &stop, &child_args)
             .map_err(anyhow::Error::msg)?;
         let failed = record
             .tests

@@ -6,7 +6,7 @@ pub struct Json;
 
 impl Exporter for Json {
     fn render(&self, run: &RunRecord) -> Vec<u8> {
-        crate::results::to_json_bytes(run)
+        crate::record::results::to_json_bytes(run)
     }
 }
 

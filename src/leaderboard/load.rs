@@ -11,7 +11,7 @@ use serde_json::Value;
 
 pub use super::machine::{Machine, fingerprint, gpu_descriptions, hardware};
 use crate::record::{RunInfo, RunRecord, Status, TestRecord};
-use crate::results;
+use crate::record::results;
 
 /// Sort key of an RFC 3339 time: parsed instant first (so offsets compare right), the raw
 /// text as a fallback for unparseable values, which sort first.

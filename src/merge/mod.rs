@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 
 use crate::leaderboard::load::{hardware, newer};
 use crate::record::{RunRecord, TestRecord};
-use crate::results;
+use crate::record::results;
 
 /// The merged record and what the caller should tell the user.
 pub struct Merged {

@@ -168,7 +168,7 @@ fn invalid_files_are_reported_and_skipped_and_directories_are_searched() {
         vec![model("m", "Q4_1")],
         vec![test("m", 64, 0, 0, 1, 1.0, T0)],
     );
-    crate::results::write_atomic(&sub.join("good.json"), &good).unwrap();
+    crate::record::results::write_atomic(&sub.join("good.json"), &good).unwrap();
     std::fs::write(dir.path().join("bad.json"), r#"{"schema_version": 99}"#).unwrap();
     std::fs::write(dir.path().join("garbage.json"), "not json").unwrap();
     std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();

@@ -119,7 +119,7 @@ fn serving_tests_follow_the_llama_bench_tests_with_exact_figures() {
     assert!(arr.queue_ms.is_some() && arr.aggregate_pp_ts.is_none());
 
     // The file holds what the run measured (compared as JSON: floats print shortest).
-    let on_disk = crate::results::read(out.path.as_ref().unwrap()).unwrap();
+    let on_disk = crate::record::results::read(out.path.as_ref().unwrap()).unwrap();
     let reparsed: serde_json::Value =
         serde_json::from_str(&serde_json::to_string(&out.record).unwrap()).unwrap();
     assert_eq!(serde_json::to_value(&on_disk).unwrap(), reparsed);

@@ -10,7 +10,7 @@ use std::process::Command;
 use crate::config::Config;
 use crate::record::{RunInfo, RunRecord, SCHEMA_VERSION};
 use crate::runner::{self, Scope, prepare, target};
-use crate::{results, util::system};
+use crate::{record::results, util::system};
 
 /// Describes how a child ended, for the error of the tests it did not finish.
 fn describe(status: std::process::ExitStatus) -> String {
