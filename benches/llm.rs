@@ -307,19 +307,19 @@ fn main() {
     }
     // criterion's --save-baseline / --baseline also name tpsbench baselines (same names,
     // in target/tpsbench/baselines), so `tpsbench compare` can read what cargo bench saved.
-    let dir = PathBuf::from(tpsbench::compare::BASELINE_DIR);
+    let dir = PathBuf::from(tpsbench::report::compare::BASELINE_DIR);
     if let Some(name) = arg_value("--save-baseline") {
-        match tpsbench::compare::save_baseline(&record, &name, &dir) {
+        match tpsbench::report::compare::save_baseline(&record, &name, &dir) {
             Ok(p) => eprintln!("tpsbench baseline {name:?} saved to {}", p.display()),
             Err(e) => eprintln!("error: {e}"),
         }
     }
     if let Some(name) = arg_value("--baseline") {
-        match tpsbench::compare::load_side(&name, &dir) {
+        match tpsbench::report::compare::load_side(&name, &dir) {
             Ok(base) => {
-                let this = tpsbench::compare::side_of_run("this run", &record);
-                let settings = tpsbench::compare::baseline_settings(&this);
-                let report = tpsbench::compare::compare_sides(&base, &this, &[], &settings);
+                let this = tpsbench::report::compare::side_of_run("this run", &record);
+                let settings = tpsbench::report::compare::baseline_settings(&this);
+                let report = tpsbench::report::compare::compare_sides(&base, &this, &[], &settings);
                 eprint!(
                     "\n{}",
                     report.to_markdown(&format!("baseline {name}"), "this run")

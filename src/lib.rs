@@ -5,7 +5,6 @@
 //! llama.cpp). `runner` ties them together; `cli` is the command line.
 
 pub mod cli;
-pub mod compare;
 pub mod config;
 pub mod engine;
 pub mod export;
@@ -13,12 +12,12 @@ pub mod gguf;
 pub mod kinds;
 pub mod ladder;
 pub mod leaderboard;
-pub mod library_ab;
 pub mod machine;
 pub mod merge;
 pub mod output;
 pub mod plan;
 pub mod record;
+pub mod report;
 pub mod runner;
 pub mod serving;
 pub mod stats;

@@ -26,14 +26,14 @@ pub(super) fn compare(c: &CompareArgs) -> Result<i32> {
     if !fractions.iter().all(|x| (0.0..1.0).contains(x)) {
         bail!("--alpha, --threshold, --noise and --fail-threshold are fractions between 0 and 1");
     }
-    let sa = crate::compare::load_side(c.a, c.dir).map_err(anyhow::Error::msg)?;
-    let sb = crate::compare::load_side(c.b, c.dir).map_err(anyhow::Error::msg)?;
+    let sa = crate::report::compare::load_side(c.a, c.dir).map_err(anyhow::Error::msg)?;
+    let sb = crate::report::compare::load_side(c.b, c.dir).map_err(anyhow::Error::msg)?;
     let settings = crate::stats::compare::Settings {
         alpha: c.alpha,
         threshold: c.threshold,
-        floor: crate::compare::floor_for(c.noise, sb.machine.as_deref(), c.noise_dir),
+        floor: crate::report::compare::floor_for(c.noise, sb.machine.as_deref(), c.noise_dir),
     };
-    let report = crate::compare::compare_sides(&sa, &sb, c.ignore, &settings);
+    let report = crate::report::compare::compare_sides(&sa, &sb, c.ignore, &settings);
     if report.rows.is_empty() {
         bail!(
             "no test of {} matches a test of {} (try --ignore with the property that differs)",
@@ -60,9 +60,9 @@ pub(super) fn compare(c: &CompareArgs) -> Result<i32> {
 /// `tpsbench noise FILE`: stores the machine's noise floor measured by an A/A run.
 pub(super) fn noise(file: &std::path::Path, dir: &std::path::Path) -> Result<i32> {
     let run = crate::record::results::read(file).map_err(anyhow::Error::msg)?;
-    let f = crate::compare::measure_floor(&run, &file.display().to_string())
+    let f = crate::report::compare::measure_floor(&run, &file.display().to_string())
         .map_err(anyhow::Error::msg)?;
-    let p = crate::compare::save_floor(&f, dir).map_err(anyhow::Error::msg)?;
+    let p = crate::report::compare::save_floor(&f, dir).map_err(anyhow::Error::msg)?;
     println!(
         "noise floor of {}: {:.2}% between rounds (sd of ln t/s, {} degrees of freedom over {} tests)",
         f.machine,

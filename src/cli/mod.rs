@@ -73,7 +73,7 @@ pub enum Command {
         #[arg(long, value_name = "NAME")]
         baseline: Option<String>,
         /// Where named baselines live.
-        #[arg(long, default_value = crate::compare::BASELINE_DIR)]
+        #[arg(long, default_value = crate::report::compare::BASELINE_DIR)]
         baseline_dir: PathBuf,
         /// Run only shard INDEX of COUNT (0-based) of the plan, for sweeps over many
         /// machines; join the result files with `tpsbench merge`. Example: --shard 0/4
@@ -131,7 +131,7 @@ pub enum Command {
         #[arg(long)]
         ignore: Vec<String>,
         /// Where named baselines live.
-        #[arg(long, default_value = crate::compare::BASELINE_DIR)]
+        #[arg(long, default_value = crate::report::compare::BASELINE_DIR)]
         baseline_dir: PathBuf,
     },
     /// Measure this machine's noise floor from an A/A: a result file of rounds (the same
@@ -142,7 +142,7 @@ pub enum Command {
     Noise {
         file: PathBuf,
         /// Where measured floors live, one file per machine.
-        #[arg(long, default_value = crate::compare::NOISE_DIR)]
+        #[arg(long, default_value = crate::report::compare::NOISE_DIR)]
         noise_dir: PathBuf,
     },
     /// Build LEADERBOARD.md and a self-contained index.html from result files.
@@ -282,7 +282,7 @@ pub fn main() -> Result<i32> {
             rounds,
         } => {
             if !library.is_empty() {
-                let ab = crate::library_ab::AbOptions {
+                let ab = crate::report::library_ab::AbOptions {
                     libraries: library,
                     rounds: rounds.unwrap_or(3),
                     config,
@@ -290,7 +290,7 @@ pub fn main() -> Result<i32> {
                     results_dir: (!no_save).then_some(results_dir),
                     quiet,
                 };
-                return crate::library_ab::command(&ab).map_err(anyhow::Error::msg);
+                return crate::report::library_ab::command(&ab).map_err(anyhow::Error::msg);
             }
             let baselines = Baselines {
                 save: save_baseline,
@@ -327,7 +327,7 @@ pub fn main() -> Result<i32> {
             fail: fail_threshold,
             ignore: &ignore,
             dir: &baseline_dir,
-            noise_dir: std::path::Path::new(crate::compare::NOISE_DIR),
+            noise_dir: std::path::Path::new(crate::report::compare::NOISE_DIR),
         }),
         Command::Noise { file, noise_dir } => compare::noise(&file, &noise_dir),
         Command::Leaderboard {

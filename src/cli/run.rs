@@ -74,7 +74,7 @@ pub(super) fn run(
     // A missing baseline is found before hours of measurement, not after.
     let base = match &baselines.compare {
         Some(name) => {
-            Some(crate::compare::load_side(name, &baselines.dir).map_err(anyhow::Error::msg)?)
+            Some(crate::report::compare::load_side(name, &baselines.dir).map_err(anyhow::Error::msg)?)
         }
         None => None,
     };
@@ -195,7 +195,7 @@ pub(super) fn run(
         }
     }
     if let Some(name) = &baselines.save {
-        let p = crate::compare::save_baseline(&out.record, name, &baselines.dir)
+        let p = crate::report::compare::save_baseline(&out.record, name, &baselines.dir)
             .map_err(anyhow::Error::msg)?;
         eprintln!("baseline {name:?} saved to {}", p.display());
     }
@@ -217,9 +217,9 @@ pub(super) fn run(
     }
     if let (Some(base), Some(name)) = (base, &baselines.compare) {
         // As criterion: the change against the baseline, on stderr (stdout has --output).
-        let this = crate::compare::side_of_run("this run", &out.record);
-        let settings = crate::compare::baseline_settings(&this);
-        let report = crate::compare::compare_sides(&base, &this, &[], &settings);
+        let this = crate::report::compare::side_of_run("this run", &out.record);
+        let settings = crate::report::compare::baseline_settings(&this);
+        let report = crate::report::compare::compare_sides(&base, &this, &[], &settings);
         eprint!(
             "\n{}",
             report.to_markdown(&format!("baseline {name}"), "this run")
