@@ -7,13 +7,10 @@
 pub mod cli;
 pub mod config;
 pub mod engine;
-pub mod export;
 pub mod gguf;
 pub mod kinds;
 pub mod ladder;
-pub mod leaderboard;
 pub mod machine;
-pub mod merge;
 pub mod output;
 pub mod plan;
 pub mod record;
@@ -31,5 +28,7 @@ pub use engine::{linkage, placement};
 pub use output::progress;
 #[doc(hidden)]
 pub use record::results;
+#[doc(hidden)]
+pub use report::export;
 #[doc(hidden)]
 pub use util::{system, units};

@@ -86,7 +86,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut paths = Vec::new();
         for (name, scale) in [("a.json", 1.0), ("b.json", ratio)] {
-            let mut run = crate::export::fixtures::run();
+            let mut run = crate::report::export::fixtures::run();
             run.tests.truncate(1);
             let t = &mut run.tests[0];
             let ns: Vec<u64> = [1_000_000_000, 1_010_000_000, 990_000_000, 1_005_000_000][..n]

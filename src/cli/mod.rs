@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use crate::export::Format;
+use crate::report::export::Format;
 pub use run::{Baselines, RunMode};
 
 #[derive(Parser, Debug)]
@@ -335,10 +335,10 @@ pub fn main() -> Result<i32> {
             out_dir,
             exclude_build,
             exclude_tool_version,
-        } => Ok(crate::leaderboard::command(&crate::leaderboard::Options {
+        } => Ok(crate::report::leaderboard::command(&crate::report::leaderboard::Options {
             paths,
             out_dir,
-            exclude: crate::leaderboard::Exclude {
+            exclude: crate::report::leaderboard::Exclude {
                 build: exclude_build,
                 tool_version: exclude_tool_version,
             },

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::engine::llama::{self, LlamaEngine};
-use crate::export::{Format, exporter};
+use crate::report::export::{Format, exporter};
 use crate::output::progress::StderrProgress;
 use crate::runner::{self, RunOptions};
 use crate::{config, util::system};

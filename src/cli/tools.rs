@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::export::{Format, exporter};
+use crate::report::export::{Format, exporter};
 
 pub(super) fn synth(opts: crate::ladder::synth::SynthOptions) -> Result<i32> {
     crate::engine::llama::init(false).map_err(anyhow::Error::msg)?;
@@ -17,7 +17,7 @@ pub(super) fn synth(opts: crate::ladder::synth::SynthOptions) -> Result<i32> {
 
 pub(super) fn merge(output: &Path, inputs: &[PathBuf], allow_partial: bool) -> Result<i32> {
     let command = std::env::args().collect();
-    match crate::merge::merge_files(output, inputs, command, allow_partial) {
+    match crate::report::merge::merge_files(output, inputs, command, allow_partial) {
         Ok(warnings) => {
             for w in warnings {
                 eprintln!("{w}");

@@ -126,7 +126,7 @@ fn fill_missing_kinds(v: &mut serde_json::Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixtures;
+    use crate::report::export::fixtures;
 
     #[test]
     fn paths_are_unique_and_writes_round_trip() {

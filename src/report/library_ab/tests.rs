@@ -1,5 +1,5 @@
 use super::*;
-use crate::export::fixtures;
+use crate::report::export::fixtures;
 
 /// Stands in for child processes: build `fast` runs 10% faster; remembers the order.
 struct FakeBuilds {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::config::{Config, parse};
 use crate::engine::mock::MockEngine;
-use crate::export::{Format, exporter, fixtures};
+use crate::report::export::{Format, exporter, fixtures};
 use crate::gguf::{tiny, writer::write_gguf};
 use crate::output::progress::NoProgress;
 use crate::record::Status;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::export::fixtures;
+use crate::report::export::fixtures;
 use crate::plan::TestParams;
 use crate::record::{ModelRecord, RunRecord, TestRecord};
 

@@ -1,6 +1,6 @@
 use super::*;
-use crate::leaderboard::load::{Exclude, board};
-use crate::leaderboard::testdata::{self, file, model, quality, run, test};
+use crate::report::leaderboard::load::{Exclude, board};
+use crate::report::leaderboard::testdata::{self, file, model, quality, run, test};
 
 const T: &str = "2026-01-01T10:00:00Z";
 
@@ -21,7 +21,7 @@ fn pareto_front_on_a_hand_made_set() {
     assert_eq!(pareto_front(&[(1.0, 1.0)]), vec![0]);
 }
 
-fn variants_board() -> crate::leaderboard::load::Board {
+fn variants_board() -> crate::report::leaderboard::load::Board {
     let mut files = Vec::new();
     for (name, quant, tg, kld) in [
         ("m-q8", "Q8_0", 50.0, 0.001),
@@ -175,11 +175,11 @@ fn every_chart_section_renders_a_placeholder_when_there_is_no_data() {
         assert!(svg.contains(word), "says what to run: {svg}");
     }
     assert!(!per_quant(&b)[0].render().contains("class=\"empty\""));
-    let none = per_quant(&crate::leaderboard::load::Board::default());
+    let none = per_quant(&crate::report::leaderboard::load::Board::default());
     assert!(none[0].render().contains("no data in these results"));
 }
 
-fn serving_board(shared: &[bool]) -> crate::leaderboard::load::Board {
+fn serving_board(shared: &[bool]) -> crate::report::leaderboard::load::Board {
     let mut tests = Vec::new();
     for sh in shared {
         for n in [4u32, 1, 8] {
@@ -334,7 +334,7 @@ fn common_names_and_variant_labels() {
         ],
     );
     let b = board(vec![file("x", r, |_| {})], &Exclude::default());
-    let all: Vec<&crate::leaderboard::load::Entry> = b.entries.iter().collect();
+    let all: Vec<&crate::report::leaderboard::load::Entry> = b.entries.iter().collect();
     let labels: Vec<String> = all.iter().map(|e| variant_label(e, &all)).collect();
     assert_eq!(
         labels,

@@ -105,7 +105,7 @@ impl Exporter for Csv {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixtures;
+    use crate::report::export::fixtures;
 
     #[test]
     fn header_and_rows_have_the_same_width_and_quotes_are_escaped() {

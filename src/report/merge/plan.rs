@@ -53,7 +53,7 @@ pub fn absent(records: &[RunRecord]) -> Option<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixtures;
+    use crate::report::export::fixtures;
 
     fn planned(settings: &str, ids: &[&str]) -> RunInfo {
         let mut r = fixtures::run().run;

@@ -1,5 +1,5 @@
 use super::*;
-use crate::leaderboard::testdata::{file, model, run, test};
+use crate::report::leaderboard::testdata::{file, model, run, test};
 
 const T0: &str = "2026-01-01T10:00:00Z";
 const T1: &str = "2026-01-02T10:00:00Z";
@@ -141,9 +141,9 @@ fn extension_fields_are_read_from_the_raw_json_when_present() {
     );
     let b = board(
         vec![file("x", r, |v| {
-            v["models"][0]["quality"] = crate::leaderboard::testdata::quality(0.01);
+            v["models"][0]["quality"] = crate::report::leaderboard::testdata::quality(0.01);
             v["models"][0]["bytes_per_token"] = serde_json::json!(4.0);
-            v["tests"][1]["serving"] = crate::leaderboard::testdata::serving(4, 5.0, 18.0);
+            v["tests"][1]["serving"] = crate::report::leaderboard::testdata::serving(4, 5.0, 18.0);
             v["tests"][1]["unknown_future_field"] = serde_json::json!({"x": 1});
         })],
         &Exclude::default(),
@@ -172,7 +172,7 @@ fn invalid_files_are_reported_and_skipped_and_directories_are_searched() {
     std::fs::write(dir.path().join("bad.json"), r#"{"schema_version": 99}"#).unwrap();
     std::fs::write(dir.path().join("garbage.json"), "not json").unwrap();
     std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
-    let b = crate::leaderboard::load(&[dir.path().to_path_buf()], &Exclude::default()).unwrap();
+    let b = crate::report::leaderboard::load(&[dir.path().to_path_buf()], &Exclude::default()).unwrap();
     assert_eq!(b.files_read, 1);
     assert_eq!(b.entries.len(), 1);
     assert_eq!(b.invalid.len(), 2, "{:?}", b.invalid);
@@ -180,14 +180,14 @@ fn invalid_files_are_reported_and_skipped_and_directories_are_searched() {
     assert!(b.invalid[1].contains("garbage.json"));
 
     std::fs::remove_file(sub.join("good.json")).unwrap();
-    let f = crate::leaderboard::load(&[dir.path().to_path_buf()], &Exclude::default()).unwrap_err();
+    let f = crate::report::leaderboard::load(&[dir.path().to_path_buf()], &Exclude::default()).unwrap_err();
     assert!(
         f.error.starts_with("no valid result file among 2 files"),
         "{}",
         f.error
     );
     assert_eq!(f.invalid.len(), 2);
-    let missing = crate::leaderboard::load(&[dir.path().join("nope")], &Exclude::default());
+    let missing = crate::report::leaderboard::load(&[dir.path().join("nope")], &Exclude::default());
     assert!(missing.unwrap_err().error.contains("no such file"));
 }
 
@@ -206,10 +206,10 @@ fn gpu_placement_settings_get_a_column_only_when_they_vary() {
         &Exclude::default(),
     );
     let entries: Vec<&Entry> = b.entries.iter().collect();
-    let t = crate::leaderboard::table::detail(&entries);
+    let t = crate::report::leaderboard::table::detail(&entries);
     assert!(t.headers.contains(&"nkvo".to_string()), "{:?}", t.headers);
     assert!(!t.headers.contains(&"sm".to_string()) && !t.headers.contains(&"mg".to_string()));
-    let single = crate::leaderboard::table::detail(&entries[..1]);
+    let single = crate::report::leaderboard::table::detail(&entries[..1]);
     assert!(!single.headers.contains(&"nkvo".to_string()));
 }
 
@@ -250,7 +250,7 @@ fn runs_keep_their_load_average_and_models_their_badges() {
     assert_eq!(s.badges, ["synthetic", "requantized"]);
     let m = b.entries.iter().find(|e| e.test.model == "m").unwrap();
     assert!(m.badges.is_empty());
-    let md = crate::leaderboard::markdown::render(&b);
+    let md = crate::report::leaderboard::markdown::render(&b);
     assert!(
         md.contains(" 0.05 0.10 0.20 |") && md.contains(" not recorded |"),
         "{md}"
@@ -262,12 +262,12 @@ fn runs_keep_their_load_average_and_models_their_badges() {
 fn a_directory_without_result_files_gives_a_page_that_says_no_results_yet() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("README.md"), "not a result").unwrap();
-    let b = crate::leaderboard::load(&[dir.path().to_path_buf()], &Exclude::default()).unwrap();
+    let b = crate::report::leaderboard::load(&[dir.path().to_path_buf()], &Exclude::default()).unwrap();
     assert!(b.entries.is_empty() && b.machines.is_empty());
-    let md = crate::leaderboard::markdown::render(&b);
+    let md = crate::report::leaderboard::markdown::render(&b);
     assert!(md.contains("No results yet"), "{md}");
     assert!(!md.contains("## Summary ranking"));
-    let html = crate::leaderboard::html::render(&b);
+    let html = crate::report::leaderboard::html::render(&b);
     assert!(html.contains("No results yet") && html.contains(r#"data-charts-expected="0""#));
 }
 

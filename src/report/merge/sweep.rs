@@ -179,7 +179,7 @@ fn short(hash: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixtures;
+    use crate::report::export::fixtures;
 
     /// A finished shard file of plan `hash`; `shard` None is an older file.
     fn file(shard: Option<(usize, usize)>, hash: Option<&str>) -> RunRecord {

@@ -13,7 +13,7 @@ impl Exporter for Json {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixtures;
+    use crate::report::export::fixtures;
 
     #[test]
     fn round_trips_through_serde() {

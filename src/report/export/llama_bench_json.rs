@@ -20,7 +20,7 @@ impl Exporter for LlamaBenchJson {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixtures;
+    use crate::report::export::fixtures;
 
     #[test]
     fn snapshot() {

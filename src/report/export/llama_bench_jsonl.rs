@@ -23,7 +23,7 @@ impl Exporter for LlamaBenchJsonl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixtures;
+    use crate::report::export::fixtures;
 
     #[test]
     fn snapshot() {

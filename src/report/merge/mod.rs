@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::leaderboard::load::{hardware, newer};
+use crate::report::leaderboard::load::{hardware, newer};
 use crate::record::{RunRecord, TestRecord};
 use crate::record::results;
 

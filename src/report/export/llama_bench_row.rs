@@ -203,7 +203,7 @@ pub const FIELDS: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixtures;
+    use crate::report::export::fixtures;
 
     #[test]
     fn rows_have_llama_bench_fields_in_order_and_types() {

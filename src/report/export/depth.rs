@@ -57,7 +57,7 @@ fn strip_depth(id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixtures;
+    use crate::report::export::fixtures;
 
     #[test]
     fn a_sweep_over_depth_becomes_one_row_per_test() {

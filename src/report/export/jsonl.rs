@@ -18,7 +18,7 @@ impl Exporter for Jsonl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixtures;
+    use crate::report::export::fixtures;
 
     #[test]
     fn one_parseable_line_per_test() {

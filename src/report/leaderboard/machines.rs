@@ -159,8 +159,8 @@ pub fn machines(b: &Board) -> Vec<BarChart> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::leaderboard::load::{Exclude, board};
-    use crate::leaderboard::testdata::{file, model, run, test};
+    use crate::report::leaderboard::load::{Exclude, board};
+    use crate::report::leaderboard::testdata::{file, model, run, test};
 
     const T: &str = "2026-01-01T10:00:00Z";
 
