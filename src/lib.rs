@@ -1,8 +1,11 @@
 //! tpsbench: a Criterion-style benchmark harness for local LLM inference through llama.cpp.
 //!
-//! Pure logic (`config`, `plan`, `stats`, `progress`'s estimate, `export`) is separate from
-//! I/O (`results`, `system`) and from the engine (`engine::llama`, the only code that touches
-//! llama.cpp). `runner` ties them together; `cli` is the command line.
+//! The folders are the layers, bottom to top, and a module imports only from its own layer
+//! and those below (`scripts/check-layers`): `stats`, `gguf` and `util`; `config`; `plan`;
+//! `output` (progress on stderr); `engine` (`engine::llama*`, the only code that touches
+//! llama.cpp); `machine`; `record`; `kinds`, `serving` and `ladder`, how each kind of test
+//! is measured; `runner`, which ties them together; `report` (exporters, the leaderboard,
+//! compare, merge); and `cli`, the command line.
 
 pub mod cli;
 pub mod config;
