@@ -26,8 +26,8 @@ use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode, Throughput};
 use tpsbench::engine::llama::{self, LlamaEngine};
-use tpsbench::engine::{Engine, LoadParams};
 use tpsbench::engine::measure::PreparedTest;
+use tpsbench::engine::{Engine, LoadParams};
 use tpsbench::plan::PlannedTest;
 use tpsbench::record::{RunRecord, SCHEMA_VERSION, Status};
 use tpsbench::runner::{RunOptions, Scope};
@@ -105,7 +105,8 @@ fn main() {
         std::process::exit(2);
     });
     let rep = tpsbench::ladder::Reporter::new(false);
-    if let Err(e) = tpsbench::ladder::synth::ensure_models(&cfg, &filters(), system::physical_cores(), &rep)
+    if let Err(e) =
+        tpsbench::ladder::synth::ensure_models(&cfg, &filters(), system::physical_cores(), &rep)
     {
         eprintln!("error: {e}");
         std::process::exit(2);

@@ -8,9 +8,9 @@
 
 use std::path::Path;
 
-use tpsbench::report::compare::{Side, compare_sides, side_of_run};
 use tpsbench::gguf::writer::SplitMix64;
 use tpsbench::record::{RunRecord, TestRecord};
+use tpsbench::report::compare::{Side, compare_sides, side_of_run};
 use tpsbench::stats::analysis::{Covers, LevelInterval, StopPolicy, StopReason};
 use tpsbench::stats::compare::{Settings, Verdict};
 
@@ -279,7 +279,8 @@ fn library_ab_on_identical_builds_is_significant_at_most_at_alpha() {
         let mut fp = 0;
         for _ in 0..trials {
             let recs =
-                tpsbench::report::library_ab::run_rounds(&libs, 3, &[], None, &mut l, &mut |_| {}).unwrap();
+                tpsbench::report::library_ab::run_rounds(&libs, 3, &[], None, &mut l, &mut |_| {})
+                    .unwrap();
             assert_eq!(recs[0].tests[0].rounds.len(), 3, "a round per launch");
             let a = side_of_run("a", &recs[0]);
             let b = side_of_run("b", &recs[1]);

@@ -13,6 +13,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use crate::report::export::Format;
+use crate::report::leaderboard;
 pub use run::{Baselines, RunMode};
 
 #[derive(Parser, Debug)]
@@ -335,10 +336,10 @@ pub fn main() -> Result<i32> {
             out_dir,
             exclude_build,
             exclude_tool_version,
-        } => Ok(crate::report::leaderboard::command(&crate::report::leaderboard::Options {
+        } => Ok(leaderboard::command(&leaderboard::Options {
             paths,
             out_dir,
-            exclude: crate::report::leaderboard::Exclude {
+            exclude: leaderboard::Exclude {
                 build: exclude_build,
                 tool_version: exclude_tool_version,
             },

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::engine::llama::{self, LlamaEngine};
-use crate::report::export::{Format, exporter};
 use crate::output::progress::StderrProgress;
+use crate::report::export::{Format, exporter};
 use crate::runner::{self, RunOptions};
 use crate::{config, util::system};
 
@@ -73,9 +73,9 @@ pub(super) fn run(
     }
     // A missing baseline is found before hours of measurement, not after.
     let base = match &baselines.compare {
-        Some(name) => {
-            Some(crate::report::compare::load_side(name, &baselines.dir).map_err(anyhow::Error::msg)?)
-        }
+        Some(name) => Some(
+            crate::report::compare::load_side(name, &baselines.dir).map_err(anyhow::Error::msg)?,
+        ),
         None => None,
     };
     let engine = LlamaEngine::new(verbose).map_err(anyhow::Error::msg)?;

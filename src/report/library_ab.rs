@@ -128,10 +128,10 @@ pub fn report(labels: &[String], records: &[RunRecord]) -> String {
     let Some(first) = records.first() else {
         return out;
     };
-    let a = crate::report::compare::side_of_run(&labels[0], first);
+    let a = super::compare::side_of_run(&labels[0], first);
     for (label, rec) in labels.iter().zip(records).skip(1) {
-        let b = crate::report::compare::side_of_run(label, rec);
-        let r = crate::report::compare::compare_sides(&a, &b, &[], &crate::report::compare::baseline_settings(&b));
+        let b = super::compare::side_of_run(label, rec);
+        let r = super::compare::compare_sides(&a, &b, &[], &super::compare::baseline_settings(&b));
         out.push_str(&r.to_markdown(&labels[0], label));
         out.push('\n');
     }

@@ -7,10 +7,10 @@ use super::dataset::PromptFile;
 use super::metrics::{self, Trace};
 use super::sampling::Sampler;
 use crate::config::serving::{Mode, ServingConfig};
-use crate::engine::{BatchParams, BatchSession, Engine, Model, ServingModel};
 use crate::engine::measure::TokenSource;
-use crate::plan::serving::{ServingTest, parallel_n_ctx, slots_n_ctx};
+use crate::engine::{BatchParams, BatchSession, Engine, Model, ServingModel};
 use crate::output::progress::Progress;
+use crate::plan::serving::{ServingTest, parallel_n_ctx, slots_n_ctx};
 use crate::record::serving::{DatasetInfo, RepFigures, Serving};
 
 mod record;

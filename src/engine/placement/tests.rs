@@ -6,11 +6,13 @@ const CPU_TINY: &str = include_str!("../../../tests/fixtures/placement/cpu-tiny.
 // Built from llama.cpp's format strings (llama-model.cpp, llama-kv-cache.cpp,
 // llama-context.cpp) for a 32-layer 8B llama on H200s: no GPU in this project's CI.
 const CUDA_FULL: &str = include_str!("../../../tests/fixtures/placement/cuda-8b-full.log");
-const CUDA_NGL10_NKVO: &str = include_str!("../../../tests/fixtures/placement/cuda-8b-ngl10-nkvo.log");
+const CUDA_NGL10_NKVO: &str =
+    include_str!("../../../tests/fixtures/placement/cuda-8b-ngl10-nkvo.log");
 const CUDA_2GPU: &str = include_str!("../../../tests/fixtures/placement/cuda-2gpu-layer.log");
 // Captured from a real GPU backend: tpsbench built with --features vulkan (Vulkan headers
 // 1.4.309) on Mesa's llvmpipe software device, SmolLM2-135M Q4_1 at n_gpu_layers 10.
-const VULKAN_NGL10: &str = include_str!("../../../tests/fixtures/placement/vulkan-llvmpipe-ngl10.log");
+const VULKAN_NGL10: &str =
+    include_str!("../../../tests/fixtures/placement/vulkan-llvmpipe-ngl10.log");
 
 const MIB: u64 = 1 << 20;
 

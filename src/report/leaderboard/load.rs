@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub use super::machine::{Machine, fingerprint, gpu_descriptions, hardware};
-use crate::record::{RunInfo, RunRecord, Status, TestRecord};
 use crate::record::results;
+use crate::record::{RunInfo, RunRecord, Status, TestRecord};
 
 /// Sort key of an RFC 3339 time: parsed instant first (so offsets compare right), the raw
 /// text as a fallback for unparseable values, which sort first.

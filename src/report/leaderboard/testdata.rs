@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::report::export::fixtures;
 use crate::plan::TestParams;
 use crate::record::{ModelRecord, RunRecord, TestRecord};
+use crate::report::export::fixtures;
 
 pub fn model(name: &str, quant: &str) -> ModelRecord {
     ModelRecord {

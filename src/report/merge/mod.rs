@@ -23,9 +23,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::report::leaderboard::load::{hardware, newer};
-use crate::record::{RunRecord, TestRecord};
 use crate::record::results;
+use crate::record::{RunRecord, TestRecord};
+use crate::report::leaderboard::load::{hardware, newer};
 
 /// The merged record and what the caller should tell the user.
 pub struct Merged {

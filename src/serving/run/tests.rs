@@ -5,10 +5,10 @@ use std::path::Path;
 
 use crate::config::{Config, parse};
 use crate::engine::mock::MockEngine;
-use crate::report::export::{Format, exporter, fixtures};
 use crate::gguf::{tiny, writer::write_gguf};
 use crate::output::progress::NoProgress;
 use crate::record::Status;
+use crate::report::export::{Format, exporter, fixtures};
 use crate::runner::{RunOptions, run};
 
 const PP_NS: u64 = 1_000;

@@ -172,7 +172,8 @@ fn invalid_files_are_reported_and_skipped_and_directories_are_searched() {
     std::fs::write(dir.path().join("bad.json"), r#"{"schema_version": 99}"#).unwrap();
     std::fs::write(dir.path().join("garbage.json"), "not json").unwrap();
     std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
-    let b = crate::report::leaderboard::load(&[dir.path().to_path_buf()], &Exclude::default()).unwrap();
+    let b =
+        crate::report::leaderboard::load(&[dir.path().to_path_buf()], &Exclude::default()).unwrap();
     assert_eq!(b.files_read, 1);
     assert_eq!(b.entries.len(), 1);
     assert_eq!(b.invalid.len(), 2, "{:?}", b.invalid);
@@ -180,7 +181,8 @@ fn invalid_files_are_reported_and_skipped_and_directories_are_searched() {
     assert!(b.invalid[1].contains("garbage.json"));
 
     std::fs::remove_file(sub.join("good.json")).unwrap();
-    let f = crate::report::leaderboard::load(&[dir.path().to_path_buf()], &Exclude::default()).unwrap_err();
+    let f = crate::report::leaderboard::load(&[dir.path().to_path_buf()], &Exclude::default())
+        .unwrap_err();
     assert!(
         f.error.starts_with("no valid result file among 2 files"),
         "{}",
@@ -262,7 +264,8 @@ fn runs_keep_their_load_average_and_models_their_badges() {
 fn a_directory_without_result_files_gives_a_page_that_says_no_results_yet() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("README.md"), "not a result").unwrap();
-    let b = crate::report::leaderboard::load(&[dir.path().to_path_buf()], &Exclude::default()).unwrap();
+    let b =
+        crate::report::leaderboard::load(&[dir.path().to_path_buf()], &Exclude::default()).unwrap();
     assert!(b.entries.is_empty() && b.machines.is_empty());
     let md = crate::report::leaderboard::markdown::render(&b);
     assert!(md.contains("No results yet"), "{md}");
