@@ -26,12 +26,12 @@ use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode, Throughput};
 use tpsbench::engine::llama::{self, LlamaEngine};
+use tpsbench::engine::measure::PreparedTest;
 use tpsbench::engine::{Engine, LoadParams};
-use tpsbench::measure::PreparedTest;
 use tpsbench::plan::PlannedTest;
 use tpsbench::record::{RunRecord, SCHEMA_VERSION, Status};
 use tpsbench::runner::{RunOptions, Scope};
-use tpsbench::{config, results, runner, system};
+use tpsbench::{config, record::results, runner, util::system};
 
 fn env_or<T: std::str::FromStr>(key: &str, default: T) -> T {
     std::env::var(key)
@@ -105,7 +105,8 @@ fn main() {
         std::process::exit(2);
     });
     let rep = tpsbench::ladder::Reporter::new(false);
-    if let Err(e) = tpsbench::synth::ensure_models(&cfg, &filters(), system::physical_cores(), &rep)
+    if let Err(e) =
+        tpsbench::ladder::synth::ensure_models(&cfg, &filters(), system::physical_cores(), &rep)
     {
         eprintln!("error: {e}");
         std::process::exit(2);
@@ -291,7 +292,7 @@ fn main() {
     opts.resume = Some(path.clone());
     opts.continuation = true;
     opts.quiet = false;
-    let mut progress = tpsbench::progress::StderrProgress::new(false);
+    let mut progress = tpsbench::output::progress::StderrProgress::new(false);
     let others = runner::prepare::part(&prep.plan, Scope::NotLlamaBench, None);
     if !others.is_empty() {
         match runner::run(&engine, record.run.clone(), &opts, &mut progress) {
@@ -307,19 +308,19 @@ fn main() {
     }
     // criterion's --save-baseline / --baseline also name tpsbench baselines (same names,
     // in target/tpsbench/baselines), so `tpsbench compare` can read what cargo bench saved.
-    let dir = PathBuf::from(tpsbench::compare::BASELINE_DIR);
+    let dir = PathBuf::from(tpsbench::report::compare::BASELINE_DIR);
     if let Some(name) = arg_value("--save-baseline") {
-        match tpsbench::compare::save_baseline(&record, &name, &dir) {
+        match tpsbench::report::compare::save_baseline(&record, &name, &dir) {
             Ok(p) => eprintln!("tpsbench baseline {name:?} saved to {}", p.display()),
             Err(e) => eprintln!("error: {e}"),
         }
     }
     if let Some(name) = arg_value("--baseline") {
-        match tpsbench::compare::load_side(&name, &dir) {
+        match tpsbench::report::compare::load_side(&name, &dir) {
             Ok(base) => {
-                let this = tpsbench::compare::side_of_run("this run", &record);
-                let settings = tpsbench::compare::baseline_settings(&this);
-                let report = tpsbench::compare::compare_sides(&base, &this, &[], &settings);
+                let this = tpsbench::report::compare::side_of_run("this run", &record);
+                let settings = tpsbench::report::compare::baseline_settings(&this);
+                let report = tpsbench::report::compare::compare_sides(&base, &this, &[], &settings);
                 eprint!(
                     "\n{}",
                     report.to_markdown(&format!("baseline {name}"), "this run")

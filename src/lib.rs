@@ -1,33 +1,37 @@
 //! tpsbench: a Criterion-style benchmark harness for local LLM inference through llama.cpp.
 //!
-//! Pure logic (`config`, `plan`, `stats`, `progress`'s estimate, `export`) is separate from
-//! I/O (`results`, `system`) and from the engine (`engine::llama`, the only code that touches
-//! llama.cpp). `runner` ties them together; `cli` is the command line.
+//! The folders are the layers, bottom to top, and a module imports only from its own layer
+//! and those below (`scripts/check-layers`): `stats`, `gguf` and `util`; `config`; `plan`;
+//! `output` (progress on stderr); `engine` (`engine::llama*`, the only code that touches
+//! llama.cpp); `machine`; `record`; `kinds`, `serving` and `ladder`, how each kind of test
+//! is measured; `runner`, which ties them together; `report` (exporters, the leaderboard,
+//! compare, merge); and `cli`, the command line.
 
 pub mod cli;
-pub mod compare;
 pub mod config;
 pub mod engine;
-pub mod export;
 pub mod gguf;
-pub mod isolate;
 pub mod kinds;
 pub mod ladder;
-pub mod leaderboard;
-pub mod library_ab;
-pub mod linkage;
 pub mod machine;
-pub mod measure;
-pub mod merge;
-pub mod placement;
+pub mod output;
 pub mod plan;
-pub mod progress;
-pub mod quality;
 pub mod record;
-pub mod results;
+pub mod report;
 pub mod runner;
 pub mod serving;
 pub mod stats;
-pub mod synth;
-pub mod system;
-pub mod units;
+pub mod util;
+
+// The paths from before these modules moved into their layer's folder, for code written
+// against them (other branches); new code uses the paths above.
+#[doc(hidden)]
+pub use engine::{linkage, placement};
+#[doc(hidden)]
+pub use output::progress;
+#[doc(hidden)]
+pub use record::results;
+#[doc(hidden)]
+pub use report::export;
+#[doc(hidden)]
+pub use util::{system, units};

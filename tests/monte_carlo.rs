@@ -11,9 +11,9 @@
 
 use std::path::Path;
 
-use tpsbench::compare::{Side, compare_sides, side_of_run};
 use tpsbench::gguf::writer::SplitMix64;
 use tpsbench::record::{RunRecord, TestRecord};
+use tpsbench::report::compare::{Side, compare_sides, side_of_run};
 use tpsbench::stats::analysis::{Covers, LevelInterval, StopPolicy, StopReason};
 use tpsbench::stats::compare::{Settings, Verdict};
 
@@ -56,7 +56,7 @@ impl Noise {
 /// A pp512 record template, made by the real runner on the mock engine.
 fn template() -> RunRecord {
     use tpsbench::engine::mock::MockEngine;
-    use tpsbench::progress::NoProgress;
+    use tpsbench::output::progress::NoProgress;
     use tpsbench::runner::{RunOptions, run, run_info};
     let dir = tempfile::tempdir().unwrap();
     let gguf = dir.path().join("mock.gguf");
@@ -298,13 +298,13 @@ fn run_baseline_judges_this_run_against_the_saved_one_at_alpha() {
         let mut base = run.clone();
         base.tests = vec![record(t, &rounds(&mut noise, MU, 0.05, 3))];
         let name = format!("b{i}");
-        tpsbench::compare::save_baseline(&base, &name, dir.path()).unwrap();
-        let saved = tpsbench::compare::load_side(&name, dir.path()).unwrap();
+        tpsbench::report::compare::save_baseline(&base, &name, dir.path()).unwrap();
+        let saved = tpsbench::report::compare::load_side(&name, dir.path()).unwrap();
         let mut this = run.clone();
         this.run.started_at = format!("a later launch {i}");
         this.tests = vec![record(t, &rounds(&mut noise, MU, 0.05, 3))];
         let this = side_of_run("this run", &this);
-        let settings = tpsbench::compare::baseline_settings(&this);
+        let settings = tpsbench::report::compare::baseline_settings(&this);
         let r = compare_sides(&saved, &this, &[], &settings);
         fp += changed(r.rows[0].comparison.verdict) as usize;
     }
@@ -321,7 +321,7 @@ struct Launches<'a> {
     sigma_l: f64,
 }
 
-impl tpsbench::library_ab::Launcher for Launches<'_> {
+impl tpsbench::report::library_ab::Launcher for Launches<'_> {
     fn run(&mut self, _lib: &Path, _args: &[String]) -> Result<RunRecord, String> {
         let mut r = self.template.clone();
         let launch = rounds(&mut self.noise, MU, self.sigma_l, 1);
@@ -345,7 +345,8 @@ fn library_ab_on_identical_builds_is_significant_at_most_at_alpha() {
         let mut fp = 0;
         for _ in 0..trials {
             let recs =
-                tpsbench::library_ab::run_rounds(&libs, 3, &[], None, &mut l, &mut |_| {}).unwrap();
+                tpsbench::report::library_ab::run_rounds(&libs, 3, &[], None, &mut l, &mut |_| {})
+                    .unwrap();
             assert_eq!(recs[0].tests[0].rounds.len(), 3, "a round per launch");
             let a = side_of_run("a", &recs[0]);
             let b = side_of_run("b", &recs[1]);

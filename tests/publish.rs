@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use tpsbench::export::llama_bench_row::FIELDS;
+use tpsbench::report::export::llama_bench_row::FIELDS;
 
 mod support;
 use support::{tiny_sweep, tpsbench};

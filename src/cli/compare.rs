@@ -26,15 +26,15 @@ pub(super) fn compare(c: &CompareArgs) -> Result<i32> {
     if !fractions.iter().all(|x| (0.0..1.0).contains(x)) {
         bail!("--alpha, --threshold, --noise and --fail-threshold are fractions between 0 and 1");
     }
-    let sa = crate::compare::load_side(c.a, c.dir).map_err(anyhow::Error::msg)?;
-    let sb = crate::compare::load_side(c.b, c.dir).map_err(anyhow::Error::msg)?;
+    let sa = crate::report::compare::load_side(c.a, c.dir).map_err(anyhow::Error::msg)?;
+    let sb = crate::report::compare::load_side(c.b, c.dir).map_err(anyhow::Error::msg)?;
     let settings = crate::stats::compare::Settings {
         alpha: c.alpha,
         threshold: c.threshold,
-        floor: crate::compare::floor_for(c.noise, sb.machine.as_deref(), c.noise_dir),
+        floor: crate::report::compare::floor_for(c.noise, sb.machine.as_deref(), c.noise_dir),
         interleaved: false,
     };
-    let report = crate::compare::compare_sides(&sa, &sb, c.ignore, &settings);
+    let report = crate::report::compare::compare_sides(&sa, &sb, c.ignore, &settings);
     if report.rows.is_empty() {
         bail!(
             "no test of {} matches a test of {} (try --ignore with the property that differs)",
@@ -79,8 +79,8 @@ pub(super) fn noise(paths: &[std::path::PathBuf], dir: &std::path::Path) -> Resu
             runs.push((f.display().to_string(), run));
         }
     }
-    let f = crate::compare::measure_floor(&runs).map_err(anyhow::Error::msg)?;
-    let p = crate::compare::save_floor(&f, dir).map_err(anyhow::Error::msg)?;
+    let f = crate::report::compare::measure_floor(&runs).map_err(anyhow::Error::msg)?;
+    let p = crate::report::compare::save_floor(&f, dir).map_err(anyhow::Error::msg)?;
     println!(
         "noise floor of {}: {:.2}% between launches (sd of ln t/s over {} launches, {} tests, {} degrees of freedom)",
         f.machine,
@@ -105,7 +105,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut paths = Vec::new();
         for (name, scale) in [("a.json", 1.0), ("b.json", ratio)] {
-            let mut run = crate::export::fixtures::run();
+            let mut run = crate::report::export::fixtures::run();
             run.tests.truncate(1);
             let t = &mut run.tests[0];
             let ns: Vec<u64> = [1_000_000_000, 1_010_000_000, 990_000_000, 1_005_000_000][..n]
@@ -114,7 +114,7 @@ mod tests {
                 .collect();
             t.set_samples(ns);
             let p = dir.path().join(name);
-            crate::results::write_atomic(&p, &run).unwrap();
+            crate::record::results::write_atomic(&p, &run).unwrap();
             paths.push(p.display().to_string());
         }
         (dir, paths.remove(0), paths.remove(0))

@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use crate::engine::llama;
 use crate::record::facts::{MachineFacts, feature_map};
-use crate::system;
+use crate::util::system;
 
 pub(super) fn info(json: bool, probe: bool) -> Result<i32> {
     let facts = gather(probe)?;

@@ -9,9 +9,9 @@ use anyhow::{Context, Result};
 use crate::engine::llama::{self, LlamaEngine};
 use crate::ladder::Reporter;
 use crate::ladder::table::{self, TableFormat};
-use crate::progress::StderrProgress;
+use crate::output::progress::StderrProgress;
 use crate::runner::{RunOptions, Scope};
-use crate::{results, runner, system};
+use crate::{record::results, runner, util::system};
 
 pub struct Args {
     pub config: PathBuf,

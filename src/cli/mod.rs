@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use crate::export::Format;
+use crate::report::export::Format;
+use crate::report::leaderboard;
 pub use run::{Baselines, RunMode};
 
 #[derive(Parser, Debug)]
@@ -73,7 +74,7 @@ pub enum Command {
         #[arg(long, value_name = "NAME")]
         baseline: Option<String>,
         /// Where named baselines live.
-        #[arg(long, default_value = crate::compare::BASELINE_DIR)]
+        #[arg(long, default_value = crate::report::compare::BASELINE_DIR)]
         baseline_dir: PathBuf,
         /// Run only shard INDEX of COUNT (0-based) of the plan, for sweeps over many
         /// machines; join the result files with `tpsbench merge`. Example: --shard 0/4
@@ -132,7 +133,7 @@ pub enum Command {
         #[arg(long)]
         ignore: Vec<String>,
         /// Where named baselines live.
-        #[arg(long, default_value = crate::compare::BASELINE_DIR)]
+        #[arg(long, default_value = crate::report::compare::BASELINE_DIR)]
         baseline_dir: PathBuf,
     },
     /// Measure this machine's noise floor from A/A launches: the result files of one
@@ -145,7 +146,7 @@ pub enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// Where measured floors live, one file per machine.
-        #[arg(long, default_value = crate::compare::NOISE_DIR)]
+        #[arg(long, default_value = crate::report::compare::NOISE_DIR)]
         noise_dir: PathBuf,
     },
     /// Build LEADERBOARD.md and a self-contained index.html from result files.
@@ -285,7 +286,7 @@ pub fn main() -> Result<i32> {
             rounds,
         } => {
             if !library.is_empty() {
-                let ab = crate::library_ab::AbOptions {
+                let ab = crate::report::library_ab::AbOptions {
                     libraries: library,
                     rounds: rounds.unwrap_or(3),
                     config,
@@ -293,7 +294,7 @@ pub fn main() -> Result<i32> {
                     results_dir: (!no_save).then_some(results_dir),
                     quiet,
                 };
-                return crate::library_ab::command(&ab).map_err(anyhow::Error::msg);
+                return crate::report::library_ab::command(&ab).map_err(anyhow::Error::msg);
             }
             let baselines = Baselines {
                 save: save_baseline,
@@ -330,7 +331,7 @@ pub fn main() -> Result<i32> {
             fail: fail_threshold,
             ignore: &ignore,
             dir: &baseline_dir,
-            noise_dir: std::path::Path::new(crate::compare::NOISE_DIR),
+            noise_dir: std::path::Path::new(crate::report::compare::NOISE_DIR),
         }),
         Command::Noise { files, noise_dir } => compare::noise(&files, &noise_dir),
         Command::Leaderboard {
@@ -338,10 +339,10 @@ pub fn main() -> Result<i32> {
             out_dir,
             exclude_build,
             exclude_tool_version,
-        } => Ok(crate::leaderboard::command(&crate::leaderboard::Options {
+        } => Ok(leaderboard::command(&leaderboard::Options {
             paths,
             out_dir,
-            exclude: crate::leaderboard::Exclude {
+            exclude: leaderboard::Exclude {
                 build: exclude_build,
                 tool_version: exclude_tool_version,
             },
@@ -360,14 +361,14 @@ pub fn main() -> Result<i32> {
             layers,
             shrink,
             seed,
-        } => tools::synth(crate::synth::SynthOptions {
+        } => tools::synth(crate::ladder::synth::SynthOptions {
             output,
             preset,
             quant,
             layers,
             shrink,
             seed,
-            n_threads: crate::system::physical_cores(),
+            n_threads: crate::util::system::physical_cores(),
         }),
         Command::Ladder {
             config,

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::engine::llama::{self, LlamaEngine};
-use crate::export::{Format, exporter};
-use crate::progress::StderrProgress;
+use crate::output::progress::StderrProgress;
+use crate::report::export::{Format, exporter};
 use crate::runner::{self, RunOptions};
-use crate::{config, system};
+use crate::{config, util::system};
 
 /// Baseline options of `tpsbench run`.
 pub struct Baselines {
@@ -73,16 +73,16 @@ pub(super) fn run(
     }
     // A missing baseline is found before hours of measurement, not after.
     let base = match &baselines.compare {
-        Some(name) => {
-            Some(crate::compare::load_side(name, &baselines.dir).map_err(anyhow::Error::msg)?)
-        }
+        Some(name) => Some(
+            crate::report::compare::load_side(name, &baselines.dir).map_err(anyhow::Error::msg)?,
+        ),
         None => None,
     };
     let engine = LlamaEngine::new(verbose).map_err(anyhow::Error::msg)?;
     // Synthetic models (`synth = ...`) are written before the sweep: no download needed.
     if only_model.is_none() {
         let rep = crate::ladder::Reporter::new(quiet);
-        crate::synth::ensure_models(&cfg, &filters, system::physical_cores(), &rep)
+        crate::ladder::synth::ensure_models(&cfg, &filters, system::physical_cores(), &rep)
             .map_err(anyhow::Error::msg)?;
     }
     let mut progress = StderrProgress::new(quiet);
@@ -133,14 +133,14 @@ pub(super) fn run(
         if let Some(s) = shard {
             child_args.extend(["--shard".to_string(), s.to_string()]);
         }
-        let plan = crate::isolate::Plan {
+        let plan = crate::runner::isolate::Plan {
             config: &cfg,
             config_path: &config,
             filters: &filters,
             shard,
             resume: resume.as_deref(),
         };
-        let (record, path) = crate::isolate::run(&plan, info, &dir, &stop, &child_args)
+        let (record, path) = crate::runner::isolate::run(&plan, info, &dir, &stop, &child_args)
             .map_err(anyhow::Error::msg)?;
         let failed = record
             .tests
@@ -195,7 +195,7 @@ pub(super) fn run(
         }
     }
     if let Some(name) = &baselines.save {
-        let p = crate::compare::save_baseline(&out.record, name, &baselines.dir)
+        let p = crate::report::compare::save_baseline(&out.record, name, &baselines.dir)
             .map_err(anyhow::Error::msg)?;
         eprintln!("baseline {name:?} saved to {}", p.display());
     }
@@ -217,9 +217,9 @@ pub(super) fn run(
     }
     if let (Some(base), Some(name)) = (base, &baselines.compare) {
         // As criterion: the change against the baseline, on stderr (stdout has --output).
-        let this = crate::compare::side_of_run("this run", &out.record);
-        let settings = crate::compare::baseline_settings(&this);
-        let report = crate::compare::compare_sides(&base, &this, &[], &settings);
+        let this = crate::report::compare::side_of_run("this run", &out.record);
+        let settings = crate::report::compare::baseline_settings(&this);
+        let report = crate::report::compare::compare_sides(&base, &this, &[], &settings);
         eprint!(
             "\n{}",
             report.to_markdown(&format!("baseline {name}"), "this run")

@@ -5,19 +5,19 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::export::{Format, exporter};
+use crate::report::export::{Format, exporter};
 
-pub(super) fn synth(opts: crate::synth::SynthOptions) -> Result<i32> {
+pub(super) fn synth(opts: crate::ladder::synth::SynthOptions) -> Result<i32> {
     crate::engine::llama::init(false).map_err(anyhow::Error::msg)?;
     let rep = crate::ladder::Reporter::new(false);
-    let line = crate::synth::synth(&opts, &rep).map_err(anyhow::Error::msg)?;
+    let line = crate::ladder::synth::synth(&opts, &rep).map_err(anyhow::Error::msg)?;
     rep.line(&line);
     Ok(0)
 }
 
 pub(super) fn merge(output: &Path, inputs: &[PathBuf], allow_partial: bool) -> Result<i32> {
     let command = std::env::args().collect();
-    match crate::merge::merge_files(output, inputs, command, allow_partial) {
+    match crate::report::merge::merge_files(output, inputs, command, allow_partial) {
         Ok(warnings) => {
             for w in warnings {
                 eprintln!("{w}");
@@ -33,7 +33,7 @@ pub(super) fn merge(output: &Path, inputs: &[PathBuf], allow_partial: bool) -> R
 }
 
 pub(super) fn export(file: &Path, format: Format) -> Result<i32> {
-    match crate::results::read(file) {
+    match crate::record::results::read(file) {
         Ok(run) => {
             let export = exporter(format);
             if let Some(note) = export.skipped(&run) {

@@ -9,7 +9,6 @@ use toml::Spanned;
 
 use crate::config::ConfigError;
 
-#[path = "serving_targets.rs"]
 mod targets;
 pub use targets::Targets;
 use targets::targets;
@@ -341,5 +340,4 @@ pub fn parse(file: &Path, src: &str) -> Result<Option<ServingConfig>, ConfigErro
 }
 
 #[cfg(test)]
-#[path = "serving_tests.rs"]
 mod tests;

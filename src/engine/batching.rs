@@ -50,7 +50,7 @@ pub trait BatchSession {
     fn seq_pos_range(&self, seq: i32) -> Option<(i32, i32)>;
     /// Where the model and this context's KV cache and compute buffers were put, as the
     /// engine reported it when the context was made; None when it does not say.
-    fn placement(&self) -> Option<crate::placement::Placement> {
+    fn placement(&self) -> Option<crate::engine::placement::Placement> {
         None
     }
 }

@@ -42,7 +42,7 @@ pub(super) struct LlamaModel {
     /// What llama.cpp logged while loading: where it put the layers and weights.
     load_log: String,
     /// The placement of the last session and its parameters: load log plus context log.
-    placement: Mutex<Option<(TestParams, Option<crate::placement::Placement>)>>,
+    placement: Mutex<Option<(TestParams, Option<crate::engine::placement::Placement>)>>,
 }
 
 impl LlamaModel {
@@ -53,12 +53,12 @@ impl LlamaModel {
         cp: sys::llama_context_params,
     ) -> (
         Result<NonNull<sys::llama_context>, String>,
-        Option<crate::placement::Placement>,
+        Option<crate::engine::placement::Placement>,
     ) {
         take_first_error();
         let (raw, ctx_log) =
             capture(|| unsafe { sys::llama_init_from_model(self.ptr.as_ptr(), cp) });
-        let placement = crate::placement::parse(&format!("{}\n{ctx_log}", self.load_log));
+        let placement = crate::engine::placement::parse(&format!("{}\n{ctx_log}", self.load_log));
         let ctx = NonNull::new(raw).ok_or_else(|| {
             take_first_error()
                 .unwrap_or_else(|| "too large for memory or invalid parameters".into())
@@ -113,7 +113,7 @@ impl Engine for LlamaEngine {
         Ok(Box::new(LlamaModel {
             ptr,
             info,
-            load_log: crate::placement::relevant_lines(&load_log),
+            load_log: crate::engine::placement::relevant_lines(&load_log),
             placement: Mutex::new(None),
         }))
     }
@@ -166,7 +166,7 @@ impl Model for LlamaModel {
         Some(self)
     }
 
-    fn placement(&self, params: &TestParams) -> Option<crate::placement::Placement> {
+    fn placement(&self, params: &TestParams) -> Option<crate::engine::placement::Placement> {
         match &*self.placement.lock().ok()? {
             Some((p, placement)) if p == params => placement.clone(),
             _ => None,

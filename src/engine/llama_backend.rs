@@ -12,7 +12,7 @@ use llama_cpp_sys_2 as sys;
 use super::DeviceInfo;
 
 static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
-static LIBRARY: OnceLock<Result<crate::linkage::Library, String>> = OnceLock::new();
+static LIBRARY: OnceLock<Result<crate::engine::linkage::Library, String>> = OnceLock::new();
 static VERBOSE: AtomicBool = AtomicBool::new(false);
 /// The first error llama.cpp logged since [`take_first_error`] last ran: why a load failed.
 static FIRST_ERROR: Mutex<Option<String>> = Mutex::new(None);
@@ -117,8 +117,8 @@ fn library_path() -> Option<std::path::PathBuf> {
 /// Which llama.cpp this process runs, checked against the one tpsbench was built for.
 /// Reads only the file system and `ggml_version()`, a constant string, so that it is safe
 /// to call before anything depends on struct layouts.
-fn inspect_library() -> Result<crate::linkage::Library, String> {
-    use crate::linkage::{BuiltFor, Library, check, read_stamp};
+fn inspect_library() -> Result<crate::engine::linkage::Library, String> {
+    use crate::engine::linkage::{BuiltFor, Library, check, read_stamp};
     let ggml_version = unsafe { CStr::from_ptr(sys::ggml_version()) }
         .to_string_lossy()
         .into_owned();
@@ -146,7 +146,7 @@ fn inspect_library() -> Result<crate::linkage::Library, String> {
         eprintln!(
             "warning: {shown} has no {} beside it (not built by scripts/build-llama-shared): \
              its ggml {ggml_version} matches, but its llama.cpp sources cannot be checked",
-            crate::linkage::STAMP_FILE
+            crate::engine::linkage::STAMP_FILE
         );
     }
     Ok(Library {
@@ -167,7 +167,7 @@ pub fn init(verbose: bool) -> Result<(), String> {
 /// Starts llama.cpp if no one has, leaving the log routing as it is.
 pub fn ensure_init() -> Result<(), String> {
     let lib = LIBRARY.get_or_init(inspect_library).clone()?;
-    crate::linkage::set_current(lib);
+    crate::engine::linkage::set_current(lib);
     // Install the callback before the backend starts, so start-up logs are caught too.
     unsafe { sys::llama_log_set(Some(on_log), std::ptr::null_mut()) };
     BACKEND

@@ -25,7 +25,7 @@ pub(super) struct LlamaBatchSession<'m> {
     seq_ptr: Vec<*mut i32>,
     logits: Vec<i8>,
     /// From the model's load log and this context's creation log.
-    placement: Option<crate::placement::Placement>,
+    placement: Option<crate::engine::placement::Placement>,
     _model: &'m LlamaModel,
 }
 
@@ -242,7 +242,7 @@ impl BatchSession for LlamaBatchSession<'_> {
         (hi >= 0).then_some((lo, hi))
     }
 
-    fn placement(&self) -> Option<crate::placement::Placement> {
+    fn placement(&self) -> Option<crate::engine::placement::Placement> {
         self.placement.clone()
     }
 }

@@ -111,14 +111,14 @@ impl Model for MockModel<'_> {
     }
 
     /// A CPU-only engine: everything on the CPU, as a CPU build of llama.cpp reports it.
-    fn placement(&self, params: &TestParams) -> Option<crate::placement::Placement> {
+    fn placement(&self, params: &TestParams) -> Option<crate::engine::placement::Placement> {
         if self.last.borrow().as_ref() != Some(params) {
             return None;
         }
-        Some(crate::placement::Placement {
+        Some(crate::engine::placement::Placement {
             layers_offloaded: 0,
             layers_total: 3,
-            devices: vec![crate::placement::DevicePlacement {
+            devices: vec![crate::engine::placement::DevicePlacement {
                 name: "CPU".into(),
                 layers: 3,
                 model_bytes: self.info.size,

@@ -1,14 +1,19 @@
 //! The engine boundary. `llama` is the only code that touches llama.cpp; `mock` is a fake
 //! engine with a fake clock, so the whole pipeline is unit-tested deterministically (as
-//! hyperfine does with its mock executor).
+//! hyperfine does with its mock executor). Beside it: which libllama the process runs
+//! (`linkage`), where llama.cpp put a model (`placement`, read from its load log), and
+//! llama-bench's timing loop over any engine (`measure`).
 
 pub mod batching;
+pub mod linkage;
 pub mod llama;
 mod llama_backend;
 mod llama_batch;
 pub mod logits;
+pub mod measure;
 pub mod mock;
 pub mod mock_batch;
+pub mod placement;
 pub mod quantize;
 
 use std::path::Path;
@@ -74,7 +79,7 @@ pub trait Model {
     /// Where the model's layers and the KV cache and compute buffers of the last session
     /// made for `params` were put, as the engine reported it; `None` when it does not say
     /// (or no session was made for these parameters).
-    fn placement(&self, params: &TestParams) -> Option<crate::placement::Placement> {
+    fn placement(&self, params: &TestParams) -> Option<crate::engine::placement::Placement> {
         let _ = params;
         None
     }

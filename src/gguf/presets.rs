@@ -288,5 +288,4 @@ impl Shape {
 }
 
 #[cfg(test)]
-#[path = "presets_tests.rs"]
 mod tests;

@@ -380,5 +380,4 @@ fn check_layout(tensors: &[TensorInfo], alignment: u64) -> Result<(), GgufError>
 }
 
 #[cfg(test)]
-#[path = "reader_tests.rs"]
 mod tests;

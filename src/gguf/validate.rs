@@ -15,7 +15,6 @@
 use super::Value;
 use super::reader::{GgufError, Header, TensorInfo};
 
-#[path = "validate_tokenizer.rs"]
 mod tokenizer;
 use tokenizer::tokenizer;
 
@@ -317,5 +316,4 @@ fn tensor_types(tensors: &[TensorInfo]) -> Result<(), GgufError> {
 }
 
 #[cfg(test)]
-#[path = "validate_tests.rs"]
 mod tests;

@@ -2,12 +2,12 @@
 //! test, repeated as the settings' stopping rule says, with the machine monitored around it.
 
 use crate::config::RunSettings;
+use crate::engine::measure::PreparedTest;
 use crate::engine::{Engine, Model};
 use crate::machine::Monitor;
 use crate::machine::roofline::Shape;
-use crate::measure::PreparedTest;
+use crate::output::progress::Progress;
 use crate::plan::TestParams;
-use crate::progress::Progress;
 use crate::record::{ModelRecord, TestRecord};
 use crate::stats::analysis::StopReason;
 

@@ -4,8 +4,8 @@
 
 use crate::config::Config;
 use crate::engine::{Engine, Model};
+use crate::output::progress::Progress;
 use crate::plan::serving::ServingTest;
-use crate::progress::Progress;
 use crate::record::TestRecord;
 use crate::serving::dataset::PromptFile;
 use crate::serving::run::{GroupRun, Ready, fill, summary_line};

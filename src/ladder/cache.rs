@@ -64,7 +64,8 @@ impl BaseInfo {
 /// Reads and hashes a base file; the error names the file.
 pub fn inspect_base(path: &Path) -> Result<BaseInfo, String> {
     let h = reader::read_header(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let sha = crate::system::sha256_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let sha =
+        crate::util::system::sha256_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(BaseInfo::from_header(path, sha, &h))
 }
 

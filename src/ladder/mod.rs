@@ -1,12 +1,16 @@
 //! Quantization ladders: from one base GGUF, the variants that models.toml lists, built with
 //! llama.cpp's own quantizer (cached by the base's SHA-256 and the type); their quality
-//! against the reference variant on one evaluation text (`quality`); and the table of size,
-//! speed and quality with the Pareto front marked (`table`). The variants are models of the
-//! run's plan: the runner builds each on first use and runs its tests like any model's.
+//! against the reference variant on one evaluation text (`quality`, with llama-perplexity's
+//! KL-divergence statistics in `kld`); and the table of size, speed and quality with the
+//! Pareto front marked (`table`). The variants are models of the run's plan: the runner
+//! builds each on first use and runs its tests like any model's. `synth` makes synthetic
+//! models (`tpsbench synth`) with the same quantizer and disk-space checks.
 
 pub mod cache;
 pub mod eval;
+pub mod kld;
 pub mod quality;
+pub mod synth;
 pub mod table;
 
 use std::io::IsTerminal;
@@ -18,7 +22,7 @@ pub use cache::synthetic_provenance;
 use crate::config::ladder::Ladder;
 use crate::config::quant_types::QuantType;
 use crate::engine::quantize::{QuantizeParams, quantize};
-use crate::units::format_size;
+use crate::util::units::format_size;
 use cache::BaseInfo;
 
 /// Status lines on stderr: finished steps as lines, running counters redrawn in place on a

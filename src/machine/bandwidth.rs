@@ -99,7 +99,7 @@ pub fn parse_cache_size(s: &str) -> Option<u64> {
 
 /// Runs the probe (about 1 GiB of RAM, a few seconds).
 pub fn probe(threads: u32, machine: &str) -> Bandwidth {
-    let load_average = crate::system::load_average();
+    let load_average = crate::util::system::load_average();
     let llc = llc_bytes();
     let llc_read_gbs = llc.filter(|&b| b >= 16 << 20).map(|b| {
         let data: Vec<u64> = (0..(b / 2 / 8)).collect();
@@ -124,7 +124,7 @@ pub fn probe(threads: u32, machine: &str) -> Bandwidth {
         llc_bytes: llc,
         llc_read_gbs,
         machine: machine.to_string(),
-        measured_at: crate::system::now_rfc3339(),
+        measured_at: crate::util::system::now_rfc3339(),
         load_average,
     }
 }
@@ -147,7 +147,7 @@ pub fn cached_or_probe(threads: u32, machine: &str, refresh: bool) -> Bandwidth 
         .ok()
         .and_then(|t| serde_json::from_str::<Bandwidth>(&t).ok())
         .filter(|b| b.machine == machine && b.threads == threads);
-    let now = crate::system::load_average();
+    let now = crate::util::system::load_average();
     if let Some(b) = cached.filter(|b| !refresh && reuse(b, now, threads)) {
         return b;
     }

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::roofline::Shape;
-use crate::placement::Placement;
+use crate::engine::placement::Placement;
 use crate::plan::TestParams;
 
 /// Where `kv_cache_bytes` came from.
@@ -76,7 +76,7 @@ mod tests {
     fn llama_cpps_kv_buffer_beats_the_computed_figure() {
         // tg4 on the tiny model: 4 positions computed (4 KiB), but llama.cpp padded the
         // context to 256 cells and allocated 0.25 MiB.
-        let placement = crate::placement::parse(CPU_TINY).unwrap();
+        let placement = crate::engine::placement::parse(CPU_TINY).unwrap();
         let p = tg(4);
         let (bytes, source, per_position) = kv_cache(&p, Some(&tiny()), Some(&placement));
         assert_eq!(bytes, Some(262_144));
@@ -94,7 +94,7 @@ mod tests {
 
     #[test]
     fn without_a_cell_count_the_roofline_uses_the_computed_bytes_per_position() {
-        let placement = crate::placement::parse(VULKAN_NGL10).unwrap();
+        let placement = crate::engine::placement::parse(VULKAN_NGL10).unwrap();
         let (bytes, source, per_position) = kv_cache(&tg(16), Some(&tiny()), Some(&placement));
         assert_eq!(bytes, placement.kv_bytes());
         assert_eq!(source, Some(KvCacheSource::LlamaCpp));
@@ -116,7 +116,7 @@ mod tests {
             n_vocab: 0,
             n_params: 8_000_000_000,
         };
-        let placement = crate::placement::parse(CUDA_FULL).unwrap();
+        let placement = crate::engine::placement::parse(CUDA_FULL).unwrap();
         let mut m = Monitor::new(
             None,
             Ceilings {

@@ -132,7 +132,7 @@ impl Monitor {
         a: Active,
         p: &TestParams,
         shape: Option<&Shape>,
-        placement: Option<&crate::placement::Placement>,
+        placement: Option<&crate::engine::placement::Placement>,
         ts: Option<f64>,
         tokens: u64,
     ) -> Resources {

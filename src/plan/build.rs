@@ -258,5 +258,4 @@ pub fn settings_line(s: &RunSettings) -> String {
 }
 
 #[cfg(test)]
-#[path = "build_tests.rs"]
 mod tests;

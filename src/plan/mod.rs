@@ -307,5 +307,4 @@ pub fn filter(tests: Vec<PlannedTest>, filters: &[String]) -> Vec<PlannedTest> {
 }
 
 #[cfg(test)]
-#[path = "plan_tests.rs"]
 mod tests;

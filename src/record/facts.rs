@@ -258,5 +258,4 @@ pub fn feature_map(probed: &[(&str, bool)], system_info: &str) -> BTreeMap<Strin
 }
 
 #[cfg(test)]
-#[path = "facts_tests.rs"]
 mod tests;

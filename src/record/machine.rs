@@ -1,8 +1,8 @@
 //! The run's facts about the tool, the llama.cpp build and the machine, as record types.
 
-use crate::linkage::{self, LLAMA_SYS_VERSION};
+use crate::engine::linkage::{self, LLAMA_SYS_VERSION};
 use crate::machine;
-use crate::system::gpu_backend;
+use crate::util::system::gpu_backend;
 
 use super::facts::simd_features;
 use super::{LlamaBuild, SystemInfo, ToolInfo};

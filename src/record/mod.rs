@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod facts;
 pub mod machine;
+pub mod results;
 pub mod serving;
 
 use crate::plan::TestParams;

@@ -5,6 +5,7 @@
 //! children, progress and ETA, Ctrl-C and fault injection are handled here, once for every
 //! kind. A test or model that fails is recorded with its error and the sweep goes on.
 
+pub mod isolate;
 pub mod prepare;
 mod sweep;
 pub mod target;

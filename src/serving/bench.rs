@@ -228,5 +228,4 @@ pub fn run_together(
 }
 
 #[cfg(test)]
-#[path = "bench_tests.rs"]
 mod tests;

@@ -7,13 +7,12 @@ use super::dataset::PromptFile;
 use super::metrics::{self, Trace};
 use super::sampling::Sampler;
 use crate::config::serving::{Mode, ServingConfig};
+use crate::engine::measure::TokenSource;
 use crate::engine::{BatchParams, BatchSession, Engine, Model, ServingModel};
-use crate::measure::TokenSource;
+use crate::output::progress::Progress;
 use crate::plan::serving::{ServingTest, parallel_n_ctx, slots_n_ctx};
-use crate::progress::Progress;
 use crate::record::serving::{DatasetInfo, RepFigures, Serving};
 
-#[path = "run_record.rs"]
 mod record;
 pub(crate) use record::{fill, summary_line};
 
@@ -370,5 +369,4 @@ fn assemble(
 }
 
 #[cfg(test)]
-#[path = "run_tests.rs"]
 mod tests;

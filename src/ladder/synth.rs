@@ -1,0 +1,320 @@
+//! `tpsbench synth`: writes a synthetic GGUF (random weights, valid vocabulary) for the tiny
+//! test model or an architecture preset, at a chosen quantization type.
+//!
+//! Types that are one ggml type throughout (F32, F16, BF16, Q8_0, Q6_K, Q4_0, Q4_1, Q5_0,
+//! Q5_1) are written block by block directly, with llama.cpp's choice for the output
+//! matrix (Q6_K for the legacy 4- and 5-bit types). Mixes (Q4_K_M, Q3_K_M, IQ4_NL, ...)
+//! are written at Q8_0 to a temporary file and handed to llama.cpp's quantizer, so their
+//! per-tensor choices are exactly llama.cpp's. Free disk space is checked first.
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::config::quant_types::QuantType;
+use crate::engine::quantize::{QuantizeParams, quantize};
+use crate::gguf::presets::{self, PRESETS};
+use crate::gguf::writer::{Document, write_gguf};
+use crate::gguf::{DEFAULT_ALIGNMENT, tiny};
+use crate::ladder::Reporter;
+use crate::ladder::cache::check_space;
+use crate::util::units::format_size;
+
+pub struct SynthOptions {
+    pub output: PathBuf,
+    /// `tiny` or one of [`PRESETS`].
+    pub preset: String,
+    /// A ladder type name; default F32 for `tiny`, Q8_0 for presets.
+    pub quant: Option<String>,
+    /// Layers to keep (presets; default: all).
+    pub layers: Option<u64>,
+    /// Divide heads, widths and vocabulary by this (presets; 1 = published shapes).
+    pub shrink: u64,
+    pub seed: u64,
+    pub n_threads: u32,
+}
+
+/// The ggml types a single-type file type is written with: (weights, output matrix).
+/// `None` for mixes, which llama.cpp's quantizer must produce.
+pub fn direct_types(t: QuantType, n_embd: u64) -> Option<(u32, u32)> {
+    // llama.cpp (llama_tensor_get_type): the output matrix becomes Q6_K unless the type is
+    // Q8_0 or better, or Q8_0 when its rows are not a multiple of 256.
+    let out = if n_embd % 256 == 0 { 14 } else { 8 };
+    Some(match t.name {
+        "F32" => (0, 0),
+        "F16" => (1, 1),
+        "BF16" => (30, 30),
+        "Q8_0" => (8, 8),
+        "Q6_K" => (14, 14),
+        "Q4_0" => (2, out),
+        "Q4_1" => (3, out),
+        "Q5_0" => (6, out),
+        "Q5_1" => (7, out),
+        _ => return None,
+    })
+}
+
+/// Bytes the document will take on disk.
+pub fn document_size(doc: &Document) -> u64 {
+    let data: u64 = doc
+        .tensors
+        .iter()
+        .map(|t| t.n_bytes().div_ceil(DEFAULT_ALIGNMENT) * DEFAULT_ALIGNMENT)
+        .sum();
+    // The header (vocabulary included) is small next to the data: a generous bound.
+    data + (32 << 20)
+}
+
+/// Counts bytes on their way to the file and reports every 256 MiB.
+struct Counting<'a, W: Write> {
+    inner: W,
+    written: u64,
+    total: u64,
+    rep: &'a Reporter,
+}
+
+impl<W: Write> Write for Counting<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        let before = self.written >> 28;
+        self.written += n as u64;
+        if self.written >> 28 != before {
+            self.rep.status(&format!(
+                "writing: {} of about {}",
+                format_size(self.written),
+                format_size(self.total)
+            ));
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Writes `doc` to a temporary name beside `path`, then renames it.
+pub fn write_document(path: &Path, doc: &Document, rep: &Reporter) -> Result<(), String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let tmp = path.with_extension("gguf.tmp");
+    let write = || -> std::io::Result<()> {
+        let file = std::fs::File::create(&tmp)?;
+        let mut w = Counting {
+            inner: BufWriter::with_capacity(1 << 20, file),
+            written: 0,
+            total: document_size(doc),
+            rep,
+        };
+        write_gguf(&mut w, doc)?;
+        w.flush()?;
+        drop(w);
+        std::fs::rename(&tmp, path)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot write {}: {e}", path.display())
+    })
+}
+
+/// Writes the synthetic model; returns a one-line summary.
+pub fn synth(o: &SynthOptions, rep: &Reporter) -> Result<String, String> {
+    let tiny_preset = o.preset == "tiny";
+    let shape = if tiny_preset {
+        None
+    } else {
+        let s = presets::shape(&o.preset).ok_or_else(|| {
+            format!(
+                "unknown preset {:?}: available presets: tiny, {}",
+                o.preset,
+                PRESETS.join(", ")
+            )
+        })?;
+        Some(s.shrunk(o.shrink, o.layers))
+    };
+    let default = if tiny_preset { "F32" } else { "Q8_0" };
+    let t = QuantType::parse(o.quant.as_deref().unwrap_or(default))?;
+    let n_embd = shape.as_ref().map_or(tiny::N_EMBD, |s| s.n_embd);
+    // The document written directly: the final file, or the Q8_0 (tiny: F32) input of
+    // llama.cpp's quantizer.
+    let direct = direct_types(t, n_embd).filter(|_| !tiny_preset || t.name == "F32");
+    let doc = match (&shape, direct) {
+        (None, _) => tiny::document(o.seed),
+        (Some(s), Some((w, out))) => s.document(w, out, t.ftype, o.seed),
+        (Some(s), None) => s.document(8, 8, 7, o.seed),
+    };
+    let params = doc.tensors.iter().map(|x| x.n_elements()).sum::<u64>();
+    let first = document_size(&doc);
+    if direct.is_some() {
+        check_space(&o.output, first)?;
+        write_document(&o.output, &doc, rep)?;
+    } else {
+        check_space(
+            &o.output,
+            first + crate::ladder::cache::size_bound(t, params),
+        )?;
+        let tmp = o.output.with_extension("input.gguf.tmp");
+        write_document(&tmp, &doc, rep)?;
+        let qp = QuantizeParams {
+            ftype: t.ftype,
+            allow_requantize: !tiny_preset,
+            n_threads: o.n_threads,
+        };
+        let result = quantize(&tmp, &o.output, &qp, &mut |d, n| {
+            rep.status(&format!("quantizing to {}: {d}/{n} tensors", t.name));
+        });
+        let _ = std::fs::remove_file(&tmp);
+        result?;
+    }
+    let size = std::fs::metadata(&o.output).map(|m| m.len()).unwrap_or(0);
+    let what = match &shape {
+        None => "tiny".to_string(),
+        Some(s) => format!(
+            "{}{}, {} layers, n_embd {}, n_ff {}, heads {}/{}, vocab {}",
+            s.preset,
+            if o.shrink > 1 {
+                format!(" shrunk ×1/{}", o.shrink)
+            } else {
+                String::new()
+            },
+            s.n_layer,
+            s.n_embd,
+            s.n_ff,
+            s.n_head,
+            s.n_head_kv,
+            s.n_vocab
+        ),
+    };
+    Ok(format!(
+        "wrote {} ({what}; {}, {} tensors, {:.2} M parameters, {})",
+        o.output.display(),
+        t.name,
+        doc.tensors.len(),
+        params as f64 / 1e6,
+        format_size(size)
+    ))
+}
+
+pub use crate::config::synth_spec::SynthSpec;
+
+/// Writes the models of `config` that are missing, have a `synth` spec and hold a test that
+/// `filters` keep (a `--filter` for another model does not wait for an 8B synthesis). Each is
+/// written under a temporary name and renamed when complete: an interrupted synthesis never
+/// leaves a partial model behind. Returns one line per model written.
+pub fn ensure_models(
+    config: &crate::config::Config,
+    filters: &[String],
+    n_threads: u32,
+    rep: &Reporter,
+) -> Result<Vec<String>, String> {
+    let labels: Vec<String> = config
+        .models
+        .iter()
+        .map(|m| match (&m.synth, m.path.exists()) {
+            (Some(s), false) => s.quant.clone(),
+            _ => crate::gguf::reader::read_header(&m.path)
+                .ok()
+                .and_then(|h| h.file_type())
+                .unwrap_or("unknown")
+                .to_string(),
+        })
+        .collect();
+    let mut wanted: Vec<usize> = crate::plan::filter(crate::plan::expand(config, &labels), filters)
+        .iter()
+        .map(|t| t.model)
+        .collect();
+    wanted.extend(
+        crate::plan::serving::expand(config, &labels, filters)
+            .iter()
+            .map(|t| t.model),
+    );
+    let mut lines = Vec::new();
+    for (i, m) in config.models.iter().enumerate() {
+        let Some(spec) = &m.synth else { continue };
+        if m.path.exists() || !wanted.contains(&i) {
+            continue;
+        }
+        if let Some(dir) = m.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("model {:?}: cannot create {}: {e}", m.name, dir.display()))?;
+        }
+        let tmp = m
+            .path
+            .with_extension(format!("synth-{}.tmp", std::process::id()));
+        rep.line(&format!(
+            "model {:?}: {} is missing; synthesizing {} {}",
+            m.name,
+            m.path.display(),
+            spec.preset,
+            spec.quant
+        ));
+        let opts = SynthOptions {
+            output: tmp.clone(),
+            preset: spec.preset.clone(),
+            quant: Some(spec.quant.clone()),
+            layers: None,
+            shrink: 1,
+            seed: 1,
+            n_threads,
+        };
+        let written = synth(&opts, rep).and_then(|line| {
+            std::fs::rename(&tmp, &m.path)
+                .map(|_| line.replace(&tmp.display().to_string(), &m.path.display().to_string()))
+                .map_err(|e| format!("cannot rename {}: {e}", tmp.display()))
+        });
+        match written {
+            Ok(line) => lines.push(line),
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(format!("model {:?}: synthesis failed: {e}", m.name));
+            }
+        }
+    }
+    Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn single_type_files_follow_llama_cpp_for_the_output_matrix() {
+        let q = |n| QuantType::parse(n).unwrap();
+        assert_eq!(direct_types(q("Q4_0"), 4096), Some((2, 14)));
+        assert_eq!(direct_types(q("Q4_0"), 576), Some((2, 8)));
+        assert_eq!(direct_types(q("Q8_0"), 4096), Some((8, 8)));
+        assert_eq!(direct_types(q("F16"), 4096), Some((1, 1)));
+        assert_eq!(direct_types(q("Q4_K_M"), 4096), None);
+        assert_eq!(direct_types(q("IQ4_NL"), 4096), None);
+    }
+
+    #[test]
+    fn synth_specs_name_a_preset_and_an_optional_type() {
+        let s = |t| SynthSpec::parse(t);
+        assert_eq!(
+            s("llama-3-8b:q4_k_m").unwrap(),
+            SynthSpec {
+                preset: "llama-3-8b".into(),
+                quant: "Q4_K_M".into()
+            }
+        );
+        assert_eq!(s(" tiny ").unwrap().quant, "F32");
+        assert_eq!(s("mistral-7b").unwrap().quant, "Q8_0");
+        assert!(
+            s("llama-9b:Q8_0")
+                .unwrap_err()
+                .contains("unknown synth preset")
+        );
+        assert!(s("llama-3-8b:Q9_9").unwrap_err().contains("Q9_9"));
+    }
+
+    #[test]
+    fn a_full_preset_document_is_sized_without_writing_it() {
+        let s = presets::shape("llama-3-70b").unwrap();
+        let doc = s.document(2, 14, 2, 1);
+        let gib = document_size(&doc) as f64 / f64::from(1u32 << 30);
+        // 70.55 B weights at Q4_0 (4.5 bits) with a Q6_K output: about 37 GiB
+        assert!((36.0..40.0).contains(&gib), "{gib}");
+    }
+}

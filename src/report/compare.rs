@@ -1,0 +1,521 @@
+//! `tpsbench compare A B`: joins the tests of two result sets on their key properties, as
+//! llama.cpp's compare-llama-bench.py does, and gives each pair a speedup with a confidence
+//! interval and a verdict from the medians of their rounds (`stats::compare`). Also the
+//! per-machine noise floor that verdicts on single launches need (`tpsbench noise`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::record::{RunRecord, Status, TestRecord};
+use crate::results;
+use crate::stats::compare::{
+    Comparison, FloorSource, Measured, Method, NoiseFloor, Settings, Verdict, compare,
+};
+
+/// Default location of named baselines (like criterion's target/criterion/*/NAME).
+pub const BASELINE_DIR: &str = "target/tpsbench/baselines";
+
+/// One side of a comparison: tests with the model's sha256 alongside.
+pub struct Side {
+    pub label: String,
+    pub tests: Vec<(String, TestRecord)>,
+    /// The machine the side ran on ([`machine_key`]), where its noise floor is stored.
+    pub machine: Option<String>,
+    /// The run it came from (machine and start time): two sides of one run had their rounds
+    /// interleaved and may be paired by round.
+    pub launch: Option<String>,
+}
+
+/// Resolves a file, a directory of result files, or a named baseline in `baseline_dir`.
+pub fn load_side(spec: &str, baseline_dir: &Path) -> Result<Side, String> {
+    let path = PathBuf::from(spec);
+    let files: Vec<PathBuf> = if path.is_file() {
+        vec![path.clone()]
+    } else if path.is_dir() {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(&path)
+            .map_err(|e| format!("{spec}: {e}"))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        v.sort();
+        if v.is_empty() {
+            return Err(format!(
+                "{spec}: no result files (*.json) in this directory"
+            ));
+        }
+        v
+    } else {
+        let b = baseline_dir.join(format!("{spec}.json"));
+        if !b.is_file() {
+            return Err(format!(
+                "{spec}: no such file or directory, and no baseline named {spec:?} in {}",
+                baseline_dir.display()
+            ));
+        }
+        vec![b]
+    };
+    // Later files win for the same test identity: sorted names are start times.
+    let mut by_identity: BTreeMap<String, (String, TestRecord)> = BTreeMap::new();
+    let mut machine = None;
+    let mut launches: Vec<String> = Vec::new();
+    for f in &files {
+        let run = results::read(f)?;
+        machine = Some(machine_key(&run));
+        launches.push(launch_key(&run));
+        for t in sides_tests(&run) {
+            by_identity.insert(t.1.identity.clone(), t);
+        }
+    }
+    let mut tests: Vec<(String, TestRecord)> = by_identity.into_values().collect();
+    tests.sort_by(|a, b| a.1.id.cmp(&b.1.id));
+    launches.dedup();
+    Ok(Side {
+        label: spec.to_string(),
+        tests,
+        machine,
+        // Several runs pooled are several launches: nothing to pair with.
+        launch: (launches.len() == 1).then(|| launches.remove(0)),
+    })
+}
+
+/// One run: its machine and its start time.
+fn launch_key(run: &RunRecord) -> String {
+    format!("{}@{}", machine_key(run), run.run.started_at)
+}
+
+/// The successful tests of one run as a comparison side.
+pub fn side_of_run(label: &str, run: &RunRecord) -> Side {
+    Side {
+        label: label.to_string(),
+        tests: sides_tests(run),
+        machine: Some(machine_key(run)),
+        launch: Some(launch_key(run)),
+    }
+}
+
+fn sides_tests(run: &RunRecord) -> Vec<(String, TestRecord)> {
+    run.tests
+        .iter()
+        .filter(|t| t.status == Status::Ok && !t.samples_ts.is_empty())
+        .map(|t| {
+            let sha = run
+                .models
+                .iter()
+                .find(|m| m.name == t.model)
+                .map(|m| m.sha256.clone())
+                .unwrap_or_default();
+            (sha, t.clone())
+        })
+        .collect()
+}
+
+/// The properties a test is joined on: the model file and every parameter.
+fn properties(sha: &str, t: &TestRecord) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    m.insert("model".to_string(), sha.to_string());
+    for (k, v) in t.params.all_fields() {
+        m.insert(k, v.to_string());
+    }
+    m
+}
+
+/// Properties that take one value in A and a different single value in B: the thing being
+/// compared (1 thread against 2, one build against another model file...).
+fn varied(a: &Side, b: &Side) -> Vec<String> {
+    let values = |s: &Side, k: &str| -> Vec<String> {
+        let mut v: Vec<String> = s
+            .tests
+            .iter()
+            .map(|(sha, t)| properties(sha, t)[k].clone())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let Some((sha, t)) = a.tests.first() else {
+        return Vec::new();
+    };
+    properties(sha, t)
+        .keys()
+        .filter(|k| !matches!(k.as_str(), "n_prompt" | "n_gen" | "n_depth"))
+        .filter(|k| {
+            let (va, vb) = (values(a, k), values(b, k));
+            va.len() == 1 && vb.len() == 1 && va != vb
+        })
+        .cloned()
+        .collect()
+}
+
+/// One joined pair.
+pub struct Row {
+    pub test: String,
+    pub a_median: f64,
+    pub b_median: f64,
+    pub a_n: usize,
+    pub b_n: usize,
+    pub comparison: Comparison,
+}
+
+pub struct Report {
+    /// Properties ignored in the join because they are what differs: (name, A value, B value).
+    pub varied: Vec<(String, String, String)>,
+    pub rows: Vec<Row>,
+    pub unmatched: usize,
+    /// The noise floor single launches were judged against, and the "no change" band.
+    pub floor: NoiseFloor,
+    pub threshold: f64,
+}
+
+/// What a test record gives a verdict: its rounds' medians, and for one round its
+/// repetitions.
+pub fn measured(t: &TestRecord) -> Measured {
+    let round_medians = t.round_medians();
+    Measured {
+        repetitions: if round_medians.len() < 2 {
+            t.samples_ts.clone()
+        } else {
+            Vec::new()
+        },
+        round_medians,
+    }
+}
+
+/// Joins and compares; `ignore` adds properties to leave out of the join. Two sides of
+/// one run are interleaved whatever `settings` says.
+pub fn compare_sides(a: &Side, b: &Side, ignore: &[String], settings: &Settings) -> Report {
+    let same_run = a.launch.is_some() && a.launch == b.launch;
+    let settings = &Settings {
+        interleaved: settings.interleaved || same_run,
+        ..settings.clone()
+    };
+    let mut skip = varied(a, b);
+    for i in ignore {
+        if !skip.contains(i) {
+            skip.push(i.clone());
+        }
+    }
+    let key = |sha: &str, t: &TestRecord| {
+        let mut p = properties(sha, t);
+        p.retain(|k, _| !skip.contains(k));
+        p
+    };
+    let described = skip
+        .iter()
+        .map(|k| {
+            let first = |s: &Side| {
+                s.tests
+                    .first()
+                    .map(|(sha, t)| properties(sha, t).get(k).cloned().unwrap_or_default())
+                    .unwrap_or_default()
+            };
+            let short = |v: String| {
+                if k == "model" {
+                    v.chars().take(12).collect()
+                } else {
+                    v
+                }
+            };
+            (k.clone(), short(first(a)), short(first(b)))
+        })
+        .collect();
+    let mut rows = Vec::new();
+    let mut unmatched = 0;
+    for (sha, ta) in &a.tests {
+        let ka = key(sha, ta);
+        match b.tests.iter().find(|(shb, tb)| key(shb, tb) == ka) {
+            None => unmatched += 1,
+            Some((_, tb)) => rows.push(Row {
+                test: format!("{}/{}", ta.model, ta.test),
+                a_median: crate::stats::median(&ta.samples_ts),
+                b_median: crate::stats::median(&tb.samples_ts),
+                a_n: ta.samples_ts.len(),
+                b_n: tb.samples_ts.len(),
+                comparison: compare(&measured(ta), &measured(tb), settings),
+            }),
+        }
+    }
+    unmatched += b.tests.len().saturating_sub(rows.len());
+    Report {
+        varied: described,
+        rows,
+        unmatched,
+        floor: settings.floor.clone(),
+        threshold: settings.threshold,
+    }
+}
+
+impl Report {
+    /// Rows that fail CI at `threshold` (0.05 = 5%): a significant slowdown (the whole
+    /// interval below 1, at the level the comparison covers) whose estimate is beyond the
+    /// threshold. Single launches are judged against the noise floor, so identical code
+    /// fails at most at alpha's rate when the floor is right.
+    pub fn regressions(&self, threshold: f64) -> Vec<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| {
+                let c = &r.comparison;
+                c.verdict == Verdict::Slower && c.speedup < 1.0 - threshold
+            })
+            .collect()
+    }
+
+    /// The line that fails CI at `threshold`, e.g. "2 significant regression(s) beyond
+    /// 5.0%"; None when no row fails.
+    pub fn regression_line(&self, threshold: f64) -> Option<String> {
+        let regressions = self.regressions(threshold);
+        if regressions.is_empty() {
+            return None;
+        }
+        let single = regressions
+            .iter()
+            .filter(|r| r.comparison.method == Method::NoiseFloor)
+            .count();
+        let how = if single > 0 {
+            format!(
+                " ({single} from single launches, judged against the {})",
+                self.floor.describe()
+            )
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "{} significant regression(s) beyond {:.1}%{how}",
+            regressions.len(),
+            threshold * 100.0,
+        ))
+    }
+
+    /// Rows the data cannot decide.
+    pub fn inconclusive(&self) -> Vec<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| r.comparison.verdict == Verdict::Inconclusive)
+            .collect()
+    }
+
+    pub fn to_markdown(&self, a: &str, b: &str) -> String {
+        let mut out = String::new();
+        for (k, va, vb) in &self.varied {
+            out.push_str(&format!("compared across {k}: {va} (A) vs {vb} (B)\n"));
+        }
+        out.push_str(&format!("A = {a}\nB = {b}\n\n"));
+        out.push_str(
+            "| test | A t/s (median) | B t/s (median) | rounds | speedup B/A | 95% interval | covers | verdict |\n",
+        );
+        out.push_str("| --- | ---: | ---: | ---: | ---: | --- | --- | --- |\n");
+        for r in &self.rows {
+            let c = &r.comparison;
+            let rounds = if c.rounds.0 == c.rounds.1 {
+                c.rounds.0.to_string()
+            } else {
+                format!("{} / {}", c.rounds.0, c.rounds.1)
+            };
+            out.push_str(&format!(
+                "| {} | {:.2} (n={}) | {:.2} (n={}) | {rounds} | {:.3} | [{:.3}, {:.3}] | {} | {} |\n",
+                r.test.replace('|', "\\|"),
+                r.a_median,
+                r.a_n,
+                r.b_median,
+                r.b_n,
+                c.speedup,
+                c.ci.lo,
+                c.ci.hi,
+                covers_text(c),
+                verdict_text(c, self.threshold)
+            ));
+        }
+        if self
+            .rows
+            .iter()
+            .any(|r| r.comparison.method == Method::NoiseFloor)
+        {
+            out.push_str(&format!(
+                "\nSeparate launches (or one round): the rounds of a launch share its process and \
+                 its stretch of time, so the data hold no test across launches; intervals add \
+                 the {}. Rounds interleaved in one run (or `run --library`) are compared round \
+                 by round instead.\n",
+                self.floor.describe()
+            ));
+        }
+        if self.unmatched > 0 {
+            out.push_str(&format!(
+                "\n{} test(s) had no counterpart and were left out.\n",
+                self.unmatched
+            ));
+        }
+        out
+    }
+}
+
+/// What the interval of a pair covers.
+fn covers_text(c: &Comparison) -> &'static str {
+    match c.method {
+        Method::PairedRounds => "between rounds, paired",
+        Method::UnpairedRounds => "between rounds",
+        Method::NoiseFloor => "launches + noise floor",
+    }
+}
+
+/// The verdict column: what the data says, and for an inconclusive pair, what would decide.
+fn verdict_text(c: &Comparison, threshold: f64) -> String {
+    match c.verdict {
+        Verdict::Faster => "faster".into(),
+        Verdict::Slower => "SLOWER".into(),
+        Verdict::NoChange => format!("no change (within ±{:.1}%)", threshold * 100.0),
+        Verdict::Inconclusive => match c.rounds_needed {
+            Some(n) if n < 10_000 => format!(
+                "inconclusive: about {n} rounds per side would resolve ±{:.1}%",
+                threshold * 100.0
+            ),
+            _ if c.method == Method::NoiseFloor => {
+                "inconclusive: within what separate launches differ by".into()
+            }
+            _ => "inconclusive".into(),
+        },
+    }
+}
+
+/// The machine a run ran on, as noise floors are stored: host name and CPU model.
+pub fn machine_key(run: &RunRecord) -> String {
+    let s = &run.run.system;
+    let raw = format!("{}-{}", s.hostname, s.cpu_model);
+    raw.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Default location of measured noise floors, one file per machine.
+pub const NOISE_DIR: &str = "target/tpsbench/noise";
+
+/// A noise floor measured from A/A launches: several result files of one configuration on
+/// one machine. Per test, each file's level is the mean ln t/s of its rounds (its median for
+/// one round); the floor is the sd of those levels between files, pooled over the tests
+/// (degrees of freedom Σ (files − 1)). It holds the rounds' own spread too, so a comparison
+/// that adds it to each side's rounds errs on the wide side.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MeasuredFloor {
+    pub machine: String,
+    pub sd: f64,
+    pub degrees_of_freedom: usize,
+    pub tests: usize,
+    pub launches: usize,
+    /// The result files it was measured from.
+    pub files: Vec<String>,
+}
+
+/// The pooled sd between launches of `runs` (file name, record); an error names what is
+/// missing.
+pub fn measure_floor(runs: &[(String, RunRecord)]) -> Result<MeasuredFloor, String> {
+    let machines: Vec<String> = runs.iter().map(|(_, r)| machine_key(r)).collect();
+    if let Some(other) = machines.iter().find(|m| **m != machines[0]) {
+        return Err(format!(
+            "the A/A files come from more than one machine ({} and {other}): a floor is one \
+             machine's",
+            machines[0]
+        ));
+    }
+    let mut levels: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for (_, run) in runs {
+        for t in run.tests.iter().filter(|t| t.status == Status::Ok) {
+            let logs: Vec<f64> = t
+                .round_medians()
+                .iter()
+                .map(|x| x.max(f64::MIN_POSITIVE).ln())
+                .collect();
+            if !logs.is_empty() && t.kind.is_llama_bench() {
+                levels
+                    .entry(t.identity.clone())
+                    .or_default()
+                    .push(crate::stats::mean(&logs));
+            }
+        }
+    }
+    let (mut ss, mut df, mut tests) = (0.0, 0usize, 0usize);
+    for ls in levels.values().filter(|l| l.len() >= 2) {
+        let m = crate::stats::mean(ls);
+        ss += ls.iter().map(|x| (x - m) * (x - m)).sum::<f64>();
+        df += ls.len() - 1;
+        tests += 1;
+    }
+    if df < 2 {
+        return Err(format!(
+            "{} file(s) give {df} degree(s) of freedom between launches: run the same \
+             configuration as separate launches (at least 3, e.g. `tpsbench run` three times) \
+             and give all their files",
+            runs.len()
+        ));
+    }
+    Ok(MeasuredFloor {
+        machine: machines[0].clone(),
+        sd: (ss / df as f64).sqrt(),
+        degrees_of_freedom: df,
+        tests,
+        launches: runs.len(),
+        files: runs.iter().map(|(f, _)| f.clone()).collect(),
+    })
+}
+
+/// Stores a measured floor as DIR/<machine>.json.
+pub fn save_floor(f: &MeasuredFloor, dir: &Path) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let p = dir.join(format!("{}.json", f.machine));
+    let text = serde_json::to_string_pretty(f).map_err(|e| e.to_string())?;
+    std::fs::write(&p, text + "\n").map_err(|e| format!("{}: {e}", p.display()))?;
+    Ok(p)
+}
+
+/// The floor to judge single launches against: `--noise` when given, else the one
+/// measured on `machine`, else the assumed one.
+pub fn floor_for(given: Option<f64>, machine: Option<&str>, dir: &Path) -> NoiseFloor {
+    if let Some(sd) = given {
+        return NoiseFloor {
+            sd,
+            source: FloorSource::Given,
+        };
+    }
+    let stored = machine
+        .map(|m| dir.join(format!("{m}.json")))
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| serde_json::from_str::<MeasuredFloor>(&t).ok());
+    match stored {
+        Some(f) => NoiseFloor {
+            sd: f.sd,
+            source: FloorSource::Measured(format!(
+                "{} A/A launches, {} tests, {} degrees of freedom",
+                f.launches, f.tests, f.degrees_of_freedom
+            )),
+        },
+        None => NoiseFloor::assumed(),
+    }
+}
+
+/// The settings a baseline check uses: the defaults, with the floor measured on the
+/// machine of `this` when one is stored in [`NOISE_DIR`].
+pub fn baseline_settings(this: &Side) -> Settings {
+    Settings {
+        floor: floor_for(None, this.machine.as_deref(), Path::new(NOISE_DIR)),
+        ..Default::default()
+    }
+}
+
+/// Saves a run as the named baseline.
+pub fn save_baseline(run: &RunRecord, name: &str, dir: &Path) -> Result<PathBuf, String> {
+    if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+        return Err(format!(
+            "invalid baseline name {name:?}: use letters, digits, '-' or '_'"
+        ));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let p = dir.join(format!("{name}.json"));
+    results::write_atomic(&p, run)?;
+    Ok(p)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,103 @@
+//! Decode speed against context depth: when the same test ran at several `n_depth` values,
+//! one row per test and one column per depth (the curve; its points are the test records).
+
+use crate::record::{RunRecord, Status};
+
+/// The depth table, preceded by a blank line; empty when no test ran at two depths.
+pub fn render(run: &RunRecord) -> String {
+    // Rows keyed by the test id without its `@dN` part, in first-seen order.
+    let mut rows: Vec<(String, Vec<(u32, String)>)> = Vec::new();
+    for t in run.tests.iter().filter(|t| t.serving.is_none()) {
+        let key = strip_depth(&t.id);
+        let cell = match (t.status, t.avg_ts, t.stddev_ts) {
+            (Status::Ok, Some(a), Some(s)) => format!("{a:.2} ± {s:.2}"),
+            _ => "failed".into(),
+        };
+        match rows.iter_mut().find(|r| r.0 == key) {
+            Some(r) => r.1.push((t.params.n_depth, cell)),
+            None => rows.push((key, vec![(t.params.n_depth, cell)])),
+        }
+    }
+    rows.retain(|r| {
+        let mut d: Vec<u32> = r.1.iter().map(|c| c.0).collect();
+        d.sort();
+        d.dedup();
+        d.len() > 1
+    });
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut depths: Vec<u32> = rows.iter().flat_map(|r| r.1.iter().map(|c| c.0)).collect();
+    depths.sort();
+    depths.dedup();
+    let mut table = vec![
+        std::iter::once("test (t/s at depth)".to_string())
+            .chain(depths.iter().map(|d| format!("d{d}")))
+            .collect::<Vec<_>>(),
+    ];
+    for (key, cells) in &rows {
+        let mut row = vec![key.clone()];
+        for d in &depths {
+            let c = cells.iter().find(|c| c.0 == *d).map(|c| c.1.clone());
+            row.push(c.unwrap_or_default());
+        }
+        table.push(row);
+    }
+    format!("\n{}", super::table_aligned(&table, &|c| c == 0))
+}
+
+/// `m/Q4_1/tg128@d512/t=1` → `m/Q4_1/tg128/t=1`.
+fn strip_depth(id: &str) -> String {
+    id.split('/')
+        .map(|part| part.split_once("@d").map_or(part, |(head, _)| head))
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::export::fixtures;
+
+    #[test]
+    fn a_sweep_over_depth_becomes_one_row_per_test() {
+        let mut run = fixtures::run();
+        let base = run.tests[0].clone();
+        run.tests.clear();
+        for (d, ns) in [
+            (0u32, 1_000_000_000u64),
+            (512, 2_000_000_000),
+            (1024, 4_000_000_000),
+        ] {
+            let mut t = base.clone();
+            t.params.n_depth = d;
+            t.id = if d == 0 {
+                "m/Q4_1/tg128".into()
+            } else {
+                format!("m/Q4_1/tg128@d{d}")
+            };
+            t.params.n_prompt = 0;
+            t.params.n_gen = 128;
+            t.set_samples(vec![ns, ns]);
+            run.tests.push(t);
+        }
+        let out = render(&run);
+        let lines: Vec<&str> = out.trim().lines().collect();
+        assert_eq!(lines.len(), 3, "{out}");
+        assert!(
+            lines[0].contains(" d0 |") && lines[0].contains(" d1024 |"),
+            "{out}"
+        );
+        assert!(lines[2].starts_with("| m/Q4_1/tg128 "), "{out}");
+        assert!(
+            lines[2].contains("128.00 ± 0.00") && lines[2].contains("32.00 ± 0.00"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn no_table_without_two_depths() {
+        assert_eq!(render(&fixtures::run()), "");
+        assert_eq!(strip_depth("a/b/pp512@d4096/t=1"), "a/b/pp512/t=1");
+    }
+}

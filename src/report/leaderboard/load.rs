@@ -1,0 +1,366 @@
+//! Reading result files for a leaderboard: collect the paths, check each file against the
+//! schema, drop excluded builds, and keep one measurement per (machine, test identity): the
+//! newest. Optional extension fields (quality, serving, bytes per token) are read from the
+//! raw JSON so that files without them, or with more, still load.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+pub use super::machine::{Machine, fingerprint, gpu_descriptions, hardware};
+use crate::record::results;
+use crate::record::{RunInfo, RunRecord, Status, TestRecord};
+
+/// Sort key of an RFC 3339 time: parsed instant first (so offsets compare right), the raw
+/// text as a fallback for unparseable values, which sort first.
+pub fn time_key(s: &str) -> (Option<i64>, String) {
+    let t = chrono::DateTime::parse_from_rfc3339(s)
+        .ok()
+        .and_then(|d| d.timestamp_nanos_opt());
+    (t, s.to_string())
+}
+
+/// Which of two measurements is newer: by test time, then by the run's start time.
+pub fn newer(a_test: &str, a_run: &str, b_test: &str, b_run: &str) -> Ordering {
+    time_key(a_test)
+        .cmp(&time_key(b_test))
+        .then_with(|| time_key(a_run).cmp(&time_key(b_run)))
+}
+
+/// Optional fields of a model from the agreed schema extensions.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelExtras {
+    pub kld_mean: Option<f64>,
+    /// The standard error of `kld_mean`.
+    pub kld_uncertainty: Option<f64>,
+    pub quality_reference: Option<String>,
+    pub bytes_per_token: Option<f64>,
+    pub bits_per_weight: Option<f64>,
+}
+
+/// Serving figures of a test (`tests[].serving`), when present.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Serving {
+    pub mode: String,
+    pub n_parallel: u64,
+    pub per_request_ts: f64,
+    pub aggregate_ts: f64,
+    /// One prompt prefilled once and copied to every sequence (batched-bench -pps).
+    pub shared_prompt: bool,
+    /// Requests per second of an arrival test.
+    pub arrival_rate: Option<f64>,
+}
+
+/// One measurement on the board.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Index into `Board::machines`.
+    pub machine: usize,
+    pub quant: String,
+    pub test: TestRecord,
+    pub run_started_at: String,
+    pub file: PathBuf,
+    pub model: ModelExtras,
+    pub serving: Option<Serving>,
+    /// "synthetic" (random weights) and "requantized" (quantized from an already quantized
+    /// file): shown beside the model wherever it appears.
+    pub badges: Vec<String>,
+}
+
+impl Entry {
+    /// Output bytes per second (t/s × bytes per token), when the model has bytes per token.
+    pub fn bytes_per_s(&self) -> Option<f64> {
+        Some(self.test.avg_ts? * self.model.bytes_per_token?)
+    }
+}
+
+/// One result file as the page lists it under its machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    /// Index into `Board::machines`.
+    pub machine: usize,
+    pub file: PathBuf,
+    pub started_at: String,
+    /// 1, 5 and 15 minute load averages when the run started (absent in older files).
+    pub load_average: Option<[f64; 3]>,
+    pub command: String,
+    pub n_tests: usize,
+}
+
+/// Everything the leaderboard shows, and what it left out.
+#[derive(Debug, Clone, Default)]
+pub struct Board {
+    pub machines: Vec<Machine>,
+    /// Measured tests, one per (machine, identity), sorted by machine, model, quant, test.
+    pub entries: Vec<Entry>,
+    /// Failed tests with no successful measurement of the same (machine, identity).
+    pub failures: Vec<Entry>,
+    pub files_read: usize,
+    /// `file: reason`, one per invalid file.
+    pub invalid: Vec<String>,
+    /// `file: reason`, one per file dropped by --exclude-build / --exclude-tool-version.
+    pub excluded: Vec<String>,
+    /// Older measurements replaced by a newer one of the same (machine, identity).
+    pub superseded: usize,
+    /// The files read (not excluded), by machine and start time.
+    pub runs: Vec<RunSummary>,
+}
+
+/// What to drop: results whose build or tool version contains any of these texts.
+#[derive(Debug, Clone, Default)]
+pub struct Exclude {
+    pub build: Vec<String>,
+    pub tool_version: Vec<String>,
+}
+
+impl Exclude {
+    /// Why the run is excluded, if it is.
+    pub fn reason(&self, run: &RunInfo) -> Option<String> {
+        let b = &run.llama_cpp;
+        let build = [
+            b.build_commit.as_deref(),
+            Some(b.sys_crate_version.as_str()),
+        ];
+        for text in &self.build {
+            if let Some(v) = build.iter().flatten().find(|v| v.contains(text.as_str())) {
+                return Some(format!(
+                    "llama.cpp build {v:?} matches --exclude-build {text:?}"
+                ));
+            }
+        }
+        let tool = [
+            Some(run.tool.version.as_str()),
+            run.tool.git_commit.as_deref(),
+        ];
+        for text in &self.tool_version {
+            if let Some(v) = tool.iter().flatten().find(|v| v.contains(text.as_str())) {
+                return Some(format!(
+                    "tpsbench {v:?} matches --exclude-tool-version {text:?}"
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// The files to read: files as given, directories searched recursively for `*.json`
+/// (sorted, so the result does not depend on directory order).
+pub fn collect_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut out).map_err(|e| format!("{}: {e}", p.display()))?;
+        } else if p.exists() {
+            out.push(p.clone());
+        } else {
+            return Err(format!("{}: no such file or directory", p.display()));
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, out)?;
+        } else if p.extension().is_some_and(|e| e == "json") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Reads one file: the checked record and the raw JSON (for the optional fields).
+pub fn read_file(path: &Path) -> Result<(RunRecord, Value), String> {
+    let record = results::read(path)?;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let raw = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((record, raw))
+}
+
+/// Builds the board from already-read files (pure: no I/O).
+pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Board {
+    let mut b = Board {
+        files_read: files.len(),
+        ..Board::default()
+    };
+    // (machine key, identity) → entry; ok and failed kept apart.
+    let mut ok: BTreeMap<(String, String), Entry> = BTreeMap::new();
+    let mut failed: BTreeMap<(String, String), Entry> = BTreeMap::new();
+    let mut machines: BTreeMap<String, (Machine, String)> = BTreeMap::new();
+    let mut runs: Vec<(String, RunSummary)> = Vec::new();
+    for (path, rec, raw) in files {
+        if let Some(why) = exclude.reason(&rec.run) {
+            b.excluded.push(format!("{}: {why}", path.display()));
+            continue;
+        }
+        let m = Machine::of(&rec.run);
+        runs.push((m.key.clone(), summary(&path, &rec)));
+        // The newest run of a machine describes it.
+        match machines.get(&m.key) {
+            Some((_, started)) if newer(started, "", &rec.run.started_at, "").is_ge() => {}
+            _ => {
+                machines.insert(m.key.clone(), (m.clone(), rec.run.started_at.clone()));
+            }
+        }
+        for (i, t) in rec.tests.iter().enumerate() {
+            // A quality test has no rate: its figures are the model's (models[].quality).
+            if t.kind == crate::plan::TestKind::Quality && t.status == Status::Ok {
+                continue;
+            }
+            let model = rec.models.iter().position(|x| x.name == t.model);
+            let quant = model
+                .and_then(|k| rec.models[k].quantization.clone())
+                .or_else(|| t.id.split('/').nth(1).map(str::to_string))
+                .unwrap_or_else(|| "?".into());
+            let entry = Entry {
+                machine: 0,
+                quant,
+                test: t.clone(),
+                run_started_at: rec.run.started_at.clone(),
+                file: path.clone(),
+                model: model
+                    .map(|k| model_extras(&raw["models"][k]))
+                    .unwrap_or_default(),
+                serving: serving(&raw["tests"][i]["serving"]),
+                badges: model
+                    .map(|k| badges(&raw["models"][k]["provenance"]))
+                    .unwrap_or_default(),
+            };
+            let key = (m.key.clone(), t.identity.clone());
+            let map = if t.status == Status::Ok && t.avg_ts.is_some() {
+                &mut ok
+            } else {
+                &mut failed
+            };
+            match map.get(&key) {
+                Some(old) if is_newer(old, &entry) => b.superseded += 1,
+                Some(_) => {
+                    b.superseded += 1;
+                    map.insert(key, entry);
+                }
+                None => {
+                    map.insert(key, entry);
+                }
+            }
+        }
+    }
+    b.machines = machines.into_values().map(|(m, _)| m).collect();
+    b.machines.sort_by_key(|m| m.label());
+    let index = |key: &str| b.machines.iter().position(|m| m.key == key).unwrap_or(0);
+    let mut entries: Vec<Entry> = Vec::new();
+    for ((mk, _), mut e) in ok.iter().map(|(k, e)| (k.clone(), e.clone())) {
+        e.machine = index(&mk);
+        entries.push(e);
+    }
+    let mut failures: Vec<Entry> = Vec::new();
+    for ((mk, id), mut e) in failed {
+        if !ok.contains_key(&(mk.clone(), id)) {
+            e.machine = index(&mk);
+            failures.push(e);
+        }
+    }
+    entries.sort_by(order);
+    failures.sort_by(order);
+    b.runs = runs
+        .into_iter()
+        .map(|(mk, r)| RunSummary {
+            machine: index(&mk),
+            ..r
+        })
+        .collect();
+    b.runs.sort_by(|x, y| {
+        (x.machine, time_key(&x.started_at), &x.file).cmp(&(
+            y.machine,
+            time_key(&y.started_at),
+            &y.file,
+        ))
+    });
+    b.entries = entries;
+    b.failures = failures;
+    b
+}
+
+/// True when `old` is at least as new as `new` (ties keep the first seen).
+fn is_newer(old: &Entry, new: &Entry) -> bool {
+    newer(
+        &old.test.test_time,
+        &old.run_started_at,
+        &new.test.test_time,
+        &new.run_started_at,
+    )
+    .is_ge()
+}
+
+/// Board order: machine, model, quant, then as the plan runs (threads, depth, prefill before
+/// decode, sizes).
+fn order(a: &Entry, b: &Entry) -> Ordering {
+    let key = |e: &Entry| {
+        let p = &e.test.params;
+        (
+            e.machine,
+            e.test.model.clone(),
+            e.quant.clone(),
+            p.n_threads,
+            p.n_depth,
+            p.n_prompt == 0,
+            p.n_prompt,
+            p.n_gen,
+            e.test.id.clone(),
+        )
+    };
+    key(a).cmp(&key(b))
+}
+
+fn model_extras(m: &Value) -> ModelExtras {
+    ModelExtras {
+        kld_mean: m["quality"]["kld_mean"].as_f64(),
+        kld_uncertainty: m["quality"]["kld_mean_uncertainty"].as_f64(),
+        quality_reference: m["quality"]["reference"].as_str().map(str::to_string),
+        bytes_per_token: m["bytes_per_token"].as_f64(),
+        bits_per_weight: m["bits_per_weight"].as_f64(),
+    }
+}
+
+fn serving(s: &Value) -> Option<Serving> {
+    Some(Serving {
+        mode: s["mode"].as_str().unwrap_or("").to_string(),
+        n_parallel: s["n_parallel"].as_u64().unwrap_or(1),
+        per_request_ts: s["per_request_ts"].as_f64()?,
+        aggregate_ts: s["aggregate_ts"].as_f64()?,
+        shared_prompt: s["shared_prompt"].as_bool().unwrap_or(false),
+        arrival_rate: s["arrival_rate"].as_f64(),
+    })
+}
+
+/// The badges of a model from its provenance.
+fn badges(p: &Value) -> Vec<String> {
+    let mut v = Vec::new();
+    if p["synthetic"].as_bool() == Some(true) {
+        v.push("synthetic".to_string());
+    }
+    if p["requantized"].as_bool() == Some(true) {
+        v.push("requantized".to_string());
+    }
+    v
+}
+
+fn summary(path: &Path, rec: &RunRecord) -> RunSummary {
+    RunSummary {
+        machine: 0,
+        file: path.to_path_buf(),
+        started_at: rec.run.started_at.clone(),
+        load_average: rec.run.load_average,
+        command: rec.run.command.join(" "),
+        n_tests: rec.tests.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

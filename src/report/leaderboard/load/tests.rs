@@ -1,0 +1,301 @@
+use super::*;
+use crate::report::leaderboard::testdata::{file, model, run, test};
+
+const T0: &str = "2026-01-01T10:00:00Z";
+const T1: &str = "2026-01-02T10:00:00Z";
+
+#[test]
+fn dedupe_keeps_the_newest_measurement_per_machine_and_identity() {
+    let old = run(
+        "h",
+        T0,
+        vec![model("m", "Q4_1")],
+        vec![test("m", 64, 0, 0, 1, 100.0, T0)],
+    );
+    let new = run(
+        "h",
+        T1,
+        vec![model("m", "Q4_1")],
+        vec![test("m", 64, 0, 0, 1, 120.0, T1)],
+    );
+    // Order of the files must not matter.
+    for files in [
+        vec![
+            file("old.json", old.clone(), |_| {}),
+            file("new.json", new.clone(), |_| {}),
+        ],
+        vec![
+            file("new.json", new.clone(), |_| {}),
+            file("old.json", old.clone(), |_| {}),
+        ],
+    ] {
+        let b = board(files, &Exclude::default());
+        assert_eq!(b.entries.len(), 1);
+        assert_eq!(b.entries[0].test.avg_ts, Some(120.0));
+        assert_eq!(b.entries[0].file, PathBuf::from("new.json"));
+        assert_eq!(b.superseded, 1);
+    }
+}
+
+#[test]
+fn equal_test_times_fall_back_to_the_run_start_and_offsets_are_honoured() {
+    let a = run("h", T0, vec![], vec![test("m", 64, 0, 0, 1, 1.0, T1)]);
+    let b2 = run("h", T1, vec![], vec![test("m", 64, 0, 0, 1, 2.0, T1)]);
+    let b = board(
+        vec![file("b", b2, |_| {}), file("a", a, |_| {})],
+        &Exclude::default(),
+    );
+    assert_eq!(b.entries[0].test.avg_ts, Some(2.0));
+    // 11:00+02:00 is 09:00Z, earlier than 10:00Z despite sorting later as text.
+    assert!(newer("2026-01-01T11:00:00+02:00", "", T0, "").is_lt());
+}
+
+#[test]
+fn machines_are_kept_apart_by_host_cpu_and_gpu() {
+    let t = || vec![test("m", 64, 0, 0, 1, 1.0, T0)];
+    let a = run("a", T0, vec![], t());
+    let b2 = run("b", T0, vec![], t());
+    let mut gpu = run("a", T0, vec![], t());
+    gpu.run.devices.push(crate::record::DeviceInfo {
+        name: "CUDA0".into(),
+        description: "NVIDIA H200".into(),
+        backend: "CUDA".into(),
+        kind: "gpu".into(),
+        memory_total: 1,
+        memory_free: 1,
+    });
+    let b = board(
+        vec![
+            file("a", a, |_| {}),
+            file("b", b2, |_| {}),
+            file("g", gpu, |_| {}),
+        ],
+        &Exclude::default(),
+    );
+    assert_eq!(b.machines.len(), 3);
+    assert_eq!(b.entries.len(), 3);
+    assert!(
+        b.machines
+            .iter()
+            .any(|m| m.label() == "a: cpu + NVIDIA H200")
+    );
+}
+
+#[test]
+fn failed_tests_show_only_without_a_successful_measurement() {
+    let mut f1 = test("m", 64, 0, 0, 1, 1.0, T1);
+    f1.fail("oom");
+    let mut f2 = test("m", 0, 16, 0, 1, 1.0, T1);
+    f2.fail("oom");
+    let ok = test("m", 64, 0, 0, 1, 5.0, T0);
+    let b = board(
+        vec![file("x", run("h", T0, vec![], vec![ok, f1, f2]), |_| {})],
+        &Exclude::default(),
+    );
+    assert_eq!(b.entries.len(), 1, "the older success stays");
+    assert_eq!(b.failures.len(), 1);
+    assert_eq!(b.failures[0].test.test, "tg16");
+}
+
+#[test]
+fn excluded_builds_and_tool_versions_are_dropped_with_a_reason() {
+    let mut stale = run("h", T0, vec![], vec![test("m", 64, 0, 0, 1, 1.0, T0)]);
+    stale.run.llama_cpp.build_commit = Some("llama-cpp-rs@deadbeef".into());
+    let mut old_tool = stale.clone();
+    old_tool.run.llama_cpp.build_commit = None;
+    old_tool.run.tool.git_commit = Some("v0.0.9-dirty".into());
+    let keep = run("h", T1, vec![], vec![test("m", 64, 0, 0, 1, 2.0, T1)]);
+    let ex = Exclude {
+        build: vec!["deadbeef".into()],
+        tool_version: vec!["dirty".into()],
+    };
+    let b = board(
+        vec![
+            file("stale", stale, |_| {}),
+            file("old", old_tool, |_| {}),
+            file("keep", keep, |_| {}),
+        ],
+        &ex,
+    );
+    assert_eq!(b.excluded.len(), 2, "{:?}", b.excluded);
+    assert!(
+        b.excluded[0].starts_with("stale: llama.cpp build"),
+        "{:?}",
+        b.excluded
+    );
+    assert!(b.excluded[1].contains("--exclude-tool-version \"dirty\""));
+    assert_eq!(b.entries.len(), 1);
+    assert_eq!(b.entries[0].test.avg_ts, Some(2.0));
+}
+
+#[test]
+fn extension_fields_are_read_from_the_raw_json_when_present() {
+    let r = run(
+        "h",
+        T0,
+        vec![model("m", "Q8_0")],
+        vec![
+            test("m", 0, 16, 0, 1, 10.0, T0),
+            test("m", 0, 16, 0, 2, 20.0, T0),
+        ],
+    );
+    let b = board(
+        vec![file("x", r, |v| {
+            v["models"][0]["quality"] = crate::report::leaderboard::testdata::quality(0.01);
+            v["models"][0]["bytes_per_token"] = serde_json::json!(4.0);
+            v["tests"][1]["serving"] = crate::report::leaderboard::testdata::serving(4, 5.0, 18.0);
+            v["tests"][1]["unknown_future_field"] = serde_json::json!({"x": 1});
+        })],
+        &Exclude::default(),
+    );
+    assert_eq!(b.entries.len(), 2);
+    assert_eq!(b.entries[0].quant, "Q8_0");
+    assert_eq!(b.entries[0].model.kld_mean, Some(0.01));
+    assert_eq!(b.entries[0].bytes_per_s(), Some(40.0));
+    assert_eq!(b.entries[0].serving, None);
+    let s = b.entries[1].serving.as_ref().unwrap();
+    assert_eq!((s.n_parallel, s.aggregate_ts), (4, 18.0));
+}
+
+#[test]
+fn invalid_files_are_reported_and_skipped_and_directories_are_searched() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("a/b");
+    std::fs::create_dir_all(&sub).unwrap();
+    let good = run(
+        "h",
+        T0,
+        vec![model("m", "Q4_1")],
+        vec![test("m", 64, 0, 0, 1, 1.0, T0)],
+    );
+    crate::record::results::write_atomic(&sub.join("good.json"), &good).unwrap();
+    std::fs::write(dir.path().join("bad.json"), r#"{"schema_version": 99}"#).unwrap();
+    std::fs::write(dir.path().join("garbage.json"), "not json").unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
+    let b =
+        crate::report::leaderboard::load(&[dir.path().to_path_buf()], &Exclude::default()).unwrap();
+    assert_eq!(b.files_read, 1);
+    assert_eq!(b.entries.len(), 1);
+    assert_eq!(b.invalid.len(), 2, "{:?}", b.invalid);
+    assert!(b.invalid[0].contains("bad.json") && b.invalid[0].contains("schema_version 99"));
+    assert!(b.invalid[1].contains("garbage.json"));
+
+    std::fs::remove_file(sub.join("good.json")).unwrap();
+    let f = crate::report::leaderboard::load(&[dir.path().to_path_buf()], &Exclude::default())
+        .unwrap_err();
+    assert!(
+        f.error.starts_with("no valid result file among 2 files"),
+        "{}",
+        f.error
+    );
+    assert_eq!(f.invalid.len(), 2);
+    let missing = crate::report::leaderboard::load(&[dir.path().join("nope")], &Exclude::default());
+    assert!(missing.unwrap_err().error.contains("no such file"));
+}
+
+#[test]
+fn gpu_placement_settings_get_a_column_only_when_they_vary() {
+    let base = test("m", 64, 0, 0, 1, 1.0, T0);
+    let mut nkvo = base.clone();
+    nkvo.params.no_kv_offload = true;
+    nkvo.identity.push_str("|nkvo");
+    let b = board(
+        vec![file(
+            "a",
+            run("h", T0, vec![model("m", "Q4_1")], vec![base, nkvo]),
+            |_| {},
+        )],
+        &Exclude::default(),
+    );
+    let entries: Vec<&Entry> = b.entries.iter().collect();
+    let t = crate::report::leaderboard::table::detail(&entries);
+    assert!(t.headers.contains(&"nkvo".to_string()), "{:?}", t.headers);
+    assert!(!t.headers.contains(&"sm".to_string()) && !t.headers.contains(&"mg".to_string()));
+    let single = crate::report::leaderboard::table::detail(&entries[..1]);
+    assert!(!single.headers.contains(&"nkvo".to_string()));
+}
+
+#[test]
+fn runs_keep_their_load_average_and_models_their_badges() {
+    let mut quiet = run(
+        "h",
+        T1,
+        vec![model("m", "Q4_1")],
+        vec![test("m", 64, 0, 0, 1, 1.0, T1)],
+    );
+    quiet.run.load_average = Some([0.05, 0.1, 0.2]);
+    let old = run(
+        "h",
+        T0,
+        vec![model("s", "F32")],
+        vec![test("s", 64, 0, 0, 1, 1.0, T0)],
+    );
+    let b = board(
+        vec![
+            file("quiet.json", quiet, |_| {}),
+            file("old.json", old, |v| {
+                v["models"][0]["provenance"] =
+                    serde_json::json!({"synthetic": true, "requantized": true});
+            }),
+        ],
+        &Exclude::default(),
+    );
+    let files: Vec<_> = b
+        .runs
+        .iter()
+        .map(|r| r.file.display().to_string())
+        .collect();
+    assert_eq!(files, ["old.json", "quiet.json"], "by start time");
+    assert_eq!(b.runs[0].load_average, None);
+    assert_eq!(b.runs[1].load_average, Some([0.05, 0.1, 0.2]));
+    let s = b.entries.iter().find(|e| e.test.model == "s").unwrap();
+    assert_eq!(s.badges, ["synthetic", "requantized"]);
+    let m = b.entries.iter().find(|e| e.test.model == "m").unwrap();
+    assert!(m.badges.is_empty());
+    let md = crate::report::leaderboard::markdown::render(&b);
+    assert!(
+        md.contains(" 0.05 0.10 0.20 |") && md.contains(" not recorded |"),
+        "{md}"
+    );
+    assert!(md.contains("s [synthetic] [requantized]"), "{md}");
+}
+
+#[test]
+fn a_directory_without_result_files_gives_a_page_that_says_no_results_yet() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("README.md"), "not a result").unwrap();
+    let b =
+        crate::report::leaderboard::load(&[dir.path().to_path_buf()], &Exclude::default()).unwrap();
+    assert!(b.entries.is_empty() && b.machines.is_empty());
+    let md = crate::report::leaderboard::markdown::render(&b);
+    assert!(md.contains("No results yet"), "{md}");
+    assert!(!md.contains("## Summary ranking"));
+    let html = crate::report::leaderboard::html::render(&b);
+    assert!(html.contains("No results yet") && html.contains(r#"data-charts-expected="0""#));
+}
+
+#[test]
+fn quality_tests_are_neither_measurements_nor_failures() {
+    let mut q = test("m", 256, 0, 0, 1, 1.0, T0);
+    q.kind = crate::plan::TestKind::Quality;
+    q.test = "quality".into();
+    q.identity = "q".into();
+    q.avg_ts = None;
+    let mut bad = q.clone();
+    bad.identity = "bad".into();
+    bad.fail("no reference");
+    let r = run(
+        "h",
+        T0,
+        vec![model("m", "Q4_1")],
+        vec![q, bad, test("m", 0, 16, 0, 1, 9.0, T0)],
+    );
+    let b = board(vec![file("x", r, |_| {})], &Exclude::default());
+    assert_eq!(b.entries.len(), 1, "only the decode test");
+    assert_eq!(
+        b.failures.len(),
+        1,
+        "a failed quality test is still reported"
+    );
+    assert_eq!(b.failures[0].test.error.as_deref(), Some("no reference"));
+}

@@ -1,0 +1,222 @@
+//! The machines view, LocalScore-style: the same model, quantization and test on every
+//! machine that measured it, as bars normalised to the fastest machine (100 %). Each machine
+//! is represented by its fastest setting of the test (threads, batch sizes, ...), since a
+//! machine is best compared at its best; the tooltip names the setting.
+
+use super::charts::{describe, is_speed, kind_rank, machine_names, ts};
+use super::load::{Board, Entry};
+use super::svg::{MAX_SERIES, fmt_num};
+use super::svg_bars::{Bar, BarChart, BarSeries, Category};
+use crate::plan::TestKind;
+
+pub const NO_MACHINES: &str = "no data in these results (run the same model and test on two or more machines, e.g. scripts/make-results on each, and build the board from all their result files, to produce it)";
+
+/// The fastest entry of each (model, quantization, test name, machine), for depth-0 prefill
+/// and decode tests.
+fn best_per_machine(b: &Board) -> Vec<&Entry> {
+    let mut best: Vec<&Entry> = Vec::new();
+    for e in b.entries.iter().filter(|e| {
+        is_speed(e)
+            && matches!(e.test.kind, TestKind::Pp | TestKind::Tg)
+            && e.test.params.n_depth == 0
+    }) {
+        let same = |o: &&Entry| {
+            o.machine == e.machine
+                && o.test.model == e.test.model
+                && o.quant == e.quant
+                && o.test.test == e.test.test
+        };
+        match best.iter_mut().find(|o| same(o)) {
+            Some(o) if ts(e) > ts(o) => *o = e,
+            Some(_) => {}
+            None => best.push(e),
+        }
+    }
+    best
+}
+
+/// One chart per model and quantization measured on two or more machines: a row per
+/// machine, a bar per test (as a share of the fastest machine's rate for that test).
+pub fn machines(b: &Board) -> Vec<BarChart> {
+    let names = machine_names(b);
+    let best = best_per_machine(b);
+    let mut models: Vec<(String, String)> = Vec::new();
+    for e in &best {
+        let k = (e.test.model.clone(), e.quant.clone());
+        if !models.contains(&k) {
+            models.push(k);
+        }
+    }
+    let mut charts = Vec::new();
+    for (model, quant) in models {
+        let es: Vec<&Entry> = best
+            .iter()
+            .copied()
+            .filter(|e| e.test.model == model && e.quant == quant)
+            .collect();
+        let mut tests: Vec<(u8, u64, String)> = Vec::new();
+        for e in &es {
+            let k = (
+                kind_rank(e.test.kind),
+                e.test.params.n_tokens(),
+                e.test.test.clone(),
+            );
+            if !tests.contains(&k) {
+                tests.push(k);
+            }
+        }
+        tests.sort();
+        // Only tests that two or more machines ran.
+        tests.retain(|t| es.iter().filter(|e| e.test.test == t.2).count() > 1);
+        if tests.is_empty() {
+            continue;
+        }
+        let mut rows: Vec<usize> = es.iter().map(|e| e.machine).collect();
+        rows.sort();
+        rows.dedup();
+        let share = |m: usize, test: &str| -> Option<(f64, &Entry)> {
+            let fastest = es
+                .iter()
+                .filter(|e| e.test.test == test)
+                .map(|e| ts(e))
+                .fold(0.0, f64::max);
+            let e = es.iter().find(|e| e.machine == m && e.test.test == test)?;
+            (fastest > 0.0).then(|| (100.0 * ts(e) / fastest, *e))
+        };
+        // Fastest machine first, by the first test (then the next).
+        rows.sort_by(|&x, &y| {
+            let key = |m| {
+                tests
+                    .iter()
+                    .map(|t| share(m, &t.2).map_or(-1.0, |s| s.0))
+                    .collect::<Vec<f64>>()
+            };
+            key(y)
+                .partial_cmp(&key(x))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        let badges = es[0].badges.clone();
+        for (part, chunk) in tests.chunks(MAX_SERIES).enumerate() {
+            let series = chunk
+                .iter()
+                .map(|(_, _, test)| BarSeries {
+                    name: test.clone(),
+                    values: rows
+                        .iter()
+                        .map(|&m| {
+                            let (pct, e) = share(m, test)?;
+                            Some(Bar {
+                                value: pct,
+                                err: None,
+                                label: format!("{pct:.0} % · {} t/s", fmt_num(ts(e))),
+                                tooltip: format!("{}: {pct:.1} % of the fastest", describe(e)),
+                            })
+                        })
+                        .collect(),
+                })
+                .collect();
+            charts.push(BarChart {
+                id: format!("machines-{}", charts.len()),
+                title: format!(
+                    "{model} {quant}: machines against the fastest{}",
+                    if part > 0 { " (continued)" } else { "" }
+                ),
+                subtitle: format!(
+                    "each machine at its fastest setting of each test, depth 0; 100 % = the fastest machine{}",
+                    if badges.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" · {}", badges.join(", "))
+                    }
+                ),
+                x_label: "% of the fastest machine's tokens per second".into(),
+                categories: rows
+                    .iter()
+                    .map(|&m| Category {
+                        label: names[m].clone(),
+                        badges: vec![],
+                    })
+                    .collect(),
+                series,
+                empty: NO_MACHINES.into(),
+            });
+        }
+    }
+    if charts.is_empty() {
+        charts.push(BarChart {
+            id: "machines".into(),
+            title: "Machines against the fastest".into(),
+            subtitle: String::new(),
+            x_label: String::new(),
+            categories: vec![],
+            series: vec![],
+            empty: NO_MACHINES.into(),
+        });
+    }
+    charts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::leaderboard::load::{Exclude, board};
+    use crate::report::leaderboard::testdata::{file, model, run, test};
+
+    const T: &str = "2026-01-01T10:00:00Z";
+
+    fn machine(
+        host: &str,
+        pp: f64,
+        tg: f64,
+    ) -> (
+        std::path::PathBuf,
+        crate::record::RunRecord,
+        serde_json::Value,
+    ) {
+        let r = run(
+            host,
+            T,
+            vec![model("m", "Q4_1")],
+            vec![
+                test("m", 64, 0, 0, 2, pp, T),
+                test("m", 0, 16, 0, 2, tg, T),
+                test("m", 0, 16, 0, 1, tg / 2.0, T),
+            ],
+        );
+        file(host, r, |_| {})
+    }
+
+    #[test]
+    fn bars_are_shares_of_the_fastest_machine_with_the_fastest_first() {
+        let b = board(
+            vec![
+                machine("slow", 100.0, 10.0),
+                machine("fast", 400.0, 20.0),
+                machine("mid", 200.0, 15.0),
+            ],
+            &Exclude::default(),
+        );
+        let c = machines(&b);
+        assert_eq!(c.len(), 1);
+        let rows: Vec<_> = c[0].categories.iter().map(|x| x.label.as_str()).collect();
+        assert_eq!(rows, ["fast", "mid", "slow"]);
+        let pp: Vec<f64> = c[0].series[0]
+            .values
+            .iter()
+            .map(|v| v.as_ref().unwrap().value)
+            .collect();
+        assert_eq!(pp, [100.0, 50.0, 25.0]);
+        let tg = c[0].series[1].values[2].as_ref().unwrap();
+        assert_eq!(tg.value, 50.0, "each machine's fastest setting (2 threads)");
+        assert_eq!(tg.label, "50 % · 10.0 t/s");
+        assert!(!c[0].render().contains("class=\"empty\""));
+    }
+
+    #[test]
+    fn one_machine_gives_the_placeholder() {
+        let b = board(vec![machine("only", 1.0, 1.0)], &Exclude::default());
+        let c = machines(&b);
+        assert_eq!(c.len(), 1);
+        assert!(c[0].render().contains("two or more machines"));
+    }
+}

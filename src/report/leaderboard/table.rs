@@ -1,0 +1,285 @@
+//! The leaderboard's tables as cells, shared by the Markdown and HTML writers so both show
+//! the same columns and figures. The rate comes right after what was measured, so a narrow
+//! window still shows it; the settings follow, each only when it differs within the table
+//! (so that no two rows look alike while measuring different things).
+
+use super::charts::{is_speed, kind_rank};
+use super::load::{Board, Entry, RunSummary};
+use crate::util::units::{format_params, format_size};
+
+/// One table cell: its text, for numeric columns the value to sort by, and badges drawn
+/// after the text (`synthetic`, `requantized`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub text: String,
+    pub sort: Option<f64>,
+    pub badges: Vec<String>,
+}
+
+impl Cell {
+    fn text(s: impl Into<String>) -> Cell {
+        Cell {
+            text: s.into(),
+            sort: None,
+            badges: vec![],
+        }
+    }
+    fn num(text: String, v: f64) -> Cell {
+        Cell {
+            text,
+            sort: Some(v),
+            badges: vec![],
+        }
+    }
+    fn model(e: &Entry) -> Cell {
+        Cell {
+            badges: e.badges.clone(),
+            ..Cell::text(e.test.model.clone())
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub headers: Vec<String>,
+    /// Right-aligned (numeric) columns.
+    pub numeric: Vec<bool>,
+    pub rows: Vec<Vec<Cell>>,
+}
+
+fn f2(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+type Column = (&'static str, bool, fn(&Entry) -> Cell);
+
+fn opt(v: Option<Cell>) -> Cell {
+    v.unwrap_or_else(|| Cell::text(""))
+}
+
+/// Figures shown only when some row has one.
+const EXTRA: &[Column] = &[
+    ("median t/s", true, |e| {
+        opt(e.test.median_ts.map(|m| Cell::num(f2(m), m)))
+    }),
+    ("KLD", true, |e| {
+        opt(e.model.kld_mean.map(|k| Cell::num(format!("{k:.4}"), k)))
+    }),
+    ("bytes/s", true, |e| {
+        opt(e.bytes_per_s().map(|b| Cell::num(format!("{b:.1}"), b)))
+    }),
+    ("n_parallel", true, |e| {
+        opt(e
+            .serving
+            .as_ref()
+            .map(|s| Cell::num(s.n_parallel.to_string(), s.n_parallel as f64)))
+    }),
+    ("aggregate t/s", true, |e| {
+        opt(e
+            .serving
+            .as_ref()
+            .map(|s| Cell::num(f2(s.aggregate_ts), s.aggregate_ts)))
+    }),
+];
+
+fn int(v: i64) -> Cell {
+    Cell::num(v.to_string(), v as f64)
+}
+
+/// Settings, shown only when they differ between rows of the table.
+const SETTINGS: &[Column] = &[
+    ("threads", true, |e| int(i64::from(e.test.params.n_threads))),
+    ("ngl", true, |e| int(i64::from(e.test.params.n_gpu_layers))),
+    ("sm", false, |e| {
+        Cell::text(e.test.params.split_mode.as_str())
+    }),
+    ("mg", true, |e| int(i64::from(e.test.params.main_gpu))),
+    ("nkvo", true, |e| {
+        int(i64::from(e.test.params.no_kv_offload))
+    }),
+    ("n_batch", true, |e| int(i64::from(e.test.params.n_batch))),
+    ("n_ubatch", true, |e| int(i64::from(e.test.params.n_ubatch))),
+    ("fa", true, |e| int(i64::from(e.test.params.flash_attn))),
+    ("type_k", false, |e| {
+        Cell::text(e.test.params.type_k.clone())
+    }),
+    ("type_v", false, |e| {
+        Cell::text(e.test.params.type_v.clone())
+    }),
+    ("backend", false, |e| Cell::text(e.test.backends.clone())),
+];
+
+/// The columns of `cols` whose cell text differs between the entries.
+fn varying<'a>(cols: &'a [Column], entries: &[&Entry]) -> Vec<&'a Column> {
+    let Some(first) = entries.first() else {
+        return vec![];
+    };
+    cols.iter()
+        .filter(|(_, _, f)| entries.iter().any(|e| f(e).text != f(first).text))
+        .collect()
+}
+
+fn present<'a>(cols: &'a [Column], entries: &[&Entry]) -> Vec<&'a Column> {
+    cols.iter()
+        .filter(|(_, _, f)| entries.iter().any(|e| !f(e).text.is_empty()))
+        .collect()
+}
+
+fn rate(e: &Entry) -> Cell {
+    match (e.test.avg_ts, e.test.stddev_ts) {
+        (Some(a), Some(s)) => Cell::num(format!("{a:.2} ± {s:.2}"), a),
+        (Some(a), None) => Cell::num(f2(a), a),
+        _ => Cell::text(format!(
+            "failed: {}",
+            e.test.error.as_deref().unwrap_or("unknown error")
+        )),
+    }
+}
+
+/// Builds a table from leading columns, then `cols`, then trailing columns.
+fn build(entries: &[&Entry], lead: &[Column], cols: &[&Column], tail: &[Column]) -> Table {
+    let all: Vec<&Column> = lead
+        .iter()
+        .chain(cols.iter().copied())
+        .chain(tail)
+        .collect();
+    Table {
+        headers: all.iter().map(|c| c.0.to_string()).collect(),
+        numeric: all.iter().map(|c| c.1).collect(),
+        rows: entries
+            .iter()
+            .map(|e| all.iter().map(|c| c.2(e)).collect())
+            .collect(),
+    }
+}
+
+/// The detail table of some entries (one machine and model): quant, test, t/s ± sd, the
+/// optional figures, the settings that vary, then size, parameters and llama.cpp's
+/// description of the model.
+pub fn detail(entries: &[&Entry]) -> Table {
+    let lead: &[Column] = &[
+        ("quant", false, |e| Cell {
+            badges: e.badges.clone(),
+            ..Cell::text(e.quant.clone())
+        }),
+        ("test", false, |e| Cell::text(e.test.test.clone())),
+        ("t/s", true, rate),
+    ];
+    let tail: &[Column] = &[
+        ("size", true, |e| {
+            opt(e
+                .test
+                .model_size
+                .map(|s| Cell::num(format_size(s), s as f64)))
+        }),
+        ("params", true, |e| {
+            opt(e
+                .test
+                .model_n_params
+                .map(|s| Cell::num(format_params(s), s as f64)))
+        }),
+        ("model type", false, |e| {
+            Cell::text(e.test.model_type.clone().unwrap_or_default())
+        }),
+    ];
+    let mut cols = present(EXTRA, entries);
+    cols.extend(varying(SETTINGS, entries));
+    build(entries, lead, &cols, tail)
+}
+
+/// A ranking: for each speed test name (prefill first), the `top` fastest measurements over
+/// all machines, models and settings, with the settings that differ among them.
+pub fn rankings(b: &Board, top: usize) -> Vec<(String, Table)> {
+    let mut names: Vec<(u8, u32, u64, String)> = b
+        .entries
+        .iter()
+        .filter(|e| is_speed(e))
+        .map(|e| {
+            let p = &e.test.params;
+            (
+                kind_rank(e.test.kind),
+                p.n_depth,
+                p.n_tokens(),
+                e.test.test.clone(),
+            )
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|(_, _, _, name)| {
+            let mut es: Vec<&Entry> = b
+                .entries
+                .iter()
+                .filter(|e| is_speed(e) && e.test.test == name)
+                .collect();
+            es.sort_by(|x, y| {
+                y.test
+                    .avg_ts
+                    .unwrap_or(0.0)
+                    .total_cmp(&x.test.avg_ts.unwrap_or(0.0))
+            });
+            es.truncate(top);
+            let lead: &[Column] = &[
+                ("t/s", true, rate),
+                ("model", false, Cell::model),
+                ("quant", false, |e| Cell::text(e.quant.clone())),
+            ];
+            let cols = varying(SETTINGS, &es);
+            let mut t = build(&es, lead, &cols, &[]);
+            t.headers.insert(0, "#".into());
+            t.headers.push("machine".into());
+            t.numeric.insert(0, true);
+            t.numeric.push(false);
+            for (i, (row, e)) in t.rows.iter_mut().zip(&es).enumerate() {
+                row.insert(0, Cell::num((i + 1).to_string(), (i + 1) as f64));
+                row.push(Cell::text(b.machines[e.machine].hostname.clone()));
+            }
+            (name, t)
+        })
+        .collect()
+}
+
+/// The runs of one machine: file, start, load average, command.
+pub fn runs(runs: &[&RunSummary]) -> Table {
+    Table {
+        headers: [
+            "started",
+            "load average (1, 5, 15 min)",
+            "tests",
+            "file",
+            "command",
+        ]
+        .map(String::from)
+        .to_vec(),
+        numeric: vec![false, true, true, false, false],
+        rows: runs
+            .iter()
+            .map(|r| {
+                vec![
+                    Cell::text(r.started_at.clone()),
+                    match r.load_average {
+                        Some([a, b, c]) => Cell::num(format!("{a:.2} {b:.2} {c:.2}"), a),
+                        None => Cell::text("not recorded"),
+                    },
+                    Cell::num(r.n_tests.to_string(), r.n_tests as f64),
+                    Cell::text(r.file.display().to_string()),
+                    Cell::text(r.command.clone()),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// Entries grouped by machine, then model: (machine index, model name, entries).
+pub fn by_machine_and_model(entries: &[Entry]) -> Vec<(usize, String, Vec<&Entry>)> {
+    let mut out: Vec<(usize, String, Vec<&Entry>)> = Vec::new();
+    for e in entries {
+        match out.last_mut() {
+            Some((m, model, v)) if *m == e.machine && *model == e.test.model => v.push(e),
+            _ => out.push((e.machine, e.test.model.clone(), vec![e])),
+        }
+    }
+    out
+}

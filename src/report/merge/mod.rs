@@ -1,0 +1,208 @@
+//! `tpsbench merge OUT.json IN...`: joins the result files of one sweep run in shards
+//! (`tpsbench run --shard i/n` on several machines of one kind) into one result file.
+//!
+//! The output is an ordinary schema-1 result: `run` is the metadata of the earliest-started
+//! input, with its start the earliest start, its end the latest end (null if any input did not
+//! finish) and `command` the merge command; `models` and `tests` are the inputs' concatenated,
+//! a test measured twice (same identity) kept once, the newest. What each input's own run was
+//! is kept in an extra top-level `merged_from` array (`{file, run}`), which readers that do
+//! not know it ignore.
+//!
+//! Inputs must come from the same hardware (CPU model and GPUs; host names may differ, as on
+//! the nodes of a cluster): results from different hardware are not one run, and belong side
+//! by side in `tpsbench leaderboard`, which keeps machines apart. They must also be one whole
+//! sweep (`sweep::check`: one plan hash, every shard once and finished); a partial merge, when
+//! allowed, lists what it lacks in an extra top-level `incomplete_shards` array. The merged
+//! `run` records no shard (it is the whole plan) and the inputs' common plan hash.
+
+mod plan;
+mod sweep;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::record::results;
+use crate::record::{RunRecord, TestRecord};
+use crate::report::leaderboard::load::{hardware, newer};
+
+/// The merged record and what the caller should tell the user.
+pub struct Merged {
+    pub record: RunRecord,
+    /// `merged_from`: one `{file, run}` per input, in input order.
+    pub sources: Vec<Value>,
+    pub warnings: Vec<String>,
+    /// Shards ("1/4") missing or unfinished in a merge allowed to be partial.
+    pub incomplete: Vec<String>,
+}
+
+/// Merges already-read records (pure). `files[k]` names `records[k]` in messages.
+/// `empty` are inputs left out for being empty (see `merge_files`). `allow_partial` merges a
+/// sweep that lacks shards instead of refusing it.
+pub fn merge(
+    records: Vec<RunRecord>,
+    files: &[PathBuf],
+    empty: &[PathBuf],
+    command: Vec<String>,
+    allow_partial: bool,
+) -> Result<Merged, String> {
+    let first = records.first().ok_or("nothing to merge: no input file")?;
+    let name = |k: usize| {
+        files
+            .get(k)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| format!("input {}", k + 1))
+    };
+    let empty: Vec<String> = empty.iter().map(|p| p.display().to_string()).collect();
+    let sweep = sweep::check(&records, &name, &empty, allow_partial)?;
+    let hw = hardware(&first.run);
+    for (k, r) in records.iter().enumerate().skip(1) {
+        let other = hardware(&r.run);
+        if other != hw {
+            return Err(format!(
+                "{} was measured on other hardware ({other}) than {} ({hw}): merge joins shards \
+                 of one sweep on one kind of machine; pass both files to `tpsbench leaderboard` \
+                 to compare machines",
+                name(k),
+                name(0)
+            ));
+        }
+    }
+    let mut warnings = sweep.notes;
+    let build = |r: &RunRecord| {
+        format!(
+            "tpsbench {} {} / llama-cpp-sys-2 {} {}",
+            r.run.tool.version,
+            r.run.tool.git_commit.as_deref().unwrap_or("-"),
+            r.run.llama_cpp.sys_crate_version,
+            r.run.llama_cpp.build_commit.as_deref().unwrap_or("-")
+        )
+    };
+    for (k, r) in records.iter().enumerate().skip(1) {
+        if build(r) != build(first) {
+            warnings.push(format!(
+                "warning: {} was made by {} but {} by {}: figures of different builds are merged",
+                name(k),
+                build(r),
+                name(0),
+                build(first)
+            ));
+        }
+    }
+
+    let earliest = (0..records.len())
+        .min_by(|&a, &b| {
+            newer(
+                &records[a].run.started_at,
+                "",
+                &records[b].run.started_at,
+                "",
+            )
+        })
+        .unwrap_or(0);
+    let mut run = records[earliest].run.clone();
+    run.command = command;
+    run.shard = None;
+    run.plan_hash = sweep.plan_hash;
+    run.finished_at = records
+        .iter()
+        .map(|r| r.run.finished_at.clone())
+        .collect::<Option<Vec<String>>>()
+        .and_then(|ends| ends.into_iter().max_by(|a, b| newer(a, "", b, "")));
+
+    let mut models = Vec::new();
+    let mut tests: Vec<(TestRecord, String)> = Vec::new();
+    let mut replaced = 0;
+    for r in &records {
+        for m in &r.models {
+            match models
+                .iter_mut()
+                .find(|x: &&mut crate::record::ModelRecord| {
+                    x.name == m.name && x.sha256 == m.sha256
+                }) {
+                // Prefer a record that llama.cpp loaded (it has model_type and sizes).
+                Some(x) if x.model_type.is_none() && m.model_type.is_some() => *x = m.clone(),
+                Some(_) => {}
+                None => models.push(m.clone()),
+            }
+        }
+        for t in &r.tests {
+            match tests.iter_mut().find(|(x, _)| x.identity == t.identity) {
+                Some((x, started)) => {
+                    replaced += 1;
+                    if newer(&t.test_time, &r.run.started_at, &x.test_time, started).is_gt() {
+                        *x = t.clone();
+                        *started = r.run.started_at.clone();
+                    }
+                }
+                None => tests.push((t.clone(), r.run.started_at.clone())),
+            }
+        }
+    }
+    if replaced > 0 {
+        warnings.push(format!(
+            "note: {replaced} test(s) appeared in more than one input; the newest measurement of each is kept"
+        ));
+    }
+    let sources = records
+        .iter()
+        .enumerate()
+        .map(|(k, r)| json!({ "file": name(k), "run": r.run }))
+        .collect();
+    Ok(Merged {
+        record: RunRecord {
+            schema_version: crate::record::SCHEMA_VERSION,
+            run,
+            models,
+            tests: tests.into_iter().map(|(t, _)| t).collect(),
+        },
+        sources,
+        warnings,
+        incomplete: sweep.incomplete,
+    })
+}
+
+/// Reads the inputs, merges them and writes `output` atomically. Returns the warnings.
+///
+/// An empty input is a run stopped before its first test ended (`run` reserves its file at
+/// the start): it is left out, and the sweep check counts it as what is missing.
+pub fn merge_files(
+    output: &Path,
+    inputs: &[PathBuf],
+    command: Vec<String>,
+    allow_partial: bool,
+) -> Result<Vec<String>, String> {
+    let (empty, kept): (Vec<PathBuf>, Vec<PathBuf>) = inputs
+        .iter()
+        .cloned()
+        .partition(|p| std::fs::metadata(p).is_ok_and(|m| m.len() == 0));
+    let records = kept
+        .iter()
+        .map(|p| results::read(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let m = merge(records, &kept, &empty, command, allow_partial)?;
+    let mut doc = serde_json::to_value(&m.record).map_err(|e| e.to_string())?;
+    doc["merged_from"] = Value::Array(m.sources);
+    if !m.incomplete.is_empty() {
+        doc["incomplete_shards"] = json!(m.incomplete);
+    }
+    let mut bytes = serde_json::to_vec_pretty(&doc).map_err(|e| e.to_string())?;
+    bytes.push(b'\n');
+    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let tmp = output.with_extension("json.tmp");
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, output)
+    };
+    write().map_err(|e| format!("cannot write {}: {e}", output.display()))?;
+    Ok(m.warnings)
+}
+
+#[cfg(test)]
+mod tests;

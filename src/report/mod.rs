@@ -1,0 +1,11 @@
+//! What is made from result files: the exporters, one per format and chosen by the kinds of
+//! test (`export`); the leaderboard page (`leaderboard`); comparisons of two result sets
+//! with a verdict per test (`compare`, also `tpsbench noise`); merging shards (`merge`); and
+//! the same plan run against several llama.cpp builds in interleaved rounds (`library_ab`,
+//! `run --library`).
+
+pub mod compare;
+pub mod export;
+pub mod leaderboard;
+pub mod library_ab;
+pub mod merge;
