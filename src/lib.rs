@@ -22,16 +22,3 @@ pub mod runner;
 pub mod serving;
 pub mod stats;
 pub mod util;
-
-// The paths from before these modules moved into their layer's folder, for code written
-// against them (other branches); new code uses the paths above.
-#[doc(hidden)]
-pub use engine::{linkage, placement};
-#[doc(hidden)]
-pub use output::progress;
-#[doc(hidden)]
-pub use record::results;
-#[doc(hidden)]
-pub use report::export;
-#[doc(hidden)]
-pub use util::{system, units};

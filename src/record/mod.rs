@@ -60,7 +60,7 @@ pub struct LlamaBuild {
     /// The llama.cpp library the process ran: linked in, or a shared libllama found at run
     /// time (`dynamic-link` builds), with its version stamp.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub library: Option<crate::linkage::Library>,
+    pub library: Option<crate::engine::linkage::Library>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -291,7 +291,7 @@ pub struct TestRecord {
     /// Where llama.cpp put the layers, KV cache and compute buffers (from its load log):
     /// what `n_gpu_layers` and `no_kv_offload` actually achieved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub placement: Option<crate::placement::Placement>,
+    pub placement: Option<crate::engine::placement::Placement>,
     /// Quality tests: KLD and perplexity against the ladder's reference variant (also in
     /// the model's record, where the ladder table and the leaderboard read it).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::record::results;
 use crate::record::{RunRecord, Status, TestRecord};
-use crate::results;
 use crate::stats::compare::{
     Comparison, FloorSource, Measured, Method, NoiseFloor, Settings, Verdict, compare,
 };

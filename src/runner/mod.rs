@@ -14,12 +14,12 @@ use std::path::PathBuf;
 
 use crate::config::Config;
 use crate::engine::Engine;
+use crate::output::progress::Progress;
 use crate::plan::{self, Plan, PlannedTest};
-use crate::progress::Progress;
 use crate::record::{
     ModelRecord, RunInfo, RunRecord, SCHEMA_VERSION, ShardInfo, Status, TestRecord,
 };
-use crate::system;
+use crate::util::system;
 
 pub use prepare::{Scope, inspect_model};
 
@@ -116,7 +116,7 @@ pub fn run(
         .filter(|t| prepare::is_done(&prep.plan, t, &record))
         .count();
     if !child {
-        let threads = prepare::thread_warnings(&todo, crate::system::physical_cores());
+        let threads = prepare::thread_warnings(&todo, crate::util::system::physical_cores());
         for w in prepare::requantized_warnings(&opts.config, &prep, &todo)
             .into_iter()
             .chain(threads)

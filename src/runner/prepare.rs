@@ -11,7 +11,7 @@ use crate::plan::build::{Facts, LadderFacts, ModelFacts};
 use crate::plan::{self, ModelSource, Plan, PlannedTest};
 use crate::record::{ModelRecord, RunRecord};
 use crate::serving::dataset::{self, PromptFile};
-use crate::system;
+use crate::util::system;
 
 /// Which part of the plan a run measures.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -11,10 +11,10 @@ use crate::kinds::{self, Shared};
 use crate::ladder::Reporter;
 use crate::machine::Monitor;
 use crate::machine::roofline::Shape;
+use crate::output::progress::{Progress, eta};
 use crate::plan::{Detail, ModelSource, PlannedTest, TestParams};
-use crate::progress::{Progress, eta};
 use crate::record::{ModelRecord, RunRecord, Status, TestRecord};
-use crate::{results, system};
+use crate::{record::results, util::system};
 
 pub(super) struct Sweep<'a> {
     engine: &'a dyn Engine,

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::record::{RunInfo, RunRecord, SCHEMA_VERSION};
-use crate::{results, system};
+use crate::{record::results, util::system};
 
 pub struct Target {
     pub path: Option<PathBuf>,

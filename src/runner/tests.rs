@@ -1,9 +1,9 @@
 use super::*;
 use crate::config::parse;
 use crate::engine::mock::MockEngine;
-use crate::export::fixtures;
 use crate::gguf::{tiny, writer::write_gguf};
-use crate::progress::NoProgress;
+use crate::output::progress::NoProgress;
+use crate::report::export::fixtures;
 use std::path::Path;
 use std::time::Duration;
 
@@ -61,7 +61,7 @@ fn a_sweep_measures_every_test_and_writes_the_file() {
     );
     assert_eq!(e.log.borrow().loads, 1, "one load for the whole model");
     assert_eq!(e.log.borrow().sessions, 3, "a fresh context per test");
-    let on_disk = crate::results::read(out.path.as_ref().unwrap()).unwrap();
+    let on_disk = crate::record::results::read(out.path.as_ref().unwrap()).unwrap();
     assert_eq!(on_disk, out.record);
     assert!(on_disk.run.finished_at.is_some());
 }
@@ -226,9 +226,9 @@ fn resume_runs_only_the_tests_the_file_does_not_hold() {
     assert_eq!(first.record.tests.len(), 4);
     // As if interrupted before tg4: the file holds the first three tests.
     let path = first.path.clone().unwrap();
-    let mut cut = crate::results::read(&path).unwrap();
+    let mut cut = crate::record::results::read(&path).unwrap();
     cut.tests.truncate(3);
-    crate::results::write_atomic(&path, &cut).unwrap();
+    crate::record::results::write_atomic(&path, &cut).unwrap();
     e.log.borrow_mut().sessions = 3;
     o.resume = first.path.clone();
     let second = run(&e, fixtures::run().run, &o, &mut NoProgress).unwrap();
@@ -249,9 +249,9 @@ fn resume_runs_the_second_copy_of_a_test_the_sweep_lists_twice() {
     let ids: Vec<&str> = first.record.tests.iter().map(|t| t.id.as_str()).collect();
     assert_eq!(ids, ["m/F32/pp8", "m/F32/pp8/copy=2"]);
     let path = first.path.clone().unwrap();
-    let mut cut = crate::results::read(&path).unwrap();
+    let mut cut = crate::record::results::read(&path).unwrap();
     cut.tests.truncate(1);
-    crate::results::write_atomic(&path, &cut).unwrap();
+    crate::record::results::write_atomic(&path, &cut).unwrap();
     e.log.borrow_mut().sessions = 1;
     o.resume = first.path.clone();
     let second = run(&e, fixtures::run().run, &o, &mut NoProgress).unwrap();
@@ -288,7 +288,7 @@ fn a_stop_request_ends_the_run_after_the_current_test_and_keeps_it() {
     let out = run(&e, fixtures::run().run, &o, &mut StopAfterFirst(stop)).unwrap();
     assert!(out.interrupted);
     assert_eq!(out.record.tests.len(), 1);
-    let on_disk = crate::results::read(out.path.as_ref().unwrap()).unwrap();
+    let on_disk = crate::record::results::read(out.path.as_ref().unwrap()).unwrap();
     assert_eq!(on_disk.tests.len(), 1);
     assert!(
         on_disk.run.finished_at.is_none(),
@@ -351,7 +351,7 @@ fn gpu_model_settings_reload_the_model_and_every_test_records_its_placement() {
         assert_eq!(p.kv_devices(), vec!["CPU"]);
     }
     assert!(out.record.tests[1].params.no_kv_offload);
-    let on_disk = crate::results::read(out.path.as_ref().unwrap()).unwrap();
+    let on_disk = crate::record::results::read(out.path.as_ref().unwrap()).unwrap();
     assert_eq!(
         on_disk, out.record,
         "placement round-trips through the file"
@@ -400,7 +400,7 @@ fn thread_counts_above_the_physical_cores_are_warned_once_each() {
 #[derive(Default)]
 struct Order(Vec<String>);
 
-impl crate::progress::Progress for Order {
+impl crate::output::progress::Progress for Order {
     fn test_started(&mut self, _i: usize, _n: usize, id: &str) {
         self.0.push(id.to_string());
     }
@@ -442,7 +442,7 @@ fn rounds_interleave_the_tests_rotate_the_order_and_keep_each_round() {
         );
     }
     // On disk as it is in memory, and readable.
-    let back = crate::results::read(out.path.as_ref().unwrap()).unwrap();
+    let back = crate::record::results::read(out.path.as_ref().unwrap()).unwrap();
     let samples = |t: &TestRecord| -> Vec<Vec<u64>> {
         t.rounds.iter().map(|r| r.samples_ns.clone()).collect()
     };

@@ -1,5 +1,5 @@
 use super::*;
-use crate::export::fixtures;
+use crate::report::export::fixtures;
 
 fn side(label: &str, threads: u32, scale: f64) -> Side {
     side_n(label, threads, scale, 5)

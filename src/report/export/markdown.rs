@@ -1,7 +1,7 @@
 use super::Exporter;
 use crate::plan::TestParams;
 use crate::record::{RunRecord, Status, TestRecord};
-use crate::units::{format_params, format_size};
+use crate::util::units::{format_params, format_size};
 
 /// llama-bench's Markdown table: model | size | params | backend | ngl | threads |
 /// <parameters that differ from llama-bench's defaults or vary> | test | t/s.
@@ -179,7 +179,7 @@ pub(crate) fn table_aligned(rows: &[Vec<String>], left: &dyn Fn(usize) -> bool) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixtures;
+    use crate::report::export::fixtures;
 
     #[test]
     fn renders_a_llama_bench_style_table() {
