@@ -117,9 +117,13 @@ pub fn run(
         .count();
     if !child {
         let threads = prepare::thread_warnings(&todo, crate::util::system::physical_cores());
+        let logical = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        // Advice, not a fault: --quiet leaves it out (the load is in the file either way).
+        let busy = prepare::busy_warning(record.run.load_average, logical).filter(|_| !opts.quiet);
         for w in prepare::requantized_warnings(&opts.config, &prep, &todo)
             .into_iter()
             .chain(threads)
+            .chain(busy)
         {
             eprintln!("warning: {w}");
         }

@@ -276,6 +276,25 @@ pub fn requantized_warnings(
 
 /// One warning per thread count in `tests` above the machine's physical cores: such a run
 /// measures contention (llama.cpp's threads wait for the slowest at every step), not the model.
+/// The one-minute load average above which a run is called busy, per logical CPU: a 2-CPU
+/// machine at a load of 1.0 is half taken by something else.
+pub const BUSY_LOAD_PER_CPU: f64 = 0.5;
+
+/// A warning when the machine was busy as the run started. A busy machine gets this line,
+/// not other defaults: the figures then measure the other load too, and the run records
+/// its load average so that readers can tell.
+pub fn busy_warning(load: Option<[f64; 3]>, logical_cpus: u32) -> Option<String> {
+    let one = load?[0];
+    let limit = BUSY_LOAD_PER_CPU * f64::from(logical_cpus.max(1));
+    (one > limit).then(|| {
+        format!(
+            "the machine is busy (1-minute load average {one:.2}, above {limit:.1} for \
+             {logical_cpus} CPUs): the figures will measure the other load too; compare \
+             them only with runs made alike"
+        )
+    })
+}
+
 pub fn thread_warnings(tests: &[PlannedTest], physical_cores: u32) -> Vec<String> {
     let counts: std::collections::BTreeSet<u32> =
         tests.iter().map(|t| t.params.n_threads).collect();

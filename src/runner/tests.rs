@@ -498,3 +498,15 @@ fn a_resumed_run_measures_only_the_rounds_it_lacks() {
     );
     assert!(out.record.tests.iter().all(|t| t.rounds.len() == 2));
 }
+
+#[test]
+fn a_busy_machine_gets_a_warning_not_another_default() {
+    use super::prepare::busy_warning;
+    assert_eq!(busy_warning(Some([0.4, 0.2, 0.1]), 2), None);
+    let w = busy_warning(Some([1.83, 1.0, 0.5]), 2).unwrap();
+    assert!(
+        w.contains("busy (1-minute load average 1.83, above 1.0 for 2 CPUs)"),
+        "{w}"
+    );
+    assert_eq!(busy_warning(None, 2), None);
+}

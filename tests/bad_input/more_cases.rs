@@ -305,14 +305,14 @@ pub fn model_results_and_command_line_cases() -> Vec<Case> {
         "--noise and --fail-threshold are fractions between 0 and 1",
     ));
     v.push(case(
-        "noise floor from a file without rounds",
+        "noise floor from one launch",
         |d| {
             let f = d.join("one.json");
             std::fs::write(&f, include_str!("../fixtures/leaderboard/sweep.json")).unwrap();
             vec!["noise".into(), f.into_os_string()]
         },
         2,
-        "no test with 2 or more rounds",
+        "1 file(s) give 0 degree(s) of freedom between launches",
     ));
     v
 }

@@ -39,7 +39,17 @@ impl Exporter for Markdown {
             .iter()
             .filter(|(_, f, default)| tests.iter().any(|t| f(&t.params) != *default))
             .collect();
-        let mut header = vec!["model", "size", "params", "backend"];
+        // Ladder variants: the real bits per weight (llama.cpp falls back from K-quants on
+        // narrow tensors, so the name can mislead) and a mark on requantized files.
+        let model_of = |t: &TestRecord| run.models.iter().find(|m| m.name == t.model);
+        let any_bpw = tests
+            .iter()
+            .any(|t| model_of(t).is_some_and(|m| m.bits_per_weight.is_some()));
+        let mut header = vec!["model", "size", "params"];
+        if any_bpw {
+            header.push("bpw");
+        }
+        header.push("backend");
         if gpu {
             header.push("ngl");
         }
@@ -64,12 +74,23 @@ impl Exporter for Markdown {
         }
         let mut rows = vec![header.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
         for &t in &tests {
+            let requantized = model_of(t)
+                .and_then(|m| m.provenance.as_ref())
+                .is_some_and(|p| p.requantized);
+            let mut name = t.model_type.clone().unwrap_or_else(|| t.model.clone());
+            if requantized {
+                name.push_str(" (requant)");
+            }
             let mut row = vec![
-                t.model_type.clone().unwrap_or_else(|| t.model.clone()),
+                name,
                 t.model_size.map(format_size).unwrap_or_default(),
                 t.model_n_params.map(format_params).unwrap_or_default(),
-                t.backends.clone(),
             ];
+            if any_bpw {
+                let bpw = model_of(t).and_then(|m| m.bits_per_weight);
+                row.push(bpw.map(|b| format!("{b:.2}")).unwrap_or_default());
+            }
+            row.push(t.backends.clone());
             if gpu {
                 row.push(t.params.n_gpu_layers.to_string());
             }
@@ -132,7 +153,11 @@ fn rate(t: &TestRecord) -> String {
 /// Aligned Markdown: text columns left, numeric ones (size onwards) right, as llama-bench.
 fn table(rows: &[Vec<String>]) -> String {
     table_aligned(rows, &|c| {
-        c == 0 || c == 3 || matches!(rows[0][c].as_str(), "test" | "notes" | "95% interval")
+        c == 0
+            || matches!(
+                rows[0][c].as_str(),
+                "backend" | "test" | "notes" | "95% interval"
+            )
     })
 }
 
