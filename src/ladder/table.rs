@@ -46,8 +46,8 @@ pub struct Row {
     /// The decode test's 95% interval (`stats.interval`: between rounds, or within one
     /// launch for one round), when it has one.
     pub tg_ci: Option<(f64, f64)>,
-    /// No other variant is established better on decode speed or KLD (intervals apart)
-    /// without being established worse on the other: the front is a set, ties stay on it.
+    /// On the Pareto front with ties kept: no other variant is at least as good on both
+    /// estimates and established better (intervals apart) on one.
     pub pareto: bool,
     /// The other variants on the front whose decode speed ties with this one's (intervals
     /// overlap): which of them is faster is not established.
@@ -75,6 +75,7 @@ pub fn rows(run: &RunRecord) -> Vec<Row> {
         mark_pareto(&mut group);
         for (g, &i) in group.into_iter().zip(&idx) {
             out[i].pareto = g.pareto;
+            out[i].ties = g.ties;
         }
     }
     out
@@ -122,8 +123,8 @@ fn row(m: &ModelRecord, tests: &[TestRecord]) -> Row {
     }
 }
 
-/// Marks the rows that no other row is established to beat on (higher tg t/s, lower KLD):
-/// speed by the decode test's interval, KLD by ±1.96 of its uncertainty (`stats::ties`).
+/// Marks the Pareto front on (higher tg t/s, lower KLD) with ties kept (`stats::ties`):
+/// speed by the decode test's interval, KLD by ±1.96 of its uncertainty.
 /// Rows lacking either figure are never on the front. Front rows whose speeds tie name
 /// each other.
 pub fn mark_pareto(rows: &mut [Row]) {

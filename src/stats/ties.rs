@@ -41,17 +41,20 @@ impl Figure {
 }
 
 /// Whether each point is on the Pareto front when a larger first figure (speed) and a
-/// smaller second figure (error) are better: a point leaves the front only when another is
-/// established better on one figure and not established worse on the other.
+/// smaller second figure (error) are better. A point leaves the front only when another
+/// beats it: at least as good on both estimates, better on one, and established better
+/// (intervals apart) on at least one of the two. A difference that no interval establishes
+/// removes nothing, so the front is the plain Pareto front plus the points that only noise
+/// keeps off it. (Letting a tie count as "at least as good" would not do: ties do not chain,
+/// and a slow, exact variant would knock out, through a run of ties, a variant that is
+/// established faster than it.)
 pub fn pareto_front(points: &[(Figure, Figure)]) -> Vec<bool> {
     let beats = |j: &(Figure, Figure), i: &(Figure, Figure)| {
-        let (sj, ej) = j;
-        let (si, ei) = i;
-        let speed_better = sj.established_above(si);
-        let error_better = ei.established_above(ej);
-        let speed_not_worse = !si.established_above(sj);
-        let error_not_worse = !ej.established_above(ei);
-        (speed_better && error_not_worse) || (error_better && speed_not_worse)
+        let ((sj, ej), (si, ei)) = (j, i);
+        let at_least = sj.value >= si.value && ej.value <= ei.value;
+        let better = sj.value > si.value || ej.value < ei.value;
+        let established = sj.established_above(si) || ei.established_above(ej);
+        at_least && better && established
     };
     (0..points.len())
         .map(|i| !(0..points.len()).any(|j| j != i && beats(&points[j], &points[i])))
@@ -80,18 +83,64 @@ mod tests {
             (Figure::around(227.9, 6.7), kld),
         ];
         assert_eq!(pareto_front(&pts), vec![true, true]);
-        // The second is established closer to the reference and not established slower.
+        // A trade-off whose speed side is a tie: both stay, and the tie is for the table to
+        // name; nothing is ranked on the noise.
         let pts = [
             (Figure::around(230.3, 5.3), Figure::around(0.05, 0.002)),
             (Figure::around(227.9, 6.7), Figure::around(0.03, 0.002)),
         ];
+        assert_eq!(pareto_front(&pts), vec![true, true]);
+        // Beaten on both estimates and established on one: off.
+        let pts = [
+            (Figure::around(220.0, 5.3), Figure::around(0.05, 0.002)),
+            (Figure::around(227.9, 6.7), Figure::around(0.03, 0.002)),
+        ];
         assert_eq!(pareto_front(&pts), vec![false, true]);
+        // Beaten on both estimates, established on neither: a tie, both stay.
+        let pts = [
+            (Figure::around(226.0, 5.3), Figure::around(0.031, 0.002)),
+            (Figure::around(227.9, 6.7), Figure::around(0.030, 0.002)),
+        ];
+        assert_eq!(pareto_front(&pts), vec![true, true]);
         // Established faster and established worse: a trade-off, both stay.
         let pts = [
             (Figure::around(300.0, 5.0), Figure::around(0.05, 0.002)),
             (Figure::around(227.9, 6.7), Figure::around(0.03, 0.002)),
         ];
         assert_eq!(pareto_front(&pts), vec![true, true]);
+    }
+
+    #[test]
+    fn ties_do_not_chain_into_knocking_out_an_established_faster_variant() {
+        // The published ladder: F16 exact and slow, Q8_0 a speed tie with both F16 and Q6_K,
+        // Q6_K established faster than F16. Q6_K stays on the front.
+        let pts = [
+            (
+                Figure {
+                    value: 84.1,
+                    lo: 75.9,
+                    hi: 92.2,
+                },
+                Figure::point(0.0),
+            ),
+            (
+                Figure {
+                    value: 116.2,
+                    lo: 89.6,
+                    hi: 149.8,
+                },
+                Figure::around(0.00147, 0.0002),
+            ),
+            (
+                Figure {
+                    value: 133.1,
+                    lo: 127.8,
+                    hi: 138.7,
+                },
+                Figure::around(0.00282, 0.0004),
+            ),
+        ];
+        assert_eq!(pareto_front(&pts), vec![true, true, true]);
     }
 
     #[test]
