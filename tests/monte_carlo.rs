@@ -11,11 +11,11 @@
 
 use std::path::Path;
 
-use tpsbench::gguf::writer::SplitMix64;
 use tpsbench::record::{RunRecord, TestRecord};
 use tpsbench::report::compare::{Side, compare_sides, side_of_run};
 use tpsbench::stats::analysis::{Covers, LevelInterval, StopPolicy, StopReason};
 use tpsbench::stats::compare::{Settings, Verdict};
+use tpsbench::util::rng::SplitMix64;
 
 const MU: f64 = 700.0;
 /// Noise within a context: the 1.8% sd seen between repetitions of one process.

@@ -9,8 +9,8 @@
 //! inside it; the cost is nanoseconds per token either way.)
 
 use crate::engine::{Engine, ModelInfo, Session};
-use crate::gguf::writer::SplitMix64;
 use crate::plan::TestParams;
+use crate::util::rng::SplitMix64;
 
 /// Seeded random token ids, as llama-bench's `rand() % n_vocab`, with BOS first when the
 /// vocabulary adds one. Random rather than constant ids matter for MoE routing.

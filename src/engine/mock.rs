@@ -37,7 +37,7 @@ pub struct MockEngine {
     pub max_ctx: u32,
     /// Each decode call costs up to this many extra ns, drawn from a seeded generator.
     pub jitter_ns: u64,
-    jitter: RefCell<crate::gguf::writer::SplitMix64>,
+    jitter: RefCell<crate::util::rng::SplitMix64>,
     pub log: Rc<RefCell<Log>>,
 }
 
@@ -49,7 +49,7 @@ impl MockEngine {
             gen_ns,
             max_ctx: u32::MAX,
             jitter_ns: 0,
-            jitter: RefCell::new(crate::gguf::writer::SplitMix64(7)),
+            jitter: RefCell::new(crate::util::rng::SplitMix64(7)),
             log: Rc::default(),
         }
     }

@@ -1,5 +1,6 @@
 //! Writes GGUF v3 files, streaming tensor data so that large synthetic models need no RAM.
 
+use crate::util::rng::SplitMix64;
 use std::io::{self, Write};
 
 use super::{DEFAULT_ALIGNMENT, MAGIC, Value, type_layout};
@@ -75,24 +76,6 @@ fn pad(w: &mut impl Write, written: u64, align: u64) -> io::Result<u64> {
     let n = (align - written % align) % align;
     w.write_all(&vec![0u8; n as usize])?;
     Ok(n)
-}
-
-/// SplitMix64: a tiny, well-mixed, seedable generator (no dependency, stable across versions).
-pub struct SplitMix64(pub u64);
-
-impl SplitMix64 {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    pub fn next_f32(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
-    }
 }
 
 fn put_tensor_data(w: &mut impl Write, t: &Tensor) -> io::Result<()> {

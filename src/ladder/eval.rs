@@ -12,8 +12,8 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::engine::logits::{EvalModel, RowSink};
-use crate::gguf::writer::SplitMix64;
 use crate::ladder::kld::{Accumulator, compare, log_softmax};
+use crate::util::rng::SplitMix64;
 
 /// The chunks to evaluate: `min(n_chunks, tokens / n_ctx)` slices of `n_ctx` tokens, the
 /// first token of each replaced by `bos` when given (llama-perplexity does the same).

@@ -111,22 +111,6 @@ pub fn covariance(sum_a: f64, sum_b: f64, sum_ab: f64, n: u64) -> f64 {
     (sum_ab / nf - (sum_a / nf) * (sum_b / nf)) / (nf - 1.0)
 }
 
-/// Linear interpolation between the closest ranks of sorted `values` (llama.cpp's lambda).
-pub fn percentile(sorted: &[f32], fraction: f64) -> f64 {
-    match sorted {
-        [] => 0.0,
-        _ if fraction <= 0.0 => f64::from(sorted[0]),
-        _ if fraction >= 1.0 => f64::from(sorted[sorted.len() - 1]),
-        _ => {
-            let p = fraction * (sorted.len() - 1) as f64;
-            let i = p as usize;
-            let w = p - i as f64;
-            let next = sorted[(i + 1).min(sorted.len() - 1)];
-            (1.0 - w) * f64::from(sorted[i]) + w * f64::from(next)
-        }
-    }
-}
-
 /// The median: the middle value, or the mean of the two middle ones.
 pub fn median(sorted: &[f32]) -> f64 {
     let n = sorted.len();
@@ -191,8 +175,8 @@ impl Accumulator {
             kld_mean: finite(kld_mean),
             kld_mean_uncertainty: finite(kld_unc),
             kld_median: finite(median(&sorted)),
-            kld_p90: finite(percentile(&sorted, 0.90)),
-            kld_p99: finite(percentile(&sorted, 0.99)),
+            kld_p90: finite(crate::stats::quantile(&sorted, 0.90)),
+            kld_p99: finite(crate::stats::quantile(&sorted, 0.99)),
             kld_max: finite(sorted.last().map_or(0.0, |&x| f64::from(x))),
             ln_ppl_ratio: finite(log_ppl - log_ppl_ref),
             ln_ppl_ratio_uncertainty: finite(ratio_var.max(0.0).sqrt()),
@@ -318,11 +302,8 @@ mod tests {
     }
 
     #[test]
-    fn percentiles_interpolate_and_clamp() {
+    fn the_median_is_the_middle_or_the_mean_of_the_two_middle_values() {
         let v = [1.0, 2.0, 3.0, 4.0];
-        assert_eq!(percentile(&v, 0.0), 1.0);
-        assert_eq!(percentile(&v, 1.0), 4.0);
-        assert!((percentile(&v, 0.5) - 2.5).abs() < 1e-12);
         assert_eq!(median(&v), 2.5);
         assert_eq!(median(&[3.0, 1.0, 2.0][..1]), 3.0);
     }

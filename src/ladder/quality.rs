@@ -5,8 +5,6 @@
 use std::path::Path;
 use std::time::Instant;
 
-use sha2::{Digest, Sha256};
-
 use super::Reporter;
 use super::cache::BaseInfo;
 use super::eval::{self, Spill};
@@ -30,7 +28,7 @@ struct EvalText {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    format!("{:x}", Sha256::digest(bytes))
+    crate::util::hash::sha256_hex(bytes)
 }
 
 /// The configured text file, or text the reference writes (cached beside the variants).

@@ -227,40 +227,8 @@ pub fn markdown(rows: &[Row]) -> String {
             },
         ]);
     }
-    let width: Vec<usize> = (0..table[0].len())
-        .map(|c| {
-            table
-                .iter()
-                .map(|r| r[c].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for (i, r) in table.iter().enumerate() {
-        out.push('|');
-        for (c, cell) in r.iter().enumerate() {
-            if c < 2 {
-                out.push_str(&format!(" {cell:<w$} |", w = width[c]));
-            } else {
-                out.push_str(&format!(" {cell:>w$} |", w = width[c]));
-            }
-        }
-        out.push('\n');
-        if i == 0 {
-            out.push('|');
-            for (c, w) in width.iter().enumerate() {
-                let d = "-".repeat((*w).max(3));
-                if c < 2 {
-                    out.push_str(&format!(" {d} |"));
-                } else {
-                    out.push_str(&format!(" {}: |", &d[1..]));
-                }
-            }
-            out.push('\n');
-        }
-    }
-    out
+    // The type and model columns are text; the figures align right.
+    crate::util::table::aligned(&table, &|c| c < 2)
 }
 
 /// The rows as a JSON array.

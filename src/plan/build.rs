@@ -227,11 +227,11 @@ pub fn test_identity(model_sha256: &str, params: &TestParams) -> String {
     h.update(model_sha256.as_bytes());
     h.update(b"\n");
     h.update(serde_json::to_vec(params).expect("params serialize"));
-    format!("{:x}", h.finalize())
+    crate::util::hash::hex(h.finalize())
 }
 
 fn hex(bytes: &[u8]) -> String {
-    format!("{:x}", Sha256::digest(bytes))
+    crate::util::hash::sha256_hex(bytes)
 }
 
 impl Plan {
@@ -244,7 +244,7 @@ impl Plan {
         for t in &self.tests {
             h.update(format!("\n{} {}", t.id, t.identity).as_bytes());
         }
-        format!("{:x}", h.finalize())
+        crate::util::hash::hex(h.finalize())
     }
 }
 

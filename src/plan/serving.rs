@@ -187,7 +187,7 @@ pub fn serving_identity(
     h.update(serde_json::to_vec(&t.params).expect("params serialize"));
     h.update(b"\nserving ");
     h.update(spec.to_string().as_bytes());
-    format!("{:x}", h.finalize())
+    crate::util::hash::hex(h.finalize())
 }
 
 #[cfg(test)]

@@ -299,10 +299,20 @@ impl Report {
             out.push_str(&format!("compared across {k}: {va} (A) vs {vb} (B)\n"));
         }
         out.push_str(&format!("A = {a}\nB = {b}\n\n"));
-        out.push_str(
-            "| test | A t/s (median) | B t/s (median) | rounds | speedup B/A | 95% interval | covers | verdict |\n",
-        );
-        out.push_str("| --- | ---: | ---: | ---: | ---: | --- | --- | --- |\n");
+        let mut table: Vec<Vec<String>> = vec![
+            [
+                "test",
+                "A t/s (median)",
+                "B t/s (median)",
+                "rounds",
+                "speedup B/A",
+                "95% interval",
+                "covers",
+                "verdict",
+            ]
+            .map(String::from)
+            .to_vec(),
+        ];
         for r in &self.rows {
             let c = &r.comparison;
             let rounds = if c.rounds.0 == c.rounds.1 {
@@ -310,20 +320,20 @@ impl Report {
             } else {
                 format!("{} / {}", c.rounds.0, c.rounds.1)
             };
-            out.push_str(&format!(
-                "| {} | {:.2} (n={}) | {:.2} (n={}) | {rounds} | {:.3} | [{:.3}, {:.3}] | {} | {} |\n",
-                r.test.replace('|', "\\|"),
-                r.a_median,
-                r.a_n,
-                r.b_median,
-                r.b_n,
-                c.speedup,
-                c.ci.lo,
-                c.ci.hi,
-                covers_text(c),
-                verdict_text(c, self.threshold)
-            ));
+            table.push(vec![
+                r.test.clone(),
+                format!("{:.2} (n={})", r.a_median, r.a_n),
+                format!("{:.2} (n={})", r.b_median, r.b_n),
+                rounds,
+                format!("{:.3}", c.speedup),
+                format!("[{:.3}, {:.3}]", c.ci.lo, c.ci.hi),
+                covers_text(c).to_string(),
+                verdict_text(c, self.threshold),
+            ]);
         }
+        out.push_str(&crate::util::table::aligned(&table, &|c| {
+            matches!(c, 0 | 5 | 6 | 7)
+        }));
         if self
             .rows
             .iter()

@@ -21,7 +21,7 @@ pub use super::arrivals::{ArrivalRun, run_arrivals};
 use super::metrics::{Phases, Trace};
 use super::sampling::Sampler;
 use crate::engine::{BatchSession, BatchToken, Engine};
-use crate::gguf::writer::SplitMix64;
+use crate::util::rng::SplitMix64;
 
 /// A request: prompt tokens and how many tokens to generate (at least 1).
 #[derive(Debug, Clone, PartialEq)]

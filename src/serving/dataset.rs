@@ -77,8 +77,8 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Prompt>, String> {
 pub fn load(path: &Path) -> Result<PromptFile, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read the prompt file {}: {e}", path.display()))?;
-    use sha2::{Digest, Sha256};
-    let sha256 = format!("{:x}", Sha256::digest(text.as_bytes()));
+
+    let sha256 = crate::util::hash::sha256_hex(text.as_bytes());
     let shown = path.display().to_string();
     Ok(PromptFile {
         name: path

@@ -3,21 +3,6 @@
 
 use crate::record::serving::{Dist, RepFigures, RequestSample, Targets};
 
-/// The percentile `q` (0..=100) of sorted values, interpolating linearly between the closest
-/// ranks (numpy's default); 0 for no values.
-pub fn percentile(sorted: &[f64], q: f64) -> f64 {
-    match sorted.len() {
-        0 => 0.0,
-        1 => sorted[0],
-        n => {
-            let rank = (q / 100.0).clamp(0.0, 1.0) * (n - 1) as f64;
-            let lo = rank.floor() as usize;
-            let hi = rank.ceil() as usize;
-            sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo as f64)
-        }
-    }
-}
-
 /// Count, mean, extremes and percentiles of `xs`.
 pub fn dist(xs: &[f64]) -> Dist {
     if xs.is_empty() {
@@ -29,9 +14,9 @@ pub fn dist(xs: &[f64]) -> Dist {
         n: v.len() as u64,
         mean: v.iter().sum::<f64>() / v.len() as f64,
         min: v[0],
-        p50: percentile(&v, 50.0),
-        p90: percentile(&v, 90.0),
-        p99: percentile(&v, 99.0),
+        p50: crate::stats::quantile(&v, 0.50),
+        p90: crate::stats::quantile(&v, 0.90),
+        p99: crate::stats::quantile(&v, 0.99),
         max: v[v.len() - 1],
     }
 }
@@ -228,7 +213,7 @@ pub fn cost_per_mtok(price_per_hour: f64, output_ts: f64) -> Option<f64> {
 /// Poisson arrivals: offsets (ns from the start) of `n` requests at `rate` per second, from
 /// exponential gaps drawn with a seeded generator. The first request arrives at 0.
 pub fn poisson_offsets(n: usize, rate: f64, seed: u64) -> Vec<u64> {
-    let mut rng = crate::gguf::writer::SplitMix64(seed);
+    let mut rng = crate::util::rng::SplitMix64(seed);
     let mut t = 0.0f64;
     (0..n)
         .map(|i| {
@@ -247,12 +232,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn percentiles_interpolate_and_are_ordered() {
-        let v: Vec<f64> = (1..=10).map(f64::from).collect();
-        assert_eq!(percentile(&v, 50.0), 5.5);
-        assert!((percentile(&v, 90.0) - 9.1).abs() < 1e-12);
-        assert_eq!(percentile(&v, 0.0), 1.0);
-        assert_eq!(percentile(&v, 100.0), 10.0);
+    fn distributions_hold_ordered_percentiles() {
         let d = dist(&[3.0, 1.0, 2.0, 100.0]);
         assert!(d.min <= d.p50 && d.p50 <= d.p90 && d.p90 <= d.p99 && d.p99 <= d.max);
         assert_eq!((d.n, d.min, d.max, d.mean), (4, 1.0, 100.0, 26.5));

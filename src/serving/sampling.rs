@@ -2,7 +2,7 @@
 //! seeded generator, one sampler per sequence. Its cost is part of what a request waits
 //! for and is reported as time outside llama.cpp.
 
-use crate::gguf::writer::SplitMix64;
+use crate::util::rng::SplitMix64;
 
 pub struct Sampler {
     temperature: f32,

@@ -1,7 +1,7 @@
 //! Seeded bootstrap confidence intervals (percentile method), as criterion uses them.
 
 use super::median;
-use crate::gguf::writer::SplitMix64;
+use crate::util::rng::SplitMix64;
 
 /// Resamples drawn per interval: enough for a stable 95% interval of a median.
 pub const DEFAULT_RESAMPLES: usize = 5_000;
@@ -24,20 +24,6 @@ impl Interval {
             return f64::INFINITY;
         }
         (self.hi - self.lo) / 2.0 / center.abs()
-    }
-}
-
-/// The `q` quantile (0..=1) of sorted data, linearly interpolated.
-pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
-    let (i, frac) = (pos.floor() as usize, pos.fract());
-    if i + 1 < sorted.len() {
-        sorted[i] + (sorted[i + 1] - sorted[i]) * frac
-    } else {
-        sorted[i]
     }
 }
 
@@ -69,8 +55,8 @@ pub fn interval(
     stats.sort_by(f64::total_cmp);
     let alpha = (1.0 - confidence) / 2.0;
     Interval {
-        lo: quantile_sorted(&stats, alpha),
-        hi: quantile_sorted(&stats, 1.0 - alpha),
+        lo: super::quantile(&stats, alpha),
+        hi: super::quantile(&stats, 1.0 - alpha),
     }
 }
 
@@ -105,8 +91,8 @@ pub fn ratio_interval(
     ratios.sort_by(f64::total_cmp);
     let alpha = (1.0 - confidence) / 2.0;
     Interval {
-        lo: quantile_sorted(&ratios, alpha),
-        hi: quantile_sorted(&ratios, 1.0 - alpha),
+        lo: super::quantile(&ratios, alpha),
+        hi: super::quantile(&ratios, 1.0 - alpha),
     }
 }
 
@@ -123,14 +109,6 @@ mod tests {
                 center * (1.0 + cv * z)
             })
             .collect()
-    }
-
-    #[test]
-    fn quantiles_interpolate() {
-        let s = [1.0, 2.0, 3.0, 4.0];
-        assert_eq!(quantile_sorted(&s, 0.0), 1.0);
-        assert_eq!(quantile_sorted(&s, 1.0), 4.0);
-        assert_eq!(quantile_sorted(&s, 0.5), 2.5);
     }
 
     #[test]

@@ -47,6 +47,23 @@ pub fn median(xs: &[f64]) -> f64 {
     }
 }
 
+/// The `q` quantile (0..=1) of sorted values, interpolated linearly between the closest
+/// ranks (numpy's default, llama.cpp's percentile); NaN for no values. The one quantile:
+/// bootstrap intervals, outlier fences, serving latency percentiles and KLD percentiles.
+pub fn quantile<T: Copy + Into<f64>>(sorted: &[T], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+    let (i, frac) = (pos.floor() as usize, pos.fract());
+    let at = |k: usize| -> f64 { sorted[k].into() };
+    if i + 1 < sorted.len() {
+        at(i) + (at(i + 1) - at(i)) * frac
+    } else {
+        at(i)
+    }
+}
+
 /// Tokens per second of each sample: `n_tokens / (ns · 1e-9)`.
 pub fn rates_per_second(n_tokens: u64, samples_ns: &[u64]) -> Vec<f64> {
     samples_ns
@@ -95,6 +112,18 @@ mod tests {
     fn stddev_of_one_sample_is_zero() {
         assert_eq!(stddev(&[3.0]), 0.0);
         assert_eq!(stddev(&[]), 0.0);
+    }
+
+    #[test]
+    fn quantiles_interpolate_clamp_and_take_f32() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(quantile(&v, 0.0), 1.0);
+        assert_eq!(quantile(&v, 1.0), 4.0);
+        assert_eq!(quantile(&v, 0.5), 2.5);
+        assert_eq!(quantile(&v, 7.0), 4.0);
+        let f: Vec<f32> = (1..=10).map(|x| x as f32).collect();
+        assert!((quantile(&f, 0.9) - 9.1).abs() < 1e-6);
+        assert!(quantile::<f64>(&[], 0.5).is_nan());
     }
 
     #[test]

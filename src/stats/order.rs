@@ -97,7 +97,7 @@ pub fn relative_reach(ci: &Interval, median: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gguf::writer::SplitMix64;
+    use crate::util::rng::SplitMix64;
 
     #[test]
     fn ranks_match_the_published_table() {

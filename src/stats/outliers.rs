@@ -1,6 +1,6 @@
 //! Outlier classification with Tukey's fences, as criterion reports it.
 
-use super::bootstrap::quantile_sorted;
+use super::quantile;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Outliers {
@@ -28,7 +28,7 @@ pub fn classify(xs: &[f64]) -> Outliers {
     if s.len() < 4 {
         return o;
     }
-    let (q1, q3) = (quantile_sorted(&s, 0.25), quantile_sorted(&s, 0.75));
+    let (q1, q3) = (quantile(&s, 0.25), quantile(&s, 0.75));
     let iqr = q3 - q1;
     for &x in &s {
         if x < q1 - 3.0 * iqr {

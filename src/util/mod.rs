@@ -1,5 +1,9 @@
 //! Small helpers every layer may use: facts about the host, the build and files (`system`),
-//! and sizes and counts as llama-bench prints them (`units`).
+//! sizes and counts as llama-bench prints them (`units`), the seedable generator (`rng`),
+//! SHA-256 in hex (`hash`) and the Markdown table writer (`table`).
 
+pub mod hash;
+pub mod rng;
 pub mod system;
+pub mod table;
 pub mod units;

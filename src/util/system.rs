@@ -47,7 +47,7 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
         }
         h.update(&buf[..n]);
     }
-    Ok(format!("{:x}", h.finalize()))
+    Ok(crate::util::hash::hex(h.finalize()))
 }
 
 /// Now, as RFC 3339 UTC with second precision (llama-bench's `test_time` format).

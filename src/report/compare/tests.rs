@@ -164,14 +164,14 @@ fn interleaved_sides_with_rounds_are_compared_round_by_round() {
     assert_eq!(c.verdict, Verdict::Slower, "{c:?}");
     let md = r.to_markdown("a", "b");
     assert!(
-        md.contains("| 3 |") && md.contains("between rounds, paired"),
+        md.contains("|      3 |") && md.contains("between rounds, paired"),
         "{md}"
     );
     // Different round counts: unpaired, and both counts shown.
     let b4 = side_rounds("b", &[90.1, 95.3, 86.2, 91.0]);
     let r = compare_sides(&a, &b4, &[], &interleaved);
     assert_eq!(r.rows[0].comparison.method, Method::UnpairedRounds);
-    assert!(r.to_markdown("a", "b").contains("| 3 / 4 |"));
+    assert!(r.to_markdown("a", "b").contains("|  3 / 4 |"));
 }
 
 #[test]

@@ -43,7 +43,7 @@ pub fn render(run: &RunRecord) -> String {
         }
         table.push(row);
     }
-    format!("\n{}", super::table_aligned(&table, &|c| c == 0))
+    format!("\n{}", crate::util::table::aligned(&table, &|c| c == 0))
 }
 
 /// `m/Q4_1/tg128@d512/t=1` → `m/Q4_1/tg128/t=1`.

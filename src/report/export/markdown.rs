@@ -152,53 +152,13 @@ fn rate(t: &TestRecord) -> String {
 
 /// Aligned Markdown: text columns left, numeric ones (size onwards) right, as llama-bench.
 fn table(rows: &[Vec<String>]) -> String {
-    table_aligned(rows, &|c| {
+    crate::util::table::aligned(rows, &|c| {
         c == 0
             || matches!(
                 rows[0][c].as_str(),
                 "backend" | "test" | "notes" | "95% interval"
             )
     })
-}
-
-/// Aligned Markdown; `left(column)` says which columns are text (left-aligned).
-pub(crate) fn table_aligned(rows: &[Vec<String>], left: &dyn Fn(usize) -> bool) -> String {
-    let n = rows[0].len();
-    let width: Vec<usize> = (0..n)
-        .map(|c| {
-            rows.iter()
-                .map(|r| r[c].chars().count())
-                .max()
-                .unwrap_or(0)
-                .max(3)
-        })
-        .collect();
-    let mut out = String::new();
-    for (i, r) in rows.iter().enumerate() {
-        out.push('|');
-        for c in 0..n {
-            let cell = r[c].replace('|', "\\|");
-            if left(c) {
-                out.push_str(&format!(" {cell:<w$} |", w = width[c]));
-            } else {
-                out.push_str(&format!(" {cell:>w$} |", w = width[c]));
-            }
-        }
-        out.push('\n');
-        if i == 0 {
-            out.push('|');
-            for (c, w) in width.iter().enumerate() {
-                let dashes = "-".repeat((*w).max(3));
-                if left(c) {
-                    out.push_str(&format!(" {dashes} |"));
-                } else {
-                    out.push_str(&format!(" {}: |", &dashes[1..]));
-                }
-            }
-            out.push('\n');
-        }
-    }
-    out
 }
 
 #[cfg(test)]

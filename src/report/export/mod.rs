@@ -14,7 +14,6 @@ pub mod serving;
 use crate::record::RunRecord;
 
 pub use crate::util::units::{format_params, format_size};
-pub(crate) use markdown::table_aligned;
 
 /// Turns a run into the bytes of one output format.
 pub trait Exporter {

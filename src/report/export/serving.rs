@@ -1,7 +1,6 @@
 //! Markdown for serving tests: one table (per-request latencies next to llama-batched-bench's
 //! aggregate rates) and, when targets are set, the capacity of each test series.
 
-use super::table_aligned;
 use crate::record::serving::Serving;
 use crate::record::{RunRecord, Status, TestRecord};
 use crate::serving::metrics;
@@ -94,7 +93,7 @@ pub fn render(run: &RunRecord) -> String {
         row.resize(header.len(), String::new());
         rows.push(row);
     }
-    let mut out = format!("\n{}", table_aligned(&rows, &|c| c <= 1));
+    let mut out = format!("\n{}", crate::util::table::aligned(&rows, &|c| c <= 1));
     out.push_str(&capacity_lines(&tests));
     out
 }
