@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub use super::machine::{Machine, fingerprint, gpu_descriptions, hardware};
+use super::plausible::{self, Flag};
 use crate::record::results;
 use crate::record::{RunInfo, RunRecord, Status, TestRecord};
 
@@ -38,6 +39,9 @@ pub struct ModelExtras {
     pub quality_reference: Option<String>,
     pub bytes_per_token: Option<f64>,
     pub bits_per_weight: Option<f64>,
+    /// `models[].architecture` (llama.cpp's `general.architecture`): with the name, the
+    /// model's identity.
+    pub architecture: Option<String>,
 }
 
 /// Serving figures of a test (`tests[].serving`), when present.
@@ -67,6 +71,8 @@ pub struct Entry {
     /// "synthetic" (random weights) and "requantized" (quantized from an already quantized
     /// file): shown beside the model wherever it appears.
     pub badges: Vec<String>,
+    /// Plausibility flags (see `plausible`): the run's and the row's own.
+    pub flags: Vec<Flag>,
 }
 
 impl Entry {
@@ -87,6 +93,8 @@ pub struct RunSummary {
     pub load_average: Option<[f64; 3]>,
     pub command: String,
     pub n_tests: usize,
+    /// The run's plausibility badges ("dirty", "busy", "fixture").
+    pub badges: Vec<String>,
 }
 
 /// Everything the leaderboard shows, and what it left out.
@@ -102,10 +110,23 @@ pub struct Board {
     pub invalid: Vec<String>,
     /// `file: reason`, one per file dropped by --exclude-build / --exclude-tool-version.
     pub excluded: Vec<String>,
+    /// Files dropped by --exclude-build, --exclude-tool-version or --strict.
+    pub files_excluded: usize,
+    /// `file: what`, one per flagged run or row that was kept (without --strict).
+    pub warnings: Vec<String>,
     /// Older measurements replaced by a newer one of the same (machine, identity).
     pub superseded: usize,
     /// The files read (not excluded), by machine and start time.
     pub runs: Vec<RunSummary>,
+    /// The KLD budget of the answers (`--kld-budget`); None: the default.
+    pub kld_budget: Option<f64>,
+}
+
+impl Board {
+    /// The KLD budget of the one-line answers, in nats.
+    pub fn kld_budget(&self) -> f64 {
+        self.kld_budget.unwrap_or(super::answer::DEFAULT_KLD_BUDGET)
+    }
 }
 
 /// What to drop: results whose build or tool version contains any of these texts.
@@ -113,6 +134,8 @@ pub struct Board {
 pub struct Exclude {
     pub build: Vec<String>,
     pub tool_version: Vec<String>,
+    /// `--strict`: leave out flagged runs and rows (see `plausible`) instead of warning.
+    pub strict: bool,
 }
 
 impl Exclude {
@@ -193,20 +216,45 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
     // (machine key, identity) → entry; ok and failed kept apart.
     let mut ok: BTreeMap<(String, String), Entry> = BTreeMap::new();
     let mut failed: BTreeMap<(String, String), Entry> = BTreeMap::new();
-    let mut machines: BTreeMap<String, (Machine, String)> = BTreeMap::new();
+    let mut machines: BTreeMap<String, (Machine, String, RunInfo)> = BTreeMap::new();
+    let mut bandwidths: BTreeMap<String, (String, f64)> = BTreeMap::new();
     let mut runs: Vec<(String, RunSummary)> = Vec::new();
     for (path, rec, raw) in files {
         if let Some(why) = exclude.reason(&rec.run) {
             b.excluded.push(format!("{}: {why}", path.display()));
+            b.files_excluded += 1;
             continue;
+        }
+        let run_flags = plausible::run_flags(&rec.run);
+        if !run_flags.is_empty() {
+            let what = details(&run_flags);
+            if exclude.strict {
+                b.excluded
+                    .push(format!("{}: left out by --strict: {what}", path.display()));
+                b.files_excluded += 1;
+                continue;
+            }
+            b.warnings.push(format!("{}: {what}", path.display()));
         }
         let m = Machine::of(&rec.run);
         runs.push((m.key.clone(), summary(&path, &rec)));
         // The newest run of a machine describes it.
         match machines.get(&m.key) {
-            Some((_, started)) if newer(started, "", &rec.run.started_at, "").is_ge() => {}
+            Some((_, started, _)) if newer(started, "", &rec.run.started_at, "").is_ge() => {}
             _ => {
-                machines.insert(m.key.clone(), (m.clone(), rec.run.started_at.clone()));
+                machines.insert(
+                    m.key.clone(),
+                    (m.clone(), rec.run.started_at.clone(), rec.run.clone()),
+                );
+            }
+        }
+        // The newest measured host bandwidth of the machine, in case its newest run has none.
+        if let Some(g) = m.bandwidth_gbs {
+            match bandwidths.get(&m.key) {
+                Some((started, _)) if newer(started, "", &rec.run.started_at, "").is_ge() => {}
+                _ => {
+                    bandwidths.insert(m.key.clone(), (rec.run.started_at.clone(), g));
+                }
             }
         }
         for (i, t) in rec.tests.iter().enumerate() {
@@ -219,7 +267,27 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
                 .and_then(|k| rec.models[k].quantization.clone())
                 .or_else(|| t.id.split('/').nth(1).map(str::to_string))
                 .unwrap_or_else(|| "?".into());
-            let entry = Entry {
+            let measured = t.status == Status::Ok && t.avg_ts.is_some();
+            let row_flags = if measured {
+                let raw_model = model.map_or(&Value::Null, |k| &raw["models"][k]);
+                plausible::entry_flags(t, raw_model)
+            } else {
+                vec![]
+            };
+            if !row_flags.is_empty() {
+                let what = details(&row_flags);
+                if exclude.strict {
+                    b.excluded.push(format!(
+                        "{}: {}: left out by --strict: {what}",
+                        path.display(),
+                        t.id
+                    ));
+                    continue;
+                }
+                b.warnings
+                    .push(format!("{}: {}: {what}", path.display(), t.id));
+            }
+            let mut entry = Entry {
                 machine: 0,
                 quant,
                 test: t.clone(),
@@ -232,14 +300,33 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
                 badges: model
                     .map(|k| badges(&raw["models"][k]["provenance"]))
                     .unwrap_or_default(),
+                flags: vec![],
             };
+            entry.flags = run_flags.iter().cloned().chain(row_flags).collect();
             let key = (m.key.clone(), t.identity.clone());
-            let map = if t.status == Status::Ok && t.avg_ts.is_some() {
-                &mut ok
-            } else {
-                &mut failed
-            };
-            match map.get(&key) {
+            let map = if measured { &mut ok } else { &mut failed };
+            match map.get_mut(&key) {
+                Some(old) if measured && old.test.test_time == entry.test.test_time => {
+                    // The same measurement read twice (a copied file, a merged file beside
+                    // its shards): one is kept.
+                    let what = format!(
+                        "duplicate of {} in {} (same machine, test and test time)",
+                        t.id,
+                        old.file.display()
+                    );
+                    if exclude.strict {
+                        b.excluded.push(format!(
+                            "{}: {}: left out by --strict: {what}",
+                            path.display(),
+                            t.id
+                        ));
+                    } else {
+                        b.warnings
+                            .push(format!("{}: {}: {what}", path.display(), t.id));
+                        old.flags
+                            .push(Flag::Duplicate(format!("also in {}", path.display())));
+                    }
+                }
                 Some(old) if is_newer(old, &entry) => b.superseded += 1,
                 Some(_) => {
                     b.superseded += 1;
@@ -251,7 +338,16 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
             }
         }
     }
-    b.machines = machines.into_values().map(|(m, _)| m).collect();
+    b.machines = machines
+        .into_values()
+        .map(|(mut m, _, run)| match bandwidths.get(&m.key) {
+            Some(&(_, g)) if m.bandwidth_gbs.is_none() => {
+                m.bandwidth_gbs = Some(g);
+                m.with_facts(&run)
+            }
+            _ => m,
+        })
+        .collect();
     b.machines.sort_by_key(|m| m.label());
     let index = |key: &str| b.machines.iter().position(|m| m.key == key).unwrap_or(0);
     let mut entries: Vec<Entry> = Vec::new();
@@ -325,7 +421,17 @@ fn model_extras(m: &Value) -> ModelExtras {
         quality_reference: m["quality"]["reference"].as_str().map(str::to_string),
         bytes_per_token: m["bytes_per_token"].as_f64(),
         bits_per_weight: m["bits_per_weight"].as_f64(),
+        architecture: m["architecture"].as_str().map(str::to_string),
     }
+}
+
+/// The flags' details, joined into one line.
+fn details(flags: &[Flag]) -> String {
+    flags
+        .iter()
+        .map(Flag::detail)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn serving(s: &Value) -> Option<Serving> {
@@ -359,6 +465,14 @@ fn summary(path: &Path, rec: &RunRecord) -> RunSummary {
         load_average: rec.run.load_average,
         command: rec.run.command.join(" "),
         n_tests: rec.tests.len(),
+        badges: {
+            let mut v: Vec<String> = plausible::run_flags(&rec.run)
+                .iter()
+                .map(|f| f.badge().to_string())
+                .collect();
+            v.dedup();
+            v
+        },
     }
 }
 

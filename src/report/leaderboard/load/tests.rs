@@ -108,6 +108,7 @@ fn excluded_builds_and_tool_versions_are_dropped_with_a_reason() {
     let ex = Exclude {
         build: vec!["deadbeef".into()],
         tool_version: vec!["dirty".into()],
+        ..Exclude::default()
     };
     let b = board(
         vec![
