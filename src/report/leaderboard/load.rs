@@ -308,23 +308,25 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
             match map.get_mut(&key) {
                 Some(old) if measured && old.test.test_time == entry.test.test_time => {
                     // The same measurement read twice (a copied file, a merged file beside
-                    // its shards): one is kept.
+                    // its shards): the newer run's copy is kept, the other named.
+                    let dropped = if is_newer(old, &entry) {
+                        entry
+                    } else {
+                        std::mem::replace(old, entry)
+                    };
                     let what = format!(
                         "duplicate of {} in {} (same machine, test and test time)",
                         t.id,
                         old.file.display()
                     );
+                    let line = format!("{}: {}: ", dropped.file.display(), t.id);
                     if exclude.strict {
-                        b.excluded.push(format!(
-                            "{}: {}: left out by --strict: {what}",
-                            path.display(),
-                            t.id
-                        ));
+                        b.excluded
+                            .push(format!("{line}left out by --strict: {what}"));
                     } else {
-                        b.warnings
-                            .push(format!("{}: {}: {what}", path.display(), t.id));
-                        old.flags
-                            .push(Flag::Duplicate(format!("also in {}", path.display())));
+                        b.warnings.push(format!("{line}{what}"));
+                        let also = Flag::Duplicate(format!("also in {}", dropped.file.display()));
+                        old.flags.push(also);
                     }
                 }
                 Some(old) if is_newer(old, &entry) => b.superseded += 1,
