@@ -514,15 +514,17 @@ pub fn note(a: &Answer) -> String {
         )
     };
     let mut s = format!(
-        "t/s: mean with {cov} (an interval over 1 launch leaves the launch-to-launch noise \
-         out: docs/methodology.md, Rounds and verdicts), each quantization at its fastest \
-         setting."
+        "t/s: mean with {cov}{}; each quantization at its fastest setting.",
+        if cov.contains("1 launch") {
+            " (launch-to-launch noise is not in it: docs/methodology.md)"
+        } else {
+            ""
+        }
     );
     if a.rows.iter().any(|r| r.kld.is_some()) {
         s.push_str(
-            " KLD: mean ± standard error, nats. ★ front: no other quantization is established \
-             faster and not worse, or closer and not slower (intervals ±1.96 se); front rows \
-             whose decode intervals overlap tie.",
+            " KLD: mean ± standard error, nats. ★ front: the Pareto front of decode against \
+             KLD with ties kept (±1.96 se); \"ties\": decode intervals overlap.",
         );
     }
     s

@@ -125,7 +125,7 @@ table.answer-table th,table.answer-table td{padding:4px 10px}
 span.badge-dirty,span.badge-busy,span.badge-implausible,span.badge-fixture,span.badge-duplicate{background:#ffebe9;color:#82071e;border-color:#ff8182}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;font-size:14px;margin:4px 0 12px}
 dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
-@media (max-width:640px){p.scroll-hint{display:block}table.answer-table td:first-child,table.answer-table th:first-child{position:sticky;left:0;background:#fff;z-index:1}header{padding:14px 0 12px}header p{font-size:13px}}
+@media (max-width:640px){p.scroll-hint{display:block}table.answer-table td:first-child,table.answer-table th:first-child{position:sticky;left:0;background:#fff;z-index:1}table.answer-table th:first-child{background:var(--bg)}header{padding:14px 0 12px}header p{font-size:13px}}
 footer{color:var(--muted);font-size:13px;padding:36px 0 40px;overflow-wrap:anywhere}
 "#;
 
