@@ -304,6 +304,28 @@ fn check_passes_on_a_freshly_built_directory_and_fails_after_one_byte_changes() 
     assert_ne!(read(&html), first.1);
 }
 
+/// What CI runs on the published set (docs/leaderboard.md, "Submitting results"): the
+/// committed LEADERBOARD.md and index.html are what results/published/ builds to.
+#[test]
+fn the_committed_published_page_passes_check() {
+    let r = tpsbench()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "leaderboard",
+            "results/published",
+            "--out-dir",
+            "results/published",
+            "--check",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        r.status.success(),
+        "{} (rebuild with scripts/make-results --board)",
+        String::from_utf8_lossy(&r.stderr)
+    );
+}
+
 #[test]
 fn strict_leaves_out_the_flagged_runs_that_a_plain_build_warns_about() {
     let dir = tempfile::tempdir().unwrap();
