@@ -43,8 +43,9 @@ pub struct Row {
     pub prefill: Option<Rate>,
     /// KLD mean and its standard error.
     pub kld: Option<(f64, Option<f64>)>,
-    /// % of the decode bandwidth roofline, and whether it is implausible (≥ 100%).
-    pub roofline: Option<(f64, bool)>,
+    /// % of the decode bandwidth roofline, whether it is implausible (≥ 100%), and whether
+    /// it is a lower bound estimated from the size (the file records no roofline).
+    pub roofline: Option<(f64, bool, bool)>,
     /// On the Pareto front of decode speed against KLD (ties kept).
     pub front: bool,
     /// Other front rows whose decode rates tie with this one.
@@ -216,14 +217,16 @@ pub fn answers(b: &Board, kld_budget: f64) -> Vec<Answer> {
                         decode: d.and_then(rate),
                         prefill: p.and_then(rate),
                         kld: any.model.kld_mean.map(|k| (k, any.model.kld_uncertainty)),
-                        roofline: d
-                            .and_then(|e| e.test.resources.as_ref()?.roofline.as_ref())
-                            .map(|r| {
-                                (
+                        roofline: d.and_then(|e| {
+                            match e.test.resources.as_ref().and_then(|r| r.roofline.as_ref()) {
+                                Some(r) => Some((
                                     r.percent_of_roofline,
                                     r.above_ceiling || r.percent_of_roofline >= 100.0,
-                                )
-                            }),
+                                    false,
+                                )),
+                                None => e.roofline_estimate.map(|p| (p, p >= 100.0, true)),
+                            }
+                        }),
                         front: false,
                         tied_with: vec![],
                     })
@@ -468,8 +471,8 @@ pub fn table(a: &Answer, nbsp: &str) -> Table {
             }
             if cols_roof {
                 row.push(match r.roofline {
-                    Some((p, bad)) => Cell {
-                        text: format!("{p:.0}%"),
+                    Some((p, bad, estimated)) => Cell {
+                        text: format!("{}{p:.0}%", if estimated { "≥" } else { "" }),
                         sort: Some(p),
                         badges: if bad {
                             vec!["implausible".into()]
@@ -521,6 +524,12 @@ pub fn note(a: &Answer) -> String {
             ""
         }
     );
+    if a.rows.iter().any(|r| r.roofline.is_some_and(|x| x.2)) {
+        s.push_str(
+            " ≥ roofline: a lower bound from the weights' size and the measured host \
+             bandwidth, where the file records no roofline.",
+        );
+    }
     if a.rows.iter().any(|r| r.kld.is_some()) {
         s.push_str(
             " KLD: mean ± standard error, nats. ★ front: the Pareto front of decode against \

@@ -73,6 +73,9 @@ pub struct Entry {
     pub badges: Vec<String>,
     /// Plausibility flags (see `plausible`): the run's and the row's own.
     pub flags: Vec<Flag>,
+    /// Decode without a recorded roofline: the % of the roofline it at least reaches
+    /// (`roofline_estimate`).
+    pub roofline_estimate: Option<f64>,
 }
 
 impl Entry {
@@ -217,7 +220,7 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
     let mut ok: BTreeMap<(String, String), Entry> = BTreeMap::new();
     let mut failed: BTreeMap<(String, String), Entry> = BTreeMap::new();
     let mut machines: BTreeMap<String, (Machine, String, RunInfo)> = BTreeMap::new();
-    let mut bandwidths: BTreeMap<String, (String, f64)> = BTreeMap::new();
+    let mut bandwidths: BTreeMap<String, (String, f64, Option<u64>)> = BTreeMap::new();
     let mut runs: Vec<(String, RunSummary)> = Vec::new();
     for (path, rec, raw) in files {
         if let Some(why) = exclude.reason(&rec.run) {
@@ -251,9 +254,9 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
         // The newest measured host bandwidth of the machine, in case its newest run has none.
         if let Some(g) = m.bandwidth_gbs {
             match bandwidths.get(&m.key) {
-                Some((started, _)) if newer(started, "", &rec.run.started_at, "").is_ge() => {}
+                Some((started, _, _)) if newer(started, "", &rec.run.started_at, "").is_ge() => {}
                 _ => {
-                    bandwidths.insert(m.key.clone(), (rec.run.started_at.clone(), g));
+                    bandwidths.insert(m.key.clone(), (rec.run.started_at.clone(), g, m.llc_bytes));
                 }
             }
         }
@@ -301,6 +304,7 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
                     .map(|k| badges(&raw["models"][k]["provenance"]))
                     .unwrap_or_default(),
                 flags: vec![],
+                roofline_estimate: None,
             };
             entry.flags = run_flags.iter().cloned().chain(row_flags).collect();
             let key = (m.key.clone(), t.identity.clone());
@@ -343,8 +347,9 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
     b.machines = machines
         .into_values()
         .map(|(mut m, _, run)| match bandwidths.get(&m.key) {
-            Some(&(_, g)) if m.bandwidth_gbs.is_none() => {
+            Some(&(_, g, llc)) if m.bandwidth_gbs.is_none() => {
                 m.bandwidth_gbs = Some(g);
+                m.llc_bytes = llc;
                 m.with_facts(&run)
             }
             _ => m,
@@ -355,6 +360,27 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
     let mut entries: Vec<Entry> = Vec::new();
     for ((mk, _), mut e) in ok.iter().map(|(k, e)| (k.clone(), e.clone())) {
         e.machine = index(&mk);
+        // A decode without a recorded roofline, on a machine whose host bandwidth is known:
+        // the lower bound from the weights' size flags a rate the memory cannot deliver.
+        if let Some(pct) = roofline_estimate(&e, &b.machines[e.machine]) {
+            e.roofline_estimate = Some(pct);
+            if pct >= 100.0 {
+                let bw = b.machines[e.machine].bandwidth_gbs.unwrap_or(0.0);
+                let what = format!(
+                    "decode at {pct:.0}% or more of its bandwidth roofline (estimated from the \
+                     weights' size and the machine's measured {bw:.1} GB/s; the file records \
+                     none): implausible"
+                );
+                let line = format!("{}: {}: ", e.file.display(), e.test.id);
+                if exclude.strict {
+                    b.excluded
+                        .push(format!("{line}left out by --strict: {what}"));
+                    continue;
+                }
+                b.warnings.push(format!("{line}{what}"));
+                e.flags.push(Flag::Roofline(what));
+            }
+        }
         entries.push(e);
     }
     let mut failures: Vec<Entry> = Vec::new();
@@ -383,6 +409,26 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
     b.entries = entries;
     b.failures = failures;
     b
+}
+
+/// % of the bandwidth roofline a decode row at least reaches, estimated when its file
+/// records no roofline: t/s × the weights' size / the machine's host read bandwidth (the KV
+/// cache would only add bytes). Only for CPU machines (no GPU) and models larger than the
+/// last-level cache, where the host's DRAM bandwidth is the ceiling.
+pub fn roofline_estimate(e: &Entry, m: &Machine) -> Option<f64> {
+    let has_roofline = e.test.resources.as_ref().and_then(|r| r.roofline.as_ref());
+    if e.test.kind != crate::plan::TestKind::Tg || e.serving.is_some() || has_roofline.is_some() {
+        return None;
+    }
+    if !m.gpus.is_empty() {
+        return None;
+    }
+    let size = e.test.model_size?;
+    if size <= m.llc_bytes? {
+        return None;
+    }
+    let bytes_per_s = m.bandwidth_gbs? * 1e9;
+    Some(e.test.avg_ts? * size as f64 / bytes_per_s * 100.0)
 }
 
 /// True when `old` is at least as new as `new` (ties keep the first seen).

@@ -19,6 +19,9 @@ pub struct Machine {
     pub facts: Vec<(String, String)>,
     /// Host read bandwidth (GB/s) of the newest run that measured it.
     pub bandwidth_gbs: Option<f64>,
+    /// The last-level cache of that measurement, bytes: a model smaller than it may be
+    /// read from cache, above the DRAM bandwidth.
+    pub llc_bytes: Option<u64>,
 }
 
 impl Machine {
@@ -51,6 +54,7 @@ impl Machine {
             ),
             facts: vec![],
             bandwidth_gbs: run.host_bandwidth.as_ref().map(|b| b.read_gbs),
+            llc_bytes: run.host_bandwidth.as_ref().and_then(|b| b.llc_bytes),
         }
         .with_facts(run)
     }

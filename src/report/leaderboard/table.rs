@@ -56,13 +56,11 @@ fn opt(v: Option<Cell>) -> Cell {
     v.unwrap_or_else(|| Cell::text(""))
 }
 
-/// Figures shown only when some row has one.
+/// Figures shown only when some row has one. (KLD, size and bits per weight are a
+/// quantization's, not a test's: the answer table shows them once per quantization.)
 const EXTRA: &[Column] = &[
     ("median t/s", true, |e| {
         opt(e.test.median_ts.map(|m| Cell::num(f2(m), m)))
-    }),
-    ("KLD", true, |e| {
-        opt(e.model.kld_mean.map(|k| Cell::num(format!("{k:.4}"), k)))
     }),
     ("bytes/s", true, |e| {
         opt(e.bytes_per_s().map(|b| Cell::num(format!("{b:.1}"), b)))

@@ -487,3 +487,55 @@ fn the_same_measurement_read_twice_is_a_duplicate_kept_once() {
         b.excluded
     );
 }
+
+#[test]
+fn a_decode_without_a_roofline_is_held_to_one_estimated_from_its_size_and_the_bandwidth() {
+    // The ladder run measured no bandwidth; an older run of the machine did (27.7 GB/s).
+    let mut probe = run("vm", T0, vec![], vec![test("m", 64, 0, 0, 1, 1.0, T0)]);
+    probe.run.host_bandwidth = Some(
+        serde_json::from_value(serde_json::json!({
+            "read_gbs": 27.7, "copy_gbs": 41.9, "threads": 2, "buffer_bytes": 536870912u64,
+            "llc_bytes": 33554432u64, "machine": "vm", "measured_at": T0
+        }))
+        .unwrap(),
+    );
+    let mut fast = test("f16", 0, 128, 0, 1, 104.0, T1);
+    fast.model_size = Some(269_100_288); // 104 t/s × 269 MB = 28.0 GB/s: 101%
+    let mut slow = test("q8", 0, 128, 0, 1, 50.0, T1);
+    slow.model_size = Some(143_025_408);
+    let ladder = run("vm", T1, vec![], vec![fast, slow]);
+    let files = || {
+        vec![
+            file("probe.json", probe.clone(), |_| {}),
+            file("ladder.json", ladder.clone(), |_| {}),
+        ]
+    };
+    let b = board(files(), &Exclude::default());
+    assert_eq!(
+        b.machines[0].bandwidth_gbs,
+        Some(27.7),
+        "from the older run"
+    );
+    assert!(
+        b.machines[0]
+            .facts
+            .contains(&("host bandwidth".into(), "27.7 GB/s read (measured)".into()))
+    );
+    let est: Vec<_> = b
+        .entries
+        .iter()
+        .map(|e| {
+            (
+                e.test.model.as_str(),
+                e.roofline_estimate.map(|p| p.round()),
+            )
+        })
+        .collect();
+    assert_eq!(est, [("f16", Some(101.0)), ("m", None), ("q8", Some(26.0))]);
+    assert_eq!(b.warnings.len(), 1, "{:#?}", b.warnings);
+    assert!(b.warnings[0].starts_with("ladder.json: f16/tg128/t=1: decode at 101% or more"));
+    assert_eq!(flag_badges(&b)[0].1, ["implausible"]);
+    let b = board(files(), &strict());
+    let ids: Vec<_> = b.entries.iter().map(|e| e.test.model.as_str()).collect();
+    assert_eq!(ids, ["m", "q8"]);
+}
