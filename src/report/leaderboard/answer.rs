@@ -508,18 +508,44 @@ pub fn table(a: &Answer, nbsp: &str) -> Table {
 /// The note under an answer table: what the intervals cover and what the front means.
 pub fn note(a: &Answer) -> String {
     let cov = covers(a);
-    let cov = if cov.is_empty() {
-        "no interval (a single sample)".to_string()
-    } else {
-        format!(
-            "its 95% interval over {}",
-            and_list(&cov).replace(" and ", " or ")
-        )
+    // When rows differ, the most common level is named for the table and the others per row.
+    let label = |r: &Row| {
+        r.decode
+            .as_ref()
+            .or(r.prefill.as_ref())
+            .and_then(|x| x.covers.clone())
+    };
+    let main = cov
+        .iter()
+        .max_by_key(|c| {
+            a.rows
+                .iter()
+                .filter(|r| label(r).as_ref() == Some(c))
+                .count()
+        })
+        .cloned();
+    let cov_text = match &main {
+        None => "no interval (a single sample)".to_string(),
+        Some(m) => {
+            let others: Vec<String> = a
+                .rows
+                .iter()
+                .filter_map(|r| {
+                    let l = label(r)?;
+                    (l != *m).then(|| format!("{}: {l}", r.quant))
+                })
+                .collect();
+            if others.is_empty() {
+                format!("its 95% interval over {m}")
+            } else {
+                format!("its 95% interval over {m} ({})", others.join("; "))
+            }
+        }
     };
     let mut s = format!(
-        "t/s: mean with {cov}{}; each quantization at its fastest setting.",
-        if cov.contains("1 launch") {
-            " (launch-to-launch noise is not in it: docs/methodology.md)"
+        "t/s: mean with {cov_text}; each quantization at its fastest setting.{}",
+        if cov.iter().any(|c| c == "1 launch") {
+            " An interval over 1 launch leaves the launch-to-launch noise out (docs/methodology.md)."
         } else {
             ""
         }

@@ -169,3 +169,20 @@ fn intervals_say_what_they_cover_and_bits_per_weight_are_the_real_ones() {
     assert_eq!(t.rows[0][kld].text, "0.0300\u{a0}±\u{a0}0.0015");
     assert!(!t.rows[0][1].text.contains(' '), "no break inside a figure");
 }
+
+#[test]
+fn rows_whose_intervals_cover_another_level_are_named_in_the_note() {
+    let b = ladder(&[("Q4_K_M", 160.0, Some(0.03)), ("Q8_0", 130.0, Some(0.002))]);
+    let mut a = answers(&b, 0.05).remove(0);
+    a.rows[0].decode.as_mut().unwrap().covers = Some("3 rounds".into());
+    a.rows[0].prefill.as_mut().unwrap().covers = Some("3 rounds".into());
+    a.rows.push(Row {
+        quant: "F16".into(),
+        ..a.rows[0].clone()
+    });
+    let n = note(&a);
+    assert!(
+        n.starts_with("t/s: mean with its 95% interval over 3 rounds (Q8_0: 1 launch)"),
+        "{n}"
+    );
+}
