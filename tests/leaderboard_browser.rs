@@ -6,7 +6,9 @@
 //! - no text element's box intersects another's in any chart, and none leaves its chart;
 //! - nothing overflows its card, and the page does not scroll sideways;
 //! - every table's last column is visible or its table scrolls; at 1400 px the t/s column
-//!   is visible without scrolling.
+//!   is visible without scrolling;
+//! - the first answer table (which quantization to pick) lies inside the first viewport,
+//!   1400 × 900 and 390 × 844, with its quantization and decode columns in view.
 //!
 //! Chromium comes from scripts/setup-browser (Debian's `chromium`). Without it the tests
 //! print "skipped: no Chromium" and pass, unless TPSBENCH_REQUIRE_BROWSER is set: then they
@@ -133,8 +135,15 @@ const CHECK_JS: &str = r#"
       if(!inside&&g.getBoundingClientRect().right>innerWidth+1){wide.push(n.parentElement.tagName+' '+JSON.stringify(n.textContent.slice(0,60)));}
     }
     problems.push('the page scrolls sideways: '+document.documentElement.scrollWidth+' px wide at '+innerWidth+': '+wide.join('; '));}
+  var answer=null, aw=document.querySelector('.answer .tablewrap');
+  if(aw){var ab=r(aw), aths=aw.querySelectorAll('thead th'), vis=[];
+    Array.prototype.forEach.call(aths,function(th){var b=r(th);if(b.left>=ab.left-1&&b.right<=ab.right+1){vis.push(th.textContent.trim());}});
+    answer={top:ab.top+scrollY,bottom:ab.bottom+scrollY,left:ab.left,right:ab.right,visible:vis,
+      hint:(function(){var h=aw.parentElement.querySelector('.scroll-hint');return !!h&&shown(r(h));})()};}
+  var nav=document.querySelector('nav');
   var s=document.createElement('script'); s.type='application/json'; s.id='layout-report';
-  s.textContent=report=JSON.stringify({width:innerWidth,charts:charts,texts:texts,tables:tables,
+  s.textContent=report=JSON.stringify({width:innerWidth,charts:charts,texts:texts,tables:tables,answer:answer,
+    nav:nav?r(nav).height:0,
     scrolling:scrolling,expected:+document.body.getAttribute('data-charts-expected'),
     rendered:+document.body.getAttribute('data-charts-rendered'),
     errors:document.documentElement.getAttribute('data-errors'),problems:problems}).replace(/</g,'\\u003c');
@@ -254,6 +263,10 @@ fn at_1400_and_390_px_no_chart_text_overlaps_nothing_overflows_and_tables_show_o
         &[fixtures("leaderboard").join("gpu.json")],
         &dir.path().join("sparse"),
     );
+    let published = build_page(
+        &[PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results/published")],
+        &dir.path().join("published"),
+    );
     let empty_dir = dir.path().join("no-results");
     std::fs::create_dir_all(&empty_dir).unwrap();
     let empty = build_page(std::slice::from_ref(&empty_dir), &empty_dir);
@@ -262,6 +275,10 @@ fn at_1400_and_390_px_no_chart_text_overlaps_nothing_overflows_and_tables_show_o
         assert_clean(&r);
         assert!(r["charts"].as_u64().unwrap() >= 20, "{r}");
         assert!(r["texts"].as_u64().unwrap() > 400, "{r}");
+        assert_answer_in_first_view(&r, width);
+        let r = layout(&browser, &published, width);
+        assert_clean(&r);
+        assert_answer_in_first_view(&r, width);
         let r = layout(&browser, &sparse, width);
         assert_clean(&r);
         assert_eq!(r["charts"], 6, "four placeholders, prefill and decode");
@@ -273,6 +290,48 @@ fn at_1400_and_390_px_no_chart_text_overlaps_nothing_overflows_and_tables_show_o
         std::fs::read_to_string(&empty)
             .unwrap()
             .contains("No results yet")
+    );
+}
+
+/// The first viewport of a phone (390 × 844) and of a desktop (1400 × 900).
+fn viewport_height(width: u32) -> f64 {
+    if width < 500 { 844.0 } else { 900.0 }
+}
+
+/// The first answer table lies inside the first viewport; its quantization and decode
+/// columns are visible without scrolling, and on a phone a hint says the table scrolls.
+fn assert_answer_in_first_view(r: &Value, width: u32) {
+    let a = &r["answer"];
+    assert!(a.is_object(), "no answer table: {r}");
+    let (top, bottom) = (a["top"].as_f64().unwrap(), a["bottom"].as_f64().unwrap());
+    let h = viewport_height(width);
+    eprintln!("answer table at {width} px: {top:.0}–{bottom:.0} px (viewport {h} px)");
+    assert!(
+        top >= 0.0 && bottom <= h,
+        "the answer table ({top:.0}–{bottom:.0} px) leaves the first viewport of {h} px at {width} px"
+    );
+    assert!(
+        a["left"].as_f64().unwrap() >= 0.0
+            && a["right"].as_f64().unwrap() <= f64::from(width) + 1.0,
+        "{a}"
+    );
+    let visible: Vec<&str> = a["visible"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        visible.len() >= 2 && visible[0] == "quant" && visible[1].starts_with("decode"),
+        "quant and decode must show without scrolling at {width} px: {visible:?}"
+    );
+    if width < 640 {
+        assert_eq!(a["hint"], true, "a visible scroll hint on a phone");
+    }
+    assert!(
+        r["nav"].as_f64().unwrap() <= 0.15 * h,
+        "the navigation is {} px tall",
+        r["nav"]
     );
 }
 

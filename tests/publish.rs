@@ -55,10 +55,17 @@ fn leaderboard_skips_the_invalid_file_and_writes_markdown_and_a_self_contained_p
     assert!(md.contains("## Summary ranking") && md.contains("### tg128 @ d2048"));
     let header = md
         .lines()
-        .find(|l| l.starts_with("| quant ") && l.contains("KLD"))
-        .expect("a table with KLD");
-    assert!(header.contains("bytes/s"), "{header}");
-    assert!(md.contains("| 0.0300 |"), "KLD of Q4_K: {md}");
+        .find(|l| l.starts_with("| quant ") && l.contains("| test ") && l.contains("bytes/s"))
+        .expect("a detail table with bytes/s");
+    assert!(
+        !header.contains("KLD"),
+        "KLD is the answer table's: {header}"
+    );
+    assert!(
+        md.lines()
+            .any(|l| l.starts_with("| Q4_K ") && l.contains(" 0.0300")),
+        "KLD of Q4_K in the answer: {md}"
+    );
     assert!(md.contains("broken.json"), "left-out files are listed");
 
     let html = read(&out.path().join("index.html"));
@@ -164,6 +171,251 @@ fn excluded_tool_versions_leave_the_other_files() {
     let md = read(&out.join("LEADERBOARD.md"));
     assert!(
         md.contains("fixture-cpu") && !md.contains("## fixture-gpu"),
+        "{md}"
+    );
+}
+
+/// Runs `tpsbench leaderboard ARGS…`: (exit code, stderr).
+fn leaderboard(args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
+    let r = tpsbench().arg("leaderboard").args(args).output().unwrap();
+    (
+        r.status.code(),
+        String::from_utf8_lossy(&r.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_answer_comes_first_in_both_files_and_names_files_relative_to_the_input() {
+    let out = tempfile::tempdir().unwrap();
+    let (code, stderr) = leaderboard(&[
+        fixtures().as_os_str(),
+        "--out-dir".as_ref(),
+        out.path().as_os_str(),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let md = read(&out.path().join("LEADERBOARD.md"));
+    let first = md.lines().find(|l| l.starts_with("## ")).unwrap();
+    assert_eq!(first, "## Which quantization?");
+    // ladder.json: the SmolLM2-135M ladder on fixture-cpu, one table, with its sentence.
+    let answer = md
+        .split("### SmolLM2-135M (llama) on fixture-cpu: Fixture CPU 9000\n\n")
+        .nth(1)
+        .expect(&md);
+    assert!(
+        answer.starts_with("For SmolLM2-135M on fixture-cpu, the fastest quantization within a KLD budget of 0.05 nats is "),
+        "{answer}"
+    );
+    let head = answer.lines().find(|l| l.starts_with("| quant ")).unwrap();
+    assert!(
+        head.starts_with("| quant ") && head.contains("| decode tg128 t/s |"),
+        "{head}"
+    );
+    for col in ["KLD ± se", "best trade-off", "bits/weight", "size"] {
+        assert!(head.contains(col), "{col}: {head}");
+    }
+    assert!(answer.contains("★ front"), "{answer}");
+    // Fixtures are flagged (badged on the page, one warning per run on stderr).
+    assert!(answer.contains("[fixture]"), "{answer}");
+    assert!(
+        stderr.contains("warning: ladder.json: a test fixture"),
+        "{stderr}"
+    );
+    // No absolute path: files are named relative to the input directory.
+    let abs = fixtures().display().to_string();
+    assert!(!md.contains(&abs), "an absolute path in LEADERBOARD.md");
+    assert!(md.contains("| ladder.json [fixture] "), "{md}");
+    // The Markdown answer keeps each figure on one line (non-breaking spaces).
+    let row = answer.lines().find(|l| l.starts_with("| Q8_0 ")).unwrap();
+    assert!(
+        row.contains("\u{a0}±\u{a0}") && !row.contains(" ± "),
+        "{row}"
+    );
+
+    let html = read(&out.path().join("index.html"));
+    let answer_at = html
+        .find(r#"<section id="answer">"#)
+        .expect("an answer section");
+    assert!(answer_at < html.find(r#"<section id="charts">"#).unwrap());
+    assert!(answer_at < html.find("<svg").unwrap(), "before any chart");
+    assert!(html.contains(r#"<table class="sortable answer-table">"#));
+    assert!(!html.contains(&abs), "an absolute path in index.html");
+    assert!(html.contains(r#"<span class="badge badge-fixture">fixture</span>"#));
+}
+
+#[test]
+fn kld_budget_changes_the_answer() {
+    let out = tempfile::tempdir().unwrap();
+    let ladder = fixtures().join("ladder.json");
+    let (code, stderr) = leaderboard(&[
+        ladder.as_os_str(),
+        "--kld-budget".as_ref(),
+        "0.001".as_ref(),
+        "--out-dir".as_ref(),
+        out.path().as_os_str(),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let md = read(&out.path().join("LEADERBOARD.md"));
+    assert!(
+        md.contains("For SmolLM2-135M on fixture-cpu, the fastest quantization within a KLD budget of 0.001 nats is F16"),
+        "{md}"
+    );
+}
+
+#[test]
+fn check_passes_on_a_freshly_built_directory_and_fails_after_one_byte_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("board");
+    let build = |extra: &[&str]| {
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            fixtures().into_os_string().leak(),
+            "--out-dir".as_ref(),
+            out.as_os_str(),
+        ];
+        args.extend(extra.iter().map(|s| std::ffi::OsStr::new(*s)));
+        leaderboard(&args)
+    };
+    let (code, stderr) = build(&["--check"]);
+    assert_eq!(code, Some(1), "nothing built yet: {stderr}");
+    assert!(stderr.contains("LEADERBOARD.md"), "{stderr}");
+    assert_eq!(build(&[]).0, Some(0));
+    let first = (
+        read(&out.join("LEADERBOARD.md")),
+        read(&out.join("index.html")),
+    );
+    // Deterministic: a second build writes the same bytes (no build time on the page).
+    assert_eq!(build(&[]).0, Some(0));
+    assert!(
+        first
+            == (
+                read(&out.join("LEADERBOARD.md")),
+                read(&out.join("index.html"))
+            )
+    );
+    let (code, stderr) = build(&["--check"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    // One byte changed: exit 1 and one line that names the file.
+    let html = out.join("index.html");
+    let mut bytes = std::fs::read(&html).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] = if bytes[at] == b'x' { b'y' } else { b'x' };
+    std::fs::write(&html, bytes).unwrap();
+    let (code, stderr) = build(&["--check"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: ")
+            && stderr.contains("index.html differs from what the result files build"),
+        "{stderr}"
+    );
+    // --check writes nothing: the edited file is still there.
+    assert_ne!(read(&html), first.1);
+}
+
+/// What CI runs on the published set (docs/leaderboard.md, "Submitting results"): the
+/// committed LEADERBOARD.md and index.html are what results/published/ builds to.
+#[test]
+fn the_committed_published_page_passes_check() {
+    let r = tpsbench()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "leaderboard",
+            "results/published",
+            "--out-dir",
+            "results/published",
+            "--check",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        r.status.success(),
+        "{} (rebuild with scripts/make-results --board)",
+        String::from_utf8_lossy(&r.stderr)
+    );
+}
+
+#[test]
+fn strict_leaves_out_the_flagged_runs_that_a_plain_build_warns_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = dir.path().join("in");
+    std::fs::create_dir_all(&inputs).unwrap();
+    let base: Value = serde_json::from_str(&read(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/machines/fixture-laptop.json"),
+    ))
+    .unwrap();
+    let write = |name: &str, host: &str, edit: &dyn Fn(&mut Value)| {
+        let mut v = base.clone();
+        v["run"]["system"]["hostname"] = host.into();
+        v["run"]["tool"]["git_commit"] = "0123abcd".into();
+        edit(&mut v);
+        std::fs::write(inputs.join(name), v.to_string()).unwrap();
+    };
+    write("quiet.json", "quiet-box", &|_| {});
+    write("dirty.json", "dirty-box", &|v| {
+        v["run"]["tool"]["git_commit"] = "0123abcd-dirty".into()
+    });
+    write("busy.json", "busy-box", &|v| {
+        v["run"]["load_average"] = serde_json::json!([2.4, 2.1, 1.3])
+    });
+    write("copy.json", "quiet-box", &|_| {});
+    let out = dir.path().join("out");
+    let (code, stderr) = leaderboard(&[inputs.as_os_str(), "--out-dir".as_ref(), out.as_os_str()]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning: "))
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|l| l.starts_with("warning: dirty.json: dirty build: tpsbench 0123abcd-dirty")),
+        "{stderr}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|l| l.starts_with("warning: busy.json: started at a load average of 2.40")),
+        "{stderr}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|l| l.contains("duplicate of") && l.contains("quiet.json")),
+        "{stderr}"
+    );
+    let md = read(&out.join("LEADERBOARD.md"));
+    assert!(
+        md.contains("busy-box") && md.contains("dirty-box") && md.contains("[busy]"),
+        "{md}"
+    );
+
+    let (code, stderr) = leaderboard(&[
+        inputs.as_os_str(),
+        "--strict".as_ref(),
+        "--out-dir".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("warning: "), "{stderr}");
+    let excluded: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("excluded: "))
+        .collect();
+    assert!(
+        excluded
+            .iter()
+            .any(|l| l.contains("dirty.json: left out by --strict: dirty build")),
+        "{stderr}"
+    );
+    assert!(
+        excluded
+            .iter()
+            .any(|l| l.contains("busy.json: left out by --strict: started at a load average")),
+        "{stderr}"
+    );
+    let md = read(&out.join("LEADERBOARD.md"));
+    assert!(
+        md.contains("quiet-box") && !md.contains("## busy-box") && !md.contains("## dirty-box"),
         "{md}"
     );
 }

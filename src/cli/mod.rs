@@ -167,6 +167,20 @@ pub enum Command {
         /// (repeatable).
         #[arg(long, value_name = "TEXT")]
         exclude_tool_version: Vec<String>,
+        /// The KLD budget of the one-line answer, in nats: the fastest quantization whose mean
+        /// KLD is within it is named (with the ones it ties with). Example: --kld-budget 0.1
+        #[arg(long, value_name = "NATS", default_value_t = leaderboard::answer::DEFAULT_KLD_BUDGET)]
+        kld_budget: f64,
+        /// Leave out flagged runs and rows (roofline at or above 100%, dirty build, started
+        /// above a load average of 1.0, unmarked fixture or synthetic model, duplicates)
+        /// instead of warning about them.
+        #[arg(long)]
+        strict: bool,
+        /// Write nothing: exit 1 if LEADERBOARD.md or index.html in --out-dir differ from what
+        /// the result files build (for CI). Example: tpsbench leaderboard results/published
+        /// --out-dir results/published --check
+        #[arg(long)]
+        check: bool,
     },
     /// Join result files of one sweep run in shards (`run --shard i/n`) into one file.
     ///
@@ -339,13 +353,19 @@ pub fn main() -> Result<i32> {
             out_dir,
             exclude_build,
             exclude_tool_version,
+            kld_budget,
+            strict,
+            check,
         } => Ok(leaderboard::command(&leaderboard::Options {
             paths,
             out_dir,
             exclude: leaderboard::Exclude {
                 build: exclude_build,
                 tool_version: exclude_tool_version,
+                strict,
             },
+            kld_budget,
+            check,
         })),
         Command::Merge {
             output,

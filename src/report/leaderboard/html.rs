@@ -7,10 +7,11 @@
 
 use std::fmt::Write;
 
+use super::answer;
 use super::charts;
 use super::load::Board;
 use super::machines::machines;
-use super::markdown::{NO_RESULTS, summary_line};
+use super::markdown::{NO_RESULTS, heading, summary_line};
 use super::svg::{W, W_NARROW, escape};
 use super::svg_bars::BarChart;
 use super::svg_scatter::ScatterChart;
@@ -55,11 +56,11 @@ html{-webkit-text-size-adjust:100%}
 body{margin:0;font:15px/1.55 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,"Noto Sans",sans-serif;color:var(--fg);background:var(--bg)}
 .wrap{max-width:1360px;margin:0 auto;padding:0 20px}
 @media (max-width:600px){.wrap{padding:0 12px}header h1{font-size:23px}}
-header{background:linear-gradient(135deg,#1e293b,#334155);color:#fff;padding:30px 0 24px}
+header{background:linear-gradient(135deg,#1e293b,#334155);color:#fff;padding:18px 0 14px}
 header h1{margin:0 0 6px;font-size:28px;font-weight:650;letter-spacing:-.01em}
 header p{margin:0;color:#cbd5e1;max-width:900px}
-nav{background:#fff;border-bottom:1px solid var(--line);position:sticky;top:0;z-index:2}
-nav .wrap{display:flex;flex-wrap:wrap;gap:4px 18px;padding-top:10px;padding-bottom:10px;font-size:14px}
+nav{background:#fff;border-bottom:1px solid var(--line);position:sticky;top:0;z-index:2;max-height:15vh;overflow-y:auto}
+nav .wrap{display:flex;flex-wrap:wrap;gap:2px 18px;padding-top:6px;padding-bottom:6px;font-size:14px}
 nav a{color:var(--accent);text-decoration:none;font-weight:500}
 nav a:hover{text-decoration:underline}
 h2{font-size:21px;font-weight:650;margin:38px 0 14px;padding-bottom:6px;border-bottom:1px solid var(--line)}
@@ -114,6 +115,17 @@ tbody tr:nth-child(even){background:#fafbfc}
 tbody tr:hover{background:#eef4ff}
 tbody tr:last-child td{border-bottom:0}
 ul.left-out{color:var(--muted);font-size:14px;overflow-wrap:anywhere}
+#answer h2{margin-top:18px}
+.answer h3{margin:14px 0 2px}
+p.verdict{margin:0 0 8px;font-size:15px;font-weight:500}
+p.scroll-hint{display:none;margin:0 0 4px;color:var(--muted);font-size:12px}
+.answer .tablewrap{margin-bottom:4px}
+.answer p.note{min-height:0;font-size:12.5px}
+table.answer-table th,table.answer-table td{padding:4px 10px}
+span.badge-dirty,span.badge-busy,span.badge-implausible,span.badge-fixture,span.badge-duplicate{background:#ffebe9;color:#82071e;border-color:#ff8182}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;font-size:14px;margin:4px 0 12px}
+dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
+@media (max-width:640px){p.scroll-hint{display:block}table.answer-table td:first-child,table.answer-table th:first-child{position:sticky;left:0;background:#fff;z-index:1}table.answer-table th:first-child{background:var(--bg)}header{padding:14px 0 12px}header p{font-size:13px}}
 footer{color:var(--muted);font-size:13px;padding:36px 0 40px;overflow-wrap:anywhere}
 "#;
 
@@ -160,7 +172,11 @@ fn cell_html(c: &Cell) -> String {
 }
 
 fn html_table(t: &Table) -> String {
-    let mut o = String::from(r#"<div class="tablewrap card"><table class="sortable"><thead><tr>"#);
+    table_with_class(t, "sortable")
+}
+
+fn table_with_class(t: &Table, class: &str) -> String {
+    let mut o = format!(r#"<div class="tablewrap card"><table class="{class}"><thead><tr>"#);
     for (h, num) in t.headers.iter().zip(&t.numeric) {
         let cls = if *num { r#" class="num""# } else { "" };
         let _ = write!(o, r#"<th scope="col"{cls}>{}</th>"#, escape(h));
@@ -218,6 +234,35 @@ fn chart_sections(b: &Board) -> Vec<(&'static str, &'static str, Vec<String>)> {
     ]
 }
 
+/// The answer first: per model and machine, the sentence and the table of quantizations.
+fn answer_section(o: &mut String, b: &Board) {
+    let answers = answer::answers(b, b.kld_budget());
+    if answers.is_empty() {
+        return;
+    }
+    o.push_str(r#"<section id="answer"><h2>Which quantization?</h2>"#);
+    for (i, a) in answers.iter().enumerate() {
+        let _ = write!(
+            o,
+            r#"<div class="answer" id="answer-{i}"><h3>{}</h3><p class="verdict">{}</p><p class="scroll-hint">Swipe the table sideways for more columns →</p>{}<p class="note">{}</p></div>"#,
+            escape(&heading(b, a)),
+            escape(&a.sentence),
+            table_with_class(&answer::table(a, " "), "sortable answer-table"),
+            escape(&answer::note(a))
+        );
+    }
+    if !b.warnings.is_empty() {
+        o.push_str(
+            r#"<details class="flagged"><summary>Flagged runs and rows (kept and badged; <code>tpsbench leaderboard --strict</code> leaves them out)</summary><ul class="left-out">"#,
+        );
+        for l in &b.warnings {
+            let _ = write!(o, "<li>{}</li>", escape(l));
+        }
+        o.push_str("</ul></details>");
+    }
+    o.push_str("</section>\n");
+}
+
 fn section_head(o: &mut String, id: &str, title: &str, note: &str) {
     let _ = write!(
         o,
@@ -232,12 +277,15 @@ fn machine_sections(o: &mut String, b: &Board) {
     for (mi, m) in b.machines.iter().enumerate() {
         let _ = write!(
             o,
-            r#"<section id="machine-{mi}"><h2>{}</h2><p class="details">{}</p>"#,
+            r#"<section id="machine-{mi}"><h2>{}</h2><dl class="facts">"#,
             escape(&m.label()),
-            escape(&m.details)
         );
+        for (k, v) in &m.facts {
+            let _ = write!(o, "<dt>{}</dt><dd>{}</dd>", escape(k), escape(v));
+        }
+        let _ = write!(o, r#"</dl><p class="details">{}</p>"#, escape(&m.details));
         let mine: Vec<_> = b.runs.iter().filter(|r| r.machine == mi).collect();
-        let _ = write!(o, "<h3>Runs</h3>{}", html_table(&runs(&mine)));
+        let _ = write!(o, "<h3>Runs</h3>{}", html_table(&runs(&mine, true)));
         for (_, model, es) in groups.iter().filter(|g| g.0 == mi) {
             let _ = write!(o, "<h3>{}</h3>{}", escape(model), html_table(&detail(es)));
         }
@@ -291,14 +339,14 @@ pub fn render(b: &Board) -> String {
         );
     } else {
         o.push_str(
-            r##"<nav><div class="wrap"><a href="#charts">Charts</a><a href="#machines">Machines</a><a href="#ranking">Ranking</a>"##,
+            r##"<nav><div class="wrap"><a href="#answer">Answer</a><a href="#charts">Charts</a><a href="#machines">Machines</a><a href="#ranking">Ranking</a>"##,
         );
         for (i, m) in b.machines.iter().enumerate() {
             let _ = write!(o, r##"<a href="#machine-{i}">{}</a>"##, escape(&m.hostname));
         }
-        o.push_str(
-            "</div></nav>\n<main class=\"wrap\">\n<section id=\"charts\"><h2>Charts</h2><div class=\"chart-sections\">",
-        );
+        o.push_str("</div></nav>\n<main class=\"wrap\">\n");
+        answer_section(&mut o, b);
+        o.push_str("<section id=\"charts\"><h2>Charts</h2><div class=\"chart-sections\">");
         for (title, note, svgs) in &sections {
             let _ = write!(
                 o,

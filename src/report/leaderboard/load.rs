@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub use super::machine::{Machine, fingerprint, gpu_descriptions, hardware};
+use super::plausible::{self, Flag};
 use crate::record::results;
 use crate::record::{RunInfo, RunRecord, Status, TestRecord};
 
@@ -38,6 +39,9 @@ pub struct ModelExtras {
     pub quality_reference: Option<String>,
     pub bytes_per_token: Option<f64>,
     pub bits_per_weight: Option<f64>,
+    /// `models[].architecture` (llama.cpp's `general.architecture`): with the name, the
+    /// model's identity.
+    pub architecture: Option<String>,
 }
 
 /// Serving figures of a test (`tests[].serving`), when present.
@@ -67,6 +71,11 @@ pub struct Entry {
     /// "synthetic" (random weights) and "requantized" (quantized from an already quantized
     /// file): shown beside the model wherever it appears.
     pub badges: Vec<String>,
+    /// Plausibility flags (see `plausible`): the run's and the row's own.
+    pub flags: Vec<Flag>,
+    /// Decode without a recorded roofline: the % of the roofline it at least reaches
+    /// (`roofline_estimate`).
+    pub roofline_estimate: Option<f64>,
 }
 
 impl Entry {
@@ -87,6 +96,8 @@ pub struct RunSummary {
     pub load_average: Option<[f64; 3]>,
     pub command: String,
     pub n_tests: usize,
+    /// The run's plausibility badges ("dirty", "busy", "fixture").
+    pub badges: Vec<String>,
 }
 
 /// Everything the leaderboard shows, and what it left out.
@@ -102,10 +113,23 @@ pub struct Board {
     pub invalid: Vec<String>,
     /// `file: reason`, one per file dropped by --exclude-build / --exclude-tool-version.
     pub excluded: Vec<String>,
+    /// Files dropped by --exclude-build, --exclude-tool-version or --strict.
+    pub files_excluded: usize,
+    /// `file: what`, one per flagged run or row that was kept (without --strict).
+    pub warnings: Vec<String>,
     /// Older measurements replaced by a newer one of the same (machine, identity).
     pub superseded: usize,
     /// The files read (not excluded), by machine and start time.
     pub runs: Vec<RunSummary>,
+    /// The KLD budget of the answers (`--kld-budget`); None: the default.
+    pub kld_budget: Option<f64>,
+}
+
+impl Board {
+    /// The KLD budget of the one-line answers, in nats.
+    pub fn kld_budget(&self) -> f64 {
+        self.kld_budget.unwrap_or(super::answer::DEFAULT_KLD_BUDGET)
+    }
 }
 
 /// What to drop: results whose build or tool version contains any of these texts.
@@ -113,6 +137,8 @@ pub struct Board {
 pub struct Exclude {
     pub build: Vec<String>,
     pub tool_version: Vec<String>,
+    /// `--strict`: leave out flagged runs and rows (see `plausible`) instead of warning.
+    pub strict: bool,
 }
 
 impl Exclude {
@@ -193,20 +219,45 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
     // (machine key, identity) → entry; ok and failed kept apart.
     let mut ok: BTreeMap<(String, String), Entry> = BTreeMap::new();
     let mut failed: BTreeMap<(String, String), Entry> = BTreeMap::new();
-    let mut machines: BTreeMap<String, (Machine, String)> = BTreeMap::new();
+    let mut machines: BTreeMap<String, (Machine, String, RunInfo)> = BTreeMap::new();
+    let mut bandwidths: BTreeMap<String, (String, f64, Option<u64>)> = BTreeMap::new();
     let mut runs: Vec<(String, RunSummary)> = Vec::new();
     for (path, rec, raw) in files {
         if let Some(why) = exclude.reason(&rec.run) {
             b.excluded.push(format!("{}: {why}", path.display()));
+            b.files_excluded += 1;
             continue;
+        }
+        let run_flags = plausible::run_flags(&rec.run);
+        if !run_flags.is_empty() {
+            let what = details(&run_flags);
+            if exclude.strict {
+                b.excluded
+                    .push(format!("{}: left out by --strict: {what}", path.display()));
+                b.files_excluded += 1;
+                continue;
+            }
+            b.warnings.push(format!("{}: {what}", path.display()));
         }
         let m = Machine::of(&rec.run);
         runs.push((m.key.clone(), summary(&path, &rec)));
         // The newest run of a machine describes it.
         match machines.get(&m.key) {
-            Some((_, started)) if newer(started, "", &rec.run.started_at, "").is_ge() => {}
+            Some((_, started, _)) if newer(started, "", &rec.run.started_at, "").is_ge() => {}
             _ => {
-                machines.insert(m.key.clone(), (m.clone(), rec.run.started_at.clone()));
+                machines.insert(
+                    m.key.clone(),
+                    (m.clone(), rec.run.started_at.clone(), rec.run.clone()),
+                );
+            }
+        }
+        // The newest measured host bandwidth of the machine, in case its newest run has none.
+        if let Some(g) = m.bandwidth_gbs {
+            match bandwidths.get(&m.key) {
+                Some((started, _, _)) if newer(started, "", &rec.run.started_at, "").is_ge() => {}
+                _ => {
+                    bandwidths.insert(m.key.clone(), (rec.run.started_at.clone(), g, m.llc_bytes));
+                }
             }
         }
         for (i, t) in rec.tests.iter().enumerate() {
@@ -219,7 +270,27 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
                 .and_then(|k| rec.models[k].quantization.clone())
                 .or_else(|| t.id.split('/').nth(1).map(str::to_string))
                 .unwrap_or_else(|| "?".into());
-            let entry = Entry {
+            let measured = t.status == Status::Ok && t.avg_ts.is_some();
+            let row_flags = if measured {
+                let raw_model = model.map_or(&Value::Null, |k| &raw["models"][k]);
+                plausible::entry_flags(t, raw_model)
+            } else {
+                vec![]
+            };
+            if !row_flags.is_empty() {
+                let what = details(&row_flags);
+                if exclude.strict {
+                    b.excluded.push(format!(
+                        "{}: {}: left out by --strict: {what}",
+                        path.display(),
+                        t.id
+                    ));
+                    continue;
+                }
+                b.warnings
+                    .push(format!("{}: {}: {what}", path.display(), t.id));
+            }
+            let mut entry = Entry {
                 machine: 0,
                 quant,
                 test: t.clone(),
@@ -232,14 +303,36 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
                 badges: model
                     .map(|k| badges(&raw["models"][k]["provenance"]))
                     .unwrap_or_default(),
+                flags: vec![],
+                roofline_estimate: None,
             };
+            entry.flags = run_flags.iter().cloned().chain(row_flags).collect();
             let key = (m.key.clone(), t.identity.clone());
-            let map = if t.status == Status::Ok && t.avg_ts.is_some() {
-                &mut ok
-            } else {
-                &mut failed
-            };
-            match map.get(&key) {
+            let map = if measured { &mut ok } else { &mut failed };
+            match map.get_mut(&key) {
+                Some(old) if measured && old.test.test_time == entry.test.test_time => {
+                    // The same measurement read twice (a copied file, a merged file beside
+                    // its shards): the newer run's copy is kept, the other named.
+                    let dropped = if is_newer(old, &entry) {
+                        entry
+                    } else {
+                        std::mem::replace(old, entry)
+                    };
+                    let what = format!(
+                        "duplicate of {} in {} (same machine, test and test time)",
+                        t.id,
+                        old.file.display()
+                    );
+                    let line = format!("{}: {}: ", dropped.file.display(), t.id);
+                    if exclude.strict {
+                        b.excluded
+                            .push(format!("{line}left out by --strict: {what}"));
+                    } else {
+                        b.warnings.push(format!("{line}{what}"));
+                        let also = Flag::Duplicate(format!("also in {}", dropped.file.display()));
+                        old.flags.push(also);
+                    }
+                }
                 Some(old) if is_newer(old, &entry) => b.superseded += 1,
                 Some(_) => {
                     b.superseded += 1;
@@ -251,12 +344,43 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
             }
         }
     }
-    b.machines = machines.into_values().map(|(m, _)| m).collect();
+    b.machines = machines
+        .into_values()
+        .map(|(mut m, _, run)| match bandwidths.get(&m.key) {
+            Some(&(_, g, llc)) if m.bandwidth_gbs.is_none() => {
+                m.bandwidth_gbs = Some(g);
+                m.llc_bytes = llc;
+                m.with_facts(&run)
+            }
+            _ => m,
+        })
+        .collect();
     b.machines.sort_by_key(|m| m.label());
     let index = |key: &str| b.machines.iter().position(|m| m.key == key).unwrap_or(0);
     let mut entries: Vec<Entry> = Vec::new();
     for ((mk, _), mut e) in ok.iter().map(|(k, e)| (k.clone(), e.clone())) {
         e.machine = index(&mk);
+        // A decode without a recorded roofline, on a machine whose host bandwidth is known:
+        // the lower bound from the weights' size flags a rate the memory cannot deliver.
+        if let Some(pct) = roofline_estimate(&e, &b.machines[e.machine]) {
+            e.roofline_estimate = Some(pct);
+            if pct >= 100.0 {
+                let bw = b.machines[e.machine].bandwidth_gbs.unwrap_or(0.0);
+                let what = format!(
+                    "decode at {pct:.0}% or more of its bandwidth roofline (estimated from the \
+                     weights' size and the machine's measured {bw:.1} GB/s; the file records \
+                     none): implausible"
+                );
+                let line = format!("{}: {}: ", e.file.display(), e.test.id);
+                if exclude.strict {
+                    b.excluded
+                        .push(format!("{line}left out by --strict: {what}"));
+                    continue;
+                }
+                b.warnings.push(format!("{line}{what}"));
+                e.flags.push(Flag::Roofline(what));
+            }
+        }
         entries.push(e);
     }
     let mut failures: Vec<Entry> = Vec::new();
@@ -285,6 +409,26 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
     b.entries = entries;
     b.failures = failures;
     b
+}
+
+/// % of the bandwidth roofline a decode row at least reaches, estimated when its file
+/// records no roofline: t/s × the weights' size / the machine's host read bandwidth (the KV
+/// cache would only add bytes). Only for CPU machines (no GPU) and models larger than the
+/// last-level cache, where the host's DRAM bandwidth is the ceiling.
+pub fn roofline_estimate(e: &Entry, m: &Machine) -> Option<f64> {
+    let has_roofline = e.test.resources.as_ref().and_then(|r| r.roofline.as_ref());
+    if e.test.kind != crate::plan::TestKind::Tg || e.serving.is_some() || has_roofline.is_some() {
+        return None;
+    }
+    if !m.gpus.is_empty() {
+        return None;
+    }
+    let size = e.test.model_size?;
+    if size <= m.llc_bytes? {
+        return None;
+    }
+    let bytes_per_s = m.bandwidth_gbs? * 1e9;
+    Some(e.test.avg_ts? * size as f64 / bytes_per_s * 100.0)
 }
 
 /// True when `old` is at least as new as `new` (ties keep the first seen).
@@ -325,7 +469,17 @@ fn model_extras(m: &Value) -> ModelExtras {
         quality_reference: m["quality"]["reference"].as_str().map(str::to_string),
         bytes_per_token: m["bytes_per_token"].as_f64(),
         bits_per_weight: m["bits_per_weight"].as_f64(),
+        architecture: m["architecture"].as_str().map(str::to_string),
     }
+}
+
+/// The flags' details, joined into one line.
+fn details(flags: &[Flag]) -> String {
+    flags
+        .iter()
+        .map(Flag::detail)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn serving(s: &Value) -> Option<Serving> {
@@ -359,6 +513,14 @@ fn summary(path: &Path, rec: &RunRecord) -> RunSummary {
         load_average: rec.run.load_average,
         command: rec.run.command.join(" "),
         n_tests: rec.tests.len(),
+        badges: {
+            let mut v: Vec<String> = plausible::run_flags(&rec.run)
+                .iter()
+                .map(|f| f.badge().to_string())
+                .collect();
+            v.dedup();
+            v
+        },
     }
 }
 

@@ -13,6 +13,15 @@ pub struct Machine {
     pub gpus: Vec<String>,
     /// One line: cores, RAM, OS, llama.cpp build and backend of the newest run seen.
     pub details: String,
+    /// What two machines are compared by, as (label, value) pairs: CPU, cores and threads,
+    /// SIMD, measured host bandwidth, GPUs, llama.cpp build and flags (a dirty build
+    /// flagged). The load average is the run's (see the runs table).
+    pub facts: Vec<(String, String)>,
+    /// Host read bandwidth (GB/s) of the newest run that measured it.
+    pub bandwidth_gbs: Option<f64>,
+    /// The last-level cache of that measurement, bytes: a model smaller than it may be
+    /// read from cache, above the DRAM bandwidth.
+    pub llc_bytes: Option<u64>,
 }
 
 impl Machine {
@@ -43,7 +52,72 @@ impl Machine {
                     .map(|c| format!(" ({c})"))
                     .unwrap_or_default(),
             ),
+            facts: vec![],
+            bandwidth_gbs: run.host_bandwidth.as_ref().map(|b| b.read_gbs),
+            llc_bytes: run.host_bandwidth.as_ref().and_then(|b| b.llc_bytes),
         }
+        .with_facts(run)
+    }
+
+    /// Fills `facts` from the run (bandwidth from `bandwidth_gbs`, which the board may take
+    /// from an older run of the machine).
+    pub fn with_facts(mut self, run: &RunInfo) -> Machine {
+        let s = &run.system;
+        let b = &run.llama_cpp;
+        let mut f: Vec<(String, String)> = vec![
+            ("CPU".into(), s.cpu_model.clone()),
+            (
+                "cores / threads".into(),
+                format!("{} / {}", s.physical_cores, s.logical_cores),
+            ),
+        ];
+        if !b.cpu_features.is_empty() {
+            f.push(("SIMD".into(), b.cpu_features.join(" ")));
+        }
+        f.push((
+            "host bandwidth".into(),
+            match self.bandwidth_gbs {
+                Some(g) => format!("{g:.1} GB/s read (measured)"),
+                None => "not measured".into(),
+            },
+        ));
+        for g in &run.gpus {
+            f.push((
+                "GPU".into(),
+                format!(
+                    "{}, {:.0} GiB, driver {}",
+                    g.name,
+                    g.memory_total as f64 / (1u64 << 30) as f64,
+                    g.driver_version.as_deref().unwrap_or("unknown")
+                ),
+            ));
+        }
+        let commit = b.build_commit.as_deref().unwrap_or("commit unknown");
+        let tool = run.tool.git_commit.as_deref().unwrap_or("");
+        let dirty: Vec<String> = [("llama.cpp", commit), ("tpsbench", tool)]
+            .iter()
+            .filter(|(_, c)| c.ends_with("-dirty"))
+            .map(|(n, c)| format!("{n} {c}"))
+            .collect();
+        f.push((
+            "llama.cpp".into(),
+            format!(
+                "{commit} ({} backend{}){}",
+                b.gpu_backend,
+                if b.cmake_flags.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {}", b.cmake_flags)
+                },
+                if dirty.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [dirty build: {}]", dirty.join(", "))
+                }
+            ),
+        ));
+        self.facts = f;
+        self
     }
 
     /// `host: CPU + GPUs`, for headings.

@@ -1,11 +1,18 @@
-//! LEADERBOARD.md: a summary ranking, then per machine and model a llama-bench-style table.
+//! LEADERBOARD.md: the answer first (per model and machine, which quantization to pick),
+//! then a summary ranking, then per machine its description, runs and llama-bench-style
+//! tables. Figures never break inside (non-breaking spaces), files are named relative to
+//! the input directory, and no column repeats a value every row shares.
 
 use std::fmt::Write;
 
+use super::answer::{self, Answer};
 use super::load::Board;
 use super::machines::machines;
 use super::svg_bars::BarChart;
 use super::table::{Cell, Table, by_machine_and_model, detail, rankings, runs};
+
+/// Joins the parts of one figure so that a narrow table cannot wrap it.
+const NBSP: &str = "\u{a0}";
 
 /// What the page says before any result is published.
 pub const NO_RESULTS: &str = "No results yet. The published set is made on a quiet machine \
@@ -142,6 +149,21 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
+/// "SmolLM2-135M (llama) on vm: AMD EPYC".
+pub fn heading(b: &Board, a: &Answer) -> String {
+    let arch = a
+        .architecture
+        .as_deref()
+        .map(|x| format!(" ({x})"))
+        .unwrap_or_default();
+    let machine = b
+        .machines
+        .get(a.machine)
+        .map(|m| m.label())
+        .unwrap_or_default();
+    format!("{}{arch} on {machine}", a.model)
+}
+
 pub fn render(b: &Board) -> String {
     let mut o = String::from("# tpsbench leaderboard\n\n");
     let _ = writeln!(o, "{}\n", summary_line(b));
@@ -149,8 +171,24 @@ pub fn render(b: &Board) -> String {
         let _ = writeln!(o, "{NO_RESULTS}");
         return o;
     }
+    let answers = answer::answers(b, b.kld_budget());
+    if !answers.is_empty() {
+        o.push_str("## Which quantization?\n\n");
+        for a in &answers {
+            let _ = writeln!(o, "### {}\n\n{}\n", heading(b, a), a.sentence);
+            let _ = writeln!(o, "{}", table(&answer::table(a, NBSP)));
+            let _ = writeln!(o, "{}\n", answer::note(a));
+        }
+    }
+    if !b.warnings.is_empty() {
+        o.push_str("## Flagged\n\nKept on this page, badged; `tpsbench leaderboard --strict` leaves them out.\n\n");
+        for l in &b.warnings {
+            let _ = writeln!(o, "- {l}");
+        }
+        o.push('\n');
+    }
     o.push_str(
-        "Figures are llama-bench's: mean ± sample standard deviation of the per-repetition \
+        "Figures below are llama-bench's: mean ± sample standard deviation of the per-repetition \
          tokens per second. Compare machines with care: shared or busy machines are noisy; \
          each machine's runs below give the load average when they started.\n\n",
     );
@@ -169,9 +207,13 @@ pub fn render(b: &Board) -> String {
         }
     }
     for (mi, m) in b.machines.iter().enumerate() {
-        let _ = writeln!(o, "## {}\n\n{}\n", m.label(), m.details);
+        let _ = writeln!(o, "## {}\n", m.label());
+        for (k, v) in &m.facts {
+            let _ = writeln!(o, "- {k}: {v}");
+        }
+        let _ = writeln!(o, "\n{}\n", m.details);
         let mine: Vec<_> = b.runs.iter().filter(|r| r.machine == mi).collect();
-        let _ = writeln!(o, "### Runs\n\n{}", table(&runs(&mine)));
+        let _ = writeln!(o, "### Runs\n\n{}", table(&runs(&mine, false)));
         for (_, model, es) in by_machine_and_model(&b.entries)
             .into_iter()
             .filter(|(x, _, _)| *x == mi)

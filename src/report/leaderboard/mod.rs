@@ -4,6 +4,7 @@
 //! chart data, `facet` splits many series into small multiples, and `svg`, `svg_bars` and
 //! `svg_scatter` draw them. A directory without result files gives a page that says so.
 
+pub mod answer;
 pub mod charts;
 pub mod charts_lines;
 pub mod charts_quant;
@@ -13,6 +14,7 @@ pub mod load;
 pub mod machine;
 pub mod machines;
 pub mod markdown;
+pub mod plausible;
 pub mod svg;
 pub mod svg_bars;
 pub mod svg_scatter;
@@ -28,7 +30,12 @@ pub struct Options {
     /// Files, or directories searched recursively for `*.json`.
     pub paths: Vec<PathBuf>,
     pub out_dir: PathBuf,
+    /// What to leave out (`--exclude-*`, `--strict`).
     pub exclude: Exclude,
+    /// The KLD budget of the one-line answers, in nats (`--kld-budget`).
+    pub kld_budget: f64,
+    /// `--check`: compare with the files in `out_dir` instead of writing them.
+    pub check: bool,
 }
 
 /// What a leaderboard run produced.
@@ -59,9 +66,14 @@ pub fn load(paths: &[PathBuf], exclude: &Exclude) -> Result<Board, Failure> {
     let mut read = Vec::new();
     let mut invalid = Vec::new();
     for p in &files {
+        // The page names each file relative to the input it was found under, so that it
+        // shows no absolute path and does not depend on where the inputs are.
+        let name = relative_name(paths, p);
         match load::read_file(p) {
-            Ok((rec, raw)) => read.push((p.clone(), rec, raw)),
-            Err(e) => invalid.push(e),
+            Ok((rec, raw)) => read.push((name, rec, raw)),
+            Err(e) => {
+                invalid.push(e.replace(&p.display().to_string(), &name.display().to_string()))
+            }
         }
     }
     let mut board = load::board(read, exclude);
@@ -77,9 +89,9 @@ pub fn load(paths: &[PathBuf], exclude: &Exclude) -> Result<Board, Failure> {
                 .collect::<Vec<_>>()
                 .join(", ")
         )
-    } else if board.files_read == board.excluded.len() {
+    } else if board.files_read == board.files_excluded {
         format!(
-            "all {} valid result files were excluded by --exclude-build / --exclude-tool-version",
+            "all {} valid result files were excluded by --exclude-build / --exclude-tool-version / --strict",
             board.files_read
         )
     } else {
@@ -91,24 +103,68 @@ pub fn load(paths: &[PathBuf], exclude: &Exclude) -> Result<Board, Failure> {
     })
 }
 
+/// `file` named relative to the input (a directory) it was found under, or by its file
+/// name when it was given as a file.
+pub fn relative_name(inputs: &[PathBuf], file: &Path) -> PathBuf {
+    inputs
+        .iter()
+        .filter(|i| i.is_dir())
+        .find_map(|i| file.strip_prefix(i).ok())
+        .map(Path::to_path_buf)
+        .or_else(|| file.file_name().map(PathBuf::from))
+        .unwrap_or_else(|| file.to_path_buf())
+}
+
+/// The two files the board builds to, in memory: (file name, contents).
+pub fn build(board: &Board) -> [(&'static str, String); 2] {
+    [
+        ("LEADERBOARD.md", markdown::render(board)),
+        ("index.html", html::render(board)),
+    ]
+}
+
 /// Builds the board and writes both files into `out_dir` (created if missing).
 pub fn run(opts: &Options) -> Result<Outcome, Failure> {
-    let board = load(&opts.paths, &opts.exclude)?;
+    let mut board = load(&opts.paths, &opts.exclude)?;
+    board.kld_budget = Some(opts.kld_budget);
     let fail = |error: String| Failure {
         invalid: board.invalid.clone(),
         error,
     };
     std::fs::create_dir_all(&opts.out_dir)
         .map_err(|e| fail(format!("cannot create {}: {e}", opts.out_dir.display())))?;
-    let markdown = opts.out_dir.join("LEADERBOARD.md");
-    write_atomic(&markdown, markdown::render(&board).as_bytes()).map_err(fail)?;
-    let html = opts.out_dir.join("index.html");
-    write_atomic(&html, html::render(&board).as_bytes()).map_err(fail)?;
+    for (name, text) in build(&board) {
+        write_atomic(&opts.out_dir.join(name), text.as_bytes()).map_err(fail)?;
+    }
     Ok(Outcome {
+        markdown: opts.out_dir.join("LEADERBOARD.md"),
+        html: opts.out_dir.join("index.html"),
         board,
-        markdown,
-        html,
     })
+}
+
+/// `--check`: the first file in `out_dir` that differs from what the board builds (or is
+/// missing), as one line; None when both match byte for byte.
+pub fn check(board: &Board, out_dir: &Path) -> Option<String> {
+    for (name, text) in build(board) {
+        let path = out_dir.join(name);
+        match std::fs::read(&path) {
+            Ok(bytes) if bytes == text.as_bytes() => {}
+            Ok(bytes) => {
+                let at = bytes
+                    .iter()
+                    .zip(text.as_bytes())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(bytes.len().min(text.len()));
+                return Some(format!(
+                    "{} differs from what the result files build (first difference at byte {at}): rebuild it with tpsbench leaderboard",
+                    path.display()
+                ));
+            }
+            Err(e) => return Some(format!("{}: {e}", path.display())),
+        }
+    }
+    None
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
@@ -121,6 +177,30 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
 /// The `tpsbench leaderboard` command: prints one line per invalid file on stderr, writes
 /// the files, and returns the exit code (0, or 2 when nothing valid could be read).
 pub fn command(opts: &Options) -> i32 {
+    if opts.check {
+        return match load(&opts.paths, &opts.exclude) {
+            Ok(mut board) => {
+                board.kld_budget = Some(opts.kld_budget);
+                match check(&board, &opts.out_dir) {
+                    None => {
+                        eprintln!(
+                            "{}: LEADERBOARD.md and index.html are what the result files build",
+                            opts.out_dir.display()
+                        );
+                        0
+                    }
+                    Some(line) => {
+                        eprintln!("error: {line}");
+                        1
+                    }
+                }
+            }
+            Err(f) => {
+                eprintln!("error: {}", f.error);
+                2
+            }
+        };
+    }
     match run(opts) {
         Ok(out) => {
             for l in &out.board.invalid {
@@ -128,6 +208,9 @@ pub fn command(opts: &Options) -> i32 {
             }
             for l in &out.board.excluded {
                 eprintln!("excluded: {l}");
+            }
+            for l in &out.board.warnings {
+                eprintln!("warning: {l}");
             }
             eprintln!("{}", markdown::summary_line(&out.board));
             eprintln!(

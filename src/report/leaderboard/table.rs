@@ -5,7 +5,6 @@
 
 use super::charts::{is_speed, kind_rank};
 use super::load::{Board, Entry, RunSummary};
-use crate::util::units::{format_params, format_size};
 
 /// One table cell: its text, for numeric columns the value to sort by, and badges drawn
 /// after the text (`synthetic`, `requantized`).
@@ -57,13 +56,11 @@ fn opt(v: Option<Cell>) -> Cell {
     v.unwrap_or_else(|| Cell::text(""))
 }
 
-/// Figures shown only when some row has one.
+/// Figures shown only when some row has one. (KLD, size and bits per weight are a
+/// quantization's, not a test's: the answer table shows them once per quantization.)
 const EXTRA: &[Column] = &[
     ("median t/s", true, |e| {
         opt(e.test.median_ts.map(|m| Cell::num(f2(m), m)))
-    }),
-    ("KLD", true, |e| {
-        opt(e.model.kld_mean.map(|k| Cell::num(format!("{k:.4}"), k)))
     }),
     ("bytes/s", true, |e| {
         opt(e.bytes_per_s().map(|b| Cell::num(format!("{b:.1}"), b)))
@@ -154,8 +151,8 @@ fn build(entries: &[&Entry], lead: &[Column], cols: &[&Column], tail: &[Column])
 }
 
 /// The detail table of some entries (one machine and model): quant, test, t/s ± sd, the
-/// optional figures, the settings that vary, then size, parameters and llama.cpp's
-/// description of the model.
+/// optional figures and the settings that vary. Size and bits per weight are the answer
+/// table's (one row per quantization), not repeated on every test here.
 pub fn detail(entries: &[&Entry]) -> Table {
     let lead: &[Column] = &[
         ("quant", false, |e| Cell {
@@ -165,26 +162,9 @@ pub fn detail(entries: &[&Entry]) -> Table {
         ("test", false, |e| Cell::text(e.test.test.clone())),
         ("t/s", true, rate),
     ];
-    let tail: &[Column] = &[
-        ("size", true, |e| {
-            opt(e
-                .test
-                .model_size
-                .map(|s| Cell::num(format_size(s), s as f64)))
-        }),
-        ("params", true, |e| {
-            opt(e
-                .test
-                .model_n_params
-                .map(|s| Cell::num(format_params(s), s as f64)))
-        }),
-        ("model type", false, |e| {
-            Cell::text(e.test.model_type.clone().unwrap_or_default())
-        }),
-    ];
     let mut cols = present(EXTRA, entries);
     cols.extend(varying(SETTINGS, entries));
-    build(entries, lead, &cols, tail)
+    build(entries, lead, &cols, &[])
 }
 
 /// A ranking: for each speed test name (prefill first), the `top` fastest measurements over
@@ -241,32 +221,37 @@ pub fn rankings(b: &Board, top: usize) -> Vec<(String, Table)> {
         .collect()
 }
 
-/// The runs of one machine: file, start, load average, command.
-pub fn runs(runs: &[&RunSummary]) -> Table {
+/// The runs of one machine: start, load average, tests, file (relative to the input, with
+/// the run's plausibility badges) and, where `with_command`, the command.
+pub fn runs(runs: &[&RunSummary], with_command: bool) -> Table {
+    let mut headers = vec!["started", "load (1, 5, 15 min)", "tests", "file"];
+    let mut numeric = vec![false, true, true, false];
+    if with_command {
+        headers.push("command");
+        numeric.push(false);
+    }
     Table {
-        headers: [
-            "started",
-            "load average (1, 5, 15 min)",
-            "tests",
-            "file",
-            "command",
-        ]
-        .map(String::from)
-        .to_vec(),
-        numeric: vec![false, true, true, false, false],
+        headers: headers.into_iter().map(String::from).collect(),
+        numeric,
         rows: runs
             .iter()
             .map(|r| {
-                vec![
+                let mut row = vec![
                     Cell::text(r.started_at.clone()),
                     match r.load_average {
                         Some([a, b, c]) => Cell::num(format!("{a:.2} {b:.2} {c:.2}"), a),
                         None => Cell::text("not recorded"),
                     },
                     Cell::num(r.n_tests.to_string(), r.n_tests as f64),
-                    Cell::text(r.file.display().to_string()),
-                    Cell::text(r.command.clone()),
-                ]
+                    Cell {
+                        badges: r.badges.clone(),
+                        ..Cell::text(r.file.display().to_string())
+                    },
+                ];
+                if with_command {
+                    row.push(Cell::text(r.command.clone()));
+                }
+                row
             })
             .collect(),
     }

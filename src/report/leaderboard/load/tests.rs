@@ -108,6 +108,7 @@ fn excluded_builds_and_tool_versions_are_dropped_with_a_reason() {
     let ex = Exclude {
         build: vec!["deadbeef".into()],
         tool_version: vec!["dirty".into()],
+        ..Exclude::default()
     };
     let b = board(
         vec![
@@ -298,4 +299,243 @@ fn quality_tests_are_neither_measurements_nor_failures() {
         "a failed quality test is still reported"
     );
     assert_eq!(b.failures[0].test.error.as_deref(), Some("no reference"));
+}
+
+/// The badges of the board's entries, by test id.
+fn flag_badges(b: &Board) -> Vec<(String, Vec<&'static str>)> {
+    b.entries
+        .iter()
+        .map(|e| (e.test.id.clone(), e.flags.iter().map(Flag::badge).collect()))
+        .collect()
+}
+
+fn strict() -> Exclude {
+    Exclude {
+        strict: true,
+        ..Exclude::default()
+    }
+}
+
+#[test]
+fn a_dirty_build_or_a_busy_start_is_a_warning_per_run_and_strict_leaves_the_run_out() {
+    let mut dirty = run("h", T0, vec![], vec![test("m", 64, 0, 0, 1, 1.0, T0)]);
+    dirty.run.tool.git_commit = Some("f1437dc0745f-dirty".into());
+    let mut busy = run("h", T1, vec![], vec![test("m", 0, 16, 0, 1, 2.0, T1)]);
+    busy.run.load_average = Some([2.5, 1.0, 0.5]);
+    let clean = run("h", T1, vec![], vec![test("m", 0, 32, 0, 1, 3.0, T1)]);
+    let files = || {
+        vec![
+            file("dirty.json", dirty.clone(), |_| {}),
+            file("busy.json", busy.clone(), |_| {}),
+            file("clean.json", clean.clone(), |_| {}),
+        ]
+    };
+    let b = board(files(), &Exclude::default());
+    assert_eq!(
+        b.warnings,
+        [
+            "dirty.json: dirty build: tpsbench f1437dc0745f-dirty",
+            "busy.json: started at a load average of 2.50 (above 1)",
+        ]
+    );
+    assert_eq!(b.entries.len(), 3);
+    let badges = flag_badges(&b);
+    assert!(
+        badges.contains(&("m/pp64/t=1".into(), vec!["dirty"])),
+        "{badges:?}"
+    );
+    assert!(
+        badges.contains(&("m/tg16/t=1".into(), vec!["busy"])),
+        "{badges:?}"
+    );
+    assert!(
+        badges.contains(&("m/tg32/t=1".into(), vec![])),
+        "{badges:?}"
+    );
+    let runs: Vec<_> = b.runs.iter().map(|r| r.badges.clone()).collect();
+    assert!(runs.contains(&vec!["dirty".to_string()]), "{runs:?}");
+
+    let b = board(files(), &strict());
+    assert!(b.warnings.is_empty());
+    assert_eq!(b.files_excluded, 2);
+    assert_eq!(b.entries.len(), 1);
+    assert_eq!(b.entries[0].test.id, "m/tg32/t=1");
+    assert!(b.excluded[0].starts_with("dirty.json: left out by --strict: dirty build"));
+    assert!(b.excluded[1].starts_with("busy.json: left out by --strict: started at a load"));
+}
+
+#[test]
+fn a_fixture_and_an_unmarked_synthetic_model_are_flagged_and_a_marked_one_is_not() {
+    let mut fixture = run(
+        "fixture-cpu",
+        T0,
+        vec![],
+        vec![test("m", 64, 0, 0, 1, 1.0, T0)],
+    );
+    fixture.run.tool.git_commit = Some("fixture".into());
+    let models = vec![
+        model("random-weights", "F32"),
+        model("synthetic-llama", "Q4_K"),
+    ];
+    let tests = vec![
+        test("random-weights", 64, 0, 0, 1, 1.0, T0),
+        test("synthetic-llama", 64, 0, 0, 1, 1.0, T0),
+    ];
+    let synth = run("h", T0, models, tests);
+    let files = || {
+        vec![
+            file("fixture.json", fixture.clone(), |_| {}),
+            file("synth.json", synth.clone(), |v| {
+                v["models"][0]["model_n_params"] = 1_372_928.into();
+                v["models"][1]["provenance"] = serde_json::json!({"synthetic": true});
+            }),
+        ]
+    };
+    let b = board(files(), &Exclude::default());
+    assert_eq!(b.warnings.len(), 2, "{:#?}", b.warnings);
+    assert!(b.warnings[0].starts_with("fixture.json: a test fixture"));
+    assert!(
+        b.warnings[1].starts_with(
+            "synth.json: random-weights/pp64/t=1: model random-weights looks synthetic"
+        ),
+        "{}",
+        b.warnings[1]
+    );
+    let b = board(files(), &strict());
+    let ids: Vec<_> = b.entries.iter().map(|e| e.test.id.as_str()).collect();
+    assert_eq!(ids, ["synthetic-llama/pp64/t=1"], "the marked one stays");
+    assert_eq!(b.files_excluded, 1, "the fixture file");
+    assert_eq!(b.excluded.len(), 2, "{:#?}", b.excluded);
+}
+
+#[test]
+fn a_decode_at_or_above_its_roofline_is_flagged_on_its_row_only() {
+    let r = run(
+        "h",
+        T0,
+        vec![],
+        vec![
+            test("m", 0, 128, 0, 1, 104.0, T0),
+            test("m", 64, 0, 0, 1, 500.0, T0),
+        ],
+    );
+    let roofed = |v: &mut serde_json::Value| {
+        v["tests"][0]["resources"] = serde_json::json!({
+            "peak_rss_bytes": null, "kv_cache_bytes": null, "energy": null,
+            "joules_per_token": null, "prefill": null,
+            "roofline": {"bytes_per_token": 2.7e8, "bandwidth_gbs": 27.7,
+                "bandwidth_source": "probe", "roofline_ts": 102.6,
+                "achieved_gbs": 28.1, "percent_of_roofline": 101.4}
+        });
+    };
+    // The typed record is what the board reads the roofline from.
+    let mut typed = r.clone();
+    let mut raw = serde_json::to_value(&typed).unwrap();
+    roofed(&mut raw);
+    typed = serde_json::from_value(raw).unwrap();
+    let b = board(
+        vec![file("ladder.json", typed.clone(), |_| {})],
+        &Exclude::default(),
+    );
+    assert_eq!(b.warnings.len(), 1, "{:#?}", b.warnings);
+    assert!(
+        b.warnings[0]
+            .starts_with("ladder.json: m/tg128/t=1: decode at 101% of its bandwidth roofline"),
+        "{}",
+        b.warnings[0]
+    );
+    assert_eq!(
+        flag_badges(&b),
+        [
+            ("m/pp64/t=1".to_string(), vec![]),
+            ("m/tg128/t=1".to_string(), vec!["implausible"])
+        ]
+    );
+    let b = board(vec![file("ladder.json", typed, |_| {})], &strict());
+    let ids: Vec<_> = b.entries.iter().map(|e| e.test.id.as_str()).collect();
+    assert_eq!(ids, ["m/pp64/t=1"]);
+    assert_eq!(b.files_excluded, 0, "only the row is left out");
+}
+
+#[test]
+fn the_same_measurement_read_twice_is_a_duplicate_kept_once() {
+    let r = run("h", T0, vec![], vec![test("m", 64, 0, 0, 1, 1.0, T0)]);
+    let files = || {
+        vec![
+            file("a.json", r.clone(), |_| {}),
+            file("copy/a.json", r.clone(), |_| {}),
+        ]
+    };
+    let b = board(files(), &Exclude::default());
+    assert_eq!(b.entries.len(), 1);
+    assert_eq!(
+        b.warnings,
+        [
+            "copy/a.json: m/pp64/t=1: duplicate of m/pp64/t=1 in a.json (same machine, test and test time)"
+        ]
+    );
+    assert_eq!(
+        flag_badges(&b),
+        [("m/pp64/t=1".to_string(), vec!["duplicate"])]
+    );
+    let b = board(files(), &strict());
+    assert_eq!(b.entries.len(), 1, "one copy is kept");
+    assert!(b.entries[0].flags.is_empty());
+    assert!(
+        b.excluded[0].contains("left out by --strict: duplicate"),
+        "{:?}",
+        b.excluded
+    );
+}
+
+#[test]
+fn a_decode_without_a_roofline_is_held_to_one_estimated_from_its_size_and_the_bandwidth() {
+    // The ladder run measured no bandwidth; an older run of the machine did (27.7 GB/s).
+    let mut probe = run("vm", T0, vec![], vec![test("m", 64, 0, 0, 1, 1.0, T0)]);
+    probe.run.host_bandwidth = Some(
+        serde_json::from_value(serde_json::json!({
+            "read_gbs": 27.7, "copy_gbs": 41.9, "threads": 2, "buffer_bytes": 536870912u64,
+            "llc_bytes": 33554432u64, "machine": "vm", "measured_at": T0
+        }))
+        .unwrap(),
+    );
+    let mut fast = test("f16", 0, 128, 0, 1, 104.0, T1);
+    fast.model_size = Some(269_100_288); // 104 t/s × 269 MB = 28.0 GB/s: 101%
+    let mut slow = test("q8", 0, 128, 0, 1, 50.0, T1);
+    slow.model_size = Some(143_025_408);
+    let ladder = run("vm", T1, vec![], vec![fast, slow]);
+    let files = || {
+        vec![
+            file("probe.json", probe.clone(), |_| {}),
+            file("ladder.json", ladder.clone(), |_| {}),
+        ]
+    };
+    let b = board(files(), &Exclude::default());
+    assert_eq!(
+        b.machines[0].bandwidth_gbs,
+        Some(27.7),
+        "from the older run"
+    );
+    assert!(
+        b.machines[0]
+            .facts
+            .contains(&("host bandwidth".into(), "27.7 GB/s read (measured)".into()))
+    );
+    let est: Vec<_> = b
+        .entries
+        .iter()
+        .map(|e| {
+            (
+                e.test.model.as_str(),
+                e.roofline_estimate.map(|p| p.round()),
+            )
+        })
+        .collect();
+    assert_eq!(est, [("f16", Some(101.0)), ("m", None), ("q8", Some(26.0))]);
+    assert_eq!(b.warnings.len(), 1, "{:#?}", b.warnings);
+    assert!(b.warnings[0].starts_with("ladder.json: f16/tg128/t=1: decode at 101% or more"));
+    assert_eq!(flag_badges(&b)[0].1, ["implausible"]);
+    let b = board(files(), &strict());
+    let ids: Vec<_> = b.entries.iter().map(|e| e.test.model.as_str()).collect();
+    assert_eq!(ids, ["m", "q8"]);
 }

@@ -1,0 +1,177 @@
+//! Plausibility checks on what a leaderboard publishes. A flag is either the run's (a dirty
+//! build, a busy machine, a test fixture: every row of the file carries it) or one row's (a
+//! decode rate at or above its bandwidth roofline, a model that looks synthetic but is not
+//! marked so, a duplicate of another measurement). `tpsbench leaderboard` prints one
+//! warning line per flagged run or row and badges the row on the page; `--strict` leaves
+//! flagged runs and rows out.
+
+use serde_json::Value;
+
+use crate::record::{RunInfo, TestRecord};
+
+/// A run that started at a 1-minute load average above this is flagged "busy": its timings
+/// shared the machine with other work. The same threshold as the published set's check
+/// (scripts/make-results waits for 0.5 before each run).
+pub const LOAD_THRESHOLD: f64 = 1.0;
+
+/// Fewer parameters than this, without `provenance.synthetic`, is a test model passed off
+/// as a language model.
+pub const MIN_PARAMS: u64 = 10_000_000;
+
+/// Why a run or a row is not plausible as published figures.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Flag {
+    /// Decode at or above 100% of the bandwidth roofline: the roofline or the rate is wrong.
+    Roofline(String),
+    /// tpsbench or llama.cpp built from a modified checkout (commit ends in "-dirty").
+    Dirty(String),
+    /// Started above [`LOAD_THRESHOLD`].
+    Busy(String),
+    /// A test fixture (tool commit "fixture" or a `fixture-*` host), or a model that looks
+    /// synthetic but whose provenance does not say so.
+    Fixture(String),
+    /// The same machine, test identity and test time as another measurement read.
+    Duplicate(String),
+}
+
+impl Flag {
+    /// The badge on the page: one word.
+    pub fn badge(&self) -> &'static str {
+        match self {
+            Flag::Roofline(_) => "implausible",
+            Flag::Dirty(_) => "dirty",
+            Flag::Busy(_) => "busy",
+            Flag::Fixture(_) => "fixture",
+            Flag::Duplicate(_) => "duplicate",
+        }
+    }
+
+    /// What was found, for the warning line.
+    pub fn detail(&self) -> &str {
+        match self {
+            Flag::Roofline(s)
+            | Flag::Dirty(s)
+            | Flag::Busy(s)
+            | Flag::Fixture(s)
+            | Flag::Duplicate(s) => s,
+        }
+    }
+}
+
+/// The flags of a whole run: dirty build, busy start, test fixture.
+pub fn run_flags(run: &RunInfo) -> Vec<Flag> {
+    let mut v = Vec::new();
+    let tool = run.tool.git_commit.as_deref().unwrap_or("");
+    let llama = run.llama_cpp.build_commit.as_deref().unwrap_or("");
+    if tool.ends_with("-dirty") {
+        v.push(Flag::Dirty(format!("dirty build: tpsbench {tool}")));
+    }
+    if llama.ends_with("-dirty") {
+        v.push(Flag::Dirty(format!("dirty build: llama.cpp {llama}")));
+    }
+    if let Some([l, ..]) = run.load_average
+        && l > LOAD_THRESHOLD
+    {
+        v.push(Flag::Busy(format!(
+            "started at a load average of {l:.2} (above {LOAD_THRESHOLD})"
+        )));
+    }
+    if tool == "fixture" || run.system.hostname.starts_with("fixture") {
+        v.push(Flag::Fixture(
+            "a test fixture (tool commit \"fixture\" or host fixture-*), not a measurement".into(),
+        ));
+    }
+    v
+}
+
+/// The flags of one row: its roofline, and its model (raw JSON of `models[k]`) when that
+/// looks synthetic without being marked.
+pub fn entry_flags(t: &TestRecord, model: &Value) -> Vec<Flag> {
+    let mut v = Vec::new();
+    if let Some(r) = t.resources.as_ref().and_then(|r| r.roofline.as_ref())
+        && (r.above_ceiling || r.percent_of_roofline >= 100.0)
+    {
+        v.push(Flag::Roofline(format!(
+            "decode at {:.0}% of its bandwidth roofline ({:.1} GB/s, {}): implausible",
+            r.percent_of_roofline, r.bandwidth_gbs, r.bandwidth_source
+        )));
+    }
+    if let Some(why) = unmarked_synthetic(model) {
+        v.push(Flag::Fixture(why));
+    }
+    v
+}
+
+/// Why a model looks synthetic or like the tiny test model while `provenance.synthetic` is
+/// not true.
+fn unmarked_synthetic(m: &Value) -> Option<String> {
+    if m.is_null() || m["provenance"]["synthetic"].as_bool() == Some(true) {
+        return None;
+    }
+    let name = m["name"].as_str().unwrap_or("?");
+    let said = |k: &str| m[k].as_str().unwrap_or("").to_lowercase();
+    let looks = ["name", "model_filename"].iter().any(|k| {
+        let s = said(k);
+        s.contains("synthetic") || s.contains("tiny")
+    });
+    let small = m["model_n_params"].as_u64().is_some_and(|n| n < MIN_PARAMS);
+    (looks || small).then(|| {
+        format!("model {name} looks synthetic (name or under {MIN_PARAMS} parameters) but provenance.synthetic is not set")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::export::fixtures;
+    use serde_json::json;
+
+    #[test]
+    fn a_dirty_build_a_busy_start_and_a_fixture_flag_the_run() {
+        let mut r = fixtures::run().run;
+        assert!(run_flags(&r).is_empty());
+        r.tool.git_commit = Some("f1437dc0745f-dirty".into());
+        r.llama_cpp.build_commit = Some("b1234-dirty".into());
+        r.load_average = Some([1.4, 0.9, 0.5]);
+        let f = run_flags(&r);
+        let badges: Vec<_> = f.iter().map(Flag::badge).collect();
+        assert_eq!(badges, ["dirty", "dirty", "busy"]);
+        assert!(f[2].detail().contains("load average of 1.40"), "{f:?}");
+        r.load_average = Some([1.0, 3.0, 3.0]);
+        r.tool.git_commit = Some("fixture".into());
+        r.llama_cpp.build_commit = None;
+        let badges: Vec<_> = run_flags(&r).iter().map(Flag::badge).collect();
+        assert_eq!(badges, ["fixture"], "1.0 is not above the threshold");
+    }
+
+    #[test]
+    fn a_roofline_at_100_percent_and_an_unmarked_tiny_model_flag_the_row() {
+        let mut t = fixtures::run().tests[0].clone();
+        let real = json!({"name": "SmolLM2-135M", "model_n_params": 134_515_008u64});
+        assert!(entry_flags(&t, &real).is_empty());
+        let roof = |pct: f64| {
+            serde_json::from_value::<crate::machine::Resources>(json!({
+                "peak_rss_bytes": null, "kv_cache_bytes": null, "energy": null,
+                "joules_per_token": null, "prefill": null,
+                "roofline": {"bytes_per_token": 2.7e8, "bandwidth_gbs": 27.7,
+                    "bandwidth_source": "probe", "roofline_ts": 102.6,
+                    "achieved_gbs": 27.7 * pct / 100.0, "percent_of_roofline": pct}
+            }))
+            .unwrap()
+        };
+        t.resources = Some(roof(99.9));
+        assert!(entry_flags(&t, &real).is_empty());
+        t.resources = Some(roof(101.0));
+        let f = entry_flags(&t, &real);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].badge(), "implausible");
+        assert!(f[0].detail().contains("101%"), "{f:?}");
+        t.resources = None;
+        let tiny = json!({"name": "random-weights", "model_n_params": 1_372_928u64});
+        assert_eq!(entry_flags(&t, &tiny)[0].badge(), "fixture");
+        let marked = json!({"name": "synthetic-llama-3-8b", "provenance": {"synthetic": true}});
+        assert!(entry_flags(&t, &marked).is_empty());
+        let unmarked = json!({"name": "synthetic-llama-3-8b", "model_n_params": 8_000_000_000u64});
+        assert_eq!(entry_flags(&t, &unmarked).len(), 1);
+    }
+}
