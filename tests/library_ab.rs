@@ -20,32 +20,13 @@ fn a_static_build_refuses_an_ab_run_across_libraries_with_the_fix() {
 }
 
 #[test]
-fn rounds_without_libraries_run_each_test_in_fresh_contexts_on_the_real_engine() {
-    let (_dir, config) = support::tiny_sweep("n_prompt = [16, 32]\nn_gen = 0\nrepetitions = 2");
-    let out = tpsbench()
-        .args([
-            "run",
-            "--quiet",
-            "--no-save",
-            "--output",
-            "json",
-            "--rounds",
-            "3",
-        ])
-        .arg("--config")
-        .arg(&config)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+fn rounds_run_each_test_in_fresh_contexts_on_the_real_engine() {
+    let (_dir, config) =
+        support::tiny_sweep("n_prompt = [16, 32]\nn_gen = 0\nrepetitions = 2\nrounds = 3");
+    let v = support::run_json(&config);
     assert_eq!(v["run"]["rounds"], 3);
     for t in v["tests"].as_array().unwrap() {
-        let rounds = t["rounds"].as_array().unwrap();
-        assert_eq!(rounds.len(), 3, "{t}");
+        assert_eq!(t["rounds"].as_array().unwrap().len(), 3, "{t}");
         assert_eq!(t["samples_ns"].as_array().unwrap().len(), 6);
         assert_eq!(t["stats"]["interval"]["covers"], "between_rounds");
     }
