@@ -28,50 +28,17 @@ pub fn cell_text(c: &Cell) -> String {
     s
 }
 
-/// Aligned Markdown table; `|` in cells escaped.
+/// Aligned Markdown table (`util::table`, the one writer); `|` in cells escaped.
 pub fn table(t: &Table) -> String {
-    let cells: Vec<Vec<String>> = std::iter::once(t.headers.clone())
-        .chain(
-            t.rows
-                .iter()
-                .map(|r| r.iter().map(|c| cell_text(c).replace('|', "\\|")).collect()),
-        )
+    let n = t.headers.len();
+    let rows: Vec<Vec<String>> = std::iter::once(t.headers.clone())
+        .chain(t.rows.iter().map(|r| {
+            (0..n)
+                .map(|c| r.get(c).map(cell_text).unwrap_or_default())
+                .collect()
+        }))
         .collect();
-    let width: Vec<usize> = (0..t.headers.len())
-        .map(|c| {
-            cells
-                .iter()
-                .map(|r| r.get(c).map_or(0, |s| s.chars().count()))
-                .max()
-                .unwrap_or(0)
-                .max(3)
-        })
-        .collect();
-    let mut out = String::new();
-    for (i, r) in cells.iter().enumerate() {
-        out.push('|');
-        for (c, w) in width.iter().enumerate() {
-            let s = r.get(c).map_or("", String::as_str);
-            if t.numeric[c] {
-                let _ = write!(out, " {s:>w$} |");
-            } else {
-                let _ = write!(out, " {s:<w$} |");
-            }
-        }
-        out.push('\n');
-        if i == 0 {
-            out.push('|');
-            for (c, w) in width.iter().enumerate() {
-                if t.numeric[c] {
-                    let _ = write!(out, " {}: |", "-".repeat(w - 1));
-                } else {
-                    let _ = write!(out, " {} |", "-".repeat(*w));
-                }
-            }
-            out.push('\n');
-        }
-    }
-    out
+    crate::util::table::aligned(&rows, &|c| !t.numeric[c])
 }
 
 /// A bar chart as a table: a row per category, a column per series, the bars' labels.
