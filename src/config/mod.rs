@@ -11,6 +11,7 @@ mod error;
 pub mod ladder;
 pub mod quant_types;
 pub mod serving;
+pub mod served;
 pub mod synth_spec;
 pub mod unknown_key;
 pub(crate) mod values;
@@ -67,6 +68,8 @@ pub struct ModelEntry {
     pub axes: Axes,
     /// `synth = "llama-3-8b:Q4_K_M"`: written by `tpsbench run` when `path` is missing.
     pub synth: Option<synth_spec::SynthSpec>,
+    /// How the model is reached over HTTP (TEMPORARY until the config branch lands).
+    pub served: Option<served::Served>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -264,6 +267,7 @@ pub(crate) fn parse_parts(
             path: base_dir.join(m.path.get_ref()),
             axes,
             synth,
+            served: None,
         });
     }
     let config = Config {

@@ -10,6 +10,8 @@ use toml::Spanned;
 use crate::config::ConfigError;
 
 mod targets;
+// TEMPORARY until the config branch lands.
+pub use super::served::{GoodputSearch, Slo};
 pub use targets::Targets;
 use targets::targets;
 
@@ -22,6 +24,8 @@ pub enum Mode {
     Parallel,
     /// Requests arriving at a Poisson rate, with continuous batching.
     Arrival,
+    /// The highest Poisson arrival rate that meets the `slo` (a search over arrival tests).
+    Goodput,
 }
 
 impl Mode {
@@ -30,6 +34,7 @@ impl Mode {
             Mode::Request => "request",
             Mode::Parallel => "parallel",
             Mode::Arrival => "arrival",
+            Mode::Goodput => "goodput",
         }
     }
 }
@@ -60,6 +65,8 @@ pub struct ServingConfig {
     pub seed: Option<u64>,
     pub targets: Option<Targets>,
     pub price_per_hour: Option<f64>,
+    pub slo: Option<Slo>,
+    pub goodput: GoodputSearch,
 }
 
 type V = Option<Spanned<toml::Value>>;
@@ -336,6 +343,14 @@ pub fn parse(file: &Path, src: &str) -> Result<Option<ServingConfig>, ConfigErro
             .map(|s| s as u64),
         targets,
         price_per_hour,
+        slo: None,
+        goodput: GoodputSearch {
+            min_rate: 0.25,
+            max_rate: 64.0,
+            steps: 6,
+            max_seconds: 600.0,
+            n_requests: 8,
+        },
     }))
 }
 

@@ -139,8 +139,10 @@ impl PlannedTest {
     /// Tests with equal keys run on one model load: the model and its model-level
     /// parameters. Quality tests load their own evaluation model: `None`.
     pub fn load_key(&self) -> Option<(usize, i32, SplitMode, i32)> {
-        match self.detail {
+        match &self.detail {
             Detail::Quality { .. } => None,
+            // A served test loads nothing here: the server has the model.
+            Detail::Serving(s) if s.transport == serving::Transport::Http => None,
             _ => Some((
                 self.model,
                 self.params.n_gpu_layers,
