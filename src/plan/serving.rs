@@ -47,6 +47,10 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
         None => format!("pp{}+tg{}", sc.n_prompt, sc.n_gen),
     };
     for (mi, m) in config.models.iter().enumerate() {
+        // A served-only entry has no file to load in process.
+        if m.path.is_none() {
+            continue;
+        }
         let a = &m.axes;
         let label = quant.get(mi).map(String::as_str).unwrap_or("unknown");
         let params = TestParams {
@@ -123,6 +127,8 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
                     }
                     group += 1;
                 }
+                // served: the lead adds the goodput search
+                Mode::Goodput => {}
             }
         }
     }
