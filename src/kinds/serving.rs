@@ -128,6 +128,8 @@ fn llama_server_command(
     let sc = config.serving.as_ref().ok_or("no [serving] table")?;
     let path = m
         .path
+        .as_deref()
+        .ok_or("server = \"llama-server\" serves the model's `path`, and it has none")?
         .to_str()
         .ok_or("the model path is not UTF-8")?
         .to_string();
@@ -175,7 +177,7 @@ fn llama_server_command(
 fn open_served(config: &Config, first: &ServingTest, results: Option<&Path>) -> Result<ServedGroup, String> {
     let m = &config.models[first.model];
     let s = served_of(m)?;
-    let vocab = vocab_of(&m.path);
+    let vocab = m.path.as_deref().and_then(vocab_of);
     let (client, launched) = match &s.server {
         None => {
             let ep = s.endpoint.as_deref().ok_or("no endpoint")?;

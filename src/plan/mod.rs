@@ -158,6 +158,10 @@ impl PlannedTest {
 pub fn expand(config: &Config, quant: &[String]) -> Vec<PlannedTest> {
     let mut out = Vec::new();
     for (mi, m) in config.models.iter().enumerate() {
+        // A served-only entry has no file: no llama-bench tests.
+        if m.path.is_none() {
+            continue;
+        }
         let label = quant.get(mi).map(String::as_str).unwrap_or("unknown");
         for params in expand_axes(&m.axes) {
             let id = test_id(&m.name, label, &params, &m.axes);

@@ -176,7 +176,10 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
 /// How a model's serving tests reach it: in-process when it has a GGUF, over HTTP when it
 /// names an endpoint or a server; both when both, so the two can be compared.
 fn transports(m: &crate::config::ModelEntry) -> Vec<Transport> {
-    let mut t = vec![Transport::InProcess];
+    let mut t = Vec::new();
+    if m.path.is_some() {
+        t.push(Transport::InProcess);
+    }
     if m.served.is_some() {
         t.push(Transport::Http);
     }

@@ -251,6 +251,7 @@ impl GroupRun<'_> {
                     figs.push(f);
                     traces.extend(r.traces.into_iter().map(|x| (rep, r.start_ns, x)));
                 }
+                // The plan expands no goodput test yet (issue 29's served tests add it).
             }
         }
         let n_requests = match t.mode {
