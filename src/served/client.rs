@@ -78,6 +78,8 @@ pub enum Error {
     Malformed { url: String, what: String },
     #[error("the server answered as model \"{got}\", not \"{want}\"")]
     WrongModel { got: String, want: String },
+    #[error("the server lists the models [{listed}], not \"{want}\"")]
+    NotListed { listed: String, want: String },
     #[error("the server reported an error: {0}")]
     Server(String),
     #[error("timed out after {secs} s with {chunks} chunks received")]
@@ -173,7 +175,10 @@ impl Client {
 
     /// Sends each request at its offset from a common start and streams every answer
     /// concurrently. Returns the start and one result per request, in order.
-    pub fn stream_all(&self, reqs: &[(Duration, Request)]) -> (Instant, Vec<Result<Streamed, Error>>) {
+    pub fn stream_all(
+        &self,
+        reqs: &[(Duration, Request)],
+    ) -> (Instant, Vec<Result<Streamed, Error>>) {
         self.rt.block_on(async {
             let start = tokio::time::Instant::now();
             let all = reqs.iter().map(|(offset, r)| async move {

@@ -54,8 +54,8 @@ pub fn probe(client: &Client) -> Result<ServerInfo, Error> {
         .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
         .collect();
     if !models.iter().any(|m| *m == client.model) {
-        return Err(Error::WrongModel {
-            got: models.join(", "),
+        return Err(Error::NotListed {
+            listed: models.join(", "),
             want: client.model.clone(),
         });
     }
