@@ -386,3 +386,18 @@ impl WaitTimeout for Child {
         }
     }
 }
+
+#[test]
+fn the_served_example_configuration_parses_and_plans_both_transports() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/served/models.toml");
+    let src = std::fs::read_to_string(&path).unwrap();
+    let c = tpsbench::config::parse(&path, &src, 2).unwrap();
+    let sc = c.serving.as_ref().unwrap();
+    assert!(sc.slo.is_some());
+    let tests = tpsbench::plan::serving::expand(&c, &["Q4_1".into()], &[]);
+    let http = tests
+        .iter()
+        .filter(|t| t.id.contains("/serve-http-"))
+        .count();
+    assert_eq!(http * 2, tests.len(), "each test in process and served");
+}
