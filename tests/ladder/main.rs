@@ -11,7 +11,8 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 use tpsbench::config::quant_types::QuantType;
-use tpsbench::engine::logits::EvalModel;
+use tpsbench::engine::LoadParams;
+use tpsbench::engine::llama::LlamaModel;
 use tpsbench::engine::quantize::{QuantizeParams, quantize};
 use tpsbench::gguf::presets::PRESETS;
 use tpsbench::gguf::reader::read_header;

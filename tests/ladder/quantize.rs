@@ -3,6 +3,11 @@
 
 use super::*;
 
+/// The model on the CPU, as the tests' machines run it.
+fn load(path: &Path) -> Result<LlamaModel, String> {
+    LlamaModel::load(path, &LoadParams::default())
+}
+
 #[test]
 fn quantizing_the_tiny_model_to_three_types_gives_loadable_files_of_decreasing_size() {
     let dir = tempfile::tempdir().unwrap();
@@ -13,7 +18,7 @@ fn quantizing_the_tiny_model_to_three_types_gives_loadable_files_of_decreasing_s
         quantize_to(&base, &out, t, false);
         let h = read_header(&out).unwrap();
         assert_eq!(h.file_type(), Some(t), "general.file_type is set");
-        let m = EvalModel::load(&out).unwrap();
+        let m = load(&out).unwrap();
         assert!(m.n_vocab() > 300);
         sizes.push(h.file_size);
     }
@@ -37,8 +42,8 @@ fn the_reference_against_itself_has_zero_kld_and_a_lower_type_diverges() {
     let base = synth(dir.path(), "tiny.gguf", &[]);
     let q4 = dir.path().join("q4.gguf");
     quantize_to(&base, &q4, "Q2_K", false);
-    let reference = EvalModel::load(&base).unwrap();
-    let tokens = reference.tokenize(&eval_text(400), true).unwrap();
+    let reference = load(&base).unwrap();
+    let tokens = reference.tokenize(&eval_text(400), true, false).unwrap();
     let c = chunks(&tokens, 64, 3, reference.bos());
     assert_eq!(c.len(), 3);
     let (spill, self_acc) = reference_pass(&reference, &c, 2, dir.path(), &mut |_, _| {}).unwrap();
@@ -51,7 +56,7 @@ fn the_reference_against_itself_has_zero_kld_and_a_lower_type_diverges() {
     assert!(self_q.ppl > 1.0);
 
     // A second load of the same file, through the spill file: exactly the same figures.
-    let same = EvalModel::load(&base).unwrap();
+    let same = load(&base).unwrap();
     let q = variant_pass(&same, &c, 2, &spill, &mut |_, _| {})
         .unwrap()
         .finish("ref");
@@ -61,7 +66,7 @@ fn the_reference_against_itself_has_zero_kld_and_a_lower_type_diverges() {
     assert_eq!(q.rms_dp, 0.0);
     assert_eq!(q.ln_ppl_ratio, 0.0);
 
-    let low = EvalModel::load(&q4).unwrap();
+    let low = load(&q4).unwrap();
     let q = variant_pass(&low, &c, 2, &spill, &mut |_, _| {})
         .unwrap()
         .finish("ref");
@@ -83,8 +88,8 @@ fn every_preset_shrunk_is_written_and_loaded_by_llama_cpp_with_a_working_tokeniz
         );
         let h = read_header(&f).unwrap();
         assert_eq!(h.file_type(), Some("Q8_0"), "{p}");
-        let m = EvalModel::load(&f).unwrap_or_else(|e| panic!("{p}: {e}"));
-        let toks = m.tokenize("the quick brown fox", false).unwrap();
+        let m = load(&f).unwrap_or_else(|e| panic!("{p}: {e}"));
+        let toks = m.tokenize("the quick brown fox", false, false).unwrap();
         assert!(!toks.is_empty(), "{p}");
         let text = m.detokenize(&toks).unwrap();
         assert!(text.contains("the quick brown fox"), "{p}: {text:?}");
@@ -107,7 +112,7 @@ fn every_preset_shrunk_is_written_and_loaded_by_llama_cpp_with_a_working_tokeniz
     let h = read_header(&f).unwrap();
     assert_eq!(h.file_type(), Some("Q4_K_M"));
     assert!(h.tensors.iter().any(|t| t.name == "blk.1.attn_k.bias"));
-    EvalModel::load(&f).unwrap();
+    load(&f).unwrap();
 }
 
 #[test]
