@@ -238,3 +238,45 @@ pub fn variant(
     ));
     Ok(r.extras(q))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::load_params;
+    use crate::config::SplitMode;
+    use crate::engine::LoadParams;
+
+    fn ladder_load(extra: &str) -> LoadParams {
+        let src = format!(
+            "[[ladder]]\nname = \"smol\"\nbase = \"base.gguf\"\ntypes = [\"Q8_0\", \"Q4_0\"]\n{extra}"
+        );
+        let c = crate::config::parse(Path::new("dir/models.toml"), &src, 2).unwrap();
+        load_params(&c.ladders[0])
+    }
+
+    #[test]
+    fn an_unconfigured_ladder_is_evaluated_with_every_layer_offloaded_as_before() {
+        let want = LoadParams {
+            n_gpu_layers: 99,
+            split_mode: SplitMode::Layer,
+            main_gpu: 0,
+        };
+        assert_eq!(ladder_load(""), want);
+    }
+
+    #[test]
+    fn the_quality_passes_load_with_the_first_value_of_the_ladders_offload_axes() {
+        let l = ladder_load(
+            "[ladder.sweep]\nn_gpu_layers = [0, 99]\nsplit_mode = [\"none\", \"row\"]\nmain_gpu = [1, 0]\n",
+        );
+        assert_eq!(
+            l,
+            LoadParams {
+                n_gpu_layers: 0,
+                split_mode: SplitMode::None,
+                main_gpu: 1,
+            }
+        );
+    }
+}

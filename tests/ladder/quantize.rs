@@ -147,3 +147,82 @@ fn direct_q4_0_blocks_get_the_tensor_types_llama_cpp_would_choose() {
     };
     assert_eq!(data(&direct), data(&via_llama));
 }
+
+#[test]
+fn a_quality_pass_on_a_file_with_a_broken_header_fails_with_the_validators_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = synth(dir.path(), "tiny.gguf", &[]);
+    // The header cut short: llama.cpp must not see it.
+    let broken = dir.path().join("broken.gguf");
+    let bytes = std::fs::read(&base).unwrap();
+    std::fs::write(&broken, &bytes[..200]).unwrap();
+    let why = read_header(&broken).unwrap_err();
+    let want = format!("{}: {why}", broken.display());
+
+    let cfg = ladder_config(dir.path(), "tiny.gguf", r#"["Q8_0", "Q4_0"]"#, "");
+    let src = std::fs::read_to_string(&cfg).unwrap();
+    let config = tpsbench::config::parse(&cfg, &src, 1).unwrap();
+    let l = &config.ladders[0];
+    let info = inspect_base(&base).unwrap();
+    let load = quality::load_params(l);
+    let rep = Reporter::new(true);
+    let Err(e) = quality::reference(l, &info, &broken, &load, 1, &rep) else {
+        panic!("the reference pass loaded a broken file");
+    };
+    assert_eq!(e, want);
+    assert!(!e.contains('\n'), "{e}");
+    // The same refusal as the timed tests' load.
+    let Err(e) = LlamaModel::load(&broken, &LoadParams::default()) else {
+        panic!("loaded a broken file");
+    };
+    assert_eq!(e, want);
+}
+
+#[test]
+fn the_ladders_split_mode_reaches_the_quality_load_so_a_cpu_only_build_refuses_tensor_split() {
+    tpsbench::engine::llama::ensure_init().unwrap();
+    if tpsbench::engine::llama::devices()
+        .iter()
+        .any(|d| d.kind != "cpu")
+    {
+        eprintln!("SKIPPED: this build sees an accelerator, where a tensor split may load");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    synth(dir.path(), "tiny.gguf", &[]);
+    let cfg = ladder_config(
+        dir.path(),
+        "tiny.gguf",
+        r#"["F32", "Q8_0"]"#,
+        "[ladder.sweep]\nsplit_mode = \"tensor\"\n",
+    );
+    let out = tpsbench()
+        .args([
+            "run",
+            "--quiet",
+            "--no-save",
+            "--output",
+            "json",
+            "--config",
+        ])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let quality: Vec<&Value> = v["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["kind"] == "quality")
+        .collect();
+    assert_eq!(quality.len(), 2, "{v}");
+    for t in quality {
+        assert_eq!(t["status"], "failed", "{t}");
+        let e = t["error"].as_str().unwrap();
+        assert!(
+            e.contains("LLAMA_SPLIT_MODE_TENSOR needs >= 1 devices"),
+            "{e}"
+        );
+    }
+}
