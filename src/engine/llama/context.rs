@@ -9,7 +9,7 @@ use llama_cpp_sys_2 as sys;
 use super::model::LlamaModel;
 
 /// A llama.cpp context on a model it cannot outlive.
-pub struct Context<'m> {
+pub(super) struct Context<'m> {
     ptr: NonNull<sys::llama_context>,
     _model: PhantomData<&'m LlamaModel>,
 }

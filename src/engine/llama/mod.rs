@@ -3,7 +3,7 @@
 //!
 //! One model type, [`LlamaModel`], with one load path (the GGUF validator first, then the
 //! caller's [`LoadParams`], the load log kept for placements) and one tokenizer. Every
-//! context is made by [`LlamaModel`]'s one context constructor and owned by [`Context`]; the
+//! context is made by its one context constructor and owned by a `context::Context`; the
 //! three users differ only in the parameters, each matching the llama.cpp tool its figures
 //! are compared with:
 //!
@@ -30,7 +30,6 @@ use std::time::Instant;
 use super::{Engine, LoadParams, Model};
 
 pub use backend::{cpu_features, cpu_features_on, devices, ensure_init, init, system_info};
-pub use context::Context;
 pub use logits::{EvalContext, RowSink};
 pub use model::LlamaModel;
 
