@@ -100,13 +100,16 @@ pub(super) fn run(
         llama::system_info(),
         llama::devices(),
     );
+    // Models with a file: a served-only entry has no layers here to place.
     let offload = cfg
         .models
         .iter()
+        .filter(|m| m.path.is_some())
         .all(|m| m.axes.n_gpu_layers.iter().all(|&n| n != 0));
     let wants_gpu = cfg
         .models
         .iter()
+        .filter(|m| m.path.is_some())
         .any(|m| m.axes.n_gpu_layers.iter().any(|&n| n != 0));
     if wants_gpu
         && info.llama_cpp.gpu_backend != "cpu"
