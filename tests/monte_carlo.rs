@@ -449,3 +449,40 @@ fn an_adaptive_stop_leaves_an_interval_that_still_covers() {
     assert!(stops > 1000, "{stops}");
     assert!(cov >= 0.94, "coverage at the stop {cov}");
 }
+
+/// The served/in-process ratio (`serving::ratio`, Welch on the log scale): within one run,
+/// requests of the two sides scatter independently (lognormal, with different spreads and
+/// counts), and the 95% interval covers the true ratio of their centres at its level.
+#[test]
+fn the_served_against_in_process_ratio_covers_at_its_stated_level() {
+    let mut noise = Noise::new(29);
+    let trials = 2000;
+    println!("| n served | n in-process | σ served | σ in-process | coverage |");
+    println!("|--:|--:|--:|--:|--:|");
+    for (na, nb, sa, sb) in [
+        (3, 3, 0.05, 0.05),
+        (4, 8, 0.10, 0.30),
+        (8, 8, 0.30, 0.10),
+        (24, 24, 0.20, 0.20),
+        (2, 6, 0.05, 0.20),
+    ] {
+        let truth = 0.8;
+        let mut hit = 0;
+        for _ in 0..trials {
+            let in_process: Vec<f64> = (0..nb).map(|_| 100.0 * (sb * noise.z()).exp()).collect();
+            let served: Vec<f64> = (0..na)
+                .map(|_| 100.0 * truth * (sa * noise.z()).exp())
+                .collect();
+            let (_, ci) =
+                tpsbench::stats::student::welch_log_ratio(&in_process, &served, 0.95).unwrap();
+            hit += ci.contains(truth) as usize;
+        }
+        let cov = hit as f64 / trials as f64;
+        println!("| {na} | {nb} | {sa} | {sb} | {cov:.3} |");
+        // Welch's interval is approximate: within 2.5 points of 95% (3 binomial SE ≈ 1.5).
+        assert!(
+            (0.925..=0.975).contains(&cov),
+            "{na}/{nb} σ {sa}/{sb}: {cov}"
+        );
+    }
+}
