@@ -12,6 +12,7 @@ use serde_json::Value;
 pub use super::machine::{Machine, fingerprint, gpu_descriptions, hardware};
 use super::plausible::{self, Flag};
 use crate::record::results;
+use crate::record::tensor_mix::{self, TypeShare};
 use crate::record::{RunInfo, RunRecord, Status, TestRecord};
 
 /// Sort key of an RFC 3339 time: parsed instant first (so offsets compare right), the raw
@@ -42,6 +43,8 @@ pub struct ModelExtras {
     /// `models[].architecture` (llama.cpp's `general.architecture`): with the name, the
     /// model's identity.
     pub architecture: Option<String>,
+    /// `models[].tensor_types`: the file's tensor types by share of parameters.
+    pub tensor_types: Vec<TypeShare>,
 }
 
 /// Serving figures of a test (`tests[].serving`), when present.
@@ -82,6 +85,25 @@ impl Entry {
     /// Output bytes per second (t/s × bytes per token), when the model has bytes per token.
     pub fn bytes_per_s(&self) -> Option<f64> {
         Some(self.test.avg_ts? * self.model.bytes_per_token?)
+    }
+
+    /// The quantization as the file really is: `Q4_K_M (mostly Q5_0)` when most of its
+    /// parameters are another type than its name says (`models[].tensor_types`).
+    pub fn quant_label(&self) -> String {
+        tensor_mix::label(&self.quant, &self.model.tensor_types)
+    }
+
+    /// Bytes of weights llama.cpp repacked for the CPU (`CPU_REPACK` and the like, from the
+    /// load log): None when the test records no placement.
+    pub fn repacked_bytes(&self) -> Option<u64> {
+        let p = self.test.placement.as_ref()?;
+        Some(
+            p.buffers
+                .iter()
+                .filter(|b| b.kind == "model" && b.name.ends_with("_REPACK"))
+                .map(|b| b.bytes)
+                .sum(),
+        )
     }
 }
 
@@ -470,6 +492,7 @@ fn model_extras(m: &Value) -> ModelExtras {
         bytes_per_token: m["bytes_per_token"].as_f64(),
         bits_per_weight: m["bits_per_weight"].as_f64(),
         architecture: m["architecture"].as_str().map(str::to_string),
+        tensor_types: serde_json::from_value(m["tensor_types"].clone()).unwrap_or_default(),
     }
 }
 

@@ -69,6 +69,7 @@ pub fn bars_table(c: &BarChart) -> Table {
             })
             .collect(),
         headers,
+        meta: vec![],
     }
 }
 

@@ -9,6 +9,7 @@ pub mod charts;
 pub mod charts_lines;
 pub mod charts_quant;
 pub mod facet;
+pub mod grid;
 pub mod html;
 pub mod load;
 pub mod machine;
