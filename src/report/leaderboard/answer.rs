@@ -438,6 +438,15 @@ pub fn covers(a: &Answer) -> Vec<String> {
     v
 }
 
+/// The model's identity as the page's filters name it: "SmolLM2-135M (llama)" (as
+/// `charts::identity`).
+pub fn identity_label(a: &Answer) -> String {
+    match &a.architecture {
+        Some(x) => format!("{} ({x})", a.model),
+        None => a.model.clone(),
+    }
+}
+
 /// The answer as a table: quantization and decode first (so a phone shows them), then
 /// prefill, KLD, the trade-off, the roofline, bits per weight and size. `nbsp` joins the
 /// parts of a figure (" " in HTML, where CSS keeps cells on one line; U+00A0 in Markdown).
@@ -551,10 +560,7 @@ pub fn table(a: &Answer, nbsp: &str) -> Table {
             row
         })
         .collect();
-    let model = match &a.architecture {
-        Some(x) => format!("{} ({x})", a.model),
-        None => a.model.clone(),
-    };
+    let model = identity_label(a);
     let meta = a
         .rows
         .iter()

@@ -33,8 +33,6 @@ pub struct GridCell {
     pub sd: Option<f64>,
     /// What the page's tooltip says: test, settings, file.
     pub detail: String,
-    /// The measurement's permalink in the machine's tables.
-    pub row_id: String,
 }
 
 /// The grids of the board: per model, decode first, then prefill.
@@ -109,7 +107,6 @@ fn grid(model: &str, kind: TestKind, test: &str, es: &[&Entry]) -> Grid {
                             e.test.backends,
                             e.file.display()
                         ),
-                        row_id: RowMeta::of(e).id,
                     })
                 })
                 .collect();

@@ -58,6 +58,9 @@ pub struct Serving {
     pub shared_prompt: bool,
     /// Requests per second of an arrival test.
     pub arrival_rate: Option<f64>,
+    /// Time to first token, median and 90th percentile over every request, ms.
+    pub ttft_p50_ms: Option<f64>,
+    pub ttft_p90_ms: Option<f64>,
 }
 
 /// One measurement on the board.
@@ -513,6 +516,8 @@ fn serving(s: &Value) -> Option<Serving> {
         aggregate_ts: s["aggregate_ts"].as_f64()?,
         shared_prompt: s["shared_prompt"].as_bool().unwrap_or(false),
         arrival_rate: s["arrival_rate"].as_f64(),
+        ttft_p50_ms: s["ttft_ms"]["p50"].as_f64(),
+        ttft_p90_ms: s["ttft_ms"]["p90"].as_f64(),
     })
 }
 

@@ -148,6 +148,16 @@ pub fn render(b: &Board) -> String {
             let _ = writeln!(o, "{}\n", answer::note(a));
         }
     }
+    let gs = super::grid::grids(b);
+    if !gs.is_empty() {
+        o.push_str(
+            "## Machines × quantizations\n\nPer model and test, t/s: a row per machine (fastest \
+             first), a column per quantization, each machine at its fastest setting.\n\n",
+        );
+        for g in &gs {
+            let _ = writeln!(o, "### {}\n\n{}", g.title(), table(&g.table(b)));
+        }
+    }
     if !b.warnings.is_empty() {
         o.push_str("## Flagged\n\nKept on this page, badged; `tpsbench leaderboard --strict` leaves them out.\n\n");
         for l in &b.warnings {

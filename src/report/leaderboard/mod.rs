@@ -8,6 +8,7 @@ pub mod answer;
 pub mod charts;
 pub mod charts_lines;
 pub mod charts_quant;
+pub mod download;
 pub mod facet;
 pub mod grid;
 pub mod html;

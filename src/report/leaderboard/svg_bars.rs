@@ -232,9 +232,9 @@ impl BarChart {
         match &self.scale {
             // The group and the axis end, for readers and the browser test to compare.
             Some(shared) => svg.replacen(
-                "<svg ",
+                r#"<svg class="chart" "#,
                 &format!(
-                    r#"<svg data-scale-group="{}" data-scale="{d1}" "#,
+                    r#"<svg class="chart" data-scale-group="{}" data-scale="{d1}" "#,
                     escape(&shared.group)
                 ),
                 1,

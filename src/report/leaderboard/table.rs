@@ -109,6 +109,18 @@ const EXTRA: &[Column] = &[
             .as_ref()
             .map(|s| Cell::num(s.n_parallel.to_string(), s.n_parallel as f64)))
     }),
+    ("per-request t/s", true, |e| {
+        opt(e
+            .serving
+            .as_ref()
+            .map(|s| Cell::num(f2(s.per_request_ts), s.per_request_ts)))
+    }),
+    ("TTFT p50 / p90 ms", true, |e| {
+        opt(e.serving.as_ref().and_then(|s| {
+            let (p50, p90) = (s.ttft_p50_ms?, s.ttft_p90_ms?);
+            Some(Cell::num(format!("{p50:.1} / {p90:.1}"), p50))
+        }))
+    }),
     ("aggregate t/s", true, |e| {
         opt(e
             .serving
@@ -198,8 +210,8 @@ pub fn detail(entries: &[&Entry]) -> Table {
             badges: e.badges.clone(),
             ..Cell::text(e.quant_label())
         }),
-        ("test", false, |e| Cell::text(e.test.test.clone())),
         ("t/s", true, rate),
+        ("test", false, |e| Cell::text(e.test.test.clone())),
     ];
     let mut cols = present(EXTRA, entries);
     cols.extend(varying(SETTINGS, entries));
@@ -247,6 +259,10 @@ pub fn rankings(b: &Board, top: usize) -> Vec<(String, Table)> {
             ];
             let cols = varying(SETTINGS, &es);
             let mut t = build(&es, lead, &cols, &[]);
+            // The same measurement's row in its machine's table has the plain id.
+            for m in &mut t.meta {
+                m.id = m.id.replacen("r-", "rank-", 1);
+            }
             t.headers.insert(0, "#".into());
             t.headers.push("machine".into());
             t.numeric.insert(0, true);
