@@ -19,6 +19,7 @@ pub mod plan;
 pub mod record;
 pub mod report;
 pub mod runner;
+pub mod served;
 pub mod serving;
 pub mod stats;
 pub mod util;

@@ -10,6 +10,7 @@ mod axes;
 mod error;
 pub mod ladder;
 pub mod quant_types;
+pub mod served;
 pub mod serving;
 pub mod synth_spec;
 pub mod unknown_key;
@@ -21,6 +22,7 @@ use values::{boolean, flash_attn, int_list, kv_type, list, scalar_float, split_m
 pub use axes::{Axes, FlashAttn, KV_TYPES, SplitMode};
 pub use error::ConfigError;
 pub(crate) use error::{Ctx, toml_error};
+pub use served::{Api, Served, ServerLaunch};
 
 impl RunSettings {
     /// The stopping rule these settings describe.
@@ -62,11 +64,14 @@ pub struct RunSettings {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelEntry {
     pub name: String,
-    /// Resolved against the directory of the config file.
-    pub path: PathBuf,
+    /// The GGUF file, resolved against the directory of the config file. None: a served
+    /// model only (`endpoint`), which gets no in-process tests.
+    pub path: Option<PathBuf>,
     pub axes: Axes,
     /// `synth = "llama-3-8b:Q4_K_M"`: written by `tpsbench run` when `path` is missing.
     pub synth: Option<synth_spec::SynthSpec>,
+    /// `endpoint` / `server`: the model is also (or only) reached over HTTP.
+    pub served: Option<Served>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -112,9 +117,14 @@ pub(crate) struct RawSweep {
 #[serde(deny_unknown_fields)]
 struct RawModel {
     name: Spanned<String>,
-    path: Spanned<String>,
+    path: Option<Spanned<String>>,
     synth: Option<Spanned<String>>,
     sweep: Option<Spanned<RawSweep>>,
+    endpoint: Option<Spanned<String>>,
+    served_model: Option<Spanned<String>>,
+    api: Option<Spanned<Api>>,
+    request_timeout_s: Option<Spanned<f64>>,
+    server: Option<Spanned<served::RawServer>>,
 }
 
 #[derive(Deserialize)]
@@ -153,9 +163,11 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, Conf
     let sweeps = config
         .models
         .iter()
-        .any(|m| m.axes.n_prompt.iter().chain(&m.axes.n_gen).any(|&n| n > 0));
+        .any(|m| m.path.is_some() && m.axes.n_prompt.iter().chain(&m.axes.n_gen).any(|&n| n > 0));
     let serving = config.serving.is_some() && !config.models.is_empty();
-    if !sweeps && !serving && config.ladders.is_empty() {
+    // Served models get served tests (issue 29).
+    let served = config.models.iter().any(|m| m.served.is_some());
+    if !sweeps && !serving && !served && config.ladders.is_empty() {
         let message = if config.models.is_empty() {
             "nothing to measure: no [[model]] entries (add one with a name and a path) and no \
              [[ladder]]"
@@ -228,20 +240,32 @@ pub(crate) fn parse_parts(
             let msg = format!("duplicate model name {name:?}");
             return Err(ctx.err(m.name.span(), &format!("{key}.name"), msg));
         }
-        if m.path.get_ref().trim().is_empty() {
-            return Err(ctx.err(
-                m.path.span(),
-                &format!("{key}.path"),
-                "the model path is empty",
-            ));
+        if let Some(p) = m.path.as_ref().filter(|p| p.get_ref().trim().is_empty()) {
+            return Err(ctx.err(p.span(), &format!("{key}.path"), "the model path is empty"));
         }
         let synth = match &m.synth {
+            Some(s) if m.path.is_none() => {
+                let msg = "`synth` writes the model at `path`: set one";
+                return Err(ctx.err(s.span(), &format!("{key}.synth"), msg));
+            }
             Some(s) => Some(
                 synth_spec::SynthSpec::parse(s.get_ref())
                     .map_err(|e| ctx.err(s.span(), &format!("{key}.synth"), e))?,
             ),
             None => None,
         };
+        let raw_served = served::RawServed {
+            endpoint: m.endpoint,
+            served_model: m.served_model,
+            api: m.api,
+            request_timeout_s: m.request_timeout_s,
+            server: m.server,
+        };
+        let served = served::served(&ctx, &key, raw_served, m.path.is_some(), base_dir)?;
+        if m.path.is_none() && served.is_none() {
+            let msg = "a model needs `path` (a GGUF file) or `endpoint` (a served model)";
+            return Err(ctx.err(m.name.span(), &format!("{key}.path"), msg));
+        }
         let mut axes = defaults.clone();
         if let Some(sweep) = m.sweep {
             let span = sweep.span();
@@ -261,9 +285,10 @@ pub(crate) fn parse_parts(
         }
         models.push(ModelEntry {
             name,
-            path: base_dir.join(m.path.get_ref()),
+            path: m.path.map(|p| base_dir.join(p.get_ref())),
             axes,
             synth,
+            served,
         });
     }
     let config = Config {

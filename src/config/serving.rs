@@ -9,11 +9,13 @@ use toml::Spanned;
 
 use crate::config::ConfigError;
 
+mod slo;
 mod targets;
+pub use slo::{GoodputSearch, Slo};
 pub use targets::Targets;
 use targets::targets;
 
-/// The three kinds of serving test.
+/// The kinds of serving test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mode {
     /// One request at a time: TTFT, inter-token latency, per-request decode rate.
@@ -22,6 +24,8 @@ pub enum Mode {
     Parallel,
     /// Requests arriving at a Poisson rate, with continuous batching.
     Arrival,
+    /// The highest arrival rate that meets the `slo` (issue 29): a search over `goodput`.
+    Goodput,
 }
 
 impl Mode {
@@ -30,6 +34,7 @@ impl Mode {
             Mode::Request => "request",
             Mode::Parallel => "parallel",
             Mode::Arrival => "arrival",
+            Mode::Goodput => "goodput",
         }
     }
 }
@@ -60,6 +65,11 @@ pub struct ServingConfig {
     pub seed: Option<u64>,
     pub targets: Option<Targets>,
     pub price_per_hour: Option<f64>,
+    /// Per-request thresholds and the share of requests that must meet them; the goodput
+    /// mode needs it.
+    pub slo: Option<Slo>,
+    /// Bounds of the goodput mode's search.
+    pub goodput: GoodputSearch,
 }
 
 type V = Option<Spanned<toml::Value>>;
@@ -83,6 +93,8 @@ struct RawServing {
     seed: V,
     targets: V,
     price_per_hour: V,
+    slo: Option<slo::RawSlo>,
+    goodput: Option<Spanned<slo::RawGoodput>>,
 }
 
 #[derive(Deserialize)]
@@ -240,11 +252,12 @@ pub fn parse(file: &Path, src: &str) -> Result<Option<ServingConfig>, ConfigErro
                         Some("request") => Mode::Request,
                         Some("parallel") => Mode::Parallel,
                         Some("arrival") => Mode::Arrival,
+                        Some("goodput") => Mode::Goodput,
                         _ => return Err(ctx.err(
                             v.span(),
                             "modes",
                             format!(
-                                "{x} is not a mode: use \"request\", \"parallel\" or \"arrival\""
+                                "{x} is not a mode: use \"request\", \"parallel\", \"arrival\" or \"goodput\""
                             ),
                         )),
                     };
@@ -257,6 +270,13 @@ pub fn parse(file: &Path, src: &str) -> Result<Option<ServingConfig>, ConfigErro
                     v.span(),
                     "modes",
                     "the arrival mode needs `arrival_rate` (requests per second)",
+                ));
+            }
+            if m.contains(&Mode::Goodput) && r.slo.is_none() {
+                return Err(ctx.err(
+                    v.span(),
+                    "modes",
+                    "the goodput mode needs `slo` (per-request thresholds and an attainment)",
                 ));
             }
             m
@@ -314,6 +334,12 @@ pub fn parse(file: &Path, src: &str) -> Result<Option<ServingConfig>, ConfigErro
         None => None,
         Some(v) => Some(targets(&ctx, v, &number)?),
     };
+    let slo = match &r.slo {
+        None => None,
+        Some(v) => Some(slo::slo(&ctx, v)?),
+    };
+    let n_requests = int(&r.n_requests, "n_requests", 1, 100_000, 8)? as u32;
+    let goodput = slo::goodput(&ctx, r.goodput.as_ref(), n_requests)?;
     Ok(Some(ServingConfig {
         modes,
         n_prompt,
@@ -322,7 +348,7 @@ pub fn parse(file: &Path, src: &str) -> Result<Option<ServingConfig>, ConfigErro
         shared_prompt,
         kv_unified: boolean(&r.kv_unified, "kv_unified", false)?,
         repetitions: int(&r.repetitions, "repetitions", 1, 10_000, 3)? as u32,
-        n_requests: int(&r.n_requests, "n_requests", 1, 100_000, 8)? as u32,
+        n_requests,
         arrival_rate,
         slots: int(&r.slots, "slots", 1, 256, max_parallel as i64)? as u32,
         dataset,
@@ -336,6 +362,8 @@ pub fn parse(file: &Path, src: &str) -> Result<Option<ServingConfig>, ConfigErro
             .map(|s| s as u64),
         targets,
         price_per_hour,
+        slo,
+        goodput,
     }))
 }
 

@@ -5,7 +5,7 @@
 //! | kind                        | module    | measures                                      |
 //! |-----------------------------|-----------|-----------------------------------------------|
 //! | pp, tg, pg                  | `bench`   | llama-bench's loop, t/s                       |
-//! | request, parallel, arrival  | `serving` | TTFT, ITL, per-request and aggregate t/s      |
+//! | request, parallel, arrival, goodput | `serving` | TTFT, ITL, per-request and aggregate t/s, in-process or served |
 //! | quality                     | `quality` | KLD, PPL ratio, same-top-p against a reference |
 
 pub mod bench;
@@ -31,17 +31,23 @@ pub fn open<'m>(
     prompts: Option<&PromptFile>,
     model: Result<&'m dyn Model, String>,
     first: &PlannedTest,
+    results: Option<&std::path::Path>,
 ) -> Shared<'m> {
     match &first.detail {
-        Detail::Serving(s) => Shared::Serving(serving::open(engine, config, prompts, model, s)),
+        Detail::Serving(s) => {
+            Shared::Serving(serving::open(engine, config, prompts, model, s, results))
+        }
         _ => Shared::Nothing,
     }
 }
 
 /// Tests with equal keys (consecutive, on one model load) share one [`Shared`]: a serving
-/// group. `None`: the test stands alone.
+/// group, or all served tests of a model (one server). `None`: the test stands alone.
 pub fn batch_key(t: &PlannedTest) -> Option<usize> {
     match &t.detail {
+        Detail::Serving(s) if s.transport == crate::plan::serving::Transport::Http => {
+            Some(usize::MAX - s.model)
+        }
         Detail::Serving(s) => Some(s.group),
         _ => None,
     }

@@ -1,18 +1,40 @@
-//! request, parallel and arrival tests (the `[serving]` table): the tests of one group share
-//! a context, made and warmed up once (`serving::run::GroupRun`), as llama-batched-bench makes
-//! one context for its whole -npl list.
+//! request, parallel, arrival and goodput tests (the `[serving]` table). In-process, the
+//! tests of one group share a context, made and warmed up once (`serving::run::GroupRun`),
+//! as llama-batched-bench makes one context for its whole -npl list. Over HTTP, the served
+//! tests of one model share one server: reached at its `endpoint`, or started here
+//! (`server = ...`) and stopped after its last test (`serving::http`).
 
-use crate::config::Config;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::config::served::{Served, ServerLaunch};
+use crate::config::{Config, ModelEntry};
 use crate::engine::{Engine, Model};
 use crate::output::progress::Progress;
-use crate::plan::serving::ServingTest;
+use crate::plan::serving::{ServingTest, Transport};
 use crate::record::TestRecord;
+use crate::served::launch::{self, Launched};
+use crate::served::{Client, ServerInfo, identity};
 use crate::serving::dataset::PromptFile;
+use crate::serving::http::{HttpRun, Vocab, vocab_of};
 use crate::serving::run::{GroupRun, Ready, fill, summary_line};
 
-/// The context a group's tests share, or why it could not be made.
-pub struct Group<'m> {
-    ready: Result<Ready<'m>, String>,
+/// What a group's tests share, or why it could not be made.
+pub struct Group<'m>(Shared<'m>);
+
+enum Shared<'m> {
+    /// The in-process context.
+    InProcess(Result<Ready<'m>, String>),
+    /// The server of a served model.
+    Http(Result<ServedGroup, String>),
+}
+
+/// A reachable server (started here or not), who it says it is, and the model's vocabulary.
+pub struct ServedGroup {
+    client: Client,
+    info: ServerInfo,
+    launched: Option<Launched>,
+    vocab: Option<Vocab>,
 }
 
 fn group_run<'a>(
@@ -33,17 +55,205 @@ fn group_run<'a>(
     }
 }
 
-/// Makes the context of the group that `first` opens.
+/// Makes what the group that `first` opens shares: a context, or a server. `results` is
+/// the result file, beside which a started server's log is kept.
 pub fn open<'m>(
     engine: &dyn Engine,
     config: &Config,
     prompts: Option<&PromptFile>,
     model: Result<&'m dyn Model, String>,
     first: &ServingTest,
+    results: Option<&Path>,
 ) -> Group<'m> {
+    if first.transport == Transport::Http {
+        return Group(Shared::Http(open_served(config, first, results)));
+    }
     let gr = group_run(engine, config, prompts);
-    Group {
-        ready: model.and_then(|m| gr.prepare(m, first)),
+    Group(Shared::InProcess(model.and_then(|m| gr.prepare(m, first))))
+}
+
+fn served_of(m: &ModelEntry) -> Result<&Served, String> {
+    m.served
+        .as_ref()
+        .ok_or_else(|| format!("model {:?} names no endpoint or server", m.name))
+}
+
+fn client_for(m: &ModelEntry, s: &Served, endpoint: &str) -> Result<Client, String> {
+    let model = s.served_model.clone().unwrap_or_else(|| m.name.clone());
+    let timeout = Duration::from_secs_f64(s.request_timeout_s);
+    Client::new(endpoint, &model, s.api, timeout)
+}
+
+/// Before any test: every endpoint that tpsbench does not start itself answers and serves
+/// the model the requests will name, and every server tpsbench starts has its program.
+pub fn preflight(config: &Config, models: impl IntoIterator<Item = usize>) -> Result<(), String> {
+    for mi in models {
+        let m = &config.models[mi];
+        let s = served_of(m)?;
+        match (&s.server, &s.endpoint) {
+            (None, Some(ep)) => {
+                let c = client_for(m, s, ep)?;
+                identity::probe(&c).map_err(|e| format!("model {:?}: {e}", m.name))?;
+            }
+            (Some(ServerLaunch::LlamaServer { binary: None, .. }), _) => {
+                if launch::pinned_llama_server().is_none_or(|p| !p.is_file()) {
+                    return Err(format!(
+                        "model {:?}: server = \"llama-server\" needs the pinned build: run \
+                         scripts/reference-tools --server (or set TPSBENCH_LLAMA_SERVER)",
+                        m.name
+                    ));
+                }
+            }
+            (Some(ServerLaunch::LlamaServer { binary: Some(b), .. }), _) if !b.is_file() => {
+                return Err(format!("model {:?}: no llama-server at {}", m.name, b.display()));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The llama-server command for `first`'s model: its GGUF, the test's threads, batch,
+/// offload, flash attention and KV types, and slots and context for every served test of
+/// the `[serving]` table, so the served tests run what the in-process ones run.
+fn llama_server_command(
+    binary: PathBuf,
+    extra: &[String],
+    config: &Config,
+    m: &ModelEntry,
+    first: &ServingTest,
+    port: u16,
+    alias: &str,
+) -> Result<Vec<String>, String> {
+    let sc = config.serving.as_ref().ok_or("no [serving] table")?;
+    let path = m
+        .path
+        .as_deref()
+        .ok_or("server = \"llama-server\" serves the model's `path`, and it has none")?
+        .to_str()
+        .ok_or("the model path is not UTF-8")?
+        .to_string();
+    let p = &first.params;
+    let slots = sc.n_parallel.iter().copied().max().unwrap_or(1).max(sc.slots);
+    // Room for each slot's longest request (synthetic prompts), or the model's own context
+    // with a prompt file.
+    let n_ctx = if sc.dataset.is_some() {
+        0
+    } else {
+        slots * (sc.n_prompt + sc.n_gen)
+    };
+    let fa = match p.flash_attn {
+        0 => "off",
+        1 => "on",
+        _ => "auto",
+    };
+    let mut c: Vec<String> = vec![binary.to_string_lossy().into_owned(), "-m".into(), path];
+    for (k, v) in [
+        ("--host", "127.0.0.1".to_string()),
+        ("--port", port.to_string()),
+        ("--alias", alias.to_string()),
+        ("--threads", p.n_threads.to_string()),
+        ("--threads-batch", p.n_threads.to_string()),
+        ("--ctx-size", n_ctx.to_string()),
+        ("--parallel", slots.to_string()),
+        ("--batch-size", p.n_batch.to_string()),
+        ("--ubatch-size", p.n_ubatch.to_string()),
+        ("--n-gpu-layers", p.n_gpu_layers.to_string()),
+        ("--flash-attn", fa.to_string()),
+        ("--cache-type-k", p.type_k.clone()),
+        ("--cache-type-v", p.type_v.clone()),
+        // No prompt cache in host memory: every request prefills its whole prompt, as the
+        // in-process tests do.
+        ("--cache-ram", "0".to_string()),
+    ] {
+        c.push(k.into());
+        c.push(v);
+    }
+    c.push(if sc.kv_unified { "--kv-unified" } else { "--no-kv-unified" }.into());
+    c.extend(extra.iter().cloned());
+    Ok(c)
+}
+
+fn open_served(config: &Config, first: &ServingTest, results: Option<&Path>) -> Result<ServedGroup, String> {
+    let m = &config.models[first.model];
+    let s = served_of(m)?;
+    let vocab = m.path.as_deref().and_then(vocab_of);
+    let (client, launched) = match &s.server {
+        None => {
+            let ep = s.endpoint.as_deref().ok_or("no endpoint")?;
+            (client_for(m, s, ep)?, None)
+        }
+        Some(launch) => {
+            let (endpoint, port) = match &s.endpoint {
+                Some(ep) => (ep.clone(), port_of(ep)),
+                None => {
+                    let port = launch::free_loopback_port()?;
+                    (format!("http://127.0.0.1:{port}/v1"), Some(port))
+                }
+            };
+            let client = client_for(m, s, &endpoint)?;
+            let (command, ready) = match launch {
+                ServerLaunch::Command {
+                    command,
+                    ready_timeout_s,
+                } => (command.clone(), *ready_timeout_s),
+                ServerLaunch::LlamaServer {
+                    binary,
+                    args,
+                    ready_timeout_s,
+                } => {
+                    let bin = binary
+                        .clone()
+                        .or_else(launch::pinned_llama_server)
+                        .ok_or("no llama-server: run scripts/reference-tools --server")?;
+                    let port = port.ok_or("the endpoint names no port")?;
+                    let cmd = llama_server_command(bin, args, config, m, first, port, &client.model)?;
+                    (cmd, *ready_timeout_s)
+                }
+            };
+            let log = log_path(results, &m.name);
+            let l = Launched::start(&command, &log, &client, Duration::from_secs_f64(ready))?;
+            (client, Some(l))
+        }
+    };
+    let mut info = identity::probe(&client).map_err(|e| e.to_string())?;
+    let mut client = client;
+    if identity::is_llama_server(&info) {
+        // llama-server reuses a slot's KV for a shared prefix unless told not to.
+        client
+            .extra
+            .insert("cache_prompt".into(), serde_json::Value::Bool(false));
+    }
+    if let Some(l) = &launched {
+        info.command = Some(l.command.clone());
+        info.log = Some(l.log.display().to_string());
+    }
+    Ok(ServedGroup {
+        client,
+        info,
+        launched,
+        vocab,
+    })
+}
+
+fn port_of(endpoint: &str) -> Option<u16> {
+    let rest = endpoint.split("://").nth(1)?;
+    let host = rest.split('/').next()?;
+    host.rsplit_once(':')?.1.parse().ok()
+}
+
+/// `<result stem>.server-<model>.log` beside the result file, else in the temp directory.
+fn log_path(results: Option<&Path>, model: &str) -> PathBuf {
+    let safe: String = model
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect();
+    match results {
+        Some(r) => {
+            let stem = r.file_stem().map_or("run".into(), |s| s.to_string_lossy().into_owned());
+            r.with_file_name(format!("{stem}.server-{safe}.log"))
+        }
+        None => std::env::temp_dir().join(format!("tpsbench-{}-server-{safe}.log", std::process::id())),
     }
 }
 
@@ -60,10 +270,19 @@ pub fn run(
     let mut gr = group_run(engine, config, prompts);
     rec.warmup = 1;
     rec.seed = gr.seed;
-    rec.placement = group.ready.as_ref().ok().and_then(|(s, _)| s.placement());
-    let result = match &mut group.ready {
-        Ok((session, work)) => gr.measure(session.as_mut(), work, t, progress),
-        Err(e) => Err(e.clone()),
+    let result = match &mut group.0 {
+        Shared::InProcess(ready) => {
+            rec.placement = ready.as_ref().ok().and_then(|(s, _)| s.placement());
+            match ready {
+                Ok((session, work)) => gr.measure(session.as_mut(), work, t, progress),
+                Err(e) => Err(e.clone()),
+            }
+        }
+        Shared::Http(Err(e)) => Err(e.clone()),
+        Shared::Http(Ok(g)) => {
+            rec.warmup = 0;
+            served(&gr, g, t, prompts, progress)
+        }
     };
     match result {
         Ok((serving, samples_ns, samples_ts, n_ctx)) => {
@@ -76,4 +295,38 @@ pub fn run(
             format!("FAILED: {e}")
         }
     }
+}
+
+fn served(
+    gr: &GroupRun,
+    g: &mut ServedGroup,
+    t: &ServingTest,
+    prompts: Option<&PromptFile>,
+    progress: &mut dyn Progress,
+) -> Result<crate::serving::run::Measured, String> {
+    // A server started here that has died fails every later test at once, saying why.
+    let dead = |l: &mut Launched| {
+        l.exited()
+            .map(|st| format!("the server exited ({st}); its log ends: {}", l.log_tail()))
+    };
+    if let Some(e) = g.launched.as_mut().and_then(dead) {
+        return Err(e);
+    }
+    let run = HttpRun {
+        client: &g.client,
+        server: &g.info,
+        sc: gr.sc,
+        seed: gr.seed,
+        reps: gr.reps,
+        vocab: g.vocab,
+        prompts,
+    };
+    run.measure(t, progress).map_err(|e| {
+        // Say so when the failure is the server going away.
+        std::thread::sleep(Duration::from_millis(200));
+        match g.launched.as_mut().and_then(dead) {
+            Some(d) => format!("{e}; {d}"),
+            None => e,
+        }
+    })
 }

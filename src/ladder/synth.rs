@@ -211,9 +211,10 @@ pub fn ensure_models(
     let labels: Vec<String> = config
         .models
         .iter()
-        .map(|m| match (&m.synth, m.path.exists()) {
-            (Some(s), false) => s.quant.clone(),
-            _ => crate::gguf::reader::read_header(&m.path)
+        .map(|m| match (&m.synth, &m.path) {
+            (_, None) => "unknown".to_string(),
+            (Some(s), Some(p)) if !p.exists() => s.quant.clone(),
+            (_, Some(p)) => crate::gguf::reader::read_header(p)
                 .ok()
                 .and_then(|h| h.file_type())
                 .unwrap_or("unknown")
@@ -231,21 +232,21 @@ pub fn ensure_models(
     );
     let mut lines = Vec::new();
     for (i, m) in config.models.iter().enumerate() {
-        let Some(spec) = &m.synth else { continue };
-        if m.path.exists() || !wanted.contains(&i) {
+        let (Some(spec), Some(path)) = (&m.synth, &m.path) else {
+            continue;
+        };
+        if path.exists() || !wanted.contains(&i) {
             continue;
         }
-        if let Some(dir) = m.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|e| format!("model {:?}: cannot create {}: {e}", m.name, dir.display()))?;
         }
-        let tmp = m
-            .path
-            .with_extension(format!("synth-{}.tmp", std::process::id()));
+        let tmp = path.with_extension(format!("synth-{}.tmp", std::process::id()));
         rep.line(&format!(
             "model {:?}: {} is missing; synthesizing {} {}",
             m.name,
-            m.path.display(),
+            path.display(),
             spec.preset,
             spec.quant
         ));
@@ -259,8 +260,8 @@ pub fn ensure_models(
             n_threads,
         };
         let written = synth(&opts, rep).and_then(|line| {
-            std::fs::rename(&tmp, &m.path)
-                .map(|_| line.replace(&tmp.display().to_string(), &m.path.display().to_string()))
+            std::fs::rename(&tmp, path)
+                .map(|_| line.replace(&tmp.display().to_string(), &path.display().to_string()))
                 .map_err(|e| format!("cannot rename {}: {e}", tmp.display()))
         });
         match written {

@@ -90,10 +90,15 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
         models.push(PlanModel {
             name: m.name.clone(),
             label: f.label.clone(),
-            source: ModelSource::File(m.path.clone()),
+            // A served-only entry has no file and no in-process test; it keeps its place so
+            // that plan models and `[[model]]` entries share indices.
+            source: ModelSource::File(m.path.clone().unwrap_or_default()),
             key: f.sha256.clone(),
         });
-        let mut own = bench_tests(mi, &m.name, &f.label, &f.sha256, &m.axes);
+        let mut own = match m.path {
+            Some(_) => bench_tests(mi, &m.name, &f.label, &f.sha256, &m.axes),
+            None => Vec::new(),
+        };
         for s in serving.iter().filter(|s| s.model == mi) {
             own.push(serving_test(s, config, facts, &f.sha256));
         }

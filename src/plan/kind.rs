@@ -18,6 +18,8 @@ pub enum TestKind {
     Parallel,
     /// Requests arriving as a Poisson process ([serving] mode "arrival").
     Arrival,
+    /// The highest arrival rate that meets the SLOs ([serving] mode "goodput").
+    Goodput,
     /// KLD and perplexity against a ladder's reference variant.
     Quality,
 }
@@ -36,6 +38,7 @@ impl TestKind {
             TestKind::Request => "request",
             TestKind::Parallel => "parallel",
             TestKind::Arrival => "arrival",
+            TestKind::Goodput => "goodput",
             TestKind::Quality => "quality",
         }
     }
@@ -55,6 +58,7 @@ impl TestKind {
             "request" => Some(TestKind::Request),
             "parallel" => Some(TestKind::Parallel),
             "arrival" => Some(TestKind::Arrival),
+            "goodput" => Some(TestKind::Goodput),
             _ => None,
         }
     }

@@ -139,8 +139,10 @@ impl PlannedTest {
     /// Tests with equal keys run on one model load: the model and its model-level
     /// parameters. Quality tests load their own evaluation model: `None`.
     pub fn load_key(&self) -> Option<(usize, i32, SplitMode, i32)> {
-        match self.detail {
+        match &self.detail {
             Detail::Quality { .. } => None,
+            // A served test loads nothing here: the server has the model.
+            Detail::Serving(s) if s.transport == serving::Transport::Http => None,
             _ => Some((
                 self.model,
                 self.params.n_gpu_layers,
@@ -156,6 +158,10 @@ impl PlannedTest {
 pub fn expand(config: &Config, quant: &[String]) -> Vec<PlannedTest> {
     let mut out = Vec::new();
     for (mi, m) in config.models.iter().enumerate() {
+        // A served-only entry has no file: no llama-bench tests.
+        if m.path.is_none() {
+            continue;
+        }
         let label = quant.get(mi).map(String::as_str).unwrap_or("unknown");
         for params in expand_axes(&m.axes) {
             let id = test_id(&m.name, label, &params, &m.axes);

@@ -11,6 +11,23 @@ use crate::config::Config;
 use crate::config::serving::{Mode, ServingConfig};
 use crate::plan::TestParams;
 
+/// How the test reached the model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// Through llama.cpp in this process (the engine's ceiling).
+    #[default]
+    InProcess,
+    /// Over HTTP, from an OpenAI-compatible server (streamed chunks).
+    Http,
+}
+
+impl Transport {
+    pub fn is_in_process(&self) -> bool {
+        *self == Transport::InProcess
+    }
+}
+
 /// One planned serving test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServingTest {
@@ -30,6 +47,8 @@ pub struct ServingTest {
     pub rate: Option<f64>,
     /// Context parameters (the first value of each of the model's axes), n_prompt and n_gen.
     pub params: TestParams,
+    /// In-process, or over HTTP from the model's `endpoint`/`server`.
+    pub transport: Transport,
 }
 
 /// The serving tests of every model, in run order, kept by `filters` (ids containing one).
@@ -47,6 +66,7 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
         None => format!("pp{}+tg{}", sc.n_prompt, sc.n_gen),
     };
     for (mi, m) in config.models.iter().enumerate() {
+      for transport in transports(m) {
         let a = &m.axes;
         let label = quant.get(mi).map(String::as_str).unwrap_or("unknown");
         let params = TestParams {
@@ -64,7 +84,12 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
             main_gpu: a.main_gpu[0],
             no_kv_offload: a.no_kv_offload[0],
         };
-        let prefix = format!("{}/{label}/serve-", m.name);
+        // Served tests: `serve-http-<mode>`; in-process ones keep their ids.
+        let prefix = match transport {
+            Transport::InProcess => format!("{}/{label}/serve-", m.name),
+            Transport::Http => format!("{}/{label}/serve-http-", m.name),
+        };
+        let http = if transport == Transport::Http { " http" } else { "" };
         let test = |group, mode: Mode, n: u32, seq_max: u32, shared, rate, id: String, name| {
             // Request and arrival tests replay a prompt file when there is one: no fixed
             // prompt length. Parallel tests always use synthetic prompts.
@@ -83,24 +108,30 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
                 shared,
                 rate,
                 params,
+                transport,
             }
         };
         for &mode in &sc.modes {
             match mode {
                 Mode::Request => {
-                    let name = format!("request {workload}");
+                    let name = format!("request{http} {workload}");
                     out.push(test(group, mode, 1, 1, false, None, workload.clone(), name));
                     group += 1;
                 }
                 Mode::Parallel => {
                     let seq_max = sc.n_parallel.iter().copied().max().unwrap_or(1);
                     let synthetic = format!("pp{}+tg{}", sc.n_prompt, sc.n_gen);
-                    for &shared in &sc.shared_prompt {
+                    // Over HTTP every request carries its own prompt: no shared prompt.
+                    let shares: &[bool] = match transport {
+                        Transport::InProcess => &sc.shared_prompt,
+                        Transport::Http => &[false],
+                    };
+                    for &shared in shares {
                         let pps = if shared { " pps" } else { "" };
                         for &b in &sc.n_parallel {
                             let id =
                                 format!("{synthetic}/B{b}{}", if shared { "/pps" } else { "" });
-                            let name = format!("parallel {synthetic} B{b}{pps}");
+                            let name = format!("parallel{http} {synthetic} B{b}{pps}");
                             out.push(test(group, mode, b, seq_max, shared, None, id, name));
                         }
                         group += 1;
@@ -109,7 +140,8 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
                 Mode::Arrival => {
                     for &r in &sc.arrival_rate {
                         let id = format!("{workload}/rate{r}/slots{}", sc.slots);
-                        let name = format!("arrival {workload} {r}/s slots{}", sc.slots);
+                        let name =
+                            format!("arrival{http} {workload} {r}/s slots{}", sc.slots);
                         out.push(test(
                             group,
                             mode,
@@ -123,8 +155,15 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
                     }
                     group += 1;
                 }
+                Mode::Goodput => {
+                    let id = format!("{workload}/slots{}", sc.slots);
+                    let name = format!("goodput{http} {workload} slots{}", sc.slots);
+                    out.push(test(group, mode, sc.slots, sc.slots, false, None, id, name));
+                    group += 1;
+                }
             }
         }
+      }
     }
     if filters.is_empty() {
         return out;
@@ -132,6 +171,19 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
     out.into_iter()
         .filter(|t| filters.iter().any(|f| t.id.contains(f.as_str())))
         .collect()
+}
+
+/// How a model's serving tests reach it: in-process when it has a GGUF, over HTTP when it
+/// names an endpoint or a server; both when both, so the two can be compared.
+fn transports(m: &crate::config::ModelEntry) -> Vec<Transport> {
+    let mut t = Vec::new();
+    if m.path.is_some() {
+        t.push(Transport::InProcess);
+    }
+    if m.served.is_some() {
+        t.push(Transport::Http);
+    }
+    t
 }
 
 /// The context size of a parallel group: llama-batched-bench's N_KV for its largest B with
@@ -181,6 +233,12 @@ pub fn serving_identity(
         "n_requests": sc.n_requests, "dataset_sha256": dataset_sha256,
         "chat_template": sc.chat_template, "temperature": sc.temperature, "seed": seed,
     });
+    // Served tests are other tests than the in-process ones; in-process identities are
+    // unchanged from before served tests existed.
+    let mut spec = spec;
+    if t.transport == Transport::Http {
+        spec["transport"] = serde_json::json!("http");
+    }
     let mut h = Sha256::new();
     h.update(model_sha256.as_bytes());
     h.update(b"\n");

@@ -28,6 +28,69 @@ impl Dist {
 }
 
 pub use crate::config::serving::Targets;
+pub use crate::config::serving::Slo;
+pub use crate::served::ServerInfo;
+
+pub use crate::plan::serving::Transport;
+
+/// A ratio served / in-process with its interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Ratio {
+    /// Ratio of the geometric means (served over in-process).
+    pub ratio: f64,
+    /// 95% Welch t interval on the log scale.
+    pub lo: f64,
+    pub hi: f64,
+    /// Samples on each side (requests, or repetitions for aggregate t/s).
+    pub n_served: u64,
+    pub n_in_process: u64,
+}
+
+/// What serving costs: this HTTP test against the in-process test with the same parameters
+/// in the same run. The intervals cover the requests (or repetitions) of this one run; the
+/// variance between launches is not in them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VsInProcess {
+    /// The id of the in-process test.
+    pub test: String,
+    pub ttft: Option<Ratio>,
+    pub per_request_ts: Option<Ratio>,
+    pub aggregate_ts: Option<Ratio>,
+}
+
+/// One arrival rate the goodput search tried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GoodputStep {
+    /// Poisson arrival rate, requests per second.
+    pub rate: f64,
+    pub n_requests: u32,
+    /// Requests that met every SLO threshold.
+    pub n_good: u32,
+    /// n_good / n_requests.
+    pub attainment: f64,
+    /// Good requests per second of the run: n_good / (first arrival to last token).
+    pub goodput: f64,
+    pub duration_s: f64,
+    /// attainment ≥ the SLO's.
+    pub met: bool,
+}
+
+/// The goodput search: the highest arrival rate whose requests meet the SLOs at the stated
+/// attainment, found by bisection on the rate (geometric midpoints).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Goodput {
+    pub slo: Slo,
+    /// The highest rate tried that met the SLOs; None when even the lowest did not.
+    pub max_rate: Option<f64>,
+    /// Good requests per second at `max_rate`.
+    pub goodput: Option<f64>,
+    /// The lowest rate tried that did not meet them; None when the highest did.
+    pub failed_rate: Option<f64>,
+    /// Why the search stopped: "converged", "steps", "time", "met at max_rate",
+    /// "not met at min_rate".
+    pub stopped: String,
+    pub steps: Vec<GoodputStep>,
+}
 
 /// The prompt file a test replayed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -77,12 +140,35 @@ pub struct RepFigures {
     pub idle_ms: Option<f64>,
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 /// The figures of a serving test. Rates are means over repetitions of per-repetition rates
 /// (as llama-bench's avg_ts); distributions pool every request of every repetition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Serving {
-    /// "request", "parallel" or "arrival".
+    /// "request", "parallel", "arrival" or "goodput".
     pub mode: String,
+    /// "http" for a served test; absent in-process.
+    #[serde(default, skip_serializing_if = "Transport::is_in_process")]
+    pub transport: Transport,
+    /// The server that answered (served tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerInfo>,
+    /// Served tests: where token counts came from: "usage" (the server's own count) or
+    /// "chunks" (one token per text chunk, when the server gives no usage).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_counts: Option<String>,
+    /// Requests that returned fewer tokens than asked: counted as they are, never as full.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub short_requests: u32,
+    /// Served tests: the ratios to the in-process test with the same parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vs_in_process: Option<VsInProcess>,
+    /// Goodput tests: the search and its steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<Goodput>,
     /// B: sequences decoded together (parallel), 1 (request), slots (arrival).
     pub n_parallel: u32,
     /// The context's n_seq_max.
@@ -109,7 +195,9 @@ pub struct Serving {
     pub n_kv: Option<u64>,
     /// Time to first token: arrival to the first sampled token (prefill + sampling).
     pub ttft_ms: Dist,
-    /// Inter-token latency: gaps between consecutive tokens of a request.
+    /// Inter-token latency: gaps between consecutive tokens of a request. Over HTTP, the gaps
+    /// between streamed chunks, a chunk that carries m tokens counting as m gaps of 1/m of
+    /// its gap (docs/served.md).
     pub itl_ms: Dist,
     /// End-to-end latency: arrival to the last token.
     pub e2e_ms: Dist,

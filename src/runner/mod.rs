@@ -101,6 +101,17 @@ pub fn run(
         .cloned()
         .collect();
     prepare::check_models(&prep.models, &mine)?;
+    // Served models answer (or their server can be started) before any test runs.
+    let served: std::collections::BTreeSet<usize> = mine
+        .iter()
+        .filter_map(|t| match &t.detail {
+            crate::plan::Detail::Serving(s) if s.transport == crate::plan::serving::Transport::Http => {
+                Some(s.model)
+            }
+            _ => None,
+        })
+        .collect();
+    crate::kinds::serving::preflight(&opts.config, served)?;
     let child = opts.only_model.is_some();
     let target::Target { path, mut record } = target::open(
         info,

@@ -41,7 +41,11 @@ pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, String> 
     let mut models: Vec<ModelRecord> = config
         .models
         .iter()
-        .map(|m| inspect_model(&m.name, &m.path))
+        .map(|m| match &m.path {
+            Some(p) => inspect_model(&m.name, p),
+            // A served-only entry: no file to read, and no in-process test.
+            None => empty_model(&m.name, Path::new("")),
+        })
         .collect();
     let bases: Vec<Result<BaseInfo, String>> = config
         .ladders

@@ -106,7 +106,9 @@ impl<'a> Sweep<'a> {
                     .max(1);
                 let (engine, opts, prep) = (self.engine, self.opts, self.prep);
                 let (config, prompts) = (&opts.config, prep.prompts.as_ref());
-                let mut shared = kinds::open(engine, config, prompts, model.clone(), &todo[j]);
+                let results = self.path.as_deref();
+                let mut shared =
+                    kinds::open(engine, config, prompts, model.clone(), &todo[j], results);
                 for k in j..j + n {
                     if self.stop_requested() {
                         progress.note(&format!(
@@ -168,6 +170,7 @@ impl<'a> Sweep<'a> {
             self.started.elapsed(),
             eta(&self.timings, &remaining),
         );
+        link_served(&mut self.record.tests, &todo[k].id);
         merge_models(&mut self.record.models, &self.models, &self.record.tests);
         // On disk before the next test starts.
         match &self.path {
@@ -292,6 +295,25 @@ impl<'a> Sweep<'a> {
             failed,
             interrupted,
         })
+    }
+}
+
+/// When `id` and its twin (the same serving test served and in-process) are both measured,
+/// puts the served/in-process ratios into the served one's record.
+fn link_served(tests: &mut [TestRecord], id: &str) {
+    use crate::serving::ratio;
+    let (served, in_process) = match ratio::in_process_id(id) {
+        Some(twin) => (id.to_string(), twin),
+        None if id.contains("/serve-") => (id.replacen("/serve-", "/serve-http-", 1), id.to_string()),
+        None => return,
+    };
+    let ok = |t: &TestRecord| t.status == Status::Ok && t.serving.is_some();
+    let Some(base) = tests.iter().find(|t| t.id == in_process && ok(t)).cloned() else {
+        return;
+    };
+    if let Some(t) = tests.iter_mut().find(|t| t.id == served && ok(t)) {
+        let (s, b) = (t.serving.as_mut().expect("ok() checked"), base.serving.as_ref().expect("ok() checked"));
+        s.vs_in_process = Some(ratio::vs_in_process(s, b, &in_process));
     }
 }
 

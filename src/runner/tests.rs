@@ -120,7 +120,7 @@ fn a_model_the_engine_cannot_load_fails_its_tests_and_the_sweep_goes_on() {
     std::fs::copy(dir.path().join("mock.gguf"), &other).unwrap();
     let mut m = cfg.models[0].clone();
     m.name = "other".into();
-    m.path = other;
+    m.path = Some(other);
     cfg.models.push(m);
     let e = MockEngine::new(1_000, 1_000);
     let out = run(

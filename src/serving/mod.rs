@@ -20,6 +20,9 @@
 pub mod arrivals;
 pub mod bench;
 pub mod dataset;
+pub mod goodput;
+pub mod http;
+pub mod ratio;
 pub mod metrics;
 pub mod run;
 pub mod sampling;

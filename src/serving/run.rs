@@ -123,8 +123,11 @@ impl GroupRun<'_> {
             n_ctx_train: 0,
         };
         let mut tokens = TokenSource::new(self.seed, &info);
-        for rep in 0..self.reps {
-            progress.repetition(rep, self.reps);
+        let mut goodput = None;
+        // The goodput search is its own series of runs: one pass.
+        let reps = if t.mode == Mode::Goodput { 1 } else { self.reps };
+        for rep in 0..reps {
+            progress.repetition(rep, reps);
             match t.mode {
                 Mode::Parallel => {
                     let b = t.n_parallel as usize;
@@ -202,6 +205,23 @@ impl GroupRun<'_> {
                     n_kv = longest.max();
                     figs.push(f);
                 }
+                Mode::Goodput => {
+                    let (r, g) = self.goodput(session, work, t, progress)?;
+                    let f = metrics::arrival_figures(
+                        r.t_ns,
+                        r.n_out,
+                        r.n_decoded,
+                        r.engine_ns,
+                        r.idle_ns,
+                    );
+                    samples_ns.push(r.t_ns);
+                    samples_ts.push(f.output_ts);
+                    n_pp = r.traces.iter().map(|q| u64::from(q.n_prompt)).sum();
+                    n_out = r.n_out;
+                    figs.push(f);
+                    traces.extend(r.traces.into_iter().map(|x| (rep, r.start_ns, x)));
+                    goodput = Some(g);
+                }
                 Mode::Arrival => {
                     let rate = t.rate.unwrap_or(1.0);
                     let n = work.requests.len();
@@ -231,12 +251,84 @@ impl GroupRun<'_> {
                     figs.push(f);
                     traces.extend(r.traces.into_iter().map(|x| (rep, r.start_ns, x)));
                 }
+                // The plan expands no goodput test yet (issue 29's served tests add it).
             }
         }
-        let serving = assemble(
-            t, sc, self.seed, self.reps, work, figs, &traces, n_pp, n_out, n_kv,
-        );
+        let n_requests = match t.mode {
+            Mode::Parallel => t.n_parallel,
+            Mode::Goodput => traces.len() as u32,
+            _ => work.requests.len() as u32,
+        };
+        let counts = Counts {
+            n_requests,
+            n_pp,
+            n_out,
+            n_kv,
+        };
+        let dataset = work.dataset.clone();
+        let mut serving = assemble(t, sc, self.seed, reps, dataset, figs, &traces, counts);
+        serving.goodput = goodput;
         Ok((serving, samples_ns, samples_ts, session.n_ctx()))
+    }
+}
+
+impl GroupRun<'_> {
+    /// The goodput search in-process: arrival runs of `[serving] goodput`'s n_requests
+    /// (the workload's requests, cycled) at the rates the search picks. Returns the run at
+    /// the highest rate that met the SLOs (else the last one) and the search.
+    fn goodput(
+        &self,
+        session: &mut dyn BatchSession,
+        work: &Workload,
+        t: &ServingTest,
+        progress: &mut dyn Progress,
+    ) -> Result<(super::arrivals::ArrivalRun, crate::record::serving::Goodput), String> {
+        let sc = self.sc;
+        let slo = sc.slo.as_ref().ok_or("the goodput test needs [serving] slo")?;
+        let gs = &sc.goodput;
+        let n = gs.n_requests as usize;
+        let reqs: Vec<Request> = (0..n)
+            .map(|k| work.requests[k % work.requests.len().max(1)].clone())
+            .collect();
+        let began = std::time::Instant::now();
+        let mut runs = Vec::new();
+        let g = super::goodput::search(
+            gs,
+            slo,
+            |rate| {
+                let offsets = metrics::poisson_offsets(n, rate, self.seed);
+                let mut samplers = self.samplers(n, 0);
+                let r = bench::run_arrivals(
+                    session,
+                    self.engine,
+                    &reqs,
+                    &offsets,
+                    t.n_parallel,
+                    t.params.n_batch as usize,
+                    &mut samplers,
+                )?;
+                let samples: Vec<_> = r.traces.iter().map(|x| x.sample(0, r.start_ns)).collect();
+                let st = super::goodput::step(rate, &samples, r.t_ns as f64 / 1e9, slo);
+                progress.note(&format!(
+                    "{}: {rate:.3} req/s: {} of {} good ({:.0}%), goodput {:.3} req/s{}",
+                    t.id,
+                    st.n_good,
+                    st.n_requests,
+                    st.attainment * 100.0,
+                    st.goodput,
+                    if st.met { "" } else { " (below the SLO)" }
+                ));
+                runs.push((rate, r));
+                Ok(st)
+            },
+            || began.elapsed().as_secs_f64(),
+        )?;
+        let pick = g.max_rate.or(g.steps.last().map(|s| s.rate));
+        let i = runs
+            .iter()
+            .position(|(r, _)| Some(*r) == pick)
+            .unwrap_or(runs.len() - 1);
+        Ok((runs.swap_remove(i).1, g))
     }
 }
 
@@ -294,19 +386,34 @@ fn workload(
     Ok((reqs, Some(info)))
 }
 
+/// A test's request and token counts, for [`assemble`].
+pub(crate) struct Counts {
+    pub n_requests: u32,
+    /// Prompt tokens and generated tokens per repetition.
+    pub n_pp: u64,
+    pub n_out: u64,
+    pub n_kv: Option<u64>,
+}
+
+/// A test's record from its repetitions' figures and its requests' traces (in-process and
+/// served alike).
 #[allow(clippy::too_many_arguments)]
-fn assemble(
+pub(crate) fn assemble(
     t: &ServingTest,
     sc: &ServingConfig,
     seed: u64,
     reps: u32,
-    work: &Workload,
+    dataset: Option<DatasetInfo>,
     figs: Vec<RepFigures>,
     traces: &[(u32, u64, Trace)],
-    n_pp: u64,
-    n_out: u64,
-    n_kv: Option<u64>,
+    c: Counts,
 ) -> Serving {
+    let Counts {
+        n_requests,
+        n_pp,
+        n_out,
+        n_kv,
+    } = c;
     let lat = metrics::latencies(traces.iter().map(|x| &x.2));
     let mean = |f: fn(&RepFigures) -> Option<f64>| metrics::mean_of(figs.iter().map(f));
     let output_ts = mean(|f| Some(f.output_ts)).unwrap_or(0.0);
@@ -318,12 +425,14 @@ fn assemble(
         .targets
         .as_ref()
         .map(|tg| metrics::meets(tg, &lat.ttft_ms, &lat.tpot_ms));
-    let n_requests = match t.mode {
-        Mode::Parallel => t.n_parallel,
-        _ => work.requests.len() as u32,
-    };
     Serving {
         mode: t.mode.name().into(),
+        transport: Default::default(),
+        server: None,
+        token_counts: None,
+        short_requests: 0,
+        vs_in_process: None,
+        goodput: None,
         n_parallel: t.n_parallel,
         n_seq_max: t.n_seq_max,
         kv_unified: sc.kv_unified,
@@ -340,7 +449,7 @@ fn assemble(
         itl_ms: lat.itl_ms,
         e2e_ms: lat.e2e_ms,
         tpot_ms: lat.tpot_ms,
-        queue_ms: (t.mode == Mode::Arrival).then_some(lat.queue_ms),
+        queue_ms: (t.mode == Mode::Arrival && t.transport.is_in_process()).then_some(lat.queue_ms),
         per_request_ts: lat.per_request_ts,
         aggregate_pp_ts: mean(|f| f.aggregate_pp_ts),
         aggregate_ts: mean(|f| f.aggregate_ts),
@@ -356,7 +465,7 @@ fn assemble(
             0.0
         },
         idle_ms,
-        dataset: work.dataset.clone(),
+        dataset,
         targets: sc.targets.clone(),
         meets_targets,
         price_per_hour: sc.price_per_hour,

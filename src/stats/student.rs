@@ -143,6 +143,37 @@ pub fn log_t_interval(xs: &[f64], confidence: f64) -> Option<Interval> {
     })
 }
 
+/// B over A as the ratio of geometric means, with its `confidence` Welch t interval on the
+/// log scale: two independent samples (e.g. the requests of a served test and of the
+/// in-process one). None below 2 positive samples a side, or with no spread at all.
+pub fn welch_log_ratio(a: &[f64], b: &[f64], confidence: f64) -> Option<(f64, Interval)> {
+    let logs = |xs: &[f64]| -> Option<Vec<f64>> {
+        let v: Vec<f64> = xs
+            .iter()
+            .filter(|x| x.is_finite() && **x > 0.0)
+            .map(|x| x.ln())
+            .collect();
+        (v.len() >= MIN_SAMPLES).then_some(v)
+    };
+    let (la, lb) = (logs(a)?, logs(b)?);
+    let (na, nb) = (la.len() as f64, lb.len() as f64);
+    let (va, vb) = (stddev(&la).powi(2) / na, stddev(&lb).powi(2) / nb);
+    if va + vb <= 0.0 {
+        return None;
+    }
+    // Welch–Satterthwaite degrees of freedom.
+    let df = (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
+    let d = mean(&lb) - mean(&la);
+    let half = t_quantile(0.5 + confidence / 2.0, df) * (va + vb).sqrt();
+    Some((
+        d.exp(),
+        Interval {
+            lo: (d - half).exp(),
+            hi: (d + half).exp(),
+        },
+    ))
+}
+
 /// The geometric mean of positive values (the centre `log_t_interval` brackets).
 pub fn geometric_mean(xs: &[f64]) -> f64 {
     if xs.is_empty() {
@@ -158,6 +189,17 @@ pub fn geometric_mean(xs: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn welch_ratio_is_the_ratio_of_geometric_means_and_brackets_it() {
+        let a = [100.0, 110.0, 90.0, 105.0];
+        let b: Vec<f64> = a.iter().map(|x| x * 0.8).collect();
+        let (r, ci) = welch_log_ratio(&a, &b, 0.95).unwrap();
+        assert!((r - 0.8).abs() < 1e-12);
+        assert!(ci.lo < 0.8 && 0.8 < ci.hi && ci.hi < 1.0, "{ci:?}");
+        assert!(welch_log_ratio(&a[..1], &b, 0.95).is_none());
+        assert!(welch_log_ratio(&[1.0, 1.0], &[2.0, 2.0], 0.95).is_none());
+    }
 
     #[test]
     fn quantiles_match_the_published_t_table() {

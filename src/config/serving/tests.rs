@@ -86,3 +86,148 @@ fn mistakes_name_file_line_and_key() {
         "{e}"
     );
 }
+
+#[test]
+fn slo_and_goodput_are_read_with_defaults() {
+    let c = p("[serving]\nmodes = ['goodput']\nn_requests = 12\nslo = { ttft_ms = 500, itl_ms = 50, e2e_ms = 5000, attainment = 0.95 }\n")
+        .unwrap()
+        .unwrap();
+    assert_eq!(c.modes, vec![Mode::Goodput]);
+    assert_eq!(Mode::Goodput.name(), "goodput");
+    assert_eq!(
+        c.slo,
+        Some(Slo {
+            ttft_ms: Some(500.0),
+            itl_ms: Some(50.0),
+            e2e_ms: Some(5000.0),
+            attainment: 0.95
+        })
+    );
+    assert_eq!(
+        c.goodput,
+        GoodputSearch {
+            min_rate: 0.25,
+            max_rate: 64.0,
+            steps: 6,
+            max_seconds: 600.0,
+            n_requests: 12
+        },
+        "n_requests defaults to [serving] n_requests"
+    );
+    let c = p("[serving]\nslo = { itl_ms = 40 }\ngoodput = { min_rate = 1, max_rate = 8.5, steps = 3, max_seconds = 60, n_requests = 4 }\n")
+        .unwrap()
+        .unwrap();
+    let s = c.slo.unwrap();
+    assert_eq!((s.ttft_ms, s.itl_ms, s.attainment), (None, Some(40.0), 0.9));
+    let g = c.goodput;
+    assert_eq!(
+        (g.min_rate, g.max_rate, g.steps, g.max_seconds, g.n_requests),
+        (1.0, 8.5, 3, 60.0, 4)
+    );
+    assert_eq!(p("[serving]\n").unwrap().unwrap().slo, None);
+}
+
+#[test]
+fn the_percentile_form_sets_thresholds_and_the_attainment() {
+    let s = |slo: &str| {
+        p(&format!("[serving]\nslo = {slo}\n"))
+            .unwrap()
+            .unwrap()
+            .slo
+            .unwrap()
+    };
+    let a = s("{ ttft_p90_ms = 500, itl_p90_ms = 50 }");
+    assert_eq!(
+        (a.ttft_ms, a.itl_ms, a.e2e_ms),
+        (Some(500.0), Some(50.0), None)
+    );
+    assert_eq!(a.attainment, 0.9);
+    assert_eq!(s("{ e2e_p99_ms = 8000 }").attainment, 0.99);
+    assert_eq!(s("{ ttft_p5_ms = 1 }").attainment, 0.05);
+    let b = s("{ ttft_p95_ms = 200, itl_ms = 30, attainment = 0.95 }");
+    assert_eq!(
+        (b.ttft_ms, b.itl_ms, b.attainment),
+        (Some(200.0), Some(30.0), 0.95)
+    );
+}
+
+#[test]
+fn slo_and_goodput_mistakes_name_file_line_and_key() {
+    for (src, start) in [
+        (
+            "modes = ['goodput']",
+            "dir/models.toml:2: key `serving.modes`: the goodput mode needs `slo`",
+        ),
+        (
+            "slo = { ttft_p90_ms = 500, itl_p99_ms = 50 }",
+            "dir/models.toml:2: key `serving.slo.ttft_p90_ms`: p90 disagrees with itl_p99_ms (p99)",
+        ),
+        (
+            "slo = { ttft_p90_ms = 500, attainment = 0.8 }",
+            "dir/models.toml:2: key `serving.slo.attainment`: attainment 0.8 disagrees with \
+             ttft_p90_ms (p90)",
+        ),
+        (
+            "slo = { ttft_ms = 5, ttft_p90_ms = 500 }",
+            "dir/models.toml:2: key `serving.slo.ttft_p90_ms`: the ttft threshold is given twice",
+        ),
+        (
+            "slo = { attainment = 0.5 }",
+            "dir/models.toml:2: key `serving.slo`: an SLO needs at least one threshold",
+        ),
+        (
+            "slo = { ttft_ms = 5, attainment = 1.5 }",
+            "dir/models.toml:2: key `serving.slo.attainment`: 1.5 is not a share of requests",
+        ),
+        (
+            "slo = { ttft_ms = 5, attainment = 0 }",
+            "dir/models.toml:2: key `serving.slo.attainment`: 0 is not a share of requests",
+        ),
+        (
+            "slo = { itl_ms = -3 }",
+            "dir/models.toml:2: key `serving.slo.itl_ms`: -3 is not a threshold",
+        ),
+        (
+            "slo = { ttft_p100_ms = 5 }",
+            "dir/models.toml:2: key `serving.slo.ttft_p100_ms`: unknown field `ttft_p100_ms`",
+        ),
+        (
+            "slo = { tftt_ms = 5 }",
+            "dir/models.toml:2: key `serving.slo.tftt_ms`: unknown field `tftt_ms`, did you mean \
+             `ttft_ms`?",
+        ),
+        (
+            "goodput = { min_rate = 0 }",
+            "dir/models.toml:2: key `serving.goodput.min_rate`: 0 is not a rate",
+        ),
+        (
+            "goodput = { min_rate = 10, max_rate = 5 }",
+            "dir/models.toml:2: key `serving.goodput.max_rate`: 5 must be above min_rate (10)",
+        ),
+        (
+            "goodput = { max_rate = 2e6 }",
+            "dir/models.toml:2: key `serving.goodput.max_rate`: 2000000 must be above min_rate",
+        ),
+        (
+            "goodput = { steps = 31 }",
+            "dir/models.toml:2: key `serving.goodput.steps`: 31 is out of range: must be between \
+             1 and 30",
+        ),
+        (
+            "goodput = { steps = 0 }",
+            "dir/models.toml:2: key `serving.goodput.steps`: 0 is out of range",
+        ),
+        (
+            "goodput = { max_seconds = 0 }",
+            "dir/models.toml:2: key `serving.goodput.max_seconds`: 0 is not a time budget",
+        ),
+        (
+            "goodput = { n_requests = 0 }",
+            "dir/models.toml:2: key `serving.goodput.n_requests`: 0 is out of range",
+        ),
+    ] {
+        let e = err(&format!("[serving]\n{src}\n"));
+        assert!(e.starts_with(start), "{src}:\n{e}\nwanted\n{start}");
+        assert!(!e.contains('\n'), "one line: {e}");
+    }
+}

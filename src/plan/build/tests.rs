@@ -165,3 +165,22 @@ fn a_test_listed_twice_gets_a_numbered_copy_with_its_own_identity() {
         ["l-Q8_0/Q8_0/pp16/ngl=0", "l-Q8_0/Q8_0/pp16/ngl=0/copy=2"]
     );
 }
+
+#[test]
+fn a_served_only_model_keeps_its_place_but_gets_no_in_process_test() {
+    let src = CONFIG.replace(
+        "[[model]]\nname = \"m\"",
+        "[[model]]\nname = \"api\"\nendpoint = \"http://127.0.0.1:8080/v1\"\n\n[[model]]\nname = \"m\"",
+    );
+    let p = plan_of(&src, false, &[]);
+    assert_eq!(
+        p.models[0].name, "api",
+        "indices match the [[model]] entries"
+    );
+    assert!(
+        p.tests.iter().all(|t| t.model != 0),
+        "no test of the served-only model"
+    );
+    let with_file = plan_of(CONFIG, false, &[]);
+    assert_eq!(p.tests.len(), with_file.tests.len());
+}

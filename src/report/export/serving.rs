@@ -23,7 +23,7 @@ pub fn render(run: &RunRecord) -> String {
         .filter(|t| {
             matches!(
                 t.kind,
-                TestKind::Request | TestKind::Parallel | TestKind::Arrival
+                TestKind::Request | TestKind::Parallel | TestKind::Arrival | TestKind::Goodput
             )
         })
         .collect();

@@ -1,0 +1,326 @@
+//! A `[[model]]` reached over HTTP (issue 29): `endpoint`, `served_model`, `api`,
+//! `request_timeout_s` and `server`. Parsed with the entry; errors name file, line and key.
+//!
+//! ```toml
+//! [[model]]
+//! name = "smol-served"
+//! endpoint = "http://127.0.0.1:8080/v1"   # an OpenAI-compatible server already running
+//! served_model = "smol"                   # the requests' `model`; default: `name`
+//! api = "chat"                            # or "completions" (the default)
+//! request_timeout_s = 60                  # default 120
+//!
+//! [[model]]
+//! name = "smol-launched"
+//! path = "smol.gguf"                      # the file the launched llama-server serves
+//! server = "llama-server"                 # or { llama_server = "bin/llama-server", args = [...] }
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{ConfigError, Ctx};
+
+/// How a model is reached over HTTP: an OpenAI-compatible server (llama-server, Ollama, vLLM...).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Served {
+    /// Base URL of the API, e.g. "http://127.0.0.1:8080/v1" (trailing '/' removed). None only
+    /// with the built-in llama-server launcher, which then picks a free loopback port at run time.
+    pub endpoint: Option<String>,
+    /// The `model` field of each request; None: the model entry's `name`.
+    pub served_model: Option<String>,
+    pub api: Api,
+    /// Per-request timeout (whole request, connect to last byte). Default 120.
+    pub request_timeout_s: f64,
+    pub server: Option<ServerLaunch>,
+}
+
+/// Which OpenAI-compatible route the requests take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Api {
+    /// `/v1/completions` (the default): the prompt as given.
+    Completions,
+    /// `/v1/chat/completions`: the server applies the model's chat template.
+    Chat,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum ServerLaunch {
+    /// `server = "llama-server"` (binary None: the pinned build of `scripts/reference-tools --server`)
+    /// or `server = { llama_server = "path/to/llama-server", args = ["--foo"], ready_timeout_s = 120 }`.
+    /// Needs the entry's `path` (the GGUF it serves).
+    LlamaServer {
+        binary: Option<PathBuf>,
+        args: Vec<String>,
+        ready_timeout_s: f64,
+    },
+    /// `server = { command = ["prog", "arg", ...], ready_timeout_s = 120 }`: started as given;
+    /// needs `endpoint`.
+    Command {
+        command: Vec<String>,
+        ready_timeout_s: f64,
+    },
+}
+
+/// Seconds a request may take, and a launched server may take to answer, by default.
+const REQUEST_TIMEOUT_S: f64 = 120.0;
+const READY_TIMEOUT_S: f64 = 120.0;
+
+/// `server = "llama-server"` or `server = { ... }`.
+pub(crate) enum RawServer {
+    Name(String),
+    Table(RawServerTable),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawServerTable {
+    llama_server: Option<Spanned<String>>,
+    command: Option<Spanned<Vec<String>>>,
+    args: Option<Spanned<Vec<String>>>,
+    ready_timeout_s: Option<Spanned<f64>>,
+}
+
+impl<'de> Deserialize<'de> for RawServer {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawServer;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("\"llama-server\" or a table such as { command = [\"prog\", \"arg\"] }")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<RawServer, E> {
+                Ok(RawServer::Name(s.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<RawServer, A::Error> {
+                let d = serde::de::value::MapAccessDeserializer::new(map);
+                RawServerTable::deserialize(d).map(RawServer::Table)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The served keys of one `[[model]]`, as written.
+pub(crate) struct RawServed {
+    pub endpoint: Option<Spanned<String>>,
+    pub served_model: Option<Spanned<String>>,
+    pub api: Option<Spanned<Api>>,
+    pub request_timeout_s: Option<Spanned<f64>>,
+    pub server: Option<Spanned<RawServer>>,
+}
+
+/// The entry's `Served`, None when it has neither `endpoint` nor `server`. `key` names the
+/// entry (`model[0]`); `has_path` says whether it has a `path`; relative launcher paths
+/// resolve against `dir`.
+pub(crate) fn served(
+    ctx: &Ctx,
+    key: &str,
+    raw: RawServed,
+    has_path: bool,
+    dir: &Path,
+) -> Result<Option<Served>, ConfigError> {
+    let k = |name: &str| format!("{key}.{name}");
+    if raw.endpoint.is_none() && raw.server.is_none() {
+        let given = [
+            ("served_model", raw.served_model.as_ref().map(Spanned::span)),
+            ("api", raw.api.as_ref().map(Spanned::span)),
+            (
+                "request_timeout_s",
+                raw.request_timeout_s.as_ref().map(Spanned::span),
+            ),
+        ];
+        if let Some((name, Some(span))) = given.into_iter().find(|(_, s)| s.is_some()) {
+            let msg = format!("`{name}` applies to a served model: set `endpoint` (or `server`)");
+            return Err(ctx.err(span, &k(name), msg));
+        }
+        return Ok(None);
+    }
+    let endpoint = match &raw.endpoint {
+        None => None,
+        Some(e) => Some(endpoint(e.get_ref()).map_err(|m| ctx.err(e.span(), &k("endpoint"), m))?),
+    };
+    let served_model = match &raw.served_model {
+        Some(m) if m.get_ref().trim().is_empty() => {
+            return Err(ctx.err(
+                m.span(),
+                &k("served_model"),
+                "the served model name is empty",
+            ));
+        }
+        m => m.as_ref().map(|m| m.get_ref().clone()),
+    };
+    let request_timeout_s = match &raw.request_timeout_s {
+        None => REQUEST_TIMEOUT_S,
+        Some(t) => seconds(ctx, &k("request_timeout_s"), t)?,
+    };
+    let server = match &raw.server {
+        None => None,
+        Some(s) => Some(server(ctx, &k("server"), s, dir)?),
+    };
+    match (&server, &raw.server) {
+        (Some(ServerLaunch::LlamaServer { .. }), Some(s)) if !has_path => {
+            let msg = "llama-server serves the entry's GGUF: set `path`";
+            return Err(ctx.err(s.span(), &k("server"), msg));
+        }
+        (Some(ServerLaunch::Command { .. }), Some(s)) if endpoint.is_none() => {
+            let msg = "a server started by `command` is reached at `endpoint`: set it";
+            return Err(ctx.err(s.span(), &k("server"), msg));
+        }
+        _ => {}
+    }
+    Ok(Some(Served {
+        endpoint,
+        served_model,
+        api: raw.api.map_or(Api::Completions, Spanned::into_inner),
+        request_timeout_s,
+        server,
+    }))
+}
+
+fn seconds(ctx: &Ctx, key: &str, v: &Spanned<f64>) -> Result<f64, ConfigError> {
+    let s = *v.get_ref();
+    if s > 0.0 && s <= 1e6 {
+        Ok(s)
+    } else {
+        let msg = format!("{s} is not a timeout: give seconds above 0 (at most 1e6)");
+        Err(ctx.err(v.span(), key, msg))
+    }
+}
+
+fn server(
+    ctx: &Ctx,
+    key: &str,
+    raw: &Spanned<RawServer>,
+    dir: &Path,
+) -> Result<ServerLaunch, ConfigError> {
+    let t = match raw.get_ref() {
+        RawServer::Name(n) if n == "llama-server" => {
+            return Ok(ServerLaunch::LlamaServer {
+                binary: None,
+                args: Vec::new(),
+                ready_timeout_s: READY_TIMEOUT_S,
+            });
+        }
+        RawServer::Name(n) => {
+            let msg = format!(
+                "{n:?} is not a server: use \"llama-server\", {{ llama_server = \"path\" }} or \
+                 {{ command = [\"prog\", \"arg\"] }}"
+            );
+            return Err(ctx.err(raw.span(), key, msg));
+        }
+        RawServer::Table(t) => t,
+    };
+    let k = |name: &str| format!("{key}.{name}");
+    let ready_timeout_s = match &t.ready_timeout_s {
+        None => READY_TIMEOUT_S,
+        Some(v) => seconds(ctx, &k("ready_timeout_s"), v)?,
+    };
+    if let (Some(_), Some(c)) = (&t.llama_server, &t.command) {
+        let msg = "give `llama_server` or `command`, not both";
+        return Err(ctx.err(c.span(), &k("command"), msg));
+    }
+    if let (Some(_), Some(a)) = (&t.command, &t.args) {
+        let msg = "`args` go with `llama_server`; a `command` lists its own arguments";
+        return Err(ctx.err(a.span(), &k("args"), msg));
+    }
+    match (&t.llama_server, &t.command) {
+        (Some(b), _) => {
+            if b.get_ref().trim().is_empty() {
+                let msg = "the llama-server path is empty";
+                return Err(ctx.err(b.span(), &k("llama_server"), msg));
+            }
+            Ok(ServerLaunch::LlamaServer {
+                binary: Some(dir.join(b.get_ref())),
+                args: t
+                    .args
+                    .as_ref()
+                    .map_or_else(Vec::new, |a| a.get_ref().clone()),
+                ready_timeout_s,
+            })
+        }
+        (None, Some(c)) => {
+            let command = c.get_ref().clone();
+            if command.first().is_none_or(|p| p.trim().is_empty()) {
+                let msg = "the command is empty: give the program and its arguments";
+                return Err(ctx.err(c.span(), &k("command"), msg));
+            }
+            Ok(ServerLaunch::Command {
+                command,
+                ready_timeout_s,
+            })
+        }
+        (None, None) => {
+            let msg = "a server table needs `llama_server` (a path) or `command` (a list)";
+            Err(ctx.err(raw.span(), key, msg))
+        }
+    }
+}
+
+/// `s` without trailing '/' when it is an http(s) URL with a host and a valid port.
+fn endpoint(s: &str) -> Result<String, String> {
+    let bad = |why: &str| {
+        format!("{s:?} is not an endpoint URL: {why} (e.g. \"http://127.0.0.1:8080/v1\")")
+    };
+    let url = s.trim_end_matches('/');
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+        .ok_or_else(|| bad("it must start with http:// or https://"))?;
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(bad("it contains a space or a control character"));
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.contains('@') {
+        return Err(bad("credentials in the URL are not supported"));
+    }
+    // An IPv6 host is bracketed: [::1]:8080.
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(v6) => {
+            let (h, after) = v6.split_once(']').ok_or_else(|| bad("unclosed '['"))?;
+            if h.is_empty()
+                || !h
+                    .chars()
+                    .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
+            {
+                return Err(bad("the IPv6 address is malformed"));
+            }
+            match after {
+                "" => (h, None),
+                p => (
+                    h,
+                    Some(p.strip_prefix(':').ok_or_else(|| bad("junk after ']'"))?),
+                ),
+            }
+        }
+        None => match authority.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        },
+    };
+    if host.is_empty() {
+        return Err(bad("it has no host"));
+    }
+    if !authority.starts_with('[')
+        && !host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_')
+    {
+        return Err(bad("the host has characters a host name cannot have"));
+    }
+    if let Some(p) = port {
+        match p.parse::<u16>() {
+            Ok(1..) => {}
+            _ => return Err(bad("the port must be a number from 1 to 65535")),
+        }
+    }
+    Ok(url.to_string())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,402 @@
+//! Streamed completions from an OpenAI-compatible server, each chunk stamped when it
+//! arrives.
+//!
+//! Why these crates: `reqwest` (hyper underneath) is the most used Rust HTTP client and
+//! hands the body over as a stream of bytes, so a chunk can be timed as it lands;
+//! `eventsource-stream` parses Server-Sent Events from that byte stream as the WHATWG
+//! specification says (field lines, multi-line data, comments, CRLF), which is what
+//! `async-openai` and `reqwest-eventsource` build on. A blocking client (`ureq`) would need a
+//! thread per concurrent stream and an SSE parser of our own. One current-thread tokio
+//! runtime drives all of a test's streams: the client is I/O bound, and one thread leaves the
+//! cores to the server it measures.
+
+use std::time::{Duration, Instant};
+
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+
+use crate::config::served::Api;
+
+/// What a request asks the model to continue.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Prompt {
+    /// Token ids (the completions API takes them): the very tokens of the in-process test.
+    Tokens(Vec<i32>),
+    /// Text, for the chat API or when the model's vocabulary is unknown.
+    Text(String),
+}
+
+/// One streamed request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub prompt: Prompt,
+    pub max_tokens: u32,
+    pub temperature: f64,
+    pub seed: u64,
+}
+
+/// A content chunk and when it arrived.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chunk {
+    pub at: Instant,
+    pub text: String,
+}
+
+/// Token counts the server reported (`usage`, in its last chunk).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// A whole streamed answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Streamed {
+    /// When the request was sent.
+    pub sent: Instant,
+    /// Chunks that carried text, in order.
+    pub chunks: Vec<Chunk>,
+    pub usage: Option<Usage>,
+    pub finish_reason: Option<String>,
+    /// When `[DONE]` (or the end of the body) arrived.
+    pub done: Instant,
+}
+
+/// Why a request failed; each names what arrived.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    #[error("cannot reach {url}: {reason}")]
+    Unreachable { url: String, reason: String },
+    #[error("{url} answered HTTP {status}: {body}")]
+    Status {
+        url: String,
+        status: u16,
+        body: String,
+    },
+    #[error("malformed answer from {url}: {what}")]
+    Malformed { url: String, what: String },
+    #[error("the server answered as model \"{got}\", not \"{want}\"")]
+    WrongModel { got: String, want: String },
+    #[error("the server reported an error: {0}")]
+    Server(String),
+    #[error("timed out after {secs} s with {chunks} chunks received")]
+    Timeout { secs: f64, chunks: usize },
+    #[error("the connection broke after {chunks} chunks: {reason}")]
+    Broken { chunks: usize, reason: String },
+}
+
+/// A client of one served model.
+pub struct Client {
+    http: reqwest::Client,
+    rt: tokio::runtime::Runtime,
+    /// Base URL, ending in `/v1`.
+    pub base: String,
+    /// The `model` of each request, and the one the answers must name.
+    pub model: String,
+    pub api: Api,
+    pub timeout: Duration,
+    /// Fields added to every request body (llama-server's `cache_prompt = false`).
+    pub extra: serde_json::Map<String, Value>,
+}
+
+impl Client {
+    pub fn new(base: &str, model: &str, api: Api, timeout: Duration) -> Result<Client, String> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the HTTP runtime: {e}"))?;
+        let http = reqwest::Client::builder()
+            // Loopback servers: a proxy from the environment must not get in between.
+            .no_proxy()
+            .connect_timeout(Duration::from_secs(5))
+            .build()
+            .map_err(|e| format!("cannot make the HTTP client: {e}"))?;
+        Ok(Client {
+            http,
+            rt,
+            base: base.trim_end_matches('/').to_string(),
+            model: model.to_string(),
+            api,
+            timeout,
+            extra: serde_json::Map::new(),
+        })
+    }
+
+    /// The server's root: the base URL without its trailing `/v1` (`/health`, `/props`).
+    pub fn root(&self) -> &str {
+        self.base.strip_suffix("/v1").unwrap_or(&self.base)
+    }
+
+    /// GET `url` as JSON, within `timeout`.
+    pub fn get_json(&self, url: &str, timeout: Duration) -> Result<Value, Error> {
+        self.rt.block_on(async {
+            let resp = self
+                .http
+                .get(url)
+                .timeout(timeout)
+                .send()
+                .await
+                .map_err(|e| unreachable(url, &e))?;
+            let status = resp.status();
+            let body = resp.text().await.map_err(|e| Error::Broken {
+                chunks: 0,
+                reason: e.to_string(),
+            })?;
+            if !status.is_success() {
+                return Err(Error::Status {
+                    url: url.into(),
+                    status: status.as_u16(),
+                    body: excerpt(&body),
+                });
+            }
+            serde_json::from_str(&body).map_err(|e| Error::Malformed {
+                url: url.into(),
+                what: format!("not JSON ({e}): {}", excerpt(&body)),
+            })
+        })
+    }
+
+    /// The HTTP status of GET `url` (llama-server's `/health` is 503 while it loads).
+    pub fn status_of(&self, url: &str, timeout: Duration) -> Result<u16, Error> {
+        self.rt.block_on(async {
+            let resp = self
+                .http
+                .get(url)
+                .timeout(timeout)
+                .send()
+                .await
+                .map_err(|e| unreachable(url, &e))?;
+            Ok(resp.status().as_u16())
+        })
+    }
+
+    /// Sends each request at its offset from a common start and streams every answer
+    /// concurrently. Returns the start and one result per request, in order.
+    pub fn stream_all(&self, reqs: &[(Duration, Request)]) -> (Instant, Vec<Result<Streamed, Error>>) {
+        self.rt.block_on(async {
+            let start = tokio::time::Instant::now();
+            let all = reqs.iter().map(|(offset, r)| async move {
+                tokio::time::sleep_until(start + *offset).await;
+                self.stream(r).await
+            });
+            let out = futures_util::future::join_all(all).await;
+            (start.into_std(), out)
+        })
+    }
+
+    fn body(&self, r: &Request) -> Value {
+        let mut b = json!({
+            "model": self.model,
+            "max_tokens": r.max_tokens,
+            "temperature": r.temperature,
+            "seed": r.seed,
+            "stream": true,
+            "stream_options": { "include_usage": true },
+            // As vLLM's `bench serve` does: every request generates max_tokens, so requests
+            // are comparable with the in-process test. Servers that ignore it may stop
+            // early; such answers are counted as short, never as full.
+            "ignore_eos": true,
+        });
+        match (&r.prompt, self.api) {
+            (Prompt::Tokens(t), Api::Completions) => b["prompt"] = json!(t),
+            (Prompt::Text(s), Api::Completions) => b["prompt"] = json!(s),
+            (p, Api::Chat) => {
+                let text = match p {
+                    Prompt::Text(s) => s.clone(),
+                    Prompt::Tokens(t) => format!("{t:?}"),
+                };
+                b["messages"] = json!([{ "role": "user", "content": text }]);
+            }
+        }
+        for (k, v) in &self.extra {
+            b[k] = v.clone();
+        }
+        b
+    }
+
+    fn url(&self) -> String {
+        match self.api {
+            Api::Completions => format!("{}/completions", self.base),
+            Api::Chat => format!("{}/chat/completions", self.base),
+        }
+    }
+
+    async fn stream(&self, r: &Request) -> Result<Streamed, Error> {
+        let url = self.url();
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        let sent = Instant::now();
+        let timeout = |chunks| Error::Timeout {
+            secs: self.timeout.as_secs_f64(),
+            chunks,
+        };
+        let send = self
+            .http
+            .post(&url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(self.body(r).to_string())
+            .send();
+        let resp = match tokio::time::timeout_at(deadline, send).await {
+            Err(_) => return Err(timeout(0)),
+            Ok(r) => r.map_err(|e| unreachable(&url, &e))?,
+        };
+        let status = resp.status();
+        if !status.is_success() {
+            let body = resp.text().await.unwrap_or_default();
+            return Err(Error::Status {
+                url,
+                status: status.as_u16(),
+                body: excerpt(&body),
+            });
+        }
+        let mut events = resp.bytes_stream().eventsource();
+        let mut out = Streamed {
+            sent,
+            chunks: Vec::new(),
+            usage: None,
+            finish_reason: None,
+            done: sent,
+        };
+        loop {
+            let next = match tokio::time::timeout_at(deadline, events.next()).await {
+                Err(_) => return Err(timeout(out.chunks.len())),
+                Ok(n) => n,
+            };
+            let at = Instant::now();
+            let ev = match next {
+                None => {
+                    // A body that ends before `[DONE]` and before any finish_reason: the
+                    // server went away mid-answer.
+                    if out.finish_reason.is_none() {
+                        return Err(Error::Broken {
+                            chunks: out.chunks.len(),
+                            reason: "the stream ended before [DONE]".into(),
+                        });
+                    }
+                    out.done = at;
+                    break;
+                }
+                Some(Err(e)) => {
+                    let chunks = out.chunks.len();
+                    return Err(match e {
+                        eventsource_stream::EventStreamError::Transport(e) => Error::Broken {
+                            chunks,
+                            reason: e.to_string(),
+                        },
+                        other => Error::Malformed {
+                            url,
+                            what: format!("bad SSE after {chunks} chunks: {other}"),
+                        },
+                    });
+                }
+                Some(Ok(ev)) => ev,
+            };
+            if ev.data.trim() == "[DONE]" {
+                out.done = at;
+                break;
+            }
+            self.chunk(&url, &ev.data, at, &mut out)?;
+        }
+        if out.usage.is_none() && out.chunks.is_empty() && out.finish_reason.is_none() {
+            return Err(Error::Malformed {
+                url,
+                what: "the stream ended with no completion chunk".into(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Reads one event's JSON into `out`.
+    fn chunk(&self, url: &str, data: &str, at: Instant, out: &mut Streamed) -> Result<(), Error> {
+        let v: Value = serde_json::from_str(data).map_err(|e| Error::Malformed {
+            url: url.into(),
+            what: format!("an event is not JSON ({e}): {}", excerpt(data)),
+        })?;
+        if let Some(e) = v.get("error") {
+            let msg = e
+                .get("message")
+                .and_then(Value::as_str)
+                .map_or_else(|| e.to_string(), str::to_string);
+            return Err(Error::Server(msg));
+        }
+        if let Some(got) = v.get("model").and_then(Value::as_str)
+            && got != self.model
+        {
+            return Err(Error::WrongModel {
+                got: got.into(),
+                want: self.model.clone(),
+            });
+        }
+        if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
+            let n = |k: &str| u.get(k).and_then(Value::as_u64);
+            match (n("prompt_tokens"), n("completion_tokens")) {
+                (Some(p), Some(c)) => {
+                    out.usage = Some(Usage {
+                        prompt_tokens: p,
+                        completion_tokens: c,
+                    })
+                }
+                _ => {
+                    return Err(Error::Malformed {
+                        url: url.into(),
+                        what: format!("usage without token counts: {}", excerpt(&u.to_string())),
+                    });
+                }
+            }
+        }
+        let Some(choices) = v.get("choices") else {
+            if out.usage.is_some() {
+                return Ok(());
+            }
+            return Err(Error::Malformed {
+                url: url.into(),
+                what: format!("a chunk with no choices: {}", excerpt(data)),
+            });
+        };
+        let Some(choice) = choices.get(0) else {
+            return Ok(()); // the usage chunk of the chat API has an empty list
+        };
+        if let Some(f) = choice.get("finish_reason").and_then(Value::as_str) {
+            out.finish_reason = Some(f.into());
+        }
+        let text = match self.api {
+            Api::Completions => choice.get("text"),
+            Api::Chat => choice.get("delta").and_then(|d| d.get("content")),
+        }
+        .and_then(Value::as_str)
+        .unwrap_or("");
+        if !text.is_empty() {
+            out.chunks.push(Chunk {
+                at,
+                text: text.into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn unreachable(url: &str, e: &reqwest::Error) -> Error {
+    // reqwest's Display stops at "error sending request"; the cause says why.
+    let mut reason = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        reason = format!("{reason}: {s}");
+        src = s.source();
+    }
+    Error::Unreachable {
+        url: url.into(),
+        reason,
+    }
+}
+
+/// The first 200 characters of a body, on one line.
+fn excerpt(s: &str) -> String {
+    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one.char_indices().nth(200) {
+        Some((i, _)) => format!("{}…", &one[..i]),
+        None => one,
+    }
+}
+
+#[cfg(test)]
+mod tests;

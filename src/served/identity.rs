@@ -1,0 +1,86 @@
+//! Who answers: the server's own account of itself, kept in the record so two served
+//! results can be told apart (llama-server's build and slots, the models it lists).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::client::{Client, Error};
+
+/// The served target of a test, in the result file (`serving.server`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerInfo {
+    /// The API's base URL.
+    pub endpoint: String,
+    /// The `model` the requests named.
+    pub served_model: String,
+    /// "completions" or "chat".
+    pub api: String,
+    /// `GET /v1/models`: the ids the server lists.
+    pub models: Vec<String>,
+    /// llama-server's `/props` (absent for servers without it): its build ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
+    /// ... the GGUF it loaded ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_path: Option<String>,
+    /// ... its slots (`-np`) and each slot's context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_slots: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot_n_ctx: Option<u64>,
+    /// The command tpsbench started the server with, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    /// The server's log, kept beside the result file, when tpsbench started it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+}
+
+/// Asks the server who it is. Fails when it cannot be reached or does not serve the model
+/// the requests will name.
+pub fn probe(client: &Client) -> Result<ServerInfo, Error> {
+    let url = format!("{}/models", client.base);
+    let v = client.get_json(&url, Duration::from_secs(10))?;
+    let models: Vec<String> = v
+        .get("data")
+        .and_then(Value::as_array)
+        .ok_or_else(|| Error::Malformed {
+            url: url.clone(),
+            what: "no `data` list of models".into(),
+        })?
+        .iter()
+        .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
+        .collect();
+    if !models.iter().any(|m| *m == client.model) {
+        return Err(Error::WrongModel {
+            got: models.join(", "),
+            want: client.model.clone(),
+        });
+    }
+    let mut info = ServerInfo {
+        endpoint: client.base.clone(),
+        served_model: client.model.clone(),
+        api: format!("{:?}", client.api).to_lowercase(),
+        models,
+        ..Default::default()
+    };
+    // Only llama-server has /props; elsewhere it is a 404 and the fields stay empty.
+    if let Ok(p) = client.get_json(&format!("{}/props", client.root()), Duration::from_secs(10)) {
+        let s = |k: &str| p.get(k).and_then(Value::as_str).map(str::to_string);
+        info.build = s("build_info");
+        info.model_path = s("model_path");
+        info.total_slots = p.get("total_slots").and_then(Value::as_u64);
+        info.slot_n_ctx = p
+            .get("default_generation_settings")
+            .and_then(|g| g.get("n_ctx"))
+            .and_then(Value::as_u64);
+    }
+    Ok(info)
+}
+
+/// Whether this is llama-server: it has `/props` with a build.
+pub fn is_llama_server(info: &ServerInfo) -> bool {
+    info.build.is_some()
+}

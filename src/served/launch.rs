@@ -1,0 +1,147 @@
+//! Starting and stopping the server a served test measures: spawn it with its output in a
+//! log file, wait until `/health` says it is ready, and stop it (SIGTERM, then SIGKILL)
+//! when the tests are done or when tpsbench is interrupted (`Drop`).
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::client::Client;
+
+/// A server tpsbench started.
+pub struct Launched {
+    child: Option<Child>,
+    pub command: Vec<String>,
+    pub log: PathBuf,
+}
+
+/// The llama-server of `scripts/reference-tools --server`: `$TPSBENCH_LLAMA_SERVER`, else the
+/// newest build in the per-user cache (`~/.cache/tpsbench/llama-server-*/bin/llama-server`).
+pub fn pinned_llama_server() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("TPSBENCH_LLAMA_SERVER") {
+        return Some(PathBuf::from(p));
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?
+        .join("tpsbench");
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&cache)
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("llama-server-"))
+        .map(|e| e.path().join("bin/llama-server"))
+        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+        .collect();
+    found.sort();
+    found.pop().map(|(_, p)| p)
+}
+
+/// A free TCP port on 127.0.0.1 (the OS picks it; free when this returns).
+pub fn free_loopback_port() -> Result<u16, String> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| format!("cannot find a free loopback port: {e}"))
+}
+
+impl Launched {
+    /// Starts `command` with its stdout and stderr in `log`, then waits up to `ready` for
+    /// `client`'s `/health` to answer 200.
+    pub fn start(
+        command: &[String],
+        log: &Path,
+        client: &Client,
+        ready: Duration,
+    ) -> Result<Launched, String> {
+        let (prog, args) = command
+            .split_first()
+            .ok_or("the server command is empty")?;
+        let out = File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
+        let err = out
+            .try_clone()
+            .map_err(|e| format!("{}: {e}", log.display()))?;
+        let child = Command::new(prog)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .map_err(|e| format!("cannot start {prog}: {e}"))?;
+        let mut me = Launched {
+            child: Some(child),
+            command: command.to_vec(),
+            log: log.to_path_buf(),
+        };
+        let health = format!("{}/health", client.root());
+        let start = Instant::now();
+        loop {
+            if let Some(status) = me.exited() {
+                return Err(format!(
+                    "the server exited ({status}) before it was ready; its log ends: {}",
+                    tail(log)
+                ));
+            }
+            if let Ok(200) = client.status_of(&health, Duration::from_secs(2)) {
+                return Ok(me);
+            }
+            if start.elapsed() > ready {
+                me.stop();
+                return Err(format!(
+                    "the server was not ready within {} s ({health}); its log ends: {}",
+                    ready.as_secs_f64(),
+                    tail(log)
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The exit status, once the process has ended.
+    pub fn exited(&mut self) -> Option<String> {
+        let c = self.child.as_mut()?;
+        match c.try_wait() {
+            Ok(Some(s)) => Some(s.to_string()),
+            Ok(None) => None,
+            Err(e) => Some(e.to_string()),
+        }
+    }
+
+    /// SIGTERM, up to 10 s to exit, then SIGKILL.
+    pub fn stop(&mut self) {
+        let Some(mut c) = self.child.take() else {
+            return;
+        };
+        // SAFETY: kill(2) on our own child's pid; at worst it has already exited.
+        unsafe {
+            libc::kill(c.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(10) {
+            if let Ok(Some(_)) = c.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+
+    /// The last lines of the log, for an error message.
+    pub fn log_tail(&self) -> String {
+        tail(&self.log)
+    }
+}
+
+impl Drop for Launched {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The last 3 non-empty lines of `log`, joined by " | ".
+fn tail(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(3)..].join(" | ")
+}

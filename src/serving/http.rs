@@ -1,0 +1,456 @@
+//! Serving tests over HTTP: the request, parallel and arrival tests of `serving::run`, and
+//! the goodput search, against an OpenAI-compatible server (`served::Client`), with the
+//! same figures and the same record.
+//!
+//! Timing comes from the client: a request's arrival is when it was sent, its first token
+//! when the first chunk with text arrived, its last token when the last one did. A chunk
+//! that carries m tokens stands for m tokens spread evenly over the gap since the previous
+//! chunk, so it counts as m inter-token gaps of 1/m of that gap, never as one; the tokens of
+//! a first chunk all arrive at its time. The number of tokens is the server's `usage` count
+//! (m = usage / chunks, spread as evenly as whole tokens allow), or one per chunk when the
+//! server gives no usage (`token_counts` in the record says which). TPOT and per-request t/s
+//! are then (E2E − TTFT) / (n − 1) as vLLM and AIPerf compute theirs.
+//!
+//! What a server does not show is left out, not made up: no queue time (the client cannot
+//! see admission), no T_PP/T_TG split of its own; the phases of a parallel test are read off
+//! the requests (T_PP: to the last first token; T_TG: from there to the last token).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::dataset::PromptFile;
+use super::goodput;
+use super::metrics::{self, Trace};
+use super::run::{Counts, Measured, assemble};
+use crate::config::serving::{GoodputSearch, Mode, ServingConfig, Slo};
+use crate::engine::ModelInfo;
+use crate::engine::measure::TokenSource;
+use crate::output::progress::Progress;
+use crate::plan::serving::ServingTest;
+use crate::record::serving::{Goodput, GoodputStep, RepFigures, Serving, Transport};
+use crate::served::{Client, Prompt, Request, ServerInfo, Streamed};
+
+/// The model's vocabulary size and BOS, read from its GGUF header, so served prompts are the
+/// very token ids of the in-process test. Without them prompts are text.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Vocab {
+    pub n_vocab: i32,
+    pub bos: Option<i32>,
+}
+
+/// `tokenizer.ggml.tokens`' length, and the BOS id when the vocabulary adds it
+/// (`tokenizer.ggml.add_bos_token`, else llama.cpp's default: SentencePiece vocabularies do).
+pub fn vocab_of(path: &Path) -> Option<Vocab> {
+    use crate::gguf::Value;
+    let h = crate::gguf::reader::read_header(path).ok()?;
+    let n_vocab = match h.get("tokenizer.ggml.tokens")? {
+        Value::Array(a) => a.len() as i32,
+        _ => return None,
+    };
+    let add_bos = match h.get("tokenizer.ggml.add_bos_token") {
+        Some(Value::Bool(b)) => *b,
+        _ => h.get("tokenizer.ggml.model").and_then(Value::as_str) == Some("llama"),
+    };
+    let bos = h
+        .get("tokenizer.ggml.bos_token_id")
+        .and_then(Value::as_u64)
+        .map(|b| b as i32);
+    Some(Vocab {
+        n_vocab,
+        bos: bos.filter(|_| add_bos),
+    })
+}
+
+/// What a served test needs.
+pub struct HttpRun<'a> {
+    pub client: &'a Client,
+    pub server: &'a ServerInfo,
+    pub sc: &'a ServingConfig,
+    pub seed: u64,
+    pub reps: u32,
+    pub vocab: Option<Vocab>,
+    pub prompts: Option<&'a PromptFile>,
+}
+
+/// Words for text prompts when the vocabulary is unknown: common, single-token in most
+/// tokenizers, so a prompt of n words is near n tokens (the record has the real count).
+const WORDS: &[&str] = &[
+    "the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "was", "with", "be", "by",
+    "on", "not", "he", "this", "are", "or", "his", "from", "at", "which", "but", "have", "an",
+    "had", "they", "you", "were", "their",
+];
+
+struct Source {
+    tokens: Option<TokenSource>,
+    rng: crate::util::rng::SplitMix64,
+}
+
+impl Source {
+    fn new(seed: u64, vocab: Option<Vocab>) -> Source {
+        let tokens = vocab.map(|v| {
+            let info = ModelInfo {
+                description: String::new(),
+                size: 0,
+                n_params: 0,
+                n_vocab: v.n_vocab,
+                bos: v.bos,
+                n_ctx_train: 0,
+            };
+            TokenSource::new(seed, &info)
+        });
+        Source {
+            tokens,
+            rng: crate::util::rng::SplitMix64(seed),
+        }
+    }
+
+    /// A synthetic prompt of `n` tokens (ids when the vocabulary is known, as in-process).
+    fn prompt(&mut self, n: usize) -> Prompt {
+        match &mut self.tokens {
+            Some(t) => Prompt::Tokens(t.prompt(n)),
+            None => Prompt::Text(
+                (0..n)
+                    .map(|_| WORDS[(self.rng.next_u64() % WORDS.len() as u64) as usize])
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
+        }
+    }
+}
+
+/// Token times (ns from `start`) of one answer of `n` tokens: chunk k carries the tokens
+/// j with ⌈(j+1)·C/n⌉ − 1 = k, spread evenly over the gap since chunk k − 1.
+pub fn token_times(chunk_ns: &[u64], n: usize) -> Vec<u64> {
+    let c = chunk_ns.len();
+    if c == 0 || n == 0 {
+        return Vec::new();
+    }
+    let chunk_of = |j: usize| ((j + 1) * c).div_ceil(n) - 1;
+    let mut out = Vec::with_capacity(n);
+    let mut j = 0;
+    for k in 0..c {
+        let first = j;
+        while j < n && chunk_of(j) == k {
+            j += 1;
+        }
+        let m = (j - first) as u64;
+        let (prev, cur) = (if k == 0 { chunk_ns[0] } else { chunk_ns[k - 1] }, chunk_ns[k]);
+        for i in 1..=m {
+            out.push(prev + (cur - prev) * i / m);
+        }
+    }
+    out
+}
+
+/// One answer as a trace on the test's clock, and its token count.
+fn trace(s: &Streamed, start: Instant, n_prompt: u32) -> (Trace, u64) {
+    let ns = |t: Instant| t.saturating_duration_since(start).as_nanos() as u64;
+    let n = s
+        .usage
+        .map_or(s.chunks.len() as u64, |u| u.completion_tokens);
+    let chunk_ns: Vec<u64> = s.chunks.iter().map(|c| ns(c.at)).collect();
+    let arrival = ns(s.sent);
+    let t = Trace {
+        arrival_ns: arrival,
+        // Admission is the server's; the client cannot see it.
+        admitted_ns: arrival,
+        n_prompt: s.usage.map_or(n_prompt, |u| u.prompt_tokens as u32),
+        token_ns: token_times(&chunk_ns, n as usize),
+        tokens: Vec::new(),
+    };
+    (t, n)
+}
+
+/// What one batch of requests gave.
+struct Batch {
+    traces: Vec<Trace>,
+    n_pp: u64,
+    n_out: u64,
+    short: u32,
+    usage: bool,
+    /// First send to last token (ns).
+    t_ns: u64,
+}
+
+impl HttpRun<'_> {
+    fn request(&self, prompt: Prompt, max_tokens: u32, seed: u64) -> Request {
+        Request {
+            prompt,
+            max_tokens,
+            temperature: self.sc.temperature,
+            seed,
+        }
+    }
+
+    /// Sends `reqs` at their offsets; the first failure fails the batch, naming how many
+    /// failed.
+    fn send(&self, reqs: &[(Duration, Request)]) -> Result<Batch, String> {
+        let (start, answers) = self.client.stream_all(reqs);
+        let failed = answers.iter().filter(|a| a.is_err()).count();
+        if let Some(Err(e)) = answers.iter().find(|a| a.is_err()) {
+            return Err(if failed > 1 {
+                format!("{e} (and {} more of {} requests failed)", failed - 1, reqs.len())
+            } else {
+                e.to_string()
+            });
+        }
+        let mut b = Batch {
+            traces: Vec::new(),
+            n_pp: 0,
+            n_out: 0,
+            short: 0,
+            usage: true,
+            t_ns: 0,
+        };
+        for ((_, q), a) in reqs.iter().zip(answers) {
+            let s = a.expect("failures returned above");
+            let n_prompt = match &q.prompt {
+                Prompt::Tokens(t) => t.len() as u32,
+                Prompt::Text(_) => 0,
+            };
+            let (t, n) = trace(&s, start, n_prompt);
+            b.usage &= s.usage.is_some();
+            b.short += u32::from(n < u64::from(q.max_tokens));
+            b.n_pp += u64::from(t.n_prompt);
+            b.n_out += n;
+            b.t_ns = b.t_ns.max(t.token_ns.last().copied().unwrap_or(0));
+            b.traces.push(t);
+        }
+        Ok(b)
+    }
+
+    /// The requests of a request, arrival or goodput test: the prompt file's, or
+    /// `n` synthetic prompts of n_prompt tokens (as in-process, from the same seed).
+    fn workload(&self, n: usize) -> Vec<(Prompt, u32)> {
+        let sc = self.sc;
+        match self.prompts {
+            Some(f) => (0..n)
+                .map(|k| {
+                    let p = &f.prompts[k % f.prompts.len()];
+                    (Prompt::Text(p.text.clone()), p.max_tokens.unwrap_or(sc.n_gen))
+                })
+                .collect(),
+            None => {
+                let mut src = Source::new(self.seed, self.vocab);
+                (0..n)
+                    .map(|_| (src.prompt(sc.n_prompt as usize), sc.n_gen))
+                    .collect()
+            }
+        }
+    }
+
+    /// Measures test `t` (request, parallel, arrival or goodput).
+    pub fn measure(&self, t: &ServingTest, progress: &mut dyn Progress) -> Result<Measured, String> {
+        let sc = self.sc;
+        let mut figs: Vec<RepFigures> = Vec::new();
+        let mut traces: Vec<(u32, u64, Trace)> = Vec::new();
+        let (mut samples_ns, mut samples_ts) = (Vec::new(), Vec::new());
+        let (mut n_pp, mut n_out, mut short, mut usage) = (0, 0, 0, true);
+        let mut goodput = None;
+        let mut synthetic = Source::new(self.seed, self.vocab);
+        let seed_of = |rep: u32, j: usize| self.seed ^ (u64::from(rep) << 32) ^ (j as u64 + 1);
+        let reps = if t.mode == Mode::Goodput { 1 } else { self.reps };
+        for rep in 0..reps {
+            progress.repetition(rep, reps);
+            let (f, b) = match t.mode {
+                Mode::Parallel => {
+                    let reqs: Vec<_> = (0..t.n_parallel as usize)
+                        .map(|j| {
+                            let p = synthetic.prompt(sc.n_prompt as usize);
+                            (Duration::ZERO, self.request(p, sc.n_gen, seed_of(rep, j)))
+                        })
+                        .collect();
+                    let b = self.send(&reqs)?;
+                    (together_figures(&b), b)
+                }
+                Mode::Request => {
+                    // One at a time: the repetition's phases are the sums.
+                    let mut all = Batch {
+                        traces: Vec::new(),
+                        n_pp: 0,
+                        n_out: 0,
+                        short: 0,
+                        usage: true,
+                        t_ns: 0,
+                    };
+                    let mut sum = metrics::Phases::default();
+                    for (k, (p, max)) in self.workload(sc.n_requests as usize).into_iter().enumerate() {
+                        let q = self.request(p, max, seed_of(rep, k));
+                        let mut b = self.send(&[(Duration::ZERO, q)])?;
+                        let tr = &b.traces[0];
+                        let first = tr.token_ns.first().copied().unwrap_or(0);
+                        sum.t_pp_ns += first.saturating_sub(tr.arrival_ns);
+                        sum.t_tg_ns += b.t_ns.saturating_sub(first);
+                        sum.t_ns += b.t_ns.saturating_sub(tr.arrival_ns);
+                        sum.n_pp += b.n_pp;
+                        sum.n_tg += b.n_out.saturating_sub(1);
+                        sum.n_out += b.n_out;
+                        // Requests follow each other: shift each onto the repetition's clock.
+                        let offset = all.t_ns;
+                        for tr in &mut b.traces {
+                            tr.arrival_ns += offset;
+                            tr.admitted_ns += offset;
+                            tr.token_ns.iter_mut().for_each(|x| *x += offset);
+                        }
+                        all.t_ns = offset + b.t_ns;
+                        all.n_pp += b.n_pp;
+                        all.n_out += b.n_out;
+                        all.short += b.short;
+                        all.usage &= b.usage;
+                        all.traces.append(&mut b.traces);
+                    }
+                    // Time outside the server is not observable from here.
+                    sum.engine_ns = sum.t_ns;
+                    (sum.figures(), all)
+                }
+                Mode::Arrival => {
+                    let rate = t.rate.unwrap_or(1.0);
+                    let b = self.arrivals(rate, sc.n_requests as usize, rep)?;
+                    (arrival_figures(&b), b)
+                }
+                Mode::Goodput => {
+                    let (b, g) = self.goodput(t, progress)?;
+                    goodput = Some(g);
+                    (arrival_figures(&b), b)
+                }
+            };
+            samples_ns.push(if t.mode == Mode::Parallel || t.mode == Mode::Request {
+                f.t_tg_ms.map_or(b.t_ns, |ms| (ms * 1e6) as u64)
+            } else {
+                b.t_ns
+            });
+            samples_ts.push(f.aggregate_ts.unwrap_or(f.output_ts));
+            (n_pp, n_out) = (b.n_pp, b.n_out);
+            short += b.short;
+            usage &= b.usage;
+            traces.extend(b.traces.into_iter().map(|x| (rep, 0, x)));
+            figs.push(f);
+        }
+        let n_requests = match t.mode {
+            Mode::Parallel => t.n_parallel,
+            Mode::Goodput => traces.len() as u32,
+            _ => sc.n_requests,
+        };
+        let counts = Counts {
+            n_requests,
+            n_pp,
+            n_out,
+            n_kv: None,
+        };
+        let mut s: Serving = assemble(t, sc, self.seed, reps, None, figs, &traces, counts);
+        s.transport = Transport::Http;
+        s.server = Some(self.server.clone());
+        s.token_counts = Some(if usage { "usage" } else { "chunks" }.into());
+        s.short_requests = short;
+        s.goodput = goodput;
+        // The server's own context per slot, when it says.
+        let n_ctx = self.server.slot_n_ctx.unwrap_or(0) as u32;
+        Ok((s, samples_ns, samples_ts, n_ctx))
+    }
+
+    /// `n` requests arriving as a Poisson process at `rate` per second.
+    fn arrivals(&self, rate: f64, n: usize, rep: u32) -> Result<Batch, String> {
+        let offsets = metrics::poisson_offsets(n, rate, self.seed.wrapping_add(u64::from(rep)));
+        let reqs: Vec<_> = self
+            .workload(n)
+            .into_iter()
+            .zip(offsets)
+            .enumerate()
+            .map(|(k, ((p, max), off))| {
+                let seed = self.seed ^ (u64::from(rep) << 32) ^ (k as u64 + 1);
+                (Duration::from_nanos(off), self.request(p, max, seed))
+            })
+            .collect();
+        self.send(&reqs)
+    }
+
+    /// The goodput search; the figures of the test are those of the highest rate that met
+    /// the SLOs (else of the last rate tried).
+    fn goodput(&self, t: &ServingTest, progress: &mut dyn Progress) -> Result<(Batch, Goodput), String> {
+        let slo: &Slo = self.sc.slo.as_ref().ok_or("the goodput test needs [serving] slo")?;
+        let gs: &GoodputSearch = &self.sc.goodput;
+        let began = Instant::now();
+        let mut batches: Vec<(f64, Batch)> = Vec::new();
+        let g = goodput::search(
+            gs,
+            slo,
+            |rate| {
+                let b = self.arrivals(rate, gs.n_requests as usize, 0)?;
+                let samples: Vec<_> = b.traces.iter().map(|x| x.sample(0, 0)).collect();
+                let st: GoodputStep = goodput::step(rate, &samples, b.t_ns as f64 / 1e9, slo);
+                progress.note(&format!(
+                    "{}: {rate:.3} req/s: {} of {} good ({:.0}%), goodput {:.3} req/s{}",
+                    t.id,
+                    st.n_good,
+                    st.n_requests,
+                    st.attainment * 100.0,
+                    st.goodput,
+                    if st.met { "" } else { " (below the SLO)" }
+                ));
+                batches.push((rate, b));
+                Ok(st)
+            },
+            || began.elapsed().as_secs_f64(),
+        )?;
+        let pick = g.max_rate.or(g.steps.last().map(|s| s.rate));
+        let i = batches
+            .iter()
+            .position(|(r, _)| Some(*r) == pick)
+            .unwrap_or(batches.len() - 1);
+        Ok((batches.swap_remove(i).1, g))
+    }
+}
+
+/// A parallel test's figures, read off its requests: T_PP from the first send to the last
+/// first token (every prompt in and a token out), T_TG from there to the last token, as
+/// llama-batched-bench's phases.
+fn together_figures(b: &Batch) -> RepFigures {
+    let last_first = b
+        .traces
+        .iter()
+        .filter_map(|t| t.token_ns.first().copied())
+        .max()
+        .unwrap_or(0);
+    let start = b.traces.iter().map(|t| t.arrival_ns).min().unwrap_or(0);
+    let p = metrics::Phases {
+        t_pp_ns: last_first.saturating_sub(start),
+        t_tg_ns: b.t_ns.saturating_sub(last_first),
+        t_ns: b.t_ns.saturating_sub(start),
+        n_pp: b.n_pp,
+        n_tg: b.traces.iter().map(|t| t.token_ns.len().saturating_sub(1) as u64).sum(),
+        n_out: b.n_out,
+        // Time outside the server is not observable from here.
+        engine_ns: b.t_ns.saturating_sub(start),
+    };
+    p.figures()
+}
+
+fn arrival_figures(b: &Batch) -> RepFigures {
+    let mut f = metrics::arrival_figures(b.t_ns, b.n_out, b.n_pp + b.n_out, b.t_ns, 0);
+    f.idle_ms = None;
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::token_times;
+
+    #[test]
+    fn one_token_per_chunk_keeps_the_chunk_times() {
+        assert_eq!(token_times(&[10, 20, 35], 3), vec![10, 20, 35]);
+    }
+
+    #[test]
+    fn a_chunk_of_several_tokens_counts_as_as_many_even_gaps() {
+        // 4 tokens in 2 chunks: the second chunk carries 2, spread over its 20 ns gap.
+        assert_eq!(token_times(&[10, 30], 4), vec![10, 10, 20, 30]);
+        // 5 tokens in 3 chunks: 1, 2, 2 (chunk ⌈(j+1)·3/5⌉ − 1 of token j).
+        assert_eq!(token_times(&[0, 10, 40], 5), vec![0, 5, 10, 25, 40]);
+    }
+
+    #[test]
+    fn fewer_tokens_than_chunks_end_at_the_last_chunk() {
+        assert_eq!(token_times(&[10, 20, 30, 40], 2), vec![20, 40]);
+        assert!(token_times(&[], 3).is_empty());
+    }
+}

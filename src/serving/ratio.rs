@@ -1,0 +1,40 @@
+//! What serving costs: a served test against the in-process test with the same parameters
+//! (same GGUF, threads, context, B, prompts), as ratios served / in-process with Welch
+//! intervals. TTFT and per-request t/s compare the requests of both; aggregate t/s their
+//! repetitions. Both ran in the same run, so the intervals cover the spread of this run's
+//! requests, not the variance between launches (docs/served.md).
+
+use crate::record::serving::{Ratio, Serving, VsInProcess};
+use crate::stats::student::welch_log_ratio;
+
+fn ratio(served: &[f64], in_process: &[f64]) -> Option<Ratio> {
+    let (r, ci) = welch_log_ratio(in_process, served, 0.95)?;
+    Some(Ratio {
+        ratio: r,
+        lo: ci.lo,
+        hi: ci.hi,
+        n_served: served.len() as u64,
+        n_in_process: in_process.len() as u64,
+    })
+}
+
+/// The ratios of `served` to `in_process` (the test with id `in_process_id`).
+pub fn vs_in_process(served: &Serving, in_process: &Serving, in_process_id: &str) -> VsInProcess {
+    let ttft = |s: &Serving| s.requests.iter().map(|r| r.ttft_ms).collect::<Vec<_>>();
+    let per = |s: &Serving| s.requests.iter().filter_map(|r| r.decode_ts).collect::<Vec<_>>();
+    let agg = |s: &Serving| s.reps.iter().filter_map(|r| r.aggregate_ts).collect::<Vec<_>>();
+    VsInProcess {
+        test: in_process_id.to_string(),
+        ttft: ratio(&ttft(served), &ttft(in_process)),
+        per_request_ts: ratio(&per(served), &per(in_process)),
+        aggregate_ts: ratio(&agg(served), &agg(in_process)),
+    }
+}
+
+/// The id of the in-process twin of a served test id (`…/serve-http-parallel/…` →
+/// `…/serve-parallel/…`); None for an id that is not a served one.
+pub fn in_process_id(served_id: &str) -> Option<String> {
+    served_id
+        .contains("/serve-http-")
+        .then(|| served_id.replacen("/serve-http-", "/serve-", 1))
+}
