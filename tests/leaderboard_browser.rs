@@ -550,6 +550,9 @@ fn a_stress_set_of_50_machines_keeps_the_answer_first_one_scale_per_model_and_a_
         assert_clean(&r);
         assert_answer_in_first_view(&r, width);
         assert_eq!(r["grids"], 4, "a grid per model and test: {r}");
-        assert!(r["scaled"].as_u64().unwrap() >= 4, "charts on shared scales: {r}");
+        assert!(
+            r["scaled"].as_u64().unwrap() >= 4,
+            "charts on shared scales: {r}"
+        );
     }
 }

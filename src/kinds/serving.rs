@@ -104,8 +104,17 @@ pub fn preflight(config: &Config, models: impl IntoIterator<Item = usize>) -> Re
                     ));
                 }
             }
-            (Some(ServerLaunch::LlamaServer { binary: Some(b), .. }), _) if !b.is_file() => {
-                return Err(format!("model {:?}: no llama-server at {}", m.name, b.display()));
+            (
+                Some(ServerLaunch::LlamaServer {
+                    binary: Some(b), ..
+                }),
+                _,
+            ) if !b.is_file() => {
+                return Err(format!(
+                    "model {:?}: no llama-server at {}",
+                    m.name,
+                    b.display()
+                ));
             }
             _ => {}
         }
@@ -134,7 +143,13 @@ fn llama_server_command(
         .ok_or("the model path is not UTF-8")?
         .to_string();
     let p = &first.params;
-    let slots = sc.n_parallel.iter().copied().max().unwrap_or(1).max(sc.slots);
+    let slots = sc
+        .n_parallel
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(1)
+        .max(sc.slots);
     // Room for each slot's longest request (synthetic prompts), or the model's own context
     // with a prompt file.
     let n_ctx = if sc.dataset.is_some() {
@@ -169,12 +184,23 @@ fn llama_server_command(
         c.push(k.into());
         c.push(v);
     }
-    c.push(if sc.kv_unified { "--kv-unified" } else { "--no-kv-unified" }.into());
+    c.push(
+        if sc.kv_unified {
+            "--kv-unified"
+        } else {
+            "--no-kv-unified"
+        }
+        .into(),
+    );
     c.extend(extra.iter().cloned());
     Ok(c)
 }
 
-fn open_served(config: &Config, first: &ServingTest, results: Option<&Path>) -> Result<ServedGroup, String> {
+fn open_served(
+    config: &Config,
+    first: &ServingTest,
+    results: Option<&Path>,
+) -> Result<ServedGroup, String> {
     let m = &config.models[first.model];
     let s = served_of(m)?;
     let vocab = m.path.as_deref().and_then(vocab_of);
@@ -207,7 +233,8 @@ fn open_served(config: &Config, first: &ServingTest, results: Option<&Path>) -> 
                         .or_else(launch::pinned_llama_server)
                         .ok_or("no llama-server: run scripts/reference-tools --server")?;
                     let port = port.ok_or("the endpoint names no port")?;
-                    let cmd = llama_server_command(bin, args, config, m, first, port, &client.model)?;
+                    let cmd =
+                        llama_server_command(bin, args, config, m, first, port, &client.model)?;
                     (cmd, *ready_timeout_s)
                 }
             };
@@ -246,14 +273,24 @@ fn port_of(endpoint: &str) -> Option<u16> {
 fn log_path(results: Option<&Path>, model: &str) -> PathBuf {
     let safe: String = model
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     match results {
         Some(r) => {
-            let stem = r.file_stem().map_or("run".into(), |s| s.to_string_lossy().into_owned());
+            let stem = r
+                .file_stem()
+                .map_or("run".into(), |s| s.to_string_lossy().into_owned());
             r.with_file_name(format!("{stem}.server-{safe}.log"))
         }
-        None => std::env::temp_dir().join(format!("tpsbench-{}-server-{safe}.log", std::process::id())),
+        None => {
+            std::env::temp_dir().join(format!("tpsbench-{}-server-{safe}.log", std::process::id()))
+        }
     }
 }
 

@@ -12,7 +12,9 @@ use crate::config::serving::{Mode, ServingConfig};
 use crate::plan::TestParams;
 
 /// How the test reached the model.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Transport {
     /// Through llama.cpp in this process (the engine's ceiling).
@@ -66,104 +68,107 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
         None => format!("pp{}+tg{}", sc.n_prompt, sc.n_gen),
     };
     for (mi, m) in config.models.iter().enumerate() {
-      for transport in transports(m) {
-        let a = &m.axes;
-        let label = quant.get(mi).map(String::as_str).unwrap_or("unknown");
-        let params = TestParams {
-            n_prompt: sc.n_prompt,
-            n_gen: sc.n_gen,
-            n_depth: 0,
-            n_batch: a.n_batch[0],
-            n_ubatch: a.n_ubatch[0],
-            n_gpu_layers: a.n_gpu_layers[0],
-            n_threads: a.n_threads[0],
-            flash_attn: a.flash_attn[0].as_i32(),
-            type_k: a.type_k[0].clone(),
-            type_v: a.type_v[0].clone(),
-            split_mode: a.split_mode[0],
-            main_gpu: a.main_gpu[0],
-            no_kv_offload: a.no_kv_offload[0],
-        };
-        // Served tests: `serve-http-<mode>`; in-process ones keep their ids.
-        let prefix = match transport {
-            Transport::InProcess => format!("{}/{label}/serve-", m.name),
-            Transport::Http => format!("{}/{label}/serve-http-", m.name),
-        };
-        let http = if transport == Transport::Http { " http" } else { "" };
-        let test = |group, mode: Mode, n: u32, seq_max: u32, shared, rate, id: String, name| {
-            // Request and arrival tests replay a prompt file when there is one: no fixed
-            // prompt length. Parallel tests always use synthetic prompts.
-            let mut params = params.clone();
-            if mode != Mode::Parallel && sc.dataset.is_some() {
-                params.n_prompt = 0;
-            }
-            ServingTest {
-                model: mi,
-                group,
-                id: format!("{prefix}{}/{id}", mode.name()),
-                name,
-                mode,
-                n_parallel: n,
-                n_seq_max: seq_max,
-                shared,
-                rate,
-                params,
-                transport,
-            }
-        };
-        for &mode in &sc.modes {
-            match mode {
-                Mode::Request => {
-                    let name = format!("request{http} {workload}");
-                    out.push(test(group, mode, 1, 1, false, None, workload.clone(), name));
-                    group += 1;
+        for transport in transports(m) {
+            let a = &m.axes;
+            let label = quant.get(mi).map(String::as_str).unwrap_or("unknown");
+            let params = TestParams {
+                n_prompt: sc.n_prompt,
+                n_gen: sc.n_gen,
+                n_depth: 0,
+                n_batch: a.n_batch[0],
+                n_ubatch: a.n_ubatch[0],
+                n_gpu_layers: a.n_gpu_layers[0],
+                n_threads: a.n_threads[0],
+                flash_attn: a.flash_attn[0].as_i32(),
+                type_k: a.type_k[0].clone(),
+                type_v: a.type_v[0].clone(),
+                split_mode: a.split_mode[0],
+                main_gpu: a.main_gpu[0],
+                no_kv_offload: a.no_kv_offload[0],
+            };
+            // Served tests: `serve-http-<mode>`; in-process ones keep their ids.
+            let prefix = match transport {
+                Transport::InProcess => format!("{}/{label}/serve-", m.name),
+                Transport::Http => format!("{}/{label}/serve-http-", m.name),
+            };
+            let http = if transport == Transport::Http {
+                " http"
+            } else {
+                ""
+            };
+            let test = |group, mode: Mode, n: u32, seq_max: u32, shared, rate, id: String, name| {
+                // Request and arrival tests replay a prompt file when there is one: no fixed
+                // prompt length. Parallel tests always use synthetic prompts.
+                let mut params = params.clone();
+                if mode != Mode::Parallel && sc.dataset.is_some() {
+                    params.n_prompt = 0;
                 }
-                Mode::Parallel => {
-                    let seq_max = sc.n_parallel.iter().copied().max().unwrap_or(1);
-                    let synthetic = format!("pp{}+tg{}", sc.n_prompt, sc.n_gen);
-                    // Over HTTP every request carries its own prompt: no shared prompt.
-                    let shares: &[bool] = match transport {
-                        Transport::InProcess => &sc.shared_prompt,
-                        Transport::Http => &[false],
-                    };
-                    for &shared in shares {
-                        let pps = if shared { " pps" } else { "" };
-                        for &b in &sc.n_parallel {
-                            let id =
-                                format!("{synthetic}/B{b}{}", if shared { "/pps" } else { "" });
-                            let name = format!("parallel{http} {synthetic} B{b}{pps}");
-                            out.push(test(group, mode, b, seq_max, shared, None, id, name));
+                ServingTest {
+                    model: mi,
+                    group,
+                    id: format!("{prefix}{}/{id}", mode.name()),
+                    name,
+                    mode,
+                    n_parallel: n,
+                    n_seq_max: seq_max,
+                    shared,
+                    rate,
+                    params,
+                    transport,
+                }
+            };
+            for &mode in &sc.modes {
+                match mode {
+                    Mode::Request => {
+                        let name = format!("request{http} {workload}");
+                        out.push(test(group, mode, 1, 1, false, None, workload.clone(), name));
+                        group += 1;
+                    }
+                    Mode::Parallel => {
+                        let seq_max = sc.n_parallel.iter().copied().max().unwrap_or(1);
+                        let synthetic = format!("pp{}+tg{}", sc.n_prompt, sc.n_gen);
+                        // Over HTTP every request carries its own prompt: no shared prompt.
+                        let shares: &[bool] = match transport {
+                            Transport::InProcess => &sc.shared_prompt,
+                            Transport::Http => &[false],
+                        };
+                        for &shared in shares {
+                            let pps = if shared { " pps" } else { "" };
+                            for &b in &sc.n_parallel {
+                                let id =
+                                    format!("{synthetic}/B{b}{}", if shared { "/pps" } else { "" });
+                                let name = format!("parallel{http} {synthetic} B{b}{pps}");
+                                out.push(test(group, mode, b, seq_max, shared, None, id, name));
+                            }
+                            group += 1;
+                        }
+                    }
+                    Mode::Arrival => {
+                        for &r in &sc.arrival_rate {
+                            let id = format!("{workload}/rate{r}/slots{}", sc.slots);
+                            let name = format!("arrival{http} {workload} {r}/s slots{}", sc.slots);
+                            out.push(test(
+                                group,
+                                mode,
+                                sc.slots,
+                                sc.slots,
+                                false,
+                                Some(r),
+                                id,
+                                name,
+                            ));
                         }
                         group += 1;
                     }
-                }
-                Mode::Arrival => {
-                    for &r in &sc.arrival_rate {
-                        let id = format!("{workload}/rate{r}/slots{}", sc.slots);
-                        let name =
-                            format!("arrival{http} {workload} {r}/s slots{}", sc.slots);
-                        out.push(test(
-                            group,
-                            mode,
-                            sc.slots,
-                            sc.slots,
-                            false,
-                            Some(r),
-                            id,
-                            name,
-                        ));
+                    Mode::Goodput => {
+                        let id = format!("{workload}/slots{}", sc.slots);
+                        let name = format!("goodput{http} {workload} slots{}", sc.slots);
+                        out.push(test(group, mode, sc.slots, sc.slots, false, None, id, name));
+                        group += 1;
                     }
-                    group += 1;
-                }
-                Mode::Goodput => {
-                    let id = format!("{workload}/slots{}", sc.slots);
-                    let name = format!("goodput{http} {workload} slots{}", sc.slots);
-                    out.push(test(group, mode, sc.slots, sc.slots, false, None, id, name));
-                    group += 1;
                 }
             }
         }
-      }
     }
     if filters.is_empty() {
         return out;

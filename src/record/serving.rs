@@ -27,8 +27,8 @@ impl Dist {
     }
 }
 
-pub use crate::config::serving::Targets;
 pub use crate::config::serving::Slo;
+pub use crate::config::serving::Targets;
 pub use crate::served::ServerInfo;
 
 pub use crate::plan::serving::Transport;

@@ -105,7 +105,9 @@ pub fn run(
     let served: std::collections::BTreeSet<usize> = mine
         .iter()
         .filter_map(|t| match &t.detail {
-            crate::plan::Detail::Serving(s) if s.transport == crate::plan::serving::Transport::Http => {
+            crate::plan::Detail::Serving(s)
+                if s.transport == crate::plan::serving::Transport::Http =>
+            {
                 Some(s.model)
             }
             _ => None,

@@ -304,7 +304,9 @@ fn link_served(tests: &mut [TestRecord], id: &str) {
     use crate::serving::ratio;
     let (served, in_process) = match ratio::in_process_id(id) {
         Some(twin) => (id.to_string(), twin),
-        None if id.contains("/serve-") => (id.replacen("/serve-", "/serve-http-", 1), id.to_string()),
+        None if id.contains("/serve-") => {
+            (id.replacen("/serve-", "/serve-http-", 1), id.to_string())
+        }
         None => return,
     };
     let ok = |t: &TestRecord| t.status == Status::Ok && t.serving.is_some();
@@ -312,7 +314,10 @@ fn link_served(tests: &mut [TestRecord], id: &str) {
         return;
     };
     if let Some(t) = tests.iter_mut().find(|t| t.id == served && ok(t)) {
-        let (s, b) = (t.serving.as_mut().expect("ok() checked"), base.serving.as_ref().expect("ok() checked"));
+        let (s, b) = (
+            t.serving.as_mut().expect("ok() checked"),
+            base.serving.as_ref().expect("ok() checked"),
+        );
         s.vs_in_process = Some(ratio::vs_in_process(s, b, &in_process));
     }
 }

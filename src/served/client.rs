@@ -173,7 +173,10 @@ impl Client {
 
     /// Sends each request at its offset from a common start and streams every answer
     /// concurrently. Returns the start and one result per request, in order.
-    pub fn stream_all(&self, reqs: &[(Duration, Request)]) -> (Instant, Vec<Result<Streamed, Error>>) {
+    pub fn stream_all(
+        &self,
+        reqs: &[(Duration, Request)],
+    ) -> (Instant, Vec<Result<Streamed, Error>>) {
         self.rt.block_on(async {
             let start = tokio::time::Instant::now();
             let all = reqs.iter().map(|(offset, r)| async move {

@@ -54,9 +54,7 @@ impl Launched {
         client: &Client,
         ready: Duration,
     ) -> Result<Launched, String> {
-        let (prog, args) = command
-            .split_first()
-            .ok_or("the server command is empty")?;
+        let (prog, args) = command.split_first().ok_or("the server command is empty")?;
         let out = File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
         let err = out
             .try_clone()

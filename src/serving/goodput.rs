@@ -99,7 +99,11 @@ pub fn search(
         }
         steps.push(st);
     }
-    let stopped = if hi / lo <= 1.05 { "converged" } else { "steps" };
+    let stopped = if hi / lo <= 1.05 {
+        "converged"
+    } else {
+        "steps"
+    };
     Ok(done(steps, stopped, Some(lo), Some(hi)))
 }
 
@@ -203,7 +207,10 @@ mod tests {
         assert_eq!((g.stopped.as_str(), tried.len()), ("met at max_rate", 1));
         assert_eq!(g.max_rate, Some(64.0));
         let (g, tried) = search_with(0.1, &bounds(6));
-        assert_eq!((g.stopped.as_str(), tried.len()), ("not met at min_rate", 2));
+        assert_eq!(
+            (g.stopped.as_str(), tried.len()),
+            ("not met at min_rate", 2)
+        );
         assert_eq!((g.max_rate, g.goodput), (None, None));
     }
 

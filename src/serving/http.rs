@@ -134,7 +134,10 @@ pub fn token_times(chunk_ns: &[u64], n: usize) -> Vec<u64> {
             j += 1;
         }
         let m = (j - first) as u64;
-        let (prev, cur) = (if k == 0 { chunk_ns[0] } else { chunk_ns[k - 1] }, chunk_ns[k]);
+        let (prev, cur) = (
+            if k == 0 { chunk_ns[0] } else { chunk_ns[k - 1] },
+            chunk_ns[k],
+        );
         for i in 1..=m {
             out.push(prev + (cur - prev) * i / m);
         }
@@ -189,7 +192,11 @@ impl HttpRun<'_> {
         let failed = answers.iter().filter(|a| a.is_err()).count();
         if let Some(Err(e)) = answers.iter().find(|a| a.is_err()) {
             return Err(if failed > 1 {
-                format!("{e} (and {} more of {} requests failed)", failed - 1, reqs.len())
+                format!(
+                    "{e} (and {} more of {} requests failed)",
+                    failed - 1,
+                    reqs.len()
+                )
             } else {
                 e.to_string()
             });
@@ -227,7 +234,10 @@ impl HttpRun<'_> {
             Some(f) => (0..n)
                 .map(|k| {
                     let p = &f.prompts[k % f.prompts.len()];
-                    (Prompt::Text(p.text.clone()), p.max_tokens.unwrap_or(sc.n_gen))
+                    (
+                        Prompt::Text(p.text.clone()),
+                        p.max_tokens.unwrap_or(sc.n_gen),
+                    )
                 })
                 .collect(),
             None => {
@@ -240,7 +250,11 @@ impl HttpRun<'_> {
     }
 
     /// Measures test `t` (request, parallel, arrival or goodput).
-    pub fn measure(&self, t: &ServingTest, progress: &mut dyn Progress) -> Result<Measured, String> {
+    pub fn measure(
+        &self,
+        t: &ServingTest,
+        progress: &mut dyn Progress,
+    ) -> Result<Measured, String> {
         let sc = self.sc;
         let mut figs: Vec<RepFigures> = Vec::new();
         let mut traces: Vec<(u32, u64, Trace)> = Vec::new();
@@ -249,7 +263,11 @@ impl HttpRun<'_> {
         let mut goodput = None;
         let mut synthetic = Source::new(self.seed, self.vocab);
         let seed_of = |rep: u32, j: usize| self.seed ^ (u64::from(rep) << 32) ^ (j as u64 + 1);
-        let reps = if t.mode == Mode::Goodput { 1 } else { self.reps };
+        let reps = if t.mode == Mode::Goodput {
+            1
+        } else {
+            self.reps
+        };
         for rep in 0..reps {
             progress.repetition(rep, reps);
             let (f, b) = match t.mode {
@@ -274,7 +292,11 @@ impl HttpRun<'_> {
                         t_ns: 0,
                     };
                     let mut sum = metrics::Phases::default();
-                    for (k, (p, max)) in self.workload(sc.n_requests as usize).into_iter().enumerate() {
+                    for (k, (p, max)) in self
+                        .workload(sc.n_requests as usize)
+                        .into_iter()
+                        .enumerate()
+                    {
                         let q = self.request(p, max, seed_of(rep, k));
                         let mut b = self.send(&[(Duration::ZERO, q)])?;
                         let tr = &b.traces[0];
@@ -366,8 +388,16 @@ impl HttpRun<'_> {
 
     /// The goodput search; the figures of the test are those of the highest rate that met
     /// the SLOs (else of the last rate tried).
-    fn goodput(&self, t: &ServingTest, progress: &mut dyn Progress) -> Result<(Batch, Goodput), String> {
-        let slo: &Slo = self.sc.slo.as_ref().ok_or("the goodput test needs [serving] slo")?;
+    fn goodput(
+        &self,
+        t: &ServingTest,
+        progress: &mut dyn Progress,
+    ) -> Result<(Batch, Goodput), String> {
+        let slo: &Slo = self
+            .sc
+            .slo
+            .as_ref()
+            .ok_or("the goodput test needs [serving] slo")?;
         let gs: &GoodputSearch = &self.sc.goodput;
         let began = Instant::now();
         let mut batches: Vec<(f64, Batch)> = Vec::new();
@@ -417,7 +447,11 @@ fn together_figures(b: &Batch) -> RepFigures {
         t_tg_ns: b.t_ns.saturating_sub(last_first),
         t_ns: b.t_ns.saturating_sub(start),
         n_pp: b.n_pp,
-        n_tg: b.traces.iter().map(|t| t.token_ns.len().saturating_sub(1) as u64).sum(),
+        n_tg: b
+            .traces
+            .iter()
+            .map(|t| t.token_ns.len().saturating_sub(1) as u64)
+            .sum(),
         n_out: b.n_out,
         // Time outside the server is not observable from here.
         engine_ns: b.t_ns.saturating_sub(start),

@@ -22,8 +22,8 @@ pub mod bench;
 pub mod dataset;
 pub mod goodput;
 pub mod http;
-pub mod ratio;
 pub mod metrics;
+pub mod ratio;
 pub mod run;
 pub mod sampling;
 

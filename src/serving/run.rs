@@ -125,7 +125,11 @@ impl GroupRun<'_> {
         let mut tokens = TokenSource::new(self.seed, &info);
         let mut goodput = None;
         // The goodput search is its own series of runs: one pass.
-        let reps = if t.mode == Mode::Goodput { 1 } else { self.reps };
+        let reps = if t.mode == Mode::Goodput {
+            1
+        } else {
+            self.reps
+        };
         for rep in 0..reps {
             progress.repetition(rep, reps);
             match t.mode {
@@ -250,8 +254,7 @@ impl GroupRun<'_> {
                     n_out = r.n_out;
                     figs.push(f);
                     traces.extend(r.traces.into_iter().map(|x| (rep, r.start_ns, x)));
-                }
-                // The plan expands no goodput test yet (issue 29's served tests add it).
+                } // The plan expands no goodput test yet (issue 29's served tests add it).
             }
         }
         let n_requests = match t.mode {
@@ -284,7 +287,10 @@ impl GroupRun<'_> {
         progress: &mut dyn Progress,
     ) -> Result<(super::arrivals::ArrivalRun, crate::record::serving::Goodput), String> {
         let sc = self.sc;
-        let slo = sc.slo.as_ref().ok_or("the goodput test needs [serving] slo")?;
+        let slo = sc
+            .slo
+            .as_ref()
+            .ok_or("the goodput test needs [serving] slo")?;
         let gs = &sc.goodput;
         let n = gs.n_requests as usize;
         let reqs: Vec<Request> = (0..n)

@@ -1,8 +1,8 @@
 use super::*;
+use crate::gguf::Value;
 use crate::gguf::reader::read_header;
 use crate::gguf::tiny;
 use crate::gguf::writer::{TensorData, write_gguf};
-use crate::gguf::Value;
 
 const Q5_0: u32 = 6;
 const Q8_0: u32 = 8;

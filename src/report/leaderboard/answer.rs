@@ -266,7 +266,10 @@ pub fn answers(b: &Board, kld_budget: f64) -> Vec<Answer> {
                 model,
                 architecture,
                 machine,
-                machine_key: b.machines.get(machine).map_or(String::new(), |m| m.key.clone()),
+                machine_key: b
+                    .machines
+                    .get(machine)
+                    .map_or(String::new(), |m| m.key.clone()),
                 decode_test,
                 prefill_test,
                 rows,

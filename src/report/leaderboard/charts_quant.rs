@@ -6,7 +6,8 @@
 //! chart is split by the settings (small multiples), each chart naming what it holds.
 
 use super::charts::{
-    common_name, describe, group_by, identity, kind_word, machine_names, plain_d0, ts, variant_label,
+    common_name, describe, group_by, identity, kind_word, machine_names, plain_d0, ts,
+    variant_label,
 };
 use super::facet::{self, Facet, split};
 use super::load::{Board, Entry};

@@ -114,10 +114,7 @@ fn grid(model: &str, kind: TestKind, test: &str, es: &[&Entry]) -> Grid {
         })
         .collect();
     let fastest = |r: &(usize, Vec<Option<GridCell>>)| {
-        r.1.iter()
-            .flatten()
-            .map(|c| c.value)
-            .fold(0.0, f64::max)
+        r.1.iter().flatten().map(|c| c.value).fold(0.0, f64::max)
     };
     rows.sort_by(|x, y| fastest(y).total_cmp(&fastest(x)).then(x.0.cmp(&y.0)));
     let max = rows.iter().map(fastest).fold(0.0, f64::max);
@@ -196,7 +193,14 @@ mod tests {
 
     const T: &str = "2026-01-01T10:00:00Z";
 
-    fn machine(host: &str, tg: &[(&str, f64)]) -> (std::path::PathBuf, crate::record::RunRecord, serde_json::Value) {
+    fn machine(
+        host: &str,
+        tg: &[(&str, f64)],
+    ) -> (
+        std::path::PathBuf,
+        crate::record::RunRecord,
+        serde_json::Value,
+    ) {
         let models = tg
             .iter()
             .map(|(q, _)| model(&format!("SmolLM2-135M-{q}"), q))
@@ -232,7 +236,10 @@ mod tests {
         assert_eq!(hosts, ["fast", "half", "slow"]);
         let t = g.table(&b);
         assert_eq!(t.rows[1][0].text, "half");
-        assert!(t.rows[1].iter().any(|c| c.text.is_empty()), "half has no Q8_0");
+        assert!(
+            t.rows[1].iter().any(|c| c.text.is_empty()),
+            "half has no Q8_0"
+        );
         assert_eq!(t.meta.len(), 3);
         assert_ne!(t.meta[0].id, t.meta[1].id);
     }

@@ -9,14 +9,14 @@ use std::fmt::Write;
 
 use super::answer;
 use super::charts::{self, identity, machine_names};
+use super::download;
+use super::grid::{Grid, grids};
 use super::load::Board;
 use super::machines::machines;
 use super::markdown::{NO_RESULTS, heading, summary_line};
 use super::svg::{W, W_NARROW, escape, fmt_num};
 use super::svg_bars::BarChart;
 use super::svg_scatter::ScatterChart;
-use super::download;
-use super::grid::{Grid, grids};
 use super::table::{Cell, RowMeta, Table, by_machine_and_model, detail, rankings, runs};
 
 /// Something the page draws at two widths.
@@ -420,7 +420,9 @@ fn nav(o: &mut String, b: &Board) {
     }
     o.push_str("</div></details>");
     // The filters need the script: without it they stay hidden and the page reads whole.
-    o.push_str(r#"<details class="menu" id="filters" hidden><summary>Filter</summary><div class="drop">"#);
+    o.push_str(
+        r#"<details class="menu" id="filters" hidden><summary>Filter</summary><div class="drop">"#,
+    );
     let mut values: [Vec<(String, String)>; 4] = Default::default();
     let mut add = |k: usize, v: String, label: String| {
         if !v.is_empty() && !values[k].iter().any(|x| x.0 == v) {
@@ -448,9 +450,17 @@ fn nav(o: &mut String, b: &Board) {
         if k != 1 {
             vs.sort();
         }
-        let _ = write!(o, r#"<label>{word} <select data-k="{key}"><option value="">all</option>"#);
+        let _ = write!(
+            o,
+            r#"<label>{word} <select data-k="{key}"><option value="">all</option>"#
+        );
         for (v, label) in vs {
-            let _ = write!(o, r#"<option value="{}">{}</option>"#, escape(&v), escape(&label));
+            let _ = write!(
+                o,
+                r#"<option value="{}">{}</option>"#,
+                escape(&v),
+                escape(&label)
+            );
         }
         o.push_str("</select></label>");
     }
@@ -508,7 +518,11 @@ fn grid_html(o: &mut String, b: &Board, g: &Grid) {
         for (q, c) in g.quants.iter().zip(cells) {
             match c {
                 Some(c) => {
-                    let pct = if g.max > 0.0 { 100.0 * c.value / g.max } else { 0.0 };
+                    let pct = if g.max > 0.0 {
+                        100.0 * c.value / g.max
+                    } else {
+                        0.0
+                    };
                     let _ = write!(
                         o,
                         r#"<td class="num gcell" data-quant="{}" data-v="{}" data-tip="{}"><span class="gbar" style="width:{pct:.2}%"></span><span class="gv">{}</span></td>"#,
@@ -517,14 +531,19 @@ fn grid_html(o: &mut String, b: &Board, g: &Grid) {
                         escape(&format!(
                             "{} t/s{} · {}",
                             fmt_num(c.value),
-                            c.sd.map(|s| format!(" ± {}", fmt_num(s))).unwrap_or_default(),
+                            c.sd.map(|s| format!(" ± {}", fmt_num(s)))
+                                .unwrap_or_default(),
                             c.detail
                         )),
                         fmt_num(c.value)
                     );
                 }
                 None => {
-                    let _ = write!(o, r#"<td class="num gcell" data-quant="{}"></td>"#, escape(q));
+                    let _ = write!(
+                        o,
+                        r#"<td class="num gcell" data-quant="{}"></td>"#,
+                        escape(q)
+                    );
                 }
             }
         }

@@ -61,6 +61,13 @@ pub struct Serving {
     /// Time to first token, median and 90th percentile over every request, ms.
     pub ttft_p50_ms: Option<f64>,
     pub ttft_p90_ms: Option<f64>,
+    /// `serving.transport`: "http" for a served test; None in process.
+    pub transport: Option<String>,
+    /// The server of a served test, in a few words: its build, or the model it served.
+    pub server: Option<String>,
+    /// `serving.vs_in_process`: served / in-process ratios (ratio, lo, hi) of TTFT,
+    /// per-request and aggregate t/s.
+    pub vs_in_process: [Option<(f64, f64, f64)>; 3],
 }
 
 /// One measurement on the board.
@@ -518,6 +525,18 @@ fn serving(s: &Value) -> Option<Serving> {
         arrival_rate: s["arrival_rate"].as_f64(),
         ttft_p50_ms: s["ttft_ms"]["p50"].as_f64(),
         ttft_p90_ms: s["ttft_ms"]["p90"].as_f64(),
+        transport: s["transport"]
+            .as_str()
+            .filter(|t| *t != "in_process")
+            .map(str::to_string),
+        server: s["server"]["build"]
+            .as_str()
+            .or(s["server"]["served_model"].as_str())
+            .map(str::to_string),
+        vs_in_process: ["ttft", "per_request_ts", "aggregate_ts"].map(|k| {
+            let r = &s["vs_in_process"][k];
+            Some((r["ratio"].as_f64()?, r["lo"].as_f64()?, r["hi"].as_f64()?))
+        }),
     })
 }
 

@@ -169,3 +169,19 @@ pub fn hardware(run: &RunInfo) -> String {
 pub fn fingerprint(run: &RunInfo) -> String {
     format!("{} | {}", hardware(run), run.system.hostname)
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cpu_without_a_model_number_is_said_to_be_only_a_name() {
+        assert_eq!(
+            super::cpu_line("AMD EPYC 9654 96-Core Processor"),
+            "AMD EPYC 9654 96-Core Processor"
+        );
+        assert_eq!(
+            super::cpu_line("AMD EPYC"),
+            "AMD EPYC (no model number: the host, e.g. a hypervisor, does not report it)"
+        );
+        assert_eq!(super::cpu_line(""), "not recorded");
+    }
+}

@@ -129,6 +129,31 @@ const EXTRA: &[Column] = &[
     }),
 ];
 
+/// Served (HTTP) tests: how they reached the model and what serving cost against the
+/// in-process test of the same parameters. Shown when some row was served.
+const SERVED: &[Column] = &[
+    ("transport", false, |e| {
+        opt(e.serving.as_ref().map(|s| match (&s.transport, &s.server) {
+            (Some(t), Some(server)) => Cell::text(format!("{t} ({server})")),
+            (Some(t), None) => Cell::text(t.clone()),
+            (None, _) => Cell::text("in-process"),
+        }))
+    }),
+    ("served / in-process (95% interval)", false, |e| {
+        opt(e.serving.as_ref().and_then(|s| {
+            let parts: Vec<String> = ["TTFT", "per-request", "aggregate"]
+                .iter()
+                .zip(&s.vs_in_process)
+                .filter_map(|(name, r)| {
+                    let (x, lo, hi) = (*r)?;
+                    Some(format!("{name} ×{x:.2} ({lo:.2}–{hi:.2})"))
+                })
+                .collect();
+            (!parts.is_empty()).then(|| Cell::text(parts.join(" · ")))
+        }))
+    }),
+];
+
 fn int(v: i64) -> Cell {
     Cell::num(v.to_string(), v as f64)
 }
@@ -214,6 +239,12 @@ pub fn detail(entries: &[&Entry]) -> Table {
         ("test", false, |e| Cell::text(e.test.test.clone())),
     ];
     let mut cols = present(EXTRA, entries);
+    if entries
+        .iter()
+        .any(|e| e.serving.as_ref().is_some_and(|s| s.transport.is_some()))
+    {
+        cols.extend(present(SERVED, entries));
+    }
     cols.extend(varying(SETTINGS, entries));
     build(entries, lead, &cols, &[])
 }

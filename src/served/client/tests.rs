@@ -58,7 +58,8 @@ fn fake(n: usize, steps: Vec<Step>) -> String {
     format!("http://127.0.0.1:{port}/v1")
 }
 
-const SSE_HEAD: &str = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+const SSE_HEAD: &str =
+    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
 
 /// One SSE event as one HTTP chunk.
 fn event(data: &str) -> String {
@@ -80,11 +81,20 @@ fn last_event(model: &str, n: u64) -> String {
 }
 
 fn done() -> Vec<Step> {
-    vec![Step::Write(event("[DONE]")), Step::Write("0\r\n\r\n".into())]
+    vec![
+        Step::Write(event("[DONE]")),
+        Step::Write("0\r\n\r\n".into()),
+    ]
 }
 
 fn client(base: &str, timeout_ms: u64) -> Client {
-    Client::new(base, "m", Api::Completions, Duration::from_millis(timeout_ms)).unwrap()
+    Client::new(
+        base,
+        "m",
+        Api::Completions,
+        Duration::from_millis(timeout_ms),
+    )
+    .unwrap()
 }
 
 fn one() -> Vec<(Duration, Request)> {
@@ -132,7 +142,11 @@ fn concurrent_requests_stream_together() {
     let (_, out) = c.stream_all(&reqs);
     assert!(out.iter().all(|r| r.is_ok()), "{out:?}");
     // Four 200 ms answers in parallel, not in sequence.
-    assert!(t.elapsed() < Duration::from_millis(700), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_millis(700),
+        "{:?}",
+        t.elapsed()
+    );
 }
 
 #[test]
@@ -144,12 +158,18 @@ fn a_non_200_answer_is_an_error_naming_the_status_and_body() {
     ))];
     let (_, mut out) = client(&fake(1, steps), 5000).stream_all(&one());
     let e = out.remove(0).unwrap_err().to_string();
-    assert!(e.contains("HTTP 503") && e.contains("model not loaded"), "{e}");
+    assert!(
+        e.contains("HTTP 503") && e.contains("model not loaded"),
+        "{e}"
+    );
 }
 
 #[test]
 fn an_event_that_is_not_json_is_an_error_naming_what_arrived() {
-    let mut steps = vec![Step::Write(SSE_HEAD.into()), Step::Write(event("hello there"))];
+    let mut steps = vec![
+        Step::Write(SSE_HEAD.into()),
+        Step::Write(event("hello there")),
+    ];
     steps.extend(done());
     let (_, mut out) = client(&fake(1, steps), 5000).stream_all(&one());
     let e = out.remove(0).unwrap_err().to_string();
@@ -158,7 +178,10 @@ fn an_event_that_is_not_json_is_an_error_naming_what_arrived() {
 
 #[test]
 fn an_answer_from_another_model_is_an_error_naming_it() {
-    let mut steps = vec![Step::Write(SSE_HEAD.into()), Step::Write(text_event("other", "a"))];
+    let mut steps = vec![
+        Step::Write(SSE_HEAD.into()),
+        Step::Write(text_event("other", "a")),
+    ];
     steps.extend(done());
     let (_, mut out) = client(&fake(1, steps), 5000).stream_all(&one());
     let e = out.remove(0).unwrap_err();
@@ -204,7 +227,10 @@ fn a_closed_port_is_unreachable() {
         .port();
     let (_, mut out) = client(&format!("http://127.0.0.1:{port}/v1"), 2000).stream_all(&one());
     let e = out.remove(0).unwrap_err().to_string();
-    assert!(e.starts_with("cannot reach") && e.contains("refused"), "{e}");
+    assert!(
+        e.starts_with("cannot reach") && e.contains("refused"),
+        "{e}"
+    );
 }
 
 #[test]

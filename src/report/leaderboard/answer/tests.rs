@@ -267,7 +267,9 @@ fn a_file_that_is_mostly_another_type_and_a_prefill_gap_without_repacked_weights
     assert_eq!(marked, ["Q5_K_M"]);
     let n = note(&a);
     assert!(
-        n.contains("no repack: Q5_K_M prefills far below the others' with no repacked weights (0 MiB;"),
+        n.contains(
+            "no repack: Q5_K_M prefills far below the others' with no repacked weights (0 MiB;"
+        ),
         "{n}"
     );
     assert!(n.contains("holds 8–57 MiB for other rows"), "{n}");

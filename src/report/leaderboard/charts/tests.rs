@@ -362,13 +362,25 @@ fn models_of_one_size_are_not_merged_and_one_model_shares_its_scale_across_machi
     let c = per_quant(&b);
     let titles: Vec<&str> = c.iter().map(|c| c.title.as_str()).collect();
     assert_eq!(c.len(), 4, "per machine and model: {titles:?}");
-    assert!(c.iter().all(|c| c.categories.len() == 1), "never merged by size");
+    assert!(
+        c.iter().all(|c| c.categories.len() == 1),
+        "never merged by size"
+    );
     let alpha: Vec<_> = c.iter().filter(|c| c.title.starts_with("alpha")).collect();
     assert_eq!(alpha.len(), 2);
-    assert_eq!(alpha[0].scale, alpha[1].scale, "one axis for alpha on both machines");
+    assert_eq!(
+        alpha[0].scale, alpha[1].scale,
+        "one axis for alpha on both machines"
+    );
     let s = alpha[0].scale.as_ref().unwrap();
     assert_eq!(s.group, "alpha (llama) decode");
     assert!(s.max >= 80.0, "{s:?}");
-    let slow = alpha.iter().find(|c| c.subtitle.starts_with("slow")).unwrap();
-    assert!(slow.render().contains(r#"data-scale-group="alpha (llama) decode""#));
+    let slow = alpha
+        .iter()
+        .find(|c| c.subtitle.starts_with("slow"))
+        .unwrap();
+    assert!(
+        slow.render()
+            .contains(r#"data-scale-group="alpha (llama) decode""#)
+    );
 }
