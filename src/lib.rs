@@ -2,7 +2,7 @@
 //!
 //! The folders are the layers, bottom to top, and a module imports only from its own layer
 //! and those below (`scripts/check-layers`): `stats`, `gguf` and `util`; `config`; `plan`;
-//! `output` (progress on stderr); `engine` (`engine::llama*`, the only code that touches
+//! `output` (progress on stderr); `engine` (`engine::llama`, the only code that touches
 //! llama.cpp); `machine`; `record`; `kinds`, `serving` and `ladder`, how each kind of test
 //! is measured; `runner`, which ties them together; `report` (exporters, the leaderboard,
 //! compare, merge); and `cli`, the command line.

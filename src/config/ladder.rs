@@ -69,7 +69,7 @@ impl Ladder {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawEval {
+pub(crate) struct RawEval {
     text: Option<Spanned<String>>,
     ctx: Option<Spanned<toml::Value>>,
     chunks: Option<Spanned<toml::Value>>,
@@ -80,7 +80,7 @@ struct RawEval {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawLadder {
+pub(crate) struct RawLadder {
     name: Spanned<String>,
     base: Spanned<String>,
     types: Spanned<toml::Value>,
@@ -91,22 +91,16 @@ struct RawLadder {
     sweep: Option<Spanned<RawSweep>>,
 }
 
-/// Only the ladders; config.rs checks everything else in the file.
-#[derive(Deserialize)]
-struct RawFile {
-    #[serde(default)]
-    ladder: Vec<RawLadder>,
-}
-
 /// The `[[ladder]]` tables of a configuration (none when it has none); `defaults` are the
 /// `[sweep]` axes, which a `[ladder.sweep]` overrides. Called by `config::parse`.
-pub(crate) fn parse(ctx: &Ctx, defaults: &Axes) -> Result<Vec<Ladder>, ConfigError> {
-    let (file, src) = (ctx.file, ctx.src);
-    let raw: RawFile = toml::from_str(src).map_err(|e| config::toml_error(ctx, &e))?;
-    let ctx = Ctx { file, src };
-    let dir = file.parent().unwrap_or(Path::new("."));
+pub(crate) fn parse(
+    ctx: &Ctx,
+    raw: Vec<RawLadder>,
+    defaults: &Axes,
+) -> Result<Vec<Ladder>, ConfigError> {
+    let dir = ctx.file.parent().unwrap_or(Path::new("."));
     let mut ladders: Vec<Ladder> = Vec::new();
-    for (i, l) in raw.ladder.into_iter().enumerate() {
+    for (i, l) in raw.into_iter().enumerate() {
         let key = |k: &str| format!("ladder[{i}].{k}");
         let name = l.name.get_ref().trim().to_string();
         if name.is_empty() || name.contains('/') || name.chars().any(char::is_control) {
@@ -123,7 +117,7 @@ pub(crate) fn parse(ctx: &Ctx, defaults: &Axes) -> Result<Vec<Ladder>, ConfigErr
         if l.base.get_ref().trim().is_empty() {
             return Err(ctx.err(l.base.span(), &key("base"), "the base path is empty"));
         }
-        let types = types_list(&ctx, &key("types"), &l.types)?;
+        let types = types_list(ctx, &key("types"), &l.types)?;
         let reference = match &l.reference {
             None => most_precise(&types).expect("types is non-empty"),
             Some(r) => {
@@ -136,7 +130,7 @@ pub(crate) fn parse(ctx: &Ctx, defaults: &Axes) -> Result<Vec<Ladder>, ConfigErr
                 t
             }
         };
-        let eval = eval_spec(&ctx, &format!("ladder[{i}].eval"), l.eval, dir)?;
+        let eval = eval_spec(ctx, &format!("ladder[{i}].eval"), l.eval, dir)?;
         let mut axes = defaults.clone();
         if let Some(sweep) = l.sweep {
             let span = sweep.span();
@@ -152,7 +146,7 @@ pub(crate) fn parse(ctx: &Ctx, defaults: &Axes) -> Result<Vec<Ladder>, ConfigErr
                     return Err(ctx.err(span.clone(), &key(&format!("sweep.{k}")), msg));
                 }
             }
-            config::apply_axes(&ctx, &key("sweep"), sweep, &mut axes)?;
+            config::apply_axes(ctx, &key("sweep"), sweep, &mut axes)?;
         }
         ladders.push(Ladder {
             name,

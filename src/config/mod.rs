@@ -21,7 +21,7 @@ use values::{boolean, flash_attn, int_list, kv_type, list, scalar_float, split_m
 
 pub use axes::{Axes, FlashAttn, KV_TYPES, SplitMode};
 pub use error::ConfigError;
-pub(crate) use error::{Ctx, toml_error};
+pub(crate) use error::Ctx;
 pub use served::{Api, Served, ServerLaunch};
 
 impl RunSettings {
@@ -115,7 +115,7 @@ pub(crate) struct RawSweep {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawModel {
+pub(crate) struct RawModel {
     name: Spanned<String>,
     path: Option<Spanned<String>>,
     synth: Option<Spanned<String>>,
@@ -127,18 +127,16 @@ struct RawModel {
     server: Option<Spanned<served::RawServer>>,
 }
 
+/// The whole file, deserialized once.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawConfig {
+pub(crate) struct RawConfig {
     sweep: Option<RawSweep>,
     #[serde(default)]
     model: Vec<RawModel>,
-    /// `[[ladder]]` tables, parsed by `config_ladder`.
     #[serde(default)]
-    ladder: Option<toml::Value>,
-    /// Read by `serving::config` from the same text, with its own spans.
-    #[allow(dead_code)]
-    serving: Option<toml::Value>,
+    ladder: Vec<ladder::RawLadder>,
+    serving: Option<Spanned<serving::RawServing>>,
 }
 
 /// Reads and validates a `models.toml`.
@@ -156,10 +154,11 @@ pub fn load(file: &Path, physical_cores: u32) -> Result<Config, ConfigError> {
 /// A configuration must define at least one test: a `[[model]]` sweep with a prompt or
 /// generation size above 0, a `[serving]` table with models, or a `[[ladder]]`.
 pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, ConfigError> {
-    let (mut config, defaults, has_ladder) = parse_parts(file, src, physical_cores)?;
-    if has_ladder {
-        config.ladders = ladder::parse(&Ctx { file, src }, &defaults)?;
-    }
+    let ctx = Ctx { file, src };
+    let raw: RawConfig = error::deserialize(&ctx)?;
+    let (mut config, defaults) =
+        parse_parts(&ctx, raw.sweep, raw.model, raw.serving, physical_cores)?;
+    config.ladders = ladder::parse(&ctx, raw.ladder, &defaults)?;
     let sweeps = config
         .models
         .iter()
@@ -198,15 +197,16 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, Conf
     Ok(config)
 }
 
-/// The configuration (possibly without models), the resolved `[sweep]` axes, and whether
-/// the file has `[[ladder]]` tables.
-pub(crate) fn parse_parts(
-    file: &Path,
-    src: &str,
+/// The configuration without its ladders (possibly without models) and the resolved
+/// `[sweep]` axes, which ladders start from.
+fn parse_parts(
+    ctx: &Ctx,
+    sweep: Option<RawSweep>,
+    raw_models: Vec<RawModel>,
+    raw_serving: Option<Spanned<serving::RawServing>>,
     physical_cores: u32,
-) -> Result<(Config, Axes, bool), ConfigError> {
-    let ctx = Ctx { file, src };
-    let raw: RawConfig = toml::from_str(src).map_err(|e| toml_error(&ctx, &e))?;
+) -> Result<(Config, Axes), ConfigError> {
+    let file = ctx.file;
 
     let mut defaults = Axes::llama_bench_defaults(physical_cores);
     let mut settings = RunSettings {
@@ -218,15 +218,14 @@ pub(crate) fn parse_parts(
         seed: 42,
         rounds: 1,
     };
-    if let Some(s) = raw.sweep {
-        apply_settings(&ctx, &s, &mut settings)?;
-        apply_axes(&ctx, "sweep", s, &mut defaults)?;
+    if let Some(s) = sweep {
+        apply_settings(ctx, &s, &mut settings)?;
+        apply_axes(ctx, "sweep", s, &mut defaults)?;
     }
 
-    let has_ladder = raw.ladder.is_some();
     let base_dir = file.parent().unwrap_or(Path::new("."));
     let mut models: Vec<ModelEntry> = Vec::new();
-    for (i, m) in raw.model.into_iter().enumerate() {
+    for (i, m) in raw_models.into_iter().enumerate() {
         let key = format!("model[{i}]");
         let name = m.name.get_ref().trim().to_string();
         if name.is_empty() || name.contains('/') || name.chars().any(char::is_control) {
@@ -261,7 +260,7 @@ pub(crate) fn parse_parts(
             request_timeout_s: m.request_timeout_s,
             server: m.server,
         };
-        let served = served::served(&ctx, &key, raw_served, m.path.is_some(), base_dir)?;
+        let served = served::served(ctx, &key, raw_served, m.path.is_some(), base_dir)?;
         if m.path.is_none() && served.is_none() {
             let msg = "a model needs `path` (a GGUF file) or `endpoint` (a served model)";
             return Err(ctx.err(m.name.span(), &format!("{key}.path"), msg));
@@ -281,7 +280,7 @@ pub(crate) fn parse_parts(
                     return Err(ctx.err(span.clone(), &format!("{key}.sweep.{k}"), msg));
                 }
             }
-            apply_axes(&ctx, &format!("{key}.sweep"), sweep, &mut axes)?;
+            apply_axes(ctx, &format!("{key}.sweep"), sweep, &mut axes)?;
         }
         models.push(ModelEntry {
             name,
@@ -295,10 +294,13 @@ pub(crate) fn parse_parts(
         file: file.to_path_buf(),
         settings,
         models,
-        serving: crate::config::serving::parse(file, src)?,
+        serving: match raw_serving {
+            Some(raw) => Some(serving::parse(ctx, raw)?),
+            None => None,
+        },
         ladders: Vec::new(),
     };
-    Ok((config, defaults, has_ladder))
+    Ok((config, defaults))
 }
 
 fn apply_settings(ctx: &Ctx, s: &RawSweep, out: &mut RunSettings) -> Result<(), ConfigError> {

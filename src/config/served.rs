@@ -46,6 +46,7 @@ pub enum Api {
     Chat,
 }
 
+/// How tpsbench starts the server before the entry's served tests (and stops it after).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum ServerLaunch {
     /// `server = "llama-server"` (binary None: the pinned build of `scripts/reference-tools --server`)

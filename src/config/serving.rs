@@ -1,19 +1,21 @@
-//! The `[serving]` table of models.toml: which serving tests to run, on every model. Parsed
-//! from the same text as the rest of the file; mistakes name file, line and key.
+//! The `[serving]` table of models.toml: which serving tests to run, on every model.
+//! Deserialized with the rest of the file into [`RawServing`], then checked key by key with
+//! the value checks `[sweep]` uses; mistakes name file, line and key.
 
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::config::ConfigError;
+use crate::config::values::{boolean, int_list, list, scalar_float, scalar_int};
+use crate::config::{ConfigError, Ctx};
 
 mod slo;
 mod targets;
+pub(crate) use slo::RawGoodput;
 pub use slo::{GoodputSearch, Slo};
+pub(crate) use targets::RawTargets;
 pub use targets::Targets;
-use targets::targets;
 
 /// The kinds of serving test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -74,167 +76,81 @@ pub struct ServingConfig {
 
 type V = Option<Spanned<toml::Value>>;
 
+/// `[serving]` as written. Numbers and lists keep their span and value for the checks that
+/// `[sweep]` shares; strings, booleans and tables are typed.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawServing {
+pub(crate) struct RawServing {
     modes: V,
     n_prompt: V,
     n_gen: V,
     n_parallel: V,
     shared_prompt: V,
-    kv_unified: V,
+    kv_unified: Option<bool>,
     repetitions: V,
     n_requests: V,
     arrival_rate: V,
     slots: V,
-    dataset: V,
-    chat_template: V,
+    dataset: Option<Spanned<String>>,
+    chat_template: Option<Spanned<bool>>,
     temperature: V,
     seed: V,
-    targets: V,
+    targets: Option<Spanned<RawTargets>>,
     price_per_hour: V,
     slo: Option<slo::RawSlo>,
-    goodput: Option<Spanned<slo::RawGoodput>>,
+    goodput: Option<Spanned<RawGoodput>>,
 }
 
-#[derive(Deserialize)]
-struct Doc {
-    serving: Option<Spanned<RawServing>>,
+/// `serving.<name>`, as errors name the table's keys.
+fn k(name: &str) -> String {
+    format!("serving.{name}")
 }
 
-struct Ctx<'a> {
-    file: &'a Path,
-    src: &'a str,
-}
-
-impl Ctx<'_> {
-    fn err(&self, span: Range<usize>, key: &str, message: impl Into<String>) -> ConfigError {
-        let offset = span.start.min(self.src.len());
-        ConfigError {
-            file: self.file.to_path_buf(),
-            line: Some(self.src[..offset].matches('\n').count() + 1),
-            key: Some(format!("serving.{key}")),
-            message: message.into(),
-        }
+/// An integer key of `[serving]`: `default` when absent.
+fn int(ctx: &Ctx, v: &V, name: &str, min: i64, max: i64, default: i64) -> Result<i64, ConfigError> {
+    match v {
+        None => Ok(default),
+        Some(v) => scalar_int(ctx, &k(name), v, min, max),
     }
 }
 
-/// Parses the `[serving]` table of `src`, if there is one.
-pub fn parse(file: &Path, src: &str) -> Result<Option<ServingConfig>, ConfigError> {
-    let ctx = Ctx { file, src };
-    let doc: Doc = toml::from_str(src).map_err(|e| {
-        let message = e
-            .message()
-            .lines()
-            .next()
-            .unwrap_or("invalid TOML")
-            .to_string();
-        let (key, message) =
-            match crate::config::unknown_key::unknown_key(src, e.span().map(|s| s.start), &message)
-            {
-                Some((key, message)) => (Some(key), message),
-                None => (None, message),
-            };
-        ConfigError {
-            file: file.to_path_buf(),
-            line: e
-                .span()
-                .map(|s| src[..s.start.min(src.len())].matches('\n').count() + 1),
-            key,
-            message,
-        }
-    })?;
-    let Some(raw) = doc.serving else {
-        return Ok(None);
-    };
+fn mode(x: &toml::Value) -> Result<Mode, String> {
+    match x.as_str() {
+        Some("request") => Ok(Mode::Request),
+        Some("parallel") => Ok(Mode::Parallel),
+        Some("arrival") => Ok(Mode::Arrival),
+        Some("goodput") => Ok(Mode::Goodput),
+        _ => Err(format!(
+            "{x} is not a mode: use \"request\", \"parallel\", \"arrival\" or \"goodput\""
+        )),
+    }
+}
+
+fn rate(x: &toml::Value) -> Result<f64, String> {
+    let r = x.as_float().or_else(|| x.as_integer().map(|i| i as f64));
+    match r {
+        Some(f) if f > 0.0 && f <= 1e6 => Ok(f),
+        _ => Err(format!("{x} is not a rate in requests per second (> 0)")),
+    }
+}
+
+/// Checks the `[serving]` table.
+pub(crate) fn parse(ctx: &Ctx, raw: Spanned<RawServing>) -> Result<ServingConfig, ConfigError> {
     let table_span = raw.span();
     let r = raw.into_inner();
-    let int = |v: &V, key: &str, min: i64, max: i64, default: i64| -> Result<i64, ConfigError> {
-        let Some(v) = v else { return Ok(default) };
-        let n = v.get_ref().as_integer().ok_or_else(|| {
-            ctx.err(
-                v.span(),
-                key,
-                format!("expected an integer, got {}", v.get_ref().type_str()),
-            )
-        })?;
-        if n < min || n > max {
-            return Err(ctx.err(
-                v.span(),
-                key,
-                format!("{n} is out of range: must be between {min} and {max}"),
-            ));
-        }
-        Ok(n)
-    };
-    let boolean = |v: &V, key: &str, default: bool| -> Result<bool, ConfigError> {
-        match v {
-            None => Ok(default),
-            Some(v) => v.get_ref().as_bool().ok_or_else(|| {
-                ctx.err(
-                    v.span(),
-                    key,
-                    format!("expected true or false, got {}", v.get_ref().type_str()),
-                )
-            }),
-        }
-    };
-    let number = |v: &toml::Value| v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
-    let items = |v: &Spanned<toml::Value>, key: &str| -> Result<Vec<toml::Value>, ConfigError> {
-        let items = match v.get_ref() {
-            toml::Value::Array(a) => a.clone(),
-            other => vec![other.clone()],
-        };
-        if items.is_empty() {
-            return Err(ctx.err(v.span(), key, "the list is empty: give at least one value"));
-        }
-        Ok(items)
-    };
-
-    let n_prompt = int(&r.n_prompt, "n_prompt", 1, 1 << 20, 128)? as u32;
-    let n_gen = int(&r.n_gen, "n_gen", 1, 1 << 20, 64)? as u32;
+    let n_prompt = int(ctx, &r.n_prompt, "n_prompt", 1, 1 << 20, 128)? as u32;
+    let n_gen = int(ctx, &r.n_gen, "n_gen", 1, 1 << 20, 64)? as u32;
     let n_parallel = match &r.n_parallel {
         None => vec![1, 2, 4, 8],
-        Some(v) => items(v, "n_parallel")?
-            .iter()
-            .map(|x| match x.as_integer() {
-                Some(n @ 1..=256) => Ok(n as u32),
-                _ => Err(ctx.err(
-                    v.span(),
-                    "n_parallel",
-                    format!("{x} is not a sequence count between 1 and 256"),
-                )),
-            })
-            .collect::<Result<_, _>>()?,
+        Some(v) => int_list(ctx, &k("n_parallel"), v, 1, 256)?,
     };
     let shared_prompt = match &r.shared_prompt {
         None => vec![false],
-        Some(v) => items(v, "shared_prompt")?
-            .iter()
-            .map(|x| {
-                x.as_bool().ok_or_else(|| {
-                    ctx.err(
-                        v.span(),
-                        "shared_prompt",
-                        "expected true or false (or a list of them)",
-                    )
-                })
-            })
-            .collect::<Result<_, _>>()?,
+        Some(v) => list(ctx, &k("shared_prompt"), v, boolean)?,
     };
     let arrival_rate = match &r.arrival_rate {
         None => vec![],
-        Some(v) => items(v, "arrival_rate")?
-            .iter()
-            .map(|x| match number(x) {
-                Some(f) if f > 0.0 && f.is_finite() && f <= 1e6 => Ok(f),
-                _ => Err(ctx.err(
-                    v.span(),
-                    "arrival_rate",
-                    format!("{x} is not a rate in requests per second (> 0)"),
-                )),
-            })
-            .collect::<Result<_, _>>()?,
+        Some(v) => list(ctx, &k("arrival_rate"), v, rate)?,
     };
     let modes = match &r.modes {
         None => {
@@ -245,126 +161,84 @@ pub fn parse(file: &Path, src: &str) -> Result<Option<ServingConfig>, ConfigErro
             m
         }
         Some(v) => {
-            let mut m = Vec::new();
-            for x in items(v, "modes")? {
-                let mode =
-                    match x.as_str() {
-                        Some("request") => Mode::Request,
-                        Some("parallel") => Mode::Parallel,
-                        Some("arrival") => Mode::Arrival,
-                        Some("goodput") => Mode::Goodput,
-                        _ => return Err(ctx.err(
-                            v.span(),
-                            "modes",
-                            format!(
-                                "{x} is not a mode: use \"request\", \"parallel\", \"arrival\" or \"goodput\""
-                            ),
-                        )),
-                    };
-                if !m.contains(&mode) {
-                    m.push(mode);
+            let mut m: Vec<Mode> = Vec::new();
+            for x in list(ctx, &k("modes"), v, mode)? {
+                if !m.contains(&x) {
+                    m.push(x);
                 }
             }
             if m.contains(&Mode::Arrival) && arrival_rate.is_empty() {
-                return Err(ctx.err(
-                    v.span(),
-                    "modes",
-                    "the arrival mode needs `arrival_rate` (requests per second)",
-                ));
+                let msg = "the arrival mode needs `arrival_rate` (requests per second)";
+                return Err(ctx.err(v.span(), &k("modes"), msg));
             }
             if m.contains(&Mode::Goodput) && r.slo.is_none() {
-                return Err(ctx.err(
-                    v.span(),
-                    "modes",
-                    "the goodput mode needs `slo` (per-request thresholds and an attainment)",
-                ));
+                let msg = "the goodput mode needs `slo` (per-request thresholds and an attainment)";
+                return Err(ctx.err(v.span(), &k("modes"), msg));
             }
             m
         }
     };
     let max_parallel = n_parallel.iter().copied().max().unwrap_or(1);
+    let dir = ctx.file.parent().unwrap_or(Path::new("."));
     let dataset = match &r.dataset {
         None => None,
-        Some(v) => match v.get_ref().as_str() {
-            Some(s) if !s.trim().is_empty() => {
-                Some(file.parent().unwrap_or(Path::new(".")).join(s))
-            }
-            _ => return Err(ctx.err(v.span(), "dataset", "expected the path of a prompt file")),
-        },
+        Some(d) if d.get_ref().trim().is_empty() => {
+            return Err(ctx.err(
+                d.span(),
+                &k("dataset"),
+                "expected the path of a prompt file",
+            ));
+        }
+        Some(d) => Some(dir.join(d.get_ref())),
     };
-    let chat_template = boolean(&r.chat_template, "chat_template", false)?;
+    let chat_template = r.chat_template.as_ref().is_some_and(|c| *c.get_ref());
     if chat_template && dataset.is_none() {
-        let span = r
-            .chat_template
-            .as_ref()
-            .map_or(table_span.clone(), |v| v.span());
-        return Err(ctx.err(
-            span,
-            "chat_template",
-            "the chat template applies to a `dataset`'s prompts: set one",
-        ));
+        let span = r.chat_template.as_ref().map_or(table_span, |v| v.span());
+        let msg = "the chat template applies to a `dataset`'s prompts: set one";
+        return Err(ctx.err(span, &k("chat_template"), msg));
     }
     let temperature = match &r.temperature {
         None => 0.0,
-        Some(v) => match number(v.get_ref()) {
-            Some(t) if (0.0..=100.0).contains(&t) => t,
-            _ => {
-                return Err(ctx.err(
-                    v.span(),
-                    "temperature",
-                    "expected a number between 0 (greedy) and 100",
-                ));
-            }
-        },
+        Some(v) => scalar_float(ctx, &k("temperature"), v, 0.0, 100.0)?,
     };
     let price_per_hour = match &r.price_per_hour {
         None => None,
-        Some(v) => match number(v.get_ref()) {
-            Some(p) if p >= 0.0 && p.is_finite() => Some(p),
-            _ => {
-                return Err(ctx.err(
-                    v.span(),
-                    "price_per_hour",
-                    "expected a price per hour (a number ≥ 0)",
-                ));
-            }
-        },
+        Some(v) => Some(scalar_float(ctx, &k("price_per_hour"), v, 0.0, 1e12)?),
     };
     let targets = match &r.targets {
         None => None,
-        Some(v) => Some(targets(&ctx, v, &number)?),
+        Some(t) => Some(targets::targets(ctx, t)?),
     };
     let slo = match &r.slo {
         None => None,
-        Some(v) => Some(slo::slo(&ctx, v)?),
+        Some(v) => Some(slo::slo(ctx, v)?),
     };
-    let n_requests = int(&r.n_requests, "n_requests", 1, 100_000, 8)? as u32;
-    let goodput = slo::goodput(&ctx, r.goodput.as_ref(), n_requests)?;
-    Ok(Some(ServingConfig {
+    let n_requests = int(ctx, &r.n_requests, "n_requests", 1, 100_000, 8)? as u32;
+    let goodput = slo::goodput(ctx, r.goodput.as_ref(), n_requests)?;
+    let seed = match &r.seed {
+        None => None,
+        Some(v) => Some(scalar_int(ctx, &k("seed"), v, 0, i64::MAX)? as u64),
+    };
+    Ok(ServingConfig {
         modes,
         n_prompt,
         n_gen,
         n_parallel,
         shared_prompt,
-        kv_unified: boolean(&r.kv_unified, "kv_unified", false)?,
-        repetitions: int(&r.repetitions, "repetitions", 1, 10_000, 3)? as u32,
+        kv_unified: r.kv_unified.unwrap_or(false),
+        repetitions: int(ctx, &r.repetitions, "repetitions", 1, 10_000, 3)? as u32,
         n_requests,
         arrival_rate,
-        slots: int(&r.slots, "slots", 1, 256, max_parallel as i64)? as u32,
+        slots: int(ctx, &r.slots, "slots", 1, 256, i64::from(max_parallel))? as u32,
         dataset,
         chat_template,
         temperature,
-        seed: r
-            .seed
-            .as_ref()
-            .map(|_| int(&r.seed, "seed", 0, i64::MAX, 0))
-            .transpose()?
-            .map(|s| s as u64),
+        seed,
         targets,
         price_per_hour,
         slo,
         goodput,
-    }))
+    })
 }
 
 #[cfg(test)]

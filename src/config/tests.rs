@@ -254,3 +254,85 @@ fn the_shipped_gpu_sweep_parses_to_full_offload_with_flash_attention_on_and_off(
     );
     assert_eq!(a.no_kv_offload, vec![false]);
 }
+
+#[test]
+fn a_misspelled_key_anywhere_gets_its_path_and_the_nearest_known_key() {
+    const M: &str = "[[model]]\nname = 'a'\npath = 'a'\n";
+    for (src, start) in [
+        (
+            format!("{M}[[model]]\nname = 'b'\npath = 'b'\n[model.sweep]\nn_thread = 2\n"),
+            "dir/models.toml:8: key `model[1].sweep.n_thread`: unknown field `n_thread`, did you \
+             mean `n_threads`?",
+        ),
+        (
+            format!("{M}endpiont = 'http://h:1'\n"),
+            "dir/models.toml:4: key `model[0].endpiont`: unknown field `endpiont`, did you mean \
+             `endpoint`?",
+        ),
+        (
+            format!("{M}server = {{ comand = ['p'] }}\n"),
+            "dir/models.toml:4: key `model[0].server.comand`: unknown field `comand`, did you \
+             mean `command`?",
+        ),
+        (
+            format!("{M}[serving]\ngoodput = {{ max_rates = 3 }}\n"),
+            "dir/models.toml:5: key `serving.goodput.max_rates`: unknown field `max_rates`, did \
+             you mean `max_rate`?",
+        ),
+        (
+            format!("{M}[serving]\ntargets = {{ ttft = 3 }}\n"),
+            "dir/models.toml:5: key `serving.targets.ttft`: unknown field `ttft`, did you mean \
+             `ttft_ms`?",
+        ),
+        (
+            "[[ladder]]\nname = 'l'\nbase = 'b'\ntypes = ['Q8_0']\n[ladder.eval]\nchunk = 2\n"
+                .to_string(),
+            "dir/models.toml:6: key `ladder[0].eval.chunk`: unknown field `chunk`, did you mean \
+             `chunks`?",
+        ),
+        (
+            format!("{M}[servng]\n"),
+            "dir/models.toml:4: key `servng`: unknown field `servng`, did you mean `serving`?",
+        ),
+        (
+            format!("{M}[serving]\nzzz = 1\n"),
+            "dir/models.toml:5: key `serving.zzz`: unknown field `zzz`, expected one of `modes`",
+        ),
+    ] {
+        let e = err_of(&src).to_string();
+        assert!(e.starts_with(start), "{src}\n{e}\nwanted\n{start}");
+    }
+}
+
+#[test]
+fn a_wrong_type_in_a_typed_key_names_its_path_and_line() {
+    const M: &str = "[[model]]\nname = 'a'\npath = 'a'\n";
+    for (src, start) in [
+        (
+            format!("{M}endpoint = 'http://h:1'\napi = 'chatt'\n"),
+            "dir/models.toml:5: key `model[0].api`: unknown variant `chatt`, expected \
+             `completions` or `chat`",
+        ),
+        (
+            format!("{M}server = 3\n"),
+            "dir/models.toml:4: key `model[0].server`: invalid type: integer `3`, expected \
+             \"llama-server\" or a table",
+        ),
+        (
+            format!("{M}[serving]\nkv_unified = 'yes'\n"),
+            "dir/models.toml:5: key `serving.kv_unified`: invalid type: string \"yes\", expected \
+             a boolean",
+        ),
+        (
+            format!("{M}[serving]\nslo = {{ ttft_ms = 'fast' }}\n"),
+            "dir/models.toml:5: key `serving.slo.ttft_ms`: invalid type: string \"fast\"",
+        ),
+        (
+            "[[model]]\npath = 'a'\n".to_string(),
+            "dir/models.toml:1: key `model[0]`: missing field `name`",
+        ),
+    ] {
+        let e = err_of(&src).to_string();
+        assert!(e.starts_with(start), "{src}\n{e}\nwanted\n{start}");
+    }
+}

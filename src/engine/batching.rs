@@ -1,6 +1,6 @@
 //! The engine boundary for serving tests: several sequences decoded together in one batch,
 //! real logits, KV-cache sequence operations, tokenization and the chat template. Implemented
-//! by `llama_batch` (llama.cpp) and `mock_batch` (a fake clock and a simulated KV cache).
+//! by `llama::batch` (llama.cpp) and `mock_batch` (a fake clock and a simulated KV cache).
 
 use crate::plan::TestParams;
 

@@ -1,15 +1,14 @@
-//! The engine boundary. `llama` is the only code that touches llama.cpp; `mock` is a fake
-//! engine with a fake clock, so the whole pipeline is unit-tested deterministically (as
-//! hyperfine does with its mock executor). Beside it: which libllama the process runs
-//! (`linkage`), where llama.cpp put a model (`placement`, read from its load log), and
-//! llama-bench's timing loop over any engine (`measure`).
+//! The engine boundary. `llama` is the only code that touches llama.cpp: one model type with
+//! one load path, whose contexts serve the timed loops, serving tests and quality passes
+//! (`quantize` calls llama.cpp's quantizer). `mock` is a fake engine with a fake clock, so
+//! the whole pipeline is unit-tested deterministically (as hyperfine does with its mock
+//! executor). Beside it: which libllama the process runs (`linkage`), where llama.cpp put a
+//! model (`placement`, read from its load log), and llama-bench's timing loop over any
+//! engine (`measure`).
 
 pub mod batching;
 pub mod linkage;
 pub mod llama;
-mod llama_backend;
-mod llama_batch;
-pub mod logits;
 pub mod measure;
 pub mod mock;
 pub mod mock_batch;

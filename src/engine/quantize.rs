@@ -1,7 +1,7 @@
 //! llama.cpp's own quantizer (`llama_model_quantize`) behind a safe wrapper.
 //!
 //! llama.cpp reports its progress only through its log ("[  12/ 272] blk.0.attn_q.weight
-//! ..."); while a quantization runs, the log callback in `llama.rs` hands each line to
+//! ..."); while a quantization runs, the log callback in `llama/backend.rs` hands each line to
 //! [`tap`], which keeps the latest tensor counter for the caller to show.
 
 use std::ffi::CString;

@@ -77,16 +77,18 @@ fn measure(
     }
     let l = &config.ladders[li];
     let base = bases[li].as_ref().map_err(String::clone)?;
+    let load = quality::load_params(l);
     if cache.current.as_ref().map(|c| c.0) != Some(li) {
         cache.current = None; // the previous ladder's spill file goes first
         let tag = format!("[quantize] {}", l.variant_name(l.reference));
         let ref_path = crate::ladder::build_variant(base, l, l.reference, n_threads, &tag, rep)?;
-        let r = quality::reference(l, base, &ref_path, n_threads, rep)?;
+        let r = quality::reference(l, base, &ref_path, &load, n_threads, rep)?;
         cache.current = Some((li, r));
     }
     let r = &cache.current.as_ref().expect("reference made above").1;
     if quant == l.reference {
         return Ok(r.own.clone());
     }
-    quality::variant(l, r, &mrec.name, Path::new(&mrec.path), n_threads, rep)
+    let path = Path::new(&mrec.path);
+    quality::variant(l, r, &mrec.name, path, &load, n_threads, rep)
 }

@@ -26,7 +26,7 @@ enum Shared<'m> {
     /// The in-process context.
     InProcess(Result<Ready<'m>, String>),
     /// The server of a served model.
-    Http(Result<ServedGroup, String>),
+    Http(Box<Result<ServedGroup, String>>),
 }
 
 /// A reachable server (started here or not), who it says it is, and the model's vocabulary.
@@ -66,7 +66,7 @@ pub fn open<'m>(
     results: Option<&Path>,
 ) -> Group<'m> {
     if first.transport == Transport::Http {
-        return Group(Shared::Http(open_served(config, first, results)));
+        return Group(Shared::Http(Box::new(open_served(config, first, results))));
     }
     let gr = group_run(engine, config, prompts);
     Group(Shared::InProcess(model.and_then(|m| gr.prepare(m, first))))
@@ -95,14 +95,14 @@ pub fn preflight(config: &Config, models: impl IntoIterator<Item = usize>) -> Re
                 let c = client_for(m, s, ep)?;
                 identity::probe(&c).map_err(|e| format!("model {:?}: {e}", m.name))?;
             }
-            (Some(ServerLaunch::LlamaServer { binary: None, .. }), _) => {
-                if launch::pinned_llama_server().is_none_or(|p| !p.is_file()) {
-                    return Err(format!(
-                        "model {:?}: server = \"llama-server\" needs the pinned build: run \
-                         scripts/reference-tools --server (or set TPSBENCH_LLAMA_SERVER)",
-                        m.name
-                    ));
-                }
+            (Some(ServerLaunch::LlamaServer { binary: None, .. }), _)
+                if launch::pinned_llama_server().is_none_or(|p| !p.is_file()) =>
+            {
+                return Err(format!(
+                    "model {:?}: server = \"llama-server\" needs the pinned build: run \
+                     scripts/reference-tools --server (or set TPSBENCH_LLAMA_SERVER)",
+                    m.name
+                ));
             }
             (
                 Some(ServerLaunch::LlamaServer {
@@ -252,6 +252,10 @@ fn open_served(
             .insert("cache_prompt".into(), serde_json::Value::Bool(false));
     }
     if let Some(l) = &launched {
+        info.sources = l
+            .command
+            .first()
+            .and_then(|b| launch::stamp_sources(Path::new(b)));
         info.command = Some(l.command.clone());
         info.log = Some(l.log.display().to_string());
     }
@@ -315,11 +319,13 @@ pub fn run(
                 Err(e) => Err(e.clone()),
             }
         }
-        Shared::Http(Err(e)) => Err(e.clone()),
-        Shared::Http(Ok(g)) => {
-            rec.warmup = 0;
-            served(&gr, g, t, prompts, progress)
-        }
+        Shared::Http(served_group) => match served_group.as_mut() {
+            Err(e) => Err(e.clone()),
+            Ok(g) => {
+                rec.warmup = 0;
+                served(&gr, g, t, prompts, progress)
+            }
+        },
     };
     match result {
         Ok((serving, samples_ns, samples_ts, n_ctx)) => {

@@ -11,7 +11,7 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use crate::engine::logits::{EvalModel, RowSink};
+use crate::engine::llama::{LlamaModel, RowSink};
 use crate::ladder::kld::{Accumulator, compare, log_softmax};
 use crate::util::rng::SplitMix64;
 
@@ -78,7 +78,7 @@ fn uniform(rng: &mut SplitMix64) -> f64 {
 /// seeded; end-of-text and control tokens excluded) and returns prompt and continuation
 /// as text. When the context fills, it restarts from the last half.
 pub fn generate_text(
-    model: &EvalModel,
+    model: &LlamaModel,
     prompt: &str,
     n_new: usize,
     seed: u64,
@@ -91,14 +91,14 @@ pub fn generate_text(
     } as usize;
     let window = window.max(64);
     let banned = model.non_text_tokens();
-    let mut all = model.tokenize(prompt, true)?;
+    let mut all = model.tokenize(prompt, true, false)?;
     if all.is_empty() {
         return Err("the prompt has no tokens".into());
     }
     if all.len() > window / 2 {
         all.drain(..all.len() - window / 2);
     }
-    let mut ctx = model.context(window as u32, n_threads)?;
+    let mut ctx = model.eval_context(window as u32, n_threads)?;
     let mut logits = ctx.decode_last(&all, 0)?;
     let mut pos = all.len();
     let mut rng = SplitMix64(seed);
@@ -142,7 +142,7 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> String + '_ {
 /// Evaluates `chunks` with `model`, calling `per_row(next_token, logits)` for each scored
 /// position in order; `progress(chunk, n_chunks)`.
 fn eval_rows(
-    model: &EvalModel,
+    model: &LlamaModel,
     chunks: &[Vec<i32>],
     n_threads: u32,
     progress: &mut dyn FnMut(usize, usize),
@@ -151,7 +151,7 @@ fn eval_rows(
     let Some(n_ctx) = chunks.first().map(Vec::len) else {
         return Ok(());
     };
-    let mut ctx = model.context(n_ctx as u32, n_threads)?;
+    let mut ctx = model.eval_context(n_ctx as u32, n_threads)?;
     for (c, chunk) in chunks.iter().enumerate() {
         progress(c, chunks.len());
         ctx.clear();
@@ -166,7 +166,7 @@ fn eval_rows(
 /// The reference pass: writes the scored log-probabilities to a spill file in `dir` and
 /// returns it with the reference's figures against itself.
 pub fn reference_pass(
-    model: &EvalModel,
+    model: &LlamaModel,
     chunks: &[Vec<i32>],
     n_threads: u32,
     dir: &Path,
@@ -198,7 +198,7 @@ pub fn reference_pass(
 
 /// A variant pass: compares `model` with the reference's spilled log-probabilities.
 pub fn variant_pass(
-    model: &EvalModel,
+    model: &LlamaModel,
     chunks: &[Vec<i32>],
     n_threads: u32,
     spill: &Spill,

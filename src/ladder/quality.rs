@@ -9,7 +9,8 @@ use super::Reporter;
 use super::cache::BaseInfo;
 use super::eval::{self, Spill};
 use crate::config::ladder::Ladder;
-use crate::engine::logits::EvalModel;
+use crate::engine::LoadParams;
+use crate::engine::llama::LlamaModel;
 use crate::record::Quality;
 
 /// Quality-side figures of one variant.
@@ -35,7 +36,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
 fn eval_text(
     l: &Ladder,
     base: &BaseInfo,
-    model: &EvalModel,
+    model: &LlamaModel,
     n_threads: u32,
     rep: &Reporter,
 ) -> Result<EvalText, String> {
@@ -130,18 +131,32 @@ impl Reference {
     }
 }
 
-/// Evaluates the reference variant (at `ref_path`) of ladder `l` over its evaluation text.
+/// Where the quality passes of ladder `l` put the model: the first value of each of its
+/// model-level axes, as its first speed test loads it. Unconfigured, that is llama-bench's
+/// `n_gpu_layers` 99 (every layer offloaded where a GPU is), what the passes always used.
+pub fn load_params(l: &Ladder) -> LoadParams {
+    let a = &l.axes;
+    LoadParams {
+        n_gpu_layers: a.n_gpu_layers[0],
+        split_mode: a.split_mode[0],
+        main_gpu: a.main_gpu[0],
+    }
+}
+
+/// Evaluates the reference variant (at `ref_path`) of ladder `l` over its evaluation text,
+/// the model loaded with `load` (see [`load_params`]).
 pub fn reference(
     l: &Ladder,
     base: &BaseInfo,
     ref_path: &Path,
+    load: &LoadParams,
     n_threads: u32,
     rep: &Reporter,
 ) -> Result<Reference, String> {
     let ref_name = l.variant_name(l.reference);
-    let ref_model = EvalModel::load(ref_path)?;
+    let ref_model = LlamaModel::load(ref_path, load)?;
     let text = eval_text(l, base, &ref_model, n_threads, rep)?;
-    let tokens = ref_model.tokenize(&text.text, true)?;
+    let tokens = ref_model.tokenize(&text.text, true, false)?;
     let (n_ctx, n_chunks) = (l.eval.n_ctx as usize, l.eval.n_chunks as usize);
     let chunks = eval::chunks(&tokens, n_ctx, n_chunks, ref_model.bos());
     if chunks.is_empty() {
@@ -158,7 +173,7 @@ pub fn reference(
             chunks.len()
         ));
     }
-    let plain_tokens = ref_model.tokenize(&text.text, false)?.len().max(1);
+    let plain_tokens = ref_model.tokenize(&text.text, false, false)?.len().max(1);
     let bytes_per_token = text.text.len() as f64 / plain_tokens as f64;
     let ref_tokens_per_token = match &l.tokenizer {
         Some(p) => Some(eval::count_reference_tokens(p, &text.text)? as f64 / plain_tokens as f64),
@@ -193,19 +208,20 @@ pub fn reference(
     Ok(r)
 }
 
-/// Evaluates variant `name` (at `path`) against the reference.
+/// Evaluates variant `name` (at `path`, loaded with `load`) against the reference.
 pub fn variant(
     l: &Ladder,
     r: &Reference,
     name: &str,
     path: &Path,
+    load: &LoadParams,
     n_threads: u32,
     rep: &Reporter,
 ) -> Result<Extras, String> {
     let ref_name = l.variant_name(l.reference);
     let tag = format!("[quality] {name}");
     let start = Instant::now();
-    let model = EvalModel::load(path)?;
+    let model = LlamaModel::load(path, load)?;
     let acc = eval::variant_pass(&model, &r.chunks, n_threads, &r.spill, &mut |c, n| {
         rep.status(&format!("{tag}: chunk {c}/{n}"));
     })
@@ -221,4 +237,46 @@ pub fn variant(
         start.elapsed().as_secs_f64()
     ));
     Ok(r.extras(q))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::load_params;
+    use crate::config::SplitMode;
+    use crate::engine::LoadParams;
+
+    fn ladder_load(extra: &str) -> LoadParams {
+        let src = format!(
+            "[[ladder]]\nname = \"smol\"\nbase = \"base.gguf\"\ntypes = [\"Q8_0\", \"Q4_0\"]\n{extra}"
+        );
+        let c = crate::config::parse(Path::new("dir/models.toml"), &src, 2).unwrap();
+        load_params(&c.ladders[0])
+    }
+
+    #[test]
+    fn an_unconfigured_ladder_is_evaluated_with_every_layer_offloaded_as_before() {
+        let want = LoadParams {
+            n_gpu_layers: 99,
+            split_mode: SplitMode::Layer,
+            main_gpu: 0,
+        };
+        assert_eq!(ladder_load(""), want);
+    }
+
+    #[test]
+    fn the_quality_passes_load_with_the_first_value_of_the_ladders_offload_axes() {
+        let l = ladder_load(
+            "[ladder.sweep]\nn_gpu_layers = [0, 99]\nsplit_mode = [\"none\", \"row\"]\nmain_gpu = [1, 0]\n",
+        );
+        assert_eq!(
+            l,
+            LoadParams {
+                n_gpu_layers: 0,
+                split_mode: SplitMode::None,
+                main_gpu: 1,
+            }
+        );
+    }
 }

@@ -78,6 +78,8 @@ pub enum Error {
     Malformed { url: String, what: String },
     #[error("the server answered as model \"{got}\", not \"{want}\"")]
     WrongModel { got: String, want: String },
+    #[error("the server lists the models [{listed}], not \"{want}\"")]
+    NotListed { listed: String, want: String },
     #[error("the server reported an error: {0}")]
     Server(String),
     #[error("timed out after {secs} s with {chunks} chunks received")]

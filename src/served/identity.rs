@@ -30,6 +30,10 @@ pub struct ServerInfo {
     pub total_slots: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slot_n_ctx: Option<u64>,
+    /// The sources a llama-server from `scripts/reference-tools --server` was built from (its
+    /// stamp): the pinned sdist has no git commit, so `build` alone says little.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sources: Option<String>,
     /// The command tpsbench started the server with, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
@@ -53,9 +57,9 @@ pub fn probe(client: &Client) -> Result<ServerInfo, Error> {
         .iter()
         .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
         .collect();
-    if !models.iter().any(|m| *m == client.model) {
-        return Err(Error::WrongModel {
-            got: models.join(", "),
+    if !models.contains(&client.model) {
+        return Err(Error::NotListed {
+            listed: models.join(", "),
             want: client.model.clone(),
         });
     }

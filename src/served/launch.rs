@@ -37,6 +37,21 @@ pub fn pinned_llama_server() -> Option<PathBuf> {
     found.pop().map(|(_, p)| p)
 }
 
+/// The `sources=` line of the stamp `scripts/reference-tools --server` writes beside its
+/// build (`DIR/llama-server.stamp` for `DIR/bin/llama-server`).
+pub fn stamp_sources(binary: &Path) -> Option<String> {
+    let stamp = binary.parent()?.parent()?.join("llama-server.stamp");
+    let text = std::fs::read_to_string(stamp).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("sources="))
+        .map(|s| {
+            s.split(" extra_cmake_args=")
+                .next()
+                .unwrap_or(s)
+                .to_string()
+        })
+}
+
 /// A free TCP port on 127.0.0.1 (the OS picks it; free when this returns).
 pub fn free_loopback_port() -> Result<u16, String> {
     std::net::TcpListener::bind("127.0.0.1:0")

@@ -333,6 +333,58 @@ fn configuration_cases() -> Vec<Case> {
             2,
             "key `model[0].path`: the model path is empty",
         ),
+        case(
+            "model without a path or an endpoint",
+            |d| config_text(d, "[[model]]\nname = \"m\"\n"),
+            2,
+            "models.toml:2: key `model[0].path`: a model needs `path` (a GGUF file) or `endpoint` (a served model)",
+        ),
+        case(
+            "endpoint that is not a URL",
+            |d| {
+                config_text(
+                    d,
+                    "[[model]]\nname = \"m\"\nendpoint = \"localhost:8080\"\n",
+                )
+            },
+            2,
+            "models.toml:3: key `model[0].endpoint`: \"localhost:8080\" is not an endpoint URL: it must start with http:// or https://",
+        ),
+        case(
+            "served key without an endpoint",
+            |d| {
+                config_text(
+                    d,
+                    "[[model]]\nname = \"m\"\npath = \"m.gguf\"\napi = \"chat\"\n",
+                )
+            },
+            2,
+            "models.toml:4: key `model[0].api`: `api` applies to a served model: set `endpoint` (or `server`)",
+        ),
+        case(
+            "goodput mode without an SLO",
+            |d| {
+                run_with(
+                    d,
+                    &format!("{SWEEP}[serving]\nmodes = [\"goodput\"]\n"),
+                    tiny_bytes(),
+                )
+            },
+            2,
+            "models.toml:8: key `serving.modes`: the goodput mode needs `slo`",
+        ),
+        case(
+            "SLO percentiles that disagree",
+            |d| {
+                run_with(
+                    d,
+                    &format!("{SWEEP}[serving]\nslo = {{ ttft_p90_ms = 500, itl_p99_ms = 50 }}\n"),
+                    tiny_bytes(),
+                )
+            },
+            2,
+            "models.toml:8: key `serving.slo.ttft_p90_ms`: p90 disagrees with itl_p99_ms (p99)",
+        ),
     ]
 }
 

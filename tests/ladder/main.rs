@@ -11,11 +11,15 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 use tpsbench::config::quant_types::QuantType;
-use tpsbench::engine::logits::EvalModel;
+use tpsbench::engine::LoadParams;
+use tpsbench::engine::llama::LlamaModel;
 use tpsbench::engine::quantize::{QuantizeParams, quantize};
 use tpsbench::gguf::presets::PRESETS;
 use tpsbench::gguf::reader::read_header;
+use tpsbench::ladder::Reporter;
+use tpsbench::ladder::cache::inspect_base;
 use tpsbench::ladder::eval::{chunks, reference_pass, variant_pass};
+use tpsbench::ladder::quality;
 
 #[path = "../support/mod.rs"]
 mod support;

@@ -3,6 +3,11 @@
 
 use super::*;
 
+/// The model on the CPU, as the tests' machines run it.
+fn load(path: &Path) -> Result<LlamaModel, String> {
+    LlamaModel::load(path, &LoadParams::default())
+}
+
 #[test]
 fn quantizing_the_tiny_model_to_three_types_gives_loadable_files_of_decreasing_size() {
     let dir = tempfile::tempdir().unwrap();
@@ -13,7 +18,7 @@ fn quantizing_the_tiny_model_to_three_types_gives_loadable_files_of_decreasing_s
         quantize_to(&base, &out, t, false);
         let h = read_header(&out).unwrap();
         assert_eq!(h.file_type(), Some(t), "general.file_type is set");
-        let m = EvalModel::load(&out).unwrap();
+        let m = load(&out).unwrap();
         assert!(m.n_vocab() > 300);
         sizes.push(h.file_size);
     }
@@ -37,8 +42,8 @@ fn the_reference_against_itself_has_zero_kld_and_a_lower_type_diverges() {
     let base = synth(dir.path(), "tiny.gguf", &[]);
     let q4 = dir.path().join("q4.gguf");
     quantize_to(&base, &q4, "Q2_K", false);
-    let reference = EvalModel::load(&base).unwrap();
-    let tokens = reference.tokenize(&eval_text(400), true).unwrap();
+    let reference = load(&base).unwrap();
+    let tokens = reference.tokenize(&eval_text(400), true, false).unwrap();
     let c = chunks(&tokens, 64, 3, reference.bos());
     assert_eq!(c.len(), 3);
     let (spill, self_acc) = reference_pass(&reference, &c, 2, dir.path(), &mut |_, _| {}).unwrap();
@@ -51,7 +56,7 @@ fn the_reference_against_itself_has_zero_kld_and_a_lower_type_diverges() {
     assert!(self_q.ppl > 1.0);
 
     // A second load of the same file, through the spill file: exactly the same figures.
-    let same = EvalModel::load(&base).unwrap();
+    let same = load(&base).unwrap();
     let q = variant_pass(&same, &c, 2, &spill, &mut |_, _| {})
         .unwrap()
         .finish("ref");
@@ -61,7 +66,7 @@ fn the_reference_against_itself_has_zero_kld_and_a_lower_type_diverges() {
     assert_eq!(q.rms_dp, 0.0);
     assert_eq!(q.ln_ppl_ratio, 0.0);
 
-    let low = EvalModel::load(&q4).unwrap();
+    let low = load(&q4).unwrap();
     let q = variant_pass(&low, &c, 2, &spill, &mut |_, _| {})
         .unwrap()
         .finish("ref");
@@ -83,8 +88,8 @@ fn every_preset_shrunk_is_written_and_loaded_by_llama_cpp_with_a_working_tokeniz
         );
         let h = read_header(&f).unwrap();
         assert_eq!(h.file_type(), Some("Q8_0"), "{p}");
-        let m = EvalModel::load(&f).unwrap_or_else(|e| panic!("{p}: {e}"));
-        let toks = m.tokenize("the quick brown fox", false).unwrap();
+        let m = load(&f).unwrap_or_else(|e| panic!("{p}: {e}"));
+        let toks = m.tokenize("the quick brown fox", false, false).unwrap();
         assert!(!toks.is_empty(), "{p}");
         let text = m.detokenize(&toks).unwrap();
         assert!(text.contains("the quick brown fox"), "{p}: {text:?}");
@@ -107,7 +112,7 @@ fn every_preset_shrunk_is_written_and_loaded_by_llama_cpp_with_a_working_tokeniz
     let h = read_header(&f).unwrap();
     assert_eq!(h.file_type(), Some("Q4_K_M"));
     assert!(h.tensors.iter().any(|t| t.name == "blk.1.attn_k.bias"));
-    EvalModel::load(&f).unwrap();
+    load(&f).unwrap();
 }
 
 #[test]
@@ -141,4 +146,83 @@ fn direct_q4_0_blocks_get_the_tensor_types_llama_cpp_would_choose() {
             .sum()
     };
     assert_eq!(data(&direct), data(&via_llama));
+}
+
+#[test]
+fn a_quality_pass_on_a_file_with_a_broken_header_fails_with_the_validators_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = synth(dir.path(), "tiny.gguf", &[]);
+    // The header cut short: llama.cpp must not see it.
+    let broken = dir.path().join("broken.gguf");
+    let bytes = std::fs::read(&base).unwrap();
+    std::fs::write(&broken, &bytes[..200]).unwrap();
+    let why = read_header(&broken).unwrap_err();
+    let want = format!("{}: {why}", broken.display());
+
+    let cfg = ladder_config(dir.path(), "tiny.gguf", r#"["Q8_0", "Q4_0"]"#, "");
+    let src = std::fs::read_to_string(&cfg).unwrap();
+    let config = tpsbench::config::parse(&cfg, &src, 1).unwrap();
+    let l = &config.ladders[0];
+    let info = inspect_base(&base).unwrap();
+    let load = quality::load_params(l);
+    let rep = Reporter::new(true);
+    let Err(e) = quality::reference(l, &info, &broken, &load, 1, &rep) else {
+        panic!("the reference pass loaded a broken file");
+    };
+    assert_eq!(e, want);
+    assert!(!e.contains('\n'), "{e}");
+    // The same refusal as the timed tests' load.
+    let Err(e) = LlamaModel::load(&broken, &LoadParams::default()) else {
+        panic!("loaded a broken file");
+    };
+    assert_eq!(e, want);
+}
+
+#[test]
+fn the_ladders_split_mode_reaches_the_quality_load_so_a_cpu_only_build_refuses_tensor_split() {
+    tpsbench::engine::llama::ensure_init().unwrap();
+    if tpsbench::engine::llama::devices()
+        .iter()
+        .any(|d| d.kind != "cpu")
+    {
+        eprintln!("SKIPPED: this build sees an accelerator, where a tensor split may load");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    synth(dir.path(), "tiny.gguf", &[]);
+    let cfg = ladder_config(
+        dir.path(),
+        "tiny.gguf",
+        r#"["F32", "Q8_0"]"#,
+        "[ladder.sweep]\nsplit_mode = \"tensor\"\n",
+    );
+    let out = tpsbench()
+        .args([
+            "run",
+            "--quiet",
+            "--no-save",
+            "--output",
+            "json",
+            "--config",
+        ])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let quality: Vec<&Value> = v["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["kind"] == "quality")
+        .collect();
+    assert_eq!(quality.len(), 2, "{v}");
+    for t in quality {
+        assert_eq!(t["status"], "failed", "{t}");
+        let e = t["error"].as_str().unwrap();
+        assert!(
+            e.contains("LLAMA_SPLIT_MODE_TENSOR needs >= 1 devices"),
+            "{e}"
+        );
+    }
 }

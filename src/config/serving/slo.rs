@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::Ctx;
-use crate::config::ConfigError;
+use super::k;
+use crate::config::{ConfigError, Ctx};
 
 /// Per-request thresholds: a request is good when it meets every threshold given; a test
 /// meets the SLO when at least `attainment` of its requests are good.
@@ -77,10 +77,10 @@ pub(super) fn slo(ctx: &Ctx, raw: &RawSlo) -> Result<Slo, ConfigError> {
     // The attainment a percentile key sets, with the key, to check they all agree.
     let mut implied: Option<(String, u32)> = None;
     let mut explicit = None;
-    for (k, v) in raw.get_ref() {
-        let key = format!("slo.{k}");
+    for (name, v) in raw.get_ref() {
+        let key = k(&format!("slo.{name}"));
         let x = *v.get_ref();
-        if k == "attainment" {
+        if name == "attainment" {
             if !(x > 0.0 && x <= 1.0) {
                 let msg = format!("{x} is not a share of requests: give 0 < attainment ≤ 1");
                 return Err(ctx.err(v.span(), &key, msg));
@@ -88,13 +88,13 @@ pub(super) fn slo(ctx: &Ctx, raw: &RawSlo) -> Result<Slo, ConfigError> {
             explicit = Some(x);
             continue;
         }
-        let (metric, nn) = match k.strip_suffix("_ms") {
+        let (metric, nn) = match name.strip_suffix("_ms") {
             Some(m) if METRICS.contains(&m) => (m, None),
-            _ => match percentile_key(k) {
+            _ => match percentile_key(name) {
                 Some((m, n)) => (m, Some(n)),
                 None => {
                     let known = ["ttft_ms", "itl_ms", "e2e_ms", "attainment", "ttft_p90_ms"];
-                    return Err(ctx.err(v.span(), &key, unknown_slo_key(k, &known)));
+                    return Err(ctx.err(v.span(), &key, unknown_slo_key(name, &known)));
                 }
             },
         };
@@ -120,21 +120,22 @@ pub(super) fn slo(ctx: &Ctx, raw: &RawSlo) -> Result<Slo, ConfigError> {
                     );
                     return Err(ctx.err(v.span(), &key, msg));
                 }
-                _ => implied = Some((k.clone(), n)),
+                _ => implied = Some((name.clone(), n)),
             }
         }
     }
     if s.ttft_ms.is_none() && s.itl_ms.is_none() && s.e2e_ms.is_none() {
         let msg = "an SLO needs at least one threshold: ttft_ms, itl_ms or e2e_ms \
                    (or ttft_p90_ms ...)";
-        return Err(ctx.err(raw.span(), "slo", msg));
+        return Err(ctx.err(raw.span(), &k("slo"), msg));
     }
     s.attainment = match (explicit, &implied) {
-        (Some(a), Some((k, n))) if (a - f64::from(*n) / 100.0).abs() > 1e-9 => {
+        (Some(a), Some((other, n))) if (a - f64::from(*n) / 100.0).abs() > 1e-9 => {
             let span = raw.get_ref()["attainment"].span();
-            let msg =
-                format!("attainment {a} disagrees with {k} (p{n}): give one or make them equal");
-            return Err(ctx.err(span, "slo.attainment", msg));
+            let msg = format!(
+                "attainment {a} disagrees with {other} (p{n}): give one or make them equal"
+            );
+            return Err(ctx.err(span, &k("slo.attainment"), msg));
         }
         (Some(a), _) => a,
         (None, Some((_, n))) => f64::from(*n) / 100.0,
@@ -143,12 +144,11 @@ pub(super) fn slo(ctx: &Ctx, raw: &RawSlo) -> Result<Slo, ConfigError> {
     Ok(s)
 }
 
-fn unknown_slo_key(k: &str, known: &[&str]) -> String {
-    let known: Vec<String> = known.iter().map(|s| s.to_string()).collect();
-    match crate::config::unknown_key::suggest(k, &known) {
-        Some(s) => format!("unknown field `{k}`, did you mean `{s}`?"),
+fn unknown_slo_key(name: &str, known: &[&str]) -> String {
+    match crate::config::unknown_key::suggest(name, known) {
+        Some(s) => format!("unknown field `{name}`, did you mean `{s}`?"),
         None => format!(
-            "unknown field `{k}`: use ttft_ms, itl_ms, e2e_ms (or <metric>_p<NN>_ms) and attainment"
+            "unknown field `{name}`: use ttft_ms, itl_ms, e2e_ms (or <metric>_p<NN>_ms) and attainment"
         ),
     }
 }
@@ -179,7 +179,7 @@ pub(super) fn goodput(
             "{} is not a rate: give requests per second above 0",
             g.min_rate
         );
-        return Err(ctx.err(span, "goodput.min_rate", msg));
+        return Err(ctx.err(span, &k("goodput.min_rate"), msg));
     }
     if !(g.max_rate > g.min_rate && g.max_rate <= 1e6) {
         let span = r.max_rate.as_ref().map_or(raw.span(), |v| v.span());
@@ -187,13 +187,13 @@ pub(super) fn goodput(
             "{} must be above min_rate ({}) and at most 1e6 requests per second",
             g.max_rate, g.min_rate
         );
-        return Err(ctx.err(span, "goodput.max_rate", msg));
+        return Err(ctx.err(span, &k("goodput.max_rate"), msg));
     }
     if let Some(v) = &r.steps {
         g.steps = *v.get_ref();
         if !(1..=30).contains(&g.steps) {
             let msg = format!("{} is out of range: must be between 1 and 30", g.steps);
-            return Err(ctx.err(v.span(), "goodput.steps", msg));
+            return Err(ctx.err(v.span(), &k("goodput.steps"), msg));
         }
     }
     if let Some(v) = &r.max_seconds {
@@ -203,7 +203,7 @@ pub(super) fn goodput(
                 "{} is not a time budget: give seconds above 0",
                 g.max_seconds
             );
-            return Err(ctx.err(v.span(), "goodput.max_seconds", msg));
+            return Err(ctx.err(v.span(), &k("goodput.max_seconds"), msg));
         }
     }
     if let Some(v) = &r.n_requests {
@@ -213,7 +213,7 @@ pub(super) fn goodput(
                 "{} is out of range: must be between 1 and 100000",
                 g.n_requests
             );
-            return Err(ctx.err(v.span(), "goodput.n_requests", msg));
+            return Err(ctx.err(v.span(), &k("goodput.n_requests"), msg));
         }
     }
     Ok(g)

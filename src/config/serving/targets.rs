@@ -1,58 +1,44 @@
 //! The `targets` table of `[serving]`: the service-level targets a serving test is checked
 //! against, with the same file-line-key errors as the rest of the table.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use super::Ctx;
-use crate::config::ConfigError;
+use super::k;
+use crate::config::{ConfigError, Ctx};
 
-pub(super) fn targets(
-    ctx: &Ctx,
-    v: &Spanned<toml::Value>,
-    number: &dyn Fn(&toml::Value) -> Option<f64>,
-) -> Result<Targets, ConfigError> {
-    let table = v.get_ref().as_table().ok_or_else(|| {
-        ctx.err(
-            v.span(),
-            "targets",
-            "expected a table: { per_request_ts = 20, ttft_ms = 500 }",
-        )
-    })?;
-    let mut t = Targets {
-        per_request_ts: None,
-        ttft_ms: None,
-        percentile: 90,
-    };
-    for (k, x) in table {
-        let key = format!("targets.{k}");
-        match k.as_str() {
-            "per_request_ts" | "ttft_ms" => {
-                let n = number(x)
-                    .filter(|n| *n > 0.0 && n.is_finite())
-                    .ok_or_else(|| {
-                        ctx.err(v.span(), &key, format!("{x} is not a positive number"))
-                    })?;
-                if k == "ttft_ms" {
-                    t.ttft_ms = Some(n);
-                } else {
-                    t.per_request_ts = Some(n);
-                }
-            }
-            "percentile" => match x.as_integer() {
-                Some(q @ (50 | 90 | 99)) => t.percentile = q as u32,
-                _ => return Err(ctx.err(v.span(), &key, "must be 50, 90 or 99")),
-            },
-            _ => {
-                return Err(ctx.err(
-                    v.span(),
-                    &key,
-                    "unknown key: use per_request_ts, ttft_ms and percentile",
-                ));
-            }
+/// `targets = { per_request_ts = 20, ttft_ms = 500, percentile = 90 }` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawTargets {
+    per_request_ts: Option<Spanned<f64>>,
+    ttft_ms: Option<Spanned<f64>>,
+    percentile: Option<Spanned<u32>>,
+}
+
+pub(super) fn targets(ctx: &Ctx, raw: &Spanned<RawTargets>) -> Result<Targets, ConfigError> {
+    let r = raw.get_ref();
+    let positive = |v: &Option<Spanned<f64>>, name: &str| match v {
+        None => Ok(None),
+        Some(v) if *v.get_ref() > 0.0 && v.get_ref().is_finite() => Ok(Some(*v.get_ref())),
+        Some(v) => {
+            let msg = format!("{} is not a positive number", v.get_ref());
+            Err(ctx.err(v.span(), &k(&format!("targets.{name}")), msg))
         }
-    }
-    Ok(t)
+    };
+    let percentile = match &r.percentile {
+        None => 90,
+        Some(p) if matches!(p.get_ref(), 50 | 90 | 99) => *p.get_ref(),
+        Some(p) => {
+            let msg = "must be 50, 90 or 99";
+            return Err(ctx.err(p.span(), &k("targets.percentile"), msg));
+        }
+    };
+    Ok(Targets {
+        per_request_ts: positive(&r.per_request_ts, "per_request_ts")?,
+        ttft_ms: positive(&r.ttft_ms, "ttft_ms")?,
+        percentile,
+    })
 }
 
 /// Service-level targets a serving test is checked against.

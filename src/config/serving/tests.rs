@@ -1,12 +1,14 @@
 use super::*;
 
+/// The `[serving]` of `src` with a model after it (a table without models measures nothing).
 fn p(src: &str) -> Result<Option<ServingConfig>, ConfigError> {
-    parse(Path::new("dir/models.toml"), src)
+    let src = format!("{src}\n[[model]]\nname = 'm'\npath = 'm.gguf'\n");
+    crate::config::parse(Path::new("dir/models.toml"), &src, 2).map(|c| c.serving)
 }
 
 #[test]
 fn no_table_means_no_serving_tests_and_an_empty_table_gets_defaults() {
-    assert_eq!(p("[[model]]\nname='m'\npath='m'\n").unwrap(), None);
+    assert_eq!(p("").unwrap(), None);
     let c = p("[serving]\n").unwrap().unwrap();
     assert_eq!(c.modes, vec![Mode::Request, Mode::Parallel]);
     assert_eq!((c.n_prompt, c.n_gen), (128, 64));

@@ -72,7 +72,12 @@ pub fn render(run: &RunRecord) -> String {
                 f2(s.aggregate_pp_ts),
                 f2(s.aggregate_ts),
                 f2(s.total_ts),
-                format!("{:.1}%", 100.0 * s.overhead_fraction),
+                // Over HTTP the time outside the engine is the server's, not seen here.
+                if s.transport.is_in_process() {
+                    format!("{:.1}%", 100.0 * s.overhead_fraction)
+                } else {
+                    "-".into()
+                },
                 match s.meets_targets {
                     Some(true) => "met".into(),
                     Some(false) => "missed".into(),

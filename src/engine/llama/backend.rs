@@ -1,6 +1,6 @@
 //! llama.cpp's start-up, its log (to stderr with `--verbose`, captured for placements and
 //! errors), which libllama the process runs, and the machine as llama.cpp sees it: the
-//! part of the real engine that is not the model or the timing loop (`llama.rs`).
+//! part of the real engine that is not a model or a context.
 
 use std::ffi::{CStr, c_char, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,7 +9,7 @@ use std::sync::{Mutex, OnceLock};
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_sys_2 as sys;
 
-use super::DeviceInfo;
+use crate::engine::DeviceInfo;
 
 static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
 static LIBRARY: OnceLock<Result<crate::engine::linkage::Library, String>> = OnceLock::new();
@@ -35,8 +35,8 @@ unsafe extern "C" fn on_log(level: sys::ggml_log_level, text: *const c_char, _: 
             first.get_or_insert_with(|| s.trim().to_string());
         }
     }
-    if super::quantize::tapping() {
-        super::quantize::tap(&s);
+    if crate::engine::quantize::tapping() {
+        crate::engine::quantize::tap(&s);
     }
     if let Ok(mut c) = CAPTURED.lock() {
         if let Some(buf) = c.as_mut() {

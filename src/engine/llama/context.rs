@@ -1,0 +1,90 @@
+//! One llama.cpp context, as `LlamaModel::new_context` makes it: freed when dropped, with
+//! the calls every user of a context shares (decode, memory, logits).
+
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+use llama_cpp_sys_2 as sys;
+
+use super::model::LlamaModel;
+
+/// A llama.cpp context on a model it cannot outlive.
+pub(super) struct Context<'m> {
+    ptr: NonNull<sys::llama_context>,
+    _model: PhantomData<&'m LlamaModel>,
+}
+
+impl Drop for Context<'_> {
+    fn drop(&mut self) {
+        unsafe { sys::llama_free(self.ptr.as_ptr()) };
+    }
+}
+
+impl<'m> Context<'m> {
+    pub(super) fn new(ptr: NonNull<sys::llama_context>, _model: &'m LlamaModel) -> Self {
+        Context {
+            ptr,
+            _model: PhantomData,
+        }
+    }
+}
+
+impl Context<'_> {
+    pub(super) fn as_ptr(&self) -> *mut sys::llama_context {
+        self.ptr.as_ptr()
+    }
+
+    /// One `llama_decode`, without synchronizing.
+    #[inline]
+    pub(super) fn decode(&mut self, batch: sys::llama_batch) -> Result<(), String> {
+        match unsafe { sys::llama_decode(self.ptr.as_ptr(), batch) } {
+            0 => Ok(()),
+            1 => Err("llama_decode: no KV cache slot for the batch (context full)".into()),
+            2 => Err("llama_decode: aborted".into()),
+            -1 => Err("llama_decode: invalid batch".into()),
+            r => Err(format!("llama_decode failed with code {r}")),
+        }
+    }
+
+    /// Waits for all queued work (`llama_synchronize`).
+    pub(super) fn synchronize(&mut self) {
+        unsafe { sys::llama_synchronize(self.ptr.as_ptr()) };
+    }
+
+    pub(super) fn memory(&self) -> sys::llama_memory_t {
+        unsafe { sys::llama_get_memory(self.ptr.as_ptr()) }
+    }
+
+    /// Clears the KV memory (`llama_memory_clear`); `data` also zeroes the buffers.
+    pub(super) fn clear(&mut self, data: bool) {
+        unsafe { sys::llama_memory_clear(self.memory(), data) };
+    }
+
+    /// The context size llama.cpp allocated (`llama_n_ctx`).
+    pub(super) fn n_ctx(&self) -> u32 {
+        unsafe { sys::llama_n_ctx(self.ptr.as_ptr()) }
+    }
+
+    /// Logits of entry `i` of the last decoded batch, `n_vocab` of them; None when llama.cpp
+    /// has none for it.
+    pub(super) fn logits(&self, i: usize, n_vocab: usize) -> Option<&[f32]> {
+        let p = unsafe { sys::llama_get_logits_ith(self.ptr.as_ptr(), i as i32) };
+        (!p.is_null()).then(|| unsafe { std::slice::from_raw_parts(p, n_vocab) })
+    }
+}
+
+/// KV-cache type names to ggml types.
+pub(super) fn ggml_type(name: &str) -> Result<sys::ggml_type, String> {
+    Ok(match name {
+        "f32" => sys::GGML_TYPE_F32,
+        "f16" => sys::GGML_TYPE_F16,
+        "bf16" => sys::GGML_TYPE_BF16,
+        "q8_0" => sys::GGML_TYPE_Q8_0,
+        "q4_0" => sys::GGML_TYPE_Q4_0,
+        "q4_1" => sys::GGML_TYPE_Q4_1,
+        "iq4_nl" => sys::GGML_TYPE_IQ4_NL,
+        "q5_0" => sys::GGML_TYPE_Q5_0,
+        "q5_1" => sys::GGML_TYPE_Q5_1,
+        other => return Err(format!("unknown KV cache type {other:?}")),
+    })
+}

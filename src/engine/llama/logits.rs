@@ -1,0 +1,118 @@
+//! Logits for quality measurement: decode token sequences and hand back the logit rows of
+//! chosen positions one at a time (never the whole matrix: a 512-token chunk of a
+//! 128k-vocabulary model is 256 MB of logits), plus single-step decoding for text
+//! generation. The context is made as llama-perplexity makes it: one sequence, a batch as
+//! large as the context, llama.cpp's own threads.
+
+use llama_cpp_sys_2 as sys;
+
+use super::context::Context;
+use super::model::LlamaModel;
+
+/// Receives one logit row: (the number identifying the row, its logits).
+pub type RowSink<'a> = dyn FnMut(usize, &[f32]) -> Result<(), String> + 'a;
+
+/// A context for evaluation, with its batch.
+pub struct EvalContext<'m> {
+    /// Freed after the batch (see `drop`).
+    ctx: Context<'m>,
+    batch: sys::llama_batch,
+    capacity: usize,
+    n_vocab: usize,
+}
+
+impl Drop for EvalContext<'_> {
+    fn drop(&mut self) {
+        // The batch first; the context is freed after, when its field drops.
+        unsafe { sys::llama_batch_free(self.batch) };
+    }
+}
+
+/// llama-perplexity's context: `n_ctx` tokens of one sequence, decoded `n_ctx` at a time.
+fn context_params(n_ctx: u32, n_threads: u32) -> sys::llama_context_params {
+    let mut cp = unsafe { sys::llama_context_default_params() };
+    cp.n_ctx = n_ctx;
+    cp.n_batch = n_ctx;
+    cp.n_ubatch = n_ctx.min(512);
+    cp.n_seq_max = 1;
+    cp.n_threads = n_threads.max(1) as i32;
+    cp.n_threads_batch = n_threads.max(1) as i32;
+    cp.embeddings = false;
+    cp
+}
+
+impl LlamaModel {
+    /// A context of `n_ctx` tokens for one sequence, decoding up to `n_ctx` tokens per call.
+    pub fn eval_context(&self, n_ctx: u32, n_threads: u32) -> Result<EvalContext<'_>, String> {
+        let (ctx, _) = self.new_context(context_params(n_ctx, n_threads));
+        let ctx = ctx.map_err(|why| {
+            format!("llama.cpp could not create a context of {n_ctx} tokens: {why}")
+        })?;
+        let batch = unsafe { sys::llama_batch_init(n_ctx as i32, 0, 1) };
+        Ok(EvalContext {
+            ctx,
+            batch,
+            capacity: n_ctx as usize,
+            n_vocab: self.n_vocab(),
+        })
+    }
+}
+
+impl EvalContext<'_> {
+    /// Clears the KV memory, buffers included.
+    pub fn clear(&mut self) {
+        self.ctx.clear(true);
+    }
+
+    /// Decodes `tokens` at positions `pos0..`, asking for logits where `output(i)` is true
+    /// (`i` indexes `tokens`); then calls `on_row(i, logits)` for each, in order.
+    pub fn decode(
+        &mut self,
+        tokens: &[i32],
+        pos0: usize,
+        output: &dyn Fn(usize) -> bool,
+        on_row: &mut RowSink,
+    ) -> Result<(), String> {
+        if tokens.is_empty() {
+            return Ok(());
+        }
+        if tokens.len() > self.capacity || pos0 + tokens.len() > self.capacity {
+            return Err(format!(
+                "{} tokens at position {pos0} do not fit a context of {}",
+                tokens.len(),
+                self.capacity
+            ));
+        }
+        let b = &mut self.batch;
+        unsafe {
+            for (i, &t) in tokens.iter().enumerate() {
+                *b.token.add(i) = t;
+                *b.pos.add(i) = (pos0 + i) as i32;
+                *b.n_seq_id.add(i) = 1;
+                *(*b.seq_id.add(i)) = 0;
+                *b.logits.add(i) = i8::from(output(i));
+            }
+        }
+        b.n_tokens = tokens.len() as i32;
+        self.ctx.decode(self.batch)?;
+        for i in (0..tokens.len()).filter(|&i| output(i)) {
+            let row = self
+                .ctx
+                .logits(i, self.n_vocab)
+                .ok_or_else(|| format!("llama.cpp returned no logits for position {i}"))?;
+            on_row(i, row)?;
+        }
+        Ok(())
+    }
+
+    /// Decodes `tokens` at `pos0..` and returns the logits after the last one.
+    pub fn decode_last(&mut self, tokens: &[i32], pos0: usize) -> Result<Vec<f32>, String> {
+        let last = tokens.len().saturating_sub(1);
+        let mut out = Vec::new();
+        self.decode(tokens, pos0, &|i| i == last, &mut |_, row| {
+            out = row.to_vec();
+            Ok(())
+        })?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,58 @@
+//! The real engine: llama.cpp through `llama-cpp-2` / `llama-cpp-sys-2`. This is the only
+//! module that touches llama.cpp (with `quantize`, which calls its quantizer).
+//!
+//! One model type, [`LlamaModel`], with one load path (the GGUF validator first, then the
+//! caller's [`LoadParams`], the load log kept for placements) and one tokenizer. Every
+//! context is made by its one context constructor and owned by a `context::Context`; the
+//! three users differ only in the parameters, each matching the llama.cpp tool its figures
+//! are compared with:
+//!
+//! - `session`: the timed pp/tg/pg loops, as llama-bench (its threadpool attached);
+//! - `batch`: several sequences per batch for serving tests, as llama-batched-bench;
+//! - `logits`: logit rows for quality (KLD, perplexity) and text generation, as
+//!   llama-perplexity.
+//!
+//! The hot paths call `llama-cpp-sys-2` directly: llama-bench attaches its own ggml
+//! threadpool (poll = 50) to each context and clears memory with `llama_memory_clear`, and
+//! the safe crate exposes neither, so matching llama-bench's figures needs the raw calls.
+//! `llama-cpp-2` is used for what it wraps safely (backend start-up, the device list).
+
+mod backend;
+mod batch;
+mod context;
+mod logits;
+mod model;
+mod session;
+
+use std::path::Path;
+use std::time::Instant;
+
+use super::{Engine, LoadParams, Model};
+
+pub use backend::{cpu_features, cpu_features_on, devices, ensure_init, init, system_info};
+pub use logits::{EvalContext, RowSink};
+pub use model::LlamaModel;
+
+/// The real engine; create it after [`init`].
+pub struct LlamaEngine {
+    epoch: Instant,
+}
+
+impl LlamaEngine {
+    pub fn new(verbose: bool) -> Result<Self, String> {
+        init(verbose)?;
+        Ok(LlamaEngine {
+            epoch: Instant::now(),
+        })
+    }
+}
+
+impl Engine for LlamaEngine {
+    fn load(&self, path: &Path, params: &LoadParams) -> Result<Box<dyn Model + '_>, String> {
+        Ok(Box::new(LlamaModel::load(path, params)?))
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+}

@@ -1,0 +1,266 @@
+//! The one llama.cpp model type: its load path, what llama.cpp reports about it, its
+//! tokenizer and chat template, and the one constructor of its contexts.
+
+use std::ffi::{CStr, CString, c_char};
+use std::path::Path;
+use std::ptr::NonNull;
+use std::sync::Mutex;
+
+use llama_cpp_sys_2 as sys;
+
+use super::backend::{capture, ensure_init, take_first_error};
+use super::context::Context;
+use crate::engine::placement::{self, Placement};
+use crate::engine::{LoadParams, Model, ModelInfo, Session};
+use crate::plan::TestParams;
+
+/// A model llama.cpp loaded: what every test, serving run and quality pass runs on.
+pub struct LlamaModel {
+    ptr: NonNull<sys::llama_model>,
+    info: ModelInfo,
+    /// What llama.cpp logged while loading: where it put the layers and weights.
+    load_log: String,
+    /// The placement of the last timed session and its parameters: load log plus context
+    /// log.
+    placement: Mutex<Option<(TestParams, Option<Placement>)>>,
+}
+
+impl Drop for LlamaModel {
+    fn drop(&mut self) {
+        unsafe { sys::llama_model_free(self.ptr.as_ptr()) };
+    }
+}
+
+impl LlamaModel {
+    /// Loads a GGUF with the caller's offload settings (llama.cpp is started on first use).
+    /// The only path to `llama_model_load_from_file`.
+    pub fn load(path: &Path, params: &LoadParams) -> Result<Self, String> {
+        // Some malformed files make llama.cpp abort the process rather than fail: every
+        // path to llama.cpp goes through the validator first (see gguf::validate).
+        crate::gguf::reader::read_header(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        ensure_init()?;
+        let c_path = CString::new(path.to_string_lossy().as_bytes())
+            .map_err(|_| "the model path contains a NUL byte".to_string())?;
+        let mut mp = unsafe { sys::llama_model_default_params() };
+        mp.n_gpu_layers = params.n_gpu_layers;
+        mp.split_mode = params.split_mode.as_llama() as sys::llama_split_mode;
+        mp.main_gpu = params.main_gpu;
+        take_first_error();
+        let (raw, load_log) =
+            capture(|| unsafe { sys::llama_model_load_from_file(c_path.as_ptr(), mp) });
+        let ptr = NonNull::new(raw).ok_or_else(|| match take_first_error() {
+            Some(why) => format!("llama.cpp could not load {}: {why}", path.display()),
+            None => format!(
+                "llama.cpp could not load {} (run with --verbose for its log)",
+                path.display()
+            ),
+        })?;
+        let info = unsafe { model_info(ptr.as_ptr()) };
+        Ok(LlamaModel {
+            ptr,
+            info,
+            load_log: placement::relevant_lines(&load_log),
+            placement: Mutex::new(None),
+        })
+    }
+
+    /// A context made with `cp`, or why llama.cpp refused it; with where llama.cpp put the
+    /// model and this context (its load log plus the context's log), when it said. The only
+    /// path to `llama_init_from_model`.
+    pub(super) fn new_context(
+        &self,
+        cp: sys::llama_context_params,
+    ) -> (Result<Context<'_>, String>, Option<Placement>) {
+        take_first_error();
+        let (raw, ctx_log) =
+            capture(|| unsafe { sys::llama_init_from_model(self.ptr.as_ptr(), cp) });
+        let placement = placement::parse(&format!("{}\n{ctx_log}", self.load_log));
+        let ctx = NonNull::new(raw)
+            .map(|ptr| Context::new(ptr, self))
+            .ok_or_else(|| {
+                take_first_error()
+                    .unwrap_or_else(|| "too large for memory or invalid parameters".into())
+            });
+        (ctx, placement)
+    }
+
+    /// Keeps the placement of the timed session made for `p`.
+    pub(super) fn set_placement(&self, p: &TestParams, placement: Option<Placement>) {
+        if let Ok(mut slot) = self.placement.lock() {
+            *slot = Some((p.clone(), placement));
+        }
+    }
+
+    fn vocab(&self) -> *const sys::llama_vocab {
+        unsafe { sys::llama_model_get_vocab(self.ptr.as_ptr()) }
+    }
+
+    /// Tokens in the vocabulary (the length of a logit row).
+    pub fn n_vocab(&self) -> usize {
+        self.info.n_vocab.max(0) as usize
+    }
+
+    /// The BOS token when the vocabulary adds one (llama-bench and llama-perplexity start
+    /// with it).
+    pub fn bos(&self) -> Option<i32> {
+        self.info.bos
+    }
+
+    pub fn n_ctx_train(&self) -> u32 {
+        self.info.n_ctx_train
+    }
+
+    /// Text to token ids: the one tokenizer of every path. `add_special` adds BOS (when the
+    /// vocabulary adds one); `parse_special` reads control tokens written in the text.
+    pub fn tokenize(
+        &self,
+        text: &str,
+        add_special: bool,
+        parse_special: bool,
+    ) -> Result<Vec<i32>, String> {
+        let len = i32::try_from(text.len()).map_err(|_| "the text is too long to tokenize")?;
+        let vocab = self.vocab();
+        let mut out = vec![0i32; text.len() + 2];
+        // A negative count is the size needed: one retry with that size.
+        for _ in 0..2 {
+            let n = unsafe {
+                sys::llama_tokenize(
+                    vocab,
+                    text.as_ptr() as *const c_char,
+                    len,
+                    out.as_mut_ptr(),
+                    out.len() as i32,
+                    add_special,
+                    parse_special,
+                )
+            };
+            if n >= 0 {
+                out.truncate(n as usize);
+                return Ok(out);
+            }
+            if n == i32::MIN {
+                break;
+            }
+            out.resize(n.unsigned_abs() as usize, 0);
+        }
+        Err("llama.cpp could not tokenize the text".into())
+    }
+
+    /// The text of `tokens`, special tokens left out.
+    pub fn detokenize(&self, tokens: &[i32]) -> Result<String, String> {
+        let vocab = self.vocab();
+        let mut cap = tokens.len() * 8 + 16;
+        for _ in 0..2 {
+            let mut buf = vec![0u8; cap];
+            let n = unsafe {
+                sys::llama_detokenize(
+                    vocab,
+                    tokens.as_ptr(),
+                    tokens.len() as i32,
+                    buf.as_mut_ptr() as *mut c_char,
+                    buf.len() as i32,
+                    true,
+                    false,
+                )
+            };
+            if n >= 0 {
+                buf.truncate(n as usize);
+                return Ok(String::from_utf8_lossy(&buf).into_owned());
+            }
+            cap = (-n) as usize + 16;
+        }
+        Err("detokenization failed".into())
+    }
+
+    /// Tokens a text generator must not produce: end-of-generation and control tokens.
+    pub fn non_text_tokens(&self) -> Vec<bool> {
+        let vocab = self.vocab();
+        (0..self.info.n_vocab)
+            .map(|t| unsafe {
+                sys::llama_vocab_is_eog(vocab, t) || sys::llama_vocab_is_control(vocab, t)
+            })
+            .collect()
+    }
+
+    /// The model's built-in chat template applied to one user message, ending with the
+    /// assistant prefix (`llama_chat_apply_template`).
+    pub fn apply_chat_template(&self, user_message: &str) -> Result<String, String> {
+        let tmpl = unsafe { sys::llama_model_chat_template(self.ptr.as_ptr(), std::ptr::null()) };
+        if tmpl.is_null() {
+            return Err("the model has no chat template (tokenizer.chat_template)".into());
+        }
+        let role = CString::new("user").expect("no NUL");
+        let content =
+            CString::new(user_message).map_err(|_| "the prompt contains a NUL byte".to_string())?;
+        let msg = sys::llama_chat_message {
+            role: role.as_ptr(),
+            content: content.as_ptr(),
+        };
+        let mut buf = vec![0u8; 2 * user_message.len() + 512];
+        for _ in 0..2 {
+            let n = unsafe {
+                sys::llama_chat_apply_template(
+                    tmpl,
+                    &msg,
+                    1,
+                    true,
+                    buf.as_mut_ptr() as *mut c_char,
+                    buf.len() as i32,
+                )
+            };
+            if n < 0 {
+                let name = unsafe { CStr::from_ptr(tmpl) }.to_string_lossy();
+                let short: String = name.chars().take(60).collect();
+                return Err(format!(
+                    "llama.cpp does not support this model's chat template ({short:?}...)"
+                ));
+            }
+            if (n as usize) <= buf.len() {
+                buf.truncate(n as usize);
+                return String::from_utf8(buf)
+                    .map_err(|_| "the chat template produced invalid UTF-8".to_string());
+            }
+            buf.resize(n as usize, 0);
+        }
+        Err("llama_chat_apply_template: inconsistent lengths".into())
+    }
+}
+
+unsafe fn model_info(m: *const sys::llama_model) -> ModelInfo {
+    unsafe {
+        let mut buf = [0 as c_char; 256];
+        sys::llama_model_desc(m, buf.as_mut_ptr(), buf.len());
+        let description = CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned();
+        let vocab = sys::llama_model_get_vocab(m);
+        let bos = sys::llama_vocab_get_add_bos(vocab).then(|| sys::llama_vocab_bos(vocab));
+        ModelInfo {
+            description,
+            size: sys::llama_model_size(m),
+            n_params: sys::llama_model_n_params(m),
+            n_vocab: sys::llama_vocab_n_tokens(vocab),
+            bos,
+            n_ctx_train: sys::llama_model_n_ctx_train(m).max(0) as u32,
+        }
+    }
+}
+
+impl Model for LlamaModel {
+    fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    fn session(&self, p: &TestParams) -> Result<Box<dyn Session + '_>, String> {
+        Ok(Box::new(super::session::LlamaSession::new(self, p)?))
+    }
+
+    fn serving(&self) -> Option<&dyn crate::engine::ServingModel> {
+        Some(self)
+    }
+
+    fn placement(&self, params: &TestParams) -> Option<Placement> {
+        match &*self.placement.lock().ok()? {
+            Some((p, placement)) if p == params => placement.clone(),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! The timed loops' context (pp, tg, pg tests), made as llama-bench makes it: its context
+//! parameters field for field and its own ggml threadpool attached.
+
+use std::ptr::NonNull;
+
+use llama_cpp_sys_2 as sys;
+
+use super::context::{Context, ggml_type};
+use super::model::LlamaModel;
+use crate::engine::Session;
+use crate::plan::TestParams;
+
+/// A ggml threadpool, freed when dropped.
+struct Threadpool(NonNull<sys::ggml_threadpool>);
+
+impl Drop for Threadpool {
+    fn drop(&mut self) {
+        unsafe { sys::ggml_threadpool_free(self.0.as_ptr()) };
+    }
+}
+
+pub(super) struct LlamaSession<'m> {
+    /// Declared before the threadpool: the context is freed first.
+    ctx: Context<'m>,
+    _threadpool: Threadpool,
+}
+
+/// llama-bench's to_llama_cparams(), field for field.
+fn context_params(p: &TestParams) -> Result<sys::llama_context_params, String> {
+    let mut cp = unsafe { sys::llama_context_default_params() };
+    cp.n_ctx = p.n_ctx();
+    cp.n_batch = p.n_batch;
+    cp.n_ubatch = p.n_ubatch;
+    cp.type_k = ggml_type(&p.type_k)?;
+    cp.type_v = ggml_type(&p.type_v)?;
+    cp.offload_kqv = !p.no_kv_offload;
+    cp.flash_attn_type = p.flash_attn;
+    cp.embeddings = false;
+    cp.op_offload = true;
+    cp.swa_full = false;
+    cp.n_threads = p.n_threads as i32;
+    cp.n_threads_batch = p.n_threads as i32;
+    Ok(cp)
+}
+
+impl<'m> LlamaSession<'m> {
+    pub(super) fn new(model: &'m LlamaModel, p: &TestParams) -> Result<Self, String> {
+        let (ctx, placement) = model.new_context(context_params(p)?);
+        model.set_placement(p, placement);
+        let ctx = ctx.map_err(|why| {
+            format!(
+                "llama.cpp could not create a context of {} tokens (n_batch {}, n_ubatch {}): {why}",
+                p.n_ctx(),
+                p.n_batch,
+                p.n_ubatch
+            )
+        })?;
+        // llama-bench's threadpool: default params for n_threads, poll 50, not strict.
+        let mut tpp = unsafe { sys::ggml_threadpool_params_default(p.n_threads as i32) };
+        tpp.poll = 50;
+        tpp.strict_cpu = false;
+        let threadpool = NonNull::new(unsafe { sys::ggml_threadpool_new(&mut tpp) })
+            .map(Threadpool)
+            .ok_or_else(|| format!("could not create a threadpool of {} threads", p.n_threads))?;
+        unsafe {
+            sys::llama_attach_threadpool(ctx.as_ptr(), threadpool.0.as_ptr(), std::ptr::null_mut());
+            sys::llama_set_n_threads(ctx.as_ptr(), p.n_threads as i32, p.n_threads as i32);
+        }
+        Ok(LlamaSession {
+            ctx,
+            _threadpool: threadpool,
+        })
+    }
+
+    fn decode(&mut self, tokens: &[i32]) -> Result<(), String> {
+        // llama_batch_get_one takes a mutable pointer but llama_decode only reads the tokens,
+        // so the caller's slice is passed as is: no copy inside the timed region.
+        let ptr = tokens.as_ptr().cast_mut();
+        let batch = unsafe { sys::llama_batch_get_one(ptr, tokens.len() as i32) };
+        self.ctx.decode(batch)
+    }
+}
+
+impl Session for LlamaSession<'_> {
+    fn clear(&mut self) {
+        self.ctx.clear(false);
+    }
+
+    fn decode_chunks(&mut self, tokens: &[i32], n_batch: usize) -> Result<(), String> {
+        for chunk in tokens.chunks(n_batch.max(1)) {
+            self.decode(chunk)?;
+        }
+        Ok(())
+    }
+
+    fn decode_one(&mut self, token: i32) -> Result<(), String> {
+        self.decode(&[token])
+    }
+
+    fn synchronize(&mut self) {
+        self.ctx.synchronize();
+    }
+
+    fn save_state(&mut self) -> Vec<u8> {
+        let ctx = self.ctx.as_ptr();
+        let n = unsafe { sys::llama_state_seq_get_size(ctx, 0) };
+        let mut buf = vec![0u8; n];
+        let written = unsafe { sys::llama_state_seq_get_data(ctx, buf.as_mut_ptr(), n, 0) };
+        buf.truncate(written);
+        buf
+    }
+
+    fn restore_state(&mut self, state: &[u8]) -> bool {
+        let ctx = self.ctx.as_ptr();
+        unsafe { sys::llama_state_seq_set_data(ctx, state.as_ptr(), state.len(), 0) != 0 }
+    }
+}
