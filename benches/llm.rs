@@ -302,6 +302,16 @@ fn main() {
     }
     eprintln!("results written to {}", path.display());
     c.final_summary();
+    // Criterion's own HTML report (its html_reports feature), where criterion users look
+    // first: under the target directory, as criterion places it.
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from("target"));
+    let report = target.join("criterion/report/index.html");
+    if report.exists() {
+        let shown = std::fs::canonicalize(&report).unwrap_or(report);
+        eprintln!("criterion's HTML report: {}", shown.display());
+    }
     let mut code = 0;
     if record.tests.iter().any(|t| t.status == Status::Failed) {
         code = 1;

@@ -8,6 +8,7 @@ pub mod facts;
 pub mod machine;
 pub mod results;
 pub mod serving;
+pub mod tensor_mix;
 
 use crate::plan::TestParams;
 
@@ -159,6 +160,11 @@ pub struct ModelRecord {
     /// `model_size · 8 / model_n_params`: bits per weight as llama.cpp counts them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bits_per_weight: Option<f64>,
+    /// The file's tensor types by share of parameters, largest first, from its GGUF header:
+    /// what it really holds, which can differ from `quantization` (llama.cpp's K-quant
+    /// fallback on rows not a multiple of 256 wide).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tensor_types: Vec<tensor_mix::TypeShare>,
     /// Where the file came from: a ladder variant or a synthetic model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,

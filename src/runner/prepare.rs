@@ -179,6 +179,7 @@ pub fn inspect_model(name: &str, path: &Path) -> ModelRecord {
             rec.file_size = h.file_size;
             rec.architecture = h.architecture().map(str::to_string);
             rec.quantization = h.file_type().map(str::to_string);
+            rec.tensor_types = crate::record::tensor_mix::of(&h);
             match system::sha256_file(path) {
                 Ok(s) => rec.sha256 = s,
                 Err(e) => rec.error = Some(format!("{}: {e}", path.display())),
@@ -246,6 +247,7 @@ fn empty_model(name: &str, path: &Path) -> ModelRecord {
         model_n_params: None,
         error: None,
         bits_per_weight: None,
+        tensor_types: vec![],
         provenance: None,
         quality: None,
         bytes_per_token: None,

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use super::charts::is_speed;
 use super::load::{Board, Entry};
 use super::svg::fmt_num;
-use super::table::{Cell, Table};
+use super::table::{Cell, RowMeta, Table, anchor};
 use crate::plan::TestKind;
 use crate::stats::analysis::{Covers, LevelInterval};
 use crate::stats::ties::{Figure, pareto_front};
@@ -33,7 +33,12 @@ pub struct Rate {
 /// One quantization of the model on the machine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
+    /// The quantization as the file really is ("Q4_K_M (mostly Q5_0)").
     pub quant: String,
+    /// The quantization's name alone, as the filters select it.
+    pub quant_name: String,
+    /// The backends the row was measured with (`tests[].backends`).
+    pub backend: String,
     /// "synthetic", then the plausibility flags of its decode and prefill rows.
     pub badges: Vec<String>,
     /// Real bits per weight: models[].bits_per_weight, else size × 8 / parameters.
@@ -50,6 +55,12 @@ pub struct Row {
     pub front: bool,
     /// Other front rows whose decode rates tie with this one.
     pub tied_with: Vec<String>,
+    /// Bytes of weights llama.cpp repacked for the CPU in the prefill test (`CPU_REPACK`),
+    /// when its placement is recorded.
+    pub repacked: Option<u64>,
+    /// Prefill far below the table's (under 70% of the median) with no repacked weights,
+    /// where faster rows have some: what explains the gap.
+    pub unrepacked_gap: bool,
 }
 
 /// The answer for one model on one machine.
@@ -60,6 +71,8 @@ pub struct Answer {
     pub architecture: Option<String>,
     /// Index into `Board::machines`.
     pub machine: usize,
+    /// The machine's fingerprint: what the rows' permalinks are made from.
+    pub machine_key: String,
     pub decode_test: Option<String>,
     pub prefill_test: Option<String>,
     /// Fastest decode first.
@@ -114,7 +127,7 @@ pub fn rate(e: &Entry) -> Option<Rate> {
 
 /// The test name most models of the group ran of a kind at depth 0 (ties: the first by
 /// name), so that all rows show the same test.
-fn common_test(es: &[&Entry], kind: TestKind) -> Option<String> {
+pub fn common_test(es: &[&Entry], kind: TestKind) -> Option<String> {
     let mut count: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for e in es
         .iter()
@@ -205,12 +218,15 @@ pub fn answers(b: &Board, kld_budget: f64) -> Vec<Answer> {
                         let (s, n) = (size?, any.test.model_n_params?);
                         (n > 0).then(|| s as f64 * 8.0 / n as f64)
                     });
+                    let label = any.quant_label();
                     Some(Row {
                         quant: if shared_quant(quant) {
-                            format!("{quant} ({name})")
+                            format!("{label} ({name})")
                         } else {
-                            quant.to_string()
+                            label
                         },
+                        quant_name: quant.to_string(),
+                        backend: any.test.backends.clone(),
                         badges,
                         bits_per_weight,
                         size,
@@ -229,6 +245,8 @@ pub fn answers(b: &Board, kld_budget: f64) -> Vec<Answer> {
                         }),
                         front: false,
                         tied_with: vec![],
+                        repacked: p.and_then(Entry::repacked_bytes),
+                        unrepacked_gap: false,
                     })
                 })
                 .collect();
@@ -241,12 +259,17 @@ pub fn answers(b: &Board, kld_budget: f64) -> Vec<Answer> {
                 v(b).total_cmp(&v(a)).then_with(|| a.quant.cmp(&b.quant))
             });
             mark_front(&mut rows);
+            mark_unrepacked_gaps(&mut rows);
             let host = b.machines.get(machine).map_or("?", |m| m.hostname.as_str());
             let sentence = sentence(&model, host, &rows, kld_budget);
             Some(Answer {
                 model,
                 architecture,
                 machine,
+                machine_key: b
+                    .machines
+                    .get(machine)
+                    .map_or(String::new(), |m| m.key.clone()),
                 decode_test,
                 prefill_test,
                 rows,
@@ -254,6 +277,35 @@ pub fn answers(b: &Board, kld_budget: f64) -> Vec<Answer> {
             })
         })
         .collect()
+}
+
+/// A prefill under this share of the table's median is a gap worth explaining.
+const PREFILL_GAP: f64 = 0.7;
+
+/// Marks the rows whose prefill is far below the others' and for which llama.cpp made no
+/// repacked CPU weights while it did for others: the repacked layouts are what its fast
+/// CPU matrix kernels read, so their absence explains the gap (on a CPU machine; a GPU
+/// run records no repack and is never marked).
+fn mark_unrepacked_gaps(rows: &mut [Row]) {
+    if !rows.iter().any(|r| r.repacked.is_some_and(|b| b > 0)) {
+        return;
+    }
+    let mut pp: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| Some(r.prefill.as_ref()?.figure.value))
+        .collect();
+    if pp.len() < 3 {
+        return;
+    }
+    pp.sort_by(f64::total_cmp);
+    let median = pp[pp.len() / 2];
+    for r in rows.iter_mut() {
+        let slow = r
+            .prefill
+            .as_ref()
+            .is_some_and(|p| p.figure.value < PREFILL_GAP * median);
+        r.unrepacked_gap = slow && r.repacked == Some(0);
+    }
 }
 
 fn kld_figure(k: (f64, Option<f64>)) -> Figure {
@@ -389,6 +441,15 @@ pub fn covers(a: &Answer) -> Vec<String> {
     v
 }
 
+/// The model's identity as the page's filters name it: "SmolLM2-135M (llama)" (as
+/// `charts::identity`).
+pub fn identity_label(a: &Answer) -> String {
+    match &a.architecture {
+        Some(x) => format!("{} ({x})", a.model),
+        None => a.model.clone(),
+    }
+}
+
 /// The answer as a table: quantization and decode first (so a phone shows them), then
 /// prefill, KLD, the trade-off, the roofline, bits per weight and size. `nbsp` joins the
 /// parts of a figure (" " in HTML, where CSS keeps cells on one line; U+00A0 in Markdown).
@@ -451,7 +512,11 @@ pub fn table(a: &Answer, nbsp: &str) -> Table {
                 row.push(rate_cell(&r.decode));
             }
             if cols_prefill {
-                row.push(rate_cell(&r.prefill));
+                let mut c = rate_cell(&r.prefill);
+                if r.unrepacked_gap {
+                    c.badges.push(NO_REPACK.into());
+                }
+                row.push(c);
             }
             if cols_kld {
                 row.push(match r.kld {
@@ -498,11 +563,61 @@ pub fn table(a: &Answer, nbsp: &str) -> Table {
             row
         })
         .collect();
+    let model = identity_label(a);
+    let meta = a
+        .rows
+        .iter()
+        .map(|r| RowMeta {
+            id: anchor("a", &[&a.machine_key, &model, &r.quant]),
+            model: model.clone(),
+            machine: a.machine.to_string(),
+            backend: r.backend.clone(),
+            quant: r.quant_name.clone(),
+            file: String::new(),
+        })
+        .collect();
     Table {
         headers,
         numeric,
         rows,
+        meta,
     }
+}
+
+/// The badge on a prefill far below the others' for want of repacked weights.
+pub const NO_REPACK: &str = "no repack";
+
+/// The sentence on rows marked `unrepacked_gap`: which, and the repacked sizes of the others.
+fn repack_note(a: &Answer) -> Option<String> {
+    let gaps: Vec<String> = a
+        .rows
+        .iter()
+        .filter(|r| r.unrepacked_gap)
+        .map(|r| r.quant.clone())
+        .collect();
+    if gaps.is_empty() {
+        return None;
+    }
+    let mib: Vec<f64> = a
+        .rows
+        .iter()
+        .filter_map(|r| r.repacked.filter(|&b| b > 0))
+        .map(|b| b as f64 / (1u64 << 20) as f64)
+        .collect();
+    let lo = mib.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = mib.iter().copied().fold(0.0, f64::max);
+    let range = if (hi - lo).abs() < 0.5 {
+        format!("{hi:.0} MiB")
+    } else {
+        format!("{lo:.0}–{hi:.0} MiB")
+    };
+    Some(format!(
+        " {NO_REPACK}: {} prefill{} far below the others' with no repacked weights (0 MiB; \
+         llama.cpp's CPU_REPACK buffer, which its fast CPU kernels read, holds {range} for \
+         other rows).",
+        and_list(&gaps),
+        if gaps.len() == 1 { "s" } else { "" }
+    ))
 }
 
 /// The note under an answer table: what the intervals cover and what the front means.
@@ -555,6 +670,9 @@ pub fn note(a: &Answer) -> String {
             " ≥ roofline: a lower bound from the weights' size and the measured host \
              bandwidth, where the file records no roofline.",
         );
+    }
+    if let Some(n) = repack_note(a) {
+        s.push_str(&n);
     }
     if a.rows.iter().any(|r| r.kld.is_some()) {
         s.push_str(

@@ -103,12 +103,14 @@ fn speed_and_kld(e: &Entry) -> (crate::stats::ties::Figure, crate::stats::ties::
     (speed, Figure::around(kld, half))
 }
 
-/// The model family of an entry: quantizations of one model have the same parameter count,
-/// whatever their names, so they share a chart.
-pub fn family(e: &Entry) -> String {
-    match e.test.model_n_params {
-        Some(n) => format!("{n} params"),
-        None => e.test.model.clone(),
+/// The model an entry measured, by identity: its name without the quantization suffix and
+/// its architecture ("SmolLM2-135M (llama)"), never its parameter count alone (different
+/// models of one size are different models).
+pub fn identity(e: &Entry) -> String {
+    let name = super::answer::base_name(&e.test.model, &e.quant);
+    match &e.model.architecture {
+        Some(a) => format!("{name} ({a})"),
+        None => name,
     }
 }
 

@@ -1,16 +1,18 @@
-//! (a) Prefill and decode t/s per quantization: a row per variant of one model family (the
-//! same parameter count), a bar per test and settings. Bars of different settings (threads,
+//! (a) Prefill and decode t/s per quantization: a row per variant of one model (by identity:
+//! name and architecture), a bar per test and settings, on one axis for the model and kind
+//! on every machine. Bars of different settings (threads,
 //! batch sizes, flash attention, KV types) are different series with their own colour and
 //! legend entry, never one bar beside another as if measured alike; beyond eight series the
 //! chart is split by the settings (small multiples), each chart naming what it holds.
 
 use super::charts::{
-    common_name, describe, family, group_by, kind_word, machine_names, plain_d0, ts, variant_label,
+    common_name, describe, group_by, identity, kind_word, machine_names, plain_d0, ts,
+    variant_label,
 };
 use super::facet::{self, Facet, split};
 use super::load::{Board, Entry};
 use super::svg::{MAX_SERIES, fmt_num};
-use super::svg_bars::{Bar, BarChart, BarSeries, Category};
+use super::svg_bars::{Bar, BarChart, BarSeries, Category, SharedScale};
 use crate::plan::TestKind;
 
 pub const NO_QUANT: &str =
@@ -28,7 +30,19 @@ pub fn per_quant(b: &Board) -> Vec<BarChart> {
     let mut charts = Vec::new();
     for kind in [TestKind::Pp, TestKind::Tg] {
         let es = b.entries.iter().filter(|e| plain_d0(e, kind));
-        for ((m, _), group) in group_by(es, |e| (e.machine, family(e))) {
+        // One axis per model and kind on every machine: bars of two machines' charts
+        // compare by length.
+        let mut scales: Vec<(String, f64)> = Vec::new();
+        for e in b.entries.iter().filter(|e| plain_d0(e, kind)) {
+            let v = ts(e) + e.test.stddev_ts.unwrap_or(0.0);
+            let id = identity(e);
+            match scales.iter_mut().find(|s| s.0 == id) {
+                Some(s) => s.1 = s.1.max(v),
+                None => scales.push((id, v)),
+            }
+        }
+        for ((m, model), group) in group_by(es, |e| (e.machine, identity(e))) {
+            let max = scales.iter().find(|s| s.0 == model).map_or(0.0, |s| s.1);
             let items: Vec<(Vec<Facet>, &Entry)> =
                 group.iter().map(|e| (series_facets(e), *e)).collect();
             let panels = split(items, MAX_SERIES);
@@ -109,6 +123,10 @@ pub fn per_quant(b: &Board) -> Vec<BarChart> {
                         .collect(),
                     series,
                     empty: NO_QUANT.into(),
+                    scale: Some(SharedScale {
+                        group: format!("{model} {word}"),
+                        max,
+                    }),
                 });
             }
         }
@@ -122,6 +140,7 @@ pub fn per_quant(b: &Board) -> Vec<BarChart> {
             categories: vec![],
             series: vec![],
             empty: NO_QUANT.into(),
+            scale: None,
         });
     }
     charts

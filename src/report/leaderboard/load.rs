@@ -12,6 +12,7 @@ use serde_json::Value;
 pub use super::machine::{Machine, fingerprint, gpu_descriptions, hardware};
 use super::plausible::{self, Flag};
 use crate::record::results;
+use crate::record::tensor_mix::{self, TypeShare};
 use crate::record::{RunInfo, RunRecord, Status, TestRecord};
 
 /// Sort key of an RFC 3339 time: parsed instant first (so offsets compare right), the raw
@@ -42,6 +43,8 @@ pub struct ModelExtras {
     /// `models[].architecture` (llama.cpp's `general.architecture`): with the name, the
     /// model's identity.
     pub architecture: Option<String>,
+    /// `models[].tensor_types`: the file's tensor types by share of parameters.
+    pub tensor_types: Vec<TypeShare>,
 }
 
 /// Serving figures of a test (`tests[].serving`), when present.
@@ -55,6 +58,16 @@ pub struct Serving {
     pub shared_prompt: bool,
     /// Requests per second of an arrival test.
     pub arrival_rate: Option<f64>,
+    /// Time to first token, median and 90th percentile over every request, ms.
+    pub ttft_p50_ms: Option<f64>,
+    pub ttft_p90_ms: Option<f64>,
+    /// `serving.transport`: "http" for a served test; None in process.
+    pub transport: Option<String>,
+    /// The server of a served test, in a few words: its build, or the model it served.
+    pub server: Option<String>,
+    /// `serving.vs_in_process`: served / in-process ratios (ratio, lo, hi) of TTFT,
+    /// per-request and aggregate t/s.
+    pub vs_in_process: [Option<(f64, f64, f64)>; 3],
 }
 
 /// One measurement on the board.
@@ -82,6 +95,25 @@ impl Entry {
     /// Output bytes per second (t/s × bytes per token), when the model has bytes per token.
     pub fn bytes_per_s(&self) -> Option<f64> {
         Some(self.test.avg_ts? * self.model.bytes_per_token?)
+    }
+
+    /// The quantization as the file really is: `Q4_K_M (mostly Q5_0)` when most of its
+    /// parameters are another type than its name says (`models[].tensor_types`).
+    pub fn quant_label(&self) -> String {
+        tensor_mix::label(&self.quant, &self.model.tensor_types)
+    }
+
+    /// Bytes of weights llama.cpp repacked for the CPU (`CPU_REPACK` and the like, from the
+    /// load log): None when the test records no placement.
+    pub fn repacked_bytes(&self) -> Option<u64> {
+        let p = self.test.placement.as_ref()?;
+        Some(
+            p.buffers
+                .iter()
+                .filter(|b| b.kind == "model" && b.name.ends_with("_REPACK"))
+                .map(|b| b.bytes)
+                .sum(),
+        )
     }
 }
 
@@ -470,6 +502,7 @@ fn model_extras(m: &Value) -> ModelExtras {
         bytes_per_token: m["bytes_per_token"].as_f64(),
         bits_per_weight: m["bits_per_weight"].as_f64(),
         architecture: m["architecture"].as_str().map(str::to_string),
+        tensor_types: serde_json::from_value(m["tensor_types"].clone()).unwrap_or_default(),
     }
 }
 
@@ -490,6 +523,20 @@ fn serving(s: &Value) -> Option<Serving> {
         aggregate_ts: s["aggregate_ts"].as_f64()?,
         shared_prompt: s["shared_prompt"].as_bool().unwrap_or(false),
         arrival_rate: s["arrival_rate"].as_f64(),
+        ttft_p50_ms: s["ttft_ms"]["p50"].as_f64(),
+        ttft_p90_ms: s["ttft_ms"]["p90"].as_f64(),
+        transport: s["transport"]
+            .as_str()
+            .filter(|t| *t != "in_process")
+            .map(str::to_string),
+        server: s["server"]["build"]
+            .as_str()
+            .or(s["server"]["served_model"].as_str())
+            .map(str::to_string),
+        vs_in_process: ["ttft", "per_request_ts", "aggregate_ts"].map(|k| {
+            let r = &s["vs_in_process"][k];
+            Some((r["ratio"].as_f64()?, r["lo"].as_f64()?, r["hi"].as_f64()?))
+        }),
     })
 }
 

@@ -11,6 +11,8 @@ pub struct Machine {
     pub hostname: String,
     pub cpu_model: String,
     pub gpus: Vec<String>,
+    /// The backends of the newest run (`run.backends`, e.g. "CPU", "CUDA").
+    pub backend: String,
     /// One line: cores, RAM, OS, llama.cpp build and backend of the newest run seen.
     pub details: String,
     /// What two machines are compared by, as (label, value) pairs: CPU, cores and threads,
@@ -34,6 +36,7 @@ impl Machine {
             hostname: s.hostname.clone(),
             cpu_model: s.cpu_model.clone(),
             gpus,
+            backend: run.backends.clone(),
             details: format!(
                 "{} physical / {} logical cores, {:.1} GiB RAM, {} {} ({}), llama-cpp-sys-2 {} ({}), {} backend, tpsbench {}{}",
                 s.physical_cores,
@@ -65,7 +68,7 @@ impl Machine {
         let s = &run.system;
         let b = &run.llama_cpp;
         let mut f: Vec<(String, String)> = vec![
-            ("CPU".into(), s.cpu_model.clone()),
+            ("CPU".into(), cpu_line(&s.cpu_model)),
             (
                 "cores / threads".into(),
                 format!("{} / {}", s.physical_cores, s.logical_cores),
@@ -131,6 +134,19 @@ impl Machine {
     }
 }
 
+/// The CPU as recorded, said to be only a vendor or family name when it has no model
+/// number: a hypervisor may hide the model (`/proc/cpuinfo` then reads "AMD EPYC"), and
+/// the page does not pretend to know more.
+pub fn cpu_line(model: &str) -> String {
+    if model.trim().is_empty() {
+        "not recorded".into()
+    } else if model.chars().any(|c| c.is_ascii_digit()) {
+        model.to_string()
+    } else {
+        format!("{model} (no model number: the host, e.g. a hypervisor, does not report it)")
+    }
+}
+
 /// GPU (and integrated GPU) device descriptions, in llama.cpp's device order.
 pub fn gpu_descriptions(run: &RunInfo) -> Vec<String> {
     run.devices
@@ -152,4 +168,20 @@ pub fn hardware(run: &RunInfo) -> String {
 /// Machine fingerprint: CPU model, GPU descriptions, host name.
 pub fn fingerprint(run: &RunInfo) -> String {
     format!("{} | {}", hardware(run), run.system.hostname)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cpu_without_a_model_number_is_said_to_be_only_a_name() {
+        assert_eq!(
+            super::cpu_line("AMD EPYC 9654 96-Core Processor"),
+            "AMD EPYC 9654 96-Core Processor"
+        );
+        assert_eq!(
+            super::cpu_line("AMD EPYC"),
+            "AMD EPYC (no model number: the host, e.g. a hypervisor, does not report it)"
+        );
+        assert_eq!(super::cpu_line(""), "not recorded");
+    }
 }

@@ -139,6 +139,7 @@ pub fn machines(b: &Board) -> Vec<BarChart> {
                     .collect(),
                 series,
                 empty: NO_MACHINES.into(),
+                scale: None,
             });
         }
     }
@@ -151,6 +152,7 @@ pub fn machines(b: &Board) -> Vec<BarChart> {
             categories: vec![],
             series: vec![],
             empty: NO_MACHINES.into(),
+            scale: None,
         });
     }
     charts

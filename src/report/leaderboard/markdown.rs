@@ -69,6 +69,7 @@ pub fn bars_table(c: &BarChart) -> Table {
             })
             .collect(),
         headers,
+        meta: vec![],
     }
 }
 
@@ -145,6 +146,16 @@ pub fn render(b: &Board) -> String {
             let _ = writeln!(o, "### {}\n\n{}\n", heading(b, a), a.sentence);
             let _ = writeln!(o, "{}", table(&answer::table(a, NBSP)));
             let _ = writeln!(o, "{}\n", answer::note(a));
+        }
+    }
+    let gs = super::grid::grids(b);
+    if !gs.is_empty() {
+        o.push_str(
+            "## Machines × quantizations\n\nPer model and test, t/s: a row per machine (fastest \
+             first), a column per quantization, each machine at its fastest setting.\n\n",
+        );
+        for g in &gs {
+            let _ = writeln!(o, "### {}\n\n{}", g.title(), table(&g.table(b)));
         }
     }
     if !b.warnings.is_empty() {

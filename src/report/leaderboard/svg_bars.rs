@@ -43,6 +43,24 @@ pub struct BarChart {
     pub series: Vec<BarSeries>,
     /// Placeholder text when there is no bar.
     pub empty: String,
+    /// A scale shared with other charts (the same model and test on every machine), so
+    /// that bars of different charts compare by length; None: the chart's own.
+    pub scale: Option<SharedScale>,
+}
+
+/// The value axis of a group of charts: the group's name and its largest value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedScale {
+    pub group: String,
+    pub max: f64,
+}
+
+impl SharedScale {
+    /// Where the axis ends: the group's maximum rounded up to a round figure, the same for
+    /// every chart of the group whatever its width.
+    pub fn end(&self) -> f64 {
+        *nice_ticks(0.0, self.max, 5).last().expect("ticks")
+    }
 }
 
 const LABEL_PX: f64 = 12.0;
@@ -105,10 +123,24 @@ impl BarChart {
             .map(|b| b.value + b.err.unwrap_or(0.0))
             .fold(0.0, f64::max);
         let n_ticks = (((right - left) / 80.0) as usize).clamp(2, 8);
-        let ticks = nice_ticks(0.0, max, n_ticks);
+        let (ticks, d1) = match &self.scale {
+            Some(shared) => {
+                let end = shared.end().max(max);
+                let ticks: Vec<f64> = nice_ticks(0.0, end, n_ticks)
+                    .into_iter()
+                    .filter(|t| *t <= end * (1.0 + 1e-9))
+                    .collect();
+                (ticks, end)
+            }
+            None => {
+                let ticks = nice_ticks(0.0, max, n_ticks);
+                let end = *ticks.last().expect("ticks");
+                (ticks, end)
+            }
+        };
         let x = Scale {
             d0: 0.0,
-            d1: *ticks.last().expect("ticks"),
+            d1,
             r0: left,
             r1: right,
         };
@@ -196,6 +228,18 @@ impl BarChart {
             }
         }
         o.push_str("</g>");
-        frame(&self.id, &self.title, w, bottom + 54.0, &o)
+        let svg = frame(&self.id, &self.title, w, bottom + 54.0, &o);
+        match &self.scale {
+            // The group and the axis end, for readers and the browser test to compare.
+            Some(shared) => svg.replacen(
+                r#"<svg class="chart" "#,
+                &format!(
+                    r#"<svg class="chart" data-scale-group="{}" data-scale="{d1}" "#,
+                    escape(&shared.group)
+                ),
+                1,
+            ),
+            None => svg,
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! window still shows it; the settings follow, each only when it differs within the table
 //! (so that no two rows look alike while measuring different things).
 
-use super::charts::{is_speed, kind_rank};
+use super::charts::{identity, is_speed, kind_rank};
 use super::load::{Board, Entry, RunSummary};
 
 /// One table cell: its text, for numeric columns the value to sort by, and badges drawn
@@ -44,6 +44,44 @@ pub struct Table {
     /// Right-aligned (numeric) columns.
     pub numeric: Vec<bool>,
     pub rows: Vec<Vec<Cell>>,
+    /// Per row (or empty): its permalink and what the page's filters match it by.
+    pub meta: Vec<RowMeta>,
+}
+
+/// What the page knows of a row beyond its cells: an anchor that stays the same when more
+/// results are added (a hash of what the row measured, not its position), and the model,
+/// machine, backend and quantization the filters select by (empty: not filtered by it).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RowMeta {
+    pub id: String,
+    pub model: String,
+    /// Index into `Board::machines`, as text.
+    pub machine: String,
+    pub backend: String,
+    pub quant: String,
+    /// The result file the row comes from (relative to the input directory): the page
+    /// links its `file` cell there.
+    pub file: String,
+}
+
+impl RowMeta {
+    /// The row of one measurement: anchored by its file and test identity.
+    pub fn of(e: &Entry) -> RowMeta {
+        RowMeta {
+            id: anchor("r", &[&e.file.display().to_string(), &e.test.identity]),
+            model: identity(e),
+            machine: e.machine.to_string(),
+            backend: e.test.backends.clone(),
+            quant: e.quant.clone(),
+            file: e.file.display().to_string(),
+        }
+    }
+}
+
+/// A short, stable HTML id: `prefix-` and 12 hex digits of the SHA-256 of the parts.
+pub fn anchor(prefix: &str, parts: &[&str]) -> String {
+    let h = crate::util::hash::sha256_hex(parts.join("\u{1f}"));
+    format!("{prefix}-{}", &h[..12])
 }
 
 fn f2(v: f64) -> String {
@@ -71,11 +109,48 @@ const EXTRA: &[Column] = &[
             .as_ref()
             .map(|s| Cell::num(s.n_parallel.to_string(), s.n_parallel as f64)))
     }),
+    ("per-request t/s", true, |e| {
+        opt(e
+            .serving
+            .as_ref()
+            .map(|s| Cell::num(f2(s.per_request_ts), s.per_request_ts)))
+    }),
+    ("TTFT p50 / p90 ms", true, |e| {
+        opt(e.serving.as_ref().and_then(|s| {
+            let (p50, p90) = (s.ttft_p50_ms?, s.ttft_p90_ms?);
+            Some(Cell::num(format!("{p50:.1} / {p90:.1}"), p50))
+        }))
+    }),
     ("aggregate t/s", true, |e| {
         opt(e
             .serving
             .as_ref()
             .map(|s| Cell::num(f2(s.aggregate_ts), s.aggregate_ts)))
+    }),
+];
+
+/// Served (HTTP) tests: how they reached the model and what serving cost against the
+/// in-process test of the same parameters. Shown when some row was served.
+const SERVED: &[Column] = &[
+    ("transport", false, |e| {
+        opt(e.serving.as_ref().map(|s| match (&s.transport, &s.server) {
+            (Some(t), Some(server)) => Cell::text(format!("{t} ({server})")),
+            (Some(t), None) => Cell::text(t.clone()),
+            (None, _) => Cell::text("in-process"),
+        }))
+    }),
+    ("served / in-process (95% interval)", false, |e| {
+        opt(e.serving.as_ref().and_then(|s| {
+            let parts: Vec<String> = ["TTFT", "per-request", "aggregate"]
+                .iter()
+                .zip(&s.vs_in_process)
+                .filter_map(|(name, r)| {
+                    let (x, lo, hi) = (*r)?;
+                    Some(format!("{name} ×{x:.2} ({lo:.2}–{hi:.2})"))
+                })
+                .collect();
+            (!parts.is_empty()).then(|| Cell::text(parts.join(" · ")))
+        }))
     }),
 ];
 
@@ -147,6 +222,7 @@ fn build(entries: &[&Entry], lead: &[Column], cols: &[&Column], tail: &[Column])
             .iter()
             .map(|e| all.iter().map(|c| c.2(e)).collect())
             .collect(),
+        meta: entries.iter().map(|e| RowMeta::of(e)).collect(),
     }
 }
 
@@ -157,12 +233,18 @@ pub fn detail(entries: &[&Entry]) -> Table {
     let lead: &[Column] = &[
         ("quant", false, |e| Cell {
             badges: e.badges.clone(),
-            ..Cell::text(e.quant.clone())
+            ..Cell::text(e.quant_label())
         }),
-        ("test", false, |e| Cell::text(e.test.test.clone())),
         ("t/s", true, rate),
+        ("test", false, |e| Cell::text(e.test.test.clone())),
     ];
     let mut cols = present(EXTRA, entries);
+    if entries
+        .iter()
+        .any(|e| e.serving.as_ref().is_some_and(|s| s.transport.is_some()))
+    {
+        cols.extend(present(SERVED, entries));
+    }
     cols.extend(varying(SETTINGS, entries));
     build(entries, lead, &cols, &[])
 }
@@ -204,10 +286,14 @@ pub fn rankings(b: &Board, top: usize) -> Vec<(String, Table)> {
             let lead: &[Column] = &[
                 ("t/s", true, rate),
                 ("model", false, Cell::model),
-                ("quant", false, |e| Cell::text(e.quant.clone())),
+                ("quant", false, |e| Cell::text(e.quant_label())),
             ];
             let cols = varying(SETTINGS, &es);
             let mut t = build(&es, lead, &cols, &[]);
+            // The same measurement's row in its machine's table has the plain id.
+            for m in &mut t.meta {
+                m.id = m.id.replacen("r-", "rank-", 1);
+            }
             t.headers.insert(0, "#".into());
             t.headers.push("machine".into());
             t.numeric.insert(0, true);
@@ -252,6 +338,18 @@ pub fn runs(runs: &[&RunSummary], with_command: bool) -> Table {
                     row.push(Cell::text(r.command.clone()));
                 }
                 row
+            })
+            .collect(),
+        meta: runs
+            .iter()
+            .map(|r| {
+                let file = r.file.display().to_string();
+                RowMeta {
+                    id: anchor("f", &[&file]),
+                    machine: r.machine.to_string(),
+                    file,
+                    ..RowMeta::default()
+                }
             })
             .collect(),
     }

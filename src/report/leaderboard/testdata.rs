@@ -22,6 +22,7 @@ pub fn model(name: &str, quant: &str) -> ModelRecord {
         model_n_params: Some(134_515_008),
         error: None,
         bits_per_weight: None,
+        tensor_types: vec![],
         provenance: None,
         quality: None,
         bytes_per_token: None,

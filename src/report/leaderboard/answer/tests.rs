@@ -186,3 +186,98 @@ fn rows_whose_intervals_cover_another_level_are_named_in_the_note() {
         "{n}"
     );
 }
+
+/// A placement with `repacked` MiB of weights in llama.cpp's CPU_REPACK buffer.
+fn placement(repacked: u64) -> crate::engine::placement::Placement {
+    use crate::engine::placement::{Buffer, Placement};
+    let mut buffers = vec![Buffer {
+        kind: "model".into(),
+        name: "CPU_Mapped".into(),
+        bytes: 90 << 20,
+    }];
+    if repacked > 0 {
+        buffers.push(Buffer {
+            kind: "model".into(),
+            name: "CPU_REPACK".into(),
+            bytes: repacked << 20,
+        });
+    }
+    Placement {
+        layers_offloaded: 0,
+        layers_total: 31,
+        devices: vec![],
+        buffers,
+        kv_cells: None,
+    }
+}
+
+#[test]
+fn a_file_that_is_mostly_another_type_and_a_prefill_gap_without_repacked_weights_are_named() {
+    // (quant, prefill t/s, repacked MiB): Q5_K_M runs at half the others' prefill and got
+    // no repacked weights, as on the published SmolLM2 ladder; F16 got none either but is
+    // not slow, so it is not marked.
+    let rows = [
+        ("Q4_0", 790.0, 57),
+        ("Q4_K_M", 700.0, 8),
+        ("Q2_K", 740.0, 43),
+        ("F16", 560.0, 0),
+        ("Q5_K_M", 303.0, 0),
+    ];
+    let models = rows
+        .iter()
+        .map(|(q, _, _)| model(&format!("SmolLM2-135M-{q}"), q))
+        .collect();
+    let tests = rows
+        .iter()
+        .flat_map(|&(q, pp, mib)| {
+            let name = format!("SmolLM2-135M-{q}");
+            [
+                test(&name, 512, 0, 0, 2, pp, "2026-01-01T10:00:00Z"),
+                test(&name, 0, 128, 0, 2, pp / 10.0, "2026-01-01T10:00:01Z"),
+            ]
+            .map(|mut t| {
+                t.placement = Some(placement(mib));
+                t
+            })
+        })
+        .collect();
+    let b = board(
+        vec![file(
+            "ladder.json",
+            run("vm", "2026-01-01T10:00:00Z", models, tests),
+            |v| {
+                v["models"][1]["tensor_types"] = json!([
+                    {"type": "Q5_0", "share": 0.71}, {"type": "Q8_0", "share": 0.29}
+                ]);
+                v["models"][2]["tensor_types"] = json!([{"type": "Q2_K", "share": 1.0}]);
+            },
+        )],
+        &Exclude::default(),
+    );
+    let a = answers(&b, DEFAULT_KLD_BUDGET).remove(0);
+    let quants: Vec<&str> = a.rows.iter().map(|r| r.quant.as_str()).collect();
+    assert!(quants.contains(&"Q4_K_M (mostly Q5_0)"), "{quants:?}");
+    assert!(quants.contains(&"Q2_K"), "a file as named keeps its name");
+    let marked: Vec<&str> = a
+        .rows
+        .iter()
+        .filter(|r| r.unrepacked_gap)
+        .map(|r| r.quant.as_str())
+        .collect();
+    assert_eq!(marked, ["Q5_K_M"]);
+    let n = note(&a);
+    assert!(
+        n.contains(
+            "no repack: Q5_K_M prefills far below the others' with no repacked weights (0 MiB;"
+        ),
+        "{n}"
+    );
+    assert!(n.contains("holds 8–57 MiB for other rows"), "{n}");
+    let t = table(&a, " ");
+    let slow = t.rows.iter().find(|r| r[0].text == "Q5_K_M").unwrap();
+    assert_eq!(slow[2].badges, [NO_REPACK]);
+    // The detail table names the file as it is too.
+    let es: Vec<&Entry> = b.entries.iter().collect();
+    let d = crate::report::leaderboard::table::detail(&es);
+    assert!(d.rows.iter().any(|r| r[0].text == "Q4_K_M (mostly Q5_0)"));
+}

@@ -24,9 +24,9 @@ fn pareto_front_on_a_hand_made_set() {
 fn variants_board() -> crate::report::leaderboard::load::Board {
     let mut files = Vec::new();
     for (name, quant, tg, kld) in [
-        ("m-q8", "Q8_0", 50.0, 0.001),
-        ("m-q4", "Q4_0", 80.0, 0.05),
-        ("m-q3", "Q3_K", 70.0, 0.20),
+        ("m-Q8_0", "Q8_0", 50.0, 0.001),
+        ("m-Q4_0", "Q4_0", 80.0, 0.05),
+        ("m-Q3_K", "Q3_K", 70.0, 0.20),
     ] {
         let r = run(
             "h",
@@ -101,10 +101,10 @@ fn per_quant_bars_of_different_thread_counts_are_different_series_that_say_so() 
     let r = run(
         "h",
         T,
-        vec![model("m-q4", "Q4_1"), model("m-q8", "Q8_0")],
+        vec![model("m-Q4_1", "Q4_1"), model("m-Q8_0", "Q8_0")],
         vec![
-            test("m-q4", 0, 16, 0, 2, 30.0, T),
-            test("m-q8", 0, 16, 0, 1, 10.0, T),
+            test("m-Q4_1", 0, 16, 0, 2, 30.0, T),
+            test("m-Q8_0", 0, 16, 0, 1, 10.0, T),
         ],
     );
     let b = board(vec![file("x", r, |_| {})], &Exclude::default());
@@ -340,5 +340,47 @@ fn common_names_and_variant_labels() {
         labels,
         ["a Q4_1", "b-Q4_1", "Q8_0"],
         "names only where quants clash"
+    );
+}
+
+#[test]
+fn models_of_one_size_are_not_merged_and_one_model_shares_its_scale_across_machines() {
+    // Two different models with the same parameter count, on two machines.
+    let on = |host: &str, speed: f64| {
+        let r = run(
+            host,
+            T,
+            vec![model("alpha-Q4_0", "Q4_0"), model("beta-Q4_0", "Q4_0")],
+            vec![
+                test("alpha-Q4_0", 0, 16, 0, 2, 10.0 * speed, T),
+                test("beta-Q4_0", 0, 16, 0, 2, 20.0 * speed, T),
+            ],
+        );
+        file(host, r, |_| {})
+    };
+    let b = board(vec![on("slow", 1.0), on("fast", 8.0)], &Exclude::default());
+    let c = per_quant(&b);
+    let titles: Vec<&str> = c.iter().map(|c| c.title.as_str()).collect();
+    assert_eq!(c.len(), 4, "per machine and model: {titles:?}");
+    assert!(
+        c.iter().all(|c| c.categories.len() == 1),
+        "never merged by size"
+    );
+    let alpha: Vec<_> = c.iter().filter(|c| c.title.starts_with("alpha")).collect();
+    assert_eq!(alpha.len(), 2);
+    assert_eq!(
+        alpha[0].scale, alpha[1].scale,
+        "one axis for alpha on both machines"
+    );
+    let s = alpha[0].scale.as_ref().unwrap();
+    assert_eq!(s.group, "alpha (llama) decode");
+    assert!(s.max >= 80.0, "{s:?}");
+    let slow = alpha
+        .iter()
+        .find(|c| c.subtitle.starts_with("slow"))
+        .unwrap();
+    assert!(
+        slow.render()
+            .contains(r#"data-scale-group="alpha (llama) decode""#)
     );
 }

@@ -539,3 +539,51 @@ fn a_decode_without_a_roofline_is_held_to_one_estimated_from_its_size_and_the_ba
     let ids: Vec<_> = b.entries.iter().map(|e| e.test.model.as_str()).collect();
     assert_eq!(ids, ["m", "q8"]);
 }
+
+#[test]
+fn serving_rows_show_ttft_per_request_rates_and_for_served_tests_transport_and_ratios() {
+    let r = run(
+        "h",
+        T0,
+        vec![model("m", "Q8_0")],
+        vec![
+            test("m", 0, 16, 0, 1, 10.0, T0),
+            test("m", 0, 16, 0, 2, 20.0, T0),
+        ],
+    );
+    let b = board(
+        vec![file("x", r, |v| {
+            let mut inproc = crate::report::leaderboard::testdata::serving(4, 5.0, 18.0);
+            inproc["ttft_ms"] = serde_json::json!({"p50": 120.0, "p90": 180.5});
+            v["tests"][0]["serving"] = inproc.clone();
+            let mut served = inproc;
+            served["transport"] = "http".into();
+            served["server"] = serde_json::json!({"served_model": "m", "build": "b7100"});
+            served["vs_in_process"] = serde_json::json!({
+                "test": "m/x",
+                "ttft": {"ratio": 1.21, "lo": 1.1, "hi": 1.33, "n_served": 40, "n_in_process": 40},
+                "per_request_ts": {"ratio": 0.93, "lo": 0.9, "hi": 0.96, "n_served": 40, "n_in_process": 40}
+            });
+            v["tests"][1]["serving"] = served;
+        })],
+        &Exclude::default(),
+    );
+    let es: Vec<&Entry> = b.entries.iter().collect();
+    let t = crate::report::leaderboard::table::detail(&es);
+    let col = |name: &str| t.headers.iter().position(|h| h == name).expect(name);
+    let (ttft, per, tr, vs) = (
+        col("TTFT p50 / p90 ms"),
+        col("per-request t/s"),
+        col("transport"),
+        col("served / in-process (95% interval)"),
+    );
+    assert_eq!(t.rows[0][ttft].text, "120.0 / 180.5");
+    assert_eq!(t.rows[0][per].text, "5.00");
+    assert_eq!(t.rows[0][tr].text, "in-process");
+    assert_eq!(t.rows[1][tr].text, "http (b7100)");
+    assert_eq!(
+        t.rows[1][vs].text,
+        "TTFT ×1.21 (1.10–1.33) · per-request ×0.93 (0.90–0.96)"
+    );
+    assert_eq!(t.rows[0][vs].text, "");
+}

@@ -92,6 +92,7 @@ fn bars(values: Vec<Option<f64>>) -> BarChart {
                 .collect(),
         }],
         empty: "no data here".into(),
+        scale: None,
     }
 }
 

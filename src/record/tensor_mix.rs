@@ -1,0 +1,107 @@
+//! What a model file really holds: its tensor types by share of parameters, read from the
+//! GGUF header. A file's name (`general.file_type`) says what was asked of the quantizer,
+//! not what it wrote: llama.cpp falls back from K-quants to older types on tensors whose
+//! rows are not a multiple of 256 wide (SmolLM2's 576), so a "Q4_K_M" SmolLM2 is mostly
+//! Q5_0 and its real bits per weight are those of Q5_0. The leaderboard shows the mix as
+//! "Q4_K_M (mostly Q5_0)" wherever the two differ.
+
+use serde::{Deserialize, Serialize};
+
+use crate::gguf::reader::Header;
+use crate::gguf::type_layout;
+
+/// One tensor type of a file and its share of the parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TypeShare {
+    /// The ggml type name, e.g. `Q5_0`.
+    #[serde(rename = "type")]
+    pub ggml_type: String,
+    /// Share of the file's parameters (elements) stored as this type, 0..1, 4 decimals.
+    pub share: f64,
+}
+
+/// The tensor types of `h` by share of parameters, largest first (ties by name). Empty for
+/// a file without tensors.
+pub fn of(h: &Header) -> Vec<TypeShare> {
+    let mut by_type: Vec<(String, u64)> = Vec::new();
+    for t in &h.tensors {
+        let name = type_layout(t.ggml_type)
+            .map(|l| l.0.to_string())
+            .unwrap_or_else(|| format!("type {}", t.ggml_type));
+        let n: u64 = t.dims.iter().product();
+        match by_type.iter_mut().find(|x| x.0 == name) {
+            Some(x) => x.1 += n,
+            None => by_type.push((name, n)),
+        }
+    }
+    let total: u64 = by_type.iter().map(|x| x.1).sum();
+    if total == 0 {
+        return vec![];
+    }
+    by_type.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    by_type
+        .into_iter()
+        .map(|(ggml_type, n)| TypeShare {
+            ggml_type,
+            share: (n as f64 / total as f64 * 1e4).round() / 1e4,
+        })
+        .collect()
+}
+
+/// The tensor type a file type's name promises for most weights: `Q4_K_M` → `Q4_K`,
+/// `IQ3_M` → `IQ3_S`; None for a name this table does not know (no claim is then made).
+pub fn main_type(file_type: &str) -> Option<&str> {
+    // The mixes llama.cpp's quantizer names after their suffix (llama_ftype): the type
+    // the bulk of their weights get.
+    const MIXES: &[(&str, &str)] = &[
+        ("Q2_K_S", "Q2_K"),
+        ("Q3_K_S", "Q3_K"),
+        ("Q3_K_M", "Q3_K"),
+        ("Q3_K_L", "Q3_K"),
+        ("Q4_K_S", "Q4_K"),
+        ("Q4_K_M", "Q4_K"),
+        ("Q5_K_S", "Q5_K"),
+        ("Q5_K_M", "Q5_K"),
+        ("IQ3_XS", "IQ3_S"),
+        ("IQ3_M", "IQ3_S"),
+        ("IQ2_M", "IQ2_S"),
+        ("MXFP4_MOE", "MXFP4"),
+    ];
+    if let Some(&(_, t)) = MIXES.iter().find(|m| m.0 == file_type) {
+        return Some(t);
+    }
+    crate::gguf::GGML_TYPES
+        .iter()
+        .find(|t| t.1 == file_type)
+        .map(|t| t.1)
+}
+
+/// The type most parameters are stored as, when it is not the one the name promises:
+/// `Some("Q5_0")` for a SmolLM2 "Q4_K_M". None when they agree, or when either is unknown.
+pub fn mostly_other<'a>(file_type: &str, mix: &'a [TypeShare]) -> Option<&'a str> {
+    let top = mix.first()?;
+    let promised = main_type(file_type)?;
+    (top.ggml_type != promised).then_some(top.ggml_type.as_str())
+}
+
+/// The quantization as the page names it: `Q4_K_M (mostly Q5_0)` when the file is mostly
+/// another type than its name says, else the name alone.
+pub fn label(file_type: &str, mix: &[TypeShare]) -> String {
+    match mostly_other(file_type, mix) {
+        Some(t) => format!("{file_type} (mostly {t})"),
+        None => file_type.to_string(),
+    }
+}
+
+/// The mix in a few words, largest share first: `Q5_0 71%, Q8_0 29%` (types under 1% left
+/// out).
+pub fn brief(mix: &[TypeShare]) -> String {
+    mix.iter()
+        .filter(|t| t.share >= 0.01)
+        .map(|t| format!("{} {:.0}%", t.ggml_type, t.share * 100.0))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,99 @@
+//! A table of the page as CSV and JSON, for the downloads under each table: the cells'
+//! text (badges in brackets, as in LEADERBOARD.md), and in JSON the numbers as numbers.
+
+use serde_json::{Value, json};
+
+use super::markdown::cell_text;
+use super::table::Table;
+
+/// RFC 4180 CSV: a header line, then a line per row; fields with a comma, quote or line
+/// break are quoted.
+pub fn csv(t: &Table) -> String {
+    let field = |s: &str| {
+        if s.contains([',', '"', '\n', '\r']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    };
+    let mut o = String::new();
+    let line = |cells: Vec<String>| cells.iter().map(|c| field(c)).collect::<Vec<_>>().join(",");
+    o.push_str(&line(t.headers.clone()));
+    o.push_str("\r\n");
+    for r in &t.rows {
+        o.push_str(&line(r.iter().map(cell_text).collect()));
+        o.push_str("\r\n");
+    }
+    o
+}
+
+/// `{"columns": [...], "rows": [{column: value}, ...]}`: a numeric cell's value as a number
+/// (`<column> (text)` keeps its text when the two differ, e.g. an interval), other cells as
+/// text, and the row's permalink id as `id` when it has one.
+pub fn json(t: &Table) -> String {
+    let rows: Vec<Value> = t
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut o = serde_json::Map::new();
+            if let Some(m) = t.meta.get(i).filter(|m| !m.id.is_empty()) {
+                o.insert("id".into(), json!(m.id));
+            }
+            for (h, c) in t.headers.iter().zip(r) {
+                let text = cell_text(c);
+                match c.sort.filter(|v| v.is_finite()) {
+                    Some(v) => {
+                        o.insert(h.clone(), json!(v));
+                        if text != super::svg::fmt_num(v) && text != v.to_string() {
+                            o.insert(format!("{h} (text)"), json!(text));
+                        }
+                    }
+                    None => {
+                        o.insert(h.clone(), json!(text));
+                    }
+                }
+            }
+            Value::Object(o)
+        })
+        .collect();
+    serde_json::to_string(&json!({ "columns": t.headers, "rows": rows })).expect("plain data")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::leaderboard::table::{Cell, RowMeta};
+
+    #[test]
+    fn csv_quotes_what_needs_it_and_json_keeps_numbers() {
+        let t = Table {
+            headers: vec!["quant".into(), "t/s".into()],
+            numeric: vec![false, true],
+            rows: vec![vec![
+                Cell {
+                    text: "Q4_K_M, \"mostly\" Q5_0".into(),
+                    sort: None,
+                    badges: vec!["dirty".into()],
+                },
+                Cell {
+                    text: "230 (225–236)".into(),
+                    sort: Some(230.0),
+                    badges: vec![],
+                },
+            ]],
+            meta: vec![RowMeta {
+                id: "a-1".into(),
+                ..RowMeta::default()
+            }],
+        };
+        assert_eq!(
+            csv(&t),
+            "quant,t/s\r\n\"Q4_K_M, \"\"mostly\"\" Q5_0 [dirty]\",230 (225–236)\r\n"
+        );
+        let v: Value = serde_json::from_str(&json(&t)).unwrap();
+        assert_eq!(v["rows"][0]["t/s"], 230.0);
+        assert_eq!(v["rows"][0]["t/s (text)"], "230 (225–236)");
+        assert_eq!(v["rows"][0]["id"], "a-1");
+    }
+}
