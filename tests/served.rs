@@ -154,7 +154,12 @@ fn the_goodput_search_finds_the_highest_rate_that_meets_the_slo_in_process_and_s
         assert_eq!(code, 0, "{err}");
         let rec = rec.unwrap();
         for id in ["serve-goodput", "serve-http-goodput"] {
-            let g = &by_id(&rec, id)["serving"]["goodput"];
+            let s = &by_id(&rec, id)["serving"];
+            assert!(
+                s.get("vs_in_process").is_none(),
+                "goodput runs end at rates of their own"
+            );
+            let g = &s["goodput"];
             let steps = g["steps"].as_array().unwrap();
             if met {
                 assert_eq!(g["stopped"], "met at max_rate", "{id}: {g}");

@@ -309,7 +309,10 @@ fn link_served(tests: &mut [TestRecord], id: &str) {
         }
         None => return,
     };
-    let ok = |t: &TestRecord| t.status == Status::Ok && t.serving.is_some();
+    // Goodput tests end at rates of their own: their figures do not pair.
+    let ok = |t: &TestRecord| {
+        t.status == Status::Ok && t.serving.as_ref().is_some_and(|s| s.mode != "goodput")
+    };
     let Some(base) = tests.iter().find(|t| t.id == in_process && ok(t)).cloned() else {
         return;
     };
