@@ -275,16 +275,7 @@ fn port_of(endpoint: &str) -> Option<u16> {
 
 /// `<result stem>.server-<model>.log` beside the result file, else in the temp directory.
 fn log_path(results: Option<&Path>, model: &str) -> PathBuf {
-    let safe: String = model
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let safe = crate::util::file_safe(model);
     match results {
         Some(r) => {
             let stem = r

@@ -189,19 +189,11 @@ pub fn file_name(index: usize, lib: &Path) -> String {
     } else {
         lib
     };
-    let name: String = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let name = crate::util::file_safe(
+        &dir.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    );
     format!("{index}-{name}.json")
 }
 

@@ -130,16 +130,19 @@ impl Client {
         self.base.strip_suffix("/v1").unwrap_or(&self.base)
     }
 
+    async fn get(&self, url: &str, timeout: Duration) -> Result<reqwest::Response, Error> {
+        self.http
+            .get(url)
+            .timeout(timeout)
+            .send()
+            .await
+            .map_err(|e| unreachable(url, &e))
+    }
+
     /// GET `url` as JSON, within `timeout`.
     pub fn get_json(&self, url: &str, timeout: Duration) -> Result<Value, Error> {
         self.rt.block_on(async {
-            let resp = self
-                .http
-                .get(url)
-                .timeout(timeout)
-                .send()
-                .await
-                .map_err(|e| unreachable(url, &e))?;
+            let resp = self.get(url, timeout).await?;
             let status = resp.status();
             let body = resp.text().await.map_err(|e| Error::Broken {
                 chunks: 0,
@@ -161,16 +164,8 @@ impl Client {
 
     /// The HTTP status of GET `url` (llama-server's `/health` is 503 while it loads).
     pub fn status_of(&self, url: &str, timeout: Duration) -> Result<u16, Error> {
-        self.rt.block_on(async {
-            let resp = self
-                .http
-                .get(url)
-                .timeout(timeout)
-                .send()
-                .await
-                .map_err(|e| unreachable(url, &e))?;
-            Ok(resp.status().as_u16())
-        })
+        self.rt
+            .block_on(async { Ok(self.get(url, timeout).await?.status().as_u16()) })
     }
 
     /// Sends each request at its offset from a common start and streams every answer

@@ -28,6 +28,19 @@ pub struct ArrivalRun {
     pub traces: Vec<Trace>,
 }
 
+impl ArrivalRun {
+    /// The run's figures: rates over the whole time.
+    pub fn figures(&self) -> crate::record::serving::RepFigures {
+        super::metrics::arrival_figures(
+            self.t_ns,
+            self.n_out,
+            self.n_decoded,
+            self.engine_ns,
+            self.idle_ns,
+        )
+    }
+}
+
 struct Slot {
     req: usize,
     seq: i32,

@@ -46,6 +46,19 @@ pub fn step(rate: f64, requests: &[RequestSample], duration_s: f64, slo: &Slo) -
     }
 }
 
+/// The progress line of one step: "ID: 2.000 req/s: 9 of 10 good (90%), goodput 1.8 req/s".
+pub fn step_line(id: &str, st: &GoodputStep) -> String {
+    format!(
+        "{id}: {:.3} req/s: {} of {} good ({:.0}%), goodput {:.3} req/s{}",
+        st.rate,
+        st.n_good,
+        st.n_requests,
+        st.attainment * 100.0,
+        st.goodput,
+        if st.met { "" } else { " (below the SLO)" }
+    )
+}
+
 /// The search. `run(rate)` measures one arrival test and returns its step; `elapsed()` is
 /// seconds since the search began. Stops when the bracket is within 5%, after `steps`
 /// bisections, or past `max_seconds` (checked before each run).

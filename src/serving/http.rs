@@ -165,6 +165,7 @@ fn trace(s: &Streamed, start: Instant, n_prompt: u32) -> (Trace, u64) {
 }
 
 /// What one batch of requests gave.
+#[derive(Default)]
 struct Batch {
     traces: Vec<Trace>,
     n_pp: u64,
@@ -202,12 +203,8 @@ impl HttpRun<'_> {
             });
         }
         let mut b = Batch {
-            traces: Vec::new(),
-            n_pp: 0,
-            n_out: 0,
-            short: 0,
             usage: true,
-            t_ns: 0,
+            ..Batch::default()
         };
         for ((_, q), a) in reqs.iter().zip(answers) {
             let s = a.expect("failures returned above");
@@ -284,12 +281,8 @@ impl HttpRun<'_> {
                 Mode::Request => {
                     // One at a time: the repetition's phases are the sums.
                     let mut all = Batch {
-                        traces: Vec::new(),
-                        n_pp: 0,
-                        n_out: 0,
-                        short: 0,
                         usage: true,
-                        t_ns: 0,
+                        ..Batch::default()
                     };
                     let mut sum = metrics::Phases::default();
                     for (k, (p, max)) in self
@@ -408,15 +401,7 @@ impl HttpRun<'_> {
                 let b = self.arrivals(rate, gs.n_requests as usize, 0)?;
                 let samples: Vec<_> = b.traces.iter().map(|x| x.sample(0, 0)).collect();
                 let st: GoodputStep = goodput::step(rate, &samples, b.t_ns as f64 / 1e9, slo);
-                progress.note(&format!(
-                    "{}: {rate:.3} req/s: {} of {} good ({:.0}%), goodput {:.3} req/s{}",
-                    t.id,
-                    st.n_good,
-                    st.n_requests,
-                    st.attainment * 100.0,
-                    st.goodput,
-                    if st.met { "" } else { " (below the SLO)" }
-                ));
+                progress.note(&super::goodput::step_line(&t.id, &st));
                 batches.push((rate, b));
                 Ok(st)
             },

@@ -211,13 +211,7 @@ impl GroupRun<'_> {
                 }
                 Mode::Goodput => {
                     let (r, g) = self.goodput(session, work, t, progress)?;
-                    let f = metrics::arrival_figures(
-                        r.t_ns,
-                        r.n_out,
-                        r.n_decoded,
-                        r.engine_ns,
-                        r.idle_ns,
-                    );
+                    let f = r.figures();
                     samples_ns.push(r.t_ns);
                     samples_ts.push(f.output_ts);
                     n_pp = r.traces.iter().map(|q| u64::from(q.n_prompt)).sum();
@@ -241,13 +235,7 @@ impl GroupRun<'_> {
                         n_batch,
                         &mut samplers,
                     )?;
-                    let f = metrics::arrival_figures(
-                        r.t_ns,
-                        r.n_out,
-                        r.n_decoded,
-                        r.engine_ns,
-                        r.idle_ns,
-                    );
+                    let f = r.figures();
                     samples_ns.push(r.t_ns);
                     samples_ts.push(f.output_ts);
                     n_pp = work.requests.iter().map(|q| q.prompt.len() as u64).sum();
@@ -315,15 +303,7 @@ impl GroupRun<'_> {
                 )?;
                 let samples: Vec<_> = r.traces.iter().map(|x| x.sample(0, r.start_ns)).collect();
                 let st = super::goodput::step(rate, &samples, r.t_ns as f64 / 1e9, slo);
-                progress.note(&format!(
-                    "{}: {rate:.3} req/s: {} of {} good ({:.0}%), goodput {:.3} req/s{}",
-                    t.id,
-                    st.n_good,
-                    st.n_requests,
-                    st.attainment * 100.0,
-                    st.goodput,
-                    if st.met { "" } else { " (below the SLO)" }
-                ));
+                progress.note(&super::goodput::step_line(&t.id, &st));
                 runs.push((rate, r));
                 Ok(st)
             },

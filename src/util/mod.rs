@@ -7,3 +7,17 @@ pub mod rng;
 pub mod system;
 pub mod table;
 pub mod units;
+
+/// `s` with every character but ASCII letters, digits, '-' and '_' replaced by '_': a piece
+/// of a file name.
+pub fn file_safe(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
