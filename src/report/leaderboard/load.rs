@@ -68,6 +68,10 @@ pub struct Serving {
     /// `serving.vs_in_process`: served / in-process ratios (ratio, lo, hi) of TTFT,
     /// per-request and aggregate t/s.
     pub vs_in_process: [Option<(f64, f64, f64)>; 3],
+    /// `serving.goodput` of a goodput test: the highest arrival rate that met the SLO and the
+    /// good requests per second there (both None when even the lowest rate did not), and
+    /// the lowest rate that failed.
+    pub goodput: Option<(Option<f64>, Option<f64>, Option<f64>)>,
 }
 
 /// One measurement on the board.
@@ -536,6 +540,10 @@ fn serving(s: &Value) -> Option<Serving> {
         vs_in_process: ["ttft", "per_request_ts", "aggregate_ts"].map(|k| {
             let r = &s["vs_in_process"][k];
             Some((r["ratio"].as_f64()?, r["lo"].as_f64()?, r["hi"].as_f64()?))
+        }),
+        goodput: s["goodput"].as_object().map(|g| {
+            let f = |k: &str| g.get(k).and_then(Value::as_f64);
+            (f("max_rate"), f("goodput"), f("failed_rate"))
         }),
     })
 }

@@ -127,6 +127,19 @@ const EXTRA: &[Column] = &[
             .as_ref()
             .map(|s| Cell::num(f2(s.aggregate_ts), s.aggregate_ts)))
     }),
+    ("goodput: max req/s within the SLO", true, |e| {
+        opt(e.serving.as_ref().and_then(|s| {
+            Some(match s.goodput? {
+                (Some(rate), good, _) => Cell::num(
+                    format!("{rate:.2} ({:.2} good/s)", good.unwrap_or(0.0)),
+                    rate,
+                ),
+                (None, _, failed) => {
+                    Cell::num(format!("none (below at {:.2})", failed.unwrap_or(0.0)), 0.0)
+                }
+            })
+        }))
+    }),
 ];
 
 /// Served (HTTP) tests: how they reached the model and what serving cost against the

@@ -587,3 +587,38 @@ fn serving_rows_show_ttft_per_request_rates_and_for_served_tests_transport_and_r
     );
     assert_eq!(t.rows[0][vs].text, "");
 }
+
+#[test]
+fn goodput_rows_show_the_highest_rate_within_the_slo_or_that_none_met_it() {
+    let r = run(
+        "h",
+        T0,
+        vec![model("m", "Q8_0")],
+        vec![
+            test("m", 0, 16, 0, 1, 10.0, T0),
+            test("m", 0, 16, 0, 2, 20.0, T0),
+        ],
+    );
+    let b = board(
+        vec![file("x", r, |v| {
+            let mut s = crate::report::leaderboard::testdata::serving(8, 5.0, 18.0);
+            s["mode"] = "goodput".into();
+            s["goodput"] = serde_json::json!({"max_rate": 0.917, "goodput": 0.842,
+                "failed_rate": 1.189, "stopped": "steps", "steps": []});
+            v["tests"][0]["serving"] = s.clone();
+            s["goodput"] = serde_json::json!({"max_rate": null, "goodput": null,
+                "failed_rate": 0.25, "stopped": "not met at min_rate", "steps": []});
+            v["tests"][1]["serving"] = s;
+        })],
+        &Exclude::default(),
+    );
+    let es: Vec<&Entry> = b.entries.iter().collect();
+    let t = crate::report::leaderboard::table::detail(&es);
+    let col = t
+        .headers
+        .iter()
+        .position(|h| h == "goodput: max req/s within the SLO")
+        .unwrap();
+    assert_eq!(t.rows[0][col].text, "0.92 (0.84 good/s)");
+    assert_eq!(t.rows[1][col].text, "none (below at 0.25)");
+}
