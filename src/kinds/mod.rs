@@ -26,7 +26,7 @@ pub enum Shared<'m> {
 
 /// The state `first` opens for its batch (tests with the same [`batch_key`]).
 pub fn open<'m>(
-    engine: &dyn Engine,
+    engine: &'m dyn Engine,
     config: &Config,
     prompts: Option<&PromptFile>,
     model: Result<&'m dyn Model, String>,

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::config::served::{Served, ServerLaunch};
 use crate::config::{Config, ModelEntry};
-use crate::engine::{Engine, Model};
+use crate::engine::{Engine, LoadParams, Model};
 use crate::output::progress::Progress;
 use crate::plan::serving::{ServingTest, Transport};
 use crate::record::TestRecord;
@@ -26,15 +26,19 @@ enum Shared<'m> {
     /// The in-process context.
     InProcess(Result<Ready<'m>, String>),
     /// The server of a served model.
-    Http(Box<Result<ServedGroup, String>>),
+    Http(Box<Result<ServedGroup<'m>, String>>),
 }
 
-/// A reachable server (started here or not), who it says it is, and the model's vocabulary.
-pub struct ServedGroup {
+/// A reachable server (started here or not), who it says it is, and the model's vocabulary
+/// and tokenizer (loaded only if a server gives no token counts).
+pub struct ServedGroup<'m> {
     client: Client,
     info: ServerInfo,
     launched: Option<Launched>,
     vocab: Option<Vocab>,
+    engine: &'m dyn Engine,
+    path: Option<PathBuf>,
+    tokenizer: std::cell::OnceCell<Result<Box<dyn Model + 'm>, String>>,
 }
 
 fn group_run<'a>(
@@ -58,7 +62,7 @@ fn group_run<'a>(
 /// Makes what the group that `first` opens shares: a context, or a server. `results` is
 /// the result file, beside which a started server's log is kept.
 pub fn open<'m>(
-    engine: &dyn Engine,
+    engine: &'m dyn Engine,
     config: &Config,
     prompts: Option<&PromptFile>,
     model: Result<&'m dyn Model, String>,
@@ -66,7 +70,9 @@ pub fn open<'m>(
     results: Option<&Path>,
 ) -> Group<'m> {
     if first.transport == Transport::Http {
-        return Group(Shared::Http(Box::new(open_served(config, first, results))));
+        return Group(Shared::Http(Box::new(open_served(
+            engine, config, first, results,
+        ))));
     }
     let gr = group_run(engine, config, prompts);
     Group(Shared::InProcess(model.and_then(|m| gr.prepare(m, first))))
@@ -196,11 +202,12 @@ fn llama_server_command(
     Ok(c)
 }
 
-fn open_served(
+fn open_served<'m>(
+    engine: &'m dyn Engine,
     config: &Config,
     first: &ServingTest,
     results: Option<&Path>,
-) -> Result<ServedGroup, String> {
+) -> Result<ServedGroup<'m>, String> {
     let m = &config.models[first.model];
     let s = served_of(m)?;
     let vocab = m.path.as_deref().and_then(vocab_of);
@@ -264,6 +271,9 @@ fn open_served(
         info,
         launched,
         vocab,
+        engine,
+        path: m.path.clone(),
+        tokenizer: std::cell::OnceCell::new(),
     })
 }
 
@@ -346,6 +356,16 @@ fn served(
     if let Some(e) = g.launched.as_mut().and_then(dead) {
         return Err(e);
     }
+    let (engine, path, tokenizer) = (g.engine, &g.path, &g.tokenizer);
+    let count = |text: &str| -> Result<u64, String> {
+        let m = tokenizer
+            .get_or_init(|| engine.load(path.as_deref().ok_or("no GGUF")?, &LoadParams::default()));
+        let m = m
+            .as_ref()
+            .map_err(|e| format!("the tokenizer could not load: {e}"))?;
+        let sm = m.serving().ok_or("this engine has no tokenizer")?;
+        Ok(sm.tokenize(text, false, true)?.len() as u64)
+    };
     let run = HttpRun {
         client: &g.client,
         server: &g.info,
@@ -354,6 +374,7 @@ fn served(
         reps: gr.reps,
         vocab: g.vocab,
         prompts,
+        tokenize: g.path.is_some().then_some(&count as _),
     };
     run.measure(t, progress).map_err(|e| {
         // Say so when the failure is the server going away.

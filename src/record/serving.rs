@@ -156,8 +156,9 @@ pub struct Serving {
     /// The server that answered (served tests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerInfo>,
-    /// Served tests: where token counts came from: "usage" (the server's own count) or
-    /// "chunks" (one token per text chunk, when the server gives no usage).
+    /// Served tests: where token counts came from: "usage" (the server's own count),
+    /// "tokenizer" (the text through the model's tokenizer, when the server gives no usage)
+    /// or "chunks" (one token per text chunk, with no GGUF at hand).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_counts: Option<String>,
     /// Requests that returned fewer tokens than asked: counted as they are, never as full.

@@ -7,8 +7,9 @@
 //! that carries m tokens stands for m tokens spread evenly over the gap since the previous
 //! chunk, so it counts as m inter-token gaps of 1/m of that gap, never as one; the tokens of
 //! a first chunk all arrive at its time. The number of tokens is the server's `usage` count
-//! (m = usage / chunks, spread as evenly as whole tokens allow), or one per chunk when the
-//! server gives no usage (`token_counts` in the record says which). TPOT and per-request t/s
+//! (m = usage / chunks, spread as evenly as whole tokens allow); without usage, the answer's
+//! text tokenized with the model's own tokenizer (its GGUF, through llama.cpp), or, with no
+//! GGUF at hand, one per chunk (`token_counts` in the record says which). TPOT and per-request t/s
 //! are then (E2E − TTFT) / (n − 1) as vLLM and AIPerf compute theirs.
 //!
 //! What a server does not show is left out, not made up: no queue time (the client cannot
@@ -70,6 +71,8 @@ pub struct HttpRun<'a> {
     pub reps: u32,
     pub vocab: Option<Vocab>,
     pub prompts: Option<&'a PromptFile>,
+    /// The model's tokenizer, for servers that give no usage.
+    pub tokenize: Option<Tokenize<'a>>,
 }
 
 /// Words for text prompts when the vocabulary is unknown: common, single-token in most
@@ -145,23 +148,57 @@ pub fn token_times(chunk_ns: &[u64], n: usize) -> Vec<u64> {
     out
 }
 
-/// One answer as a trace on the test's clock, and its token count.
-fn trace(s: &Streamed, start: Instant, n_prompt: u32) -> (Trace, u64) {
+/// Where an answer's token count came from, best first: the record's `token_counts` is the
+/// worst of a test's answers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Counted {
+    #[default]
+    Usage,
+    Tokenizer,
+    Chunks,
+}
+
+impl Counted {
+    pub fn name(self) -> &'static str {
+        match self {
+            Counted::Usage => "usage",
+            Counted::Tokenizer => "tokenizer",
+            Counted::Chunks => "chunks",
+        }
+    }
+}
+
+/// Counts the tokens of a text with the model's tokenizer.
+pub type Tokenize<'a> = &'a dyn Fn(&str) -> Result<u64, String>;
+
+/// One answer's generated tokens: the server's usage, else the text through `tokenize`, else
+/// its chunks.
+pub fn count(s: &Streamed, tokenize: Option<Tokenize>) -> Result<(u64, Counted), String> {
+    if let Some(u) = s.usage {
+        return Ok((u.completion_tokens, Counted::Usage));
+    }
+    match tokenize {
+        Some(f) => {
+            let text: String = s.chunks.iter().map(|c| c.text.as_str()).collect();
+            Ok((f(&text)?, Counted::Tokenizer))
+        }
+        None => Ok((s.chunks.len() as u64, Counted::Chunks)),
+    }
+}
+
+/// One answer as a trace on the test's clock, with `n` tokens.
+fn trace(s: &Streamed, start: Instant, n_prompt: u32, n: u64) -> Trace {
     let ns = |t: Instant| t.saturating_duration_since(start).as_nanos() as u64;
-    let n = s
-        .usage
-        .map_or(s.chunks.len() as u64, |u| u.completion_tokens);
     let chunk_ns: Vec<u64> = s.chunks.iter().map(|c| ns(c.at)).collect();
     let arrival = ns(s.sent);
-    let t = Trace {
+    Trace {
         arrival_ns: arrival,
         // Admission is the server's; the client cannot see it.
         admitted_ns: arrival,
         n_prompt: s.usage.map_or(n_prompt, |u| u.prompt_tokens as u32),
         token_ns: token_times(&chunk_ns, n as usize),
         tokens: Vec::new(),
-    };
-    (t, n)
+    }
 }
 
 /// What one batch of requests gave.
@@ -171,7 +208,7 @@ struct Batch {
     n_pp: u64,
     n_out: u64,
     short: u32,
-    usage: bool,
+    counted: Counted,
     /// First send to last token (ns).
     t_ns: u64,
 }
@@ -202,18 +239,16 @@ impl HttpRun<'_> {
                 e.to_string()
             });
         }
-        let mut b = Batch {
-            usage: true,
-            ..Batch::default()
-        };
+        let mut b = Batch::default();
         for ((_, q), a) in reqs.iter().zip(answers) {
             let s = a.expect("failures returned above");
             let n_prompt = match &q.prompt {
                 Prompt::Tokens(t) => t.len() as u32,
                 Prompt::Text(_) => 0,
             };
-            let (t, n) = trace(&s, start, n_prompt);
-            b.usage &= s.usage.is_some();
+            let (n, counted) = count(&s, self.tokenize)?;
+            let t = trace(&s, start, n_prompt, n);
+            b.counted = b.counted.max(counted);
             b.short += u32::from(n < u64::from(q.max_tokens));
             b.n_pp += u64::from(t.n_prompt);
             b.n_out += n;
@@ -256,7 +291,8 @@ impl HttpRun<'_> {
         let mut figs: Vec<RepFigures> = Vec::new();
         let mut traces: Vec<(u32, u64, Trace)> = Vec::new();
         let (mut samples_ns, mut samples_ts) = (Vec::new(), Vec::new());
-        let (mut n_pp, mut n_out, mut short, mut usage) = (0, 0, 0, true);
+        let (mut n_pp, mut n_out, mut short) = (0, 0, 0);
+        let mut counted = Counted::Usage;
         let mut goodput = None;
         let mut synthetic = Source::new(self.seed, self.vocab);
         let seed_of = |rep: u32, j: usize| self.seed ^ (u64::from(rep) << 32) ^ (j as u64 + 1);
@@ -280,10 +316,7 @@ impl HttpRun<'_> {
                 }
                 Mode::Request => {
                     // One at a time: the repetition's phases are the sums.
-                    let mut all = Batch {
-                        usage: true,
-                        ..Batch::default()
-                    };
+                    let mut all = Batch::default();
                     let mut sum = metrics::Phases::default();
                     for (k, (p, max)) in self
                         .workload(sc.n_requests as usize)
@@ -311,7 +344,7 @@ impl HttpRun<'_> {
                         all.n_pp += b.n_pp;
                         all.n_out += b.n_out;
                         all.short += b.short;
-                        all.usage &= b.usage;
+                        all.counted = all.counted.max(b.counted);
                         all.traces.append(&mut b.traces);
                     }
                     // Time outside the server is not observable from here.
@@ -337,7 +370,7 @@ impl HttpRun<'_> {
             samples_ts.push(f.aggregate_ts.unwrap_or(f.output_ts));
             (n_pp, n_out) = (b.n_pp, b.n_out);
             short += b.short;
-            usage &= b.usage;
+            counted = counted.max(b.counted);
             traces.extend(b.traces.into_iter().map(|x| (rep, 0, x)));
             figs.push(f);
         }
@@ -355,7 +388,7 @@ impl HttpRun<'_> {
         let mut s: Serving = assemble(t, sc, self.seed, reps, None, figs, &traces, counts);
         s.transport = Transport::Http;
         s.server = Some(self.server.clone());
-        s.token_counts = Some(if usage { "usage" } else { "chunks" }.into());
+        s.token_counts = Some(counted.name().into());
         s.short_requests = short;
         s.goodput = goodput;
         // The server's own context per slot, when it says.
@@ -452,7 +485,39 @@ fn arrival_figures(b: &Batch) -> RepFigures {
 
 #[cfg(test)]
 mod tests {
-    use super::token_times;
+    use super::*;
+    use crate::served::client::{Chunk, Usage};
+
+    fn answer(texts: &[&str], usage: Option<u64>) -> Streamed {
+        let t = Instant::now();
+        Streamed {
+            sent: t,
+            chunks: texts
+                .iter()
+                .map(|x| Chunk {
+                    at: t,
+                    text: x.to_string(),
+                })
+                .collect(),
+            usage: usage.map(|n| Usage {
+                prompt_tokens: 4,
+                completion_tokens: n,
+            }),
+            finish_reason: Some("length".into()),
+            done: t,
+        }
+    }
+
+    #[test]
+    fn tokens_are_counted_from_usage_else_the_tokenizer_else_the_chunks() {
+        let words = |s: &str| -> Result<u64, String> { Ok(s.split_whitespace().count() as u64) };
+        let a = answer(&["one two", " three"], Some(5));
+        assert_eq!(count(&a, Some(&words)).unwrap(), (5, Counted::Usage));
+        let a = answer(&["one two", " three"], None);
+        assert_eq!(count(&a, Some(&words)).unwrap(), (3, Counted::Tokenizer));
+        assert_eq!(count(&a, None).unwrap(), (2, Counted::Chunks));
+        assert!(Counted::Chunks > Counted::Tokenizer && Counted::Tokenizer > Counted::Usage);
+    }
 
     #[test]
     fn one_token_per_chunk_keeps_the_chunk_times() {
