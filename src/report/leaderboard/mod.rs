@@ -16,6 +16,7 @@ pub mod load;
 pub mod machine;
 pub mod machines;
 pub mod markdown;
+mod page_assets;
 pub mod plausible;
 pub mod svg;
 pub mod svg_bars;

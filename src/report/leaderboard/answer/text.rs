@@ -1,0 +1,345 @@
+//! The answer in words: the one-line sentence above the table, the table itself (rates
+//! with their intervals, KLD, bits per weight, roofline, the front marked) and the note
+//! under it (what the intervals cover, the prefill gaps that missing repacked weights
+//! explain). What the answer is, is `answer`'s.
+
+use super::*;
+
+/// "X" or "X, tied with Y and Z": `best` and the rows among `among` whose decode ties.
+fn with_ties(best: &Row, among: &[&Row]) -> String {
+    let me = best.decode.as_ref().unwrap().figure;
+    let tied: Vec<String> = among
+        .iter()
+        .filter(|r| r.quant != best.quant)
+        .filter(|r| r.decode.as_ref().unwrap().figure.ties(&me))
+        .map(|r| r.quant.clone())
+        .collect();
+    if tied.is_empty() {
+        best.quant.clone()
+    } else {
+        format!("{}, tied with {}", best.quant, and_list(&tied))
+    }
+}
+
+/// The one-line answer above the table.
+pub fn sentence(model: &str, host: &str, rows: &[Row], budget: f64) -> String {
+    let head = format!("For {model} on {host}");
+    let decoded: Vec<&Row> = rows.iter().filter(|r| r.decode.is_some()).collect();
+    let fastest = |rs: &[&Row]| -> Option<Row> {
+        rs.iter()
+            .max_by(|a, b| {
+                let v = |r: &Row| r.decode.as_ref().unwrap().figure.value;
+                v(a).total_cmp(&v(b))
+            })
+            .map(|r| (*r).clone())
+    };
+    let Some(top) = fastest(&decoded) else {
+        return format!(
+            "{head}, no decode rate was measured, so there is no fastest quantization."
+        );
+    };
+    let with_kld: Vec<&Row> = decoded
+        .iter()
+        .copied()
+        .filter(|r| r.kld.is_some())
+        .collect();
+    if with_kld.is_empty() {
+        return format!(
+            "{head}, no quantization has a KLD measurement, so none can be held to a KLD budget; \
+             the fastest decode is {}.",
+            with_ties(&top, &decoded)
+        );
+    }
+    let within: Vec<&Row> = with_kld
+        .iter()
+        .copied()
+        .filter(|r| r.kld.unwrap().0 <= budget)
+        .collect();
+    let b = budget;
+    match fastest(&within) {
+        Some(best) => format!(
+            "{head}, the fastest quantization within a KLD budget of {b} nats is {}.",
+            with_ties(&best, &within)
+        ),
+        None => {
+            let closest = with_kld
+                .iter()
+                .min_by(|a, b| a.kld.unwrap().0.total_cmp(&b.kld.unwrap().0))
+                .unwrap();
+            format!(
+                "{head}, no quantization meets a KLD budget of {b} nats (the lowest KLD is {}'s, {:.4}).",
+                closest.quant,
+                closest.kld.unwrap().0
+            )
+        }
+    }
+}
+
+/// "230 (225–236)": the rate and its interval, without spaces breaking inside.
+fn rate_text(r: &Rate, nbsp: &str) -> String {
+    let f = r.figure;
+    if r.covers.is_none() {
+        return fmt_num(f.value);
+    }
+    format!(
+        "{}{nbsp}({}–{})",
+        fmt_num(f.value),
+        fmt_num(f.lo),
+        fmt_num(f.hi)
+    )
+}
+
+/// What the intervals of an answer cover: "1 launch", "3 rounds", or both.
+pub fn covers(a: &Answer) -> Vec<String> {
+    let mut v: Vec<String> = a
+        .rows
+        .iter()
+        .flat_map(|r| [&r.decode, &r.prefill])
+        .filter_map(|x| x.as_ref()?.covers.clone())
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// The model's identity as the page's filters name it: "SmolLM2-135M (llama)" (as
+/// `charts::identity`).
+pub fn identity_label(a: &Answer) -> String {
+    match &a.architecture {
+        Some(x) => format!("{} ({x})", a.model),
+        None => a.model.clone(),
+    }
+}
+
+/// The answer as a table: quantization and decode first (so a phone shows them), then
+/// prefill, KLD, the trade-off, the roofline, bits per weight and size. `nbsp` joins the
+/// parts of a figure (" " in HTML, where CSS keeps cells on one line; U+00A0 in Markdown).
+pub fn table(a: &Answer, nbsp: &str) -> Table {
+    let cell = |text: String, sort: Option<f64>| Cell {
+        text,
+        sort,
+        badges: vec![],
+    };
+    let mut headers = vec!["quant".to_string()];
+    let mut numeric = vec![false];
+    let has = |f: &dyn Fn(&Row) -> bool| a.rows.iter().any(f);
+    let cols_decode = a.decode_test.is_some();
+    let cols_prefill = a.prefill_test.is_some();
+    let cols_kld = has(&|r| r.kld.is_some());
+    let cols_roof = has(&|r| r.roofline.is_some());
+    let cols_bpw = has(&|r| r.bits_per_weight.is_some());
+    let cols_size = has(&|r| r.size.is_some());
+    let t_s = |t: &Option<String>| format!("{} t/s", t.as_deref().unwrap_or(""));
+    if cols_decode {
+        headers.push(format!("decode {}", t_s(&a.decode_test)));
+        numeric.push(true);
+    }
+    if cols_prefill {
+        headers.push(format!("prefill {}", t_s(&a.prefill_test)));
+        numeric.push(true);
+    }
+    if cols_kld {
+        headers.push("KLD ± se".into());
+        numeric.push(true);
+        headers.push("best trade-off".into());
+        numeric.push(false);
+    }
+    if cols_roof {
+        headers.push("% of roofline".into());
+        numeric.push(true);
+    }
+    if cols_bpw {
+        headers.push("bits/weight".into());
+        numeric.push(true);
+    }
+    if cols_size {
+        headers.push("size".into());
+        numeric.push(true);
+    }
+    let rows = a
+        .rows
+        .iter()
+        .map(|r| {
+            let mut row = vec![Cell {
+                text: r.quant.clone(),
+                sort: None,
+                badges: r.badges.clone(),
+            }];
+            let rate_cell = |x: &Option<Rate>| match x {
+                Some(x) => cell(rate_text(x, nbsp), Some(x.figure.value)),
+                None => cell(String::new(), None),
+            };
+            if cols_decode {
+                row.push(rate_cell(&r.decode));
+            }
+            if cols_prefill {
+                let mut c = rate_cell(&r.prefill);
+                if r.unrepacked_gap {
+                    c.badges.push(NO_REPACK.into());
+                }
+                row.push(c);
+            }
+            if cols_kld {
+                row.push(match r.kld {
+                    Some((k, Some(se))) if se > 0.0 => {
+                        cell(format!("{k:.4}{nbsp}±{nbsp}{se:.4}"), Some(k))
+                    }
+                    Some((k, _)) if k == 0.0 => cell("0 (reference)".into(), Some(k)),
+                    Some((k, _)) => cell(format!("{k:.4}"), Some(k)),
+                    None => cell(String::new(), None),
+                });
+                let text = match (r.front, r.tied_with.is_empty()) {
+                    (false, _) => String::new(),
+                    (true, true) => "★ front".to_string(),
+                    (true, false) => format!("★ front, ties {}", r.tied_with.join(", ")),
+                };
+                row.push(cell(text, None));
+            }
+            if cols_roof {
+                row.push(match r.roofline {
+                    Some((p, bad, estimated)) => Cell {
+                        text: format!("{}{p:.0}%", if estimated { "≥" } else { "" }),
+                        sort: Some(p),
+                        badges: if bad {
+                            vec!["implausible".into()]
+                        } else {
+                            vec![]
+                        },
+                    },
+                    None => cell(String::new(), None),
+                });
+            }
+            if cols_bpw {
+                row.push(match r.bits_per_weight {
+                    Some(b) => cell(format!("{b:.2}"), Some(b)),
+                    None => cell(String::new(), None),
+                });
+            }
+            if cols_size {
+                row.push(match r.size {
+                    Some(s) => cell(format_size(s).replace(' ', nbsp), Some(s as f64)),
+                    None => cell(String::new(), None),
+                });
+            }
+            row
+        })
+        .collect();
+    let model = identity_label(a);
+    let meta = a
+        .rows
+        .iter()
+        .map(|r| RowMeta {
+            id: anchor("a", &[&a.machine_key, &model, &r.quant]),
+            model: model.clone(),
+            machine: a.machine.to_string(),
+            backend: r.backend.clone(),
+            quant: r.quant_name.clone(),
+            file: String::new(),
+        })
+        .collect();
+    Table {
+        headers,
+        numeric,
+        rows,
+        meta,
+    }
+}
+
+/// The badge on a prefill far below the others' for want of repacked weights.
+pub const NO_REPACK: &str = "no repack";
+
+/// The sentence on rows marked `unrepacked_gap`: which, and the repacked sizes of the others.
+fn repack_note(a: &Answer) -> Option<String> {
+    let gaps: Vec<String> = a
+        .rows
+        .iter()
+        .filter(|r| r.unrepacked_gap)
+        .map(|r| r.quant.clone())
+        .collect();
+    if gaps.is_empty() {
+        return None;
+    }
+    let mib: Vec<f64> = a
+        .rows
+        .iter()
+        .filter_map(|r| r.repacked.filter(|&b| b > 0))
+        .map(|b| b as f64 / (1u64 << 20) as f64)
+        .collect();
+    let lo = mib.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = mib.iter().copied().fold(0.0, f64::max);
+    let range = if (hi - lo).abs() < 0.5 {
+        format!("{hi:.0} MiB")
+    } else {
+        format!("{lo:.0}–{hi:.0} MiB")
+    };
+    Some(format!(
+        " {NO_REPACK}: {} prefill{} far below the others' with no repacked weights (0 MiB; \
+         llama.cpp's CPU_REPACK buffer, which its fast CPU kernels read, holds {range} for \
+         other rows).",
+        and_list(&gaps),
+        if gaps.len() == 1 { "s" } else { "" }
+    ))
+}
+
+/// The note under an answer table: what the intervals cover and what the front means.
+pub fn note(a: &Answer) -> String {
+    let cov = covers(a);
+    // When rows differ, the most common level is named for the table and the others per row.
+    let label = |r: &Row| {
+        r.decode
+            .as_ref()
+            .or(r.prefill.as_ref())
+            .and_then(|x| x.covers.clone())
+    };
+    let main = cov
+        .iter()
+        .max_by_key(|c| {
+            a.rows
+                .iter()
+                .filter(|r| label(r).as_ref() == Some(c))
+                .count()
+        })
+        .cloned();
+    let cov_text = match &main {
+        None => "no interval (a single sample)".to_string(),
+        Some(m) => {
+            let others: Vec<String> = a
+                .rows
+                .iter()
+                .filter_map(|r| {
+                    let l = label(r)?;
+                    (l != *m).then(|| format!("{}: {l}", r.quant))
+                })
+                .collect();
+            if others.is_empty() {
+                format!("its 95% interval over {m}")
+            } else {
+                format!("its 95% interval over {m} ({})", others.join("; "))
+            }
+        }
+    };
+    let mut s = format!(
+        "t/s: mean with {cov_text}; each quantization at its fastest setting.{}",
+        if cov.iter().any(|c| c == "1 launch") {
+            " An interval over 1 launch leaves the launch-to-launch noise out (docs/methodology.md)."
+        } else {
+            ""
+        }
+    );
+    if a.rows.iter().any(|r| r.roofline.is_some_and(|x| x.2)) {
+        s.push_str(
+            " ≥ roofline: a lower bound from the weights' size and the measured host \
+             bandwidth, where the file records no roofline.",
+        );
+    }
+    if let Some(n) = repack_note(a) {
+        s.push_str(&n);
+    }
+    if a.rows.iter().any(|r| r.kld.is_some()) {
+        s.push_str(
+            " KLD: mean ± standard error, nats. ★ front: the Pareto front of decode against \
+             KLD with ties kept (±1.96 se); \"ties\": decode intervals overlap.",
+        );
+    }
+    s
+}
