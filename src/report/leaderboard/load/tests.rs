@@ -131,24 +131,12 @@ fn excluded_builds_and_tool_versions_are_dropped_with_a_reason() {
 
 #[test]
 fn extension_fields_are_read_from_the_raw_json_when_present() {
-    let r = run(
-        "h",
-        T0,
-        vec![model("m", "Q8_0")],
-        vec![
-            test("m", 0, 16, 0, 1, 10.0, T0),
-            test("m", 0, 16, 0, 2, 20.0, T0),
-        ],
-    );
-    let b = board(
-        vec![file("x", r, |v| {
-            v["models"][0]["quality"] = crate::report::leaderboard::testdata::quality(0.01);
-            v["models"][0]["bytes_per_token"] = serde_json::json!(4.0);
-            v["tests"][1]["serving"] = crate::report::leaderboard::testdata::serving(4, 5.0, 18.0);
-            v["tests"][1]["unknown_future_field"] = serde_json::json!({"x": 1});
-        })],
-        &Exclude::default(),
-    );
+    let b = two_test_board(|v| {
+        v["models"][0]["quality"] = crate::report::leaderboard::testdata::quality(0.01);
+        v["models"][0]["bytes_per_token"] = serde_json::json!(4.0);
+        v["tests"][1]["serving"] = crate::report::leaderboard::testdata::serving(4, 5.0, 18.0);
+        v["tests"][1]["unknown_future_field"] = serde_json::json!({"x": 1});
+    });
     assert_eq!(b.entries.len(), 2);
     assert_eq!(b.entries[0].quant, "Q8_0");
     assert_eq!(b.entries[0].model.kld_mean, Some(0.01));
@@ -540,8 +528,8 @@ fn a_decode_without_a_roofline_is_held_to_one_estimated_from_its_size_and_the_ba
     assert_eq!(ids, ["m", "q8"]);
 }
 
-#[test]
-fn serving_rows_show_ttft_per_request_rates_and_for_served_tests_transport_and_ratios() {
+/// A board of one file with two tests of model "m" (Q8_0), edited by `edit`.
+fn two_test_board(edit: impl FnOnce(&mut Value)) -> Board {
     let r = run(
         "h",
         T0,
@@ -551,23 +539,25 @@ fn serving_rows_show_ttft_per_request_rates_and_for_served_tests_transport_and_r
             test("m", 0, 16, 0, 2, 20.0, T0),
         ],
     );
-    let b = board(
-        vec![file("x", r, |v| {
-            let mut inproc = crate::report::leaderboard::testdata::serving(4, 5.0, 18.0);
-            inproc["ttft_ms"] = serde_json::json!({"p50": 120.0, "p90": 180.5});
-            v["tests"][0]["serving"] = inproc.clone();
-            let mut served = inproc;
-            served["transport"] = "http".into();
-            served["server"] = serde_json::json!({"served_model": "m", "build": "b7100"});
-            served["vs_in_process"] = serde_json::json!({
-                "test": "m/x",
-                "ttft": {"ratio": 1.21, "lo": 1.1, "hi": 1.33, "n_served": 40, "n_in_process": 40},
-                "per_request_ts": {"ratio": 0.93, "lo": 0.9, "hi": 0.96, "n_served": 40, "n_in_process": 40}
-            });
-            v["tests"][1]["serving"] = served;
-        })],
-        &Exclude::default(),
-    );
+    board(vec![file("x", r, edit)], &Exclude::default())
+}
+
+#[test]
+fn serving_rows_show_ttft_per_request_rates_and_for_served_tests_transport_and_ratios() {
+    let b = two_test_board(|v| {
+        let mut inproc = crate::report::leaderboard::testdata::serving(4, 5.0, 18.0);
+        inproc["ttft_ms"] = serde_json::json!({"p50": 120.0, "p90": 180.5});
+        v["tests"][0]["serving"] = inproc.clone();
+        let mut served = inproc;
+        served["transport"] = "http".into();
+        served["server"] = serde_json::json!({"served_model": "m", "build": "b7100"});
+        served["vs_in_process"] = serde_json::json!({
+            "test": "m/x",
+            "ttft": {"ratio": 1.21, "lo": 1.1, "hi": 1.33, "n_served": 40, "n_in_process": 40},
+            "per_request_ts": {"ratio": 0.93, "lo": 0.9, "hi": 0.96, "n_served": 40, "n_in_process": 40}
+        });
+        v["tests"][1]["serving"] = served;
+    });
     let es: Vec<&Entry> = b.entries.iter().collect();
     let t = crate::report::leaderboard::table::detail(&es);
     let col = |name: &str| t.headers.iter().position(|h| h == name).expect(name);
@@ -590,28 +580,16 @@ fn serving_rows_show_ttft_per_request_rates_and_for_served_tests_transport_and_r
 
 #[test]
 fn goodput_rows_show_the_highest_rate_within_the_slo_or_that_none_met_it() {
-    let r = run(
-        "h",
-        T0,
-        vec![model("m", "Q8_0")],
-        vec![
-            test("m", 0, 16, 0, 1, 10.0, T0),
-            test("m", 0, 16, 0, 2, 20.0, T0),
-        ],
-    );
-    let b = board(
-        vec![file("x", r, |v| {
-            let mut s = crate::report::leaderboard::testdata::serving(8, 5.0, 18.0);
-            s["mode"] = "goodput".into();
-            s["goodput"] = serde_json::json!({"max_rate": 0.917, "goodput": 0.842,
+    let b = two_test_board(|v| {
+        let mut s = crate::report::leaderboard::testdata::serving(8, 5.0, 18.0);
+        s["mode"] = "goodput".into();
+        s["goodput"] = serde_json::json!({"max_rate": 0.917, "goodput": 0.842,
                 "failed_rate": 1.189, "stopped": "steps", "steps": []});
-            v["tests"][0]["serving"] = s.clone();
-            s["goodput"] = serde_json::json!({"max_rate": null, "goodput": null,
+        v["tests"][0]["serving"] = s.clone();
+        s["goodput"] = serde_json::json!({"max_rate": null, "goodput": null,
                 "failed_rate": 0.25, "stopped": "not met at min_rate", "steps": []});
-            v["tests"][1]["serving"] = s;
-        })],
-        &Exclude::default(),
-    );
+        v["tests"][1]["serving"] = s;
+    });
     let es: Vec<&Entry> = b.entries.iter().collect();
     let t = crate::report::leaderboard::table::detail(&es);
     let col = t
