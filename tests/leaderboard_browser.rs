@@ -417,6 +417,102 @@ fn screenshots_are_taken_at_both_widths() {
     }
 }
 
+/// Picks option `index` of the `key` filter, then reports what it showed and dimmed: chart
+/// cards shown and hidden against their `data-KEY` values, and marks (bars, points) dimmed
+/// against theirs. `wrong` lists the cards and marks the filter treated against their tags.
+const FILTER_JS: &str = r#"
+(function(){
+  addEventListener('load',function(){setTimeout(function(){
+    var k='__KEY__', out={cards:0,shown:0,untagged:0,marks:0,dimmed:0,rows:0,rows_shown:0,wrong:[]}, s=null;
+    document.querySelectorAll('#filters select').forEach(function(x){if(x.getAttribute('data-k')===k){s=x;}});
+    if(!s){out.wrong.push('no '+k+' filter');}else{
+      var v=s.options[__INDEX__].value; out.value=v; s.value=v; s.dispatchEvent(new Event('change'));
+      function has(e){var a=e.getAttribute('data-'+k);return a===null?null:a.split('\n').indexOf(v)>=0;}
+      function say(e){var c=e.querySelector('[data-chart]');return c?c.getAttribute('data-chart'):e.tagName;}
+      document.querySelectorAll('.chart-card').forEach(function(c){
+        var vis=c.getBoundingClientRect().height>0, h=has(c); out.cards++; if(vis){out.shown++;}
+        if(h===null){out.untagged++;}
+        if(vis!==(h!==false)){out.wrong.push('card '+say(c)+(vis?' shown':' hidden'));}});
+      document.querySelectorAll('.wide svg.chart [data-m]').forEach(function(m){
+        if(m.closest('.chart-card').getBoundingClientRect().height===0){return;}
+        var dim=+getComputedStyle(m).opacity<1; out.marks++; if(dim){out.dimmed++;}
+        if(dim!==(has(m)===false)){out.wrong.push('mark '+m.querySelector('title').textContent+(dim?' dimmed':' not dimmed'));}});
+      document.querySelectorAll('tr[data-f]').forEach(function(r){
+        out.rows++;
+        if(r.style.display!=='none'){out.rows_shown++;}
+        if((r.style.display!=='none')!==(has(r)!==false)){out.wrong.push('row '+r.id);}});
+    }
+    var e=document.createElement('script');e.type='application/json';e.id='filter-report';
+    e.textContent=JSON.stringify(out).replace(/</g,'\\u003c');document.body.appendChild(e);
+  },0);});
+})();
+"#;
+
+/// The page with `FILTER_JS` run on the `key` filter's option `index`; its report.
+fn filtered(browser: &Path, html: &Path, key: &str, index: usize) -> Value {
+    let page = std::fs::read_to_string(html).unwrap();
+    let checked = html.with_file_name(format!("filtered-{key}.html"));
+    let body_end = page.rfind("</body>").expect("a body");
+    let js = FILTER_JS
+        .replace("__KEY__", key)
+        .replace("__INDEX__", &index.to_string());
+    std::fs::write(
+        &checked,
+        format!(
+            "{}<script>{js}</script>{}",
+            &page[..body_end],
+            &page[body_end..]
+        ),
+    )
+    .unwrap();
+    let out = headless(
+        browser,
+        &checked,
+        &[
+            "--dump-dom".into(),
+            "--virtual-time-budget=5000".into(),
+            "--window-size=1400,2100".into(),
+        ],
+    );
+    let dom = String::from_utf8(out.stdout).unwrap();
+    let start = dom
+        .find(r#"<script type="application/json" id="filter-report">"#)
+        .expect("the filter script ran");
+    let json = dom[start..].split_once('>').unwrap().1;
+    let report: Value = serde_json::from_str(json.split("</script>").next().unwrap()).unwrap();
+    eprintln!("filter {key} = {}: {report}", report["value"]);
+    report
+}
+
+#[test]
+fn a_filter_hides_the_chart_cards_and_rows_that_draw_none_of_it_and_dims_the_other_marks() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let html = build_page(
+        &[fixtures("leaderboard"), fixtures("machines")],
+        &dir.path().join("full"),
+    );
+    for (key, index) in [("model", 1), ("machine", 1), ("quant", 1), ("backend", 1)] {
+        let r = filtered(&browser, &html, key, index);
+        assert_eq!(r["wrong"], serde_json::json!([]), "{key}: {r}");
+        let n = |k: &str| r[k].as_u64().unwrap();
+        assert!(n("cards") > n("untagged"), "{key}: cards carry tags: {r}");
+        assert!(n("marks") > 0 && n("rows") > 0, "{key}: {r}");
+        assert!(
+            n("rows_shown") < n("rows"),
+            "{key}: the filter hides some rows: {r}"
+        );
+        if key != "backend" {
+            assert!(
+                n("shown") < n("cards") || n("dimmed") > 0,
+                "{key}: the filter changes the charts: {r}"
+            );
+        }
+    }
+}
+
 /// The stress set: `machines` result files, one per machine, each with `models` models in
 /// `quants` quantizations (prefill pp512 and decode tg128, KLD on every variant). Machine
 /// speeds spread over a factor of ten, so that a shared scale is visible.

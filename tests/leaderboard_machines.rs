@@ -43,7 +43,7 @@ fn the_machines_view_compares_three_machines_against_the_fastest() {
     assert!(section.contains("SmolLM2-135M Q4_1: machines against the fastest"));
     assert!(!section.contains(r#"<g class="empty">"#));
     assert_eq!(
-        section.matches(r#"<g class="bar">"#).count(),
+        section.matches(r#"<g class="bar""#).count(),
         2 * 6,
         "wide and narrow"
     );

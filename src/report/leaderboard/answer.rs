@@ -330,6 +330,18 @@ fn mark_front(rows: &mut [Row]) {
     for (k, &i) in idx.iter().enumerate() {
         rows[i].front = front[k];
     }
+    // Ties by the quantization's name alone ("Q4_K_M", its row says "(mostly Q5_0)"), which
+    // keeps the column narrow; the full label where two rows share the name.
+    let short: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            if rows.iter().filter(|o| o.quant_name == r.quant_name).count() > 1 {
+                r.quant.clone()
+            } else {
+                r.quant_name.clone()
+            }
+        })
+        .collect();
     for &i in &idx {
         if !rows[i].front {
             continue;
@@ -339,7 +351,7 @@ fn mark_front(rows: &mut [Row]) {
             .iter()
             .filter(|&&j| j != i && rows[j].front)
             .filter(|&&j| rows[j].decode.as_ref().unwrap().figure.ties(&me))
-            .map(|&j| rows[j].quant.clone())
+            .map(|&j| short[j].clone())
             .collect();
     }
 }

@@ -8,7 +8,7 @@
 
 use super::facet::{self, Facet};
 use super::load::{Board, Entry};
-use super::svg::{ACCENT, MUTED, fmt_num};
+use super::svg::{ACCENT, MUTED, Tags, fmt_num};
 use super::svg_scatter::{Point, ScatterChart, ScatterSeries};
 use crate::plan::TestKind;
 
@@ -112,6 +112,17 @@ pub fn identity(e: &Entry) -> String {
         Some(a) => format!("{name} ({a})"),
         None => name,
     }
+}
+
+/// What the page's filters select an entry's marks by: the same values as its table rows'
+/// (`table::RowMeta::of`).
+pub fn tags_of(e: &Entry) -> Tags {
+    let mut t = Tags::default();
+    t.add("model", &identity(e));
+    t.add("machine", &e.machine.to_string());
+    t.add("backend", &e.test.backends);
+    t.add("quant", &e.quant);
+    t
 }
 
 /// A title for several model names: their common prefix (`tiny-Q8_0`, `tiny-Q4_K` → `tiny`),
@@ -292,6 +303,7 @@ pub fn quality_vs_speed(b: &Board) -> Vec<ScatterChart> {
                         ""
                     }
                 ),
+                tags: tags_of(e),
             }
         };
         let mut front_pts: Vec<Point> = front.iter().map(|&i| point(i)).collect();

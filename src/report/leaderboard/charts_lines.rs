@@ -3,7 +3,7 @@
 //! workload, prompt sharing and setting is its own series, so a line never joins points of
 //! different series; series are split into small multiples of at most eight.
 
-use super::charts::{describe, empty_scatter, is_speed, kind_word, machine_names, ts};
+use super::charts::{describe, empty_scatter, is_speed, kind_word, machine_names, tags_of, ts};
 use super::facet::{self, Facet, Panel, split};
 use super::load::{Board, Entry};
 use super::svg::{MAX_SERIES, fmt_num};
@@ -99,6 +99,7 @@ pub fn serving(b: &Board) -> Vec<ScatterChart> {
                 fmt_num(s.per_request_ts),
                 fmt_num(s.aggregate_ts)
             ),
+            tags: tags_of(e),
         };
         items.push((f, (point, order)));
     }
@@ -166,6 +167,7 @@ pub fn depth(b: &Board) -> Vec<ScatterChart> {
                     y: ts(e),
                     label: None,
                     tooltip: describe(e),
+                    tags: tags_of(e),
                 };
                 (f, (point, d))
             })

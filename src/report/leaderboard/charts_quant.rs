@@ -6,7 +6,7 @@
 //! chart is split by the settings (small multiples), each chart naming what it holds.
 
 use super::charts::{
-    common_name, describe, group_by, identity, kind_word, machine_names, plain_d0, ts,
+    common_name, describe, group_by, identity, kind_word, machine_names, plain_d0, tags_of, ts,
     variant_label,
 };
 use super::facet::{self, Facet, split};
@@ -89,6 +89,7 @@ pub fn per_quant(b: &Board) -> Vec<BarChart> {
                                         err: e.test.stddev_ts,
                                         label: fmt_num(ts(e)),
                                         tooltip: describe(e),
+                                        tags: tags_of(e),
                                     })
                                 })
                                 .collect(),

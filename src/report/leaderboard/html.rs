@@ -15,19 +15,23 @@ use super::load::Board;
 use super::machines::machines;
 use super::markdown::{NO_RESULTS, heading, summary_line};
 use super::page_assets::{CSS, ERRORS_JS, SORT_AND_CHECK_JS};
-use super::svg::{W, W_NARROW, escape, fmt_num};
+use super::svg::{Tags, W, W_NARROW, escape, fmt_num};
 use super::svg_bars::BarChart;
 use super::svg_scatter::ScatterChart;
 use super::table::{Cell, RowMeta, Table, by_machine_and_model, detail, rankings, runs};
 
-/// Something the page draws at two widths.
+/// Something the page draws at two widths, and what the filters select it by.
 trait Chart {
     fn at(&self, w: f64) -> String;
+    fn tags(&self) -> Tags;
 }
 
 impl Chart for BarChart {
     fn at(&self, w: f64) -> String {
         self.render_at(w)
+    }
+    fn tags(&self) -> Tags {
+        BarChart::tags(self)
     }
 }
 
@@ -35,16 +39,27 @@ impl Chart for ScatterChart {
     fn at(&self, w: f64) -> String {
         self.render_at(w)
     }
+    fn tags(&self) -> Tags {
+        ScatterChart::tags(self)
+    }
 }
 
 /// Each chart in a card, drawn wide and narrow: CSS shows the one that fits the screen, so
-/// that text keeps its size on a phone instead of shrinking with the chart.
+/// that text keeps its size on a phone instead of shrinking with the chart. The card carries
+/// every model, machine, backend and quantization it draws, so that a filter hides the
+/// cards that draw none of what it selects (a placeholder has none and always shows).
 fn cards<C: Chart>(charts: &[C]) -> Vec<String> {
     charts
         .iter()
         .map(|c| {
+            let tags = c.tags();
             format!(
-                r#"<div class="card chart-card"><div class="wide">{}</div><div class="narrow">{}</div></div>"#,
+                r#"<div class="card chart-card"{}><div class="wide">{}</div><div class="narrow">{}</div></div>"#,
+                if tags.0.is_empty() {
+                    String::new()
+                } else {
+                    format!(" data-f{}", tags.attrs())
+                },
                 c.at(W),
                 c.at(W_NARROW)
             )

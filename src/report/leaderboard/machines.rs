@@ -3,7 +3,7 @@
 //! is represented by its fastest setting of the test (threads, batch sizes, ...), since a
 //! machine is best compared at its best; the tooltip names the setting.
 
-use super::charts::{describe, is_speed, kind_rank, machine_names, ts};
+use super::charts::{describe, is_speed, kind_rank, machine_names, tags_of, ts};
 use super::load::{Board, Entry};
 use super::svg::{MAX_SERIES, fmt_num};
 use super::svg_bars::{Bar, BarChart, BarSeries, Category};
@@ -110,6 +110,7 @@ pub fn machines(b: &Board) -> Vec<BarChart> {
                                 err: None,
                                 label: format!("{pct:.0} % · {} t/s", fmt_num(ts(e))),
                                 tooltip: format!("{}: {pct:.1} % of the fastest", describe(e)),
+                                tags: tags_of(e),
                             })
                         })
                         .collect(),

@@ -128,15 +128,21 @@ pub(super) const SORT_AND_CHECK_JS: &str = r#"
       th.addEventListener('keydown',function(e){if(e.key==='Enter'||e.key===' '){e.preventDefault();go();}});
     });
   });
-  // Filters: hide what does not match (rows, answer and grid blocks, machine sections;
-  // a grid's quantization columns).
+  // Filters: hide what does not match (rows, answer and grid blocks, machine sections,
+  // chart cards; a grid's quantization columns) and dim the marks of a chart that do not.
+  // An element may hold several values of a key, one per line (a chart of two machines).
   var f=document.getElementById('filters');
   if(f){f.hidden=false;var sels=f.querySelectorAll('select');
+    function matches(e,want){
+      for(var k in want){var v=e.getAttribute('data-'+k);
+        if(v!==null&&v.split('\n').indexOf(want[k])<0){return false;}}
+      return true;}
     function apply(){var want={};
       sels.forEach(function(s){if(s.value){want[s.getAttribute('data-k')]=s.value;}});
-      document.querySelectorAll('[data-f]').forEach(function(e){var ok=true;
-        for(var k in want){var v=e.getAttribute('data-'+k);if(v!==null&&v!==want[k]){ok=false;}}
-        e.style.display=ok?'':'none';});
+      document.querySelectorAll('[data-f]').forEach(function(e){
+        e.style.display=matches(e,want)?'':'none';});
+      document.querySelectorAll('svg.chart [data-m]').forEach(function(e){
+        e.style.opacity=matches(e,want)?'':'0.15';});
       document.querySelectorAll('table.grid [data-quant]').forEach(function(c){
         c.style.display=(!want.quant||c.getAttribute('data-quant')===want.quant)?'':'none';});
     }

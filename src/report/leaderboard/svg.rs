@@ -41,6 +41,84 @@ pub fn escape(s: &str) -> String {
     o
 }
 
+/// What the page's filters select a chart or one of its marks by: pairs such as
+/// ("model", "SmolLM2-135M (llama)"), ("machine", "0"), ("quant", "Q4_K_M"), the same
+/// values as the filter menus'. A key given more than once holds each value (a chart of two
+/// machines). The page hides a chart card none of whose values match a filter, and dims a
+/// mark (a bar, a point) that does not match; a key the element lacks never hides it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Tags(pub Vec<(&'static str, String)>);
+
+impl Tags {
+    /// Adds a pair; an empty value (not known) or a pair already there is left out.
+    pub fn add(&mut self, key: &'static str, value: &str) {
+        if !value.is_empty() && !self.0.iter().any(|(k, v)| *k == key && v == value) {
+            self.0.push((key, value.to_string()));
+        }
+    }
+
+    /// Every pair of every one of `all`, once.
+    pub fn union<'a>(all: impl IntoIterator<Item = &'a Tags>) -> Tags {
+        let mut t = Tags::default();
+        for (k, v) in all.into_iter().flat_map(|x| &x.0) {
+            t.add(k, v);
+        }
+        t
+    }
+
+    /// The keys that hold more than one value.
+    pub fn varying(&self) -> Vec<&'static str> {
+        let mut keys: Vec<&'static str> = Vec::new();
+        for (i, (k, _)) in self.0.iter().enumerate() {
+            if !keys.contains(k) && self.0[i + 1..].iter().any(|(x, _)| x == k) {
+                keys.push(k);
+            }
+        }
+        keys
+    }
+
+    /// ` data-KEY="v1&#10;v2"` per key, in first-seen order; empty when there is none. The
+    /// values of one key are joined by a line break, which no value holds (the script
+    /// splits on it).
+    pub fn attrs(&self) -> String {
+        let mut keys: Vec<&str> = Vec::new();
+        for (k, _) in &self.0 {
+            if !keys.contains(k) {
+                keys.push(k);
+            }
+        }
+        let mut o = String::new();
+        for k in keys {
+            let vs: Vec<String> = self
+                .0
+                .iter()
+                .filter(|(x, _)| *x == k)
+                .map(|(_, v)| escape(&v.replace('\n', " ")))
+                .collect();
+            let _ = write!(o, r#" data-{k}="{}""#, vs.join("&#10;"));
+        }
+        o
+    }
+}
+
+/// A mark's attributes: `data-m` (the page's script dims marks by it) and its tags of the
+/// keys in `keys`, the keys whose value varies within its chart (the card's tags settle the
+/// others, and leaving them out keeps a page of many machines smaller); nothing for a mark
+/// without such tags.
+pub fn mark_attrs(t: &Tags, keys: &[&str]) -> String {
+    let mine = Tags(
+        t.0.iter()
+            .filter(|(k, _)| keys.contains(k))
+            .cloned()
+            .collect(),
+    );
+    if mine.0.is_empty() {
+        String::new()
+    } else {
+        format!(" data-m{}", mine.attrs())
+    }
+}
+
 /// About `n` round tick values covering [lo, hi] (steps of 1, 2, 2.5 or 5 × 10^k).
 pub fn nice_ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     let (lo, hi) = if hi > lo {

@@ -5,8 +5,8 @@
 use std::fmt::Write;
 
 use super::svg::{
-    MAX_SERIES, PAD, PALETTE, Scale, W, escape, fit, frame, header, legend, nice_ticks,
-    placeholder, text_width, x_axis,
+    MAX_SERIES, PAD, PALETTE, Scale, Tags, W, escape, fit, frame, header, legend, mark_attrs,
+    nice_ticks, placeholder, text_width, x_axis,
 };
 
 /// One bar: its length, optional ± error, the text drawn after it and the tooltip.
@@ -16,6 +16,8 @@ pub struct Bar {
     pub err: Option<f64>,
     pub label: String,
     pub tooltip: String,
+    /// What the filters select the bar by (its entry's model, machine, quantization).
+    pub tags: Tags,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -84,6 +86,16 @@ impl BarChart {
 
     pub fn render(&self) -> String {
         self.render_at(W)
+    }
+
+    /// What the filters select the chart by: every bar's tags.
+    pub fn tags(&self) -> Tags {
+        Tags::union(
+            self.series()
+                .iter()
+                .flat_map(|s| s.values.iter().flatten())
+                .map(|b| &b.tags),
+        )
     }
 
     /// The chart in a viewBox `w` wide.
@@ -161,6 +173,7 @@ impl BarChart {
         let bottom = top + heights.iter().sum::<f64>();
         o.push_str(&x_axis(&ticks, x, top, bottom, &self.x_label));
         o.push_str(r#"<g class="bars">"#);
+        let varying = self.tags().varying();
         let mut gy = top + 6.0;
         for (c, cat) in self.categories.iter().enumerate() {
             let row_y = gy;
@@ -199,7 +212,8 @@ impl BarChart {
                 let x1 = x.at(b.value);
                 let _ = write!(
                     o,
-                    r#"<g class="bar"><title>{}</title><rect x="{left:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}" rx="2"/>"#,
+                    r#"<g class="bar"{}><title>{}</title><rect x="{left:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}" rx="2"/>"#,
+                    mark_attrs(&b.tags, &varying),
                     escape(&b.tooltip),
                     y0 + 1.0,
                     (x1 - left).max(0.5),

@@ -6,8 +6,8 @@
 use std::fmt::Write;
 
 use super::svg::{
-    MAX_SERIES, PAD, PALETTE, Rect, Scale, W, escape, fit, frame, header, legend, nice_ticks,
-    placeholder, text_width, tick_labels, x_axis,
+    MAX_SERIES, PAD, PALETTE, Rect, Scale, Tags, W, escape, fit, frame, header, legend, mark_attrs,
+    nice_ticks, placeholder, text_width, tick_labels, x_axis,
 };
 
 #[derive(Debug, Clone, PartialEq)]
@@ -17,6 +17,8 @@ pub struct Point {
     /// Short text drawn beside the point, where there is room.
     pub label: Option<String>,
     pub tooltip: String,
+    /// What the filters select the point by (its entry's model, machine, quantization).
+    pub tags: Tags,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -100,6 +102,17 @@ impl ScatterChart {
         self.render_at(W)
     }
 
+    /// What the filters select the chart by: every drawn point's tags.
+    pub fn tags(&self) -> Tags {
+        let n = self.series.len().min(MAX_SERIES);
+        Tags::union(
+            self.series[..n]
+                .iter()
+                .flat_map(|s| &s.points)
+                .map(|p| &p.tags),
+        )
+    }
+
     /// The chart in a viewBox `w` wide.
     pub fn render_at(&self, w: f64) -> String {
         if !self.has_data() {
@@ -176,6 +189,7 @@ impl ScatterChart {
         o.push_str(&x_axis(&xt, x, top, bottom, &self.x_label));
         // Emphasised series last, so they are drawn on top; their labels are placed first.
         let mut order: Vec<usize> = (0..n).collect();
+        let varying = self.tags().varying();
         order.sort_by_key(|&i| self.series[i].emphasis);
         let mut taken: Vec<Rect> = pts()
             .map(|p| {
@@ -233,7 +247,8 @@ impl ScatterChart {
             for (p, spot) in s.points.iter().zip(&spots[i]) {
                 let _ = write!(
                     o,
-                    r#"<g class="point"><title>{}</title><circle cx="{:.1}" cy="{:.1}" r="{}" fill="{c}"/>"#,
+                    r#"<g class="point"{}><title>{}</title><circle cx="{:.1}" cy="{:.1}" r="{}" fill="{c}"/>"#,
+                    mark_attrs(&p.tags, &varying),
                     escape(&p.tooltip),
                     x.at(p.x),
                     y.at(p.y),

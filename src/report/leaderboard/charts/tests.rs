@@ -93,7 +93,7 @@ fn per_quant_charts_split_prefill_from_decode_with_a_row_per_quant_and_badges() 
         .map(|v| v.as_ref().unwrap().value)
         .collect();
     assert_eq!(tg, vec![70.0, 80.0, 50.0]);
-    assert_eq!(c[1].render().matches(r#"<g class="bar">"#).count(), 3);
+    assert_eq!(c[1].render().matches(r#"<g class="bar""#).count(), 3);
 }
 
 #[test]

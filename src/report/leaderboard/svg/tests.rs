@@ -87,6 +87,7 @@ fn bars(values: Vec<Option<f64>>) -> BarChart {
                         err: Some(1.0),
                         label: fmt_num(value),
                         tooltip: format!("{value} t/s"),
+                        tags: Tags::default(),
                     })
                 })
                 .collect(),
@@ -103,7 +104,7 @@ fn bar_chart_draws_one_bar_per_value_with_a_tooltip_and_badges() {
         svg.starts_with(r#"<svg class="chart" data-chart="t""#),
         "{svg}"
     );
-    assert_eq!(svg.matches(r#"<g class="bar">"#).count(), 2);
+    assert_eq!(svg.matches(r#"<g class="bar""#).count(), 2);
     assert!(svg.contains("<title>30 t/s</title>"));
     assert!(svg.contains("T &lt;1&gt;"), "titles are escaped");
     assert_eq!(svg.matches("badge-requantized").count(), 1);
@@ -175,6 +176,7 @@ fn scatter(series: Vec<Vec<(f64, f64)>>) -> ScatterChart {
                         y,
                         label: Some(format!("B={x}")),
                         tooltip: format!("{x},{y}"),
+                        tags: Tags::default(),
                     })
                     .collect(),
                 line: true,
@@ -248,4 +250,37 @@ fn a_label_goes_to_the_first_free_spot_or_nowhere() {
     let (_, _, anchor, _) = place_label("B=1", 398.0, 100.0, &area, &[]).unwrap();
     assert_eq!(anchor, "end", "never outside the plot");
     assert!(place_label("B=1", 100.0, 100.0, &area, &[area]).is_none());
+}
+
+#[test]
+fn tags_join_the_values_of_one_key_and_marks_carry_them_for_the_filters() {
+    let mut a = Tags::default();
+    a.add("model", "tiny (llama)");
+    a.add("quant", "Q4_0");
+    a.add("quant", "");
+    let mut b = Tags::default();
+    b.add("model", "tiny (llama)");
+    b.add("quant", "Q8_0 \"x\"");
+    let u = Tags::union([&a, &b]);
+    assert_eq!(
+        u.attrs(),
+        r#" data-model="tiny (llama)" data-quant="Q4_0&#10;Q8_0 &quot;x&quot;""#
+    );
+    assert_eq!(u.varying(), ["quant"]);
+    assert_eq!(mark_attrs(&Tags::default(), &["quant"]), "");
+    assert_eq!(
+        mark_attrs(&a, &["model"]),
+        r#" data-m data-model="tiny (llama)""#
+    );
+    let mut chart = bars(vec![Some(10.0), Some(20.0)]);
+    for (v, t) in chart.series[0].values.iter_mut().zip([&a, &b]) {
+        v.as_mut().unwrap().tags = t.clone();
+    }
+    assert_eq!(chart.tags(), u);
+    let svg = chart.render();
+    // Within the chart only the quantization varies: the card's tags settle the model.
+    assert!(
+        svg.contains(r#"<g class="bar" data-m data-quant="Q4_0">"#),
+        "{svg}"
+    );
 }
