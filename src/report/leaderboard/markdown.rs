@@ -93,13 +93,18 @@ pub fn summary_line(b: &Board) -> String {
         );
     }
     s.push(')');
-    if !b.excluded.is_empty() {
+    // `excluded` holds a line per excluded file and per row left out of a kept file.
+    let rows = b.excluded.len().saturating_sub(b.files_excluded);
+    if b.files_excluded > 0 {
         let _ = write!(
             s,
             ", {} file{} excluded",
-            b.excluded.len(),
-            plural(b.excluded.len())
+            b.files_excluded,
+            plural(b.files_excluded)
         );
+    }
+    if rows > 0 {
+        let _ = write!(s, ", {rows} row{} left out", plural(rows));
     }
     if !b.invalid.is_empty() {
         let _ = write!(
