@@ -175,21 +175,34 @@ const CHECK_JS: &str = r#"
 const FRAME: &str = r#"<!doctype html><html><body style="margin:0"><iframe src="__SRC__" style="display:block;border:0;width:__WIDTH__px;height:2000px"></iframe>
 <script>addEventListener('message',function(e){var s=document.createElement('script');s.type='application/json';s.id='layout-report';s.textContent=e.data;document.body.appendChild(s);});</script></body></html>"#;
 
+/// A copy of the page, named `name` beside it, with `js` run at the end of its body.
+fn with_script(html: &Path, name: &str, js: &str) -> PathBuf {
+    let page = std::fs::read_to_string(html).unwrap();
+    let copy = html.with_file_name(name);
+    let body_end = page.rfind("</body>").expect("a body");
+    let (head, tail) = page.split_at(body_end);
+    std::fs::write(&copy, format!("{head}<script>{js}</script>{tail}")).unwrap();
+    copy
+}
+
+/// The JSON report a script left in `<script type="application/json" id="ID">` of the DOM
+/// headless Chromium dumped.
+fn report_in(out: &std::process::Output, id: &str) -> Value {
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let start = dom
+        .find(&format!(r#"<script type="application/json" id="{id}">"#))
+        .unwrap_or_else(|| panic!("the checking script ran and left #{id}"));
+    let json = dom[start..].split_once('>').unwrap().1;
+    serde_json::from_str(json.split("</script>").next().unwrap()).unwrap()
+}
+
 /// A copy of the page with the checking script, laid out at `width` px; the report.
 fn layout(browser: &Path, html: &Path, width: u32) -> Value {
-    let page = std::fs::read_to_string(html).unwrap();
-    let checked = html.with_file_name(format!("checked-{width}.html"));
-    let body_end = page.rfind("</body>").expect("a body");
-    std::fs::write(
-        &checked,
-        format!(
-            "{}<script>{}</script>{}",
-            &page[..body_end],
-            CHECK_JS.replace("__WIDTH__", &width.to_string()),
-            &page[body_end..]
-        ),
-    )
-    .unwrap();
+    let checked = with_script(
+        html,
+        &format!("checked-{width}.html"),
+        &CHECK_JS.replace("__WIDTH__", &width.to_string()),
+    );
     let frame = html.with_file_name(format!("frame-{width}.html"));
     std::fs::write(
         &frame,
@@ -207,13 +220,7 @@ fn layout(browser: &Path, html: &Path, width: u32) -> Value {
             format!("--window-size={},2100", width.max(500) + 40),
         ],
     );
-    let dom = String::from_utf8(out.stdout).unwrap();
-    let start = dom
-        .find(r#"<script type="application/json" id="layout-report">"#)
-        .expect("the checking script ran");
-    let json = dom[start..].split_once('>').unwrap().1;
-    let json = json.split("</script>").next().unwrap();
-    let report: Value = serde_json::from_str(json).unwrap();
+    let report = report_in(&out, "layout-report");
     eprintln!(
         "{} at {width} px: {} charts, {} chart texts, {} tables ({} scroll), {} problems",
         html.display(),
@@ -266,16 +273,21 @@ fn fixtures(dir: &str) -> PathBuf {
         .join(dir)
 }
 
+/// The page of every leaderboard and machines fixture: many models, three machines.
+fn full_page(dir: &Path) -> PathBuf {
+    build_page(
+        &[fixtures("leaderboard"), fixtures("machines")],
+        &dir.join("full"),
+    )
+}
+
 #[test]
 fn at_1400_and_390_px_no_chart_text_overlaps_nothing_overflows_and_tables_show_or_scroll() {
     let Some(browser) = browser_or_skip() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let full = build_page(
-        &[fixtures("leaderboard"), fixtures("machines")],
-        &dir.path().join("full"),
-    );
+    let full = full_page(dir.path());
     let sparse = build_page(
         &[fixtures("leaderboard").join("gpu.json")],
         &dir.path().join("sparse"),
@@ -391,10 +403,7 @@ fn screenshots_are_taken_at_both_widths() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let html = build_page(
-        &[fixtures("leaderboard"), fixtures("machines")],
-        &dir.path().join("full"),
-    );
+    let html = full_page(dir.path());
     for (width, min) in [(1400, 60_000), (390, 30_000)] {
         let png = dir.path().join(format!("leaderboard-{width}.png"));
         headless(
@@ -450,21 +459,10 @@ const FILTER_JS: &str = r#"
 
 /// The page with `FILTER_JS` run on the `key` filter's option `index`; its report.
 fn filtered(browser: &Path, html: &Path, key: &str, index: usize) -> Value {
-    let page = std::fs::read_to_string(html).unwrap();
-    let checked = html.with_file_name(format!("filtered-{key}.html"));
-    let body_end = page.rfind("</body>").expect("a body");
     let js = FILTER_JS
         .replace("__KEY__", key)
         .replace("__INDEX__", &index.to_string());
-    std::fs::write(
-        &checked,
-        format!(
-            "{}<script>{js}</script>{}",
-            &page[..body_end],
-            &page[body_end..]
-        ),
-    )
-    .unwrap();
+    let checked = with_script(html, &format!("filtered-{key}.html"), &js);
     let out = headless(
         browser,
         &checked,
@@ -474,12 +472,7 @@ fn filtered(browser: &Path, html: &Path, key: &str, index: usize) -> Value {
             "--window-size=1400,2100".into(),
         ],
     );
-    let dom = String::from_utf8(out.stdout).unwrap();
-    let start = dom
-        .find(r#"<script type="application/json" id="filter-report">"#)
-        .expect("the filter script ran");
-    let json = dom[start..].split_once('>').unwrap().1;
-    let report: Value = serde_json::from_str(json.split("</script>").next().unwrap()).unwrap();
+    let report = report_in(&out, "filter-report");
     eprintln!("filter {key} = {}: {report}", report["value"]);
     report
 }
@@ -490,10 +483,7 @@ fn a_filter_hides_the_chart_cards_and_rows_that_draw_none_of_it_and_dims_the_oth
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let html = build_page(
-        &[fixtures("leaderboard"), fixtures("machines")],
-        &dir.path().join("full"),
-    );
+    let html = full_page(dir.path());
     for (key, index) in [("model", 1), ("machine", 1), ("quant", 1), ("backend", 1)] {
         let r = filtered(&browser, &html, key, index);
         assert_eq!(r["wrong"], serde_json::json!([]), "{key}: {r}");
