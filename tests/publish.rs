@@ -80,7 +80,7 @@ fn leaderboard_skips_the_invalid_file_and_writes_markdown_and_a_self_contained_p
     let charts = html.matches(r#"<svg class="chart""#).count() / 2;
     assert_eq!(
         charts,
-        html.matches(r#"<div class="card chart-card">"#).count()
+        html.matches(r#"<div class="card chart-card""#).count()
     );
     assert!(
         html.contains(&format!(r#"data-charts-expected="{charts}""#)),
