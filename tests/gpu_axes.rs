@@ -14,19 +14,7 @@ fn gpu_axes_on_a_cpu_build_run_and_record_everything_on_the_cpu() {
          n_gpu_layers = 99\nsplit_mode = [\"layer\", \"none\"]\nno_kv_offload = [false, true]\n\
          [[model]]\nname = \"tiny\"\npath = \"tiny.gguf\"\n",
     );
-    let out = tpsbench()
-        .args([
-            "run",
-            "--quiet",
-            "--no-save",
-            "--output",
-            "json",
-            "--config",
-        ])
-        .arg(&config)
-        .assert()
-        .success();
-    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let v = support::run_json(&config);
     let tests = v["tests"].as_array().unwrap();
     let ids: Vec<&str> = tests.iter().map(|t| t["id"].as_str().unwrap()).collect();
     assert_eq!(

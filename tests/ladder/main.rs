@@ -262,20 +262,7 @@ fn run_records_a_synthetic_preset_as_synthetic_and_a_plain_model_without_provena
          [[model]]\nname = \"tiny\"\npath = \"tiny.gguf\"\n",
     )
     .unwrap();
-    let out = tpsbench()
-        .args([
-            "run",
-            "--quiet",
-            "--no-save",
-            "--output",
-            "json",
-            "--config",
-        ])
-        .arg(&cfg)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = support::run_json(&cfg);
     let p = &v["models"][0]["provenance"];
     assert_eq!(p["synthetic"], true);
     assert_eq!(p["preset"], "mistral-7b");

@@ -196,20 +196,7 @@ fn the_ladders_split_mode_reaches_the_quality_load_so_a_cpu_only_build_refuses_t
         r#"["F32", "Q8_0"]"#,
         "[ladder.sweep]\nsplit_mode = \"tensor\"\n",
     );
-    let out = tpsbench()
-        .args([
-            "run",
-            "--quiet",
-            "--no-save",
-            "--output",
-            "json",
-            "--config",
-        ])
-        .arg(&cfg)
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let (_, v) = support::run_json_any(&cfg);
     let quality: Vec<&Value> = v["tests"]
         .as_array()
         .unwrap()

@@ -40,6 +40,18 @@ pub fn tiny_sweep(sweep: &str) -> (tempfile::TempDir, PathBuf) {
 /// `tpsbench run --quiet --no-save --output json --config CONFIG`: asserts it succeeds
 /// (showing its stderr if not) and returns the JSON it prints.
 pub fn run_json(config: &Path) -> serde_json::Value {
+    let (out, v) = run_json_any(config);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    v
+}
+
+/// The same run, whatever its exit code (a run whose tests fail exits 1 and still prints
+/// them): its output and the JSON it printed (showing its stderr if it printed none).
+pub fn run_json_any(config: &Path) -> (std::process::Output, serde_json::Value) {
     let out = tpsbench()
         .args([
             "run",
@@ -52,10 +64,7 @@ pub fn run_json(config: &Path) -> serde_json::Value {
         .arg(config)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let v = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out, v)
 }
