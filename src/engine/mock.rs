@@ -124,9 +124,13 @@ impl Model for MockModel<'_> {
                 model_bytes: self.info.size,
                 kv_bytes: 1 << 20,
                 compute_bytes: 1 << 16,
+                expert_bytes: 0,
             }],
             buffers: Vec::new(),
             kv_cells: None,
+            experts: Vec::new(),
+            overrides: Vec::new(),
+            mismatch: Vec::new(),
         })
     }
 

@@ -13,9 +13,16 @@
 //! llama_kv_cache: size =   64.00 MiB (   512 cells,  32 layers,  1/1 seqs), K (f16): ...
 //! sched_reserve:       CUDA0 compute buffer size =   300.01 MiB
 //! llama_context:  CUDA_Host  output buffer size =     0.19 MiB
+//! tensor blk.0.ffn_up_exps.weight (8 MiB q4_0) buffer type overridden to CPU_REPACK   (debug)
 //! ```
 //!
 //! Sizes are printed in MiB with two decimals, so bytes are exact to about ±5 KiB.
+//!
+//! Expert tensors (`blk.N.ffn_{up,gate,down}_exps`, a MoE model's experts) are where their
+//! layer is (`layer N assigned to device`), unless a tensor override (`n_cpu_moe`, `-ot`)
+//! moved them, which llama.cpp logs per tensor, sized in whole MiB only. Their bytes
+//! therefore come from the GGUF's tensor table ([`Placement::place_experts`]); the device
+//! from the log. [`mismatches`] compares the placement with what a test asked for.
 
 use serde::{Deserialize, Serialize};
 
@@ -36,6 +43,36 @@ pub struct Placement {
     /// context has several caches (an SWA cache beside the base one) of different sizes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kv_cells: Option<u64>,
+    /// A MoE model's expert tensors, per layer and device (one entry per layer and device
+    /// that holds some). Empty for a dense model, or when the engine gave no tensor table.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub experts: Vec<ExpertPlacement>,
+    /// Tensors a buffer-type override moved, as llama.cpp logged them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<TensorOverride>,
+    /// Where this placement differs from what the test asked ([`mismatches`]), one line
+    /// each; empty when as asked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mismatch: Vec<String>,
+}
+
+/// Where one layer's expert tensors are.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExpertPlacement {
+    pub layer: u32,
+    /// The device (`CPU`, `Vulkan0`, ...) of the buffer they are in.
+    pub device: String,
+    /// Bytes of those tensors in the GGUF file.
+    pub bytes: u64,
+    pub tensors: u32,
+}
+
+/// `tensor NAME (N MiB TYPE) buffer type overridden to BUFFER`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TensorOverride {
+    pub tensor: String,
+    /// llama.cpp's buffer type, e.g. `CPU`, `CPU_REPACK`, `Vulkan0`.
+    pub buffer: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,6 +83,13 @@ pub struct DevicePlacement {
     pub model_bytes: u64,
     pub kv_bytes: u64,
     pub compute_bytes: u64,
+    /// Bytes (in the file) of the expert tensors this device holds; 0 for a dense model.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub expert_bytes: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -127,12 +171,25 @@ pub fn device_of_buffer(name: &str) -> String {
 /// `None` when the text holds none of the lines above (another log format, or no capture),
 /// so that an unknown placement is never reported as "all on the CPU".
 pub fn parse(log: &str) -> Option<Placement> {
+    parse_with_experts(log, &[])
+}
+
+/// [`parse`], with a MoE model's expert tensors placed too: `expert_tensors` are the
+/// model's tensors `(name, bytes in the file)` (others are ignored), from its GGUF header.
+/// Each expert tensor is on the device of the buffer an override moved it to, else on its
+/// layer's device; one whose layer llama.cpp did not log is left out.
+pub fn parse_with_experts(log: &str, expert_tensors: &[(String, u64)]) -> Option<Placement> {
     let mut layers: Vec<(u32, String)> = Vec::new();
     let mut offloaded_line: Option<(u32, u32)> = None;
     let mut buffers: Vec<Buffer> = Vec::new();
     let mut cells: Vec<u64> = Vec::new();
+    let mut overrides: Vec<TensorOverride> = Vec::new();
     for line in log.lines() {
-        if let Some((il, dev)) = layer_line(line) {
+        if let Some(o) = override_line(line) {
+            // A tensor is loaded once: a repeated line (a second load's log) replaces it.
+            overrides.retain(|x| x.tensor != o.tensor);
+            overrides.push(o);
+        } else if let Some((il, dev)) = layer_line(line) {
             match layers.iter_mut().find(|(i, _)| *i == il) {
                 Some(x) => x.1 = dev,
                 None => layers.push((il, dev)),
@@ -149,7 +206,7 @@ pub fn parse(log: &str) -> Option<Placement> {
             buffers.push(b);
         }
     }
-    if layers.is_empty() && offloaded_line.is_none() && buffers.is_empty() {
+    if layers.is_empty() && offloaded_line.is_none() && buffers.is_empty() && overrides.is_empty() {
         return None;
     }
     let (layers_offloaded, layers_total) = if layers.is_empty() {
@@ -160,6 +217,7 @@ pub fn parse(log: &str) -> Option<Placement> {
     };
 
     let mut devices: Vec<DevicePlacement> = Vec::new();
+    layers.sort_by_key(|(il, _)| *il);
     for (_, dev) in &layers {
         let i = device_index(&mut devices, device_of_buffer(dev));
         devices[i].layers += 1;
@@ -177,6 +235,11 @@ pub fn parse(log: &str) -> Option<Placement> {
             _ => {}
         }
     }
+    let experts = place_experts(&layers, &overrides, expert_tensors);
+    for e in &experts {
+        let i = device_index(&mut devices, e.device.clone());
+        devices[i].expert_bytes += e.bytes;
+    }
     cells.dedup();
     Some(Placement {
         layers_offloaded,
@@ -187,7 +250,48 @@ pub fn parse(log: &str) -> Option<Placement> {
             [one] => Some(one),
             _ => None,
         },
+        experts,
+        overrides,
+        mismatch: Vec::new(),
     })
+}
+
+/// Expert tensors per (layer, device), in layer order.
+fn place_experts(
+    layers: &[(u32, String)],
+    overrides: &[TensorOverride],
+    tensors: &[(String, u64)],
+) -> Vec<ExpertPlacement> {
+    let mut out: Vec<ExpertPlacement> = Vec::new();
+    for (name, bytes) in tensors {
+        let Some(layer) = expert_layer(name) else {
+            continue;
+        };
+        let device = match overrides.iter().find(|o| &o.tensor == name) {
+            Some(o) => device_of_buffer(&o.buffer),
+            None => match layers.iter().find(|(il, _)| *il == layer) {
+                Some((_, d)) => device_of_buffer(d),
+                None => continue,
+            },
+        };
+        match out
+            .iter_mut()
+            .find(|e| e.layer == layer && e.device == device)
+        {
+            Some(e) => {
+                e.bytes = e.bytes.saturating_add(*bytes);
+                e.tensors += 1;
+            }
+            None => out.push(ExpertPlacement {
+                layer,
+                device,
+                bytes: *bytes,
+                tensors: 1,
+            }),
+        }
+    }
+    out.sort_by(|a, b| (a.layer, &a.device).cmp(&(b.layer, &b.device)));
+    out
 }
 
 /// The index of the device named `name`, appended if new.
@@ -201,6 +305,7 @@ fn device_index(devices: &mut Vec<DevicePlacement>, name: String) -> usize {
         model_bytes: 0,
         kv_bytes: 0,
         compute_bytes: 0,
+        expert_bytes: 0,
     });
     devices.len() - 1
 }
@@ -213,6 +318,7 @@ pub fn relevant_lines(log: &str) -> String {
             l.contains(" buffer size = ")
                 || l.contains(" layers to GPU")
                 || l.contains(" assigned to device ")
+                || l.contains(" buffer type overridden to ")
                 || kv_cells_line(l).is_some()
         })
         .fold(String::new(), |mut s, l| {
@@ -229,6 +335,32 @@ fn layer_line(line: &str) -> Option<(u32, String)> {
     let dev = rest.trim_start().strip_prefix("assigned to device ")?;
     let dev = dev.split(',').next()?.trim();
     Some((num.parse().ok()?, dev.to_string()))
+}
+
+/// `tensor blk.3.ffn_up_exps.weight (0 MiB q4_0) buffer type overridden to CPU_REPACK`
+fn override_line(line: &str) -> Option<TensorOverride> {
+    let rest = line.trim_start().strip_prefix("tensor ")?;
+    let (tensor, rest) = rest.split_once(" (")?;
+    let (_, buffer) = rest.split_once(") buffer type overridden to ")?;
+    let buffer = buffer.trim();
+    if tensor.is_empty() || buffer.is_empty() || buffer.contains(' ') || tensor.contains(' ') {
+        return None;
+    }
+    Some(TensorOverride {
+        tensor: tensor.to_string(),
+        buffer: buffer.to_string(),
+    })
+}
+
+/// The layer of an expert tensor, `blk.N.ffn_(up|gate|down|gate_up)_exps[.suffix]`: the
+/// tensors `n_cpu_moe` moves (llama.cpp's `LLM_FFN_EXPS_REGEX`, `\.ffn_(up|down|gate)_(ch|)exps`).
+pub fn expert_layer(tensor: &str) -> Option<u32> {
+    let rest = tensor.strip_prefix("blk.")?;
+    let (num, rest) = rest.split_once('.')?;
+    let kind = rest.split('.').next()?;
+    let is_expert =
+        kind.starts_with("ffn_") && (kind.ends_with("_exps") || kind.ends_with("_chexps"));
+    if is_expert { num.parse().ok() } else { None }
 }
 
 /// `load_tensors: offloaded 31/31 layers to GPU`
@@ -275,6 +407,123 @@ fn buffer_line(line: &str) -> Option<Buffer> {
         name: name.to_string(),
         bytes: (mib * 1024.0 * 1024.0).round() as u64,
     })
+}
+
+/// What a test asked of placement, for [`mismatches`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Asked {
+    /// llama-bench's `-ngl`; negative: all layers.
+    pub n_gpu_layers: i32,
+    pub no_kv_offload: bool,
+    /// llama-bench's `-ncmoe`: the experts of the first N layers on the CPU.
+    pub n_cpu_moe: u32,
+    /// llama.cpp's fit chooses the layers itself: `n_gpu_layers` is then not a request.
+    pub fit: bool,
+    /// Tensor overrides were asked (`-ot`): experts may then be anywhere they name.
+    pub tensor_overrides: bool,
+}
+
+impl Asked {
+    /// What a test's parameters ask of placement.
+    pub fn of(p: &crate::plan::TestParams) -> Self {
+        Asked {
+            n_gpu_layers: p.n_gpu_layers,
+            no_kv_offload: p.no_kv_offload,
+            ..Asked::default()
+        }
+    }
+}
+
+/// Where llama.cpp's placement differs from what the test asked, one line each; empty when
+/// it is as asked or when the log cannot tell. Checked only where the log shows a device
+/// besides the CPU: a build or machine without one cannot offload, which the run warns of
+/// once, not per test.
+pub fn mismatches(asked: &Asked, p: &Placement) -> Vec<String> {
+    let mut out = Vec::new();
+    let gpu_seen =
+        p.devices.iter().any(|d| d.name != "CPU" && d.layers > 0) || p.layers_offloaded > 0;
+    if gpu_seen && !asked.fit && p.layers_total > 0 {
+        let want = if asked.n_gpu_layers < 0 {
+            p.layers_total
+        } else {
+            (asked.n_gpu_layers as u32).min(p.layers_total)
+        };
+        if p.layers_offloaded != want {
+            out.push(format!(
+                "n_gpu_layers = {} asks for {want} of {} layers on a GPU; llama.cpp put {} there",
+                asked.n_gpu_layers, p.layers_total, p.layers_offloaded
+            ));
+        }
+    }
+    let kv_gpu: Vec<&str> = p
+        .devices
+        .iter()
+        .filter(|d| d.name != "CPU" && d.kv_bytes > 0)
+        .map(|d| d.name.as_str())
+        .collect();
+    if asked.no_kv_offload && !kv_gpu.is_empty() {
+        out.push(format!(
+            "no_kv_offload = true, but llama.cpp put KV cache on {}",
+            kv_gpu.join(", ")
+        ));
+    }
+    if !asked.no_kv_offload && p.layers_offloaded > 0 && kv_gpu.is_empty() && p.kv_bytes().is_some()
+    {
+        out.push(format!(
+            "no_kv_offload = false, but the KV cache of the {} offloaded layers is on the CPU",
+            p.layers_offloaded
+        ));
+    }
+    // Experts of the first n_cpu_moe layers must be on the CPU.
+    let n = asked.n_cpu_moe;
+    let wrong: Vec<u32> = p
+        .experts
+        .iter()
+        .filter(|e| e.layer < n && e.device != "CPU")
+        .map(|e| e.layer)
+        .collect();
+    if !wrong.is_empty() {
+        out.push(format!(
+            "n_cpu_moe = {n} asks for the experts of layers 0-{} on the CPU; those of layer(s) {} are not",
+            n - 1,
+            list(&wrong)
+        ));
+    }
+    // And only those, unless overrides were asked: the others follow their layer.
+    if !asked.tensor_overrides && gpu_seen {
+        let moved: Vec<u32> = p
+            .experts
+            .iter()
+            .filter(|e| e.layer >= n && e.device == "CPU")
+            .filter(|e| {
+                p.overrides
+                    .iter()
+                    .any(|o| expert_layer(&o.tensor) == Some(e.layer))
+            })
+            .map(|e| e.layer)
+            .collect();
+        if !moved.is_empty() {
+            out.push(format!(
+                "n_cpu_moe = {n}, but the experts of layer(s) {} were moved to the CPU too",
+                list(&moved)
+            ));
+        }
+    }
+    out
+}
+
+/// `0, 1, 5` (sorted, deduplicated, at most 12 shown).
+fn list(layers: &[u32]) -> String {
+    let mut v = layers.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    let shown: Vec<String> = v.iter().take(12).map(u32::to_string).collect();
+    let more = v.len().saturating_sub(12);
+    if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
+    }
 }
 
 #[cfg(test)]

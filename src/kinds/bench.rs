@@ -3,6 +3,7 @@
 
 use crate::config::RunSettings;
 use crate::engine::measure::PreparedTest;
+use crate::engine::placement;
 use crate::engine::{Engine, Model};
 use crate::machine::Monitor;
 use crate::machine::roofline::Shape;
@@ -26,6 +27,9 @@ pub fn run(
     let active = monitor.begin();
     let result = measure(engine, model, &rec.params, settings, progress);
     rec.placement = model.placement(&rec.params);
+    if let Some(p) = rec.placement.as_mut() {
+        p.mismatch = placement::mismatches(&placement::Asked::of(&rec.params), p);
+    }
     match result {
         Ok((samples, stop)) => rec.set_measurement(samples, stop, settings.ci_target),
         Err(e) => rec.fail(e),

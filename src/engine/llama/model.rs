@@ -20,6 +20,9 @@ pub struct LlamaModel {
     info: ModelInfo,
     /// What llama.cpp logged while loading: where it put the layers and weights.
     load_log: String,
+    /// The expert tensors (`blk.N.ffn_*_exps`) and their bytes, from the GGUF header: where
+    /// the log says they went, these say how much.
+    expert_tensors: Vec<(String, u64)>,
     /// The placement of the last timed session and its parameters: load log plus context
     /// log.
     placement: Mutex<Option<(TestParams, Option<Placement>)>>,
@@ -37,7 +40,14 @@ impl LlamaModel {
     pub fn load(path: &Path, params: &LoadParams) -> Result<Self, String> {
         // Some malformed files make llama.cpp abort the process rather than fail: every
         // path to llama.cpp goes through the validator first (see gguf::validate).
-        crate::gguf::reader::read_header(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let header = crate::gguf::reader::read_header(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let expert_tensors: Vec<(String, u64)> = header
+            .tensors
+            .iter()
+            .filter(|t| placement::expert_layer(&t.name).is_some())
+            .map(|t| (t.name.clone(), t.n_bytes))
+            .collect();
         ensure_init()?;
         let c_path = CString::new(path.to_string_lossy().as_bytes())
             .map_err(|_| "the model path contains a NUL byte".to_string())?;
@@ -60,6 +70,7 @@ impl LlamaModel {
             ptr,
             info,
             load_log: placement::relevant_lines(&load_log),
+            expert_tensors,
             placement: Mutex::new(None),
         })
     }
@@ -74,7 +85,10 @@ impl LlamaModel {
         take_first_error();
         let (raw, ctx_log) =
             capture(|| unsafe { sys::llama_init_from_model(self.ptr.as_ptr(), cp) });
-        let placement = placement::parse(&format!("{}\n{ctx_log}", self.load_log));
+        let placement = placement::parse_with_experts(
+            &format!("{}\n{ctx_log}", self.load_log),
+            &self.expert_tensors,
+        );
         let ctx = NonNull::new(raw)
             .map(|ptr| Context::new(ptr, self))
             .ok_or_else(|| {

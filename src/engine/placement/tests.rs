@@ -208,3 +208,161 @@ fn two_kv_caches_of_different_sizes_have_no_single_cell_count() {
     assert_eq!(p.kv_bytes(), Some(12 * MIB));
     assert_eq!(p.kv_bytes_per_cell(), None);
 }
+
+// Built from llama.cpp's format strings (llama-model.cpp's layer lines, llama-model-loader's
+// override line) for a 4-layer MoE at n_gpu_layers 99 with n_cpu_moe 2: the experts of
+// layers 0-1 overridden to the CPU, those of layers 2-3 with their layers on Vulkan0.
+const MOE_NCMOE2: &str = "\
+load_tensors: layer   0 assigned to device Vulkan0, is_swa = 0
+load_tensors: layer   1 assigned to device Vulkan0, is_swa = 0
+load_tensors: layer   2 assigned to device Vulkan0, is_swa = 0
+load_tensors: layer   3 assigned to device Vulkan0, is_swa = 0
+load_tensors: layer   4 assigned to device Vulkan0, is_swa = 0
+tensor blk.0.ffn_gate_exps.weight (0 MiB f32) buffer type overridden to CPU
+tensor blk.0.ffn_down_exps.weight (0 MiB f32) buffer type overridden to CPU
+tensor blk.0.ffn_up_exps.weight (0 MiB f32) buffer type overridden to CPU
+tensor blk.1.ffn_gate_exps.weight (0 MiB f32) buffer type overridden to CPU_REPACK
+tensor blk.1.ffn_down_exps.weight (0 MiB f32) buffer type overridden to CPU_REPACK
+tensor blk.1.ffn_up_exps.weight (0 MiB f32) buffer type overridden to CPU_REPACK
+load_tensors: offloaded 5/5 layers to GPU
+load_tensors:   CPU_Mapped model buffer size =     1.00 MiB
+load_tensors:      Vulkan0 model buffer size =     2.00 MiB
+";
+
+/// The expert tensors of a 4-layer MoE: 3 per layer, of 1000, 2000 and 3000 bytes, plus a
+/// dense tensor that must be ignored.
+fn moe_tensors() -> Vec<(String, u64)> {
+    let mut v = vec![("blk.0.attn_q.weight".to_string(), 99_999)];
+    for il in 0..4 {
+        for (kind, bytes) in [("gate", 1000), ("down", 2000), ("up", 3000)] {
+            v.push((format!("blk.{il}.ffn_{kind}_exps.weight"), bytes));
+        }
+    }
+    v
+}
+
+#[test]
+fn expert_tensors_are_recognized_by_name_as_llama_cpp_matches_them() {
+    assert_eq!(expert_layer("blk.12.ffn_up_exps.weight"), Some(12));
+    assert_eq!(expert_layer("blk.0.ffn_gate_up_exps.weight"), Some(0));
+    assert_eq!(expert_layer("blk.3.ffn_down_chexps.weight"), Some(3));
+    assert_eq!(expert_layer("blk.3.ffn_down_exps.bias"), Some(3));
+    for not in [
+        "blk.3.ffn_up.weight",
+        "blk.3.ffn_up_shexp.weight",
+        "blk.3.ffn_gate_inp.weight",
+        "token_embd.weight",
+        "blk.x.ffn_up_exps.weight",
+        "blk.3.attn_q.weight",
+    ] {
+        assert_eq!(expert_layer(not), None, "{not}");
+    }
+}
+
+#[test]
+fn experts_follow_their_overrides_and_otherwise_their_layer() {
+    let p = parse_with_experts(MOE_NCMOE2, &moe_tensors()).unwrap();
+    let per_layer: Vec<(u32, &str, u64, u32)> = p
+        .experts
+        .iter()
+        .map(|e| (e.layer, e.device.as_str(), e.bytes, e.tensors))
+        .collect();
+    assert_eq!(
+        per_layer,
+        vec![
+            (0, "CPU", 6000, 3),
+            (1, "CPU", 6000, 3),
+            (2, "Vulkan0", 6000, 3),
+            (3, "Vulkan0", 6000, 3)
+        ]
+    );
+    assert_eq!(dev(&p, "CPU").expert_bytes, 12_000);
+    assert_eq!(dev(&p, "Vulkan0").expert_bytes, 12_000);
+    assert_eq!(p.overrides.len(), 6);
+    assert_eq!(p.overrides[3].buffer, "CPU_REPACK");
+    // Without a tensor table the devices are known, the expert bytes are not.
+    let p = parse(MOE_NCMOE2).unwrap();
+    assert!(p.experts.is_empty() && p.devices.iter().all(|d| d.expert_bytes == 0));
+    // Kept by relevant_lines.
+    assert_eq!(
+        parse_with_experts(&relevant_lines(MOE_NCMOE2), &moe_tensors()),
+        parse_with_experts(MOE_NCMOE2, &moe_tensors())
+    );
+}
+
+#[test]
+fn override_lines_of_another_shape_are_ignored() {
+    for line in [
+        "tensor blk.0.ffn_up_exps.weight buffer type overridden to CPU",
+        "tensor (0 MiB f32) buffer type overridden to CPU",
+        "tensor blk.0.ffn_up_exps.weight (0 MiB f32) buffer type overridden to ",
+        "tensor blk.0.ffn_up_exps.weight (0 MiB f32) buffer type overridden to CPU and more",
+    ] {
+        assert_eq!(parse(line), None, "{line}");
+    }
+}
+
+fn asked(ngl: i32, nkvo: bool, ncmoe: u32) -> Asked {
+    Asked {
+        n_gpu_layers: ngl,
+        no_kv_offload: nkvo,
+        n_cpu_moe: ncmoe,
+        ..Asked::default()
+    }
+}
+
+#[test]
+fn a_placement_as_asked_has_no_mismatch() {
+    assert!(mismatches(&asked(10, true, 0), &parse(CUDA_NGL10_NKVO).unwrap()).is_empty());
+    assert!(mismatches(&asked(99, false, 0), &parse(CUDA_FULL).unwrap()).is_empty());
+    assert!(mismatches(&asked(10, false, 0), &parse(VULKAN_NGL10).unwrap()).is_empty());
+    let moe = parse_with_experts(MOE_NCMOE2, &moe_tensors()).unwrap();
+    assert!(mismatches(&asked(99, false, 2), &moe).is_empty());
+    // A CPU build cannot offload: the run warns once, the tests are not flagged.
+    assert!(mismatches(&asked(99, false, 0), &parse(CPU_TINY).unwrap()).is_empty());
+}
+
+#[test]
+fn experts_of_the_first_n_cpu_moe_layers_off_the_cpu_are_flagged() {
+    let moe = parse_with_experts(MOE_NCMOE2, &moe_tensors()).unwrap();
+    assert_eq!(
+        mismatches(&asked(99, false, 4), &moe),
+        vec![
+            "n_cpu_moe = 4 asks for the experts of layers 0-3 on the CPU; those of layer(s) 2, 3 are not"
+        ]
+    );
+    // Experts moved that were not asked for.
+    assert_eq!(
+        mismatches(&asked(99, false, 1), &moe),
+        vec!["n_cpu_moe = 1, but the experts of layer(s) 1 were moved to the CPU too"]
+    );
+    // Unless overrides were asked: they may move any tensor.
+    let with_ot = Asked {
+        tensor_overrides: true,
+        ..asked(99, false, 0)
+    };
+    assert!(mismatches(&with_ot, &moe).is_empty());
+}
+
+#[test]
+fn layers_and_kv_cache_not_where_asked_are_flagged() {
+    let nkvo = parse(CUDA_NGL10_NKVO).unwrap();
+    assert_eq!(
+        mismatches(&asked(20, true, 0), &nkvo),
+        vec!["n_gpu_layers = 20 asks for 20 of 33 layers on a GPU; llama.cpp put 10 there"]
+    );
+    assert_eq!(
+        mismatches(&asked(10, false, 0), &nkvo),
+        vec!["no_kv_offload = false, but the KV cache of the 10 offloaded layers is on the CPU"]
+    );
+    assert_eq!(
+        mismatches(&asked(-1, true, 0), &parse(CUDA_FULL).unwrap()),
+        vec!["no_kv_offload = true, but llama.cpp put KV cache on CUDA0"]
+    );
+    // llama.cpp's fit picks the layers itself: n_gpu_layers is then no request.
+    let fit = Asked {
+        fit: true,
+        ..asked(20, true, 0)
+    };
+    assert!(mismatches(&fit, &nkvo).is_empty());
+}

@@ -208,6 +208,9 @@ fn placement(repacked: u64) -> crate::engine::placement::Placement {
         devices: vec![],
         buffers,
         kv_cells: None,
+        experts: Vec::new(),
+        overrides: Vec::new(),
+        mismatch: Vec::new(),
     }
 }
 

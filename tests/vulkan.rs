@@ -1,0 +1,199 @@
+//! A real offloading backend: the Vulkan build of tpsbench (scripts/setup-vulkan) on Mesa's
+//! software Vulkan device, llvmpipe. llama.cpp offloads layers, KV cache and experts to it
+//! exactly as to a GPU, so each test asserts the placement llama.cpp reported, with bytes per
+//! device, against what its sweep asked.
+//!
+//! TPSBENCH_VULKAN names the wrapper scripts/setup-vulkan prints (scripts/test exports it).
+//! Without it the tests print "skipped: no Vulkan build" and pass, unless
+//! TPSBENCH_REQUIRE_VULKAN is set (CI): then they fail.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+mod support;
+use support::tiny_with;
+
+/// The Vulkan tpsbench, or `None` after printing why the test is skipped (panics when
+/// required).
+fn vulkan_or_skip() -> Option<PathBuf> {
+    match std::env::var_os("TPSBENCH_VULKAN") {
+        Some(p) => {
+            let p = PathBuf::from(p);
+            assert!(p.is_file(), "TPSBENCH_VULKAN={} is not a file", p.display());
+            Some(p)
+        }
+        None if std::env::var_os("TPSBENCH_REQUIRE_VULKAN").is_some() => panic!(
+            "TPSBENCH_REQUIRE_VULKAN is set but TPSBENCH_VULKAN is not (run scripts/setup-vulkan \
+             and export TPSBENCH_VULKAN=<the path it prints>)"
+        ),
+        None => {
+            eprintln!(
+                "skipped: no Vulkan build (TPSBENCH_VULKAN is not set; scripts/test sets it from \
+                 scripts/setup-vulkan; set TPSBENCH_REQUIRE_VULKAN=1 to make this fail)"
+            );
+            None
+        }
+    }
+}
+
+/// `run --output json` of `config` with the Vulkan build; asserts success.
+fn run_vulkan(bin: &Path, config: &Path) -> Value {
+    let out = Command::new(bin)
+        .args([
+            "run",
+            "--quiet",
+            "--no-save",
+            "--output",
+            "json",
+            "--config",
+        ])
+        .arg(config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+fn tests_of(v: &Value) -> &Vec<Value> {
+    v["tests"].as_array().unwrap()
+}
+
+/// The test whose id has the segment `part`, e.g. `ngl=2`.
+fn test<'a>(v: &'a Value, part: &str) -> &'a Value {
+    tests_of(v)
+        .iter()
+        .find(|t| t["id"].as_str().unwrap().split('/').any(|s| s == part))
+        .unwrap_or_else(|| panic!("no test {part} in {v}"))
+}
+
+/// `(layers, model_bytes, kv_bytes, compute_bytes)` of `device` in a test's placement;
+/// zeros when it holds nothing.
+fn on(t: &Value, device: &str) -> (u64, u64, u64, u64) {
+    let devices = t["placement"]["devices"].as_array().unwrap();
+    match devices.iter().find(|d| d["name"] == device) {
+        Some(d) => (
+            d["layers"].as_u64().unwrap(),
+            d["model_bytes"].as_u64().unwrap(),
+            d["kv_bytes"].as_u64().unwrap(),
+            d["compute_bytes"].as_u64().unwrap(),
+        ),
+        None => (0, 0, 0, 0),
+    }
+}
+
+fn offloaded(t: &Value) -> (u64, u64) {
+    let p = &t["placement"];
+    (
+        p["layers_offloaded"].as_u64().unwrap(),
+        p["layers_total"].as_u64().unwrap(),
+    )
+}
+
+const SWEEP: &str = "n_prompt = 8\nn_gen = 0\nn_threads = 2\nrepetitions = 1\nwarmup = 0\n";
+
+#[test]
+fn vulkan_partial_n_gpu_layers_splits_layers_weights_and_kv_cache_between_vulkan0_and_cpu() {
+    let Some(bin) = vulkan_or_skip() else { return };
+    let (_dir, config) = tiny_with(&format!(
+        "[sweep]\n{SWEEP}n_gpu_layers = [0, 1, 2, 99]\n\
+         [[model]]\nname = \"tiny\"\npath = \"tiny.gguf\"\n"
+    ));
+    let v = run_vulkan(&bin, &config);
+    let devices = v["run"]["devices"].as_array().unwrap();
+    assert!(
+        devices
+            .iter()
+            .any(|d| d["name"] == "Vulkan0"
+                && d["description"].as_str().unwrap().contains("llvmpipe")),
+        "llvmpipe is Vulkan0: {devices:?}"
+    );
+    for t in tests_of(&v) {
+        assert_eq!(t["status"], "ok", "{t}");
+    }
+    // The tiny model: 2 repeating layers + the output layer. llama.cpp offloads the output
+    // layer first, then the repeating layers from the last.
+    let ngl0 = test(&v, "ngl=0");
+    let ngl1 = test(&v, "ngl=1");
+    let ngl2 = test(&v, "ngl=2");
+    let all = test(&v, "ngl=99");
+    assert_eq!(offloaded(ngl0), (0, 3));
+    assert_eq!(offloaded(ngl1), (1, 3));
+    assert_eq!(offloaded(ngl2), (2, 3));
+    assert_eq!(offloaded(all), (3, 3));
+    let (l0, w0, kv0, _) = on(ngl0, "CPU");
+    assert_eq!((l0, on(ngl0, "Vulkan0").0), (3, 0));
+    assert!(w0 > 0 && kv0 > 0);
+    assert_eq!(
+        on(ngl0, "Vulkan0").2,
+        0,
+        "no layer offloaded, no KV on Vulkan0"
+    );
+
+    // n_gpu_layers 1: only the output layer is offloaded; the KV cache (per repeating layer)
+    // stays on the CPU.
+    let (cpu_l, _, cpu_kv, _) = on(ngl1, "CPU");
+    let (gpu_l, gpu_w, gpu_kv, _) = on(ngl1, "Vulkan0");
+    assert_eq!((cpu_l, gpu_l), (2, 1));
+    assert!(
+        gpu_w > 0,
+        "the output layer's weights are on Vulkan0: {ngl1}"
+    );
+    assert_eq!((cpu_kv, gpu_kv), (kv0, 0));
+
+    // n_gpu_layers 2: output + layer 1 on Vulkan0, layer 0 on the CPU; the KV cache splits
+    // one layer each, so each device holds exactly half of the whole cache.
+    let (cpu_l, _, cpu_kv, _) = on(ngl2, "CPU");
+    let (gpu_l, gpu_w2, gpu_kv, gpu_compute) = on(ngl2, "Vulkan0");
+    assert_eq!((cpu_l, gpu_l), (1, 2));
+    assert_eq!((cpu_kv, gpu_kv), (kv0 / 2, kv0 / 2), "{ngl2}");
+    assert!(
+        gpu_w2 > gpu_w,
+        "a repeating layer's weights joined the output's: {ngl2}"
+    );
+    assert!(gpu_compute > 0, "Vulkan0 computes: {ngl2}");
+
+    // All offloaded: every layer and the whole KV cache on Vulkan0.
+    let (cpu_l, _, cpu_kv, _) = on(all, "CPU");
+    let (gpu_l, gpu_w3, gpu_kv, _) = on(all, "Vulkan0");
+    assert_eq!((cpu_l, gpu_l, cpu_kv, gpu_kv), (0, 3, 0, kv0), "{all}");
+    assert!(gpu_w3 > gpu_w2, "{all}");
+    for t in tests_of(&v) {
+        assert!(
+            t["placement"].get("mismatch").is_none(),
+            "placement as asked, nothing flagged: {t}"
+        );
+    }
+}
+
+#[test]
+fn vulkan_no_kv_offload_keeps_the_kv_cache_on_the_cpu_with_every_layer_on_vulkan0() {
+    let Some(bin) = vulkan_or_skip() else { return };
+    let (_dir, config) = tiny_with(&format!(
+        "[sweep]\n{SWEEP}n_gpu_layers = 99\nno_kv_offload = [false, true]\n\
+         [[model]]\nname = \"tiny\"\npath = \"tiny.gguf\"\n"
+    ));
+    let v = run_vulkan(&bin, &config);
+    let on_gpu = test(&v, "nkvo=0");
+    let on_cpu = test(&v, "nkvo=1");
+    assert_eq!(offloaded(on_gpu), (3, 3));
+    assert_eq!(offloaded(on_cpu), (3, 3));
+    let kv = on(on_gpu, "Vulkan0").2;
+    assert!(kv > 0, "{on_gpu}");
+    assert_eq!(on(on_gpu, "CPU").2, 0, "{on_gpu}");
+    // no_kv_offload: the same bytes of KV cache, all in host memory; the layers stay put.
+    assert_eq!(on(on_cpu, "Vulkan0").2, 0, "{on_cpu}");
+    assert_eq!(on(on_cpu, "CPU").2, kv, "{on_cpu}");
+    assert_eq!(on(on_cpu, "Vulkan0").0, 3);
+    assert_eq!(
+        on(on_cpu, "Vulkan0").1,
+        on(on_gpu, "Vulkan0").1,
+        "same weights on Vulkan0"
+    );
+}
