@@ -26,6 +26,7 @@ pub fn run(
     let active = monitor.begin();
     let result = measure(engine, model, &rec.params, settings, progress);
     rec.placement = model.placement(&rec.params);
+    rec.not_honoured = model.knob_notes(&rec.params);
     match result {
         Ok((samples, stop)) => rec.set_measurement(samples, stop, settings.ci_target),
         Err(e) => rec.fail(e),

@@ -23,6 +23,8 @@ pub struct LlamaModel {
     /// The placement of the last timed session and its parameters: load log plus context
     /// log.
     placement: Mutex<Option<(TestParams, Option<Placement>)>>,
+    /// The model-level parameters this build did not honour (see `knobs`).
+    notes: Vec<String>,
 }
 
 impl Drop for LlamaModel {
@@ -45,6 +47,8 @@ impl LlamaModel {
         mp.n_gpu_layers = params.n_gpu_layers;
         mp.split_mode = params.split_mode.as_llama() as sys::llama_split_mode;
         mp.main_gpu = params.main_gpu;
+        // `parts` owns what `mp` now points to: alive until the load returns.
+        let parts = super::knobs::apply_model(&mut mp, &params.knobs)?;
         take_first_error();
         let (raw, load_log) =
             capture(|| unsafe { sys::llama_model_load_from_file(c_path.as_ptr(), mp) });
@@ -55,12 +59,15 @@ impl LlamaModel {
                 path.display()
             ),
         })?;
+        let notes = parts.notes.clone();
+        drop(parts);
         let info = unsafe { model_info(ptr.as_ptr()) };
         Ok(LlamaModel {
             ptr,
             info,
             load_log: placement::relevant_lines(&load_log),
             placement: Mutex::new(None),
+            notes,
         })
     }
 
@@ -262,5 +269,11 @@ impl Model for LlamaModel {
             Some((p, placement)) if p == params => placement.clone(),
             _ => None,
         }
+    }
+
+    fn knob_notes(&self, p: &TestParams) -> Vec<String> {
+        let mut n = self.notes.clone();
+        n.extend(super::knobs::context_notes(&p.knobs));
+        n
     }
 }
