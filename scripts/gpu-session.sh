@@ -4,7 +4,8 @@
 # dynamic-link tpsbench and llama.cpp's CUDA libraries (built there, sm_90) in .gpu-carry/:
 # nothing is compiled here, so device time goes to measuring.
 #
-#   bash scripts/gpu-session.sh measure   # call 1: info, 8B syntheses, gpu.toml, placement
+#   bash scripts/gpu-session.sh measure   # call 1: info, gpu.toml's MoE block first, 8B
+#                                         # syntheses, gpu.toml, placement
 #   bash scripts/gpu-session.sh smollm2   # call 2 (optional): SmolLM2's sweep and the ladder
 #
 # Each call starts from what it carried and works on a fresh machine. SmolLM2 (98 MB) is
@@ -114,6 +115,34 @@ synth() {
   note "$(du -h "$2" | cut -f1)"
 }
 step_synth-8b-q4km() { synth Q4_K_M "$Q4"; }
+
+# gpu.toml's mixture of experts (its `# >>> moe` block) at Qwen3-30B-A3B's shapes, on
+# MOE_LAYERS of its 48 layers (12: 4.4 GB, written in the time the device allows; cpu: the
+# shrunk dry run), then its n_cpu_moe sweep over those layers with fit_target: measured
+# first in call 1.
+MOE=$WORK/models/synth-qwen3-30b-a3b.Q4_0.gguf
+step_synth-moe() {
+  [ -f "$MOE" ] && { note "already there"; return 0; }
+  local args=$SYNTH_ARGS
+  [ "$BACKEND" = cpu ] || args="--layers ${MOE_LAYERS:-12} $SYNTH_ARGS"
+  # shellcheck disable=SC2086  # a list of words
+  "$BIN" synth --preset qwen3-30b-a3b --type Q4_0 $args --output "$MOE" \
+    >>"$RUN_DIR/synth.log" 2>&1 || fail "tpsbench synth: exit $? (synth.log)"
+  note "$(du -h "$MOE" | cut -f1)"
+}
+step_moe() {
+  [ -f "$MOE" ] || fail "needs the MoE synthesis"
+  local cfg=$RUN_DIR/gpu-moe.toml layers=${MOE_LAYERS:-12}
+  local sizes='n_prompt = [512]\nn_gen = [32]\nrepetitions = 2'
+  [ "$BACKEND" = cpu ] && { layers=1; sizes='n_prompt = [32]\nn_gen = [8]\nrepetitions = 1'; }
+  local list="0, $layers"
+  [ $(( layers / 2 )) -gt 0 ] && list="0, $(( layers / 2 )), $layers"
+  { printf "[sweep]\n$sizes\nwarmup = 1\n"
+    sed -n '/^# >>> moe/,/^# <<< moe/p' "$ROOT/gpu.toml" | grep -v '^#' \
+      | sed "s|^path = .*|path = \"$MOE\"|; /^synth = /d" \
+      | sed "s|^n_cpu_moe = .*|n_cpu_moe = [$list]|"; } >"$cfg"
+  run_config "$cfg" "$RUN_DIR/moe.md"
+}
 step_synth-8b-q8() { synth Q8_0 "$Q8"; }
 
 # gpu.toml's [sweep] and [serving] (everything before its first [[model]]), shrunk on cpu.
@@ -217,7 +246,7 @@ fi
 # --- the call: steps in order, each cut to the deadline ------------------------------------
 call=${1:-}
 case "$call" in
-  measure) steps="unpack:60 info:60 synth-8b-q4km:150 synth-8b-q8:150 sweep:240 placement:90" ;;
+  measure) steps="unpack:60 info:60 synth-moe:120 moe:150 synth-8b-q4km:150 synth-8b-q8:150 sweep:240 placement:90" ;;
   smollm2) steps="unpack:60 info:60 model:60 sweep-smollm2:150 ladder:240" ;;
   *) echo "usage: bash scripts/gpu-session.sh measure|smollm2 (see the comment at its top)" >&2; exit 2 ;;
 esac
@@ -243,7 +272,7 @@ write_summary() {
     for s in "${order[@]}"; do
       printf '%-16s %-28s %s\n' "$s" "$(cat "$WORK/state/$s")" "$(cat "$WORK/state/$s.note" 2>/dev/null)"
     done
-    for f in table.md placement.md placement.txt table-smollm2.md ladder.md; do
+    for f in moe.md table.md placement.md placement.txt table-smollm2.md ladder.md; do
       [ -s "$RUN_DIR/$f" ] && { echo; echo "== $f"; cat "$RUN_DIR/$f"; }
     done
   } >"$OUT/summary.txt.tmp"

@@ -6,9 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const MEASURE_STEPS: [&str; 6] = [
+const MEASURE_STEPS: [&str; 8] = [
     "unpack",
     "info",
+    "synth-moe",
+    "moe",
     "synth-8b-q4km",
     "synth-8b-q8",
     "sweep",
@@ -118,6 +120,8 @@ fn the_measure_call_runs_every_step_without_cargo_and_returns_two_files() {
     assert_eq!(names, ["gpu-measure.tar.gz", "summary.txt"]);
     assert!(summary.contains("== table.md") && summary.contains("parallel pp32+tg8 B4"));
     assert!(summary.contains("== placement.txt") && summary.contains("nkvo=1"));
+    // gpu.toml's mixture of experts, first: its n_cpu_moe sweep (one layer on cpu: 0 and 1).
+    assert!(summary.contains("== moe.md") && summary.contains("ncmoe"), "{summary}");
     let listing = Command::new("tar")
         .arg("-tzf")
         .arg(out.join("gpu-measure.tar.gz"))
@@ -140,8 +144,9 @@ fn the_measure_call_runs_every_step_without_cargo_and_returns_two_files() {
             .lines()
             .filter(|l| l.starts_with("out/results/") && l.ends_with(".json"))
             .count(),
-        2,
-        "one result file for the sweep, one for the placement check:\n{listing}"
+        3,
+        "one result file for the MoE sweep, one for the sweep, one for the placement \
+         check:\n{listing}"
     );
 }
 

@@ -228,10 +228,11 @@ pub enum Command {
         #[arg(long, short)]
         output: PathBuf,
         /// `tiny` (a 2-layer llama of about 1.4 M parameters, for tests) or the exact
-        /// shapes of llama-2-7b, llama-3-8b, mistral-7b, qwen2.5-7b, llama-3-70b.
+        /// shapes of llama-2-7b, llama-3-8b, mistral-7b, qwen2.5-7b, llama-3-70b, and the
+        /// mixtures of experts qwen3-30b-a3b, mixtral-8x7b and tiny-moe (for tests).
         #[arg(long, default_value = "tiny")]
         preset: String,
-        /// Quantization type, as llama-quantize names it (default: F32 for tiny, Q8_0 for
+        /// Quantization type, as llama-quantize names it (default: F32 for tiny and tiny-moe, Q8_0 for
         /// presets).
         #[arg(long = "type", short = 't')]
         quant: Option<String>,

@@ -85,6 +85,7 @@ pub(super) fn run(
         crate::ladder::synth::ensure_models(&cfg, &filters, system::physical_cores(), &rep)
             .map_err(anyhow::Error::msg)?;
     }
+    knob_checks(&cfg, only_model.is_some())?;
     let mut progress = StderrProgress::new(quiet);
     let missing = system::missing_simd(&llama::cpu_features());
     if !missing.is_empty() {
@@ -299,4 +300,45 @@ mod tests {
              --resume results/x.json"
         );
     }
+}
+
+/// The knob table's values against this build and the model files, before any test: bad
+/// input stops the run (exit 2); what is only worth knowing, or what this build will not
+/// honour, is a warning (once, not in an `--isolate` child).
+fn knob_checks(cfg: &config::Config, child: bool) -> anyhow::Result<()> {
+    let devices: Vec<String> = llama::devices().into_iter().map(|d| d.name).collect();
+    let offload_devices = llama::devices()
+        .iter()
+        .filter(|d| d.kind != "cpu" && d.kind != "accel")
+        .count();
+    let buffer_types = llama::knobs::buffer_type_names();
+    let offer = crate::runner::knobs_check::Offer {
+        devices: &devices,
+        buffer_types: &buffer_types,
+        offload_devices,
+    };
+    let mut warnings =
+        crate::runner::knobs_check::check(cfg, &offer).map_err(anyhow::Error::msg)?;
+    let sweeps = cfg
+        .models
+        .iter()
+        .filter(|m| m.path.is_some())
+        .map(|m| &m.axes)
+        .chain(cfg.ladders.iter().map(|l| &l.axes));
+    for axes in sweeps {
+        for (name, values) in &axes.knobs {
+            for v in values {
+                let mut k = config::knobs::Knobs::default();
+                k.set(name, v.clone());
+                warnings.extend(llama::knobs::notes(&k));
+            }
+        }
+    }
+    if !child {
+        let mut seen = std::collections::BTreeSet::new();
+        for w in warnings.into_iter().filter(|w| seen.insert(w.clone())) {
+            eprintln!("warning: {w}");
+        }
+    }
+    Ok(())
 }

@@ -80,9 +80,32 @@ pub struct Axes {
     pub type_v: Vec<String>,
     /// Keep the KV cache (and the attention ops) in host memory (llama-bench's `-nkvo`).
     pub no_kv_offload: Vec<bool>,
+    /// The parameters of the table in `config::knobs` that the sweep sets, by name (each
+    /// list non-empty); the others hold llama-bench's default.
+    pub knobs: std::collections::BTreeMap<String, Vec<super::knobs::KnobValue>>,
 }
 
 impl Axes {
+    /// The first value of each knob the sweep sets (what tests that take one value of each
+    /// axis use: serving tests, a ladder's quality passes).
+    pub fn first_knobs(&self) -> super::knobs::Knobs {
+        let mut k = super::knobs::Knobs::default();
+        for (name, values) in &self.knobs {
+            if let Some(v) = values.first() {
+                k.set(name, v.clone());
+            }
+        }
+        k
+    }
+
+    /// The values of knob `name` this sweep takes: those set, else the default alone.
+    pub fn knob_values(&self, k: &super::knobs::Knob) -> Vec<super::knobs::KnobValue> {
+        self.knobs
+            .get(k.name)
+            .cloned()
+            .unwrap_or_else(|| vec![k.default_value()])
+    }
+
     /// llama-bench's defaults; `n_threads` defaults to the physical core count.
     pub fn llama_bench_defaults(physical_cores: u32) -> Self {
         Axes {
@@ -99,6 +122,7 @@ impl Axes {
             type_k: vec!["f16".into()],
             type_v: vec!["f16".into()],
             no_kv_offload: vec![false],
+            knobs: Default::default(),
         }
     }
 }

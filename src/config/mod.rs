@@ -8,6 +8,7 @@ use toml::Spanned;
 
 mod axes;
 mod error;
+pub mod knobs;
 pub mod ladder;
 pub mod quant_types;
 pub mod served;
@@ -87,9 +88,35 @@ pub struct Config {
 
 type Axis = Option<Spanned<toml::Value>>;
 
-/// One sweep table: the global `[sweep]` or a model's `[model.sweep]`.
+/// The fields of [`RawSweep`] besides the parameter table's (for "did you mean"; a unit test
+/// keeps the two lists equal).
+pub(crate) const SWEEP_KEYS: &[&str] = &[
+    "n_prompt",
+    "n_gen",
+    "n_depth",
+    "n_batch",
+    "n_ubatch",
+    "n_gpu_layers",
+    "split_mode",
+    "main_gpu",
+    "n_threads",
+    "flash_attn",
+    "type_k",
+    "type_v",
+    "no_kv_offload",
+    "warmup",
+    "repetitions",
+    "ci_target",
+    "max_repetitions",
+    "max_seconds",
+    "seed",
+    "rounds",
+];
+
+/// One sweep table: the global `[sweep]` or a model's `[model.sweep]`. The keys of the
+/// parameter table (`config::knobs`) land in `rest`; any other key is refused there, as
+/// `deny_unknown_fields` would (which cannot be combined with `flatten`).
 #[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
 pub(crate) struct RawSweep {
     n_prompt: Axis,
     n_gen: Axis,
@@ -111,6 +138,8 @@ pub(crate) struct RawSweep {
     pub(crate) max_seconds: Axis,
     pub(crate) seed: Axis,
     pub(crate) rounds: Axis,
+    #[serde(flatten)]
+    pub(crate) rest: std::collections::BTreeMap<String, toml::Value>,
 }
 
 #[derive(Deserialize)]
@@ -383,7 +412,46 @@ pub(crate) fn apply_axes(
     if let Some(v) = &s.type_v {
         out.type_v = list(ctx, &k("type_v"), v, kv_type)?;
     }
+    for (name, v) in &s.rest {
+        let key = k(name);
+        // No span survives `flatten`: the line is the first that sets the key.
+        let err = |message: String| ConfigError {
+            file: ctx.file.to_path_buf(),
+            line: line_of_key(ctx.src, name),
+            key: Some(key.clone()),
+            message,
+        };
+        let Some(knob) = knobs::knob(name) else {
+            let known = unknown_key::known_keys(&["sweep"]).unwrap_or(&[]);
+            // As serde's own refusal words it.
+            let message = match unknown_key::suggest(name, known) {
+                Some(s) => format!("unknown field `{name}`, did you mean `{s}`?"),
+                None => format!(
+                    "unknown field `{name}`, expected one of {}",
+                    known
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            return Err(err(message));
+        };
+        let values = knobs::parse_values(knob, v).map_err(err)?;
+        out.knobs.insert(name.clone(), values);
+    }
     Ok(())
+}
+
+/// The line of the first `key =` in the file (1-based).
+fn line_of_key(src: &str, key: &str) -> Option<usize> {
+    src.lines()
+        .position(|l| {
+            let t = l.trim_start();
+            t.strip_prefix(key)
+                .is_some_and(|r| r.trim_start().starts_with('='))
+        })
+        .map(|i| i + 1)
 }
 
 #[cfg(test)]

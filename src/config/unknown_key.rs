@@ -23,10 +23,10 @@ pub fn suggest<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {
 /// "sweep"]`), from the struct that deserializes it; None for a table with open keys (`slo`)
 /// or a path that is no table.
 pub(crate) fn known_keys(path: &[&str]) -> Option<&'static [&'static str]> {
-    use crate::config::{RawConfig, RawModel, RawSweep, ladder, served, serving};
+    use crate::config::{RawConfig, RawModel, ladder, served, serving};
     Some(match path {
         [] => fields_of::<RawConfig>(),
-        ["sweep"] | ["model" | "ladder", "sweep"] => fields_of::<RawSweep>(),
+        ["sweep"] | ["model" | "ladder", "sweep"] => sweep_keys(),
         ["model"] => fields_of::<RawModel>(),
         ["model", "server"] => fields_of::<served::RawServerTable>(),
         ["ladder"] => fields_of::<ladder::RawLadder>(),
@@ -35,6 +35,17 @@ pub(crate) fn known_keys(path: &[&str]) -> Option<&'static [&'static str]> {
         ["serving", "targets"] => fields_of::<serving::RawTargets>(),
         ["serving", "goodput"] => fields_of::<serving::RawGoodput>(),
         _ => return None,
+    })
+}
+
+/// The keys of a sweep table: its own fields (which `flatten` hides from serde's field list)
+/// and the parameter table's names.
+fn sweep_keys() -> &'static [&'static str] {
+    static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        let mut k = crate::config::SWEEP_KEYS.to_vec();
+        k.extend(crate::config::knobs::KNOBS.iter().map(|k| k.name));
+        k
     })
 }
 

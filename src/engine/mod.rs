@@ -82,6 +82,12 @@ pub trait Model {
         let _ = params;
         None
     }
+    /// What the engine did not honour of `params` (a `config::knobs` parameter this build
+    /// cannot apply), one line each: recorded in the result and printed as a warning.
+    fn knob_notes(&self, params: &TestParams) -> Vec<String> {
+        let _ = params;
+        Vec::new()
+    }
 }
 
 /// Model-level parameters: changing one means reloading the model. The default keeps every
@@ -91,6 +97,8 @@ pub struct LoadParams {
     pub n_gpu_layers: i32,
     pub split_mode: crate::config::SplitMode,
     pub main_gpu: i32,
+    /// The model-level parameters of `config::knobs`' table that differ from the defaults.
+    pub knobs: crate::config::knobs::Knobs,
 }
 
 impl LoadParams {
@@ -100,6 +108,7 @@ impl LoadParams {
             n_gpu_layers: p.n_gpu_layers,
             split_mode: p.split_mode,
             main_gpu: p.main_gpu,
+            knobs: p.knobs.model_level(),
         }
     }
 }

@@ -426,10 +426,14 @@ pub struct Asked {
 impl Asked {
     /// What a test's parameters ask of placement.
     pub fn of(p: &crate::plan::TestParams) -> Self {
+        let knob = |name: &str| p.knobs.get(name);
         Asked {
             n_gpu_layers: p.n_gpu_layers,
             no_kv_offload: p.no_kv_offload,
-            ..Asked::default()
+            n_cpu_moe: knob("n_cpu_moe").map_or(0, |v| v.as_i64().clamp(0, u32::MAX as i64) as u32),
+            // Whether llama.cpp's fit ran or not, n_gpu_layers is then no firm request.
+            fit: knob("fit_target").is_some_and(|v| v.as_i64() > 0),
+            tensor_overrides: knob("tensor_buft_overrides").is_some_and(|v| v.as_str() != "none"),
         }
     }
 }

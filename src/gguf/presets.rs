@@ -38,7 +38,21 @@ pub struct Shape {
     pub rms_eps: f32,
     /// Biases on the q, k and v projections (Qwen2).
     pub qkv_bias: bool,
+    /// RMS norms on the q and k heads (Qwen3).
+    pub qk_norm: bool,
+    /// Mixture of experts: every layer's feed-forward is routed experts.
+    pub moe: Option<Moe>,
     pub tokenizer: Tokenizer,
+}
+
+/// A mixture-of-experts feed-forward, as llama.cpp stores it: a router (`ffn_gate_inp`)
+/// and the experts' matrices stacked in 3-D tensors (`ffn_{gate,up,down}_exps`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Moe {
+    pub n_expert: u64,
+    pub n_expert_used: u64,
+    /// Each expert's feed-forward width.
+    pub n_ff_exp: u64,
 }
 
 /// The presets `tpsbench synth --preset` knows (besides `tiny`).
@@ -48,6 +62,9 @@ pub const PRESETS: &[&str] = &[
     "mistral-7b",
     "qwen2.5-7b",
     "llama-3-70b",
+    "qwen3-30b-a3b",
+    "mixtral-8x7b",
+    "tiny-moe",
 ];
 
 /// The published shapes of a preset.
@@ -67,6 +84,8 @@ pub fn shape(preset: &str) -> Option<Shape> {
             rope_theta: theta,
             rms_eps: 1e-5,
             qkv_bias: false,
+            qk_norm: false,
+            moe: None,
             tokenizer: tok,
         };
     let l3 = Tokenizer::Bpe(BpeFlavor::Llama3);
@@ -125,6 +144,8 @@ pub fn shape(preset: &str) -> Option<Shape> {
             rope_theta: 1_000_000.0,
             rms_eps: 1e-6,
             qkv_bias: true,
+            qk_norm: false,
+            moe: None,
             tokenizer: Tokenizer::Bpe(BpeFlavor::Qwen2),
         },
         // meta-llama/Meta-Llama-3-70B
@@ -140,6 +161,73 @@ pub fn shape(preset: &str) -> Option<Shape> {
             500_000.0,
             l3,
         ),
+        // Qwen/Qwen3-30B-A3B: 128 experts of width 768, 8 used per token; head size 128
+        // (not n_embd / n_head), q/k norms, untied embeddings.
+        "qwen3-30b-a3b" => Shape {
+            preset: "qwen3-30b-a3b",
+            arch: "qwen3moe",
+            n_embd: 2048,
+            n_ff: 6144,
+            n_layer: 48,
+            n_head: 32,
+            n_head_kv: 4,
+            head_dim: 128,
+            n_vocab: 151_936,
+            n_ctx_train: 40960,
+            rope_theta: 1_000_000.0,
+            rms_eps: 1e-6,
+            qkv_bias: false,
+            qk_norm: true,
+            moe: Some(Moe {
+                n_expert: 128,
+                n_expert_used: 8,
+                n_ff_exp: 768,
+            }),
+            tokenizer: Tokenizer::Bpe(BpeFlavor::Qwen2),
+        },
+        // mistralai/Mixtral-8x7B-v0.1 (the llama architecture with 8 experts, 2 used)
+        "mixtral-8x7b" => Shape {
+            moe: Some(Moe {
+                n_expert: 8,
+                n_expert_used: 2,
+                n_ff_exp: 14336,
+            }),
+            ..llama(
+                "mixtral-8x7b",
+                4096,
+                14336,
+                32,
+                32,
+                8,
+                32000,
+                32768,
+                1_000_000.0,
+                Tokenizer::Spm,
+            )
+        },
+        // For tests: Qwen3-30B-A3B's architecture at a size that loads in milliseconds.
+        "tiny-moe" => Shape {
+            preset: "tiny-moe",
+            arch: "qwen3moe",
+            n_embd: 64,
+            n_ff: 256,
+            n_layer: 4,
+            n_head: 4,
+            n_head_kv: 2,
+            head_dim: 32,
+            n_vocab: 1024,
+            n_ctx_train: 4096,
+            rope_theta: 1_000_000.0,
+            rms_eps: 1e-6,
+            qkv_bias: false,
+            qk_norm: true,
+            moe: Some(Moe {
+                n_expert: 8,
+                n_expert_used: 2,
+                n_ff_exp: 64,
+            }),
+            tokenizer: Tokenizer::Bpe(BpeFlavor::Qwen2),
+        },
         _ => return None,
     })
 }
@@ -167,6 +255,11 @@ impl Shape {
         s.n_embd = heads * self.head_dim;
         s.n_ff = (self.n_ff / f).div_ceil(256) * 256;
         s.n_vocab = (self.n_vocab / f).max(1024);
+        if let Some(m) = &mut s.moe {
+            // The expert count and routing kept (they decide the work per token), each
+            // expert narrower.
+            m.n_ff_exp = (m.n_ff_exp / f).div_ceil(32).max(1) * 32;
+        }
         s
     }
 
@@ -195,10 +288,25 @@ impl Shape {
                 t.push((n("attn_v.bias"), vec![kv]));
             }
             t.push((n("attn_output.weight"), vec![q, e]));
+            if self.qk_norm {
+                t.push((n("attn_q_norm.weight"), vec![self.head_dim]));
+                t.push((n("attn_k_norm.weight"), vec![self.head_dim]));
+            }
             t.push((n("ffn_norm.weight"), vec![e]));
-            t.push((n("ffn_gate.weight"), vec![e, ff]));
-            t.push((n("ffn_up.weight"), vec![e, ff]));
-            t.push((n("ffn_down.weight"), vec![ff, e]));
+            match self.moe {
+                None => {
+                    t.push((n("ffn_gate.weight"), vec![e, ff]));
+                    t.push((n("ffn_up.weight"), vec![e, ff]));
+                    t.push((n("ffn_down.weight"), vec![ff, e]));
+                }
+                Some(m) => {
+                    let (x, fe) = (m.n_expert, m.n_ff_exp);
+                    t.push((n("ffn_gate_inp.weight"), vec![e, x]));
+                    t.push((n("ffn_gate_exps.weight"), vec![e, fe, x]));
+                    t.push((n("ffn_up_exps.weight"), vec![e, fe, x]));
+                    t.push((n("ffn_down_exps.weight"), vec![fe, e, x]));
+                }
+            }
         }
         t
     }
@@ -248,6 +356,20 @@ impl Shape {
         if a == "llama" {
             metadata.push(("llama.vocab_size".into(), u32v(self.n_vocab)));
         }
+        if self.head_dim * self.n_head != self.n_embd {
+            metadata.push((format!("{a}.attention.key_length"), u32v(self.head_dim)));
+            metadata.push((format!("{a}.attention.value_length"), u32v(self.head_dim)));
+        }
+        if let Some(m) = self.moe {
+            metadata.push((format!("{a}.expert_count"), u32v(m.n_expert)));
+            metadata.push((format!("{a}.expert_used_count"), u32v(m.n_expert_used)));
+            if a != "llama" {
+                metadata.push((
+                    format!("{a}.expert_feed_forward_length"),
+                    u32v(m.n_ff_exp),
+                ));
+            }
+        }
         metadata.extend(self.vocab().metadata());
         let mut next = seed;
         let tensors = self
@@ -256,9 +378,11 @@ impl Shape {
             .map(|(name, dims)| {
                 next = next.wrapping_add(0x9E37_79B9);
                 let is_norm = name.ends_with("norm.weight");
+                // The router stays F32, as llama.cpp's converter and quantizer keep it.
+                let router = name.ends_with("ffn_gate_inp.weight");
                 let (ggml_type, data) = if is_norm {
                     (0, TensorData::ConstF32(1.0))
-                } else if dims.len() == 1 {
+                } else if dims.len() == 1 || router {
                     (
                         0,
                         TensorData::RandomF32 {

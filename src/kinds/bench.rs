@@ -30,6 +30,7 @@ pub fn run(
     if let Some(p) = rec.placement.as_mut() {
         p.mismatch = placement::mismatches(&placement::Asked::of(&rec.params), p);
     }
+    rec.not_honoured = model.knob_notes(&rec.params);
     match result {
         Ok((samples, stop)) => rec.set_measurement(samples, stop, settings.ci_target),
         Err(e) => rec.fail(e),

@@ -140,6 +140,7 @@ pub fn load_params(l: &Ladder) -> LoadParams {
         n_gpu_layers: a.n_gpu_layers[0],
         split_mode: a.split_mode[0],
         main_gpu: a.main_gpu[0],
+        knobs: a.first_knobs().model_level(),
     }
 }
 
@@ -261,6 +262,7 @@ mod tests {
             n_gpu_layers: 99,
             split_mode: SplitMode::Layer,
             main_gpu: 0,
+            knobs: Default::default(),
         };
         assert_eq!(ladder_load(""), want);
     }
@@ -276,6 +278,7 @@ mod tests {
                 n_gpu_layers: 0,
                 split_mode: SplitMode::None,
                 main_gpu: 1,
+                knobs: Default::default(),
             }
         );
     }

@@ -193,6 +193,7 @@ fn quality_test(
         split_mode: Default::default(),
         main_gpu: 0,
         no_kv_offload: false,
+        knobs: Default::default(),
     };
     let e = &l.eval;
     let spec = format!(

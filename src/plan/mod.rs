@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::knobs::{KNOBS, Knobs, Level};
 use crate::config::{Axes, Config, FlashAttn, SplitMode};
 
 pub mod build;
@@ -41,6 +42,11 @@ pub struct TestParams {
     /// KV cache kept in host memory (llama-bench's `no_kv_offload`); absent: false.
     #[serde(default, skip_serializing_if = "is_default")]
     pub no_kv_offload: bool,
+    /// The parameters of `config::knobs`' table that differ from llama-bench's defaults,
+    /// under llama-bench's field names (absent: the default), so identities of tests from
+    /// before the table stay valid.
+    #[serde(flatten, default)]
+    pub knobs: Knobs,
 }
 
 fn is_default<T: Default + PartialEq>(x: &T) -> bool {
@@ -86,6 +92,9 @@ impl TestParams {
         for (k, v) in defaults {
             m.entry(k).or_insert(v);
         }
+        for (k, v) in self.knobs.all_fields() {
+            m.entry(k).or_insert(serde_json::json!(v));
+        }
         m
     }
 
@@ -94,6 +103,7 @@ impl TestParams {
         self.n_gpu_layers == other.n_gpu_layers
             && self.split_mode == other.split_mode
             && self.main_gpu == other.main_gpu
+            && self.knobs.model_level() == other.knobs.model_level()
     }
 }
 
@@ -138,7 +148,7 @@ impl PlannedTest {
 
     /// Tests with equal keys run on one model load: the model and its model-level
     /// parameters. Quality tests load their own evaluation model: `None`.
-    pub fn load_key(&self) -> Option<(usize, i32, SplitMode, i32)> {
+    pub fn load_key(&self) -> Option<(usize, i32, SplitMode, i32, Knobs)> {
         match &self.detail {
             Detail::Quality { .. } => None,
             // A served test loads nothing here: the server has the model.
@@ -148,6 +158,7 @@ impl PlannedTest {
                 self.params.n_gpu_layers,
                 self.params.split_mode,
                 self.params.main_gpu,
+                self.params.knobs.model_level(),
             )),
         }
     }
@@ -204,8 +215,9 @@ pub(crate) fn number_repeats(tests: &mut [PlannedTest]) {
 }
 
 /// The Cartesian product of one model's axes, in llama-bench's loop order: n_gpu_layers,
-/// split_mode, main_gpu, n_batch, n_ubatch, type_k, type_v, no_kv_offload, flash_attn,
-/// n_threads, n_depth (outermost first); then one test per n_prompt and one per n_gen.
+/// split_mode, main_gpu, the model-level parameters of the knob table, n_batch, n_ubatch,
+/// type_k, type_v, no_kv_offload, flash_attn, n_threads, the context-level parameters of
+/// the table, n_depth (outermost first); then one test per n_prompt and one per n_gen.
 pub fn expand_axes(a: &Axes) -> Vec<TestParams> {
     let base = TestParams {
         n_prompt: 0,
@@ -221,11 +233,13 @@ pub fn expand_axes(a: &Axes) -> Vec<TestParams> {
         split_mode: SplitMode::default(),
         main_gpu: 0,
         no_kv_offload: false,
+        knobs: Knobs::default(),
     };
     let mut v = vec![base];
     v = cross(v, &a.n_gpu_layers, |p, &x| p.n_gpu_layers = x);
     v = cross(v, &a.split_mode, |p, &x| p.split_mode = x);
     v = cross(v, &a.main_gpu, |p, &x| p.main_gpu = x);
+    v = cross_knobs(v, a, Level::Model);
     v = cross(v, &a.n_batch, |p, &x| p.n_batch = x);
     v = cross(v, &a.n_ubatch, |p, &x| p.n_ubatch = x);
     v = cross(v, &a.type_k, |p, x| p.type_k.clone_from(x));
@@ -235,6 +249,7 @@ pub fn expand_axes(a: &Axes) -> Vec<TestParams> {
         p.flash_attn = FlashAttn::as_i32(x)
     });
     v = cross(v, &a.n_threads, |p, &x| p.n_threads = x);
+    v = cross_knobs(v, a, Level::Context);
     v = cross(v, &a.n_depth, |p, &x| p.n_depth = x);
     let mut out = Vec::new();
     for b in v {
@@ -252,6 +267,16 @@ pub fn expand_axes(a: &Axes) -> Vec<TestParams> {
         }
     }
     out
+}
+
+/// `outer` crossed with every knob of `level` the sweep sets, in the table's order.
+fn cross_knobs(mut v: Vec<TestParams>, a: &Axes, level: Level) -> Vec<TestParams> {
+    for k in KNOBS.iter().filter(|k| k.level == level) {
+        if let Some(values) = a.knobs.get(k.name) {
+            v = cross(v, values, |p, x| p.knobs.set(k.name, x.clone()));
+        }
+    }
+    v
 }
 
 /// Every element of `outer` combined with every value, `outer` varying slowest.
@@ -298,6 +323,11 @@ pub(crate) fn test_id(model: &str, quant: &str, p: &TestParams, a: &Axes) -> Str
     );
     part(a.flash_attn.len() > 1, "fa", p.flash_attn.to_string());
     part(a.n_threads.len() > 1, "t", p.n_threads.to_string());
+    for k in KNOBS {
+        let varies = a.knobs.get(k.name).is_some_and(|v| v.len() > 1);
+        let value = p.knobs.get(k.name).map(|v| v.show()).unwrap_or_default();
+        part(varies, k.flag, value);
+    }
     id
 }
 

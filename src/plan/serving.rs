@@ -85,6 +85,7 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
                 split_mode: a.split_mode[0],
                 main_gpu: a.main_gpu[0],
                 no_kv_offload: a.no_kv_offload[0],
+                knobs: a.first_knobs(),
             };
             // Served tests: `serve-http-<mode>`; in-process ones keep their ids.
             let prefix = match transport {

@@ -131,3 +131,74 @@ fn filter_keeps_matching_ids_only() {
     assert_eq!(filter(t.clone(), &[]).len(), 2);
     assert_eq!(filter(t, &["nope".into()]).len(), 0);
 }
+
+/// The parameters of `config::knobs`' table in plans and records.
+mod knobs {
+    use std::path::Path;
+
+    use crate::config::knobs::{KnobValue, Knobs};
+    use crate::plan::{expand, expand_axes};
+
+    fn parse(sweep: &str) -> Result<crate::config::Config, crate::config::ConfigError> {
+        let src = format!(
+            "[sweep]\nn_prompt = 8\nn_gen = 0\n{sweep}\n[[model]]\nname = \"m\"\npath = \"m.gguf\"\n"
+        );
+        crate::config::parse(Path::new("models.toml"), &src, 2)
+    }
+
+    #[test]
+    fn sweeps_expand_the_knobs_with_ids_identities_and_load_keys() {
+        let c = parse("n_cpu_moe = [0, 1, 2]\nembeddings = [false, true]\n").unwrap();
+        let tests = expand(&c, &["Q4_0".to_string()]);
+        let ids: Vec<&str> = tests.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            vec![
+                "m/Q4_0/pp8/ncmoe=0/embd=0",
+                "m/Q4_0/pp8/ncmoe=0/embd=1",
+                "m/Q4_0/pp8/ncmoe=1/embd=0",
+                "m/Q4_0/pp8/ncmoe=1/embd=1",
+                "m/Q4_0/pp8/ncmoe=2/embd=0",
+                "m/Q4_0/pp8/ncmoe=2/embd=1",
+            ]
+        );
+        // n_cpu_moe is model level: a load per value; embeddings is not.
+        assert_eq!(tests[0].load_key(), tests[1].load_key());
+        assert_ne!(tests[1].load_key(), tests[2].load_key());
+        // Defaults are left out of the parameters' JSON, so identities of older tests hold.
+        let plain = expand_axes(&crate::config::Axes::llama_bench_defaults(2));
+        let j = serde_json::to_value(&plain[0]).unwrap();
+        assert!(j.get("n_cpu_moe").is_none());
+        let j = serde_json::to_value(&tests[2].params).unwrap();
+        assert_eq!(j["n_cpu_moe"], 1);
+        assert!(j.get("embeddings").is_none());
+        let a = crate::plan::build::test_identity("sha", &tests[0].params);
+        let b = crate::plan::build::test_identity("sha", &tests[2].params);
+        assert_ne!(a, b, "n_cpu_moe is in the identity");
+        // Every field, defaults included, for comparisons.
+        let all = tests[0].params.all_fields();
+        assert_eq!(all["repack"], serde_json::json!(true));
+        assert_eq!(all["tensor_buft_overrides"], serde_json::json!("none"));
+    }
+
+    #[test]
+    fn records_read_back_their_knobs_and_ignore_what_is_not_one() {
+        let c = parse("n_cpu_moe = 3\ntensor_buft_overrides = \"exps=CPU\"\n").unwrap();
+        let p = expand(&c, &["F32".to_string()]).remove(0).params;
+        let mut j = serde_json::to_value(&p).unwrap();
+        let back: crate::plan::TestParams = serde_json::from_value(j.clone()).unwrap();
+        assert_eq!(back, p);
+        // Unknown keys and values of the wrong type are not knobs, and do not fail the read.
+        j["something_else"] = serde_json::json!({"a": 1});
+        j["poll"] = serde_json::json!("fast");
+        let back: crate::plan::TestParams = serde_json::from_value(j).unwrap();
+        assert_eq!(back, p);
+    }
+
+    #[test]
+    fn a_knob_left_at_its_default_is_the_test_of_before() {
+        let mut k = Knobs::default();
+        k.set("repack", KnobValue::Bool(true));
+        assert!(k.is_empty());
+    }
+}

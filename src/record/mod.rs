@@ -298,6 +298,10 @@ pub struct TestRecord {
     /// what `n_gpu_layers` and `no_kv_offload` actually achieved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<crate::engine::placement::Placement>,
+    /// The test parameters (of `config::knobs`' table) this build did not honour, one line
+    /// each naming the parameter and why: the figures were measured without them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_honoured: Vec<String>,
     /// Quality tests: KLD and perplexity against the ladder's reference variant (also in
     /// the model's record, where the ladder table and the leaderboard read it).
     #[serde(default, skip_serializing_if = "Option::is_none")]

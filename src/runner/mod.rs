@@ -6,6 +6,7 @@
 //! kind. A test or model that fails is recorded with its error and the sweep goes on.
 
 pub mod isolate;
+pub mod knobs_check;
 pub mod prepare;
 mod sweep;
 pub mod target;
@@ -330,6 +331,7 @@ pub fn new_test_record(t: &PlannedTest, model: &ModelRecord, run: &RunInfo) -> T
         resources: None,
         serving: None,
         placement: None,
+        not_honoured: Vec::new(),
         quality: None,
         rounds: Vec::new(),
     }

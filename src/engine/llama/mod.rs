@@ -20,6 +20,7 @@
 mod backend;
 mod batch;
 mod context;
+pub mod knobs;
 mod logits;
 mod model;
 mod session;

@@ -26,6 +26,8 @@ pub struct LlamaModel {
     /// The placement of the last timed session and its parameters: load log plus context
     /// log.
     placement: Mutex<Option<(TestParams, Option<Placement>)>>,
+    /// The model-level parameters this build did not honour (see `knobs`).
+    notes: Vec<String>,
 }
 
 impl Drop for LlamaModel {
@@ -55,6 +57,8 @@ impl LlamaModel {
         mp.n_gpu_layers = params.n_gpu_layers;
         mp.split_mode = params.split_mode.as_llama() as sys::llama_split_mode;
         mp.main_gpu = params.main_gpu;
+        // `parts` owns what `mp` now points to: alive until the load returns.
+        let parts = super::knobs::apply_model(&mut mp, &params.knobs)?;
         take_first_error();
         let (raw, load_log) =
             capture(|| unsafe { sys::llama_model_load_from_file(c_path.as_ptr(), mp) });
@@ -65,6 +69,8 @@ impl LlamaModel {
                 path.display()
             ),
         })?;
+        let notes = parts.notes.clone();
+        drop(parts);
         let info = unsafe { model_info(ptr.as_ptr()) };
         Ok(LlamaModel {
             ptr,
@@ -72,6 +78,7 @@ impl LlamaModel {
             load_log: placement::relevant_lines(&load_log),
             expert_tensors,
             placement: Mutex::new(None),
+            notes,
         })
     }
 
@@ -276,5 +283,11 @@ impl Model for LlamaModel {
             Some((p, placement)) if p == params => placement.clone(),
             _ => None,
         }
+    }
+
+    fn knob_notes(&self, p: &TestParams) -> Vec<String> {
+        let mut n = self.notes.clone();
+        n.extend(super::knobs::context_notes(&p.knobs));
+        n
     }
 }

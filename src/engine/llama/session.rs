@@ -40,6 +40,9 @@ fn context_params(p: &TestParams) -> Result<sys::llama_context_params, String> {
     cp.swa_full = false;
     cp.n_threads = p.n_threads as i32;
     cp.n_threads_batch = p.n_threads as i32;
+    // embeddings, no_op_offload (the knob hook; the thread pool's part is applied in `new`).
+    let mut tpp = unsafe { sys::ggml_threadpool_params_default(1) };
+    super::knobs::apply_context(&mut cp, &mut tpp, &p.knobs)?;
     Ok(cp)
 }
 
@@ -55,10 +58,13 @@ impl<'m> LlamaSession<'m> {
                 p.n_ubatch
             )
         })?;
-        // llama-bench's threadpool: default params for n_threads, poll 50, not strict.
+        // llama-bench's threadpool: default params for n_threads, poll 50, not strict, then
+        // the cpu_mask / cpu_strict / poll of the test (the knob hook).
         let mut tpp = unsafe { sys::ggml_threadpool_params_default(p.n_threads as i32) };
         tpp.poll = 50;
         tpp.strict_cpu = false;
+        let mut unused = unsafe { sys::llama_context_default_params() };
+        super::knobs::apply_context(&mut unused, &mut tpp, &p.knobs)?;
         let threadpool = NonNull::new(unsafe { sys::ggml_threadpool_new(&mut tpp) })
             .map(Threadpool)
             .ok_or_else(|| format!("could not create a threadpool of {} threads", p.n_threads))?;

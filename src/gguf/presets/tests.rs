@@ -30,6 +30,9 @@ fn every_preset_matches_its_published_parameter_count() {
         ("mistral-7b", 7.242e9),
         ("qwen2.5-7b", 7.616e9),
         ("llama-3-70b", 70.554e9),
+        // The safetensors' exact counts.
+        ("qwen3-30b-a3b", 30_532_122_624.0),
+        ("mixtral-8x7b", 46_702_792_704.0),
     ] {
         let s = shape(p).unwrap();
         let n = s.n_params() as f64;
@@ -38,7 +41,7 @@ fn every_preset_matches_its_published_parameter_count() {
         assert!(s.tensors().iter().all(|(_, d)| d[0] % 256 == 0), "{p}");
     }
     assert!(shape("gpt-5").is_none());
-    assert_eq!(PRESETS.len(), 5);
+    assert_eq!(PRESETS.len(), 8);
 }
 
 #[test]
@@ -62,7 +65,7 @@ fn qwen_has_biases_and_its_own_widths() {
 
 #[test]
 fn shrinking_keeps_the_head_size_and_quantizable_widths() {
-    for p in PRESETS {
+    for p in PRESETS.iter().filter(|p| **p != "tiny-moe") {
         let full = shape(p).unwrap();
         let s = full.shrunk(16, Some(1));
         assert_eq!(s.head_dim, full.head_dim);
@@ -106,4 +109,42 @@ fn the_document_marks_the_file_synthetic() {
         .find(|t| t.name == "blk.0.attn_q.bias")
         .unwrap();
     assert_eq!(bias.ggml_type, 0);
+}
+
+#[test]
+fn moe_presets_have_llama_cpp_s_expert_tensors_and_keys() {
+    let s = shape("qwen3-30b-a3b").unwrap();
+    let t = s.tensors();
+    assert_eq!(dims(&t, "blk.0.ffn_gate_inp.weight"), [2048, 128]);
+    assert_eq!(dims(&t, "blk.47.ffn_gate_exps.weight"), [2048, 768, 128]);
+    assert_eq!(dims(&t, "blk.0.ffn_down_exps.weight"), [768, 2048, 128]);
+    assert_eq!(dims(&t, "blk.0.attn_q.weight"), [2048, 4096]);
+    assert_eq!(dims(&t, "blk.0.attn_k_norm.weight"), [128]);
+    assert!(!t.iter().any(|(n, _)| n == "blk.0.ffn_up.weight"));
+    let m = shape("mixtral-8x7b").unwrap();
+    assert_eq!(m.arch, "llama");
+    assert_eq!(
+        dims(&m.tensors(), "blk.31.ffn_up_exps.weight"),
+        [4096, 14336, 8]
+    );
+    let tiny = shape("tiny-moe").unwrap();
+    let doc = tiny.document(0, 0, 0, 1);
+    let key = |k: &str| doc.metadata.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    assert_eq!(key("qwen3moe.expert_count"), Some(Value::U32(8)));
+    assert_eq!(key("qwen3moe.expert_used_count"), Some(Value::U32(2)));
+    assert_eq!(key("qwen3moe.expert_feed_forward_length"), Some(Value::U32(64)));
+    // head size 32 with 4 heads is not n_embd / n_head = 16: said explicitly.
+    assert_eq!(key("qwen3moe.attention.key_length"), Some(Value::U32(32)));
+    // The router is F32 whatever the weight type.
+    let doc = tiny.document(8, 8, 7, 1);
+    let router = doc
+        .tensors
+        .iter()
+        .find(|t| t.name == "blk.0.ffn_gate_inp.weight")
+        .unwrap();
+    assert_eq!(router.ggml_type, 0);
+    // Shrinking keeps the experts and their routing.
+    let s = shape("qwen3-30b-a3b").unwrap().shrunk(8, Some(2));
+    assert_eq!(s.moe.unwrap().n_expert, 128);
+    assert_eq!(s.moe.unwrap().n_ff_exp, 96);
 }

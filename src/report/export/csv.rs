@@ -1,7 +1,9 @@
 use super::Exporter;
+use crate::config::knobs::KNOBS;
 use crate::record::RunRecord;
 
-/// One row per test with llama-bench's column names (samples joined by ';').
+/// One row per test with llama-bench's column names (samples joined by ';'); the
+/// parameters of `config::knobs`' table follow type_v, in the table's order.
 pub struct Csv;
 
 const COLUMNS: &[&str] = &[
@@ -58,7 +60,12 @@ fn join<T: ToString>(xs: &[T]) -> String {
 
 impl Exporter for Csv {
     fn render(&self, run: &RunRecord) -> Vec<u8> {
-        let mut out = COLUMNS.join(",");
+        let knobs_at = COLUMNS.iter().position(|c| *c == "type_v").map_or(0, |i| i + 1);
+        let mut header: Vec<&str> = COLUMNS.to_vec();
+        for (i, k) in KNOBS.iter().enumerate() {
+            header.insert(knobs_at + i, k.name);
+        }
+        let mut out = header.join(",");
         out.push('\n');
         for t in &run.tests {
             let p = &t.params;
@@ -95,6 +102,15 @@ impl Exporter for Csv {
                 join(&t.samples_ns),
                 join(&t.samples_ts),
             ];
+            let mut row: Vec<String> = row.to_vec();
+            for (i, k) in KNOBS.iter().enumerate() {
+                let v = p.knobs.get(k.name).unwrap_or_else(|| k.default_value());
+                let text = match k.bench_json(&v) {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                row.insert(knobs_at + i, text);
+            }
             out.push_str(&row.iter().map(|s| field(s)).collect::<Vec<_>>().join(","));
             out.push('\n');
         }

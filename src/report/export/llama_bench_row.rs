@@ -8,9 +8,8 @@
 //! 0 off, 1 on), avg_ts and stddev_ts floats, everything else strings. One field is added:
 //! `use_mmap` (a boolean), which `load_mode` replaced but which compare-llama-bench.py
 //! versions before that change require; newer versions drop keys they do not know.
-//! Settings tpsbench does not vary carry the values it runs with, which are llama-bench's
-//! and llama.cpp's defaults (poll 50, not strict, split mode layer, load and lazy mode auto,
-//! KV offload, repack on, no embeddings).
+//! The parameters of `config::knobs`' table come from the test's values (llama-bench's
+//! defaults where the test leaves one unset), typed as the table says llama-bench types them.
 
 use serde::Serialize;
 
@@ -99,6 +98,8 @@ fn row(
     gpu_info: &str,
 ) -> LlamaBenchRow {
     let p = &t.params;
+    let k = |name: &str| p.knobs.get(name).unwrap_or(crate::config::knobs::KnobValue::Int(0));
+    let load_mode = k("load_mode").show();
     LlamaBenchRow {
         build_commit: build
             .build_commit
@@ -115,29 +116,30 @@ fn row(
         n_batch: p.n_batch,
         n_ubatch: p.n_ubatch,
         n_threads: p.n_threads,
-        cpu_mask: "0x0".into(),
-        cpu_strict: false,
-        poll: 50,
+        cpu_mask: k("cpu_mask").show(),
+        cpu_strict: k("cpu_strict").as_bool(),
+        poll: k("poll").as_i64().clamp(0, 100) as u32,
         type_k: p.type_k.clone(),
         type_v: p.type_v.clone(),
         n_gpu_layers: p.n_gpu_layers,
-        n_cpu_moe: 0,
+        n_cpu_moe: k("n_cpu_moe").as_i64().max(0) as u32,
         split_mode: p.split_mode.as_str().into(),
         main_gpu: p.main_gpu.max(0) as u32,
         no_kv_offload: p.no_kv_offload,
         flash_attn: p.flash_attn,
-        devices: "auto".into(),
-        tensor_split: "0.00".into(),
-        tensor_buft_overrides: "none".into(),
-        load_mode: "auto".into(),
-        lazy_mode: "auto".into(),
-        use_mmap: true,
-        embeddings: false,
-        no_op_offload: 0,
-        no_host: false,
-        repack: true,
-        fit_target: 0,
-        fit_min_ctx: 0,
+        devices: k("devices").show(),
+        tensor_split: k("tensor_split").show(),
+        tensor_buft_overrides: k("tensor_buft_overrides").show(),
+        // Older compare-llama-bench.py versions read use_mmap: mmap unless a mode without it.
+        use_mmap: !matches!(load_mode.as_str(), "none" | "mlock" | "dio"),
+        load_mode,
+        lazy_mode: k("lazy_mode").show(),
+                embeddings: k("embeddings").as_bool(),
+        no_op_offload: u32::from(k("no_op_offload").as_bool()),
+        no_host: k("no_host").as_bool(),
+        repack: k("repack").as_bool(),
+        fit_target: k("fit_target").as_i64().max(0) as u64,
+        fit_min_ctx: k("fit_min_ctx").as_i64().clamp(0, u32::MAX as i64) as u32,
         n_prompt: p.n_prompt,
         n_gen: p.n_gen,
         n_depth: p.n_depth,

@@ -1,4 +1,5 @@
 use super::Exporter;
+use crate::config::knobs::{KNOBS, Knob};
 use crate::plan::TestParams;
 use crate::record::{RunRecord, Status, TestRecord};
 use crate::util::units::{format_params, format_size};
@@ -39,6 +40,11 @@ impl Exporter for Markdown {
             .iter()
             .filter(|(_, f, default)| tests.iter().any(|t| f(&t.params) != *default))
             .collect();
+        // The knob table's parameters likewise: a test holds only values that differ.
+        let knobs: Vec<&Knob> = KNOBS
+            .iter()
+            .filter(|k| tests.iter().any(|t| t.params.knobs.0.contains_key(k.name)))
+            .collect();
         // Ladder variants: the real bits per weight (llama.cpp falls back from K-quants on
         // narrow tensors, so the name can mislead) and a mark on requantized files.
         let model_of = |t: &TestRecord| run.models.iter().find(|m| m.name == t.model);
@@ -55,6 +61,7 @@ impl Exporter for Markdown {
         }
         header.push("threads");
         header.extend(shown.iter().map(|c| c.0));
+        header.extend(knobs.iter().map(|k| k.flag));
         header.extend(["test", "t/s"]);
         // The interval that applies, and what it covers: one launch's repetitions, or the
         // rounds (fresh contexts) when the test ran several.
@@ -66,9 +73,9 @@ impl Exporter for Markdown {
         if any_roof {
             header.push("% roofline");
         }
-        let any_flags = tests
-            .iter()
-            .any(|t| t.stats.as_ref().is_some_and(|s| !s.notes().is_empty()));
+        let any_flags = tests.iter().any(|t| {
+            t.stats.as_ref().is_some_and(|s| !s.notes().is_empty()) || !t.not_honoured.is_empty()
+        });
         if any_flags {
             header.push("notes");
         }
@@ -96,6 +103,10 @@ impl Exporter for Markdown {
             }
             row.push(t.params.n_threads.to_string());
             row.extend(shown.iter().map(|c| (c.1)(&t.params)));
+            row.extend(knobs.iter().map(|k| {
+                let v = t.params.knobs.get(k.name);
+                v.unwrap_or_else(|| k.default_value()).show()
+            }));
             row.push(t.test.clone());
             row.push(rate(t));
             if any_ci {
@@ -110,12 +121,17 @@ impl Exporter for Markdown {
                 row.push(pct.unwrap_or_default());
             }
             if any_flags {
-                row.push(
-                    t.stats
-                        .as_ref()
-                        .map(|s| s.notes().join(", "))
-                        .unwrap_or_default(),
-                );
+                let mut notes: Vec<String> = t
+                    .stats
+                    .as_ref()
+                    .map(|s| s.notes().iter().map(|n| n.to_string()).collect())
+                    .unwrap_or_default();
+                // "poll = 0: not honoured, ..." -> "poll not honoured".
+                for n in &t.not_honoured {
+                    let name = n.split([' ', ':']).next().unwrap_or(n);
+                    notes.push(format!("{name} not honoured"));
+                }
+                row.push(notes.join(", "));
             }
             rows.push(row);
         }

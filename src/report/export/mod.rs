@@ -95,6 +95,7 @@ pub(crate) mod fixtures {
             split_mode: Default::default(),
             main_gpu: 0,
             no_kv_offload: false,
+            knobs: Default::default(),
         };
         let mut ok = TestRecord {
             id: "m/Q4_1/pp512".into(),
@@ -125,6 +126,7 @@ pub(crate) mod fixtures {
             resources: None,
             serving: None,
             placement: None,
+            not_honoured: Vec::new(),
             quality: None,
             rounds: Vec::new(),
         };

@@ -63,6 +63,9 @@ pub fn settings(e: &Entry) -> Vec<Facet> {
         ),
         Facet::new("fa", fa.clone(), format!("fa {fa}")),
         Facet::new("kv", kv.clone(), format!("KV {kv}")),
+        // The knob table's parameters that differ from llama-bench's defaults, as one facet
+        // ("ncmoe 4, ot ..."); empty, and so left out of descriptions, at the defaults.
+        Facet::new("knobs", p.knobs.describe(), p.knobs.describe()),
     ]
 }
 

@@ -191,6 +191,11 @@ const SETTINGS: &[Column] = &[
     ("type_v", false, |e| {
         Cell::text(e.test.params.type_v.clone())
     }),
+    // The knob table's parameters that differ from llama-bench's defaults (n_cpu_moe,
+    // tensor_buft_overrides, devices, fit_target, ...), as "ncmoe 4, ot ...".
+    ("settings", false, |e| {
+        Cell::text(e.test.params.knobs.describe())
+    }),
     ("backend", false, |e| Cell::text(e.test.backends.clone())),
 ];
 

@@ -1,0 +1,337 @@
+//! The one hook that applies the parameters of `config::knobs`' table to llama.cpp: each
+//! entry is one arm of [`apply`], on the model parameters (model level) or on the context
+//! and thread-pool parameters (context level), as llama-bench's `cmd_params_instance` does.
+//! What this build cannot honour is said in a note, which the runner records in the test's
+//! result and prints as a warning: a parameter is never dropped silently.
+
+use std::ffi::{CStr, CString};
+
+use llama_cpp_sys_2 as sys;
+
+use crate::config::knobs::{KNOBS, KnobValue, Knobs, Level, cpu_moe_patterns, override_pairs};
+
+/// What a model load's parameters point to: kept alive until `llama_model_load_from_file`
+/// returns.
+#[derive(Default)]
+pub(super) struct ModelParts {
+    devices: Option<Vec<sys::ggml_backend_dev_t>>,
+    split: Option<Vec<f32>>,
+    patterns: Vec<CString>,
+    bufts: Vec<sys::ggml_backend_buffer_type_t>,
+    overrides: Vec<sys::llama_model_tensor_buft_override>,
+    /// What this build did not honour, one line each.
+    pub notes: Vec<String>,
+}
+
+/// The context-level targets.
+pub(super) struct ContextParts<'a> {
+    pub cp: &'a mut sys::llama_context_params,
+    pub tpp: &'a mut sys::ggml_threadpool_params,
+    pub notes: Vec<String>,
+}
+
+enum Target<'a, 'b> {
+    Model(&'a mut ModelParts),
+    Context(&'a mut ContextParts<'b>),
+}
+
+/// Applies the model-level parameters to `mp`. The returned parts own what `mp` points to.
+pub(super) fn apply_model(
+    mp: &mut sys::llama_model_params,
+    knobs: &Knobs,
+) -> Result<Box<ModelParts>, String> {
+    let mut parts = Box::<ModelParts>::default();
+    for k in KNOBS.iter().filter(|k| k.level == Level::Model) {
+        let v = knobs.get(k.name).unwrap_or_else(|| k.default_value());
+        apply(k.name, &v, mp, knobs, &mut Target::Model(&mut parts))?;
+    }
+    // The pointers last: the vectors no longer move.
+    if let Some(d) = &parts.devices {
+        mp.devices = d.as_ptr().cast_mut();
+    }
+    if let Some(s) = &parts.split {
+        mp.tensor_split = s.as_ptr();
+    }
+    if !parts.patterns.is_empty() {
+        parts.overrides = parts
+            .patterns
+            .iter()
+            .zip(&parts.bufts)
+            .map(|(p, &b)| sys::llama_model_tensor_buft_override {
+                pattern: p.as_ptr(),
+                buft: b,
+            })
+            .collect();
+        parts.overrides.push(sys::llama_model_tensor_buft_override {
+            pattern: std::ptr::null(),
+            buft: std::ptr::null_mut(),
+        });
+        mp.tensor_buft_overrides = parts.overrides.as_ptr();
+    }
+    Ok(parts)
+}
+
+/// Applies the context-level parameters; returns the notes of what was not honoured.
+pub(super) fn apply_context(
+    cp: &mut sys::llama_context_params,
+    tpp: &mut sys::ggml_threadpool_params,
+    knobs: &Knobs,
+) -> Result<Vec<String>, String> {
+    let mut parts = ContextParts {
+        cp,
+        tpp,
+        notes: Vec::new(),
+    };
+    let mut dummy = unsafe { sys::llama_model_default_params() };
+    for k in KNOBS.iter().filter(|k| k.level == Level::Context) {
+        let v = knobs.get(k.name).unwrap_or_else(|| k.default_value());
+        apply(k.name, &v, &mut dummy, knobs, &mut Target::Context(&mut parts))?;
+    }
+    Ok(parts.notes)
+}
+
+/// The notes a context made with `knobs` gets, without making one (for contexts that are not
+/// llama-bench's, and for the record).
+pub(super) fn context_notes(knobs: &Knobs) -> Vec<String> {
+    let mut cp = unsafe { sys::llama_context_default_params() };
+    let mut tpp = unsafe { sys::ggml_threadpool_params_default(1) };
+    apply_context(&mut cp, &mut tpp, knobs).unwrap_or_else(|e| vec![e])
+}
+
+/// Everything this build would not honour of `knobs`, without loading anything.
+pub fn notes(knobs: &Knobs) -> Vec<String> {
+    let mut mp = unsafe { sys::llama_model_default_params() };
+    let mut n = match apply_model(&mut mp, knobs) {
+        Ok(parts) => parts.notes.clone(),
+        Err(e) => vec![e],
+    };
+    n.extend(context_notes(knobs));
+    n
+}
+
+/// The hook: one arm per entry of the table.
+fn apply(
+    name: &str,
+    v: &KnobValue,
+    mp: &mut sys::llama_model_params,
+    all: &Knobs,
+    t: &mut Target,
+) -> Result<(), String> {
+    match (name, t) {
+        ("cpu_mask", Target::Context(c)) => {
+            let mask = cpu_mask(v.as_str());
+            if mask.iter().any(|&b| b) {
+                c.tpp.cpumask = mask;
+            }
+        }
+        ("cpu_strict", Target::Context(c)) => c.tpp.strict_cpu = v.as_bool(),
+        ("poll", Target::Context(c)) => {
+            c.tpp.poll = v.as_i64().clamp(0, 100) as u32;
+            // ggml's OpenMP path waits in OpenMP's own barrier: its polling level is unused.
+            if v.as_i64() != 50 && openmp() {
+                c.notes.push(format!(
+                    "poll = {}: not honoured, this build's CPU backend uses OpenMP, whose \
+                     threads do not read the thread pool's polling level",
+                    v.as_i64()
+                ));
+            }
+        }
+        ("embeddings", Target::Context(c)) => c.cp.embeddings = v.as_bool(),
+        ("no_op_offload", Target::Context(c)) => c.cp.op_offload = !v.as_bool(),
+        ("n_cpu_moe", Target::Model(m)) => {
+            // After the overrides of tensor_buft_overrides (first match wins), as llama-bench.
+            if v.as_i64() > 0 {
+                let cpu = unsafe { sys::ggml_backend_cpu_buffer_type() };
+                let user = all.get("tensor_buft_overrides").unwrap_or(KnobValue::Bool(false));
+                if user.as_str() != "none" && m.patterns.is_empty() {
+                    add_overrides(m, user.as_str())?;
+                }
+                for p in cpu_moe_patterns(v.as_i64()) {
+                    m.patterns.push(cstring(&p)?);
+                    m.bufts.push(cpu);
+                }
+            }
+        }
+        ("tensor_buft_overrides", Target::Model(m)) => {
+            // n_cpu_moe may have added them already (table order).
+            if v.as_str() != "none" && m.patterns.is_empty() {
+                add_overrides(m, v.as_str())?;
+            }
+        }
+        ("devices", Target::Model(m)) => match v.as_str() {
+            "auto" => {}
+            list => {
+                let mut devs = Vec::new();
+                for name in list.split('/').filter(|n| !n.is_empty() && *n != "none") {
+                    let c = cstring(name)?;
+                    let d = unsafe { sys::ggml_backend_dev_by_name(c.as_ptr()) };
+                    if d.is_null() {
+                        return Err(format!(
+                            "devices: no device {name:?}; this build has {}",
+                            device_names().join(", ")
+                        ));
+                    }
+                    devs.push(d);
+                }
+                devs.push(std::ptr::null_mut());
+                m.devices = Some(devs);
+            }
+        },
+        ("tensor_split", Target::Model(m)) => {
+            let xs: Vec<f32> = v
+                .as_str()
+                .split('/')
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            if xs.iter().any(|&x| x > 0.0) {
+                let max = unsafe { sys::llama_max_devices() };
+                if xs.len() > max {
+                    return Err(format!(
+                        "tensor_split: {} proportions, but this build takes at most {max}",
+                        xs.len()
+                    ));
+                }
+                let mut split = vec![0.0f32; max];
+                split[..xs.len()].copy_from_slice(&xs);
+                m.split = Some(split);
+            }
+        }
+        ("load_mode", Target::Model(_)) => {
+            mp.load_mode = match v.as_str() {
+                "none" => sys::LLAMA_LOAD_MODE_NONE,
+                "mmap" => sys::LLAMA_LOAD_MODE_MMAP,
+                "mlock" => sys::LLAMA_LOAD_MODE_MLOCK,
+                "mmap+mlock" => sys::LLAMA_LOAD_MODE_MMAP_MLOCK,
+                "dio" => sys::LLAMA_LOAD_MODE_DIRECT_IO,
+                _ => sys::LLAMA_LOAD_MODE_AUTO,
+            };
+        }
+        ("lazy_mode", Target::Model(_)) => {
+            mp.lazy_mode = match v.as_str() {
+                "on" => sys::LLAMA_LAZY_MODE_ON,
+                "off" => sys::LLAMA_LAZY_MODE_OFF,
+                _ => sys::LLAMA_LAZY_MODE_AUTO,
+            };
+        }
+        ("no_host", Target::Model(_)) => mp.no_host = v.as_bool(),
+        ("repack", Target::Model(_)) => mp.use_extra_bufts = v.as_bool(),
+        ("fit_target", Target::Model(m)) => {
+            // llama.cpp's fit (common_fit_params) is in its common library, which this build
+            // does not link (llama-cpp-sys-2's `common` feature is off).
+            if v.as_i64() > 0 {
+                m.notes.push(format!(
+                    "fit_target = {}: not honoured, this build does not link llama.cpp's \
+                     common library, where its fit is; the model was loaded as the other \
+                     settings ask",
+                    v.as_i64()
+                ));
+            }
+        }
+        ("fit_min_ctx", Target::Model(_)) => {
+            // Read only with fit_target (noted there).
+        }
+        (other, Target::Model(m)) => m
+            .notes
+            .push(format!("{other}: not applied by this engine")),
+        (other, Target::Context(c)) => c
+            .notes
+            .push(format!("{other}: not applied by this engine")),
+    }
+    Ok(())
+}
+
+fn add_overrides(m: &mut ModelParts, value: &str) -> Result<(), String> {
+    for (pattern, buft) in override_pairs(value) {
+        let b = buffer_type(&buft).ok_or_else(|| {
+            format!(
+                "tensor_buft_overrides: unknown buffer type {buft:?}; this build has {}",
+                buffer_type_names().join(", ")
+            )
+        })?;
+        m.patterns.push(cstring(&pattern)?);
+        m.bufts.push(b);
+    }
+    Ok(())
+}
+
+fn cstring(s: &str) -> Result<CString, String> {
+    CString::new(s).map_err(|_| format!("{s:?} contains a NUL byte"))
+}
+
+/// llama-bench's cpu mask: hex, the last digit for CPUs 0-3.
+fn cpu_mask(hex: &str) -> [bool; 512] {
+    let mut mask = [false; 512];
+    let digits = hex.strip_prefix("0x").unwrap_or(hex);
+    for (i, c) in digits.chars().rev().enumerate() {
+        let Some(d) = c.to_digit(16) else { continue };
+        for bit in 0..4 {
+            let cpu = i * 4 + bit;
+            if cpu < mask.len() && d & (1 << bit) != 0 {
+                mask[cpu] = true;
+            }
+        }
+    }
+    mask
+}
+
+/// Whether the CPU backend runs its threads through OpenMP (llama.cpp's system info says).
+fn openmp() -> bool {
+    super::backend::system_info().contains("OPENMP = 1")
+}
+
+/// Every device's buffer type and host buffer type, by name (as llama-bench resolves `-ot`).
+fn buffer_types() -> Vec<(String, sys::ggml_backend_buffer_type_t)> {
+    let mut out: Vec<(String, sys::ggml_backend_buffer_type_t)> = Vec::new();
+    let n = unsafe { sys::ggml_backend_dev_count() };
+    for i in 0..n {
+        let dev = unsafe { sys::ggml_backend_dev_get(i) };
+        if dev.is_null() {
+            continue;
+        }
+        let own = unsafe { sys::ggml_backend_dev_buffer_type(dev) };
+        let host = unsafe { sys::ggml_backend_dev_host_buffer_type(dev) };
+        for b in [own, host] {
+            if b.is_null() {
+                continue;
+            }
+            let name = unsafe { CStr::from_ptr(sys::ggml_backend_buft_name(b)) }
+                .to_string_lossy()
+                .into_owned();
+            if !out.iter().any(|(n, _)| *n == name) {
+                out.push((name, b));
+            }
+        }
+    }
+    out
+}
+
+fn buffer_type(name: &str) -> Option<sys::ggml_backend_buffer_type_t> {
+    buffer_types()
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, b)| b)
+}
+
+/// The names `tensor_buft_overrides` accepts on this build.
+pub fn buffer_type_names() -> Vec<String> {
+    buffer_types().into_iter().map(|(n, _)| n).collect()
+}
+
+/// The names `devices` accepts on this build.
+pub fn device_names() -> Vec<String> {
+    super::backend::devices().into_iter().map(|d| d.name).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_masks_read_as_llama_bench_reads_them() {
+        let m = cpu_mask("0x5");
+        assert!(m[0] && !m[1] && m[2] && !m[3]);
+        let m = cpu_mask("0x10");
+        assert!(!m[0] && m[4]);
+        assert!(!cpu_mask("0x0").iter().any(|&b| b));
+    }
+}
