@@ -197,3 +197,151 @@ fn vulkan_no_kv_offload_keeps_the_kv_cache_on_the_cpu_with_every_layer_on_vulkan
         "same weights on Vulkan0"
     );
 }
+
+/// `(layer, device, bytes)` of a test's expert placement.
+fn experts(t: &Value) -> Vec<(u64, String, u64)> {
+    t["placement"]["experts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no experts in {t}"))
+        .iter()
+        .map(|e| {
+            (
+                e["layer"].as_u64().unwrap(),
+                e["device"].as_str().unwrap().to_string(),
+                e["bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn expert_bytes(t: &Value, device: &str) -> u64 {
+    let devices = t["placement"]["devices"].as_array().unwrap();
+    devices
+        .iter()
+        .find(|d| d["name"] == device)
+        .and_then(|d| d.get("expert_bytes"))
+        .map_or(0, |b| b.as_u64().unwrap())
+}
+
+const TINY_MOE: &str =
+    "[[model]]\nname = \"moe\"\npath = \"tiny-moe.gguf\"\nsynth = \"tiny-moe\"\n";
+
+#[test]
+fn vulkan_n_cpu_moe_keeps_the_experts_of_the_first_n_layers_on_the_cpu_and_the_rest_on_vulkan0() {
+    let Some(bin) = vulkan_or_skip() else { return };
+    let (_dir, config) = tiny_with(&format!(
+        "[sweep]\n{SWEEP}n_gpu_layers = 99\nn_cpu_moe = [0, 1, 2, 4]\n{TINY_MOE}"
+    ));
+    let v = run_vulkan(&bin, &config);
+    // The tiny MoE: 4 layers of 8 experts, each layer's experts the same size.
+    let none = test(&v, "ncmoe=0");
+    let per_layer = experts(none)[0].2;
+    assert!(per_layer > 0);
+    let mut vulkan_weights = Vec::new();
+    for n in [0u64, 1, 2, 4] {
+        let t = test(&v, &format!("ncmoe={n}"));
+        assert_eq!(t["status"], "ok", "{t}");
+        assert_eq!(offloaded(t), (5, 5), "every layer is on Vulkan0: {t}");
+        let want: Vec<(u64, String, u64)> = (0..4)
+            .map(|il| {
+                let dev = if il < n { "CPU" } else { "Vulkan0" };
+                (il, dev.to_string(), per_layer)
+            })
+            .collect();
+        assert_eq!(experts(t), want, "n_cpu_moe = {n}");
+        assert_eq!(expert_bytes(t, "CPU"), n * per_layer, "n_cpu_moe = {n}");
+        assert_eq!(
+            expert_bytes(t, "Vulkan0"),
+            (4 - n) * per_layer,
+            "n_cpu_moe = {n}"
+        );
+        // llama.cpp logged one override per expert tensor moved (gate, up, down).
+        let overrides = t["placement"]
+            .get("overrides")
+            .map_or(0, |o| o.as_array().unwrap().len());
+        assert_eq!(overrides as u64, 3 * n, "{t}");
+        // The KV cache stays with the layers: all on Vulkan0.
+        assert_eq!(on(t, "CPU").2, 0, "{t}");
+        assert!(t["placement"].get("mismatch").is_none(), "as asked: {t}");
+        vulkan_weights.push(on(t, "Vulkan0").1);
+    }
+    // Vulkan0's model buffer shrinks by about one layer's experts per layer moved (llama.cpp
+    // logs MiB with two decimals: within 0.01 MiB per layer).
+    for (i, n) in [(1, 1u64), (2, 2), (3, 4)] {
+        let moved = vulkan_weights[0] - vulkan_weights[i];
+        let want = n * per_layer;
+        assert!(
+            moved.abs_diff(want) <= n * 10_486,
+            "n_cpu_moe = {n}: Vulkan0 lost {moved} bytes, the experts are {want}"
+        );
+    }
+}
+
+#[test]
+fn vulkan_tensor_buft_overrides_move_the_named_experts_to_the_cpu() {
+    let Some(bin) = vulkan_or_skip() else { return };
+    let (_dir, config) = tiny_with(&format!(
+        "[sweep]\n{SWEEP}n_gpu_layers = 99\n\
+         tensor_buft_overrides = 'blk\\.[13]\\.ffn_.*_exps=CPU'\n{TINY_MOE}"
+    ));
+    let v = run_vulkan(&bin, &config);
+    let t = &tests_of(&v)[0];
+    assert_eq!(t["status"], "ok", "{t}");
+    let got: Vec<(u64, String)> = experts(t).into_iter().map(|(l, d, _)| (l, d)).collect();
+    let want: Vec<(u64, String)> = [(0, "Vulkan0"), (1, "CPU"), (2, "Vulkan0"), (3, "CPU")]
+        .into_iter()
+        .map(|(l, d)| (l, d.to_string()))
+        .collect();
+    assert_eq!(got, want, "{t}");
+    assert_eq!(expert_bytes(t, "CPU"), expert_bytes(t, "Vulkan0"), "{t}");
+    assert!(t["placement"].get("mismatch").is_none(), "{t}");
+}
+
+#[test]
+fn vulkan_devices_none_keeps_everything_on_the_cpu_and_vulkan0_offloads() {
+    let Some(bin) = vulkan_or_skip() else { return };
+    let (_dir, config) = tiny_with(&format!(
+        "[sweep]\n{SWEEP}n_gpu_layers = 99\ndevices = [\"auto\", \"Vulkan0\", \"none\"]\n\
+         [[model]]\nname = \"tiny\"\npath = \"tiny.gguf\"\n"
+    ));
+    let v = run_vulkan(&bin, &config);
+    for id in ["dev=auto", "dev=Vulkan0"] {
+        let t = test(&v, id);
+        assert_eq!(offloaded(t), (3, 3), "{t}");
+        assert_eq!(on(t, "Vulkan0").0, 3);
+        assert!(on(t, "Vulkan0").2 > 0, "KV on Vulkan0: {t}");
+    }
+    let t = test(&v, "dev=none");
+    assert_eq!(offloaded(t), (0, 3), "{t}");
+    let devices = t["placement"]["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), 1, "no Vulkan0 buffer at all: {t}");
+    let (layers, weights, kv, _) = on(t, "CPU");
+    assert_eq!(layers, 3);
+    // The same KV cache, now on the CPU; the weights all in host memory.
+    assert_eq!(kv, on(test(&v, "dev=auto"), "Vulkan0").2);
+    assert!(weights > on(test(&v, "dev=auto"), "Vulkan0").1, "{t}");
+}
+
+#[test]
+fn vulkan_fit_target_is_recorded_as_not_honoured_and_the_layers_stay_as_asked() {
+    let Some(bin) = vulkan_or_skip() else { return };
+    let (_dir, config) = tiny_with(&format!(
+        "[sweep]\n{SWEEP}n_gpu_layers = 99\nfit_target = 1024\n{TINY_MOE}"
+    ));
+    let v = run_vulkan(&bin, &config);
+    let t = &tests_of(&v)[0];
+    assert_eq!(t["status"], "ok", "{t}");
+    // This build does not link llama.cpp's common library, where its fit is: the result
+    // says so, and llama.cpp placed the model as n_gpu_layers asked.
+    let notes = t["not_honoured"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{t}"));
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("fit_target = 1024")),
+        "{t}"
+    );
+    assert_eq!(offloaded(t), (5, 5), "{t}");
+    assert_eq!(expert_bytes(t, "CPU"), 0, "{t}");
+}

@@ -14,6 +14,12 @@ const CUDA_2GPU: &str = include_str!("../../../tests/fixtures/placement/cuda-2gp
 const VULKAN_NGL10: &str =
     include_str!("../../../tests/fixtures/placement/vulkan-llvmpipe-ngl10.log");
 
+// Captured from the Vulkan build (scripts/setup-vulkan) on llvmpipe: the tiny MoE preset
+// (qwen3moe, 4 layers of 8 experts, Q8_0) at n_gpu_layers 99 and n_cpu_moe 2, the lines
+// relevant_lines keeps.
+const VULKAN_MOE_NCMOE2: &str =
+    include_str!("../../../tests/fixtures/placement/vulkan-llvmpipe-moe-ncmoe2.log");
+
 const MIB: u64 = 1 << 20;
 
 fn dev<'a>(p: &'a Placement, name: &str) -> &'a DevicePlacement {
@@ -365,4 +371,65 @@ fn layers_and_kv_cache_not_where_asked_are_flagged() {
         ..asked(20, true, 0)
     };
     assert!(mismatches(&fit, &nkvo).is_empty());
+}
+
+/// The tiny MoE's expert tensors as its GGUF lists them: gate, up and down of each layer,
+/// 64 × 64 × 8 experts in Q8_0 (34 bytes per 32 values) = 34816 bytes each.
+fn tiny_moe_tensors() -> Vec<(String, u64)> {
+    let mut v = Vec::new();
+    for il in 0..4 {
+        for kind in ["gate", "up", "down"] {
+            v.push((format!("blk.{il}.ffn_{kind}_exps.weight"), 34_816));
+        }
+    }
+    v
+}
+
+#[test]
+fn a_real_vulkan_n_cpu_moe_run_puts_the_first_layers_experts_on_the_host() {
+    let p = parse_with_experts(VULKAN_MOE_NCMOE2, &tiny_moe_tensors()).unwrap();
+    assert_eq!((p.layers_offloaded, p.layers_total), (5, 5));
+    // llama.cpp logs the CPU override as Vulkan_Host (pinned host memory for the GPU): the
+    // host's, so the CPU's.
+    assert_eq!(p.overrides.len(), 6);
+    assert!(p.overrides.iter().all(|o| o.buffer == "Vulkan_Host"));
+    let per_layer: Vec<(u32, &str, u64)> = p
+        .experts
+        .iter()
+        .map(|e| (e.layer, e.device.as_str(), e.bytes))
+        .collect();
+    assert_eq!(
+        per_layer,
+        vec![
+            (0, "CPU", 104_448),
+            (1, "CPU", 104_448),
+            (2, "Vulkan0", 104_448),
+            (3, "Vulkan0", 104_448)
+        ]
+    );
+    assert_eq!(dev(&p, "CPU").expert_bytes, 208_896);
+    assert_eq!(dev(&p, "Vulkan0").expert_bytes, 208_896);
+    // The model buffers as llama.cpp logged them: the moved experts are in host memory.
+    assert_eq!(
+        dev(&p, "CPU").model_bytes,
+        (0.39 * MIB as f64).round() as u64
+    );
+    assert_eq!(
+        dev(&p, "Vulkan0").model_bytes,
+        (0.38 * MIB as f64).round() as u64
+    );
+    assert_eq!(p.kv_devices(), vec!["Vulkan0"]);
+    assert!(mismatches(&asked(99, false, 2), &p).is_empty());
+    assert_eq!(
+        mismatches(&asked(99, false, 3), &p),
+        vec![
+            "n_cpu_moe = 3 asks for the experts of layers 0-2 on the CPU; those of layer(s) 2 are not"
+        ]
+    );
+    let kept = relevant_lines(VULKAN_MOE_NCMOE2);
+    assert_eq!(
+        parse_with_experts(&kept, &tiny_moe_tensors()),
+        Some(p),
+        "the override lines are kept"
+    );
 }

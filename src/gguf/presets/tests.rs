@@ -129,10 +129,18 @@ fn moe_presets_have_llama_cpp_s_expert_tensors_and_keys() {
     );
     let tiny = shape("tiny-moe").unwrap();
     let doc = tiny.document(0, 0, 0, 1);
-    let key = |k: &str| doc.metadata.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    let key = |k: &str| {
+        doc.metadata
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+    };
     assert_eq!(key("qwen3moe.expert_count"), Some(Value::U32(8)));
     assert_eq!(key("qwen3moe.expert_used_count"), Some(Value::U32(2)));
-    assert_eq!(key("qwen3moe.expert_feed_forward_length"), Some(Value::U32(64)));
+    assert_eq!(
+        key("qwen3moe.expert_feed_forward_length"),
+        Some(Value::U32(64))
+    );
     // head size 32 with 4 heads is not n_embd / n_head = 16: said explicitly.
     assert_eq!(key("qwen3moe.attention.key_length"), Some(Value::U32(32)));
     // The router is F32 whatever the weight type.
