@@ -296,6 +296,7 @@ pub fn run_info(
         plan_settings: None,
         plan_ids: Vec::new(),
         load_average: system::load_average(),
+        published: None,
     }
 }
 
