@@ -608,3 +608,225 @@ fn merge_refuses_a_missing_or_invalid_input_naming_it() {
     );
     assert!(!dir.path().join("out.json").exists());
 }
+
+/// One of the committed published files, as a machine would have written it before
+/// `publish`: absolute paths of its checkout and the host name "lab-host-7" put back in.
+fn unpublished(dir: &Path) -> PathBuf {
+    let src = json_files(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results/published"))
+        .into_iter()
+        .min()
+        .unwrap();
+    let mut v: Value = serde_json::from_str(&read(&src)).unwrap();
+    let run = v["run"].as_object_mut().unwrap();
+    run.remove("published");
+    run.insert("config_file".into(), "/home/ann/bench/configs/smollm2.toml".into());
+    run.insert(
+        "command".into(),
+        serde_json::json!(["/home/ann/bench/target/release/tpsbench", "run", "--config", "/home/ann/bench/configs/smollm2.toml"]),
+    );
+    v["run"]["system"]["hostname"] = "lab-host-7".into();
+    v["models"][0]["path"] = "/home/ann/models/SmolLM2-135M-Instruct.Q4_1.gguf".into();
+    let p = dir.join("20261202T000000Z-lab-host-7.json");
+    std::fs::write(&p, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    p
+}
+
+#[test]
+fn publish_redacts_a_file_into_the_set_and_the_page_built_from_it_passes_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = unpublished(dir.path());
+    let set = dir.path().join("published");
+    // Unpublished, the file fails --check's privacy rule, naming what it exposes.
+    std::fs::create_dir_all(&set).unwrap();
+    std::fs::copy(&raw, set.join("raw.json")).unwrap();
+    let (code, _) = leaderboard(&[set.as_os_str(), "--out-dir".as_ref(), set.as_os_str()]);
+    assert_eq!(code, Some(0));
+    let (code, stderr) = leaderboard(&[
+        set.as_os_str(),
+        "--out-dir".as_ref(),
+        set.as_os_str(),
+        "--check".as_ref(),
+    ]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("raw.json exposes an absolute path at /run/command/0: /home/ann/bench/target/release/tpsbench"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&set).unwrap();
+
+    let r = tpsbench()
+        .arg("publish")
+        .arg(&raw)
+        .args(["--as", "epyc-2c", "--out-dir"])
+        .arg(&set)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    let out = json_files(&set);
+    assert_eq!(out.len(), 1, "{stderr}");
+    let name = out[0].file_name().unwrap().to_str().unwrap().to_string();
+    assert!(name.ends_with("-epyc-2c.json"), "{name}");
+    let text = read(&out[0]);
+    assert!(!text.contains("/home/"), "no absolute path is left");
+    assert!(!text.contains("lab-host-7"), "no host name is left");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["run"]["system"]["hostname"], "epyc-2c");
+    assert_eq!(v["run"]["config_file"], "smollm2.toml");
+    assert_eq!(v["run"]["command"][0], "tpsbench");
+    assert_eq!(v["models"][0]["path"], "SmolLM2-135M-Instruct.Q4_1.gguf");
+    assert_eq!(v["run"]["published"]["label"], "epyc-2c");
+    // Hardware, file names and hashes stay.
+    let src: Value = serde_json::from_str(&read(&raw)).unwrap();
+    assert_eq!(v["run"]["system"]["cpu_model"], src["run"]["system"]["cpu_model"]);
+    assert_eq!(v["models"][0]["sha256"], src["models"][0]["sha256"]);
+    assert_eq!(v["tests"], src["tests"], "the figures are untouched");
+    // Publishing again gives the same file under the same name.
+    let again = tpsbench()
+        .arg("publish")
+        .arg(&raw)
+        .args(["--as", "epyc-2c", "--out-dir"])
+        .arg(&set)
+        .output()
+        .unwrap();
+    assert!(again.status.success());
+    assert_eq!(json_files(&set).len(), 1);
+    assert_eq!(read(&out[0]), text);
+    // The page built from the set passes --check.
+    let (code, stderr) = leaderboard(&[set.as_os_str(), "--out-dir".as_ref(), set.as_os_str()]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let (code, stderr) = leaderboard(&[
+        set.as_os_str(),
+        "--out-dir".as_ref(),
+        set.as_os_str(),
+        "--check".as_ref(),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    // An edit that brings the host back fails --check.
+    std::fs::write(&out[0], text.replace("\"hostname\": \"epyc-2c\"", "\"hostname\": \"lab-host-7\"")).unwrap();
+    let (code, stderr) = leaderboard(&[
+        set.as_os_str(),
+        "--out-dir".as_ref(),
+        set.as_os_str(),
+        "--check".as_ref(),
+    ]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("the host name \"lab-host-7\""), "{stderr}");
+}
+
+#[test]
+fn publish_refuses_the_host_name_as_a_label_unless_asked_to_keep_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = unpublished(dir.path());
+    let set = dir.path().join("published");
+    let r = tpsbench()
+        .arg("publish")
+        .arg(&raw)
+        .args(["--as", "lab-host-7", "--out-dir"])
+        .arg(&set)
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(stderr.contains("is the host name itself"), "{stderr}");
+    assert!(!set.exists() || json_files(&set).is_empty(), "nothing written");
+    let r = tpsbench()
+        .arg("publish")
+        .arg(&raw)
+        .args(["--keep-host", "--out-dir"])
+        .arg(&set)
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let v: Value = serde_json::from_str(&read(&json_files(&set)[0])).unwrap();
+    assert_eq!(v["run"]["system"]["hostname"], "lab-host-7");
+    assert_eq!(v["run"]["published"]["host_kept"], true);
+    assert_eq!(v["run"]["config_file"], "smollm2.toml", "paths go either way");
+}
+
+/// A hostile string from a result file: HTML, a cell separator, a line break and a heading.
+const HOSTILE: &str = "<img src=x onerror=alert(1)>|x\n## owned <script>alert(2)</script>";
+
+/// The published ladder run (speed and quality) with HOSTILE in its model names, test ids,
+/// CPU, host name and an error.
+fn hostile_file(dir: &Path) -> PathBuf {
+    let src = json_files(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results/published"))
+        .into_iter()
+        .map(|p| (p.clone(), serde_json::from_str::<Value>(&read(&p)).unwrap()))
+        .find(|(_, v)| v["tests"].as_array().unwrap().iter().any(|t| t["kind"] == "quality"))
+        .expect("a published ladder run")
+        .1;
+    let mut v = src;
+    let names: Vec<String> = v["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap().to_string())
+        .collect();
+    let evil = |s: &str| format!("{s}{HOSTILE}");
+    for m in v["models"].as_array_mut().unwrap() {
+        let n = m["name"].as_str().unwrap().to_string();
+        m["name"] = evil(&n).into();
+        if m["quality"].is_object() {
+            let r = m["quality"]["reference"].as_str().unwrap().to_string();
+            m["quality"]["reference"] = evil(&r).into();
+        }
+    }
+    for t in v["tests"].as_array_mut().unwrap() {
+        let n = t["model"].as_str().unwrap().to_string();
+        assert!(names.contains(&n));
+        t["model"] = evil(&n).into();
+        let id = t["id"].as_str().unwrap().to_string();
+        t["id"] = evil(&id).into();
+        if t["quality"].is_object() {
+            let r = t["quality"]["reference"].as_str().unwrap().to_string();
+            t["quality"]["reference"] = evil(&r).into();
+        }
+    }
+    v["run"]["system"]["cpu_model"] = evil("CPU").into();
+    v["run"]["system"]["hostname"] = evil("host").into();
+    v["run"]["published"]["label"] = evil("host").into();
+    let p = dir.join("hostile.json");
+    std::fs::write(&p, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    p
+}
+
+/// No raw tag and no injected line or table cell in `md`.
+fn assert_escaped(what: &str, md: &str) {
+    assert!(md.contains("&lt;img src=x onerror=alert(1)&gt;"), "{what}: the string is shown, escaped:\n{md}");
+    for bad in ["<img", "<script", "\n## owned"] {
+        assert!(!md.contains(bad), "{what}: {bad:?} got through:\n{md}");
+    }
+    // Every table keeps its shape: rows of one table have as many unescaped `|` as its header.
+    let mut want = None;
+    for l in md.lines() {
+        if !l.starts_with('|') {
+            want = None;
+            continue;
+        }
+        let n = l.replace("\\|", "").matches('|').count();
+        match want {
+            None => want = Some(n),
+            Some(w) => assert_eq!(n, w, "{what}: a row with another number of cells: {l}"),
+        }
+    }
+}
+
+#[test]
+fn hostile_strings_from_a_result_file_are_escaped_in_every_markdown_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = hostile_file(dir.path());
+    let stdout = |args: &[&std::ffi::OsStr]| {
+        let r = tpsbench().args(args).output().unwrap();
+        assert!(r.status.success(), "{args:?}: {}", String::from_utf8_lossy(&r.stderr));
+        String::from_utf8(r.stdout).unwrap()
+    };
+    // `export --format md` is what `run --output md` prints.
+    assert_escaped("export md", &stdout(&["export".as_ref(), f.as_os_str(), "--format".as_ref(), "md".as_ref()]));
+    assert_escaped("compare", &stdout(&["compare".as_ref(), f.as_os_str(), f.as_os_str()]));
+    assert_escaped("ladder table", &stdout(&["ladder".as_ref(), "--from".as_ref(), f.as_os_str()]));
+    let out = dir.path().join("board");
+    let (code, stderr) = leaderboard(&[f.as_os_str(), "--out-dir".as_ref(), out.as_os_str()]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_escaped("LEADERBOARD.md", &read(&out.join("LEADERBOARD.md")));
+}

@@ -75,7 +75,7 @@ pub(super) fn noise(paths: &[std::path::PathBuf], dir: &std::path::Path) -> Resu
             vec![p.clone()]
         };
         for f in files {
-            let run = crate::record::results::read(&f).map_err(anyhow::Error::msg)?;
+            let run = crate::record::verify::read(&f).map_err(anyhow::Error::msg)?;
             runs.push((f.display().to_string(), run));
         }
     }

@@ -11,7 +11,7 @@ use crate::ladder::Reporter;
 use crate::ladder::table::{self, TableFormat};
 use crate::output::progress::StderrProgress;
 use crate::runner::{RunOptions, Scope};
-use crate::{record::results, runner, util::system};
+use crate::{runner, util::system};
 
 pub struct Args {
     pub config: PathBuf,
@@ -28,7 +28,7 @@ pub struct Args {
 /// Runs the ladders (or renders a saved run); returns the exit code.
 pub fn ladder(a: Args) -> Result<i32> {
     if let Some(path) = &a.from {
-        let record = results::read(path).map_err(anyhow::Error::msg)?;
+        let record = crate::record::verify::read(path).map_err(anyhow::Error::msg)?;
         let rows = table::rows(&record);
         if rows.is_empty() {
             anyhow::bail!("{}: no ladder variants in this result file", path.display());

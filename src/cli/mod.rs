@@ -4,6 +4,7 @@
 mod compare;
 mod info;
 mod ladder;
+mod publish;
 mod run;
 mod tools;
 
@@ -182,6 +183,11 @@ pub enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Validate result files and add them to a published set, redacted: absolute paths cut to
+    /// file names and the host name replaced by a label (docs/leaderboard.md).
+    ///
+    /// Example: tpsbench publish results/20261202T104550Z-vm.json --as epyc-2c
+    Publish(publish::Args),
     /// Join result files of one sweep run in shards (`run --shard i/n`) into one file.
     ///
     /// The inputs must be one whole sweep: one plan hash, every shard exactly once, every
@@ -368,6 +374,7 @@ pub fn main() -> Result<i32> {
             kld_budget,
             check,
         })),
+        Command::Publish(a) => Ok(publish::publish(a)),
         Command::Merge {
             output,
             inputs,

@@ -33,7 +33,7 @@ pub(super) fn merge(output: &Path, inputs: &[PathBuf], allow_partial: bool) -> R
 }
 
 pub(super) fn export(file: &Path, format: Format) -> Result<i32> {
-    match crate::record::results::read(file) {
+    match crate::record::verify::read(file) {
         Ok(run) => {
             let export = exporter(format);
             if let Some(note) = export.skipped(&run) {

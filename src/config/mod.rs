@@ -153,6 +153,7 @@ pub(crate) struct RawModel {
     served_model: Option<Spanned<String>>,
     api: Option<Spanned<Api>>,
     request_timeout_s: Option<Spanned<f64>>,
+    ca_file: Option<Spanned<String>>,
     server: Option<Spanned<served::RawServer>>,
 }
 
@@ -287,6 +288,7 @@ fn parse_parts(
             served_model: m.served_model,
             api: m.api,
             request_timeout_s: m.request_timeout_s,
+            ca_file: m.ca_file,
             server: m.server,
         };
         let served = served::served(ctx, &key, raw_served, m.path.is_some(), base_dir)?;

@@ -8,6 +8,7 @@
 //! served_model = "smol"                   # the requests' `model`; default: `name`
 //! api = "chat"                            # or "completions" (the default)
 //! request_timeout_s = 60                  # default 120
+//! ca_file = "private-ca.pem"              # an https endpoint's private CA (PEM), beside the system roots
 //!
 //! [[model]]
 //! name = "smol-launched"
@@ -33,6 +34,10 @@ pub struct Served {
     pub api: Api,
     /// Per-request timeout (whole request, connect to last byte). Default 120.
     pub request_timeout_s: f64,
+    /// PEM certificates trusted besides the system's roots, for an `https://` endpoint signed
+    /// by a private authority (relative paths resolve against the config's folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<PathBuf>,
     pub server: Option<ServerLaunch>,
 }
 
@@ -113,6 +118,7 @@ pub(crate) struct RawServed {
     pub served_model: Option<Spanned<String>>,
     pub api: Option<Spanned<Api>>,
     pub request_timeout_s: Option<Spanned<f64>>,
+    pub ca_file: Option<Spanned<String>>,
     pub server: Option<Spanned<RawServer>>,
 }
 
@@ -135,6 +141,7 @@ pub(crate) fn served(
                 "request_timeout_s",
                 raw.request_timeout_s.as_ref().map(Spanned::span),
             ),
+            ("ca_file", raw.ca_file.as_ref().map(Spanned::span)),
         ];
         if let Some((name, Some(span))) = given.into_iter().find(|(_, s)| s.is_some()) {
             let msg = format!("`{name}` applies to a served model: set `endpoint` (or `server`)");
@@ -164,6 +171,10 @@ pub(crate) fn served(
         None => None,
         Some(s) => Some(server(ctx, &k("server"), s, dir)?),
     };
+    let ca_file = match &raw.ca_file {
+        None => None,
+        Some(f) => Some(ca_file(f.get_ref(), dir).map_err(|m| ctx.err(f.span(), &k("ca_file"), m))?),
+    };
     match (&server, &raw.server) {
         (Some(ServerLaunch::LlamaServer { .. }), Some(s)) if !has_path => {
             let msg = "llama-server serves the entry's GGUF: set `path`";
@@ -180,8 +191,28 @@ pub(crate) fn served(
         served_model,
         api: raw.api.map_or(Api::Completions, Spanned::into_inner),
         request_timeout_s,
+        ca_file,
         server,
     }))
+}
+
+/// `ca_file`, resolved against `dir`, when it is a file of PEM certificates: checked here so
+/// a missing or wrong file is one line naming the key before anything runs.
+fn ca_file(s: &str, dir: &Path) -> Result<PathBuf, String> {
+    let p = dir.join(s);
+    let meta = std::fs::metadata(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    // A CA bundle is kilobytes; the system's whole bundle is under 300 KB.
+    if !meta.is_file() || meta.len() > 4 << 20 {
+        return Err(format!("{} is not a PEM certificate file", p.display()));
+    }
+    let bytes = std::fs::read(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    match reqwest::Certificate::from_pem_bundle(&bytes) {
+        Ok(c) if !c.is_empty() => Ok(p),
+        _ => Err(format!(
+            "{} holds no PEM certificate (no \"-----BEGIN CERTIFICATE-----\" block)",
+            p.display()
+        )),
+    }
 }
 
 fn seconds(ctx: &Ctx, key: &str, v: &Spanned<f64>) -> Result<f64, ConfigError> {

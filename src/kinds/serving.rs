@@ -87,7 +87,7 @@ fn served_of(m: &ModelEntry) -> Result<&Served, String> {
 fn client_for(m: &ModelEntry, s: &Served, endpoint: &str) -> Result<Client, String> {
     let model = s.served_model.clone().unwrap_or_else(|| m.name.clone());
     let timeout = Duration::from_secs_f64(s.request_timeout_s);
-    Client::new(endpoint, &model, s.api, timeout)
+    Client::with_ca_file(endpoint, &model, s.api, timeout, s.ca_file.as_deref())
 }
 
 /// Before any test: every endpoint that tpsbench does not start itself answers and serves

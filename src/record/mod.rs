@@ -6,9 +6,11 @@ use serde::{Deserialize, Serialize};
 
 pub mod facts;
 pub mod machine;
+pub mod redact;
 pub mod results;
 pub mod serving;
 pub mod tensor_mix;
+pub mod verify;
 
 use crate::plan::TestParams;
 
@@ -127,6 +129,10 @@ pub struct RunInfo {
     /// the machine was. Timed figures from a busy machine are not worth comparing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_average: Option<[f64; 3]>,
+    /// Set by `tpsbench publish`: the file's absolute paths were cut to file names and its
+    /// host name replaced by this label (unless kept on purpose).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published: Option<redact::Published>,
 }
 
 fn one_round() -> u32 {

@@ -59,7 +59,7 @@ pub fn load_side(spec: &str, baseline_dir: &Path) -> Result<Side, String> {
     let mut machine = None;
     let mut launches: Vec<String> = Vec::new();
     for f in &files {
-        let run = results::read(f)?;
+        let run = crate::record::verify::read(f)?;
         machine = Some(machine_key(&run));
         launches.push(launch_key(&run));
         for t in sides_tests(&run) {
@@ -294,11 +294,13 @@ impl Report {
     }
 
     pub fn to_markdown(&self, a: &str, b: &str) -> String {
+        use crate::util::markdown::text as md;
         let mut out = String::new();
         for (k, va, vb) in &self.varied {
+            let (k, va, vb) = (md(k), md(va), md(vb));
             out.push_str(&format!("compared across {k}: {va} (A) vs {vb} (B)\n"));
         }
-        out.push_str(&format!("A = {a}\nB = {b}\n\n"));
+        out.push_str(&format!("A = {}\nB = {}\n\n", md(a), md(b)));
         let mut table: Vec<Vec<String>> = vec![
             [
                 "test",

@@ -2,10 +2,11 @@
 //! test (`export`); the leaderboard page (`leaderboard`); comparisons of two result sets
 //! with a verdict per test (`compare`, also `tpsbench noise`); merging shards (`merge`); and
 //! the same plan run against several llama.cpp builds in interleaved rounds (`library_ab`,
-//! `run --library`).
+//! `run --library`); validating and redacting files for a published set (`publish`).
 
 pub mod compare;
 pub mod export;
 pub mod leaderboard;
 pub mod library_ab;
 pub mod merge;
+pub mod publish;

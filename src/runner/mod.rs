@@ -297,6 +297,7 @@ pub fn run_info(
         plan_settings: None,
         plan_ids: Vec::new(),
         load_average: system::load_average(),
+        published: None,
     }
 }
 

@@ -9,7 +9,13 @@
 //! thread per concurrent stream and an SSE parser of our own. One current-thread tokio
 //! runtime drives all of a test's streams: the client is I/O bound, and one thread leaves the
 //! cores to the server it measures.
+//!
+//! Nothing a server sends is trusted (issue 35): a body read into memory is cut at a bound
+//! (`read_capped`), an answer that is not an event stream is named by its status, content
+//! type and first bytes, and `https://` endpoints are checked with rustls against the
+//! system's roots (`SSL_CERT_FILE`/`SSL_CERT_DIR` honoured) plus the model's `ca_file`.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use eventsource_stream::Eventsource;
@@ -68,10 +74,18 @@ pub struct Streamed {
 pub enum Error {
     #[error("cannot reach {url}: {reason}")]
     Unreachable { url: String, reason: String },
-    #[error("{url} answered HTTP {status}: {body}")]
+    #[error("{url} answered HTTP {status} ({content_type}): {body}")]
     Status {
         url: String,
         status: u16,
+        content_type: String,
+        body: String,
+    },
+    #[error("{url} answered HTTP {status} with {content_type}, not an event stream: {body}")]
+    NotEventStream {
+        url: String,
+        status: u16,
+        content_type: String,
         body: String,
     },
     #[error("malformed answer from {url}: {what}")]
@@ -104,16 +118,32 @@ pub struct Client {
 
 impl Client {
     pub fn new(base: &str, model: &str, api: Api, timeout: Duration) -> Result<Client, String> {
+        Client::with_ca_file(base, model, api, timeout, None)
+    }
+
+    /// A client that also trusts the certificates of `ca_file` (PEM), for a server whose
+    /// certificate a private authority signed.
+    pub fn with_ca_file(
+        base: &str,
+        model: &str,
+        api: Api,
+        timeout: Duration,
+        ca_file: Option<&Path>,
+    ) -> Result<Client, String> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| format!("cannot start the HTTP runtime: {e}"))?;
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             // Loopback servers: a proxy from the environment must not get in between.
             .no_proxy()
-            .connect_timeout(Duration::from_secs(5))
+            .connect_timeout(Duration::from_secs(5));
+        if let Some(f) = ca_file {
+            builder = builder.tls_certs_merge(read_ca_file(f)?);
+        }
+        let http = builder
             .build()
-            .map_err(|e| format!("cannot make the HTTP client: {e}"))?;
+            .map_err(|e| format!("cannot make the HTTP client: {}", chain(&e)))?;
         Ok(Client {
             http,
             rt,
@@ -144,7 +174,8 @@ impl Client {
         self.rt.block_on(async {
             let resp = self.get(url, timeout).await?;
             let status = resp.status();
-            let body = resp.text().await.map_err(|e| Error::Broken {
+            let content_type = content_type(&resp);
+            let (body, whole) = read_capped(resp, JSON_CAP).await.map_err(|e| Error::Broken {
                 chunks: 0,
                 reason: e.to_string(),
             })?;
@@ -152,7 +183,14 @@ impl Client {
                 return Err(Error::Status {
                     url: url.into(),
                     status: status.as_u16(),
+                    content_type,
                     body: excerpt(&body),
+                });
+            }
+            if !whole {
+                return Err(Error::Malformed {
+                    url: url.into(),
+                    what: format!("the answer is longer than {JSON_CAP} bytes"),
                 });
             }
             serde_json::from_str(&body).map_err(|e| Error::Malformed {
@@ -241,11 +279,29 @@ impl Client {
             Ok(r) => r.map_err(|e| unreachable(&url, &e))?,
         };
         let status = resp.status();
+        let content_type = content_type(&resp);
         if !status.is_success() {
-            let body = resp.text().await.unwrap_or_default();
+            let body = read_capped(resp, EXCERPT_CAP).await.unwrap_or_default().0;
             return Err(Error::Status {
                 url,
                 status: status.as_u16(),
+                content_type,
+                body: excerpt(&body),
+            });
+        }
+        // A 200 that is a web page (a login portal, a proxy's error page) or a JSON answer
+        // (a server that ignores `stream`) is named as what it is, not as a broken stream.
+        // No content type at all is let through: the events say what they are.
+        if !content_type.is_empty()
+            && !content_type
+                .to_ascii_lowercase()
+                .starts_with("text/event-stream")
+        {
+            let body = read_capped(resp, EXCERPT_CAP).await.unwrap_or_default().0;
+            return Err(Error::NotEventStream {
+                url,
+                status: status.as_u16(),
+                content_type,
                 body: excerpt(&body),
             });
         }
@@ -262,52 +318,110 @@ impl Client {
                 Err(_) => return Err(timeout(out.chunks.len())),
                 Ok(n) => n,
             };
-            let at = Instant::now();
-            let ev = match next {
-                None => {
-                    // A body that ends before `[DONE]` and before any finish_reason: the
-                    // server went away mid-answer.
-                    if out.finish_reason.is_none() {
-                        return Err(Error::Broken {
-                            chunks: out.chunks.len(),
-                            reason: "the stream ended before [DONE]".into(),
-                        });
-                    }
-                    out.done = at;
-                    break;
-                }
-                Some(Err(e)) => {
-                    let chunks = out.chunks.len();
-                    return Err(match e {
-                        eventsource_stream::EventStreamError::Transport(e) => Error::Broken {
-                            chunks,
-                            reason: e.to_string(),
-                        },
-                        other => Error::Malformed {
-                            url,
-                            what: format!("bad SSE after {chunks} chunks: {other}"),
-                        },
-                    });
-                }
-                Some(Ok(ev)) => ev,
-            };
-            if ev.data.trim() == "[DONE]" {
-                out.done = at;
+            if on_event(self.api, &self.model, &url, next, Instant::now(), &mut out)? {
                 break;
             }
-            self.chunk(&url, &ev.data, at, &mut out)?;
         }
-        if out.usage.is_none() && out.chunks.is_empty() && out.finish_reason.is_none() {
-            return Err(Error::Malformed {
-                url,
-                what: "the stream ended with no completion chunk".into(),
+        finish(&url, out)
+    }
+}
+
+/// An answer replayed from the bytes of its body, cut into the pieces given (as the network
+/// may cut it): the same SSE parsing and the same reading of each event as a live request,
+/// without a server. For the fuzz target `sse_stream` and for tests.
+pub fn replay(api: Api, model: &str, pieces: &[&[u8]]) -> Result<Streamed, Error> {
+    use futures_util::FutureExt;
+    let url = "replay";
+    let bytes = pieces
+        .iter()
+        .map(|p| Ok::<_, std::convert::Infallible>(p.to_vec()))
+        .collect::<Vec<_>>();
+    let mut events = futures_util::stream::iter(bytes).eventsource();
+    let now = Instant::now();
+    let mut out = Streamed {
+        sent: now,
+        chunks: Vec::new(),
+        usage: None,
+        finish_reason: None,
+        done: now,
+    };
+    loop {
+        // Every piece is there already: the stream is never pending.
+        let next = events.next().now_or_never().flatten();
+        if on_event(api, model, url, next, Instant::now(), &mut out)? {
+            break;
+        }
+    }
+    finish(url, out)
+}
+
+/// Handles the next SSE event of an answer (None: the body ended); true when the answer is
+/// complete.
+fn on_event<E: std::fmt::Display>(
+    api: Api,
+    model: &str,
+    url: &str,
+    next: Option<Result<eventsource_stream::Event, eventsource_stream::EventStreamError<E>>>,
+    at: Instant,
+    out: &mut Streamed,
+) -> Result<bool, Error> {
+    let ev = match next {
+        None => {
+            // A body that ends before `[DONE]` and before any finish_reason: the server went
+            // away mid-answer.
+            if out.finish_reason.is_none() {
+                return Err(Error::Broken {
+                    chunks: out.chunks.len(),
+                    reason: "the stream ended before [DONE]".into(),
+                });
+            }
+            out.done = at;
+            return Ok(true);
+        }
+        Some(Err(e)) => {
+            let chunks = out.chunks.len();
+            return Err(match e {
+                eventsource_stream::EventStreamError::Transport(e) => Error::Broken {
+                    chunks,
+                    reason: e.to_string(),
+                },
+                other => Error::Malformed {
+                    url: url.into(),
+                    what: format!("bad SSE after {chunks} chunks: {other}"),
+                },
             });
         }
-        Ok(out)
+        Some(Ok(ev)) => ev,
+    };
+    if ev.data.trim() == "[DONE]" {
+        out.done = at;
+        return Ok(true);
     }
+    read_chunk(api, model, url, &ev.data, at, out)?;
+    Ok(false)
+}
 
-    /// Reads one event's JSON into `out`.
-    fn chunk(&self, url: &str, data: &str, at: Instant, out: &mut Streamed) -> Result<(), Error> {
+/// The answer, once its body ended: one with nothing in it is an error.
+fn finish(url: &str, out: Streamed) -> Result<Streamed, Error> {
+    if out.usage.is_none() && out.chunks.is_empty() && out.finish_reason.is_none() {
+        return Err(Error::Malformed {
+            url: url.into(),
+            what: "the stream ended with no completion chunk".into(),
+        });
+    }
+    Ok(out)
+}
+
+/// Reads one event's JSON into `out`.
+fn read_chunk(
+    api: Api,
+    model: &str,
+    url: &str,
+    data: &str,
+    at: Instant,
+    out: &mut Streamed,
+) -> Result<(), Error> {
+    {
         let v: Value = serde_json::from_str(data).map_err(|e| Error::Malformed {
             url: url.into(),
             what: format!("an event is not JSON ({e}): {}", excerpt(data)),
@@ -320,11 +434,11 @@ impl Client {
             return Err(Error::Server(msg));
         }
         if let Some(got) = v.get("model").and_then(Value::as_str)
-            && got != self.model
+            && got != model
         {
             return Err(Error::WrongModel {
                 got: got.into(),
-                want: self.model.clone(),
+                want: model.to_string(),
             });
         }
         if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
@@ -359,7 +473,7 @@ impl Client {
         if let Some(f) = choice.get("finish_reason").and_then(Value::as_str) {
             out.finish_reason = Some(f.into());
         }
-        let text = match self.api {
+        let text = match api {
             Api::Completions => choice.get("text"),
             Api::Chat => choice.get("delta").and_then(|d| d.get("content")),
         }
@@ -376,21 +490,84 @@ impl Client {
 }
 
 fn unreachable(url: &str, e: &reqwest::Error) -> Error {
-    // reqwest's Display stops at "error sending request"; the cause says why.
-    let mut reason = e.to_string();
-    let mut src = std::error::Error::source(e);
-    while let Some(s) = src {
-        reason = format!("{reason}: {s}");
-        src = s.source();
-    }
     Error::Unreachable {
         url: url.into(),
-        reason,
+        reason: chain(e),
     }
+}
+
+/// An error and its causes on one line: reqwest's Display stops at "error sending request";
+/// the causes say why (a refused connection, a certificate that does not verify).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut reason = e.to_string();
+    let mut src = e.source();
+    while let Some(s) = src {
+        let s_text = s.to_string();
+        if !reason.ends_with(&s_text) {
+            reason = format!("{reason}: {s_text}");
+        }
+        src = s.source();
+    }
+    reason
+}
+
+/// The most of a JSON answer (`/v1/models`, `/props`) read into memory.
+const JSON_CAP: usize = 4 << 20;
+/// The most of an error body read, for its excerpt.
+const EXCERPT_CAP: usize = 4096;
+/// The largest `ca_file` read.
+const CA_FILE_CAP: u64 = 4 << 20;
+
+/// The answer's `Content-Type`, or "" when it has none (or one that is not text).
+fn content_type(resp: &reqwest::Response) -> String {
+    resp.headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// At most `cap` bytes of a body (as text, invalid UTF-8 replaced), and whether that was all
+/// of it: however long a server's body, no more than `cap` is held.
+async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Result<(String, bool), String> {
+    let mut buf: Vec<u8> = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| chain(&e))? {
+        let room = cap - buf.len();
+        if chunk.len() > room {
+            buf.extend_from_slice(&chunk[..room]);
+            return Ok((String::from_utf8_lossy(&buf).into_owned(), false));
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok((String::from_utf8_lossy(&buf).into_owned(), true))
+}
+
+/// The certificates of a PEM file, for `ca_file`: one line naming the file when it is
+/// missing, too large, or holds no certificate.
+pub fn read_ca_file(path: &Path) -> Result<Vec<reqwest::Certificate>, String> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| format!("ca_file {shown}: {e}"))?;
+    if !meta.is_file() || meta.len() > CA_FILE_CAP {
+        return Err(format!(
+            "ca_file {shown}: not a PEM certificate file (a file of at most {CA_FILE_CAP} bytes)"
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("ca_file {shown}: {e}"))?;
+    let certs = reqwest::Certificate::from_pem_bundle(&bytes)
+        .map_err(|e| format!("ca_file {shown}: not a PEM certificate: {}", chain(&e)))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "ca_file {shown}: holds no certificate (no \"-----BEGIN CERTIFICATE-----\" block)"
+        ));
+    }
+    Ok(certs)
 }
 
 /// The first 200 characters of a body, on one line.
 fn excerpt(s: &str) -> String {
+    if s.trim().is_empty() {
+        return "(empty body)".into();
+    }
     let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
     match one.char_indices().nth(200) {
         Some((i, _)) => format!("{}…", &one[..i]),

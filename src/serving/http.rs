@@ -172,17 +172,58 @@ impl Counted {
 pub type Tokenize<'a> = &'a dyn Fn(&str) -> Result<u64, String>;
 
 /// One answer's generated tokens: the server's usage, else the text through `tokenize`, else
-/// its chunks.
-pub fn count(s: &Streamed, tokenize: Option<Tokenize>) -> Result<(u64, Counted), String> {
+/// its chunks. A server's numbers are checked, never trusted (issue 35): a count above the
+/// request's `max_tokens`, or below the chunks that carried text (each carries at least one
+/// token), or a prompt count that the prompt cannot have, fails the request with a line
+/// naming the field and both values. So every count that sizes a trace is at most
+/// `max_tokens`, a number from the configuration, never one from the server.
+pub fn count(s: &Streamed, tokenize: Option<Tokenize>, q: &Request) -> Result<(u64, Counted), String> {
+    let max = u64::from(q.max_tokens);
+    let chunks = s.chunks.len() as u64;
+    if chunks > max {
+        return Err(format!(
+            "the server sent {chunks} chunks of text for max_tokens {max}: more tokens than asked"
+        ));
+    }
     if let Some(u) = s.usage {
-        return Ok((u.completion_tokens, Counted::Usage));
+        let c = u.completion_tokens;
+        if c > max {
+            return Err(format!(
+                "the server's usage.completion_tokens is {c}, more than the max_tokens {max} asked"
+            ));
+        }
+        if c < chunks {
+            return Err(format!(
+                "the server's usage.completion_tokens is {c}, fewer than the {chunks} chunks of text that arrived"
+            ));
+        }
+        let most = most_prompt_tokens(&q.prompt);
+        if u.prompt_tokens > most {
+            return Err(format!(
+                "the server's usage.prompt_tokens is {}, more than the prompt can hold (at most {most})",
+                u.prompt_tokens
+            ));
+        }
+        return Ok((c, Counted::Usage));
     }
     match tokenize {
         Some(f) => {
             let text: String = s.chunks.iter().map(|c| c.text.as_str()).collect();
-            Ok((f(&text)?, Counted::Tokenizer))
+            // Tokenizing the text again may merge or split differently from how it was
+            // generated: more than max_tokens is then the tokenizer's, not the server's.
+            Ok((f(&text)?.min(max), Counted::Tokenizer))
         }
-        None => Ok((s.chunks.len() as u64, Counted::Chunks)),
+        None => Ok((chunks, Counted::Chunks)),
+    }
+}
+
+/// The most prompt tokens a server can truthfully report for `p`: the ids sent, or a token
+/// per byte of text, with room for the special tokens it adds (BOS, a chat template's).
+fn most_prompt_tokens(p: &Prompt) -> u64 {
+    const ADDED: u64 = 4096;
+    match p {
+        Prompt::Tokens(t) => t.len() as u64 + 16,
+        Prompt::Text(s) => s.len() as u64 + ADDED,
     }
 }
 
@@ -195,7 +236,10 @@ fn trace(s: &Streamed, start: Instant, n_prompt: u32, n: u64) -> Trace {
         arrival_ns: arrival,
         // Admission is the server's; the client cannot see it.
         admitted_ns: arrival,
-        n_prompt: s.usage.map_or(n_prompt, |u| u.prompt_tokens as u32),
+        // Checked by `count`: at most the prompt's length and room for special tokens.
+        n_prompt: s
+            .usage
+            .map_or(n_prompt, |u| u32::try_from(u.prompt_tokens).unwrap_or(u32::MAX)),
         token_ns: token_times(&chunk_ns, n as usize),
         tokens: Vec::new(),
     }
@@ -246,7 +290,7 @@ impl HttpRun<'_> {
                 Prompt::Tokens(t) => t.len() as u32,
                 Prompt::Text(_) => 0,
             };
-            let (n, counted) = count(&s, self.tokenize)?;
+            let (n, counted) = count(&s, self.tokenize, q)?;
             let t = trace(&s, start, n_prompt, n);
             b.counted = b.counted.max(counted);
             b.short += u32::from(n < u64::from(q.max_tokens));
@@ -508,15 +552,48 @@ mod tests {
         }
     }
 
+    fn asked(max_tokens: u32) -> Request {
+        Request {
+            prompt: Prompt::Tokens(vec![1, 2, 3, 4]),
+            max_tokens,
+            temperature: 0.0,
+            seed: 1,
+        }
+    }
+
     #[test]
     fn tokens_are_counted_from_usage_else_the_tokenizer_else_the_chunks() {
         let words = |s: &str| -> Result<u64, String> { Ok(s.split_whitespace().count() as u64) };
+        let q = asked(8);
         let a = answer(&["one two", " three"], Some(5));
-        assert_eq!(count(&a, Some(&words)).unwrap(), (5, Counted::Usage));
+        assert_eq!(count(&a, Some(&words), &q).unwrap(), (5, Counted::Usage));
         let a = answer(&["one two", " three"], None);
-        assert_eq!(count(&a, Some(&words)).unwrap(), (3, Counted::Tokenizer));
-        assert_eq!(count(&a, None).unwrap(), (2, Counted::Chunks));
+        assert_eq!(count(&a, Some(&words), &q).unwrap(), (3, Counted::Tokenizer));
+        assert_eq!(count(&a, None, &q).unwrap(), (2, Counted::Chunks));
         assert!(Counted::Chunks > Counted::Tokenizer && Counted::Tokenizer > Counted::Usage);
+    }
+
+    #[test]
+    fn a_count_the_answer_cannot_have_is_refused_naming_the_field_and_both_values() {
+        let q = asked(8);
+        // The lie that once allocated 8 TB: one token streamed, 10^12 claimed.
+        let e = count(&answer(&["a"], Some(1_000_000_000_000)), None, &q).unwrap_err();
+        assert_eq!(
+            e,
+            "the server's usage.completion_tokens is 1000000000000, more than the max_tokens 8 asked"
+        );
+        let e = count(&answer(&["a", "b", "c"], Some(2)), None, &q).unwrap_err();
+        assert!(e.contains("usage.completion_tokens is 2") && e.contains("3 chunks"), "{e}");
+        let mut a = answer(&["a"], Some(1));
+        a.usage.as_mut().unwrap().prompt_tokens = 1 << 40;
+        let e = count(&a, None, &q).unwrap_err();
+        assert!(e.contains("usage.prompt_tokens is 1099511627776") && e.contains("at most 20"), "{e}");
+        let nine: Vec<&str> = vec!["x"; 9];
+        let e = count(&answer(&nine, None), None, &q).unwrap_err();
+        assert!(e.contains("9 chunks") && e.contains("max_tokens 8"), "{e}");
+        // A tokenizer that counts more than was asked is capped, not believed.
+        let many = |_: &str| -> Result<u64, String> { Ok(u64::MAX) };
+        assert_eq!(count(&answer(&["a"], None), Some(&many), &q).unwrap().0, 8);
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! Small helpers every layer may use: facts about the host, the build and files (`system`),
 //! sizes and counts as llama-bench prints them (`units`), the seedable generator (`rng`),
-//! SHA-256 in hex (`hash`) and the Markdown table writer (`table`).
+//! SHA-256 in hex (`hash`), the Markdown table writer (`table`) and the escaping of untrusted
+//! strings in Markdown (`markdown`).
 
 pub mod hash;
+pub mod markdown;
 pub mod rng;
 pub mod system;
 pub mod table;

@@ -1,7 +1,7 @@
 //! The one Markdown table writer: the run table, the depth and serving tables, the ladder
 //! table and `compare` all print through it. Cells are padded to a column's width, text
-//! columns left-aligned and numbers right-aligned (as llama-bench prints), and a `|` inside a
-//! cell is escaped.
+//! columns left-aligned and numbers right-aligned (as llama-bench prints), and every cell is
+//! escaped (`util::markdown::cell`): its text comes from result files and servers.
 
 /// Aligned Markdown; `left(column)` says which columns are text (left-aligned).
 pub fn aligned(rows: &[Vec<String>], left: &dyn Fn(usize) -> bool) -> String {
@@ -9,7 +9,7 @@ pub fn aligned(rows: &[Vec<String>], left: &dyn Fn(usize) -> bool) -> String {
     let width: Vec<usize> = (0..n)
         .map(|c| {
             rows.iter()
-                .map(|r| r[c].replace('|', "\\|").chars().count())
+                .map(|r| super::markdown::cell(&r[c]).chars().count())
                 .max()
                 .unwrap_or(0)
                 .max(3)
@@ -19,7 +19,7 @@ pub fn aligned(rows: &[Vec<String>], left: &dyn Fn(usize) -> bool) -> String {
     for (i, r) in rows.iter().enumerate() {
         out.push('|');
         for c in 0..n {
-            let cell = r[c].replace('|', "\\|");
+            let cell = super::markdown::cell(&r[c]);
             if left(c) {
                 out.push_str(&format!(" {cell:<w$} |", w = width[c]));
             } else {

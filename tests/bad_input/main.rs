@@ -5,6 +5,7 @@
 
 mod cases;
 mod more_cases;
+mod untrusted_cases;
 
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;

@@ -187,6 +187,7 @@ pub(crate) mod fixtures {
                 plan_settings: None,
                 plan_ids: vec![],
                 load_average: None,
+                published: None,
             },
             models: vec![],
             tests: vec![ok, failed],

@@ -169,7 +169,8 @@ fn capacity_lines(tests: &[&TestRecord]) -> String {
                 )
             }
         };
-        out.push_str(&format!("\n{line}\n"));
+        // The key carries the model's name, from the result file.
+        out.push_str(&format!("\n{}\n", crate::util::markdown::text(&line)));
     }
     out
 }

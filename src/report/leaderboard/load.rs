@@ -11,7 +11,6 @@ use serde_json::Value;
 
 pub use super::machine::{Machine, fingerprint, gpu_descriptions, hardware};
 use super::plausible::{self, Flag};
-use crate::record::results;
 use crate::record::tensor_mix::{self, TypeShare};
 use crate::record::{RunInfo, RunRecord, Status, TestRecord};
 
@@ -240,7 +239,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 
 /// Reads one file: the checked record and the raw JSON (for the optional fields).
 pub fn read_file(path: &Path) -> Result<(RunRecord, Value), String> {
-    let record = results::read(path)?;
+    let record = crate::record::verify::read(path)?;
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let raw = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok((record, raw))

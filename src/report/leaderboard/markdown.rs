@@ -5,6 +5,8 @@
 
 use std::fmt::Write;
 
+use crate::util::markdown::text as md;
+
 use super::answer::{self, Answer};
 use super::load::Board;
 use super::machines::machines;
@@ -148,9 +150,9 @@ pub fn render(b: &Board) -> String {
     if !answers.is_empty() {
         o.push_str("## Which quantization?\n\n");
         for a in &answers {
-            let _ = writeln!(o, "### {}\n\n{}\n", heading(b, a), a.sentence);
+            let _ = writeln!(o, "### {}\n\n{}\n", md(&heading(b, a)), md(&a.sentence));
             let _ = writeln!(o, "{}", table(&answer::table(a, NBSP)));
-            let _ = writeln!(o, "{}\n", answer::note(a));
+            let _ = writeln!(o, "{}\n", md(&answer::note(a)));
         }
     }
     let gs = super::grid::grids(b);
@@ -160,13 +162,13 @@ pub fn render(b: &Board) -> String {
              first), a column per quantization, each machine at its fastest setting.\n\n",
         );
         for g in &gs {
-            let _ = writeln!(o, "### {}\n\n{}", g.title(), table(&g.table(b)));
+            let _ = writeln!(o, "### {}\n\n{}", md(&g.title()), table(&g.table(b)));
         }
     }
     if !b.warnings.is_empty() {
         o.push_str("## Flagged\n\nKept on this page, badged; `tpsbench leaderboard --strict` leaves them out.\n\n");
         for l in &b.warnings {
-            let _ = writeln!(o, "- {l}");
+            let _ = writeln!(o, "- {}", md(l));
         }
         o.push('\n');
     }
@@ -177,7 +179,7 @@ pub fn render(b: &Board) -> String {
     );
     o.push_str("## Summary ranking\n\n");
     for (name, t) in rankings(b, 10) {
-        let _ = writeln!(o, "### {name}\n\n{}", table(&t));
+        let _ = writeln!(o, "### {}\n\n{}", md(&name), table(&t));
     }
     let across: Vec<_> = machines(b).into_iter().filter(|c| c.has_data()).collect();
     if !across.is_empty() {
@@ -186,22 +188,22 @@ pub fn render(b: &Board) -> String {
              it, as a share of the fastest machine; each machine at its fastest setting.\n\n",
         );
         for c in &across {
-            let _ = writeln!(o, "### {}\n\n{}", c.title, table(&bars_table(c)));
+            let _ = writeln!(o, "### {}\n\n{}", md(&c.title), table(&bars_table(c)));
         }
     }
     for (mi, m) in b.machines.iter().enumerate() {
-        let _ = writeln!(o, "## {}\n", m.label());
+        let _ = writeln!(o, "## {}\n", md(&m.label()));
         for (k, v) in &m.facts {
-            let _ = writeln!(o, "- {k}: {v}");
+            let _ = writeln!(o, "- {}: {}", md(k), md(v));
         }
-        let _ = writeln!(o, "\n{}\n", m.details);
+        let _ = writeln!(o, "\n{}\n", md(&m.details));
         let mine: Vec<_> = b.runs.iter().filter(|r| r.machine == mi).collect();
         let _ = writeln!(o, "### Runs\n\n{}", table(&runs(&mine, false)));
         for (_, model, es) in by_machine_and_model(&b.entries)
             .into_iter()
             .filter(|(x, _, _)| *x == mi)
         {
-            let _ = writeln!(o, "### {model}\n\n{}", table(&detail(&es)));
+            let _ = writeln!(o, "### {}\n\n{}", md(&model), table(&detail(&es)));
         }
         let failed: Vec<_> = b.failures.iter().filter(|e| e.machine == mi).collect();
         if !failed.is_empty() {
@@ -210,8 +212,8 @@ pub fn render(b: &Board) -> String {
                 let _ = writeln!(
                     o,
                     "- {}: {}",
-                    e.test.id,
-                    e.test.error.as_deref().unwrap_or("unknown error")
+                    md(&e.test.id),
+                    md(e.test.error.as_deref().unwrap_or("unknown error"))
                 );
             }
             o.push('\n');
@@ -220,7 +222,7 @@ pub fn render(b: &Board) -> String {
     if !b.excluded.is_empty() || !b.invalid.is_empty() {
         o.push_str("## Left out\n\n");
         for l in b.excluded.iter().chain(&b.invalid) {
-            let _ = writeln!(o, "- {l}");
+            let _ = writeln!(o, "- {}", md(l));
         }
         o.push('\n');
     }

@@ -184,6 +184,11 @@ pub fn command(opts: &Options) -> i32 {
         return match load(&opts.paths, &opts.exclude) {
             Ok(mut board) => {
                 board.kld_budget = Some(opts.kld_budget);
+                // A published set shows hardware, never a directory layout or a host name.
+                if let Some(line) = crate::report::publish::first_exposed(&opts.paths) {
+                    eprintln!("error: {line}");
+                    return 1;
+                }
                 match check(&board, &opts.out_dir) {
                     None => {
                         eprintln!(

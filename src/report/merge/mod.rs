@@ -23,7 +23,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::record::results;
 use crate::record::{RunRecord, TestRecord};
 use crate::report::leaderboard::load::{hardware, newer};
 
@@ -179,7 +178,7 @@ pub fn merge_files(
         .partition(|p| std::fs::metadata(p).is_ok_and(|m| m.len() == 0));
     let records = kept
         .iter()
-        .map(|p| results::read(p))
+        .map(|p| crate::record::verify::read(p))
         .collect::<Result<Vec<_>, _>>()?;
     let m = merge(records, &kept, &empty, command, allow_partial)?;
     let mut doc = serde_json::to_value(&m.record).map_err(|e| e.to_string())?;

@@ -1,6 +1,7 @@
 //! Unit tests of merging (the sweep checks have theirs in sweep.rs).
 
 use super::*;
+use crate::record::results;
 use crate::report::export::fixtures;
 
 fn shard(host: &str, started: &str, ids: &[(&str, &str)]) -> RunRecord {

@@ -1,0 +1,233 @@
+//! What a result file must not publish: the measuring machine's directory layout and its
+//! host name (issue 35). `tpsbench publish` redacts a file with [`redact`]: every absolute
+//! path in any string (the config file, the command line, model paths, the llama.cpp
+//! library, a server's log and command, an error message) becomes its file name, and the
+//! host name becomes a label, in `system.hostname` and wherever else it appears as a word.
+//! File names, SHA-256s and the hardware stay. `run.published` records that this was done;
+//! `leaderboard --check` refuses a file that [`exposed`] finds anything in.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// `run.published`: the file went through `tpsbench publish`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Published {
+    /// The machine's name on the board (`--as`), in place of its host name.
+    pub label: String,
+    /// `--keep-host`: the host name was kept on purpose.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub host_kept: bool,
+}
+
+/// Characters after which a `/` starts a path: the start of a word or of a value.
+fn opens_path(prev: Option<char>) -> bool {
+    match prev {
+        None => true,
+        Some(c) => c.is_whitespace() || "=\"'([{,;:<".contains(c),
+    }
+}
+
+/// Characters that end a path inside a longer string.
+fn closes_path(c: char) -> bool {
+    c.is_whitespace() || "\"'()[]{},;<>".contains(c)
+}
+
+/// Where each absolute path in `s` starts and ends (byte offsets): a `/` (or `~/`, or a
+/// drive letter and `:\` or `:/`) at the start of a word, followed by a name character. A URL's
+/// `//` is not a path, nor is `t/s` or a lone `/`.
+fn paths_in(s: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let chars: Vec<(usize, char)> = s.char_indices().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let prev = i.checked_sub(1).map(|j| chars[j].1);
+        let at = |k: usize| chars.get(k).map(|x| x.1);
+        let name = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || "._-~".contains(c));
+        let start = if !opens_path(prev) {
+            None
+        } else if at(i) == Some('/') && name(at(i + 1)) {
+            Some(i)
+        } else if at(i) == Some('~') && at(i + 1) == Some('/') && name(at(i + 2)) {
+            Some(i)
+        } else if at(i).is_some_and(|c| c.is_ascii_alphabetic())
+            && at(i + 1) == Some(':')
+            && matches!(at(i + 2), Some('\\') | Some('/'))
+            && name(at(i + 3))
+        {
+            Some(i)
+        } else {
+            None
+        };
+        match start {
+            Some(st) => {
+                let mut e = st;
+                while e < chars.len() && !closes_path(chars[e].1) {
+                    e += 1;
+                }
+                let end = chars.get(e).map_or(s.len(), |x| x.0);
+                out.push((chars[st].0, end));
+                i = e;
+            }
+            None => i += 1,
+        }
+    }
+    out
+}
+
+/// The last component of a path (what stays of it): `/a/b/model.gguf` → `model.gguf`.
+fn file_name(p: &str) -> &str {
+    let p = p.trim_end_matches(['/', '\\']);
+    p.rsplit(['/', '\\']).next().unwrap_or(p)
+}
+
+/// `s` with each absolute path replaced by its file name.
+pub fn strip_paths(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut last = 0;
+    for (a, b) in paths_in(s) {
+        out.push_str(&s[last..a]);
+        out.push_str(file_name(&s[a..b]));
+        last = b;
+    }
+    out.push_str(&s[last..]);
+    out
+}
+
+/// `s` with `host` replaced by `label` wherever it stands as a word (not inside a longer
+/// name: host "vm" leaves "llvm" alone).
+fn replace_word(s: &str, host: &str, label: &str) -> String {
+    if host.is_empty() {
+        return s.to_string();
+    }
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find(host) {
+        let before = rest[..i].chars().next_back();
+        let after = rest[i + host.len()..].chars().next();
+        out.push_str(&rest[..i]);
+        if word(before) || word(after) {
+            out.push_str(host);
+        } else {
+            out.push_str(label);
+        }
+        rest = &rest[i + host.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn each_string(v: &mut Value, f: &mut dyn FnMut(&mut String)) {
+    match v {
+        Value::String(s) => f(s),
+        Value::Array(a) => a.iter_mut().for_each(|x| each_string(x, f)),
+        Value::Object(m) => m.values_mut().for_each(|x| each_string(x, f)),
+        _ => {}
+    }
+}
+
+/// Calls `f` on the value of every non-empty `host` or `hostname` field.
+fn each_host_field(v: &mut Value, f: &mut dyn FnMut(&mut Value)) {
+    match v {
+        Value::Array(a) => a.iter_mut().for_each(|x| each_host_field(x, f)),
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                if (k == "host" || k == "hostname") && x.as_str().is_some_and(|s| !s.is_empty()) {
+                    f(x);
+                } else {
+                    each_host_field(x, f);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Redacts a result file's JSON in place: absolute paths become file names and, unless
+/// `keep_host`, the host name becomes `label`; `run.published` says so.
+pub fn redact(file: &mut Value, label: &str, keep_host: bool) {
+    let host = file
+        .pointer("/run/system/hostname")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    each_string(file, &mut |s| {
+        let mut t = strip_paths(s);
+        if !keep_host {
+            t = replace_word(&t, &host, label);
+        }
+        *s = t;
+    });
+    if !keep_host {
+        // Other host fields (a shared library's build `stamp.host`) name a machine too.
+        each_host_field(file, &mut |h| *h = Value::String(label.to_string()));
+    }
+    if let Some(run) = file.get_mut("run").and_then(Value::as_object_mut) {
+        let p = Published {
+            label: label.to_string(),
+            host_kept: keep_host,
+        };
+        run.insert(
+            "published".into(),
+            serde_json::to_value(p).expect("plain struct"),
+        );
+    }
+}
+
+/// What a file about to be published still exposes, one line each: an absolute path (with
+/// where it is), a host name that did not go through `publish`. Empty when nothing.
+pub fn exposed(file: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    fn walk(v: &Value, at: &str, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) => {
+                if let Some((a, b)) = paths_in(s).first() {
+                    out.push(format!("an absolute path at {at}: {}", &s[*a..*b]));
+                }
+            }
+            Value::Array(xs) => {
+                for (i, x) in xs.iter().enumerate() {
+                    walk(x, &format!("{at}/{i}"), out);
+                }
+            }
+            Value::Object(m) => {
+                for (k, x) in m {
+                    walk(x, &format!("{at}/{k}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    walk(file, "", &mut out);
+    let host = file
+        .pointer("/run/system/hostname")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    match file
+        .pointer("/run/published")
+        .and_then(|p| serde_json::from_value::<Published>(p.clone()).ok())
+    {
+        None => out.push(format!(
+            "the host name {host:?} (the file did not go through tpsbench publish)"
+        )),
+        Some(p) if !p.host_kept => {
+            let mut others = Vec::new();
+            each_host_field(&mut file.clone(), &mut |h| {
+                if h.as_str() != Some(p.label.as_str()) {
+                    others.push(h.as_str().unwrap_or("").to_string());
+                }
+            });
+            if let Some(h) = others.first() {
+                out.push(format!(
+                    "the host name {h:?} where publish put the label {:?}",
+                    p.label
+                ));
+            }
+        }
+        Some(_) => {}
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,90 @@
+//! The check on a published file and on copies of it tampered with, one field at a time.
+
+use super::*;
+
+fn published() -> RunRecord {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/published/20261202T105923Z-epyc-vm.json");
+    results::read(&p).unwrap()
+}
+
+fn first_with_rounds(r: &mut RunRecord) -> &mut TestRecord {
+    r.tests.iter_mut().find(|t| t.rounds.len() >= 2).unwrap()
+}
+
+#[test]
+fn a_file_as_written_passes() {
+    check(&published()).unwrap();
+}
+
+#[test]
+fn a_stored_median_its_samples_contradict_is_refused_naming_test_and_field() {
+    let mut r = published();
+    let t = &mut r.tests[0];
+    let id = t.id.clone();
+    let m = t.median_ts.unwrap();
+    t.median_ts = Some(m * 1.1);
+    let e = check(&r).unwrap_err();
+    assert!(e.starts_with(&format!("test {id}: median_ts is ")), "{e}");
+    assert!(e.contains("but its samples give"), "{e}");
+}
+
+#[test]
+fn samples_edited_without_their_summaries_are_refused() {
+    let mut r = published();
+    let t = &mut r.tests[0];
+    t.samples_ns[0] = t.samples_ns[0] * 11 / 10;
+    let e = check(&r).unwrap_err();
+    assert!(e.contains("samples_ts[0] is"), "{e}");
+    // Rates edited too: the summaries no longer follow.
+    let mut r = published();
+    let t = first_with_rounds(&mut r);
+    t.samples_ns[0] = t.samples_ns[0] * 11 / 10;
+    t.samples_ts = crate::stats::rates_per_second(t.params.n_tokens(), &t.samples_ns);
+    let e = check(&r).unwrap_err();
+    assert!(e.contains("avg_ts is") && e.contains("but its samples give"), "{e}");
+}
+
+#[test]
+fn equal_round_medians_over_different_samples_are_refused() {
+    // Issue 35: two files with equal stored round medians compared as "no change" although
+    // their samples differed by 10%.
+    let mut r = published();
+    let t = first_with_rounds(&mut r);
+    let medians: Vec<f64> = t.rounds.iter().map(|x| x.median_ts).collect();
+    t.set_samples(t.samples_ns.iter().map(|x| x * 11 / 10).collect());
+    let mut at = 0;
+    for (round, m) in t.rounds.iter_mut().zip(medians) {
+        let n = round.samples_ns.len();
+        round.samples_ns = t.samples_ns[at..at + n].to_vec();
+        round.median_ts = m;
+        at += n;
+    }
+    let e = check(&r).unwrap_err();
+    assert!(e.contains("rounds[0].median_ts is"), "{e}");
+}
+
+#[test]
+fn a_stale_interval_is_refused() {
+    let mut r = published();
+    let t = r.tests.iter_mut().find(|t| t.stats.as_ref().is_some_and(|s| s.interval.is_some())).unwrap();
+    let i = t.stats.as_mut().unwrap().interval.as_mut().unwrap();
+    // The page once drew "57.1 (57.1–182)": an interval that misses its own estimate.
+    i.lo = t.median_ts.unwrap() * 1.5;
+    i.hi = t.median_ts.unwrap() * 3.0;
+    let e = check(&r).unwrap_err();
+    assert!(e.contains("stats.interval is ["), "{e}");
+}
+
+#[test]
+fn a_failed_test_and_a_test_without_samples_pass_but_figures_without_samples_do_not() {
+    let mut r = published();
+    r.tests[0].fail("boom");
+    r.tests[0].median_ts = Some(1e9);
+    check(&r).unwrap();
+    let mut r = published();
+    r.tests[1].samples_ns.clear();
+    r.tests[1].samples_ts.clear();
+    r.tests[1].rounds.clear();
+    let e = check(&r).unwrap_err();
+    assert!(e.contains("there are no samples"), "{e}");
+}

@@ -1,0 +1,205 @@
+//! `tpsbench publish FILE... [--as LABEL] [--keep-host]`: the one way a result file enters a
+//! published set (issue 35). Each file is validated as the leaderboard would have to trust
+//! it (the schema; its figures recomputed from its samples, `record::verify`; the
+//! plausibility checks of `leaderboard --strict`), then redacted (`record::redact`: absolute
+//! paths cut to file names, the host name replaced by a label) and written under a stable
+//! name, `<started_at>-<label>.json`, into the published set. Nothing is written unless
+//! every file passes. See docs/leaderboard.md, "Submitting results".
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::leaderboard::plausible;
+use crate::record::{RunRecord, redact, results};
+
+/// What to publish, and how.
+pub struct Options {
+    pub files: Vec<PathBuf>,
+    /// The machine's name on the board; default: `host-` and 8 hex digits of the host name's
+    /// SHA-256 (stable per machine, and not the name).
+    pub label: Option<String>,
+    /// Keep the host name (the label then defaults to it).
+    pub keep_host: bool,
+    pub out_dir: PathBuf,
+}
+
+/// One file, ready to be written.
+pub struct Prepared {
+    pub from: PathBuf,
+    pub to: PathBuf,
+    pub bytes: Vec<u8>,
+}
+
+/// A label must name a machine in a file name and a heading: letters, digits, '.', '_', '-'.
+fn check_label(l: &str) -> Result<(), String> {
+    let ok = !l.is_empty()
+        && l.len() <= 64
+        && l.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        && !l.starts_with(['.', '-']);
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "--as {l:?}: a label is 1 to 64 letters, digits, '.', '_' or '-' (e.g. --as epyc-2c)"
+        ))
+    }
+}
+
+/// The stable file name: the run's start, compact, and the label.
+fn file_name(run: &RunRecord, label: &str) -> String {
+    let started: String = run
+        .run
+        .started_at
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    format!("{started}-{label}.json")
+}
+
+/// Validates and redacts one file; an error is one line naming the file.
+pub fn prepare(path: &Path, o: &Options) -> Result<Prepared, String> {
+    let shown = path.display();
+    let record = crate::record::verify::read(path)?;
+    let mut flags = plausible::run_flags(&record.run);
+    let raw: Value = serde_json::to_value(&record).map_err(|e| format!("{shown}: {e}"))?;
+    for (t, model) in record.tests.iter().map(|t| {
+        let m = raw["models"]
+            .as_array()
+            .and_then(|ms| ms.iter().find(|m| m["name"] == t.model.as_str()))
+            .cloned()
+            .unwrap_or(Value::Null);
+        (t, m)
+    }) {
+        flags.extend(
+            plausible::entry_flags(t, &model)
+                .into_iter()
+                .map(|f| match f {
+                    plausible::Flag::Roofline(s) => plausible::Flag::Roofline(format!("test {}: {s}", t.id)),
+                    other => other,
+                }),
+        );
+    }
+    flags.sort();
+    flags.dedup();
+    if let Some(f) = flags.first() {
+        return Err(format!(
+            "{shown}: not publishable ({}): {}",
+            f.badge(),
+            f.detail()
+        ));
+    }
+    let host = record.run.system.hostname.clone();
+    let label = match (&o.label, o.keep_host) {
+        (Some(l), _) => l.clone(),
+        (None, true) => crate::util::file_safe(&host),
+        (None, false) => format!("host-{}", &crate::util::hash::sha256_hex(host.as_bytes())[..8]),
+    };
+    check_label(&label)?;
+    if !o.keep_host && !host.is_empty() && label == host {
+        return Err(format!(
+            "{shown}: --as {label:?} is the host name itself: choose another label, or pass --keep-host to publish it"
+        ));
+    }
+    let mut value = raw;
+    redact::redact(&mut value, &label, o.keep_host);
+    let redacted: RunRecord =
+        serde_json::from_value(value).map_err(|e| format!("{shown}: after redaction: {e}"))?;
+    let bytes = results::to_json_bytes(&redacted);
+    // What is written must pass what `leaderboard --check` asks of the published set.
+    let back: Value = serde_json::from_slice(&bytes).map_err(|e| format!("{shown}: {e}"))?;
+    if let Some(what) = redact::exposed(&back).first() {
+        return Err(format!("{shown}: still exposes {what} after redaction"));
+    }
+    Ok(Prepared {
+        from: path.to_path_buf(),
+        to: o.out_dir.join(file_name(&redacted, &label)),
+        bytes,
+    })
+}
+
+/// The `publish` command: every file checked first, then all written; prints one line per
+/// file written and returns the exit code (0, or 2 with one line when a file is refused).
+pub fn command(o: &Options) -> i32 {
+    let mut ready = Vec::new();
+    for f in &o.files {
+        match prepare(f, o) {
+            Ok(p) => ready.push(p),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return 2;
+            }
+        }
+    }
+    if let Err(e) = std::fs::create_dir_all(&o.out_dir) {
+        eprintln!("error: cannot create {}: {e}", o.out_dir.display());
+        return 2;
+    }
+    for p in &ready {
+        let tmp = p.to.with_extension("json.tmp");
+        let written = std::fs::write(&tmp, &p.bytes).and_then(|_| std::fs::rename(&tmp, &p.to));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            eprintln!("error: cannot write {}: {e}", p.to.display());
+            return 2;
+        }
+        eprintln!("published {} as {}", p.from.display(), p.to.display());
+    }
+    eprintln!(
+        "rebuild the page: tpsbench leaderboard {0} --out-dir {0}",
+        o.out_dir.display()
+    );
+    0
+}
+
+/// `leaderboard --check`'s privacy rule: the first result file under `paths` that exposes an
+/// absolute path or a host name, as one line. Test fixtures (tool commit "fixture" or a
+/// `fixture-*` host) are made-up machines and are not asked.
+pub fn first_exposed(paths: &[PathBuf]) -> Option<String> {
+    let mut files = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut files);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue; // unreadable files are the loader's to report
+        };
+        let Ok(v) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        let fixture = v.pointer("/run/tool/git_commit").and_then(Value::as_str) == Some("fixture")
+            || v.pointer("/run/system/hostname")
+                .and_then(Value::as_str)
+                .is_some_and(|h| h.starts_with("fixture"));
+        if fixture || v.get("run").is_none() {
+            continue;
+        }
+        if let Some(what) = redact::exposed(&v).first() {
+            return Some(format!(
+                "{} exposes {what}: publish it with tpsbench publish (docs/leaderboard.md)",
+                f.display()
+            ));
+        }
+    }
+    None
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, out);
+        } else if p.extension().is_some_and(|e| e == "json") {
+            out.push(p);
+        }
+    }
+}
