@@ -21,6 +21,7 @@ use tpsbench::util::rng::SplitMix64;
 
 /// `rounds = "auto"`: false "established" over all looks, power, rounds used, and short
 /// rounds against long ones.
+#[path = "monte_carlo/sequential.rs"]
 mod sequential;
 
 const MU: f64 = 700.0;
