@@ -317,7 +317,9 @@ pub fn main() -> Result<i32> {
                     rounds: match rounds {
                         Some(run::RoundsArg::Fixed(n)) => n,
                         Some(run::RoundsArg::Auto) => {
-                            anyhow::bail!("--rounds auto does not apply to --library: give a number")
+                            anyhow::bail!(
+                                "--rounds auto does not apply to --library: give a number"
+                            )
                         }
                         None => 3,
                     },

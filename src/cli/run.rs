@@ -79,7 +79,9 @@ fn apply_rounds(
     }
     if max_rounds.is_some() || max_seconds.is_some() {
         let Some(a) = s.auto_rounds.as_mut() else {
-            anyhow::bail!("--max-rounds and --max-rounds-seconds are the budget of --rounds auto: add --rounds auto");
+            anyhow::bail!(
+                "--max-rounds and --max-rounds-seconds are the budget of --rounds auto: add --rounds auto"
+            );
         };
         if let Some(n) = max_rounds {
             anyhow::ensure!(
@@ -274,7 +276,10 @@ pub(super) fn run(
     // other formats are read by programs.
     let mut text = export.render(&out.record);
     if output == Format::Md && !child_of(&only_model) {
-        let path = out.path.clone().unwrap_or_else(|| PathBuf::from("(not saved)"));
+        let path = out
+            .path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("(not saved)"));
         if let Some(a) = crate::report::leaderboard::answer_run::of_run(&out.record, &path) {
             text.extend_from_slice(a.as_bytes());
         }

@@ -346,7 +346,9 @@ fn apply_auto_budget(ctx: &Ctx, s: &RawSweep, out: &mut RunSettings) -> Result<(
         ("max_rounds_seconds", &s.max_rounds_seconds),
     ] {
         if let (Some(v), None) = (v, &out.auto_rounds) {
-            let msg = format!("{key} is the budget of rounds = \"auto\"; set rounds = \"auto\" or remove it");
+            let msg = format!(
+                "{key} is the budget of rounds = \"auto\"; set rounds = \"auto\" or remove it"
+            );
             return Err(ctx.err(v.span(), &format!("sweep.{key}"), &msg));
         }
     }
@@ -356,7 +358,9 @@ fn apply_auto_budget(ctx: &Ctx, s: &RawSweep, out: &mut RunSettings) -> Result<(
     if let Some(v) = &s.max_rounds {
         let n = scalar_int(ctx, "sweep.max_rounds", v, i64::MIN, i64::MAX)?;
         if !(2..=10_000).contains(&n) {
-            let msg = format!("{n} is out of range: must be between 2 and 10000 (a paired comparison needs 2 rounds)");
+            let msg = format!(
+                "{n} is out of range: must be between 2 and 10000 (a paired comparison needs 2 rounds)"
+            );
             return Err(ctx.err(v.span(), "sweep.max_rounds", &msg));
         }
         auto.max_rounds = n as u32;
@@ -392,11 +396,7 @@ fn apply_settings(ctx: &Ctx, s: &RawSweep, out: &mut RunSettings) -> Result<(), 
                 budget_given: false,
             });
         } else if v.get_ref().is_str() {
-            return Err(ctx.err(
-                v.span(),
-                "sweep.rounds",
-                "expected an integer or \"auto\"",
-            ));
+            return Err(ctx.err(v.span(), "sweep.rounds", "expected an integer or \"auto\""));
         } else {
             out.rounds = scalar_int(ctx, "sweep.rounds", v, 1, 10_000)? as u32;
         }

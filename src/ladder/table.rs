@@ -163,7 +163,10 @@ fn row(m: &ModelRecord, tests: &[TestRecord]) -> Row {
         synthetic: prov.is_some_and(|p| p.synthetic),
         pareto: false,
         ties: Vec::new(),
-        tg_rounds: tg.map(|t| t.round_medians()).filter(|r| r.len() >= 2).unwrap_or_default(),
+        tg_rounds: tg
+            .map(|t| t.round_medians())
+            .filter(|r| r.len() >= 2)
+            .unwrap_or_default(),
     }
 }
 
@@ -382,6 +385,37 @@ mod tests {
         let md = markdown(&rows);
         assert!(md.contains("* (speed ties Q3_K_M)"), "{md}");
         assert!(md.contains("230.30 [225.00, 235.60]"), "{md}");
+    }
+
+    #[test]
+    fn rows_with_interleaved_rounds_are_compared_paired_by_round() {
+        // A round-level swing of 15% shared by both; Q4_0 10% faster in every round.
+        let swings = [1.0, 1.15, 0.87, 1.08, 0.92];
+        let mut a = r("Q8_0", Some(100.0), Some(0.01));
+        a.tg_rounds = swings.iter().map(|s| 100.0 * s).collect();
+        a.tg_ci = Some((88.0, 113.0));
+        let mut b = r("Q4_0", Some(110.0), Some(0.03));
+        b.tg_rounds = swings
+            .iter()
+            .zip([1.004, 0.997, 1.002, 0.998, 1.001])
+            .map(|(s, j)| 110.0 * s * j)
+            .collect();
+        b.tg_ci = Some((97.0, 124.0));
+        let mut rows = vec![a, b];
+        let paired = mark_pareto_by(&mut rows, Some(Design::Fixed), DEFAULT_KLD_BUDGET);
+        assert!(
+            rows.iter().all(|r| r.pareto && r.ties.is_empty()),
+            "{rows:?}"
+        );
+        assert!(paired.best_ties.is_empty());
+        let line = answer_line(&rows, &[0, 1], &paired, DEFAULT_KLD_BUDGET);
+        assert!(
+            line.contains("is Q4_0.") && line.contains("paired by round"),
+            "{line}"
+        );
+        // One launch each (no design): the intervals overlap, a tie.
+        mark_pareto_by(&mut rows, None, DEFAULT_KLD_BUDGET);
+        assert_eq!(rows[1].ties, vec!["Q8_0".to_string()]);
     }
 
     #[test]

@@ -89,17 +89,16 @@ pub fn look(record: &RunRecord, design: Design) -> Looked {
             .map(|t| {
                 let rounds = t.round_medians();
                 let v = crate::stats::mean(&rounds);
-                let speed = match LevelInterval::of(
-                    crate::stats::analysis::Covers::BetweenRounds,
-                    &rounds,
-                ) {
-                    Some(i) => Figure {
-                        value: v,
-                        lo: i.lo.min(v),
-                        hi: i.hi.max(v),
-                    },
-                    None => Figure::point(v),
-                };
+                let speed =
+                    match LevelInterval::of(crate::stats::analysis::Covers::BetweenRounds, &rounds)
+                    {
+                        Some(i) => Figure {
+                            value: v,
+                            lo: i.lo.min(v),
+                            hi: i.hi.max(v),
+                        },
+                        None => Figure::point(v),
+                    };
                 Choice {
                     speed,
                     rounds,
@@ -132,10 +131,11 @@ pub fn stop_before(
     if done >= FIRST_LOOK {
         let l = look(record, design(a));
         if l.total > 0 && l.open.is_empty() {
-            return Some(format!(
-                "resolved after {done} rounds: all {} comparisons the answer depends on are established",
-                l.total
-            ));
+            let what = match l.total {
+                1 => "the comparison the answer depends on is established".to_string(),
+                n => format!("all {n} comparisons the answer depends on are established"),
+            };
+            return Some(format!("resolved after {done} rounds: {what}"));
         }
     }
     if done >= a.max_rounds as usize {

@@ -200,7 +200,13 @@ pub fn run(
         }
     }
     if let (Some(a), false) = (&auto, interrupted || child) {
-        let done = sweep.record().tests.iter().map(|t| t.rounds_done()).max().unwrap_or(0);
+        let done = sweep
+            .record()
+            .tests
+            .iter()
+            .map(|t| t.rounds_done())
+            .max()
+            .unwrap_or(0);
         let why = stopped.unwrap_or_else(|| {
             auto::stop_before(a, done, sweep.record(), begun.elapsed(), last)
                 .unwrap_or_else(|| format!("budget spent: max_rounds {} reached", a.max_rounds))
@@ -215,7 +221,13 @@ pub fn run(
                 );
             }
         }
-        let done = sweep.record().tests.iter().map(|t| t.rounds_done()).max().unwrap_or(0);
+        let done = sweep
+            .record()
+            .tests
+            .iter()
+            .map(|t| t.rounds_done())
+            .max()
+            .unwrap_or(0);
         sweep.record_mut().run.rounds = done.max(1) as u32;
         if let Some(r) = sweep.record_mut().run.rounds_auto.as_mut() {
             r.stopped = Some(why);
@@ -345,12 +357,15 @@ pub fn run_info(
         warmup: config.settings.warmup,
         repetitions: config.settings.repetitions,
         rounds: config.settings.rounds,
-        rounds_auto: config.settings.auto_rounds.map(|a| crate::record::AutoRoundsRecord {
-            max_rounds: a.max_rounds,
-            max_seconds: a.max_seconds,
-            stopped: None,
-            open: Vec::new(),
-        }),
+        rounds_auto: config
+            .settings
+            .auto_rounds
+            .map(|a| crate::record::AutoRoundsRecord {
+                max_rounds: a.max_rounds,
+                max_seconds: a.max_seconds,
+                stopped: None,
+                open: Vec::new(),
+            }),
         command,
         gpus: Vec::new(),
         host_bandwidth: None,

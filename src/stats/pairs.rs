@@ -231,7 +231,12 @@ mod tests {
             .zip([1.01, 0.99, 1.0, 1.005, 0.995])
             .map(|(x, j)| x * j)
             .collect();
-        let v = judge(&[a, b], &[(0, 1)], 0.05, Design::Sequential { max_rounds: 10 });
+        let v = judge(
+            &[a, b],
+            &[(0, 1)],
+            0.05,
+            Design::Sequential { max_rounds: 10 },
+        );
         assert_eq!(v[0].established, 1);
         assert_eq!(v[0].at_rounds, Some(3));
     }

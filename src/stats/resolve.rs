@@ -58,7 +58,9 @@ impl Rule {
                      5%{seq}"
                 )
             }
-            Rule::Overlap => "ties: decode intervals overlap (no interleaved rounds to pair)".into(),
+            Rule::Overlap => {
+                "ties: decode intervals overlap (no interleaved rounds to pair)".into()
+            }
         }
     }
 }
@@ -165,13 +167,18 @@ pub fn resolve(cs: &[Choice], budget: f64, paired: Option<Design>, alpha: f64) -
         match rule {
             Rule::Overlap => cs[x].speed.established_above(&cs[y].speed),
             Rule::Paired { .. } => verdicts.iter().any(|v| {
-                (v.a, v.b) == (y, x) && v.established > 0 || (v.a, v.b) == (x, y) && v.established < 0
+                (v.a, v.b) == (y, x) && v.established > 0
+                    || (v.a, v.b) == (x, y) && v.established < 0
             }),
         }
     };
     let tie = |x: usize, y: usize| !faster(x, y) && !faster(y, x);
     let best_ties: Vec<usize> = match best {
-        Some(b) => eligible.iter().copied().filter(|&e| e != b && tie(b, e)).collect(),
+        Some(b) => eligible
+            .iter()
+            .copied()
+            .filter(|&e| e != b && tie(b, e))
+            .collect(),
         None => Vec::new(),
     };
     let front_sub = pareto_front_by(&points, &|j, i| faster(with_error[j], with_error[i]));
@@ -184,16 +191,16 @@ pub fn resolve(cs: &[Choice], budget: f64, paired: Option<Design>, alpha: f64) -
             if !front[i] {
                 return Vec::new();
             }
-            (0..n).filter(|&k| k != i && front[k] && tie(i, k)).collect()
+            (0..n)
+                .filter(|&k| k != i && front[k] && tie(i, k))
+                .collect()
         })
         .collect();
     let open: Vec<(usize, usize)> = needed[..answer_pairs]
         .iter()
         .filter(|&&(a, b)| {
             let error_apart = match (cs[a].error, cs[b].error) {
-                (Some(ea), Some(eb)) => {
-                    ea.established_above(&eb) || eb.established_above(&ea)
-                }
+                (Some(ea), Some(eb)) => ea.established_above(&eb) || eb.established_above(&ea),
                 _ => false,
             };
             // A best-within-budget pair needs the speed; a front pair is settled by either.

@@ -316,6 +316,16 @@ fn configuration_cases() -> Vec<Case> {
             "--max-rounds 1: must be between 2 and 10000",
         ),
         case(
+            "--rounds auto with --isolate",
+            |d| {
+                let mut a = sweep(d, "n_threads = [1, 2]");
+                a.extend(["--rounds", "auto", "--isolate"].map(OsString::from));
+                a
+            },
+            2,
+            "--rounds auto does not combine with --isolate",
+        ),
+        case(
             "--rounds auto resuming a file of fixed rounds",
             |d| {
                 let mut a = sweep(d, "n_threads = [1, 2]\nrounds = 2");
@@ -332,7 +342,12 @@ fn configuration_cases() -> Vec<Case> {
                     .unwrap()
                     .unwrap()
                     .path();
-                a.extend(["--rounds".into(), "auto".into(), "--resume".into(), file.into()]);
+                a.extend([
+                    "--rounds".into(),
+                    "auto".into(),
+                    "--resume".into(),
+                    file.into(),
+                ]);
                 a
             },
             2,

@@ -51,22 +51,31 @@ fn published_noise() -> Measured {
         if p.extension().is_some_and(|x| x == "json") {
             let r = tpsbench::record::results::read(&p).unwrap();
             if r.models.iter().any(|m| m.provenance.is_some()) {
-                tests.extend(r.tests.into_iter().filter(|t| {
-                    t.kind == tpsbench::plan::TestKind::Tg && t.rounds.len() >= 3
-                }));
+                tests.extend(
+                    r.tests
+                        .into_iter()
+                        .filter(|t| t.kind == tpsbench::plan::TestKind::Tg && t.rounds.len() >= 3),
+                );
             }
         }
     }
-    assert!(tests.len() >= 2, "the published ladder has decode tests with rounds");
+    assert!(
+        tests.len() >= 2,
+        "the published ladder has decode tests with rounds"
+    );
     let n_rounds = tests[0].rounds.len();
     let reps = tests[0].rounds[0].samples_ns.len();
-    let logs = |t: &TestRecord| -> Vec<f64> {
-        t.rounds.iter().map(|r| r.median_ts.ln()).collect()
-    };
+    let logs = |t: &TestRecord| -> Vec<f64> { t.rounds.iter().map(|r| r.median_ts.ln()).collect() };
     let rep: Vec<f64> = tests
         .iter()
         .flat_map(|t| &t.rounds)
-        .map(|r| var(&r.samples_ns.iter().map(|&ns| -(ns as f64).ln()).collect::<Vec<_>>()))
+        .map(|r| {
+            var(&r
+                .samples_ns
+                .iter()
+                .map(|&ns| -(ns as f64).ln())
+                .collect::<Vec<_>>())
+        })
         .collect();
     let rep = tpsbench::stats::mean(&rep).sqrt();
     let mut pairs = Vec::new();
@@ -252,17 +261,34 @@ fn auto_rounds_never_call_identical_variants_established_more_than_alpha_over_al
     let trials = 1500;
     let max = 10;
     let seq = Design::Sequential { max_rounds: max };
-    println!("| variants (all identical) | design | false \"established\", any look | rounds used |");
+    println!(
+        "| variants (all identical) | design | false \"established\", any look | rounds used |"
+    );
     println!("|---|---|---:|---:|");
     for k in [2usize, 4] {
         let ratios = vec![1.0; k];
         let (f, _, r) = cell(&m, &base, &ratios, 3, max, seq, trials, 11 + k as u64);
-        println!("| {k} | sequential, alpha/{} per look | {f:.3} | {r:.1} |", seq.looks());
+        println!(
+            "| {k} | sequential, alpha/{} per look | {f:.3} | {r:.1} |",
+            seq.looks()
+        );
         assert!(f <= ceiling(0.05, trials), "{k} identical variants: {f}");
         // The trap: a fixed-n test at every look.
-        let (naive, _, _) = cell(&m, &base, &ratios, 3, max, Design::Fixed, trials, 21 + k as u64);
+        let (naive, _, _) = cell(
+            &m,
+            &base,
+            &ratios,
+            3,
+            max,
+            Design::Fixed,
+            trials,
+            21 + k as u64,
+        );
         println!("| {k} | fixed-n t test at each look (not valid) | {naive:.3} | |");
-        assert!(naive > f, "repeating a fixed-n test inflates: {naive} vs {f}");
+        assert!(
+            naive > f,
+            "repeating a fixed-n test inflates: {naive} vs {f}"
+        );
     }
 }
 
@@ -321,8 +347,26 @@ fn short_rounds_resolve_sooner_than_long_ones_in_the_same_time() {
     for (i, reps) in [1usize, 2, 3, 5].into_iter().enumerate() {
         let max = (budget / cost(reps)).floor() as usize;
         let seq = Design::Sequential { max_rounds: max };
-        let (_, p10, _) = cell(&m, &base, &[1.0, 1.1], reps, max, seq, trials, 41 + i as u64);
-        let (_, p20, _) = cell(&m, &base, &[1.0, 1.2], reps, max, seq, trials, 51 + i as u64);
+        let (_, p10, _) = cell(
+            &m,
+            &base,
+            &[1.0, 1.1],
+            reps,
+            max,
+            seq,
+            trials,
+            41 + i as u64,
+        );
+        let (_, p20, _) = cell(
+            &m,
+            &base,
+            &[1.0, 1.2],
+            reps,
+            max,
+            seq,
+            trials,
+            51 + i as u64,
+        );
         println!("| {reps} | {max} | {p10:.3} | {p20:.3} |");
         power.push((reps, p10 + p20));
     }

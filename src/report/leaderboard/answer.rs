@@ -359,17 +359,17 @@ pub fn mark_front(rows: &mut [Row], budget: f64) -> Resolved {
             error: rows[i].kld.map(kld_figure),
         })
         .collect();
-    let one_file = decoded
-        .iter()
-        .all(|&i| rows[i].decode_file.is_some() && rows[i].decode_file == rows[decoded[0]].decode_file);
-    let design = one_file.then(|| {
-        match decoded.first().and_then(|&i| rows[i].auto_max_rounds) {
+    let one_file = decoded.iter().all(|&i| {
+        rows[i].decode_file.is_some() && rows[i].decode_file == rows[decoded[0]].decode_file
+    });
+    let design = one_file.then(
+        || match decoded.first().and_then(|&i| rows[i].auto_max_rounds) {
             Some(m) => Design::Sequential {
                 max_rounds: m as usize,
             },
             None => Design::Fixed,
-        }
-    });
+        },
+    );
     let r = resolve(&choices, budget, design, 0.05);
     for row in rows.iter_mut() {
         row.front = false;
