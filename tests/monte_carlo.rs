@@ -6,6 +6,8 @@
 //! repetition draws Z_rep. That is what a 2-core VM showed: rounds in one process agreed
 //! within a few percent while separate launches differed by up to 18%.
 //!
+//! `sequential` (tests/monte_carlo/sequential.rs) checks auto rounds the same way.
+//!
 //! Fixed seeds; prints the table it checks (`cargo test --release --test monte_carlo --
 //! --nocapture`). Tolerances are three binomial standard errors above the nominal rate.
 
@@ -16,6 +18,11 @@ use tpsbench::report::compare::{Side, compare_sides, side_of_run};
 use tpsbench::stats::analysis::{Covers, LevelInterval, StopPolicy, StopReason};
 use tpsbench::stats::compare::{Settings, Verdict};
 use tpsbench::util::rng::SplitMix64;
+
+/// `rounds = "auto"`: false "established" over all looks, power, rounds used, and short
+/// rounds against long ones.
+#[path = "monte_carlo/sequential.rs"]
+mod sequential;
 
 const MU: f64 = 700.0;
 /// Noise within a context: the 1.8% sd seen between repetitions of one process.

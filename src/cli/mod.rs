@@ -94,9 +94,19 @@ pub enum Command {
         /// `[sweep] rounds` (default 1, llama-bench's methodology). With --library: the
         /// interleaved rounds per build (default 3).
         ///
-        /// Example: tpsbench run --rounds 3
+        /// `auto`: rounds are added until every comparison the answer depends on is
+        /// established, within --max-rounds (default 10) and --max-rounds-seconds.
+        ///
+        /// Example: tpsbench run --rounds 3; tpsbench run --rounds auto --max-rounds-seconds 600
+        #[arg(long, value_name = "N|auto", value_parser = run::parse_rounds)]
+        rounds: Option<run::RoundsArg>,
+        /// With `--rounds auto`: the most rounds (overrides `[sweep] max_rounds`).
         #[arg(long, value_name = "N")]
-        rounds: Option<u32>,
+        max_rounds: Option<i64>,
+        /// With `--rounds auto`: no round starts after this many seconds of the run
+        /// (overrides `[sweep] max_rounds_seconds`).
+        #[arg(long, value_name = "S")]
+        max_rounds_seconds: Option<f64>,
     },
     /// Compare two result sets: files, directories of result files, or baseline names.
     ///
@@ -305,11 +315,21 @@ pub fn main() -> Result<i32> {
             shard,
             library,
             rounds,
+            max_rounds,
+            max_rounds_seconds,
         } => {
             if !library.is_empty() {
                 let ab = crate::report::library_ab::AbOptions {
                     libraries: library,
-                    rounds: rounds.unwrap_or(3),
+                    rounds: match rounds {
+                        Some(run::RoundsArg::Fixed(n)) => n,
+                        Some(run::RoundsArg::Auto) => {
+                            anyhow::bail!(
+                                "--rounds auto does not apply to --library: give a number"
+                            )
+                        }
+                        None => 3,
+                    },
                     config,
                     filters: filter,
                     results_dir: (!no_save).then_some(results_dir),
@@ -331,6 +351,8 @@ pub fn main() -> Result<i32> {
                 quiet,
                 verbose,
                 rounds,
+                max_rounds,
+                max_rounds_seconds,
             };
             run::run(config, filter, output, how, baselines)
         }

@@ -27,8 +27,85 @@ pub struct RunMode {
     pub shard: Option<crate::plan::Shard>,
     pub quiet: bool,
     pub verbose: bool,
-    /// `--rounds N`: overrides `[sweep] rounds`.
-    pub rounds: Option<u32>,
+    /// `--rounds N|auto`: overrides `[sweep] rounds`.
+    pub rounds: Option<RoundsArg>,
+    /// `--max-rounds`, `--max-rounds-seconds`: the budget of auto rounds.
+    pub max_rounds: Option<i64>,
+    pub max_rounds_seconds: Option<f64>,
+}
+
+/// `--rounds`: a number, or `auto` (rounds until the answer is established).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoundsArg {
+    Fixed(u32),
+    Auto,
+}
+
+/// Parses `--rounds`.
+pub fn parse_rounds(s: &str) -> Result<RoundsArg, String> {
+    if s.eq_ignore_ascii_case("auto") {
+        return Ok(RoundsArg::Auto);
+    }
+    s.parse::<u32>()
+        .map(RoundsArg::Fixed)
+        .map_err(|_| format!("{s:?} is neither a number of rounds nor \"auto\""))
+}
+
+/// Applies `--rounds`, `--max-rounds` and `--max-rounds-seconds` to the configuration's
+/// settings, with the checks a bad combination gets.
+fn apply_rounds(
+    s: &mut config::RunSettings,
+    rounds: Option<RoundsArg>,
+    max_rounds: Option<i64>,
+    max_seconds: Option<f64>,
+) -> Result<()> {
+    match rounds {
+        Some(RoundsArg::Fixed(r)) => {
+            anyhow::ensure!(
+                r >= 1,
+                "--rounds must be at least 1 (1 is llama-bench's methodology: one launch)"
+            );
+            s.rounds = r;
+            s.auto_rounds = None;
+        }
+        Some(RoundsArg::Auto) if s.auto_rounds.is_none() => {
+            s.auto_rounds = Some(config::AutoRounds {
+                max_rounds: config::AutoRounds::DEFAULT_MAX_ROUNDS,
+                max_seconds: None,
+                budget_given: false,
+            });
+        }
+        _ => {}
+    }
+    if max_rounds.is_some() || max_seconds.is_some() {
+        let Some(a) = s.auto_rounds.as_mut() else {
+            anyhow::bail!(
+                "--max-rounds and --max-rounds-seconds are the budget of --rounds auto: add --rounds auto"
+            );
+        };
+        if let Some(n) = max_rounds {
+            anyhow::ensure!(
+                (2..=10_000).contains(&n),
+                "--max-rounds {n}: must be between 2 and 10000 (a paired comparison needs 2 rounds)"
+            );
+            a.max_rounds = n as u32;
+        }
+        if let Some(t) = max_seconds {
+            anyhow::ensure!(
+                t.is_finite() && t >= 1.0,
+                "--max-rounds-seconds {t}: must be at least 1"
+            );
+            a.max_seconds = Some(t);
+        }
+        a.budget_given = true;
+    }
+    if let Some(a) = s.auto_rounds {
+        s.rounds = a.max_rounds;
+        if !s.repetitions_given {
+            s.repetitions = config::AutoRounds::REPETITIONS;
+        }
+    }
+    Ok(())
 }
 
 /// Ctrl-C once: stop after the current test, keeping everything; twice: stop now.
@@ -62,14 +139,26 @@ pub(super) fn run(
         quiet,
         verbose,
         rounds,
+        max_rounds,
+        max_rounds_seconds,
     } = how;
     let mut cfg = config::load(&config, system::physical_cores())?;
-    if let Some(r) = rounds {
+    apply_rounds(&mut cfg.settings, rounds, max_rounds, max_rounds_seconds)?;
+    if let Some(a) = cfg.settings.auto_rounds {
         anyhow::ensure!(
-            r >= 1,
-            "--rounds must be at least 1 (1 is llama-bench's methodology: one launch)"
+            !isolate,
+            "--rounds auto does not combine with --isolate (its children run fixed rounds): give --rounds N"
         );
-        cfg.settings.rounds = r;
+        if !a.budget_given && only_model.is_none() {
+            let prep = runner::prepare::prepare(&cfg, &filters).map_err(anyhow::Error::msg)?;
+            anyhow::ensure!(
+                runner::auto::has_comparison(&prep.plan),
+                "{}: rounds = \"auto\" has nothing to resolve here (no two variants or settings \
+                 of one test to compare) and no budget: give max_rounds or max_rounds_seconds \
+                 (--max-rounds, --max-rounds-seconds), or a number of rounds",
+                config.display()
+            );
+        }
     }
     // A missing baseline is found before hours of measurement, not after.
     let base = match &baselines.compare {
@@ -184,9 +273,21 @@ pub(super) fn run(
     if let Some(note) = export.skipped(&out.record) {
         eprintln!("note: {note}");
     }
+    // The answer last, under the other tables, in the default (Markdown) output only: the
+    // other formats are read by programs.
+    let mut text = export.render(&out.record);
+    if output == Format::Md && !child_of(&only_model) {
+        let path = out
+            .path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("(not saved)"));
+        if let Some(a) = crate::report::leaderboard::answer_run::of_run(&out.record, &path) {
+            text.extend_from_slice(a.as_bytes());
+        }
+    }
     // A reader gone from stdout (`tpsbench run | head -1`) loses only the printout: the run
     // is in its file, and failed tests must still make the exit code 1.
-    match std::io::stdout().write_all(&export.render(&out.record)) {
+    match std::io::stdout().write_all(&text) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
         other => other.context("writing to stdout")?,
     }
@@ -234,6 +335,11 @@ pub(super) fn run(
         }
     }
     Ok(code)
+}
+
+/// An `--isolate` child (`--only-model`): its parent prints the answer.
+fn child_of(only_model: &Option<String>) -> bool {
+    only_model.is_some()
 }
 
 /// The command that continues an interrupted run, as it was started (same configuration,

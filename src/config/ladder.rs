@@ -140,6 +140,8 @@ pub(crate) fn parse(
                 ("repetitions", &sweep.repetitions),
                 ("seed", &sweep.seed),
                 ("rounds", &sweep.rounds),
+                ("max_rounds", &sweep.max_rounds),
+                ("max_rounds_seconds", &sweep.max_rounds_seconds),
             ] {
                 if v.is_some() {
                     let msg = "run settings belong in the top-level [sweep] table";

@@ -59,7 +59,36 @@ pub struct RunSettings {
     /// context (a fresh process under `--isolate`), interleaved with the plan's other tests,
     /// the order rotated each round. 1 (the default) is llama-bench's methodology, and its
     /// intervals then cover one launch only; verdicts across launches need 2 or more.
+    /// Under `rounds = "auto"`, the most rounds (`max_rounds`).
     pub rounds: u32,
+    /// `rounds = "auto"`: rounds are added until every comparison the answer depends on is
+    /// established or the budget is spent (`stats::pairs`, a sequential design).
+    pub auto_rounds: Option<AutoRounds>,
+    /// `repetitions` was given: auto rounds then keep it rather than
+    /// [`AutoRounds::REPETITIONS`].
+    pub repetitions_given: bool,
+}
+
+/// The budget of `rounds = "auto"`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AutoRounds {
+    /// `max_rounds`: the most rounds (default [`AutoRounds::DEFAULT_MAX_ROUNDS`]); alpha is
+    /// spent over the looks it plans.
+    pub max_rounds: u32,
+    /// `max_rounds_seconds`: wall-clock seconds of the whole run after which no round starts.
+    pub max_seconds: Option<f64>,
+    /// `max_rounds` or `max_rounds_seconds` was given: without either, a plan with nothing to
+    /// compare is refused (auto would have nothing to decide).
+    pub budget_given: bool,
+}
+
+impl AutoRounds {
+    pub const DEFAULT_MAX_ROUNDS: u32 = 10;
+    /// Repetitions per round under auto when `repetitions` is not given: at the noise of a
+    /// 2-core VM, a fresh context's own level varies more than repetitions inside it, so
+    /// many short rounds resolve a comparison sooner than few long ones in the same time
+    /// (tests/monte_carlo/sequential.rs, docs/methodology.md).
+    pub const REPETITIONS: u32 = 1;
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -138,6 +167,8 @@ pub(crate) struct RawSweep {
     pub(crate) max_seconds: Axis,
     pub(crate) seed: Axis,
     pub(crate) rounds: Axis,
+    pub(crate) max_rounds: Axis,
+    pub(crate) max_rounds_seconds: Axis,
     #[serde(flatten)]
     pub(crate) rest: std::collections::BTreeMap<String, toml::Value>,
 }
@@ -247,6 +278,8 @@ fn parse_parts(
         max_seconds: 60.0,
         seed: 42,
         rounds: 1,
+        auto_rounds: None,
+        repetitions_given: false,
     };
     if let Some(s) = sweep {
         apply_settings(ctx, &s, &mut settings)?;
@@ -305,6 +338,8 @@ fn parse_parts(
                 ("repetitions", &sweep.repetitions),
                 ("seed", &sweep.seed),
                 ("rounds", &sweep.rounds),
+                ("max_rounds", &sweep.max_rounds),
+                ("max_rounds_seconds", &sweep.max_rounds_seconds),
             ] {
                 if v.is_some() {
                     let msg = "run settings belong in the top-level [sweep] table";
@@ -334,19 +369,70 @@ fn parse_parts(
     Ok((config, defaults))
 }
 
+/// `max_rounds` and `max_rounds_seconds`: the budget of `rounds = "auto"`, meaningless
+/// without it.
+fn apply_auto_budget(ctx: &Ctx, s: &RawSweep, out: &mut RunSettings) -> Result<(), ConfigError> {
+    for (key, v) in [
+        ("max_rounds", &s.max_rounds),
+        ("max_rounds_seconds", &s.max_rounds_seconds),
+    ] {
+        if let (Some(v), None) = (v, &out.auto_rounds) {
+            let msg = format!(
+                "{key} is the budget of rounds = \"auto\"; set rounds = \"auto\" or remove it"
+            );
+            return Err(ctx.err(v.span(), &format!("sweep.{key}"), &msg));
+        }
+    }
+    let Some(auto) = out.auto_rounds.as_mut() else {
+        return Ok(());
+    };
+    if let Some(v) = &s.max_rounds {
+        let n = scalar_int(ctx, "sweep.max_rounds", v, i64::MIN, i64::MAX)?;
+        if !(2..=10_000).contains(&n) {
+            let msg = format!(
+                "{n} is out of range: must be between 2 and 10000 (a paired comparison needs 2 rounds)"
+            );
+            return Err(ctx.err(v.span(), "sweep.max_rounds", &msg));
+        }
+        auto.max_rounds = n as u32;
+        auto.budget_given = true;
+    }
+    if let Some(v) = &s.max_rounds_seconds {
+        auto.max_seconds = Some(scalar_float(ctx, "sweep.max_rounds_seconds", v, 1.0, 1e7)?);
+        auto.budget_given = true;
+    }
+    out.rounds = auto.max_rounds;
+    if !out.repetitions_given {
+        out.repetitions = AutoRounds::REPETITIONS;
+    }
+    Ok(())
+}
+
 fn apply_settings(ctx: &Ctx, s: &RawSweep, out: &mut RunSettings) -> Result<(), ConfigError> {
     if let Some(v) = &s.warmup {
         out.warmup = scalar_int(ctx, "sweep.warmup", v, 0, 100)? as u32;
     }
     if let Some(v) = &s.repetitions {
         out.repetitions = scalar_int(ctx, "sweep.repetitions", v, 1, 10_000)? as u32;
+        out.repetitions_given = true;
     }
     if let Some(v) = &s.seed {
         out.seed = scalar_int(ctx, "sweep.seed", v, 0, i64::MAX)? as u64;
     }
     if let Some(v) = &s.rounds {
-        out.rounds = scalar_int(ctx, "sweep.rounds", v, 1, 10_000)? as u32;
+        if v.get_ref().as_str() == Some("auto") {
+            out.auto_rounds = Some(AutoRounds {
+                max_rounds: AutoRounds::DEFAULT_MAX_ROUNDS,
+                max_seconds: None,
+                budget_given: false,
+            });
+        } else if v.get_ref().is_str() {
+            return Err(ctx.err(v.span(), "sweep.rounds", "expected an integer or \"auto\""));
+        } else {
+            out.rounds = scalar_int(ctx, "sweep.rounds", v, 1, 10_000)? as u32;
+        }
     }
+    apply_auto_budget(ctx, s, out)?;
     if let Some(v) = &s.ci_target {
         out.ci_target = Some(scalar_float(ctx, "sweep.ci_target", v, 0.0001, 0.5)?);
     }

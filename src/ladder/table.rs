@@ -5,6 +5,9 @@
 use serde::Serialize;
 
 use crate::record::{ModelRecord, RunRecord, Status, TestRecord};
+use crate::stats::pairs::Design;
+use crate::stats::resolve::{Choice, Resolution, resolve};
+use crate::stats::ties::Figure;
 
 /// The formats `tpsbench ladder --output` prints the table in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -49,36 +52,76 @@ pub struct Row {
     /// On the Pareto front with ties kept: no other variant is at least as good on both
     /// estimates and established better (intervals apart) on one.
     pub pareto: bool,
-    /// The other variants on the front whose decode speed ties with this one's (intervals
-    /// overlap): which of them is faster is not established.
+    /// The other variants on the front whose decode speed ties with this one's: which of
+    /// them is faster is not established (paired by round within one run with rounds,
+    /// `stats::resolve`; intervals overlap otherwise).
     pub ties: Vec<String>,
+    /// The decode test's round medians, in round order (empty for one round).
+    #[serde(skip)]
+    pub tg_rounds: Vec<f64>,
+}
+
+/// The run's design of rounds, as the answer's ties are judged: `None` for one round (no
+/// pairing), sequential for `rounds = "auto"`.
+pub fn design(run: &RunRecord) -> Option<Design> {
+    match &run.run.rounds_auto {
+        Some(a) => Some(Design::Sequential {
+            max_rounds: a.max_rounds as usize,
+        }),
+        None if run.run.rounds >= 2 => Some(Design::Fixed),
+        None => None,
+    }
+}
+
+/// The variants of each base file (indices into `rows`), in record order.
+pub fn groups(run: &RunRecord, rows: &[Row]) -> Vec<Vec<usize>> {
+    let bases: Vec<Option<String>> = run
+        .models
+        .iter()
+        .filter(|m| m.provenance.is_some())
+        .map(|m| m.provenance.as_ref().map(|p| p.base_sha256.clone()))
+        .collect();
+    let mut out: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+    for (i, b) in bases.iter().enumerate().take(rows.len()) {
+        match out.iter_mut().find(|(k, _)| k == b) {
+            Some((_, v)) => v.push(i),
+            None => out.push((b.clone(), vec![i])),
+        }
+    }
+    out.into_iter().map(|(_, v)| v).collect()
 }
 
 /// The rows of every model in the record that has provenance (ladder variants and
 /// synthetic models), in record order. The Pareto front is marked among the variants of
 /// the same base file.
 pub fn rows(run: &RunRecord) -> Vec<Row> {
-    let models: Vec<&ModelRecord> = run
+    rows_resolved(run, DEFAULT_KLD_BUDGET).0
+}
+
+/// The KLD budget of the ladder's answer, in nats (the leaderboard's default).
+pub const DEFAULT_KLD_BUDGET: f64 = 0.05;
+
+/// The rows, and each base file's resolution (its variants' indices with the answer over
+/// them: `stats::resolve` at KLD budget `budget`).
+pub fn rows_resolved(run: &RunRecord, budget: f64) -> (Vec<Row>, Vec<(Vec<usize>, Resolution)>) {
+    let mut out: Vec<Row> = run
         .models
         .iter()
         .filter(|m| m.provenance.is_some())
+        .map(|m| row(m, &run.tests))
         .collect();
-    let mut out: Vec<Row> = models.iter().map(|m| row(m, &run.tests)).collect();
-    let base = |m: &ModelRecord| m.provenance.as_ref().map(|p| p.base_sha256.clone());
-    let mut bases: Vec<Option<String>> = models.iter().map(|m| base(m)).collect();
-    bases.dedup();
-    for b in bases {
-        let idx: Vec<usize> = (0..models.len())
-            .filter(|&i| base(models[i]) == b)
-            .collect();
+    let design = design(run);
+    let mut resolved = Vec::new();
+    for idx in groups(run, &out) {
         let mut group: Vec<Row> = idx.iter().map(|&i| out[i].clone()).collect();
-        mark_pareto(&mut group);
+        let r = mark_pareto_by(&mut group, design, budget);
         for (g, &i) in group.into_iter().zip(&idx) {
             out[i].pareto = g.pareto;
             out[i].ties = g.ties;
         }
+        resolved.push((idx, r));
     }
-    out
+    (out, resolved)
 }
 
 fn first_ok<'a>(tests: &'a [TestRecord], model: &str, generation: bool) -> Option<&'a TestRecord> {
@@ -120,47 +163,106 @@ fn row(m: &ModelRecord, tests: &[TestRecord]) -> Row {
         synthetic: prov.is_some_and(|p| p.synthetic),
         pareto: false,
         ties: Vec::new(),
+        tg_rounds: tg
+            .map(|t| t.round_medians())
+            .filter(|r| r.len() >= 2)
+            .unwrap_or_default(),
     }
 }
 
-/// Marks the Pareto front on (higher tg t/s, lower KLD) with ties kept (`stats::ties`):
-/// speed by the decode test's interval, KLD by ±1.96 of its uncertainty.
-/// Rows lacking either figure are never on the front. Front rows whose speeds tie name
-/// each other.
+/// Marks the Pareto front on (higher tg t/s, lower KLD) with ties kept, each variant's own
+/// intervals deciding (`stats::ties`): speed by the decode test's interval, KLD by ±1.96 of
+/// its uncertainty. Rows lacking either figure are never on the front. Front rows whose
+/// speeds tie name each other.
 pub fn mark_pareto(rows: &mut [Row]) {
-    use crate::stats::ties::{Figure, pareto_front};
-    let figures = |r: &Row| -> Option<(Figure, Figure)> {
-        let ts = r.tg_ts?;
-        let speed = match r.tg_ci {
-            Some((lo, hi)) => Figure { value: ts, lo, hi },
-            None => Figure::point(ts),
-        };
-        let kld = Figure::around(r.kld_mean?, 1.96 * r.kld_uncertainty.unwrap_or(0.0));
-        Some((speed, kld))
-    };
+    mark_pareto_by(rows, None, DEFAULT_KLD_BUDGET);
+}
+
+/// The speed of a row as the answer compares it.
+fn speed(r: &Row) -> Option<Figure> {
+    let ts = r.tg_ts?;
+    Some(match r.tg_ci {
+        Some((lo, hi)) => Figure { value: ts, lo, hi },
+        None => Figure::point(ts),
+    })
+}
+
+/// [`mark_pareto`] with the run's design: rows with interleaved rounds are compared paired
+/// by round (`stats::resolve`); returns the resolution over the rows with a decode rate
+/// (its indices count those rows only).
+pub fn mark_pareto_by(rows: &mut [Row], design: Option<Design>, budget: f64) -> Resolution {
     let idx: Vec<usize> = (0..rows.len())
-        .filter(|&i| figures(&rows[i]).is_some())
+        .filter(|&i| speed(&rows[i]).is_some())
         .collect();
-    let points: Vec<(Figure, Figure)> = idx.iter().filter_map(|&i| figures(&rows[i])).collect();
-    let front = pareto_front(&points);
-    for r in rows.iter_mut() {
-        r.pareto = false;
-        r.ties.clear();
+    let choices: Vec<Choice> = idx
+        .iter()
+        .map(|&i| Choice {
+            speed: speed(&rows[i]).expect("filtered"),
+            rounds: rows[i].tg_rounds.clone(),
+            error: rows[i]
+                .kld_mean
+                .map(|k| Figure::around(k, 1.96 * rows[i].kld_uncertainty.unwrap_or(0.0))),
+        })
+        .collect();
+    let r = resolve(&choices, budget, design, 0.05);
+    for row in rows.iter_mut() {
+        row.pareto = false;
+        row.ties.clear();
     }
     for (k, &i) in idx.iter().enumerate() {
-        rows[i].pareto = front[k];
-    }
-    for (k, &i) in idx.iter().enumerate() {
-        if !front[k] {
-            continue;
-        }
-        let ties: Vec<String> = idx
+        rows[i].pareto = r.front[k];
+        rows[i].ties = r.front_ties[k]
             .iter()
-            .enumerate()
-            .filter(|&(m, &j)| m != k && front[m] && points[m].0.ties(&points[k].0) && j != i)
-            .map(|(_, &j)| rows[j].quant_type.clone())
+            .map(|&m| rows[idx[m]].quant_type.clone())
             .collect();
-        rows[i].ties = ties;
+    }
+    r
+}
+
+/// The ladder's answer in one line, the leaderboard's sentence: the fastest variant within
+/// the KLD budget and the ones it ties with, how ties were judged, and what stayed open.
+pub fn answer_line(rows: &[Row], idx: &[usize], r: &Resolution, budget: f64) -> String {
+    let decoded: Vec<usize> = idx
+        .iter()
+        .copied()
+        .filter(|&i| speed(&rows[i]).is_some())
+        .collect();
+    let name = |k: usize| rows[decoded[k]].quant_type.clone();
+    let head = match r.best {
+        Some(b) if rows[decoded[b]].kld_mean.is_some() => format!(
+            "the fastest quantization within a KLD budget of {budget} nats is {}",
+            name(b)
+        ),
+        Some(b) => format!("the fastest decode is {}", name(b)),
+        None => format!("no quantization meets a KLD budget of {budget} nats"),
+    };
+    let ties: Vec<String> = r.best_ties.iter().map(|&k| name(k)).collect();
+    let mut s = if ties.is_empty() {
+        format!("{head}.")
+    } else {
+        format!("{head}, tied with {}.", and_list(&ties))
+    };
+    s.push_str(&format!(" {}.", r.rule.describe()));
+    if !r.open.is_empty() {
+        let open: Vec<String> = r
+            .open
+            .iter()
+            .map(|&(a, b)| format!("{} vs {}", name(a), name(b)))
+            .collect();
+        s.push_str(&format!(
+            " Not established: {} (more rounds would settle them: --rounds auto).",
+            open.join(", ")
+        ));
+    }
+    s
+}
+
+/// "A", "A and B", "A, B and C".
+fn and_list(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [a] => a.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 
@@ -262,6 +364,7 @@ mod tests {
             pareto: false,
             tg_ci: None,
             ties: Vec::new(),
+            tg_rounds: Vec::new(),
         }
     }
 
@@ -282,6 +385,37 @@ mod tests {
         let md = markdown(&rows);
         assert!(md.contains("* (speed ties Q3_K_M)"), "{md}");
         assert!(md.contains("230.30 [225.00, 235.60]"), "{md}");
+    }
+
+    #[test]
+    fn rows_with_interleaved_rounds_are_compared_paired_by_round() {
+        // A round-level swing of 15% shared by both; Q4_0 10% faster in every round.
+        let swings = [1.0, 1.15, 0.87, 1.08, 0.92];
+        let mut a = r("Q8_0", Some(100.0), Some(0.01));
+        a.tg_rounds = swings.iter().map(|s| 100.0 * s).collect();
+        a.tg_ci = Some((88.0, 113.0));
+        let mut b = r("Q4_0", Some(110.0), Some(0.03));
+        b.tg_rounds = swings
+            .iter()
+            .zip([1.004, 0.997, 1.002, 0.998, 1.001])
+            .map(|(s, j)| 110.0 * s * j)
+            .collect();
+        b.tg_ci = Some((97.0, 124.0));
+        let mut rows = vec![a, b];
+        let paired = mark_pareto_by(&mut rows, Some(Design::Fixed), DEFAULT_KLD_BUDGET);
+        assert!(
+            rows.iter().all(|r| r.pareto && r.ties.is_empty()),
+            "{rows:?}"
+        );
+        assert!(paired.best_ties.is_empty());
+        let line = answer_line(&rows, &[0, 1], &paired, DEFAULT_KLD_BUDGET);
+        assert!(
+            line.contains("is Q4_0.") && line.contains("paired by round"),
+            "{line}"
+        );
+        // One launch each (no design): the intervals overlap, a tie.
+        mark_pareto_by(&mut rows, None, DEFAULT_KLD_BUDGET);
+        assert_eq!(rows[1].ties, vec!["Q8_0".to_string()]);
     }
 
     #[test]

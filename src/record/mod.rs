@@ -101,6 +101,9 @@ pub struct RunInfo {
     /// written before rounds existed, and for llama-bench's methodology.
     #[serde(default = "one_round", skip_serializing_if = "is_one_round")]
     pub rounds: u32,
+    /// `rounds = "auto"`: the budget, and why the rounds stopped (absent for fixed rounds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds_auto: Option<AutoRoundsRecord>,
     pub command: Vec<String>,
     /// GPUs as NVIDIA's NVML reports them (empty without an NVIDIA driver).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -317,6 +320,21 @@ pub struct TestRecord {
     /// repetitions in run order; `stats.interval` is then the interval between rounds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rounds: Vec<RoundRecord>,
+}
+
+/// How `rounds = "auto"` ran: its budget and how it ended. The answer's ties of such a run
+/// are judged with the sequential design its `max_rounds` planned (`stats::pairs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AutoRoundsRecord {
+    pub max_rounds: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_seconds: Option<f64>,
+    /// "resolved after 4 rounds", "budget spent: ..." (absent while the run goes on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+    /// The comparisons still open when the rounds stopped ("Q4_K_M vs Q8_0 tg128").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open: Vec<String>,
 }
 
 /// One round of a test: a fresh context (a fresh process under `--isolate`), its

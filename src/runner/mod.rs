@@ -5,6 +5,7 @@
 //! children, progress and ETA, Ctrl-C and fault injection are handled here, once for every
 //! kind. A test or model that fails is recorded with its error and the sweep goes on.
 
+pub mod auto;
 pub mod isolate;
 pub mod knobs_check;
 pub mod prepare;
@@ -122,6 +123,23 @@ pub fn run(
         opts.resume.as_deref(),
         child || opts.continuation,
     )?;
+    // Auto rounds judge with a sequential design from the first round on: a file measured
+    // with fixed rounds cannot be continued under it.
+    if let (Some(_), None, Some(file)) = (
+        &opts.config.settings.auto_rounds,
+        &record.run.rounds_auto,
+        &opts.resume,
+    ) {
+        if !child && !opts.continuation {
+            return Err(format!(
+                "{}: made with fixed rounds ({}): --rounds auto cannot continue it (its looks \
+                 would not be the ones a sequential design plans); resume it with --rounds N, \
+                 or start a new run with --rounds auto",
+                file.display(),
+                record.run.rounds
+            ));
+        }
+    }
     // A resumed file asked for more rounds records the larger count.
     record.run.rounds = record.run.rounds.max(opts.config.settings.rounds);
     let todo = prepare::remaining(&prep.plan, &mine, None, &record);
@@ -152,17 +170,69 @@ pub fn run(
     let total = part.len() + (rounds - 1) * part.iter().filter(|t| rounds_apply(t)).count();
     let mut sweep = sweep::Sweep::new(engine, opts, &prep, record, path, (done, total));
     let mut interrupted = false;
+    let auto = opts.config.settings.auto_rounds;
+    let begun = std::time::Instant::now();
+    let mut last = std::time::Duration::ZERO;
+    let mut stopped = None;
     for round in 0..rounds {
+        // `rounds = "auto"`: stop once the answer is resolved or the budget is spent.
+        if let Some(a) = &auto {
+            stopped = auto::stop_before(a, round, sweep.record(), begun.elapsed(), last);
+            if stopped.is_some() {
+                break;
+            }
+        }
         let due = due_in_round(&mine, round, sweep.record());
         if due.is_empty() {
             continue;
         }
         if rounds > 1 && !opts.quiet {
-            progress.note(&format!("round {}/{rounds}", round + 1));
+            let of = match auto {
+                Some(_) => format!("at most {rounds}, auto"),
+                None => rounds.to_string(),
+            };
+            progress.note(&format!("round {}/{of}", round + 1));
         }
+        let t0 = std::time::Instant::now();
         interrupted = sweep.measure_all(&rotated(&due, round), progress)?;
+        last = t0.elapsed();
         if interrupted {
             break;
+        }
+    }
+    if let (Some(a), false) = (&auto, interrupted || child) {
+        let done = sweep
+            .record()
+            .tests
+            .iter()
+            .map(|t| t.rounds_done())
+            .max()
+            .unwrap_or(0);
+        let why = stopped.unwrap_or_else(|| {
+            auto::stop_before(a, done, sweep.record(), begun.elapsed(), last)
+                .unwrap_or_else(|| format!("budget spent: max_rounds {} reached", a.max_rounds))
+        });
+        let looked = auto::look(sweep.record(), auto::design(a));
+        if !opts.quiet {
+            eprintln!("auto rounds: {why}");
+            if !looked.open.is_empty() {
+                eprintln!(
+                    "auto rounds: not established within the budget: {}",
+                    looked.open.join("; ")
+                );
+            }
+        }
+        let done = sweep
+            .record()
+            .tests
+            .iter()
+            .map(|t| t.rounds_done())
+            .max()
+            .unwrap_or(0);
+        sweep.record_mut().run.rounds = done.max(1) as u32;
+        if let Some(r) = sweep.record_mut().run.rounds_auto.as_mut() {
+            r.stopped = Some(why);
+            r.open = looked.open;
         }
     }
     sweep.finish(interrupted)
@@ -288,6 +358,15 @@ pub fn run_info(
         warmup: config.settings.warmup,
         repetitions: config.settings.repetitions,
         rounds: config.settings.rounds,
+        rounds_auto: config
+            .settings
+            .auto_rounds
+            .map(|a| crate::record::AutoRoundsRecord {
+                max_rounds: a.max_rounds,
+                max_seconds: a.max_seconds,
+                stopped: None,
+                open: Vec::new(),
+            }),
         command,
         gpus: Vec::new(),
         host_bandwidth: None,

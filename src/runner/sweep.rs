@@ -75,6 +75,11 @@ impl<'a> Sweep<'a> {
         &self.record
     }
 
+    /// The record, to note how auto rounds ended.
+    pub(super) fn record_mut(&mut self) -> &mut RunRecord {
+        &mut self.record
+    }
+
     /// Runs `todo` in order; true when a stop request ended it early.
     pub(super) fn measure_all(
         &mut self,

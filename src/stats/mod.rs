@@ -3,13 +3,17 @@
 //! (warmup drift and trend), `compare` (A/B verdicts), `analysis` (what a test reports),
 //! `order` (distribution-free intervals of the median, for adaptive stopping), `student`
 //! (the t distribution and the t interval on the log scale that intervals and verdicts use),
-//! `ties` (rankings and Pareto fronts that leave unestablished differences tied).
+//! `ties` (rankings and Pareto fronts that leave unestablished differences tied), `pairs`
+//! (many variants of one run judged paired by round, Holm, fixed or sequential rounds),
+//! `resolve` (the fastest within an error budget and the front, as sets, and what is open).
 
 pub mod analysis;
 pub mod bootstrap;
 pub mod compare;
 pub mod order;
 pub mod outliers;
+pub mod pairs;
+pub mod resolve;
 pub mod steady;
 pub mod student;
 pub mod ties;

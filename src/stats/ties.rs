@@ -49,15 +49,25 @@ impl Figure {
 /// and a slow, exact variant would knock out, through a run of ties, a variant that is
 /// established faster than it.)
 pub fn pareto_front(points: &[(Figure, Figure)]) -> Vec<bool> {
-    let beats = |j: &(Figure, Figure), i: &(Figure, Figure)| {
-        let ((sj, ej), (si, ei)) = (j, i);
+    pareto_front_by(points, &|j, i| points[j].0.established_above(&points[i].0))
+}
+
+/// [`pareto_front`] with the speed comparison given: `speed_above(j, i)` says whether
+/// point j's speed is established above point i's (paired by round within one run,
+/// `stats::pairs`; intervals apart otherwise).
+pub fn pareto_front_by(
+    points: &[(Figure, Figure)],
+    speed_above: &dyn Fn(usize, usize) -> bool,
+) -> Vec<bool> {
+    let beats = |j: usize, i: usize| {
+        let ((sj, ej), (si, ei)) = (&points[j], &points[i]);
         let at_least = sj.value >= si.value && ej.value <= ei.value;
         let better = sj.value > si.value || ej.value < ei.value;
-        let established = sj.established_above(si) || ei.established_above(ej);
+        let established = speed_above(j, i) || ei.established_above(ej);
         at_least && better && established
     };
     (0..points.len())
-        .map(|i| !(0..points.len()).any(|j| j != i && beats(&points[j], &points[i])))
+        .map(|i| !(0..points.len()).any(|j| j != i && beats(j, i)))
         .collect()
 }
 

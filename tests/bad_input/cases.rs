@@ -289,6 +289,72 @@ fn configuration_cases() -> Vec<Case> {
             "--rounds must be at least 1",
         ),
         case(
+            "rounds auto with nothing to compare and no budget",
+            |d| sweep(d, "rounds = \"auto\""),
+            2,
+            "rounds = \"auto\" has nothing to resolve here",
+        ),
+        case(
+            "max_rounds below 2",
+            |d| sweep(d, "rounds = \"auto\"\nmax_rounds = 1"),
+            2,
+            "key `sweep.max_rounds`: 1 is out of range: must be between 2 and 10000",
+        ),
+        case(
+            "max_rounds without auto rounds",
+            |d| sweep(d, "max_rounds = 5"),
+            2,
+            "key `sweep.max_rounds`: max_rounds is the budget of rounds = \"auto\"",
+        ),
+        case(
+            "--max-rounds below 2",
+            |d| {
+                let mut a = sweep(d, "");
+                a.extend(["--rounds", "auto", "--max-rounds", "1"].map(OsString::from));
+                a
+            },
+            2,
+            "--max-rounds 1: must be between 2 and 10000",
+        ),
+        case(
+            "--rounds auto with --isolate",
+            |d| {
+                let mut a = sweep(d, "n_threads = [1, 2]");
+                a.extend(["--rounds", "auto", "--isolate"].map(OsString::from));
+                a
+            },
+            2,
+            "--rounds auto does not combine with --isolate",
+        ),
+        case(
+            "--rounds auto resuming a file of fixed rounds",
+            |d| {
+                let mut a = sweep(d, "n_threads = [1, 2]\nrounds = 2");
+                let first = assert_cmd::Command::cargo_bin("tpsbench")
+                    .unwrap()
+                    .args(&a)
+                    .current_dir(d)
+                    .output()
+                    .unwrap();
+                assert!(first.status.success(), "{first:?}");
+                let file = std::fs::read_dir(d.join("results"))
+                    .unwrap()
+                    .next()
+                    .unwrap()
+                    .unwrap()
+                    .path();
+                a.extend([
+                    "--rounds".into(),
+                    "auto".into(),
+                    "--resume".into(),
+                    file.into(),
+                ]);
+                a
+            },
+            2,
+            "--rounds auto cannot continue it",
+        ),
+        case(
             "negative thread count",
             |d| sweep(d, "n_threads = -1"),
             2,

@@ -1,8 +1,10 @@
 //! End-to-end tests: the real `tpsbench` binary and the real llama.cpp engine on the tiny
 //! model that `tpsbench synth` generates (no download). One test binary, one file per theme:
 //! `run.rs` (a run, its outputs and its refusals), `compare.rs` (compare and baselines),
-//! `long_sweeps.rs` (kill and resume, isolation, shards, exit codes).
+//! `long_sweeps.rs` (kill and resume, isolation, shards, exit codes), `auto_rounds.rs`
+//! (`--rounds auto`).
 
+mod auto_rounds;
 mod compare;
 mod long_sweeps;
 mod run;

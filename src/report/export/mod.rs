@@ -178,6 +178,7 @@ pub(crate) mod fixtures {
                 warmup: 1,
                 repetitions: 2,
                 rounds: 1,
+                rounds_auto: None,
                 command: vec![],
                 gpus: vec![],
                 host_bandwidth: None,

@@ -14,7 +14,9 @@ use super::svg::fmt_num;
 use super::table::{Cell, RowMeta, Table, anchor};
 use crate::plan::TestKind;
 use crate::stats::analysis::{Covers, LevelInterval};
-use crate::stats::ties::{Figure, pareto_front};
+use crate::stats::pairs::Design;
+use crate::stats::resolve::{Choice, Rule, resolve};
+use crate::stats::ties::Figure;
 use crate::util::units::format_size;
 
 /// The default KLD budget (`--kld-budget`), in nats: the mean KL divergence from the
@@ -61,6 +63,11 @@ pub struct Row {
     /// Prefill far below the table's (under 70% of the median) with no repacked weights,
     /// where faster rows have some: what explains the gap.
     pub unrepacked_gap: bool,
+    /// The decode test's round medians (empty for one round), its result file and its
+    /// run's auto budget: rows of one file with rounds are compared paired by round.
+    pub decode_rounds: Vec<f64>,
+    pub decode_file: Option<std::path::PathBuf>,
+    pub auto_max_rounds: Option<u32>,
 }
 
 /// The answer for one model on one machine.
@@ -78,6 +85,10 @@ pub struct Answer {
     /// Fastest decode first.
     pub rows: Vec<Row>,
     pub sentence: String,
+    /// How the decode ties were judged, with the rounds behind them.
+    pub rule: Rule,
+    /// The comparisons the sentence and the front depend on that are not established.
+    pub open: Vec<String>,
 }
 
 /// A model name without its quantization suffix: `SmolLM2-135M-Q4_K_M` → `SmolLM2-135M`.
@@ -247,6 +258,12 @@ pub fn answers(b: &Board, kld_budget: f64) -> Vec<Answer> {
                         tied_with: vec![],
                         repacked: p.and_then(Entry::repacked_bytes),
                         unrepacked_gap: false,
+                        decode_rounds: d
+                            .map(|e| e.test.round_medians())
+                            .filter(|r| r.len() >= 2)
+                            .unwrap_or_default(),
+                        decode_file: d.map(|e| e.file.clone()),
+                        auto_max_rounds: d.and_then(|e| e.auto_max_rounds),
                     })
                 })
                 .collect();
@@ -258,10 +275,10 @@ pub fn answers(b: &Board, kld_budget: f64) -> Vec<Answer> {
                 };
                 v(b).total_cmp(&v(a)).then_with(|| a.quant.cmp(&b.quant))
             });
-            mark_front(&mut rows);
+            let resolved = mark_front(&mut rows, kld_budget);
             mark_unrepacked_gaps(&mut rows);
             let host = b.machines.get(machine).map_or("?", |m| m.hostname.as_str());
-            let sentence = sentence(&model, host, &rows, kld_budget);
+            let sentence = sentence(&model, host, &rows, kld_budget, &resolved);
             Some(Answer {
                 model,
                 architecture,
@@ -274,6 +291,8 @@ pub fn answers(b: &Board, kld_budget: f64) -> Vec<Answer> {
                 prefill_test,
                 rows,
                 sentence,
+                rule: resolved.rule,
+                open: resolved.open_names,
             })
         })
         .collect()
@@ -312,23 +331,49 @@ fn kld_figure(k: (f64, Option<f64>)) -> Figure {
     Figure::around(k.0, 1.96 * k.1.unwrap_or(0.0))
 }
 
-/// Marks the Pareto front of decode against KLD (rows with both) and the speed ties on it.
-fn mark_front(rows: &mut [Row]) {
-    let idx: Vec<usize> = (0..rows.len())
-        .filter(|&i| rows[i].decode.is_some() && rows[i].kld.is_some())
+/// The answer's resolution over the rows with a decode rate (`decoded`: their indices).
+pub struct Resolved {
+    pub decoded: Vec<usize>,
+    pub rule: Rule,
+    /// The fastest within the budget and the rows it ties with (indices into the rows).
+    pub best: Option<usize>,
+    pub best_ties: Vec<usize>,
+    /// "Q4_K_M vs Q8_0": comparisons the answer depends on, not established.
+    pub open_names: Vec<String>,
+}
+
+/// Marks the Pareto front of decode against KLD (rows with both) and the speed ties on it,
+/// and resolves the fastest within `budget` (`stats::resolve`). Rows of one result file whose
+/// decode has 2 or more rounds were interleaved: they are compared paired by round, Holm
+/// over the answer's pairs (sequentially for an auto-rounds run); other rows, from separate
+/// runs or of one launch each, tie when their intervals overlap.
+pub fn mark_front(rows: &mut [Row], budget: f64) -> Resolved {
+    let decoded: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].decode.is_some())
         .collect();
-    let points: Vec<(Figure, Figure)> = idx
+    let choices: Vec<Choice> = decoded
         .iter()
-        .map(|&i| {
-            (
-                rows[i].decode.as_ref().unwrap().figure,
-                kld_figure(rows[i].kld.unwrap()),
-            )
+        .map(|&i| Choice {
+            speed: rows[i].decode.as_ref().unwrap().figure,
+            rounds: rows[i].decode_rounds.clone(),
+            error: rows[i].kld.map(kld_figure),
         })
         .collect();
-    let front = pareto_front(&points);
-    for (k, &i) in idx.iter().enumerate() {
-        rows[i].front = front[k];
+    let one_file = decoded.iter().all(|&i| {
+        rows[i].decode_file.is_some() && rows[i].decode_file == rows[decoded[0]].decode_file
+    });
+    let design = one_file.then(
+        || match decoded.first().and_then(|&i| rows[i].auto_max_rounds) {
+            Some(m) => Design::Sequential {
+                max_rounds: m as usize,
+            },
+            None => Design::Fixed,
+        },
+    );
+    let r = resolve(&choices, budget, design, 0.05);
+    for row in rows.iter_mut() {
+        row.front = false;
+        row.tied_with.clear();
     }
     // Ties by the quantization's name alone ("Q4_K_M", its row says "(mostly Q5_0)"), which
     // keeps the column narrow; the full label where two rows share the name.
@@ -342,22 +387,28 @@ fn mark_front(rows: &mut [Row]) {
             }
         })
         .collect();
-    for &i in &idx {
-        if !rows[i].front {
-            continue;
-        }
-        let me = rows[i].decode.as_ref().unwrap().figure;
-        rows[i].tied_with = idx
+    for (k, &i) in decoded.iter().enumerate() {
+        rows[i].front = r.front[k];
+        rows[i].tied_with = r.front_ties[k]
             .iter()
-            .filter(|&&j| j != i && rows[j].front)
-            .filter(|&&j| rows[j].decode.as_ref().unwrap().figure.ties(&me))
-            .map(|&j| short[j].clone())
+            .map(|&m| short[decoded[m]].clone())
             .collect();
+    }
+    Resolved {
+        rule: r.rule,
+        best: r.best.map(|k| decoded[k]),
+        best_ties: r.best_ties.iter().map(|&k| decoded[k]).collect(),
+        open_names: r
+            .open
+            .iter()
+            .map(|&(a, b)| format!("{} vs {}", short[decoded[a]], short[decoded[b]]))
+            .collect(),
+        decoded,
     }
 }
 
 mod text;
-pub use text::{NO_REPACK, covers, identity_label, note, sentence, table};
+pub use text::{NO_REPACK, covers, identity_label, note, sentence, table, ties_text};
 
 #[cfg(test)]
 mod tests;

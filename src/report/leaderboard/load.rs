@@ -92,6 +92,9 @@ pub struct Entry {
     /// Decode without a recorded roofline: the % of the roofline it at least reaches
     /// (`roofline_estimate`).
     pub roofline_estimate: Option<f64>,
+    /// The run's `rounds = "auto"` budget (`max_rounds`): its ties are judged with the
+    /// sequential design that budget planned (`stats::pairs`).
+    pub auto_max_rounds: Option<u32>,
 }
 
 impl Entry {
@@ -340,6 +343,7 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
                     .unwrap_or_default(),
                 flags: vec![],
                 roofline_estimate: None,
+                auto_max_rounds: rec.run.rounds_auto.as_ref().map(|a| a.max_rounds),
             };
             entry.flags = run_flags.iter().cloned().chain(row_flags).collect();
             let key = (m.key.clone(), t.identity.clone());

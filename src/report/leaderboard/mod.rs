@@ -5,6 +5,7 @@
 //! `svg_scatter` draw them. A directory without result files gives a page that says so.
 
 pub mod answer;
+pub mod answer_run;
 pub mod charts;
 pub mod charts_lines;
 pub mod charts_quant;

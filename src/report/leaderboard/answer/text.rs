@@ -3,67 +3,49 @@
 //! under it (what the intervals cover, the prefill gaps that missing repacked weights
 //! explain). What the answer is, is `answer`'s.
 
+use std::fmt::Write as _;
+
 use super::*;
 
-/// "X" or "X, tied with Y and Z": `best` and the rows among `among` whose decode ties.
-fn with_ties(best: &Row, among: &[&Row]) -> String {
-    let me = best.decode.as_ref().unwrap().figure;
-    let tied: Vec<String> = among
-        .iter()
-        .filter(|r| r.quant != best.quant)
-        .filter(|r| r.decode.as_ref().unwrap().figure.ties(&me))
-        .map(|r| r.quant.clone())
-        .collect();
+/// "X" or "X, tied with Y and Z": the resolution's best and the rows it ties with.
+fn with_ties(rows: &[Row], r: &Resolved) -> String {
+    let Some(best) = r.best else {
+        return String::new();
+    };
+    let tied: Vec<String> = r.best_ties.iter().map(|&i| rows[i].quant.clone()).collect();
     if tied.is_empty() {
-        best.quant.clone()
+        rows[best].quant.clone()
     } else {
-        format!("{}, tied with {}", best.quant, and_list(&tied))
+        format!("{}, tied with {}", rows[best].quant, and_list(&tied))
     }
 }
 
-/// The one-line answer above the table.
-pub fn sentence(model: &str, host: &str, rows: &[Row], budget: f64) -> String {
+/// The one-line answer above the table (`resolved` by [`super::mark_front`]).
+pub fn sentence(model: &str, host: &str, rows: &[Row], budget: f64, resolved: &Resolved) -> String {
     let head = format!("For {model} on {host}");
-    let decoded: Vec<&Row> = rows.iter().filter(|r| r.decode.is_some()).collect();
-    let fastest = |rs: &[&Row]| -> Option<Row> {
-        rs.iter()
-            .max_by(|a, b| {
-                let v = |r: &Row| r.decode.as_ref().unwrap().figure.value;
-                v(a).total_cmp(&v(b))
-            })
-            .map(|r| (*r).clone())
-    };
-    let Some(top) = fastest(&decoded) else {
+    if !rows.iter().any(|r| r.decode.is_some()) {
         return format!(
             "{head}, no decode rate was measured, so there is no fastest quantization."
         );
-    };
-    let with_kld: Vec<&Row> = decoded
-        .iter()
-        .copied()
-        .filter(|r| r.kld.is_some())
-        .collect();
-    if with_kld.is_empty() {
+    }
+    let with_kld = rows.iter().any(|r| r.decode.is_some() && r.kld.is_some());
+    if !with_kld {
         return format!(
             "{head}, no quantization has a KLD measurement, so none can be held to a KLD budget; \
              the fastest decode is {}.",
-            with_ties(&top, &decoded)
+            with_ties(rows, resolved)
         );
     }
-    let within: Vec<&Row> = with_kld
-        .iter()
-        .copied()
-        .filter(|r| r.kld.unwrap().0 <= budget)
-        .collect();
     let b = budget;
-    match fastest(&within) {
-        Some(best) => format!(
+    match resolved.best {
+        Some(_) => format!(
             "{head}, the fastest quantization within a KLD budget of {b} nats is {}.",
-            with_ties(&best, &within)
+            with_ties(rows, resolved)
         ),
         None => {
-            let closest = with_kld
+            let closest = rows
                 .iter()
+                .filter(|r| r.kld.is_some())
                 .min_by(|a, b| a.kld.unwrap().0.total_cmp(&b.kld.unwrap().0))
                 .unwrap();
             format!(
@@ -338,7 +320,21 @@ pub fn note(a: &Answer) -> String {
     if a.rows.iter().any(|r| r.kld.is_some()) {
         s.push_str(
             " KLD: mean ± standard error, nats. ★ front: the Pareto front of decode against \
-             KLD with ties kept (±1.96 se); \"ties\": decode intervals overlap.",
+             KLD with ties kept (±1.96 se).",
+        );
+    }
+    let _ = write!(s, " {}.", ties_text(a));
+    s
+}
+
+/// How the answer's ties were judged and what stayed open: "ties: ... paired by round ...".
+pub fn ties_text(a: &Answer) -> String {
+    let mut s = a.rule.describe();
+    if !a.open.is_empty() {
+        let _ = write!(
+            s,
+            ". Not established: {}; more rounds would settle them (`tpsbench run --rounds auto`)",
+            a.open.join(", ")
         );
     }
     s

@@ -1,0 +1,37 @@
+//! The answer at the end of a run (`tpsbench run`, `cargo bench`): the leaderboard's own
+//! answer over this run's file alone, in Markdown, when the run measured a ladder or several
+//! quantizations of one model. A file of its own: `markdown` imports `answer`, this both.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::answer::{answers, identity_label, note, table};
+use super::load::{Exclude, board};
+use super::markdown;
+use crate::record::RunRecord;
+
+/// The answers of `record` (written to `path`, which the rows name) as the leaderboard
+/// prints them: a heading, the sentence, the table and its note; None when no model has two
+/// quantizations with a decode rate.
+pub fn of_run(record: &RunRecord, path: &Path) -> Option<String> {
+    let raw = serde_json::to_value(record).ok()?;
+    let b = board(
+        vec![(path.to_path_buf(), record.clone(), raw)],
+        &Exclude::default(),
+    );
+    let mut o = String::new();
+    for a in answers(&b, b.kld_budget())
+        .iter()
+        .filter(|a| a.rows.iter().filter(|r| r.decode.is_some()).count() >= 2)
+    {
+        let _ = writeln!(
+            o,
+            "\n## Which quantization? {}\n\n{}\n",
+            identity_label(a),
+            a.sentence
+        );
+        let _ = writeln!(o, "{}", markdown::table(&table(a, "\u{a0}")));
+        let _ = writeln!(o, "{}", note(a));
+    }
+    (!o.is_empty()).then_some(o)
+}

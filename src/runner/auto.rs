@@ -1,0 +1,179 @@
+//! `rounds = "auto"`: after each round from the third (`stats::pairs::FIRST_LOOK`), the
+//! comparisons the run's answer depends on are judged with the sequential design; the rounds
+//! stop when none is open, or when the budget (`max_rounds`, `max_rounds_seconds`) is spent.
+//!
+//! The comparisons: for each ladder (variants of one base file), the fastest decode within
+//! the KLD budget against each rival within it, and each variant that the point estimates
+//! put off the Pareto front (`stats::resolve`, the answer the ladder table and the
+//! leaderboard print). For the other llama-bench-style tests, per model and test name (say
+//! tg128 at two thread counts), the fastest setting against each other.
+
+use std::time::Duration;
+
+use crate::config::AutoRounds;
+use crate::ladder::table::{self, DEFAULT_KLD_BUDGET};
+use crate::record::{RunRecord, Status};
+use crate::stats::analysis::LevelInterval;
+use crate::stats::pairs::{Design, FIRST_LOOK};
+use crate::stats::resolve::{Choice, resolve};
+use crate::stats::ties::Figure;
+
+/// The comparisons at one look.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Looked {
+    /// How many comparisons the answer depends on.
+    pub total: usize,
+    /// Those not established, "Q4_K_M vs Q8_0 (tg128)".
+    pub open: Vec<String>,
+}
+
+/// The design `auto` plans.
+pub fn design(a: &AutoRounds) -> Design {
+    Design::Sequential {
+        max_rounds: a.max_rounds as usize,
+    }
+}
+
+/// The comparisons of `record`'s answer under `design`, and those still open.
+pub fn look(record: &RunRecord, design: Design) -> Looked {
+    let mut out = Looked {
+        total: 0,
+        open: Vec::new(),
+    };
+    // Ladders: the ladder table's own resolution (its design is the run's: auto).
+    let (rows, groups) = table::rows_resolved(record, DEFAULT_KLD_BUDGET);
+    for (idx, r) in &groups {
+        let decoded: Vec<usize> = idx
+            .iter()
+            .copied()
+            .filter(|&i| rows[i].tg_ts.is_some())
+            .collect();
+        out.total += r.needed;
+        let test = rows
+            .iter()
+            .find_map(|r| r.tg_test.clone())
+            .unwrap_or_default();
+        for &(a, b) in &r.open {
+            out.open.push(format!(
+                "{} vs {} ({test})",
+                rows[decoded[a]].quant_type, rows[decoded[b]].quant_type
+            ));
+        }
+    }
+    // The other tests: per model (without a ladder's provenance) and test name.
+    let plain = |m: &str| {
+        record
+            .models
+            .iter()
+            .any(|x| x.name == m && x.provenance.is_none())
+    };
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for t in &record.tests {
+        let key = (t.model.clone(), t.test.clone());
+        if t.kind.is_llama_bench() && plain(&t.model) && !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    for (model, test) in keys {
+        let ts: Vec<_> = record
+            .tests
+            .iter()
+            .filter(|t| t.model == model && t.test == test && t.kind.is_llama_bench())
+            .filter(|t| t.status == Status::Ok && t.median_ts.is_some())
+            .collect();
+        if ts.len() < 2 {
+            continue;
+        }
+        let choices: Vec<Choice> = ts
+            .iter()
+            .map(|t| {
+                let rounds = t.round_medians();
+                let v = crate::stats::mean(&rounds);
+                let speed =
+                    match LevelInterval::of(crate::stats::analysis::Covers::BetweenRounds, &rounds)
+                    {
+                        Some(i) => Figure {
+                            value: v,
+                            lo: i.lo.min(v),
+                            hi: i.hi.max(v),
+                        },
+                        None => Figure::point(v),
+                    };
+                Choice {
+                    speed,
+                    rounds,
+                    error: None,
+                }
+            })
+            .collect();
+        let r = resolve(&choices, DEFAULT_KLD_BUDGET, Some(design), 0.05);
+        out.total += r.needed;
+        for &(a, b) in &r.open {
+            out.open.push(format!("{} vs {}", ts[a].id, ts[b].id));
+        }
+    }
+    out
+}
+
+/// Before round `done + 1`: why the rounds stop now, or None to run it. `elapsed`: the run's
+/// time so far; `last`: the last round's.
+pub fn stop_before(
+    a: &AutoRounds,
+    done: usize,
+    record: &RunRecord,
+    elapsed: Duration,
+    last: Duration,
+) -> Option<String> {
+    // Two rounds at least: fewer leave nothing to pair.
+    if done < 2 {
+        return None;
+    }
+    if done >= FIRST_LOOK {
+        let l = look(record, design(a));
+        if l.total > 0 && l.open.is_empty() {
+            let what = match l.total {
+                1 => "the comparison the answer depends on is established".to_string(),
+                n => format!("all {n} comparisons the answer depends on are established"),
+            };
+            return Some(format!("resolved after {done} rounds: {what}"));
+        }
+    }
+    if done >= a.max_rounds as usize {
+        return Some(format!("budget spent: max_rounds {} reached", a.max_rounds));
+    }
+    if let Some(max) = a.max_seconds {
+        // A round that would end past the budget does not start.
+        let next = elapsed + last;
+        if next.as_secs_f64() > max {
+            return Some(format!(
+                "budget spent: {:.0} s of max_rounds_seconds {max:.0} after {done} rounds (another round takes about {:.0} s)",
+                elapsed.as_secs_f64(),
+                last.as_secs_f64()
+            ));
+        }
+    }
+    None
+}
+
+/// Whether the plan has a comparison for auto rounds to resolve: two llama-bench-style tests
+/// of one test name for one model, or a ladder of two variants or more.
+pub fn has_comparison(plan: &crate::plan::Plan) -> bool {
+    let bench: Vec<&crate::plan::PlannedTest> = plan
+        .tests
+        .iter()
+        .filter(|t| super::rounds_apply(t))
+        .collect();
+    bench.iter().enumerate().any(|(i, t)| {
+        bench[i + 1..].iter().any(|u| {
+            let (mt, mu) = (&plan.models[t.model], &plan.models[u.model]);
+            let same_test = t.params.n_prompt == u.params.n_prompt
+                && t.params.n_gen == u.params.n_gen
+                && t.params.n_depth == u.params.n_depth;
+            let ladder = |m: &crate::plan::PlanModel| match m.source {
+                crate::plan::ModelSource::Variant { ladder, .. } => Some(ladder),
+                crate::plan::ModelSource::File(_) => None,
+            };
+            same_test && (t.model == u.model || ladder(mt).is_some() && ladder(mt) == ladder(mu))
+        })
+    })
+}

@@ -1,0 +1,243 @@
+//! Which of several variants of one run are established apart, judged from their interleaved
+//! rounds. The rounds of one run ran A B C, B C A, C A B: round i of every variant shares
+//! the machine's state of that stretch of time, so two variants are compared paired by
+//! round, with the function `compare` uses ([`compare::compare`], a t test on the log
+//! ratios of the round medians). Overlap of the two variants' own 95% intervals (the rule
+//! across runs, `ties`) ignores that pairing and is, in effect, a test at about the 0.5%
+//! level: it calls most real differences ties.
+//!
+//! Many pairs are judged at once, so the family's error is controlled with Holm's step-down
+//! method: the chance that any pair of identical variants is called established stays at
+//! most `alpha` over the whole family.
+//!
+//! Rounds added until the answer is resolved (`rounds = "auto"`) look at the data after
+//! every round. Repeating a fixed-n test at each look would inflate the false-positive rate
+//! well past alpha (optional stopping), so the sequential design spends alpha over the
+//! planned looks: look k (rounds 3 to `max_rounds`) runs Holm at alpha / looks. By the
+//! union bound, the chance of any false "established" over all looks and all pairs is at
+//! most alpha, whatever the stopping rule; tests/monte_carlo.rs checks it on this code.
+
+use super::compare::{Comparison, Measured, Settings, compare};
+
+/// The first look of a sequential design: with 2 rounds the paired t test has 1 degree of
+/// freedom, and at the small per-look levels of a sequential design it can establish
+/// nothing, so a look there would only spend alpha.
+pub const FIRST_LOOK: usize = 3;
+
+/// How the rounds behind a judgement were taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Design {
+    /// A fixed number of rounds, judged once at the end.
+    Fixed,
+    /// Rounds added one at a time up to `max_rounds`, looked at after each from
+    /// [`FIRST_LOOK`] on; alpha spent equally over those looks.
+    Sequential { max_rounds: usize },
+}
+
+impl Design {
+    /// The number of looks the design plans.
+    pub fn looks(&self) -> usize {
+        match *self {
+            Design::Fixed => 1,
+            Design::Sequential { max_rounds } => (max_rounds + 1).saturating_sub(FIRST_LOOK).max(1),
+        }
+    }
+
+    /// The family's level at one look.
+    pub fn look_alpha(&self, alpha: f64) -> f64 {
+        alpha / self.looks() as f64
+    }
+}
+
+/// The verdict on one pair of the family.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairVerdict {
+    pub a: usize,
+    pub b: usize,
+    /// B over A with all the rounds both have (the interval at the family's per-look level
+    /// divided by the family's size: simultaneous, Bonferroni).
+    pub comparison: Comparison,
+    /// +1: B established faster than A; -1: established slower; 0: not established (a tie).
+    pub established: i8,
+    /// The rounds at the look where it was established.
+    pub at_rounds: Option<usize>,
+}
+
+fn measured(r: &[f64]) -> Measured {
+    Measured {
+        round_medians: r.to_vec(),
+        repetitions: Vec::new(),
+    }
+}
+
+fn paired(a: &[f64], b: &[f64], alpha: f64) -> Comparison {
+    let s = Settings {
+        alpha,
+        interleaved: true,
+        ..Default::default()
+    };
+    compare(&measured(a), &measured(b), &s)
+}
+
+/// Holm's step-down over p-values: which are rejected at family level `alpha`.
+pub fn holm(p: &[f64], alpha: f64) -> Vec<bool> {
+    let mut order: Vec<usize> = (0..p.len()).collect();
+    order.sort_by(|&i, &j| p[i].total_cmp(&p[j]));
+    let m = p.len();
+    let mut out = vec![false; m];
+    for (rank, &i) in order.iter().enumerate() {
+        if p[i] <= alpha / (m - rank) as f64 {
+            out[i] = true;
+        } else {
+            break;
+        }
+    }
+    out
+}
+
+/// Judges the family `pairs` (indices into `rounds`, each variant's round medians in round
+/// order, interleaved with the others') at family level `alpha` under `design`. A pair whose
+/// sides have fewer than 2 rounds is never established.
+pub fn judge(
+    rounds: &[Vec<f64>],
+    pairs: &[(usize, usize)],
+    alpha: f64,
+    design: Design,
+) -> Vec<PairVerdict> {
+    let m = pairs.len().max(1) as f64;
+    let per_look = design.look_alpha(alpha);
+    let mut out: Vec<PairVerdict> = pairs
+        .iter()
+        .map(|&(a, b)| PairVerdict {
+            a,
+            b,
+            comparison: paired(&rounds[a], &rounds[b], per_look / m),
+            established: 0,
+            at_rounds: None,
+        })
+        .collect();
+    let most = pairs
+        .iter()
+        .map(|&(a, b)| rounds[a].len().min(rounds[b].len()))
+        .max()
+        .unwrap_or(0);
+    let looks: Vec<usize> = match design {
+        Design::Fixed => vec![most],
+        Design::Sequential { max_rounds } => (FIRST_LOOK..=most.min(max_rounds)).collect(),
+    };
+    for n in looks {
+        // At each look the whole family, with each pair's first n rounds (pairs whose sides
+        // lack them are not looked at: p = 1).
+        let cmps: Vec<Option<Comparison>> = pairs
+            .iter()
+            .map(|&(a, b)| {
+                let (ra, rb) = (&rounds[a], &rounds[b]);
+                let k = match design {
+                    Design::Fixed => ra.len().min(rb.len()),
+                    Design::Sequential { .. } => n,
+                };
+                (k >= 2 && ra.len() >= k && rb.len() >= k)
+                    .then(|| paired(&ra[..k], &rb[..k], per_look))
+            })
+            .collect();
+        let p: Vec<f64> = cmps
+            .iter()
+            .map(|c| c.as_ref().map_or(1.0, |c| c.p_value))
+            .collect();
+        for (i, rejected) in holm(&p, per_look).into_iter().enumerate() {
+            if rejected && out[i].established == 0 {
+                let c = cmps[i].as_ref().expect("a rejected pair was tested");
+                out[i].established = if c.speedup > 1.0 { 1 } else { -1 };
+                out[i].at_rounds = Some(c.rounds.0);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::ties::Figure;
+
+    /// Round medians `level · swing_i` for the rounds' shared swings.
+    fn side(level: f64, swings: &[f64]) -> Vec<f64> {
+        swings.iter().map(|s| level * s).collect()
+    }
+
+    #[test]
+    fn a_shared_round_swing_of_15_percent_hides_a_10_percent_difference_only_unpaired() {
+        // Each round moves both variants by up to 15%; B is 10% faster in every round, with
+        // a little noise of its own.
+        let swings = [1.0, 1.15, 0.87, 1.08, 0.92];
+        let a = side(100.0, &swings);
+        let jitter = [1.004, 0.997, 1.002, 0.998, 1.001];
+        let b: Vec<f64> = side(110.0, &swings)
+            .iter()
+            .zip(jitter)
+            .map(|(x, j)| x * j)
+            .collect();
+        let v = judge(&[a.clone(), b.clone()], &[(0, 1)], 0.05, Design::Fixed);
+        assert_eq!(v[0].established, 1, "{v:?}");
+        // Not paired: each variant's own 95% interval between rounds overlaps the other's.
+        let own = |r: &[f64]| {
+            let i = crate::stats::analysis::LevelInterval::of(
+                crate::stats::analysis::Covers::BetweenRounds,
+                r,
+            )
+            .unwrap();
+            Figure {
+                value: crate::stats::mean(r),
+                lo: i.lo,
+                hi: i.hi,
+            }
+        };
+        assert!(own(&a).ties(&own(&b)), "{:?} {:?}", own(&a), own(&b));
+    }
+
+    #[test]
+    fn an_a_a_pair_is_never_established() {
+        // Identical variants, the same in every round but for small independent noise.
+        let swings = [1.0, 1.1, 0.9, 1.05, 0.95, 1.02];
+        let a = side(100.0, &swings);
+        let b: Vec<f64> = a
+            .iter()
+            .zip([1.01, 0.99, 1.005, 0.995, 1.0, 1.002])
+            .map(|(x, j)| x * j)
+            .collect();
+        for design in [Design::Fixed, Design::Sequential { max_rounds: 6 }] {
+            let v = judge(&[a.clone(), b.clone()], &[(0, 1), (1, 0)], 0.05, design);
+            assert!(v.iter().all(|p| p.established == 0), "{design:?} {v:?}");
+        }
+    }
+
+    #[test]
+    fn holm_steps_down_and_stops_at_the_first_failure() {
+        assert_eq!(holm(&[0.01, 0.04, 0.03], 0.05), vec![true, false, false]);
+        assert_eq!(holm(&[0.01, 0.02, 0.04], 0.05), vec![true, true, true]);
+        assert_eq!(holm(&[0.2, 0.01], 0.05), vec![false, true]);
+    }
+
+    #[test]
+    fn the_sequential_design_spends_alpha_over_its_looks() {
+        assert_eq!(Design::Fixed.looks(), 1);
+        assert_eq!(Design::Sequential { max_rounds: 10 }.looks(), 8);
+        assert_eq!(Design::Sequential { max_rounds: 2 }.looks(), 1);
+        // A clear 20% difference is established at an early look and says when.
+        let swings = [1.0, 1.03, 0.98, 1.01, 0.99];
+        let a = side(100.0, &swings);
+        let b: Vec<f64> = side(120.0, &swings)
+            .iter()
+            .zip([1.01, 0.99, 1.0, 1.005, 0.995])
+            .map(|(x, j)| x * j)
+            .collect();
+        let v = judge(
+            &[a, b],
+            &[(0, 1)],
+            0.05,
+            Design::Sequential { max_rounds: 10 },
+        );
+        assert_eq!(v[0].established, 1);
+        assert_eq!(v[0].at_rounds, Some(3));
+    }
+}
