@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod facts;
+pub mod journal;
 pub mod machine;
 pub mod redact;
 pub mod results;

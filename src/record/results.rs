@@ -1,4 +1,5 @@
-//! Result files on disk: unique names, atomic writes, reading back.
+//! Result files on disk: unique names, atomic writes, reading back. A run in progress
+//! also keeps a journal beside its file (`journal.rs`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -6,8 +7,10 @@ use std::path::{Path, PathBuf};
 use crate::record::{RunInfo, RunRecord, SCHEMA_VERSION};
 
 /// Reserves a new, unique result file in `dir` (created if missing), named after the run's
-/// start time and host: `20261130T025500Z-host.json`. The name is claimed with
-/// `create_new`, so two runs started in the same second never share a file.
+/// start time and host: `20261130T025500Z-host.json`. The name is claimed by creating its
+/// journal with `create_new`, so two runs started in the same second never share a file,
+/// and the result file itself appears only with its first complete write: a run that dies
+/// first leaves no empty `.json` behind.
 pub fn new_result_path(dir: &Path, run: &RunInfo) -> Result<PathBuf, String> {
     // create_dir_all on a file says "File exists (os error 17)": say what is wrong instead.
     if dir.exists() && !dir.is_dir() {
@@ -42,8 +45,13 @@ pub fn new_result_path(dir: &Path, run: &RunInfo) -> Result<PathBuf, String> {
         match std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .open(&p)
+            .open(journal_path(&p))
         {
+            // A finished run of the same second holds the name without a journal.
+            Ok(_) if p.exists() => {
+                let _ = std::fs::remove_file(journal_path(&p));
+                continue;
+            }
             Ok(_) => return Ok(p),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => {
@@ -69,6 +77,7 @@ pub fn to_json_bytes(run: &RunRecord) -> Vec<u8> {
 
 /// Writes the run as JSON to a temporary file beside `path`, flushes it to disk, then
 /// renames it over `path`: a reader (or a crash) sees the old file or the new, never half.
+/// The complete file supersedes the journal beside it, which goes.
 pub fn write_atomic(path: &Path, run: &RunRecord) -> Result<(), String> {
     let bytes = to_json_bytes(run);
     let tmp = path.with_extension("json.tmp");
@@ -76,9 +85,21 @@ pub fn write_atomic(path: &Path, run: &RunRecord) -> Result<(), String> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(&bytes)?;
         f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        std::fs::rename(&tmp, path)?;
+        match std::fs::remove_file(journal_path(path)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
     };
     write().map_err(|e| format!("cannot write the result file {}: {e}", path.display()))
+}
+
+/// The journal of the result file `path`: `NAME.json.journal`, which no reader of result
+/// files (`*.json`) picks up.
+pub fn journal_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(".journal");
+    PathBuf::from(name)
 }
 
 /// Reads a result file, refusing other schema versions with a clear message.

@@ -158,7 +158,8 @@ fn one_child(c: &ChildRun) -> Result<RunRecord, String> {
     let status = cmd
         .status()
         .map_err(|e| format!("cannot start a child tpsbench: {e}"))?;
-    let mut record = results::read(c.path)?;
+    // A child that died left its journal: its finished tests are there.
+    let mut record = crate::record::journal::read_resumable(c.path)?;
     match status.code() {
         Some(0 | 1) => return Ok(record), // 1: some tests failed, and they are recorded
         Some(130) => return Ok(record),   // interrupted: the file is resumable

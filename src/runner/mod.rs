@@ -168,7 +168,7 @@ pub fn run(
     }
     let rounds = opts.config.settings.rounds.max(1) as usize;
     let total = part.len() + (rounds - 1) * part.iter().filter(|t| rounds_apply(t)).count();
-    let mut sweep = sweep::Sweep::new(engine, opts, &prep, record, path, (done, total));
+    let mut sweep = sweep::Sweep::new(engine, opts, &prep, record, path, (done, total))?;
     let mut interrupted = false;
     let auto = opts.config.settings.auto_rounds;
     let begun = std::time::Instant::now();

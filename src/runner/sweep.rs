@@ -1,5 +1,7 @@
 //! The measuring loop of a run: model loads by load key, batches that share a context,
-//! one test at a time through its kind, the result file after each.
+//! one test at a time through its kind, each on disk (the result file's journal) before the
+//! next starts. The work per test does not grow with the sweep: tests are found by id in an
+//! index, and the whole file is rewritten only as the journal says (`record::journal`).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -13,8 +15,9 @@ use crate::machine::Monitor;
 use crate::machine::roofline::Shape;
 use crate::output::progress::{Progress, eta};
 use crate::plan::{Detail, ModelSource, PlannedTest, TestParams};
+use crate::record::journal::Journal;
 use crate::record::{ModelRecord, RunRecord, Status, TestRecord};
-use crate::{record::results, util::system};
+use crate::util::system;
 
 pub(super) struct Sweep<'a> {
     engine: &'a dyn Engine,
@@ -22,7 +25,10 @@ pub(super) struct Sweep<'a> {
     prep: &'a Prepared,
     models: Vec<ModelRecord>,
     record: RunRecord,
+    /// Where each test of `record.tests` is, by id.
+    index: std::collections::HashMap<String, usize>,
     path: Option<PathBuf>,
+    journal: Option<Journal>,
     monitor: Monitor,
     quality: kinds::quality::Cache,
     shapes: Vec<Option<Option<Shape>>>,
@@ -44,7 +50,7 @@ impl<'a> Sweep<'a> {
         record: RunRecord,
         path: Option<PathBuf>,
         numbering: (usize, usize),
-    ) -> Sweep<'a> {
+    ) -> Result<Sweep<'a>, String> {
         let power = if opts.power {
             crate::machine::energy::detect()
         } else {
@@ -52,13 +58,22 @@ impl<'a> Sweep<'a> {
         };
         let mut monitor = Monitor::new(power, opts.bandwidth.clone());
         monitor.host = record.run.host_bandwidth.clone();
-        Sweep {
+        let journal = match &path {
+            Some(p) => Some(Journal::start(p, &record)?),
+            None => None,
+        };
+        let index = (record.tests.iter().enumerate())
+            .map(|(i, t)| (t.id.clone(), i))
+            .collect();
+        Ok(Sweep {
             engine,
             opts,
             prep,
             models: prep.models.clone(),
             record,
+            index,
             path,
+            journal,
             monitor,
             quality: Default::default(),
             shapes: vec![None; prep.models.len()],
@@ -67,7 +82,7 @@ impl<'a> Sweep<'a> {
             timings: Vec::new(),
             started: Instant::now(),
             measured: 0,
-        }
+        })
     }
 
     /// The record as measured so far.
@@ -160,14 +175,17 @@ impl<'a> Sweep<'a> {
         let ci_target = self.opts.config.settings.ci_target;
         // A later round of a test joins its record; the line then shows the interval
         // between rounds.
-        let line = match self.record.tests.iter_mut().find(|r| r.id == rec.id) {
-            Some(earlier) => {
+        let (i, line) = match self.index.get(&rec.id) {
+            Some(&i) => {
+                let earlier = &mut self.record.tests[i];
                 earlier.add_round(rec, ci_target);
-                round_line(earlier).unwrap_or(line)
+                (i, round_line(earlier).unwrap_or(line))
             }
             None => {
+                let i = self.record.tests.len();
+                self.index.insert(rec.id.clone(), i);
                 self.record.tests.push(rec);
-                line
+                (i, line)
             }
         };
         progress.test_finished(
@@ -175,13 +193,18 @@ impl<'a> Sweep<'a> {
             self.started.elapsed(),
             eta(&self.timings, &remaining),
         );
-        link_served(&mut self.record.tests, &todo[k].id);
-        merge_models(&mut self.record.models, &self.models, &self.record.tests);
+        let linked = link_served(&mut self.record.tests, &self.index, &todo[k].id);
+        // Only this test's model can have changed (`finish` merges them all again).
+        let this = std::slice::from_ref(&self.record.tests[i]);
+        merge_models(&mut self.record.models, &self.models[t.model..=t.model], this);
         // On disk before the next test starts.
-        match &self.path {
-            Some(p) => results::write_atomic(p, &self.record),
-            None => Ok(()),
+        if let Some(j) = &mut self.journal {
+            j.test_done(&self.record, &self.record.tests[i])?;
+            if let Some(l) = linked {
+                j.test_changed(&self.record.tests[l])?;
+            }
         }
+        Ok(())
     }
 
     fn measure(
@@ -285,8 +308,8 @@ impl<'a> Sweep<'a> {
         if !interrupted {
             self.record.run.finished_at = Some(system::now_rfc3339());
         }
-        if let Some(p) = &self.path {
-            results::write_atomic(p, &self.record)?;
+        if let Some(j) = self.journal.take() {
+            j.finish(&self.record)?;
         }
         let failed = self
             .record
@@ -304,30 +327,32 @@ impl<'a> Sweep<'a> {
 }
 
 /// When `id` and its twin (the same serving test served and in-process) are both measured,
-/// puts the served/in-process ratios into the served one's record.
-fn link_served(tests: &mut [TestRecord], id: &str) {
+/// puts the served/in-process ratios into the served one's record, and returns where it is.
+fn link_served(
+    tests: &mut [TestRecord],
+    index: &std::collections::HashMap<String, usize>,
+    id: &str,
+) -> Option<usize> {
     use crate::serving::ratio;
     let (served, in_process) = match ratio::in_process_id(id) {
         Some(twin) => (id.to_string(), twin),
         None if id.contains("/serve-") => {
             (id.replacen("/serve-", "/serve-http-", 1), id.to_string())
         }
-        None => return,
+        None => return None,
     };
     // Goodput tests end at rates of their own: their figures do not pair.
     let ok = |t: &TestRecord| {
         t.status == Status::Ok && t.serving.as_ref().is_some_and(|s| s.mode != "goodput")
     };
-    let Some(base) = tests.iter().find(|t| t.id == in_process && ok(t)).cloned() else {
-        return;
-    };
-    if let Some(t) = tests.iter_mut().find(|t| t.id == served && ok(t)) {
-        let (s, b) = (
-            t.serving.as_mut().expect("ok() checked"),
-            base.serving.as_ref().expect("ok() checked"),
-        );
-        s.vs_in_process = Some(ratio::vs_in_process(s, b, &in_process));
+    let (&b, &s) = (index.get(&in_process)?, index.get(&served)?);
+    if !ok(&tests[b]) || !ok(&tests[s]) {
+        return None;
     }
+    let base = tests[b].serving.clone().expect("ok() checked");
+    let t = tests[s].serving.as_mut().expect("ok() checked");
+    t.vs_in_process = Some(ratio::vs_in_process(t, &base, &in_process));
+    Some(s)
 }
 
 /// "701.3 t/s, 95% between 3 rounds [690.1, 712.8]" after a later round.

@@ -21,7 +21,8 @@ pub fn open(
     quiet_resume: bool,
 ) -> Result<Target, String> {
     if let Some(p) = resume {
-        let mut record = results::read(p)?;
+        // A run that crashed left its journal: everything it finished is there.
+        let mut record = crate::record::journal::read_resumable(p)?;
         if let Some(why) = first_difference(&record.run, &info) {
             return Err(format!(
                 "{}: cannot resume: the run differs from the file's: {why}",

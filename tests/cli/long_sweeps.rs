@@ -6,7 +6,8 @@ use serde_json::Value;
 
 use super::{result_files, tpsbench, workspace};
 
-/// Waits until the result file in `dir` holds at least `n` tests.
+/// Waits until the run writing in `dir` has at least `n` tests on disk (its result file
+/// with its journal replayed, as `--resume` reads them).
 fn wait_for_tests(dir: &Path, n: usize, timeout: std::time::Duration) -> PathBuf {
     let start = std::time::Instant::now();
     loop {
@@ -14,10 +15,8 @@ fn wait_for_tests(dir: &Path, n: usize, timeout: std::time::Duration) -> PathBuf
             .into_iter()
             .find(|f| f.extension().is_some_and(|e| e == "json"))
         {
-            if let Ok(v) =
-                serde_json::from_str::<Value>(&std::fs::read_to_string(&f).unwrap_or_default())
-            {
-                if v["tests"].as_array().is_some_and(|t| t.len() >= n) {
+            if let Ok(r) = tpsbench::record::journal::read_resumable(&f) {
+                if r.tests.len() >= n {
                     return f;
                 }
             }
@@ -47,7 +46,8 @@ fn kill_9_then_resume_gives_every_test_exactly_once() {
     let file = wait_for_tests(&results, 2, std::time::Duration::from_secs(120));
     child.kill().unwrap(); // SIGKILL: no chance to clean up
     child.wait().unwrap();
-    let partial: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let partial = tpsbench::record::journal::read_resumable(&file).unwrap();
+    let partial = serde_json::to_value(partial).unwrap();
     let done = partial["tests"].as_array().unwrap().len();
     assert!(
         (2..8).contains(&done),

@@ -3,16 +3,21 @@
 
 use super::*;
 
-/// Waits until the result file in `dir` holds `n` tests; returns its path.
+/// What a run left at `p`, as `--resume` reads it: the result file with its journal
+/// replayed (the file itself is rewritten only when its tests double).
+fn resumable(p: &Path) -> Value {
+    let r = tpsbench::record::journal::read_resumable(p).unwrap();
+    serde_json::to_value(r).unwrap()
+}
+
+/// Waits until the run writing in `dir` has `n` tests on disk; returns its result file.
 fn wait_for_tests(dir: &Path, n: usize) -> PathBuf {
     let start = Instant::now();
     loop {
         if let Some(p) = files(dir).first() {
-            if let Ok(t) = std::fs::read_to_string(p) {
-                if let Ok(v) = serde_json::from_str::<Value>(&t) {
-                    if v["tests"].as_array().is_some_and(|a| a.len() >= n) {
-                        return p.clone();
-                    }
+            if let Ok(r) = tpsbench::record::journal::read_resumable(p) {
+                if r.tests.len() >= n {
+                    return p.clone();
                 }
             }
         }
@@ -36,9 +41,11 @@ fn kill_9_in_the_middle_then_resume_runs_every_kind_once_and_redoes_nothing() {
     let file = wait_for_tests(&results, 3);
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    let before = kinds(&read(&file));
+    let before = kinds(&resumable(&file));
     assert!(before.len() >= 3 && before.len() < IDS.len(), "{before:?}");
-    let times: Vec<Value> = read(&file)["tests"]
+    let journal = tpsbench::record::results::journal_path(&file);
+    assert!(journal.exists(), "a killed run leaves its journal");
+    let times: Vec<Value> = resumable(&file)["tests"]
         .as_array()
         .unwrap()
         .iter()
@@ -56,6 +63,7 @@ fn kill_9_in_the_middle_then_resume_runs_every_kind_once_and_redoes_nothing() {
             before.len(),
             IDS.len() - before.len()
         )));
+    assert!(!journal.exists(), "the finished run's file supersedes its journal");
     let v = read(&file);
     let ids: Vec<&str> = v["tests"]
         .as_array()
