@@ -121,7 +121,10 @@ fn the_measure_call_runs_every_step_without_cargo_and_returns_two_files() {
     assert!(summary.contains("== table.md") && summary.contains("parallel pp32+tg8 B4"));
     assert!(summary.contains("== placement.txt") && summary.contains("nkvo=1"));
     // gpu.toml's mixture of experts, first: its n_cpu_moe sweep (one layer on cpu: 0 and 1).
-    assert!(summary.contains("== moe.md") && summary.contains("ncmoe"), "{summary}");
+    assert!(
+        summary.contains("== moe.md") && summary.contains("ncmoe"),
+        "{summary}"
+    );
     let listing = Command::new("tar")
         .arg("-tzf")
         .arg(out.join("gpu-measure.tar.gz"))

@@ -32,7 +32,10 @@ pub enum Level {
 /// that equal settings give equal identities.
 #[derive(Debug, Clone, Copy)]
 pub enum Kind {
-    Int { min: i64, max: i64 },
+    Int {
+        min: i64,
+        max: i64,
+    },
     /// true/false, also 0/1 as llama-bench writes it.
     Bool,
     /// One of these words (lower case).
@@ -286,9 +289,7 @@ impl Knob {
     /// Checks one TOML value and returns it canonical.
     pub fn value(&self, x: &toml::Value) -> Result<KnobValue, String> {
         match self.kind {
-            Kind::Int { min, max } => {
-                super::values::int_value(x, min, max).map(KnobValue::Int)
-            }
+            Kind::Int { min, max } => super::values::int_value(x, min, max).map(KnobValue::Int),
             Kind::Bool => super::values::boolean(x).map(KnobValue::Bool),
             Kind::Choice(words) => {
                 let s = x.as_str().map(str::to_ascii_lowercase);
@@ -368,7 +369,12 @@ impl Knobs {
     /// The value of `name`: the one set, else llama-bench's default (None: not in the table).
     pub fn get(&self, name: &str) -> Option<KnobValue> {
         let k = knob(name)?;
-        Some(self.0.get(name).cloned().unwrap_or_else(|| k.default_value()))
+        Some(
+            self.0
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| k.default_value()),
+        )
     }
 
     /// Sets `name`, keeping only values that differ from the default.
@@ -399,7 +405,12 @@ impl Knobs {
     pub fn all_fields(&self) -> Vec<(&'static str, KnobValue)> {
         KNOBS
             .iter()
-            .map(|k| (k.name, self.get(k.name).unwrap_or_else(|| k.default_value())))
+            .map(|k| {
+                (
+                    k.name,
+                    self.get(k.name).unwrap_or_else(|| k.default_value()),
+                )
+            })
             .collect()
     }
 
@@ -408,7 +419,11 @@ impl Knobs {
     pub fn describe(&self) -> String {
         KNOBS
             .iter()
-            .filter_map(|k| self.0.get(k.name).map(|v| format!("{} {}", k.flag, v.show())))
+            .filter_map(|k| {
+                self.0
+                    .get(k.name)
+                    .map(|v| format!("{} {}", k.flag, v.show()))
+            })
             .collect::<Vec<_>>()
             .join(", ")
     }
@@ -454,7 +469,9 @@ fn devices(s: &str) -> Result<String, String> {
     if names.iter().any(|n| {
         n.is_empty()
             || n.len() > 64
-            || !n.chars().all(|c| c.is_ascii_alphanumeric() || "_-.:".contains(c))
+            || !n
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.:".contains(c))
     }) {
         return Err(format!(
             "{s:?} is not a device list: name devices joined by '/', e.g. \"Vulkan0/CPU\", \

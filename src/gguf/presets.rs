@@ -364,10 +364,7 @@ impl Shape {
             metadata.push((format!("{a}.expert_count"), u32v(m.n_expert)));
             metadata.push((format!("{a}.expert_used_count"), u32v(m.n_expert_used)));
             if a != "llama" {
-                metadata.push((
-                    format!("{a}.expert_feed_forward_length"),
-                    u32v(m.n_ff_exp),
-                ));
+                metadata.push((format!("{a}.expert_feed_forward_length"), u32v(m.n_ff_exp)));
             }
         }
         metadata.extend(self.vocab().metadata());

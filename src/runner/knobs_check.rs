@@ -154,7 +154,10 @@ mod tests {
     #[test]
     fn unknown_devices_and_buffer_types_name_the_key_and_list_what_exists() {
         let e = run("devices = \"Vulkan0\"").unwrap_err();
-        assert!(e.contains("model \"m\": key `devices`") && e.contains("CPU"), "{e}");
+        assert!(
+            e.contains("model \"m\": key `devices`") && e.contains("CPU"),
+            "{e}"
+        );
         let e = run("tensor_buft_overrides = \"exps=CUDA0\"").unwrap_err();
         assert!(
             e.contains("key `tensor_buft_overrides`") && e.contains("CPU_REPACK"),

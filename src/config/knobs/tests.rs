@@ -73,12 +73,20 @@ fn bad_values_name_the_key_and_the_line() {
             "pattern=buffer",
         ),
         ("tensor_split = \"1/-1\"", "sweep.tensor_split", "0 or more"),
-        ("tensor_split = \"a/b\"", "sweep.tensor_split", "not a tensor split"),
+        (
+            "tensor_split = \"a/b\"",
+            "sweep.tensor_split",
+            "not a tensor split",
+        ),
         ("load_mode = \"fast\"", "sweep.load_mode", "mmap+mlock"),
         ("poll = 101", "sweep.poll", "out of range"),
         ("devices = \"\"", "sweep.devices", "not a device list"),
         ("cpu_mask = \"0xzz\"", "sweep.cpu_mask", "hex"),
-        ("n_cpu_moes = 1", "sweep.n_cpu_moes", "did you mean `n_cpu_moe`"),
+        (
+            "n_cpu_moes = 1",
+            "sweep.n_cpu_moes",
+            "did you mean `n_cpu_moe`",
+        ),
     ] {
         let e = parse(sweep).unwrap_err();
         assert_eq!(e.key.as_deref(), Some(key), "{sweep}: {e}");
@@ -86,7 +94,8 @@ fn bad_values_name_the_key_and_the_line() {
         assert_eq!(e.line, Some(4), "{sweep}: {e}");
     }
     // In a model's sweep too.
-    let src = "[[model]]\nname = \"m\"\npath = \"m.gguf\"\n[model.sweep]\nn_prompt = 8\nn_cpu_moe = -2\n";
+    let src =
+        "[[model]]\nname = \"m\"\npath = \"m.gguf\"\n[model.sweep]\nn_prompt = 8\nn_cpu_moe = -2\n";
     let e = crate::config::parse(Path::new("models.toml"), src, 2).unwrap_err();
     assert_eq!(e.key.as_deref(), Some("model[0].sweep.n_cpu_moe"), "{e}");
     assert_eq!(e.line, Some(6));

@@ -85,7 +85,13 @@ pub(super) fn apply_context(
     let mut dummy = unsafe { sys::llama_model_default_params() };
     for k in KNOBS.iter().filter(|k| k.level == Level::Context) {
         let v = knobs.get(k.name).unwrap_or_else(|| k.default_value());
-        apply(k.name, &v, &mut dummy, knobs, &mut Target::Context(&mut parts))?;
+        apply(
+            k.name,
+            &v,
+            &mut dummy,
+            knobs,
+            &mut Target::Context(&mut parts),
+        )?;
     }
     Ok(parts.notes)
 }
@@ -142,7 +148,9 @@ fn apply(
             // After the overrides of tensor_buft_overrides (first match wins), as llama-bench.
             if v.as_i64() > 0 {
                 let cpu = unsafe { sys::ggml_backend_cpu_buffer_type() };
-                let user = all.get("tensor_buft_overrides").unwrap_or(KnobValue::Bool(false));
+                let user = all
+                    .get("tensor_buft_overrides")
+                    .unwrap_or(KnobValue::Bool(false));
                 if user.as_str() != "none" && m.patterns.is_empty() {
                     add_overrides(m, user.as_str())?;
                 }
@@ -230,12 +238,8 @@ fn apply(
         ("fit_min_ctx", Target::Model(_)) => {
             // Read only with fit_target (noted there).
         }
-        (other, Target::Model(m)) => m
-            .notes
-            .push(format!("{other}: not applied by this engine")),
-        (other, Target::Context(c)) => c
-            .notes
-            .push(format!("{other}: not applied by this engine")),
+        (other, Target::Model(m)) => m.notes.push(format!("{other}: not applied by this engine")),
+        (other, Target::Context(c)) => c.notes.push(format!("{other}: not applied by this engine")),
     }
     Ok(())
 }
@@ -319,7 +323,10 @@ pub fn buffer_type_names() -> Vec<String> {
 
 /// The names `devices` accepts on this build.
 pub fn device_names() -> Vec<String> {
-    super::backend::devices().into_iter().map(|d| d.name).collect()
+    super::backend::devices()
+        .into_iter()
+        .map(|d| d.name)
+        .collect()
 }
 
 #[cfg(test)]

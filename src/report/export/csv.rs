@@ -60,7 +60,10 @@ fn join<T: ToString>(xs: &[T]) -> String {
 
 impl Exporter for Csv {
     fn render(&self, run: &RunRecord) -> Vec<u8> {
-        let knobs_at = COLUMNS.iter().position(|c| *c == "type_v").map_or(0, |i| i + 1);
+        let knobs_at = COLUMNS
+            .iter()
+            .position(|c| *c == "type_v")
+            .map_or(0, |i| i + 1);
         let mut header: Vec<&str> = COLUMNS.to_vec();
         for (i, k) in KNOBS.iter().enumerate() {
             header.insert(knobs_at + i, k.name);

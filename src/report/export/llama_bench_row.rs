@@ -98,7 +98,11 @@ fn row(
     gpu_info: &str,
 ) -> LlamaBenchRow {
     let p = &t.params;
-    let k = |name: &str| p.knobs.get(name).unwrap_or(crate::config::knobs::KnobValue::Int(0));
+    let k = |name: &str| {
+        p.knobs
+            .get(name)
+            .unwrap_or(crate::config::knobs::KnobValue::Int(0))
+    };
     let load_mode = k("load_mode").show();
     LlamaBenchRow {
         build_commit: build
@@ -134,7 +138,7 @@ fn row(
         use_mmap: !matches!(load_mode.as_str(), "none" | "mlock" | "dio"),
         load_mode,
         lazy_mode: k("lazy_mode").show(),
-                embeddings: k("embeddings").as_bool(),
+        embeddings: k("embeddings").as_bool(),
         no_op_offload: u32::from(k("no_op_offload").as_bool()),
         no_host: k("no_host").as_bool(),
         repack: k("repack").as_bool(),
