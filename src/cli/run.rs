@@ -379,35 +379,6 @@ fn shell_quote(a: &str) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_resume_command_keeps_every_option_and_replaces_an_earlier_resume() {
-        let args: Vec<String> = [
-            "target/release/tpsbench",
-            "run",
-            "--config",
-            "my models.toml",
-            "--filter",
-            "tg",
-            "--shard",
-            "0/2",
-            "--resume",
-            "old.json",
-        ]
-        .map(String::from)
-        .to_vec();
-        let c = resume_command(&args, std::path::Path::new("results/x.json"));
-        assert_eq!(
-            c,
-            "target/release/tpsbench run --config 'my models.toml' --filter tg --shard 0/2 \
-             --resume results/x.json"
-        );
-    }
-}
-
 /// The knob table's values against this build and the model files, before any test: bad
 /// input stops the run (exit 2); what is only worth knowing, or what this build will not
 /// honour, is a warning (once, not in an `--isolate` child).
@@ -447,4 +418,33 @@ fn knob_checks(cfg: &config::Config, child: bool) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_resume_command_keeps_every_option_and_replaces_an_earlier_resume() {
+        let args: Vec<String> = [
+            "target/release/tpsbench",
+            "run",
+            "--config",
+            "my models.toml",
+            "--filter",
+            "tg",
+            "--shard",
+            "0/2",
+            "--resume",
+            "old.json",
+        ]
+        .map(String::from)
+        .to_vec();
+        let c = resume_command(&args, std::path::Path::new("results/x.json"));
+        assert_eq!(
+            c,
+            "target/release/tpsbench run --config 'my models.toml' --filter tg --shard 0/2 \
+             --resume results/x.json"
+        );
+    }
 }

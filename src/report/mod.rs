@@ -6,6 +6,7 @@
 
 pub mod compare;
 pub mod export;
+pub mod fastest;
 pub mod leaderboard;
 pub mod library_ab;
 pub mod merge;

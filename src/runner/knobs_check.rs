@@ -77,7 +77,7 @@ pub fn check(config: &Config, offer: &Offer) -> Result<Vec<String>, String> {
         });
         for v in values(axes, "tensor_buft_overrides") {
             for (pattern, buft) in override_pairs(v.as_str()) {
-                if !offer.buffer_types.iter().any(|b| *b == buft) {
+                if !offer.buffer_types.contains(&buft) {
                     return Err(format!(
                         "{file}: {table}: key `tensor_buft_overrides`: unknown buffer type \
                          {buft:?}; this build has {}",

@@ -138,6 +138,7 @@ pub fn cases() -> Vec<Case> {
     let mut v = configuration_cases();
     v.extend(crate::more_cases::model_results_and_command_line_cases());
     v.extend(crate::untrusted_cases::untrusted_cases());
+    v.extend(crate::knob_cases::knob_cases());
     v
 }
 

@@ -48,6 +48,10 @@ fn context_params(p: &BatchParams) -> Result<sys::llama_context_params, String> 
     cp.op_offload = true;
     cp.swa_full = false;
     cp.embeddings = false;
+    // embeddings, no_op_offload of the test (the knob hook; these contexts keep ggml's own
+    // thread pool, so cpu_mask / cpu_strict / poll do not apply here).
+    let mut tpp = unsafe { sys::ggml_threadpool_params_default(1) };
+    super::knobs::apply_context(&mut cp, &mut tpp, &b.knobs)?;
     Ok(cp)
 }
 

@@ -136,6 +136,14 @@ impl Exporter for Markdown {
             rows.push(row);
         }
         let mut out = table(&rows);
+        // A placement sweep's answer: the fastest placement per model and test, with ties.
+        let answers = crate::report::fastest::fastest(&tests);
+        if !answers.is_empty() {
+            out.push('\n');
+            for f in answers {
+                out.push_str(&format!("{}\n", f.line()));
+            }
+        }
         out.push_str(&extra);
         out.into_bytes()
     }

@@ -444,6 +444,11 @@ fn machine_sections(o: &mut String, b: &Board) {
                 escape(model),
                 html_table(&detail(es), &format!("{} {model}", m.hostname))
             );
+            // A placement sweep's answer, with ties (report::fastest).
+            let tests: Vec<_> = es.iter().map(|e| &e.test).collect();
+            for f in crate::report::fastest::fastest(&tests) {
+                let _ = write!(o, r#"<p class="fastest">{}</p>"#, escape(&f.line()));
+            }
         }
         let failed: Vec<_> = b.failures.iter().filter(|e| e.machine == mi).collect();
         if !failed.is_empty() {

@@ -204,6 +204,10 @@ pub fn render(b: &Board) -> String {
             .filter(|(x, _, _)| *x == mi)
         {
             let _ = writeln!(o, "### {}\n\n{}", md(&model), table(&detail(&es)));
+            let tests: Vec<_> = es.iter().map(|e| &e.test).collect();
+            for f in crate::report::fastest::fastest(&tests) {
+                let _ = writeln!(o, "- {}\n", md(&f.line()));
+            }
         }
         let failed: Vec<_> = b.failures.iter().filter(|e| e.machine == mi).collect();
         if !failed.is_empty() {

@@ -1,0 +1,171 @@
+//! The answer a placement sweep is for: per model and test (one machine's records), the
+//! fastest placement that ran (n_gpu_layers, n_cpu_moe, tensor_buft_overrides, devices,
+//! tensor_split, fit_target) and the placements it ties with. A placement that did not fit
+//! failed and is not a candidate. Ties are the project's rule (`stats::ties`): two figures
+//! are ordered only when their 95% intervals are apart.
+
+use std::collections::BTreeMap;
+
+use crate::config::knobs::KNOBS;
+use crate::record::{Status, TestRecord};
+use crate::stats::analysis::{Covers, LevelInterval};
+use crate::stats::ties::Figure;
+
+/// The parameters that say where the model goes.
+const PLACEMENT: &[&str] = &[
+    "n_gpu_layers",
+    "n_cpu_moe",
+    "tensor_buft_overrides",
+    "devices",
+    "tensor_split",
+    "fit_target",
+    "fit_min_ctx",
+];
+
+/// One group's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fastest {
+    pub model: String,
+    pub test: String,
+    /// The placement with the highest median, e.g. "ngl 99, ncmoe 12".
+    pub best: String,
+    pub median_ts: f64,
+    /// Placements whose intervals overlap the best one's.
+    pub ties: Vec<String>,
+    /// Placements measured in the group.
+    pub of: usize,
+}
+
+impl Fastest {
+    /// One line for a table's foot.
+    pub fn line(&self) -> String {
+        let ties = if self.ties.is_empty() {
+            String::new()
+        } else {
+            format!("; tied with {}", self.ties.join(" | "))
+        };
+        format!(
+            "fastest placement, {} {}: {} at {:.2} t/s (of {} placements{ties})",
+            self.model, self.test, self.best, self.median_ts, self.of
+        )
+    }
+}
+
+/// The placement of a test, as its settings name it.
+fn placement(t: &TestRecord) -> String {
+    let mut parts = vec![format!("ngl {}", t.params.n_gpu_layers)];
+    for k in KNOBS.iter().filter(|k| PLACEMENT.contains(&k.name)) {
+        if let Some(v) = t.params.knobs.0.get(k.name) {
+            parts.push(format!("{} {}", k.flag, v.show()));
+        }
+    }
+    parts.join(", ")
+}
+
+/// The test's median with its 95% interval (within its launch, or between its rounds).
+fn figure(t: &TestRecord) -> Option<Figure> {
+    let v = t.median_ts?;
+    let i = t
+        .stats
+        .as_ref()
+        .and_then(|s| s.interval)
+        .or_else(|| LevelInterval::of(Covers::WithinLaunch, &t.samples_ts));
+    Some(match i {
+        Some(i) => Figure {
+            value: v,
+            lo: i.lo.min(v),
+            hi: i.hi.max(v),
+        },
+        None => Figure::point(v),
+    })
+}
+
+/// The answer for every group of `tests` (speed tests of one machine) measured at two or
+/// more placements, everything else equal.
+pub fn fastest(tests: &[&TestRecord]) -> Vec<Fastest> {
+    let mut groups: BTreeMap<(String, String, String), Vec<(String, Figure)>> = BTreeMap::new();
+    for t in tests {
+        if !t.kind.is_llama_bench() || t.status != Status::Ok {
+            continue;
+        }
+        let Some(f) = figure(t) else { continue };
+        let mut rest = t.params.all_fields();
+        for k in PLACEMENT {
+            rest.remove(*k);
+        }
+        let key = (
+            t.model.clone(),
+            t.test.clone(),
+            serde_json::Value::Object(rest).to_string(),
+        );
+        groups.entry(key).or_default().push((placement(t), f));
+    }
+    let mut out = Vec::new();
+    for ((model, test, _), mut v) in groups {
+        // A placement listed twice keeps its first measurement.
+        let mut seen = Vec::new();
+        v.retain(|(p, _)| {
+            let new = !seen.contains(p);
+            seen.push(p.clone());
+            new
+        });
+        if v.len() < 2 {
+            continue;
+        }
+        v.sort_by(|a, b| b.1.value.total_cmp(&a.1.value));
+        let (best, fb) = v[0].clone();
+        let ties = v[1..]
+            .iter()
+            .filter(|(_, f)| f.ties(&fb))
+            .map(|(p, _)| p.clone())
+            .collect();
+        out.push(Fastest {
+            model,
+            test,
+            best,
+            median_ts: fb.value,
+            ties,
+            of: v.len(),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::knobs::KnobValue;
+
+    fn rec(ncmoe: i64, samples: &[f64], ok: bool) -> TestRecord {
+        let mut t = crate::report::export::fixtures::run().tests[0].clone();
+        t.params.knobs.set("n_cpu_moe", KnobValue::Int(ncmoe));
+        t.samples_ts = samples.to_vec();
+        let mut s = samples.to_vec();
+        s.sort_by(f64::total_cmp);
+        t.median_ts = Some(s[s.len() / 2]);
+        t.stats = None;
+        if !ok {
+            t.status = Status::Failed;
+        }
+        t
+    }
+
+    #[test]
+    fn the_fastest_placement_is_named_with_the_ones_it_ties_with() {
+        let a = rec(0, &[100.0, 101.0, 99.0], true);
+        let b = rec(8, &[200.0, 201.0, 199.0], true);
+        let c = rec(16, &[199.5, 202.0, 197.0], true);
+        let d = rec(24, &[500.0, 500.0, 500.0], false);
+        let f = fastest(&[&a, &b, &c, &d]);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].best, "ngl 99, ncmoe 8");
+        assert_eq!(f[0].ties, vec!["ngl 99, ncmoe 16".to_string()]);
+        assert_eq!(
+            f[0].of, 3,
+            "the failed placement (did not fit) is no candidate"
+        );
+        assert!(f[0].line().contains("tied with ngl 99, ncmoe 16"));
+        // One placement: nothing to choose.
+        assert!(fastest(&[&a]).is_empty());
+    }
+}
