@@ -96,6 +96,9 @@ fn offloaded(t: &Value) -> (u64, u64) {
     )
 }
 
+/// llama.cpp prints buffer sizes in MiB with two decimals: bytes read back are within this.
+const HALF_CENTI_MIB: u64 = 5243;
+
 const SWEEP: &str = "n_prompt = 8\nn_gen = 0\nn_threads = 2\nrepetitions = 1\nwarmup = 0\n";
 
 #[test]
@@ -152,7 +155,9 @@ fn vulkan_partial_n_gpu_layers_splits_layers_weights_and_kv_cache_between_vulkan
     let (cpu_l, _, cpu_kv, _) = on(ngl2, "CPU");
     let (gpu_l, gpu_w2, gpu_kv, gpu_compute) = on(ngl2, "Vulkan0");
     assert_eq!((cpu_l, gpu_l), (1, 2));
-    assert_eq!((cpu_kv, gpu_kv), (kv0 / 2, kv0 / 2), "{ngl2}");
+    // (llama.cpp prints MiB with two decimals: 0.125 MiB reads 0.12.)
+    assert_eq!(cpu_kv, gpu_kv, "{ngl2}");
+    assert!(cpu_kv.abs_diff(kv0 / 2) <= HALF_CENTI_MIB, "{ngl2}");
     assert!(
         gpu_w2 > gpu_w,
         "a repeating layer's weights joined the output's: {ngl2}"
@@ -266,12 +271,12 @@ fn vulkan_n_cpu_moe_keeps_the_experts_of_the_first_n_layers_on_the_cpu_and_the_r
         vulkan_weights.push(on(t, "Vulkan0").1);
     }
     // Vulkan0's model buffer shrinks by about one layer's experts per layer moved (llama.cpp
-    // logs MiB with two decimals: within 0.01 MiB per layer).
+    // logs MiB with two decimals: the difference of two is within 0.01 MiB).
     for (i, n) in [(1, 1u64), (2, 2), (3, 4)] {
         let moved = vulkan_weights[0] - vulkan_weights[i];
         let want = n * per_layer;
         assert!(
-            moved.abs_diff(want) <= n * 10_486,
+            moved.abs_diff(want) <= 2 * HALF_CENTI_MIB,
             "n_cpu_moe = {n}: Vulkan0 lost {moved} bytes, the experts are {want}"
         );
     }

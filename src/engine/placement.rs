@@ -471,11 +471,13 @@ pub fn mismatches(asked: &Asked, p: &Placement) -> Vec<String> {
             kv_gpu.join(", ")
         ));
     }
-    if !asked.no_kv_offload && p.layers_offloaded > 0 && kv_gpu.is_empty() && p.kv_bytes().is_some()
-    {
+    // llama.cpp offloads the output layer first, and it has no KV cache: the repeating
+    // layers offloaded are one fewer.
+    let repeating = p.layers_offloaded.saturating_sub(1);
+    if !asked.no_kv_offload && repeating > 0 && kv_gpu.is_empty() && p.kv_bytes().is_some() {
         out.push(format!(
-            "no_kv_offload = false, but the KV cache of the {} offloaded layers is on the CPU",
-            p.layers_offloaded
+            "no_kv_offload = false, but the KV cache of the {repeating} offloaded repeating \
+             layers is on the CPU"
         ));
     }
     // Experts of the first n_cpu_moe layers must be on the CPU.

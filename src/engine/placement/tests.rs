@@ -359,7 +359,9 @@ fn layers_and_kv_cache_not_where_asked_are_flagged() {
     );
     assert_eq!(
         mismatches(&asked(10, false, 0), &nkvo),
-        vec!["no_kv_offload = false, but the KV cache of the 10 offloaded layers is on the CPU"]
+        vec![
+            "no_kv_offload = false, but the KV cache of the 9 offloaded repeating layers is on the CPU"
+        ]
     );
     assert_eq!(
         mismatches(&asked(-1, true, 0), &parse(CUDA_FULL).unwrap()),
