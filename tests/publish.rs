@@ -649,7 +649,7 @@ fn publish_redacts_a_file_into_the_set_and_the_page_built_from_it_passes_check()
     ]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
-        stderr.contains("raw.json exposes an absolute path at /run/command/0: /home/ann/bench/target/release/tpsbench"),
+        stderr.contains("raw.json exposes an absolute path at /models/0/path: /home/ann/models/SmolLM2-135M-Instruct.Q4_1.gguf"),
         "{stderr}"
     );
     std::fs::remove_dir_all(&set).unwrap();
@@ -767,6 +767,9 @@ fn hostile_file(dir: &Path) -> PathBuf {
     for m in v["models"].as_array_mut().unwrap() {
         let n = m["name"].as_str().unwrap().to_string();
         m["name"] = evil(&n).into();
+        if let Some(mt) = m["model_type"].as_str().map(str::to_string) {
+            m["model_type"] = evil(&mt).into();
+        }
         if m["quality"].is_object() {
             let r = m["quality"]["reference"].as_str().unwrap().to_string();
             m["quality"]["reference"] = evil(&r).into();
@@ -778,6 +781,9 @@ fn hostile_file(dir: &Path) -> PathBuf {
         t["model"] = evil(&n).into();
         let id = t["id"].as_str().unwrap().to_string();
         t["id"] = evil(&id).into();
+        if let Some(mt) = t["model_type"].as_str().map(str::to_string) {
+            t["model_type"] = evil(&mt).into();
+        }
         if t["quality"].is_object() {
             let r = t["quality"]["reference"].as_str().unwrap().to_string();
             t["quality"]["reference"] = evil(&r).into();

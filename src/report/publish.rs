@@ -166,8 +166,12 @@ pub fn first_exposed(paths: &[PathBuf]) -> Option<String> {
         }
     }
     for f in files {
+        // Files that do not load are the loader's to report.
+        if crate::record::results::read(&f).is_err() {
+            continue;
+        }
         let Ok(text) = std::fs::read_to_string(&f) else {
-            continue; // unreadable files are the loader's to report
+            continue;
         };
         let Ok(v) = serde_json::from_str::<Value>(&text) else {
             continue;
