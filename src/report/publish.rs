@@ -76,7 +76,9 @@ pub fn prepare(path: &Path, o: &Options) -> Result<Prepared, String> {
             plausible::entry_flags(t, &model)
                 .into_iter()
                 .map(|f| match f {
-                    plausible::Flag::Roofline(s) => plausible::Flag::Roofline(format!("test {}: {s}", t.id)),
+                    plausible::Flag::Roofline(s) => {
+                        plausible::Flag::Roofline(format!("test {}: {s}", t.id))
+                    }
                     other => other,
                 }),
         );
@@ -94,7 +96,10 @@ pub fn prepare(path: &Path, o: &Options) -> Result<Prepared, String> {
     let label = match (&o.label, o.keep_host) {
         (Some(l), _) => l.clone(),
         (None, true) => crate::util::file_safe(&host),
-        (None, false) => format!("host-{}", &crate::util::hash::sha256_hex(host.as_bytes())[..8]),
+        (None, false) => format!(
+            "host-{}",
+            &crate::util::hash::sha256_hex(host.as_bytes())[..8]
+        ),
     };
     check_label(&label)?;
     if !o.keep_host && !host.is_empty() && label == host {
