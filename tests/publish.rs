@@ -619,10 +619,18 @@ fn unpublished(dir: &Path) -> PathBuf {
     let mut v: Value = serde_json::from_str(&read(&src)).unwrap();
     let run = v["run"].as_object_mut().unwrap();
     run.remove("published");
-    run.insert("config_file".into(), "/home/ann/bench/configs/smollm2.toml".into());
+    run.insert(
+        "config_file".into(),
+        "/home/ann/bench/configs/smollm2.toml".into(),
+    );
     run.insert(
         "command".into(),
-        serde_json::json!(["/home/ann/bench/target/release/tpsbench", "run", "--config", "/home/ann/bench/configs/smollm2.toml"]),
+        serde_json::json!([
+            "/home/ann/bench/target/release/tpsbench",
+            "run",
+            "--config",
+            "/home/ann/bench/configs/smollm2.toml"
+        ]),
     );
     v["run"]["system"]["hostname"] = "lab-host-7".into();
     v["models"][0]["path"] = "/home/ann/models/SmolLM2-135M-Instruct.Q4_1.gguf".into();
@@ -649,7 +657,7 @@ fn publish_redacts_a_file_into_the_set_and_the_page_built_from_it_passes_check()
     ]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
-        stderr.contains("raw.json exposes an absolute path at /run/command/0: /home/ann/bench/target/release/tpsbench"),
+        stderr.contains("raw.json exposes an absolute path at /models/0/path: /home/ann/models/SmolLM2-135M-Instruct.Q4_1.gguf"),
         "{stderr}"
     );
     std::fs::remove_dir_all(&set).unwrap();
@@ -678,7 +686,10 @@ fn publish_redacts_a_file_into_the_set_and_the_page_built_from_it_passes_check()
     assert_eq!(v["run"]["published"]["label"], "epyc-2c");
     // Hardware, file names and hashes stay.
     let src: Value = serde_json::from_str(&read(&raw)).unwrap();
-    assert_eq!(v["run"]["system"]["cpu_model"], src["run"]["system"]["cpu_model"]);
+    assert_eq!(
+        v["run"]["system"]["cpu_model"],
+        src["run"]["system"]["cpu_model"]
+    );
     assert_eq!(v["models"][0]["sha256"], src["models"][0]["sha256"]);
     assert_eq!(v["tests"], src["tests"], "the figures are untouched");
     // Publishing again gives the same file under the same name.
@@ -703,7 +714,11 @@ fn publish_redacts_a_file_into_the_set_and_the_page_built_from_it_passes_check()
     ]);
     assert_eq!(code, Some(0), "{stderr}");
     // An edit that brings the host back fails --check.
-    std::fs::write(&out[0], text.replace("\"hostname\": \"epyc-2c\"", "\"hostname\": \"lab-host-7\"")).unwrap();
+    std::fs::write(
+        &out[0],
+        text.replace("\"hostname\": \"epyc-2c\"", "\"hostname\": \"lab-host-7\""),
+    )
+    .unwrap();
     let (code, stderr) = leaderboard(&[
         set.as_os_str(),
         "--out-dir".as_ref(),
@@ -729,7 +744,10 @@ fn publish_refuses_the_host_name_as_a_label_unless_asked_to_keep_it() {
     assert_eq!(r.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&r.stderr);
     assert!(stderr.contains("is the host name itself"), "{stderr}");
-    assert!(!set.exists() || json_files(&set).is_empty(), "nothing written");
+    assert!(
+        !set.exists() || json_files(&set).is_empty(),
+        "nothing written"
+    );
     let r = tpsbench()
         .arg("publish")
         .arg(&raw)
@@ -741,7 +759,10 @@ fn publish_refuses_the_host_name_as_a_label_unless_asked_to_keep_it() {
     let v: Value = serde_json::from_str(&read(&json_files(&set)[0])).unwrap();
     assert_eq!(v["run"]["system"]["hostname"], "lab-host-7");
     assert_eq!(v["run"]["published"]["host_kept"], true);
-    assert_eq!(v["run"]["config_file"], "smollm2.toml", "paths go either way");
+    assert_eq!(
+        v["run"]["config_file"], "smollm2.toml",
+        "paths go either way"
+    );
 }
 
 /// A hostile string from a result file: HTML, a cell separator, a line break and a heading.
@@ -753,7 +774,13 @@ fn hostile_file(dir: &Path) -> PathBuf {
     let src = json_files(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results/published"))
         .into_iter()
         .map(|p| (p.clone(), serde_json::from_str::<Value>(&read(&p)).unwrap()))
-        .find(|(_, v)| v["tests"].as_array().unwrap().iter().any(|t| t["kind"] == "quality"))
+        .find(|(_, v)| {
+            v["tests"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["kind"] == "quality")
+        })
         .expect("a published ladder run")
         .1;
     let mut v = src;
@@ -767,6 +794,9 @@ fn hostile_file(dir: &Path) -> PathBuf {
     for m in v["models"].as_array_mut().unwrap() {
         let n = m["name"].as_str().unwrap().to_string();
         m["name"] = evil(&n).into();
+        if let Some(mt) = m["model_type"].as_str().map(str::to_string) {
+            m["model_type"] = evil(&mt).into();
+        }
         if m["quality"].is_object() {
             let r = m["quality"]["reference"].as_str().unwrap().to_string();
             m["quality"]["reference"] = evil(&r).into();
@@ -778,6 +808,9 @@ fn hostile_file(dir: &Path) -> PathBuf {
         t["model"] = evil(&n).into();
         let id = t["id"].as_str().unwrap().to_string();
         t["id"] = evil(&id).into();
+        if let Some(mt) = t["model_type"].as_str().map(str::to_string) {
+            t["model_type"] = evil(&mt).into();
+        }
         if t["quality"].is_object() {
             let r = t["quality"]["reference"].as_str().unwrap().to_string();
             t["quality"]["reference"] = evil(&r).into();
@@ -793,7 +826,10 @@ fn hostile_file(dir: &Path) -> PathBuf {
 
 /// No raw tag and no injected line or table cell in `md`.
 fn assert_escaped(what: &str, md: &str) {
-    assert!(md.contains("&lt;img src=x onerror=alert(1)&gt;"), "{what}: the string is shown, escaped:\n{md}");
+    assert!(
+        md.contains("&lt;img src=x onerror=alert(1)&gt;"),
+        "{what}: the string is shown, escaped:\n{md}"
+    );
     for bad in ["<img", "<script", "\n## owned"] {
         assert!(!md.contains(bad), "{what}: {bad:?} got through:\n{md}");
     }
@@ -818,13 +854,31 @@ fn hostile_strings_from_a_result_file_are_escaped_in_every_markdown_writer() {
     let f = hostile_file(dir.path());
     let stdout = |args: &[&std::ffi::OsStr]| {
         let r = tpsbench().args(args).output().unwrap();
-        assert!(r.status.success(), "{args:?}: {}", String::from_utf8_lossy(&r.stderr));
+        assert!(
+            r.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
         String::from_utf8(r.stdout).unwrap()
     };
     // `export --format md` is what `run --output md` prints.
-    assert_escaped("export md", &stdout(&["export".as_ref(), f.as_os_str(), "--format".as_ref(), "md".as_ref()]));
-    assert_escaped("compare", &stdout(&["compare".as_ref(), f.as_os_str(), f.as_os_str()]));
-    assert_escaped("ladder table", &stdout(&["ladder".as_ref(), "--from".as_ref(), f.as_os_str()]));
+    assert_escaped(
+        "export md",
+        &stdout(&[
+            "export".as_ref(),
+            f.as_os_str(),
+            "--format".as_ref(),
+            "md".as_ref(),
+        ]),
+    );
+    assert_escaped(
+        "compare",
+        &stdout(&["compare".as_ref(), f.as_os_str(), f.as_os_str()]),
+    );
+    assert_escaped(
+        "ladder table",
+        &stdout(&["ladder".as_ref(), "--from".as_ref(), f.as_os_str()]),
+    );
     let out = dir.path().join("board");
     let (code, stderr) = leaderboard(&[f.as_os_str(), "--out-dir".as_ref(), out.as_os_str()]);
     assert_eq!(code, Some(0), "{stderr}");

@@ -468,8 +468,12 @@ fn a_server_that_counts_fewer_tokens_than_it_streamed_fails_the_test() {
 
 #[test]
 fn a_200_web_page_is_named_by_its_content_type_and_first_bytes() {
-    let page = "<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body>portal</body></html>";
-    let port = fake::serve(fake::response("200 OK", "text/html; charset=utf-8", page), None);
+    let page =
+        "<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body>portal</body></html>";
+    let port = fake::serve(
+        fake::response("200 OK", "text/html; charset=utf-8", page),
+        None,
+    );
     let dir = tempfile::tempdir().unwrap();
     let cfg = served_config(dir.path(), &format!("http://127.0.0.1:{port}/v1"), "");
     let (code, err, rec) = run(dir.path(), &cfg, &[]);

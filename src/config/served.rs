@@ -173,7 +173,9 @@ pub(crate) fn served(
     };
     let ca_file = match &raw.ca_file {
         None => None,
-        Some(f) => Some(ca_file(f.get_ref(), dir).map_err(|m| ctx.err(f.span(), &k("ca_file"), m))?),
+        Some(f) => {
+            Some(ca_file(f.get_ref(), dir).map_err(|m| ctx.err(f.span(), &k("ca_file"), m))?)
+        }
     };
     match (&server, &raw.server) {
         (Some(ServerLaunch::LlamaServer { .. }), Some(s)) if !has_path => {

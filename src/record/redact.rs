@@ -43,21 +43,13 @@ fn paths_in(s: &str) -> Vec<(usize, usize)> {
         let prev = i.checked_sub(1).map(|j| chars[j].1);
         let at = |k: usize| chars.get(k).map(|x| x.1);
         let name = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || "._-~".contains(c));
-        let start = if !opens_path(prev) {
-            None
-        } else if at(i) == Some('/') && name(at(i + 1)) {
-            Some(i)
-        } else if at(i) == Some('~') && at(i + 1) == Some('/') && name(at(i + 2)) {
-            Some(i)
-        } else if at(i).is_some_and(|c| c.is_ascii_alphabetic())
+        let unix = at(i) == Some('/') && name(at(i + 1));
+        let home = at(i) == Some('~') && at(i + 1) == Some('/') && name(at(i + 2));
+        let drive = at(i).is_some_and(|c| c.is_ascii_alphabetic())
             && at(i + 1) == Some(':')
             && matches!(at(i + 2), Some('\\') | Some('/'))
-            && name(at(i + 3))
-        {
-            Some(i)
-        } else {
-            None
-        };
+            && name(at(i + 3));
+        let start = (opens_path(prev) && (unix || home || drive)).then_some(i);
         match start {
             Some(st) => {
                 let mut e = st;

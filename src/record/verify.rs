@@ -51,7 +51,11 @@ fn close(a: f64, b: f64) -> bool {
     a == b || (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1e-300)
 }
 
-fn mismatch(field: &str, stored: impl std::fmt::Display, recomputed: impl std::fmt::Display) -> String {
+fn mismatch(
+    field: &str,
+    stored: impl std::fmt::Display,
+    recomputed: impl std::fmt::Display,
+) -> String {
     format!("{field} is {stored} but its samples give {recomputed}")
 }
 
@@ -79,7 +83,11 @@ fn same_interval(
 ) -> Result<(), String> {
     let shown = |i: &LevelInterval| format!("[{}, {}] ({} values)", i.lo, i.hi, i.n);
     match recomputed {
-        None => Err(mismatch(field, shown(stored), "no interval (fewer than 2 values)")),
+        None => Err(mismatch(
+            field,
+            shown(stored),
+            "no interval (fewer than 2 values)",
+        )),
         Some(r) if r.n != stored.n || !close(r.lo, stored.lo) || !close(r.hi, stored.hi) => {
             Err(mismatch(field, shown(stored), shown(&r)))
         }

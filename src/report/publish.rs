@@ -76,7 +76,9 @@ pub fn prepare(path: &Path, o: &Options) -> Result<Prepared, String> {
             plausible::entry_flags(t, &model)
                 .into_iter()
                 .map(|f| match f {
-                    plausible::Flag::Roofline(s) => plausible::Flag::Roofline(format!("test {}: {s}", t.id)),
+                    plausible::Flag::Roofline(s) => {
+                        plausible::Flag::Roofline(format!("test {}: {s}", t.id))
+                    }
                     other => other,
                 }),
         );
@@ -94,7 +96,10 @@ pub fn prepare(path: &Path, o: &Options) -> Result<Prepared, String> {
     let label = match (&o.label, o.keep_host) {
         (Some(l), _) => l.clone(),
         (None, true) => crate::util::file_safe(&host),
-        (None, false) => format!("host-{}", &crate::util::hash::sha256_hex(host.as_bytes())[..8]),
+        (None, false) => format!(
+            "host-{}",
+            &crate::util::hash::sha256_hex(host.as_bytes())[..8]
+        ),
     };
     check_label(&label)?;
     if !o.keep_host && !host.is_empty() && label == host {
@@ -166,8 +171,12 @@ pub fn first_exposed(paths: &[PathBuf]) -> Option<String> {
         }
     }
     for f in files {
+        // Files that do not load are the loader's to report.
+        if crate::record::results::read(&f).is_err() {
+            continue;
+        }
         let Ok(text) = std::fs::read_to_string(&f) else {
-            continue; // unreadable files are the loader's to report
+            continue;
         };
         let Ok(v) = serde_json::from_str::<Value>(&text) else {
             continue;

@@ -175,10 +175,12 @@ impl Client {
             let resp = self.get(url, timeout).await?;
             let status = resp.status();
             let content_type = content_type(&resp);
-            let (body, whole) = read_capped(resp, JSON_CAP).await.map_err(|e| Error::Broken {
-                chunks: 0,
-                reason: e.to_string(),
-            })?;
+            let (body, whole) = read_capped(resp, JSON_CAP)
+                .await
+                .map_err(|e| Error::Broken {
+                    chunks: 0,
+                    reason: e.to_string(),
+                })?;
             if !status.is_success() {
                 return Err(Error::Status {
                     url: url.into(),

@@ -177,7 +177,11 @@ pub type Tokenize<'a> = &'a dyn Fn(&str) -> Result<u64, String>;
 /// token), or a prompt count that the prompt cannot have, fails the request with a line
 /// naming the field and both values. So every count that sizes a trace is at most
 /// `max_tokens`, a number from the configuration, never one from the server.
-pub fn count(s: &Streamed, tokenize: Option<Tokenize>, q: &Request) -> Result<(u64, Counted), String> {
+pub fn count(
+    s: &Streamed,
+    tokenize: Option<Tokenize>,
+    q: &Request,
+) -> Result<(u64, Counted), String> {
     let max = u64::from(q.max_tokens);
     let chunks = s.chunks.len() as u64;
     if chunks > max {
@@ -237,9 +241,9 @@ fn trace(s: &Streamed, start: Instant, n_prompt: u32, n: u64) -> Trace {
         // Admission is the server's; the client cannot see it.
         admitted_ns: arrival,
         // Checked by `count`: at most the prompt's length and room for special tokens.
-        n_prompt: s
-            .usage
-            .map_or(n_prompt, |u| u32::try_from(u.prompt_tokens).unwrap_or(u32::MAX)),
+        n_prompt: s.usage.map_or(n_prompt, |u| {
+            u32::try_from(u.prompt_tokens).unwrap_or(u32::MAX)
+        }),
         token_ns: token_times(&chunk_ns, n as usize),
         tokens: Vec::new(),
     }
@@ -568,7 +572,10 @@ mod tests {
         let a = answer(&["one two", " three"], Some(5));
         assert_eq!(count(&a, Some(&words), &q).unwrap(), (5, Counted::Usage));
         let a = answer(&["one two", " three"], None);
-        assert_eq!(count(&a, Some(&words), &q).unwrap(), (3, Counted::Tokenizer));
+        assert_eq!(
+            count(&a, Some(&words), &q).unwrap(),
+            (3, Counted::Tokenizer)
+        );
         assert_eq!(count(&a, None, &q).unwrap(), (2, Counted::Chunks));
         assert!(Counted::Chunks > Counted::Tokenizer && Counted::Tokenizer > Counted::Usage);
     }
@@ -583,11 +590,17 @@ mod tests {
             "the server's usage.completion_tokens is 1000000000000, more than the max_tokens 8 asked"
         );
         let e = count(&answer(&["a", "b", "c"], Some(2)), None, &q).unwrap_err();
-        assert!(e.contains("usage.completion_tokens is 2") && e.contains("3 chunks"), "{e}");
+        assert!(
+            e.contains("usage.completion_tokens is 2") && e.contains("3 chunks"),
+            "{e}"
+        );
         let mut a = answer(&["a"], Some(1));
         a.usage.as_mut().unwrap().prompt_tokens = 1 << 40;
         let e = count(&a, None, &q).unwrap_err();
-        assert!(e.contains("usage.prompt_tokens is 1099511627776") && e.contains("at most 20"), "{e}");
+        assert!(
+            e.contains("usage.prompt_tokens is 1099511627776") && e.contains("at most 20"),
+            "{e}"
+        );
         let nine: Vec<&str> = vec!["x"; 9];
         let e = count(&answer(&nine, None), None, &q).unwrap_err();
         assert!(e.contains("9 chunks") && e.contains("max_tokens 8"), "{e}");

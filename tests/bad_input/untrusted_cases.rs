@@ -77,7 +77,14 @@ pub fn untrusted_cases() -> Vec<Case> {
         ),
         case(
             "result file whose samples contradict its summaries (export)",
-            |d| vec!["export".into(), result_file(d, "tampered.json", tamper)],
+            |d| {
+                vec![
+                    "export".into(),
+                    "--format".into(),
+                    "md".into(),
+                    result_file(d, "tampered.json", tamper),
+                ]
+            },
             2,
             "tampered.json: test ",
         ),

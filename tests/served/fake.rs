@@ -110,8 +110,8 @@ pub fn tls() -> (String, Arc<rustls::ServerConfig>) {
     let ca_cert = ca.self_signed(&ca_key).unwrap();
     let issuer = Issuer::new(ca, ca_key);
     let key = KeyPair::generate().unwrap();
-    let server = CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
-        .unwrap();
+    let server =
+        CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()]).unwrap();
     let cert = server.signed_by(&key, &issuer).unwrap();
     let der_key = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
     let cfg = rustls::ServerConfig::builder()

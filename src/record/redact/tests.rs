@@ -9,7 +9,10 @@ fn absolute_paths_become_file_names_wherever_they_are() {
         strip_paths("cannot open /home/ann/m.gguf: no such file"),
         "cannot open m.gguf: no such file"
     );
-    assert_eq!(strip_paths("--config=/etc/t/models.toml"), "--config=models.toml");
+    assert_eq!(
+        strip_paths("--config=/etc/t/models.toml"),
+        "--config=models.toml"
+    );
     assert_eq!(strip_paths("file:/srv/wiki.txt"), "file:wiki.txt");
     assert_eq!(strip_paths("~/models/a.gguf"), "a.gguf");
     assert_eq!(strip_paths(r"C:\Users\ann\a.gguf"), "a.gguf");
@@ -42,8 +45,14 @@ fn redacting_keeps_hardware_names_and_hashes_and_marks_the_file() {
     assert_eq!(exposed(&f).len(), 7, "{:#?}", exposed(&f));
     redact(&mut f, "epyc-vm", false);
     assert_eq!(f["run"]["config_file"], "smollm2.toml");
-    assert_eq!(f["run"]["command"], json!(["tpsbench", "run", "--config", "c.toml"]));
-    assert_eq!(f["run"]["system"], json!({"hostname": "epyc-vm", "cpu_model": "AMD EPYC"}));
+    assert_eq!(
+        f["run"]["command"],
+        json!(["tpsbench", "run", "--config", "c.toml"])
+    );
+    assert_eq!(
+        f["run"]["system"],
+        json!({"hostname": "epyc-vm", "cpu_model": "AMD EPYC"})
+    );
     assert_eq!(f["run"]["llama_cpp"]["library"]["path"], "tpsbench");
     assert_eq!(f["run"]["host_bandwidth"]["machine"], "epyc-vm | AMD EPYC");
     assert_eq!(f["models"][0]["path"], "a.gguf");

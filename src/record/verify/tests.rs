@@ -3,7 +3,8 @@
 use super::*;
 
 fn published() -> RunRecord {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/published/20261202T105923Z-epyc-vm.json");
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("results/published/20261202T105923Z-epyc-vm.json");
     results::read(&p).unwrap()
 }
 
@@ -41,7 +42,10 @@ fn samples_edited_without_their_summaries_are_refused() {
     t.samples_ns[0] = t.samples_ns[0] * 11 / 10;
     t.samples_ts = crate::stats::rates_per_second(t.params.n_tokens(), &t.samples_ns);
     let e = check(&r).unwrap_err();
-    assert!(e.contains("avg_ts is") && e.contains("but its samples give"), "{e}");
+    assert!(
+        e.contains("avg_ts is") && e.contains("but its samples give"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -66,7 +70,11 @@ fn equal_round_medians_over_different_samples_are_refused() {
 #[test]
 fn a_stale_interval_is_refused() {
     let mut r = published();
-    let t = r.tests.iter_mut().find(|t| t.stats.as_ref().is_some_and(|s| s.interval.is_some())).unwrap();
+    let t = r
+        .tests
+        .iter_mut()
+        .find(|t| t.stats.as_ref().is_some_and(|s| s.interval.is_some()))
+        .unwrap();
     let i = t.stats.as_mut().unwrap().interval.as_mut().unwrap();
     // The page once drew "57.1 (57.1–182)": an interval that misses its own estimate.
     i.lo = t.median_ts.unwrap() * 1.5;
