@@ -8,7 +8,8 @@
 //! second on a CPU, so the defaults here are criterion's minimum of 10 flat samples and an
 //! 8 s budget per test (10 repetitions of the slowest default test take longer; criterion
 //! then takes what 10 samples need), all configurable. With the default models.toml (12 tests
-//! and a ladder of five types) that keeps `cargo bench` to about 5 minutes on 2 cores;
+//! and a ladder of five types) that brings `cargo bench` to an estimated 5 minutes on 2 cores
+//! (from the published rates; 10 minutes with the earlier 30 s);
 //! `TPSBENCH_MEASUREMENT_SECS=30` is the longer measurement of earlier versions:
 //!
 //! | variable                    | default       | meaning                                  |

@@ -59,7 +59,7 @@ impl Rule {
                 )
             }
             Rule::Overlap => {
-                "ties: decode intervals overlap (no interleaved rounds to pair)".into()
+                "ties: decode intervals overlap (the rows are not all from one run with 2 or more interleaved rounds: nothing pairs them)".into()
             }
         }
     }

@@ -138,6 +138,15 @@ fn one_round(noise: &mut Noise, m: &Measured, ratios: &[f64], reps: usize) -> Ve
         .collect()
 }
 
+/// How an auto run is set up: repetitions per round, the most rounds, and the design the
+/// look judges with.
+#[derive(Clone, Copy)]
+struct Setup {
+    reps: usize,
+    max_rounds: usize,
+    design: Design,
+}
+
 /// How one auto run ended.
 struct Outcome {
     /// Some comparison was called established although its variants are identical.
@@ -156,10 +165,13 @@ fn auto_run(
     m: &Measured,
     base: &RunRecord,
     ratios: &[f64],
-    reps: usize,
-    max_rounds: usize,
-    design: Design,
+    setup: Setup,
 ) -> Outcome {
+    let Setup {
+        reps,
+        max_rounds,
+        design,
+    } = setup;
     let mut rec = plan_records(base, ratios.len());
     let mut rounds: Vec<Vec<Vec<f64>>> = vec![Vec::new(); ratios.len()];
     let mut ever_false = false;
@@ -228,16 +240,14 @@ fn cell(
     m: &Measured,
     base: &RunRecord,
     ratios: &[f64],
-    reps: usize,
-    max_rounds: usize,
-    design: Design,
+    setup: Setup,
     trials: usize,
     seed: u64,
 ) -> (f64, f64, f64) {
     let mut noise = Noise::new(seed);
     let (mut fals, mut res, mut rounds) = (0usize, 0usize, 0usize);
     for _ in 0..trials {
-        let o = auto_run(&mut noise, m, base, ratios, reps, max_rounds, design);
+        let o = auto_run(&mut noise, m, base, ratios, setup);
         fals += usize::from(o.false_established);
         res += usize::from(o.resolved);
         rounds += o.rounds;
@@ -267,7 +277,18 @@ fn auto_rounds_never_call_identical_variants_established_more_than_alpha_over_al
     println!("|---|---|---:|---:|");
     for k in [2usize, 4] {
         let ratios = vec![1.0; k];
-        let (f, _, r) = cell(&m, &base, &ratios, 3, max, seq, trials, 11 + k as u64);
+        let (f, _, r) = cell(
+            &m,
+            &base,
+            &ratios,
+            Setup {
+                reps: 3,
+                max_rounds: max,
+                design: seq,
+            },
+            trials,
+            11 + k as u64,
+        );
         println!(
             "| {k} | sequential, alpha/{} per look | {f:.3} | {r:.1} |",
             seq.looks()
@@ -278,9 +299,11 @@ fn auto_rounds_never_call_identical_variants_established_more_than_alpha_over_al
             &m,
             &base,
             &ratios,
-            3,
-            max,
-            Design::Fixed,
+            Setup {
+                reps: 3,
+                max_rounds: max,
+                design: Design::Fixed,
+            },
             trials,
             21 + k as u64,
         );
@@ -312,9 +335,11 @@ fn auto_rounds_power_and_rounds_used_at_the_published_noise() {
             &m,
             &base,
             &[1.0, 1.0 + d],
-            AUTO_REPETITIONS,
-            max,
-            seq,
+            Setup {
+                reps: AUTO_REPETITIONS,
+                max_rounds: max,
+                design: seq,
+            },
             trials,
             31 + i as u64,
         );
@@ -351,9 +376,11 @@ fn short_rounds_resolve_sooner_than_long_ones_in_the_same_time() {
             &m,
             &base,
             &[1.0, 1.1],
-            reps,
-            max,
-            seq,
+            Setup {
+                reps,
+                max_rounds: max,
+                design: seq,
+            },
             trials,
             41 + i as u64,
         );
@@ -361,9 +388,11 @@ fn short_rounds_resolve_sooner_than_long_ones_in_the_same_time() {
             &m,
             &base,
             &[1.0, 1.2],
-            reps,
-            max,
-            seq,
+            Setup {
+                reps,
+                max_rounds: max,
+                design: seq,
+            },
             trials,
             51 + i as u64,
         );
