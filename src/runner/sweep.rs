@@ -196,7 +196,11 @@ impl<'a> Sweep<'a> {
         let linked = link_served(&mut self.record.tests, &self.index, &todo[k].id);
         // Only this test's model can have changed (`finish` merges them all again).
         let this = std::slice::from_ref(&self.record.tests[i]);
-        merge_models(&mut self.record.models, &self.models[t.model..=t.model], this);
+        merge_models(
+            &mut self.record.models,
+            &self.models[t.model..=t.model],
+            this,
+        );
         // On disk before the next test starts.
         if let Some(j) = &mut self.journal {
             j.test_done(&self.record, &self.record.tests[i])?;

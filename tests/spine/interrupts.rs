@@ -63,7 +63,10 @@ fn kill_9_in_the_middle_then_resume_runs_every_kind_once_and_redoes_nothing() {
             before.len(),
             IDS.len() - before.len()
         )));
-    assert!(!journal.exists(), "the finished run's file supersedes its journal");
+    assert!(
+        !journal.exists(),
+        "the finished run's file supersedes its journal"
+    );
     let v = read(&file);
     let ids: Vec<&str> = v["tests"]
         .as_array()

@@ -22,7 +22,11 @@ fn every_finished_test_is_in_the_journal_and_the_file_is_rewritten_only_at_doubl
     let path = dir.path().join("r.json");
     let (mut run, tests) = with_tests(11);
     let mut j = Journal::start(&path, &run).unwrap();
-    assert_eq!(results::read(&path).unwrap().tests.len(), 0, "a complete file at once");
+    assert_eq!(
+        results::read(&path).unwrap().tests.len(),
+        0,
+        "a complete file at once"
+    );
     for t in tests {
         run.tests.push(t);
         j.test_done(&run, run.tests.last().unwrap()).unwrap();
@@ -32,7 +36,10 @@ fn every_finished_test_is_in_the_journal_and_the_file_is_rewritten_only_at_doubl
     // Rewritten at 1, 2, 4 and 8 tests: the file lags, the journal does not.
     assert_eq!(results::read(&path).unwrap().tests.len(), 8);
     j.finish(&run).unwrap();
-    assert!(!journal_path(&path).exists(), "the finished file supersedes the journal");
+    assert!(
+        !journal_path(&path).exists(),
+        "the finished file supersedes the journal"
+    );
     assert_eq!(results::read(&path).unwrap(), run);
     assert_eq!(read_resumable(&path).unwrap(), run);
 }
@@ -82,7 +89,10 @@ fn a_claimed_name_leaves_no_empty_result_file_and_reads_as_missing() {
     let dir = tempfile::tempdir().unwrap();
     let run = fixtures::run();
     let p = results::new_result_path(dir.path(), &run.run).unwrap();
-    assert!(!p.exists(), "no result file before its first complete write");
+    assert!(
+        !p.exists(),
+        "no result file before its first complete write"
+    );
     assert!(journal_path(&p).exists(), "the name is held by its journal");
     // A second run of the same second gets another name, and so does one after the first
     // finished (its journal gone, its file there).
@@ -118,5 +128,8 @@ fn the_bytes_written_per_test_do_not_grow_with_the_sweep() {
     let per_test = written as f64 / n as f64 / one as f64;
     // Doubling rewrites cost at most about 4 test records per test (2 for the file, 2 for
     // the journal's snapshot); rewriting after every test would cost n / 2 = 500.
-    assert!(per_test < 6.0, "{per_test:.1} test records written per test");
+    assert!(
+        per_test < 6.0,
+        "{per_test:.1} test records written per test"
+    );
 }
