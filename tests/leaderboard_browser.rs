@@ -579,14 +579,22 @@ fn stress_set(dir: &Path, machines: usize, quants: usize, models: usize) {
                     t["model_size"] = size.into();
                     t["model_n_params"] = (*params).into();
                     t["model_filename"] = format!("{full}.gguf").into();
-                    t["avg_ts"] = v.into();
-                    t["median_ts"] = v.into();
-                    t["stddev_ts"] = (v * 0.02).into();
-                    t["samples_ts"] = serde_json::json!([v * 0.98, v, v * 1.02]);
+                    // Summaries from the samples, as a run computes them: readers recompute
+                    // them and refuse a file that disagrees (record::verify). No stats or
+                    // rounds: one launch, and the page draws no interval.
                     let ns = |x: f64| ((np + ng) as f64 / x * 1e9) as u64;
-                    t["avg_ns"] = ns(v).into();
-                    t["stddev_ns"] = (ns(v) / 50).into();
-                    t["samples_ns"] = serde_json::json!([ns(v * 0.98), ns(v), ns(v * 1.02)]);
+                    let samples_ns = [ns(v * 0.98), ns(v), ns(v * 1.02)];
+                    let ts = tpsbench::stats::rates_per_second(np + ng, &samples_ns);
+                    let ns_f: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
+                    t["avg_ts"] = tpsbench::stats::mean(&ts).into();
+                    t["median_ts"] = tpsbench::stats::median(&ts).into();
+                    t["stddev_ts"] = tpsbench::stats::stddev(&ts).into();
+                    t["samples_ts"] = serde_json::json!(ts);
+                    t["avg_ns"] = (tpsbench::stats::mean(&ns_f).round() as u64).into();
+                    t["stddev_ns"] = (tpsbench::stats::stddev(&ns_f).round() as u64).into();
+                    t["samples_ns"] = serde_json::json!(samples_ns);
+                    t["stats"] = Value::Null;
+                    t["rounds"] = serde_json::json!([]);
                     t["test_time"] = run["started_at"].clone();
                     ts.push(t);
                 }

@@ -8,7 +8,6 @@
 //! TPSBENCH_REQUIRE_VULKAN is set (CI): then they fail.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
@@ -40,25 +39,13 @@ fn vulkan_or_skip() -> Option<PathBuf> {
 
 /// `run --output json` of `config` with the Vulkan build; asserts success.
 fn run_vulkan(bin: &Path, config: &Path) -> Value {
-    let out = Command::new(bin)
-        .args([
-            "run",
-            "--quiet",
-            "--no-save",
-            "--output",
-            "json",
-            "--config",
-        ])
-        .arg(config)
-        .output()
-        .unwrap();
+    let (out, v) = support::run_json_of(bin, config);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+    v
 }
 
 fn tests_of(v: &Value) -> &Vec<Value> {

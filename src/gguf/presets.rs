@@ -258,7 +258,13 @@ impl Shape {
         if let Some(m) = &mut s.moe {
             // The expert count and routing kept (they decide the work per token), each
             // expert narrower.
-            m.n_ff_exp = (m.n_ff_exp / f).div_ceil(32).max(1) * 32;
+            // Mixtral-style experts (llama architecture) are as wide as the dense
+            // feed-forward, and llama.cpp sizes them by feed_forward_length: keep them equal.
+            m.n_ff_exp = if m.n_ff_exp == self.n_ff {
+                s.n_ff
+            } else {
+                (m.n_ff_exp / f).div_ceil(32).max(1) * 32
+            };
         }
         s
     }

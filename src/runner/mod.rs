@@ -222,13 +222,6 @@ pub fn run(
                 );
             }
         }
-        let done = sweep
-            .record()
-            .tests
-            .iter()
-            .map(|t| t.rounds_done())
-            .max()
-            .unwrap_or(0);
         sweep.record_mut().run.rounds = done.max(1) as u32;
         if let Some(r) = sweep.record_mut().run.rounds_auto.as_mut() {
             r.stopped = Some(why);

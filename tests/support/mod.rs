@@ -52,7 +52,12 @@ pub fn run_json(config: &Path) -> serde_json::Value {
 /// The same run, whatever its exit code (a run whose tests fail exits 1 and still prints
 /// them): its output and the JSON it printed (showing its stderr if it printed none).
 pub fn run_json_any(config: &Path) -> (std::process::Output, serde_json::Value) {
-    let out = tpsbench()
+    run_json_of(&assert_cmd::cargo::cargo_bin("tpsbench"), config)
+}
+
+/// `run_json_any` with another tpsbench binary (a Vulkan build, say).
+pub fn run_json_of(bin: &Path, config: &Path) -> (std::process::Output, serde_json::Value) {
+    let out = std::process::Command::new(bin)
         .args([
             "run",
             "--quiet",
