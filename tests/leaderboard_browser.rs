@@ -584,12 +584,12 @@ fn stress_set(dir: &Path, machines: usize, quants: usize, models: usize) {
                     // rounds: one launch, and the page draws no interval.
                     let ns = |x: f64| ((np + ng) as f64 / x * 1e9) as u64;
                     let samples_ns = [ns(v * 0.98), ns(v), ns(v * 1.02)];
-                    let ts = tpsbench::stats::rates_per_second(np + ng, &samples_ns);
+                    let rates = tpsbench::stats::rates_per_second(np + ng, &samples_ns);
                     let ns_f: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
-                    t["avg_ts"] = tpsbench::stats::mean(&ts).into();
-                    t["median_ts"] = tpsbench::stats::median(&ts).into();
-                    t["stddev_ts"] = tpsbench::stats::stddev(&ts).into();
-                    t["samples_ts"] = serde_json::json!(ts);
+                    t["avg_ts"] = tpsbench::stats::mean(&rates).into();
+                    t["median_ts"] = tpsbench::stats::median(&rates).into();
+                    t["stddev_ts"] = tpsbench::stats::stddev(&rates).into();
+                    t["samples_ts"] = serde_json::json!(rates);
                     t["avg_ns"] = (tpsbench::stats::mean(&ns_f).round() as u64).into();
                     t["stddev_ns"] = (tpsbench::stats::stddev(&ns_f).round() as u64).into();
                     t["samples_ns"] = serde_json::json!(samples_ns);
