@@ -1,25 +1,33 @@
 //! tpsbench: a Criterion-style benchmark harness for local LLM inference through llama.cpp.
 //!
-//! The folders are the layers, bottom to top, and a module imports only from its own layer
-//! and those below (`scripts/check-layers`): `stats`, `gguf` and `util`; `config`; `plan`;
-//! `output` (progress on stderr); `engine` (`engine::llama`, the only code that touches
-//! llama.cpp); `machine`; `record`; `kinds`, `serving` and `ladder`, how each kind of test
-//! is measured; `runner`, which ties them together; `report` (exporters, the leaderboard,
-//! compare, merge); and `cli`, the command line.
+//! The modules below are the layers, bottom to top. A module imports only from its own layer
+//! and those below, and no files import each other in a circle. `scripts/check-layers` reads
+//! this list (the `// layer` lines) and checks both; CONTRIBUTING.md's layer table must agree.
 
-pub mod cli;
-pub mod config;
-pub mod engine;
-pub mod gguf;
-pub mod kinds;
-pub mod ladder;
-pub mod machine;
-pub mod output;
-pub mod plan;
-pub mod record;
-pub mod report;
-pub mod runner;
-pub mod served;
-pub mod serving;
+// layer support: pure statistics, GGUF files (read, validate, write, synthetic shapes), host facts and formatting
 pub mod stats;
+pub mod gguf;
 pub mod util;
+// layer config: models.toml, parsed and checked (pure)
+pub mod config;
+// layer plan: every model and test of every kind, identities, shards (pure)
+pub mod plan;
+// layer output: progress and ETA on stderr
+pub mod output;
+// layer engine: the only code touching llama.cpp (engine::llama) or a server over HTTP (served)
+pub mod engine;
+pub mod served;
+// layer machine: the hardware: bandwidth probe, roofline, GPUs, energy, memory
+pub mod machine;
+// layer record: the result schema and result files; every reader of a result file goes through it
+pub mod record;
+// layer kinds: how each kind of test is measured (speed, serving, quality ladder)
+pub mod kinds;
+pub mod serving;
+pub mod ladder;
+// layer runner: load once per key, run, record, resume, shard, isolate
+pub mod runner;
+// layer report: exporters, the leaderboard, compare, merge, publish
+pub mod report;
+// layer cli: the command line; each command parses its args and calls one function below
+pub mod cli;
