@@ -5,8 +5,8 @@
 //! this list (the `// layer` lines) and checks both; CONTRIBUTING.md's layer table must agree.
 
 // layer support: pure statistics, GGUF files (read, validate, write, synthetic shapes), host facts and formatting
-pub mod stats;
 pub mod gguf;
+pub mod stats;
 pub mod util;
 // layer config: models.toml, parsed and checked (pure)
 pub mod config;
@@ -23,8 +23,8 @@ pub mod machine;
 pub mod record;
 // layer kinds: how each kind of test is measured (speed, serving, quality ladder)
 pub mod kinds;
-pub mod serving;
 pub mod ladder;
+pub mod serving;
 // layer runner: load once per key, run, record, resume, shard, isolate
 pub mod runner;
 // layer report: exporters, the leaderboard, compare, merge, publish

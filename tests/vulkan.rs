@@ -315,25 +315,33 @@ fn vulkan_devices_none_keeps_everything_on_the_cpu_and_vulkan0_offloads() {
 }
 
 #[test]
-fn vulkan_fit_target_is_recorded_as_not_honoured_and_the_layers_stay_as_asked() {
+fn vulkan_fit_target_runs_llama_cpps_fit_and_the_record_says_what_it_chose() {
     let Some(bin) = vulkan_or_skip() else { return };
+    // n_gpu_layers = 0 asks for nothing offloaded; with fit_target, llama.cpp's fit starts
+    // from its default (every layer) and keeps what fits, as llama-bench's -fitt does.
     let (_dir, config) = tiny_with(&format!(
-        "[sweep]\n{SWEEP}n_gpu_layers = 99\nfit_target = 1024\n{TINY_MOE}"
+        "[sweep]\n{SWEEP}n_gpu_layers = 0\nfit_target = [1024, 1073741824]\n{TINY_MOE}"
     ));
-    let v = run_vulkan(&bin, &config);
-    let t = &tests_of(&v)[0];
+    let (_, v) = support::run_json_of(&bin, &config);
+    let tests = tests_of(&v);
+    let fits = |t: &Value| t["fit_target"].as_u64();
+    // 1 GiB free on llvmpipe (its memory is the host's): the tiny model fits whole.
+    let t = tests.iter().find(|t| fits(t) == Some(1024)).unwrap();
     assert_eq!(t["status"], "ok", "{t}");
-    // This build does not link llama.cpp's common library, where its fit is: the result
-    // says so, and llama.cpp placed the model as n_gpu_layers asked.
-    let notes = t["not_honoured"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{t}"));
-    assert!(
-        notes
-            .iter()
-            .any(|n| n.as_str().unwrap().starts_with("fit_target = 1024")),
-        "{t}"
-    );
+    assert!(t.get("not_honoured").is_none(), "{t}");
+    let fit = &t["placement"]["fit"];
+    assert_eq!(fit["target_mib"], 1024, "{t}");
+    assert_eq!(fit["n_gpu_layers"], -1, "{t}");
     assert_eq!(offloaded(t), (5, 5), "{t}");
     assert_eq!(expert_bytes(t, "CPU"), 0, "{t}");
+    assert!(expert_bytes(t, "Vulkan0") > 0, "{t}");
+    assert!(t["placement"].get("mismatch").is_none(), "{t}");
+    // 1 PiB free: nothing can meet it; the test failed, naming the memory, and the run went on.
+    let t = tests.iter().find(|t| fits(t) == Some(1073741824)).unwrap();
+    assert_eq!(t["status"], "failed", "{t}");
+    let e = t["error"].as_str().unwrap();
+    assert!(
+        e.contains("found no placement") && e.contains("free: ") && e.contains("Vulkan0 "),
+        "{e}"
+    );
 }

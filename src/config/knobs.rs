@@ -261,9 +261,12 @@ pub const KNOBS: &[Knob] = &[
             min: 0,
             max: 1 << 24,
         },
-        default: Lit::Int(4096),
+        // llama-bench's default is 0 (`cmd_params_defaults`), though its --help says 4096:
+        // the field it writes, and whether it fits, follow the 0.
+        default: Lit::Int(0),
         field: FieldType::Int,
-        doc: "smallest context fit may choose, with fit_target (llama-bench -fitc)",
+        doc: "smallest context fit may choose; set alone, fit runs with a margin of 0 \
+              (llama-bench -fitc)",
     },
 ];
 
@@ -388,6 +391,12 @@ impl Knobs {
             }
             None => {}
         }
+    }
+
+    /// Whether llama.cpp's fit runs: as llama-bench, when `fit_target` or `fit_min_ctx`
+    /// differs from its default.
+    pub fn asks_fit(&self) -> bool {
+        self.0.contains_key("fit_target") || self.0.contains_key("fit_min_ctx")
     }
 
     /// The model-level part: what a model load depends on.

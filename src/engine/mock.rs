@@ -131,6 +131,7 @@ impl Model for MockModel<'_> {
             experts: Vec::new(),
             overrides: Vec::new(),
             mismatch: Vec::new(),
+            fit: None,
         })
     }
 

@@ -99,6 +99,9 @@ pub struct LoadParams {
     pub main_gpu: i32,
     /// The model-level parameters of `config::knobs`' table that differ from the defaults.
     pub knobs: crate::config::knobs::Knobs,
+    /// With `fit_target` or `fit_min_ctx`: the test whose context llama.cpp's fit sizes
+    /// the placement for (the first test of the load). None otherwise.
+    pub fit_context: Option<Box<TestParams>>,
 }
 
 impl LoadParams {
@@ -109,6 +112,7 @@ impl LoadParams {
             split_mode: p.split_mode,
             main_gpu: p.main_gpu,
             knobs: p.knobs.model_level(),
+            fit_context: p.knobs.asks_fit().then(|| Box::new(p.clone())),
         }
     }
 }

@@ -54,6 +54,28 @@ pub struct Placement {
     /// each; empty when as asked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mismatch: Vec<String>,
+    /// What llama.cpp's fit chose, when the test asked for it (`fit_target`, `fit_min_ctx`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit: Option<FitChoice>,
+}
+
+/// What llama.cpp's fit (`common_fit_params`, llama-bench's `-fitt`/`-fitc`) chose for a
+/// model load: it replaces what the test asked of these settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FitChoice {
+    /// MiB fit was asked to leave free on every device.
+    pub target_mib: u64,
+    /// The smallest context fit was allowed.
+    pub min_ctx: u32,
+    pub n_gpu_layers: i32,
+    /// Proportions per device, in llama.cpp's device order; empty when fit set none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tensor_split: Vec<f32>,
+    /// `pattern=buffer`, llama-bench's `-ot` form: tensors fit moved (experts to the CPU).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
+    /// The context size fit projected (it may shrink it towards `min_ctx`).
+    pub n_ctx: u32,
 }
 
 /// Where one layer's expert tensors are.
@@ -253,6 +275,7 @@ pub fn parse_with_experts(log: &str, expert_tensors: &[(String, u64)]) -> Option
         experts,
         overrides,
         mismatch: Vec::new(),
+        fit: None,
     })
 }
 
@@ -427,13 +450,20 @@ impl Asked {
     /// What a test's parameters ask of placement.
     pub fn of(p: &crate::plan::TestParams) -> Self {
         let knob = |name: &str| p.knobs.get(name);
+        // With fit, llama.cpp chooses the layers, the split and the overrides itself (as in
+        // llama-bench, what the test asked of them is replaced): none is a firm request.
+        let fit = p.knobs.asks_fit();
         Asked {
             n_gpu_layers: p.n_gpu_layers,
             no_kv_offload: p.no_kv_offload,
-            n_cpu_moe: knob("n_cpu_moe").map_or(0, |v| v.as_i64().clamp(0, u32::MAX as i64) as u32),
-            // Whether llama.cpp's fit ran or not, n_gpu_layers is then no firm request.
-            fit: knob("fit_target").is_some_and(|v| v.as_i64() > 0),
-            tensor_overrides: knob("tensor_buft_overrides").is_some_and(|v| v.as_str() != "none"),
+            n_cpu_moe: if fit {
+                0
+            } else {
+                knob("n_cpu_moe").map_or(0, |v| v.as_i64().clamp(0, u32::MAX as i64) as u32)
+            },
+            fit,
+            tensor_overrides: fit
+                || knob("tensor_buft_overrides").is_some_and(|v| v.as_str() != "none"),
         }
     }
 }

@@ -141,6 +141,7 @@ pub fn load_params(l: &Ladder) -> LoadParams {
         split_mode: a.split_mode[0],
         main_gpu: a.main_gpu[0],
         knobs: a.first_knobs().model_level(),
+        fit_context: None,
     }
 }
 
@@ -263,6 +264,7 @@ mod tests {
             split_mode: SplitMode::Layer,
             main_gpu: 0,
             knobs: Default::default(),
+            fit_context: None,
         };
         assert_eq!(ladder_load(""), want);
     }
@@ -279,6 +281,7 @@ mod tests {
                 split_mode: SplitMode::None,
                 main_gpu: 1,
                 knobs: Default::default(),
+                fit_context: None,
             }
         );
     }

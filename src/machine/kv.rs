@@ -62,6 +62,9 @@ mod tests {
             tied_embeddings: true,
             n_vocab: 0,
             n_params: 1_400_000,
+            expert_bytes: 0,
+            n_expert: 0,
+            n_expert_used: 0,
         }
     }
 
@@ -115,6 +118,9 @@ mod tests {
             tied_embeddings: true,
             n_vocab: 0,
             n_params: 8_000_000_000,
+            expert_bytes: 0,
+            n_expert: 0,
+            n_expert_used: 0,
         };
         let placement = crate::engine::placement::parse(CUDA_FULL).unwrap();
         let mut m = Monitor::new(

@@ -55,6 +55,10 @@ pub fn shape_of(h: &Header) -> Option<Shape> {
     let n_head_kv = get("attention.head_count_kv").unwrap_or(n_head);
     let head_k = get("attention.key_length").unwrap_or(n_embd / n_head);
     let embd = h.tensors.iter().find(|t| t.name == "token_embd.weight");
+    let experts = h
+        .tensors
+        .iter()
+        .filter(|t| crate::engine::placement::expert_layer(&t.name).is_some());
     Some(Shape {
         n_layer,
         n_embd_kv: n_head_kv * head_k,
@@ -63,6 +67,9 @@ pub fn shape_of(h: &Header) -> Option<Shape> {
         tied_embeddings: !h.tensors.iter().any(|t| t.name == "output.weight"),
         n_vocab: embd.and_then(|t| t.dims.get(1).copied()).unwrap_or(0),
         n_params: h.n_elements(),
+        expert_bytes: experts.map(|t| t.n_bytes).sum(),
+        n_expert: get("expert_count").unwrap_or(0),
+        n_expert_used: get("expert_used_count").unwrap_or(0),
     })
 }
 
@@ -268,6 +275,9 @@ mod tests {
             tied_embeddings: true,
             n_vocab: 49152,
             n_params: 135_000_000,
+            expert_bytes: 0,
+            n_expert: 0,
+            n_expert_used: 0,
         };
         let mut m = Monitor::new(None, ceilings(true));
         let mut p =

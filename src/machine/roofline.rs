@@ -1,5 +1,5 @@
-//! Roofline arithmetic, pure. Decoding reads every weight once per token (plus the KV cache
-//! of the context so far), so tokens/s ≤ bandwidth / bytes per token. Prefill is compute
+//! Roofline arithmetic, pure. Decoding reads every weight once per token (of a mixture of
+//! experts, only the experts its router picks), plus the KV cache of the context so far, so tokens/s ≤ bandwidth / bytes per token. Prefill is compute
 //! bound: about 2·n_params FLOPs per token (one multiply-add per weight).
 
 use serde::{Deserialize, Serialize};
@@ -18,6 +18,11 @@ pub struct Shape {
     pub tied_embeddings: bool,
     pub n_vocab: u64,
     pub n_params: u64,
+    /// A mixture of experts: bytes of the routed expert tensors (`ffn_*_exps`), of which a
+    /// token reads `n_expert_used` of `n_expert`. 0 for a dense model.
+    pub expert_bytes: u64,
+    pub n_expert: u64,
+    pub n_expert_used: u64,
 }
 
 /// Bytes per element of a KV-cache type (block types averaged over their block).
@@ -44,13 +49,21 @@ impl Shape {
 
     /// Weight bytes read to decode one token.
     pub fn weight_bytes_per_token(&self) -> f64 {
-        if self.tied_embeddings || self.n_vocab == 0 {
+        let all = if self.tied_embeddings || self.n_vocab == 0 {
             self.weight_bytes as f64
         } else {
             // One row of the input table instead of the whole table.
             let row = self.input_embedding_bytes as f64 / self.n_vocab as f64;
             self.weight_bytes as f64 - self.input_embedding_bytes as f64 + row
-        }
+        };
+        // A mixture of experts reads only the experts its router picks: n_expert_used of
+        // n_expert per layer (a batch of one token; the shared experts are dense weights).
+        let unread = if self.n_expert > 0 && self.n_expert_used < self.n_expert {
+            self.expert_bytes as f64 * (1.0 - self.n_expert_used as f64 / self.n_expert as f64)
+        } else {
+            0.0
+        };
+        all - unread
     }
 }
 
@@ -137,7 +150,29 @@ mod tests {
             tied_embeddings: true,
             n_vocab: 49152,
             n_params: 134_515_008,
+            expert_bytes: 0,
+            n_expert: 0,
+            n_expert_used: 0,
         }
+    }
+
+    #[test]
+    fn a_mixture_of_experts_reads_only_the_experts_its_router_picks() {
+        // Qwen3-30B-A3B-like: 8 of 128 experts per token; the rest of the weights whole.
+        let moe = Shape {
+            weight_bytes: 1_000,
+            expert_bytes: 640,
+            n_expert: 128,
+            n_expert_used: 8,
+            ..shape()
+        };
+        assert_eq!(moe.weight_bytes_per_token(), 360.0 + 640.0 * 8.0 / 128.0);
+        // Every expert used, or a dense model: all of it.
+        let all = Shape {
+            n_expert_used: 128,
+            ..moe
+        };
+        assert_eq!(all.weight_bytes_per_token(), 1_000.0);
     }
 
     #[test]

@@ -21,6 +21,9 @@ pub(super) struct ModelParts {
     overrides: Vec<sys::llama_model_tensor_buft_override>,
     /// What this build did not honour, one line each.
     pub notes: Vec<String>,
+    /// `fit_target` (MiB) and `fit_min_ctx`, for the load path's fit.
+    pub fit_target: u64,
+    pub fit_min_ctx: u32,
 }
 
 /// The context-level targets.
@@ -223,20 +226,10 @@ fn apply(
         }
         ("no_host", Target::Model(_)) => mp.no_host = v.as_bool(),
         ("repack", Target::Model(_)) => mp.use_extra_bufts = v.as_bool(),
-        ("fit_target", Target::Model(m)) => {
-            // llama.cpp's fit (common_fit_params) is in its common library, which this build
-            // does not link (llama-cpp-sys-2's `common` feature is off).
-            if v.as_i64() > 0 {
-                m.notes.push(format!(
-                    "fit_target = {}: not honoured, this build does not link llama.cpp's \
-                     common library, where its fit is; the model was loaded as the other \
-                     settings ask",
-                    v.as_i64()
-                ));
-            }
-        }
-        ("fit_min_ctx", Target::Model(_)) => {
-            // Read only with fit_target (noted there).
+        // Run by the model's load path (`fit`), which needs the file and the test's context.
+        ("fit_target", Target::Model(m)) => m.fit_target = v.as_i64().max(0) as u64,
+        ("fit_min_ctx", Target::Model(m)) => {
+            m.fit_min_ctx = v.as_i64().clamp(0, u32::MAX as i64) as u32
         }
         (other, Target::Model(m)) => m.notes.push(format!("{other}: not applied by this engine")),
         (other, Target::Context(c)) => c.notes.push(format!("{other}: not applied by this engine")),

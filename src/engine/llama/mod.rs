@@ -20,6 +20,7 @@
 mod backend;
 mod batch;
 mod context;
+mod fit;
 pub mod knobs;
 mod logits;
 mod model;

@@ -28,6 +28,8 @@ pub struct LlamaModel {
     placement: Mutex<Option<(TestParams, Option<Placement>)>>,
     /// The model-level parameters this build did not honour (see `knobs`).
     notes: Vec<String>,
+    /// What llama.cpp's fit chose for this load, when a test asked for it.
+    fit: Option<placement::FitChoice>,
 }
 
 impl Drop for LlamaModel {
@@ -59,6 +61,24 @@ impl LlamaModel {
         mp.main_gpu = params.main_gpu;
         // `parts` owns what `mp` now points to: alive until the load returns.
         let parts = super::knobs::apply_model(&mut mp, &params.knobs)?;
+        // llama-bench's -fitt/-fitc: fit replaces n_gpu_layers, the split and the overrides
+        // (`fitted` owns what `mp` then points to).
+        let mut fit = None;
+        let _fitted = if params.knobs.asks_fit() {
+            let weights = header.tensors.iter().map(|t| t.n_bytes).sum();
+            let (buffers, choice) = super::fit::fit(
+                &c_path,
+                &mut mp,
+                parts.fit_target,
+                parts.fit_min_ctx,
+                params.fit_context.as_deref(),
+                weights,
+            )?;
+            fit = Some(choice);
+            Some(buffers)
+        } else {
+            None
+        };
         take_first_error();
         let (raw, load_log) =
             capture(|| unsafe { sys::llama_model_load_from_file(c_path.as_ptr(), mp) });
@@ -79,6 +99,7 @@ impl LlamaModel {
             expert_tensors,
             placement: Mutex::new(None),
             notes,
+            fit,
         })
     }
 
@@ -95,7 +116,11 @@ impl LlamaModel {
         let placement = placement::parse_with_experts(
             &format!("{}\n{ctx_log}", self.load_log),
             &self.expert_tensors,
-        );
+        )
+        .map(|p| placement::Placement {
+            fit: self.fit.clone(),
+            ..p
+        });
         let ctx = NonNull::new(raw)
             .map(|ptr| Context::new(ptr, self))
             .ok_or_else(|| {

@@ -26,7 +26,7 @@ pub(super) struct LlamaSession<'m> {
 }
 
 /// llama-bench's to_llama_cparams(), field for field.
-fn context_params(p: &TestParams) -> Result<sys::llama_context_params, String> {
+pub(super) fn context_params(p: &TestParams) -> Result<sys::llama_context_params, String> {
     let mut cp = unsafe { sys::llama_context_default_params() };
     cp.n_ctx = p.n_ctx();
     cp.n_batch = p.n_batch;

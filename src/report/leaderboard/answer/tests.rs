@@ -211,6 +211,7 @@ fn placement(repacked: u64) -> crate::engine::placement::Placement {
         experts: Vec::new(),
         overrides: Vec::new(),
         mismatch: Vec::new(),
+        fit: None,
     }
 }
 
