@@ -57,7 +57,7 @@ fn main() {
         }
         tpsbench::cli::main()
     }) {
-        Ok(Ok(code)) => code,
+        Ok(Ok(outcome)) => outcome.exit_code(),
         Ok(Err(e)) if is_broken_pipe(&e) => 0,
         Ok(Err(e)) => {
             eprintln!("error: {e:#}");

@@ -1,40 +1,78 @@
-//! `tpsbench compare A B`.
+//! `tpsbench compare A B`, and `tpsbench noise`, the floor it judges separate launches by.
 //!
 //! Exit code 1 when a pair fails CI: a significant slowdown beyond --fail-threshold, or an
 //! inconclusive pair (too few samples for the test to reach alpha) whose whole interval lies
 //! beyond the threshold: an underpowered test cannot call a 2x slowdown significant, and it
 //! must not pass CI either. Other inconclusive pairs exit 0 with a warning on stderr.
 
+use std::path::{Path, PathBuf};
+
 use anyhow::{Context, Result, bail};
 
-/// What `tpsbench compare` was asked.
-pub(super) struct CompareArgs<'a> {
-    pub a: &'a str,
-    pub b: &'a str,
-    pub alpha: f64,
-    pub threshold: f64,
-    /// `--noise`: the sd between launches for sides of one launch.
-    pub noise: Option<f64>,
-    pub fail: f64,
-    pub ignore: &'a [String],
-    pub dir: &'a std::path::Path,
-    pub noise_dir: &'a std::path::Path,
+use super::Outcome;
+
+// The options of `tpsbench compare A B` (its help is the variant's doc, in cli/mod.rs).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    a: String,
+    b: String,
+    /// Significance level.
+    #[arg(long, default_value_t = 0.05)]
+    alpha: f64,
+    /// "no change" needs the whole interval inside ±this fraction.
+    ///
+    /// Example: tpsbench compare a.json b.json --threshold 0.03
+    #[arg(long, default_value_t = 0.02)]
+    threshold: f64,
+    /// The sd of ln t/s between launches (0.03 = 3%) for separate launches; default: the
+    /// floor `tpsbench noise` stored for B's machine, else 6%.
+    ///
+    /// Example: tpsbench compare a.json b.json --noise 0.03
+    #[arg(long, value_name = "FRACTION")]
+    noise: Option<f64>,
+    /// A significant slowdown beyond this fraction fails (exit 1).
+    #[arg(long, default_value_t = 0.05)]
+    fail_threshold: f64,
+    /// Also leave these properties out of the join (e.g. n_batch).
+    #[arg(long)]
+    ignore: Vec<String>,
+    /// Where named baselines live.
+    #[arg(long, default_value = crate::report::compare::BASELINE_DIR)]
+    baseline_dir: PathBuf,
 }
 
-pub(super) fn compare(c: &CompareArgs) -> Result<i32> {
-    let fractions = [c.alpha, c.threshold, c.fail, c.noise.unwrap_or(0.0)];
+// The options of `tpsbench noise FILE...` (its help is the variant's doc, in cli/mod.rs).
+#[derive(clap::Args, Debug)]
+pub struct NoiseArgs {
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Where measured floors live, one file per machine.
+    #[arg(long, default_value = crate::report::compare::NOISE_DIR)]
+    noise_dir: PathBuf,
+}
+
+/// Compares A with B; separate launches are judged against the floor stored in `noise_dir`.
+pub(super) fn compare(c: &Args, noise_dir: &Path) -> Result<Outcome> {
+    let fractions = [
+        c.alpha,
+        c.threshold,
+        c.fail_threshold,
+        c.noise.unwrap_or(0.0),
+    ];
     if !fractions.iter().all(|x| (0.0..1.0).contains(x)) {
         bail!("--alpha, --threshold, --noise and --fail-threshold are fractions between 0 and 1");
     }
-    let sa = crate::report::compare::load_side(c.a, c.dir).map_err(anyhow::Error::msg)?;
-    let sb = crate::report::compare::load_side(c.b, c.dir).map_err(anyhow::Error::msg)?;
+    let sa =
+        crate::report::compare::load_side(&c.a, &c.baseline_dir).map_err(anyhow::Error::msg)?;
+    let sb =
+        crate::report::compare::load_side(&c.b, &c.baseline_dir).map_err(anyhow::Error::msg)?;
     let settings = crate::stats::compare::Settings {
         alpha: c.alpha,
         threshold: c.threshold,
-        floor: crate::report::compare::floor_for(c.noise, sb.machine.as_deref(), c.noise_dir),
+        floor: crate::report::compare::floor_for(c.noise, sb.machine.as_deref(), noise_dir),
         interleaved: false,
     };
-    let report = crate::report::compare::compare_sides(&sa, &sb, c.ignore, &settings);
+    let report = crate::report::compare::compare_sides(&sa, &sb, &c.ignore, &settings);
     if report.rows.is_empty() {
         bail!(
             "no test of {} matches a test of {} (try --ignore with the property that differs)",
@@ -42,7 +80,7 @@ pub(super) fn compare(c: &CompareArgs) -> Result<i32> {
             c.b
         );
     }
-    print!("{}", report.to_markdown(c.a, c.b));
+    print!("{}", report.to_markdown(&c.a, &c.b));
     let undecided = report.inconclusive().len();
     if undecided > 0 {
         eprintln!(
@@ -51,19 +89,19 @@ pub(super) fn compare(c: &CompareArgs) -> Result<i32> {
             c.threshold * 100.0
         );
     }
-    if let Some(line) = report.regression_line(c.fail) {
+    if let Some(line) = report.regression_line(c.fail_threshold) {
         eprintln!("error: {line}");
-        return Ok(1);
+        return Ok(Outcome::Failed);
     }
-    Ok(0)
+    Ok(Outcome::Done)
 }
 
 /// `tpsbench noise FILE...`: stores the machine's noise floor measured from A/A launches
 /// (files, or directories of result files).
-pub(super) fn noise(paths: &[std::path::PathBuf], dir: &std::path::Path) -> Result<i32> {
+pub(super) fn noise(a: &NoiseArgs) -> Result<Outcome> {
     let mut runs = Vec::new();
-    for p in paths {
-        let files: Vec<std::path::PathBuf> = if p.is_dir() {
+    for p in &a.files {
+        let files: Vec<PathBuf> = if p.is_dir() {
             let mut v: Vec<_> = std::fs::read_dir(p)
                 .with_context(|| p.display().to_string())?
                 .filter_map(|e| e.ok().map(|e| e.path()))
@@ -80,7 +118,7 @@ pub(super) fn noise(paths: &[std::path::PathBuf], dir: &std::path::Path) -> Resu
         }
     }
     let f = crate::report::compare::measure_floor(&runs).map_err(anyhow::Error::msg)?;
-    let p = crate::report::compare::save_floor(&f, dir).map_err(anyhow::Error::msg)?;
+    let p = crate::report::compare::save_floor(&f, &a.noise_dir).map_err(anyhow::Error::msg)?;
     println!(
         "noise floor of {}: {:.2}% between launches (sd of ln t/s over {} launches, {} tests, {} degrees of freedom)",
         f.machine,
@@ -93,7 +131,7 @@ pub(super) fn noise(paths: &[std::path::PathBuf], dir: &std::path::Path) -> Resu
         "saved to {}: compare and --baseline use it for separate launches on this machine",
         p.display()
     );
-    Ok(0)
+    Ok(Outcome::Done)
 }
 
 #[cfg(test)]
@@ -122,18 +160,19 @@ mod tests {
 
     fn exit_code(n: usize, ratio: f64) -> i32 {
         let (dir, a, b) = files(n, ratio);
-        compare(&CompareArgs {
-            a: &a,
-            b: &b,
+        let args = Args {
+            a,
+            b,
             alpha: 0.05,
             threshold: 0.02,
             noise: None,
-            fail: 0.05,
-            ignore: &[],
-            dir: dir.path(),
-            noise_dir: &dir.path().join("noise"),
-        })
-        .unwrap()
+            fail_threshold: 0.05,
+            ignore: vec![],
+            baseline_dir: dir.path().to_path_buf(),
+        };
+        compare(&args, &dir.path().join("noise"))
+            .unwrap()
+            .exit_code()
     }
 
     #[test]

@@ -4,18 +4,30 @@
 
 use anyhow::Result;
 
+use super::Outcome;
 use crate::engine::llama;
 use crate::record::facts::{MachineFacts, feature_map};
 use crate::util::system;
 
-pub(super) fn info(json: bool, probe: bool) -> Result<i32> {
-    let facts = gather(probe)?;
-    if json {
+// The options of `tpsbench info` (its help is the variant's doc, in cli/mod.rs).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Re-measure host memory bandwidth instead of using the cached figure.
+    #[arg(long)]
+    probe: bool,
+}
+
+pub(super) fn info(a: &Args) -> Result<Outcome> {
+    let facts = gather(a.probe)?;
+    if a.json {
         println!("{}", serde_json::to_string_pretty(&facts.to_json())?);
     } else {
         print!("{}", facts.to_text());
     }
-    Ok(0)
+    Ok(Outcome::Done)
 }
 
 fn gather(probe: bool) -> Result<MachineFacts> {

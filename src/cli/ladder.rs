@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
+use super::Outcome;
 use crate::engine::llama::{self, LlamaEngine};
 use crate::ladder::Reporter;
 use crate::ladder::table::{self, TableFormat};
@@ -13,28 +14,45 @@ use crate::output::progress::StderrProgress;
 use crate::runner::{RunOptions, Scope};
 use crate::{runner, util::system};
 
+// The options of `tpsbench ladder` (its help is the variant's doc, in cli/mod.rs).
+#[derive(clap::Args, Debug)]
 pub struct Args {
-    pub config: PathBuf,
-    pub filters: Vec<String>,
-    pub format: TableFormat,
-    /// `None`: write no result file.
-    pub results_dir: Option<PathBuf>,
-    /// Render the table of this result file instead of running.
-    pub from: Option<PathBuf>,
-    pub quiet: bool,
-    pub verbose: bool,
+    /// The configuration with [[ladder]] tables.
+    #[arg(long, short, default_value = "models.toml")]
+    config: PathBuf,
+    /// Run only variants with a test id containing this text (repeatable).
+    #[arg(long, short)]
+    filter: Vec<String>,
+    /// The table's format on stdout.
+    #[arg(long, short, value_enum, default_value = "md")]
+    output: TableFormat,
+    /// Directory for the result file.
+    #[arg(long, default_value = "results")]
+    results_dir: PathBuf,
+    /// Do not write a result file.
+    #[arg(long)]
+    no_save: bool,
+    /// Print the table of an existing result file instead of running.
+    #[arg(long)]
+    from: Option<PathBuf>,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Show llama.cpp's own log on stderr.
+    #[arg(long, short)]
+    verbose: bool,
 }
 
-/// Runs the ladders (or renders a saved run); returns the exit code.
-pub fn ladder(a: Args) -> Result<i32> {
+/// Runs the ladders (or renders a saved run).
+pub(super) fn ladder(a: Args) -> Result<Outcome> {
     if let Some(path) = &a.from {
         let record = crate::record::verify::read(path).map_err(anyhow::Error::msg)?;
         let rows = table::rows(&record);
         if rows.is_empty() {
             anyhow::bail!("{}: no ladder variants in this result file", path.display());
         }
-        print(&table::render(&rows, a.format))?;
-        return Ok(0);
+        print(&table::render(&rows, a.output))?;
+        return Ok(Outcome::Done);
     }
     let cores = system::physical_cores();
     let cfg = crate::config::load(&a.config, cores)?;
@@ -55,26 +73,22 @@ pub fn ladder(a: Args) -> Result<i32> {
         llama::system_info(),
         llama::devices(),
     );
-    let mut opts = RunOptions::new(cfg, a.results_dir);
-    opts.filters = a.filters;
+    let mut opts = RunOptions::new(cfg, (!a.no_save).then_some(a.results_dir));
+    opts.filters = a.filter;
     opts.scope = Scope::Ladders;
     opts.command = std::env::args().collect();
     opts.quiet = a.quiet;
     let mut progress = StderrProgress::new(a.quiet);
     let out = runner::run(&engine, info, &opts, &mut progress).map_err(anyhow::Error::msg)?;
-    print(&table::render(&table::rows(&out.record), a.format))?;
+    print(&table::render(&table::rows(&out.record), a.output))?;
     if let Some(p) = &out.path {
         Reporter::new(a.quiet).line(&format!("results written to {}", p.display()));
     }
     if out.failed > 0 {
-        eprintln!(
-            "error: {} of {} tests failed (see the errors above and in the result file)",
-            out.failed,
-            out.record.tests.len()
-        );
-        return Ok(1);
+        eprintln!("{}", runner::session::failed_line(&out));
+        return Ok(Outcome::Failed);
     }
-    Ok(0)
+    Ok(Outcome::Done)
 }
 
 fn print(s: &str) -> Result<()> {

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use super::Outcome;
 use crate::report::publish::{Options, command};
 
 #[derive(clap::Args, Debug)]
@@ -21,11 +22,17 @@ pub struct Args {
     out_dir: PathBuf,
 }
 
-pub(super) fn publish(a: Args) -> i32 {
-    command(&Options {
-        files: a.files,
-        label: a.label,
-        keep_host: a.keep_host,
-        out_dir: a.out_dir,
-    })
+impl From<Args> for Options {
+    fn from(a: Args) -> Options {
+        Options {
+            files: a.files,
+            label: a.label,
+            keep_host: a.keep_host,
+            out_dir: a.out_dir,
+        }
+    }
+}
+
+pub(super) fn publish(a: Args) -> Outcome {
+    Outcome::of_code(command(&a.into()))
 }

@@ -8,7 +8,9 @@
 pub mod auto;
 pub mod isolate;
 pub mod knobs_check;
+pub mod library_ab;
 pub mod prepare;
+pub mod session;
 mod sweep;
 pub mod target;
 

@@ -1,0 +1,269 @@
+//! `tpsbench run --library DIR [--library DIR ...]`, the measuring: the same plan against
+//! several llama.cpp builds (shared libraries, e.g. GGML_NATIVE on and off, two commits,
+//! two CUDA flag sets), each in its own child process with that build first on
+//! LD_LIBRARY_PATH, in interleaved rounds (A B, B A, A B, ...) so that drift of the machine
+//! hits every build alike.
+//!
+//! Each child is a plain `tpsbench run --output json` on a `dynamic-link` build; it checks
+//! its library's stamp itself and records it as `llama_cpp.library`. The parent keeps each
+//! child's run of a test as one round of it (`TestRecord::add_round`) and writes one result
+//! file per build (every test in it ran on the library its `run.llama_cpp.library` names).
+//! Pooling the rounds' samples into one test would treat launches as repetitions: identical
+//! builds then read as different 18-25% of the time. The table of ratios, paired by round,
+//! is `report::library_ab`'s.
+
+use std::path::{Path, PathBuf};
+
+use crate::record::{RunRecord, Status};
+
+/// What an A/B run is asked to do.
+pub struct AbOptions {
+    pub libraries: Vec<PathBuf>,
+    pub rounds: u32,
+    pub config: PathBuf,
+    pub filters: Vec<String>,
+    pub results_dir: Option<PathBuf>,
+    pub quiet: bool,
+}
+
+/// Runs one child on one library set; a trait so the tests can stand in for processes.
+pub trait Launcher {
+    fn run(&mut self, lib_dir: &Path, args: &[String]) -> Result<RunRecord, String>;
+}
+
+/// The directory holding libllama: DIR itself, or DIR/lib (scripts/build-llama-shared and
+/// scripts/reference-tools put the libraries there).
+pub fn lib_dir(dir: &Path) -> Result<PathBuf, String> {
+    let has_llama = |d: &Path| {
+        std::fs::read_dir(d).is_ok_and(|entries| {
+            entries.filter_map(|e| e.ok()).any(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.starts_with("libllama.") || name.starts_with("libllama-")
+            })
+        })
+    };
+    for d in [dir.to_path_buf(), dir.join("lib")] {
+        if has_llama(&d) {
+            return Ok(d);
+        }
+    }
+    Err(format!(
+        "--library {}: no libllama here or in its lib/ (build one with scripts/build-llama-shared)",
+        dir.display()
+    ))
+}
+
+/// The order of the builds in round `round`: rotated by one each round, so with two builds
+/// A B, B A, A B, ... and every build takes every position equally often.
+pub fn order(round: usize, n: usize) -> Vec<usize> {
+    (0..n).map(|i| (i + round) % n).collect()
+}
+
+/// The arguments of a child: the same plan, no file, JSON on stdout.
+pub fn child_args(config: &Path, filters: &[String]) -> Vec<String> {
+    let mut a: Vec<String> = [
+        "run",
+        "--no-save",
+        "--quiet",
+        "--output",
+        "json",
+        "--config",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    a.push(config.display().to_string());
+    for f in filters {
+        a.push("--filter".into());
+        a.push(f.clone());
+    }
+    a
+}
+
+/// Adds one round of a build to what its earlier rounds gave: each test (by id) gets the
+/// child's run as its next round. A test that failed in any round stays failed.
+pub fn merge_round(acc: &mut Option<RunRecord>, round: RunRecord, ci_target: Option<f64>) {
+    let Some(all) = acc else {
+        let mut first = round;
+        first.run.rounds = 1;
+        *acc = Some(first);
+        return;
+    };
+    all.run.rounds += 1;
+    for t in round.tests {
+        let Some(mine) = all.tests.iter_mut().find(|x| x.id == t.id) else {
+            all.tests.push(t);
+            continue;
+        };
+        if t.status == Status::Failed {
+            mine.fail(t.error.unwrap_or_else(|| "failed in a later round".into()));
+        } else if mine.status == Status::Ok && !t.samples_ns.is_empty() {
+            mine.add_round(t, ci_target);
+        }
+    }
+}
+
+/// Runs `rounds` interleaved rounds; returns each build's pooled record, in `libs` order.
+pub fn run_rounds(
+    libs: &[PathBuf],
+    rounds: u32,
+    args: &[String],
+    ci_target: Option<f64>,
+    launcher: &mut dyn Launcher,
+    note: &mut dyn FnMut(&str),
+) -> Result<Vec<RunRecord>, String> {
+    let mut acc: Vec<Option<RunRecord>> = vec![None; libs.len()];
+    for r in 0..rounds as usize {
+        for i in order(r, libs.len()) {
+            note(&format!("round {}/{rounds}: {}", r + 1, libs[i].display()));
+            let rec = launcher.run(&libs[i], args)?;
+            merge_round(&mut acc[i], rec, ci_target);
+        }
+    }
+    Ok(acc.into_iter().flatten().collect())
+}
+
+/// Starts real child processes: this executable, with the build's directory first on
+/// LD_LIBRARY_PATH.
+pub struct ProcessLauncher {
+    pub exe: PathBuf,
+}
+
+impl Launcher for ProcessLauncher {
+    fn run(&mut self, lib_dir: &Path, args: &[String]) -> Result<RunRecord, String> {
+        let path = match std::env::var_os("LD_LIBRARY_PATH") {
+            Some(old) if !old.is_empty() => {
+                let mut p = lib_dir.as_os_str().to_owned();
+                p.push(":");
+                p.push(old);
+                p
+            }
+            _ => lib_dir.as_os_str().to_owned(),
+        };
+        let out = std::process::Command::new(&self.exe)
+            .args(args)
+            .env("LD_LIBRARY_PATH", path)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .map_err(|e| format!("{}: {e}", self.exe.display()))?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // Exit 1 means some tests failed: their records say why, and the pooling keeps that.
+        if !(out.status.success() || out.status.code() == Some(1)) {
+            let why = stderr.lines().rev().find(|l| !l.trim().is_empty());
+            return Err(format!(
+                "the run on {} failed ({}): {}",
+                lib_dir.display(),
+                out.status,
+                why.unwrap_or("no message")
+            ));
+        }
+        serde_json::from_slice(&out.stdout)
+            .map_err(|e| format!("the run on {} printed no result: {e}", lib_dir.display()))
+    }
+}
+
+/// A file name for a build's pooled record: its position and directory name.
+pub fn file_name(index: usize, lib: &Path) -> String {
+    let dir = if lib.file_name().is_some_and(|n| n == "lib") {
+        lib.parent().unwrap_or(lib)
+    } else {
+        lib
+    };
+    let name = crate::util::file_safe(
+        &dir.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    );
+    format!("{index}-{name}.json")
+}
+
+/// The builds measured: each build's directory and pooled record, in `--library` order.
+pub struct Measured {
+    pub libs: Vec<PathBuf>,
+    pub records: Vec<RunRecord>,
+}
+
+impl Measured {
+    /// Each build's name in the table: its library directory.
+    pub fn labels(&self) -> Vec<String> {
+        self.libs.iter().map(|l| l.display().to_string()).collect()
+    }
+
+    /// A test failed on some build, in some round.
+    pub fn any_failed(&self) -> bool {
+        self.records
+            .iter()
+            .flat_map(|r| &r.tests)
+            .any(|t| t.status == Status::Failed)
+    }
+}
+
+/// Bad input, found before any child starts.
+fn check(o: &AbOptions) -> Result<(), String> {
+    if !cfg!(feature = "dynamic-link") {
+        return Err(
+            "--library needs a tpsbench built with --features dynamic-link (this one has \
+                    llama.cpp linked in)"
+                .into(),
+        );
+    }
+    if o.libraries.len() < 2 {
+        return Err("--library needs at least two builds to compare (repeat it)".into());
+    }
+    if o.rounds == 0 {
+        return Err("--rounds must be at least 1".into());
+    }
+    Ok(())
+}
+
+/// Runs the rounds on every build and writes one result file per build (unless told not
+/// to).
+pub fn measure(o: &AbOptions) -> Result<Measured, String> {
+    check(o)?;
+    let cfg = crate::config::load(&o.config, crate::util::system::physical_cores())
+        .map_err(|e| e.to_string())?;
+    let libs = o
+        .libraries
+        .iter()
+        .map(|d| lib_dir(d).and_then(|l| std::path::absolute(&l).map_err(|e| e.to_string())))
+        .collect::<Result<Vec<_>, _>>()?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    let args = child_args(&o.config, &o.filters);
+    let quiet = o.quiet;
+    let mut note = |s: &str| {
+        if !quiet {
+            eprintln!("{s}");
+        }
+    };
+    let records = run_rounds(
+        &libs,
+        o.rounds,
+        &args,
+        cfg.settings.ci_target,
+        &mut ProcessLauncher { exe },
+        &mut note,
+    )?;
+    let measured = Measured { libs, records };
+    if let Some(dir) = &o.results_dir {
+        write_files(dir, &measured)?;
+    }
+    Ok(measured)
+}
+
+/// One result file per build, in a fresh `ab-<time>` directory under `dir`.
+fn write_files(dir: &Path, m: &Measured) -> Result<(), String> {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+    let dir = dir.join(format!("ab-{stamp}"));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for (i, (lib, rec)) in m.libs.iter().zip(&m.records).enumerate() {
+        crate::record::results::write_atomic(&dir.join(file_name(i, lib)), rec)?;
+    }
+    eprintln!(
+        "results written to {}/ (one file per build; tpsbench compare FILE_A FILE_B)",
+        dir.display()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,519 @@
+//! `tpsbench run` around its sweep, in four steps the command line calls in turn:
+//! [`check`] (the configuration, the rounds and what auto rounds need, before anything
+//! runs), [`start`] (the engine, synthetic models, knob checks, the SIMD and GPU warnings,
+//! the bandwidth probe, Ctrl-C), [`sweep`] (in this process, or one child per model with
+//! `--isolate`) and [`finish`] (what the run ended with: the lines of its verdict). The
+//! exporters and named baselines belong to `report`, above this layer: the command line
+//! runs them between `sweep` and printing the verdict.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::config::{self, Config};
+use crate::engine::llama::{self, LlamaEngine};
+use crate::output::progress::StderrProgress;
+use crate::record::{RunInfo, Status};
+use crate::runner::{self, RunOptions, RunOutcome, Scope};
+use crate::util::system;
+
+/// What `tpsbench run` was asked to run, and how.
+pub struct Request {
+    pub config: PathBuf,
+    pub filters: Vec<String>,
+    pub shard: Option<crate::plan::Shard>,
+    /// `None`: write no result file (`--no-save`).
+    pub results_dir: Option<PathBuf>,
+    pub resume: Option<PathBuf>,
+    /// Each model in a child process (`--isolate`).
+    pub isolate: bool,
+    /// Only this model: what `--isolate` children are given.
+    pub only_model: Option<String>,
+    pub quiet: bool,
+    pub verbose: bool,
+    pub rounds: RoundsOverride,
+    /// The command line as started (recorded in the run; the resume command is made of it).
+    pub command: Vec<String>,
+}
+
+impl Request {
+    /// An `--isolate` child: its parent reports the file, the answer and the interruption.
+    pub fn is_child(&self) -> bool {
+        self.only_model.is_some()
+    }
+}
+
+/// `--rounds`: a number, or `auto` (rounds until the answer is established).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rounds {
+    Fixed(u32),
+    Auto,
+}
+
+/// `--rounds`, `--max-rounds` and `--max-rounds-seconds`: they override `[sweep]`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RoundsOverride {
+    pub rounds: Option<Rounds>,
+    pub max_rounds: Option<i64>,
+    pub max_seconds: Option<f64>,
+}
+
+/// A request whose configuration loaded and whose rounds make sense.
+pub struct Checked {
+    pub request: Request,
+    pub config: Config,
+}
+
+/// Loads the configuration and applies the rounds, with the checks a bad combination gets.
+pub fn check(request: Request) -> Result<Checked, String> {
+    let mut config =
+        config::load(&request.config, system::physical_cores()).map_err(|e| e.to_string())?;
+    apply_rounds(&mut config.settings, request.rounds)?;
+    check_auto_rounds(&request, &config)?;
+    Ok(Checked { request, config })
+}
+
+/// Applies the rounds override to the configuration's settings.
+fn apply_rounds(s: &mut config::RunSettings, o: RoundsOverride) -> Result<(), String> {
+    match o.rounds {
+        Some(Rounds::Fixed(r)) => {
+            if r < 1 {
+                return Err(
+                    "--rounds must be at least 1 (1 is llama-bench's methodology: one launch)"
+                        .into(),
+                );
+            }
+            s.rounds = r;
+            s.auto_rounds = None;
+        }
+        Some(Rounds::Auto) if s.auto_rounds.is_none() => {
+            s.auto_rounds = Some(config::AutoRounds {
+                max_rounds: config::AutoRounds::DEFAULT_MAX_ROUNDS,
+                max_seconds: None,
+                budget_given: false,
+            });
+        }
+        _ => {}
+    }
+    apply_budget(s, o)?;
+    if let Some(a) = s.auto_rounds {
+        s.rounds = a.max_rounds;
+        if !s.repetitions_given {
+            s.repetitions = config::AutoRounds::REPETITIONS;
+        }
+    }
+    Ok(())
+}
+
+/// `--max-rounds` and `--max-rounds-seconds`: the budget of auto rounds, and only of them.
+fn apply_budget(s: &mut config::RunSettings, o: RoundsOverride) -> Result<(), String> {
+    if o.max_rounds.is_none() && o.max_seconds.is_none() {
+        return Ok(());
+    }
+    let Some(a) = s.auto_rounds.as_mut() else {
+        return Err(
+            "--max-rounds and --max-rounds-seconds are the budget of --rounds auto: add --rounds auto"
+                .into(),
+        );
+    };
+    if let Some(n) = o.max_rounds {
+        if !(2..=10_000).contains(&n) {
+            return Err(format!(
+                "--max-rounds {n}: must be between 2 and 10000 (a paired comparison needs 2 rounds)"
+            ));
+        }
+        a.max_rounds = n as u32;
+    }
+    if let Some(t) = o.max_seconds {
+        if !(t.is_finite() && t >= 1.0) {
+            return Err(format!("--max-rounds-seconds {t}: must be at least 1"));
+        }
+        a.max_seconds = Some(t);
+    }
+    a.budget_given = true;
+    Ok(())
+}
+
+/// Auto rounds need fixed-round children (no `--isolate`), and, without a budget,
+/// something to resolve.
+fn check_auto_rounds(r: &Request, cfg: &Config) -> Result<(), String> {
+    let Some(a) = cfg.settings.auto_rounds else {
+        return Ok(());
+    };
+    if r.isolate {
+        return Err(
+            "--rounds auto does not combine with --isolate (its children run fixed rounds): give --rounds N"
+                .into(),
+        );
+    }
+    if !a.budget_given && !r.is_child() {
+        let prep = runner::prepare::prepare(cfg, &r.filters)?;
+        if !runner::auto::has_comparison(&prep.plan) {
+            return Err(format!(
+                "{}: rounds = \"auto\" has nothing to resolve here (no two variants or settings \
+                 of one test to compare) and no budget: give max_rounds or max_rounds_seconds \
+                 (--max-rounds, --max-rounds-seconds), or a number of rounds",
+                r.config.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A run ready to sweep: the engine up, the warnings given, the ceilings probed.
+pub struct Started {
+    checked: Checked,
+    engine: LlamaEngine,
+    info: RunInfo,
+    bandwidth: crate::machine::Ceilings,
+    stop: Arc<AtomicBool>,
+}
+
+/// Everything before the first test: bad input found here stops the run before it starts.
+pub fn start(checked: Checked) -> Result<Started, String> {
+    let (r, cfg) = (&checked.request, &checked.config);
+    let engine = LlamaEngine::new(r.verbose).map_err(|e| e.to_string())?;
+    // Synthetic models (`synth = ...`) are written before the sweep: no download needed.
+    if !r.is_child() {
+        let rep = crate::ladder::Reporter::new(r.quiet);
+        crate::ladder::synth::ensure_models(cfg, &r.filters, system::physical_cores(), &rep)
+            .map_err(|e| e.to_string())?;
+    }
+    knob_checks(cfg, r.is_child())?;
+    warn_missing_simd();
+    let mut info = runner::run_info(
+        cfg,
+        r.command.clone(),
+        llama::system_info(),
+        llama::devices(),
+    );
+    warn_gpu_unseen(cfg, &info);
+    let bandwidth =
+        crate::record::machine::roofline_bandwidth(&mut info, all_offloaded(cfg), false);
+    let stop = install_interrupt();
+    Ok(Started {
+        checked,
+        engine,
+        info,
+        bandwidth,
+        stop,
+    })
+}
+
+/// A llama.cpp built without SIMD this CPU has measures low: one line says so.
+fn warn_missing_simd() {
+    let missing = system::missing_simd(&llama::cpu_features());
+    if !missing.is_empty() {
+        eprintln!(
+            "warning: llama.cpp was built without {} that this CPU has: figures will be low. \
+             Build with RUSTFLAGS=\"-C target-cpu=native\" (the repository's .cargo/config.toml does).",
+            missing.join(", ")
+        );
+    }
+}
+
+/// The models with a file (a served-only entry has no layers here to place).
+fn local_axes(cfg: &Config) -> impl Iterator<Item = &config::Axes> {
+    cfg.models
+        .iter()
+        .filter(|m| m.path.is_some())
+        .map(|m| &m.axes)
+}
+
+/// Every local model offloads every layer setting: no test runs on the host.
+fn all_offloaded(cfg: &Config) -> bool {
+    local_axes(cfg).all(|a| a.n_gpu_layers.iter().all(|&n| n != 0))
+}
+
+/// Not an error: the placement records say where the layers went. But a GPU sweep that
+/// silently ran on the CPU is worth one line.
+fn warn_gpu_unseen(cfg: &Config, info: &RunInfo) {
+    let wants_gpu = local_axes(cfg).any(|a| a.n_gpu_layers.iter().any(|&n| n != 0));
+    if wants_gpu
+        && info.llama_cpp.gpu_backend != "cpu"
+        && !info.devices.iter().any(|d| d.kind == "gpu")
+    {
+        eprintln!(
+            "warning: llama.cpp has the {} backend but sees no GPU: every layer runs on the CPU \
+             (--verbose shows llama.cpp's reason)",
+            info.llama_cpp.gpu_backend
+        );
+    }
+}
+
+/// Ctrl-C once: stop after the current test, keeping everything; twice: stop now.
+fn install_interrupt() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            eprintln!("\ninterrupted again: exiting now");
+            std::process::exit(130);
+        }
+        eprintln!("\ninterrupt: stopping after the current test (Ctrl-C again to stop now)");
+    });
+    stop
+}
+
+/// The knob table's values against this build and the model files, before any test: bad
+/// input stops the run (exit 2); what is only worth knowing, or what this build will not
+/// honour, is a warning (once, not in an `--isolate` child).
+fn knob_checks(cfg: &Config, child: bool) -> Result<(), String> {
+    let devices: Vec<String> = llama::devices().into_iter().map(|d| d.name).collect();
+    let offload_devices = llama::devices()
+        .iter()
+        .filter(|d| d.kind != "cpu" && d.kind != "accel")
+        .count();
+    let buffer_types = llama::knobs::buffer_type_names();
+    let offer = runner::knobs_check::Offer {
+        devices: &devices,
+        buffer_types: &buffer_types,
+        offload_devices,
+    };
+    let mut warnings = runner::knobs_check::check(cfg, &offer)?;
+    let sweeps = local_axes(cfg).chain(cfg.ladders.iter().map(|l| &l.axes));
+    for axes in sweeps {
+        for (name, values) in &axes.knobs {
+            for v in values {
+                let mut k = config::knobs::Knobs::default();
+                k.set(name, v.clone());
+                warnings.extend(llama::knobs::notes(&k));
+            }
+        }
+    }
+    if !child {
+        let mut seen = std::collections::BTreeSet::new();
+        for w in warnings.into_iter().filter(|w| seen.insert(w.clone())) {
+            eprintln!("warning: {w}");
+        }
+    }
+    Ok(())
+}
+
+/// A run swept: its outcome and the request it answered.
+pub struct Swept {
+    pub request: Request,
+    pub run: RunOutcome,
+}
+
+/// Runs the sweep: one child process per model with `--isolate`, else here.
+pub fn sweep(s: Started) -> Result<Swept, String> {
+    if s.checked.request.isolate {
+        sweep_isolated(s)
+    } else {
+        sweep_here(s)
+    }
+}
+
+fn sweep_here(s: Started) -> Result<Swept, String> {
+    let Checked { request, config } = s.checked;
+    let opts = RunOptions {
+        config,
+        filters: request.filters.clone(),
+        shard: request.shard,
+        scope: Scope::All,
+        results_dir: request.results_dir.clone(),
+        command: request.command.clone(),
+        resume: request.resume.clone(),
+        only_model: request.only_model.clone(),
+        stop: Some(s.stop),
+        bandwidth: s.bandwidth,
+        power: true,
+        quiet: request.quiet,
+        continuation: false,
+    };
+    let mut progress = StderrProgress::new(request.quiet);
+    let run = runner::run(&s.engine, s.info, &opts, &mut progress)?;
+    Ok(Swept { request, run })
+}
+
+fn sweep_isolated(s: Started) -> Result<Swept, String> {
+    let Checked { request: r, config } = s.checked;
+    let dir = r
+        .results_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("results"));
+    let plan = runner::isolate::Plan {
+        config: &config,
+        config_path: &r.config,
+        filters: &r.filters,
+        shard: r.shard,
+        resume: r.resume.as_deref(),
+    };
+    let (record, path) = runner::isolate::run(&plan, s.info, &dir, &s.stop, &child_args(&r))?;
+    let failed = record
+        .tests
+        .iter()
+        .filter(|t| t.status == Status::Failed)
+        .count();
+    let interrupted = s.stop.load(Ordering::SeqCst);
+    let run = RunOutcome {
+        record,
+        path,
+        failed,
+        interrupted,
+    };
+    Ok(Swept { request: r, run })
+}
+
+/// What every `--isolate` child is given besides its model and file.
+fn child_args(r: &Request) -> Vec<String> {
+    let mut args: Vec<String> = [
+        r.quiet.then_some("--quiet"),
+        r.verbose.then_some("--verbose"),
+    ]
+    .into_iter()
+    .flatten()
+    .map(String::from)
+    .collect();
+    if let Some(s) = r.shard {
+        args.extend(["--shard".to_string(), s.to_string()]);
+    }
+    args
+}
+
+/// How a run ended.
+pub enum Ending {
+    /// A shard with no tests (more shards than tests): this line, and nothing else to do.
+    EmptyShard(String),
+    Ran(Verdict),
+}
+
+/// The lines a finished run ends with, and what its exit code depends on.
+pub struct Verdict {
+    /// "results written to FILE" (not with --quiet, not in an `--isolate` child).
+    pub written: Option<String>,
+    /// After the baseline is saved: how to continue an interrupted run, the failed tests.
+    pub lines: Vec<String>,
+    pub interrupted: bool,
+    pub failed: bool,
+}
+
+/// The verdict of a swept run.
+pub fn finish(s: &Swept) -> Ending {
+    let (r, out) = (&s.request, &s.run);
+    if let (Some(shard), true) = (r.shard, out.record.tests.is_empty() && out.path.is_none()) {
+        return Ending::EmptyShard(format!(
+            "shard {shard} has no tests (more shards than tests): nothing to run"
+        ));
+    }
+    // An `--isolate` child (`--only-model`) writes into its parent's file: the parent
+    // reports it, once.
+    let child = r.is_child();
+    let written = match &out.path {
+        Some(p) if !r.quiet && !child => Some(format!("results written to {}", p.display())),
+        _ => None,
+    };
+    let mut lines = Vec::new();
+    if let (true, Some(p), false) = (out.interrupted, &out.path, child) {
+        lines.push(format!(
+            "interrupted: continue with {}",
+            resume_command(&r.command, p)
+        ));
+    }
+    if out.failed > 0 {
+        lines.push(failed_line(out));
+    }
+    Ending::Ran(Verdict {
+        written,
+        lines,
+        interrupted: out.interrupted,
+        failed: out.failed > 0,
+    })
+}
+
+/// The line a run with failed tests ends with.
+pub fn failed_line(out: &RunOutcome) -> String {
+    format!(
+        "error: {} of {} tests failed (see the errors above and in the result file)",
+        out.failed,
+        out.record.tests.len()
+    )
+}
+
+/// The command that continues an interrupted run, as it was started (same configuration,
+/// filters, shard, results directory, isolation) with `--resume FILE`: it works as printed.
+pub fn resume_command(args: &[String], file: &Path) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut skip = false;
+    for a in args {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if a == "--resume" {
+            skip = true;
+            continue;
+        }
+        if a.starts_with("--resume=") {
+            continue;
+        }
+        out.push(a.clone());
+    }
+    out.push("--resume".into());
+    out.push(file.display().to_string());
+    out.iter()
+        .map(|a| shell_quote(a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `a` as one shell word: unchanged when it holds only safe characters, else single-quoted.
+fn shell_quote(a: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !a.is_empty() && a.chars().all(safe) {
+        a.to_string()
+    } else {
+        format!("'{}'", a.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_resume_command_keeps_every_option_and_replaces_an_earlier_resume() {
+        let args: Vec<String> = [
+            "target/release/tpsbench",
+            "run",
+            "--config",
+            "my models.toml",
+            "--filter",
+            "tg",
+            "--shard",
+            "0/2",
+            "--resume",
+            "old.json",
+        ]
+        .map(String::from)
+        .to_vec();
+        let c = resume_command(&args, Path::new("results/x.json"));
+        assert_eq!(
+            c,
+            "target/release/tpsbench run --config 'my models.toml' --filter tg --shard 0/2 \
+             --resume results/x.json"
+        );
+    }
+
+    #[test]
+    fn a_budget_without_auto_rounds_is_refused() {
+        let mut s = config::RunSettings {
+            warmup: 1,
+            repetitions: 5,
+            ci_target: None,
+            max_repetitions: 5,
+            max_seconds: 10.0,
+            seed: 1,
+            rounds: 1,
+            auto_rounds: None,
+            repetitions_given: false,
+        };
+        let o = RoundsOverride {
+            max_rounds: Some(5),
+            ..Default::default()
+        };
+        let e = apply_rounds(&mut s, o).unwrap_err();
+        assert!(e.contains("add --rounds auto"), "{e}");
+    }
+}
