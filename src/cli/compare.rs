@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use super::Outcome;
+use super::outcome::Outcome;
 
 // The options of `tpsbench compare A B` (its help is the variant's doc, in cli/mod.rs).
 #[derive(clap::Args, Debug)]

@@ -4,7 +4,7 @@
 
 use anyhow::Result;
 
-use super::Outcome;
+use super::outcome::Outcome;
 use crate::engine::llama;
 use crate::record::facts::{MachineFacts, feature_map};
 use crate::util::system;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use super::Outcome;
+use super::outcome::Outcome;
 use crate::engine::llama::{self, LlamaEngine};
 use crate::ladder::Reporter;
 use crate::ladder::table::{self, TableFormat};

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::Outcome;
+use super::outcome::Outcome;
 use crate::report::publish::{Options, command};
 
 #[derive(clap::Args, Debug)]

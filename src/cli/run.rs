@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use super::Outcome;
+use super::outcome::Outcome;
 use crate::record::RunRecord;
 use crate::report::compare::{self, Side};
 use crate::report::export::{Format, exporter};

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use super::Outcome;
+use super::outcome::Outcome;
 use crate::report::export::{Format, exporter};
 
 // The options of `tpsbench synth` (its help is the variant's doc, in cli/mod.rs).
