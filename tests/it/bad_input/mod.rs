@@ -124,7 +124,7 @@ fn every_bad_input_gets_one_clear_line_and_a_non_zero_exit() {
 }
 
 /// Prints the table of docs/bad-input.md from the real binary:
-/// `cargo test --release --test bad_input -- --ignored --nocapture print_the_table`.
+/// `cargo test --release --test it -- --ignored --nocapture bad_input::print_the_table`.
 #[test]
 #[ignore = "prints the documentation table; run by hand"]
 fn print_the_table() {

@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-mod support;
-use support::{tiny_with, tpsbench};
+use crate::support;
+use crate::support::{tiny_with, tpsbench};
 
 #[test]
 fn gpu_axes_on_a_cpu_build_run_and_record_everything_on_the_cpu() {

@@ -6,9 +6,9 @@
 //! repetition draws Z_rep. That is what a 2-core VM showed: rounds in one process agreed
 //! within a few percent while separate launches differed by up to 18%.
 //!
-//! `sequential` (tests/monte_carlo/sequential.rs) checks auto rounds the same way.
+//! `sequential` (tests/it/monte_carlo/sequential.rs) checks auto rounds the same way.
 //!
-//! Fixed seeds; prints the table it checks (`cargo test --release --test monte_carlo --
+//! Fixed seeds; prints the table it checks (`cargo test --release --test it -- monte_carlo::
 //! --nocapture`). Tolerances are three binomial standard errors above the nominal rate.
 
 use std::path::Path;
@@ -21,7 +21,6 @@ use tpsbench::util::rng::SplitMix64;
 
 /// `rounds = "auto"`: false "established" over all looks, power, rounds used, and short
 /// rounds against long ones.
-#[path = "monte_carlo/sequential.rs"]
 mod sequential;
 
 const MU: f64 = 700.0;

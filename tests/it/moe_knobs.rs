@@ -9,19 +9,14 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-mod support;
-use support::tpsbench;
+use crate::support::{self, tpsbench};
 
 /// A temp dir with `tiny-moe.gguf` and the dense `tiny.gguf`, and `config` as models.toml.
 fn moe_dir(config: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    for (preset, file) in [("tiny-moe", "tiny-moe.gguf"), ("tiny", "tiny.gguf")] {
-        tpsbench()
-            .args(["synth", "--preset", preset, "--output"])
-            .arg(dir.path().join(file))
-            .assert()
-            .success();
-    }
+    support::synth_to(&dir.path().join("tiny-moe.gguf"), &["--preset", "tiny-moe"]);
+    // `--preset tiny` is the default: the same bytes as every other module's tiny model.
+    support::synth_to(&dir.path().join("tiny.gguf"), &[]);
     let path = dir.path().join("models.toml");
     std::fs::write(&path, config).unwrap();
     (dir, path)

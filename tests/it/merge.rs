@@ -150,11 +150,7 @@ fn older_files_without_shard_info_merge_with_a_note() {
 /// `dir/shards/<i>/`; returns the result file of each shard that wrote one.
 fn run_shards(dir: &Path, n: usize) -> Vec<PathBuf> {
     let bin = || Command::cargo_bin("tpsbench").unwrap();
-    bin()
-        .args(["synth", "--output"])
-        .arg(dir.join("tiny.gguf"))
-        .assert()
-        .success();
+    crate::support::synth_to(&dir.join("tiny.gguf"), &[]);
     let config = dir.join("models.toml");
     std::fs::write(
         &config,

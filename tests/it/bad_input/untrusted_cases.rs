@@ -1,11 +1,11 @@
 //! The bad-input table, continued: input from other people's machines and servers (issue
 //! 35): a private CA file, a result file whose samples contradict its figures, `publish`.
-//! The hostile servers themselves are in tests/served.rs (fake servers on loopback).
+//! The hostile servers themselves are in tests/it/served.rs (fake servers on loopback).
 
 use std::ffi::OsString;
 use std::path::Path;
 
-use crate::cases::*;
+use super::cases::*;
 
 /// A published result file copied into `dir` as `name`, changed by `edit`.
 fn result_file(dir: &Path, name: &str, edit: fn(&mut serde_json::Value)) -> OsString {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{result_files, tpsbench, workspace};
+use crate::support::synth_to;
 
 /// Waits until the run writing in `dir` has at least `n` tests on disk (its result file
 /// with its journal replayed, as `--resume` reads them).
@@ -84,11 +85,7 @@ fn kill_9_then_resume_gives_every_test_exactly_once() {
 /// pp16 and the given `n_gen`.
 fn two_models(n_gen: &str) -> (tempfile::TempDir, PathBuf) {
     let (dir, _) = workspace("");
-    tpsbench()
-        .args(["synth", "--seed", "2", "--output"])
-        .arg(dir.path().join("tiny2.gguf"))
-        .assert()
-        .success();
+    synth_to(&dir.path().join("tiny2.gguf"), &["--seed", "2"]);
     let config = dir.path().join("two.toml");
     std::fs::write(
         &config,
@@ -160,11 +157,7 @@ fn isolate_loses_only_the_crashed_models_current_test() {
 #[test]
 fn isolated_shards_together_run_every_test_once() {
     let (dir, _) = workspace("");
-    tpsbench()
-        .args(["synth", "--seed", "2", "--output"])
-        .arg(dir.path().join("tiny2.gguf"))
-        .assert()
-        .success();
+    synth_to(&dir.path().join("tiny2.gguf"), &["--seed", "2"]);
     let config = dir.path().join("two.toml");
     std::fs::write(
         &config,

@@ -3,8 +3,8 @@
 
 use predicates::prelude::*;
 
-mod support;
-use support::tpsbench;
+use crate::support;
+use crate::support::tpsbench;
 
 #[cfg(not(feature = "dynamic-link"))]
 #[test]

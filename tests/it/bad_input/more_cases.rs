@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use tpsbench::gguf::Value;
 use tpsbench::gguf::tiny;
 
-use crate::cases::*;
+use super::cases::*;
 
 pub fn model_results_and_command_line_cases() -> Vec<Case> {
     let mut v = vec![
@@ -308,7 +308,7 @@ pub fn model_results_and_command_line_cases() -> Vec<Case> {
         "noise floor from one launch",
         |d| {
             let f = d.join("one.json");
-            std::fs::write(&f, include_str!("../fixtures/leaderboard/sweep.json")).unwrap();
+            std::fs::write(&f, include_str!("../../fixtures/leaderboard/sweep.json")).unwrap();
             vec!["noise".into(), f.into_os_string()]
         },
         2,

@@ -10,11 +10,8 @@ use std::time::{Duration, Instant};
 use predicates::prelude::*;
 use serde_json::Value;
 
-#[path = "../support/mod.rs"]
-mod support;
-
 mod interrupts;
-use support::{run_json, tiny_dir, tpsbench};
+use crate::support::{run_json, tiny_dir, tpsbench};
 
 const CONFIG: &str = r#"[sweep]
 n_prompt = [32]

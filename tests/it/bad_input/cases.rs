@@ -136,9 +136,9 @@ pub fn model(dir: &Path, bytes: &[u8]) -> Vec<OsString> {
 
 pub fn cases() -> Vec<Case> {
     let mut v = configuration_cases();
-    v.extend(crate::more_cases::model_results_and_command_line_cases());
-    v.extend(crate::untrusted_cases::untrusted_cases());
-    v.extend(crate::knob_cases::knob_cases());
+    v.extend(super::more_cases::model_results_and_command_line_cases());
+    v.extend(super::untrusted_cases::untrusted_cases());
+    v.extend(super::knob_cases::knob_cases());
     v
 }
 

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-mod support;
-use support::tiny_with;
+use crate::support;
+use crate::support::tiny_with;
 
 /// The Vulkan tpsbench, or `None` after printing why the test is skipped (panics when
 /// required).

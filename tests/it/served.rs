@@ -14,10 +14,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-mod support;
-use support::{tiny_with, tpsbench};
+use crate::support::{tiny_with, tpsbench};
 
-#[path = "served/fake.rs"]
 mod fake;
 
 fn llama_server(test: &str) -> Option<PathBuf> {

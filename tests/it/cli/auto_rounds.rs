@@ -1,7 +1,7 @@
 //! `--rounds auto` on the tiny model: rounds added until the answer is established, or the
 //! budget is spent and what stayed open is said.
 
-use crate::{tpsbench, workspace};
+use super::{tpsbench, workspace};
 
 fn auto_run(sweep: &str, extra: &[&str]) -> (String, serde_json::Value) {
     let (_dir, config) = workspace(sweep);

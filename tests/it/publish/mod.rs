@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tpsbench::report::export::llama_bench_row::FIELDS;
 
-#[path = "../support/mod.rs"]
-mod support;
-use support::{tiny_sweep, tpsbench};
+use crate::support::{tiny_sweep, tpsbench};
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/leaderboard")

@@ -1,5 +1,5 @@
 //! End-to-end tests: the real `tpsbench` binary and the real llama.cpp engine on the tiny
-//! model that `tpsbench synth` generates (no download). One test binary, one file per theme:
+//! model that `tpsbench synth` generates (no download). One file per theme:
 //! `run.rs` (a run, its outputs and its refusals), `compare.rs` (compare and baselines),
 //! `long_sweeps.rs` (kill and resume, isolation, shards, exit codes), `auto_rounds.rs`
 //! (`--rounds auto`).
@@ -11,9 +11,7 @@ mod run;
 
 use std::path::{Path, PathBuf};
 
-#[path = "../support/mod.rs"]
-mod support;
-pub use support::{tiny_sweep as workspace, tpsbench};
+pub use crate::support::{tiny_sweep as workspace, tpsbench};
 
 pub fn result_files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)

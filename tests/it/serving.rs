@@ -11,17 +11,10 @@ use tpsbench::plan::expand_axes;
 use tpsbench::serving::bench::{Request, run_arrivals, run_together};
 use tpsbench::serving::sampling::Sampler;
 
-mod support;
-use support::tpsbench;
+use crate::support::{synth_to, tpsbench};
 
 fn tiny(dir: &Path) -> PathBuf {
-    let path = dir.join("tiny.gguf");
-    tpsbench()
-        .args(["synth", "--output"])
-        .arg(&path)
-        .assert()
-        .success();
-    path
+    synth_to(&dir.join("tiny.gguf"), &[])
 }
 
 fn batch_params(n_ctx: u32, n_seq_max: u32, kv_unified: bool) -> BatchParams {
@@ -293,11 +286,7 @@ fn a_prompt_file_replays_through_the_real_tokenizer_and_a_missing_template_fails
 fn an_isolated_child_that_dies_in_a_serving_test_loses_only_that_models_serving_tests() {
     let dir = tempfile::tempdir().unwrap();
     tiny(dir.path());
-    tpsbench()
-        .args(["synth", "--seed", "2", "--output"])
-        .arg(dir.path().join("tiny2.gguf"))
-        .assert()
-        .success();
+    synth_to(&dir.path().join("tiny2.gguf"), &["--seed", "2"]);
     let config = dir.path().join("models.toml");
     std::fs::write(
         &config,

@@ -1,7 +1,7 @@
 //! Bad values of the llama-bench parameters of `config::knobs`' table: refused before any
 //! test, one line naming the key (and, for what this build lacks, listing what it has).
 
-use crate::cases::{Case, case, sweep};
+use super::cases::{Case, case, sweep};
 
 pub fn knob_cases() -> Vec<Case> {
     vec![

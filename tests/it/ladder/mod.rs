@@ -1,6 +1,6 @@
 //! Quantization ladders and synthetic shapes on the real llama.cpp: the tiny model that
 //! `tpsbench synth` writes is quantized, evaluated and compared; the architecture presets
-//! are written shrunk and loaded. No download. One test binary: `quantize.rs` holds the
+//! are written shrunk and loaded. No download. One module: `quantize.rs` holds the
 //! engine-level tests (quantize, KLD, presets), this file the `ladder` command's.
 
 mod quantize;
@@ -21,20 +21,12 @@ use tpsbench::ladder::cache::inspect_base;
 use tpsbench::ladder::eval::{chunks, reference_pass, variant_pass};
 use tpsbench::ladder::quality;
 
-#[path = "../support/mod.rs"]
-mod support;
-use support::tpsbench;
+use crate::support;
+use crate::support::tpsbench;
 
+/// `name` in `dir`: a copy of the model `tpsbench synth ARGS` writes (once per process).
 fn synth(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
-    let out = dir.join(name);
-    tpsbench()
-        .arg("synth")
-        .args(args)
-        .arg("--output")
-        .arg(&out)
-        .assert()
-        .success();
-    out
+    support::synth_to(&dir.join(name), args)
 }
 
 fn quantize_to(input: &Path, out: &Path, t: &str, requant: bool) {
