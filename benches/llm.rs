@@ -184,7 +184,9 @@ fn main() {
         let mrec = models[first.model].clone();
         let loaded = match &mrec.error {
             Some(e) => Err(e.clone()),
-            None => engine.load(Path::new(&mrec.path), &LoadParams::of(&first.params)),
+            None => engine
+                .load(Path::new(&mrec.path), &LoadParams::of(&first.params))
+                .map_err(String::from),
         };
         let model = match loaded {
             Ok(m) => m,
@@ -248,7 +250,7 @@ fn main() {
                         match prepared.repetition(&engine) {
                             Ok(ns) => reps.push(ns),
                             Err(e) => {
-                                *error.borrow_mut() = Some(e);
+                                *error.borrow_mut() = Some(e.into());
                                 reps.push(0);
                             }
                         }

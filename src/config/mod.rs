@@ -13,6 +13,7 @@ pub mod ladder;
 pub mod quant_types;
 pub mod served;
 pub mod serving;
+pub mod suggest;
 pub mod synth_spec;
 pub mod unknown_key;
 pub(crate) mod values;
@@ -216,7 +217,7 @@ pub fn load(file: &Path, physical_cores: u32) -> Result<Config, ConfigError> {
 /// generation size above 0, a `[serving]` table with models, or a `[[ladder]]`.
 pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, ConfigError> {
     let ctx = Ctx { file, src };
-    let raw: RawConfig = error::deserialize(&ctx)?;
+    let raw: RawConfig = unknown_key::deserialize(&ctx)?;
     let (mut config, defaults) =
         parse_parts(&ctx, raw.sweep, raw.model, raw.serving, physical_cores)?;
     config.ladders = ladder::parse(&ctx, raw.ladder, &defaults)?;
@@ -512,7 +513,7 @@ pub(crate) fn apply_axes(
         let Some(knob) = knobs::knob(name) else {
             let known = unknown_key::known_keys(&["sweep"]).unwrap_or(&[]);
             // As serde's own refusal words it.
-            let message = match unknown_key::suggest(name, known) {
+            let message = match suggest::suggest(name, known) {
                 Some(s) => format!("unknown field `{name}`, did you mean `{s}`?"),
                 None => format!(
                     "unknown field `{name}`, expected one of {}",

@@ -1,23 +1,13 @@
 //! Configuration keys serde does not know. Every table is a `deny_unknown_fields` struct;
 //! when serde refuses a key, serde_path_to_error has named its path, the table's struct
 //! gives the keys it knows, and strsim finds the one meant ("did you mean `n_batch`?").
+//! [`deserialize`] reads a whole file this way; the tables' own checks import only
+//! `error` and `suggest`, never this file, which imports them all.
 
 use serde::Deserialize;
 
-/// The known key closest to `unknown`, when close enough to be the one meant: at most a
-/// third of its length away (at least 1; a swap of neighbours is one edit), or one contains
-/// the other (`batch` → `n_batch`).
-pub fn suggest<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {
-    let limit = (unknown.chars().count() / 3).max(1);
-    known
-        .iter()
-        .map(|&k| (strsim::damerau_levenshtein(unknown, k), k))
-        .filter(|&(d, k)| {
-            d <= limit || (unknown.len() >= 4 && (k.contains(unknown) || unknown.contains(k)))
-        })
-        .min_by_key(|&(d, _)| d)
-        .map(|(_, k)| k)
-}
+use super::error::{ConfigError, Ctx};
+use super::suggest::suggest;
 
 /// The keys of the table at `path` (table names, array indices left out: `["model",
 /// "sweep"]`), from the struct that deserializes it; None for a table with open keys (`slo`)
@@ -80,21 +70,78 @@ fn fields_of<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
     f.0
 }
 
+/// Deserializes the whole of `ctx.src` as `T`, once: serde_path_to_error names the key that
+/// failed, toml's span gives its line.
+pub(crate) fn deserialize<T: serde::de::DeserializeOwned>(ctx: &Ctx) -> Result<T, ConfigError> {
+    serde_path_to_error::deserialize(toml::Deserializer::new(ctx.src))
+        .map_err(|e| toml_error(ctx, e))
+}
+
+fn toml_error(ctx: &Ctx, e: serde_path_to_error::Error<toml::de::Error>) -> ConfigError {
+    // `Spanned` values add a private segment to the path; the key is the table's.
+    let keys: Vec<Segment> = e
+        .path()
+        .iter()
+        .filter_map(|s| match s {
+            serde_path_to_error::Segment::Map { key } if key.starts_with("$__") => None,
+            serde_path_to_error::Segment::Map { key } => Some(Segment::Key(key.clone())),
+            serde_path_to_error::Segment::Seq { index } => Some(Segment::Index(*index)),
+            _ => None,
+        })
+        .collect();
+    let inner = e.into_inner();
+    // toml's message may span several lines (with a source excerpt); keep the first.
+    let mut message = inner
+        .message()
+        .lines()
+        .next()
+        .unwrap_or("invalid TOML")
+        .to_string();
+    if let Some(Segment::Key(last)) = keys.last() {
+        let table: Vec<&str> = keys[..keys.len() - 1]
+            .iter()
+            .filter_map(|s| match s {
+                Segment::Key(k) => Some(k.as_str()),
+                Segment::Index(_) => None,
+            })
+            .collect();
+        // A key its table does not know is one `deny_unknown_fields` refused.
+        let known = known_keys(&table);
+        if let Some(s) = known
+            .filter(|k| !k.contains(&last.as_str()))
+            .and_then(|k| suggest(last, k))
+        {
+            message = format!("unknown field `{last}`, did you mean `{s}`?");
+        }
+    }
+    let mut key = String::new();
+    for s in &keys {
+        match s {
+            Segment::Key(k) if key.is_empty() => key.push_str(k),
+            Segment::Key(k) => {
+                key.push('.');
+                key.push_str(k);
+            }
+            Segment::Index(i) => key.push_str(&format!("[{i}]")),
+        }
+    }
+    ConfigError {
+        file: ctx.file.to_path_buf(),
+        line: inner.span().map(|s| ctx.line_of(s.start)),
+        key: (!key.is_empty()).then_some(key),
+        message,
+    }
+}
+
+/// One step of a key's path: `model[1].sweep` is Key, Index, Key.
+enum Segment {
+    Key(String),
+    Index(usize),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn close_keys_are_suggested_and_far_ones_are_not() {
-        let known = ["n_prompt", "n_gen", "n_batch", "n_ubatch", "repetitions"];
-        assert_eq!(suggest("n_batches", &known), Some("n_batch"));
-        assert_eq!(suggest("repetition", &known), Some("repetitions"));
-        assert_eq!(suggest("n_ganerate", &known), None);
-        assert_eq!(suggest("npromt", &known), Some("n_prompt"));
-        assert_eq!(suggest("n_ubacth", &known), Some("n_ubatch"), "a swap");
-        assert_eq!(suggest("bogus", &known), None);
-        assert_eq!(suggest("x", &[]), None);
-    }
 
     #[test]
     fn every_table_knows_its_keys_from_its_struct() {

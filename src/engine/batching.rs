@@ -2,6 +2,7 @@
 //! real logits, KV-cache sequence operations, tokenization and the chat template. Implemented
 //! by `llama::batch` (llama.cpp) and `mock_batch` (a fake clock and a simulated KV cache).
 
+use super::EngineError;
 use crate::plan::TestParams;
 
 /// One entry of a multi-sequence batch (a row of `llama_batch`).
@@ -36,12 +37,12 @@ pub trait BatchSession {
     /// Clears the KV memory of every sequence.
     fn clear(&mut self);
     /// One `llama_decode` of `tokens` (at most n_batch of them), without synchronizing.
-    fn decode(&mut self, tokens: &[BatchToken]) -> Result<(), String>;
+    fn decode(&mut self, tokens: &[BatchToken]) -> Result<(), EngineError>;
     /// Waits for queued work (`llama_synchronize`).
     fn synchronize(&mut self);
     /// Logits of entry `i` of the last decoded batch (`llama_get_logits_ith`); the entry must
     /// have had `logits` set.
-    fn logits(&mut self, i: usize) -> Result<&[f32], String>;
+    fn logits(&mut self, i: usize) -> Result<&[f32], EngineError>;
     /// Copies sequence `src` into `dst` (`llama_memory_seq_cp`, all positions).
     fn seq_cp(&mut self, src: i32, dst: i32);
     /// Removes positions [p0, p1) of a sequence (-1: open end); false if it cannot.
@@ -58,7 +59,10 @@ pub trait BatchSession {
 /// What a model offers serving tests, next to `Model`.
 pub trait ServingModel {
     /// A fresh context for several sequences.
-    fn batch_session(&self, params: &BatchParams) -> Result<Box<dyn BatchSession + '_>, String>;
+    fn batch_session(
+        &self,
+        params: &BatchParams,
+    ) -> Result<Box<dyn BatchSession + '_>, EngineError>;
     /// Text to token ids with the model's tokenizer. `add_special` adds BOS (when the
     /// vocabulary adds one); `parse_special` reads control tokens written in the text.
     fn tokenize(
@@ -66,8 +70,8 @@ pub trait ServingModel {
         text: &str,
         add_special: bool,
         parse_special: bool,
-    ) -> Result<Vec<i32>, String>;
+    ) -> Result<Vec<i32>, EngineError>;
     /// The model's built-in chat template applied to one user message, ending with the
     /// assistant prefix (`llama_chat_apply_template`).
-    fn apply_chat_template(&self, user_message: &str) -> Result<String, String>;
+    fn apply_chat_template(&self, user_message: &str) -> Result<String, EngineError>;
 }

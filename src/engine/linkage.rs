@@ -12,6 +12,8 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+use super::EngineError;
+
 /// Version of llama-cpp-sys-2, pinned in Cargo.toml (a unit test keeps the two in step).
 pub const LLAMA_SYS_VERSION: &str = "0.1.161";
 
@@ -91,7 +93,7 @@ pub fn check(
     library: &str,
     ggml_version: &str,
     stamp: Option<&BTreeMap<String, String>>,
-) -> Result<(), String> {
+) -> Result<(), EngineError> {
     let fix = format!(
         "rebuild the libraries with scripts/build-llama-shared from {}, or point LD_LIBRARY_PATH at \
          matching libraries",
@@ -104,31 +106,31 @@ pub fn check(
             .map(String::as_str)
             .unwrap_or("");
         if lib_sys.is_empty() {
-            return Err(format!(
+            return Err(EngineError::Backend(format!(
                 "{library}: its {STAMP_FILE} has no llama_cpp_sys_2 line; {fix}"
-            ));
+            )));
         }
         let commit_differs = !built.llama_rs_commit.is_empty()
             && !lib_commit.is_empty()
             && !same_commit(lib_commit, &built.llama_rs_commit);
         if lib_sys != built.sys_version || commit_differs {
             let short: String = lib_commit.chars().take(12).collect();
-            return Err(format!(
+            return Err(EngineError::Backend(format!(
                 "{library} was built from llama-cpp-sys-2 {lib_sys} (llama-cpp-rs@{short}) but \
                  this tpsbench needs {}; {fix}",
                 built.describe()
-            ));
+            )));
         }
     }
     if !built.ggml_version.is_empty()
         && !ggml_version.is_empty()
         && ggml_version != built.ggml_version
     {
-        return Err(format!(
+        return Err(EngineError::Backend(format!(
             "{library} is ggml {ggml_version} but this tpsbench was built for ggml {} ({}); {fix}",
             built.ggml_version,
             built.describe()
-        ));
+        )));
     }
     Ok(())
 }
@@ -194,7 +196,9 @@ mod tests {
     #[test]
     fn other_crate_version_is_refused_with_one_clear_line() {
         let s = parse_stamp(&STAMP.replace("0.1.161", "0.1.150"));
-        let e = check(&built(), "/l/libllama.so.0", "0.26.0", Some(&s)).unwrap_err();
+        let e = check(&built(), "/l/libllama.so.0", "0.26.0", Some(&s))
+            .unwrap_err()
+            .to_string();
         assert!(!e.contains('\n'));
         assert!(
             e.starts_with(
@@ -209,16 +213,22 @@ mod tests {
     #[test]
     fn other_commit_is_refused_even_with_the_same_crate_version() {
         let s = parse_stamp(&STAMP.replace("e7af607ebd5ec29", "0123456789abcde"));
-        let e = check(&built(), "/l/libllama.so", "0.26.0", Some(&s)).unwrap_err();
+        let e = check(&built(), "/l/libllama.so", "0.26.0", Some(&s))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("llama-cpp-rs@0123456789ab"), "{e}");
     }
 
     #[test]
     fn stamp_without_version_and_other_ggml_are_refused() {
         let s = parse_stamp("backend=cpu\n");
-        let e = check(&built(), "/l/libllama.so", "0.26.0", Some(&s)).unwrap_err();
+        let e = check(&built(), "/l/libllama.so", "0.26.0", Some(&s))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no llama_cpp_sys_2 line"), "{e}");
-        let e = check(&built(), "/l/libllama.so", "0.9.4", None).unwrap_err();
+        let e = check(&built(), "/l/libllama.so", "0.9.4", None)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("is ggml 0.9.4 but this tpsbench was built for ggml 0.26.0"),
             "{e}"

@@ -8,7 +8,7 @@
 //! timer starts, so the timed region holds only llama.cpp work. (llama-bench calls `rand()`
 //! inside it; the cost is nanoseconds per token either way.)
 
-use crate::engine::{Engine, ModelInfo, Session};
+use crate::engine::{Engine, EngineError, ModelInfo, Session};
 use crate::plan::TestParams;
 use crate::util::rng::SplitMix64;
 
@@ -61,7 +61,7 @@ impl<'s> PreparedTest<'s> {
         info: &ModelInfo,
         seed: u64,
         warmup: u32,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, EngineError> {
         let mut tokens = TokenSource::new(seed, info);
         session.clear();
         for _ in 0..warmup {
@@ -85,7 +85,7 @@ impl<'s> PreparedTest<'s> {
     }
 
     /// One timed repetition; returns its wall time in nanoseconds on `engine`'s clock.
-    pub fn repetition(&mut self, engine: &dyn Engine) -> Result<u64, String> {
+    pub fn repetition(&mut self, engine: &dyn Engine) -> Result<u64, EngineError> {
         let p = &self.params;
         self.session.clear();
         if p.n_depth > 0 {

@@ -5,7 +5,7 @@ use std::cell::{Cell, RefCell};
 use std::path::Path;
 use std::rc::Rc;
 
-use super::{Engine, LoadParams, Model, ModelInfo, Session};
+use super::{Engine, EngineError, LoadParams, Model, ModelInfo, Session};
 use crate::plan::TestParams;
 
 #[derive(Debug, Default)]
@@ -68,12 +68,14 @@ struct MockSession<'a> {
 }
 
 impl Engine for MockEngine {
-    fn load(&self, path: &Path, params: &LoadParams) -> Result<Box<dyn Model + '_>, String> {
+    fn load(&self, path: &Path, params: &LoadParams) -> Result<Box<dyn Model + '_>, EngineError> {
         if !path
             .file_name()
             .is_some_and(|f| f.to_string_lossy().starts_with("mock"))
         {
-            return Err(format!("mock engine cannot load {}", path.display()));
+            return Err(EngineError::NotMock {
+                path: path.to_path_buf(),
+            });
         }
         self.log.borrow_mut().loads += 1;
         self.log.borrow_mut().load_params.push(params.clone());
@@ -135,12 +137,12 @@ impl Model for MockModel<'_> {
         })
     }
 
-    fn session(&self, p: &TestParams) -> Result<Box<dyn Session + '_>, String> {
+    fn session(&self, p: &TestParams) -> Result<Box<dyn Session + '_>, EngineError> {
         if p.n_ctx() > self.engine.max_ctx {
-            return Err(format!(
-                "failed to create a context of {} tokens",
-                p.n_ctx()
-            ));
+            return Err(EngineError::Context {
+                n_ctx: p.n_ctx(),
+                message: format!("failed to create a context of {} tokens", p.n_ctx()),
+            });
         }
         self.engine.log.borrow_mut().sessions += 1;
         *self.last.borrow_mut() = Some(p.clone());
@@ -152,9 +154,9 @@ impl Model for MockModel<'_> {
 }
 
 impl MockSession<'_> {
-    fn advance(&mut self, n: usize, ns_per_token: u64) -> Result<(), String> {
+    fn advance(&mut self, n: usize, ns_per_token: u64) -> Result<(), EngineError> {
         if self.pos + n > self.engine.max_ctx as usize {
-            return Err("context full".into());
+            return Err(EngineError::decode("context full"));
         }
         self.pos += n;
         let c = &self.engine.clock;
@@ -176,14 +178,14 @@ impl Session for MockSession<'_> {
         self.engine.log.borrow_mut().clears += 1;
     }
 
-    fn decode_chunks(&mut self, tokens: &[i32], n_batch: usize) -> Result<(), String> {
+    fn decode_chunks(&mut self, tokens: &[i32], n_batch: usize) -> Result<(), EngineError> {
         for chunk in tokens.chunks(n_batch) {
             self.advance(chunk.len(), self.engine.prompt_ns)?;
         }
         Ok(())
     }
 
-    fn decode_one(&mut self, _token: i32) -> Result<(), String> {
+    fn decode_one(&mut self, _token: i32) -> Result<(), EngineError> {
         self.advance(1, self.engine.gen_ns)
     }
 

@@ -11,6 +11,7 @@
 
 use std::collections::BTreeSet;
 
+use super::EngineError;
 use super::batching::{BatchParams, BatchSession, BatchToken, ServingModel};
 use super::mock::{MockEngine, MockModel};
 
@@ -38,9 +39,12 @@ pub fn mock_next_token(token: i32, pos: i32, n_vocab: usize) -> i32 {
 }
 
 impl ServingModel for MockModel<'_> {
-    fn batch_session(&self, p: &BatchParams) -> Result<Box<dyn BatchSession + '_>, String> {
+    fn batch_session(&self, p: &BatchParams) -> Result<Box<dyn BatchSession + '_>, EngineError> {
         if p.n_ctx > self.engine.max_ctx {
-            return Err(format!("failed to create a context of {} tokens", p.n_ctx));
+            return Err(EngineError::Context {
+                n_ctx: p.n_ctx,
+                message: format!("failed to create a context of {} tokens", p.n_ctx),
+            });
         }
         self.engine.log.borrow_mut().sessions += 1;
         let n_streams = if p.kv_unified { 1 } else { p.n_seq_max.max(1) };
@@ -56,7 +60,7 @@ impl ServingModel for MockModel<'_> {
     }
 
     /// One token per whitespace-separated word (2 + a hash of it), BOS (1) first.
-    fn tokenize(&self, text: &str, add_special: bool, _: bool) -> Result<Vec<i32>, String> {
+    fn tokenize(&self, text: &str, add_special: bool, _: bool) -> Result<Vec<i32>, EngineError> {
         let n = self.info.n_vocab as u64 - 2;
         let words = text.split_whitespace().map(|w| {
             let h = w
@@ -67,7 +71,7 @@ impl ServingModel for MockModel<'_> {
         Ok(add_special.then_some(1).into_iter().chain(words).collect())
     }
 
-    fn apply_chat_template(&self, user_message: &str) -> Result<String, String> {
+    fn apply_chat_template(&self, user_message: &str) -> Result<String, EngineError> {
         Ok(format!("<|user|> {user_message} <|assistant|>"))
     }
 }
@@ -85,12 +89,12 @@ impl MockBatchSession<'_> {
         }
     }
 
-    fn check_seq(&self, seq: i32) -> Result<(), String> {
+    fn check_seq(&self, seq: i32) -> Result<(), EngineError> {
         if seq < 0 || seq as u32 >= self.n_seq_max {
-            return Err(format!(
+            return Err(EngineError::decode(format!(
                 "seq_id {seq} is out of range (n_seq_max {})",
                 self.n_seq_max
-            ));
+            )));
         }
         Ok(())
     }
@@ -115,9 +119,9 @@ impl BatchSession for MockBatchSession<'_> {
         self.log_cells();
     }
 
-    fn decode(&mut self, tokens: &[BatchToken]) -> Result<(), String> {
+    fn decode(&mut self, tokens: &[BatchToken]) -> Result<(), EngineError> {
         if tokens.is_empty() {
-            return Err("empty batch".into());
+            return Err(EngineError::decode("empty batch"));
         }
         // Validate everything first: a failed decode leaves the cache as it was.
         let mut next: std::collections::BTreeMap<i32, i32> = Default::default();
@@ -129,20 +133,20 @@ impl BatchSession for MockBatchSession<'_> {
                 None => self.seq_pos_range(t.seq).map_or(0, |r| r.1 + 1),
             };
             if t.pos != expect {
-                return Err(format!(
+                return Err(EngineError::decode(format!(
                     "seq {} expects position {expect}, got {}",
                     t.seq, t.pos
-                ));
+                )));
             }
             if t.token < 0 || t.token as usize >= self.n_vocab {
-                return Err(format!("invalid token {}", t.token));
+                return Err(EngineError::decode(format!("invalid token {}", t.token)));
             }
             next.insert(t.seq, t.pos + 1);
             added[self.stream_of(t.seq)] += 1;
         }
         for (s, n) in added.iter().enumerate() {
             if self.streams[s].len() + n > self.capacity() {
-                return Err("context full".into());
+                return Err(EngineError::decode("context full"));
             }
         }
         self.last_logits.clear();
@@ -174,10 +178,12 @@ impl BatchSession for MockBatchSession<'_> {
         self.engine.log.borrow_mut().syncs += 1;
     }
 
-    fn logits(&mut self, i: usize) -> Result<&[f32], String> {
+    fn logits(&mut self, i: usize) -> Result<&[f32], EngineError> {
         match self.last_logits.get(i) {
             Some(Some(l)) => Ok(l),
-            _ => Err(format!("batch entry {i} has no logits")),
+            _ => Err(EngineError::Logits(format!(
+                "batch entry {i} has no logits"
+            ))),
         }
     }
 

@@ -7,6 +7,7 @@
 //! engine (`measure`).
 
 pub mod batching;
+pub mod error;
 pub mod linkage;
 pub mod llama;
 pub mod measure;
@@ -20,6 +21,7 @@ use std::path::Path;
 use crate::plan::TestParams;
 
 pub use batching::{BatchParams, BatchSession, BatchToken, ServingModel};
+pub use error::EngineError;
 
 /// A device as llama.cpp's backend registry lists it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -54,9 +56,9 @@ pub trait Session {
     fn clear(&mut self);
     /// Decodes `tokens` in chunks of at most `n_batch`, one `llama_decode` per chunk, without
     /// synchronizing. `first_pos` is the position of the first token.
-    fn decode_chunks(&mut self, tokens: &[i32], n_batch: usize) -> Result<(), String>;
+    fn decode_chunks(&mut self, tokens: &[i32], n_batch: usize) -> Result<(), EngineError>;
     /// Decodes a single token.
-    fn decode_one(&mut self, token: i32) -> Result<(), String>;
+    fn decode_one(&mut self, token: i32) -> Result<(), EngineError>;
     /// Waits for all queued work (`llama_synchronize`).
     fn synchronize(&mut self);
     /// Saves sequence 0's state (to reuse a prefilled depth).
@@ -69,7 +71,7 @@ pub trait Session {
 pub trait Model {
     fn info(&self) -> &ModelInfo;
     /// A fresh context for one test, sized and configured as llama-bench does.
-    fn session(&self, params: &TestParams) -> Result<Box<dyn Session + '_>, String>;
+    fn session(&self, params: &TestParams) -> Result<Box<dyn Session + '_>, EngineError>;
     /// Multi-sequence contexts, tokenization and chat template for serving tests; None when
     /// the engine has none.
     fn serving(&self) -> Option<&dyn ServingModel> {
@@ -119,7 +121,7 @@ impl LoadParams {
 
 /// The inference engine.
 pub trait Engine {
-    fn load(&self, path: &Path, params: &LoadParams) -> Result<Box<dyn Model + '_>, String>;
+    fn load(&self, path: &Path, params: &LoadParams) -> Result<Box<dyn Model + '_>, EngineError>;
     /// Monotonic nanoseconds; the mock engine's clock advances only when it "computes".
     fn now_ns(&self) -> u64;
     /// Waits until `now_ns() >= t_ns` (arrival-mode serving tests wait for the next request).

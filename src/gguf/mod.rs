@@ -7,12 +7,16 @@ pub const KEY_SYNTHETIC: &str = "tpsbench.synthetic";
 pub const KEY_PRESET: &str = "tpsbench.preset";
 
 pub mod blocks;
+pub mod error;
+pub mod header;
 pub mod presets;
 pub mod reader;
 pub mod tiny;
 pub mod validate;
 pub mod vocab;
 pub mod writer;
+
+pub use error::GgufError;
 
 /// GGUF metadata value types (the numbering is the file format's).
 #[derive(Debug, Clone, PartialEq)]

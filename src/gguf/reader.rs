@@ -4,72 +4,16 @@
 //! Running it before llama.cpp sees a file keeps llama.cpp from aborting on bad input.
 
 use std::collections::HashSet;
-use std::fmt;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
+pub use super::error::GgufError;
+pub use super::header::{Header, TensorInfo};
 use super::validate::validate;
 use super::{DEFAULT_ALIGNMENT, MAGIC, Value, type_layout};
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct TensorInfo {
-    pub name: String,
-    pub dims: Vec<u64>,
-    pub ggml_type: u32,
-    /// Relative to the start of the data section.
-    pub offset: u64,
-    pub n_bytes: u64,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Header {
-    pub version: u32,
-    pub metadata: Vec<(String, Value)>,
-    pub tensors: Vec<TensorInfo>,
-    pub alignment: u64,
-    /// Absolute file offset of the data section.
-    pub data_offset: u64,
-    pub file_size: u64,
-}
-
-impl Header {
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        self.metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v)
-    }
-
-    pub fn architecture(&self) -> Option<&str> {
-        self.get("general.architecture").and_then(Value::as_str)
-    }
-
-    /// The quantization label from `general.file_type`, e.g. "Q4_1".
-    pub fn file_type(&self) -> Option<&'static str> {
-        self.get("general.file_type")
-            .and_then(Value::as_u64)
-            .and_then(super::file_type_name)
-    }
-
-    pub fn n_elements(&self) -> u64 {
-        self.tensors
-            .iter()
-            .map(|t| t.dims.iter().product::<u64>())
-            .sum()
-    }
-}
-
-/// Why a file is not a usable GGUF.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GgufError(pub String);
-
-impl fmt::Display for GgufError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for GgufError {}
-
 fn bad<T>(msg: impl Into<String>) -> Result<T, GgufError> {
-    Err(GgufError(msg.into()))
+    Err(GgufError::Malformed(msg.into()))
 }
 
 // Sanity limits far above any real model, far below what would exhaust memory.
@@ -98,9 +42,10 @@ impl<R: Read> Cursor<R> {
             ));
         }
         let mut buf = vec![0u8; n as usize];
-        self.r
-            .read_exact(&mut buf)
-            .map_err(|e| GgufError(format!("read error at offset {}: {e}", self.pos)))?;
+        self.r.read_exact(&mut buf).map_err(|e| GgufError::Io {
+            kind: e.kind(),
+            reason: format!("read error at offset {}: {e}", self.pos),
+        })?;
         self.pos += n;
         Ok(buf)
     }
@@ -180,33 +125,24 @@ impl<R: Read> Cursor<R> {
 /// Reads the header of the GGUF file at `path` and checks it with [`validate`]: a file
 /// that passes is one llama.cpp can be handed without aborting the process.
 pub fn read_header(path: &Path) -> Result<Header, GgufError> {
-    let meta = std::fs::metadata(path).map_err(|e| GgufError(io_reason(&e)))?;
+    let meta = std::fs::metadata(path).map_err(|e| GgufError::io(&e))?;
     if meta.is_dir() {
-        return bad("is a directory, not a GGUF file");
+        return Err(GgufError::Directory);
     }
     if !meta.is_file() {
-        return bad("is not a regular file");
+        return Err(GgufError::NotAFile);
     }
-    let file = std::fs::File::open(path).map_err(|e| GgufError(io_reason(&e)))?;
+    let file = std::fs::File::open(path).map_err(|e| GgufError::io(&e))?;
     let header = parse_header(io::BufReader::new(file), meta.len())?;
     validate(&header)?;
     Ok(header)
-}
-
-fn io_reason(e: &io::Error) -> String {
-    match e.kind() {
-        io::ErrorKind::NotFound => "no such file".into(),
-        io::ErrorKind::PermissionDenied => "permission denied".into(),
-        _ => e.to_string(),
-    }
 }
 
 /// Parses a header from a reader over a file of `size` bytes: the structure only (the
 /// layout rules of ggml's `gguf.cpp`, so a file that passes is one gguf.cpp also reads).
 /// [`validate`] checks the content.
 pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufError> {
-    r.seek(SeekFrom::Start(0))
-        .map_err(|e| GgufError(e.to_string()))?;
+    r.seek(SeekFrom::Start(0)).map_err(|e| GgufError::io(&e))?;
     let mut c = Cursor {
         r,
         pos: 0,
@@ -298,7 +234,9 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
             .iter()
             .try_fold(1u64, |acc, &d| acc.checked_mul(d))
             .filter(|&n| n > 0 && n <= i64::MAX as u64)
-            .ok_or_else(|| GgufError(format!("{what} has invalid dimensions {dims:?}")))?;
+            .ok_or_else(|| {
+                GgufError::Malformed(format!("{what} has invalid dimensions {dims:?}"))
+            })?;
         if dims[0] % block != 0 {
             return bad(format!(
                 "{what}: first dimension {} is not a multiple of the {tname} block size {block}",
@@ -307,7 +245,7 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
         }
         let n_bytes = (n_el / block)
             .checked_mul(block_bytes)
-            .ok_or_else(|| GgufError(format!("{what} is too large")))?;
+            .ok_or_else(|| GgufError::Malformed(format!("{what} is too large")))?;
         if offset % alignment != 0 {
             return bad(format!(
                 "{what}: data offset {offset} is not aligned to {alignment}"
@@ -373,7 +311,7 @@ fn check_layout(tensors: &[TensorInfo], alignment: u64) -> Result<(), GgufError>
             .div_ceil(alignment)
             .checked_mul(alignment)
             .and_then(|n| n.checked_add(expected))
-            .ok_or_else(|| GgufError(format!("tensor `{}` is too large", t.name)))?;
+            .ok_or_else(|| GgufError::Malformed(format!("tensor `{}` is too large", t.name)))?;
         previous = Some(t);
     }
     Ok(())

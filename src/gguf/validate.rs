@@ -13,7 +13,8 @@
 //! error, but must not crash it.
 
 use super::Value;
-use super::reader::{GgufError, Header, TensorInfo};
+use super::error::GgufError;
+use super::header::{Header, TensorInfo};
 
 mod tokenizer;
 use tokenizer::tokenizer;
@@ -35,7 +36,7 @@ const INTEGER_OR_F64: &[u32] = &[24, 25, 26, 27, 28];
 const F32: u32 = 0;
 
 fn bad<T>(msg: impl Into<String>) -> Result<T, GgufError> {
-    Err(GgufError(msg.into()))
+    Err(GgufError::Refused(msg.into()))
 }
 
 /// Checks what llama.cpp needs of the metadata and tensors; see the module comment.

@@ -87,7 +87,13 @@ fn served_of(m: &ModelEntry) -> Result<&Served, String> {
 fn client_for(m: &ModelEntry, s: &Served, endpoint: &str) -> Result<Client, String> {
     let model = s.served_model.clone().unwrap_or_else(|| m.name.clone());
     let timeout = Duration::from_secs_f64(s.request_timeout_s);
-    Client::with_ca_file(endpoint, &model, s.api, timeout, s.ca_file.as_deref())
+    Ok(Client::with_ca_file(
+        endpoint,
+        &model,
+        s.api,
+        timeout,
+        s.ca_file.as_deref(),
+    )?)
 }
 
 /// Before any test: every endpoint that tpsbench does not start itself answers and serves
@@ -358,8 +364,10 @@ fn served(
     }
     let (engine, path, tokenizer) = (g.engine, &g.path, &g.tokenizer);
     let count = |text: &str| -> Result<u64, String> {
-        let m = tokenizer
-            .get_or_init(|| engine.load(path.as_deref().ok_or("no GGUF")?, &LoadParams::default()));
+        let m = tokenizer.get_or_init(|| {
+            let p = path.as_deref().ok_or("no GGUF")?;
+            Ok(engine.load(p, &LoadParams::default())?)
+        });
         let m = m
             .as_ref()
             .map_err(|e| format!("the tokenizer could not load: {e}"))?;

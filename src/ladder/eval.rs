@@ -119,7 +119,7 @@ pub fn generate_text(
         }
     }
     progress(n_new, n_new);
-    model.detokenize(&all)
+    Ok(model.detokenize(&all)?)
 }
 
 /// The reference's log-probabilities on disk, deleted when dropped.

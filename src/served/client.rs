@@ -15,7 +15,7 @@
 //! type and first bytes, and `https://` endpoints are checked with rustls against the
 //! system's roots (`SSL_CERT_FILE`/`SSL_CERT_DIR` honoured) plus the model's `ca_file`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use eventsource_stream::Eventsource;
@@ -71,7 +71,7 @@ pub struct Streamed {
 
 /// Why a request failed; each names what arrived.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum Error {
+pub enum EndpointError {
     #[error("cannot reach {url}: {reason}")]
     Unreachable { url: String, reason: String },
     #[error("{url} answered HTTP {status} ({content_type}): {body}")]
@@ -102,6 +102,35 @@ pub enum Error {
     Broken { chunks: usize, reason: String },
 }
 
+/// The name callers have always used for [`EndpointError`].
+pub type Error = EndpointError;
+
+/// Why no client could be made: before any request, so nothing an endpoint said.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot start the HTTP runtime: {0}")]
+    Runtime(String),
+    #[error("cannot make the HTTP client: {0}")]
+    Http(String),
+    /// The model's `ca_file` is missing, too large or holds no certificate.
+    #[error("ca_file {}: {reason}", path.display())]
+    CaFile { path: PathBuf, reason: String },
+}
+
+/// Callers that still carry errors as text: `?` turns the error into its one line.
+impl From<ClientError> for String {
+    fn from(e: ClientError) -> String {
+        e.to_string()
+    }
+}
+
+/// Callers that still carry errors as text: `?` turns the error into its one line.
+impl From<EndpointError> for String {
+    fn from(e: EndpointError) -> String {
+        e.to_string()
+    }
+}
+
 /// A client of one served model.
 pub struct Client {
     http: reqwest::Client,
@@ -117,7 +146,12 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn new(base: &str, model: &str, api: Api, timeout: Duration) -> Result<Client, String> {
+    pub fn new(
+        base: &str,
+        model: &str,
+        api: Api,
+        timeout: Duration,
+    ) -> Result<Client, ClientError> {
         Client::with_ca_file(base, model, api, timeout, None)
     }
 
@@ -129,11 +163,11 @@ impl Client {
         api: Api,
         timeout: Duration,
         ca_file: Option<&Path>,
-    ) -> Result<Client, String> {
+    ) -> Result<Client, ClientError> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| format!("cannot start the HTTP runtime: {e}"))?;
+            .map_err(|e| ClientError::Runtime(e.to_string()))?;
         let mut builder = reqwest::Client::builder()
             // Loopback servers: a proxy from the environment must not get in between.
             .no_proxy()
@@ -141,9 +175,7 @@ impl Client {
         if let Some(f) = ca_file {
             builder = builder.tls_certs_merge(read_ca_file(f)?);
         }
-        let http = builder
-            .build()
-            .map_err(|e| format!("cannot make the HTTP client: {}", chain(&e)))?;
+        let http = builder.build().map_err(|e| ClientError::Http(chain(&e)))?;
         Ok(Client {
             http,
             rt,
@@ -179,7 +211,7 @@ impl Client {
                 .await
                 .map_err(|e| Error::Broken {
                     chunks: 0,
-                    reason: e.to_string(),
+                    reason: chain(&e),
                 })?;
             if !status.is_success() {
                 return Err(Error::Status {
@@ -531,9 +563,12 @@ fn content_type(resp: &reqwest::Response) -> String {
 
 /// At most `cap` bytes of a body (as text, invalid UTF-8 replaced), and whether that was all
 /// of it: however long a server's body, no more than `cap` is held.
-async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Result<(String, bool), String> {
+async fn read_capped(
+    mut resp: reqwest::Response,
+    cap: usize,
+) -> Result<(String, bool), reqwest::Error> {
     let mut buf: Vec<u8> = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(|e| chain(&e))? {
+    while let Some(chunk) = resp.chunk().await? {
         let room = cap - buf.len();
         if chunk.len() > room {
             buf.extend_from_slice(&chunk[..room]);
@@ -546,20 +581,23 @@ async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Result<(String,
 
 /// The certificates of a PEM file, for `ca_file`: one line naming the file when it is
 /// missing, too large, or holds no certificate.
-pub fn read_ca_file(path: &Path) -> Result<Vec<reqwest::Certificate>, String> {
-    let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| format!("ca_file {shown}: {e}"))?;
+pub fn read_ca_file(path: &Path) -> Result<Vec<reqwest::Certificate>, ClientError> {
+    let bad = |reason: String| ClientError::CaFile {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let meta = std::fs::metadata(path).map_err(|e| bad(e.to_string()))?;
     if !meta.is_file() || meta.len() > CA_FILE_CAP {
-        return Err(format!(
-            "ca_file {shown}: not a PEM certificate file (a file of at most {CA_FILE_CAP} bytes)"
-        ));
+        return Err(bad(format!(
+            "not a PEM certificate file (a file of at most {CA_FILE_CAP} bytes)"
+        )));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("ca_file {shown}: {e}"))?;
+    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
     let certs = reqwest::Certificate::from_pem_bundle(&bytes)
-        .map_err(|e| format!("ca_file {shown}: not a PEM certificate: {}", chain(&e)))?;
+        .map_err(|e| bad(format!("not a PEM certificate: {}", chain(&e))))?;
     if certs.is_empty() {
-        return Err(format!(
-            "ca_file {shown}: holds no certificate (no \"-----BEGIN CERTIFICATE-----\" block)"
+        return Err(bad(
+            "holds no certificate (no \"-----BEGIN CERTIFICATE-----\" block)".into(),
         ));
     }
     Ok(certs)

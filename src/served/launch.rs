@@ -53,11 +53,41 @@ pub fn stamp_sources(binary: &Path) -> Option<String> {
 }
 
 /// A free TCP port on 127.0.0.1 (the OS picks it; free when this returns).
-pub fn free_loopback_port() -> Result<u16, String> {
+pub fn free_loopback_port() -> Result<u16, LaunchError> {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
-        .map_err(|e| format!("cannot find a free loopback port: {e}"))
+        .map_err(|e| LaunchError::Port(e.to_string()))
+}
+
+/// Why a server tpsbench starts did not come up.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LaunchError {
+    #[error("cannot find a free loopback port: {0}")]
+    Port(String),
+    #[error("the server command is empty")]
+    EmptyCommand,
+    /// The server's log file could not be made.
+    #[error("{}: {reason}", path.display())]
+    Log { path: PathBuf, reason: String },
+    #[error("cannot start {program}: {reason}")]
+    Spawn { program: String, reason: String },
+    /// The process ended before `/health` answered; `log_tail` is the end of its log.
+    #[error("the server exited ({status}) before it was ready; its log ends: {log_tail}")]
+    Exited { status: String, log_tail: String },
+    #[error("the server was not ready within {secs} s ({health}); its log ends: {log_tail}")]
+    NotReady {
+        secs: f64,
+        health: String,
+        log_tail: String,
+    },
+}
+
+/// Callers that still carry errors as text: `?` turns the error into its one line.
+impl From<LaunchError> for String {
+    fn from(e: LaunchError) -> String {
+        e.to_string()
+    }
 }
 
 impl Launched {
@@ -68,19 +98,24 @@ impl Launched {
         log: &Path,
         client: &Client,
         ready: Duration,
-    ) -> Result<Launched, String> {
-        let (prog, args) = command.split_first().ok_or("the server command is empty")?;
-        let out = File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
-        let err = out
-            .try_clone()
-            .map_err(|e| format!("{}: {e}", log.display()))?;
+    ) -> Result<Launched, LaunchError> {
+        let (prog, args) = command.split_first().ok_or(LaunchError::EmptyCommand)?;
+        let log_error = |e: std::io::Error| LaunchError::Log {
+            path: log.to_path_buf(),
+            reason: e.to_string(),
+        };
+        let out = File::create(log).map_err(log_error)?;
+        let err = out.try_clone().map_err(log_error)?;
         let child = Command::new(prog)
             .args(args)
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
             .spawn()
-            .map_err(|e| format!("cannot start {prog}: {e}"))?;
+            .map_err(|e| LaunchError::Spawn {
+                program: prog.clone(),
+                reason: e.to_string(),
+            })?;
         let mut me = Launched {
             child: Some(child),
             command: command.to_vec(),
@@ -90,21 +125,21 @@ impl Launched {
         let start = Instant::now();
         loop {
             if let Some(status) = me.exited() {
-                return Err(format!(
-                    "the server exited ({status}) before it was ready; its log ends: {}",
-                    tail(log)
-                ));
+                return Err(LaunchError::Exited {
+                    status,
+                    log_tail: tail(log),
+                });
             }
             if let Ok(200) = client.status_of(&health, Duration::from_secs(2)) {
                 return Ok(me);
             }
             if start.elapsed() > ready {
                 me.stop();
-                return Err(format!(
-                    "the server was not ready within {} s ({health}); its log ends: {}",
-                    ready.as_secs_f64(),
-                    tail(log)
-                ));
+                return Err(LaunchError::NotReady {
+                    secs: ready.as_secs_f64(),
+                    health,
+                    log_tail: tail(log),
+                });
             }
             std::thread::sleep(Duration::from_millis(100));
         }

@@ -8,5 +8,6 @@ pub mod client;
 pub mod identity;
 pub mod launch;
 
-pub use client::{Client, Error, Prompt, Request, Streamed};
+pub use client::{Client, ClientError, EndpointError, Error, Prompt, Request, Streamed};
 pub use identity::ServerInfo;
+pub use launch::LaunchError;

@@ -9,10 +9,10 @@ use std::sync::{Mutex, OnceLock};
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_sys_2 as sys;
 
-use crate::engine::DeviceInfo;
+use crate::engine::{DeviceInfo, EngineError};
 
-static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
-static LIBRARY: OnceLock<Result<crate::engine::linkage::Library, String>> = OnceLock::new();
+static BACKEND: OnceLock<Result<LlamaBackend, EngineError>> = OnceLock::new();
+static LIBRARY: OnceLock<Result<crate::engine::linkage::Library, EngineError>> = OnceLock::new();
 static VERBOSE: AtomicBool = AtomicBool::new(false);
 /// The first error llama.cpp logged since [`take_first_error`] last ran: why a load failed.
 static FIRST_ERROR: Mutex<Option<String>> = Mutex::new(None);
@@ -24,7 +24,7 @@ static CAPTURE_LOCK: Mutex<()> = Mutex::new(());
 /// llama.cpp's log callback: its messages go to stderr with `--verbose`, nowhere otherwise.
 /// They never reach stdout, which carries only what the user asked for. Errors are kept,
 /// so that a failed load can say why without `--verbose`; while a quantization runs, its
-/// progress lines are also handed to `quantize::tap`.
+/// progress lines are also handed to `progress::tap`.
 unsafe extern "C" fn on_log(level: sys::ggml_log_level, text: *const c_char, _: *mut c_void) {
     if text.is_null() {
         return;
@@ -35,8 +35,8 @@ unsafe extern "C" fn on_log(level: sys::ggml_log_level, text: *const c_char, _: 
             first.get_or_insert_with(|| s.trim().to_string());
         }
     }
-    if crate::engine::quantize::tapping() {
-        crate::engine::quantize::tap(&s);
+    if super::progress::tapping() {
+        super::progress::tap(&s);
     }
     if let Ok(mut c) = CAPTURED.lock() {
         if let Some(buf) = c.as_mut() {
@@ -117,7 +117,7 @@ fn library_path() -> Option<std::path::PathBuf> {
 /// Which llama.cpp this process runs, checked against the one tpsbench was built for.
 /// Reads only the file system and `ggml_version()`, a constant string, so that it is safe
 /// to call before anything depends on struct layouts.
-fn inspect_library() -> Result<crate::engine::linkage::Library, String> {
+fn inspect_library() -> Result<crate::engine::linkage::Library, EngineError> {
     use crate::engine::linkage::{BuiltFor, Library, check, read_stamp};
     let ggml_version = unsafe { CStr::from_ptr(sys::ggml_version()) }
         .to_string_lossy()
@@ -159,19 +159,22 @@ fn inspect_library() -> Result<crate::engine::linkage::Library, String> {
 
 /// Starts llama.cpp once per process. `verbose` routes its logs to stderr. Refuses a shared
 /// llama.cpp library that does not match the sources tpsbench was built from.
-pub fn init(verbose: bool) -> Result<(), String> {
+pub fn init(verbose: bool) -> Result<(), EngineError> {
     VERBOSE.store(verbose, Ordering::Relaxed);
     ensure_init()
 }
 
 /// Starts llama.cpp if no one has, leaving the log routing as it is.
-pub fn ensure_init() -> Result<(), String> {
+pub fn ensure_init() -> Result<(), EngineError> {
     let lib = LIBRARY.get_or_init(inspect_library).clone()?;
     crate::engine::linkage::set_current(lib);
     // Install the callback before the backend starts, so start-up logs are caught too.
     unsafe { sys::llama_log_set(Some(on_log), std::ptr::null_mut()) };
     BACKEND
-        .get_or_init(|| LlamaBackend::init().map_err(|e| format!("llama.cpp backend: {e}")))
+        .get_or_init(|| {
+            LlamaBackend::init()
+                .map_err(|e| EngineError::Backend(format!("llama.cpp backend: {e}")))
+        })
         .as_ref()
         .map(|_| ())
         .map_err(Clone::clone)

@@ -11,6 +11,7 @@ use llama_cpp_sys_2 as sys;
 
 use super::context::{Context, ggml_type};
 use super::model::LlamaModel;
+use crate::engine::EngineError;
 use crate::engine::batching::{BatchParams, BatchSession, BatchToken, ServingModel};
 
 pub(super) struct LlamaBatchSession<'m> {
@@ -28,7 +29,7 @@ pub(super) struct LlamaBatchSession<'m> {
 }
 
 /// common_context_params_to_llama() with common's defaults, as llama-batched-bench.
-fn context_params(p: &BatchParams) -> Result<sys::llama_context_params, String> {
+fn context_params(p: &BatchParams) -> Result<sys::llama_context_params, EngineError> {
     let b = &p.base;
     let mut cp = unsafe { sys::llama_context_default_params() };
     cp.n_ctx = p.n_ctx;
@@ -56,15 +57,16 @@ fn context_params(p: &BatchParams) -> Result<sys::llama_context_params, String> 
 }
 
 impl ServingModel for LlamaModel {
-    fn batch_session(&self, p: &BatchParams) -> Result<Box<dyn BatchSession + '_>, String> {
+    fn batch_session(&self, p: &BatchParams) -> Result<Box<dyn BatchSession + '_>, EngineError> {
         let b = &p.base;
         let (ctx, placement) = self.new_context(context_params(p)?);
-        let ctx = ctx.map_err(|why| {
-            format!(
+        let ctx = ctx.map_err(|why| EngineError::Context {
+            n_ctx: p.n_ctx,
+            message: format!(
                 "llama.cpp could not create a context of {} tokens for {} sequences \
                  (n_batch {}, n_ubatch {}): {why}",
                 p.n_ctx, p.n_seq_max, b.n_batch, b.n_ubatch
-            )
+            ),
         })?;
         Ok(Box::new(LlamaBatchSession {
             ctx,
@@ -84,11 +86,11 @@ impl ServingModel for LlamaModel {
         text: &str,
         add_special: bool,
         parse_special: bool,
-    ) -> Result<Vec<i32>, String> {
+    ) -> Result<Vec<i32>, EngineError> {
         LlamaModel::tokenize(self, text, add_special, parse_special)
     }
 
-    fn apply_chat_template(&self, user_message: &str) -> Result<String, String> {
+    fn apply_chat_template(&self, user_message: &str) -> Result<String, EngineError> {
         LlamaModel::apply_chat_template(self, user_message)
     }
 }
@@ -102,9 +104,9 @@ impl BatchSession for LlamaBatchSession<'_> {
         self.ctx.clear(false);
     }
 
-    fn decode(&mut self, tokens: &[BatchToken]) -> Result<(), String> {
+    fn decode(&mut self, tokens: &[BatchToken]) -> Result<(), EngineError> {
         if tokens.is_empty() {
-            return Err("llama_decode: empty batch".into());
+            return Err(EngineError::decode("llama_decode: empty batch"));
         }
         let n = tokens.len();
         self.token.clear();
@@ -139,13 +141,15 @@ impl BatchSession for LlamaBatchSession<'_> {
         self.ctx.synchronize();
     }
 
-    fn logits(&mut self, i: usize) -> Result<&[f32], String> {
+    fn logits(&mut self, i: usize) -> Result<&[f32], EngineError> {
         if self.logits.get(i) != Some(&1) {
-            return Err(format!("batch entry {i} has no logits"));
+            return Err(EngineError::Logits(format!(
+                "batch entry {i} has no logits"
+            )));
         }
-        self.ctx
-            .logits(i, self.n_vocab)
-            .ok_or_else(|| format!("llama.cpp returned no logits for batch entry {i}"))
+        self.ctx.logits(i, self.n_vocab).ok_or_else(|| {
+            EngineError::Logits(format!("llama.cpp returned no logits for batch entry {i}"))
+        })
     }
 
     fn seq_cp(&mut self, src: i32, dst: i32) {

@@ -7,6 +7,7 @@ use std::ptr::NonNull;
 use llama_cpp_sys_2 as sys;
 
 use super::model::LlamaModel;
+use crate::engine::EngineError;
 
 /// A llama.cpp context on a model it cannot outlive.
 pub(super) struct Context<'m> {
@@ -36,13 +37,10 @@ impl Context<'_> {
 
     /// One `llama_decode`, without synchronizing.
     #[inline]
-    pub(super) fn decode(&mut self, batch: sys::llama_batch) -> Result<(), String> {
+    pub(super) fn decode(&mut self, batch: sys::llama_batch) -> Result<(), EngineError> {
         match unsafe { sys::llama_decode(self.ptr.as_ptr(), batch) } {
             0 => Ok(()),
-            1 => Err("llama_decode: no KV cache slot for the batch (context full)".into()),
-            2 => Err("llama_decode: aborted".into()),
-            -1 => Err("llama_decode: invalid batch".into()),
-            r => Err(format!("llama_decode failed with code {r}")),
+            r => Err(EngineError::decode_code(r)),
         }
     }
 
@@ -74,7 +72,7 @@ impl Context<'_> {
 }
 
 /// KV-cache type names to ggml types.
-pub(super) fn ggml_type(name: &str) -> Result<sys::ggml_type, String> {
+pub(super) fn ggml_type(name: &str) -> Result<sys::ggml_type, EngineError> {
     Ok(match name {
         "f32" => sys::GGML_TYPE_F32,
         "f16" => sys::GGML_TYPE_F16,
@@ -85,6 +83,10 @@ pub(super) fn ggml_type(name: &str) -> Result<sys::ggml_type, String> {
         "iq4_nl" => sys::GGML_TYPE_IQ4_NL,
         "q5_0" => sys::GGML_TYPE_Q5_0,
         "q5_1" => sys::GGML_TYPE_Q5_1,
-        other => return Err(format!("unknown KV cache type {other:?}")),
+        other => {
+            return Err(EngineError::Param(format!(
+                "unknown KV cache type {other:?}"
+            )));
+        }
     })
 }

@@ -14,6 +14,7 @@ use std::ffi::{CStr, c_char};
 
 use llama_cpp_sys_2 as sys;
 
+use crate::engine::EngineError;
 use crate::engine::placement::FitChoice;
 use crate::plan::TestParams;
 
@@ -35,7 +36,7 @@ pub(super) fn fit(
     min_ctx: u32,
     context: Option<&TestParams>,
     weight_bytes: u64,
-) -> Result<(FitBuffers, FitChoice), String> {
+) -> Result<(FitBuffers, FitChoice), EngineError> {
     let max_devices = unsafe { sys::llama_max_devices() };
     let max_overrides = unsafe { sys::llama_max_tensor_buft_overrides() };
     let mut buffers = FitBuffers {
@@ -76,12 +77,7 @@ pub(super) fn fit(
     match status {
         0 => {}
         1 => return Err(no_fit(target_mib, weight_bytes)),
-        _ => {
-            return Err(format!(
-                "fit_target = {target_mib}: llama.cpp's fit failed with an error \
-                 (run with --verbose for its log)"
-            ));
-        }
+        _ => return Err(EngineError::Fit { target_mib }),
     }
     mp.tensor_split = buffers.split.as_ptr();
     mp.tensor_buft_overrides = buffers.overrides.as_ptr();
@@ -124,8 +120,8 @@ unsafe fn c_str(p: *const c_char) -> String {
     unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
 }
 
-/// The failure line: what the weights need and what each device has free.
-fn no_fit(target_mib: u64, weight_bytes: u64) -> String {
+/// The failure: what the weights need and what each device has free.
+fn no_fit(target_mib: u64, weight_bytes: u64) -> EngineError {
     let free: Vec<String> = super::backend::devices()
         .iter()
         .map(|d| {
@@ -137,16 +133,15 @@ fn no_fit(target_mib: u64, weight_bytes: u64) -> String {
             )
         })
         .collect();
-    format!(
-        "fit_target = {target_mib}: llama.cpp's fit found no placement that leaves {target_mib} \
-         MiB free on every device; the weights need {} MiB plus the context; free: {}",
-        weight_bytes.div_ceil(MIB),
-        if free.is_empty() {
+    EngineError::NoFit {
+        target_mib,
+        weights_mib: weight_bytes.div_ceil(MIB),
+        free: if free.is_empty() {
             "no device reported".to_string()
         } else {
             free.join(", ")
-        }
-    )
+        },
+    }
 }
 
 #[cfg(test)]

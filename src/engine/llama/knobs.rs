@@ -9,6 +9,7 @@ use std::ffi::{CStr, CString};
 use llama_cpp_sys_2 as sys;
 
 use crate::config::knobs::{KNOBS, KnobValue, Knobs, Level, cpu_moe_patterns, override_pairs};
+use crate::engine::EngineError;
 
 /// What a model load's parameters point to: kept alive until `llama_model_load_from_file`
 /// returns.
@@ -42,7 +43,7 @@ enum Target<'a, 'b> {
 pub(super) fn apply_model(
     mp: &mut sys::llama_model_params,
     knobs: &Knobs,
-) -> Result<Box<ModelParts>, String> {
+) -> Result<Box<ModelParts>, EngineError> {
     let mut parts = Box::<ModelParts>::default();
     for k in KNOBS.iter().filter(|k| k.level == Level::Model) {
         let v = knobs.get(k.name).unwrap_or_else(|| k.default_value());
@@ -79,7 +80,7 @@ pub(super) fn apply_context(
     cp: &mut sys::llama_context_params,
     tpp: &mut sys::ggml_threadpool_params,
     knobs: &Knobs,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, EngineError> {
     let mut parts = ContextParts {
         cp,
         tpp,
@@ -104,7 +105,7 @@ pub(super) fn apply_context(
 pub(super) fn context_notes(knobs: &Knobs) -> Vec<String> {
     let mut cp = unsafe { sys::llama_context_default_params() };
     let mut tpp = unsafe { sys::ggml_threadpool_params_default(1) };
-    apply_context(&mut cp, &mut tpp, knobs).unwrap_or_else(|e| vec![e])
+    apply_context(&mut cp, &mut tpp, knobs).unwrap_or_else(|e| vec![e.to_string()])
 }
 
 /// Everything this build would not honour of `knobs`, without loading anything.
@@ -112,7 +113,7 @@ pub fn notes(knobs: &Knobs) -> Vec<String> {
     let mut mp = unsafe { sys::llama_model_default_params() };
     let mut n = match apply_model(&mut mp, knobs) {
         Ok(parts) => parts.notes.clone(),
-        Err(e) => vec![e],
+        Err(e) => vec![e.to_string()],
     };
     n.extend(context_notes(knobs));
     n
@@ -125,7 +126,7 @@ fn apply(
     mp: &mut sys::llama_model_params,
     all: &Knobs,
     t: &mut Target,
-) -> Result<(), String> {
+) -> Result<(), EngineError> {
     match (name, t) {
         ("cpu_mask", Target::Context(c)) => {
             let mask = cpu_mask(v.as_str());
@@ -177,10 +178,10 @@ fn apply(
                     let c = cstring(name)?;
                     let d = unsafe { sys::ggml_backend_dev_by_name(c.as_ptr()) };
                     if d.is_null() {
-                        return Err(format!(
+                        return Err(EngineError::Param(format!(
                             "devices: no device {name:?}; this build has {}",
                             device_names().join(", ")
-                        ));
+                        )));
                     }
                     devs.push(d);
                 }
@@ -197,10 +198,10 @@ fn apply(
             if xs.iter().any(|&x| x > 0.0) {
                 let max = unsafe { sys::llama_max_devices() };
                 if xs.len() > max {
-                    return Err(format!(
+                    return Err(EngineError::Param(format!(
                         "tensor_split: {} proportions, but this build takes at most {max}",
                         xs.len()
-                    ));
+                    )));
                 }
                 let mut split = vec![0.0f32; max];
                 split[..xs.len()].copy_from_slice(&xs);
@@ -237,13 +238,13 @@ fn apply(
     Ok(())
 }
 
-fn add_overrides(m: &mut ModelParts, value: &str) -> Result<(), String> {
+fn add_overrides(m: &mut ModelParts, value: &str) -> Result<(), EngineError> {
     for (pattern, buft) in override_pairs(value) {
         let b = buffer_type(&buft).ok_or_else(|| {
-            format!(
+            EngineError::Param(format!(
                 "tensor_buft_overrides: unknown buffer type {buft:?}; this build has {}",
                 buffer_type_names().join(", ")
-            )
+            ))
         })?;
         m.patterns.push(cstring(&pattern)?);
         m.bufts.push(b);
@@ -251,8 +252,8 @@ fn add_overrides(m: &mut ModelParts, value: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn cstring(s: &str) -> Result<CString, String> {
-    CString::new(s).map_err(|_| format!("{s:?} contains a NUL byte"))
+fn cstring(s: &str) -> Result<CString, EngineError> {
+    CString::new(s).map_err(|_| EngineError::Param(format!("{s:?} contains a NUL byte")))
 }
 
 /// llama-bench's cpu mask: hex, the last digit for CPUs 0-3.

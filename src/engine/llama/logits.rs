@@ -8,6 +8,7 @@ use llama_cpp_sys_2 as sys;
 
 use super::context::Context;
 use super::model::LlamaModel;
+use crate::engine::EngineError;
 
 /// Receives one logit row: (the number identifying the row, its logits).
 pub type RowSink<'a> = dyn FnMut(usize, &[f32]) -> Result<(), String> + 'a;
@@ -43,10 +44,11 @@ fn context_params(n_ctx: u32, n_threads: u32) -> sys::llama_context_params {
 
 impl LlamaModel {
     /// A context of `n_ctx` tokens for one sequence, decoding up to `n_ctx` tokens per call.
-    pub fn eval_context(&self, n_ctx: u32, n_threads: u32) -> Result<EvalContext<'_>, String> {
+    pub fn eval_context(&self, n_ctx: u32, n_threads: u32) -> Result<EvalContext<'_>, EngineError> {
         let (ctx, _) = self.new_context(context_params(n_ctx, n_threads));
-        let ctx = ctx.map_err(|why| {
-            format!("llama.cpp could not create a context of {n_ctx} tokens: {why}")
+        let ctx = ctx.map_err(|why| EngineError::Context {
+            n_ctx,
+            message: format!("llama.cpp could not create a context of {n_ctx} tokens: {why}"),
         })?;
         let batch = unsafe { sys::llama_batch_init(n_ctx as i32, 0, 1) };
         Ok(EvalContext {
@@ -72,16 +74,16 @@ impl EvalContext<'_> {
         pos0: usize,
         output: &dyn Fn(usize) -> bool,
         on_row: &mut RowSink,
-    ) -> Result<(), String> {
+    ) -> Result<(), EngineError> {
         if tokens.is_empty() {
             return Ok(());
         }
         if tokens.len() > self.capacity || pos0 + tokens.len() > self.capacity {
-            return Err(format!(
+            return Err(EngineError::decode(format!(
                 "{} tokens at position {pos0} do not fit a context of {}",
                 tokens.len(),
                 self.capacity
-            ));
+            )));
         }
         let b = &mut self.batch;
         unsafe {
@@ -96,17 +98,16 @@ impl EvalContext<'_> {
         b.n_tokens = tokens.len() as i32;
         self.ctx.decode(self.batch)?;
         for i in (0..tokens.len()).filter(|&i| output(i)) {
-            let row = self
-                .ctx
-                .logits(i, self.n_vocab)
-                .ok_or_else(|| format!("llama.cpp returned no logits for position {i}"))?;
-            on_row(i, row)?;
+            let row = self.ctx.logits(i, self.n_vocab).ok_or_else(|| {
+                EngineError::Logits(format!("llama.cpp returned no logits for position {i}"))
+            })?;
+            on_row(i, row).map_err(EngineError::Caller)?;
         }
         Ok(())
     }
 
     /// Decodes `tokens` at `pos0..` and returns the logits after the last one.
-    pub fn decode_last(&mut self, tokens: &[i32], pos0: usize) -> Result<Vec<f32>, String> {
+    pub fn decode_last(&mut self, tokens: &[i32], pos0: usize) -> Result<Vec<f32>, EngineError> {
         let last = tokens.len().saturating_sub(1);
         let mut out = Vec::new();
         self.decode(tokens, pos0, &|i| i == last, &mut |_, row| {

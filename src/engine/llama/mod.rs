@@ -24,12 +24,13 @@ mod fit;
 pub mod knobs;
 mod logits;
 mod model;
+pub(crate) mod progress;
 mod session;
 
 use std::path::Path;
 use std::time::Instant;
 
-use super::{Engine, LoadParams, Model};
+use super::{Engine, EngineError, LoadParams, Model};
 
 pub use backend::{cpu_features, cpu_features_on, devices, ensure_init, init, system_info};
 pub use logits::{EvalContext, RowSink};
@@ -41,7 +42,7 @@ pub struct LlamaEngine {
 }
 
 impl LlamaEngine {
-    pub fn new(verbose: bool) -> Result<Self, String> {
+    pub fn new(verbose: bool) -> Result<Self, EngineError> {
         init(verbose)?;
         Ok(LlamaEngine {
             epoch: Instant::now(),
@@ -50,7 +51,7 @@ impl LlamaEngine {
 }
 
 impl Engine for LlamaEngine {
-    fn load(&self, path: &Path, params: &LoadParams) -> Result<Box<dyn Model + '_>, String> {
+    fn load(&self, path: &Path, params: &LoadParams) -> Result<Box<dyn Model + '_>, EngineError> {
         Ok(Box::new(LlamaModel::load(path, params)?))
     }
 

@@ -11,7 +11,7 @@ use llama_cpp_sys_2 as sys;
 use super::backend::{capture, ensure_init, take_first_error};
 use super::context::Context;
 use crate::engine::placement::{self, Placement};
-use crate::engine::{LoadParams, Model, ModelInfo, Session};
+use crate::engine::{EngineError, LoadParams, Model, ModelInfo, Session};
 use crate::plan::TestParams;
 
 /// A model llama.cpp loaded: what every test, serving run and quality pass runs on.
@@ -41,11 +41,14 @@ impl Drop for LlamaModel {
 impl LlamaModel {
     /// Loads a GGUF with the caller's offload settings (llama.cpp is started on first use).
     /// The only path to `llama_model_load_from_file`.
-    pub fn load(path: &Path, params: &LoadParams) -> Result<Self, String> {
+    pub fn load(path: &Path, params: &LoadParams) -> Result<Self, EngineError> {
         // Some malformed files make llama.cpp abort the process rather than fail: every
         // path to llama.cpp goes through the validator first (see gguf::validate).
-        let header = crate::gguf::reader::read_header(path)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let header =
+            crate::gguf::reader::read_header(path).map_err(|source| EngineError::Header {
+                path: path.to_path_buf(),
+                source,
+            })?;
         let expert_tensors: Vec<(String, u64)> = header
             .tensors
             .iter()
@@ -54,7 +57,7 @@ impl LlamaModel {
             .collect();
         ensure_init()?;
         let c_path = CString::new(path.to_string_lossy().as_bytes())
-            .map_err(|_| "the model path contains a NUL byte".to_string())?;
+            .map_err(|_| EngineError::Param("the model path contains a NUL byte".into()))?;
         let mut mp = unsafe { sys::llama_model_default_params() };
         mp.n_gpu_layers = params.n_gpu_layers;
         mp.split_mode = params.split_mode.as_llama() as sys::llama_split_mode;
@@ -82,12 +85,9 @@ impl LlamaModel {
         take_first_error();
         let (raw, load_log) =
             capture(|| unsafe { sys::llama_model_load_from_file(c_path.as_ptr(), mp) });
-        let ptr = NonNull::new(raw).ok_or_else(|| match take_first_error() {
-            Some(why) => format!("llama.cpp could not load {}: {why}", path.display()),
-            None => format!(
-                "llama.cpp could not load {} (run with --verbose for its log)",
-                path.display()
-            ),
+        let ptr = NonNull::new(raw).ok_or_else(|| EngineError::Load {
+            path: path.to_path_buf(),
+            why: take_first_error(),
         })?;
         let notes = parts.notes.clone();
         drop(parts);
@@ -163,8 +163,9 @@ impl LlamaModel {
         text: &str,
         add_special: bool,
         parse_special: bool,
-    ) -> Result<Vec<i32>, String> {
-        let len = i32::try_from(text.len()).map_err(|_| "the text is too long to tokenize")?;
+    ) -> Result<Vec<i32>, EngineError> {
+        let len = i32::try_from(text.len())
+            .map_err(|_| EngineError::Tokenize("the text is too long to tokenize".into()))?;
         let vocab = self.vocab();
         let mut out = vec![0i32; text.len() + 2];
         // A negative count is the size needed: one retry with that size.
@@ -189,11 +190,13 @@ impl LlamaModel {
             }
             out.resize(n.unsigned_abs() as usize, 0);
         }
-        Err("llama.cpp could not tokenize the text".into())
+        Err(EngineError::Tokenize(
+            "llama.cpp could not tokenize the text".into(),
+        ))
     }
 
     /// The text of `tokens`, special tokens left out.
-    pub fn detokenize(&self, tokens: &[i32]) -> Result<String, String> {
+    pub fn detokenize(&self, tokens: &[i32]) -> Result<String, EngineError> {
         let vocab = self.vocab();
         let mut cap = tokens.len() * 8 + 16;
         for _ in 0..2 {
@@ -215,7 +218,7 @@ impl LlamaModel {
             }
             cap = (-n) as usize + 16;
         }
-        Err("detokenization failed".into())
+        Err(EngineError::Tokenize("detokenization failed".into()))
     }
 
     /// Tokens a text generator must not produce: end-of-generation and control tokens.
@@ -230,14 +233,16 @@ impl LlamaModel {
 
     /// The model's built-in chat template applied to one user message, ending with the
     /// assistant prefix (`llama_chat_apply_template`).
-    pub fn apply_chat_template(&self, user_message: &str) -> Result<String, String> {
+    pub fn apply_chat_template(&self, user_message: &str) -> Result<String, EngineError> {
         let tmpl = unsafe { sys::llama_model_chat_template(self.ptr.as_ptr(), std::ptr::null()) };
         if tmpl.is_null() {
-            return Err("the model has no chat template (tokenizer.chat_template)".into());
+            return Err(EngineError::ChatTemplate(
+                "the model has no chat template (tokenizer.chat_template)".into(),
+            ));
         }
         let role = CString::new("user").expect("no NUL");
-        let content =
-            CString::new(user_message).map_err(|_| "the prompt contains a NUL byte".to_string())?;
+        let content = CString::new(user_message)
+            .map_err(|_| EngineError::Param("the prompt contains a NUL byte".into()))?;
         let msg = sys::llama_chat_message {
             role: role.as_ptr(),
             content: content.as_ptr(),
@@ -257,18 +262,21 @@ impl LlamaModel {
             if n < 0 {
                 let name = unsafe { CStr::from_ptr(tmpl) }.to_string_lossy();
                 let short: String = name.chars().take(60).collect();
-                return Err(format!(
+                return Err(EngineError::ChatTemplate(format!(
                     "llama.cpp does not support this model's chat template ({short:?}...)"
-                ));
+                )));
             }
             if (n as usize) <= buf.len() {
                 buf.truncate(n as usize);
-                return String::from_utf8(buf)
-                    .map_err(|_| "the chat template produced invalid UTF-8".to_string());
+                return String::from_utf8(buf).map_err(|_| {
+                    EngineError::ChatTemplate("the chat template produced invalid UTF-8".into())
+                });
             }
             buf.resize(n as usize, 0);
         }
-        Err("llama_chat_apply_template: inconsistent lengths".into())
+        Err(EngineError::ChatTemplate(
+            "llama_chat_apply_template: inconsistent lengths".into(),
+        ))
     }
 }
 
@@ -295,7 +303,7 @@ impl Model for LlamaModel {
         &self.info
     }
 
-    fn session(&self, p: &TestParams) -> Result<Box<dyn Session + '_>, String> {
+    fn session(&self, p: &TestParams) -> Result<Box<dyn Session + '_>, EngineError> {
         Ok(Box::new(super::session::LlamaSession::new(self, p)?))
     }
 

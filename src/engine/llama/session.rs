@@ -7,7 +7,7 @@ use llama_cpp_sys_2 as sys;
 
 use super::context::{Context, ggml_type};
 use super::model::LlamaModel;
-use crate::engine::Session;
+use crate::engine::{EngineError, Session};
 use crate::plan::TestParams;
 
 /// A ggml threadpool, freed when dropped.
@@ -26,7 +26,7 @@ pub(super) struct LlamaSession<'m> {
 }
 
 /// llama-bench's to_llama_cparams(), field for field.
-pub(super) fn context_params(p: &TestParams) -> Result<sys::llama_context_params, String> {
+pub(super) fn context_params(p: &TestParams) -> Result<sys::llama_context_params, EngineError> {
     let mut cp = unsafe { sys::llama_context_default_params() };
     cp.n_ctx = p.n_ctx();
     cp.n_batch = p.n_batch;
@@ -47,16 +47,17 @@ pub(super) fn context_params(p: &TestParams) -> Result<sys::llama_context_params
 }
 
 impl<'m> LlamaSession<'m> {
-    pub(super) fn new(model: &'m LlamaModel, p: &TestParams) -> Result<Self, String> {
+    pub(super) fn new(model: &'m LlamaModel, p: &TestParams) -> Result<Self, EngineError> {
         let (ctx, placement) = model.new_context(context_params(p)?);
         model.set_placement(p, placement);
-        let ctx = ctx.map_err(|why| {
-            format!(
+        let ctx = ctx.map_err(|why| EngineError::Context {
+            n_ctx: p.n_ctx(),
+            message: format!(
                 "llama.cpp could not create a context of {} tokens (n_batch {}, n_ubatch {}): {why}",
                 p.n_ctx(),
                 p.n_batch,
                 p.n_ubatch
-            )
+            ),
         })?;
         // llama-bench's threadpool: default params for n_threads, poll 50, not strict, then
         // the cpu_mask / cpu_strict / poll of the test (the knob hook).
@@ -67,7 +68,9 @@ impl<'m> LlamaSession<'m> {
         super::knobs::apply_context(&mut unused, &mut tpp, &p.knobs)?;
         let threadpool = NonNull::new(unsafe { sys::ggml_threadpool_new(&mut tpp) })
             .map(Threadpool)
-            .ok_or_else(|| format!("could not create a threadpool of {} threads", p.n_threads))?;
+            .ok_or(EngineError::Threadpool {
+                n_threads: p.n_threads,
+            })?;
         unsafe {
             sys::llama_attach_threadpool(ctx.as_ptr(), threadpool.0.as_ptr(), std::ptr::null_mut());
             sys::llama_set_n_threads(ctx.as_ptr(), p.n_threads as i32, p.n_threads as i32);
@@ -78,7 +81,7 @@ impl<'m> LlamaSession<'m> {
         })
     }
 
-    fn decode(&mut self, tokens: &[i32]) -> Result<(), String> {
+    fn decode(&mut self, tokens: &[i32]) -> Result<(), EngineError> {
         // llama_batch_get_one takes a mutable pointer but llama_decode only reads the tokens,
         // so the caller's slice is passed as is: no copy inside the timed region.
         let ptr = tokens.as_ptr().cast_mut();
@@ -92,14 +95,14 @@ impl Session for LlamaSession<'_> {
         self.ctx.clear(false);
     }
 
-    fn decode_chunks(&mut self, tokens: &[i32], n_batch: usize) -> Result<(), String> {
+    fn decode_chunks(&mut self, tokens: &[i32], n_batch: usize) -> Result<(), EngineError> {
         for chunk in tokens.chunks(n_batch.max(1)) {
             self.decode(chunk)?;
         }
         Ok(())
     }
 
-    fn decode_one(&mut self, token: i32) -> Result<(), String> {
+    fn decode_one(&mut self, token: i32) -> Result<(), EngineError> {
         self.decode(&[token])
     }
 

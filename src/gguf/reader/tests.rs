@@ -39,16 +39,16 @@ fn every_truncation_is_an_error_not_a_panic() {
 
 #[test]
 fn garbage_and_wrong_magic_are_named() {
-    assert!(parse(b"").unwrap_err().0.contains("empty"));
+    assert!(parse(b"").unwrap_err().to_string().contains("empty"));
     assert!(
         parse(b"hello world, not gguf")
             .unwrap_err()
-            .0
+            .to_string()
             .contains("magic")
     );
     let mut b = tiny_bytes();
     b[4] = 99;
-    assert!(parse(&b).unwrap_err().0.contains("version 99"));
+    assert!(parse(&b).unwrap_err().to_string().contains("version 99"));
 }
 
 /// The tiny model's bytes with the metadata array `key` declaring `n` entries.
@@ -66,7 +66,7 @@ fn with_array_count(key: &str, n: u64) -> Vec<u8> {
 #[test]
 fn array_counts_beyond_the_file_or_the_entry_limit_are_refused() {
     let e = parse(&with_array_count("tokenizer.ggml.tokens", 1 << 40)).unwrap_err();
-    assert!(e.0.contains("cannot fit in the file"), "{e}");
+    assert!(e.to_string().contains("cannot fit in the file"), "{e}");
     // A file large enough to hold 2^24 + 1 one-byte entries, without writing one.
     let n = MAX_ARRAY_ENTRIES + 1;
     let mut b = Vec::new();
@@ -81,7 +81,7 @@ fn array_counts_beyond_the_file_or_the_entry_limit_are_refused() {
     b.extend_from_slice(&n.to_le_bytes());
     let size = b.len() as u64 + n;
     let e = parse_header(IoCursor::new(&b), size).unwrap_err();
-    assert!(e.0.contains("more than 16777216 entries"), "{e}");
+    assert!(e.to_string().contains("more than 16777216 entries"), "{e}");
 }
 
 #[test]
@@ -96,13 +96,13 @@ fn gguf_cpp_layout_rules_are_enforced() {
     let offset_at = at + needle.len() + 4 + 8 * second.dims.len() + 4;
     let mut c = b.clone();
     c[offset_at..offset_at + 8].copy_from_slice(&0u64.to_le_bytes());
-    let e = parse(&c).unwrap_err().0;
+    let e = parse(&c).unwrap_err().to_string();
     assert!(e.contains("overlaps tensor `token_embd.weight`"), "{e}");
     // A gap of one alignment unit.
     let mut c = b.clone();
     let gap = second.offset + h.alignment;
     c[offset_at..offset_at + 8].copy_from_slice(&gap.to_le_bytes());
-    let e = parse(&c).unwrap_err().0;
+    let e = parse(&c).unwrap_err().to_string();
     assert!(
         e.contains("should follow tensor `token_embd.weight`"),
         "{e}"
@@ -113,7 +113,7 @@ fn gguf_cpp_layout_rules_are_enforced() {
         .push(("general.alignment".into(), Value::U64(32)));
     let mut c = Vec::new();
     write_gguf(&mut c, &doc).unwrap();
-    let e = parse(&c).unwrap_err().0;
+    let e = parse(&c).unwrap_err().to_string();
     assert!(
         e.contains("must be a uint32 power of two, not uint64"),
         "{e}"
@@ -130,24 +130,24 @@ fn duplicate_or_empty_keys_and_long_tensor_names_are_refused() {
     assert!(
         parse(&c)
             .unwrap_err()
-            .0
+            .to_string()
             .contains("`general.name` appears twice")
     );
     let mut doc = tiny::document(1);
     doc.metadata.push((String::new(), Value::U32(1)));
     let mut c = Vec::new();
     write_gguf(&mut c, &doc).unwrap();
-    assert!(parse(&c).unwrap_err().0.contains("is empty"));
+    assert!(parse(&c).unwrap_err().to_string().contains("is empty"));
     let mut doc = tiny::document(1);
     doc.tensors[1].name = "x".repeat(64);
     let mut c = Vec::new();
     write_gguf(&mut c, &doc).unwrap();
-    assert!(parse(&c).unwrap_err().0.contains("64 bytes long"));
+    assert!(parse(&c).unwrap_err().to_string().contains("64 bytes long"));
 }
 
 #[test]
 fn huge_counts_are_refused_before_allocating() {
     let mut b = tiny_bytes();
     b[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
-    assert!(parse(&b).unwrap_err().0.contains("more than"));
+    assert!(parse(&b).unwrap_err().to_string().contains("more than"));
 }

@@ -6,7 +6,8 @@ use std::collections::HashSet;
 
 use super::{bad, describe};
 use crate::gguf::Value;
-use crate::gguf::reader::{GgufError, Header};
+use crate::gguf::error::GgufError;
+use crate::gguf::header::Header;
 
 /// The vocabulary as `llama_vocab::impl::load` reads it.
 pub(super) fn tokenizer(h: &Header) -> Result<(), GgufError> {
