@@ -9,7 +9,7 @@
 //! llama-batched-bench, tokens are sampled from the logits (greedy or seeded) and fed back,
 //! and each token's time is kept, so each request has a TTFT and inter-token latencies.
 //!
-//! `run_arrivals` (in `arrivals`, re-exported here) serves requests arriving over time with
+//! `arrivals::run_arrivals` serves requests arriving over time with
 //! continuous batching: a request joins the running batch when it arrives and a sequence slot
 //! is free (its prompt chunked into the step's n_batch budget), leaves when it has its tokens
 //! (`seq_rm` frees its cells).
@@ -17,7 +17,6 @@
 //! Time inside llama.cpp calls is summed; the rest of the wall time (sampling, batch
 //! building, bookkeeping) is the overhead.
 
-pub use super::arrivals::{ArrivalRun, run_arrivals};
 use super::metrics::{Phases, Trace};
 use super::sampling::Sampler;
 use crate::engine::{BatchSession, BatchToken, Engine};

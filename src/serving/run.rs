@@ -226,7 +226,7 @@ impl GroupRun<'_> {
                     let offsets =
                         metrics::poisson_offsets(n, rate, self.seed.wrapping_add(u64::from(rep)));
                     let mut samplers = self.samplers(n, rep);
-                    let r = bench::run_arrivals(
+                    let r = super::arrivals::run_arrivals(
                         session,
                         self.engine,
                         &work.requests,
@@ -292,7 +292,7 @@ impl GroupRun<'_> {
             |rate| {
                 let offsets = metrics::poisson_offsets(n, rate, self.seed);
                 let mut samplers = self.samplers(n, 0);
-                let r = bench::run_arrivals(
+                let r = super::arrivals::run_arrivals(
                     session,
                     self.engine,
                     &reqs,

@@ -8,7 +8,8 @@ use tpsbench::config::Axes;
 use tpsbench::engine::llama::LlamaEngine;
 use tpsbench::engine::{BatchParams, Engine, LoadParams};
 use tpsbench::plan::expand_axes;
-use tpsbench::serving::bench::{Request, run_arrivals, run_together};
+use tpsbench::serving::arrivals::run_arrivals;
+use tpsbench::serving::bench::{Request, run_together};
 use tpsbench::serving::sampling::Sampler;
 
 use crate::support::{synth_to, tpsbench};

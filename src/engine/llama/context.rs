@@ -6,13 +6,12 @@ use std::ptr::NonNull;
 
 use llama_cpp_sys_2 as sys;
 
-use super::model::LlamaModel;
 use crate::engine::EngineError;
 
 /// A llama.cpp context on a model it cannot outlive.
 pub(super) struct Context<'m> {
     ptr: NonNull<sys::llama_context>,
-    _model: PhantomData<&'m LlamaModel>,
+    _model: PhantomData<&'m ()>,
 }
 
 impl Drop for Context<'_> {
@@ -22,7 +21,7 @@ impl Drop for Context<'_> {
 }
 
 impl<'m> Context<'m> {
-    pub(super) fn new(ptr: NonNull<sys::llama_context>, _model: &'m LlamaModel) -> Self {
+    pub(super) fn new<M>(ptr: NonNull<sys::llama_context>, _model: &'m M) -> Self {
         Context {
             ptr,
             _model: PhantomData,

@@ -54,7 +54,7 @@ pub(super) fn fit(
     mp.tensor_split = buffers.split.as_ptr();
     mp.tensor_buft_overrides = buffers.overrides.as_ptr();
     let mut cp = match context {
-        Some(p) => super::session::context_params(p)?,
+        Some(p) => super::params::context_params(p)?,
         None => unsafe { sys::llama_context_default_params() },
     };
     // llama-bench: n_ctx = max(0, n_prompt + n_gen + n_depth), so fit sizes the test's cache.

@@ -24,6 +24,8 @@ mod fit;
 pub mod knobs;
 mod logits;
 mod model;
+mod model_trait;
+mod params;
 pub(crate) mod progress;
 mod session;
 

@@ -11,13 +11,13 @@ use llama_cpp_sys_2 as sys;
 use super::backend::{capture, ensure_init, take_first_error};
 use super::context::Context;
 use crate::engine::placement::{self, Placement};
-use crate::engine::{EngineError, LoadParams, Model, ModelInfo, Session};
+use crate::engine::{EngineError, LoadParams, ModelInfo};
 use crate::plan::TestParams;
 
 /// A model llama.cpp loaded: what every test, serving run and quality pass runs on.
 pub struct LlamaModel {
     ptr: NonNull<sys::llama_model>,
-    info: ModelInfo,
+    pub(super) info: ModelInfo,
     /// What llama.cpp logged while loading: where it put the layers and weights.
     load_log: String,
     /// The expert tensors (`blk.N.ffn_*_exps`) and their bytes, from the GGUF header: where
@@ -25,9 +25,9 @@ pub struct LlamaModel {
     expert_tensors: Vec<(String, u64)>,
     /// The placement of the last timed session and its parameters: load log plus context
     /// log.
-    placement: Mutex<Option<(TestParams, Option<Placement>)>>,
+    pub(super) placement: Mutex<Option<(TestParams, Option<Placement>)>>,
     /// The model-level parameters this build did not honour (see `knobs`).
-    notes: Vec<String>,
+    pub(super) notes: Vec<String>,
     /// What llama.cpp's fit chose for this load, when a test asked for it.
     fit: Option<placement::FitChoice>,
 }
@@ -295,32 +295,5 @@ unsafe fn model_info(m: *const sys::llama_model) -> ModelInfo {
             bos,
             n_ctx_train: sys::llama_model_n_ctx_train(m).max(0) as u32,
         }
-    }
-}
-
-impl Model for LlamaModel {
-    fn info(&self) -> &ModelInfo {
-        &self.info
-    }
-
-    fn session(&self, p: &TestParams) -> Result<Box<dyn Session + '_>, EngineError> {
-        Ok(Box::new(super::session::LlamaSession::new(self, p)?))
-    }
-
-    fn serving(&self) -> Option<&dyn crate::engine::ServingModel> {
-        Some(self)
-    }
-
-    fn placement(&self, params: &TestParams) -> Option<Placement> {
-        match &*self.placement.lock().ok()? {
-            Some((p, placement)) if p == params => placement.clone(),
-            _ => None,
-        }
-    }
-
-    fn knob_notes(&self, p: &TestParams) -> Vec<String> {
-        let mut n = self.notes.clone();
-        n.extend(super::knobs::context_notes(&p.knobs));
-        n
     }
 }

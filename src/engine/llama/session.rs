@@ -5,8 +5,9 @@ use std::ptr::NonNull;
 
 use llama_cpp_sys_2 as sys;
 
-use super::context::{Context, ggml_type};
+use super::context::Context;
 use super::model::LlamaModel;
+use super::params::context_params;
 use crate::engine::{EngineError, Session};
 use crate::plan::TestParams;
 
@@ -23,27 +24,6 @@ pub(super) struct LlamaSession<'m> {
     /// Declared before the threadpool: the context is freed first.
     ctx: Context<'m>,
     _threadpool: Threadpool,
-}
-
-/// llama-bench's to_llama_cparams(), field for field.
-pub(super) fn context_params(p: &TestParams) -> Result<sys::llama_context_params, EngineError> {
-    let mut cp = unsafe { sys::llama_context_default_params() };
-    cp.n_ctx = p.n_ctx();
-    cp.n_batch = p.n_batch;
-    cp.n_ubatch = p.n_ubatch;
-    cp.type_k = ggml_type(&p.type_k)?;
-    cp.type_v = ggml_type(&p.type_v)?;
-    cp.offload_kqv = !p.no_kv_offload;
-    cp.flash_attn_type = p.flash_attn;
-    cp.embeddings = false;
-    cp.op_offload = true;
-    cp.swa_full = false;
-    cp.n_threads = p.n_threads as i32;
-    cp.n_threads_batch = p.n_threads as i32;
-    // embeddings, no_op_offload (the knob hook; the thread pool's part is applied in `new`).
-    let mut tpp = unsafe { sys::ggml_threadpool_params_default(1) };
-    super::knobs::apply_context(&mut cp, &mut tpp, &p.knobs)?;
-    Ok(cp)
 }
 
 impl<'m> LlamaSession<'m> {

@@ -9,6 +9,7 @@ use crate::engine::mock::MockEngine;
 use crate::engine::mock_batch::mock_next_token;
 use crate::engine::{BatchParams, LoadParams};
 use crate::plan::expand_axes;
+use crate::serving::arrivals::run_arrivals;
 use crate::serving::metrics::{latencies, n_kv};
 
 const PP_NS: u64 = 1_000; // per extra token in a batch
