@@ -5,7 +5,10 @@
 
 use std::fmt::Write as _;
 
-use super::*;
+use super::parts::{Answer, Rate, Resolved, Row, and_list};
+use crate::report::leaderboard::svg::fmt_num;
+use crate::report::leaderboard::table::{Cell, RowMeta, Table, anchor};
+use crate::util::units::format_size;
 
 /// "X" or "X, tied with Y and Z": the resolution's best and the rows it ties with.
 fn with_ties(rows: &[Row], r: &Resolved) -> String {
@@ -20,7 +23,7 @@ fn with_ties(rows: &[Row], r: &Resolved) -> String {
     }
 }
 
-/// The one-line answer above the table (`resolved` by [`super::mark_front`]).
+/// The one-line answer above the table (`resolved` by `answer::mark_front`).
 pub fn sentence(model: &str, host: &str, rows: &[Row], budget: f64, resolved: &Resolved) -> String {
     let head = format!("For {model} on {host}");
     if !rows.iter().any(|r| r.decode.is_some()) {
@@ -85,7 +88,7 @@ pub fn covers(a: &Answer) -> Vec<String> {
 }
 
 /// The model's identity as the page's filters name it: "SmolLM2-135M (llama)" (as
-/// `charts::identity`).
+/// `entry::identity`).
 pub fn identity_label(a: &Answer) -> String {
     match &a.architecture {
         Some(x) => format!("{} ({x})", a.model),
