@@ -166,6 +166,24 @@ pub fn redact(file: &mut Value, label: &str, keep_host: bool) {
     }
 }
 
+/// [`redact`] of a typed record: the record as the redacted JSON reads back.
+pub fn redact_record(
+    record: &super::RunRecord,
+    label: &str,
+    keep_host: bool,
+) -> Result<super::RunRecord, String> {
+    let mut value = serde_json::to_value(record).map_err(|e| e.to_string())?;
+    redact(&mut value, label, keep_host);
+    serde_json::from_value(value).map_err(|e| format!("after redaction: {e}"))
+}
+
+/// [`exposed`] of a result file's bytes as they are on disk: every field, those the schema
+/// does not know too (a merged file's `merged_from`). An error when they are not JSON.
+pub fn exposed_in_json(bytes: &[u8]) -> Result<Vec<String>, String> {
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    Ok(exposed(&v))
+}
+
 /// What a file about to be published still exposes, one line each: an absolute path (with
 /// where it is), a host name that did not go through `publish`. Empty when nothing.
 pub fn exposed(file: &Value) -> Vec<String> {

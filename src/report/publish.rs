@@ -8,8 +8,6 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use super::leaderboard::plausible;
 use crate::record::{RunRecord, redact, results};
 
@@ -63,17 +61,10 @@ pub fn prepare(path: &Path, o: &Options) -> Result<Prepared, String> {
     let shown = path.display();
     let record = crate::record::verify::read(path)?;
     let mut flags = plausible::run_flags(&record.run);
-    let raw: Value = serde_json::to_value(&record).map_err(|e| format!("{shown}: {e}"))?;
-    for (t, model) in record.tests.iter().map(|t| {
-        let m = raw["models"]
-            .as_array()
-            .and_then(|ms| ms.iter().find(|m| m["name"] == t.model.as_str()))
-            .cloned()
-            .unwrap_or(Value::Null);
-        (t, m)
-    }) {
+    for t in &record.tests {
+        let model = record.models.iter().find(|m| m.name == t.model);
         flags.extend(
-            plausible::entry_flags(t, &model)
+            plausible::entry_flags(t, model)
                 .into_iter()
                 .map(|f| match f {
                     plausible::Flag::Roofline(s) => {
@@ -107,14 +98,12 @@ pub fn prepare(path: &Path, o: &Options) -> Result<Prepared, String> {
             "{shown}: --as {label:?} is the host name itself: choose another label, or pass --keep-host to publish it"
         ));
     }
-    let mut value = raw;
-    redact::redact(&mut value, &label, o.keep_host);
-    let redacted: RunRecord =
-        serde_json::from_value(value).map_err(|e| format!("{shown}: after redaction: {e}"))?;
+    let redacted =
+        redact::redact_record(&record, &label, o.keep_host).map_err(|e| format!("{shown}: {e}"))?;
     let bytes = results::to_json_bytes(&redacted);
     // What is written must pass what `leaderboard --check` asks of the published set.
-    let back: Value = serde_json::from_slice(&bytes).map_err(|e| format!("{shown}: {e}"))?;
-    if let Some(what) = redact::exposed(&back).first() {
+    let exposed = redact::exposed_in_json(&bytes).map_err(|e| format!("{shown}: {e}"))?;
+    if let Some(what) = exposed.first() {
         return Err(format!("{shown}: still exposes {what} after redaction"));
     }
     Ok(Prepared {
@@ -172,23 +161,21 @@ pub fn first_exposed(paths: &[PathBuf]) -> Option<String> {
     }
     for f in files {
         // Files that do not load are the loader's to report.
-        if crate::record::results::read(&f).is_err() {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&f) else {
+        let Ok(rec) = crate::record::results::read(&f) else {
             continue;
         };
-        let Ok(v) = serde_json::from_str::<Value>(&text) else {
-            continue;
-        };
-        let fixture = v.pointer("/run/tool/git_commit").and_then(Value::as_str) == Some("fixture")
-            || v.pointer("/run/system/hostname")
-                .and_then(Value::as_str)
-                .is_some_and(|h| h.starts_with("fixture"));
-        if fixture || v.get("run").is_none() {
+        let fixture = rec.run.tool.git_commit.as_deref() == Some("fixture")
+            || rec.run.system.hostname.starts_with("fixture");
+        if fixture {
             continue;
         }
-        if let Some(what) = redact::exposed(&v).first() {
+        let Ok(bytes) = std::fs::read(&f) else {
+            continue;
+        };
+        let Ok(exposed) = redact::exposed_in_json(&bytes) else {
+            continue;
+        };
+        if let Some(what) = exposed.first() {
             return Some(format!(
                 "{} exposes {what}: publish it with tpsbench publish (docs/leaderboard.md)",
                 f.display()

@@ -8,100 +8,21 @@
 
 use std::collections::BTreeMap;
 
-use super::charts::is_speed;
-use super::load::{Board, Entry};
-use super::svg::fmt_num;
-use super::table::{Cell, RowMeta, Table, anchor};
+use super::entry::{Entry, base_name, is_speed};
+use super::load::Board;
 use crate::plan::TestKind;
 use crate::stats::analysis::{Covers, LevelInterval};
 use crate::stats::pairs::Design;
-use crate::stats::resolve::{Choice, Rule, resolve};
+use crate::stats::resolve::{Choice, resolve};
 use crate::stats::ties::Figure;
-use crate::util::units::format_size;
 
-/// The default KLD budget (`--kld-budget`), in nats: the mean KL divergence from the
-/// reference model's token distribution that a quantization may cost. 0.05 keeps the
-/// K-quants of 4 bits and up on most models and leaves out the 2- and 3-bit ones.
-pub const DEFAULT_KLD_BUDGET: f64 = 0.05;
+/// `--kld-budget`'s default, where the command line reads it.
+pub use super::options::DEFAULT_KLD_BUDGET;
 
-/// A rate with its 95% interval and what the interval covers ("1 launch", "3 rounds").
-#[derive(Debug, Clone, PartialEq)]
-pub struct Rate {
-    pub figure: Figure,
-    /// None when no interval could be computed (a single sample).
-    pub covers: Option<String>,
-}
-
-/// One quantization of the model on the machine.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Row {
-    /// The quantization as the file really is ("Q4_K_M (mostly Q5_0)").
-    pub quant: String,
-    /// The quantization's name alone, as the filters select it.
-    pub quant_name: String,
-    /// The backends the row was measured with (`tests[].backends`).
-    pub backend: String,
-    /// "synthetic", then the plausibility flags of its decode and prefill rows.
-    pub badges: Vec<String>,
-    /// Real bits per weight: models[].bits_per_weight, else size × 8 / parameters.
-    pub bits_per_weight: Option<f64>,
-    pub size: Option<u64>,
-    pub decode: Option<Rate>,
-    pub prefill: Option<Rate>,
-    /// KLD mean and its standard error.
-    pub kld: Option<(f64, Option<f64>)>,
-    /// % of the decode bandwidth roofline, whether it is implausible (≥ 100%), and whether
-    /// it is a lower bound estimated from the size (the file records no roofline).
-    pub roofline: Option<(f64, bool, bool)>,
-    /// On the Pareto front of decode speed against KLD (ties kept).
-    pub front: bool,
-    /// Other front rows whose decode rates tie with this one.
-    pub tied_with: Vec<String>,
-    /// Bytes of weights llama.cpp repacked for the CPU in the prefill test (`CPU_REPACK`),
-    /// when its placement is recorded.
-    pub repacked: Option<u64>,
-    /// Prefill far below the table's (under 70% of the median) with no repacked weights,
-    /// where faster rows have some: what explains the gap.
-    pub unrepacked_gap: bool,
-    /// The decode test's round medians (empty for one round), its result file and its
-    /// run's auto budget: rows of one file with rounds are compared paired by round.
-    pub decode_rounds: Vec<f64>,
-    pub decode_file: Option<std::path::PathBuf>,
-    pub auto_max_rounds: Option<u32>,
-}
-
-/// The answer for one model on one machine.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Answer {
-    /// The model's name without its quantization suffix.
-    pub model: String,
-    pub architecture: Option<String>,
-    /// Index into `Board::machines`.
-    pub machine: usize,
-    /// The machine's fingerprint: what the rows' permalinks are made from.
-    pub machine_key: String,
-    pub decode_test: Option<String>,
-    pub prefill_test: Option<String>,
-    /// Fastest decode first.
-    pub rows: Vec<Row>,
-    pub sentence: String,
-    /// How the decode ties were judged, with the rounds behind them.
-    pub rule: Rule,
-    /// The comparisons the sentence and the front depend on that are not established.
-    pub open: Vec<String>,
-}
-
-/// A model name without its quantization suffix: `SmolLM2-135M-Q4_K_M` → `SmolLM2-135M`.
-pub fn base_name(model: &str, quant: &str) -> String {
-    let (m, q) = (model.to_lowercase(), quant.to_lowercase());
-    if !q.is_empty() && m.len() > q.len() + 1 && m.ends_with(&q) {
-        let cut = model.len() - quant.len();
-        if model[..cut].ends_with(['-', '.', '_']) {
-            return model[..cut - 1].to_string();
-        }
-    }
-    model.to_string()
-}
+mod parts;
+mod text;
+pub use parts::{Answer, Rate, Resolved, Row, and_list};
+pub use text::{NO_REPACK, covers, identity_label, note, sentence, table, ties_text};
 
 fn covers_text(i: &LevelInterval) -> String {
     match i.covers {
@@ -169,15 +90,6 @@ fn pick<'a>(es: &[&'a Entry], model: &str, test: Option<&str>) -> Option<&'a Ent
         })
 }
 
-/// "A", "A and B", "A, B and C".
-pub fn and_list(names: &[String]) -> String {
-    match names {
-        [] => String::new(),
-        [a] => a.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
-}
-
 /// The answers, one per (machine, model identity), in board order.
 pub fn answers(b: &Board, kld_budget: f64) -> Vec<Answer> {
     let mut groups: BTreeMap<(usize, String, Option<String>), Vec<&Entry>> = BTreeMap::new();
@@ -193,109 +105,128 @@ pub fn answers(b: &Board, kld_budget: f64) -> Vec<Answer> {
     }
     groups
         .into_iter()
-        .filter_map(|((machine, model, architecture), es)| {
-            let decode_test = common_test(&es, TestKind::Tg);
-            let prefill_test = common_test(&es, TestKind::Pp);
-            if decode_test.is_none() && prefill_test.is_none() {
-                return None;
-            }
-            let mut models: Vec<(&str, &str)> = es
-                .iter()
-                .map(|e| (e.test.model.as_str(), e.quant.as_str()))
-                .collect();
-            models.sort();
-            models.dedup();
-            let shared_quant = |q: &str| models.iter().filter(|m| m.1 == q).count() > 1;
-            let mut rows: Vec<Row> = models
-                .iter()
-                .filter_map(|&(name, quant)| {
-                    let d = pick(&es, name, decode_test.as_deref());
-                    let p = pick(&es, name, prefill_test.as_deref());
-                    let any = d.or(p)?;
-                    let mut badges: Vec<String> = any
-                        .badges
-                        .iter()
-                        .filter(|x| *x == "synthetic")
-                        .cloned()
-                        .collect();
-                    for f in d.iter().chain(p.iter()).flat_map(|e| &e.flags) {
-                        let s = f.badge().to_string();
-                        if !badges.contains(&s) {
-                            badges.push(s);
-                        }
-                    }
-                    let size = any.test.model_size;
-                    let bits_per_weight = any.model.bits_per_weight.or_else(|| {
-                        let (s, n) = (size?, any.test.model_n_params?);
-                        (n > 0).then(|| s as f64 * 8.0 / n as f64)
-                    });
-                    let label = any.quant_label();
-                    Some(Row {
-                        quant: if shared_quant(quant) {
-                            format!("{label} ({name})")
-                        } else {
-                            label
-                        },
-                        quant_name: quant.to_string(),
-                        backend: any.test.backends.clone(),
-                        badges,
-                        bits_per_weight,
-                        size,
-                        decode: d.and_then(rate),
-                        prefill: p.and_then(rate),
-                        kld: any.model.kld_mean.map(|k| (k, any.model.kld_uncertainty)),
-                        roofline: d.and_then(|e| {
-                            match e.test.resources.as_ref().and_then(|r| r.roofline.as_ref()) {
-                                Some(r) => Some((
-                                    r.percent_of_roofline,
-                                    r.above_ceiling || r.percent_of_roofline >= 100.0,
-                                    false,
-                                )),
-                                None => e.roofline_estimate.map(|p| (p, p >= 100.0, true)),
-                            }
-                        }),
-                        front: false,
-                        tied_with: vec![],
-                        repacked: p.and_then(Entry::repacked_bytes),
-                        unrepacked_gap: false,
-                        decode_rounds: d
-                            .map(|e| e.test.round_medians())
-                            .filter(|r| r.len() >= 2)
-                            .unwrap_or_default(),
-                        decode_file: d.map(|e| e.file.clone()),
-                        auto_max_rounds: d.and_then(|e| e.auto_max_rounds),
-                    })
-                })
-                .collect();
-            rows.sort_by(|a, b| {
-                let v = |r: &Row| {
-                    r.decode
-                        .as_ref()
-                        .map_or(f64::NEG_INFINITY, |d| d.figure.value)
-                };
-                v(b).total_cmp(&v(a)).then_with(|| a.quant.cmp(&b.quant))
-            });
-            let resolved = mark_front(&mut rows, kld_budget);
-            mark_unrepacked_gaps(&mut rows);
-            let host = b.machines.get(machine).map_or("?", |m| m.hostname.as_str());
-            let sentence = sentence(&model, host, &rows, kld_budget, &resolved);
-            Some(Answer {
-                model,
-                architecture,
-                machine,
-                machine_key: b
-                    .machines
-                    .get(machine)
-                    .map_or(String::new(), |m| m.key.clone()),
-                decode_test,
-                prefill_test,
-                rows,
-                sentence,
-                rule: resolved.rule,
-                open: resolved.open_names,
-            })
-        })
+        .filter_map(|(key, es)| answer(b, key, &es, kld_budget))
         .collect()
+}
+
+/// The answer for one model (name and architecture) on one machine, from its speed entries
+/// `es`; None when they have no decode or prefill test in common.
+fn answer(
+    b: &Board,
+    (machine, model, architecture): (usize, String, Option<String>),
+    es: &[&Entry],
+    kld_budget: f64,
+) -> Option<Answer> {
+    let decode_test = common_test(es, TestKind::Tg);
+    let prefill_test = common_test(es, TestKind::Pp);
+    if decode_test.is_none() && prefill_test.is_none() {
+        return None;
+    }
+    let mut models: Vec<(&str, &str)> = es
+        .iter()
+        .map(|e| (e.test.model.as_str(), e.quant.as_str()))
+        .collect();
+    models.sort();
+    models.dedup();
+    let shared_quant = |q: &str| models.iter().filter(|m| m.1 == q).count() > 1;
+    let mut rows: Vec<Row> = models
+        .iter()
+        .filter_map(|&(name, quant)| {
+            let d = pick(es, name, decode_test.as_deref());
+            let p = pick(es, name, prefill_test.as_deref());
+            let mut r = row(d, p)?;
+            if shared_quant(quant) {
+                r.quant = format!("{} ({name})", r.quant);
+            }
+            r.quant_name = quant.to_string();
+            Some(r)
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        let v = |r: &Row| {
+            r.decode
+                .as_ref()
+                .map_or(f64::NEG_INFINITY, |d| d.figure.value)
+        };
+        v(b).total_cmp(&v(a)).then_with(|| a.quant.cmp(&b.quant))
+    });
+    let resolved = mark_front(&mut rows, kld_budget);
+    mark_unrepacked_gaps(&mut rows);
+    let host = b.machines.get(machine).map_or("?", |m| m.hostname.as_str());
+    let sentence = sentence(&model, host, &rows, kld_budget, &resolved);
+    Some(Answer {
+        model,
+        architecture,
+        machine,
+        machine_key: b
+            .machines
+            .get(machine)
+            .map_or(String::new(), |m| m.key.clone()),
+        decode_test,
+        prefill_test,
+        rows,
+        sentence,
+        rule: resolved.rule,
+        open: resolved.open_names,
+    })
+}
+
+/// The row of one quantization from its decode and prefill entries (either may be
+/// missing, not both); its label is the quantization as the file really is.
+fn row(d: Option<&Entry>, p: Option<&Entry>) -> Option<Row> {
+    let any = d.or(p)?;
+    let mut badges: Vec<String> = any
+        .badges
+        .iter()
+        .filter(|x| *x == "synthetic")
+        .cloned()
+        .collect();
+    for f in d.iter().chain(p.iter()).flat_map(|e| &e.flags) {
+        let s = f.badge().to_string();
+        if !badges.contains(&s) {
+            badges.push(s);
+        }
+    }
+    let size = any.test.model_size;
+    let bits_per_weight = any.model.bits_per_weight.or_else(|| {
+        let (s, n) = (size?, any.test.model_n_params?);
+        (n > 0).then(|| s as f64 * 8.0 / n as f64)
+    });
+    Some(Row {
+        quant: any.quant_label(),
+        quant_name: any.quant.clone(),
+        backend: any.test.backends.clone(),
+        badges,
+        bits_per_weight,
+        size,
+        decode: d.and_then(rate),
+        prefill: p.and_then(rate),
+        kld: any.model.kld_mean.map(|k| (k, any.model.kld_uncertainty)),
+        roofline: d.and_then(roofline),
+        front: false,
+        tied_with: vec![],
+        repacked: p.and_then(Entry::repacked_bytes),
+        unrepacked_gap: false,
+        decode_rounds: d
+            .map(|e| e.test.round_medians())
+            .filter(|r| r.len() >= 2)
+            .unwrap_or_default(),
+        decode_file: d.map(|e| e.file.clone()),
+        auto_max_rounds: d.and_then(|e| e.auto_max_rounds),
+    })
+}
+
+/// % of the decode bandwidth roofline, whether it is implausible, and whether it is the
+/// estimate from the size (the file records none).
+fn roofline(e: &Entry) -> Option<(f64, bool, bool)> {
+    match e.test.resources.as_ref().and_then(|r| r.roofline.as_ref()) {
+        Some(r) => Some((
+            r.percent_of_roofline,
+            r.above_ceiling || r.percent_of_roofline >= 100.0,
+            false,
+        )),
+        None => e.roofline_estimate.map(|p| (p, p >= 100.0, true)),
+    }
 }
 
 /// A prefill under this share of the table's median is a gap worth explaining.
@@ -329,17 +260,6 @@ fn mark_unrepacked_gaps(rows: &mut [Row]) {
 
 fn kld_figure(k: (f64, Option<f64>)) -> Figure {
     Figure::around(k.0, 1.96 * k.1.unwrap_or(0.0))
-}
-
-/// The answer's resolution over the rows with a decode rate (`decoded`: their indices).
-pub struct Resolved {
-    pub decoded: Vec<usize>,
-    pub rule: Rule,
-    /// The fastest within the budget and the rows it ties with (indices into the rows).
-    pub best: Option<usize>,
-    pub best_ties: Vec<usize>,
-    /// "Q4_K_M vs Q8_0": comparisons the answer depends on, not established.
-    pub open_names: Vec<String>,
 }
 
 /// Marks the Pareto front of decode against KLD (rows with both) and the speed ties on it,
@@ -406,9 +326,6 @@ pub fn mark_front(rows: &mut [Row], budget: f64) -> Resolved {
         decoded,
     }
 }
-
-mod text;
-pub use text::{NO_REPACK, covers, identity_label, note, sentence, table, ties_text};
 
 #[cfg(test)]
 mod tests;

@@ -6,17 +6,17 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::answer::{answers, identity_label, note, table};
-use super::load::{Exclude, board};
+use super::load::board;
 use super::markdown;
+use super::options::Exclude;
 use crate::record::RunRecord;
 
 /// The answers of `record` (written to `path`, which the rows name) as the leaderboard
 /// prints them: a heading, the sentence, the table and its note; None when no model has two
 /// quantizations with a decode rate.
 pub fn of_run(record: &RunRecord, path: &Path) -> Option<String> {
-    let raw = serde_json::to_value(record).ok()?;
     let b = board(
-        vec![(path.to_path_buf(), record.clone(), raw)],
+        vec![(path.to_path_buf(), record.clone())],
         &Exclude::default(),
     );
     let mut o = String::new();

@@ -3,9 +3,10 @@
 //! workload, prompt sharing and setting is its own series, so a line never joins points of
 //! different series; series are split into small multiples of at most eight.
 
-use super::charts::{describe, empty_scatter, is_speed, kind_word, machine_names, tags_of, ts};
+use super::chart_parts::{describe, empty_scatter};
+use super::entry::{Entry, is_speed, kind_word, tags_of, ts};
 use super::facet::{self, Facet, Panel, split};
-use super::load::{Board, Entry};
+use super::load::{Board, machine_names};
 use super::svg::{MAX_SERIES, fmt_num};
 use super::svg_scatter::{Point, ScatterChart, ScatterSeries};
 use crate::plan::TestKind;

@@ -5,12 +5,10 @@
 //! legend entry, never one bar beside another as if measured alike; beyond eight series the
 //! chart is split by the settings (small multiples), each chart naming what it holds.
 
-use super::charts::{
-    common_name, describe, group_by, identity, kind_word, machine_names, plain_d0, tags_of, ts,
-    variant_label,
-};
-use super::facet::{self, Facet, split};
-use super::load::{Board, Entry};
+use super::chart_parts::{common_name, describe, group_by, variant_label};
+use super::entry::{Entry, identity, kind_word, plain_d0, tags_of, ts};
+use super::facet::{self, Facet, Panel, split};
+use super::load::{Board, machine_names};
 use super::svg::{MAX_SERIES, fmt_num};
 use super::svg_bars::{Bar, BarChart, BarSeries, Category, SharedScale};
 use crate::plan::TestKind;
@@ -30,17 +28,7 @@ pub fn per_quant(b: &Board) -> Vec<BarChart> {
     let mut charts = Vec::new();
     for kind in [TestKind::Pp, TestKind::Tg] {
         let es = b.entries.iter().filter(|e| plain_d0(e, kind));
-        // One axis per model and kind on every machine: bars of two machines' charts
-        // compare by length.
-        let mut scales: Vec<(String, f64)> = Vec::new();
-        for e in b.entries.iter().filter(|e| plain_d0(e, kind)) {
-            let v = ts(e) + e.test.stddev_ts.unwrap_or(0.0);
-            let id = identity(e);
-            match scales.iter_mut().find(|s| s.0 == id) {
-                Some(s) => s.1 = s.1.max(v),
-                None => scales.push((id, v)),
-            }
-        }
+        let scales = shared_scales(b, kind);
         for ((m, model), group) in group_by(es, |e| (e.machine, identity(e))) {
             let max = scales.iter().find(|s| s.0 == model).map_or(0.0, |s| s.1);
             let items: Vec<(Vec<Facet>, &Entry)> =
@@ -48,87 +36,13 @@ pub fn per_quant(b: &Board) -> Vec<BarChart> {
             let panels = split(items, MAX_SERIES);
             let n_panels = panels.len();
             for p in panels {
-                let all: Vec<&Entry> = p
-                    .series
-                    .iter()
-                    .flat_map(|s| s.items.iter().copied())
-                    .collect();
-                let mut models: Vec<String> = all.iter().map(|e| e.test.model.clone()).collect();
-                models.sort();
-                models.dedup();
-                // Variants, largest file first: F16 down to Q2_K.
-                let mut variants: Vec<&Entry> = Vec::new();
-                for e in &all {
-                    if !variants
-                        .iter()
-                        .any(|v| v.quant == e.quant && v.test.model == e.test.model)
-                    {
-                        variants.push(e);
-                    }
-                }
-                variants.sort_by(|x, y| {
-                    y.test
-                        .model_size
-                        .cmp(&x.test.model_size)
-                        .then_with(|| x.quant.cmp(&y.quant))
-                        .then_with(|| x.test.model.cmp(&y.test.model))
+                let mut c = panel_chart(&p, kind, &names[m], n_panels > 1);
+                c.id = format!("tps-per-quant-{}", charts.len());
+                c.scale = Some(SharedScale {
+                    group: format!("{model} {}", kind_word(kind)),
+                    max,
                 });
-                let series =
-                    p.series
-                        .iter()
-                        .map(|s| BarSeries {
-                            name: s.label.clone(),
-                            values: variants
-                                .iter()
-                                .map(|v| {
-                                    let e = s.items.iter().find(|e| {
-                                        e.quant == v.quant && e.test.model == v.test.model
-                                    })?;
-                                    Some(Bar {
-                                        value: ts(e),
-                                        err: e.test.stddev_ts,
-                                        label: fmt_num(ts(e)),
-                                        tooltip: describe(e),
-                                        tags: tags_of(e),
-                                    })
-                                })
-                                .collect(),
-                        })
-                        .collect();
-                let word = kind_word(kind);
-                let fixed = facet::brief(&p.fixed);
-                charts.push(BarChart {
-                    id: format!("tps-per-quant-{}", charts.len()),
-                    title: format!("{}: {word} t/s per quantization", common_name(&models)),
-                    subtitle: format!(
-                        "{}{} · depth 0 · mean, whiskers ± 1 sd{}",
-                        names[m],
-                        if fixed.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" · {fixed}")
-                        },
-                        if n_panels > 1 {
-                            " · other settings in the next chart"
-                        } else {
-                            ""
-                        }
-                    ),
-                    x_label: format!("{word} tokens per second"),
-                    categories: variants
-                        .iter()
-                        .map(|v| Category {
-                            label: variant_label(v, &variants),
-                            badges: v.badges.clone(),
-                        })
-                        .collect(),
-                    series,
-                    empty: NO_QUANT.into(),
-                    scale: Some(SharedScale {
-                        group: format!("{model} {word}"),
-                        max,
-                    }),
-                });
+                charts.push(c);
             }
         }
     }
@@ -145,4 +59,106 @@ pub fn per_quant(b: &Board) -> Vec<BarChart> {
         });
     }
     charts
+}
+
+/// One axis per model and kind on every machine: bars of two machines' charts compare by
+/// length. (identity, longest bar with its whisker).
+fn shared_scales(b: &Board, kind: TestKind) -> Vec<(String, f64)> {
+    let mut scales: Vec<(String, f64)> = Vec::new();
+    for e in b.entries.iter().filter(|e| plain_d0(e, kind)) {
+        let v = ts(e) + e.test.stddev_ts.unwrap_or(0.0);
+        let id = identity(e);
+        match scales.iter_mut().find(|s| s.0 == id) {
+            Some(s) => s.1 = s.1.max(v),
+            None => scales.push((id, v)),
+        }
+    }
+    scales
+}
+
+/// The chart of one panel of a model on a machine (`more`: other panels follow); its id
+/// and shared scale are the caller's.
+fn panel_chart(p: &Panel<&Entry>, kind: TestKind, machine: &str, more: bool) -> BarChart {
+    let all: Vec<&Entry> = p
+        .series
+        .iter()
+        .flat_map(|s| s.items.iter().copied())
+        .collect();
+    let mut models: Vec<String> = all.iter().map(|e| e.test.model.clone()).collect();
+    models.sort();
+    models.dedup();
+    let variants = variants(&all);
+    let series = p
+        .series
+        .iter()
+        .map(|s| BarSeries {
+            name: s.label.clone(),
+            values: variants.iter().map(|v| bar(&s.items, v)).collect(),
+        })
+        .collect();
+    let word = kind_word(kind);
+    let fixed = facet::brief(&p.fixed);
+    BarChart {
+        id: String::new(),
+        title: format!("{}: {word} t/s per quantization", common_name(&models)),
+        subtitle: format!(
+            "{machine}{} · depth 0 · mean, whiskers ± 1 sd{}",
+            if fixed.is_empty() {
+                String::new()
+            } else {
+                format!(" · {fixed}")
+            },
+            if more {
+                " · other settings in the next chart"
+            } else {
+                ""
+            }
+        ),
+        x_label: format!("{word} tokens per second"),
+        categories: variants
+            .iter()
+            .map(|v| Category {
+                label: variant_label(v, &variants),
+                badges: v.badges.clone(),
+            })
+            .collect(),
+        series,
+        empty: NO_QUANT.into(),
+        scale: None,
+    }
+}
+
+/// The variants (model and quantization) among `all`, largest file first: F16 down to Q2_K.
+fn variants<'a>(all: &[&'a Entry]) -> Vec<&'a Entry> {
+    let mut variants: Vec<&Entry> = Vec::new();
+    for e in all {
+        if !variants
+            .iter()
+            .any(|v| v.quant == e.quant && v.test.model == e.test.model)
+        {
+            variants.push(e);
+        }
+    }
+    variants.sort_by(|x, y| {
+        y.test
+            .model_size
+            .cmp(&x.test.model_size)
+            .then_with(|| x.quant.cmp(&y.quant))
+            .then_with(|| x.test.model.cmp(&y.test.model))
+    });
+    variants
+}
+
+/// The bar of variant `v` in a series, when the series measured it.
+fn bar(items: &[&Entry], v: &Entry) -> Option<Bar> {
+    let e = items
+        .iter()
+        .find(|e| e.quant == v.quant && e.test.model == v.test.model)?;
+    Some(Bar {
+        value: ts(e),
+        err: e.test.stddev_ts,
+        label: fmt_num(ts(e)),
+        tooltip: describe(e),
+        tags: tags_of(e),
+    })
 }

@@ -4,7 +4,7 @@
 //! [`MAX_SERIES`] series or fewer; a panel's title says the facets all its series share,
 //! each series' label the facets that differ within the panel.
 
-use super::load::Entry;
+use super::entry::Entry;
 use super::svg::MAX_SERIES;
 
 /// One facet of a series' identity: the value compared, and the text shown.

@@ -4,8 +4,8 @@
 //! machine's cell is its fastest setting of the test, as in the machines view.
 
 use super::answer::common_test;
-use super::charts::{identity, is_speed, machine_names, ts};
-use super::load::{Board, Entry};
+use super::entry::{Entry, identity, is_speed, kind_word, ts};
+use super::load::{Board, machine_names};
 use super::svg::fmt_num;
 use super::table::{Cell, RowMeta, Table, anchor};
 use crate::plan::TestKind;
@@ -132,12 +132,7 @@ fn grid(model: &str, kind: TestKind, test: &str, es: &[&Entry]) -> Grid {
 impl Grid {
     /// "SmolLM2-135M (llama): decode tg128 t/s".
     pub fn title(&self) -> String {
-        format!(
-            "{}: {} {} t/s",
-            self.model,
-            super::charts::kind_word(self.kind),
-            self.test
-        )
+        format!("{}: {} {} t/s", self.model, kind_word(self.kind), self.test)
     }
 
     /// The grid as a table (Markdown, CSV, JSON): a row per machine, a column per
@@ -188,19 +183,12 @@ impl Grid {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::leaderboard::load::{Exclude, board};
     use crate::report::leaderboard::testdata::{file, model, run, test};
+    use crate::report::leaderboard::{Exclude, load::board};
 
     const T: &str = "2026-01-01T10:00:00Z";
 
-    fn machine(
-        host: &str,
-        tg: &[(&str, f64)],
-    ) -> (
-        std::path::PathBuf,
-        crate::record::RunRecord,
-        serde_json::Value,
-    ) {
+    fn machine(host: &str, tg: &[(&str, f64)]) -> (std::path::PathBuf, crate::record::RunRecord) {
         let models = tg
             .iter()
             .map(|(q, _)| model(&format!("SmolLM2-135M-{q}"), q))

@@ -7,11 +7,9 @@
 
 use std::fmt::Write;
 
-use super::answer;
-use super::charts::{self, identity, machine_names};
-use super::download;
+use super::entry::identity;
 use super::grid::{Grid, grids};
-use super::load::Board;
+use super::load::{Board, machine_names};
 use super::machines::machines;
 use super::markdown::{NO_RESULTS, heading, summary_line};
 use super::page_assets::{CSS, ERRORS_JS, SORT_AND_CHECK_JS};
@@ -19,6 +17,7 @@ use super::svg::{Tags, W, W_NARROW, escape, fmt_num};
 use super::svg_bars::BarChart;
 use super::svg_scatter::ScatterChart;
 use super::table::{Cell, RowMeta, Table, by_machine_and_model, detail, rankings, runs};
+use super::{answer, charts, charts_lines, charts_quant, download};
 
 /// Something the page draws at two widths, and what the filters select it by.
 trait Chart {
@@ -184,7 +183,7 @@ fn chart_sections(b: &Board) -> Vec<(&'static str, &'static str, Vec<String>)> {
             "Prefill (pp) and decode (tg) rates of each quantization at depth 0, one chart per \
              machine, model and settings (named under the title), so that bars side by side \
              were measured alike. Hover a bar for the test and settings.",
-            cards(&charts::per_quant(b)),
+            cards(&charts_quant::per_quant(b)),
         ),
         (
             "Quality against speed",
@@ -198,13 +197,13 @@ fn chart_sections(b: &Board) -> Vec<(&'static str, &'static str, Vec<String>)> {
             "Serving tests: what each request sees against what the machine delivers in total, \
              as parallel sequences (B) or the arrival rate grow; separate and shared prompts \
              are separate lines.",
-            cards(&charts::serving(b)),
+            cards(&charts_lines::serving(b)),
         ),
         (
             "Tokens per second against context depth",
             "How rates fall as the context fills: one line per model, quantization, test and \
              settings measured at a depth above 0, at most eight lines a chart.",
-            cards(&charts::depth(b)),
+            cards(&charts_lines::depth(b)),
         ),
     ]
 }
@@ -499,56 +498,7 @@ pub fn render(b: &Board) -> String {
             escape(NO_RESULTS)
         );
     } else {
-        nav(&mut o, b);
-        o.push_str("<main class=\"wrap\">\n");
-        answer_section(&mut o, b);
-        grid_section(&mut o, b);
-        o.push_str("<section id=\"charts\"><h2>Charts</h2><div class=\"chart-sections\">");
-        for (title, note, svgs) in &sections {
-            let _ = write!(
-                o,
-                r#"<div><h3>{}</h3><p class="note">{}</p><div class="charts">{}</div></div>"#,
-                escape(title),
-                escape(note),
-                svgs.concat()
-            );
-            o.push('\n');
-        }
-        o.push_str("</div></section>\n");
-        section_head(
-            &mut o,
-            "machines",
-            "Machines",
-            "The same model, quantization and test on each machine that measured it, as a \
-             share of the fastest machine (LocalScore-style). Each machine counts with its \
-             fastest setting of the test.",
-        );
-        let _ = write!(
-            o,
-            r#"<div class="charts">{}</div></section>"#,
-            machine_charts.concat()
-        );
-        o.push('\n');
-        section_head(
-            &mut o,
-            "ranking",
-            "Summary ranking",
-            "The ten fastest measurements of each test over all machines, models and \
-             settings: mean ± standard deviation of the per-repetition rates, as llama-bench. \
-             Settings that differ between the rows of a ranking get a column. Click a column \
-             header to sort.",
-        );
-        o.push_str(r#"<div class="sections">"#);
-        for (name, t) in rankings(b, 10) {
-            let _ = write!(
-                o,
-                "<div><h3>{}</h3>{}</div>",
-                escape(&name),
-                html_table(&t, &format!("ranking {name}"))
-            );
-        }
-        o.push_str("</div></section>\n");
-        machine_sections(&mut o, b);
+        sections_html(&mut o, b, &sections, &machine_charts);
     }
     if !b.excluded.is_empty() || !b.invalid.is_empty() {
         o.push_str(r#"<section id="left-out"><h2>Left out</h2><ul class="left-out">"#);
@@ -564,4 +514,64 @@ pub fn render(b: &Board) -> String {
         env!("CARGO_PKG_VERSION")
     );
     o
+}
+
+/// The page's sections when there are results: navigation, answers, grids, charts,
+/// machines, rankings and the sections per machine.
+fn sections_html(
+    o: &mut String,
+    b: &Board,
+    sections: &[(&str, &str, Vec<String>)],
+    machine_charts: &[String],
+) {
+    nav(o, b);
+    o.push_str("<main class=\"wrap\">\n");
+    answer_section(o, b);
+    grid_section(o, b);
+    o.push_str("<section id=\"charts\"><h2>Charts</h2><div class=\"chart-sections\">");
+    for (title, note, svgs) in sections {
+        let _ = write!(
+            o,
+            r#"<div><h3>{}</h3><p class="note">{}</p><div class="charts">{}</div></div>"#,
+            escape(title),
+            escape(note),
+            svgs.concat()
+        );
+        o.push('\n');
+    }
+    o.push_str("</div></section>\n");
+    section_head(
+        o,
+        "machines",
+        "Machines",
+        "The same model, quantization and test on each machine that measured it, as a \
+         share of the fastest machine (LocalScore-style). Each machine counts with its \
+         fastest setting of the test.",
+    );
+    let _ = write!(
+        o,
+        r#"<div class="charts">{}</div></section>"#,
+        machine_charts.concat()
+    );
+    o.push('\n');
+    section_head(
+        o,
+        "ranking",
+        "Summary ranking",
+        "The ten fastest measurements of each test over all machines, models and \
+         settings: mean ± standard deviation of the per-repetition rates, as llama-bench. \
+         Settings that differ between the rows of a ranking get a column. Click a column \
+         header to sort.",
+    );
+    o.push_str(r#"<div class="sections">"#);
+    for (name, t) in rankings(b, 10) {
+        let _ = write!(
+            o,
+            "<div><h3>{}</h3>{}</div>",
+            escape(&name),
+            html_table(&t, &format!("ranking {name}"))
+        );
+    }
+    o.push_str("</div></section>\n");
+    machine_sections(o, b);
 }

@@ -1,17 +1,23 @@
 //! Reading result files for a leaderboard: collect the paths, check each file against the
-//! schema, drop excluded builds, and keep one measurement per (machine, test identity): the
-//! newest. Optional extension fields (quality, serving, bytes per token) are read from the
-//! raw JSON so that files without them, or with more, still load.
+//! schema (`record::verify`), drop excluded builds, and keep one measurement per (machine,
+//! test identity): the newest. Everything is read from the typed record; the optional
+//! extension fields (quality, serving, bytes per token) are its optional fields.
+//!
+//! `board` runs the steps in order, one function each: leave out excluded files
+//! (`add_file`), flag runs and rows (`plausible`), keep the newest run and measured
+//! bandwidth of each machine (`note_machine`), deduplicate (`insert`), estimate rooflines
+//! (`roofline_flags`) and list failures without a measurement (`failures`). A flagged run or
+//! row goes through one rule, `Board::flagged`: with --strict it is left out, otherwise kept
+//! with a warning.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
+use super::entry::{self, Entry, ModelExtras, Serving};
 pub use super::machine::{Machine, fingerprint, gpu_descriptions, hardware};
+use super::options::{DEFAULT_KLD_BUDGET, Exclude};
 use super::plausible::{self, Flag};
-use crate::record::tensor_mix::{self, TypeShare};
 use crate::record::{RunInfo, RunRecord, Status, TestRecord};
 
 /// Sort key of an RFC 3339 time: parsed instant first (so offsets compare right), the raw
@@ -28,99 +34,6 @@ pub fn newer(a_test: &str, a_run: &str, b_test: &str, b_run: &str) -> Ordering {
     time_key(a_test)
         .cmp(&time_key(b_test))
         .then_with(|| time_key(a_run).cmp(&time_key(b_run)))
-}
-
-/// Optional fields of a model from the agreed schema extensions.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ModelExtras {
-    pub kld_mean: Option<f64>,
-    /// The standard error of `kld_mean`.
-    pub kld_uncertainty: Option<f64>,
-    pub quality_reference: Option<String>,
-    pub bytes_per_token: Option<f64>,
-    pub bits_per_weight: Option<f64>,
-    /// `models[].architecture` (llama.cpp's `general.architecture`): with the name, the
-    /// model's identity.
-    pub architecture: Option<String>,
-    /// `models[].tensor_types`: the file's tensor types by share of parameters.
-    pub tensor_types: Vec<TypeShare>,
-}
-
-/// Serving figures of a test (`tests[].serving`), when present.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Serving {
-    pub mode: String,
-    pub n_parallel: u64,
-    pub per_request_ts: f64,
-    pub aggregate_ts: f64,
-    /// One prompt prefilled once and copied to every sequence (batched-bench -pps).
-    pub shared_prompt: bool,
-    /// Requests per second of an arrival test.
-    pub arrival_rate: Option<f64>,
-    /// Time to first token, median and 90th percentile over every request, ms.
-    pub ttft_p50_ms: Option<f64>,
-    pub ttft_p90_ms: Option<f64>,
-    /// `serving.transport`: "http" for a served test; None in process.
-    pub transport: Option<String>,
-    /// The server of a served test, in a few words: its build, or the model it served.
-    pub server: Option<String>,
-    /// `serving.vs_in_process`: served / in-process ratios (ratio, lo, hi) of TTFT,
-    /// per-request and aggregate t/s.
-    pub vs_in_process: [Option<(f64, f64, f64)>; 3],
-    /// `serving.goodput` of a goodput test: the highest arrival rate that met the SLO and the
-    /// good requests per second there (both None when even the lowest rate did not), and
-    /// the lowest rate that failed.
-    pub goodput: Option<(Option<f64>, Option<f64>, Option<f64>)>,
-}
-
-/// One measurement on the board.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    /// Index into `Board::machines`.
-    pub machine: usize,
-    pub quant: String,
-    pub test: TestRecord,
-    pub run_started_at: String,
-    pub file: PathBuf,
-    pub model: ModelExtras,
-    pub serving: Option<Serving>,
-    /// "synthetic" (random weights) and "requantized" (quantized from an already quantized
-    /// file): shown beside the model wherever it appears.
-    pub badges: Vec<String>,
-    /// Plausibility flags (see `plausible`): the run's and the row's own.
-    pub flags: Vec<Flag>,
-    /// Decode without a recorded roofline: the % of the roofline it at least reaches
-    /// (`roofline_estimate`).
-    pub roofline_estimate: Option<f64>,
-    /// The run's `rounds = "auto"` budget (`max_rounds`): its ties are judged with the
-    /// sequential design that budget planned (`stats::pairs`).
-    pub auto_max_rounds: Option<u32>,
-}
-
-impl Entry {
-    /// Output bytes per second (t/s × bytes per token), when the model has bytes per token.
-    pub fn bytes_per_s(&self) -> Option<f64> {
-        Some(self.test.avg_ts? * self.model.bytes_per_token?)
-    }
-
-    /// The quantization as the file really is: `Q4_K_M (mostly Q5_0)` when most of its
-    /// parameters are another type than its name says (`models[].tensor_types`).
-    pub fn quant_label(&self) -> String {
-        tensor_mix::label(&self.quant, &self.model.tensor_types)
-    }
-
-    /// Bytes of weights llama.cpp repacked for the CPU (`CPU_REPACK` and the like, from the
-    /// load log): None when the test records no placement.
-    pub fn repacked_bytes(&self) -> Option<u64> {
-        let p = self.test.placement.as_ref()?;
-        Some(
-            p.buffers
-                .iter()
-                .filter(|b| b.kind == "model" && b.name.ends_with("_REPACK"))
-                .map(|b| b.bytes)
-                .sum(),
-        )
-    }
 }
 
 /// One result file as the page lists it under its machine.
@@ -166,47 +79,27 @@ pub struct Board {
 impl Board {
     /// The KLD budget of the one-line answers, in nats.
     pub fn kld_budget(&self) -> f64 {
-        self.kld_budget.unwrap_or(super::answer::DEFAULT_KLD_BUDGET)
+        self.kld_budget.unwrap_or(DEFAULT_KLD_BUDGET)
     }
 }
 
-/// What to drop: results whose build or tool version contains any of these texts.
-#[derive(Debug, Clone, Default)]
-pub struct Exclude {
-    pub build: Vec<String>,
-    pub tool_version: Vec<String>,
-    /// `--strict`: leave out flagged runs and rows (see `plausible`) instead of warning.
-    pub strict: bool,
-}
-
-impl Exclude {
-    /// Why the run is excluded, if it is.
-    pub fn reason(&self, run: &RunInfo) -> Option<String> {
-        let b = &run.llama_cpp;
-        let build = [
-            b.build_commit.as_deref(),
-            Some(b.sys_crate_version.as_str()),
-        ];
-        for text in &self.build {
-            if let Some(v) = build.iter().flatten().find(|v| v.contains(text.as_str())) {
-                return Some(format!(
-                    "llama.cpp build {v:?} matches --exclude-build {text:?}"
-                ));
+/// Short names of the machines: host names, or full labels where host names repeat.
+pub fn machine_names(b: &Board) -> Vec<String> {
+    b.machines
+        .iter()
+        .map(|m| {
+            let same = b
+                .machines
+                .iter()
+                .filter(|o| o.hostname == m.hostname)
+                .count();
+            if same > 1 {
+                m.label()
+            } else {
+                m.hostname.clone()
             }
-        }
-        let tool = [
-            Some(run.tool.version.as_str()),
-            run.tool.git_commit.as_deref(),
-        ];
-        for text in &self.tool_version {
-            if let Some(v) = tool.iter().flatten().find(|v| v.contains(text.as_str())) {
-                return Some(format!(
-                    "tpsbench {v:?} matches --exclude-tool-version {text:?}"
-                ));
-            }
-        }
-        None
-    }
+        })
+        .collect()
 }
 
 /// The files to read: files as given, directories searched recursively for `*.json`
@@ -240,150 +133,248 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Reads one file: the checked record and the raw JSON (for the optional fields).
-pub fn read_file(path: &Path) -> Result<(RunRecord, Value), String> {
-    let record = crate::record::verify::read(path)?;
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let raw = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok((record, raw))
+/// Reads one file: the record, checked against the schema and its own samples.
+pub fn read_file(path: &Path) -> Result<RunRecord, String> {
+    crate::record::verify::read(path)
+}
+
+/// (machine key, test identity): what a measurement is deduplicated on.
+type Key = (String, String);
+
+/// The board while files are added to it (see the module doc for the steps).
+struct Builder<'a> {
+    exclude: &'a Exclude,
+    board: Board,
+    /// Measured and failed tests, kept apart.
+    ok: BTreeMap<Key, Entry>,
+    failed: BTreeMap<Key, Entry>,
+    /// The newest run of each machine: its description, start and run.
+    machines: BTreeMap<String, (Machine, String, RunInfo)>,
+    /// The newest measured host bandwidth of each machine: start, GB/s, last-level cache.
+    bandwidths: BTreeMap<String, (String, f64, Option<u64>)>,
+    runs: Vec<(String, RunSummary)>,
 }
 
 /// Builds the board from already-read files (pure: no I/O).
-pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Board {
-    let mut b = Board {
-        files_read: files.len(),
-        ..Board::default()
+pub fn board(files: Vec<(PathBuf, RunRecord)>, exclude: &Exclude) -> Board {
+    let mut b = Builder {
+        exclude,
+        board: Board {
+            files_read: files.len(),
+            ..Board::default()
+        },
+        ok: BTreeMap::new(),
+        failed: BTreeMap::new(),
+        machines: BTreeMap::new(),
+        bandwidths: BTreeMap::new(),
+        runs: Vec::new(),
     };
-    // (machine key, identity) → entry; ok and failed kept apart.
-    let mut ok: BTreeMap<(String, String), Entry> = BTreeMap::new();
-    let mut failed: BTreeMap<(String, String), Entry> = BTreeMap::new();
-    let mut machines: BTreeMap<String, (Machine, String, RunInfo)> = BTreeMap::new();
-    let mut bandwidths: BTreeMap<String, (String, f64, Option<u64>)> = BTreeMap::new();
-    let mut runs: Vec<(String, RunSummary)> = Vec::new();
-    for (path, rec, raw) in files {
-        if let Some(why) = exclude.reason(&rec.run) {
-            b.excluded.push(format!("{}: {why}", path.display()));
-            b.files_excluded += 1;
-            continue;
+    for (path, rec) in &files {
+        b.add_file(path, rec);
+    }
+    b.finish()
+}
+
+impl Board {
+    /// The one rule for a flagged run or row (`line` names it: `file: ` or `file: test: `):
+    /// with --strict it is left out, otherwise kept with a warning. True when kept.
+    fn flagged(&mut self, strict: bool, line: &str, what: &str) -> bool {
+        if strict {
+            self.excluded
+                .push(format!("{line}left out by --strict: {what}"));
+        } else {
+            self.warnings.push(format!("{line}{what}"));
+        }
+        !strict
+    }
+}
+
+impl Builder<'_> {
+    /// One file: left out when excluded or (with --strict) flagged, else its machine noted
+    /// and each of its tests added.
+    fn add_file(&mut self, path: &Path, rec: &RunRecord) {
+        if let Some(why) = self.exclude.reason(&rec.run) {
+            self.board
+                .excluded
+                .push(format!("{}: {why}", path.display()));
+            self.board.files_excluded += 1;
+            return;
         }
         let run_flags = plausible::run_flags(&rec.run);
         if !run_flags.is_empty() {
-            let what = details(&run_flags);
-            if exclude.strict {
-                b.excluded
-                    .push(format!("{}: left out by --strict: {what}", path.display()));
-                b.files_excluded += 1;
-                continue;
+            let line = format!("{}: ", path.display());
+            if !self
+                .board
+                .flagged(self.exclude.strict, &line, &details(&run_flags))
+            {
+                self.board.files_excluded += 1;
+                return;
             }
-            b.warnings.push(format!("{}: {what}", path.display()));
         }
         let m = Machine::of(&rec.run);
-        runs.push((m.key.clone(), summary(&path, &rec)));
-        // The newest run of a machine describes it.
-        match machines.get(&m.key) {
-            Some((_, started, _)) if newer(started, "", &rec.run.started_at, "").is_ge() => {}
-            _ => {
-                machines.insert(
-                    m.key.clone(),
-                    (m.clone(), rec.run.started_at.clone(), rec.run.clone()),
-                );
-            }
-        }
-        // The newest measured host bandwidth of the machine, in case its newest run has none.
-        if let Some(g) = m.bandwidth_gbs {
-            match bandwidths.get(&m.key) {
-                Some((started, _, _)) if newer(started, "", &rec.run.started_at, "").is_ge() => {}
-                _ => {
-                    bandwidths.insert(m.key.clone(), (rec.run.started_at.clone(), g, m.llc_bytes));
-                }
-            }
-        }
-        for (i, t) in rec.tests.iter().enumerate() {
+        self.runs.push((m.key.clone(), summary(path, rec)));
+        self.note_machine(&m, &rec.run);
+        for t in &rec.tests {
             // A quality test has no rate: its figures are the model's (models[].quality).
             if t.kind == crate::plan::TestKind::Quality && t.status == Status::Ok {
                 continue;
             }
-            let model = rec.models.iter().position(|x| x.name == t.model);
-            let quant = model
-                .and_then(|k| rec.models[k].quantization.clone())
-                .or_else(|| t.id.split('/').nth(1).map(str::to_string))
-                .unwrap_or_else(|| "?".into());
-            let measured = t.status == Status::Ok && t.avg_ts.is_some();
-            let row_flags = if measured {
-                let raw_model = model.map_or(&Value::Null, |k| &raw["models"][k]);
-                plausible::entry_flags(t, raw_model)
-            } else {
-                vec![]
-            };
-            if !row_flags.is_empty() {
-                let what = details(&row_flags);
-                if exclude.strict {
-                    b.excluded.push(format!(
-                        "{}: {}: left out by --strict: {what}",
-                        path.display(),
-                        t.id
-                    ));
-                    continue;
-                }
-                b.warnings
-                    .push(format!("{}: {}: {what}", path.display(), t.id));
+            self.add_test(path, rec, t, &m.key, &run_flags);
+        }
+    }
+
+    /// The newest run of a machine describes it; its newest measured host bandwidth stands
+    /// in when that run has none.
+    fn note_machine(&mut self, m: &Machine, run: &RunInfo) {
+        let is_newer = |started: &str| newer(started, "", &run.started_at, "").is_lt();
+        if self
+            .machines
+            .get(&m.key)
+            .is_none_or(|(_, s, _)| is_newer(s))
+        {
+            let newest = (m.clone(), run.started_at.clone(), run.clone());
+            self.machines.insert(m.key.clone(), newest);
+        }
+        if let Some(g) = m.bandwidth_gbs
+            && self
+                .bandwidths
+                .get(&m.key)
+                .is_none_or(|(s, _, _)| is_newer(s))
+        {
+            let newest = (run.started_at.clone(), g, m.llc_bytes);
+            self.bandwidths.insert(m.key.clone(), newest);
+        }
+    }
+
+    /// One test of a kept file: its row flags, then its entry into the board.
+    fn add_test(
+        &mut self,
+        path: &Path,
+        rec: &RunRecord,
+        t: &TestRecord,
+        machine: &str,
+        run_flags: &[Flag],
+    ) {
+        let model = rec.models.iter().find(|x| x.name == t.model);
+        let measured = t.status == Status::Ok && t.avg_ts.is_some();
+        let row_flags = if measured {
+            plausible::entry_flags(t, model)
+        } else {
+            vec![]
+        };
+        if !row_flags.is_empty() {
+            let line = format!("{}: {}: ", path.display(), t.id);
+            if !self
+                .board
+                .flagged(self.exclude.strict, &line, &details(&row_flags))
+            {
+                return;
             }
-            let mut entry = Entry {
-                machine: 0,
-                quant,
-                test: t.clone(),
-                run_started_at: rec.run.started_at.clone(),
-                file: path.clone(),
-                model: model
-                    .map(|k| model_extras(&raw["models"][k]))
-                    .unwrap_or_default(),
-                serving: serving(&raw["tests"][i]["serving"]),
-                badges: model
-                    .map(|k| badges(&raw["models"][k]["provenance"]))
-                    .unwrap_or_default(),
-                flags: vec![],
-                roofline_estimate: None,
-                auto_max_rounds: rec.run.rounds_auto.as_ref().map(|a| a.max_rounds),
-            };
-            entry.flags = run_flags.iter().cloned().chain(row_flags).collect();
-            let key = (m.key.clone(), t.identity.clone());
-            let map = if measured { &mut ok } else { &mut failed };
-            match map.get_mut(&key) {
-                Some(old) if measured && old.test.test_time == entry.test.test_time => {
-                    // The same measurement read twice (a copied file, a merged file beside
-                    // its shards): the newer run's copy is kept, the other named.
-                    let dropped = if is_newer(old, &entry) {
-                        entry
-                    } else {
-                        std::mem::replace(old, entry)
-                    };
-                    let what = format!(
-                        "duplicate of {} in {} (same machine, test and test time)",
-                        t.id,
-                        old.file.display()
-                    );
-                    let line = format!("{}: {}: ", dropped.file.display(), t.id);
-                    if exclude.strict {
-                        b.excluded
-                            .push(format!("{line}left out by --strict: {what}"));
-                    } else {
-                        b.warnings.push(format!("{line}{what}"));
-                        let also = Flag::Duplicate(format!("also in {}", dropped.file.display()));
-                        old.flags.push(also);
-                    }
+        }
+        let quant = model
+            .and_then(|m| m.quantization.clone())
+            .or_else(|| t.id.split('/').nth(1).map(str::to_string))
+            .unwrap_or_else(|| "?".into());
+        let entry = Entry {
+            machine: 0,
+            quant,
+            test: t.clone(),
+            run_started_at: rec.run.started_at.clone(),
+            file: path.to_path_buf(),
+            model: model.map(ModelExtras::from).unwrap_or_default(),
+            serving: t.serving.as_ref().and_then(Serving::of),
+            badges: model.map(entry::badges).unwrap_or_default(),
+            flags: run_flags.iter().cloned().chain(row_flags).collect(),
+            roofline_estimate: None,
+            auto_max_rounds: rec.run.rounds_auto.as_ref().map(|a| a.max_rounds),
+        };
+        let key = (machine.to_string(), t.identity.clone());
+        self.insert(key, entry, measured);
+    }
+
+    /// Keeps one entry per (machine, identity): the newest. The same measurement read twice
+    /// (a copied file, a merged file beside its shards) is a flagged duplicate.
+    fn insert(&mut self, key: Key, entry: Entry, measured: bool) {
+        let id = entry.test.id.clone();
+        let map = if measured {
+            &mut self.ok
+        } else {
+            &mut self.failed
+        };
+        match map.get_mut(&key) {
+            Some(old) if measured && old.test.test_time == entry.test.test_time => {
+                // The newer run's copy is kept, the other named.
+                let dropped = if is_newer(old, &entry) {
+                    entry
+                } else {
+                    std::mem::replace(old, entry)
+                };
+                let what = format!(
+                    "duplicate of {id} in {} (same machine, test and test time)",
+                    old.file.display()
+                );
+                let line = format!("{}: {id}: ", dropped.file.display());
+                if self.board.flagged(self.exclude.strict, &line, &what) {
+                    let also = Flag::Duplicate(format!("also in {}", dropped.file.display()));
+                    old.flags.push(also);
                 }
-                Some(old) if is_newer(old, &entry) => b.superseded += 1,
-                Some(_) => {
-                    b.superseded += 1;
-                    map.insert(key, entry);
-                }
-                None => {
-                    map.insert(key, entry);
-                }
+            }
+            Some(old) if is_newer(old, &entry) => self.board.superseded += 1,
+            Some(_) => {
+                self.board.superseded += 1;
+                map.insert(key, entry);
+            }
+            None => {
+                map.insert(key, entry);
             }
         }
     }
-    b.machines = machines
+
+    /// The machines, the measured entries with their roofline flags, the failures without
+    /// a measurement and the runs, each pointing at its machine by index.
+    fn finish(self) -> Board {
+        let Builder {
+            exclude,
+            mut board,
+            ok,
+            failed,
+            machines,
+            bandwidths,
+            runs,
+        } = self;
+        board.machines = with_bandwidth(machines, &bandwidths);
+        let ms = &board.machines;
+        let placed = |mk: &str, e: Entry| Entry {
+            machine: machine_index(ms, mk),
+            ..e
+        };
+        let mut failures: Vec<Entry> = failed
+            .into_iter()
+            .filter(|(key, _)| !ok.contains_key(key))
+            .map(|((mk, _), e)| placed(&mk, e))
+            .collect();
+        let measured: Vec<Entry> = ok.into_iter().map(|((mk, _), e)| placed(&mk, e)).collect();
+        let mut entries = roofline_flags(&mut board, measured, exclude.strict);
+        entries.sort_by(order);
+        failures.sort_by(order);
+        board.runs = place_runs(runs, &board.machines);
+        board.entries = entries;
+        board.failures = failures;
+        board
+    }
+}
+
+fn machine_index(machines: &[Machine], key: &str) -> usize {
+    machines.iter().position(|m| m.key == key).unwrap_or(0)
+}
+
+/// The machines by label, each described by its newest run, with the newest measured host
+/// bandwidth where that run has none.
+fn with_bandwidth(
+    machines: BTreeMap<String, (Machine, String, RunInfo)>,
+    bandwidths: &BTreeMap<String, (String, f64, Option<u64>)>,
+) -> Vec<Machine> {
+    let mut v: Vec<Machine> = machines
         .into_values()
         .map(|(mut m, _, run)| match bandwidths.get(&m.key) {
             Some(&(_, g, llc)) if m.bandwidth_gbs.is_none() => {
@@ -394,60 +385,55 @@ pub fn board(files: Vec<(PathBuf, RunRecord, Value)>, exclude: &Exclude) -> Boar
             _ => m,
         })
         .collect();
-    b.machines.sort_by_key(|m| m.label());
-    let index = |key: &str| b.machines.iter().position(|m| m.key == key).unwrap_or(0);
-    let mut entries: Vec<Entry> = Vec::new();
-    for ((mk, _), mut e) in ok.iter().map(|(k, e)| (k.clone(), e.clone())) {
-        e.machine = index(&mk);
-        // A decode without a recorded roofline, on a machine whose host bandwidth is known:
-        // the lower bound from the weights' size flags a rate the memory cannot deliver.
-        if let Some(pct) = roofline_estimate(&e, &b.machines[e.machine]) {
+    v.sort_by_key(|m| m.label());
+    v
+}
+
+/// A decode without a recorded roofline, on a machine whose host bandwidth is known: the
+/// lower bound from the weights' size flags a rate the memory cannot deliver. Returns the
+/// entries kept.
+fn roofline_flags(b: &mut Board, measured: Vec<Entry>, strict: bool) -> Vec<Entry> {
+    let mut kept = Vec::new();
+    for mut e in measured {
+        let m = &b.machines[e.machine];
+        if let Some(pct) = roofline_estimate(&e, m) {
             e.roofline_estimate = Some(pct);
             if pct >= 100.0 {
-                let bw = b.machines[e.machine].bandwidth_gbs.unwrap_or(0.0);
+                let bw = m.bandwidth_gbs.unwrap_or(0.0);
                 let what = format!(
                     "decode at {pct:.0}% or more of its bandwidth roofline (estimated from the \
                      weights' size and the machine's measured {bw:.1} GB/s; the file records \
                      none): implausible"
                 );
                 let line = format!("{}: {}: ", e.file.display(), e.test.id);
-                if exclude.strict {
-                    b.excluded
-                        .push(format!("{line}left out by --strict: {what}"));
+                if !b.flagged(strict, &line, &what) {
                     continue;
                 }
-                b.warnings.push(format!("{line}{what}"));
                 e.flags.push(Flag::Roofline(what));
             }
         }
-        entries.push(e);
+        kept.push(e);
     }
-    let mut failures: Vec<Entry> = Vec::new();
-    for ((mk, id), mut e) in failed {
-        if !ok.contains_key(&(mk.clone(), id)) {
-            e.machine = index(&mk);
-            failures.push(e);
-        }
-    }
-    entries.sort_by(order);
-    failures.sort_by(order);
-    b.runs = runs
+    kept
+}
+
+/// The runs, each pointing at its machine, by machine, start and file.
+fn place_runs(runs: Vec<(String, RunSummary)>, machines: &[Machine]) -> Vec<RunSummary> {
+    let mut v: Vec<RunSummary> = runs
         .into_iter()
         .map(|(mk, r)| RunSummary {
-            machine: index(&mk),
+            machine: machine_index(machines, &mk),
             ..r
         })
         .collect();
-    b.runs.sort_by(|x, y| {
+    v.sort_by(|x, y| {
         (x.machine, time_key(&x.started_at), &x.file).cmp(&(
             y.machine,
             time_key(&y.started_at),
             &y.file,
         ))
     });
-    b.entries = entries;
-    b.failures = failures;
-    b
+    v
 }
 
 /// % of the bandwidth roofline a decode row at least reaches, estimated when its file
@@ -501,18 +487,6 @@ fn order(a: &Entry, b: &Entry) -> Ordering {
     key(a).cmp(&key(b))
 }
 
-fn model_extras(m: &Value) -> ModelExtras {
-    ModelExtras {
-        kld_mean: m["quality"]["kld_mean"].as_f64(),
-        kld_uncertainty: m["quality"]["kld_mean_uncertainty"].as_f64(),
-        quality_reference: m["quality"]["reference"].as_str().map(str::to_string),
-        bytes_per_token: m["bytes_per_token"].as_f64(),
-        bits_per_weight: m["bits_per_weight"].as_f64(),
-        architecture: m["architecture"].as_str().map(str::to_string),
-        tensor_types: serde_json::from_value(m["tensor_types"].clone()).unwrap_or_default(),
-    }
-}
-
 /// The flags' details, joined into one line.
 fn details(flags: &[Flag]) -> String {
     flags
@@ -520,47 +494,6 @@ fn details(flags: &[Flag]) -> String {
         .map(Flag::detail)
         .collect::<Vec<_>>()
         .join("; ")
-}
-
-fn serving(s: &Value) -> Option<Serving> {
-    Some(Serving {
-        mode: s["mode"].as_str().unwrap_or("").to_string(),
-        n_parallel: s["n_parallel"].as_u64().unwrap_or(1),
-        per_request_ts: s["per_request_ts"].as_f64()?,
-        aggregate_ts: s["aggregate_ts"].as_f64()?,
-        shared_prompt: s["shared_prompt"].as_bool().unwrap_or(false),
-        arrival_rate: s["arrival_rate"].as_f64(),
-        ttft_p50_ms: s["ttft_ms"]["p50"].as_f64(),
-        ttft_p90_ms: s["ttft_ms"]["p90"].as_f64(),
-        transport: s["transport"]
-            .as_str()
-            .filter(|t| *t != "in_process")
-            .map(str::to_string),
-        server: s["server"]["build"]
-            .as_str()
-            .or(s["server"]["served_model"].as_str())
-            .map(str::to_string),
-        vs_in_process: ["ttft", "per_request_ts", "aggregate_ts"].map(|k| {
-            let r = &s["vs_in_process"][k];
-            Some((r["ratio"].as_f64()?, r["lo"].as_f64()?, r["hi"].as_f64()?))
-        }),
-        goodput: s["goodput"].as_object().map(|g| {
-            let f = |k: &str| g.get(k).and_then(Value::as_f64);
-            (f("max_rate"), f("goodput"), f("failed_rate"))
-        }),
-    })
-}
-
-/// The badges of a model from its provenance.
-fn badges(p: &Value) -> Vec<String> {
-    let mut v = Vec::new();
-    if p["synthetic"].as_bool() == Some(true) {
-        v.push("synthetic".to_string());
-    }
-    if p["requantized"].as_bool() == Some(true) {
-        v.push("requantized".to_string());
-    }
-    v
 }
 
 fn summary(path: &Path, rec: &RunRecord) -> RunSummary {

@@ -3,8 +3,10 @@
 //! is represented by its fastest setting of the test (threads, batch sizes, ...), since a
 //! machine is best compared at its best; the tooltip names the setting.
 
-use super::charts::{describe, is_speed, kind_rank, machine_names, tags_of, ts};
-use super::load::{Board, Entry};
+use super::chart_parts::describe;
+use super::entry::Entry;
+use super::entry::{is_speed, kind_rank, tags_of, ts};
+use super::load::{Board, machine_names};
 use super::svg::{MAX_SERIES, fmt_num};
 use super::svg_bars::{Bar, BarChart, BarSeries, Category};
 use crate::plan::TestKind;
@@ -54,94 +56,17 @@ pub fn machines(b: &Board) -> Vec<BarChart> {
             .copied()
             .filter(|e| e.test.model == model && e.quant == quant)
             .collect();
-        let mut tests: Vec<(u8, u64, String)> = Vec::new();
-        for e in &es {
-            let k = (
-                kind_rank(e.test.kind),
-                e.test.params.n_tokens(),
-                e.test.test.clone(),
-            );
-            if !tests.contains(&k) {
-                tests.push(k);
-            }
-        }
-        tests.sort();
-        // Only tests that two or more machines ran.
-        tests.retain(|t| es.iter().filter(|e| e.test.test == t.2).count() > 1);
+        let tests = shared_tests(&es);
         if tests.is_empty() {
             continue;
         }
-        let mut rows: Vec<usize> = es.iter().map(|e| e.machine).collect();
-        rows.sort();
-        rows.dedup();
-        let share = |m: usize, test: &str| -> Option<(f64, &Entry)> {
-            let fastest = es
-                .iter()
-                .filter(|e| e.test.test == test)
-                .map(|e| ts(e))
-                .fold(0.0, f64::max);
-            let e = es.iter().find(|e| e.machine == m && e.test.test == test)?;
-            (fastest > 0.0).then(|| (100.0 * ts(e) / fastest, *e))
-        };
-        // Fastest machine first, by the first test (then the next).
-        rows.sort_by(|&x, &y| {
-            let key = |m| {
-                tests
-                    .iter()
-                    .map(|t| share(m, &t.2).map_or(-1.0, |s| s.0))
-                    .collect::<Vec<f64>>()
-            };
-            key(y)
-                .partial_cmp(&key(x))
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
-        let badges = es[0].badges.clone();
+        let rows = fastest_first(&es, &tests);
+        let title = format!("{model} {quant}: machines against the fastest");
         for (part, chunk) in tests.chunks(MAX_SERIES).enumerate() {
-            let series = chunk
-                .iter()
-                .map(|(_, _, test)| BarSeries {
-                    name: test.clone(),
-                    values: rows
-                        .iter()
-                        .map(|&m| {
-                            let (pct, e) = share(m, test)?;
-                            Some(Bar {
-                                value: pct,
-                                err: None,
-                                label: format!("{pct:.0} % · {} t/s", fmt_num(ts(e))),
-                                tooltip: format!("{}: {pct:.1} % of the fastest", describe(e)),
-                                tags: tags_of(e),
-                            })
-                        })
-                        .collect(),
-                })
-                .collect();
-            charts.push(BarChart {
-                id: format!("machines-{}", charts.len()),
-                title: format!(
-                    "{model} {quant}: machines against the fastest{}",
-                    if part > 0 { " (continued)" } else { "" }
-                ),
-                subtitle: format!(
-                    "each machine at its fastest setting of each test, depth 0; 100 % = the fastest machine{}",
-                    if badges.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" · {}", badges.join(", "))
-                    }
-                ),
-                x_label: "% of the fastest machine's tokens per second".into(),
-                categories: rows
-                    .iter()
-                    .map(|&m| Category {
-                        label: names[m].clone(),
-                        badges: vec![],
-                    })
-                    .collect(),
-                series,
-                empty: NO_MACHINES.into(),
-                scale: None,
-            });
+            let mut c = chart(&es, chunk, &rows, &names);
+            c.id = format!("machines-{}", charts.len());
+            c.title = format!("{title}{}", if part > 0 { " (continued)" } else { "" });
+            charts.push(c);
         }
     }
     if charts.is_empty() {
@@ -159,23 +84,111 @@ pub fn machines(b: &Board) -> Vec<BarChart> {
     charts
 }
 
+/// The test names that two or more machines ran, as the plan orders them (kind, size).
+fn shared_tests(es: &[&Entry]) -> Vec<(u8, u64, String)> {
+    let mut tests: Vec<(u8, u64, String)> = Vec::new();
+    for e in es {
+        let k = (
+            kind_rank(e.test.kind),
+            e.test.params.n_tokens(),
+            e.test.test.clone(),
+        );
+        if !tests.contains(&k) {
+            tests.push(k);
+        }
+    }
+    tests.sort();
+    tests.retain(|t| es.iter().filter(|e| e.test.test == t.2).count() > 1);
+    tests
+}
+
+/// Machine `m`'s rate of `test` as a % of the fastest machine's, with its entry.
+fn share<'a>(es: &[&'a Entry], m: usize, test: &str) -> Option<(f64, &'a Entry)> {
+    let fastest = es
+        .iter()
+        .filter(|e| e.test.test == test)
+        .map(|e| ts(e))
+        .fold(0.0, f64::max);
+    let e = es.iter().find(|e| e.machine == m && e.test.test == test)?;
+    (fastest > 0.0).then(|| (100.0 * ts(e) / fastest, *e))
+}
+
+/// The machines of `es`, fastest first by the first test (then the next).
+fn fastest_first(es: &[&Entry], tests: &[(u8, u64, String)]) -> Vec<usize> {
+    let mut rows: Vec<usize> = es.iter().map(|e| e.machine).collect();
+    rows.sort();
+    rows.dedup();
+    rows.sort_by(|&x, &y| {
+        let key = |m| {
+            tests
+                .iter()
+                .map(|t| share(es, m, &t.2).map_or(-1.0, |s| s.0))
+                .collect::<Vec<f64>>()
+        };
+        key(y)
+            .partial_cmp(&key(x))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    rows
+}
+
+/// The chart of some tests (a bar each) over the machines `rows`; id and title are the
+/// caller's.
+fn chart(es: &[&Entry], tests: &[(u8, u64, String)], rows: &[usize], names: &[String]) -> BarChart {
+    let series = tests
+        .iter()
+        .map(|(_, _, test)| BarSeries {
+            name: test.clone(),
+            values: rows
+                .iter()
+                .map(|&m| {
+                    let (pct, e) = share(es, m, test)?;
+                    Some(Bar {
+                        value: pct,
+                        err: None,
+                        label: format!("{pct:.0} % · {} t/s", fmt_num(ts(e))),
+                        tooltip: format!("{}: {pct:.1} % of the fastest", describe(e)),
+                        tags: tags_of(e),
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    let badges = &es[0].badges;
+    BarChart {
+        id: String::new(),
+        title: String::new(),
+        subtitle: format!(
+            "each machine at its fastest setting of each test, depth 0; 100 % = the fastest machine{}",
+            if badges.is_empty() {
+                String::new()
+            } else {
+                format!(" · {}", badges.join(", "))
+            }
+        ),
+        x_label: "% of the fastest machine's tokens per second".into(),
+        categories: rows
+            .iter()
+            .map(|&m| Category {
+                label: names[m].clone(),
+                badges: vec![],
+            })
+            .collect(),
+        series,
+        empty: NO_MACHINES.into(),
+        scale: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::leaderboard::load::{Exclude, board};
     use crate::report::leaderboard::testdata::{file, model, run, test};
+    use crate::report::leaderboard::{Exclude, load::board};
 
     const T: &str = "2026-01-01T10:00:00Z";
 
-    fn machine(
-        host: &str,
-        pp: f64,
-        tg: f64,
-    ) -> (
-        std::path::PathBuf,
-        crate::record::RunRecord,
-        serde_json::Value,
-    ) {
+    fn machine(host: &str, pp: f64, tg: f64) -> (std::path::PathBuf, crate::record::RunRecord) {
         let r = run(
             host,
             T,

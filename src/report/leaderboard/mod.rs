@@ -1,15 +1,20 @@
 //! `tpsbench leaderboard`: result files in, `LEADERBOARD.md` and a self-contained
-//! `index.html` out. `load` reads, checks and deduplicates; `table` lays out the figures;
-//! `markdown` and `html` write them; `charts`, `charts_lines` and `machines` select the
-//! chart data, `facet` splits many series into small multiples, and `svg`, `svg_bars` and
-//! `svg_scatter` draw them. A directory without result files gives a page that says so.
+//! `index.html` out. `options` holds what the command is asked; `load` reads, checks and
+//! deduplicates into `entry::Entry`s (typed views of the result files' records, with the
+//! helpers every part asks of an entry); `table` lays out the figures; `markdown` and `html`
+//! write them; `charts`, `charts_lines`, `charts_quant` and `machines` select the chart
+//! data (with `chart_parts`), `facet` splits many series into small multiples, and `svg`,
+//! `svg_bars` and `svg_scatter` draw them. A directory without result files gives a page
+//! that says so.
 
 pub mod answer;
 pub mod answer_run;
+pub mod chart_parts;
 pub mod charts;
 pub mod charts_lines;
 pub mod charts_quant;
 pub mod download;
+pub mod entry;
 pub mod facet;
 pub mod grid;
 pub mod html;
@@ -17,6 +22,7 @@ pub mod load;
 pub mod machine;
 pub mod machines;
 pub mod markdown;
+pub mod options;
 mod page_assets;
 pub mod plausible;
 pub mod svg;
@@ -26,21 +32,9 @@ pub mod table;
 
 use std::path::{Path, PathBuf};
 
-pub use load::{Board, Entry, Exclude, Machine};
-
-/// What `tpsbench leaderboard` reads and where it writes.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// Files, or directories searched recursively for `*.json`.
-    pub paths: Vec<PathBuf>,
-    pub out_dir: PathBuf,
-    /// What to leave out (`--exclude-*`, `--strict`).
-    pub exclude: Exclude,
-    /// The KLD budget of the one-line answers, in nats (`--kld-budget`).
-    pub kld_budget: f64,
-    /// `--check`: compare with the files in `out_dir` instead of writing them.
-    pub check: bool,
-}
+pub use entry::Entry;
+pub use load::{Board, Machine};
+pub use options::{DEFAULT_KLD_BUDGET, Exclude, Options};
 
 /// What a leaderboard run produced.
 pub struct Outcome {
@@ -74,7 +68,7 @@ pub fn load(paths: &[PathBuf], exclude: &Exclude) -> Result<Board, Failure> {
         // shows no absolute path and does not depend on where the inputs are.
         let name = relative_name(paths, p);
         match load::read_file(p) {
-            Ok((rec, raw)) => read.push((name, rec, raw)),
+            Ok(rec) => read.push((name, rec)),
             Err(e) => {
                 invalid.push(e.replace(&p.display().to_string(), &name.display().to_string()))
             }

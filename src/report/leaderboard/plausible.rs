@@ -5,9 +5,7 @@
 //! warning line per flagged run or row and badges the row on the page; `--strict` leaves
 //! flagged runs and rows out.
 
-use serde_json::Value;
-
-use crate::record::{RunInfo, TestRecord};
+use crate::record::{ModelRecord, RunInfo, TestRecord};
 
 /// A run that started at a 1-minute load average above this is flagged "busy": its timings
 /// shared the machine with other work. The same threshold as the published set's check
@@ -84,9 +82,9 @@ pub fn run_flags(run: &RunInfo) -> Vec<Flag> {
     v
 }
 
-/// The flags of one row: its roofline, and its model (raw JSON of `models[k]`) when that
-/// looks synthetic without being marked.
-pub fn entry_flags(t: &TestRecord, model: &Value) -> Vec<Flag> {
+/// The flags of one row: its roofline, and its model (`models[k]`, when the file lists it)
+/// when that looks synthetic without being marked.
+pub fn entry_flags(t: &TestRecord, model: Option<&ModelRecord>) -> Vec<Flag> {
     let mut v = Vec::new();
     if let Some(r) = t.resources.as_ref().and_then(|r| r.roofline.as_ref())
         && (r.above_ceiling || r.percent_of_roofline >= 100.0)
@@ -96,7 +94,7 @@ pub fn entry_flags(t: &TestRecord, model: &Value) -> Vec<Flag> {
             r.percent_of_roofline, r.bandwidth_gbs, r.bandwidth_source
         )));
     }
-    if let Some(why) = unmarked_synthetic(model) {
+    if let Some(why) = model.and_then(unmarked_synthetic) {
         v.push(Flag::Fixture(why));
     }
     v
@@ -104,17 +102,16 @@ pub fn entry_flags(t: &TestRecord, model: &Value) -> Vec<Flag> {
 
 /// Why a model looks synthetic or like the tiny test model while `provenance.synthetic` is
 /// not true.
-fn unmarked_synthetic(m: &Value) -> Option<String> {
-    if m.is_null() || m["provenance"]["synthetic"].as_bool() == Some(true) {
+fn unmarked_synthetic(m: &ModelRecord) -> Option<String> {
+    if m.provenance.as_ref().is_some_and(|p| p.synthetic) {
         return None;
     }
-    let name = m["name"].as_str().unwrap_or("?");
-    let said = |k: &str| m[k].as_str().unwrap_or("").to_lowercase();
-    let looks = ["name", "model_filename"].iter().any(|k| {
-        let s = said(k);
+    let name = &m.name;
+    let looks = [&m.name, &m.model_filename].iter().any(|s| {
+        let s = s.to_lowercase();
         s.contains("synthetic") || s.contains("tiny")
     });
-    let small = m["model_n_params"].as_u64().is_some_and(|n| n < MIN_PARAMS);
+    let small = m.model_n_params.is_some_and(|n| n < MIN_PARAMS);
     (looks || small).then(|| {
         format!("model {name} looks synthetic (name or under {MIN_PARAMS} parameters) but provenance.synthetic is not set")
     })
@@ -124,6 +121,7 @@ fn unmarked_synthetic(m: &Value) -> Option<String> {
 mod tests {
     use super::*;
     use crate::report::export::fixtures;
+    use crate::report::leaderboard::testdata;
     use serde_json::json;
 
     #[test]
@@ -147,8 +145,20 @@ mod tests {
     #[test]
     fn a_roofline_at_100_percent_and_an_unmarked_tiny_model_flag_the_row() {
         let mut t = fixtures::run().tests[0].clone();
-        let real = json!({"name": "SmolLM2-135M", "model_n_params": 134_515_008u64});
-        assert!(entry_flags(&t, &real).is_empty());
+        let model = |name: &str, n_params: Option<u64>, synthetic: bool| {
+            let mut m = testdata::model(name, "Q4_0");
+            m.model_filename = format!("{name}.gguf");
+            m.model_n_params = n_params;
+            m.provenance = synthetic.then(|| {
+                serde_json::from_value(json!({"base_file": "", "base_sha256": "", "type": "Q4_0",
+                    "base_type": "F32", "requantized": false, "synthetic": true, "preset": null}))
+                .unwrap()
+            });
+            m
+        };
+        let real = model("SmolLM2-135M", Some(134_515_008), false);
+        let real = Some(&real);
+        assert!(entry_flags(&t, real).is_empty());
         let roof = |pct: f64| {
             serde_json::from_value::<crate::machine::Resources>(json!({
                 "peak_rss_bytes": null, "kv_cache_bytes": null, "energy": null,
@@ -160,18 +170,22 @@ mod tests {
             .unwrap()
         };
         t.resources = Some(roof(99.9));
-        assert!(entry_flags(&t, &real).is_empty());
+        assert!(entry_flags(&t, real).is_empty());
         t.resources = Some(roof(101.0));
-        let f = entry_flags(&t, &real);
+        let f = entry_flags(&t, real);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].badge(), "implausible");
         assert!(f[0].detail().contains("101%"), "{f:?}");
         t.resources = None;
-        let tiny = json!({"name": "random-weights", "model_n_params": 1_372_928u64});
-        assert_eq!(entry_flags(&t, &tiny)[0].badge(), "fixture");
-        let marked = json!({"name": "synthetic-llama-3-8b", "provenance": {"synthetic": true}});
-        assert!(entry_flags(&t, &marked).is_empty());
-        let unmarked = json!({"name": "synthetic-llama-3-8b", "model_n_params": 8_000_000_000u64});
-        assert_eq!(entry_flags(&t, &unmarked).len(), 1);
+        let tiny = model("random-weights", Some(1_372_928), false);
+        assert_eq!(entry_flags(&t, Some(&tiny))[0].badge(), "fixture");
+        let marked = model("synthetic-llama-3-8b", None, true);
+        assert!(entry_flags(&t, Some(&marked)).is_empty());
+        let unmarked = model("synthetic-llama-3-8b", Some(8_000_000_000), false);
+        assert_eq!(entry_flags(&t, Some(&unmarked)).len(), 1);
+        assert!(
+            entry_flags(&t, None).is_empty(),
+            "a test whose model is not listed"
+        );
     }
 }

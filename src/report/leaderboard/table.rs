@@ -3,8 +3,8 @@
 //! window still shows it; the settings follow, each only when it differs within the table
 //! (so that no two rows look alike while measuring different things).
 
-use super::charts::{identity, is_speed, kind_rank};
-use super::load::{Board, Entry, RunSummary};
+use super::entry::{Entry, identity, is_speed, kind_rank};
+use super::load::{Board, RunSummary};
 
 /// One table cell: its text, for numeric columns the value to sort by, and badges drawn
 /// after the text (`synthetic`, `requantized`).

@@ -1,6 +1,6 @@
 use super::*;
-use crate::report::leaderboard::load::{Exclude, board};
 use crate::report::leaderboard::testdata::{file, model, quality, run, test};
+use crate::report::leaderboard::{Exclude, load::board};
 use serde_json::json;
 
 /// A ladder of quantizations of one model on one machine: (quant, decode t/s, KLD).

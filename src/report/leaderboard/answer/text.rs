@@ -5,7 +5,10 @@
 
 use std::fmt::Write as _;
 
-use super::*;
+use super::parts::{Answer, Rate, Resolved, Row, and_list};
+use crate::report::leaderboard::svg::fmt_num;
+use crate::report::leaderboard::table::{Cell, RowMeta, Table, anchor};
+use crate::util::units::format_size;
 
 /// "X" or "X, tied with Y and Z": the resolution's best and the rows it ties with.
 fn with_ties(rows: &[Row], r: &Resolved) -> String {
@@ -20,7 +23,7 @@ fn with_ties(rows: &[Row], r: &Resolved) -> String {
     }
 }
 
-/// The one-line answer above the table (`resolved` by [`super::mark_front`]).
+/// The one-line answer above the table (`resolved` by `answer::mark_front`).
 pub fn sentence(model: &str, host: &str, rows: &[Row], budget: f64, resolved: &Resolved) -> String {
     let head = format!("For {model} on {host}");
     if !rows.iter().any(|r| r.decode.is_some()) {
@@ -85,7 +88,7 @@ pub fn covers(a: &Answer) -> Vec<String> {
 }
 
 /// The model's identity as the page's filters name it: "SmolLM2-135M (llama)" (as
-/// `charts::identity`).
+/// `entry::identity`).
 pub fn identity_label(a: &Answer) -> String {
     match &a.architecture {
         Some(x) => format!("{} ({x})", a.model),
@@ -97,115 +100,9 @@ pub fn identity_label(a: &Answer) -> String {
 /// prefill, KLD, the trade-off, the roofline, bits per weight and size. `nbsp` joins the
 /// parts of a figure (" " in HTML, where CSS keeps cells on one line; U+00A0 in Markdown).
 pub fn table(a: &Answer, nbsp: &str) -> Table {
-    let cell = |text: String, sort: Option<f64>| Cell {
-        text,
-        sort,
-        badges: vec![],
-    };
-    let mut headers = vec!["quant".to_string()];
-    let mut numeric = vec![false];
-    let has = |f: &dyn Fn(&Row) -> bool| a.rows.iter().any(f);
-    let cols_decode = a.decode_test.is_some();
-    let cols_prefill = a.prefill_test.is_some();
-    let cols_kld = has(&|r| r.kld.is_some());
-    let cols_roof = has(&|r| r.roofline.is_some());
-    let cols_bpw = has(&|r| r.bits_per_weight.is_some());
-    let cols_size = has(&|r| r.size.is_some());
-    let t_s = |t: &Option<String>| format!("{} t/s", t.as_deref().unwrap_or(""));
-    if cols_decode {
-        headers.push(format!("decode {}", t_s(&a.decode_test)));
-        numeric.push(true);
-    }
-    if cols_prefill {
-        headers.push(format!("prefill {}", t_s(&a.prefill_test)));
-        numeric.push(true);
-    }
-    if cols_kld {
-        headers.push("KLD ± se".into());
-        numeric.push(true);
-        headers.push("best trade-off".into());
-        numeric.push(false);
-    }
-    if cols_roof {
-        headers.push("% of roofline".into());
-        numeric.push(true);
-    }
-    if cols_bpw {
-        headers.push("bits/weight".into());
-        numeric.push(true);
-    }
-    if cols_size {
-        headers.push("size".into());
-        numeric.push(true);
-    }
-    let rows = a
-        .rows
-        .iter()
-        .map(|r| {
-            let mut row = vec![Cell {
-                text: r.quant.clone(),
-                sort: None,
-                badges: r.badges.clone(),
-            }];
-            let rate_cell = |x: &Option<Rate>| match x {
-                Some(x) => cell(rate_text(x, nbsp), Some(x.figure.value)),
-                None => cell(String::new(), None),
-            };
-            if cols_decode {
-                row.push(rate_cell(&r.decode));
-            }
-            if cols_prefill {
-                let mut c = rate_cell(&r.prefill);
-                if r.unrepacked_gap {
-                    c.badges.push(NO_REPACK.into());
-                }
-                row.push(c);
-            }
-            if cols_kld {
-                row.push(match r.kld {
-                    Some((k, Some(se))) if se > 0.0 => {
-                        cell(format!("{k:.4}{nbsp}±{nbsp}{se:.4}"), Some(k))
-                    }
-                    Some((k, _)) if k == 0.0 => cell("0 (reference)".into(), Some(k)),
-                    Some((k, _)) => cell(format!("{k:.4}"), Some(k)),
-                    None => cell(String::new(), None),
-                });
-                let text = match (r.front, r.tied_with.is_empty()) {
-                    (false, _) => String::new(),
-                    (true, true) => "★ front".to_string(),
-                    (true, false) => format!("★ front, ties {}", r.tied_with.join(", ")),
-                };
-                row.push(cell(text, None));
-            }
-            if cols_roof {
-                row.push(match r.roofline {
-                    Some((p, bad, estimated)) => Cell {
-                        text: format!("{}{p:.0}%", if estimated { "≥" } else { "" }),
-                        sort: Some(p),
-                        badges: if bad {
-                            vec!["implausible".into()]
-                        } else {
-                            vec![]
-                        },
-                    },
-                    None => cell(String::new(), None),
-                });
-            }
-            if cols_bpw {
-                row.push(match r.bits_per_weight {
-                    Some(b) => cell(format!("{b:.2}"), Some(b)),
-                    None => cell(String::new(), None),
-                });
-            }
-            if cols_size {
-                row.push(match r.size {
-                    Some(s) => cell(format_size(s).replace(' ', nbsp), Some(s as f64)),
-                    None => cell(String::new(), None),
-                });
-            }
-            row
-        })
-        .collect();
+    let cols = Columns::of(a);
+    let (headers, numeric) = cols.headers(a);
+    let rows = a.rows.iter().map(|r| cols.cells(r, nbsp)).collect();
     let model = identity_label(a);
     let meta = a
         .rows
@@ -224,6 +121,133 @@ pub fn table(a: &Answer, nbsp: &str) -> Table {
         numeric,
         rows,
         meta,
+    }
+}
+
+/// The answer table's optional columns: those some row (or the answer) has a figure for.
+struct Columns {
+    decode: bool,
+    prefill: bool,
+    kld: bool,
+    roof: bool,
+    bpw: bool,
+    size: bool,
+}
+
+fn cell(text: String, sort: Option<f64>) -> Cell {
+    Cell {
+        text,
+        sort,
+        badges: vec![],
+    }
+}
+
+impl Columns {
+    fn of(a: &Answer) -> Columns {
+        let has = |f: &dyn Fn(&Row) -> bool| a.rows.iter().any(f);
+        Columns {
+            decode: a.decode_test.is_some(),
+            prefill: a.prefill_test.is_some(),
+            kld: has(&|r| r.kld.is_some()),
+            roof: has(&|r| r.roofline.is_some()),
+            bpw: has(&|r| r.bits_per_weight.is_some()),
+            size: has(&|r| r.size.is_some()),
+        }
+    }
+
+    /// The headers, and which of them are numeric.
+    fn headers(&self, a: &Answer) -> (Vec<String>, Vec<bool>) {
+        let t_s = |t: &Option<String>| format!("{} t/s", t.as_deref().unwrap_or(""));
+        let mut h: Vec<(String, bool)> = vec![("quant".into(), false)];
+        if self.decode {
+            h.push((format!("decode {}", t_s(&a.decode_test)), true));
+        }
+        if self.prefill {
+            h.push((format!("prefill {}", t_s(&a.prefill_test)), true));
+        }
+        if self.kld {
+            h.push(("KLD ± se".into(), true));
+            h.push(("best trade-off".into(), false));
+        }
+        if self.roof {
+            h.push(("% of roofline".into(), true));
+        }
+        if self.bpw {
+            h.push(("bits/weight".into(), true));
+        }
+        if self.size {
+            h.push(("size".into(), true));
+        }
+        h.into_iter().unzip()
+    }
+
+    /// One row's cells, in the headers' order.
+    fn cells(&self, r: &Row, nbsp: &str) -> Vec<Cell> {
+        let mut row = vec![Cell {
+            text: r.quant.clone(),
+            sort: None,
+            badges: r.badges.clone(),
+        }];
+        let rate_cell = |x: &Option<Rate>| match x {
+            Some(x) => cell(rate_text(x, nbsp), Some(x.figure.value)),
+            None => cell(String::new(), None),
+        };
+        if self.decode {
+            row.push(rate_cell(&r.decode));
+        }
+        if self.prefill {
+            let mut c = rate_cell(&r.prefill);
+            if r.unrepacked_gap {
+                c.badges.push(NO_REPACK.into());
+            }
+            row.push(c);
+        }
+        if self.kld {
+            row.push(kld_cell(r.kld, nbsp));
+            let text = match (r.front, r.tied_with.is_empty()) {
+                (false, _) => String::new(),
+                (true, true) => "★ front".to_string(),
+                (true, false) => format!("★ front, ties {}", r.tied_with.join(", ")),
+            };
+            row.push(cell(text, None));
+        }
+        if self.roof {
+            row.push(match r.roofline {
+                Some((p, bad, estimated)) => Cell {
+                    text: format!("{}{p:.0}%", if estimated { "≥" } else { "" }),
+                    sort: Some(p),
+                    badges: if bad {
+                        vec!["implausible".into()]
+                    } else {
+                        vec![]
+                    },
+                },
+                None => cell(String::new(), None),
+            });
+        }
+        if self.bpw {
+            row.push(match r.bits_per_weight {
+                Some(b) => cell(format!("{b:.2}"), Some(b)),
+                None => cell(String::new(), None),
+            });
+        }
+        if self.size {
+            row.push(match r.size {
+                Some(s) => cell(format_size(s).replace(' ', nbsp), Some(s as f64)),
+                None => cell(String::new(), None),
+            });
+        }
+        row
+    }
+}
+
+/// "0.0123 ± 0.0004", "0 (reference)", or empty without a KLD.
+fn kld_cell(kld: Option<(f64, Option<f64>)>, nbsp: &str) -> Cell {
+    match kld {
+        Some((k, Some(se))) if se > 0.0 => cell(format!("{k:.4}{nbsp}±{nbsp}{se:.4}"), Some(k)),
+        Some((k, _)) if k == 0.0 => cell("0 (reference)".into(), Some(k)),
+        Some((k, _)) => cell(format!("{k:.4}"), Some(k)),
+        None => cell(String::new(), None),
     }
 }
 

@@ -1,8 +1,21 @@
 use super::*;
-use crate::report::leaderboard::load::{Exclude, board};
+use crate::report::leaderboard::chart_parts::{common_name, variant_label};
+use crate::report::leaderboard::charts_lines::{depth, serving};
+use crate::report::leaderboard::charts_quant::per_quant;
 use crate::report::leaderboard::testdata::{self, file, model, quality, run, test};
+use crate::report::leaderboard::{Exclude, load::board};
 
 const T: &str = "2026-01-01T10:00:00Z";
+
+/// The front of exact figures (no intervals).
+fn pareto_front(points: &[(f64, f64)]) -> Vec<usize> {
+    use crate::stats::ties::Figure;
+    let figures: Vec<(Figure, Figure)> = points
+        .iter()
+        .map(|&(x, y)| (Figure::point(x), Figure::point(y)))
+        .collect();
+    on_front(&figures)
+}
 
 #[test]
 fn pareto_front_on_a_hand_made_set() {
@@ -334,7 +347,7 @@ fn common_names_and_variant_labels() {
         ],
     );
     let b = board(vec![file("x", r, |_| {})], &Exclude::default());
-    let all: Vec<&crate::report::leaderboard::load::Entry> = b.entries.iter().collect();
+    let all: Vec<&crate::report::leaderboard::Entry> = b.entries.iter().collect();
     let labels: Vec<String> = all.iter().map(|e| variant_label(e, &all)).collect();
     assert_eq!(
         labels,

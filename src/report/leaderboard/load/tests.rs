@@ -1,5 +1,6 @@
 use super::*;
 use crate::report::leaderboard::testdata::{file, model, run, test};
+use serde_json::Value;
 
 const T0: &str = "2026-01-01T10:00:00Z";
 const T1: &str = "2026-01-02T10:00:00Z";
@@ -130,7 +131,7 @@ fn excluded_builds_and_tool_versions_are_dropped_with_a_reason() {
 }
 
 #[test]
-fn extension_fields_are_read_from_the_raw_json_when_present() {
+fn extension_fields_are_read_from_the_typed_record_when_present() {
     let b = two_test_board(|v| {
         v["models"][0]["quality"] = crate::report::leaderboard::testdata::quality(0.01);
         v["models"][0]["bytes_per_token"] = serde_json::json!(4.0);

@@ -1,0 +1,99 @@
+//! What the chart builders (`charts`, `charts_lines`, `charts_quant`, `machines`) share:
+//! how a point or bar describes its entry, how a chart names its variants and titles a group
+//! of models, grouping in first-seen order, and the placeholder of a chart without data.
+
+use super::entry::{Entry, ts};
+use super::facet;
+use super::svg::fmt_num;
+use super::svg_scatter::ScatterChart;
+
+/// An entry in one line, for a tooltip: model, quantization, test, rate and settings.
+pub fn describe(e: &Entry) -> String {
+    let settings: Vec<String> = facet::settings(e).into_iter().map(|f| f.text).collect();
+    format!(
+        "{} {} {}: {} ± {} t/s ({})",
+        e.test.model,
+        e.quant,
+        e.test.test,
+        fmt_num(ts(e)),
+        fmt_num(e.test.stddev_ts.unwrap_or(0.0)),
+        settings.join(", ")
+    )
+}
+
+/// A title for several model names: their common prefix (`tiny-Q8_0`, `tiny-Q4_K` → `tiny`),
+/// or the names themselves when they share none.
+pub fn common_name(names: &[String]) -> String {
+    let first = names.first().map(String::as_str).unwrap_or("");
+    let mut n = first.len();
+    for other in names {
+        n = n.min(
+            first
+                .char_indices()
+                .zip(other.chars())
+                .find(|((_, a), b)| a != b)
+                .map_or(first.len().min(other.len()), |((i, _), _)| i),
+        );
+    }
+    let mut prefix = &first[..n];
+    // Cut a partial word (`tiny-Q` of `tiny-Q8_0` and `tiny-Q4_K`) back to a separator.
+    if names.iter().any(|x| x.len() > n) {
+        prefix = prefix
+            .rfind(['-', '_', '.', ' '])
+            .map_or("", |i| &prefix[..i]);
+    }
+    let prefix = prefix.trim_end_matches(['-', '_', '.', ' ']);
+    if !prefix.is_empty() {
+        prefix.to_string()
+    } else if names.len() > 2 {
+        format!("{}, {} and {} more", names[0], names[1], names.len() - 2)
+    } else {
+        names.join(", ")
+    }
+}
+
+/// A variant's label among `all` the variants of a chart: the quantization where no other
+/// variant has the same one, else the model name (with the quantization when the name does
+/// not say it).
+pub fn variant_label(e: &Entry, all: &[&Entry]) -> String {
+    let clash = all
+        .iter()
+        .any(|o| o.quant == e.quant && o.test.model != e.test.model);
+    if !clash {
+        e.quant.clone()
+    } else if e.test.model.contains(&e.quant) {
+        e.test.model.clone()
+    } else {
+        format!("{} {}", e.test.model, e.quant)
+    }
+}
+
+/// Groups in first-seen order.
+pub fn group_by<'a, K: PartialEq>(
+    es: impl Iterator<Item = &'a Entry>,
+    key: impl Fn(&Entry) -> K,
+) -> Vec<(K, Vec<&'a Entry>)> {
+    let mut groups: Vec<(K, Vec<&Entry>)> = Vec::new();
+    for e in es {
+        let k = key(e);
+        match groups.iter_mut().find(|(x, _)| *x == k) {
+            Some((_, v)) => v.push(e),
+            None => groups.push((k, vec![e])),
+        }
+    }
+    groups
+}
+
+pub fn empty_scatter(id: &str, title: &str, msg: &str) -> ScatterChart {
+    ScatterChart {
+        id: id.into(),
+        title: title.into(),
+        subtitle: String::new(),
+        x_label: String::new(),
+        y_label: String::new(),
+        series: vec![],
+        x_zero: true,
+        y_zero: true,
+        empty: msg.into(),
+    }
+}
