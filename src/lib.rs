@@ -14,9 +14,8 @@ pub mod config;
 pub mod plan;
 // layer output: progress and ETA on stderr
 pub mod output;
-// layer engine: the only code touching llama.cpp (engine::llama) or a server over HTTP (served)
+// layer engine: the only code touching llama.cpp (engine::llama) or a server over HTTP (engine::endpoint)
 pub mod engine;
-pub mod served;
 // layer machine: the hardware: bandwidth probe, roofline, GPUs, energy, memory
 pub mod machine;
 // layer record: the result schema and result files; every reader of a result file goes through it

@@ -1,14 +1,14 @@
 //! Arbitrary bytes as a streamed answer's body, cut where the input says (as the network may
 //! cut it), through the client's SSE parsing and its reading of each event
-//! (`served::client::replay`), then the token accounting of `serving::http`: `count` checks
+//! (`engine::endpoint::client::replay`), then the token accounting of `serving::http`: `count` checks
 //! the server's usage against what was asked and what arrived, and `token_times` spreads the
 //! tokens over the chunks. All must return Ok or Err, never panic, and never allocate by a
 //! number the body claims.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tpsbench::config::served::Api;
-use tpsbench::served::client::{Prompt, Request, replay};
+use tpsbench::config::endpoint::Api;
+use tpsbench::engine::endpoint::client::{Prompt, Request, replay};
 use tpsbench::serving::http::{count, token_times};
 
 fuzz_target!(|data: &[u8]| {

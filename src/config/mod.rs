@@ -11,7 +11,7 @@ mod error;
 pub mod knobs;
 pub mod ladder;
 pub mod quant_types;
-pub mod served;
+pub mod endpoint;
 pub mod serving;
 pub mod suggest;
 pub mod synth_spec;
@@ -24,7 +24,7 @@ use values::{boolean, flash_attn, int_list, kv_type, list, scalar_float, split_m
 pub use axes::{Axes, FlashAttn, KV_TYPES, SplitMode};
 pub use error::ConfigError;
 pub(crate) use error::Ctx;
-pub use served::{Api, Served, ServerLaunch};
+pub use endpoint::{Api, Served, ServerLaunch};
 
 impl RunSettings {
     /// The stopping rule these settings describe.
@@ -88,7 +88,7 @@ impl AutoRounds {
     /// Repetitions per round under auto when `repetitions` is not given: at the noise of a
     /// 2-core VM, a fresh context's own level varies more than repetitions inside it, so
     /// many short rounds resolve a comparison sooner than few long ones in the same time
-    /// (tests/monte_carlo/sequential.rs, docs/methodology.md).
+    /// (tests/it/monte_carlo/sequential.rs, docs/methodology.md).
     pub const REPETITIONS: u32 = 1;
 }
 
@@ -186,7 +186,7 @@ pub(crate) struct RawModel {
     api: Option<Spanned<Api>>,
     request_timeout_s: Option<Spanned<f64>>,
     ca_file: Option<Spanned<String>>,
-    server: Option<Spanned<served::RawServer>>,
+    server: Option<Spanned<endpoint::RawServer>>,
 }
 
 /// The whole file, deserialized once.
@@ -317,7 +317,7 @@ fn parse_parts(
             ),
             None => None,
         };
-        let raw_served = served::RawServed {
+        let raw_served = endpoint::RawServed {
             endpoint: m.endpoint,
             served_model: m.served_model,
             api: m.api,
@@ -325,7 +325,7 @@ fn parse_parts(
             ca_file: m.ca_file,
             server: m.server,
         };
-        let served = served::served(ctx, &key, raw_served, m.path.is_some(), base_dir)?;
+        let served = endpoint::served(ctx, &key, raw_served, m.path.is_some(), base_dir)?;
         if m.path.is_none() && served.is_none() {
             let msg = "a model needs `path` (a GGUF file) or `endpoint` (a served model)";
             return Err(ctx.err(m.name.span(), &format!("{key}.path"), msg));

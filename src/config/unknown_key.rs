@@ -18,7 +18,7 @@ pub(crate) fn known_keys(path: &[&str]) -> Option<&'static [&'static str]> {
         [] => fields_of::<RawConfig>(),
         ["sweep"] | ["model" | "ladder", "sweep"] => sweep_keys(),
         ["model"] => fields_of::<RawModel>(),
-        ["model", "server"] => fields_of::<served::RawServerTable>(),
+        ["model", "server"] => fields_of::<endpoint::RawServerTable>(),
         ["ladder"] => fields_of::<ladder::RawLadder>(),
         ["ladder", "eval"] => fields_of::<ladder::RawEval>(),
         ["serving"] => fields_of::<serving::RawServing>(),

@@ -4,9 +4,11 @@
 //! the whole pipeline is unit-tested deterministically (as hyperfine does with its mock
 //! executor). Beside it: which libllama the process runs (`linkage`), where llama.cpp put a
 //! model (`placement`, read from its load log), and llama-bench's timing loop over any
-//! engine (`measure`).
+//! engine (`measure`). `endpoint` is the other side of the boundary: the HTTP client of a
+//! server that answers serving tests (llama-server or any OpenAI-compatible endpoint).
 
 pub mod batching;
+pub mod endpoint;
 pub mod error;
 pub mod linkage;
 pub mod llama;

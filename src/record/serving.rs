@@ -29,7 +29,7 @@ impl Dist {
 
 pub use crate::config::serving::Slo;
 pub use crate::config::serving::Targets;
-pub use crate::served::ServerInfo;
+pub use crate::engine::endpoint::ServerInfo;
 
 pub use crate::plan::serving::Transport;
 

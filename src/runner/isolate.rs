@@ -32,7 +32,7 @@ fn describe(status: std::process::ExitStatus) -> String {
 
 /// What an isolated run measures: the configuration (and its file, which the children
 /// read), the filters, the shard, and the file to continue.
-pub struct Plan<'a> {
+pub struct IsolatedSweep<'a> {
     pub config: &'a Config,
     pub config_path: &'a Path,
     pub filters: &'a [String],
@@ -43,7 +43,7 @@ pub struct Plan<'a> {
 /// Runs each model of the plan in a child `tpsbench` process; returns the final record and
 /// its path. `child_args` are passed to every child (e.g. --verbose, --shard).
 pub fn run(
-    plan: &Plan,
+    plan: &IsolatedSweep,
     info: RunInfo,
     results_dir: &Path,
     stop: &std::sync::atomic::AtomicBool,
@@ -128,7 +128,7 @@ pub fn run(
 
 /// One child process: its model, its round.
 struct ChildRun<'a> {
-    plan: &'a Plan<'a>,
+    plan: &'a IsolatedSweep<'a>,
     exe: &'a Path,
     path: &'a Path,
     name: &'a str,

@@ -333,7 +333,7 @@ fn sweep_isolated(s: Started) -> Result<Swept, String> {
         .results_dir
         .clone()
         .unwrap_or_else(|| PathBuf::from("results"));
-    let plan = runner::isolate::Plan {
+    let plan = runner::isolate::IsolatedSweep {
         config: &config,
         config_path: &r.config,
         filters: &r.filters,

@@ -1,5 +1,5 @@
 //! Serving tests over HTTP: the request, parallel and arrival tests of `serving::run`, and
-//! the goodput search, against an OpenAI-compatible server (`served::Client`), with the
+//! the goodput search, against an OpenAI-compatible server (`engine::endpoint::Client`), with the
 //! same figures and the same record.
 //!
 //! Timing comes from the client: a request's arrival is when it was sent, its first token
@@ -29,7 +29,7 @@ use crate::engine::measure::TokenSource;
 use crate::output::progress::Progress;
 use crate::plan::serving::ServingTest;
 use crate::record::serving::{Goodput, GoodputStep, RepFigures, Serving, Transport};
-use crate::served::{Client, Prompt, Request, ServerInfo, Streamed};
+use crate::engine::endpoint::{Client, Prompt, Request, ServerInfo, Streamed};
 
 mod tokens;
 pub use tokens::{Counted, Tokenize, count, token_times};
@@ -427,7 +427,7 @@ fn arrival_figures(b: &Batch) -> RepFigures {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::served::client::{Chunk, Usage};
+    use crate::engine::endpoint::client::{Chunk, Usage};
 
     fn answer(texts: &[&str], usage: Option<u64>) -> Streamed {
         let t = Instant::now();

@@ -50,7 +50,7 @@ impl StopPolicy {
     /// the first look that meets the target picks the looks where the interval happens to be
     /// narrow: when such a stop was unlikely, the interval at the stop covered 61-85% in the
     /// Monte Carlo check; asking for two looks in a row brings it back to 95% or more
-    /// (tests/monte_carlo.rs measures it on this code).
+    /// (tests/it/monte_carlo.rs measures it on this code).
     pub fn should_stop(&self, rates: &[f64], elapsed_s: f64, _seed: u64) -> Option<StopReason> {
         let n = rates.len() as u32;
         let Some(target) = self.ci_target else {

@@ -17,7 +17,7 @@
 //!   is not significant is "inconclusive", with the rounds a verdict would need.
 //!
 //! The Mann–Whitney test on the repetitions stays for what it is right about: whether two
-//! sets of samples of one launch differ. tests/monte_carlo.rs checks every path's
+//! sets of samples of one launch differ. tests/it/monte_carlo.rs checks every path's
 //! false-positive rate, power and coverage on this code.
 
 use super::bootstrap::Interval;

@@ -15,7 +15,7 @@
 //! well past alpha (optional stopping), so the sequential design spends alpha over the
 //! planned looks: look k (rounds 3 to `max_rounds`) runs Holm at alpha / looks. By the
 //! union bound, the chance of any false "established" over all looks and all pairs is at
-//! most alpha, whatever the stopping rule; tests/monte_carlo.rs checks it on this code.
+//! most alpha, whatever the stopping rule; tests/it/monte_carlo.rs checks it on this code.
 
 use super::compare::{Comparison, Measured, Settings, compare};
 

@@ -138,7 +138,7 @@ pub fn resolve(cs: &[Choice], budget: f64, paired: Option<Design>, alpha: f64) -
     // needs depends on the data (the fastest is the largest estimate), and a family chosen by
     // the data would not hold its level: with 4 identical variants, "the fastest against the
     // others" was called established 5.5% of the time over the looks of auto rounds
-    // (tests/monte_carlo/sequential.rs).
+    // (tests/it/monte_carlo/sequential.rs).
     let mut family = needed.clone();
     for i in 0..n {
         for k in i + 1..n {

@@ -3,7 +3,7 @@
 //! Throughput is a rate: its noise is multiplicative (a slow launch is slow by a factor), so
 //! intervals and tests work on ln(t/s). A t interval on the logs covers the centre at its
 //! stated level from 2 samples on lognormal noise (the Monte Carlo check in
-//! tests/monte_carlo.rs measures it), where a percentile bootstrap of the median covers
+//! tests/it/monte_carlo.rs measures it), where a percentile bootstrap of the median covers
 //! about 75% at 3 samples. Written here, not taken from a crate: the only parts needed are
 //! the CDF (a regularized incomplete beta, Lentz's continued fraction) and its inverse by
 //! bisection, about 80 lines, and `statrs` would bring a linear-algebra stack for them.

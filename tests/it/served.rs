@@ -19,7 +19,7 @@ use crate::support::{tiny_with, tpsbench};
 mod fake;
 
 fn llama_server(test: &str) -> Option<PathBuf> {
-    let found = tpsbench::served::launch::pinned_llama_server().filter(|p| p.is_file());
+    let found = tpsbench::engine::endpoint::launch::pinned_llama_server().filter(|p| p.is_file());
     if found.is_none() {
         assert!(
             std::env::var("TPSBENCH_REQUIRE_LLAMA_SERVER").as_deref() != Ok("1"),
@@ -315,10 +315,10 @@ fn a_server_killed_mid_run_fails_the_tests_after_it_and_the_sweep_goes_on() {
         .spawn()
         .unwrap();
     // Kill the server while it is answering the run's requests (a slot is busy).
-    let c = tpsbench::served::Client::new(
+    let c = tpsbench::engine::endpoint::Client::new(
         &format!("http://127.0.0.1:{port}/v1"),
         "tiny",
-        tpsbench::config::served::Api::Completions,
+        tpsbench::config::endpoint::Api::Completions,
         Duration::from_secs(5),
     )
     .unwrap();

@@ -19,7 +19,7 @@ pub mod facet;
 pub mod grid;
 pub mod html;
 pub mod load;
-pub mod machine;
+pub mod fingerprint;
 pub mod machines;
 pub mod markdown;
 pub mod options;

@@ -3,7 +3,7 @@
 //! input), and the spreading of a chunk's tokens over its gap. Apart from the measurement
 //! loops in `http.rs`, so the fuzz target reaches the accounting alone.
 
-use crate::served::{Prompt, Request, Streamed};
+use crate::engine::endpoint::{Prompt, Request, Streamed};
 
 /// Token times (ns from `start`) of one answer of `n` tokens: chunk k carries the tokens
 /// j with ⌈(j+1)·C/n⌉ − 1 = k, spread evenly over the gap since chunk k − 1.

@@ -1,6 +1,6 @@
 //! The client against a fake server on loopback (std's TcpListener writing canned
 //! answers): SSE timing, token counts and every fault it must name. The real llama-server is
-//! in tests/served.rs.
+//! in tests/it/served.rs.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;

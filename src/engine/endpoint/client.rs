@@ -22,7 +22,7 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-use crate::config::served::Api;
+use crate::config::endpoint::Api;
 
 /// What a request asks the model to continue.
 #[derive(Debug, Clone, PartialEq)]
