@@ -7,11 +7,11 @@ use serde::Deserialize;
 use toml::Spanned;
 
 mod axes;
+pub mod endpoint;
 mod error;
 pub mod knobs;
 pub mod ladder;
 pub mod quant_types;
-pub mod endpoint;
 pub mod serving;
 pub mod suggest;
 pub mod synth_spec;
@@ -22,9 +22,9 @@ pub(crate) use values::scalar_int;
 use values::{boolean, flash_attn, int_list, kv_type, list, scalar_float, split_mode};
 
 pub use axes::{Axes, FlashAttn, KV_TYPES, SplitMode};
+pub use endpoint::{Api, Served, ServerLaunch};
 pub use error::ConfigError;
 pub(crate) use error::Ctx;
-pub use endpoint::{Api, Served, ServerLaunch};
 
 impl RunSettings {
     /// The stopping rule these settings describe.

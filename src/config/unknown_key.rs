@@ -13,7 +13,7 @@ use super::suggest::suggest;
 /// "sweep"]`), from the struct that deserializes it; None for a table with open keys (`slo`)
 /// or a path that is no table.
 pub(crate) fn known_keys(path: &[&str]) -> Option<&'static [&'static str]> {
-    use crate::config::{RawConfig, RawModel, ladder, served, serving};
+    use crate::config::{RawConfig, RawModel, endpoint, ladder, serving};
     Some(match path {
         [] => fields_of::<RawConfig>(),
         ["sweep"] | ["model" | "ladder", "sweep"] => sweep_keys(),

@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use crate::config::endpoint::{Served, ServerLaunch};
 use crate::config::{Config, ModelEntry};
+use crate::engine::endpoint::launch::{self, Launched};
+use crate::engine::endpoint::{Client, ServerInfo, identity};
 use crate::engine::{Engine, LoadParams, Model};
 use crate::output::progress::Progress;
 use crate::plan::serving::{ServingTest, Transport};
 use crate::record::TestRecord;
-use crate::engine::endpoint::launch::{self, Launched};
-use crate::engine::endpoint::{Client, ServerInfo, identity};
 use crate::serving::dataset::PromptFile;
 use crate::serving::http::{HttpRun, Vocab, vocab_of};
 use crate::serving::run::{GroupRun, Ready, fill, summary_line};

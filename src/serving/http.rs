@@ -25,11 +25,11 @@ use super::metrics::{self, Trace};
 use super::run::{Counts, Measured, assemble};
 use crate::config::serving::{GoodputSearch, Mode, ServingConfig, Slo};
 use crate::engine::ModelInfo;
+use crate::engine::endpoint::{Client, Prompt, Request, ServerInfo, Streamed};
 use crate::engine::measure::TokenSource;
 use crate::output::progress::Progress;
 use crate::plan::serving::ServingTest;
 use crate::record::serving::{Goodput, GoodputStep, RepFigures, Serving, Transport};
-use crate::engine::endpoint::{Client, Prompt, Request, ServerInfo, Streamed};
 
 mod tokens;
 pub use tokens::{Counted, Tokenize, count, token_times};
