@@ -156,9 +156,20 @@ fn the_measure_call_runs_every_step_without_cargo_and_returns_two_files() {
 #[test]
 fn a_step_with_too_little_time_before_the_deadline_is_skipped_and_listed() {
     let dir = device_tree();
+    // Every call of the carried tpsbench takes at least 1 s more, so that time passes
+    // whatever the machine's speed: on a fast one the real steps take under a second each.
+    let slow = dir.path().join("repo/.gpu-carry/common/tpsbench");
+    let real = dir.path().join("real-tpsbench");
+    std::fs::rename(&slow, &real).unwrap();
+    std::fs::write(
+        &slow,
+        format!("#!/bin/sh\nsleep 1\nexec '{}' \"$@\"\n", real.display()),
+    )
+    .unwrap();
     let started = std::time::Instant::now();
     // 22 s, none kept in reserve, 20 s the least a step starts with: unpack starts, and
-    // by the time it and info are done there is too little left for the rest.
+    // after the calls of info and the steps after it (1 s or more each) there is too little
+    // left for the last step.
     let (out, summary) = measure(
         dir.path(),
         &[("DEADLINE", "22"), ("RESERVE", "0"), ("MIN_STEP", "20")],
