@@ -5,6 +5,7 @@
 //! `serving::http`; see docs/served.md.
 
 pub mod client;
+pub mod error;
 pub mod identity;
 pub mod launch;
 

@@ -1,0 +1,66 @@
+//! Why a request to an endpoint failed (`EndpointError`: each names what arrived), and why no
+//! client could be made (`ClientError`). Apart from the client's streaming code.
+
+use std::path::PathBuf;
+
+/// Why a request failed; each names what arrived.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EndpointError {
+    #[error("cannot reach {url}: {reason}")]
+    Unreachable { url: String, reason: String },
+    #[error("{url} answered HTTP {status} ({content_type}): {body}")]
+    Status {
+        url: String,
+        status: u16,
+        content_type: String,
+        body: String,
+    },
+    #[error("{url} answered HTTP {status} with {content_type}, not an event stream: {body}")]
+    NotEventStream {
+        url: String,
+        status: u16,
+        content_type: String,
+        body: String,
+    },
+    #[error("malformed answer from {url}: {what}")]
+    Malformed { url: String, what: String },
+    #[error("the server answered as model \"{got}\", not \"{want}\"")]
+    WrongModel { got: String, want: String },
+    #[error("the server lists the models [{listed}], not \"{want}\"")]
+    NotListed { listed: String, want: String },
+    #[error("the server reported an error: {0}")]
+    Server(String),
+    #[error("timed out after {secs} s with {chunks} chunks received")]
+    Timeout { secs: f64, chunks: usize },
+    #[error("the connection broke after {chunks} chunks: {reason}")]
+    Broken { chunks: usize, reason: String },
+}
+
+/// The name callers have always used for [`EndpointError`].
+pub type Error = EndpointError;
+
+/// Why no client could be made: before any request, so nothing an endpoint said.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot start the HTTP runtime: {0}")]
+    Runtime(String),
+    #[error("cannot make the HTTP client: {0}")]
+    Http(String),
+    /// The model's `ca_file` is missing, too large or holds no certificate.
+    #[error("ca_file {}: {reason}", path.display())]
+    CaFile { path: PathBuf, reason: String },
+}
+
+/// Callers that still carry errors as text: `?` turns the error into its one line.
+impl From<ClientError> for String {
+    fn from(e: ClientError) -> String {
+        e.to_string()
+    }
+}
+
+/// Callers that still carry errors as text: `?` turns the error into its one line.
+impl From<EndpointError> for String {
+    fn from(e: EndpointError) -> String {
+        e.to_string()
+    }
+}
