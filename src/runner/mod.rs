@@ -10,6 +10,7 @@ pub mod isolate;
 pub mod knobs_check;
 pub mod library_ab;
 pub mod prepare;
+mod rounds;
 pub mod session;
 mod sweep;
 pub mod target;
@@ -26,6 +27,7 @@ use crate::record::{
 use crate::util::system;
 
 pub use prepare::{Scope, inspect_model};
+pub use rounds::{due_in_round, rotated, rounds_apply};
 
 /// What to run and where to write it.
 pub struct RunOptions {
@@ -96,28 +98,10 @@ pub fn run(
     if part.is_empty() {
         return nothing_to_run(info, &prep.plan, opts);
     }
-    let mine: Vec<PlannedTest> = part
-        .iter()
-        .filter(|t| {
-            let name = &prep.plan.models[t.model].name;
-            opts.only_model.as_ref().is_none_or(|m| m == name)
-        })
-        .cloned()
-        .collect();
+    let mine = this_process(&part, &prep.plan, opts);
     prepare::check_models(&prep.models, &mine)?;
     // Served models answer (or their server can be started) before any test runs.
-    let served: std::collections::BTreeSet<usize> = mine
-        .iter()
-        .filter_map(|t| match &t.detail {
-            crate::plan::Detail::Serving(s)
-                if s.transport == crate::plan::serving::Transport::Http =>
-            {
-                Some(s.model)
-            }
-            _ => None,
-        })
-        .collect();
-    crate::kinds::serving::preflight(&opts.config, served)?;
+    crate::kinds::serving::preflight(&opts.config, http_models(&mine))?;
     let child = opts.only_model.is_some();
     let target::Target { path, mut record } = target::open(
         info,
@@ -125,22 +109,8 @@ pub fn run(
         opts.resume.as_deref(),
         child || opts.continuation,
     )?;
-    // Auto rounds judge with a sequential design from the first round on: a file measured
-    // with fixed rounds cannot be continued under it.
-    if let (Some(_), None, Some(file)) = (
-        &opts.config.settings.auto_rounds,
-        &record.run.rounds_auto,
-        &opts.resume,
-    ) {
-        if !child && !opts.continuation {
-            return Err(format!(
-                "{}: made with fixed rounds ({}): --rounds auto cannot continue it (its looks \
-                 would not be the ones a sequential design plans); resume it with --rounds N, \
-                 or start a new run with --rounds auto",
-                file.display(),
-                record.run.rounds
-            ));
-        }
+    if !child && !opts.continuation {
+        refuse_auto_on_fixed(opts, &record)?;
     }
     // A resumed file asked for more rounds records the larger count.
     record.run.rounds = record.run.rounds.max(opts.config.settings.rounds);
@@ -150,17 +120,7 @@ pub fn run(
         .filter(|t| prepare::is_done(&prep.plan, t, &record))
         .count();
     if !child {
-        let threads = prepare::thread_warnings(&todo, crate::util::system::physical_cores());
-        let logical = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-        // Advice, not a fault: --quiet leaves it out (the load is in the file either way).
-        let busy = prepare::busy_warning(record.run.load_average, logical).filter(|_| !opts.quiet);
-        for w in prepare::requantized_warnings(&opts.config, &prep, &todo)
-            .into_iter()
-            .chain(threads)
-            .chain(busy)
-        {
-            eprintln!("warning: {w}");
-        }
+        warn_before(opts, &prep, &todo, record.run.load_average);
     }
     if opts.resume.is_some() && !child && !opts.continuation {
         progress.note(&format!(
@@ -171,116 +131,74 @@ pub fn run(
     let rounds = opts.config.settings.rounds.max(1) as usize;
     let total = part.len() + (rounds - 1) * part.iter().filter(|t| rounds_apply(t)).count();
     let mut sweep = sweep::Sweep::new(engine, opts, &prep, record, path, (done, total))?;
-    let mut interrupted = false;
-    let auto = opts.config.settings.auto_rounds;
-    let begun = std::time::Instant::now();
-    let mut last = std::time::Duration::ZERO;
-    let mut stopped = None;
-    for round in 0..rounds {
-        // `rounds = "auto"`: stop once the answer is resolved or the budget is spent.
-        if let Some(a) = &auto {
-            stopped = auto::stop_before(a, round, sweep.record(), begun.elapsed(), last);
-            if stopped.is_some() {
-                break;
-            }
-        }
-        let due = due_in_round(&mine, round, sweep.record());
-        if due.is_empty() {
-            continue;
-        }
-        if rounds > 1 && !opts.quiet {
-            let of = match auto {
-                Some(_) => format!("at most {rounds}, auto"),
-                None => rounds.to_string(),
-            };
-            progress.note(&format!("round {}/{of}", round + 1));
-        }
-        let t0 = std::time::Instant::now();
-        interrupted = sweep.measure_all(&rotated(&due, round), progress)?;
-        last = t0.elapsed();
-        if interrupted {
-            break;
-        }
+    let ran = rounds::run(&mut sweep, &mine, opts, progress)?;
+    if !child {
+        rounds::conclude_auto(&mut sweep, &ran, opts);
     }
-    if let (Some(a), false) = (&auto, interrupted || child) {
-        let done = sweep
-            .record()
-            .tests
-            .iter()
-            .map(|t| t.rounds_done())
-            .max()
-            .unwrap_or(0);
-        let why = stopped.unwrap_or_else(|| {
-            auto::stop_before(a, done, sweep.record(), begun.elapsed(), last)
-                .unwrap_or_else(|| format!("budget spent: max_rounds {} reached", a.max_rounds))
-        });
-        let looked = auto::look(sweep.record(), auto::design(a));
-        if !opts.quiet {
-            eprintln!("auto rounds: {why}");
-            if !looked.open.is_empty() {
-                eprintln!(
-                    "auto rounds: not established within the budget: {}",
-                    looked.open.join("; ")
-                );
-            }
-        }
-        sweep.record_mut().run.rounds = done.max(1) as u32;
-        if let Some(r) = sweep.record_mut().run.rounds_auto.as_mut() {
-            r.stopped = Some(why);
-            r.open = looked.open;
-        }
-    }
-    sweep.finish(interrupted)
+    sweep.finish(ran.interrupted)
 }
 
-/// Whether a test takes part in rounds after the first: the llama-bench-style tests. A
-/// quality test is deterministic, and a serving test repeats its own requests.
-pub fn rounds_apply(t: &PlannedTest) -> bool {
-    matches!(t.detail, plan::Detail::Bench)
-}
-
-/// The tests of `mine` that round `round` (0-based) still has to measure, in plan order:
-/// every test without a record in round 0, then the llama-bench-style tests whose record
-/// holds `round` rounds. A failed test is final and never measured again.
-pub fn due_in_round(mine: &[PlannedTest], round: usize, record: &RunRecord) -> Vec<PlannedTest> {
-    mine.iter()
+/// The part's tests this process runs: all of them, or one model's in an `--isolate` child.
+fn this_process(part: &[PlannedTest], plan: &Plan, opts: &RunOptions) -> Vec<PlannedTest> {
+    part.iter()
         .filter(|t| {
-            let rec = record.tests.iter().find(|r| r.id == t.id);
-            match rec {
-                None => round == 0,
-                Some(r) => rounds_apply(t) && r.status == Status::Ok && r.rounds_done() == round,
-            }
+            let name = &plan.models[t.model].name;
+            opts.only_model.as_ref().is_none_or(|m| m == name)
         })
         .cloned()
         .collect()
 }
 
-/// Round `round`'s order: A B C, then B C A, then C A B... The tests that share a model
-/// load stay together (each group is loaded once per round) and the groups rotate; inside
-/// a group of llama-bench-style tests, the tests rotate too. So no test always runs first
-/// after a load, and every comparison inside a sweep is paired by round.
-pub fn rotated(tests: &[PlannedTest], round: usize) -> Vec<PlannedTest> {
-    let mut groups: Vec<Vec<PlannedTest>> = Vec::new();
-    for t in tests {
-        match groups.last_mut() {
-            Some(g) if g[0].model == t.model && g[0].load_key() == t.load_key() => {
-                g.push(t.clone())
+/// The models that `tests` reach over HTTP.
+fn http_models(tests: &[PlannedTest]) -> std::collections::BTreeSet<usize> {
+    tests
+        .iter()
+        .filter_map(|t| match &t.detail {
+            plan::Detail::Serving(s) if s.transport == plan::serving::Transport::Http => {
+                Some(s.model)
             }
-            _ => groups.push(vec![t.clone()]),
-        }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Auto rounds judge with a sequential design from the first round on: a file measured
+/// with fixed rounds cannot be continued under it.
+fn refuse_auto_on_fixed(opts: &RunOptions, record: &RunRecord) -> Result<(), String> {
+    match (
+        &opts.config.settings.auto_rounds,
+        &record.run.rounds_auto,
+        &opts.resume,
+    ) {
+        (Some(_), None, Some(file)) => Err(format!(
+            "{}: made with fixed rounds ({}): --rounds auto cannot continue it (its looks \
+             would not be the ones a sequential design plans); resume it with --rounds N, \
+             or start a new run with --rounds auto",
+            file.display(),
+            record.run.rounds
+        )),
+        _ => Ok(()),
     }
-    if groups.is_empty() {
-        return Vec::new();
+}
+
+/// The warnings before the sweep: requantized models, thread counts, a busy machine.
+fn warn_before(
+    opts: &RunOptions,
+    prep: &prepare::Prepared,
+    todo: &[PlannedTest],
+    load_average: Option<[f64; 3]>,
+) {
+    let threads = prepare::thread_warnings(todo, crate::util::system::physical_cores());
+    let logical = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    // Advice, not a fault: --quiet leaves it out (the load is in the file either way).
+    let busy = prepare::busy_warning(load_average, logical).filter(|_| !opts.quiet);
+    for w in prepare::requantized_warnings(&opts.config, prep, todo)
+        .into_iter()
+        .chain(threads)
+        .chain(busy)
+    {
+        eprintln!("warning: {w}");
     }
-    let n = groups.len();
-    groups.rotate_left(round % n);
-    for g in &mut groups {
-        if g.iter().all(rounds_apply) {
-            let len = g.len();
-            g.rotate_left(round % len);
-        }
-    }
-    groups.concat()
 }
 
 /// The plan's fingerprint, settings, ids and shard, recorded in the run.
