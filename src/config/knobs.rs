@@ -1,15 +1,24 @@
-//! The llama-bench test parameters beyond the thirteen original axes, as ONE table: each
-//! entry is a sweep key of `[sweep]` / `[model.sweep]` with llama-bench's field name, its
-//! value type, llama-bench's default, its short flag (test ids, table headers) and its level
-//! (a model-load parameter or a context parameter).
+//! Every llama-bench test parameter (all 28 of its `get_fields()`) as ONE table,
+//! [`PARAMS`]: each entry is a sweep key of `[sweep]` / `[model.sweep]` with llama-bench's
+//! field name, its value type, llama-bench's default and JSON type, its short flag (test
+//! ids, the leaderboard's settings), its table header and its level (model load, context,
+//! or the test itself for n_prompt / n_gen / n_depth).
 //!
-//! Everything else reads this table: parsing ([`parse_values`]), plan expansion and test ids
-//! (`plan`), identities and the schema (a [`Knobs`] map flattened into the test's
-//! parameters, holding only values that differ from the default, so the identities of older
-//! tests stay valid), the exports (llama-bench's JSON type per field, [`Knob::bench_json`]),
-//! the tables and the leaderboard's settings ([`Knob::flag`], [`Knobs::describe`]) and
-//! `compare`'s join ([`Knobs::all_fields`]). The engine applies each entry through one hook
-//! (`engine::llama::knobs`). Adding a parameter is one entry here and one arm in that hook.
+//! Where a value lives is the entry's [`Slot`]: the thirteen original axes are typed fields
+//! of [`TestParams`] and [`Axes`] (the engine, the kinds and the ladder read
+//! `params.n_batch` as a number), reached through accessors that `field!` generates; every
+//! other parameter lives in the [`Knobs`] map (flattened into the test's parameters, holding
+//! only values that differ from the default, so the identities of older tests stay valid).
+//! Generic code goes through [`Knob::get`], [`Knob::set`], [`Knob::axis`] and
+//! [`Knob::set_axis`] and never lists the fields: parsing (`config::apply_axes`), plan
+//! expansion (model level outermost), test ids and load keys (`plan`), compare's join
+//! ([`TestParams::all_fields`]), the exports (llama-bench JSON/JSONL, CSV, Markdown:
+//! [`Knob::bench_json`], [`Knob::header`]) and the leaderboard's settings
+//! ([`Knobs::describe`]). The engine applies the map's entries through one hook
+//! (`engine::llama::knobs`); the typed ones are set where llama.cpp's parameters are built.
+//!
+//! Adding a parameter: one `Slot::Map` entry here, in the place of the loop order it should
+//! take, and one arm in the engine's hook (or a note that this build does not honour it).
 //!
 //! Names, spellings and defaults are those of the llama-bench of the pinned llama.cpp
 //! (llama-cpp-sys-2 0.1.161): `-C`, `--cpu-strict`, `--poll`, `-ncmoe`, `-dev`, `-ts`, `-ot`,
