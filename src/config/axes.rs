@@ -1,4 +1,4 @@
-//! The sweep axes and their value types, as llama-bench names them.
+//! The value types of the sweep axes, as llama-bench names them.
 
 /// Flash attention policy, as llama-bench's `-fa` (-1 auto, 0 off, 1 on).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -16,6 +16,15 @@ impl FlashAttn {
             FlashAttn::Auto => -1,
             FlashAttn::Off => 0,
             FlashAttn::On => 1,
+        }
+    }
+
+    /// From llama-bench's integer encoding (anything else: auto).
+    pub fn from_i32(n: i64) -> FlashAttn {
+        match n {
+            0 => FlashAttn::Off,
+            1 => FlashAttn::On,
+            _ => FlashAttn::Auto,
         }
     }
 }
@@ -47,6 +56,18 @@ impl SplitMode {
         }
     }
 
+    /// The mode named `s` (as `as_str` writes it).
+    pub fn parse(s: &str) -> Option<SplitMode> {
+        [
+            SplitMode::None,
+            SplitMode::Layer,
+            SplitMode::Row,
+            SplitMode::Tensor,
+        ]
+        .into_iter()
+        .find(|m| m.as_str() == s)
+    }
+
     /// llama.cpp's `enum llama_split_mode` value.
     pub fn as_llama(self) -> u32 {
         match self {
@@ -62,67 +83,3 @@ impl SplitMode {
 pub const KV_TYPES: &[&str] = &[
     "f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1",
 ];
-
-/// Every sweep axis, fully resolved: each list is non-empty.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Axes {
-    pub n_prompt: Vec<u32>,
-    pub n_gen: Vec<u32>,
-    pub n_depth: Vec<u32>,
-    pub n_batch: Vec<u32>,
-    pub n_ubatch: Vec<u32>,
-    pub n_gpu_layers: Vec<i32>,
-    pub split_mode: Vec<SplitMode>,
-    pub main_gpu: Vec<i32>,
-    pub n_threads: Vec<u32>,
-    pub flash_attn: Vec<FlashAttn>,
-    pub type_k: Vec<String>,
-    pub type_v: Vec<String>,
-    /// Keep the KV cache (and the attention ops) in host memory (llama-bench's `-nkvo`).
-    pub no_kv_offload: Vec<bool>,
-    /// The parameters of the table in `config::knobs` that the sweep sets, by name (each
-    /// list non-empty); the others hold llama-bench's default.
-    pub knobs: std::collections::BTreeMap<String, Vec<super::knobs::KnobValue>>,
-}
-
-impl Axes {
-    /// The first value of each knob the sweep sets (what tests that take one value of each
-    /// axis use: serving tests, a ladder's quality passes).
-    pub fn first_knobs(&self) -> super::knobs::Knobs {
-        let mut k = super::knobs::Knobs::default();
-        for (name, values) in &self.knobs {
-            if let Some(v) = values.first() {
-                k.set(name, v.clone());
-            }
-        }
-        k
-    }
-
-    /// The values of knob `name` this sweep takes: those set, else the default alone.
-    pub fn knob_values(&self, k: &super::knobs::Knob) -> Vec<super::knobs::KnobValue> {
-        self.knobs
-            .get(k.name)
-            .cloned()
-            .unwrap_or_else(|| vec![k.default_value()])
-    }
-
-    /// llama-bench's defaults; `n_threads` defaults to the physical core count.
-    pub fn llama_bench_defaults(physical_cores: u32) -> Self {
-        Axes {
-            n_prompt: vec![512],
-            n_gen: vec![128],
-            n_depth: vec![0],
-            n_batch: vec![2048],
-            n_ubatch: vec![512],
-            n_gpu_layers: vec![99],
-            split_mode: vec![SplitMode::Layer],
-            main_gpu: vec![0],
-            n_threads: vec![physical_cores.max(1)],
-            flash_attn: vec![FlashAttn::Auto],
-            type_k: vec!["f16".into()],
-            type_v: vec!["f16".into()],
-            no_kv_offload: vec![false],
-            knobs: Default::default(),
-        }
-    }
-}

@@ -19,12 +19,13 @@ pub mod unknown_key;
 pub(crate) mod values;
 
 pub(crate) use values::scalar_int;
-use values::{boolean, flash_attn, int_list, kv_type, list, scalar_float, split_mode};
+use values::{list, scalar_float};
 
-pub use axes::{Axes, FlashAttn, KV_TYPES, SplitMode};
+pub use axes::{FlashAttn, KV_TYPES, SplitMode};
 pub use endpoint::{Api, Served, ServerLaunch};
 pub use error::ConfigError;
 pub(crate) use error::Ctx;
+pub use knobs::{Axes, TestParams};
 
 impl RunSettings {
     /// The stopping rule these settings describe.
@@ -172,6 +173,29 @@ pub(crate) struct RawSweep {
     pub(crate) max_rounds_seconds: Axis,
     #[serde(flatten)]
     pub(crate) rest: std::collections::BTreeMap<String, toml::Value>,
+}
+
+impl RawSweep {
+    /// The value of a parameter of the table that is a field here (with its place in the
+    /// file); the others are in `rest`.
+    fn axis(&self, name: &str) -> Option<&Spanned<toml::Value>> {
+        match name {
+            "n_prompt" => self.n_prompt.as_ref(),
+            "n_gen" => self.n_gen.as_ref(),
+            "n_depth" => self.n_depth.as_ref(),
+            "n_batch" => self.n_batch.as_ref(),
+            "n_ubatch" => self.n_ubatch.as_ref(),
+            "n_gpu_layers" => self.n_gpu_layers.as_ref(),
+            "split_mode" => self.split_mode.as_ref(),
+            "main_gpu" => self.main_gpu.as_ref(),
+            "n_threads" => self.n_threads.as_ref(),
+            "flash_attn" => self.flash_attn.as_ref(),
+            "type_k" => self.type_k.as_ref(),
+            "type_v" => self.type_v.as_ref(),
+            "no_kv_offload" => self.no_kv_offload.as_ref(),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -461,45 +485,14 @@ pub(crate) fn apply_axes(
     out: &mut Axes,
 ) -> Result<(), ConfigError> {
     let k = |name: &str| format!("{table}.{name}");
-    // Upper bounds are sanity limits that catch typos (an extra zero) before llama.cpp does.
-    if let Some(v) = &s.n_prompt {
-        out.n_prompt = int_list(ctx, &k("n_prompt"), v, 0, 1 << 20)?;
-    }
-    if let Some(v) = &s.n_gen {
-        out.n_gen = int_list(ctx, &k("n_gen"), v, 0, 1 << 20)?;
-    }
-    if let Some(v) = &s.n_depth {
-        out.n_depth = int_list(ctx, &k("n_depth"), v, 0, 1 << 20)?;
-    }
-    if let Some(v) = &s.n_batch {
-        out.n_batch = int_list(ctx, &k("n_batch"), v, 1, 1 << 20)?;
-    }
-    if let Some(v) = &s.n_ubatch {
-        out.n_ubatch = int_list(ctx, &k("n_ubatch"), v, 1, 1 << 20)?;
-    }
-    if let Some(v) = &s.n_gpu_layers {
-        out.n_gpu_layers = int_list(ctx, &k("n_gpu_layers"), v, -1, 10_000)?;
-    }
-    if let Some(v) = &s.split_mode {
-        out.split_mode = list(ctx, &k("split_mode"), v, split_mode)?;
-    }
-    if let Some(v) = &s.main_gpu {
-        out.main_gpu = int_list(ctx, &k("main_gpu"), v, 0, 255)?;
-    }
-    if let Some(v) = &s.no_kv_offload {
-        out.no_kv_offload = list(ctx, &k("no_kv_offload"), v, boolean)?;
-    }
-    if let Some(v) = &s.n_threads {
-        out.n_threads = int_list(ctx, &k("n_threads"), v, 1, 4096)?;
-    }
-    if let Some(v) = &s.flash_attn {
-        out.flash_attn = list(ctx, &k("flash_attn"), v, flash_attn)?;
-    }
-    if let Some(v) = &s.type_k {
-        out.type_k = list(ctx, &k("type_k"), v, kv_type)?;
-    }
-    if let Some(v) = &s.type_v {
-        out.type_v = list(ctx, &k("type_v"), v, kv_type)?;
+    // Every parameter of the table, checked as its entry says (the bounds of integers are
+    // sanity limits that catch typos, an extra zero, before llama.cpp does). The original
+    // axes are fields of `RawSweep`, which keeps their place in the file for the message.
+    for p in knobs::PARAMS {
+        if let Some(v) = s.axis(p.name) {
+            let values = list(ctx, &k(p.name), v, |x| p.value(x))?;
+            p.set_axis(out, values);
+        }
     }
     for (name, v) in &s.rest {
         let key = k(name);
@@ -527,7 +520,7 @@ pub(crate) fn apply_axes(
             return Err(err(message));
         };
         let values = knobs::parse_values(knob, v).map_err(err)?;
-        out.knobs.insert(name.clone(), values);
+        knob.set_axis(out, values);
     }
     Ok(())
 }

@@ -34,7 +34,8 @@ fn sweep_keys() -> &'static [&'static str] {
     static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
     KEYS.get_or_init(|| {
         let mut k = crate::config::SWEEP_KEYS.to_vec();
-        k.extend(crate::config::knobs::KNOBS.iter().map(|k| k.name));
+        // The table's typed entries are fields of the struct, already in the list.
+        k.extend(crate::config::knobs::map_params().map(|k| k.name));
         k
     })
 }

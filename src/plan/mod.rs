@@ -1,13 +1,13 @@
 //! Expands a configuration into the ordered list of tests. Pure: no files, no engine.
 //!
 //! The order is llama-bench's: the model outermost, then the model-level parameters (ngl,
-//! split_mode, main_gpu), then the context-level ones, so that a model is loaded once per
-//! distinct model setting.
+//! split_mode, main_gpu, n_cpu_moe, ...), then the context-level ones, so that a model is
+//! loaded once per distinct model setting. Expansion and test ids read the parameter table
+//! (`config::knobs::PARAMS`): a new parameter needs no change here.
 
-use serde::{Deserialize, Serialize};
-
-use crate::config::knobs::{KNOBS, Knobs, Level};
-use crate::config::{Axes, Config, FlashAttn, SplitMode};
+pub use crate::config::TestParams;
+use crate::config::knobs::{KnobValue, Level, PARAMS, of_level};
+use crate::config::{Axes, Config};
 
 pub mod build;
 pub mod kind;
@@ -16,96 +16,6 @@ pub mod shard;
 pub use build::{Detail, Facts, ModelSource, Plan, PlanModel};
 pub use kind::TestKind;
 pub use shard::{Shard, shard};
-
-/// Every parameter of one test, under llama-bench's field names.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct TestParams {
-    pub n_prompt: u32,
-    pub n_gen: u32,
-    pub n_depth: u32,
-    pub n_batch: u32,
-    pub n_ubatch: u32,
-    pub n_gpu_layers: i32,
-    pub n_threads: u32,
-    /// -1 auto, 0 off, 1 on (llama-bench's encoding).
-    pub flash_attn: i32,
-    pub type_k: String,
-    pub type_v: String,
-    // The GPU placement axes are left out of the JSON (and so of the test identity) when they
-    // hold llama.cpp's defaults, so identities of tests from before they existed stay valid.
-    /// How layers spread over several GPUs (llama-bench's `split_mode`); absent: "layer".
-    #[serde(default, skip_serializing_if = "is_default")]
-    pub split_mode: SplitMode,
-    /// The GPU used with split_mode "none" (llama-bench's `main_gpu`); absent: 0.
-    #[serde(default, skip_serializing_if = "is_default")]
-    pub main_gpu: i32,
-    /// KV cache kept in host memory (llama-bench's `no_kv_offload`); absent: false.
-    #[serde(default, skip_serializing_if = "is_default")]
-    pub no_kv_offload: bool,
-    /// The parameters of `config::knobs`' table that differ from llama-bench's defaults,
-    /// under llama-bench's field names (absent: the default), so identities of tests from
-    /// before the table stay valid.
-    #[serde(flatten, default)]
-    pub knobs: Knobs,
-}
-
-fn is_default<T: Default + PartialEq>(x: &T) -> bool {
-    *x == T::default()
-}
-
-impl TestParams {
-    /// llama-bench's test name: `pp512`, `tg128`, `pp512+tg128`, with ` @ d4096` for depth.
-    pub fn name(&self) -> String {
-        let mut s = match (self.n_prompt, self.n_gen) {
-            (p, 0) => format!("pp{p}"),
-            (0, g) => format!("tg{g}"),
-            (p, g) => format!("pp{p}+tg{g}"),
-        };
-        if self.n_depth > 0 {
-            s.push_str(&format!(" @ d{}", self.n_depth));
-        }
-        s
-    }
-
-    /// Tokens counted per repetition (depth is prefilled untimed and not counted).
-    pub fn n_tokens(&self) -> u64 {
-        u64::from(self.n_prompt) + u64::from(self.n_gen)
-    }
-
-    /// The context size llama-bench allocates: exactly what the test needs.
-    pub fn n_ctx(&self) -> u32 {
-        self.n_prompt + self.n_gen + self.n_depth
-    }
-
-    /// Every parameter as JSON fields, the GPU placement ones included at their defaults
-    /// (which the serialized form leaves out): what comparisons join tests on.
-    pub fn all_fields(&self) -> serde_json::Map<String, serde_json::Value> {
-        let mut m = match serde_json::to_value(self) {
-            Ok(serde_json::Value::Object(m)) => m,
-            _ => serde_json::Map::new(),
-        };
-        let defaults = [
-            ("split_mode", serde_json::json!(self.split_mode)),
-            ("main_gpu", serde_json::json!(self.main_gpu)),
-            ("no_kv_offload", serde_json::json!(self.no_kv_offload)),
-        ];
-        for (k, v) in defaults {
-            m.entry(k).or_insert(v);
-        }
-        for (k, v) in self.knobs.all_fields() {
-            m.entry(k).or_insert(serde_json::json!(v));
-        }
-        m
-    }
-
-    /// True when the model must be reloaded to go from `self` to `other`.
-    pub fn same_model_params(&self, other: &TestParams) -> bool {
-        self.n_gpu_layers == other.n_gpu_layers
-            && self.split_mode == other.split_mode
-            && self.main_gpu == other.main_gpu
-            && self.knobs.model_level() == other.knobs.model_level()
-    }
-}
 
 /// One planned test.
 #[derive(Debug, Clone, PartialEq)]
@@ -148,18 +58,12 @@ impl PlannedTest {
 
     /// Tests with equal keys run on one model load: the model and its model-level
     /// parameters. Quality tests load their own evaluation model: `None`.
-    pub fn load_key(&self) -> Option<(usize, i32, SplitMode, i32, Knobs)> {
+    pub fn load_key(&self) -> Option<(usize, Vec<KnobValue>)> {
         match &self.detail {
             Detail::Quality { .. } => None,
             // A served test loads nothing here: the server has the model.
             Detail::Serving(s) if s.transport == serving::Transport::Http => None,
-            _ => Some((
-                self.model,
-                self.params.n_gpu_layers,
-                self.params.split_mode,
-                self.params.main_gpu,
-                self.params.knobs.model_level(),
-            )),
+            _ => Some((self.model, self.params.model_level())),
         }
     }
 }
@@ -214,42 +118,15 @@ pub(crate) fn number_repeats(tests: &mut [PlannedTest]) {
     }
 }
 
-/// The Cartesian product of one model's axes, in llama-bench's loop order: n_gpu_layers,
-/// split_mode, main_gpu, the model-level parameters of the knob table, n_batch, n_ubatch,
-/// type_k, type_v, no_kv_offload, flash_attn, n_threads, the context-level parameters of
-/// the table, n_depth (outermost first); then one test per n_prompt and one per n_gen.
+/// The Cartesian product of one model's axes, in llama-bench's loop order: the model-level
+/// parameters of the table (`config::knobs::PARAMS`), then the context-level ones, each in
+/// the table's order (outermost first), then n_depth; then one test per n_prompt and one per
+/// n_gen (they define the test and are not crossed).
 pub fn expand_axes(a: &Axes) -> Vec<TestParams> {
-    let base = TestParams {
-        n_prompt: 0,
-        n_gen: 0,
-        n_depth: 0,
-        n_batch: 0,
-        n_ubatch: 0,
-        n_gpu_layers: 0,
-        n_threads: 0,
-        flash_attn: 0,
-        type_k: String::new(),
-        type_v: String::new(),
-        split_mode: SplitMode::default(),
-        main_gpu: 0,
-        no_kv_offload: false,
-        knobs: Knobs::default(),
-    };
-    let mut v = vec![base];
-    v = cross(v, &a.n_gpu_layers, |p, &x| p.n_gpu_layers = x);
-    v = cross(v, &a.split_mode, |p, &x| p.split_mode = x);
-    v = cross(v, &a.main_gpu, |p, &x| p.main_gpu = x);
-    v = cross_knobs(v, a, Level::Model);
-    v = cross(v, &a.n_batch, |p, &x| p.n_batch = x);
-    v = cross(v, &a.n_ubatch, |p, &x| p.n_ubatch = x);
-    v = cross(v, &a.type_k, |p, x| p.type_k.clone_from(x));
-    v = cross(v, &a.type_v, |p, x| p.type_v.clone_from(x));
-    v = cross(v, &a.no_kv_offload, |p, &x| p.no_kv_offload = x);
-    v = cross(v, &a.flash_attn, |p, &x| {
-        p.flash_attn = FlashAttn::as_i32(x)
-    });
-    v = cross(v, &a.n_threads, |p, &x| p.n_threads = x);
-    v = cross_knobs(v, a, Level::Context);
+    let mut v = vec![TestParams::default()];
+    for k in of_level(Level::Model).chain(of_level(Level::Context)) {
+        v = cross(v, &k.axis(a), |p, x| k.set(p, x));
+    }
     v = cross(v, &a.n_depth, |p, &x| p.n_depth = x);
     let mut out = Vec::new();
     for b in v {
@@ -267,16 +144,6 @@ pub fn expand_axes(a: &Axes) -> Vec<TestParams> {
         }
     }
     out
-}
-
-/// `outer` crossed with every knob of `level` the sweep sets, in the table's order.
-fn cross_knobs(mut v: Vec<TestParams>, a: &Axes, level: Level) -> Vec<TestParams> {
-    for k in KNOBS.iter().filter(|k| k.level == level) {
-        if let Some(values) = a.knobs.get(k.name) {
-            v = cross(v, values, |p, x| p.knobs.set(k.name, x.clone()));
-        }
-    }
-    v
 }
 
 /// Every element of `outer` combined with every value, `outer` varying slowest.
@@ -300,33 +167,11 @@ fn cross<T>(
 /// this model's sweep, so ids stay unique and readable.
 pub(crate) fn test_id(model: &str, quant: &str, p: &TestParams, a: &Axes) -> String {
     let mut id = format!("{model}/{quant}/{}", p.name().replace(" @ ", "@"));
-    let mut part = |varies: bool, name: &str, value: String| {
-        if varies {
-            id.push_str(&format!("/{name}={value}"));
+    // The test's own parameters are in its name.
+    for k in PARAMS.iter().filter(|k| k.level != Level::Test) {
+        if k.axis(a).len() > 1 {
+            id.push_str(&format!("/{}={}", k.flag, k.get(p).show()));
         }
-    };
-    part(a.n_gpu_layers.len() > 1, "ngl", p.n_gpu_layers.to_string());
-    part(
-        a.split_mode.len() > 1,
-        "sm",
-        p.split_mode.as_str().to_string(),
-    );
-    part(a.main_gpu.len() > 1, "mg", p.main_gpu.to_string());
-    part(a.n_batch.len() > 1, "b", p.n_batch.to_string());
-    part(a.n_ubatch.len() > 1, "ub", p.n_ubatch.to_string());
-    part(a.type_k.len() > 1, "ctk", p.type_k.clone());
-    part(a.type_v.len() > 1, "ctv", p.type_v.clone());
-    part(
-        a.no_kv_offload.len() > 1,
-        "nkvo",
-        u8::from(p.no_kv_offload).to_string(),
-    );
-    part(a.flash_attn.len() > 1, "fa", p.flash_attn.to_string());
-    part(a.n_threads.len() > 1, "t", p.n_threads.to_string());
-    for k in KNOBS {
-        let varies = a.knobs.get(k.name).is_some_and(|v| v.len() > 1);
-        let value = p.knobs.get(k.name).map(|v| v.show()).unwrap_or_default();
-        part(varies, k.flag, value);
     }
     id
 }

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::knobs::KNOBS;
+use crate::config::knobs::map_params;
 use crate::record::{Status, TestRecord};
 use crate::stats::analysis::{Covers, LevelInterval};
 use crate::stats::ties::Figure;
@@ -54,7 +54,7 @@ impl Fastest {
 /// The placement of a test, as its settings name it.
 fn placement(t: &TestRecord) -> String {
     let mut parts = vec![format!("ngl {}", t.params.n_gpu_layers)];
-    for k in KNOBS.iter().filter(|k| PLACEMENT.contains(&k.name)) {
+    for k in map_params().filter(|k| PLACEMENT.contains(&k.name)) {
         if let Some(v) = t.params.knobs.0.get(k.name) {
             parts.push(format!("{} {}", k.flag, v.show()));
         }

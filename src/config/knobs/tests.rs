@@ -10,15 +10,21 @@ fn parse(sweep: &str) -> Result<crate::config::Config, crate::config::ConfigErro
 }
 
 #[test]
-fn the_table_has_llama_bench_s_fifteen_missing_fields_once_each() {
-    let names: Vec<&str> = KNOBS.iter().map(|k| k.name).collect();
+fn the_table_has_llama_bench_s_twenty_eight_test_parameters_once_each() {
+    let names: Vec<&str> = PARAMS.iter().map(|k| k.name).collect();
     let mut sorted = names.clone();
     sorted.sort();
     sorted.dedup();
     assert_eq!(sorted.len(), names.len(), "no name twice");
-    assert_eq!(names.len(), 15);
-    // Defaults are values of their own kind.
-    for k in KNOBS {
+    assert_eq!(names.len(), 28);
+    assert_eq!(map_params().count(), 15);
+    // Flags name one parameter each in test ids.
+    let mut flags: Vec<&str> = PARAMS.iter().map(|k| k.flag).collect();
+    flags.sort();
+    flags.dedup();
+    assert_eq!(flags.len(), names.len(), "no flag twice");
+    // Defaults are values of their own kind (n_threads' stands for the machine's cores).
+    for k in PARAMS.iter().filter(|k| k.name != "n_threads") {
         let d = k.default_value();
         let toml = match &d {
             KnobValue::Bool(b) => toml::Value::Boolean(*b),

@@ -8,7 +8,7 @@ use std::ffi::{CStr, CString};
 
 use llama_cpp_sys_2 as sys;
 
-use crate::config::knobs::{KNOBS, KnobValue, Knobs, Level, cpu_moe_patterns, override_pairs};
+use crate::config::knobs::{KnobValue, Knobs, Level, cpu_moe_patterns, map_params, override_pairs};
 use crate::engine::EngineError;
 
 /// What a model load's parameters point to: kept alive until `llama_model_load_from_file`
@@ -45,7 +45,7 @@ pub(super) fn apply_model(
     knobs: &Knobs,
 ) -> Result<Box<ModelParts>, EngineError> {
     let mut parts = Box::<ModelParts>::default();
-    for k in KNOBS.iter().filter(|k| k.level == Level::Model) {
+    for k in map_params().filter(|k| k.level == Level::Model) {
         let v = knobs.get(k.name).unwrap_or_else(|| k.default_value());
         apply(k.name, &v, mp, knobs, &mut Target::Model(&mut parts))?;
     }
@@ -87,7 +87,7 @@ pub(super) fn apply_context(
         notes: Vec::new(),
     };
     let mut dummy = unsafe { sys::llama_model_default_params() };
-    for k in KNOBS.iter().filter(|k| k.level == Level::Context) {
+    for k in map_params().filter(|k| k.level == Level::Context) {
         let v = knobs.get(k.name).unwrap_or_else(|| k.default_value());
         apply(
             k.name,

@@ -1,9 +1,11 @@
 use super::Exporter;
-use crate::config::knobs::KNOBS;
+use crate::config::knobs::{PARAMS, knob};
 use crate::record::RunRecord;
 
-/// One row per test with llama-bench's column names (samples joined by ';'); the
-/// parameters of `config::knobs`' table follow type_v, in the table's order.
+/// One row per test with llama-bench's column names (samples joined by ';'). The columns
+/// that name a parameter take its value from the table (`config::knobs::PARAMS`), written as
+/// llama-bench's CSV writes it; the table's parameters not named here (llama-bench's newer
+/// ones and any added since) follow type_v, in the table's order.
 pub struct Csv;
 
 const COLUMNS: &[&str] = &[
@@ -58,63 +60,53 @@ fn join<T: ToString>(xs: &[T]) -> String {
         .join(";")
 }
 
+/// The columns: [`COLUMNS`] with the table's other parameters after type_v.
+fn columns() -> Vec<&'static str> {
+    let mut out = COLUMNS.to_vec();
+    let at = out.iter().position(|c| *c == "type_v").map_or(0, |i| i + 1);
+    let rest = PARAMS
+        .iter()
+        .map(|k| k.name)
+        .filter(|n| !COLUMNS.contains(n));
+    out.splice(at..at, rest.collect::<Vec<_>>());
+    out
+}
+
 impl Exporter for Csv {
     fn render(&self, run: &RunRecord) -> Vec<u8> {
-        let knobs_at = COLUMNS
-            .iter()
-            .position(|c| *c == "type_v")
-            .map_or(0, |i| i + 1);
-        let mut header: Vec<&str> = COLUMNS.to_vec();
-        for (i, k) in KNOBS.iter().enumerate() {
-            header.insert(knobs_at + i, k.name);
-        }
+        let header = columns();
         let mut out = header.join(",");
         out.push('\n');
         for t in &run.tests {
             let p = &t.params;
             let status = serde_json::to_value(t.status).expect("serializes");
-            let row = [
-                t.id.clone(),
-                t.model.clone(),
-                status.as_str().unwrap_or_default().to_string(),
-                opt(&t.error),
-                t.model_filename.clone(),
-                opt(&t.model_type),
-                opt(&t.model_size),
-                opt(&t.model_n_params),
-                t.backends.clone(),
-                p.n_batch.to_string(),
-                p.n_ubatch.to_string(),
-                p.n_threads.to_string(),
-                p.n_gpu_layers.to_string(),
-                p.split_mode.as_str().to_string(),
-                p.main_gpu.to_string(),
-                p.no_kv_offload.to_string(),
-                p.flash_attn.to_string(),
-                p.type_k.clone(),
-                p.type_v.clone(),
-                p.n_prompt.to_string(),
-                p.n_gen.to_string(),
-                p.n_depth.to_string(),
-                t.test_time.clone(),
-                opt(&t.avg_ns),
-                opt(&t.stddev_ns),
-                opt(&t.avg_ts),
-                opt(&t.stddev_ts),
-                opt(&t.median_ts),
-                join(&t.samples_ns),
-                join(&t.samples_ts),
-            ];
-            let mut row: Vec<String> = row.to_vec();
-            for (i, k) in KNOBS.iter().enumerate() {
-                let v = p.knobs.get(k.name).unwrap_or_else(|| k.default_value());
-                let text = match k.bench_json(&v) {
-                    serde_json::Value::String(s) => s,
-                    other => other.to_string(),
-                };
-                row.insert(knobs_at + i, text);
-            }
-            out.push_str(&row.iter().map(|s| field(s)).collect::<Vec<_>>().join(","));
+            let cell = |c: &str| -> String {
+                if let Some(k) = knob(c) {
+                    return k.bench_text(&k.get(p));
+                }
+                match c {
+                    "id" => t.id.clone(),
+                    "model" => t.model.clone(),
+                    "status" => status.as_str().unwrap_or_default().to_string(),
+                    "error" => opt(&t.error),
+                    "model_filename" => t.model_filename.clone(),
+                    "model_type" => opt(&t.model_type),
+                    "model_size" => opt(&t.model_size),
+                    "model_n_params" => opt(&t.model_n_params),
+                    "backends" => t.backends.clone(),
+                    "test_time" => t.test_time.clone(),
+                    "avg_ns" => opt(&t.avg_ns),
+                    "stddev_ns" => opt(&t.stddev_ns),
+                    "avg_ts" => opt(&t.avg_ts),
+                    "stddev_ts" => opt(&t.stddev_ts),
+                    "median_ts" => opt(&t.median_ts),
+                    "samples_ns" => join(&t.samples_ns),
+                    "samples_ts" => join(&t.samples_ts),
+                    _ => String::new(),
+                }
+            };
+            let row: Vec<String> = header.iter().map(|c| field(&cell(c))).collect();
+            out.push_str(&row.join(","));
             out.push('\n');
         }
         out.into_bytes()

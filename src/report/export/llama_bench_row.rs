@@ -8,60 +8,29 @@
 //! 0 off, 1 on), avg_ts and stddev_ts floats, everything else strings. One field is added:
 //! `use_mmap` (a boolean), which `load_mode` replaced but which compare-llama-bench.py
 //! versions before that change require; newer versions drop keys they do not know.
-//! The parameters of `config::knobs`' table come from the test's values (llama-bench's
-//! defaults where the test leaves one unset), typed as the table says llama-bench types them.
+//! Every parameter comes from the table (`config::knobs::PARAMS`): its value in the test
+//! (llama-bench's default where the test leaves one unset), typed as the table says
+//! llama-bench types it. A new parameter needs no change here.
 
 use serde::Serialize;
+use serde::ser::SerializeMap;
+use serde_json::{Value, json};
 
+use crate::config::knobs::{PARAMS, knob};
 use crate::record::{RunRecord, Status, TestRecord};
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LlamaBenchRow {
-    pub build_commit: String,
-    pub build_number: i64,
-    pub cpu_info: String,
-    pub gpu_info: String,
-    pub backends: String,
-    pub model_filename: String,
-    pub model_type: String,
-    pub model_size: u64,
-    pub model_n_params: u64,
-    pub n_batch: u32,
-    pub n_ubatch: u32,
-    pub n_threads: u32,
-    pub cpu_mask: String,
-    pub cpu_strict: bool,
-    pub poll: u32,
-    pub type_k: String,
-    pub type_v: String,
-    pub n_gpu_layers: i32,
-    pub n_cpu_moe: u32,
-    pub split_mode: String,
-    pub main_gpu: u32,
-    pub no_kv_offload: bool,
-    pub flash_attn: i32,
-    pub devices: String,
-    pub tensor_split: String,
-    pub tensor_buft_overrides: String,
-    pub load_mode: String,
-    pub lazy_mode: String,
-    pub use_mmap: bool,
-    pub embeddings: bool,
-    pub no_op_offload: u32,
-    pub no_host: bool,
-    pub repack: bool,
-    pub fit_target: u64,
-    pub fit_min_ctx: u32,
-    pub n_prompt: u32,
-    pub n_gen: u32,
-    pub n_depth: u32,
-    pub test_time: String,
-    pub avg_ns: u64,
-    pub stddev_ns: u64,
-    pub avg_ts: f64,
-    pub stddev_ts: f64,
-    pub samples_ns: Vec<u64>,
-    pub samples_ts: Vec<f64>,
+/// One row: llama-bench's fields in its order (see [`fields`]), each with its JSON value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlamaBenchRow(pub Vec<(&'static str, Value)>);
+
+impl Serialize for LlamaBenchRow {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
 }
 
 /// Device descriptions of the given kinds, joined as llama-bench joins them.
@@ -98,63 +67,59 @@ fn row(
     gpu_info: &str,
 ) -> LlamaBenchRow {
     let p = &t.params;
-    let k = |name: &str| {
-        p.knobs
-            .get(name)
-            .unwrap_or(crate::config::knobs::KnobValue::Int(0))
+    let build_commit = build
+        .build_commit
+        .clone()
+        .unwrap_or_else(|| format!("llama-cpp-sys-2@{}", build.sys_crate_version));
+    let load_mode = knob("load_mode").map(|k| k.get(p).show());
+    let value = |name: &'static str| -> Value {
+        if let Some(k) = knob(name) {
+            return k.bench_json(&k.get(p));
+        }
+        match name {
+            "build_commit" => json!(build_commit),
+            "build_number" => json!(build.build_number.unwrap_or(0)),
+            "cpu_info" => json!(cpu_info),
+            "gpu_info" => json!(gpu_info),
+            "backends" => json!(t.backends),
+            "model_filename" => json!(t.model_filename),
+            "model_type" => json!(t.model_type.clone().unwrap_or_else(|| t.model.clone())),
+            "model_size" => json!(t.model_size.unwrap_or(0)),
+            "model_n_params" => json!(t.model_n_params.unwrap_or(0)),
+            // Older compare-llama-bench.py versions read use_mmap: mmap unless a mode
+            // without it.
+            "use_mmap" => json!(!matches!(
+                load_mode.as_deref(),
+                Some("none" | "mlock" | "dio")
+            )),
+            "test_time" => json!(t.test_time),
+            "avg_ns" => json!(t.avg_ns.unwrap_or(0)),
+            "stddev_ns" => json!(t.stddev_ns.unwrap_or(0)),
+            "avg_ts" => json!(t.avg_ts.unwrap_or(0.0)),
+            "stddev_ts" => json!(t.stddev_ts.unwrap_or(0.0)),
+            "samples_ns" => json!(t.samples_ns),
+            "samples_ts" => json!(t.samples_ts),
+            _ => Value::Null,
+        }
     };
-    let load_mode = k("load_mode").show();
-    LlamaBenchRow {
-        build_commit: build
-            .build_commit
-            .clone()
-            .unwrap_or_else(|| format!("llama-cpp-sys-2@{}", build.sys_crate_version)),
-        build_number: build.build_number.unwrap_or(0),
-        cpu_info: cpu_info.to_string(),
-        gpu_info: gpu_info.to_string(),
-        backends: t.backends.clone(),
-        model_filename: t.model_filename.clone(),
-        model_type: t.model_type.clone().unwrap_or_else(|| t.model.clone()),
-        model_size: t.model_size.unwrap_or(0),
-        model_n_params: t.model_n_params.unwrap_or(0),
-        n_batch: p.n_batch,
-        n_ubatch: p.n_ubatch,
-        n_threads: p.n_threads,
-        cpu_mask: k("cpu_mask").show(),
-        cpu_strict: k("cpu_strict").as_bool(),
-        poll: k("poll").as_i64().clamp(0, 100) as u32,
-        type_k: p.type_k.clone(),
-        type_v: p.type_v.clone(),
-        n_gpu_layers: p.n_gpu_layers,
-        n_cpu_moe: k("n_cpu_moe").as_i64().max(0) as u32,
-        split_mode: p.split_mode.as_str().into(),
-        main_gpu: p.main_gpu.max(0) as u32,
-        no_kv_offload: p.no_kv_offload,
-        flash_attn: p.flash_attn,
-        devices: k("devices").show(),
-        tensor_split: k("tensor_split").show(),
-        tensor_buft_overrides: k("tensor_buft_overrides").show(),
-        // Older compare-llama-bench.py versions read use_mmap: mmap unless a mode without it.
-        use_mmap: !matches!(load_mode.as_str(), "none" | "mlock" | "dio"),
-        load_mode,
-        lazy_mode: k("lazy_mode").show(),
-        embeddings: k("embeddings").as_bool(),
-        no_op_offload: u32::from(k("no_op_offload").as_bool()),
-        no_host: k("no_host").as_bool(),
-        repack: k("repack").as_bool(),
-        fit_target: k("fit_target").as_i64().max(0) as u64,
-        fit_min_ctx: k("fit_min_ctx").as_i64().clamp(0, u32::MAX as i64) as u32,
-        n_prompt: p.n_prompt,
-        n_gen: p.n_gen,
-        n_depth: p.n_depth,
-        test_time: t.test_time.clone(),
-        avg_ns: t.avg_ns.unwrap_or(0),
-        stddev_ns: t.stddev_ns.unwrap_or(0),
-        avg_ts: t.avg_ts.unwrap_or(0.0),
-        stddev_ts: t.stddev_ts.unwrap_or(0.0),
-        samples_ns: t.samples_ns.clone(),
-        samples_ts: t.samples_ts.clone(),
-    }
+    LlamaBenchRow(fields().into_iter().map(|f| (f, value(f))).collect())
+}
+
+/// Every field of a row, in order: llama-bench's [`FIELDS`], with any parameter of the table
+/// that llama-bench does not write (a tpsbench one) before `n_prompt`, where llama-bench
+/// adds its own newer parameters.
+pub fn fields() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = FIELDS.to_vec();
+    let at = out
+        .iter()
+        .position(|f| *f == "n_prompt")
+        .unwrap_or(out.len());
+    let extra = PARAMS
+        .iter()
+        .map(|k| k.name)
+        .filter(|n| !FIELDS.contains(n));
+    out.splice(at..at, extra.collect::<Vec<_>>());
+    out
 }
 
 /// llama-bench's field names in its order, then the samples: what every row must carry.
@@ -219,7 +184,7 @@ mod tests {
         let v = serde_json::to_value(&r[0]).unwrap();
         let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
         keys.sort();
-        let mut want: Vec<&str> = FIELDS.to_vec();
+        let mut want: Vec<&str> = fields();
         want.sort();
         assert_eq!(keys, want, "exactly these fields");
         let text = serde_json::to_string(&r[0]).unwrap();

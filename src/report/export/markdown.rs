@@ -1,6 +1,5 @@
 use super::Exporter;
-use crate::config::knobs::{KNOBS, Knob};
-use crate::plan::TestParams;
+use crate::config::knobs::{Knob, Level, PARAMS};
 use crate::record::{RunRecord, Status, TestRecord};
 use crate::util::units::{format_params, format_size};
 
@@ -8,19 +7,9 @@ use crate::util::units::{format_params, format_size};
 /// <parameters that differ from llama-bench's defaults or vary> | test | t/s.
 pub struct Markdown;
 
-type Column = (&'static str, fn(&TestParams) -> String, &'static str);
-
-/// Optional columns: header, value, llama-bench's default (shown only when it differs).
-const OPTIONAL: &[Column] = &[
-    ("sm", |p| p.split_mode.as_str().to_string(), "layer"),
-    ("mg", |p| p.main_gpu.to_string(), "0"),
-    ("n_batch", |p| p.n_batch.to_string(), "2048"),
-    ("n_ubatch", |p| p.n_ubatch.to_string(), "512"),
-    ("type_k", |p| p.type_k.clone(), "f16"),
-    ("type_v", |p| p.type_v.clone(), "f16"),
-    ("nkvo", |p| u8::from(p.no_kv_offload).to_string(), "0"),
-    ("fa", |p| p.flash_attn.to_string(), "-1"),
-];
+/// The parameters llama-bench's table always shows (ngl on GPU builds), in their own
+/// columns before the others.
+const ALWAYS: &[&str] = &["n_gpu_layers", "n_threads"];
 
 impl Exporter for Markdown {
     fn render(&self, run: &RunRecord) -> Vec<u8> {
@@ -36,14 +25,12 @@ impl Exporter for Markdown {
             return extra.trim_start().as_bytes().to_vec();
         }
         let gpu = run.run.llama_cpp.gpu_backend != "cpu";
-        let shown: Vec<&Column> = OPTIONAL
+        // Every other parameter of the table (those of the test's name aside) is shown when a
+        // test differs from llama-bench's default: so also when it varies.
+        let shown: Vec<&Knob> = PARAMS
             .iter()
-            .filter(|(_, f, default)| tests.iter().any(|t| f(&t.params) != *default))
-            .collect();
-        // The knob table's parameters likewise: a test holds only values that differ.
-        let knobs: Vec<&Knob> = KNOBS
-            .iter()
-            .filter(|k| tests.iter().any(|t| t.params.knobs.0.contains_key(k.name)))
+            .filter(|k| k.level != Level::Test && !ALWAYS.contains(&k.name))
+            .filter(|k| tests.iter().any(|t| k.get(&t.params) != k.default_value()))
             .collect();
         // Ladder variants: the real bits per weight (llama.cpp falls back from K-quants on
         // narrow tensors, so the name can mislead) and a mark on requantized files.
@@ -60,8 +47,7 @@ impl Exporter for Markdown {
             header.push("ngl");
         }
         header.push("threads");
-        header.extend(shown.iter().map(|c| c.0));
-        header.extend(knobs.iter().map(|k| k.flag));
+        header.extend(shown.iter().map(|k| k.header));
         header.extend(["test", "t/s"]);
         // The interval that applies, and what it covers: one launch's repetitions, or the
         // rounds (fresh contexts) when the test ran several.
@@ -102,11 +88,7 @@ impl Exporter for Markdown {
                 row.push(t.params.n_gpu_layers.to_string());
             }
             row.push(t.params.n_threads.to_string());
-            row.extend(shown.iter().map(|c| (c.1)(&t.params)));
-            row.extend(knobs.iter().map(|k| {
-                let v = t.params.knobs.get(k.name);
-                v.unwrap_or_else(|| k.default_value()).show()
-            }));
+            row.extend(shown.iter().map(|k| k.get(&t.params).show()));
             row.push(t.test.clone());
             row.push(rate(t));
             if any_ci {
