@@ -24,8 +24,6 @@
 //! (llama-cpp-sys-2 0.1.161): `-C`, `--cpu-strict`, `--poll`, `-ncmoe`, `-dev`, `-ts`, `-ot`,
 //! `-lm`, `-lzm`, `-embd`, `-nopo`, `--no-host`, `--repack`, `-fitt`, `-fitc`.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
 /// Whether changing the parameter means reloading the model.
@@ -707,107 +705,6 @@ fn show_toml(x: &toml::Value) -> String {
     }
 }
 
-/// The values of the table's parameters that differ from llama-bench's defaults, by name:
-/// flattened into a test's parameters (and so into its identity and its result record).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
-#[serde(transparent)]
-pub struct Knobs(pub BTreeMap<String, KnobValue>);
-
-/// Flattened into a record, the map sees every key its record does not know: it keeps the
-/// table's names with a value of the right type and leaves everything else alone, so a
-/// result file with other keys (or odd values) still loads.
-impl<'de> Deserialize<'de> for Knobs {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = BTreeMap::<String, serde_json::Value>::deserialize(d)?;
-        let mut out = Knobs::default();
-        for (name, v) in raw {
-            let Some(k) = knob(&name) else { continue };
-            let value = match (k.kind, &v) {
-                (Kind::Int { min, max }, serde_json::Value::Number(n)) => n
-                    .as_i64()
-                    .filter(|n| (min..=max).contains(n))
-                    .map(KnobValue::Int),
-                (Kind::Bool, serde_json::Value::Bool(b)) => Some(KnobValue::Bool(*b)),
-                (Kind::Choice(_) | Kind::Text(_), serde_json::Value::String(s)) => {
-                    k.value(&toml::Value::String(s.clone())).ok()
-                }
-                (Kind::Check(check), serde_json::Value::String(s)) => {
-                    check(&toml::Value::String(s.clone())).ok()
-                }
-                (Kind::Check(check), serde_json::Value::Number(n)) => n
-                    .as_i64()
-                    .and_then(|n| check(&toml::Value::Integer(n)).ok()),
-                _ => None,
-            };
-            if let Some(value) = value {
-                out.set(&name, value);
-            }
-        }
-        Ok(out)
-    }
-}
-
-impl Knobs {
-    /// The value of `name`: the one set, else llama-bench's default (None: not in the map's
-    /// part of the table).
-    pub fn get(&self, name: &str) -> Option<KnobValue> {
-        let k = knob(name).filter(|k| matches!(k.slot, Slot::Map))?;
-        Some(
-            self.0
-                .get(name)
-                .cloned()
-                .unwrap_or_else(|| k.default_value()),
-        )
-    }
-
-    /// Sets `name`, keeping only values that differ from the default.
-    pub fn set(&mut self, name: &str, v: KnobValue) {
-        match knob(name).filter(|k| matches!(k.slot, Slot::Map)) {
-            Some(k) if k.default_value() == v => {
-                self.0.remove(name);
-            }
-            Some(_) => {
-                self.0.insert(name.to_string(), v);
-            }
-            None => {}
-        }
-    }
-
-    /// Whether llama.cpp's fit runs: as llama-bench, when `fit_target` or `fit_min_ctx`
-    /// differs from its default.
-    pub fn asks_fit(&self) -> bool {
-        self.0.contains_key("fit_target") || self.0.contains_key("fit_min_ctx")
-    }
-
-    /// The model-level part: what a model load depends on.
-    pub fn model_level(&self) -> Knobs {
-        Knobs(
-            self.0
-                .iter()
-                .filter(|(k, _)| knob(k).is_some_and(|k| k.level == Level::Model))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        )
-    }
-
-    /// Short text of the values that differ from the defaults, e.g. "ncmoe 4, ot
-    /// .ffn_.*_exps.=CPU"; empty when all are llama-bench's.
-    pub fn describe(&self) -> String {
-        map_params()
-            .filter_map(|k| {
-                self.0
-                    .get(k.name)
-                    .map(|v| format!("{} {}", k.flag, v.show()))
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
 /// Parses a sweep key of the table: a scalar or a list, each value checked.
 pub fn parse_values(k: &Knob, v: &toml::Value) -> Result<Vec<KnobValue>, String> {
     let items: Vec<&toml::Value> = match v {
@@ -822,11 +719,13 @@ pub fn parse_values(k: &Knob, v: &toml::Value) -> Result<Vec<KnobValue>, String>
 
 mod axes;
 mod checks;
+mod map;
 mod test_params;
 
 pub use axes::Axes;
 use checks::{cpu_mask, devices, overrides, tensor_split};
 pub use checks::{cpu_moe_patterns, override_pairs, pattern_matches};
+pub use map::Knobs;
 pub use test_params::TestParams;
 
 #[cfg(test)]
