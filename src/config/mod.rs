@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-mod axes;
+mod axis_values;
 pub mod endpoint;
 mod error;
 pub mod knobs;
@@ -21,7 +21,7 @@ pub(crate) mod values;
 pub(crate) use values::scalar_int;
 use values::{list, scalar_float};
 
-pub use axes::{FlashAttn, KV_TYPES, SplitMode};
+pub use axis_values::{FlashAttn, KV_TYPES, SplitMode};
 pub use endpoint::{Api, Served, ServerLaunch};
 pub use error::ConfigError;
 pub(crate) use error::Ctx;
