@@ -15,7 +15,7 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
-    /// Re-measure host memory bandwidth instead of using the cached figure.
+    /// Measure host memory bandwidth again (the figure kept is the highest on record).
     #[arg(long)]
     probe: bool,
 }

@@ -120,6 +120,26 @@ pub fn decode(
     }
 }
 
+impl DecodeRoofline {
+    /// The same measurement against another ceiling (a host probe raised after the test ran):
+    /// the bytes per token and the achieved rate stay, the ceiling and its percentage move.
+    pub fn rebased(&self, bandwidth_gbs: f64, bandwidth_source: &str) -> DecodeRoofline {
+        DecodeRoofline {
+            bandwidth_gbs,
+            bandwidth_source: bandwidth_source.to_string(),
+            roofline_ts: bandwidth_gbs * 1e9 / self.bytes_per_token,
+            percent_of_roofline: 100.0 * self.achieved_gbs / bandwidth_gbs,
+            above_ceiling: self.achieved_gbs > bandwidth_gbs,
+            ..self.clone()
+        }
+    }
+
+    /// Whether the ceiling is the host's bandwidth probe (DRAM or cache-resident read).
+    pub fn from_host_probe(&self) -> bool {
+        self.bandwidth_source.starts_with("probe:")
+    }
+}
+
 /// A prefill test's compute rate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PrefillCompute {
@@ -221,5 +241,38 @@ mod tests {
         let p = prefill(&shape(), 1000.0);
         assert_eq!(p.flops_per_token, 269_030_016.0);
         assert!((p.achieved_tflops - 0.269_030_016).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_roofline_rebased_on_a_higher_probe_keeps_its_rate_and_falls_below_the_ceiling() {
+        let shape = Shape {
+            weight_bytes: 1_000_000_000,
+            ..Shape::default()
+        };
+        let r = decode(
+            &shape,
+            0,
+            1,
+            0.0,
+            30.0,
+            21.6,
+            "probe: host DRAM read, 2 threads",
+        );
+        assert!(r.above_ceiling && r.from_host_probe());
+        let again = r.rebased(43.9, "probe: host DRAM read, 2 threads");
+        let fresh = decode(
+            &shape,
+            0,
+            1,
+            0.0,
+            30.0,
+            43.9,
+            "probe: host DRAM read, 2 threads",
+        );
+        assert!(!again.above_ceiling);
+        assert!((again.percent_of_roofline - fresh.percent_of_roofline).abs() < 1e-9);
+        assert!((again.roofline_ts - fresh.roofline_ts).abs() < 1e-9);
+        assert_eq!(again.achieved_gbs, r.achieved_gbs);
+        assert!(!decode(&shape, 0, 1, 0.0, 30.0, 4800.0, "table: H200").from_host_probe());
     }
 }

@@ -122,6 +122,10 @@ pub fn run(
     if !stop.load(std::sync::atomic::Ordering::SeqCst) {
         record.run.finished_at = Some(system::now_rfc3339());
     }
+    // The children's tests are all here now: one check of the ceiling for the whole run.
+    if let Some(line) = crate::record::machine::recheck_host_ceiling(&mut record) {
+        eprintln!("{line}");
+    }
     results::write_atomic(&path, &record)?;
     Ok((record, Some(path)))
 }

@@ -134,6 +134,7 @@ pub fn run(
     let ran = rounds::run(&mut sweep, &mine, opts, progress)?;
     if !child {
         rounds::conclude_auto(&mut sweep, &ran, opts);
+        sweep.recheck_ceiling(progress);
     }
     sweep.finish(ran.interrupted)
 }

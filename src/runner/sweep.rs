@@ -307,6 +307,14 @@ impl<'a> Sweep<'a> {
         self.shapes[mi].flatten()
     }
 
+    /// A decode near its host ceiling: probe again and keep the highest read on record
+    /// (`record::machine::recheck_host_ceiling`), before the file is written for good.
+    pub(super) fn recheck_ceiling(&mut self, progress: &mut dyn Progress) {
+        if let Some(line) = crate::record::machine::recheck_host_ceiling(&mut self.record) {
+            progress.note(&line);
+        }
+    }
+
     pub(super) fn finish(mut self, interrupted: bool) -> Result<RunOutcome, String> {
         merge_models(&mut self.record.models, &self.models, &self.record.tests);
         if !interrupted {
