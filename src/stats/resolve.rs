@@ -4,10 +4,11 @@
 //! answer and the runner's `rounds = "auto"`, which keeps adding rounds while a comparison
 //! this answer depends on is open.
 //!
-//! Within one run whose variants all have 2 or more interleaved rounds, speeds are compared
-//! paired by round over a Holm family (`pairs`); otherwise (one launch per variant, or rows
-//! from different runs) a speed difference is established only when the intervals are
-//! apart (`ties`), the rule across runs.
+//! Two variants whose rounds were interleaved in one run (2 or more rounds each) are compared
+//! paired by round over a Holm family (`pairs`); any other two (one launch, or rows from
+//! different runs) differ only when their intervals are apart (`ties`), the rule across
+//! runs. A table may mix both: the leaderboard's answer puts a ladder run beside its base
+//! model's own run, and the ladder's pairs stay paired ([`resolve_runs`]).
 
 use super::pairs::{Design, PairVerdict, judge};
 use super::ties::{Figure, pareto_front_by};
@@ -31,8 +32,30 @@ pub enum Rule {
         family: usize,
         design: Design,
     },
+    /// Paired by round as in [`Rule::Paired`] for the pairs measured together in one run
+    /// (`family` of them, the fewest `rounds` of their sides, that run's `design`); the
+    /// other pairs, which involve one of the `apart` choices measured elsewhere (another
+    /// run, or one launch), tie when their intervals overlap.
+    Mixed {
+        rounds: usize,
+        family: usize,
+        design: Design,
+        apart: usize,
+    },
     /// The variants' own 95% intervals overlap.
     Overlap,
+}
+
+/// "; rounds added until resolved (at most 10), 5% spent over 8 looks" for a sequential
+/// design, nothing for a fixed one.
+fn sequential_note(design: &Design) -> String {
+    match design {
+        Design::Fixed => String::new(),
+        Design::Sequential { max_rounds } => format!(
+            "; rounds added until resolved (at most {max_rounds}), 5% spent over {} looks",
+            design.looks()
+        ),
+    }
 }
 
 impl Rule {
@@ -44,20 +67,26 @@ impl Rule {
                 rounds,
                 family,
                 design,
-            } => {
-                let seq = match design {
-                    Design::Fixed => String::new(),
-                    Design::Sequential { max_rounds } => format!(
-                        "; rounds added until resolved (at most {max_rounds}), 5% spent over {} looks",
-                        design.looks()
-                    ),
-                };
-                format!(
-                    "ties: decode not established apart paired by round (t on the log ratios of \
-                     the {rounds} interleaved rounds' medians), Holm over all {family} pairs at \
-                     5%{seq}"
-                )
-            }
+            } => format!(
+                "ties: decode not established apart paired by round (t on the log ratios of \
+                 the {rounds} interleaved rounds' medians), Holm over all {family} pairs at \
+                 5%{}",
+                sequential_note(design)
+            ),
+            Rule::Mixed {
+                rounds,
+                family,
+                design,
+                apart,
+            } => format!(
+                "ties: decode not established apart paired by round within one run (t on the \
+                 log ratios of the {rounds} interleaved rounds' medians), Holm over its {family} \
+                 pairs at 5%{}; {apart} {} measured apart from it (another run, or one launch) \
+                 {} where decode intervals overlap",
+                sequential_note(design),
+                if *apart == 1 { "row" } else { "rows" },
+                if *apart == 1 { "ties" } else { "tie" },
+            ),
             Rule::Overlap => {
                 "ties: decode intervals overlap (the rows are not all from one run with 2 or more interleaved rounds: nothing pairs them)".into()
             }
@@ -87,10 +116,30 @@ pub struct Resolution {
     pub pairs: Vec<PairVerdict>,
 }
 
+/// Which run a choice was measured in, and that run's design: choices of one run had their
+/// rounds interleaved.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Run {
+    pub id: usize,
+    pub design: Design,
+}
+
 /// Resolves the answer over `cs` with error budget `budget`. `paired`: the choices' rounds
-/// were interleaved in one run, taken under this design; pairing is used only when every
-/// choice has 2 or more rounds.
+/// were all interleaved in one run, taken under this design; pairs whose sides both have 2
+/// or more rounds are compared paired.
 pub fn resolve(cs: &[Choice], budget: f64, paired: Option<Design>, alpha: f64) -> Resolution {
+    let runs: Vec<Option<Run>> = cs
+        .iter()
+        .map(|_| paired.map(|design| Run { id: 0, design }))
+        .collect();
+    resolve_runs(cs, &runs, budget, alpha)
+}
+
+/// [`resolve`] where the choices come from several runs (`runs[i]`: choice i's run, `None`
+/// when nothing pairs it). A pair is compared paired when both sides come from one run with
+/// 2 or more rounds each; each run's pairs are one Holm family under that run's design (a
+/// table rarely holds more than one run with pairs: a ladder beside its base model's run).
+pub fn resolve_runs(cs: &[Choice], runs: &[Option<Run>], budget: f64, alpha: f64) -> Resolution {
     let n = cs.len();
     let any_error = cs.iter().any(|c| c.error.is_some());
     let eligible: Vec<usize> = (0..n)
@@ -145,31 +194,72 @@ pub fn resolve(cs: &[Choice], budget: f64, paired: Option<Design>, alpha: f64) -
             push(&mut family, i, k);
         }
     }
-    let can_pair = paired.is_some() && n >= 2 && cs.iter().all(|c| c.rounds.len() >= 2);
-    let (rule, verdicts) = match (can_pair, paired) {
-        (true, Some(design)) => {
-            let rounds: Vec<Vec<f64>> = cs.iter().map(|c| c.rounds.clone()).collect();
-            let v = judge(&rounds, &family, alpha, design);
-            let fewest = cs.iter().map(|c| c.rounds.len()).min().unwrap_or(0);
-            (
-                Rule::Paired {
-                    rounds: fewest,
-                    family: family.len(),
-                    design,
-                },
-                v,
-            )
-        }
-        _ => (Rule::Overlap, Vec::new()),
+    let run_of = |i: usize| runs.get(i).copied().flatten();
+    let pairable = |a: usize, b: usize| {
+        cs[a].rounds.len() >= 2
+            && cs[b].rounds.len() >= 2
+            && matches!((run_of(a), run_of(b)), (Some(x), Some(y)) if x.id == y.id)
     };
-    // x established faster than y.
+    let paired_family: Vec<(usize, usize)> = family
+        .iter()
+        .copied()
+        .filter(|&(a, b)| pairable(a, b))
+        .collect();
+    let rounds: Vec<Vec<f64>> = cs.iter().map(|c| c.rounds.clone()).collect();
+    let mut ids: Vec<usize> = paired_family
+        .iter()
+        .filter_map(|&(a, _)| run_of(a).map(|r| r.id))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut verdicts = Vec::new();
+    for id in &ids {
+        let of_run: Vec<(usize, usize)> = paired_family
+            .iter()
+            .copied()
+            .filter(|&(a, _)| run_of(a).is_some_and(|r| r.id == *id))
+            .collect();
+        let design = run_of(of_run[0].0).map_or(Design::Fixed, |r| r.design);
+        verdicts.extend(judge(&rounds, &of_run, alpha, design));
+    }
+    let in_pairs: Vec<usize> = (0..n)
+        .filter(|&i| paired_family.iter().any(|&(a, b)| a == i || b == i))
+        .collect();
+    let fewest = in_pairs
+        .iter()
+        .map(|&i| cs[i].rounds.len())
+        .min()
+        .unwrap_or(0);
+    let first_design = paired_family
+        .first()
+        .and_then(|&(a, _)| run_of(a))
+        .map_or(Design::Fixed, |r| r.design);
+    let rule = if paired_family.is_empty() {
+        Rule::Overlap
+    } else if paired_family.len() == family.len() {
+        Rule::Paired {
+            rounds: fewest,
+            family: family.len(),
+            design: first_design,
+        }
+    } else {
+        Rule::Mixed {
+            rounds: fewest,
+            family: paired_family.len(),
+            design: first_design,
+            apart: n - in_pairs.len(),
+        }
+    };
+    // x established faster than y: by its paired verdict where the pair was measured
+    // together, else by intervals apart.
     let faster = |x: usize, y: usize| -> bool {
-        match rule {
-            Rule::Overlap => cs[x].speed.established_above(&cs[y].speed),
-            Rule::Paired { .. } => verdicts.iter().any(|v| {
+        if pairable(x, y) {
+            verdicts.iter().any(|v| {
                 (v.a, v.b) == (y, x) && v.established > 0
                     || (v.a, v.b) == (x, y) && v.established < 0
-            }),
+            })
+        } else {
+            cs[x].speed.established_above(&cs[y].speed)
         }
     };
     let tie = |x: usize, y: usize| !faster(x, y) && !faster(y, x);
@@ -272,6 +362,47 @@ mod tests {
         assert_eq!(paired.front, vec![true, true]);
         assert!(paired.front_ties[0].is_empty());
         assert_eq!(overlap.front_ties[0], vec![1]);
+    }
+
+    #[test]
+    fn a_row_from_another_run_ties_by_overlap_while_the_run_s_own_pairs_stay_paired() {
+        // A ladder run (a, b: one shared swing of 15%, b 10% faster) beside its base model's
+        // own run (c): a and b are told apart paired; c, measured apart, ties with both.
+        let a = choice(100.0, &SWINGS, Some(0.01));
+        let mut b = choice(110.0, &SWINGS, Some(0.03));
+        jitter(&mut b, &[1.004, 0.997, 1.002, 0.998, 1.001]);
+        let c = choice(105.0, &[1.0, 1.12, 0.9], None);
+        let ladder = Some(Run {
+            id: 0,
+            design: Design::Fixed,
+        });
+        let base = Some(Run {
+            id: 1,
+            design: Design::Fixed,
+        });
+        let cs = [a, b, c];
+        let r = resolve_runs(&cs, &[ladder, ladder, base], 0.05, 0.05);
+        assert_eq!(
+            r.rule,
+            Rule::Mixed {
+                rounds: 5,
+                family: 1,
+                design: Design::Fixed,
+                apart: 1
+            }
+        );
+        assert_eq!(r.pairs.len(), 1);
+        assert_eq!(r.best, Some(1));
+        assert!(r.best_ties.is_empty(), "{r:?}");
+        assert!(r.rule.describe().contains("1 row measured apart from it"));
+        // Unpaired, the same three tie all round.
+        let overlap = resolve_runs(&cs, &[None, None, None], 0.05, 0.05);
+        assert_eq!(overlap.rule, Rule::Overlap);
+        assert_eq!(overlap.best_ties, vec![0]);
+        // All in one run: the plain paired rule, as `resolve` gives it.
+        let one = resolve(&cs[..2], 0.05, Some(Design::Fixed), 0.05);
+        assert_eq!(one, resolve_runs(&cs[..2], &[ladder, ladder], 0.05, 0.05));
+        assert!(matches!(one.rule, Rule::Paired { family: 1, .. }));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::load::Board;
 use crate::plan::TestKind;
 use crate::stats::analysis::{Covers, LevelInterval};
 use crate::stats::pairs::Design;
-use crate::stats::resolve::{Choice, resolve};
+use crate::stats::resolve::{Choice, Run, resolve_runs};
 use crate::stats::ties::Figure;
 
 /// `--kld-budget`'s default, where the command line reads it.
@@ -265,8 +265,9 @@ fn kld_figure(k: (f64, Option<f64>)) -> Figure {
 /// Marks the Pareto front of decode against KLD (rows with both) and the speed ties on it,
 /// and resolves the fastest within `budget` (`stats::resolve`). Rows of one result file whose
 /// decode has 2 or more rounds were interleaved: they are compared paired by round, Holm
-/// over the answer's pairs (sequentially for an auto-rounds run); other rows, from separate
-/// runs or of one launch each, tie when their intervals overlap.
+/// over that file's pairs (sequentially for an auto-rounds run); any pair with a row from
+/// another file, or of one launch, ties when the intervals overlap. A ladder's answer keeps
+/// its pairing when its base model's own run sits in the same table.
 pub fn mark_front(rows: &mut [Row], budget: f64) -> Resolved {
     let decoded: Vec<usize> = (0..rows.len())
         .filter(|&i| rows[i].decode.is_some())
@@ -279,18 +280,29 @@ pub fn mark_front(rows: &mut [Row], budget: f64) -> Resolved {
             error: rows[i].kld.map(kld_figure),
         })
         .collect();
-    let one_file = decoded.iter().all(|&i| {
-        rows[i].decode_file.is_some() && rows[i].decode_file == rows[decoded[0]].decode_file
-    });
-    let design = one_file.then(
-        || match decoded.first().and_then(|&i| rows[i].auto_max_rounds) {
-            Some(m) => Design::Sequential {
-                max_rounds: m as usize,
-            },
-            None => Design::Fixed,
-        },
-    );
-    let r = resolve(&choices, budget, design, 0.05);
+    // One run per result file; its design from the file (auto rounds or fixed).
+    let mut files: Vec<&std::path::Path> = Vec::new();
+    let runs: Vec<Option<Run>> = decoded
+        .iter()
+        .map(|&i| {
+            let file = rows[i].decode_file.as_deref()?;
+            let id = match files.iter().position(|f| *f == file) {
+                Some(k) => k,
+                None => {
+                    files.push(file);
+                    files.len() - 1
+                }
+            };
+            let design = match rows[i].auto_max_rounds {
+                Some(m) => Design::Sequential {
+                    max_rounds: m as usize,
+                },
+                None => Design::Fixed,
+            };
+            Some(Run { id, design })
+        })
+        .collect();
+    let r = resolve_runs(&choices, &runs, budget, 0.05);
     for row in rows.iter_mut() {
         row.front = false;
         row.tied_with.clear();
