@@ -492,3 +492,83 @@ fn the_served_against_in_process_ratio_covers_at_its_stated_level() {
         );
     }
 }
+
+#[test]
+fn a_ladder_beside_its_base_model_s_own_run_calls_identical_rows_established_at_most_at_alpha() {
+    // The leaderboard's table: 4 identical variants interleaved in one run (5 rounds, each
+    // round's swing of 15% shared by all four, 2% of their own), beside an identical base row
+    // from another run (3 rounds, its own swings). `resolve_runs` judges the run's pairs paired
+    // (one Holm family) and the base row's pairs by intervals apart: over the whole table,
+    // "established" on identical rows at most 5% of the time.
+    use tpsbench::stats::pairs::Design;
+    use tpsbench::stats::resolve::{Choice, Rule, Run, resolve_runs};
+    use tpsbench::stats::ties::Figure;
+    let choice = |rounds: Vec<f64>| {
+        let i = LevelInterval::of(Covers::BetweenRounds, &rounds).unwrap();
+        Choice {
+            speed: Figure {
+                value: tpsbench::stats::mean(&rounds),
+                lo: i.lo,
+                hi: i.hi,
+            },
+            rounds,
+            error: None,
+        }
+    };
+    let ladder = Some(Run {
+        id: 0,
+        design: Design::Fixed,
+    });
+    let base = Some(Run {
+        id: 1,
+        design: Design::Fixed,
+    });
+    let runs = [ladder, ladder, ladder, ladder, base];
+    let trials = 2000;
+    let mut noise = Noise::new(0x5eed_0036);
+    let (mut paired, mut across, mut any) = (0usize, 0usize, 0usize);
+    for _ in 0..trials {
+        let swings: Vec<f64> = (0..5).map(|_| (0.15 * noise.z()).exp()).collect();
+        let mut cs: Vec<Choice> = (0..4)
+            .map(|_| {
+                choice(
+                    swings
+                        .iter()
+                        .map(|s| MU * s * (SIGMA * noise.z()).exp())
+                        .collect(),
+                )
+            })
+            .collect();
+        cs.push(choice(
+            (0..3)
+                .map(|_| MU * (0.15 * noise.z()).exp() * (SIGMA * noise.z()).exp())
+                .collect(),
+        ));
+        let r = resolve_runs(&cs, &runs, 0.05, 0.05);
+        assert!(
+            matches!(
+                r.rule,
+                Rule::Mixed {
+                    family: 6,
+                    apart: 1,
+                    ..
+                }
+            ),
+            "{:?}",
+            r.rule
+        );
+        let p = r.pairs.iter().any(|v| v.established != 0);
+        let a = (0..4).any(|i| !cs[i].speed.ties(&cs[4].speed));
+        paired += usize::from(p);
+        across += usize::from(a);
+        any += usize::from(p || a);
+    }
+    let t = trials as f64;
+    let (p, a, all) = (paired as f64 / t, across as f64 / t, any as f64 / t);
+    println!(
+        "identical rows, a 4-variant run beside another run's row: false \"established\" \
+         within the run (paired, Holm over 6 at 5% · 6/10) {p:.3}, across runs (intervals apart) {a:.3}, \
+         anywhere in the table {all:.3} ({trials} trials)"
+    );
+    assert!(all <= ceiling(0.05, trials), "{all}");
+}
