@@ -19,7 +19,7 @@
 
 use super::metrics::{Phases, Trace};
 use super::sampling::Sampler;
-use crate::engine::{BatchSession, BatchToken, Engine};
+use crate::engine::{BatchSession, BatchToken, Engine, EngineError};
 use crate::util::rng::SplitMix64;
 
 /// A request: prompt tokens and how many tokens to generate (at least 1).
@@ -192,7 +192,7 @@ fn prefill(
     n_batch: usize,
     shared: bool,
     q: &mut Seqs<'_>,
-) -> Result<Option<u64>, String> {
+) -> Result<Option<u64>, EngineError> {
     let b = q.last.len();
     let mut t_pp_end = None;
     let n_chunks = batch.len().div_ceil(n_batch);
@@ -233,7 +233,7 @@ fn copy_shared_prompt(
     b: usize,
     kv_unified: bool,
     first: i32,
-) -> Result<(), String> {
+) -> Result<(), EngineError> {
     for j in 1..b {
         s.call(|x| x.seq_cp(0, j as i32));
     }
@@ -261,7 +261,7 @@ fn generate(
     n_batch: usize,
     q: &mut Seqs<'_>,
     batch: &mut Vec<BatchToken>,
-) -> Result<u64, String> {
+) -> Result<u64, EngineError> {
     let b = reqs.len();
     let mut pos: Vec<i32> = reqs.iter().map(|r| r.prompt.len() as i32).collect();
     let mut n_tg = 0u64;
