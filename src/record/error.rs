@@ -126,7 +126,11 @@ pub enum Disagreement {
     #[error(
         "rounds[{round}].samples_ns are not samples_ns[{from}..{to}]: the rounds' samples must be the test's, in order"
     )]
-    RoundSamples { round: usize, from: usize, to: usize },
+    RoundSamples {
+        round: usize,
+        from: usize,
+        to: usize,
+    },
     /// The rounds together hold another number of samples than the test.
     #[error("the rounds hold {held} samples but samples_ns {total}")]
     RoundsTotal { held: usize, total: usize },

@@ -64,11 +64,7 @@ impl Journal {
 
     /// Records `test` (new, or its later round) and the models when they changed; on disk
     /// when this returns. Rewrites the result file when the tests have doubled since.
-    pub fn test_done(
-        &mut self,
-        record: &RunRecord,
-        test: &TestRecord,
-    ) -> Result<(), RecordError> {
+    pub fn test_done(&mut self, record: &RunRecord, test: &TestRecord) -> Result<(), RecordError> {
         if record.tests.len() >= (2 * self.tests_in_file).max(1) {
             return self.compact(record);
         }

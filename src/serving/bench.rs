@@ -171,7 +171,11 @@ fn start_traces(reqs: &[Request], t0: u64) -> Vec<Trace> {
 /// logits on each prompt's last token.
 fn prompt_batch(reqs: &[Request], shared: bool) -> Vec<BatchToken> {
     let mut batch: Vec<BatchToken> = Vec::new();
-    for (j, r) in reqs.iter().enumerate().take(if shared { 1 } else { reqs.len() }) {
+    for (j, r) in reqs
+        .iter()
+        .enumerate()
+        .take(if shared { 1 } else { reqs.len() })
+    {
         let n = r.prompt.len();
         batch.extend(r.prompt.iter().enumerate().map(|(i, &token)| BatchToken {
             token,

@@ -274,7 +274,10 @@ impl HttpRun<'_> {
         let reqs: Vec<_> = (0..t.n_parallel as usize)
             .map(|j| {
                 let p = synthetic.prompt(sc.n_prompt as usize);
-                (Duration::ZERO, self.request(p, sc.n_gen, self.seed_of(rep, j)))
+                (
+                    Duration::ZERO,
+                    self.request(p, sc.n_gen, self.seed_of(rep, j)),
+                )
             })
             .collect();
         let b = self.send(&reqs)?;

@@ -268,7 +268,9 @@ impl GroupRun<'_> {
             n_kv: g.n_kv,
         };
         let dataset = work.dataset.clone();
-        let mut serving = assemble(t, self.sc, self.seed, reps, dataset, g.figs, &g.traces, counts);
+        let mut serving = assemble(
+            t, self.sc, self.seed, reps, dataset, g.figs, &g.traces, counts,
+        );
         serving.goodput = g.goodput;
         (serving, g.samples_ns, g.samples_ts, n_ctx)
     }

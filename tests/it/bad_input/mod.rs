@@ -285,9 +285,7 @@ fn corrupt_result_files_are_refused_with_the_file_named() {
         assert_eq!(e.lines().count(), 1, "{what}: {e}");
     }
     for p in [dir.path().to_path_buf(), dir.path().join("missing.json")] {
-        let e = tpsbench::record::results::read(&p)
-            .unwrap_err()
-            .to_string();
+        let e = tpsbench::record::results::read(&p).unwrap_err().to_string();
         assert!(e.starts_with(&p.display().to_string()), "{e}");
     }
 }
