@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::record::results::{self, journal_path};
-use crate::record::{ModelRecord, RunInfo, RunRecord, TestRecord};
+use crate::record::{ModelRecord, RecordError, RunInfo, RunRecord, TestRecord};
 
 /// One line of the journal.
 #[derive(Serialize, Deserialize)]
@@ -52,7 +52,7 @@ impl Journal {
     /// Starts the journal of the result file `path` with `record` as it stands, writing the
     /// result file first when it does not exist yet (its first write is complete: a run
     /// that dies before its first test leaves a file with no tests, never an empty file).
-    pub fn start(path: &Path, record: &RunRecord) -> Result<Journal, String> {
+    pub fn start(path: &Path, record: &RunRecord) -> Result<Journal, RecordError> {
         results::write_atomic(path, record)?;
         Ok(Journal {
             path: path.to_path_buf(),
@@ -64,7 +64,7 @@ impl Journal {
 
     /// Records `test` (new, or its later round) and the models when they changed; on disk
     /// when this returns. Rewrites the result file when the tests have doubled since.
-    pub fn test_done(&mut self, record: &RunRecord, test: &TestRecord) -> Result<(), String> {
+    pub fn test_done(&mut self, record: &RunRecord, test: &TestRecord) -> Result<(), RecordError> {
         if record.tests.len() >= (2 * self.tests_in_file).max(1) {
             return self.compact(record);
         }
@@ -78,21 +78,21 @@ impl Journal {
 
     /// A test whose record changed after it was journaled (a served test's ratio to its
     /// in-process twin).
-    pub fn test_changed(&mut self, test: &TestRecord) -> Result<(), String> {
+    pub fn test_changed(&mut self, test: &TestRecord) -> Result<(), RecordError> {
         self.append(&line(&Entry::Test(Box::new(test.clone()))))
     }
 
     /// The run's facts changed.
-    pub fn run_changed(&mut self, run: &RunInfo) -> Result<(), String> {
+    pub fn run_changed(&mut self, run: &RunInfo) -> Result<(), RecordError> {
         self.append(&line(&Entry::Run(Box::new(run.clone()))))
     }
 
     /// Writes the complete result file and ends the journal.
-    pub fn finish(self, record: &RunRecord) -> Result<(), String> {
+    pub fn finish(self, record: &RunRecord) -> Result<(), RecordError> {
         results::write_atomic(&self.path, record)
     }
 
-    fn compact(&mut self, record: &RunRecord) -> Result<(), String> {
+    fn compact(&mut self, record: &RunRecord) -> Result<(), RecordError> {
         results::write_atomic(&self.path, record)?;
         self.file = open_fresh(&self.path, record)?;
         self.tests_in_file = record.tests.len();
@@ -100,12 +100,14 @@ impl Journal {
         Ok(())
     }
 
-    fn append(&mut self, bytes: &[u8]) -> Result<(), String> {
-        let j = journal_path(&self.path);
+    fn append(&mut self, bytes: &[u8]) -> Result<(), RecordError> {
         self.file
             .write_all(bytes)
             .and_then(|()| self.file.sync_data())
-            .map_err(|e| format!("cannot write the result journal {}: {e}", j.display()))
+            .map_err(|source| RecordError::WriteJournal {
+                journal: journal_path(&self.path),
+                source,
+            })
     }
 }
 
@@ -117,10 +119,13 @@ fn line(e: &Entry) -> Vec<u8> {
 
 /// A new journal holding `record`'s snapshot, replacing any other atomically: a crash while
 /// it is written leaves the older journal, or none, never half of a snapshot.
-fn open_fresh(path: &Path, record: &RunRecord) -> Result<std::fs::File, String> {
+fn open_fresh(path: &Path, record: &RunRecord) -> Result<std::fs::File, RecordError> {
     let j = journal_path(path);
     let tmp = j.with_extension("journal.tmp");
-    let err = |e: std::io::Error| format!("cannot write the result journal {}: {e}", j.display());
+    let err = |source: std::io::Error| RecordError::WriteJournal {
+        journal: j.clone(),
+        source,
+    };
     let mut f = std::fs::File::create(&tmp).map_err(err)?;
     f.write_all(&line(&Entry::Snapshot(Box::new(record.clone()))))
         .and_then(|()| f.sync_all())
@@ -132,7 +137,7 @@ fn open_fresh(path: &Path, record: &RunRecord) -> Result<std::fs::File, String> 
 
 /// The record a run left at `path`: its journal replayed when there is one (a run that
 /// crashed, or is still going), else the result file.
-pub fn read_resumable(path: &Path) -> Result<RunRecord, String> {
+pub fn read_resumable(path: &Path) -> Result<RunRecord, RecordError> {
     let j = journal_path(path);
     match std::fs::read(&j) {
         Ok(bytes) => match replay(&bytes) {
@@ -141,7 +146,7 @@ pub fn read_resumable(path: &Path) -> Result<RunRecord, String> {
             None => results::read(path),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => results::read(path),
-        Err(e) => Err(format!("{}: {e}", j.display())),
+        Err(source) => Err(RecordError::Read { path: j, source }),
     }
 }
 

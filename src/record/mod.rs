@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod error;
 pub mod facts;
 pub mod journal;
 pub mod machine;
@@ -14,6 +15,8 @@ pub mod tensor_mix;
 pub mod verify;
 
 use crate::plan::TestParams;
+
+pub use error::{Contradiction, Disagreement, RecordError};
 
 /// 2: optional `stats`, `resources`, `serving`, `placement`, model `quality`/`provenance`
 /// and run-level machine facts joined version 1's fields.

@@ -9,6 +9,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::RecordError;
+
 /// `run.published`: the file went through `tpsbench publish`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Published {
@@ -171,16 +173,16 @@ pub fn redact_record(
     record: &super::RunRecord,
     label: &str,
     keep_host: bool,
-) -> Result<super::RunRecord, String> {
-    let mut value = serde_json::to_value(record).map_err(|e| e.to_string())?;
+) -> Result<super::RunRecord, RecordError> {
+    let mut value = serde_json::to_value(record).map_err(RecordError::Json)?;
     redact(&mut value, label, keep_host);
-    serde_json::from_value(value).map_err(|e| format!("after redaction: {e}"))
+    serde_json::from_value(value).map_err(|source| RecordError::Redacted { source })
 }
 
 /// [`exposed`] of a result file's bytes as they are on disk: every field, those the schema
 /// does not know too (a merged file's `merged_from`). An error when they are not JSON.
-pub fn exposed_in_json(bytes: &[u8]) -> Result<Vec<String>, String> {
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+pub fn exposed_in_json(bytes: &[u8]) -> Result<Vec<String>, RecordError> {
+    let v: Value = serde_json::from_slice(bytes).map_err(RecordError::Json)?;
     Ok(exposed(&v))
 }
 

@@ -4,20 +4,24 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::record::{RunInfo, RunRecord, SCHEMA_VERSION};
+use crate::record::{RecordError, RunInfo, RunRecord, SCHEMA_VERSION};
 
 /// Reserves a new, unique result file in `dir` (created if missing), named after the run's
 /// start time and host: `20261130T025500Z-host.json`. The name is claimed by creating its
 /// journal with `create_new`, so two runs started in the same second never share a file,
 /// and the result file itself appears only with its first complete write: a run that dies
 /// first leaves no empty `.json` behind.
-pub fn new_result_path(dir: &Path, run: &RunInfo) -> Result<PathBuf, String> {
+pub fn new_result_path(dir: &Path, run: &RunInfo) -> Result<PathBuf, RecordError> {
     // create_dir_all on a file says "File exists (os error 17)": say what is wrong instead.
     if dir.exists() && !dir.is_dir() {
-        return Err(format!("results path is a file: {}", dir.display()));
+        return Err(RecordError::ResultsPathIsFile {
+            dir: dir.to_path_buf(),
+        });
     }
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot create the results directory {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|source| RecordError::CreateDir {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
     let stamp: String = run
         .started_at
         .chars()
@@ -54,18 +58,17 @@ pub fn new_result_path(dir: &Path, run: &RunInfo) -> Result<PathBuf, String> {
             }
             Ok(_) => return Ok(p),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                return Err(format!(
-                    "cannot write to the results directory {}: {e}",
-                    dir.display()
-                ));
+            Err(source) => {
+                return Err(RecordError::Claim {
+                    dir: dir.to_path_buf(),
+                    source,
+                });
             }
         }
     }
-    Err(format!(
-        "too many result files for one second in {}",
-        dir.display()
-    ))
+    Err(RecordError::NamesTaken {
+        dir: dir.to_path_buf(),
+    })
 }
 
 /// The result file's bytes: pretty JSON and a final newline (the `json` export is the same).
@@ -78,7 +81,7 @@ pub fn to_json_bytes(run: &RunRecord) -> Vec<u8> {
 /// Writes the run as JSON to a temporary file beside `path`, flushes it to disk, then
 /// renames it over `path`: a reader (or a crash) sees the old file or the new, never half.
 /// The complete file supersedes the journal beside it, which goes.
-pub fn write_atomic(path: &Path, run: &RunRecord) -> Result<(), String> {
+pub fn write_atomic(path: &Path, run: &RunRecord) -> Result<(), RecordError> {
     let bytes = to_json_bytes(run);
     let tmp = path.with_extension("json.tmp");
     let write = || -> std::io::Result<()> {
@@ -91,7 +94,10 @@ pub fn write_atomic(path: &Path, run: &RunRecord) -> Result<(), String> {
             _ => Ok(()),
         }
     };
-    write().map_err(|e| format!("cannot write the result file {}: {e}", path.display()))
+    write().map_err(|source| RecordError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// The journal of the result file `path`: `NAME.json.journal`, which no reader of result
@@ -103,30 +109,35 @@ pub fn journal_path(path: &Path) -> PathBuf {
 }
 
 /// Reads a result file, refusing other schema versions with a clear message.
-pub fn read(path: &Path) -> Result<RunRecord, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{}: not valid JSON: {e}", path.display()))?;
+pub fn read(path: &Path) -> Result<RunRecord, RecordError> {
+    let path_buf = || path.to_path_buf();
+    let text = std::fs::read_to_string(path).map_err(|source| RecordError::Read {
+        path: path_buf(),
+        source,
+    })?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|source| RecordError::NotJson {
+            path: path_buf(),
+            source,
+        })?;
     match v.get("schema_version").and_then(|x| x.as_u64()) {
         // Version 2 only added optional fields (serving, stats, resources, quality...), and
         // version 3 the test kind, which is inferred for older files (below).
         Some(x) if (1..=u64::from(SCHEMA_VERSION)).contains(&x) => {}
-        Some(x) => {
-            return Err(format!(
-                "{}: schema_version {x} is not supported (this tpsbench reads 1 to {SCHEMA_VERSION})",
-                path.display()
-            ));
+        Some(version) => {
+            return Err(RecordError::SchemaVersion {
+                path: path_buf(),
+                version,
+            });
         }
-        None => {
-            return Err(format!(
-                "{}: not a tpsbench result (no schema_version)",
-                path.display()
-            ));
-        }
+        None => return Err(RecordError::NoSchemaVersion { path: path_buf() }),
     }
     let mut v = v;
     fill_missing_kinds(&mut v);
-    serde_json::from_value(v).map_err(|e| format!("{}: invalid result file: {e}", path.display()))
+    serde_json::from_value(v).map_err(|source| RecordError::Schema {
+        path: path_buf(),
+        source,
+    })
 }
 
 /// Versions 1 and 2 did not record a test's kind: infer it, so every record read has one.
@@ -169,10 +180,13 @@ mod tests {
         assert!(
             read(&p)
                 .unwrap_err()
+                .to_string()
                 .contains("schema_version 99 is not supported")
         );
         std::fs::write(&p, "garbage").unwrap();
-        assert!(read(&p).unwrap_err().contains("not valid JSON"));
+        let e = read(&p).unwrap_err();
+        assert!(matches!(e, RecordError::NotJson { .. }), "{e}");
+        assert!(e.to_string().contains("not valid JSON"));
     }
 
     #[test]
@@ -180,7 +194,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("f");
         std::fs::write(&file, "").unwrap();
-        let e = new_result_path(&file.join("sub"), &fixtures::run().run).unwrap_err();
+        let e = new_result_path(&file.join("sub"), &fixtures::run().run)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("cannot create the results directory"), "{e}");
     }
 
@@ -189,7 +205,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("results");
         std::fs::write(&file, "").unwrap();
-        let e = new_result_path(&file, &fixtures::run().run).unwrap_err();
+        let e = new_result_path(&file, &fixtures::run().run)
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, format!("results path is a file: {}", file.display()));
         assert!(!e.contains("os error"), "{e}");
     }

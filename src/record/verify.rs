@@ -21,7 +21,7 @@
 
 use std::path::Path;
 
-use super::{RunRecord, Status, TestRecord, results};
+use super::{Contradiction, Disagreement, RecordError, RunRecord, Status, TestRecord, results};
 use crate::stats::analysis::{Covers, LevelInterval};
 
 /// Above this many samples the seeded bootstrap intervals are not recomputed on reading:
@@ -30,16 +30,23 @@ pub const BOOTSTRAP_MAX: usize = 2000;
 
 /// Reads a result file and checks its figures against its samples: a file whose stored
 /// figures its samples contradict is refused with one line naming file, test and field.
-pub fn read(path: &Path) -> Result<RunRecord, String> {
+pub fn read(path: &Path) -> Result<RunRecord, RecordError> {
     let run = results::read(path)?;
-    check(&run).map_err(|e| format!("{}: {e}", path.display()))?;
+    check(&run).map_err(|source| RecordError::Contradicted {
+        path: path.to_path_buf(),
+        source,
+    })?;
     Ok(run)
 }
 
-/// The first figure of `run` that its samples contradict, as "test ID: FIELD ...".
-pub fn check(run: &RunRecord) -> Result<(), String> {
+/// The first figure of `run` that its samples contradict, as "test ID: FIELD ...". No file
+/// is named here: [`read`] adds it.
+pub fn check(run: &RunRecord) -> Result<(), Contradiction> {
     for t in &run.tests {
-        check_test(t).map_err(|e| format!("test {}: {e}", t.id))?;
+        check_test(t).map_err(|disagreement| Contradiction {
+            test: t.id.clone(),
+            disagreement,
+        })?;
     }
     Ok(())
 }
@@ -55,18 +62,22 @@ fn mismatch(
     field: &str,
     stored: impl std::fmt::Display,
     recomputed: impl std::fmt::Display,
-) -> String {
-    format!("{field} is {stored} but its samples give {recomputed}")
+) -> Disagreement {
+    Disagreement::Figure {
+        field: field.to_string(),
+        stored: stored.to_string(),
+        recomputed: recomputed.to_string(),
+    }
 }
 
-fn same(field: &str, stored: Option<f64>, recomputed: f64) -> Result<(), String> {
+fn same(field: &str, stored: Option<f64>, recomputed: f64) -> Result<(), Disagreement> {
     match stored {
         Some(s) if !close(s, recomputed) => Err(mismatch(field, s, recomputed)),
         _ => Ok(()),
     }
 }
 
-fn same_ns(field: &str, stored: Option<u64>, recomputed: f64) -> Result<(), String> {
+fn same_ns(field: &str, stored: Option<u64>, recomputed: f64) -> Result<(), Disagreement> {
     match stored {
         // Stored rounded to whole ns.
         Some(s) if (s as f64 - recomputed).abs() > 1.0 + 1e-6 * recomputed.abs() => {
@@ -80,7 +91,7 @@ fn same_interval(
     field: &str,
     stored: &LevelInterval,
     recomputed: Option<LevelInterval>,
-) -> Result<(), String> {
+) -> Result<(), Disagreement> {
     let shown = |i: &LevelInterval| format!("[{}, {}] ({} values)", i.lo, i.hi, i.n);
     match recomputed {
         None => Err(mismatch(
@@ -95,7 +106,7 @@ fn same_interval(
     }
 }
 
-fn check_test(t: &TestRecord) -> Result<(), String> {
+fn check_test(t: &TestRecord) -> Result<(), Disagreement> {
     if t.status != Status::Ok {
         return Ok(());
     }
@@ -111,11 +122,10 @@ fn check_test(t: &TestRecord) -> Result<(), String> {
         };
     }
     if t.samples_ns.len() != t.samples_ts.len() {
-        return Err(format!(
-            "samples_ns has {} values but samples_ts {}",
-            t.samples_ns.len(),
-            t.samples_ts.len()
-        ));
+        return Err(Disagreement::SampleCounts {
+            ns: t.samples_ns.len(),
+            ts: t.samples_ts.len(),
+        });
     }
     if t.kind.is_llama_bench() {
         let rates = crate::stats::rates_per_second(t.params.n_tokens(), &t.samples_ns);
@@ -136,7 +146,7 @@ fn check_test(t: &TestRecord) -> Result<(), String> {
     check_stats(t)
 }
 
-fn check_rounds(t: &TestRecord) -> Result<(), String> {
+fn check_rounds(t: &TestRecord) -> Result<(), Disagreement> {
     if t.rounds.is_empty() {
         return Ok(());
     }
@@ -144,9 +154,11 @@ fn check_rounds(t: &TestRecord) -> Result<(), String> {
     for (k, r) in t.rounds.iter().enumerate() {
         let end = at + r.samples_ns.len();
         if t.samples_ns.get(at..end) != Some(r.samples_ns.as_slice()) {
-            return Err(format!(
-                "rounds[{k}].samples_ns are not samples_ns[{at}..{end}]: the rounds' samples must be the test's, in order"
-            ));
+            return Err(Disagreement::RoundSamples {
+                round: k,
+                from: at,
+                to: end,
+            });
         }
         let ts = &t.samples_ts[at..end];
         at = end;
@@ -166,15 +178,15 @@ fn check_rounds(t: &TestRecord) -> Result<(), String> {
         }
     }
     if at != t.samples_ns.len() {
-        return Err(format!(
-            "the rounds hold {at} samples but samples_ns {}",
-            t.samples_ns.len()
-        ));
+        return Err(Disagreement::RoundsTotal {
+            held: at,
+            total: t.samples_ns.len(),
+        });
     }
     Ok(())
 }
 
-fn check_stats(t: &TestRecord) -> Result<(), String> {
+fn check_stats(t: &TestRecord) -> Result<(), Disagreement> {
     let Some(s) = &t.stats else {
         return Ok(());
     };

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use super::bench::{Request, Timed};
 use super::metrics::Trace;
 use super::sampling::Sampler;
-use crate::engine::{BatchSession, BatchToken, Engine};
+use crate::engine::{BatchSession, BatchToken, Engine, EngineError};
 
 /// One arrival run.
 #[derive(Debug, Clone)]
@@ -41,6 +41,8 @@ impl ArrivalRun {
     }
 }
 
+/// A request being served: its sequence, how much of its prompt is decoded, the position
+/// of its next token and its last token (fed back next).
 struct Slot {
     req: usize,
     seq: i32,
@@ -60,18 +62,7 @@ pub fn run_arrivals(
     n_batch: usize,
     samplers: &mut [Sampler],
 ) -> Result<ArrivalRun, String> {
-    let n = reqs.len();
-    if offsets.len() != n || samplers.len() < n {
-        return Err("one arrival time and one sampler per request".into());
-    }
-    if reqs.iter().any(|r| r.prompt.is_empty() || r.n_gen == 0) {
-        return Err("every request needs a prompt and at least one token".into());
-    }
-    if (slots as usize) > n_batch {
-        return Err(format!(
-            "{slots} sequences cannot decode together in batches of {n_batch} (n_batch)"
-        ));
-    }
+    check_arrivals(reqs, offsets, samplers.len(), slots, n_batch)?;
     session.clear();
     let mut s = Timed {
         session,
@@ -79,8 +70,76 @@ pub fn run_arrivals(
         engine_ns: 0,
     };
     let t0 = s.now();
-    let mut traces: Vec<Trace> = reqs
-        .iter()
+    let mut traces = arrival_traces(reqs, offsets, t0);
+    let mut q = Queue {
+        free: (0..slots as i32).rev().collect(),
+        waiting: VecDeque::new(),
+        active: Vec::new(),
+        next: 0,
+    };
+    let (mut n_decoded, mut max_batch_seqs, mut idle_ns) = (0u64, 0usize, 0u64);
+    let mut batch: Vec<BatchToken> = Vec::new();
+    let mut owner: Vec<usize> = Vec::new();
+    loop {
+        let now = s.now();
+        q.admit(&mut traces, now);
+        if q.active.is_empty() {
+            if q.next >= reqs.len() {
+                break;
+            }
+            clock.sleep_until(traces[q.next].arrival_ns);
+            idle_ns += s.now().saturating_sub(now);
+            continue;
+        }
+        q.fill_batch(reqs, n_batch, &mut batch, &mut owner);
+        max_batch_seqs = max_batch_seqs.max(q.active.len());
+        n_decoded += batch.len() as u64;
+        s.call(|x| x.decode(&batch))?;
+        s.call(|x| x.synchronize());
+        sample_outputs(&mut s, &batch, &owner, &mut q.active, samplers, &mut traces)?;
+        q.release_finished(&mut s, reqs, &traces);
+    }
+    let t_end = s.now();
+    Ok(ArrivalRun {
+        start_ns: t0,
+        t_ns: t_end - t0,
+        engine_ns: s.engine_ns,
+        idle_ns,
+        n_decoded,
+        n_out: traces.iter().map(|t| t.token_ns.len() as u64).sum(),
+        max_batch_seqs,
+        traces,
+    })
+}
+
+/// Refuses what `run_arrivals` cannot run, before its clock starts.
+fn check_arrivals(
+    reqs: &[Request],
+    offsets: &[u64],
+    n_samplers: usize,
+    slots: u32,
+    n_batch: usize,
+) -> Result<(), String> {
+    let n = reqs.len();
+    if offsets.len() != n || n_samplers < n {
+        return Err("one arrival time and one sampler per request".into());
+    }
+    if reqs.iter().any(|r| r.prompt.is_empty() || r.n_gen == 0) {
+        return Err("every request needs a prompt and at least one token".into());
+    }
+    // Every active sequence decodes a token each step: all must fit one batch.
+    if (slots as usize) > n_batch {
+        return Err(format!(
+            "{slots} sequences cannot decode together in batches of {n_batch} (n_batch)"
+        ));
+    }
+    Ok(())
+}
+
+/// Each request's trace: arriving at its offset after `t0`, admitted when a slot takes it,
+/// with room for its tokens so that recording them does not allocate.
+fn arrival_traces(reqs: &[Request], offsets: &[u64], t0: u64) -> Vec<Trace> {
+    reqs.iter()
         .zip(offsets)
         .map(|(r, &o)| Trace {
             arrival_ns: t0 + o,
@@ -89,43 +148,52 @@ pub fn run_arrivals(
             token_ns: Vec::with_capacity(r.n_gen as usize),
             tokens: Vec::with_capacity(r.n_gen as usize),
         })
-        .collect();
-    let mut free: Vec<i32> = (0..slots as i32).rev().collect();
-    let mut waiting: VecDeque<usize> = VecDeque::new();
-    let mut active: Vec<Slot> = Vec::new();
-    let (mut next, mut n_decoded, mut max_batch_seqs, mut idle_ns) = (0usize, 0u64, 0usize, 0u64);
-    let mut batch: Vec<BatchToken> = Vec::new();
-    let mut owner: Vec<usize> = Vec::new();
-    loop {
-        let now = s.now();
-        while next < n && traces[next].arrival_ns <= now {
-            waiting.push_back(next);
-            next += 1;
+        .collect()
+}
+
+/// Where the requests stand: `next` is the first not arrived yet; arrived ones wait in
+/// order for a free sequence, then are served in a slot until they have their tokens.
+struct Queue {
+    free: Vec<i32>,
+    waiting: VecDeque<usize>,
+    active: Vec<Slot>,
+    next: usize,
+}
+
+impl Queue {
+    /// The requests arrived by `now` join the waiting line; waiting ones take free
+    /// sequences, admitted at `now`.
+    fn admit(&mut self, traces: &mut [Trace], now: u64) {
+        while self.next < traces.len() && traces[self.next].arrival_ns <= now {
+            self.waiting.push_back(self.next);
+            self.next += 1;
         }
-        while !waiting.is_empty() && !free.is_empty() {
-            let req = waiting.pop_front().expect("not empty");
+        while !self.waiting.is_empty() && !self.free.is_empty() {
+            let req = self.waiting.pop_front().expect("not empty");
             traces[req].admitted_ns = now;
-            active.push(Slot {
+            self.active.push(Slot {
                 req,
-                seq: free.pop().expect("not empty"),
+                seq: self.free.pop().expect("not empty"),
                 prefilled: 0,
                 pos: 0,
                 last: 0,
             });
         }
-        if active.is_empty() {
-            if next >= n {
-                break;
-            }
-            clock.sleep_until(traces[next].arrival_ns);
-            idle_ns += s.now().saturating_sub(now);
-            continue;
-        }
-        // Sequences that are generating get one token each; prompts fill the rest of the
-        // n_batch budget, oldest first, in chunks (logits only where a prompt ends).
+    }
+
+    /// The step's batch: sequences that are generating get one token each; prompts fill
+    /// the rest of the n_batch budget, oldest first, in chunks (logits only where a prompt
+    /// ends). `owner` gets the slot of each token with logits, in batch order.
+    fn fill_batch(
+        &mut self,
+        reqs: &[Request],
+        n_batch: usize,
+        batch: &mut Vec<BatchToken>,
+        owner: &mut Vec<usize>,
+    ) {
         batch.clear();
         owner.clear();
-        for (k, a) in active.iter().enumerate() {
+        for (k, a) in self.active.iter().enumerate() {
             if a.prefilled == reqs[a.req].prompt.len() {
                 batch.push(BatchToken {
                     token: a.last,
@@ -136,7 +204,7 @@ pub fn run_arrivals(
                 owner.push(k);
             }
         }
-        for (k, a) in active.iter_mut().enumerate() {
+        for (k, a) in self.active.iter_mut().enumerate() {
             let prompt = &reqs[a.req].prompt;
             let room = n_batch - batch.len();
             if a.prefilled == prompt.len() || room == 0 {
@@ -158,44 +226,45 @@ pub fn run_arrivals(
             a.prefilled += m;
             a.pos = a.prefilled as i32;
         }
-        max_batch_seqs = max_batch_seqs.max(active.len());
-        n_decoded += batch.len() as u64;
-        s.call(|x| x.decode(&batch))?;
-        s.call(|x| x.synchronize());
-        let outputs: Vec<usize> = (0..batch.len()).filter(|&i| batch[i].logits).collect();
-        for (i, &k) in outputs.iter().zip(&owner) {
-            let a = &mut active[k];
-            let tok = samplers[a.req].sample(s.session.logits(*i)?);
-            if batch[*i].pos == a.pos {
-                a.pos += 1; // a generated token was fed at a.pos
-            }
-            a.last = tok;
-            traces[a.req].token_ns.push(s.clock.now_ns());
-            traces[a.req].tokens.push(tok);
-        }
-        // Finished sequences leave and free their cells.
+    }
+
+    /// Finished sequences leave and free their cells.
+    fn release_finished(&mut self, s: &mut Timed<'_, '_>, reqs: &[Request], traces: &[Trace]) {
         let mut k = 0;
-        while k < active.len() {
-            let a = &active[k];
+        while k < self.active.len() {
+            let a = &self.active[k];
             if traces[a.req].token_ns.len() >= reqs[a.req].n_gen as usize {
                 let seq = a.seq;
                 s.call(|x| x.seq_rm(seq, -1, -1));
-                free.push(seq);
-                active.swap_remove(k);
+                self.free.push(seq);
+                self.active.swap_remove(k);
             } else {
                 k += 1;
             }
         }
     }
-    let t_end = s.now();
-    Ok(ArrivalRun {
-        start_ns: t0,
-        t_ns: t_end - t0,
-        engine_ns: s.engine_ns,
-        idle_ns,
-        n_decoded,
-        n_out: traces.iter().map(|t| t.token_ns.len() as u64).sum(),
-        max_batch_seqs,
-        traces,
-    })
+}
+
+/// Samples a token for each output of the decoded batch (the i-th token with logits is
+/// slot `owner[i]`'s) and records it in its request's trace.
+fn sample_outputs(
+    s: &mut Timed<'_, '_>,
+    batch: &[BatchToken],
+    owner: &[usize],
+    active: &mut [Slot],
+    samplers: &mut [Sampler],
+    traces: &mut [Trace],
+) -> Result<(), EngineError> {
+    let outputs: Vec<usize> = (0..batch.len()).filter(|&i| batch[i].logits).collect();
+    for (i, &k) in outputs.iter().zip(owner) {
+        let a = &mut active[k];
+        let tok = samplers[a.req].sample(s.session.logits(*i)?);
+        if batch[*i].pos == a.pos {
+            a.pos += 1; // a generated token was fed at a.pos
+        }
+        a.last = tok;
+        traces[a.req].token_ns.push(s.clock.now_ns());
+        traces[a.req].tokens.push(tok);
+    }
+    Ok(())
 }

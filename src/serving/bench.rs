@@ -19,7 +19,7 @@
 
 use super::metrics::{Phases, Trace};
 use super::sampling::Sampler;
-use crate::engine::{BatchSession, BatchToken, Engine};
+use crate::engine::{BatchSession, BatchToken, Engine, EngineError};
 use crate::util::rng::SplitMix64;
 
 /// A request: prompt tokens and how many tokens to generate (at least 1).
@@ -91,13 +91,8 @@ pub fn run_together(
     n_batch: usize,
     samplers: &mut [Sampler],
 ) -> Result<TogetherRun, String> {
+    check_requests(reqs, samplers.len(), shared)?;
     let b = reqs.len();
-    if b == 0 || samplers.len() < b || reqs.iter().any(|r| r.prompt.is_empty() || r.n_gen == 0) {
-        return Err("a serving run needs requests with a prompt and at least one token".into());
-    }
-    if shared && reqs.iter().any(|r| r.prompt != reqs[0].prompt) {
-        return Err("a shared prompt must be the same for every sequence".into());
-    }
     let n_batch = n_batch.max(1);
     session.clear();
     let mut s = Timed {
@@ -106,8 +101,62 @@ pub fn run_together(
         engine_ns: 0,
     };
     let t0 = s.now();
-    let mut traces: Vec<Trace> = reqs
-        .iter()
+    let mut q = Seqs {
+        traces: start_traces(reqs, t0),
+        last: vec![0i32; b],
+        samplers,
+    };
+    let mut batch = prompt_batch(reqs, shared);
+    let n_pp = batch.len() as u64;
+    let t_pp_end = prefill(&mut s, &batch, n_batch, shared, &mut q)?.unwrap_or(t0);
+    if shared {
+        let pp = reqs[0].prompt.len() as i32;
+        copy_shared_prompt(&mut s, pp, b, kv_unified, q.last[0])?;
+    }
+    let t_tg_start = s.now();
+    let n_tg = generate(&mut s, reqs, n_batch, &mut q, &mut batch)?;
+    let t_end = s.now();
+    Ok(TogetherRun {
+        start_ns: t0,
+        phases: Phases {
+            t_pp_ns: t_pp_end - t0,
+            t_tg_ns: t_end - t_tg_start,
+            t_ns: t_end - t0,
+            n_pp,
+            n_tg,
+            n_out: q.traces.iter().map(|t| t.token_ns.len() as u64).sum(),
+            engine_ns: s.engine_ns,
+        },
+        traces: q.traces,
+    })
+}
+
+/// The sequences of a run as it goes: each one's trace, the last token it produced (fed
+/// back next) and its sampler.
+struct Seqs<'a> {
+    traces: Vec<Trace>,
+    last: Vec<i32>,
+    samplers: &'a mut [Sampler],
+}
+
+/// Refuses what `run_together` cannot run, before its clock starts: no request, fewer
+/// samplers than requests, an empty prompt, nothing to generate, or a "shared" prompt that
+/// differs between requests.
+fn check_requests(reqs: &[Request], n_samplers: usize, shared: bool) -> Result<(), String> {
+    let b = reqs.len();
+    if b == 0 || n_samplers < b || reqs.iter().any(|r| r.prompt.is_empty() || r.n_gen == 0) {
+        return Err("a serving run needs requests with a prompt and at least one token".into());
+    }
+    if shared && reqs.iter().any(|r| r.prompt != reqs[0].prompt) {
+        return Err("a shared prompt must be the same for every sequence".into());
+    }
+    Ok(())
+}
+
+/// Each request's trace: arrived and admitted at `t0` (they start together), with room for
+/// its tokens so that recording them does not allocate.
+fn start_traces(reqs: &[Request], t0: u64) -> Vec<Trace> {
+    reqs.iter()
         .map(|r| Trace {
             arrival_ns: t0,
             admitted_ns: t0,
@@ -115,12 +164,18 @@ pub fn run_together(
             token_ns: Vec::with_capacity(r.n_gen as usize),
             tokens: Vec::with_capacity(r.n_gen as usize),
         })
-        .collect();
-    let mut last = vec![0i32; b];
+        .collect()
+}
 
-    // Prefill: every prompt (or the shared one) in one batch, logits on each prompt's end.
+/// The prefill batch: every prompt (or the shared one) as its request's sequence, with
+/// logits on each prompt's last token.
+fn prompt_batch(reqs: &[Request], shared: bool) -> Vec<BatchToken> {
     let mut batch: Vec<BatchToken> = Vec::new();
-    for (j, r) in reqs.iter().enumerate().take(if shared { 1 } else { b }) {
+    for (j, r) in reqs
+        .iter()
+        .enumerate()
+        .take(if shared { 1 } else { reqs.len() })
+    {
         let n = r.prompt.len();
         batch.extend(r.prompt.iter().enumerate().map(|(i, &token)| BatchToken {
             token,
@@ -129,8 +184,21 @@ pub fn run_together(
             logits: i == n - 1,
         }));
     }
-    let n_pp = batch.len() as u64;
-    let mut t_pp_end = t0;
+    batch
+}
+
+/// Decodes the prefill batch in n_batch chunks and samples each sequence's first token
+/// from its prompt's last logits (every sequence's from the shared prompt's). Returns when
+/// the last chunk was synchronized: the end of T_PP.
+fn prefill(
+    s: &mut Timed<'_, '_>,
+    batch: &[BatchToken],
+    n_batch: usize,
+    shared: bool,
+    q: &mut Seqs<'_>,
+) -> Result<Option<u64>, EngineError> {
+    let b = q.last.len();
+    let mut t_pp_end = None;
     let n_chunks = batch.len().div_ceil(n_batch);
     for (c, chunk) in batch.chunks(n_batch).enumerate() {
         s.call(|x| x.decode(chunk))?;
@@ -141,7 +209,7 @@ pub fn run_together(
         }
         s.call(|x| x.synchronize());
         if c + 1 == n_chunks {
-            t_pp_end = s.now();
+            t_pp_end = Some(s.now());
         }
         for (i, t) in chunk.iter().enumerate().filter(|(_, t)| t.logits) {
             // A shared prompt's logits give every sequence its first token.
@@ -149,45 +217,64 @@ pub fn run_together(
             let seqs = if shared { 0..b } else { j..j + 1 };
             let logits = s.session.logits(i)?;
             for k in seqs.clone() {
-                last[k] = samplers[k].sample(logits);
+                q.last[k] = q.samplers[k].sample(logits);
             }
             let now = s.clock.now_ns();
             for k in seqs {
-                traces[k].token_ns.push(now);
-                traces[k].tokens.push(last[k]);
+                q.traces[k].token_ns.push(now);
+                q.traces[k].tokens.push(q.last[k]);
             }
         }
     }
+    Ok(t_pp_end)
+}
 
-    if shared {
-        let pp = reqs[0].prompt.len() as i32;
-        for j in 1..b {
-            s.call(|x| x.seq_cp(0, j as i32));
-        }
-        if !kv_unified {
-            // As llama-batched-bench: one dummy token makes the split cache apply the copies.
-            let dummy = [BatchToken {
-                token: last[0],
-                pos: pp,
-                seq: 0,
-                logits: true,
-            }];
-            s.call(|x| x.decode(&dummy))?;
-            s.call(|x| x.synchronize());
-            s.call(|x| x.seq_rm(0, pp, -1));
-        }
+/// Copies the shared prompt, decoded once as sequence 0 of `pp` tokens, to the other
+/// `b - 1` sequences; `first` is the first token sampled from it.
+fn copy_shared_prompt(
+    s: &mut Timed<'_, '_>,
+    pp: i32,
+    b: usize,
+    kv_unified: bool,
+    first: i32,
+) -> Result<(), EngineError> {
+    for j in 1..b {
+        s.call(|x| x.seq_cp(0, j as i32));
     }
+    if !kv_unified {
+        // As llama-batched-bench: one dummy token makes the split cache apply the copies.
+        let dummy = [BatchToken {
+            token: first,
+            pos: pp,
+            seq: 0,
+            logits: true,
+        }];
+        s.call(|x| x.decode(&dummy))?;
+        s.call(|x| x.synchronize());
+        s.call(|x| x.seq_rm(0, pp, -1));
+    }
+    Ok(())
+}
 
-    // Generation: one token per unfinished sequence per step.
-    let t_tg_start = s.now();
+/// The generation loop (T_TG): each step, one token for every sequence short of its
+/// tokens, decoded in n_batch chunks synchronized one by one, sampled and fed back. Returns
+/// the tokens decoded. `batch` is the prefill's, reused so the loop does not allocate.
+fn generate(
+    s: &mut Timed<'_, '_>,
+    reqs: &[Request],
+    n_batch: usize,
+    q: &mut Seqs<'_>,
+    batch: &mut Vec<BatchToken>,
+) -> Result<u64, EngineError> {
+    let b = reqs.len();
     let mut pos: Vec<i32> = reqs.iter().map(|r| r.prompt.len() as i32).collect();
     let mut n_tg = 0u64;
     loop {
         batch.clear();
         for j in 0..b {
-            if traces[j].token_ns.len() < reqs[j].n_gen as usize {
+            if q.traces[j].token_ns.len() < reqs[j].n_gen as usize {
                 batch.push(BatchToken {
-                    token: last[j],
+                    token: q.last[j],
                     pos: pos[j],
                     seq: j as i32,
                     logits: true,
@@ -203,27 +290,14 @@ pub fn run_together(
             s.call(|x| x.synchronize());
             for (i, t) in chunk.iter().enumerate() {
                 let j = t.seq as usize;
-                last[j] = samplers[j].sample(s.session.logits(i)?);
+                q.last[j] = q.samplers[j].sample(s.session.logits(i)?);
                 pos[j] += 1;
-                traces[j].token_ns.push(s.clock.now_ns());
-                traces[j].tokens.push(last[j]);
+                q.traces[j].token_ns.push(s.clock.now_ns());
+                q.traces[j].tokens.push(q.last[j]);
             }
         }
     }
-    let t_end = s.now();
-    Ok(TogetherRun {
-        start_ns: t0,
-        phases: Phases {
-            t_pp_ns: t_pp_end - t0,
-            t_tg_ns: t_end - t_tg_start,
-            t_ns: t_end - t0,
-            n_pp,
-            n_tg,
-            n_out: traces.iter().map(|t| t.token_ns.len() as u64).sum(),
-            engine_ns: s.engine_ns,
-        },
-        traces,
-    })
+    Ok(n_tg)
 }
 
 #[cfg(test)]

@@ -34,43 +34,45 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Prompt>, String> {
         .is_some_and(|l| l.trim_start().starts_with('{'));
     let mut out = Vec::new();
     for (n, line) in lines {
-        if !jsonl {
-            out.push(Prompt {
+        let prompt = if jsonl {
+            jsonl_prompt(line).map_err(|m| format!("{name}:{n}: {m}"))?
+        } else {
+            Prompt {
                 text: line.to_string(),
                 max_tokens: None,
-            });
-            continue;
-        }
-        let bad = |m: String| format!("{name}:{n}: {m}");
-        let v: serde_json::Value =
-            serde_json::from_str(line).map_err(|e| bad(format!("invalid JSON: {e}")))?;
-        let obj = v
-            .as_object()
-            .ok_or_else(|| bad("expected an object {\"prompt\": ...}".into()))?;
-        let text = obj
-            .get("prompt")
-            .and_then(|p| p.as_str())
-            .ok_or_else(|| bad("missing \"prompt\" (a string)".into()))?;
-        let max_tokens = match obj.get("max_tokens") {
-            None | Some(serde_json::Value::Null) => None,
-            Some(m) => match m.as_u64() {
-                Some(k @ 1..=1_048_576) => Some(k as u32),
-                _ => {
-                    return Err(bad(format!(
-                        "\"max_tokens\" must be an integer ≥ 1, got {m}"
-                    )));
-                }
-            },
+            }
         };
-        out.push(Prompt {
-            text: text.to_string(),
-            max_tokens,
-        });
+        out.push(prompt);
     }
     if out.is_empty() {
         return Err(format!("{name}: the prompt file has no prompts"));
     }
     Ok(out)
+}
+
+/// One line of a JSONL prompt file: `{"prompt": "...", "max_tokens": N}`, `max_tokens`
+/// optional (null as absent). The error says what is wrong; the caller names the line.
+fn jsonl_prompt(line: &str) -> Result<Prompt, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| "expected an object {\"prompt\": ...}".to_string())?;
+    let text = obj
+        .get("prompt")
+        .and_then(|p| p.as_str())
+        .ok_or_else(|| "missing \"prompt\" (a string)".to_string())?;
+    let max_tokens = match obj.get("max_tokens") {
+        None | Some(serde_json::Value::Null) => None,
+        Some(m) => match m.as_u64() {
+            Some(k @ 1..=1_048_576) => Some(k as u32),
+            _ => return Err(format!("\"max_tokens\" must be an integer ≥ 1, got {m}")),
+        },
+    };
+    Ok(Prompt {
+        text: text.to_string(),
+        max_tokens,
+    })
 }
 
 /// Reads, hashes and parses a prompt file.

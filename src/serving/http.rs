@@ -222,119 +222,112 @@ impl HttpRun<'_> {
         }
     }
 
-    /// Measures test `t` (request, parallel, arrival or goodput).
+    /// Measures test `t` (request, parallel, arrival or goodput): its repetitions, then its
+    /// record.
     pub fn measure(
         &self,
         t: &ServingTest,
         progress: &mut dyn Progress,
     ) -> Result<Measured, String> {
-        let sc = self.sc;
-        let mut figs: Vec<RepFigures> = Vec::new();
-        let mut traces: Vec<(u32, u64, Trace)> = Vec::new();
-        let (mut samples_ns, mut samples_ts) = (Vec::new(), Vec::new());
-        let (mut n_pp, mut n_out, mut short) = (0, 0, 0);
-        let mut counted = Counted::Usage;
-        let mut goodput = None;
+        // Parallel tests draw fresh prompts every repetition, from one stream per test.
         let mut synthetic = Source::new(self.seed, self.vocab);
-        let seed_of = |rep: u32, j: usize| self.seed ^ (u64::from(rep) << 32) ^ (j as u64 + 1);
         let reps = if t.mode == Mode::Goodput {
             1
         } else {
             self.reps
         };
+        let mut g = Gathered::default();
         for rep in 0..reps {
             progress.repetition(rep, reps);
             let (f, b) = match t.mode {
-                Mode::Parallel => {
-                    let reqs: Vec<_> = (0..t.n_parallel as usize)
-                        .map(|j| {
-                            let p = synthetic.prompt(sc.n_prompt as usize);
-                            (Duration::ZERO, self.request(p, sc.n_gen, seed_of(rep, j)))
-                        })
-                        .collect();
-                    let b = self.send(&reqs)?;
-                    (together_figures(&b), b)
-                }
-                Mode::Request => {
-                    // One at a time: the repetition's phases are the sums.
-                    let mut all = Batch::default();
-                    let mut sum = metrics::Phases::default();
-                    for (k, (p, max)) in self
-                        .workload(sc.n_requests as usize)
-                        .into_iter()
-                        .enumerate()
-                    {
-                        let q = self.request(p, max, seed_of(rep, k));
-                        let mut b = self.send(&[(Duration::ZERO, q)])?;
-                        let tr = &b.traces[0];
-                        let first = tr.token_ns.first().copied().unwrap_or(0);
-                        sum.t_pp_ns += first.saturating_sub(tr.arrival_ns);
-                        sum.t_tg_ns += b.t_ns.saturating_sub(first);
-                        sum.t_ns += b.t_ns.saturating_sub(tr.arrival_ns);
-                        sum.n_pp += b.n_pp;
-                        sum.n_tg += b.n_out.saturating_sub(1);
-                        sum.n_out += b.n_out;
-                        // Requests follow each other: shift each onto the repetition's clock.
-                        let offset = all.t_ns;
-                        for tr in &mut b.traces {
-                            tr.arrival_ns += offset;
-                            tr.admitted_ns += offset;
-                            tr.token_ns.iter_mut().for_each(|x| *x += offset);
-                        }
-                        all.t_ns = offset + b.t_ns;
-                        all.n_pp += b.n_pp;
-                        all.n_out += b.n_out;
-                        all.short += b.short;
-                        all.counted = all.counted.max(b.counted);
-                        all.traces.append(&mut b.traces);
-                    }
-                    // Time outside the server is not observable from here.
-                    sum.engine_ns = sum.t_ns;
-                    (sum.figures(), all)
-                }
+                Mode::Parallel => self.parallel_rep(t, rep, &mut synthetic)?,
+                Mode::Request => self.request_rep(rep)?,
                 Mode::Arrival => {
                     let rate = t.rate.unwrap_or(1.0);
-                    let b = self.arrivals(rate, sc.n_requests as usize, rep)?;
+                    let b = self.arrivals(rate, self.sc.n_requests as usize, rep)?;
                     (arrival_figures(&b), b)
                 }
                 Mode::Goodput => {
-                    let (b, g) = self.goodput(t, progress)?;
-                    goodput = Some(g);
+                    let (b, found) = self.goodput(t, progress)?;
+                    g.goodput = Some(found);
                     (arrival_figures(&b), b)
                 }
             };
-            samples_ns.push(if t.mode == Mode::Parallel || t.mode == Mode::Request {
-                f.t_tg_ms.map_or(b.t_ns, |ms| (ms * 1e6) as u64)
-            } else {
-                b.t_ns
-            });
-            samples_ts.push(f.aggregate_ts.unwrap_or(f.output_ts));
-            (n_pp, n_out) = (b.n_pp, b.n_out);
-            short += b.short;
-            counted = counted.max(b.counted);
-            traces.extend(b.traces.into_iter().map(|x| (rep, 0, x)));
-            figs.push(f);
+            g.add(t.mode, rep, f, b);
         }
+        Ok(self.finish(t, reps, g))
+    }
+
+    /// The seed of request `j`'s sampling in repetition `rep`: the in-process test's.
+    fn seed_of(&self, rep: u32, j: usize) -> u64 {
+        self.seed ^ (u64::from(rep) << 32) ^ (j as u64 + 1)
+    }
+
+    /// One repetition of a parallel test: `n_parallel` synthetic requests sent at once.
+    fn parallel_rep(
+        &self,
+        t: &ServingTest,
+        rep: u32,
+        synthetic: &mut Source,
+    ) -> Result<(RepFigures, Batch), String> {
+        let sc = self.sc;
+        let reqs: Vec<_> = (0..t.n_parallel as usize)
+            .map(|j| {
+                let p = synthetic.prompt(sc.n_prompt as usize);
+                (
+                    Duration::ZERO,
+                    self.request(p, sc.n_gen, self.seed_of(rep, j)),
+                )
+            })
+            .collect();
+        let b = self.send(&reqs)?;
+        Ok((together_figures(&b), b))
+    }
+
+    /// One repetition of a request test: the workload's requests one at a time, each sent
+    /// when the last has its answer; the repetition's phases are their sums.
+    fn request_rep(&self, rep: u32) -> Result<(RepFigures, Batch), String> {
+        let mut all = Batch::default();
+        let mut sum = metrics::Phases::default();
+        for (k, (p, max)) in self
+            .workload(self.sc.n_requests as usize)
+            .into_iter()
+            .enumerate()
+        {
+            let q = self.request(p, max, self.seed_of(rep, k));
+            let b = self.send(&[(Duration::ZERO, q)])?;
+            add_phases(&mut sum, &b);
+            all.follow(b);
+        }
+        // Time outside the server is not observable from here.
+        sum.engine_ns = sum.t_ns;
+        Ok((sum.figures(), all))
+    }
+
+    /// The test's record from what its repetitions gathered, with what the server said of
+    /// itself.
+    fn finish(&self, t: &ServingTest, reps: u32, g: Gathered) -> Measured {
+        let sc = self.sc;
         let n_requests = match t.mode {
             Mode::Parallel => t.n_parallel,
-            Mode::Goodput => traces.len() as u32,
+            Mode::Goodput => g.traces.len() as u32,
             _ => sc.n_requests,
         };
         let counts = Counts {
             n_requests,
-            n_pp,
-            n_out,
+            n_pp: g.n_pp,
+            n_out: g.n_out,
             n_kv: None,
         };
-        let mut s: Serving = assemble(t, sc, self.seed, reps, None, figs, &traces, counts);
+        let mut s: Serving = assemble(t, sc, self.seed, reps, None, g.figs, &g.traces, counts);
         s.transport = Transport::Http;
         s.server = Some(self.server.clone());
-        s.token_counts = Some(counted.name().into());
-        s.short_requests = short;
-        s.goodput = goodput;
+        s.token_counts = Some(g.counted.name().into());
+        s.short_requests = g.short;
+        s.goodput = g.goodput;
         // The server's own context per slot, when it says.
         let n_ctx = self.server.slot_n_ctx.unwrap_or(0) as u32;
-        Ok((s, samples_ns, samples_ts, n_ctx))
+        (s, g.samples_ns, g.samples_ts, n_ctx)
     }
 
     /// `n` requests arriving as a Poisson process at `rate` per second.
@@ -346,7 +339,7 @@ impl HttpRun<'_> {
             .zip(offsets)
             .enumerate()
             .map(|(k, ((p, max), off))| {
-                let seed = self.seed ^ (u64::from(rep) << 32) ^ (k as u64 + 1);
+                let seed = self.seed_of(rep, k);
                 (Duration::from_nanos(off), self.request(p, max, seed))
             })
             .collect();
@@ -387,6 +380,76 @@ impl HttpRun<'_> {
             .position(|(r, _)| Some(*r) == pick)
             .unwrap_or(batches.len() - 1);
         Ok((batches.swap_remove(i).1, g))
+    }
+}
+
+impl Batch {
+    /// Appends `b`, sent when this one ended: requests that follow each other, shifted onto
+    /// the repetition's clock.
+    fn follow(&mut self, mut b: Batch) {
+        let offset = self.t_ns;
+        for tr in &mut b.traces {
+            tr.arrival_ns += offset;
+            tr.admitted_ns += offset;
+            tr.token_ns.iter_mut().for_each(|x| *x += offset);
+        }
+        self.t_ns = offset + b.t_ns;
+        self.n_pp += b.n_pp;
+        self.n_out += b.n_out;
+        self.short += b.short;
+        self.counted = self.counted.max(b.counted);
+        self.traces.append(&mut b.traces);
+    }
+}
+
+/// Adds the phases of one request (a batch of one, on its own clock) to a request test's
+/// sums: T_PP to its first token, T_TG from there to its last.
+fn add_phases(sum: &mut metrics::Phases, b: &Batch) {
+    let tr = &b.traces[0];
+    let first = tr.token_ns.first().copied().unwrap_or(0);
+    sum.t_pp_ns += first.saturating_sub(tr.arrival_ns);
+    sum.t_tg_ns += b.t_ns.saturating_sub(first);
+    sum.t_ns += b.t_ns.saturating_sub(tr.arrival_ns);
+    sum.n_pp += b.n_pp;
+    sum.n_tg += b.n_out.saturating_sub(1);
+    sum.n_out += b.n_out;
+}
+
+/// What a test's repetitions gather, in run order: each one's figures and sample, its
+/// requests' traces, how its tokens were counted and how many answers came up short; the
+/// token counts are the last repetition's (the same every repetition).
+#[derive(Default)]
+struct Gathered {
+    figs: Vec<RepFigures>,
+    traces: Vec<(u32, u64, Trace)>,
+    samples_ns: Vec<u64>,
+    samples_ts: Vec<f64>,
+    n_pp: u64,
+    n_out: u64,
+    short: u32,
+    /// The least exact way any repetition's tokens were counted (`Usage`, the default,
+    /// while every answer had usage).
+    counted: Counted,
+    goodput: Option<Goodput>,
+}
+
+impl Gathered {
+    /// Repetition `rep` of a `mode` test: its figures `f` and requests `b`. Its sample's
+    /// time is T_TG where the test has phases (parallel, request), else its whole time.
+    fn add(&mut self, mode: Mode, rep: u32, f: RepFigures, b: Batch) {
+        self.samples_ns
+            .push(if mode == Mode::Parallel || mode == Mode::Request {
+                f.t_tg_ms.map_or(b.t_ns, |ms| (ms * 1e6) as u64)
+            } else {
+                b.t_ns
+            });
+        self.samples_ts.push(f.aggregate_ts.unwrap_or(f.output_ts));
+        (self.n_pp, self.n_out) = (b.n_pp, b.n_out);
+        self.short += b.short;
+        self.counted = self.counted.max(b.counted);
+        self.traces
+            .extend(b.traces.into_iter().map(|x| (rep, 0, x)));
+        self.figs.push(f);
     }
 }
 

@@ -2,6 +2,7 @@
 //! prompt file), made once per group and warmed up, then each test's repetitions and figures.
 //! `kinds::serving` calls it for the runner.
 
+use super::arrivals::ArrivalRun;
 use super::bench::{self, Request};
 use super::dataset::PromptFile;
 use super::metrics::{self, Trace};
@@ -11,7 +12,7 @@ use crate::engine::measure::TokenSource;
 use crate::engine::{BatchParams, BatchSession, Engine, Model, ServingModel};
 use crate::output::progress::Progress;
 use crate::plan::serving::{ServingTest, parallel_n_ctx, slots_n_ctx};
-use crate::record::serving::{DatasetInfo, RepFigures, Serving};
+use crate::record::serving::{DatasetInfo, Goodput, RepFigures, Serving};
 
 mod record;
 pub(crate) use record::{fill, summary_line};
@@ -101,6 +102,7 @@ impl GroupRun<'_> {
             .collect()
     }
 
+    /// Measures test `t` on the group's context: its repetitions, then its record.
     pub(crate) fn measure(
         &mut self,
         session: &mut dyn BatchSession,
@@ -108,159 +110,262 @@ impl GroupRun<'_> {
         t: &ServingTest,
         progress: &mut dyn Progress,
     ) -> Result<Measured, String> {
-        let sc = self.sc;
-        let n_batch = t.params.n_batch as usize;
-        let mut figs: Vec<RepFigures> = Vec::new();
-        let mut traces: Vec<(u32, u64, Trace)> = Vec::new();
-        let (mut samples_ns, mut samples_ts) = (Vec::new(), Vec::new());
-        let (mut n_pp, mut n_out, mut n_kv) = (0u64, 0u64, None);
-        let info = crate::engine::ModelInfo {
-            description: String::new(),
-            size: 0,
-            n_params: 0,
-            n_vocab: work.n_vocab,
-            bos: work.bos,
-            n_ctx_train: 0,
-        };
-        let mut tokens = TokenSource::new(self.seed, &info);
-        let mut goodput = None;
+        // Parallel tests draw fresh prompts every repetition, from one stream per test.
+        let mut tokens = TokenSource::new(self.seed, &work.token_info());
         // The goodput search is its own series of runs: one pass.
         let reps = if t.mode == Mode::Goodput {
             1
         } else {
             self.reps
         };
+        let mut g = Gathered::default();
         for rep in 0..reps {
             progress.repetition(rep, reps);
             match t.mode {
-                Mode::Parallel => {
-                    let b = t.n_parallel as usize;
-                    let reqs: Vec<Request> = if t.shared {
-                        let p = tokens.prompt(sc.n_prompt as usize);
-                        vec![
-                            Request {
-                                prompt: p,
-                                n_gen: sc.n_gen
-                            };
-                            b
-                        ]
-                    } else {
-                        (0..b)
-                            .map(|_| Request {
-                                prompt: tokens.prompt(sc.n_prompt as usize),
-                                n_gen: sc.n_gen,
-                            })
-                            .collect()
-                    };
-                    let mut samplers = self.samplers(b, rep);
-                    let r = bench::run_together(
-                        session,
-                        self.engine,
-                        &reqs,
-                        t.shared,
-                        sc.kv_unified,
-                        n_batch,
-                        &mut samplers,
-                    )?;
-                    let f = r.phases.figures();
-                    samples_ns.push(r.phases.t_tg_ns);
-                    samples_ts.push(f.aggregate_ts.unwrap_or(0.0));
-                    (n_pp, n_out) = (r.phases.n_pp, r.phases.n_out);
-                    let tg = u64::from(sc.n_gen - 1);
-                    let pp = u64::from(sc.n_prompt);
-                    n_kv = Some(metrics::n_kv(pp, tg, b as u64, t.shared, sc.kv_unified));
-                    figs.push(f);
-                    traces.extend(r.traces.into_iter().map(|x| (rep, r.start_ns, x)));
-                }
-                Mode::Request => {
-                    // One request at a time; the repetition's phases are the sums.
-                    let mut sum = metrics::Phases::default();
-                    let mut start = None;
-                    for (k, q) in work.requests.iter().enumerate() {
-                        let mut samplers = self.samplers(1, rep ^ ((k as u32) << 16));
-                        let r = bench::run_together(
-                            session,
-                            self.engine,
-                            std::slice::from_ref(q),
-                            false,
-                            sc.kv_unified,
-                            n_batch,
-                            &mut samplers,
-                        )?;
-                        let start = *start.get_or_insert(r.start_ns);
-                        let p = r.phases;
-                        sum.t_pp_ns += p.t_pp_ns;
-                        sum.t_tg_ns += p.t_tg_ns;
-                        sum.t_ns += p.t_ns;
-                        sum.n_pp += p.n_pp;
-                        sum.n_tg += p.n_tg;
-                        sum.n_out += p.n_out;
-                        sum.engine_ns += p.engine_ns;
-                        traces.extend(r.traces.into_iter().map(|x| (rep, start, x)));
-                    }
-                    let f = sum.figures();
-                    samples_ns.push(sum.t_tg_ns);
-                    samples_ts.push(f.aggregate_ts.unwrap_or(0.0));
-                    (n_pp, n_out) = (sum.n_pp, sum.n_out);
-                    let longest = work
-                        .requests
-                        .iter()
-                        .map(|r| r.prompt.len() as u64 + u64::from(r.n_gen) - 1);
-                    n_kv = longest.max();
-                    figs.push(f);
-                }
-                Mode::Goodput => {
-                    let (r, g) = self.goodput(session, work, t, progress)?;
-                    let f = r.figures();
-                    samples_ns.push(r.t_ns);
-                    samples_ts.push(f.output_ts);
-                    n_pp = r.traces.iter().map(|q| u64::from(q.n_prompt)).sum();
-                    n_out = r.n_out;
-                    figs.push(f);
-                    traces.extend(r.traces.into_iter().map(|x| (rep, r.start_ns, x)));
-                    goodput = Some(g);
-                }
-                Mode::Arrival => {
-                    let rate = t.rate.unwrap_or(1.0);
-                    let n = work.requests.len();
-                    let offsets =
-                        metrics::poisson_offsets(n, rate, self.seed.wrapping_add(u64::from(rep)));
-                    let mut samplers = self.samplers(n, rep);
-                    let r = super::arrivals::run_arrivals(
-                        session,
-                        self.engine,
-                        &work.requests,
-                        &offsets,
-                        t.n_parallel,
-                        n_batch,
-                        &mut samplers,
-                    )?;
-                    let f = r.figures();
-                    samples_ns.push(r.t_ns);
-                    samples_ts.push(f.output_ts);
-                    n_pp = work.requests.iter().map(|q| q.prompt.len() as u64).sum();
-                    n_out = r.n_out;
-                    figs.push(f);
-                    traces.extend(r.traces.into_iter().map(|x| (rep, r.start_ns, x)));
-                } // The plan expands no goodput test yet (issue 29's served tests add it).
+                Mode::Parallel => self.parallel_rep(session, t, rep, &mut tokens, &mut g)?,
+                Mode::Request => self.request_rep(session, work, t, rep, &mut g)?,
+                Mode::Goodput => self.goodput_rep(session, work, t, rep, progress, &mut g)?,
+                Mode::Arrival => self.arrival_rep(session, work, t, rep, &mut g)?,
             }
         }
+        Ok(self.finish(t, work, reps, g, session.n_ctx()))
+    }
+
+    /// One repetition of a parallel test: `n_parallel` requests decoded together. Their
+    /// prompts are drawn before the timed run.
+    fn parallel_rep(
+        &self,
+        session: &mut dyn BatchSession,
+        t: &ServingTest,
+        rep: u32,
+        tokens: &mut TokenSource,
+        g: &mut Gathered,
+    ) -> Result<(), String> {
+        let sc = self.sc;
+        let b = t.n_parallel as usize;
+        let reqs = parallel_requests(sc, b, t.shared, tokens);
+        let mut samplers = self.samplers(b, rep);
+        let r = bench::run_together(
+            session,
+            self.engine,
+            &reqs,
+            t.shared,
+            sc.kv_unified,
+            t.params.n_batch as usize,
+            &mut samplers,
+        )?;
+        g.together(&r.phases);
+        let tg = u64::from(sc.n_gen - 1);
+        let pp = u64::from(sc.n_prompt);
+        g.n_kv = Some(metrics::n_kv(pp, tg, b as u64, t.shared, sc.kv_unified));
+        g.traces
+            .extend(r.traces.into_iter().map(|x| (rep, r.start_ns, x)));
+        Ok(())
+    }
+
+    /// One repetition of a request test: the workload's requests one at a time, each a run
+    /// of its own; the repetition's phases are their sums, and its traces are on the clock
+    /// of its first request.
+    fn request_rep(
+        &self,
+        session: &mut dyn BatchSession,
+        work: &Workload,
+        t: &ServingTest,
+        rep: u32,
+        g: &mut Gathered,
+    ) -> Result<(), String> {
+        let mut sum = metrics::Phases::default();
+        let mut start = None;
+        for (k, q) in work.requests.iter().enumerate() {
+            let mut samplers = self.samplers(1, rep ^ ((k as u32) << 16));
+            let r = bench::run_together(
+                session,
+                self.engine,
+                std::slice::from_ref(q),
+                false,
+                self.sc.kv_unified,
+                t.params.n_batch as usize,
+                &mut samplers,
+            )?;
+            let start = *start.get_or_insert(r.start_ns);
+            add_phases(&mut sum, &r.phases);
+            g.traces
+                .extend(r.traces.into_iter().map(|x| (rep, start, x)));
+        }
+        g.together(&sum);
+        let longest = work
+            .requests
+            .iter()
+            .map(|r| r.prompt.len() as u64 + u64::from(r.n_gen) - 1);
+        g.n_kv = longest.max();
+        Ok(())
+    }
+
+    /// The one pass of a goodput test: the search, with the figures of the run it picked.
+    fn goodput_rep(
+        &self,
+        session: &mut dyn BatchSession,
+        work: &Workload,
+        t: &ServingTest,
+        rep: u32,
+        progress: &mut dyn Progress,
+        g: &mut Gathered,
+    ) -> Result<(), String> {
+        let (r, found) = self.goodput(session, work, t, progress)?;
+        let n_pp = r.traces.iter().map(|q| u64::from(q.n_prompt)).sum();
+        g.arrival(rep, r, n_pp);
+        g.goodput = Some(found);
+        Ok(())
+    }
+
+    /// One repetition of an arrival test: the workload's requests arriving as a Poisson
+    /// process at the test's rate (seeded anew each repetition), served with continuous
+    /// batching in `n_parallel` slots.
+    fn arrival_rep(
+        &self,
+        session: &mut dyn BatchSession,
+        work: &Workload,
+        t: &ServingTest,
+        rep: u32,
+        g: &mut Gathered,
+    ) -> Result<(), String> {
+        let rate = t.rate.unwrap_or(1.0);
+        let n = work.requests.len();
+        let offsets = metrics::poisson_offsets(n, rate, self.seed.wrapping_add(u64::from(rep)));
+        let mut samplers = self.samplers(n, rep);
+        let r = super::arrivals::run_arrivals(
+            session,
+            self.engine,
+            &work.requests,
+            &offsets,
+            t.n_parallel,
+            t.params.n_batch as usize,
+            &mut samplers,
+        )?;
+        let n_pp = work.requests.iter().map(|q| q.prompt.len() as u64).sum();
+        g.arrival(rep, r, n_pp);
+        Ok(())
+    }
+
+    /// The test's record from what its repetitions gathered; `n_ctx` is the context's.
+    fn finish(
+        &self,
+        t: &ServingTest,
+        work: &Workload,
+        reps: u32,
+        g: Gathered,
+        n_ctx: u32,
+    ) -> Measured {
         let n_requests = match t.mode {
             Mode::Parallel => t.n_parallel,
-            Mode::Goodput => traces.len() as u32,
+            Mode::Goodput => g.traces.len() as u32,
             _ => work.requests.len() as u32,
         };
         let counts = Counts {
             n_requests,
-            n_pp,
-            n_out,
-            n_kv,
+            n_pp: g.n_pp,
+            n_out: g.n_out,
+            n_kv: g.n_kv,
         };
         let dataset = work.dataset.clone();
-        let mut serving = assemble(t, sc, self.seed, reps, dataset, figs, &traces, counts);
-        serving.goodput = goodput;
-        Ok((serving, samples_ns, samples_ts, session.n_ctx()))
+        let mut serving = assemble(
+            t, self.sc, self.seed, reps, dataset, g.figs, &g.traces, counts,
+        );
+        serving.goodput = g.goodput;
+        (serving, g.samples_ns, g.samples_ts, n_ctx)
     }
+}
+
+impl Workload {
+    /// The model facts synthetic prompts are drawn with: its vocabulary and BOS.
+    fn token_info(&self) -> crate::engine::ModelInfo {
+        crate::engine::ModelInfo {
+            description: String::new(),
+            size: 0,
+            n_params: 0,
+            n_vocab: self.n_vocab,
+            bos: self.bos,
+            n_ctx_train: 0,
+        }
+    }
+}
+
+/// What a test's repetitions gather, in run order: each one's figures and sample (time and
+/// rate), its requests' traces with their repetition and clock start, and the token counts
+/// (the same every repetition: the last one's stay).
+#[derive(Default)]
+struct Gathered {
+    figs: Vec<RepFigures>,
+    traces: Vec<(u32, u64, Trace)>,
+    samples_ns: Vec<u64>,
+    samples_ts: Vec<f64>,
+    n_pp: u64,
+    n_out: u64,
+    n_kv: Option<u64>,
+    goodput: Option<Goodput>,
+}
+
+impl Gathered {
+    /// A repetition of requests decoded together (or one after another, summed): its
+    /// sample is T_TG and S_TG, as llama-batched-bench reports.
+    fn together(&mut self, p: &metrics::Phases) {
+        let f = p.figures();
+        self.samples_ns.push(p.t_tg_ns);
+        self.samples_ts.push(f.aggregate_ts.unwrap_or(0.0));
+        (self.n_pp, self.n_out) = (p.n_pp, p.n_out);
+        self.figs.push(f);
+    }
+
+    /// An arrival run as a repetition of `n_pp` prompt tokens: its sample is its whole time
+    /// and output rate (arrivals have no phases), its traces on its own clock.
+    fn arrival(&mut self, rep: u32, r: ArrivalRun, n_pp: u64) {
+        let f = r.figures();
+        self.samples_ns.push(r.t_ns);
+        self.samples_ts.push(f.output_ts);
+        self.n_pp = n_pp;
+        self.n_out = r.n_out;
+        self.figs.push(f);
+        self.traces
+            .extend(r.traces.into_iter().map(|x| (rep, r.start_ns, x)));
+    }
+}
+
+/// The requests of one parallel repetition: `b` of n_prompt tokens, with one prompt drawn
+/// for all (`shared`) or one drawn for each.
+fn parallel_requests(
+    sc: &ServingConfig,
+    b: usize,
+    shared: bool,
+    tokens: &mut TokenSource,
+) -> Vec<Request> {
+    if shared {
+        let p = tokens.prompt(sc.n_prompt as usize);
+        vec![
+            Request {
+                prompt: p,
+                n_gen: sc.n_gen
+            };
+            b
+        ]
+    } else {
+        (0..b)
+            .map(|_| Request {
+                prompt: tokens.prompt(sc.n_prompt as usize),
+                n_gen: sc.n_gen,
+            })
+            .collect()
+    }
+}
+
+/// Adds one request's phases to a request test's sums.
+fn add_phases(sum: &mut metrics::Phases, p: &metrics::Phases) {
+    sum.t_pp_ns += p.t_pp_ns;
+    sum.t_tg_ns += p.t_tg_ns;
+    sum.t_ns += p.t_ns;
+    sum.n_pp += p.n_pp;
+    sum.n_tg += p.n_tg;
+    sum.n_out += p.n_out;
+    sum.engine_ns += p.engine_ns;
 }
 
 impl GroupRun<'_> {
@@ -273,7 +378,7 @@ impl GroupRun<'_> {
         work: &Workload,
         t: &ServingTest,
         progress: &mut dyn Progress,
-    ) -> Result<(super::arrivals::ArrivalRun, crate::record::serving::Goodput), String> {
+    ) -> Result<(ArrivalRun, Goodput), String> {
         let sc = self.sc;
         let slo = sc
             .slo

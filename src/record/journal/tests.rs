@@ -102,7 +102,7 @@ fn a_claimed_name_leaves_no_empty_result_file_and_reads_as_missing() {
     assert!(!journal_path(&p).exists());
     let r = results::new_result_path(dir.path(), &run.run).unwrap();
     assert!(r != p && r != q);
-    let e = read_resumable(&q).unwrap_err();
+    let e = read_resumable(&q).unwrap_err().to_string();
     assert!(e.contains(&q.display().to_string()), "{e}");
 }
 

@@ -35,7 +35,7 @@ fn a_stored_median_its_samples_contradict_is_refused_naming_test_and_field() {
     let id = t.id.clone();
     let m = t.median_ts.unwrap();
     t.median_ts = Some(m * 1.1);
-    let e = check(&r).unwrap_err();
+    let e = check(&r).unwrap_err().to_string();
     assert!(e.starts_with(&format!("test {id}: median_ts is ")), "{e}");
     assert!(e.contains("but its samples give"), "{e}");
 }
@@ -45,14 +45,14 @@ fn samples_edited_without_their_summaries_are_refused() {
     let mut r = published();
     let t = &mut r.tests[0];
     t.samples_ns[0] = t.samples_ns[0] * 11 / 10;
-    let e = check(&r).unwrap_err();
+    let e = check(&r).unwrap_err().to_string();
     assert!(e.contains("samples_ts[0] is"), "{e}");
     // Rates edited too: the summaries no longer follow.
     let mut r = published();
     let t = first_with_rounds(&mut r);
     t.samples_ns[0] = t.samples_ns[0] * 11 / 10;
     t.samples_ts = crate::stats::rates_per_second(t.params.n_tokens(), &t.samples_ns);
-    let e = check(&r).unwrap_err();
+    let e = check(&r).unwrap_err().to_string();
     assert!(
         e.contains("avg_ts is") && e.contains("but its samples give"),
         "{e}"
@@ -74,7 +74,7 @@ fn equal_round_medians_over_different_samples_are_refused() {
         round.median_ts = m;
         at += n;
     }
-    let e = check(&r).unwrap_err();
+    let e = check(&r).unwrap_err().to_string();
     assert!(e.contains("rounds[0].median_ts is"), "{e}");
 }
 
@@ -90,7 +90,7 @@ fn a_stale_interval_is_refused() {
     // The page once drew "57.1 (57.1–182)": an interval that misses its own estimate.
     i.lo = t.median_ts.unwrap() * 1.5;
     i.hi = t.median_ts.unwrap() * 3.0;
-    let e = check(&r).unwrap_err();
+    let e = check(&r).unwrap_err().to_string();
     assert!(e.contains("stats.interval is ["), "{e}");
 }
 
@@ -104,6 +104,25 @@ fn a_failed_test_and_a_test_without_samples_pass_but_figures_without_samples_do_
     r.tests[1].samples_ns.clear();
     r.tests[1].samples_ts.clear();
     r.tests[1].rounds.clear();
-    let e = check(&r).unwrap_err();
+    let e = check(&r).unwrap_err().to_string();
     assert!(e.contains("there are no samples"), "{e}");
+}
+
+#[test]
+fn the_refusal_carries_file_test_and_field() {
+    let mut r = published();
+    r.tests[0].median_ts = r.tests[0].median_ts.map(|m| m * 1.1);
+    let c = check(&r).unwrap_err();
+    assert_eq!(c.test, r.tests[0].id);
+    assert_eq!(c.disagreement.field(), "median_ts");
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.json");
+    results::write_atomic(&p, &r).unwrap();
+    match read(&p).unwrap_err() {
+        RecordError::Contradicted { path, source } => {
+            assert_eq!(path, p);
+            assert_eq!(source, c);
+        }
+        e => panic!("{e}"),
+    }
 }

@@ -135,7 +135,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 
 /// Reads one file: the record, checked against the schema and its own samples.
 pub fn read_file(path: &Path) -> Result<RunRecord, String> {
-    crate::record::verify::read(path)
+    crate::record::verify::read(path).map_err(String::from)
 }
 
 /// (machine key, test identity): what a measurement is deduplicated on.

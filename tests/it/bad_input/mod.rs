@@ -277,13 +277,15 @@ fn corrupt_result_files_are_refused_with_the_file_named() {
     for (what, bytes, expected) in table {
         let p = dir.path().join(format!("{what}.json"));
         std::fs::write(&p, &bytes).unwrap();
-        let e = tpsbench::record::results::read(&p).expect_err(what);
+        let e = tpsbench::record::results::read(&p)
+            .expect_err(what)
+            .to_string();
         assert!(e.starts_with(&p.display().to_string()), "{what}: {e}");
         assert!(e.contains(expected), "{what}: {e}");
         assert_eq!(e.lines().count(), 1, "{what}: {e}");
     }
     for p in [dir.path().to_path_buf(), dir.path().join("missing.json")] {
-        let e = tpsbench::record::results::read(&p).unwrap_err();
+        let e = tpsbench::record::results::read(&p).unwrap_err().to_string();
         assert!(e.starts_with(&p.display().to_string()), "{e}");
     }
 }

@@ -1,0 +1,149 @@
+//! What can go wrong at the record boundary: claiming, writing and reading a result file
+//! and its journal, a file whose figures its own samples contradict (`verify`), a record
+//! that does not survive redaction (`redact`).
+//!
+//! Its own file, below `results`, `journal`, `verify` and `redact` alike. Every variant
+//! carries the file it is about and the cause, and displays exactly the one line users have
+//! always read (docs/bad-input.md, tests/it/bad_input), so callers that still carry errors
+//! as text lose nothing: `?` turns it into that line.
+
+use std::io;
+use std::path::PathBuf;
+
+use super::SCHEMA_VERSION;
+
+/// Why a result file (or its journal) could not be claimed, written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// `create_dir_all` on a file says "File exists (os error 17)": this says what is wrong.
+    #[error("results path is a file: {}", dir.display())]
+    ResultsPathIsFile { dir: PathBuf },
+    #[error("cannot create the results directory {}: {source}", dir.display())]
+    CreateDir {
+        dir: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// A new result file's name could not be claimed (its journal not created).
+    #[error("cannot write to the results directory {}: {source}", dir.display())]
+    Claim {
+        dir: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// Every name of the second, with a suffix up to 999, is taken.
+    #[error("too many result files for one second in {}", dir.display())]
+    NamesTaken { dir: PathBuf },
+    #[error("cannot write the result file {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot write the result journal {}: {source}", journal.display())]
+    WriteJournal {
+        journal: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// A result file or a journal could not be read: missing, a directory, not UTF-8.
+    #[error("{}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{}: not valid JSON: {source}", path.display())]
+    NotJson {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{}: not a tpsbench result (no schema_version)", path.display())]
+    NoSchemaVersion { path: PathBuf },
+    #[error(
+        "{}: schema_version {version} is not supported (this tpsbench reads 1 to {})",
+        path.display(),
+        SCHEMA_VERSION
+    )]
+    SchemaVersion { path: PathBuf, version: u64 },
+    /// Valid JSON of a supported version that does not fit the schema.
+    #[error("{}: invalid result file: {source}", path.display())]
+    Schema {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The file reads, but a figure in it is not what its samples give (`verify`).
+    #[error("{}: {source}", path.display())]
+    Contradicted {
+        path: PathBuf,
+        #[source]
+        source: Contradiction,
+    },
+    /// Bytes that are not JSON where a result file's JSON was expected (`redact`), or a
+    /// record that does not serialize: serde's own text, as callers have always shown it.
+    #[error(transparent)]
+    Json(serde_json::Error),
+    /// The redacted JSON no longer reads as a record.
+    #[error("after redaction: {source}")]
+    Redacted {
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// Callers that still carry errors as text: `?` turns the error into its one line.
+impl From<RecordError> for String {
+    fn from(e: RecordError) -> String {
+        e.to_string()
+    }
+}
+
+/// The first figure of a test that its samples contradict: "test ID: FIELD ...".
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("test {test}: {disagreement}")]
+pub struct Contradiction {
+    /// The test's id in the file.
+    pub test: String,
+    #[source]
+    pub disagreement: Disagreement,
+}
+
+/// What in one test disagrees with its samples, naming the field.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Disagreement {
+    /// A stored figure (or interval) that its samples give otherwise; both as printed.
+    #[error("{field} is {stored} but its samples give {recomputed}")]
+    Figure {
+        field: String,
+        stored: String,
+        recomputed: String,
+    },
+    #[error("samples_ns has {ns} values but samples_ts {ts}")]
+    SampleCounts { ns: usize, ts: usize },
+    /// Round `round`'s samples are not the test's samples `from..to`.
+    #[error(
+        "rounds[{round}].samples_ns are not samples_ns[{from}..{to}]: the rounds' samples must be the test's, in order"
+    )]
+    RoundSamples {
+        round: usize,
+        from: usize,
+        to: usize,
+    },
+    /// The rounds together hold another number of samples than the test.
+    #[error("the rounds hold {held} samples but samples_ns {total}")]
+    RoundsTotal { held: usize, total: usize },
+}
+
+impl Disagreement {
+    /// The field that disagrees, as the file names it (`median_ts`, `rounds[1].interval`).
+    pub fn field(&self) -> String {
+        match self {
+            Disagreement::Figure { field, .. } => field.clone(),
+            Disagreement::SampleCounts { .. } => "samples_ts".into(),
+            Disagreement::RoundSamples { round, .. } => format!("rounds[{round}].samples_ns"),
+            Disagreement::RoundsTotal { .. } => "rounds".into(),
+        }
+    }
+}
