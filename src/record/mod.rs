@@ -12,6 +12,8 @@ pub mod redact;
 pub mod results;
 pub mod serving;
 pub mod tensor_mix;
+#[cfg(test)]
+mod testdata;
 pub mod verify;
 
 use crate::plan::TestParams;

@@ -1,21 +1,12 @@
 //! The end-of-run check of the host ceiling, with a fake probe.
 
 use super::*;
-use crate::record::{RunRecord, results};
-use std::path::Path;
+use crate::record::RunRecord;
 
-/// A committed run whose decode tests have host-probe rooflines (whichever one is published).
+/// A committed run whose decode tests have host-probe rooflines.
 fn published_with_host_rooflines() -> RunRecord {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/published");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .filter_map(|p| results::read(p).ok())
+    crate::record::testdata::published_runs()
+        .into_iter()
         .find(|r| r.run.host_bandwidth.is_some() && !host_percents(r).is_empty())
         .expect("a published run with host rooflines")
 }

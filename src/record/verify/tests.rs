@@ -2,19 +2,10 @@
 
 use super::*;
 
-/// A committed, published run with rounds (whichever the published set holds: it is
-/// re-made as the machine and the code change).
+/// A committed, published run with rounds.
 fn published() -> RunRecord {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/published");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .filter_map(|p| results::read(p).ok())
+    crate::record::testdata::published_runs()
+        .into_iter()
         .find(|r| r.tests.iter().any(|t| t.rounds.len() >= 2))
         .expect("a published run with rounds")
 }
