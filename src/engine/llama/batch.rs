@@ -29,7 +29,7 @@ pub(super) struct LlamaBatchSession<'m> {
 }
 
 /// common_context_params_to_llama() with common's defaults, as llama-batched-bench.
-fn context_params(p: &BatchParams) -> Result<sys::llama_context_params, EngineError> {
+pub(super) fn context_params(p: &BatchParams) -> Result<sys::llama_context_params, EngineError> {
     let b = &p.base;
     let mut cp = unsafe { sys::llama_context_default_params() };
     cp.n_ctx = p.n_ctx;

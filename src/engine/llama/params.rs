@@ -27,3 +27,16 @@ pub(super) fn context_params(p: &TestParams) -> Result<sys::llama_context_params
     super::knobs::apply_context(&mut cp, &mut tpp, &p.knobs)?;
     Ok(cp)
 }
+
+/// llama-bench's thread pool for a test: default parameters for n_threads, poll 50, not
+/// strict, then the cpu_mask / cpu_strict / poll of the test (the knob hook).
+pub(super) fn threadpool_params(
+    p: &TestParams,
+) -> Result<sys::ggml_threadpool_params, EngineError> {
+    let mut tpp = unsafe { sys::ggml_threadpool_params_default(p.n_threads as i32) };
+    tpp.poll = 50;
+    tpp.strict_cpu = false;
+    let mut unused = unsafe { sys::llama_context_default_params() };
+    super::knobs::apply_context(&mut unused, &mut tpp, &p.knobs)?;
+    Ok(tpp)
+}
