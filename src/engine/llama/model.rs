@@ -63,7 +63,7 @@ impl LlamaModel {
         // llama-bench's -fitt/-fitc: fit replaces n_gpu_layers, the split and the overrides
         // (`fitted` owns what `mp` then points to).
         let mut fit = None;
-        let _fitted = if params.knobs.asks_fit() {
+        let _fitted = if params.params.knobs.asks_fit() {
             let weights = header.tensors.iter().map(|t| t.n_bytes).sum();
             let (buffers, choice) = super::fit::fit(
                 &c_path,
@@ -281,10 +281,8 @@ pub(super) fn model_params(
     params: &LoadParams,
 ) -> Result<(sys::llama_model_params, Box<super::knobs::ModelParts>), EngineError> {
     let mut mp = unsafe { sys::llama_model_default_params() };
-    mp.n_gpu_layers = params.n_gpu_layers;
-    mp.split_mode = params.split_mode.as_llama() as sys::llama_split_mode;
-    mp.main_gpu = params.main_gpu;
-    let parts = super::knobs::apply_model(&mut mp, &params.knobs)?;
+    // Every model-level parameter of the test: the knob hook.
+    let parts = super::knobs::apply_model(&mut mp, &params.params)?;
     Ok((mp, parts))
 }
 
