@@ -54,7 +54,13 @@ pub(super) fn apply_model(
 ) -> Result<Box<ModelParts>, EngineError> {
     let mut parts = Box::<ModelParts>::default();
     for k in of_level(Level::Model) {
-        apply(k.name, &k.get(p), mp, &p.knobs, &mut Target::Model(&mut parts))?;
+        apply(
+            k.name,
+            &k.get(p),
+            mp,
+            &p.knobs,
+            &mut Target::Model(&mut parts),
+        )?;
     }
     // The pointers last: the vectors no longer move.
     if let Some(d) = &parts.devices {
