@@ -14,11 +14,13 @@
 //! expansion (model level outermost), test ids and load keys (`plan`), compare's join
 //! ([`TestParams::all_fields`]), the exports (llama-bench JSON/JSONL, CSV, Markdown:
 //! [`Knob::bench_json`], [`Knob::header`]) and the leaderboard's settings
-//! ([`Knobs::describe`]). The engine applies the map's entries through one hook
-//! (`engine::llama::knobs`); the typed ones are set where llama.cpp's parameters are built.
+//! ([`Knobs::describe`]; the typed ones get a column each). The engine applies every
+//! model-level and context-level entry, typed or in the map, through one hook
+//! (`engine::llama::knobs`).
 //!
 //! Adding a parameter: one `Slot::Map` entry here, in the place of the loop order it should
-//! take, and one arm in the engine's hook (or a note that this build does not honour it).
+//! take, and one arm in the engine's hook (or a note that this build does not honour it);
+//! CONTRIBUTING.md says what else changes with it.
 //!
 //! Names, spellings and defaults are those of the llama-bench of the pinned llama.cpp
 //! (llama-cpp-sys-2 0.1.161): `-C`, `--cpu-strict`, `--poll`, `-ncmoe`, `-dev`, `-ts`, `-ot`,
@@ -153,11 +155,14 @@ pub struct Field {
     pub set: fn(&mut TestParams, &KnobValue),
     pub axis: fn(&Axes) -> Vec<KnobValue>,
     pub set_axis: fn(&mut Axes, Vec<KnobValue>),
+    /// The value a sweep table gives, with its place in the file (a field of the parsed
+    /// table, not of its flattened rest, where no place survives).
+    pub(crate) raw: fn(&super::RawSweep) -> Option<&toml::Spanned<toml::Value>>,
 }
 
 /// `field!(name: conv)` or `field!(name: conv_of_params, conv_of_axes)`: the accessors of
-/// the typed field `name` of [`TestParams`] and [`Axes`], converting with the functions of
-/// module `conv::<conv>`.
+/// the typed field `name` of [`TestParams`], [`Axes`] and the parsed sweep table, converting
+/// with the functions of module `conv::<conv>`.
 macro_rules! field {
     ($f:ident: $c:ident) => {
         field!($f: $c, $c)
@@ -168,6 +173,7 @@ macro_rules! field {
             set: |p, v| p.$f = conv::$p::from(v),
             axis: |a| a.$f.iter().map(conv::$a::to).collect(),
             set_axis: |a, vs| a.$f = vs.iter().map(conv::$a::from).collect(),
+            raw: |s| s.$f.as_ref(),
         })
     };
 }

@@ -176,24 +176,12 @@ pub(crate) struct RawSweep {
 }
 
 impl RawSweep {
-    /// The value of a parameter of the table that is a field here (with its place in the
-    /// file); the others are in `rest`.
-    fn axis(&self, name: &str) -> Option<&Spanned<toml::Value>> {
-        match name {
-            "n_prompt" => self.n_prompt.as_ref(),
-            "n_gen" => self.n_gen.as_ref(),
-            "n_depth" => self.n_depth.as_ref(),
-            "n_batch" => self.n_batch.as_ref(),
-            "n_ubatch" => self.n_ubatch.as_ref(),
-            "n_gpu_layers" => self.n_gpu_layers.as_ref(),
-            "split_mode" => self.split_mode.as_ref(),
-            "main_gpu" => self.main_gpu.as_ref(),
-            "n_threads" => self.n_threads.as_ref(),
-            "flash_attn" => self.flash_attn.as_ref(),
-            "type_k" => self.type_k.as_ref(),
-            "type_v" => self.type_v.as_ref(),
-            "no_kv_offload" => self.no_kv_offload.as_ref(),
-            _ => None,
+    /// The value of a parameter of the table that is a field here, the typed ones (with its
+    /// place in the file); the others are in `rest`.
+    fn axis(&self, k: &knobs::Knob) -> Option<&Spanned<toml::Value>> {
+        match k.slot {
+            knobs::Slot::Field(f) => (f.raw)(self),
+            knobs::Slot::Map => None,
         }
     }
 }
@@ -489,7 +477,7 @@ pub(crate) fn apply_axes(
     // sanity limits that catch typos, an extra zero, before llama.cpp does). The original
     // axes are fields of `RawSweep`, which keeps their place in the file for the message.
     for p in knobs::PARAMS {
-        if let Some(v) = s.axis(p.name) {
+        if let Some(v) = s.axis(p) {
             let values = list(ctx, &k(p.name), v, |x| p.value(x))?;
             p.set_axis(out, values);
         }

@@ -98,11 +98,9 @@ pub trait Model {
 /// layer on the CPU.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LoadParams {
-    pub n_gpu_layers: i32,
-    pub split_mode: crate::config::SplitMode,
-    pub main_gpu: i32,
-    /// The model-level parameters of `config::knobs`' table that differ from the defaults.
-    pub knobs: crate::config::knobs::Knobs,
+    /// The values of the model-level parameters of `config::knobs`' table (those of the
+    /// other levels hold `TestParams`' own default, unused).
+    pub params: TestParams,
     /// With `fit_target` or `fit_min_ctx`: the test whose context llama.cpp's fit sizes
     /// the placement for (the first test of the load). None otherwise.
     pub fit_context: Option<Box<TestParams>>,
@@ -112,11 +110,26 @@ impl LoadParams {
     /// The model-level part of a test's parameters.
     pub fn of(p: &TestParams) -> Self {
         LoadParams {
-            n_gpu_layers: p.n_gpu_layers,
-            split_mode: p.split_mode,
-            main_gpu: p.main_gpu,
-            knobs: p.knobs.model_level(),
             fit_context: p.knobs.asks_fit().then(|| Box::new(p.clone())),
+            ..LoadParams::with(|k| Some(k.get(p)))
+        }
+    }
+
+    /// Each model-level entry of the table set to `value` of it (where it gives one; else
+    /// `TestParams`' default), without fit's context.
+    pub fn with(
+        value: impl Fn(&crate::config::knobs::Knob) -> Option<crate::config::knobs::KnobValue>,
+    ) -> Self {
+        use crate::config::knobs::{Level, of_level};
+        let mut params = TestParams::default();
+        for k in of_level(Level::Model) {
+            if let Some(v) = value(k) {
+                k.set(&mut params, &v);
+            }
+        }
+        LoadParams {
+            params,
+            fit_context: None,
         }
     }
 }

@@ -135,14 +135,7 @@ impl Reference {
 /// model-level axes, as its first speed test loads it. Unconfigured, that is llama-bench's
 /// `n_gpu_layers` 99 (every layer offloaded where a GPU is), what the passes always used.
 pub fn load_params(l: &Ladder) -> LoadParams {
-    let a = &l.axes;
-    LoadParams {
-        n_gpu_layers: a.n_gpu_layers[0],
-        split_mode: a.split_mode[0],
-        main_gpu: a.main_gpu[0],
-        knobs: a.first_knobs().model_level(),
-        fit_context: None,
-    }
+    LoadParams::with(|k| k.axis(&l.axes).into_iter().next())
 }
 
 /// Evaluates the reference variant (at `ref_path`) of ladder `l` over its evaluation text,
@@ -248,6 +241,21 @@ mod tests {
     use super::load_params;
     use crate::config::SplitMode;
     use crate::engine::LoadParams;
+    use crate::plan::TestParams;
+
+    /// What a load is asked: GPU layers, split mode, main GPU (the other model-level
+    /// parameters at their defaults).
+    fn load(n_gpu_layers: i32, split_mode: SplitMode, main_gpu: i32) -> LoadParams {
+        LoadParams {
+            params: TestParams {
+                n_gpu_layers,
+                split_mode,
+                main_gpu,
+                ..TestParams::default()
+            },
+            fit_context: None,
+        }
+    }
 
     fn ladder_load(extra: &str) -> LoadParams {
         let src = format!(
@@ -259,14 +267,7 @@ mod tests {
 
     #[test]
     fn an_unconfigured_ladder_is_evaluated_with_every_layer_offloaded_as_before() {
-        let want = LoadParams {
-            n_gpu_layers: 99,
-            split_mode: SplitMode::Layer,
-            main_gpu: 0,
-            knobs: Default::default(),
-            fit_context: None,
-        };
-        assert_eq!(ladder_load(""), want);
+        assert_eq!(ladder_load(""), load(99, SplitMode::Layer, 0));
     }
 
     #[test]
@@ -274,15 +275,6 @@ mod tests {
         let l = ladder_load(
             "[ladder.sweep]\nn_gpu_layers = [0, 99]\nsplit_mode = [\"none\", \"row\"]\nmain_gpu = [1, 0]\n",
         );
-        assert_eq!(
-            l,
-            LoadParams {
-                n_gpu_layers: 0,
-                split_mode: SplitMode::None,
-                main_gpu: 1,
-                knobs: Default::default(),
-                fit_context: None,
-            }
-        );
+        assert_eq!(l, load(0, SplitMode::None, 1));
     }
 }

@@ -334,7 +334,7 @@ fn gpu_model_settings_reload_the_model_and_every_test_records_its_placement() {
         .borrow()
         .load_params
         .iter()
-        .map(|l| (l.split_mode, l.main_gpu))
+        .map(|l| (l.params.split_mode, l.params.main_gpu))
         .collect();
     assert_eq!(
         loads,

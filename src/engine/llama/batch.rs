@@ -9,7 +9,7 @@
 
 use llama_cpp_sys_2 as sys;
 
-use super::context::{Context, ggml_type};
+use super::context::Context;
 use super::model::LlamaModel;
 use crate::engine::EngineError;
 use crate::engine::batching::{BatchParams, BatchSession, BatchToken, ServingModel};
@@ -29,30 +29,22 @@ pub(super) struct LlamaBatchSession<'m> {
 }
 
 /// common_context_params_to_llama() with common's defaults, as llama-batched-bench.
-fn context_params(p: &BatchParams) -> Result<sys::llama_context_params, EngineError> {
-    let b = &p.base;
+pub(super) fn context_params(p: &BatchParams) -> Result<sys::llama_context_params, EngineError> {
     let mut cp = unsafe { sys::llama_context_default_params() };
     cp.n_ctx = p.n_ctx;
-    cp.n_batch = b.n_batch;
-    cp.n_ubatch = b.n_ubatch;
     cp.n_seq_max = p.n_seq_max.max(1);
     cp.kv_unified = p.kv_unified;
     cp.n_outputs_max = 0;
     cp.n_outputs_max_per_seq = 1;
-    cp.n_threads = b.n_threads as i32;
-    cp.n_threads_batch = b.n_threads as i32;
-    cp.type_k = ggml_type(&b.type_k)?;
-    cp.type_v = ggml_type(&b.type_v)?;
-    cp.flash_attn_type = b.flash_attn;
-    cp.offload_kqv = !b.no_kv_offload;
     cp.no_perf = false;
     cp.op_offload = true;
     cp.swa_full = false;
     cp.embeddings = false;
-    // embeddings, no_op_offload of the test (the knob hook; these contexts keep ggml's own
-    // thread pool, so cpu_mask / cpu_strict / poll do not apply here).
+    // The test's context-level parameters (n_batch, n_ubatch, threads, the KV cache, flash
+    // attention, embeddings, no_op_offload): the knob hook. These contexts keep ggml's own
+    // thread pool, so what the hook sets of one (cpu_mask, cpu_strict, poll) is unused.
     let mut tpp = unsafe { sys::ggml_threadpool_params_default(1) };
-    super::knobs::apply_context(&mut cp, &mut tpp, &b.knobs)?;
+    super::knobs::apply_context(&mut cp, &mut tpp, &p.base)?;
     Ok(cp)
 }
 

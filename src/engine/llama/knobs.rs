@@ -1,15 +1,22 @@
-//! The one hook that applies the parameters of `config::knobs`' table to llama.cpp: each
-//! entry is one arm of [`apply`], on the model parameters (model level) or on the context
-//! and thread-pool parameters (context level), as llama-bench's `cmd_params_instance` does.
-//! What this build cannot honour is said in a note, which the runner records in the test's
-//! result and prints as a warning: a parameter is never dropped silently.
+//! The one hook that applies the parameters of `config::knobs`' table to llama.cpp: every
+//! model-level and context-level entry, typed or held in the map, is one arm of [`apply`],
+//! on the model parameters (model level) or on the context and thread-pool parameters
+//! (context level), as llama-bench's `cmd_params_instance` does. The entries of the test's
+//! own level (n_prompt, n_gen, n_depth) define the test and are not applied here. What this
+//! build cannot honour is said in a note, which the runner records in the test's result and
+//! prints as a warning: a parameter is never dropped silently.
 
 use std::ffi::{CStr, CString};
 
 use llama_cpp_sys_2 as sys;
 
-use crate::config::knobs::{KnobValue, Knobs, Level, cpu_moe_patterns, map_params, override_pairs};
+use super::context::ggml_type;
+use crate::config::SplitMode;
+use crate::config::knobs::{
+    KnobValue, Knobs, Level, PARAMS, cpu_moe_patterns, of_level, override_pairs,
+};
 use crate::engine::EngineError;
+use crate::plan::TestParams;
 
 /// What a model load's parameters point to: kept alive until `llama_model_load_from_file`
 /// returns.
@@ -39,15 +46,21 @@ enum Target<'a, 'b> {
     Context(&'a mut ContextParts<'b>),
 }
 
-/// Applies the model-level parameters to `mp`. The returned parts own what `mp` points to.
+/// Applies the model-level parameters of `p` to `mp`. The returned parts own what `mp`
+/// points to.
 pub(super) fn apply_model(
     mp: &mut sys::llama_model_params,
-    knobs: &Knobs,
+    p: &TestParams,
 ) -> Result<Box<ModelParts>, EngineError> {
     let mut parts = Box::<ModelParts>::default();
-    for k in map_params().filter(|k| k.level == Level::Model) {
-        let v = knobs.get(k.name).unwrap_or_else(|| k.default_value());
-        apply(k.name, &v, mp, knobs, &mut Target::Model(&mut parts))?;
+    for k in of_level(Level::Model) {
+        apply(
+            k.name,
+            &k.get(p),
+            mp,
+            &p.knobs,
+            &mut Target::Model(&mut parts),
+        )?;
     }
     // The pointers last: the vectors no longer move.
     if let Some(d) = &parts.devices {
@@ -75,11 +88,12 @@ pub(super) fn apply_model(
     Ok(parts)
 }
 
-/// Applies the context-level parameters; returns the notes of what was not honoured.
+/// Applies the context-level parameters of `p` to the context and thread-pool parameters;
+/// returns the notes of what was not honoured.
 pub(super) fn apply_context(
     cp: &mut sys::llama_context_params,
     tpp: &mut sys::ggml_threadpool_params,
-    knobs: &Knobs,
+    p: &TestParams,
 ) -> Result<Vec<String>, EngineError> {
     let mut parts = ContextParts {
         cp,
@@ -87,31 +101,40 @@ pub(super) fn apply_context(
         notes: Vec::new(),
     };
     let mut dummy = unsafe { sys::llama_model_default_params() };
-    for k in map_params().filter(|k| k.level == Level::Context) {
-        let v = knobs.get(k.name).unwrap_or_else(|| k.default_value());
+    for k in of_level(Level::Context) {
         apply(
             k.name,
-            &v,
+            &k.get(p),
             &mut dummy,
-            knobs,
+            &p.knobs,
             &mut Target::Context(&mut parts),
         )?;
     }
     Ok(parts.notes)
 }
 
+/// A test with llama-bench's defaults but for `knobs`: what the notes are asked of.
+fn with_knobs(knobs: &Knobs) -> TestParams {
+    let mut p = TestParams::default();
+    for k in PARAMS {
+        k.set(&mut p, &k.default_value());
+    }
+    p.knobs = knobs.clone();
+    p
+}
+
 /// The notes a context made with `knobs` gets, without making one (for contexts that are not
-/// llama-bench's, and for the record).
+/// llama-bench's, and for the record). Only the map's parameters give notes.
 pub(super) fn context_notes(knobs: &Knobs) -> Vec<String> {
     let mut cp = unsafe { sys::llama_context_default_params() };
     let mut tpp = unsafe { sys::ggml_threadpool_params_default(1) };
-    apply_context(&mut cp, &mut tpp, knobs).unwrap_or_else(|e| vec![e.to_string()])
+    apply_context(&mut cp, &mut tpp, &with_knobs(knobs)).unwrap_or_else(|e| vec![e.to_string()])
 }
 
 /// Everything this build would not honour of `knobs`, without loading anything.
 pub fn notes(knobs: &Knobs) -> Vec<String> {
     let mut mp = unsafe { sys::llama_model_default_params() };
-    let mut n = match apply_model(&mut mp, knobs) {
+    let mut n = match apply_model(&mut mp, &with_knobs(knobs)) {
         Ok(parts) => parts.notes.clone(),
         Err(e) => vec![e.to_string()],
     };
@@ -128,6 +151,25 @@ fn apply(
     t: &mut Target,
 ) -> Result<(), EngineError> {
     match (name, t) {
+        ("n_gpu_layers", Target::Model(_)) => mp.n_gpu_layers = v.as_i64() as i32,
+        ("split_mode", Target::Model(_)) => {
+            let mode = SplitMode::parse(v.as_str()).unwrap_or_default();
+            mp.split_mode = mode.as_llama() as sys::llama_split_mode;
+        }
+        ("main_gpu", Target::Model(_)) => mp.main_gpu = v.as_i64() as i32,
+        ("n_batch", Target::Context(c)) => c.cp.n_batch = v.as_i64() as u32,
+        ("n_ubatch", Target::Context(c)) => c.cp.n_ubatch = v.as_i64() as u32,
+        ("type_k", Target::Context(c)) => c.cp.type_k = ggml_type(v.as_str())?,
+        ("type_v", Target::Context(c)) => c.cp.type_v = ggml_type(v.as_str())?,
+        ("no_kv_offload", Target::Context(c)) => c.cp.offload_kqv = !v.as_bool(),
+        // llama-bench's encoding (-1 auto, 0 off, 1 on) is llama.cpp's.
+        ("flash_attn", Target::Context(c)) => c.cp.flash_attn_type = v.as_i64() as i32,
+        ("n_threads", Target::Context(c)) => {
+            let n = v.as_i64() as i32;
+            c.cp.n_threads = n;
+            c.cp.n_threads_batch = n;
+            c.tpp.n_threads = n;
+        }
         ("cpu_mask", Target::Context(c)) => {
             let mask = cpu_mask(v.as_str());
             if mask.iter().any(|&b| b) {

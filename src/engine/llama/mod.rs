@@ -61,3 +61,6 @@ impl Engine for LlamaEngine {
         self.epoch.elapsed().as_nanos() as u64
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -58,16 +58,12 @@ impl LlamaModel {
         ensure_init()?;
         let c_path = CString::new(path.to_string_lossy().as_bytes())
             .map_err(|_| EngineError::Param("the model path contains a NUL byte".into()))?;
-        let mut mp = unsafe { sys::llama_model_default_params() };
-        mp.n_gpu_layers = params.n_gpu_layers;
-        mp.split_mode = params.split_mode.as_llama() as sys::llama_split_mode;
-        mp.main_gpu = params.main_gpu;
         // `parts` owns what `mp` now points to: alive until the load returns.
-        let parts = super::knobs::apply_model(&mut mp, &params.knobs)?;
+        let (mut mp, parts) = model_params(params)?;
         // llama-bench's -fitt/-fitc: fit replaces n_gpu_layers, the split and the overrides
         // (`fitted` owns what `mp` then points to).
         let mut fit = None;
-        let _fitted = if params.knobs.asks_fit() {
+        let _fitted = if params.params.knobs.asks_fit() {
             let weights = header.tensors.iter().map(|t| t.n_bytes).sum();
             let (buffers, choice) = super::fit::fit(
                 &c_path,
@@ -278,6 +274,16 @@ impl LlamaModel {
             "llama_chat_apply_template: inconsistent lengths".into(),
         ))
     }
+}
+
+/// The model parameters of a load, and what they point to (keep it until the load returns).
+pub(super) fn model_params(
+    params: &LoadParams,
+) -> Result<(sys::llama_model_params, Box<super::knobs::ModelParts>), EngineError> {
+    let mut mp = unsafe { sys::llama_model_default_params() };
+    // Every model-level parameter of the test: the knob hook.
+    let parts = super::knobs::apply_model(&mut mp, &params.params)?;
+    Ok((mp, parts))
 }
 
 unsafe fn model_info(m: *const sys::llama_model) -> ModelInfo {

@@ -7,7 +7,7 @@ use llama_cpp_sys_2 as sys;
 
 use super::context::Context;
 use super::model::LlamaModel;
-use super::params::context_params;
+use super::params::{context_params, threadpool_params};
 use crate::engine::{EngineError, Session};
 use crate::plan::TestParams;
 
@@ -39,13 +39,7 @@ impl<'m> LlamaSession<'m> {
                 p.n_ubatch
             ),
         })?;
-        // llama-bench's threadpool: default params for n_threads, poll 50, not strict, then
-        // the cpu_mask / cpu_strict / poll of the test (the knob hook).
-        let mut tpp = unsafe { sys::ggml_threadpool_params_default(p.n_threads as i32) };
-        tpp.poll = 50;
-        tpp.strict_cpu = false;
-        let mut unused = unsafe { sys::llama_context_default_params() };
-        super::knobs::apply_context(&mut unused, &mut tpp, &p.knobs)?;
+        let mut tpp = threadpool_params(p)?;
         let threadpool = NonNull::new(unsafe { sys::ggml_threadpool_new(&mut tpp) })
             .map(Threadpool)
             .ok_or(EngineError::Threadpool {

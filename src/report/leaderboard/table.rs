@@ -5,6 +5,7 @@
 
 use super::entry::{Entry, identity, is_speed, kind_rank};
 use super::load::{Board, RunSummary};
+use crate::config::knobs::{FieldType, Knob, Level, PARAMS, Slot};
 
 /// One table cell: its text, for numeric columns the value to sort by, and badges drawn
 /// after the text (`synthetic`, `requantized`).
@@ -90,6 +91,49 @@ fn f2(v: f64) -> String {
 
 type Column = (&'static str, bool, fn(&Entry) -> Cell);
 
+/// A column of a table: one of the fixed ones, or a parameter of `config::knobs`' table.
+#[derive(Clone, Copy)]
+enum Col<'a> {
+    Fixed(&'a Column),
+    Param(&'static Knob),
+}
+
+impl Col<'_> {
+    fn header(self) -> &'static str {
+        match self {
+            Col::Fixed(c) => c.0,
+            Col::Param(k) => k.header,
+        }
+    }
+
+    /// Right-aligned: a parameter is, unless llama-bench writes it as a string (booleans
+    /// show as 0/1).
+    fn numeric(self) -> bool {
+        match self {
+            Col::Fixed(c) => c.1,
+            Col::Param(k) => k.field != FieldType::Str,
+        }
+    }
+
+    fn cell(self, e: &Entry) -> Cell {
+        match self {
+            Col::Fixed(c) => (c.2)(e),
+            Col::Param(k) => {
+                let v = k.get(&e.test.params);
+                if self.numeric() {
+                    Cell::num(v.show(), v.as_i64() as f64)
+                } else {
+                    Cell::text(v.show())
+                }
+            }
+        }
+    }
+}
+
+fn fixed(cols: &[Column]) -> impl Iterator<Item = Col<'_>> {
+    cols.iter().map(Col::Fixed)
+}
+
 fn opt(v: Option<Cell>) -> Cell {
     v.unwrap_or_else(|| Cell::text(""))
 }
@@ -167,51 +211,39 @@ const SERVED: &[Column] = &[
     }),
 ];
 
-fn int(v: i64) -> Cell {
-    Cell::num(v.to_string(), v as f64)
-}
-
-/// Settings, shown only when they differ between rows of the table.
-const SETTINGS: &[Column] = &[
-    ("threads", true, |e| int(i64::from(e.test.params.n_threads))),
-    ("ngl", true, |e| int(i64::from(e.test.params.n_gpu_layers))),
-    ("sm", false, |e| {
-        Cell::text(e.test.params.split_mode.as_str())
-    }),
-    ("mg", true, |e| int(i64::from(e.test.params.main_gpu))),
-    ("nkvo", true, |e| {
-        int(i64::from(e.test.params.no_kv_offload))
-    }),
-    ("n_batch", true, |e| int(i64::from(e.test.params.n_batch))),
-    ("n_ubatch", true, |e| int(i64::from(e.test.params.n_ubatch))),
-    ("fa", true, |e| int(i64::from(e.test.params.flash_attn))),
-    ("type_k", false, |e| {
-        Cell::text(e.test.params.type_k.clone())
-    }),
-    ("type_v", false, |e| {
-        Cell::text(e.test.params.type_v.clone())
-    }),
-    // The knob table's parameters that differ from llama-bench's defaults (n_cpu_moe,
-    // tensor_buft_overrides, devices, fit_target, ...), as "ncmoe 4, ot ...".
+/// The settings after the parameters' own columns.
+const OTHER_SETTINGS: &[Column] = &[
+    // The knob table's parameters held in its map, those that differ from llama-bench's
+    // defaults (n_cpu_moe, tensor_buft_overrides, devices, fit_target, ...), as "ncmoe 4,
+    // ot ...".
     ("settings", false, |e| {
         Cell::text(e.test.params.knobs.describe())
     }),
     ("backend", false, |e| Cell::text(e.test.backends.clone())),
 ];
 
+/// Settings, shown only when they differ between rows of the table: each typed model-level
+/// and context-level parameter of the table (the original axes) under its header, in the
+/// table's order, then the others.
+fn settings() -> impl Iterator<Item = Col<'static>> {
+    PARAMS
+        .iter()
+        .filter(|k| k.level != Level::Test && matches!(k.slot, Slot::Field(_)))
+        .map(Col::Param)
+        .chain(fixed(OTHER_SETTINGS))
+}
+
 /// The columns of `cols` whose cell text differs between the entries.
-fn varying<'a>(cols: &'a [Column], entries: &[&Entry]) -> Vec<&'a Column> {
+fn varying<'a>(cols: impl Iterator<Item = Col<'a>>, entries: &[&Entry]) -> Vec<Col<'a>> {
     let Some(first) = entries.first() else {
         return vec![];
     };
-    cols.iter()
-        .filter(|(_, _, f)| entries.iter().any(|e| f(e).text != f(first).text))
+    cols.filter(|c| entries.iter().any(|e| c.cell(e).text != c.cell(first).text))
         .collect()
 }
 
-fn present<'a>(cols: &'a [Column], entries: &[&Entry]) -> Vec<&'a Column> {
-    cols.iter()
-        .filter(|(_, _, f)| entries.iter().any(|e| !f(e).text.is_empty()))
+fn present<'a>(cols: impl Iterator<Item = Col<'a>>, entries: &[&Entry]) -> Vec<Col<'a>> {
+    cols.filter(|c| entries.iter().any(|e| !c.cell(e).text.is_empty()))
         .collect()
 }
 
@@ -226,19 +258,15 @@ fn rate(e: &Entry) -> Cell {
     }
 }
 
-/// Builds a table from leading columns, then `cols`, then trailing columns.
-fn build(entries: &[&Entry], lead: &[Column], cols: &[&Column], tail: &[Column]) -> Table {
-    let all: Vec<&Column> = lead
-        .iter()
-        .chain(cols.iter().copied())
-        .chain(tail)
-        .collect();
+/// Builds a table from leading columns, then `cols`.
+fn build(entries: &[&Entry], lead: &[Column], cols: &[Col]) -> Table {
+    let all: Vec<Col> = fixed(lead).chain(cols.iter().copied()).collect();
     Table {
-        headers: all.iter().map(|c| c.0.to_string()).collect(),
-        numeric: all.iter().map(|c| c.1).collect(),
+        headers: all.iter().map(|c| c.header().to_string()).collect(),
+        numeric: all.iter().map(|c| c.numeric()).collect(),
         rows: entries
             .iter()
-            .map(|e| all.iter().map(|c| c.2(e)).collect())
+            .map(|e| all.iter().map(|c| c.cell(e)).collect())
             .collect(),
         meta: entries.iter().map(|e| RowMeta::of(e)).collect(),
     }
@@ -256,15 +284,15 @@ pub fn detail(entries: &[&Entry]) -> Table {
         ("t/s", true, rate),
         ("test", false, |e| Cell::text(e.test.test.clone())),
     ];
-    let mut cols = present(EXTRA, entries);
+    let mut cols = present(fixed(EXTRA), entries);
     if entries
         .iter()
         .any(|e| e.serving.as_ref().is_some_and(|s| s.transport.is_some()))
     {
-        cols.extend(present(SERVED, entries));
+        cols.extend(present(fixed(SERVED), entries));
     }
-    cols.extend(varying(SETTINGS, entries));
-    build(entries, lead, &cols, &[])
+    cols.extend(varying(settings(), entries));
+    build(entries, lead, &cols)
 }
 
 /// A ranking: for each speed test name (prefill first), the `top` fastest measurements over
@@ -306,8 +334,8 @@ pub fn rankings(b: &Board, top: usize) -> Vec<(String, Table)> {
                 ("model", false, Cell::model),
                 ("quant", false, |e| Cell::text(e.quant_label())),
             ];
-            let cols = varying(SETTINGS, &es);
-            let mut t = build(&es, lead, &cols, &[]);
+            let cols = varying(settings(), &es);
+            let mut t = build(&es, lead, &cols);
             // The same measurement's row in its machine's table has the plain id.
             for m in &mut t.meta {
                 m.id = m.id.replacen("r-", "rank-", 1);
