@@ -14,8 +14,5 @@ pub fn published_runs() -> Vec<RunRecord> {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
-    files
-        .iter()
-        .filter_map(|p| results::read(p).ok())
-        .collect()
+    files.iter().filter_map(|p| results::read(p).ok()).collect()
 }
