@@ -168,29 +168,7 @@ pub fn resolve_runs(cs: &[Choice], runs: &[Option<Run>], budget: f64, alpha: f64
         .iter()
         .map(|&i| (cs[i].speed, cs[i].error.unwrap()))
         .collect();
-    let mut needed: Vec<(usize, usize)> = Vec::new();
-    let push = |v: &mut Vec<(usize, usize)>, a: usize, b: usize| {
-        if a != b && !v.iter().any(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a)) {
-            v.push((a, b));
-        }
-    };
-    if let Some(b) = best {
-        for &e in &eligible {
-            push(&mut needed, b, e);
-        }
-    }
-    let dominates = |j: usize, i: usize| {
-        let (sj, ej) = (cs[j].speed.value, cs[j].error.unwrap().value);
-        let (si, ei) = (cs[i].speed.value, cs[i].error.unwrap().value);
-        sj >= si && ej <= ei && (sj > si || ej < ei)
-    };
-    for &i in &with_error {
-        for &j in &with_error {
-            if i != j && dominates(j, i) {
-                push(&mut needed, j, i);
-            }
-        }
-    }
+    let needed = needed_pairs(cs, &eligible, best, &with_error);
     let answer_pairs = needed.len();
     // The Holm family: every pair, not only those the answer needs. Which pairs the answer
     // needs depends on the data (the fastest is the largest estimate), and a family chosen by
@@ -200,73 +178,14 @@ pub fn resolve_runs(cs: &[Choice], runs: &[Option<Run>], budget: f64, alpha: f64
     let mut family = needed.clone();
     for i in 0..n {
         for k in i + 1..n {
-            push(&mut family, i, k);
+            push_pair(&mut family, i, k);
         }
     }
-    let run_of = |i: usize| runs.get(i).copied().flatten();
-    let pairable = |a: usize, b: usize| {
-        cs[a].rounds.len() >= 2
-            && cs[b].rounds.len() >= 2
-            && matches!((run_of(a), run_of(b)), (Some(x), Some(y)) if x.id == y.id)
-    };
-    let paired_family: Vec<(usize, usize)> = family
-        .iter()
-        .copied()
-        .filter(|&(a, b)| pairable(a, b))
-        .collect();
-    let rounds: Vec<Vec<f64>> = cs.iter().map(|c| c.rounds.clone()).collect();
-    let mut ids: Vec<usize> = paired_family
-        .iter()
-        .filter_map(|&(a, _)| run_of(a).map(|r| r.id))
-        .collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let mut verdicts = Vec::new();
-    for id in &ids {
-        let of_run: Vec<(usize, usize)> = paired_family
-            .iter()
-            .copied()
-            .filter(|&(a, _)| run_of(a).is_some_and(|r| r.id == *id))
-            .collect();
-        let design = run_of(of_run[0].0).map_or(Design::Fixed, |r| r.design);
-        // The table's level split by count: each run's family gets its share of the pairs
-        // (all of it when every pair is paired), the rest goes to the overlap rule.
-        let share = alpha * of_run.len() as f64 / family.len().max(1) as f64;
-        verdicts.extend(judge(&rounds, &of_run, share, design));
-    }
-    let in_pairs: Vec<usize> = (0..n)
-        .filter(|&i| paired_family.iter().any(|&(a, b)| a == i || b == i))
-        .collect();
-    let fewest = in_pairs
-        .iter()
-        .map(|&i| cs[i].rounds.len())
-        .min()
-        .unwrap_or(0);
-    let first_design = paired_family
-        .first()
-        .and_then(|&(a, _)| run_of(a))
-        .map_or(Design::Fixed, |r| r.design);
-    let rule = if paired_family.is_empty() {
-        Rule::Overlap
-    } else if paired_family.len() == family.len() {
-        Rule::Paired {
-            rounds: fewest,
-            family: family.len(),
-            design: first_design,
-        }
-    } else {
-        Rule::Mixed {
-            rounds: fewest,
-            family: paired_family.len(),
-            of: family.len(),
-            design: first_design,
-            apart: n - in_pairs.len(),
-        }
-    };
+    let (rule, verdicts) = judge_runs(cs, runs, &family, alpha);
     // x established faster than y: by its paired verdict where the pair was measured
     // together, else by intervals apart.
     let faster = |x: usize, y: usize| -> bool {
-        if pairable(x, y) {
+        if pairable(cs, runs, x, y) {
             verdicts.iter().any(|v| {
                 (v.a, v.b) == (y, x) && v.established > 0
                     || (v.a, v.b) == (x, y) && v.established < 0
@@ -322,6 +241,118 @@ pub fn resolve_runs(cs: &[Choice], runs: &[Option<Run>], budget: f64, alpha: f64
         needed: answer_pairs,
         pairs: verdicts,
     }
+}
+
+/// Adds the pair (a, b) unless it, or (b, a), is there already.
+fn push_pair(v: &mut Vec<(usize, usize)>, a: usize, b: usize) {
+    if a != b && !v.iter().any(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a)) {
+        v.push((a, b));
+    }
+}
+
+/// The comparisons the answer depends on: `best` against each rival within the budget
+/// (`eligible`), and every pair of `with_error` where the point estimates put one off the
+/// front (the dominating one first).
+fn needed_pairs(
+    cs: &[Choice],
+    eligible: &[usize],
+    best: Option<usize>,
+    with_error: &[usize],
+) -> Vec<(usize, usize)> {
+    let mut needed: Vec<(usize, usize)> = Vec::new();
+    if let Some(b) = best {
+        for &e in eligible {
+            push_pair(&mut needed, b, e);
+        }
+    }
+    let dominates = |j: usize, i: usize| {
+        let (sj, ej) = (cs[j].speed.value, cs[j].error.unwrap().value);
+        let (si, ei) = (cs[i].speed.value, cs[i].error.unwrap().value);
+        sj >= si && ej <= ei && (sj > si || ej < ei)
+    };
+    for &i in with_error {
+        for &j in with_error {
+            if i != j && dominates(j, i) {
+                push_pair(&mut needed, j, i);
+            }
+        }
+    }
+    needed
+}
+
+/// Whether choices `a` and `b` were measured together: one run, 2 or more rounds each.
+fn pairable(cs: &[Choice], runs: &[Option<Run>], a: usize, b: usize) -> bool {
+    let run_of = |i: usize| runs.get(i).copied().flatten();
+    cs[a].rounds.len() >= 2
+        && cs[b].rounds.len() >= 2
+        && matches!((run_of(a), run_of(b)), (Some(x), Some(y)) if x.id == y.id)
+}
+
+/// The paired verdicts of the pairs of `family` measured together (each run's pairs one
+/// Holm family, at its share of `alpha` by count), and the rule that describes the table.
+fn judge_runs(
+    cs: &[Choice],
+    runs: &[Option<Run>],
+    family: &[(usize, usize)],
+    alpha: f64,
+) -> (Rule, Vec<PairVerdict>) {
+    let n = cs.len();
+    let run_of = |i: usize| runs.get(i).copied().flatten();
+    let paired_family: Vec<(usize, usize)> = family
+        .iter()
+        .copied()
+        .filter(|&(a, b)| pairable(cs, runs, a, b))
+        .collect();
+    let rounds: Vec<Vec<f64>> = cs.iter().map(|c| c.rounds.clone()).collect();
+    let mut ids: Vec<usize> = paired_family
+        .iter()
+        .filter_map(|&(a, _)| run_of(a).map(|r| r.id))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut verdicts = Vec::new();
+    for id in &ids {
+        let of_run: Vec<(usize, usize)> = paired_family
+            .iter()
+            .copied()
+            .filter(|&(a, _)| run_of(a).is_some_and(|r| r.id == *id))
+            .collect();
+        let design = run_of(of_run[0].0).map_or(Design::Fixed, |r| r.design);
+        // The table's level split by count: each run's family gets its share of the pairs
+        // (all of it when every pair is paired), the rest goes to the overlap rule.
+        let share = alpha * of_run.len() as f64 / family.len().max(1) as f64;
+        verdicts.extend(judge(&rounds, &of_run, share, design));
+    }
+    let in_pairs: Vec<usize> = (0..n)
+        .filter(|&i| paired_family.iter().any(|&(a, b)| a == i || b == i))
+        .collect();
+    let fewest = in_pairs
+        .iter()
+        .map(|&i| cs[i].rounds.len())
+        .min()
+        .unwrap_or(0);
+    let first_design = paired_family
+        .first()
+        .and_then(|&(a, _)| run_of(a))
+        .map_or(Design::Fixed, |r| r.design);
+    let rule = if paired_family.is_empty() {
+        Rule::Overlap
+    } else if paired_family.len() == family.len() {
+        Rule::Paired {
+            rounds: fewest,
+            family: family.len(),
+            design: first_design,
+        }
+    } else {
+        Rule::Mixed {
+            rounds: fewest,
+            family: paired_family.len(),
+            of: family.len(),
+            design: first_design,
+            apart: n - in_pairs.len(),
+        }
+    };
+    (rule, verdicts)
 }
 
 #[cfg(test)]
