@@ -6,6 +6,7 @@
 
 use super::entry::Entry;
 use super::svg::MAX_SERIES;
+use crate::config::knobs::{Level, PARAMS, Slot, knob};
 
 /// One facet of a series' identity: the value compared, and the text shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,18 +68,49 @@ pub fn settings(e: &Entry) -> Vec<Facet> {
         // ("ncmoe 4, ot ..."); empty, and so left out of descriptions, at the defaults.
         Facet::new("knobs", p.knobs.describe(), p.knobs.describe()),
     ]
+    .into_iter()
+    .chain(table_facets(p))
+    .collect()
 }
+
+/// The typed parameters the facets above do not name with their own words (split_mode,
+/// main_gpu, no_kv_offload, and any typed one added later), from the parameter table:
+/// "sm row", "nkvo 1". Without them two series that differ only there would read alike.
+fn table_facets(p: &crate::config::TestParams) -> impl Iterator<Item = Facet> + '_ {
+    PARAMS
+        .iter()
+        .filter(|k| k.level != Level::Test && matches!(k.slot, Slot::Field(_)))
+        .filter(|k| !WORDED.contains(&k.name))
+        .map(move |k| {
+            let v = k.get(p).show();
+            Facet::new(k.name, v.clone(), format!("{} {v}", k.header))
+        })
+}
+
+/// The typed parameters [`settings`] words itself.
+const WORDED: &[&str] = &[
+    "n_threads",
+    "n_gpu_layers",
+    "n_batch",
+    "n_ubatch",
+    "flash_attn",
+    "type_k",
+    "type_v",
+];
 
 /// llama-bench's defaults of the settings, left out of brief descriptions.
 fn is_default(f: &Facet) -> bool {
-    matches!(
-        (f.key, f.value.as_str()),
-        ("ngl", "99")
-            | ("n_batch", "2048")
-            | ("n_ubatch", "512")
-            | ("fa", "auto")
-            | ("kv", "f16/f16")
-    )
+    let from_table = !WORDED.contains(&f.key)
+        && knob(f.key).is_some_and(|k| k.default_value().show() == f.value);
+    from_table
+        || matches!(
+            (f.key, f.value.as_str()),
+            ("ngl", "99")
+                | ("n_batch", "2048")
+                | ("n_ubatch", "512")
+                | ("fa", "auto")
+                | ("kv", "f16/f16")
+        )
 }
 
 /// The texts of these facets, joined, without settings at llama-bench's defaults (threads are
@@ -237,6 +269,20 @@ mod tests {
         vals.iter()
             .map(|(k, v)| Facet::new(k, *v, format!("{k} {v}")))
             .collect()
+    }
+
+    #[test]
+    fn typed_parameters_without_words_of_their_own_come_from_the_table_and_hide_at_defaults() {
+        let mut p = crate::config::TestParams::default();
+        let at_default: Vec<Facet> = table_facets(&p).collect();
+        let keys: Vec<&str> = at_default.iter().map(|f| f.key).collect();
+        assert_eq!(keys, ["split_mode", "main_gpu", "no_kv_offload"]);
+        assert!(at_default.iter().all(is_default), "{at_default:?}");
+        assert_eq!(brief(&at_default), "");
+        p.no_kv_offload = true;
+        let changed: Vec<Facet> = table_facets(&p).collect();
+        assert_ne!(changed, at_default);
+        assert_eq!(brief(&changed), "nkvo 1");
     }
 
     #[test]
