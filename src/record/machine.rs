@@ -118,15 +118,7 @@ fn recheck_with(
     if best.read_gbs <= before.read_gbs && best.llc_read_gbs <= before.llc_read_gbs {
         return Some(format!("{first} nothing read faster"));
     }
-    for r in record
-        .tests
-        .iter_mut()
-        .filter_map(|t| t.resources.as_mut()?.roofline.as_mut())
-        .filter(|r| r.from_host_probe())
-    {
-        let (gbs, src) = machine::host_ceiling(&best, r.bytes_per_token);
-        *r = r.rebased(gbs, &src);
-    }
+    rebase_host_rooflines(record, &best);
     let line = format!(
         "{first} the ceiling is now {:.1} GB/s (probed {}), the highest read on record for \
          this machine, and the rooflines use it",
@@ -134,6 +126,19 @@ fn recheck_with(
     );
     record.run.host_bandwidth = Some(best);
     Some(line)
+}
+
+/// Moves every host-probe roofline of `record` to the ceiling `b` gives its working set.
+fn rebase_host_rooflines(record: &mut super::RunRecord, b: &machine::bandwidth::Bandwidth) {
+    for r in record
+        .tests
+        .iter_mut()
+        .filter_map(|t| t.resources.as_mut()?.roofline.as_mut())
+        .filter(|r| r.from_host_probe())
+    {
+        let (gbs, src) = machine::host_ceiling(b, r.bytes_per_token);
+        *r = r.rebased(gbs, &src);
+    }
 }
 
 /// Fills the run's GPU facts and finds the bandwidths for decode rooflines: the GPU's (from

@@ -28,15 +28,7 @@ fn at_percent(mut r: RunRecord, percent: f64) -> RunRecord {
     b.read_gbs *= scale;
     b.llc_read_gbs = b.llc_read_gbs.map(|g| g * scale);
     let b = b.clone();
-    for roof in r
-        .tests
-        .iter_mut()
-        .filter_map(|t| t.resources.as_mut()?.roofline.as_mut())
-        .filter(|r| r.from_host_probe())
-    {
-        let (gbs, src) = machine::host_ceiling(&b, roof.bytes_per_token);
-        *roof = roof.rebased(gbs, &src);
-    }
+    rebase_host_rooflines(&mut r, &b);
     r
 }
 
