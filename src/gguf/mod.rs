@@ -6,14 +6,14 @@
 pub const KEY_SYNTHETIC: &str = "tpsbench.synthetic";
 pub const KEY_PRESET: &str = "tpsbench.preset";
 
-pub mod blocks;
-pub mod error;
-pub mod header;
+pub(crate) mod blocks;
+pub(crate) mod error;
+pub(crate) mod header;
 pub mod presets;
 pub mod reader;
 pub mod tiny;
 pub mod validate;
-pub mod vocab;
+pub(crate) mod vocab;
 pub mod writer;
 
 pub use error::GgufError;

@@ -8,9 +8,9 @@
 //! | request, parallel, arrival, goodput | `serving` | TTFT, ITL, per-request and aggregate t/s, in-process or served |
 //! | quality                     | `quality` | KLD, PPL ratio, same-top-p against a reference |
 
-pub mod bench;
-pub mod quality;
-pub mod serving;
+pub(crate) mod bench;
+pub(crate) mod quality;
+pub(crate) mod serving;
 
 use crate::config::Config;
 use crate::engine::{Engine, Model};

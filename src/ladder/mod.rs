@@ -8,10 +8,10 @@
 
 pub mod cache;
 pub mod eval;
-pub mod kld;
+pub(crate) mod kld;
 pub mod quality;
 pub mod synth;
-pub mod table;
+pub(crate) mod table;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

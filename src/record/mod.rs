@@ -4,14 +4,14 @@
 
 use serde::{Deserialize, Serialize};
 
-pub mod error;
-pub mod facts;
+pub(crate) mod error;
+pub(crate) mod facts;
 pub mod journal;
-pub mod machine;
+pub(crate) mod machine;
 pub mod redact;
 pub mod results;
-pub mod serving;
-pub mod tensor_mix;
+pub(crate) mod serving;
+pub(crate) mod tensor_mix;
 #[cfg(test)]
 mod testdata;
 pub mod verify;

@@ -212,13 +212,6 @@ pub struct Comparison {
     pub verdict: Verdict,
 }
 
-impl Comparison {
-    /// The whole interval lies beyond a slowdown of `threshold` (0.05 = 5% slower).
-    pub fn interval_slower_than(&self, threshold: f64) -> bool {
-        self.ci.hi < 1.0 - threshold
-    }
-}
-
 /// Settings of a comparison.
 #[derive(Debug, Clone)]
 pub struct Settings {

@@ -11,10 +11,10 @@ pub mod analysis;
 pub mod bootstrap;
 pub mod compare;
 pub mod order;
-pub mod outliers;
+pub(crate) mod outliers;
 pub mod pairs;
 pub mod resolve;
-pub mod steady;
+pub(crate) mod steady;
 pub mod student;
 pub mod ties;
 

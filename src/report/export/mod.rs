@@ -9,7 +9,7 @@ mod llama_bench_json;
 mod llama_bench_jsonl;
 pub mod llama_bench_row;
 mod markdown;
-pub mod serving;
+pub(crate) mod serving;
 
 use crate::record::RunRecord;
 
