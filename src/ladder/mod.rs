@@ -79,7 +79,7 @@ impl Reporter {
 }
 
 /// Returns the cached variant or quantizes it (to a temporary name, renamed when complete).
-pub fn build_variant(
+pub(crate) fn build_variant(
     base: &BaseInfo,
     l: &Ladder,
     t: QuantType,

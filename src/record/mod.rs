@@ -362,7 +362,7 @@ pub use crate::plan::build::test_identity;
 
 /// The kind of a test in a version 1 or 2 file (which did not record it), from its JSON:
 /// serving tests by their mode, quality tests by their name, the rest by their sizes.
-pub fn infer_kind(test: &serde_json::Value) -> crate::plan::TestKind {
+pub(crate) fn infer_kind(test: &serde_json::Value) -> crate::plan::TestKind {
     use crate::plan::TestKind;
     if let Some(mode) = test.pointer("/serving/mode").and_then(|m| m.as_str()) {
         if let Some(k) = TestKind::of_serving_mode(mode) {

@@ -12,7 +12,7 @@ pub(crate) mod units;
 
 /// `s` with every character but ASCII letters, digits, '-' and '_' replaced by '_': a piece
 /// of a file name.
-pub fn file_safe(s: &str) -> String {
+pub(crate) fn file_safe(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {

@@ -103,7 +103,7 @@ pub fn load(paths: &[PathBuf], exclude: &Exclude) -> Result<Board, Failure> {
 
 /// `file` named relative to the input (a directory) it was found under, or by its file
 /// name when it was given as a file.
-pub fn relative_name(inputs: &[PathBuf], file: &Path) -> PathBuf {
+pub(crate) fn relative_name(inputs: &[PathBuf], file: &Path) -> PathBuf {
     inputs
         .iter()
         .filter(|i| i.is_dir())
