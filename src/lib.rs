@@ -17,7 +17,7 @@ pub mod output;
 // layer engine: the only code touching llama.cpp (engine::llama) or a server over HTTP (engine::endpoint)
 pub mod engine;
 // layer machine: the hardware: bandwidth probe, roofline, GPUs, energy, memory
-pub mod machine;
+pub(crate) mod machine;
 // layer record: the result schema and result files; every reader of a result file goes through it
 pub mod record;
 // layer kinds: how each kind of test is measured (speed, serving, quality ladder)

@@ -12,7 +12,7 @@ pub struct QuantType {
 
 /// Every type a ladder may list, most precise first. The order ranks expected quality
 /// (llama-quantize's published perplexity increases), not bits: `Q5_K_M` beats `Q5_1`.
-pub const LADDER_TYPES: &[QuantType] = &[
+pub(crate) const LADDER_TYPES: &[QuantType] = &[
     QuantType {
         name: "F32",
         ftype: 0,
@@ -134,13 +134,13 @@ impl QuantType {
 }
 
 /// The most precise of `types` (the default reference of a ladder).
-pub fn most_precise(types: &[QuantType]) -> Option<QuantType> {
+pub(crate) fn most_precise(types: &[QuantType]) -> Option<QuantType> {
     types.iter().copied().min_by_key(|t| t.rank())
 }
 
 /// True when a ggml tensor type id holds quantized data (anything but F32, F16, BF16 and
 /// the integer types).
-pub fn is_quantized_ggml_type(id: u32) -> bool {
+pub(crate) fn is_quantized_ggml_type(id: u32) -> bool {
     !matches!(id, 0 | 1 | 30 | 24..=28)
 }
 

@@ -14,7 +14,7 @@ use crate::util::rng::SplitMix64;
 
 /// Seeded random token ids, as llama-bench's `rand() % n_vocab`, with BOS first when the
 /// vocabulary adds one. Random rather than constant ids matter for MoE routing.
-pub struct TokenSource {
+pub(crate) struct TokenSource {
     rng: SplitMix64,
     n_vocab: u64,
     bos: Option<i32>,

@@ -7,15 +7,15 @@
 //! engine (`measure`). `endpoint` is the other side of the boundary: the HTTP client of a
 //! server that answers serving tests (llama-server or any OpenAI-compatible endpoint).
 
-pub mod batching;
+pub(crate) mod batching;
 pub mod endpoint;
-pub mod error;
-pub mod linkage;
+pub(crate) mod error;
+pub(crate) mod linkage;
 pub mod llama;
 pub mod measure;
 pub mod mock;
-pub mod mock_batch;
-pub mod placement;
+pub(crate) mod mock_batch;
+pub(crate) mod placement;
 pub mod quantize;
 
 use std::path::Path;

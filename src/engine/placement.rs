@@ -192,6 +192,7 @@ pub fn device_of_buffer(name: &str) -> String {
 /// Parses the text llama.cpp logged while loading the model and creating the context.
 /// `None` when the text holds none of the lines above (another log format, or no capture),
 /// so that an unknown placement is never reported as "all on the CPU".
+#[cfg(test)]
 pub fn parse(log: &str) -> Option<Placement> {
     parse_with_experts(log, &[])
 }

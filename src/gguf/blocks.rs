@@ -8,6 +8,7 @@ use std::io::{self, Write};
 use crate::util::rng::SplitMix64;
 
 /// ggml types this module writes: F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q6_K, BF16.
+#[cfg(test)]
 pub const DIRECT_TYPES: &[u32] = &[0, 1, 2, 3, 6, 7, 8, 14, 30];
 
 /// IEEE half precision bits of `x` (round to nearest even; subnormals kept, overflow to ∞).

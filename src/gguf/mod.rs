@@ -6,14 +6,14 @@
 pub const KEY_SYNTHETIC: &str = "tpsbench.synthetic";
 pub const KEY_PRESET: &str = "tpsbench.preset";
 
-pub mod blocks;
-pub mod error;
-pub mod header;
+pub(crate) mod blocks;
+pub(crate) mod error;
+pub(crate) mod header;
 pub mod presets;
 pub mod reader;
 pub mod tiny;
 pub mod validate;
-pub mod vocab;
+pub(crate) mod vocab;
 pub mod writer;
 
 pub use error::GgufError;
@@ -92,8 +92,8 @@ impl Value {
     }
 }
 
-pub const MAGIC: &[u8; 4] = b"GGUF";
-pub const DEFAULT_ALIGNMENT: u64 = 32;
+pub(crate) const MAGIC: &[u8; 4] = b"GGUF";
+pub(crate) const DEFAULT_ALIGNMENT: u64 = 32;
 
 /// ggml tensor types this crate knows: (id, name, block size in elements, bytes per block).
 pub const GGML_TYPES: &[(u32, &str, u64, u64)] = &[
@@ -135,7 +135,7 @@ pub const GGML_TYPES: &[(u32, &str, u64, u64)] = &[
 ];
 
 /// Block size and bytes per block of a ggml type id, if known.
-pub fn type_layout(id: u32) -> Option<(&'static str, u64, u64)> {
+pub(crate) fn type_layout(id: u32) -> Option<(&'static str, u64, u64)> {
     GGML_TYPES
         .iter()
         .find(|t| t.0 == id)
@@ -143,7 +143,7 @@ pub fn type_layout(id: u32) -> Option<(&'static str, u64, u64)> {
 }
 
 /// llama.cpp's `general.file_type` (enum llama_ftype) as the usual quantization label.
-pub fn file_type_name(ftype: u64) -> Option<&'static str> {
+pub(crate) fn file_type_name(ftype: u64) -> Option<&'static str> {
     Some(match ftype {
         0 => "F32",
         1 => "F16",

@@ -7,12 +7,12 @@
 use super::Value;
 use super::writer::{Document, Tensor, TensorData};
 
-pub const N_EMBD: u64 = 256;
-pub const N_FF: u64 = 512;
-pub const N_LAYER: u64 = 2;
-pub const N_HEAD: u64 = 4;
-pub const N_HEAD_KV: u64 = 2;
-pub const N_CTX_TRAIN: u32 = 4096;
+pub(crate) const N_EMBD: u64 = 256;
+pub(crate) const N_FF: u64 = 512;
+pub(crate) const N_LAYER: u64 = 2;
+pub(crate) const N_HEAD: u64 = 4;
+pub(crate) const N_HEAD_KV: u64 = 2;
+pub(crate) const N_CTX_TRAIN: u32 = 4096;
 
 const WORDS: &[&str] = &[
     "the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "with", "was", "on", "be",

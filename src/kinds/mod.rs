@@ -8,9 +8,9 @@
 //! | request, parallel, arrival, goodput | `serving` | TTFT, ITL, per-request and aggregate t/s, in-process or served |
 //! | quality                     | `quality` | KLD, PPL ratio, same-top-p against a reference |
 
-pub mod bench;
-pub mod quality;
-pub mod serving;
+pub(crate) mod bench;
+pub(crate) mod quality;
+pub(crate) mod serving;
 
 use crate::config::Config;
 use crate::engine::{Engine, Model};
@@ -43,7 +43,7 @@ pub fn open<'m>(
 
 /// Tests with equal keys (consecutive, on one model load) share one [`Shared`]: a serving
 /// group, or all served tests of a model (one server). `None`: the test stands alone.
-pub fn batch_key(t: &PlannedTest) -> Option<usize> {
+pub(crate) fn batch_key(t: &PlannedTest) -> Option<usize> {
     match &t.detail {
         Detail::Serving(s) if s.transport == crate::plan::serving::Transport::Http => {
             Some(usize::MAX - s.model)

@@ -11,7 +11,7 @@ use crate::record::{ModelRecord, Provenance};
 pub use crate::gguf::{KEY_PRESET, KEY_SYNTHETIC};
 
 /// `<dir>/<first 16 hex digits of the base's SHA-256>-<TYPE>.gguf`.
-pub fn variant_path(dir: &Path, base_sha256: &str, t: QuantType) -> PathBuf {
+pub(crate) fn variant_path(dir: &Path, base_sha256: &str, t: QuantType) -> PathBuf {
     let short: String = base_sha256.chars().take(16).collect();
     dir.join(format!("{short}-{}.gguf", t.name))
 }
@@ -99,7 +99,7 @@ pub fn synthetic_provenance(h: &Header, rec: &ModelRecord) -> Option<Provenance>
 
 /// An upper bound of a variant's file size: bytes per element of the type's widest tensor
 /// type, plus headroom for metadata.
-pub fn size_bound(t: QuantType, n_elements: u64) -> u64 {
+pub(crate) fn size_bound(t: QuantType, n_elements: u64) -> u64 {
     let bytes_per_1000 = match t.name {
         "F32" => 4000,
         "F16" | "BF16" => 2000,
@@ -112,7 +112,7 @@ pub fn size_bound(t: QuantType, n_elements: u64) -> u64 {
 
 /// Free bytes on the file system holding `path` (or its nearest existing ancestor).
 #[cfg(unix)]
-pub fn free_bytes(path: &Path) -> Option<u64> {
+pub(crate) fn free_bytes(path: &Path) -> Option<u64> {
     use std::ffi::CString;
     let mut p = path;
     while !p.exists() {
@@ -132,12 +132,12 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
 }
 
 #[cfg(not(unix))]
-pub fn free_bytes(_path: &Path) -> Option<u64> {
+pub(crate) fn free_bytes(_path: &Path) -> Option<u64> {
     None
 }
 
 /// An error when fewer than `need` bytes are free where `path` will be written.
-pub fn check_space(path: &Path, need: u64) -> Result<(), String> {
+pub(crate) fn check_space(path: &Path, need: u64) -> Result<(), String> {
     match free_bytes(path) {
         Some(free) if free < need => Err(format!(
             "not enough disk space for {}: needs about {:.1} GiB, {:.1} GiB free",

@@ -33,7 +33,7 @@ pub fn chunks(tokens: &[i32], n_ctx: usize, n_chunks: usize, bos: Option<i32>) -
 
 /// Positions of a chunk whose next-token prediction is scored: the second half, but the
 /// last (its next token is in the following chunk).
-pub fn is_scored(i: usize, n_ctx: usize) -> bool {
+pub(crate) fn is_scored(i: usize, n_ctx: usize) -> bool {
     i >= n_ctx / 2 && i + 1 < n_ctx
 }
 
@@ -77,7 +77,7 @@ fn uniform(rng: &mut SplitMix64) -> f64 {
 /// Has the model write about `n_new` tokens after `prompt` (top-k 40, temperature 0.8,
 /// seeded; end-of-text and control tokens excluded) and returns prompt and continuation
 /// as text. When the context fills, it restarts from the last half.
-pub fn generate_text(
+pub(crate) fn generate_text(
     model: &LlamaModel,
     prompt: &str,
     n_new: usize,
@@ -238,7 +238,7 @@ pub fn variant_pass(
 }
 
 /// Tokens of `text` under a Hugging Face `tokenizer.json` (no special tokens added).
-pub fn count_reference_tokens(tokenizer_json: &Path, text: &str) -> Result<usize, String> {
+pub(crate) fn count_reference_tokens(tokenizer_json: &Path, text: &str) -> Result<usize, String> {
     let tok = tokenizers::Tokenizer::from_file(tokenizer_json).map_err(|e| {
         format!(
             "{}: not a usable tokenizer.json: {e}",

@@ -8,10 +8,10 @@
 
 pub mod cache;
 pub mod eval;
-pub mod kld;
+pub(crate) mod kld;
 pub mod quality;
 pub mod synth;
-pub mod table;
+pub(crate) mod table;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -79,7 +79,7 @@ impl Reporter {
 }
 
 /// Returns the cached variant or quantizes it (to a temporary name, renamed when complete).
-pub fn build_variant(
+pub(crate) fn build_variant(
     base: &BaseInfo,
     l: &Ladder,
     t: QuantType,

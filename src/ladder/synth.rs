@@ -35,7 +35,7 @@ pub struct SynthOptions {
 
 /// The ggml types a single-type file type is written with: (weights, output matrix).
 /// `None` for mixes, which llama.cpp's quantizer must produce.
-pub fn direct_types(t: QuantType, n_embd: u64) -> Option<(u32, u32)> {
+pub(crate) fn direct_types(t: QuantType, n_embd: u64) -> Option<(u32, u32)> {
     // llama.cpp (llama_tensor_get_type): the output matrix becomes Q6_K unless the type is
     // Q8_0 or better, or Q8_0 when its rows are not a multiple of 256.
     let out = if n_embd % 256 == 0 { 14 } else { 8 };
@@ -54,7 +54,7 @@ pub fn direct_types(t: QuantType, n_embd: u64) -> Option<(u32, u32)> {
 }
 
 /// Bytes the document will take on disk.
-pub fn document_size(doc: &Document) -> u64 {
+pub(crate) fn document_size(doc: &Document) -> u64 {
     let data: u64 = doc
         .tensors
         .iter()
@@ -93,7 +93,7 @@ impl<W: Write> Write for Counting<'_, W> {
 }
 
 /// Writes `doc` to a temporary name beside `path`, then renames it.
-pub fn write_document(path: &Path, doc: &Document, rep: &Reporter) -> Result<(), String> {
+pub(crate) fn write_document(path: &Path, doc: &Document, rep: &Reporter) -> Result<(), String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;

@@ -174,6 +174,7 @@ fn row(m: &ModelRecord, tests: &[TestRecord]) -> Row {
 /// intervals deciding (`stats::ties`): speed by the decode test's interval, KLD by ±1.96 of
 /// its uncertainty. Rows lacking either figure are never on the front. Front rows whose
 /// speeds tie name each other.
+#[cfg(test)]
 pub fn mark_pareto(rows: &mut [Row]) {
     mark_pareto_by(rows, None, DEFAULT_KLD_BUDGET);
 }
@@ -217,53 +218,6 @@ pub fn mark_pareto_by(rows: &mut [Row], design: Option<Design>, budget: f64) -> 
             .collect();
     }
     r
-}
-
-/// The ladder's answer in one line, the leaderboard's sentence: the fastest variant within
-/// the KLD budget and the ones it ties with, how ties were judged, and what stayed open.
-pub fn answer_line(rows: &[Row], idx: &[usize], r: &Resolution, budget: f64) -> String {
-    let decoded: Vec<usize> = idx
-        .iter()
-        .copied()
-        .filter(|&i| speed(&rows[i]).is_some())
-        .collect();
-    let name = |k: usize| rows[decoded[k]].quant_type.clone();
-    let head = match r.best {
-        Some(b) if rows[decoded[b]].kld_mean.is_some() => format!(
-            "the fastest quantization within a KLD budget of {budget} nats is {}",
-            name(b)
-        ),
-        Some(b) => format!("the fastest decode is {}", name(b)),
-        None => format!("no quantization meets a KLD budget of {budget} nats"),
-    };
-    let ties: Vec<String> = r.best_ties.iter().map(|&k| name(k)).collect();
-    let mut s = if ties.is_empty() {
-        format!("{head}.")
-    } else {
-        format!("{head}, tied with {}.", and_list(&ties))
-    };
-    s.push_str(&format!(" {}.", r.rule.describe()));
-    if !r.open.is_empty() {
-        let open: Vec<String> = r
-            .open
-            .iter()
-            .map(|&(a, b)| format!("{} vs {}", name(a), name(b)))
-            .collect();
-        s.push_str(&format!(
-            " Not established: {} (more rounds would settle them: --rounds auto).",
-            open.join(", ")
-        ));
-    }
-    s
-}
-
-/// "A", "A and B", "A, B and C".
-fn and_list(names: &[String]) -> String {
-    match names {
-        [] => String::new(),
-        [a] => a.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
 }
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
@@ -408,10 +362,11 @@ mod tests {
             "{rows:?}"
         );
         assert!(paired.best_ties.is_empty());
-        let line = answer_line(&rows, &[0, 1], &paired, DEFAULT_KLD_BUDGET);
+        assert_eq!(paired.best, Some(1), "Q4_0 is the fastest");
         assert!(
-            line.contains("is Q4_0.") && line.contains("paired by round"),
-            "{line}"
+            paired.rule.describe().contains("paired by round"),
+            "{}",
+            paired.rule.describe()
         );
         // One launch each (no design): the intervals overlap, a tie.
         mark_pareto_by(&mut rows, None, DEFAULT_KLD_BUDGET);

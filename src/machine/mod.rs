@@ -1,13 +1,13 @@
 //! Knowing the machine: bandwidth probe, roofline arithmetic, known-GPU table, NVML,
 //! energy sampling and peak memory.
 
-pub mod bandwidth;
-pub mod energy;
-pub mod gpus;
-pub mod kv;
-pub mod memory;
-pub mod nvml;
-pub mod roofline;
+pub(crate) mod bandwidth;
+pub(crate) mod energy;
+pub(crate) mod gpus;
+pub(crate) mod kv;
+pub(crate) mod memory;
+pub(crate) mod nvml;
+pub(crate) mod roofline;
 
 use std::time::Duration;
 
@@ -117,11 +117,6 @@ impl Monitor {
             ceilings,
             host: None,
         }
-    }
-
-    /// Nothing monitored (library use, unit tests).
-    pub fn none() -> Self {
-        Monitor::new(None, Ceilings::default())
     }
 
     pub fn begin(&mut self) -> Active {

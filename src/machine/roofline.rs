@@ -135,7 +135,7 @@ impl DecodeRoofline {
     }
 
     /// Whether the ceiling is the host's bandwidth probe (DRAM or cache-resident read).
-    pub fn from_host_probe(&self) -> bool {
+    pub fn is_from_host_probe(&self) -> bool {
         self.bandwidth_source.starts_with("probe:")
     }
 }
@@ -258,7 +258,7 @@ mod tests {
             21.6,
             "probe: host DRAM read, 2 threads",
         );
-        assert!(r.above_ceiling && r.from_host_probe());
+        assert!(r.above_ceiling && r.is_from_host_probe());
         let again = r.rebased(43.9, "probe: host DRAM read, 2 threads");
         let fresh = decode(
             &shape,
@@ -273,6 +273,6 @@ mod tests {
         assert!((again.percent_of_roofline - fresh.percent_of_roofline).abs() < 1e-9);
         assert!((again.roofline_ts - fresh.roofline_ts).abs() < 1e-9);
         assert_eq!(again.achieved_gbs, r.achieved_gbs);
-        assert!(!decode(&shape, 0, 1, 0.0, 30.0, 4800.0, "table: H200").from_host_probe());
+        assert!(!decode(&shape, 0, 1, 0.0, 30.0, 4800.0, "table: H200").is_from_host_probe());
     }
 }

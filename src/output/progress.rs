@@ -8,7 +8,7 @@ use crate::plan::TestParams;
 /// Estimates the time left from the tests done so far. Prompt and generation tokens cost
 /// very differently, so each kind is priced by its own seconds per token; a kind not yet
 /// seen is priced by the mean test duration.
-pub fn eta(done: &[(TestParams, Duration)], remaining: &[&TestParams]) -> Option<Duration> {
+pub(crate) fn eta(done: &[(TestParams, Duration)], remaining: &[&TestParams]) -> Option<Duration> {
     if done.is_empty() {
         return None;
     }
@@ -34,7 +34,7 @@ pub fn eta(done: &[(TestParams, Duration)], remaining: &[&TestParams]) -> Option
 }
 
 /// `1:05:09` / `3:07`.
-pub fn format_duration(d: Duration) -> String {
+pub(crate) fn format_duration(d: Duration) -> String {
     let s = d.as_secs();
     if s >= 3600 {
         format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)

@@ -9,10 +9,10 @@ pub use crate::config::TestParams;
 use crate::config::knobs::{KnobValue, Level, PARAMS, of_level};
 use crate::config::{Axes, Config};
 
-pub mod build;
-pub mod kind;
+pub(crate) mod build;
+pub(crate) mod kind;
 pub mod serving;
-pub mod shard;
+pub(crate) mod shard;
 pub use build::{Detail, Facts, ModelSource, Plan, PlanModel};
 pub use kind::TestKind;
 pub use shard::{Shard, shard};

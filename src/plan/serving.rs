@@ -196,7 +196,7 @@ fn transports(m: &crate::config::ModelEntry) -> Vec<Transport> {
 /// TG = n_gen − 1 decode steps (at least 1, so a split cache has room for the dummy token
 /// that applies shared-prompt copies). A split cache gives each of n_seq_max sequences
 /// n_ctx / n_seq_max cells, so it is sized for all of them.
-pub fn parallel_n_ctx(sc: &ServingConfig, n_seq_max: u32, shared: bool) -> u32 {
+pub(crate) fn parallel_n_ctx(sc: &ServingConfig, n_seq_max: u32, shared: bool) -> u32 {
     let tg = u64::from(sc.n_gen.saturating_sub(1).max(1));
     n_kv(
         u64::from(sc.n_prompt),
@@ -209,7 +209,7 @@ pub fn parallel_n_ctx(sc: &ServingConfig, n_seq_max: u32, shared: bool) -> u32 {
 
 /// The context size for `slots` sequences of at most `longest` tokens each
 /// (prompt + generated): request and arrival groups.
-pub fn slots_n_ctx(longest: u32, slots: u32) -> u32 {
+pub(crate) fn slots_n_ctx(longest: u32, slots: u32) -> u32 {
     longest.saturating_mul(slots.max(1))
 }
 
@@ -225,7 +225,7 @@ pub fn n_kv(pp: u64, tg: u64, b: u64, shared: bool, unified: bool) -> u64 {
 
 /// SHA-256 of the model's SHA-256, the context parameters and everything that defines the
 /// serving workload: stable across runs and machines, distinct from llama-bench tests.
-pub fn serving_identity(
+pub(crate) fn serving_identity(
     model_sha256: &str,
     t: &ServingTest,
     sc: &ServingConfig,

@@ -39,7 +39,7 @@ enum Entry {
 }
 
 /// The writing side: owns the result file of a run in progress.
-pub struct Journal {
+pub(crate) struct Journal {
     path: PathBuf,
     file: std::fs::File,
     /// Tests in the result file when it was last written: it is rewritten at twice that.
@@ -80,11 +80,6 @@ impl Journal {
     /// in-process twin).
     pub fn test_changed(&mut self, test: &TestRecord) -> Result<(), RecordError> {
         self.append(&line(&Entry::Test(Box::new(test.clone()))))
-    }
-
-    /// The run's facts changed.
-    pub fn run_changed(&mut self, run: &RunInfo) -> Result<(), RecordError> {
-        self.append(&line(&Entry::Run(Box::new(run.clone()))))
     }
 
     /// Writes the complete result file and ends the journal.

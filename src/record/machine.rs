@@ -103,7 +103,7 @@ fn recheck_with(
         .tests
         .iter()
         .filter_map(|t| t.resources.as_ref()?.roofline.as_ref())
-        .filter(|r| r.from_host_probe())
+        .filter(|r| r.is_from_host_probe())
         .map(|r| r.percent_of_roofline)
         .fold(f64::NEG_INFINITY, f64::max);
     if top < RECHECK_PERCENT {
@@ -134,7 +134,7 @@ fn rebase_host_rooflines(record: &mut super::RunRecord, b: &machine::bandwidth::
         .tests
         .iter_mut()
         .filter_map(|t| t.resources.as_mut()?.roofline.as_mut())
-        .filter(|r| r.from_host_probe())
+        .filter(|r| r.is_from_host_probe())
     {
         let (gbs, src) = machine::host_ceiling(b, r.bytes_per_token);
         *r = r.rebased(gbs, &src);

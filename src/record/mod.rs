@@ -4,14 +4,14 @@
 
 use serde::{Deserialize, Serialize};
 
-pub mod error;
-pub mod facts;
+pub(crate) mod error;
+pub(crate) mod facts;
 pub mod journal;
-pub mod machine;
+pub(crate) mod machine;
 pub mod redact;
 pub mod results;
-pub mod serving;
-pub mod tensor_mix;
+pub(crate) mod serving;
+pub(crate) mod tensor_mix;
 #[cfg(test)]
 mod testdata;
 pub mod verify;
@@ -362,7 +362,7 @@ pub use crate::plan::build::test_identity;
 
 /// The kind of a test in a version 1 or 2 file (which did not record it), from its JSON:
 /// serving tests by their mode, quality tests by their name, the rest by their sizes.
-pub fn infer_kind(test: &serde_json::Value) -> crate::plan::TestKind {
+pub(crate) fn infer_kind(test: &serde_json::Value) -> crate::plan::TestKind {
     use crate::plan::TestKind;
     if let Some(mode) = test.pointer("/serving/mode").and_then(|m| m.as_str()) {
         if let Some(k) = TestKind::of_serving_mode(mode) {

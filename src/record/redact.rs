@@ -75,7 +75,7 @@ fn file_name(p: &str) -> &str {
 }
 
 /// `s` with each absolute path replaced by its file name.
-pub fn strip_paths(s: &str) -> String {
+pub(crate) fn strip_paths(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut last = 0;
     for (a, b) in paths_in(s) {
@@ -169,7 +169,7 @@ pub fn redact(file: &mut Value, label: &str, keep_host: bool) {
 }
 
 /// [`redact`] of a typed record: the record as the redacted JSON reads back.
-pub fn redact_record(
+pub(crate) fn redact_record(
     record: &super::RunRecord,
     label: &str,
     keep_host: bool,
@@ -181,7 +181,7 @@ pub fn redact_record(
 
 /// [`exposed`] of a result file's bytes as they are on disk: every field, those the schema
 /// does not know too (a merged file's `merged_from`). An error when they are not JSON.
-pub fn exposed_in_json(bytes: &[u8]) -> Result<Vec<String>, RecordError> {
+pub(crate) fn exposed_in_json(bytes: &[u8]) -> Result<Vec<String>, RecordError> {
     let v: Value = serde_json::from_slice(bytes).map_err(RecordError::Json)?;
     Ok(exposed(&v))
 }

@@ -72,7 +72,7 @@ pub fn new_result_path(dir: &Path, run: &RunInfo) -> Result<PathBuf, RecordError
 }
 
 /// The result file's bytes: pretty JSON and a final newline (the `json` export is the same).
-pub fn to_json_bytes(run: &RunRecord) -> Vec<u8> {
+pub(crate) fn to_json_bytes(run: &RunRecord) -> Vec<u8> {
     let mut v = serde_json::to_vec_pretty(run).expect("records always serialize");
     v.push(b'\n');
     v

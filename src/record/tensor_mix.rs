@@ -93,15 +93,5 @@ pub fn label(file_type: &str, mix: &[TypeShare]) -> String {
     }
 }
 
-/// The mix in a few words, largest share first: `Q5_0 71%, Q8_0 29%` (types under 1% left
-/// out).
-pub fn brief(mix: &[TypeShare]) -> String {
-    mix.iter()
-        .filter(|t| t.share >= 0.01)
-        .map(|t| format!("{} {:.0}%", t.ggml_type, t.share * 100.0))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 #[cfg(test)]
 mod tests;

@@ -26,7 +26,7 @@ use crate::stats::analysis::{Covers, LevelInterval};
 
 /// Above this many samples the seeded bootstrap intervals are not recomputed on reading:
 /// its cost grows with the samples, and the interval that tables show is checked anyway.
-pub const BOOTSTRAP_MAX: usize = 2000;
+pub(crate) const BOOTSTRAP_MAX: usize = 2000;
 
 /// Reads a result file and checks its figures against its samples: a file whose stored
 /// figures its samples contradict is refused with one line naming file, test and field.

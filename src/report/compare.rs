@@ -388,7 +388,7 @@ fn verdict_text(c: &Comparison, threshold: f64) -> String {
 }
 
 /// The machine a run ran on, as noise floors are stored: host name and CPU model.
-pub fn machine_key(run: &RunRecord) -> String {
+pub(crate) fn machine_key(run: &RunRecord) -> String {
     let s = &run.run.system;
     let raw = format!("{}-{}", s.hostname, s.cpu_model);
     raw.chars()
@@ -403,7 +403,7 @@ pub fn machine_key(run: &RunRecord) -> String {
 }
 
 /// Default location of measured noise floors, one file per machine.
-pub const NOISE_DIR: &str = "target/tpsbench/noise";
+pub(crate) const NOISE_DIR: &str = "target/tpsbench/noise";
 
 /// A noise floor measured from A/A launches: several result files of one configuration on
 /// one machine. Per test, each file's level is the mean ln t/s of its rounds (its median for
@@ -411,7 +411,7 @@ pub const NOISE_DIR: &str = "target/tpsbench/noise";
 /// (degrees of freedom Σ (files − 1)). It holds the rounds' own spread too, so a comparison
 /// that adds it to each side's rounds errs on the wide side.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct MeasuredFloor {
+pub(crate) struct MeasuredFloor {
     pub machine: String,
     pub sd: f64,
     pub degrees_of_freedom: usize,
@@ -423,7 +423,7 @@ pub struct MeasuredFloor {
 
 /// The pooled sd between launches of `runs` (file name, record); an error names what is
 /// missing.
-pub fn measure_floor(runs: &[(String, RunRecord)]) -> Result<MeasuredFloor, String> {
+pub(crate) fn measure_floor(runs: &[(String, RunRecord)]) -> Result<MeasuredFloor, String> {
     let machines: Vec<String> = runs.iter().map(|(_, r)| machine_key(r)).collect();
     if let Some(other) = machines.iter().find(|m| **m != machines[0]) {
         return Err(format!(
@@ -474,7 +474,7 @@ pub fn measure_floor(runs: &[(String, RunRecord)]) -> Result<MeasuredFloor, Stri
 }
 
 /// Stores a measured floor as DIR/<machine>.json.
-pub fn save_floor(f: &MeasuredFloor, dir: &Path) -> Result<PathBuf, String> {
+pub(crate) fn save_floor(f: &MeasuredFloor, dir: &Path) -> Result<PathBuf, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let p = dir.join(format!("{}.json", f.machine));
     let text = serde_json::to_string_pretty(f).map_err(|e| e.to_string())?;
@@ -484,7 +484,7 @@ pub fn save_floor(f: &MeasuredFloor, dir: &Path) -> Result<PathBuf, String> {
 
 /// The floor to judge single launches against: `--noise` when given, else the one
 /// measured on `machine`, else the assumed one.
-pub fn floor_for(given: Option<f64>, machine: Option<&str>, dir: &Path) -> NoiseFloor {
+pub(crate) fn floor_for(given: Option<f64>, machine: Option<&str>, dir: &Path) -> NoiseFloor {
     if let Some(sd) = given {
         return NoiseFloor {
             sd,

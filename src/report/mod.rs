@@ -6,8 +6,8 @@
 
 pub mod compare;
 pub mod export;
-pub mod fastest;
+pub(crate) mod fastest;
 pub mod leaderboard;
 pub mod library_ab;
-pub mod merge;
-pub mod publish;
+pub(crate) mod merge;
+pub(crate) mod publish;

@@ -117,7 +117,7 @@ pub fn look(record: &RunRecord, design: Design) -> Looked {
 
 /// Before round `done + 1`: why the rounds stop now, or None to run it. `elapsed`: the run's
 /// time so far; `last`: the last round's.
-pub fn stop_before(
+pub(crate) fn stop_before(
     a: &AutoRounds,
     done: usize,
     record: &RunRecord,
@@ -157,7 +157,7 @@ pub fn stop_before(
 
 /// Whether the plan has a comparison for auto rounds to resolve: two llama-bench-style tests
 /// of one test name for one model, or a ladder of two variants or more.
-pub fn has_comparison(plan: &crate::plan::Plan) -> bool {
+pub(crate) fn has_comparison(plan: &crate::plan::Plan) -> bool {
     let bench: Vec<&crate::plan::PlannedTest> = plan
         .tests
         .iter()

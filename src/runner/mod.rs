@@ -6,14 +6,14 @@
 //! kind. A test or model that fails is recorded with its error and the sweep goes on.
 
 pub mod auto;
-pub mod isolate;
-pub mod knobs_check;
-pub mod library_ab;
+pub(crate) mod isolate;
+pub(crate) mod knobs_check;
+pub(crate) mod library_ab;
 pub mod prepare;
 mod rounds;
-pub mod session;
+pub(crate) mod session;
 mod sweep;
-pub mod target;
+pub(crate) mod target;
 
 use std::path::PathBuf;
 

@@ -129,7 +129,7 @@ pub fn part(plan: &Plan, scope: Scope, shard: Option<plan::Shard>) -> Vec<Planne
 /// The tests still to run: those of model `only_model` (when set; `--isolate` children)
 /// that `done` does not hold, matched by identity and model name, so a changed
 /// configuration is never mistaken for done.
-pub fn remaining(
+pub(crate) fn remaining(
     plan: &Plan,
     tests: &[PlannedTest],
     only_model: Option<&str>,
@@ -143,7 +143,7 @@ pub fn remaining(
         .collect()
 }
 
-pub fn is_done(plan: &Plan, t: &PlannedTest, done: &RunRecord) -> bool {
+pub(crate) fn is_done(plan: &Plan, t: &PlannedTest, done: &RunRecord) -> bool {
     let name = &plan.models[t.model].name;
     done.tests
         .iter()
@@ -257,7 +257,7 @@ fn empty_model(name: &str, path: &Path) -> ModelRecord {
 
 /// One warning per ladder with tests in `tests` whose base is already quantized: its
 /// variants carry the base's rounding error as well as their own.
-pub fn requantized_warnings(
+pub(crate) fn requantized_warnings(
     config: &Config,
     prep: &Prepared,
     tests: &[PlannedTest],
@@ -284,12 +284,12 @@ pub fn requantized_warnings(
 /// measures contention (llama.cpp's threads wait for the slowest at every step), not the model.
 /// The one-minute load average above which a run is called busy, per logical CPU: a 2-CPU
 /// machine at a load of 1.0 is half taken by something else.
-pub const BUSY_LOAD_PER_CPU: f64 = 0.5;
+pub(crate) const BUSY_LOAD_PER_CPU: f64 = 0.5;
 
 /// A warning when the machine was busy as the run started. A busy machine gets this line,
 /// not other defaults: the figures then measure the other load too, and the run records
 /// its load average so that readers can tell.
-pub fn busy_warning(load: Option<[f64; 3]>, logical_cpus: u32) -> Option<String> {
+pub(crate) fn busy_warning(load: Option<[f64; 3]>, logical_cpus: u32) -> Option<String> {
     let one = load?[0];
     let limit = BUSY_LOAD_PER_CPU * f64::from(logical_cpus.max(1));
     (one > limit).then(|| {
@@ -301,7 +301,7 @@ pub fn busy_warning(load: Option<[f64; 3]>, logical_cpus: u32) -> Option<String>
     })
 }
 
-pub fn thread_warnings(tests: &[PlannedTest], physical_cores: u32) -> Vec<String> {
+pub(crate) fn thread_warnings(tests: &[PlannedTest], physical_cores: u32) -> Vec<String> {
     let counts: std::collections::BTreeSet<u32> =
         tests.iter().map(|t| t.params.n_threads).collect();
     counts

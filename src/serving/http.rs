@@ -37,14 +37,14 @@ pub use tokens::{Counted, Tokenize, count, token_times};
 /// The model's vocabulary size and BOS, read from its GGUF header, so served prompts are the
 /// very token ids of the in-process test. Without them prompts are text.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Vocab {
+pub(crate) struct Vocab {
     pub n_vocab: i32,
     pub bos: Option<i32>,
 }
 
 /// `tokenizer.ggml.tokens`' length, and the BOS id when the vocabulary adds it
 /// (`tokenizer.ggml.add_bos_token`, else llama.cpp's default: SentencePiece vocabularies do).
-pub fn vocab_of(path: &Path) -> Option<Vocab> {
+pub(crate) fn vocab_of(path: &Path) -> Option<Vocab> {
     use crate::gguf::Value;
     let h = crate::gguf::reader::read_header(path).ok()?;
     let n_vocab = match h.get("tokenizer.ggml.tokens")? {
@@ -66,7 +66,7 @@ pub fn vocab_of(path: &Path) -> Option<Vocab> {
 }
 
 /// What a served test needs.
-pub struct HttpRun<'a> {
+pub(crate) struct HttpRun<'a> {
     pub client: &'a Client,
     pub server: &'a ServerInfo,
     pub sc: &'a ServingConfig,

@@ -19,12 +19,12 @@
 
 pub mod arrivals;
 pub mod bench;
-pub mod dataset;
-pub mod goodput;
+pub(crate) mod dataset;
+pub(crate) mod goodput;
 pub mod http;
-pub mod metrics;
-pub mod ratio;
-pub mod run;
+pub(crate) mod metrics;
+pub(crate) mod ratio;
+pub(crate) mod run;
 pub mod sampling;
 
 pub use crate::record::serving::Serving;

@@ -44,7 +44,7 @@ impl Sampler {
 
 /// Index of the largest logit (the first on ties; NaN logits are skipped); 0 for an empty
 /// slice or one with no logit above −∞.
-pub fn argmax(logits: &[f32]) -> i32 {
+pub(crate) fn argmax(logits: &[f32]) -> i32 {
     // Greedy sampling runs once per sequence per generation step, inside the timed step, over
     // Gemma 3's 262,144 logits (1 MiB). So: blocks that stay in L1, the largest value of each
     // found by a loop the compiler vectorizes, and the block searched for its position only

@@ -76,13 +76,13 @@ impl StopPolicy {
 /// both its ends lie within `target` of the median. A bootstrap interval is not used here:
 /// from 3 samples it is narrow and covers the median about 75% of the time, so a test would
 /// stop "precise" on luck.
-pub fn precise(rates: &[f64], target: f64) -> bool {
+pub(crate) fn precise(rates: &[f64], target: f64) -> bool {
     order::median_ci_95(rates).is_some_and(|ci| order::relative_reach(&ci, median(rates)) <= target)
 }
 
 /// Analyses a test that ran several rounds: the repetitions of every round pooled for the
 /// within-launch figures, and the interval between rounds from each round's median.
-pub fn analyse_rounds(
+pub(crate) fn analyse_rounds(
     rates: &[f64],
     round_medians: &[f64],
     stop_reason: StopReason,
@@ -97,7 +97,7 @@ pub fn analyse_rounds(
 }
 
 /// A test whose coefficient of variation exceeds this is noted as noisy (5%).
-pub const NOISY_CV: f64 = 0.05;
+pub(crate) const NOISY_CV: f64 = 0.05;
 
 /// What the spread of an interval covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -212,7 +212,7 @@ impl TestStats {
 }
 
 /// Analyses per-repetition rates; `target` is the precision the test aimed for, if any.
-pub fn analyse(
+pub(crate) fn analyse(
     rates: &[f64],
     stop_reason: StopReason,
     target: Option<f64>,

@@ -4,7 +4,7 @@ use super::median;
 use crate::util::rng::SplitMix64;
 
 /// Resamples drawn per interval: enough for a stable 95% interval of a median.
-pub const DEFAULT_RESAMPLES: usize = 5_000;
+pub(crate) const DEFAULT_RESAMPLES: usize = 5_000;
 
 /// A two-sided confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -66,34 +66,8 @@ pub fn median_ci(xs: &[f64], seed: u64) -> Interval {
 }
 
 /// 95% interval of the mean.
-pub fn mean_ci(xs: &[f64], seed: u64) -> Interval {
+pub(crate) fn mean_ci(xs: &[f64], seed: u64) -> Interval {
     interval(xs, super::mean, 0.95, DEFAULT_RESAMPLES, seed)
-}
-
-/// Interval of `statistic(b) / statistic(a)`, resampling both sides independently.
-pub fn ratio_interval(
-    a: &[f64],
-    b: &[f64],
-    statistic: impl Fn(&[f64]) -> f64,
-    confidence: f64,
-    resamples: usize,
-    seed: u64,
-) -> Interval {
-    let mut rng = SplitMix64(seed);
-    let (mut ba, mut bb) = (Vec::new(), Vec::new());
-    let mut ratios: Vec<f64> = (0..resamples)
-        .map(|_| {
-            resample(a, &mut rng, &mut ba);
-            resample(b, &mut rng, &mut bb);
-            statistic(&bb) / statistic(&ba)
-        })
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    let alpha = (1.0 - confidence) / 2.0;
-    Interval {
-        lo: super::quantile(&ratios, alpha),
-        hi: super::quantile(&ratios, 1.0 - alpha),
-    }
 }
 
 #[cfg(test)]
@@ -132,15 +106,6 @@ mod tests {
         let i = median_ci(&[5.0; 10], 3);
         assert_eq!((i.lo, i.hi), (5.0, 5.0));
         assert_eq!(i.relative_half_width(5.0), 0.0);
-    }
-
-    #[test]
-    fn ratio_interval_covers_a_known_ratio() {
-        let a = noisy(30, 100.0, 0.02, 4);
-        let b: Vec<f64> = noisy(30, 100.0, 0.02, 5).iter().map(|x| x * 1.1).collect();
-        let i = ratio_interval(&a, &b, median, 0.95, 2000, 9);
-        assert!(i.contains(1.1) || (i.lo - 1.1).abs() < 0.02, "{i:?}");
-        assert!(i.lo > 1.0, "a 10% shift is resolved: {i:?}");
     }
 
     #[test]

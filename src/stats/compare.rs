@@ -25,100 +25,6 @@ use super::steady::normal_cdf;
 use super::student::{t_quantile, t_two_sided_p};
 use super::{mean, stddev};
 
-/// Two-sided p-value of the Mann–Whitney U test (exact without ties for small samples,
-/// normal approximation with tie correction otherwise).
-pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
-    let (m, n) = (a.len(), b.len());
-    if m == 0 || n == 0 {
-        return 1.0;
-    }
-    let mut u: f64 = 0.0;
-    let mut ties = false;
-    for &x in a {
-        for &y in b {
-            if x < y {
-                u += 1.0;
-            } else if x == y {
-                u += 0.5;
-                ties = true;
-            }
-        }
-    }
-    let mn = (m * n) as f64;
-    let u_min = u.min(mn - u);
-    if !ties && m + n <= 40 {
-        // P(U <= u_min) by the recurrence p(m,n,u) = m/(m+n) p(m-1,n,u-n) + n/(m+n) p(m,n-1,u).
-        let cdf = exact_cdf(m, n, u_min.floor() as usize);
-        return (2.0 * cdf).min(1.0);
-    }
-    // Normal approximation with tie correction.
-    let mut all: Vec<f64> = a.iter().chain(b).copied().collect();
-    all.sort_by(f64::total_cmp);
-    let mut tie_term = 0.0;
-    let mut i = 0;
-    while i < all.len() {
-        let j = all[i..].iter().take_while(|&&x| x == all[i]).count();
-        let t = j as f64;
-        tie_term += t * t * t - t;
-        i += j;
-    }
-    let nn = (m + n) as f64;
-    let var = mn / 12.0 * ((nn + 1.0) - tie_term / (nn * (nn - 1.0)));
-    if var <= 0.0 {
-        return 1.0;
-    }
-    let z = ((u - mn / 2.0).abs() - 0.5).max(0.0) / var.sqrt();
-    2.0 * (1.0 - normal_cdf(z))
-}
-
-fn exact_cdf(m: usize, n: usize, u: usize) -> f64 {
-    // prob[i][j][k]: P(U = k) for sample sizes i, j.
-    let max_u = m * n;
-    let mut prev: Vec<Vec<f64>> = (0..=n).map(|_| vec![1.0]).collect(); // i = 0: U = 0
-    for i in 1..=m {
-        let mut cur: Vec<Vec<f64>> = Vec::with_capacity(n + 1);
-        cur.push(vec![1.0]); // j = 0
-        for j in 1..=n {
-            let len = i * j + 1;
-            let mut v = vec![0.0; len];
-            let (wi, wj) = (i as f64 / (i + j) as f64, j as f64 / (i + j) as f64);
-            for (k, slot) in v.iter_mut().enumerate() {
-                let from_a = if k >= j {
-                    prev[j].get(k - j).copied().unwrap_or(0.0)
-                } else {
-                    0.0
-                };
-                let from_b = cur[j - 1].get(k).copied().unwrap_or(0.0);
-                *slot = wi * from_a + wj * from_b;
-            }
-            cur.push(v);
-        }
-        prev = cur;
-    }
-    prev[n][..=u.min(max_u)].iter().sum()
-}
-
-/// The smallest two-sided p-value the Mann–Whitney test can give with `m` and `n` samples:
-/// complete separation, 2 / C(m + n, m). With 3 + 3 samples it is 0.1, so at alpha 0.05 no
-/// difference, however large, can be significant: such a test is underpowered, not negative.
-pub fn min_attainable_p(m: usize, n: usize) -> f64 {
-    if m == 0 || n == 0 {
-        return 1.0;
-    }
-    // C(m + n, m) as a running product, in floating point (exact for small counts, and
-    // only compared against alpha for large ones).
-    let k = m.min(n);
-    let ways = (1..=k).fold(1.0f64, |acc, i| acc * (m + n - k + i) as f64 / i as f64);
-    (2.0 / ways).min(1.0)
-}
-
-/// The smallest equal number of samples per side at which the test can reach `alpha`.
-pub fn samples_needed(alpha: f64) -> usize {
-    (1..=1000)
-        .find(|&n| min_attainable_p(n, n) < alpha)
-        .unwrap_or(1000)
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
@@ -162,7 +68,7 @@ pub enum FloorSource {
 /// The sd of ln t/s between launches assumed when none is measured or given: 6%, a little
 /// above the 5.8% launch-to-launch CV measured on a busy 2-core VM (docs/methodology.md).
 /// With it, one launch per side cannot resolve much less than a 17% change.
-pub const ASSUMED_FLOOR: f64 = 0.06;
+pub(crate) const ASSUMED_FLOOR: f64 = 0.06;
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NoiseFloor {
@@ -210,13 +116,6 @@ pub struct Comparison {
     /// half-width inside the threshold, judged from the spread seen.
     pub rounds_needed: Option<usize>,
     pub verdict: Verdict,
-}
-
-impl Comparison {
-    /// The whole interval lies beyond a slowdown of `threshold` (0.05 = 5% slower).
-    pub fn interval_slower_than(&self, threshold: f64) -> bool {
-        self.ci.hi < 1.0 - threshold
-    }
 }
 
 /// Settings of a comparison.
@@ -364,7 +263,7 @@ pub fn compare(a: &Measured, b: &Measured, s: &Settings) -> Comparison {
 /// Rounds per side for a 95% interval of half-width `threshold` when one round's log ratio
 /// spreads by `spread`: (2·spread / threshold)², at least 3 (below 3 the t quantile alone
 /// makes the interval wide).
-pub fn rounds_for(spread: f64, threshold: f64) -> usize {
+pub(crate) fn rounds_for(spread: f64, threshold: f64) -> usize {
     if threshold.is_nan() || threshold <= 0.0 || !spread.is_finite() {
         return usize::MAX;
     }
@@ -417,22 +316,6 @@ mod tests {
             round_medians: vec![crate::stats::median(reps)],
             repetitions: reps.to_vec(),
         }
-    }
-
-    #[test]
-    fn exact_p_values_match_tables() {
-        // Complete separation of 5 vs 5: p = 2/252.
-        let p = mann_whitney_p(&[1.0, 2.0, 3.0, 4.0, 5.0], &[6.0, 7.0, 8.0, 9.0, 10.0]);
-        assert!((p - 2.0 / 252.0).abs() < 1e-12, "{p}");
-        assert!(mann_whitney_p(&[1.0, 3.0, 5.0], &[2.0, 4.0, 6.0]) > 0.5);
-    }
-
-    #[test]
-    fn the_smallest_attainable_p_is_two_over_the_number_of_orderings() {
-        assert!((min_attainable_p(3, 3) - 0.1).abs() < 1e-12);
-        assert!((min_attainable_p(5, 5) - 2.0 / 252.0).abs() < 1e-12);
-        assert_eq!(min_attainable_p(0, 5), 1.0);
-        assert_eq!(samples_needed(0.05), 4);
     }
 
     fn interleaved() -> Settings {

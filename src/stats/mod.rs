@@ -11,10 +11,10 @@ pub mod analysis;
 pub mod bootstrap;
 pub mod compare;
 pub mod order;
-pub mod outliers;
+pub(crate) mod outliers;
 pub mod pairs;
 pub mod resolve;
-pub mod steady;
+pub(crate) mod steady;
 pub mod student;
 pub mod ties;
 
@@ -54,7 +54,7 @@ pub fn median(xs: &[f64]) -> f64 {
 /// The `q` quantile (0..=1) of sorted values, interpolated linearly between the closest
 /// ranks (numpy's default, llama.cpp's percentile); NaN for no values. The one quantile:
 /// bootstrap intervals, outlier fences, serving latency percentiles and KLD percentiles.
-pub fn quantile<T: Copy + Into<f64>>(sorted: &[T], q: f64) -> f64 {
+pub(crate) fn quantile<T: Copy + Into<f64>>(sorted: &[T], q: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }
@@ -88,7 +88,7 @@ pub struct Summary {
 }
 
 /// Summarises raw repetition times of a test that processed `n_tokens` per repetition.
-pub fn summarize(n_tokens: u64, samples_ns: &[u64]) -> Summary {
+pub(crate) fn summarize(n_tokens: u64, samples_ns: &[u64]) -> Summary {
     let ns: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
     let ts = rates_per_second(n_tokens, samples_ns);
     Summary {

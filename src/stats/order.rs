@@ -11,14 +11,15 @@
 use super::bootstrap::Interval;
 
 /// The fewest samples with a 95% order-statistic interval of the median.
-pub const MIN_SAMPLES_95: usize = 6;
+#[cfg(test)]
+pub(crate) const MIN_SAMPLES_95: usize = 6;
 
 /// Above this many samples the binomial is replaced by its normal approximation.
 const EXACT_UP_TO: usize = 1000;
 
 /// The rank l (1-based) of the lower end: the largest l with P(B ≤ l − 1) ≤ (1 − conf) / 2,
 /// B ~ Binomial(n, 1/2); None when even l = 1 falls short.
-pub fn lower_rank(n: usize, confidence: f64) -> Option<usize> {
+pub(crate) fn lower_rank(n: usize, confidence: f64) -> Option<usize> {
     let tail = (1.0 - confidence) / 2.0;
     if n == 0 {
         return None;
@@ -70,7 +71,7 @@ pub fn coverage(n: usize, l: usize) -> f64 {
 }
 
 /// The distribution-free `confidence` interval of the median; None with too few samples.
-pub fn median_interval(xs: &[f64], confidence: f64) -> Option<Interval> {
+pub(crate) fn median_interval(xs: &[f64], confidence: f64) -> Option<Interval> {
     let l = lower_rank(xs.len(), confidence)?;
     let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);
@@ -87,7 +88,7 @@ pub fn median_ci_95(xs: &[f64]) -> Option<Interval> {
 
 /// The larger distance from the median to either end of the interval, relative to the
 /// median: "within ±1%" means both ends are within 1%.
-pub fn relative_reach(ci: &Interval, median: f64) -> f64 {
+pub(crate) fn relative_reach(ci: &Interval, median: f64) -> f64 {
     if median == 0.0 {
         return f64::INFINITY;
     }

@@ -80,7 +80,7 @@ fn paired(a: &[f64], b: &[f64], alpha: f64) -> Comparison {
 }
 
 /// Holm's step-down over p-values: which are rejected at family level `alpha`.
-pub fn holm(p: &[f64], alpha: f64) -> Vec<bool> {
+pub(crate) fn holm(p: &[f64], alpha: f64) -> Vec<bool> {
     let mut order: Vec<usize> = (0..p.len()).collect();
     order.sort_by(|&i, &j| p[i].total_cmp(&p[j]));
     let m = p.len();
@@ -98,7 +98,7 @@ pub fn holm(p: &[f64], alpha: f64) -> Vec<bool> {
 /// Judges the family `pairs` (indices into `rounds`, each variant's round medians in round
 /// order, interleaved with the others') at family level `alpha` under `design`. A pair whose
 /// sides have fewer than 2 rounds is never established.
-pub fn judge(
+pub(crate) fn judge(
     rounds: &[Vec<f64>],
     pairs: &[(usize, usize)],
     alpha: f64,

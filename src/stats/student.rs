@@ -93,7 +93,7 @@ fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
 }
 
 /// P(T ≤ t) for Student's t with `df` degrees of freedom.
-pub fn t_cdf(t: f64, df: f64) -> f64 {
+pub(crate) fn t_cdf(t: f64, df: f64) -> f64 {
     if !t.is_finite() {
         return if t > 0.0 { 1.0 } else { 0.0 };
     }
@@ -102,7 +102,7 @@ pub fn t_cdf(t: f64, df: f64) -> f64 {
 }
 
 /// The `q` quantile of Student's t (bisection on the CDF).
-pub fn t_quantile(q: f64, df: f64) -> f64 {
+pub(crate) fn t_quantile(q: f64, df: f64) -> f64 {
     let (mut lo, mut hi) = (-1e4, 1e4);
     for _ in 0..200 {
         let mid = (lo + hi) / 2.0;
@@ -116,7 +116,7 @@ pub fn t_quantile(q: f64, df: f64) -> f64 {
 }
 
 /// Two-sided p-value of a t statistic.
-pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
+pub(crate) fn t_two_sided_p(t: f64, df: f64) -> f64 {
     if t.is_nan() {
         return 1.0;
     }
@@ -124,12 +124,12 @@ pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
 }
 
 /// The fewest samples a t interval needs: with one there is no spread to scale it by.
-pub const MIN_SAMPLES: usize = 2;
+pub(crate) const MIN_SAMPLES: usize = 2;
 
 /// The `confidence` t interval of the centre of positive `xs` on the log scale, mapped
 /// back: exp(mean ln x ± t·sd/√n). On lognormal noise that centre is the median. None
 /// below 2 samples or with a value that is not positive.
-pub fn log_t_interval(xs: &[f64], confidence: f64) -> Option<Interval> {
+pub(crate) fn log_t_interval(xs: &[f64], confidence: f64) -> Option<Interval> {
     if xs.len() < MIN_SAMPLES || xs.iter().any(|&x| x.is_nan() || x <= 0.0 || !x.is_finite()) {
         return None;
     }
@@ -175,7 +175,8 @@ pub fn welch_log_ratio(a: &[f64], b: &[f64], confidence: f64) -> Option<(f64, In
 }
 
 /// The geometric mean of positive values (the centre `log_t_interval` brackets).
-pub fn geometric_mean(xs: &[f64]) -> f64 {
+#[cfg(test)]
+pub(crate) fn geometric_mean(xs: &[f64]) -> f64 {
     if xs.is_empty() {
         return 0.0;
     }

@@ -48,14 +48,14 @@ impl Figure {
 /// keeps off it. (Letting a tie count as "at least as good" would not do: ties do not chain,
 /// and a slow, exact variant would knock out, through a run of ties, a variant that is
 /// established faster than it.)
-pub fn pareto_front(points: &[(Figure, Figure)]) -> Vec<bool> {
+pub(crate) fn pareto_front(points: &[(Figure, Figure)]) -> Vec<bool> {
     pareto_front_by(points, &|j, i| points[j].0.established_above(&points[i].0))
 }
 
 /// [`pareto_front`] with the speed comparison given: `speed_above(j, i)` says whether
 /// point j's speed is established above point i's (paired by round within one run,
 /// `stats::pairs`; intervals apart otherwise).
-pub fn pareto_front_by(
+pub(crate) fn pareto_front_by(
     points: &[(Figure, Figure)],
     speed_above: &dyn Fn(usize, usize) -> bool,
 ) -> Vec<bool> {

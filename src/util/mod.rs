@@ -3,16 +3,16 @@
 //! SHA-256 in hex (`hash`), the Markdown table writer (`table`) and the escaping of untrusted
 //! strings in Markdown (`markdown`).
 
-pub mod hash;
-pub mod markdown;
+pub(crate) mod hash;
+pub(crate) mod markdown;
 pub mod rng;
 pub mod system;
-pub mod table;
-pub mod units;
+pub(crate) mod table;
+pub(crate) mod units;
 
 /// `s` with every character but ASCII letters, digits, '-' and '_' replaced by '_': a piece
 /// of a file name.
-pub fn file_safe(s: &str) -> String {
+pub(crate) fn file_safe(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {

@@ -6,7 +6,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 /// The GPU backend compiled in through Cargo features.
-pub fn gpu_backend() -> &'static str {
+pub(crate) fn gpu_backend() -> &'static str {
     if cfg!(feature = "cuda") {
         "cuda"
     } else if cfg!(feature = "vulkan") {
@@ -36,7 +36,7 @@ pub fn physical_cores() -> u32 {
 }
 
 /// Hex SHA-256 of a file, streamed.
-pub fn sha256_file(path: &Path) -> std::io::Result<String> {
+pub(crate) fn sha256_file(path: &Path) -> std::io::Result<String> {
     let mut f = std::fs::File::open(path)?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
@@ -56,7 +56,7 @@ pub fn now_rfc3339() -> String {
 }
 
 /// SIMD features the CPU has but llama.cpp was not built with: a silent slowdown to warn of.
-pub fn missing_simd(built: &[(&'static str, bool)]) -> Vec<&'static str> {
+pub(crate) fn missing_simd(built: &[(&'static str, bool)]) -> Vec<&'static str> {
     let mut missing = Vec::new();
     #[cfg(target_arch = "x86_64")]
     for (name, has) in [

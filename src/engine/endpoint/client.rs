@@ -521,7 +521,7 @@ async fn read_capped(
 
 /// The certificates of a PEM file, for `ca_file`: one line naming the file when it is
 /// missing, too large, or holds no certificate.
-pub fn read_ca_file(path: &Path) -> Result<Vec<reqwest::Certificate>, ClientError> {
+pub(crate) fn read_ca_file(path: &Path) -> Result<Vec<reqwest::Certificate>, ClientError> {
     let bad = |reason: String| ClientError::CaFile {
         path: path.to_path_buf(),
         reason,

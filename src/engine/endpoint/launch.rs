@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use super::client::Client;
 
 /// A server tpsbench started.
-pub struct Launched {
+pub(crate) struct Launched {
     child: Option<Child>,
     pub command: Vec<String>,
     pub log: PathBuf,
@@ -39,7 +39,7 @@ pub fn pinned_llama_server() -> Option<PathBuf> {
 
 /// The `sources=` line of the stamp `scripts/reference-tools --server` writes beside its
 /// build (`DIR/llama-server.stamp` for `DIR/bin/llama-server`).
-pub fn stamp_sources(binary: &Path) -> Option<String> {
+pub(crate) fn stamp_sources(binary: &Path) -> Option<String> {
     let stamp = binary.parent()?.parent()?.join("llama-server.stamp");
     let text = std::fs::read_to_string(stamp).ok()?;
     text.lines()
@@ -53,7 +53,7 @@ pub fn stamp_sources(binary: &Path) -> Option<String> {
 }
 
 /// A free TCP port on 127.0.0.1 (the OS picks it; free when this returns).
-pub fn free_loopback_port() -> Result<u16, LaunchError> {
+pub(crate) fn free_loopback_port() -> Result<u16, LaunchError> {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())

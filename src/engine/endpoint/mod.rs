@@ -5,8 +5,8 @@
 //! `serving::http`; see docs/served.md.
 
 pub mod client;
-pub mod error;
-pub mod identity;
+pub(crate) mod error;
+pub(crate) mod identity;
 pub mod launch;
 
 pub use client::{Client, ClientError, EndpointError, Error, Prompt, Request, Streamed};

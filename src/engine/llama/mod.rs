@@ -21,7 +21,7 @@ mod backend;
 mod batch;
 mod context;
 mod fit;
-pub mod knobs;
+pub(crate) mod knobs;
 mod logits;
 mod model;
 mod model_trait;

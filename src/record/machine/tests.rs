@@ -15,7 +15,7 @@ fn host_percents(r: &RunRecord) -> Vec<f64> {
     r.tests
         .iter()
         .filter_map(|t| t.resources.as_ref()?.roofline.as_ref())
-        .filter(|r| r.from_host_probe())
+        .filter(|r| r.is_from_host_probe())
         .map(|r| r.percent_of_roofline)
         .collect()
 }

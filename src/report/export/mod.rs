@@ -9,14 +9,14 @@ mod llama_bench_json;
 mod llama_bench_jsonl;
 pub mod llama_bench_row;
 mod markdown;
-pub mod serving;
+pub(crate) mod serving;
 
 use crate::record::RunRecord;
 
 pub use crate::util::units::{format_params, format_size};
 
 /// Turns a run into the bytes of one output format.
-pub trait Exporter {
+pub(crate) trait Exporter {
     fn render(&self, run: &RunRecord) -> Vec<u8>;
 
     /// A note for stderr naming what this format leaves out of `run`, if anything.
@@ -49,7 +49,7 @@ pub(crate) fn llama_bench_skipped(format: &str, run: &RunRecord) -> Option<Strin
 
 /// The formats `--output` accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// A llama-bench-style Markdown table.
     Md,
     /// The whole result document (the schema in docs/schema.md).
@@ -64,7 +64,7 @@ pub enum Format {
     LlamaBenchJsonl,
 }
 
-pub fn exporter(format: Format) -> Box<dyn Exporter> {
+pub(crate) fn exporter(format: Format) -> Box<dyn Exporter> {
     match format {
         Format::Md => Box::new(markdown::Markdown),
         Format::Json => Box::new(json::Json),

@@ -21,8 +21,8 @@ pub use super::options::DEFAULT_KLD_BUDGET;
 
 mod parts;
 mod text;
-pub use parts::{Answer, Rate, Resolved, Row, and_list};
-pub use text::{NO_REPACK, covers, identity_label, note, sentence, table, ties_text};
+pub use parts::{Answer, Rate, Resolved, Row};
+pub use text::{identity_label, note, sentence, table};
 
 fn covers_text(i: &LevelInterval) -> String {
     match i.covers {
@@ -335,7 +335,6 @@ pub fn mark_front(rows: &mut [Row], budget: f64) -> Resolved {
             .iter()
             .map(|&(a, b)| format!("{} vs {}", short[decoded[a]], short[decoded[b]]))
             .collect(),
-        decoded,
     }
 }
 

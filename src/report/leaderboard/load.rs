@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::entry::{self, Entry, ModelExtras, Serving};
-pub use super::fingerprint::{Machine, fingerprint, gpu_descriptions, hardware};
+pub use super::fingerprint::{Machine, hardware};
 use super::options::{DEFAULT_KLD_BUDGET, Exclude};
 use super::plausible::{self, Flag};
 use crate::record::{RunInfo, RunRecord, Status, TestRecord};

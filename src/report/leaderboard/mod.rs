@@ -7,28 +7,28 @@
 //! `svg_bars` and `svg_scatter` draw them. A directory without result files gives a page
 //! that says so.
 
-pub mod answer;
+pub(crate) mod answer;
 pub mod answer_run;
-pub mod chart_parts;
-pub mod charts;
-pub mod charts_lines;
-pub mod charts_quant;
-pub mod download;
-pub mod entry;
-pub mod facet;
-pub mod fingerprint;
-pub mod grid;
-pub mod html;
-pub mod load;
-pub mod machines;
-pub mod markdown;
-pub mod options;
+pub(crate) mod chart_parts;
+pub(crate) mod charts;
+pub(crate) mod charts_lines;
+pub(crate) mod charts_quant;
+pub(crate) mod download;
+pub(crate) mod entry;
+pub(crate) mod facet;
+pub(crate) mod fingerprint;
+pub(crate) mod grid;
+pub(crate) mod html;
+pub(crate) mod load;
+pub(crate) mod machines;
+pub(crate) mod markdown;
+pub(crate) mod options;
 mod page_assets;
-pub mod plausible;
-pub mod svg;
-pub mod svg_bars;
-pub mod svg_scatter;
-pub mod table;
+pub(crate) mod plausible;
+pub(crate) mod svg;
+pub(crate) mod svg_bars;
+pub(crate) mod svg_scatter;
+pub(crate) mod table;
 
 use std::path::{Path, PathBuf};
 
@@ -103,7 +103,7 @@ pub fn load(paths: &[PathBuf], exclude: &Exclude) -> Result<Board, Failure> {
 
 /// `file` named relative to the input (a directory) it was found under, or by its file
 /// name when it was given as a file.
-pub fn relative_name(inputs: &[PathBuf], file: &Path) -> PathBuf {
+pub(crate) fn relative_name(inputs: &[PathBuf], file: &Path) -> PathBuf {
     inputs
         .iter()
         .filter(|i| i.is_dir())

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::svg::{
-    MAX_SERIES, PAD, PALETTE, Scale, Tags, W, escape, fit, frame, header, legend, mark_attrs,
+    MAX_SERIES, PAD, PALETTE, Scale, Tags, escape, fit, frame, header, legend, mark_attrs,
     nice_ticks, placeholder, text_width, x_axis,
 };
 
@@ -84,8 +84,10 @@ impl BarChart {
         &self.series[..self.series.len().min(MAX_SERIES)]
     }
 
+    /// At the page's full width (the unit tests; the page renders at its facet's width).
+    #[cfg(test)]
     pub fn render(&self) -> String {
-        self.render_at(W)
+        self.render_at(super::svg::W)
     }
 
     /// What the filters select the chart by: every bar's tags.

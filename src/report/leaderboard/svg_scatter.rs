@@ -98,6 +98,8 @@ impl ScatterChart {
         s.color.clone().unwrap_or_else(|| PALETTE[i].to_string())
     }
 
+    /// At the page's full width (the unit tests; the page renders at its facet's width).
+    #[cfg(test)]
     pub fn render(&self) -> String {
         self.render_at(W)
     }

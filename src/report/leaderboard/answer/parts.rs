@@ -72,9 +72,8 @@ pub struct Answer {
     pub open: Vec<String>,
 }
 
-/// The answer's resolution over the rows with a decode rate (`decoded`: their indices).
+/// The answer's resolution over the rows with a decode rate (indices into all the rows).
 pub struct Resolved {
-    pub decoded: Vec<usize>,
     pub rule: Rule,
     /// The fastest within the budget and the rows it ties with (indices into the rows).
     pub best: Option<usize>,

@@ -1,3 +1,4 @@
+use super::text::NO_REPACK;
 use super::*;
 use crate::report::leaderboard::testdata::{file, model, quality, run, test};
 use crate::report::leaderboard::{Exclude, load::board};
