@@ -227,29 +227,41 @@ fn seconds(ctx: &Ctx, key: &str, v: &Spanned<f64>) -> Result<f64, ConfigError> {
     }
 }
 
+/// The forms `server` takes, as the refusal of any other names them.
+const SERVER_FORMS: &str =
+    "\"llama-server\", { llama_server = \"path\" } or { command = [\"prog\", \"arg\"] }";
+
+/// `server`: the name "llama-server" (the pinned build) or a table (checked by
+/// [`server_table`]).
 fn server(
     ctx: &Ctx,
     key: &str,
     raw: &Spanned<RawServer>,
     dir: &Path,
 ) -> Result<ServerLaunch, ConfigError> {
-    let t = match raw.get_ref() {
-        RawServer::Name(n) if n == "llama-server" => {
-            return Ok(ServerLaunch::LlamaServer {
-                binary: None,
-                args: Vec::new(),
-                ready_timeout_s: READY_TIMEOUT_S,
-            });
-        }
+    match raw.get_ref() {
+        RawServer::Name(n) if n == "llama-server" => Ok(ServerLaunch::LlamaServer {
+            binary: None,
+            args: Vec::new(),
+            ready_timeout_s: READY_TIMEOUT_S,
+        }),
         RawServer::Name(n) => {
-            let msg = format!(
-                "{n:?} is not a server: use \"llama-server\", {{ llama_server = \"path\" }} or \
-                 {{ command = [\"prog\", \"arg\"] }}"
-            );
-            return Err(ctx.err(raw.span(), key, msg));
+            let msg = format!("{n:?} is not a server: use {SERVER_FORMS}");
+            Err(ctx.err(raw.span(), key, msg))
         }
-        RawServer::Table(t) => t,
-    };
+        RawServer::Table(t) => server_table(ctx, key, t, raw.span(), dir),
+    }
+}
+
+/// `server = { ... }`: `llama_server` (with `args`) or `command`, each with
+/// `ready_timeout_s`; `span` is the whole table's, for a table that names neither.
+fn server_table(
+    ctx: &Ctx,
+    key: &str,
+    t: &RawServerTable,
+    span: std::ops::Range<usize>,
+    dir: &Path,
+) -> Result<ServerLaunch, ConfigError> {
     let k = |name: &str| format!("{key}.{name}");
     let ready_timeout_s = match &t.ready_timeout_s {
         None => READY_TIMEOUT_S,
@@ -291,7 +303,7 @@ fn server(
         }
         (None, None) => {
             let msg = "a server table needs `llama_server` (a path) or `command` (a list)";
-            Err(ctx.err(raw.span(), key, msg))
+            Err(ctx.err(span, key, msg))
         }
     }
 }

@@ -28,6 +28,19 @@ pub(crate) use error::Ctx;
 pub use knobs::{Axes, TestParams};
 
 impl RunSettings {
+    /// The settings without a `[sweep]` table: llama-bench's (1 warmup, 5 repetitions).
+    const LLAMA_BENCH: RunSettings = RunSettings {
+        warmup: 1,
+        repetitions: 5,
+        ci_target: None,
+        max_repetitions: 50,
+        max_seconds: 60.0,
+        seed: 42,
+        rounds: 1,
+        auto_rounds: None,
+        repetitions_given: false,
+    };
+
     /// The stopping rule these settings describe.
     pub fn policy(&self) -> crate::stats::analysis::StopPolicy {
         use crate::stats::analysis::StopPolicy;
@@ -281,93 +294,17 @@ fn parse_parts(
     physical_cores: u32,
 ) -> Result<(Config, Axes), ConfigError> {
     let file = ctx.file;
-
     let mut defaults = Axes::llama_bench_defaults(physical_cores);
-    let mut settings = RunSettings {
-        warmup: 1,
-        repetitions: 5,
-        ci_target: None,
-        max_repetitions: 50,
-        max_seconds: 60.0,
-        seed: 42,
-        rounds: 1,
-        auto_rounds: None,
-        repetitions_given: false,
-    };
+    let mut settings = RunSettings::LLAMA_BENCH;
     if let Some(s) = sweep {
         apply_settings(ctx, &s, &mut settings)?;
         apply_axes(ctx, "sweep", s, &mut defaults)?;
     }
-
     let base_dir = file.parent().unwrap_or(Path::new("."));
     let mut models: Vec<ModelEntry> = Vec::new();
     for (i, m) in raw_models.into_iter().enumerate() {
-        let key = format!("model[{i}]");
-        let name = m.name.get_ref().trim().to_string();
-        if name.is_empty() || name.contains('/') || name.chars().any(char::is_control) {
-            return Err(ctx.err(
-                m.name.span(),
-                &format!("{key}.name"),
-                "a model name must be non-empty and contain no '/' or control characters",
-            ));
-        }
-        if models.iter().any(|x| x.name == name) {
-            let msg = format!("duplicate model name {name:?}");
-            return Err(ctx.err(m.name.span(), &format!("{key}.name"), msg));
-        }
-        if let Some(p) = m.path.as_ref().filter(|p| p.get_ref().trim().is_empty()) {
-            return Err(ctx.err(p.span(), &format!("{key}.path"), "the model path is empty"));
-        }
-        let synth = match &m.synth {
-            Some(s) if m.path.is_none() => {
-                let msg = "`synth` writes the model at `path`: set one";
-                return Err(ctx.err(s.span(), &format!("{key}.synth"), msg));
-            }
-            Some(s) => Some(
-                synth_spec::SynthSpec::parse(s.get_ref())
-                    .map_err(|e| ctx.err(s.span(), &format!("{key}.synth"), e))?,
-            ),
-            None => None,
-        };
-        let raw_served = endpoint::RawServed {
-            endpoint: m.endpoint,
-            served_model: m.served_model,
-            api: m.api,
-            request_timeout_s: m.request_timeout_s,
-            ca_file: m.ca_file,
-            server: m.server,
-        };
-        let served = endpoint::served(ctx, &key, raw_served, m.path.is_some(), base_dir)?;
-        if m.path.is_none() && served.is_none() {
-            let msg = "a model needs `path` (a GGUF file) or `endpoint` (a served model)";
-            return Err(ctx.err(m.name.span(), &format!("{key}.path"), msg));
-        }
-        let mut axes = defaults.clone();
-        if let Some(sweep) = m.sweep {
-            let span = sweep.span();
-            let sweep = sweep.into_inner();
-            for (k, v) in [
-                ("warmup", &sweep.warmup),
-                ("repetitions", &sweep.repetitions),
-                ("seed", &sweep.seed),
-                ("rounds", &sweep.rounds),
-                ("max_rounds", &sweep.max_rounds),
-                ("max_rounds_seconds", &sweep.max_rounds_seconds),
-            ] {
-                if v.is_some() {
-                    let msg = "run settings belong in the top-level [sweep] table";
-                    return Err(ctx.err(span.clone(), &format!("{key}.sweep.{k}"), msg));
-                }
-            }
-            apply_axes(ctx, &format!("{key}.sweep"), sweep, &mut axes)?;
-        }
-        models.push(ModelEntry {
-            name,
-            path: m.path.map(|p| base_dir.join(p.get_ref())),
-            axes,
-            synth,
-            served,
-        });
+        let entry = model_entry(ctx, &format!("model[{i}]"), m, &models, &defaults, base_dir)?;
+        models.push(entry);
     }
     let config = Config {
         file: file.to_path_buf(),
@@ -380,6 +317,106 @@ fn parse_parts(
         ladders: Vec::new(),
     };
     Ok((config, defaults))
+}
+
+/// One `[[model]]` entry, `key` (`model[i]`) naming it in errors; `earlier` are the entries
+/// before it (names are unique), `defaults` the `[sweep]` axes its own sweep overrides, and
+/// relative paths resolve against `base_dir`.
+fn model_entry(
+    ctx: &Ctx,
+    key: &str,
+    m: RawModel,
+    earlier: &[ModelEntry],
+    defaults: &Axes,
+    base_dir: &Path,
+) -> Result<ModelEntry, ConfigError> {
+    let name = model_name(ctx, key, &m.name, earlier)?;
+    if let Some(p) = m.path.as_ref().filter(|p| p.get_ref().trim().is_empty()) {
+        return Err(ctx.err(p.span(), &format!("{key}.path"), "the model path is empty"));
+    }
+    let synth = match &m.synth {
+        Some(s) if m.path.is_none() => {
+            let msg = "`synth` writes the model at `path`: set one";
+            return Err(ctx.err(s.span(), &format!("{key}.synth"), msg));
+        }
+        Some(s) => Some(
+            synth_spec::SynthSpec::parse(s.get_ref())
+                .map_err(|e| ctx.err(s.span(), &format!("{key}.synth"), e))?,
+        ),
+        None => None,
+    };
+    let raw_served = endpoint::RawServed {
+        endpoint: m.endpoint,
+        served_model: m.served_model,
+        api: m.api,
+        request_timeout_s: m.request_timeout_s,
+        ca_file: m.ca_file,
+        server: m.server,
+    };
+    let served = endpoint::served(ctx, key, raw_served, m.path.is_some(), base_dir)?;
+    if m.path.is_none() && served.is_none() {
+        let msg = "a model needs `path` (a GGUF file) or `endpoint` (a served model)";
+        return Err(ctx.err(m.name.span(), &format!("{key}.path"), msg));
+    }
+    let mut axes = defaults.clone();
+    if let Some(sweep) = m.sweep {
+        model_sweep(ctx, key, sweep, &mut axes)?;
+    }
+    Ok(ModelEntry {
+        name,
+        path: m.path.map(|p| base_dir.join(p.get_ref())),
+        axes,
+        synth,
+        served,
+    })
+}
+
+/// The entry's `name`, trimmed, when it is usable as a folder name and not taken by an
+/// `earlier` entry.
+fn model_name(
+    ctx: &Ctx,
+    key: &str,
+    raw: &Spanned<String>,
+    earlier: &[ModelEntry],
+) -> Result<String, ConfigError> {
+    let name = raw.get_ref().trim().to_string();
+    if name.is_empty() || name.contains('/') || name.chars().any(char::is_control) {
+        return Err(ctx.err(
+            raw.span(),
+            &format!("{key}.name"),
+            "a model name must be non-empty and contain no '/' or control characters",
+        ));
+    }
+    if earlier.iter().any(|x| x.name == name) {
+        let msg = format!("duplicate model name {name:?}");
+        return Err(ctx.err(raw.span(), &format!("{key}.name"), msg));
+    }
+    Ok(name)
+}
+
+/// A `[model.sweep]` table onto `axes`: axes only, the run settings being global.
+fn model_sweep(
+    ctx: &Ctx,
+    key: &str,
+    sweep: Spanned<RawSweep>,
+    axes: &mut Axes,
+) -> Result<(), ConfigError> {
+    let span = sweep.span();
+    let sweep = sweep.into_inner();
+    for (k, v) in [
+        ("warmup", &sweep.warmup),
+        ("repetitions", &sweep.repetitions),
+        ("seed", &sweep.seed),
+        ("rounds", &sweep.rounds),
+        ("max_rounds", &sweep.max_rounds),
+        ("max_rounds_seconds", &sweep.max_rounds_seconds),
+    ] {
+        if v.is_some() {
+            let msg = "run settings belong in the top-level [sweep] table";
+            return Err(ctx.err(span.clone(), &format!("{key}.sweep.{k}"), msg));
+        }
+    }
+    apply_axes(ctx, &format!("{key}.sweep"), sweep, axes)
 }
 
 /// `max_rounds` and `max_rounds_seconds`: the budget of `rounds = "auto"`, meaningless

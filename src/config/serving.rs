@@ -134,7 +134,8 @@ fn rate(x: &toml::Value) -> Result<f64, String> {
     }
 }
 
-/// Checks the `[serving]` table.
+/// Checks the `[serving]` table, key by key in a fixed order (the first mistake is the one
+/// reported).
 pub(crate) fn parse(ctx: &Ctx, raw: Spanned<RawServing>) -> Result<ServingConfig, ConfigError> {
     let table_span = raw.span();
     let r = raw.into_inner();
@@ -152,73 +153,31 @@ pub(crate) fn parse(ctx: &Ctx, raw: Spanned<RawServing>) -> Result<ServingConfig
         None => vec![],
         Some(v) => list(ctx, &k("arrival_rate"), v, rate)?,
     };
-    let modes = match &r.modes {
-        None => {
-            let mut m = vec![Mode::Request, Mode::Parallel];
-            if !arrival_rate.is_empty() {
-                m.push(Mode::Arrival);
-            }
-            m
-        }
-        Some(v) => {
-            let mut m: Vec<Mode> = Vec::new();
-            for x in list(ctx, &k("modes"), v, mode)? {
-                if !m.contains(&x) {
-                    m.push(x);
-                }
-            }
-            if m.contains(&Mode::Arrival) && arrival_rate.is_empty() {
-                let msg = "the arrival mode needs `arrival_rate` (requests per second)";
-                return Err(ctx.err(v.span(), &k("modes"), msg));
-            }
-            if m.contains(&Mode::Goodput) && r.slo.is_none() {
-                let msg = "the goodput mode needs `slo` (per-request thresholds and an attainment)";
-                return Err(ctx.err(v.span(), &k("modes"), msg));
-            }
-            m
-        }
-    };
+    let modes = modes(ctx, &r, !arrival_rate.is_empty())?;
     let max_parallel = n_parallel.iter().copied().max().unwrap_or(1);
-    let dir = ctx.file.parent().unwrap_or(Path::new("."));
-    let dataset = match &r.dataset {
-        None => None,
-        Some(d) if d.get_ref().trim().is_empty() => {
-            return Err(ctx.err(
-                d.span(),
-                &k("dataset"),
-                "expected the path of a prompt file",
-            ));
-        }
-        Some(d) => Some(dir.join(d.get_ref())),
-    };
-    let chat_template = r.chat_template.as_ref().is_some_and(|c| *c.get_ref());
-    if chat_template && dataset.is_none() {
-        let span = r.chat_template.as_ref().map_or(table_span, |v| v.span());
-        let msg = "the chat template applies to a `dataset`'s prompts: set one";
-        return Err(ctx.err(span, &k("chat_template"), msg));
-    }
+    let (dataset, chat_template) = prompts(ctx, &r, table_span)?;
     let temperature = match &r.temperature {
         None => 0.0,
         Some(v) => scalar_float(ctx, &k("temperature"), v, 0.0, 100.0)?,
     };
-    let price_per_hour = match &r.price_per_hour {
-        None => None,
-        Some(v) => Some(scalar_float(ctx, &k("price_per_hour"), v, 0.0, 1e12)?),
-    };
-    let targets = match &r.targets {
-        None => None,
-        Some(t) => Some(targets::targets(ctx, t)?),
-    };
-    let slo = match &r.slo {
-        None => None,
-        Some(v) => Some(slo::slo(ctx, v)?),
-    };
+    let price_per_hour = r
+        .price_per_hour
+        .as_ref()
+        .map(|v| scalar_float(ctx, &k("price_per_hour"), v, 0.0, 1e12))
+        .transpose()?;
+    let targets = r
+        .targets
+        .as_ref()
+        .map(|t| targets::targets(ctx, t))
+        .transpose()?;
+    let slo = r.slo.as_ref().map(|v| slo::slo(ctx, v)).transpose()?;
     let n_requests = int(ctx, &r.n_requests, "n_requests", 1, 100_000, 8)? as u32;
     let goodput = slo::goodput(ctx, r.goodput.as_ref(), n_requests)?;
-    let seed = match &r.seed {
-        None => None,
-        Some(v) => Some(scalar_int(ctx, &k("seed"), v, 0, i64::MAX)? as u64),
-    };
+    let seed = r
+        .seed
+        .as_ref()
+        .map(|v| scalar_int(ctx, &k("seed"), v, 0, i64::MAX).map(|s| s as u64))
+        .transpose()?;
     Ok(ServingConfig {
         modes,
         n_prompt,
@@ -239,6 +198,61 @@ pub(crate) fn parse(ctx: &Ctx, raw: Spanned<RawServing>) -> Result<ServingConfig
         slo,
         goodput,
     })
+}
+
+/// `modes`, each once in the order given; by default request and parallel, and arrival when
+/// there are arrival rates (`has_rates`). A mode without what it needs is refused.
+fn modes(ctx: &Ctx, r: &RawServing, has_rates: bool) -> Result<Vec<Mode>, ConfigError> {
+    let Some(v) = &r.modes else {
+        let mut m = vec![Mode::Request, Mode::Parallel];
+        if has_rates {
+            m.push(Mode::Arrival);
+        }
+        return Ok(m);
+    };
+    let mut m: Vec<Mode> = Vec::new();
+    for x in list(ctx, &k("modes"), v, mode)? {
+        if !m.contains(&x) {
+            m.push(x);
+        }
+    }
+    if m.contains(&Mode::Arrival) && !has_rates {
+        let msg = "the arrival mode needs `arrival_rate` (requests per second)";
+        return Err(ctx.err(v.span(), &k("modes"), msg));
+    }
+    if m.contains(&Mode::Goodput) && r.slo.is_none() {
+        let msg = "the goodput mode needs `slo` (per-request thresholds and an attainment)";
+        return Err(ctx.err(v.span(), &k("modes"), msg));
+    }
+    Ok(m)
+}
+
+/// `dataset` (resolved against the config's folder) and `chat_template`, which applies to a
+/// dataset's prompts only; `table_span` points at `[serving]` when the key has no span.
+fn prompts(
+    ctx: &Ctx,
+    r: &RawServing,
+    table_span: std::ops::Range<usize>,
+) -> Result<(Option<PathBuf>, bool), ConfigError> {
+    let dir = ctx.file.parent().unwrap_or(Path::new("."));
+    let dataset = match &r.dataset {
+        None => None,
+        Some(d) if d.get_ref().trim().is_empty() => {
+            return Err(ctx.err(
+                d.span(),
+                &k("dataset"),
+                "expected the path of a prompt file",
+            ));
+        }
+        Some(d) => Some(dir.join(d.get_ref())),
+    };
+    let chat_template = r.chat_template.as_ref().is_some_and(|c| *c.get_ref());
+    if chat_template && dataset.is_none() {
+        let span = r.chat_template.as_ref().map_or(table_span, |v| v.span());
+        let msg = "the chat template applies to a `dataset`'s prompts: set one";
+        return Err(ctx.err(span, &k("chat_template"), msg));
+    }
+    Ok((dataset, chat_template))
 }
 
 #[cfg(test)]

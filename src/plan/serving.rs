@@ -7,8 +7,8 @@
 //! (n_seq_max = slots). Filters drop tests, never change a group's context, so a filtered
 //! run measures what the full run measures.
 
-use crate::config::Config;
 use crate::config::serving::{Mode, ServingConfig};
+use crate::config::{Axes, Config};
 use crate::plan::TestParams;
 
 /// How the test reached the model.
@@ -68,106 +68,22 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
         None => format!("pp{}+tg{}", sc.n_prompt, sc.n_gen),
     };
     for (mi, m) in config.models.iter().enumerate() {
+        let label = quant.get(mi).map(String::as_str).unwrap_or("unknown");
         for transport in transports(m) {
-            let a = &m.axes;
-            let label = quant.get(mi).map(String::as_str).unwrap_or("unknown");
-            let params = TestParams {
-                n_prompt: sc.n_prompt,
-                n_gen: sc.n_gen,
-                n_depth: 0,
-                n_batch: a.n_batch[0],
-                n_ubatch: a.n_ubatch[0],
-                n_gpu_layers: a.n_gpu_layers[0],
-                n_threads: a.n_threads[0],
-                flash_attn: a.flash_attn[0].as_i32(),
-                type_k: a.type_k[0].clone(),
-                type_v: a.type_v[0].clone(),
-                split_mode: a.split_mode[0],
-                main_gpu: a.main_gpu[0],
-                no_kv_offload: a.no_kv_offload[0],
-                knobs: a.first_knobs(),
-            };
-            // Served tests: `serve-http-<mode>`; in-process ones keep their ids.
-            let prefix = match transport {
-                Transport::InProcess => format!("{}/{label}/serve-", m.name),
-                Transport::Http => format!("{}/{label}/serve-http-", m.name),
-            };
-            let http = if transport == Transport::Http {
-                " http"
-            } else {
-                ""
-            };
-            let test = |group, mode: Mode, n: u32, seq_max: u32, shared, rate, id: String, name| {
-                // Request and arrival tests replay a prompt file when there is one: no fixed
-                // prompt length. Parallel tests always use synthetic prompts.
-                let mut params = params.clone();
-                if mode != Mode::Parallel && sc.dataset.is_some() {
-                    params.n_prompt = 0;
-                }
-                ServingTest {
-                    model: mi,
-                    group,
-                    id: format!("{prefix}{}/{id}", mode.name()),
-                    name,
-                    mode,
-                    n_parallel: n,
-                    n_seq_max: seq_max,
-                    shared,
-                    rate,
-                    params,
-                    transport,
-                }
+            let tests = ModelTests {
+                sc,
+                model: mi,
+                transport,
+                params: context_params(sc, &m.axes),
+                // Served tests: `serve-http-<mode>`; in-process ones keep their ids.
+                prefix: match transport {
+                    Transport::InProcess => format!("{}/{label}/serve-", m.name),
+                    Transport::Http => format!("{}/{label}/serve-http-", m.name),
+                },
+                workload: &workload,
             };
             for &mode in &sc.modes {
-                match mode {
-                    Mode::Request => {
-                        let name = format!("request{http} {workload}");
-                        out.push(test(group, mode, 1, 1, false, None, workload.clone(), name));
-                        group += 1;
-                    }
-                    Mode::Parallel => {
-                        let seq_max = sc.n_parallel.iter().copied().max().unwrap_or(1);
-                        let synthetic = format!("pp{}+tg{}", sc.n_prompt, sc.n_gen);
-                        // Over HTTP every request carries its own prompt: no shared prompt.
-                        let shares: &[bool] = match transport {
-                            Transport::InProcess => &sc.shared_prompt,
-                            Transport::Http => &[false],
-                        };
-                        for &shared in shares {
-                            let pps = if shared { " pps" } else { "" };
-                            for &b in &sc.n_parallel {
-                                let id =
-                                    format!("{synthetic}/B{b}{}", if shared { "/pps" } else { "" });
-                                let name = format!("parallel{http} {synthetic} B{b}{pps}");
-                                out.push(test(group, mode, b, seq_max, shared, None, id, name));
-                            }
-                            group += 1;
-                        }
-                    }
-                    Mode::Arrival => {
-                        for &r in &sc.arrival_rate {
-                            let id = format!("{workload}/rate{r}/slots{}", sc.slots);
-                            let name = format!("arrival{http} {workload} {r}/s slots{}", sc.slots);
-                            out.push(test(
-                                group,
-                                mode,
-                                sc.slots,
-                                sc.slots,
-                                false,
-                                Some(r),
-                                id,
-                                name,
-                            ));
-                        }
-                        group += 1;
-                    }
-                    Mode::Goodput => {
-                        let id = format!("{workload}/slots{}", sc.slots);
-                        let name = format!("goodput{http} {workload} slots{}", sc.slots);
-                        out.push(test(group, mode, sc.slots, sc.slots, false, None, id, name));
-                        group += 1;
-                    }
-                }
+                tests.push_mode(mode, &mut group, &mut out);
             }
         }
     }
@@ -177,6 +93,140 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
     out.into_iter()
         .filter(|t| filters.iter().any(|f| t.id.contains(f.as_str())))
         .collect()
+}
+
+/// The context parameters of a model's serving tests: the first value of each of its axes,
+/// with the `[serving]` table's n_prompt and n_gen.
+fn context_params(sc: &ServingConfig, a: &Axes) -> TestParams {
+    TestParams {
+        n_prompt: sc.n_prompt,
+        n_gen: sc.n_gen,
+        n_depth: 0,
+        n_batch: a.n_batch[0],
+        n_ubatch: a.n_ubatch[0],
+        n_gpu_layers: a.n_gpu_layers[0],
+        n_threads: a.n_threads[0],
+        flash_attn: a.flash_attn[0].as_i32(),
+        type_k: a.type_k[0].clone(),
+        type_v: a.type_v[0].clone(),
+        split_mode: a.split_mode[0],
+        main_gpu: a.main_gpu[0],
+        no_kv_offload: a.no_kv_offload[0],
+        knobs: a.first_knobs(),
+    }
+}
+
+/// The serving tests of one model over one transport: what they all share.
+struct ModelTests<'a> {
+    sc: &'a ServingConfig,
+    /// Index into `Config::models`.
+    model: usize,
+    transport: Transport,
+    params: TestParams,
+    /// The start of every id: `<model>/<quant>/serve-` (`serve-http-` over HTTP).
+    prefix: String,
+    /// The dataset's file name, or `pp<n_prompt>+tg<n_gen>` without one.
+    workload: &'a str,
+}
+
+impl ModelTests<'_> {
+    /// ` http` in the names of tests over HTTP, nothing in-process.
+    fn http(&self) -> &'static str {
+        if self.transport == Transport::Http {
+            " http"
+        } else {
+            ""
+        }
+    }
+
+    /// The tests of `mode`, pushed onto `out` in run order; each context group takes the
+    /// next `group` number.
+    fn push_mode(&self, mode: Mode, group: &mut usize, out: &mut Vec<ServingTest>) {
+        let (http, workload, slots) = (self.http(), self.workload, self.sc.slots);
+        match mode {
+            Mode::Request => {
+                let name = format!("request{http} {workload}");
+                out.push(self.test(*group, mode, workload.to_string(), name));
+                *group += 1;
+            }
+            Mode::Parallel => self.push_parallel(group, out),
+            Mode::Arrival => {
+                for &r in &self.sc.arrival_rate {
+                    let id = format!("{workload}/rate{r}/slots{slots}");
+                    let name = format!("arrival{http} {workload} {r}/s slots{slots}");
+                    out.push(ServingTest {
+                        n_parallel: slots,
+                        n_seq_max: slots,
+                        rate: Some(r),
+                        ..self.test(*group, mode, id, name)
+                    });
+                }
+                *group += 1;
+            }
+            Mode::Goodput => {
+                let id = format!("{workload}/slots{slots}");
+                let name = format!("goodput{http} {workload} slots{slots}");
+                out.push(ServingTest {
+                    n_parallel: slots,
+                    n_seq_max: slots,
+                    ..self.test(*group, mode, id, name)
+                });
+                *group += 1;
+            }
+        }
+    }
+
+    /// The parallel tests: one group per shared_prompt value (in-process only), every B in
+    /// it, with a context for the largest B.
+    fn push_parallel(&self, group: &mut usize, out: &mut Vec<ServingTest>) {
+        let sc = self.sc;
+        let http = self.http();
+        let seq_max = sc.n_parallel.iter().copied().max().unwrap_or(1);
+        let synthetic = format!("pp{}+tg{}", sc.n_prompt, sc.n_gen);
+        // Over HTTP every request carries its own prompt: no shared prompt.
+        let shares: &[bool] = match self.transport {
+            Transport::InProcess => &sc.shared_prompt,
+            Transport::Http => &[false],
+        };
+        for &shared in shares {
+            let pps = if shared { " pps" } else { "" };
+            for &b in &sc.n_parallel {
+                let id = format!("{synthetic}/B{b}{}", if shared { "/pps" } else { "" });
+                let name = format!("parallel{http} {synthetic} B{b}{pps}");
+                out.push(ServingTest {
+                    n_parallel: b,
+                    n_seq_max: seq_max,
+                    shared,
+                    ..self.test(*group, Mode::Parallel, id, name)
+                });
+            }
+            *group += 1;
+        }
+    }
+
+    /// A test of one request at a time, not shared, without a rate: the mode's own fields
+    /// are set by the caller. `id` follows the prefix and mode.
+    fn test(&self, group: usize, mode: Mode, id: String, name: String) -> ServingTest {
+        // Request and arrival tests replay a prompt file when there is one: no fixed
+        // prompt length. Parallel tests always use synthetic prompts.
+        let mut params = self.params.clone();
+        if mode != Mode::Parallel && self.sc.dataset.is_some() {
+            params.n_prompt = 0;
+        }
+        ServingTest {
+            model: self.model,
+            group,
+            id: format!("{}{}/{id}", self.prefix, mode.name()),
+            name,
+            mode,
+            n_parallel: 1,
+            n_seq_max: 1,
+            shared: false,
+            rate: None,
+            params,
+            transport: self.transport,
+        }
+    }
 }
 
 /// How a model's serving tests reach it: in-process when it has a GGUF, over HTTP when it
