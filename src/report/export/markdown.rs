@@ -1,6 +1,6 @@
 use super::Exporter;
 use crate::config::knobs::{Knob, Level, PARAMS};
-use crate::record::{RunRecord, Status, TestRecord};
+use crate::record::{ModelRecord, RunRecord, Status, TestRecord};
 use crate::util::units::{format_params, format_size};
 
 /// llama-bench's Markdown table: model | size | params | backend | ngl | threads |
@@ -24,111 +24,166 @@ impl Exporter for Markdown {
         if tests.is_empty() {
             return extra.trim_start().as_bytes().to_vec();
         }
-        let gpu = run.run.llama_cpp.gpu_backend != "cpu";
-        // Every other parameter of the table (those of the test's name aside) is shown when a
-        // test differs from llama-bench's default: so also when it varies.
-        let shown: Vec<&Knob> = PARAMS
-            .iter()
-            .filter(|k| k.level != Level::Test && !ALWAYS.contains(&k.name))
-            .filter(|k| tests.iter().any(|t| k.get(&t.params) != k.default_value()))
-            .collect();
-        // Ladder variants: the real bits per weight (llama.cpp falls back from K-quants on
-        // narrow tensors, so the name can mislead) and a mark on requantized files.
-        let model_of = |t: &TestRecord| run.models.iter().find(|m| m.name == t.model);
-        let any_bpw = tests
-            .iter()
-            .any(|t| model_of(t).is_some_and(|m| m.bits_per_weight.is_some()));
-        let mut header = vec!["model", "size", "params"];
-        if any_bpw {
-            header.push("bpw");
-        }
-        header.push("backend");
-        if gpu {
-            header.push("ngl");
-        }
-        header.push("threads");
-        header.extend(shown.iter().map(|k| k.header));
-        header.extend(["test", "t/s"]);
-        // The interval that applies, and what it covers: one launch's repetitions, or the
-        // rounds (fresh contexts) when the test ran several.
-        let any_ci = tests.iter().any(|t| interval(t).is_some());
-        if any_ci {
-            header.push("95% interval");
-        }
-        let any_roof = tests.iter().any(|t| roof(t).is_some());
-        if any_roof {
-            header.push("% roofline");
-        }
-        let any_flags = tests.iter().any(|t| {
-            t.stats.as_ref().is_some_and(|s| !s.notes().is_empty()) || !t.not_honoured.is_empty()
-        });
-        if any_flags {
-            header.push("notes");
-        }
-        let mut rows = vec![header.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
-        for &t in &tests {
-            let requantized = model_of(t)
-                .and_then(|m| m.provenance.as_ref())
-                .is_some_and(|p| p.requantized);
-            let mut name = t.model_type.clone().unwrap_or_else(|| t.model.clone());
-            if requantized {
-                name.push_str(" (requant)");
-            }
-            let mut row = vec![
-                name,
-                t.model_size.map(format_size).unwrap_or_default(),
-                t.model_n_params.map(format_params).unwrap_or_default(),
-            ];
-            if any_bpw {
-                let bpw = model_of(t).and_then(|m| m.bits_per_weight);
-                row.push(bpw.map(|b| format!("{b:.2}")).unwrap_or_default());
-            }
-            row.push(t.backends.clone());
-            if gpu {
-                row.push(t.params.n_gpu_layers.to_string());
-            }
-            row.push(t.params.n_threads.to_string());
-            row.extend(shown.iter().map(|k| k.get(&t.params).show()));
-            row.push(t.test.clone());
-            row.push(rate(t));
-            if any_ci {
-                row.push(interval(t).unwrap_or_default());
-            }
-            if any_roof {
-                let pct = roof(t).map(|r| match r.above_ceiling {
-                    // A share above 100% would only measure the ceiling's error.
-                    true => "above ceiling".to_string(),
-                    false => format!("{:.0}%", r.percent_of_roofline),
-                });
-                row.push(pct.unwrap_or_default());
-            }
-            if any_flags {
-                let mut notes: Vec<String> = t
-                    .stats
-                    .as_ref()
-                    .map(|s| s.notes().iter().map(|n| n.to_string()).collect())
-                    .unwrap_or_default();
-                // "poll = 0: not honoured, ..." -> "poll not honoured".
-                for n in &t.not_honoured {
-                    let name = n.split([' ', ':']).next().unwrap_or(n);
-                    notes.push(format!("{name} not honoured"));
-                }
-                row.push(notes.join(", "));
-            }
-            rows.push(row);
-        }
+        let cols = Columns::of(run, &tests);
+        let mut rows = vec![cols.header()];
+        rows.extend(tests.iter().map(|t| cols.row(run, t)));
         let mut out = table(&rows);
-        // A placement sweep's answer: the fastest placement per model and test, with ties.
-        let answers = crate::report::fastest::fastest(&tests);
-        if !answers.is_empty() {
-            out.push('\n');
-            for f in answers {
-                out.push_str(&format!("{}\n", f.line()));
-            }
-        }
+        out.push_str(&fastest_lines(&tests));
         out.push_str(&extra);
         out.into_bytes()
     }
+}
+
+/// The columns of the table that not every run has.
+struct Columns {
+    /// ngl, on GPU builds.
+    gpu: bool,
+    /// Every other parameter of the table (those of the test's name aside) is shown when a
+    /// test differs from llama-bench's default: so also when it varies.
+    shown: Vec<&'static Knob>,
+    /// Ladder variants: the real bits per weight (llama.cpp falls back from K-quants on
+    /// narrow tensors, so the name can mislead).
+    bpw: bool,
+    /// The interval that applies, and what it covers: one launch's repetitions, or the
+    /// rounds (fresh contexts) when the test ran several.
+    interval: bool,
+    roofline: bool,
+    notes: bool,
+}
+
+impl Columns {
+    /// The columns `tests` (of `run`) need.
+    fn of(run: &RunRecord, tests: &[&TestRecord]) -> Columns {
+        Columns {
+            gpu: run.run.llama_cpp.gpu_backend != "cpu",
+            shown: PARAMS
+                .iter()
+                .filter(|k| k.level != Level::Test && !ALWAYS.contains(&k.name))
+                .filter(|k| tests.iter().any(|t| k.get(&t.params) != k.default_value()))
+                .collect(),
+            bpw: tests
+                .iter()
+                .any(|t| model_of(run, t).is_some_and(|m| m.bits_per_weight.is_some())),
+            interval: tests.iter().any(|t| interval(t).is_some()),
+            roofline: tests.iter().any(|t| roof(t).is_some()),
+            notes: tests.iter().any(|t| {
+                t.stats.as_ref().is_some_and(|s| !s.notes().is_empty())
+                    || !t.not_honoured.is_empty()
+            }),
+        }
+    }
+
+    /// The header row.
+    fn header(&self) -> Vec<String> {
+        let mut header = vec!["model", "size", "params"];
+        if self.bpw {
+            header.push("bpw");
+        }
+        header.push("backend");
+        if self.gpu {
+            header.push("ngl");
+        }
+        header.push("threads");
+        header.extend(self.shown.iter().map(|k| k.header));
+        header.extend(["test", "t/s"]);
+        if self.interval {
+            header.push("95% interval");
+        }
+        if self.roofline {
+            header.push("% roofline");
+        }
+        if self.notes {
+            header.push("notes");
+        }
+        header.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// The row of test `t` of `run`.
+    fn row(&self, run: &RunRecord, t: &TestRecord) -> Vec<String> {
+        let mut row = vec![
+            model_name(run, t),
+            t.model_size.map(format_size).unwrap_or_default(),
+            t.model_n_params.map(format_params).unwrap_or_default(),
+        ];
+        if self.bpw {
+            let bpw = model_of(run, t).and_then(|m| m.bits_per_weight);
+            row.push(bpw.map(|b| format!("{b:.2}")).unwrap_or_default());
+        }
+        row.push(t.backends.clone());
+        if self.gpu {
+            row.push(t.params.n_gpu_layers.to_string());
+        }
+        row.push(t.params.n_threads.to_string());
+        row.extend(self.shown.iter().map(|k| k.get(&t.params).show()));
+        row.push(t.test.clone());
+        row.push(rate(t));
+        if self.interval {
+            row.push(interval(t).unwrap_or_default());
+        }
+        if self.roofline {
+            row.push(roof_share(t));
+        }
+        if self.notes {
+            row.push(notes(t));
+        }
+        row
+    }
+}
+
+/// The model record of test `t`, if the run has one.
+fn model_of<'a>(run: &'a RunRecord, t: &TestRecord) -> Option<&'a ModelRecord> {
+    run.models.iter().find(|m| m.name == t.model)
+}
+
+/// The model column: llama.cpp's description of it, with a mark on requantized files.
+fn model_name(run: &RunRecord, t: &TestRecord) -> String {
+    let requantized = model_of(run, t)
+        .and_then(|m| m.provenance.as_ref())
+        .is_some_and(|p| p.requantized);
+    let mut name = t.model_type.clone().unwrap_or_else(|| t.model.clone());
+    if requantized {
+        name.push_str(" (requant)");
+    }
+    name
+}
+
+/// The share of the roofline, or "above ceiling" (a share above 100% would only measure
+/// the ceiling's error); empty without a roofline.
+fn roof_share(t: &TestRecord) -> String {
+    let pct = roof(t).map(|r| match r.above_ceiling {
+        true => "above ceiling".to_string(),
+        false => format!("{:.0}%", r.percent_of_roofline),
+    });
+    pct.unwrap_or_default()
+}
+
+/// The notes column: the statistics' notes, then each setting not honoured
+/// ("poll = 0: not honoured, ..." -> "poll not honoured").
+fn notes(t: &TestRecord) -> String {
+    let mut notes: Vec<String> = t
+        .stats
+        .as_ref()
+        .map(|s| s.notes().iter().map(|n| n.to_string()).collect())
+        .unwrap_or_default();
+    for n in &t.not_honoured {
+        let name = n.split([' ', ':']).next().unwrap_or(n);
+        notes.push(format!("{name} not honoured"));
+    }
+    notes.join(", ")
+}
+
+/// A placement sweep's answer: the fastest placement per model and test, with ties, after
+/// a blank line; empty when there is none.
+fn fastest_lines(tests: &[&TestRecord]) -> String {
+    let answers = crate::report::fastest::fastest(tests);
+    let mut out = String::new();
+    if !answers.is_empty() {
+        out.push('\n');
+        for f in answers {
+            out.push_str(&format!("{}\n", f.line()));
+        }
+    }
+    out
 }
 
 fn roof(t: &TestRecord) -> Option<&crate::machine::roofline::DecodeRoofline> {

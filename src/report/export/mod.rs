@@ -80,7 +80,18 @@ pub(crate) mod fixtures {
     use crate::plan::TestParams;
     use crate::record::*;
 
+    /// A run of two CPU tests of one model: a measured pp512 and a failed tg128.
     pub fn run() -> RunRecord {
+        RunRecord {
+            schema_version: SCHEMA_VERSION,
+            run: run_info(),
+            models: vec![],
+            tests: test_records(),
+        }
+    }
+
+    /// The measured test and the failed one.
+    fn test_records() -> Vec<TestRecord> {
         let params = TestParams {
             n_prompt: 512,
             n_gen: 0,
@@ -141,57 +152,57 @@ pub(crate) mod fixtures {
         failed.samples_ts.clear();
         failed.avg_ts = None;
         failed.fail("failed to create context, \"oom\"");
-        RunRecord {
-            schema_version: SCHEMA_VERSION,
-            run: RunInfo {
-                tool: ToolInfo {
-                    name: "tpsbench".into(),
-                    version: "0.1.0".into(),
-                    git_commit: None,
-                },
-                llama_cpp: LlamaBuild {
-                    sys_crate_version: "0.1.161".into(),
-                    build_number: None,
-                    build_commit: None,
-                    system_info: "CPU : AVX2 = 1".into(),
-                    gpu_backend: "cpu".into(),
-                    cmake_flags: String::new(),
-                    cpu_features: vec![],
-                    library: None,
-                },
-                started_at: "2026-11-30T00:00:00Z".into(),
-                finished_at: None,
-                system: SystemInfo {
-                    cpu_model: "cpu".into(),
-                    physical_cores: 2,
-                    logical_cores: 2,
-                    ram_bytes: 1 << 30,
-                    os: "Linux".into(),
-                    kernel: "6".into(),
-                    arch: "x86_64".into(),
-                    hostname: "h".into(),
-                },
-                devices: vec![],
-                backends: "CPU".into(),
-                config_file: "models.toml".into(),
-                seed: 42,
-                warmup: 1,
-                repetitions: 2,
-                rounds: 1,
-                rounds_auto: None,
-                command: vec![],
-                gpus: vec![],
-                host_bandwidth: None,
-                resumed_at: vec![],
-                shard: None,
-                plan_hash: None,
-                plan_settings: None,
-                plan_ids: vec![],
-                load_average: None,
-                published: None,
+        vec![ok, failed]
+    }
+
+    /// The run's metadata: a 2-core CPU machine, one round of two repetitions.
+    fn run_info() -> RunInfo {
+        RunInfo {
+            tool: ToolInfo {
+                name: "tpsbench".into(),
+                version: "0.1.0".into(),
+                git_commit: None,
             },
-            models: vec![],
-            tests: vec![ok, failed],
+            llama_cpp: LlamaBuild {
+                sys_crate_version: "0.1.161".into(),
+                build_number: None,
+                build_commit: None,
+                system_info: "CPU : AVX2 = 1".into(),
+                gpu_backend: "cpu".into(),
+                cmake_flags: String::new(),
+                cpu_features: vec![],
+                library: None,
+            },
+            started_at: "2026-11-30T00:00:00Z".into(),
+            finished_at: None,
+            system: SystemInfo {
+                cpu_model: "cpu".into(),
+                physical_cores: 2,
+                logical_cores: 2,
+                ram_bytes: 1 << 30,
+                os: "Linux".into(),
+                kernel: "6".into(),
+                arch: "x86_64".into(),
+                hostname: "h".into(),
+            },
+            devices: vec![],
+            backends: "CPU".into(),
+            config_file: "models.toml".into(),
+            seed: 42,
+            warmup: 1,
+            repetitions: 2,
+            rounds: 1,
+            rounds_auto: None,
+            command: vec![],
+            gpus: vec![],
+            host_bandwidth: None,
+            resumed_at: vec![],
+            shard: None,
+            plan_hash: None,
+            plan_settings: None,
+            plan_ids: vec![],
+            load_average: None,
+            published: None,
         }
     }
 }

@@ -13,6 +13,23 @@ fn f2(x: Option<f64>) -> String {
     x.map_or("-".into(), |v| format!("{v:.2}"))
 }
 
+/// The serving table's columns.
+const HEADER: [&str; 13] = [
+    "model",
+    "test",
+    "B",
+    "TTFT ms p50/p90",
+    "ITL ms p50/p90/p99",
+    "E2E ms p50",
+    "req t/s",
+    "S_PP t/s",
+    "S_TG t/s",
+    "S t/s",
+    "overhead",
+    "targets",
+    "$/Mtok",
+];
+
 /// The serving table and capacity lines, preceded by a blank line; empty without serving
 /// tests.
 pub fn render(run: &RunRecord) -> String {
@@ -35,72 +52,63 @@ pub fn render(run: &RunRecord) -> String {
         .copied()
         .filter(|t| t.serving.is_some())
         .collect();
-    let header = [
-        "model",
-        "test",
-        "B",
-        "TTFT ms p50/p90",
-        "ITL ms p50/p90/p99",
-        "E2E ms p50",
-        "req t/s",
-        "S_PP t/s",
-        "S_TG t/s",
-        "S t/s",
-        "overhead",
-        "targets",
-        "$/Mtok",
-    ];
-    let mut rows = vec![header.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
+    let mut rows = vec![HEADER.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
     for t in &tests {
         let s = t.serving.as_ref().expect("filtered");
-        let mut row = vec![t.model.clone(), t.test.clone(), s.n_parallel.to_string()];
         if t.status != Status::Ok {
-            row.push(format!(
-                "failed: {}",
-                t.error.as_deref().unwrap_or("unknown error")
-            ));
-            row.resize(header.len(), String::new());
+            rows.push(failed_row(t, s.n_parallel.to_string()));
         } else {
-            row.extend([
-                format!("{:.1} / {:.1}", s.ttft_ms.p50, s.ttft_ms.p90),
-                format!(
-                    "{:.1} / {:.1} / {:.1}",
-                    s.itl_ms.p50, s.itl_ms.p90, s.itl_ms.p99
-                ),
-                format!("{:.1}", s.e2e_ms.p50),
-                f2(s.per_request_ts),
-                f2(s.aggregate_pp_ts),
-                f2(s.aggregate_ts),
-                f2(s.total_ts),
-                // Over HTTP the time outside the engine is the server's, not seen here.
-                if s.transport.is_in_process() {
-                    format!("{:.1}%", 100.0 * s.overhead_fraction)
-                } else {
-                    "-".into()
-                },
-                match s.meets_targets {
-                    Some(true) => "met".into(),
-                    Some(false) => "missed".into(),
-                    None => "-".into(),
-                },
-                s.cost_per_mtok.map_or("-".into(), |c| format!("{c:.3}")),
-            ]);
+            let mut row = vec![t.model.clone(), t.test.clone(), s.n_parallel.to_string()];
+            row.extend(figures(s));
+            rows.push(row);
         }
-        rows.push(row);
     }
     // Failed tests have no serving figures: list them too.
     for t in all.iter().filter(|t| t.serving.is_none()) {
-        let mut row = vec![t.model.clone(), t.test.clone(), String::new()];
-        row.push(format!(
-            "failed: {}",
-            t.error.as_deref().unwrap_or("unknown error")
-        ));
-        row.resize(header.len(), String::new());
-        rows.push(row);
+        rows.push(failed_row(t, String::new()));
     }
     let mut out = format!("\n{}", crate::util::table::aligned(&rows, &|c| c <= 1));
     out.push_str(&capacity_lines(&tests));
     out
+}
+
+/// The row of a failed test: its model, name and batch size `b`, then its error.
+fn failed_row(t: &TestRecord, b: String) -> Vec<String> {
+    let mut row = vec![t.model.clone(), t.test.clone(), b];
+    row.push(format!(
+        "failed: {}",
+        t.error.as_deref().unwrap_or("unknown error")
+    ));
+    row.resize(HEADER.len(), String::new());
+    row
+}
+
+/// The figures of a successful serving test: the columns after "B".
+fn figures(s: &Serving) -> [String; 10] {
+    [
+        format!("{:.1} / {:.1}", s.ttft_ms.p50, s.ttft_ms.p90),
+        format!(
+            "{:.1} / {:.1} / {:.1}",
+            s.itl_ms.p50, s.itl_ms.p90, s.itl_ms.p99
+        ),
+        format!("{:.1}", s.e2e_ms.p50),
+        f2(s.per_request_ts),
+        f2(s.aggregate_pp_ts),
+        f2(s.aggregate_ts),
+        f2(s.total_ts),
+        // Over HTTP the time outside the engine is the server's, not seen here.
+        if s.transport.is_in_process() {
+            format!("{:.1}%", 100.0 * s.overhead_fraction)
+        } else {
+            "-".into()
+        },
+        match s.meets_targets {
+            Some(true) => "met".into(),
+            Some(false) => "missed".into(),
+            None => "-".into(),
+        },
+        s.cost_per_mtok.map_or("-".into(), |c| format!("{c:.3}")),
+    ]
 }
 
 /// One line per (model, mode, shared prompt) series with targets: the largest B or arrival

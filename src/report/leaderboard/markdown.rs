@@ -139,6 +139,8 @@ pub fn heading(b: &Board, a: &Answer) -> String {
     format!("{}{arch} on {machine}", a.model)
 }
 
+/// The page: the summary line, then each section in turn (each writes nothing when it has
+/// nothing to say).
 pub fn render(b: &Board) -> String {
     let mut o = String::from("# tpsbench leaderboard\n\n");
     let _ = writeln!(o, "{}\n", summary_line(b));
@@ -146,32 +148,61 @@ pub fn render(b: &Board) -> String {
         let _ = writeln!(o, "{NO_RESULTS}");
         return o;
     }
+    answers_section(&mut o, b);
+    grids_section(&mut o, b);
+    flagged_section(&mut o, b);
+    ranking_section(&mut o, b);
+    across_machines_section(&mut o, b);
+    for mi in 0..b.machines.len() {
+        machine_section(&mut o, b, mi);
+    }
+    left_out_section(&mut o, b);
+    o
+}
+
+/// "Which quantization?": per model and machine, the answer, its table and its note.
+fn answers_section(o: &mut String, b: &Board) {
     let answers = answer::answers(b, b.kld_budget());
-    if !answers.is_empty() {
-        o.push_str("## Which quantization?\n\n");
-        for a in &answers {
-            let _ = writeln!(o, "### {}\n\n{}\n", md(&heading(b, a)), md(&a.sentence));
-            let _ = writeln!(o, "{}", table(&answer::table(a, NBSP)));
-            let _ = writeln!(o, "{}\n", md(&answer::note(a)));
-        }
+    if answers.is_empty() {
+        return;
     }
+    o.push_str("## Which quantization?\n\n");
+    for a in &answers {
+        let _ = writeln!(o, "### {}\n\n{}\n", md(&heading(b, a)), md(&a.sentence));
+        let _ = writeln!(o, "{}", table(&answer::table(a, NBSP)));
+        let _ = writeln!(o, "{}\n", md(&answer::note(a)));
+    }
+}
+
+/// "Machines × quantizations": a grid per model and test.
+fn grids_section(o: &mut String, b: &Board) {
     let gs = super::grid::grids(b);
-    if !gs.is_empty() {
-        o.push_str(
-            "## Machines × quantizations\n\nPer model and test, t/s: a row per machine (fastest \
-             first), a column per quantization, each machine at its fastest setting.\n\n",
-        );
-        for g in &gs {
-            let _ = writeln!(o, "### {}\n\n{}", md(&g.title()), table(&g.table(b)));
-        }
+    if gs.is_empty() {
+        return;
     }
-    if !b.warnings.is_empty() {
-        o.push_str("## Flagged\n\nKept on this page, badged; `tpsbench leaderboard --strict` leaves them out.\n\n");
-        for l in &b.warnings {
-            let _ = writeln!(o, "- {}", md(l));
-        }
-        o.push('\n');
+    o.push_str(
+        "## Machines × quantizations\n\nPer model and test, t/s: a row per machine (fastest \
+         first), a column per quantization, each machine at its fastest setting.\n\n",
+    );
+    for g in &gs {
+        let _ = writeln!(o, "### {}\n\n{}", md(&g.title()), table(&g.table(b)));
     }
+}
+
+/// "Flagged": the warnings about measurements kept on the page.
+fn flagged_section(o: &mut String, b: &Board) {
+    if b.warnings.is_empty() {
+        return;
+    }
+    o.push_str("## Flagged\n\nKept on this page, badged; `tpsbench leaderboard --strict` leaves them out.\n\n");
+    for l in &b.warnings {
+        let _ = writeln!(o, "- {}", md(l));
+    }
+    o.push('\n');
+}
+
+/// What the figures are, then "Summary ranking": the ten fastest per ranking.
+fn ranking_section(o: &mut String, b: &Board) {
     o.push_str(
         "Figures below are llama-bench's: mean ± sample standard deviation of the per-repetition \
          tokens per second. Compare machines with care: shared or busy machines are noisy; \
@@ -181,54 +212,73 @@ pub fn render(b: &Board) -> String {
     for (name, t) in rankings(b, 10) {
         let _ = writeln!(o, "### {}\n\n{}", md(&name), table(&t));
     }
+}
+
+/// "Machines": each measurement taken on several machines, machine by machine.
+fn across_machines_section(o: &mut String, b: &Board) {
     let across: Vec<_> = machines(b).into_iter().filter(|c| c.has_data()).collect();
-    if !across.is_empty() {
-        o.push_str(
-            "## Machines\n\nThe same model, quantization and test on each machine that measured \
-             it, as a share of the fastest machine; each machine at its fastest setting.\n\n",
+    if across.is_empty() {
+        return;
+    }
+    o.push_str(
+        "## Machines\n\nThe same model, quantization and test on each machine that measured \
+         it, as a share of the fastest machine; each machine at its fastest setting.\n\n",
+    );
+    for c in &across {
+        let _ = writeln!(o, "### {}\n\n{}", md(&c.title), table(&bars_table(c)));
+    }
+}
+
+/// Machine `mi`'s section: its facts, its runs, a table per model with the fastest
+/// placements, and its failed tests.
+fn machine_section(o: &mut String, b: &Board, mi: usize) {
+    let m = &b.machines[mi];
+    let _ = writeln!(o, "## {}\n", md(&m.label()));
+    for (k, v) in &m.facts {
+        let _ = writeln!(o, "- {}: {}", md(k), md(v));
+    }
+    let _ = writeln!(o, "\n{}\n", md(&m.details));
+    let mine: Vec<_> = b.runs.iter().filter(|r| r.machine == mi).collect();
+    let _ = writeln!(o, "### Runs\n\n{}", table(&runs(&mine, false)));
+    for (_, model, es) in by_machine_and_model(&b.entries)
+        .into_iter()
+        .filter(|(x, _, _)| *x == mi)
+    {
+        let _ = writeln!(o, "### {}\n\n{}", md(&model), table(&detail(&es)));
+        let tests: Vec<_> = es.iter().map(|e| &e.test).collect();
+        for f in crate::report::fastest::fastest(&tests) {
+            let _ = writeln!(o, "- {}\n", md(&f.line()));
+        }
+    }
+    failed_tests(o, b, mi);
+}
+
+/// Machine `mi`'s tests without a successful measurement, with their errors.
+fn failed_tests(o: &mut String, b: &Board, mi: usize) {
+    let failed: Vec<_> = b.failures.iter().filter(|e| e.machine == mi).collect();
+    if failed.is_empty() {
+        return;
+    }
+    o.push_str("### Failed tests (no successful measurement)\n\n");
+    for e in failed {
+        let _ = writeln!(
+            o,
+            "- {}: {}",
+            md(&e.test.id),
+            md(e.test.error.as_deref().unwrap_or("unknown error"))
         );
-        for c in &across {
-            let _ = writeln!(o, "### {}\n\n{}", md(&c.title), table(&bars_table(c)));
-        }
     }
-    for (mi, m) in b.machines.iter().enumerate() {
-        let _ = writeln!(o, "## {}\n", md(&m.label()));
-        for (k, v) in &m.facts {
-            let _ = writeln!(o, "- {}: {}", md(k), md(v));
-        }
-        let _ = writeln!(o, "\n{}\n", md(&m.details));
-        let mine: Vec<_> = b.runs.iter().filter(|r| r.machine == mi).collect();
-        let _ = writeln!(o, "### Runs\n\n{}", table(&runs(&mine, false)));
-        for (_, model, es) in by_machine_and_model(&b.entries)
-            .into_iter()
-            .filter(|(x, _, _)| *x == mi)
-        {
-            let _ = writeln!(o, "### {}\n\n{}", md(&model), table(&detail(&es)));
-            let tests: Vec<_> = es.iter().map(|e| &e.test).collect();
-            for f in crate::report::fastest::fastest(&tests) {
-                let _ = writeln!(o, "- {}\n", md(&f.line()));
-            }
-        }
-        let failed: Vec<_> = b.failures.iter().filter(|e| e.machine == mi).collect();
-        if !failed.is_empty() {
-            o.push_str("### Failed tests (no successful measurement)\n\n");
-            for e in failed {
-                let _ = writeln!(
-                    o,
-                    "- {}: {}",
-                    md(&e.test.id),
-                    md(e.test.error.as_deref().unwrap_or("unknown error"))
-                );
-            }
-            o.push('\n');
-        }
+    o.push('\n');
+}
+
+/// "Left out": the files and rows excluded, and the invalid files.
+fn left_out_section(o: &mut String, b: &Board) {
+    if b.excluded.is_empty() && b.invalid.is_empty() {
+        return;
     }
-    if !b.excluded.is_empty() || !b.invalid.is_empty() {
-        o.push_str("## Left out\n\n");
-        for l in b.excluded.iter().chain(&b.invalid) {
-            let _ = writeln!(o, "- {}", md(l));
-        }
-        o.push('\n');
+    o.push_str("## Left out\n\n");
+    for l in b.excluded.iter().chain(&b.invalid) {
+        let _ = writeln!(o, "- {}", md(l));
     }
-    o
+    o.push('\n');
 }

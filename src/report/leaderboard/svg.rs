@@ -320,6 +320,34 @@ pub fn header(w: f64, title: &str, subtitle: &str) -> (String, f64) {
     (o, y + 12.0)
 }
 
+/// The head of a chart with a plot: its title block and, below it, the legend of `items`
+/// (none: no legend); returns the SVG and the y below.
+pub fn chart_head(
+    w: f64,
+    title: &str,
+    subtitle: &str,
+    items: &[(String, String)],
+) -> (String, f64) {
+    let (mut o, y) = header(w, title, subtitle);
+    let (l, y) = legend(w, items, y);
+    o.push_str(&l);
+    (o, y)
+}
+
+/// The `<svg>` element around a chart whose plot ends at `bottom`, with room below for the
+/// x axis's tick labels and title (see [`x_axis`]).
+pub fn plot_frame(id: &str, title: &str, w: f64, bottom: f64, body: &str) -> String {
+    frame(id, title, w, bottom + 54.0, body)
+}
+
+/// The estimated width of the widest of `texts` drawn at `px` pixels (0 for none).
+pub fn widest<S: AsRef<str>>(texts: impl IntoIterator<Item = S>, px: f64) -> f64 {
+    texts
+        .into_iter()
+        .map(|t| text_width(t.as_ref(), px))
+        .fold(0.0, f64::max)
+}
+
 /// Legend items laid out in rows from the left, below `y0`; returns the SVG and the y below.
 pub fn legend(w: f64, items: &[(String, String)], y0: f64) -> (String, f64) {
     if items.is_empty() {
@@ -351,13 +379,10 @@ pub fn legend(w: f64, items: &[(String, String)], y0: f64) -> (String, f64) {
 /// no longer touch; then the axis title.
 pub fn x_axis(ticks: &[f64], x: Scale, top: f64, bottom: f64, label: &str) -> String {
     let labels = tick_labels(ticks);
-    let widest = labels
-        .iter()
-        .map(|l| text_width(l, 12.0))
-        .fold(0.0, f64::max);
+    let label_w = widest(&labels, 12.0);
     let gap = (x.at(ticks.get(1).copied().unwrap_or(1.0)) - x.at(ticks[0])).abs();
     let every = (1..=ticks.len().max(1))
-        .find(|k| gap * *k as f64 >= widest + 10.0)
+        .find(|k| gap * *k as f64 >= label_w + 10.0)
         .unwrap_or(ticks.len().max(1));
     let mut o = String::from(r#"<g class="axis x">"#);
     for (i, (t, l)) in ticks.iter().zip(&labels).enumerate() {

@@ -5,8 +5,8 @@
 use std::fmt::Write;
 
 use super::svg::{
-    MAX_SERIES, PAD, PALETTE, Scale, Tags, escape, fit, frame, header, legend, mark_attrs,
-    nice_ticks, placeholder, text_width, x_axis,
+    MAX_SERIES, PAD, PALETTE, Scale, Tags, chart_head, escape, fit, mark_attrs, nice_ticks,
+    placeholder, plot_frame, text_width, widest, x_axis,
 };
 
 /// One bar: its length, optional ± error, the text drawn after it and the tooltip.
@@ -92,12 +92,7 @@ impl BarChart {
 
     /// What the filters select the chart by: every bar's tags.
     pub fn tags(&self) -> Tags {
-        Tags::union(
-            self.series()
-                .iter()
-                .flat_map(|s| s.values.iter().flatten())
-                .map(|b| &b.tags),
-        )
+        Tags::union(self.bars().map(|b| &b.tags))
     }
 
     /// The chart in a viewBox `w` wide.
@@ -105,9 +100,34 @@ impl BarChart {
         if !self.has_data() {
             return placeholder(w, &self.id, &self.title, &self.empty);
         }
-        let (mut o, y) = header(w, &self.title, &self.subtitle);
+        let (mut o, y) = chart_head(w, &self.title, &self.subtitle, &self.legend_items());
+        let top = y + 10.0;
+        let label_col = self.label_column(w);
+        let left = PAD + label_col + 10.0;
+        let right = w - PAD - widest(self.bars().map(|b| &b.label), VALUE_PX) - 8.0;
+        let (ticks, d1) = self.value_ticks(left, right);
+        let x = Scale {
+            d0: 0.0,
+            d1,
+            r0: left,
+            r1: right,
+        };
+        let rows = self.rows();
+        let bottom = top + rows.heights.iter().sum::<f64>();
+        o.push_str(&x_axis(&ticks, x, top, bottom, &self.x_label));
+        o.push_str(&self.bar_rows(&rows, x, top, label_col));
+        self.mark_scale(plot_frame(&self.id, &self.title, w, bottom, &o), d1)
+    }
+
+    /// Every drawn bar, series by series.
+    fn bars(&self) -> impl Iterator<Item = &Bar> {
+        self.series().iter().flat_map(|s| s.values.iter().flatten())
+    }
+
+    /// A legend item per series, none when there is only one.
+    fn legend_items(&self) -> Vec<(String, String)> {
         let series = self.series();
-        let items: Vec<(String, String)> = if series.len() > 1 {
+        if series.len() > 1 {
             series
                 .iter()
                 .enumerate()
@@ -115,29 +135,27 @@ impl BarChart {
                 .collect()
         } else {
             vec![]
-        };
-        let (l, y) = legend(w, &items, y);
-        o.push_str(&l);
-        let top = y + 10.0;
-        // The label column: as wide as the widest label and its badges, at most 40 %.
-        let badges_w = |c: &Category| c.badges.iter().map(|b| badge_width(b) + 4.0).sum::<f64>();
-        let label_col = self
-            .categories
+        }
+    }
+
+    /// The label column: as wide as the widest label and its badges, at most 40 %.
+    fn label_column(&self, w: f64) -> f64 {
+        self.categories
             .iter()
-            .map(|c| text_width(&c.label, LABEL_PX) + badges_w(c) + 6.0)
+            .map(|c| text_width(&c.label, LABEL_PX) + badges_width(c) + 6.0)
             .fold(40.0, f64::max)
-            .min(w * 0.4);
-        let left = PAD + label_col + 10.0;
-        let bars = || series.iter().flat_map(|s| s.values.iter().flatten());
-        let value_w = bars()
-            .map(|b| text_width(&b.label, VALUE_PX))
-            .fold(0.0, f64::max);
-        let right = w - PAD - value_w - 8.0;
-        let max = bars()
+            .min(w * 0.4)
+    }
+
+    /// The value axis's ticks and its end, for bars drawn from `left` to `right`: the
+    /// shared scale's end, or the chart's own round figure above its longest bar.
+    fn value_ticks(&self, left: f64, right: f64) -> (Vec<f64>, f64) {
+        let max = self
+            .bars()
             .map(|b| b.value + b.err.unwrap_or(0.0))
             .fold(0.0, f64::max);
         let n_ticks = (((right - left) / 80.0) as usize).clamp(2, 8);
-        let (ticks, d1) = match &self.scale {
+        match &self.scale {
             Some(shared) => {
                 let end = shared.end().max(max);
                 let ticks: Vec<f64> = nice_ticks(0.0, end, n_ticks)
@@ -151,16 +169,14 @@ impl BarChart {
                 let end = *ticks.last().expect("ticks");
                 (ticks, end)
             }
-        };
-        let x = Scale {
-            d0: 0.0,
-            d1,
-            r0: left,
-            r1: right,
-        };
+        }
+    }
+
+    /// The row groups' layout. Each row holds only the bars it has, so a variant measured
+    /// with one setting of five gets one bar, next to its label.
+    fn rows(&self) -> Rows {
+        let series = self.series();
         let bh = if series.len() > 1 { 16.0 } else { 20.0 };
-        // Each row holds only the bars it has, so a variant measured with one setting of
-        // five gets one bar, next to its label.
         let present: Vec<Vec<usize>> = (0..self.categories.len())
             .map(|c| {
                 (0..series.len())
@@ -168,89 +184,48 @@ impl BarChart {
                     .collect()
             })
             .collect();
-        let heights: Vec<f64> = present
+        let heights = present
             .iter()
             .map(|p| bh * p.len().max(1) as f64 + 12.0)
             .collect();
-        let bottom = top + heights.iter().sum::<f64>();
-        o.push_str(&x_axis(&ticks, x, top, bottom, &self.x_label));
-        o.push_str(r#"<g class="bars">"#);
+        Rows {
+            bh,
+            present,
+            heights,
+        }
+    }
+
+    /// The row groups from `top` down: each category's label and badges, then its bars.
+    fn bar_rows(&self, rows: &Rows, x: Scale, top: f64, label_col: f64) -> String {
+        let series = self.series();
         let varying = self.tags().varying();
+        let mut o = String::from(r#"<g class="bars">"#);
         let mut gy = top + 6.0;
         for (c, cat) in self.categories.iter().enumerate() {
             let row_y = gy;
-            gy += heights[c];
-            let cy = row_y + bh * present[c].len().max(1) as f64 / 2.0;
-            let room = label_col - badges_w(cat) - 6.0;
-            let label = fit(&cat.label, LABEL_PX, room);
-            let _ = write!(
-                o,
-                r#"<text class="cat" x="{:.1}" y="{:.1}" text-anchor="end"><title>{}</title>{}</text>"#,
-                left - 10.0,
-                cy + 4.0,
-                escape(&cat.label),
-                escape(&label)
-            );
-            let mut bx = left - 10.0 - text_width(&label, LABEL_PX) - 6.0;
-            for b in &cat.badges {
-                let w = badge_width(b);
-                bx -= w;
-                let _ = write!(
-                    o,
-                    r#"<g class="badge badge-{cls}"><rect x="{bx:.1}" y="{:.1}" width="{w:.1}" height="14" rx="7"/><text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text></g>"#,
-                    cy - 7.0,
-                    bx + w / 2.0,
-                    cy + 3.5,
-                    escape(b),
-                    cls = escape(b)
-                );
-                bx -= 4.0;
-            }
-            for (slot, &si) in present[c].iter().enumerate() {
+            gy += rows.heights[c];
+            let cy = row_y + rows.bh * rows.present[c].len().max(1) as f64 / 2.0;
+            o.push_str(&category_label(cat, x.r0, label_col, cy));
+            for (slot, &si) in rows.present[c].iter().enumerate() {
                 let Some(Some(b)) = series[si].values.get(c) else {
                     continue;
                 };
-                let y0 = row_y + bh * slot as f64;
-                let x1 = x.at(b.value);
-                let _ = write!(
-                    o,
-                    r#"<g class="bar"{}><title>{}</title><rect x="{left:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}" rx="2"/>"#,
-                    mark_attrs(&b.tags, &varying),
-                    escape(&b.tooltip),
-                    y0 + 1.0,
-                    (x1 - left).max(0.5),
-                    bh - 2.0,
-                    PALETTE[si]
-                );
-                let mid = y0 + bh / 2.0;
-                let mut end = x1;
-                if let Some(e) = b.err.filter(|e| *e > 0.0) {
-                    let (xa, xb) = (x.at((b.value - e).max(0.0)), x.at(b.value + e));
-                    let _ = write!(
-                        o,
-                        r#"<path class="err" d="M{xa:.1} {mid:.1}H{xb:.1}M{xa:.1} {:.1}v6M{xb:.1} {:.1}v6"/>"#,
-                        mid - 3.0,
-                        mid - 3.0
-                    );
-                    end = xb;
-                }
-                let _ = write!(
-                    o,
-                    r#"<text class="value" x="{:.1}" y="{:.1}">{}</text></g>"#,
-                    end + 5.0,
-                    mid + 4.0,
-                    escape(&b.label)
-                );
+                let y0 = row_y + rows.bh * slot as f64;
+                o.push_str(&bar(b, PALETTE[si], x, y0, rows.bh, &varying));
             }
         }
         o.push_str("</g>");
-        let svg = frame(&self.id, &self.title, w, bottom + 54.0, &o);
+        o
+    }
+
+    /// The chart's `<svg>` element with the group and the axis end of its shared scale, if
+    /// any, for readers and the browser test to compare.
+    fn mark_scale(&self, svg: String, end: f64) -> String {
         match &self.scale {
-            // The group and the axis end, for readers and the browser test to compare.
             Some(shared) => svg.replacen(
                 r#"<svg class="chart" "#,
                 &format!(
-                    r#"<svg class="chart" data-scale-group="{}" data-scale="{d1}" "#,
+                    r#"<svg class="chart" data-scale-group="{}" data-scale="{end}" "#,
                     escape(&shared.group)
                 ),
                 1,
@@ -258,4 +233,87 @@ impl BarChart {
             None => svg,
         }
     }
+}
+
+/// Where the row groups go: the height of one bar, the series present in each category
+/// (by index) and each group's height.
+struct Rows {
+    bh: f64,
+    present: Vec<Vec<usize>>,
+    heights: Vec<f64>,
+}
+
+/// Width of a category's badges with their gaps.
+fn badges_width(c: &Category) -> f64 {
+    c.badges.iter().map(|b| badge_width(b) + 4.0).sum::<f64>()
+}
+
+/// A category's label, right-aligned before the bars at `left` and shortened to fit the
+/// label column, and its badges before it; `cy` is the row group's middle.
+fn category_label(cat: &Category, left: f64, label_col: f64, cy: f64) -> String {
+    let mut o = String::new();
+    let room = label_col - badges_width(cat) - 6.0;
+    let label = fit(&cat.label, LABEL_PX, room);
+    let _ = write!(
+        o,
+        r#"<text class="cat" x="{:.1}" y="{:.1}" text-anchor="end"><title>{}</title>{}</text>"#,
+        left - 10.0,
+        cy + 4.0,
+        escape(&cat.label),
+        escape(&label)
+    );
+    let mut bx = left - 10.0 - text_width(&label, LABEL_PX) - 6.0;
+    for b in &cat.badges {
+        let w = badge_width(b);
+        bx -= w;
+        let _ = write!(
+            o,
+            r#"<g class="badge badge-{cls}"><rect x="{bx:.1}" y="{:.1}" width="{w:.1}" height="14" rx="7"/><text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text></g>"#,
+            cy - 7.0,
+            bx + w / 2.0,
+            cy + 3.5,
+            escape(b),
+            cls = escape(b)
+        );
+        bx -= 4.0;
+    }
+    o
+}
+
+/// One bar `bh` high from the axis's start at `y0`: its rectangle in `color`, its ± error
+/// whisker if any, and its value after both; `varying` are the chart's varying tag keys.
+fn bar(b: &Bar, color: &str, x: Scale, y0: f64, bh: f64, varying: &[&str]) -> String {
+    let mut o = String::new();
+    let left = x.r0;
+    let x1 = x.at(b.value);
+    let _ = write!(
+        o,
+        r#"<g class="bar"{}><title>{}</title><rect x="{left:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}" rx="2"/>"#,
+        mark_attrs(&b.tags, varying),
+        escape(&b.tooltip),
+        y0 + 1.0,
+        (x1 - left).max(0.5),
+        bh - 2.0,
+        color
+    );
+    let mid = y0 + bh / 2.0;
+    let mut end = x1;
+    if let Some(e) = b.err.filter(|e| *e > 0.0) {
+        let (xa, xb) = (x.at((b.value - e).max(0.0)), x.at(b.value + e));
+        let _ = write!(
+            o,
+            r#"<path class="err" d="M{xa:.1} {mid:.1}H{xb:.1}M{xa:.1} {:.1}v6M{xb:.1} {:.1}v6"/>"#,
+            mid - 3.0,
+            mid - 3.0
+        );
+        end = xb;
+    }
+    let _ = write!(
+        o,
+        r#"<text class="value" x="{:.1}" y="{:.1}">{}</text></g>"#,
+        end + 5.0,
+        mid + 4.0,
+        escape(&b.label)
+    );
+    o
 }

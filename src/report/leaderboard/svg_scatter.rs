@@ -6,8 +6,8 @@
 use std::fmt::Write;
 
 use super::svg::{
-    MAX_SERIES, PAD, PALETTE, Rect, Scale, Tags, W, escape, fit, frame, header, legend, mark_attrs,
-    nice_ticks, placeholder, text_width, tick_labels, x_axis,
+    MAX_SERIES, PAD, PALETTE, Rect, Scale, Tags, W, chart_head, escape, fit, mark_attrs,
+    nice_ticks, placeholder, plot_frame, tick_labels, widest, x_axis,
 };
 
 #[derive(Debug, Clone, PartialEq)]
@@ -106,13 +106,7 @@ impl ScatterChart {
 
     /// What the filters select the chart by: every drawn point's tags.
     pub fn tags(&self) -> Tags {
-        let n = self.series.len().min(MAX_SERIES);
-        Tags::union(
-            self.series[..n]
-                .iter()
-                .flat_map(|s| &s.points)
-                .map(|p| &p.tags),
-        )
+        Tags::union(self.points().map(|p| &p.tags))
     }
 
     /// The chart in a viewBox `w` wide.
@@ -120,27 +114,62 @@ impl ScatterChart {
         if !self.has_data() {
             return placeholder(w, &self.id, &self.title, &self.empty);
         }
-        let n = self.series.len().min(MAX_SERIES);
-        let (mut o, y) = header(w, &self.title, &self.subtitle);
-        let items: Vec<(String, String)> = (0..n)
-            .filter(|&i| !self.series[i].name.is_empty())
-            .map(|i| (self.series[i].name.clone(), self.color(i)))
-            .collect();
-        let (l, y) = legend(w, &items, y);
-        o.push_str(&l);
+        let (mut o, y) = chart_head(w, &self.title, &self.subtitle, &self.legend_items());
         let top = y + 12.0;
         let plot_h = if w < W { PLOT_H_NARROW } else { PLOT_H };
         let bottom = top + plot_h;
-        let pts = || self.series[..n].iter().flat_map(|s| s.points.iter());
-        let (mut x0, mut x1) = bounds(pts().map(|p| p.x));
-        let (mut y0, mut y1) = bounds(pts().map(|p| p.y));
+        let ((x0, x1), (y0, y1)) = self.domain();
+        let yt = nice_ticks(y0, y1, 5);
+        let ylabels = tick_labels(&yt);
+        let left = PAD + 18.0 + 8.0 + widest(&ylabels, 12.0) + 8.0;
+        let y = Scale {
+            d0: yt[0],
+            d1: *yt.last().expect("ticks"),
+            r0: bottom,
+            r1: top,
+        };
+        o.push_str(&self.y_axis(&yt, &ylabels, y, left, w - PAD));
+        let xt = nice_ticks(x0, x1, if w < W { 4 } else { 6 });
+        let x = Scale {
+            d0: xt[0],
+            d1: *xt.last().expect("ticks"),
+            r0: left,
+            r1: w - PAD,
+        };
+        o.push_str(&x_axis(&xt, x, top, bottom, &self.x_label));
+        o.push_str(&self.marks(x, y));
+        plot_frame(&self.id, &self.title, w, bottom, &o)
+    }
+
+    /// The series drawn: at most [`MAX_SERIES`].
+    fn drawn(&self) -> &[ScatterSeries] {
+        &self.series[..self.series.len().min(MAX_SERIES)]
+    }
+
+    /// Every drawn point, series by series.
+    fn points(&self) -> impl Iterator<Item = &Point> {
+        self.drawn().iter().flat_map(|s| s.points.iter())
+    }
+
+    /// A legend item per drawn series that has a name.
+    fn legend_items(&self) -> Vec<(String, String)> {
+        (0..self.drawn().len())
+            .filter(|&i| !self.series[i].name.is_empty())
+            .map(|i| (self.series[i].name.clone(), self.color(i)))
+            .collect()
+    }
+
+    /// The ranges the axes must cover, (x0, x1) and (y0, y1): the data's, from zero where
+    /// asked, with room around so that points and labels stay inside the axes.
+    fn domain(&self) -> ((f64, f64), (f64, f64)) {
+        let (mut x0, mut x1) = bounds(self.points().map(|p| p.x));
+        let (mut y0, mut y1) = bounds(self.points().map(|p| p.y));
         if self.x_zero {
             x0 = x0.min(0.0);
         }
         if self.y_zero {
             y0 = y0.min(0.0);
         }
-        // Room around the data so points and labels stay inside the axes.
         let (px, py) = (((x1 - x0) * 0.06).max(1e-9), ((y1 - y0) * 0.08).max(1e-9));
         if !self.x_zero || x0 < 0.0 {
             x0 -= px;
@@ -150,26 +179,19 @@ impl ScatterChart {
         }
         x1 += px;
         y1 += py;
-        let yt = nice_ticks(y0, y1, 5);
-        let ylabels = tick_labels(&yt);
-        let widest = ylabels
-            .iter()
-            .map(|l| text_width(l, 12.0))
-            .fold(0.0, f64::max);
-        let left = PAD + 18.0 + 8.0 + widest + 8.0;
-        let y = Scale {
-            d0: yt[0],
-            d1: *yt.last().expect("ticks"),
-            r0: bottom,
-            r1: top,
-        };
-        o.push_str(r#"<g class="axis y">"#);
-        for (t, l) in yt.iter().zip(&ylabels) {
+        ((x0, x1), (y0, y1))
+    }
+
+    /// Horizontal grid lines from `left` to `right` at the ticks `yt` (labelled `ylabels`)
+    /// of the scale `y`, and the axis title turned along the axis.
+    fn y_axis(&self, yt: &[f64], ylabels: &[String], y: Scale, left: f64, right: f64) -> String {
+        let (top, bottom) = (y.r1, y.r0);
+        let mut o = String::from(r#"<g class="axis y">"#);
+        for (t, l) in yt.iter().zip(ylabels) {
             let py = y.at(*t);
             let _ = write!(
                 o,
-                r#"<line class="grid" x1="{left:.1}" x2="{}" y1="{py:.1}" y2="{py:.1}"/><text x="{:.1}" y="{:.1}" text-anchor="end">{l}</text>"#,
-                w - PAD,
+                r#"<line class="grid" x1="{left:.1}" x2="{right}" y1="{py:.1}" y2="{py:.1}"/><text x="{:.1}" y="{:.1}" text-anchor="end">{l}</text>"#,
                 left - 8.0,
                 py + 4.0
             );
@@ -179,21 +201,29 @@ impl ScatterChart {
             r#"<text class="label" transform="translate({} {:.1}) rotate(-90)" text-anchor="middle">{}</text></g>"#,
             PAD + 12.0,
             (top + bottom) / 2.0,
-            escape(&fit(&self.y_label, 12.0, plot_h))
+            escape(&fit(&self.y_label, 12.0, bottom - top))
         );
-        let xt = nice_ticks(x0, x1, if w < W { 4 } else { 6 });
-        let x = Scale {
-            d0: xt[0],
-            d1: *xt.last().expect("ticks"),
-            r0: left,
-            r1: w - PAD,
-        };
-        o.push_str(&x_axis(&xt, x, top, bottom, &self.x_label));
-        // Emphasised series last, so they are drawn on top; their labels are placed first.
-        let mut order: Vec<usize> = (0..n).collect();
-        let varying = self.tags().varying();
+        o
+    }
+
+    /// The series' lines, points and labels. Emphasised series last, so they are drawn on
+    /// top; their labels are placed first.
+    fn marks(&self, x: Scale, y: Scale) -> String {
+        let mut order: Vec<usize> = (0..self.drawn().len()).collect();
         order.sort_by_key(|&i| self.series[i].emphasis);
-        let mut taken: Vec<Rect> = pts()
+        let spots = self.place_labels(&order, x, y);
+        let varying = self.tags().varying();
+        order
+            .into_iter()
+            .map(|i| self.series_marks(i, x, y, &spots[i], &varying))
+            .collect()
+    }
+
+    /// Spots of the labels, per drawn series and point, placed in reverse `order` (the
+    /// emphasised series first) where they touch no point and no label placed before.
+    fn place_labels(&self, order: &[usize], x: Scale, y: Scale) -> Vec<Vec<Option<Spot>>> {
+        let mut taken: Vec<Rect> = self
+            .points()
             .map(|p| {
                 let (cx, cy) = (x.at(p.x), y.at(p.y));
                 Rect {
@@ -205,14 +235,15 @@ impl ScatterChart {
             })
             .collect();
         let area = Rect {
-            x0: left + 2.0,
-            y0: top + 2.0,
-            x1: w - PAD - 2.0,
-            y1: bottom - 2.0,
+            x0: x.r0 + 2.0,
+            y0: y.r1 + 2.0,
+            x1: x.r1 - 2.0,
+            y1: y.r0 - 2.0,
         };
-        // Spots of the labels, per series and point: emphasised series first.
-        let mut spots: Vec<Vec<Option<Spot>>> = (0..n)
-            .map(|i| vec![None; self.series[i].points.len()])
+        let mut spots: Vec<Vec<Option<Spot>>> = self
+            .drawn()
+            .iter()
+            .map(|s| vec![None; s.points.len()])
             .collect();
         for &i in order.iter().rev() {
             for (k, p) in self.series[i].points.iter().enumerate() {
@@ -225,48 +256,59 @@ impl ScatterChart {
                 }
             }
         }
-        for i in order {
-            let s = &self.series[i];
-            let c = self.color(i);
-            let cls = if s.emphasis {
-                "series emphasis"
-            } else {
-                "series"
-            };
-            let _ = write!(o, r#"<g class="{cls}">"#);
-            if s.line && s.points.len() > 1 {
-                let d: Vec<String> = s
-                    .points
-                    .iter()
-                    .map(|p| format!("{:.1},{:.1}", x.at(p.x), y.at(p.y)))
-                    .collect();
+        spots
+    }
+
+    /// Series `i`: its line, if asked for, then each point with its label where it has a
+    /// spot; `varying` are the chart's varying tag keys.
+    fn series_marks(
+        &self,
+        i: usize,
+        x: Scale,
+        y: Scale,
+        spots: &[Option<Spot>],
+        varying: &[&str],
+    ) -> String {
+        let s = &self.series[i];
+        let c = self.color(i);
+        let cls = if s.emphasis {
+            "series emphasis"
+        } else {
+            "series"
+        };
+        let mut o = format!(r#"<g class="{cls}">"#);
+        if s.line && s.points.len() > 1 {
+            let d: Vec<String> = s
+                .points
+                .iter()
+                .map(|p| format!("{:.1},{:.1}", x.at(p.x), y.at(p.y)))
+                .collect();
+            let _ = write!(
+                o,
+                r#"<polyline points="{}" fill="none" stroke="{c}"/>"#,
+                d.join(" ")
+            );
+        }
+        for (p, spot) in s.points.iter().zip(spots) {
+            let _ = write!(
+                o,
+                r#"<g class="point"{}><title>{}</title><circle cx="{:.1}" cy="{:.1}" r="{}" fill="{c}"/>"#,
+                mark_attrs(&p.tags, varying),
+                escape(&p.tooltip),
+                x.at(p.x),
+                y.at(p.y),
+                if s.emphasis { 5.5 } else { 4.5 }
+            );
+            if let (Some(l), Some((lx, ly, anchor))) = (&p.label, spot) {
                 let _ = write!(
                     o,
-                    r#"<polyline points="{}" fill="none" stroke="{c}"/>"#,
-                    d.join(" ")
+                    r#"<text class="plabel" x="{lx:.1}" y="{ly:.1}" text-anchor="{anchor}">{}</text>"#,
+                    escape(l)
                 );
-            }
-            for (p, spot) in s.points.iter().zip(&spots[i]) {
-                let _ = write!(
-                    o,
-                    r#"<g class="point"{}><title>{}</title><circle cx="{:.1}" cy="{:.1}" r="{}" fill="{c}"/>"#,
-                    mark_attrs(&p.tags, &varying),
-                    escape(&p.tooltip),
-                    x.at(p.x),
-                    y.at(p.y),
-                    if s.emphasis { 5.5 } else { 4.5 }
-                );
-                if let (Some(l), Some((lx, ly, anchor))) = (&p.label, spot) {
-                    let _ = write!(
-                        o,
-                        r#"<text class="plabel" x="{lx:.1}" y="{ly:.1}" text-anchor="{anchor}">{}</text>"#,
-                        escape(l)
-                    );
-                }
-                o.push_str("</g>");
             }
             o.push_str("</g>");
         }
-        frame(&self.id, &self.title, w, bottom + 54.0, &o)
+        o.push_str("</g>");
+        o
     }
 }

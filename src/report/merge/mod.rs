@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::record::{RunRecord, TestRecord};
+use crate::record::{ModelRecord, RunInfo, RunRecord, TestRecord};
 use crate::report::leaderboard::load::{hardware, newer};
 
 /// The merged record and what the caller should tell the user.
@@ -46,7 +46,9 @@ pub fn merge(
     command: Vec<String>,
     allow_partial: bool,
 ) -> Result<Merged, String> {
-    let first = records.first().ok_or("nothing to merge: no input file")?;
+    if records.is_empty() {
+        return Err("nothing to merge: no input file".into());
+    }
     let name = |k: usize| {
         files
             .get(k)
@@ -55,90 +57,13 @@ pub fn merge(
     };
     let empty: Vec<String> = empty.iter().map(|p| p.display().to_string()).collect();
     let sweep = sweep::check(&records, &name, &empty, allow_partial)?;
-    let hw = hardware(&first.run);
-    for (k, r) in records.iter().enumerate().skip(1) {
-        let other = hardware(&r.run);
-        if other != hw {
-            return Err(format!(
-                "{} was measured on other hardware ({other}) than {} ({hw}): merge joins shards \
-                 of one sweep on one kind of machine; pass both files to `tpsbench leaderboard` \
-                 to compare machines",
-                name(k),
-                name(0)
-            ));
-        }
-    }
+    same_hardware(&records, &name)?;
     let mut warnings = sweep.notes;
-    let build = |r: &RunRecord| {
-        format!(
-            "tpsbench {} {} / llama-cpp-sys-2 {} {}",
-            r.run.tool.version,
-            r.run.tool.git_commit.as_deref().unwrap_or("-"),
-            r.run.llama_cpp.sys_crate_version,
-            r.run.llama_cpp.build_commit.as_deref().unwrap_or("-")
-        )
-    };
-    for (k, r) in records.iter().enumerate().skip(1) {
-        if build(r) != build(first) {
-            warnings.push(format!(
-                "warning: {} was made by {} but {} by {}: figures of different builds are merged",
-                name(k),
-                build(r),
-                name(0),
-                build(first)
-            ));
-        }
-    }
-
-    let earliest = (0..records.len())
-        .min_by(|&a, &b| {
-            newer(
-                &records[a].run.started_at,
-                "",
-                &records[b].run.started_at,
-                "",
-            )
-        })
-        .unwrap_or(0);
-    let mut run = records[earliest].run.clone();
+    warnings.extend(build_warnings(&records, &name));
+    let mut run = merged_run(&records);
     run.command = command;
-    run.shard = None;
     run.plan_hash = sweep.plan_hash;
-    run.finished_at = records
-        .iter()
-        .map(|r| r.run.finished_at.clone())
-        .collect::<Option<Vec<String>>>()
-        .and_then(|ends| ends.into_iter().max_by(|a, b| newer(a, "", b, "")));
-
-    let mut models = Vec::new();
-    let mut tests: Vec<(TestRecord, String)> = Vec::new();
-    let mut replaced = 0;
-    for r in &records {
-        for m in &r.models {
-            match models
-                .iter_mut()
-                .find(|x: &&mut crate::record::ModelRecord| {
-                    x.name == m.name && x.sha256 == m.sha256
-                }) {
-                // Prefer a record that llama.cpp loaded (it has model_type and sizes).
-                Some(x) if x.model_type.is_none() && m.model_type.is_some() => *x = m.clone(),
-                Some(_) => {}
-                None => models.push(m.clone()),
-            }
-        }
-        for t in &r.tests {
-            match tests.iter_mut().find(|(x, _)| x.identity == t.identity) {
-                Some((x, started)) => {
-                    replaced += 1;
-                    if newer(&t.test_time, &r.run.started_at, &x.test_time, started).is_gt() {
-                        *x = t.clone();
-                        *started = r.run.started_at.clone();
-                    }
-                }
-                None => tests.push((t.clone(), r.run.started_at.clone())),
-            }
-        }
-    }
+    let (tests, replaced) = joined_tests(&records);
     if replaced > 0 {
         warnings.push(format!(
             "note: {replaced} test(s) appeared in more than one input; the newest measurement of each is kept"
@@ -153,13 +78,123 @@ pub fn merge(
         record: RunRecord {
             schema_version: crate::record::SCHEMA_VERSION,
             run,
-            models,
-            tests: tests.into_iter().map(|(t, _)| t).collect(),
+            models: joined_models(&records),
+            tests,
         },
         sources,
         warnings,
         incomplete: sweep.incomplete,
     })
+}
+
+/// Err, one line for the user, when an input was measured on other hardware than the first
+/// (`records` is not empty; `name(k)` names input k).
+fn same_hardware(records: &[RunRecord], name: &dyn Fn(usize) -> String) -> Result<(), String> {
+    let hw = hardware(&records[0].run);
+    for (k, r) in records.iter().enumerate().skip(1) {
+        let other = hardware(&r.run);
+        if other != hw {
+            return Err(format!(
+                "{} was measured on other hardware ({other}) than {} ({hw}): merge joins shards \
+                 of one sweep on one kind of machine; pass both files to `tpsbench leaderboard` \
+                 to compare machines",
+                name(k),
+                name(0)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A warning per input made by another build (tpsbench or llama.cpp) than the first.
+fn build_warnings(records: &[RunRecord], name: &dyn Fn(usize) -> String) -> Vec<String> {
+    let build = |r: &RunRecord| {
+        format!(
+            "tpsbench {} {} / llama-cpp-sys-2 {} {}",
+            r.run.tool.version,
+            r.run.tool.git_commit.as_deref().unwrap_or("-"),
+            r.run.llama_cpp.sys_crate_version,
+            r.run.llama_cpp.build_commit.as_deref().unwrap_or("-")
+        )
+    };
+    let first = &records[0];
+    records
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter(|(_, r)| build(r) != build(first))
+        .map(|(k, r)| {
+            format!(
+                "warning: {} was made by {} but {} by {}: figures of different builds are merged",
+                name(k),
+                build(r),
+                name(0),
+                build(first)
+            )
+        })
+        .collect()
+}
+
+/// The merged `run`: the earliest-started input's, ending at the latest end (None if any
+/// input did not finish), with no shard (it is the whole plan).
+fn merged_run(records: &[RunRecord]) -> RunInfo {
+    let earliest = (0..records.len())
+        .min_by(|&a, &b| {
+            newer(
+                &records[a].run.started_at,
+                "",
+                &records[b].run.started_at,
+                "",
+            )
+        })
+        .unwrap_or(0);
+    let mut run = records[earliest].run.clone();
+    run.shard = None;
+    run.finished_at = records
+        .iter()
+        .map(|r| r.run.finished_at.clone())
+        .collect::<Option<Vec<String>>>()
+        .and_then(|ends| ends.into_iter().max_by(|a, b| newer(a, "", b, "")));
+    run
+}
+
+/// The inputs' models, each (name and file hash) once: preferably a record that llama.cpp
+/// loaded (it has model_type and sizes).
+fn joined_models(records: &[RunRecord]) -> Vec<ModelRecord> {
+    let mut models: Vec<ModelRecord> = Vec::new();
+    for m in records.iter().flat_map(|r| &r.models) {
+        match models
+            .iter_mut()
+            .find(|x| x.name == m.name && x.sha256 == m.sha256)
+        {
+            Some(x) if x.model_type.is_none() && m.model_type.is_some() => *x = m.clone(),
+            Some(_) => {}
+            None => models.push(m.clone()),
+        }
+    }
+    models
+}
+
+/// The inputs' tests, each identity once in first-seen order, the newest measurement kept;
+/// and how many were measured more than once (repeats counted).
+fn joined_tests(records: &[RunRecord]) -> (Vec<TestRecord>, usize) {
+    let mut tests: Vec<(TestRecord, String)> = Vec::new();
+    let mut replaced = 0;
+    for r in records {
+        for t in &r.tests {
+            match tests.iter_mut().find(|(x, _)| x.identity == t.identity) {
+                Some((x, started)) => {
+                    replaced += 1;
+                    if newer(&t.test_time, &r.run.started_at, &x.test_time, started).is_gt() {
+                        *x = t.clone();
+                        *started = r.run.started_at.clone();
+                    }
+                }
+                None => tests.push((t.clone(), r.run.started_at.clone())),
+            }
+        }
+    }
+    (tests.into_iter().map(|(t, _)| t).collect(), replaced)
 }
 
 /// Reads the inputs, merges them and writes `output` atomically. Returns the warnings.

@@ -30,113 +30,15 @@ pub fn check(
     empty: &[String],
     allow_partial: bool,
 ) -> Result<Sweep, String> {
-    let mut sweep = Sweep::default();
-    let mut hashed = records
-        .iter()
-        .enumerate()
-        .filter_map(|(k, r)| r.run.plan_hash.as_deref().map(|h| (k, h)));
-    if let Some((k0, h0)) = hashed.next() {
-        if let Some((k, h)) = hashed.find(|(_, h)| *h != h0) {
-            let (a, b) = (name(k0), name(k));
-            let why = super::plan::difference(&records[k0].run, &records[k].run, &a, &b)
-                .map(|d| format!(": {d}"))
-                .unwrap_or_default();
-            return Err(format!(
-                "{a} and {b} are not shards of one sweep (plan hash {} vs {}{why}); merge the \
-                 shards of one sweep at a time, or pass both files to `tpsbench leaderboard` to \
-                 see them side by side",
-                short(h0),
-                short(h)
-            ));
-        }
-        sweep.plan_hash = Some(h0.to_string());
-    }
-
-    let unchecked: Vec<String> = (0..records.len())
-        .filter(|&k| records[k].run.shard.is_none() || records[k].run.plan_hash.is_none())
-        .map(name)
-        .collect();
-    if !unchecked.is_empty() {
-        sweep.notes.push(format!(
-            "note: {} record(s) no shard or plan hash (written by an older tpsbench or without \
-             --shard): merged without checking that the inputs are one whole sweep",
-            unchecked.join(", ")
-        ));
-    }
-
-    let shards: Vec<(usize, ShardInfo)> = records
-        .iter()
-        .enumerate()
-        .filter_map(|(k, r)| r.run.shard.map(|s| (k, s)))
-        .collect();
-    let count = shards.first().map_or(0, |&(_, s)| s.count);
-    let mut file_of: Vec<Option<usize>> = vec![None; count];
-    for &(k, s) in &shards {
-        if s.count != count || s.index >= count {
-            let (k0, s0) = shards[0];
-            return Err(format!(
-                "{} is shard {}/{} but {} is shard {}/{}: the shards of one sweep share one count",
-                name(k0),
-                s0.index,
-                s0.count,
-                name(k),
-                s.index,
-                s.count
-            ));
-        }
-        if let Some(j) = file_of[s.index] {
-            return Err(format!(
-                "shard {}/{count} appears twice, in {} and in {}: merge one file per shard",
-                s.index,
-                name(j),
-                name(k)
-            ));
-        }
-        file_of[s.index] = Some(k);
-    }
-
-    let mut problems = Vec::new();
-    let mut missing: Vec<usize> = (0..count).filter(|&i| file_of[i].is_none()).collect();
-    // With the plan recorded, a missing shard is a gap only if tests of the plan are absent:
-    // a shard that got no tests (more shards than tests) writes no file.
+    let mut sweep = Sweep {
+        plan_hash: plan_hash(records, name)?,
+        ..Sweep::default()
+    };
+    sweep.notes.extend(unchecked_note(records, name));
+    let shards = Shards::of(records, name)?;
     let absent = super::plan::absent(records);
-    if absent.as_ref().is_some_and(Vec::is_empty) && !missing.is_empty() && empty.is_empty() {
-        let which: Vec<String> = missing.iter().map(|i| format!("{i}/{count}")).collect();
-        sweep.notes.push(format!(
-            "note: shard {} wrote no file, and every test of the plan is in the others: it had \
-             no tests",
-            which.join(", ")
-        ));
-        missing.clear();
-    }
-    for &i in &missing {
-        problems.push(format!("missing shard {i}/{count}"));
-    }
-    for &(k, s) in &shards {
-        if records[k].run.finished_at.is_none() {
-            problems.push(format!(
-                "shard {}/{count} did not finish ({})",
-                s.index,
-                name(k)
-            ));
-        }
-    }
-    for f in empty {
-        problems.push(format!(
-            "{f} is empty (its run stopped before its first test ended)"
-        ));
-    }
-    let plan_len = records
-        .iter()
-        .map(|r| r.run.plan_ids.len())
-        .max()
-        .unwrap_or(0);
-    if let Some(first) = absent.as_ref().and_then(|a| a.first()) {
-        let n = absent.as_ref().map_or(0, Vec::len);
-        problems.push(format!(
-            "{n} of the plan's {plan_len} tests in no file (first: {first})"
-        ));
-    }
+    let missing = shards.missing(absent.as_deref(), empty, &mut sweep.notes);
+    let problems = problems(records, name, &shards, &missing, empty, absent.as_deref());
     if problems.is_empty() {
         return Ok(sweep);
     }
@@ -158,17 +60,183 @@ pub fn check(
          lists them under incomplete_shards",
         problems.join(", ")
     ));
-    let unfinished = shards
-        .iter()
-        .filter(|(k, _)| records[*k].run.finished_at.is_none())
-        .map(|(_, s)| s.index);
-    let mut incomplete: Vec<usize> = missing.into_iter().chain(unfinished).collect();
-    incomplete.sort_unstable();
-    sweep.incomplete = incomplete
-        .into_iter()
-        .map(|i| format!("{i}/{count}"))
-        .collect();
+    sweep.incomplete = shards.incomplete(records, missing);
     Ok(sweep)
+}
+
+/// The plan hash the inputs share, if any records one; Err when two differ.
+fn plan_hash(
+    records: &[RunRecord],
+    name: &dyn Fn(usize) -> String,
+) -> Result<Option<String>, String> {
+    let mut hashed = records
+        .iter()
+        .enumerate()
+        .filter_map(|(k, r)| r.run.plan_hash.as_deref().map(|h| (k, h)));
+    let Some((k0, h0)) = hashed.next() else {
+        return Ok(None);
+    };
+    if let Some((k, h)) = hashed.find(|(_, h)| *h != h0) {
+        let (a, b) = (name(k0), name(k));
+        let why = super::plan::difference(&records[k0].run, &records[k].run, &a, &b)
+            .map(|d| format!(": {d}"))
+            .unwrap_or_default();
+        return Err(format!(
+            "{a} and {b} are not shards of one sweep (plan hash {} vs {}{why}); merge the \
+             shards of one sweep at a time, or pass both files to `tpsbench leaderboard` to \
+             see them side by side",
+            short(h0),
+            short(h)
+        ));
+    }
+    Ok(Some(h0.to_string()))
+}
+
+/// The note naming the inputs that record no shard or no plan hash, which nothing checks.
+fn unchecked_note(records: &[RunRecord], name: &dyn Fn(usize) -> String) -> Option<String> {
+    let unchecked: Vec<String> = (0..records.len())
+        .filter(|&k| records[k].run.shard.is_none() || records[k].run.plan_hash.is_none())
+        .map(name)
+        .collect();
+    (!unchecked.is_empty()).then(|| {
+        format!(
+            "note: {} record(s) no shard or plan hash (written by an older tpsbench or without \
+             --shard): merged without checking that the inputs are one whole sweep",
+            unchecked.join(", ")
+        )
+    })
+}
+
+/// The shard files among the inputs.
+struct Shards {
+    /// (input index, its shard), in input order.
+    files: Vec<(usize, ShardInfo)>,
+    /// The sweep's shard count (0 without shard files).
+    count: usize,
+    /// The input holding each shard index.
+    file_of: Vec<Option<usize>>,
+}
+
+impl Shards {
+    /// The inputs' shards; Err when they disagree on the count or one appears twice.
+    fn of(records: &[RunRecord], name: &dyn Fn(usize) -> String) -> Result<Shards, String> {
+        let files: Vec<(usize, ShardInfo)> = records
+            .iter()
+            .enumerate()
+            .filter_map(|(k, r)| r.run.shard.map(|s| (k, s)))
+            .collect();
+        let count = files.first().map_or(0, |&(_, s)| s.count);
+        let mut file_of: Vec<Option<usize>> = vec![None; count];
+        for &(k, s) in &files {
+            if s.count != count || s.index >= count {
+                let (k0, s0) = files[0];
+                return Err(format!(
+                    "{} is shard {}/{} but {} is shard {}/{}: the shards of one sweep share one count",
+                    name(k0),
+                    s0.index,
+                    s0.count,
+                    name(k),
+                    s.index,
+                    s.count
+                ));
+            }
+            if let Some(j) = file_of[s.index] {
+                return Err(format!(
+                    "shard {}/{count} appears twice, in {} and in {}: merge one file per shard",
+                    s.index,
+                    name(j),
+                    name(k)
+                ));
+            }
+            file_of[s.index] = Some(k);
+        }
+        Ok(Shards {
+            files,
+            count,
+            file_of,
+        })
+    }
+
+    /// The shard indices no input holds. With the plan recorded (`absent`: its tests in no
+    /// input), a missing shard is a gap only if tests of the plan are absent: a shard that
+    /// got no tests (more shards than tests) writes no file, which is noted in `notes`.
+    fn missing(
+        &self,
+        absent: Option<&[String]>,
+        empty: &[String],
+        notes: &mut Vec<String>,
+    ) -> Vec<usize> {
+        let count = self.count;
+        let missing: Vec<usize> = (0..count).filter(|&i| self.file_of[i].is_none()).collect();
+        if absent.is_some_and(|a| a.is_empty()) && !missing.is_empty() && empty.is_empty() {
+            let which: Vec<String> = missing.iter().map(|i| format!("{i}/{count}")).collect();
+            notes.push(format!(
+                "note: shard {} wrote no file, and every test of the plan is in the others: it \
+                 had no tests",
+                which.join(", ")
+            ));
+            return Vec::new();
+        }
+        missing
+    }
+
+    /// The shards missing or unfinished ("1/4"), in index order.
+    fn incomplete(&self, records: &[RunRecord], missing: Vec<usize>) -> Vec<String> {
+        let unfinished = self
+            .files
+            .iter()
+            .filter(|(k, _)| records[*k].run.finished_at.is_none())
+            .map(|(_, s)| s.index);
+        let mut incomplete: Vec<usize> = missing.into_iter().chain(unfinished).collect();
+        incomplete.sort_unstable();
+        incomplete
+            .into_iter()
+            .map(|i| format!("{i}/{}", self.count))
+            .collect()
+    }
+}
+
+/// What makes the sweep incomplete, in order: the missing shards, the unfinished ones, the
+/// empty inputs, and the plan's tests that no input holds.
+fn problems(
+    records: &[RunRecord],
+    name: &dyn Fn(usize) -> String,
+    shards: &Shards,
+    missing: &[usize],
+    empty: &[String],
+    absent: Option<&[String]>,
+) -> Vec<String> {
+    let count = shards.count;
+    let mut problems: Vec<String> = missing
+        .iter()
+        .map(|i| format!("missing shard {i}/{count}"))
+        .collect();
+    for &(k, s) in &shards.files {
+        if records[k].run.finished_at.is_none() {
+            problems.push(format!(
+                "shard {}/{count} did not finish ({})",
+                s.index,
+                name(k)
+            ));
+        }
+    }
+    for f in empty {
+        problems.push(format!(
+            "{f} is empty (its run stopped before its first test ended)"
+        ));
+    }
+    if let Some(first) = absent.and_then(|a| a.first()) {
+        let plan_len = records
+            .iter()
+            .map(|r| r.run.plan_ids.len())
+            .max()
+            .unwrap_or(0);
+        let n = absent.map_or(0, |a| a.len());
+        problems.push(format!(
+            "{n} of the plan's {plan_len} tests in no file (first: {first})"
+        ));
+    }
+    problems
 }
 
 /// The start of a hash, enough to tell two apart in a message.
