@@ -62,10 +62,8 @@ pub(super) fn compare(c: &Args, noise_dir: &Path) -> Result<Outcome> {
     if !fractions.iter().all(|x| (0.0..1.0).contains(x)) {
         bail!("--alpha, --threshold, --noise and --fail-threshold are fractions between 0 and 1");
     }
-    let sa =
-        crate::report::compare::load_side(&c.a, &c.baseline_dir).map_err(anyhow::Error::msg)?;
-    let sb =
-        crate::report::compare::load_side(&c.b, &c.baseline_dir).map_err(anyhow::Error::msg)?;
+    let sa = crate::report::compare::load_side(&c.a, &c.baseline_dir)?;
+    let sb = crate::report::compare::load_side(&c.b, &c.baseline_dir)?;
     let settings = crate::stats::compare::Settings {
         alpha: c.alpha,
         threshold: c.threshold,
@@ -117,8 +115,8 @@ pub(super) fn noise(a: &NoiseArgs) -> Result<Outcome> {
             runs.push((f.display().to_string(), run));
         }
     }
-    let f = crate::report::compare::measure_floor(&runs).map_err(anyhow::Error::msg)?;
-    let p = crate::report::compare::save_floor(&f, &a.noise_dir).map_err(anyhow::Error::msg)?;
+    let f = crate::report::compare::measure_floor(&runs)?;
+    let p = crate::report::compare::save_floor(&f, &a.noise_dir)?;
     println!(
         "noise floor of {}: {:.2}% between launches (sd of ln t/s over {} launches, {} tests, {} degrees of freedom)",
         f.machine,

@@ -79,7 +79,7 @@ pub(super) fn ladder(a: Args) -> Result<Outcome> {
     opts.command = std::env::args().collect();
     opts.quiet = a.quiet;
     let mut progress = StderrProgress::new(a.quiet);
-    let out = runner::run(&engine, info, &opts, &mut progress).map_err(anyhow::Error::msg)?;
+    let out = runner::run(&engine, info, &opts, &mut progress)?;
     print(&table::render(&table::rows(&out.record), a.output))?;
     if let Some(p) = &out.path {
         Reporter::new(a.quiet).line(&format!("results written to {}", p.display()));

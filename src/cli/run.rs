@@ -150,14 +150,14 @@ pub(super) fn run(a: &Args) -> Result<Outcome> {
     if !a.library.is_empty() {
         return library(a);
     }
-    let checked = session::check(a.request()).map_err(anyhow::Error::msg)?;
+    let checked = session::check(a.request())?;
     // A missing baseline is found before hours of measurement, not after.
     let base = match &a.baseline {
-        Some(name) => Some(compare::load_side(name, &a.baseline_dir).map_err(anyhow::Error::msg)?),
+        Some(name) => Some(compare::load_side(name, &a.baseline_dir)?),
         None => None,
     };
-    let started = session::start(checked).map_err(anyhow::Error::msg)?;
-    let swept = session::sweep(started).map_err(anyhow::Error::msg)?;
+    let started = session::start(checked)?;
+    let swept = session::sweep(started)?;
     let verdict = match session::finish(&swept) {
         Ending::EmptyShard(line) => {
             eprintln!("{line}");
@@ -170,8 +170,7 @@ pub(super) fn run(a: &Args) -> Result<Outcome> {
         eprintln!("{line}");
     }
     if let Some(name) = &a.save_baseline {
-        let p = compare::save_baseline(&swept.run.record, name, &a.baseline_dir)
-            .map_err(anyhow::Error::msg)?;
+        let p = compare::save_baseline(&swept.run.record, name, &a.baseline_dir)?;
         eprintln!("baseline {name:?} saved to {}", p.display());
     }
     for line in &verdict.lines {
@@ -239,7 +238,7 @@ fn against_baseline(base: &Side, name: &str, record: &RunRecord) -> bool {
 
 /// `--library`: the builds measured, then the table of each against the first.
 fn library(a: &Args) -> Result<Outcome> {
-    let measured = library_ab::measure(&a.ab_options()?).map_err(anyhow::Error::msg)?;
+    let measured = library_ab::measure(&a.ab_options()?)?;
     print!(
         "{}",
         crate::report::library_ab::report(&measured.labels(), &measured.records)

@@ -6,6 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod error;
+pub use error::CompareError;
+
 use crate::record::results;
 use crate::record::{RunRecord, Status, TestRecord};
 use crate::stats::compare::{
@@ -27,30 +30,32 @@ pub struct Side {
 }
 
 /// Resolves a file, a directory of result files, or a named baseline in `baseline_dir`.
-pub fn load_side(spec: &str, baseline_dir: &Path) -> Result<Side, String> {
+pub fn load_side(spec: &str, baseline_dir: &Path) -> Result<Side, CompareError> {
     let path = PathBuf::from(spec);
+    let spec_ = || spec.to_string();
     let files: Vec<PathBuf> = if path.is_file() {
         vec![path.clone()]
     } else if path.is_dir() {
         let mut v: Vec<PathBuf> = std::fs::read_dir(&path)
-            .map_err(|e| format!("{spec}: {e}"))?
+            .map_err(|cause| CompareError::ReadDir {
+                spec: spec_(),
+                cause,
+            })?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "json"))
             .collect();
         v.sort();
         if v.is_empty() {
-            return Err(format!(
-                "{spec}: no result files (*.json) in this directory"
-            ));
+            return Err(CompareError::NoResultFiles { spec: spec_() });
         }
         v
     } else {
         let b = baseline_dir.join(format!("{spec}.json"));
         if !b.is_file() {
-            return Err(format!(
-                "{spec}: no such file or directory, and no baseline named {spec:?} in {}",
-                baseline_dir.display()
-            ));
+            return Err(CompareError::NoSide {
+                spec: spec_(),
+                baseline_dir: baseline_dir.to_path_buf(),
+            });
         }
         vec![b]
     };
@@ -423,14 +428,13 @@ pub(crate) struct MeasuredFloor {
 
 /// The pooled sd between launches of `runs` (file name, record); an error names what is
 /// missing.
-pub(crate) fn measure_floor(runs: &[(String, RunRecord)]) -> Result<MeasuredFloor, String> {
+pub(crate) fn measure_floor(runs: &[(String, RunRecord)]) -> Result<MeasuredFloor, CompareError> {
     let machines: Vec<String> = runs.iter().map(|(_, r)| machine_key(r)).collect();
     if let Some(other) = machines.iter().find(|m| **m != machines[0]) {
-        return Err(format!(
-            "the A/A files come from more than one machine ({} and {other}): a floor is one \
-             machine's",
-            machines[0]
-        ));
+        return Err(CompareError::MachinesDiffer {
+            first: machines[0].clone(),
+            other: other.clone(),
+        });
     }
     let mut levels: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for (_, run) in runs {
@@ -456,12 +460,10 @@ pub(crate) fn measure_floor(runs: &[(String, RunRecord)]) -> Result<MeasuredFloo
         tests += 1;
     }
     if df < 2 {
-        return Err(format!(
-            "{} file(s) give {df} degree(s) of freedom between launches: run the same \
-             configuration as separate launches (at least 3, e.g. `tpsbench run` three times) \
-             and give all their files",
-            runs.len()
-        ));
+        return Err(CompareError::TooFewLaunches {
+            files: runs.len(),
+            degrees_of_freedom: df,
+        });
     }
     Ok(MeasuredFloor {
         machine: machines[0].clone(),
@@ -474,12 +476,22 @@ pub(crate) fn measure_floor(runs: &[(String, RunRecord)]) -> Result<MeasuredFloo
 }
 
 /// Stores a measured floor as DIR/<machine>.json.
-pub(crate) fn save_floor(f: &MeasuredFloor, dir: &Path) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+pub(crate) fn save_floor(f: &MeasuredFloor, dir: &Path) -> Result<PathBuf, CompareError> {
+    create_dir(dir)?;
     let p = dir.join(format!("{}.json", f.machine));
-    let text = serde_json::to_string_pretty(f).map_err(|e| e.to_string())?;
-    std::fs::write(&p, text + "\n").map_err(|e| format!("{}: {e}", p.display()))?;
+    let text = serde_json::to_string_pretty(f).map_err(CompareError::Json)?;
+    if let Err(cause) = std::fs::write(&p, text + "\n") {
+        return Err(CompareError::Write { path: p, cause });
+    }
     Ok(p)
+}
+
+/// The directory of noise floors or baselines, made when missing.
+fn create_dir(dir: &Path) -> Result<(), CompareError> {
+    std::fs::create_dir_all(dir).map_err(|cause| CompareError::CreateDir {
+        dir: dir.to_path_buf(),
+        cause,
+    })
 }
 
 /// The floor to judge single launches against: `--noise` when given, else the one
@@ -517,13 +529,12 @@ pub fn baseline_settings(this: &Side) -> Settings {
 }
 
 /// Saves a run as the named baseline.
-pub fn save_baseline(run: &RunRecord, name: &str, dir: &Path) -> Result<PathBuf, String> {
+pub fn save_baseline(run: &RunRecord, name: &str, dir: &Path) -> Result<PathBuf, CompareError> {
     if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
-        return Err(format!(
-            "invalid baseline name {name:?}: use letters, digits, '-' or '_'"
-        ));
+        let name = name.to_string();
+        return Err(CompareError::BaselineName { name });
     }
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    create_dir(dir)?;
     let p = dir.join(format!("{name}.json"));
     results::write_atomic(&p, run)?;
     Ok(p)

@@ -5,15 +5,18 @@
 //! tests as failed, with the cause. Every kind of test goes through it alike.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::error::RunnerError;
 use crate::config::Config;
+use crate::plan::PlannedTest;
 use crate::record::{RunInfo, RunRecord, SCHEMA_VERSION};
 use crate::runner::{self, Scope, prepare, target};
 use crate::{record::results, util::system};
 
 /// Describes how a child ended, for the error of the tests it did not finish.
-fn describe(status: std::process::ExitStatus) -> String {
+fn describe(status: ExitStatus) -> String {
     #[cfg(unix)]
     {
         use std::os::unix::process::ExitStatusExt;
@@ -46,122 +49,148 @@ pub fn run(
     plan: &IsolatedSweep,
     info: RunInfo,
     results_dir: &Path,
-    stop: &std::sync::atomic::AtomicBool,
+    stop: &AtomicBool,
     child_args: &[String],
-) -> Result<(RunRecord, Option<PathBuf>), String> {
-    let config = plan.config;
-    let prep = prepare::prepare(config, plan.filters)?;
+) -> Result<(RunRecord, Option<PathBuf>), RunnerError> {
+    let prep = prepare::prepare(plan.config, plan.filters)?;
     let part = prepare::part(&prep.plan, Scope::All, plan.shard);
-    let mut opts = runner::RunOptions::new(config.clone(), None);
+    let mut opts = runner::RunOptions::new(plan.config.clone(), None);
     opts.shard = plan.shard;
     let info = runner::describe_plan(info, &prep.plan, &opts);
     if part.is_empty() {
-        if plan.shard.is_some() && !prep.plan.tests.is_empty() {
-            // More shards than tests: nothing to do here, and no empty file to leave behind.
-            let record = RunRecord {
-                schema_version: SCHEMA_VERSION,
-                run: info,
-                models: Vec::new(),
-                tests: Vec::new(),
-            };
-            return Ok((record, None));
-        }
-        return Err(format!("no test matches the filter {:?}", plan.filters));
+        return Ok((nothing_to_run(plan, info, &prep)?, None));
     }
     prepare::check_models(&prep.models, &part)?;
-    let target = target::open(info, Some(results_dir), plan.resume, false)?;
-    let path = target.path.expect("a results directory was given");
-    let mut record = target.record;
-    results::write_atomic(&path, &record)?;
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot find the tpsbench executable: {e}"))?;
-    let mut names: Vec<&str> = Vec::new();
-    for t in &part {
-        let n = prep.plan.models[t.model].name.as_str();
-        if !names.contains(&n) {
-            names.push(n);
-        }
-    }
-    // Rounds: each round is a fresh child per model (fresh processes, fresh contexts), the
-    // models' order rotated each round; a child asked for `--rounds r` measures only what
-    // round r still needs (`runner::due_in_round`).
-    let rounds = config.settings.rounds.max(1) as usize;
-    let mine = |record: &RunRecord, name: &str, round: usize| {
-        let of_model: Vec<_> = part
-            .iter()
-            .filter(|t| prep.plan.models[t.model].name == name)
-            .cloned()
-            .collect();
-        !runner::due_in_round(&of_model, round, record).is_empty()
+    let (path, record) = open_file(info, results_dir, plan.resume)?;
+    let exe = std::env::current_exe().map_err(|cause| RunnerError::NoExecutable { cause })?;
+    let children = Children {
+        plan,
+        exe: &exe,
+        path: &path,
+        child_args,
+        prep: &prep,
+        part: &part,
     };
-    'rounds: for round in 0..rounds {
+    let record = every_round(&children, record, stop)?;
+    let record = conclude(&path, record, stop)?;
+    Ok((record, Some(path)))
+}
+
+/// An empty part: more shards than tests is not an error, and leaves no empty file behind;
+/// a filter that keeps nothing is.
+fn nothing_to_run(
+    plan: &IsolatedSweep,
+    info: RunInfo,
+    prep: &prepare::Prepared,
+) -> Result<RunRecord, RunnerError> {
+    if plan.shard.is_some() && !prep.plan.tests.is_empty() {
+        return Ok(RunRecord {
+            schema_version: SCHEMA_VERSION,
+            run: info,
+            models: Vec::new(),
+            tests: Vec::new(),
+        });
+    }
+    Err(RunnerError::NoMatch {
+        filters: plan.filters.to_vec(),
+    })
+}
+
+/// The file the children continue (a new one, or `--resume`'s), on disk before the first
+/// child reads it.
+fn open_file(
+    info: RunInfo,
+    results_dir: &Path,
+    resume: Option<&Path>,
+) -> Result<(PathBuf, RunRecord), RunnerError> {
+    let target = target::open(info, Some(results_dir), resume, false)?;
+    let path = target.path.expect("a results directory was given");
+    results::write_atomic(&path, &target.record)?;
+    Ok((path, target.record))
+}
+
+/// What every child of the run shares: the plan, this executable, the file, the arguments.
+struct Children<'a> {
+    plan: &'a IsolatedSweep<'a>,
+    exe: &'a Path,
+    path: &'a Path,
+    child_args: &'a [String],
+    prep: &'a prepare::Prepared,
+    part: &'a [PlannedTest],
+}
+
+/// Rounds: each round is a fresh child per model (fresh processes, fresh contexts), the
+/// models' order rotated each round; a child asked for `--rounds r` measures only what
+/// round r still needs (`runner::due_in_round`). A stop request ends it before the next
+/// child; returns the file as the last child left it.
+fn every_round(
+    c: &Children,
+    mut record: RunRecord,
+    stop: &AtomicBool,
+) -> Result<RunRecord, RunnerError> {
+    let names = model_names(c);
+    let rounds = c.plan.config.settings.rounds.max(1) as usize;
+    for round in 0..rounds {
         let mut order = names.clone();
         if !order.is_empty() {
             let n = order.len();
             order.rotate_left(round % n);
         }
         for name in order {
-            if stop.load(std::sync::atomic::Ordering::SeqCst) {
-                break 'rounds;
+            if stop.load(Ordering::SeqCst) {
+                return Ok(record);
             }
-            if !mine(&record, name, round) {
-                continue;
+            if has_due(c, &record, name, round) {
+                record = one_child(c, name, round)?;
             }
-            record = one_child(&ChildRun {
-                plan,
-                exe: &exe,
-                path: &path,
-                name,
-                round,
-                child_args,
-                prep: &prep,
-                part: &part,
-            })?;
         }
     }
-    if !stop.load(std::sync::atomic::Ordering::SeqCst) {
+    Ok(record)
+}
+
+/// The part's models, each once, in plan order.
+fn model_names<'a>(c: &Children<'a>) -> Vec<&'a str> {
+    let mut names: Vec<&str> = Vec::new();
+    for t in c.part {
+        let n = c.prep.plan.models[t.model].name.as_str();
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    names
+}
+
+/// Model `name` has tests that round `round` still has to measure.
+fn has_due(c: &Children, record: &RunRecord, name: &str, round: usize) -> bool {
+    let of_model: Vec<_> = (c.part.iter())
+        .filter(|t| c.prep.plan.models[t.model].name == name)
+        .cloned()
+        .collect();
+    !runner::due_in_round(&of_model, round, record).is_empty()
+}
+
+/// The children's tests are all in the file: the run is finished (unless stopped), the
+/// ceiling checked once for the whole run, and the file written for good.
+fn conclude(
+    path: &Path,
+    mut record: RunRecord,
+    stop: &AtomicBool,
+) -> Result<RunRecord, RunnerError> {
+    if !stop.load(Ordering::SeqCst) {
         record.run.finished_at = Some(system::now_rfc3339());
     }
-    // The children's tests are all here now: one check of the ceiling for the whole run.
     if let Some(line) = crate::record::machine::recheck_host_ceiling(&mut record) {
         eprintln!("{line}");
     }
-    results::write_atomic(&path, &record)?;
-    Ok((record, Some(path)))
+    results::write_atomic(path, &record)?;
+    Ok(record)
 }
 
-/// One child process: its model, its round.
-struct ChildRun<'a> {
-    plan: &'a IsolatedSweep<'a>,
-    exe: &'a Path,
-    path: &'a Path,
-    name: &'a str,
-    round: usize,
-    child_args: &'a [String],
-    prep: &'a prepare::Prepared,
-    part: &'a [crate::plan::PlannedTest],
-}
-
-/// Runs one child and returns the file as it left it; after a child died, that model's
-/// missing tests are recorded as failed with the cause.
-fn one_child(c: &ChildRun) -> Result<RunRecord, String> {
-    let (plan, name, prep) = (c.plan, c.name, c.prep);
-    let mut cmd = Command::new(c.exe);
-    cmd.arg("run")
-        .arg("--config")
-        .arg(plan.config_path)
-        .arg("--resume")
-        .arg(c.path);
-    cmd.args(["--only-model", name])
-        .args(["--rounds", &(c.round + 1).to_string()])
-        .stdout(std::process::Stdio::null());
-    for f in plan.filters {
-        cmd.args(["--filter", f]);
-    }
-    cmd.args(c.child_args);
-    let status = cmd
-        .status()
-        .map_err(|e| format!("cannot start a child tpsbench: {e}"))?;
+/// Runs the child of model `name` in round `round` (0-based) and returns the file as it
+/// left it; after a child died, that model's missing tests are recorded as failed with the
+/// cause.
+fn one_child(c: &Children, name: &str, round: usize) -> Result<RunRecord, RunnerError> {
+    let status = wait_child(c, name, round)?;
     // A child that died left its journal: its finished tests are there.
     let mut record = crate::record::journal::read_resumable(c.path)?;
     match status.code() {
@@ -169,24 +198,45 @@ fn one_child(c: &ChildRun) -> Result<RunRecord, String> {
         Some(130) => return Ok(record),   // interrupted: the file is resumable
         _ => {}
     }
-    // The child died: every planned test of this model not in the file failed with it.
+    record_death(c, name, status, &mut record);
+    results::write_atomic(c.path, &record)?;
+    Ok(record)
+}
+
+/// Starts the child (`run --resume FILE --only-model NAME --rounds ROUND+1` and the
+/// filters) and waits for it.
+fn wait_child(c: &Children, name: &str, round: usize) -> Result<ExitStatus, RunnerError> {
+    let mut cmd = Command::new(c.exe);
+    cmd.arg("run")
+        .arg("--config")
+        .arg(c.plan.config_path)
+        .arg("--resume")
+        .arg(c.path);
+    cmd.args(["--only-model", name])
+        .args(["--rounds", &(round + 1).to_string()])
+        .stdout(std::process::Stdio::null());
+    for f in c.plan.filters {
+        cmd.args(["--filter", f]);
+    }
+    cmd.args(c.child_args);
+    cmd.status()
+        .map_err(|cause| RunnerError::SpawnChild { cause })
+}
+
+/// The child died: every planned test of model `name` not in the file failed with it.
+fn record_death(c: &Children, name: &str, status: ExitStatus, record: &mut RunRecord) {
     let why = format!(
         "the isolated process for model {name:?} {} before this test finished",
         describe(status)
     );
-    let mi = prep
-        .plan
-        .models
-        .iter()
+    let mi = (c.prep.plan.models.iter())
         .position(|m| m.name == name)
         .expect("planned model");
-    let mrec = record
-        .models
-        .iter()
+    let mrec = (record.models.iter())
         .find(|m| m.name == name)
         .cloned()
-        .unwrap_or_else(|| prep.models[mi].clone());
-    for t in prepare::remaining(&prep.plan, c.part, Some(name), &record) {
+        .unwrap_or_else(|| c.prep.models[mi].clone());
+    for t in prepare::remaining(&c.prep.plan, c.part, Some(name), record) {
         let mut rec = runner::new_test_record(&t, &mrec, &record.run);
         rec.fail(why.clone());
         record.tests.push(rec);
@@ -194,6 +244,4 @@ fn one_child(c: &ChildRun) -> Result<RunRecord, String> {
     if !record.models.iter().any(|m| m.name == name) {
         record.models.push(mrec);
     }
-    results::write_atomic(c.path, &record)?;
-    Ok(record)
 }

@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use super::error::KnobError;
 use crate::config::Config;
 use crate::config::knobs::{KnobValue, override_pairs, pattern_matches};
 
@@ -39,9 +40,9 @@ fn values<'a>(a: &'a crate::config::Axes, name: &str) -> &'a [KnobValue] {
 }
 
 /// Bad input as one line (`Err`), else the warnings to print.
-pub fn check(config: &Config, offer: &Offer) -> Result<Vec<String>, String> {
+pub fn check(config: &Config, offer: &Offer) -> Result<Vec<String>, KnobError> {
     let mut warnings = Vec::new();
-    let file = config.file.display();
+    let file = || config.file.clone();
     for (table, axes, path) in sweeps(config) {
         for v in values(axes, "devices") {
             for name in v.as_str().split('/') {
@@ -49,10 +50,12 @@ pub fn check(config: &Config, offer: &Offer) -> Result<Vec<String>, String> {
                     continue;
                 }
                 if !offer.devices.iter().any(|d| d == name) {
-                    return Err(format!(
-                        "{file}: {table}: key `devices`: no device {name:?}; this build has {}",
-                        list(offer.devices)
-                    ));
+                    return Err(KnobError::NoDevice {
+                        file: file(),
+                        table,
+                        device: name.to_string(),
+                        devices: offer.devices.to_vec(),
+                    });
                 }
             }
         }
@@ -60,14 +63,14 @@ pub fn check(config: &Config, offer: &Offer) -> Result<Vec<String>, String> {
             let n = v.as_str().split('/').count();
             let most = offer.offload_devices.max(1);
             if n > most {
-                return Err(format!(
-                    "{file}: {table}: key `tensor_split`: {:?} has {n} proportions, but this \
-                     build has {} device{} to split over ({})",
-                    v.as_str(),
-                    offer.offload_devices,
-                    if offer.offload_devices == 1 { "" } else { "s" },
-                    list(offer.devices)
-                ));
+                return Err(KnobError::TooManyProportions {
+                    file: file(),
+                    table,
+                    split: v.as_str().to_string(),
+                    proportions: n,
+                    offload_devices: offer.offload_devices,
+                    devices: offer.devices.to_vec(),
+                });
             }
         }
         let tensors: Option<Vec<String>> = path.and_then(|p| {
@@ -78,11 +81,12 @@ pub fn check(config: &Config, offer: &Offer) -> Result<Vec<String>, String> {
         for v in values(axes, "tensor_buft_overrides") {
             for (pattern, buft) in override_pairs(v.as_str()) {
                 if !offer.buffer_types.contains(&buft) {
-                    return Err(format!(
-                        "{file}: {table}: key `tensor_buft_overrides`: unknown buffer type \
-                         {buft:?}; this build has {}",
-                        list(offer.buffer_types)
-                    ));
+                    return Err(KnobError::NoBufferType {
+                        file: file(),
+                        table,
+                        buffer_type: buft,
+                        buffer_types: offer.buffer_types.to_vec(),
+                    });
                 }
                 if let Some(names) = &tensors {
                     if !names.iter().any(|n| pattern_matches(&pattern, n)) {
@@ -115,14 +119,6 @@ pub fn is_expert_tensor(name: &str) -> bool {
     pattern_matches(r"\.ffn_(up|down|gate|gate_up)_(ch|)exps", name)
 }
 
-fn list(xs: &[String]) -> String {
-    if xs.is_empty() {
-        "none".into()
-    } else {
-        xs.join(", ")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,7 +137,7 @@ mod tests {
         )
     }
 
-    fn run(sweep: &str) -> Result<Vec<String>, String> {
+    fn run(sweep: &str) -> Result<Vec<String>, KnobError> {
         let (d, b) = offer();
         let o = Offer {
             devices: &d,
@@ -154,17 +150,25 @@ mod tests {
     #[test]
     fn unknown_devices_and_buffer_types_name_the_key_and_list_what_exists() {
         let e = run("devices = \"Vulkan0\"").unwrap_err();
+        assert!(matches!(&e, KnobError::NoDevice { device, .. } if device == "Vulkan0"));
+        let e = e.to_string();
         assert!(
             e.contains("model \"m\": key `devices`") && e.contains("CPU"),
             "{e}"
         );
         let e = run("tensor_buft_overrides = \"exps=CUDA0\"").unwrap_err();
+        assert!(matches!(e, KnobError::NoBufferType { .. }));
+        let e = e.to_string();
         assert!(
             e.contains("key `tensor_buft_overrides`") && e.contains("CPU_REPACK"),
             "{e}"
         );
         let e = run("tensor_split = \"1/1\"").unwrap_err();
-        assert!(e.contains("2 proportions"), "{e}");
+        assert!(matches!(
+            e,
+            KnobError::TooManyProportions { proportions: 2, .. }
+        ));
+        assert!(e.to_string().contains("2 proportions"), "{e}");
         assert!(run("devices = \"CPU\"\ntensor_buft_overrides = \"exps=CPU\"").is_ok());
         assert!(run("devices = [\"auto\", \"none\"]\ntensor_split = \"1\"").is_ok());
     }

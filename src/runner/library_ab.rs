@@ -14,6 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::error::{OptionError, RunnerError};
 use crate::record::{RunRecord, Status};
 
 /// What an A/B run is asked to do.
@@ -28,12 +29,12 @@ pub struct AbOptions {
 
 /// Runs one child on one library set; a trait so the tests can stand in for processes.
 pub trait Launcher {
-    fn run(&mut self, lib_dir: &Path, args: &[String]) -> Result<RunRecord, String>;
+    fn run(&mut self, lib_dir: &Path, args: &[String]) -> Result<RunRecord, RunnerError>;
 }
 
 /// The directory holding libllama: DIR itself, or DIR/lib (scripts/build-llama-shared and
 /// scripts/reference-tools put the libraries there).
-pub fn lib_dir(dir: &Path) -> Result<PathBuf, String> {
+pub fn lib_dir(dir: &Path) -> Result<PathBuf, RunnerError> {
     let has_llama = |d: &Path| {
         std::fs::read_dir(d).is_ok_and(|entries| {
             entries.filter_map(|e| e.ok()).any(|e| {
@@ -47,10 +48,9 @@ pub fn lib_dir(dir: &Path) -> Result<PathBuf, String> {
             return Ok(d);
         }
     }
-    Err(format!(
-        "--library {}: no libllama here or in its lib/ (build one with scripts/build-llama-shared)",
-        dir.display()
-    ))
+    Err(RunnerError::NoLibrary {
+        dir: dir.to_path_buf(),
+    })
 }
 
 /// The order of the builds in round `round`: rotated by one each round, so with two builds
@@ -111,7 +111,7 @@ pub fn run_rounds(
     ci_target: Option<f64>,
     launcher: &mut dyn Launcher,
     note: &mut dyn FnMut(&str),
-) -> Result<Vec<RunRecord>, String> {
+) -> Result<Vec<RunRecord>, RunnerError> {
     let mut acc: Vec<Option<RunRecord>> = vec![None; libs.len()];
     for r in 0..rounds as usize {
         for i in order(r, libs.len()) {
@@ -130,7 +130,7 @@ pub struct ProcessLauncher {
 }
 
 impl Launcher for ProcessLauncher {
-    fn run(&mut self, lib_dir: &Path, args: &[String]) -> Result<RunRecord, String> {
+    fn run(&mut self, lib_dir: &Path, args: &[String]) -> Result<RunRecord, RunnerError> {
         let path = match std::env::var_os("LD_LIBRARY_PATH") {
             Some(old) if !old.is_empty() => {
                 let mut p = lib_dir.as_os_str().to_owned();
@@ -145,20 +145,24 @@ impl Launcher for ProcessLauncher {
             .env("LD_LIBRARY_PATH", path)
             .stderr(std::process::Stdio::piped())
             .output()
-            .map_err(|e| format!("{}: {e}", self.exe.display()))?;
+            .map_err(|cause| RunnerError::SpawnBuild {
+                exe: self.exe.clone(),
+                cause,
+            })?;
         let stderr = String::from_utf8_lossy(&out.stderr);
         // Exit 1 means some tests failed: their records say why, and the pooling keeps that.
         if !(out.status.success() || out.status.code() == Some(1)) {
             let why = stderr.lines().rev().find(|l| !l.trim().is_empty());
-            return Err(format!(
-                "the run on {} failed ({}): {}",
-                lib_dir.display(),
-                out.status,
-                why.unwrap_or("no message")
-            ));
+            return Err(RunnerError::BuildFailed {
+                lib: lib_dir.to_path_buf(),
+                status: out.status,
+                why: why.map(str::to_string),
+            });
         }
-        serde_json::from_slice(&out.stdout)
-            .map_err(|e| format!("the run on {} printed no result: {e}", lib_dir.display()))
+        serde_json::from_slice(&out.stdout).map_err(|cause| RunnerError::BuildNoResult {
+            lib: lib_dir.to_path_buf(),
+            cause,
+        })
     }
 }
 
@@ -199,35 +203,31 @@ impl Measured {
 }
 
 /// Bad input, found before any child starts.
-fn check(o: &AbOptions) -> Result<(), String> {
+fn check(o: &AbOptions) -> Result<(), OptionError> {
     if !cfg!(feature = "dynamic-link") {
-        return Err(
-            "--library needs a tpsbench built with --features dynamic-link (this one has \
-                    llama.cpp linked in)"
-                .into(),
-        );
+        return Err(OptionError::LibraryNeedsDynamicLink);
     }
     if o.libraries.len() < 2 {
-        return Err("--library needs at least two builds to compare (repeat it)".into());
+        return Err(OptionError::LibraryNeedsTwo);
     }
     if o.rounds == 0 {
-        return Err("--rounds must be at least 1".into());
+        return Err(OptionError::LibraryRoundsBelowOne);
     }
     Ok(())
 }
 
 /// Runs the rounds on every build and writes one result file per build (unless told not
 /// to).
-pub fn measure(o: &AbOptions) -> Result<Measured, String> {
+pub fn measure(o: &AbOptions) -> Result<Measured, RunnerError> {
     check(o)?;
-    let cfg = crate::config::load(&o.config, crate::util::system::physical_cores())
-        .map_err(|e| e.to_string())?;
+    let cfg = crate::config::load(&o.config, crate::util::system::physical_cores())?;
     let libs = o
         .libraries
         .iter()
-        .map(|d| lib_dir(d).and_then(|l| std::path::absolute(&l).map_err(|e| e.to_string())))
+        .map(|d| absolute_lib_dir(d))
         .collect::<Result<Vec<_>, _>>()?;
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    let exe =
+        std::env::current_exe().map_err(|cause| RunnerError::NoLibraryExecutable { cause })?;
     let args = child_args(&o.config, &o.filters);
     let quiet = o.quiet;
     let mut note = |s: &str| {
@@ -250,11 +250,19 @@ pub fn measure(o: &AbOptions) -> Result<Measured, String> {
     Ok(measured)
 }
 
+/// `--library DIR`'s library directory (`lib_dir`), absolute: the children run elsewhere.
+fn absolute_lib_dir(dir: &Path) -> Result<PathBuf, RunnerError> {
+    let lib = lib_dir(dir)?;
+    std::path::absolute(&lib).map_err(|cause| RunnerError::LibraryPath { dir: lib, cause })
+}
+
 /// One result file per build, in a fresh `ab-<time>` directory under `dir`.
-fn write_files(dir: &Path, m: &Measured) -> Result<(), String> {
+fn write_files(dir: &Path, m: &Measured) -> Result<(), RunnerError> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
     let dir = dir.join(format!("ab-{stamp}"));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if let Err(cause) = std::fs::create_dir_all(&dir) {
+        return Err(RunnerError::CreateDir { dir, cause });
+    }
     for (i, (lib, rec)) in m.libs.iter().zip(&m.records).enumerate() {
         crate::record::results::write_atomic(&dir.join(file_name(i, lib)), rec)?;
     }

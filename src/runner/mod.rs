@@ -6,6 +6,7 @@
 //! kind. A test or model that fails is recorded with its error and the sweep goes on.
 
 pub mod auto;
+pub mod error;
 pub(crate) mod isolate;
 pub(crate) mod knobs_check;
 pub(crate) mod library_ab;
@@ -26,6 +27,7 @@ use crate::record::{
 };
 use crate::util::system;
 
+pub use error::{KnobError, OptionError, RunnerError};
 pub use prepare::{Scope, inspect_model};
 pub use rounds::{due_in_round, rotated, rounds_apply};
 
@@ -91,7 +93,7 @@ pub fn run(
     info: RunInfo,
     opts: &RunOptions,
     progress: &mut dyn Progress,
-) -> Result<RunOutcome, String> {
+) -> Result<RunOutcome, RunnerError> {
     let prep = prepare::prepare(&opts.config, &opts.filters)?;
     let part = prepare::part(&prep.plan, opts.scope, opts.shard);
     let info = describe_plan(info, &prep.plan, opts);
@@ -101,7 +103,8 @@ pub fn run(
     let mine = this_process(&part, &prep.plan, opts);
     prepare::check_models(&prep.models, &mine)?;
     // Served models answer (or their server can be started) before any test runs.
-    crate::kinds::serving::preflight(&opts.config, http_models(&mine))?;
+    crate::kinds::serving::preflight(&opts.config, http_models(&mine))
+        .map_err(RunnerError::Untyped)?;
     let child = opts.only_model.is_some();
     let target::Target { path, mut record } = target::open(
         info,
@@ -136,7 +139,7 @@ pub fn run(
         rounds::conclude_auto(&mut sweep, &ran, opts);
         sweep.recheck_ceiling(progress);
     }
-    sweep.finish(ran.interrupted)
+    Ok(sweep.finish(ran.interrupted)?)
 }
 
 /// The part's tests this process runs: all of them, or one model's in an `--isolate` child.
@@ -165,19 +168,16 @@ fn http_models(tests: &[PlannedTest]) -> std::collections::BTreeSet<usize> {
 
 /// Auto rounds judge with a sequential design from the first round on: a file measured
 /// with fixed rounds cannot be continued under it.
-fn refuse_auto_on_fixed(opts: &RunOptions, record: &RunRecord) -> Result<(), String> {
+fn refuse_auto_on_fixed(opts: &RunOptions, record: &RunRecord) -> Result<(), OptionError> {
     match (
         &opts.config.settings.auto_rounds,
         &record.run.rounds_auto,
         &opts.resume,
     ) {
-        (Some(_), None, Some(file)) => Err(format!(
-            "{}: made with fixed rounds ({}): --rounds auto cannot continue it (its looks \
-             would not be the ones a sequential design plans); resume it with --rounds N, \
-             or start a new run with --rounds auto",
-            file.display(),
-            record.run.rounds
-        )),
+        (Some(_), None, Some(file)) => Err(OptionError::AutoResumesFixed {
+            file: file.clone(),
+            rounds: record.run.rounds,
+        }),
         _ => Ok(()),
     }
 }
@@ -216,7 +216,11 @@ pub fn describe_plan(mut info: RunInfo, plan: &Plan, opts: &RunOptions) -> RunIn
 
 /// An empty part: a shard with no tests is not an error (more shards than tests); a
 /// filter or scope that keeps nothing is.
-fn nothing_to_run(info: RunInfo, plan: &Plan, opts: &RunOptions) -> Result<RunOutcome, String> {
+fn nothing_to_run(
+    info: RunInfo,
+    plan: &Plan,
+    opts: &RunOptions,
+) -> Result<RunOutcome, RunnerError> {
     if opts.shard.is_some() && !plan.tests.is_empty() {
         let record = RunRecord {
             schema_version: SCHEMA_VERSION,
@@ -232,12 +236,13 @@ fn nothing_to_run(info: RunInfo, plan: &Plan, opts: &RunOptions) -> Result<RunOu
         });
     }
     if opts.scope == Scope::Ladders && opts.config.ladders.is_empty() {
-        return Err(format!(
-            "{}: no [[ladder]] tables: add one with a name, a base GGUF and a list of types",
-            opts.config.file.display()
-        ));
+        return Err(RunnerError::NoLadders {
+            config: opts.config.file.clone(),
+        });
     }
-    Err(format!("no test matches the filter {:?}", opts.filters))
+    Err(RunnerError::NoMatch {
+        filters: opts.filters.clone(),
+    })
 }
 
 /// Run metadata shared by `tpsbench run`, `tpsbench ladder` and `cargo bench`.

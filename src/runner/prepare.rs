@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use super::error::RunnerError;
 use crate::config::Config;
 use crate::gguf::reader;
 use crate::ladder::cache::{BaseInfo, inspect_base, variant_path};
@@ -37,7 +38,7 @@ pub struct Prepared {
 
 /// Reads the files and builds the plan (filters applied). A prompt file that is missing or
 /// malformed is bad input, reported before the sweep starts.
-pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, String> {
+pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerError> {
     let mut models: Vec<ModelRecord> = config
         .models
         .iter()
@@ -53,7 +54,9 @@ pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, String> 
         .map(|l| inspect_base(&l.base))
         .collect();
     let prompts = match config.serving.as_ref().and_then(|s| s.dataset.as_ref()) {
-        Some(p) if !config.models.is_empty() => Some(dataset::load(p)?),
+        Some(p) if !config.models.is_empty() => {
+            Some(dataset::load(p).map_err(RunnerError::Untyped)?)
+        }
         _ => None,
     };
     let facts = Facts {
@@ -153,20 +156,20 @@ pub(crate) fn is_done(plan: &Plan, t: &PlannedTest, done: &RunRecord) -> bool {
 /// Bad input found before hours of sweep: a model file (or ladder base) that is missing or
 /// not a valid GGUF, for a model that has tests to run. (A file llama.cpp itself then
 /// refuses is a run-time failure, recorded with the test.)
-pub fn check_models(models: &[ModelRecord], tests: &[PlannedTest]) -> Result<(), String> {
-    let mut bad: Vec<String> = Vec::new();
+pub fn check_models(models: &[ModelRecord], tests: &[PlannedTest]) -> Result<(), RunnerError> {
+    let mut bad: Vec<(String, String)> = Vec::new();
     for (i, m) in models.iter().enumerate() {
         if let (true, Some(e)) = (tests.iter().any(|t| t.model == i), &m.error) {
-            let line = format!("model {:?}: {e}", m.name);
-            if !bad.contains(&line) {
-                bad.push(line);
+            let model = (m.name.clone(), e.clone());
+            if !bad.contains(&model) {
+                bad.push(model);
             }
         }
     }
     if bad.is_empty() {
         Ok(())
     } else {
-        Err(bad.join("; "))
+        Err(RunnerError::BadModels { models: bad })
     }
 }
 

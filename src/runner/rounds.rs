@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::{RunOptions, auto, sweep::Sweep};
 use crate::output::progress::Progress;
 use crate::plan::{self, PlannedTest};
-use crate::record::{RunRecord, Status};
+use crate::record::{RecordError, RunRecord, Status};
 
 /// How the rounds ended.
 pub(super) struct Ran {
@@ -27,7 +27,7 @@ pub(super) fn run(
     mine: &[PlannedTest],
     opts: &RunOptions,
     progress: &mut dyn Progress,
-) -> Result<Ran, String> {
+) -> Result<Ran, RecordError> {
     let rounds = opts.config.settings.rounds.max(1) as usize;
     let auto = opts.config.settings.auto_rounds;
     let mut ran = Ran {

@@ -14,6 +14,7 @@ use crate::config::{self, Config};
 use crate::engine::llama::{self, LlamaEngine};
 use crate::output::progress::StderrProgress;
 use crate::record::{RunInfo, Status};
+use crate::runner::error::{OptionError, RunnerError};
 use crate::runner::{self, RunOptions, RunOutcome, Scope};
 use crate::util::system;
 
@@ -65,23 +66,19 @@ pub struct Checked {
 }
 
 /// Loads the configuration and applies the rounds, with the checks a bad combination gets.
-pub fn check(request: Request) -> Result<Checked, String> {
-    let mut config =
-        config::load(&request.config, system::physical_cores()).map_err(|e| e.to_string())?;
+pub fn check(request: Request) -> Result<Checked, RunnerError> {
+    let mut config = config::load(&request.config, system::physical_cores())?;
     apply_rounds(&mut config.settings, request.rounds)?;
     check_auto_rounds(&request, &config)?;
     Ok(Checked { request, config })
 }
 
 /// Applies the rounds override to the configuration's settings.
-fn apply_rounds(s: &mut config::RunSettings, o: RoundsOverride) -> Result<(), String> {
+fn apply_rounds(s: &mut config::RunSettings, o: RoundsOverride) -> Result<(), OptionError> {
     match o.rounds {
         Some(Rounds::Fixed(r)) => {
             if r < 1 {
-                return Err(
-                    "--rounds must be at least 1 (1 is llama-bench's methodology: one launch)"
-                        .into(),
-                );
+                return Err(OptionError::RoundsBelowOne);
             }
             s.rounds = r;
             s.auto_rounds = None;
@@ -106,27 +103,22 @@ fn apply_rounds(s: &mut config::RunSettings, o: RoundsOverride) -> Result<(), St
 }
 
 /// `--max-rounds` and `--max-rounds-seconds`: the budget of auto rounds, and only of them.
-fn apply_budget(s: &mut config::RunSettings, o: RoundsOverride) -> Result<(), String> {
+fn apply_budget(s: &mut config::RunSettings, o: RoundsOverride) -> Result<(), OptionError> {
     if o.max_rounds.is_none() && o.max_seconds.is_none() {
         return Ok(());
     }
     let Some(a) = s.auto_rounds.as_mut() else {
-        return Err(
-            "--max-rounds and --max-rounds-seconds are the budget of --rounds auto: add --rounds auto"
-                .into(),
-        );
+        return Err(OptionError::BudgetWithoutAuto);
     };
     if let Some(n) = o.max_rounds {
         if !(2..=10_000).contains(&n) {
-            return Err(format!(
-                "--max-rounds {n}: must be between 2 and 10000 (a paired comparison needs 2 rounds)"
-            ));
+            return Err(OptionError::MaxRounds { max_rounds: n });
         }
         a.max_rounds = n as u32;
     }
     if let Some(t) = o.max_seconds {
         if !(t.is_finite() && t >= 1.0) {
-            return Err(format!("--max-rounds-seconds {t}: must be at least 1"));
+            return Err(OptionError::MaxRoundsSeconds { seconds: t });
         }
         a.max_seconds = Some(t);
     }
@@ -136,25 +128,18 @@ fn apply_budget(s: &mut config::RunSettings, o: RoundsOverride) -> Result<(), St
 
 /// Auto rounds need fixed-round children (no `--isolate`), and, without a budget,
 /// something to resolve.
-fn check_auto_rounds(r: &Request, cfg: &Config) -> Result<(), String> {
+fn check_auto_rounds(r: &Request, cfg: &Config) -> Result<(), RunnerError> {
     let Some(a) = cfg.settings.auto_rounds else {
         return Ok(());
     };
     if r.isolate {
-        return Err(
-            "--rounds auto does not combine with --isolate (its children run fixed rounds): give --rounds N"
-                .into(),
-        );
+        return Err(OptionError::AutoWithIsolate.into());
     }
     if !a.budget_given && !r.is_child() {
         let prep = runner::prepare::prepare(cfg, &r.filters)?;
         if !runner::auto::has_comparison(&prep.plan) {
-            return Err(format!(
-                "{}: rounds = \"auto\" has nothing to resolve here (no two variants or settings \
-                 of one test to compare) and no budget: give max_rounds or max_rounds_seconds \
-                 (--max-rounds, --max-rounds-seconds), or a number of rounds",
-                r.config.display()
-            ));
+            let config = r.config.clone();
+            return Err(OptionError::AutoWithoutComparison { config }.into());
         }
     }
     Ok(())
@@ -170,14 +155,14 @@ pub struct Started {
 }
 
 /// Everything before the first test: bad input found here stops the run before it starts.
-pub fn start(checked: Checked) -> Result<Started, String> {
+pub fn start(checked: Checked) -> Result<Started, RunnerError> {
     let (r, cfg) = (&checked.request, &checked.config);
-    let engine = LlamaEngine::new(r.verbose).map_err(|e| e.to_string())?;
+    let engine = LlamaEngine::new(r.verbose)?;
     // Synthetic models (`synth = ...`) are written before the sweep: no download needed.
     if !r.is_child() {
         let rep = crate::ladder::Reporter::new(r.quiet);
         crate::ladder::synth::ensure_models(cfg, &r.filters, system::physical_cores(), &rep)
-            .map_err(|e| e.to_string())?;
+            .map_err(RunnerError::Untyped)?;
     }
     knob_checks(cfg, r.is_child())?;
     warn_missing_simd();
@@ -258,7 +243,7 @@ fn install_interrupt() -> Arc<AtomicBool> {
 /// The knob table's values against this build and the model files, before any test: bad
 /// input stops the run (exit 2); what is only worth knowing, or what this build will not
 /// honour, is a warning (once, not in an `--isolate` child).
-fn knob_checks(cfg: &Config, child: bool) -> Result<(), String> {
+fn knob_checks(cfg: &Config, child: bool) -> Result<(), runner::KnobError> {
     let devices: Vec<String> = llama::devices().into_iter().map(|d| d.name).collect();
     let offload_devices = llama::devices()
         .iter()
@@ -297,7 +282,7 @@ pub struct Swept {
 }
 
 /// Runs the sweep: one child process per model with `--isolate`, else here.
-pub fn sweep(s: Started) -> Result<Swept, String> {
+pub fn sweep(s: Started) -> Result<Swept, RunnerError> {
     if s.checked.request.isolate {
         sweep_isolated(s)
     } else {
@@ -305,7 +290,8 @@ pub fn sweep(s: Started) -> Result<Swept, String> {
     }
 }
 
-fn sweep_here(s: Started) -> Result<Swept, String> {
+/// The sweep in this process.
+fn sweep_here(s: Started) -> Result<Swept, RunnerError> {
     let Checked { request, config } = s.checked;
     let opts = RunOptions {
         config,
@@ -327,7 +313,8 @@ fn sweep_here(s: Started) -> Result<Swept, String> {
     Ok(Swept { request, run })
 }
 
-fn sweep_isolated(s: Started) -> Result<Swept, String> {
+/// The sweep in one child process per model (`--isolate`), this process owning the file.
+fn sweep_isolated(s: Started) -> Result<Swept, RunnerError> {
     let Checked { request: r, config } = s.checked;
     let dir = r
         .results_dir
@@ -514,6 +501,7 @@ mod tests {
             ..Default::default()
         };
         let e = apply_rounds(&mut s, o).unwrap_err();
-        assert!(e.contains("add --rounds auto"), "{e}");
+        assert_eq!(e, OptionError::BudgetWithoutAuto);
+        assert!(e.to_string().contains("add --rounds auto"), "{e}");
     }
 }

@@ -16,7 +16,7 @@ use crate::machine::roofline::Shape;
 use crate::output::progress::{Progress, eta};
 use crate::plan::{Detail, ModelSource, PlannedTest, TestParams};
 use crate::record::journal::Journal;
-use crate::record::{ModelRecord, RunRecord, Status, TestRecord};
+use crate::record::{ModelRecord, RecordError, RunRecord, Status, TestRecord};
 use crate::util::system;
 
 pub(super) struct Sweep<'a> {
@@ -50,7 +50,7 @@ impl<'a> Sweep<'a> {
         record: RunRecord,
         path: Option<PathBuf>,
         numbering: (usize, usize),
-    ) -> Result<Sweep<'a>, String> {
+    ) -> Result<Sweep<'a>, RecordError> {
         let power = if opts.power {
             crate::machine::energy::detect()
         } else {
@@ -100,7 +100,7 @@ impl<'a> Sweep<'a> {
         &mut self,
         todo: &[PlannedTest],
         progress: &mut dyn Progress,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, RecordError> {
         let mut i = 0;
         while i < todo.len() {
             let first = &todo[i];
@@ -161,7 +161,7 @@ impl<'a> Sweep<'a> {
         model: Result<&dyn Model, String>,
         shared: &mut Shared,
         progress: &mut dyn Progress,
-    ) -> Result<(), String> {
+    ) -> Result<(), RecordError> {
         let t = &todo[k];
         let (done, total) = self.numbering;
         progress.test_started(done + self.measured, total, &t.id);
@@ -315,7 +315,7 @@ impl<'a> Sweep<'a> {
         }
     }
 
-    pub(super) fn finish(mut self, interrupted: bool) -> Result<RunOutcome, String> {
+    pub(super) fn finish(mut self, interrupted: bool) -> Result<RunOutcome, RecordError> {
         merge_models(&mut self.record.models, &self.models, &self.record.tests);
         if !interrupted {
             self.record.run.finished_at = Some(system::now_rfc3339());

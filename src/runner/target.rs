@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::error::RunnerError;
 use crate::record::{RunInfo, RunRecord, SCHEMA_VERSION};
 use crate::{record::results, util::system};
 
@@ -19,15 +20,15 @@ pub fn open(
     dir: Option<&std::path::Path>,
     resume: Option<&std::path::Path>,
     quiet_resume: bool,
-) -> Result<Target, String> {
+) -> Result<Target, RunnerError> {
     if let Some(p) = resume {
         // A run that crashed left its journal: everything it finished is there.
         let mut record = crate::record::journal::read_resumable(p)?;
         if let Some(why) = first_difference(&record.run, &info) {
-            return Err(format!(
-                "{}: cannot resume: the run differs from the file's: {why}",
-                p.display()
-            ));
+            return Err(RunnerError::CannotResume {
+                file: p.to_path_buf(),
+                why,
+            });
         }
         record.run.finished_at = None;
         if !quiet_resume {

@@ -101,6 +101,8 @@ fn a_missing_model_is_refused_before_anything_runs() {
     )
     .err()
     .unwrap();
+    assert!(matches!(&err, RunnerError::BadModels { models } if models[0].0 == "gone"));
+    let err = err.to_string();
     assert!(
         err.contains("model \"gone\"") && err.contains("nothere.gguf: no such file"),
         "{err}"

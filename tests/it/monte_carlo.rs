@@ -328,7 +328,11 @@ struct Launches<'a> {
 }
 
 impl tpsbench::report::library_ab::Launcher for Launches<'_> {
-    fn run(&mut self, _lib: &Path, _args: &[String]) -> Result<RunRecord, String> {
+    fn run(
+        &mut self,
+        _lib: &Path,
+        _args: &[String],
+    ) -> Result<RunRecord, tpsbench::runner::RunnerError> {
         let mut r = self.template.clone();
         let launch = rounds(&mut self.noise, MU, self.sigma_l, 1);
         r.tests = vec![record(&r.tests[0], &launch)];

@@ -8,7 +8,7 @@ pub(crate) struct FakeBuilds {
 }
 
 impl Launcher for FakeBuilds {
-    fn run(&mut self, lib_dir: &Path, args: &[String]) -> Result<RunRecord, String> {
+    fn run(&mut self, lib_dir: &Path, args: &[String]) -> Result<RunRecord, RunnerError> {
         assert_eq!(args[0], "run");
         self.calls.push(lib_dir.to_path_buf());
         let mut rec = fixtures::run();
@@ -110,7 +110,8 @@ fn children_run_the_same_plan_without_a_file() {
 fn a_library_directory_is_found_directly_or_in_its_lib_folder() {
     let d = tempfile::tempdir().unwrap();
     let e = lib_dir(d.path()).unwrap_err();
-    assert!(e.contains("no libllama"), "{e}");
+    assert!(matches!(e, RunnerError::NoLibrary { .. }), "{e:?}");
+    assert!(e.to_string().contains("no libllama"), "{e}");
     std::fs::create_dir(d.path().join("lib")).unwrap();
     std::fs::write(d.path().join("lib/libllama.so.0"), b"").unwrap();
     assert_eq!(lib_dir(d.path()).unwrap(), d.path().join("lib"));
@@ -141,5 +142,12 @@ fn a_static_build_refuses_library_ab_with_the_fix() {
         quiet: true,
     };
     let e = measure(&o).err().unwrap();
-    assert!(e.contains("--features dynamic-link"), "{e}");
+    assert!(
+        matches!(
+            e,
+            RunnerError::Options(OptionError::LibraryNeedsDynamicLink)
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("--features dynamic-link"), "{e}");
 }

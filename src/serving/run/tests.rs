@@ -201,7 +201,8 @@ fn a_missing_prompt_file_is_refused_before_anything_runs() {
         &mut NoProgress,
     )
     .err()
-    .unwrap();
+    .unwrap()
+    .to_string();
     assert!(err.contains("none.jsonl"), "{err}");
     assert_eq!(e.log.borrow().loads, 0);
 }
