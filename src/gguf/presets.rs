@@ -69,25 +69,46 @@ pub const PRESETS: &[&str] = &[
 
 /// The published shapes of a preset.
 pub fn shape(preset: &str) -> Option<Shape> {
-    let llama =
-        |preset, n_embd, n_ff, n_layer, n_head, n_head_kv, n_vocab, ctx, theta, tok| Shape {
-            preset,
-            arch: "llama",
-            n_embd,
-            n_ff,
-            n_layer,
-            n_head,
-            n_head_kv,
-            head_dim: n_embd / n_head,
-            n_vocab,
-            n_ctx_train: ctx,
-            rope_theta: theta,
-            rms_eps: 1e-5,
-            qkv_bias: false,
-            qk_norm: false,
-            moe: None,
-            tokenizer: tok,
-        };
+    dense(preset).or_else(|| moe(preset))
+}
+
+/// A llama-architecture shape from its config.json figures: head size n_embd / n_head, rms
+/// eps 1e-5, no biases or q/k norms, dense feed-forward.
+#[allow(clippy::too_many_arguments)] // config.json's fields, in its order
+fn llama(
+    preset: &'static str,
+    n_embd: u64,
+    n_ff: u64,
+    n_layer: u64,
+    n_head: u64,
+    n_head_kv: u64,
+    n_vocab: u64,
+    ctx: u32,
+    theta: f32,
+    tok: Tokenizer,
+) -> Shape {
+    Shape {
+        preset,
+        arch: "llama",
+        n_embd,
+        n_ff,
+        n_layer,
+        n_head,
+        n_head_kv,
+        head_dim: n_embd / n_head,
+        n_vocab,
+        n_ctx_train: ctx,
+        rope_theta: theta,
+        rms_eps: 1e-5,
+        qkv_bias: false,
+        qk_norm: false,
+        moe: None,
+        tokenizer: tok,
+    }
+}
+
+/// The presets with a dense feed-forward.
+fn dense(preset: &str) -> Option<Shape> {
     let l3 = Tokenizer::Bpe(BpeFlavor::Llama3);
     Some(match preset {
         // meta-llama/Llama-2-7b-hf
@@ -161,6 +182,13 @@ pub fn shape(preset: &str) -> Option<Shape> {
             500_000.0,
             l3,
         ),
+        _ => return None,
+    })
+}
+
+/// The mixture-of-experts presets.
+fn moe(preset: &str) -> Option<Shape> {
+    Some(match preset {
         // Qwen/Qwen3-30B-A3B: 128 experts of width 768, 8 used per token; head size 128
         // (not n_embd / n_head), q/k norms, untied embeddings.
         "qwen3-30b-a3b" => Shape {

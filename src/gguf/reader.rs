@@ -149,6 +149,33 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
         size,
         entries: 0,
     };
+    let (version, n_tensors, n_kv) = preamble(&mut c)?;
+    let metadata = metadata(&mut c, n_kv)?;
+    let alignment = alignment(&metadata)?;
+    // Capacities are capped: a count that passed the preamble's check can still be hundreds
+    // of millions in a large file, and only the entries actually read should cost memory.
+    let mut tensors = Vec::with_capacity(n_tensors.min(CAPACITY_CAP) as usize);
+    let mut names = HashSet::new();
+    for i in 0..n_tensors {
+        tensors.push(tensor_info(&mut c, i, alignment, &mut names)?);
+    }
+    check_layout(&tensors, alignment)?;
+    let data_offset = c.pos.div_ceil(alignment) * alignment;
+    check_data_fits(&tensors, data_offset, size)?;
+    Ok(Header {
+        version,
+        metadata,
+        tensors,
+        alignment,
+        data_offset,
+        file_size: size,
+    })
+}
+
+/// The magic number, the version and the two counts: (version, tensors, metadata entries).
+/// Counts that cannot fit in the file are refused here, before anything is sized by them.
+fn preamble<R: Read>(c: &mut Cursor<R>) -> Result<(u32, u64, u64), GgufError> {
+    let size = c.size;
     if size == 0 {
         return bad("the file is empty");
     }
@@ -172,8 +199,12 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
             "declares {n_tensors} tensors and {n_kv} metadata entries, more than a {size}-byte file can hold"
         ));
     }
-    // Capacities are capped: a count that passed the check above can still be hundreds of
-    // millions in a large file, and only the entries actually read should cost memory.
+    Ok((version, n_tensors, n_kv))
+}
+
+/// The `n_kv` metadata entries, in file order: keys non-empty and unique.
+fn metadata<R: Read>(c: &mut Cursor<R>, n_kv: u64) -> Result<Vec<(String, Value)>, GgufError> {
+    // Capped capacity: only the entries actually read cost memory (see parse_header).
     let mut metadata = Vec::with_capacity(n_kv.min(CAPACITY_CAP) as usize);
     let mut keys = HashSet::new();
     for i in 0..n_kv {
@@ -188,80 +219,90 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
         let value = c.value(ty, &format!("metadata `{key}`"), 0)?;
         metadata.push((key, value));
     }
-    let alignment = match metadata.iter().find(|(k, _)| k == "general.alignment") {
-        None => DEFAULT_ALIGNMENT,
+    Ok(metadata)
+}
+
+/// `general.alignment`, or the default when the file has none.
+fn alignment(metadata: &[(String, Value)]) -> Result<u64, GgufError> {
+    match metadata.iter().find(|(k, _)| k == "general.alignment") {
+        None => Ok(DEFAULT_ALIGNMENT),
         // gguf.cpp accepts only uint32 here.
-        Some((_, Value::U32(a))) if a.is_power_of_two() => u64::from(*a),
-        Some((_, v)) => {
-            return bad(format!(
-                "general.alignment must be a uint32 power of two, not {} {v:?}",
-                v.type_name()
-            ));
-        }
-    };
-    let mut tensors = Vec::with_capacity(n_tensors.min(CAPACITY_CAP) as usize);
-    let mut names = HashSet::new();
-    for i in 0..n_tensors {
-        let name = c.string(&format!("the name of tensor #{i}"), MAX_KEY_LEN)?;
-        if name.len() >= MAX_TENSOR_NAME {
-            return bad(format!(
-                "the name of tensor #{i} is {} bytes long; ggml allows at most {}",
-                name.len(),
-                MAX_TENSOR_NAME - 1
-            ));
-        }
-        let what = format!("tensor `{name}`");
-        if !names.insert(name.clone()) {
-            return bad(format!("{what} appears twice"));
-        }
-        let n_dims = c.u32(&what)?;
-        if n_dims == 0 || n_dims > MAX_DIMS {
-            return bad(format!(
-                "{what} has {n_dims} dimensions (1 to {MAX_DIMS} allowed)"
-            ));
-        }
-        let mut dims = Vec::with_capacity(n_dims as usize);
-        for _ in 0..n_dims {
-            dims.push(c.u64(&what)?);
-        }
-        let ggml_type = c.u32(&what)?;
-        let offset = c.u64(&what)?;
-        let Some((tname, block, block_bytes)) = type_layout(ggml_type) else {
-            return bad(format!("{what} has unknown ggml type {ggml_type}"));
-        };
-        // ggml counts elements in int64.
-        let n_el = dims
-            .iter()
-            .try_fold(1u64, |acc, &d| acc.checked_mul(d))
-            .filter(|&n| n > 0 && n <= i64::MAX as u64)
-            .ok_or_else(|| {
-                GgufError::Malformed(format!("{what} has invalid dimensions {dims:?}"))
-            })?;
-        if dims[0] % block != 0 {
-            return bad(format!(
-                "{what}: first dimension {} is not a multiple of the {tname} block size {block}",
-                dims[0]
-            ));
-        }
-        let n_bytes = (n_el / block)
-            .checked_mul(block_bytes)
-            .ok_or_else(|| GgufError::Malformed(format!("{what} is too large")))?;
-        if offset % alignment != 0 {
-            return bad(format!(
-                "{what}: data offset {offset} is not aligned to {alignment}"
-            ));
-        }
-        tensors.push(TensorInfo {
-            name,
-            dims,
-            ggml_type,
-            offset,
-            n_bytes,
-        });
+        Some((_, Value::U32(a))) if a.is_power_of_two() => Ok(u64::from(*a)),
+        Some((_, v)) => bad(format!(
+            "general.alignment must be a uint32 power of two, not {} {v:?}",
+            v.type_name()
+        )),
     }
-    check_layout(&tensors, alignment)?;
-    let data_offset = c.pos.div_ceil(alignment) * alignment;
-    for t in &tensors {
+}
+
+/// Tensor #`i`'s entry: a unique name ggml accepts (recorded in `names`), 1 to 4 dimensions
+/// whose element count fits ggml's int64 and whose first is a multiple of the block size, a
+/// known type, an aligned offset.
+fn tensor_info<R: Read>(
+    c: &mut Cursor<R>,
+    i: u64,
+    alignment: u64,
+    names: &mut HashSet<String>,
+) -> Result<TensorInfo, GgufError> {
+    let name = c.string(&format!("the name of tensor #{i}"), MAX_KEY_LEN)?;
+    if name.len() >= MAX_TENSOR_NAME {
+        return bad(format!(
+            "the name of tensor #{i} is {} bytes long; ggml allows at most {}",
+            name.len(),
+            MAX_TENSOR_NAME - 1
+        ));
+    }
+    let what = format!("tensor `{name}`");
+    if !names.insert(name.clone()) {
+        return bad(format!("{what} appears twice"));
+    }
+    let n_dims = c.u32(&what)?;
+    if n_dims == 0 || n_dims > MAX_DIMS {
+        return bad(format!(
+            "{what} has {n_dims} dimensions (1 to {MAX_DIMS} allowed)"
+        ));
+    }
+    let mut dims = Vec::with_capacity(n_dims as usize);
+    for _ in 0..n_dims {
+        dims.push(c.u64(&what)?);
+    }
+    let ggml_type = c.u32(&what)?;
+    let offset = c.u64(&what)?;
+    let Some((tname, block, block_bytes)) = type_layout(ggml_type) else {
+        return bad(format!("{what} has unknown ggml type {ggml_type}"));
+    };
+    // ggml counts elements in int64.
+    let n_el = dims
+        .iter()
+        .try_fold(1u64, |acc, &d| acc.checked_mul(d))
+        .filter(|&n| n > 0 && n <= i64::MAX as u64)
+        .ok_or_else(|| GgufError::Malformed(format!("{what} has invalid dimensions {dims:?}")))?;
+    if dims[0] % block != 0 {
+        return bad(format!(
+            "{what}: first dimension {} is not a multiple of the {tname} block size {block}",
+            dims[0]
+        ));
+    }
+    let n_bytes = (n_el / block)
+        .checked_mul(block_bytes)
+        .ok_or_else(|| GgufError::Malformed(format!("{what} is too large")))?;
+    if offset % alignment != 0 {
+        return bad(format!(
+            "{what}: data offset {offset} is not aligned to {alignment}"
+        ));
+    }
+    Ok(TensorInfo {
+        name,
+        dims,
+        ggml_type,
+        offset,
+        n_bytes,
+    })
+}
+
+/// Every tensor's data, from `data_offset`, ends within the file of `size` bytes.
+fn check_data_fits(tensors: &[TensorInfo], data_offset: u64, size: u64) -> Result<(), GgufError> {
+    for t in tensors {
         let end = data_offset
             .checked_add(t.offset)
             .and_then(|x| x.checked_add(t.n_bytes));
@@ -272,14 +313,7 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
             ));
         }
     }
-    Ok(Header {
-        version,
-        metadata,
-        tensors,
-        alignment,
-        data_offset,
-        file_size: size,
-    })
+    Ok(())
 }
 
 /// gguf.cpp requires tensor data in header order, each tensor padded to the alignment and

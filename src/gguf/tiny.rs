@@ -51,10 +51,18 @@ pub fn vocabulary() -> (Vec<String>, Vec<f32>, Vec<i32>) {
 pub fn document(seed: u64) -> Document {
     let (tokens, scores, types) = vocabulary();
     let n_vocab = tokens.len() as u64;
+    Document {
+        metadata: metadata(tokens, scores, types),
+        tensors: tensors(seed, n_vocab),
+    }
+}
+
+/// The model's hyperparameters and its vocabulary, as llama.cpp's loader reads them.
+fn metadata(tokens: Vec<String>, scores: Vec<f32>, types: Vec<i32>) -> Vec<(String, Value)> {
+    let n_vocab = tokens.len() as u64;
     let head_dim = N_EMBD / N_HEAD;
-    let n_embd_kv = head_dim * N_HEAD_KV;
     let u32v = |x: u64| Value::U32(x as u32);
-    let metadata = vec![
+    vec![
         (
             "general.architecture".to_string(),
             Value::String("llama".into()),
@@ -92,8 +100,14 @@ pub fn document(seed: u64) -> Document {
         ("tokenizer.ggml.eos_token_id".into(), Value::U32(2)),
         ("tokenizer.ggml.add_bos_token".into(), Value::Bool(true)),
         ("tokenizer.ggml.add_eos_token".into(), Value::Bool(false)),
-    ];
+    ]
+}
 
+/// The weights, in llama.cpp's tensor order: random F32 matrices (each its own seed, drawn
+/// in order from `seed`) and norms of ones.
+fn tensors(seed: u64, n_vocab: u64) -> Vec<Tensor> {
+    let head_dim = N_EMBD / N_HEAD;
+    let n_embd_kv = head_dim * N_HEAD_KV;
     let mut next_seed = seed;
     let mut random = |name: String, dims: Vec<u64>| {
         next_seed = next_seed.wrapping_add(0x9E37_79B9);
@@ -132,7 +146,7 @@ pub fn document(seed: u64) -> Document {
         tensors.push(random(b("ffn_up"), vec![N_EMBD, N_FF]));
         tensors.push(random(b("ffn_down"), vec![N_FF, N_EMBD]));
     }
-    Document { metadata, tensors }
+    tensors
 }
 
 #[cfg(test)]

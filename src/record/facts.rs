@@ -99,8 +99,18 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The text of `tpsbench info`: one section after the other.
 fn render(r: &Reader) -> String {
     let mut out = Vec::new();
+    machine(r, &mut out);
+    build(r, &mut out);
+    memory_and_power(r, &mut out);
+    devices(r, &mut out);
+    out.join("\n") + "\n"
+}
+
+/// The tool, CPU, RAM and OS lines.
+fn machine(r: &Reader, out: &mut Vec<String>) {
     out.push(format!(
         "tpsbench {} ({})",
         r.s("/tool/version", "?"),
@@ -119,6 +129,11 @@ fn render(r: &Reader) -> String {
         r.s("/system/os", "?"),
         r.s("/system/kernel", "?")
     ));
+}
+
+/// The llama.cpp build: version, cmake flags, library and its stamp, SIMD (with a warning
+/// for what the CPU has and the build lacks), system info.
+fn build(r: &Reader, out: &mut Vec<String>) {
     out.push(format!(
         "llama.cpp: llama-cpp-sys-2 {} ({}), GPU backend: {}",
         r.s("/llama_cpp/sys_crate_version", "?"),
@@ -157,6 +172,10 @@ fn render(r: &Reader) -> String {
         ));
     }
     out.push(format!("system:   {}", r.s("/llama_cpp/system_info", "?")));
+}
+
+/// The host memory bandwidth probe and the power source.
+fn memory_and_power(r: &Reader, out: &mut Vec<String>) {
     let load = if r.present("/host_bandwidth/load_average/0") {
         format!(" at load {:.2}", r.f("/host_bandwidth/load_average/0"))
     } else {
@@ -181,6 +200,10 @@ fn render(r: &Reader) -> String {
         "power:    {}",
         r.s("/power_source", "none readable (no NVML, no RAPL)")
     ));
+}
+
+/// GPUs as NVML describes them, then llama.cpp's devices.
+fn devices(r: &Reader, out: &mut Vec<String>) {
     for i in 0..r.len("/gpus") {
         let g = |k: &str| format!("/gpus/{i}/{k}");
         out.push(format!(
@@ -204,7 +227,6 @@ fn render(r: &Reader) -> String {
             r.gib(&d("memory_free"))
         ));
     }
-    out.join("\n") + "\n"
 }
 
 /// Features of the CPU backend section of `llama_print_system_info()` ("CPU : SSE3 = 1 |

@@ -150,24 +150,10 @@ pub fn resolve(cs: &[Choice], budget: f64, paired: Option<Design>, alpha: f64) -
 /// table rarely holds more than one run with pairs: a ladder beside its base model's run).
 pub fn resolve_runs(cs: &[Choice], runs: &[Option<Run>], budget: f64, alpha: f64) -> Resolution {
     let n = cs.len();
-    let any_error = cs.iter().any(|c| c.error.is_some());
-    let eligible: Vec<usize> = (0..n)
-        .filter(|&i| match cs[i].error {
-            Some(e) => e.value <= budget,
-            None => !any_error,
-        })
-        .collect();
-    let best = eligible
-        .iter()
-        .copied()
-        .max_by(|&a, &b| cs[a].speed.value.total_cmp(&cs[b].speed.value));
+    let (eligible, best) = best_within(cs, budget);
     // The answer's comparisons: best against each rival within the budget; every pair where
     // the point estimates put one off the front.
     let with_error: Vec<usize> = (0..n).filter(|&i| cs[i].error.is_some()).collect();
-    let points: Vec<(Figure, Figure)> = with_error
-        .iter()
-        .map(|&i| (cs[i].speed, cs[i].error.unwrap()))
-        .collect();
     let needed = needed_pairs(cs, &eligible, best, &with_error);
     let answer_pairs = needed.len();
     // The Holm family: every pair, not only those the answer needs. Which pairs the answer
@@ -182,55 +168,22 @@ pub fn resolve_runs(cs: &[Choice], runs: &[Option<Run>], budget: f64, alpha: f64
         }
     }
     let (rule, verdicts) = judge_runs(cs, runs, &family, alpha);
-    // x established faster than y: by its paired verdict where the pair was measured
-    // together, else by intervals apart.
-    let faster = |x: usize, y: usize| -> bool {
-        if pairable(cs, runs, x, y) {
-            verdicts.iter().any(|v| {
-                (v.a, v.b) == (y, x) && v.established > 0
-                    || (v.a, v.b) == (x, y) && v.established < 0
-            })
-        } else {
-            cs[x].speed.established_above(&cs[y].speed)
-        }
+    let speeds = Speeds {
+        cs,
+        runs,
+        verdicts: &verdicts,
     };
-    let tie = |x: usize, y: usize| !faster(x, y) && !faster(y, x);
     let best_ties: Vec<usize> = match best {
         Some(b) => eligible
             .iter()
             .copied()
-            .filter(|&e| e != b && tie(b, e))
+            .filter(|&e| e != b && speeds.tie(b, e))
             .collect(),
         None => Vec::new(),
     };
-    let front_sub = pareto_front_by(&points, &|j, i| faster(with_error[j], with_error[i]));
-    let mut front = vec![false; n];
-    for (k, &i) in with_error.iter().enumerate() {
-        front[i] = front_sub[k];
-    }
-    let front_ties: Vec<Vec<usize>> = (0..n)
-        .map(|i| {
-            if !front[i] {
-                return Vec::new();
-            }
-            (0..n)
-                .filter(|&k| k != i && front[k] && tie(i, k))
-                .collect()
-        })
-        .collect();
-    let open: Vec<(usize, usize)> = needed[..answer_pairs]
-        .iter()
-        .filter(|&&(a, b)| {
-            let error_apart = match (cs[a].error, cs[b].error) {
-                (Some(ea), Some(eb)) => ea.established_above(&eb) || eb.established_above(&ea),
-                _ => false,
-            };
-            // A best-within-budget pair needs the speed; a front pair is settled by either.
-            let is_best_pair = best.is_some_and(|x| x == a) && eligible.contains(&b);
-            tie(a, b) && (is_best_pair || !error_apart)
-        })
-        .copied()
-        .collect();
+    let front = front(cs, &with_error, &speeds);
+    let front_ties = front_ties(&front, &speeds);
+    let open = open_pairs(cs, &needed[..answer_pairs], best, &eligible, &speeds);
     Resolution {
         rule,
         best,
@@ -241,6 +194,104 @@ pub fn resolve_runs(cs: &[Choice], runs: &[Option<Run>], budget: f64, alpha: f64
         needed: answer_pairs,
         pairs: verdicts,
     }
+}
+
+/// The choices within `budget` (every choice when none has an error), and the fastest of
+/// them.
+fn best_within(cs: &[Choice], budget: f64) -> (Vec<usize>, Option<usize>) {
+    let any_error = cs.iter().any(|c| c.error.is_some());
+    let eligible: Vec<usize> = (0..cs.len())
+        .filter(|&i| match cs[i].error {
+            Some(e) => e.value <= budget,
+            None => !any_error,
+        })
+        .collect();
+    let best = eligible
+        .iter()
+        .copied()
+        .max_by(|&a, &b| cs[a].speed.value.total_cmp(&cs[b].speed.value));
+    (eligible, best)
+}
+
+/// Which choice is established faster than which: by the paired verdict where the pair was
+/// measured together, else by intervals apart.
+struct Speeds<'a> {
+    cs: &'a [Choice],
+    runs: &'a [Option<Run>],
+    verdicts: &'a [PairVerdict],
+}
+
+impl Speeds<'_> {
+    /// `x` established faster than `y`.
+    fn faster(&self, x: usize, y: usize) -> bool {
+        if pairable(self.cs, self.runs, x, y) {
+            self.verdicts.iter().any(|v| {
+                (v.a, v.b) == (y, x) && v.established > 0
+                    || (v.a, v.b) == (x, y) && v.established < 0
+            })
+        } else {
+            self.cs[x].speed.established_above(&self.cs[y].speed)
+        }
+    }
+
+    /// Neither established faster than the other.
+    fn tie(&self, x: usize, y: usize) -> bool {
+        !self.faster(x, y) && !self.faster(y, x)
+    }
+}
+
+/// For each choice, whether it is on the Pareto front of speed against error among those
+/// with an error (`with_error`), a choice leaving it only when established slower.
+fn front(cs: &[Choice], with_error: &[usize], speeds: &Speeds) -> Vec<bool> {
+    let points: Vec<(Figure, Figure)> = with_error
+        .iter()
+        .map(|&i| (cs[i].speed, cs[i].error.unwrap()))
+        .collect();
+    let front_sub = pareto_front_by(&points, &|j, i| speeds.faster(with_error[j], with_error[i]));
+    let mut front = vec![false; cs.len()];
+    for (k, &i) in with_error.iter().enumerate() {
+        front[i] = front_sub[k];
+    }
+    front
+}
+
+/// For each front choice, the other front choices its speed ties with.
+fn front_ties(front: &[bool], speeds: &Speeds) -> Vec<Vec<usize>> {
+    let n = front.len();
+    (0..n)
+        .map(|i| {
+            if !front[i] {
+                return Vec::new();
+            }
+            (0..n)
+                .filter(|&k| k != i && front[k] && speeds.tie(i, k))
+                .collect()
+        })
+        .collect()
+}
+
+/// The comparisons of `needed` that are not established: their speeds tie and, for a front
+/// pair, their errors do not settle it either.
+fn open_pairs(
+    cs: &[Choice],
+    needed: &[(usize, usize)],
+    best: Option<usize>,
+    eligible: &[usize],
+    speeds: &Speeds,
+) -> Vec<(usize, usize)> {
+    needed
+        .iter()
+        .filter(|&&(a, b)| {
+            let error_apart = match (cs[a].error, cs[b].error) {
+                (Some(ea), Some(eb)) => ea.established_above(&eb) || eb.established_above(&ea),
+                _ => false,
+            };
+            // A best-within-budget pair needs the speed; a front pair is settled by either.
+            let is_best_pair = best.is_some_and(|x| x == a) && eligible.contains(&b);
+            speeds.tie(a, b) && (is_best_pair || !error_apart)
+        })
+        .copied()
+        .collect()
 }
 
 /// Adds the pair (a, b) unless it, or (b, a), is there already.

@@ -142,7 +142,7 @@ pub fn notes(knobs: &Knobs) -> Vec<String> {
     n
 }
 
-/// The hook: one arm per entry of the table.
+/// The hook: one arm per entry of the table, on the target of the entry's level.
 fn apply(
     name: &str,
     v: &KnobValue,
@@ -150,34 +150,82 @@ fn apply(
     all: &Knobs,
     t: &mut Target,
 ) -> Result<(), EngineError> {
-    match (name, t) {
-        ("n_gpu_layers", Target::Model(_)) => mp.n_gpu_layers = v.as_i64() as i32,
-        ("split_mode", Target::Model(_)) => {
+    match t {
+        Target::Model(m) => apply_to_model(name, v, mp, all, m),
+        Target::Context(c) => apply_to_context(name, v, c),
+    }
+}
+
+/// A model-level entry: the model parameters, or what they will point to (device list,
+/// split proportions, buffer-type overrides) and the fit's figures.
+fn apply_to_model(
+    name: &str,
+    v: &KnobValue,
+    mp: &mut sys::llama_model_params,
+    all: &Knobs,
+    m: &mut ModelParts,
+) -> Result<(), EngineError> {
+    match name {
+        "n_gpu_layers" => mp.n_gpu_layers = v.as_i64() as i32,
+        "split_mode" => {
             let mode = SplitMode::parse(v.as_str()).unwrap_or_default();
             mp.split_mode = mode.as_llama() as sys::llama_split_mode;
         }
-        ("main_gpu", Target::Model(_)) => mp.main_gpu = v.as_i64() as i32,
-        ("n_batch", Target::Context(c)) => c.cp.n_batch = v.as_i64() as u32,
-        ("n_ubatch", Target::Context(c)) => c.cp.n_ubatch = v.as_i64() as u32,
-        ("type_k", Target::Context(c)) => c.cp.type_k = ggml_type(v.as_str())?,
-        ("type_v", Target::Context(c)) => c.cp.type_v = ggml_type(v.as_str())?,
-        ("no_kv_offload", Target::Context(c)) => c.cp.offload_kqv = !v.as_bool(),
+        "main_gpu" => mp.main_gpu = v.as_i64() as i32,
+        "n_cpu_moe" => cpu_moe(m, v.as_i64(), all)?,
+        "tensor_buft_overrides" => {
+            // n_cpu_moe may have added them already (table order).
+            if v.as_str() != "none" && m.patterns.is_empty() {
+                add_overrides(m, v.as_str())?;
+            }
+        }
+        "devices" => {
+            if let Some(devs) = devices(v.as_str())? {
+                m.devices = Some(devs);
+            }
+        }
+        "tensor_split" => {
+            if let Some(split) = tensor_split(v.as_str())? {
+                m.split = Some(split);
+            }
+        }
+        "load_mode" => mp.load_mode = load_mode(v.as_str()),
+        "lazy_mode" => mp.lazy_mode = lazy_mode(v.as_str()),
+        "no_host" => mp.no_host = v.as_bool(),
+        "repack" => mp.use_extra_bufts = v.as_bool(),
+        // Run by the model's load path (`fit`), which needs the file and the test's context.
+        "fit_target" => m.fit_target = v.as_i64().max(0) as u64,
+        "fit_min_ctx" => m.fit_min_ctx = v.as_i64().clamp(0, u32::MAX as i64) as u32,
+        other => m.notes.push(format!("{other}: not applied by this engine")),
+    }
+    Ok(())
+}
+
+/// A context-level entry: the context parameters, or the thread pool's (threads, CPU mask,
+/// strictness, polling).
+fn apply_to_context(name: &str, v: &KnobValue, c: &mut ContextParts) -> Result<(), EngineError> {
+    match name {
+        "n_batch" => c.cp.n_batch = v.as_i64() as u32,
+        "n_ubatch" => c.cp.n_ubatch = v.as_i64() as u32,
+        "type_k" => c.cp.type_k = ggml_type(v.as_str())?,
+        "type_v" => c.cp.type_v = ggml_type(v.as_str())?,
+        "no_kv_offload" => c.cp.offload_kqv = !v.as_bool(),
         // llama-bench's encoding (-1 auto, 0 off, 1 on) is llama.cpp's.
-        ("flash_attn", Target::Context(c)) => c.cp.flash_attn_type = v.as_i64() as i32,
-        ("n_threads", Target::Context(c)) => {
+        "flash_attn" => c.cp.flash_attn_type = v.as_i64() as i32,
+        "n_threads" => {
             let n = v.as_i64() as i32;
             c.cp.n_threads = n;
             c.cp.n_threads_batch = n;
             c.tpp.n_threads = n;
         }
-        ("cpu_mask", Target::Context(c)) => {
+        "cpu_mask" => {
             let mask = cpu_mask(v.as_str());
             if mask.iter().any(|&b| b) {
                 c.tpp.cpumask = mask;
             }
         }
-        ("cpu_strict", Target::Context(c)) => c.tpp.strict_cpu = v.as_bool(),
-        ("poll", Target::Context(c)) => {
+        "cpu_strict" => c.tpp.strict_cpu = v.as_bool(),
+        "poll" => {
             c.tpp.poll = v.as_i64().clamp(0, 100) as u32;
             // ggml's OpenMP path waits in OpenMP's own barrier: its polling level is unused.
             if v.as_i64() != 50 && openmp() {
@@ -188,96 +236,92 @@ fn apply(
                 ));
             }
         }
-        ("embeddings", Target::Context(c)) => c.cp.embeddings = v.as_bool(),
-        ("no_op_offload", Target::Context(c)) => c.cp.op_offload = !v.as_bool(),
-        ("n_cpu_moe", Target::Model(m)) => {
-            // After the overrides of tensor_buft_overrides (first match wins), as llama-bench.
-            if v.as_i64() > 0 {
-                let cpu = unsafe { sys::ggml_backend_cpu_buffer_type() };
-                let user = all
-                    .get("tensor_buft_overrides")
-                    .unwrap_or(KnobValue::Bool(false));
-                if user.as_str() != "none" && m.patterns.is_empty() {
-                    add_overrides(m, user.as_str())?;
-                }
-                for p in cpu_moe_patterns(v.as_i64()) {
-                    m.patterns.push(cstring(&p)?);
-                    m.bufts.push(cpu);
-                }
-            }
-        }
-        ("tensor_buft_overrides", Target::Model(m)) => {
-            // n_cpu_moe may have added them already (table order).
-            if v.as_str() != "none" && m.patterns.is_empty() {
-                add_overrides(m, v.as_str())?;
-            }
-        }
-        ("devices", Target::Model(m)) => match v.as_str() {
-            "auto" => {}
-            list => {
-                let mut devs = Vec::new();
-                for name in list.split('/').filter(|n| !n.is_empty() && *n != "none") {
-                    let c = cstring(name)?;
-                    let d = unsafe { sys::ggml_backend_dev_by_name(c.as_ptr()) };
-                    if d.is_null() {
-                        return Err(EngineError::Param(format!(
-                            "devices: no device {name:?}; this build has {}",
-                            device_names().join(", ")
-                        )));
-                    }
-                    devs.push(d);
-                }
-                devs.push(std::ptr::null_mut());
-                m.devices = Some(devs);
-            }
-        },
-        ("tensor_split", Target::Model(m)) => {
-            let xs: Vec<f32> = v
-                .as_str()
-                .split('/')
-                .filter_map(|x| x.parse().ok())
-                .collect();
-            if xs.iter().any(|&x| x > 0.0) {
-                let max = unsafe { sys::llama_max_devices() };
-                if xs.len() > max {
-                    return Err(EngineError::Param(format!(
-                        "tensor_split: {} proportions, but this build takes at most {max}",
-                        xs.len()
-                    )));
-                }
-                let mut split = vec![0.0f32; max];
-                split[..xs.len()].copy_from_slice(&xs);
-                m.split = Some(split);
-            }
-        }
-        ("load_mode", Target::Model(_)) => {
-            mp.load_mode = match v.as_str() {
-                "none" => sys::LLAMA_LOAD_MODE_NONE,
-                "mmap" => sys::LLAMA_LOAD_MODE_MMAP,
-                "mlock" => sys::LLAMA_LOAD_MODE_MLOCK,
-                "mmap+mlock" => sys::LLAMA_LOAD_MODE_MMAP_MLOCK,
-                "dio" => sys::LLAMA_LOAD_MODE_DIRECT_IO,
-                _ => sys::LLAMA_LOAD_MODE_AUTO,
-            };
-        }
-        ("lazy_mode", Target::Model(_)) => {
-            mp.lazy_mode = match v.as_str() {
-                "on" => sys::LLAMA_LAZY_MODE_ON,
-                "off" => sys::LLAMA_LAZY_MODE_OFF,
-                _ => sys::LLAMA_LAZY_MODE_AUTO,
-            };
-        }
-        ("no_host", Target::Model(_)) => mp.no_host = v.as_bool(),
-        ("repack", Target::Model(_)) => mp.use_extra_bufts = v.as_bool(),
-        // Run by the model's load path (`fit`), which needs the file and the test's context.
-        ("fit_target", Target::Model(m)) => m.fit_target = v.as_i64().max(0) as u64,
-        ("fit_min_ctx", Target::Model(m)) => {
-            m.fit_min_ctx = v.as_i64().clamp(0, u32::MAX as i64) as u32
-        }
-        (other, Target::Model(m)) => m.notes.push(format!("{other}: not applied by this engine")),
-        (other, Target::Context(c)) => c.notes.push(format!("{other}: not applied by this engine")),
+        "embeddings" => c.cp.embeddings = v.as_bool(),
+        "no_op_offload" => c.cp.op_offload = !v.as_bool(),
+        other => c.notes.push(format!("{other}: not applied by this engine")),
     }
     Ok(())
+}
+
+/// `n_cpu_moe` = `n` > 0: the first `n` layers' experts on the CPU, after the user's own
+/// overrides of tensor_buft_overrides (first match wins), as llama-bench orders them.
+fn cpu_moe(m: &mut ModelParts, n: i64, all: &Knobs) -> Result<(), EngineError> {
+    if n > 0 {
+        let cpu = unsafe { sys::ggml_backend_cpu_buffer_type() };
+        let user = all
+            .get("tensor_buft_overrides")
+            .unwrap_or(KnobValue::Bool(false));
+        if user.as_str() != "none" && m.patterns.is_empty() {
+            add_overrides(m, user.as_str())?;
+        }
+        for p in cpu_moe_patterns(n) {
+            m.patterns.push(cstring(&p)?);
+            m.bufts.push(cpu);
+        }
+    }
+    Ok(())
+}
+
+/// `devices`: the named devices, null-terminated as llama.cpp reads the list; `None` for
+/// "auto" (llama.cpp's choice).
+fn devices(list: &str) -> Result<Option<Vec<sys::ggml_backend_dev_t>>, EngineError> {
+    if list == "auto" {
+        return Ok(None);
+    }
+    let mut devs = Vec::new();
+    for name in list.split('/').filter(|n| !n.is_empty() && *n != "none") {
+        let c = cstring(name)?;
+        let d = unsafe { sys::ggml_backend_dev_by_name(c.as_ptr()) };
+        if d.is_null() {
+            return Err(EngineError::Param(format!(
+                "devices: no device {name:?}; this build has {}",
+                device_names().join(", ")
+            )));
+        }
+        devs.push(d);
+    }
+    devs.push(std::ptr::null_mut());
+    Ok(Some(devs))
+}
+
+/// `tensor_split`: the proportions, padded to llama.cpp's device count; `None` when none is
+/// positive (llama.cpp's default split).
+fn tensor_split(value: &str) -> Result<Option<Vec<f32>>, EngineError> {
+    let xs: Vec<f32> = value.split('/').filter_map(|x| x.parse().ok()).collect();
+    if !xs.iter().any(|&x| x > 0.0) {
+        return Ok(None);
+    }
+    let max = unsafe { sys::llama_max_devices() };
+    if xs.len() > max {
+        return Err(EngineError::Param(format!(
+            "tensor_split: {} proportions, but this build takes at most {max}",
+            xs.len()
+        )));
+    }
+    let mut split = vec![0.0f32; max];
+    split[..xs.len()].copy_from_slice(&xs);
+    Ok(Some(split))
+}
+
+/// `load_mode` by name; anything else is llama.cpp's auto.
+fn load_mode(name: &str) -> sys::llama_load_mode {
+    match name {
+        "none" => sys::LLAMA_LOAD_MODE_NONE,
+        "mmap" => sys::LLAMA_LOAD_MODE_MMAP,
+        "mlock" => sys::LLAMA_LOAD_MODE_MLOCK,
+        "mmap+mlock" => sys::LLAMA_LOAD_MODE_MMAP_MLOCK,
+        "dio" => sys::LLAMA_LOAD_MODE_DIRECT_IO,
+        _ => sys::LLAMA_LOAD_MODE_AUTO,
+    }
+}
+
+/// `lazy_mode` by name; anything else is llama.cpp's auto.
+fn lazy_mode(name: &str) -> sys::llama_lazy_mode {
+    match name {
+        "on" => sys::LLAMA_LAZY_MODE_ON,
+        "off" => sys::LLAMA_LAZY_MODE_OFF,
+        _ => sys::LLAMA_LAZY_MODE_AUTO,
+    }
 }
 
 fn add_overrides(m: &mut ModelParts, value: &str) -> Result<(), EngineError> {

@@ -11,31 +11,50 @@ use crate::gguf::header::Header;
 
 /// The vocabulary as `llama_vocab::impl::load` reads it.
 pub(super) fn tokenizer(h: &Header) -> Result<(), GgufError> {
-    let model = match h.get("tokenizer.ggml.model") {
-        None => return bad("metadata `tokenizer.ggml.model` is missing"),
-        Some(Value::String(s)) => s.as_str(),
-        Some(v) => {
-            return bad(format!(
-                "metadata `tokenizer.ggml.model` must be a string, not {}",
-                describe(v)
-            ));
-        }
-    };
+    let model = model(h)?;
     if model == "none" || model == "no_vocab" {
         return Ok(()); // no vocabulary is read
     }
-    let tokens = match h.get("tokenizer.ggml.tokens") {
-        None => return bad("metadata `tokenizer.ggml.tokens` is missing"),
+    let tokens = tokens(h)?;
+    unique_texts(tokens)?;
+    let n = tokens.len();
+    parallel(h, "tokenizer.ggml.scores", &[6, 5], "float32", n)?;
+    parallel(h, "tokenizer.ggml.token_type", &[5], "int32", n)?;
+    if model == "bert" {
+        no_byte_tokens(h)?;
+    }
+    merges(h)
+}
+
+/// `tokenizer.ggml.model`: present and a string.
+fn model(h: &Header) -> Result<&str, GgufError> {
+    match h.get("tokenizer.ggml.model") {
+        None => bad("metadata `tokenizer.ggml.model` is missing"),
+        Some(Value::String(s)) => Ok(s.as_str()),
+        Some(v) => bad(format!(
+            "metadata `tokenizer.ggml.model` must be a string, not {}",
+            describe(v)
+        )),
+    }
+}
+
+/// `tokenizer.ggml.tokens`: present and a non-empty array of strings.
+fn tokens(h: &Header) -> Result<&[Value], GgufError> {
+    match h.get("tokenizer.ggml.tokens") {
+        None => bad("metadata `tokenizer.ggml.tokens` is missing"),
         // GGUF arrays are homogeneous (the reader guarantees it): the first entry tells.
-        Some(Value::Array(items)) if matches!(items.first(), Some(Value::String(_))) => items,
-        Some(v) => {
-            return bad(format!(
-                "metadata `tokenizer.ggml.tokens` must be a non-empty array of string, not {}",
-                describe(v)
-            ));
+        Some(Value::Array(items)) if matches!(items.first(), Some(Value::String(_))) => {
+            Ok(items.as_slice())
         }
-    };
-    // llama.cpp renames empty tokens to "[EMPTY_<id>]", then asserts every text is unique.
+        Some(v) => bad(format!(
+            "metadata `tokenizer.ggml.tokens` must be a non-empty array of string, not {}",
+            describe(v)
+        )),
+    }
+}
+
+/// llama.cpp renames empty tokens to "[EMPTY_<id>]", then asserts every text is unique.
+fn unique_texts(tokens: &[Value]) -> Result<(), GgufError> {
     let mut seen: HashSet<Cow<str>> = HashSet::with_capacity(tokens.len());
     for (i, t) in tokens.iter().enumerate() {
         let Value::String(s) = t else {
@@ -52,40 +71,53 @@ pub(super) fn tokenizer(h: &Header) -> Result<(), GgufError> {
             ));
         }
     }
-    let n = tokens.len();
-    let parallel = |key: &str, types: &[u32], type_names: &str| -> Result<(), GgufError> {
-        match h.get(key) {
-            None => Ok(()),
-            Some(Value::Array(items))
-                if items.first().is_some_and(|x| types.contains(&x.type_id())) =>
-            {
-                if items.len() < n {
-                    bad(format!(
-                        "metadata `{key}` has {} entries for {n} tokens",
-                        items.len()
-                    ))
-                } else {
-                    Ok(())
-                }
+    Ok(())
+}
+
+/// An array read in parallel with the `n` tokens, when present: of one of `types` (GGUF type
+/// ids, named `type_names`) and at least as long.
+fn parallel(
+    h: &Header,
+    key: &str,
+    types: &[u32],
+    type_names: &str,
+    n: usize,
+) -> Result<(), GgufError> {
+    match h.get(key) {
+        None => Ok(()),
+        Some(Value::Array(items))
+            if items.first().is_some_and(|x| types.contains(&x.type_id())) =>
+        {
+            if items.len() < n {
+                bad(format!(
+                    "metadata `{key}` has {} entries for {n} tokens",
+                    items.len()
+                ))
+            } else {
+                Ok(())
             }
-            Some(v) => bad(format!(
-                "metadata `{key}` must be an array of {type_names}, not {}",
-                describe(v)
-            )),
         }
-    };
-    parallel("tokenizer.ggml.scores", &[6, 5], "float32")?;
-    parallel("tokenizer.ggml.token_type", &[5], "int32")?;
-    if model == "bert" {
-        // A WordPiece vocabulary with byte tokens reaches GGML_ABORT in token_to_byte.
-        if let Some(Value::Array(types)) = h.get("tokenizer.ggml.token_type") {
-            if let Some(i) = types.iter().position(|t| *t == Value::I32(6)) {
-                return bad(format!(
-                    "token {i} is a byte token, which a \"bert\" (WordPiece) vocabulary cannot have"
-                ));
-            }
+        Some(v) => bad(format!(
+            "metadata `{key}` must be an array of {type_names}, not {}",
+            describe(v)
+        )),
+    }
+}
+
+/// A WordPiece ("bert") vocabulary with byte tokens reaches GGML_ABORT in token_to_byte.
+fn no_byte_tokens(h: &Header) -> Result<(), GgufError> {
+    if let Some(Value::Array(types)) = h.get("tokenizer.ggml.token_type") {
+        if let Some(i) = types.iter().position(|t| *t == Value::I32(6)) {
+            return bad(format!(
+                "token {i} is a byte token, which a \"bert\" (WordPiece) vocabulary cannot have"
+            ));
         }
     }
+    Ok(())
+}
+
+/// `tokenizer.ggml.merges`, when present: an array of strings.
+fn merges(h: &Header) -> Result<(), GgufError> {
     if let Some(v) = h.get("tokenizer.ggml.merges") {
         let ok =
             matches!(v, Value::Array(items) if items.iter().all(|x| matches!(x, Value::String(_))));
