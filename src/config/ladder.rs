@@ -133,22 +133,8 @@ pub(crate) fn parse(
         let eval = eval_spec(ctx, &format!("ladder[{i}].eval"), l.eval, dir)?;
         let mut axes = defaults.clone();
         if let Some(sweep) = l.sweep {
-            let span = sweep.span();
-            let sweep = sweep.into_inner();
-            for (k, v) in [
-                ("warmup", &sweep.warmup),
-                ("repetitions", &sweep.repetitions),
-                ("seed", &sweep.seed),
-                ("rounds", &sweep.rounds),
-                ("max_rounds", &sweep.max_rounds),
-                ("max_rounds_seconds", &sweep.max_rounds_seconds),
-            ] {
-                if v.is_some() {
-                    let msg = "run settings belong in the top-level [sweep] table";
-                    return Err(ctx.err(span.clone(), &key(&format!("sweep.{k}")), msg));
-                }
-            }
-            config::apply_axes(ctx, &key("sweep"), sweep, &mut axes)?;
+            // As a model's own sweep: axes only, run settings refused.
+            config::model_sweep(ctx, &format!("ladder[{i}]"), sweep, &mut axes)?;
         }
         ladders.push(Ladder {
             name,

@@ -394,8 +394,9 @@ fn model_name(
     Ok(name)
 }
 
-/// A `[model.sweep]` table onto `axes`: axes only, the run settings being global.
-fn model_sweep(
+/// A `[model.sweep]` or `[ladder.sweep]` table onto `axes`: axes only, the run settings
+/// being global.
+pub(crate) fn model_sweep(
     ctx: &Ctx,
     key: &str,
     sweep: Spanned<RawSweep>,
