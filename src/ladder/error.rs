@@ -53,6 +53,27 @@ pub enum LadderError {
         PRESETS.join(", ")
     )]
     UnknownPreset { preset: String },
+    /// The ladder's evaluation text file cannot be read.
+    #[error("evaluation text {}: {cause}", path.display())]
+    EvalText { path: PathBuf, cause: io::Error },
+    /// The evaluation text holds fewer tokens than one chunk of `n_ctx`.
+    #[error(
+        "ladder {ladder}: the evaluation text has {tokens} tokens, fewer than one chunk of {n_ctx}"
+    )]
+    TextTooShort {
+        ladder: String,
+        tokens: usize,
+        n_ctx: usize,
+    },
+    /// The prompt that generates the evaluation text tokenizes to nothing.
+    #[error("the prompt has no tokens")]
+    EmptyPrompt,
+    /// The reference pass failed (llama.cpp, its spill file): its line.
+    #[error("{0}")]
+    Reference(String),
+    /// Variant `name`'s pass against the reference failed: its line.
+    #[error("{name}: {why}")]
+    Variant { name: String, why: String },
     /// A quantization type that is not one: the config layer's line.
     #[error("{0}")]
     QuantType(String),
