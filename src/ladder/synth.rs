@@ -258,43 +258,52 @@ pub fn ensure_models(
                 .for_model(&m.name)
             })?;
         }
-        let tmp = path.with_extension(format!("synth-{}.tmp", std::process::id()));
-        rep.line(&format!(
-            "model {:?}: {} is missing; synthesizing {} {}",
-            m.name,
-            path.display(),
-            spec.preset,
-            spec.quant
-        ));
-        let opts = SynthOptions {
-            output: tmp.clone(),
-            preset: spec.preset.clone(),
-            quant: Some(spec.quant.clone()),
-            layers: None,
-            shrink: 1,
-            seed: 1,
-            n_threads,
-        };
-        let written = synth(&opts, rep).and_then(|line| {
-            std::fs::rename(&tmp, path)
-                .map(|_| line.replace(&tmp.display().to_string(), &path.display().to_string()))
-                .map_err(|cause| LadderError::Rename {
-                    path: tmp.clone(),
-                    cause,
-                })
-        });
-        match written {
-            Ok(line) => lines.push(line),
-            Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(LadderError::Synthesis {
-                    model: m.name.clone(),
-                    cause: Box::new(e),
-                });
-            }
-        }
+        lines.push(synth_model(&m.name, spec, path, n_threads, rep)?);
     }
     Ok(lines)
+}
+
+/// Synthesizes model `name`'s missing file at `path` from `spec` (under a temporary name,
+/// renamed when complete); returns the line `synth` wrote, naming `path`.
+fn synth_model(
+    name: &str,
+    spec: &SynthSpec,
+    path: &Path,
+    n_threads: u32,
+    rep: &Reporter,
+) -> Result<String, LadderError> {
+    let tmp = path.with_extension(format!("synth-{}.tmp", std::process::id()));
+    rep.line(&format!(
+        "model {:?}: {} is missing; synthesizing {} {}",
+        name,
+        path.display(),
+        spec.preset,
+        spec.quant
+    ));
+    let opts = SynthOptions {
+        output: tmp.clone(),
+        preset: spec.preset.clone(),
+        quant: Some(spec.quant.clone()),
+        layers: None,
+        shrink: 1,
+        seed: 1,
+        n_threads,
+    };
+    let written = synth(&opts, rep).and_then(|line| {
+        std::fs::rename(&tmp, path)
+            .map(|_| line.replace(&tmp.display().to_string(), &path.display().to_string()))
+            .map_err(|cause| LadderError::Rename {
+                path: tmp.clone(),
+                cause,
+            })
+    });
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        LadderError::Synthesis {
+            model: name.to_string(),
+            cause: Box::new(e),
+        }
+    })
 }
 
 #[cfg(test)]
