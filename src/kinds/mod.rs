@@ -9,8 +9,11 @@
 //! | quality                     | `quality` | KLD, PPL ratio, same-top-p against a reference |
 
 pub(crate) mod bench;
+pub mod error;
 pub(crate) mod quality;
 pub(crate) mod serving;
+
+pub use error::KindError;
 
 use crate::config::Config;
 use crate::engine::{Engine, Model};

@@ -90,5 +90,7 @@ fn measure(
         return Ok(r.own.clone());
     }
     let path = Path::new(&mrec.path);
-    quality::variant(l, r, &mrec.name, path, &load, n_threads, rep)
+    Ok(quality::variant(
+        l, r, &mrec.name, path, &load, n_threads, rep,
+    )?)
 }

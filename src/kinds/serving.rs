@@ -12,6 +12,7 @@ use crate::config::{Config, ModelEntry};
 use crate::engine::endpoint::launch::{self, Launched};
 use crate::engine::endpoint::{Client, ServerInfo, identity};
 use crate::engine::{Engine, LoadParams, Model};
+use crate::kinds::error::KindError;
 use crate::output::progress::Progress;
 use crate::plan::serving::{ServingTest, Transport};
 use crate::record::TestRecord;
@@ -78,13 +79,15 @@ pub fn open<'m>(
     Group(Shared::InProcess(model.and_then(|m| gr.prepare(m, first))))
 }
 
-fn served_of(m: &ModelEntry) -> Result<&Served, String> {
-    m.served
-        .as_ref()
-        .ok_or_else(|| format!("model {:?} names no endpoint or server", m.name))
+/// The model's `served` table, which a served test needs.
+fn served_of(m: &ModelEntry) -> Result<&Served, KindError> {
+    m.served.as_ref().ok_or_else(|| KindError::NotServed {
+        model: m.name.clone(),
+    })
 }
 
-fn client_for(m: &ModelEntry, s: &Served, endpoint: &str) -> Result<Client, String> {
+/// The HTTP client for `m` at `endpoint`, with its table's model name, timeout and CA file.
+fn client_for(m: &ModelEntry, s: &Served, endpoint: &str) -> Result<Client, KindError> {
     let model = s.served_model.clone().unwrap_or_else(|| m.name.clone());
     let timeout = Duration::from_secs_f64(s.request_timeout_s);
     Ok(Client::with_ca_file(
@@ -98,23 +101,27 @@ fn client_for(m: &ModelEntry, s: &Served, endpoint: &str) -> Result<Client, Stri
 
 /// Before any test: every endpoint that tpsbench does not start itself answers and serves
 /// the model the requests will name, and every server tpsbench starts has its program.
-pub fn preflight(config: &Config, models: impl IntoIterator<Item = usize>) -> Result<(), String> {
+pub fn preflight(
+    config: &Config,
+    models: impl IntoIterator<Item = usize>,
+) -> Result<(), KindError> {
     for mi in models {
         let m = &config.models[mi];
         let s = served_of(m)?;
         match (&s.server, &s.endpoint) {
             (None, Some(ep)) => {
                 let c = client_for(m, s, ep)?;
-                identity::probe(&c).map_err(|e| format!("model {:?}: {e}", m.name))?;
+                identity::probe(&c).map_err(|cause| KindError::Endpoint {
+                    model: m.name.clone(),
+                    cause,
+                })?;
             }
             (Some(ServerLaunch::LlamaServer { binary: None, .. }), _)
                 if launch::pinned_llama_server().is_none_or(|p| !p.is_file()) =>
             {
-                return Err(format!(
-                    "model {:?}: server = \"llama-server\" needs the pinned build: run \
-                     scripts/reference-tools --server (or set TPSBENCH_LLAMA_SERVER)",
-                    m.name
-                ));
+                return Err(KindError::NoPinnedServer {
+                    model: m.name.clone(),
+                });
             }
             (
                 Some(ServerLaunch::LlamaServer {
@@ -122,11 +129,10 @@ pub fn preflight(config: &Config, models: impl IntoIterator<Item = usize>) -> Re
                 }),
                 _,
             ) if !b.is_file() => {
-                return Err(format!(
-                    "model {:?}: no llama-server at {}",
-                    m.name,
-                    b.display()
-                ));
+                return Err(KindError::NoServer {
+                    model: m.name.clone(),
+                    path: b.clone(),
+                });
             }
             _ => {}
         }

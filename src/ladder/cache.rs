@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::config::quant_types::{QuantType, is_quantized_ggml_type};
 use crate::gguf::Value;
 use crate::gguf::reader::{self, Header};
+use crate::ladder::error::LadderError;
 use crate::record::{ModelRecord, Provenance};
 
 pub use crate::gguf::{KEY_PRESET, KEY_SYNTHETIC};
@@ -62,10 +63,13 @@ impl BaseInfo {
 }
 
 /// Reads and hashes a base file; the error names the file.
-pub fn inspect_base(path: &Path) -> Result<BaseInfo, String> {
-    let h = reader::read_header(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let sha =
-        crate::util::system::sha256_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn inspect_base(path: &Path) -> Result<BaseInfo, LadderError> {
+    let input = |why: String| LadderError::Input {
+        path: path.to_path_buf(),
+        why,
+    };
+    let h = reader::read_header(path).map_err(|e| input(e.to_string()))?;
+    let sha = crate::util::system::sha256_file(path).map_err(|e| input(e.to_string()))?;
     Ok(BaseInfo::from_header(path, sha, &h))
 }
 
@@ -137,14 +141,13 @@ pub(crate) fn free_bytes(_path: &Path) -> Option<u64> {
 }
 
 /// An error when fewer than `need` bytes are free where `path` will be written.
-pub(crate) fn check_space(path: &Path, need: u64) -> Result<(), String> {
+pub(crate) fn check_space(path: &Path, need: u64) -> Result<(), LadderError> {
     match free_bytes(path) {
-        Some(free) if free < need => Err(format!(
-            "not enough disk space for {}: needs about {:.1} GiB, {:.1} GiB free",
-            path.display(),
-            need as f64 / f64::from(1u32 << 30),
-            free as f64 / f64::from(1u32 << 30)
-        )),
+        Some(free) if free < need => Err(LadderError::NoSpace {
+            path: path.to_path_buf(),
+            need,
+            free,
+        }),
         _ => Ok(()),
     }
 }
@@ -165,7 +168,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let free = free_bytes(&dir.path().join("not/yet/there.gguf")).unwrap();
         assert!(free > 0);
-        let e = check_space(dir.path(), u64::MAX).unwrap_err();
+        let e = check_space(dir.path(), u64::MAX).unwrap_err().to_string();
         assert!(e.contains("not enough disk space"), "{e}");
         assert!(check_space(dir.path(), 1).is_ok());
     }

@@ -12,6 +12,7 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::engine::llama::{LlamaModel, RowSink};
+use crate::ladder::error::LadderError;
 use crate::ladder::kld::{Accumulator, compare, log_softmax};
 use crate::util::rng::SplitMix64;
 
@@ -84,7 +85,7 @@ pub(crate) fn generate_text(
     seed: u64,
     n_threads: u32,
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<String, String> {
+) -> Result<String, LadderError> {
     let window = match model.n_ctx_train() {
         0 => 2048,
         n => n.min(2048),
@@ -93,7 +94,7 @@ pub(crate) fn generate_text(
     let banned = model.non_text_tokens();
     let mut all = model.tokenize(prompt, true, false)?;
     if all.is_empty() {
-        return Err("the prompt has no tokens".into());
+        return Err(LadderError::EmptyPrompt);
     }
     if all.len() > window / 2 {
         all.drain(..all.len() - window / 2);
@@ -238,16 +239,19 @@ pub fn variant_pass(
 }
 
 /// Tokens of `text` under a Hugging Face `tokenizer.json` (no special tokens added).
-pub(crate) fn count_reference_tokens(tokenizer_json: &Path, text: &str) -> Result<usize, String> {
-    let tok = tokenizers::Tokenizer::from_file(tokenizer_json).map_err(|e| {
-        format!(
-            "{}: not a usable tokenizer.json: {e}",
-            tokenizer_json.display()
-        )
-    })?;
+pub(crate) fn count_reference_tokens(
+    tokenizer_json: &Path,
+    text: &str,
+) -> Result<usize, LadderError> {
+    let input = |why: String| LadderError::Input {
+        path: tokenizer_json.to_path_buf(),
+        why,
+    };
+    let tok = tokenizers::Tokenizer::from_file(tokenizer_json)
+        .map_err(|e| input(format!("not a usable tokenizer.json: {e}")))?;
     let enc = tok
         .encode(text, false)
-        .map_err(|e| format!("{}: cannot encode the text: {e}", tokenizer_json.display()))?;
+        .map_err(|e| input(format!("cannot encode the text: {e}")))?;
     Ok(enc.len())
 }
 

@@ -7,6 +7,7 @@
 //! models (`tpsbench synth`) with the same quantizer and disk-space checks.
 
 pub mod cache;
+pub mod error;
 pub mod eval;
 pub(crate) mod kld;
 pub mod quality;
@@ -22,6 +23,7 @@ pub use cache::synthetic_provenance;
 use crate::config::ladder::Ladder;
 use crate::config::quant_types::QuantType;
 use crate::engine::quantize::{QuantizeParams, quantize};
+use crate::ladder::error::LadderError;
 use crate::util::units::format_size;
 use cache::BaseInfo;
 
@@ -86,14 +88,16 @@ pub(crate) fn build_variant(
     n_threads: u32,
     tag: &str,
     rep: &Reporter,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, LadderError> {
     let path = cache::variant_path(&l.cache_dir, &base.sha256, t);
     if crate::gguf::reader::read_header(&path).is_ok() {
         rep.line(&format!("{tag}: cached {}", path.display()));
         return Ok(path);
     }
-    std::fs::create_dir_all(&l.cache_dir)
-        .map_err(|e| format!("cannot create {}: {e}", l.cache_dir.display()))?;
+    std::fs::create_dir_all(&l.cache_dir).map_err(|cause| LadderError::CreateDir {
+        dir: l.cache_dir.clone(),
+        cause,
+    })?;
     cache::check_space(&path, cache::size_bound(t, base.n_elements))?;
     let tmp = path.with_extension(format!("gguf.tmp{}", std::process::id()));
     let params = QuantizeParams {
@@ -105,11 +109,18 @@ pub(crate) fn build_variant(
     let result = quantize(&base.path, &tmp, &params, &mut |done, total| {
         rep.status(&format!("{tag}: {done}/{total} tensors"));
     });
-    if let Err(e) = result {
+    if let Err(cause) = result {
         let _ = std::fs::remove_file(&tmp);
-        return Err(format!("{} → {}: {e}", l.base.display(), t.name));
+        return Err(LadderError::Quantize {
+            base: l.base.clone(),
+            quant: t.name.to_string(),
+            cause,
+        });
     }
-    std::fs::rename(&tmp, &path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    std::fs::rename(&tmp, &path).map_err(|cause| LadderError::Write {
+        path: path.clone(),
+        cause,
+    })?;
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     rep.line(&format!(
         "{tag}: {} → {} ({}, {:.1} s)",

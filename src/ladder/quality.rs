@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use super::Reporter;
 use super::cache::BaseInfo;
+use super::error::LadderError;
 use super::eval::{self, Spill};
 use crate::config::ladder::Ladder;
 use crate::engine::LoadParams;
@@ -39,10 +40,12 @@ fn eval_text(
     model: &LlamaModel,
     n_threads: u32,
     rep: &Reporter,
-) -> Result<EvalText, String> {
+) -> Result<EvalText, LadderError> {
     if let Some(p) = &l.eval.text {
-        let text = std::fs::read_to_string(p)
-            .map_err(|e| format!("evaluation text {}: {e}", p.display()))?;
+        let text = std::fs::read_to_string(p).map_err(|cause| LadderError::EvalText {
+            path: p.clone(),
+            cause,
+        })?;
         return Ok(EvalText {
             sha256: sha256_hex(text.as_bytes()),
             source: format!("file:{}", p.display()),
@@ -97,11 +100,15 @@ fn eval_text(
     })
 }
 
-fn write_text(path: &Path, text: &str) -> Result<(), String> {
+/// Writes the generated text under a temporary name, then renames it.
+fn write_text(path: &Path, text: &str) -> Result<(), LadderError> {
     let tmp = path.with_extension("txt.tmp");
     std::fs::write(&tmp, text)
         .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        .map_err(|cause| LadderError::Write {
+            path: path.to_path_buf(),
+            cause,
+        })
 }
 
 /// The reference pass of one ladder: what every variant is compared with.
@@ -147,7 +154,7 @@ pub fn reference(
     load: &LoadParams,
     n_threads: u32,
     rep: &Reporter,
-) -> Result<Reference, String> {
+) -> Result<Reference, LadderError> {
     let ref_name = l.variant_name(l.reference);
     let ref_model = LlamaModel::load(ref_path, load)?;
     let text = eval_text(l, base, &ref_model, n_threads, rep)?;
@@ -155,11 +162,11 @@ pub fn reference(
     let (n_ctx, n_chunks) = (l.eval.n_ctx as usize, l.eval.n_chunks as usize);
     let chunks = eval::chunks(&tokens, n_ctx, n_chunks, ref_model.bos());
     if chunks.is_empty() {
-        return Err(format!(
-            "ladder {}: the evaluation text has {} tokens, fewer than one chunk of {n_ctx}",
-            l.name,
-            tokens.len()
-        ));
+        return Err(LadderError::TextTooShort {
+            ladder: l.name.clone(),
+            tokens: tokens.len(),
+            n_ctx,
+        });
     }
     if chunks.len() < n_chunks {
         rep.warn(&format!(
@@ -179,7 +186,8 @@ pub fn reference(
     let (spill, self_acc) =
         eval::reference_pass(&ref_model, &chunks, n_threads, &l.cache_dir, &mut |c, n| {
             rep.status(&format!("{tag}: chunk {c}/{n}"));
-        })?;
+        })
+        .map_err(LadderError::Reference)?;
     let q = self_acc.finish(&ref_name);
     rep.line(&format!(
         "{tag} (reference): {} tokens scored in {} chunks of {n_ctx}, PPL {:.4}, {:.3} bytes/token ({:.1} s)",
@@ -212,7 +220,7 @@ pub fn variant(
     load: &LoadParams,
     n_threads: u32,
     rep: &Reporter,
-) -> Result<Extras, String> {
+) -> Result<Extras, LadderError> {
     let ref_name = l.variant_name(l.reference);
     let tag = format!("[quality] {name}");
     let start = Instant::now();
@@ -220,7 +228,10 @@ pub fn variant(
     let acc = eval::variant_pass(&model, &r.chunks, n_threads, &r.spill, &mut |c, n| {
         rep.status(&format!("{tag}: chunk {c}/{n}"));
     })
-    .map_err(|e| format!("{name}: {e}"))?;
+    .map_err(|why| LadderError::Variant {
+        name: name.to_string(),
+        why,
+    })?;
     let q = acc.finish(&ref_name);
     rep.line(&format!(
         "{tag}: KLD {:.5} ± {:.5}, ln(PPL ratio) {:.4} ± {:.4}, same top p {:.2} % ({:.1} s)",

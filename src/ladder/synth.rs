@@ -12,16 +12,17 @@ use std::path::{Path, PathBuf};
 
 use crate::config::quant_types::QuantType;
 use crate::engine::quantize::{QuantizeParams, quantize};
-use crate::gguf::presets::{self, PRESETS};
+use crate::gguf::presets;
 use crate::gguf::writer::{Document, write_gguf};
 use crate::gguf::{DEFAULT_ALIGNMENT, tiny};
 use crate::ladder::Reporter;
 use crate::ladder::cache::check_space;
+use crate::ladder::error::LadderError;
 use crate::util::units::format_size;
 
 pub struct SynthOptions {
     pub output: PathBuf,
-    /// `tiny` or one of [`PRESETS`].
+    /// `tiny` or one of [`presets::PRESETS`].
     pub preset: String,
     /// A ladder type name; default F32 for `tiny`, Q8_0 for presets.
     pub quant: Option<String>,
@@ -93,10 +94,16 @@ impl<W: Write> Write for Counting<'_, W> {
 }
 
 /// Writes `doc` to a temporary name beside `path`, then renames it.
-pub(crate) fn write_document(path: &Path, doc: &Document, rep: &Reporter) -> Result<(), String> {
+pub(crate) fn write_document(
+    path: &Path,
+    doc: &Document,
+    rep: &Reporter,
+) -> Result<(), LadderError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|cause| LadderError::CreateDir {
+            dir: dir.to_path_buf(),
+            cause,
+        })?;
     }
     let tmp = path.with_extension("gguf.tmp");
     let write = || -> std::io::Result<()> {
@@ -112,24 +119,23 @@ pub(crate) fn write_document(path: &Path, doc: &Document, rep: &Reporter) -> Res
         drop(w);
         std::fs::rename(&tmp, path)
     };
-    write().map_err(|e| {
+    write().map_err(|cause| {
         let _ = std::fs::remove_file(&tmp);
-        format!("cannot write {}: {e}", path.display())
+        LadderError::Write {
+            path: path.to_path_buf(),
+            cause,
+        }
     })
 }
 
 /// Writes the synthetic model; returns a one-line summary.
-pub fn synth(o: &SynthOptions, rep: &Reporter) -> Result<String, String> {
+pub fn synth(o: &SynthOptions, rep: &Reporter) -> Result<String, LadderError> {
     let tiny_preset = o.preset == "tiny";
     let shape = if tiny_preset {
         None
     } else {
-        let s = presets::shape(&o.preset).ok_or_else(|| {
-            format!(
-                "unknown preset {:?}: available presets: tiny, {}",
-                o.preset,
-                PRESETS.join(", ")
-            )
+        let s = presets::shape(&o.preset).ok_or_else(|| LadderError::UnknownPreset {
+            preset: o.preset.clone(),
         })?;
         Some(s.shrunk(o.shrink, o.layers))
     };
@@ -138,7 +144,8 @@ pub fn synth(o: &SynthOptions, rep: &Reporter) -> Result<String, String> {
     // in llama.cpp's AMX code on this project's VM; see CHANGELOG).
     let test_preset = tiny_preset || o.preset == "tiny-moe";
     let default = if test_preset { "F32" } else { "Q8_0" };
-    let t = QuantType::parse(o.quant.as_deref().unwrap_or(default))?;
+    let t =
+        QuantType::parse(o.quant.as_deref().unwrap_or(default)).map_err(LadderError::QuantType)?;
     let n_embd = shape.as_ref().map_or(tiny::N_EMBD, |s| s.n_embd);
     // The document written directly: the final file, or the Q8_0 (tiny: F32) input of
     // llama.cpp's quantizer.
@@ -211,7 +218,7 @@ pub fn ensure_models(
     filters: &[String],
     n_threads: u32,
     rep: &Reporter,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, LadderError> {
     let labels: Vec<String> = config
         .models
         .iter()
@@ -243,40 +250,60 @@ pub fn ensure_models(
             continue;
         }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("model {:?}: cannot create {}: {e}", m.name, dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|cause| {
+                LadderError::CreateDir {
+                    dir: dir.to_path_buf(),
+                    cause,
+                }
+                .for_model(&m.name)
+            })?;
         }
-        let tmp = path.with_extension(format!("synth-{}.tmp", std::process::id()));
-        rep.line(&format!(
-            "model {:?}: {} is missing; synthesizing {} {}",
-            m.name,
-            path.display(),
-            spec.preset,
-            spec.quant
-        ));
-        let opts = SynthOptions {
-            output: tmp.clone(),
-            preset: spec.preset.clone(),
-            quant: Some(spec.quant.clone()),
-            layers: None,
-            shrink: 1,
-            seed: 1,
-            n_threads,
-        };
-        let written = synth(&opts, rep).and_then(|line| {
-            std::fs::rename(&tmp, path)
-                .map(|_| line.replace(&tmp.display().to_string(), &path.display().to_string()))
-                .map_err(|e| format!("cannot rename {}: {e}", tmp.display()))
-        });
-        match written {
-            Ok(line) => lines.push(line),
-            Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(format!("model {:?}: synthesis failed: {e}", m.name));
-            }
-        }
+        lines.push(synth_model(&m.name, spec, path, n_threads, rep)?);
     }
     Ok(lines)
+}
+
+/// Synthesizes model `name`'s missing file at `path` from `spec` (under a temporary name,
+/// renamed when complete); returns the line `synth` wrote, naming `path`.
+fn synth_model(
+    name: &str,
+    spec: &SynthSpec,
+    path: &Path,
+    n_threads: u32,
+    rep: &Reporter,
+) -> Result<String, LadderError> {
+    let tmp = path.with_extension(format!("synth-{}.tmp", std::process::id()));
+    rep.line(&format!(
+        "model {:?}: {} is missing; synthesizing {} {}",
+        name,
+        path.display(),
+        spec.preset,
+        spec.quant
+    ));
+    let opts = SynthOptions {
+        output: tmp.clone(),
+        preset: spec.preset.clone(),
+        quant: Some(spec.quant.clone()),
+        layers: None,
+        shrink: 1,
+        seed: 1,
+        n_threads,
+    };
+    let written = synth(&opts, rep).and_then(|line| {
+        std::fs::rename(&tmp, path)
+            .map(|_| line.replace(&tmp.display().to_string(), &path.display().to_string()))
+            .map_err(|cause| LadderError::Rename {
+                path: tmp.clone(),
+                cause,
+            })
+    });
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        LadderError::Synthesis {
+            model: name.to_string(),
+            cause: Box::new(e),
+        }
+    })
 }
 
 #[cfg(test)]

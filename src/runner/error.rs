@@ -1,6 +1,7 @@
 //! What can stop a run at the runner boundary: the configuration, the engine or the result
 //! file failing below (`Config`, `Engine`, `Record`, each the layer's own error), an option
-//! or a combination of them refused (`Options`), a knob value this build or the model
+//! or a combination of them refused (`Options`), the kinds layer failing (`Kind`: a prompt
+//! file, an endpoint, a synthetic model), a knob value this build or the model
 //! files refuse (`Knob`), and the runner's own failures (nothing to run, a model that
 //! cannot be read, a file that cannot be resumed, a child process that failed). So a
 //! caller tells a refused option from a failed model load from a result-file error by the
@@ -18,7 +19,10 @@ use std::process::ExitStatus;
 
 use crate::config::ConfigError;
 use crate::engine::EngineError;
+use crate::kinds::error::KindError;
+use crate::ladder::error::LadderError;
 use crate::record::RecordError;
+use crate::serving::dataset::DatasetError;
 
 /// Why a run (or its checks, its start, an A/B across builds) stopped before it was done.
 #[derive(Debug, thiserror::Error)]
@@ -96,9 +100,9 @@ pub enum RunnerError {
     /// `--library`: the directory for the builds' result files cannot be made.
     #[error("{}: {cause}", dir.display())]
     CreateDir { dir: PathBuf, cause: io::Error },
-    /// A layer that still reports errors as text (kinds, serving, ladder): its line.
+    /// The kinds layer (a prompt file, a served model's endpoint, a synthetic model) failed.
     #[error("{0}")]
-    Untyped(String),
+    Kind(KindError),
 }
 
 /// "model "a": why; model "b": why".
@@ -119,6 +123,24 @@ impl From<ConfigError> for RunnerError {
 impl From<EngineError> for RunnerError {
     fn from(e: EngineError) -> Self {
         RunnerError::Engine(e)
+    }
+}
+
+impl From<DatasetError> for RunnerError {
+    fn from(e: DatasetError) -> Self {
+        RunnerError::Kind(KindError::Dataset(e))
+    }
+}
+
+impl From<LadderError> for RunnerError {
+    fn from(e: LadderError) -> Self {
+        RunnerError::Kind(KindError::Ladder(e))
+    }
+}
+
+impl From<KindError> for RunnerError {
+    fn from(e: KindError) -> Self {
+        RunnerError::Kind(e)
     }
 }
 

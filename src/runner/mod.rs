@@ -103,8 +103,7 @@ pub fn run(
     let mine = this_process(&part, &prep.plan, opts);
     prepare::check_models(&prep.models, &mine)?;
     // Served models answer (or their server can be started) before any test runs.
-    crate::kinds::serving::preflight(&opts.config, http_models(&mine))
-        .map_err(RunnerError::Untyped)?;
+    crate::kinds::serving::preflight(&opts.config, http_models(&mine))?;
     let child = opts.only_model.is_some();
     let target::Target { path, mut record } = target::open(
         info,

@@ -51,12 +51,10 @@ pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerEr
     let bases: Vec<Result<BaseInfo, String>> = config
         .ladders
         .iter()
-        .map(|l| inspect_base(&l.base))
+        .map(|l| inspect_base(&l.base).map_err(|e| e.to_string()))
         .collect();
     let prompts = match config.serving.as_ref().and_then(|s| s.dataset.as_ref()) {
-        Some(p) if !config.models.is_empty() => {
-            Some(dataset::load(p).map_err(RunnerError::Untyped)?)
-        }
+        Some(p) if !config.models.is_empty() => Some(dataset::load(p)?),
         _ => None,
     };
     let facts = Facts {
@@ -218,7 +216,7 @@ pub fn ensure_variant(
     let tag = format!("[quantize] {}", rec.name);
     match crate::ladder::build_variant(base, l, quant, threads, &tag, rep) {
         Ok(_) => inspect_variant(rec),
-        Err(e) => rec.error = Some(e),
+        Err(e) => rec.error = Some(e.to_string()),
     }
 }
 

@@ -161,8 +161,7 @@ pub fn start(checked: Checked) -> Result<Started, RunnerError> {
     // Synthetic models (`synth = ...`) are written before the sweep: no download needed.
     if !r.is_child() {
         let rep = crate::ladder::Reporter::new(r.quiet);
-        crate::ladder::synth::ensure_models(cfg, &r.filters, system::physical_cores(), &rep)
-            .map_err(RunnerError::Untyped)?;
+        crate::ladder::synth::ensure_models(cfg, &r.filters, system::physical_cores(), &rep)?;
     }
     knob_checks(cfg, r.is_child())?;
     warn_missing_simd();

@@ -3,6 +3,34 @@
 
 use std::path::Path;
 
+/// Why a prompt file could not be had. Each displays the one line users have always read;
+/// no variant names a source (see `kinds::error`).
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    /// The file cannot be read (missing, a directory, not UTF-8).
+    #[error("cannot read the prompt file {}: {cause}", path.display())]
+    Read {
+        path: std::path::PathBuf,
+        cause: std::io::Error,
+    },
+    /// The file does not parse: `name` is the file as shown, `line` the 1-based line at
+    /// fault (None: the file as a whole, e.g. no prompts at all).
+    #[error("{}", parse_line(name, *line, why))]
+    Parse {
+        name: String,
+        line: Option<usize>,
+        why: String,
+    },
+}
+
+/// "p.jsonl:3: why", or "p.jsonl: why" for the file as a whole.
+fn parse_line(name: &str, line: Option<usize>, why: &str) -> String {
+    match line {
+        Some(n) => format!("{name}:{n}: {why}"),
+        None => format!("{name}: {why}"),
+    }
+}
+
 /// One prompt of a file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prompt {
@@ -22,7 +50,7 @@ pub struct PromptFile {
 
 /// Parses a prompt file's text. JSONL when the first non-empty line starts with `{`, one
 /// prompt per line otherwise; empty lines are skipped. Errors name `name:line`.
-pub fn parse(name: &str, text: &str) -> Result<Vec<Prompt>, String> {
+pub fn parse(name: &str, text: &str) -> Result<Vec<Prompt>, DatasetError> {
     let lines = text
         .lines()
         .enumerate()
@@ -35,7 +63,11 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Prompt>, String> {
     let mut out = Vec::new();
     for (n, line) in lines {
         let prompt = if jsonl {
-            jsonl_prompt(line).map_err(|m| format!("{name}:{n}: {m}"))?
+            jsonl_prompt(line).map_err(|why| DatasetError::Parse {
+                name: name.to_string(),
+                line: Some(n),
+                why,
+            })?
         } else {
             Prompt {
                 text: line.to_string(),
@@ -45,7 +77,11 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Prompt>, String> {
         out.push(prompt);
     }
     if out.is_empty() {
-        return Err(format!("{name}: the prompt file has no prompts"));
+        return Err(DatasetError::Parse {
+            name: name.to_string(),
+            line: None,
+            why: "the prompt file has no prompts".into(),
+        });
     }
     Ok(out)
 }
@@ -76,9 +112,11 @@ fn jsonl_prompt(line: &str) -> Result<Prompt, String> {
 }
 
 /// Reads, hashes and parses a prompt file.
-pub fn load(path: &Path) -> Result<PromptFile, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the prompt file {}: {e}", path.display()))?;
+pub fn load(path: &Path) -> Result<PromptFile, DatasetError> {
+    let text = std::fs::read_to_string(path).map_err(|cause| DatasetError::Read {
+        path: path.to_path_buf(),
+        cause,
+    })?;
 
     let sha256 = crate::util::hash::sha256_hex(text.as_bytes());
     let shown = path.display().to_string();
@@ -118,13 +156,24 @@ mod tests {
 
     #[test]
     fn errors_name_file_and_line() {
-        let e = parse("p.jsonl", "{\"prompt\": \"x\"}\n{\"prompt\": 3}\n").unwrap_err();
+        let e = parse("p.jsonl", "{\"prompt\": \"x\"}\n{\"prompt\": 3}\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("p.jsonl:2: missing \"prompt\""), "{e}");
-        let e = parse("p.jsonl", "{\"prompt\": \"x\"}\n{oops\n").unwrap_err();
+        let e = parse("p.jsonl", "{\"prompt\": \"x\"}\n{oops\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("p.jsonl:2: invalid JSON"), "{e}");
-        let e = parse("p.jsonl", "{\"prompt\": \"x\", \"max_tokens\": 0}\n").unwrap_err();
+        let e = parse("p.jsonl", "{\"prompt\": \"x\", \"max_tokens\": 0}\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("max_tokens"), "{e}");
-        assert!(parse("e.txt", "\n  \n").unwrap_err().contains("no prompts"));
+        assert!(
+            parse("e.txt", "\n  \n")
+                .unwrap_err()
+                .to_string()
+                .contains("no prompts")
+        );
     }
 
     #[test]
@@ -141,6 +190,7 @@ mod tests {
         assert!(
             load(&dir.path().join("none"))
                 .unwrap_err()
+                .to_string()
                 .contains("cannot read")
         );
     }

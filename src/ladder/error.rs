@@ -1,0 +1,147 @@
+//! What can go wrong making a ladder's files or a synthetic model: a base that does not
+//! read, a quantization that fails, a directory or file that cannot be made, too little disk
+//! space, an unknown preset or type.
+//!
+//! Its own file, below every file of `ladder`. Every variant displays exactly the one line
+//! users have always read (docs/bad-input.md, tests/it/bad_input); result files store it as
+//! a model's or a test's error. `main` prints an error with its chain of sources (`{e:#}`)
+//! and the errors below already write their cause into their line: so no variant here names
+//! a source (causes are plain fields, `From` is written out), and the line is printed once.
+
+use std::io;
+use std::path::PathBuf;
+
+use crate::engine::EngineError;
+use crate::gguf::presets::PRESETS;
+
+/// Why a ladder variant, a base's facts or a synthetic model could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum LadderError {
+    /// llama.cpp failed (a synthetic model's quantization).
+    #[error("{0}")]
+    Engine(EngineError),
+    /// A ladder input (a base model) that cannot be read or hashed.
+    #[error("{}: {why}", path.display())]
+    Input { path: PathBuf, why: String },
+    /// Quantizing `base` to `quant` failed in llama.cpp.
+    #[error("{} → {quant}: {cause}", base.display())]
+    Quantize {
+        base: PathBuf,
+        quant: String,
+        cause: EngineError,
+    },
+    /// A directory for a file to be written could not be made.
+    #[error("cannot create {}: {cause}", dir.display())]
+    CreateDir { dir: PathBuf, cause: io::Error },
+    /// A file (a variant, a synthetic model) could not be written.
+    #[error("cannot write {}: {cause}", path.display())]
+    Write { path: PathBuf, cause: io::Error },
+    /// A complete temporary file could not be renamed to its name.
+    #[error("cannot rename {}: {cause}", path.display())]
+    Rename { path: PathBuf, cause: io::Error },
+    /// Fewer bytes are free where `path` would be written than it may need.
+    #[error(
+        "not enough disk space for {}: needs about {:.1} GiB, {:.1} GiB free",
+        path.display(),
+        gib(*need),
+        gib(*free)
+    )]
+    NoSpace { path: PathBuf, need: u64, free: u64 },
+    /// `synth --preset` (or a `synth` spec) naming no preset.
+    #[error(
+        "unknown preset {preset:?}: available presets: tiny, {}",
+        PRESETS.join(", ")
+    )]
+    UnknownPreset { preset: String },
+    /// The ladder's evaluation text file cannot be read.
+    #[error("evaluation text {}: {cause}", path.display())]
+    EvalText { path: PathBuf, cause: io::Error },
+    /// The evaluation text holds fewer tokens than one chunk of `n_ctx`.
+    #[error(
+        "ladder {ladder}: the evaluation text has {tokens} tokens, fewer than one chunk of {n_ctx}"
+    )]
+    TextTooShort {
+        ladder: String,
+        tokens: usize,
+        n_ctx: usize,
+    },
+    /// The prompt that generates the evaluation text tokenizes to nothing.
+    #[error("the prompt has no tokens")]
+    EmptyPrompt,
+    /// The reference pass failed (llama.cpp, its spill file): its line.
+    #[error("{0}")]
+    Reference(String),
+    /// Variant `name`'s pass against the reference failed: its line.
+    #[error("{name}: {why}")]
+    Variant { name: String, why: String },
+    /// A quantization type that is not one: the config layer's line.
+    #[error("{0}")]
+    QuantType(String),
+    /// Something about model `model` (a directory for its file).
+    #[error("model {model:?}: {cause}")]
+    Model {
+        model: String,
+        cause: Box<LadderError>,
+    },
+    /// Model `model`'s synthetic file could not be made.
+    #[error("model {model:?}: synthesis failed: {cause}")]
+    Synthesis {
+        model: String,
+        cause: Box<LadderError>,
+    },
+}
+
+/// Bytes in GiB, for a line.
+fn gib(bytes: u64) -> f64 {
+    bytes as f64 / f64::from(1u32 << 30)
+}
+
+impl LadderError {
+    /// This error about model `model` ("model "m": ...").
+    pub fn for_model(self, model: &str) -> LadderError {
+        LadderError::Model {
+            model: model.to_string(),
+            cause: Box::new(self),
+        }
+    }
+}
+
+impl From<EngineError> for LadderError {
+    fn from(e: EngineError) -> Self {
+        LadderError::Engine(e)
+    }
+}
+
+/// Internal helpers that still carry errors as text: `?` turns the error into its line.
+impl From<LadderError> for String {
+    fn from(e: LadderError) -> String {
+        e.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `main` prints the chain (`{e:#}`): a wrapped error whose line names its cause must
+    /// still read once.
+    #[test]
+    fn the_line_main_prints_names_the_cause_once() {
+        let e = LadderError::CreateDir {
+            dir: PathBuf::from("d"),
+            cause: io::Error::other("denied"),
+        }
+        .for_model("m");
+        let shown = format!("{:#}", anyhow::Error::from(e));
+        assert_eq!(shown, "model \"m\": cannot create d: denied");
+        let e = LadderError::NoSpace {
+            path: PathBuf::from("v.gguf"),
+            need: 3 << 30,
+            free: 1 << 29,
+        };
+        assert_eq!(
+            e.to_string(),
+            "not enough disk space for v.gguf: needs about 3.0 GiB, 0.5 GiB free"
+        );
+    }
+}
