@@ -44,7 +44,17 @@ fn kill_9_in_the_middle_then_resume_runs_every_kind_once_and_redoes_nothing() {
     let before = kinds(&resumable(&file));
     assert!(before.len() >= 3 && before.len() < IDS.len(), "{before:?}");
     let journal = tpsbench::record::results::journal_path(&file);
-    assert!(journal.exists(), "a killed run leaves its journal");
+    // The journal exists only while it holds something the result file does not: a kill
+    // between a compaction's two writes (the complete file, then a fresh journal) leaves
+    // the file alone, and then the file itself holds every finished test (seen under load:
+    // 2 of 17 runs beside four to six busy loops).
+    if !journal.exists() {
+        assert_eq!(
+            kinds(&read(&file)),
+            before,
+            "without a journal, the result file holds every finished test"
+        );
+    }
     let times: Vec<Value> = resumable(&file)["tests"]
         .as_array()
         .unwrap()
