@@ -41,11 +41,6 @@ pub(super) struct ContextParts<'a> {
     pub notes: Vec<String>,
 }
 
-enum Target<'a, 'b> {
-    Model(&'a mut ModelParts),
-    Context(&'a mut ContextParts<'b>),
-}
-
 /// Applies the model-level parameters of `p` to `mp`. The returned parts own what `mp`
 /// points to.
 pub(super) fn apply_model(
@@ -54,13 +49,7 @@ pub(super) fn apply_model(
 ) -> Result<Box<ModelParts>, EngineError> {
     let mut parts = Box::<ModelParts>::default();
     for k in of_level(Level::Model) {
-        apply(
-            k.name,
-            &k.get(p),
-            mp,
-            &p.knobs,
-            &mut Target::Model(&mut parts),
-        )?;
+        apply_to_model(k.name, &k.get(p), mp, &p.knobs, &mut parts)?;
     }
     // The pointers last: the vectors no longer move.
     if let Some(d) = &parts.devices {
@@ -100,15 +89,8 @@ pub(super) fn apply_context(
         tpp,
         notes: Vec::new(),
     };
-    let mut dummy = unsafe { sys::llama_model_default_params() };
     for k in of_level(Level::Context) {
-        apply(
-            k.name,
-            &k.get(p),
-            &mut dummy,
-            &p.knobs,
-            &mut Target::Context(&mut parts),
-        )?;
+        apply_to_context(k.name, &k.get(p), &mut parts)?;
     }
     Ok(parts.notes)
 }
@@ -140,20 +122,6 @@ pub fn notes(knobs: &Knobs) -> Vec<String> {
     };
     n.extend(context_notes(knobs));
     n
-}
-
-/// The hook: one arm per entry of the table, on the target of the entry's level.
-fn apply(
-    name: &str,
-    v: &KnobValue,
-    mp: &mut sys::llama_model_params,
-    all: &Knobs,
-    t: &mut Target,
-) -> Result<(), EngineError> {
-    match t {
-        Target::Model(m) => apply_to_model(name, v, mp, all, m),
-        Target::Context(c) => apply_to_context(name, v, c),
-    }
 }
 
 /// A model-level entry: the model parameters, or what they will point to (device list,
