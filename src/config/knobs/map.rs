@@ -1,6 +1,6 @@
 //! One test's values of the table's map-held parameters: only those that differ from
 //! llama-bench's defaults, flattened into the test's parameters (and so into its identity
-//! and result record). Apart from the table (`knobs.rs`), which says what a parameter is.
+//! and result record). Apart from the table (`table.rs`) and `knobs.rs`, which say what a parameter is.
 
 use std::collections::BTreeMap;
 
