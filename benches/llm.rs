@@ -19,10 +19,17 @@
 //! | `TPSBENCH_MEASUREMENT_SECS` | `8`           | criterion's measurement time per test    |
 //! | `TPSBENCH_WARMUP_SECS`      | `1`           | criterion's warm-up time per test        |
 //! | `TPSBENCH_RESULTS_DIR`      | `results`     | where the result JSON goes               |
+//! | `TPSBENCH_ANSWER_SECONDS`   | `150`         | the interleaved answer pass's budget     |
 //!
-//! After criterion's lines, the run's answer (which quantization: the fastest within the KLD
-//! budget, ties named, and the table) is printed as `tpsbench run` prints it. Criterion
-//! measures one launch per test, so its ties are judged by overlapping intervals.
+//! After criterion's lines comes the answer (which quantization: the fastest within the KLD
+//! budget, ties named, and the table), as `tpsbench run` prints it. Criterion measures each
+//! test in its own stretch of time, and a variant's level moves from one stretch to the next
+//! by more than its samples show (issue 44), so the answer does not come from criterion's
+//! figures: when the plan compares variants, an interleaved pass follows, the same plan in
+//! rounds (`rounds = "auto"`, one repetition per round, unless models.toml sets rounds of
+//! its own), paired by round, written to a result file of its own. Its budget:
+//! `TPSBENCH_ANSWER_SECONDS` (default 150; 0 skips the pass, and the answer is then judged
+//! from criterion's file against the noise between launches).
 //!
 //! Example: `TPSBENCH_SAMPLES=20 cargo bench --bench llm -- SmolLM2-135M/Q4_1/tg128`
 //!
@@ -98,6 +105,64 @@ fn arg_value(flag: &str) -> Option<String> {
             a.strip_prefix(&format!("{flag}=")).map(str::to_string)
         }
     })
+}
+
+/// The interleaved pass behind the answer: the plan again in rounds, paired by round, when it
+/// compares variants (a ladder, or several settings of one test). Auto rounds of one
+/// repetition within `TPSBENCH_ANSWER_SECONDS`, unless the configuration sets rounds of its
+/// own. None when there is nothing to compare, the budget is 0, or the pass failed (said on
+/// stderr).
+fn answer_pass(
+    engine: &LlamaEngine,
+    cfg: &config::Config,
+    plan: &tpsbench::plan::Plan,
+    results_dir: &Path,
+) -> Option<(RunRecord, PathBuf)> {
+    let seconds: f64 = env_or("TPSBENCH_ANSWER_SECONDS", 150.0);
+    if seconds <= 0.0 || !runner::auto::has_comparison(plan) {
+        return None;
+    }
+    let mut cfg = cfg.clone();
+    let s = &mut cfg.settings;
+    if s.auto_rounds.is_none() && s.rounds < 2 {
+        let max_rounds = 20;
+        s.auto_rounds = Some(config::AutoRounds {
+            max_rounds,
+            max_seconds: Some(seconds),
+            budget_given: true,
+        });
+        s.rounds = max_rounds;
+        if !s.repetitions_given {
+            s.repetitions = config::AutoRounds::REPETITIONS;
+        }
+    } else if let Some(a) = s.auto_rounds.as_mut() {
+        a.max_seconds = Some(a.max_seconds.map_or(seconds, |m| m.min(seconds)));
+    }
+    eprintln!(
+        "\ntpsbench: the answer's interleaved pass: the plan in rounds, paired by round \
+         (at most {seconds:.0} s; TPSBENCH_ANSWER_SECONDS=0 skips it)"
+    );
+    let mut opts = RunOptions::new(cfg.clone(), Some(results_dir.to_path_buf()));
+    opts.filters = filters();
+    opts.command = std::env::args().collect();
+    let info = runner::run_info(
+        &cfg,
+        opts.command.clone(),
+        llama::system_info(),
+        llama::devices(),
+    );
+    let mut progress = tpsbench::output::progress::StderrProgress::new(false);
+    match runner::run(engine, info, &opts, &mut progress) {
+        Ok(out) => {
+            let path = out.path?;
+            eprintln!("answer pass written to {}", path.display());
+            Some((out.record, path))
+        }
+        Err(e) => {
+            eprintln!("error: the answer's interleaved pass: {e}");
+            None
+        }
+    }
 }
 
 fn main() {
@@ -323,12 +388,25 @@ fn main() {
         let shown = std::fs::canonicalize(&report).unwrap_or(report);
         eprintln!("criterion's HTML report: {}", shown.display());
     }
-    // The answer last on stdout, after criterion's lines.
+    // The answer last on stdout, after criterion's lines: from the interleaved pass when
+    // there is one, else from criterion's own file.
+    let answered = answer_pass(&engine, &cfg, &prep.plan, &results_dir);
     println!(
         "\ntpsbench: criterion's thrpt figures above count tokens: elem/s are tokens per second \
          (Kelem/s, thousands)."
     );
-    if let Some(a) = tpsbench::report::leaderboard::answer_run::of_run(&record, &path) {
+    let (answer_record, answer_path) = match &answered {
+        Some((r, p)) => {
+            println!(
+                "tpsbench: the answer below comes from the interleaved pass ({}), paired by round; \
+                 criterion's figures are each from one stretch of time.",
+                p.display()
+            );
+            (r, p)
+        }
+        None => (&record, &path),
+    };
+    if let Some(a) = tpsbench::report::leaderboard::answer_run::of_run(answer_record, answer_path) {
         print!("{a}");
     }
     let mut code = 0;

@@ -7,6 +7,9 @@
 #   bash scripts/gpu-session.sh measure   # call 1: info, gpu.toml's MoE block first, 8B
 #                                         # syntheses, gpu.toml, placement
 #   bash scripts/gpu-session.sh smollm2   # call 2 (optional): SmolLM2's sweep and the ladder
+#   bash scripts/gpu-session.sh build     # call 1 when gpu-prepare --cuda-on-device carried
+#                                         # llama.cpp's sources instead of CUDA libraries:
+#                                         # builds them here (sm_90, all cores), then info
 #
 # Each call starts from what it carried and works on a fresh machine. SmolLM2 (98 MB) is
 # larger than one call may carry: call 1 carries its first part when there is room, call 2
@@ -41,6 +44,26 @@ note() { echo "$*" >"$WORK/state/$STEP.note"; }
 fail() { note "$*"; exit 1; }
 
 # --- steps: each runs as `bash gpu-session.sh _step NAME` under timeout -------------------
+
+# llama.cpp's CUDA libraries built here from the carried sources (gpu-prepare
+# --cuda-on-device): the device has nvcc, CMake and 16 cores, where this machine's 2 take
+# hours. They stay in .gpu-work/lib while the machine is warm, for the next call.
+step_cuda() {
+  local src=$CARRY/common/llama-src.crate out=$WORK/llama-cuda
+  ls "$WORK"/lib/libggml-cuda.so >/dev/null 2>&1 && { note "already built on this machine"; return 0; }
+  [ -f "$src" ] || fail "no llama-src.crate carried (gpu-prepare --cuda-on-device)"
+  mkdir -p "$WORK/src" "$WORK/lib"
+  tar -xzf "$src" -C "$WORK/src" || fail "cannot unpack llama-src.crate"
+  local dir
+  dir=$(ls -d "$WORK"/src/llama-cpp-sys-2-* | head -1)
+  local t0
+  t0=$(date +%s)
+  bash "$ROOT/scripts/build-llama-shared" --backend cuda --cuda-arch 90 --no-native --no-common \
+    -j "$(nproc)" --src "$dir" --out "$out" >"$RUN_DIR/cuda-build.log" 2>&1 \
+    || { cp "$out"/cmake-*.log "$RUN_DIR/" 2>/dev/null; fail "build-llama-shared failed (cuda-build.log)"; }
+  cp -P "$out"/lib/lib*.so* "$out/lib/tpsbench-llama.stamp" "$WORK/lib/"
+  note "built in $(( $(date +%s) - t0 ))s with $(nproc) cores: $(ls "$WORK"/lib/lib*.so | wc -l) libraries"
+}
 
 # The carried binary and libraries into .gpu-work/, checked; the libraries they need found
 # (cuBLAS from the machine's Python packages or CUDA install, the driver's libcuda).
@@ -247,8 +270,9 @@ fi
 call=${1:-}
 case "$call" in
   measure) steps="unpack:60 info:60 synth-moe:120 moe:150 synth-8b-q4km:150 synth-8b-q8:150 sweep:240 placement:90" ;;
-  smollm2) steps="unpack:60 info:60 model:60 sweep-smollm2:150 ladder:240" ;;
-  *) echo "usage: bash scripts/gpu-session.sh measure|smollm2 (see the comment at its top)" >&2; exit 2 ;;
+  smollm2) steps="unpack:60 info:60 model:60 ladder:${LADDER_LIMIT:-240} sweep-smollm2:150" ;;
+  build) steps="cuda:${CUDA_LIMIT:-420} unpack:60 info:60" ;;
+  *) echo "usage: bash scripts/gpu-session.sh measure|smollm2|build (see the comment at its top)" >&2; exit 2 ;;
 esac
 deadline=${DEADLINE:-450} reserve=${RESERVE:-15} min_step=${MIN_STEP:-20}
 for v in "$deadline" "$reserve" "$min_step"; do

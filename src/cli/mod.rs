@@ -41,7 +41,7 @@ pub enum Command {
     /// value in A and another in B (e.g. n_threads 1 vs 2) is what is compared. Verdicts come
     /// from the medians of rounds (`run --rounds N`). Separate launches (two runs) are judged
     /// against the noise floor between launches (`tpsbench noise`, --noise, or an assumed
-    /// 6%) added to their rounds' spread; two sides of one run are paired by round. "no
+    /// 7%) added to their rounds' spread; two sides of one run are paired by round. "no
     /// change" only when the whole
     /// interval lies inside ±--threshold. Exit code 1 on a significant slowdown beyond
     /// --fail-threshold.

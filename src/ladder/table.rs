@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::record::{ModelRecord, RunRecord, Status, TestRecord};
+use crate::stats::compare::NoiseFloor;
 use crate::stats::pairs::Design;
 use crate::stats::resolve::{Choice, Resolution, resolve};
 use crate::stats::ties::Figure;
@@ -95,7 +96,7 @@ pub fn groups(run: &RunRecord, rows: &[Row]) -> Vec<Vec<usize>> {
 /// synthetic models), in record order. The Pareto front is marked among the variants of
 /// the same base file.
 pub fn rows(run: &RunRecord) -> Vec<Row> {
-    rows_resolved(run, DEFAULT_KLD_BUDGET).0
+    rows_resolved(run, DEFAULT_KLD_BUDGET, &NoiseFloor::assumed()).0
 }
 
 /// The KLD budget of the ladder's answer, in nats (the leaderboard's default).
@@ -103,7 +104,13 @@ pub const DEFAULT_KLD_BUDGET: f64 = 0.05;
 
 /// The rows, and each base file's resolution (its variants' indices with the answer over
 /// them: `stats::resolve` at KLD budget `budget`).
-pub fn rows_resolved(run: &RunRecord, budget: f64) -> (Vec<Row>, Vec<(Vec<usize>, Resolution)>) {
+/// Rows measured apart (one round each) are judged against `floor`, the noise between
+/// launches.
+pub fn rows_resolved(
+    run: &RunRecord,
+    budget: f64,
+    floor: &NoiseFloor,
+) -> (Vec<Row>, Vec<(Vec<usize>, Resolution)>) {
     let mut out: Vec<Row> = run
         .models
         .iter()
@@ -114,7 +121,7 @@ pub fn rows_resolved(run: &RunRecord, budget: f64) -> (Vec<Row>, Vec<(Vec<usize>
     let mut resolved = Vec::new();
     for idx in groups(run, &out) {
         let mut group: Vec<Row> = idx.iter().map(|&i| out[i].clone()).collect();
-        let r = mark_pareto_by(&mut group, design, budget);
+        let r = mark_pareto_by(&mut group, design, budget, floor);
         for (g, &i) in group.into_iter().zip(&idx) {
             out[i].pareto = g.pareto;
             out[i].ties = g.ties;
@@ -176,7 +183,7 @@ fn row(m: &ModelRecord, tests: &[TestRecord]) -> Row {
 /// speeds tie name each other.
 #[cfg(test)]
 pub fn mark_pareto(rows: &mut [Row]) {
-    mark_pareto_by(rows, None, DEFAULT_KLD_BUDGET);
+    mark_pareto_by(rows, None, DEFAULT_KLD_BUDGET, &NoiseFloor::assumed());
 }
 
 /// The speed of a row as the answer compares it.
@@ -189,9 +196,14 @@ fn speed(r: &Row) -> Option<Figure> {
 }
 
 /// [`mark_pareto`] with the run's design: rows with interleaved rounds are compared paired
-/// by round (`stats::resolve`); returns the resolution over the rows with a decode rate
-/// (its indices count those rows only).
-pub fn mark_pareto_by(rows: &mut [Row], design: Option<Design>, budget: f64) -> Resolution {
+/// by round (`stats::resolve`), the others against `floor`; returns the resolution over the
+/// rows with a decode rate (its indices count those rows only).
+pub fn mark_pareto_by(
+    rows: &mut [Row],
+    design: Option<Design>,
+    budget: f64,
+    floor: &NoiseFloor,
+) -> Resolution {
     let idx: Vec<usize> = (0..rows.len())
         .filter(|&i| speed(&rows[i]).is_some())
         .collect();
@@ -205,7 +217,7 @@ pub fn mark_pareto_by(rows: &mut [Row], design: Option<Design>, budget: f64) -> 
                 .map(|k| Figure::around(k, 1.96 * rows[i].kld_uncertainty.unwrap_or(0.0))),
         })
         .collect();
-    let r = resolve(&choices, budget, design, 0.05);
+    let r = resolve(&choices, budget, design, 0.05, floor);
     for row in rows.iter_mut() {
         row.pareto = false;
         row.ties.clear();
@@ -356,7 +368,12 @@ mod tests {
             .collect();
         b.tg_ci = Some((97.0, 124.0));
         let mut rows = vec![a, b];
-        let paired = mark_pareto_by(&mut rows, Some(Design::Fixed), DEFAULT_KLD_BUDGET);
+        let paired = mark_pareto_by(
+            &mut rows,
+            Some(Design::Fixed),
+            DEFAULT_KLD_BUDGET,
+            &NoiseFloor::assumed(),
+        );
         assert!(
             rows.iter().all(|r| r.pareto && r.ties.is_empty()),
             "{rows:?}"
@@ -369,7 +386,7 @@ mod tests {
             paired.rule.describe()
         );
         // One launch each (no design): the intervals overlap, a tie.
-        mark_pareto_by(&mut rows, None, DEFAULT_KLD_BUDGET);
+        mark_pareto_by(&mut rows, None, DEFAULT_KLD_BUDGET, &NoiseFloor::assumed());
         assert_eq!(rows[1].ties, vec!["Q8_0".to_string()]);
     }
 

@@ -1,14 +1,18 @@
 //! The answer a placement sweep is for: per model and test (one machine's records), the
 //! fastest placement that ran (n_gpu_layers, n_cpu_moe, tensor_buft_overrides, devices,
 //! tensor_split, fit_target) and the placements it ties with. A placement that did not fit
-//! failed and is not a candidate. Ties are the project's rule (`stats::ties`): two figures
-//! are ordered only when their 95% intervals are apart.
+//! failed and is not a candidate. Ties are the answer's rule (`stats::resolve`): placements
+//! measured in interleaved rounds of one run are compared paired by round; any others only
+//! against the noise between launches, so that one launch's tight intervals never exclude a
+//! placement that the next launch could name the fastest.
 
 use std::collections::BTreeMap;
 
 use crate::config::knobs::map_params;
 use crate::record::{Status, TestRecord};
 use crate::stats::analysis::{Covers, LevelInterval};
+use crate::stats::compare::NoiseFloor;
+use crate::stats::resolve::{Choice, Run, resolve_runs};
 use crate::stats::ties::Figure;
 
 /// The parameters that say where the model goes.
@@ -30,7 +34,7 @@ pub struct Fastest {
     /// The placement with the highest median, e.g. "ngl 99, ncmoe 12".
     pub best: String,
     pub median_ts: f64,
-    /// Placements whose intervals overlap the best one's.
+    /// Placements not established slower than the best one.
     pub ties: Vec<String>,
     /// Placements measured in the group.
     pub of: usize,
@@ -81,10 +85,12 @@ fn figure(t: &TestRecord) -> Option<Figure> {
 }
 
 /// The answer for every group of `tests` (speed tests of one machine) measured at two or
-/// more placements, everything else equal.
-pub fn fastest(tests: &[&TestRecord]) -> Vec<Fastest> {
-    let mut groups: BTreeMap<(String, String, String), Vec<(String, Figure)>> = BTreeMap::new();
-    for t in tests {
+/// more placements, everything else equal. `runs[i]`: the run test i was measured in (tests
+/// of one run with 2 or more rounds are paired by round), `None` when nothing pairs it.
+pub fn fastest(tests: &[&TestRecord], runs: &[Option<Run>]) -> Vec<Fastest> {
+    type Group = Vec<(String, Figure, Vec<f64>, Option<Run>)>;
+    let mut groups: BTreeMap<(String, String, String), Group> = BTreeMap::new();
+    for (i, t) in tests.iter().enumerate() {
         if !t.kind.is_llama_bench() || t.status != Status::Ok {
             continue;
         }
@@ -98,13 +104,17 @@ pub fn fastest(tests: &[&TestRecord]) -> Vec<Fastest> {
             t.test.clone(),
             serde_json::Value::Object(rest).to_string(),
         );
-        groups.entry(key).or_default().push((placement(t), f));
+        let run = runs.get(i).copied().flatten();
+        groups
+            .entry(key)
+            .or_default()
+            .push((placement(t), f, t.round_medians(), run));
     }
     let mut out = Vec::new();
     for ((model, test, _), mut v) in groups {
         // A placement listed twice keeps its first measurement.
         let mut seen = Vec::new();
-        v.retain(|(p, _)| {
+        v.retain(|(p, ..)| {
             let new = !seen.contains(p);
             seen.push(p.clone());
             new
@@ -113,18 +123,23 @@ pub fn fastest(tests: &[&TestRecord]) -> Vec<Fastest> {
             continue;
         }
         v.sort_by(|a, b| b.1.value.total_cmp(&a.1.value));
-        let (best, fb) = v[0].clone();
-        let ties = v[1..]
+        let choices: Vec<Choice> = v
             .iter()
-            .filter(|(_, f)| f.ties(&fb))
-            .map(|(p, _)| p.clone())
+            .map(|(_, f, rounds, _)| Choice {
+                speed: *f,
+                rounds: rounds.clone(),
+                error: None,
+            })
             .collect();
+        let group_runs: Vec<Option<Run>> = v.iter().map(|x| x.3).collect();
+        let r = resolve_runs(&choices, &group_runs, 0.0, 0.05, &NoiseFloor::assumed());
+        let Some(best) = r.best else { continue };
         out.push(Fastest {
             model,
             test,
-            best,
-            median_ts: fb.value,
-            ties,
+            best: v[best].0.clone(),
+            median_ts: v[best].1.value,
+            ties: r.best_ties.iter().map(|&k| v[k].0.clone()).collect(),
             of: v.len(),
         });
     }
@@ -156,7 +171,7 @@ mod tests {
         let b = rec(8, &[200.0, 201.0, 199.0], true);
         let c = rec(16, &[199.5, 202.0, 197.0], true);
         let d = rec(24, &[500.0, 500.0, 500.0], false);
-        let f = fastest(&[&a, &b, &c, &d]);
+        let f = fastest(&[&a, &b, &c, &d], &[]);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].best, "ngl 99, ncmoe 8");
         assert_eq!(f[0].ties, vec!["ngl 99, ncmoe 16".to_string()]);
@@ -166,6 +181,6 @@ mod tests {
         );
         assert!(f[0].line().contains("tied with ngl 99, ncmoe 16"));
         // One placement: nothing to choose.
-        assert!(fastest(&[&a]).is_empty());
+        assert!(fastest(&[&a], &[]).is_empty());
     }
 }

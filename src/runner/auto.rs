@@ -14,6 +14,7 @@ use crate::config::AutoRounds;
 use crate::ladder::table::{self, DEFAULT_KLD_BUDGET};
 use crate::record::{RunRecord, Status};
 use crate::stats::analysis::LevelInterval;
+use crate::stats::compare::NoiseFloor;
 use crate::stats::pairs::{Design, FIRST_LOOK};
 use crate::stats::resolve::{Choice, resolve};
 use crate::stats::ties::Figure;
@@ -41,7 +42,10 @@ pub fn look(record: &RunRecord, design: Design) -> Looked {
         open: Vec::new(),
     };
     // Ladders: the ladder table's own resolution (its design is the run's: auto).
-    let (rows, groups) = table::rows_resolved(record, DEFAULT_KLD_BUDGET);
+    // Auto rounds pair every row from the third round on; the floor only judges a row that
+    // has fewer (a failed test's).
+    let floor = NoiseFloor::assumed();
+    let (rows, groups) = table::rows_resolved(record, DEFAULT_KLD_BUDGET, &floor);
     for (idx, r) in &groups {
         let decoded: Vec<usize> = idx
             .iter()
@@ -106,7 +110,7 @@ pub fn look(record: &RunRecord, design: Design) -> Looked {
                 }
             })
             .collect();
-        let r = resolve(&choices, DEFAULT_KLD_BUDGET, Some(design), 0.05);
+        let r = resolve(&choices, DEFAULT_KLD_BUDGET, Some(design), 0.05, &floor);
         out.total += r.needed;
         for &(a, b) in &r.open {
             out.open.push(format!("{} vs {}", ts[a].id, ts[b].id));
@@ -157,7 +161,7 @@ pub(crate) fn stop_before(
 
 /// Whether the plan has a comparison for auto rounds to resolve: two llama-bench-style tests
 /// of one test name for one model, or a ladder of two variants or more.
-pub(crate) fn has_comparison(plan: &crate::plan::Plan) -> bool {
+pub fn has_comparison(plan: &crate::plan::Plan) -> bool {
     let bench: Vec<&crate::plan::PlannedTest> = plan
         .tests
         .iter()

@@ -95,14 +95,42 @@ pub(crate) fn holm(p: &[f64], alpha: f64) -> Vec<bool> {
     out
 }
 
+/// The p-value of "the two sides differ by more than `margin`" (a ratio: 0.02 = 2%), paired by
+/// round: the t statistic of the mean log ratio's distance beyond ln(1 + margin), two-sided
+/// (conservative at the boundary of a one-sided null); 1 when the mean lies within the
+/// margin. With margin 0 it is the paired t test's own p.
+fn margin_p(a: &[f64], b: &[f64], margin: f64) -> f64 {
+    let diffs: Vec<f64> = b
+        .iter()
+        .zip(a)
+        .map(|(y, x)| y.max(f64::MIN_POSITIVE).ln() - x.max(f64::MIN_POSITIVE).ln())
+        .collect();
+    let n = diffs.len();
+    if n < 2 {
+        return 1.0;
+    }
+    let beyond = super::mean(&diffs).abs() - margin.ln_1p();
+    let se = super::stddev(&diffs) / (n as f64).sqrt();
+    if beyond <= 0.0 {
+        1.0
+    } else if se > 0.0 {
+        super::student::t_two_sided_p(beyond / se, (n - 1) as f64)
+    } else {
+        0.0
+    }
+}
+
 /// Judges the family `pairs` (indices into `rounds`, each variant's round medians in round
-/// order, interleaved with the others') at family level `alpha` under `design`. A pair whose
-/// sides have fewer than 2 rounds is never established.
+/// order, interleaved with the others') at family level `alpha` under `design`: a pair is
+/// established when its sides differ by more than `margin` (the answer's indifference, a
+/// ratio; 0 for any difference). A pair whose sides have fewer than 2 rounds is never
+/// established.
 pub(crate) fn judge(
     rounds: &[Vec<f64>],
     pairs: &[(usize, usize)],
     alpha: f64,
     design: Design,
+    margin: f64,
 ) -> Vec<PairVerdict> {
     let m = pairs.len().max(1) as f64;
     let per_look = design.look_alpha(alpha);
@@ -128,7 +156,7 @@ pub(crate) fn judge(
     for n in looks {
         // At each look the whole family, with each pair's first n rounds (pairs whose sides
         // lack them are not looked at: p = 1).
-        let cmps: Vec<Option<Comparison>> = pairs
+        let looked: Vec<Option<(Comparison, f64)>> = pairs
             .iter()
             .map(|&(a, b)| {
                 let (ra, rb) = (&rounds[a], &rounds[b]);
@@ -136,14 +164,19 @@ pub(crate) fn judge(
                     Design::Fixed => ra.len().min(rb.len()),
                     Design::Sequential { .. } => n,
                 };
-                (k >= 2 && ra.len() >= k && rb.len() >= k)
-                    .then(|| paired(&ra[..k], &rb[..k], per_look))
+                (k >= 2 && ra.len() >= k && rb.len() >= k).then(|| {
+                    (
+                        paired(&ra[..k], &rb[..k], per_look),
+                        margin_p(&ra[..k], &rb[..k], margin),
+                    )
+                })
             })
             .collect();
-        let p: Vec<f64> = cmps
+        let p: Vec<f64> = looked
             .iter()
-            .map(|c| c.as_ref().map_or(1.0, |c| c.p_value))
+            .map(|c| c.as_ref().map_or(1.0, |c| c.1))
             .collect();
+        let cmps: Vec<Option<Comparison>> = looked.into_iter().map(|c| c.map(|c| c.0)).collect();
         for (i, rejected) in holm(&p, per_look).into_iter().enumerate() {
             if rejected && out[i].established == 0 {
                 let c = cmps[i].as_ref().expect("a rejected pair was tested");
@@ -177,7 +210,7 @@ mod tests {
             .zip(jitter)
             .map(|(x, j)| x * j)
             .collect();
-        let v = judge(&[a.clone(), b.clone()], &[(0, 1)], 0.05, Design::Fixed);
+        let v = judge(&[a.clone(), b.clone()], &[(0, 1)], 0.05, Design::Fixed, 0.0);
         assert_eq!(v[0].established, 1, "{v:?}");
         // Not paired: each variant's own 95% interval between rounds overlaps the other's.
         let own = |r: &[f64]| {
@@ -206,7 +239,13 @@ mod tests {
             .map(|(x, j)| x * j)
             .collect();
         for design in [Design::Fixed, Design::Sequential { max_rounds: 6 }] {
-            let v = judge(&[a.clone(), b.clone()], &[(0, 1), (1, 0)], 0.05, design);
+            let v = judge(
+                &[a.clone(), b.clone()],
+                &[(0, 1), (1, 0)],
+                0.05,
+                design,
+                0.0,
+            );
             assert!(v.iter().all(|p| p.established == 0), "{design:?} {v:?}");
         }
     }
@@ -236,8 +275,37 @@ mod tests {
             &[(0, 1)],
             0.05,
             Design::Sequential { max_rounds: 10 },
+            0.0,
         );
         assert_eq!(v[0].established, 1);
         assert_eq!(v[0].at_rounds, Some(3));
+    }
+
+    #[test]
+    fn a_margin_establishes_only_differences_beyond_it() {
+        // B is 3% faster in every round, with a little noise: established at margin 0, not
+        // beyond a 5% margin; 20% faster is established beyond 2% too.
+        let swings = [1.0, 1.1, 0.9, 1.05, 0.95, 1.02, 0.98, 1.01];
+        let jitter = [1.004, 0.997, 1.002, 0.998, 1.001, 0.999, 1.003, 0.996];
+        let a = side(100.0, &swings);
+        let b = |ratio: f64| -> Vec<f64> {
+            side(100.0 * ratio, &swings)
+                .iter()
+                .zip(jitter)
+                .map(|(x, j)| x * j)
+                .collect()
+        };
+        let v = |b: Vec<f64>, margin: f64| {
+            judge(&[a.clone(), b], &[(0, 1)], 0.05, Design::Fixed, margin)[0].established
+        };
+        assert_eq!(v(b(1.03), 0.0), 1);
+        assert_eq!(v(b(1.03), 0.05), 0);
+        assert_eq!(v(b(1.2), 0.02), 1);
+        assert_eq!(v(b(1.0 / 1.2), 0.02), -1);
+        assert_eq!(
+            margin_p(&a, &b(1.03), 0.05),
+            1.0,
+            "within the margin: p = 1"
+        );
     }
 }

@@ -5,13 +5,28 @@
 //! this answer depends on is open.
 //!
 //! Two variants whose rounds were interleaved in one run (2 or more rounds each) are compared
-//! paired by round over a Holm family (`pairs`); any other two (one launch, or rows from
-//! different runs) differ only when their intervals are apart (`ties`), the rule across
-//! runs. A table may mix both: the leaderboard's answer puts a ladder run beside its base
-//! model's own run, and the ladder's pairs stay paired ([`resolve_runs`]).
+//! paired by round over a Holm family (`pairs`). Any other two (one round each, so each sat
+//! in its own stretch of time, or rows from different runs) are judged against the noise
+//! between stretches of time: each side's own interval plus a noise floor per launch
+//! (`tpsbench noise`, else [`NoiseFloor::assumed`]), over a Holm family of their own. One
+//! launch's intervals leave that noise out, and excluding a variant on them named winners
+//! that the next launch contradicted (issue 44: 6 of 12 launches). A table may mix both: the
+//! leaderboard's answer puts a ladder run beside its base model's own run, and the ladder's
+//! pairs stay paired ([`resolve_runs`]).
 
-use super::pairs::{Design, PairVerdict, judge};
+use super::bootstrap::Interval;
+use super::compare::{Comparison, Method, NoiseFloor, Verdict, normal_quantile};
+use super::pairs::{Design, PairVerdict, holm, judge};
+use super::steady::normal_cdf;
 use super::ties::{Figure, pareto_front_by};
+
+/// The answer's indifference: a variant is established slower than another (and so excluded
+/// from the ties, or off the front) only when it is slower by more than 2%. A smaller true gap
+/// is a tie whatever the budget, so a launch that happens to resolve it cannot contradict one
+/// that does not; without it, the default ladder's Q4_K_M, 3% behind Q6_K, was excluded in
+/// one launch and tied in another 6-7% of the time under auto rounds
+/// (tests/it/monte_carlo/stability.rs). 2% is issue 46's example of a stated indifference.
+pub const INDIFFERENCE: f64 = 0.02;
 
 /// One variant: its speed (a rate with its own interval), its round medians in round order,
 /// and its error (KLD with ±1.96 se), when measured.
@@ -23,7 +38,7 @@ pub struct Choice {
 }
 
 /// How speed ties were judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Rule {
     /// Paired by round (t on the log ratios of the round medians), Holm over `family` pairs
     /// (every pair of the variants) at 5%, with `rounds` rounds (the fewest of any variant).
@@ -35,19 +50,22 @@ pub enum Rule {
     /// Paired by round as in [`Rule::Paired`] for the pairs measured together in one run
     /// (`family` of them, the fewest `rounds` of their sides, that run's `design`); the
     /// other pairs of the table's `of`, which involve one of the `apart` choices measured
-    /// elsewhere (another run, or one launch), tie when their intervals overlap. The 5% is
-    /// split over the table by count: the paired family is held to 5% · family / of, the
-    /// rest is left to the overlap rule (about 0.5% a pair), so that the whole table stays
-    /// near 5% (tests/it/monte_carlo.rs: 6.3% unsplit, 4.4% split).
+    /// elsewhere (another run, or one launch), are judged against the noise `floor` as in
+    /// [`Rule::Apart`]. The 5% is split over the table by count: each family is held to
+    /// 5% times its share of the pairs, so that the whole table stays at 5%.
     Mixed {
         rounds: usize,
         family: usize,
         of: usize,
         design: Design,
         apart: usize,
+        floor: NoiseFloor,
     },
-    /// The variants' own 95% intervals overlap.
-    Overlap,
+    /// Nothing pairs the rows (one round each, or different runs): a difference is
+    /// established only against the noise between stretches of time, each side's interval
+    /// widened by `floor` per launch (a z test on the log ratio), Holm over all `family`
+    /// pairs at 5%.
+    Apart { family: usize, floor: NoiseFloor },
 }
 
 /// "; rounds added until resolved (at most 10), 5% spent over 8 looks" for a sequential
@@ -72,9 +90,10 @@ impl Rule {
                 family,
                 design,
             } => format!(
-                "ties: decode not established apart paired by round (t on the log ratios of \
-                 the {rounds} interleaved rounds' medians), Holm over all {family} pairs at \
-                 5%{}",
+                "ties: decode not established apart by more than {:.0}% paired by round (t on \
+                 the log ratios of the {rounds} interleaved rounds' medians), Holm over all \
+                 {family} pairs at 5%{}",
+                INDIFFERENCE * 100.0,
                 sequential_note(design, "5%")
             ),
             Rule::Mixed {
@@ -83,22 +102,30 @@ impl Rule {
                 of,
                 design,
                 apart,
+                floor,
             } => {
                 let level = format!("{:.1}%", 5.0 * *family as f64 / (*of).max(1) as f64);
+                let rest = format!("{:.1}%", 5.0 * (*of - *family) as f64 / (*of).max(1) as f64);
                 format!(
-                "ties: decode not established apart paired by round within one run (t on the \
-                 log ratios of the {rounds} interleaved rounds' medians), Holm over its {family} \
+                    "ties: decode not established apart by more than {:.0}% paired by round within \
+                 one run (t on the log ratios of the {rounds} interleaved rounds' medians), Holm over its {family} \
                  pairs at {level} (5% split over the table's {of} pairs by count){}; {apart} {} \
-                 measured apart from it (another run, or one launch) {} where decode intervals \
-                 overlap",
-                sequential_note(design, &level),
-                if *apart == 1 { "row" } else { "rows" },
-                if *apart == 1 { "ties" } else { "tie" },
+                 measured apart from it (another run, or one launch) judged against the noise \
+                 between launches, Holm at {rest} ({})",
+                    INDIFFERENCE * 100.0,
+                    sequential_note(design, &level),
+                    if *apart == 1 { "row" } else { "rows" },
+                    floor.describe(),
                 )
             }
-            Rule::Overlap => {
-                "ties: decode intervals overlap (the rows are not all from one run with 2 or more interleaved rounds: nothing pairs them)".into()
-            }
+            Rule::Apart { family, floor } => format!(
+                "ties: decode not established apart by more than {:.0}% against the noise \
+                 between launches (nothing pairs these rows: one round each, or different runs; \
+                 each row's interval is widened by the {}), Holm over all {family} pairs at 5%; \
+                 interleaved rounds pair them (`tpsbench run --rounds auto`)",
+                INDIFFERENCE * 100.0,
+                floor.describe()
+            ),
         }
     }
 }
@@ -121,7 +148,8 @@ pub struct Resolution {
     pub open: Vec<(usize, usize)>,
     /// How many comparisons the answer depends on (the pairs `open` is drawn from).
     pub needed: usize,
-    /// The paired verdicts (empty under [`Rule::Overlap`]).
+    /// The verdicts: paired by round where the pair was measured together, against the
+    /// noise floor ([`Method::NoiseFloor`]) where it was not.
     pub pairs: Vec<PairVerdict>,
 }
 
@@ -135,20 +163,32 @@ pub struct Run {
 
 /// Resolves the answer over `cs` with error budget `budget`. `paired`: the choices' rounds
 /// were all interleaved in one run, taken under this design; pairs whose sides both have 2
-/// or more rounds are compared paired.
-pub fn resolve(cs: &[Choice], budget: f64, paired: Option<Design>, alpha: f64) -> Resolution {
+/// or more rounds are compared paired, the others against `floor`.
+pub fn resolve(
+    cs: &[Choice],
+    budget: f64,
+    paired: Option<Design>,
+    alpha: f64,
+    floor: &NoiseFloor,
+) -> Resolution {
     let runs: Vec<Option<Run>> = cs
         .iter()
         .map(|_| paired.map(|design| Run { id: 0, design }))
         .collect();
-    resolve_runs(cs, &runs, budget, alpha)
+    resolve_runs(cs, &runs, budget, alpha, floor)
 }
 
 /// [`resolve`] where the choices come from several runs (`runs[i]`: choice i's run, `None`
 /// when nothing pairs it). A pair is compared paired when both sides come from one run with
 /// 2 or more rounds each; each run's pairs are one Holm family under that run's design (a
 /// table rarely holds more than one run with pairs: a ladder beside its base model's run).
-pub fn resolve_runs(cs: &[Choice], runs: &[Option<Run>], budget: f64, alpha: f64) -> Resolution {
+pub fn resolve_runs(
+    cs: &[Choice],
+    runs: &[Option<Run>],
+    budget: f64,
+    alpha: f64,
+    floor: &NoiseFloor,
+) -> Resolution {
     let n = cs.len();
     let (eligible, best) = best_within(cs, budget);
     // The answer's comparisons: best against each rival within the budget; every pair where
@@ -167,10 +207,8 @@ pub fn resolve_runs(cs: &[Choice], runs: &[Option<Run>], budget: f64, alpha: f64
             push_pair(&mut family, i, k);
         }
     }
-    let (rule, verdicts) = judge_runs(cs, runs, &family, alpha);
+    let (rule, verdicts) = judge_runs(cs, runs, &family, alpha, floor);
     let speeds = Speeds {
-        cs,
-        runs,
         verdicts: &verdicts,
     };
     let best_ties: Vec<usize> = match best {
@@ -213,25 +251,18 @@ fn best_within(cs: &[Choice], budget: f64) -> (Vec<usize>, Option<usize>) {
     (eligible, best)
 }
 
-/// Which choice is established faster than which: by the paired verdict where the pair was
-/// measured together, else by intervals apart.
+/// Which choice is established faster than which: by the family's verdicts, paired by round
+/// where the pair was measured together, against the noise floor where it was not.
 struct Speeds<'a> {
-    cs: &'a [Choice],
-    runs: &'a [Option<Run>],
     verdicts: &'a [PairVerdict],
 }
 
 impl Speeds<'_> {
     /// `x` established faster than `y`.
     fn faster(&self, x: usize, y: usize) -> bool {
-        if pairable(self.cs, self.runs, x, y) {
-            self.verdicts.iter().any(|v| {
-                (v.a, v.b) == (y, x) && v.established > 0
-                    || (v.a, v.b) == (x, y) && v.established < 0
-            })
-        } else {
-            self.cs[x].speed.established_above(&self.cs[y].speed)
-        }
+        self.verdicts.iter().any(|v| {
+            (v.a, v.b) == (y, x) && v.established > 0 || (v.a, v.b) == (x, y) && v.established < 0
+        })
     }
 
     /// Neither established faster than the other.
@@ -339,21 +370,23 @@ fn pairable(cs: &[Choice], runs: &[Option<Run>], a: usize, b: usize) -> bool {
         && matches!((run_of(a), run_of(b)), (Some(x), Some(y)) if x.id == y.id)
 }
 
-/// The paired verdicts of the pairs of `family` measured together (each run's pairs one
-/// Holm family, at its share of `alpha` by count), and the rule that describes the table.
+/// The verdicts on `family`: the pairs measured together paired by round (each run's pairs
+/// one Holm family), the others against the noise floor (one Holm family), each family at
+/// its share of `alpha` by count; and the rule that describes the table.
 fn judge_runs(
     cs: &[Choice],
     runs: &[Option<Run>],
     family: &[(usize, usize)],
     alpha: f64,
+    floor: &NoiseFloor,
 ) -> (Rule, Vec<PairVerdict>) {
     let n = cs.len();
     let run_of = |i: usize| runs.get(i).copied().flatten();
-    let paired_family: Vec<(usize, usize)> = family
+    type Pairs = Vec<(usize, usize)>;
+    let (paired_family, apart_family): (Pairs, Pairs) = family
         .iter()
         .copied()
-        .filter(|&(a, b)| pairable(cs, runs, a, b))
-        .collect();
+        .partition(|&(a, b)| pairable(cs, runs, a, b));
     let rounds: Vec<Vec<f64>> = cs.iter().map(|c| c.rounds.clone()).collect();
     let mut ids: Vec<usize> = paired_family
         .iter()
@@ -361,6 +394,7 @@ fn judge_runs(
         .collect();
     ids.sort_unstable();
     ids.dedup();
+    let share = |k: usize| alpha * k as f64 / family.len().max(1) as f64;
     let mut verdicts = Vec::new();
     for id in &ids {
         let of_run: Vec<(usize, usize)> = paired_family
@@ -369,11 +403,20 @@ fn judge_runs(
             .filter(|&(a, _)| run_of(a).is_some_and(|r| r.id == *id))
             .collect();
         let design = run_of(of_run[0].0).map_or(Design::Fixed, |r| r.design);
-        // The table's level split by count: each run's family gets its share of the pairs
-        // (all of it when every pair is paired), the rest goes to the overlap rule.
-        let share = alpha * of_run.len() as f64 / family.len().max(1) as f64;
-        verdicts.extend(judge(&rounds, &of_run, share, design));
+        verdicts.extend(judge(
+            &rounds,
+            &of_run,
+            share(of_run.len()),
+            design,
+            INDIFFERENCE,
+        ));
     }
+    verdicts.extend(judge_apart(
+        cs,
+        &apart_family,
+        share(apart_family.len()),
+        floor.sd,
+    ));
     let in_pairs: Vec<usize> = (0..n)
         .filter(|&i| paired_family.iter().any(|&(a, b)| a == i || b == i))
         .collect();
@@ -387,7 +430,10 @@ fn judge_runs(
         .and_then(|&(a, _)| run_of(a))
         .map_or(Design::Fixed, |r| r.design);
     let rule = if paired_family.is_empty() {
-        Rule::Overlap
+        Rule::Apart {
+            family: family.len(),
+            floor: floor.clone(),
+        }
     } else if paired_family.len() == family.len() {
         Rule::Paired {
             rounds: fewest,
@@ -401,14 +447,96 @@ fn judge_runs(
             of: family.len(),
             design: first_design,
             apart: n - in_pairs.len(),
+            floor: floor.clone(),
         }
     };
     (rule, verdicts)
 }
 
+/// The sd of a choice's mean log rate, read off its 95% interval: half its width on the log
+/// scale over 1.96. For a t interval (few repetitions or rounds) that overstates the sd, the
+/// safe side; a point without an interval contributes nothing of its own.
+fn log_se(f: &Figure) -> f64 {
+    if f.lo > 0.0 && f.hi > f.lo {
+        (f.hi.ln() - f.lo.ln()) / (2.0 * 1.959_964)
+    } else {
+        0.0
+    }
+}
+
+/// Pairs that nothing pairs, judged against the noise between stretches of time: a z test on
+/// the log ratio with variance se_a² + se_b² + 2·floor² (each side's own uncertainty and its
+/// launch's level), Holm over `pairs` at `alpha`. A side measured in one stretch of time
+/// carries that stretch's level, which its own repetitions cannot show.
+fn judge_apart(
+    cs: &[Choice],
+    pairs: &[(usize, usize)],
+    alpha: f64,
+    floor: f64,
+) -> Vec<PairVerdict> {
+    let m = pairs.len().max(1) as f64;
+    let z_family = normal_quantile(1.0 - alpha / m / 2.0);
+    let tests: Vec<(f64, f64, f64)> = pairs
+        .iter()
+        .map(|&(a, b)| {
+            let (fa, fb) = (&cs[a].speed, &cs[b].speed);
+            let d = fb.value.max(f64::MIN_POSITIVE).ln() - fa.value.max(f64::MIN_POSITIVE).ln();
+            let se = (log_se(fa).powi(2) + log_se(fb).powi(2) + 2.0 * floor * floor).sqrt();
+            // Established only beyond the indifference, as paired pairs are.
+            let beyond = d.abs() - INDIFFERENCE.ln_1p();
+            let p = if beyond <= 0.0 {
+                1.0
+            } else if se > 0.0 {
+                2.0 * (1.0 - normal_cdf(beyond / se))
+            } else {
+                0.0
+            };
+            (d, se, p)
+        })
+        .collect();
+    let p: Vec<f64> = tests.iter().map(|t| t.2).collect();
+    let rejected = holm(&p, alpha);
+    pairs
+        .iter()
+        .zip(tests)
+        .zip(rejected)
+        .map(|((&(a, b), (d, se, p)), rejected)| {
+            let ci = Interval {
+                lo: (d - z_family * se).exp(),
+                hi: (d + z_family * se).exp(),
+            };
+            let established = match (rejected, d > 0.0) {
+                (false, _) => 0,
+                (true, true) => 1,
+                (true, false) => -1,
+            };
+            PairVerdict {
+                a,
+                b,
+                comparison: Comparison {
+                    speedup: d.exp(),
+                    ci,
+                    p_value: p,
+                    method: Method::NoiseFloor,
+                    rounds: (cs[a].rounds.len().max(1), cs[b].rounds.len().max(1)),
+                    rounds_needed: None,
+                    verdict: match established {
+                        1 => Verdict::Faster,
+                        -1 => Verdict::Slower,
+                        _ => Verdict::Inconclusive,
+                    },
+                },
+                established,
+                at_rounds: None,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::compare::NoiseFloor;
 
     fn choice(level: f64, swings: &[f64], kld: Option<f64>) -> Choice {
         let rounds: Vec<f64> = swings.iter().map(|s| level * s).collect();
@@ -444,13 +572,19 @@ mod tests {
         let mut b = choice(110.0, &SWINGS, Some(0.03));
         jitter(&mut b, &[1.004, 0.997, 1.002, 0.998, 1.001]);
         let cs = [a, b];
-        let paired = resolve(&cs, 0.05, Some(Design::Fixed), 0.05);
+        let paired = resolve(&cs, 0.05, Some(Design::Fixed), 0.05, &NoiseFloor::assumed());
         assert!(matches!(paired.rule, Rule::Paired { rounds: 5, .. }));
         assert_eq!(paired.best, Some(1));
         assert!(paired.best_ties.is_empty(), "{paired:?}");
         assert!(paired.open.is_empty(), "{paired:?}");
-        let overlap = resolve(&cs, 0.05, None, 0.05);
-        assert_eq!(overlap.rule, Rule::Overlap);
+        let overlap = resolve(&cs, 0.05, None, 0.05, &NoiseFloor::assumed());
+        assert_eq!(
+            overlap.rule,
+            Rule::Apart {
+                family: 1,
+                floor: NoiseFloor::assumed()
+            }
+        );
         assert_eq!(overlap.best_ties, vec![0]);
         assert_eq!(overlap.open, vec![(1, 0)]);
         // Both on the front: a trade-off (faster, worse KLD), and tied only unpaired.
@@ -476,7 +610,13 @@ mod tests {
             design: Design::Fixed,
         });
         let cs = [a, b, c];
-        let r = resolve_runs(&cs, &[ladder, ladder, base], 0.05, 0.05);
+        let r = resolve_runs(
+            &cs,
+            &[ladder, ladder, base],
+            0.05,
+            0.05,
+            &NoiseFloor::assumed(),
+        );
         assert_eq!(
             r.rule,
             Rule::Mixed {
@@ -484,20 +624,47 @@ mod tests {
                 family: 1,
                 of: 3,
                 design: Design::Fixed,
-                apart: 1
+                apart: 1,
+                floor: NoiseFloor::assumed(),
             }
         );
-        assert_eq!(r.pairs.len(), 1);
+        // One pair paired by round; the two with the other run's row against the floor.
+        let paired = |m: Method| r.pairs.iter().filter(|p| p.comparison.method == m).count();
+        assert_eq!(
+            (paired(Method::PairedRounds), paired(Method::NoiseFloor)),
+            (1, 2)
+        );
         assert_eq!(r.best, Some(1));
         assert!(r.best_ties.is_empty(), "{r:?}");
         assert!(r.rule.describe().contains("1 row measured apart from it"));
         // Unpaired, the same three tie all round.
-        let overlap = resolve_runs(&cs, &[None, None, None], 0.05, 0.05);
-        assert_eq!(overlap.rule, Rule::Overlap);
+        let overlap = resolve_runs(&cs, &[None, None, None], 0.05, 0.05, &NoiseFloor::assumed());
+        assert_eq!(
+            overlap.rule,
+            Rule::Apart {
+                family: 3,
+                floor: NoiseFloor::assumed()
+            }
+        );
         assert_eq!(overlap.best_ties, vec![0]);
         // All in one run: the plain paired rule, as `resolve` gives it.
-        let one = resolve(&cs[..2], 0.05, Some(Design::Fixed), 0.05);
-        assert_eq!(one, resolve_runs(&cs[..2], &[ladder, ladder], 0.05, 0.05));
+        let one = resolve(
+            &cs[..2],
+            0.05,
+            Some(Design::Fixed),
+            0.05,
+            &NoiseFloor::assumed(),
+        );
+        assert_eq!(
+            one,
+            resolve_runs(
+                &cs[..2],
+                &[ladder, ladder],
+                0.05,
+                0.05,
+                &NoiseFloor::assumed()
+            )
+        );
         assert!(matches!(one.rule, Rule::Paired { family: 1, .. }));
     }
 
@@ -506,24 +673,88 @@ mod tests {
         let a = choice(100.0, &SWINGS, Some(0.01));
         let mut b = choice(99.0, &SWINGS, Some(0.0105));
         jitter(&mut b, &[1.02, 0.98, 1.01, 0.99, 1.0]);
-        let r = resolve(&[a.clone(), b], 0.05, Some(Design::Fixed), 0.05);
+        let r = resolve(
+            &[a.clone(), b],
+            0.05,
+            Some(Design::Fixed),
+            0.05,
+            &NoiseFloor::assumed(),
+        );
         // 1% slower and its KLD within the other's error: not established, both stay.
         assert_eq!(r.front, vec![true, true]);
         assert!(r.open.contains(&(0, 1)), "{r:?}");
         let mut c = choice(80.0, &SWINGS, Some(0.0105));
         jitter(&mut c, &[1.004, 0.997, 1.002, 0.998, 1.001]);
-        let r = resolve(&[a, c], 0.05, Some(Design::Fixed), 0.05);
+        let r = resolve(
+            &[a, c],
+            0.05,
+            Some(Design::Fixed),
+            0.05,
+            &NoiseFloor::assumed(),
+        );
         assert_eq!(r.front, vec![true, false]);
         assert!(r.open.is_empty(), "{r:?}");
     }
 
     #[test]
-    fn without_errors_the_answer_is_the_fastest_and_one_round_falls_back_to_overlap() {
+    fn without_errors_the_answer_is_the_fastest_and_one_round_is_judged_against_the_floor() {
         let a = choice(100.0, &[1.0], None);
         let b = choice(50.0, &[1.0], None);
-        let r = resolve(&[a, b], 0.05, Some(Design::Fixed), 0.05);
-        assert_eq!(r.rule, Rule::Overlap);
+        let r = resolve(
+            &[a, b],
+            0.05,
+            Some(Design::Fixed),
+            0.05,
+            &NoiseFloor::assumed(),
+        );
+        assert_eq!(
+            r.rule,
+            Rule::Apart {
+                family: 1,
+                floor: NoiseFloor::assumed()
+            }
+        );
         assert_eq!(r.best, Some(0));
+        assert!(
+            r.best_ties.is_empty(),
+            "twice as fast is beyond any launch's noise"
+        );
         assert!(r.front.iter().all(|f| !f));
+    }
+
+    /// One launch, one round: the issue-44 case. Two variants 10% apart whose own intervals
+    /// (5 repetitions in one stretch of time) are far apart are not established apart: the
+    /// next launch may land either way. 40% apart is beyond the noise between launches.
+    #[test]
+    fn one_launch_s_tight_intervals_do_not_establish_what_the_launch_noise_can_undo() {
+        let tight = |v: f64| Choice {
+            speed: Figure {
+                value: v,
+                lo: v * 0.985,
+                hi: v * 1.015,
+            },
+            rounds: vec![v],
+            error: None,
+        };
+        let (a, b) = (tight(151.0), tight(136.0));
+        assert!(
+            a.speed.established_above(&b.speed),
+            "the old rule's verdict"
+        );
+        let r = resolve(&[a.clone(), b], 0.05, None, 0.05, &NoiseFloor::assumed());
+        assert_eq!(r.best, Some(0));
+        assert_eq!(r.best_ties, vec![1]);
+        assert_eq!(r.open, vec![(0, 1)]);
+        assert!(r.rule.describe().contains("noise between launches"));
+        let r = resolve(&[a, tight(100.0)], 0.05, None, 0.05, &NoiseFloor::assumed());
+        assert!(r.best_ties.is_empty(), "{r:?}");
+        // A measured, smaller floor resolves less wide gaps; the rule names it.
+        let measured = NoiseFloor {
+            sd: 0.02,
+            source: crate::stats::compare::FloorSource::Given,
+        };
+        let r = resolve(&[tight(151.0), tight(136.0)], 0.05, None, 0.05, &measured);
+        assert!(r.best_ties.is_empty(), "{r:?}");
+        assert!(r.rule.describe().contains("2.0%"), "{}", r.rule.describe());
     }
 }

@@ -56,7 +56,7 @@ fn the_same_configuration_on_single_launches_is_inconclusive_not_no_change() {
     );
     assert_eq!(r.rows.len(), 1);
     assert!(r.varied.is_empty());
-    // One launch each: the launch-to-launch floor (6%) is wider than the ±2% band.
+    // One launch each: the launch-to-launch floor (7%) is wider than the ±2% band.
     assert_eq!(r.rows[0].comparison.verdict, Verdict::Inconclusive);
     assert!(r.regressions(0.05).is_empty());
 }
@@ -126,7 +126,7 @@ fn a_two_fold_slowdown_on_single_launches_is_slower_and_fails_ci() {
     let md = r.to_markdown("a", "b");
     assert!(md.contains("launches + noise floor"), "{md}");
     assert!(
-        md.contains("noise floor 6.0% between launches (assumed"),
+        md.contains("noise floor 7.0% between launches (assumed"),
         "{md}"
     );
     assert_eq!(r.regressions(0.05).len(), 1);
@@ -200,7 +200,7 @@ fn a_measured_floor_is_stored_per_machine_and_found_again() {
         found.describe()
     );
     assert_eq!(floor_for(Some(0.02), Some(&key), dir.path()).sd, 0.02);
-    assert_eq!(floor_for(None, Some("elsewhere"), dir.path()).sd, 0.06);
+    assert_eq!(floor_for(None, Some("elsewhere"), dir.path()).sd, 0.07);
     // One launch measures nothing between launches.
     let e = measure_floor(&runs[..1]).unwrap_err();
     assert!(matches!(

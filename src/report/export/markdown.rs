@@ -28,7 +28,7 @@ impl Exporter for Markdown {
         let mut rows = vec![cols.header()];
         rows.extend(tests.iter().map(|t| cols.row(run, t)));
         let mut out = table(&rows);
-        out.push_str(&fastest_lines(&tests));
+        out.push_str(&fastest_lines(run, &tests));
         out.push_str(&extra);
         out.into_bytes()
     }
@@ -174,8 +174,11 @@ fn notes(t: &TestRecord) -> String {
 
 /// A placement sweep's answer: the fastest placement per model and test, with ties, after
 /// a blank line; empty when there is none.
-fn fastest_lines(tests: &[&TestRecord]) -> String {
-    let answers = crate::report::fastest::fastest(tests);
+fn fastest_lines(run: &RunRecord, tests: &[&TestRecord]) -> String {
+    // One run: its tests with rounds are paired by round, under the run's design.
+    let one = crate::ladder::table::design(run)
+        .map(|design| crate::stats::resolve::Run { id: 0, design });
+    let answers = crate::report::fastest::fastest(tests, &vec![one; tests.len()]);
     let mut out = String::new();
     if !answers.is_empty() {
         out.push('\n');

@@ -12,6 +12,7 @@ use super::entry::{Entry, base_name, is_speed};
 use super::load::Board;
 use crate::plan::TestKind;
 use crate::stats::analysis::{Covers, LevelInterval};
+use crate::stats::compare::NoiseFloor;
 use crate::stats::pairs::Design;
 use crate::stats::resolve::{Choice, Run, resolve_runs};
 use crate::stats::ties::Figure;
@@ -90,8 +91,16 @@ fn pick<'a>(es: &[&'a Entry], model: &str, test: Option<&str>) -> Option<&'a Ent
         })
 }
 
-/// The answers, one per (machine, model identity), in board order.
+/// The answers, one per (machine, model identity), in board order; rows that nothing pairs
+/// are judged against the assumed noise floor, so that a page reads the same wherever it is
+/// built.
 pub fn answers(b: &Board, kld_budget: f64) -> Vec<Answer> {
+    answers_with(b, kld_budget, &NoiseFloor::assumed())
+}
+
+/// [`answers`] with rows that nothing pairs judged against `floor` (the run's own answer
+/// uses the floor `tpsbench noise` measured on its machine, when there is one).
+pub fn answers_with(b: &Board, kld_budget: f64, floor: &NoiseFloor) -> Vec<Answer> {
     let mut groups: BTreeMap<(usize, String, Option<String>), Vec<&Entry>> = BTreeMap::new();
     for e in b.entries.iter().filter(|e| is_speed(e)) {
         groups
@@ -105,7 +114,7 @@ pub fn answers(b: &Board, kld_budget: f64) -> Vec<Answer> {
     }
     groups
         .into_iter()
-        .filter_map(|(key, es)| answer(b, key, &es, kld_budget))
+        .filter_map(|(key, es)| answer(b, key, &es, kld_budget, floor))
         .collect()
 }
 
@@ -116,6 +125,7 @@ fn answer(
     (machine, model, architecture): (usize, String, Option<String>),
     es: &[&Entry],
     kld_budget: f64,
+    floor: &NoiseFloor,
 ) -> Option<Answer> {
     let decode_test = common_test(es, TestKind::Tg);
     let prefill_test = common_test(es, TestKind::Pp);
@@ -150,7 +160,21 @@ fn answer(
         };
         v(b).total_cmp(&v(a)).then_with(|| a.quant.cmp(&b.quant))
     });
-    let resolved = mark_front(&mut rows, kld_budget);
+    let mut resolved = mark_front(&mut rows, kld_budget, floor);
+    // A busy machine gets no verdict: its rows shared the cores with other work, and no
+    // design here can say how much that moved each of them.
+    let busy: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].decode.is_some() && rows[i].badges.iter().any(|b| b == "busy"))
+        .collect();
+    if !busy.is_empty() {
+        resolved.busy = busy;
+        resolved.best = None;
+        resolved.best_ties.clear();
+        for r in rows.iter_mut() {
+            r.front = false;
+            r.tied_with.clear();
+        }
+    }
     mark_unrepacked_gaps(&mut rows);
     let host = b.machines.get(machine).map_or("?", |m| m.hostname.as_str());
     let sentence = sentence(&model, host, &rows, kld_budget, &resolved);
@@ -169,6 +193,30 @@ fn answer(
         rule: resolved.rule,
         open: resolved.open_names,
     })
+}
+
+/// The run of each entry as the answer pairs them: one per result file, with that file's
+/// design (auto rounds or fixed); entries of one file with 2 or more rounds are paired.
+pub fn runs_of(es: &[&Entry]) -> Vec<Option<Run>> {
+    let mut files: Vec<&std::path::Path> = Vec::new();
+    es.iter()
+        .map(|e| {
+            let id = match files.iter().position(|f| *f == e.file) {
+                Some(k) => k,
+                None => {
+                    files.push(&e.file);
+                    files.len() - 1
+                }
+            };
+            let design = match e.auto_max_rounds {
+                Some(m) => Design::Sequential {
+                    max_rounds: m as usize,
+                },
+                None => Design::Fixed,
+            };
+            Some(Run { id, design })
+        })
+        .collect()
 }
 
 /// The row of one quantization from its decode and prefill entries (either may be
@@ -266,9 +314,9 @@ fn kld_figure(k: (f64, Option<f64>)) -> Figure {
 /// and resolves the fastest within `budget` (`stats::resolve`). Rows of one result file whose
 /// decode has 2 or more rounds were interleaved: they are compared paired by round, Holm
 /// over that file's pairs (sequentially for an auto-rounds run); any pair with a row from
-/// another file, or of one launch, ties when the intervals overlap. A ladder's answer keeps
+/// another file, or of one launch, is judged against `floor`, the noise between launches. A ladder's answer keeps
 /// its pairing when its base model's own run sits in the same table.
-pub fn mark_front(rows: &mut [Row], budget: f64) -> Resolved {
+pub fn mark_front(rows: &mut [Row], budget: f64, floor: &NoiseFloor) -> Resolved {
     let decoded: Vec<usize> = (0..rows.len())
         .filter(|&i| rows[i].decode.is_some())
         .collect();
@@ -302,7 +350,7 @@ pub fn mark_front(rows: &mut [Row], budget: f64) -> Resolved {
             Some(Run { id, design })
         })
         .collect();
-    let r = resolve_runs(&choices, &runs, budget, 0.05);
+    let r = resolve_runs(&choices, &runs, budget, 0.05, floor);
     for row in rows.iter_mut() {
         row.front = false;
         row.tied_with.clear();
@@ -328,6 +376,7 @@ pub fn mark_front(rows: &mut [Row], budget: f64) -> Resolved {
     }
     Resolved {
         rule: r.rule,
+        busy: Vec::new(),
         best: r.best.map(|k| decoded[k]),
         best_ties: r.best_ties.iter().map(|&k| decoded[k]).collect(),
         open_names: r

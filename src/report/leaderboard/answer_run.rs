@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::answer::{answers, identity_label, note, table};
+use super::answer::{answers_with, identity_label, note, table};
 use super::load::board;
 use super::markdown;
 use super::options::Exclude;
@@ -20,7 +20,14 @@ pub fn of_run(record: &RunRecord, path: &Path) -> Option<String> {
         &Exclude::default(),
     );
     let mut o = String::new();
-    for a in answers(&b, b.kld_budget())
+    // Rows that one round leaves unpaired are judged against this machine's noise floor
+    // when `tpsbench noise` stored one, else against the assumed floor.
+    let floor = crate::report::compare::floor_for(
+        None,
+        Some(&crate::report::compare::machine_key(record)),
+        Path::new(crate::report::compare::NOISE_DIR),
+    );
+    for a in answers_with(&b, b.kld_budget(), &floor)
         .iter()
         .filter(|a| a.rows.iter().filter(|r| r.decode.is_some()).count() >= 2)
     {

@@ -445,7 +445,8 @@ fn machine_sections(o: &mut String, b: &Board) {
             );
             // A placement sweep's answer, with ties (report::fastest).
             let tests: Vec<_> = es.iter().map(|e| &e.test).collect();
-            for f in crate::report::fastest::fastest(&tests) {
+            let runs = super::answer::runs_of(es);
+            for f in crate::report::fastest::fastest(&tests, &runs) {
                 let _ = write!(o, r#"<p class="fastest">{}</p>"#, escape(&f.line()));
             }
         }

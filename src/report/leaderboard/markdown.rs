@@ -246,7 +246,8 @@ fn machine_section(o: &mut String, b: &Board, mi: usize) {
     {
         let _ = writeln!(o, "### {}\n\n{}", md(&model), table(&detail(&es)));
         let tests: Vec<_> = es.iter().map(|e| &e.test).collect();
-        for f in crate::report::fastest::fastest(&tests) {
+        let runs = super::answer::runs_of(&es);
+        for f in crate::report::fastest::fastest(&tests, &runs) {
             let _ = writeln!(o, "- {}\n", md(&f.line()));
         }
     }

@@ -15,15 +15,15 @@ use tpsbench::stats::pairs::Design;
 
 /// The published ladder's decode noise, per log rate.
 #[derive(Debug, Clone, Copy)]
-struct Measured {
+pub(super) struct Measured {
     /// Between repetitions of one round.
-    rep: f64,
+    pub(super) rep: f64,
     /// A fresh context's own level (not shared with the other tests of its round).
-    context: f64,
+    pub(super) context: f64,
     /// A round's swing shared by every test of it.
-    shared: f64,
+    pub(super) shared: f64,
     /// The per-round sd of a paired log ratio, as measured.
-    pair: f64,
+    pub(super) pair: f64,
 }
 
 fn var(xs: &[f64]) -> f64 {
@@ -43,7 +43,7 @@ fn median_variance(n: usize, noise: &mut Noise) -> f64 {
 }
 
 /// Reads the noise off the published ladder's decode tests.
-fn published_noise() -> Measured {
+pub(super) fn published_noise() -> Measured {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/published");
     let mut tests: Vec<TestRecord> = Vec::new();
     for e in std::fs::read_dir(&dir).unwrap().flatten() {
@@ -228,7 +228,13 @@ fn established_pairs(rec: &RunRecord, design: Design) -> Vec<(usize, usize)> {
             }
         })
         .collect();
-    let res = resolve(&choices, 0.05, Some(design), 0.05);
+    let res = resolve(
+        &choices,
+        0.05,
+        Some(design),
+        0.05,
+        &tpsbench::stats::compare::NoiseFloor::assumed(),
+    );
     res.pairs
         .iter()
         .filter(|p| p.established != 0)

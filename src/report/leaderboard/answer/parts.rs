@@ -75,6 +75,9 @@ pub struct Answer {
 /// The answer's resolution over the rows with a decode rate (indices into all the rows).
 pub struct Resolved {
     pub rule: Rule,
+    /// The rows (with a decode rate) measured on a busy machine: when any is, the answer
+    /// names no winner.
+    pub busy: Vec<usize>,
     /// The fastest within the budget and the rows it ties with (indices into the rows).
     pub best: Option<usize>,
     pub best_ties: Vec<usize>,

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use super::parts::{Answer, Rate, Resolved, Row, and_list};
 use crate::report::leaderboard::svg::fmt_num;
 use crate::report::leaderboard::table::{Cell, RowMeta, Table, anchor};
+use crate::stats::resolve::Rule;
 use crate::util::units::format_size;
 
 /// "X" or "X, tied with Y and Z": the resolution's best and the rows it ties with.
@@ -23,7 +24,19 @@ fn with_ties(rows: &[Row], r: &Resolved) -> String {
     }
 }
 
-/// The one-line answer above the table (`resolved` by `answer::mark_front`).
+/// What would settle the ties of `resolved`: interleaved rounds where nothing paired the
+/// rows, a larger budget where rounds did.
+fn settle(resolved: &Resolved) -> &'static str {
+    match resolved.rule {
+        Rule::Paired { .. } => {
+            "more interleaved rounds settle them (`tpsbench run --rounds auto --max-rounds-seconds 900`)"
+        }
+        _ => "interleaved rounds pair them and settle more (`tpsbench run --rounds auto`)",
+    }
+}
+
+/// The one-line answer above the table (`resolved` by `answer::mark_front`): the leader and
+/// the rows not established slower than it, named as ties with what would settle them.
 pub fn sentence(model: &str, host: &str, rows: &[Row], budget: f64, resolved: &Resolved) -> String {
     let head = format!("For {model} on {host}");
     if !rows.iter().any(|r| r.decode.is_some()) {
@@ -31,6 +44,33 @@ pub fn sentence(model: &str, host: &str, rows: &[Row], budget: f64, resolved: &R
             "{head}, no decode rate was measured, so there is no fastest quantization."
         );
     }
+    if !resolved.busy.is_empty() {
+        let busy: Vec<String> = resolved
+            .busy
+            .iter()
+            .map(|&i| rows[i].quant.clone())
+            .collect();
+        return format!(
+            "{head}, no verdict: {} {} measured on a busy machine (a load average above 1 at \
+             the start), which moves each row by more than any interval here shows. A run on \
+             a quiet machine settles it (`scripts/bench` waits for one).",
+            and_list(&busy),
+            if busy.len() == 1 { "was" } else { "were" }
+        );
+    }
+    let answer = sentence_answer(&head, rows, budget, resolved);
+    if resolved.best.is_some() && !resolved.best_ties.is_empty() {
+        format!(
+            "{answer} The ties are not established apart; {}.",
+            settle(resolved)
+        )
+    } else {
+        answer
+    }
+}
+
+/// The sentence's claim: the fastest within the budget with its ties.
+fn sentence_answer(head: &str, rows: &[Row], budget: f64, resolved: &Resolved) -> String {
     let with_kld = rows.iter().any(|r| r.decode.is_some() && r.kld.is_some());
     if !with_kld {
         return format!(
