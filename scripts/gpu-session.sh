@@ -58,7 +58,11 @@ step_cuda() {
   dir=$(ls -d "$WORK"/src/llama-cpp-sys-2-* | head -1)
   local t0
   t0=$(date +%s)
-  bash "$ROOT/scripts/build-llama-shared" --backend cuda --cuda-arch 90 --no-native --no-common \
+  # Ninja where it is there (the device's image has it; make may be missing).
+  command -v ninja >/dev/null && export CMAKE_GENERATOR=Ninja
+  { command -v nvcc; nvcc --version; command -v cmake ninja make g++ c++; } >"$RUN_DIR/cuda-tools.txt" 2>&1
+  # With `common`: tpsbench (llama-cpp-2 0.1.160) links libllama-common.
+  bash "$ROOT/scripts/build-llama-shared" --backend cuda --cuda-arch 90 --no-native \
     -j "$(nproc)" --src "$dir" --out "$out" >"$RUN_DIR/cuda-build.log" 2>&1 \
     || { cp "$out"/cmake-*.log "$RUN_DIR/" 2>/dev/null; fail "build-llama-shared failed (cuda-build.log)"; }
   cp -P "$out"/lib/lib*.so* "$out/lib/tpsbench-llama.stamp" "$WORK/lib/"

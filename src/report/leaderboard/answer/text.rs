@@ -29,7 +29,7 @@ fn with_ties(rows: &[Row], r: &Resolved) -> String {
 fn settle(resolved: &Resolved) -> &'static str {
     match resolved.rule {
         Rule::Paired { .. } => {
-            "more interleaved rounds settle them (`tpsbench run --rounds auto --max-rounds-seconds 900`)"
+            "more interleaved rounds settle them (`tpsbench run --rounds auto --max-rounds-seconds 900`), unless they are within 2% of each other"
         }
         _ => "interleaved rounds pair them and settle more (`tpsbench run --rounds auto`)",
     }
@@ -51,8 +51,9 @@ pub fn sentence(model: &str, host: &str, rows: &[Row], budget: f64, resolved: &R
             .map(|&i| rows[i].quant.clone())
             .collect();
         return format!(
-            "{head}, no verdict: {} {} measured on a busy machine (a load average above 1 at \
-             the start), which moves each row by more than any interval here shows. A run on \
+            "{head}, no verdict: {} {} measured on a busy machine (a 1-minute load average at \
+             the start above 1, or above 0.5 per logical CPU on a larger machine), which moves \
+             each row by more than any interval here shows. A run on \
              a quiet machine settles it (`scripts/bench` waits for one).",
             and_list(&busy),
             if busy.len() == 1 { "was" } else { "were" }
@@ -395,11 +396,16 @@ pub fn note(a: &Answer) -> String {
 pub fn ties_text(a: &Answer) -> String {
     let mut s = a.rule.describe();
     if !a.open.is_empty() {
-        let _ = write!(
-            s,
-            ". Not established: {}; more rounds would settle them (`tpsbench run --rounds auto`)",
-            a.open.join(", ")
-        );
+        let how = match a.rule {
+            Rule::Paired {
+                design: crate::stats::pairs::Design::Sequential { .. },
+                ..
+            } => {
+                "a larger budget may settle them (`tpsbench run --rounds auto --max-rounds-seconds 900`); a true gap within 2% stays a tie"
+            }
+            _ => "more rounds would settle them (`tpsbench run --rounds auto`)",
+        };
+        let _ = write!(s, ". Not established: {}; {how}", a.open.join(", "));
     }
     s
 }
