@@ -20,6 +20,7 @@
 //! | `TPSBENCH_WARMUP_SECS`      | `1`           | criterion's warm-up time per test        |
 //! | `TPSBENCH_RESULTS_DIR`      | `results`     | where the result JSON goes               |
 //! | `TPSBENCH_ANSWER_SECONDS`   | `150`         | the interleaved answer pass's budget     |
+//! | `TPSBENCH_QUIET_WAIT`       | `120`         | most seconds to wait for a quiet pass    |
 //!
 //! After criterion's lines comes the answer (which quantization: the fastest within the KLD
 //! budget, ties named, and the table), as `tpsbench run` prints it. Criterion measures each
@@ -107,6 +108,31 @@ fn arg_value(flag: &str) -> Option<String> {
     })
 }
 
+/// Waits (at most `TPSBENCH_QUIET_WAIT` seconds, default 120, as `scripts/bench` does) for
+/// the 1-minute load that criterion's own work left to fall below a quarter of the CPUs (at
+/// least 0.5): a pass started at once would start on a machine its result file calls busy,
+/// and a busy run gets no verdict.
+fn quiet_start() {
+    let max: u64 = env_or("TPSBENCH_QUIET_WAIT", 120);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let target = (cpus / 4.0).max(0.5);
+    let load = || system::load_average().map_or(0.0, |l| l[0]);
+    if load() < target || max == 0 {
+        return;
+    }
+    eprintln!(
+        "tpsbench: waiting up to {max} s for the load ({:.2}) to fall below {target} before the pass \
+         (TPSBENCH_QUIET_WAIT=0 skips)",
+        load()
+    );
+    let mut waited = 0;
+    while waited < max && load() >= target {
+        std::thread::sleep(Duration::from_secs(5));
+        waited += 5;
+    }
+    eprintln!("tpsbench: load {:.2} after {waited} s", load());
+}
+
 /// The interleaved pass behind the answer: the plan again in rounds, paired by round, when it
 /// compares variants (a ladder, or several settings of one test). Auto rounds of one
 /// repetition within `TPSBENCH_ANSWER_SECONDS`, unless the configuration sets rounds of its
@@ -142,6 +168,7 @@ fn answer_pass(
         "\ntpsbench: the answer's interleaved pass: the plan in rounds, paired by round \
          (at most {seconds:.0} s; TPSBENCH_ANSWER_SECONDS=0 skips it)"
     );
+    quiet_start();
     let mut opts = RunOptions::new(cfg.clone(), Some(results_dir.to_path_buf()));
     opts.filters = filters();
     opts.command = std::env::args().collect();
