@@ -111,7 +111,7 @@ pub(super) fn noise(a: &NoiseArgs) -> Result<Outcome> {
             vec![p.clone()]
         };
         for f in files {
-            let run = crate::record::verify::read(&f).map_err(anyhow::Error::msg)?;
+            let run = crate::record::verify::read_shown(&f).map_err(anyhow::Error::msg)?;
             runs.push((f.display().to_string(), run));
         }
     }

@@ -46,7 +46,7 @@ pub struct Args {
 /// Runs the ladders (or renders a saved run).
 pub(super) fn ladder(a: Args) -> Result<Outcome> {
     if let Some(path) = &a.from {
-        let record = crate::record::verify::read(path).map_err(anyhow::Error::msg)?;
+        let record = crate::record::verify::read_shown(path).map_err(anyhow::Error::msg)?;
         let rows = table::rows(&record);
         if rows.is_empty() {
             anyhow::bail!("{}: no ladder variants in this result file", path.display());

@@ -222,6 +222,7 @@ fn seconds(ctx: &Ctx, key: &str, v: &Spanned<f64>) -> Result<f64, ConfigError> {
     if s > 0.0 && s <= 1e6 {
         Ok(s)
     } else {
+        let s = crate::util::units::short_number(s);
         let msg = format!("{s} is not a timeout: give seconds above 0 (at most 1e6)");
         Err(ctx.err(v.span(), key, msg))
     }

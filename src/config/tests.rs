@@ -336,3 +336,18 @@ fn a_wrong_type_in_a_typed_key_names_its_path_and_line() {
         assert!(e.starts_with(start), "{src}\n{e}\nwanted\n{start}");
     }
 }
+
+#[test]
+fn an_absurd_figure_is_refused_in_a_short_line() {
+    // Issue 47: `1e300` was written out as 301 digits.
+    let e = err_of("[sweep]\nci_target = 1e300\n[[model]]\nname='a'\npath='a'\n");
+    assert_eq!(
+        e.message, "1e300 is out of range: must be between 0.0001 and 0.5",
+        "{e}"
+    );
+    let e = err_of("[sweep]\nmax_seconds = 1e300\n[[model]]\nname='a'\npath='a'\n");
+    assert_eq!(
+        e.message, "1e300 is out of range: must be between 0.001 and 10000000",
+        "{e}"
+    );
+}

@@ -5,6 +5,7 @@
 use toml::Spanned;
 
 use super::{ConfigError, Ctx, FlashAttn, KV_TYPES, SplitMode};
+use crate::util::units::short_number;
 
 /// A value that is a scalar or a list, with each element checked by `f`.
 pub(crate) fn list<T>(
@@ -74,7 +75,13 @@ pub(crate) fn scalar_float(
         return Err(ctx.err(
             v.span(),
             key,
-            format!("{x} is out of range: must be between {min} and {max}"),
+            // Short figures: `1e300` is not written out as 301 digits.
+            format!(
+                "{} is out of range: must be between {} and {}",
+                short_number(x),
+                short_number(min),
+                short_number(max)
+            ),
         ));
     }
     Ok(x)

@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 use crate::record::results::{self, journal_path};
 use crate::record::{ModelRecord, RecordError, RunInfo, RunRecord, TestRecord};
 
-/// One line of the journal.
-#[derive(Serialize, Deserialize)]
+/// One line of the journal, as read back.
+#[derive(Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum Entry {
     /// The whole record: the first line.
@@ -36,6 +36,17 @@ enum Entry {
     Models(Vec<ModelRecord>),
     /// The run's facts (its end time, a resume).
     Run(Box<RunInfo>),
+}
+
+/// One line of the journal as written: [`Entry`]'s lines, serialized from the record itself.
+/// Cloning the record to write its snapshot doubled a sweep's memory at each compaction
+/// (issue 47); a borrowed entry costs nothing.
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Line<'a> {
+    Snapshot(&'a RunRecord),
+    Test(&'a TestRecord),
+    Models(&'a [ModelRecord]),
 }
 
 /// The writing side: owns the result file of a run in progress.
@@ -68,9 +79,9 @@ impl Journal {
         if record.tests.len() >= (2 * self.tests_in_file).max(1) {
             return self.compact(record);
         }
-        let mut lines = line(&Entry::Test(Box::new(test.clone())));
+        let mut lines = line(&Line::Test(test));
         if record.models != self.models {
-            lines.extend(line(&Entry::Models(record.models.clone())));
+            lines.extend(line(&Line::Models(&record.models)));
             self.models.clone_from(&record.models);
         }
         self.append(&lines)
@@ -79,7 +90,7 @@ impl Journal {
     /// A test whose record changed after it was journaled (a served test's ratio to its
     /// in-process twin).
     pub fn test_changed(&mut self, test: &TestRecord) -> Result<(), RecordError> {
-        self.append(&line(&Entry::Test(Box::new(test.clone()))))
+        self.append(&line(&Line::Test(test)))
     }
 
     /// Writes the complete result file and ends the journal.
@@ -106,7 +117,7 @@ impl Journal {
     }
 }
 
-fn line(e: &Entry) -> Vec<u8> {
+fn line(e: &Line) -> Vec<u8> {
     let mut v = serde_json::to_vec(e).expect("records always serialize");
     v.push(b'\n');
     v
@@ -121,13 +132,23 @@ fn open_fresh(path: &Path, record: &RunRecord) -> Result<std::fs::File, RecordEr
         journal: j.clone(),
         source,
     };
-    let mut f = std::fs::File::create(&tmp).map_err(err)?;
-    f.write_all(&line(&Entry::Snapshot(Box::new(record.clone()))))
-        .and_then(|()| f.sync_all())
+    let f = std::fs::File::create(&tmp).map_err(err)?;
+    write_snapshot(&f, record)
         .and_then(|()| std::fs::rename(&tmp, &j))
         .map_err(err)?;
     // Appends go to the renamed file (the open handle follows it).
     Ok(f)
+}
+
+/// The snapshot line, streamed into `f` and flushed to disk: it is as large as the result
+/// file, and a buffer of it would be one more copy of the record in memory.
+fn write_snapshot(f: &std::fs::File, record: &RunRecord) -> std::io::Result<()> {
+    let mut w = std::io::BufWriter::new(f);
+    serde_json::to_writer(&mut w, &Line::Snapshot(record))?;
+    w.write_all(b"\n")?;
+    w.flush()?;
+    drop(w);
+    f.sync_all()
 }
 
 /// The record a run left at `path`: its journal replayed when there is one (a run that

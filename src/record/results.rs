@@ -4,6 +4,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use serde::de::IgnoredAny;
+
 use crate::record::{RecordError, RunInfo, RunRecord, SCHEMA_VERSION};
 
 /// Reserves a new, unique result file in `dir` (created if missing), named after the run's
@@ -71,7 +73,8 @@ pub fn new_result_path(dir: &Path, run: &RunInfo) -> Result<PathBuf, RecordError
     })
 }
 
-/// The result file's bytes: pretty JSON and a final newline (the `json` export is the same).
+/// The result file's bytes: pretty JSON and a final newline (the `json` export is the same
+/// as what [`write_atomic`] writes).
 pub(crate) fn to_json_bytes(run: &RunRecord) -> Vec<u8> {
     let mut v = serde_json::to_vec_pretty(run).expect("records always serialize");
     v.push(b'\n');
@@ -81,12 +84,19 @@ pub(crate) fn to_json_bytes(run: &RunRecord) -> Vec<u8> {
 /// Writes the run as JSON to a temporary file beside `path`, flushes it to disk, then
 /// renames it over `path`: a reader (or a crash) sees the old file or the new, never half.
 /// The complete file supersedes the journal beside it, which goes.
+///
+/// The JSON is streamed into the file, not built in memory first: a buffer of the whole
+/// file (and its doublings as it grew) was the largest part of a long sweep's memory at
+/// each rewrite (issue 47).
 pub fn write_atomic(path: &Path, run: &RunRecord) -> Result<(), RecordError> {
-    let bytes = to_json_bytes(run);
     let tmp = path.with_extension("json.tmp");
     let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&bytes)?;
+        let f = std::fs::File::create(&tmp)?;
+        let mut w = std::io::BufWriter::new(&f);
+        serde_json::to_writer_pretty(&mut w, run)?;
+        w.write_all(b"\n")?;
+        w.flush()?;
+        drop(w);
         f.sync_all()?;
         std::fs::rename(&tmp, path)?;
         match std::fs::remove_file(journal_path(path)) {
@@ -109,35 +119,80 @@ pub fn journal_path(path: &Path) -> PathBuf {
 }
 
 /// Reads a result file, refusing other schema versions with a clear message.
+///
+/// A file of the current version is deserialized straight from its text: going through a
+/// `serde_json::Value` first held the whole file as a tree of values, several times its size
+/// (1.26 GB for a 132 MB file, issue 47). Only older versions, which need their tests' kinds
+/// inferred, take that way.
 pub fn read(path: &Path) -> Result<RunRecord, RecordError> {
     let path_buf = || path.to_path_buf();
     let text = std::fs::read_to_string(path).map_err(|source| RecordError::Read {
         path: path_buf(),
         source,
     })?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|source| RecordError::NotJson {
-            path: path_buf(),
-            source,
-        })?;
-    match v.get("schema_version").and_then(|x| x.as_u64()) {
-        // Version 2 only added optional fields (serving, stats, resources, quality...), and
-        // version 3 the test kind, which is inferred for older files (below).
-        Some(x) if (1..=u64::from(SCHEMA_VERSION)).contains(&x) => {}
-        Some(version) => {
-            return Err(RecordError::SchemaVersion {
-                path: path_buf(),
-                version,
-            });
-        }
-        None => return Err(RecordError::NoSchemaVersion { path: path_buf() }),
-    }
-    let mut v = v;
-    fill_missing_kinds(&mut v);
-    serde_json::from_value(v).map_err(|source| RecordError::Schema {
+    let schema = |source| RecordError::Schema {
         path: path_buf(),
         source,
-    })
+    };
+    match schema_version(&text).map_err(|source| RecordError::NotJson {
+        path: path_buf(),
+        source,
+    })? {
+        Some(x) if x == u64::from(SCHEMA_VERSION) => serde_json::from_str(&text).map_err(schema),
+        // Version 2 only added optional fields (serving, stats, resources, quality...), and
+        // version 3 the test kind, which is inferred for older files (below).
+        Some(x) if (1..u64::from(SCHEMA_VERSION)).contains(&x) => {
+            let mut v: serde_json::Value = serde_json::from_str(&text).map_err(schema)?;
+            fill_missing_kinds(&mut v);
+            serde_json::from_value(v).map_err(schema)
+        }
+        Some(version) => Err(RecordError::SchemaVersion {
+            path: path_buf(),
+            version,
+        }),
+        None => Err(RecordError::NoSchemaVersion { path: path_buf() }),
+    }
+}
+
+/// The `schema_version` of a JSON text, read without building the rest: None when the text
+/// is JSON but not an object with a whole-number version; an error when it is not JSON.
+fn schema_version(text: &str) -> Result<Option<u64>, serde_json::Error> {
+    match serde_json::from_str::<Head>(text) {
+        Ok(Head(v)) => Ok(v.and_then(|v| v.as_u64())),
+        // Valid JSON of another shape (an array, a number) has no version to read; text
+        // that is not JSON at all is an error of its own.
+        Err(e) if e.is_data() => serde_json::from_str::<IgnoredAny>(text).map(|_| None),
+        Err(e) => Err(e),
+    }
+}
+
+/// A JSON object's `schema_version`, every other member skipped as it is parsed. A visitor of
+/// its own, as a derived struct would also take an array's first element for the version.
+struct Head(Option<serde_json::Value>);
+
+impl<'de> serde::Deserialize<'de> for Head {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Head, D::Error> {
+        struct Members;
+        impl<'de> serde::de::Visitor<'de> for Members {
+            type Value = Head;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Head, A::Error> {
+                let mut version = None;
+                while let Some(key) = m.next_key::<String>()? {
+                    if key == "schema_version" {
+                        // A repeated key: the last one counts, as in a `serde_json::Value`.
+                        version = Some(m.next_value()?);
+                    } else {
+                        m.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(Head(version))
+            }
+        }
+        d.deserialize_map(Members)
+    }
 }
 
 /// Versions 1 and 2 did not record a test's kind: infer it, so every record read has one.
@@ -187,6 +242,52 @@ mod tests {
         let e = read(&p).unwrap_err();
         assert!(matches!(e, RecordError::NotJson { .. }), "{e}");
         assert!(e.to_string().contains("not valid JSON"));
+    }
+
+    #[test]
+    fn the_schema_version_is_read_before_the_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.json");
+        // JSON that is no object, or has no whole-number version, has no schema version.
+        for text in [
+            "[1, 2]",
+            "5",
+            r#"{"schema_version": "3"}"#,
+            r#"{"tests": []}"#,
+        ] {
+            std::fs::write(&p, text).unwrap();
+            let e = read(&p).unwrap_err();
+            assert!(
+                matches!(e, RecordError::NoSchemaVersion { .. }),
+                "{text}: {e}"
+            );
+        }
+        for text in ["{", r#"{"schema_version": 3} x"#, ""] {
+            std::fs::write(&p, text).unwrap();
+            let e = read(&p).unwrap_err();
+            assert!(matches!(e, RecordError::NotJson { .. }), "{text}: {e}");
+        }
+        std::fs::write(&p, r#"{"schema_version": 3, "tests": 5}"#).unwrap();
+        let e = read(&p).unwrap_err();
+        assert!(matches!(e, RecordError::Schema { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_compact_file_and_an_older_version_read_as_the_pretty_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = fixtures::run();
+        let p = dir.path().join("x.json");
+        std::fs::write(&p, serde_json::to_vec(&run).unwrap()).unwrap();
+        assert_eq!(read(&p).unwrap(), run);
+        // Version 2 had no kinds: they are inferred, as before.
+        let mut v = serde_json::to_value(&run).unwrap();
+        v["schema_version"] = 2.into();
+        for t in v["tests"].as_array_mut().unwrap() {
+            t.as_object_mut().unwrap().remove("kind");
+        }
+        std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+        let old = read(&p).unwrap();
+        assert_eq!(old.tests, run.tests);
     }
 
     #[test]

@@ -18,21 +18,50 @@
 //!
 //! An interval recomputed from the samples is the one the statistics give: a stale interval
 //! that misses its estimate (the "57.1 (57.1–182)" of issue 35) differs from it and is refused.
+//!
+//! The seeded bootstrap intervals (`stats.mean_ci`, `stats.median_ci`) cost thousands of
+//! resamples per test, 60 s for a file of 40,000 tests (issue 47), and no table, comparison
+//! or page shows them: they travel only inside the file. So they are checked where the file
+//! is passed on ([`Scope::Complete`]: `export`, `publish`, `merge`, and [`read`] by default),
+//! each distinct sample set once, and readers that show figures ([`read_shown`]: the
+//! leaderboard, `compare`, the ladder table) check every figure they show.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use super::{Contradiction, Disagreement, RecordError, RunRecord, Status, TestRecord, results};
-use crate::stats::analysis::{Covers, LevelInterval};
+use crate::stats::analysis::{Covers, LevelInterval, TestStats};
+use crate::stats::bootstrap::Interval;
 
 /// Above this many samples the seeded bootstrap intervals are not recomputed on reading:
 /// its cost grows with the samples, and the interval that tables show is checked anyway.
 pub(crate) const BOOTSTRAP_MAX: usize = 2000;
 
-/// Reads a result file and checks its figures against its samples: a file whose stored
+/// Which of a file's figures a reader recomputes from the samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Every figure a report shows: rates, means, medians, spreads, rounds, intervals and
+    /// the coefficient of variation; not the bootstrap intervals, which no report shows.
+    Shown,
+    /// Those and the bootstrap intervals: for readers that pass the stored figures on.
+    Complete,
+}
+
+/// Reads a result file and checks all its figures against its samples: a file whose stored
 /// figures its samples contradict is refused with one line naming file, test and field.
 pub fn read(path: &Path) -> Result<RunRecord, RecordError> {
+    read_scoped(path, Scope::Complete)
+}
+
+/// [`read`] for readers that show figures and do not pass the file on: every figure a
+/// report shows is checked, the bootstrap intervals are not (see the module doc).
+pub fn read_shown(path: &Path) -> Result<RunRecord, RecordError> {
+    read_scoped(path, Scope::Shown)
+}
+
+fn read_scoped(path: &Path, scope: Scope) -> Result<RunRecord, RecordError> {
     let run = results::read(path)?;
-    check(&run).map_err(|source| RecordError::Contradicted {
+    check_scoped(&run, scope).map_err(|source| RecordError::Contradicted {
         path: path.to_path_buf(),
         source,
     })?;
@@ -42,13 +71,45 @@ pub fn read(path: &Path) -> Result<RunRecord, RecordError> {
 /// The first figure of `run` that its samples contradict, as "test ID: FIELD ...". No file
 /// is named here: [`read`] adds it.
 pub fn check(run: &RunRecord) -> Result<(), Contradiction> {
+    check_scoped(run, Scope::Complete)
+}
+
+/// [`check`] of the figures `scope` names.
+pub fn check_scoped(run: &RunRecord, scope: Scope) -> Result<(), Contradiction> {
+    let mut bootstraps = Bootstraps {
+        scope,
+        seen: HashMap::new(),
+    };
     for t in &run.tests {
-        check_test(t).map_err(|disagreement| Contradiction {
+        check_test(t, &mut bootstraps).map_err(|disagreement| Contradiction {
             test: t.id.clone(),
             disagreement,
         })?;
     }
     Ok(())
+}
+
+/// The bootstrap intervals recomputed so far, by seed and samples: a sample set read again
+/// (a merged file beside its shards, a copied test) is resampled once.
+struct Bootstraps {
+    scope: Scope,
+    seen: HashMap<(u64, Vec<u64>), [Interval; 2]>,
+}
+
+impl Bootstraps {
+    /// The mean's and the median's intervals of `ts` under `seed`, as the run computed them;
+    /// None where they are not checked (`Scope::Shown`, more than [`BOOTSTRAP_MAX`] samples).
+    fn of(&mut self, ts: &[f64], stats: &TestStats, seed: u64) -> Option<[Interval; 2]> {
+        if self.scope == Scope::Shown || ts.len() > BOOTSTRAP_MAX {
+            return None;
+        }
+        let key = (seed, ts.iter().map(|x| x.to_bits()).collect());
+        let again = self.seen.entry(key).or_insert_with(|| {
+            let a = crate::stats::analysis::analyse(ts, stats.stop_reason, None, seed);
+            [a.mean_ci, a.median_ci]
+        });
+        Some(*again)
+    }
 }
 
 /// Equal to 6 significant digits: a file written by another tool (or by hand) that rounds
@@ -58,21 +119,26 @@ fn close(a: f64, b: f64) -> bool {
     a == b || (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1e-300)
 }
 
-fn mismatch(
-    field: &str,
-    stored: impl std::fmt::Display,
-    recomputed: impl std::fmt::Display,
-) -> Disagreement {
+fn mismatch(field: &str, stored: String, recomputed: String) -> Disagreement {
     Disagreement::Figure {
         field: field.to_string(),
-        stored: stored.to_string(),
-        recomputed: recomputed.to_string(),
+        stored,
+        recomputed,
     }
+}
+
+/// Figures in a refusal line are written short: a tampered `1e308` is not 309 digits.
+fn short(x: f64) -> String {
+    crate::util::units::short_number(x)
+}
+
+fn pair(lo: f64, hi: f64) -> String {
+    format!("[{}, {}]", short(lo), short(hi))
 }
 
 fn same(field: &str, stored: Option<f64>, recomputed: f64) -> Result<(), Disagreement> {
     match stored {
-        Some(s) if !close(s, recomputed) => Err(mismatch(field, s, recomputed)),
+        Some(s) if !close(s, recomputed) => Err(mismatch(field, short(s), short(recomputed))),
         _ => Ok(()),
     }
 }
@@ -81,7 +147,7 @@ fn same_ns(field: &str, stored: Option<u64>, recomputed: f64) -> Result<(), Disa
     match stored {
         // Stored rounded to whole ns.
         Some(s) if (s as f64 - recomputed).abs() > 1.0 + 1e-6 * recomputed.abs() => {
-            Err(mismatch(field, s, recomputed.round()))
+            Err(mismatch(field, s.to_string(), short(recomputed.round())))
         }
         _ => Ok(()),
     }
@@ -92,12 +158,12 @@ fn same_interval(
     stored: &LevelInterval,
     recomputed: Option<LevelInterval>,
 ) -> Result<(), Disagreement> {
-    let shown = |i: &LevelInterval| format!("[{}, {}] ({} values)", i.lo, i.hi, i.n);
+    let shown = |i: &LevelInterval| format!("{} ({} values)", pair(i.lo, i.hi), i.n);
     match recomputed {
         None => Err(mismatch(
             field,
             shown(stored),
-            "no interval (fewer than 2 values)",
+            "no interval (fewer than 2 values)".into(),
         )),
         Some(r) if r.n != stored.n || !close(r.lo, stored.lo) || !close(r.hi, stored.hi) => {
             Err(mismatch(field, shown(stored), shown(&r)))
@@ -106,7 +172,7 @@ fn same_interval(
     }
 }
 
-fn check_test(t: &TestRecord) -> Result<(), Disagreement> {
+fn check_test(t: &TestRecord, bootstraps: &mut Bootstraps) -> Result<(), Disagreement> {
     if t.status != Status::Ok {
         return Ok(());
     }
@@ -116,8 +182,8 @@ fn check_test(t: &TestRecord) -> Result<(), Disagreement> {
             (None, None) => Ok(()),
             (a, m) => Err(mismatch(
                 "median_ts",
-                m.or(a).unwrap_or(0.0),
-                "nothing (there are no samples)",
+                short(m.or(a).unwrap_or(0.0)),
+                "nothing (there are no samples)".into(),
             )),
         };
     }
@@ -131,7 +197,7 @@ fn check_test(t: &TestRecord) -> Result<(), Disagreement> {
         let rates = crate::stats::rates_per_second(t.params.n_tokens(), &t.samples_ns);
         for (i, (s, r)) in t.samples_ts.iter().zip(&rates).enumerate() {
             if !close(*s, *r) {
-                return Err(mismatch(&format!("samples_ts[{i}]"), s, r));
+                return Err(mismatch(&format!("samples_ts[{i}]"), short(*s), short(*r)));
             }
         }
     }
@@ -143,7 +209,7 @@ fn check_test(t: &TestRecord) -> Result<(), Disagreement> {
     // `stddev_ns` is llama-bench's, exported as stored and read by no figure: not checked.
     same_ns("avg_ns", t.avg_ns, crate::stats::mean(&ns))?;
     check_rounds(t)?;
-    check_stats(t)
+    check_stats(t, bootstraps)
 }
 
 fn check_rounds(t: &TestRecord) -> Result<(), Disagreement> {
@@ -186,7 +252,7 @@ fn check_rounds(t: &TestRecord) -> Result<(), Disagreement> {
     Ok(())
 }
 
-fn check_stats(t: &TestRecord) -> Result<(), Disagreement> {
+fn check_stats(t: &TestRecord, bootstraps: &mut Bootstraps) -> Result<(), Disagreement> {
     let Some(s) = &t.stats else {
         return Ok(());
     };
@@ -206,17 +272,16 @@ fn check_stats(t: &TestRecord) -> Result<(), Disagreement> {
         };
         same_interval("stats.interval", i, recomputed)?;
     }
-    if ts.len() <= BOOTSTRAP_MAX {
-        let again = crate::stats::analysis::analyse(ts, s.stop_reason, None, t.seed);
+    if let Some([mean_ci, median_ci]) = bootstraps.of(ts, s, t.seed) {
         for (field, stored, r) in [
-            ("stats.mean_ci", &s.mean_ci, &again.mean_ci),
-            ("stats.median_ci", &s.median_ci, &again.median_ci),
+            ("stats.mean_ci", &s.mean_ci, &mean_ci),
+            ("stats.median_ci", &s.median_ci, &median_ci),
         ] {
             if !close(stored.lo, r.lo) || !close(stored.hi, r.hi) {
                 return Err(mismatch(
                     field,
-                    format!("[{}, {}]", stored.lo, stored.hi),
-                    format!("[{}, {}]", r.lo, r.hi),
+                    pair(stored.lo, stored.hi),
+                    pair(r.lo, r.hi),
                 ));
             }
         }

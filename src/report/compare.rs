@@ -64,7 +64,7 @@ pub fn load_side(spec: &str, baseline_dir: &Path) -> Result<Side, CompareError> 
     let mut machine = None;
     let mut launches: Vec<String> = Vec::new();
     for f in &files {
-        let run = crate::record::verify::read(f)?;
+        let run = crate::record::verify::read_shown(f)?;
         machine = Some(machine_key(&run));
         launches.push(launch_key(&run));
         for t in sides_tests(&run) {

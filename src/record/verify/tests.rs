@@ -117,3 +117,55 @@ fn the_refusal_carries_file_test_and_field() {
         e => panic!("{e}"),
     }
 }
+
+#[test]
+fn an_absurd_stored_figure_is_named_in_a_short_line() {
+    // Issue 47: a tampered 1e308 was printed as 309 digits.
+    let mut r = published();
+    r.tests[0].median_ts = Some(1e308);
+    let e = check(&r).unwrap_err().to_string();
+    assert!(
+        e.contains("median_ts is 1e308 but its samples give "),
+        "{e}"
+    );
+    assert!(e.len() < 200, "{e}");
+}
+
+/// A published run whose first test's bootstrap interval of the median is edited.
+fn with_edited_bootstrap() -> RunRecord {
+    let mut r = published();
+    let s = r.tests[0]
+        .stats
+        .as_mut()
+        .expect("published tests carry stats");
+    s.median_ci.hi *= 1.5;
+    r
+}
+
+#[test]
+fn the_bootstrap_intervals_are_checked_where_the_file_is_passed_on_not_where_it_is_shown() {
+    let r = with_edited_bootstrap();
+    let e = check(&r).unwrap_err().to_string();
+    assert!(e.contains("stats.median_ci is ["), "{e}");
+    // No table, comparison or page shows them: readers that show figures skip them, and
+    // still refuse every figure they show.
+    check_scoped(&r, Scope::Shown).unwrap();
+    let mut r = with_edited_bootstrap();
+    r.tests[0].median_ts = r.tests[0].median_ts.map(|m| m * 1.1);
+    let e = check_scoped(&r, Scope::Shown).unwrap_err().to_string();
+    assert!(e.contains("median_ts is"), "{e}");
+}
+
+#[test]
+fn a_sample_set_read_again_is_resampled_once_and_judged_alike() {
+    // The copies share their samples and seed: one bootstrap serves them all, and a copy
+    // whose stored interval was edited is still refused.
+    let mut r = published();
+    let copy = r.tests[0].clone();
+    r.tests.extend(std::iter::repeat_n(copy, 3));
+    check(&r).unwrap();
+    let last = r.tests.len() - 1;
+    r.tests[last].stats.as_mut().unwrap().mean_ci.lo *= 0.5;
+    let c = check(&r).unwrap_err();
+    assert_eq!(c.disagreement.field(), "stats.mean_ci");
+}

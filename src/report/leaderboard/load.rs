@@ -133,9 +133,10 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Reads one file: the record, checked against the schema and its own samples.
+/// Reads one file: the record, checked against the schema and every figure the page shows
+/// against its own samples (`record::verify::read_shown`).
 pub fn read_file(path: &Path) -> Result<RunRecord, String> {
-    crate::record::verify::read(path).map_err(String::from)
+    crate::record::verify::read_shown(path).map_err(String::from)
 }
 
 /// (machine key, test identity): what a measurement is deduplicated on.
@@ -153,6 +154,45 @@ struct Builder<'a> {
     /// The newest measured host bandwidth of each machine: start, GB/s, last-level cache.
     bandwidths: BTreeMap<String, (String, f64, Option<u64>)>,
     runs: Vec<(String, RunSummary)>,
+    /// The duplicates each file held, reported as one line per file when the board is done.
+    duplicates: BTreeMap<PathBuf, Duplicates>,
+}
+
+/// A file's measurements that another copy already gave (same machine, identity and test
+/// time): counted, so that a file of 40,000 copies gets one line, not 40,000 (issue 47).
+#[derive(Default)]
+struct Duplicates {
+    count: usize,
+    /// The first one's id, and the files holding the copies kept.
+    first: String,
+    kept_in: std::collections::BTreeSet<PathBuf>,
+}
+
+impl Duplicates {
+    /// The line's prefix after the file and what it says: "ID: " and "duplicate of ID in
+    /// a.json (same machine, test and test time)" for one; for several, no prefix and
+    /// "duplicate of measurements in a.json (same ...): 3 tests, the first ID".
+    fn line(&self) -> (String, String) {
+        let files: Vec<String> = self
+            .kept_in
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        let (files, same) = (files.join(", "), "(same machine, test and test time)");
+        match self.count {
+            1 => (
+                format!("{}: ", self.first),
+                format!("duplicate of {} in {files} {same}", self.first),
+            ),
+            n => (
+                String::new(),
+                format!(
+                    "duplicate of measurements in {files} {same}: {n} tests, the first {}",
+                    self.first
+                ),
+            ),
+        }
+    }
 }
 
 /// Builds the board from already-read files (pure: no I/O).
@@ -168,6 +208,7 @@ pub fn board(files: Vec<(PathBuf, RunRecord)>, exclude: &Exclude) -> Board {
         machines: BTreeMap::new(),
         bandwidths: BTreeMap::new(),
         runs: Vec::new(),
+        duplicates: BTreeMap::new(),
     };
     for (path, rec) in &files {
         b.add_file(path, rec);
@@ -309,13 +350,15 @@ impl Builder<'_> {
                 } else {
                     std::mem::replace(old, entry)
                 };
-                let what = format!(
-                    "duplicate of {id} in {} (same machine, test and test time)",
-                    old.file.display()
-                );
-                let line = format!("{}: {id}: ", dropped.file.display());
-                if self.board.flagged(self.exclude.strict, &line, &what) {
-                    let also = Flag::Duplicate(format!("also in {}", dropped.file.display()));
+                let d = self.duplicates.entry(dropped.file.clone()).or_default();
+                d.count += 1;
+                if d.first.is_empty() {
+                    d.first = id;
+                }
+                d.kept_in.insert(old.file.clone());
+                // Without --strict the copy kept says where else it is, once per file.
+                let also = Flag::Duplicate(format!("also in {}", dropped.file.display()));
+                if !self.exclude.strict && !old.flags.contains(&also) {
                     old.flags.push(also);
                 }
             }
@@ -341,7 +384,16 @@ impl Builder<'_> {
             machines,
             bandwidths,
             runs,
+            duplicates,
         } = self;
+        for (file, d) in &duplicates {
+            let (test, what) = d.line();
+            board.flagged(
+                exclude.strict,
+                &format!("{}: {test}", file.display()),
+                &what,
+            );
+        }
         board.machines = with_bandwidth(machines, &bandwidths);
         let ms = &board.machines;
         let placed = |mk: &str, e: Entry| Entry {

@@ -608,3 +608,31 @@ fn goodput_rows_show_the_highest_rate_within_the_slo_or_that_none_met_it() {
     assert_eq!(t.rows[0][col].text, "0.92 (0.84 good/s)");
     assert_eq!(t.rows[1][col].text, "none (below at 0.25)");
 }
+
+#[test]
+fn a_file_of_many_duplicates_gets_one_line_with_their_count() {
+    // Issue 47: a file of 40,000 copies printed 40,000 lines.
+    let t = test("m", 64, 0, 0, 1, 1.0, T0);
+    let r = run("h", T0, vec![], vec![t.clone(), t.clone(), t.clone(), t]);
+    let files = || {
+        vec![
+            file("a.json", r.clone(), |_| {}),
+            file("b.json", r.clone(), |_| {}),
+        ]
+    };
+    let b = board(files(), &Exclude::default());
+    assert_eq!(b.entries.len(), 1);
+    assert_eq!(
+        b.warnings,
+        [
+            "a.json: duplicate of measurements in a.json (same machine, test and test time): 3 tests, the first m/pp64/t=1",
+            "b.json: duplicate of measurements in a.json (same machine, test and test time): 4 tests, the first m/pp64/t=1",
+        ]
+    );
+    // The copy kept names each other file once.
+    let details: Vec<&str> = b.entries[0].flags.iter().map(Flag::detail).collect();
+    assert_eq!(details, ["also in a.json", "also in b.json"], "{details:?}");
+    let b = board(files(), &strict());
+    assert_eq!(b.entries.len(), 1);
+    assert_eq!(b.excluded.len(), 2, "{:?}", b.excluded);
+}
