@@ -271,7 +271,10 @@ fn corrupt_result_files_are_refused_with_the_file_named() {
         (
             "nesting 100000 deep",
             deep.into_bytes(),
-            "not valid JSON: recursion limit exceeded",
+            // Read straight into the typed record (issue 47), the parser stops at the end of
+            // the unclosed lists or at serde_json's recursion limit, whichever it meets
+            // first: either way one line, never a stack overflow.
+            "not valid JSON",
         ),
     ];
     for (what, bytes, expected) in table {
