@@ -21,6 +21,7 @@ fn main() {
     let mut llama_rs_commit = String::new();
     let mut ggml_version = String::new();
     let mut cmake_flags = String::new();
+    let mut llama_src: Option<std::path::PathBuf> = None;
     if let Ok(dir) = std::env::var("DEP_LLAMA_GGML_CMAKE_DIR")
         .or_else(|_| std::env::var("DEP_LLAMA_BACKENDS_DIR"))
     {
@@ -32,6 +33,7 @@ fn main() {
                 std::fs::read_to_string(out.join("build/CMakeCache.txt")).unwrap_or_default();
             for line in cache.lines() {
                 if let Some(src) = line.strip_prefix("CMAKE_HOME_DIRECTORY:INTERNAL=") {
+                    llama_src = Some(std::path::PathBuf::from(src));
                     let vcs = std::path::Path::new(src).join("../.cargo_vcs_info.json");
                     let text = std::fs::read_to_string(vcs).unwrap_or_default();
                     if let Some(i) = text.find("\"sha1\": \"") {
@@ -59,12 +61,34 @@ fn main() {
             }
         }
     }
+    spec_loop(llama_src.as_deref());
     println!("cargo:rustc-env=TPSBENCH_LLAMA_RS_COMMIT={llama_rs_commit}");
     println!("cargo:rustc-env=TPSBENCH_GGML_VERSION={ggml_version}");
     println!(
         "cargo:rustc-env=TPSBENCH_LLAMA_CMAKE_FLAGS={}",
         cmake_flags.trim()
     );
+}
+
+/// Compiles the speculative loop (src/engine/llama/spec/loop.cpp, tpsbench's own C surface
+/// over llama.cpp's drafters) against the headers of the very llama.cpp that llama-cpp-sys-2
+/// built; its common library, which llama-cpp-sys-2 links, resolves the calls.
+fn spec_loop(llama_src: Option<&std::path::Path>) {
+    const FILE: &str = "src/engine/llama/spec/loop.cpp";
+    println!("cargo:rerun-if-changed={FILE}");
+    let Some(src) = llama_src else {
+        panic!("llama-cpp-sys-2 did not say where its llama.cpp sources are (DEP_LLAMA_*)");
+    };
+    let mut b = cc::Build::new();
+    b.cpp(true)
+        .std("c++17")
+        .file(FILE)
+        .include(src.join("include"))
+        .include(src.join("ggml/include"))
+        .include(src.join("common"))
+        .warnings(false)
+        .opt_level(2);
+    b.compile("tpsbench_spec_loop");
 }
 
 /// "0.26.0" from ggml's `set(GGML_VERSION_MAJOR 0)` ... lines; empty when they are missing.

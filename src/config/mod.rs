@@ -13,6 +13,7 @@ pub(crate) mod knobs;
 pub(crate) mod ladder;
 pub mod quant_types;
 pub(crate) mod serving;
+pub mod speculative;
 pub(crate) mod suggest;
 pub(crate) mod synth_spec;
 pub(crate) mod unknown_key;
@@ -128,6 +129,8 @@ pub struct Config {
     pub serving: Option<crate::config::serving::ServingConfig>,
     /// `[[ladder]]` tables: variants built from a base file, with quality tests.
     pub ladders: Vec<ladder::Ladder>,
+    /// The `[speculative]` table: drafters measured against plain decoding (issue 45).
+    pub speculative: Option<speculative::SpeculativeConfig>,
 }
 
 type Axis = Option<Spanned<toml::Value>>;
@@ -224,6 +227,7 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     ladder: Vec<ladder::RawLadder>,
     serving: Option<Spanned<serving::RawServing>>,
+    speculative: Option<Spanned<speculative::RawSpeculative>>,
 }
 
 /// Reads and validates a `models.toml`.
@@ -246,6 +250,9 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, Conf
     let (mut config, defaults) =
         parse_parts(&ctx, raw.sweep, raw.model, raw.serving, physical_cores)?;
     config.ladders = ladder::parse(&ctx, raw.ladder, &defaults)?;
+    if let Some(s) = raw.speculative {
+        config.speculative = Some(speculative::parse(&ctx, s, &config.ladders)?);
+    }
     let sweeps = config
         .models
         .iter()
@@ -315,6 +322,7 @@ fn parse_parts(
             None => None,
         },
         ladders: Vec::new(),
+        speculative: None,
     };
     Ok((config, defaults))
 }

@@ -37,6 +37,10 @@ pub enum EngineError {
     /// cache type, a knob value it cannot take.
     #[error("{0}")]
     Param(String),
+    /// A speculative test's drafter could not be made or run (llama.cpp's reason, or why
+    /// tpsbench refuses the setting).
+    #[error("{0}")]
+    Speculative(String),
     /// llama.cpp's fit (`fit_target`, `fit_min_ctx`) found no placement that leaves
     /// `target_mib` free on every device; `free` lists each device's free and total MiB.
     #[error(

@@ -17,6 +17,7 @@ pub mod mock;
 pub(crate) mod mock_batch;
 pub(crate) mod placement;
 pub mod quantize;
+pub mod speculative;
 
 use std::path::Path;
 
@@ -91,6 +92,19 @@ pub trait Model {
     fn knob_notes(&self, params: &TestParams) -> Vec<String> {
         let _ = params;
         Vec::new()
+    }
+    /// A target context made for `params` with room for `n_ctx` tokens, and the drafter
+    /// `drafter` on it (speculative tests); the engine's refusal when it has none.
+    fn speculative(
+        &self,
+        params: &TestParams,
+        drafter: &speculative::DrafterParams,
+        n_ctx: u32,
+    ) -> Result<Box<dyn speculative::SpecSession + '_>, EngineError> {
+        let _ = (params, drafter, n_ctx);
+        Err(EngineError::Speculative(
+            "this engine has no speculative decoding".into(),
+        ))
     }
 }
 

@@ -7,11 +7,13 @@
 //! | pp, tg, pg                  | `bench`   | llama-bench's loop, t/s                       |
 //! | request, parallel, arrival, goodput | `serving` | TTFT, ITL, per-request and aggregate t/s, in-process or served |
 //! | quality                     | `quality` | KLD, PPL ratio, same-top-p against a reference |
+//! | spec                        | `speculative` | a drafter against plain decoding: speedup, acceptance |
 
 pub(crate) mod bench;
 pub mod error;
 pub(crate) mod quality;
 pub(crate) mod serving;
+pub(crate) mod speculative;
 
 pub use error::KindError;
 

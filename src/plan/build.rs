@@ -25,6 +25,8 @@ pub struct Facts {
     pub ladders: Vec<LadderFacts>,
     /// SHA-256 of the `[serving]` prompt file, when there is one.
     pub dataset_sha256: Option<String>,
+    /// SHA-256 of the `[speculative]` dataset, when there is one.
+    pub speculative_sha256: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -70,6 +72,8 @@ pub enum Detail {
     Serving(ServingTest),
     /// KLD and perplexity of a ladder variant against the ladder's reference.
     Quality { ladder: usize },
+    /// A drafter setting against plain decoding (`[speculative]`).
+    Speculative(Box<super::speculative::SpecTest>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -127,6 +131,27 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
                 key,
             });
         }
+    }
+    let axes_of = |mi: usize| -> Option<crate::config::Axes> {
+        match &models[mi].source {
+            ModelSource::File(_) => config
+                .models
+                .get(mi)
+                .filter(|m| m.path.is_some())
+                .map(|m| m.axes.clone()),
+            ModelSource::Variant { ladder, .. } => Some(config.ladders[*ladder].axes.clone()),
+        }
+    };
+    let spec = super::speculative::expand(
+        config,
+        &models,
+        axes_of,
+        facts.speculative_sha256.as_deref(),
+    );
+    for mi in 0..models.len() {
+        tests.extend(by_load_key(
+            spec.iter().filter(|t| t.model == mi).cloned().collect(),
+        ));
     }
     Plan {
         models,

@@ -22,6 +22,8 @@ pub enum TestKind {
     Goodput,
     /// KLD and perplexity against a ladder's reference variant.
     Quality,
+    /// Speculative decoding against plain decoding on the same context ([speculative]).
+    Spec,
 }
 
 impl TestKind {
@@ -40,6 +42,7 @@ impl TestKind {
             TestKind::Arrival => "arrival",
             TestKind::Goodput => "goodput",
             TestKind::Quality => "quality",
+            TestKind::Spec => "spec",
         }
     }
 

@@ -13,6 +13,7 @@ pub(crate) mod build;
 pub(crate) mod kind;
 pub mod serving;
 pub(crate) mod shard;
+pub mod speculative;
 pub use build::{Detail, Facts, ModelSource, Plan, PlanModel};
 pub use kind::TestKind;
 pub use shard::{Shard, shard};
@@ -53,6 +54,7 @@ impl PlannedTest {
             Detail::Bench => self.params.name(),
             Detail::Serving(s) => s.name.clone(),
             Detail::Quality { .. } => "quality".into(),
+            Detail::Speculative(s) => speculative::name(s),
         }
     }
 

@@ -11,6 +11,7 @@ pub(crate) mod machine;
 pub mod redact;
 pub mod results;
 pub(crate) mod serving;
+pub mod speculative;
 pub(crate) mod tensor_mix;
 #[cfg(test)]
 mod testdata;
@@ -309,6 +310,10 @@ pub struct TestRecord {
     /// absent for llama-bench-style tests. See docs/schema.md, "serving".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serving: Option<serving::Serving>,
+    /// Speculative-test figures: the drafter, the speedup over plain decoding paired by
+    /// round, acceptance by position. See docs/schema.md, "speculative".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speculative: Option<speculative::Speculative>,
     /// Where llama.cpp put the layers, KV cache and compute buffers (from its load log):
     /// what `n_gpu_layers` and `no_kv_offload` actually achieved.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -201,6 +201,25 @@ fn check_test(t: &TestRecord, bootstraps: &mut Bootstraps) -> Result<(), Disagre
             }
         }
     }
+    if let Some(s) = &t.speculative {
+        if !s.consistent() {
+            return Err(mismatch(
+                "speculative",
+                "its speedup, rates or acceptance".into(),
+                "other figures from its rounds and counts".into(),
+            ));
+        }
+        let rates: Vec<f64> = s.rounds.iter().map(|r| r.spec_ts()).collect();
+        if rates.len() != t.samples_ts.len()
+            || rates.iter().zip(&t.samples_ts).any(|(a, b)| !close(*a, *b))
+        {
+            return Err(mismatch(
+                "samples_ts",
+                format!("{} rates", t.samples_ts.len()),
+                format!("the {} speculative rounds' rates", rates.len()),
+            ));
+        }
+    }
     let ts = &t.samples_ts;
     let ns: Vec<f64> = t.samples_ns.iter().map(|&x| x as f64).collect();
     same("avg_ts", t.avg_ts, crate::stats::mean(ts))?;

@@ -328,6 +328,7 @@ pub fn new_test_record(t: &PlannedTest, model: &ModelRecord, run: &RunInfo) -> T
         stats: None,
         resources: None,
         serving: None,
+        speculative: None,
         placement: None,
         not_honoured: Vec::new(),
         quality: None,

@@ -34,6 +34,8 @@ pub struct Prepared {
     /// Per ladder: its base, or why it cannot be read.
     pub bases: Vec<Result<BaseInfo, String>>,
     pub prompts: Option<PromptFile>,
+    /// The `[speculative]` dataset (ShareGPT or a prompt file), read once for every test.
+    pub spec_prompts: Option<PromptFile>,
 }
 
 /// Reads the files and builds the plan (filters applied). A prompt file that is missing or
@@ -57,6 +59,12 @@ pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerEr
         Some(p) if !config.models.is_empty() => Some(dataset::load(p)?),
         _ => None,
     };
+    let spec_prompts = match &config.speculative {
+        Some(s) if !config.models.is_empty() || !config.ladders.is_empty() => {
+            Some(dataset::load(&s.dataset)?)
+        }
+        _ => None,
+    };
     let facts = Facts {
         models: models
             .iter()
@@ -76,6 +84,7 @@ pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerEr
             })
             .collect(),
         dataset_sha256: prompts.as_ref().map(|p| p.sha256.clone()),
+        speculative_sha256: spec_prompts.as_ref().map(|p| p.sha256.clone()),
     };
     let plan = plan::build::build(config, &facts, filters);
     for pm in &plan.models[config.models.len()..] {
@@ -101,6 +110,7 @@ pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerEr
         models,
         bases,
         prompts,
+        spec_prompts,
     })
 }
 

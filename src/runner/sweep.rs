@@ -254,6 +254,27 @@ impl<'a> Sweep<'a> {
                     _ => failed_line(rec),
                 }
             }
+            (Detail::Speculative(s), Ok(m), _) => {
+                let draft = self.draft_file(s).and_then(|d| {
+                    let header = |p: &std::path::Path| crate::gguf::reader::read_header(p).ok();
+                    let target = header(std::path::Path::new(&self.models[t.model].path));
+                    let dh = d.as_ref().and_then(|d| header(&d.path));
+                    match target
+                        .and_then(|th| kinds::speculative::refusal(&s.drafter, &th, dh.as_ref()))
+                    {
+                        Some(why) => Err(why),
+                        None => Ok(d),
+                    }
+                });
+                let prompts = prep.spec_prompts.as_ref();
+                match draft {
+                    Ok(d) => kinds::speculative::run(m, prompts, s, d, rec, progress),
+                    Err(e) => {
+                        rec.fail(e);
+                        failed_line(rec)
+                    }
+                }
+            }
             (_, Err(e), _) => {
                 rec.fail(e);
                 failed_line(rec)
@@ -261,6 +282,40 @@ impl<'a> Sweep<'a> {
             (Detail::Serving(_), Ok(_), _) => {
                 rec.fail("the serving group's context was not made");
                 failed_line(rec)
+            }
+        }
+    }
+
+    /// The draft model of a speculative test: a ladder variant (built now if missing) or a
+    /// file; None for drafters without one.
+    fn draft_file(
+        &mut self,
+        s: &crate::plan::speculative::SpecTest,
+    ) -> Result<Option<kinds::speculative::DraftFile>, String> {
+        use crate::plan::speculative::Draft;
+        match &s.draft {
+            None => Ok(None),
+            Some(Draft::Model(mi)) => {
+                self.ensure_built(*mi);
+                let m = &self.models[*mi];
+                if let Some(e) = &m.error {
+                    return Err(format!("the draft {}: {e}", m.name));
+                }
+                Ok(Some(kinds::speculative::DraftFile {
+                    path: PathBuf::from(&m.path),
+                    sha256: Some(m.sha256.clone()).filter(|h| !h.is_empty()),
+                    synthetic: m.provenance.as_ref().is_some_and(|p| p.synthetic),
+                }))
+            }
+            Some(Draft::File(p)) => {
+                // Through the GGUF validator first, as every model llama.cpp loads.
+                crate::gguf::reader::read_header(p)
+                    .map_err(|e| format!("the draft {}: {e}", p.display()))?;
+                Ok(Some(kinds::speculative::DraftFile {
+                    path: p.clone(),
+                    sha256: None,
+                    synthetic: false,
+                }))
             }
         }
     }

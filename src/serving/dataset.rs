@@ -37,6 +37,8 @@ pub struct Prompt {
     pub text: String,
     /// Tokens to generate; None: the test's `n_gen`.
     pub max_tokens: Option<u32>,
+    /// ShareGPT: the reply to the prompt, whose token count is the output length.
+    pub reply: Option<String>,
 }
 
 /// A prompt file, read and hashed.
@@ -46,6 +48,8 @@ pub struct PromptFile {
     pub name: String,
     pub sha256: String,
     pub prompts: Vec<Prompt>,
+    /// A ShareGPT conversations file (sampled as vLLM samples it), not a prompt file.
+    pub sharegpt: bool,
 }
 
 /// Parses a prompt file's text. JSONL when the first non-empty line starts with `{`, one
@@ -72,6 +76,7 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Prompt>, DatasetError> {
             Prompt {
                 text: line.to_string(),
                 max_tokens: None,
+                reply: None,
             }
         };
         out.push(prompt);
@@ -108,11 +113,41 @@ fn jsonl_prompt(line: &str) -> Result<Prompt, String> {
     Ok(Prompt {
         text: text.to_string(),
         max_tokens,
+        reply: None,
     })
 }
 
-/// Reads, hashes and parses a prompt file.
+/// Reads, hashes and parses a prompt file, or a ShareGPT file (a JSON array, read as a
+/// stream: `sharegpt`).
 pub fn load(path: &Path) -> Result<PromptFile, DatasetError> {
+    let read_err = |cause| DatasetError::Read {
+        path: path.to_path_buf(),
+        cause,
+    };
+    let name = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut head = [0u8; 256];
+    let n = {
+        use std::io::Read;
+        let mut f = std::fs::File::open(path).map_err(read_err)?;
+        f.read(&mut head).map_err(read_err)?
+    };
+    if super::sharegpt::looks_like(&head[..n]) {
+        let f = std::fs::File::open(path).map_err(read_err)?;
+        let (prompts, sha256) = super::sharegpt::read(f).map_err(|why| DatasetError::Parse {
+            name: path.display().to_string(),
+            line: None,
+            why,
+        })?;
+        return Ok(PromptFile {
+            name,
+            sha256,
+            prompts,
+            sharegpt: true,
+        });
+    }
     let text = std::fs::read_to_string(path).map_err(|cause| DatasetError::Read {
         path: path.to_path_buf(),
         cause,
@@ -127,6 +162,7 @@ pub fn load(path: &Path) -> Result<PromptFile, DatasetError> {
             .unwrap_or_default(),
         sha256,
         prompts: parse(&shown, &text)?,
+        sharegpt: false,
     })
 }
 

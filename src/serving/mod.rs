@@ -26,5 +26,6 @@ pub(crate) mod metrics;
 pub(crate) mod ratio;
 pub(crate) mod run;
 pub mod sampling;
+pub(crate) mod sharegpt;
 
 pub use crate::record::serving::Serving;

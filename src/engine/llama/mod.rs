@@ -28,6 +28,7 @@ mod model_trait;
 mod params;
 pub(crate) mod progress;
 mod session;
+mod spec;
 
 use std::path::Path;
 use std::time::Instant;

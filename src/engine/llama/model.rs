@@ -133,6 +133,11 @@ impl LlamaModel {
         }
     }
 
+    /// The llama.cpp model, for the speculative loop (`spec.rs`), which hands it to C++.
+    pub(super) fn as_ptr(&self) -> *mut sys::llama_model {
+        self.ptr.as_ptr()
+    }
+
     fn vocab(&self) -> *const sys::llama_vocab {
         unsafe { sys::llama_model_get_vocab(self.ptr.as_ptr()) }
     }

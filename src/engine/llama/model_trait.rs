@@ -27,6 +27,17 @@ impl Model for LlamaModel {
         }
     }
 
+    fn speculative(
+        &self,
+        p: &TestParams,
+        d: &crate::engine::speculative::DrafterParams,
+        n_ctx: u32,
+    ) -> Result<Box<dyn crate::engine::speculative::SpecSession + '_>, EngineError> {
+        Ok(Box::new(super::spec::LlamaSpecSession::new(
+            self, p, d, n_ctx,
+        )?))
+    }
+
     fn knob_notes(&self, p: &TestParams) -> Vec<String> {
         let mut n = self.notes.clone();
         n.extend(super::knobs::context_notes(&p.knobs));

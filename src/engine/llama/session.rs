@@ -20,6 +20,21 @@ impl Drop for Threadpool {
     }
 }
 
+/// llama-bench's thread pool for `p`, attached to `ctx`.
+fn attach_threadpool(ctx: &Context<'_>, p: &TestParams) -> Result<Threadpool, EngineError> {
+    let mut tpp = threadpool_params(p)?;
+    let threadpool = NonNull::new(unsafe { sys::ggml_threadpool_new(&mut tpp) })
+        .map(Threadpool)
+        .ok_or(EngineError::Threadpool {
+            n_threads: p.n_threads,
+        })?;
+    unsafe {
+        sys::llama_attach_threadpool(ctx.as_ptr(), threadpool.0.as_ptr(), std::ptr::null_mut());
+        sys::llama_set_n_threads(ctx.as_ptr(), p.n_threads as i32, p.n_threads as i32);
+    }
+    Ok(threadpool)
+}
+
 pub(super) struct LlamaSession<'m> {
     /// Declared before the threadpool: the context is freed first.
     ctx: Context<'m>,
@@ -39,16 +54,7 @@ impl<'m> LlamaSession<'m> {
                 p.n_ubatch
             ),
         })?;
-        let mut tpp = threadpool_params(p)?;
-        let threadpool = NonNull::new(unsafe { sys::ggml_threadpool_new(&mut tpp) })
-            .map(Threadpool)
-            .ok_or(EngineError::Threadpool {
-                n_threads: p.n_threads,
-            })?;
-        unsafe {
-            sys::llama_attach_threadpool(ctx.as_ptr(), threadpool.0.as_ptr(), std::ptr::null_mut());
-            sys::llama_set_n_threads(ctx.as_ptr(), p.n_threads as i32, p.n_threads as i32);
-        }
+        let threadpool = attach_threadpool(&ctx, p)?;
         Ok(LlamaSession {
             ctx,
             _threadpool: threadpool,

@@ -136,6 +136,7 @@ pub(crate) mod fixtures {
             stats: None,
             resources: None,
             serving: None,
+            speculative: None,
             placement: None,
             not_honoured: Vec::new(),
             quality: None,

@@ -1,0 +1,256 @@
+//! The `[speculative]` table of models.toml (issue 45): speculative decoding tests, each a
+//! drafter setting measured against plain decoding on the same context, on real text.
+//! Checked key by key with the value checks `[sweep]` uses; mistakes name file, line and key.
+//!
+//! ```toml
+//! [speculative]
+//! targets = ["Q8_0"]              # the models (names or quantization labels) to speed up
+//! dataset = "datasets/ShareGPT_V3_unfiltered_cleaned_split.json"   # or a prompt file
+//! drafters = ["draft-simple", "ngram-simple"]
+//! draft = ["Q4_0", "Q2_K"]         # ladder types of the target's ladder, or GGUF paths
+//! draft_max = [2, 4, 8]            # K
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::config::values::{int_list, list, scalar_int};
+use crate::config::{ConfigError, Ctx};
+
+/// llama.cpp's drafter types (common/speculative.h, `common_speculative_type`), by the names
+/// its `--spec-type` takes, in its enum's order (index + 1 is the enum value).
+pub const DRAFTER_TYPES: [&str; 10] = [
+    "draft-simple",
+    "draft-eagle3",
+    "draft-mtp",
+    "draft-dflash",
+    "draft-dspark",
+    "ngram-simple",
+    "ngram-map-k",
+    "ngram-map-k4v",
+    "ngram-mod",
+    "ngram-cache",
+];
+
+/// Whether a drafter type runs a draft model that the user names (`draft`).
+pub fn needs_draft(kind: &str) -> bool {
+    matches!(
+        kind,
+        "draft-simple" | "draft-eagle3" | "draft-dflash" | "draft-dspark"
+    )
+}
+
+/// A draft model: a ladder variant of the target's ladder (self-draft), or a file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DraftRef {
+    /// A quantization label (`Q4_0`) of the ladder the target belongs to.
+    Variant(String),
+    /// A GGUF, resolved against the configuration's folder.
+    File(PathBuf),
+}
+
+impl DraftRef {
+    /// How ids and records name it: the label, or the file name.
+    pub fn label(&self) -> String {
+        match self {
+            DraftRef::Variant(q) => q.clone(),
+            DraftRef::File(p) => p
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpeculativeConfig {
+    /// Model names or quantization labels whose tests get speculative tests; empty: every
+    /// model with a file.
+    pub targets: Vec<String>,
+    /// The prompts: a ShareGPT JSON file or a prompt file (JSONL or one per line).
+    pub dataset: PathBuf,
+    /// Prompts sampled per test; each is generated plain and speculative once per round.
+    pub n_prompts: u32,
+    /// Tokens to generate per prompt (ShareGPT: at most this many; its own reply length
+    /// caps it below, as vLLM samples it).
+    pub n_gen: u32,
+    /// Rounds, each plain and speculative over every prompt (their order alternating by
+    /// round): the speedup's interval is between rounds.
+    pub rounds: u32,
+    pub seed: Option<u64>,
+    pub drafters: Vec<String>,
+    pub draft: Vec<DraftRef>,
+    /// K: most tokens drafted per step (every drafter's drafts are capped by it).
+    pub draft_max: Vec<u32>,
+    pub draft_min: Vec<u32>,
+    pub p_min: Vec<f64>,
+    pub draft_n_gpu_layers: Vec<i32>,
+}
+
+type V = Option<Spanned<toml::Value>>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSpeculative {
+    targets: V,
+    dataset: Option<Spanned<String>>,
+    n_prompts: V,
+    n_gen: V,
+    rounds: V,
+    seed: V,
+    drafters: V,
+    draft: V,
+    draft_max: V,
+    draft_min: V,
+    p_min: V,
+    draft_n_gpu_layers: V,
+}
+
+fn k(name: &str) -> String {
+    format!("speculative.{name}")
+}
+
+fn string(x: &toml::Value) -> Result<String, String> {
+    match x.as_str() {
+        Some(s) if !s.trim().is_empty() => Ok(s.to_string()),
+        _ => Err(format!("{x} is not a name")),
+    }
+}
+
+fn drafter(x: &toml::Value) -> Result<String, String> {
+    let s = x.as_str().unwrap_or_default();
+    if DRAFTER_TYPES.contains(&s) {
+        return Ok(s.to_string());
+    }
+    let near = crate::config::suggest::suggest(s, &DRAFTER_TYPES)
+        .map(|c| format!(" (did you mean {c:?}?)"))
+        .unwrap_or_default();
+    Err(format!(
+        "{x} is not a drafter type of the pinned llama.cpp{near}: use one of {}",
+        DRAFTER_TYPES.join(", ")
+    ))
+}
+
+fn p_min(x: &toml::Value) -> Result<f64, String> {
+    match x.as_float().or_else(|| x.as_integer().map(|i| i as f64)) {
+        Some(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(format!("{x} is not a probability (0 to 1)")),
+    }
+}
+
+/// Checks the `[speculative]` table, key by key in a fixed order (the first mistake is the
+/// one reported).
+pub(crate) fn parse(
+    ctx: &Ctx,
+    raw: Spanned<RawSpeculative>,
+    ladders: &[crate::config::ladder::Ladder],
+) -> Result<SpeculativeConfig, ConfigError> {
+    let span = raw.span();
+    let r = raw.into_inner();
+    let dir = ctx.file.parent().unwrap_or(Path::new("."));
+    let dataset = match &r.dataset {
+        Some(d) if !d.get_ref().trim().is_empty() => dir.join(d.get_ref()),
+        Some(d) => {
+            return Err(ctx.err(
+                d.span(),
+                &k("dataset"),
+                "expected the path of a prompt file",
+            ));
+        }
+        None => {
+            let msg = "speculative tests need real text (random tokens are almost never \
+                       accepted): set `dataset` to a ShareGPT JSON file (scripts/setup \
+                       --dataset sharegpt) or a prompt file";
+            return Err(ctx.err(span, &k("dataset"), msg));
+        }
+    };
+    let int = |v: &V, name: &str, min: i64, max: i64, default: i64| match v {
+        None => Ok(default),
+        Some(v) => scalar_int(ctx, &k(name), v, min, max),
+    };
+    let n_prompts = int(&r.n_prompts, "n_prompts", 1, 100_000, 4)? as u32;
+    let n_gen = int(&r.n_gen, "n_gen", 1, 1 << 16, 128)? as u32;
+    let rounds = int(&r.rounds, "rounds", 2, 10_000, 5)? as u32;
+    let seed = r
+        .seed
+        .as_ref()
+        .map(|v| scalar_int(ctx, &k("seed"), v, 0, i64::MAX).map(|s| s as u64))
+        .transpose()?;
+    let targets = match &r.targets {
+        None => Vec::new(),
+        Some(v) => list(ctx, &k("targets"), v, string)?,
+    };
+    let drafters = match &r.drafters {
+        None => vec!["draft-simple".to_string()],
+        Some(v) => list(ctx, &k("drafters"), v, drafter)?,
+    };
+    let draft = match &r.draft {
+        None => Vec::new(),
+        Some(v) => list(ctx, &k("draft"), v, |x| {
+            let s = string(x)?;
+            Ok(
+                if crate::config::quant_types::QuantType::parse(&s).is_ok() {
+                    DraftRef::Variant(s)
+                } else {
+                    DraftRef::File(dir.join(s))
+                },
+            )
+        })?,
+    };
+    // A self-draft is a variant the ladder builds: its type must be one of a ladder's.
+    if let (Some(v), Some(DraftRef::Variant(q))) = (
+        &r.draft,
+        draft.iter().find(|d| match d {
+            DraftRef::Variant(q) => !ladders.iter().any(|l| l.types.iter().any(|t| t.name == q)),
+            DraftRef::File(_) => false,
+        }),
+    ) {
+        let msg = format!(
+            "{q} is a quantization type but no [[ladder]] builds it: add it to the target's \
+             ladder `types`, or give the draft GGUF's path"
+        );
+        return Err(ctx.err(v.span(), &k("draft"), msg));
+    }
+    if draft.is_empty() {
+        if let Some(d) = drafters.iter().find(|d| needs_draft(d)) {
+            let at = r.drafters.as_ref().map_or(span.clone(), |v| v.span());
+            let msg = format!(
+                "{d} drafts with a draft model: name one in `draft` (a ladder type of the \
+                 target's ladder, such as \"Q4_0\", or a GGUF path)"
+            );
+            return Err(ctx.err(at, &k("draft"), msg));
+        }
+    }
+    let draft_max = match &r.draft_max {
+        None => vec![4],
+        Some(v) => int_list(ctx, &k("draft_max"), v, 1, 256)?,
+    };
+    let draft_min = match &r.draft_min {
+        None => vec![0],
+        Some(v) => int_list(ctx, &k("draft_min"), v, 0, 256)?,
+    };
+    let p_min = match &r.p_min {
+        None => vec![0.0],
+        Some(v) => list(ctx, &k("p_min"), v, p_min)?,
+    };
+    let draft_n_gpu_layers = match &r.draft_n_gpu_layers {
+        None => vec![-1],
+        Some(v) => int_list(ctx, &k("draft_n_gpu_layers"), v, -1, 100_000)?,
+    };
+    Ok(SpeculativeConfig {
+        targets,
+        dataset,
+        n_prompts,
+        n_gen,
+        rounds,
+        seed,
+        drafters,
+        draft,
+        draft_max,
+        draft_min,
+        p_min,
+        draft_n_gpu_layers,
+    })
+}

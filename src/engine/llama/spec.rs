@@ -1,0 +1,249 @@
+//! Speculative tests' sessions (issue 45): a target context made here as a tg test's is
+//! (llama-bench's parameters and thread pool), with room for the draft's outputs, and
+//! llama.cpp's own drafter on it through `spec/loop.cpp`, the C surface tpsbench compiles
+//! over llama.cpp's common library (build.rs; the file says why it is C++).
+
+use std::ffi::{CString, c_char};
+use std::path::Path;
+
+use llama_cpp_sys_2 as sys;
+
+use super::context::Context;
+use super::model::LlamaModel;
+use super::params::context_params;
+use crate::engine::EngineError;
+use crate::engine::speculative::{DrafterParams, Generation, SpecSession, drafter_type_code};
+use crate::plan::TestParams;
+
+#[repr(C)]
+struct Opts {
+    kind: i32,
+    draft_path: *const c_char,
+    draft_n_gpu_layers: i32,
+    n_max: i32,
+    n_min: i32,
+    p_min: f32,
+    n_threads: i32,
+    n_batch: i32,
+    n_ubatch: i32,
+    flash_attn: i32,
+    ngram_size_n: u16,
+    ngram_size_m: u16,
+    ngram_min_hits: u16,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct Stats {
+    n_prompt: i64,
+    n_generated: i64,
+    n_steps: i64,
+    n_drafts: i64,
+    n_drafted: i64,
+    n_accepted: i64,
+    n_restores: i64,
+    t_prefill_s: f64,
+    t_gen_s: f64,
+    t_draft_s: f64,
+    t_verify_s: f64,
+}
+
+#[repr(C)]
+struct Raw {
+    _private: [u8; 0],
+}
+
+unsafe extern "C" {
+    fn tpsb_spec_outputs(n_batch: i32, n_max: i32) -> i32;
+    fn tpsb_spec_new(
+        model: *mut sys::llama_model,
+        ctx: *mut sys::llama_context,
+        o: *const Opts,
+        err: *mut c_char,
+        n_err: usize,
+    ) -> *mut Raw;
+    fn tpsb_spec_free(s: *mut Raw);
+    fn tpsb_spec_draft_bytes(s: *const Raw) -> u64;
+    #[allow(clippy::too_many_arguments)]
+    fn tpsb_spec_generate(
+        s: *mut Raw,
+        prompt: *const i32,
+        n_prompt: usize,
+        n_gen: i32,
+        speculative: i32,
+        out: *mut i32,
+        cap: usize,
+        n_out: *mut usize,
+        pos_drafted: *mut i64,
+        pos_accepted: *mut i64,
+        n_pos: usize,
+        st: *mut Stats,
+        err: *mut c_char,
+        n_err: usize,
+    ) -> i32;
+}
+
+/// The text of a NUL-terminated error buffer.
+fn text(buf: &[u8]) -> String {
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// The drafter, freed before the target context it points to.
+struct Drafter(*mut Raw);
+
+impl Drop for Drafter {
+    fn drop(&mut self) {
+        unsafe { tpsb_spec_free(self.0) };
+    }
+}
+
+pub(super) struct LlamaSpecSession<'m> {
+    /// Declared first: dropped before the context and the thread pool.
+    drafter: Drafter,
+    ctx: Context<'m>,
+    n_max: u32,
+}
+
+impl<'m> LlamaSpecSession<'m> {
+    pub(super) fn new(
+        model: &'m LlamaModel,
+        p: &TestParams,
+        d: &DrafterParams,
+        n_ctx: u32,
+    ) -> Result<Self, EngineError> {
+        let kind = drafter_type_code(&d.kind).ok_or_else(|| {
+            EngineError::Speculative(format!("unknown drafter type {:?}", d.kind))
+        })?;
+        let mut cp = context_params(p)?;
+        cp.n_ctx = n_ctx;
+        cp.n_seq_max = 1;
+        cp.n_outputs_max =
+            unsafe { tpsb_spec_outputs(cp.n_batch as i32, d.n_max as i32) }.max(1) as u32;
+        // No ggml thread pool of our own, unlike a tg test's session: the draft context gets
+        // llama.cpp's default one, as in llama-speculative-simple, and a spinning pool of
+        // the target's would take the cores the draft model runs on.
+        cp.n_threads = p.n_threads as i32;
+        cp.n_threads_batch = p.n_threads as i32;
+        let (ctx, _placement) = model.new_context(cp);
+        let ctx = ctx.map_err(|why| EngineError::Context {
+            n_ctx,
+            message: format!(
+                "llama.cpp could not create a speculative test's target context of {n_ctx} tokens: {why}"
+            ),
+        })?;
+        let path = d.draft.as_deref().map(path_c).transpose()?;
+        let o = Opts {
+            kind,
+            draft_path: path.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
+            draft_n_gpu_layers: d.draft_n_gpu_layers,
+            n_max: d.n_max as i32,
+            n_min: d.n_min as i32,
+            p_min: d.p_min,
+            n_threads: p.n_threads as i32,
+            n_batch: cp.n_batch as i32,
+            n_ubatch: cp.n_ubatch as i32,
+            flash_attn: cp.flash_attn_type as i32,
+            ngram_size_n: d.ngram_n,
+            ngram_size_m: d.ngram_m,
+            ngram_min_hits: d.ngram_min_hits,
+        };
+        let mut err = vec![0u8; 512];
+        super::backend::take_first_error();
+        let raw = super::backend::capture(|| unsafe {
+            tpsb_spec_new(
+                model.as_ptr(),
+                ctx.as_ptr(),
+                &o,
+                err.as_mut_ptr().cast(),
+                err.len(),
+            )
+        })
+        .0;
+        if raw.is_null() {
+            let mut why = text(&err);
+            if let Some(first) = super::backend::take_first_error() {
+                why.push_str(&format!(": {first}"));
+            }
+            return Err(EngineError::Speculative(why));
+        }
+        Ok(LlamaSpecSession {
+            drafter: Drafter(raw),
+            ctx,
+            n_max: d.n_max,
+        })
+    }
+}
+
+fn path_c(p: &Path) -> Result<CString, EngineError> {
+    CString::new(p.to_string_lossy().as_bytes())
+        .map_err(|_| EngineError::Param("the draft path contains a NUL byte".into()))
+}
+
+impl SpecSession for LlamaSpecSession<'_> {
+    fn generate(
+        &mut self,
+        prompt: &[i32],
+        n_gen: u32,
+        speculative: bool,
+    ) -> Result<Generation, EngineError> {
+        // speculative-simple stops once it has more than n_gen tokens; a last step may
+        // accept a whole draft: room for n_gen + K + 1.
+        let cap = n_gen as usize + self.n_max as usize + 2;
+        let mut out = vec![0i32; cap];
+        let n_pos = self.n_max.max(1) as usize;
+        let mut drafted = vec![0i64; n_pos];
+        let mut accepted = vec![0i64; n_pos];
+        let mut st = Stats::default();
+        let mut n_out = 0usize;
+        let mut err = vec![0u8; 512];
+        let _ = &self.ctx;
+        let rc = unsafe {
+            tpsb_spec_generate(
+                self.drafter.0,
+                prompt.as_ptr(),
+                prompt.len(),
+                n_gen.min(i32::MAX as u32) as i32,
+                speculative as i32,
+                out.as_mut_ptr(),
+                cap,
+                &mut n_out,
+                drafted.as_mut_ptr(),
+                accepted.as_mut_ptr(),
+                n_pos,
+                &mut st,
+                err.as_mut_ptr().cast(),
+                err.len(),
+            )
+        };
+        if rc != 0 {
+            return Err(EngineError::Speculative(text(&err)));
+        }
+        out.truncate(n_out.min(cap));
+        let ns = |s: f64| (s.max(0.0) * 1e9) as u64;
+        let n = |x: i64| x.max(0) as u64;
+        Ok(Generation {
+            tokens: out,
+            n_prompt: n(st.n_prompt),
+            n_generated: n(st.n_generated),
+            n_steps: n(st.n_steps),
+            n_drafts: n(st.n_drafts),
+            n_drafted: n(st.n_drafted),
+            n_accepted: n(st.n_accepted),
+            n_restores: n(st.n_restores),
+            by_position: drafted
+                .iter()
+                .zip(&accepted)
+                .map(|(&d, &a)| (n(d), n(a)))
+                .collect(),
+            t_prefill_ns: ns(st.t_prefill_s),
+            t_gen_ns: ns(st.t_gen_s),
+            t_draft_ns: ns(st.t_draft_s),
+            t_verify_ns: ns(st.t_verify_s),
+        })
+    }
+
+    fn draft_bytes(&self) -> u64 {
+        unsafe { tpsb_spec_draft_bytes(self.drafter.0) }
+    }
+}

@@ -1,0 +1,331 @@
+//! speculative tests (issue 45): one drafter setting against plain decoding on the same
+//! target context, greedy, after real prompts. Each round generates every prompt plain and
+//! speculative (the order alternating by round), so the speedup is paired by round; the
+//! outputs are compared token for token (greedy speculative decoding must reproduce plain
+//! decoding exactly).
+
+use crate::engine::Model;
+use crate::engine::speculative::{DrafterParams, Generation};
+use crate::output::progress::Progress;
+use crate::plan::speculative::SpecTest;
+use crate::record::speculative::{Position, SpecPrompts, SpecRound, Speculative};
+use crate::record::{Status, TestRecord};
+use crate::serving::dataset::PromptFile;
+use crate::serving::sharegpt;
+
+/// The draft model's file, and its SHA-256 when known.
+pub struct DraftFile {
+    pub path: std::path::PathBuf,
+    pub sha256: Option<String>,
+    /// The draft is random weights (a synthetic model): acceptance means nothing.
+    pub synthetic: bool,
+}
+
+/// Why llama.cpp's drafter `s.drafter` cannot run on this target and draft (from their
+/// GGUF headers), before llama.cpp is handed them: llama.cpp's own detection
+/// (`common_speculative_types_from_gguf`) asserts on files it does not expect, and a
+/// drafter made from the wrong kind of file fails deep inside it.
+pub fn refusal(
+    drafter: &str,
+    target: &crate::gguf::header::Header,
+    draft: Option<&crate::gguf::header::Header>,
+) -> Option<String> {
+    let has = |h: &crate::gguf::header::Header, part: &str| {
+        h.tensors.iter().any(|t| t.name.contains(part))
+    };
+    let arch = |h: &crate::gguf::header::Header| h.architecture().unwrap_or("unknown").to_string();
+    match (drafter, draft) {
+        ("draft-mtp", _) if !has(target, ".nextn.") => Some(format!(
+            "draft-mtp drafts with the model's own multi-token-prediction (nextn) layers, and \
+             this {} model has none",
+            arch(target)
+        )),
+        ("draft-eagle3", Some(d)) if arch(d) != "eagle3" => Some(format!(
+            "draft-eagle3 needs an Eagle3 draft GGUF (architecture eagle3); the draft is {}",
+            arch(d)
+        )),
+        ("draft-dflash" | "draft-dspark", Some(d)) if arch(d) != "dflash" => Some(format!(
+            "{drafter} needs a DFlash draft GGUF (architecture dflash); the draft is {}",
+            arch(d)
+        )),
+        ("draft-dspark", Some(d)) if !has(d, "markov_w1") => Some(
+            "draft-dspark needs a DFlash draft with a Markov head (markov_w1); this one has \
+             none: use draft-dflash"
+                .to_string(),
+        ),
+        _ => None,
+    }
+}
+
+/// One prompt, tokenized, and the tokens to generate after it.
+struct Job {
+    tokens: Vec<i32>,
+    n_gen: u32,
+}
+
+/// The prompts of a test: ShareGPT sampled as vLLM samples it, a prompt file in order.
+fn jobs(m: &dyn Model, pf: &PromptFile, s: &SpecTest) -> Result<Vec<Job>, String> {
+    let sm = m
+        .serving()
+        .ok_or("this engine has no tokenizer for the prompts")?;
+    let tokenize = |t: &str| sm.tokenize(t, true, false).map_err(|e| e.to_string());
+    let jobs: Vec<Job> = if pf.sharegpt {
+        sharegpt::sample(&pf.prompts, s.n_prompts as usize, s.seed, s.n_gen, tokenize)?
+            .into_iter()
+            .map(|x| Job {
+                tokens: x.tokens,
+                n_gen: x.n_gen,
+            })
+            .collect()
+    } else {
+        let mut v = Vec::new();
+        for p in pf.prompts.iter().take(s.n_prompts as usize) {
+            let tokens = tokenize(&p.text)?;
+            if tokens.len() >= 2 {
+                v.push(Job {
+                    tokens,
+                    n_gen: p.max_tokens.unwrap_or(s.n_gen).min(s.n_gen),
+                });
+            }
+        }
+        v
+    };
+    if jobs.is_empty() {
+        return Err(format!(
+            "{}: no prompt of at least 2 tokens{}",
+            pf.name,
+            if pf.sharegpt {
+                " within vLLM's limits (4 to 1024 prompt tokens, 2048 in all)"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(jobs)
+}
+
+/// Measures `s` on model `m` into `rec`; returns the progress line.
+pub fn run(
+    m: &dyn Model,
+    prompts: Option<&PromptFile>,
+    s: &SpecTest,
+    draft: Option<DraftFile>,
+    rec: &mut TestRecord,
+    progress: &mut dyn Progress,
+) -> String {
+    match measure(m, prompts, s, draft, rec, progress) {
+        Ok(line) => line,
+        Err(e) => {
+            rec.fail(e);
+            format!("failed: {}", rec.error.as_deref().unwrap_or_default())
+        }
+    }
+}
+
+fn measure(
+    m: &dyn Model,
+    prompts: Option<&PromptFile>,
+    s: &SpecTest,
+    draft: Option<DraftFile>,
+    rec: &mut TestRecord,
+    progress: &mut dyn Progress,
+) -> Result<String, String> {
+    let pf =
+        prompts.ok_or("speculative tests need the [speculative] dataset, which was not read")?;
+    if s.n_max + 1 > rec.params.n_batch {
+        return Err(format!(
+            "K = {} is beyond the batch: a step verifies K + 1 tokens and n_batch is {}",
+            s.n_max, rec.params.n_batch
+        ));
+    }
+    let jobs = jobs(m, pf, s)?;
+    let longest = jobs
+        .iter()
+        .map(|j| j.tokens.len() as u64 + u64::from(j.n_gen))
+        .max()
+        .unwrap_or(0);
+    let n_ctx_train = u64::from(m.info().n_ctx_train);
+    if n_ctx_train > 0 && longest > n_ctx_train {
+        return Err(format!(
+            "a prompt and its generation take {longest} tokens, beyond the model's trained \
+             context of {n_ctx_train}"
+        ));
+    }
+    let n_ctx = (longest + u64::from(s.n_max) + 8) as u32;
+    let params = DrafterParams {
+        kind: s.drafter.clone(),
+        draft: draft.as_ref().map(|d| d.path.clone()),
+        draft_n_gpu_layers: s.draft_n_gpu_layers,
+        n_max: s.n_max,
+        n_min: s.n_min,
+        p_min: s.p_min as f32,
+        ngram_n: 0,
+        ngram_m: 0,
+        ngram_min_hits: 0,
+    };
+    let mut session = m
+        .speculative(&rec.params, &params, n_ctx)
+        .map_err(|e| format!("{}: {e}", s.drafter))?;
+    let draft_bytes = session.draft_bytes();
+    if let Some(d) = &draft {
+        if draft_bytes > m.info().size.saturating_mul(11) / 10 {
+            progress.note(&format!(
+                "{}: the draft {} is bigger than the target: it will hardly pay",
+                rec.id,
+                d.path.file_name().unwrap_or_default().to_string_lossy()
+            ));
+        }
+    }
+    // Warm-up, untimed: the first prompt once each way.
+    let first = &jobs[0];
+    for spec in [false, true] {
+        session
+            .generate(&first.tokens, first.n_gen, spec)
+            .map_err(|e| e.to_string())?;
+    }
+    let mut rounds = Vec::new();
+    let mut total = Generation::default();
+    let mut by_position = vec![Position::default(); s.n_max as usize];
+    let (mut mismatches, mut compared) = (0u32, 0u32);
+    for r in 0..s.rounds {
+        let plain_first = r % 2 == 0;
+        let mut round = SpecRound {
+            plain_first,
+            plain_tokens: 0,
+            plain_ns: 0,
+            spec_tokens: 0,
+            spec_ns: 0,
+        };
+        for j in &jobs {
+            let mut out: [Option<Generation>; 2] = [None, None];
+            for spec in if plain_first {
+                [false, true]
+            } else {
+                [true, false]
+            } {
+                let g = session
+                    .generate(&j.tokens, j.n_gen, spec)
+                    .map_err(|e| e.to_string())?;
+                out[spec as usize] = Some(g);
+            }
+            let [Some(plain), Some(sp)] = out else {
+                unreachable!("both generations ran")
+            };
+            round.plain_tokens += plain.n_generated;
+            round.plain_ns += plain.t_gen_ns;
+            round.spec_tokens += sp.n_generated;
+            round.spec_ns += sp.t_gen_ns;
+            compared += 1;
+            // llama.cpp's drafters may draft past the last token asked for (as
+            // llama-speculative-simple's do), so the longer output runs on: the outputs
+            // must agree as far as both go.
+            let n = plain.tokens.len().min(sp.tokens.len());
+            if plain.tokens[..n] != sp.tokens[..n] {
+                mismatches += 1;
+            }
+            for (p, &(d, a)) in by_position.iter_mut().zip(&sp.by_position) {
+                p.drafted += d;
+                p.accepted += a;
+            }
+            total.n_steps += sp.n_steps;
+            total.n_drafts += sp.n_drafts;
+            total.n_drafted += sp.n_drafted;
+            total.n_accepted += sp.n_accepted;
+            total.n_restores += sp.n_restores;
+            total.t_draft_ns += sp.t_draft_ns;
+            total.t_verify_ns += sp.t_verify_ns;
+        }
+        progress.note(&format!(
+            "{}: round {}/{}: plain {:.1} t/s, speculative {:.1} t/s",
+            rec.id,
+            r + 1,
+            s.rounds,
+            round.plain_ts(),
+            round.spec_ts()
+        ));
+        rounds.push(round);
+    }
+    let mut notes = Vec::new();
+    if draft.as_ref().is_some_and(|d| d.synthetic) {
+        notes.push(
+            "the draft has random weights: its acceptance means nothing, its cost is real".into(),
+        );
+    }
+    let mut sp = Speculative {
+        drafter: s.drafter.clone(),
+        draft: s.draft_label.clone(),
+        draft_sha256: draft.as_ref().and_then(|d| d.sha256.clone()),
+        draft_max: s.n_max,
+        draft_min: s.n_min,
+        p_min: s.p_min,
+        draft_n_gpu_layers: s.draft_n_gpu_layers,
+        draft_bytes,
+        prompts: SpecPrompts {
+            dataset: pf.name.clone(),
+            sha256: pf.sha256.clone(),
+            format: if pf.sharegpt { "sharegpt" } else { "prompts" }.into(),
+            seed: s.seed,
+            n_prompts: jobs.len() as u32,
+            prompt_tokens: jobs.iter().map(|j| j.tokens.len() as u64).sum(),
+            gen_tokens: jobs.iter().map(|j| u64::from(j.n_gen)).sum(),
+        },
+        n_steps: total.n_steps,
+        n_drafts: total.n_drafts,
+        n_drafted: total.n_drafted,
+        n_accepted: total.n_accepted,
+        n_restores: total.n_restores,
+        by_position,
+        draft_s: total.t_draft_ns as f64 / 1e9,
+        verify_s: total.t_verify_ns as f64 / 1e9,
+        mismatches,
+        compared,
+        rounds,
+        plain_ts: 0.0,
+        spec_ts: 0.0,
+        speedup: None,
+        acceptance_rate: None,
+        acceptance_length: None,
+        notes,
+    };
+    sp.derive();
+    let samples_ns: Vec<u64> = sp.rounds.iter().map(|r| r.spec_ns).collect();
+    let samples_ts: Vec<f64> = sp.rounds.iter().map(|r| r.spec_ts()).collect();
+    let ns: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
+    rec.avg_ns = Some(crate::stats::mean(&ns).round() as u64);
+    rec.stddev_ns = Some(crate::stats::stddev(&ns).round() as u64);
+    rec.avg_ts = Some(crate::stats::mean(&samples_ts));
+    rec.stddev_ts = Some(crate::stats::stddev(&samples_ts));
+    rec.median_ts = Some(crate::stats::median(&samples_ts));
+    rec.samples_ns = samples_ns;
+    rec.samples_ts = samples_ts;
+    rec.n_ctx = n_ctx;
+    let line = summary(&sp);
+    if !sp.identical() {
+        rec.not_honoured.push(format!(
+            "speculative decoding changed the output of {} of {} greedy generations",
+            sp.mismatches, sp.compared
+        ));
+    }
+    rec.speculative = Some(sp);
+    rec.status = Status::Ok;
+    rec.error = None;
+    Ok(line)
+}
+
+/// "1.45× (1.31–1.60) over plain, 71% accepted, length 3.1, identical".
+pub fn summary(s: &Speculative) -> String {
+    let speed = match s.speedup {
+        Some(x) => format!("{:.2}× ({:.2}–{:.2}) over plain", x.ratio, x.lo, x.hi),
+        None => format!("{:.1} vs {:.1} t/s plain", s.spec_ts, s.plain_ts),
+    };
+    let acc = match (s.acceptance_rate, s.acceptance_length) {
+        (Some(r), Some(l)) => format!(", {:.0}% accepted, length {l:.2}", r * 100.0),
+        _ => ", nothing drafted".into(),
+    };
+    let same = if s.identical() {
+        ", output identical"
+    } else {
+        ", OUTPUT DIFFERS from plain decoding"
+    };
+    format!("{speed}{acc}{same}")
+}

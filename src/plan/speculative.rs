@@ -1,0 +1,223 @@
+//! Expands the `[speculative]` table into tests (issue 45): per target model, one test per
+//! drafter setting (type × draft × K × draft_min × p_min × the draft's n_gpu_layers). Pure.
+
+use std::path::PathBuf;
+
+use super::build::{ModelSource, PlanModel};
+use super::{PlannedTest, TestKind, TestParams};
+use crate::config::speculative::{DraftRef, SpeculativeConfig, needs_draft};
+use crate::config::{Axes, Config};
+
+/// Where a test's draft model comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Draft {
+    /// A model of the plan (a ladder variant, built on first use).
+    Model(usize),
+    File(PathBuf),
+}
+
+/// One planned speculative test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpecTest {
+    /// llama.cpp's drafter type name.
+    pub drafter: String,
+    pub draft: Option<Draft>,
+    /// How ids and records name the draft (its type label or file name).
+    pub draft_label: Option<String>,
+    pub n_max: u32,
+    pub n_min: u32,
+    pub p_min: f64,
+    pub draft_n_gpu_layers: i32,
+    pub n_gen: u32,
+    pub n_prompts: u32,
+    pub rounds: u32,
+    pub seed: u64,
+}
+
+impl SpecTest {
+    /// What the identity hashes beside the model and the prompts.
+    fn line(&self, draft_key: &str) -> String {
+        format!(
+            "speculative\n{} draft {:?} {} K {} min {} p_min {} dngl {}\nn_gen {} prompts {} \
+             rounds {} seed {}",
+            self.drafter,
+            self.draft_label,
+            draft_key,
+            self.n_max,
+            self.n_min,
+            self.p_min,
+            self.draft_n_gpu_layers,
+            self.n_gen,
+            self.n_prompts,
+            self.rounds,
+            self.seed
+        )
+    }
+}
+
+/// Whether plan model `m` is one of the table's targets.
+fn is_target(sc: &SpeculativeConfig, m: &PlanModel) -> bool {
+    sc.targets.is_empty() || sc.targets.iter().any(|t| *t == m.name || *t == m.label)
+}
+
+/// The plan model a self-draft names: the variant of `quant` in the target's own ladder, or
+/// of the first ladder that builds it.
+fn variant_of(models: &[PlanModel], target: &PlanModel, quant: &str) -> Option<usize> {
+    let ladder_of = |m: &PlanModel| match m.source {
+        ModelSource::Variant { ladder, .. } => Some(ladder),
+        ModelSource::File(_) => None,
+    };
+    let is = |m: &PlanModel| m.label == quant && ladder_of(m).is_some();
+    models
+        .iter()
+        .position(|m| is(m) && ladder_of(m) == ladder_of(target))
+        .or_else(|| models.iter().position(is))
+}
+
+/// The speculative tests of every target in `models`, whose axes are `axes_of(model)`;
+/// `dataset_sha256` names the prompts in identities.
+pub fn expand(
+    config: &Config,
+    models: &[PlanModel],
+    axes_of: impl Fn(usize) -> Option<Axes>,
+    dataset_sha256: Option<&str>,
+) -> Vec<PlannedTest> {
+    let Some(sc) = &config.speculative else {
+        return Vec::new();
+    };
+    let seed = sc.seed.unwrap_or(config.settings.seed);
+    let mut out = Vec::new();
+    for (mi, m) in models.iter().enumerate() {
+        let Some(axes) = axes_of(mi) else { continue };
+        if !is_target(sc, m) {
+            continue;
+        }
+        let params = TestParams {
+            n_prompt: 0,
+            n_gen: sc.n_gen,
+            n_depth: 0,
+            n_batch: axes.n_batch[0],
+            n_ubatch: axes.n_ubatch[0],
+            n_gpu_layers: axes.n_gpu_layers[0],
+            n_threads: axes.n_threads[0],
+            flash_attn: axes.flash_attn[0].as_i32(),
+            type_k: axes.type_k[0].clone(),
+            type_v: axes.type_v[0].clone(),
+            split_mode: axes.split_mode[0],
+            main_gpu: axes.main_gpu[0],
+            no_kv_offload: axes.no_kv_offload[0],
+            knobs: axes.first_knobs(),
+        };
+        for drafter in &sc.drafters {
+            let drafts: Vec<Option<&DraftRef>> = if needs_draft(drafter) {
+                sc.draft.iter().map(Some).collect()
+            } else {
+                vec![None]
+            };
+            for d in drafts {
+                let draft = d.map(|d| match d {
+                    DraftRef::Variant(q) => variant_of(models, m, q).map(Draft::Model),
+                    DraftRef::File(p) => Some(Draft::File(p.clone())),
+                });
+                // A self-draft no ladder builds was refused with the configuration.
+                let Some(draft) = draft.map_or(Some(None), |d| d.map(Some)) else {
+                    continue;
+                };
+                let draft_key = match &draft {
+                    Some(Draft::Model(i)) => models[*i].key.clone(),
+                    Some(Draft::File(p)) => p.display().to_string(),
+                    None => String::new(),
+                };
+                for &n_max in &sc.draft_max {
+                    for &n_min in &sc.draft_min {
+                        for &p_min in &sc.p_min {
+                            let dngls: &[i32] = if draft.is_some() {
+                                &sc.draft_n_gpu_layers
+                            } else {
+                                &[-1]
+                            };
+                            for &dngl in dngls {
+                                let s = SpecTest {
+                                    drafter: drafter.clone(),
+                                    draft: draft.clone(),
+                                    draft_label: d.map(DraftRef::label),
+                                    n_max,
+                                    n_min,
+                                    p_min,
+                                    draft_n_gpu_layers: dngl,
+                                    n_gen: sc.n_gen,
+                                    n_prompts: sc.n_prompts,
+                                    rounds: sc.rounds,
+                                    seed,
+                                };
+                                out.push(planned(
+                                    mi,
+                                    m,
+                                    s,
+                                    sc,
+                                    &params,
+                                    &draft_key,
+                                    dataset_sha256,
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn planned(
+    mi: usize,
+    m: &PlanModel,
+    s: SpecTest,
+    sc: &SpeculativeConfig,
+    params: &TestParams,
+    draft_key: &str,
+    dataset_sha256: Option<&str>,
+) -> PlannedTest {
+    let mut id = format!("{}/{}/spec-{}", m.name, m.label, s.drafter);
+    if let Some(l) = &s.draft_label {
+        id.push_str(&format!("-{l}"));
+    }
+    id.push_str(&format!("/K{}", s.n_max));
+    if sc.draft_min.len() > 1 {
+        id.push_str(&format!("/min{}", s.n_min));
+    }
+    if sc.p_min.len() > 1 {
+        id.push_str(&format!("/p{}", s.p_min));
+    }
+    if sc.draft_n_gpu_layers.len() > 1 && s.draft.is_some() {
+        id.push_str(&format!("/dngl{}", s.draft_n_gpu_layers));
+    }
+    let identity = crate::util::hash::sha256_hex(
+        format!(
+            "{}\n{}\n{}\ndataset {}",
+            m.key,
+            serde_json::to_string(params).expect("params serialize"),
+            s.line(draft_key),
+            dataset_sha256.unwrap_or("")
+        )
+        .as_bytes(),
+    );
+    PlannedTest {
+        model: mi,
+        id,
+        params: params.clone(),
+        kind: TestKind::Spec,
+        identity,
+        detail: super::Detail::Speculative(Box::new(s)),
+    }
+}
+
+/// The record's `test` name: `spec draft-simple Q4_0 K4 tg128`.
+pub fn name(s: &SpecTest) -> String {
+    let draft = s
+        .draft_label
+        .as_ref()
+        .map(|l| format!(" {l}"))
+        .unwrap_or_default();
+    format!("spec {}{draft} K{} tg{}", s.drafter, s.n_max, s.n_gen)
+}

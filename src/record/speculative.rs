@@ -1,0 +1,289 @@
+//! `TestRecord.speculative`: a speculative test's figures in the result file (issue 45).
+//! The raw part (each round's plain and speculative tokens and times, the counts per draft
+//! position) is what readers recompute the derived part from: [`Speculative::derive`].
+//! See docs/schema.md, "speculative".
+
+use serde::{Deserialize, Serialize};
+
+/// One round: every prompt generated plain and speculative once, in the order `plain_first`
+/// says (it alternates by round, so a drift within a round does not favour one side).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpecRound {
+    pub plain_first: bool,
+    /// Tokens generated and nanoseconds spent generating them, summed over the prompts.
+    pub plain_tokens: u64,
+    pub plain_ns: u64,
+    pub spec_tokens: u64,
+    pub spec_ns: u64,
+}
+
+impl SpecRound {
+    pub fn plain_ts(&self) -> f64 {
+        rate(self.plain_tokens, self.plain_ns)
+    }
+    pub fn spec_ts(&self) -> f64 {
+        rate(self.spec_tokens, self.spec_ns)
+    }
+}
+
+fn rate(tokens: u64, ns: u64) -> f64 {
+    if ns == 0 {
+        0.0
+    } else {
+        tokens as f64 * 1e9 / ns as f64
+    }
+}
+
+/// Drafted and accepted tokens at one draft position (0 = the first drafted token).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Position {
+    pub drafted: u64,
+    pub accepted: u64,
+}
+
+/// Speculative over plain decode rate: the geometric mean of the rounds' ratios, with a
+/// Student t interval on their logs. Paired by round (both sides ran in each round on the
+/// same context); it covers the variation between rounds of this run, not between launches.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Speedup {
+    pub ratio: f64,
+    pub lo: f64,
+    pub hi: f64,
+    /// The interval's coverage, 0.95.
+    pub level: f64,
+    pub n_rounds: u32,
+}
+
+/// The prompts a test generated after.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpecPrompts {
+    /// The dataset's file name and SHA-256.
+    pub dataset: String,
+    pub sha256: String,
+    /// "sharegpt" (sampled as vLLM samples it) or "prompts" (a prompt file, in order).
+    pub format: String,
+    pub seed: u64,
+    /// Prompts used per round, their tokens in all, and the tokens asked of each in all.
+    pub n_prompts: u32,
+    pub prompt_tokens: u64,
+    pub gen_tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Speculative {
+    /// llama.cpp's drafter type (`draft-simple`, `ngram-mod`, ...).
+    pub drafter: String,
+    /// The draft model: a ladder type of the target's ladder, or a file name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_sha256: Option<String>,
+    /// K, draft_min, p_min, the draft model's n_gpu_layers.
+    pub draft_max: u32,
+    pub draft_min: u32,
+    pub p_min: f64,
+    pub draft_n_gpu_layers: i32,
+    /// Bytes the drafter held: the draft model's weights and its context's state.
+    pub draft_bytes: u64,
+    pub prompts: SpecPrompts,
+    /// Raw: every round, in the order they ran.
+    pub rounds: Vec<SpecRound>,
+    /// Raw: summed over the speculative generations of every round.
+    pub n_steps: u64,
+    /// Steps that verified a non-empty draft.
+    pub n_drafts: u64,
+    pub n_drafted: u64,
+    pub n_accepted: u64,
+    pub n_restores: u64,
+    pub by_position: Vec<Position>,
+    pub draft_s: f64,
+    pub verify_s: f64,
+    /// Generations whose tokens differed from plain decoding's (greedy: there should be
+    /// none), and generations compared.
+    pub mismatches: u32,
+    pub compared: u32,
+    /// Derived: recomputed by readers from the raw part (`derive`).
+    pub plain_ts: f64,
+    pub spec_ts: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speedup: Option<Speedup>,
+    /// accepted / drafted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acceptance_rate: Option<f64>,
+    /// 1 + accepted / drafts (vLLM's mean acceptance length).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acceptance_length: Option<f64>,
+    /// Why the figures mean less than they seem (random weights: acceptance means nothing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl Speculative {
+    /// Whether speculative decoding produced exactly plain decoding's tokens.
+    pub fn identical(&self) -> bool {
+        self.mismatches == 0 && self.compared > 0
+    }
+
+    /// The derived figures from the raw ones.
+    pub fn derive(&mut self) {
+        let mean = |f: &dyn Fn(&SpecRound) -> f64| {
+            let v: Vec<f64> = self.rounds.iter().map(f).filter(|x| *x > 0.0).collect();
+            geomean(&v)
+        };
+        self.plain_ts = mean(&|r| r.plain_ts());
+        self.spec_ts = mean(&|r| r.spec_ts());
+        let logs: Vec<f64> = self
+            .rounds
+            .iter()
+            .filter(|r| r.plain_ts() > 0.0 && r.spec_ts() > 0.0)
+            .map(|r| (r.spec_ts() / r.plain_ts()).ln())
+            .collect();
+        self.speedup = speedup(&logs);
+        self.acceptance_rate =
+            (self.n_drafted > 0).then(|| self.n_accepted as f64 / self.n_drafted as f64);
+        self.acceptance_length =
+            (self.n_drafts > 0).then(|| 1.0 + self.n_accepted as f64 / self.n_drafts as f64);
+    }
+
+    /// Whether the stored derived figures are those of the raw ones (to a relative 1e-9).
+    pub fn consistent(&self) -> bool {
+        let mut d = self.clone();
+        d.derive();
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-300);
+        let opt = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => close(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        let counts_ok = self.n_accepted <= self.n_drafted
+            && self.by_position.iter().all(|p| p.accepted <= p.drafted);
+        counts_ok
+            && close(d.plain_ts, self.plain_ts)
+            && close(d.spec_ts, self.spec_ts)
+            && opt(d.acceptance_rate, self.acceptance_rate)
+            && opt(d.acceptance_length, self.acceptance_length)
+            && match (d.speedup, self.speedup) {
+                (Some(a), Some(b)) => {
+                    close(a.ratio, b.ratio) && close(a.lo, b.lo) && close(a.hi, b.hi)
+                }
+                (None, None) => true,
+                _ => false,
+            }
+    }
+}
+
+fn geomean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
+}
+
+/// The geometric mean ratio and its 95% Student t interval from the rounds' log ratios;
+/// None with fewer than 2 rounds.
+fn speedup(logs: &[f64]) -> Option<Speedup> {
+    let n = logs.len();
+    if n < 2 {
+        return None;
+    }
+    let m = logs.iter().sum::<f64>() / n as f64;
+    let var = logs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let half = crate::stats::student::t_quantile(0.975, (n - 1) as f64) * (var / n as f64).sqrt();
+    Some(Speedup {
+        ratio: m.exp(),
+        lo: (m - half).exp(),
+        hi: (m + half).exp(),
+        level: 0.95,
+        n_rounds: n as u32,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(rounds: &[(u64, u64, u64, u64)]) -> Speculative {
+        let mut s = Speculative {
+            drafter: "draft-simple".into(),
+            draft: Some("Q4_0".into()),
+            draft_sha256: None,
+            draft_max: 4,
+            draft_min: 0,
+            p_min: 0.0,
+            draft_n_gpu_layers: -1,
+            draft_bytes: 1,
+            prompts: SpecPrompts {
+                dataset: "p.txt".into(),
+                sha256: "00".into(),
+                format: "prompts".into(),
+                seed: 1,
+                n_prompts: 1,
+                prompt_tokens: 10,
+                gen_tokens: 10,
+            },
+            rounds: rounds
+                .iter()
+                .enumerate()
+                .map(|(i, &(pt, pn, st, sn))| SpecRound {
+                    plain_first: i % 2 == 0,
+                    plain_tokens: pt,
+                    plain_ns: pn,
+                    spec_tokens: st,
+                    spec_ns: sn,
+                })
+                .collect(),
+            n_steps: 10,
+            n_drafts: 8,
+            n_drafted: 32,
+            n_accepted: 16,
+            n_restores: 0,
+            by_position: vec![Position {
+                drafted: 8,
+                accepted: 6,
+            }],
+            draft_s: 0.1,
+            verify_s: 0.2,
+            mismatches: 0,
+            compared: 3,
+            plain_ts: 0.0,
+            spec_ts: 0.0,
+            speedup: None,
+            acceptance_rate: None,
+            acceptance_length: None,
+            notes: vec![],
+        };
+        s.derive();
+        s
+    }
+
+    #[test]
+    fn the_speedup_is_paired_by_round_and_acceptance_follows_vllm() {
+        // Both sides slow down together in round 2: the ratio stays 2 and the interval is
+        // a point, as pairing by round should make it.
+        let s = rec(&[
+            (100, 1_000_000_000, 100, 500_000_000),
+            (100, 2_000_000_000, 100, 1_000_000_000),
+        ]);
+        let sp = s.speedup.unwrap();
+        assert!((sp.ratio - 2.0).abs() < 1e-12);
+        assert!((sp.lo - 2.0).abs() < 1e-9 && (sp.hi - 2.0).abs() < 1e-9);
+        assert_eq!(s.acceptance_rate, Some(0.5));
+        assert_eq!(s.acceptance_length, Some(3.0));
+        assert!(s.consistent());
+    }
+
+    #[test]
+    fn a_tampered_figure_is_not_consistent_with_the_raw_ones() {
+        let mut s = rec(&[
+            (100, 1_000_000_000, 150, 1_000_000_000),
+            (100, 1_000_000_000, 140, 1_000_000_000),
+        ]);
+        assert!(s.consistent());
+        s.speedup.as_mut().unwrap().ratio *= 1.01;
+        assert!(!s.consistent());
+        let mut s = rec(&[(100, 1_000_000_000, 150, 1_000_000_000)]);
+        assert!(s.speedup.is_none(), "one round has no interval");
+        s.n_accepted = 40;
+        assert!(!s.consistent(), "more accepted than drafted");
+    }
+}

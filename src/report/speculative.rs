@@ -1,0 +1,189 @@
+//! The speculative answer (issue 45): per target model and machine, the fastest decoding
+//! among the drafter settings measured and plain decoding, with what the design
+//! established and no more. Each setting's speedup is paired by round with plain decoding
+//! on its own context; two settings are different tests, so they are called apart only
+//! when their 95% intervals do not overlap (a conservative rule: overlap is "not
+//! established apart", never "equal").
+
+use std::fmt::Write as _;
+
+use crate::record::speculative::Speculative;
+use crate::record::{RunRecord, Status, TestRecord};
+
+/// One measured setting.
+struct Row<'a> {
+    test: &'a TestRecord,
+    s: &'a Speculative,
+}
+
+impl Row<'_> {
+    /// "draft-simple with Q4_0, K = 4" / "ngram-simple, K = 4".
+    fn setting(&self) -> String {
+        let s = self.s;
+        let draft = s
+            .draft
+            .as_ref()
+            .map(|d| format!(" with {d}"))
+            .unwrap_or_default();
+        let mut extra = String::new();
+        if s.draft_min > 0 {
+            extra.push_str(&format!(", draft_min {}", s.draft_min));
+        }
+        if s.p_min > 0.0 {
+            extra.push_str(&format!(", p_min {}", s.p_min));
+        }
+        format!("{}{draft}, K = {}{extra}", s.drafter, s.draft_max)
+    }
+
+    fn ratio(&self) -> f64 {
+        self.s.speedup.map_or(0.0, |x| x.ratio)
+    }
+}
+
+/// The target model's name of a speculative test (its id up to `/spec-`).
+fn target(t: &TestRecord) -> String {
+    t.id.split("/spec-").next().unwrap_or(&t.id).to_string()
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("–".into(), |r| format!("{:.0}%", r * 100.0))
+}
+
+/// The answer's sentence for one target's rows (best first).
+fn sentence(model: &str, host: &str, rows: &[Row]) -> String {
+    let best = &rows[0];
+    let Some(sp) = best.s.speedup else {
+        return format!(
+            "For {model} on {host}, no speculative setting has an interval (fewer than 2 rounds)."
+        );
+    };
+    let acc = format!(
+        "with {} of drafted tokens accepted (mean acceptance length {})",
+        pct(best.s.acceptance_rate),
+        best.s
+            .acceptance_length
+            .map_or("–".into(), |l| format!("{l:.2}"))
+    );
+    let interval = format!("{:.2}× ({:.2}–{:.2})", sp.ratio, sp.lo, sp.hi);
+    let mut out = if sp.lo > 1.0 {
+        let ties: Vec<String> = rows[1..]
+            .iter()
+            .filter(|r| r.s.speedup.is_some_and(|x| x.hi >= sp.lo))
+            .map(|r| format!("{} ({:.2}×)", r.setting(), r.ratio()))
+            .collect();
+        let mut s = format!(
+            "For {model} on {host}, {} decodes {interval} faster than plain decoding, {acc}.",
+            best.setting()
+        );
+        if !ties.is_empty() {
+            let _ = write!(
+                s,
+                " Not established apart from it: {} (their 95% intervals overlap).",
+                ties.join(", ")
+            );
+        }
+        s
+    } else if sp.hi < 1.0 {
+        format!(
+            "For {model} on {host}, plain decoding is fastest: every speculative setting was \
+             established slower; the least slow, {}, decodes at {interval} of plain, {acc}.",
+            best.setting()
+        )
+    } else {
+        format!(
+            "For {model} on {host}, no speculative setting is established faster than plain \
+             decoding: the best, {}, measured {interval}, {acc}.",
+            best.setting()
+        )
+    };
+    let _ = write!(
+        out,
+        " Intervals are 95% between {} rounds, each paired with plain decoding on the same \
+         context; they do not cover the variation between launches.",
+        sp.n_rounds
+    );
+    let differ: u32 = rows.iter().map(|r| r.s.mismatches).sum();
+    if differ > 0 {
+        let _ = write!(
+            out,
+            " Speculative output differed from plain decoding in {differ} greedy generations \
+             (see the table)."
+        );
+    }
+    out
+}
+
+/// The Markdown table of one target's settings.
+fn table(rows: &[Row]) -> String {
+    let mut o = String::from(
+        "| setting | plain t/s | speculative t/s | speedup (95%) | accepted | length | by position | output |\n\
+         |---|--:|--:|---|--:|--:|---|---|\n",
+    );
+    for r in rows {
+        let s = r.s;
+        let speed = s.speedup.map_or("–".into(), |x| {
+            format!("{:.2}× ({:.2}–{:.2})", x.ratio, x.lo, x.hi)
+        });
+        let pos: Vec<String> = s
+            .by_position
+            .iter()
+            .filter(|p| p.drafted > 0)
+            .map(|p| format!("{:.0}", 100.0 * p.accepted as f64 / p.drafted as f64))
+            .collect();
+        let _ = writeln!(
+            o,
+            "| {} | {:.1} | {:.1} | {} | {} | {} | {} | {} |",
+            r.setting(),
+            s.plain_ts,
+            s.spec_ts,
+            speed,
+            pct(s.acceptance_rate),
+            s.acceptance_length.map_or("–".into(), |l| format!("{l:.2}")),
+            if pos.is_empty() {
+                "–".into()
+            } else {
+                format!("{}%", pos.join(" / "))
+            },
+            if s.identical() {
+                "identical".to_string()
+            } else {
+                format!("differs in {}/{}", s.mismatches, s.compared)
+            }
+        );
+    }
+    o
+}
+
+/// The answers of a run's speculative tests in Markdown (a heading, the sentence and the
+/// table per target model); None when it has none.
+pub fn of_run(record: &RunRecord) -> Option<String> {
+    let host = &record.run.system.hostname;
+    let mut targets: Vec<String> = Vec::new();
+    for t in record.tests.iter().filter(|t| t.speculative.is_some()) {
+        let m = target(t);
+        if !targets.contains(&m) {
+            targets.push(m);
+        }
+    }
+    let mut o = String::new();
+    for m in targets {
+        let mut rows: Vec<Row> = record
+            .tests
+            .iter()
+            .filter(|t| t.status == Status::Ok && target(t) == m)
+            .filter_map(|t| t.speculative.as_ref().map(|s| Row { test: t, s }))
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        rows.sort_by(|a, b| b.ratio().total_cmp(&a.ratio()));
+        let name = rows[0].test.model.clone();
+        let _ = writeln!(
+            o,
+            "\n## Which decoding? {name}\n\n{}\n\n{}",
+            sentence(&name, host, &rows),
+            table(&rows)
+        );
+    }
+    (!o.is_empty()).then_some(o)
+}

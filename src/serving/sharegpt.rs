@@ -1,0 +1,295 @@
+//! ShareGPT (issue 45): the conversations file vLLM's `bench serve` samples by default
+//! (`ShareGPT_V3_unfiltered_cleaned_split.json`, fetched by `scripts/setup --dataset
+//! sharegpt`), read and sampled as vLLM samples it:
+//!
+//! - the first human turn is the prompt, and the reply after it gives the output length;
+//! - pairs whose prompt or reply has fewer than 4 tokens are dropped, as are pairs over
+//!   1024 prompt tokens or 2048 in all;
+//! - the order is a seeded shuffle (tpsbench's own generator, not Python's: the same seed
+//!   picks other conversations than vLLM's).
+//!
+//! The file is read as a stream: only each conversation's prompt and reply are kept, never
+//! the whole text or its other turns (the file is 125 MB).
+
+use std::fmt;
+use std::io::Read;
+
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use sha2::{Digest, Sha256};
+
+use super::dataset::Prompt;
+
+/// vLLM's limits (`is_valid_sequence`).
+pub const MIN_LEN: usize = 4;
+pub const MAX_PROMPT: usize = 1024;
+pub const MAX_TOTAL: usize = 2048;
+
+/// A reader that hashes what passes through it.
+struct Hashing<R> {
+    inner: R,
+    hash: Sha256,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hash.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Parses a ShareGPT file from `r`: its prompts (each with its reply) and the SHA-256 of
+/// every byte read. Conversations without a human turn followed by a reply are skipped.
+pub fn read(r: impl Read) -> Result<(Vec<Prompt>, String), String> {
+    let mut h = Hashing {
+        inner: std::io::BufReader::with_capacity(1 << 20, r),
+        hash: Sha256::new(),
+    };
+    let mut de = serde_json::Deserializer::from_reader(&mut h);
+    let prompts = de
+        .deserialize_seq(Conversations)
+        .map_err(|e| format!("not a ShareGPT file: {e}"))?;
+    de.end().map_err(|e| format!("not a ShareGPT file: {e}"))?;
+    // The rest of the file (whitespace) is hashed too.
+    std::io::copy(&mut h, &mut std::io::sink()).map_err(|e| e.to_string())?;
+    if prompts.is_empty() {
+        return Err("the ShareGPT file has no conversation with a human turn and a reply".into());
+    }
+    Ok((prompts, crate::util::hash::hex(h.hash.finalize())))
+}
+
+/// The top-level array: one kept pair per conversation that has one.
+struct Conversations;
+
+impl<'de> Visitor<'de> for Conversations {
+    type Value = Vec<Prompt>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of conversations")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(p) = seq.next_element_seed(Conversation)? {
+            out.extend(p);
+        }
+        Ok(out)
+    }
+}
+
+/// One conversation object: its `conversations` list, other keys ignored.
+struct Conversation;
+
+impl<'de> DeserializeSeed<'de> for Conversation {
+    type Value = Option<Prompt>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Conversation {
+    type Value = Option<Prompt>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a conversation object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut kept = None;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "conversations" {
+                kept = map.next_value_seed(Turns)?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(kept)
+    }
+}
+
+/// The turns of a conversation: the first human turn and the turn right after it.
+struct Turns;
+
+#[derive(serde::Deserialize)]
+struct Turn {
+    #[serde(default)]
+    from: String,
+    #[serde(default)]
+    value: String,
+}
+
+impl<'de> DeserializeSeed<'de> for Turns {
+    type Value = Option<Prompt>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Turns {
+    type Value = Option<Prompt>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of turns {\"from\", \"value\"}")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut prompt: Option<String> = None;
+        let mut kept = None;
+        while let Some(t) = seq.next_element::<Turn>()? {
+            match (&prompt, &kept) {
+                (None, None) if t.from == "human" => prompt = Some(t.value),
+                (Some(_), None) => {
+                    kept = prompt.take().map(|text| Prompt {
+                        text,
+                        max_tokens: None,
+                        reply: Some(t.value),
+                    })
+                }
+                _ => {}
+            }
+        }
+        Ok(kept)
+    }
+}
+
+/// Whether `text` looks like a ShareGPT file (a JSON array) rather than a prompt file.
+pub fn looks_like(head: &[u8]) -> bool {
+    head.iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|&b| b == b'[')
+}
+
+/// One sampled prompt: its tokens and the tokens to generate after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sampled {
+    /// Index into the file's prompts.
+    pub index: usize,
+    pub tokens: Vec<i32>,
+    pub n_gen: u32,
+}
+
+/// `n` prompts sampled as vLLM samples ShareGPT: a seeded shuffle, then the first pairs
+/// within the limits; each generates its reply's token count, at most `max_gen`.
+/// `tokenize` is the target model's tokenizer. Fewer than `n` when the file has fewer.
+pub fn sample<E>(
+    prompts: &[Prompt],
+    n: usize,
+    seed: u64,
+    max_gen: u32,
+    mut tokenize: impl FnMut(&str) -> Result<Vec<i32>, E>,
+) -> Result<Vec<Sampled>, E> {
+    let mut order: Vec<usize> = (0..prompts.len()).collect();
+    let mut rng = crate::util::rng::SplitMix64(seed);
+    // Fisher-Yates.
+    for i in (1..order.len()).rev() {
+        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
+    let mut out = Vec::new();
+    for i in order {
+        if out.len() >= n {
+            break;
+        }
+        let p = &prompts[i];
+        let tokens = tokenize(&p.text)?;
+        let reply_len = match &p.reply {
+            Some(r) => tokenize(r)?.len(),
+            None => p.max_tokens.unwrap_or(max_gen) as usize,
+        };
+        let (pl, ol) = (tokens.len(), reply_len);
+        if pl < MIN_LEN || ol < MIN_LEN || pl > MAX_PROMPT || pl + ol > MAX_TOTAL {
+            continue;
+        }
+        out.push(Sampled {
+            index: i,
+            tokens,
+            n_gen: (ol as u32).min(max_gen),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = r#"[
+      {"id": "a", "conversations": [
+        {"from": "human", "value": "one two three four five"},
+        {"from": "gpt", "value": "six seven eight nine ten eleven"},
+        {"from": "human", "value": "ignored"}]},
+      {"id": "b", "conversations": [{"from": "gpt", "value": "no human first"}]},
+      {"id": "c", "conversations": [
+        {"from": "system", "value": "s"},
+        {"from": "human", "value": "too short"},
+        {"from": "gpt", "value": "a b c d e"}]},
+      {"id": "d", "extra": {"nested": [1, 2]}, "conversations": []}
+    ]"#;
+
+    fn words(s: &str) -> Result<Vec<i32>, String> {
+        Ok(s.split_whitespace().map(|w| w.len() as i32).collect())
+    }
+
+    #[test]
+    fn the_first_human_turn_and_its_reply_are_kept_and_other_turns_are_not() {
+        let (p, sha) = read(FILE.as_bytes()).unwrap();
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].text, "one two three four five");
+        assert_eq!(
+            p[0].reply.as_deref(),
+            Some("six seven eight nine ten eleven")
+        );
+        assert_eq!(p[1].text, "too short");
+        assert_eq!(sha, crate::util::hash::sha256_hex(FILE.as_bytes()));
+    }
+
+    #[test]
+    fn sampling_drops_pairs_under_four_tokens_and_caps_the_output_length() {
+        let (p, _) = read(FILE.as_bytes()).unwrap();
+        let s = sample(&p, 10, 1, 3, words).unwrap();
+        assert_eq!(s.len(), 1, "the 2-token prompt is dropped");
+        assert_eq!(s[0].index, 0);
+        assert_eq!(s[0].n_gen, 3, "6 reply tokens capped at max_gen 3");
+        let s = sample(&p, 10, 1, 100, words).unwrap();
+        assert_eq!(s[0].n_gen, 6);
+    }
+
+    #[test]
+    fn sampling_is_seeded() {
+        let prompts: Vec<Prompt> = (0..50)
+            .map(|i| Prompt {
+                text: format!("prompt number {i} with words"),
+                max_tokens: None,
+                reply: Some("a reply of five words".into()),
+            })
+            .collect();
+        let pick = |seed| {
+            sample(&prompts, 5, seed, 64, words)
+                .unwrap()
+                .iter()
+                .map(|s| s.index)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(pick(7), pick(7));
+        assert_ne!(pick(7), pick(8));
+    }
+
+    #[test]
+    fn a_file_that_is_not_sharegpt_is_one_error_line() {
+        for bad in [
+            "{}",
+            "[1, 2]",
+            "[{\"conversations\": 3}]",
+            "[",
+            "[]",
+            "[{}] x",
+        ] {
+            let e = read(bad.as_bytes()).unwrap_err();
+            assert!(!e.contains('\n'), "{e}");
+        }
+        assert!(looks_like(b"  \n[{"));
+        assert!(!looks_like(b"{\"prompt\": 1}"));
+    }
+}
