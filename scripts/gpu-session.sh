@@ -7,6 +7,7 @@
 #   bash scripts/gpu-session.sh measure   # call 1: info, gpu.toml's MoE block first, 8B
 #                                         # syntheses, gpu.toml, placement
 #   bash scripts/gpu-session.sh smollm2   # call 2 (optional): SmolLM2's sweep and the ladder
+#   bash scripts/gpu-session.sh spec      # call 2 instead: gpu.toml's speculative block
 #   bash scripts/gpu-session.sh build     # call 1 when gpu-prepare --cuda-on-device carried
 #                                         # llama.cpp's sources instead of CUDA libraries:
 #                                         # builds them here (sm_90, all cores), then info
@@ -88,6 +89,9 @@ step_unpack() {
   chmod +x "$BIN"
   for f in "$CARRY"/smollm2-*/model.*; do
     [ -f "$f" ] && cp "$f" "$WORK/models/"   # kept while the machine stays warm
+  done
+  for f in "$CARRY"/smollm2-*/sharegpt-subset.json; do
+    [ -f "$f" ] && cp "$f" "$WORK/models/"
   done
   { uname -a; cat /etc/os-release 2>/dev/null; ldd --version 2>&1 | head -1; nproc; free -g
     [ "$BACKEND" = cuda ] && { nvidia-smi; nvidia-smi -q -d CLOCK,POWER,MEMORY; nvcc --version; } 2>&1
@@ -194,7 +198,7 @@ model_entry() { printf '\n[[model]]\nname = "%s"\npath = "%s"\n' "$1" "$2"; }
 # `tpsbench run` of config $1 into results/, its table to $2. SIGINT (timeout's signal)
 # makes it stop after the current test and keep what it measured.
 run_config() {
-  "$BIN" run --config "$1" --results-dir "$RUN_DIR/results" --output md >"$2" 2>>"$RUN_DIR/run.log"
+  "$BIN" run --config "$1" --results-dir "$RUN_DIR/results" --output md "${@:3}" >"$2" 2>>"$RUN_DIR/run.log"
   local rc=$?
   [ $rc -eq 0 ] || fail "tpsbench run: exit $rc (run.log); $(grep -c '^|' "$2" 2>/dev/null || echo 0) table lines"
   note "$(( $(grep -c '^|' "$2") - 2 )) rows in $(basename "$2")"
@@ -264,6 +268,19 @@ step_ladder() {
   note "$(( $(grep -c '^|' "$RUN_DIR/ladder.md") - 2 )) rows in ladder.md"
 }
 
+# gpu.toml's `# >>> speculative` block on SmolLM2's ladder (F16, Q8_0 targets; Q4_0 drafts,
+# quantized here) with the ShareGPT subset gpu-prepare carried: speculative tests only.
+step_spec() {
+  local cfg=$RUN_DIR/gpu-spec.toml sub=$WORK/models/sharegpt-subset.json
+  [ -f "$sub" ] || fail "no ShareGPT subset carried (.gpu-carry/smollm2-2/sharegpt-subset.json)"
+  { sweep_head | sed '/^\[serving\]/,$d'
+    sed -n '/^# >>> speculative/,/^# <<< speculative/p' "$ROOT/gpu.toml" | grep -v '^#' \
+      | sed "s|^dataset = .*|dataset = \"$sub\"|"
+    echo '[[ladder]]'; echo 'name = "SmolLM2-135M"'; echo "base = \"$SMOL\""
+    echo 'types = ["F16", "Q8_0", "Q4_0"]'; echo "cache_dir = \"$WORK/models/cache\""; } >"$cfg"
+  run_config "$cfg" "$RUN_DIR/spec.md" --filter /spec-
+}
+
 if [ "${1:-}" = _step ]; then
   STEP=$2
   "step_$STEP"
@@ -275,8 +292,9 @@ call=${1:-}
 case "$call" in
   measure) steps="unpack:60 info:60 synth-moe:120 moe:150 synth-8b-q4km:150 synth-8b-q8:150 sweep:240 placement:90" ;;
   smollm2) steps="unpack:60 info:60 model:60 ladder:${LADDER_LIMIT:-240} sweep-smollm2:150" ;;
+  spec) steps="unpack:60 info:60 model:60 spec:${SPEC_LIMIT:-300}" ;;
   build) steps="cuda:${CUDA_LIMIT:-420} unpack:60 info:60" ;;
-  *) echo "usage: bash scripts/gpu-session.sh measure|smollm2|build (see the comment at its top)" >&2; exit 2 ;;
+  *) echo "usage: bash scripts/gpu-session.sh measure|smollm2|spec|build (see the comment at its top)" >&2; exit 2 ;;
 esac
 deadline=${DEADLINE:-450} reserve=${RESERVE:-15} min_step=${MIN_STEP:-20}
 for v in "$deadline" "$reserve" "$min_step"; do
@@ -300,7 +318,7 @@ write_summary() {
     for s in "${order[@]}"; do
       printf '%-16s %-28s %s\n' "$s" "$(cat "$WORK/state/$s")" "$(cat "$WORK/state/$s.note" 2>/dev/null)"
     done
-    for f in moe.md table.md placement.md placement.txt table-smollm2.md ladder.md; do
+    for f in moe.md table.md placement.md placement.txt table-smollm2.md ladder.md spec.md; do
       [ -s "$RUN_DIR/$f" ] && { echo; echo "== $f"; cat "$RUN_DIR/$f"; }
     done
   } >"$OUT/summary.txt.tmp"

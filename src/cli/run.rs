@@ -208,6 +208,9 @@ fn print_export(output: Format, swept: &Swept) -> Result<()> {
         if let Some(a) = crate::report::leaderboard::answer_run::of_run(record, &path) {
             text.extend_from_slice(a.as_bytes());
         }
+        if let Some(a) = crate::report::speculative::of_run(record) {
+            text.extend_from_slice(a.as_bytes());
+        }
     }
     // A reader gone from stdout (`tpsbench run | head -1`) loses only the printout: the run
     // is in its file, and failed tests must still make the exit code 1.

@@ -6,24 +6,9 @@ use std::path::PathBuf;
 
 use crate::engine::EngineError;
 
-/// llama.cpp's drafter types (common/speculative.h, `common_speculative_type`), by the names
-/// its `--spec-type` takes, in its enum's order (index + 1 is the enum value).
-pub const DRAFTER_TYPES: [&str; 10] = [
-    "draft-simple",
-    "draft-eagle3",
-    "draft-mtp",
-    "draft-dflash",
-    "draft-dspark",
-    "ngram-simple",
-    "ngram-map-k",
-    "ngram-map-k4v",
-    "ngram-mod",
-    "ngram-cache",
-];
-
 /// llama.cpp's enum value of a drafter type name; None when unknown.
 pub fn drafter_type_code(name: &str) -> Option<i32> {
-    DRAFTER_TYPES
+    crate::config::speculative::DRAFTER_TYPES
         .iter()
         .position(|t| *t == name)
         .map(|i| i as i32 + 1)
@@ -32,7 +17,7 @@ pub fn drafter_type_code(name: &str) -> Option<i32> {
 /// One drafter setting, as the engine takes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DrafterParams {
-    /// A name of [`DRAFTER_TYPES`].
+    /// A name of `config::speculative::DRAFTER_TYPES`.
     pub kind: String,
     /// The draft GGUF (draft-simple, Eagle3, DFlash, DSpark).
     pub draft: Option<PathBuf>,

@@ -246,6 +246,9 @@ fn measure(
         rounds.push(round);
     }
     let mut notes = Vec::new();
+    if let Some(n) = &pf.note {
+        notes.push(format!("{}: {n}", pf.name));
+    }
     if draft.as_ref().is_some_and(|d| d.synthetic) {
         notes.push(
             "the draft has random weights: its acceptance means nothing, its cost is real".into(),

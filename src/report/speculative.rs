@@ -52,6 +52,13 @@ fn pct(x: Option<f64>) -> String {
 /// The answer's sentence for one target's rows (best first).
 fn sentence(model: &str, host: &str, rows: &[Row]) -> String {
     let best = &rows[0];
+    if best.s.n_drafted == 0 {
+        return format!(
+            "For {model} on {host}, no drafter drafted anything on these prompts: nothing to \
+             compare with plain decoding."
+        );
+    }
+    let rows: Vec<&Row> = rows.iter().filter(|r| r.s.n_drafted > 0).collect();
     let Some(sp) = best.s.speedup else {
         return format!(
             "For {model} on {host}, no speculative setting has an interval (fewer than 2 rounds)."
@@ -138,7 +145,8 @@ fn table(rows: &[Row]) -> String {
             s.spec_ts,
             speed,
             pct(s.acceptance_rate),
-            s.acceptance_length.map_or("–".into(), |l| format!("{l:.2}")),
+            s.acceptance_length
+                .map_or("–".into(), |l| format!("{l:.2}")),
             if pos.is_empty() {
                 "–".into()
             } else {
@@ -176,7 +184,13 @@ pub fn of_run(record: &RunRecord) -> Option<String> {
         if rows.is_empty() {
             continue;
         }
-        rows.sort_by(|a, b| b.ratio().total_cmp(&a.ratio()));
+        // A setting that drafted nothing on these prompts ran plain decoding twice: its
+        // "speedup" is noise, never an answer. Listed last.
+        rows.sort_by(|a, b| {
+            (b.s.n_drafted > 0)
+                .cmp(&(a.s.n_drafted > 0))
+                .then(b.ratio().total_cmp(&a.ratio()))
+        });
         let name = rows[0].test.model.clone();
         let _ = writeln!(
             o,

@@ -61,7 +61,11 @@ pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerEr
     };
     let spec_prompts = match &config.speculative {
         Some(s) if !config.models.is_empty() || !config.ladders.is_empty() => {
-            Some(dataset::load(&s.dataset)?)
+            let pf = dataset::load(&s.dataset)?;
+            if let Some(n) = &pf.note {
+                eprintln!("warning: {}: {n}", pf.name);
+            }
+            Some(pf)
         }
         _ => None,
     };

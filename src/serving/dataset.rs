@@ -50,6 +50,8 @@ pub struct PromptFile {
     pub prompts: Vec<Prompt>,
     /// A ShareGPT conversations file (sampled as vLLM samples it), not a prompt file.
     pub sharegpt: bool,
+    /// What a reader of the results must know of the file (a ShareGPT file cut short).
+    pub note: Option<String>,
 }
 
 /// Parses a prompt file's text. JSONL when the first non-empty line starts with `{`, one
@@ -136,16 +138,17 @@ pub fn load(path: &Path) -> Result<PromptFile, DatasetError> {
     };
     if super::sharegpt::looks_like(&head[..n]) {
         let f = std::fs::File::open(path).map_err(read_err)?;
-        let (prompts, sha256) = super::sharegpt::read(f).map_err(|why| DatasetError::Parse {
+        let r = super::sharegpt::read(f).map_err(|why| DatasetError::Parse {
             name: path.display().to_string(),
             line: None,
             why,
         })?;
         return Ok(PromptFile {
             name,
-            sha256,
-            prompts,
+            sha256: r.sha256,
+            prompts: r.prompts,
             sharegpt: true,
+            note: r.truncated,
         });
     }
     let text = std::fs::read_to_string(path).map_err(|cause| DatasetError::Read {
@@ -163,6 +166,7 @@ pub fn load(path: &Path) -> Result<PromptFile, DatasetError> {
         sha256,
         prompts: parse(&shown, &text)?,
         sharegpt: false,
+        note: None,
     })
 }
 

