@@ -162,28 +162,38 @@ fn table(rows: &[Row]) -> String {
     o
 }
 
-/// The answers of a run's speculative tests in Markdown (a heading, the sentence and the
-/// table per target model); None when it has none.
-pub fn of_run(record: &RunRecord) -> Option<String> {
-    let host = &record.run.system.hostname;
-    let mut targets: Vec<String> = Vec::new();
-    for t in record.tests.iter().filter(|t| t.speculative.is_some()) {
-        let m = target(t);
-        if !targets.contains(&m) {
-            targets.push(m);
+/// One target model's answer on one machine.
+pub struct SpecAnswer {
+    pub model: String,
+    pub host: String,
+    pub sentence: String,
+    /// The Markdown table of its settings.
+    pub table: String,
+    /// Per setting (best first): its name and the share accepted at each draft position.
+    pub positions: Vec<(String, Vec<f64>)>,
+}
+
+/// The answers of speculative tests, each with the machine it ran on: one per target model
+/// and machine, in order of first appearance.
+pub fn answers<'a>(tests: impl IntoIterator<Item = (&'a TestRecord, &'a str)>) -> Vec<SpecAnswer> {
+    let tests: Vec<(&TestRecord, &str)> = tests
+        .into_iter()
+        .filter(|(t, _)| t.status == Status::Ok && t.speculative.is_some())
+        .collect();
+    let mut keys: Vec<(String, &str)> = Vec::new();
+    for (t, host) in &tests {
+        let k = (target(t), *host);
+        if !keys.contains(&k) {
+            keys.push(k);
         }
     }
-    let mut o = String::new();
-    for m in targets {
-        let mut rows: Vec<Row> = record
-            .tests
+    let mut out = Vec::new();
+    for (m, host) in keys {
+        let mut rows: Vec<Row> = tests
             .iter()
-            .filter(|t| t.status == Status::Ok && target(t) == m)
-            .filter_map(|t| t.speculative.as_ref().map(|s| Row { test: t, s }))
+            .filter(|(t, h)| *h == host && target(t) == m)
+            .filter_map(|(t, _)| t.speculative.as_ref().map(|s| Row { test: t, s }))
             .collect();
-        if rows.is_empty() {
-            continue;
-        }
         // A setting that drafted nothing on these prompts ran plain decoding twice: its
         // "speedup" is noise, never an answer. Listed last.
         rows.sort_by(|a, b| {
@@ -192,11 +202,38 @@ pub fn of_run(record: &RunRecord) -> Option<String> {
                 .then(b.ratio().total_cmp(&a.ratio()))
         });
         let name = rows[0].test.model.clone();
+        out.push(SpecAnswer {
+            sentence: sentence(&name, host, &rows),
+            table: table(&rows),
+            positions: rows
+                .iter()
+                .map(|r| {
+                    let rates =
+                        r.s.by_position
+                            .iter()
+                            .filter(|p| p.drafted > 0)
+                            .map(|p| p.accepted as f64 / p.drafted as f64)
+                            .collect();
+                    (r.setting(), rates)
+                })
+                .collect(),
+            model: name,
+            host: host.to_string(),
+        });
+    }
+    out
+}
+
+/// The answers of a run's speculative tests in Markdown (a heading, the sentence and the
+/// table per target model); None when it has none.
+pub fn of_run(record: &RunRecord) -> Option<String> {
+    let host = record.run.system.hostname.as_str();
+    let mut o = String::new();
+    for a in answers(record.tests.iter().map(|t| (t, host))) {
         let _ = writeln!(
             o,
-            "\n## Which decoding? {name}\n\n{}\n\n{}",
-            sentence(&name, host, &rows),
-            table(&rows)
+            "\n## Which decoding? {}\n\n{}\n\n{}",
+            a.model, a.sentence, a.table
         );
     }
     (!o.is_empty()).then_some(o)

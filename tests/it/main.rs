@@ -34,6 +34,7 @@ mod served;
 mod serving;
 mod setup_script;
 mod slurm;
+mod speculative;
 mod spine;
 mod synth_models;
 mod vulkan;

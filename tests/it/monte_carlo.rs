@@ -27,6 +27,9 @@ mod sequential;
 /// contradict each other.
 mod stability;
 
+/// The speculative speedup's interval (issue 45): coverage of the paired-by-round interval.
+mod speculative;
+
 const MU: f64 = 700.0;
 /// Noise within a context: the 1.8% sd seen between repetitions of one process.
 const SIGMA: f64 = 0.02;

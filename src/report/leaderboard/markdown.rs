@@ -149,6 +149,7 @@ pub fn render(b: &Board) -> String {
         return o;
     }
     answers_section(&mut o, b);
+    speculative_section(&mut o, b);
     grids_section(&mut o, b);
     flagged_section(&mut o, b);
     ranking_section(&mut o, b);
@@ -171,6 +172,31 @@ fn answers_section(o: &mut String, b: &Board) {
         let _ = writeln!(o, "### {}\n\n{}\n", md(&heading(b, a)), md(&a.sentence));
         let _ = writeln!(o, "{}", table(&answer::table(a, NBSP)));
         let _ = writeln!(o, "{}\n", md(&answer::note(a)));
+    }
+}
+
+/// "Which decoding?": per target model and machine, the fastest speculative setting against
+/// plain decoding, and a table of the settings with acceptance by position.
+fn speculative_section(o: &mut String, b: &Board) {
+    let names = super::load::machine_names(b);
+    let answers = crate::report::speculative::answers(
+        b.entries
+            .iter()
+            .map(|e| (&e.test, names[e.machine].as_str())),
+    );
+    if answers.is_empty() {
+        return;
+    }
+    o.push_str("## Which decoding?\n\n");
+    for a in &answers {
+        let _ = writeln!(
+            o,
+            "### {} on {}\n\n{}\n\n{}",
+            md(&a.model),
+            md(&a.host),
+            md(&a.sentence),
+            a.table
+        );
     }
 }
 
