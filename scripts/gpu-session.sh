@@ -50,9 +50,10 @@ fail() { note "$*"; exit 1; }
 # --cuda-on-device): the device has nvcc, CMake and 16 cores, where this machine's 2 take
 # hours. They stay in .gpu-work/lib while the machine is warm, for the next call.
 step_cuda() {
-  local src=$CARRY/common/llama-src.crate out=$WORK/llama-cuda
+  local src=$CARRY/cuda-src/llama-src.crate out=$WORK/llama-cuda
   ls "$WORK"/lib/libggml-cuda.so >/dev/null 2>&1 && { note "already built on this machine"; return 0; }
-  [ -f "$src" ] || fail "no llama-src.crate carried (gpu-prepare --cuda-on-device)"
+  [ -f "$src" ] || fail "no llama-src.crate carried (gpu-prepare --cuda-on-device: .gpu-carry/cuda-src)"
+  (cd "$CARRY/cuda-src" && sha256sum --quiet -c SHA256SUMS) || fail "llama-src.crate does not match its SHA256SUMS"
   mkdir -p "$WORK/src" "$WORK/lib"
   tar -xzf "$src" -C "$WORK/src" || fail "cannot unpack llama-src.crate"
   local dir
