@@ -90,6 +90,9 @@ struct tpsb_spec {
     // acceptance). Asked once, here: llama.cpp's probe clears the context and decodes into it.
     bool use_ckpt_tgt;
     bool use_ckpt_dft;
+    // K: every drafter's drafts are capped by it. The n-gram methods draft by their own
+    // sizes (ngram-mod up to 64 tokens), beyond the outputs the target context was made for.
+    int32_t n_max;
 };
 
 // 1 when llama.cpp finds the draft's vocabulary usable for the target
@@ -133,6 +136,7 @@ tpsb_spec * tpsb_spec_new(llama_model * model_tgt, llama_context * ctx_tgt,
     common_log_set_verbosity_thold(LOG_LEVEL_WARN);
     auto s = std::make_unique<tpsb_spec>();
     s->model_tgt = model_tgt;
+    s->n_max = o->n_max;
     s->ctx_tgt = ctx_tgt;
     s->ctx_dft = nullptr;
 
@@ -302,6 +306,7 @@ int tpsb_spec_generate(tpsb_spec * s, const int32_t * prompt, size_t n_prompt, i
             }
             int n_draft_max = (int) llama_n_ctx(ctx_tgt) - n_past - 2;
             n_draft_max = std::min(n_draft_max, n_gen - n_predict - 1);
+            n_draft_max = std::min(n_draft_max, s->n_max);
             n_draft_max = std::max(n_draft_max, 0);
             const double td = now_s();
             common_speculative_get_draft_params(spec, seq_id) = {
@@ -313,6 +318,11 @@ int tpsb_spec_generate(tpsb_spec * s, const int32_t * prompt, size_t n_prompt, i
                 /* .result   = */ &draft,
             };
             common_speculative_draft(spec);
+            // Not to n_draft_max: at 0 llama.cpp reads it as "no limit" and drafts K, which
+            // llama-speculative-simple then verifies; the counts stay equal to its.
+            if ((int32_t) draft.size() > s->n_max) {
+                draft.resize(s->n_max);
+            }
             st->t_draft_s += now_s() - td;
             if (!draft.empty() && use_ckpt_tgt) {
                 ckpt.update_tgt(ctx_tgt, seq_id, LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY);
