@@ -202,3 +202,11 @@ mod knobs {
         assert!(k.is_empty());
     }
 }
+
+/// A run holds several lists of its planned tests (the plan, its part, what remains, each
+/// round's): a serving test's settings, which most tests lack, stay boxed (issue 47).
+#[test]
+fn a_planned_test_stays_small_in_memory() {
+    let size = std::mem::size_of::<PlannedTest>();
+    assert!(size <= 256, "{size} bytes");
+}
