@@ -9,8 +9,14 @@ use tpsbench::config::Axes;
 use tpsbench::{config, plan};
 
 /// How many tests `plan::expand` may make of one model's axes: one per n_prompt and n_gen
-/// value for every combination of the other axes (saturating: a sweep can be huge).
+/// value for every combination of the other axes (saturating: a sweep can be huge). The
+/// parameters of the knobs table (`cpu_mask`, ...) are axes too: a bound without them was
+/// the first finding (issue 47, regressions/models_toml/).
 fn bound(a: &Axes) -> usize {
+    let knobs = a
+        .knobs
+        .values()
+        .fold(1usize, |p, v| p.saturating_mul(v.len()));
     [
         a.n_depth.len(),
         a.n_batch.len(),
@@ -28,6 +34,7 @@ fn bound(a: &Axes) -> usize {
     .fold(a.n_prompt.len() + a.n_gen.len(), |p, &n| {
         p.saturating_mul(n)
     })
+    .saturating_mul(knobs)
 }
 
 fuzz_target!(|text: &str| {

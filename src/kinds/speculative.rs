@@ -309,7 +309,7 @@ fn measure(
             sp.mismatches, sp.compared
         ));
     }
-    rec.speculative = Some(sp);
+    rec.speculative = Some(Box::new(sp));
     rec.status = Status::Ok;
     rec.error = None;
     Ok(line)

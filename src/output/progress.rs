@@ -5,32 +5,76 @@ use std::time::Duration;
 
 use crate::plan::TestParams;
 
+/// The tests of one kind (prompt only, or generating): how many, their tokens (depth
+/// included), and for tests done, their seconds.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub(crate) struct Work {
+    tests: usize,
+    tokens: u64,
+    secs: f64,
+}
+
+/// Which of a [`Work`] pair a test counts in: 0 prompt only, 1 generating.
+fn kind(p: &TestParams) -> usize {
+    usize::from(p.n_gen > 0)
+}
+
+fn tokens(p: &TestParams) -> u64 {
+    p.n_tokens() + u64::from(p.n_depth)
+}
+
+/// The work left at each point of a list of tests: element `k` is that of `tests[k..]`, by
+/// kind, and the last element is empty.
+pub(crate) fn work_left<'a>(
+    tests: impl DoubleEndedIterator<Item = &'a TestParams>,
+) -> Vec<[Work; 2]> {
+    let mut left = vec![[Work::default(); 2]];
+    for p in tests.rev() {
+        let mut w = *left.last().expect("starts with one");
+        w[kind(p)].tests += 1;
+        w[kind(p)].tokens += tokens(p);
+        left.push(w);
+    }
+    left.reverse();
+    left
+}
+
 /// Estimates the time left from the tests done so far. Prompt and generation tokens cost
 /// very differently, so each kind is priced by its own seconds per token; a kind not yet
 /// seen is priced by the mean test duration.
-pub(crate) fn eta(done: &[(TestParams, Duration)], remaining: &[&TestParams]) -> Option<Duration> {
-    if done.is_empty() {
-        return None;
+///
+/// Kept as sums, done here and left in [`work_left`], so an estimate costs the same at a
+/// sweep's 50,000th test as at its first: walking the list of tests done and to do after
+/// each test made the cost per test grow with the sweep (issue 47).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Eta {
+    done: [Work; 2],
+}
+
+impl Eta {
+    /// A test done, in `took`.
+    pub(crate) fn done(&mut self, p: &TestParams, took: Duration) {
+        let w = &mut self.done[kind(p)];
+        w.tests += 1;
+        w.tokens += tokens(p);
+        w.secs += took.as_secs_f64();
     }
-    let per_token = |generation: bool| {
-        let (secs, tokens) = done
-            .iter()
-            .filter(|(p, _)| (p.n_gen > 0) == generation)
-            .fold((0.0, 0u64), |(s, n), (p, d)| {
-                (s + d.as_secs_f64(), n + p.n_tokens() + u64::from(p.n_depth))
-            });
-        (tokens > 0).then(|| secs / tokens as f64)
-    };
-    let (pp, tg) = (per_token(false), per_token(true));
-    let mean = done.iter().map(|(_, d)| d.as_secs_f64()).sum::<f64>() / done.len() as f64;
-    let secs: f64 = remaining
-        .iter()
-        .map(|p| {
-            let rate = if p.n_gen > 0 { tg } else { pp };
-            rate.map_or(mean, |r| r * (p.n_tokens() + u64::from(p.n_depth)) as f64)
-        })
-        .sum();
-    Some(Duration::from_secs_f64(secs))
+
+    /// The time `left` will take; None before the first test.
+    pub(crate) fn left(&self, left: &[Work; 2]) -> Option<Duration> {
+        let n = self.done[0].tests + self.done[1].tests;
+        if n == 0 {
+            return None;
+        }
+        let mean = (self.done[0].secs + self.done[1].secs) / n as f64;
+        let secs: f64 = (self.done.iter().zip(left))
+            .map(|(done, left)| match done.tokens {
+                0 => mean * left.tests as f64,
+                t => done.secs / t as f64 * left.tokens as f64,
+            })
+            .sum();
+        Some(Duration::from_secs_f64(secs))
+    }
 }
 
 /// `1:05:09` / `3:07`.
@@ -119,17 +163,22 @@ mod tests {
     use crate::config::Axes;
     use crate::plan::expand_axes;
 
+    /// The estimate after `done` (params, seconds) of the tests `left`.
+    fn eta(done: &[(&TestParams, u64)], left: &[&TestParams]) -> Option<Duration> {
+        let mut e = Eta::default();
+        for (p, s) in done {
+            e.done(p, Duration::from_secs(*s));
+        }
+        e.left(&work_left(left.iter().copied())[0])
+    }
+
     #[test]
     fn eta_prices_prompt_and_generation_tokens_separately() {
         let mut a = Axes::llama_bench_defaults(1);
         a.n_prompt = vec![100, 200];
         a.n_gen = vec![10, 20];
         let p = expand_axes(&a); // pp100, pp200, tg10, tg20
-        let done = vec![
-            (p[0].clone(), Duration::from_secs(1)),
-            (p[2].clone(), Duration::from_secs(5)),
-        ];
-        let eta = eta(&done, &[&p[1], &p[3]]).unwrap();
+        let eta = eta(&[(&p[0], 1), (&p[2], 5)], &[&p[1], &p[3]]).unwrap();
         // pp: 0.01 s/token × 200 = 2 s; tg: 0.5 s/token × 20 = 10 s
         assert!((eta.as_secs_f64() - 12.0).abs() < 1e-9, "{eta:?}");
     }
@@ -138,8 +187,27 @@ mod tests {
     fn eta_is_unknown_before_the_first_test_and_uses_the_mean_for_unseen_kinds() {
         let p = expand_axes(&Axes::llama_bench_defaults(1));
         assert!(eta(&[], &[&p[0]]).is_none());
-        let e = eta(&[(p[0].clone(), Duration::from_secs(4))], &[&p[1]]).unwrap();
-        assert_eq!(e, Duration::from_secs(4));
+        assert_eq!(eta(&[(&p[0], 4)], &[&p[1]]), Some(Duration::from_secs(4)));
+        assert_eq!(eta(&[(&p[0], 4)], &[]), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn the_work_left_is_that_of_each_suffix() {
+        let mut a = Axes::llama_bench_defaults(1);
+        a.n_prompt = vec![100, 200];
+        a.n_gen = vec![10];
+        let p = expand_axes(&a);
+        let left = work_left(p.iter());
+        assert_eq!(left.len(), p.len() + 1);
+        for k in 0..=p.len() {
+            let (mut pp, mut tg) = (Work::default(), Work::default());
+            for t in &p[k..] {
+                let w = if t.n_gen > 0 { &mut tg } else { &mut pp };
+                w.tests += 1;
+                w.tokens += t.n_tokens() + u64::from(t.n_depth);
+            }
+            assert_eq!(left[k], [pp, tg], "from test {k}");
+        }
     }
 
     #[test]

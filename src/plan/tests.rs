@@ -202,3 +202,33 @@ mod knobs {
         assert!(k.is_empty());
     }
 }
+
+/// The first fuzzing finding (issue 47, fuzz/regressions/models_toml/): the fuzz target
+/// bounded a sweep's tests by the named axes alone, and a knob of the parameter table
+/// (`cpu_mask = [1, 2]`) is an axis as well. The plan was right: here it is held to it.
+#[test]
+fn a_knob_of_the_table_multiplies_the_tests_like_a_named_axis() {
+    let text = include_str!(
+        "../../fuzz/regressions/models_toml/crash-27b05e5ffab821165a622c36c196e7e74a76ac56"
+    );
+    let c = parse(Path::new("fuzz/models.toml"), text, 2).unwrap();
+    let t = expand(&c, &["Q4_0".into(), "Q4_0".into()]);
+    let of = |m: usize| t.iter().filter(|x| x.model == m).collect::<Vec<_>>();
+    // pp512 and tg128, for 2 cpu masks × 3 flash-attention modes × 2 K cache types.
+    assert_eq!(of(0).len(), 2 * 2 * 3 * 2);
+    let masks: std::collections::BTreeSet<String> = (of(0).iter())
+        .map(|x| format!("{:?}", x.params.knobs))
+        .collect();
+    assert_eq!(masks.len(), 2, "{masks:?}");
+    // Every test is a distinct one.
+    let ids: std::collections::BTreeSet<&str> = t.iter().map(|x| x.id.as_str()).collect();
+    assert_eq!(ids.len(), t.len());
+}
+
+/// A run holds several lists of its planned tests (the plan, its part, what remains, each
+/// round's): a serving test's settings, which most tests lack, stay boxed (issue 47).
+#[test]
+fn a_planned_test_stays_small_in_memory() {
+    let size = std::mem::size_of::<PlannedTest>();
+    assert!(size <= 256, "{size} bytes");
+}

@@ -4,7 +4,7 @@
 //! index, and the whole file is rewritten only as the journal says (`record::journal`).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::prepare::Prepared;
 use super::{RunOptions, RunOutcome, fault_injection, merge_models, new_test_record};
@@ -13,8 +13,8 @@ use crate::kinds::{self, Shared};
 use crate::ladder::Reporter;
 use crate::machine::Monitor;
 use crate::machine::roofline::Shape;
-use crate::output::progress::{Progress, eta};
-use crate::plan::{Detail, ModelSource, PlannedTest, TestParams};
+use crate::output::progress::{Eta, Progress, Work, work_left};
+use crate::plan::{Detail, ModelSource, PlannedTest};
 use crate::record::journal::Journal;
 use crate::record::{ModelRecord, RecordError, RunRecord, Status, TestRecord};
 use crate::util::system;
@@ -36,7 +36,9 @@ pub(super) struct Sweep<'a> {
     /// Tests of the run's part done before this process started, and the part's size:
     /// the progress counter continues across resumes and `--isolate` children.
     numbering: (usize, usize),
-    timings: Vec<(TestParams, Duration)>,
+    /// The time the tests done took, and the work left at each test of the list being run.
+    eta: Eta,
+    left: Vec<[Work; 2]>,
     started: Instant,
     /// Tests measured by this process so far, over every round: the progress counter.
     measured: usize,
@@ -51,6 +53,9 @@ impl<'a> Sweep<'a> {
         path: Option<PathBuf>,
         numbering: (usize, usize),
     ) -> Result<Sweep<'a>, RecordError> {
+        // Each test's context allocates and frees large blocks: without this, the heap
+        // fragments and a sweep's memory grows with its length (see the function).
+        crate::machine::memory::keep_large_allocations_apart();
         let power = if opts.power {
             crate::machine::energy::detect()
         } else {
@@ -79,7 +84,8 @@ impl<'a> Sweep<'a> {
             shapes: vec![None; prep.models.len()],
             rep: Reporter::new(opts.quiet),
             numbering,
-            timings: Vec::new(),
+            eta: Eta::default(),
+            left: Vec::new(),
             started: Instant::now(),
             measured: 0,
         })
@@ -101,6 +107,7 @@ impl<'a> Sweep<'a> {
         todo: &[PlannedTest],
         progress: &mut dyn Progress,
     ) -> Result<bool, RecordError> {
+        self.left = work_left(todo.iter().map(|t| &t.params));
         let mut i = 0;
         while i < todo.len() {
             let first = &todo[i];
@@ -170,8 +177,7 @@ impl<'a> Sweep<'a> {
         let test_start = Instant::now();
         let mut rec = new_test_record(t, &self.models[t.model], &self.record.run);
         let line = self.measure(t, model, shared, &mut rec, progress);
-        self.timings.push((t.params.clone(), test_start.elapsed()));
-        let remaining: Vec<&TestParams> = todo[k + 1..].iter().map(|x| &x.params).collect();
+        self.eta.done(&t.params, test_start.elapsed());
         let ci_target = self.opts.config.settings.ci_target;
         // A later round of a test joins its record; the line then shows the interval
         // between rounds.
@@ -191,7 +197,7 @@ impl<'a> Sweep<'a> {
         progress.test_finished(
             &line,
             self.started.elapsed(),
-            eta(&self.timings, &remaining),
+            self.eta.left(&self.left[k + 1]),
         );
         let linked = link_served(&mut self.record.tests, &self.index, &todo[k].id);
         // Only this test's model can have changed (`finish` merges them all again).

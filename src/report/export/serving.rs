@@ -137,7 +137,7 @@ fn capacity_lines(tests: &[&TestRecord]) -> String {
     }
     let mut out = String::new();
     for (key, ts) in series {
-        let servings: Vec<&Serving> = ts.iter().filter_map(|t| t.serving.as_ref()).collect();
+        let servings: Vec<&Serving> = ts.iter().filter_map(|t| t.serving.as_deref()).collect();
         let load = |s: &Serving| s.arrival_rate.unwrap_or(f64::from(s.n_parallel));
         let points: Vec<(f64, bool)> = servings
             .iter()

@@ -6,19 +6,28 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::answer::{answers_with, identity_label, note, table};
-use super::load::board;
+use super::load::board_of;
 use super::markdown;
 use super::options::Exclude;
-use crate::record::RunRecord;
+use crate::plan::TestKind;
+use crate::record::{RunRecord, Status};
 
 /// The answers of `record` (written to `path`, which the rows name) as the leaderboard
 /// prints them: a heading, the sentence, the table and its note; None when no model has two
 /// quantizations with a decode rate.
 pub fn of_run(record: &RunRecord, path: &Path) -> Option<String> {
-    let b = board(
-        vec![(path.to_path_buf(), record.clone())],
-        &Exclude::default(),
-    );
+    // An answer needs two models (quantizations) with a decode rate; a sweep without them
+    // (one model's many settings) needs no board, which holds a copy of every test.
+    let mut decoded: Vec<&str> = (record.tests.iter())
+        .filter(|t| t.status == Status::Ok && t.kind == TestKind::Tg)
+        .map(|t| t.model.as_str())
+        .collect();
+    decoded.sort_unstable();
+    decoded.dedup();
+    if decoded.len() < 2 {
+        return None;
+    }
+    let b = board_of(std::iter::once((path, record)), &Exclude::default());
     let mut o = String::new();
     // Rows that one round leaves unpaired are judged against this machine's noise floor
     // when `tpsbench noise` stored one, else against the assumed floor.

@@ -197,6 +197,15 @@ impl Duplicates {
 
 /// Builds the board from already-read files (pure: no I/O).
 pub fn board(files: Vec<(PathBuf, RunRecord)>, exclude: &Exclude) -> Board {
+    board_of(files.iter().map(|(p, r)| (p.as_path(), r)), exclude)
+}
+
+/// [`board`] of borrowed records: the answer at the end of a run builds it from the run's
+/// record, which a copy would double (issue 47).
+pub fn board_of<'r>(
+    files: impl ExactSizeIterator<Item = (&'r Path, &'r RunRecord)>,
+    exclude: &Exclude,
+) -> Board {
     let mut b = Builder {
         exclude,
         board: Board {
@@ -210,7 +219,7 @@ pub fn board(files: Vec<(PathBuf, RunRecord)>, exclude: &Exclude) -> Board {
         runs: Vec::new(),
         duplicates: BTreeMap::new(),
     };
-    for (path, rec) in &files {
+    for (path, rec) in files {
         b.add_file(path, rec);
     }
     b.finish()
@@ -323,7 +332,7 @@ impl Builder<'_> {
             run_started_at: rec.run.started_at.clone(),
             file: path.to_path_buf(),
             model: model.map(ModelExtras::from).unwrap_or_default(),
-            serving: t.serving.as_ref().and_then(Serving::of),
+            serving: t.serving.as_deref().and_then(Serving::of),
             badges: model.map(entry::badges).unwrap_or_default(),
             flags: run_flags.iter().cloned().chain(row_flags).collect(),
             roofline_estimate: None,

@@ -21,7 +21,7 @@ pub(crate) fn fill(
     rec.samples_ns = samples_ns;
     rec.samples_ts = samples_ts;
     rec.n_ctx = n_ctx;
-    rec.serving = Some(s);
+    rec.serving = Some(Box::new(s));
     rec.status = Status::Ok;
     rec.error = None;
 }
