@@ -15,6 +15,7 @@ pub mod quant_types;
 pub(crate) mod serving;
 pub(crate) mod suggest;
 pub(crate) mod synth_spec;
+pub mod tune;
 pub(crate) mod unknown_key;
 pub(crate) mod values;
 
@@ -128,6 +129,8 @@ pub struct Config {
     pub serving: Option<crate::config::serving::ServingConfig>,
     /// `[[ladder]]` tables: variants built from a base file, with quality tests.
     pub ladders: Vec<ladder::Ladder>,
+    /// The `[tune]` table: what `tpsbench tune` races for, within which limits.
+    pub tune: Option<tune::Tune>,
 }
 
 type Axis = Option<Spanned<toml::Value>>;
@@ -224,6 +227,7 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     ladder: Vec<ladder::RawLadder>,
     serving: Option<Spanned<serving::RawServing>>,
+    tune: Option<Spanned<tune::RawTune>>,
 }
 
 /// Reads and validates a `models.toml`.
@@ -246,6 +250,11 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, Conf
     let (mut config, defaults) =
         parse_parts(&ctx, raw.sweep, raw.model, raw.serving, physical_cores)?;
     config.ladders = ladder::parse(&ctx, raw.ladder, &defaults)?;
+    if let Some(t) = raw.tune {
+        let span = t.span();
+        let has_ladder = !config.ladders.is_empty();
+        config.tune = Some(tune::parse(&ctx, span, t.into_inner(), has_ladder)?);
+    }
     let sweeps = config
         .models
         .iter()
@@ -315,6 +324,7 @@ fn parse_parts(
             None => None,
         },
         ladders: Vec::new(),
+        tune: None,
     };
     Ok((config, defaults))
 }

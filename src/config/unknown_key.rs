@@ -13,7 +13,7 @@ use super::suggest::suggest;
 /// "sweep"]`), from the struct that deserializes it; None for a table with open keys (`slo`)
 /// or a path that is no table.
 pub(crate) fn known_keys(path: &[&str]) -> Option<&'static [&'static str]> {
-    use crate::config::{RawConfig, RawModel, endpoint, ladder, serving};
+    use crate::config::{RawConfig, RawModel, endpoint, ladder, serving, tune};
     Some(match path {
         [] => fields_of::<RawConfig>(),
         ["sweep"] | ["model" | "ladder", "sweep"] => sweep_keys(),
@@ -22,6 +22,7 @@ pub(crate) fn known_keys(path: &[&str]) -> Option<&'static [&'static str]> {
         ["ladder"] => fields_of::<ladder::RawLadder>(),
         ["ladder", "eval"] => fields_of::<ladder::RawEval>(),
         ["serving"] => fields_of::<serving::RawServing>(),
+        ["tune"] => fields_of::<tune::RawTune>(),
         ["serving", "targets"] => fields_of::<serving::RawTargets>(),
         ["serving", "goodput"] => fields_of::<serving::RawGoodput>(),
         _ => return None,

@@ -27,6 +27,9 @@ mod sequential;
 /// contradict each other.
 mod stability;
 
+/// Racing (issue 46): wrong picks, false claims and cost against fixed rounds.
+mod race;
+
 const MU: f64 = 700.0;
 /// Noise within a context: the 1.8% sd seen between repetitions of one process.
 const SIGMA: f64 = 0.02;
