@@ -11,3 +11,4 @@ pub mod leaderboard;
 pub mod library_ab;
 pub(crate) mod merge;
 pub(crate) mod publish;
+pub mod tune;

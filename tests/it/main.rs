@@ -36,4 +36,5 @@ mod setup_script;
 mod slurm;
 mod spine;
 mod synth_models;
+mod tune;
 mod vulkan;
