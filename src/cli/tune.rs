@@ -57,7 +57,7 @@ pub(super) fn tune(a: &Args) -> Result<Outcome> {
             eprintln!("error: {line}");
             return Ok(Outcome::Refused);
         }
-        Err(TuneError::Runner(e)) => return Err(e.into()),
+        Err(TuneError::Runner(e)) => return Err((*e).into()),
     };
     if let Some(p) = &tuned.run.path {
         eprintln!("results: {}", p.display());

@@ -31,13 +31,20 @@ pub enum TuneError {
     /// Bad input, said in one line (exit 2).
     #[error("{0}")]
     Refused(String),
+    /// Boxed: a run's error is large, and a tune's result is returned at every step.
     #[error(transparent)]
-    Runner(#[from] RunnerError),
+    Runner(Box<RunnerError>),
+}
+
+impl From<RunnerError> for TuneError {
+    fn from(e: RunnerError) -> Self {
+        TuneError::Runner(Box::new(e))
+    }
 }
 
 impl From<crate::record::RecordError> for TuneError {
     fn from(e: crate::record::RecordError) -> Self {
-        TuneError::Runner(RunnerError::Record(e))
+        RunnerError::Record(e).into()
     }
 }
 
@@ -119,8 +126,11 @@ pub fn tune(
     // The progress counter's total: every candidate every round, the most the race runs.
     let most = total * t.max_rounds as usize;
     let mut sweep = Sweep::new(engine, &opts, &prep, record, path, (0, most))?;
-    let (candidates, excluded, applied) =
-        limits::apply(&mut sweep, &opts, &prep, &t, space, progress)?;
+    let limits::Pruned {
+        keep: candidates,
+        excluded,
+        applied,
+    } = limits::apply(&mut sweep, &opts, &prep, &t, space, progress)?;
     let mut rec = TuneRecord {
         objective: t.objective.to_string(),
         limits: applied,
@@ -299,13 +309,13 @@ fn conclude(r: &Race, candidates: &[PlannedTest], rec: &mut TuneRecord) {
 
 impl From<crate::config::ConfigError> for TuneError {
     fn from(e: crate::config::ConfigError) -> Self {
-        TuneError::Runner(RunnerError::Config(e))
+        RunnerError::Config(e).into()
     }
 }
 
 impl From<crate::engine::EngineError> for TuneError {
     fn from(e: crate::engine::EngineError) -> Self {
-        TuneError::Runner(RunnerError::Engine(e))
+        RunnerError::Engine(e).into()
     }
 }
 

@@ -20,8 +20,17 @@ use crate::runner::sweep::Sweep;
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
-/// The candidates the limits keep, what they excluded (each candidate once, by the first
-/// limit it fails) and the limits as applied.
+/// What the limits left.
+pub(super) struct Pruned {
+    /// The candidates the limits keep.
+    pub keep: Vec<PlannedTest>,
+    /// What they excluded, each candidate once, by the first limit it fails.
+    pub excluded: Vec<Excluded>,
+    /// The limits as applied, one line each.
+    pub applied: Vec<String>,
+}
+
+/// Applies the limits of `t` to `space`.
 pub(super) fn apply(
     sweep: &mut Sweep,
     opts: &RunOptions,
@@ -29,7 +38,7 @@ pub(super) fn apply(
     t: &Tune,
     space: Vec<PlannedTest>,
     progress: &mut dyn Progress,
-) -> Result<(Vec<PlannedTest>, Vec<Excluded>, Vec<String>), TuneError> {
+) -> Result<Pruned, TuneError> {
     let mut applied = Vec::new();
     let mut excluded = Vec::new();
     let ctx_needed = t.limits.min_ctx.unwrap_or(0).max(t.objective.n_ctx());
@@ -60,7 +69,11 @@ pub(super) fn apply(
             },
         );
     }
-    Ok((keep, excluded, applied))
+    Ok(Pruned {
+        keep,
+        excluded,
+        applied,
+    })
 }
 
 /// The GGUF file of a candidate's model: the file, or a ladder variant's (its base until
