@@ -106,11 +106,13 @@ pub fn tune(
         quiet: opts.quiet,
         continuation: false,
     };
-    let prep = prepare::prepare(&opts.config, &opts.filters)?;
+    // The filters choose candidates only: the quality tests the KLD limit needs stay planned.
+    let prep = prepare::prepare(&opts.config, &[])?;
     let space: Vec<PlannedTest> = (prep.plan.tests.iter())
         .filter(|x| matches!(x.detail, Detail::Bench))
         .cloned()
         .collect();
+    let space = crate::plan::filter(space, &opts.filters);
     if space.is_empty() {
         return Err(TuneError::Refused(format!(
             "{}: objective {}: the space has no model file to measure it on (served models only, or the filters keep none)",
@@ -163,6 +165,7 @@ pub fn tune(
 /// memory excluded 2 (…)".
 fn empty_space_line(config: &Config, t: &Tune, rec: &TuneRecord) -> String {
     let mut by: Vec<(String, Vec<String>)> = Vec::new();
+    // Per limit: how many it excluded, and its distinct reasons (one per model, mostly).
     for e in &rec.excluded {
         match by.iter_mut().find(|(l, _)| *l == e.limit) {
             Some((_, v)) => v.push(e.why.clone()),
@@ -172,9 +175,15 @@ fn empty_space_line(config: &Config, t: &Tune, rec: &TuneRecord) -> String {
     let parts: Vec<String> = by
         .iter()
         .map(|(l, v)| {
-            let first: Vec<&str> = v.iter().take(2).map(String::as_str).collect();
-            let more = if v.len() > 2 { ", ..." } else { "" };
-            format!("{l} excluded {} ({}{more})", v.len(), first.join(", "))
+            let mut distinct: Vec<&str> = Vec::new();
+            for w in v {
+                if !distinct.contains(&w.as_str()) {
+                    distinct.push(w);
+                }
+            }
+            let more = if distinct.len() > 3 { "; ..." } else { "" };
+            distinct.truncate(3);
+            format!("{l} excluded {} ({}{more})", v.len(), distinct.join("; "))
         })
         .collect();
     format!(
