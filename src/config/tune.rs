@@ -10,6 +10,7 @@
 //! max_memory_gib = 8       # weights + KV cache at the context must fit (default: host RAM
 //! memory_margin = 0.1      #   less this share)
 //! min_ctx = 4096           # the context the configuration must hold
+//! max_load_seconds = 30    # a cold load (page cache evicted) takes at most this
 //! max_rounds = 20          # the race's budget in rounds ...
 //! max_seconds = 600        # ... and in wall-clock seconds
 //! ```
@@ -105,6 +106,8 @@ pub struct Limits {
     /// The context the configuration must hold: the model's trained context at least, and
     /// its KV cache counted in the memory limit.
     pub min_ctx: Option<u32>,
+    /// The most seconds a cold load (page cache evicted) may take, median of 3.
+    pub max_load_seconds: Option<f64>,
 }
 
 /// The `[tune]` table.
@@ -131,6 +134,7 @@ pub(crate) struct RawTune {
     max_memory_gib: Option<Spanned<toml::Value>>,
     memory_margin: Option<Spanned<toml::Value>>,
     min_ctx: Option<Spanned<toml::Value>>,
+    max_load_seconds: Option<Spanned<toml::Value>>,
     max_rounds: Option<Spanned<toml::Value>>,
     max_seconds: Option<Spanned<toml::Value>>,
 }
@@ -187,6 +191,7 @@ pub(crate) fn parse(
             max_memory_bytes: gib.map(|g| (g * 1024.0 * 1024.0 * 1024.0) as u64),
             memory_margin: margin.unwrap_or(Tune::DEFAULT_MEMORY_MARGIN),
             min_ctx,
+            max_load_seconds: float("max_load_seconds", &raw.max_load_seconds, 0.001, 1e6)?,
         },
         max_rounds,
         max_seconds,

@@ -31,6 +31,9 @@ pub struct TuneRecord {
     /// The test id of the leader at the end; absent when nothing could be measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub winner: Option<String>,
+    /// Load times of the models that raced, cold and warm (seconds).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loads: Vec<LoadTime>,
     /// Why the race stopped.
     pub stopped: String,
     /// Rounds the survivors ran, and candidate-rounds (tests) run in all.
@@ -69,4 +72,25 @@ pub struct Candidate {
     pub ratio: Option<f64>,
     /// Rounds it ran.
     pub rounds: usize,
+}
+
+/// How long a model takes to load, measured before the race.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadTime {
+    pub model: String,
+    /// llama-bench's `load_mode` of these loads ("auto": mmap where it can).
+    pub load_mode: String,
+    /// Seconds per load with the file's pages evicted from the page cache first, and with
+    /// them in it (the load right after).
+    pub cold_s: Vec<f64>,
+    pub warm_s: Vec<f64>,
+    /// Every eviction was accepted by the kernel (false: the cold figures may be warm).
+    pub evicted: bool,
+}
+
+impl LoadTime {
+    /// The median of `xs`; None for none.
+    pub fn median(xs: &[f64]) -> Option<f64> {
+        (!xs.is_empty()).then(|| crate::stats::median(xs))
+    }
 }

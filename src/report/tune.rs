@@ -20,6 +20,7 @@ pub fn answer(record: &RunRecord) -> Option<String> {
     out.push_str(&winner_line(w));
     out.push_str(&others(t, record, w));
     out.push_str(&excluded(t));
+    out.push_str(&loads(t, w));
     out.push_str(&cost(t));
     out.push_str(&format!(
         "\nstatistics: paired by round (one round of every survivor per stretch of time), the \
@@ -138,6 +139,46 @@ fn excluded(t: &TuneRecord) -> String {
             distinct.join("; ")
         ));
     }
+    out
+}
+
+/// The winner's load time, cold and warm, and the range over the models that raced.
+fn loads(t: &TuneRecord, w: &TestRecord) -> String {
+    use crate::record::tune::LoadTime;
+    let range = |xs: &[f64]| match LoadTime::median(xs) {
+        Some(m) => format!(
+            "{m:.2} s ({:.2}-{:.2} over {})",
+            xs.iter().copied().fold(f64::INFINITY, f64::min),
+            xs.iter().copied().fold(0.0, f64::max),
+            xs.len()
+        ),
+        None => "not measured".into(),
+    };
+    let Some(l) = t.loads.iter().find(|l| l.model == w.model) else {
+        return String::new();
+    };
+    let mut out = format!(
+        "load ({}, load_mode {}): cold {}, warm {}",
+        l.model,
+        l.load_mode,
+        range(&l.cold_s),
+        range(&l.warm_s)
+    );
+    if !l.evicted {
+        out.push_str(" (the page cache refused the eviction: cold may be warm)");
+    }
+    let colds: Vec<f64> = (t.loads.iter())
+        .filter_map(|l| LoadTime::median(&l.cold_s))
+        .collect();
+    if colds.len() > 1 {
+        out.push_str(&format!(
+            "; cold over the {} models raced: {:.2}-{:.2} s",
+            colds.len(),
+            colds.iter().copied().fold(f64::INFINITY, f64::min),
+            colds.iter().copied().fold(0.0, f64::max)
+        ));
+    }
+    out.push('\n');
     out
 }
 

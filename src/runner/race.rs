@@ -9,6 +9,7 @@
 //! verdicts are the run's `tune` record, so the race can be replayed.
 
 mod limits;
+mod load;
 
 use std::time::{Duration, Instant};
 
@@ -132,7 +133,8 @@ pub fn tune(
         keep: candidates,
         excluded,
         applied,
-    } = limits::apply(&mut sweep, &opts, &prep, &t, space, progress)?;
+        loads,
+    } = limits::apply(engine, &mut sweep, &opts, &prep, &t, space, progress)?;
     let mut rec = TuneRecord {
         objective: t.objective.to_string(),
         limits: applied,
@@ -146,6 +148,7 @@ pub fn tune(
         level: 0.0,
         candidates: Vec::new(),
         winner: None,
+        loads,
         stopped: String::new(),
         rounds: 0,
         tests_run: 0,

@@ -89,6 +89,15 @@ fn tune_races_the_sweep_records_every_round_and_ends_with_commands_to_run() {
         total += rounds.len();
     }
     assert_eq!(total as u64, t["tests_run"].as_u64().unwrap());
+    // The model's load time, cold (page cache evicted) and warm, three of each.
+    let load = &t["loads"][0];
+    assert_eq!(load["model"], "tiny");
+    for kind in ["cold_s", "warm_s"] {
+        let s = load[kind].as_array().unwrap();
+        assert_eq!(s.len(), 3, "{load}");
+        assert!(s.iter().all(|x| x.as_f64().unwrap() > 0.0), "{load}");
+    }
+    assert!(out.contains("load (tiny, load_mode auto): cold "), "{out}");
     // Replayed from the file, the race reaches the same verdicts.
     let mut race = Race::new(8, Settings::new(t["max_rounds"].as_u64().unwrap() as usize));
     let all: Vec<Vec<f64>> = cands
@@ -188,4 +197,13 @@ fn a_space_the_limits_empty_is_refused_naming_what_each_limit_excluded() {
 fn a_budget_of_one_round_is_refused() {
     let (_dir, cfg) = tune_config("", "objective = \"tg8\"");
     refused(&cfg, &["--max-rounds", "1"], "--max-rounds 1");
+}
+
+#[test]
+fn a_load_time_no_model_meets_empties_the_space_and_says_so() {
+    let (_dir, cfg) = tune_config(
+        "n_threads = [1, 2]",
+        "objective = \"tg8\"\nmax_load_seconds = 0.001",
+    );
+    refused(&cfg, &[], "max_load_seconds excluded 2 (tiny: cold load ");
 }

@@ -13,7 +13,7 @@ use crate::config::tune::Tune;
 use crate::machine::roofline::Shape;
 use crate::output::progress::Progress;
 use crate::plan::{Detail, ModelSource, PlannedTest};
-use crate::record::tune::Excluded;
+use crate::record::tune::{Excluded, LoadTime};
 use crate::runner::RunOptions;
 use crate::runner::prepare::Prepared;
 use crate::runner::sweep::Sweep;
@@ -28,10 +28,13 @@ pub(super) struct Pruned {
     pub excluded: Vec<Excluded>,
     /// The limits as applied, one line each.
     pub applied: Vec<String>,
+    /// The load times of the kept candidates' models.
+    pub loads: Vec<LoadTime>,
 }
 
 /// Applies the limits of `t` to `space`.
 pub(super) fn apply(
+    engine: &dyn crate::engine::Engine,
     sweep: &mut Sweep,
     opts: &RunOptions,
     prep: &Prepared,
@@ -69,10 +72,51 @@ pub(super) fn apply(
             },
         );
     }
+    // Load time: measured for what is left (a measurement, but of no speed).
+    // A variant not built yet has no file of its own to load: not timed.
+    let path_of = |c: &PlannedTest| {
+        let p = header_path(opts, prep, c);
+        let variant = matches!(
+            prep.plan.models[c.model].source,
+            ModelSource::Variant { .. }
+        );
+        (!variant || p == Path::new(&prep.models[c.model].path)).then_some(p)
+    };
+    let name_of = |c: &PlannedTest| prep.plan.models[c.model].name.clone();
+    let timed = super::load::measure(engine, &keep, &path_of, &name_of);
+    if let Some(max) = t.limits.max_load_seconds {
+        applied.push(format!(
+            "cold load ≤ {max} s (median of 3, page cache evicted)"
+        ));
+        keep.retain(|c| {
+            let key = c.load_key();
+            let Some((_, l)) = timed.iter().find(|(k, _)| *k == key) else {
+                return true;
+            };
+            match LoadTime::median(&l.cold_s) {
+                Some(s) if s > max => {
+                    excluded.push(Excluded {
+                        id: c.id.clone(),
+                        limit: "max_load_seconds".into(),
+                        why: format!("{}: cold load {s:.2} s > {max} s", l.model),
+                    });
+                    false
+                }
+                _ => true,
+            }
+        });
+    }
+    let mut loads: Vec<LoadTime> = Vec::new();
+    for (_, l) in timed {
+        if !loads.contains(&l) {
+            loads.push(l);
+        }
+    }
     Ok(Pruned {
         keep,
         excluded,
         applied,
+        loads,
     })
 }
 
