@@ -190,10 +190,11 @@ fn empty_space_line(config: &Config, t: &Tune, rec: &TuneRecord) -> String {
         })
         .collect();
     format!(
-        "{}: objective {}: the limits leave nothing to race among {} candidates: {}",
+        "{}: objective {}: the limits leave nothing to race among {} candidate{}: {}",
         config.file.display(),
         t.objective,
         rec.space,
+        if rec.space == 1 { "" } else { "s" },
         parts.join("; ")
     )
 }

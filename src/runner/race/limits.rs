@@ -20,6 +20,17 @@ use crate::runner::sweep::Sweep;
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
+/// Bytes as GiB, or MiB or KiB when smaller (a tiny model's 5 MiB is not "0.00 GiB").
+fn size(bytes: f64) -> String {
+    if bytes >= GIB {
+        format!("{:.2} GiB", bytes / GIB)
+    } else if bytes >= 1024.0 * 1024.0 {
+        format!("{:.2} MiB", bytes / (1024.0 * 1024.0))
+    } else {
+        format!("{:.1} KiB", bytes / 1024.0)
+    }
+}
+
 /// What the limits left.
 pub(super) struct Pruned {
     /// The candidates the limits keep.
@@ -98,7 +109,7 @@ pub(super) fn apply(
                     excluded.push(Excluded {
                         id: c.id.clone(),
                         limit: "max_load_seconds".into(),
-                        why: format!("{}: cold load {s:.2} s > {max} s", l.model),
+                        why: format!("{}: cold load {s:.3} s > {max} s", l.model),
                     });
                     false
                 }
@@ -228,14 +239,14 @@ fn memory_limit(t: &Tune) -> (Option<u64>, String) {
     match t.limits.max_memory_bytes {
         Some(b) => (
             Some(b),
-            format!("memory {:.2} GiB (max_memory_gib)", b as f64 / GIB),
+            format!("memory {} (max_memory_gib)", size(b as f64)),
         ),
         None => match host_memory() {
             Some(h) => {
                 let b = (h as f64 * (1.0 - t.limits.memory_margin)) as u64;
                 let said = format!(
-                    "memory {:.2} GiB: the host's RAM less {:.0}% (memory_margin)",
-                    b as f64 / GIB,
+                    "memory {}: the host's RAM less {:.0}% (memory_margin)",
+                    size(b as f64),
                     t.limits.memory_margin * 100.0
                 );
                 (Some(b), said)
@@ -273,12 +284,12 @@ fn memory_excludes(
         id: c.id.clone(),
         limit: "memory".into(),
         why: format!(
-            "{}: {:.2} GiB (weights {:.2} + KV {:.2} at {ctx} tokens) > {:.2} GiB",
+            "{}: {} (weights {} + KV {} at {ctx} tokens) > {}",
             prep.plan.models[c.model].name,
-            need / GIB,
-            file as f64 / GIB,
-            kv / GIB,
-            limit as f64 / GIB
+            size(need),
+            size(file as f64),
+            size(kv),
+            size(limit as f64)
         ),
     })
 }

@@ -12,6 +12,9 @@ use crate::engine::{Engine, LoadParams};
 use crate::plan::PlannedTest;
 use crate::record::tune::LoadTime;
 
+/// What one load loads: the model and its model-level settings (`PlannedTest::load_key`).
+pub(super) type LoadKey = Option<(usize, Vec<crate::config::knobs::KnobValue>)>;
+
 /// Loads of each kind per model: enough for a median and a range, few enough for big files.
 const LOADS: usize = 3;
 
@@ -45,14 +48,8 @@ pub(super) fn measure(
     candidates: &[PlannedTest],
     path_of: &dyn Fn(&PlannedTest) -> Option<std::path::PathBuf>,
     name_of: &dyn Fn(&PlannedTest) -> String,
-) -> Vec<(
-    Option<(usize, Vec<crate::config::knobs::KnobValue>)>,
-    LoadTime,
-)> {
-    let mut out: Vec<(
-        Option<(usize, Vec<crate::config::knobs::KnobValue>)>,
-        LoadTime,
-    )> = Vec::new();
+) -> Vec<(LoadKey, LoadTime)> {
+    let mut out: Vec<(LoadKey, LoadTime)> = Vec::new();
     for c in candidates {
         let key = c.load_key();
         if out.iter().any(|(k, _)| *k == key) {
