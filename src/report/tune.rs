@@ -315,3 +315,29 @@ fn quoted_flag(f: &str) -> String {
         None => f.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn llama_server_gets_its_own_spelling_of_each_setting_or_none() {
+        assert_eq!(server_flag("fa", "1").as_deref(), Some("-fa on"));
+        assert_eq!(server_flag("fa", "off").as_deref(), Some("-fa off"));
+        assert_eq!(server_flag("fa", "auto").as_deref(), Some("-fa auto"));
+        assert_eq!(server_flag("ub", "128").as_deref(), Some("-ub 128"));
+        assert_eq!(server_flag("ncmoe", "4").as_deref(), Some("--n-cpu-moe 4"));
+        assert_eq!(server_flag("nkvo", "1").as_deref(), Some("-nkvo"));
+        assert_eq!(server_flag("nkvo", "0"), None);
+        assert_eq!(server_flag("poll", "50"), None, "llama-bench only");
+    }
+
+    #[test]
+    fn paths_and_values_are_quoted_only_where_the_shell_needs_it() {
+        assert_eq!(quoted("models/a-b_c.gguf"), "models/a-b_c.gguf");
+        assert_eq!(quoted("my models/x.gguf"), "'my models/x.gguf'");
+        assert_eq!(quoted("it's"), "'it'\\''s'");
+        assert_eq!(quoted_flag("-ot blk.*=CPU"), "-ot 'blk.*=CPU'");
+        assert_eq!(quoted_flag("-nkvo"), "-nkvo");
+    }
+}
