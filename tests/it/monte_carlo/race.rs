@@ -280,6 +280,20 @@ fn on_a_short_budget_the_race_still_picks_well_and_says_what_stays_open() {
         "{:.3}",
         h.false_claim
     );
+    // The best alone three times as noisy: the pooled noise understates its own.
+    let mut loud = Space::steps(20, m.context, m.shared);
+    loud.own[0] *= 3.0;
+    let b = race_row(&loud, trials, 20, 74);
+    println!(
+        "| race ≤ 20 rounds, the best alone three times as noisy | {:.3} | {:.3} | {:.3} | {:.1} |",
+        b.wrong, b.false_claim, b.resolved, b.cost
+    );
+    assert!(b.wrong <= ceiling(0.05, trials), "{:.3}", b.wrong);
+    assert!(
+        b.false_claim <= ceiling(0.05, trials),
+        "{:.3}",
+        b.false_claim
+    );
 }
 
 /// Identical candidates: any elimination or tie-free answer is a false claim of a
