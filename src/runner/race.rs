@@ -135,10 +135,33 @@ pub fn tune(
         applied,
         loads,
     } = limits::apply(engine, &mut sweep, &opts, &prep, &t, space, progress)?;
-    let mut rec = TuneRecord {
+    let mut rec = new_record(&t, total, excluded, applied, loads);
+    if candidates.is_empty() {
+        // The file keeps what was measured (the quality tests) and what each limit excluded.
+        let line = empty_space_line(&opts.config, &t, &rec);
+        rec.stopped = format!("refused: {line}");
+        sweep.record_mut().run.tune = Some(rec);
+        sweep.finish(false)?;
+        return Err(TuneError::Refused(line));
+    }
+    let interrupted = run_race(&mut sweep, &t, &candidates, &mut rec, &opts, progress)?;
+    sweep.record_mut().run.tune = Some(rec);
+    let run = sweep.finish(interrupted)?;
+    Ok(Tuned { run })
+}
+
+/// The record of a race not yet run: the question, the limits and what they excluded.
+fn new_record(
+    t: &Tune,
+    space: usize,
+    excluded: Vec<crate::record::tune::Excluded>,
+    limits: Vec<String>,
+    loads: Vec<crate::record::tune::LoadTime>,
+) -> TuneRecord {
+    TuneRecord {
         objective: t.objective.to_string(),
-        limits: applied,
-        space: total,
+        limits,
+        space,
         excluded,
         alpha: 0.05,
         indifference: crate::stats::resolve::INDIFFERENCE,
@@ -154,14 +177,7 @@ pub fn tune(
         tests_run: 0,
         seconds: 0.0,
         first_round_seconds: 0.0,
-    };
-    if candidates.is_empty() {
-        return Err(TuneError::Refused(empty_space_line(&opts.config, &t, &rec)));
     }
-    let interrupted = run_race(&mut sweep, &t, &candidates, &mut rec, &opts, progress)?;
-    sweep.record_mut().run.tune = Some(rec);
-    let run = sweep.finish(interrupted)?;
-    Ok(Tuned { run })
 }
 
 /// "models.toml: objective tg128: the limits leave nothing to race: max_kld excluded 3 (…);

@@ -207,3 +207,23 @@ fn a_load_time_no_model_meets_empties_the_space_and_says_so() {
     );
     refused(&cfg, &[], "max_load_seconds excluded 2 (tiny: cold load ");
 }
+
+#[test]
+fn a_refused_race_keeps_in_its_file_what_each_limit_excluded() {
+    let (dir, cfg) = tune_config(
+        "n_threads = [1, 2]",
+        "objective = \"tg8\"\nmax_memory_gib = 0.000001",
+    );
+    let results = dir.path().join("results");
+    let (code, _, err) = tune(&cfg, &["--results-dir", results.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    let t = &result(&results)["run"]["tune"];
+    let excluded = t["excluded"].as_array().unwrap();
+    assert_eq!(excluded.len(), 2, "{t}");
+    assert!(excluded.iter().all(|e| e["limit"] == "memory"), "{t}");
+    assert!(
+        t["stopped"].as_str().unwrap().starts_with("refused: "),
+        "{t}"
+    );
+    assert!(t["candidates"].as_array().unwrap().is_empty(), "{t}");
+}

@@ -83,6 +83,34 @@ pub(super) fn apply(
             },
         );
     }
+    let loads = load_limit(
+        engine,
+        opts,
+        prep,
+        t,
+        &mut keep,
+        &mut excluded,
+        &mut applied,
+    );
+    Ok(Pruned {
+        keep,
+        excluded,
+        applied,
+        loads,
+    })
+}
+
+/// Times the loads of the models `keep` still holds and applies `max_load_seconds`; the
+/// load times, each (model, settings) once.
+fn load_limit(
+    engine: &dyn crate::engine::Engine,
+    opts: &RunOptions,
+    prep: &Prepared,
+    t: &Tune,
+    keep: &mut Vec<PlannedTest>,
+    excluded: &mut Vec<Excluded>,
+    applied: &mut Vec<String>,
+) -> Vec<LoadTime> {
     // Load time: measured for what is left (a measurement, but of no speed).
     // A variant not built yet has no file of its own to load: not timed.
     let path_of = |c: &PlannedTest| {
@@ -94,7 +122,7 @@ pub(super) fn apply(
         (!variant || p == Path::new(&prep.models[c.model].path)).then_some(p)
     };
     let name_of = |c: &PlannedTest| prep.plan.models[c.model].name.clone();
-    let timed = super::load::measure(engine, &keep, &path_of, &name_of);
+    let timed = super::load::measure(engine, keep, &path_of, &name_of);
     if let Some(max) = t.limits.max_load_seconds {
         applied.push(format!(
             "cold load ≤ {max} s (median of 3, page cache evicted)"
@@ -123,12 +151,7 @@ pub(super) fn apply(
             loads.push(l);
         }
     }
-    Ok(Pruned {
-        keep,
-        excluded,
-        applied,
-        loads,
-    })
+    loads
 }
 
 /// The GGUF file of a candidate's model: the file, or a ladder variant's (its base until
