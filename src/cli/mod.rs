@@ -12,6 +12,7 @@ mod outcome;
 mod publish;
 mod run;
 mod tools;
+mod tune;
 
 pub use outcome::Outcome;
 
@@ -88,6 +89,13 @@ pub enum Command {
     ///
     /// Example: tpsbench ladder --config ladder.toml
     Ladder(ladder::Args),
+    /// Race the configurations of the sweep for the [tune] objective within its limits:
+    /// every candidate one round, then only the survivors, until one is left, the rest are
+    /// established slower or tied within 2%, or the budget ends; prints the answer and the
+    /// commands to run it.
+    ///
+    /// Example: tpsbench tune --config models.toml --max-rounds 20
+    Tune(tune::Args),
 }
 
 /// Parses the arguments and runs the command.
@@ -105,6 +113,7 @@ pub fn main() -> Result<Outcome> {
         Command::Info(a) => info::info(&a),
         Command::Synth(a) => tools::synth(a),
         Command::Ladder(a) => ladder::ladder(a),
+        Command::Tune(a) => tune::tune(&a),
     }
 }
 

@@ -16,6 +16,7 @@ pub(crate) mod serving;
 pub mod speculative;
 pub(crate) mod suggest;
 pub(crate) mod synth_spec;
+pub mod tune;
 pub(crate) mod unknown_key;
 pub(crate) mod values;
 
@@ -131,6 +132,8 @@ pub struct Config {
     pub ladders: Vec<ladder::Ladder>,
     /// The `[speculative]` table: drafters measured against plain decoding (issue 45).
     pub speculative: Option<speculative::SpeculativeConfig>,
+    /// The `[tune]` table: what `tpsbench tune` races for, within which limits.
+    pub tune: Option<tune::Tune>,
 }
 
 type Axis = Option<Spanned<toml::Value>>;
@@ -228,6 +231,7 @@ pub(crate) struct RawConfig {
     ladder: Vec<ladder::RawLadder>,
     serving: Option<Spanned<serving::RawServing>>,
     speculative: Option<Spanned<speculative::RawSpeculative>>,
+    tune: Option<Spanned<tune::RawTune>>,
 }
 
 /// Reads and validates a `models.toml`.
@@ -252,6 +256,11 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, Conf
     config.ladders = ladder::parse(&ctx, raw.ladder, &defaults)?;
     if let Some(s) = raw.speculative {
         config.speculative = Some(speculative::parse(&ctx, s, &config.ladders)?);
+    }
+    if let Some(t) = raw.tune {
+        let span = t.span();
+        let has_ladder = !config.ladders.is_empty();
+        config.tune = Some(tune::parse(&ctx, span, t.into_inner(), has_ladder)?);
     }
     let sweeps = config
         .models
@@ -324,6 +333,7 @@ fn parse_parts(
         },
         ladders: Vec::new(),
         speculative: None,
+        tune: None,
     };
     Ok((config, defaults))
 }

@@ -13,7 +13,7 @@ use super::suggest::suggest;
 /// "sweep"]`), from the struct that deserializes it; None for a table with open keys (`slo`)
 /// or a path that is no table.
 pub(crate) fn known_keys(path: &[&str]) -> Option<&'static [&'static str]> {
-    use crate::config::{RawConfig, RawModel, endpoint, ladder, serving, speculative};
+    use crate::config::{RawConfig, RawModel, endpoint, ladder, serving, speculative, tune};
     Some(match path {
         [] => fields_of::<RawConfig>(),
         ["sweep"] | ["model" | "ladder", "sweep"] => sweep_keys(),
@@ -23,6 +23,7 @@ pub(crate) fn known_keys(path: &[&str]) -> Option<&'static [&'static str]> {
         ["ladder", "eval"] => fields_of::<ladder::RawEval>(),
         ["serving"] => fields_of::<serving::RawServing>(),
         ["speculative"] => fields_of::<speculative::RawSpeculative>(),
+        ["tune"] => fields_of::<tune::RawTune>(),
         ["serving", "targets"] => fields_of::<serving::RawTargets>(),
         ["serving", "goodput"] => fields_of::<serving::RawGoodput>(),
         _ => return None,

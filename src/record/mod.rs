@@ -15,6 +15,7 @@ pub mod speculative;
 pub(crate) mod tensor_mix;
 #[cfg(test)]
 mod testdata;
+pub mod tune;
 pub mod verify;
 
 use crate::plan::TestParams;
@@ -143,6 +144,9 @@ pub struct RunInfo {
     /// host name replaced by this label (unless kept on purpose).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub published: Option<redact::Published>,
+    /// `tpsbench tune`: its race (the rounds are in the tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tune: Option<tune::TuneRecord>,
 }
 
 fn one_round() -> u32 {

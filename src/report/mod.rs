@@ -12,3 +12,4 @@ pub mod library_ab;
 pub(crate) mod merge;
 pub(crate) mod publish;
 pub mod speculative;
+pub mod tune;

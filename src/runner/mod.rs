@@ -11,6 +11,7 @@ pub(crate) mod isolate;
 pub(crate) mod knobs_check;
 pub(crate) mod library_ab;
 pub mod prepare;
+pub mod race;
 mod rounds;
 pub(crate) mod session;
 mod sweep;
@@ -297,6 +298,7 @@ pub fn run_info(
         plan_ids: Vec::new(),
         load_average: system::load_average(),
         published: None,
+        tune: None,
     }
 }
 

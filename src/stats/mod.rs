@@ -5,7 +5,8 @@
 //! (the t distribution and the t interval on the log scale that intervals and verdicts use),
 //! `ties` (rankings and Pareto fronts that leave unestablished differences tied), `pairs`
 //! (many variants of one run judged paired by round, Holm, fixed or sequential rounds),
-//! `resolve` (the fastest within an error budget and the front, as sets, and what is open).
+//! `resolve` (the fastest within an error budget and the front, as sets, and what is open),
+//! `race` (the fastest of many candidates, the slow ones cut as soon as established).
 
 pub mod analysis;
 pub mod bootstrap;
@@ -13,6 +14,7 @@ pub mod compare;
 pub mod order;
 pub(crate) mod outliers;
 pub mod pairs;
+pub mod race;
 pub mod resolve;
 pub(crate) mod steady;
 pub mod student;

@@ -37,4 +37,5 @@ mod slurm;
 mod speculative;
 mod spine;
 mod synth_models;
+mod tune;
 mod vulkan;

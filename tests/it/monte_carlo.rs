@@ -30,6 +30,9 @@ mod stability;
 /// The speculative speedup's interval (issue 45): coverage of the paired-by-round interval.
 mod speculative;
 
+/// Racing (issue 46): wrong picks, false claims and cost against fixed rounds.
+mod race;
+
 const MU: f64 = 700.0;
 /// Noise within a context: the 1.8% sd seen between repetitions of one process.
 const SIGMA: f64 = 0.02;

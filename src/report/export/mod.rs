@@ -204,6 +204,7 @@ pub(crate) mod fixtures {
             plan_ids: vec![],
             load_average: None,
             published: None,
+            tune: None,
         }
     }
 }

@@ -1,0 +1,216 @@
+//! The `[tune]` table of models.toml (issue 46): one question, "what do I run?", answered by
+//! racing the configurations of the sweep's axes (`tpsbench tune`). It names what to
+//! maximise and the limits the answer must meet; the space is the sweep itself (every model,
+//! every ladder variant, every combination of the axes).
+//!
+//! ```toml
+//! [tune]
+//! objective = "tg128"      # "tgN", "ppN", "ppN+tgM" (llama-bench's pg), "...@dD" at depth D
+//! max_kld = 0.05           # nats against the ladder's reference (needs a [[ladder]])
+//! max_memory_gib = 8       # weights + KV cache at the context must fit (default: host RAM
+//! memory_margin = 0.1      #   less this share)
+//! min_ctx = 4096           # the context the configuration must hold
+//! max_load_seconds = 30    # a cold load (page cache evicted) takes at most this
+//! max_rounds = 20          # the race's budget in rounds ...
+//! max_seconds = 600        # ... and in wall-clock seconds
+//! ```
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::config::values::{scalar_float, scalar_int};
+use crate::config::{ConfigError, Ctx};
+
+/// What the race maximises: the rate of one llama-bench test, its sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Objective {
+    pub n_prompt: u32,
+    pub n_gen: u32,
+    pub n_depth: u32,
+}
+
+impl Objective {
+    /// "tg128", "pp512", "pp512+tg128", each optionally "@d4096".
+    pub fn parse(s: &str) -> Result<Objective, String> {
+        let bad = || {
+            format!(
+                "objective {s:?}: expected \"tgN\", \"ppN\" or \"ppN+tgM\" (llama-bench's \
+                 pg), optionally at a depth \"@dD\", e.g. \"tg128\" or \"pp512@d4096\""
+            )
+        };
+        let t = s.trim();
+        let (test, depth) = match t.split_once('@') {
+            Some((a, d)) => (
+                a.trim(),
+                d.trim()
+                    .strip_prefix('d')
+                    .and_then(|x| x.parse::<u32>().ok())
+                    .ok_or_else(bad)?,
+            ),
+            None => (t, 0),
+        };
+        let size = |x: &str, p: &str| -> Option<u32> {
+            x.trim()
+                .strip_prefix(p)?
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| (1..=1_000_000).contains(&n))
+        };
+        let (n_prompt, n_gen) = match test.split_once('+') {
+            Some((p, g)) => (
+                size(p, "pp").ok_or_else(bad)?,
+                size(g, "tg").ok_or_else(bad)?,
+            ),
+            None => match (size(test, "pp"), size(test, "tg")) {
+                (Some(p), _) => (p, 0),
+                (_, Some(g)) => (0, g),
+                _ => return Err(bad()),
+            },
+        };
+        Ok(Objective {
+            n_prompt,
+            n_gen,
+            n_depth: depth,
+        })
+    }
+
+    /// The context the objective's test needs: its prompt, generation and depth.
+    pub fn n_ctx(&self) -> u32 {
+        self.n_prompt + self.n_gen + self.n_depth
+    }
+}
+
+impl std::fmt::Display for Objective {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.n_prompt, self.n_gen) {
+            (p, 0) => write!(f, "pp{p}")?,
+            (0, g) => write!(f, "tg{g}")?,
+            (p, g) => write!(f, "pp{p}+tg{g}")?,
+        }
+        if self.n_depth > 0 {
+            write!(f, "@d{}", self.n_depth)?;
+        }
+        Ok(())
+    }
+}
+
+/// The limits an answer must meet; each prunes before any speed is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Limits {
+    /// The most KLD (nats) against the ladder's reference, from its quality test.
+    pub max_kld: Option<f64>,
+    /// The most bytes the weights and the KV cache may take.
+    pub max_memory_bytes: Option<u64>,
+    /// Without `max_memory_bytes`: the host's RAM less this share must hold them.
+    pub memory_margin: f64,
+    /// The context the configuration must hold: the model's trained context at least, and
+    /// its KV cache counted in the memory limit.
+    pub min_ctx: Option<u32>,
+    /// The most seconds a cold load (page cache evicted) may take, median of 3.
+    pub max_load_seconds: Option<f64>,
+}
+
+/// The `[tune]` table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tune {
+    pub objective: Objective,
+    pub limits: Limits,
+    /// The race's budget: the most rounds (2 or more: a paired look needs 2).
+    pub max_rounds: u32,
+    /// The race's budget in wall-clock seconds: no round starts that would end past it.
+    pub max_seconds: Option<f64>,
+}
+
+impl Tune {
+    pub const DEFAULT_MAX_ROUNDS: u32 = 20;
+    pub const DEFAULT_MEMORY_MARGIN: f64 = 0.1;
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawTune {
+    objective: Option<Spanned<String>>,
+    max_kld: Option<Spanned<toml::Value>>,
+    max_memory_gib: Option<Spanned<toml::Value>>,
+    memory_margin: Option<Spanned<toml::Value>>,
+    min_ctx: Option<Spanned<toml::Value>>,
+    max_load_seconds: Option<Spanned<toml::Value>>,
+    max_rounds: Option<Spanned<toml::Value>>,
+    max_seconds: Option<Spanned<toml::Value>>,
+}
+
+/// Checks the table key by key; `has_ladder`: a `[[ladder]]` measures KLD.
+pub(crate) fn parse(
+    ctx: &Ctx,
+    span: std::ops::Range<usize>,
+    raw: RawTune,
+    has_ladder: bool,
+) -> Result<Tune, ConfigError> {
+    let objective = match &raw.objective {
+        Some(o) => {
+            Objective::parse(o.get_ref()).map_err(|m| ctx.err(o.span(), "tune.objective", m))?
+        }
+        None => {
+            let msg = "the race needs an objective: objective = \"tg128\" (or \"pp512\", \"pp512+tg128\")";
+            return Err(ctx.err(span, "tune.objective", msg));
+        }
+    };
+    let float = |key: &str, v: &Option<Spanned<toml::Value>>, min: f64, max: f64| {
+        v.as_ref()
+            .map(|v| scalar_float(ctx, &format!("tune.{key}"), v, min, max))
+            .transpose()
+    };
+    let max_kld = float("max_kld", &raw.max_kld, 0.0, 100.0)?;
+    if let (Some(_), false, Some(v)) = (max_kld, has_ladder, &raw.max_kld) {
+        let msg = "max_kld limits a [[ladder]]'s variants by their KLD, and there is no [[ladder]] to measure it: add one or remove max_kld";
+        return Err(ctx.err(v.span(), "tune.max_kld", msg));
+    }
+    let gib = float("max_memory_gib", &raw.max_memory_gib, 1e-6, 1e6)?;
+    let margin = float("memory_margin", &raw.memory_margin, 0.0, 0.9)?;
+    if let (Some(_), Some(m)) = (gib, &raw.memory_margin) {
+        let msg = "memory_margin applies to the host's RAM when max_memory_gib is not given; with max_memory_gib set, put the margin in it";
+        return Err(ctx.err(m.span(), "tune.memory_margin", msg));
+    }
+    let min_ctx = raw
+        .min_ctx
+        .as_ref()
+        .map(|v| scalar_int(ctx, "tune.min_ctx", v, 1, 16_777_216))
+        .transpose()?
+        .map(|n| n as u32);
+    let max_rounds = raw
+        .max_rounds
+        .as_ref()
+        .map(|v| scalar_int(ctx, "tune.max_rounds", v, 2, 10_000))
+        .transpose()?
+        .map_or(Tune::DEFAULT_MAX_ROUNDS, |n| n as u32);
+    let max_seconds = float("max_seconds", &raw.max_seconds, 1.0, 1e7)?;
+    Ok(Tune {
+        objective,
+        limits: Limits {
+            max_kld,
+            max_memory_bytes: gib.map(|g| (g * 1024.0 * 1024.0 * 1024.0) as u64),
+            memory_margin: margin.unwrap_or(Tune::DEFAULT_MEMORY_MARGIN),
+            min_ctx,
+            max_load_seconds: float("max_load_seconds", &raw.max_load_seconds, 0.001, 1e6)?,
+        },
+        max_rounds,
+        max_seconds,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objectives_parse_and_print_back() {
+        for s in ["tg128", "pp512", "pp512+tg128", "tg64@d4096"] {
+            assert_eq!(Objective::parse(s).unwrap().to_string(), s);
+        }
+        let o = Objective::parse("pp512+tg128@d1024").unwrap();
+        assert_eq!(o.n_ctx(), 512 + 128 + 1024);
+        for bad in ["", "tg", "tg0", "xx12", "tg128@4096", "pp512+pp512", "tg-1"] {
+            assert!(Objective::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! What `tpsbench tune` recorded about its race (issue 46), beside the tests: the question
+//! (objective, limits), what each limit excluded before any speed was measured, the race's
+//! statistics and how each candidate ended. Every round of every candidate is in the tests
+//! themselves (their `rounds`), so the race can be replayed from the file: `stats::race` on
+//! those rounds, in order, with these settings, gives these verdicts.
+
+use serde::{Deserialize, Serialize};
+
+/// The race of one `tpsbench tune`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TuneRecord {
+    /// The objective, as written: "tg128", "pp512", "pp512+tg128@d1024".
+    pub objective: String,
+    /// The limits as applied, one line each ("max_kld 0.05 nats", "memory 3.4 GiB: host RAM less 10%").
+    pub limits: Vec<String>,
+    /// Candidates in the space (the sweep at the objective's sizes), before the limits.
+    pub space: usize,
+    /// What the limits excluded before the race, each once.
+    pub excluded: Vec<Excluded>,
+    /// Family-wise error of every elimination and tie, and the indifference (0.02 = 2%).
+    pub alpha: f64,
+    pub indifference: f64,
+    pub max_rounds: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_seconds: Option<f64>,
+    /// The rounds after which the race looked, and each claim's level at a look.
+    pub looks: Vec<usize>,
+    pub level: f64,
+    /// Every candidate that raced, in the order of the plan.
+    pub candidates: Vec<Candidate>,
+    /// The test id of the leader at the end; absent when nothing could be measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub winner: Option<String>,
+    /// Load times of the models that raced, cold and warm (seconds).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loads: Vec<LoadTime>,
+    /// Why the race stopped.
+    pub stopped: String,
+    /// Rounds the survivors ran, and candidate-rounds (tests) run in all.
+    pub rounds: usize,
+    pub tests_run: usize,
+    /// Wall-clock seconds of the race, and of its first round (every candidate once).
+    pub seconds: f64,
+    pub first_round_seconds: f64,
+}
+
+/// A candidate the limits held back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Excluded {
+    /// The test id.
+    pub id: String,
+    /// The limit: "max_kld", "memory", "min_ctx", "objective".
+    pub limit: String,
+    /// Its figure against the limit: "KLD 0.117 > 0.05".
+    pub why: String,
+}
+
+/// How one candidate ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub id: String,
+    /// "winner", "tie" (established within the indifference of the winner), "open" (not
+    /// separated from the winner within the budget), "slower" (eliminated) or "failed".
+    pub outcome: String,
+    /// Eliminated: by which candidate (the leader then), after how many rounds, and by what
+    /// ratio of geometric means (the leader's over this one's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_round: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<f64>,
+    /// Rounds it ran.
+    pub rounds: usize,
+}
+
+/// How long a model takes to load, measured before the race.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadTime {
+    pub model: String,
+    /// llama-bench's `load_mode` of these loads ("auto": mmap where it can).
+    pub load_mode: String,
+    /// Seconds per load with the file's pages evicted from the page cache first, and with
+    /// them in it (the load right after).
+    pub cold_s: Vec<f64>,
+    pub warm_s: Vec<f64>,
+    /// Every eviction was accepted by the kernel (false: the cold figures may be warm).
+    pub evicted: bool,
+}
+
+impl LoadTime {
+    /// The median of `xs`; None for none.
+    pub fn median(xs: &[f64]) -> Option<f64> {
+        (!xs.is_empty()).then(|| crate::stats::median(xs))
+    }
+}

@@ -1,0 +1,399 @@
+//! `tpsbench tune` (issue 46): the sweep's configurations raced for the `[tune]` objective.
+//! The space is the plan at the objective's test sizes: every model, every ladder variant,
+//! every combination of the axes, one candidate each. The limits that can be computed
+//! before any speed is measured prune first (`race/limits.rs`: the model's context, memory,
+//! then the ladder's KLD from its quality tests). Then every candidate runs one round; each
+//! later round runs only the survivors, interleaved in rotated order as `run`'s rounds are
+//! (`rounds::rotated`); `stats::race` eliminates, ties and says when to stop. Every round of
+//! every candidate is a round of its test in the result file, and the race's settings and
+//! verdicts are the run's `tune` record, so the race can be replayed.
+
+mod limits;
+mod load;
+
+use std::time::{Duration, Instant};
+
+use super::prepare;
+use super::rounds::rotated;
+use super::sweep::Sweep;
+use super::{RunOptions, RunOutcome, RunnerError, target};
+use crate::config::tune::Tune;
+use crate::config::{Axes, Config};
+use crate::engine::Engine;
+use crate::output::progress::Progress;
+use crate::plan::{Detail, PlannedTest};
+use crate::record::tune::{Candidate, TuneRecord};
+use crate::record::{RunInfo, Status};
+use crate::stats::race::{self, Out, Race};
+
+/// Why `tune` refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TuneError {
+    /// Bad input, said in one line (exit 2).
+    #[error("{0}")]
+    Refused(String),
+    /// Boxed: a run's error is large, and a tune's result is returned at every step.
+    #[error(transparent)]
+    Runner(Box<RunnerError>),
+}
+
+impl From<RunnerError> for TuneError {
+    fn from(e: RunnerError) -> Self {
+        TuneError::Runner(Box::new(e))
+    }
+}
+
+impl From<crate::record::RecordError> for TuneError {
+    fn from(e: crate::record::RecordError) -> Self {
+        RunnerError::Record(e).into()
+    }
+}
+
+/// A finished tune: the run (its file, its record with the `tune` record set).
+pub struct Tuned {
+    pub run: RunOutcome,
+}
+
+/// The configuration with every sweep at the objective's test sizes: one test per
+/// configuration, the one the race maximises.
+fn at_objective(config: &Config, t: &Tune) -> Config {
+    let mut c = config.clone();
+    let set = |a: &mut Axes| {
+        a.n_prompt = vec![t.objective.n_prompt];
+        a.n_gen = vec![t.objective.n_gen];
+        a.n_depth = vec![t.objective.n_depth];
+    };
+    for m in &mut c.models {
+        set(&mut m.axes);
+    }
+    for l in &mut c.ladders {
+        set(&mut l.axes);
+    }
+    // Rounds are the race's: one at a time.
+    c.settings.rounds = 1;
+    c.settings.auto_rounds = None;
+    if !c.settings.repetitions_given {
+        c.settings.repetitions = crate::config::AutoRounds::REPETITIONS;
+    }
+    c
+}
+
+/// Runs the race `opts.config`'s `[tune]` asks for.
+pub fn tune(
+    engine: &dyn Engine,
+    info: RunInfo,
+    opts: &RunOptions,
+    progress: &mut dyn Progress,
+) -> Result<Tuned, TuneError> {
+    let Some(t) = opts.config.tune.clone() else {
+        return Err(TuneError::Refused(format!(
+            "{}: no [tune] table: add one with an objective, e.g. [tune] objective = \"tg128\" (docs/tune.md)",
+            opts.config.file.display()
+        )));
+    };
+    let config = at_objective(&opts.config, &t);
+    let opts = RunOptions {
+        config,
+        filters: opts.filters.clone(),
+        shard: None,
+        scope: super::Scope::All,
+        results_dir: opts.results_dir.clone(),
+        command: opts.command.clone(),
+        resume: None,
+        only_model: None,
+        stop: opts.stop.clone(),
+        bandwidth: opts.bandwidth.clone(),
+        power: false,
+        quiet: opts.quiet,
+        continuation: false,
+    };
+    // The filters choose candidates only: the quality tests the KLD limit needs stay planned.
+    let prep = prepare::prepare(&opts.config, &[])?;
+    let space: Vec<PlannedTest> = (prep.plan.tests.iter())
+        .filter(|x| matches!(x.detail, Detail::Bench))
+        .cloned()
+        .collect();
+    let space = crate::plan::filter(space, &opts.filters);
+    if space.is_empty() {
+        return Err(TuneError::Refused(format!(
+            "{}: objective {}: the space has no model file to measure it on (served models only, or the filters keep none)",
+            opts.config.file.display(),
+            t.objective
+        )));
+    }
+    prepare::check_models(&prep.models, &space)?;
+    let info = super::describe_plan(info, &prep.plan, &opts);
+    let target::Target { path, record } =
+        target::open(info, opts.results_dir.as_deref(), None, false)?;
+    let total = space.len();
+    // The progress counter's total: every candidate every round, the most the race runs.
+    let most = total * t.max_rounds as usize;
+    let mut sweep = Sweep::new(engine, &opts, &prep, record, path, (0, most))?;
+    let limits::Pruned {
+        keep: candidates,
+        excluded,
+        applied,
+        loads,
+    } = limits::apply(engine, &mut sweep, &opts, &prep, &t, space, progress)?;
+    let mut rec = new_record(&t, total, excluded, applied, loads);
+    if candidates.is_empty() {
+        // The file keeps what was measured (the quality tests) and what each limit excluded.
+        let line = empty_space_line(&opts.config, &t, &rec);
+        rec.stopped = format!("refused: {line}");
+        sweep.record_mut().run.tune = Some(rec);
+        sweep.finish(false)?;
+        return Err(TuneError::Refused(line));
+    }
+    let interrupted = run_race(&mut sweep, &t, &candidates, &mut rec, &opts, progress)?;
+    sweep.record_mut().run.tune = Some(rec);
+    let run = sweep.finish(interrupted)?;
+    Ok(Tuned { run })
+}
+
+/// The record of a race not yet run: the question, the limits and what they excluded.
+fn new_record(
+    t: &Tune,
+    space: usize,
+    excluded: Vec<crate::record::tune::Excluded>,
+    limits: Vec<String>,
+    loads: Vec<crate::record::tune::LoadTime>,
+) -> TuneRecord {
+    TuneRecord {
+        objective: t.objective.to_string(),
+        limits,
+        space,
+        excluded,
+        alpha: 0.05,
+        indifference: crate::stats::resolve::INDIFFERENCE,
+        max_rounds: t.max_rounds,
+        max_seconds: t.max_seconds,
+        looks: race::looks(t.max_rounds as usize),
+        level: 0.0,
+        candidates: Vec::new(),
+        winner: None,
+        loads,
+        stopped: String::new(),
+        rounds: 0,
+        tests_run: 0,
+        seconds: 0.0,
+        first_round_seconds: 0.0,
+    }
+}
+
+/// "models.toml: objective tg128: the limits leave nothing to race: max_kld excluded 3 (…);
+/// memory excluded 2 (…)".
+fn empty_space_line(config: &Config, t: &Tune, rec: &TuneRecord) -> String {
+    let mut by: Vec<(String, Vec<String>)> = Vec::new();
+    // Per limit: how many it excluded, and its distinct reasons (one per model, mostly).
+    for e in &rec.excluded {
+        match by.iter_mut().find(|(l, _)| *l == e.limit) {
+            Some((_, v)) => v.push(e.why.clone()),
+            None => by.push((e.limit.clone(), vec![e.why.clone()])),
+        }
+    }
+    let parts: Vec<String> = by
+        .iter()
+        .map(|(l, v)| {
+            let mut distinct: Vec<&str> = Vec::new();
+            for w in v {
+                if !distinct.contains(&w.as_str()) {
+                    distinct.push(w);
+                }
+            }
+            let more = if distinct.len() > 3 { "; ..." } else { "" };
+            distinct.truncate(3);
+            format!("{l} excluded {} ({}{more})", v.len(), distinct.join("; "))
+        })
+        .collect();
+    format!(
+        "{}: objective {}: the limits leave nothing to race among {} candidate{}: {}",
+        config.file.display(),
+        t.objective,
+        rec.space,
+        if rec.space == 1 { "" } else { "s" },
+        parts.join("; ")
+    )
+}
+
+/// The race: round after round over the survivors until `stats::race` stops it, the
+/// time budget ends or Ctrl-C. True when interrupted.
+fn run_race(
+    sweep: &mut Sweep,
+    t: &Tune,
+    candidates: &[PlannedTest],
+    rec: &mut TuneRecord,
+    opts: &RunOptions,
+    progress: &mut dyn Progress,
+) -> Result<bool, TuneError> {
+    let mut r = Race::new(candidates.len(), race::Settings::new(t.max_rounds as usize));
+    rec.level = r.level();
+    let begun = Instant::now();
+    let mut last = Duration::ZERO;
+    let mut interrupted = false;
+    let mut round = 0usize;
+    while r.stop().is_none() {
+        if let Some(max) = t.max_seconds {
+            let elapsed = begun.elapsed();
+            if round > 0 && (elapsed + last).as_secs_f64() > max {
+                r.end(format!(
+                    "{:.0} s of max_seconds {max:.0} after {round} rounds (another round takes about {:.0} s)",
+                    elapsed.as_secs_f64(),
+                    last.as_secs_f64()
+                ));
+                break;
+            }
+        }
+        let alive = r.survivors();
+        if !opts.quiet {
+            progress.note(&format!(
+                "tune: round {}/{} of {} candidates",
+                round + 1,
+                t.max_rounds,
+                alive.len()
+            ));
+        }
+        let due: Vec<PlannedTest> = alive.iter().map(|&i| candidates[i].clone()).collect();
+        let t0 = Instant::now();
+        interrupted = sweep.measure_all(&rotated(&due, round), progress)?;
+        last = t0.elapsed();
+        if round == 0 {
+            rec.first_round_seconds = last.as_secs_f64();
+        }
+        if interrupted {
+            r.end("interrupted".into());
+            break;
+        }
+        round += 1;
+        let values: Vec<(usize, Option<f64>)> = alive
+            .iter()
+            .map(|&i| (i, round_value(sweep, &candidates[i], round)))
+            .collect();
+        r.add_round(&values);
+    }
+    rec.seconds = begun.elapsed().as_secs_f64();
+    conclude(&r, candidates, rec);
+    if !opts.quiet {
+        eprintln!("tune: {}", rec.stopped);
+    }
+    Ok(interrupted)
+}
+
+/// The candidate's rate in round `round` (1-based): its round median; None when the test
+/// failed or lacks the round.
+fn round_value(sweep: &Sweep, t: &PlannedTest, round: usize) -> Option<f64> {
+    let rec = sweep.record().tests.iter().find(|x| x.id == t.id)?;
+    if rec.status != Status::Ok {
+        return None;
+    }
+    let m = rec.round_medians();
+    (m.len() == round).then(|| m[round - 1])
+}
+
+/// The verdicts into the record.
+fn conclude(r: &Race, candidates: &[PlannedTest], rec: &mut TuneRecord) {
+    let answer = r.answer();
+    rec.stopped = r
+        .stop()
+        .map_or_else(|| "not started".into(), |s| s.describe());
+    rec.rounds = r.rounds_done();
+    rec.tests_run = r.cost();
+    rec.winner = answer.as_ref().map(|a| candidates[a.leader].id.clone());
+    rec.candidates = (0..candidates.len())
+        .map(|i| {
+            let mut c = Candidate {
+                id: candidates[i].id.clone(),
+                outcome: String::new(),
+                by: None,
+                at_round: None,
+                ratio: None,
+                rounds: r.rounds_of(i).len(),
+            };
+            c.outcome = match (r.out(i), &answer) {
+                (
+                    Some(Out::Slower {
+                        by,
+                        at_round,
+                        ratio,
+                    }),
+                    _,
+                ) => {
+                    c.by = Some(candidates[*by].id.clone());
+                    c.at_round = Some(*at_round);
+                    c.ratio = Some(*ratio);
+                    "slower"
+                }
+                (Some(Out::Failed { at_round }), _) => {
+                    c.at_round = Some(*at_round);
+                    "failed"
+                }
+                (None, Some(a)) if a.leader == i => "winner",
+                (None, Some(a)) if a.ties.contains(&i) => "tie",
+                _ => "open",
+            }
+            .into();
+            c
+        })
+        .collect();
+}
+
+impl From<crate::config::ConfigError> for TuneError {
+    fn from(e: crate::config::ConfigError) -> Self {
+        RunnerError::Config(e).into()
+    }
+}
+
+impl From<crate::engine::EngineError> for TuneError {
+    fn from(e: crate::engine::EngineError) -> Self {
+        RunnerError::Engine(e).into()
+    }
+}
+
+/// What `tpsbench tune` was asked.
+pub struct Request {
+    pub config: std::path::PathBuf,
+    pub filters: Vec<String>,
+    /// `None`: no result file.
+    pub results_dir: Option<std::path::PathBuf>,
+    pub quiet: bool,
+    pub verbose: bool,
+    /// `--max-rounds`, `--max-seconds`: override the table's budget.
+    pub max_rounds: Option<i64>,
+    pub max_seconds: Option<f64>,
+    pub command: Vec<String>,
+}
+
+/// `tpsbench tune`: loads the configuration, applies the budget given on the command line,
+/// starts llama.cpp and races.
+pub fn tune_request(r: Request) -> Result<Tuned, TuneError> {
+    let mut config = crate::config::load(&r.config, crate::util::system::physical_cores())?;
+    if let Some(t) = config.tune.as_mut() {
+        if let Some(n) = r.max_rounds {
+            if !(2..=10_000).contains(&n) {
+                return Err(TuneError::Refused(format!(
+                    "--max-rounds {n}: must be between 2 and 10000 (a paired look needs 2 rounds)"
+                )));
+            }
+            t.max_rounds = n as u32;
+        }
+        if let Some(s) = r.max_seconds {
+            if !(s.is_finite() && s >= 1.0) {
+                return Err(TuneError::Refused(format!(
+                    "--max-seconds {s}: must be at least 1"
+                )));
+            }
+            t.max_seconds = Some(s);
+        }
+    }
+    let engine = crate::engine::llama::LlamaEngine::new(r.verbose)?;
+    let info = super::run_info(
+        &config,
+        r.command,
+        crate::engine::llama::system_info(),
+        crate::engine::llama::devices(),
+    );
+    let mut opts = RunOptions::new(config, r.results_dir);
+    opts.filters = r.filters;
+    opts.quiet = r.quiet;
+    let mut progress = crate::output::progress::StderrProgress::new(r.quiet);
+    tune(&engine, info, &opts, &mut progress)
+}

@@ -1,0 +1,318 @@
+//! The limits of `[tune]` that prune before any speed is measured, in order: the context
+//! (the objective's own, and `min_ctx`) against the model's trained context, from the GGUF
+//! header; the KLD budget from the ladder's quality tests (run first, on the variants still
+//! in the space); memory, the weights' file plus the KV cache at the context, against
+//! `max_memory_gib` or the host's RAM less `memory_margin`. Memory leaves out llama.cpp's
+//! compute buffers, so it is a lower bound: a candidate it excludes cannot fit, one it keeps
+//! may still fail to load (and then fails its first round and leaves the race).
+
+use std::path::{Path, PathBuf};
+
+use super::TuneError;
+use crate::config::tune::Tune;
+use crate::machine::roofline::Shape;
+use crate::output::progress::Progress;
+use crate::plan::{Detail, ModelSource, PlannedTest};
+use crate::record::tune::{Excluded, LoadTime};
+use crate::runner::RunOptions;
+use crate::runner::prepare::Prepared;
+use crate::runner::sweep::Sweep;
+
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// Bytes as GiB, or MiB or KiB when smaller (a tiny model's 5 MiB is not "0.00 GiB").
+fn size(bytes: f64) -> String {
+    if bytes >= GIB {
+        format!("{:.2} GiB", bytes / GIB)
+    } else if bytes >= 1024.0 * 1024.0 {
+        format!("{:.2} MiB", bytes / (1024.0 * 1024.0))
+    } else {
+        format!("{:.1} KiB", bytes / 1024.0)
+    }
+}
+
+/// What the limits left.
+pub(super) struct Pruned {
+    /// The candidates the limits keep.
+    pub keep: Vec<PlannedTest>,
+    /// What they excluded, each candidate once, by the first limit it fails.
+    pub excluded: Vec<Excluded>,
+    /// The limits as applied, one line each.
+    pub applied: Vec<String>,
+    /// The load times of the kept candidates' models.
+    pub loads: Vec<LoadTime>,
+}
+
+/// Applies the limits of `t` to `space`.
+pub(super) fn apply(
+    engine: &dyn crate::engine::Engine,
+    sweep: &mut Sweep,
+    opts: &RunOptions,
+    prep: &Prepared,
+    t: &Tune,
+    space: Vec<PlannedTest>,
+    progress: &mut dyn Progress,
+) -> Result<Pruned, TuneError> {
+    let mut applied = Vec::new();
+    let mut excluded = Vec::new();
+    let ctx_needed = t.limits.min_ctx.unwrap_or(0).max(t.objective.n_ctx());
+    if let Some(c) = t.limits.min_ctx {
+        applied.push(format!("min_ctx {c}"));
+    }
+    let mut keep = Vec::new();
+    for c in space {
+        match context_excludes(opts, prep, &c, t) {
+            Some(e) => excluded.push(e),
+            None => keep.push(c),
+        }
+    }
+    if let Some(max) = t.limits.max_kld {
+        applied.push(format!("max_kld {max} nats (the ladder's quality test)"));
+        keep = kld(sweep, prep, keep, max, &mut excluded, progress)?;
+    }
+    let (limit, said) = memory_limit(t);
+    if let Some(limit) = limit {
+        applied.push(said);
+        keep.retain(
+            |c| match memory_excludes(prep, opts, c, ctx_needed, limit) {
+                Some(e) => {
+                    excluded.push(e);
+                    false
+                }
+                None => true,
+            },
+        );
+    }
+    let loads = load_limit(
+        engine,
+        opts,
+        prep,
+        t,
+        &mut keep,
+        &mut excluded,
+        &mut applied,
+    );
+    Ok(Pruned {
+        keep,
+        excluded,
+        applied,
+        loads,
+    })
+}
+
+/// Times the loads of the models `keep` still holds and applies `max_load_seconds`; the
+/// load times, each (model, settings) once.
+fn load_limit(
+    engine: &dyn crate::engine::Engine,
+    opts: &RunOptions,
+    prep: &Prepared,
+    t: &Tune,
+    keep: &mut Vec<PlannedTest>,
+    excluded: &mut Vec<Excluded>,
+    applied: &mut Vec<String>,
+) -> Vec<LoadTime> {
+    // Load time: measured for what is left (a measurement, but of no speed).
+    // A variant not built yet has no file of its own to load: not timed.
+    let path_of = |c: &PlannedTest| {
+        let p = header_path(opts, prep, c);
+        let variant = matches!(
+            prep.plan.models[c.model].source,
+            ModelSource::Variant { .. }
+        );
+        (!variant || p == Path::new(&prep.models[c.model].path)).then_some(p)
+    };
+    let name_of = |c: &PlannedTest| prep.plan.models[c.model].name.clone();
+    let timed = super::load::measure(engine, keep, &path_of, &name_of);
+    if let Some(max) = t.limits.max_load_seconds {
+        applied.push(format!(
+            "cold load ≤ {max} s (median of 3, page cache evicted)"
+        ));
+        keep.retain(|c| {
+            let key = c.load_key();
+            let Some((_, l)) = timed.iter().find(|(k, _)| *k == key) else {
+                return true;
+            };
+            match LoadTime::median(&l.cold_s) {
+                Some(s) if s > max => {
+                    excluded.push(Excluded {
+                        id: c.id.clone(),
+                        limit: "max_load_seconds".into(),
+                        why: format!("{}: cold load {s:.3} s > {max} s", l.model),
+                    });
+                    false
+                }
+                _ => true,
+            }
+        });
+    }
+    let mut loads: Vec<LoadTime> = Vec::new();
+    for (_, l) in timed {
+        if !loads.contains(&l) {
+            loads.push(l);
+        }
+    }
+    loads
+}
+
+/// The GGUF file of a candidate's model: the file, or a ladder variant's (its base until
+/// it is built: the same shape and context).
+fn header_path(opts: &RunOptions, prep: &Prepared, c: &PlannedTest) -> PathBuf {
+    match prep.plan.models[c.model].source {
+        ModelSource::File(ref p) => p.clone(),
+        ModelSource::Variant { ladder, .. } => {
+            let built = PathBuf::from(&prep.models[c.model].path);
+            if built.is_file() {
+                built
+            } else {
+                opts.config.ladders[ladder].base.clone()
+            }
+        }
+    }
+}
+
+/// The context the model was trained for (`{arch}.context_length`).
+fn trained_context(path: &Path) -> Option<u64> {
+    let h = crate::gguf::reader::read_header(path).ok()?;
+    let arch = h.architecture()?.to_string();
+    h.get(&format!("{arch}.context_length"))
+        .and_then(crate::gguf::Value::as_u64)
+}
+
+fn context_excludes(
+    opts: &RunOptions,
+    prep: &Prepared,
+    c: &PlannedTest,
+    t: &Tune,
+) -> Option<Excluded> {
+    let trained = trained_context(&header_path(opts, prep, c))?;
+    let name = &prep.plan.models[c.model].name;
+    if trained < u64::from(t.objective.n_ctx()) {
+        return Some(Excluded {
+            id: c.id.clone(),
+            limit: "objective".into(),
+            why: format!(
+                "{name} holds a context of {trained} tokens, {} needs {}",
+                t.objective,
+                t.objective.n_ctx()
+            ),
+        });
+    }
+    match t.limits.min_ctx {
+        Some(m) if trained < u64::from(m) => Some(Excluded {
+            id: c.id.clone(),
+            limit: "min_ctx".into(),
+            why: format!("{name} holds a context of {trained} tokens < {m}"),
+        }),
+        _ => None,
+    }
+}
+
+/// Runs the quality tests of the variants still in the space, then keeps the candidates
+/// whose model's KLD is within `max`.
+fn kld(
+    sweep: &mut Sweep,
+    prep: &Prepared,
+    keep: Vec<PlannedTest>,
+    max: f64,
+    excluded: &mut Vec<Excluded>,
+    progress: &mut dyn Progress,
+) -> Result<Vec<PlannedTest>, TuneError> {
+    let quality: Vec<PlannedTest> = (prep.plan.tests.iter())
+        .filter(|q| matches!(q.detail, Detail::Quality { .. }))
+        .filter(|q| keep.iter().any(|c| c.model == q.model))
+        .cloned()
+        .collect();
+    if sweep.measure_all(&quality, progress)? {
+        return Err(TuneError::Refused(
+            "interrupted while measuring the ladder's quality".into(),
+        ));
+    }
+    let mut out = Vec::new();
+    for c in keep {
+        let name = &prep.plan.models[c.model].name;
+        let model = sweep.record().models.iter().find(|m| &m.name == name);
+        let why = match model.and_then(|m| m.quality.as_ref()) {
+            Some(q) if q.kld_mean <= max => None,
+            Some(q) => Some(format!("{name}: KLD {:.4} > {max}", q.kld_mean)),
+            None if matches!(prep.plan.models[c.model].source, ModelSource::File(_)) => {
+                Some(format!("{name}: no KLD (not a [[ladder]] variant)"))
+            }
+            None => Some(format!("{name}: its quality test failed")),
+        };
+        match why {
+            Some(why) => excluded.push(Excluded {
+                id: c.id.clone(),
+                limit: "max_kld".into(),
+                why,
+            }),
+            None => out.push(c),
+        }
+    }
+    Ok(out)
+}
+
+/// The host's RAM (MemTotal), bytes.
+fn host_memory() -> Option<u64> {
+    let m = std::fs::read_to_string("/proc/meminfo").ok()?;
+    crate::machine::memory::parse_kib_field(&m, "MemTotal:")
+}
+
+/// The memory limit in bytes and how it is said; None where it cannot be known.
+fn memory_limit(t: &Tune) -> (Option<u64>, String) {
+    match t.limits.max_memory_bytes {
+        Some(b) => (
+            Some(b),
+            format!("memory {} (max_memory_gib)", size(b as f64)),
+        ),
+        None => match host_memory() {
+            Some(h) => {
+                let b = (h as f64 * (1.0 - t.limits.memory_margin)) as u64;
+                let said = format!(
+                    "memory {}: the host's RAM less {:.0}% (memory_margin)",
+                    size(b as f64),
+                    t.limits.memory_margin * 100.0
+                );
+                (Some(b), said)
+            }
+            None => (None, String::new()),
+        },
+    }
+}
+
+/// Weights (the file) plus the KV cache at the context, against `limit`; nothing when the
+/// file is not built yet or its shape is unknown (not computable: the candidate stays).
+fn memory_excludes(
+    prep: &Prepared,
+    opts: &RunOptions,
+    c: &PlannedTest,
+    ctx: u32,
+    limit: u64,
+) -> Option<Excluded> {
+    let path = header_path(opts, prep, c);
+    // A variant not built yet: its size is not known (the base's would mislead).
+    if matches!(
+        prep.plan.models[c.model].source,
+        ModelSource::Variant { .. }
+    ) && path != Path::new(&prep.models[c.model].path)
+    {
+        return None;
+    }
+    let file = std::fs::metadata(&path).ok()?.len();
+    let h = crate::gguf::reader::read_header(&path).ok()?;
+    let shape: Shape = crate::machine::shape_of(&h)?;
+    let ctx = ctx.max(c.params.n_ctx());
+    let kv = shape.kv_bytes_per_position(&c.params.type_k, &c.params.type_v) * f64::from(ctx);
+    let need = file as f64 + kv;
+    (need > limit as f64).then(|| Excluded {
+        id: c.id.clone(),
+        limit: "memory".into(),
+        why: format!(
+            "{}: {} (weights {} + KV {} at {ctx} tokens) > {}",
+            prep.plan.models[c.model].name,
+            size(need),
+            size(file as f64),
+            size(kv),
+            size(limit as f64)
+        ),
+    })
+}

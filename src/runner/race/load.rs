@@ -1,0 +1,86 @@
+//! Model load time (issue 46): seconds from nothing to a loaded model, per model file and
+//! model-level settings (`load_mode` among them), cold and warm. Cold: the file's pages are
+//! first evicted from the page cache with `posix_fadvise(POSIX_FADV_DONTNEED)`, which drops
+//! the clean pages no process maps (the race holds no model then); warm: loaded again at
+//! once, the file in the cache. Three of each; the figure is their median, with the range
+//! beside it. `max_load_seconds` limits the cold median.
+
+use std::path::Path;
+use std::time::Instant;
+
+use crate::engine::{Engine, LoadParams};
+use crate::plan::PlannedTest;
+use crate::record::tune::LoadTime;
+
+/// What one load loads: the model and its model-level settings (`PlannedTest::load_key`).
+pub(super) type LoadKey = Option<(usize, Vec<crate::config::knobs::KnobValue>)>;
+
+/// Loads of each kind per model: enough for a median and a range, few enough for big files.
+const LOADS: usize = 3;
+
+/// Drops the file's pages from the page cache (what a fresh boot would find). False where
+/// the file cannot be opened or the kernel refuses.
+fn evict(path: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    // Dirty pages are not dropped: a file written moments ago (a variant just built) is
+    // synced first.
+    let _ = f.sync_all();
+    // SAFETY: a valid open descriptor; offset 0 and length 0 cover the whole file.
+    unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) == 0 }
+}
+
+/// Seconds to load `path` with `params`, the model dropped at once; None if it fails.
+fn timed_load(engine: &dyn Engine, path: &Path, params: &LoadParams) -> Option<f64> {
+    let t0 = Instant::now();
+    let m = engine.load(path, params).ok()?;
+    let s = t0.elapsed().as_secs_f64();
+    drop(m);
+    Some(s)
+}
+
+/// The load times of each distinct (model file, model-level settings) of `candidates`;
+/// `path_of` gives a candidate's file (None: not timed).
+pub(super) fn measure(
+    engine: &dyn Engine,
+    candidates: &[PlannedTest],
+    path_of: &dyn Fn(&PlannedTest) -> Option<std::path::PathBuf>,
+    name_of: &dyn Fn(&PlannedTest) -> String,
+) -> Vec<(LoadKey, LoadTime)> {
+    let mut out: Vec<(LoadKey, LoadTime)> = Vec::new();
+    for c in candidates {
+        let key = c.load_key();
+        if out.iter().any(|(k, _)| *k == key) {
+            continue;
+        }
+        let Some(path) = path_of(c) else {
+            continue;
+        };
+        let params = LoadParams::of(&c.params);
+        let mut cold = Vec::new();
+        let mut evicted = true;
+        for _ in 0..LOADS {
+            evicted &= evict(&path);
+            cold.extend(timed_load(engine, &path, &params));
+        }
+        let warm: Vec<f64> = (0..LOADS)
+            .filter_map(|_| timed_load(engine, &path, &params))
+            .collect();
+        let load_mode = crate::config::knobs::knob("load_mode")
+            .map(|k| k.get(&c.params).show())
+            .unwrap_or_default();
+        out.push((
+            key,
+            LoadTime {
+                model: name_of(c),
+                load_mode,
+                cold_s: cold,
+                warm_s: warm,
+                evicted,
+            },
+        ));
+    }
+    out
+}

@@ -1,0 +1,229 @@
+//! `tpsbench tune` (issue 46) on the real llama.cpp with the tiny synthetic model: the race
+//! runs, records every round of every candidate, can be replayed from the file, and ends
+//! its answer with commands; each bad input is one line and exit 2.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tpsbench::stats::race::{Out, Race, Settings};
+
+use crate::support::{self, tpsbench};
+
+/// The tiny model with a sweep of `axes` and a `[tune]` table of `tune`.
+fn tune_config(axes: &str, tune: &str) -> (tempfile::TempDir, PathBuf) {
+    support::tiny_with(&format!(
+        "[sweep]\nrepetitions = 1\n{axes}\n\n[[model]]\nname = \"tiny\"\npath = \"tiny.gguf\"\n\n[tune]\n{tune}\n"
+    ))
+}
+
+/// Runs `tpsbench tune` and returns its exit code, stdout and stderr.
+fn tune(config: &Path, extra: &[&str]) -> (i32, String, String) {
+    let out = tpsbench()
+        .args(["tune", "--quiet", "--config"])
+        .arg(config)
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The one result file in `dir`.
+fn result(dir: &Path) -> Value {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap()
+}
+
+/// A test's round medians in round order (its one median for a single round).
+fn round_medians(t: &Value) -> Vec<f64> {
+    match t["rounds"].as_array() {
+        Some(r) if r.len() >= 2 => r.iter().map(|x| x["median_ts"].as_f64().unwrap()).collect(),
+        _ => vec![t["median_ts"].as_f64().unwrap()],
+    }
+}
+
+#[test]
+fn tune_races_the_sweep_records_every_round_and_ends_with_commands_to_run() {
+    let (dir, cfg) = tune_config(
+        "n_threads = [1, 2]\nn_ubatch = [32, 64]\nflash_attn = [\"on\", \"off\"]",
+        "objective = \"tg8\"\nmax_rounds = 4",
+    );
+    let results = dir.path().join("results");
+    let (code, out, err) = tune(&cfg, &["--results-dir", results.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("## tune: tg8\n"), "{out}");
+    assert!(out.contains("answer: tiny/"), "{out}");
+    assert!(out.contains("limits: memory"), "{out}");
+    assert!(out.contains("The full sweep of the 8 candidates"), "{out}");
+    let tail: Vec<&str> = out.lines().rev().take(16).collect();
+    assert!(
+        tail.iter().any(|l| l.starts_with("llama-server -m ")),
+        "{out}"
+    );
+    assert!(
+        tail.iter().any(|l| l.starts_with("llama-bench -m ")),
+        "{out}"
+    );
+    assert!(out.contains("[[model]]\nname = \"tiny\"\n"), "{out}");
+    let r = result(&results);
+    let t = &r["run"]["tune"];
+    assert_eq!(t["objective"], "tg8");
+    assert_eq!(t["space"], 8);
+    let cands = t["candidates"].as_array().unwrap();
+    assert_eq!(cands.len(), 8);
+    // Every round of every candidate is in its test; the rounds agree with the race's.
+    let tests = r["tests"].as_array().unwrap();
+    let test = |id: &str| tests.iter().find(|x| x["id"] == id).unwrap();
+    let mut total = 0;
+    for c in cands {
+        let rounds = round_medians(test(c["id"].as_str().unwrap()));
+        assert_eq!(rounds.len() as u64, c["rounds"].as_u64().unwrap(), "{c}");
+        total += rounds.len();
+    }
+    assert_eq!(total as u64, t["tests_run"].as_u64().unwrap());
+    // The model's load time, cold (page cache evicted) and warm, three of each.
+    let load = &t["loads"][0];
+    assert_eq!(load["model"], "tiny");
+    for kind in ["cold_s", "warm_s"] {
+        let s = load[kind].as_array().unwrap();
+        assert_eq!(s.len(), 3, "{load}");
+        assert!(s.iter().all(|x| x.as_f64().unwrap() > 0.0), "{load}");
+    }
+    assert!(out.contains("load (tiny, load_mode auto): cold "), "{out}");
+    // Replayed from the file, the race reaches the same verdicts.
+    let mut race = Race::new(8, Settings::new(t["max_rounds"].as_u64().unwrap() as usize));
+    let all: Vec<Vec<f64>> = cands
+        .iter()
+        .map(|c| round_medians(test(c["id"].as_str().unwrap())))
+        .collect();
+    while race.stop().is_none() {
+        let k = race.rounds_done();
+        let vals: Vec<(usize, Option<f64>)> = race
+            .survivors()
+            .into_iter()
+            .map(|i| (i, all[i].get(k).copied()))
+            .collect();
+        race.add_round(&vals);
+    }
+    for (i, c) in cands.iter().enumerate() {
+        let replayed = match race.out(i) {
+            Some(Out::Slower { .. }) => "slower",
+            Some(Out::Failed { .. }) => "failed",
+            None => "",
+        };
+        if !replayed.is_empty() {
+            assert_eq!(c["outcome"], replayed, "{c}");
+        } else {
+            assert!(
+                ["winner", "tie", "open"].contains(&c["outcome"].as_str().unwrap()),
+                "{c}"
+            );
+        }
+    }
+    let winner = race.answer().unwrap().leader;
+    assert_eq!(t["winner"], cands[winner]["id"]);
+}
+
+/// Exit 2 and one line on stderr that contains `what`.
+fn refused(cfg: &Path, extra: &[&str], what: &str) {
+    let mut args = vec!["--no-save"];
+    args.extend_from_slice(extra);
+    let (code, out, err) = tune(cfg, &args);
+    assert_eq!(code, 2, "stdout {out}\nstderr {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains(what), "{err}");
+    assert!(out.is_empty(), "{out}");
+}
+
+#[test]
+fn a_configuration_without_a_tune_table_is_refused_in_one_line() {
+    let (_dir, cfg) = support::tiny_sweep("n_gen = 8");
+    refused(&cfg, &[], "no [tune] table");
+}
+
+#[test]
+fn an_objective_that_is_no_test_is_refused_in_one_line() {
+    let (_dir, cfg) = tune_config("", "objective = \"tokens\"");
+    refused(&cfg, &[], "tune.objective");
+}
+
+#[test]
+fn an_objective_the_models_cannot_hold_is_refused_naming_the_context() {
+    let (_dir, cfg) = tune_config("", "objective = \"tg8@d100000000\"");
+    refused(&cfg, &[], "objective excluded 1");
+}
+
+#[test]
+fn an_unknown_axis_or_tune_key_is_refused_with_a_suggestion() {
+    let (_dir, cfg) = tune_config("n_thread = [1, 2]", "objective = \"tg8\"");
+    refused(&cfg, &[], "did you mean `n_threads`");
+    let (_dir, cfg) = tune_config("", "objective = \"tg8\"\nmax_round = 3");
+    refused(&cfg, &[], "did you mean `max_rounds`");
+}
+
+#[test]
+fn contradictory_limits_are_refused_in_one_line() {
+    let (_dir, cfg) = tune_config(
+        "",
+        "objective = \"tg8\"\nmax_memory_gib = 4\nmemory_margin = 0.2",
+    );
+    refused(&cfg, &[], "tune.memory_margin");
+    let (_dir, cfg) = tune_config("", "objective = \"tg8\"\nmax_kld = 0.05");
+    refused(&cfg, &[], "no [[ladder]]");
+}
+
+#[test]
+fn a_space_the_limits_empty_is_refused_naming_what_each_limit_excluded() {
+    let (_dir, cfg) = tune_config(
+        "n_threads = [1, 2]",
+        "objective = \"tg8\"\nmax_memory_gib = 0.000001",
+    );
+    refused(
+        &cfg,
+        &[],
+        "the limits leave nothing to race among 2 candidates: memory excluded 2",
+    );
+}
+
+#[test]
+fn a_budget_of_one_round_is_refused() {
+    let (_dir, cfg) = tune_config("", "objective = \"tg8\"");
+    refused(&cfg, &["--max-rounds", "1"], "--max-rounds 1");
+}
+
+#[test]
+fn a_load_time_no_model_meets_empties_the_space_and_says_so() {
+    let (_dir, cfg) = tune_config(
+        "n_threads = [1, 2]",
+        "objective = \"tg8\"\nmax_load_seconds = 0.001",
+    );
+    refused(&cfg, &[], "max_load_seconds excluded 2 (tiny: cold load ");
+}
+
+#[test]
+fn a_refused_race_keeps_in_its_file_what_each_limit_excluded() {
+    let (dir, cfg) = tune_config(
+        "n_threads = [1, 2]",
+        "objective = \"tg8\"\nmax_memory_gib = 0.000001",
+    );
+    let results = dir.path().join("results");
+    let (code, _, err) = tune(&cfg, &["--results-dir", results.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    let t = &result(&results)["run"]["tune"];
+    let excluded = t["excluded"].as_array().unwrap();
+    assert_eq!(excluded.len(), 2, "{t}");
+    assert!(excluded.iter().all(|e| e["limit"] == "memory"), "{t}");
+    assert!(
+        t["stopped"].as_str().unwrap().starts_with("refused: "),
+        "{t}"
+    );
+    assert!(t["candidates"].as_array().unwrap().is_empty(), "{t}");
+}
