@@ -39,6 +39,7 @@ impl<R: std::io::Read> std::io::Read for Hashing<R> {
 
 /// A ShareGPT file, read: its prompts (each with its reply), the SHA-256 of every byte
 /// read, and, for a file cut short, what was kept.
+#[derive(Debug)]
 pub struct Read {
     pub prompts: Vec<Prompt>,
     pub sha256: String,

@@ -36,6 +36,7 @@ fn facts(synthetic: bool) -> Facts {
             synthetic,
         }],
         dataset_sha256: None,
+        speculative_sha256: None,
     }
 }
 
