@@ -436,6 +436,11 @@ fn main() {
     if let Some(a) = tpsbench::report::leaderboard::answer_run::of_run(answer_record, answer_path) {
         print!("{a}");
     }
+    // The speculative tests ran after criterion, in the main result file (each pairs its own
+    // plain decoding by round): their answer last.
+    if let Some(a) = tpsbench::report::speculative::of_run(&record) {
+        print!("{a}");
+    }
     let mut code = 0;
     if record.tests.iter().any(|t| t.status == Status::Failed) {
         code = 1;

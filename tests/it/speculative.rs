@@ -243,25 +243,33 @@ fn draft_simple_drafts_and_accepts_what_llama_speculative_simple_does() {
     for t in spec_tests(&v) {
         let k = n(t, "draft_max");
         let rounds = t["speculative"]["rounds"].as_array().unwrap().len() as u64;
-        let out = std::process::Command::new(&tool)
-            .arg("-m")
-            .arg(dir.path().join("tiny.gguf"))
-            .arg("-md")
-            .arg(dir.path().join("draft.gguf"))
-            .args([
-                "--spec-type",
-                "draft-simple",
-                "--spec-draft-n-max",
-                &k.to_string(),
-            ])
-            .args([
-                "-n", "48", "--temp", "0", "-t", "2", "-c", "256", "-p", prompt,
-            ])
-            .output()
-            .unwrap();
-        let log = String::from_utf8_lossy(&out.stderr).into_owned()
-            + &String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{log}");
+        // The tool logs through llama.cpp's asynchronous common log, which a process ending
+        // may cut short before its last lines (the counts): run it again, up to 5 times.
+        let mut log = String::new();
+        for _ in 0..5 {
+            let out = std::process::Command::new(&tool)
+                .arg("-m")
+                .arg(dir.path().join("tiny.gguf"))
+                .arg("-md")
+                .arg(dir.path().join("draft.gguf"))
+                .args([
+                    "--spec-type",
+                    "draft-simple",
+                    "--spec-draft-n-max",
+                    &k.to_string(),
+                ])
+                .args([
+                    "-n", "48", "--temp", "0", "-t", "2", "-c", "256", "-p", prompt,
+                ])
+                .output()
+                .unwrap();
+            log = String::from_utf8_lossy(&out.stderr).into_owned()
+                + &String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{log}");
+            if log.contains(" n_accept ") {
+                break;
+            }
+        }
         let (drafted, accepted, predicted) = reference_counts(&log);
         assert!(drafted > 0, "{log}");
         // Every round generates the prompt once speculatively: the record sums the rounds.
