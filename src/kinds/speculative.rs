@@ -11,7 +11,6 @@ use crate::plan::speculative::SpecTest;
 use crate::record::speculative::{Position, SpecPrompts, SpecRound, Speculative};
 use crate::record::{Status, TestRecord};
 use crate::serving::dataset::PromptFile;
-use crate::serving::sharegpt;
 
 /// The draft model's file, and its SHA-256 when known.
 pub struct DraftFile {
@@ -70,13 +69,19 @@ fn jobs(m: &dyn Model, pf: &PromptFile, s: &SpecTest) -> Result<Vec<Job>, String
         .ok_or("this engine has no tokenizer for the prompts")?;
     let tokenize = |t: &str| sm.tokenize(t, true, false).map_err(|e| e.to_string());
     let jobs: Vec<Job> = if pf.sharegpt {
-        sharegpt::sample(&pf.prompts, s.n_prompts as usize, s.seed, s.n_gen, tokenize)?
-            .into_iter()
-            .map(|x| Job {
-                tokens: x.tokens,
-                n_gen: x.n_gen,
-            })
-            .collect()
+        crate::serving::dataset::sample(
+            &pf.prompts,
+            s.n_prompts as usize,
+            s.seed,
+            s.n_gen,
+            tokenize,
+        )?
+        .into_iter()
+        .map(|x| Job {
+            tokens: x.tokens,
+            n_gen: x.n_gen,
+        })
+        .collect()
     } else {
         let mut v = Vec::new();
         for p in pf.prompts.iter().take(s.n_prompts as usize) {

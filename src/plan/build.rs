@@ -134,22 +134,33 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
             });
         }
     }
-    let axes_of = |mi: usize| -> Option<crate::config::Axes> {
-        match &models[mi].source {
-            ModelSource::File(_) => config
-                .models
-                .get(mi)
-                .filter(|m| m.path.is_some())
-                .map(|m| m.axes.clone()),
-            ModelSource::Variant { ladder, .. } => Some(config.ladders[*ladder].axes.clone()),
-        }
-    };
-    let spec = super::speculative::expand(
-        config,
-        &models,
-        axes_of,
-        facts.speculative_sha256.as_deref(),
-    );
+    let candidates: Vec<super::speculative::Candidate> = models
+        .iter()
+        .enumerate()
+        .map(|(mi, m)| {
+            let (ladder, axes) = match &m.source {
+                ModelSource::File(_) => (
+                    None,
+                    config
+                        .models
+                        .get(mi)
+                        .filter(|c| c.path.is_some())
+                        .map(|c| c.axes.clone()),
+                ),
+                ModelSource::Variant { ladder, .. } => {
+                    (Some(*ladder), Some(config.ladders[*ladder].axes.clone()))
+                }
+            };
+            super::speculative::Candidate {
+                name: m.name.clone(),
+                label: m.label.clone(),
+                key: m.key.clone(),
+                ladder,
+                axes,
+            }
+        })
+        .collect();
+    let spec = super::speculative::expand(config, &candidates, facts.speculative_sha256.as_deref());
     for mi in 0..models.len() {
         tests.extend(by_load_key(
             spec.iter().filter(|t| t.model == mi).cloned().collect(),

@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use super::build::{ModelSource, PlanModel};
 use super::{PlannedTest, TestKind, TestParams};
 use crate::config::speculative::{DraftRef, SpeculativeConfig, needs_draft};
 use crate::config::{Axes, Config};
@@ -55,31 +54,39 @@ impl SpecTest {
     }
 }
 
-/// Whether plan model `m` is one of the table's targets.
-fn is_target(sc: &SpeculativeConfig, m: &PlanModel) -> bool {
+/// What the expansion needs of a model of the plan (`build` makes these from its models,
+/// so that this file does not import `build`, which imports it).
+pub struct Candidate {
+    pub name: String,
+    pub label: String,
+    /// What identities hash for the model.
+    pub key: String,
+    /// The ladder it is a variant of, if it is one.
+    pub ladder: Option<usize>,
+    /// Its axes; None for a model with no file (served only).
+    pub axes: Option<Axes>,
+}
+
+/// Whether model `m` is one of the table's targets.
+fn is_target(sc: &SpeculativeConfig, m: &Candidate) -> bool {
     sc.targets.is_empty() || sc.targets.iter().any(|t| *t == m.name || *t == m.label)
 }
 
-/// The plan model a self-draft names: the variant of `quant` in the target's own ladder, or
-/// of the first ladder that builds it.
-fn variant_of(models: &[PlanModel], target: &PlanModel, quant: &str) -> Option<usize> {
-    let ladder_of = |m: &PlanModel| match m.source {
-        ModelSource::Variant { ladder, .. } => Some(ladder),
-        ModelSource::File(_) => None,
-    };
-    let is = |m: &PlanModel| m.label == quant && ladder_of(m).is_some();
+/// The model a self-draft names: the variant of `quant` in the target's own ladder, or of
+/// the first ladder that builds it.
+fn variant_of(models: &[Candidate], target: &Candidate, quant: &str) -> Option<usize> {
+    let is = |m: &Candidate| m.label == quant && m.ladder.is_some();
     models
         .iter()
-        .position(|m| is(m) && ladder_of(m) == ladder_of(target))
+        .position(|m| is(m) && m.ladder == target.ladder)
         .or_else(|| models.iter().position(is))
 }
 
-/// The speculative tests of every target in `models`, whose axes are `axes_of(model)`;
+/// The speculative tests of every target in `models` (the plan's, in order);
 /// `dataset_sha256` names the prompts in identities.
 pub fn expand(
     config: &Config,
-    models: &[PlanModel],
-    axes_of: impl Fn(usize) -> Option<Axes>,
+    models: &[Candidate],
     dataset_sha256: Option<&str>,
 ) -> Vec<PlannedTest> {
     let Some(sc) = &config.speculative else {
@@ -88,7 +95,7 @@ pub fn expand(
     let seed = sc.seed.unwrap_or(config.settings.seed);
     let mut out = Vec::new();
     for (mi, m) in models.iter().enumerate() {
-        let Some(axes) = axes_of(mi) else { continue };
+        let Some(axes) = &m.axes else { continue };
         if !is_target(sc, m) {
             continue;
         }
@@ -171,7 +178,7 @@ pub fn expand(
 
 fn planned(
     mi: usize,
-    m: &PlanModel,
+    m: &Candidate,
     s: SpecTest,
     sc: &SpeculativeConfig,
     params: &TestParams,

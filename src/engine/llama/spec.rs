@@ -143,7 +143,7 @@ impl<'m> LlamaSpecSession<'m> {
             n_threads: p.n_threads as i32,
             n_batch: cp.n_batch as i32,
             n_ubatch: cp.n_ubatch as i32,
-            flash_attn: cp.flash_attn_type as i32,
+            flash_attn: cp.flash_attn_type,
             ngram_size_n: d.ngram_n,
             ngram_size_m: d.ngram_m,
             ngram_min_hits: d.ngram_min_hits,
