@@ -8,8 +8,8 @@ use crate::engine::Model;
 use crate::engine::speculative::{DrafterParams, Generation};
 use crate::output::progress::Progress;
 use crate::plan::speculative::SpecTest;
+use crate::record::TestRecord;
 use crate::record::speculative::{Position, SpecPrompts, SpecRound, Speculative};
-use crate::record::{Status, TestRecord};
 use crate::serving::dataset::PromptFile;
 
 /// The draft model's file, and its SHA-256 when known.
@@ -298,14 +298,7 @@ fn measure(
     sp.derive();
     let samples_ns: Vec<u64> = sp.rounds.iter().map(|r| r.spec_ns).collect();
     let samples_ts: Vec<f64> = sp.rounds.iter().map(|r| r.spec_ts()).collect();
-    let ns: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
-    rec.avg_ns = Some(crate::stats::mean(&ns).round() as u64);
-    rec.stddev_ns = Some(crate::stats::stddev(&ns).round() as u64);
-    rec.avg_ts = Some(crate::stats::mean(&samples_ts));
-    rec.stddev_ts = Some(crate::stats::stddev(&samples_ts));
-    rec.median_ts = Some(crate::stats::median(&samples_ts));
-    rec.samples_ns = samples_ns;
-    rec.samples_ts = samples_ts;
+    rec.set_rates(samples_ns, samples_ts);
     rec.n_ctx = n_ctx;
     let line = summary(&sp);
     if !sp.identical() {
@@ -315,8 +308,6 @@ fn measure(
         ));
     }
     rec.speculative = Some(Box::new(sp));
-    rec.status = Status::Ok;
-    rec.error = None;
     Ok(line)
 }
 

@@ -148,6 +148,27 @@ pub fn expand_axes(a: &Axes) -> Vec<TestParams> {
     out
 }
 
+/// The test parameters of the first value of each of `a`'s axes, with these sizes: what
+/// serving and speculative tests run at (they are not swept over the axes).
+pub(crate) fn first_of_axes(a: &Axes, n_prompt: u32, n_gen: u32) -> TestParams {
+    TestParams {
+        n_prompt,
+        n_gen,
+        n_depth: 0,
+        n_batch: a.n_batch[0],
+        n_ubatch: a.n_ubatch[0],
+        n_gpu_layers: a.n_gpu_layers[0],
+        n_threads: a.n_threads[0],
+        flash_attn: a.flash_attn[0].as_i32(),
+        type_k: a.type_k[0].clone(),
+        type_v: a.type_v[0].clone(),
+        split_mode: a.split_mode[0],
+        main_gpu: a.main_gpu[0],
+        no_kv_offload: a.no_kv_offload[0],
+        knobs: a.first_knobs(),
+    }
+}
+
 /// Every element of `outer` combined with every value, `outer` varying slowest.
 fn cross<T>(
     outer: Vec<TestParams>,

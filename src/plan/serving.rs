@@ -98,22 +98,7 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
 /// The context parameters of a model's serving tests: the first value of each of its axes,
 /// with the `[serving]` table's n_prompt and n_gen.
 fn context_params(sc: &ServingConfig, a: &Axes) -> TestParams {
-    TestParams {
-        n_prompt: sc.n_prompt,
-        n_gen: sc.n_gen,
-        n_depth: 0,
-        n_batch: a.n_batch[0],
-        n_ubatch: a.n_ubatch[0],
-        n_gpu_layers: a.n_gpu_layers[0],
-        n_threads: a.n_threads[0],
-        flash_attn: a.flash_attn[0].as_i32(),
-        type_k: a.type_k[0].clone(),
-        type_v: a.type_v[0].clone(),
-        split_mode: a.split_mode[0],
-        main_gpu: a.main_gpu[0],
-        no_kv_offload: a.no_kv_offload[0],
-        knobs: a.first_knobs(),
-    }
+    super::first_of_axes(a, sc.n_prompt, sc.n_gen)
 }
 
 /// The serving tests of one model over one transport: what they all share.

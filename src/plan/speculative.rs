@@ -99,22 +99,7 @@ pub fn expand(
         if !is_target(sc, m) {
             continue;
         }
-        let params = TestParams {
-            n_prompt: 0,
-            n_gen: sc.n_gen,
-            n_depth: 0,
-            n_batch: axes.n_batch[0],
-            n_ubatch: axes.n_ubatch[0],
-            n_gpu_layers: axes.n_gpu_layers[0],
-            n_threads: axes.n_threads[0],
-            flash_attn: axes.flash_attn[0].as_i32(),
-            type_k: axes.type_k[0].clone(),
-            type_v: axes.type_v[0].clone(),
-            split_mode: axes.split_mode[0],
-            main_gpu: axes.main_gpu[0],
-            no_kv_offload: axes.no_kv_offload[0],
-            knobs: axes.first_knobs(),
-        };
+        let params = super::first_of_axes(axes, 0, sc.n_gen);
         for drafter in &sc.drafters {
             let drafts: Vec<Option<&DraftRef>> = if needs_draft(drafter) {
                 sc.draft.iter().map(Some).collect()

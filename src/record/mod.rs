@@ -419,6 +419,22 @@ impl TestRecord {
         self.error = None;
     }
 
+    /// Fills the rate figures of a test whose samples are not llama-bench repetitions
+    /// (serving, speculative): mean, deviation and median of `samples_ts`, mean of the times;
+    /// the status is Ok.
+    pub fn set_rates(&mut self, samples_ns: Vec<u64>, samples_ts: Vec<f64>) {
+        let ns: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
+        self.avg_ns = Some(crate::stats::mean(&ns).round() as u64);
+        self.stddev_ns = Some(crate::stats::stddev(&ns).round() as u64);
+        self.avg_ts = Some(crate::stats::mean(&samples_ts));
+        self.stddev_ts = Some(crate::stats::stddev(&samples_ts));
+        self.median_ts = Some(crate::stats::median(&samples_ts));
+        self.samples_ns = samples_ns;
+        self.samples_ts = samples_ts;
+        self.status = Status::Ok;
+        self.error = None;
+    }
+
     /// How many rounds the record holds: 0 before any measurement (or after a failure,
     /// which is final), else the rounds listed, and 1 for a one-round record.
     pub fn rounds_done(&self) -> usize {

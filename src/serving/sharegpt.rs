@@ -221,12 +221,9 @@ mod tests {
         let (p, sha) = (r.prompts, r.sha256);
         assert!(r.truncated.is_none());
         assert_eq!(p.len(), 2);
-        assert_eq!(p[0].text, "one two three four five");
-        assert_eq!(
-            p[0].reply.as_deref(),
-            Some("six seven eight nine ten eleven")
-        );
-        assert_eq!(p[1].text, "too short");
+        assert_eq!(p[0].prompt, "one two three four five");
+        assert_eq!(p[0].reply, "six seven eight nine ten eleven");
+        assert_eq!(p[1].prompt, "too short");
         assert_eq!(sha, crate::util::hash::sha256_hex(FILE.as_bytes()));
     }
 

@@ -261,12 +261,7 @@ fn answer_section(o: &mut String, b: &Board) {
 /// "Which decoding?": the speculative answers, each with its table and a chart of the share
 /// of drafted tokens accepted at each draft position, one bar group per setting.
 fn speculative_section(o: &mut String, b: &Board) {
-    let names = super::load::machine_names(b);
-    let answers = crate::report::speculative::answers(
-        b.entries
-            .iter()
-            .map(|e| (&e.test, names[e.machine].as_str())),
-    );
+    let answers = super::load::speculative_answers(b);
     if answers.is_empty() {
         return;
     }

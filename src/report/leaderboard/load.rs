@@ -83,6 +83,16 @@ impl Board {
     }
 }
 
+/// The speculative answers of the board's tests, each on its machine's short name.
+pub fn speculative_answers(b: &Board) -> Vec<crate::report::speculative::SpecAnswer> {
+    let names = machine_names(b);
+    crate::report::speculative::answers(
+        b.entries
+            .iter()
+            .map(|e| (&e.test, names[e.machine].as_str())),
+    )
+}
+
 /// Short names of the machines: host names, or full labels where host names repeat.
 pub fn machine_names(b: &Board) -> Vec<String> {
     b.machines

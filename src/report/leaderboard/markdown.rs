@@ -178,12 +178,7 @@ fn answers_section(o: &mut String, b: &Board) {
 /// "Which decoding?": per target model and machine, the fastest speculative setting against
 /// plain decoding, and a table of the settings with acceptance by position.
 fn speculative_section(o: &mut String, b: &Board) {
-    let names = super::load::machine_names(b);
-    let answers = crate::report::speculative::answers(
-        b.entries
-            .iter()
-            .map(|e| (&e.test, names[e.machine].as_str())),
-    );
+    let answers = super::load::speculative_answers(b);
     if answers.is_empty() {
         return;
     }

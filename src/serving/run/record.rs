@@ -1,9 +1,8 @@
 //! How a serving test's figures go into its record: llama-bench's per-repetition fields from
 //! the samples, the serving figures beside them, and the one-line summary for progress.
 
+use crate::record::TestRecord;
 use crate::record::serving::Serving;
-use crate::record::{Status, TestRecord};
-use crate::stats;
 
 pub(crate) fn fill(
     rec: &mut TestRecord,
@@ -12,18 +11,9 @@ pub(crate) fn fill(
     samples_ts: Vec<f64>,
     n_ctx: u32,
 ) {
-    let ns: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
-    rec.avg_ns = Some(stats::mean(&ns).round() as u64);
-    rec.stddev_ns = Some(stats::stddev(&ns).round() as u64);
-    rec.avg_ts = Some(stats::mean(&samples_ts));
-    rec.stddev_ts = Some(stats::stddev(&samples_ts));
-    rec.median_ts = Some(stats::median(&samples_ts));
-    rec.samples_ns = samples_ns;
-    rec.samples_ts = samples_ts;
+    rec.set_rates(samples_ns, samples_ts);
     rec.n_ctx = n_ctx;
     rec.serving = Some(Box::new(s));
-    rec.status = Status::Ok;
-    rec.error = None;
 }
 
 pub(crate) fn summary_line(s: &Serving) -> String {
