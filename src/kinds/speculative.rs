@@ -259,8 +259,16 @@ fn measure(
             "the draft has random weights: its acceptance means nothing, its cost is real".into(),
         );
     }
+    let prompts = SpecPrompts {
+        dataset: pf.name.clone(),
+        sha256: pf.sha256.clone(),
+        format: if pf.sharegpt { "sharegpt" } else { "prompts" }.into(),
+        seed: s.seed,
+        n_prompts: jobs.len() as u32,
+        prompt_tokens: jobs.iter().map(|j| j.tokens.len() as u64).sum(),
+        gen_tokens: jobs.iter().map(|j| u64::from(j.n_gen)).sum(),
+    };
     let mut sp = Speculative {
-        drafter: s.drafter.clone(),
         draft: s.draft_label.clone(),
         draft_sha256: draft.as_ref().and_then(|d| d.sha256.clone()),
         draft_max: s.n_max,
@@ -268,15 +276,6 @@ fn measure(
         p_min: s.p_min,
         draft_n_gpu_layers: s.draft_n_gpu_layers,
         draft_bytes,
-        prompts: SpecPrompts {
-            dataset: pf.name.clone(),
-            sha256: pf.sha256.clone(),
-            format: if pf.sharegpt { "sharegpt" } else { "prompts" }.into(),
-            seed: s.seed,
-            n_prompts: jobs.len() as u32,
-            prompt_tokens: jobs.iter().map(|j| j.tokens.len() as u64).sum(),
-            gen_tokens: jobs.iter().map(|j| u64::from(j.n_gen)).sum(),
-        },
         n_steps: total.n_steps,
         n_drafts: total.n_drafts,
         n_drafted: total.n_drafted,
@@ -287,13 +286,8 @@ fn measure(
         verify_s: total.t_verify_ns as f64 / 1e9,
         mismatches,
         compared,
-        rounds,
-        plain_ts: 0.0,
-        spec_ts: 0.0,
-        speedup: None,
-        acceptance_rate: None,
-        acceptance_length: None,
         notes,
+        ..Speculative::of_rounds(&s.drafter, prompts, rounds)
     };
     sp.derive();
     let samples_ns: Vec<u64> = sp.rounds.iter().map(|r| r.spec_ns).collect();

@@ -119,6 +119,41 @@ pub struct Speculative {
 }
 
 impl Speculative {
+    /// A record of `drafter` with these rounds and nothing drafted yet, its figures derived:
+    /// what the kind fills in, and what the tests and the Monte Carlo start from.
+    pub fn of_rounds(drafter: &str, prompts: SpecPrompts, rounds: Vec<SpecRound>) -> Speculative {
+        let mut s = Speculative {
+            drafter: drafter.to_string(),
+            draft: None,
+            draft_sha256: None,
+            draft_max: 0,
+            draft_min: 0,
+            p_min: 0.0,
+            draft_n_gpu_layers: -1,
+            draft_bytes: 0,
+            prompts,
+            rounds,
+            n_steps: 0,
+            n_drafts: 0,
+            n_drafted: 0,
+            n_accepted: 0,
+            n_restores: 0,
+            by_position: Vec::new(),
+            draft_s: 0.0,
+            verify_s: 0.0,
+            mismatches: 0,
+            compared: 0,
+            plain_ts: 0.0,
+            spec_ts: 0.0,
+            speedup: None,
+            acceptance_rate: None,
+            acceptance_length: None,
+            notes: Vec::new(),
+        };
+        s.derive();
+        s
+    }
+
     /// Whether speculative decoding produced exactly plain decoding's tokens.
     pub fn identical(&self) -> bool {
         self.mismatches == 0 && self.compared > 0
@@ -203,55 +238,32 @@ mod tests {
     use super::*;
 
     fn rec(rounds: &[(u64, u64, u64, u64)]) -> Speculative {
-        let mut s = Speculative {
-            drafter: "draft-simple".into(),
-            draft: Some("Q4_0".into()),
-            draft_sha256: None,
-            draft_max: 4,
-            draft_min: 0,
-            p_min: 0.0,
-            draft_n_gpu_layers: -1,
-            draft_bytes: 1,
-            prompts: SpecPrompts {
-                dataset: "p.txt".into(),
-                sha256: "00".into(),
-                format: "prompts".into(),
-                seed: 1,
-                n_prompts: 1,
-                prompt_tokens: 10,
-                gen_tokens: 10,
-            },
-            rounds: rounds
-                .iter()
-                .enumerate()
-                .map(|(i, &(pt, pn, st, sn))| SpecRound {
-                    plain_first: i % 2 == 0,
-                    plain_tokens: pt,
-                    plain_ns: pn,
-                    spec_tokens: st,
-                    spec_ns: sn,
-                })
-                .collect(),
-            n_steps: 10,
-            n_drafts: 8,
-            n_drafted: 32,
-            n_accepted: 16,
-            n_restores: 0,
-            by_position: vec![Position {
-                drafted: 8,
-                accepted: 6,
-            }],
-            draft_s: 0.1,
-            verify_s: 0.2,
-            mismatches: 0,
-            compared: 3,
-            plain_ts: 0.0,
-            spec_ts: 0.0,
-            speedup: None,
-            acceptance_rate: None,
-            acceptance_length: None,
-            notes: vec![],
+        let prompts = SpecPrompts {
+            dataset: "p.txt".into(),
+            sha256: "00".into(),
+            format: "prompts".into(),
+            seed: 1,
+            n_prompts: 1,
+            prompt_tokens: 10,
+            gen_tokens: 10,
         };
+        let rounds = rounds
+            .iter()
+            .enumerate()
+            .map(|(i, &(pt, pn, st, sn))| SpecRound {
+                plain_first: i % 2 == 0,
+                plain_tokens: pt,
+                plain_ns: pn,
+                spec_tokens: st,
+                spec_ns: sn,
+            })
+            .collect();
+        let mut s = Speculative::of_rounds("draft-simple", prompts, rounds);
+        (s.n_steps, s.n_drafts, s.n_drafted, s.n_accepted, s.compared) = (10, 8, 32, 16, 3);
+        s.by_position = vec![Position {
+            drafted: 8,
+            accepted: 6,
+        }];
         s.derive();
         s
     }

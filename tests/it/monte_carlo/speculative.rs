@@ -8,44 +8,16 @@ use tpsbench::record::speculative::{SpecPrompts, SpecRound, Speculative};
 use super::Noise;
 
 fn record(rounds: Vec<SpecRound>) -> Speculative {
-    let mut s = Speculative {
-        drafter: "draft-simple".into(),
-        draft: None,
-        draft_sha256: None,
-        draft_max: 4,
-        draft_min: 0,
-        p_min: 0.0,
-        draft_n_gpu_layers: -1,
-        draft_bytes: 0,
-        prompts: SpecPrompts {
-            dataset: "mc".into(),
-            sha256: String::new(),
-            format: "prompts".into(),
-            seed: 0,
-            n_prompts: 1,
-            prompt_tokens: 0,
-            gen_tokens: 0,
-        },
-        rounds,
-        n_steps: 0,
-        n_drafts: 0,
-        n_drafted: 0,
-        n_accepted: 0,
-        n_restores: 0,
-        by_position: vec![],
-        draft_s: 0.0,
-        verify_s: 0.0,
-        mismatches: 0,
-        compared: 1,
-        plain_ts: 0.0,
-        spec_ts: 0.0,
-        speedup: None,
-        acceptance_rate: None,
-        acceptance_length: None,
-        notes: vec![],
+    let prompts = SpecPrompts {
+        dataset: "mc".into(),
+        sha256: String::new(),
+        format: "prompts".into(),
+        seed: 0,
+        n_prompts: 1,
+        prompt_tokens: 0,
+        gen_tokens: 0,
     };
-    s.derive();
-    s
+    Speculative::of_rounds("draft-simple", prompts, rounds)
 }
 
 #[test]
