@@ -19,6 +19,7 @@ pub(crate) mod facet;
 pub(crate) mod fingerprint;
 pub(crate) mod grid;
 pub(crate) mod html;
+mod html_speculative;
 pub(crate) mod load;
 pub(crate) mod machines;
 pub(crate) mod markdown;
