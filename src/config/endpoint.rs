@@ -14,6 +14,11 @@
 //! name = "smol-launched"
 //! path = "smol.gguf"                      # the file the launched llama-server serves
 //! server = "llama-server"                 # or { llama_server = "bin/llama-server", args = [...] }
+//!
+//! [[model]]
+//! name = "smol-drafted"
+//! path = "smol-q8_0.gguf"
+//! server = { draft = "smol-q4_0.gguf", draft_max = 4 }   # the pinned llama-server, drafting
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -61,6 +66,9 @@ pub enum ServerLaunch {
         binary: Option<PathBuf>,
         args: Vec<String>,
         ready_timeout_s: f64,
+        /// A draft model for speculative decoding (`draft`, `draft_max`, `draft_min`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        draft: Option<ServedDraft>,
     },
     /// `server = { command = ["prog", "arg", ...], ready_timeout_s = 120 }`: started as given;
     /// needs `endpoint`.
@@ -70,6 +78,23 @@ pub enum ServerLaunch {
     },
 }
 
+/// A draft model the launched llama-server decodes with (`--spec-type draft-simple`): its
+/// requests then carry llama-server's own draft counters.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ServedDraft {
+    /// The draft GGUF (relative paths resolve against the config's folder).
+    pub path: PathBuf,
+    /// Tokens drafted per step at most (K, `--spec-draft-n-max`).
+    pub draft_max: u32,
+    /// Fewer drafted tokens than this are not verified (`--spec-draft-n-min`).
+    pub draft_min: u32,
+}
+
+/// llama-server's own defaults for `--spec-draft-n-max` and `--spec-draft-n-min` in the pinned
+/// llama.cpp (common/common.h), so an unset key means what it means there.
+const DRAFT_MAX: u32 = 3;
+const DRAFT_MIN: u32 = 0;
+
 /// Seconds a request may take, and a launched server may take to answer, by default.
 const REQUEST_TIMEOUT_S: f64 = 120.0;
 const READY_TIMEOUT_S: f64 = 120.0;
@@ -77,7 +102,7 @@ const READY_TIMEOUT_S: f64 = 120.0;
 /// `server = "llama-server"` or `server = { ... }`.
 pub(crate) enum RawServer {
     Name(String),
-    Table(RawServerTable),
+    Table(Box<RawServerTable>),
 }
 
 #[derive(Deserialize)]
@@ -87,6 +112,9 @@ pub(crate) struct RawServerTable {
     command: Option<Spanned<Vec<String>>>,
     args: Option<Spanned<Vec<String>>>,
     ready_timeout_s: Option<Spanned<f64>>,
+    draft: Option<Spanned<String>>,
+    draft_max: Option<Spanned<i64>>,
+    draft_min: Option<Spanned<i64>>,
 }
 
 impl<'de> Deserialize<'de> for RawServer {
@@ -105,7 +133,7 @@ impl<'de> Deserialize<'de> for RawServer {
                 map: A,
             ) -> Result<RawServer, A::Error> {
                 let d = serde::de::value::MapAccessDeserializer::new(map);
-                RawServerTable::deserialize(d).map(RawServer::Table)
+                RawServerTable::deserialize(d).map(|t| RawServer::Table(Box::new(t)))
             }
         }
         d.deserialize_any(V)
@@ -245,6 +273,7 @@ fn server(
             binary: None,
             args: Vec::new(),
             ready_timeout_s: READY_TIMEOUT_S,
+            draft: None,
         }),
         RawServer::Name(n) => {
             let msg = format!("{n:?} is not a server: use {SERVER_FORMS}");
@@ -254,8 +283,9 @@ fn server(
     }
 }
 
-/// `server = { ... }`: `llama_server` (with `args`) or `command`, each with
-/// `ready_timeout_s`; `span` is the whole table's, for a table that names neither.
+/// `server = { ... }`: `llama_server` (with `args` and a `draft`) or `command`, each with
+/// `ready_timeout_s`; without either, `args` or `draft` mean the pinned llama-server. `span`
+/// is the whole table's, for a table that names none of these.
 fn server_table(
     ctx: &Ctx,
     key: &str,
@@ -276,6 +306,16 @@ fn server_table(
         let msg = "`args` go with `llama_server`; a `command` lists its own arguments";
         return Err(ctx.err(a.span(), &k("args"), msg));
     }
+    let draft = served_draft(ctx, key, t, dir)?;
+    if let (Some(_), Some(c)) = (&draft, &t.command) {
+        let msg = "a `draft` goes to llama-server; a `command` lists its own arguments";
+        return Err(ctx.err(c.span(), &k("command"), msg));
+    }
+    let args = || {
+        t.args
+            .as_ref()
+            .map_or_else(Vec::new, |a| a.get_ref().clone())
+    };
     match (&t.llama_server, &t.command) {
         (Some(b), _) => {
             if b.get_ref().trim().is_empty() {
@@ -284,13 +324,17 @@ fn server_table(
             }
             Ok(ServerLaunch::LlamaServer {
                 binary: Some(dir.join(b.get_ref())),
-                args: t
-                    .args
-                    .as_ref()
-                    .map_or_else(Vec::new, |a| a.get_ref().clone()),
+                args: args(),
                 ready_timeout_s,
+                draft,
             })
         }
+        (None, None) if draft.is_some() || t.args.is_some() => Ok(ServerLaunch::LlamaServer {
+            binary: None,
+            args: args(),
+            ready_timeout_s,
+            draft,
+        }),
         (None, Some(c)) => {
             let command = c.get_ref().clone();
             if command.first().is_none_or(|p| p.trim().is_empty()) {
@@ -303,10 +347,57 @@ fn server_table(
             })
         }
         (None, None) => {
-            let msg = "a server table needs `llama_server` (a path) or `command` (a list)";
+            let msg = "a server table needs `llama_server` (a path), `command` (a list) or, \
+                       for the pinned llama-server, `args` or `draft`";
             Err(ctx.err(span, key, msg))
         }
     }
+}
+
+/// `draft`, `draft_max` and `draft_min` of a server table: None without `draft` (and then
+/// neither count may be given).
+fn served_draft(
+    ctx: &Ctx,
+    key: &str,
+    t: &RawServerTable,
+    dir: &Path,
+) -> Result<Option<ServedDraft>, ConfigError> {
+    let k = |name: &str| format!("{key}.{name}");
+    let Some(d) = &t.draft else {
+        if let Some((name, v)) = [("draft_max", &t.draft_max), ("draft_min", &t.draft_min)]
+            .into_iter()
+            .find_map(|(n, v)| v.as_ref().map(|v| (n, v)))
+        {
+            let msg = format!("`{name}` applies to a draft model: set `draft` (a GGUF)");
+            return Err(ctx.err(v.span(), &k(name), msg));
+        }
+        return Ok(None);
+    };
+    if d.get_ref().trim().is_empty() {
+        return Err(ctx.err(d.span(), &k("draft"), "the draft path is empty"));
+    }
+    // K is bounded as the in-process `[speculative]` table bounds it.
+    let count = |name: &str, v: &Option<Spanned<i64>>, lo: i64, default: u32| match v {
+        None => Ok(default),
+        Some(v) if (lo..=256).contains(v.get_ref()) => Ok(*v.get_ref() as u32),
+        Some(v) => {
+            let n = v.get_ref();
+            let msg = format!("{n} is not a draft length: give a whole number from {lo} to 256");
+            Err(ctx.err(v.span(), &k(name), msg))
+        }
+    };
+    let draft_max = count("draft_max", &t.draft_max, 1, DRAFT_MAX)?;
+    let draft_min = count("draft_min", &t.draft_min, 0, DRAFT_MIN)?;
+    if draft_min > draft_max {
+        let span = t.draft_min.as_ref().map_or(d.span(), Spanned::span);
+        let msg = format!("draft_min {draft_min} is above draft_max {draft_max}");
+        return Err(ctx.err(span, &k("draft_min"), msg));
+    }
+    Ok(Some(ServedDraft {
+        path: dir.join(d.get_ref()),
+        draft_max,
+        draft_min,
+    }))
 }
 
 /// `s` without trailing '/' when it is an http(s) URL with a host and a valid port.

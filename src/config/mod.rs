@@ -24,7 +24,7 @@ pub(crate) use values::scalar_int;
 use values::{list, scalar_float};
 
 pub use axis_values::{FlashAttn, KV_TYPES, SplitMode};
-pub use endpoint::{Api, Served, ServerLaunch};
+pub use endpoint::{Api, Served, ServedDraft, ServerLaunch};
 pub use error::ConfigError;
 pub(crate) use error::Ctx;
 pub use knobs::{Axes, TestParams};

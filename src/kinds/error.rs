@@ -54,6 +54,9 @@ pub enum KindError {
     /// `server = { binary = ... }` naming no file.
     #[error("model {model:?}: no llama-server at {}", path.display())]
     NoServer { model: String, path: PathBuf },
+    /// `server = { draft = ... }` naming no file.
+    #[error("model {model:?}: no draft GGUF at {}", path.display())]
+    NoDraft { model: String, path: PathBuf },
     /// The measurement's own refusal of what it was given: its line.
     #[error("{0}")]
     Refused(String),

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::config::endpoint::{Served, ServerLaunch};
+use crate::config::endpoint::{Served, ServedDraft, ServerLaunch};
 use crate::config::{Config, ModelEntry};
 use crate::engine::endpoint::launch::{self, Launched};
 use crate::engine::endpoint::{Client, ServerInfo, identity};
@@ -40,6 +40,9 @@ pub struct ServedGroup<'m> {
     engine: &'m dyn Engine,
     path: Option<PathBuf>,
     tokenizer: std::cell::OnceCell<Result<Box<dyn Model + 'm>, String>>,
+    /// The draft of the llama-server tpsbench launched, with its SHA-256 (which matches it
+    /// to the in-process speculative tests of the same draft).
+    draft: Option<(ServedDraft, String)>,
 }
 
 fn group_run<'a>(
@@ -136,6 +139,14 @@ pub fn preflight(
             }
             _ => {}
         }
+        if let Some(ServerLaunch::LlamaServer { draft: Some(d), .. }) = &s.server
+            && !d.path.is_file()
+        {
+            return Err(KindError::NoDraft {
+                model: m.name.clone(),
+                path: d.path.clone(),
+            });
+        }
     }
     Ok(())
 }
@@ -143,9 +154,11 @@ pub fn preflight(
 /// The llama-server command for `first`'s model: its GGUF, the test's threads, batch,
 /// offload, flash attention and KV types, and slots and context for every served test of
 /// the `[serving]` table, so the served tests run what the in-process ones run.
+#[allow(clippy::too_many_arguments)]
 fn llama_server_command(
     binary: PathBuf,
     extra: &[String],
+    draft: Option<&ServedDraft>,
     config: &Config,
     m: &ModelEntry,
     first: &ServingTest,
@@ -210,6 +223,21 @@ fn llama_server_command(
         }
         .into(),
     );
+    if let Some(d) = draft {
+        // Drafting as `[speculative]`'s draft-simple does in process: the draft on the
+        // target's devices, K and the minimum as given.
+        let dp = d.path.to_str().ok_or("the draft path is not UTF-8")?;
+        for (k, v) in [
+            ("--spec-type", "draft-simple".to_string()),
+            ("--model-draft", dp.to_string()),
+            ("--spec-draft-n-max", d.draft_max.to_string()),
+            ("--spec-draft-n-min", d.draft_min.to_string()),
+            ("--spec-draft-ngl", p.n_gpu_layers.to_string()),
+        ] {
+            c.push(k.into());
+            c.push(v);
+        }
+    }
     c.extend(extra.iter().cloned());
     Ok(c)
 }
@@ -246,14 +274,23 @@ fn open_served<'m>(
                     binary,
                     args,
                     ready_timeout_s,
+                    draft,
                 } => {
                     let bin = binary
                         .clone()
                         .or_else(launch::pinned_llama_server)
                         .ok_or("no llama-server: run scripts/reference-tools --server")?;
                     let port = port.ok_or("the endpoint names no port")?;
-                    let cmd =
-                        llama_server_command(bin, args, config, m, first, port, &client.model)?;
+                    let cmd = llama_server_command(
+                        bin,
+                        args,
+                        draft.as_ref(),
+                        config,
+                        m,
+                        first,
+                        port,
+                        &client.model,
+                    )?;
                     (cmd, *ready_timeout_s)
                 }
             };
@@ -286,6 +323,14 @@ fn open_served<'m>(
         engine,
         path: m.path.clone(),
         tokenizer: std::cell::OnceCell::new(),
+        draft: match &s.server {
+            Some(ServerLaunch::LlamaServer { draft: Some(d), .. }) => {
+                let sha = crate::util::system::sha256_file(&d.path)
+                    .map_err(|e| format!("{}: {e}", d.path.display()))?;
+                Some((d.clone(), sha))
+            }
+            _ => None,
+        },
     })
 }
 
@@ -389,6 +434,8 @@ fn served(
         vocab: g.vocab,
         prompts,
         tokenize: g.path.is_some().then_some(&count as _),
+        draft: g.draft.as_ref().map(|d| &d.0),
+        draft_sha256: g.draft.as_ref().map(|d| d.1.as_str()),
     };
     run.measure(t, progress).map_err(|e| {
         // Say so when the failure is the server going away.

@@ -104,6 +104,60 @@ pub struct DatasetInfo {
     pub chat_template: bool,
     /// Prompt lengths in tokens, after the template, with the model's tokenizer.
     pub prompt_tokens: Dist,
+    /// "sharegpt": sampled as vLLM's bench serve samples it (seeded by the test's
+    /// `sampling_seed`; each request generates its reply's token count). Absent: a prompt
+    /// file, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// What a reader must know of the file (a ShareGPT file cut short).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// llama-server's own draft counters (`timings.draft_n`, `timings.draft_n_accepted`) summed
+/// over a served test's answers in all its repetitions: the served side of speculative
+/// decoding, beside the in-process `speculative` tests.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServedDrafts {
+    /// The draft GGUF (file name) tpsbench gave the llama-server it launched, with K and the
+    /// minimum; absent for a server started otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_sha256: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_max: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_min: Option<u32>,
+    /// Answers in all, and those that carried the counters (llama-server leaves them out of
+    /// an answer it drafted nothing for).
+    pub answers: u64,
+    pub answers_counted: u64,
+    pub drafted: u64,
+    pub accepted: u64,
+}
+
+impl ServedDrafts {
+    /// Accepted / drafted; None when nothing was drafted.
+    pub fn acceptance(&self) -> Option<f64> {
+        (self.drafted > 0).then(|| self.accepted as f64 / self.drafted as f64)
+    }
+
+    /// Why the counts cannot be (a reader refuses the file), or None.
+    pub fn inconsistent(&self) -> Option<String> {
+        if self.accepted > self.drafted {
+            return Some(format!(
+                "drafts.accepted {} is above drafts.drafted {}",
+                self.accepted, self.drafted
+            ));
+        }
+        (self.answers_counted > self.answers).then(|| {
+            format!(
+                "drafts.answers_counted {} is above drafts.answers {}",
+                self.answers_counted, self.answers
+            )
+        })
+    }
 }
 
 /// One request of one repetition: the points to plot.
@@ -170,6 +224,9 @@ pub struct Serving {
     /// Goodput tests: the search and its steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput: Option<Goodput>,
+    /// Served tests whose server drafted (speculative decoding): its own counters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drafts: Option<ServedDrafts>,
     /// B: sequences decoded together (parallel), 1 (request), slots (arrival).
     pub n_parallel: u32,
     /// The context's n_seq_max.

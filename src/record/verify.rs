@@ -220,6 +220,18 @@ fn check_test(t: &TestRecord, bootstraps: &mut Bootstraps) -> Result<(), Disagre
             ));
         }
     }
+    if let Some(why) = t
+        .serving
+        .as_ref()
+        .and_then(|s| s.drafts.as_ref())
+        .and_then(|d| d.inconsistent())
+    {
+        return Err(mismatch(
+            "serving.drafts",
+            why,
+            "accepted ≤ drafted, answers counted ≤ answers".into(),
+        ));
+    }
     let ts = &t.samples_ts;
     let ns: Vec<f64> = t.samples_ns.iter().map(|&x| x as f64).collect();
     same("avg_ts", t.avg_ts, crate::stats::mean(ts))?;

@@ -224,8 +224,61 @@ pub fn answers<'a>(tests: impl IntoIterator<Item = (&'a TestRecord, &'a str)>) -
     out
 }
 
+/// One line per served test whose server drafted: llama-server's own acceptance, and beside
+/// it the in-process figure of the same target file, draft (by SHA-256) and K on the same
+/// machine, when the run or set has one. Two counts, not an interval: acceptance is a
+/// count of the text and the drafts, and the two sides generated different requests.
+pub fn served<'a>(tests: impl IntoIterator<Item = (&'a TestRecord, &'a str)>) -> Vec<String> {
+    let tests: Vec<(&TestRecord, &str)> = tests
+        .into_iter()
+        .filter(|(t, _)| t.status == Status::Ok)
+        .collect();
+    let mut out = Vec::new();
+    for (t, host) in &tests {
+        let Some(d) = t.serving.as_ref().and_then(|s| s.drafts.as_ref()) else {
+            continue;
+        };
+        let draft = match (&d.draft, d.draft_max) {
+            (Some(f), Some(k)) => format!(", draft {f}, K = {k}"),
+            _ => String::new(),
+        };
+        let mut line = format!(
+            "{} ({}{draft}) on {host}: {} of drafted tokens accepted ({} of {}, \
+             llama-server's counters, {} of {} answers)",
+            t.model,
+            t.test,
+            pct(d.acceptance()),
+            d.accepted,
+            d.drafted,
+            d.answers_counted,
+            d.answers
+        );
+        let twin = tests.iter().find_map(|(u, h)| {
+            let s = u.speculative.as_ref()?;
+            (h == host
+                && u.model_filename == t.model_filename
+                && s.drafter == "draft-simple"
+                && s.draft_sha256.is_some()
+                && s.draft_sha256 == d.draft_sha256
+                && Some(s.draft_max) == d.draft_max)
+                .then_some(s)
+        });
+        if let Some(s) = twin {
+            let _ = write!(
+                line,
+                "; in process, the same target, draft and K: {} ({} of {})",
+                pct(s.acceptance_rate),
+                s.n_accepted,
+                s.n_drafted
+            );
+        }
+        out.push(line);
+    }
+    out
+}
+
 /// The answers of a run's speculative tests in Markdown (a heading, the sentence and the
-/// table per target model); None when it has none.
+/// table per target model), then its served tests' drafting; None when it has neither.
 pub fn of_run(record: &RunRecord) -> Option<String> {
     let host = record.run.system.hostname.as_str();
     let mut o = String::new();
@@ -235,6 +288,13 @@ pub fn of_run(record: &RunRecord) -> Option<String> {
             "\n## Which decoding? {}\n\n{}\n\n{}",
             a.model, a.sentence, a.table
         );
+    }
+    let lines = served(record.tests.iter().map(|t| (t, host)));
+    if !lines.is_empty() {
+        let _ = writeln!(o, "\n## Served drafting\n");
+        for l in lines {
+            let _ = writeln!(o, "- {l}");
+        }
     }
     (!o.is_empty()).then_some(o)
 }

@@ -319,7 +319,8 @@ impl<'a> Sweep<'a> {
                     .map_err(|e| format!("the draft {}: {e}", p.display()))?;
                 Ok(Some(kinds::speculative::DraftFile {
                     path: p.clone(),
-                    sha256: None,
+                    // What matches it to a served test's draft (report::speculative::served).
+                    sha256: crate::util::system::sha256_file(p).ok(),
                     synthetic: false,
                 }))
             }

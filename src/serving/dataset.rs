@@ -178,7 +178,6 @@ pub fn load(path: &Path) -> Result<PromptFile, DatasetError> {
     })
 }
 
-/// The sampling of a ShareGPT file (vLLM's): see `sharegpt`.
 /// One sampled prompt: its tokens and the tokens to generate after it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sampled {
@@ -196,8 +195,29 @@ pub fn sample<E>(
     n: usize,
     seed: u64,
     max_gen: u32,
-    mut tokenize: impl FnMut(&str) -> Result<Vec<i32>, E>,
+    tokenize: impl FnMut(&str) -> Result<Vec<i32>, E>,
 ) -> Result<Vec<Sampled>, E> {
+    Ok(pick(prompts, n, seed, max_gen, tokenize, Vec::len)?
+        .into_iter()
+        .map(|(index, tokens, n_gen)| Sampled {
+            index,
+            tokens,
+            n_gen,
+        })
+        .collect())
+}
+
+/// The sampling of [`sample`] over any tokenizer output `T` whose length is `len(&T)`: a
+/// served model's tokenizer may only count (`T = u64`). Returns (index, the prompt's `T`,
+/// tokens to generate).
+pub fn pick<T, E>(
+    prompts: &[Prompt],
+    n: usize,
+    seed: u64,
+    max_gen: u32,
+    mut tokenize: impl FnMut(&str) -> Result<T, E>,
+    len: impl Fn(&T) -> usize,
+) -> Result<Vec<(usize, T, u32)>, E> {
     let mut order: Vec<usize> = (0..prompts.len()).collect();
     let mut rng = crate::util::rng::SplitMix64(seed);
     // Fisher-Yates.
@@ -213,19 +233,15 @@ pub fn sample<E>(
         let p = &prompts[i];
         let tokens = tokenize(&p.text)?;
         let reply_len = match &p.reply {
-            Some(r) => tokenize(r)?.len(),
+            Some(r) => len(&tokenize(r)?),
             None => p.max_tokens.unwrap_or(max_gen) as usize,
         };
-        let (pl, ol) = (tokens.len(), reply_len);
+        let (pl, ol) = (len(&tokens), reply_len);
         use super::sharegpt::{MAX_PROMPT, MAX_TOTAL, MIN_LEN};
         if pl < MIN_LEN || ol < MIN_LEN || pl > MAX_PROMPT || pl + ol > MAX_TOTAL {
             continue;
         }
-        out.push(Sampled {
-            index: i,
-            tokens,
-            n_gen: (ol as u32).min(max_gen),
-        });
+        out.push((i, tokens, (ol as u32).min(max_gen)));
     }
     Ok(out)
 }

@@ -23,13 +23,16 @@ use super::dataset::PromptFile;
 use super::goodput;
 use super::metrics::{self, Trace};
 use super::run::{Counts, Measured, assemble};
+use crate::config::ServedDraft;
 use crate::config::serving::{GoodputSearch, Mode, ServingConfig, Slo};
 use crate::engine::ModelInfo;
 use crate::engine::endpoint::{Client, Prompt, Request, ServerInfo, Streamed};
 use crate::engine::measure::TokenSource;
 use crate::output::progress::Progress;
 use crate::plan::serving::ServingTest;
-use crate::record::serving::{Goodput, GoodputStep, RepFigures, Serving, Transport};
+use crate::record::serving::{
+    DatasetInfo, Goodput, GoodputStep, RepFigures, ServedDrafts, Serving, Transport,
+};
 
 mod tokens;
 pub use tokens::{Counted, Tokenize, count, token_times};
@@ -76,6 +79,9 @@ pub(crate) struct HttpRun<'a> {
     pub prompts: Option<&'a PromptFile>,
     /// The model's tokenizer, for servers that give no usage.
     pub tokenize: Option<Tokenize<'a>>,
+    /// The draft tpsbench gave the llama-server it launched, and its SHA-256.
+    pub draft: Option<&'a ServedDraft>,
+    pub draft_sha256: Option<&'a str>,
 }
 
 /// Words for text prompts when the vocabulary is unknown: common, single-token in most
@@ -152,6 +158,7 @@ struct Batch {
     counted: Counted,
     /// First send to last token (ns).
     t_ns: u64,
+    drafts: ServedDrafts,
 }
 
 impl HttpRun<'_> {
@@ -195,31 +202,65 @@ impl HttpRun<'_> {
             b.n_out += n;
             b.t_ns = b.t_ns.max(t.token_ns.last().copied().unwrap_or(0));
             b.traces.push(t);
+            b.drafts.answers += 1;
+            if let Some(d) = s.drafts {
+                add_drafts(
+                    &mut b.drafts,
+                    &ServedDrafts {
+                        answers: 0,
+                        answers_counted: 1,
+                        drafted: d.drafted,
+                        accepted: d.accepted,
+                        ..Default::default()
+                    },
+                );
+            }
         }
         Ok(b)
     }
 
     /// The requests of a request, arrival or goodput test: the prompt file's, or
     /// `n` synthetic prompts of n_prompt tokens (as in-process, from the same seed).
-    fn workload(&self, n: usize) -> Vec<(Prompt, u32)> {
+    /// A ShareGPT file is sampled as vLLM samples it (as in-process), which takes the model's
+    /// tokenizer: the entry's `path`.
+    fn workload(&self, n: usize) -> Result<Vec<(Prompt, u32)>, String> {
         let sc = self.sc;
-        match self.prompts {
-            Some(f) => (0..n)
-                .map(|k| {
-                    let p = &f.prompts[k % f.prompts.len()];
-                    (
-                        Prompt::Text(p.text.clone()),
-                        p.max_tokens.unwrap_or(sc.n_gen),
-                    )
-                })
-                .collect(),
-            None => {
-                let mut src = Source::new(self.seed, self.vocab);
-                (0..n)
-                    .map(|_| (src.prompt(sc.n_prompt as usize), sc.n_gen))
-                    .collect()
-            }
+        let Some(f) = self.prompts else {
+            let mut src = Source::new(self.seed, self.vocab);
+            return Ok((0..n)
+                .map(|_| (src.prompt(sc.n_prompt as usize), sc.n_gen))
+                .collect());
+        };
+        let picked: Vec<(usize, u32)> = if f.sharegpt {
+            let count = self.tokenize.ok_or_else(|| {
+                format!(
+                    "{}: sampling ShareGPT as vLLM does counts tokens with the model's \
+                     tokenizer: give the entry a `path` to its GGUF",
+                    f.name
+                )
+            })?;
+            let len = |c: &u64| usize::try_from(*c).unwrap_or(usize::MAX);
+            crate::serving::dataset::pick(&f.prompts, n, self.seed, u32::MAX, count, len)?
+                .into_iter()
+                .map(|(i, _, n_gen)| (i, n_gen))
+                .collect()
+        } else {
+            (0..f.prompts.len())
+                .map(|i| (i, f.prompts[i].max_tokens.unwrap_or(sc.n_gen)))
+                .collect()
+        };
+        if picked.is_empty() {
+            return Err(format!(
+                "{}: no conversation within vLLM's limits (4 to 1024 prompt tokens, 2048 in all)",
+                f.name
+            ));
         }
+        Ok((0..n)
+            .map(|k| {
+                let (i, n_gen) = picked[k % picked.len()];
+                (Prompt::Text(f.prompts[i].text.clone()), n_gen)
+            })
+            .collect())
     }
 
     /// Measures test `t` (request, parallel, arrival or goodput): its repetitions, then its
@@ -290,7 +331,7 @@ impl HttpRun<'_> {
         let mut all = Batch::default();
         let mut sum = metrics::Phases::default();
         for (k, (p, max)) in self
-            .workload(self.sc.n_requests as usize)
+            .workload(self.sc.n_requests as usize)?
             .into_iter()
             .enumerate()
         {
@@ -319,12 +360,41 @@ impl HttpRun<'_> {
             n_out: g.n_out,
             n_kv: None,
         };
-        let mut s: Serving = assemble(t, sc, self.seed, reps, None, g.figs, &g.traces, counts);
+        // The prompts' lengths as the server counted them (its usage; 0 where it gave none).
+        let dataset = self.prompts.map(|f| {
+            let lengths: Vec<f64> = g.traces.iter().map(|(_, _, t)| t.n_prompt as f64).collect();
+            DatasetInfo {
+                name: f.name.clone(),
+                sha256: f.sha256.clone(),
+                n_prompts: f.prompts.len() as u64,
+                chat_template: self.client.api == crate::config::endpoint::Api::Chat,
+                prompt_tokens: metrics::dist(&lengths),
+                format: f.sharegpt.then(|| "sharegpt".to_string()),
+                note: f.note.clone(),
+            }
+        });
+        let (figs, traces) = (g.figs, &g.traces);
+        let mut s: Serving = assemble(t, sc, self.seed, reps, dataset, figs, traces, counts);
         s.transport = Transport::Http;
         s.server = Some(self.server.clone());
         s.token_counts = Some(g.counted.name().into());
         s.short_requests = g.short;
         s.goodput = g.goodput;
+        // What the server's drafter did: when it said (any answer carried counters), or
+        // when tpsbench gave it a draft (then zero counts say it drafted nothing).
+        if g.drafts.answers_counted > 0 || self.draft.is_some() {
+            s.drafts = Some(ServedDrafts {
+                draft: self.draft.map(|d| {
+                    d.path
+                        .file_name()
+                        .map_or_else(String::new, |f| f.to_string_lossy().into_owned())
+                }),
+                draft_sha256: self.draft_sha256.map(str::to_string),
+                draft_max: self.draft.map(|d| d.draft_max),
+                draft_min: self.draft.map(|d| d.draft_min),
+                ..g.drafts
+            });
+        }
         // The server's own context per slot, when it says.
         let n_ctx = self.server.slot_n_ctx.unwrap_or(0) as u32;
         (s, g.samples_ns, g.samples_ts, n_ctx)
@@ -334,7 +404,7 @@ impl HttpRun<'_> {
     fn arrivals(&self, rate: f64, n: usize, rep: u32) -> Result<Batch, String> {
         let offsets = metrics::poisson_offsets(n, rate, self.seed.wrapping_add(u64::from(rep)));
         let reqs: Vec<_> = self
-            .workload(n)
+            .workload(n)?
             .into_iter()
             .zip(offsets)
             .enumerate()
@@ -399,7 +469,16 @@ impl Batch {
         self.short += b.short;
         self.counted = self.counted.max(b.counted);
         self.traces.append(&mut b.traces);
+        add_drafts(&mut self.drafts, &b.drafts);
     }
+}
+
+/// Adds `b`'s draft counters to `a`'s (saturating: the counts are a server's).
+fn add_drafts(a: &mut ServedDrafts, b: &ServedDrafts) {
+    a.answers = a.answers.saturating_add(b.answers);
+    a.answers_counted = a.answers_counted.saturating_add(b.answers_counted);
+    a.drafted = a.drafted.saturating_add(b.drafted);
+    a.accepted = a.accepted.saturating_add(b.accepted);
 }
 
 /// Adds the phases of one request (a batch of one, on its own clock) to a request test's
@@ -431,6 +510,7 @@ struct Gathered {
     /// while every answer had usage).
     counted: Counted,
     goodput: Option<Goodput>,
+    drafts: ServedDrafts,
 }
 
 impl Gathered {
@@ -447,6 +527,7 @@ impl Gathered {
         (self.n_pp, self.n_out) = (b.n_pp, b.n_out);
         self.short += b.short;
         self.counted = self.counted.max(b.counted);
+        add_drafts(&mut self.drafts, &b.drafts);
         self.traces
             .extend(b.traces.into_iter().map(|x| (rep, 0, x)));
         self.figs.push(f);
@@ -507,6 +588,7 @@ mod tests {
                 prompt_tokens: 4,
                 completion_tokens: n,
             }),
+            drafts: None,
             finish_reason: Some("length".into()),
             done: t,
         }

@@ -23,7 +23,8 @@ pub(crate) type Ready<'m> = (Box<dyn BatchSession + 'm>, Workload);
 pub(crate) struct Workload {
     /// Requests of request and arrival tests (the same every repetition).
     requests: Vec<Request>,
-    dataset: Option<DatasetInfo>,
+    /// Boxed: a group's context is held in an enum beside a served group's.
+    dataset: Option<Box<DatasetInfo>>,
     n_vocab: i32,
     bos: Option<i32>,
 }
@@ -86,7 +87,7 @@ impl GroupRun<'_> {
         bench::warmup(session.as_mut(), info.n_vocab, self.seed, room)?;
         let work = Workload {
             requests,
-            dataset,
+            dataset: dataset.map(Box::new),
             n_vocab: info.n_vocab,
             bos: info.bos,
         };
@@ -267,7 +268,7 @@ impl GroupRun<'_> {
             n_out: g.n_out,
             n_kv: g.n_kv,
         };
-        let dataset = work.dataset.clone();
+        let dataset = work.dataset.as_deref().cloned();
         let mut serving = assemble(
             t, self.sc, self.seed, reps, dataset, g.figs, &g.traces, counts,
         );
@@ -444,9 +445,29 @@ fn workload(
             .collect();
         return Ok((reqs, None));
     };
+    // ShareGPT: n pairs sampled as vLLM samples them (the raw prompt's tokens decide the
+    // limits, as there), each generating its reply's token count; cycled when fewer.
+    let picked: Vec<(usize, u32)> = if file.sharegpt {
+        let tokenize = |t: &str| sm.tokenize(t, true, false);
+        crate::serving::dataset::pick(&file.prompts, n, seed, u32::MAX, tokenize, Vec::len)?
+            .into_iter()
+            .map(|(i, _, n_gen)| (i, n_gen))
+            .collect()
+    } else {
+        (0..file.prompts.len())
+            .map(|i| (i, file.prompts[i].max_tokens.unwrap_or(sc.n_gen)))
+            .collect()
+    };
+    if picked.is_empty() {
+        return Err(format!(
+            "{}: no conversation within vLLM's limits (4 to 1024 prompt tokens, 2048 in all)",
+            file.name
+        ));
+    }
     let mut reqs = Vec::with_capacity(n);
     for k in 0..n {
-        let p = &file.prompts[k % file.prompts.len()];
+        let (i, n_gen) = picked[k % picked.len()];
+        let p = &file.prompts[i];
         let text = if sc.chat_template {
             sm.apply_chat_template(&p.text)
                 .map_err(|e| format!("{}: {e}", file.name))?
@@ -455,16 +476,9 @@ fn workload(
         };
         let prompt = sm.tokenize(&text, true, sc.chat_template)?;
         if prompt.is_empty() {
-            return Err(format!(
-                "{}: prompt {} has no tokens",
-                file.name,
-                k % file.prompts.len() + 1
-            ));
+            return Err(format!("{}: prompt {} has no tokens", file.name, i + 1));
         }
-        reqs.push(Request {
-            prompt,
-            n_gen: p.max_tokens.unwrap_or(sc.n_gen),
-        });
+        reqs.push(Request { prompt, n_gen });
     }
     let lengths: Vec<f64> = reqs.iter().map(|r| r.prompt.len() as f64).collect();
     let info = DatasetInfo {
@@ -473,6 +487,8 @@ fn workload(
         n_prompts: file.prompts.len() as u64,
         chat_template: sc.chat_template,
         prompt_tokens: metrics::dist(&lengths),
+        format: file.sharegpt.then(|| "sharegpt".to_string()),
+        note: file.note.clone(),
     };
     Ok((reqs, Some(info)))
 }
@@ -524,6 +540,7 @@ pub(crate) fn assemble(
         short_requests: 0,
         vs_in_process: None,
         goodput: None,
+        drafts: None,
         n_parallel: t.n_parallel,
         n_seq_max: t.n_seq_max,
         kv_unified: sc.kv_unified,

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::support::{tiny_with, tpsbench};
 
+mod draft;
 mod fake;
 
 fn llama_server(test: &str) -> Option<PathBuf> {

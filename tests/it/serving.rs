@@ -357,3 +357,43 @@ fn an_isolated_child_that_dies_in_a_serving_test_loses_only_that_models_serving_
         .to_string();
     assert!(err.contains("signal 6"), "{err}");
 }
+
+#[test]
+fn a_sharegpt_file_is_sampled_as_vllm_samples_it_and_each_request_generates_its_replys_length() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("sg.json"),
+        r#"[
+  {"id": "a", "conversations": [
+    {"from": "human", "value": "Tell me a story about a robot who wanted to learn to paint"},
+    {"from": "gpt", "value": "Once upon a time there was a robot who dreamed of colours and light, and every night it painted the sky"}]},
+  {"id": "b", "conversations": [
+    {"from": "human", "value": "What is the quick brown fox known for in typing practice"},
+    {"from": "gpt", "value": "It uses every letter of the alphabet"}]}
+]"#,
+    )
+    .unwrap();
+    let (v, ok) = run_json(
+        dir.path(),
+        "modes = ['request']\ndataset = 'sg.json'\nn_gen = 3\nn_requests = 4\nrepetitions = 1",
+    );
+    assert!(ok, "{v}");
+    let s = &v["tests"][0]["serving"];
+    assert_eq!(s["dataset"]["format"], "sharegpt");
+    assert_eq!(s["dataset"]["n_prompts"], 2);
+    let gens: Vec<u64> = s["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["n_gen"].as_u64().unwrap())
+        .collect();
+    assert_eq!(gens.len(), 4);
+    assert!(
+        gens.iter().all(|&g| g > 3),
+        "each reply's token count, not n_gen = 3: {gens:?}"
+    );
+    let mut distinct = gens.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 2, "both replies' lengths, cycled: {gens:?}");
+}

@@ -67,7 +67,8 @@ fn the_llama_server_launcher_serves_the_entry_file_and_needs_no_endpoint() {
         Some(ServerLaunch::LlamaServer {
             binary: None,
             args: vec![],
-            ready_timeout_s: 120.0
+            ready_timeout_s: 120.0,
+            draft: None,
         })
     );
     let s = served(
@@ -78,7 +79,8 @@ fn the_llama_server_launcher_serves_the_entry_file_and_needs_no_endpoint() {
         Some(ServerLaunch::LlamaServer {
             binary: Some("dir/bin/llama-server".into()),
             args: vec!["-fa".into(), "on".into()],
-            ready_timeout_s: 120.0
+            ready_timeout_s: 120.0,
+            draft: None,
         }),
         "a relative binary resolves against the config's directory"
     );
@@ -210,5 +212,63 @@ fn endpoints_take_hosts_ports_and_ipv6() {
         "http://h!/v1",
     ] {
         assert!(endpoint(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn a_draft_goes_to_the_pinned_llama_server_with_k_and_its_minimum() {
+    let s = served("path = 'm.gguf'\nserver = { draft = 'd.gguf', draft_max = 4 }");
+    assert_eq!(
+        s.server,
+        Some(ServerLaunch::LlamaServer {
+            binary: None,
+            args: vec![],
+            ready_timeout_s: 120.0,
+            draft: Some(crate::config::ServedDraft {
+                path: "dir/d.gguf".into(),
+                draft_max: 4,
+                draft_min: 0,
+            }),
+        })
+    );
+    let s = served("path = 'm.gguf'\nserver = { draft = 'd.gguf' }");
+    let Some(ServerLaunch::LlamaServer { draft: Some(d), .. }) = s.server else {
+        panic!("a draft");
+    };
+    assert_eq!(d.draft_max, 3, "llama-server's own default K");
+}
+
+#[test]
+fn bad_draft_settings_are_refused_naming_the_key() {
+    for (table, key, says) in [
+        ("{ draft_max = 4 }", "server.draft_max", "set `draft`"),
+        (
+            "{ draft = 'd.gguf', draft_max = 0 }",
+            "server.draft_max",
+            "from 1 to 256",
+        ),
+        (
+            "{ draft = 'd.gguf', draft_max = 999 }",
+            "server.draft_max",
+            "from 1 to 256",
+        ),
+        (
+            "{ draft = 'd.gguf', draft_max = 2, draft_min = 3 }",
+            "server.draft_min",
+            "above draft_max 2",
+        ),
+        ("{ draft = '' }", "server.draft", "empty"),
+        (
+            "{ command = ['x'], draft = 'd.gguf' }",
+            "server.command",
+            "goes to llama-server",
+        ),
+    ] {
+        let e = p(&format!(
+            "[[model]]\nname = 'm'\npath = 'm.gguf'\nendpoint = 'http://127.0.0.1:9/v1'\nserver = {table}\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains(key) && e.contains(says), "{table}: {e}");
     }
 }

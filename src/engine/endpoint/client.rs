@@ -58,6 +58,14 @@ pub struct Usage {
     pub completion_tokens: u64,
 }
 
+/// What llama-server says its drafter did for one answer (`timings.draft_n` and
+/// `timings.draft_n_accepted`, present when it drafted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Drafts {
+    pub drafted: u64,
+    pub accepted: u64,
+}
+
 /// A whole streamed answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Streamed {
@@ -66,6 +74,8 @@ pub struct Streamed {
     /// Chunks that carried text, in order.
     pub chunks: Vec<Chunk>,
     pub usage: Option<Usage>,
+    /// llama-server's draft counters (speculative decoding), when it gave them.
+    pub drafts: Option<Drafts>,
     pub finish_reason: Option<String>,
     /// When `[DONE]` (or the end of the body) arrived.
     pub done: Instant,
@@ -284,6 +294,7 @@ impl Client {
             sent,
             chunks: Vec::new(),
             usage: None,
+            drafts: None,
             finish_reason: None,
             done: sent,
         };
@@ -316,6 +327,7 @@ pub fn replay(api: Api, model: &str, pieces: &[&[u8]]) -> Result<Streamed, Error
         sent: now,
         chunks: Vec::new(),
         usage: None,
+        drafts: None,
         finish_reason: None,
         done: now,
     };
@@ -432,6 +444,9 @@ fn read_chunk(
                 }
             }
         }
+        if let Some(t) = v.get("timings").filter(|t| t.is_object()) {
+            read_drafts(t, url, out)?;
+        }
         let Some(choices) = v.get("choices") else {
             if out.usage.is_some() {
                 return Ok(());
@@ -460,6 +475,30 @@ fn read_chunk(
             });
         }
         Ok(())
+    }
+}
+
+/// llama-server's `timings` object: its draft counters, the last seen winning (each chunk
+/// carries the answer's totals so far). Untrusted: a count that is not a whole number, or
+/// more accepted than drafted, is refused naming both.
+fn read_drafts(t: &Value, url: &str, out: &mut Streamed) -> Result<(), Error> {
+    let (d, a) = (t.get("draft_n"), t.get("draft_n_accepted"));
+    if d.is_none() && a.is_none() {
+        return Ok(());
+    }
+    let n = |v: Option<&Value>| v.map_or(Some(0), Value::as_u64);
+    match (n(d), n(a)) {
+        (Some(drafted), Some(accepted)) if accepted <= drafted => {
+            out.drafts = Some(Drafts { drafted, accepted });
+            Ok(())
+        }
+        _ => Err(Error::Malformed {
+            url: url.into(),
+            what: format!(
+                "timings.draft_n_accepted must be a whole number at most timings.draft_n: {}",
+                excerpt(&t.to_string())
+            ),
+        }),
     }
 }
 

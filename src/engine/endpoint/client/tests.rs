@@ -256,3 +256,40 @@ fn the_chat_api_reads_deltas_and_skips_the_role_chunk() {
     assert_eq!(s.chunks.len(), 2);
     assert_eq!(s.usage.unwrap().completion_tokens, 2);
 }
+
+#[test]
+fn llama_servers_draft_counters_are_read_from_the_last_timings_and_checked() {
+    let chunk = |text: &str, timings: &str| {
+        format!(
+            "data: {{\"model\":\"m\",\"choices\":[{{\"text\":\"{text}\"}}],\"timings\":{timings}}}\n\n"
+        )
+    };
+    let a = chunk("a", r#"{"predicted_n":1}"#);
+    let b = chunk("b", r#"{"predicted_n":2,"draft_n":8,"draft_n_accepted":5}"#);
+    let s = replay(
+        Api::Completions,
+        "m",
+        &[a.as_bytes(), b.as_bytes(), b"data: [DONE]\n\n"],
+    )
+    .unwrap();
+    assert_eq!(
+        s.drafts,
+        Some(Drafts {
+            drafted: 8,
+            accepted: 5
+        })
+    );
+    let none = replay(Api::Completions, "m", &[a.as_bytes(), b"data: [DONE]\n\n"]).unwrap();
+    assert_eq!(none.drafts, None, "no counters: the server did not draft");
+    for bad in [
+        r#"{"draft_n":2,"draft_n_accepted":3}"#,
+        r#"{"draft_n":-1,"draft_n_accepted":0}"#,
+        r#"{"draft_n":"many"}"#,
+    ] {
+        let c = chunk("a", bad);
+        let e = replay(Api::Completions, "m", &[c.as_bytes()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("timings.draft_n_accepted"), "{bad}: {e}");
+    }
+}
