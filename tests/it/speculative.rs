@@ -284,3 +284,44 @@ fn draft_simple_drafts_and_accepts_what_llama_speculative_simple_does() {
         assert_eq!(spec_tokens, predicted * rounds, "K {k}: generated");
     }
 }
+
+#[test]
+fn k_beyond_the_batch_and_a_prompt_beyond_the_context_are_recorded_failures_and_the_sweep_goes_on()
+{
+    let (dir, cfg) = tiny_with(
+        "[sweep]\nn_prompt = [0]\nn_gen = [0]\nn_threads = [2]\nn_batch = [4]\nn_ubatch = [4]\n\n\
+         [[model]]\nname = \"tiny\"\npath = \"tiny.gguf\"\n\n[speculative]\n\
+         dataset = \"prompts.txt\"\nn_prompts = 1\nn_gen = 8\nrounds = 2\n\
+         drafters = [\"ngram-simple\"]\ndraft_max = [3, 8]\n",
+    );
+    std::fs::write(dir.path().join("prompts.txt"), PROMPTS).unwrap();
+    let (out, v) = run_json_any(&cfg);
+    assert_eq!(out.status.code(), Some(1), "a failed test exits 1");
+    let tests = spec_tests(&v);
+    let k8 = tests
+        .iter()
+        .find(|t| t["speculative"].is_null() && t["status"] != "ok")
+        .unwrap_or_else(|| panic!("K = 8 failed: {tests:?}"));
+    let e = k8["error"].as_str().unwrap();
+    assert!(
+        e.contains("K = 8 is beyond the batch") && e.contains("n_batch is 4"),
+        "{e}"
+    );
+    assert!(
+        tests.iter().any(|t| t["status"] == "ok"),
+        "K = 3 fits a batch of 4 and ran: {tests:?}"
+    );
+
+    // One prompt longer than the tiny model's trained context.
+    let long = "the quick brown fox jumps over the lazy dog ".repeat(400);
+    std::fs::write(dir.path().join("prompts.txt"), format!("{long}\n")).unwrap();
+    let (out, v) = run_json_any(&cfg);
+    assert_eq!(out.status.code(), Some(1));
+    for t in spec_tests(&v) {
+        let e = t["error"].as_str().unwrap_or_default();
+        assert!(
+            e.contains("beyond the model's trained context") || e.contains("beyond the batch"),
+            "{t}"
+        );
+    }
+}

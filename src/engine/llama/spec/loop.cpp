@@ -261,17 +261,29 @@ int tpsb_spec_generate(tpsb_spec * s, const int32_t * prompt, size_t n_prompt, i
 
     const double t0 = now_s();
     {
-        common_batch batch_prompt(ctx_tgt);
-        for (size_t i = 0; i + 1 < inp.size(); ++i) {
-            batch_prompt.add(inp[i], (llama_pos) i, seq_id, false);
+        // In chunks of n_batch, as llama-server feeds a prompt: a batch holds at most n_batch
+        // tokens (beyond it llama.cpp aborts in common_batch::get_sub_batch), and a sweep may
+        // set n_batch below a real prompt's length. A prompt within one batch is decoded
+        // whole, as llama-speculative-simple does.
+        uint32_t chunk = llama_n_batch(ctx_tgt);
+        if (ctx_dft != nullptr) {
+            chunk = std::min(chunk, llama_n_batch(ctx_dft));
         }
-        if (llama_process(ctx_tgt, LLAMA_PROCESS_TYPE_DECODE, batch_prompt.get()) != 0) {
-            set_err(err, n_err, "llama.cpp could not decode the prompt");
-            return -1;
-        }
-        if (spec != nullptr && !common_speculative_process(spec, batch_prompt)) {
-            set_err(err, n_err, "the drafter could not process the prompt");
-            return -1;
+        chunk = std::max<uint32_t>(chunk, 1);
+        const size_t n_in = inp.size() - 1;
+        for (size_t off = 0; off < n_in; off += chunk) {
+            common_batch batch_prompt(ctx_tgt);
+            for (size_t i = off; i < std::min(n_in, off + chunk); ++i) {
+                batch_prompt.add(inp[i], (llama_pos) i, seq_id, false);
+            }
+            if (llama_process(ctx_tgt, LLAMA_PROCESS_TYPE_DECODE, batch_prompt.get()) != 0) {
+                set_err(err, n_err, "llama.cpp could not decode the prompt");
+                return -1;
+            }
+            if (spec != nullptr && !common_speculative_process(spec, batch_prompt)) {
+                set_err(err, n_err, "the drafter could not process the prompt");
+                return -1;
+            }
         }
     }
     llama_synchronize(ctx_tgt);
