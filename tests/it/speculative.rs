@@ -325,3 +325,29 @@ fn k_beyond_the_batch_and_a_prompt_beyond_the_context_are_recorded_failures_and_
         );
     }
 }
+
+#[test]
+fn the_other_ngram_drafters_run_on_a_repetitive_prompt_and_their_counts_hold_together() {
+    let (dir, cfg) = spec_config(
+        "dataset = \"loop.txt\"\nn_prompts = 1\nn_gen = 64\nrounds = 2\n\
+         drafters = [\"ngram-map-k\", \"ngram-map-k4v\", \"ngram-cache\"]\ndraft_max = [4]\n",
+    );
+    let line = "one two three four five six seven eight nine ten ".repeat(12);
+    std::fs::write(dir.path().join("loop.txt"), format!("{line}\n")).unwrap();
+    let v = crate::support::run_json(&cfg);
+    let tests = spec_tests(&v);
+    assert_eq!(tests.len(), 3);
+    for t in &tests {
+        assert_eq!(t["status"], "ok", "{t}");
+        let (d, a) = (n(t, "n_drafted"), n(t, "n_accepted"));
+        assert!(a <= d, "{t}");
+        let by_pos: u64 = t["speculative"]["by_position"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["drafted"].as_u64().unwrap())
+            .sum();
+        assert_eq!(by_pos, d, "drafted by position adds up: {}", t["id"]);
+        eprintln!("{}: drafted {d}, accepted {a}", t["id"]);
+    }
+}
