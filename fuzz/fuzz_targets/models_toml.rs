@@ -1,12 +1,17 @@
 //! Arbitrary UTF-8 as a models.toml: the parser must return a config or an error naming
-//! the file, never panic; expanding an accepted config into tests must not panic either.
+//! the file, never panic; planning an accepted config must not panic either: the
+//! llama-bench tests (`plan::expand`), the whole plan (`plan::build`: ladder variants,
+//! serving, quality and the `[speculative]` drafter settings) and, with a `[tune]` table, the
+//! race's space (`runner::race::at_objective`, then the plan again).
 #![no_main]
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use tpsbench::config::Axes;
-use tpsbench::{config, plan};
+use tpsbench::config::{Axes, Config};
+use tpsbench::plan::{self, Facts, ModelFacts};
+use tpsbench::{config, runner};
 
 /// How many tests `plan::expand` may make of one model's axes: one per n_prompt and n_gen
 /// value for every combination of the other axes (saturating: a sweep can be huge). The
@@ -37,6 +42,81 @@ fn bound(a: &Axes) -> usize {
     .saturating_mul(knobs)
 }
 
+fn product(xs: &[usize]) -> usize {
+    xs.iter().fold(1usize, |p, &n| p.saturating_mul(n.max(1)))
+}
+
+/// How many tests `plan::build` may make: every model's and ladder variant's llama-bench
+/// tests, a quality test per variant, the serving tests (per model and transport, each
+/// mode's) and the speculative ones (per candidate, every drafter setting).
+fn plan_bound(c: &Config) -> usize {
+    let variants: usize = c.ladders.iter().map(|l| l.types.len()).sum();
+    let mut n = c
+        .models
+        .iter()
+        .fold(0usize, |s, m| s.saturating_add(bound(&m.axes)));
+    for l in &c.ladders {
+        n = n.saturating_add(
+            l.types
+                .len()
+                .saturating_mul(bound(&l.axes).saturating_add(1)),
+        );
+    }
+    if let Some(sc) = &c.serving {
+        let per_model = sc.modes.iter().fold(0usize, |s, m| {
+            s.saturating_add(match m.name() {
+                "parallel" => product(&[sc.n_parallel.len(), sc.shared_prompt.len()]),
+                "arrival" => sc.arrival_rate.len(),
+                _ => 1,
+            })
+        });
+        n = n.saturating_add(product(&[c.models.len(), 2, per_model]));
+    }
+    if let Some(sc) = &c.speculative {
+        n = n.saturating_add(product(&[
+            c.models.len() + variants,
+            sc.drafters.len(),
+            sc.draft.len(),
+            sc.draft_max.len(),
+            sc.draft_min.len(),
+            sc.p_min.len(),
+            sc.draft_n_gpu_layers.len(),
+        ]));
+    }
+    n
+}
+
+/// `plan::build` with made-up facts; checks what every plan must hold.
+fn check_plan(cfg: &Config, size: usize) -> plan::Plan {
+    let facts = Facts {
+        models: (0..cfg.models.len())
+            .map(|i| ModelFacts {
+                label: "Q4_0".into(),
+                sha256: format!("{i:064x}"),
+            })
+            .collect(),
+        ladders: Vec::new(),
+        dataset_sha256: Some("d".repeat(64)),
+        speculative_sha256: Some("s".repeat(64)),
+    };
+    let p = plan::build(cfg, &facts, &[]);
+    assert!(
+        p.tests.len() <= size,
+        "{} tests > bound {size}",
+        p.tests.len()
+    );
+    let mut ids = HashSet::new();
+    for t in &p.tests {
+        assert!(t.model < p.models.len());
+        assert!(!t.identity.is_empty(), "{}", t.id);
+        // Resuming, merging shards and comparing key on the id: one test each.
+        assert!(ids.insert((t.model, &t.id)), "two tests with id {}", t.id);
+        let _ = t.params.n_ctx();
+    }
+    let _ = p.hash(&cfg.settings);
+    p
+}
+
 fuzz_target!(|text: &str| {
     match config::parse(Path::new("fuzz/models.toml"), text, 2) {
         Ok(cfg) => {
@@ -49,6 +129,28 @@ fuzz_target!(|text: &str| {
                 let labels = vec!["Q4_0".to_string(); cfg.models.len()];
                 let tests = plan::expand(&cfg, &labels);
                 assert!(tests.len() <= size);
+            }
+            let size = plan_bound(&cfg);
+            if size < 10_000 {
+                check_plan(&cfg, size);
+            }
+            if let Some(t) = &cfg.tune {
+                // The race's space: the sweep at the objective's sizes, one test each.
+                let _ = t.objective.n_ctx();
+                assert!(t.max_rounds >= 2);
+                let _ = t.objective.to_string();
+                let at = runner::race::at_objective(&cfg, t);
+                let size = plan_bound(&at);
+                if size < 10_000 {
+                    let p = check_plan(&at, size);
+                    for x in p
+                        .tests
+                        .iter()
+                        .filter(|x| matches!(x.detail, plan::Detail::Bench))
+                    {
+                        assert_eq!(x.params.n_depth, t.objective.n_depth, "{}", x.id);
+                    }
+                }
             }
         }
         Err(e) => assert!(e.to_string().starts_with("fuzz/models.toml")),

@@ -351,3 +351,20 @@ fn an_absurd_figure_is_refused_in_a_short_line() {
         "{e}"
     );
 }
+
+/// The fuzzer's hand-written seeds for `[speculative]` and `[tune]` stay valid, so that it
+/// starts inside those tables rather than at their errors.
+#[test]
+fn the_fuzz_seeds_of_the_speculative_and_tune_tables_parse() {
+    let seeds = [
+        include_str!("../../fuzz/seeds/models_toml/speculative.toml"),
+        include_str!("../../fuzz/seeds/models_toml/speculative-minimal.toml"),
+        include_str!("../../fuzz/seeds/models_toml/tune.toml"),
+        include_str!("../../fuzz/seeds/models_toml/tune-margin.toml"),
+    ];
+    for (i, s) in seeds.iter().enumerate() {
+        let c = parse_str(s).unwrap_or_else(|e| panic!("seed {i}: {e}"));
+        assert_eq!(c.speculative.is_some(), i < 2, "seed {i}");
+        assert_eq!(c.tune.is_some(), i >= 2, "seed {i}");
+    }
+}

@@ -21,6 +21,9 @@ use toml::Spanned;
 use crate::config::values::{scalar_float, scalar_int};
 use crate::config::{ConfigError, Ctx};
 
+/// The deepest objective: the sweep's own `n_depth` limit.
+pub const MAX_DEPTH: u32 = 1 << 20;
+
 /// What the race maximises: the rate of one llama-bench test, its sizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Objective {
@@ -35,7 +38,8 @@ impl Objective {
         let bad = || {
             format!(
                 "objective {s:?}: expected \"tgN\", \"ppN\" or \"ppN+tgM\" (llama-bench's \
-                 pg), optionally at a depth \"@dD\", e.g. \"tg128\" or \"pp512@d4096\""
+                 pg), optionally at a depth \"@dD\" (D at most {MAX_DEPTH}), e.g. \"tg128\" \
+                 or \"pp512@d4096\""
             )
         };
         let t = s.trim();
@@ -45,6 +49,8 @@ impl Objective {
                 d.trim()
                     .strip_prefix('d')
                     .and_then(|x| x.parse::<u32>().ok())
+                    // The sweep's n_depth limit; beyond it the context's size overflows.
+                    .filter(|&d| d <= MAX_DEPTH)
                     .ok_or_else(bad)?,
             ),
             None => (t, 0),
@@ -209,8 +215,29 @@ mod tests {
         }
         let o = Objective::parse("pp512+tg128@d1024").unwrap();
         assert_eq!(o.n_ctx(), 512 + 128 + 1024);
-        for bad in ["", "tg", "tg0", "xx12", "tg128@4096", "pp512+pp512", "tg-1"] {
+        for bad in [
+            "",
+            "tg",
+            "tg0",
+            "xx12",
+            "tg128@4096",
+            "pp512+pp512",
+            "tg-1",
+            "tg1@d1048577",
+        ] {
             assert!(Objective::parse(bad).is_err(), "{bad}");
         }
+        let deepest = Objective::parse("pp1000000+tg1000000@d1048576").unwrap();
+        assert_eq!(deepest.n_ctx(), 3_048_576);
+    }
+
+    /// A depth past u32 made the context's size overflow (issue 47, models_toml target).
+    #[test]
+    fn a_depth_whose_context_overflows_is_refused() {
+        let text = include_str!("../../fuzz/regressions/models_toml/tune-depth-overflow.toml");
+        let e = crate::config::parse(std::path::Path::new("fuzz/models.toml"), text, 2)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tune.objective") && e.contains("1048576"), "{e}");
     }
 }

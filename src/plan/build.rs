@@ -162,9 +162,10 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
         .collect();
     let spec = super::speculative::expand(config, &candidates, facts.speculative_sha256.as_deref());
     for mi in 0..models.len() {
-        tests.extend(by_load_key(
-            spec.iter().filter(|t| t.model == mi).cloned().collect(),
-        ));
+        let mut own: Vec<PlannedTest> = spec.iter().filter(|t| t.model == mi).cloned().collect();
+        // A setting listed twice (`draft_max = [4, 4]`) is two tests, as for the sweep's axes.
+        number_repeats(&mut own);
+        tests.extend(by_load_key(own));
     }
     Plan {
         models,

@@ -14,7 +14,7 @@ pub(crate) mod kind;
 pub mod serving;
 pub(crate) mod shard;
 pub mod speculative;
-pub use build::{Detail, Facts, ModelSource, Plan, PlanModel};
+pub use build::{Detail, Facts, LadderFacts, ModelFacts, ModelSource, Plan, PlanModel, build};
 pub use kind::TestKind;
 pub use shard::{Shard, shard};
 

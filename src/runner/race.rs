@@ -56,7 +56,7 @@ pub struct Tuned {
 
 /// The configuration with every sweep at the objective's test sizes: one test per
 /// configuration, the one the race maximises.
-fn at_objective(config: &Config, t: &Tune) -> Config {
+pub fn at_objective(config: &Config, t: &Tune) -> Config {
     let mut c = config.clone();
     let set = |a: &mut Axes| {
         a.n_prompt = vec![t.objective.n_prompt];

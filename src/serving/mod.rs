@@ -19,13 +19,13 @@
 
 pub mod arrivals;
 pub mod bench;
-pub(crate) mod dataset;
+pub mod dataset;
 pub(crate) mod goodput;
 pub mod http;
 pub(crate) mod metrics;
 pub(crate) mod ratio;
 pub(crate) mod run;
 pub mod sampling;
-pub(crate) mod sharegpt;
+pub mod sharegpt;
 
 pub use crate::record::serving::Serving;

@@ -187,3 +187,33 @@ fn a_served_only_model_keeps_its_place_but_gets_no_in_process_test() {
     let in_process = p.tests.iter().filter(|t| !served(t)).count();
     assert_eq!(in_process, with_file.tests.len());
 }
+
+/// A drafter setting listed twice (`draft_n_gpu_layers = [-0, 0]`) made two speculative tests
+/// with one id, which resuming and merging would take for one (issue 47, models_toml target).
+#[test]
+fn a_drafter_setting_listed_twice_gets_a_numbered_copy() {
+    let text = include_str!(
+        "../../../fuzz/regressions/models_toml/crash-57f5895e0aef8193242beae5b83c25a0f2567607"
+    );
+    let cfg = parse(Path::new("fuzz/models.toml"), text, 2).unwrap();
+    let p = build(&cfg, &facts(false), &[]);
+    let spec: Vec<&PlannedTest> = p
+        .tests
+        .iter()
+        .filter(|t| t.kind == TestKind::Spec)
+        .collect();
+    assert!(!spec.is_empty());
+    let mut keys: Vec<(usize, &str)> = spec.iter().map(|t| (t.model, t.id.as_str())).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    assert_eq!(keys.len(), spec.len(), "ids are unique");
+    let mut identities: Vec<&str> = spec.iter().map(|t| t.identity.as_str()).collect();
+    identities.sort_unstable();
+    identities.dedup();
+    assert_eq!(identities.len(), spec.len(), "identities are unique");
+    assert!(
+        spec.iter().any(|t| t.id.ends_with("/dngl0/copy=2")),
+        "{:?}",
+        keys
+    );
+}
