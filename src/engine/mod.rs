@@ -118,6 +118,9 @@ pub struct LoadParams {
     /// With `fit_target` or `fit_min_ctx`: the test whose context llama.cpp's fit sizes
     /// the placement for (the first test of the load). None otherwise.
     pub fit_context: Option<Box<TestParams>>,
+    /// Load the model's multi-token-prediction (nextn) layers, which llama.cpp skips by
+    /// default: for draft-mtp (`PlannedTest::load_params`).
+    pub load_mtp: bool,
 }
 
 impl LoadParams {
@@ -144,6 +147,7 @@ impl LoadParams {
         LoadParams {
             params,
             fit_context: None,
+            load_mtp: false,
         }
     }
 }
