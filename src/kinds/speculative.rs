@@ -359,8 +359,15 @@ mod tests {
         assert_eq!(note("ngram-mod", false, None), None);
         let mtp = note("draft-mtp", true, None).unwrap();
         assert!(mtp.starts_with("the target and its MTP layers have random weights"));
-        assert!(mtp.ends_with("acceptance means nothing; the cost is real"), "{mtp}");
-        assert!(note("ngram-mod", true, None).unwrap().starts_with("the target has"));
+        assert!(
+            mtp.ends_with("acceptance means nothing; the cost is real"),
+            "{mtp}"
+        );
+        assert!(
+            note("ngram-mod", true, None)
+                .unwrap()
+                .starts_with("the target has")
+        );
         assert!(
             note("draft-simple", true, Some(draft(true)))
                 .unwrap()

@@ -216,13 +216,19 @@ fn the_mtp_test_preset_writes_glm_4_5_s_keys_with_the_nextn_layer_counted() {
             .find(|(n, _)| n == k)
             .map(|(_, v)| v.clone())
     };
-    assert_eq!(key("general.architecture"), Some(Value::String("glm4moe".into())));
+    assert_eq!(
+        key("general.architecture"),
+        Some(Value::String("glm4moe".into()))
+    );
     // block_count counts the nextn layer, as llama.cpp's converter writes it.
     assert_eq!(key("glm4moe.block_count"), Some(Value::U32(3)));
     assert_eq!(key("glm4moe.nextn_predict_layers"), Some(Value::U32(1)));
     assert_eq!(key("glm4moe.rope.dimension_count"), Some(Value::U32(16)));
     assert_eq!(key("glm4moe.expert_shared_count"), Some(Value::U32(1)));
-    assert_eq!(key("glm4moe.leading_dense_block_count"), Some(Value::U32(1)));
+    assert_eq!(
+        key("glm4moe.leading_dense_block_count"),
+        Some(Value::U32(1))
+    );
     assert_eq!(key("glm4moe.expert_gating_func"), Some(Value::U32(2)));
     assert_eq!(key(KEY_SYNTHETIC), Some(Value::Bool(true)));
     // The MTP head's vocabulary projection takes the output matrix's type.
@@ -234,6 +240,9 @@ fn the_mtp_test_preset_writes_glm_4_5_s_keys_with_the_nextn_layer_counted() {
     assert_eq!(ty("blk.2.exp_probs_b.bias"), 0);
     // Other architectures write none of it.
     let q = shape("tiny-moe").unwrap().document(0, 0, 0, 1);
-    assert!(!q.metadata.iter().any(|(n, _)| n.contains("nextn")
-        || n.contains("shared_count")));
+    assert!(
+        !q.metadata
+            .iter()
+            .any(|(n, _)| n.contains("nextn") || n.contains("shared_count"))
+    );
 }
