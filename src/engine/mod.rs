@@ -119,7 +119,7 @@ pub struct LoadParams {
     /// the placement for (the first test of the load). None otherwise.
     pub fit_context: Option<Box<TestParams>>,
     /// Load the model's multi-token-prediction (nextn) layers, which llama.cpp skips by
-    /// default: for draft-mtp (`PlannedTest::load_params`).
+    /// default: for draft-mtp (`LoadParams::of_test`).
     pub load_mtp: bool,
 }
 
@@ -129,6 +129,15 @@ impl LoadParams {
         LoadParams {
             fit_context: p.knobs.asks_fit().then(|| Box::new(p.clone())),
             ..LoadParams::with(|k| Some(k.get(p)))
+        }
+    }
+
+    /// The load a planned test runs on: its model-level parameters, and the MTP layers
+    /// when it drafts with them.
+    pub fn of_test(t: &crate::plan::PlannedTest) -> Self {
+        LoadParams {
+            load_mtp: t.loads_mtp(),
+            ..LoadParams::of(&t.params)
         }
     }
 

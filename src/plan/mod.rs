@@ -76,14 +76,6 @@ impl PlannedTest {
     pub fn loads_mtp(&self) -> bool {
         matches!(&self.detail, Detail::Speculative(s) if s.drafter == "draft-mtp")
     }
-
-    /// The parameters of this test's model load.
-    pub fn load_params(&self) -> crate::engine::LoadParams {
-        crate::engine::LoadParams {
-            load_mtp: self.loads_mtp(),
-            ..crate::engine::LoadParams::of(&self.params)
-        }
-    }
 }
 
 /// Expands every `[[model]]`'s axes into llama-bench tests; `quant[i]` labels model `i` in test

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use super::prepare::Prepared;
 use super::{RunOptions, RunOutcome, fault_injection, merge_models, new_test_record};
-use crate::engine::{Engine, Model};
+use crate::engine::{Engine, LoadParams, Model};
 use crate::kinds::{self, Shared};
 use crate::ladder::Reporter;
 use crate::machine::Monitor;
@@ -345,7 +345,7 @@ impl<'a> Sweep<'a> {
             ModelSource::File(p) => p.clone(),
             ModelSource::Variant { .. } => PathBuf::from(&mrec.path),
         };
-        let m = engine.load(&path, &t.load_params())?;
+        let m = engine.load(&path, &LoadParams::of_test(t))?;
         let mi = m.info();
         mrec.model_type = Some(mi.description.clone());
         mrec.model_size = Some(mi.size);

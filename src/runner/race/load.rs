@@ -58,7 +58,7 @@ pub(super) fn measure(
         let Some(path) = path_of(c) else {
             continue;
         };
-        let params = c.load_params();
+        let params = LoadParams::of_test(c);
         let mut cold = Vec::new();
         let mut evicted = true;
         for _ in 0..LOADS {
