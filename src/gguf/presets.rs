@@ -494,39 +494,35 @@ impl Shape {
             .into_iter()
             .map(|(name, dims)| {
                 next = next.wrapping_add(0x9E37_79B9);
-                let is_norm = name.ends_with("norm.weight");
-                // The router stays F32, as llama.cpp's converter and quantizer keep it.
-                let router = name.ends_with("ffn_gate_inp.weight");
-                let (ggml_type, data) = if is_norm {
-                    (0, TensorData::ConstF32(1.0))
-                } else if dims.len() == 1 || router {
-                    (
-                        0,
-                        TensorData::RandomF32 {
-                            seed: next,
-                            scale: 0.02,
-                        },
-                    )
-                } else {
-                    // The MTP block's own vocabulary projection is an output matrix too.
-                    let ty = if name == "output.weight" || name.ends_with("shared_head_head.weight")
-                    {
-                        output_type
-                    } else {
-                        weight_type
-                    };
-                    let scale = 1.0 / (dims[0] as f32).sqrt();
-                    (ty, TensorData::RandomF32 { seed: next, scale })
-                };
-                Tensor {
-                    name,
-                    dims,
-                    ggml_type,
-                    data,
-                }
+                tensor(name, dims, next, weight_type, output_type)
             })
             .collect();
         Document { metadata, tensors }
+    }
+}
+
+/// One tensor of the document: norms of ones, other 1-D tensors and the router small
+/// random F32, matrices random of `weight_type` (the output matrices of `output_type`).
+fn tensor(name: String, dims: Vec<u64>, seed: u64, weight_type: u32, output_type: u32) -> Tensor {
+    let is_norm = name.ends_with("norm.weight");
+    // The router stays F32, as llama.cpp's converter and quantizer keep it.
+    let router = name.ends_with("ffn_gate_inp.weight");
+    let (ggml_type, data) = if is_norm {
+        (0, TensorData::ConstF32(1.0))
+    } else if dims.len() == 1 || router {
+        (0, TensorData::RandomF32 { seed, scale: 0.02 })
+    } else {
+        // The MTP block's own vocabulary projection is an output matrix too.
+        let output = name == "output.weight" || name.ends_with("shared_head_head.weight");
+        let ty = if output { output_type } else { weight_type };
+        let scale = 1.0 / (dims[0] as f32).sqrt();
+        (ty, TensorData::RandomF32 { seed, scale })
+    };
+    Tensor {
+        name,
+        dims,
+        ggml_type,
+        data,
     }
 }
 
