@@ -118,6 +118,9 @@ pub struct LoadParams {
     /// With `fit_target` or `fit_min_ctx`: the test whose context llama.cpp's fit sizes
     /// the placement for (the first test of the load). None otherwise.
     pub fit_context: Option<Box<TestParams>>,
+    /// Load the model's multi-token-prediction (nextn) layers, which llama.cpp skips by
+    /// default: for draft-mtp (`LoadParams::of_test`).
+    pub load_mtp: bool,
 }
 
 impl LoadParams {
@@ -126,6 +129,15 @@ impl LoadParams {
         LoadParams {
             fit_context: p.knobs.asks_fit().then(|| Box::new(p.clone())),
             ..LoadParams::with(|k| Some(k.get(p)))
+        }
+    }
+
+    /// The load a planned test runs on: its model-level parameters, and the MTP layers
+    /// when it drafts with them.
+    pub fn of_test(t: &crate::plan::PlannedTest) -> Self {
+        LoadParams {
+            load_mtp: t.loads_mtp(),
+            ..LoadParams::of(&t.params)
         }
     }
 
@@ -144,6 +156,7 @@ impl LoadParams {
         LoadParams {
             params,
             fit_context: None,
+            load_mtp: false,
         }
     }
 }

@@ -32,6 +32,9 @@ pub struct Shape {
     pub n_head: u64,
     pub n_head_kv: u64,
     pub head_dim: u64,
+    /// Dimensions of each head that RoPE rotates (`rope.dimension_count`): the head size,
+    /// or part of it (GLM-4.5's partial_rotary_factor 0.5).
+    pub n_rot: u64,
     pub n_vocab: u64,
     pub n_ctx_train: u32,
     pub rope_theta: f32,
@@ -42,6 +45,9 @@ pub struct Shape {
     pub qk_norm: bool,
     /// Mixture of experts: every layer's feed-forward is routed experts.
     pub moe: Option<Moe>,
+    /// Multi-token-prediction (nextn) layers after the `n_layer` trunk layers
+    /// (num_nextn_predict_layers): what llama.cpp's draft-mtp drafts with.
+    pub n_layer_nextn: u64,
     pub tokenizer: Tokenizer,
 }
 
@@ -53,6 +59,28 @@ pub struct Moe {
     pub n_expert_used: u64,
     /// Each expert's feed-forward width.
     pub n_ff_exp: u64,
+    /// Shared experts, run for every token beside the routed ones (`ffn_*_shexp`, as wide
+    /// as `n_shared` experts together).
+    pub n_shared: u64,
+    /// Leading layers with a dense feed-forward of width `n_ff` (first_k_dense_replace).
+    pub n_dense_lead: u64,
+    /// Sigmoid routing with a per-expert selection bias (`exp_probs_b`), top-k weights
+    /// normalised: DeepSeek-V3's router, which GLM-4.5 uses.
+    pub sigmoid_router: bool,
+}
+
+impl Moe {
+    /// Routed experts only, softmax routing, in every layer.
+    const fn routed(n_expert: u64, n_expert_used: u64, n_ff_exp: u64) -> Moe {
+        Moe {
+            n_expert,
+            n_expert_used,
+            n_ff_exp,
+            n_shared: 0,
+            n_dense_lead: 0,
+            sigmoid_router: false,
+        }
+    }
 }
 
 /// The presets `tpsbench synth --preset` knows (besides `tiny`).
@@ -65,11 +93,21 @@ pub const PRESETS: &[&str] = &[
     "qwen3-30b-a3b",
     "mixtral-8x7b",
     "tiny-moe",
+    "glm-4.5-air",
+    "tiny-mtp",
 ];
+
+/// The presets sized for tests (load in milliseconds, written as F32 by default), which
+/// shrinking does not apply to.
+pub fn is_test_size(preset: &str) -> bool {
+    matches!(preset, "tiny-moe" | "tiny-mtp")
+}
 
 /// The published shapes of a preset.
 pub fn shape(preset: &str) -> Option<Shape> {
-    dense(preset).or_else(|| moe(preset))
+    dense(preset)
+        .or_else(|| moe(preset))
+        .or_else(|| mtp::shape(preset))
 }
 
 /// A llama-architecture shape from its config.json figures: head size n_embd / n_head, rms
@@ -96,6 +134,7 @@ fn llama(
         n_head,
         n_head_kv,
         head_dim: n_embd / n_head,
+        n_rot: n_embd / n_head,
         n_vocab,
         n_ctx_train: ctx,
         rope_theta: theta,
@@ -103,6 +142,7 @@ fn llama(
         qkv_bias: false,
         qk_norm: false,
         moe: None,
+        n_layer_nextn: 0,
         tokenizer: tok,
     }
 }
@@ -160,6 +200,7 @@ fn dense(preset: &str) -> Option<Shape> {
             n_head: 28,
             n_head_kv: 4,
             head_dim: 128,
+            n_rot: 128,
             n_vocab: 152_064,
             n_ctx_train: 32768,
             rope_theta: 1_000_000.0,
@@ -167,6 +208,7 @@ fn dense(preset: &str) -> Option<Shape> {
             qkv_bias: true,
             qk_norm: false,
             moe: None,
+            n_layer_nextn: 0,
             tokenizer: Tokenizer::Bpe(BpeFlavor::Qwen2),
         },
         // meta-llama/Meta-Llama-3-70B
@@ -200,26 +242,20 @@ fn moe(preset: &str) -> Option<Shape> {
             n_head: 32,
             n_head_kv: 4,
             head_dim: 128,
+            n_rot: 128,
             n_vocab: 151_936,
             n_ctx_train: 40960,
             rope_theta: 1_000_000.0,
             rms_eps: 1e-6,
             qkv_bias: false,
             qk_norm: true,
-            moe: Some(Moe {
-                n_expert: 128,
-                n_expert_used: 8,
-                n_ff_exp: 768,
-            }),
+            moe: Some(Moe::routed(128, 8, 768)),
+            n_layer_nextn: 0,
             tokenizer: Tokenizer::Bpe(BpeFlavor::Qwen2),
         },
         // mistralai/Mixtral-8x7B-v0.1 (the llama architecture with 8 experts, 2 used)
         "mixtral-8x7b" => Shape {
-            moe: Some(Moe {
-                n_expert: 8,
-                n_expert_used: 2,
-                n_ff_exp: 14336,
-            }),
+            moe: Some(Moe::routed(8, 2, 14336)),
             ..llama(
                 "mixtral-8x7b",
                 4096,
@@ -243,17 +279,15 @@ fn moe(preset: &str) -> Option<Shape> {
             n_head: 4,
             n_head_kv: 2,
             head_dim: 32,
+            n_rot: 32,
             n_vocab: 1024,
             n_ctx_train: 4096,
             rope_theta: 1_000_000.0,
             rms_eps: 1e-6,
             qkv_bias: false,
             qk_norm: true,
-            moe: Some(Moe {
-                n_expert: 8,
-                n_expert_used: 2,
-                n_ff_exp: 64,
-            }),
+            moe: Some(Moe::routed(8, 2, 64)),
+            n_layer_nextn: 0,
             tokenizer: Tokenizer::Bpe(BpeFlavor::Qwen2),
         },
         _ => return None,
@@ -301,48 +335,89 @@ impl Shape {
         self.n_head_kv * self.head_dim
     }
 
-    /// Tensor names and shapes (ggml order: the row length first), as llama.cpp names them.
+    /// Tensor names and shapes (ggml order: the row length first), as llama.cpp names them:
+    /// the trunk's layers, then the nextn layers (numbered after them, as llama.cpp's
+    /// converter writes them).
     pub fn tensors(&self) -> Vec<(String, Vec<u64>)> {
-        let (e, kv, ff, v) = (self.n_embd, self.n_embd_kv(), self.n_ff, self.n_vocab);
-        let q = self.n_head * self.head_dim;
+        let (e, v) = (self.n_embd, self.n_vocab);
         let mut t = vec![
             ("token_embd.weight".to_string(), vec![e, v]),
             ("output_norm.weight".into(), vec![e]),
             ("output.weight".into(), vec![e, v]),
         ];
-        for l in 0..self.n_layer {
-            let n = |s: &str| format!("blk.{l}.{s}");
-            t.push((n("attn_norm.weight"), vec![e]));
-            t.push((n("attn_q.weight"), vec![e, q]));
-            t.push((n("attn_k.weight"), vec![e, kv]));
-            t.push((n("attn_v.weight"), vec![e, kv]));
-            if self.qkv_bias {
-                t.push((n("attn_q.bias"), vec![q]));
-                t.push((n("attn_k.bias"), vec![kv]));
-                t.push((n("attn_v.bias"), vec![kv]));
-            }
-            t.push((n("attn_output.weight"), vec![q, e]));
-            if self.qk_norm {
-                t.push((n("attn_q_norm.weight"), vec![self.head_dim]));
-                t.push((n("attn_k_norm.weight"), vec![self.head_dim]));
-            }
-            t.push((n("ffn_norm.weight"), vec![e]));
-            match self.moe {
-                None => {
-                    t.push((n("ffn_gate.weight"), vec![e, ff]));
-                    t.push((n("ffn_up.weight"), vec![e, ff]));
-                    t.push((n("ffn_down.weight"), vec![ff, e]));
-                }
-                Some(m) => {
-                    let (x, fe) = (m.n_expert, m.n_ff_exp);
-                    t.push((n("ffn_gate_inp.weight"), vec![e, x]));
-                    t.push((n("ffn_gate_exps.weight"), vec![e, fe, x]));
-                    t.push((n("ffn_up_exps.weight"), vec![e, fe, x]));
-                    t.push((n("ffn_down_exps.weight"), vec![fe, e, x]));
-                }
+        for l in 0..self.n_layer + self.n_layer_nextn {
+            self.attention(l, &mut t);
+            self.feed_forward(l, &mut t);
+            if l >= self.n_layer {
+                // The MTP block: its token embedding and the trunk's hidden state, each
+                // normed, concatenated and projected back to n_embd (eh_proj), then a
+                // layer as above and its own head (norm and vocabulary projection).
+                let n = |s: &str| format!("blk.{l}.nextn.{s}");
+                t.push((n("eh_proj.weight"), vec![2 * e, e]));
+                t.push((n("enorm.weight"), vec![e]));
+                t.push((n("hnorm.weight"), vec![e]));
+                t.push((n("embed_tokens.weight"), vec![e, v]));
+                t.push((n("shared_head_norm.weight"), vec![e]));
+                t.push((n("shared_head_head.weight"), vec![e, v]));
             }
         }
         t
+    }
+
+    /// Layer `l`'s attention and its norm.
+    fn attention(&self, l: u64, t: &mut Vec<(String, Vec<u64>)>) {
+        let (e, kv) = (self.n_embd, self.n_embd_kv());
+        let q = self.n_head * self.head_dim;
+        let n = |s: &str| format!("blk.{l}.{s}");
+        t.push((n("attn_norm.weight"), vec![e]));
+        t.push((n("attn_q.weight"), vec![e, q]));
+        t.push((n("attn_k.weight"), vec![e, kv]));
+        t.push((n("attn_v.weight"), vec![e, kv]));
+        if self.qkv_bias {
+            t.push((n("attn_q.bias"), vec![q]));
+            t.push((n("attn_k.bias"), vec![kv]));
+            t.push((n("attn_v.bias"), vec![kv]));
+        }
+        t.push((n("attn_output.weight"), vec![q, e]));
+        if self.qk_norm {
+            t.push((n("attn_q_norm.weight"), vec![self.head_dim]));
+            t.push((n("attn_k_norm.weight"), vec![self.head_dim]));
+        }
+    }
+
+    /// Layer `l`'s feed-forward and its norm (GLM names it post_attention_norm).
+    fn feed_forward(&self, l: u64, t: &mut Vec<(String, Vec<u64>)>) {
+        let (e, ff) = (self.n_embd, self.n_ff);
+        let n = |s: &str| format!("blk.{l}.{s}");
+        let norm = if self.arch == "glm4moe" {
+            "post_attention_norm.weight"
+        } else {
+            "ffn_norm.weight"
+        };
+        t.push((n(norm), vec![e]));
+        match self.moe {
+            Some(m) if l >= m.n_dense_lead => {
+                let (x, fe) = (m.n_expert, m.n_ff_exp);
+                t.push((n("ffn_gate_inp.weight"), vec![e, x]));
+                if m.sigmoid_router {
+                    t.push((n("exp_probs_b.bias"), vec![x]));
+                }
+                t.push((n("ffn_gate_exps.weight"), vec![e, fe, x]));
+                t.push((n("ffn_up_exps.weight"), vec![e, fe, x]));
+                t.push((n("ffn_down_exps.weight"), vec![fe, e, x]));
+                if m.n_shared > 0 {
+                    let fs = fe * m.n_shared;
+                    t.push((n("ffn_gate_shexp.weight"), vec![e, fs]));
+                    t.push((n("ffn_up_shexp.weight"), vec![e, fs]));
+                    t.push((n("ffn_down_shexp.weight"), vec![fs, e]));
+                }
+            }
+            _ => {
+                t.push((n("ffn_gate.weight"), vec![e, ff]));
+                t.push((n("ffn_up.weight"), vec![e, ff]));
+                t.push((n("ffn_down.weight"), vec![ff, e]));
+            }
+        }
     }
 
     /// Total parameters.
@@ -376,11 +451,15 @@ impl Shape {
             (KEY_PRESET.into(), Value::String(self.preset.into())),
             (format!("{a}.context_length"), Value::U32(self.n_ctx_train)),
             (format!("{a}.embedding_length"), u32v(self.n_embd)),
-            (format!("{a}.block_count"), u32v(self.n_layer)),
+            // llama.cpp counts the nextn layers in the block count.
+            (
+                format!("{a}.block_count"),
+                u32v(self.n_layer + self.n_layer_nextn),
+            ),
             (format!("{a}.feed_forward_length"), u32v(self.n_ff)),
             (format!("{a}.attention.head_count"), u32v(self.n_head)),
             (format!("{a}.attention.head_count_kv"), u32v(self.n_head_kv)),
-            (format!("{a}.rope.dimension_count"), u32v(self.head_dim)),
+            (format!("{a}.rope.dimension_count"), u32v(self.n_rot)),
             (format!("{a}.rope.freq_base"), Value::F32(self.rope_theta)),
             (
                 format!("{a}.attention.layer_norm_rms_epsilon"),
@@ -400,6 +479,13 @@ impl Shape {
             if a != "llama" {
                 metadata.push((format!("{a}.expert_feed_forward_length"), u32v(m.n_ff_exp)));
             }
+            metadata.extend(glm_router(a, m));
+        }
+        if self.n_layer_nextn > 0 {
+            metadata.push((
+                format!("{a}.nextn_predict_layers"),
+                u32v(self.n_layer_nextn),
+            ));
         }
         metadata.extend(self.vocab().metadata());
         let mut next = seed;
@@ -408,39 +494,63 @@ impl Shape {
             .into_iter()
             .map(|(name, dims)| {
                 next = next.wrapping_add(0x9E37_79B9);
-                let is_norm = name.ends_with("norm.weight");
-                // The router stays F32, as llama.cpp's converter and quantizer keep it.
-                let router = name.ends_with("ffn_gate_inp.weight");
-                let (ggml_type, data) = if is_norm {
-                    (0, TensorData::ConstF32(1.0))
-                } else if dims.len() == 1 || router {
-                    (
-                        0,
-                        TensorData::RandomF32 {
-                            seed: next,
-                            scale: 0.02,
-                        },
-                    )
-                } else {
-                    let ty = if name == "output.weight" {
-                        output_type
-                    } else {
-                        weight_type
-                    };
-                    let scale = 1.0 / (dims[0] as f32).sqrt();
-                    (ty, TensorData::RandomF32 { seed: next, scale })
-                };
-                Tensor {
-                    name,
-                    dims,
-                    ggml_type,
-                    data,
-                }
+                tensor(name, dims, next, weight_type, output_type)
             })
             .collect();
         Document { metadata, tensors }
     }
 }
+
+/// One tensor of the document: norms of ones, other 1-D tensors and the router small
+/// random F32, matrices random of `weight_type` (the output matrices of `output_type`).
+fn tensor(name: String, dims: Vec<u64>, seed: u64, weight_type: u32, output_type: u32) -> Tensor {
+    let is_norm = name.ends_with("norm.weight");
+    // The router stays F32, as llama.cpp's converter and quantizer keep it.
+    let router = name.ends_with("ffn_gate_inp.weight");
+    let (ggml_type, data) = if is_norm {
+        (0, TensorData::ConstF32(1.0))
+    } else if dims.len() == 1 || router {
+        (0, TensorData::RandomF32 { seed, scale: 0.02 })
+    } else {
+        // The MTP block's own vocabulary projection is an output matrix too.
+        let output = name == "output.weight" || name.ends_with("shared_head_head.weight");
+        let ty = if output { output_type } else { weight_type };
+        let scale = 1.0 / (dims[0] as f32).sqrt();
+        (ty, TensorData::RandomF32 { seed, scale })
+    };
+    Tensor {
+        name,
+        dims,
+        ggml_type,
+        data,
+    }
+}
+
+/// GLM-4.5's routing keys, as llama.cpp's converter writes them (the shared experts' count
+/// is required by its loader; sigmoid gating with normalised top-k weights, scale 1).
+fn glm_router(arch: &str, m: Moe) -> Vec<(String, Value)> {
+    if arch != "glm4moe" {
+        return Vec::new();
+    }
+    vec![
+        (
+            format!("{arch}.expert_shared_count"),
+            Value::U32(m.n_shared as u32),
+        ),
+        (
+            format!("{arch}.leading_dense_block_count"),
+            Value::U32(m.n_dense_lead as u32),
+        ),
+        (
+            format!("{arch}.expert_gating_func"),
+            Value::U32(if m.sigmoid_router { 2 } else { 1 }),
+        ),
+        (format!("{arch}.expert_weights_norm"), Value::Bool(true)),
+        (format!("{arch}.expert_weights_scale"), Value::F32(1.0)),
+    ]
+}
+
+mod mtp;
 
 #[cfg(test)]
 mod tests;

@@ -109,16 +109,19 @@ fn jobs(m: &dyn Model, pf: &PromptFile, s: &SpecTest) -> Result<Vec<Job>, String
     Ok(jobs)
 }
 
-/// Measures `s` on model `m` into `rec`; returns the progress line.
+/// Measures `s` on model `m` into `rec`; returns the progress line. `target_synthetic`:
+/// the target has random weights (`tpsbench synth`), which the record says.
 pub fn run(
     m: &dyn Model,
     prompts: Option<&PromptFile>,
     s: &SpecTest,
     draft: Option<DraftFile>,
+    target_synthetic: bool,
     rec: &mut TestRecord,
     progress: &mut dyn Progress,
 ) -> String {
-    match measure(m, prompts, s, draft, rec, progress) {
+    let random = random_weights(&s.drafter, target_synthetic, draft.as_ref());
+    match measure(m, prompts, s, (draft, random), rec, progress) {
         Ok(line) => line,
         Err(e) => {
             rec.fail(e);
@@ -127,11 +130,29 @@ pub fn run(
     }
 }
 
+/// The record's note when the target or the draft has random weights (a `tpsbench synth`
+/// model): the drafts and the target's choices are noise, so how many are accepted says
+/// nothing of a trained model, while drafting and verifying cost what they would.
+fn random_weights(drafter: &str, target: bool, draft: Option<&DraftFile>) -> Option<String> {
+    let draft = draft.is_some_and(|d| d.synthetic);
+    let what = match (target, draft) {
+        (true, _) if drafter == "draft-mtp" => "the target and its MTP layers have",
+        (true, true) => "the target and the draft have",
+        (true, false) => "the target has",
+        (false, true) => "the draft has",
+        (false, false) => return None,
+    };
+    Some(format!(
+        "{what} random weights (tpsbench synth): acceptance means nothing; the cost is real"
+    ))
+}
+
+/// `draft`: the draft file, and the random-weights note ([`random_weights`]).
 fn measure(
     m: &dyn Model,
     prompts: Option<&PromptFile>,
     s: &SpecTest,
-    draft: Option<DraftFile>,
+    (draft, random): (Option<DraftFile>, Option<String>),
     rec: &mut TestRecord,
     progress: &mut dyn Progress,
 ) -> Result<String, String> {
@@ -254,11 +275,7 @@ fn measure(
     if let Some(n) = &pf.note {
         notes.push(format!("{}: {n}", pf.name));
     }
-    if draft.as_ref().is_some_and(|d| d.synthetic) {
-        notes.push(
-            "the draft has random weights: its acceptance means nothing, its cost is real".into(),
-        );
-    }
+    notes.extend(random);
     let prompts = SpecPrompts {
         dataset: pf.name.clone(),
         sha256: pf.sha256.clone(),
@@ -321,4 +338,45 @@ pub fn summary(s: &Speculative) -> String {
         ", OUTPUT DIFFERS from plain decoding"
     };
     format!("{speed}{acc}{same}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn draft(synthetic: bool) -> DraftFile {
+        DraftFile {
+            path: "d.gguf".into(),
+            sha256: None,
+            synthetic,
+        }
+    }
+
+    #[test]
+    fn random_weights_are_noted_for_the_target_its_mtp_layers_or_the_draft() {
+        let note = |d: &str, t: bool, f: Option<DraftFile>| random_weights(d, t, f.as_ref());
+        assert_eq!(note("draft-simple", false, Some(draft(false))), None);
+        assert_eq!(note("ngram-mod", false, None), None);
+        let mtp = note("draft-mtp", true, None).unwrap();
+        assert!(mtp.starts_with("the target and its MTP layers have random weights"));
+        assert!(
+            mtp.ends_with("acceptance means nothing; the cost is real"),
+            "{mtp}"
+        );
+        assert!(
+            note("ngram-mod", true, None)
+                .unwrap()
+                .starts_with("the target has")
+        );
+        assert!(
+            note("draft-simple", true, Some(draft(true)))
+                .unwrap()
+                .starts_with("the target and the draft have")
+        );
+        assert!(
+            note("draft-simple", false, Some(draft(true)))
+                .unwrap()
+                .starts_with("the draft has")
+        );
+    }
 }

@@ -265,6 +265,7 @@ mod tests {
                 ..TestParams::default()
             },
             fit_context: None,
+            load_mtp: false,
         }
     }
 

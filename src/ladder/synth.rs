@@ -142,7 +142,7 @@ pub fn synth(o: &SynthOptions, rep: &Reporter) -> Result<String, LadderError> {
     // The test presets default to F32: written directly, and no CPU extra buffer type
     // (AMX, repack) on the path (the tiny MoE at Q4_0/Q8_0 with repack on dies of SIGILL
     // in llama.cpp's AMX code on this project's VM; see CHANGELOG).
-    let test_preset = tiny_preset || o.preset == "tiny-moe";
+    let test_preset = tiny_preset || presets::is_test_size(&o.preset);
     let default = if test_preset { "F32" } else { "Q8_0" };
     let t =
         QuantType::parse(o.quant.as_deref().unwrap_or(default)).map_err(LadderError::QuantType)?;

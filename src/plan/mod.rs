@@ -58,15 +58,23 @@ impl PlannedTest {
         }
     }
 
-    /// Tests with equal keys run on one model load: the model and its model-level
-    /// parameters. Quality tests load their own evaluation model: `None`.
-    pub fn load_key(&self) -> Option<(usize, Vec<KnobValue>)> {
+    /// Tests with equal keys run on one model load: the model, its model-level
+    /// parameters and whether its MTP layers are loaded. Quality tests load their own
+    /// evaluation model: `None`.
+    pub fn load_key(&self) -> Option<(usize, Vec<KnobValue>, bool)> {
         match &self.detail {
             Detail::Quality { .. } => None,
             // A served test loads nothing here: the server has the model.
             Detail::Serving(s) if s.transport == serving::Transport::Http => None,
-            _ => Some((self.model, self.params.model_level())),
+            _ => Some((self.model, self.params.model_level(), self.loads_mtp())),
         }
+    }
+
+    /// The test drafts with the model's own multi-token-prediction layers (draft-mtp):
+    /// llama.cpp skips them unless asked at load time, as llama-server asks only when its
+    /// drafter is draft-mtp, so the other tests' loads stay llama-bench's.
+    pub fn loads_mtp(&self) -> bool {
+        matches!(&self.detail, Detail::Speculative(s) if s.drafter == "draft-mtp")
     }
 }
 

@@ -273,8 +273,12 @@ impl<'a> Sweep<'a> {
                     }
                 });
                 let prompts = prep.spec_prompts.as_ref();
+                let synthetic = self.models[t.model]
+                    .provenance
+                    .as_ref()
+                    .is_some_and(|p| p.synthetic);
                 match draft {
-                    Ok(d) => kinds::speculative::run(m, prompts, s, d, rec, progress),
+                    Ok(d) => kinds::speculative::run(m, prompts, s, d, synthetic, rec, progress),
                     Err(e) => {
                         rec.fail(e);
                         failed_line(rec)
@@ -342,7 +346,7 @@ impl<'a> Sweep<'a> {
             ModelSource::File(p) => p.clone(),
             ModelSource::Variant { .. } => PathBuf::from(&mrec.path),
         };
-        let m = engine.load(&path, &LoadParams::of(&t.params))?;
+        let m = engine.load(&path, &LoadParams::of_test(t))?;
         let mi = m.info();
         mrec.model_type = Some(mi.description.clone());
         mrec.model_size = Some(mi.size);

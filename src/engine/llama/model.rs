@@ -288,6 +288,7 @@ pub(super) fn model_params(
     let mut mp = unsafe { sys::llama_model_default_params() };
     // Every model-level parameter of the test: the knob hook.
     let parts = super::knobs::apply_model(&mut mp, &params.params)?;
+    mp.load_mtp = params.load_mtp;
     Ok((mp, parts))
 }
 

@@ -46,7 +46,8 @@ fn every_preset_matches_its_published_parameter_count() {
         );
     }
     assert!(shape("gpt-5").is_none());
-    assert_eq!(PRESETS.len(), 8);
+    assert_eq!(PRESETS.len(), 10);
+    assert!(PRESETS.iter().all(|p| shape(p).is_some()));
 }
 
 #[test]
@@ -70,7 +71,7 @@ fn qwen_has_biases_and_its_own_widths() {
 
 #[test]
 fn shrinking_keeps_the_head_size_and_quantizable_widths() {
-    for p in PRESETS.iter().filter(|p| **p != "tiny-moe") {
+    for p in PRESETS.iter().filter(|p| !is_test_size(p)) {
         let full = shape(p).unwrap();
         let s = full.shrunk(16, Some(1));
         assert_eq!(s.head_dim, full.head_dim);
@@ -160,4 +161,88 @@ fn moe_presets_have_llama_cpp_s_expert_tensors_and_keys() {
     let s = shape("qwen3-30b-a3b").unwrap().shrunk(8, Some(2));
     assert_eq!(s.moe.unwrap().n_expert, 128);
     assert_eq!(s.moe.unwrap().n_ff_exp, 96);
+}
+
+#[test]
+fn glm_4_5_air_has_the_published_shapes_and_one_nextn_layer() {
+    let s = shape("glm-4.5-air").unwrap();
+    assert_eq!((s.arch, s.n_layer, s.n_layer_nextn), ("glm4moe", 46, 1));
+    let t = s.tensors();
+    // Layer 0 dense, the others experts with a shared one and a router bias.
+    assert_eq!(dims(&t, "blk.0.ffn_up.weight"), [4096, 10944]);
+    assert!(!t.iter().any(|(n, _)| n == "blk.0.exp_probs_b.bias"));
+    assert_eq!(dims(&t, "blk.1.ffn_gate_exps.weight"), [4096, 1408, 128]);
+    assert_eq!(dims(&t, "blk.45.ffn_down_shexp.weight"), [1408, 4096]);
+    assert_eq!(dims(&t, "blk.45.exp_probs_b.bias"), [128]);
+    assert_eq!(dims(&t, "blk.1.attn_q.weight"), [4096, 12288]);
+    assert_eq!(dims(&t, "blk.1.attn_k.bias"), [1024]);
+    assert_eq!(dims(&t, "blk.1.post_attention_norm.weight"), [4096]);
+    // The nextn layer is numbered after the trunk: a full layer and the MTP block.
+    assert_eq!(dims(&t, "blk.46.nextn.eh_proj.weight"), [8192, 4096]);
+    assert_eq!(dims(&t, "blk.46.ffn_up_exps.weight"), [4096, 1408, 128]);
+    assert_eq!(
+        dims(&t, "blk.46.nextn.shared_head_head.weight"),
+        [4096, 151_552]
+    );
+    assert!(!t.iter().any(|(n, _)| n.starts_with("blk.47.")));
+    // 106.85 B in the trunk (the published 106B) and 110.47 B with the MTP layer (the
+    // safetensors' 110B).
+    let trunk: u64 = t
+        .iter()
+        .filter(|(n, _)| !n.starts_with("blk.46."))
+        .map(|(_, d)| d.iter().product::<u64>())
+        .sum();
+    assert_eq!(trunk, 106_852_251_264);
+    assert_eq!(s.n_params(), 110_468_824_832);
+    // Shrunk for tests it keeps its MTP layer.
+    let small = s.shrunk(16, Some(2));
+    assert_eq!((small.n_layer, small.n_layer_nextn), (2, 1));
+    assert!(
+        small
+            .tensors()
+            .iter()
+            .any(|(n, _)| n == "blk.2.nextn.eh_proj.weight")
+    );
+}
+
+#[test]
+fn the_mtp_test_preset_writes_glm_4_5_s_keys_with_the_nextn_layer_counted() {
+    let s = shape("tiny-mtp").unwrap();
+    assert!(is_test_size("tiny-mtp") && !is_test_size("glm-4.5-air"));
+    let doc = s.document(0, 0, 0, 1);
+    let key = |k: &str| {
+        doc.metadata
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(
+        key("general.architecture"),
+        Some(Value::String("glm4moe".into()))
+    );
+    // block_count counts the nextn layer, as llama.cpp's converter writes it.
+    assert_eq!(key("glm4moe.block_count"), Some(Value::U32(3)));
+    assert_eq!(key("glm4moe.nextn_predict_layers"), Some(Value::U32(1)));
+    assert_eq!(key("glm4moe.rope.dimension_count"), Some(Value::U32(16)));
+    assert_eq!(key("glm4moe.expert_shared_count"), Some(Value::U32(1)));
+    assert_eq!(
+        key("glm4moe.leading_dense_block_count"),
+        Some(Value::U32(1))
+    );
+    assert_eq!(key("glm4moe.expert_gating_func"), Some(Value::U32(2)));
+    assert_eq!(key(KEY_SYNTHETIC), Some(Value::Bool(true)));
+    // The MTP head's vocabulary projection takes the output matrix's type.
+    let doc = s.document(8, 14, 7, 1);
+    let ty = |n: &str| doc.tensors.iter().find(|t| t.name == n).unwrap().ggml_type;
+    assert_eq!(ty("blk.2.nextn.shared_head_head.weight"), 14);
+    assert_eq!(ty("blk.2.nextn.embed_tokens.weight"), 8);
+    assert_eq!(ty("blk.2.nextn.enorm.weight"), 0);
+    assert_eq!(ty("blk.2.exp_probs_b.bias"), 0);
+    // Other architectures write none of it.
+    let q = shape("tiny-moe").unwrap().document(0, 0, 0, 1);
+    assert!(
+        !q.metadata
+            .iter()
+            .any(|(n, _)| n.contains("nextn") || n.contains("shared_count"))
+    );
 }

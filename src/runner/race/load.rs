@@ -13,7 +13,7 @@ use crate::plan::PlannedTest;
 use crate::record::tune::LoadTime;
 
 /// What one load loads: the model and its model-level settings (`PlannedTest::load_key`).
-pub(super) type LoadKey = Option<(usize, Vec<crate::config::knobs::KnobValue>)>;
+pub(super) type LoadKey = Option<(usize, Vec<crate::config::knobs::KnobValue>, bool)>;
 
 /// Loads of each kind per model: enough for a median and a range, few enough for big files.
 const LOADS: usize = 3;
@@ -58,7 +58,7 @@ pub(super) fn measure(
         let Some(path) = path_of(c) else {
             continue;
         };
-        let params = LoadParams::of(&c.params);
+        let params = LoadParams::of_test(c);
         let mut cold = Vec::new();
         let mut evicted = true;
         for _ in 0..LOADS {
