@@ -385,6 +385,15 @@ pub fn tune_request(r: Request) -> Result<Tuned, TuneError> {
         }
     }
     let engine = crate::engine::llama::LlamaEngine::new(r.verbose)?;
+    // Synthetic models (`synth = ...`) are written before the race, as `run` writes them.
+    let rep = crate::ladder::Reporter::new(r.quiet);
+    crate::ladder::synth::ensure_models(
+        &config,
+        &r.filters,
+        crate::util::system::physical_cores(),
+        &rep,
+    )
+    .map_err(RunnerError::from)?;
     let info = super::run_info(
         &config,
         r.command,
