@@ -325,3 +325,85 @@ fn run_with_a_tune_table_is_refused_as_tune_is_when_the_limits_empty_the_space()
         "{err}"
     );
 }
+
+/// The one result file in `dir`: its path.
+fn result_path(dir: &Path) -> PathBuf {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files.remove(0)
+}
+
+/// `tpsbench leaderboard RESULTS --out-dir OUT`: exit code, stderr, LEADERBOARD.md and
+/// index.html.
+fn leaderboard(results: &Path, out: &Path) -> (i32, String, String, String) {
+    let o = tpsbench()
+        .arg("leaderboard")
+        .arg(results)
+        .arg("--out-dir")
+        .arg(out)
+        .output()
+        .unwrap();
+    let read = |f: &str| std::fs::read_to_string(out.join(f)).unwrap_or_default();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        read("LEADERBOARD.md"),
+        read("index.html"),
+    )
+}
+
+#[test]
+fn the_leaderboard_shows_each_machines_tune_answer_and_refuses_an_edited_verdict() {
+    let (dir, cfg) = tune_config(
+        "n_threads = [1, 2]\nn_ubatch = [32, 64]",
+        "objective = \"tg8\"\nmax_rounds = 3",
+    );
+    let results = dir.path().join("results");
+    let (code, _, err) = tune(&cfg, &["--results-dir", results.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let file = result_path(&results);
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let winner = r["run"]["tune"]["winner"].as_str().unwrap().to_string();
+    let out = dir.path().join("page");
+    let (code, err, md, html) = leaderboard(&results, &out);
+    assert_eq!(code, 0, "{err}");
+    let section = &md[md.find("## Which configuration?").expect(&md)..];
+    assert!(section.contains("### tg8 on "), "{section}");
+    // The winner with its figure and interval, what was eliminated, the limits, the cost.
+    let answer = section
+        .lines()
+        .find(|l| l.starts_with("**Answer:** "))
+        .unwrap();
+    assert!(answer.contains("t/s ("), "{answer}");
+    assert!(section.contains("- eliminated as slower: "), "{section}");
+    assert!(
+        section.contains("- excluded by the limits before racing: none (of 4 in the space)"),
+        "{section}"
+    );
+    assert!(section.contains("- cost: "), "{section}");
+    assert!(html.contains(r#"<section id="tune"><h2>Which configuration?</h2>"#));
+    assert!(html.contains(&winner.replace('/', "/")), "{html}");
+    // A winner edited in the file no longer matches the race its rounds replay: the file is
+    // left out, with the reason.
+    let loser = r["run"]["tune"]["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .find(|id| *id != winner)
+        .unwrap();
+    let mut edited = r.clone();
+    edited["run"]["tune"]["winner"] = Value::String(loser);
+    std::fs::write(&file, serde_json::to_string(&edited).unwrap()).unwrap();
+    let (_, err, md, _) = leaderboard(&results, &dir.path().join("page2"));
+    assert!(!md.contains("## Which configuration?"), "{md}");
+    let said = format!("{err}{md}");
+    assert!(
+        said.contains("test run.tune: winner is "),
+        "stderr {err}\nmd {md}"
+    );
+}

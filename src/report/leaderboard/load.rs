@@ -74,6 +74,8 @@ pub struct Board {
     pub runs: Vec<RunSummary>,
     /// The KLD budget of the answers (`--kld-budget`); None: the default.
     pub kld_budget: Option<f64>,
+    /// The newest tune answer of each machine and objective (`run.tune`).
+    pub tunes: Vec<super::tunes::BoardTune>,
 }
 
 impl Board {
@@ -166,6 +168,7 @@ struct Builder<'a> {
     runs: Vec<(String, RunSummary)>,
     /// The duplicates each file held, reported as one line per file when the board is done.
     duplicates: BTreeMap<PathBuf, Duplicates>,
+    tunes: super::tunes::Collected,
 }
 
 /// A file's measurements that another copy already gave (same machine, identity and test
@@ -228,6 +231,7 @@ pub fn board_of<'r>(
         bandwidths: BTreeMap::new(),
         runs: Vec::new(),
         duplicates: BTreeMap::new(),
+        tunes: BTreeMap::new(),
     };
     for (path, rec) in files {
         b.add_file(path, rec);
@@ -274,6 +278,7 @@ impl Builder<'_> {
         let m = Machine::of(&rec.run);
         self.runs.push((m.key.clone(), summary(path, rec)));
         self.note_machine(&m, &rec.run);
+        super::tunes::collect(&mut self.tunes, &m.key, path, rec);
         for t in &rec.tests {
             // A quality test has no rate: its figures are the model's (models[].quality).
             if t.kind == crate::plan::TestKind::Quality && t.status == Status::Ok {
@@ -404,6 +409,7 @@ impl Builder<'_> {
             bandwidths,
             runs,
             duplicates,
+            tunes,
         } = self;
         for (file, d) in &duplicates {
             let (test, what) = d.line();
@@ -429,6 +435,7 @@ impl Builder<'_> {
         entries.sort_by(order);
         failures.sort_by(order);
         board.runs = place_runs(runs, &board.machines);
+        board.tunes = super::tunes::place(tunes, &board.machines);
         board.entries = entries;
         board.failures = failures;
         board
