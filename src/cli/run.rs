@@ -163,7 +163,7 @@ pub(super) fn run(a: &Args) -> Result<Outcome> {
         return library(a);
     }
     let checked = match session::check(a.request())? {
-        Asked::Sweep(c) => c,
+        Asked::Sweep(c) => *c,
         // A [tune] table: the race `tpsbench tune` runs, its answer last (docs/tune.md).
         Asked::Tune(r) => {
             if let Some(option) = a.baseline_option() {

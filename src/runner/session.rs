@@ -68,7 +68,8 @@ pub struct Checked {
 /// What `run` was asked, once the configuration is read: its sweep, or (a `[tune]` table)
 /// the race `tpsbench tune` runs.
 pub enum Asked {
-    Sweep(Checked),
+    /// Boxed: a checked sweep holds its whole configuration, a race's request a path.
+    Sweep(Box<Checked>),
     Tune(race::Request),
 }
 
@@ -82,7 +83,7 @@ pub fn check(request: Request) -> Result<Asked, RunnerError> {
     }
     apply_rounds(&mut config.settings, request.rounds)?;
     check_auto_rounds(&request, &config)?;
-    Ok(Asked::Sweep(Checked { request, config }))
+    Ok(Asked::Sweep(Box::new(Checked { request, config })))
 }
 
 /// `run` on a configuration with `[tune]`: the race's request. The race sets its own rounds

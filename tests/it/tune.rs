@@ -386,7 +386,7 @@ fn the_leaderboard_shows_each_machines_tune_answer_and_refuses_an_edited_verdict
     );
     assert!(section.contains("- cost: "), "{section}");
     assert!(html.contains(r#"<section id="tune"><h2>Which configuration?</h2>"#));
-    assert!(html.contains(&winner.replace('/', "/")), "{html}");
+    assert!(html.contains(&winner), "{html}");
     // A winner edited in the file no longer matches the race its rounds replay: the file is
     // left out, with the reason.
     let loser = r["run"]["tune"]["candidates"]

@@ -70,7 +70,7 @@ pub(super) fn check(run: &RunRecord) -> Result<(), Disagreement> {
     }
     let replayed = |field: &str, stored: String, got: String| {
         Err(mismatch(
-            &field.to_string(),
+            field,
             stored,
             format!("{got} (the race replayed from the tests' rounds)"),
         ))

@@ -36,7 +36,7 @@ pub(super) fn section(o: &mut String, b: &Board) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::leaderboard::tunes::BoardTune;
+    use crate::report::leaderboard::load::BoardTune;
     use crate::report::tune::Summary;
 
     /// A tune whose every text comes from an untrusted file, markup in each.

@@ -2,67 +2,15 @@
 //! from the result files that carry `run.tune`. The newest tune of each machine and
 //! objective is shown. Its figures are the file's rounds, recomputed (`report::tune::summary`),
 //! and its verdicts were replayed from those rounds when the file was read
-//! (`record::verify`); only the race's wall time is shown as recorded. Here: the tunes
-//! collected while the board is built, and the Markdown section; `html_tune.rs` writes the
-//! HTML one.
+//! (`record::verify`); only the race's wall time is shown as recorded. `load` collects the
+//! tunes while it builds the board; here is what the section says, and its Markdown;
+//! `html_tune.rs` writes the HTML one.
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
 
-use super::load::{Board, Machine, machine_names, newer};
-use crate::record::RunRecord;
+use super::load::{Board, BoardTune, machine_names};
 use crate::report::tune::Summary;
 use crate::util::markdown::text as md;
-
-/// One machine's answer to one objective.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BoardTune {
-    /// Index into `Board::machines`.
-    pub machine: usize,
-    pub file: PathBuf,
-    pub started_at: String,
-    pub summary: Summary,
-}
-
-/// The tunes while the board is built: by (machine key, objective), the newest.
-pub(super) type Collected = BTreeMap<(String, String), (String, BoardTune)>;
-
-/// Notes the tune of `rec` (read from `path`, on machine `key`) if it is the newest of its
-/// machine and objective so far.
-pub(super) fn collect(tunes: &mut Collected, key: &str, path: &Path, rec: &RunRecord) {
-    let Some(summary) = crate::report::tune::summary(rec) else {
-        return;
-    };
-    let slot = (key.to_string(), summary.objective.clone());
-    let started = &rec.run.started_at;
-    if tunes
-        .get(&slot)
-        .is_some_and(|(_, t)| !newer(&t.started_at, "", started, "").is_lt())
-    {
-        return;
-    }
-    let tune = BoardTune {
-        machine: 0,
-        file: path.to_path_buf(),
-        started_at: started.clone(),
-        summary,
-    };
-    tunes.insert(slot, (key.to_string(), tune));
-}
-
-/// The tunes on their machines, by machine and objective.
-pub(super) fn place(tunes: Collected, machines: &[Machine]) -> Vec<BoardTune> {
-    let mut v: Vec<BoardTune> = tunes
-        .into_values()
-        .map(|(key, t)| BoardTune {
-            machine: machines.iter().position(|m| m.key == key).unwrap_or(0),
-            ..t
-        })
-        .collect();
-    v.sort_by(|a, b| (a.machine, &a.summary.objective).cmp(&(b.machine, &b.summary.objective)));
-    v
-}
 
 /// What the section's lines say of one tune, as plain text (each writer escapes it): the
 /// heading, the answer, then the ties, the open candidates, what was eliminated, what the
