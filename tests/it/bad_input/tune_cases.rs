@@ -34,7 +34,7 @@ pub fn tune_cases() -> Vec<Case> {
             |d| {
                 tune(
                     d,
-                    "n_threads = [1, 2]\n",
+                    "n_ubatch = [32, 64]\n",
                     "objective = \"tg8\"\nmax_memory_gib = 0.000001",
                 )
             },
@@ -108,7 +108,7 @@ pub fn tune_cases() -> Vec<Case> {
             |d| {
                 run(
                     d,
-                    "n_threads = [1, 2]\n",
+                    "n_ubatch = [32, 64]\n",
                     "objective = \"tg8\"\nmax_memory_gib = 0.000001",
                 )
             },
