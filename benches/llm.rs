@@ -34,6 +34,10 @@
 //!
 //! Example: `TPSBENCH_SAMPLES=20 cargo bench --bench llm -- SmolLM2-135M/Q4_1/tg128`
 //!
+//! A configuration with a `[tune]` table is raced instead (docs/tune.md): no criterion
+//! groups, the race `tpsbench tune` runs, its result file in `TPSBENCH_RESULTS_DIR`, and
+//! its answer last on stdout.
+//!
 //! Baselines as criterion: `cargo bench --bench llm -- --save-baseline main`, later
 //! `cargo bench --bench llm -- --baseline main` (exits 1 on a significant regression).
 
@@ -192,6 +196,49 @@ fn answer_pass(
     }
 }
 
+/// A `[tune]` table: its race in place of criterion's sweep, as `tpsbench run` and
+/// `tpsbench tune` run it (`runner::race::tune_request`), the answer last on stdout; exits
+/// with the code `tpsbench tune` would. Criterion measures each test in its own stretch of
+/// time, and the race's eliminations need rounds paired across candidates, so criterion has
+/// no part in it. Criterion's filter after `--` chooses the candidates.
+fn tune(config: PathBuf) -> ! {
+    let request = runner::race::Request {
+        config,
+        filters: filters(),
+        results_dir: Some(PathBuf::from(env_or(
+            "TPSBENCH_RESULTS_DIR",
+            "results".to_string(),
+        ))),
+        quiet: false,
+        verbose: false,
+        max_rounds: None,
+        max_seconds: None,
+        command: std::env::args().collect(),
+    };
+    eprintln!(
+        "tpsbench: the configuration has a [tune] table: racing its configurations (docs/tune.md)"
+    );
+    match runner::race::tune_request(request) {
+        Ok(tuned) => {
+            if let Some(p) = &tuned.run.path {
+                eprintln!("results written to {}", p.display());
+            }
+            if let Some(a) = tpsbench::report::tune::answer(&tuned.run.record) {
+                print!("{a}");
+            }
+            std::process::exit(if tuned.run.interrupted { 130 } else { 0 });
+        }
+        Err(runner::race::TuneError::Refused(line)) => {
+            eprintln!("error: {line}");
+            std::process::exit(2);
+        }
+        Err(runner::race::TuneError::Runner(e)) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    }
+}
+
 fn main() {
     let config_path = PathBuf::from(env_or("TPSBENCH_CONFIG", "models.toml".to_string()));
     let cfg = match config::load(&config_path, system::physical_cores()) {
@@ -201,6 +248,9 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if cfg.tune.is_some() {
+        tune(config_path);
+    }
     let engine = LlamaEngine::new(false).unwrap_or_else(|e| {
         eprintln!("error: {e}");
         std::process::exit(2);

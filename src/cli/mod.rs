@@ -34,6 +34,9 @@ pub struct Cli {
 pub enum Command {
     /// Run the sweep in a models.toml and write one result file.
     ///
+    /// A configuration with a [tune] table is raced instead, as `tpsbench tune` races it:
+    /// stdout ends with the tune's answer (docs/tune.md).
+    ///
     /// Example: tpsbench run --config models.toml --filter tg --output json
     Run(run::Args),
     /// Compare two result sets: files, directories of result files, or baseline names.

@@ -1,6 +1,7 @@
 //! `tpsbench run`: parses the options and hands them to the runner (`runner::session`:
 //! checks, start, sweep, verdict); prints the export, the answer and the verdict; saves and
-//! compares named baselines. `--library` runs an A/B across builds instead
+//! compares named baselines. A configuration with a `[tune]` table is raced instead, as
+//! `tpsbench tune` races it (`cli::tune::race`). `--library` runs an A/B across builds instead
 //! (`runner::library_ab`, table from `report::library_ab`).
 
 use std::io::Write;
@@ -12,8 +13,9 @@ use super::outcome::Outcome;
 use crate::record::RunRecord;
 use crate::report::compare::{self, Side};
 use crate::report::export::{Format, exporter};
+use crate::runner::OptionError;
 use crate::runner::library_ab::{self, AbOptions};
-use crate::runner::session::{self, Ending, Request, Rounds, RoundsOverride, Swept};
+use crate::runner::session::{self, Asked, Ending, Request, Rounds, RoundsOverride, Swept};
 
 // The options of `tpsbench run` (its help is the variant's doc, in cli/mod.rs).
 #[derive(clap::Args, Debug)]
@@ -125,6 +127,16 @@ impl Args {
         }
     }
 
+    /// A named-baseline option given: a race has no baseline to save or compare (its
+    /// candidates ran unequal rounds).
+    fn baseline_option(&self) -> Option<&'static str> {
+        if self.save_baseline.is_some() {
+            Some("--save-baseline")
+        } else {
+            self.baseline.as_ref().map(|_| "--baseline")
+        }
+    }
+
     /// The A/B these options ask for (`--library`): rounds per build, 3 unless given.
     fn ab_options(&self) -> Result<AbOptions> {
         let rounds = match self.rounds {
@@ -150,7 +162,17 @@ pub(super) fn run(a: &Args) -> Result<Outcome> {
     if !a.library.is_empty() {
         return library(a);
     }
-    let checked = session::check(a.request())?;
+    let checked = match session::check(a.request())? {
+        Asked::Sweep(c) => *c,
+        // A [tune] table: the race `tpsbench tune` runs, its answer last (docs/tune.md).
+        Asked::Tune(r) => {
+            if let Some(option) = a.baseline_option() {
+                let config = a.config.clone();
+                return Err(OptionError::NotInTune { option, config }.into());
+            }
+            return super::tune::race(r, Some(a.output));
+        }
+    };
     // A missing baseline is found before hours of measurement, not after.
     let base = match &a.baseline {
         Some(name) => Some(compare::load_side(name, &a.baseline_dir)?),

@@ -1,11 +1,15 @@
 //! `tpsbench tune`: parses the options, hands them to the runner's race
-//! (`runner::race::tune_request`) and prints the answer (`report::tune`) on stdout.
+//! (`runner::race::tune_request`) and prints the answer (`report::tune`) on stdout. `run`
+//! on a configuration with a `[tune]` table ends here too ([`race`]).
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use std::io::Write;
+
+use anyhow::{Context, Result};
 
 use super::outcome::Outcome;
+use crate::report::export::{Format, exporter};
 use crate::runner::race::{self, Request, TuneError};
 
 // The options of `tpsbench tune` (its help is the variant's doc, in cli/mod.rs).
@@ -41,16 +45,28 @@ pub struct Args {
 
 /// Races the configurations and prints the answer.
 pub(super) fn tune(a: &Args) -> Result<Outcome> {
-    let request = Request {
-        config: a.config.clone(),
-        filters: a.filter.clone(),
-        results_dir: (!a.no_save).then(|| a.results_dir.clone()),
-        quiet: a.quiet,
-        verbose: a.verbose,
-        max_rounds: a.max_rounds,
-        max_seconds: a.max_seconds,
-        command: std::env::args().collect(),
-    };
+    race(a.request(), None)
+}
+
+impl Args {
+    fn request(&self) -> Request {
+        Request {
+            config: self.config.clone(),
+            filters: self.filter.clone(),
+            results_dir: (!self.no_save).then(|| self.results_dir.clone()),
+            quiet: self.quiet,
+            verbose: self.verbose,
+            max_rounds: self.max_rounds,
+            max_seconds: self.max_seconds,
+            command: std::env::args().collect(),
+        }
+    }
+}
+
+/// The race of `request`, and its answer last on stdout. `export`: `run`'s `--output`, the
+/// race's tests in that format first; the answer then follows in Markdown only, as `run`'s
+/// own answer does (the other formats are read by programs).
+pub(super) fn race(request: Request, export: Option<Format>) -> Result<Outcome> {
     let tuned = match race::tune_request(request) {
         Ok(t) => t,
         Err(TuneError::Refused(line)) => {
@@ -62,8 +78,24 @@ pub(super) fn tune(a: &Args) -> Result<Outcome> {
     if let Some(p) = &tuned.run.path {
         eprintln!("results: {}", p.display());
     }
-    if let Some(text) = crate::report::tune::answer(&tuned.run.record) {
-        print!("{text}");
+    let record = &tuned.run.record;
+    let mut text = Vec::new();
+    if let Some(format) = export {
+        let e = exporter(format);
+        if let Some(note) = e.skipped(record) {
+            eprintln!("note: {note}");
+        }
+        text = e.render(record);
+    }
+    if export.is_none_or(|f| f == Format::Md) {
+        if let Some(answer) = crate::report::tune::answer(record) {
+            text.extend_from_slice(answer.as_bytes());
+        }
+    }
+    // A reader gone from stdout loses only the printout: the race is in its file.
+    match std::io::stdout().write_all(&text) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        other => other.context("writing to stdout")?,
     }
     Ok(if tuned.run.interrupted {
         Outcome::Interrupted

@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::stats::race::{Out, Race};
+
 /// The race of one `tpsbench tune`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneRecord {
@@ -93,4 +95,49 @@ impl LoadTime {
     pub fn median(xs: &[f64]) -> Option<f64> {
         (!xs.is_empty()).then(|| crate::stats::median(xs))
     }
+}
+
+/// How each candidate of `race` ended, as the record states it, and the winner's id:
+/// `ids[i]` is candidate i's test id. One mapping for the runner, which writes the record,
+/// and for `verify`, which replays the race from the file's rounds and compares.
+pub fn verdicts(race: &Race, ids: &[String]) -> (Vec<Candidate>, Option<String>) {
+    let answer = race.answer();
+    let candidates = (0..ids.len())
+        .map(|i| {
+            let mut c = Candidate {
+                id: ids[i].clone(),
+                outcome: String::new(),
+                by: None,
+                at_round: None,
+                ratio: None,
+                rounds: race.rounds_of(i).len(),
+            };
+            c.outcome = match (race.out(i), &answer) {
+                (
+                    Some(Out::Slower {
+                        by,
+                        at_round,
+                        ratio,
+                    }),
+                    _,
+                ) => {
+                    c.by = Some(ids[*by].clone());
+                    c.at_round = Some(*at_round);
+                    c.ratio = Some(*ratio);
+                    "slower"
+                }
+                (Some(Out::Failed { at_round }), _) => {
+                    c.at_round = Some(*at_round);
+                    "failed"
+                }
+                (None, Some(a)) if a.leader == i => "winner",
+                (None, Some(a)) if a.ties.contains(&i) => "tie",
+                _ => "open",
+            }
+            .into();
+            c
+        })
+        .collect();
+    let winner = answer.map(|a| ids[a.leader].clone());
+    (candidates, winner)
 }

@@ -16,6 +16,8 @@
 //!   one launch), the coefficient of variation, and the seeded bootstrap intervals (up to
 //!   [`BOOTSTRAP_MAX`] samples).
 //!
+//! - `run.tune`: the race replayed from the tests' round medians (`verify/tune.rs`).
+//!
 //! An interval recomputed from the samples is the one the statistics give: a stale interval
 //! that misses its estimate (the "57.1 (57.1–182)" of issue 35) differs from it and is refused.
 //!
@@ -86,7 +88,11 @@ pub fn check_scoped(run: &RunRecord, scope: Scope) -> Result<(), Contradiction> 
             disagreement,
         })?;
     }
-    Ok(())
+    // After the tests: the race is replayed from their rounds, checked just above.
+    tune::check(run).map_err(|disagreement| Contradiction {
+        test: "run.tune".into(),
+        disagreement,
+    })
 }
 
 /// The bootstrap intervals recomputed so far, by seed and samples: a sample set read again
@@ -322,3 +328,4 @@ fn check_stats(t: &TestRecord, bootstraps: &mut Bootstraps) -> Result<(), Disagr
 
 #[cfg(test)]
 mod tests;
+mod tune;

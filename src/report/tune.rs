@@ -8,17 +8,148 @@ use crate::record::tune::TuneRecord;
 use crate::record::{RunRecord, TestRecord};
 use crate::stats::analysis::{Covers, LevelInterval};
 
+/// A tune's answer as figures, recomputed from the file's rounds (the file is read through
+/// `record::verify`, which replays its verdicts): what the answer on stdout and the
+/// leaderboard's "Which configuration?" section show.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub objective: String,
+    /// The winner's test id; None when no candidate was measured.
+    pub winner: Option<String>,
+    /// Its mean rate over its rounds, and the 95% interval between them (None: one round).
+    pub mean: f64,
+    pub interval: Option<LevelInterval>,
+    pub winner_rounds: usize,
+    /// Ties and open candidates: id, and the ratio of its geometric mean to the winner's over
+    /// the rounds both ran (None: no round in common).
+    pub ties: Vec<(String, Option<f64>)>,
+    pub open: Vec<(String, Option<f64>)>,
+    pub slower: usize,
+    pub failed: Vec<String>,
+    pub raced: usize,
+    /// Candidates in the space before the limits; per limit, how many it excluded.
+    pub space: usize,
+    pub excluded: Vec<(String, usize)>,
+    /// Candidate-rounds run, and what the full sweep at the same rounds would run.
+    pub tests_run: usize,
+    pub full_sweep: usize,
+    pub rounds: usize,
+    /// Wall-clock seconds of the race, as recorded (wall time cannot be recomputed).
+    pub seconds: f64,
+    pub stopped: String,
+    pub indifference: f64,
+    pub alpha: f64,
+}
+
+/// The tune of `record` as figures; None when the file holds no tune.
+pub fn summary(record: &RunRecord) -> Option<Summary> {
+    let t = record.run.tune.as_ref()?;
+    let test = |id: &str| record.tests.iter().find(|x| x.id == id);
+    let w = t.winner.as_deref().and_then(test);
+    let wr = w.map(|w| w.round_medians()).unwrap_or_default();
+    let ratio = |id: &str| {
+        let r = test(id)?.round_medians();
+        let k = r.len().min(wr.len());
+        (k > 0).then(|| geo(&r[..k]) / geo(&wr[..k]))
+    };
+    let list = |outcome: &str| -> Vec<(String, Option<f64>)> {
+        (t.candidates.iter())
+            .filter(|c| c.outcome == outcome)
+            .map(|c| (c.id.clone(), ratio(&c.id)))
+            .collect()
+    };
+    let mut excluded: Vec<(String, usize)> = Vec::new();
+    for e in &t.excluded {
+        match excluded.iter_mut().find(|(l, _)| *l == e.limit) {
+            Some((_, n)) => *n += 1,
+            None => excluded.push((e.limit.clone(), 1)),
+        }
+    }
+    Some(Summary {
+        objective: t.objective.clone(),
+        winner: w.map(|w| w.id.clone()),
+        mean: if wr.is_empty() {
+            0.0
+        } else {
+            crate::stats::mean(&wr)
+        },
+        interval: LevelInterval::of(Covers::BetweenRounds, &wr),
+        winner_rounds: wr.len(),
+        ties: list("tie"),
+        open: list("open"),
+        slower: (t.candidates.iter())
+            .filter(|c| c.outcome == "slower")
+            .count(),
+        failed: list("failed").into_iter().map(|(id, _)| id).collect(),
+        raced: t.candidates.len(),
+        space: t.space,
+        excluded,
+        tests_run: t.tests_run,
+        full_sweep: t.candidates.len() * t.rounds,
+        rounds: t.rounds,
+        seconds: t.seconds,
+        stopped: t.stopped.clone(),
+        indifference: t.indifference,
+        alpha: t.alpha,
+    })
+}
+
+impl Summary {
+    /// "12.3 t/s (95% between 20 rounds 11.0-13.1)", or "(one round: no interval)".
+    pub fn figure(&self) -> String {
+        match &self.interval {
+            Some(i) => format!(
+                "{:.2} t/s ({} {:.2}-{:.2})",
+                self.mean,
+                i.label(),
+                i.lo,
+                i.hi
+            ),
+            None => format!("{:.2} t/s (one round: no interval)", self.mean),
+        }
+    }
+
+    /// "a (+1.0%), b" for ties or open candidates.
+    pub fn listed(xs: &[(String, Option<f64>)]) -> String {
+        let v: Vec<String> = xs
+            .iter()
+            .map(|(id, r)| match r {
+                Some(r) => format!("{id} ({:+.1}%)", (r - 1.0) * 100.0),
+                None => id.clone(),
+            })
+            .collect();
+        v.join(", ")
+    }
+
+    /// "memory 3, max_kld 2", or "none".
+    pub fn excluded_counts(&self) -> String {
+        if self.excluded.is_empty() {
+            return "none".into();
+        }
+        let v: Vec<String> = (self.excluded.iter())
+            .map(|(l, n)| format!("{l} {n}"))
+            .collect();
+        v.join(", ")
+    }
+}
+
 /// The answer as text, or None when the file holds no tune.
 pub fn answer(record: &RunRecord) -> Option<String> {
     let t = record.run.tune.as_ref()?;
-    let mut out = format!("## tune: {}\n\n", t.objective);
+    let s = summary(record)?;
+    let mut out = format!(
+        "## tune: {}
+
+",
+        t.objective
+    );
     let test = |id: &str| record.tests.iter().find(|x| x.id == id);
-    let Some(w) = t.winner.as_deref().and_then(test) else {
+    let Some(w) = s.winner.as_deref().and_then(test) else {
         out.push_str("no answer: no candidate was measured\n");
         return Some(out);
     };
-    out.push_str(&winner_line(w));
-    out.push_str(&others(t, record, w));
+    out.push_str(&format!("answer: {}: {}\n", w.id, s.figure()));
+    out.push_str(&others(&s));
     out.push_str(&excluded(t));
     out.push_str(&loads(t, w));
     out.push_str(&cost(t));
@@ -41,67 +172,28 @@ fn geo(r: &[f64]) -> f64 {
     crate::stats::mean(&r.iter().map(|x| x.ln()).collect::<Vec<_>>()).exp()
 }
 
-fn winner_line(w: &TestRecord) -> String {
-    let rounds = w.round_medians();
-    let m = crate::stats::mean(&rounds);
-    match LevelInterval::of(Covers::BetweenRounds, &rounds) {
-        Some(i) => format!(
-            "answer: {}: {m:.2} t/s ({} {:.2}-{:.2})\n",
-            w.id,
-            i.label(),
-            i.lo,
-            i.hi
-        ),
-        None => format!("answer: {}: {m:.2} t/s (one round: no interval)\n", w.id),
-    }
-}
-
 /// Ties and open candidates, with their ratio to the winner over the rounds both ran.
-fn others(t: &TuneRecord, record: &RunRecord, w: &TestRecord) -> String {
-    let wr = w.round_medians();
-    let ratio = |id: &str| {
-        let r = record.tests.iter().find(|x| x.id == id)?.round_medians();
-        let k = r.len().min(wr.len());
-        (k > 0).then(|| geo(&r[..k]) / geo(&wr[..k]))
-    };
-    let list = |outcome: &str| -> Vec<String> {
-        t.candidates
-            .iter()
-            .filter(|c| c.outcome == outcome)
-            .map(|c| match ratio(&c.id) {
-                Some(r) => format!("{} ({:+.1}%)", c.id, (r - 1.0) * 100.0),
-                None => c.id.clone(),
-            })
-            .collect()
-    };
+fn others(s: &Summary) -> String {
     let mut out = String::new();
-    let ties = list("tie");
-    if !ties.is_empty() {
+    if !s.ties.is_empty() {
         out.push_str(&format!(
             "ties (established within {:.0}%): {}\n",
-            t.indifference * 100.0,
-            ties.join(", ")
+            s.indifference * 100.0,
+            Summary::listed(&s.ties)
         ));
     }
-    let open = list("open");
-    if !open.is_empty() {
+    if !s.open.is_empty() {
         out.push_str(&format!(
             "open (not separated from the answer within the budget): {}\n",
-            open.join(", ")
+            Summary::listed(&s.open)
         ));
     }
-    let slower = t
-        .candidates
-        .iter()
-        .filter(|c| c.outcome == "slower")
-        .count();
-    let failed = list("failed");
     out.push_str(&format!(
-        "eliminated as slower: {slower} of {} raced",
-        t.candidates.len()
+        "eliminated as slower: {} of {} raced",
+        s.slower, s.raced
     ));
-    if !failed.is_empty() {
-        out.push_str(&format!("; failed: {}", failed.join(", ")));
+    if !s.failed.is_empty() {
+        out.push_str(&format!("; failed: {}", s.failed.join(", ")));
     }
     out.push('\n');
     out

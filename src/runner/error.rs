@@ -194,6 +194,17 @@ pub enum OptionError {
     LibraryNeedsTwo,
     #[error("--rounds must be at least 1")]
     LibraryRoundsBelowOne,
+    /// An option of the sweep given to `run` on a configuration whose `[tune]` table makes
+    /// it a race (which sets its own rounds and writes its own file).
+    #[error(
+        "{option} does not apply to a race: {} has a [tune] table, so `run` races its \
+         configurations (docs/tune.md); remove {option}, or the [tune] table to run the sweep",
+        config.display()
+    )]
+    NotInTune {
+        option: &'static str,
+        config: PathBuf,
+    },
 }
 
 /// A knob value that this build or the model files refuse (bad input, exit 2). `file` is

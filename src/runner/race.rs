@@ -22,9 +22,9 @@ use crate::config::{Axes, Config};
 use crate::engine::Engine;
 use crate::output::progress::Progress;
 use crate::plan::{Detail, PlannedTest};
-use crate::record::tune::{Candidate, TuneRecord};
+use crate::record::tune::TuneRecord;
 use crate::record::{RunInfo, Status};
-use crate::stats::race::{self, Out, Race};
+use crate::stats::race::{self, Race};
 
 /// Why `tune` refused or failed.
 #[derive(Debug, thiserror::Error)]
@@ -291,49 +291,13 @@ fn round_value(sweep: &Sweep, t: &PlannedTest, round: usize) -> Option<f64> {
 
 /// The verdicts into the record.
 fn conclude(r: &Race, candidates: &[PlannedTest], rec: &mut TuneRecord) {
-    let answer = r.answer();
     rec.stopped = r
         .stop()
         .map_or_else(|| "not started".into(), |s| s.describe());
     rec.rounds = r.rounds_done();
     rec.tests_run = r.cost();
-    rec.winner = answer.as_ref().map(|a| candidates[a.leader].id.clone());
-    rec.candidates = (0..candidates.len())
-        .map(|i| {
-            let mut c = Candidate {
-                id: candidates[i].id.clone(),
-                outcome: String::new(),
-                by: None,
-                at_round: None,
-                ratio: None,
-                rounds: r.rounds_of(i).len(),
-            };
-            c.outcome = match (r.out(i), &answer) {
-                (
-                    Some(Out::Slower {
-                        by,
-                        at_round,
-                        ratio,
-                    }),
-                    _,
-                ) => {
-                    c.by = Some(candidates[*by].id.clone());
-                    c.at_round = Some(*at_round);
-                    c.ratio = Some(*ratio);
-                    "slower"
-                }
-                (Some(Out::Failed { at_round }), _) => {
-                    c.at_round = Some(*at_round);
-                    "failed"
-                }
-                (None, Some(a)) if a.leader == i => "winner",
-                (None, Some(a)) if a.ties.contains(&i) => "tie",
-                _ => "open",
-            }
-            .into();
-            c
-        })
-        .collect();
+    let ids: Vec<String> = candidates.iter().map(|c| c.id.clone()).collect();
+    (rec.candidates, rec.winner) = crate::record::tune::verdicts(r, &ids);
 }
 
 impl From<crate::config::ConfigError> for TuneError {
@@ -385,6 +349,15 @@ pub fn tune_request(r: Request) -> Result<Tuned, TuneError> {
         }
     }
     let engine = crate::engine::llama::LlamaEngine::new(r.verbose)?;
+    // Synthetic models (`synth = ...`) are written before the race, as `run` writes them.
+    let rep = crate::ladder::Reporter::new(r.quiet);
+    crate::ladder::synth::ensure_models(
+        &config,
+        &r.filters,
+        crate::util::system::physical_cores(),
+        &rep,
+    )
+    .map_err(RunnerError::from)?;
     let info = super::run_info(
         &config,
         r.command,

@@ -15,7 +15,7 @@ use crate::engine::llama::{self, LlamaEngine};
 use crate::output::progress::StderrProgress;
 use crate::record::{RunInfo, Status};
 use crate::runner::error::{OptionError, RunnerError};
-use crate::runner::{self, RunOptions, RunOutcome, Scope};
+use crate::runner::{self, RunOptions, RunOutcome, Scope, race};
 use crate::util::system;
 
 /// What `tpsbench run` was asked to run, and how.
@@ -65,12 +65,65 @@ pub struct Checked {
     pub config: Config,
 }
 
+/// What `run` was asked, once the configuration is read: its sweep, or (a `[tune]` table)
+/// the race `tpsbench tune` runs.
+pub enum Asked {
+    /// Boxed: a checked sweep holds its whole configuration, a race's request a path.
+    Sweep(Box<Checked>),
+    Tune(race::Request),
+}
+
 /// Loads the configuration and applies the rounds, with the checks a bad combination gets.
-pub fn check(request: Request) -> Result<Checked, RunnerError> {
+/// A configuration with a `[tune]` table asks for its race instead of the sweep
+/// (docs/tune.md, "In `run` and `cargo bench`").
+pub fn check(request: Request) -> Result<Asked, RunnerError> {
     let mut config = config::load(&request.config, system::physical_cores())?;
+    if config.tune.is_some() {
+        return as_tune(request).map(Asked::Tune);
+    }
     apply_rounds(&mut config.settings, request.rounds)?;
     check_auto_rounds(&request, &config)?;
-    Ok(Checked { request, config })
+    Ok(Asked::Sweep(Box::new(Checked { request, config })))
+}
+
+/// `run` on a configuration with `[tune]`: the race's request. The race sets its own rounds
+/// and writes one file of its own, so the options that shape a sweep's rounds or its files
+/// are refused rather than ignored; `--max-rounds` and `--max-rounds-seconds` are its budget.
+fn as_tune(r: Request) -> Result<race::Request, RunnerError> {
+    let refused = [
+        (r.rounds.rounds.is_some(), "--rounds"),
+        (r.isolate, "--isolate"),
+        (r.resume.is_some(), "--resume"),
+        (r.shard.is_some(), "--shard"),
+        (r.only_model.is_some(), "--only-model"),
+    ];
+    if let Some((_, option)) = refused.iter().find(|(given, _)| *given) {
+        return Err(OptionError::NotInTune {
+            option,
+            config: r.config,
+        }
+        .into());
+    }
+    if let Some(n) = r.rounds.max_rounds {
+        if !(2..=10_000).contains(&n) {
+            return Err(OptionError::MaxRounds { max_rounds: n }.into());
+        }
+    }
+    if let Some(s) = r.rounds.max_seconds {
+        if !(s.is_finite() && s >= 1.0) {
+            return Err(OptionError::MaxRoundsSeconds { seconds: s }.into());
+        }
+    }
+    Ok(race::Request {
+        config: r.config,
+        filters: r.filters,
+        results_dir: r.results_dir,
+        quiet: r.quiet,
+        verbose: r.verbose,
+        max_rounds: r.rounds.max_rounds,
+        max_seconds: r.rounds.max_seconds,
+        command: r.command,
+    })
 }
 
 /// Applies the rounds override to the configuration's settings.

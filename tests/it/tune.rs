@@ -227,3 +227,183 @@ fn a_refused_race_keeps_in_its_file_what_each_limit_excluded() {
     );
     assert!(t["candidates"].as_array().unwrap().is_empty(), "{t}");
 }
+
+/// `tpsbench run --quiet ARGS --config CONFIG`: exit code, stdout, stderr.
+fn run(config: &Path, extra: &[&str]) -> (i32, String, String) {
+    let out = tpsbench()
+        .args(["run", "--quiet", "--config"])
+        .arg(config)
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn run_on_a_configuration_with_a_tune_table_races_it_and_ends_with_the_answer() {
+    let (dir, cfg) = tune_config(
+        "n_prompt = [16]\nn_gen = [4]\nn_threads = [1, 2]",
+        "objective = \"tg8\"\nmax_rounds = 3",
+    );
+    let results = dir.path().join("results");
+    let (code, out, err) = run(&cfg, &["--results-dir", results.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    // The race's tests first, in run's table, then the tune's answer last.
+    let answer = out.find("## tune: tg8\n").expect(&out);
+    assert!(out[answer..].contains("answer: tiny/"), "{out}");
+    let tail = &out[answer..];
+    assert!(tail.contains("\nrun it:\nllama-server -m "), "{out}");
+    assert!(tail.contains("\nmodels.toml:\n[[model]]\n"), "{out}");
+    assert!(!tail.contains('|'), "no table after the answer: {out}");
+    let r = result(&results);
+    let t = &r["run"]["tune"];
+    assert_eq!(t["objective"], "tg8");
+    assert_eq!(t["space"], 2);
+    // The race replaces the sweep: only the objective's test ran, not pp16 or tg4.
+    let tests = r["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 2, "{r}");
+    assert!(
+        tests
+            .iter()
+            .all(|x| x["id"].as_str().unwrap().contains("/tg8")),
+        "{r}"
+    );
+}
+
+#[test]
+fn run_with_a_tune_table_and_json_output_prints_only_the_json() {
+    let (_dir, cfg) = tune_config("n_threads = [1, 2]", "objective = \"tg8\"\nmax_rounds = 2");
+    let (code, out, err) = run(&cfg, &["--no-save", "--output", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(v["run"]["tune"]["objective"], "tg8");
+}
+
+#[test]
+fn run_with_a_tune_table_refuses_the_options_of_a_sweep_in_one_line() {
+    let (_dir, cfg) = tune_config("", "objective = \"tg8\"");
+    for (args, option) in [
+        (&["--rounds", "3"][..], "--rounds"),
+        (&["--isolate"][..], "--isolate"),
+        (&["--shard", "0/2"][..], "--shard"),
+        (&["--save-baseline", "x"][..], "--save-baseline"),
+    ] {
+        let mut all = vec!["--no-save"];
+        if option == "--isolate" {
+            all.clear();
+        }
+        all.extend_from_slice(args);
+        let (code, out, err) = run(&cfg, &all);
+        assert_eq!(code, 2, "{args:?}: {out}\n{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!("error: {option} does not apply to a race: ")),
+            "{err}"
+        );
+        assert!(out.is_empty(), "{out}");
+    }
+    let (code, _, err) = run(&cfg, &["--no-save", "--max-rounds", "1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--max-rounds 1: must be between 2"), "{err}");
+}
+
+#[test]
+fn run_with_a_tune_table_is_refused_as_tune_is_when_the_limits_empty_the_space() {
+    let (_dir, cfg) = tune_config(
+        "n_threads = [1, 2]",
+        "objective = \"tg8\"\nmax_memory_gib = 0.000001",
+    );
+    let (code, out, err) = run(&cfg, &["--no-save"]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("the limits leave nothing to race among 2 candidates: memory excluded 2"),
+        "{err}"
+    );
+}
+
+/// The one result file in `dir`: its path.
+fn result_path(dir: &Path) -> PathBuf {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files.remove(0)
+}
+
+/// `tpsbench leaderboard RESULTS --out-dir OUT`: exit code, stderr, LEADERBOARD.md and
+/// index.html.
+fn leaderboard(results: &Path, out: &Path) -> (i32, String, String, String) {
+    let o = tpsbench()
+        .arg("leaderboard")
+        .arg(results)
+        .arg("--out-dir")
+        .arg(out)
+        .output()
+        .unwrap();
+    let read = |f: &str| std::fs::read_to_string(out.join(f)).unwrap_or_default();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        read("LEADERBOARD.md"),
+        read("index.html"),
+    )
+}
+
+#[test]
+fn the_leaderboard_shows_each_machines_tune_answer_and_refuses_an_edited_verdict() {
+    let (dir, cfg) = tune_config(
+        "n_threads = [1, 2]\nn_ubatch = [32, 64]",
+        "objective = \"tg8\"\nmax_rounds = 3",
+    );
+    let results = dir.path().join("results");
+    let (code, _, err) = tune(&cfg, &["--results-dir", results.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let file = result_path(&results);
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let winner = r["run"]["tune"]["winner"].as_str().unwrap().to_string();
+    let out = dir.path().join("page");
+    let (code, err, md, html) = leaderboard(&results, &out);
+    assert_eq!(code, 0, "{err}");
+    let section = &md[md.find("## Which configuration?").expect(&md)..];
+    assert!(section.contains("### tg8 on "), "{section}");
+    // The winner with its figure and interval, what was eliminated, the limits, the cost.
+    let answer = section
+        .lines()
+        .find(|l| l.starts_with("**Answer:** "))
+        .unwrap();
+    assert!(answer.contains("t/s ("), "{answer}");
+    assert!(section.contains("- eliminated as slower: "), "{section}");
+    assert!(
+        section.contains("- excluded by the limits before racing: none (of 4 in the space)"),
+        "{section}"
+    );
+    assert!(section.contains("- cost: "), "{section}");
+    assert!(html.contains(r#"<section id="tune"><h2>Which configuration?</h2>"#));
+    assert!(html.contains(&winner), "{html}");
+    // A winner edited in the file no longer matches the race its rounds replay: the file is
+    // left out, with the reason.
+    let loser = r["run"]["tune"]["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .find(|id| *id != winner)
+        .unwrap();
+    let mut edited = r.clone();
+    edited["run"]["tune"]["winner"] = Value::String(loser);
+    std::fs::write(&file, serde_json::to_string(&edited).unwrap()).unwrap();
+    let (_, err, md, _) = leaderboard(&results, &dir.path().join("page2"));
+    assert!(!md.contains("## Which configuration?"), "{md}");
+    let said = format!("{err}{md}");
+    assert!(
+        said.contains("test run.tune: winner is "),
+        "stderr {err}\nmd {md}"
+    );
+}

@@ -169,3 +169,104 @@ fn a_sample_set_read_again_is_resampled_once_and_judged_alike() {
     let c = check(&r).unwrap_err();
     assert_eq!(c.disagreement.field(), "stats.mean_ci");
 }
+
+/// The published run with a race over its tests that have rounds, as `tune` records one.
+fn raced() -> RunRecord {
+    use crate::stats::race::{Race, Settings};
+    let mut r = published();
+    let ids: Vec<String> = (r.tests.iter())
+        .filter(|t| t.rounds.len() >= 2 && t.status == Status::Ok)
+        .map(|t| t.id.clone())
+        .collect();
+    assert!(ids.len() >= 2, "{ids:?}");
+    let rounds: Vec<Vec<f64>> = (ids.iter())
+        .map(|id| {
+            r.tests
+                .iter()
+                .find(|t| &t.id == id)
+                .unwrap()
+                .round_medians()
+        })
+        .collect();
+    let most = rounds.iter().map(Vec::len).min().unwrap();
+    let mut race = Race::new(ids.len(), Settings::new(most.max(2)));
+    while race.stop().is_none() {
+        let k = race.rounds_done();
+        let v: Vec<(usize, Option<f64>)> = (race.survivors().into_iter())
+            .map(|i| (i, rounds[i].get(k).copied()))
+            .collect();
+        race.add_round(&v);
+    }
+    let (candidates, winner) = crate::record::tune::verdicts(&race, &ids);
+    r.run.tune = Some(crate::record::tune::TuneRecord {
+        objective: "tg128".into(),
+        limits: vec![],
+        space: ids.len(),
+        excluded: vec![],
+        alpha: 0.05,
+        indifference: crate::stats::resolve::INDIFFERENCE,
+        max_rounds: most.max(2) as u32,
+        max_seconds: None,
+        looks: crate::stats::race::looks(most.max(2)),
+        level: race.level(),
+        candidates,
+        winner,
+        loads: vec![],
+        stopped: race.stop().unwrap().describe(),
+        rounds: race.rounds_done(),
+        tests_run: race.cost(),
+        seconds: 1.0,
+        first_round_seconds: 0.5,
+    });
+    r
+}
+
+fn tune(r: &mut RunRecord) -> &mut crate::record::tune::TuneRecord {
+    r.run.tune.as_mut().unwrap()
+}
+
+#[test]
+fn a_race_its_rounds_replay_passes_and_an_edited_verdict_is_refused() {
+    let r = raced();
+    check(&r).unwrap();
+    let refused = |r: &RunRecord, field: &str| {
+        let e = check(r).unwrap_err();
+        assert_eq!(e.test, "run.tune", "{e}");
+        assert_eq!(e.disagreement.field(), field, "{e}");
+    };
+    let mut edited = r.clone();
+    let other = (tune(&mut edited).candidates.iter())
+        .find(|c| c.outcome != "winner")
+        .unwrap()
+        .id
+        .clone();
+    tune(&mut edited).winner = Some(other);
+    refused(&edited, "winner");
+    let mut edited = r.clone();
+    let c = &mut tune(&mut edited).candidates[0];
+    c.outcome = if c.outcome == "winner" {
+        "open"
+    } else {
+        "winner"
+    }
+    .into();
+    refused(&edited, "candidates[0]");
+    let mut edited = r.clone();
+    tune(&mut edited).tests_run += 1;
+    refused(&edited, "tests_run");
+    let mut edited = r.clone();
+    tune(&mut edited).alpha = 0.5 + 0.5;
+    refused(&edited, "alpha");
+}
+
+#[test]
+fn a_race_the_limits_refused_may_name_no_winner() {
+    let mut r = raced();
+    let t = r.run.tune.as_mut().unwrap();
+    t.candidates.clear();
+    t.winner = None;
+    check(&r).unwrap();
+    r.run.tune.as_mut().unwrap().winner = Some("x".into());
+    let e = check(&r).unwrap_err();
+    assert_eq!(e.disagreement.field(), "winner", "{e}");
+}

@@ -529,6 +529,7 @@ fn sections_html(
     o.push_str("<main class=\"wrap\">\n");
     answer_section(o, b);
     super::html_speculative::section(o, b);
+    super::html_tune::section(o, b);
     grid_section(o, b);
     o.push_str("<section id=\"charts\"><h2>Charts</h2><div class=\"chart-sections\">");
     for (title, note, svgs) in sections {

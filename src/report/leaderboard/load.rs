@@ -74,6 +74,18 @@ pub struct Board {
     pub runs: Vec<RunSummary>,
     /// The KLD budget of the answers (`--kld-budget`); None: the default.
     pub kld_budget: Option<f64>,
+    /// The newest tune answer of each machine and objective (`run.tune`).
+    pub tunes: Vec<BoardTune>,
+}
+
+/// One machine's tune answer to one objective (the "Which configuration?" section).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoardTune {
+    /// Index into `Board::machines`.
+    pub machine: usize,
+    pub file: PathBuf,
+    pub started_at: String,
+    pub summary: crate::report::tune::Summary,
 }
 
 impl Board {
@@ -166,6 +178,8 @@ struct Builder<'a> {
     runs: Vec<(String, RunSummary)>,
     /// The duplicates each file held, reported as one line per file when the board is done.
     duplicates: BTreeMap<PathBuf, Duplicates>,
+    /// By (machine key, objective): the newest tune so far.
+    tunes: BTreeMap<Key, BoardTune>,
 }
 
 /// A file's measurements that another copy already gave (same machine, identity and test
@@ -228,6 +242,7 @@ pub fn board_of<'r>(
         bandwidths: BTreeMap::new(),
         runs: Vec::new(),
         duplicates: BTreeMap::new(),
+        tunes: BTreeMap::new(),
     };
     for (path, rec) in files {
         b.add_file(path, rec);
@@ -274,6 +289,7 @@ impl Builder<'_> {
         let m = Machine::of(&rec.run);
         self.runs.push((m.key.clone(), summary(path, rec)));
         self.note_machine(&m, &rec.run);
+        self.note_tune(&m.key, path, rec);
         for t in &rec.tests {
             // A quality test has no rate: its figures are the model's (models[].quality).
             if t.kind == crate::plan::TestKind::Quality && t.status == Status::Ok {
@@ -303,6 +319,25 @@ impl Builder<'_> {
         {
             let newest = (run.started_at.clone(), g, m.llc_bytes);
             self.bandwidths.insert(m.key.clone(), newest);
+        }
+    }
+
+    /// The file's tune, if it is the newest of its machine and objective so far.
+    fn note_tune(&mut self, machine: &str, path: &Path, rec: &RunRecord) {
+        let Some(summary) = crate::report::tune::summary(rec) else {
+            return;
+        };
+        let slot = (machine.to_string(), summary.objective.clone());
+        let started = &rec.run.started_at;
+        let newest = |t: &BoardTune| newer(&t.started_at, "", started, "").is_lt();
+        if self.tunes.get(&slot).is_none_or(newest) {
+            let tune = BoardTune {
+                machine: 0,
+                file: path.to_path_buf(),
+                started_at: started.clone(),
+                summary,
+            };
+            self.tunes.insert(slot, tune);
         }
     }
 
@@ -404,6 +439,7 @@ impl Builder<'_> {
             bandwidths,
             runs,
             duplicates,
+            tunes,
         } = self;
         for (file, d) in &duplicates {
             let (test, what) = d.line();
@@ -429,6 +465,16 @@ impl Builder<'_> {
         entries.sort_by(order);
         failures.sort_by(order);
         board.runs = place_runs(runs, &board.machines);
+        board.tunes = (tunes.into_iter())
+            .map(|((mk, _), t)| BoardTune {
+                machine: machine_index(&board.machines, &mk),
+                ..t
+            })
+            .collect();
+        // By machine, then objective (the map's order is by machine key).
+        board.tunes.sort_by(|a, b| {
+            (a.machine, &a.summary.objective).cmp(&(b.machine, &b.summary.objective))
+        });
         board.entries = entries;
         board.failures = failures;
         board

@@ -150,6 +150,7 @@ pub fn render(b: &Board) -> String {
     }
     answers_section(&mut o, b);
     speculative_section(&mut o, b);
+    super::tunes::markdown_section(&mut o, b);
     grids_section(&mut o, b);
     flagged_section(&mut o, b);
     ranking_section(&mut o, b);

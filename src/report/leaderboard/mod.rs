@@ -2,7 +2,8 @@
 //! `index.html` out. `options` holds what the command is asked; `load` reads, checks and
 //! deduplicates into `entry::Entry`s (typed views of the result files' records, with the
 //! helpers every part asks of an entry); `table` lays out the figures; `markdown` and `html`
-//! write them; `charts`, `charts_lines`, `charts_quant` and `machines` select the chart
+//! write them (`html_speculative` and `tunes`/`html_tune`: the speculative answers and each
+//! machine's tune answer); `charts`, `charts_lines`, `charts_quant` and `machines` select the chart
 //! data (with `chart_parts`), `facet` splits many series into small multiples, and `svg`,
 //! `svg_bars` and `svg_scatter` draw them. A directory without result files gives a page
 //! that says so.
@@ -20,6 +21,7 @@ pub(crate) mod fingerprint;
 pub(crate) mod grid;
 pub(crate) mod html;
 mod html_speculative;
+mod html_tune;
 pub(crate) mod load;
 pub(crate) mod machines;
 pub(crate) mod markdown;
@@ -30,6 +32,7 @@ pub(crate) mod svg;
 pub(crate) mod svg_bars;
 pub(crate) mod svg_scatter;
 pub(crate) mod table;
+pub(crate) mod tunes;
 
 use std::path::{Path, PathBuf};
 

@@ -139,6 +139,7 @@ pub fn cases() -> Vec<Case> {
     v.extend(super::more_cases::model_results_and_command_line_cases());
     v.extend(super::untrusted_cases::untrusted_cases());
     v.extend(super::knob_cases::knob_cases());
+    v.extend(super::tune_cases::tune_cases());
     v
 }
 

@@ -1,0 +1,174 @@
+//! A file's race (`run.tune`, issue 46) replayed from its own rounds: `stats::race` run again
+//! over each candidate's round medians (themselves checked against the samples), with the
+//! file's settings, must reach the verdicts the file states. The verdicts are what the
+//! leaderboard and the answer print (the winner, its ties, what each elimination claims), so
+//! an edited outcome, winner or ratio is refused as an edited median is. The seconds cannot
+//! be replayed (they are wall time): readers show them as recorded.
+
+use super::{close, mismatch};
+use crate::record::tune::{TuneRecord, verdicts};
+use crate::record::{Disagreement, RunRecord};
+use crate::stats::race::{self, Race, Settings};
+
+/// The most rounds a replay runs: `tpsbench tune` refuses more (`--max-rounds`).
+const MAX_ROUNDS: u32 = 10_000;
+
+/// The first verdict of `run.tune` that its rounds do not give.
+pub(super) fn check(run: &RunRecord) -> Result<(), Disagreement> {
+    let Some(t) = &run.run.tune else {
+        return Ok(());
+    };
+    settings(t)?;
+    if t.candidates.is_empty() {
+        // A race the limits refused: nothing raced, so nothing can have won.
+        return match &t.winner {
+            None => Ok(()),
+            Some(w) => Err(mismatch(
+                "winner",
+                format!("{w:?}"),
+                "none (no candidate raced)".into(),
+            )),
+        };
+    }
+    let ids: Vec<String> = t.candidates.iter().map(|c| c.id.clone()).collect();
+    let rounds: Vec<Vec<f64>> = ids
+        .iter()
+        .map(|id| {
+            run.tests
+                .iter()
+                .find(|x| &x.id == id)
+                .map_or_else(Vec::new, |x| x.round_medians())
+        })
+        .collect();
+    let settings = Settings {
+        alpha: t.alpha,
+        indifference: t.indifference,
+        max_rounds: t.max_rounds as usize,
+    };
+    let mut r = Race::new(ids.len(), settings);
+    if !close(r.level(), t.level) {
+        return Err(mismatch(
+            "level",
+            t.level.to_string(),
+            r.level().to_string(),
+        ));
+    }
+    // The runner feeds rounds until the race stops itself, or its time budget or Ctrl-C
+    // ends it (which only the recorded round count tells).
+    while r.stop().is_none() && r.rounds_done() < t.rounds {
+        let k = r.rounds_done();
+        let values: Vec<(usize, Option<f64>)> = r
+            .survivors()
+            .into_iter()
+            .map(|i| (i, rounds[i].get(k).copied()))
+            .collect();
+        r.add_round(&values);
+    }
+    let replayed_stop = r.stop().map(|s| s.describe());
+    if replayed_stop.is_none() {
+        r.end("recorded".into());
+    }
+    let replayed = |field: &str, stored: String, got: String| {
+        Err(mismatch(
+            field,
+            stored,
+            format!("{got} (the race replayed from the tests' rounds)"),
+        ))
+    };
+    if r.rounds_done() != t.rounds {
+        return replayed("rounds", t.rounds.to_string(), r.rounds_done().to_string());
+    }
+    if r.cost() != t.tests_run {
+        return replayed("tests_run", t.tests_run.to_string(), r.cost().to_string());
+    }
+    match replayed_stop {
+        Some(s) if s != t.stopped => {
+            return replayed("stopped", format!("{:?}", t.stopped), format!("{s:?}"));
+        }
+        None if !t.stopped.starts_with("budget spent: ") => {
+            return replayed(
+                "stopped",
+                format!("{:?}", t.stopped),
+                "a budget or an interruption".into(),
+            );
+        }
+        _ => {}
+    }
+    let (candidates, winner) = verdicts(&r, &ids);
+    if winner != t.winner {
+        return replayed("winner", format!("{:?}", t.winner), format!("{winner:?}"));
+    }
+    for (i, (stored, got)) in t.candidates.iter().zip(&candidates).enumerate() {
+        let ratio_agrees = match (stored.ratio, got.ratio) {
+            (Some(a), Some(b)) => close(a, b),
+            (a, b) => a == b,
+        };
+        let same = stored.outcome == got.outcome
+            && stored.by == got.by
+            && stored.at_round == got.at_round
+            && stored.rounds == got.rounds
+            && ratio_agrees;
+        if !same {
+            return replayed(&format!("candidates[{i}]"), describe(stored), describe(got));
+        }
+    }
+    Ok(())
+}
+
+/// The settings a replay can run with: a family-wise error and an indifference that mean
+/// something, a budget `tune` accepts, and the looks those give.
+fn settings(t: &TuneRecord) -> Result<(), Disagreement> {
+    if !(t.alpha > 0.0 && t.alpha < 1.0) {
+        return Err(mismatch(
+            "alpha",
+            t.alpha.to_string(),
+            "a level in (0, 1)".into(),
+        ));
+    }
+    if !(0.0..0.5).contains(&t.indifference) {
+        return Err(mismatch(
+            "indifference",
+            t.indifference.to_string(),
+            "a share in [0, 0.5)".into(),
+        ));
+    }
+    if !(2..=MAX_ROUNDS).contains(&t.max_rounds) {
+        return Err(mismatch(
+            "max_rounds",
+            t.max_rounds.to_string(),
+            format!("2 to {MAX_ROUNDS}"),
+        ));
+    }
+    let looks = race::looks(t.max_rounds as usize);
+    if looks != t.looks {
+        return Err(mismatch(
+            "looks",
+            format!("{:?}", t.looks),
+            format!("{looks:?}"),
+        ));
+    }
+    if t.candidates.len() > t.space {
+        return Err(mismatch(
+            "space",
+            t.space.to_string(),
+            format!("at least the {} candidates raced", t.candidates.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// "ID: slower by B at round 3 (ratio 1.2), 3 rounds".
+fn describe(c: &crate::record::tune::Candidate) -> String {
+    let mut s = format!("{}: {}", c.id, c.outcome);
+    if let Some(b) = &c.by {
+        s.push_str(&format!(" by {b}"));
+    }
+    if let Some(r) = c.at_round {
+        s.push_str(&format!(" at round {r}"));
+    }
+    if let Some(x) = c.ratio {
+        s.push_str(&format!(" (ratio {})", super::short(x)));
+    }
+    s.push_str(&format!(", {} rounds", c.rounds));
+    s
+}

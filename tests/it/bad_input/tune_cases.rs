@@ -1,0 +1,129 @@
+//! Bad input to a race (`tpsbench tune`, and `run` on a configuration with a `[tune]`
+//! table): one line naming what is wrong, before anything is raced.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use super::cases::{Case, SWEEP, case, run_with, tiny_bytes};
+
+/// `tpsbench tune` on the tiny model with `tune` as its `[tune]` table and `sweep` added to
+/// the base sweep.
+fn tune(d: &Path, sweep: &str, tune: &str) -> Vec<OsString> {
+    let mut args = run_with(
+        d,
+        &format!("{SWEEP}{sweep}\n[tune]\n{tune}\n"),
+        tiny_bytes(),
+    );
+    args[0] = "tune".into();
+    args
+}
+
+/// `tpsbench run` on the same configuration.
+fn run(d: &Path, sweep: &str, tune: &str) -> Vec<OsString> {
+    run_with(
+        d,
+        &format!("{SWEEP}{sweep}\n[tune]\n{tune}\n"),
+        tiny_bytes(),
+    )
+}
+
+pub fn tune_cases() -> Vec<Case> {
+    vec![
+        case(
+            "tune: a space the limits leave empty",
+            |d| {
+                tune(
+                    d,
+                    "n_ubatch = [32, 64]\n",
+                    "objective = \"tg8\"\nmax_memory_gib = 0.000001",
+                )
+            },
+            2,
+            "objective tg8: the limits leave nothing to race among 2 candidates: memory excluded 2 (tiny: ",
+        ),
+        case(
+            "tune: contradictory limits",
+            |d| {
+                tune(
+                    d,
+                    "",
+                    "objective = \"tg8\"\nmax_memory_gib = 4\nmemory_margin = 0.2",
+                )
+            },
+            2,
+            "key `tune.memory_margin`: memory_margin applies to the host's RAM when max_memory_gib is not given",
+        ),
+        case(
+            "tune: a limit nothing in the space measures",
+            |d| tune(d, "", "objective = \"tg8\"\nmax_kld = 0.05"),
+            2,
+            "key `tune.max_kld`: max_kld limits a [[ladder]]'s variants by their KLD, and there is no [[ladder]] to measure it",
+        ),
+        case(
+            "tune: an objective the space cannot measure",
+            |d| tune(d, "", "objective = \"tg8@d100000000\""),
+            2,
+            "objective tg8@d100000000: the limits leave nothing to race among 1 candidate: objective excluded 1 (tiny holds a context of ",
+        ),
+        case(
+            "tune: an objective that is no test",
+            |d| tune(d, "", "objective = \"tokens\""),
+            2,
+            "key `tune.objective`: objective \"tokens\": expected \"tgN\", \"ppN\" or \"ppN+tgM\"",
+        ),
+        case(
+            "tune: an unknown axis",
+            |d| tune(d, "n_thread = [1, 2]\n", "objective = \"tg8\""),
+            2,
+            "key `sweep.n_thread`: unknown field `n_thread`, did you mean `n_threads`?",
+        ),
+        case(
+            "tune: an unknown [tune] key",
+            |d| tune(d, "", "objective = \"tg8\"\nmax_round = 3"),
+            2,
+            "key `tune.max_round`: unknown field `max_round`, did you mean `max_rounds`?",
+        ),
+        case(
+            "tune: no [tune] table",
+            |d| {
+                let mut a = run_with(d, SWEEP, tiny_bytes());
+                a[0] = "tune".into();
+                a
+            },
+            2,
+            "models.toml: no [tune] table: add one with an objective",
+        ),
+        case(
+            "tune: --max-rounds 1",
+            |d| {
+                let mut a = tune(d, "", "objective = \"tg8\"");
+                a.extend(["--max-rounds".into(), "1".into()]);
+                a
+            },
+            2,
+            "error: --max-rounds 1: must be between 2 and 10000",
+        ),
+        case(
+            "run with [tune]: a space the limits leave empty",
+            |d| {
+                run(
+                    d,
+                    "n_ubatch = [32, 64]\n",
+                    "objective = \"tg8\"\nmax_memory_gib = 0.000001",
+                )
+            },
+            2,
+            "objective tg8: the limits leave nothing to race among 2 candidates: memory excluded 2 (tiny: ",
+        ),
+        case(
+            "run with [tune]: an option of the sweep",
+            |d| {
+                let mut a = run(d, "", "objective = \"tg8\"");
+                a.extend(["--rounds".into(), "3".into()]);
+                a
+            },
+            2,
+            "error: --rounds does not apply to a race: ",
+        ),
+    ]
+}
