@@ -157,7 +157,7 @@ fn an_objective_that_is_no_test_is_refused_in_one_line() {
 
 #[test]
 fn an_objective_the_models_cannot_hold_is_refused_naming_the_context() {
-    let (_dir, cfg) = tune_config("", "objective = \"tg8@d100000000\"");
+    let (_dir, cfg) = tune_config("", "objective = \"tg8@d1000000\"");
     refused(&cfg, &[], "objective excluded 1");
 }
 

@@ -61,9 +61,9 @@ pub fn tune_cases() -> Vec<Case> {
         ),
         case(
             "tune: an objective the space cannot measure",
-            |d| tune(d, "", "objective = \"tg8@d100000000\""),
+            |d| tune(d, "", "objective = \"tg8@d1000000\""),
             2,
-            "objective tg8@d100000000: the limits leave nothing to race among 1 candidate: objective excluded 1 (tiny holds a context of ",
+            "objective tg8@d1000000: the limits leave nothing to race among 1 candidate: objective excluded 1 (tiny holds a context of ",
         ),
         case(
             "tune: an objective that is no test",

@@ -87,8 +87,13 @@ fn every_preset_shrunk_is_written_and_loaded_by_llama_cpp_with_a_working_tokeniz
             &["--preset", p, "--shrink", "16", "--layers", "1"],
         );
         let h = read_header(&f).unwrap();
-        // tiny-moe is for tests and stays F32 by default; the published shapes are Q8_0.
-        let want = if *p == "tiny-moe" { "F32" } else { "Q8_0" };
+        // tiny-moe and tiny-mtp are for tests and stay F32 by default; the published shapes
+        // are Q8_0.
+        let want = if p.starts_with("tiny-") {
+            "F32"
+        } else {
+            "Q8_0"
+        };
         assert_eq!(h.file_type(), Some(want), "{p}");
         let m = load(&f).unwrap_or_else(|e| panic!("{p}: {e}"));
         let toks = m.tokenize("the quick brown fox", false, false).unwrap();
