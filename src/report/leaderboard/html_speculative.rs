@@ -11,7 +11,8 @@ use super::svg::escape;
 /// of drafted tokens accepted at each draft position, one bar group per setting.
 pub(super) fn section(o: &mut String, b: &Board) {
     let answers = super::load::speculative_answers(b);
-    if answers.is_empty() {
+    let served = super::load::served_drafting(b);
+    if answers.is_empty() && served.is_empty() {
         return;
     }
     o.push_str(r#"<section id="speculative"><h2>Which decoding?</h2>"#);
@@ -25,6 +26,13 @@ pub(super) fn section(o: &mut String, b: &Board) {
             md_table_html(&a.table),
             position_chart(&a.positions)
         );
+    }
+    if !served.is_empty() {
+        o.push_str("<h3>Served drafting</h3><ul>");
+        for l in &served {
+            let _ = write!(o, "<li>{}</li>", escape(l));
+        }
+        o.push_str("</ul>");
     }
     o.push_str("</section>\n");
 }

@@ -105,6 +105,17 @@ pub fn speculative_answers(b: &Board) -> Vec<crate::report::speculative::SpecAns
     )
 }
 
+/// The served tests whose server drafted, a line each, beside the in-process speculative
+/// test of the same target, draft and K on the same machine.
+pub fn served_drafting(b: &Board) -> Vec<String> {
+    let names = machine_names(b);
+    crate::report::speculative::served(
+        b.entries
+            .iter()
+            .map(|e| (&e.test, names[e.machine].as_str())),
+    )
+}
+
 /// Short names of the machines: host names, or full labels where host names repeat.
 pub fn machine_names(b: &Board) -> Vec<String> {
     b.machines

@@ -180,7 +180,8 @@ fn answers_section(o: &mut String, b: &Board) {
 /// plain decoding, and a table of the settings with acceptance by position.
 fn speculative_section(o: &mut String, b: &Board) {
     let answers = super::load::speculative_answers(b);
-    if answers.is_empty() {
+    let served = super::load::served_drafting(b);
+    if answers.is_empty() && served.is_empty() {
         return;
     }
     o.push_str("## Which decoding?\n\n");
@@ -193,6 +194,13 @@ fn speculative_section(o: &mut String, b: &Board) {
             md(&a.sentence),
             a.table
         );
+    }
+    if !served.is_empty() {
+        o.push_str("### Served drafting\n\n");
+        for l in &served {
+            let _ = writeln!(o, "- {}", md(l));
+        }
+        o.push('\n');
     }
 }
 

@@ -76,6 +76,24 @@ fn a_launched_llama_server_with_a_draft_records_its_own_draft_counters_beside_in
         line.contains("in process, the same target, draft and K: 100%"),
         "{line}"
     );
+    // The leaderboard reads the same through record/: the line in both pages.
+    let out = tpsbench()
+        .arg("leaderboard")
+        .arg(dir.path().join("out"))
+        .arg("--out-dir")
+        .arg(dir.path().join("board"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(dir.path().join("board/LEADERBOARD.md")).unwrap();
+    let html = std::fs::read_to_string(dir.path().join("board/index.html")).unwrap();
+    assert!(md.contains("### Served drafting"), "{md}");
+    assert!(md.contains("llama-server's counters"), "{md}");
+    assert!(html.contains("<h3>Served drafting</h3>") && html.contains("llama-server"));
 }
 
 #[test]
