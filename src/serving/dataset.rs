@@ -207,6 +207,37 @@ pub fn sample<E>(
         .collect())
 }
 
+/// The requests' prompts of a serving test, as (index into the file, tokens to generate):
+/// a ShareGPT file's `n` pairs sampled as vLLM samples them (the raw prompt's token count,
+/// `count`, decides the limits, as there), each generating its reply's token count; a prompt
+/// file's prompts in order, each its `max_tokens` or `n_gen`. The caller cycles them.
+pub fn serving_picks<E: std::fmt::Display>(
+    file: &PromptFile,
+    n: usize,
+    seed: u64,
+    n_gen: u32,
+    count: impl FnMut(&str) -> Result<usize, E>,
+) -> Result<Vec<(usize, u32)>, String> {
+    let picked: Vec<(usize, u32)> = if file.sharegpt {
+        pick(&file.prompts, n, seed, u32::MAX, count, |c| *c)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|(i, _, g)| (i, g))
+            .collect()
+    } else {
+        (0..file.prompts.len())
+            .map(|i| (i, file.prompts[i].max_tokens.unwrap_or(n_gen)))
+            .collect()
+    };
+    if picked.is_empty() {
+        return Err(format!(
+            "{}: no conversation within vLLM's limits (4 to 1024 prompt tokens, 2048 in all)",
+            file.name
+        ));
+    }
+    Ok(picked)
+}
+
 /// The sampling of [`sample`] over any tokenizer output `T` whose length is `len(&T)`: a
 /// served model's tokenizer may only count (`T = u64`). Returns (index, the prompt's `T`,
 /// tokens to generate).

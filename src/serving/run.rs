@@ -445,25 +445,8 @@ fn workload(
             .collect();
         return Ok((reqs, None));
     };
-    // ShareGPT: n pairs sampled as vLLM samples them (the raw prompt's tokens decide the
-    // limits, as there), each generating its reply's token count; cycled when fewer.
-    let picked: Vec<(usize, u32)> = if file.sharegpt {
-        let tokenize = |t: &str| sm.tokenize(t, true, false);
-        crate::serving::dataset::pick(&file.prompts, n, seed, u32::MAX, tokenize, Vec::len)?
-            .into_iter()
-            .map(|(i, _, n_gen)| (i, n_gen))
-            .collect()
-    } else {
-        (0..file.prompts.len())
-            .map(|i| (i, file.prompts[i].max_tokens.unwrap_or(sc.n_gen)))
-            .collect()
-    };
-    if picked.is_empty() {
-        return Err(format!(
-            "{}: no conversation within vLLM's limits (4 to 1024 prompt tokens, 2048 in all)",
-            file.name
-        ));
-    }
+    let count = |t: &str| sm.tokenize(t, true, false).map(|v| v.len());
+    let picked = crate::serving::dataset::serving_picks(file, n, seed, sc.n_gen, count)?;
     let mut reqs = Vec::with_capacity(n);
     for k in 0..n {
         let (i, n_gen) = picked[k % picked.len()];
