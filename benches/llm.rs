@@ -357,14 +357,19 @@ fn main() {
         group.sampling_mode(SamplingMode::Flat);
         for t in group_tests {
             let mut rec = runner::new_test_record(t, &mrec, &record.run);
-            let prepared = model.session(&t.params).and_then(|s| {
-                PreparedTest::new(
-                    s,
-                    &t.params,
-                    model.info(),
-                    cfg.settings.seed,
-                    cfg.settings.warmup,
-                )
+            // Random ids, or the [sweep] text file's stream (`tokens = "text"`), as `run`.
+            let source = tpsbench::kinds::bench::token_source(
+                model.as_ref(),
+                &t.params,
+                cfg.settings.seed,
+                prep.text.as_ref(),
+            );
+            let prepared = source.and_then(|(tokens, text)| {
+                rec.text = text.map(Box::new);
+                model
+                    .session(&t.params)
+                    .and_then(|s| PreparedTest::new(s, &t.params, tokens, cfg.settings.warmup))
+                    .map_err(String::from)
             });
             rec.placement = model.placement(&t.params);
             let mut prepared = match prepared {

@@ -16,6 +16,7 @@ pub(crate) mod serving;
 pub mod speculative;
 pub(crate) mod suggest;
 pub(crate) mod synth_spec;
+pub mod tokens;
 pub mod tune;
 pub(crate) mod unknown_key;
 pub(crate) mod values;
@@ -28,6 +29,7 @@ pub use endpoint::{Api, Served, ServedDraft, ServerLaunch};
 pub use error::ConfigError;
 pub(crate) use error::Ctx;
 pub use knobs::{Axes, TestParams};
+pub use tokens::PromptTokens;
 
 impl RunSettings {
     /// The settings without a `[sweep]` table: llama-bench's (1 warmup, 5 repetitions).
@@ -134,6 +136,9 @@ pub struct Config {
     pub speculative: Option<speculative::SpeculativeConfig>,
     /// The `[tune]` table: what `tpsbench tune` races for, within which limits.
     pub tune: Option<tune::Tune>,
+    /// `[sweep] text`: the text of `tokens = "text"` tests (ShareGPT or a prompt file),
+    /// resolved against the config's folder; read once by the runner.
+    pub text: Option<PathBuf>,
 }
 
 type Axis = Option<Spanned<toml::Value>>;
@@ -161,6 +166,8 @@ pub(crate) const SWEEP_KEYS: &[&str] = &[
     "max_seconds",
     "seed",
     "rounds",
+    "tokens",
+    "text",
 ];
 
 /// One sweep table: the global `[sweep]` or a model's `[model.sweep]`. The keys of the
@@ -190,6 +197,10 @@ pub(crate) struct RawSweep {
     pub(crate) rounds: Axis,
     pub(crate) max_rounds: Axis,
     pub(crate) max_rounds_seconds: Axis,
+    /// `random` (llama-bench's ids) and/or `text`: an axis of the llama-bench tests.
+    pub(crate) tokens: Axis,
+    /// The file `tokens = "text"` tests read: top-level `[sweep]` only.
+    pub(crate) text: Option<Spanned<String>>,
     #[serde(flatten)]
     pub(crate) rest: std::collections::BTreeMap<String, toml::Value>,
 }
@@ -262,6 +273,7 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, Conf
         let has_ladder = !config.ladders.is_empty();
         config.tune = Some(tune::parse(&ctx, span, t.into_inner(), has_ladder)?);
     }
+    check_text(&ctx, &config)?;
     let sweeps = config
         .models
         .iter()
@@ -313,11 +325,17 @@ fn parse_parts(
     let file = ctx.file;
     let mut defaults = Axes::llama_bench_defaults(physical_cores);
     let mut settings = RunSettings::LLAMA_BENCH;
-    if let Some(s) = sweep {
+    let base_dir = file.parent().unwrap_or(Path::new("."));
+    let mut text = None;
+    if let Some(mut s) = sweep {
         apply_settings(ctx, &s, &mut settings)?;
+        text = s
+            .text
+            .take()
+            .map(|t| text_file(ctx, t, base_dir))
+            .transpose()?;
         apply_axes(ctx, "sweep", s, &mut defaults)?;
     }
-    let base_dir = file.parent().unwrap_or(Path::new("."));
     let mut models: Vec<ModelEntry> = Vec::new();
     for (i, m) in raw_models.into_iter().enumerate() {
         let entry = model_entry(ctx, &format!("model[{i}]"), m, &models, &defaults, base_dir)?;
@@ -334,6 +352,7 @@ fn parse_parts(
         ladders: Vec::new(),
         speculative: None,
         tune: None,
+        text,
     };
     Ok((config, defaults))
 }
@@ -423,6 +442,10 @@ pub(crate) fn model_sweep(
 ) -> Result<(), ConfigError> {
     let span = sweep.span();
     let sweep = sweep.into_inner();
+    if let Some(t) = &sweep.text {
+        let msg = "`text` is read once for the whole run: set it in the top-level [sweep] table";
+        return Err(ctx.err(t.span(), &format!("{key}.sweep.text"), msg));
+    }
     for (k, v) in [
         ("warmup", &sweep.warmup),
         ("repetitions", &sweep.repetitions),
@@ -533,6 +556,9 @@ pub(crate) fn apply_axes(
     // Every parameter of the table, checked as its entry says (the bounds of integers are
     // sanity limits that catch typos, an extra zero, before llama.cpp does). The original
     // axes are fields of `RawSweep`, which keeps their place in the file for the message.
+    if let Some(v) = &s.tokens {
+        out.tokens = list(ctx, &k("tokens"), v, PromptTokens::parse)?;
+    }
     for p in knobs::PARAMS {
         if let Some(v) = s.axis(p) {
             let values = list(ctx, &k(p.name), v, |x| p.value(x))?;
@@ -568,6 +594,59 @@ pub(crate) fn apply_axes(
         knob.set_axis(out, values);
     }
     Ok(())
+}
+
+/// `[sweep] text`: a ShareGPT or prompt file, resolved against the config's folder (read,
+/// like every dataset, by the runner before the first test).
+fn text_file(ctx: &Ctx, t: Spanned<String>, base_dir: &Path) -> Result<PathBuf, ConfigError> {
+    if t.get_ref().trim().is_empty() {
+        let msg = "the text file's path is empty";
+        return Err(ctx.err(t.span(), "sweep.text", msg));
+    }
+    Ok(base_dir.join(t.get_ref()))
+}
+
+/// `tokens = "text"` needs `[sweep] text`, and `text` needs a test that reads it: checked
+/// once every sweep (the global one, each model's and ladder's) is known.
+fn check_text(ctx: &Ctx, config: &Config) -> Result<(), ConfigError> {
+    let sweeps = config
+        .models
+        .iter()
+        .filter(|m| m.path.is_some())
+        .map(|m| &m.axes)
+        .chain(config.ladders.iter().map(|l| &l.axes));
+    let wants_text = sweeps
+        .clone()
+        .any(|a| a.tokens.contains(&PromptTokens::Text));
+    let key_line = |key: &str| {
+        ctx.src
+            .lines()
+            .position(|l| {
+                l.trim_start()
+                    .strip_prefix(key)
+                    .is_some_and(|r| r.trim_start().starts_with('='))
+            })
+            .map(|i| i + 1)
+    };
+    let err = |key: &str, message: &str| ConfigError {
+        file: ctx.file.to_path_buf(),
+        line: key_line(key),
+        key: Some(format!("sweep.{key}")),
+        message: message.into(),
+    };
+    match (&config.text, wants_text) {
+        (None, true) => Err(err(
+            "tokens",
+            "tokens = \"text\" decodes the [sweep] table's `text` file: set text = \"...\" \
+             (a ShareGPT file, scripts/setup --dataset sharegpt, or a prompt file)",
+        )),
+        (Some(_), false) => Err(err(
+            "text",
+            "no test reads `text`: add tokens = [\"text\"] (or [\"random\", \"text\"]) to \
+             the sweep",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The line of the first `key =` in the file (1-based).

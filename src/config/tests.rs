@@ -368,3 +368,53 @@ fn the_fuzz_seeds_of_the_speculative_and_tune_tables_parse() {
         assert_eq!(c.tune.is_some(), i >= 2, "seed {i}");
     }
 }
+
+#[test]
+fn the_tokens_axis_defaults_to_random_and_takes_the_sweeps_text_file() {
+    let c = parse_str(MINIMAL).unwrap();
+    assert_eq!(c.models[0].axes.tokens, vec![PromptTokens::Random]);
+    assert_eq!(c.text, None);
+    let c = parse_str(&format!(
+        "[sweep]\ntokens = ['random', 'text']\ntext = 'prompts.txt'\n{MINIMAL}\
+         [[model]]\nname = 'b'\npath = 'b'\n[model.sweep]\ntokens = 'text'\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        c.models[0].axes.tokens,
+        vec![PromptTokens::Random, PromptTokens::Text]
+    );
+    assert_eq!(c.models[1].axes.tokens, vec![PromptTokens::Text]);
+    assert_eq!(c.text.as_deref(), Some(Path::new("dir/prompts.txt")));
+}
+
+#[test]
+fn a_text_axis_without_its_file_or_a_file_no_test_reads_is_one_line() {
+    for (src, want) in [
+        (
+            format!("[sweep]\ntokens = 'text'\n{MINIMAL}"),
+            "dir/models.toml:2: key `sweep.tokens`: tokens = \"text\" decodes the [sweep] \
+             table's `text` file: set text = \"...\"",
+        ),
+        (
+            format!("[sweep]\ntext = 'p.txt'\n{MINIMAL}"),
+            "dir/models.toml:2: key `sweep.text`: no test reads `text`: add tokens = [\"text\"]",
+        ),
+        (
+            format!("[sweep]\ntokens = 'words'\n{MINIMAL}"),
+            "dir/models.toml:2: key `sweep.tokens`: \"words\" is not a token source: use \
+             \"random\"",
+        ),
+        (
+            format!("{MINIMAL}[model.sweep]\ntext = 'p.txt'\n"),
+            "dir/models.toml:6: key `model[0].sweep.text`: `text` is read once for the whole \
+             run: set it in the top-level [sweep] table",
+        ),
+        (
+            format!("[sweep]\ntokens = 'text'\ntext = ' '\n{MINIMAL}"),
+            "dir/models.toml:3: key `sweep.text`: the text file's path is empty",
+        ),
+    ] {
+        let e = err_of(&src).to_string();
+        assert!(e.starts_with(want), "{e}\n  does not start with\n{want}");
+    }
+}

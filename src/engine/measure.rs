@@ -7,30 +7,73 @@
 //! One deliberate difference: the random token ids of a repetition are drawn before its
 //! timer starts, so the timed region holds only llama.cpp work. (llama-bench calls `rand()`
 //! inside it; the cost is nanoseconds per token either way.)
+//!
+//! One addition: a test may decode real text instead of random ids (`tokens = "text"`):
+//! the same loop reads its tokens from a tokenized text stream, each repetition's prompt and
+//! generated tokens continuing where the last stopped (the generated ones are the text's
+//! own continuation, fed as llama-bench feeds its random ids: nothing is sampled).
+
+use std::sync::Arc;
 
 use crate::engine::{Engine, EngineError, ModelInfo, Session};
 use crate::plan::TestParams;
 use crate::util::rng::SplitMix64;
 
-/// Seeded random token ids, as llama-bench's `rand() % n_vocab`, with BOS first when the
-/// vocabulary adds one. Random rather than constant ids matter for MoE routing.
-pub(crate) struct TokenSource {
-    rng: SplitMix64,
-    n_vocab: u64,
+/// The tokens a test decodes, with BOS first in every prompt when the vocabulary adds one:
+/// seeded random ids, as llama-bench's `rand() % n_vocab` (random rather than constant ids
+/// matter for MoE routing), or a text stream read in order.
+pub struct TokenSource {
+    ids: Ids,
     bos: Option<i32>,
 }
 
+enum Ids {
+    Random {
+        rng: SplitMix64,
+        n_vocab: u64,
+    },
+    /// A tokenized text, never empty; `next` wraps around at its end.
+    Text {
+        tokens: Arc<[i32]>,
+        next: usize,
+    },
+}
+
 impl TokenSource {
+    /// llama-bench's seeded random ids.
     pub fn new(seed: u64, info: &ModelInfo) -> Self {
         TokenSource {
-            rng: SplitMix64(seed),
-            n_vocab: info.n_vocab.max(1) as u64,
+            ids: Ids::Random {
+                rng: SplitMix64(seed),
+                n_vocab: info.n_vocab.max(1) as u64,
+            },
             bos: info.bos,
         }
     }
 
+    /// The tokens of `text` in order from `start` (modulo its length), wrapping at its end;
+    /// None when `text` is empty.
+    pub fn text(text: Arc<[i32]>, start: usize, info: &ModelInfo) -> Option<Self> {
+        if text.is_empty() {
+            return None;
+        }
+        let next = start % text.len();
+        Some(TokenSource {
+            ids: Ids::Text { tokens: text, next },
+            bos: info.bos,
+        })
+    }
+
+    /// The next id: random, or the text's next token.
     pub fn random(&mut self) -> i32 {
-        (self.rng.next_u64() % self.n_vocab) as i32
+        match &mut self.ids {
+            Ids::Random { rng, n_vocab } => (rng.next_u64() % *n_vocab) as i32,
+            Ids::Text { tokens, next } => {
+                let t = tokens[*next];
+                *next = (*next + 1) % tokens.len();
+                t
+            }
+        }
     }
 
     /// A prompt of `n` tokens; the first is BOS when the vocabulary adds it.
@@ -55,14 +98,13 @@ pub struct PreparedTest<'s> {
 impl<'s> PreparedTest<'s> {
     /// Runs `warmup` untimed passes (a full prompt pass when the test has a prompt, one
     /// generated token when it generates), as llama-bench does.
+    /// `tokens`: what the test decodes (`TokenSource::new` for llama-bench's random ids).
     pub fn new(
         mut session: Box<dyn Session + 's>,
         params: &TestParams,
-        info: &ModelInfo,
-        seed: u64,
+        mut tokens: TokenSource,
         warmup: u32,
     ) -> Result<Self, EngineError> {
-        let mut tokens = TokenSource::new(seed, info);
         session.clear();
         for _ in 0..warmup {
             if params.n_prompt > 0 {
@@ -129,6 +171,10 @@ mod tests {
     use crate::plan::expand_axes;
     use std::path::Path;
 
+    fn source(info: &ModelInfo) -> TokenSource {
+        TokenSource::new(1, info)
+    }
+
     fn params() -> (TestParams, TestParams) {
         let mut a = Axes::llama_bench_defaults(2);
         a.n_prompt = vec![512];
@@ -145,7 +191,7 @@ mod tests {
             .load(Path::new("mock"), &LoadParams::of(&params().0))
             .unwrap();
         let (pp, _) = params();
-        let mut t = PreparedTest::new(m.session(&pp).unwrap(), &pp, m.info(), 1, 1).unwrap();
+        let mut t = PreparedTest::new(m.session(&pp).unwrap(), &pp, source(m.info()), 1).unwrap();
         let before = (e.log.borrow().decode_calls, e.log.borrow().syncs);
         let ns = t.repetition(&e).unwrap();
         assert_eq!(ns, 512 * 1_000);
@@ -165,7 +211,7 @@ mod tests {
             .load(Path::new("mock"), &LoadParams::of(&params().0))
             .unwrap();
         let (_, tg) = params();
-        let mut t = PreparedTest::new(m.session(&tg).unwrap(), &tg, m.info(), 1, 1).unwrap();
+        let mut t = PreparedTest::new(m.session(&tg).unwrap(), &tg, source(m.info()), 1).unwrap();
         assert_eq!(
             e.log.borrow().decoded_tokens,
             1,
@@ -186,7 +232,7 @@ mod tests {
             .unwrap();
         let (_, mut tg) = params();
         tg.n_depth = 256;
-        let mut t = PreparedTest::new(m.session(&tg).unwrap(), &tg, m.info(), 1, 0).unwrap();
+        let mut t = PreparedTest::new(m.session(&tg).unwrap(), &tg, source(m.info()), 0).unwrap();
         for _ in 0..3 {
             assert_eq!(
                 t.repetition(&e).unwrap(),
@@ -216,5 +262,23 @@ mod tests {
         assert_eq!(a[0], 7);
         assert!(a.iter().all(|&t| (0..50).contains(&t)));
         assert_ne!(a, TokenSource::new(10, &info).prompt(100));
+    }
+
+    #[test]
+    fn text_is_read_in_order_from_its_start_wrapping_with_bos_first_in_each_prompt() {
+        let info = ModelInfo {
+            description: String::new(),
+            size: 0,
+            n_params: 0,
+            n_vocab: 50,
+            bos: Some(1),
+            n_ctx_train: 0,
+        };
+        let text: Arc<[i32]> = vec![10, 11, 12, 13, 14].into();
+        let mut t = TokenSource::text(text.clone(), 7, &info).unwrap();
+        assert_eq!(t.prompt(3), vec![1, 12, 13], "start 7 is 2 modulo 5");
+        assert_eq!(t.prompt(4), vec![1, 14, 10, 11], "wraps at the end");
+        assert_eq!(t.random(), 12, "generated tokens continue the text");
+        assert!(TokenSource::text(Vec::new().into(), 0, &info).is_none());
     }
 }

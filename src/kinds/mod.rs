@@ -9,7 +9,7 @@
 //! | quality                     | `quality` | KLD, PPL ratio, same-top-p against a reference |
 //! | spec                        | `speculative` | a drafter against plain decoding: speedup, acceptance |
 
-pub(crate) mod bench;
+pub mod bench;
 pub mod error;
 pub(crate) mod quality;
 pub(crate) mod serving;

@@ -27,6 +27,9 @@ pub struct Facts {
     pub dataset_sha256: Option<String>,
     /// SHA-256 of the `[speculative]` dataset, when there is one.
     pub speculative_sha256: Option<String>,
+    /// SHA-256 of the `[sweep] text` file, when there is one: in the identity of every
+    /// `tokens = "text"` test.
+    pub text_sha256: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -102,7 +105,7 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
             key: f.sha256.clone(),
         });
         let mut own = match m.path {
-            Some(_) => bench_tests(mi, &m.name, &f.label, &f.sha256, &m.axes),
+            Some(_) => bench_tests(mi, &m.name, &f.label, &f.sha256, &m.axes, facts),
             None => Vec::new(),
         };
         for s in serving.iter().filter(|s| s.model == mi) {
@@ -117,7 +120,7 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
             let mi = models.len();
             let name = l.variant_name(t);
             let key = hex(format!("{}\n{}", lf.sha256, t.name).as_bytes());
-            let mut own = bench_tests(mi, &name, t.name, &key, &l.axes);
+            let mut own = bench_tests(mi, &name, t.name, &key, &l.axes, facts);
             if !lf.synthetic {
                 own.push(quality_test(mi, li, &name, t, &key, config));
             }
@@ -179,12 +182,17 @@ fn bench_tests(
     label: &str,
     key: &str,
     axes: &crate::config::Axes,
+    facts: &Facts,
 ) -> Vec<PlannedTest> {
     expand_axes(axes)
         .into_iter()
         .map(|params| {
             let mut t = PlannedTest::bench(mi, test_id(name, label, &params, axes), params);
-            t.identity = test_identity(key, &t.params);
+            t.identity = match (t.params.tokens.is_random(), &facts.text_sha256) {
+                (true, _) | (false, None) => test_identity(key, &t.params),
+                // The text is part of what the test measures: another file, another test.
+                (false, Some(text)) => test_identity(&format!("{key}\ntext {text}"), &t.params),
+            };
             t
         })
         .collect()
@@ -232,6 +240,7 @@ fn quality_test(
         split_mode: Default::default(),
         main_gpu: 0,
         no_kv_offload: false,
+        tokens: Default::default(),
         knobs: Default::default(),
     };
     let e = &l.eval;

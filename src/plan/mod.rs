@@ -51,6 +51,11 @@ impl PlannedTest {
     /// `quality`.
     pub fn name(&self) -> String {
         match &self.detail {
+            // A text test's figures are not llama-bench's random-token ones: its name says
+            // so wherever tests are grouped or shown by name (answers, tables, the board).
+            Detail::Bench if !self.params.tokens.is_random() => {
+                format!("{} ({})", self.params.name(), self.params.tokens.as_str())
+            }
             Detail::Bench => self.params.name(),
             Detail::Serving(s) => s.name.clone(),
             Detail::Quality { .. } => "quality".into(),
@@ -131,7 +136,7 @@ pub(crate) fn number_repeats(tests: &mut [PlannedTest]) {
 /// The Cartesian product of one model's axes, in llama-bench's loop order: the model-level
 /// parameters of the table (`config::knobs::PARAMS`), then the context-level ones, each in
 /// the table's order (outermost first), then n_depth; then one test per n_prompt and one per
-/// n_gen (they define the test and are not crossed).
+/// n_gen (they define the test and are not crossed), each once per token source.
 pub fn expand_axes(a: &Axes) -> Vec<TestParams> {
     let mut v = vec![TestParams::default()];
     for k in of_level(Level::Model).chain(of_level(Level::Context)) {
@@ -140,17 +145,24 @@ pub fn expand_axes(a: &Axes) -> Vec<TestParams> {
     v = cross(v, &a.n_depth, |p, &x| p.n_depth = x);
     let mut out = Vec::new();
     for b in v {
+        // Each size's random and text tests side by side: they are read together.
         for &p in a.n_prompt.iter().filter(|&&p| p > 0) {
-            out.push(TestParams {
-                n_prompt: p,
-                ..b.clone()
-            });
+            for &tokens in &a.tokens {
+                out.push(TestParams {
+                    n_prompt: p,
+                    tokens,
+                    ..b.clone()
+                });
+            }
         }
         for &g in a.n_gen.iter().filter(|&&g| g > 0) {
-            out.push(TestParams {
-                n_gen: g,
-                ..b.clone()
-            });
+            for &tokens in &a.tokens {
+                out.push(TestParams {
+                    n_gen: g,
+                    tokens,
+                    ..b.clone()
+                });
+            }
         }
     }
     out
@@ -173,6 +185,8 @@ pub(crate) fn first_of_axes(a: &Axes, n_prompt: u32, n_gen: u32) -> TestParams {
         split_mode: a.split_mode[0],
         main_gpu: a.main_gpu[0],
         no_kv_offload: a.no_kv_offload[0],
+        // Serving and speculative tests decode their own prompts.
+        tokens: Default::default(),
         knobs: a.first_knobs(),
     }
 }
@@ -203,6 +217,11 @@ pub(crate) fn test_id(model: &str, quant: &str, p: &TestParams, a: &Axes) -> Str
         if k.axis(a).len() > 1 {
             id.push_str(&format!("/{}={}", k.flag, k.get(p).show()));
         }
+    }
+    // Always named, even when every test of the sweep decodes text: a text test's figure
+    // is not llama-bench's, and its id says so wherever it is shown.
+    if !p.tokens.is_random() {
+        id.push_str(&format!("/tokens={}", p.tokens.as_str()));
     }
     id
 }

@@ -15,6 +15,7 @@ pub mod speculative;
 pub(crate) mod tensor_mix;
 #[cfg(test)]
 mod testdata;
+pub mod text;
 pub mod tune;
 pub mod verify;
 
@@ -338,6 +339,9 @@ pub struct TestRecord {
     /// repetitions in run order; `stats.interval` is then the interval between rounds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rounds: Vec<RoundRecord>,
+    /// The text a `tokens = "text"` test decoded; absent for llama-bench's random ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<Box<text::TextSource>>,
 }
 
 /// How `rounds = "auto"` ran: its budget and how it ended. The answer's ties of such a run

@@ -337,6 +337,7 @@ pub fn new_test_record(t: &PlannedTest, model: &ModelRecord, run: &RunInfo) -> T
         not_honoured: Vec::new(),
         quality: None,
         rounds: Vec::new(),
+        text: None,
     }
 }
 

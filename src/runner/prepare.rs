@@ -36,6 +36,8 @@ pub struct Prepared {
     pub prompts: Option<PromptFile>,
     /// The `[speculative]` dataset (ShareGPT or a prompt file), read once for every test.
     pub spec_prompts: Option<PromptFile>,
+    /// The `[sweep] text` file of `tokens = "text"` tests, read once for every test.
+    pub text: Option<PromptFile>,
 }
 
 /// Reads the files and builds the plan (filters applied). A prompt file that is missing or
@@ -69,6 +71,16 @@ pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerEr
         }
         _ => None,
     };
+    let text = match &config.text {
+        Some(p) => {
+            let pf = dataset::load(p)?;
+            if let Some(n) = &pf.note {
+                eprintln!("warning: {}: {n}", pf.name);
+            }
+            Some(pf)
+        }
+        None => None,
+    };
     let facts = Facts {
         models: models
             .iter()
@@ -89,6 +101,7 @@ pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerEr
             .collect(),
         dataset_sha256: prompts.as_ref().map(|p| p.sha256.clone()),
         speculative_sha256: spec_prompts.as_ref().map(|p| p.sha256.clone()),
+        text_sha256: text.as_ref().map(|p| p.sha256.clone()),
     };
     let plan = plan::build::build(config, &facts, filters);
     for pm in &plan.models[config.models.len()..] {
@@ -115,6 +128,7 @@ pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerEr
         bases,
         prompts,
         spec_prompts,
+        text,
     })
 }
 

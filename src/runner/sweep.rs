@@ -252,6 +252,7 @@ impl<'a> Sweep<'a> {
                     &mut self.monitor,
                     shape,
                     mrec,
+                    prep.text.as_ref(),
                     rec,
                     progress,
                 );

@@ -249,15 +249,8 @@ pub fn pick<T, E>(
     mut tokenize: impl FnMut(&str) -> Result<T, E>,
     len: impl Fn(&T) -> usize,
 ) -> Result<Vec<(usize, T, u32)>, E> {
-    let mut order: Vec<usize> = (0..prompts.len()).collect();
-    let mut rng = crate::util::rng::SplitMix64(seed);
-    // Fisher-Yates.
-    for i in (1..order.len()).rev() {
-        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
-        order.swap(i, j);
-    }
     let mut out = Vec::new();
-    for i in order {
+    for i in shuffled(prompts.len(), seed) {
         if out.len() >= n {
             break;
         }
@@ -277,6 +270,48 @@ pub fn pick<T, E>(
     Ok(out)
 }
 
+/// 0..n in vLLM's seeded order (a Fisher-Yates shuffle, as its `random.shuffle`).
+fn shuffled(n: usize, seed: u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut rng = crate::util::rng::SplitMix64(seed);
+    for i in (1..order.len()).rev() {
+        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
+    order
+}
+
+/// The token stream of `tokens = "text"` tests: a ShareGPT file's conversations in the
+/// seeded order its sampling uses, each its first prompt then its reply; a prompt file's
+/// prompts in order. Pieces are tokenized apart (`tokenize` adds no BOS) and joined, until
+/// the stream holds `min_tokens` or the file ends (the test then wraps around). Empty when
+/// the file's text tokenizes to nothing.
+pub fn text_stream<E>(
+    file: &PromptFile,
+    seed: u64,
+    min_tokens: usize,
+    mut tokenize: impl FnMut(&str) -> Result<Vec<i32>, E>,
+) -> Result<Vec<i32>, E> {
+    let order = if file.sharegpt {
+        shuffled(file.prompts.len(), seed)
+    } else {
+        (0..file.prompts.len()).collect()
+    };
+    let mut out = Vec::new();
+    for i in order {
+        if out.len() >= min_tokens {
+            break;
+        }
+        let p = &file.prompts[i];
+        // A blank line between pieces, as a chat transcript or a document would have.
+        out.extend(tokenize(&format!("{}\n\n", p.text))?);
+        if let Some(r) = &p.reply {
+            out.extend(tokenize(&format!("{r}\n\n"))?);
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,6 +324,46 @@ mod tests {
         {"from": "human", "value": "too short"},
         {"from": "gpt", "value": "a b c d e"}]}
     ]"#;
+
+    #[test]
+    fn a_text_stream_takes_sharegpt_pairs_in_sampling_order_until_it_is_long_enough() {
+        let pf = PromptFile {
+            name: "sg.json".into(),
+            sha256: String::new(),
+            prompts: (0..50)
+                .map(|i| Prompt {
+                    text: format!("p{i}"),
+                    max_tokens: None,
+                    reply: Some(format!("r{i}")),
+                })
+                .collect(),
+            sharegpt: true,
+            note: None,
+        };
+        // One token per piece: the piece's number, prompts positive, replies negative.
+        let tok = |s: &str| -> Result<Vec<i32>, String> {
+            let n: i32 = s[1..].trim().parse().unwrap();
+            Ok(vec![if s.starts_with('p') { n } else { -n - 1 }])
+        };
+        let a = text_stream(&pf, 7, 6, tok).unwrap();
+        assert_eq!(a.len(), 6, "three conversations, prompt then reply");
+        let order = shuffled(50, 7);
+        for (k, pair) in a.chunks(2).enumerate() {
+            assert_eq!(pair, [order[k] as i32, -(order[k] as i32) - 1]);
+        }
+        assert_ne!(a, text_stream(&pf, 8, 6, tok).unwrap(), "seeded");
+        let all = text_stream(&pf, 7, usize::MAX, tok).unwrap();
+        assert_eq!(
+            all.len(),
+            100,
+            "the whole file when it is shorter than asked"
+        );
+        let plain = PromptFile {
+            sharegpt: false,
+            ..pf
+        };
+        assert_eq!(text_stream(&plain, 7, 4, tok).unwrap(), vec![0, -1, 1, -2]);
+    }
 
     fn words(s: &str) -> Result<Vec<i32>, String> {
         Ok(s.split_whitespace().map(|w| w.len() as i32).collect())

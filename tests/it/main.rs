@@ -38,5 +38,6 @@ mod speculative;
 mod speculative_mtp;
 mod spine;
 mod synth_models;
+mod text_tokens;
 mod tune;
 mod vulkan;

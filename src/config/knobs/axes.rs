@@ -24,6 +24,8 @@ pub struct Axes {
     /// The parameters of the table in `config::knobs` that the sweep sets, by name (each
     /// list non-empty); the others hold llama-bench's default.
     pub knobs: std::collections::BTreeMap<String, Vec<super::KnobValue>>,
+    /// What the llama-bench tests decode: random ids (llama-bench's) and/or real text.
+    pub tokens: Vec<crate::config::PromptTokens>,
 }
 
 impl Axes {
@@ -64,6 +66,7 @@ impl Axes {
             type_v: vec!["f16".into()],
             no_kv_offload: vec![false],
             knobs: Default::default(),
+            tokens: vec![crate::config::PromptTokens::Random],
         }
     }
 }

@@ -33,6 +33,11 @@ pub struct TestParams {
     /// KV cache kept in host memory (llama-bench's `no_kv_offload`); absent: false.
     #[serde(default, skip_serializing_if = "is_default")]
     pub no_kv_offload: bool,
+    /// What the test decodes: llama-bench's random ids (absent) or real text ("text"; the
+    /// text file's SHA-256 is in the test's identity and its record's `text`). Not one of
+    /// llama-bench's parameters, so it is not in the table.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub tokens: crate::config::PromptTokens,
     /// The parameters of the table held in the map that differ from llama-bench's
     /// defaults, under llama-bench's field names (absent: the default), so identities of
     /// tests from before each parameter existed stay valid.

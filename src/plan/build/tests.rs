@@ -37,6 +37,7 @@ fn facts(synthetic: bool) -> Facts {
         }],
         dataset_sha256: None,
         speculative_sha256: None,
+        text_sha256: None,
     }
 }
 
@@ -215,5 +216,41 @@ fn a_drafter_setting_listed_twice_gets_a_numbered_copy() {
         spec.iter().any(|t| t.id.ends_with("/dngl0/copy=2")),
         "{:?}",
         keys
+    );
+}
+
+#[test]
+fn text_tests_are_named_in_their_ids_and_their_identities_hold_the_texts_hash() {
+    let src = "[sweep]\nn_prompt = 64\nn_gen = 0\ntokens = ['random', 'text']\n\
+               text = 'p.txt'\n[[model]]\nname = 'm'\npath = 'm.gguf'\n";
+    let cfg = parse(Path::new("models.toml"), src, 2).unwrap();
+    let with = |text: &str| {
+        let mut f = facts(false);
+        f.text_sha256 = Some(text.into());
+        build(&cfg, &f, &[])
+    };
+    let p = with("t1");
+    let ids: Vec<&str> = p.tests.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["m/F32/pp64", "m/F32/pp64/tokens=text"]);
+    let (random, text) = (&p.tests[0], &p.tests[1]);
+    assert_eq!(
+        random.identity,
+        test_identity("aa", &random.params),
+        "a random-token test keeps the identity it always had"
+    );
+    assert_ne!(text.identity, test_identity("aa", &text.params));
+    let q = with("t2");
+    assert_eq!(q.tests[0].identity, random.identity);
+    assert_ne!(
+        q.tests[1].identity, text.identity,
+        "another text, another test"
+    );
+    let json = serde_json::to_value(&text.params).unwrap();
+    assert_eq!(json["tokens"], "text");
+    assert!(
+        serde_json::to_value(&random.params)
+            .unwrap()
+            .get("tokens")
+            .is_none()
     );
 }

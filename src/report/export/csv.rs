@@ -31,6 +31,7 @@ const COLUMNS: &[&str] = &[
     "n_prompt",
     "n_gen",
     "n_depth",
+    "tokens",
     "test_time",
     "avg_ns",
     "stddev_ns",
@@ -102,6 +103,7 @@ impl Exporter for Csv {
                     "median_ts" => opt(&t.median_ts),
                     "samples_ns" => join(&t.samples_ns),
                     "samples_ts" => join(&t.samples_ts),
+                    "tokens" => p.tokens.as_str().to_string(),
                     _ => String::new(),
                 }
             };

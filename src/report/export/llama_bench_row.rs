@@ -102,7 +102,17 @@ fn row(
             _ => Value::Null,
         }
     };
-    LlamaBenchRow(fields().into_iter().map(|f| (f, value(f))).collect())
+    let mut row: Vec<(&'static str, Value)> = fields().into_iter().map(|f| (f, value(f))).collect();
+    // llama-bench has no text tests: a text row says so in a key of its own (after
+    // n_depth), and random-token rows stay exactly llama-bench's.
+    if !p.tokens.is_random() {
+        let at = row
+            .iter()
+            .position(|(k, _)| *k == "n_depth")
+            .map_or(row.len(), |i| i + 1);
+        row.insert(at, ("tokens", json!(p.tokens.as_str())));
+    }
+    LlamaBenchRow(row)
 }
 
 /// Every field of a row, in order: llama-bench's [`FIELDS`], with any parameter of the table
@@ -228,5 +238,23 @@ mod tests {
             "no CPU device listed: the system CPU model"
         );
         assert_eq!(v["build_commit"], "llama-cpp-sys-2@0.1.161");
+    }
+
+    #[test]
+    fn a_text_row_carries_tokens_after_n_depth_and_a_random_row_does_not() {
+        let mut run = fixtures::run();
+        let random = serde_json::to_string(&rows(&run)[0]).unwrap();
+        assert!(!random.contains("\"tokens\""));
+        run.tests[0].params.tokens = crate::config::PromptTokens::Text;
+        let text = serde_json::to_string(&rows(&run)[0]).unwrap();
+        let at = |k: &str| text.find(&format!("\"{k}\":")).unwrap();
+        assert!(
+            at("n_depth") < at("tokens") && at("tokens") < at("test_time"),
+            "{text}"
+        );
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap()["tokens"],
+            "text"
+        );
     }
 }

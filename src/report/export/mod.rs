@@ -106,6 +106,7 @@ pub(crate) mod fixtures {
             split_mode: Default::default(),
             main_gpu: 0,
             no_kv_offload: false,
+            tokens: Default::default(),
             knobs: Default::default(),
         };
         let mut ok = TestRecord {
@@ -141,6 +142,7 @@ pub(crate) mod fixtures {
             not_honoured: Vec::new(),
             quality: None,
             rounds: Vec::new(),
+            text: None,
         };
         ok.set_samples(vec![1_000_000_000, 1_024_000_000]);
         let mut failed = ok.clone();
