@@ -34,6 +34,7 @@ fn bound(a: &Axes) -> usize {
         a.type_k.len(),
         a.type_v.len(),
         a.no_kv_offload.len(),
+        a.tokens.len(),
     ]
     .iter()
     .fold(a.n_prompt.len() + a.n_gen.len(), |p, &n| {
@@ -98,6 +99,7 @@ fn check_plan(cfg: &Config, size: usize) -> plan::Plan {
         ladders: Vec::new(),
         dataset_sha256: Some("d".repeat(64)),
         speculative_sha256: Some("s".repeat(64)),
+        text_sha256: Some("t".repeat(64)),
     };
     let p = plan::build(cfg, &facts, &[]);
     assert!(
