@@ -20,6 +20,36 @@ pub struct DraftFile {
     pub synthetic: bool,
 }
 
+/// What a speculative test needs to know of its target beyond the loaded model.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Target {
+    /// Random weights (`tpsbench synth`), which the record says.
+    pub synthetic: bool,
+    /// Bytes of the target's MTP (nextn) layers in its file: draft-mtp's weights, which live
+    /// inside the target and so are in no draft file ([`mtp_bytes`]).
+    pub mtp_bytes: u64,
+}
+
+/// The bytes of every block of `target` that holds a nextn tensor: the MTP layers
+/// (attention, FFN or experts, and the nextn projections), which draft-mtp drafts with and
+/// which plain decoding never reads.
+pub fn mtp_bytes(target: &crate::gguf::header::Header) -> u64 {
+    let block =
+        |name: &str| -> Option<u64> { name.strip_prefix("blk.")?.split('.').next()?.parse().ok() };
+    let mtp: Vec<u64> = target
+        .tensors
+        .iter()
+        .filter(|t| t.name.contains(".nextn."))
+        .filter_map(|t| block(&t.name))
+        .collect();
+    target
+        .tensors
+        .iter()
+        .filter(|t| block(&t.name).is_some_and(|b| mtp.contains(&b)))
+        .map(|t| t.n_bytes)
+        .sum()
+}
+
 /// Why llama.cpp's drafter `s.drafter` cannot run on this target and draft (from their
 /// GGUF headers), before llama.cpp is handed them: llama.cpp's own detection
 /// (`common_speculative_types_from_gguf`) asserts on files it does not expect, and a
@@ -109,19 +139,18 @@ fn jobs(m: &dyn Model, pf: &PromptFile, s: &SpecTest) -> Result<Vec<Job>, String
     Ok(jobs)
 }
 
-/// Measures `s` on model `m` into `rec`; returns the progress line. `target_synthetic`:
-/// the target has random weights (`tpsbench synth`), which the record says.
+/// Measures `s` on model `m` into `rec`; returns the progress line.
 pub fn run(
     m: &dyn Model,
     prompts: Option<&PromptFile>,
     s: &SpecTest,
     draft: Option<DraftFile>,
-    target_synthetic: bool,
+    target: Target,
     rec: &mut TestRecord,
     progress: &mut dyn Progress,
 ) -> String {
-    let random = random_weights(&s.drafter, target_synthetic, draft.as_ref());
-    match measure(m, prompts, s, (draft, random), rec, progress) {
+    let random = random_weights(&s.drafter, target.synthetic, draft.as_ref());
+    match measure(m, prompts, s, (draft, random), target, rec, progress) {
         Ok(line) => line,
         Err(e) => {
             rec.fail(e);
@@ -153,6 +182,7 @@ fn measure(
     prompts: Option<&PromptFile>,
     s: &SpecTest,
     (draft, random): (Option<DraftFile>, Option<String>),
+    target: Target,
     rec: &mut TestRecord,
     progress: &mut dyn Progress,
 ) -> Result<String, String> {
@@ -192,7 +222,14 @@ fn measure(
     let mut session = m
         .speculative(&rec.params, &params, n_ctx)
         .map_err(|e| format!("{}: {e}", s.drafter))?;
-    let draft_bytes = session.draft_bytes();
+    // draft-mtp's weights are the target's MTP layers: llama.cpp counts them in the target
+    // model, and the drafter holds only its context.
+    let draft_bytes = session.draft_bytes()
+        + if s.drafter == "draft-mtp" {
+            target.mtp_bytes
+        } else {
+            0
+        };
     if let Some(d) = &draft {
         if draft_bytes > m.info().size.saturating_mul(11) / 10 {
             progress.note(&format!(

@@ -83,7 +83,8 @@ pub struct Speculative {
     pub draft_min: u32,
     pub p_min: f64,
     pub draft_n_gpu_layers: i32,
-    /// Bytes the drafter held: the draft model's weights and its context's state.
+    /// Bytes the drafter held: the draft model's weights and its context's state (draft-mtp:
+    /// the target's MTP layers' weights and the MTP context's state).
     pub draft_bytes: u64,
     pub prompts: SpecPrompts,
     /// Raw: every round, in the order they ran.

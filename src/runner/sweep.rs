@@ -262,24 +262,28 @@ impl<'a> Sweep<'a> {
                 }
             }
             (Detail::Speculative(s), Ok(m), _) => {
+                let header = |p: &std::path::Path| crate::gguf::reader::read_header(p).ok();
+                let target = header(std::path::Path::new(&self.models[t.model].path));
                 let draft = self.draft_file(s).and_then(|d| {
-                    let header = |p: &std::path::Path| crate::gguf::reader::read_header(p).ok();
-                    let target = header(std::path::Path::new(&self.models[t.model].path));
                     let dh = d.as_ref().and_then(|d| header(&d.path));
                     match target
-                        .and_then(|th| kinds::speculative::refusal(&s.drafter, &th, dh.as_ref()))
+                        .as_ref()
+                        .and_then(|th| kinds::speculative::refusal(&s.drafter, th, dh.as_ref()))
                     {
                         Some(why) => Err(why),
                         None => Ok(d),
                     }
                 });
                 let prompts = prep.spec_prompts.as_ref();
-                let synthetic = self.models[t.model]
-                    .provenance
-                    .as_ref()
-                    .is_some_and(|p| p.synthetic);
+                let target = kinds::speculative::Target {
+                    synthetic: self.models[t.model]
+                        .provenance
+                        .as_ref()
+                        .is_some_and(|p| p.synthetic),
+                    mtp_bytes: target.as_ref().map_or(0, kinds::speculative::mtp_bytes),
+                };
                 match draft {
-                    Ok(d) => kinds::speculative::run(m, prompts, s, d, synthetic, rec, progress),
+                    Ok(d) => kinds::speculative::run(m, prompts, s, d, target, rec, progress),
                     Err(e) => {
                         rec.fail(e);
                         failed_line(rec)

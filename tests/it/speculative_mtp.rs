@@ -56,7 +56,7 @@ fn notes(t: &Value) -> Vec<&str> {
 
 #[test]
 fn draft_mtp_on_the_synthetic_mtp_preset_decodes_as_plain_decoding_does_and_counts_its_drafts() {
-    let (_dir, cfg) = mtp_config(
+    let (dir, cfg) = mtp_config(
         "n_prompt = [0]\nn_gen = [0]\n",
         "n_prompts = 2\nn_gen = 12\nrounds = 2\ndrafters = [\"draft-mtp\"]\ndraft_max = [2]\n",
     );
@@ -85,6 +85,26 @@ fn draft_mtp_on_the_synthetic_mtp_preset_decodes_as_plain_decoding_does_and_coun
     assert_eq!((sum("drafted"), sum("accepted")), (drafted, accepted));
     // Drafting cost time of its own (the MTP head's decodes).
     assert!(t["speculative"]["draft_s"].as_f64().unwrap() > 0.0, "{t}");
+    // The drafter's memory holds the MTP layer's weights, inside the target's file: every
+    // tensor of the block that has the nextn ones, summed here from the header.
+    let h = tpsbench::gguf::reader::read_header(&dir.path().join("mtp.gguf")).unwrap();
+    let nextn = h
+        .tensors
+        .iter()
+        .find(|t| t.name.contains(".nextn."))
+        .map(|t| t.name.split('.').nth(1).unwrap().to_string())
+        .expect("tiny-mtp has a nextn layer");
+    let layer: u64 = h
+        .tensors
+        .iter()
+        .filter(|t| t.name.starts_with(&format!("blk.{nextn}.")))
+        .map(|t| t.n_bytes)
+        .sum();
+    assert!(layer > 0);
+    assert!(
+        n(t, "draft_bytes") > layer,
+        "weights {layer} plus the MTP context: {t}"
+    );
 }
 
 #[test]
