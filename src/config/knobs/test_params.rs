@@ -84,6 +84,9 @@ impl TestParams {
             m.entry(k.name)
                 .or_insert_with(|| serde_json::json!(k.get(self)));
         }
+        // So that random and text tests join as two values of one property.
+        m.entry("tokens")
+            .or_insert_with(|| serde_json::json!(self.tokens.as_str()));
         m
     }
 
