@@ -36,6 +36,7 @@ mod setup_script;
 mod slurm;
 mod speculative;
 mod speculative_mtp;
+mod speculative_smollm2;
 mod spine;
 mod synth_models;
 mod text_tokens;
