@@ -176,6 +176,24 @@ fn random_weights(drafter: &str, target: bool, draft: Option<&DraftFile>) -> Opt
     ))
 }
 
+/// The note for generations the model ended (its end-of-generation token) before half of
+/// the tokens asked: a bare instruction, say, that an instruct model answers with its end of
+/// turn at once. Drafting then has next to nothing to speed up, and the figures say little.
+fn short_generations(rounds: &[SpecRound], jobs: &[Job]) -> Option<String> {
+    let asked: u64 = jobs.iter().map(|j| u64::from(j.n_gen)).sum::<u64>() * rounds.len() as u64;
+    let made: u64 = rounds.iter().map(|r| r.plain_tokens).sum();
+    let per = |n: u64| n as f64 / (jobs.len() * rounds.len()).max(1) as f64;
+    (made * 2 < asked).then(|| {
+        format!(
+            "the model ended its generations after {:.1} of {:.1} tokens asked on average \
+             (its end-of-generation token): too short for drafting to show; give prompts the \
+             model continues",
+            per(made),
+            per(asked)
+        )
+    })
+}
+
 /// `draft`: the draft file, and the random-weights note ([`random_weights`]).
 fn measure(
     m: &dyn Model,
@@ -313,6 +331,10 @@ fn measure(
         notes.push(format!("{}: {n}", pf.name));
     }
     notes.extend(random);
+    if let Some(short) = short_generations(&rounds, &jobs) {
+        progress.note(&format!("{}: {short}", rec.id));
+        notes.push(short);
+    }
     let prompts = SpecPrompts {
         dataset: pf.name.clone(),
         sha256: pf.sha256.clone(),
@@ -387,6 +409,33 @@ mod tests {
             sha256: None,
             synthetic,
         }
+    }
+
+    #[test]
+    fn generations_the_model_ended_before_half_the_tokens_asked_are_noted() {
+        let jobs = [
+            Job {
+                tokens: vec![1, 2],
+                n_gen: 32,
+            },
+            Job {
+                tokens: vec![1, 2],
+                n_gen: 32,
+            },
+        ];
+        let round = |made: u64| SpecRound {
+            plain_first: true,
+            plain_tokens: made,
+            plain_ns: 1,
+            spec_tokens: made,
+            spec_ns: 1,
+        };
+        assert_eq!(short_generations(&[round(64), round(40)], &jobs), None);
+        let note = short_generations(&[round(2), round(4)], &jobs).unwrap();
+        assert!(
+            note.starts_with("the model ended its generations after 1.5 of 32.0"),
+            "{note}"
+        );
     }
 
     #[test]
