@@ -166,6 +166,8 @@ pub(crate) const SWEEP_KEYS: &[&str] = &[
     "max_seconds",
     "seed",
     "rounds",
+    "max_rounds",
+    "max_rounds_seconds",
     "tokens",
     "text",
 ];

@@ -251,6 +251,31 @@ pub fn model_results_and_command_line_cases() -> Vec<Case> {
             2,
             "unknown preset \"gpt-9\"",
         ),
+        // Real-text tests' settings (docs/configuration.md).
+        case(
+            "tokens = \"text\" without text",
+            |d| sweep(d, "tokens = 'text'"),
+            2,
+            "key `sweep.tokens`: tokens = \"text\" decodes the [sweep] table's `text` file",
+        ),
+        case(
+            "text that no test reads",
+            |d| sweep(d, "text = 'p.txt'"),
+            2,
+            "key `sweep.text`: no test reads `text`",
+        ),
+        case(
+            "a token source that is neither",
+            |d| sweep(d, "tokens = 'words'"),
+            2,
+            "\"words\" is not a token source",
+        ),
+        case(
+            "the text file missing",
+            |d| sweep(d, "tokens = 'text'\ntext = 'none.txt'"),
+            2,
+            "cannot read the prompt file",
+        ),
     ];
     let usage = |what, setup, stderr| Case {
         what,
