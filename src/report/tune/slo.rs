@@ -1,0 +1,90 @@
+//! The answer's latency lines (issue 46): the goodput objective's SLO and load, with the
+//! definition of goodput it uses, the candidates that left because a round had no good
+//! request, and the TTFT/ITL limits of a llama-bench objective with what broke them.
+
+use crate::config::tune::describe_slo;
+use crate::record::tune::TuneRecord;
+use crate::record::{RunRecord, TestRecord};
+
+/// The lines, or nothing for a race without an SLO.
+pub(super) fn lines(record: &RunRecord, t: &TuneRecord, winner: &TestRecord) -> String {
+    let Some(s) = &t.slo else {
+        return String::new();
+    };
+    let mut out = String::new();
+    if let Some(g) = &s.goodput {
+        out.push_str(&format!(
+            "goodput: requests meeting the SLO ({}) per second of a round (first arrival to \
+             last token), as vLLM's bench serve --goodput counts them; each round {} requests \
+             ({}) arriving at {} req/s (Poisson), {} slots, in process\n",
+            describe_slo(&g.slo),
+            g.n_requests,
+            g.workload,
+            g.rate,
+            g.slots
+        ));
+        if let Some(st) = last_step(winner) {
+            out.push_str(&format!(
+                "the answer's last round: {} of {} requests good ({:.0}%, the SLO asks {:.0}%)\n",
+                st.n_good,
+                st.n_requests,
+                st.attainment * 100.0,
+                g.slo.attainment * 100.0
+            ));
+        }
+        let none = no_good(record, t);
+        if !none.is_empty() {
+            out.push_str(&format!(
+                "left the race with no request within the SLO in a round: {}\n",
+                none.join(", ")
+            ));
+        }
+    }
+    for (name, max) in [("max_ttft_ms", s.max_ttft_ms), ("max_itl_ms", s.max_itl_ms)] {
+        let Some(max) = max else { continue };
+        let broke: Vec<String> = (s.broke.iter())
+            .filter(|e| e.limit == name)
+            .map(|e| format!("{} ({})", e.id, e.why))
+            .collect();
+        out.push_str(&format!(
+            "{name} {max} (p{:.0} of each raced candidate's measured repetitions; what the \
+             rounds showed, not a guarantee): {}\n",
+            s.quantile * 100.0,
+            if broke.is_empty() {
+                "none broke it".to_string()
+            } else {
+                format!("excluded {}: {}", broke.len(), broke.join("; "))
+            }
+        ));
+    }
+    if s.broke.iter().any(|e| e.id == winner.id) {
+        out.push_str(
+            "the answer breaks a latency limit: no raced candidate is measured within it \
+             (the limit bounds the objective's own time, so the fastest breaks it least)\n",
+        );
+    }
+    out
+}
+
+/// The last goodput step of a goodput test.
+fn last_step(t: &TestRecord) -> Option<&crate::record::serving::GoodputStep> {
+    t.serving.as_ref()?.goodput.as_ref()?.steps.last()
+}
+
+/// "id (round 2: 0 of 16 good)" for each failed candidate whose last round counted no good
+/// request (its measurement itself did not fail).
+fn no_good(record: &RunRecord, t: &TuneRecord) -> Vec<String> {
+    (t.candidates.iter())
+        .filter(|c| c.outcome == "failed")
+        .filter_map(|c| {
+            let x = record.tests.iter().find(|x| x.id == c.id)?;
+            let st = last_step(x).filter(|st| st.n_good == 0)?;
+            Some(format!(
+                "{} (round {}: 0 of {} good)",
+                c.id,
+                c.at_round.unwrap_or(0),
+                st.n_requests
+            ))
+        })
+        .collect()
+}

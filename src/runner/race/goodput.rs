@@ -1,0 +1,106 @@
+//! The goodput objective's race (issue 46): every candidate of the sweep (model or ladder
+//! variant, and every combination of the axes) serves `[serving]`'s requests at one load,
+//! in process, each round, and its round figure is its goodput, the requests that met the
+//! SLO per second of the round (vLLM's `bench serve --goodput`). `stats::race` then races
+//! those figures as it races llama-bench rates: paired by round, on their logs.
+//!
+//! **A round without a good request.** Goodput 0 has no log: `stats::race` takes a round
+//! value that is not positive as the candidate's failure, and the candidate leaves the race
+//! at that round ("failed", and the answer says no request met the SLO). That is a rule, not
+//! a statistical claim: at this load the configuration served no request within the SLO in
+//! a whole round, which is no configuration to run at this load. It can cut a candidate
+//! whose goodput is near zero by chance alone (1 good request in 16 on average leaves it
+//! with probability (15/16)^16 ≈ 36% per round), never one that the leader is not far ahead
+//! of: tests/it/monte_carlo/race_goodput.rs measures both.
+//!
+//! The candidates are the sweep's tests at the objective, turned into serving tests: the
+//! same model and parameters (the context ones apply to the serving context), `slots`
+//! sequences, the load's rate. The limits that prune before the race (context, KLD, memory,
+//! load time) ran on the llama-bench candidates already.
+
+use crate::config::serving::{Mode, ServingConfig};
+use crate::config::tune::GoodputObjective;
+use crate::plan::serving::{ServingTest, Transport};
+use crate::plan::{Detail, PlannedTest, TestKind};
+use crate::record::tune::{GoodputLoad, TuneSlo};
+
+/// The serving candidate of each llama-bench candidate in `bench`, in the same order.
+pub(super) fn candidates(
+    bench: &[PlannedTest],
+    g: &GoodputObjective,
+    sc: &ServingConfig,
+    seed: u64,
+) -> Vec<PlannedTest> {
+    (bench.iter().enumerate())
+        .map(|(i, b)| candidate(i, b, g, sc, seed))
+        .collect()
+}
+
+fn candidate(
+    group: usize,
+    b: &PlannedTest,
+    g: &GoodputObjective,
+    sc: &ServingConfig,
+    seed: u64,
+) -> PlannedTest {
+    let mut params = b.params.clone();
+    // A prompt file's requests have their own lengths (as `[serving]`'s tests record them).
+    params.n_prompt = if sc.dataset.is_some() { 0 } else { sc.n_prompt };
+    params.n_gen = sc.n_gen;
+    params.n_depth = 0;
+    let load = format!("{}rps-slots{}", g.rate, g.slots);
+    // The bench id is `model/quant/<test>/<axes>`: the test's part becomes the load's.
+    let test = b.params.name().replace(" @ ", "@");
+    let id = match b.id.split_once(&format!("/{test}")) {
+        Some((head, tail)) => format!("{head}/serve-goodput-{}-{load}{tail}", g.workload),
+        None => format!("{}/serve-goodput-{}-{load}", b.id, g.workload),
+    };
+    let s = ServingTest {
+        model: b.model,
+        group,
+        id: id.clone(),
+        name: format!(
+            "goodput {} {}/s slots{} (tune)",
+            g.workload, g.rate, g.slots
+        ),
+        mode: Mode::Goodput,
+        n_parallel: g.slots,
+        n_seq_max: g.slots,
+        shared: false,
+        rate: Some(g.rate),
+        params: params.clone(),
+        transport: Transport::InProcess,
+    };
+    // What was measured: the llama-bench candidate's model and parameters, and the load.
+    let spec = serde_json::json!({
+        "goodput": g.describe(), "slo": g.slo, "n_requests": g.n_requests,
+        "dataset": sc.dataset.as_ref().map(|d| d.display().to_string()),
+        "chat_template": sc.chat_template, "temperature": sc.temperature,
+        "kv_unified": sc.kv_unified, "seed": seed,
+    });
+    PlannedTest {
+        model: b.model,
+        id,
+        params,
+        kind: TestKind::Goodput,
+        detail: Detail::Serving(Box::new(s)),
+        identity: crate::util::hash::sha256_hex(format!("{}\n{spec}", b.identity)),
+    }
+}
+
+/// The record's `slo`: the goodput objective's SLO and load.
+pub(super) fn record(g: &GoodputObjective) -> TuneSlo {
+    TuneSlo {
+        goodput: Some(GoodputLoad {
+            slo: g.slo.clone(),
+            rate: g.rate,
+            slots: g.slots,
+            n_requests: g.n_requests,
+            workload: g.workload.clone(),
+        }),
+        max_ttft_ms: None,
+        max_itl_ms: None,
+        quantile: 0.0,
+        broke: Vec::new(),
+    }
+}
