@@ -161,7 +161,7 @@ pub fn answer(record: &RunRecord) -> Option<String> {
     );
     let test = |id: &str| record.tests.iter().find(|x| x.id == id);
     let Some(w) = s.winner.as_deref().and_then(test) else {
-        out.push_str("no answer: no candidate was measured\n");
+        out.push_str(&slo::no_answer(record, t));
         return Some(out);
     };
     out.push_str(&format!("answer: {}: {}\n", w.id, s.figure()));

@@ -117,9 +117,12 @@ pub(super) fn goodput(
     };
     // The context one request needs, for the limits that prune before the race: a prompt
     // file's lengths are known only once tokenized, so its requests count their output.
+    // One llama-bench test of that context per candidate (a tg test: "ppN+tgM" would plan
+    // a pp and a tg test, llama-bench's way), which the race turns into a serving test.
+    let prompt = if sc.dataset.is_some() { 0 } else { sc.n_prompt };
     let sizes = Objective {
-        n_prompt: if sc.dataset.is_some() { 0 } else { sc.n_prompt },
-        n_gen: sc.n_gen,
+        n_prompt: 0,
+        n_gen: prompt + sc.n_gen,
         n_depth: 0,
     };
     let g = GoodputObjective {

@@ -54,8 +54,11 @@ pub(super) fn check(run: &RunRecord) -> Result<(), Disagreement> {
         ));
     }
     // The runner feeds rounds until the race stops itself, or its time budget or Ctrl-C
-    // ends it (which only the recorded round count tells).
-    while r.stop().is_none() && r.rounds_done() < t.rounds {
+    // ends it (which only the recorded round count tells). A race whose every candidate
+    // left in round 1 (a goodput race whose load none met) records 0 rounds and its tests.
+    let mut fed = 0;
+    while r.stop().is_none() && (fed < t.rounds || (fed == 0 && t.tests_run > 0)) {
+        fed += 1;
         let k = r.rounds_done();
         let values: Vec<(usize, Option<f64>)> = r
             .survivors()

@@ -88,3 +88,21 @@ fn no_good(record: &RunRecord, t: &TuneRecord) -> Vec<String> {
         })
         .collect()
 }
+
+/// Why a race has no answer: no candidate measured, or, in a goodput race, every one left
+/// with no request within the SLO (the load is beyond every configuration).
+pub(super) fn no_answer(record: &RunRecord, t: &TuneRecord) -> String {
+    let goodput = t.slo.as_ref().and_then(|s| s.goodput.as_ref());
+    let none = no_good(record, t);
+    match goodput {
+        Some(g) if !none.is_empty() && none.len() == t.candidates.len() => format!(
+            "no answer: no candidate served a request within the SLO ({}) at {} req/s, {} \
+             slots: {}\n",
+            describe_slo(&g.slo),
+            g.rate,
+            g.slots,
+            none.join(", ")
+        ),
+        _ => "no answer: no candidate was measured\n".into(),
+    }
+}
