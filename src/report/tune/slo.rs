@@ -24,12 +24,16 @@ pub(super) fn lines(record: &RunRecord, t: &TuneRecord, winner: &TestRecord) -> 
             g.slots
         ));
         if let Some(st) = last_step(winner) {
+            let steps = steps(winner);
+            let met = steps.iter().filter(|s| s.met).count();
             out.push_str(&format!(
-                "the answer's last round: {} of {} requests good ({:.0}%, the SLO asks {:.0}%)\n",
+                "the answer's last round: {} of {} requests good ({:.0}%, the SLO asks {:.0}%); \
+                 the SLO's share met in {met} of its {} rounds\n",
                 st.n_good,
                 st.n_requests,
                 st.attainment * 100.0,
-                g.slo.attainment * 100.0
+                g.slo.attainment * 100.0,
+                steps.len()
             ));
         }
         let none = no_good(record, t);
@@ -66,9 +70,16 @@ pub(super) fn lines(record: &RunRecord, t: &TuneRecord, winner: &TestRecord) -> 
     out
 }
 
+/// The goodput steps of a goodput test, one per round.
+fn steps(t: &TestRecord) -> &[crate::record::serving::GoodputStep] {
+    (t.serving.as_ref())
+        .and_then(|s| s.goodput.as_ref())
+        .map_or(&[], |g| g.steps.as_slice())
+}
+
 /// The last goodput step of a goodput test.
 fn last_step(t: &TestRecord) -> Option<&crate::record::serving::GoodputStep> {
-    t.serving.as_ref()?.goodput.as_ref()?.steps.last()
+    steps(t).last()
 }
 
 /// "id (round 2: 0 of 16 good)" for each failed candidate whose last round counted no good
