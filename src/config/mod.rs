@@ -261,7 +261,13 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, Conf
         let span = t.span();
         let has_ladder = !config.ladders.is_empty();
         let serving = config.serving.as_ref();
-        config.tune = Some(tune::parse(&ctx, span, t.into_inner(), has_ladder, serving)?);
+        config.tune = Some(tune::parse(
+            &ctx,
+            span,
+            t.into_inner(),
+            has_ladder,
+            serving,
+        )?);
     }
     let sweeps = config
         .models

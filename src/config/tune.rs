@@ -281,6 +281,76 @@ mod tests {
         assert_eq!(deepest.n_ctx(), 3_048_576);
     }
 
+    fn parsed(tune: &str, serving: &str) -> Result<Tune, String> {
+        let text = format!(
+            "[sweep]\nn_prompt = 8\n{serving}\n[[model]]\nname = \"m\"\npath = \"m.gguf\"\n\
+             [tune]\n{tune}\n"
+        );
+        crate::config::parse(std::path::Path::new("m.toml"), &text, 2)
+            .map(|c| c.tune.unwrap())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_goodput_objective_reads_its_slo_and_load_from_serving() {
+        let serving = "[serving]\nn_prompt = 16\nn_gen = 8\nn_requests = 12\nslots = 3\n\
+                       arrival_rate = [2.5]\nslo = { ttft_ms = 400, itl_p95_ms = 40 }";
+        let t = parsed("objective = \"goodput\"", serving).unwrap();
+        let g = t.goodput.clone().unwrap();
+        assert_eq!((g.rate, g.slots, g.n_requests), (2.5, 3, 12));
+        assert_eq!((g.slo.ttft_ms, g.slo.itl_ms), (Some(400.0), Some(40.0)));
+        assert_eq!(g.slo.attainment, 0.95);
+        // One tg test of a request's whole context per candidate: the limits check it.
+        assert_eq!(t.objective.to_string(), "tg24");
+        assert_eq!(
+            t.objective_name(),
+            "goodput at 2.5 req/s, 12 requests pp16+tg8, 3 slots: TTFT ≤ 400 ms, ITL ≤ 40 ms \
+             for 95% of requests"
+        );
+        let e = parsed("objective = \"goodput\"", "").unwrap_err();
+        assert!(e.contains("add a [serving] table"), "{e}");
+        let e = parsed("objective = \"goodput\"", "[serving]\narrival_rate = [1]").unwrap_err();
+        assert!(e.contains("and there is none"), "{e}");
+    }
+
+    #[test]
+    fn latency_limits_need_an_objective_that_measures_them() {
+        let t = parsed("objective = \"tg64\"\nmax_itl_ms = 25", "").unwrap();
+        assert_eq!(t.limits.latency.max_itl_ms, Some(25.0));
+        assert_eq!(t.limits.latency.quantile, 0.9);
+        let t = parsed(
+            "objective = \"pp512\"\nmax_ttft_ms = 300\nlatency_quantile = 0.99",
+            "",
+        )
+        .unwrap();
+        assert_eq!(
+            (t.limits.latency.max_ttft_ms, t.limits.latency.quantile),
+            (Some(300.0), 0.99)
+        );
+        for (tune, says) in [
+            (
+                "objective = \"pp512+tg64\"\nmax_itl_ms = 25",
+                "needs a decode objective",
+            ),
+            (
+                "objective = \"tg64\"\nmax_ttft_ms = 25",
+                "needs a prefill objective",
+            ),
+            ("objective = \"tg64\"\nmax_itl_ms = -1", "out of range"),
+            (
+                "objective = \"tg64\"\nlatency_quantile = 0.5",
+                "neither is given",
+            ),
+            (
+                "objective = \"tg64\"\nmax_itl_ms = 5\nlatency_quantile = 1.5",
+                "out of range",
+            ),
+        ] {
+            let e = parsed(tune, "").unwrap_err();
+            assert!(e.contains(says), "{tune}: {e}");
+        }
+    }
+
     /// A depth past u32 made the context's size overflow (issue 47, models_toml target).
     #[test]
     fn a_depth_whose_context_overflows_is_refused() {

@@ -484,10 +484,9 @@ impl TestRecord {
             // round's are kept as measured, and a goodput step joins the round's others.
             let rates = [self.samples_ts.as_slice(), &next.samples_ts].concat();
             let step = (next.serving.and_then(|s| s.goodput)).map(|g| g.steps);
-            if let (Some(g), Some(steps)) = (
-                self.serving.as_mut().and_then(|s| s.goodput.as_mut()),
-                step,
-            ) {
+            if let (Some(g), Some(steps)) =
+                (self.serving.as_mut().and_then(|s| s.goodput.as_mut()), step)
+            {
                 g.steps.extend(steps);
             }
             self.set_rates(samples, rates);

@@ -117,11 +117,7 @@ impl Summary {
                 i.lo,
                 i.hi
             ),
-            None => format!(
-                "{:.2} {} (one round: no interval)",
-                self.mean,
-                self.unit()
-            ),
+            None => format!("{:.2} {} (one round: no interval)", self.mean, self.unit()),
         }
     }
 

@@ -80,9 +80,18 @@ fn a_goodput_race_serves_every_candidate_each_round_and_replays_from_its_counts(
         "{out}"
     );
     assert!(out.contains(" good req/s ("), "{out}");
-    assert!(out.contains("as vLLM's bench serve --goodput counts them"), "{out}");
-    assert!(out.contains("the answer's last round: 4 of 4 requests good"), "{out}");
-    assert!(out.contains(" -np 2"), "the server line carries the load's slots: {out}");
+    assert!(
+        out.contains("as vLLM's bench serve --goodput counts them"),
+        "{out}"
+    );
+    assert!(
+        out.contains("the answer's last round: 4 of 4 requests good"),
+        "{out}"
+    );
+    assert!(
+        out.contains(" -np 2"),
+        "the server line carries the load's slots: {out}"
+    );
     let path = result_path(&results);
     let r = json(&path);
     let t = &r["run"]["tune"];
@@ -96,7 +105,12 @@ fn a_goodput_race_serves_every_candidate_each_round_and_replays_from_its_counts(
     for c in cands {
         let x = tests.iter().find(|x| x["id"] == c["id"]).unwrap();
         assert_eq!(x["kind"], "goodput", "{x}");
-        assert!(x["id"].as_str().unwrap().contains("/serve-goodput-pp8+tg4-1000rps-slots2"));
+        assert!(
+            x["id"]
+                .as_str()
+                .unwrap()
+                .contains("/serve-goodput-pp8+tg4-1000rps-slots2")
+        );
         // Every round is one pass of the 4 requests; its figure is its goodput, counted.
         let steps = x["serving"]["goodput"]["steps"].as_array().unwrap();
         assert_eq!(steps.len() as u64, c["rounds"].as_u64().unwrap(), "{x}");
@@ -106,7 +120,10 @@ fn a_goodput_race_serves_every_candidate_each_round_and_replays_from_its_counts(
             assert_eq!(s["n_requests"], 4);
             assert_eq!(s["n_good"], 4, "a generous SLO: every request good");
             let counted = 4.0 / s["duration_s"].as_f64().unwrap();
-            assert!((v.as_f64().unwrap() - counted).abs() < 1e-6 * counted, "{s} {v}");
+            assert!(
+                (v.as_f64().unwrap() - counted).abs() < 1e-6 * counted,
+                "{s} {v}"
+            );
         }
         total += steps.len();
     }
@@ -175,7 +192,13 @@ fn latency_limits_of_a_decode_objective_exclude_what_broke_them_and_replay() {
         assert_eq!(got, broke, "{s}");
         if broke > 0 {
             assert!(out.contains("the answer breaks a latency limit"), "{out}");
-            assert!(s["broke"][0]["why"].as_str().unwrap().starts_with("p50 ITL "), "{s}");
+            assert!(
+                s["broke"][0]["why"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("p50 ITL "),
+                "{s}"
+            );
         } else {
             assert!(out.contains("none broke it"), "{out}");
         }

@@ -49,7 +49,12 @@ fn latencies(t: &TestRecord, limit: &str) -> Option<Vec<f64>> {
         "max_ttft_ms" if p.n_gen == 0 && p.n_prompt > 0 => 1.0,
         _ => return None,
     };
-    Some(t.samples_ns.iter().map(|&ns| ns as f64 / 1e6 / per).collect())
+    Some(
+        t.samples_ns
+            .iter()
+            .map(|&ns| ns as f64 / 1e6 / per)
+            .collect(),
+    )
 }
 
 /// Which of `raced` (test ids) break the limits of `s`: the `s.quantile` quantile of each

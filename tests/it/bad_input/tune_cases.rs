@@ -121,8 +121,8 @@ pub fn tune_cases() -> Vec<Case> {
         case(
             "tune: goodput at more than one load",
             |d| {
-                let serving = format!("{GOODPUT_NO_SLO}slo = {{ ttft_ms = 500 }}\n")
-                    .replace("[4]", "[1, 2]");
+                let serving =
+                    format!("{GOODPUT_NO_SLO}slo = {{ ttft_ms = 500 }}\n").replace("[4]", "[1, 2]");
                 tune(d, &serving, "objective = \"goodput\"")
             },
             2,

@@ -129,9 +129,7 @@ fn a_goodput_race_keeps_its_error_and_names_what_the_no_good_round_rule_costs() 
             "8 candidates, capacity up 10% and goodput down 5% each, 32 requests",
             Space {
                 capacity: (0..8).map(|i| 20.0 * 1.1f64.powi(i)).collect(),
-                p: (0..8)
-                    .map(|i| 0.9 * (1.05f64 * 1.1).powi(-i))
-                    .collect(),
+                p: (0..8).map(|i| 0.9 * (1.05f64 * 1.1).powi(-i)).collect(),
                 own,
                 shared,
                 n: 32,
@@ -192,5 +190,8 @@ fn a_goodput_race_keeps_its_error_and_names_what_the_no_good_round_rule_costs() 
     // With 1 good request in 10, the rule cuts the best often: 1 − (1 − 0.185)^rounds.
     // What the docs say of it is this row.
     let r = rows[2].best_left_by_zero as f64 / rows[2].trials as f64;
-    assert!(r > 0.15, "the rule's cost is visible at low attainment: {r}");
+    assert!(
+        r > 0.15,
+        "the rule's cost is visible at low attainment: {r}"
+    );
 }
