@@ -40,7 +40,10 @@ pub(super) fn lines(record: &RunRecord, t: &TuneRecord, winner: &TestRecord) -> 
                 .fold((0, 0), |(g, n), s| (g + s.n_good, n + s.n_requests));
             if all > 0 && f64::from(good) < g.slo.attainment * f64::from(all) - 1e-9 {
                 out.push_str(&format!(
-                    "at this load the answer does not meet the SLO's share: {good} of {all}                      requests good over its rounds; it serves the most good requests per second                      of the candidates raced, and a lower arrival_rate or fewer slots may meet it\n"
+                    "at this load the answer does not meet the SLO's share: {good} of {all} \
+                     requests good over its rounds; it serves the most good requests per \
+                     second of the candidates raced, and a lower arrival_rate or fewer slots \
+                     may meet it\n"
                 ));
             }
         }
