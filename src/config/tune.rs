@@ -26,7 +26,7 @@ use crate::config::values::{scalar_float, scalar_int};
 use crate::config::{ConfigError, Ctx};
 
 mod slo;
-pub use slo::{GoodputObjective, LatencyLimits, describe_slo};
+pub use slo::{GoodputObjective, LatencyLimits, describe_slo, describe_slots};
 
 /// The deepest objective: the sweep's own `n_depth` limit.
 pub const MAX_DEPTH: u32 = 1 << 20;
@@ -178,6 +178,7 @@ pub(crate) struct RawTune {
     max_ttft_ms: Option<Spanned<toml::Value>>,
     max_itl_ms: Option<Spanned<toml::Value>>,
     latency_quantile: Option<Spanned<toml::Value>>,
+    slots: Option<Spanned<toml::Value>>,
 }
 
 /// Checks the table key by key; `has_ladder`: a `[[ladder]]` measures KLD; `serving`: the
@@ -191,7 +192,7 @@ pub(crate) fn parse(
 ) -> Result<Tune, ConfigError> {
     let (objective, goodput) = match &raw.objective {
         Some(o) if o.get_ref().trim() == "goodput" => {
-            let (g, sizes) = slo::goodput(ctx, o.span(), serving)?;
+            let (g, sizes) = slo::goodput(ctx, o.span(), serving, &raw.slots)?;
             (sizes, Some(g))
         }
         Some(o) => (
@@ -232,6 +233,13 @@ pub(crate) fn parse(
         .transpose()?
         .map_or(Tune::DEFAULT_MAX_ROUNDS, |n| n as u32);
     let max_seconds = float("max_seconds", &raw.max_seconds, 1.0, 1e7)?;
+    if let (None, Some(v)) = (&goodput, &raw.slots) {
+        let msg = format!(
+            "slots is the goodput objective's concurrency axis (sequences served at once); \
+             objective {objective} serves no requests: remove slots or use objective = \"goodput\""
+        );
+        return Err(ctx.err(v.span(), "tune.slots", msg));
+    }
     let latency = slo::latency(
         ctx,
         &objective,
@@ -297,7 +305,7 @@ mod tests {
                        arrival_rate = [2.5]\nslo = { ttft_ms = 400, itl_p95_ms = 40 }";
         let t = parsed("objective = \"goodput\"", serving).unwrap();
         let g = t.goodput.clone().unwrap();
-        assert_eq!((g.rate, g.slots, g.n_requests), (2.5, 3, 12));
+        assert_eq!((g.rate, g.slots.clone(), g.n_requests), (2.5, vec![3], 12));
         assert_eq!((g.slo.ttft_ms, g.slo.itl_ms), (Some(400.0), Some(40.0)));
         assert_eq!(g.slo.attainment, 0.95);
         // One tg test of a request's whole context per candidate: the limits check it.
@@ -307,6 +315,13 @@ mod tests {
             "goodput at 2.5 req/s, 12 requests pp16+tg8, 3 slots: TTFT ≤ 400 ms, ITL ≤ 40 ms \
              for 95% of requests"
         );
+        // `[tune] slots` makes the concurrency a candidate axis, each value once.
+        let t = parsed("objective = \"goodput\"\nslots = [2, 4, 2]", serving).unwrap();
+        assert_eq!(t.goodput.unwrap().slots, vec![2, 4]);
+        let e = parsed("objective = \"tg8\"\nslots = [2]", serving).unwrap_err();
+        assert!(e.contains("objective tg8 serves no requests"), "{e}");
+        let e = parsed("objective = \"goodput\"\nslots = [0]", serving).unwrap_err();
+        assert!(e.contains("tune.slots"), "{e}");
         let e = parsed("objective = \"goodput\"", "").unwrap_err();
         assert!(e.contains("add a [serving] table"), "{e}");
         let e = parsed("objective = \"goodput\"", "[serving]\narrival_rate = [1]").unwrap_err();

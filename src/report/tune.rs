@@ -367,9 +367,11 @@ fn commands(record: &RunRecord, t: &TuneRecord, w: &TestRecord) -> String {
     if let Some(c) = min_ctx {
         server.push_str(&format!(" -c {c}"));
     }
-    // A goodput answer holds at its load's concurrency.
-    if let Some(g) = t.slo.as_ref().and_then(|s| s.goodput.as_ref()) {
-        server.push_str(&format!(" -np {}", g.slots));
+    // A goodput answer holds at its own concurrency (the slots it served in).
+    if let Some(s) =
+        (w.serving.as_ref()).filter(|_| t.slo.as_ref().is_some_and(|s| s.goodput.is_some()))
+    {
+        server.push_str(&format!(" -np {}", s.n_parallel));
     }
     let mut not_carried = Vec::new();
     for (k, v) in &s {

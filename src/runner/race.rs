@@ -144,6 +144,9 @@ pub fn tune(
     let candidates = match (&t.goodput, &opts.config.serving) {
         (Some(g), Some(sc)) => {
             rec.slo = Some(goodput::record(g));
+            // Each configuration once per slots value (the limits' exclusions count
+            // configurations, each standing for all its slots).
+            rec.space *= g.slots.len();
             let seed = sc.seed.unwrap_or(opts.config.settings.seed);
             goodput::candidates(&candidates, g, sc, seed)
         }

@@ -70,13 +70,13 @@ fn a_goodput_race_serves_every_candidate_each_round_and_replays_from_its_counts(
     let (dir, cfg) = config(
         "n_threads = [1]\nn_ubatch = [16, 32]\nflash_attn = [\"on\", \"off\"]",
         &load("{ ttft_ms = 60000, itl_ms = 60000 }"),
-        "objective = \"goodput\"\nmax_rounds = 3",
+        "objective = \"goodput\"\nmax_rounds = 3\nslots = [1, 2]",
     );
     let results = dir.path().join("results");
     let (code, out, err) = tune(&cfg, &results);
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.starts_with("## tune: goodput at 1000 req/s, 4 requests pp8+tg4, 2 slots: TTFT ≤ 60000 ms, ITL ≤ 60000 ms for 90% of requests\n"),
+        out.starts_with("## tune: goodput at 1000 req/s, 4 requests pp8+tg4, slots 1/2: TTFT ≤ 60000 ms, ITL ≤ 60000 ms for 90% of requests\n"),
         "{out}"
     );
     assert!(out.contains(" good req/s ("), "{out}");
@@ -88,28 +88,34 @@ fn a_goodput_race_serves_every_candidate_each_round_and_replays_from_its_counts(
         out.contains("the answer's last round: 4 of 4 requests good"),
         "{out}"
     );
-    assert!(
-        out.contains(" -np 2"),
-        "the server line carries the load's slots: {out}"
-    );
     let path = result_path(&results);
     let r = json(&path);
     let t = &r["run"]["tune"];
-    assert_eq!(t["space"], 4);
-    assert_eq!(t["slo"]["goodput"]["slots"], 2);
+    // The sweep's 4 configurations, each served in 1 and in 2 slots.
+    assert_eq!(t["space"], 8);
+    assert_eq!(t["slo"]["goodput"]["slots"], serde_json::json!([1, 2]));
     assert_eq!(t["slo"]["goodput"]["slo"]["ttft_ms"], 60000.0);
     let cands = t["candidates"].as_array().unwrap();
-    assert_eq!(cands.len(), 4);
+    assert_eq!(cands.len(), 8);
+    let winner_slots = if t["winner"].as_str().unwrap().contains("-slots1/") {
+        1
+    } else {
+        2
+    };
+    assert!(
+        out.contains(&format!(" -np {winner_slots} ")),
+        "the server line carries the winner's slots: {out}"
+    );
     let tests = r["tests"].as_array().unwrap();
     let mut total = 0;
     for c in cands {
         let x = tests.iter().find(|x| x["id"] == c["id"]).unwrap();
         assert_eq!(x["kind"], "goodput", "{x}");
+        let id = x["id"].as_str().unwrap();
+        let slots = x["serving"]["n_parallel"].as_u64().unwrap();
         assert!(
-            x["id"]
-                .as_str()
-                .unwrap()
-                .contains("/serve-goodput-pp8+tg4-1000rps-slots2")
+            id.contains(&format!("/serve-goodput-pp8+tg4-1000rps-slots{slots}/")),
+            "{id}"
         );
         // Every round is one pass of the 4 requests; its figure is its goodput, counted.
         let steps = x["serving"]["goodput"]["steps"].as_array().unwrap();

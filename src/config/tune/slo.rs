@@ -6,7 +6,7 @@
 use toml::Spanned;
 
 use crate::config::serving::{ServingConfig, Slo};
-use crate::config::values::scalar_float;
+use crate::config::values::{int_list, scalar_float};
 use crate::config::{ConfigError, Ctx};
 
 use super::Objective;
@@ -19,8 +19,9 @@ pub struct GoodputObjective {
     pub slo: Slo,
     /// Poisson arrivals, requests per second (`[serving] arrival_rate`, one value).
     pub rate: f64,
-    /// Sequences decoded at once (`[serving] slots`): the concurrency.
-    pub slots: u32,
+    /// Sequences decoded at once, the concurrency: `[tune] slots`, a candidate axis (each
+    /// value with every configuration of the sweep), else `[serving] slots`.
+    pub slots: Vec<u32>,
     /// Requests per round (`[serving] n_requests`).
     pub n_requests: u32,
     /// "pp128+tg64" (synthetic prompts) or the prompt file's name.
@@ -31,13 +32,24 @@ impl GoodputObjective {
     /// "goodput at 4 req/s, 16 requests pp64+tg32, 4 slots: TTFT ≤ 500 ms, ITL ≤ 50 ms for 90%".
     pub fn describe(&self) -> String {
         format!(
-            "goodput at {} req/s, {} requests {}, {} slots: {}",
+            "goodput at {} req/s, {} requests {}, {}: {}",
             self.rate,
             self.n_requests,
             self.workload,
-            self.slots,
+            describe_slots(&self.slots),
             describe_slo(&self.slo)
         )
+    }
+}
+
+/// "4 slots", or "slots 2/4/8" when they are a candidate axis.
+pub fn describe_slots(slots: &[u32]) -> String {
+    match slots {
+        [s] => format!("{s} slots"),
+        v => {
+            let v: Vec<String> = v.iter().map(u32::to_string).collect();
+            format!("slots {}", v.join("/"))
+        }
     }
 }
 
@@ -83,6 +95,7 @@ pub(super) fn goodput(
     ctx: &Ctx,
     at: std::ops::Range<usize>,
     serving: Option<&ServingConfig>,
+    slots: &V,
 ) -> Result<(GoodputObjective, Objective), ConfigError> {
     let key = "tune.objective";
     let Some(sc) = serving else {
@@ -125,10 +138,22 @@ pub(super) fn goodput(
         n_gen: prompt + sc.n_gen,
         n_depth: 0,
     };
+    let slots = match slots {
+        // Each value once, in the order given: a candidate per value.
+        Some(v) => int_list::<u32>(ctx, "tune.slots", v, 1, 256)?
+            .into_iter()
+            .fold(Vec::new(), |mut acc, s| {
+                if !acc.contains(&s) {
+                    acc.push(s);
+                }
+                acc
+            }),
+        None => vec![sc.slots],
+    };
     let g = GoodputObjective {
         slo,
         rate,
-        slots: sc.slots,
+        slots,
         n_requests: sc.n_requests,
         workload,
     };

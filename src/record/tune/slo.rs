@@ -31,9 +31,10 @@ pub struct TuneSlo {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GoodputLoad {
     pub slo: Slo,
-    /// Poisson arrivals, requests per second; `slots` sequences at once; requests per round.
+    /// Poisson arrivals, requests per second; the sequences served at once (each value a
+    /// candidate axis); requests per round.
     pub rate: f64,
-    pub slots: u32,
+    pub slots: Vec<u32>,
     pub n_requests: u32,
     /// "pp128+tg64", or the prompt file's name.
     pub workload: String,

@@ -2,7 +2,7 @@
 //! definition of goodput it uses, the candidates that left because a round had no good
 //! request, and the TTFT/ITL limits of a llama-bench objective with what broke them.
 
-use crate::config::tune::describe_slo;
+use crate::config::tune::{describe_slo, describe_slots};
 use crate::record::tune::TuneRecord;
 use crate::record::{RunRecord, TestRecord};
 
@@ -16,12 +16,12 @@ pub(super) fn lines(record: &RunRecord, t: &TuneRecord, winner: &TestRecord) -> 
         out.push_str(&format!(
             "goodput: requests meeting the SLO ({}) per second of a round (first arrival to \
              last token), as vLLM's bench serve --goodput counts them; each round {} requests \
-             ({}) arriving at {} req/s (Poisson), {} slots, in process\n",
+             ({}) arriving at {} req/s (Poisson), {}, in process\n",
             describe_slo(&g.slo),
             g.n_requests,
             g.workload,
             g.rate,
-            g.slots
+            describe_slots(&g.slots)
         ));
         if let Some(st) = last_step(winner) {
             let steps = steps(winner);
@@ -118,11 +118,11 @@ pub(super) fn no_answer(record: &RunRecord, t: &TuneRecord) -> String {
     let none = no_good(record, t);
     match goodput {
         Some(g) if !none.is_empty() && none.len() == t.candidates.len() => format!(
-            "no answer: no candidate served a request within the SLO ({}) at {} req/s, {} \
-             slots: {}\n",
+            "no answer: no candidate served a request within the SLO ({}) at {} req/s, {}: \
+             {}\n",
             describe_slo(&g.slo),
             g.rate,
-            g.slots,
+            describe_slots(&g.slots),
             none.join(", ")
         ),
         _ => "no answer: no candidate was measured\n".into(),

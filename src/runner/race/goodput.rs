@@ -24,21 +24,28 @@ use crate::plan::serving::{ServingTest, Transport};
 use crate::plan::{Detail, PlannedTest, TestKind};
 use crate::record::tune::{GoodputLoad, TuneSlo};
 
-/// The serving candidate of each llama-bench candidate in `bench`, in the same order.
+/// The serving candidates of the llama-bench candidates in `bench`, in their order: one per
+/// slots value of each.
 pub(super) fn candidates(
     bench: &[PlannedTest],
     g: &GoodputObjective,
     sc: &ServingConfig,
     seed: u64,
 ) -> Vec<PlannedTest> {
-    (bench.iter().enumerate())
-        .map(|(i, b)| candidate(i, b, g, sc, seed))
+    let each = bench
+        .iter()
+        .flat_map(|b| g.slots.iter().map(move |&s| (b, s)));
+    (each.enumerate())
+        .map(|(i, (b, slots))| candidate(i, b, slots, g, sc, seed))
         .collect()
 }
 
+/// The candidate serving `b`'s configuration in `slots` sequences; `group` is its own
+/// serving context.
 fn candidate(
     group: usize,
     b: &PlannedTest,
+    slots: u32,
     g: &GoodputObjective,
     sc: &ServingConfig,
     seed: u64,
@@ -48,7 +55,7 @@ fn candidate(
     params.n_prompt = if sc.dataset.is_some() { 0 } else { sc.n_prompt };
     params.n_gen = sc.n_gen;
     params.n_depth = 0;
-    let load = format!("{}rps-slots{}", g.rate, g.slots);
+    let load = format!("{}rps-slots{slots}", g.rate);
     // The bench id is `model/quant/<test>/<axes>`: the test's part becomes the load's.
     let test = b.params.name().replace(" @ ", "@");
     let id = match b.id.split_once(&format!("/{test}")) {
@@ -59,13 +66,10 @@ fn candidate(
         model: b.model,
         group,
         id: id.clone(),
-        name: format!(
-            "goodput {} {}/s slots{} (tune)",
-            g.workload, g.rate, g.slots
-        ),
+        name: format!("goodput {} {}/s slots{slots} (tune)", g.workload, g.rate),
         mode: Mode::Goodput,
-        n_parallel: g.slots,
-        n_seq_max: g.slots,
+        n_parallel: slots,
+        n_seq_max: slots,
         shared: false,
         rate: Some(g.rate),
         params: params.clone(),
@@ -76,7 +80,7 @@ fn candidate(
         "goodput": g.describe(), "slo": g.slo, "n_requests": g.n_requests,
         "dataset": sc.dataset.as_ref().map(|d| d.display().to_string()),
         "chat_template": sc.chat_template, "temperature": sc.temperature,
-        "kv_unified": sc.kv_unified, "seed": seed,
+        "kv_unified": sc.kv_unified, "seed": seed, "slots": slots,
     });
     PlannedTest {
         model: b.model,
@@ -94,7 +98,7 @@ pub(super) fn record(g: &GoodputObjective) -> TuneSlo {
         goodput: Some(GoodputLoad {
             slo: g.slo.clone(),
             rate: g.rate,
-            slots: g.slots,
+            slots: g.slots.clone(),
             n_requests: g.n_requests,
             workload: g.workload.clone(),
         }),

@@ -147,6 +147,12 @@ pub fn tune_cases() -> Vec<Case> {
             "key `tune.max_ttft_ms`: the goodput objective's latencies are [serving] slo's; max_ttft_ms limits a tgN or ppN objective",
         ),
         case(
+            "tune: a slots axis without the goodput objective",
+            |d| tune(d, "", "objective = \"tg8\"\nslots = [2, 4]"),
+            2,
+            "key `tune.slots`: slots is the goodput objective's concurrency axis (sequences served at once); objective tg8 serves no requests",
+        ),
+        case(
             "tune: a latency limit of 0",
             |d| tune(d, "", "objective = \"tg8\"\nmax_itl_ms = 0"),
             2,
