@@ -141,17 +141,7 @@ pub fn tune(
         loads,
     } = limits::apply(engine, &mut sweep, &opts, &prep, &t, space, progress)?;
     let mut rec = new_record(&t, total, excluded, applied, loads);
-    let candidates = match (&t.goodput, &opts.config.serving) {
-        (Some(g), Some(sc)) => {
-            rec.slo = Some(goodput::record(g));
-            // Each configuration once per slots value (the limits' exclusions count
-            // configurations, each standing for all its slots).
-            rec.space *= g.slots.len();
-            let seed = sc.seed.unwrap_or(opts.config.settings.seed);
-            goodput::candidates(&candidates, g, sc, seed)
-        }
-        _ => candidates,
-    };
+    let candidates = goodput::serving(&t, &opts.config, candidates, &mut rec);
     if candidates.is_empty() {
         // The file keeps what was measured (the quality tests) and what each limit excluded.
         let line = empty_space_line(&opts.config, &t, &rec);

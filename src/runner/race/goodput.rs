@@ -24,9 +24,28 @@ use crate::plan::serving::{ServingTest, Transport};
 use crate::plan::{Detail, PlannedTest, TestKind};
 use crate::record::tune::{GoodputLoad, TuneSlo};
 
+/// With the goodput objective, the serving candidates of the llama-bench `candidates` the
+/// limits kept, and the SLO and load in the record; else the candidates as they are.
+pub(super) fn serving(
+    t: &crate::config::tune::Tune,
+    config: &crate::config::Config,
+    candidates: Vec<PlannedTest>,
+    rec: &mut crate::record::tune::TuneRecord,
+) -> Vec<PlannedTest> {
+    let (Some(g), Some(sc)) = (&t.goodput, &config.serving) else {
+        return candidates;
+    };
+    rec.slo = Some(record(g));
+    // Each configuration once per slots value (the limits' exclusions count configurations,
+    // each standing for all its slots).
+    rec.space *= g.slots.len();
+    let seed = sc.seed.unwrap_or(config.settings.seed);
+    self::candidates(&candidates, g, sc, seed)
+}
+
 /// The serving candidates of the llama-bench candidates in `bench`, in their order: one per
 /// slots value of each.
-pub(super) fn candidates(
+fn candidates(
     bench: &[PlannedTest],
     g: &GoodputObjective,
     sc: &ServingConfig,
@@ -93,7 +112,7 @@ fn candidate(
 }
 
 /// The record's `slo`: the goodput objective's SLO and load.
-pub(super) fn record(g: &GoodputObjective) -> TuneSlo {
+fn record(g: &GoodputObjective) -> TuneSlo {
     TuneSlo {
         goodput: Some(GoodputLoad {
             slo: g.slo.clone(),
