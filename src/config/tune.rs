@@ -5,7 +5,8 @@
 //!
 //! ```toml
 //! [tune]
-//! objective = "tg128"      # "tgN", "ppN", "ppN+tgM" (llama-bench's pg), "...@dD" at depth D
+//! objective = "tg128"      # "tgN", "ppN", "ppN+tgM" (llama-bench's pg), "...@dD" at depth D,
+//!                          #   or "goodput": [serving]'s requests under its slo (tune/slo.rs)
 //! max_kld = 0.05           # nats against the ladder's reference (needs a [[ladder]])
 //! max_memory_gib = 8       # weights + KV cache at the context must fit (default: host RAM
 //! memory_margin = 0.1      #   less this share)
@@ -13,13 +14,19 @@
 //! max_load_seconds = 30    # a cold load (page cache evicted) takes at most this
 //! max_rounds = 20          # the race's budget in rounds ...
 //! max_seconds = 600        # ... and in wall-clock seconds
+//! max_itl_ms = 20          # tgN: the latency_quantile (0.9) of each raced candidate's
+//! max_ttft_ms = 200        #   ITL (tgN) or prefill time (ppN) must stay within these
 //! ```
 
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::config::serving::ServingConfig;
 use crate::config::values::{scalar_float, scalar_int};
 use crate::config::{ConfigError, Ctx};
+
+mod slo;
+pub use slo::{GoodputObjective, LatencyLimits, describe_slo, describe_slots};
 
 /// The deepest objective: the sweep's own `n_depth` limit.
 pub const MAX_DEPTH: u32 = 1 << 20;
@@ -39,7 +46,7 @@ impl Objective {
             format!(
                 "objective {s:?}: expected \"tgN\", \"ppN\" or \"ppN+tgM\" (llama-bench's \
                  pg), optionally at a depth \"@dD\" (D at most {MAX_DEPTH}), e.g. \"tg128\" \
-                 or \"pp512@d4096\""
+                 or \"pp512@d4096\"; or \"goodput\" (served, under [serving] slo)"
             )
         };
         let t = s.trim();
@@ -114,12 +121,28 @@ pub struct Limits {
     pub min_ctx: Option<u32>,
     /// The most seconds a cold load (page cache evicted) may take, median of 3.
     pub max_load_seconds: Option<f64>,
+    /// TTFT and ITL limits of a ppN or tgN objective, checked on the raced rounds.
+    pub latency: LatencyLimits,
+}
+
+impl Default for LatencyLimits {
+    fn default() -> Self {
+        LatencyLimits {
+            max_ttft_ms: None,
+            max_itl_ms: None,
+            quantile: LatencyLimits::DEFAULT_QUANTILE,
+        }
+    }
 }
 
 /// The `[tune]` table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tune {
+    /// The test the race maximises; for the goodput objective, the sizes of one request
+    /// (the context the limits check).
     pub objective: Objective,
+    /// `objective = "goodput"`: the SLO and the load; the race's figure is then goodput.
+    pub goodput: Option<GoodputObjective>,
     pub limits: Limits,
     /// The race's budget: the most rounds (2 or more: a paired look needs 2).
     pub max_rounds: u32,
@@ -130,6 +153,15 @@ pub struct Tune {
 impl Tune {
     pub const DEFAULT_MAX_ROUNDS: u32 = 20;
     pub const DEFAULT_MEMORY_MARGIN: f64 = 0.1;
+
+    /// The objective as the answer and the record name it: "tg128", or the goodput
+    /// objective with its load and SLO.
+    pub fn objective_name(&self) -> String {
+        match &self.goodput {
+            Some(g) => g.describe(),
+            None => self.objective.to_string(),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -143,19 +175,30 @@ pub(crate) struct RawTune {
     max_load_seconds: Option<Spanned<toml::Value>>,
     max_rounds: Option<Spanned<toml::Value>>,
     max_seconds: Option<Spanned<toml::Value>>,
+    max_ttft_ms: Option<Spanned<toml::Value>>,
+    max_itl_ms: Option<Spanned<toml::Value>>,
+    latency_quantile: Option<Spanned<toml::Value>>,
+    slots: Option<Spanned<toml::Value>>,
 }
 
-/// Checks the table key by key; `has_ladder`: a `[[ladder]]` measures KLD.
+/// Checks the table key by key; `has_ladder`: a `[[ladder]]` measures KLD; `serving`: the
+/// `[serving]` table, whose requests and SLO the goodput objective serves.
 pub(crate) fn parse(
     ctx: &Ctx,
     span: std::ops::Range<usize>,
     raw: RawTune,
     has_ladder: bool,
+    serving: Option<&ServingConfig>,
 ) -> Result<Tune, ConfigError> {
-    let objective = match &raw.objective {
-        Some(o) => {
-            Objective::parse(o.get_ref()).map_err(|m| ctx.err(o.span(), "tune.objective", m))?
+    let (objective, goodput) = match &raw.objective {
+        Some(o) if o.get_ref().trim() == "goodput" => {
+            let (g, sizes) = slo::goodput(ctx, o.span(), serving, &raw.slots)?;
+            (sizes, Some(g))
         }
+        Some(o) => (
+            Objective::parse(o.get_ref()).map_err(|m| ctx.err(o.span(), "tune.objective", m))?,
+            None,
+        ),
         None => {
             let msg = "the race needs an objective: objective = \"tg128\" (or \"pp512\", \"pp512+tg128\")";
             return Err(ctx.err(span, "tune.objective", msg));
@@ -190,14 +233,29 @@ pub(crate) fn parse(
         .transpose()?
         .map_or(Tune::DEFAULT_MAX_ROUNDS, |n| n as u32);
     let max_seconds = float("max_seconds", &raw.max_seconds, 1.0, 1e7)?;
+    if let (None, Some(v)) = (&goodput, &raw.slots) {
+        let msg = format!(
+            "slots is the goodput objective's concurrency axis (sequences served at once); \
+             objective {objective} serves no requests: remove slots or use objective = \"goodput\""
+        );
+        return Err(ctx.err(v.span(), "tune.slots", msg));
+    }
+    let latency = slo::latency(
+        ctx,
+        &objective,
+        goodput.is_some(),
+        (&raw.max_ttft_ms, &raw.max_itl_ms, &raw.latency_quantile),
+    )?;
     Ok(Tune {
         objective,
+        goodput,
         limits: Limits {
             max_kld,
             max_memory_bytes: gib.map(|g| (g * 1024.0 * 1024.0 * 1024.0) as u64),
             memory_margin: margin.unwrap_or(Tune::DEFAULT_MEMORY_MARGIN),
             min_ctx,
             max_load_seconds: float("max_load_seconds", &raw.max_load_seconds, 0.001, 1e6)?,
+            latency,
         },
         max_rounds,
         max_seconds,
@@ -229,6 +287,83 @@ mod tests {
         }
         let deepest = Objective::parse("pp1000000+tg1000000@d1048576").unwrap();
         assert_eq!(deepest.n_ctx(), 3_048_576);
+    }
+
+    fn parsed(tune: &str, serving: &str) -> Result<Tune, String> {
+        let text = format!(
+            "[sweep]\nn_prompt = 8\n{serving}\n[[model]]\nname = \"m\"\npath = \"m.gguf\"\n\
+             [tune]\n{tune}\n"
+        );
+        crate::config::parse(std::path::Path::new("m.toml"), &text, 2)
+            .map(|c| c.tune.unwrap())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_goodput_objective_reads_its_slo_and_load_from_serving() {
+        let serving = "[serving]\nn_prompt = 16\nn_gen = 8\nn_requests = 12\nslots = 3\n\
+                       arrival_rate = [2.5]\nslo = { ttft_ms = 400, itl_p95_ms = 40 }";
+        let t = parsed("objective = \"goodput\"", serving).unwrap();
+        let g = t.goodput.clone().unwrap();
+        assert_eq!((g.rate, g.slots.clone(), g.n_requests), (2.5, vec![3], 12));
+        assert_eq!((g.slo.ttft_ms, g.slo.itl_ms), (Some(400.0), Some(40.0)));
+        assert_eq!(g.slo.attainment, 0.95);
+        // One tg test of a request's whole context per candidate: the limits check it.
+        assert_eq!(t.objective.to_string(), "tg24");
+        assert_eq!(
+            t.objective_name(),
+            "goodput at 2.5 req/s, 12 requests pp16+tg8, 3 slots: TTFT ≤ 400 ms, ITL ≤ 40 ms \
+             for 95% of requests"
+        );
+        // `[tune] slots` makes the concurrency a candidate axis, each value once.
+        let t = parsed("objective = \"goodput\"\nslots = [2, 4, 2]", serving).unwrap();
+        assert_eq!(t.goodput.unwrap().slots, vec![2, 4]);
+        let e = parsed("objective = \"tg8\"\nslots = [2]", serving).unwrap_err();
+        assert!(e.contains("objective tg8 serves no requests"), "{e}");
+        let e = parsed("objective = \"goodput\"\nslots = [0]", serving).unwrap_err();
+        assert!(e.contains("tune.slots"), "{e}");
+        let e = parsed("objective = \"goodput\"", "").unwrap_err();
+        assert!(e.contains("add a [serving] table"), "{e}");
+        let e = parsed("objective = \"goodput\"", "[serving]\narrival_rate = [1]").unwrap_err();
+        assert!(e.contains("and there is none"), "{e}");
+    }
+
+    #[test]
+    fn latency_limits_need_an_objective_that_measures_them() {
+        let t = parsed("objective = \"tg64\"\nmax_itl_ms = 25", "").unwrap();
+        assert_eq!(t.limits.latency.max_itl_ms, Some(25.0));
+        assert_eq!(t.limits.latency.quantile, 0.9);
+        let t = parsed(
+            "objective = \"pp512\"\nmax_ttft_ms = 300\nlatency_quantile = 0.99",
+            "",
+        )
+        .unwrap();
+        assert_eq!(
+            (t.limits.latency.max_ttft_ms, t.limits.latency.quantile),
+            (Some(300.0), 0.99)
+        );
+        for (tune, says) in [
+            (
+                "objective = \"pp512+tg64\"\nmax_itl_ms = 25",
+                "needs a decode objective",
+            ),
+            (
+                "objective = \"tg64\"\nmax_ttft_ms = 25",
+                "needs a prefill objective",
+            ),
+            ("objective = \"tg64\"\nmax_itl_ms = -1", "out of range"),
+            (
+                "objective = \"tg64\"\nlatency_quantile = 0.5",
+                "neither is given",
+            ),
+            (
+                "objective = \"tg64\"\nmax_itl_ms = 5\nlatency_quantile = 1.5",
+                "out of range",
+            ),
+        ] {
+            let e = parsed(tune, "").unwrap_err();
+            assert!(e.contains(says), "{tune}: {e}");
+        }
     }
 
     /// A depth past u32 made the context's size overflow (issue 47, models_toml target).

@@ -481,7 +481,20 @@ impl TestRecord {
             .collect();
         let stop = self.stats.as_ref().map(|s| s.stop_reason);
         let stop = stop.unwrap_or(crate::stats::analysis::StopReason::Fixed);
-        self.set_samples(samples);
+        if self.kind.is_llama_bench() {
+            self.set_samples(samples);
+        } else {
+            // A serving test's rates are not n_tokens / time (goodput counts requests): each
+            // round's are kept as measured, and a goodput step joins the round's others.
+            let rates = [self.samples_ts.as_slice(), &next.samples_ts].concat();
+            let step = (next.serving.and_then(|s| s.goodput)).map(|g| g.steps);
+            if let (Some(g), Some(steps)) =
+                (self.serving.as_mut().and_then(|s| s.goodput.as_mut()), step)
+            {
+                g.steps.extend(steps);
+            }
+            self.set_rates(samples, rates);
+        }
         let medians: Vec<f64> = self.rounds.iter().map(|r| r.median_ts).collect();
         self.stats = Some(crate::stats::analysis::analyse_rounds(
             &self.samples_ts,

@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::stats::race::{Out, Race};
 
+mod slo;
+pub use slo::{GoodputLoad, TuneSlo, breaks, goodput_disagrees};
+
 /// The race of one `tpsbench tune`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneRecord {
@@ -44,6 +47,9 @@ pub struct TuneRecord {
     /// Wall-clock seconds of the race, and of its first round (every candidate once).
     pub seconds: f64,
     pub first_round_seconds: f64,
+    /// The goodput objective's SLO and load, or the TTFT/ITL limits and what broke them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<TuneSlo>,
 }
 
 /// A candidate the limits held back.

@@ -8,6 +8,8 @@ use crate::record::tune::TuneRecord;
 use crate::record::{RunRecord, TestRecord};
 use crate::stats::analysis::{Covers, LevelInterval};
 
+mod slo;
+
 /// A tune's answer as figures, recomputed from the file's rounds (the file is read through
 /// `record::verify`, which replays its verdicts): what the answer on stdout and the
 /// leaderboard's "Which configuration?" section show.
@@ -95,17 +97,27 @@ pub fn summary(record: &RunRecord) -> Option<Summary> {
 }
 
 impl Summary {
+    /// The race's figure: tokens per second, or good requests per second for goodput.
+    pub fn unit(&self) -> &'static str {
+        if self.objective.starts_with("goodput") {
+            "good req/s"
+        } else {
+            "t/s"
+        }
+    }
+
     /// "12.3 t/s (95% between 20 rounds 11.0-13.1)", or "(one round: no interval)".
     pub fn figure(&self) -> String {
         match &self.interval {
             Some(i) => format!(
-                "{:.2} t/s ({} {:.2}-{:.2})",
+                "{:.2} {} ({} {:.2}-{:.2})",
                 self.mean,
+                self.unit(),
                 i.label(),
                 i.lo,
                 i.hi
             ),
-            None => format!("{:.2} t/s (one round: no interval)", self.mean),
+            None => format!("{:.2} {} (one round: no interval)", self.mean, self.unit()),
         }
     }
 
@@ -145,12 +157,13 @@ pub fn answer(record: &RunRecord) -> Option<String> {
     );
     let test = |id: &str| record.tests.iter().find(|x| x.id == id);
     let Some(w) = s.winner.as_deref().and_then(test) else {
-        out.push_str("no answer: no candidate was measured\n");
+        out.push_str(&slo::no_answer(record, t));
         return Some(out);
     };
     out.push_str(&format!("answer: {}: {}\n", w.id, s.figure()));
     out.push_str(&others(&s));
     out.push_str(&excluded(t));
+    out.push_str(&slo::lines(record, t, w));
     out.push_str(&loads(t, w));
     out.push_str(&cost(t));
     out.push_str(&format!(
@@ -353,6 +366,12 @@ fn commands(record: &RunRecord, t: &TuneRecord, w: &TestRecord) -> String {
     let mut server = format!("llama-server -m {}", quoted(&path));
     if let Some(c) = min_ctx {
         server.push_str(&format!(" -c {c}"));
+    }
+    // A goodput answer holds at its own concurrency (the slots it served in).
+    if let Some(s) =
+        (w.serving.as_ref()).filter(|_| t.slo.as_ref().is_some_and(|s| s.goodput.is_some()))
+    {
+        server.push_str(&format!(" -np {}", s.n_parallel));
     }
     let mut not_carried = Vec::new();
     for (k, v) in &s {

@@ -8,6 +8,7 @@
 //! every candidate is a round of its test in the result file, and the race's settings and
 //! verdicts are the run's `tune` record, so the race can be replayed.
 
+mod goodput;
 mod limits;
 mod load;
 
@@ -69,6 +70,10 @@ pub fn at_objective(config: &Config, t: &Tune) -> Config {
     for l in &mut c.ladders {
         set(&mut l.axes);
     }
+    // A goodput race's round is one pass of [serving]'s requests.
+    if let (Some(_), Some(sc)) = (&t.goodput, c.serving.as_mut()) {
+        sc.repetitions = 1;
+    }
     // Rounds are the race's: one at a time.
     c.settings.rounds = 1;
     c.settings.auto_rounds = None;
@@ -118,7 +123,7 @@ pub fn tune(
         return Err(TuneError::Refused(format!(
             "{}: objective {}: the space has no model file to measure it on (served models only, or the filters keep none)",
             opts.config.file.display(),
-            t.objective
+            t.objective_name()
         )));
     }
     prepare::check_models(&prep.models, &space)?;
@@ -136,6 +141,7 @@ pub fn tune(
         loads,
     } = limits::apply(engine, &mut sweep, &opts, &prep, &t, space, progress)?;
     let mut rec = new_record(&t, total, excluded, applied, loads);
+    let candidates = goodput::serving(&t, &opts.config, candidates, &mut rec);
     if candidates.is_empty() {
         // The file keeps what was measured (the quality tests) and what each limit excluded.
         let line = empty_space_line(&opts.config, &t, &rec);
@@ -145,6 +151,7 @@ pub fn tune(
         return Err(TuneError::Refused(line));
     }
     let interrupted = run_race(&mut sweep, &t, &candidates, &mut rec, &opts, progress)?;
+    latency_limits(&t, &candidates, sweep.record(), &mut rec);
     sweep.record_mut().run.tune = Some(rec);
     let run = sweep.finish(interrupted)?;
     Ok(Tuned { run })
@@ -159,7 +166,7 @@ fn new_record(
     loads: Vec<crate::record::tune::LoadTime>,
 ) -> TuneRecord {
     TuneRecord {
-        objective: t.objective.to_string(),
+        objective: t.objective_name(),
         limits,
         space,
         excluded,
@@ -177,7 +184,32 @@ fn new_record(
         tests_run: 0,
         seconds: 0.0,
         first_round_seconds: 0.0,
+        slo: None,
     }
+}
+
+/// The TTFT/ITL limits of a ppN or tgN objective, on the rounds the race measured: which
+/// raced candidates' quantile broke them (`record::tune::breaks`, which `verify` reruns).
+fn latency_limits(
+    t: &Tune,
+    candidates: &[PlannedTest],
+    run: &crate::record::RunRecord,
+    rec: &mut TuneRecord,
+) {
+    let l = t.limits.latency;
+    if !l.any() {
+        return;
+    }
+    let mut s = crate::record::tune::TuneSlo {
+        goodput: None,
+        max_ttft_ms: l.max_ttft_ms,
+        max_itl_ms: l.max_itl_ms,
+        quantile: l.quantile,
+        broke: Vec::new(),
+    };
+    let ids: Vec<String> = candidates.iter().map(|c| c.id.clone()).collect();
+    s.broke = crate::record::tune::breaks(&s, &ids, &run.tests);
+    rec.slo = Some(s);
 }
 
 /// "models.toml: objective tg128: the limits leave nothing to race: max_kld excluded 3 (…);
@@ -208,7 +240,7 @@ fn empty_space_line(config: &Config, t: &Tune, rec: &TuneRecord) -> String {
     format!(
         "{}: objective {}: the limits leave nothing to race among {} candidate{}: {}",
         config.file.display(),
-        t.objective,
+        t.objective_name(),
         rec.space,
         if rec.space == 1 { "" } else { "s" },
         parts.join("; ")

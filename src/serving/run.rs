@@ -113,8 +113,9 @@ impl GroupRun<'_> {
     ) -> Result<Measured, String> {
         // Parallel tests draw fresh prompts every repetition, from one stream per test.
         let mut tokens = TokenSource::new(self.seed, &work.token_info());
-        // The goodput search is its own series of runs: one pass.
-        let reps = if t.mode == Mode::Goodput {
+        // The goodput search is its own series of runs: one pass. At a fixed rate (a tune
+        // race's round) each repetition is one run at that load.
+        let reps = if t.mode == Mode::Goodput && t.rate.is_none() {
             1
         } else {
             self.reps
@@ -125,6 +126,9 @@ impl GroupRun<'_> {
             match t.mode {
                 Mode::Parallel => self.parallel_rep(session, t, rep, &mut tokens, &mut g)?,
                 Mode::Request => self.request_rep(session, work, t, rep, &mut g)?,
+                Mode::Goodput if t.rate.is_some() => {
+                    self.goodput_at_rate(session, work, t, rep, progress, &mut g)?
+                }
                 Mode::Goodput => self.goodput_rep(session, work, t, rep, progress, &mut g)?,
                 Mode::Arrival => self.arrival_rep(session, work, t, rep, &mut g)?,
             }
@@ -216,6 +220,42 @@ impl GroupRun<'_> {
         let n_pp = r.traces.iter().map(|q| u64::from(q.n_prompt)).sum();
         g.arrival(rep, r, n_pp);
         g.goodput = Some(found);
+        Ok(())
+    }
+
+    /// One repetition of a goodput test at its fixed rate: an arrival run, whose sample is
+    /// its goodput (requests meeting the SLO per second, vLLM's `bench serve --goodput`)
+    /// rather than its output rate; its step joins the test's goodput record.
+    fn goodput_at_rate(
+        &self,
+        session: &mut dyn BatchSession,
+        work: &Workload,
+        t: &ServingTest,
+        rep: u32,
+        progress: &mut dyn Progress,
+        g: &mut Gathered,
+    ) -> Result<(), String> {
+        let slo = (self.sc.slo.as_ref()).ok_or("the goodput test needs [serving] slo")?;
+        self.arrival_rep(session, work, t, rep, g)?;
+        let n = work.requests.len();
+        let (t_ns, start) = (g.samples_ns[g.samples_ns.len() - 1], g.traces.len() - n);
+        let samples: Vec<_> = (g.traces[start..].iter())
+            .map(|(_, s, x)| x.sample(0, *s))
+            .collect();
+        let st = super::goodput::step(t.rate.unwrap_or(1.0), &samples, t_ns as f64 / 1e9, slo);
+        progress.note(&super::goodput::step_line(&t.id, &st));
+        if let Some(last) = g.samples_ts.last_mut() {
+            *last = st.goodput;
+        }
+        let found = g.goodput.get_or_insert_with(|| Goodput {
+            slo: slo.clone(),
+            max_rate: None,
+            goodput: None,
+            failed_rate: None,
+            stopped: "fixed rate: no search".into(),
+            steps: Vec::new(),
+        });
+        found.steps.push(st);
         Ok(())
     }
 

@@ -41,4 +41,5 @@ mod spine;
 mod synth_models;
 mod text_tokens;
 mod tune;
+mod tune_goodput;
 mod vulkan;

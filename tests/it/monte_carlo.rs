@@ -33,6 +33,10 @@ mod speculative;
 /// Racing (issue 46): wrong picks, false claims and cost against fixed rounds.
 mod race;
 
+/// The goodput race (issue 46): false claims and picks with binomial goodput noise, and what
+/// the rule for a round without a good request costs.
+mod race_goodput;
+
 const MU: f64 = 700.0;
 /// Noise within a context: the 1.8% sd seen between repetitions of one process.
 const SIGMA: f64 = 0.02;

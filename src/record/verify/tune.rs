@@ -6,7 +6,7 @@
 //! be replayed (they are wall time): readers show them as recorded.
 
 use super::{close, mismatch};
-use crate::record::tune::{TuneRecord, verdicts};
+use crate::record::tune::{TuneRecord, breaks, goodput_disagrees, verdicts};
 use crate::record::{Disagreement, RunRecord};
 use crate::stats::race::{self, Race, Settings};
 
@@ -54,8 +54,11 @@ pub(super) fn check(run: &RunRecord) -> Result<(), Disagreement> {
         ));
     }
     // The runner feeds rounds until the race stops itself, or its time budget or Ctrl-C
-    // ends it (which only the recorded round count tells).
-    while r.stop().is_none() && r.rounds_done() < t.rounds {
+    // ends it (which only the recorded round count tells). A race whose every candidate
+    // left in round 1 (a goodput race whose load none met) records 0 rounds and its tests.
+    let mut fed = 0;
+    while r.stop().is_none() && (fed < t.rounds || (fed == 0 && t.tests_run > 0)) {
+        fed += 1;
         let k = r.rounds_done();
         let values: Vec<(usize, Option<f64>)> = r
             .survivors()
@@ -111,6 +114,35 @@ pub(super) fn check(run: &RunRecord) -> Result<(), Disagreement> {
         if !same {
             return replayed(&format!("candidates[{i}]"), describe(stored), describe(got));
         }
+    }
+    slo(run, t, &ids)
+}
+
+/// A goodput race's rounds are its tests' counts (good requests over the round's time), and
+/// what broke a latency limit is what the tests' samples give.
+fn slo(run: &RunRecord, t: &TuneRecord, ids: &[String]) -> Result<(), Disagreement> {
+    let Some(s) = &t.slo else {
+        return Ok(());
+    };
+    if s.goodput.is_some() {
+        for x in run.tests.iter().filter(|x| ids.contains(&x.id)) {
+            if let Some(why) = goodput_disagrees(x) {
+                let field = format!("slo.goodput ({})", x.id);
+                return Err(mismatch(&field, "its rounds' goodput".into(), why));
+            }
+        }
+    }
+    let got = breaks(s, ids, &run.tests);
+    if got != s.broke {
+        let show = |v: &[crate::record::tune::Excluded]| {
+            let v: Vec<String> = v.iter().map(|e| format!("{}: {}", e.id, e.why)).collect();
+            format!("[{}]", v.join("; "))
+        };
+        return Err(mismatch(
+            "slo.broke",
+            show(&s.broke),
+            format!("{} (from the tests' samples)", show(&got)),
+        ));
     }
     Ok(())
 }

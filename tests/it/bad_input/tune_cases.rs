@@ -6,6 +6,9 @@ use std::path::Path;
 
 use super::cases::{Case, SWEEP, case, run_with, tiny_bytes};
 
+/// A `[serving]` table the goodput objective can load, less its SLO.
+const GOODPUT_NO_SLO: &str = "[serving]\nn_prompt = 8\nn_gen = 4\narrival_rate = [4]\n";
+
 /// `tpsbench tune` on the tiny model with `tune` as its `[tune]` table and `sweep` added to
 /// the base sweep.
 fn tune(d: &Path, sweep: &str, tune: &str) -> Vec<OsString> {
@@ -102,6 +105,70 @@ pub fn tune_cases() -> Vec<Case> {
             },
             2,
             "error: --max-rounds 1: must be between 2 and 10000",
+        ),
+        case(
+            "tune: goodput without a [serving] table",
+            |d| tune(d, "", "objective = \"goodput\""),
+            2,
+            "key `tune.objective`: objective \"goodput\" serves [serving]'s requests under its slo: add a [serving] table",
+        ),
+        case(
+            "tune: goodput without an SLO",
+            |d| tune(d, GOODPUT_NO_SLO, "objective = \"goodput\""),
+            2,
+            "key `tune.objective`: objective \"goodput\" counts the requests that meet [serving] slo, and there is none",
+        ),
+        case(
+            "tune: goodput at more than one load",
+            |d| {
+                let serving =
+                    format!("{GOODPUT_NO_SLO}slo = {{ ttft_ms = 500 }}\n").replace("[4]", "[1, 2]");
+                tune(d, &serving, "objective = \"goodput\"")
+            },
+            2,
+            "objective \"goodput\" races every candidate at one load, and [serving] arrival_rate has 2 rates: give one",
+        ),
+        case(
+            "tune: an SLO threshold of 0",
+            |d| {
+                let serving = format!("{GOODPUT_NO_SLO}slo = {{ ttft_ms = 0 }}\n");
+                tune(d, &serving, "objective = \"goodput\"")
+            },
+            2,
+            "key `serving.slo.ttft_ms`: 0 is not a threshold: give milliseconds above 0",
+        ),
+        case(
+            "tune: a latency limit beside the goodput SLO",
+            |d| {
+                let serving = format!("{GOODPUT_NO_SLO}slo = {{ ttft_ms = 500 }}\n");
+                tune(d, &serving, "objective = \"goodput\"\nmax_ttft_ms = 200")
+            },
+            2,
+            "key `tune.max_ttft_ms`: the goodput objective's latencies are [serving] slo's; max_ttft_ms limits a tgN or ppN objective",
+        ),
+        case(
+            "tune: a slots axis without the goodput objective",
+            |d| tune(d, "", "objective = \"tg8\"\nslots = [2, 4]"),
+            2,
+            "key `tune.slots`: slots is the goodput objective's concurrency axis (sequences served at once); objective tg8 serves no requests",
+        ),
+        case(
+            "tune: a latency limit of 0",
+            |d| tune(d, "", "objective = \"tg8\"\nmax_itl_ms = 0"),
+            2,
+            "key `tune.max_itl_ms`: 0 is out of range: must be between ",
+        ),
+        case(
+            "tune: a latency limit the objective does not measure",
+            |d| tune(d, "", "objective = \"pp16\"\nmax_itl_ms = 20"),
+            2,
+            "key `tune.max_itl_ms`: max_itl_ms needs a decode objective \"tgN\" (its repetitions time N tokens one at a time); objective pp16 measures no inter-token latency",
+        ),
+        case(
+            "tune: latency_quantile without a latency limit",
+            |d| tune(d, "", "objective = \"tg8\"\nlatency_quantile = 0.5"),
+            2,
+            "key `tune.latency_quantile`: latency_quantile says which quantile max_ttft_ms or max_itl_ms limits, and neither is given",
         ),
         case(
             "run with [tune]: a space the limits leave empty",

@@ -1,0 +1,219 @@
+//! The parts of `[tune]` about latency: the goodput objective (issue 46), which serves
+//! `[serving]`'s requests at one load and counts the ones that meet `[serving] slo`, and the
+//! TTFT/ITL limits of a llama-bench objective. The SLO is `[serving]`'s own (`Slo`), parsed
+//! there once: a race reads it rather than keeping a second copy.
+
+use toml::Spanned;
+
+use crate::config::serving::{ServingConfig, Slo};
+use crate::config::values::{int_list, scalar_float};
+use crate::config::{ConfigError, Ctx};
+
+use super::Objective;
+
+/// The goodput objective: every candidate serves `[serving]`'s requests at one Poisson rate
+/// in `slots` sequences at once, and its figure per round is its goodput, the requests that
+/// meet the SLO per second (vLLM's `bench serve --goodput`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GoodputObjective {
+    pub slo: Slo,
+    /// Poisson arrivals, requests per second (`[serving] arrival_rate`, one value).
+    pub rate: f64,
+    /// Sequences decoded at once, the concurrency: `[tune] slots`, a candidate axis (each
+    /// value with every configuration of the sweep), else `[serving] slots`.
+    pub slots: Vec<u32>,
+    /// Requests per round (`[serving] n_requests`).
+    pub n_requests: u32,
+    /// "pp128+tg64" (synthetic prompts) or the prompt file's name.
+    pub workload: String,
+}
+
+impl GoodputObjective {
+    /// "goodput at 4 req/s, 16 requests pp64+tg32, 4 slots: TTFT ≤ 500 ms, ITL ≤ 50 ms for 90%".
+    pub fn describe(&self) -> String {
+        format!(
+            "goodput at {} req/s, {} requests {}, {}: {}",
+            self.rate,
+            self.n_requests,
+            self.workload,
+            describe_slots(&self.slots),
+            describe_slo(&self.slo)
+        )
+    }
+}
+
+/// "4 slots", or "slots 2/4/8" when they are a candidate axis.
+pub fn describe_slots(slots: &[u32]) -> String {
+    match slots {
+        [s] => format!("{s} slots"),
+        v => {
+            let v: Vec<String> = v.iter().map(u32::to_string).collect();
+            format!("slots {}", v.join("/"))
+        }
+    }
+}
+
+/// "TTFT ≤ 500 ms, ITL ≤ 50 ms for 90% of requests".
+pub fn describe_slo(s: &Slo) -> String {
+    let mut parts = Vec::new();
+    for (name, v) in [("TTFT", s.ttft_ms), ("ITL", s.itl_ms), ("E2E", s.e2e_ms)] {
+        if let Some(v) = v {
+            parts.push(format!("{name} ≤ {v} ms"));
+        }
+    }
+    format!(
+        "{} for {}% of requests",
+        parts.join(", "),
+        s.attainment * 100.0
+    )
+}
+
+/// The latency limits of a llama-bench objective: a raced candidate whose `quantile` of
+/// its measured repetitions breaks one is excluded from the answer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LatencyLimits {
+    /// A ppN objective: its prefill's time, the TTFT of an N-token prompt less sampling.
+    pub max_ttft_ms: Option<f64>,
+    /// A tgN objective: its repetition's time over N, the mean inter-token latency (TPOT).
+    pub max_itl_ms: Option<f64>,
+    /// Which quantile of the repetitions must stay within them (0.9 by default).
+    pub quantile: f64,
+}
+
+impl LatencyLimits {
+    pub const DEFAULT_QUANTILE: f64 = 0.9;
+
+    pub fn any(&self) -> bool {
+        self.max_ttft_ms.is_some() || self.max_itl_ms.is_some()
+    }
+}
+
+type V = Option<Spanned<toml::Value>>;
+
+/// `objective = "goodput"`: its SLO and load from `[serving]`; `at` is the objective's span.
+pub(super) fn goodput(
+    ctx: &Ctx,
+    at: std::ops::Range<usize>,
+    serving: Option<&ServingConfig>,
+    slots: &V,
+) -> Result<(GoodputObjective, Objective), ConfigError> {
+    let key = "tune.objective";
+    let Some(sc) = serving else {
+        let msg = "objective \"goodput\" serves [serving]'s requests under its slo: add a \
+                   [serving] table with slo = { ttft_ms = 500, itl_ms = 50 } and one \
+                   arrival_rate (docs/tune.md)";
+        return Err(ctx.err(at, key, msg));
+    };
+    let Some(slo) = sc.slo.clone() else {
+        let msg = "objective \"goodput\" counts the requests that meet [serving] slo, and \
+                   there is none: add slo = { ttft_ms = 500, itl_ms = 50 } to [serving]";
+        return Err(ctx.err(at, key, msg));
+    };
+    let rate = match sc.arrival_rate.as_slice() {
+        [r] => *r,
+        rates => {
+            let msg = format!(
+                "objective \"goodput\" races every candidate at one load, and [serving] \
+                 arrival_rate has {} rates: give one (requests per second; a rate far above \
+                 the server's sends them all at once)",
+                rates.len()
+            );
+            return Err(ctx.err(at, key, msg));
+        }
+    };
+    let workload = match &sc.dataset {
+        Some(p) => p
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        None => format!("pp{}+tg{}", sc.n_prompt, sc.n_gen),
+    };
+    // The context one request needs, for the limits that prune before the race: a prompt
+    // file's lengths are known only once tokenized, so its requests count their output.
+    // One llama-bench test of that context per candidate (a tg test: "ppN+tgM" would plan
+    // a pp and a tg test, llama-bench's way), which the race turns into a serving test.
+    let prompt = if sc.dataset.is_some() { 0 } else { sc.n_prompt };
+    let sizes = Objective {
+        n_prompt: 0,
+        n_gen: prompt + sc.n_gen,
+        n_depth: 0,
+    };
+    let slots = match slots {
+        // Each value once, in the order given: a candidate per value.
+        Some(v) => int_list::<u32>(ctx, "tune.slots", v, 1, 256)?
+            .into_iter()
+            .fold(Vec::new(), |mut acc, s| {
+                if !acc.contains(&s) {
+                    acc.push(s);
+                }
+                acc
+            }),
+        None => vec![sc.slots],
+    };
+    let g = GoodputObjective {
+        slo,
+        rate,
+        slots,
+        n_requests: sc.n_requests,
+        workload,
+    };
+    Ok((g, sizes))
+}
+
+/// `max_ttft_ms`, `max_itl_ms` and `latency_quantile`, checked against the objective: each
+/// limit needs an objective that measures its latency, and the goodput objective's SLO is
+/// `[serving] slo`'s, so a second threshold beside it is refused.
+pub(super) fn latency(
+    ctx: &Ctx,
+    objective: &Objective,
+    goodput: bool,
+    (ttft, itl, quantile): (&V, &V, &V),
+) -> Result<LatencyLimits, ConfigError> {
+    let ms = |key: &str, v: &V| {
+        v.as_ref()
+            .map(|v| scalar_float(ctx, &format!("tune.{key}"), v, 1e-3, 1e9))
+            .transpose()
+    };
+    let max_ttft_ms = ms("max_ttft_ms", ttft)?;
+    let max_itl_ms = ms("max_itl_ms", itl)?;
+    for (key, v) in [("max_ttft_ms", ttft), ("max_itl_ms", itl)] {
+        let Some(v) = v else { continue };
+        let what = if key == "max_ttft_ms" { "TTFT" } else { "ITL" };
+        let msg = if goodput {
+            format!(
+                "the goodput objective's latencies are [serving] slo's; {key} limits a tgN or \
+                 ppN objective: put the {what} threshold in slo"
+            )
+        } else if key == "max_itl_ms" && !(objective.n_prompt == 0 && objective.n_gen > 0) {
+            format!(
+                "max_itl_ms needs a decode objective \"tgN\" (its repetitions time N tokens \
+                 one at a time); objective {objective} measures no inter-token latency"
+            )
+        } else if key == "max_ttft_ms" && !(objective.n_gen == 0 && objective.n_prompt > 0) {
+            format!(
+                "max_ttft_ms needs a prefill objective \"ppN\" (its repetitions time an \
+                 N-token prompt's prefill); objective {objective} measures no time to first token"
+            )
+        } else {
+            continue;
+        };
+        return Err(ctx.err(v.span(), &format!("tune.{key}"), msg));
+    }
+    let q = quantile
+        .as_ref()
+        .map(|v| scalar_float(ctx, "tune.latency_quantile", v, 0.01, 1.0))
+        .transpose()?;
+    if let (Some(_), Some(v)) = (q, quantile)
+        && max_ttft_ms.is_none()
+        && max_itl_ms.is_none()
+    {
+        let msg = "latency_quantile says which quantile max_ttft_ms or max_itl_ms limits, and \
+                   neither is given: add one or remove latency_quantile";
+        return Err(ctx.err(v.span(), "tune.latency_quantile", msg));
+    }
+    Ok(LatencyLimits {
+        max_ttft_ms,
+        max_itl_ms,
+        quantile: q.unwrap_or(LatencyLimits::DEFAULT_QUANTILE),
+    })
+}

@@ -1,0 +1,141 @@
+//! The latency side of a race's record (issue 46): the goodput objective's SLO and load, and
+//! the TTFT/ITL limits of a llama-bench objective with what broke them. What broke a limit
+//! is a function of the tests' own samples ([`breaks`]), so a reader recomputes it as it
+//! replays the race.
+
+use serde::{Deserialize, Serialize};
+
+use super::Excluded;
+use crate::config::serving::Slo;
+use crate::record::{Status, TestRecord};
+
+/// `run.tune.slo`: absent from races without an SLO and from files written before it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TuneSlo {
+    /// The goodput objective's SLO and load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<GoodputLoad>,
+    /// A ppN objective's limit on its prefill time, a tgN objective's on its mean
+    /// inter-token latency (ms), and the quantile of the repetitions they apply to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_ttft_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_itl_ms: Option<f64>,
+    pub quantile: f64,
+    /// The raced candidates whose quantile broke a limit, with their figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub broke: Vec<Excluded>,
+}
+
+/// The load every candidate of a goodput race served each round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GoodputLoad {
+    pub slo: Slo,
+    /// Poisson arrivals, requests per second; the sequences served at once (each value a
+    /// candidate axis); requests per round.
+    pub rate: f64,
+    pub slots: Vec<u32>,
+    pub n_requests: u32,
+    /// "pp128+tg64", or the prompt file's name.
+    pub workload: String,
+}
+
+/// The latency a llama-bench repetition of `t` stands for, in ms: a tg test's time over its
+/// tokens (the mean inter-token latency of a batch-1 decode), a pp test's whole time (its
+/// prompt's prefill). None for other kinds.
+fn latencies(t: &TestRecord, limit: &str) -> Option<Vec<f64>> {
+    let p = &t.params;
+    let per = match limit {
+        "max_itl_ms" if p.n_prompt == 0 && p.n_gen > 0 => f64::from(p.n_gen),
+        "max_ttft_ms" if p.n_gen == 0 && p.n_prompt > 0 => 1.0,
+        _ => return None,
+    };
+    Some(
+        t.samples_ns
+            .iter()
+            .map(|&ns| ns as f64 / 1e6 / per)
+            .collect(),
+    )
+}
+
+/// Which of `raced` (test ids) break the limits of `s`: the `s.quantile` quantile of each
+/// one's repetitions (every round's) above a limit. The runner writes it; `verify` recomputes
+/// it from the same samples. A failed test has no figure and breaks nothing it was not
+/// measured against.
+pub fn breaks(s: &TuneSlo, raced: &[String], tests: &[TestRecord]) -> Vec<Excluded> {
+    let mut out = Vec::new();
+    for id in raced {
+        let Some(t) = tests.iter().find(|x| &x.id == id) else {
+            continue;
+        };
+        if t.status != Status::Ok {
+            continue;
+        }
+        for (limit, max, what) in [
+            ("max_ttft_ms", s.max_ttft_ms, "prefill (TTFT)"),
+            ("max_itl_ms", s.max_itl_ms, "ITL"),
+        ] {
+            let (Some(max), Some(mut v)) = (max, latencies(t, limit)) else {
+                continue;
+            };
+            if v.is_empty() {
+                continue;
+            }
+            v.sort_by(f64::total_cmp);
+            let q = crate::stats::quantile(&v, s.quantile);
+            if q > max {
+                out.push(Excluded {
+                    id: id.clone(),
+                    limit: limit.into(),
+                    why: format!(
+                        "p{} {what} {q:.2} ms over {} repetitions > {max} ms",
+                        (s.quantile * 100.0).round(),
+                        v.len()
+                    ),
+                });
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// A goodput race's round figure is counted, not timed: the first round of `t` whose
+/// median (its goodput) is not its recorded step's good requests over its duration, as
+/// "round K: goodput G but N good in D s". None when every round agrees.
+pub fn goodput_disagrees(t: &TestRecord) -> Option<String> {
+    if t.status != Status::Ok {
+        return None;
+    }
+    let steps = t
+        .serving
+        .as_ref()
+        .and_then(|s| s.goodput.as_ref())
+        .map_or(&[][..], |g| g.steps.as_slice());
+    let rounds = t.round_medians();
+    if steps.len() != rounds.len() {
+        return Some(format!(
+            "{} rounds but {} goodput steps",
+            rounds.len(),
+            steps.len()
+        ));
+    }
+    for (k, (r, st)) in rounds.iter().zip(steps).enumerate() {
+        let counted = if st.duration_s > 0.0 {
+            f64::from(st.n_good) / st.duration_s
+        } else {
+            0.0
+        };
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1e-12);
+        if !close(*r, counted) || !close(st.goodput, counted) || st.n_good > st.n_requests {
+            return Some(format!(
+                "round {}: goodput {r} but {} of {} good in {} s",
+                k + 1,
+                st.n_good,
+                st.n_requests,
+                st.duration_s
+            ));
+        }
+    }
+    None
+}
