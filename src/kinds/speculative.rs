@@ -122,7 +122,8 @@ fn eagle3_misfit(
     let ta = target.architecture().unwrap_or("unknown");
     let key = |h: &crate::gguf::header::Header, k: &str| {
         let a = h.architecture().unwrap_or("unknown");
-        h.get(&format!("{a}.{k}")).and_then(crate::gguf::Value::as_u64)
+        h.get(&format!("{a}.{k}"))
+            .and_then(crate::gguf::Value::as_u64)
     };
     if !LAYER_INPUTS.contains(&ta) {
         return Some(format!(
@@ -130,7 +131,8 @@ fn eagle3_misfit(
              hand them out"
         ));
     }
-    let n_layer = key(target, "block_count")?.saturating_sub(key(target, "nextn_predict_layers").unwrap_or(0));
+    let n_layer = key(target, "block_count")?
+        .saturating_sub(key(target, "nextn_predict_layers").unwrap_or(0));
     let layers: Vec<u64> = match d.get("eagle3.target_layers") {
         Some(crate::gguf::Value::Array(a)) => a.iter().filter_map(|v| v.as_u64()).collect(),
         _ => Vec::new(),
@@ -490,22 +492,38 @@ mod tests {
         let e = refuse(&target("tiny-mtp")).unwrap();
         assert!(e.contains("glm4moe graph does not hand them out"), "{e}");
         // Two layers: the draft reads layers 1, 2 and 3.
-        let two = header(&shape("tiny-moe").unwrap().shrunk(1, Some(2)).document(0, 0, 0, 1));
+        let two = header(
+            &shape("tiny-moe")
+                .unwrap()
+                .shrunk(1, Some(2))
+                .document(0, 0, 0, 1),
+        );
         let e = refuse(&two).unwrap();
-        assert!(e.contains("layer 2, and the target has 2 layers (0 to 1)"), "{e}");
+        assert!(
+            e.contains("layer 2, and the target has 2 layers (0 to 1)"),
+            "{e}"
+        );
         // Another width: the encoder would take rows of the wrong size.
         let mut wide = shape("tiny-moe").unwrap();
         wide.n_embd = 128;
         let e = refuse(&header(&wide.document(0, 0, 0, 1))).unwrap();
         assert!(e.contains("width 64, and this one's is 128"), "{e}");
         // Not an Eagle3 file at all.
-        let e = refusal("draft-eagle3", &target("tiny-moe"), Some(&target("tiny-moe"))).unwrap();
+        let e = refusal(
+            "draft-eagle3",
+            &target("tiny-moe"),
+            Some(&target("tiny-moe")),
+        )
+        .unwrap();
         assert!(e.contains("the draft is qwen3moe"), "{e}");
         for e in [refuse(&target("tiny-mtp")), refuse(&two)] {
             assert!(!e.unwrap().contains('\n'));
         }
         // Other drafters do not look at any of it.
-        assert_eq!(refusal("draft-simple", &target("tiny-mtp"), Some(&draft)), None);
+        assert_eq!(
+            refusal("draft-simple", &target("tiny-mtp"), Some(&draft)),
+            None
+        );
     }
 
     fn draft(synthetic: bool) -> DraftFile {

@@ -229,11 +229,10 @@ fn synth_draft(
             d.target.preset
         )));
     }
-    let t = QuantType::parse(o.quant.as_deref().unwrap_or("F32")).map_err(LadderError::QuantType)?;
+    let t =
+        QuantType::parse(o.quant.as_deref().unwrap_or("F32")).map_err(LadderError::QuantType)?;
     let row = d.min_row();
-    let fits = |ty: u32| {
-        crate::gguf::type_layout(ty).is_some_and(|(_, block, _)| row % block == 0)
-    };
+    let fits = |ty: u32| crate::gguf::type_layout(ty).is_some_and(|(_, block, _)| row % block == 0);
     let (w, out) = direct_types(t, d.n_embd)
         .filter(|&(w, out)| fits(w) && fits(out))
         .ok_or_else(|| {

@@ -21,7 +21,10 @@ const PROMPTS: &str = "The quick brown fox jumps over the lazy dog and runs into
 fn eagle3_config(models: &str, spec: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     synth_to(&dir.path().join("moe.gguf"), &["--preset", "tiny-moe"]);
-    synth_to(&dir.path().join("eagle3.gguf"), &["--preset", "tiny-eagle3"]);
+    synth_to(
+        &dir.path().join("eagle3.gguf"),
+        &["--preset", "tiny-eagle3"],
+    );
     std::fs::write(dir.path().join("prompts.txt"), PROMPTS).unwrap();
     let path = dir.path().join("models.toml");
     std::fs::write(
@@ -145,7 +148,11 @@ fn an_eagle3_draft_that_does_not_fit_its_target_is_one_recorded_line_and_the_swe
         assert!(!e.contains('\n'), "one line: {e}");
         e
     };
-    assert_eq!(error("moe", "eagle3.gguf"), "", "the draft's own target runs");
+    assert_eq!(
+        error("moe", "eagle3.gguf"),
+        "",
+        "the draft's own target runs"
+    );
     let e = error("tiny", "eagle3.gguf");
     assert!(
         e.contains("reads the target's layer 2, and the target has 2 layers"),
@@ -193,7 +200,14 @@ fn the_eagle3_preset_refuses_options_its_target_fixes_in_one_line() {
     }
     // Q8_0 is written directly, block by block.
     let o = tpsbench()
-        .args(["synth", "--preset", "tiny-eagle3", "--type", "Q8_0", "--output"])
+        .args([
+            "synth",
+            "--preset",
+            "tiny-eagle3",
+            "--type",
+            "Q8_0",
+            "--output",
+        ])
         .arg(&out)
         .output()
         .unwrap();

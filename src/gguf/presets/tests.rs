@@ -265,15 +265,26 @@ fn the_eagle3_draft_fits_its_target_s_widths_layers_and_vocabulary() {
     let target = shape("tiny-moe").unwrap();
     assert_eq!(d.target, target);
     // Three distinct trunk layers of the target, whose inputs llama.cpp extracts.
-    assert!(d.target_layers.iter().all(|&l| u64::from(l) < target.n_layer));
+    assert!(
+        d.target_layers
+            .iter()
+            .all(|&l| u64::from(l) < target.n_layer)
+    );
     let h = written(&d.document(0, 0, 0, 7));
     let key = |k: &str| h.get(k).cloned();
-    assert_eq!(key("general.architecture"), Some(Value::String("eagle3".into())));
+    assert_eq!(
+        key("general.architecture"),
+        Some(Value::String("eagle3".into()))
+    );
     assert_eq!(key("eagle3.block_count"), Some(Value::U32(1)));
     assert_eq!(key("eagle3.target_hidden_size"), Some(Value::U32(64)));
     assert_eq!(
         key("eagle3.target_layers"),
-        Some(Value::Array(vec![Value::I32(1), Value::I32(2), Value::I32(3)]))
+        Some(Value::Array(vec![
+            Value::I32(1),
+            Value::I32(2),
+            Value::I32(3)
+        ]))
     );
     assert_eq!(key(KEY_SYNTHETIC), Some(Value::Bool(true)));
     // The target's tokenizer, token for token (common_speculative_are_compatible).
@@ -317,5 +328,8 @@ fn the_eagle3_draft_s_token_map_holds_target_ids_and_its_head_takes_the_output_t
     let h = written(&doc);
     let info = h.tensors.iter().find(|t| t.name == "d2t").unwrap();
     let at = (h.data_offset + info.offset) as usize;
-    assert_eq!(i64::from_le_bytes(bytes[at + 8..at + 16].try_into().unwrap()), 2);
+    assert_eq!(
+        i64::from_le_bytes(bytes[at + 8..at + 16].try_into().unwrap()),
+        2
+    );
 }
