@@ -4,7 +4,9 @@
 //! states. Its weights are random, so what is accepted means nothing and the record says so;
 //! that the output equals plain decoding's and that drafts are made and counted is what
 //! these tests hold, and that a draft which does not fit its target is one recorded line
-//! (llama.cpp itself would abort).
+//! (llama.cpp itself would abort). The drafted and accepted counts are llama.cpp's own
+//! llama-speculative-simple's with the same draft (skipped, saying so, without that tool, as
+//! speculative::draft_simple is).
 
 use std::path::PathBuf;
 
@@ -215,4 +217,66 @@ fn the_eagle3_preset_refuses_options_its_target_fixes_in_one_line() {
     let h = tpsbench::gguf::reader::read_header(&out).unwrap();
     assert_eq!(h.architecture(), Some("eagle3"));
     assert_eq!(h.file_type(), Some("Q8_0"));
+}
+
+#[test]
+fn draft_eagle3_drafts_and_accepts_what_llama_speculative_simple_does() {
+    let Some(tool) = crate::speculative::reference_tool("draft_eagle3_counts") else {
+        return;
+    };
+    let prompt = "The quick brown fox jumps over the lazy dog and runs into the woods";
+    let (dir, cfg) = eagle3_config(
+        "",
+        "n_prompts = 1\nn_gen = 12\nrounds = 2\ndrafters = [\"draft-eagle3\"]\n\
+         draft = [\"eagle3.gguf\"]\ndraft_max = [2, 3]\n",
+    );
+    std::fs::write(dir.path().join("prompts.txt"), format!("{prompt}\n")).unwrap();
+    let v = crate::support::run_json(&cfg);
+    let tests = tests_with(&v, "draft-eagle3");
+    assert_eq!(tests.len(), 2);
+    for t in tests {
+        let k = n(t, "draft_max");
+        let rounds = t["speculative"]["rounds"].as_array().unwrap().len() as u64;
+        // llama.cpp's asynchronous log may lose its last lines when the tool exits: again,
+        // up to 10 times (as speculative::draft_simple does).
+        let mut log = String::new();
+        for _ in 0..10 {
+            let out = std::process::Command::new(&tool)
+                .arg("-m")
+                .arg(dir.path().join("moe.gguf"))
+                .arg("-md")
+                .arg(dir.path().join("eagle3.gguf"))
+                .args([
+                    "--spec-type",
+                    "draft-eagle3",
+                    "--spec-draft-n-max",
+                    &k.to_string(),
+                ])
+                .args([
+                    "-n", "12", "--temp", "0", "-t", "2", "-c", "256", "-p", prompt,
+                ])
+                .output()
+                .unwrap();
+            log = String::from_utf8_lossy(&out.stderr).into_owned()
+                + &String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{log}");
+            if [" n_drafted ", " n_accept ", " n_predict "]
+                .iter()
+                .all(|f| log.contains(f))
+            {
+                break;
+            }
+        }
+        let (drafted, accepted, predicted) = crate::speculative::reference_counts(&log);
+        assert!(drafted > 0, "{log}");
+        assert_eq!(n(t, "n_drafted"), drafted * rounds, "K {k}: drafted");
+        assert_eq!(n(t, "n_accepted"), accepted * rounds, "K {k}: accepted");
+        let spec_tokens: u64 = t["speculative"]["rounds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["spec_tokens"].as_u64().unwrap())
+            .sum();
+        assert_eq!(spec_tokens, predicted * rounds, "K {k}: generated");
+    }
 }
