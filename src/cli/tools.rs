@@ -17,11 +17,12 @@ pub struct SynthArgs {
     /// `tiny` (a 2-layer llama of about 1.4 M parameters, for tests) or the exact
     /// shapes of llama-2-7b, llama-3-8b, mistral-7b, qwen2.5-7b, llama-3-70b, and the
     /// mixtures of experts qwen3-30b-a3b, mixtral-8x7b and tiny-moe (for tests), and
-    /// glm-4.5-air and tiny-mtp (for tests) with a multi-token-prediction layer (draft-mtp).
+    /// glm-4.5-air and tiny-mtp (for tests) with a multi-token-prediction layer (draft-mtp),
+    /// and tiny-eagle3 (for tests): an Eagle3 draft for tiny-moe (draft-eagle3).
     #[arg(long, default_value = "tiny")]
     preset: String,
-    /// Quantization type, as llama-quantize names it (default: F32 for tiny, tiny-moe and
-    /// tiny-mtp, Q8_0 for presets).
+    /// Quantization type, as llama-quantize names it (default: F32 for tiny, tiny-moe,
+    /// tiny-mtp and tiny-eagle3, Q8_0 for presets).
     #[arg(long = "type", short = 't')]
     quant: Option<String>,
     /// Keep only this many layers (presets).

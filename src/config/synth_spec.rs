@@ -2,13 +2,13 @@
 //! missing. Parsed with the configuration; written by `synth`.
 
 use super::quant_types::QuantType;
-use crate::gguf::presets::{self, PRESETS};
+use crate::gguf::presets;
 
 /// A `[[model]]`'s `synth = "llama-3-8b:Q4_K_M"`: a synthetic model written when the file
 /// is missing, so that a configuration with 8B-class shapes runs without a download.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SynthSpec {
-    /// `tiny` or one of [`PRESETS`].
+    /// `tiny` or one of [`presets::PRESETS`] or [`presets::eagle3::PRESETS`].
     pub preset: String,
     /// The ladder type name (canonical spelling).
     pub quant: String,
@@ -21,11 +21,11 @@ impl SynthSpec {
             Some((p, q)) => (p.trim(), Some(q.trim())),
             None => (text.trim(), None),
         };
-        if preset != "tiny" && presets::shape(preset).is_none() {
+        if preset != "tiny" && !presets::known(preset) {
             return Err(format!(
                 "unknown synth preset {preset:?}: use tiny, {} (optionally with :TYPE, e.g. \
                  \"llama-3-8b:Q4_K_M\")",
-                PRESETS.join(", ")
+                presets::all_names()
             ));
         }
         let default = if preset == "tiny" { "F32" } else { "Q8_0" };

@@ -100,7 +100,23 @@ pub const PRESETS: &[&str] = &[
 /// The presets sized for tests (load in milliseconds, written as F32 by default), which
 /// shrinking does not apply to.
 pub fn is_test_size(preset: &str) -> bool {
-    matches!(preset, "tiny-moe" | "tiny-mtp")
+    matches!(preset, "tiny-moe" | "tiny-mtp" | "tiny-eagle3")
+}
+
+/// Whether `tpsbench synth --preset` knows `preset` (besides `tiny`): a model's shapes or a
+/// draft made for one ([`eagle3`]).
+pub fn known(preset: &str) -> bool {
+    shape(preset).is_some() || eagle3::draft(preset).is_some()
+}
+
+/// Every preset name but `tiny`, for messages: the models', then the drafts'.
+pub fn all_names() -> String {
+    PRESETS
+        .iter()
+        .chain(eagle3::PRESETS)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The published shapes of a preset.
@@ -550,6 +566,7 @@ fn glm_router(arch: &str, m: Moe) -> Vec<(String, Value)> {
     ]
 }
 
+pub mod eagle3;
 mod mtp;
 
 #[cfg(test)]

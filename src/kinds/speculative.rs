@@ -73,6 +73,7 @@ pub fn refusal(
             "draft-eagle3 needs an Eagle3 draft GGUF (architecture eagle3); the draft is {}",
             arch(d)
         )),
+        ("draft-eagle3", Some(d)) => eagle3_misfit(target, d),
         ("draft-dflash" | "draft-dspark", Some(d)) if arch(d) != "dflash" => Some(format!(
             "{drafter} needs a DFlash draft GGUF (architecture dflash); the draft is {}",
             arch(d)
@@ -84,6 +85,95 @@ pub fn refusal(
         ),
         _ => None,
     }
+}
+
+/// The target architectures whose llama.cpp graph hands out its layers' inputs
+/// (`t_layer_inp` in the pinned sources' src/models): the hidden states an Eagle3 draft
+/// reads. On any other, llama.cpp asserts ("layer input tensor is null") in the first decode.
+const LAYER_INPUTS: &[&str] = &[
+    "llama",
+    "qwen3",
+    "qwen3moe",
+    "qwen35",
+    "qwen35moe",
+    "qwen3next",
+    "qwen4exp",
+    "gpt-oss",
+    "gemma4",
+    "lfm2",
+    "hunyuan_vl",
+    "minimax-01",
+    "minimax-m2",
+    "mimo2",
+    "muse-glimmer",
+    "nanbeige",
+    "nemotron_h",
+    "bailingmoe3",
+    "deepseek4",
+];
+
+/// Why Eagle3 draft `d` does not fit `target`, from their headers: llama.cpp checks none of
+/// this before it aborts (a target layer it cannot extract, an encoder fed rows of the wrong
+/// width, a borrowed embedding of another width).
+fn eagle3_misfit(
+    target: &crate::gguf::header::Header,
+    d: &crate::gguf::header::Header,
+) -> Option<String> {
+    let ta = target.architecture().unwrap_or("unknown");
+    let key = |h: &crate::gguf::header::Header, k: &str| {
+        let a = h.architecture().unwrap_or("unknown");
+        h.get(&format!("{a}.{k}"))
+            .and_then(crate::gguf::Value::as_u64)
+    };
+    if !LAYER_INPUTS.contains(&ta) {
+        return Some(format!(
+            "draft-eagle3 reads the target's hidden states, and llama.cpp's {ta} graph does not \
+             hand them out"
+        ));
+    }
+    let n_layer = key(target, "block_count")?
+        .saturating_sub(key(target, "nextn_predict_layers").unwrap_or(0));
+    let layers: Vec<u64> = match d.get("eagle3.target_layers") {
+        Some(crate::gguf::Value::Array(a)) => a.iter().filter_map(|v| v.as_u64()).collect(),
+        _ => Vec::new(),
+    };
+    if layers.len() != 3 {
+        return Some(
+            "the Eagle3 draft names no 3 target layers (eagle3.target_layers), which llama.cpp \
+             requires"
+                .into(),
+        );
+    }
+    // Layer n_layer would be the target's final hidden state, which llama.cpp takes from an
+    // MTP output that these graphs do not make: only layer inputs are read here.
+    if let Some(l) = layers.iter().find(|&&l| l >= n_layer) {
+        return Some(format!(
+            "the Eagle3 draft reads the target's layer {l}, and the target has {n_layer} layers \
+             (0 to {})",
+            n_layer.saturating_sub(1)
+        ));
+    }
+    let n_embd = key(target, "embedding_length")?;
+    match key(d, "target_hidden_size") {
+        Some(w) if w == n_embd => {}
+        w => {
+            return Some(format!(
+                "the Eagle3 draft was made for a target of width {}, and this one's is {n_embd}",
+                w.map_or("(none)".to_string(), |w| w.to_string())
+            ));
+        }
+    }
+    // Without its own embedding or head the draft borrows the target's, which must then be
+    // as wide as the draft's layer.
+    let own = |name: &str| d.tensors.iter().any(|t| t.name == name);
+    let width = key(d, "embedding_length")?;
+    if width != n_embd && !(own("token_embd.weight") && own("output.weight")) {
+        return Some(format!(
+            "the Eagle3 draft (width {width}) borrows the target's token embedding or head, \
+             of width {n_embd}"
+        ));
+    }
+    None
 }
 
 /// One prompt, tokenized, and the tokens to generate after it.
@@ -402,6 +492,61 @@ pub fn summary(s: &Speculative) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gguf::header::Header;
+    use crate::gguf::presets::{eagle3, shape};
+
+    /// `doc` as the runner reads it: written and its header parsed.
+    fn header(doc: &crate::gguf::writer::Document) -> Header {
+        let mut bytes = Vec::new();
+        crate::gguf::writer::write_gguf(&mut bytes, doc).unwrap();
+        let n = bytes.len() as u64;
+        crate::gguf::reader::parse_header(std::io::Cursor::new(bytes), n).unwrap()
+    }
+
+    #[test]
+    fn an_eagle3_draft_is_refused_in_one_line_where_llama_cpp_would_abort() {
+        let d = eagle3::draft("tiny-eagle3").unwrap();
+        let draft = header(&d.document(0, 0, 0, 1));
+        let target = |p: &str| header(&shape(p).unwrap().document(0, 0, 0, 1));
+        let refuse = |t: &Header| refusal("draft-eagle3", t, Some(&draft));
+        assert_eq!(refuse(&target("tiny-moe")), None);
+        // glm4moe hands out no layer inputs.
+        let e = refuse(&target("tiny-mtp")).unwrap();
+        assert!(e.contains("glm4moe graph does not hand them out"), "{e}");
+        // Two layers: the draft reads layers 1, 2 and 3.
+        let two = header(
+            &shape("tiny-moe")
+                .unwrap()
+                .shrunk(1, Some(2))
+                .document(0, 0, 0, 1),
+        );
+        let e = refuse(&two).unwrap();
+        assert!(
+            e.contains("layer 2, and the target has 2 layers (0 to 1)"),
+            "{e}"
+        );
+        // Another width: the encoder would take rows of the wrong size.
+        let mut wide = shape("tiny-moe").unwrap();
+        wide.n_embd = 128;
+        let e = refuse(&header(&wide.document(0, 0, 0, 1))).unwrap();
+        assert!(e.contains("width 64, and this one's is 128"), "{e}");
+        // Not an Eagle3 file at all.
+        let e = refusal(
+            "draft-eagle3",
+            &target("tiny-moe"),
+            Some(&target("tiny-moe")),
+        )
+        .unwrap();
+        assert!(e.contains("the draft is qwen3moe"), "{e}");
+        for e in [refuse(&target("tiny-mtp")), refuse(&two)] {
+            assert!(!e.unwrap().contains('\n'));
+        }
+        // Other drafters do not look at any of it.
+        assert_eq!(
+            refusal("draft-simple", &target("tiny-mtp"), Some(&draft)),
+            None
+        );
+    }
 
     fn draft(synthetic: bool) -> DraftFile {
         DraftFile {

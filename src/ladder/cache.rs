@@ -73,7 +73,8 @@ pub fn inspect_base(path: &Path) -> Result<BaseInfo, LadderError> {
     Ok(BaseInfo::from_header(path, sha, &h))
 }
 
-fn is_synthetic(h: &Header) -> bool {
+/// Whether `h` is a `tpsbench synth` file (random weights).
+pub fn is_synthetic(h: &Header) -> bool {
     matches!(h.get(KEY_SYNTHETIC), Some(Value::Bool(true)))
 }
 

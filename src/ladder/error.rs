@@ -12,7 +12,6 @@ use std::io;
 use std::path::PathBuf;
 
 use crate::engine::EngineError;
-use crate::gguf::presets::PRESETS;
 
 /// Why a ladder variant, a base's facts or a synthetic model could not be had.
 #[derive(Debug, thiserror::Error)]
@@ -50,9 +49,12 @@ pub enum LadderError {
     /// `synth --preset` (or a `synth` spec) naming no preset.
     #[error(
         "unknown preset {preset:?}: available presets: tiny, {}",
-        PRESETS.join(", ")
+        crate::gguf::presets::all_names()
     )]
     UnknownPreset { preset: String },
+    /// A draft preset (made for one target) asked for something its target fixes.
+    #[error("{preset}: {why}")]
+    DraftPreset { preset: String, why: String },
     /// The ladder's evaluation text file cannot be read.
     #[error("evaluation text {}: {cause}", path.display())]
     EvalText { path: PathBuf, cause: io::Error },

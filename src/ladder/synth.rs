@@ -131,6 +131,9 @@ pub(crate) fn write_document(
 /// Writes the synthetic model; returns a one-line summary.
 pub fn synth(o: &SynthOptions, rep: &Reporter) -> Result<String, LadderError> {
     let tiny_preset = o.preset == "tiny";
+    if let Some(d) = presets::eagle3::draft(&o.preset) {
+        return synth_draft(o, &d, rep);
+    }
     let shape = if tiny_preset {
         None
     } else {
@@ -200,6 +203,62 @@ pub fn synth(o: &SynthOptions, rep: &Reporter) -> Result<String, LadderError> {
     Ok(format!(
         "wrote {} ({what}; {}, {} tensors, {:.2} M parameters, {})",
         o.output.display(),
+        t.name,
+        doc.tensors.len(),
+        params as f64 / 1e6,
+        format_size(size)
+    ))
+}
+
+/// Writes an Eagle3 draft preset. Its shapes are its target's, so `--shrink` and
+/// `--layers` do not apply; it is written directly (no quantizer pass: llama.cpp's quantizer
+/// would need the draft's target to load it), so only the single-type file types whose
+/// blocks divide its rows.
+fn synth_draft(
+    o: &SynthOptions,
+    d: &presets::eagle3::Eagle3,
+    rep: &Reporter,
+) -> Result<String, LadderError> {
+    let refuse = |why: String| LadderError::DraftPreset {
+        preset: d.preset.to_string(),
+        why,
+    };
+    if o.shrink > 1 || o.layers.is_some() {
+        return Err(refuse(format!(
+            "a draft made for {}: --shrink and --layers do not apply",
+            d.target.preset
+        )));
+    }
+    let t =
+        QuantType::parse(o.quant.as_deref().unwrap_or("F32")).map_err(LadderError::QuantType)?;
+    let row = d.min_row();
+    let fits = |ty: u32| crate::gguf::type_layout(ty).is_some_and(|(_, block, _)| row % block == 0);
+    let (w, out) = direct_types(t, d.n_embd)
+        .filter(|&(w, out)| fits(w) && fits(out))
+        .ok_or_else(|| {
+            refuse(format!(
+                "{} is not written directly at rows of {row}: use F32, F16, BF16, Q8_0, Q4_0, \
+                 Q4_1, Q5_0 or Q5_1",
+                t.name
+            ))
+        })?;
+    let doc = d.document(w, out, t.ftype, o.seed);
+    let params = doc.tensors.iter().map(|x| x.n_elements()).sum::<u64>();
+    check_space(&o.output, document_size(&doc))?;
+    write_document(&o.output, &doc, rep)?;
+    let size = std::fs::metadata(&o.output).map(|m| m.len()).unwrap_or(0);
+    Ok(format!(
+        "wrote {} ({}: an Eagle3 draft for {}, reading its layers {:?}, n_embd {}, n_ff {}, \
+         heads {}/{}, head vocab {}; {}, {} tensors, {:.2} M parameters, {})",
+        o.output.display(),
+        d.preset,
+        d.target.preset,
+        d.target_layers,
+        d.n_embd,
+        d.n_ff,
+        d.n_head,
+        d.n_head_kv,
+        d.n_draft_vocab,
         t.name,
         doc.tensors.len(),
         params as f64 / 1e6,

@@ -324,13 +324,15 @@ impl<'a> Sweep<'a> {
             }
             Some(Draft::File(p)) => {
                 // Through the GGUF validator first, as every model llama.cpp loads.
-                crate::gguf::reader::read_header(p)
+                let h = crate::gguf::reader::read_header(p)
                     .map_err(|e| format!("the draft {}: {e}", p.display()))?;
                 Ok(Some(kinds::speculative::DraftFile {
                     path: p.clone(),
                     // What matches it to a served test's draft (report::speculative::served).
                     sha256: crate::util::system::sha256_file(p).ok(),
-                    synthetic: false,
+                    // A `tpsbench synth` draft (an Eagle3 preset) says so in its header:
+                    // its drafts are noise, which the record must say.
+                    synthetic: crate::ladder::cache::is_synthetic(&h),
                 }))
             }
         }

@@ -35,6 +35,7 @@ mod serving;
 mod setup_script;
 mod slurm;
 mod speculative;
+mod speculative_eagle3;
 mod speculative_mtp;
 mod speculative_smollm2;
 mod spine;

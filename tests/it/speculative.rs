@@ -195,8 +195,8 @@ fn bad_speculative_settings_are_one_line_and_exit_2() {
     }
 }
 
-/// llama-speculative-simple of the pinned sources, when built.
-fn reference_tool(test: &str) -> Option<PathBuf> {
+/// llama-speculative-simple of the pinned sources, when built (speculative_eagle3 too).
+pub(crate) fn reference_tool(test: &str) -> Option<PathBuf> {
     let found = tpsbench::engine::endpoint::launch::pinned_llama_server()
         .map(|p| p.with_file_name("llama-speculative-simple"))
         .filter(|p| p.is_file());
@@ -213,7 +213,7 @@ fn reference_tool(test: &str) -> Option<PathBuf> {
 }
 
 /// `n_drafted`, `n_accept` and `n_predict` from llama-speculative-simple's log.
-fn reference_counts(log: &str) -> (u64, u64, u64) {
+pub(crate) fn reference_counts(log: &str) -> (u64, u64, u64) {
     let field = |name: &str| {
         log.lines()
             .find_map(|l| {

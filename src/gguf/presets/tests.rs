@@ -246,3 +246,90 @@ fn the_mtp_test_preset_writes_glm_4_5_s_keys_with_the_nextn_layer_counted() {
             .any(|(n, _)| n.contains("nextn") || n.contains("shared_count"))
     );
 }
+
+/// `doc` written and read back: what llama.cpp's loader and tpsbench's refusals see.
+fn written(doc: &Document) -> crate::gguf::header::Header {
+    let mut bytes = Vec::new();
+    crate::gguf::writer::write_gguf(&mut bytes, doc).unwrap();
+    let n = bytes.len() as u64;
+    crate::gguf::reader::parse_header(std::io::Cursor::new(bytes), n).unwrap()
+}
+
+#[test]
+fn the_eagle3_draft_fits_its_target_s_widths_layers_and_vocabulary() {
+    let d = eagle3::draft("tiny-eagle3").unwrap();
+    assert!(eagle3::draft("tiny-moe").is_none() && shape("tiny-eagle3").is_none());
+    assert!(known("tiny-eagle3") && known("tiny-moe") && !known("eagle3"));
+    assert!(is_test_size("tiny-eagle3"));
+    assert!(all_names().ends_with("tiny-mtp, tiny-eagle3"));
+    let target = shape("tiny-moe").unwrap();
+    assert_eq!(d.target, target);
+    // Three distinct trunk layers of the target, whose inputs llama.cpp extracts.
+    assert!(
+        d.target_layers
+            .iter()
+            .all(|&l| u64::from(l) < target.n_layer)
+    );
+    let h = written(&d.document(0, 0, 0, 7));
+    let key = |k: &str| h.get(k).cloned();
+    assert_eq!(
+        key("general.architecture"),
+        Some(Value::String("eagle3".into()))
+    );
+    assert_eq!(key("eagle3.block_count"), Some(Value::U32(1)));
+    assert_eq!(key("eagle3.target_hidden_size"), Some(Value::U32(64)));
+    assert_eq!(
+        key("eagle3.target_layers"),
+        Some(Value::Array(vec![
+            Value::I32(1),
+            Value::I32(2),
+            Value::I32(3)
+        ]))
+    );
+    assert_eq!(key(KEY_SYNTHETIC), Some(Value::Bool(true)));
+    // The target's tokenizer, token for token (common_speculative_are_compatible).
+    let vocab = target.vocab().metadata();
+    for (k, v) in &vocab {
+        assert_eq!(key(k).as_ref(), Some(v), "{k}");
+    }
+    // The shapes llama.cpp's eagle3 loader asks for (src/models/eagle3.cpp).
+    let dims = |n: &str| h.tensors.iter().find(|t| t.name == n).unwrap().dims.clone();
+    assert_eq!(dims("fc.weight"), [3 * 64, 64]);
+    assert_eq!(dims("blk.0.attn_q.weight"), [128, 64]);
+    assert_eq!(dims("blk.0.attn_k.weight"), [128, 32]);
+    assert_eq!(dims("blk.0.attn_norm_2.weight"), [64]);
+    assert_eq!(dims("output.weight"), [64, 512]);
+    // No token embedding: the target's is borrowed, as EAGLE-3's Llama-3.1-8B draft does.
+    assert!(!h.tensors.iter().any(|t| t.name == "token_embd.weight"));
+    // d2t: 512 I64 target ids.
+    let d2t = h.tensors.iter().find(|t| t.name == "d2t").unwrap();
+    assert_eq!((d2t.ggml_type, d2t.n_bytes), (27, 512 * 8));
+    assert_eq!(d.min_row(), 64);
+}
+
+#[test]
+fn the_eagle3_draft_s_token_map_holds_target_ids_and_its_head_takes_the_output_type() {
+    let d = eagle3::draft("tiny-eagle3").unwrap();
+    // Q4_0 weights, a Q8_0 head (llama.cpp's choice when rows are not multiples of 256).
+    let doc = d.document(2, 8, 2, 1);
+    let t = |n: &str| doc.tensors.iter().find(|t| t.name == n).unwrap();
+    let crate::gguf::writer::TensorData::I64(ids) = &t("d2t").data else {
+        panic!("d2t is I64 values")
+    };
+    assert_eq!(ids.len(), 512);
+    assert_eq!(&ids[..3], [0, 2, 4]);
+    assert!(ids.iter().all(|&i| (0..1024).contains(&i)));
+    assert_eq!(t("output.weight").ggml_type, 8);
+    assert_eq!(t("fc.weight").ggml_type, 2);
+    assert_eq!(t("blk.0.attn_norm_2.weight").ggml_type, 0);
+    // The bytes written are those values, little-endian.
+    let mut bytes = Vec::new();
+    crate::gguf::writer::write_gguf(&mut bytes, &doc).unwrap();
+    let h = written(&doc);
+    let info = h.tensors.iter().find(|t| t.name == "d2t").unwrap();
+    let at = (h.data_offset + info.offset) as usize;
+    assert_eq!(
+        i64::from_le_bytes(bytes[at + 8..at + 16].try_into().unwrap()),
+        2
+    );
+}

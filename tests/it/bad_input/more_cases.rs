@@ -242,6 +242,23 @@ pub fn model_results_and_command_line_cases() -> Vec<Case> {
             "cannot create",
         ),
         case(
+            "synth a draft preset with `--shrink`",
+            |d| {
+                let out = d.join("x.gguf");
+                let a = [
+                    "synth",
+                    "--preset",
+                    "tiny-eagle3",
+                    "--shrink",
+                    "2",
+                    "--output",
+                ];
+                a.iter().map(OsString::from).chain([out.into()]).collect()
+            },
+            2,
+            "tiny-eagle3: a draft made for tiny-moe: --shrink and --layers do not apply",
+        ),
+        case(
             "synth unknown preset",
             |d| {
                 let out = d.join("x.gguf");

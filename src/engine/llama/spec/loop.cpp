@@ -19,11 +19,15 @@
 #include "log.h"
 #include "sampling.h"
 #include "speculative.h"
+// llama.cpp's staging API (as common/speculative.cpp includes it): the switch for the target
+// layers' extraction that Eagle3's drafter turns on, which plain decoding turns off.
+#include "../src/llama-ext.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -93,7 +97,31 @@ struct tpsb_spec {
     // K: every drafter's drafts are capped by it. The n-gram methods draft by their own
     // sizes (ngram-mod up to 64 tokens), beyond the outputs the target context was made for.
     int32_t n_max;
+    int32_t type;  // the drafter's common_speculative_type
+    // Whether the target context copies out the inputs of the layers an Eagle3 draft reads:
+    // llama.cpp's Eagle3 drafter turns that on when it is made and never off.
+    bool extracting;
 };
+
+// Turns off the target context's copies of the layers an Eagle3 draft reads, which llama.cpp's
+// Eagle3 drafter turned on: plain decoding, the baseline, must not pay for the drafter's
+// inputs. (The next speculative generation's drafter turns them on again.)
+static void stop_extracting(tpsb_spec * s) {
+    if (!s->extracting || !s->init || s->init->model() == nullptr) {
+        return;
+    }
+    const llama_model * dft = s->init->model();
+    const int32_t n_layer_tgt = llama_model_n_layer(s->model_tgt);
+    const int32_t * ids = llama_model_target_layer_ids(dft);
+    for (uint32_t k = 0; k < llama_model_target_layer_ids_n(dft); ++k) {
+        if (ids[k] >= 0 && ids[k] < n_layer_tgt) {
+            llama_set_embeddings_layer_inp(s->ctx_tgt, (uint32_t) ids[k], false);
+        } else if (ids[k] == n_layer_tgt) {
+            llama_set_embeddings_nextn(s->ctx_tgt, false, false);
+        }
+    }
+    s->extracting = false;
+}
 
 // 1 when llama.cpp finds the draft's vocabulary usable for the target
 // (common_speculative_are_compatible), 0 when not.
@@ -137,6 +165,8 @@ tpsb_spec * tpsb_spec_new(llama_model * model_tgt, llama_context * ctx_tgt,
     auto s = std::make_unique<tpsb_spec>();
     s->model_tgt = model_tgt;
     s->n_max = o->n_max;
+    s->type = o->type;
+    s->extracting = false;
     s->ctx_tgt = ctx_tgt;
     s->ctx_dft = nullptr;
 
@@ -251,11 +281,21 @@ int tpsb_spec_generate(tpsb_spec * s, const int32_t * prompt, size_t n_prompt, i
     common_sampler_ptr smpl(common_sampler_init(s->model_tgt, s->params.sampling));
     common_speculative * spec = nullptr;
     if (speculative) {
-        spec = common_speculative_init(s->params.speculative, 1);
+        try {
+            spec = common_speculative_init(s->params.speculative, 1);
+        } catch (const std::exception & e) {
+            // Eagle3's drafter throws on a draft it cannot use; an exception must not cross
+            // into Rust.
+            set_err(err, n_err, std::string("llama.cpp could not start this drafter: ") + e.what());
+            return -1;
+        }
         if (spec == nullptr) {
             set_err(err, n_err, "llama.cpp could not start this drafter (common_speculative_init)");
             return -1;
         }
+        s->extracting = s->type == COMMON_SPECULATIVE_TYPE_DRAFT_EAGLE3;
+    } else {
+        stop_extracting(s);
     }
     std::unique_ptr<common_speculative, common_speculative_deleter> spec_owner(spec);
 

@@ -1,0 +1,196 @@
+//! Eagle3 draft presets, for llama.cpp's draft-eagle3 drafter: a one-layer decoder (the
+//! `eagle3` architecture) that drafts from three of a target's hidden states, fused by a
+//! projection (`fc`), and its own token. It is no model of its own: it is made for one
+//! target, whose widths, layers and vocabulary it must fit. So each preset here names the
+//! test preset it drafts for and takes those from it.
+//!
+//! What the pinned llama.cpp reads (src/models/eagle3.cpp, common/speculative.cpp):
+//! `eagle3.target_layers` (exactly 3 layer ids, whose inputs the target context extracts),
+//! `eagle3.target_hidden_size` (the target's width: the encoder takes 3 × it per token),
+//! the usual attention keys for its one layer, and the target's tokenizer (the drafter
+//! refuses a draft whose vocabulary is not the target's). Its tensors: `fc`, one layer whose
+//! attention reads the normed token embedding and the normed fused state side by side
+//! (`attn_norm`, `attn_norm_2`, q/k/v of 2 × n_embd inputs), a SwiGLU feed-forward, the
+//! output norm and head. The token embedding is the target's (llama.cpp borrows it through
+//! the draft context's `ctx_other`), as in EAGLE-3's Llama-3.1-8B draft; the head speaks a
+//! sub-vocabulary mapped back to the target's token ids by `d2t`, as those drafts do.
+//!
+//! The weights are random, so the drafts are noise: acceptance on these means nothing;
+//! what drafting and verifying cost is real.
+
+use super::super::Value;
+use super::super::writer::{Document, Tensor, TensorData};
+use super::super::{KEY_PRESET, KEY_SYNTHETIC};
+use super::Shape;
+
+/// ggml's I64 type: `d2t` holds target token ids.
+const GGML_I64: u32 = 27;
+
+/// An Eagle3 draft's shapes, and the target preset they fit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Eagle3 {
+    pub preset: &'static str,
+    /// The target's shapes (its preset's).
+    pub target: Shape,
+    /// The draft's width. llama.cpp's decoder adds the target's token embedding to it, so
+    /// with a borrowed embedding it must equal the target's width.
+    pub n_embd: u64,
+    pub n_ff: u64,
+    pub n_head: u64,
+    pub n_head_kv: u64,
+    /// The target layers whose inputs the draft reads (low, middle, high).
+    pub target_layers: [u32; 3],
+    /// The head's sub-vocabulary: every `d2t_stride`-th target token.
+    pub n_draft_vocab: u64,
+    pub d2t_stride: u64,
+}
+
+/// The Eagle3 draft presets (for `tpsbench synth --preset`).
+pub const PRESETS: &[&str] = &["tiny-eagle3"];
+
+/// The draft preset `preset`, if it is one.
+pub fn draft(preset: &str) -> Option<Eagle3> {
+    Some(match preset {
+        // For tests: a draft for tiny-moe (qwen3moe, whose graph lets llama.cpp extract its
+        // layers' inputs; 4 layers of width 64, a 1024-token BPE vocabulary). Layers 1, 2
+        // and 3 are its low, middle and high states (EAGLE-3 reads 2, 16 and 29 of Llama's
+        // 32); the head speaks every second target token (512), as a trained draft's
+        // frequent-token vocabulary is a part of its target's.
+        "tiny-eagle3" => {
+            let target = super::shape("tiny-moe")?;
+            Eagle3 {
+                preset: "tiny-eagle3",
+                n_embd: target.n_embd,
+                n_ff: 256,
+                n_head: 4,
+                n_head_kv: 2,
+                target_layers: [1, 2, 3],
+                n_draft_vocab: target.n_vocab / 2,
+                d2t_stride: 2,
+                target,
+            }
+        }
+        _ => return None,
+    })
+}
+
+impl Eagle3 {
+    fn head_dim(&self) -> u64 {
+        self.n_embd / self.n_head
+    }
+
+    /// Tensor names and shapes (ggml order: the row length first), as llama.cpp loads them.
+    pub fn tensors(&self) -> Vec<(String, Vec<u64>)> {
+        let (e, ff) = (self.n_embd, self.n_ff);
+        let q = self.n_head * self.head_dim();
+        let kv = self.n_head_kv * self.head_dim();
+        // The attention reads [normed token embedding, normed fused state].
+        let inp = 2 * e;
+        let fused = self.target_layers.len() as u64 * self.target.n_embd;
+        let n = |s: &str| format!("blk.0.{s}");
+        vec![
+            ("fc.weight".to_string(), vec![fused, e]),
+            ("d2t".into(), vec![self.n_draft_vocab]),
+            (n("attn_norm.weight"), vec![e]),
+            (n("attn_norm_2.weight"), vec![e]),
+            (n("attn_q.weight"), vec![inp, q]),
+            (n("attn_k.weight"), vec![inp, kv]),
+            (n("attn_v.weight"), vec![inp, kv]),
+            (n("attn_output.weight"), vec![q, e]),
+            (n("ffn_norm.weight"), vec![e]),
+            (n("ffn_gate.weight"), vec![e, ff]),
+            (n("ffn_up.weight"), vec![e, ff]),
+            (n("ffn_down.weight"), vec![ff, e]),
+            ("output_norm.weight".into(), vec![e]),
+            ("output.weight".into(), vec![e, self.n_draft_vocab]),
+        ]
+    }
+
+    /// The shortest row of its matrices: a block type must divide it.
+    pub fn min_row(&self) -> u64 {
+        self.tensors()
+            .iter()
+            .filter(|(_, d)| d.len() == 2)
+            .map(|(_, d)| d[0])
+            .min()
+            .unwrap_or(1)
+    }
+
+    /// The GGUF document: matrices of `weight_type` (the head of `output_type`), norms F32,
+    /// `d2t` I64, `general.file_type` = `ftype`.
+    pub fn document(&self, weight_type: u32, output_type: u32, ftype: u32, seed: u64) -> Document {
+        let a = "eagle3";
+        let t = &self.target;
+        let u32v = |x: u64| Value::U32(x as u32);
+        let mut metadata = vec![
+            ("general.architecture".to_string(), Value::String(a.into())),
+            (
+                "general.name".into(),
+                Value::String(format!("tpsbench-synthetic-{}", self.preset)),
+            ),
+            ("general.file_type".into(), Value::U32(ftype)),
+            (KEY_SYNTHETIC.into(), Value::Bool(true)),
+            (KEY_PRESET.into(), Value::String(self.preset.into())),
+            (format!("{a}.context_length"), Value::U32(t.n_ctx_train)),
+            (format!("{a}.embedding_length"), u32v(self.n_embd)),
+            (format!("{a}.block_count"), Value::U32(1)),
+            (format!("{a}.feed_forward_length"), u32v(self.n_ff)),
+            (format!("{a}.attention.head_count"), u32v(self.n_head)),
+            (format!("{a}.attention.head_count_kv"), u32v(self.n_head_kv)),
+            (format!("{a}.rope.dimension_count"), u32v(self.head_dim())),
+            (format!("{a}.rope.freq_base"), Value::F32(t.rope_theta)),
+            (
+                format!("{a}.attention.layer_norm_rms_epsilon"),
+                Value::F32(t.rms_eps),
+            ),
+            (
+                format!("{a}.target_layers"),
+                Value::Array(
+                    self.target_layers
+                        .iter()
+                        .map(|&l| Value::I32(l as i32))
+                        .collect(),
+                ),
+            ),
+            (format!("{a}.target_hidden_size"), u32v(t.n_embd)),
+        ];
+        // The target's tokenizer, token for token: llama.cpp's drafter compares them.
+        metadata.extend(t.vocab().metadata());
+        let mut next = seed;
+        let tensors = self
+            .tensors()
+            .into_iter()
+            .map(|(name, dims)| {
+                next = next.wrapping_add(0x9E37_79B9);
+                self.tensor(name, dims, next, weight_type, output_type)
+            })
+            .collect();
+        Document { metadata, tensors }
+    }
+
+    fn tensor(&self, name: String, dims: Vec<u64>, seed: u64, weight: u32, output: u32) -> Tensor {
+        let (ggml_type, data) = if name == "d2t" {
+            // Draft token i is target token i × stride: ids within the target's vocabulary.
+            let ids = (0..self.n_draft_vocab)
+                .map(|i| (i * self.d2t_stride) as i64)
+                .collect();
+            (GGML_I64, TensorData::I64(ids))
+        } else if name.ends_with("norm.weight") || name.ends_with("norm_2.weight") {
+            (0, TensorData::ConstF32(1.0))
+        } else {
+            let ty = if name == "output.weight" {
+                output
+            } else {
+                weight
+            };
+            let scale = 1.0 / (dims[0] as f32).sqrt();
+            (ty, TensorData::RandomF32 { seed, scale })
+        };
+        Tensor {
+            name,
+            dims,
+            ggml_type,
+            data,
+        }
+    }
+}
