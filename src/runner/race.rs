@@ -8,6 +8,7 @@
 //! every candidate is a round of its test in the result file, and the race's settings and
 //! verdicts are the run's `tune` record, so the race can be replayed.
 
+mod bisect;
 mod limits;
 mod load;
 
@@ -144,6 +145,21 @@ pub fn tune(
         sweep.finish(false)?;
         return Err(TuneError::Refused(line));
     }
+    // Monotone placement axes: bisected for their boundary, which races with its neighbour.
+    let bisected = bisect::plan(&mut sweep, &opts, &prep, &t, candidates, progress)?;
+    let candidates = bisected.race;
+    rec.bisections = bisected.record;
+    if candidates.is_empty() {
+        let line = format!(
+            "{}: objective {}: no placement of the space loads and runs: every bisection probe failed (the tests in the file say why)",
+            opts.config.file.display(),
+            t.objective
+        );
+        rec.stopped = format!("refused: {line}");
+        sweep.record_mut().run.tune = Some(rec);
+        sweep.finish(false)?;
+        return Err(TuneError::Refused(line));
+    }
     let interrupted = run_race(&mut sweep, &t, &candidates, &mut rec, &opts, progress)?;
     sweep.record_mut().run.tune = Some(rec);
     let run = sweep.finish(interrupted)?;
@@ -177,6 +193,7 @@ fn new_record(
         tests_run: 0,
         seconds: 0.0,
         first_round_seconds: 0.0,
+        bisections: Vec::new(),
     }
 }
 
@@ -227,6 +244,8 @@ fn run_race(
 ) -> Result<bool, TuneError> {
     let mut r = Race::new(candidates.len(), race::Settings::new(t.max_rounds as usize));
     rec.level = r.level();
+    // A probed candidate's first round was its probe: the race's rounds follow it.
+    let skip = bisect::probe_rounds(&rec.bisections, candidates);
     let begun = Instant::now();
     let mut last = Duration::ZERO;
     let mut interrupted = false;
@@ -266,20 +285,23 @@ fn run_race(
         round += 1;
         let values: Vec<(usize, Option<f64>)> = alive
             .iter()
-            .map(|&i| (i, round_value(sweep, &candidates[i], round)))
+            .map(|&i| (i, round_value(sweep, &candidates[i], skip[i] + round)))
             .collect();
         r.add_round(&values);
     }
     rec.seconds = begun.elapsed().as_secs_f64();
     conclude(&r, candidates, rec);
+    for (c, s) in rec.candidates.iter_mut().zip(skip) {
+        c.probe_rounds = s;
+    }
     if !opts.quiet {
         eprintln!("tune: {}", rec.stopped);
     }
     Ok(interrupted)
 }
 
-/// The candidate's rate in round `round` (1-based): its round median; None when the test
-/// failed or lacks the round.
+/// The candidate's rate in its test's round `round` (1-based): its round median; None when
+/// the test failed or lacks the round.
 fn round_value(sweep: &Sweep, t: &PlannedTest, round: usize) -> Option<f64> {
     let rec = sweep.record().tests.iter().find(|x| x.id == t.id)?;
     if rec.status != Status::Ok {

@@ -157,6 +157,17 @@ fn layer_devices(
     Ok((0..layers).map(on).collect())
 }
 
+/// The one offload device that holds every layer (the output layer too) under `p`'s
+/// placement; None when layers stay on the CPU or spread over several devices. Where it is
+/// Some, `n_cpu_moe` only moves experts between that device and the CPU, so their memory
+/// and speed change monotonically with it.
+pub fn sole_device(p: &TestParams, n_layer: u32, devices: &[DeviceInfo]) -> Option<String> {
+    let devs = offload_devices(p, devices).ok()?;
+    let on = layer_devices(p, n_layer, &devs).ok()?;
+    let first = on.first()?;
+    (first != "CPU" && on.iter().all(|d| d == first)).then(|| first.clone())
+}
+
 /// The layer a tensor belongs to: `blk.N.*` is layer N, `output*` the output layer
 /// (`n_layer`); None for the input layer and anything else (kept in host memory).
 fn tensor_layer(name: &str, n_layer: u32) -> Option<u32> {

@@ -217,6 +217,7 @@ fn raced() -> RunRecord {
         tests_run: race.cost(),
         seconds: 1.0,
         first_round_seconds: 0.5,
+        bisections: vec![],
     });
     r
 }

@@ -160,7 +160,7 @@ fn load_limit(
 
 /// The GGUF file of a candidate's model: the file, or a ladder variant's (its base until
 /// it is built: the same shape and context).
-fn header_path(opts: &RunOptions, prep: &Prepared, c: &PlannedTest) -> PathBuf {
+pub(super) fn header_path(opts: &RunOptions, prep: &Prepared, c: &PlannedTest) -> PathBuf {
     match prep.plan.models[c.model].source {
         ModelSource::File(ref p) => p.clone(),
         ModelSource::Variant { ladder, .. } => {

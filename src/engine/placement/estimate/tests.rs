@@ -165,3 +165,30 @@ fn devices_none_and_a_named_device_choose_the_offload_devices() {
             .contains("no device CUDA0")
     );
 }
+
+#[test]
+fn one_device_holds_every_layer_only_when_all_are_offloaded_to_one() {
+    let one = [
+        device("Vulkan0", "gpu", 1 << 30),
+        device("CPU", "cpu", 1 << 30),
+    ];
+    assert_eq!(
+        sole_device(&params(99, 2), 4, &one).as_deref(),
+        Some("Vulkan0")
+    );
+    assert_eq!(
+        sole_device(&params(-1, 0), 4, &one).as_deref(),
+        Some("Vulkan0")
+    );
+    assert_eq!(
+        sole_device(&params(4, 0), 4, &one),
+        None,
+        "layer 0 on the CPU"
+    );
+    let two = [
+        device("CUDA0", "gpu", 1 << 30),
+        device("CUDA1", "gpu", 1 << 30),
+    ];
+    assert_eq!(sole_device(&params(99, 0), 4, &two), None);
+    assert_eq!(sole_device(&params(99, 0), 4, &[]), None);
+}
