@@ -81,10 +81,11 @@ pub(super) fn lines(record: &RunRecord, t: &TuneRecord) -> String {
     let probes: usize = t.bisections.iter().map(|b| b.probes.len()).sum();
     let raced: usize = t.bisections.iter().map(|b| b.raced.len()).sum();
     let mut s = format!(
-        "bisected {}: {probes} probes and {raced} raced instead of {values} candidates \
+        "bisected {}: {probes} probe{} and {raced} raced instead of {values} candidates \
          ({} group{}; the boundary is the most offload that loads and runs, raced with its \
          neighbour to check that the speed is monotone)\n",
         first.axis,
+        if probes == 1 { "" } else { "s" },
         t.bisections.len(),
         if t.bisections.len() == 1 { "" } else { "s" },
     );

@@ -39,4 +39,5 @@ mod speculative_mtp;
 mod spine;
 mod synth_models;
 mod tune;
+mod tune_placement;
 mod vulkan;
