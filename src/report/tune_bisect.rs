@@ -52,15 +52,20 @@ fn group(record: &RunRecord, t: &TuneRecord, b: &Bisection) -> String {
         s.push_str(", no neighbour to check\n");
         return s;
     };
+    // The race's verdict on the neighbour: a gap alone may be noise.
+    let outcome = (t.candidates.iter())
+        .find(|c| &c.id == n)
+        .map_or("not raced", |c| c.outcome.as_str());
     match ratio(record, t, n, top) {
         Some(r) if r > 1.0 => s.push_str(&format!(
-            "; NOT monotone here: the neighbour {} was {:.1}% faster than the boundary, and the \
-             values below it were not raced (bisect = false races them all)\n",
+            "; the neighbour {} was {:.1}% faster over the rounds both ran ({outcome}): the \
+             speed is not shown monotone here, and the values below it were not raced \
+             (bisect = false races them all)\n",
             value(b, n),
             (r - 1.0) * 100.0
         )),
         Some(r) => s.push_str(&format!(
-            "; monotone at the neighbour: {} was {:.1}% slower\n",
+            "; the neighbour {} was {:.1}% slower ({outcome}): monotone where checked\n",
             value(b, n),
             (1.0 - r) * 100.0
         )),
