@@ -124,6 +124,8 @@ pub fn tune(
     }
     prepare::check_models(&prep.models, &space)?;
     let info = super::describe_plan(info, &prep.plan, &opts);
+    // Before any file is written: a device limit on a device this build lacks is bad input.
+    limits::check_devices(&opts, &t, &info.devices)?;
     let target::Target { path, record } =
         target::open(info, opts.results_dir.as_deref(), None, false)?;
     let total = space.len();

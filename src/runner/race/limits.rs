@@ -104,6 +104,17 @@ pub(super) fn apply(
     })
 }
 
+/// Refuses a `max_device_memory_gib` table naming a device this build does not have.
+pub(super) fn check_devices(
+    opts: &RunOptions,
+    t: &Tune,
+    devices: &[crate::engine::DeviceInfo],
+) -> Result<(), TuneError> {
+    memory::limits(t, devices)
+        .map(|_| ())
+        .map_err(|m| TuneError::Refused(format!("{}: {m}", opts.config.file.display())))
+}
+
 /// Times the loads of the models `keep` still holds and applies `max_load_seconds`; the
 /// load times, each (model, settings) once.
 fn load_limit(
