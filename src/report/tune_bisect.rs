@@ -55,7 +55,14 @@ fn group(record: &RunRecord, t: &TuneRecord, b: &Bisection) -> String {
     // The race's verdict on the neighbour: a gap alone may be noise.
     let outcome = (t.candidates.iter())
         .find(|c| &c.id == n)
-        .map_or("not raced", |c| c.outcome.as_str());
+        .map_or("not raced", |c| match c.outcome.as_str() {
+            "winner" => "it is the answer",
+            "tie" => "tied with the answer",
+            "open" => "open against the answer",
+            "slower" => "eliminated as slower than the answer",
+            "failed" => "failed in the race",
+            other => other,
+        });
     match ratio(record, t, n, top) {
         Some(r) if r > 1.0 => s.push_str(&format!(
             "; the neighbour {} was {:.1}% faster over the rounds both ran ({outcome}): the \
