@@ -13,4 +13,3 @@ pub(crate) mod merge;
 pub(crate) mod publish;
 pub mod speculative;
 pub mod tune;
-mod tune_bisect;

@@ -3,6 +3,8 @@
 //! cost against the full sweep of the same space, and the winner as commands to run:
 //! `llama-server`, `llama-bench` and a models.toml entry.
 
+mod bisect;
+
 use crate::config::knobs::{Level, PARAMS};
 use crate::record::tune::TuneRecord;
 use crate::record::{RunRecord, TestRecord};
@@ -150,7 +152,7 @@ pub fn answer(record: &RunRecord) -> Option<String> {
     };
     out.push_str(&format!("answer: {}: {}\n", w.id, s.figure()));
     out.push_str(&others(&s));
-    out.push_str(&super::tune_bisect::lines(record, t));
+    out.push_str(&bisect::lines(record, t));
     out.push_str(&excluded(t));
     out.push_str(&loads(t, w));
     out.push_str(&cost(t));
@@ -170,7 +172,7 @@ pub fn answer(record: &RunRecord) -> Option<String> {
 }
 
 /// A candidate's round medians in the race: its test's, less the bisection's probe round.
-pub(crate) fn raced_rounds(t: &TuneRecord, x: &TestRecord) -> Vec<f64> {
+fn raced_rounds(t: &TuneRecord, x: &TestRecord) -> Vec<f64> {
     let skip = (t.candidates.iter())
         .find(|c| c.id == x.id)
         .map_or(0, |c| c.probe_rounds);
@@ -178,7 +180,7 @@ pub(crate) fn raced_rounds(t: &TuneRecord, x: &TestRecord) -> Vec<f64> {
     r.get(skip.min(r.len())..).unwrap_or_default().to_vec()
 }
 
-pub(crate) fn geo(r: &[f64]) -> f64 {
+fn geo(r: &[f64]) -> f64 {
     crate::stats::mean(&r.iter().map(|x| x.ln()).collect::<Vec<_>>()).exp()
 }
 

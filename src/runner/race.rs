@@ -142,30 +142,27 @@ pub fn tune(
     if candidates.is_empty() {
         // The file keeps what was measured (the quality tests) and what each limit excluded.
         let line = empty_space_line(&opts.config, &t, &rec);
-        rec.stopped = format!("refused: {line}");
-        sweep.record_mut().run.tune = Some(rec);
-        sweep.finish(false)?;
-        return Err(TuneError::Refused(line));
+        return refuse(sweep, rec, line);
     }
     // Monotone placement axes: bisected for their boundary, which races with its neighbour.
     let bisected = bisect::plan(&mut sweep, &opts, &prep, &t, candidates, progress)?;
     let candidates = bisected.race;
     rec.bisections = bisected.record;
     if candidates.is_empty() {
-        let line = format!(
-            "{}: objective {}: no placement of the space loads and runs: every bisection probe failed (the tests in the file say why)",
-            opts.config.file.display(),
-            t.objective
-        );
-        rec.stopped = format!("refused: {line}");
-        sweep.record_mut().run.tune = Some(rec);
-        sweep.finish(false)?;
-        return Err(TuneError::Refused(line));
+        return refuse(sweep, rec, bisect::nothing_loads(&opts, &t));
     }
     let interrupted = run_race(&mut sweep, &t, &candidates, &mut rec, &opts, progress)?;
     sweep.record_mut().run.tune = Some(rec);
     let run = sweep.finish(interrupted)?;
     Ok(Tuned { run })
+}
+
+/// A race refused after its file was opened: the file keeps what was measured and why.
+fn refuse(mut sweep: Sweep, mut rec: TuneRecord, line: String) -> Result<Tuned, TuneError> {
+    rec.stopped = format!("refused: {line}");
+    sweep.record_mut().run.tune = Some(rec);
+    sweep.finish(false)?;
+    Err(TuneError::Refused(line))
 }
 
 /// The record of a race not yet run: the question, the limits and what they excluded.

@@ -32,17 +32,7 @@ pub(super) fn check(run: &RunRecord) -> Result<(), Disagreement> {
     }
     let ids: Vec<String> = t.candidates.iter().map(|c| c.id.clone()).collect();
     super::bisect::check(run, t)?;
-    // A bisection's probe was the test's first round: the race's rounds follow it.
-    let rounds: Vec<Vec<f64>> = (t.candidates.iter())
-        .map(|c| {
-            let r = (run.tests.iter())
-                .find(|x| x.id == c.id)
-                .map_or_else(Vec::new, |x| x.round_medians());
-            r.get(c.probe_rounds.min(r.len())..)
-                .unwrap_or_default()
-                .to_vec()
-        })
-        .collect();
+    let rounds = super::bisect::raced_rounds(run, t);
     let settings = Settings {
         alpha: t.alpha,
         indifference: t.indifference,

@@ -234,6 +234,15 @@ fn bisect_group(
     })
 }
 
+/// The refusal when every bisection probe failed and nothing else races.
+pub(super) fn nothing_loads(opts: &RunOptions, t: &Tune) -> String {
+    format!(
+        "{}: objective {}: no placement of the space loads and runs: every bisection probe failed (the tests in the file say why)",
+        opts.config.file.display(),
+        t.objective
+    )
+}
+
 /// The probe rounds of each candidate: its test's rounds run as probes before the race.
 pub(super) fn probe_rounds(record: &[Bisection], candidates: &[PlannedTest]) -> Vec<usize> {
     candidates

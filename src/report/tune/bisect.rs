@@ -26,11 +26,11 @@ fn value(b: &Bisection, id: &str) -> String {
 fn ratio(record: &RunRecord, t: &TuneRecord, a: &str, b: &str) -> Option<f64> {
     let rounds = |id: &str| {
         let x = record.tests.iter().find(|x| x.id == id)?;
-        Some(super::tune::raced_rounds(t, x))
+        Some(super::raced_rounds(t, x))
     };
     let (ra, rb) = (rounds(a)?, rounds(b)?);
     let k = ra.len().min(rb.len());
-    (k > 0).then(|| super::tune::geo(&ra[..k]) / super::tune::geo(&rb[..k]))
+    (k > 0).then(|| super::geo(&ra[..k]) / super::geo(&rb[..k]))
 }
 
 /// One group's line.
