@@ -56,6 +56,9 @@ const AXES: [Axis; 2] = [
     },
 ];
 
+/// The probes of a bisection in the order run: (index, passed).
+pub(super) type Probes = Vec<(usize, bool)>;
+
 /// The boundary of a monotone predicate over `n` values in order of offload (least
 /// first): the last index whose probe passes, probing the most offload first (it usually
 /// fits: one probe), then halving the interval between the last known to pass and the
@@ -63,7 +66,7 @@ const AXES: [Axis; 2] = [
 pub(super) fn boundary<E>(
     n: usize,
     probe: &mut dyn FnMut(usize) -> Result<bool, E>,
-) -> Result<(Option<usize>, Vec<(usize, bool)>), E> {
+) -> Result<(Option<usize>, Probes), E> {
     let mut probes = Vec::new();
     if n == 0 {
         return Ok((None, probes));

@@ -1,7 +1,7 @@
 use super::*;
 
 /// The probes `boundary` runs over `n` values of which the first `fits` pass.
-fn probes(n: usize, fits: usize) -> (Option<usize>, Vec<(usize, bool)>) {
+fn probes(n: usize, fits: usize) -> (Option<usize>, Probes) {
     let mut f = |k: usize| Ok::<bool, ()>(k < fits);
     boundary(n, &mut f).unwrap()
 }
