@@ -27,6 +27,8 @@ use crate::config::{ConfigError, Ctx};
 
 mod slo;
 pub use slo::{GoodputObjective, LatencyLimits, describe_slo, describe_slots};
+mod device_memory;
+pub use device_memory::DeviceMemory;
 
 /// The deepest objective: the sweep's own `n_depth` limit.
 pub const MAX_DEPTH: u32 = 1 << 20;
@@ -148,6 +150,10 @@ pub struct Tune {
     pub max_rounds: u32,
     /// The race's budget in wall-clock seconds: no round starts that would end past it.
     pub max_seconds: Option<f64>,
+    /// `max_device_memory_gib`: what each offload device may hold of a placement.
+    pub device_memory: DeviceMemory,
+    /// `bisect` (default true): a monotone placement axis with many values is bisected.
+    pub bisect: bool,
 }
 
 impl Tune {
@@ -179,6 +185,8 @@ pub(crate) struct RawTune {
     max_itl_ms: Option<Spanned<toml::Value>>,
     latency_quantile: Option<Spanned<toml::Value>>,
     slots: Option<Spanned<toml::Value>>,
+    max_device_memory_gib: Option<Spanned<toml::Value>>,
+    bisect: Option<Spanned<toml::Value>>,
 }
 
 /// Checks the table key by key; `has_ladder`: a `[[ladder]]` measures KLD; `serving`: the
@@ -259,6 +267,22 @@ pub(crate) fn parse(
         },
         max_rounds,
         max_seconds,
+        device_memory: raw
+            .max_device_memory_gib
+            .as_ref()
+            .map(|v| device_memory::parse(ctx, v))
+            .transpose()?
+            .unwrap_or_default(),
+        bisect: match &raw.bisect {
+            None => true,
+            Some(v) => match v.get_ref() {
+                toml::Value::Boolean(b) => *b,
+                other => {
+                    let msg = format!("expected true or false, got {}", other.type_str());
+                    return Err(ctx.err(v.span(), "tune.bisect", msg));
+                }
+            },
+        },
     })
 }
 

@@ -26,6 +26,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod estimate;
+
 /// A test's placement: which devices held what.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Placement {

@@ -50,6 +50,35 @@ pub struct TuneRecord {
     /// The goodput objective's SLO and load, or the TTFT/ITL limits and what broke them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<TuneSlo>,
+    /// The monotone placement axes bisected before the race (`runner/race/bisect.rs`);
+    /// absent in files from before bisection.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bisections: Vec<Bisection>,
+}
+
+/// One bisection of a monotone placement axis (`n_gpu_layers`, or `n_cpu_moe` when one
+/// device holds every layer) over the candidates that differ only in it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bisection {
+    pub axis: String,
+    /// The group's candidates (test ids) in order of offload, least first, and the axis's
+    /// value of each.
+    pub ids: Vec<String>,
+    pub values: Vec<i64>,
+    /// The probes, in the order run: one test each, ok when it loaded and ran.
+    pub probes: Vec<Probe>,
+    /// The candidate with the most offload that loads and runs; None when none does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boundary: Option<String>,
+    /// What raced of the group: the boundary and its neighbour with less offload.
+    pub raced: Vec<String>,
+}
+
+/// One probe of a bisection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Probe {
+    pub id: String,
+    pub ok: bool,
 }
 
 /// A candidate the limits held back.
@@ -80,6 +109,14 @@ pub struct Candidate {
     pub ratio: Option<f64>,
     /// Rounds it ran.
     pub rounds: usize,
+    /// Rounds its test ran as a bisection's probe before the race (the first rounds of
+    /// the test); the race's rounds follow them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub probe_rounds: usize,
+}
+
+fn is_zero(x: &usize) -> bool {
+    *x == 0
 }
 
 /// How long a model takes to load, measured before the race.
@@ -117,6 +154,7 @@ pub fn verdicts(race: &Race, ids: &[String]) -> (Vec<Candidate>, Option<String>)
                 at_round: None,
                 ratio: None,
                 rounds: race.rounds_of(i).len(),
+                probe_rounds: 0,
             };
             c.outcome = match (race.out(i), &answer) {
                 (

@@ -326,6 +326,7 @@ fn check_stats(t: &TestRecord, bootstraps: &mut Bootstraps) -> Result<(), Disagr
     Ok(())
 }
 
+mod bisect;
 #[cfg(test)]
 mod tests;
 mod tune;

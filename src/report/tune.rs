@@ -3,6 +3,8 @@
 //! cost against the full sweep of the same space, and the winner as commands to run:
 //! `llama-server`, `llama-bench` and a models.toml entry.
 
+mod bisect;
+
 use crate::config::knobs::{Level, PARAMS};
 use crate::record::tune::TuneRecord;
 use crate::record::{RunRecord, TestRecord};
@@ -48,9 +50,9 @@ pub fn summary(record: &RunRecord) -> Option<Summary> {
     let t = record.run.tune.as_ref()?;
     let test = |id: &str| record.tests.iter().find(|x| x.id == id);
     let w = t.winner.as_deref().and_then(test);
-    let wr = w.map(|w| w.round_medians()).unwrap_or_default();
+    let wr = w.map(|w| raced_rounds(t, w)).unwrap_or_default();
     let ratio = |id: &str| {
-        let r = test(id)?.round_medians();
+        let r = raced_rounds(t, test(id)?);
         let k = r.len().min(wr.len());
         (k > 0).then(|| geo(&r[..k]) / geo(&wr[..k]))
     };
@@ -162,6 +164,7 @@ pub fn answer(record: &RunRecord) -> Option<String> {
     };
     out.push_str(&format!("answer: {}: {}\n", w.id, s.figure()));
     out.push_str(&others(&s));
+    out.push_str(&bisect::lines(record, t));
     out.push_str(&excluded(t));
     out.push_str(&slo::lines(record, t, w));
     out.push_str(&loads(t, w));
@@ -179,6 +182,15 @@ pub fn answer(record: &RunRecord) -> Option<String> {
     ));
     out.push_str(&commands(record, t, w));
     Some(out)
+}
+
+/// A candidate's round medians in the race: its test's, less the bisection's probe round.
+fn raced_rounds(t: &TuneRecord, x: &TestRecord) -> Vec<f64> {
+    let skip = (t.candidates.iter())
+        .find(|c| c.id == x.id)
+        .map_or(0, |c| c.probe_rounds);
+    let r = x.round_medians();
+    r.get(skip.min(r.len())..).unwrap_or_default().to_vec()
 }
 
 fn geo(r: &[f64]) -> f64 {

@@ -9,6 +9,7 @@
 //! verdicts are the run's `tune` record, so the race can be replayed.
 
 mod goodput;
+mod bisect;
 mod limits;
 mod load;
 
@@ -128,6 +129,8 @@ pub fn tune(
     }
     prepare::check_models(&prep.models, &space)?;
     let info = super::describe_plan(info, &prep.plan, &opts);
+    // Before any file is written: a device limit on a device this build lacks is bad input.
+    limits::check_devices(&opts, &t, &info.devices)?;
     let target::Target { path, record } =
         target::open(info, opts.results_dir.as_deref(), None, false)?;
     let total = space.len();
@@ -145,16 +148,28 @@ pub fn tune(
     if candidates.is_empty() {
         // The file keeps what was measured (the quality tests) and what each limit excluded.
         let line = empty_space_line(&opts.config, &t, &rec);
-        rec.stopped = format!("refused: {line}");
-        sweep.record_mut().run.tune = Some(rec);
-        sweep.finish(false)?;
-        return Err(TuneError::Refused(line));
+        return refuse(sweep, rec, line);
+    }
+    // Monotone placement axes: bisected for their boundary, which races with its neighbour.
+    let bisected = bisect::plan(&mut sweep, &opts, &prep, &t, candidates, progress)?;
+    let candidates = bisected.race;
+    rec.bisections = bisected.record;
+    if candidates.is_empty() {
+        return refuse(sweep, rec, bisect::nothing_loads(&opts, &t));
     }
     let interrupted = run_race(&mut sweep, &t, &candidates, &mut rec, &opts, progress)?;
     latency_limits(&t, &candidates, sweep.record(), &mut rec);
     sweep.record_mut().run.tune = Some(rec);
     let run = sweep.finish(interrupted)?;
     Ok(Tuned { run })
+}
+
+/// A race refused after its file was opened: the file keeps what was measured and why.
+fn refuse(mut sweep: Sweep, mut rec: TuneRecord, line: String) -> Result<Tuned, TuneError> {
+    rec.stopped = format!("refused: {line}");
+    sweep.record_mut().run.tune = Some(rec);
+    sweep.finish(false)?;
+    Err(TuneError::Refused(line))
 }
 
 /// The record of a race not yet run: the question, the limits and what they excluded.
@@ -185,6 +200,7 @@ fn new_record(
         seconds: 0.0,
         first_round_seconds: 0.0,
         slo: None,
+        bisections: Vec::new(),
     }
 }
 
@@ -259,6 +275,8 @@ fn run_race(
 ) -> Result<bool, TuneError> {
     let mut r = Race::new(candidates.len(), race::Settings::new(t.max_rounds as usize));
     rec.level = r.level();
+    // A probed candidate's first round was its probe: the race's rounds follow it.
+    let skip = bisect::probe_rounds(&rec.bisections, candidates);
     let begun = Instant::now();
     let mut last = Duration::ZERO;
     let mut interrupted = false;
@@ -298,20 +316,23 @@ fn run_race(
         round += 1;
         let values: Vec<(usize, Option<f64>)> = alive
             .iter()
-            .map(|&i| (i, round_value(sweep, &candidates[i], round)))
+            .map(|&i| (i, round_value(sweep, &candidates[i], skip[i] + round)))
             .collect();
         r.add_round(&values);
     }
     rec.seconds = begun.elapsed().as_secs_f64();
     conclude(&r, candidates, rec);
+    for (c, s) in rec.candidates.iter_mut().zip(skip) {
+        c.probe_rounds = s;
+    }
     if !opts.quiet {
         eprintln!("tune: {}", rec.stopped);
     }
     Ok(interrupted)
 }
 
-/// The candidate's rate in round `round` (1-based): its round median; None when the test
-/// failed or lacks the round.
+/// The candidate's rate in its test's round `round` (1-based): its round median; None when
+/// the test failed or lacks the round.
 fn round_value(sweep: &Sweep, t: &PlannedTest, round: usize) -> Option<f64> {
     let rec = sweep.record().tests.iter().find(|x| x.id == t.id)?;
     if rec.status != Status::Ok {

@@ -43,4 +43,5 @@ mod synth_models;
 mod text_tokens;
 mod tune;
 mod tune_goodput;
+mod tune_placement;
 mod vulkan;

@@ -16,7 +16,7 @@ use crate::support::tiny_with;
 
 /// The Vulkan tpsbench, or `None` after printing why the test is skipped (panics when
 /// required).
-fn vulkan_or_skip() -> Option<PathBuf> {
+pub(crate) fn vulkan_or_skip() -> Option<PathBuf> {
     match std::env::var_os("TPSBENCH_VULKAN") {
         Some(p) => {
             let p = PathBuf::from(p);

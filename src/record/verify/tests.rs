@@ -218,6 +218,7 @@ fn raced() -> RunRecord {
         seconds: 1.0,
         first_round_seconds: 0.5,
         slo: None,
+        bisections: vec![],
     });
     r
 }

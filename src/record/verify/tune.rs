@@ -31,15 +31,8 @@ pub(super) fn check(run: &RunRecord) -> Result<(), Disagreement> {
         };
     }
     let ids: Vec<String> = t.candidates.iter().map(|c| c.id.clone()).collect();
-    let rounds: Vec<Vec<f64>> = ids
-        .iter()
-        .map(|id| {
-            run.tests
-                .iter()
-                .find(|x| &x.id == id)
-                .map_or_else(Vec::new, |x| x.round_medians())
-        })
-        .collect();
+    super::bisect::check(run, t)?;
+    let rounds = super::bisect::raced_rounds(run, t);
     let settings = Settings {
         alpha: t.alpha,
         indifference: t.indifference,

@@ -2,34 +2,23 @@
 //! (the objective's own, and `min_ctx`) against the model's trained context, from the GGUF
 //! header; the KLD budget from the ladder's quality tests (run first, on the variants still
 //! in the space); memory, the weights' file plus the KV cache at the context, against
-//! `max_memory_gib` or the host's RAM less `memory_margin`. Memory leaves out llama.cpp's
+//! `max_memory_gib` or the host's RAM less `memory_margin`, and on each offload device what
+//! the candidate's placement puts there (`limits/memory.rs`). Memory leaves out llama.cpp's
 //! compute buffers, so it is a lower bound: a candidate it excludes cannot fit, one it keeps
 //! may still fail to load (and then fails its first round and leaves the race).
+
+mod memory;
 
 use std::path::{Path, PathBuf};
 
 use super::TuneError;
 use crate::config::tune::Tune;
-use crate::machine::roofline::Shape;
 use crate::output::progress::Progress;
 use crate::plan::{Detail, ModelSource, PlannedTest};
 use crate::record::tune::{Excluded, LoadTime};
 use crate::runner::RunOptions;
 use crate::runner::prepare::Prepared;
 use crate::runner::sweep::Sweep;
-
-const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
-
-/// Bytes as GiB, or MiB or KiB when smaller (a tiny model's 5 MiB is not "0.00 GiB").
-fn size(bytes: f64) -> String {
-    if bytes >= GIB {
-        format!("{:.2} GiB", bytes / GIB)
-    } else if bytes >= 1024.0 * 1024.0 {
-        format!("{:.2} MiB", bytes / (1024.0 * 1024.0))
-    } else {
-        format!("{:.1} KiB", bytes / 1024.0)
-    }
-}
 
 /// What the limits left.
 pub(super) struct Pruned {
@@ -70,19 +59,34 @@ pub(super) fn apply(
         applied.push(format!("max_kld {max} nats (the ladder's quality test)"));
         keep = kld(sweep, prep, keep, max, &mut excluded, progress)?;
     }
-    let (limit, said) = memory_limit(t);
-    if let Some(limit) = limit {
-        applied.push(said);
-        keep.retain(
-            |c| match memory_excludes(prep, opts, c, ctx_needed, limit) {
-                Some(e) => {
-                    excluded.push(e);
-                    false
-                }
-                None => true,
-            },
-        );
-    }
+    let devices = sweep.record().run.devices.clone();
+    let limits = memory::limits(t, &devices)
+        .map_err(|m| TuneError::Refused(format!("{}: {m}", opts.config.file.display())))?;
+    applied.extend(limits.said());
+    let mut shapes = memory::Shapes::default();
+    keep.retain(|c| {
+        let path = header_path(opts, prep, c);
+        // A variant not built yet: its size is not known (the base's would mislead).
+        let unbuilt = matches!(
+            prep.plan.models[c.model].source,
+            ModelSource::Variant { .. }
+        ) && path != Path::new(&prep.models[c.model].path);
+        let name = &prep.plan.models[c.model].name;
+        let why = (!unbuilt)
+            .then(|| limits.excludes(&mut shapes, &path, name, c, ctx_needed, &devices))
+            .flatten();
+        match why {
+            Some(why) => {
+                excluded.push(Excluded {
+                    id: c.id.clone(),
+                    limit: "memory".into(),
+                    why,
+                });
+                false
+            }
+            None => true,
+        }
+    });
     let loads = load_limit(
         engine,
         opts,
@@ -98,6 +102,17 @@ pub(super) fn apply(
         applied,
         loads,
     })
+}
+
+/// Refuses a `max_device_memory_gib` table naming a device this build does not have.
+pub(super) fn check_devices(
+    opts: &RunOptions,
+    t: &Tune,
+    devices: &[crate::engine::DeviceInfo],
+) -> Result<(), TuneError> {
+    memory::limits(t, devices)
+        .map(|_| ())
+        .map_err(|m| TuneError::Refused(format!("{}: {m}", opts.config.file.display())))
 }
 
 /// Times the loads of the models `keep` still holds and applies `max_load_seconds`; the
@@ -156,7 +171,7 @@ fn load_limit(
 
 /// The GGUF file of a candidate's model: the file, or a ladder variant's (its base until
 /// it is built: the same shape and context).
-fn header_path(opts: &RunOptions, prep: &Prepared, c: &PlannedTest) -> PathBuf {
+pub(super) fn header_path(opts: &RunOptions, prep: &Prepared, c: &PlannedTest) -> PathBuf {
     match prep.plan.models[c.model].source {
         ModelSource::File(ref p) => p.clone(),
         ModelSource::Variant { ladder, .. } => {
@@ -249,70 +264,4 @@ fn kld(
         }
     }
     Ok(out)
-}
-
-/// The host's RAM (MemTotal), bytes.
-fn host_memory() -> Option<u64> {
-    let m = std::fs::read_to_string("/proc/meminfo").ok()?;
-    crate::machine::memory::parse_kib_field(&m, "MemTotal:")
-}
-
-/// The memory limit in bytes and how it is said; None where it cannot be known.
-fn memory_limit(t: &Tune) -> (Option<u64>, String) {
-    match t.limits.max_memory_bytes {
-        Some(b) => (
-            Some(b),
-            format!("memory {} (max_memory_gib)", size(b as f64)),
-        ),
-        None => match host_memory() {
-            Some(h) => {
-                let b = (h as f64 * (1.0 - t.limits.memory_margin)) as u64;
-                let said = format!(
-                    "memory {}: the host's RAM less {:.0}% (memory_margin)",
-                    size(b as f64),
-                    t.limits.memory_margin * 100.0
-                );
-                (Some(b), said)
-            }
-            None => (None, String::new()),
-        },
-    }
-}
-
-/// Weights (the file) plus the KV cache at the context, against `limit`; nothing when the
-/// file is not built yet or its shape is unknown (not computable: the candidate stays).
-fn memory_excludes(
-    prep: &Prepared,
-    opts: &RunOptions,
-    c: &PlannedTest,
-    ctx: u32,
-    limit: u64,
-) -> Option<Excluded> {
-    let path = header_path(opts, prep, c);
-    // A variant not built yet: its size is not known (the base's would mislead).
-    if matches!(
-        prep.plan.models[c.model].source,
-        ModelSource::Variant { .. }
-    ) && path != Path::new(&prep.models[c.model].path)
-    {
-        return None;
-    }
-    let file = std::fs::metadata(&path).ok()?.len();
-    let h = crate::gguf::reader::read_header(&path).ok()?;
-    let shape: Shape = crate::machine::shape_of(&h)?;
-    let ctx = ctx.max(c.params.n_ctx());
-    let kv = shape.kv_bytes_per_position(&c.params.type_k, &c.params.type_v) * f64::from(ctx);
-    let need = file as f64 + kv;
-    (need > limit as f64).then(|| Excluded {
-        id: c.id.clone(),
-        limit: "memory".into(),
-        why: format!(
-            "{}: {} (weights {} + KV {} at {ctx} tokens) > {}",
-            prep.plan.models[c.model].name,
-            size(need),
-            size(file as f64),
-            size(kv),
-            size(limit as f64)
-        ),
-    })
 }

@@ -192,5 +192,53 @@ pub fn tune_cases() -> Vec<Case> {
             2,
             "error: --rounds does not apply to a race: ",
         ),
+        case(
+            "tune: a device limit on the CPU",
+            |d| {
+                tune(
+                    d,
+                    "",
+                    "objective = \"tg8\"\nmax_device_memory_gib = { CPU = 4 }",
+                )
+            },
+            2,
+            "key `tune.max_device_memory_gib.CPU`: the CPU's memory is the host's: limit it with max_memory_gib",
+        ),
+        case(
+            "tune: a device limit table naming no device",
+            |d| tune(d, "", "objective = \"tg8\"\nmax_device_memory_gib = {}"),
+            2,
+            "key `tune.max_device_memory_gib`: the table names no device",
+        ),
+        case(
+            "tune: a device limit out of range",
+            |d| {
+                tune(
+                    d,
+                    "",
+                    "objective = \"tg8\"\nmax_device_memory_gib = { Vulkan0 = -1 }",
+                )
+            },
+            2,
+            "key `tune.max_device_memory_gib.Vulkan0`: -1 is out of range",
+        ),
+        case(
+            "tune: a device limit on a device this build lacks",
+            |d| {
+                tune(
+                    d,
+                    "",
+                    "objective = \"tg8\"\nmax_device_memory_gib = { CUDA0 = 8 }",
+                )
+            },
+            2,
+            "tune.max_device_memory_gib names CUDA0, which this build of llama.cpp does not have (it has no offload device)",
+        ),
+        case(
+            "tune: bisect that is no boolean",
+            |d| tune(d, "", "objective = \"tg8\"\nbisect = \"yes\""),
+            2,
+            "key `tune.bisect`: expected true or false, got string",
+        ),
     ]
 }

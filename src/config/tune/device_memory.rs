@@ -1,0 +1,80 @@
+//! `[tune] max_device_memory_gib` (issue 46): the memory each offload device may give the
+//! weights and KV cache a placement puts on it. One number limits every offload device; a
+//! table limits each device it names (llama.cpp's names: `Vulkan0`, `CUDA0`, ...). A device
+//! given no limit is held to the memory llama.cpp reports for it less `memory_margin`.
+//!
+//! ```toml
+//! max_device_memory_gib = 22                       # every offload device
+//! max_device_memory_gib = { CUDA0 = 70, CUDA1 = 30 }  # per device
+//! ```
+
+use toml::Spanned;
+
+use crate::config::values::scalar_float;
+use crate::config::{ConfigError, Ctx};
+
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// The device limits of `[tune]`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum DeviceMemory {
+    /// Each device's memory as llama.cpp reports it, less `memory_margin`.
+    #[default]
+    Reported,
+    /// Every offload device: at most these bytes.
+    Every(u64),
+    /// The devices named: at most these bytes each; the others as `Reported`.
+    Each(Vec<(String, u64)>),
+}
+
+impl DeviceMemory {
+    /// The limit given for `device` in bytes; None: none given (the reported memory applies).
+    pub fn given(&self, device: &str) -> Option<u64> {
+        match self {
+            DeviceMemory::Reported => None,
+            DeviceMemory::Every(b) => Some(*b),
+            DeviceMemory::Each(v) => v.iter().find(|(n, _)| n == device).map(|(_, b)| *b),
+        }
+    }
+
+    /// The devices the table names (none for a single number).
+    pub fn named(&self) -> Vec<&str> {
+        match self {
+            DeviceMemory::Each(v) => v.iter().map(|(n, _)| n.as_str()).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+const KEY: &str = "tune.max_device_memory_gib";
+const MIN: f64 = 1e-6;
+const MAX: f64 = 1e6;
+
+/// Parses the key's value: a number of GiB, or a table of device names to GiB.
+pub(super) fn parse(ctx: &Ctx, v: &Spanned<toml::Value>) -> Result<DeviceMemory, ConfigError> {
+    let bytes = |g: f64| (g * GIB) as u64;
+    let toml::Value::Table(t) = v.get_ref() else {
+        return Ok(DeviceMemory::Every(bytes(scalar_float(
+            ctx, KEY, v, MIN, MAX,
+        )?)));
+    };
+    if t.is_empty() {
+        let msg = "the table names no device: give GiB per device, e.g. { CUDA0 = 70 }, or one number for every device";
+        return Err(ctx.err(v.span(), KEY, msg));
+    }
+    let mut out = Vec::new();
+    for (name, x) in t {
+        let key = format!("{KEY}.{name}");
+        if name == "CPU" {
+            let msg = "the CPU's memory is the host's: limit it with max_memory_gib (max_device_memory_gib limits the offload devices)";
+            return Err(ctx.err(v.span(), &key, msg));
+        }
+        // The entry's own span is not kept by the table: the error points at the table.
+        let entry = Spanned::new(v.span(), x.clone());
+        out.push((
+            name.clone(),
+            bytes(scalar_float(ctx, &key, &entry, MIN, MAX)?),
+        ));
+    }
+    Ok(DeviceMemory::Each(out))
+}

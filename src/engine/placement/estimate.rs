@@ -1,0 +1,257 @@
+//! Where a test's placement settings will put the model's weights and KV cache, computed
+//! from the GGUF's tensor table before anything is loaded (issue 46: `[tune]`'s memory limit
+//! per device prunes placements before any speed is measured). The rules are those the
+//! parser of this module reads back from llama.cpp's log, applied ahead of time:
+//!
+//! - the token embeddings (the input layer) stay in host memory;
+//! - with `n_gpu_layers = n`, the last `n` of the `n_layer + 1` layers (the repeating layers
+//!   and then the output layer) go to the offload devices, the output layer first; negative
+//!   asks for all;
+//! - over several devices, layer split: the offloaded layers in proportion to `tensor_split`,
+//!   or to each device's free memory when none is given; `split_mode = "none"` puts them
+//!   all on `main_gpu`; a row split is not estimated;
+//! - a tensor matching a `tensor_buft_overrides` pattern goes to that buffer's device, then
+//!   `n_cpu_moe`'s patterns keep the first layers' experts on the CPU (the first match wins);
+//! - the KV cache of each repeating layer sits with its layer, or in host memory with
+//!   `no_kv_offload`;
+//! - tied embeddings: the output layer holds its own copy of `token_embd` when offloaded.
+//!
+//! llama.cpp's compute buffers are not counted, so each figure is a lower bound of what the
+//! device needs: a placement it says does not fit cannot fit.
+
+use crate::config::knobs::{cpu_moe_patterns, override_pairs, pattern_matches};
+use crate::engine::DeviceInfo;
+use crate::plan::TestParams;
+
+use super::device_of_buffer;
+
+/// The bytes one device would hold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceShare {
+    /// llama.cpp's device name: `CPU`, `Vulkan0`, `CUDA0`, ...
+    pub name: String,
+    /// Bytes of the tensors placed on it (in the file's types).
+    pub weight_bytes: u64,
+    /// Bytes of KV cache at the context asked.
+    pub kv_bytes: u64,
+}
+
+impl DeviceShare {
+    pub fn total(&self) -> u64 {
+        self.weight_bytes + self.kv_bytes
+    }
+}
+
+/// What the estimate needs of a model: its tensors `(name, bytes)` and repeating layers.
+pub struct ModelTensors<'a> {
+    pub tensors: &'a [(String, u64)],
+    pub n_layer: u32,
+    /// Bytes of K and V of one repeating layer for the whole context.
+    pub kv_bytes_per_layer: f64,
+}
+
+/// The devices `p` offloads to, among `devices` (the build's, in llama.cpp's order): every
+/// GPU for "auto" (integrated ones when there is no discrete one), none for "none", else
+/// those named. Err: a named device this build does not have.
+fn offload_devices<'a>(
+    p: &TestParams,
+    devices: &'a [DeviceInfo],
+) -> Result<Vec<&'a DeviceInfo>, String> {
+    let asked = p
+        .knobs
+        .get("devices")
+        .map_or_else(|| "auto".to_string(), |v| v.as_str().to_string());
+    let offload = |d: &&DeviceInfo| d.kind != "cpu";
+    match asked.as_str() {
+        "none" => Ok(Vec::new()),
+        "auto" => {
+            let gpus: Vec<&DeviceInfo> = devices.iter().filter(|d| d.kind == "gpu").collect();
+            if gpus.is_empty() {
+                Ok(devices.iter().filter(|d| d.kind == "igpu").collect())
+            } else {
+                Ok(gpus)
+            }
+        }
+        list => list
+            .split('/')
+            .filter(|n| *n != "CPU")
+            .map(|n| {
+                devices
+                    .iter()
+                    .filter(offload)
+                    .find(|d| d.name == n)
+                    .ok_or_else(|| format!("devices = {list:?}: this build has no device {n}"))
+            })
+            .collect(),
+    }
+}
+
+/// The cumulative shares of the offloaded layers per device: `tensor_split` where given
+/// (not all zero), else the devices' free memory.
+fn cumulative_split(p: &TestParams, devs: &[&DeviceInfo]) -> Vec<f64> {
+    let given: Vec<f64> = p
+        .knobs
+        .get("tensor_split")
+        .map(|v| v.as_str().to_string())
+        .unwrap_or_default()
+        .split('/')
+        .filter_map(|x| x.trim().parse::<f64>().ok())
+        .collect();
+    let mut shares: Vec<f64> = (0..devs.len())
+        .map(|i| given.get(i).copied().unwrap_or(0.0))
+        .collect();
+    if shares.iter().all(|&x| x <= 0.0) {
+        shares = devs.iter().map(|d| d.memory_free as f64).collect();
+    }
+    let sum: f64 = shares.iter().sum();
+    let mut acc = 0.0;
+    shares
+        .iter()
+        .map(|x| {
+            acc += if sum > 0.0 {
+                x / sum
+            } else {
+                1.0 / devs.len() as f64
+            };
+            acc
+        })
+        .collect()
+}
+
+/// The device of each layer `0..=n_layer` (the last: the output layer).
+fn layer_devices(
+    p: &TestParams,
+    n_layer: u32,
+    devs: &[&DeviceInfo],
+) -> Result<Vec<String>, String> {
+    let layers = n_layer as i64 + 1;
+    let cpu = || vec!["CPU".to_string(); layers as usize];
+    if devs.is_empty() {
+        return Ok(cpu());
+    }
+    let ngl = if p.n_gpu_layers < 0 {
+        layers
+    } else {
+        i64::from(p.n_gpu_layers).min(layers)
+    };
+    let first_offloaded = layers - ngl;
+    let split = p.split_mode.as_str();
+    let on = |il: i64| -> String {
+        if il < first_offloaded {
+            return "CPU".into();
+        }
+        if split == "none" {
+            let i = (p.main_gpu.max(0) as usize).min(devs.len() - 1);
+            return devs[i].name.clone();
+        }
+        // The device whose cumulative share first exceeds the layer's place among the
+        // offloaded layers (llama.cpp's layer split).
+        let at = (il - first_offloaded) as f64 / ngl as f64;
+        let cum = cumulative_split(p, devs);
+        let i = cum.iter().position(|&c| c > at).unwrap_or(devs.len() - 1);
+        devs[i].name.clone()
+    };
+    if split == "row" && devs.len() > 1 {
+        return Err("split_mode = \"row\" over several devices is not estimated".into());
+    }
+    Ok((0..layers).map(on).collect())
+}
+
+/// The one offload device that holds every layer (the output layer too) under `p`'s
+/// placement; None when layers stay on the CPU or spread over several devices. Where it is
+/// Some, `n_cpu_moe` only moves experts between that device and the CPU, so their memory
+/// and speed change monotonically with it.
+pub fn sole_device(p: &TestParams, n_layer: u32, devices: &[DeviceInfo]) -> Option<String> {
+    let devs = offload_devices(p, devices).ok()?;
+    let on = layer_devices(p, n_layer, &devs).ok()?;
+    let first = on.first()?;
+    (first != "CPU" && on.iter().all(|d| d == first)).then(|| first.clone())
+}
+
+/// The layer a tensor belongs to: `blk.N.*` is layer N, `output*` the output layer
+/// (`n_layer`); None for the input layer and anything else (kept in host memory).
+fn tensor_layer(name: &str, n_layer: u32) -> Option<u32> {
+    if let Some(rest) = name.strip_prefix("blk.") {
+        return rest.split('.').next()?.parse().ok();
+    }
+    (name.starts_with("output.") || name.starts_with("output_norm.")).then_some(n_layer)
+}
+
+/// Bytes per device of `model` under `p`'s placement, CPU first, then the devices in the
+/// build's order (only those holding something). Err: why it cannot be estimated.
+pub fn estimate(
+    model: &ModelTensors,
+    p: &TestParams,
+    devices: &[DeviceInfo],
+) -> Result<Vec<DeviceShare>, String> {
+    let devs = offload_devices(p, devices)?;
+    let layer_dev = layer_devices(p, model.n_layer, &devs)?;
+    let mut overrides: Vec<(String, String)> = p
+        .knobs
+        .get("tensor_buft_overrides")
+        .map(|v| override_pairs(v.as_str()))
+        .unwrap_or_default();
+    let ncmoe = p.knobs.get("n_cpu_moe").map_or(0, |v| v.as_i64());
+    overrides.extend(
+        cpu_moe_patterns(ncmoe)
+            .into_iter()
+            .map(|pat| (pat, "CPU".to_string())),
+    );
+    let mut out = vec![DeviceShare {
+        name: "CPU".into(),
+        weight_bytes: 0,
+        kv_bytes: 0,
+    }];
+    let mut add = |dev: String, w: u64, kv: u64| {
+        let i = match out.iter().position(|d| d.name == dev) {
+            Some(i) => i,
+            None => {
+                out.push(DeviceShare {
+                    name: dev,
+                    weight_bytes: 0,
+                    kv_bytes: 0,
+                });
+                out.len() - 1
+            }
+        };
+        out[i].weight_bytes += w;
+        out[i].kv_bytes += kv;
+    };
+    let tied = !model.tensors.iter().any(|(n, _)| n == "output.weight");
+    let output_dev = &layer_dev[model.n_layer as usize];
+    for (name, bytes) in model.tensors {
+        let by_layer = tensor_layer(name, model.n_layer)
+            .and_then(|il| layer_dev.get(il as usize))
+            .cloned()
+            .unwrap_or_else(|| "CPU".to_string());
+        // Overrides apply to the tensors of the layers (experts above all); the input
+        // layer stays in host memory whatever they say.
+        let dev = match overrides.iter().find(|(pat, _)| pattern_matches(pat, name)) {
+            Some((_, buf)) if tensor_layer(name, model.n_layer).is_some() => device_of_buffer(buf),
+            _ => by_layer,
+        };
+        add(dev, *bytes, 0);
+        if tied && name == "token_embd.weight" && output_dev != "CPU" {
+            add(output_dev.clone(), *bytes, 0);
+        }
+    }
+    let kv = model.kv_bytes_per_layer.max(0.0).round() as u64;
+    for dev in &layer_dev[..model.n_layer as usize] {
+        let dev = if p.no_kv_offload { "CPU" } else { dev.as_str() };
+        add(dev.to_string(), 0, kv);
+    }
+    // CPU first, then the devices in the build's order (llama.cpp's).
+    out.sort_by_key(|d| match d.name.as_str() {
+        "CPU" => 0,
+        n => {
+            1 + devices
+                .iter()
+                .position(|x| x.name == n)
+                .unwrap_or(devices.len())
+        }
+    });
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,97 @@
+//! A file's bisections (`run.tune.bisections`, issue 46) audited against its tests: each
+//! probe's outcome is its test's status, the boundary is the one the probes establish (the
+//! last that passed, with the next value's failure seen), what raced is the boundary and
+//! its neighbour, and each raced candidate skips exactly its probe round in the replay.
+
+use super::mismatch;
+use crate::record::tune::TuneRecord;
+use crate::record::{Disagreement, RunRecord, Status};
+
+/// Each candidate's round medians in the race: its test's, after its probe rounds (a
+/// bisection's probe was the test's first round).
+pub(super) fn raced_rounds(run: &RunRecord, t: &TuneRecord) -> Vec<Vec<f64>> {
+    (t.candidates.iter())
+        .map(|c| {
+            let r = (run.tests.iter())
+                .find(|x| x.id == c.id)
+                .map_or_else(Vec::new, |x| x.round_medians());
+            r.get(c.probe_rounds.min(r.len())..)
+                .unwrap_or_default()
+                .to_vec()
+        })
+        .collect()
+}
+
+/// The first statement of a bisection that its tests do not give.
+pub(super) fn check(run: &RunRecord, t: &TuneRecord) -> Result<(), Disagreement> {
+    for (n, b) in t.bisections.iter().enumerate() {
+        let field = |f: &str| format!("bisections[{n}].{f}");
+        if b.ids.len() != b.values.len() {
+            return Err(mismatch(
+                &field("values"),
+                b.values.len().to_string(),
+                format!("one per candidate ({})", b.ids.len()),
+            ));
+        }
+        let at = |id: &str| b.ids.iter().position(|x| x == id);
+        for (i, p) in b.probes.iter().enumerate() {
+            let status = run.tests.iter().find(|x| x.id == p.id).map(|x| x.status);
+            if at(&p.id).is_none() || (status == Some(Status::Ok)) != p.ok {
+                return Err(mismatch(
+                    &field(&format!("probes[{i}]")),
+                    format!("{}: ok {}", p.id, p.ok),
+                    format!("its test's status {status:?}"),
+                ));
+            }
+        }
+        let seen =
+            |k: usize, ok: bool| (b.probes.iter()).any(|p| at(&p.id) == Some(k) && p.ok == ok);
+        // The boundary: the last value seen to pass, the one after it (if any) seen to fail.
+        let passed = (b.probes.iter())
+            .filter(|p| p.ok)
+            .filter_map(|p| at(&p.id))
+            .max();
+        let established = match passed {
+            Some(k) => k + 1 == b.ids.len() || seen(k + 1, false),
+            None => b.ids.is_empty() || seen(0, false),
+        };
+        let stated = b.boundary.as_deref().and_then(at);
+        if stated != passed || !established {
+            return Err(mismatch(
+                &field("boundary"),
+                format!("{:?}", b.boundary),
+                format!(
+                    "{:?} (from its probes)",
+                    passed.filter(|_| established).map(|k| &b.ids[k])
+                ),
+            ));
+        }
+        let raced: Vec<&String> = match passed {
+            Some(k) => b.ids[k.saturating_sub(1)..=k].iter().collect(),
+            None => Vec::new(),
+        };
+        let in_race = |id: &String| t.candidates.iter().any(|c| &c.id == id);
+        let race_agrees = b.raced.iter().collect::<Vec<_>>() == raced
+            && b.ids.iter().all(|id| in_race(id) == raced.contains(&id));
+        if !race_agrees {
+            return Err(mismatch(
+                &field("raced"),
+                format!("{:?}", b.raced),
+                format!("{raced:?}, and only those of the group among the candidates"),
+            ));
+        }
+    }
+    for c in &t.candidates {
+        let probes = (t.bisections.iter().flat_map(|b| &b.probes))
+            .filter(|p| p.id == c.id && p.ok)
+            .count();
+        if probes != c.probe_rounds {
+            return Err(mismatch(
+                "probe_rounds",
+                format!("{}: {}", c.id, c.probe_rounds),
+                probes.to_string(),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,115 @@
+//! The bisection lines of a tune's answer (issue 46): what each bisection probed, what it
+//! saved against racing every value, and whether the speed was monotone where the race
+//! checked it (the boundary against its neighbour with less offload). A neighbour that was
+//! faster is said, with its gap: the values below it were not raced.
+
+use crate::record::RunRecord;
+use crate::record::tune::{Bisection, TuneRecord};
+
+/// The flag of an axis in the answer's lines ("ngl 99").
+fn flag(axis: &str) -> &str {
+    match axis {
+        "n_gpu_layers" => "ngl",
+        "n_cpu_moe" => "ncmoe",
+        other => other,
+    }
+}
+
+/// "ngl 99" for candidate `id` of `b`.
+fn value(b: &Bisection, id: &str) -> String {
+    let v = (b.ids.iter().position(|x| x == id))
+        .map_or_else(|| "?".into(), |i| b.values[i].to_string());
+    format!("{} {v}", flag(&b.axis))
+}
+
+/// The ratio of `a`'s geometric mean to `b`'s over the race's rounds both ran.
+fn ratio(record: &RunRecord, t: &TuneRecord, a: &str, b: &str) -> Option<f64> {
+    let rounds = |id: &str| {
+        let x = record.tests.iter().find(|x| x.id == id)?;
+        Some(super::raced_rounds(t, x))
+    };
+    let (ra, rb) = (rounds(a)?, rounds(b)?);
+    let k = ra.len().min(rb.len());
+    (k > 0).then(|| super::geo(&ra[..k]) / super::geo(&rb[..k]))
+}
+
+/// One group's line.
+fn group(record: &RunRecord, t: &TuneRecord, b: &Bisection) -> String {
+    let probes: Vec<String> = (b.probes.iter())
+        .map(|p| format!("{} {}", value(b, &p.id), if p.ok { "ok" } else { "failed" }))
+        .collect();
+    let mut s = format!("  {}: probes {}; ", b.ids[0], probes.join(", "));
+    let Some(top) = &b.boundary else {
+        s.push_str("nothing loads and runs: none raced\n");
+        return s;
+    };
+    s.push_str(&format!("boundary {}", value(b, top)));
+    let above = b.ids.iter().position(|x| x == top).map(|k| k + 1);
+    if let Some(next) = above.and_then(|k| b.ids.get(k)) {
+        s.push_str(&format!(" ({} failed)", value(b, next)));
+    }
+    let Some(n) = b.raced.iter().find(|x| *x != top) else {
+        s.push_str(", no neighbour to check\n");
+        return s;
+    };
+    // The race's verdict on the neighbour: a gap alone may be noise.
+    let outcome = (t.candidates.iter())
+        .find(|c| &c.id == n)
+        .map_or("not raced", |c| match c.outcome.as_str() {
+            "winner" => "it is the answer",
+            "tie" => "tied with the answer",
+            "open" => "open against the answer",
+            "slower" => "eliminated as slower than the answer",
+            "failed" => "failed in the race",
+            other => other,
+        });
+    match ratio(record, t, n, top) {
+        Some(r) if r > 1.0 => s.push_str(&format!(
+            "; the neighbour {} was {:.1}% faster over the rounds both ran ({outcome}): the \
+             speed is not shown monotone here, and the values below it were not raced \
+             (bisect = false races them all)\n",
+            value(b, n),
+            (r - 1.0) * 100.0
+        )),
+        Some(r) => s.push_str(&format!(
+            "; the neighbour {} was {:.1}% slower ({outcome}): monotone where checked\n",
+            value(b, n),
+            (1.0 - r) * 100.0
+        )),
+        None => s.push_str(&format!(
+            "; the neighbour {} was not measured\n",
+            value(b, n)
+        )),
+    }
+    s
+}
+
+/// The answer's lines on the bisections, or nothing when none ran.
+pub(super) fn lines(record: &RunRecord, t: &TuneRecord) -> String {
+    let Some(first) = t.bisections.first() else {
+        return String::new();
+    };
+    let values: usize = t.bisections.iter().map(|b| b.ids.len()).sum();
+    let probes: usize = t.bisections.iter().map(|b| b.probes.len()).sum();
+    let raced: usize = t.bisections.iter().map(|b| b.raced.len()).sum();
+    let mut s = format!(
+        "bisected {}: {probes} probe{} and {raced} raced instead of {values} candidates \
+         ({} group{}; the boundary is the most offload that loads and runs, raced with its \
+         neighbour to check that the speed is monotone)\n",
+        first.axis,
+        if probes == 1 { "" } else { "s" },
+        t.bisections.len(),
+        if t.bisections.len() == 1 { "" } else { "s" },
+    );
+    const SHOWN: usize = 8;
+    for b in t.bisections.iter().take(SHOWN) {
+        s.push_str(&group(record, t, b));
+    }
+    if t.bisections.len() > SHOWN {
+        s.push_str(&format!(
+            "  ... and {} more groups\n",
+            t.bisections.len() - SHOWN
+        ));
+    }
+    s
+}
