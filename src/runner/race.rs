@@ -8,8 +8,8 @@
 //! every candidate is a round of its test in the result file, and the race's settings and
 //! verdicts are the run's `tune` record, so the race can be replayed.
 
-mod goodput;
 mod bisect;
+mod goodput;
 mod limits;
 mod load;
 
