@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tpsbench::stats::race::{Out, Race, Settings};
 
-use crate::support::{self, tpsbench};
+use assert_cmd::cargo::cargo_bin;
+
+use crate::support::{self, only_result, tpsbench, tune_into, tune_of};
 
 /// The tiny model with a sweep of `axes` and a `[tune]` table of `tune`.
 fn tune_config(axes: &str, tune: &str) -> (tempfile::TempDir, PathBuf) {
@@ -16,30 +18,8 @@ fn tune_config(axes: &str, tune: &str) -> (tempfile::TempDir, PathBuf) {
     ))
 }
 
-/// Runs `tpsbench tune` and returns its exit code, stdout and stderr.
-fn tune(config: &Path, extra: &[&str]) -> (i32, String, String) {
-    let out = tpsbench()
-        .args(["tune", "--quiet", "--config"])
-        .arg(config)
-        .args(extra)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// The one result file in `dir`.
-fn result(dir: &Path) -> Value {
-    let files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    assert_eq!(files.len(), 1, "{files:?}");
-    serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap()
+fn json_of(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
 /// A test's round medians in round order (its one median for a single round).
@@ -57,7 +37,7 @@ fn tune_races_the_sweep_records_every_round_and_ends_with_commands_to_run() {
         "objective = \"tg8\"\nmax_rounds = 4",
     );
     let results = dir.path().join("results");
-    let (code, out, err) = tune(&cfg, &["--results-dir", results.to_str().unwrap()]);
+    let (code, out, err) = tune_into(&cargo_bin("tpsbench"), &cfg, &results);
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("## tune: tg8\n"), "{out}");
     assert!(out.contains("answer: tiny/"), "{out}");
@@ -73,7 +53,7 @@ fn tune_races_the_sweep_records_every_round_and_ends_with_commands_to_run() {
         "{out}"
     );
     assert!(out.contains("[[model]]\nname = \"tiny\"\n"), "{out}");
-    let r = result(&results);
+    let r = json_of(&only_result(&results));
     let t = &r["run"]["tune"];
     assert_eq!(t["objective"], "tg8");
     assert_eq!(t["space"], 8);
@@ -136,7 +116,8 @@ fn tune_races_the_sweep_records_every_round_and_ends_with_commands_to_run() {
 fn refused(cfg: &Path, extra: &[&str], what: &str) {
     let mut args = vec!["--no-save"];
     args.extend_from_slice(extra);
-    let (code, out, err) = tune(cfg, &args);
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    let (code, out, err) = tune_of(&cargo_bin("tpsbench"), cfg, &args);
     assert_eq!(code, 2, "stdout {out}\nstderr {err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains(what), "{err}");
@@ -215,9 +196,9 @@ fn a_refused_race_keeps_in_its_file_what_each_limit_excluded() {
         "objective = \"tg8\"\nmax_memory_gib = 0.000001",
     );
     let results = dir.path().join("results");
-    let (code, _, err) = tune(&cfg, &["--results-dir", results.to_str().unwrap()]);
+    let (code, _, err) = tune_into(&cargo_bin("tpsbench"), &cfg, &results);
     assert_eq!(code, 2, "{err}");
-    let t = &result(&results)["run"]["tune"];
+    let t = &json_of(&only_result(&results))["run"]["tune"];
     let excluded = t["excluded"].as_array().unwrap();
     assert_eq!(excluded.len(), 2, "{t}");
     assert!(excluded.iter().all(|e| e["limit"] == "memory"), "{t}");
@@ -259,7 +240,7 @@ fn run_on_a_configuration_with_a_tune_table_races_it_and_ends_with_the_answer() 
     assert!(tail.contains("\nrun it:\nllama-server -m "), "{out}");
     assert!(tail.contains("\nmodels.toml:\n[[model]]\n"), "{out}");
     assert!(!tail.contains('|'), "no table after the answer: {out}");
-    let r = result(&results);
+    let r = json_of(&only_result(&results));
     let t = &r["run"]["tune"];
     assert_eq!(t["objective"], "tg8");
     assert_eq!(t["space"], 2);
@@ -326,17 +307,6 @@ fn run_with_a_tune_table_is_refused_as_tune_is_when_the_limits_empty_the_space()
     );
 }
 
-/// The one result file in `dir`: its path.
-fn result_path(dir: &Path) -> PathBuf {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    assert_eq!(files.len(), 1, "{files:?}");
-    files.remove(0)
-}
-
 /// `tpsbench leaderboard RESULTS --out-dir OUT`: exit code, stderr, LEADERBOARD.md and
 /// index.html.
 fn leaderboard(results: &Path, out: &Path) -> (i32, String, String, String) {
@@ -363,9 +333,9 @@ fn the_leaderboard_shows_each_machines_tune_answer_and_refuses_an_edited_verdict
         "objective = \"tg8\"\nmax_rounds = 3",
     );
     let results = dir.path().join("results");
-    let (code, _, err) = tune(&cfg, &["--results-dir", results.to_str().unwrap()]);
+    let (code, _, err) = tune_into(&cargo_bin("tpsbench"), &cfg, &results);
     assert_eq!(code, 0, "{err}");
-    let file = result_path(&results);
+    let file = only_result(&results);
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let winner = r["run"]["tune"]["winner"].as_str().unwrap().to_string();
     let out = dir.path().join("page");

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{self, tpsbench};
+use assert_cmd::cargo::cargo_bin;
+
+use crate::support::{self, only_result, tune_into};
 
 /// The tiny model, a sweep of `axes`, a `[serving]` table of `serving` and `[tune]` of
 /// `tune`.
@@ -24,32 +26,6 @@ fn load(slo: &str) -> String {
     format!(
         "n_prompt = 8\nn_gen = 4\nn_requests = 4\nslots = 2\narrival_rate = [1000]\nslo = {slo}"
     )
-}
-
-fn tune(config: &Path, results: &Path) -> (i32, String, String) {
-    let out = tpsbench()
-        .args(["tune", "--quiet", "--config"])
-        .arg(config)
-        .arg("--results-dir")
-        .arg(results)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// The one result file in `dir`.
-fn result_path(dir: &Path) -> PathBuf {
-    let files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    assert_eq!(files.len(), 1, "{files:?}");
-    files[0].clone()
 }
 
 fn json(p: &Path) -> Value {
@@ -73,7 +49,7 @@ fn a_goodput_race_serves_every_candidate_each_round_and_replays_from_its_counts(
         "objective = \"goodput\"\nmax_rounds = 3\nslots = [1, 2]",
     );
     let results = dir.path().join("results");
-    let (code, out, err) = tune(&cfg, &results);
+    let (code, out, err) = tune_into(&cargo_bin("tpsbench"), &cfg, &results);
     assert_eq!(code, 0, "{err}");
     assert!(
         out.starts_with("## tune: goodput at 1000 req/s, 4 requests pp8+tg4, slots 1/2: TTFT ≤ 60000 ms, ITL ≤ 60000 ms for 90% of requests\n"),
@@ -88,7 +64,7 @@ fn a_goodput_race_serves_every_candidate_each_round_and_replays_from_its_counts(
         out.contains("the answer's last round: 4 of 4 requests good"),
         "{out}"
     );
-    let path = result_path(&results);
+    let path = only_result(&results);
     let r = json(&path);
     let t = &r["run"]["tune"];
     // The sweep's 4 configurations, each served in 1 and in 2 slots.
@@ -154,14 +130,14 @@ fn a_goodput_race_whose_load_no_candidate_meets_says_so_and_names_the_rounds() {
         "objective = \"goodput\"\nmax_rounds = 3",
     );
     let results = dir.path().join("results");
-    let (code, out, err) = tune(&cfg, &results);
+    let (code, out, err) = tune_into(&cargo_bin("tpsbench"), &cfg, &results);
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("no answer: no candidate served a request within the SLO (TTFT ≤ 0.001 ms for 90% of requests) at 1000 req/s, 2 slots: "),
         "{out}"
     );
     assert!(out.contains("(round 1: 0 of 4 good)"), "{out}");
-    let r = json(&result_path(&results));
+    let r = json(&only_result(&results));
     let t = &r["run"]["tune"];
     for c in t["candidates"].as_array().unwrap() {
         assert_eq!(c["outcome"], "failed", "{c}");
@@ -182,7 +158,7 @@ fn latency_limits_of_a_decode_objective_exclude_what_broke_them_and_replay() {
              max_itl_ms = {max}\nlatency_quantile = 0.5\n"
         ));
         let results = dir.path().join("results");
-        let (code, out, err) = tune(&cfg, &results);
+        let (code, out, err) = tune_into(&cargo_bin("tpsbench"), &cfg, &results);
         assert_eq!(code, 0, "{err}");
         assert!(
             out.contains(&format!(
@@ -191,7 +167,7 @@ fn latency_limits_of_a_decode_objective_exclude_what_broke_them_and_replay() {
             )),
             "{out}"
         );
-        let r = json(&result_path(&results));
+        let r = json(&only_result(&results));
         let s = &r["run"]["tune"]["slo"];
         assert_eq!(s["max_itl_ms"], max);
         let got = s["broke"].as_array().map_or(0, Vec::len);

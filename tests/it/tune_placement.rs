@@ -7,38 +7,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support;
+use crate::support::{self, only_result, tune_into};
 
 /// The tests' tpsbench: the CPU build.
 fn cpu_build() -> PathBuf {
     assert_cmd::cargo::cargo_bin("tpsbench")
-}
-
-/// `tune --quiet` of `config` with `bin`, results into `results`: (exit code, stdout, stderr).
-fn tune_with(bin: &Path, config: &Path, results: &Path) -> (i32, String, String) {
-    let out = std::process::Command::new(bin)
-        .args(["tune", "--quiet", "--config"])
-        .arg(config)
-        .arg("--results-dir")
-        .arg(results)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// The one result file in `dir`.
-fn result_file(dir: &Path) -> PathBuf {
-    let files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    assert_eq!(files.len(), 1, "{files:?}");
-    files[0].clone()
 }
 
 fn json(path: &Path) -> Value {
@@ -76,9 +49,9 @@ fn tune_bisects_n_gpu_layers_races_the_boundary_with_its_neighbour_and_the_file_
          [tune]\nobjective = \"tg8\"\nmax_rounds = 4\n",
     );
     let results = dir.path().join("results");
-    let (code, out, err) = tune_with(&cpu_build(), &cfg, &results);
+    let (code, out, err) = tune_into(&cpu_build(), &cfg, &results);
     assert_eq!(code, 0, "{err}");
-    let path = result_file(&results);
+    let path = only_result(&results);
     let r = json(&path);
     let t = &r["run"]["tune"];
     let b = &t["bisections"][0];
@@ -130,9 +103,9 @@ fn tune_with_bisect_false_races_every_value() {
          [tune]\nobjective = \"tg8\"\nmax_rounds = 2\nbisect = false\n",
     );
     let results = dir.path().join("results");
-    let (code, out, err) = tune_with(&cpu_build(), &cfg, &results);
+    let (code, out, err) = tune_into(&cpu_build(), &cfg, &results);
     assert_eq!(code, 0, "{err}");
-    let r = json(&result_file(&results));
+    let r = json(&only_result(&results));
     assert_eq!(r["run"]["tune"]["candidates"].as_array().unwrap().len(), 4);
     assert!(r["run"]["tune"].get("bisections").is_none());
     assert!(!out.contains("bisected"), "{out}");
@@ -154,9 +127,9 @@ fn vulkan_placement_tune_of_the_tiny_moe_excludes_by_device_memory_bisects_and_p
     };
     let (dir, cfg) = llvmpipe_example();
     let results = dir.path().join("results");
-    let (code, out, err) = tune_with(&bin, &cfg, &results);
+    let (code, out, err) = tune_into(&bin, &cfg, &results);
     assert_eq!(code, 0, "{err}\n{out}");
-    let path = result_file(&results);
+    let path = only_result(&results);
     let r = json(&path);
     let t = &r["run"]["tune"];
     assert_eq!(t["space"], 12, "{t}");

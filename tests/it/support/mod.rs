@@ -132,3 +132,39 @@ pub fn run_json_of(bin: &Path, config: &Path) -> (std::process::Output, serde_js
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
     (out, v)
 }
+
+/// `BIN tune --quiet --config CONFIG EXTRA...` (BIN: this build's tpsbench, or another
+/// such as the Vulkan one): its exit code, stdout and stderr.
+pub fn tune_of(bin: &Path, config: &Path, extra: &[&std::ffi::OsStr]) -> (i32, String, String) {
+    let out = std::process::Command::new(bin)
+        .args(["tune", "--quiet", "--config"])
+        .arg(config)
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// [`tune_of`] with its result file written into `results`.
+pub fn tune_into(bin: &Path, config: &Path, results: &Path) -> (i32, String, String) {
+    tune_of(
+        bin,
+        config,
+        &["--results-dir".as_ref(), results.as_os_str()],
+    )
+}
+
+/// The one result file in `dir` (asserts there is exactly one).
+pub fn only_result(dir: &Path) -> PathBuf {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files.remove(0)
+}
