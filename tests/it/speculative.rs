@@ -4,7 +4,7 @@
 //! `scripts/reference-tools --speculative`; the test prints SKIPPED without it unless
 //! TPSBENCH_REQUIRE_LLAMA_SERVER=1, which scripts/test sets after building it).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -226,6 +226,58 @@ pub(crate) fn reference_counts(log: &str) -> (u64, u64, u64) {
     (field("n_drafted"), field("n_accept"), field("n_predict"))
 }
 
+/// The log of llama-speculative-simple (`tool`) generating `n_gen` tokens greedily after
+/// `prompt` with the target and draft of `models`, drafter `spec` (its type and K). The tool
+/// logs through llama.cpp's asynchronous common log, which a process ending may cut short
+/// before its last lines (the counts; more often on a loaded machine): it runs again, up to
+/// 10 times, until the counts are there.
+pub(crate) fn reference_log(
+    tool: &Path,
+    models: (&Path, &Path),
+    spec: (&str, u64),
+    n_gen: u32,
+    prompt: &str,
+) -> String {
+    let mut log = String::new();
+    for _ in 0..10 {
+        let out = std::process::Command::new(tool)
+            .arg("-m")
+            .arg(models.0)
+            .arg("-md")
+            .arg(models.1)
+            .args([
+                "--spec-type",
+                spec.0,
+                "--spec-draft-n-max",
+                &spec.1.to_string(),
+            ])
+            .args([
+                "-n",
+                &n_gen.to_string(),
+                "--temp",
+                "0",
+                "-t",
+                "2",
+                "-c",
+                "256",
+                "-p",
+                prompt,
+            ])
+            .output()
+            .unwrap();
+        log = String::from_utf8_lossy(&out.stderr).into_owned()
+            + &String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{log}");
+        if [" n_drafted ", " n_accept ", " n_predict "]
+            .iter()
+            .all(|f| log.contains(f))
+        {
+            break;
+        }
+    }
+    log
+}
+
 #[test]
 fn draft_simple_drafts_and_accepts_what_llama_speculative_simple_does() {
     let Some(tool) = reference_tool("draft_simple_counts") else {
@@ -243,37 +295,16 @@ fn draft_simple_drafts_and_accepts_what_llama_speculative_simple_does() {
     for t in spec_tests(&v) {
         let k = n(t, "draft_max");
         let rounds = t["speculative"]["rounds"].as_array().unwrap().len() as u64;
-        // The tool logs through llama.cpp's asynchronous common log, which a process ending
-        // may cut short before its last lines (the counts; more often on a loaded machine):
-        // run it again, up to 10 times.
-        let mut log = String::new();
-        for _ in 0..10 {
-            let out = std::process::Command::new(&tool)
-                .arg("-m")
-                .arg(dir.path().join("tiny.gguf"))
-                .arg("-md")
-                .arg(dir.path().join("draft.gguf"))
-                .args([
-                    "--spec-type",
-                    "draft-simple",
-                    "--spec-draft-n-max",
-                    &k.to_string(),
-                ])
-                .args([
-                    "-n", "48", "--temp", "0", "-t", "2", "-c", "256", "-p", prompt,
-                ])
-                .output()
-                .unwrap();
-            log = String::from_utf8_lossy(&out.stderr).into_owned()
-                + &String::from_utf8_lossy(&out.stdout);
-            assert!(out.status.success(), "{log}");
-            if [" n_drafted ", " n_accept ", " n_predict "]
-                .iter()
-                .all(|f| log.contains(f))
-            {
-                break;
-            }
-        }
+        let log = reference_log(
+            &tool,
+            (
+                &dir.path().join("tiny.gguf"),
+                &dir.path().join("draft.gguf"),
+            ),
+            ("draft-simple", k),
+            48,
+            prompt,
+        );
         let (drafted, accepted, predicted) = reference_counts(&log);
         assert!(drafted > 0, "{log}");
         // Every round generates the prompt once speculatively: the record sums the rounds.

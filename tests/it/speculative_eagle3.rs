@@ -237,36 +237,16 @@ fn draft_eagle3_drafts_and_accepts_what_llama_speculative_simple_does() {
     for t in tests {
         let k = n(t, "draft_max");
         let rounds = t["speculative"]["rounds"].as_array().unwrap().len() as u64;
-        // llama.cpp's asynchronous log may lose its last lines when the tool exits: again,
-        // up to 10 times (as speculative::draft_simple does).
-        let mut log = String::new();
-        for _ in 0..10 {
-            let out = std::process::Command::new(&tool)
-                .arg("-m")
-                .arg(dir.path().join("moe.gguf"))
-                .arg("-md")
-                .arg(dir.path().join("eagle3.gguf"))
-                .args([
-                    "--spec-type",
-                    "draft-eagle3",
-                    "--spec-draft-n-max",
-                    &k.to_string(),
-                ])
-                .args([
-                    "-n", "12", "--temp", "0", "-t", "2", "-c", "256", "-p", prompt,
-                ])
-                .output()
-                .unwrap();
-            log = String::from_utf8_lossy(&out.stderr).into_owned()
-                + &String::from_utf8_lossy(&out.stdout);
-            assert!(out.status.success(), "{log}");
-            if [" n_drafted ", " n_accept ", " n_predict "]
-                .iter()
-                .all(|f| log.contains(f))
-            {
-                break;
-            }
-        }
+        let log = crate::speculative::reference_log(
+            &tool,
+            (
+                &dir.path().join("moe.gguf"),
+                &dir.path().join("eagle3.gguf"),
+            ),
+            ("draft-eagle3", k),
+            12,
+            prompt,
+        );
         let (drafted, accepted, predicted) = crate::speculative::reference_counts(&log);
         assert!(drafted > 0, "{log}");
         assert_eq!(n(t, "n_drafted"), drafted * rounds, "K {k}: drafted");
