@@ -13,6 +13,7 @@ pub(crate) mod knobs;
 pub(crate) mod ladder;
 pub mod quant_types;
 pub(crate) mod serving;
+mod settings;
 pub mod speculative;
 pub(crate) mod suggest;
 pub(crate) mod synth_spec;
@@ -29,86 +30,8 @@ pub use endpoint::{Api, Served, ServedDraft, ServerLaunch};
 pub use error::ConfigError;
 pub(crate) use error::Ctx;
 pub use knobs::{Axes, TestParams};
+pub use settings::{AutoRounds, RunSettings};
 pub use tokens::PromptTokens;
-
-impl RunSettings {
-    /// The settings without a `[sweep]` table: llama-bench's (1 warmup, 5 repetitions).
-    const LLAMA_BENCH: RunSettings = RunSettings {
-        warmup: 1,
-        repetitions: 5,
-        ci_target: None,
-        max_repetitions: 50,
-        max_seconds: 60.0,
-        seed: 42,
-        rounds: 1,
-        auto_rounds: None,
-        repetitions_given: false,
-    };
-
-    /// The stopping rule these settings describe.
-    pub fn policy(&self) -> crate::stats::analysis::StopPolicy {
-        use crate::stats::analysis::StopPolicy;
-        match self.ci_target {
-            None => StopPolicy::fixed(self.repetitions),
-            Some(t) => StopPolicy {
-                min_repetitions: self.repetitions,
-                ci_target: Some(t),
-                max_repetitions: self.max_repetitions,
-                max_seconds: self.max_seconds,
-            },
-        }
-    }
-}
-
-/// How each test is repeated.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RunSettings {
-    /// Untimed warmup passes before the repetitions (llama-bench: 1).
-    pub warmup: u32,
-    /// Timed repetitions per test (llama-bench: 5); the minimum when `ci_target` is set.
-    pub repetitions: u32,
-    /// Adaptive stopping: repeat until the median's 95% CI is within ±`ci_target`
-    /// (0.01 = ±1%), up to `max_repetitions` or `max_seconds` of timed work per test.
-    pub ci_target: Option<f64>,
-    pub max_repetitions: u32,
-    pub max_seconds: f64,
-    /// Seed of the random prompt tokens; recorded in the result.
-    pub seed: u64,
-    /// Rounds: each llama-bench-style test (pp, tg, pg) runs this many times in a fresh
-    /// context (a fresh process under `--isolate`), interleaved with the plan's other tests,
-    /// the order rotated each round. 1 (the default) is llama-bench's methodology, and its
-    /// intervals then cover one launch only; verdicts across launches need 2 or more.
-    /// Under `rounds = "auto"`, the most rounds (`max_rounds`).
-    pub rounds: u32,
-    /// `rounds = "auto"`: rounds are added until every comparison the answer depends on is
-    /// established or the budget is spent (`stats::pairs`, a sequential design).
-    pub auto_rounds: Option<AutoRounds>,
-    /// `repetitions` was given: auto rounds then keep it rather than
-    /// [`AutoRounds::REPETITIONS`].
-    pub repetitions_given: bool,
-}
-
-/// The budget of `rounds = "auto"`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct AutoRounds {
-    /// `max_rounds`: the most rounds (default [`AutoRounds::DEFAULT_MAX_ROUNDS`]); alpha is
-    /// spent over the looks it plans.
-    pub max_rounds: u32,
-    /// `max_rounds_seconds`: wall-clock seconds of the whole run after which no round starts.
-    pub max_seconds: Option<f64>,
-    /// `max_rounds` or `max_rounds_seconds` was given: without either, a plan with nothing to
-    /// compare is refused (auto would have nothing to decide).
-    pub budget_given: bool,
-}
-
-impl AutoRounds {
-    pub const DEFAULT_MAX_ROUNDS: u32 = 10;
-    /// Repetitions per round under auto when `repetitions` is not given: at the noise of a
-    /// 2-core VM, a fresh context's own level varies more than repetitions inside it, so
-    /// many short rounds resolve a comparison sooner than few long ones in the same time
-    /// (tests/it/monte_carlo/sequential.rs, docs/methodology.md).
-    pub const REPETITIONS: u32 = 1;
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelEntry {
@@ -282,7 +205,7 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, Conf
             serving,
         )?);
     }
-    check_text(&ctx, &config)?;
+    tokens::check_text(&ctx, &config)?;
     let sweeps = config
         .models
         .iter()
@@ -341,7 +264,7 @@ fn parse_parts(
         text = s
             .text
             .take()
-            .map(|t| text_file(ctx, t, base_dir))
+            .map(|t| tokens::text_file(ctx, t, base_dir))
             .transpose()?;
         apply_axes(ctx, "sweep", s, &mut defaults)?;
     }
@@ -603,59 +526,6 @@ pub(crate) fn apply_axes(
         knob.set_axis(out, values);
     }
     Ok(())
-}
-
-/// `[sweep] text`: a ShareGPT or prompt file, resolved against the config's folder (read,
-/// like every dataset, by the runner before the first test).
-fn text_file(ctx: &Ctx, t: Spanned<String>, base_dir: &Path) -> Result<PathBuf, ConfigError> {
-    if t.get_ref().trim().is_empty() {
-        let msg = "the text file's path is empty";
-        return Err(ctx.err(t.span(), "sweep.text", msg));
-    }
-    Ok(base_dir.join(t.get_ref()))
-}
-
-/// `tokens = "text"` needs `[sweep] text`, and `text` needs a test that reads it: checked
-/// once every sweep (the global one, each model's and ladder's) is known.
-fn check_text(ctx: &Ctx, config: &Config) -> Result<(), ConfigError> {
-    let sweeps = config
-        .models
-        .iter()
-        .filter(|m| m.path.is_some())
-        .map(|m| &m.axes)
-        .chain(config.ladders.iter().map(|l| &l.axes));
-    let wants_text = sweeps
-        .clone()
-        .any(|a| a.tokens.contains(&PromptTokens::Text));
-    let key_line = |key: &str| {
-        ctx.src
-            .lines()
-            .position(|l| {
-                l.trim_start()
-                    .strip_prefix(key)
-                    .is_some_and(|r| r.trim_start().starts_with('='))
-            })
-            .map(|i| i + 1)
-    };
-    let err = |key: &str, message: &str| ConfigError {
-        file: ctx.file.to_path_buf(),
-        line: key_line(key),
-        key: Some(format!("sweep.{key}")),
-        message: message.into(),
-    };
-    match (&config.text, wants_text) {
-        (None, true) => Err(err(
-            "tokens",
-            "tokens = \"text\" decodes the [sweep] table's `text` file: set text = \"...\" \
-             (a ShareGPT file, scripts/setup --dataset sharegpt, or a prompt file)",
-        )),
-        (Some(_), false) => Err(err(
-            "text",
-            "no test reads `text`: add tokens = [\"text\"] (or [\"random\", \"text\"]) to \
-             the sweep",
-        )),
-        _ => Ok(()),
-    }
 }
 
 /// The line of the first `key =` in the file (1-based).

@@ -10,7 +10,12 @@
 //! text = "datasets/ShareGPT_V3_unfiltered_cleaned_split.json"
 //! ```
 
+use std::path::{Path, PathBuf};
+
 use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use crate::config::{Config, ConfigError, Ctx};
 
 /// The token source of a llama-bench test.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -45,5 +50,62 @@ impl PromptTokens {
                  \"text\" (the [sweep] table's `text` file)"
             )),
         }
+    }
+}
+
+/// `[sweep] text`: a ShareGPT or prompt file, resolved against the config's folder (read,
+/// like every dataset, by the runner before the first test).
+pub(crate) fn text_file(
+    ctx: &Ctx,
+    t: Spanned<String>,
+    base_dir: &Path,
+) -> Result<PathBuf, ConfigError> {
+    if t.get_ref().trim().is_empty() {
+        let msg = "the text file's path is empty";
+        return Err(ctx.err(t.span(), "sweep.text", msg));
+    }
+    Ok(base_dir.join(t.get_ref()))
+}
+
+/// `tokens = "text"` needs `[sweep] text`, and `text` needs a test that reads it: checked
+/// once every sweep (the global one, each model's and ladder's) is known.
+pub(crate) fn check_text(ctx: &Ctx, config: &Config) -> Result<(), ConfigError> {
+    let sweeps = config
+        .models
+        .iter()
+        .filter(|m| m.path.is_some())
+        .map(|m| &m.axes)
+        .chain(config.ladders.iter().map(|l| &l.axes));
+    let wants_text = sweeps
+        .clone()
+        .any(|a| a.tokens.contains(&PromptTokens::Text));
+    let key_line = |key: &str| {
+        ctx.src
+            .lines()
+            .position(|l| {
+                l.trim_start()
+                    .strip_prefix(key)
+                    .is_some_and(|r| r.trim_start().starts_with('='))
+            })
+            .map(|i| i + 1)
+    };
+    let err = |key: &str, message: &str| ConfigError {
+        file: ctx.file.to_path_buf(),
+        line: key_line(key),
+        key: Some(format!("sweep.{key}")),
+        message: message.into(),
+    };
+    match (&config.text, wants_text) {
+        (None, true) => Err(err(
+            "tokens",
+            "tokens = \"text\" decodes the [sweep] table's `text` file: set text = \"...\" \
+             (a ShareGPT file, scripts/setup --dataset sharegpt, or a prompt file)",
+        )),
+        (Some(_), false) => Err(err(
+            "text",
+            "no test reads `text`: add tokens = [\"text\"] (or [\"random\", \"text\"]) to \
+             the sweep",
+        )),
+        _ => Ok(()),
     }
 }

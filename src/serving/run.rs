@@ -15,7 +15,9 @@ use crate::plan::serving::{ServingTest, parallel_n_ctx, slots_n_ctx};
 use crate::record::serving::{DatasetInfo, Goodput, RepFigures, Serving};
 
 mod record;
+mod workload;
 pub(crate) use record::{fill, summary_line};
+use workload::workload;
 
 /// A group's context and requests.
 pub(crate) type Ready<'m> = (Box<dyn BatchSession + 'm>, Workload);
@@ -462,58 +464,6 @@ impl GroupRun<'_> {
             .unwrap_or(runs.len() - 1);
         Ok((runs.swap_remove(i).1, g))
     }
-}
-
-/// The requests of a request or arrival test: `n_requests` synthetic prompts, or the
-/// prompt file's prompts in order (cycled), tokenized with the model's tokenizer (through its
-/// chat template when asked).
-fn workload(
-    sm: &dyn ServingModel,
-    info: &crate::engine::ModelInfo,
-    sc: &ServingConfig,
-    prompts: Option<&PromptFile>,
-    seed: u64,
-) -> Result<(Vec<Request>, Option<DatasetInfo>), String> {
-    let n = sc.n_requests as usize;
-    let Some(file) = prompts else {
-        let mut tokens = TokenSource::new(seed, info);
-        let reqs = (0..n)
-            .map(|_| Request {
-                prompt: tokens.prompt(sc.n_prompt as usize),
-                n_gen: sc.n_gen,
-            })
-            .collect();
-        return Ok((reqs, None));
-    };
-    let count = |t: &str| sm.tokenize(t, true, false).map(|v| v.len());
-    let picked = crate::serving::dataset::serving_picks(file, n, seed, sc.n_gen, count)?;
-    let mut reqs = Vec::with_capacity(n);
-    for k in 0..n {
-        let (i, n_gen) = picked[k % picked.len()];
-        let p = &file.prompts[i];
-        let text = if sc.chat_template {
-            sm.apply_chat_template(&p.text)
-                .map_err(|e| format!("{}: {e}", file.name))?
-        } else {
-            p.text.clone()
-        };
-        let prompt = sm.tokenize(&text, true, sc.chat_template)?;
-        if prompt.is_empty() {
-            return Err(format!("{}: prompt {} has no tokens", file.name, i + 1));
-        }
-        reqs.push(Request { prompt, n_gen });
-    }
-    let lengths: Vec<f64> = reqs.iter().map(|r| r.prompt.len() as f64).collect();
-    let info = DatasetInfo {
-        name: file.name.clone(),
-        sha256: file.sha256.clone(),
-        n_prompts: file.prompts.len() as u64,
-        chat_template: sc.chat_template,
-        prompt_tokens: metrics::dist(&lengths),
-        format: file.sharegpt.then(|| "sharegpt".to_string()),
-        note: file.note.clone(),
-    };
-    Ok((reqs, Some(info)))
 }
 
 /// A test's request and token counts, for [`assemble`].
