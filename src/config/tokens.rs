@@ -79,19 +79,9 @@ pub(crate) fn check_text(ctx: &Ctx, config: &Config) -> Result<(), ConfigError> 
     let wants_text = sweeps
         .clone()
         .any(|a| a.tokens.contains(&PromptTokens::Text));
-    let key_line = |key: &str| {
-        ctx.src
-            .lines()
-            .position(|l| {
-                l.trim_start()
-                    .strip_prefix(key)
-                    .is_some_and(|r| r.trim_start().starts_with('='))
-            })
-            .map(|i| i + 1)
-    };
     let err = |key: &str, message: &str| ConfigError {
         file: ctx.file.to_path_buf(),
-        line: key_line(key),
+        line: super::line_of_key(ctx.src, key),
         key: Some(format!("sweep.{key}")),
         message: message.into(),
     };
