@@ -196,14 +196,8 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, Conf
     if let Some(t) = raw.tune {
         let span = t.span();
         let has_ladder = !config.ladders.is_empty();
-        let serving = config.serving.as_ref();
-        config.tune = Some(tune::parse(
-            &ctx,
-            span,
-            t.into_inner(),
-            has_ladder,
-            serving,
-        )?);
+        let tables = (config.serving.as_ref(), config.speculative.as_ref());
+        config.tune = Some(tune::parse(&ctx, span, t.into_inner(), has_ladder, tables)?);
     }
     tokens::check_text(&ctx, &config)?;
     let sweeps = config

@@ -34,6 +34,11 @@ pub const DRAFTER_TYPES: [&str; 10] = [
     "ngram-cache",
 ];
 
+/// The drafter "type" of plain decoding, llama.cpp's `none`: a tune's candidate without a
+/// drafter (issue 46). Not a `drafters` value: every speculative test is paired with plain
+/// decoding already.
+pub const PLAIN: &str = "none";
+
 /// Whether a drafter type runs a draft model that the user names (`draft`).
 pub fn needs_draft(kind: &str) -> bool {
     matches!(

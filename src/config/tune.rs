@@ -6,7 +6,9 @@
 //! ```toml
 //! [tune]
 //! objective = "tg128"      # "tgN", "ppN", "ppN+tgM" (llama-bench's pg), "...@dD" at depth D,
-//!                          #   or "goodput": [serving]'s requests under its slo (tune/slo.rs)
+//!                          #   or "goodput": [serving]'s requests under its slo (tune/slo.rs),
+//!                          #   or "speculative": decode on [speculative]'s prompts, plain or
+//!                          #   with each of its drafter settings (tune/drafters.rs)
 //! max_kld = 0.05           # nats against the ladder's reference (needs a [[ladder]])
 //! max_memory_gib = 8       # weights + KV cache at the context must fit (default: host RAM
 //! memory_margin = 0.1      #   less this share)
@@ -22,6 +24,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::config::serving::ServingConfig;
+use crate::config::speculative::SpeculativeConfig;
 use crate::config::values::{scalar_float, scalar_int};
 use crate::config::{ConfigError, Ctx};
 
@@ -29,6 +32,8 @@ mod slo;
 pub use slo::{GoodputObjective, LatencyLimits, describe_slo, describe_slots};
 mod device_memory;
 pub use device_memory::DeviceMemory;
+mod drafters;
+pub use drafters::DecodeObjective;
 
 /// The deepest objective: the sweep's own `n_depth` limit.
 pub const MAX_DEPTH: u32 = 1 << 20;
@@ -48,7 +53,8 @@ impl Objective {
             format!(
                 "objective {s:?}: expected \"tgN\", \"ppN\" or \"ppN+tgM\" (llama-bench's \
                  pg), optionally at a depth \"@dD\" (D at most {MAX_DEPTH}), e.g. \"tg128\" \
-                 or \"pp512@d4096\"; or \"goodput\" (served, under [serving] slo)"
+                 or \"pp512@d4096\"; or \"goodput\" (served, under [serving] slo); or \
+                 \"speculative\" (decode on [speculative]'s prompts, drafters included)"
             )
         };
         let t = s.trim();
@@ -145,6 +151,8 @@ pub struct Tune {
     pub objective: Objective,
     /// `objective = "goodput"`: the SLO and the load; the race's figure is then goodput.
     pub goodput: Option<GoodputObjective>,
+    /// `objective = "speculative"`: decode on `[speculative]`'s prompts, plain or drafted.
+    pub decode: Option<DecodeObjective>,
     pub limits: Limits,
     /// The race's budget: the most rounds (2 or more: a paired look needs 2).
     pub max_rounds: u32,
@@ -163,9 +171,10 @@ impl Tune {
     /// The objective as the answer and the record name it: "tg128", or the goodput
     /// objective with its load and SLO.
     pub fn objective_name(&self) -> String {
-        match &self.goodput {
-            Some(g) => g.describe(),
-            None => self.objective.to_string(),
+        match (&self.goodput, &self.decode) {
+            (Some(g), _) => g.describe(),
+            (None, Some(d)) => d.describe(),
+            (None, None) => self.objective.to_string(),
         }
     }
 }
@@ -196,15 +205,20 @@ pub(crate) fn parse(
     span: std::ops::Range<usize>,
     raw: RawTune,
     has_ladder: bool,
-    serving: Option<&ServingConfig>,
+    (serving, speculative): (Option<&ServingConfig>, Option<&SpeculativeConfig>),
 ) -> Result<Tune, ConfigError> {
-    let (objective, goodput) = match &raw.objective {
+    let (objective, goodput, decode) = match &raw.objective {
         Some(o) if o.get_ref().trim() == "goodput" => {
             let (g, sizes) = slo::goodput(ctx, o.span(), serving, &raw.slots)?;
-            (sizes, Some(g))
+            (sizes, Some(g), None)
+        }
+        Some(o) if o.get_ref().trim() == "speculative" => {
+            let (d, sizes) = drafters::objective(ctx, o.span(), speculative)?;
+            (sizes, None, Some(d))
         }
         Some(o) => (
             Objective::parse(o.get_ref()).map_err(|m| ctx.err(o.span(), "tune.objective", m))?,
+            None,
             None,
         ),
         None => {
@@ -248,6 +262,13 @@ pub(crate) fn parse(
         );
         return Err(ctx.err(v.span(), "tune.slots", msg));
     }
+    if let (Some(_), Some(v)) = (
+        &decode,
+        raw.max_ttft_ms.as_ref().or(raw.max_itl_ms.as_ref()),
+    ) {
+        let msg = "max_ttft_ms and max_itl_ms limit a tgN or ppN objective's repetitions;                    objective \"speculative\" times whole generations of several prompts,                    not single tokens: remove the limit or race a \"tgN\" objective";
+        return Err(ctx.err(v.span(), "tune.objective", msg));
+    }
     let latency = slo::latency(
         ctx,
         &objective,
@@ -257,6 +278,7 @@ pub(crate) fn parse(
     Ok(Tune {
         objective,
         goodput,
+        decode,
         limits: Limits {
             max_kld,
             max_memory_bytes: gib.map(|g| (g * 1024.0 * 1024.0 * 1024.0) as u64),

@@ -6,8 +6,13 @@ use std::path::PathBuf;
 
 use crate::engine::EngineError;
 
-/// llama.cpp's enum value of a drafter type name; None when unknown.
+/// llama.cpp's enum value of a drafter type name; None when unknown. `none`
+/// ([`PLAIN`](crate::config::speculative::PLAIN)) is its NONE, 0: a session that decodes
+/// plain only.
 pub fn drafter_type_code(name: &str) -> Option<i32> {
+    if name == crate::config::speculative::PLAIN {
+        return Some(0);
+    }
     crate::config::speculative::DRAFTER_TYPES
         .iter()
         .position(|t| *t == name)

@@ -31,6 +31,17 @@ pub struct SpecTest {
     pub n_prompts: u32,
     pub rounds: u32,
     pub seed: u64,
+    /// The number of the test's first round: which side goes first alternates by round
+    /// number, so a tune that runs one round at a time (issue 46) still alternates. Not in
+    /// the identity: it orders the work, it does not change it.
+    pub first_round: u32,
+}
+
+impl SpecTest {
+    /// Plain decoding only, no drafter (`drafter = "none"`): a tune's candidate without one.
+    pub fn is_plain(&self) -> bool {
+        self.drafter == crate::config::speculative::PLAIN
+    }
 }
 
 impl SpecTest {
@@ -141,6 +152,7 @@ pub fn expand(
                                     n_prompts: sc.n_prompts,
                                     rounds: sc.rounds,
                                     seed,
+                                    first_round: 0,
                                 };
                                 out.push(planned(
                                     mi,
@@ -211,5 +223,32 @@ pub fn name(s: &SpecTest) -> String {
         .as_ref()
         .map(|l| format!(" {l}"))
         .unwrap_or_default();
+    if s.is_plain() {
+        return format!("spec plain tg{}", s.n_gen);
+    }
     format!("spec {}{draft} K{} tg{}", s.drafter, s.n_max, s.n_gen)
+}
+
+/// How a tune candidate's id names its decoding (issue 46): "spec-plain", or the drafter
+/// setting as a `[speculative]` test's id names it ("spec-draft-simple-Q4_0-K4", with
+/// draft_min, p_min and the draft's n_gpu_layers when not llama.cpp's defaults).
+pub fn tune_label(s: &SpecTest) -> String {
+    if s.is_plain() {
+        return "spec-plain".into();
+    }
+    let mut id = format!("spec-{}", s.drafter);
+    if let Some(l) = &s.draft_label {
+        id.push_str(&format!("-{l}"));
+    }
+    id.push_str(&format!("-K{}", s.n_max));
+    if s.n_min > 0 {
+        id.push_str(&format!("-min{}", s.n_min));
+    }
+    if s.p_min > 0.0 {
+        id.push_str(&format!("-p{}", s.p_min));
+    }
+    if s.draft.is_some() && s.draft_n_gpu_layers != -1 {
+        id.push_str(&format!("-dngl{}", s.draft_n_gpu_layers));
+    }
+    id
 }

@@ -487,6 +487,9 @@ impl TestRecord {
             // A serving test's rates are not n_tokens / time (goodput counts requests): each
             // round's are kept as measured, and a goodput step joins the round's others.
             let rates = [self.samples_ts.as_slice(), &next.samples_ts].concat();
+            if let (Some(a), Some(b)) = (self.speculative.as_mut(), next.speculative) {
+                a.join(*b);
+            }
             let step = (next.serving.and_then(|s| s.goodput)).map(|g| g.steps);
             if let (Some(g), Some(steps)) =
                 (self.serving.as_mut().and_then(|s| s.goodput.as_mut()), step)

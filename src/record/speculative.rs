@@ -155,6 +155,51 @@ impl Speculative {
         s
     }
 
+    /// Adds `next`, a later round of the same test measured on its own (a tune's race runs
+    /// one round at a time, issue 46): its rounds follow these, its counts and times add
+    /// up, its notes join the distinct ones, and the figures are derived again.
+    pub fn join(&mut self, next: Speculative) {
+        self.rounds.extend(next.rounds);
+        self.n_steps += next.n_steps;
+        self.n_drafts += next.n_drafts;
+        self.n_drafted += next.n_drafted;
+        self.n_accepted += next.n_accepted;
+        self.n_restores += next.n_restores;
+        if self.by_position.len() < next.by_position.len() {
+            self.by_position
+                .resize(next.by_position.len(), Position::default());
+        }
+        for (p, q) in self.by_position.iter_mut().zip(&next.by_position) {
+            p.drafted += q.drafted;
+            p.accepted += q.accepted;
+        }
+        self.draft_s += next.draft_s;
+        self.verify_s += next.verify_s;
+        self.mismatches += next.mismatches;
+        self.compared += next.compared;
+        self.draft_bytes = self.draft_bytes.max(next.draft_bytes);
+        for n in next.notes {
+            if !self.notes.contains(&n) {
+                self.notes.push(n);
+            }
+        }
+        self.derive();
+    }
+
+    /// Plain decoding only: a tune's candidate without a drafter (`drafter = "none"`).
+    pub fn is_plain(&self) -> bool {
+        self.drafter == crate::config::speculative::PLAIN
+    }
+
+    /// The test's rate per round: of the decoding it names, drafted or (a plain candidate)
+    /// plain. What its `samples_ts` hold.
+    pub fn rates(&self) -> Vec<f64> {
+        let plain = self.is_plain();
+        (self.rounds.iter())
+            .map(|r| if plain { r.plain_ts() } else { r.spec_ts() })
+            .collect()
+    }
+
     /// Whether speculative decoding produced exactly plain decoding's tokens.
     pub fn identical(&self) -> bool {
         self.mismatches == 0 && self.compared > 0
@@ -283,6 +328,19 @@ mod tests {
         assert_eq!(s.acceptance_rate, Some(0.5));
         assert_eq!(s.acceptance_length, Some(3.0));
         assert!(s.consistent());
+    }
+
+    #[test]
+    fn rounds_measured_one_at_a_time_join_into_the_record_of_all_of_them() {
+        let all = rec(&[(100, 10, 150, 10), (90, 10, 160, 10), (110, 10, 140, 10)]);
+        let mut joined = rec(&[(100, 10, 150, 10)]);
+        for r in [(90, 10, 160, 10), (110, 10, 140, 10)] {
+            joined.join(rec(&[r]));
+        }
+        assert_eq!(joined.rounds, all.rounds);
+        assert_eq!(joined.speedup, all.speedup);
+        assert_eq!(joined.plain_ts, all.plain_ts);
+        assert!(joined.consistent());
     }
 
     #[test]

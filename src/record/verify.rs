@@ -215,7 +215,7 @@ fn check_test(t: &TestRecord, bootstraps: &mut Bootstraps) -> Result<(), Disagre
                 "other figures from its rounds and counts".into(),
             ));
         }
-        let rates: Vec<f64> = s.rounds.iter().map(|r| r.spec_ts()).collect();
+        let rates = s.rates();
         if rates.len() != t.samples_ts.len()
             || rates.iter().zip(&t.samples_ts).any(|(a, b)| !close(*a, *b))
         {

@@ -4,6 +4,7 @@
 //! `llama-server`, `llama-bench` and a models.toml entry.
 
 mod bisect;
+mod drafter;
 
 use crate::config::knobs::{Level, PARAMS};
 use crate::record::tune::TuneRecord;
@@ -393,6 +394,10 @@ fn commands(record: &RunRecord, t: &TuneRecord, w: &TestRecord) -> String {
             None => {}
         }
     }
+    let drafter = drafter::server_flags(record, w, quoted);
+    if let Some((flags, _)) = &drafter {
+        server.push_str(flags);
+    }
     let mut bench = format!(
         "llama-bench -m {} -p {} -n {}",
         quoted(&path),
@@ -420,7 +425,16 @@ fn commands(record: &RunRecord, t: &TuneRecord, w: &TestRecord) -> String {
         toml.push_str(&format!("{} = {value}\n", k.name));
     }
     let mut out = String::from("\nrun it:\n");
-    out.push_str(&format!("{server}\n{bench}\n"));
+    out.push_str(&format!("{server}\n"));
+    if let Some((_, Some(note))) = &drafter {
+        out.push_str(&format!("{note}\n"));
+    }
+    out.push_str(&format!("{bench}\n"));
+    let spec = drafter::bench_note_and_table(record, w);
+    if let Some((note, table)) = &spec {
+        out.push_str(note);
+        toml.push_str(table);
+    }
     if !not_carried.is_empty() {
         out.push_str(&format!(
             "(llama-server has no flag here for: {})\n",

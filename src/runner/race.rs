@@ -12,6 +12,7 @@ mod bisect;
 mod goodput;
 mod limits;
 mod load;
+mod speculative;
 
 use std::time::{Duration, Instant};
 
@@ -133,7 +134,8 @@ pub fn tune(
     limits::check_devices(&opts, &t, &info.devices)?;
     let target::Target { path, record } =
         target::open(info, opts.results_dir.as_deref(), None, false)?;
-    let total = space.len();
+    // Every configuration plain, and with each drafter setting (the speculative objective).
+    let total = speculative::space(&t, &prep, &space);
     // The progress counter's total: every candidate every round, the most the race runs.
     let most = total * t.max_rounds as usize;
     let mut sweep = Sweep::new(engine, &opts, &prep, record, path, (0, most))?;
@@ -157,6 +159,8 @@ pub fn tune(
     if candidates.is_empty() {
         return refuse(sweep, rec, bisect::nothing_loads(&opts, &t));
     }
+    // The placements that race, each decoding plain and drafted (speculative objective).
+    let candidates = speculative::candidates(&t, &opts.config, &prep, candidates);
     let interrupted = run_race(&mut sweep, &t, &candidates, &mut rec, &opts, progress)?;
     latency_limits(&t, &candidates, sweep.record(), &mut rec);
     sweep.record_mut().run.tune = Some(rec);
@@ -302,7 +306,9 @@ fn run_race(
                 alive.len()
             ));
         }
-        let due: Vec<PlannedTest> = alive.iter().map(|&i| candidates[i].clone()).collect();
+        let due: Vec<PlannedTest> = (alive.iter())
+            .map(|&i| speculative::in_round(candidates[i].clone(), round))
+            .collect();
         let t0 = Instant::now();
         interrupted = sweep.measure_all(&rotated(&due, round), progress)?;
         last = t0.elapsed();

@@ -44,4 +44,5 @@ mod text_tokens;
 mod tune;
 mod tune_goodput;
 mod tune_placement;
+mod tune_speculative;
 mod vulkan;

@@ -155,7 +155,9 @@ int32_t tpsb_spec_outputs(int32_t n_batch, int32_t n_max) {
 // from tpsb_spec_outputs). Loads the draft model, if any. NULL with `err` set on failure.
 tpsb_spec * tpsb_spec_new(llama_model * model_tgt, llama_context * ctx_tgt,
                           const tpsb_spec_opts * o, char * err, size_t n_err) {
-    if (o->type <= COMMON_SPECULATIVE_TYPE_NONE || o->type >= COMMON_SPECULATIVE_TYPE_COUNT) {
+    // NONE makes a session that decodes plain only: a tune's candidate without a drafter
+    // (issue 46) generates through the same loop, sampler and context as a drafted one.
+    if (o->type < COMMON_SPECULATIVE_TYPE_NONE || o->type >= COMMON_SPECULATIVE_TYPE_COUNT) {
         set_err(err, n_err, "unknown drafter type " + std::to_string(o->type));
         return nullptr;
     }
@@ -280,6 +282,10 @@ int tpsb_spec_generate(tpsb_spec * s, const int32_t * prompt, size_t n_prompt, i
 
     common_sampler_ptr smpl(common_sampler_init(s->model_tgt, s->params.sampling));
     common_speculative * spec = nullptr;
+    if (speculative && s->type == COMMON_SPECULATIVE_TYPE_NONE) {
+        set_err(err, n_err, "this session has no drafter (type none): it decodes plain only");
+        return -1;
+    }
     if (speculative) {
         try {
             spec = common_speculative_init(s->params.speculative, 1);
