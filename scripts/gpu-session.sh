@@ -4,8 +4,8 @@
 # dynamic-link tpsbench and llama.cpp's CUDA libraries (built there, sm_90) in .gpu-carry/:
 # nothing is compiled here, so device time goes to measuring.
 #
-#   bash scripts/gpu-session.sh measure   # call 1: info, gpu.toml's MoE block first, 8B
-#                                         # syntheses, gpu.toml, placement
+#   bash scripts/gpu-session.sh measure   # call 1: info, 8B syntheses, gpu.toml's tune
+#                                         # block first, its MoE block, gpu.toml, placement
 #   bash scripts/gpu-session.sh smollm2   # call 2 (optional): SmolLM2's sweep and the ladder
 #   bash scripts/gpu-session.sh spec      # call 2 instead: gpu.toml's speculative block
 #   bash scripts/gpu-session.sh build     # call 1 when gpu-prepare --cuda-on-device carried
@@ -177,6 +177,24 @@ step_moe() {
 }
 step_synth-8b-q8() { synth Q8_0 "$Q8"; }
 
+# gpu.toml's `# >>> tune` block (its `#| ` lines) on the 8B syntheses, raced first in call 1:
+# the answer (winner, ties, exclusions, cost, commands) to tune.md. cpu: the shrunk
+# syntheses, tg8 and 3 rounds.
+step_tune() {
+  local cfg=$RUN_DIR/gpu-tune.toml
+  { sed -n '/^# >>> tune/,/^# <<< tune/p' "$ROOT/gpu.toml" | sed -n 's/^#| \{0,1\}//p' \
+      | if [ "$BACKEND" = cpu ]; then
+          sed 's/^objective = .*/objective = "tg8"/; s/^max_rounds = .*/max_rounds = 3/'
+        else cat; fi
+    [ -f "$Q4" ] && model_entry llama-3-8b-synth "$Q4"
+    [ -f "$Q8" ] && model_entry llama-3-8b-synth-Q8_0 "$Q8"; } >"$cfg"
+  grep -q '^\[tune\]' "$cfg" || fail "gpu.toml has no # >>> tune block"
+  grep -q '^\[\[model\]\]' "$cfg" || fail "no model to race (both syntheses missing)"
+  "$BIN" tune --config "$cfg" --results-dir "$RUN_DIR/results" >"$RUN_DIR/tune.md" 2>>"$RUN_DIR/run.log" \
+    || fail "tpsbench tune: exit $? (run.log)"
+  note "$(sed -n 's/^answer: //p' "$RUN_DIR/tune.md" | head -1)"
+}
+
 # gpu.toml's [sweep] and [serving] (everything before its first [[model]]), shrunk on cpu.
 sweep_head() {
   local head
@@ -291,7 +309,7 @@ fi
 # --- the call: steps in order, each cut to the deadline ------------------------------------
 call=${1:-}
 case "$call" in
-  measure) steps="unpack:60 info:60 synth-moe:120 moe:150 synth-8b-q4km:150 synth-8b-q8:150 sweep:240 placement:90" ;;
+  measure) steps="unpack:60 info:60 synth-8b-q4km:150 synth-8b-q8:150 tune:${TUNE_LIMIT:-120} synth-moe:120 moe:150 sweep:240 placement:90" ;;
   smollm2) steps="unpack:60 info:60 model:60 ladder:${LADDER_LIMIT:-240} sweep-smollm2:150" ;;
   spec) steps="unpack:60 info:60 model:60 spec:${SPEC_LIMIT:-300}" ;;
   build) steps="cuda:${CUDA_LIMIT:-420} unpack:60 info:60" ;;
@@ -319,7 +337,7 @@ write_summary() {
     for s in "${order[@]}"; do
       printf '%-16s %-28s %s\n' "$s" "$(cat "$WORK/state/$s")" "$(cat "$WORK/state/$s.note" 2>/dev/null)"
     done
-    for f in moe.md table.md placement.md placement.txt table-smollm2.md ladder.md spec.md; do
+    for f in tune.md moe.md table.md placement.md placement.txt table-smollm2.md ladder.md spec.md; do
       [ -s "$RUN_DIR/$f" ] && { echo; echo "== $f"; cat "$RUN_DIR/$f"; }
     done
   } >"$OUT/summary.txt.tmp"

@@ -6,13 +6,14 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const MEASURE_STEPS: [&str; 8] = [
+const MEASURE_STEPS: [&str; 9] = [
     "unpack",
     "info",
-    "synth-moe",
-    "moe",
     "synth-8b-q4km",
     "synth-8b-q8",
+    "tune",
+    "synth-moe",
+    "moe",
     "sweep",
     "placement",
 ];
@@ -120,7 +121,16 @@ fn the_measure_call_runs_every_step_without_cargo_and_returns_two_files() {
     assert_eq!(names, ["gpu-measure.tar.gz", "summary.txt"]);
     assert!(summary.contains("== table.md") && summary.contains("parallel pp32+tg8 B4"));
     assert!(summary.contains("== placement.txt") && summary.contains("nkvo=1"));
-    // gpu.toml's mixture of experts, first: its n_cpu_moe sweep (one layer on cpu: 0 and 1).
+    // gpu.toml's tune block, raced first: its answer and the commands it printed.
+    assert!(
+        summary.contains("== tune.md") && summary.contains("\nanswer: llama-3-8b-synth"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("\nllama-server -m ") && summary.contains("bisected n_gpu_layers"),
+        "{summary}"
+    );
+    // gpu.toml's mixture of experts: its n_cpu_moe sweep (one layer on cpu: 0 and 1).
     assert!(
         summary.contains("== moe.md") && summary.contains("ncmoe"),
         "{summary}"
@@ -147,9 +157,9 @@ fn the_measure_call_runs_every_step_without_cargo_and_returns_two_files() {
             .lines()
             .filter(|l| l.starts_with("out/results/") && l.ends_with(".json"))
             .count(),
-        3,
-        "one result file for the MoE sweep, one for the sweep, one for the placement \
-         check:\n{listing}"
+        4,
+        "one result file for the tune, one for the MoE sweep, one for the sweep, one for \
+         the placement check:\n{listing}"
     );
 }
 
