@@ -262,12 +262,18 @@ pub(crate) fn parse(
         );
         return Err(ctx.err(v.span(), "tune.slots", msg));
     }
-    if let (Some(_), Some(v)) = (
-        &decode,
-        raw.max_ttft_ms.as_ref().or(raw.max_itl_ms.as_ref()),
-    ) {
-        let msg = "max_ttft_ms and max_itl_ms limit a tgN or ppN objective's repetitions;                    objective \"speculative\" times whole generations of several prompts,                    not single tokens: remove the limit or race a \"tgN\" objective";
-        return Err(ctx.err(v.span(), "tune.objective", msg));
+    for (key, v) in [
+        ("max_ttft_ms", &raw.max_ttft_ms),
+        ("max_itl_ms", &raw.max_itl_ms),
+    ] {
+        if let (Some(_), Some(v)) = (&decode, v) {
+            let msg = format!(
+                "{key} limits a tgN or ppN objective's repetitions; objective \"speculative\" \
+                 times whole generations of several prompts, not single tokens: remove it or \
+                 race a \"tgN\" objective"
+            );
+            return Err(ctx.err(v.span(), &format!("tune.{key}"), msg));
+        }
     }
     let latency = slo::latency(
         ctx,
@@ -372,6 +378,25 @@ mod tests {
         assert!(e.contains("add a [serving] table"), "{e}");
         let e = parsed("objective = \"goodput\"", "[serving]\narrival_rate = [1]").unwrap_err();
         assert!(e.contains("and there is none"), "{e}");
+    }
+
+    #[test]
+    fn the_speculative_objective_decodes_the_speculative_tables_prompts() {
+        let spec = "[speculative]\ndataset = \"p.txt\"\nn_prompts = 3\nn_gen = 64\n\
+                    drafters = [\"ngram-mod\"]";
+        let t = parsed("objective = \"speculative\"", spec).unwrap();
+        let d = t.decode.clone().unwrap();
+        assert_eq!((d.dataset.as_str(), d.n_prompts, d.n_gen), ("p.txt", 3, 64));
+        // The limits count a whole generation after the longest prompt vLLM keeps.
+        assert_eq!(t.objective.to_string(), "tg64@d1024");
+        assert_eq!(
+            t.objective_name(),
+            "decode after 3 prompts of p.txt, up to 64 tokens each, plain or drafted"
+        );
+        let e = parsed("objective = \"speculative\"", "").unwrap_err();
+        assert!(e.contains("add a [speculative] table"), "{e}");
+        let e = parsed("objective = \"speculative\"\nmax_ttft_ms = 9", spec).unwrap_err();
+        assert!(e.contains("tune.max_ttft_ms"), "{e}");
     }
 
     #[test]

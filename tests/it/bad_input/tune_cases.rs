@@ -113,6 +113,22 @@ pub fn tune_cases() -> Vec<Case> {
             "key `tune.objective`: objective \"goodput\" serves [serving]'s requests under its slo: add a [serving] table",
         ),
         case(
+            "tune: the speculative objective without a [speculative] table",
+            |d| tune(d, "", "objective = \"speculative\""),
+            2,
+            "key `tune.objective`: objective \"speculative\" races [speculative]'s drafter settings against plain decoding on its prompts: add a [speculative] table",
+        ),
+        case(
+            "tune: a latency limit beside the speculative objective",
+            |d| {
+                std::fs::write(d.join("prompts.txt"), "a prompt to continue\n").unwrap();
+                let spec = "[speculative]\ndataset = \"prompts.txt\"\ndrafters = [\"ngram-mod\"]\n";
+                tune(d, spec, "objective = \"speculative\"\nmax_itl_ms = 20")
+            },
+            2,
+            "objective \"speculative\" times whole generations of several prompts, not single tokens",
+        ),
+        case(
             "tune: goodput without an SLO",
             |d| tune(d, GOODPUT_NO_SLO, "objective = \"goodput\""),
             2,
