@@ -423,3 +423,6 @@ pub fn tune_request(r: Request) -> Result<Tuned, TuneError> {
     let mut progress = crate::output::progress::StderrProgress::new(r.quiet);
     tune(&engine, info, &opts, &mut progress)
 }
+
+#[cfg(test)]
+mod tests;
