@@ -63,7 +63,11 @@ fn group(record: &RunRecord, t: &TuneRecord, b: &Bisection) -> String {
         let error = (record.tests.iter())
             .find(|x| &x.id == next)
             .and_then(|x| x.error.as_deref());
-        s.push_str(&format!(" ({} {}", value(b, next), probe.map_or("failed", outcome)));
+        s.push_str(&format!(
+            " ({} {}",
+            value(b, next),
+            probe.map_or("failed", outcome)
+        ));
         if let Some(e) = error {
             s.push_str(&format!(": {}", e.lines().next().unwrap_or_default()));
         }

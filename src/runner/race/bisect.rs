@@ -217,7 +217,14 @@ fn bisect_group(
         let test = sweep.record().tests.iter().find(|x| x.id == c.id);
         let ok = test.is_some_and(|x| x.status == Status::Ok);
         if !ok {
-            failed.push((k, if sweep.load_failed(&c.id) { "load" } else { "test" }));
+            failed.push((
+                k,
+                if sweep.load_failed(&c.id) {
+                    "load"
+                } else {
+                    "test"
+                },
+            ));
         }
         Ok(ok)
     };

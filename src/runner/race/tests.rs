@@ -15,9 +15,7 @@ fn tune_setup(sweep: &str, tune: &str) -> (tempfile::TempDir, RunOptions) {
     let dir = tempfile::tempdir().unwrap();
     let mut f = std::fs::File::create(dir.path().join("mock.gguf")).unwrap();
     write_gguf(&mut f, &tiny::document(1)).unwrap();
-    let src = format!(
-        "[sweep]\n{sweep}\n[[model]]\nname='m'\npath='mock.gguf'\n[tune]\n{tune}\n"
-    );
+    let src = format!("[sweep]\n{sweep}\n[[model]]\nname='m'\npath='mock.gguf'\n[tune]\n{tune}\n");
     let cfg = parse(&dir.path().join("models.toml"), &src, 2).unwrap();
     let mut o = RunOptions::new(cfg, Some(dir.path().join("results")));
     o.quiet = true;
@@ -83,6 +81,29 @@ fn a_probe_that_fails_to_load_is_recorded_and_the_bisection_goes_on_below_it() {
     for ngl in [0, 1, 2, 6] {
         assert!(!r.tests.iter().any(|x| x.id == id_of(b, ngl)), "ngl {ngl}");
     }
+    // Loads: each probe once, and the load times (3 cold, 3 warm) of what races only, not
+    // of the values bisection left out.
+    let loads = |ngl: i32| {
+        (e.log.borrow().load_params.iter())
+            .filter(|l| l.params.n_gpu_layers == ngl)
+            .count()
+    };
+    for ngl in [0, 1, 2, 6] {
+        assert_eq!(loads(ngl), 0, "ngl {ngl}");
+    }
+    assert_eq!((loads(5), loads(7)), (1, 1));
+    let raced_rounds = |ngl| {
+        r.tests
+            .iter()
+            .find(|x| x.id == id_of(b, ngl))
+            .unwrap()
+            .round_medians()
+            .len()
+    };
+    for ngl in [3, 4] {
+        assert_eq!(loads(ngl as i32), 6 + raced_rounds(ngl), "ngl {ngl}");
+    }
+    assert_eq!(t.loads.len(), 2, "{:?}", t.loads);
     // The answer names the failed load, not a bare failure.
     let answer = crate::report::tune::answer(r).unwrap();
     assert!(
@@ -94,4 +115,21 @@ fn a_probe_that_fails_to_load_is_recorded_and_the_bisection_goes_on_below_it() {
         "{answer}"
     );
     crate::record::verify::check(r).unwrap();
+}
+
+#[test]
+fn the_memory_limit_counts_the_kv_cache_llama_cpp_makes_not_the_tokens_asked() {
+    let (_dir, o) = tune_setup(
+        "n_gen=8\nrepetitions=1",
+        "objective='tg8'\nmax_memory_gib=0.000001",
+    );
+    let e = MockEngine::new(1_000, 1_000);
+    let Err(TuneError::Refused(line)) = tune(&e, fixtures::run().run, &o, &mut NoProgress) else {
+        panic!("the memory limit leaves nothing");
+    };
+    // The tiny model: 1 KiB of f16 K and V per cell; tg8's 8 tokens make 256 cells.
+    assert!(
+        line.contains("+ KV 256.0 KiB at 8 tokens (256 cells)) > 1.0 KiB"),
+        "{line}"
+    );
 }
