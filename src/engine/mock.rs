@@ -35,6 +35,9 @@ pub struct MockEngine {
     pub gen_ns: u64,
     /// Tests whose n_ctx exceeds this fail to get a context ("out of memory").
     pub max_ctx: u32,
+    /// Loads offloading more layers than this fail, as llama.cpp's load fails when the
+    /// device's memory runs out (negative `n_gpu_layers`, every layer, is the most).
+    pub max_gpu_layers: Option<i32>,
     /// Each decode call costs up to this many extra ns, drawn from a seeded generator.
     pub jitter_ns: u64,
     jitter: RefCell<crate::util::rng::SplitMix64>,
@@ -48,6 +51,7 @@ impl MockEngine {
             prompt_ns,
             gen_ns,
             max_ctx: u32::MAX,
+            max_gpu_layers: None,
             jitter_ns: 0,
             jitter: RefCell::new(crate::util::rng::SplitMix64(7)),
             log: Rc::default(),
@@ -79,6 +83,15 @@ impl Engine for MockEngine {
         }
         self.log.borrow_mut().loads += 1;
         self.log.borrow_mut().load_params.push(params.clone());
+        let ngl = params.params.n_gpu_layers;
+        if let Some(max) = self.max_gpu_layers.filter(|&m| ngl < 0 || ngl > m) {
+            return Err(EngineError::Load {
+                path: path.to_path_buf(),
+                why: Some(format!(
+                    "n_gpu_layers {ngl}: out of device memory (the mock holds {max} layers)"
+                )),
+            });
+        }
         Ok(Box::new(MockModel {
             engine: self,
             last: RefCell::new(None),

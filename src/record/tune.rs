@@ -79,6 +79,12 @@ pub struct Bisection {
 pub struct Probe {
     pub id: String,
     pub ok: bool,
+    /// What failed, for a probe that did: "load" when the model did not load with the
+    /// candidate's placement (out of device memory, mostly: the failure bisection expects),
+    /// "test" when it loaded and the test failed. Absent when ok, and in files from before
+    /// it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
 }
 
 /// A candidate the limits held back.

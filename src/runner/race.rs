@@ -2,9 +2,10 @@
 //! The space is the plan at the objective's test sizes: every model, every ladder variant,
 //! every combination of the axes, one candidate each. The limits that can be computed
 //! before any speed is measured prune first (`race/limits.rs`: the model's context, memory,
-//! then the ladder's KLD from its quality tests). Then every candidate runs one round; each
-//! later round runs only the survivors, interleaved in rotated order as `run`'s rounds are
-//! (`rounds::rotated`); `stats::race` eliminates, ties and says when to stop. Every round of
+//! then the ladder's KLD from its quality tests, then the load time where it is limited);
+//! bisection leaves the boundaries of monotone placement axes (`race/bisect.rs`). Then every
+//! candidate runs one round; each later round runs only the survivors, interleaved in
+//! rotated order as `run`'s rounds are (`rounds::rotated`); `stats::race` eliminates, ties and says when to stop. Every round of
 //! every candidate is a round of its test in the result file, and the race's settings and
 //! verdicts are the run's `tune` record, so the race can be replayed.
 
@@ -158,6 +159,9 @@ pub fn tune(
     rec.bisections = bisected.record;
     if candidates.is_empty() {
         return refuse(sweep, rec, bisect::nothing_loads(&opts, &t));
+    }
+    if t.limits.max_load_seconds.is_none() {
+        rec.loads = limits::load_times(engine, &opts, &prep, &candidates);
     }
     // The placements that race, each decoding plain and drafted (speculative objective).
     let candidates = speculative::candidates(&t, &opts.config, &prep, candidates);
@@ -429,3 +433,6 @@ pub fn tune_request(r: Request) -> Result<Tuned, TuneError> {
     let mut progress = crate::output::progress::StderrProgress::new(r.quiet);
     tune(&engine, info, &opts, &mut progress)
 }
+
+#[cfg(test)]
+mod tests;

@@ -42,6 +42,9 @@ pub(super) struct Sweep<'a> {
     started: Instant,
     /// Tests measured by this process so far, over every round: the progress counter.
     measured: usize,
+    /// Tests whose model did not load (their record holds only the load's error): what a
+    /// tune's bisection says of a failed probe.
+    load_failed: std::collections::HashSet<String>,
 }
 
 impl<'a> Sweep<'a> {
@@ -88,12 +91,18 @@ impl<'a> Sweep<'a> {
             left: Vec::new(),
             started: Instant::now(),
             measured: 0,
+            load_failed: Default::default(),
         })
     }
 
     /// The record as measured so far.
     pub(super) fn record(&self) -> &RunRecord {
         &self.record
+    }
+
+    /// Whether test `id`'s model failed to load in this process.
+    pub(super) fn load_failed(&self, id: &str) -> bool {
+        self.load_failed.contains(id)
     }
 
     /// The record, to note how auto rounds ended.
@@ -120,7 +129,11 @@ impl<'a> Sweep<'a> {
             let loaded = first.load_key().map(|_| self.load(first));
             let model: Result<&dyn Model, String> = match &loaded {
                 Some(Ok(m)) => Ok(m.as_ref()),
-                Some(Err(e)) => Err(e.clone()),
+                Some(Err(e)) => {
+                    let ids = todo[i..i + unit].iter().map(|t| t.id.clone());
+                    self.load_failed.extend(ids);
+                    Err(e.clone())
+                }
                 None => Err("this kind of test loads no model".into()),
             };
             let mut j = i;

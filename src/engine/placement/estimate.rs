@@ -13,7 +13,7 @@
 //! - a tensor matching a `tensor_buft_overrides` pattern goes to that buffer's device, then
 //!   `n_cpu_moe`'s patterns keep the first layers' experts on the CPU (the first match wins);
 //! - the KV cache of each repeating layer sits with its layer, or in host memory with
-//!   `no_kv_offload`;
+//!   `no_kv_offload`; it holds the context padded as llama.cpp pads it ([`kv_cells`]);
 //! - tied embeddings: the output layer holds its own copy of `token_embd` when offloaded.
 //!
 //! llama.cpp's compute buffers are not counted, so each figure is a lower bound of what the
@@ -46,7 +46,7 @@ impl DeviceShare {
 pub struct ModelTensors<'a> {
     pub tensors: &'a [(String, u64)],
     pub n_layer: u32,
-    /// Bytes of K and V of one repeating layer for the whole context.
+    /// Bytes of K and V of one repeating layer for the whole cache (its cells, [`kv_cells`]).
     pub kv_bytes_per_layer: f64,
 }
 
@@ -155,6 +155,25 @@ fn layer_devices(
         return Err("split_mode = \"row\" over several devices is not estimated".into());
     }
     Ok((0..layers).map(on).collect())
+}
+
+/// The cells of the KV cache llama.cpp makes for a context of `n_ctx` tokens over
+/// `n_seq_max` sequences, as the pinned llama.cpp (llama-cpp-sys-2 0.1.161) sizes it:
+/// `llama_context::llama_context` (src/llama-context.cpp) pads `n_ctx` to a multiple of 256
+/// (`GGML_PAD(n_ctx, 256)`, whatever the flash attention), and without a unified cache
+/// gives each sequence `GGML_PAD(n_ctx / n_seq_max, 256)` cells; `llama_kv_cache::
+/// llama_kv_cache` (src/llama-kv-cache.cpp) then makes that many cells per stream, one
+/// stream per sequence, or one for a unified cache. A 64-token test's cache holds 256 cells:
+/// counting 64 would put a short test's KV cache at a quarter of what the device holds.
+pub fn kv_cells(n_ctx: u32, n_seq_max: u32, kv_unified: bool) -> u64 {
+    const PAD: u64 = 256;
+    let pad = |n: u64| n.div_ceil(PAD) * PAD;
+    let n_ctx = pad(u64::from(n_ctx));
+    let n_seq = u64::from(n_seq_max.max(1));
+    if kv_unified {
+        return n_ctx;
+    }
+    pad(n_ctx / n_seq) * n_seq
 }
 
 /// The one offload device that holds every layer (the output layer too) under `p`'s

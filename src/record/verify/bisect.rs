@@ -36,10 +36,16 @@ pub(super) fn check(run: &RunRecord, t: &TuneRecord) -> Result<(), Disagreement>
         let at = |id: &str| b.ids.iter().position(|x| x == id);
         for (i, p) in b.probes.iter().enumerate() {
             let status = run.tests.iter().find(|x| x.id == p.id).map(|x| x.status);
-            if at(&p.id).is_none() || (status == Some(Status::Ok)) != p.ok {
+            // What failed is said of a failed probe only: "load" or "test".
+            let failed_said = match p.failed.as_deref() {
+                None => true,
+                Some("load" | "test") => !p.ok,
+                Some(_) => false,
+            };
+            if at(&p.id).is_none() || (status == Some(Status::Ok)) != p.ok || !failed_said {
                 return Err(mismatch(
                     &field(&format!("probes[{i}]")),
-                    format!("{}: ok {}", p.id, p.ok),
+                    format!("{}: ok {}, failed {:?}", p.id, p.ok, p.failed),
                     format!("its test's status {status:?}"),
                 ));
             }

@@ -4,7 +4,7 @@
 //! faster is said, with its gap: the values below it were not raced.
 
 use crate::record::RunRecord;
-use crate::record::tune::{Bisection, TuneRecord};
+use crate::record::tune::{Bisection, Probe, TuneRecord};
 
 /// The flag of an axis in the answer's lines ("ngl 99").
 fn flag(axis: &str) -> &str {
@@ -33,10 +33,22 @@ fn ratio(record: &RunRecord, t: &TuneRecord, a: &str, b: &str) -> Option<f64> {
     (k > 0).then(|| super::geo(&ra[..k]) / super::geo(&rb[..k]))
 }
 
+/// How a probe ended: "ok", "failed to load" (the placement did not load: what bisection
+/// expects above the boundary), "failed its test", or "failed" (a file from before the
+/// probes said which).
+fn outcome(p: &Probe) -> &'static str {
+    match (p.ok, p.failed.as_deref()) {
+        (true, _) => "ok",
+        (false, Some("load")) => "failed to load",
+        (false, Some("test")) => "failed its test",
+        (false, _) => "failed",
+    }
+}
+
 /// One group's line.
 fn group(record: &RunRecord, t: &TuneRecord, b: &Bisection) -> String {
     let probes: Vec<String> = (b.probes.iter())
-        .map(|p| format!("{} {}", value(b, &p.id), if p.ok { "ok" } else { "failed" }))
+        .map(|p| format!("{} {}", value(b, &p.id), outcome(p)))
         .collect();
     let mut s = format!("  {}: probes {}; ", b.ids[0], probes.join(", "));
     let Some(top) = &b.boundary else {
@@ -46,7 +58,20 @@ fn group(record: &RunRecord, t: &TuneRecord, b: &Bisection) -> String {
     s.push_str(&format!("boundary {}", value(b, top)));
     let above = b.ids.iter().position(|x| x == top).map(|k| k + 1);
     if let Some(next) = above.and_then(|k| b.ids.get(k)) {
-        s.push_str(&format!(" ({} failed)", value(b, next)));
+        // The value above was left out by its failed probe: said with its test's error.
+        let probe = b.probes.iter().find(|p| &p.id == next && !p.ok);
+        let error = (record.tests.iter())
+            .find(|x| &x.id == next)
+            .and_then(|x| x.error.as_deref());
+        s.push_str(&format!(
+            " ({} {}",
+            value(b, next),
+            probe.map_or("failed", outcome)
+        ));
+        if let Some(e) = error {
+            s.push_str(&format!(": {}", e.lines().next().unwrap_or_default()));
+        }
+        s.push(')');
     }
     let Some(n) = b.raced.iter().find(|x| *x != top) else {
         s.push_str(", no neighbour to check\n");

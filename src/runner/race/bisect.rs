@@ -11,7 +11,9 @@
 //! excluded by the memory limit before any probe.
 //!
 //! A probe that fails to load (out of device memory) is a failed test in the file, as in
-//! any run. The probes are recorded in `run.tune.bisections`, and a raced candidate's probe
+//! any run, and its probe says what failed (`failed`: "load", or "test" when it loaded and
+//! the test failed), so the answer says why the values above the boundary were left out.
+//! The probes are recorded in `run.tune.bisections`, and a raced candidate's probe
 //! round is its test's first round (`probe_rounds`), so the race replays from the rounds after it.
 
 use super::TuneError;
@@ -205,15 +207,33 @@ fn bisect_group(
     g: &[usize],
     progress: &mut dyn Progress,
 ) -> Result<Bisection, TuneError> {
+    // What failed of each failed probe: its load (the placement did not fit) or its test.
+    let mut failed: Vec<(usize, &'static str)> = Vec::new();
     let mut probe = |k: usize| -> Result<bool, TuneError> {
         let c = &candidates[g[k]];
         if sweep.measure_all(std::slice::from_ref(c), progress)? {
             return Err(TuneError::Refused("interrupted while bisecting".into()));
         }
         let test = sweep.record().tests.iter().find(|x| x.id == c.id);
-        Ok(test.is_some_and(|x| x.status == Status::Ok))
+        let ok = test.is_some_and(|x| x.status == Status::Ok);
+        if !ok {
+            failed.push((
+                k,
+                if sweep.load_failed(&c.id) {
+                    "load"
+                } else {
+                    "test"
+                },
+            ));
+        }
+        Ok(ok)
     };
     let (b, probes) = boundary(g.len(), &mut probe)?;
+    let failed_at = |k: usize| {
+        (failed.iter())
+            .find(|(i, _)| *i == k)
+            .map(|(_, s)| s.to_string())
+    };
     let id = |k: usize| candidates[g[k]].id.clone();
     // The boundary and its neighbour with less offload race (the group's values are
     // distinct: its candidates differ only in them).
@@ -230,7 +250,11 @@ fn bisect_group(
             .collect(),
         probes: probes
             .into_iter()
-            .map(|(k, ok)| Probe { id: id(k), ok })
+            .map(|(k, ok)| Probe {
+                id: id(k),
+                ok,
+                failed: failed_at(k),
+            })
             .collect(),
         boundary: b.map(id),
         raced,

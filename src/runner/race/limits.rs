@@ -1,9 +1,11 @@
-//! The limits of `[tune]` that prune before any speed is measured, in order: the context
-//! (the objective's own, and `min_ctx`) against the model's trained context, from the GGUF
-//! header; the KLD budget from the ladder's quality tests (run first, on the variants still
-//! in the space); memory, the weights' file plus the KV cache at the context, against
-//! `max_memory_gib` or the host's RAM less `memory_margin`, and on each offload device what
-//! the candidate's placement puts there (`limits/memory.rs`). Memory leaves out llama.cpp's
+//! The limits of `[tune]` that prune before any speed is measured, those that need no
+//! measurement first: the context (the objective's own, and `min_ctx`) against the model's
+//! trained context, from the GGUF header; memory, the weights' file plus the KV cache at the
+//! context, against `max_memory_gib` or the host's RAM less `memory_margin`, and on each
+//! offload device what the candidate's placement puts there (`limits/memory.rs`); the KLD
+//! budget from the ladder's quality tests (run on the variants still in the space; memory
+//! then checks the variants they built); last `max_load_seconds`, timing the loads of what
+//! is left. Memory leaves out llama.cpp's
 //! compute buffers, so it is a lower bound: a candidate it excludes cannot fit, one it keeps
 //! may still fail to load (and then fails its first round and leaves the race).
 
@@ -28,7 +30,8 @@ pub(super) struct Pruned {
     pub excluded: Vec<Excluded>,
     /// The limits as applied, one line each.
     pub applied: Vec<String>,
-    /// The load times of the kept candidates' models.
+    /// The load times of the kept candidates' models, when `max_load_seconds` measured
+    /// them (else empty: measured after bisection, for what races).
     pub loads: Vec<LoadTime>,
 }
 
@@ -55,47 +58,60 @@ pub(super) fn apply(
             None => keep.push(c),
         }
     }
+    // Memory needs no measurement: before the quality tests, so that none runs for a
+    // variant memory excludes; again after them, for the variants they built (an unbuilt
+    // variant's size is not known before).
+    let devices = sweep.record().run.devices.clone();
+    let limits = memory::limits(t, &devices)
+        .map_err(|m| TuneError::Refused(format!("{}: {m}", opts.config.file.display())))?;
+    let mut shapes = memory::Shapes::default();
+    let mut memory = |keep: &mut Vec<PlannedTest>, excluded: &mut Vec<Excluded>| {
+        keep.retain(|c| {
+            let path = header_path(opts, prep, c);
+            // A variant not built yet: its size is not known (the base's would mislead).
+            let unbuilt = matches!(
+                prep.plan.models[c.model].source,
+                ModelSource::Variant { .. }
+            ) && path != Path::new(&prep.models[c.model].path);
+            let name = &prep.plan.models[c.model].name;
+            let why = (!unbuilt)
+                .then(|| limits.excludes(&mut shapes, &path, name, c, ctx_needed, &devices))
+                .flatten();
+            match why {
+                Some(why) => {
+                    excluded.push(Excluded {
+                        id: c.id.clone(),
+                        limit: "memory".into(),
+                        why,
+                    });
+                    false
+                }
+                None => true,
+            }
+        })
+    };
+    memory(&mut keep, &mut excluded);
     if let Some(max) = t.limits.max_kld {
         applied.push(format!("max_kld {max} nats (the ladder's quality test)"));
         keep = kld(sweep, prep, keep, max, &mut excluded, progress)?;
     }
-    let devices = sweep.record().run.devices.clone();
-    let limits = memory::limits(t, &devices)
-        .map_err(|m| TuneError::Refused(format!("{}: {m}", opts.config.file.display())))?;
+    memory(&mut keep, &mut excluded);
     applied.extend(limits.said());
-    let mut shapes = memory::Shapes::default();
-    keep.retain(|c| {
-        let path = header_path(opts, prep, c);
-        // A variant not built yet: its size is not known (the base's would mislead).
-        let unbuilt = matches!(
-            prep.plan.models[c.model].source,
-            ModelSource::Variant { .. }
-        ) && path != Path::new(&prep.models[c.model].path);
-        let name = &prep.plan.models[c.model].name;
-        let why = (!unbuilt)
-            .then(|| limits.excludes(&mut shapes, &path, name, c, ctx_needed, &devices))
-            .flatten();
-        match why {
-            Some(why) => {
-                excluded.push(Excluded {
-                    id: c.id.clone(),
-                    limit: "memory".into(),
-                    why,
-                });
-                false
-            }
-            None => true,
-        }
-    });
-    let loads = load_limit(
-        engine,
-        opts,
-        prep,
-        t,
-        &mut keep,
-        &mut excluded,
-        &mut applied,
-    );
+    // Load time is a measurement (loads, no speed): only for what the other limits leave,
+    // and only here when it is a limit. Otherwise it is measured after bisection, for what
+    // races (`load_times`).
+    let loads = match t.limits.max_load_seconds {
+        Some(max) => load_limit(
+            engine,
+            opts,
+            prep,
+            max,
+            &mut keep,
+            &mut excluded,
+            &mut applied,
+        ),
+        None => Vec::new(),
+    };
     Ok(Pruned {
         keep,
         excluded,
@@ -115,18 +131,13 @@ pub(super) fn check_devices(
         .map_err(|m| TuneError::Refused(format!("{}: {m}", opts.config.file.display())))
 }
 
-/// Times the loads of the models `keep` still holds and applies `max_load_seconds`; the
-/// load times, each (model, settings) once.
-fn load_limit(
+/// The load time of each distinct (model, model-level settings) of `candidates`, keyed.
+fn timed(
     engine: &dyn crate::engine::Engine,
     opts: &RunOptions,
     prep: &Prepared,
-    t: &Tune,
-    keep: &mut Vec<PlannedTest>,
-    excluded: &mut Vec<Excluded>,
-    applied: &mut Vec<String>,
-) -> Vec<LoadTime> {
-    // Load time: measured for what is left (a measurement, but of no speed).
+    candidates: &[PlannedTest],
+) -> Vec<(super::load::LoadKey, LoadTime)> {
     // A variant not built yet has no file of its own to load: not timed.
     let path_of = |c: &PlannedTest| {
         let p = header_path(opts, prep, c);
@@ -137,29 +148,11 @@ fn load_limit(
         (!variant || p == Path::new(&prep.models[c.model].path)).then_some(p)
     };
     let name_of = |c: &PlannedTest| prep.plan.models[c.model].name.clone();
-    let timed = super::load::measure(engine, keep, &path_of, &name_of);
-    if let Some(max) = t.limits.max_load_seconds {
-        applied.push(format!(
-            "cold load ≤ {max} s (median of 3, page cache evicted)"
-        ));
-        keep.retain(|c| {
-            let key = c.load_key();
-            let Some((_, l)) = timed.iter().find(|(k, _)| *k == key) else {
-                return true;
-            };
-            match LoadTime::median(&l.cold_s) {
-                Some(s) if s > max => {
-                    excluded.push(Excluded {
-                        id: c.id.clone(),
-                        limit: "max_load_seconds".into(),
-                        why: format!("{}: cold load {s:.3} s > {max} s", l.model),
-                    });
-                    false
-                }
-                _ => true,
-            }
-        });
-    }
+    super::load::measure(engine, candidates, &path_of, &name_of)
+}
+
+/// The load times, each figure once.
+fn distinct(timed: Vec<(super::load::LoadKey, LoadTime)>) -> Vec<LoadTime> {
     let mut loads: Vec<LoadTime> = Vec::new();
     for (_, l) in timed {
         if !loads.contains(&l) {
@@ -167,6 +160,52 @@ fn load_limit(
         }
     }
     loads
+}
+
+/// The load times of what races, when no `max_load_seconds` measured them before (the
+/// candidates bisection or the limits left out are not loaded for it).
+pub(super) fn load_times(
+    engine: &dyn crate::engine::Engine,
+    opts: &RunOptions,
+    prep: &Prepared,
+    race: &[PlannedTest],
+) -> Vec<LoadTime> {
+    distinct(timed(engine, opts, prep, race))
+}
+
+/// Times the loads of the models `keep` still holds and applies `max_load_seconds`; the
+/// load times, each (model, settings) once.
+fn load_limit(
+    engine: &dyn crate::engine::Engine,
+    opts: &RunOptions,
+    prep: &Prepared,
+    max: f64,
+    keep: &mut Vec<PlannedTest>,
+    excluded: &mut Vec<Excluded>,
+    applied: &mut Vec<String>,
+) -> Vec<LoadTime> {
+    let timed = timed(engine, opts, prep, keep);
+    applied.push(format!(
+        "cold load ≤ {max} s (median of 3, page cache evicted)"
+    ));
+    keep.retain(|c| {
+        let key = c.load_key();
+        let Some((_, l)) = timed.iter().find(|(k, _)| *k == key) else {
+            return true;
+        };
+        match LoadTime::median(&l.cold_s) {
+            Some(s) if s > max => {
+                excluded.push(Excluded {
+                    id: c.id.clone(),
+                    limit: "max_load_seconds".into(),
+                    why: format!("{}: cold load {s:.3} s > {max} s", l.model),
+                });
+                false
+            }
+            _ => true,
+        }
+    });
+    distinct(timed)
 }
 
 /// The GGUF file of a candidate's model: the file, or a ladder variant's (its base until

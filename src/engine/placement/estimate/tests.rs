@@ -192,3 +192,23 @@ fn one_device_holds_every_layer_only_when_all_are_offloaded_to_one() {
     assert_eq!(sole_device(&params(99, 0), 4, &two), None);
     assert_eq!(sole_device(&params(99, 0), 4, &[]), None);
 }
+
+#[test]
+fn the_kv_cache_holds_the_context_padded_to_256_cells_as_the_pinned_llama_cpp_makes_it() {
+    // One sequence: n_ctx rounded up to a multiple of 256.
+    assert_eq!(kv_cells(1, 1, false), 256);
+    assert_eq!(kv_cells(64, 1, false), 256);
+    assert_eq!(kv_cells(256, 1, false), 256);
+    assert_eq!(kv_cells(257, 1, false), 512);
+    assert_eq!(kv_cells(4096, 1, true), 4096);
+    // What llama.cpp logged for the tiny model's tg4 (tests/fixtures/placement/cpu-tiny.log):
+    // n_ctx 4, a cache of 256 cells.
+    let log = include_str!("../../../../tests/fixtures/placement/cpu-tiny.log");
+    let logged = crate::engine::placement::parse(log).unwrap().kv_cells;
+    assert_eq!(Some(kv_cells(4, 1, false)), logged);
+    // Several sequences, one unified cache: the padded context, shared.
+    assert_eq!(kv_cells(300, 3, true), 512);
+    // Several sequences, a stream each: 512 / 3 = 170 cells, padded to 256 per stream.
+    assert_eq!(kv_cells(300, 3, false), 768);
+    assert_eq!(kv_cells(1024, 4, false), 1024);
+}

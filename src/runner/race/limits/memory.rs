@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::tune::Tune;
 use crate::engine::DeviceInfo;
-use crate::engine::placement::estimate::{DeviceShare, ModelTensors, estimate};
+use crate::engine::placement::estimate::{DeviceShare, ModelTensors, estimate, kv_cells};
 use crate::machine::roofline::Shape;
 use crate::plan::PlannedTest;
 
@@ -177,10 +177,18 @@ impl Limits {
     ) -> Option<String> {
         let m = shapes.of(path)?;
         let ctx = ctx.max(c.params.n_ctx());
+        // One sequence (a llama-bench test's context): the cells llama.cpp makes for it.
+        let cells = kv_cells(ctx, 1, false);
         let kv_all = m
             .shape
             .kv_bytes_per_position(&c.params.type_k, &c.params.type_v)
-            * f64::from(ctx);
+            * cells as f64;
+        // "at 64 tokens (256 cells)": the padding said where it makes the figure.
+        let at = if cells == u64::from(ctx) {
+            format!("{ctx} tokens")
+        } else {
+            format!("{ctx} tokens ({cells} cells)")
+        };
         let model = ModelTensors {
             tensors: &m.tensors,
             n_layer: m.shape.n_layer as u32,
@@ -206,13 +214,13 @@ impl Limits {
             if host.total() > limit {
                 // Everything on the CPU: said as before devices were counted.
                 let who = if offloaded { "CPU " } else { "" };
-                let at = if offloaded {
+                let placed = if offloaded {
                     format!("; {}", placement_said(c))
                 } else {
                     String::new()
                 };
                 return Some(format!(
-                    "{name}: {who}{} (weights {} + KV {} at {ctx} tokens{at}) > {}",
+                    "{name}: {who}{} (weights {} + KV {} at {at}{placed}) > {}",
                     size(host.total() as f64),
                     size(host.weight_bytes as f64),
                     size(host.kv_bytes as f64),
@@ -226,7 +234,7 @@ impl Limits {
             };
             if d.total() > *limit {
                 return Some(format!(
-                    "{name}: {} {} (weights {} + KV {} at {ctx} tokens; {}) > {}",
+                    "{name}: {} {} (weights {} + KV {} at {at}; {}) > {}",
                     d.name,
                     size(d.total() as f64),
                     size(d.weight_bytes as f64),
