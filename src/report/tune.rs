@@ -428,7 +428,11 @@ fn commands(record: &RunRecord, t: &TuneRecord, w: &TestRecord) -> String {
     // A launched winner: the command its rounds' server ran, flags and all.
     if let Some(l) = launched {
         (server, not_carried) = (l, Vec::new());
-        toml = toml.replacen("[model.sweep]", "server = \"llama-server\"\n[model.sweep]", 1);
+        toml = toml.replacen(
+            "[model.sweep]",
+            "server = \"llama-server\"\n[model.sweep]",
+            1,
+        );
     }
     let mut out = String::from("\nrun it:\n");
     out.push_str(&format!("{server}\n{bench}\n"));

@@ -58,7 +58,11 @@ fn a_goodput_race_over_http_launches_a_server_per_candidate_and_prints_the_winne
     ));
     // The user's command runs where tpsbench runs: the model's path is absolute.
     let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(&cfg, text.replace("@DIR@", &dir.path().display().to_string())).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace("@DIR@", &dir.path().display().to_string()),
+    )
+    .unwrap();
     let results = dir.path().join("results");
     let (code, out, err) = tune_into(&cargo_bin("tpsbench"), &cfg, &results);
     assert_eq!(code, 0, "{err}\n{out}");
@@ -82,14 +86,20 @@ fn a_goodput_race_over_http_launches_a_server_per_candidate_and_prints_the_winne
         let steps = s["goodput"]["steps"].as_array().unwrap();
         assert_eq!(steps.len() as u64, c["rounds"].as_u64().unwrap(), "{id}");
         for st in steps {
-            assert_eq!((st["n_requests"].as_u64(), st["n_good"].as_u64()), (Some(4), Some(4)));
+            assert_eq!(
+                (st["n_requests"].as_u64(), st["n_good"].as_u64()),
+                (Some(4), Some(4))
+            );
         }
         total += steps.len();
         let cmd: Vec<&str> = (s["server"]["command"].as_array())
             .map(|v| v.iter().map(|a| a.as_str().unwrap()).collect())
             .unwrap_or_default();
         let after = |flag: &str| {
-            let i = cmd.iter().position(|a| *a == flag).unwrap_or_else(|| panic!("{flag}: {cmd:?}"));
+            let i = cmd
+                .iter()
+                .position(|a| *a == flag)
+                .unwrap_or_else(|| panic!("{flag}: {cmd:?}"));
             cmd[i + 1]
         };
         if id.starts_with("fixed/") {
@@ -100,7 +110,12 @@ fn a_goodput_race_over_http_launches_a_server_per_candidate_and_prints_the_winne
         }
         // A launched candidate's server was told its slots and its ubatch.
         let slots = s["n_parallel"].as_u64().unwrap().to_string();
-        assert!(id.contains(&format!("/serve-http-goodput-pp8+tg4-1000rps-slots{slots}/")), "{id}");
+        assert!(
+            id.contains(&format!(
+                "/serve-http-goodput-pp8+tg4-1000rps-slots{slots}/"
+            )),
+            "{id}"
+        );
         assert_eq!(after("--parallel"), slots, "{id}");
         let ub = x["n_ubatch"].as_u64().unwrap().to_string();
         assert_eq!(after("--ubatch-size"), ub, "{id}");

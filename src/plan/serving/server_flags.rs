@@ -123,7 +123,9 @@ mod tests {
         let f = flags(&p).join(" ");
         assert!(f.ends_with("--n-cpu-moe 4 --no-repack"), "{f}");
         assert_eq!(unpassed(&p), None);
-        knob("embeddings").unwrap().set(&mut p, &KnobValue::Bool(true));
+        knob("embeddings")
+            .unwrap()
+            .set(&mut p, &KnobValue::Bool(true));
         assert_eq!(unpassed(&p), Some("embeddings"));
         assert!(!flags(&p).join(" ").contains("embd"));
     }

@@ -7,7 +7,9 @@ use crate::record::serving::Serving;
 
 /// The winner's serving record when it was served over HTTP.
 pub(super) fn of(w: &TestRecord) -> Option<&Serving> {
-    w.serving.as_deref().filter(|s| !s.transport.is_in_process())
+    w.serving
+        .as_deref()
+        .filter(|s| !s.transport.is_in_process())
 }
 
 /// The command a launched winner's server ran, quoted for a shell; None when tpsbench did

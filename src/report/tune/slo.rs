@@ -95,7 +95,9 @@ fn where_served(record: &RunRecord, t: &TuneRecord) -> &'static str {
         n if n == t.candidates.len() => {
             "over HTTP (a launched server started before each round, its load outside the round)"
         }
-        _ => "in process and over HTTP (a launched server started before each round, its load outside the round)",
+        _ => {
+            "in process and over HTTP (a launched server started before each round, its load outside the round)"
+        }
     }
 }
 

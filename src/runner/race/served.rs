@@ -200,9 +200,15 @@ mod tests {
         let Detail::Serving(s) = &ep[0].detail else {
             panic!()
         };
-        assert_eq!((s.transport, s.own_server, s.rate), (Transport::Http, false, Some(10.0)));
+        assert_eq!(
+            (s.transport, s.own_server, s.rate),
+            (Transport::Http, false, Some(10.0))
+        );
         let (_, none) = split(&c, &plan, Vec::new(), &["nothing".into()]).unwrap();
-        assert!(none.is_empty(), "the filters choose endpoint candidates too");
+        assert!(
+            none.is_empty(),
+            "the filters choose endpoint candidates too"
+        );
     }
 
     #[test]
@@ -215,6 +221,9 @@ mod tests {
         let Err(TuneError::Refused(e)) = split(&c, &plan, space, &[]) else {
             panic!("not refused")
         };
-        assert!(e.contains("cannot pass embeddings = true to llama-server"), "{e}");
+        assert!(
+            e.contains("cannot pass embeddings = true to llama-server"),
+            "{e}"
+        );
     }
 }

@@ -140,7 +140,12 @@ pub fn tune_cases() -> Vec<Case> {
             "tune: goodput on a launched llama-server with a setting it cannot take",
             |d| {
                 let serving = format!("{GOODPUT_NO_SLO}slo = {{ ttft_ms = 500 }}\n");
-                tune_served(d, "embeddings = true\n", &serving, "objective = \"goodput\"")
+                tune_served(
+                    d,
+                    "embeddings = true\n",
+                    &serving,
+                    "objective = \"goodput\"",
+                )
             },
             2,
             "objective goodput races its llama-server over HTTP, and tpsbench cannot pass embeddings = true to llama-server",
