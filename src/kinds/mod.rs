@@ -46,14 +46,28 @@ pub fn open<'m>(
     }
 }
 
+/// What tests of one [`Shared`] have in common: an in-process serving group, the one server
+/// of a model's served tests, or a server of a test's own (a `tune` candidate, launched for
+/// it with its settings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BatchKey {
+    Group(usize),
+    ModelServer(usize),
+    OwnServer(usize),
+}
+
 /// Tests with equal keys (consecutive, on one model load) share one [`Shared`]: a serving
 /// group, or all served tests of a model (one server). `None`: the test stands alone.
-pub(crate) fn batch_key(t: &PlannedTest) -> Option<usize> {
+pub(crate) fn batch_key(t: &PlannedTest) -> Option<BatchKey> {
     match &t.detail {
         Detail::Serving(s) if s.transport == crate::plan::serving::Transport::Http => {
-            Some(usize::MAX - s.model)
+            Some(if s.own_server {
+                BatchKey::OwnServer(s.group)
+            } else {
+                BatchKey::ModelServer(s.model)
+            })
         }
-        Detail::Serving(s) => Some(s.group),
+        Detail::Serving(s) => Some(BatchKey::Group(s.group)),
         _ => None,
     }
 }

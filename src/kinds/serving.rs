@@ -174,13 +174,12 @@ fn llama_server_command(
         .ok_or("the model path is not UTF-8")?
         .to_string();
     let p = &first.params;
-    let slots = sc
-        .n_parallel
-        .iter()
-        .copied()
-        .max()
-        .unwrap_or(1)
-        .max(sc.slots);
+    // A test with a server of its own (a tune candidate) is served in its own slots.
+    let slots = if first.own_server {
+        first.n_seq_max
+    } else {
+        (sc.n_parallel.iter().copied().max().unwrap_or(1)).max(sc.slots)
+    };
     // Room for each slot's longest request (synthetic prompts), or the model's own context
     // with a prompt file.
     let n_ctx = if sc.dataset.is_some() {
@@ -188,26 +187,13 @@ fn llama_server_command(
     } else {
         slots * (sc.n_prompt + sc.n_gen)
     };
-    let fa = match p.flash_attn {
-        0 => "off",
-        1 => "on",
-        _ => "auto",
-    };
     let mut c: Vec<String> = vec![binary.to_string_lossy().into_owned(), "-m".into(), path];
     for (k, v) in [
         ("--host", "127.0.0.1".to_string()),
         ("--port", port.to_string()),
         ("--alias", alias.to_string()),
-        ("--threads", p.n_threads.to_string()),
-        ("--threads-batch", p.n_threads.to_string()),
         ("--ctx-size", n_ctx.to_string()),
         ("--parallel", slots.to_string()),
-        ("--batch-size", p.n_batch.to_string()),
-        ("--ubatch-size", p.n_ubatch.to_string()),
-        ("--n-gpu-layers", p.n_gpu_layers.to_string()),
-        ("--flash-attn", fa.to_string()),
-        ("--cache-type-k", p.type_k.clone()),
-        ("--cache-type-v", p.type_v.clone()),
         // No prompt cache in host memory: every request prefills its whole prompt, as the
         // in-process tests do.
         ("--cache-ram", "0".to_string()),
@@ -215,6 +201,9 @@ fn llama_server_command(
         c.push(k.into());
         c.push(v);
     }
+    // The test's threads, batch, offload, flash attention, KV types and whatever else of its
+    // settings llama-server takes (one mapping, `plan::serving::server_flags`).
+    c.extend(crate::plan::serving::server_flags::flags(p));
     c.push(
         if sc.kv_unified {
             "--kv-unified"
@@ -294,7 +283,11 @@ fn open_served<'m>(
                     (cmd, *ready_timeout_s)
                 }
             };
-            let log = log_path(results, &m.name);
+            // A server of the test's own logs under the test's id (each round anew).
+            let log = match first.own_server {
+                true => log_path(results, &first.id),
+                false => log_path(results, &m.name),
+            };
             let l = Launched::start(&command, &log, &client, Duration::from_secs_f64(ready))?;
             (client, Some(l))
         }

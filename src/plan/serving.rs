@@ -11,6 +11,8 @@ use crate::config::serving::{Mode, ServingConfig};
 use crate::config::{Axes, Config};
 use crate::plan::TestParams;
 
+pub mod server_flags;
+
 /// How the test reached the model.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
@@ -51,6 +53,10 @@ pub struct ServingTest {
     pub params: TestParams,
     /// In-process, or over HTTP from the model's `endpoint`/`server`.
     pub transport: Transport,
+    /// Over HTTP from a server tpsbench launches: the test has a server of its own, told
+    /// its parameters and `n_seq_max` slots (a `tune` candidate), rather than the model's
+    /// one server for all its served tests.
+    pub own_server: bool,
 }
 
 /// The serving tests of every model, in run order, kept by `filters` (ids containing one).
@@ -210,6 +216,7 @@ impl ModelTests<'_> {
             rate: None,
             params,
             transport: self.transport,
+            own_server: false,
         }
     }
 }

@@ -11,6 +11,7 @@ use crate::record::tune::TuneRecord;
 use crate::record::{RunRecord, TestRecord};
 use crate::stats::analysis::{Covers, LevelInterval};
 
+mod served;
 mod slo;
 
 /// A tune's answer as figures, recomputed from the file's rounds (the file is read through
@@ -369,6 +370,11 @@ fn quoted(s: &str) -> String {
 
 /// The winner as `llama-server`, `llama-bench` and models.toml lines.
 fn commands(record: &RunRecord, t: &TuneRecord, w: &TestRecord) -> String {
+    let served = served::of(w);
+    let launched = served.and_then(served::launched_line);
+    if let (Some(s), None) = (served, &launched) {
+        return served::at_endpoint(w, s);
+    }
     let path = (record.models.iter())
         .find(|m| m.name == w.model)
         .map_or_else(|| w.model.clone(), |m| m.path.clone());
@@ -423,6 +429,15 @@ fn commands(record: &RunRecord, t: &TuneRecord, w: &TestRecord) -> String {
         };
         let _ = v;
         toml.push_str(&format!("{} = {value}\n", k.name));
+    }
+    // A launched winner: the command its rounds' server ran, flags and all.
+    if let Some(l) = launched {
+        (server, not_carried) = (l, Vec::new());
+        toml = toml.replacen(
+            "[model.sweep]",
+            "server = \"llama-server\"\n[model.sweep]",
+            1,
+        );
     }
     let mut out = String::from("\nrun it:\n");
     out.push_str(&format!("{server}\n"));

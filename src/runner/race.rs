@@ -14,6 +14,7 @@ mod goodput;
 mod limits;
 mod load;
 mod speculative;
+mod served;
 
 use std::time::{Duration, Instant};
 
@@ -122,14 +123,24 @@ pub fn tune(
         .cloned()
         .collect();
     let space = crate::plan::filter(space, &opts.filters);
-    if space.is_empty() {
+    // The goodput objective races served entries over HTTP too (`race/served.rs`).
+    let (space, endpoints) = served::split(&opts.config, &prep.plan, space, &opts.filters)?;
+    if space.is_empty() && endpoints.is_empty() {
         return Err(TuneError::Refused(format!(
-            "{}: objective {}: the space has no model file to measure it on (served models only, or the filters keep none)",
+            "{}: objective {}: the space has no model file to measure it on (served models race only under objective \"goodput\", or the filters keep none)",
             opts.config.file.display(),
             t.objective_name()
         )));
     }
     prepare::check_models(&prep.models, &space)?;
+    // Served models answer (or their llama-server can be started) before any file is written.
+    let http = space.iter().chain(&endpoints).map(|c| c.model);
+    let http: std::collections::BTreeSet<usize> = http
+        .filter(|&m| served::reach(&opts.config.models[m]) != served::Reach::InProcess)
+        .collect();
+    if t.goodput.is_some() {
+        crate::kinds::serving::preflight(&opts.config, http).map_err(RunnerError::from)?;
+    }
     let info = super::describe_plan(info, &prep.plan, &opts);
     // Before any file is written: a device limit on a device this build lacks is bad input.
     limits::check_devices(&opts, &t, &info.devices)?;
@@ -138,7 +149,8 @@ pub fn tune(
     // Every configuration plain, and with each drafter setting (the speculative objective).
     let total = speculative::space(&t, &prep, &space);
     // The progress counter's total: every candidate every round, the most the race runs.
-    let most = total * t.max_rounds as usize;
+    let slots = t.goodput.as_ref().map_or(1, |g| g.slots.len());
+    let most = (total * slots + endpoints.len()) * t.max_rounds as usize;
     let mut sweep = Sweep::new(engine, &opts, &prep, record, path, (0, most))?;
     let limits::Pruned {
         keep: candidates,
@@ -147,7 +159,7 @@ pub fn tune(
         loads,
     } = limits::apply(engine, &mut sweep, &opts, &prep, &t, space, progress)?;
     let mut rec = new_record(&t, total, excluded, applied, loads);
-    let candidates = goodput::serving(&t, &opts.config, candidates, &mut rec);
+    let candidates = goodput::serving(&t, &opts.config, candidates, endpoints, &mut rec);
     if candidates.is_empty() {
         // The file keeps what was measured (the quality tests) and what each limit excluded.
         let line = empty_space_line(&opts.config, &t, &rec);

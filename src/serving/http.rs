@@ -34,6 +34,7 @@ use crate::record::serving::{
     DatasetInfo, Goodput, GoodputStep, RepFigures, ServedDrafts, Serving, Transport,
 };
 
+mod fixed_rate;
 mod tokens;
 pub use tokens::{Counted, Tokenize, count, token_times};
 
@@ -264,7 +265,9 @@ impl HttpRun<'_> {
     ) -> Result<Measured, String> {
         // Parallel tests draw fresh prompts every repetition, from one stream per test.
         let mut synthetic = Source::new(self.seed, self.vocab);
-        let reps = if t.mode == Mode::Goodput {
+        // The goodput search is its own series of runs: one pass. At a fixed rate (a tune
+        // race's round) each repetition is one run at that load.
+        let reps = if t.mode == Mode::Goodput && t.rate.is_none() {
             1
         } else {
             self.reps
@@ -272,12 +275,18 @@ impl HttpRun<'_> {
         let mut g = Gathered::default();
         for rep in 0..reps {
             progress.repetition(rep, reps);
+            let mut at_rate = None;
             let (f, b) = match t.mode {
                 Mode::Parallel => self.parallel_rep(t, rep, &mut synthetic)?,
                 Mode::Request => self.request_rep(rep)?,
                 Mode::Arrival => {
                     let rate = t.rate.unwrap_or(1.0);
                     let b = self.arrivals(rate, self.sc.n_requests as usize, rep)?;
+                    (arrival_figures(&b), b)
+                }
+                Mode::Goodput if t.rate.is_some() => {
+                    let (b, st) = self.goodput_at_rate(t, rep, progress)?;
+                    at_rate = Some(st);
                     (arrival_figures(&b), b)
                 }
                 Mode::Goodput => {
@@ -287,6 +296,9 @@ impl HttpRun<'_> {
                 }
             };
             g.add(t.mode, rep, f, b);
+            if let (Some(st), Some(slo)) = (at_rate, self.sc.slo.as_ref()) {
+                g.goodput_step(st, slo);
+            }
         }
         Ok(self.finish(t, reps, g))
     }

@@ -43,6 +43,7 @@ mod synth_models;
 mod text_tokens;
 mod tune;
 mod tune_goodput;
+mod tune_goodput_served;
 mod tune_placement;
 mod tune_speculative;
 mod vulkan;

@@ -16,12 +16,13 @@ pub(super) fn lines(record: &RunRecord, t: &TuneRecord, winner: &TestRecord) -> 
         out.push_str(&format!(
             "goodput: requests meeting the SLO ({}) per second of a round (first arrival to \
              last token), as vLLM's bench serve --goodput counts them; each round {} requests \
-             ({}) arriving at {} req/s (Poisson), {}, in process\n",
+             ({}) arriving at {} req/s (Poisson), {}, {}\n",
             describe_slo(&g.slo),
             g.n_requests,
             g.workload,
             g.rate,
-            describe_slots(&g.slots)
+            describe_slots(&g.slots),
+            where_served(record, t)
         ));
         if let Some(st) = last_step(winner) {
             let steps = steps(winner);
@@ -79,6 +80,25 @@ pub(super) fn lines(record: &RunRecord, t: &TuneRecord, winner: &TestRecord) -> 
         );
     }
     out
+}
+
+/// Where the raced candidates were served: "in process", "over HTTP (...)" or both.
+fn where_served(record: &RunRecord, t: &TuneRecord) -> &'static str {
+    let http = |id: &str| {
+        (record.tests.iter().find(|x| x.id == id))
+            .and_then(|x| x.serving.as_ref())
+            .is_some_and(|s| !s.transport.is_in_process())
+    };
+    let n = t.candidates.iter().filter(|c| http(&c.id)).count();
+    match n {
+        0 => "in process",
+        n if n == t.candidates.len() => {
+            "over HTTP (a launched server started before each round, its load outside the round)"
+        }
+        _ => {
+            "in process and over HTTP (a launched server started before each round, its load outside the round)"
+        }
+    }
 }
 
 /// The goodput steps of a goodput test, one per round.

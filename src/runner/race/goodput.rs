@@ -25,11 +25,14 @@ use crate::plan::{Detail, PlannedTest, TestKind};
 use crate::record::tune::{GoodputLoad, TuneSlo};
 
 /// With the goodput objective, the serving candidates of the llama-bench `candidates` the
-/// limits kept, and the SLO and load in the record; else the candidates as they are.
+/// limits kept (served from their own llama-server where tpsbench launches the entry's,
+/// `served.rs`), then `endpoints`, the entries at a fixed endpoint, and the SLO and load in
+/// the record; else the candidates as they are.
 pub(super) fn serving(
     t: &crate::config::tune::Tune,
     config: &crate::config::Config,
     candidates: Vec<PlannedTest>,
+    endpoints: Vec<PlannedTest>,
     rec: &mut crate::record::tune::TuneRecord,
 ) -> Vec<PlannedTest> {
     let (Some(g), Some(sc)) = (&t.goodput, &config.serving) else {
@@ -37,10 +40,22 @@ pub(super) fn serving(
     };
     rec.slo = Some(record(g));
     // Each configuration once per slots value (the limits' exclusions count configurations,
-    // each standing for all its slots).
-    rec.space *= g.slots.len();
+    // each standing for all its slots); an endpoint's server has its own slots.
+    rec.space = rec.space * g.slots.len() + endpoints.len();
     let seed = sc.seed.unwrap_or(config.settings.seed);
-    self::candidates(&candidates, g, sc, seed)
+    let mut out: Vec<PlannedTest> = (self::candidates(&candidates, g, sc, seed).into_iter())
+        .map(|c| match super::served::reach(&config.models[c.model]) {
+            super::served::Reach::Launched => super::served::launched(c, config),
+            _ => c,
+        })
+        .collect();
+    for mut e in endpoints {
+        if let Detail::Serving(s) = &mut e.detail {
+            s.group = out.len();
+        }
+        out.push(e);
+    }
+    out
 }
 
 /// The serving candidates of the llama-bench candidates in `bench`, in their order: one per
@@ -93,6 +108,7 @@ fn candidate(
         rate: Some(g.rate),
         params: params.clone(),
         transport: Transport::InProcess,
+        own_server: false,
     };
     // What was measured: the llama-bench candidate's model and parameters, and the load.
     let spec = serde_json::json!({

@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::cases::{Case, SWEEP, case, run_with, tiny_bytes};
+use super::cases::{Case, SWEEP, case, run_args, run_with, tiny_bytes};
 
 /// A `[serving]` table the goodput objective can load, less its SLO.
 const GOODPUT_NO_SLO: &str = "[serving]\nn_prompt = 8\nn_gen = 4\narrival_rate = [4]\n";
@@ -17,6 +17,24 @@ fn tune(d: &Path, sweep: &str, tune: &str) -> Vec<OsString> {
         &format!("{SWEEP}{sweep}\n[tune]\n{tune}\n"),
         tiny_bytes(),
     );
+    args[0] = "tune".into();
+    args
+}
+
+/// `tpsbench tune` on the tiny model served by a llama-server tpsbench launches, with
+/// `serving` and `tune` as those tables and `sweep` added to the base sweep.
+fn tune_served(d: &Path, sweep: &str, serving: &str, tune: &str) -> Vec<OsString> {
+    std::fs::write(d.join("tiny.gguf"), tiny_bytes()).unwrap();
+    let config = d.join("models.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "{SWEEP}{sweep}\n{serving}\n[[model]]\nname = \"tiny\"\npath = \"tiny.gguf\"\n\
+             server = \"llama-server\"\n\n[tune]\n{tune}\n"
+        ),
+    )
+    .unwrap();
+    let mut args = run_args(d, &config);
     args[0] = "tune".into();
     args
 }
@@ -127,6 +145,26 @@ pub fn tune_cases() -> Vec<Case> {
             },
             2,
             "objective \"speculative\" times whole generations of several prompts, not single tokens",
+        ),
+        case(
+            "tune: goodput on a served model without a [serving] table",
+            |d| tune_served(d, "", "", "objective = \"goodput\""),
+            2,
+            "key `tune.objective`: objective \"goodput\" serves [serving]'s requests under its slo: add a [serving] table",
+        ),
+        case(
+            "tune: goodput on a launched llama-server with a setting it cannot take",
+            |d| {
+                let serving = format!("{GOODPUT_NO_SLO}slo = {{ ttft_ms = 500 }}\n");
+                tune_served(
+                    d,
+                    "embeddings = true\n",
+                    &serving,
+                    "objective = \"goodput\"",
+                )
+            },
+            2,
+            "objective goodput races its llama-server over HTTP, and tpsbench cannot pass embeddings = true to llama-server",
         ),
         case(
             "tune: goodput without an SLO",

@@ -1,0 +1,229 @@
+//! The goodput objective over HTTP (issue 46): served `[[model]]` entries as candidates.
+//!
+//! - An entry tpsbench launches (`server = "llama-server"` or `{ llama_server = ..., args }`)
+//!   has its llama-bench candidates as any entry with a file: every combination of its axes,
+//!   pruned by the same limits (context, KLD, memory, load time, which read its file). Each
+//!   kept one, per `slots` value, becomes a served candidate with a server of its own
+//!   (`ServingTest::own_server`), started with the candidate's settings as llama-server
+//!   flags (`plan::serving::server_flags`) and `-np slots`. A setting llama-server cannot be
+//!   told is refused before anything runs: the candidate would not run what it names.
+//! - An entry at a fixed `endpoint` (no `server`, or a `command` the user gives) is one
+//!   candidate: its server's settings are the user's, so neither its axes nor `slots` apply.
+//!
+//! A launched candidate's server is started when the candidate's round begins and stopped
+//! when it ends (`runner::sweep` drops a batch's server with the batch): one server up at a
+//! time, so the race needs one model's memory, at the cost of a load per candidate per
+//! round. The load is before the round's first request is sent, outside the timed window.
+
+use super::TuneError;
+use crate::config::endpoint::ServerLaunch;
+use crate::config::serving::{Mode, ServingConfig};
+use crate::config::tune::GoodputObjective;
+use crate::config::{Config, ModelEntry};
+use crate::plan::serving::{ServingTest, Transport, server_flags};
+use crate::plan::{Detail, Plan, PlannedTest, TestKind};
+
+/// How the goodput race reaches a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reach {
+    /// In process (no `endpoint`, no `server`).
+    InProcess,
+    /// A llama-server tpsbench launches per candidate.
+    Launched,
+    /// A server at a fixed endpoint.
+    Endpoint,
+}
+
+pub(super) fn reach(m: &ModelEntry) -> Reach {
+    match m.served.as_ref().map(|s| &s.server) {
+        None => Reach::InProcess,
+        Some(Some(ServerLaunch::LlamaServer { .. })) => Reach::Launched,
+        Some(_) => Reach::Endpoint,
+    }
+}
+
+/// The goodput race's space out of the llama-bench `space`: the entries at a fixed endpoint
+/// leave it (nothing of theirs is measured in process) and become one served candidate
+/// each (their ids kept by `filters`); a launched entry's setting llama-server cannot be
+/// told is refused.
+pub(super) fn split(
+    config: &Config,
+    plan: &Plan,
+    space: Vec<PlannedTest>,
+    filters: &[String],
+) -> Result<(Vec<PlannedTest>, Vec<PlannedTest>), TuneError> {
+    let (Some(t), Some(sc)) = (&config.tune, &config.serving) else {
+        return Ok((space, Vec::new()));
+    };
+    let Some(g) = &t.goodput else {
+        return Ok((space, Vec::new()));
+    };
+    for c in &space {
+        let m = &config.models[c.model];
+        if reach(m) != Reach::Launched {
+            continue;
+        }
+        if let Some(axis) = server_flags::unpassed(&c.params) {
+            // As the sweep spells it (`show` writes a flag's 0/1).
+            let v = match crate::config::knobs::knob(axis).map(|k| k.get(&c.params)) {
+                Some(crate::config::knobs::KnobValue::Bool(b)) => b.to_string(),
+                Some(v) => v.show(),
+                None => String::new(),
+            };
+            return Err(TuneError::Refused(format!(
+                "{}: model {:?}: objective goodput races its llama-server over HTTP, and \
+                 tpsbench cannot pass {axis} = {v} to llama-server: remove {axis} from its \
+                 sweep, or race it in process (no `server`)",
+                config.file.display(),
+                m.name
+            )));
+        }
+    }
+    let space: Vec<PlannedTest> = space
+        .into_iter()
+        .filter(|c| reach(&config.models[c.model]) != Reach::Endpoint)
+        .collect();
+    let seed = sc.seed.unwrap_or(config.settings.seed);
+    let endpoints = (config.models.iter().enumerate())
+        .filter(|(_, m)| reach(m) == Reach::Endpoint)
+        .map(|(mi, m)| endpoint_candidate(mi, m, plan, g, sc, seed))
+        .filter(|c| filters.is_empty() || filters.iter().any(|f| c.id.contains(f.as_str())))
+        .collect();
+    Ok((space, endpoints))
+}
+
+/// The one candidate of an entry at a fixed endpoint: `[serving]`'s load at the objective's
+/// rate, in the server's own slots.
+fn endpoint_candidate(
+    mi: usize,
+    m: &ModelEntry,
+    plan: &Plan,
+    g: &GoodputObjective,
+    sc: &ServingConfig,
+    seed: u64,
+) -> PlannedTest {
+    let pm = &plan.models[mi];
+    let prompt = if sc.dataset.is_some() { 0 } else { sc.n_prompt };
+    let params = crate::plan::first_of_axes(&m.axes, prompt, sc.n_gen);
+    let id = format!(
+        "{}/{}/serve-http-goodput-{}-{}rps",
+        m.name, pm.label, g.workload, g.rate
+    );
+    let s = ServingTest {
+        model: mi,
+        group: 0,
+        id: id.clone(),
+        name: format!("goodput http {} {}/s (tune)", g.workload, g.rate),
+        mode: Mode::Goodput,
+        n_parallel: sc.slots,
+        n_seq_max: sc.slots,
+        shared: false,
+        rate: Some(g.rate),
+        params: params.clone(),
+        transport: Transport::Http,
+        own_server: false,
+    };
+    let served = m.served.as_ref();
+    let spec = serde_json::json!({
+        "goodput": g.describe(), "slo": g.slo, "n_requests": g.n_requests,
+        "dataset": sc.dataset.as_ref().map(|d| d.display().to_string()),
+        "chat_template": sc.chat_template, "temperature": sc.temperature, "seed": seed,
+        "transport": "http", "endpoint": served.and_then(|s| s.endpoint.clone()),
+        "served_model": served.and_then(|s| s.served_model.clone()),
+    });
+    PlannedTest {
+        model: mi,
+        id,
+        params,
+        kind: TestKind::Goodput,
+        detail: Detail::Serving(Box::new(s)),
+        identity: crate::util::hash::sha256_hex(format!("{}\n{spec}", pm.key)),
+    }
+}
+
+/// `s`, a candidate serving a launched entry's configuration, made a served one: over HTTP
+/// from a llama-server of its own; `id` and `identity` say so.
+pub(super) fn launched(mut c: PlannedTest, config: &Config) -> PlannedTest {
+    let Detail::Serving(s) = &mut c.detail else {
+        return c;
+    };
+    s.transport = Transport::Http;
+    s.own_server = true;
+    s.id = s.id.replacen("/serve-goodput-", "/serve-http-goodput-", 1);
+    s.name = s.name.replacen("goodput ", "goodput http ", 1);
+    c.id = s.id.clone();
+    // The launcher's own arguments and draft are part of what the candidate runs.
+    let launch = config.models[c.model]
+        .served
+        .as_ref()
+        .and_then(|x| x.server.as_ref());
+    let spec = serde_json::json!({ "transport": "http", "server": launch });
+    c.identity = crate::util::hash::sha256_hex(format!("{}\n{spec}", c.identity));
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(models: &str) -> Config {
+        let text = format!(
+            "[sweep]\nn_threads = 1\nn_ubatch = [16, 32]\n[serving]\nn_prompt = 8\nn_gen = 4\n\
+             arrival_rate = [10]\nslo = {{ ttft_ms = 500 }}\n{models}\n[tune]\nobjective = \"goodput\"\n"
+        );
+        crate::config::parse(std::path::Path::new("m.toml"), &text, 2).unwrap()
+    }
+
+    fn space(c: &Config) -> (Plan, Vec<PlannedTest>) {
+        let facts = crate::plan::build::Facts::default();
+        let c = &super::super::at_objective(c, c.tune.as_ref().unwrap());
+        let plan = crate::plan::build::build(c, &facts, &[]);
+        let space = (plan.tests.iter())
+            .filter(|x| matches!(x.detail, Detail::Bench))
+            .cloned()
+            .collect();
+        (plan, space)
+    }
+
+    #[test]
+    fn an_entry_at_a_fixed_endpoint_is_one_candidate_and_leaves_the_in_process_space() {
+        let c = config(
+            "[[model]]\nname = \"a\"\npath = \"a.gguf\"\n[[model]]\nname = \"b\"\n\
+             endpoint = \"http://127.0.0.1:9/v1\"\n",
+        );
+        let (plan, space) = space(&c);
+        assert_eq!(space.len(), 2, "a's two configurations");
+        let (kept, ep) = split(&c, &plan, space, &[]).unwrap();
+        assert_eq!(kept.len(), 2);
+        assert_eq!(ep.len(), 1);
+        assert_eq!(ep[0].id, "b//serve-http-goodput-pp8+tg4-10rps");
+        let Detail::Serving(s) = &ep[0].detail else {
+            panic!()
+        };
+        assert_eq!(
+            (s.transport, s.own_server, s.rate),
+            (Transport::Http, false, Some(10.0))
+        );
+        let (_, none) = split(&c, &plan, Vec::new(), &["nothing".into()]).unwrap();
+        assert!(
+            none.is_empty(),
+            "the filters choose endpoint candidates too"
+        );
+    }
+
+    #[test]
+    fn a_launched_entrys_setting_llama_server_cannot_take_is_refused_by_name() {
+        let c = config(
+            "[[model]]\nname = \"a\"\npath = \"a.gguf\"\nserver = \"llama-server\"\n\
+             [model.sweep]\nembeddings = true\n",
+        );
+        let (plan, space) = space(&c);
+        let Err(TuneError::Refused(e)) = split(&c, &plan, space, &[]) else {
+            panic!("not refused")
+        };
+        assert!(
+            e.contains("cannot pass embeddings = true to llama-server"),
+            "{e}"
+        );
+    }
+}
