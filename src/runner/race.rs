@@ -13,8 +13,8 @@ mod bisect;
 mod goodput;
 mod limits;
 mod load;
-mod speculative;
 mod served;
+mod speculative;
 
 use std::time::{Duration, Instant};
 

@@ -46,6 +46,29 @@ pub fn step(rate: f64, requests: &[RequestSample], duration_s: f64, slo: &Slo) -
     }
 }
 
+/// A fixed-rate repetition's step joins its test's figures, in process or over HTTP: the
+/// repetition's sample (the last of `samples_ts`) becomes its goodput, and the step joins the
+/// test's goodput record (made at the first, with no search).
+pub fn join_step(
+    samples_ts: &mut [f64],
+    goodput: &mut Option<Goodput>,
+    st: GoodputStep,
+    slo: &Slo,
+) {
+    if let Some(last) = samples_ts.last_mut() {
+        *last = st.goodput;
+    }
+    let found = goodput.get_or_insert_with(|| Goodput {
+        slo: slo.clone(),
+        max_rate: None,
+        goodput: None,
+        failed_rate: None,
+        stopped: "fixed rate: no search".into(),
+        steps: Vec::new(),
+    });
+    found.steps.push(st);
+}
+
 /// The progress line of one step: "ID: 2.000 req/s: 9 of 10 good (90%), goodput 1.8 req/s".
 pub fn step_line(id: &str, st: &GoodputStep) -> String {
     format!(

@@ -246,18 +246,7 @@ impl GroupRun<'_> {
             .collect();
         let st = super::goodput::step(t.rate.unwrap_or(1.0), &samples, t_ns as f64 / 1e9, slo);
         progress.note(&super::goodput::step_line(&t.id, &st));
-        if let Some(last) = g.samples_ts.last_mut() {
-            *last = st.goodput;
-        }
-        let found = g.goodput.get_or_insert_with(|| Goodput {
-            slo: slo.clone(),
-            max_rate: None,
-            goodput: None,
-            failed_rate: None,
-            stopped: "fixed rate: no search".into(),
-            steps: Vec::new(),
-        });
-        found.steps.push(st);
+        super::goodput::join_step(&mut g.samples_ts, &mut g.goodput, st, slo);
         Ok(())
     }
 

@@ -3,13 +3,13 @@
 //! in process at one load each round, its round figure is its goodput, the file replays
 //! (`record::verify`), and an edited figure or verdict is refused.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 
 use assert_cmd::cargo::cargo_bin;
 
-use crate::support::{self, only_result, tune_into};
+use crate::support::{self, only_result, read_json as json, tune_into, verify_edited as verify};
 
 /// The tiny model, a sweep of `axes`, a `[serving]` table of `serving` and `[tune]` of
 /// `tune`.
@@ -26,19 +26,6 @@ fn load(slo: &str) -> String {
     format!(
         "n_prompt = 8\nn_gen = 4\nn_requests = 4\nslots = 2\narrival_rate = [1000]\nslo = {slo}"
     )
-}
-
-fn json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
-
-/// `record::verify` on `v` written to a file of its own: Ok, or its refusal line.
-fn verify(dir: &Path, v: &Value) -> Result<(), String> {
-    let p = dir.join("edited.json");
-    std::fs::write(&p, serde_json::to_string_pretty(v).unwrap()).unwrap();
-    tpsbench::record::verify::read(&p)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
 }
 
 #[test]

@@ -6,12 +6,11 @@
 //! the winner's llama-server command. Without a llama-server each test that needs one
 //! prints SKIPPED and returns, unless TPSBENCH_REQUIRE_LLAMA_SERVER=1, where it fails.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use assert_cmd::cargo::cargo_bin;
-use serde_json::Value;
 
-use crate::support::{only_result, tiny_with, tune_into};
+use crate::support::{only_result, read_json as json, tiny_with, tune_into};
 
 fn llama_server(test: &str) -> Option<PathBuf> {
     let found = tpsbench::engine::endpoint::launch::pinned_llama_server().filter(|p| p.is_file());
@@ -29,10 +28,6 @@ fn llama_server(test: &str) -> Option<PathBuf> {
 /// rate far above the tiny model's), under an SLO every request meets.
 const SERVING: &str = "[serving]\nn_prompt = 8\nn_gen = 4\nn_requests = 4\nslots = 2\n\
                        arrival_rate = [1000]\nslo = { ttft_ms = 60000, itl_ms = 60000 }\n";
-
-fn json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
 
 fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -4,13 +4,13 @@
 //! the prompts, the candidates race on their decode rates, the file replays
 //! (`record::verify`), and the winner's commands carry its drafter.
 
-use std::path::{Path, PathBuf};
-
-use serde_json::Value;
+use std::path::PathBuf;
 
 use assert_cmd::cargo::cargo_bin;
 
-use crate::support::{self, only_result, tune_into, tune_of};
+use crate::support::{
+    self, only_result, read_json as json, tune_into, tune_of, verify_edited as verify,
+};
 
 const PROMPTS: &str = "The quick brown fox jumps over the lazy dog and runs into the woods\n\
                        Once upon a time there was a robot who wanted to learn to paint\n";
@@ -24,19 +24,6 @@ fn config(axes: &str, spec: &str, tune: &str) -> (tempfile::TempDir, PathBuf) {
     ));
     std::fs::write(dir.path().join("prompts.txt"), PROMPTS).unwrap();
     (dir, path)
-}
-
-fn json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
-
-/// `record::verify` on `v` written to a file of its own: Ok, or its refusal line.
-fn verify(dir: &Path, v: &Value) -> Result<(), String> {
-    let p = dir.join("edited.json");
-    std::fs::write(&p, serde_json::to_string_pretty(v).unwrap()).unwrap();
-    tpsbench::record::verify::read(&p)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
 }
 
 #[test]

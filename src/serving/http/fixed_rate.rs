@@ -7,7 +7,7 @@
 use super::{Batch, Gathered, HttpRun};
 use crate::output::progress::Progress;
 use crate::plan::serving::ServingTest;
-use crate::record::serving::{Goodput, GoodputStep};
+use crate::record::serving::GoodputStep;
 
 impl HttpRun<'_> {
     /// Repetition `rep` of `t` at its rate: the run and its step.
@@ -28,20 +28,8 @@ impl HttpRun<'_> {
 }
 
 impl Gathered {
-    /// The step of the repetition just added: its sample becomes its goodput, and the step
-    /// joins the record's.
+    /// The step of the repetition just added joins the test's figures.
     pub(super) fn goodput_step(&mut self, st: GoodputStep, slo: &crate::config::serving::Slo) {
-        if let Some(last) = self.samples_ts.last_mut() {
-            *last = st.goodput;
-        }
-        let found = self.goodput.get_or_insert_with(|| Goodput {
-            slo: slo.clone(),
-            max_rate: None,
-            goodput: None,
-            failed_rate: None,
-            stopped: "fixed rate: no search".into(),
-            steps: Vec::new(),
-        });
-        found.steps.push(st);
+        crate::serving::goodput::join_step(&mut self.samples_ts, &mut self.goodput, st, slo);
     }
 }

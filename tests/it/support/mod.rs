@@ -168,3 +168,17 @@ pub fn only_result(dir: &Path) -> PathBuf {
     assert_eq!(files.len(), 1, "{files:?}");
     files.remove(0)
 }
+
+/// A JSON file, parsed.
+pub fn read_json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// `record::verify` on `v` written to a file of its own in `dir`: Ok, or its refusal line.
+pub fn verify_edited(dir: &Path, v: &serde_json::Value) -> Result<(), String> {
+    let p = dir.join("edited.json");
+    std::fs::write(&p, serde_json::to_string_pretty(v).unwrap()).unwrap();
+    tpsbench::record::verify::read(&p)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
