@@ -136,7 +136,7 @@ pub fn tune(
     // Served models answer (or their llama-server can be started) before any file is written.
     let http = space.iter().chain(&endpoints).map(|c| c.model);
     let http: std::collections::BTreeSet<usize> = http
-        .filter(|&m| served::reach(&opts.config.models[m]) != served::Reach::InProcess)
+        .filter(|&m| served::reach(&opts.config, m) != served::Reach::InProcess)
         .collect();
     if t.goodput.is_some() {
         crate::kinds::serving::preflight(&opts.config, http).map_err(RunnerError::from)?;

@@ -152,3 +152,40 @@ fn a_speculative_objective_without_its_table_or_with_latency_limits_is_one_line_
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("add a [speculative] table"), "{err}");
 }
+
+/// A ladder's variants are plan models past the `[[model]]` entries: a race over them (a
+/// panic once indexed them as entries) decodes each variant plain and drafts the target with
+/// another variant of the same ladder.
+#[test]
+fn a_speculative_race_over_a_ladder_drafts_the_target_with_another_variant_of_it() {
+    let dir = support::tiny_dir();
+    std::fs::write(dir.path().join("prompts.txt"), PROMPTS).unwrap();
+    let cfg = dir.path().join("models.toml");
+    std::fs::write(
+        &cfg,
+        "[sweep]\nrepetitions = 1\nn_threads = [1]\n\n\
+         [[ladder]]\nname = \"tiny\"\nbase = \"tiny.gguf\"\ntypes = [\"Q8_0\", \"Q4_0\"]\n\
+         cache_dir = \"cache\"\n\n\
+         [speculative]\ntargets = [\"Q8_0\"]\ndataset = \"prompts.txt\"\nn_prompts = 2\n\
+         n_gen = 8\ndrafters = [\"draft-simple\"]\ndraft = [\"Q4_0\"]\ndraft_max = [2]\n\n\
+         [tune]\nobjective = \"speculative\"\nmax_rounds = 2\n",
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let (code, out, err) = tune_into(&cargo_bin("tpsbench"), &cfg, &results);
+    assert_eq!(code, 0, "{err}");
+    let r = json(&only_result(&results));
+    let t = &r["run"]["tune"];
+    assert_eq!(t["space"], 3, "{t}");
+    let ids: Vec<&str> = (t["candidates"].as_array().unwrap().iter())
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    for want in [
+        "Q8_0/spec-plain",
+        "Q8_0/spec-draft-simple-Q4_0-K2",
+        "Q4_0/spec-plain",
+    ] {
+        assert!(ids.iter().any(|i| i.contains(want)), "{want} in {ids:?}");
+    }
+    assert!(out.contains("\nanswer: "), "{out}");
+}

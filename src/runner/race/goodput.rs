@@ -44,7 +44,7 @@ pub(super) fn serving(
     rec.space = rec.space * g.slots.len() + endpoints.len();
     let seed = sc.seed.unwrap_or(config.settings.seed);
     let mut out: Vec<PlannedTest> = (self::candidates(&candidates, g, sc, seed).into_iter())
-        .map(|c| match super::served::reach(&config.models[c.model]) {
+        .map(|c| match super::served::reach(config, c.model) {
             super::served::Reach::Launched => super::served::launched(c, config),
             _ => c,
         })

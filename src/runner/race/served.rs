@@ -34,7 +34,15 @@ pub(super) enum Reach {
     Endpoint,
 }
 
-pub(super) fn reach(m: &ModelEntry) -> Reach {
+pub(super) fn reach(config: &Config, model: usize) -> Reach {
+    // Plan models past the `[[model]]` entries are ladder variants: always in process.
+    config
+        .models
+        .get(model)
+        .map_or(Reach::InProcess, reach_entry)
+}
+
+fn reach_entry(m: &ModelEntry) -> Reach {
     match m.served.as_ref().map(|s| &s.server) {
         None => Reach::InProcess,
         Some(Some(ServerLaunch::LlamaServer { .. })) => Reach::Launched,
@@ -59,10 +67,10 @@ pub(super) fn split(
         return Ok((space, Vec::new()));
     };
     for c in &space {
-        let m = &config.models[c.model];
-        if reach(m) != Reach::Launched {
+        if reach(config, c.model) != Reach::Launched {
             continue;
         }
+        let m = &config.models[c.model];
         if let Some(axis) = server_flags::unpassed(&c.params) {
             // As the sweep spells it (`show` writes a flag's 0/1).
             let v = match crate::config::knobs::knob(axis).map(|k| k.get(&c.params)) {
@@ -81,11 +89,11 @@ pub(super) fn split(
     }
     let space: Vec<PlannedTest> = space
         .into_iter()
-        .filter(|c| reach(&config.models[c.model]) != Reach::Endpoint)
+        .filter(|c| reach(config, c.model) != Reach::Endpoint)
         .collect();
     let seed = sc.seed.unwrap_or(config.settings.seed);
     let endpoints = (config.models.iter().enumerate())
-        .filter(|(_, m)| reach(m) == Reach::Endpoint)
+        .filter(|(_, m)| reach_entry(m) == Reach::Endpoint)
         .map(|(mi, m)| endpoint_candidate(mi, m, plan, g, sc, seed))
         .filter(|c| filters.is_empty() || filters.iter().any(|f| c.id.contains(f.as_str())))
         .collect();
