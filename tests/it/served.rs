@@ -19,7 +19,9 @@ use crate::support::{tiny_with, tpsbench};
 mod draft;
 mod fake;
 
-fn llama_server(test: &str) -> Option<PathBuf> {
+/// The pinned llama-server, or None with SKIPPED on stderr (a failure where
+/// TPSBENCH_REQUIRE_LLAMA_SERVER=1 says it must be there).
+pub(crate) fn llama_server(test: &str) -> Option<PathBuf> {
     let found = tpsbench::engine::endpoint::launch::pinned_llama_server().filter(|p| p.is_file());
     if found.is_none() {
         assert!(

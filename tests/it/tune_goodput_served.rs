@@ -10,19 +10,8 @@ use std::path::PathBuf;
 
 use assert_cmd::cargo::cargo_bin;
 
+use crate::served::llama_server;
 use crate::support::{only_result, read_json as json, tiny_with, tune_into};
-
-fn llama_server(test: &str) -> Option<PathBuf> {
-    let found = tpsbench::engine::endpoint::launch::pinned_llama_server().filter(|p| p.is_file());
-    if found.is_none() {
-        assert!(
-            std::env::var("TPSBENCH_REQUIRE_LLAMA_SERVER").as_deref() != Ok("1"),
-            "{test}: no llama-server (run scripts/reference-tools --server)"
-        );
-        eprintln!("SKIPPED {test}: no llama-server (run scripts/reference-tools --server)");
-    }
-    found
-}
 
 /// 4 synthetic requests of 8 prompt tokens and 4 output tokens, all arriving at once (a
 /// rate far above the tiny model's), under an SLO every request meets.
