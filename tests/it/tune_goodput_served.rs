@@ -6,8 +6,6 @@
 //! the winner's llama-server command. Without a llama-server each test that needs one
 //! prints SKIPPED and returns, unless TPSBENCH_REQUIRE_LLAMA_SERVER=1, where it fails.
 
-use std::path::PathBuf;
-
 use assert_cmd::cargo::cargo_bin;
 
 use crate::served::llama_server;
