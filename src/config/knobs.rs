@@ -165,6 +165,20 @@ pub fn knob(name: &str) -> Option<&'static Knob> {
     PARAMS.iter().find(|k| k.name == name)
 }
 
+/// The model-level settings of `p` other than `load_mode` that differ from llama-bench's
+/// defaults, as llama-bench's flags spell them: "ngl 2, ncmoe 4" (empty when none). What
+/// tells one load of a model from another (a tune's load times, issue 46).
+pub fn placement_of(p: &TestParams) -> String {
+    let v: Vec<String> = (PARAMS.iter())
+        .filter(|k| k.level == Level::Model && k.name != "load_mode")
+        .filter_map(|k| {
+            let x = k.get(p);
+            (x != k.default_value()).then(|| format!("{} {}", k.flag, x.show()))
+        })
+        .collect();
+    v.join(", ")
+}
+
 /// The entries held in the [`Knobs`] map (llama-bench's parameters beyond the original
 /// axes, and any parameter added since), in the table's order.
 pub fn map_params() -> impl Iterator<Item = &'static Knob> {

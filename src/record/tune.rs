@@ -129,6 +129,11 @@ fn is_zero(x: &usize) -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadTime {
     pub model: String,
+    /// The model-level settings the loads had, beside `load_mode` ("ngl 2, ncmoe 4";
+    /// `config::knobs::placement_of`): a placement loads what it keeps on each device.
+    /// Empty: llama-bench's defaults (or a file written before the field).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub placement: String,
     /// llama-bench's `load_mode` of these loads ("auto": mmap where it can).
     pub load_mode: String,
     /// Seconds per load with the file's pages evicted from the page cache first, and with

@@ -273,11 +273,21 @@ fn loads(t: &TuneRecord, w: &TestRecord) -> String {
         ),
         None => "not measured".into(),
     };
-    let Some(l) = t.loads.iter().find(|l| l.model == w.model) else {
+    // The winner's own placement's loads (a file written before `placement` names none).
+    let placement = crate::config::knobs::placement_of(&w.params);
+    let Some(l) = (t.loads.iter())
+        .filter(|l| l.model == w.model)
+        .find(|l| l.placement.is_empty() || l.placement == placement)
+    else {
         return String::new();
     };
+    let settings = if l.placement.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", l.placement)
+    };
     let mut out = format!(
-        "load ({}, load_mode {}): cold {}, warm {}",
+        "load ({}{settings}, load_mode {}): cold {}, warm {}",
         l.model,
         l.load_mode,
         range(&l.cold_s),
@@ -291,7 +301,7 @@ fn loads(t: &TuneRecord, w: &TestRecord) -> String {
         .collect();
     if colds.len() > 1 {
         out.push_str(&format!(
-            "; cold over the {} models raced: {:.2}-{:.2} s",
+            "; cold over the {} loads raced: {:.2}-{:.2} s",
             colds.len(),
             colds.iter().copied().fold(f64::INFINITY, f64::min),
             colds.iter().copied().fold(0.0, f64::max)

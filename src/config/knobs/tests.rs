@@ -129,3 +129,22 @@ fn n_cpu_moe_patterns_keep_each_layer_s_experts_and_no_other_layer_s() {
     assert!(!pattern_matches(&p[0], "blk.0.ffn_down.weight"));
     assert!(cpu_moe_patterns(0).is_empty());
 }
+
+#[test]
+fn a_placement_names_the_model_level_settings_that_differ_from_llama_bench() {
+    let mut p = TestParams::default();
+    for k in PARAMS.iter() {
+        k.set(&mut p, &k.default_value());
+    }
+    assert_eq!(placement_of(&p), "");
+    knob("n_gpu_layers")
+        .unwrap()
+        .set(&mut p, &KnobValue::Int(2));
+    knob("n_cpu_moe").unwrap().set(&mut p, &KnobValue::Int(4));
+    // Context-level settings and load_mode (recorded beside it) are not a placement.
+    knob("n_ubatch").unwrap().set(&mut p, &KnobValue::Int(64));
+    knob("load_mode")
+        .unwrap()
+        .set(&mut p, &KnobValue::Text("mmap".into()));
+    assert_eq!(placement_of(&p), "ngl 2, ncmoe 4");
+}

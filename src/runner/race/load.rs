@@ -75,6 +75,7 @@ pub(super) fn measure(
             key,
             LoadTime {
                 model: name_of(c),
+                placement: crate::config::knobs::placement_of(&c.params),
                 load_mode,
                 cold_s: cold,
                 warm_s: warm,
