@@ -6,7 +6,7 @@
 //! `board` runs the steps in order, one function each: leave out excluded files
 //! (`add_file`), flag runs and rows (`plausible`), keep the newest run and measured
 //! bandwidth of each machine (`note_machine`), deduplicate (`insert`), estimate rooflines
-//! (`roofline_flags`) and list failures without a measurement (`failures`). A flagged run or
+//! (`roofline.rs`) and list failures without a measurement (`failures`). A flagged run or
 //! row goes through one rule, `Board::flagged`: with --strict it is left out, otherwise kept
 //! with a warning.
 
@@ -496,55 +496,6 @@ fn machine_index(machines: &[Machine], key: &str) -> usize {
     machines.iter().position(|m| m.key == key).unwrap_or(0)
 }
 
-/// The machines by label, each described by its newest run, with the newest measured host
-/// bandwidth where that run has none.
-fn with_bandwidth(
-    machines: BTreeMap<String, (Machine, String, RunInfo)>,
-    bandwidths: &BTreeMap<String, (String, f64, Option<u64>)>,
-) -> Vec<Machine> {
-    let mut v: Vec<Machine> = machines
-        .into_values()
-        .map(|(mut m, _, run)| match bandwidths.get(&m.key) {
-            Some(&(_, g, llc)) if m.bandwidth_gbs.is_none() => {
-                m.bandwidth_gbs = Some(g);
-                m.llc_bytes = llc;
-                m.with_facts(&run)
-            }
-            _ => m,
-        })
-        .collect();
-    v.sort_by_key(|m| m.label());
-    v
-}
-
-/// A decode without a recorded roofline, on a machine whose host bandwidth is known: the
-/// lower bound from the weights' size flags a rate the memory cannot deliver. Returns the
-/// entries kept.
-fn roofline_flags(b: &mut Board, measured: Vec<Entry>, strict: bool) -> Vec<Entry> {
-    let mut kept = Vec::new();
-    for mut e in measured {
-        let m = &b.machines[e.machine];
-        if let Some(pct) = roofline_estimate(&e, m) {
-            e.roofline_estimate = Some(pct);
-            if pct >= 100.0 {
-                let bw = m.bandwidth_gbs.unwrap_or(0.0);
-                let what = format!(
-                    "decode at {pct:.0}% or more of its bandwidth roofline (estimated from the \
-                     weights' size and the machine's measured {bw:.1} GB/s; the file records \
-                     none): implausible"
-                );
-                let line = format!("{}: {}: ", e.file.display(), e.test.id);
-                if !b.flagged(strict, &line, &what) {
-                    continue;
-                }
-                e.flags.push(Flag::Roofline(what));
-            }
-        }
-        kept.push(e);
-    }
-    kept
-}
-
 /// The runs, each pointing at its machine, by machine, start and file.
 fn place_runs(runs: Vec<(String, RunSummary)>, machines: &[Machine]) -> Vec<RunSummary> {
     let mut v: Vec<RunSummary> = runs
@@ -562,26 +513,6 @@ fn place_runs(runs: Vec<(String, RunSummary)>, machines: &[Machine]) -> Vec<RunS
         ))
     });
     v
-}
-
-/// % of the bandwidth roofline a decode row at least reaches, estimated when its file
-/// records no roofline: t/s × the weights' size / the machine's host read bandwidth (the KV
-/// cache would only add bytes). Only for CPU machines (no GPU) and models larger than the
-/// last-level cache, where the host's DRAM bandwidth is the ceiling.
-pub fn roofline_estimate(e: &Entry, m: &Machine) -> Option<f64> {
-    let has_roofline = e.test.resources.as_ref().and_then(|r| r.roofline.as_ref());
-    if e.test.kind != crate::plan::TestKind::Tg || e.serving.is_some() || has_roofline.is_some() {
-        return None;
-    }
-    if !m.gpus.is_empty() {
-        return None;
-    }
-    let size = e.test.model_size?;
-    if size <= m.llc_bytes? {
-        return None;
-    }
-    let bytes_per_s = m.bandwidth_gbs? * 1e9;
-    Some(e.test.avg_ts? * size as f64 / bytes_per_s * 100.0)
 }
 
 /// True when `old` is at least as new as `new` (ties keep the first seen).
@@ -642,6 +573,9 @@ fn summary(path: &Path, rec: &RunRecord) -> RunSummary {
         },
     }
 }
+
+mod roofline;
+use roofline::{roofline_flags, with_bandwidth};
 
 #[cfg(test)]
 mod tests;
