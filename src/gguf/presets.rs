@@ -456,15 +456,8 @@ impl Shape {
     pub fn document(&self, weight_type: u32, output_type: u32, ftype: u32, seed: u64) -> Document {
         let a = self.arch;
         let u32v = |x: u64| Value::U32(x as u32);
-        let mut metadata = vec![
-            ("general.architecture".to_string(), Value::String(a.into())),
-            (
-                "general.name".into(),
-                Value::String(format!("tpsbench-synthetic-{}", self.preset)),
-            ),
-            ("general.file_type".into(), Value::U32(ftype)),
-            (KEY_SYNTHETIC.into(), Value::Bool(true)),
-            (KEY_PRESET.into(), Value::String(self.preset.into())),
+        let mut metadata = synthetic_header(a, self.preset, ftype);
+        metadata.extend([
             (format!("{a}.context_length"), Value::U32(self.n_ctx_train)),
             (format!("{a}.embedding_length"), u32v(self.n_embd)),
             // llama.cpp counts the nextn layers in the block count.
@@ -481,7 +474,7 @@ impl Shape {
                 format!("{a}.attention.layer_norm_rms_epsilon"),
                 Value::F32(self.rms_eps),
             ),
-        ];
+        ]);
         if a == "llama" {
             metadata.push(("llama.vocab_size".into(), u32v(self.n_vocab)));
         }
@@ -568,6 +561,24 @@ fn glm_router(arch: &str, m: Moe) -> Vec<(String, Value)> {
 
 pub mod eagle3;
 mod mtp;
+
+/// The metadata every synthetic model starts with: architecture, name, file type, and the
+/// keys that mark it synthetic (random weights) and name its preset.
+fn synthetic_header(arch: &str, preset: &str, ftype: u32) -> Vec<(String, Value)> {
+    vec![
+        (
+            "general.architecture".to_string(),
+            Value::String(arch.into()),
+        ),
+        (
+            "general.name".into(),
+            Value::String(format!("tpsbench-synthetic-{preset}")),
+        ),
+        ("general.file_type".into(), Value::U32(ftype)),
+        (KEY_SYNTHETIC.into(), Value::Bool(true)),
+        (KEY_PRESET.into(), Value::String(preset.into())),
+    ]
+}
 
 #[cfg(test)]
 mod tests;

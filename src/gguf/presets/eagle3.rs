@@ -20,7 +20,6 @@
 
 use super::super::Value;
 use super::super::writer::{Document, Tensor, TensorData};
-use super::super::{KEY_PRESET, KEY_SYNTHETIC};
 use super::Shape;
 
 /// ggml's I64 type: `d2t` holds target token ids.
@@ -122,15 +121,8 @@ impl Eagle3 {
         let a = "eagle3";
         let t = &self.target;
         let u32v = |x: u64| Value::U32(x as u32);
-        let mut metadata = vec![
-            ("general.architecture".to_string(), Value::String(a.into())),
-            (
-                "general.name".into(),
-                Value::String(format!("tpsbench-synthetic-{}", self.preset)),
-            ),
-            ("general.file_type".into(), Value::U32(ftype)),
-            (KEY_SYNTHETIC.into(), Value::Bool(true)),
-            (KEY_PRESET.into(), Value::String(self.preset.into())),
+        let mut metadata = super::synthetic_header(a, self.preset, ftype);
+        metadata.extend([
             (format!("{a}.context_length"), Value::U32(t.n_ctx_train)),
             (format!("{a}.embedding_length"), u32v(self.n_embd)),
             (format!("{a}.block_count"), Value::U32(1)),
@@ -153,7 +145,7 @@ impl Eagle3 {
                 ),
             ),
             (format!("{a}.target_hidden_size"), u32v(t.n_embd)),
-        ];
+        ]);
         // The target's tokenizer, token for token: llama.cpp's drafter compares them.
         metadata.extend(t.vocab().metadata());
         let mut next = seed;
