@@ -33,7 +33,8 @@ fn spec_tests(v: &Value) -> Vec<&Value> {
         .collect()
 }
 
-fn n(v: &Value, key: &str) -> u64 {
+/// A count of a speculative test's record (`speculative.KEY`), which must be there.
+pub(crate) fn n(v: &Value, key: &str) -> u64 {
     v["speculative"][key]
         .as_u64()
         .unwrap_or_else(|| panic!("{key}: {v}"))

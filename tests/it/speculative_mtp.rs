@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+use crate::speculative::n;
 use crate::support::{run_json_any, synth_to};
 
 const PROMPTS: &str = "The quick brown fox jumps over the lazy dog and runs into the woods\n\
@@ -39,12 +40,6 @@ fn tests_with<'a>(v: &'a Value, part: &str) -> Vec<&'a Value> {
         .iter()
         .filter(|t| t["id"].as_str().unwrap().contains(part))
         .collect()
-}
-
-fn n(t: &Value, key: &str) -> u64 {
-    t["speculative"][key]
-        .as_u64()
-        .unwrap_or_else(|| panic!("{key}: {t}"))
 }
 
 fn notes(t: &Value) -> Vec<&str> {

@@ -211,17 +211,8 @@ fn a_refused_race_keeps_in_its_file_what_each_limit_excluded() {
 
 /// `tpsbench run --quiet ARGS --config CONFIG`: exit code, stdout, stderr.
 fn run(config: &Path, extra: &[&str]) -> (i32, String, String) {
-    let out = tpsbench()
-        .args(["run", "--quiet", "--config"])
-        .arg(config)
-        .args(extra)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let extra: Vec<&std::ffi::OsStr> = extra.iter().map(|x| x.as_ref()).collect();
+    crate::support::quiet_of(&cargo_bin("tpsbench"), "run", config, &extra)
 }
 
 #[test]

@@ -136,8 +136,18 @@ pub fn run_json_of(bin: &Path, config: &Path) -> (std::process::Output, serde_js
 /// `BIN tune --quiet --config CONFIG EXTRA...` (BIN: this build's tpsbench, or another
 /// such as the Vulkan one): its exit code, stdout and stderr.
 pub fn tune_of(bin: &Path, config: &Path, extra: &[&std::ffi::OsStr]) -> (i32, String, String) {
+    quiet_of(bin, "tune", config, extra)
+}
+
+/// `BIN COMMAND --quiet --config CONFIG EXTRA...`: its exit code, stdout and stderr.
+pub fn quiet_of(
+    bin: &Path,
+    command: &str,
+    config: &Path,
+    extra: &[&std::ffi::OsStr],
+) -> (i32, String, String) {
     let out = std::process::Command::new(bin)
-        .args(["tune", "--quiet", "--config"])
+        .args([command, "--quiet", "--config"])
         .arg(config)
         .args(extra)
         .output()
