@@ -306,19 +306,25 @@ fn draft_simple_drafts_and_accepts_what_llama_speculative_simple_does() {
             48,
             prompt,
         );
-        let (drafted, accepted, predicted) = reference_counts(&log);
-        assert!(drafted > 0, "{log}");
-        // Every round generates the prompt once speculatively: the record sums the rounds.
-        assert_eq!(n(t, "n_drafted"), drafted * rounds, "K {k}: drafted");
-        assert_eq!(n(t, "n_accepted"), accepted * rounds, "K {k}: accepted");
-        let spec_tokens: u64 = t["speculative"]["rounds"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["spec_tokens"].as_u64().unwrap())
-            .sum();
-        assert_eq!(spec_tokens, predicted * rounds, "K {k}: generated");
+        same_counts_as_the_reference(t, &log, rounds, k);
     }
+}
+
+/// Test record `t`'s drafted, accepted and generated counts against llama-speculative-simple's
+/// `log` of one generation: every round generates the prompt once speculatively, so the record
+/// sums `rounds` of them.
+pub(crate) fn same_counts_as_the_reference(t: &Value, log: &str, rounds: u64, k: u64) {
+    let (drafted, accepted, predicted) = reference_counts(log);
+    assert!(drafted > 0, "{log}");
+    assert_eq!(n(t, "n_drafted"), drafted * rounds, "K {k}: drafted");
+    assert_eq!(n(t, "n_accepted"), accepted * rounds, "K {k}: accepted");
+    let spec_tokens: u64 = t["speculative"]["rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["spec_tokens"].as_u64().unwrap())
+        .sum();
+    assert_eq!(spec_tokens, predicted * rounds, "K {k}: generated");
 }
 
 #[test]
