@@ -177,6 +177,9 @@ pub fn tune(
     }
     // The placements that race, each decoding plain and drafted (speculative objective).
     let candidates = speculative::candidates(&t, &opts.config, &prep, candidates);
+    // A drafted candidate holds its draft model too: memory again, with both.
+    let devices = sweep.record().run.devices.clone();
+    let candidates = limits::drafts(&opts, &prep, &t, &devices, candidates, &mut rec.excluded)?;
     let interrupted = run_race(&mut sweep, &t, &candidates, &mut rec, &opts, progress)?;
     latency_limits(&t, &candidates, sweep.record(), &mut rec);
     sweep.record_mut().run.tune = Some(rec);

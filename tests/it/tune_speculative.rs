@@ -189,3 +189,42 @@ fn a_speculative_race_over_a_ladder_drafts_the_target_with_another_variant_of_it
     }
     assert!(out.contains("\nanswer: "), "{out}");
 }
+
+/// A drafted candidate loads its draft beside its target: a memory limit that holds the
+/// target alone but not with its draft excludes the drafted candidate, naming both parts,
+/// and leaves the plain one and the n-gram one (no model of its own) to race.
+#[test]
+fn a_memory_limit_counts_the_draft_model_beside_its_target() {
+    let file = std::fs::metadata(support::synth(&[])).unwrap().len() as f64;
+    // The target's file and KV fit in 1.5 files; two files do not.
+    let gib = 1.5 * file / (1024.0 * 1024.0 * 1024.0);
+    let (dir, cfg) = config(
+        "n_threads = [1]",
+        "n_prompts = 2\nn_gen = 8\ndrafters = [\"draft-simple\", \"ngram-simple\"]\n\
+         draft = [\"tiny.gguf\"]\ndraft_max = [2]",
+        &format!("objective = \"speculative\"\nmax_rounds = 2\nmax_memory_gib = {gib:.9}"),
+    );
+    let results = dir.path().join("results");
+    let (code, _, err) = tune_into(&cargo_bin("tpsbench"), &cfg, &results);
+    assert_eq!(code, 0, "{err}");
+    let r = json(&only_result(&results));
+    let t = &r["run"]["tune"];
+    assert_eq!(t["space"], 3, "{t}");
+    let ex = t["excluded"].as_array().unwrap();
+    assert_eq!(ex.len(), 1, "{t}");
+    assert_eq!(ex[0]["id"], "tiny/F32/spec-draft-simple-tiny.gguf-K2");
+    assert_eq!(ex[0]["limit"], "memory");
+    let why = ex[0]["why"].as_str().unwrap();
+    assert!(
+        why.starts_with("tiny: ") && why.contains("; draft tiny.gguf: weights "),
+        "{why}"
+    );
+    let mut ids: Vec<&str> = (t["candidates"].as_array().unwrap().iter())
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    ids.sort();
+    assert_eq!(
+        ids,
+        ["tiny/F32/spec-ngram-simple-K2", "tiny/F32/spec-plain"]
+    );
+}

@@ -120,6 +120,70 @@ pub(super) fn apply(
     })
 }
 
+/// The memory limits on the drafted candidates of the speculative objective, once they are
+/// made: a draft model loads beside its target, so a placement that fits alone may not fit
+/// with its draft. A drafter without a model file of its own (n-gram types; MTP, which
+/// runs on the target's weights) adds nothing here; a draft not built yet is not known
+/// and stays, as an unbuilt variant does.
+pub(super) fn drafts(
+    opts: &RunOptions,
+    prep: &Prepared,
+    t: &Tune,
+    devices: &[crate::engine::DeviceInfo],
+    candidates: Vec<PlannedTest>,
+    excluded: &mut Vec<Excluded>,
+) -> Result<Vec<PlannedTest>, TuneError> {
+    if t.decode.is_none() {
+        return Ok(candidates);
+    }
+    let limits = memory::limits(t, devices)
+        .map_err(|m| TuneError::Refused(format!("{}: {m}", opts.config.file.display())))?;
+    let ctx = t.limits.min_ctx.unwrap_or(0).max(t.objective.n_ctx());
+    let mut shapes = memory::Shapes::default();
+    let mut keep = Vec::new();
+    for c in candidates {
+        let Detail::Speculative(s) = &c.detail else {
+            keep.push(c);
+            continue;
+        };
+        let file = match &s.draft {
+            Some(crate::plan::speculative::Draft::File(p)) => Some(p.clone()),
+            Some(crate::plan::speculative::Draft::Model(i)) => model_file(prep, *i),
+            None => None,
+        };
+        let why = file.and_then(|f| {
+            let label = s.draft_label.as_deref().unwrap_or(&s.drafter);
+            let draft = memory::DraftModel {
+                path: &f,
+                label,
+                n_gpu_layers: s.draft_n_gpu_layers,
+            };
+            let path = header_path(opts, prep, &c);
+            let name = &prep.plan.models[c.model].name;
+            limits.excludes_with(&mut shapes, &path, name, &c, ctx, devices, Some(&draft))
+        });
+        match why {
+            Some(why) => excluded.push(Excluded {
+                id: c.id.clone(),
+                limit: "memory".into(),
+                why,
+            }),
+            None => keep.push(c),
+        }
+    }
+    Ok(keep)
+}
+
+/// Model `i`'s file when it exists: a `[[model]]`'s, or a ladder variant's once built.
+fn model_file(prep: &Prepared, i: usize) -> Option<PathBuf> {
+    match &prep.plan.models[i].source {
+        ModelSource::File(p) => Some(p.clone()),
+        ModelSource::Variant { .. } => {
+            Some(PathBuf::from(&prep.models[i].path)).filter(|p| p.is_file())
+        }
+    }
+}
+
 /// Refuses a `max_device_memory_gib` table naming a device this build does not have.
 pub(super) fn check_devices(
     opts: &RunOptions,

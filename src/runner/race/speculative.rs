@@ -11,9 +11,9 @@
 //! test's own design): that costs a second pass, and buys the check that its output is
 //! plain decoding's and its speedup over its own configuration, paired within the round.
 //!
-//! Placement (bisection, the memory limit) is decided on the target's configurations before
-//! the drafters are added: a draft model's weights are not in the memory estimate, and the
-//! record's `draft_bytes` says what each drafter held.
+//! Placement (bisection, the limits) is decided on the target's configurations before the
+//! drafters are added; memory is checked again after, for each drafted candidate with its
+//! draft model beside the target (`limits::drafts`).
 
 use crate::config::speculative::{PLAIN, SpeculativeConfig};
 use crate::config::tune::Tune;

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::config::knobs::TestParams;
 use crate::config::tune::Tune;
 use crate::engine::DeviceInfo;
 use crate::engine::placement::estimate::{DeviceShare, ModelTensors, estimate, kv_cells};
@@ -175,43 +176,61 @@ impl Limits {
         ctx: u32,
         devices: &[DeviceInfo],
     ) -> Option<String> {
-        let m = shapes.of(path)?;
+        self.excludes_with(shapes, path, name, c, ctx, devices, None)
+    }
+
+    /// As `excludes`, with `draft`'s model loaded beside the target: a drafted candidate
+    /// holds both, at the same context.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn excludes_with(
+        &self,
+        shapes: &mut Shapes,
+        path: &Path,
+        name: &str,
+        c: &PlannedTest,
+        ctx: u32,
+        devices: &[DeviceInfo],
+        draft: Option<&DraftModel>,
+    ) -> Option<String> {
         let ctx = ctx.max(c.params.n_ctx());
         // One sequence (a llama-bench test's context): the cells llama.cpp makes for it.
         let cells = kv_cells(ctx, 1, false);
-        let kv_all = m
-            .shape
-            .kv_bytes_per_position(&c.params.type_k, &c.params.type_v)
-            * cells as f64;
         // "at 64 tokens (256 cells)": the padding said where it makes the figure.
         let at = if cells == u64::from(ctx) {
             format!("{ctx} tokens")
         } else {
             format!("{ctx} tokens ({cells} cells)")
         };
-        let model = ModelTensors {
-            tensors: &m.tensors,
-            n_layer: m.shape.n_layer as u32,
-            kv_bytes_per_layer: kv_all / m.shape.n_layer.max(1) as f64,
+        let target = held(shapes.of(path)?, &c.params, cells, devices)?;
+        let draft = match draft {
+            Some(d) => {
+                let h = held(shapes.of(d.path)?, &d.params(&c.params), cells, devices)?;
+                Some((d.label, h))
+            }
+            None => None,
         };
-        let shares = estimate(&model, &c.params, devices).ok()?;
-        let on_devices: u64 = (shares.iter())
-            .filter(|d| d.name != "CPU")
-            .map(|d| d.weight_bytes)
-            .sum();
-        let cpu_kv = shares
-            .iter()
-            .find(|d| d.name == "CPU")
-            .map_or(0, |d| d.kv_bytes);
-        // Host memory: the file (llama.cpp maps it) less what went to the devices.
-        let host = DeviceShare {
-            name: "CPU".into(),
-            weight_bytes: m.file.saturating_sub(on_devices),
-            kv_bytes: cpu_kv,
+        // The draft's part of a device's figure: "; draft q4: weights 1.00 MiB + KV 2.0 KiB".
+        let with_draft = |name: &str| -> (u64, String) {
+            let Some((label, h)) = &draft else {
+                return (0, String::new());
+            };
+            let share = h.share(name).cloned().unwrap_or(DeviceShare {
+                name: name.into(),
+                weight_bytes: 0,
+                kv_bytes: 0,
+            });
+            let said = format!(
+                "; draft {label}: weights {} + KV {}",
+                size(share.weight_bytes as f64),
+                size(share.kv_bytes as f64)
+            );
+            (share.total(), said)
         };
-        let offloaded = shares.iter().any(|d| d.name != "CPU" && d.total() > 0);
+        let offloaded = target.offloaded || draft.as_ref().is_some_and(|(_, h)| h.offloaded);
         if let Some((limit, _)) = self.host {
-            if host.total() > limit {
+            let (extra, drafted) = with_draft("CPU");
+            let total = target.host.total() + extra;
+            if total > limit {
                 // Everything on the CPU: said as before devices were counted.
                 let who = if offloaded { "CPU " } else { "" };
                 let placed = if offloaded {
@@ -220,25 +239,25 @@ impl Limits {
                     String::new()
                 };
                 return Some(format!(
-                    "{name}: {who}{} (weights {} + KV {} at {at}{placed}) > {}",
-                    size(host.total() as f64),
-                    size(host.weight_bytes as f64),
-                    size(host.kv_bytes as f64),
+                    "{name}: {who}{} (weights {} + KV {} at {at}{placed}{drafted}) > {}",
+                    size(total as f64),
+                    size(target.host.weight_bytes as f64),
+                    size(target.host.kv_bytes as f64),
                     size(limit as f64)
                 ));
             }
         }
-        for d in shares.iter().filter(|d| d.name != "CPU") {
-            let Some((_, limit, _)) = self.devices.iter().find(|(n, _, _)| *n == d.name) else {
-                continue;
-            };
-            if d.total() > *limit {
+        for (dev, limit, _) in &self.devices {
+            let mine = target.share(dev);
+            let (extra, drafted) = with_draft(dev);
+            let total = mine.map_or(0, DeviceShare::total) + extra;
+            if total > *limit {
+                let (w, kv) = mine.map_or((0, 0), |d| (d.weight_bytes, d.kv_bytes));
                 return Some(format!(
-                    "{name}: {} {} (weights {} + KV {} at {at}; {}) > {}",
-                    d.name,
-                    size(d.total() as f64),
-                    size(d.weight_bytes as f64),
-                    size(d.kv_bytes as f64),
+                    "{name}: {dev} {} (weights {} + KV {} at {at}; {}{drafted}) > {}",
+                    size(total as f64),
+                    size(w as f64),
+                    size(kv as f64),
                     placement_said(c),
                     size(*limit as f64)
                 ));
@@ -247,3 +266,84 @@ impl Limits {
         None
     }
 }
+
+/// A draft model a drafted candidate loads beside its target.
+pub(super) struct DraftModel<'a> {
+    pub path: &'a Path,
+    /// How the exclusion names it.
+    pub label: &'a str,
+    /// Its n_gpu_layers (negative: every layer, as llama.cpp reads -1 for a draft).
+    pub n_gpu_layers: i32,
+}
+
+impl DraftModel<'_> {
+    /// The draft's placement beside a target placed as `target`, as the pinned llama.cpp's
+    /// `common_base_params_to_speculative` builds it from what the engine's loop sets: the
+    /// global device list and layer split (the target's `devices`, split and tensor split
+    /// are the target model's own), no buffer overrides, its own n_gpu_layers, an f16 KV
+    /// cache offloaded with its layers, at the target's context.
+    fn params(&self, target: &TestParams) -> TestParams {
+        let mut p = target.clone();
+        p.n_gpu_layers = self.n_gpu_layers;
+        p.type_k = "f16".into();
+        p.type_v = "f16".into();
+        p.split_mode = Default::default();
+        p.main_gpu = 0;
+        p.no_kv_offload = false;
+        for name in [
+            "devices",
+            "tensor_split",
+            "tensor_buft_overrides",
+            "n_cpu_moe",
+        ] {
+            if let Some(k) = crate::config::knobs::knob(name) {
+                p.knobs.set(name, k.default_value());
+            }
+        }
+        p
+    }
+}
+
+/// What one model holds on each device at a placement: the host (the file, which llama.cpp
+/// maps, less what went to the devices, plus the KV cache kept on the CPU) and each offload
+/// device (its tensors and its layers' KV cache).
+struct Held {
+    host: DeviceShare,
+    devices: Vec<DeviceShare>,
+    offloaded: bool,
+}
+
+impl Held {
+    fn share(&self, name: &str) -> Option<&DeviceShare> {
+        if name == "CPU" {
+            return Some(&self.host);
+        }
+        self.devices.iter().find(|d| d.name == name)
+    }
+}
+
+/// `m` placed as `p` with a KV cache of `cells`; None when the placement is not estimated.
+fn held(m: &Model, p: &TestParams, cells: u64, devices: &[DeviceInfo]) -> Option<Held> {
+    let kv_all = m.shape.kv_bytes_per_position(&p.type_k, &p.type_v) * cells as f64;
+    let model = ModelTensors {
+        tensors: &m.tensors,
+        n_layer: m.shape.n_layer as u32,
+        kv_bytes_per_layer: kv_all / m.shape.n_layer.max(1) as f64,
+    };
+    let shares = estimate(&model, p, devices).ok()?;
+    let (cpu, offload): (Vec<DeviceShare>, Vec<DeviceShare>) =
+        shares.into_iter().partition(|d| d.name == "CPU");
+    let on_devices: u64 = offload.iter().map(|d| d.weight_bytes).sum();
+    Some(Held {
+        host: DeviceShare {
+            name: "CPU".into(),
+            weight_bytes: m.file.saturating_sub(on_devices),
+            kv_bytes: cpu.first().map_or(0, |d| d.kv_bytes),
+        },
+        offloaded: offload.iter().any(|d| d.total() > 0),
+        devices: offload,
+    })
+}
+
+#[cfg(test)]
+mod tests;
