@@ -183,3 +183,39 @@ fn latency_limits_of_a_decode_objective_exclude_what_broke_them_and_replay() {
         assert!(e.contains("slo.broke"), "{e}");
     }
 }
+
+/// Each slot holds a request's context: a memory limit that holds one slot's KV cache but
+/// not 8 excludes the 8-slot candidate, saying how many cells its slots make.
+#[test]
+fn a_memory_limit_counts_the_kv_cache_of_every_slot() {
+    let file = std::fs::metadata(support::synth(&[])).unwrap().len() as f64;
+    // 1 KiB of f16 K and V per cell: one slot of 12 tokens makes 256 cells (256 KiB), 8
+    // slots 8 × 256 (2 MiB). The file and 1 MiB hold the first, not the second.
+    let gib = (file + 1024.0 * 1024.0) / (1024.0 * 1024.0 * 1024.0);
+    let (dir, cfg) = config(
+        "n_threads = [1]",
+        &load("{ ttft_ms = 60000, itl_ms = 60000 }"),
+        &format!(
+            "objective = \"goodput\"\nmax_rounds = 2\nslots = [1, 8]\nmax_memory_gib = {gib:.9}"
+        ),
+    );
+    let results = dir.path().join("results");
+    let (code, _, err) = tune_into(&cargo_bin("tpsbench"), &cfg, &results);
+    assert_eq!(code, 0, "{err}");
+    let t = &json(&only_result(&results))["run"]["tune"];
+    assert_eq!(t["space"], 2, "{t}");
+    let ex = t["excluded"].as_array().unwrap();
+    assert_eq!(ex.len(), 1, "{t}");
+    assert!(ex[0]["id"].as_str().unwrap().contains("slots8"), "{t}");
+    assert_eq!(ex[0]["limit"], "memory");
+    let why = ex[0]["why"].as_str().unwrap();
+    assert!(
+        why.contains("+ KV 2.00 MiB at 8 × 12 tokens (2048 cells)) > "),
+        "{why}"
+    );
+    let ids: Vec<&str> = (t["candidates"].as_array().unwrap().iter())
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    assert!(ids[0].contains("slots1"), "{ids:?}");
+}

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use super::TuneError;
 use crate::config::tune::Tune;
 use crate::output::progress::Progress;
+use crate::plan::serving::Transport;
 use crate::plan::{Detail, ModelSource, PlannedTest};
 use crate::record::tune::{Excluded, LoadTime};
 use crate::runner::RunOptions;
@@ -68,13 +69,8 @@ pub(super) fn apply(
     let mut memory = |keep: &mut Vec<PlannedTest>, excluded: &mut Vec<Excluded>| {
         keep.retain(|c| {
             let path = header_path(opts, prep, c);
-            // A variant not built yet: its size is not known (the base's would mislead).
-            let unbuilt = matches!(
-                prep.plan.models[c.model].source,
-                ModelSource::Variant { .. }
-            ) && path != Path::new(&prep.models[c.model].path);
             let name = &prep.plan.models[c.model].name;
-            let why = (!unbuilt)
+            let why = (!unbuilt(opts, prep, c))
                 .then(|| limits.excludes(&mut shapes, &path, name, c, ctx_needed, &devices))
                 .flatten();
             match why {
@@ -120,12 +116,18 @@ pub(super) fn apply(
     })
 }
 
-/// The memory limits on the drafted candidates of the speculative objective, once they are
-/// made: a draft model loads beside its target, so a placement that fits alone may not fit
-/// with its draft. A drafter without a model file of its own (n-gram types; MTP, which
-/// runs on the target's weights) adds nothing here; a draft not built yet is not known
-/// and stays, as an unbuilt variant does.
-pub(super) fn drafts(
+/// The memory limits again on the candidates the objective made from the configurations
+/// the limits kept, counting what they add:
+/// - a goodput candidate's slots each hold a request's context (`kv_unified` as
+///   `[serving]` says); an entry at a fixed endpoint is another machine's memory, not
+///   checked;
+/// - a drafted candidate of the speculative objective loads its draft model beside its
+///   target. A drafter without a model file of its own (n-gram types; MTP, which runs on
+///   the target's weights) adds nothing; a draft not built yet is not known and stays, as
+///   an unbuilt variant does.
+///
+/// Any other candidate was checked as it is.
+pub(super) fn expanded(
     opts: &RunOptions,
     prep: &Prepared,
     t: &Tune,
@@ -133,35 +135,58 @@ pub(super) fn drafts(
     candidates: Vec<PlannedTest>,
     excluded: &mut Vec<Excluded>,
 ) -> Result<Vec<PlannedTest>, TuneError> {
-    if t.decode.is_none() {
+    if t.decode.is_none() && t.goodput.is_none() {
         return Ok(candidates);
     }
     let limits = memory::limits(t, devices)
         .map_err(|m| TuneError::Refused(format!("{}: {m}", opts.config.file.display())))?;
-    let ctx = t.limits.min_ctx.unwrap_or(0).max(t.objective.n_ctx());
+    let per_seq = t.limits.min_ctx.unwrap_or(0).max(t.objective.n_ctx());
+    let one = memory::Context {
+        per_seq,
+        seqs: 1,
+        unified: false,
+    };
+    let unified = opts.config.serving.as_ref().is_some_and(|s| s.kv_unified);
     let mut shapes = memory::Shapes::default();
     let mut keep = Vec::new();
     for c in candidates {
-        let Detail::Speculative(s) = &c.detail else {
-            keep.push(c);
-            continue;
+        let (at, draft) = match &c.detail {
+            Detail::Speculative(s) => {
+                let file = match &s.draft {
+                    Some(crate::plan::speculative::Draft::File(p)) => Some(p.clone()),
+                    Some(crate::plan::speculative::Draft::Model(i)) => model_file(prep, *i),
+                    None => None,
+                };
+                let label = s.draft_label.clone().unwrap_or_else(|| s.drafter.clone());
+                (one, file.map(|f| (f, label, s.draft_n_gpu_layers)))
+            }
+            Detail::Serving(s) if s.transport == Transport::InProcess || s.own_server => {
+                let at = memory::Context {
+                    per_seq,
+                    seqs: s.n_seq_max,
+                    unified,
+                };
+                (at, None)
+            }
+            _ => {
+                keep.push(c);
+                continue;
+            }
         };
-        let file = match &s.draft {
-            Some(crate::plan::speculative::Draft::File(p)) => Some(p.clone()),
-            Some(crate::plan::speculative::Draft::Model(i)) => model_file(prep, *i),
-            None => None,
-        };
-        let why = file.and_then(|f| {
-            let label = s.draft_label.as_deref().unwrap_or(&s.drafter);
-            let draft = memory::DraftModel {
-                path: &f,
-                label,
-                n_gpu_layers: s.draft_n_gpu_layers,
-            };
-            let path = header_path(opts, prep, &c);
-            let name = &prep.plan.models[c.model].name;
-            limits.excludes_with(&mut shapes, &path, name, &c, ctx, devices, Some(&draft))
-        });
+        let why = (!unbuilt(opts, prep, &c))
+            .then(|| {
+                let draft = draft
+                    .as_ref()
+                    .map(|(path, label, n_gpu_layers)| memory::DraftModel {
+                        path,
+                        label,
+                        n_gpu_layers: *n_gpu_layers,
+                    });
+                let path = header_path(opts, prep, &c);
+                let name = &prep.plan.models[c.model].name;
+                limits.excludes_with(&mut shapes, &path, name, &c, at, devices, draft.as_ref())
+            })
+            .flatten();
         match why {
             Some(why) => excluded.push(Excluded {
                 id: c.id.clone(),
@@ -172,6 +197,14 @@ pub(super) fn drafts(
         }
     }
     Ok(keep)
+}
+
+/// A ladder variant not built yet: its size is not known (the base's would mislead).
+fn unbuilt(opts: &RunOptions, prep: &Prepared, c: &PlannedTest) -> bool {
+    matches!(
+        prep.plan.models[c.model].source,
+        ModelSource::Variant { .. }
+    ) && header_path(opts, prep, c) != Path::new(&prep.models[c.model].path)
 }
 
 /// Model `i`'s file when it exists: a `[[model]]`'s, or a ladder variant's once built.

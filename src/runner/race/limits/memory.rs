@@ -176,10 +176,16 @@ impl Limits {
         ctx: u32,
         devices: &[DeviceInfo],
     ) -> Option<String> {
-        self.excludes_with(shapes, path, name, c, ctx, devices, None)
+        let at = Context {
+            per_seq: ctx,
+            seqs: 1,
+            unified: false,
+        };
+        self.excludes_with(shapes, path, name, c, at, devices, None)
     }
 
-    /// As `excludes`, with `draft`'s model loaded beside the target: a drafted candidate
+    /// As `excludes`, at context `at` (a serving candidate's slots each hold a request's
+    /// context), and with `draft`'s model loaded beside the target: a drafted candidate
     /// holds both, at the same context.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn excludes_with(
@@ -188,18 +194,24 @@ impl Limits {
         path: &Path,
         name: &str,
         c: &PlannedTest,
-        ctx: u32,
+        at: Context,
         devices: &[DeviceInfo],
         draft: Option<&DraftModel>,
     ) -> Option<String> {
-        let ctx = ctx.max(c.params.n_ctx());
-        // One sequence (a llama-bench test's context): the cells llama.cpp makes for it.
-        let cells = kv_cells(ctx, 1, false);
+        let ctx = at.per_seq.max(c.params.n_ctx());
+        let seqs = at.seqs.max(1);
+        // The cells llama.cpp makes for `seqs` sequences of `ctx` tokens.
+        let cells = kv_cells(ctx.saturating_mul(seqs), seqs, at.unified);
         // "at 64 tokens (256 cells)": the padding said where it makes the figure.
-        let at = if cells == u64::from(ctx) {
+        let tokens = if seqs == 1 {
             format!("{ctx} tokens")
         } else {
-            format!("{ctx} tokens ({cells} cells)")
+            format!("{seqs} × {ctx} tokens")
+        };
+        let at = if cells == u64::from(ctx) * u64::from(seqs) {
+            tokens
+        } else {
+            format!("{tokens} ({cells} cells)")
         };
         let target = held(shapes.of(path)?, &c.params, cells, devices)?;
         let draft = match draft {
@@ -265,6 +277,15 @@ impl Limits {
         }
         None
     }
+}
+
+/// The context a candidate's KV cache holds: `per_seq` tokens for each of `seqs` sequences,
+/// one cache for all (`unified`) or a stream each.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Context {
+    pub per_seq: u32,
+    pub seqs: u32,
+    pub unified: bool,
 }
 
 /// A draft model a drafted candidate loads beside its target.

@@ -29,6 +29,14 @@ fn candidate(ngl: i32) -> PlannedTest {
     }
 }
 
+fn at64() -> Context {
+    Context {
+        per_seq: 64,
+        seqs: 1,
+        unified: false,
+    }
+}
+
 /// The device limit at `bytes`, no host limit.
 fn on_device(bytes: u64) -> Limits {
     Limits {
@@ -64,7 +72,15 @@ fn a_draft_on_the_device_counts_beside_its_target_and_one_left_on_the_cpu_does_n
     );
     // Every layer of the draft on the device too: twice the target's share.
     let why = limits
-        .excludes_with(&mut shapes, &path, "t", &c, 64, &devices, Some(&draft(-1)))
+        .excludes_with(
+            &mut shapes,
+            &path,
+            "t",
+            &c,
+            at64(),
+            &devices,
+            Some(&draft(-1)),
+        )
         .expect("target and draft exceed what the target alone fills");
     assert!(
         why.starts_with(&format!(
@@ -76,7 +92,15 @@ fn a_draft_on_the_device_counts_beside_its_target_and_one_left_on_the_cpu_does_n
     assert!(why.contains("; ngl 99; draft d: weights "), "{why}");
     // The draft kept on the CPU (n_gpu_layers 0) adds nothing to the device.
     assert_eq!(
-        limits.excludes_with(&mut shapes, &path, "t", &c, 64, &devices, Some(&draft(0))),
+        limits.excludes_with(
+            &mut shapes,
+            &path,
+            "t",
+            &c,
+            at64(),
+            &devices,
+            Some(&draft(0))
+        ),
         None
     );
     // On the host, it does: the file twice, beside the KV caches.
@@ -90,7 +114,7 @@ fn a_draft_on_the_device_counts_beside_its_target_and_one_left_on_the_cpu_does_n
             &path,
             "t",
             &candidate(0),
-            64,
+            at64(),
             &devices,
             Some(&draft(0)),
         )
