@@ -307,6 +307,8 @@ fn open_served<'m>(
             .and_then(|b| launch::stamp_sources(Path::new(b)));
         info.command = Some(l.command.clone());
         info.log = Some(l.log.display().to_string());
+        // The user's command: its settings are its own, not the test's.
+        info.user_command = matches!(s.server, Some(ServerLaunch::Command { .. }));
     }
     Ok(ServedGroup {
         client,

@@ -114,7 +114,13 @@ fn a_goodput_race_over_http_launches_a_server_per_candidate_and_prints_the_winne
         assert!(out.contains(&line[1..].join(" ")), "{out}");
         assert!(out.contains("server = \"llama-server\""), "{out}");
     } else {
-        assert!(out.contains("tpsbench did not start it"), "{out}");
+        // The user's own command: as it ran, not the sweep's settings.
+        assert!(
+            out.contains("(your command from models.toml, as tpsbench ran it"),
+            "{out}"
+        );
+        assert!(out.contains("server = { command = ["), "{out}");
+        assert!(!out.contains("llama-bench -m"), "{out}");
     }
     // The file replays from its counts; an edited count is refused.
     tpsbench::record::verify::read(&only_result(&results)).unwrap();

@@ -40,6 +40,11 @@ pub struct ServerInfo {
     /// The server's log, kept beside the result file, when tpsbench started it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
+    /// `command` was the user's (`server = { command = [...] }`): the server's settings
+    /// are that command's, not the test's. Absent (false) when tpsbench made the command
+    /// from the test's settings, or started none.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub user_command: bool,
 }
 
 /// Asks the server who it is. Fails when it cannot be reached or does not serve the model
