@@ -300,6 +300,7 @@ fn open_served<'m>(
             .extra
             .insert("cache_prompt".into(), serde_json::Value::Bool(false));
     }
+    warm_up(&client);
     if let Some(l) = &launched {
         info.sources = l
             .command
@@ -327,6 +328,20 @@ fn open_served<'m>(
             _ => None,
         },
     })
+}
+
+/// One request before any is timed, as llama-bench's warm-up run and vLLM's `bench serve`
+/// initial test prompt: a server's first request pays what later ones do not (buffers, a
+/// kernel's first use, a lazily mapped model). Its answer is not counted, and its failure is
+/// not one: a server that cannot answer fails the first test, which says why.
+fn warm_up(client: &Client) {
+    let req = crate::engine::endpoint::Request {
+        prompt: crate::engine::endpoint::Prompt::Text("Hello".into()),
+        max_tokens: 4,
+        temperature: 0.0,
+        seed: 0,
+    };
+    let _ = client.stream_all(&[(Duration::ZERO, req)]);
 }
 
 fn port_of(endpoint: &str) -> Option<u16> {
@@ -374,10 +389,7 @@ pub fn run(
         }
         Shared::Http(served_group) => match served_group.as_mut() {
             Err(e) => Err(e.clone()),
-            Ok(g) => {
-                rec.warmup = 0;
-                served(&gr, g, t, prompts, progress)
-            }
+            Ok(g) => served(&gr, g, t, prompts, progress),
         },
     };
     match result {

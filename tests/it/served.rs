@@ -475,6 +475,28 @@ fn recorded_error(rec: &Value) -> String {
     t["error"].as_str().unwrap().to_string()
 }
 
+/// One request before the timed ones, as llama-bench's warm-up run: 3 repetitions of 2
+/// requests make 7 POSTs, and only the 6 are in the record.
+#[test]
+fn a_served_test_sends_one_warm_up_request_it_does_not_count() {
+    let (port, posts) = fake::serve_counted(fake::completion(&["a", "b", "c", "d"], 4), None);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = served_config(dir.path(), &format!("http://127.0.0.1:{port}/v1"), "");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let text = text.replace(
+        "n_requests = 1\nrepetitions = 1",
+        "n_requests = 2\nrepetitions = 3",
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let (code, err, rec) = run(dir.path(), &cfg, &[]);
+    assert_eq!(code, 0, "{err}");
+    let rec = rec.unwrap();
+    let t = &tests(&rec)[0];
+    assert_eq!(t["warmup"], 1, "{t}");
+    assert_eq!(t["serving"]["requests"].as_array().unwrap().len(), 6, "{t}");
+    assert_eq!(posts.load(std::sync::atomic::Ordering::SeqCst), 7);
+}
+
 #[test]
 fn a_server_that_claims_a_trillion_tokens_fails_the_test_and_names_the_field() {
     // One token streamed, then usage.completion_tokens = 10^12: this once allocated 8 TB

@@ -7,6 +7,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// An HTTP/1.1 answer with `content_type` and `body`, closing the connection.
 pub fn response(status: &str, content_type: &str, body: &str) -> String {
@@ -51,10 +52,13 @@ fn read_request(s: &mut impl Read) -> Option<(String, String)> {
     Some((parts.next()?.to_string(), parts.next()?.to_string()))
 }
 
-fn answer(s: &mut (impl Read + Write), post: &str) {
+fn answer(s: &mut (impl Read + Write), post: &str, posts: &AtomicUsize) {
     let Some((method, path)) = read_request(s) else {
         return;
     };
+    if method == "POST" {
+        posts.fetch_add(1, Ordering::SeqCst);
+    }
     let out = match (method.as_str(), path.as_str()) {
         ("GET", "/v1/models") => response(
             "200 OK",
@@ -70,28 +74,43 @@ fn answer(s: &mut (impl Read + Write), post: &str) {
 
 /// Serves until the test process ends; returns the port. `tls`: serve HTTPS with it.
 pub fn serve(post: String, tls: Option<Arc<rustls::ServerConfig>>) -> u16 {
+    serve_counted(post, tls).0
+}
+
+/// `serve`, with the number of POSTs it has answered.
+pub fn serve_counted(
+    post: String,
+    tls: Option<Arc<rustls::ServerConfig>>,
+) -> (u16, Arc<AtomicUsize>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     let post = Arc::new(post);
+    let posts = Arc::new(AtomicUsize::new(0));
+    let counted = posts.clone();
     std::thread::spawn(move || {
         for s in l.incoming() {
             let Ok(s) = s else { continue };
-            let (post, tls) = (post.clone(), tls.clone());
-            std::thread::spawn(move || serve_one(s, &post, tls));
+            let (post, tls, posts) = (post.clone(), tls.clone(), posts.clone());
+            std::thread::spawn(move || serve_one(s, &post, tls, &posts));
         }
     });
-    port
+    (port, counted)
 }
 
-fn serve_one(mut s: TcpStream, post: &str, tls: Option<Arc<rustls::ServerConfig>>) {
+fn serve_one(
+    mut s: TcpStream,
+    post: &str,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    posts: &AtomicUsize,
+) {
     match tls {
-        None => answer(&mut s, post),
+        None => answer(&mut s, post, posts),
         Some(cfg) => {
             let Ok(conn) = rustls::ServerConnection::new(cfg) else {
                 return;
             };
             let mut t = rustls::StreamOwned::new(conn, s);
-            answer(&mut t, post);
+            answer(&mut t, post, posts);
             t.conn.send_close_notify();
             let _ = t.flush();
         }
