@@ -61,26 +61,21 @@ fn a_draft_on_the_device_counts_beside_its_target_and_one_left_on_the_cpu_does_n
     let alone = target.share("Vulkan0").unwrap().total();
     assert!(alone > 0);
     let limits = on_device(alone);
-    let draft = |n_gpu_layers| DraftModel {
-        path: &path,
-        label: "d",
-        n_gpu_layers,
+    // Candidate `c` under `limits` with the draft's `n_gpu_layers`.
+    let with = |limits: &Limits, shapes: &mut Shapes, c: &PlannedTest, n_gpu_layers| {
+        let draft = DraftModel {
+            path: &path,
+            label: "d",
+            n_gpu_layers,
+        };
+        limits.excludes_with(shapes, &path, "t", c, at64(), &devices, Some(&draft))
     };
     assert_eq!(
         limits.excludes(&mut shapes, &path, "t", &c, 64, &devices),
         None
     );
     // Every layer of the draft on the device too: twice the target's share.
-    let why = limits
-        .excludes_with(
-            &mut shapes,
-            &path,
-            "t",
-            &c,
-            at64(),
-            &devices,
-            Some(&draft(-1)),
-        )
+    let why = with(&limits, &mut shapes, &c, -1)
         .expect("target and draft exceed what the target alone fills");
     assert!(
         why.starts_with(&format!(
@@ -91,34 +86,13 @@ fn a_draft_on_the_device_counts_beside_its_target_and_one_left_on_the_cpu_does_n
     );
     assert!(why.contains("; ngl 99; draft d: weights "), "{why}");
     // The draft kept on the CPU (n_gpu_layers 0) adds nothing to the device.
-    assert_eq!(
-        limits.excludes_with(
-            &mut shapes,
-            &path,
-            "t",
-            &c,
-            at64(),
-            &devices,
-            Some(&draft(0))
-        ),
-        None
-    );
+    assert_eq!(with(&limits, &mut shapes, &c, 0), None);
     // On the host, it does: the file twice, beside the KV caches.
     let host = Limits {
         host: Some((target.host.total() + 1, String::new())),
         devices: Vec::new(),
     };
-    let why = host
-        .excludes_with(
-            &mut shapes,
-            &path,
-            "t",
-            &candidate(0),
-            at64(),
-            &devices,
-            Some(&draft(0)),
-        )
-        .unwrap();
+    let why = with(&host, &mut shapes, &candidate(0), 0).unwrap();
     assert!(why.contains("draft d: weights"), "{why}");
 }
 
