@@ -162,7 +162,10 @@ pub fn tune(
     let candidates = goodput::serving(&t, &opts.config, candidates, endpoints, &mut rec);
     // A goodput candidate's slots each hold a context: memory again, for all of them.
     let devices = sweep.record().run.devices.clone();
-    let candidates = limits::expanded(&opts, &prep, &t, &devices, candidates, &mut rec.excluded)?;
+    let candidates = match t.goodput {
+        Some(_) => limits::expanded(&opts, &prep, &t, &devices, candidates, &mut rec.excluded)?,
+        None => candidates,
+    };
     if candidates.is_empty() {
         // The file keeps what was measured (the quality tests) and what each limit excluded.
         let line = empty_space_line(&opts.config, &t, &rec);
@@ -181,7 +184,10 @@ pub fn tune(
     // The placements that race, each decoding plain and drafted (speculative objective).
     let candidates = speculative::candidates(&t, &opts.config, &prep, candidates);
     // A drafted candidate holds its draft model too: memory again, with both.
-    let candidates = limits::expanded(&opts, &prep, &t, &devices, candidates, &mut rec.excluded)?;
+    let candidates = match t.decode {
+        Some(_) => limits::expanded(&opts, &prep, &t, &devices, candidates, &mut rec.excluded)?,
+        None => candidates,
+    };
     let interrupted = run_race(&mut sweep, &t, &candidates, &mut rec, &opts, progress)?;
     latency_limits(&t, &candidates, sweep.record(), &mut rec);
     sweep.record_mut().run.tune = Some(rec);

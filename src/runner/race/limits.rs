@@ -126,7 +126,8 @@ pub(super) fn apply(
 ///   the target's weights) adds nothing; a draft not built yet is not known and stays, as
 ///   an unbuilt variant does.
 ///
-/// Any other candidate was checked as it is.
+/// Any other candidate was checked as it is. Called where each objective makes its
+/// candidates, so each is checked once.
 pub(super) fn expanded(
     opts: &RunOptions,
     prep: &Prepared,
@@ -135,9 +136,6 @@ pub(super) fn expanded(
     candidates: Vec<PlannedTest>,
     excluded: &mut Vec<Excluded>,
 ) -> Result<Vec<PlannedTest>, TuneError> {
-    if t.decode.is_none() && t.goodput.is_none() {
-        return Ok(candidates);
-    }
     let limits = memory::limits(t, devices)
         .map_err(|m| TuneError::Refused(format!("{}: {m}", opts.config.file.display())))?;
     let per_seq = t.limits.min_ctx.unwrap_or(0).max(t.objective.n_ctx());
