@@ -26,6 +26,15 @@ fn config(axes: &str, spec: &str, tune: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
+/// `tpsbench tune` of `cfg` with its results in `dir`/results: it succeeds; its stdout and
+/// its one result file.
+fn raced(dir: &std::path::Path, cfg: &std::path::Path) -> (String, serde_json::Value) {
+    let results = dir.join("results");
+    let (code, out, err) = tune_into(&cargo_bin("tpsbench"), cfg, &results);
+    assert_eq!(code, 0, "{err}");
+    (out, json(&only_result(&results)))
+}
+
 #[test]
 fn a_speculative_race_decodes_each_configuration_plain_and_drafted_and_replays_from_its_rounds() {
     let (dir, cfg) = config(
@@ -171,10 +180,7 @@ fn a_speculative_race_over_a_ladder_drafts_the_target_with_another_variant_of_it
          [tune]\nobjective = \"speculative\"\nmax_rounds = 2\n",
     )
     .unwrap();
-    let results = dir.path().join("results");
-    let (code, out, err) = tune_into(&cargo_bin("tpsbench"), &cfg, &results);
-    assert_eq!(code, 0, "{err}");
-    let r = json(&only_result(&results));
+    let (out, r) = raced(dir.path(), &cfg);
     let t = &r["run"]["tune"];
     assert_eq!(t["space"], 3, "{t}");
     let ids: Vec<&str> = (t["candidates"].as_array().unwrap().iter())
@@ -204,10 +210,7 @@ fn a_memory_limit_counts_the_draft_model_beside_its_target() {
          draft = [\"tiny.gguf\"]\ndraft_max = [2]",
         &format!("objective = \"speculative\"\nmax_rounds = 2\nmax_memory_gib = {gib:.9}"),
     );
-    let results = dir.path().join("results");
-    let (code, _, err) = tune_into(&cargo_bin("tpsbench"), &cfg, &results);
-    assert_eq!(code, 0, "{err}");
-    let r = json(&only_result(&results));
+    let (_, r) = raced(dir.path(), &cfg);
     let t = &r["run"]["tune"];
     assert_eq!(t["space"], 3, "{t}");
     let ex = t["excluded"].as_array().unwrap();
