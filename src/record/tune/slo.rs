@@ -72,10 +72,10 @@ pub fn breaks(s: &TuneSlo, raced: &[String], tests: &[TestRecord]) -> Vec<Exclud
             continue;
         }
         for (limit, max, what) in [
-            ("max_ttft_ms", s.max_ttft_ms, "prefill (TTFT)"),
-            ("max_itl_ms", s.max_itl_ms, "ITL"),
+            (super::Limit::MaxTtftMs, s.max_ttft_ms, "prefill (TTFT)"),
+            (super::Limit::MaxItlMs, s.max_itl_ms, "ITL"),
         ] {
-            let (Some(max), Some(mut v)) = (max, latencies(t, limit)) else {
+            let (Some(max), Some(mut v)) = (max, latencies(t, limit.name())) else {
                 continue;
             };
             if v.is_empty() {
@@ -86,7 +86,7 @@ pub fn breaks(s: &TuneSlo, raced: &[String], tests: &[TestRecord]) -> Vec<Exclud
             if q > max {
                 out.push(Excluded {
                     id: id.clone(),
-                    limit: limit.into(),
+                    limit,
                     why: format!(
                         "p{} {what} {q:.2} ms over {} repetitions > {max} ms",
                         (s.quantile * 100.0).round(),

@@ -109,6 +109,7 @@ fn candidate(
         params: params.clone(),
         transport: Transport::InProcess,
         own_server: false,
+        twin: None,
     };
     // What was measured: the llama-bench candidate's model and parameters, and the load.
     let spec = serde_json::json!({
