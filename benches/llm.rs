@@ -25,7 +25,7 @@
 //! After criterion's lines comes the answer (which quantization: the fastest within the KLD
 //! budget, ties named, and the table), as `tpsbench run` prints it. Criterion measures each
 //! test in its own stretch of time, and a variant's level moves from one stretch to the next
-//! by more than its samples show (issue 44), so the answer does not come from criterion's
+//! by more than its samples show, so the answer does not come from criterion's
 //! figures: when the plan compares variants, an interleaved pass follows, the same plan in
 //! rounds (`rounds = "auto"`, one repetition per round, unless models.toml sets rounds of
 //! its own), paired by round, written to a result file of its own. Its budget:
@@ -176,19 +176,13 @@ fn tune(config_path: PathBuf, config: config::Config) -> ! {
     let request = session::Request {
         config: config_path,
         filters: filters(),
-        shard: None,
         results_dir: Some(PathBuf::from(env_or(
             "TPSBENCH_RESULTS_DIR",
             "results".to_string(),
         ))),
-        resume: None,
-        isolate: false,
-        only_model: None,
-        quiet: false,
-        verbose: false,
-        rounds: Default::default(),
         command: std::env::args().collect(),
         tune: true,
+        ..Default::default()
     };
     eprintln!(
         "tpsbench: the configuration has a [tune] table: racing its configurations (docs/tune.md)"
@@ -221,14 +215,12 @@ fn main() {
     if cfg.tune.is_some() {
         tune(config_path, cfg);
     }
-    let start = session::StartUp {
-        filters: &filters(),
+    let start = session::Request {
+        filters: filters(),
         command: std::env::args().collect(),
-        verbose: false,
-        quiet: false,
-        child: false,
+        ..Default::default()
     };
-    let up = session::start_up(&cfg, start).unwrap_or_else(|e| {
+    let up = session::start_up(&cfg, &start).unwrap_or_else(|e| {
         eprintln!("error: {e}");
         std::process::exit(2);
     });

@@ -10,7 +10,7 @@ use super::outcome::Outcome;
 use crate::ladder::Reporter;
 use crate::ladder::table::{self, TableFormat};
 use crate::output::progress::StderrProgress;
-use crate::runner::session::{self, StartUp};
+use crate::runner::session;
 use crate::runner::{RunOptions, Scope};
 use crate::{runner, util::system};
 
@@ -66,16 +66,14 @@ pub(super) fn ladder(a: Args) -> Result<Outcome> {
         }
         .into());
     }
-    let up = session::start_up(
-        &cfg,
-        StartUp {
-            filters: &a.filter,
-            command: std::env::args().collect(),
-            verbose: a.verbose,
-            quiet: a.quiet,
-            child: false,
-        },
-    )?;
+    let request = session::Request {
+        filters: a.filter.clone(),
+        quiet: a.quiet,
+        verbose: a.verbose,
+        command: std::env::args().collect(),
+        ..Default::default()
+    };
+    let up = session::start_up(&cfg, &request)?;
     let opts = RunOptions {
         filters: a.filter,
         scope: Scope::Ladders,

@@ -57,11 +57,7 @@ impl Args {
         Request {
             config: self.config.clone(),
             filters: self.filter.clone(),
-            shard: None,
             results_dir: (!self.no_save).then(|| self.results_dir.clone()),
-            resume: None,
-            isolate: false,
-            only_model: None,
             quiet: self.quiet,
             verbose: self.verbose,
             rounds: RoundsOverride {
@@ -71,6 +67,7 @@ impl Args {
             },
             command: std::env::args().collect(),
             tune: true,
+            ..Default::default()
         }
     }
 }

@@ -1,4 +1,4 @@
-//! What `tpsbench tune` recorded about its race (issue 46), beside the tests: the question
+//! What `tpsbench tune` recorded about its race, beside the tests: the question
 //! (objective, limits), what each limit excluded before any speed was measured, the race's
 //! statistics and how each candidate ended. Every round of every candidate is in the tests
 //! themselves (their `rounds`), so the race can be replayed from the file: `stats::race` on
@@ -144,28 +144,20 @@ pub enum Limit {
     MaxItlMs,
 }
 
-impl Limit {
-    pub fn name(self) -> &'static str {
-        match self {
-            Limit::MaxKld => "max_kld",
-            Limit::Memory => "memory",
-            Limit::MinCtx => "min_ctx",
-            Limit::Objective => "objective",
-            Limit::MaxLoadSeconds => "max_load_seconds",
-            Limit::MaxTtftMs => "max_ttft_ms",
-            Limit::MaxItlMs => "max_itl_ms",
-        }
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(&as_written(self))
     }
 }
 
-impl std::fmt::Display for Limit {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
+/// A unit variant as the file writes it.
+fn as_written(x: &impl Serialize) -> String {
+    let v = serde_json::to_value(x).unwrap_or_default();
+    v.as_str().unwrap_or_default().to_string()
 }
 
 /// A limit as the race applied it; in the file, the line [`Display`](std::fmt::Display)
-/// writes, read back by [`FromStr`](std::str::FromStr).
+/// writes, read back by `TryFrom`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub enum Applied {
@@ -189,14 +181,15 @@ impl std::fmt::Display for Applied {
     }
 }
 
-/// A limit line this version does not write.
-#[derive(Debug, thiserror::Error)]
-#[error("unknown tune limit {0:?}")]
-pub struct UnknownLimit(String);
+impl From<Applied> for String {
+    fn from(a: Applied) -> String {
+        a.to_string()
+    }
+}
 
-impl std::str::FromStr for Applied {
-    type Err = UnknownLimit;
-    fn from_str(l: &str) -> Result<Self, UnknownLimit> {
+impl TryFrom<String> for Applied {
+    type Error = &'static str;
+    fn try_from(l: String) -> Result<Self, &'static str> {
         let number = |rest: Option<&str>, end: &str| {
             rest.and_then(|r| r.split_once(end)?.0.parse::<f64>().ok())
         };
@@ -209,21 +202,8 @@ impl std::str::FromStr for Applied {
         } else if let Some(m) = l.strip_prefix("memory ") {
             Ok(Applied::Memory(m.to_string()))
         } else {
-            Err(UnknownLimit(l.to_string()))
+            Err("a tune limit this version does not write")
         }
-    }
-}
-
-impl From<Applied> for String {
-    fn from(a: Applied) -> String {
-        a.to_string()
-    }
-}
-
-impl TryFrom<String> for Applied {
-    type Error = UnknownLimit;
-    fn try_from(s: String) -> Result<Self, UnknownLimit> {
-        s.parse()
     }
 }
 
@@ -242,21 +222,9 @@ pub enum Outcome {
     Failed,
 }
 
-impl Outcome {
-    pub fn name(self) -> &'static str {
-        match self {
-            Outcome::Winner => "winner",
-            Outcome::Tie => "tie",
-            Outcome::Open => "open",
-            Outcome::Slower => "slower",
-            Outcome::Failed => "failed",
-        }
-    }
-}
-
 impl std::fmt::Display for Outcome {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str(self.name())
+        f.write_str(&as_written(self))
     }
 }
 

@@ -204,7 +204,7 @@ pub struct SpecAnswer {
 pub fn answers<'a>(tests: impl IntoIterator<Item = (&'a TestRecord, &'a str)>) -> Vec<SpecAnswer> {
     let tests: Vec<(&TestRecord, &str)> = tests
         .into_iter()
-        // A tune's plain candidates (issue 46) have no drafter to answer for.
+        // A tune's plain candidates have no drafter to answer for.
         .filter(|(t, _)| t.status == Status::Ok)
         .filter(|(t, _)| t.speculative.as_ref().is_some_and(|s| !s.is_plain()))
         .collect();

@@ -1,4 +1,4 @@
-//! `tpsbench tune` (issue 46): the sweep's configurations raced for the `[tune]` objective.
+//! `tpsbench tune`: the sweep's configurations raced for the `[tune]` objective.
 //! The space is the plan at the objective's test sizes: every model, every ladder variant,
 //! every combination of the axes, one candidate each. The limits that can be computed
 //! before any speed is measured prune first (`race/limits.rs`: the model's context, memory,

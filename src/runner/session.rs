@@ -18,7 +18,8 @@ use crate::runner::error::{OptionError, RunnerError};
 use crate::runner::{self, RunOptions, RunOutcome, race};
 use crate::util::system;
 
-/// What `tpsbench run` was asked to run, and how.
+/// What `tpsbench run` (or `tune`, `ladder`, `cargo bench`) was asked to run, and how.
+#[derive(Default)]
 pub struct Request {
     pub config: PathBuf,
     pub filters: Vec<String>,
@@ -217,17 +218,7 @@ pub struct Started {
 
 /// Everything before the first test: bad input found here stops the run before it starts.
 pub fn start(checked: Checked) -> Result<Started, RunnerError> {
-    let r = &checked.request;
-    let mut up = start_up(
-        &checked.config,
-        StartUp {
-            filters: &r.filters,
-            command: r.command.clone(),
-            verbose: r.verbose,
-            quiet: r.quiet,
-            child: r.is_child(),
-        },
-    )?;
+    let mut up = start_up(&checked.config, &checked.request)?;
     // A race ranks its candidates against each other: no roofline to place them against.
     let bandwidth = match checked.is_race() {
         true => Default::default(),
@@ -242,17 +233,6 @@ pub fn start(checked: Checked) -> Result<Started, RunnerError> {
         up,
         bandwidth,
     })
-}
-
-/// What a command that measures tells the start-up.
-pub struct StartUp<'a> {
-    pub filters: &'a [String],
-    /// The command line as started, for the record.
-    pub command: Vec<String>,
-    pub verbose: bool,
-    pub quiet: bool,
-    /// An `--isolate` child: its parent made the synthetic models and gave the warnings.
-    pub child: bool,
 }
 
 /// A command's measurement, started: llama.cpp, the run's facts, and the flag Ctrl-C sets.
@@ -274,17 +254,23 @@ impl Up {
 }
 
 /// The one start of `run`, `tune`, `ladder` and `cargo bench`: llama.cpp, the synthetic
-/// models (`synth = ...`, written before anything runs: no download needed), the knob
-/// checks, the SIMD and GPU warnings, and Ctrl-C (once: stop after the current test).
-pub fn start_up(cfg: &Config, s: StartUp) -> Result<Up, RunnerError> {
-    let engine = LlamaEngine::new(s.verbose)?;
-    if !s.child {
-        let rep = crate::ladder::Reporter::new(s.quiet);
-        crate::ladder::synth::ensure_models(cfg, s.filters, system::physical_cores(), &rep)?;
+/// models (`synth = ...`, written before anything runs: no download needed; an `--isolate`
+/// child's parent wrote them), the knob checks, the SIMD and GPU warnings, and Ctrl-C
+/// (once: stop after the current test).
+pub fn start_up(cfg: &Config, r: &Request) -> Result<Up, RunnerError> {
+    let engine = LlamaEngine::new(r.verbose)?;
+    if !r.is_child() {
+        let rep = crate::ladder::Reporter::new(r.quiet);
+        crate::ladder::synth::ensure_models(cfg, &r.filters, system::physical_cores(), &rep)?;
     }
-    knob_checks(cfg, s.child)?;
+    knob_checks(cfg, r.is_child())?;
     warn_missing_simd();
-    let info = runner::run_info(cfg, s.command, llama::system_info(), llama::devices());
+    let info = runner::run_info(
+        cfg,
+        r.command.clone(),
+        llama::system_info(),
+        llama::devices(),
+    );
     warn_gpu_unseen(cfg, &info);
     let stop = install_interrupt();
     Ok(Up { engine, info, stop })

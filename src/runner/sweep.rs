@@ -275,41 +275,53 @@ impl<'a> Sweep<'a> {
                     _ => failed_line(rec),
                 }
             }
-            (Detail::Speculative(s), Ok(m), _) => {
-                let header = |p: &std::path::Path| crate::gguf::reader::read_header(p).ok();
-                let target = header(std::path::Path::new(&self.models[t.model].path));
-                let draft = self.draft_file(s).and_then(|d| {
-                    let dh = d.as_ref().and_then(|d| header(&d.path));
-                    match target
-                        .as_ref()
-                        .and_then(|th| kinds::speculative::refusal(&s.drafter, th, dh.as_ref()))
-                    {
-                        Some(why) => Err(why),
-                        None => Ok(d),
-                    }
-                });
-                let prompts = prep.spec_prompts.as_ref();
-                let target = kinds::speculative::Target {
-                    synthetic: self.models[t.model]
-                        .provenance
-                        .as_ref()
-                        .is_some_and(|p| p.synthetic),
-                    mtp_bytes: target.as_ref().map_or(0, kinds::speculative::mtp_bytes),
-                };
-                match draft {
-                    Ok(d) => kinds::speculative::run(m, prompts, s, d, target, rec, progress),
-                    Err(e) => {
-                        rec.fail(e);
-                        failed_line(rec)
-                    }
-                }
-            }
+            (Detail::Speculative(s), Ok(m), _) => self.speculative(t, s, m, rec, progress),
             (_, Err(e), _) => {
                 rec.fail(e);
                 failed_line(rec)
             }
             (Detail::Serving(_), Ok(_), _) => {
                 rec.fail("the serving group's context was not made");
+                failed_line(rec)
+            }
+        }
+    }
+
+    /// A speculative test: its draft model (refused when it does not fit the target) and
+    /// its run.
+    fn speculative(
+        &mut self,
+        t: &PlannedTest,
+        s: &crate::plan::speculative::SpecTest,
+        m: &dyn Model,
+        rec: &mut TestRecord,
+        progress: &mut dyn Progress,
+    ) -> String {
+        let prep = self.prep;
+        let header = |p: &std::path::Path| crate::gguf::reader::read_header(p).ok();
+        let target = header(std::path::Path::new(&self.models[t.model].path));
+        let draft = self.draft_file(s).and_then(|d| {
+            let dh = d.as_ref().and_then(|d| header(&d.path));
+            match target
+                .as_ref()
+                .and_then(|th| kinds::speculative::refusal(&s.drafter, th, dh.as_ref()))
+            {
+                Some(why) => Err(why),
+                None => Ok(d),
+            }
+        });
+        let prompts = prep.spec_prompts.as_ref();
+        let target = kinds::speculative::Target {
+            synthetic: self.models[t.model]
+                .provenance
+                .as_ref()
+                .is_some_and(|p| p.synthetic),
+            mtp_bytes: target.as_ref().map_or(0, kinds::speculative::mtp_bytes),
+        };
+        match draft {
+            Ok(d) => kinds::speculative::run(m, prompts, s, d, target, rec, progress),
+            Err(e) => {
+                rec.fail(e);
                 failed_line(rec)
             }
         }

@@ -1,4 +1,4 @@
-//! The bisection lines of a tune's answer (issue 46): what each bisection probed, what it
+//! The bisection lines of a tune's answer: what each bisection probed, what it
 //! saved against racing every value, and whether the speed was monotone where the race
 //! checked it (the boundary against its neighbour with less offload). A neighbour that was
 //! faster is said, with its gap: the values below it were not raced.

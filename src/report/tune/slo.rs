@@ -1,4 +1,4 @@
-//! The answer's latency lines (issue 46): the goodput objective's SLO and load, with the
+//! The answer's latency lines: the goodput objective's SLO and load, with the
 //! definition of goodput it uses, the candidates that left because a round had no good
 //! request, and the TTFT/ITL limits of a llama-bench objective with what broke them.
 

@@ -1,4 +1,4 @@
-//! Bisection of a monotone placement axis (issue 46). Along `n_gpu_layers`, and along
+//! Bisection of a monotone placement axis. Along `n_gpu_layers`, and along
 //! `n_cpu_moe` where one device holds every layer, llama.cpp's memory need on the device
 //! grows with the offload, so whether a placement loads and runs is monotone: every value
 //! below one that fits fits too. The speed is expected to grow with the offload as well,

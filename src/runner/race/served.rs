@@ -1,4 +1,4 @@
-//! The goodput objective over HTTP (issue 46): served `[[model]]` entries as candidates.
+//! The goodput objective over HTTP: served `[[model]]` entries as candidates.
 //!
 //! - An entry tpsbench launches (`server = "llama-server"` or `{ llama_server = ..., args }`)
 //!   has its llama-bench candidates as any entry with a file: every combination of its axes,

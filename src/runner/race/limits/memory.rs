@@ -205,17 +205,7 @@ impl Limits {
         let seqs = at.seqs.max(1);
         // The cells llama.cpp makes for `seqs` sequences of `ctx` tokens.
         let cells = kv_cells(ctx.saturating_mul(seqs), seqs, at.unified);
-        // "at 64 tokens (256 cells)": the padding said where it makes the figure.
-        let tokens = if seqs == 1 {
-            format!("{ctx} tokens")
-        } else {
-            format!("{seqs} × {ctx} tokens")
-        };
-        let at = if cells == u64::from(ctx) * u64::from(seqs) {
-            tokens
-        } else {
-            format!("{tokens} ({cells} cells)")
-        };
+        let at = context_said(ctx, seqs, cells);
         let target = held(shapes.of(path)?, &c.params, cells, devices)?;
         let draft = match draft {
             Some(d) => {
@@ -279,6 +269,19 @@ impl Limits {
             }
         }
         None
+    }
+}
+
+/// "64 tokens (256 cells)", "2 × 64 tokens": the padding said where it makes the figure.
+fn context_said(ctx: u32, seqs: u32, cells: u64) -> String {
+    let tokens = match seqs {
+        1 => format!("{ctx} tokens"),
+        _ => format!("{seqs} × {ctx} tokens"),
+    };
+    if cells == u64::from(ctx) * u64::from(seqs) {
+        tokens
+    } else {
+        format!("{tokens} ({cells} cells)")
     }
 }
 
