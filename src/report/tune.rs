@@ -10,8 +10,8 @@ use crate::config::knobs::{Knob, KnobValue};
 use crate::plan::serving::server_flags;
 use crate::record::tune::{Applied, Outcome, TuneRecord};
 use crate::record::{RunRecord, TestRecord};
-use crate::runner::session::shell_quote as quoted;
 use crate::stats::analysis::{Covers, LevelInterval};
+use crate::util::shell_quote as quoted;
 
 mod served;
 mod slo;

@@ -16,7 +16,7 @@ use crate::output::progress::StderrProgress;
 use crate::record::{RunInfo, Status};
 use crate::runner::error::{OptionError, RunnerError};
 use crate::runner::{self, RunOptions, RunOutcome, race};
-use crate::util::system;
+use crate::util::{shell_quote, system};
 
 /// What `tpsbench run` (or `tune`, `ladder`, `cargo bench`) was asked to run, and how.
 #[derive(Default)]
@@ -571,16 +571,6 @@ pub fn resume_command(args: &[String], file: &Path) -> String {
 pub(crate) fn quoted_line(args: &[String]) -> String {
     let v: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
     v.join(" ")
-}
-
-/// `a` as one shell word: unchanged when it holds only safe characters, else single-quoted.
-pub(crate) fn shell_quote(a: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
-    if !a.is_empty() && a.chars().all(safe) {
-        a.to_string()
-    } else {
-        format!("'{}'", a.replace('\'', "'\\''"))
-    }
 }
 
 #[cfg(test)]
