@@ -17,30 +17,14 @@ use crate::{runner, util::system};
 // The options of `tpsbench ladder` (its help is the variant's doc, in cli/mod.rs).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The configuration with [[ladder]] tables.
-    #[arg(long, short, default_value = "models.toml")]
-    config: PathBuf,
-    /// Run only variants with a test id containing this text (repeatable).
-    #[arg(long, short)]
-    filter: Vec<String>,
+    #[command(flatten)]
+    common: super::run::Common,
     /// The table's format on stdout.
     #[arg(long, short, value_enum, default_value = "md")]
     output: TableFormat,
-    /// Directory for the result file.
-    #[arg(long, default_value = "results")]
-    results_dir: PathBuf,
-    /// Do not write a result file.
-    #[arg(long)]
-    no_save: bool,
     /// Print the table of an existing result file instead of running.
     #[arg(long)]
     from: Option<PathBuf>,
-    /// No progress on stderr.
-    #[arg(long, short)]
-    quiet: bool,
-    /// Show llama.cpp's own log on stderr.
-    #[arg(long, short)]
-    verbose: bool,
 }
 
 /// Runs the ladders (or renders a saved run).
@@ -54,11 +38,11 @@ pub(super) fn ladder(a: Args) -> Result<Outcome> {
         print(&table::render(&rows, a.output))?;
         return Ok(Outcome::Done);
     }
-    let cores = system::physical_cores();
-    let cfg = crate::config::load(&a.config, cores)?;
+    let request = a.common.request();
+    let cfg = crate::config::load(&request.config, system::physical_cores())?;
     if cfg.ladders.is_empty() {
         return Err(crate::config::ConfigError {
-            file: a.config.clone(),
+            file: request.config.clone(),
             line: None,
             key: Some("ladder".into()),
             message: "no [[ladder]] tables: add one with a name, a base GGUF and a list of types"
@@ -66,25 +50,18 @@ pub(super) fn ladder(a: Args) -> Result<Outcome> {
         }
         .into());
     }
-    let request = session::Request {
-        filters: a.filter.clone(),
-        quiet: a.quiet,
-        verbose: a.verbose,
-        command: std::env::args().collect(),
-        ..Default::default()
-    };
     let up = session::start_up(&cfg, &request)?;
     let opts = RunOptions {
-        filters: a.filter,
+        filters: request.filters.clone(),
         scope: Scope::Ladders,
-        quiet: a.quiet,
-        ..up.options(cfg, (!a.no_save).then_some(a.results_dir))
+        quiet: request.quiet,
+        ..up.options(cfg, request.results_dir.clone())
     };
-    let mut progress = StderrProgress::new(a.quiet);
+    let mut progress = StderrProgress::new(request.quiet);
     let out = runner::run(&up.engine, up.info, &opts, &mut progress)?;
     print(&table::render(&table::rows(&out.record), a.output))?;
     if let Some(p) = &out.path {
-        Reporter::new(a.quiet).line(&format!("results written to {}", p.display()));
+        Reporter::new(request.quiet).line(&format!("results written to {}", p.display()));
     }
     if out.failed > 0 {
         eprintln!("{}", session::failed_line(&out));

@@ -19,19 +19,17 @@ use crate::runner::session::{
     self, Checked, Ending, Request, Rounds, RoundsOverride, Swept, Verdict,
 };
 
-// The options of `tpsbench run` (its help is the variant's doc, in cli/mod.rs).
+/// The options `run`, `tune` and `ladder` share: the configuration, the filters, the
+/// result file, and what is shown on stderr.
 #[derive(clap::Args, Debug)]
-pub struct Args {
-    /// The sweep to run.
+pub struct Common {
+    /// The configuration (models.toml): the sweep, and the [tune] or [[ladder]] tables.
     #[arg(long, short, default_value = "models.toml")]
     config: PathBuf,
     /// Run only tests whose id contains this text, e.g. `SmolLM2/Q4_1/pp512`; repeated flags
     /// combine as OR (`--filter pp512 --filter tg128` runs both).
     #[arg(long, short)]
     filter: Vec<String>,
-    /// What to print on stdout when the run ends.
-    #[arg(long, short, value_enum, default_value = "md")]
-    output: Format,
     /// Directory for the result file.
     #[arg(long, default_value = "results")]
     results_dir: PathBuf,
@@ -44,6 +42,31 @@ pub struct Args {
     /// Show llama.cpp's own log on stderr.
     #[arg(long, short)]
     verbose: bool,
+}
+
+impl Common {
+    /// The runner's request of these options (the command line as started, for the record).
+    pub(super) fn request(&self) -> Request {
+        Request {
+            config: self.config.clone(),
+            filters: self.filter.clone(),
+            results_dir: (!self.no_save).then(|| self.results_dir.clone()),
+            quiet: self.quiet,
+            verbose: self.verbose,
+            command: std::env::args().collect(),
+            ..Default::default()
+        }
+    }
+}
+
+// The options of `tpsbench run` (its help is the variant's doc, in cli/mod.rs).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    common: Common,
+    /// What to print on stdout when the run ends.
+    #[arg(long, short, value_enum, default_value = "md")]
+    output: Format,
     /// Continue an interrupted run in this result file, skipping the tests it holds.
     ///
     /// Example: tpsbench run --resume results/20261130T030424Z-vm.json
@@ -111,22 +134,16 @@ impl Args {
     /// The sweep these options ask for (the command line as started, for the record).
     fn request(&self) -> Request {
         Request {
-            config: self.config.clone(),
-            filters: self.filter.clone(),
             shard: self.shard,
-            results_dir: (!self.no_save).then(|| self.results_dir.clone()),
             resume: self.resume.clone(),
             isolate: self.isolate,
             only_model: self.only_model.clone(),
-            quiet: self.quiet,
-            verbose: self.verbose,
             rounds: RoundsOverride {
                 rounds: self.rounds,
                 max_rounds: self.max_rounds,
                 max_seconds: self.max_rounds_seconds,
             },
-            command: std::env::args().collect(),
-            tune: false,
+            ..self.common.request()
         }
     }
 
@@ -152,10 +169,10 @@ impl Args {
         Ok(AbOptions {
             libraries: self.library.clone(),
             rounds,
-            config: self.config.clone(),
-            filters: self.filter.clone(),
-            results_dir: (!self.no_save).then(|| self.results_dir.clone()),
-            quiet: self.quiet,
+            config: self.common.config.clone(),
+            filters: self.common.filter.clone(),
+            results_dir: self.common.request().results_dir,
+            quiet: self.common.quiet,
         })
     }
 }
@@ -168,7 +185,7 @@ pub(super) fn run(a: &Args) -> Result<Outcome> {
     let checked = session::check(a.request())?;
     // A race has no baseline to save or compare (its candidates ran unequal rounds).
     if let (true, Some(option)) = (checked.is_race(), a.baseline_option()) {
-        let config = a.config.clone();
+        let config = a.common.config.clone();
         return Err(OptionError::NotInTune { option, config }.into());
     }
     // A missing baseline is found before hours of measurement, not after.

@@ -323,3 +323,48 @@ pub fn verdicts(race: &Race, ids: &[String]) -> (Vec<Candidate>, Option<String>)
     let winner = answer.map(|a| ids[a.leader].clone());
     (candidates, winner)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schema_3_tune_record_reads_typed_and_writes_back_as_it_was() {
+        // As a file of schema 3 holds it: outcomes, limits and failures as strings.
+        let v = serde_json::json!({
+            "objective": "tg128",
+            "limits": ["min_ctx 4096", "max_kld 0.05 nats (the ladder's quality test)",
+                "memory 3.40 GiB: the host's RAM less 10% (memory_margin)",
+                "memory Vulkan0 512.0 KiB (max_device_memory_gib)",
+                "cold load ≤ 2.5 s (median of 3, page cache evicted)"],
+            "space": 3,
+            "excluded": [{"id": "a", "limit": "max_kld", "why": "KLD 0.117 > 0.05"},
+                {"id": "b", "limit": "max_ttft_ms", "why": "p90 prefill (TTFT) 9.00 ms"}],
+            "alpha": 0.05, "indifference": 0.02, "max_rounds": 4, "looks": [2, 3, 4],
+            "level": 0.004,
+            "candidates": [{"id": "c", "outcome": "winner", "rounds": 4},
+                {"id": "d", "outcome": "slower", "by": "c", "at_round": 2, "ratio": 1.3,
+                 "rounds": 2, "probe_rounds": 1},
+                {"id": "e", "outcome": "failed", "at_round": 1, "rounds": 0}],
+            "winner": "c", "stopped": "one candidate left", "rounds": 4, "tests_run": 7,
+            "seconds": 12.0, "first_round_seconds": 3.0,
+            "bisections": [{"axis": "n_gpu_layers", "ids": ["c", "d"], "values": [1, 2],
+                "probes": [{"id": "d", "ok": false, "failed": "load"}], "boundary": "c",
+                "raced": ["c"]}]
+        });
+        let t: TuneRecord = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(t.limits[0], Applied::MinCtx(4096));
+        assert_eq!(t.limits[1], Applied::MaxKld(0.05));
+        assert_eq!(t.limits[4], Applied::MaxLoadSeconds(2.5));
+        assert_eq!(t.excluded[1].limit, Limit::MaxTtftMs);
+        let outcomes: Vec<Outcome> = t.candidates.iter().map(|c| c.outcome).collect();
+        assert_eq!(
+            outcomes,
+            [Outcome::Winner, Outcome::Slower, Outcome::Failed]
+        );
+        assert_eq!(t.bisections[0].probes[0].failed, Some(ProbeFailure::Load));
+        assert_eq!(serde_json::to_value(&t).unwrap(), v);
+        assert_eq!(t.excluded[0].limit.to_string(), "max_kld");
+        assert_eq!(t.candidates[1].outcome.to_string(), "slower");
+    }
+}

@@ -42,6 +42,7 @@ mod spine;
 mod synth_models;
 mod text_tokens;
 mod tune;
+mod tune_commands;
 mod tune_goodput;
 mod tune_goodput_served;
 mod tune_placement;

@@ -368,3 +368,65 @@ fn the_leaderboard_shows_each_machines_tune_answer_and_refuses_an_edited_verdict
         "stderr {err}\nmd {md}"
     );
 }
+
+#[test]
+fn ctrl_c_in_tune_stops_after_the_current_test_says_how_to_race_again_and_leaves_a_file_that_replays()
+ {
+    use std::io::BufRead;
+    // A long race: four candidates, a budget no shorter race could spend.
+    let (dir, cfg) = tune_config(
+        "n_threads = [1, 2]\nflash_attn = [\"on\", \"off\"]",
+        "objective = \"tg64\"\nmax_rounds = 10000",
+    );
+    let results = dir.path().join("results");
+    let mut child = std::process::Command::new(cargo_bin("tpsbench"))
+        .args(["tune", "--config"])
+        .arg(&cfg)
+        .arg("--results-dir")
+        .arg(&results)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut lines = stderr.lines().map_while(Result::ok);
+    let mut seen = String::new();
+    // Into the race's rounds, then Ctrl-C.
+    for l in lines.by_ref() {
+        seen.push_str(&l);
+        seen.push('\n');
+        if l.contains("tune: round 3/") {
+            break;
+        }
+    }
+    assert!(seen.contains("tune: round 3/"), "{seen}");
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let rest: Vec<String> = lines.collect();
+    let out = child.wait_with_output().unwrap();
+    let err = format!("{seen}{}", rest.join("\n"));
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("interrupt: stopping after the current test"),
+        "{err}"
+    );
+    let file = only_result(&results);
+    assert!(
+        err.contains(&format!(
+            "interrupted: {} holds the race so far, and the answer above is what its rounds \
+             established; to race again: ",
+            file.display()
+        )),
+        "{err}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("## tune: tg64\n"), "{stdout}");
+    // The file replays: its race, interrupted, is the race its rounds give.
+    let r = tpsbench::record::verify::read(&file).unwrap();
+    let t = r.run.tune.as_ref().unwrap();
+    assert_eq!(t.stopped, "budget spent: interrupted", "{t:?}");
+    assert!(r.run.finished_at.is_none());
+}

@@ -71,7 +71,7 @@ pub(super) fn apply(
             let path = header_path(opts, prep, c);
             let name = &prep.plan.models[c.model].name;
             let why = (!unbuilt(opts, prep, c))
-                .then(|| limits.excludes(&mut shapes, &path, name, c, ctx_needed, &devices))
+                .then(|| limits.excludes(&mut shapes, &path, name, c, ctx_needed))
                 .flatten();
             match why {
                 Some(why) => {
@@ -182,7 +182,7 @@ pub(super) fn expanded(
                     });
                 let path = header_path(opts, prep, &c);
                 let name = &prep.plan.models[c.model].name;
-                limits.excludes_with(&mut shapes, &path, name, &c, at, devices, draft.as_ref())
+                limits.excludes_with(&mut shapes, &path, name, &c, at, draft.as_ref())
             })
             .flatten();
         match why {

@@ -33,6 +33,8 @@ pub(super) struct Limits {
     host: Option<(u64, String)>,
     /// Offload device name, its limit, how it is said.
     devices: Vec<(String, u64, String)>,
+    /// This build's llama.cpp devices, which a placement fills.
+    seen: Vec<DeviceInfo>,
 }
 
 /// The host's RAM (MemTotal), bytes.
@@ -96,7 +98,11 @@ pub(super) fn limits(t: &Tune, devices: &[DeviceInfo]) -> Result<Limits, String>
             None => {}
         }
     }
-    Ok(Limits { host, devices: out })
+    Ok(Limits {
+        host,
+        devices: out,
+        seen: devices.to_vec(),
+    })
 }
 
 /// The models' tensor tables and shapes, read once per file.
@@ -177,20 +183,18 @@ impl Limits {
         name: &str,
         c: &PlannedTest,
         ctx: u32,
-        devices: &[DeviceInfo],
     ) -> Option<String> {
         let at = Context {
             per_seq: ctx,
             seqs: 1,
             unified: false,
         };
-        self.excludes_with(shapes, path, name, c, at, devices, None)
+        self.excludes_with(shapes, path, name, c, at, None)
     }
 
     /// As `excludes`, at context `at` (a serving candidate's slots each hold a request's
     /// context), and with `draft`'s model loaded beside the target: a drafted candidate
     /// holds both, at the same context.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn excludes_with(
         &self,
         shapes: &mut Shapes,
@@ -198,9 +202,9 @@ impl Limits {
         name: &str,
         c: &PlannedTest,
         at: Context,
-        devices: &[DeviceInfo],
         draft: Option<&DraftModel>,
     ) -> Option<String> {
+        let devices = &self.seen;
         let ctx = at.per_seq.max(c.params.n_ctx());
         let seqs = at.seqs.max(1);
         // The cells llama.cpp makes for `seqs` sequences of `ctx` tokens.

@@ -42,6 +42,7 @@ fn on_device(bytes: u64) -> Limits {
     Limits {
         host: None,
         devices: vec![("Vulkan0".into(), bytes, String::new())],
+        seen: vec![gpu()],
     }
 }
 
@@ -68,12 +69,9 @@ fn a_draft_on_the_device_counts_beside_its_target_and_one_left_on_the_cpu_does_n
             label: "d",
             n_gpu_layers,
         };
-        limits.excludes_with(shapes, &path, "t", c, at64(), &devices, Some(&draft))
+        limits.excludes_with(shapes, &path, "t", c, at64(), Some(&draft))
     };
-    assert_eq!(
-        limits.excludes(&mut shapes, &path, "t", &c, 64, &devices),
-        None
-    );
+    assert_eq!(limits.excludes(&mut shapes, &path, "t", &c, 64), None);
     // Every layer of the draft on the device too: twice the target's share.
     let why = with(&limits, &mut shapes, &c, -1)
         .expect("target and draft exceed what the target alone fills");
@@ -91,6 +89,7 @@ fn a_draft_on_the_device_counts_beside_its_target_and_one_left_on_the_cpu_does_n
     let host = Limits {
         host: Some((target.host.total() + 1, String::new())),
         devices: Vec::new(),
+        seen: vec![gpu()],
     };
     let why = with(&host, &mut shapes, &candidate(0), 0).unwrap();
     assert!(why.contains("draft d: weights"), "{why}");
