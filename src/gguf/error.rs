@@ -41,10 +41,3 @@ impl GgufError {
         }
     }
 }
-
-/// Callers that still carry errors as text: `?` turns the error into its one line.
-impl From<GgufError> for String {
-    fn from(e: GgufError) -> String {
-        e.to_string()
-    }
-}

@@ -126,21 +126,11 @@ pub fn shape(preset: &str) -> Option<Shape> {
         .or_else(|| mtp::shape(preset))
 }
 
-/// A llama-architecture shape from its config.json figures: head size n_embd / n_head, rms
-/// eps 1e-5, no biases or q/k norms, dense feed-forward.
-#[allow(clippy::too_many_arguments)] // config.json's fields, in its order
-fn llama(
-    preset: &'static str,
-    n_embd: u64,
-    n_ff: u64,
-    n_layer: u64,
-    n_head: u64,
-    n_head_kv: u64,
-    n_vocab: u64,
-    ctx: u32,
-    theta: f32,
-    tok: Tokenizer,
-) -> Shape {
+/// A llama-architecture shape from its config.json figures (`dims`: n_embd, n_ff, n_layer,
+/// n_head, n_head_kv, n_vocab, in config.json's order): head size n_embd / n_head, rms eps
+/// 1e-5, no biases or q/k norms, dense feed-forward.
+fn llama(preset: &'static str, dims: [u64; 6], ctx: u32, theta: f32, tok: Tokenizer) -> Shape {
+    let [n_embd, n_ff, n_layer, n_head, n_head_kv, n_vocab] = dims;
     Shape {
         preset,
         arch: "llama",
@@ -170,12 +160,7 @@ fn dense(preset: &str) -> Option<Shape> {
         // meta-llama/Llama-2-7b-hf
         "llama-2-7b" => llama(
             "llama-2-7b",
-            4096,
-            11008,
-            32,
-            32,
-            32,
-            32000,
+            [4096, 11008, 32, 32, 32, 32000],
             4096,
             10_000.0,
             Tokenizer::Spm,
@@ -183,12 +168,7 @@ fn dense(preset: &str) -> Option<Shape> {
         // meta-llama/Meta-Llama-3-8B
         "llama-3-8b" => llama(
             "llama-3-8b",
-            4096,
-            14336,
-            32,
-            32,
-            8,
-            128_256,
+            [4096, 14336, 32, 32, 8, 128_256],
             8192,
             500_000.0,
             l3,
@@ -196,12 +176,7 @@ fn dense(preset: &str) -> Option<Shape> {
         // mistralai/Mistral-7B-v0.1 (converted to the llama architecture by llama.cpp)
         "mistral-7b" => llama(
             "mistral-7b",
-            4096,
-            14336,
-            32,
-            32,
-            8,
-            32000,
+            [4096, 14336, 32, 32, 8, 32000],
             32768,
             10_000.0,
             Tokenizer::Spm,
@@ -230,12 +205,7 @@ fn dense(preset: &str) -> Option<Shape> {
         // meta-llama/Meta-Llama-3-70B
         "llama-3-70b" => llama(
             "llama-3-70b",
-            8192,
-            28672,
-            80,
-            64,
-            8,
-            128_256,
+            [8192, 28672, 80, 64, 8, 128_256],
             8192,
             500_000.0,
             l3,
@@ -274,12 +244,7 @@ fn moe(preset: &str) -> Option<Shape> {
             moe: Some(Moe::routed(8, 2, 14336)),
             ..llama(
                 "mixtral-8x7b",
-                4096,
-                14336,
-                32,
-                32,
-                8,
-                32000,
+                [4096, 14336, 32, 32, 8, 32000],
                 32768,
                 1_000_000.0,
                 Tokenizer::Spm,

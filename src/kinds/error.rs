@@ -57,6 +57,12 @@ pub enum KindError {
     /// `server = { draft = ... }` naming no file.
     #[error("model {model:?}: no draft GGUF at {}", path.display())]
     NoDraft { model: String, path: PathBuf },
+    /// A server tpsbench starts could not be started.
+    #[error("{0}")]
+    Launch(crate::engine::endpoint::LaunchError),
+    /// A serving test could not be measured.
+    #[error("{0}")]
+    Serving(crate::serving::error::ServingError),
     /// The measurement's own refusal of what it was given: its line.
     #[error("{0}")]
     Refused(String),
@@ -86,17 +92,21 @@ impl From<RecordError> for KindError {
     }
 }
 
-impl From<ClientError> for KindError {
-    fn from(e: ClientError) -> Self {
-        KindError::Client(e)
+impl From<crate::engine::endpoint::LaunchError> for KindError {
+    fn from(e: crate::engine::endpoint::LaunchError) -> Self {
+        KindError::Launch(e)
     }
 }
 
-/// Internal helpers that still carry errors as text (and a test's stored error): `?` turns
-/// the error into its one line.
-impl From<KindError> for String {
-    fn from(e: KindError) -> String {
-        e.to_string()
+impl From<crate::serving::error::ServingError> for KindError {
+    fn from(e: crate::serving::error::ServingError) -> Self {
+        KindError::Serving(e)
+    }
+}
+
+impl From<ClientError> for KindError {
+    fn from(e: ClientError) -> Self {
+        KindError::Client(e)
     }
 }
 

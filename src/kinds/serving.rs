@@ -24,9 +24,7 @@ use crate::serving::run::{GroupRun, Ready, fill, summary_line};
 pub struct Group<'m>(Shared<'m>);
 
 enum Shared<'m> {
-    /// The in-process context.
     InProcess(Result<Ready<'m>, String>),
-    /// The server of a served model.
     Http(Box<Result<ServedGroup<'m>, String>>),
 }
 
@@ -74,22 +72,20 @@ pub fn open<'m>(
     results: Option<&Path>,
 ) -> Group<'m> {
     if first.transport == Transport::Http {
-        return Group(Shared::Http(Box::new(open_served(
-            engine, config, first, results,
-        ))));
+        let g = open_served(engine, config, first, results).map_err(|e| e.to_string());
+        return Group(Shared::Http(Box::new(g)));
     }
     let gr = group_run(engine, config, prompts);
-    Group(Shared::InProcess(model.and_then(|m| gr.prepare(m, first))))
+    let ready = model.and_then(|m| gr.prepare(m, first).map_err(|e| e.to_string()));
+    Group(Shared::InProcess(ready))
 }
 
-/// The model's `served` table, which a served test needs.
 fn served_of(m: &ModelEntry) -> Result<&Served, KindError> {
     m.served.as_ref().ok_or_else(|| KindError::NotServed {
         model: m.name.clone(),
     })
 }
 
-/// The HTTP client for `m` at `endpoint`, with its table's model name, timeout and CA file.
 fn client_for(m: &ModelEntry, s: &Served, endpoint: &str) -> Result<Client, KindError> {
     let model = s.served_model.clone().unwrap_or_else(|| m.name.clone());
     let timeout = Duration::from_secs_f64(s.request_timeout_s);
@@ -169,15 +165,21 @@ fn llama_server_command(
     config: &Config,
     m: &ModelEntry,
     first: &ServingTest,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, KindError> {
     let (binary, extra, draft, port, alias) = (&l.binary, l.extra, l.draft, l.port, l.alias);
-    let sc = config.serving.as_ref().ok_or("no [serving] table")?;
+    let refused = |s: &str| KindError::Refused(s.into());
+    let sc = config
+        .serving
+        .as_ref()
+        .ok_or_else(|| refused("no [serving] table"))?;
     let path = m
         .path
         .as_deref()
-        .ok_or("server = \"llama-server\" serves the model's `path`, and it has none")?
+        .ok_or_else(|| {
+            refused("server = \"llama-server\" serves the model's `path`, and it has none")
+        })?
         .to_str()
-        .ok_or("the model path is not UTF-8")?
+        .ok_or_else(|| refused("the model path is not UTF-8"))?
         .to_string();
     let p = &first.params;
     // A test with a server of its own (a tune candidate) is served in its own slots.
@@ -207,8 +209,6 @@ fn llama_server_command(
         c.push(k.into());
         c.push(v);
     }
-    // The test's threads, batch, offload, flash attention, KV types and whatever else of its
-    // settings llama-server takes (one mapping, `plan::serving::server_flags`).
     c.extend(crate::plan::serving::server_flags::flags(p));
     c.push(
         if sc.kv_unified {
@@ -221,7 +221,7 @@ fn llama_server_command(
     if let Some(d) = draft {
         // Drafting as `[speculative]`'s draft-simple does in process: the draft on the
         // target's devices, K and the minimum as given.
-        let dp = d.path.to_str().ok_or("the draft path is not UTF-8")?;
+        let dp = (d.path.to_str()).ok_or_else(|| refused("the draft path is not UTF-8"))?;
         for (k, v) in [
             ("--spec-type", "draft-simple".to_string()),
             ("--model-draft", dp.to_string()),
@@ -242,12 +242,13 @@ fn open_served<'m>(
     config: &Config,
     first: &ServingTest,
     results: Option<&Path>,
-) -> Result<ServedGroup<'m>, String> {
+) -> Result<ServedGroup<'m>, KindError> {
     let m = &config.models[first.model];
     let s = served_of(m)?;
     let (mut client, launched) = match &s.server {
         None => {
-            let ep = s.endpoint.as_deref().ok_or("no endpoint")?;
+            let ep =
+                (s.endpoint.as_deref()).ok_or_else(|| KindError::Refused("no endpoint".into()))?;
             (client_for(m, s, ep)?, None)
         }
         Some(launch) => {
@@ -255,7 +256,7 @@ fn open_served<'m>(
             (client, Some(l))
         }
     };
-    let mut info = identity::probe(&client).map_err(|e| e.to_string())?;
+    let mut info = identity::probe(&client).map_err(|e| KindError::Refused(e.to_string()))?;
     if identity::is_llama_server(&info) {
         // llama-server reuses a slot's KV for a shared prefix unless told not to.
         client
@@ -273,7 +274,7 @@ fn open_served<'m>(
     let draft = match &s.server {
         Some(ServerLaunch::LlamaServer { draft: Some(d), .. }) => {
             let sha = crate::util::system::sha256_file(&d.path)
-                .map_err(|e| format!("{}: {e}", d.path.display()))?;
+                .map_err(|e| KindError::Refused(format!("{}: {e}", d.path.display())))?;
             Some((d.clone(), sha))
         }
         _ => None,
@@ -290,13 +291,12 @@ fn open_served<'m>(
     })
 }
 
-/// Starts the server of `first`'s model and waits until it answers.
 fn start_server(
     launch: &ServerLaunch,
     config: &Config,
     first: &ServingTest,
     results: Option<&Path>,
-) -> Result<(Client, Launched), String> {
+) -> Result<(Client, Launched), KindError> {
     let m = &config.models[first.model];
     let s = served_of(m)?;
     let (endpoint, port) = match &s.endpoint {
@@ -319,11 +319,15 @@ fn start_server(
             draft,
         } => {
             let l = LlamaServer {
-                binary: (binary.clone().or_else(launch::pinned_llama_server))
-                    .ok_or("no llama-server: run scripts/reference-tools --server")?,
+                binary: (binary.clone().or_else(launch::pinned_llama_server)).ok_or_else(|| {
+                    KindError::Refused(
+                        "no llama-server: run scripts/reference-tools --server".into(),
+                    )
+                })?,
                 extra: args,
                 draft: draft.as_ref(),
-                port: port.ok_or("the endpoint names no port")?,
+                port: (port
+                    .ok_or_else(|| KindError::Refused("the endpoint names no port".into())))?,
                 alias: &client.model,
             };
             (
@@ -391,7 +395,9 @@ pub fn run(
         Shared::InProcess(ready) => {
             rec.placement = ready.as_ref().ok().and_then(|(s, _)| s.placement());
             match ready {
-                Ok((session, work)) => gr.measure(session.as_mut(), work, t, progress),
+                Ok((session, work)) => {
+                    (gr.measure(session.as_mut(), work, t, progress)).map_err(|e| e.to_string())
+                }
                 Err(e) => Err(e.clone()),
             }
         }
@@ -432,13 +438,18 @@ fn served(
     let count = |text: &str| -> Result<u64, String> {
         let m = tokenizer.get_or_init(|| {
             let p = path.as_deref().ok_or("no GGUF")?;
-            Ok(engine.load(p, &LoadParams::default())?)
+            engine
+                .load(p, &LoadParams::default())
+                .map_err(|e| e.to_string())
         });
         let m = m
             .as_ref()
             .map_err(|e| format!("the tokenizer could not load: {e}"))?;
         let sm = m.serving().ok_or("this engine has no tokenizer")?;
-        Ok(sm.tokenize(text, false, true)?.len() as u64)
+        Ok(sm
+            .tokenize(text, false, true)
+            .map_err(|e| e.to_string())?
+            .len() as u64)
     };
     let run = HttpRun {
         client: &g.client,
@@ -457,7 +468,7 @@ fn served(
         std::thread::sleep(Duration::from_millis(200));
         match g.launched.as_mut().and_then(dead) {
             Some(d) => format!("{e}; {d}"),
-            None => e,
+            None => e.to_string(),
         }
     })
 }

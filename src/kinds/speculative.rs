@@ -196,7 +196,15 @@ fn measure(
         progress.note(&format!("{}: {short}", rec.id));
         notes.push(short);
     }
-    let prompts = SpecPrompts {
+    let sha = draft.as_ref().and_then(|d| d.sha256.clone());
+    let sp = g.record(s, prompts_of(pf, s, &jobs), (sha, draft_bytes), notes);
+    rec.n_ctx = n_ctx;
+    Ok(finish(rec, s, sp))
+}
+
+/// What the record says of the prompts.
+fn prompts_of(pf: &PromptFile, s: &SpecTest, jobs: &[Job]) -> SpecPrompts {
+    SpecPrompts {
         dataset: pf.name.clone(),
         sha256: pf.sha256.clone(),
         format: if pf.sharegpt { "sharegpt" } else { "prompts" }.into(),
@@ -204,11 +212,7 @@ fn measure(
         n_prompts: jobs.len() as u32,
         prompt_tokens: jobs.iter().map(|j| j.tokens.len() as u64).sum(),
         gen_tokens: jobs.iter().map(|j| u64::from(j.n_gen)).sum(),
-    };
-    let sha = draft.as_ref().and_then(|d| d.sha256.clone());
-    let sp = g.record(s, prompts, (sha, draft_bytes), notes);
-    rec.n_ctx = n_ctx;
-    Ok(finish(rec, s, sp))
+    }
 }
 
 /// The record's rates and figures from `sp`; returns the progress line.

@@ -7,6 +7,7 @@
 use std::collections::VecDeque;
 
 use super::bench::{Request, Timed};
+use super::error::ServingError;
 use super::metrics::Trace;
 use super::sampling::Sampler;
 use crate::engine::{BatchSession, BatchToken, Engine, EngineError};
@@ -61,7 +62,7 @@ pub fn run_arrivals(
     slots: u32,
     n_batch: usize,
     samplers: &mut [Sampler],
-) -> Result<ArrivalRun, String> {
+) -> Result<ArrivalRun, ServingError> {
     check_arrivals(reqs, offsets, samplers.len(), slots, n_batch)?;
     session.clear();
     let mut s = Timed {
@@ -119,19 +120,17 @@ fn check_arrivals(
     n_samplers: usize,
     slots: u32,
     n_batch: usize,
-) -> Result<(), String> {
+) -> Result<(), ServingError> {
     let n = reqs.len();
     if offsets.len() != n || n_samplers < n {
-        return Err("one arrival time and one sampler per request".into());
+        return Err(ServingError::Unpaired);
     }
     if reqs.iter().any(|r| r.prompt.is_empty() || r.n_gen == 0) {
-        return Err("every request needs a prompt and at least one token".into());
+        return Err(ServingError::EmptyRequest);
     }
     // Every active sequence decodes a token each step: all must fit one batch.
     if (slots as usize) > n_batch {
-        return Err(format!(
-            "{slots} sequences cannot decode together in batches of {n_batch} (n_batch)"
-        ));
+        return Err(ServingError::SlotsOverBatch { slots, n_batch });
     }
     Ok(())
 }

@@ -17,6 +17,7 @@
 //! Time inside llama.cpp calls is summed; the rest of the wall time (sampling, batch
 //! building, bookkeeping) is the overhead.
 
+use super::error::ServingError;
 use super::metrics::{Phases, Trace};
 use super::sampling::Sampler;
 use crate::engine::{BatchSession, BatchToken, Engine, EngineError};
@@ -56,7 +57,7 @@ pub fn warmup(
     n_vocab: i32,
     seed: u64,
     room: u32,
-) -> Result<(), String> {
+) -> Result<(), ServingError> {
     let mut rng = SplitMix64(seed);
     let batch: Vec<BatchToken> = (0..16.min(room.max(1) as i32))
         .map(|i| BatchToken {
@@ -90,7 +91,7 @@ pub fn run_together(
     kv_unified: bool,
     n_batch: usize,
     samplers: &mut [Sampler],
-) -> Result<TogetherRun, String> {
+) -> Result<TogetherRun, ServingError> {
     check_requests(reqs, samplers.len(), shared)?;
     let b = reqs.len();
     let n_batch = n_batch.max(1);
@@ -142,13 +143,13 @@ struct Seqs<'a> {
 /// Refuses what `run_together` cannot run, before its clock starts: no request, fewer
 /// samplers than requests, an empty prompt, nothing to generate, or a "shared" prompt that
 /// differs between requests.
-fn check_requests(reqs: &[Request], n_samplers: usize, shared: bool) -> Result<(), String> {
+fn check_requests(reqs: &[Request], n_samplers: usize, shared: bool) -> Result<(), ServingError> {
     let b = reqs.len();
     if b == 0 || n_samplers < b || reqs.iter().any(|r| r.prompt.is_empty() || r.n_gen == 0) {
-        return Err("a serving run needs requests with a prompt and at least one token".into());
+        return Err(ServingError::EmptyRequest);
     }
     if shared && reqs.iter().any(|r| r.prompt != reqs[0].prompt) {
-        return Err("a shared prompt must be the same for every sequence".into());
+        return Err(ServingError::SharedPromptDiffers);
     }
     Ok(())
 }

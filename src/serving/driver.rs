@@ -2,8 +2,9 @@
 //! search and a fixed-rate goodput round, and the record. What differs between the two is
 //! how a batch of requests is served, behind [`Transport`].
 
+use super::error::ServingError;
 use super::goodput;
-use super::http::Counted;
+use super::http::tokens::Counted;
 use super::metrics::{self, Trace};
 use crate::config::serving::{Mode, ServingConfig, Slo};
 use crate::output::progress::Progress;
@@ -13,16 +14,21 @@ use crate::record::serving::{Goodput, RepFigures, ServedDrafts, Serving};
 /// How a serving test's requests are served: on a context in process, or by a server.
 pub(crate) trait Transport {
     /// One repetition of a parallel test: `n_parallel` requests of fresh prompts together.
-    fn parallel(&mut self, t: &ServingTest, rep: u32) -> Result<Rep, String>;
+    fn parallel(&mut self, t: &ServingTest, rep: u32) -> Result<Rep, ServingError>;
     /// One repetition of a request test: the workload's requests one after another.
-    fn requests(&mut self, t: &ServingTest, rep: u32) -> Result<Rep, String>;
+    fn requests(&mut self, t: &ServingTest, rep: u32) -> Result<Rep, ServingError>;
     /// `n` of the workload's requests (cycled) arriving as a Poisson process at `rate`.
-    fn arrivals(&mut self, t: &ServingTest, rate: f64, n: usize, rep: u32) -> Result<Rep, String>;
+    fn arrivals(
+        &mut self,
+        t: &ServingTest,
+        rate: f64,
+        n: usize,
+        rep: u32,
+    ) -> Result<Rep, ServingError>;
     /// Completes the record with what only this transport knows; returns the context size.
     fn finish(&self, s: &mut Serving, g: &Gathered) -> u32;
 }
 
-/// One repetition as a transport served it.
 pub(crate) struct Rep {
     pub figs: RepFigures,
     /// The repetition's sample: T_TG where it has phases, else its whole time; and its rate.
@@ -94,14 +100,13 @@ impl Gathered {
 /// the context size.
 pub(crate) type Measured = (Serving, Vec<u64>, Vec<f64>, u32);
 
-/// Measures test `t` over `tr`: its repetitions, then its record.
 pub(crate) fn measure(
     tr: &mut dyn Transport,
     sc: &ServingConfig,
     (seed, reps): (u64, u32),
     t: &ServingTest,
     progress: &mut dyn Progress,
-) -> Result<Measured, String> {
+) -> Result<Measured, ServingError> {
     // The goodput search is its own series of runs: one pass. At a fixed rate (a tune
     // race's round) each repetition is one run at that load.
     let reps = if t.mode == Mode::Goodput && t.rate.is_none() {
@@ -109,11 +114,7 @@ pub(crate) fn measure(
     } else {
         reps
     };
-    let slo = || {
-        sc.slo
-            .as_ref()
-            .ok_or("the goodput test needs [serving] slo")
-    };
+    let slo = || sc.slo.as_ref().ok_or(ServingError::NoSlo);
     let mut g = Gathered::default();
     for rep in 0..reps {
         progress.repetition(rep, reps);
@@ -164,7 +165,7 @@ fn search(
     slo: &Slo,
     t: &ServingTest,
     progress: &mut dyn Progress,
-) -> Result<(Rep, Goodput), String> {
+) -> Result<(Rep, Goodput), ServingError> {
     let gs = &sc.goodput;
     let began = std::time::Instant::now();
     let mut runs = Vec::new();
@@ -176,7 +177,7 @@ fn search(
             let st = step(&r, rate, slo);
             progress.note(&goodput::step_line(&t.id, &st));
             runs.push((rate, r));
-            Ok(st)
+            Ok::<_, ServingError>(st)
         },
         || began.elapsed().as_secs_f64(),
     )?;
@@ -188,7 +189,6 @@ fn search(
     Ok((runs.swap_remove(i).1, g))
 }
 
-/// A test's record from what its repetitions gathered.
 fn assemble(
     t: &ServingTest,
     sc: &ServingConfig,

@@ -85,12 +85,12 @@ pub fn step_line(id: &str, st: &GoodputStep) -> String {
 /// The search. `run(rate)` measures one arrival test and returns its step; `elapsed()` is
 /// seconds since the search began. Stops when the bracket is within 5%, after `steps`
 /// bisections, or past `max_seconds` (checked before each run).
-pub fn search(
+pub fn search<E>(
     s: &GoodputSearch,
     slo: &Slo,
-    mut run: impl FnMut(f64) -> Result<GoodputStep, String>,
+    mut run: impl FnMut(f64) -> Result<GoodputStep, E>,
     elapsed: impl Fn() -> f64,
-) -> Result<Goodput, String> {
+) -> Result<Goodput, E> {
     let mut steps = Vec::new();
     let done = |steps: Vec<GoodputStep>, stopped: &str, lo: Option<f64>, hi: Option<f64>| {
         let at_lo = lo.and_then(|r| steps.iter().find(|x: &&GoodputStep| x.rate == r));
@@ -198,7 +198,7 @@ mod tests {
                 tried.push(rate);
                 let ok = rate <= capacity;
                 let rs = vec![req(if ok { 100.0 } else { 900.0 }, Some(100.0)); 10];
-                Ok(step(rate, &rs, 10.0 / rate, &slo()))
+                Ok::<_, String>(step(rate, &rs, 10.0 / rate, &slo()))
             },
             || 0.0,
         )
@@ -255,7 +255,7 @@ mod tests {
         let g = search(
             &bounds(6),
             &slo(),
-            |rate| Ok(step(rate, &[req(900.0, None)], 1.0, &slo())),
+            |rate| Ok::<_, String>(step(rate, &[req(900.0, None)], 1.0, &slo())),
             || 1e9,
         )
         .unwrap();

@@ -1,6 +1,5 @@
-//! Serving tests over HTTP: the request, parallel and arrival tests of `serving::run`, and
-//! the goodput search, against an OpenAI-compatible server (`engine::endpoint::Client`), with the
-//! same figures and the same record.
+//! Serving tests against an OpenAI-compatible server (`engine::endpoint::Client`): the
+//! HTTP transport of `serving::driver`, with the in-process tests' figures and record.
 //!
 //! Timing comes from the client: a request's arrival is when it was sent, its first token
 //! when the first chunk with text arrived, its last token when the last one did. A chunk
@@ -21,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use super::dataset::PromptFile;
 use super::driver::{self, Gathered, Measured, Rep, Tally, Transport};
+use super::error::ServingError;
 use super::metrics::{self, Trace};
 use crate::config::ServedDraft;
 use crate::config::serving::ServingConfig;
@@ -31,7 +31,7 @@ use crate::output::progress::Progress;
 use crate::plan::serving::ServingTest;
 use crate::record::serving::{DatasetInfo, RepFigures, ServedDrafts, Serving};
 
-mod tokens;
+pub(crate) mod tokens;
 pub use tokens::{Counted, Tokenize, count, token_times};
 
 /// The model's vocabulary size and BOS, read from its GGUF header, so served prompts are the
@@ -65,7 +65,6 @@ pub(crate) fn vocab_of(path: &Path) -> Option<Vocab> {
     })
 }
 
-/// What a served test needs.
 pub(crate) struct HttpRun<'a> {
     pub client: &'a Client,
     pub server: &'a ServerInfo,
@@ -127,7 +126,6 @@ impl Source {
     }
 }
 
-/// One answer as a trace on the test's clock, with `n` tokens.
 fn trace(s: &Streamed, start: Instant, n_prompt: u32, n: u64) -> Trace {
     let ns = |t: Instant| t.saturating_duration_since(start).as_nanos() as u64;
     let chunk_ns: Vec<u64> = s.chunks.iter().map(|c| ns(c.at)).collect();
@@ -145,7 +143,6 @@ fn trace(s: &Streamed, start: Instant, n_prompt: u32, n: u64) -> Trace {
     }
 }
 
-/// What one batch of requests gave.
 #[derive(Default)]
 struct Batch {
     traces: Vec<Trace>,
@@ -168,11 +165,11 @@ impl HttpRun<'_> {
 
     /// Sends `reqs` at their offsets; the first failure fails the batch, naming how many
     /// failed.
-    fn send(&self, reqs: &[(Duration, Request)]) -> Result<Batch, String> {
+    fn send(&self, reqs: &[(Duration, Request)]) -> Result<Batch, ServingError> {
         let (start, answers) = self.client.stream_all(reqs);
         let failed = answers.iter().filter(|a| a.is_err()).count();
         if let Some(Err(e)) = answers.iter().find(|a| a.is_err()) {
-            return Err(if failed > 1 {
+            return Err(ServingError::Server(if failed > 1 {
                 format!(
                     "{e} (and {} more of {} requests failed)",
                     failed - 1,
@@ -180,7 +177,7 @@ impl HttpRun<'_> {
                 )
             } else {
                 e.to_string()
-            });
+            }));
         }
         let mut b = Batch::default();
         for ((_, q), a) in reqs.iter().zip(answers) {
@@ -189,7 +186,7 @@ impl HttpRun<'_> {
                 Prompt::Tokens(t) => t.len() as u32,
                 Prompt::Text(_) => 0,
             };
-            let (n, counted) = count(&s, self.tokenize, q)?;
+            let (n, counted) = count(&s, self.tokenize, q).map_err(ServingError::Server)?;
             let t = trace(&s, start, n_prompt, n);
             b.tally.counted = b.tally.counted.max(counted);
             b.tally.short += u32::from(n < u64::from(q.max_tokens));
@@ -212,7 +209,7 @@ impl HttpRun<'_> {
     /// `n` synthetic prompts of n_prompt tokens (as in-process, from the same seed).
     /// A ShareGPT file is sampled as vLLM samples it (as in-process), which takes the model's
     /// tokenizer: the entry's `path`.
-    fn workload(&self, n: usize) -> Result<Vec<(Prompt, u32)>, String> {
+    fn workload(&self, n: usize) -> Result<Vec<(Prompt, u32)>, ServingError> {
         let sc = self.sc;
         let Some(f) = self.prompts else {
             let mut src = Source::new(self.seed, self.vocab);
@@ -222,11 +219,11 @@ impl HttpRun<'_> {
         };
         let tokenize = match (f.sharegpt, self.tokenize) {
             (true, None) => {
-                return Err(format!(
+                return Err(ServingError::Prompts(format!(
                     "{}: sampling ShareGPT as vLLM does counts tokens with the model's \
                      tokenizer: give the entry a `path` to its GGUF",
                     f.name
-                ));
+                )));
             }
             (_, t) => t,
         };
@@ -235,7 +232,8 @@ impl HttpRun<'_> {
             Some(c) => c(t).map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             None => Ok(0),
         };
-        let picked = crate::serving::dataset::serving_picks(f, n, self.seed, sc.n_gen, count)?;
+        let picked = crate::serving::dataset::serving_picks(f, n, self.seed, sc.n_gen, count)
+            .map_err(ServingError::Prompts)?;
         Ok((0..n)
             .map(|k| {
                 let (i, n_gen) = picked[k % picked.len()];
@@ -244,13 +242,11 @@ impl HttpRun<'_> {
             .collect())
     }
 
-    /// Measures test `t` (request, parallel, arrival or goodput): its repetitions, then its
-    /// record.
     pub fn measure(
         &self,
         t: &ServingTest,
         progress: &mut dyn Progress,
-    ) -> Result<Measured, String> {
+    ) -> Result<Measured, ServingError> {
         let mut tr = Http {
             run: self,
             // Parallel tests draw fresh prompts every repetition, from one stream per test.
@@ -259,13 +255,11 @@ impl HttpRun<'_> {
         driver::measure(&mut tr, self.sc, (self.seed, self.reps), t, progress)
     }
 
-    /// The seed of request `j`'s sampling in repetition `rep`: the in-process test's.
     fn seed_of(&self, rep: u32, j: usize) -> u64 {
         self.seed ^ (u64::from(rep) << 32) ^ (j as u64 + 1)
     }
 }
 
-/// A serving test against a server.
 struct Http<'r, 'a> {
     run: &'r HttpRun<'a>,
     synthetic: Source,
@@ -273,7 +267,7 @@ struct Http<'r, 'a> {
 
 impl Transport for Http<'_, '_> {
     /// The synthetic requests sent at once.
-    fn parallel(&mut self, t: &ServingTest, rep: u32) -> Result<Rep, String> {
+    fn parallel(&mut self, t: &ServingTest, rep: u32) -> Result<Rep, ServingError> {
         let (run, sc) = (self.run, self.run.sc);
         let reqs: Vec<_> = (0..t.n_parallel as usize)
             .map(|j| {
@@ -289,7 +283,7 @@ impl Transport for Http<'_, '_> {
 
     /// Each request sent when the last has its answer; the repetition's phases are their
     /// sums, T_PP to each first token and T_TG from there to its last.
-    fn requests(&mut self, _: &ServingTest, rep: u32) -> Result<Rep, String> {
+    fn requests(&mut self, _: &ServingTest, rep: u32) -> Result<Rep, ServingError> {
         let run = self.run;
         let mut all = Batch::default();
         let mut sum = metrics::Phases::default();
@@ -313,7 +307,13 @@ impl Transport for Http<'_, '_> {
         Ok(all.rep(sum.figures(), true))
     }
 
-    fn arrivals(&mut self, _: &ServingTest, rate: f64, n: usize, rep: u32) -> Result<Rep, String> {
+    fn arrivals(
+        &mut self,
+        _: &ServingTest,
+        rate: f64,
+        n: usize,
+        rep: u32,
+    ) -> Result<Rep, ServingError> {
         let run = self.run;
         let offsets = metrics::poisson_offsets(n, rate, run.seed.wrapping_add(u64::from(rep)));
         let reqs: Vec<_> = (run.workload(n)?.into_iter().zip(offsets).enumerate())
@@ -362,7 +362,6 @@ impl Transport for Http<'_, '_> {
                 ..g.tally.drafts.clone()
             });
         }
-        // The server's own context per slot, when it says.
         run.server.slot_n_ctx.unwrap_or(0) as u32
     }
 }

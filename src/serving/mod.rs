@@ -12,15 +12,16 @@
 //!   load).
 //!
 //! Layout: `config::serving` (the `[serving]` table), `plan::serving` (tests and context
-//! groups), `bench` and `arrivals` (the measurement loops), `metrics` (pure figures, targets, capacity,
-//! cost), `sampling`, `dataset` (prompt files), `run` (a group's context and a test's
-//! figures, for `kinds::serving`), `record::serving` (the result schema) and
-//! `export::serving` (the Markdown table).
+//! groups), `driver` (a test's repetitions, goodput search and record, over a transport:
+//! `run` in process, `http` against a server), `bench` and `arrivals` (the in-process
+//! loops), `metrics` (pure figures, targets, capacity, cost), `sampling`, `dataset` (prompt
+//! files), `record::serving` (the result schema) and `export::serving` (the Markdown table).
 
 pub mod arrivals;
 pub mod bench;
 pub mod dataset;
 pub(crate) mod driver;
+pub mod error;
 pub(crate) mod goodput;
 pub mod http;
 pub(crate) mod metrics;

@@ -5,6 +5,7 @@
 use super::bench::{self, Request, TogetherRun};
 use super::dataset::PromptFile;
 use super::driver::{self, Gathered, Measured, Rep, Tally, Transport};
+use super::error::ServingError;
 use super::metrics::{self, Trace};
 use super::sampling::Sampler;
 use crate::config::serving::{Mode, ServingConfig};
@@ -19,7 +20,6 @@ mod workload;
 pub(crate) use record::{fill, summary_line};
 use workload::workload;
 
-/// A group's context and requests.
 pub(crate) type Ready<'m> = (Box<dyn BatchSession + 'm>, Workload);
 
 pub(crate) struct Workload {
@@ -40,15 +40,12 @@ pub(crate) struct GroupRun<'a> {
 }
 
 impl GroupRun<'_> {
-    /// Builds the workload, sizes and makes the context, and warms it up.
     pub(crate) fn prepare<'m>(
         &self,
         model: &'m dyn Model,
         t: &ServingTest,
-    ) -> Result<Ready<'m>, String> {
-        let sm: &dyn ServingModel = model
-            .serving()
-            .ok_or("this engine cannot run serving tests")?;
+    ) -> Result<Ready<'m>, ServingError> {
+        let sm: &dyn ServingModel = model.serving().ok_or(ServingError::NoServing)?;
         let info = model.info();
         let sc = self.sc;
         let (requests, dataset) = match t.mode {
@@ -65,10 +62,10 @@ impl GroupRun<'_> {
             _ => slots_n_ctx(longest, t.n_seq_max),
         };
         if info.n_ctx_train > 0 && longest > info.n_ctx_train {
-            return Err(format!(
-                "a request needs {longest} tokens of context but the model was trained for {}",
-                info.n_ctx_train
-            ));
+            return Err(ServingError::TooLong {
+                need: longest,
+                trained: info.n_ctx_train,
+            });
         }
         let params = BatchParams {
             base: t.params.clone(),
@@ -101,14 +98,13 @@ impl GroupRun<'_> {
             .collect()
     }
 
-    /// Measures test `t` on the group's context: its repetitions, then its record.
     pub(crate) fn measure(
         &self,
         session: &mut dyn BatchSession,
         work: &Workload,
         t: &ServingTest,
         progress: &mut dyn Progress,
-    ) -> Result<Measured, String> {
+    ) -> Result<Measured, ServingError> {
         let mut tr = InProcess {
             gr: self,
             session,
@@ -120,7 +116,6 @@ impl GroupRun<'_> {
     }
 }
 
-/// A serving test on a group's context.
 struct InProcess<'a, 's> {
     gr: &'a GroupRun<'a>,
     session: &'a mut (dyn BatchSession + 's),
@@ -135,7 +130,7 @@ impl InProcess<'_, '_> {
         reqs: &[Request],
         shared: bool,
         samplers: &mut [Sampler],
-    ) -> Result<TogetherRun, String> {
+    ) -> Result<TogetherRun, ServingError> {
         let gr = self.gr;
         bench::run_together(
             self.session,
@@ -152,7 +147,7 @@ impl InProcess<'_, '_> {
 impl Transport for InProcess<'_, '_> {
     /// The prompts are drawn before the timed run; the sample is T_TG and S_TG, as
     /// llama-batched-bench reports.
-    fn parallel(&mut self, t: &ServingTest, rep: u32) -> Result<Rep, String> {
+    fn parallel(&mut self, t: &ServingTest, rep: u32) -> Result<Rep, ServingError> {
         let sc = self.gr.sc;
         let b = t.n_parallel as usize;
         let reqs = parallel_requests(sc, b, t.shared, &mut self.tokens);
@@ -165,7 +160,7 @@ impl Transport for InProcess<'_, '_> {
 
     /// Each request a run of its own; the repetition's phases are their sums, and its traces
     /// are on the clock of its first request.
-    fn requests(&mut self, t: &ServingTest, rep: u32) -> Result<Rep, String> {
+    fn requests(&mut self, t: &ServingTest, rep: u32) -> Result<Rep, ServingError> {
         let mut sum = metrics::Phases::default();
         let (mut start, mut traces) = (None, Vec::new());
         let work = self.work;
@@ -184,7 +179,13 @@ impl Transport for InProcess<'_, '_> {
 
     /// Seeded anew each repetition, served with continuous batching in `n_parallel` slots;
     /// the sample is the whole time and output rate (arrivals have no phases).
-    fn arrivals(&mut self, t: &ServingTest, rate: f64, n: usize, rep: u32) -> Result<Rep, String> {
+    fn arrivals(
+        &mut self,
+        t: &ServingTest,
+        rate: f64,
+        n: usize,
+        rep: u32,
+    ) -> Result<Rep, ServingError> {
         let gr = self.gr;
         let all = &self.work.requests;
         let cycled: Vec<Request>;

@@ -120,7 +120,6 @@ pub struct Comparison {
     pub verdict: Verdict,
 }
 
-/// Settings of a comparison.
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// Significance level (default 0.05).

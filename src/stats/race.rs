@@ -239,14 +239,12 @@ impl Race {
         }
     }
 
-    /// The candidates still in the race, in index order.
     pub fn survivors(&self) -> Vec<usize> {
         (0..self.out.len())
             .filter(|&i| self.out[i].is_none())
             .collect()
     }
 
-    /// The rounds the survivors have run.
     pub fn rounds_done(&self) -> usize {
         self.survivors()
             .first()
@@ -267,7 +265,6 @@ impl Race {
         self.level
     }
 
-    /// Every round value of candidate `i`, in round order.
     pub fn rounds_of(&self, i: usize) -> &[f64] {
         &self.rounds[i]
     }
@@ -349,7 +346,6 @@ impl Race {
         }
     }
 
-    /// The answer as it stands.
     pub fn answer(&self) -> Option<Answer> {
         let alive = self.survivors();
         let geo = |i: usize| {

@@ -50,17 +50,3 @@ pub enum ClientError {
     #[error("ca_file {}: {reason}", path.display())]
     CaFile { path: PathBuf, reason: String },
 }
-
-/// Callers that still carry errors as text: `?` turns the error into its one line.
-impl From<ClientError> for String {
-    fn from(e: ClientError) -> String {
-        e.to_string()
-    }
-}
-
-/// Callers that still carry errors as text: `?` turns the error into its one line.
-impl From<EndpointError> for String {
-    fn from(e: EndpointError) -> String {
-        e.to_string()
-    }
-}

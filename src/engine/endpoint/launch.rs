@@ -83,13 +83,6 @@ pub enum LaunchError {
     },
 }
 
-/// Callers that still carry errors as text: `?` turns the error into its one line.
-impl From<LaunchError> for String {
-    fn from(e: LaunchError) -> String {
-        e.to_string()
-    }
-}
-
 impl Launched {
     /// Starts `command` with its stdout and stderr in `log`, then waits up to `ready` for
     /// `client`'s `/health` to answer 200.

@@ -33,7 +33,7 @@ struct Opts {
 }
 
 #[repr(C)]
-#[derive(Default)]
+#[derive(Default, Clone, Copy)]
 struct Stats {
     n_prompt: i64,
     n_generated: i64,
@@ -46,6 +46,20 @@ struct Stats {
     t_gen_s: f64,
     t_draft_s: f64,
     t_verify_s: f64,
+}
+
+/// Where a generation writes (`tpsb_spec_out`).
+#[repr(C)]
+struct Out {
+    tokens: *mut i32,
+    cap: usize,
+    n_tokens: usize,
+    pos_drafted: *mut i64,
+    pos_accepted: *mut i64,
+    n_pos: usize,
+    stats: Stats,
+    err: *mut c_char,
+    n_err: usize,
 }
 
 #[repr(C)]
@@ -64,22 +78,13 @@ unsafe extern "C" {
     ) -> *mut Raw;
     fn tpsb_spec_free(s: *mut Raw);
     fn tpsb_spec_draft_bytes(s: *const Raw) -> u64;
-    #[allow(clippy::too_many_arguments)]
     fn tpsb_spec_generate(
         s: *mut Raw,
         prompt: *const i32,
         n_prompt: usize,
         n_gen: i32,
         speculative: i32,
-        out: *mut i32,
-        cap: usize,
-        n_out: *mut usize,
-        pos_drafted: *mut i64,
-        pos_accepted: *mut i64,
-        n_pos: usize,
-        st: *mut Stats,
-        err: *mut c_char,
-        n_err: usize,
+        o: *mut Out,
     ) -> i32;
 }
 
@@ -194,9 +199,18 @@ impl SpecSession for LlamaSpecSession<'_> {
         let n_pos = self.n_max.max(1) as usize;
         let mut drafted = vec![0i64; n_pos];
         let mut accepted = vec![0i64; n_pos];
-        let mut st = Stats::default();
-        let mut n_out = 0usize;
         let mut err = vec![0u8; 512];
+        let mut o = Out {
+            tokens: out.as_mut_ptr(),
+            cap,
+            n_tokens: 0,
+            pos_drafted: drafted.as_mut_ptr(),
+            pos_accepted: accepted.as_mut_ptr(),
+            n_pos,
+            stats: Stats::default(),
+            err: err.as_mut_ptr().cast(),
+            n_err: err.len(),
+        };
         let _ = &self.ctx;
         let rc = unsafe {
             tpsb_spec_generate(
@@ -205,20 +219,13 @@ impl SpecSession for LlamaSpecSession<'_> {
                 prompt.len(),
                 n_gen.min(i32::MAX as u32) as i32,
                 speculative as i32,
-                out.as_mut_ptr(),
-                cap,
-                &mut n_out,
-                drafted.as_mut_ptr(),
-                accepted.as_mut_ptr(),
-                n_pos,
-                &mut st,
-                err.as_mut_ptr().cast(),
-                err.len(),
+                &mut o,
             )
         };
         if rc != 0 {
             return Err(EngineError::Speculative(text(&err)));
         }
+        let (n_out, st) = (o.n_tokens, o.stats);
         out.truncate(n_out.min(cap));
         let ns = |s: f64| (s.max(0.0) * 1e9) as u64;
         let n = |x: i64| x.max(0) as u64;

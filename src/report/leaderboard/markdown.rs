@@ -8,9 +8,9 @@ use std::fmt::Write;
 use crate::util::markdown::text as md;
 
 use super::answer::{self, Answer};
+use super::charts::machines::machines;
 use super::load::Board;
-use super::machines::machines;
-use super::svg_bars::BarChart;
+use super::svg::bars::BarChart;
 use super::table::{Cell, Table, by_machine_and_model, detail, rankings, runs};
 
 /// Joins the parts of one figure so that a narrow table cannot wrap it.

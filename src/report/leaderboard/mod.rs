@@ -1,36 +1,22 @@
 //! `tpsbench leaderboard`: result files in, `LEADERBOARD.md` and a self-contained
 //! `index.html` out. `options` holds what the command is asked; `load` reads, checks and
-//! deduplicates into `entry::Entry`s (typed views of the result files' records, with the
-//! helpers every part asks of an entry); `table` lays out the figures; `markdown` and `html`
-//! write them (`html_speculative` and `tunes`/`html_tune`: the speculative answers and each
-//! machine's tune answer); `charts`, `charts_lines`, `charts_quant` and `machines` select the chart
-//! data (with `chart_parts`), `facet` splits many series into small multiples, and `svg`,
-//! `svg_bars` and `svg_scatter` draw them. A directory without result files gives a page
-//! that says so.
+//! deduplicates into `entry::Entry`s (typed views of the result files' records); `table`
+//! and `grid` lay out the figures, `answer` and `tunes` the answers; `markdown` and `page`
+//! write them; `charts` selects what each chart draws and `svg` draws it (axes, scales,
+//! legend under every chart). A directory without result files gives a page that says so.
 
 pub(crate) mod answer;
 pub mod answer_run;
-pub(crate) mod chart_parts;
 pub(crate) mod charts;
-pub(crate) mod charts_lines;
-pub(crate) mod charts_quant;
-pub(crate) mod download;
 pub(crate) mod entry;
-pub(crate) mod facet;
 pub(crate) mod fingerprint;
 pub(crate) mod grid;
-pub(crate) mod html;
-mod html_speculative;
-mod html_tune;
 pub(crate) mod load;
-pub(crate) mod machines;
 pub(crate) mod markdown;
 pub(crate) mod options;
-mod page_assets;
+pub(crate) mod page;
 pub(crate) mod plausible;
 pub(crate) mod svg;
-pub(crate) mod svg_bars;
-pub(crate) mod svg_scatter;
 pub(crate) mod table;
 pub(crate) mod tunes;
 
@@ -121,7 +107,7 @@ pub(crate) fn relative_name(inputs: &[PathBuf], file: &Path) -> PathBuf {
 pub fn build(board: &Board) -> [(&'static str, String); 2] {
     [
         ("LEADERBOARD.md", markdown::render(board)),
-        ("index.html", html::render(board)),
+        ("index.html", page::render(board)),
     ]
 }
 

@@ -209,7 +209,7 @@ fn bad_requests_are_errors_not_panics() {
             n_gen: 10,
         };
         let err = run_together(s, e, &[long], false, false, 64, &mut greedy(1)).unwrap_err();
-        assert!(err.contains("context full"), "{err}");
+        assert!(err.to_string().contains("context full"), "{err}");
         let a = Request {
             prompt: prompt(4, 0),
             n_gen: 2,
@@ -274,6 +274,6 @@ fn arrivals_check_their_inputs() {
         };
         assert!(run_arrivals(s, e, std::slice::from_ref(&q), &[], 2, 64, &mut greedy(1)).is_err());
         let err = run_arrivals(s, e, &[q], &[0], 4, 2, &mut greedy(1)).unwrap_err();
-        assert!(err.contains("n_batch"), "{err}");
+        assert!(err.to_string().contains("n_batch"), "{err}");
     });
 }

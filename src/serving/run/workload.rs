@@ -13,7 +13,7 @@ pub(super) fn workload(
     sc: &ServingConfig,
     prompts: Option<&PromptFile>,
     seed: u64,
-) -> Result<(Vec<Request>, Option<DatasetInfo>), String> {
+) -> Result<(Vec<Request>, Option<DatasetInfo>), ServingError> {
     let n = sc.n_requests as usize;
     let Some(file) = prompts else {
         let mut tokens = TokenSource::new(seed, info);
@@ -26,20 +26,22 @@ pub(super) fn workload(
         return Ok((reqs, None));
     };
     let count = |t: &str| sm.tokenize(t, true, false).map(|v| v.len());
-    let picked = crate::serving::dataset::serving_picks(file, n, seed, sc.n_gen, count)?;
+    let picked = crate::serving::dataset::serving_picks(file, n, seed, sc.n_gen, count)
+        .map_err(ServingError::Prompts)?;
     let mut reqs = Vec::with_capacity(n);
     for k in 0..n {
         let (i, n_gen) = picked[k % picked.len()];
         let p = &file.prompts[i];
         let text = if sc.chat_template {
-            sm.apply_chat_template(&p.text)
-                .map_err(|e| format!("{}: {e}", file.name))?
+            (sm.apply_chat_template(&p.text))
+                .map_err(|e| ServingError::Prompts(format!("{}: {e}", file.name)))?
         } else {
             p.text.clone()
         };
         let prompt = sm.tokenize(&text, true, sc.chat_template)?;
         if prompt.is_empty() {
-            return Err(format!("{}: prompt {} has no tokens", file.name, i + 1));
+            let e = format!("{}: prompt {} has no tokens", file.name, i + 1);
+            return Err(ServingError::Prompts(e));
         }
         reqs.push(Request { prompt, n_gen });
     }

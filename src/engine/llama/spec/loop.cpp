@@ -248,14 +248,35 @@ uint64_t tpsb_spec_draft_bytes(const tpsb_spec * s) {
     return n;
 }
 
+// Where a generation writes: the generated tokens (at most `cap`), per draft position below
+// `n_pos` the tokens drafted and accepted there, its counts and times, and an error line.
+// Mirrored by `spec::Out`.
+struct tpsb_spec_out {
+    int32_t * tokens;
+    size_t cap;
+    size_t n_tokens;
+    int64_t * pos_drafted;
+    int64_t * pos_accepted;
+    size_t n_pos;
+    tpsb_spec_stats stats;
+    char * err;
+    size_t n_err;
+};
+
 // One generation from `prompt` (at least 2 tokens), greedy, after clearing both contexts.
 // speculative = 0: plain decoding, one token per target decode, the same sampler.
-// Writes the generated tokens (at most `cap`) and, per draft position below `n_pos`, the
-// tokens drafted and accepted there. Returns 0, or -1 with `err` set.
+// Returns 0, or -1 with `o->err` set.
 int tpsb_spec_generate(tpsb_spec * s, const int32_t * prompt, size_t n_prompt, int32_t n_gen,
-                       int32_t speculative, int32_t * out, size_t cap, size_t * n_out,
-                       int64_t * pos_drafted, int64_t * pos_accepted, size_t n_pos,
-                       tpsb_spec_stats * st, char * err, size_t n_err) {
+                       int32_t speculative, tpsb_spec_out * o) {
+    int32_t * out = o->tokens;
+    const size_t cap = o->cap;
+    size_t * n_out = &o->n_tokens;
+    int64_t * pos_drafted = o->pos_drafted;
+    int64_t * pos_accepted = o->pos_accepted;
+    const size_t n_pos = o->n_pos;
+    tpsb_spec_stats * st = &o->stats;
+    char * err = o->err;
+    const size_t n_err = o->n_err;
     *st = tpsb_spec_stats{};
     *n_out = 0;
     for (size_t i = 0; i < n_pos; ++i) {

@@ -1,7 +1,7 @@
 use super::*;
-use crate::report::leaderboard::chart_parts::{common_name, variant_label};
-use crate::report::leaderboard::charts_lines::{depth, serving};
-use crate::report::leaderboard::charts_quant::per_quant;
+use crate::report::leaderboard::charts::lines::{depth, serving};
+use crate::report::leaderboard::charts::parts::{common_name, variant_label};
+use crate::report::leaderboard::charts::quant::per_quant;
 use crate::report::leaderboard::testdata::{self, file, model, quality, run, test};
 use crate::report::leaderboard::{Exclude, load::board};
 

@@ -264,7 +264,7 @@ fn a_directory_without_result_files_gives_a_page_that_says_no_results_yet() {
     let md = crate::report::leaderboard::markdown::render(&b);
     assert!(md.contains("No results yet"), "{md}");
     assert!(!md.contains("## Summary ranking"));
-    let html = crate::report::leaderboard::html::render(&b);
+    let html = crate::report::leaderboard::page::render(&b);
     assert!(html.contains("No results yet") && html.contains(r#"data-charts-expected="0""#));
 }
 

@@ -2,10 +2,10 @@
 //! how a point or bar describes its entry, how a chart names its variants and titles a group
 //! of models, grouping in first-seen order, and the placeholder of a chart without data.
 
-use super::entry::{Entry, ts};
-use super::facet;
-use super::svg::fmt_num;
-use super::svg_scatter::ScatterChart;
+use crate::report::leaderboard::charts::facet;
+use crate::report::leaderboard::entry::{Entry, ts};
+use crate::report::leaderboard::svg::fmt_num;
+use crate::report::leaderboard::svg::scatter::ScatterChart;
 
 /// An entry in one line, for a tooltip: model, quantization, test, rate and settings.
 pub fn describe(e: &Entry) -> String {

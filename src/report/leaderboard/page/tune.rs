@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-use super::load::Board;
-use super::svg::escape;
+use crate::report::leaderboard::load::Board;
+use crate::report::leaderboard::svg::escape;
 
 /// "Which configuration?": per machine and objective, the answer and its lines.
 pub(super) fn section(o: &mut String, b: &Board) {
@@ -15,10 +15,10 @@ pub(super) fn section(o: &mut String, b: &Board) {
     let _ = write!(
         o,
         r#"<section id="tune"><h2>Which configuration?</h2><p class="note">{}</p>"#,
-        escape(&super::tunes::meaning(b))
+        escape(&crate::report::leaderboard::tunes::meaning(b))
     );
     for t in &b.tunes {
-        let l = super::tunes::lines(b, t);
+        let l = crate::report::leaderboard::tunes::lines(b, t);
         let _ = write!(
             o,
             r#"<div class="answer"><h3>{}</h3><p class="verdict">{}</p><ul>"#,

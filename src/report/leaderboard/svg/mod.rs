@@ -1,8 +1,11 @@
 //! The parts every chart shares: escaping, ticks and number formats, a conservative estimate
 //! of text widths (so that labels can be placed where they collide with nothing), the title
 //! block, the legend, the axes, and the placeholder of a chart without data. The charts
-//! themselves are in `svg_bars` (horizontal grouped bars) and `svg_scatter` (points and
-//! lines). Pure: data in, SVG text out; charts scale to their container (viewBox).
+//! themselves are in `bars` (horizontal grouped bars) and `scatter` (points and lines).
+//! Pure: data in, SVG text out; charts scale to their container (viewBox).
+
+pub(crate) mod bars;
+pub(crate) mod scatter;
 
 use std::fmt::Write;
 

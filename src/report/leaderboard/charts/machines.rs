@@ -3,13 +3,13 @@
 //! is represented by its fastest setting of the test (threads, batch sizes, ...), since a
 //! machine is best compared at its best; the tooltip names the setting.
 
-use super::chart_parts::describe;
-use super::entry::Entry;
-use super::entry::{is_speed, kind_rank, tags_of, ts};
-use super::load::{Board, machine_names};
-use super::svg::{MAX_SERIES, fmt_num};
-use super::svg_bars::{Bar, BarChart, BarSeries, Category};
 use crate::plan::TestKind;
+use crate::report::leaderboard::charts::parts::describe;
+use crate::report::leaderboard::entry::Entry;
+use crate::report::leaderboard::entry::{is_speed, kind_rank, tags_of, ts};
+use crate::report::leaderboard::load::{Board, machine_names};
+use crate::report::leaderboard::svg::bars::{Bar, BarChart, BarSeries, Category};
+use crate::report::leaderboard::svg::{MAX_SERIES, fmt_num};
 
 pub const NO_MACHINES: &str = "no data in these results (run the same model and test on two or more machines, e.g. scripts/make-results on each, and build the board from all their result files, to produce it)";
 

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::svg::{
+use crate::report::leaderboard::svg::{
     MAX_SERIES, PAD, PALETTE, Scale, Tags, chart_head, escape, fit, mark_attrs, nice_ticks,
     placeholder, plot_frame, text_width, widest, x_axis,
 };
@@ -87,7 +87,7 @@ impl BarChart {
     /// At the page's full width (the unit tests; the page renders at its facet's width).
     #[cfg(test)]
     pub fn render(&self) -> String {
-        self.render_at(super::svg::W)
+        self.render_at(crate::report::leaderboard::svg::W)
     }
 
     /// What the filters select the chart by: every bar's tags.

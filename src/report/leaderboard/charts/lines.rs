@@ -3,13 +3,13 @@
 //! workload, prompt sharing and setting is its own series, so a line never joins points of
 //! different series; series are split into small multiples of at most eight.
 
-use super::chart_parts::{describe, empty_scatter};
-use super::entry::{Entry, is_speed, kind_word, tags_of, ts};
-use super::facet::{self, Facet, Panel, split};
-use super::load::{Board, machine_names};
-use super::svg::{MAX_SERIES, fmt_num};
-use super::svg_scatter::{Point, ScatterChart, ScatterSeries};
 use crate::plan::TestKind;
+use crate::report::leaderboard::charts::facet::{self, Facet, Panel, split};
+use crate::report::leaderboard::charts::parts::{describe, empty_scatter};
+use crate::report::leaderboard::entry::{Entry, is_speed, kind_word, tags_of, ts};
+use crate::report::leaderboard::load::{Board, machine_names};
+use crate::report::leaderboard::svg::scatter::{Point, ScatterChart, ScatterSeries};
+use crate::report::leaderboard::svg::{MAX_SERIES, fmt_num};
 
 pub const NO_SERVING: &str = "no data in these results (run serving tests, e.g. n_parallel = [1, 2, 4, 8], which record tests[].serving, to produce it)";
 pub const NO_DEPTH: &str = "no data in these results (run a sweep with n_depth values above 0, e.g. n_depth = [0, 512, 2048], to produce it)";

@@ -4,9 +4,9 @@
 //! [`MAX_SERIES`] series or fewer; a panel's title says the facets all its series share,
 //! each series' label the facets that differ within the panel.
 
-use super::entry::Entry;
-use super::svg::MAX_SERIES;
 use crate::config::knobs::{Level, PARAMS, Slot, knob};
+use crate::report::leaderboard::entry::Entry;
+use crate::report::leaderboard::svg::MAX_SERIES;
 
 /// One facet of a series' identity: the value compared, and the text shown.
 #[derive(Debug, Clone, PartialEq, Eq)]

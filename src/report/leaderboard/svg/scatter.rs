@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::svg::{
+use crate::report::leaderboard::svg::{
     MAX_SERIES, PAD, PALETTE, Rect, Scale, Tags, W, chart_head, escape, fit, mark_attrs,
     nice_ticks, placeholder, plot_frame, tick_labels, widest, x_axis,
 };

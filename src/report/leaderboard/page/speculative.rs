@@ -4,14 +4,14 @@
 
 use std::fmt::Write as _;
 
-use super::load::Board;
-use super::svg::escape;
+use crate::report::leaderboard::load::Board;
+use crate::report::leaderboard::svg::escape;
 
 /// "Which decoding?": the speculative answers, each with its table and a chart of the share
 /// of drafted tokens accepted at each draft position, one bar group per setting.
 pub(super) fn section(o: &mut String, b: &Board) {
-    let answers = super::load::speculative_answers(b);
-    let served = super::load::served_drafting(b);
+    let answers = crate::report::leaderboard::load::speculative_answers(b);
+    let served = crate::report::leaderboard::load::served_drafting(b);
     if answers.is_empty() && served.is_empty() {
         return;
     }

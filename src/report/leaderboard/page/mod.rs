@@ -5,19 +5,25 @@
 //! `<html data-errors>`) and how many charts have a non-empty rendered box
 //! (`<body data-charts-rendered>`, to compare with `data-charts-expected`, one per card).
 
+mod assets;
+mod download;
+mod speculative;
+mod tune;
+
 use std::fmt::Write;
 
+use super::answer;
+use super::charts::machines::machines;
+use super::charts::{self, lines as charts_lines, quant as charts_quant};
 use super::entry::identity;
 use super::grid::{Grid, grids};
 use super::load::{Board, machine_names};
-use super::machines::machines;
 use super::markdown::{NO_RESULTS, heading, summary_line};
-use super::page_assets::{CSS, ERRORS_JS, SORT_AND_CHECK_JS};
+use super::svg::bars::BarChart;
+use super::svg::scatter::ScatterChart;
 use super::svg::{Tags, W, W_NARROW, escape, fmt_num};
-use super::svg_bars::BarChart;
-use super::svg_scatter::ScatterChart;
 use super::table::{Cell, RowMeta, Table, by_machine_and_model, detail, rankings, runs};
-use super::{answer, charts, charts_lines, charts_quant, download};
+use assets::{CSS, ERRORS_JS, SORT_AND_CHECK_JS};
 
 /// Something the page draws at two widths, and what the filters select it by.
 trait Chart {
@@ -528,8 +534,8 @@ fn sections_html(
     nav(o, b);
     o.push_str("<main class=\"wrap\">\n");
     answer_section(o, b);
-    super::html_speculative::section(o, b);
-    super::html_tune::section(o, b);
+    speculative::section(o, b);
+    tune::section(o, b);
     grid_section(o, b);
     o.push_str("<section id=\"charts\"><h2>Charts</h2><div class=\"chart-sections\">");
     for (title, note, svgs) in sections {

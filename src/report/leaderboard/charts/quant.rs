@@ -5,13 +5,13 @@
 //! legend entry, never one bar beside another as if measured alike; beyond eight series the
 //! chart is split by the settings (small multiples), each chart naming what it holds.
 
-use super::chart_parts::{common_name, describe, group_by, variant_label};
-use super::entry::{Entry, identity, kind_word, plain_d0, tags_of, ts};
-use super::facet::{self, Facet, Panel, split};
-use super::load::{Board, machine_names};
-use super::svg::{MAX_SERIES, fmt_num};
-use super::svg_bars::{Bar, BarChart, BarSeries, Category, SharedScale};
 use crate::plan::TestKind;
+use crate::report::leaderboard::charts::facet::{self, Facet, Panel, split};
+use crate::report::leaderboard::charts::parts::{common_name, describe, group_by, variant_label};
+use crate::report::leaderboard::entry::{Entry, identity, kind_word, plain_d0, tags_of, ts};
+use crate::report::leaderboard::load::{Board, machine_names};
+use crate::report::leaderboard::svg::bars::{Bar, BarChart, BarSeries, Category, SharedScale};
+use crate::report::leaderboard::svg::{MAX_SERIES, fmt_num};
 
 pub const NO_QUANT: &str =
     "no data in these results (run `tpsbench run` with n_prompt and n_gen tests to produce it)";

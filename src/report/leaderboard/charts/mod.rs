@@ -1,18 +1,24 @@
-//! The charts of the page, built from the board (pure): data selection here and in
-//! `charts_lines` and `machines`, drawing in `svg_bars` and `svg_scatter`. What a chart shows
+//! The charts of the page, built from the board (pure): what each chart draws (quality
+//! against speed here; `quant`, `lines`, `machines`), drawn by `svg`. What a chart shows
 //! is chosen by the test's kind (`TestRecord.kind`). A chart never mixes settings silently:
 //! bars of one chart share threads, batch sizes, flash attention and KV types (other
 //! settings get their own chart, named in its subtitle), and lines are split into small
 //! multiples of at most eight series. Each section yields at least one chart: a
 //! placeholder that says what to run when the results hold no data for it.
 
-use super::chart_parts::{describe, empty_scatter, group_by, variant_label};
+pub(crate) mod facet;
+pub(crate) mod lines;
+pub(crate) mod machines;
+pub(crate) mod parts;
+pub(crate) mod quant;
+
 use super::entry::{Entry, plain_d0, tags_of, ts};
-use super::facet::{self, Facet};
 use super::load::{Board, machine_names};
+use super::svg::scatter::{Point, ScatterChart, ScatterSeries};
 use super::svg::{ACCENT, MUTED, fmt_num};
-use super::svg_scatter::{Point, ScatterChart, ScatterSeries};
 use crate::plan::TestKind;
+use facet::Facet;
+use parts::{describe, empty_scatter, group_by, variant_label};
 
 /// Placeholder messages: what to run to get each chart.
 pub const NO_PARETO: &str = "no data in these results (run a KLD quality measurement of quantized variants against their reference, which records models[].quality.kld_mean, together with tg tests, to produce it)";

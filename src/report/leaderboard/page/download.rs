@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
-use super::markdown::cell_text;
-use super::table::Table;
+use crate::report::leaderboard::markdown::cell_text;
+use crate::report::leaderboard::table::Table;
 
 /// RFC 4180 CSV: a header line, then a line per row; fields with a comma, quote or line
 /// break are quoted.
@@ -45,7 +45,9 @@ pub fn json(t: &Table) -> String {
                 match c.sort.filter(|v| v.is_finite()) {
                     Some(v) => {
                         o.insert(h.clone(), json!(v));
-                        if text != super::svg::fmt_num(v) && text != v.to_string() {
+                        if text != crate::report::leaderboard::svg::fmt_num(v)
+                            && text != v.to_string()
+                        {
                             o.insert(format!("{h} (text)"), json!(text));
                         }
                     }

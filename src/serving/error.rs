@@ -1,0 +1,38 @@
+//! Why a serving test could not be measured: its one line, which the record stores as the
+//! test's error. Wrapped errors are plain fields (their line is the whole line), as in
+//! `kinds::error`.
+
+use crate::engine::EngineError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServingError {
+    /// llama.cpp failed (a decode, the logits, tokenizing).
+    #[error("{0}")]
+    Engine(EngineError),
+    #[error("this engine cannot run serving tests")]
+    NoServing,
+    #[error("every request needs a prompt and at least one token")]
+    EmptyRequest,
+    #[error("a shared prompt must be the same for every sequence")]
+    SharedPromptDiffers,
+    #[error("one arrival time and one sampler per request")]
+    Unpaired,
+    #[error("{slots} sequences cannot decode together in batches of {n_batch} (n_batch)")]
+    SlotsOverBatch { slots: u32, n_batch: usize },
+    #[error("a request needs {need} tokens of context but the model was trained for {trained}")]
+    TooLong { need: u32, trained: u32 },
+    #[error("the goodput test needs [serving] slo")]
+    NoSlo,
+    /// A prompt file that cannot give the test's requests.
+    #[error("{0}")]
+    Prompts(String),
+    /// What a server answered, or failed to: its line.
+    #[error("{0}")]
+    Server(String),
+}
+
+impl From<EngineError> for ServingError {
+    fn from(e: EngineError) -> Self {
+        ServingError::Engine(e)
+    }
+}
