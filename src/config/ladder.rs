@@ -7,6 +7,7 @@
 //! base = "models/SmolLM2-135M-Instruct.Q4_1.gguf"
 //! types = ["F16", "Q8_0", "Q6_K", "Q4_K_M", "Q2_K"]
 //! reference = "F16"            # default: the most precise type listed
+//! reference_logits = "f16.logits" # optional: llama-perplexity's --kl-divergence-base file
 //! tokenizer = "tokenizer.json" # optional: report reference tokens per model token
 //! cache_dir = "models/cache"   # default
 //! [ladder.eval]
@@ -54,6 +55,9 @@ pub struct Ladder {
     /// The variants, in the order listed.
     pub types: Vec<QuantType>,
     pub reference: QuantType,
+    /// A base file llama-perplexity wrote (`--kl-divergence-base`): the reference's rows
+    /// and the evaluation tokens, read instead of a reference pass.
+    pub reference_logits: Option<PathBuf>,
     pub tokenizer: Option<PathBuf>,
     pub cache_dir: PathBuf,
     pub eval: EvalSpec,
@@ -85,6 +89,7 @@ pub(crate) struct RawLadder {
     base: Spanned<String>,
     types: Spanned<toml::Value>,
     reference: Option<Spanned<String>>,
+    reference_logits: Option<Spanned<String>>,
     tokenizer: Option<Spanned<String>>,
     cache_dir: Option<Spanned<String>>,
     eval: Option<RawEval>,
@@ -141,6 +146,7 @@ pub(crate) fn parse(
             base: dir.join(l.base.get_ref()),
             types,
             reference,
+            reference_logits: l.reference_logits.map(|t| dir.join(t.get_ref())),
             tokenizer: l.tokenizer.map(|t| dir.join(t.get_ref())),
             cache_dir: dir.join(l.cache_dir.as_ref().map_or("models/cache", |c| c.get_ref())),
             eval,

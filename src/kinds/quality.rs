@@ -79,14 +79,17 @@ fn measure(
     let base = bases[li].as_ref().map_err(String::clone)?;
     let load = quality::load_params(l);
     if cache.current.as_ref().map(|c| c.0) != Some(li) {
-        cache.current = None; // the previous ladder's spill file goes first
+        cache.current = None;
         let tag = format!("[quantize] {}", l.variant_name(l.reference));
-        let ref_path = crate::ladder::build_variant(base, l, l.reference, n_threads, &tag, rep)?;
+        let ref_path = match l.reference_logits {
+            Some(_) => Default::default(),
+            None => crate::ladder::build_variant(base, l, l.reference, n_threads, &tag, rep)?,
+        };
         let r = quality::reference(l, base, &ref_path, &load, n_threads, rep)?;
         cache.current = Some((li, r));
     }
     let r = &cache.current.as_ref().expect("reference made above").1;
-    if quant == l.reference {
+    if quant == l.reference && l.reference_logits.is_none() {
         return Ok(r.own.clone());
     }
     let path = Path::new(&mrec.path);

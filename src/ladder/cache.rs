@@ -30,6 +30,8 @@ pub struct BaseInfo {
     pub preset: Option<String>,
     /// Elements of all tensors (to bound a variant's size).
     pub n_elements: u64,
+    /// Tokens in its vocabulary (to size the reference's stored rows).
+    pub n_vocab: usize,
 }
 
 impl BaseInfo {
@@ -45,6 +47,10 @@ impl BaseInfo {
             synthetic: is_synthetic(h),
             preset: preset(h),
             n_elements: h.n_elements(),
+            n_vocab: match h.get("tokenizer.ggml.tokens") {
+                Some(Value::Array(a)) => a.len(),
+                _ => 0,
+            },
         }
     }
 

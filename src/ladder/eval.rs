@@ -3,33 +3,21 @@
 //! decoded from an empty cache, and the positions of its second half (but the last) are
 //! scored against the next token.
 //!
-//! The reference pass writes its log-probabilities of the scored positions, f32, to a spill
-//! file beside the cache (n_vocab × 4 bytes a position); each variant pass reads them back
-//! in the same order and compares on the fly. Memory stays one row.
+//! The reference pass writes its scored rows to a base file (`base_file`, llama-perplexity's
+//! format, about n_vocab × 2 bytes a position), kept for later runs; each variant pass reads
+//! them back in the same order and compares on the fly. Memory stays one chunk of rows.
 
-use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::engine::llama::{LlamaModel, RowSink};
+use crate::engine::llama::LlamaModel;
+use crate::ladder::base_file::{BaseFile, Writer};
 use crate::ladder::error::LadderError;
-use crate::ladder::kld::{Accumulator, compare, log_softmax};
+use crate::ladder::kld::{Accumulator, compare, encode, row_len, self_stat};
 use crate::util::rng::SplitMix64;
 
-/// The chunks to evaluate: `min(n_chunks, tokens / n_ctx)` slices of `n_ctx` tokens, the
-/// first token of each replaced by `bos` when given (llama-perplexity does the same).
-pub fn chunks(tokens: &[i32], n_ctx: usize, n_chunks: usize, bos: Option<i32>) -> Vec<Vec<i32>> {
-    tokens
-        .chunks_exact(n_ctx.max(2))
-        .take(n_chunks)
-        .map(|c| {
-            let mut c = c.to_vec();
-            if let Some(b) = bos {
-                c[0] = b;
-            }
-            c
-        })
-        .collect()
+/// The evaluation tokens: the first `min(n_chunks, tokens / n_ctx)` whole chunks of `n_ctx`.
+pub fn whole_chunks(tokens: &[i32], n_ctx: usize, n_chunks: usize) -> &[i32] {
+    &tokens[..(tokens.len() / n_ctx.max(2)).min(n_chunks) * n_ctx.max(2)]
 }
 
 /// Positions of a chunk whose next-token prediction is scored: the second half, but the
@@ -123,118 +111,119 @@ pub(crate) fn generate_text(
     Ok(model.detokenize(&all)?)
 }
 
-/// The reference's log-probabilities on disk, deleted when dropped.
-pub struct Spill {
-    path: PathBuf,
-    n_vocab: usize,
-    rows: usize,
-}
+/// Called with the next token, a model's logit row and the reference's stored row.
+type RowPair<'a> = dyn FnMut(usize, &[f32], &[u16]) -> Result<(), String> + 'a;
 
-impl Drop for Spill {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-fn io_err(path: &Path) -> impl Fn(std::io::Error) -> String + '_ {
-    move |e| format!("{}: {e}", path.display())
-}
-
-/// Evaluates `chunks` with `model`, calling `per_row(next_token, logits)` for each scored
-/// position in order; `progress(chunk, n_chunks)`.
+/// Evaluates the chunks of `store` with `model` (each decoded from an empty cache, its first
+/// token replaced by BOS when the vocabulary adds one, as llama-perplexity does), calling
+/// `per_row(next_token, logits, stored_row)` for each scored position in order;
+/// `progress(chunk, n_chunks)`. Without a model, only the stored rows are read.
 fn eval_rows(
-    model: &LlamaModel,
-    chunks: &[Vec<i32>],
+    model: Option<&LlamaModel>,
+    store: &BaseFile,
     n_threads: u32,
     progress: &mut dyn FnMut(usize, usize),
-    per_row: &mut RowSink,
+    per_row: &mut RowPair,
 ) -> Result<(), String> {
-    let Some(n_ctx) = chunks.first().map(Vec::len) else {
-        return Ok(());
+    let (n_ctx, n) = (store.n_ctx, store.n_chunks());
+    let width = row_len(store.n_vocab);
+    let mut ctx = match model {
+        Some(m) => Some(m.eval_context(n_ctx as u32, n_threads)?),
+        None => None,
     };
-    let mut ctx = model.eval_context(n_ctx as u32, n_threads)?;
-    for (c, chunk) in chunks.iter().enumerate() {
-        progress(c, chunks.len());
+    let mut rows = store.rows()?;
+    let mut stored = Vec::new();
+    let first = n_ctx / 2;
+    for c in 0..n {
+        progress(c, n);
+        rows.next_chunk(&mut stored)?;
+        let chunk = store.chunk(c);
+        let row_of = |i: usize| &stored[(i - first) * width..(i - first + 1) * width];
+        let Some(ctx) = ctx.as_mut() else {
+            for i in first..n_ctx - 1 {
+                per_row(chunk[i + 1] as usize, &[], row_of(i))?;
+            }
+            continue;
+        };
+        let mut tokens = chunk.to_vec();
+        if let Some(b) = model.and_then(LlamaModel::bos) {
+            tokens[0] = b;
+        }
         ctx.clear();
-        ctx.decode(chunk, 0, &|i| is_scored(i, n_ctx), &mut |i, row| {
-            per_row(chunk[i + 1] as usize, row)
+        ctx.decode(&tokens, 0, &|i| is_scored(i, n_ctx), &mut |i, row| {
+            per_row(chunk[i + 1] as usize, row, row_of(i))
         })?;
     }
-    progress(chunks.len(), chunks.len());
+    progress(n, n);
     Ok(())
 }
 
-/// The reference pass: writes the scored log-probabilities to a spill file in `dir` and
-/// returns it with the reference's figures against itself.
+/// The reference pass: writes the scored rows of `model` over `tokens` (whole chunks of
+/// `n_ctx`) to a base file at `path`.
 pub fn reference_pass(
     model: &LlamaModel,
-    chunks: &[Vec<i32>],
+    tokens: &[i32],
+    n_ctx: usize,
     n_threads: u32,
-    dir: &Path,
+    path: &Path,
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<(Spill, Accumulator), String> {
-    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-    let path = dir.join(format!("reference-{}.logprobs.tmp", std::process::id()));
-    let mut spill = Spill {
-        path: path.clone(),
-        n_vocab: model.n_vocab(),
-        rows: 0,
-    };
-    let mut w = BufWriter::new(File::create(&path).map_err(io_err(&path))?);
-    let mut acc = Accumulator::default();
-    let mut lp = Vec::new();
-    let mut bytes = Vec::new();
-    eval_rows(model, chunks, n_threads, progress, &mut |next, row| {
-        log_softmax(row, &mut lp);
-        bytes.clear();
-        bytes.extend(lp.iter().flat_map(|x| x.to_le_bytes()));
-        w.write_all(&bytes).map_err(io_err(&path))?;
-        acc.add(&compare(&lp, &lp, next));
-        spill.rows += 1;
-        Ok(())
-    })?;
-    w.flush().map_err(io_err(&path))?;
-    Ok((spill, acc))
+) -> Result<(), String> {
+    let n_vocab = model.n_vocab();
+    let mut w = Writer::create(path, n_ctx, n_vocab, tokens)?;
+    let mut ctx = model.eval_context(n_ctx as u32, n_threads)?;
+    let mut row = vec![0u16; row_len(n_vocab)];
+    let n = tokens.len() / n_ctx;
+    for (c, chunk) in tokens.chunks_exact(n_ctx).enumerate() {
+        progress(c, n);
+        let mut t = chunk.to_vec();
+        if let Some(b) = model.bos() {
+            t[0] = b;
+        }
+        ctx.clear();
+        ctx.decode(&t, 0, &|i| is_scored(i, n_ctx), &mut |i, logits| {
+            encode(logits, chunk[i + 1] as usize, &mut row);
+            w.row(&row)
+        })?;
+    }
+    progress(n, n);
+    w.finish()
 }
 
-/// A variant pass: compares `model` with the reference's spilled log-probabilities.
+/// The reference's own figures from its stored rows (KLD 0 by definition).
+pub fn stored_pass(store: &BaseFile) -> Result<Accumulator, String> {
+    let mut acc = Accumulator::default();
+    eval_rows(None, store, 1, &mut |_, _| {}, &mut |next, _, stored| {
+        acc.add(&self_stat(stored, next));
+        Ok(())
+    })?;
+    Ok(acc)
+}
+
+/// A variant pass: compares `model` with the stored rows of the reference.
 pub fn variant_pass(
     model: &LlamaModel,
-    chunks: &[Vec<i32>],
+    store: &BaseFile,
     n_threads: u32,
-    spill: &Spill,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Accumulator, String> {
-    if model.n_vocab() != spill.n_vocab {
+    if model.n_vocab() != store.n_vocab {
         return Err(format!(
             "the vocabulary differs from the reference's ({} vs {} tokens)",
             model.n_vocab(),
-            spill.n_vocab
+            store.n_vocab
         ));
     }
-    let path = &spill.path;
-    let mut r = BufReader::new(File::open(path).map_err(io_err(path))?);
     let mut acc = Accumulator::default();
-    let mut bytes = vec![0u8; spill.n_vocab * 4];
-    let mut ref_lp: Vec<f32> = Vec::with_capacity(spill.n_vocab);
-    let mut lp = Vec::new();
-    let mut rows = 0;
-    eval_rows(model, chunks, n_threads, progress, &mut |next, row| {
-        if rows == spill.rows {
-            return Err("more scored positions than the reference pass had".into());
-        }
-        r.read_exact(&mut bytes).map_err(io_err(path))?;
-        ref_lp.clear();
-        ref_lp.extend(
-            bytes
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-        );
-        log_softmax(row, &mut lp);
-        acc.add(&compare(&ref_lp, &lp, next));
-        rows += 1;
-        Ok(())
-    })?;
+    eval_rows(
+        Some(model),
+        store,
+        n_threads,
+        progress,
+        &mut |next, logits, stored| {
+            acc.add(&compare(stored, logits, next));
+            Ok(())
+        },
+    )?;
     Ok(acc)
 }
 
@@ -260,15 +249,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn chunks_are_whole_start_with_bos_and_are_capped() {
+    fn the_evaluation_tokens_are_whole_chunks_and_capped() {
         let t: Vec<i32> = (10..30).collect();
-        let c = chunks(&t, 8, 5, Some(1));
-        assert_eq!(c.len(), 2, "20 tokens hold 2 whole chunks of 8");
-        assert_eq!(c[0], [1, 11, 12, 13, 14, 15, 16, 17]);
-        assert_eq!(c[1][0], 1);
-        assert_eq!(c[1][1], 19);
-        assert_eq!(chunks(&t, 8, 1, None)[0][0], 10);
-        assert_eq!(chunks(&t, 8, 1, None).len(), 1);
+        assert_eq!(
+            whole_chunks(&t, 8, 5).len(),
+            16,
+            "20 tokens hold 2 whole chunks of 8"
+        );
+        assert_eq!(whole_chunks(&t, 8, 1), &t[..8]);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! builds each on first use and runs its tests like any model's. `synth` makes synthetic
 //! models (`tpsbench synth`) with the same quantizer and disk-space checks.
 
+pub mod base_file;
 pub mod cache;
 pub mod error;
 pub mod eval;

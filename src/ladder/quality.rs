@@ -1,18 +1,22 @@
 //! The quality of ladder variants, with llama-perplexity `--kl-divergence`'s definitions:
-//! the reference variant's pass over the evaluation text (its log-probabilities spilled to
-//! the cache directory), then one pass per variant compared with it.
+//! the reference's log-probabilities over the evaluation tokens, stored once in
+//! llama-perplexity's base file format (keyed by the reference's SHA-256, the tokens, ctx,
+//! chunks and the llama.cpp build, and reused by later runs), or a base file that
+//! llama-perplexity wrote (`reference_logits`); then one pass per variant compared with it.
 
 use std::path::Path;
 use std::time::Instant;
 
 use super::Reporter;
+use super::base_file::{self, BaseFile};
 use super::cache::BaseInfo;
 use super::error::LadderError;
-use super::eval::{self, Spill};
+use super::eval;
 use crate::config::ladder::Ladder;
 use crate::engine::LoadParams;
 use crate::engine::llama::LlamaModel;
 use crate::record::Quality;
+use crate::util::units::format_size;
 
 /// Quality-side figures of one variant.
 #[derive(Debug, Clone, Default)]
@@ -113,12 +117,10 @@ fn write_text(path: &Path, text: &str) -> Result<(), LadderError> {
 
 /// The reference pass of one ladder: what every variant is compared with.
 pub struct Reference {
-    n_ctx: u32,
-    chunks: Vec<Vec<i32>>,
-    spill: Spill,
+    store: BaseFile,
     text_source: String,
     text_sha256: String,
-    bytes_per_token: f64,
+    bytes_per_token: Option<f64>,
     ref_tokens_per_token: Option<f64>,
     /// The reference's own figures (KLD 0, its perplexity).
     pub own: Extras,
@@ -126,13 +128,13 @@ pub struct Reference {
 
 impl Reference {
     fn extras(&self, mut q: Quality) -> Extras {
-        q.n_ctx = self.n_ctx;
-        q.n_chunks = self.chunks.len() as u32;
+        q.n_ctx = self.store.n_ctx as u32;
+        q.n_chunks = self.store.n_chunks() as u32;
         q.text_source = self.text_source.clone();
         q.text_sha256 = self.text_sha256.clone();
         Extras {
             quality: Some(q),
-            bytes_per_token: Some(self.bytes_per_token),
+            bytes_per_token: self.bytes_per_token,
             ref_tokens_per_token: self.ref_tokens_per_token,
         }
     }
@@ -145,9 +147,122 @@ pub fn load_params(l: &Ladder) -> LoadParams {
     LoadParams::with(|k| k.axis(&l.axes).into_iter().next())
 }
 
-/// Evaluates the reference variant (at `ref_path`) of ladder `l` over its evaluation text,
-/// the model loaded with `load` (see [`load_params`]).
+/// The llama.cpp build the stored rows depend on.
+fn llama_build() -> String {
+    format!(
+        "llama-cpp-sys-2 {} llama-cpp-rs@{} {}",
+        crate::engine::linkage::LLAMA_SYS_VERSION,
+        env!("TPSBENCH_LLAMA_RS_COMMIT"),
+        crate::util::system::gpu_backend()
+    )
+}
+
+/// Where the reference's rows over `tokens` are stored: named by the reference's SHA-256,
+/// the tokens, ctx, chunks and the llama.cpp build.
+pub fn store_path(l: &Ladder, ref_sha256: &str, tokens: &[i32]) -> std::path::PathBuf {
+    let (n_ctx, n_chunks) = (l.eval.n_ctx as usize, tokens.len() / l.eval.n_ctx as usize);
+    let mut key = format!("{ref_sha256}\n{n_ctx}\n{n_chunks}\n{}\n", llama_build()).into_bytes();
+    key.extend(tokens.iter().flat_map(|t| t.to_le_bytes()));
+    let key = sha256_hex(&key);
+    l.cache_dir
+        .join(format!("{}-kld-{}.logits", &ref_sha256[..16], &key[..16]))
+}
+
+/// Bytes of the store of ladder `l` at most (its configured chunks), for a vocabulary of
+/// `n_vocab` tokens; none when it reads `reference_logits`.
+pub fn store_bytes(l: &Ladder, n_vocab: usize) -> Option<u64> {
+    let e = &l.eval;
+    let stored = l.reference_logits.is_none();
+    stored.then(|| base_file::bytes(e.n_ctx as usize, e.n_chunks as usize, n_vocab))
+}
+
+/// The reference of ladder `l`: the base file `reference_logits`, else the stored rows of
+/// the reference variant (at `ref_path`, loaded with `load`: see [`load_params`]) over the
+/// evaluation text, computed when not stored yet.
 pub fn reference(
+    l: &Ladder,
+    base: &BaseInfo,
+    ref_path: &Path,
+    load: &LoadParams,
+    n_threads: u32,
+    rep: &Reporter,
+) -> Result<Reference, LadderError> {
+    let ref_name = l.variant_name(l.reference);
+    let mut r = match &l.reference_logits {
+        Some(p) => Reference {
+            store: open_logits(l, p)?,
+            text_source: format!("kl-divergence-base:{}", p.display()),
+            text_sha256: String::new(),
+            bytes_per_token: None,
+            ref_tokens_per_token: None,
+            own: Extras::default(),
+        },
+        None => stored_reference(l, base, ref_path, load, n_threads, rep)?,
+    };
+    if r.text_sha256.is_empty() {
+        let t: Vec<u8> = r
+            .store
+            .tokens
+            .iter()
+            .flat_map(|t| t.to_le_bytes())
+            .collect();
+        r.text_sha256 = sha256_hex(&t);
+    }
+    let q = eval::stored_pass(&r.store)
+        .map_err(LadderError::Reference)?
+        .finish(&ref_name);
+    rep.line(&format!(
+        "[quality] {ref_name} (reference): {} tokens scored in {} chunks of {}, PPL {:.4}",
+        q.n_tokens,
+        r.store.n_chunks(),
+        r.store.n_ctx,
+        q.ppl,
+    ));
+    r.own = r.extras(q);
+    Ok(r)
+}
+
+/// Bad input found before a run: a `reference_logits` file that does not read, or was made
+/// for another ctx or vocabulary than the ladder's; a store the disk cannot hold.
+pub fn check(l: &Ladder, base: &BaseInfo) -> Result<(), LadderError> {
+    if let Some(p) = &l.reference_logits {
+        let store = open_logits(l, p)?;
+        if base.n_vocab != 0 && store.n_vocab != base.n_vocab {
+            return Err(LadderError::Input {
+                path: p.clone(),
+                why: format!(
+                    "made for a vocabulary of {} tokens, the ladder's base has {}",
+                    store.n_vocab, base.n_vocab
+                ),
+            });
+        }
+    }
+    match store_bytes(l, base.n_vocab) {
+        Some(need) => super::cache::check_space(&l.cache_dir.join("reference.logits"), need),
+        None => Ok(()),
+    }
+}
+
+/// A base file given as `reference_logits`, checked against the ladder's ctx.
+fn open_logits(l: &Ladder, p: &Path) -> Result<BaseFile, LadderError> {
+    let mut store = BaseFile::open(p)?;
+    if store.n_ctx != l.eval.n_ctx as usize {
+        return Err(LadderError::Input {
+            path: p.to_path_buf(),
+            why: format!(
+                "made with ctx {}, the ladder evaluates ctx {}: set [ladder.eval] ctx = {}",
+                store.n_ctx, l.eval.n_ctx, store.n_ctx
+            ),
+        });
+    }
+    let keep = store.n_chunks().min(l.eval.n_chunks as usize) * store.n_ctx;
+    store.tokens.truncate(keep);
+    Ok(store)
+}
+
+/// The reference variant's rows over the evaluation text: stored ones when a store with
+/// their key exists, else computed and stored (refused when the disk cannot hold them).
+fn stored_reference(
     l: &Ladder,
     base: &BaseInfo,
     ref_path: &Path,
@@ -158,57 +273,70 @@ pub fn reference(
     let ref_name = l.variant_name(l.reference);
     let ref_model = LlamaModel::load(ref_path, load)?;
     let text = eval_text(l, base, &ref_model, n_threads, rep)?;
-    let tokens = ref_model.tokenize(&text.text, true, false)?;
+    let all = ref_model.tokenize(&text.text, true, false)?;
     let (n_ctx, n_chunks) = (l.eval.n_ctx as usize, l.eval.n_chunks as usize);
-    let chunks = eval::chunks(&tokens, n_ctx, n_chunks, ref_model.bos());
-    if chunks.is_empty() {
+    let tokens = eval::whole_chunks(&all, n_ctx, n_chunks);
+    if tokens.is_empty() {
         return Err(LadderError::TextTooShort {
             ladder: l.name.clone(),
-            tokens: tokens.len(),
+            tokens: all.len(),
             n_ctx,
         });
     }
-    if chunks.len() < n_chunks {
+    if tokens.len() < n_chunks * n_ctx {
         rep.warn(&format!(
             "ladder {}: the evaluation text holds {} chunks of {n_ctx} tokens, not {n_chunks}",
             l.name,
-            chunks.len()
+            tokens.len() / n_ctx
         ));
     }
     let plain_tokens = ref_model.tokenize(&text.text, false, false)?.len().max(1);
-    let bytes_per_token = text.text.len() as f64 / plain_tokens as f64;
     let ref_tokens_per_token = match &l.tokenizer {
         Some(p) => Some(eval::count_reference_tokens(p, &text.text)? as f64 / plain_tokens as f64),
         None => None,
     };
-    let start = Instant::now();
+    let sha = crate::util::system::sha256_file(ref_path).map_err(|e| LadderError::Input {
+        path: ref_path.to_path_buf(),
+        why: e.to_string(),
+    })?;
+    let path = store_path(l, &sha, tokens);
     let tag = format!("[quality] {ref_name}");
-    let (spill, self_acc) =
-        eval::reference_pass(&ref_model, &chunks, n_threads, &l.cache_dir, &mut |c, n| {
-            rep.status(&format!("{tag}: chunk {c}/{n}"));
-        })
-        .map_err(LadderError::Reference)?;
-    let q = self_acc.finish(&ref_name);
-    rep.line(&format!(
-        "{tag} (reference): {} tokens scored in {} chunks of {n_ctx}, PPL {:.4}, {:.3} bytes/token ({:.1} s)",
-        q.n_tokens,
-        chunks.len(),
-        q.ppl,
-        bytes_per_token,
-        start.elapsed().as_secs_f64()
-    ));
-    let mut r = Reference {
-        n_ctx: n_ctx as u32,
-        chunks,
-        spill,
+    match BaseFile::open(&path) {
+        Ok(_) => rep.line(&format!(
+            "{tag}: reusing the stored reference {}",
+            path.display()
+        )),
+        Err(_) => {
+            let need = base_file::bytes(n_ctx, tokens.len() / n_ctx, ref_model.n_vocab());
+            rep.line(&format!(
+                "{tag}: storing the reference's log-probabilities, {} → {}",
+                format_size(need),
+                path.display()
+            ));
+            std::fs::create_dir_all(&l.cache_dir).map_err(|cause| LadderError::CreateDir {
+                dir: l.cache_dir.clone(),
+                cause,
+            })?;
+            super::cache::check_space(&path, need)?;
+            let start = Instant::now();
+            eval::reference_pass(&ref_model, tokens, n_ctx, n_threads, &path, &mut |c, n| {
+                rep.status(&format!("{tag}: chunk {c}/{n}"));
+            })
+            .map_err(LadderError::Reference)?;
+            rep.line(&format!(
+                "{tag}: stored in {:.1} s",
+                start.elapsed().as_secs_f64()
+            ));
+        }
+    }
+    Ok(Reference {
+        store: BaseFile::open(&path)?,
         text_source: text.source,
         text_sha256: text.sha256,
-        bytes_per_token,
+        bytes_per_token: Some(text.text.len() as f64 / plain_tokens as f64),
         ref_tokens_per_token,
         own: Extras::default(),
-    };
-    r.own = r.extras(q);
-    Ok(r)
+    })
 }
 
 /// Evaluates variant `name` (at `path`, loaded with `load`) against the reference.
@@ -225,7 +353,7 @@ pub fn variant(
     let tag = format!("[quality] {name}");
     let start = Instant::now();
     let model = LlamaModel::load(path, load)?;
-    let acc = eval::variant_pass(&model, &r.chunks, n_threads, &r.spill, &mut |c, n| {
+    let acc = eval::variant_pass(&model, &r.store, n_threads, &mut |c, n| {
         rep.status(&format!("{tag}: chunk {c}/{n}"));
     })
     .map_err(|why| LadderError::Variant {
@@ -234,9 +362,10 @@ pub fn variant(
     })?;
     let q = acc.finish(&ref_name);
     rep.line(&format!(
-        "{tag}: KLD {:.5} ± {:.5}, ln(PPL ratio) {:.4} ± {:.4}, same top p {:.2} % ({:.1} s)",
+        "{tag}: KLD {:.5} ± {:.5} (99.9 % {:.5}), ln(PPL ratio) {:.4} ± {:.4}, same top p {:.2} % ({:.1} s)",
         q.kld_mean,
         q.kld_mean_uncertainty,
+        q.kld_percentiles.unwrap_or_default().p99_9,
         q.ln_ppl_ratio,
         q.ln_ppl_ratio_uncertainty,
         100.0 * q.same_top_p,

@@ -42,6 +42,8 @@ pub struct Row {
     pub tg_ts: Option<f64>,
     pub kld_mean: Option<f64>,
     pub kld_uncertainty: Option<f64>,
+    /// The 99.9th percentile of the per-token KLD: the rare, large failures a mean hides.
+    pub kld_p999: Option<f64>,
     pub ppl_ratio: Option<f64>,
     pub same_top_p: Option<f64>,
     pub is_reference: bool,
@@ -163,6 +165,7 @@ fn row(m: &ModelRecord, tests: &[TestRecord]) -> Row {
             .map(|c| (c.lo, c.hi)),
         kld_mean: q.map(|q| q.kld_mean),
         kld_uncertainty: q.map(|q| q.kld_mean_uncertainty),
+        kld_p999: q.and_then(|q| q.kld_percentiles).map(|p| p.p99_9),
         ppl_ratio: q.map(|q| q.ln_ppl_ratio.exp()),
         same_top_p: q.map(|q| q.same_top_p),
         is_reference: q.is_some_and(|q| q.reference == m.name),
@@ -254,6 +257,7 @@ pub fn markdown(rows: &[Row]) -> String {
         &format!("{pp} t/s"),
         &format!("{tg} t/s"),
         "KLD",
+        "99.9% KLD",
         "PPL ratio",
         "same top p",
         "Pareto",
@@ -286,6 +290,9 @@ pub fn markdown(rows: &[Row]) -> String {
                 (x, _) => opt(x, |x| format!("{x:.2}")),
             },
             kld,
+            opt(r.kld_p999.filter(|_| !r.is_reference), |x| {
+                format!("{x:.5}")
+            }),
             opt(r.ppl_ratio, |x| format!("{x:.4}")),
             opt(r.same_top_p, |x| format!("{:.2} %", 100.0 * x)),
             match (r.pareto, r.ties.is_empty()) {
@@ -322,6 +329,7 @@ mod tests {
             tg_ts: tg,
             kld_mean: kld,
             kld_uncertainty: kld.map(|_| 0.001),
+            kld_p999: kld.map(|k| 10.0 * k),
             ppl_ratio: Some(1.01),
             same_top_p: Some(0.95),
             is_reference: false,
@@ -436,7 +444,11 @@ mod tests {
             "{md}"
         );
         assert!(
-            lines[3].contains("0.01230 ± 0.00100") && lines[3].ends_with("* |"),
+            lines[3].contains("0.01230 ± 0.00100 |") && lines[3].ends_with("* |"),
+            "{md}"
+        );
+        assert!(
+            lines[3].contains(" 0.12300 |") && lines[2].contains(" - |"),
             "{md}"
         );
         assert!(json(&rows).contains("\"type\": \"m-Q4_0\""));

@@ -180,11 +180,9 @@ pub fn probe(threads: u32, machine: &str) -> Bandwidth {
 }
 
 fn cache_file() -> PathBuf {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(|| PathBuf::from("target"));
-    base.join("tpsbench").join("bandwidth.json")
+    crate::util::system::user_cache_dir()
+        .unwrap_or_else(|| PathBuf::from("target/tpsbench"))
+        .join("bandwidth.json")
 }
 
 /// The cached figure for this machine, or a fresh probe kept with it (the higher of the two,

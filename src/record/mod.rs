@@ -256,6 +256,44 @@ pub struct Quality {
     pub text_source: String,
     #[serde(default)]
     pub text_sha256: String,
+    /// The rest of what llama-perplexity prints (absent from files before they were kept):
+    /// the KLD's and Δp's distributions over the scored tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kld_percentiles: Option<Percentiles>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dp_percentiles: Option<Percentiles>,
+    /// Mean Δp (p(next) under the model minus under the reference) and its standard error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dp_mean: Option<(f64, f64)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rms_dp_uncertainty: Option<f64>,
+    /// Standard errors of `ppl` and `ppl_ref`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ppl_uncertainties: Option<(f64, f64)>,
+    /// PPL(model)/PPL(reference) and its standard error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ppl_ratio: Option<(f64, f64)>,
+    /// Cor(ln PPL(model), ln PPL(reference)), -1..1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ln_ppl_correlation: Option<f64>,
+}
+
+/// A distribution over scored tokens at the points llama-perplexity prints.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    pub max: f64,
+    pub p99_9: f64,
+    pub p99: f64,
+    pub p95: f64,
+    pub p90: f64,
+    pub p75: f64,
+    pub median: f64,
+    pub p25: f64,
+    pub p10: f64,
+    pub p5: f64,
+    pub p1: f64,
+    pub p0_1: f64,
+    pub min: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -57,6 +57,11 @@ pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerEr
         .iter()
         .map(|l| inspect_base(&l.base).map_err(|e| e.to_string()))
         .collect();
+    for (l, b) in config.ladders.iter().zip(&bases) {
+        if let Ok(b) = b {
+            crate::ladder::quality::check(l, b)?;
+        }
+    }
     let prompts = match config.serving.as_ref().and_then(|s| s.dataset.as_ref()) {
         Some(p) if !config.models.is_empty() => Some(dataset::load(p)?),
         _ => None,

@@ -1,7 +1,7 @@
 //! Facts about the machine, the build and the model files, for the result metadata.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
@@ -35,8 +35,59 @@ pub fn physical_cores() -> u32 {
         .max(1) as u32
 }
 
-/// Hex SHA-256 of a file, streamed.
+/// The per-user cache folder, `${XDG_CACHE_HOME:-~/.cache}/tpsbench`.
+pub(crate) fn user_cache_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("tpsbench"))
+}
+
+/// Hex SHA-256 of a file, read once: kept in the per-user cache by (path, size, mtime,
+/// inode), so that an unchanged file (a model of 80 GB) is not read again.
 pub(crate) fn sha256_file(path: &Path) -> std::io::Result<String> {
+    match user_cache_dir() {
+        Some(dir) => sha256_cached(&dir.join("sha256.tsv"), path),
+        None => sha256_read(path),
+    }
+}
+
+/// `sha256_file` with the cache in `cache` (lines `key<TAB>sha256`; a lost or stale line is
+/// only a file read again).
+pub(crate) fn sha256_cached(cache: &Path, path: &Path) -> std::io::Result<String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path)?;
+    let abs = std::fs::canonicalize(path)?;
+    let key = format!(
+        "{}\t{}\t{}.{}\t{}",
+        abs.display(),
+        m.len(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ino()
+    );
+    let text = std::fs::read_to_string(cache).unwrap_or_default();
+    if let Some(sha) = text
+        .lines()
+        .find_map(|l| l.strip_prefix(&key)?.strip_prefix('\t'))
+    {
+        return Ok(sha.to_string());
+    }
+    let sha = sha256_read(path)?;
+    let prefix = format!("{}\t", abs.display());
+    let mut kept: String = (text.lines())
+        .filter(|l| !l.starts_with(&prefix))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    kept.push_str(&format!("{key}\t{sha}\n"));
+    let tmp = cache.with_extension(format!("tmp{}", std::process::id()));
+    let _ = std::fs::create_dir_all(cache.parent().unwrap_or(Path::new(".")))
+        .and_then(|_| std::fs::write(&tmp, kept))
+        .and_then(|_| std::fs::rename(&tmp, cache));
+    Ok(sha)
+}
+
+fn sha256_read(path: &Path) -> std::io::Result<String> {
     let mut f = std::fs::File::open(path)?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
@@ -86,6 +137,28 @@ mod tests {
             sha256_file(&p).unwrap(),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    #[test]
+    fn a_hashed_file_is_not_read_again_until_its_size_mtime_or_inode_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, p) = (dir.path().join("c/sha256.tsv"), dir.path().join("m.gguf"));
+        std::fs::write(&p, b"abc").unwrap();
+        let first = sha256_cached(&cache, &p).unwrap();
+        assert_eq!(first, sha256_read(&p).unwrap());
+        // New bytes of the same size under the old mtime: the cached hash proves no read.
+        let mtime = std::fs::metadata(&p).unwrap().modified().unwrap();
+        std::fs::write(&p, b"abd").unwrap();
+        let f = std::fs::File::options().write(true).open(&p).unwrap();
+        f.set_modified(mtime).unwrap();
+        assert_eq!(sha256_cached(&cache, &p).unwrap(), first);
+        f.set_modified(mtime + std::time::Duration::from_secs(1))
+            .unwrap();
+        let second = sha256_cached(&cache, &p).unwrap();
+        assert_eq!(second, sha256_read(&p).unwrap());
+        assert_ne!(second, first);
+        // One line per file.
+        assert_eq!(std::fs::read_to_string(&cache).unwrap().lines().count(), 1);
     }
 
     #[test]

@@ -22,10 +22,7 @@ pub fn pinned_llama_server() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("TPSBENCH_LLAMA_SERVER") {
         return Some(PathBuf::from(p));
     }
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?
-        .join("tpsbench");
+    let cache = crate::util::system::user_cache_dir()?;
     let mut found: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&cache)
         .ok()?
         .flatten()

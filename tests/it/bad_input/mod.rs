@@ -5,6 +5,7 @@
 
 mod cases;
 mod knob_cases;
+mod ladder_cases;
 mod more_cases;
 mod tune_cases;
 mod untrusted_cases;

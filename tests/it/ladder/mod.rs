@@ -3,6 +3,7 @@
 //! are written shrunk and loaded. No download. One module: `quantize.rs` holds the
 //! engine-level tests (quantize, KLD, presets), this file the `ladder` command's.
 
+mod fidelity;
 mod quantize;
 
 use std::path::{Path, PathBuf};
@@ -17,8 +18,9 @@ use tpsbench::engine::quantize::{QuantizeParams, quantize};
 use tpsbench::gguf::presets::PRESETS;
 use tpsbench::gguf::reader::read_header;
 use tpsbench::ladder::Reporter;
+use tpsbench::ladder::base_file::BaseFile;
 use tpsbench::ladder::cache::inspect_base;
-use tpsbench::ladder::eval::{chunks, reference_pass, variant_pass};
+use tpsbench::ladder::eval::{reference_pass, stored_pass, variant_pass, whole_chunks};
 use tpsbench::ladder::quality;
 
 use crate::support;
@@ -115,6 +117,7 @@ fn ladder_builds_measures_and_tabulates_the_tiny_model() {
     assert_eq!(q2["provenance"]["type"], "Q2_K");
     assert_eq!(q2["provenance"]["base_type"], "F32");
     assert_eq!(f32_["quality"]["kld_mean"], 0.0);
+    assert!(f32_["quality"]["kld_percentiles"]["p99_9"].is_number());
     assert_eq!(f32_["quality"]["same_top_p"], 1.0);
     assert_eq!(f32_["quality"]["reference"], "tiny-F32");
     let kld = |m: &Value| m["quality"]["kld_mean"].as_f64().unwrap();
