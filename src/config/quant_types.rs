@@ -1,5 +1,6 @@
-//! The quantization types a ladder can build: llama.cpp's file types (`enum llama_ftype`)
-//! that its quantizer produces without an importance matrix. Pure: names, numbers, order.
+//! The quantization types a ladder can build: llama.cpp's file types (`enum llama_ftype`);
+//! those its quantizer makes only with an importance matrix only in a recipe that gives one
+//! (`config::recipe`). Pure: names, numbers, order.
 
 /// One llama.cpp file type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -82,17 +83,61 @@ pub(crate) const LADDER_TYPES: &[QuantType] = &[
         ftype: 12,
     },
     QuantType {
+        name: "IQ3_M",
+        ftype: 27,
+    },
+    QuantType {
+        name: "IQ3_S",
+        ftype: 26,
+    },
+    QuantType {
         name: "Q3_K_S",
         ftype: 11,
+    },
+    QuantType {
+        name: "IQ3_XS",
+        ftype: 22,
+    },
+    QuantType {
+        name: "IQ3_XXS",
+        ftype: 23,
     },
     QuantType {
         name: "Q2_K",
         ftype: 10,
     },
+    QuantType {
+        name: "IQ2_M",
+        ftype: 29,
+    },
+    QuantType {
+        name: "Q2_K_S",
+        ftype: 21,
+    },
+    QuantType {
+        name: "IQ2_S",
+        ftype: 28,
+    },
+    QuantType {
+        name: "IQ2_XS",
+        ftype: 20,
+    },
+    QuantType {
+        name: "IQ2_XXS",
+        ftype: 19,
+    },
+    QuantType {
+        name: "IQ1_M",
+        ftype: 31,
+    },
+    QuantType {
+        name: "IQ1_S",
+        ftype: 24,
+    },
 ];
 
 /// Types llama.cpp refuses to produce without an importance matrix (tensor_requires_imatrix
-/// in src/llama-quant.cpp), which tpsbench does not compute.
+/// in src/llama-quant.cpp).
 const NEEDS_IMATRIX: &[&str] = &[
     "IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ3_XXS", "Q2_K_S",
 ];
@@ -100,14 +145,19 @@ const NEEDS_IMATRIX: &[&str] = &[
 impl QuantType {
     /// Looks a type up by name, case-insensitively; the error lists what is supported.
     pub fn parse(name: &str) -> Result<QuantType, String> {
+        Self::parse_recipe(name, false)
+    }
+
+    /// [`parse`](Self::parse) for a variant that has an importance matrix or not.
+    pub fn parse_recipe(name: &str, imatrix: bool) -> Result<QuantType, String> {
         let upper = name.trim().to_ascii_uppercase();
+        if NEEDS_IMATRIX.contains(&upper.as_str()) && !imatrix {
+            return Err(format!(
+                "{upper} needs an importance matrix (imatrix): give it as {{ name = \"{upper}\", type = \"{upper}\", imatrix = \"x.imatrix\" }}"
+            ));
+        }
         if let Some(t) = LADDER_TYPES.iter().find(|t| t.name == upper) {
             return Ok(*t);
-        }
-        if NEEDS_IMATRIX.contains(&upper.as_str()) {
-            return Err(format!(
-                "{upper} needs an importance matrix (imatrix), which tpsbench does not compute"
-            ));
         }
         Err(format!(
             "unknown quantization type {name:?}: use one of {}",

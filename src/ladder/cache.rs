@@ -58,6 +58,7 @@ impl BaseInfo {
             requantized: self.quantized,
             synthetic: self.synthetic,
             preset: self.preset.clone(),
+            recipe: None,
         }
     }
 }
@@ -99,6 +100,7 @@ pub fn synthetic_provenance(h: &Header, rec: &ModelRecord) -> Option<Provenance>
         requantized: false,
         synthetic: true,
         preset: preset(h),
+        recipe: None,
     })
 }
 
