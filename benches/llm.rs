@@ -25,7 +25,7 @@
 //! After criterion's lines comes the answer (which quantization: the fastest within the KLD
 //! budget, ties named, and the table), as `tpsbench run` prints it. Criterion measures each
 //! test in its own stretch of time, and a variant's level moves from one stretch to the next
-//! by more than its samples show (issue 44), so the answer does not come from criterion's
+//! by more than its samples show, so the answer does not come from criterion's
 //! figures: when the plan compares variants, an interleaved pass follows, the same plan in
 //! rounds (`rounds = "auto"`, one repetition per round, unless models.toml sets rounds of
 //! its own), paired by round, written to a result file of its own. Its budget:
@@ -46,11 +46,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode, Throughput};
-use tpsbench::engine::llama::{self, LlamaEngine};
 use tpsbench::engine::measure::PreparedTest;
 use tpsbench::engine::{Engine, LoadParams};
 use tpsbench::plan::PlannedTest;
 use tpsbench::record::{RunRecord, SCHEMA_VERSION, Status};
+use tpsbench::runner::session::{self, Up};
 use tpsbench::runner::{RunOptions, Scope};
 use tpsbench::{config, record::results, runner, util::system};
 
@@ -112,38 +112,13 @@ fn arg_value(flag: &str) -> Option<String> {
     })
 }
 
-/// Waits (at most `TPSBENCH_QUIET_WAIT` seconds, default 120, as `scripts/bench` does) for
-/// the 1-minute load that criterion's own work left to fall below a quarter of the CPUs (at
-/// least 0.5): a pass started at once would start on a machine its result file calls busy,
-/// and a busy run gets no verdict.
-fn quiet_start() {
-    let max: u64 = env_or("TPSBENCH_QUIET_WAIT", 120);
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
-    let target = (cpus / 4.0).max(0.5);
-    let load = || system::load_average().map_or(0.0, |l| l[0]);
-    if load() < target || max == 0 {
-        return;
-    }
-    eprintln!(
-        "tpsbench: waiting up to {max} s for the load ({:.2}) to fall below {target} before the pass \
-         (TPSBENCH_QUIET_WAIT=0 skips)",
-        load()
-    );
-    let mut waited = 0;
-    while waited < max && load() >= target {
-        std::thread::sleep(Duration::from_secs(5));
-        waited += 5;
-    }
-    eprintln!("tpsbench: load {:.2} after {waited} s", load());
-}
-
 /// The interleaved pass behind the answer: the plan again in rounds, paired by round, when it
 /// compares variants (a ladder, or several settings of one test). Auto rounds of one
 /// repetition within `TPSBENCH_ANSWER_SECONDS`, unless the configuration sets rounds of its
 /// own. None when there is nothing to compare, the budget is 0, or the pass failed (said on
 /// stderr).
 fn answer_pass(
-    engine: &LlamaEngine,
+    up: &Up,
     cfg: &config::Config,
     plan: &tpsbench::plan::Plan,
     results_dir: &Path,
@@ -172,18 +147,14 @@ fn answer_pass(
         "\ntpsbench: the answer's interleaved pass: the plan in rounds, paired by round \
          (at most {seconds:.0} s; TPSBENCH_ANSWER_SECONDS=0 skips it)"
     );
-    quiet_start();
-    let mut opts = RunOptions::new(cfg.clone(), Some(results_dir.to_path_buf()));
-    opts.filters = filters();
-    opts.command = std::env::args().collect();
-    let info = runner::run_info(
-        &cfg,
-        opts.command.clone(),
-        llama::system_info(),
-        llama::devices(),
-    );
+    session::wait_for_quiet(env_or("TPSBENCH_QUIET_WAIT", 120));
+    let opts = RunOptions {
+        filters: filters(),
+        quiet: false,
+        ..up.options(cfg.clone(), Some(results_dir.to_path_buf()))
+    };
     let mut progress = tpsbench::output::progress::StderrProgress::new(false);
-    match runner::run(engine, info, &opts, &mut progress) {
+    match runner::run(&up.engine, up.info.clone(), &opts, &mut progress) {
         Ok(out) => {
             let path = out.path?;
             eprintln!("answer pass written to {}", path.display());
@@ -197,46 +168,39 @@ fn answer_pass(
 }
 
 /// A `[tune]` table: its race in place of criterion's sweep, as `tpsbench run` and
-/// `tpsbench tune` run it (`runner::race::tune_request`), the answer last on stdout; exits
-/// with the code `tpsbench tune` would. Criterion measures each test in its own stretch of
-/// time, and the race's eliminations need rounds paired across candidates, so criterion has
-/// no part in it. Criterion's filter after `--` chooses the candidates.
-fn tune(config: PathBuf) -> ! {
-    let request = runner::race::Request {
-        config,
+/// `tpsbench tune` run it (`runner::session`), the answer last on stdout; exits with the
+/// code `tpsbench tune` would. Criterion measures each test in its own stretch of time, and
+/// the race's eliminations need rounds paired across candidates, so criterion has no part
+/// in it. Criterion's filter after `--` chooses the candidates.
+fn tune(config_path: PathBuf, config: config::Config) -> ! {
+    let request = session::Request {
+        config: config_path,
         filters: filters(),
         results_dir: Some(PathBuf::from(env_or(
             "TPSBENCH_RESULTS_DIR",
             "results".to_string(),
         ))),
-        quiet: false,
-        verbose: false,
-        max_rounds: None,
-        max_seconds: None,
         command: std::env::args().collect(),
+        tune: true,
+        ..Default::default()
     };
     eprintln!(
         "tpsbench: the configuration has a [tune] table: racing its configurations (docs/tune.md)"
     );
-    match runner::race::tune_request(request) {
-        Ok(tuned) => {
-            if let Some(p) = &tuned.run.path {
-                eprintln!("results written to {}", p.display());
-            }
-            if let Some(a) = tpsbench::report::tune::answer(&tuned.run.record) {
-                print!("{a}");
-            }
-            std::process::exit(if tuned.run.interrupted { 130 } else { 0 });
+    let checked = session::Checked { request, config };
+    let swept = session::start(checked).and_then(session::sweep);
+    let swept = swept.unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        std::process::exit(2);
+    });
+    if let session::Ending::Ran(v) = session::finish(&swept) {
+        v.written.iter().for_each(|l| eprintln!("{l}"));
+        if let Some(a) = tpsbench::report::tune::answer(&swept.run.record) {
+            print!("{a}");
         }
-        Err(runner::race::TuneError::Refused(line)) => {
-            eprintln!("error: {line}");
-            std::process::exit(2);
-        }
-        Err(runner::race::TuneError::Runner(e)) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
-        }
+        v.lines.iter().for_each(|l| eprintln!("{l}"));
     }
+    std::process::exit(if swept.run.interrupted { 130 } else { 0 });
 }
 
 fn main() {
@@ -249,19 +213,18 @@ fn main() {
         }
     };
     if cfg.tune.is_some() {
-        tune(config_path);
+        tune(config_path, cfg);
     }
-    let engine = LlamaEngine::new(false).unwrap_or_else(|e| {
+    let start = session::Request {
+        filters: filters(),
+        command: std::env::args().collect(),
+        ..Default::default()
+    };
+    let up = session::start_up(&cfg, &start).unwrap_or_else(|e| {
         eprintln!("error: {e}");
         std::process::exit(2);
     });
-    let rep = tpsbench::ladder::Reporter::new(false);
-    if let Err(e) =
-        tpsbench::ladder::synth::ensure_models(&cfg, &filters(), system::physical_cores(), &rep)
-    {
-        eprintln!("error: {e}");
-        std::process::exit(2);
-    }
+    let engine = &up.engine;
     let samples = env_or("TPSBENCH_SAMPLES", 10usize).max(10);
     let mut c = Criterion::default()
         .sample_size(samples)
@@ -276,18 +239,11 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let mut opts = RunOptions::new(cfg.clone(), None);
-    opts.filters = filters();
-    let info = runner::describe_plan(
-        runner::run_info(
-            &cfg,
-            std::env::args().collect(),
-            llama::system_info(),
-            llama::devices(),
-        ),
-        &prep.plan,
-        &opts,
-    );
+    let mut opts = RunOptions {
+        filters: filters(),
+        ..up.options(cfg.clone(), None)
+    };
+    let info = runner::describe_plan(up.info.clone(), &prep.plan, &opts);
     // The same plan as `tpsbench run`: criterion measures its llama-bench tests here, the
     // runner the other kinds below, into the same result file.
     let tests: Vec<PlannedTest> = runner::prepare::part(&prep.plan, Scope::All, None)
@@ -313,7 +269,8 @@ fn main() {
     let rep = tpsbench::ladder::Reporter::new(false);
 
     let mut i = 0;
-    while i < tests.len() {
+    // Ctrl-C: no group starts after it; the file keeps what was measured.
+    while i < tests.len() && !up.stop.load(std::sync::atomic::Ordering::SeqCst) {
         // One group per model and model-level setting: the model is loaded once for it.
         let first = &tests[i];
         let end = tests[i..]
@@ -394,7 +351,7 @@ fn main() {
                 b.iter_custom(|iters| {
                     let mut reps = Vec::with_capacity(iters as usize);
                     for _ in 0..iters {
-                        match prepared.repetition(&engine) {
+                        match prepared.repetition(engine) {
                             Ok(ns) => reps.push(ns),
                             Err(e) => {
                                 *error.borrow_mut() = Some(e.into());
@@ -453,7 +410,7 @@ fn main() {
     let mut progress = tpsbench::output::progress::StderrProgress::new(false);
     let others = runner::prepare::part(&prep.plan, Scope::NotLlamaBench, None);
     if !others.is_empty() {
-        match runner::run(&engine, record.run.clone(), &opts, &mut progress) {
+        match runner::run(engine, record.run.clone(), &opts, &mut progress) {
             Ok(out) => record = out.record,
             Err(e) => eprintln!("error: {e}"),
         }
@@ -472,7 +429,10 @@ fn main() {
     }
     // The answer last on stdout, after criterion's lines: from the interleaved pass when
     // there is one, else from criterion's own file.
-    let answered = answer_pass(&engine, &cfg, &prep.plan, &results_dir);
+    let interrupted = up.stop.load(std::sync::atomic::Ordering::SeqCst);
+    let answered = (!interrupted)
+        .then(|| answer_pass(&up, &cfg, &prep.plan, &results_dir))
+        .flatten();
     println!(
         "\ntpsbench: criterion's thrpt figures above count tokens: elem/s are tokens per second \
          (Kelem/s, thousands)."
@@ -496,7 +456,7 @@ fn main() {
     if let Some(a) = tpsbench::report::speculative::of_run(&record) {
         print!("{a}");
     }
-    let mut code = 0;
+    let mut code = if interrupted { 130 } else { 0 };
     if record.tests.iter().any(|t| t.status == Status::Failed) {
         code = 1;
     }

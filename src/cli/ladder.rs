@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::outcome::Outcome;
-use crate::engine::llama::{self, LlamaEngine};
 use crate::ladder::Reporter;
 use crate::ladder::table::{self, TableFormat};
 use crate::output::progress::StderrProgress;
+use crate::runner::session;
 use crate::runner::{RunOptions, Scope};
 use crate::{runner, util::system};
 
@@ -66,29 +66,35 @@ pub(super) fn ladder(a: Args) -> Result<Outcome> {
         }
         .into());
     }
-    let engine = LlamaEngine::new(a.verbose).map_err(anyhow::Error::msg)?;
-    let info = runner::run_info(
-        &cfg,
-        std::env::args().collect(),
-        llama::system_info(),
-        llama::devices(),
-    );
-    let mut opts = RunOptions::new(cfg, (!a.no_save).then_some(a.results_dir));
-    opts.filters = a.filter;
-    opts.scope = Scope::Ladders;
-    opts.command = std::env::args().collect();
-    opts.quiet = a.quiet;
+    let request = session::Request {
+        filters: a.filter.clone(),
+        quiet: a.quiet,
+        verbose: a.verbose,
+        command: std::env::args().collect(),
+        ..Default::default()
+    };
+    let up = session::start_up(&cfg, &request)?;
+    let opts = RunOptions {
+        filters: a.filter,
+        scope: Scope::Ladders,
+        quiet: a.quiet,
+        ..up.options(cfg, (!a.no_save).then_some(a.results_dir))
+    };
     let mut progress = StderrProgress::new(a.quiet);
-    let out = runner::run(&engine, info, &opts, &mut progress)?;
+    let out = runner::run(&up.engine, up.info, &opts, &mut progress)?;
     print(&table::render(&table::rows(&out.record), a.output))?;
     if let Some(p) = &out.path {
         Reporter::new(a.quiet).line(&format!("results written to {}", p.display()));
     }
     if out.failed > 0 {
-        eprintln!("{}", runner::session::failed_line(&out));
+        eprintln!("{}", session::failed_line(&out));
         return Ok(Outcome::Failed);
     }
-    Ok(Outcome::Done)
+    // No file to resume a ladder from: the table holds what ran.
+    Ok(match out.interrupted {
+        true => Outcome::Interrupted,
+        false => Outcome::Done,
+    })
 }
 
 fn print(s: &str) -> Result<()> {

@@ -1,7 +1,7 @@
 //! `tpsbench run`: parses the options and hands them to the runner (`runner::session`:
 //! checks, start, sweep, verdict); prints the export, the answer and the verdict; saves and
 //! compares named baselines. A configuration with a `[tune]` table is raced instead, as
-//! `tpsbench tune` races it (`cli::tune::race`). `--library` runs an A/B across builds instead
+//! `tpsbench tune` races it, its answer last. `--library` runs an A/B across builds instead
 //! (`runner::library_ab`, table from `report::library_ab`).
 
 use std::io::Write;
@@ -15,7 +15,9 @@ use crate::report::compare::{self, Side};
 use crate::report::export::{Format, exporter};
 use crate::runner::OptionError;
 use crate::runner::library_ab::{self, AbOptions};
-use crate::runner::session::{self, Asked, Ending, Request, Rounds, RoundsOverride, Swept};
+use crate::runner::session::{
+    self, Checked, Ending, Request, Rounds, RoundsOverride, Swept, Verdict,
+};
 
 // The options of `tpsbench run` (its help is the variant's doc, in cli/mod.rs).
 #[derive(clap::Args, Debug)]
@@ -124,6 +126,7 @@ impl Args {
                 max_seconds: self.max_rounds_seconds,
             },
             command: std::env::args().collect(),
+            tune: false,
         }
     }
 
@@ -157,40 +160,25 @@ impl Args {
     }
 }
 
-/// Runs the sweep (or the A/B of `--library`).
+/// Runs the sweep (or the A/B of `--library`, or the race of a `[tune]` table).
 pub(super) fn run(a: &Args) -> Result<Outcome> {
     if !a.library.is_empty() {
         return library(a);
     }
-    let checked = match session::check(a.request())? {
-        Asked::Sweep(c) => *c,
-        // A [tune] table: the race `tpsbench tune` runs, its answer last (docs/tune.md).
-        Asked::Tune(r) => {
-            if let Some(option) = a.baseline_option() {
-                let config = a.config.clone();
-                return Err(OptionError::NotInTune { option, config }.into());
-            }
-            return super::tune::race(r, Some(a.output));
-        }
-    };
+    let checked = session::check(a.request())?;
+    // A race has no baseline to save or compare (its candidates ran unequal rounds).
+    if let (true, Some(option)) = (checked.is_race(), a.baseline_option()) {
+        let config = a.config.clone();
+        return Err(OptionError::NotInTune { option, config }.into());
+    }
     // A missing baseline is found before hours of measurement, not after.
     let base = match &a.baseline {
         Some(name) => Some(compare::load_side(name, &a.baseline_dir)?),
         None => None,
     };
-    let started = session::start(checked)?;
-    let swept = session::sweep(started)?;
-    let verdict = match session::finish(&swept) {
-        Ending::EmptyShard(line) => {
-            eprintln!("{line}");
-            return Ok(Outcome::Done);
-        }
-        Ending::Ran(v) => v,
+    let Some((swept, verdict)) = measure(checked, Some(a.output))? else {
+        return Ok(Outcome::Done);
     };
-    print_export(a.output, &swept)?;
-    if let Some(line) = &verdict.written {
-        eprintln!("{line}");
-    }
     if let Some(name) = &a.save_baseline {
         let p = compare::save_baseline(&swept.run.record, name, &a.baseline_dir)?;
         eprintln!("baseline {name:?} saved to {}", p.display());
@@ -202,35 +190,64 @@ pub(super) fn run(a: &Args) -> Result<Outcome> {
         (Some(base), Some(name)) => against_baseline(&base, name, &swept.run.record),
         _ => false,
     };
-    Ok(if verdict.failed || regressed {
+    Ok(outcome(&verdict, regressed))
+}
+
+/// Starts and sweeps (or races) `checked`, then prints its export in `output` (None: the
+/// answer alone) and where its file went; None for a shard with nothing to run.
+pub(super) fn measure(
+    checked: Checked,
+    output: Option<Format>,
+) -> Result<Option<(Swept, Verdict)>> {
+    let swept = session::sweep(session::start(checked)?)?;
+    let verdict = match session::finish(&swept) {
+        Ending::EmptyShard(line) => {
+            eprintln!("{line}");
+            return Ok(None);
+        }
+        Ending::Ran(v) => v,
+    };
+    print_export(output, &swept)?;
+    if let Some(line) = &verdict.written {
+        eprintln!("{line}");
+    }
+    Ok(Some((swept, verdict)))
+}
+
+/// The exit of a finished run.
+pub(super) fn outcome(v: &Verdict, regressed: bool) -> Outcome {
+    if v.failed || regressed {
         Outcome::Failed
-    } else if verdict.interrupted {
+    } else if v.interrupted {
         Outcome::Interrupted
     } else {
         Outcome::Done
-    })
+    }
 }
 
-/// The run in `--output`'s format on stdout; in Markdown, the answer last, under the other
-/// tables (the other formats are read by programs).
-fn print_export(output: Format, swept: &Swept) -> Result<()> {
+/// The run in `output`'s format on stdout; in Markdown (or with no export), the answer
+/// last, under the other tables (the other formats are read by programs).
+fn print_export(output: Option<Format>, swept: &Swept) -> Result<()> {
     let record = &swept.run.record;
-    let export = exporter(output);
-    if let Some(note) = export.skipped(record) {
-        eprintln!("note: {note}");
-    }
-    let mut text = export.render(record);
-    // An `--isolate` child (`--only-model`): its parent prints the answer.
-    if output == Format::Md && !swept.request.is_child() {
-        let path = swept
-            .run
-            .path
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("(not saved)"));
-        if let Some(a) = crate::report::leaderboard::answer_run::of_run(record, &path) {
-            text.extend_from_slice(a.as_bytes());
+    let mut text = Vec::new();
+    if let Some(format) = output {
+        let export = exporter(format);
+        if let Some(note) = export.skipped(record) {
+            eprintln!("note: {note}");
         }
-        if let Some(a) = crate::report::speculative::of_run(record) {
+        text = export.render(record);
+    }
+    // An `--isolate` child (`--only-model`): its parent prints the answer.
+    if output.is_none_or(|f| f == Format::Md) && !swept.request.is_child() {
+        let path = (swept.run.path.clone()).unwrap_or_else(|| PathBuf::from("(not saved)"));
+        let answers = match record.run.tune {
+            Some(_) => vec![crate::report::tune::answer(record)],
+            None => vec![
+                crate::report::leaderboard::answer_run::of_run(record, &path),
+                crate::report::speculative::of_run(record),
+            ],
+        };
+        for a in answers.into_iter().flatten() {
             text.extend_from_slice(a.as_bytes());
         }
     }

@@ -1,16 +1,13 @@
-//! `tpsbench tune`: parses the options, hands them to the runner's race
-//! (`runner::race::tune_request`) and prints the answer (`report::tune`) on stdout. `run`
-//! on a configuration with a `[tune]` table ends here too ([`race`]).
+//! `tpsbench tune`: parses the options and hands them to the runner's session, which races
+//! the configuration as `run` does a `[tune]` table; prints the answer (`report::tune`) on
+//! stdout.
 
 use std::path::PathBuf;
 
-use std::io::Write;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::outcome::Outcome;
-use crate::report::export::{Format, exporter};
-use crate::runner::race::{self, Request, TuneError};
+use crate::runner::session::{self, Request, RoundsOverride};
 
 // The options of `tpsbench tune` (its help is the variant's doc, in cli/mod.rs).
 #[derive(clap::Args, Debug)]
@@ -45,7 +42,14 @@ pub struct Args {
 
 /// Races the configurations and prints the answer.
 pub(super) fn tune(a: &Args) -> Result<Outcome> {
-    race(a.request(), None)
+    let checked = session::check(a.request())?;
+    let Some((_, verdict)) = super::run::measure(checked, None)? else {
+        return Ok(Outcome::Done);
+    };
+    for line in &verdict.lines {
+        eprintln!("{line}");
+    }
+    Ok(super::run::outcome(&verdict, false))
 }
 
 impl Args {
@@ -56,50 +60,14 @@ impl Args {
             results_dir: (!self.no_save).then(|| self.results_dir.clone()),
             quiet: self.quiet,
             verbose: self.verbose,
-            max_rounds: self.max_rounds,
-            max_seconds: self.max_seconds,
+            rounds: RoundsOverride {
+                rounds: None,
+                max_rounds: self.max_rounds,
+                max_seconds: self.max_seconds,
+            },
             command: std::env::args().collect(),
+            tune: true,
+            ..Default::default()
         }
     }
-}
-
-/// The race of `request`, and its answer last on stdout. `export`: `run`'s `--output`, the
-/// race's tests in that format first; the answer then follows in Markdown only, as `run`'s
-/// own answer does (the other formats are read by programs).
-pub(super) fn race(request: Request, export: Option<Format>) -> Result<Outcome> {
-    let tuned = match race::tune_request(request) {
-        Ok(t) => t,
-        Err(TuneError::Refused(line)) => {
-            eprintln!("error: {line}");
-            return Ok(Outcome::Refused);
-        }
-        Err(TuneError::Runner(e)) => return Err((*e).into()),
-    };
-    if let Some(p) = &tuned.run.path {
-        eprintln!("results: {}", p.display());
-    }
-    let record = &tuned.run.record;
-    let mut text = Vec::new();
-    if let Some(format) = export {
-        let e = exporter(format);
-        if let Some(note) = e.skipped(record) {
-            eprintln!("note: {note}");
-        }
-        text = e.render(record);
-    }
-    if export.is_none_or(|f| f == Format::Md) {
-        if let Some(answer) = crate::report::tune::answer(record) {
-            text.extend_from_slice(answer.as_bytes());
-        }
-    }
-    // A reader gone from stdout loses only the printout: the race is in its file.
-    match std::io::stdout().write_all(&text) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        other => other.context("writing to stdout")?,
-    }
-    Ok(if tuned.run.interrupted {
-        Outcome::Interrupted
-    } else {
-        Outcome::Done
-    })
 }

@@ -1,4 +1,4 @@
-//! A `[[model]]` reached over HTTP (issue 29): `endpoint`, `served_model`, `api`,
+//! A `[[model]]` reached over HTTP: `endpoint`, `served_model`, `api`,
 //! `request_timeout_s` and `server`. Parsed with the entry; errors name file, line and key.
 //!
 //! ```toml

@@ -167,7 +167,7 @@ pub fn knob(name: &str) -> Option<&'static Knob> {
 
 /// The model-level settings of `p` other than `load_mode` that differ from llama-bench's
 /// defaults, as llama-bench's flags spell them: "ngl 2, ncmoe 4" (empty when none). What
-/// tells one load of a model from another (a tune's load times, issue 46).
+/// tells one load of a model from another (a tune's load times).
 pub fn placement_of(p: &TestParams) -> String {
     let v: Vec<String> = (PARAMS.iter())
         .filter(|k| k.level == Level::Model && k.name != "load_mode")
@@ -176,6 +176,31 @@ pub fn placement_of(p: &TestParams) -> String {
             (x != k.default_value()).then(|| format!("{} {}", k.flag, x.show()))
         })
         .collect();
+    v.join(", ")
+}
+
+/// The settings that say where a model's weights and KV cache go.
+pub const PLACEMENT: &[&str] = &[
+    "n_gpu_layers",
+    "no_kv_offload",
+    "n_cpu_moe",
+    "devices",
+    "tensor_split",
+    "tensor_buft_overrides",
+    "fit_target",
+    "fit_min_ctx",
+];
+
+/// A test's placement as llama-bench's flags spell it: n_gpu_layers always, the other
+/// [`PLACEMENT`] settings where they differ from llama-bench's defaults: "ngl 99, ncmoe 12".
+pub fn placement(p: &TestParams) -> String {
+    let mut v = vec![format!("ngl {}", p.n_gpu_layers)];
+    for k in PARAMS.iter().filter(|k| PLACEMENT[1..].contains(&k.name)) {
+        let x = k.get(p);
+        if x != k.default_value() {
+            v.push(format!("{} {}", k.flag, x.show()));
+        }
+    }
     v.join(", ")
 }
 

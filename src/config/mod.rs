@@ -31,7 +31,7 @@ pub use endpoint::{Api, Served, ServedDraft, ServerLaunch};
 pub use error::ConfigError;
 pub(crate) use error::Ctx;
 pub use knobs::{Axes, TestParams};
-pub use settings::{AutoRounds, RunSettings};
+pub use settings::{AutoRounds, MAX_ROUNDS, MAX_ROUNDS_RULE, RunSettings};
 pub use tokens::PromptTokens;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -56,7 +56,7 @@ pub struct Config {
     pub serving: Option<crate::config::serving::ServingConfig>,
     /// `[[ladder]]` tables: variants built from a base file, with quality tests.
     pub ladders: Vec<ladder::Ladder>,
-    /// The `[speculative]` table: drafters measured against plain decoding (issue 45).
+    /// The `[speculative]` table: drafters measured against plain decoding.
     pub speculative: Option<speculative::SpeculativeConfig>,
     /// The `[tune]` table: what `tpsbench tune` races for, within which limits.
     pub tune: Option<tune::Tune>,
@@ -206,7 +206,7 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, Conf
         .iter()
         .any(|m| m.path.is_some() && m.axes.n_prompt.iter().chain(&m.axes.n_gen).any(|&n| n > 0));
     let serving = config.serving.is_some() && !config.models.is_empty();
-    // Served models get served tests (issue 29).
+    // Served models get served tests.
     let served = config.models.iter().any(|m| m.served.is_some());
     let speculative = config.speculative.is_some() && !config.models.is_empty();
     if !sweeps && !serving && !served && !speculative && config.ladders.is_empty() {
@@ -408,10 +408,8 @@ fn apply_auto_budget(ctx: &Ctx, s: &RawSweep, out: &mut RunSettings) -> Result<(
     };
     if let Some(v) = &s.max_rounds {
         let n = scalar_int(ctx, "sweep.max_rounds", v, i64::MIN, i64::MAX)?;
-        if !(2..=10_000).contains(&n) {
-            let msg = format!(
-                "{n} is out of range: must be between 2 and 10000 (a paired comparison needs 2 rounds)"
-            );
+        if !settings::MAX_ROUNDS.contains(&n) {
+            let msg = format!("{n} is out of range: {}", settings::MAX_ROUNDS_RULE);
             return Err(ctx.err(v.span(), "sweep.max_rounds", &msg));
         }
         auto.max_rounds = n as u32;

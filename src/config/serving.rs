@@ -17,8 +17,9 @@ pub use slo::{GoodputSearch, Slo};
 pub(crate) use targets::RawTargets;
 pub use targets::Targets;
 
-/// The kinds of serving test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The kinds of serving test, recorded by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// One request at a time: TTFT, inter-token latency, per-request decode rate.
     Request,
@@ -26,7 +27,7 @@ pub enum Mode {
     Parallel,
     /// Requests arriving at a Poisson rate, with continuous batching.
     Arrival,
-    /// The highest arrival rate that meets the `slo` (issue 29): a search over `goodput`.
+    /// The highest arrival rate that meets the `slo`: a search over `goodput`.
     Goodput,
 }
 
@@ -38,6 +39,18 @@ impl Mode {
             Mode::Arrival => "arrival",
             Mode::Goodput => "goodput",
         }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl PartialEq<&str> for Mode {
+    fn eq(&self, name: &&str) -> bool {
+        self.name() == *name
     }
 }
 

@@ -59,6 +59,12 @@ pub struct RunSettings {
     pub repetitions_given: bool,
 }
 
+/// The rounds a budget may give (`max_rounds` of `[sweep]` and `[tune]`, `--max-rounds`),
+/// and the rule said when one is outside them.
+pub const MAX_ROUNDS: std::ops::RangeInclusive<i64> = 2..=10_000;
+pub const MAX_ROUNDS_RULE: &str =
+    "must be between 2 and 10000 (a paired comparison needs 2 rounds)";
+
 /// The budget of `rounds = "auto"`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AutoRounds {

@@ -1,4 +1,4 @@
-//! The `[speculative]` table of models.toml (issue 45): speculative decoding tests, each a
+//! The `[speculative]` table of models.toml: speculative decoding tests, each a
 //! drafter setting measured against plain decoding on the same context, on real text.
 //! Checked key by key with the value checks `[sweep]` uses; mistakes name file, line and key.
 //!
@@ -35,7 +35,7 @@ pub const DRAFTER_TYPES: [&str; 10] = [
 ];
 
 /// The drafter "type" of plain decoding, llama.cpp's `none`: a tune's candidate without a
-/// drafter (issue 46). Not a `drafters` value: every speculative test is paired with plain
+/// drafter. Not a `drafters` value: every speculative test is paired with plain
 /// decoding already.
 pub const PLAIN: &str = "none";
 
@@ -158,11 +158,8 @@ pub(crate) fn parse(
     let dataset = match &r.dataset {
         Some(d) if !d.get_ref().trim().is_empty() => dir.join(d.get_ref()),
         Some(d) => {
-            return Err(ctx.err(
-                d.span(),
-                &k("dataset"),
-                "expected the path of a prompt file",
-            ));
+            let msg = "expected the path of a prompt file";
+            return Err(ctx.err(d.span(), &k("dataset"), msg));
         }
         None => {
             let msg = "speculative tests need real text (random tokens are almost never \
@@ -177,10 +174,12 @@ pub(crate) fn parse(
     };
     let n_prompts = int(&r.n_prompts, "n_prompts", 1, 100_000, 4)? as u32;
     let n_gen = int(&r.n_gen, "n_gen", 1, 1 << 16, 128)? as u32;
-    let rounds = int(&r.rounds, "rounds", 2, 10_000, 5)? as u32;
-    let seed = r
-        .seed
-        .as_ref()
+    let (lo, hi) = (
+        *crate::config::MAX_ROUNDS.start(),
+        *crate::config::MAX_ROUNDS.end(),
+    );
+    let rounds = int(&r.rounds, "rounds", lo, hi, 5)? as u32;
+    let seed = (r.seed.as_ref())
         .map(|v| scalar_int(ctx, &k("seed"), v, 0, i64::MAX).map(|s| s as u64))
         .transpose()?;
     let targets = match &r.targets {
@@ -191,43 +190,7 @@ pub(crate) fn parse(
         None => vec!["draft-simple".to_string()],
         Some(v) => list(ctx, &k("drafters"), v, drafter)?,
     };
-    let draft = match &r.draft {
-        None => Vec::new(),
-        Some(v) => list(ctx, &k("draft"), v, |x| {
-            let s = string(x)?;
-            Ok(
-                if crate::config::quant_types::QuantType::parse(&s).is_ok() {
-                    DraftRef::Variant(s)
-                } else {
-                    DraftRef::File(dir.join(s))
-                },
-            )
-        })?,
-    };
-    // A self-draft is a variant the ladder builds: its type must be one of a ladder's.
-    if let (Some(v), Some(DraftRef::Variant(q))) = (
-        &r.draft,
-        draft.iter().find(|d| match d {
-            DraftRef::Variant(q) => !ladders.iter().any(|l| l.types.iter().any(|t| t.name == q)),
-            DraftRef::File(_) => false,
-        }),
-    ) {
-        let msg = format!(
-            "{q} is a quantization type but no [[ladder]] builds it: add it to the target's \
-             ladder `types`, or give the draft GGUF's path"
-        );
-        return Err(ctx.err(v.span(), &k("draft"), msg));
-    }
-    if draft.is_empty() {
-        if let Some(d) = drafters.iter().find(|d| needs_draft(d)) {
-            let at = r.drafters.as_ref().map_or(span.clone(), |v| v.span());
-            let msg = format!(
-                "{d} drafts with a draft model: name one in `draft` (a ladder type of the \
-                 target's ladder, such as \"Q4_0\", or a GGUF path)"
-            );
-            return Err(ctx.err(at, &k("draft"), msg));
-        }
-    }
+    let draft = drafts(ctx, (span, &r), dir, ladders, &drafters)?;
     let draft_max = match &r.draft_max {
         None => vec![4],
         Some(v) => int_list(ctx, &k("draft_max"), v, 1, 256)?,
@@ -258,4 +221,49 @@ pub(crate) fn parse(
         p_min,
         draft_n_gpu_layers,
     })
+}
+
+/// The `draft` list: ladder variants of the target's ladder (a self-draft) or files; one is
+/// needed when a drafter drafts with a draft model.
+fn drafts(
+    ctx: &Ctx,
+    (span, r): (std::ops::Range<usize>, &RawSpeculative),
+    dir: &Path,
+    ladders: &[crate::config::ladder::Ladder],
+    drafters: &[String],
+) -> Result<Vec<DraftRef>, ConfigError> {
+    let draft = match &r.draft {
+        None => Vec::new(),
+        Some(v) => list(ctx, &k("draft"), v, |x| {
+            let s = string(x)?;
+            Ok(
+                if crate::config::quant_types::QuantType::parse(&s).is_ok() {
+                    DraftRef::Variant(s)
+                } else {
+                    DraftRef::File(dir.join(s))
+                },
+            )
+        })?,
+    };
+    // A self-draft is a variant the ladder builds: its type must be one of a ladder's.
+    let unbuilt = |d: &&DraftRef| match d {
+        DraftRef::Variant(q) => !ladders.iter().any(|l| l.types.iter().any(|t| t.name == q)),
+        DraftRef::File(_) => false,
+    };
+    if let (Some(v), Some(DraftRef::Variant(q))) = (&r.draft, draft.iter().find(unbuilt)) {
+        let msg = format!(
+            "{q} is a quantization type but no [[ladder]] builds it: add it to the target's \
+             ladder `types`, or give the draft GGUF's path"
+        );
+        return Err(ctx.err(v.span(), &k("draft"), msg));
+    }
+    if let (true, Some(d)) = (draft.is_empty(), drafters.iter().find(|d| needs_draft(d))) {
+        let at = r.drafters.as_ref().map_or(span, |v| v.span());
+        let msg = format!(
+            "{d} drafts with a draft model: name one in `draft` (a ladder type of the \
+             target's ladder, such as \"Q4_0\", or a GGUF path)"
+        );
+        return Err(ctx.err(at, &k("draft"), msg));
+    }
+    Ok(draft)
 }

@@ -1,4 +1,4 @@
-//! The `[tune]` table of models.toml (issue 46): one question, "what do I run?", answered by
+//! The `[tune]` table of models.toml: one question, "what do I run?", answered by
 //! racing the configurations of the sweep's axes (`tpsbench tune`). It names what to
 //! maximise and the limits the answer must meet; the space is the sweep itself (every model,
 //! every ladder variant, every combination of the axes).
@@ -226,35 +226,6 @@ pub(crate) fn parse(
             return Err(ctx.err(span, "tune.objective", msg));
         }
     };
-    let float = |key: &str, v: &Option<Spanned<toml::Value>>, min: f64, max: f64| {
-        v.as_ref()
-            .map(|v| scalar_float(ctx, &format!("tune.{key}"), v, min, max))
-            .transpose()
-    };
-    let max_kld = float("max_kld", &raw.max_kld, 0.0, 100.0)?;
-    if let (Some(_), false, Some(v)) = (max_kld, has_ladder, &raw.max_kld) {
-        let msg = "max_kld limits a [[ladder]]'s variants by their KLD, and there is no [[ladder]] to measure it: add one or remove max_kld";
-        return Err(ctx.err(v.span(), "tune.max_kld", msg));
-    }
-    let gib = float("max_memory_gib", &raw.max_memory_gib, 1e-6, 1e6)?;
-    let margin = float("memory_margin", &raw.memory_margin, 0.0, 0.9)?;
-    if let (Some(_), Some(m)) = (gib, &raw.memory_margin) {
-        let msg = "memory_margin applies to the host's RAM when max_memory_gib is not given; with max_memory_gib set, put the margin in it";
-        return Err(ctx.err(m.span(), "tune.memory_margin", msg));
-    }
-    let min_ctx = raw
-        .min_ctx
-        .as_ref()
-        .map(|v| scalar_int(ctx, "tune.min_ctx", v, 1, 16_777_216))
-        .transpose()?
-        .map(|n| n as u32);
-    let max_rounds = raw
-        .max_rounds
-        .as_ref()
-        .map(|v| scalar_int(ctx, "tune.max_rounds", v, 2, 10_000))
-        .transpose()?
-        .map_or(Tune::DEFAULT_MAX_ROUNDS, |n| n as u32);
-    let max_seconds = float("max_seconds", &raw.max_seconds, 1.0, 1e7)?;
     if let (None, Some(v)) = (&goodput, &raw.slots) {
         let msg = format!(
             "slots is the goodput objective's concurrency axis (sequences served at once); \
@@ -275,29 +246,22 @@ pub(crate) fn parse(
             return Err(ctx.err(v.span(), &format!("tune.{key}"), msg));
         }
     }
-    let latency = slo::latency(
-        ctx,
-        &objective,
-        goodput.is_some(),
-        (&raw.max_ttft_ms, &raw.max_itl_ms, &raw.latency_quantile),
-    )?;
+    let limits = limits(ctx, &raw, has_ladder, &objective, goodput.is_some())?;
+    let max_rounds = (raw.max_rounds.as_ref())
+        .map(|v| {
+            let r = &crate::config::MAX_ROUNDS;
+            scalar_int(ctx, "tune.max_rounds", v, *r.start(), *r.end())
+        })
+        .transpose()?
+        .map_or(Tune::DEFAULT_MAX_ROUNDS, |n| n as u32);
     Ok(Tune {
         objective,
         goodput,
         decode,
-        limits: Limits {
-            max_kld,
-            max_memory_bytes: gib.map(|g| (g * 1024.0 * 1024.0 * 1024.0) as u64),
-            memory_margin: margin.unwrap_or(Tune::DEFAULT_MEMORY_MARGIN),
-            min_ctx,
-            max_load_seconds: float("max_load_seconds", &raw.max_load_seconds, 0.001, 1e6)?,
-            latency,
-        },
+        limits,
         max_rounds,
-        max_seconds,
-        device_memory: raw
-            .max_device_memory_gib
-            .as_ref()
+        max_seconds: float(ctx, "max_seconds", &raw.max_seconds, 1.0, 1e7)?,
+        device_memory: (raw.max_device_memory_gib.as_ref())
             .map(|v| device_memory::parse(ctx, v))
             .transpose()?
             .unwrap_or_default(),
@@ -311,6 +275,56 @@ pub(crate) fn parse(
                 }
             },
         },
+    })
+}
+
+fn float(
+    ctx: &Ctx,
+    key: &str,
+    v: &Option<Spanned<toml::Value>>,
+    min: f64,
+    max: f64,
+) -> Result<Option<f64>, ConfigError> {
+    (v.as_ref())
+        .map(|v| scalar_float(ctx, &format!("tune.{key}"), v, min, max))
+        .transpose()
+}
+
+/// The limits a candidate must keep: KLD, memory, context, load time and latency.
+fn limits(
+    ctx: &Ctx,
+    raw: &RawTune,
+    has_ladder: bool,
+    objective: &Objective,
+    goodput: bool,
+) -> Result<Limits, ConfigError> {
+    let max_kld = float(ctx, "max_kld", &raw.max_kld, 0.0, 100.0)?;
+    if let (Some(_), false, Some(v)) = (max_kld, has_ladder, &raw.max_kld) {
+        let msg = "max_kld limits a [[ladder]]'s variants by their KLD, and there is no [[ladder]] to measure it: add one or remove max_kld";
+        return Err(ctx.err(v.span(), "tune.max_kld", msg));
+    }
+    let gib = float(ctx, "max_memory_gib", &raw.max_memory_gib, 1e-6, 1e6)?;
+    let margin = float(ctx, "memory_margin", &raw.memory_margin, 0.0, 0.9)?;
+    if let (Some(_), Some(m)) = (gib, &raw.memory_margin) {
+        let msg = "memory_margin applies to the host's RAM when max_memory_gib is not given; with max_memory_gib set, put the margin in it";
+        return Err(ctx.err(m.span(), "tune.memory_margin", msg));
+    }
+    let min_ctx = (raw.min_ctx.as_ref())
+        .map(|v| scalar_int(ctx, "tune.min_ctx", v, 1, 16_777_216))
+        .transpose()?
+        .map(|n| n as u32);
+    Ok(Limits {
+        max_kld,
+        max_memory_bytes: gib.map(|g| (g * 1024.0 * 1024.0 * 1024.0) as u64),
+        memory_margin: margin.unwrap_or(Tune::DEFAULT_MEMORY_MARGIN),
+        min_ctx,
+        max_load_seconds: float(ctx, "max_load_seconds", &raw.max_load_seconds, 0.001, 1e6)?,
+        latency: slo::latency(
+            ctx,
+            objective,
+            goodput,
+            (&raw.max_ttft_ms, &raw.max_itl_ms, &raw.latency_quantile),
+        )?,
     })
 }
 
@@ -437,7 +451,7 @@ mod tests {
         }
     }
 
-    /// A depth past u32 made the context's size overflow (issue 47, models_toml target).
+    /// A depth past u32 made the context's size overflow.
     #[test]
     fn a_depth_whose_context_overflows_is_refused() {
         let text = include_str!("../../fuzz/regressions/models_toml/tune-depth-overflow.toml");

@@ -33,10 +33,48 @@ pub struct DeviceInfo {
     pub name: String,
     pub description: String,
     pub backend: String,
-    /// "cpu", "gpu", "igpu", "accel" or "unknown".
-    pub kind: String,
+    pub kind: DeviceKind,
     pub memory_total: u64,
     pub memory_free: u64,
+}
+
+/// llama.cpp's device types, recorded as "cpu", "gpu", "igpu", "accel" or "unknown".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    Cpu,
+    Gpu,
+    Igpu,
+    Accel,
+    #[serde(other)]
+    Unknown,
+}
+
+impl DeviceKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceKind::Cpu => "cpu",
+            DeviceKind::Gpu => "gpu",
+            DeviceKind::Igpu => "igpu",
+            DeviceKind::Accel => "accel",
+            DeviceKind::Unknown => "unknown",
+        }
+    }
+}
+
+impl PartialEq<&str> for DeviceKind {
+    fn eq(&self, name: &&str) -> bool {
+        self.name() == *name
+    }
+}
+
+impl From<&str> for DeviceKind {
+    fn from(name: &str) -> DeviceKind {
+        [Self::Cpu, Self::Gpu, Self::Igpu, Self::Accel]
+            .into_iter()
+            .find(|k| k.name() == name)
+            .unwrap_or(Self::Unknown)
+    }
 }
 
 /// What llama.cpp reports about a loaded model.

@@ -151,20 +151,26 @@ pub fn preflight(
     Ok(())
 }
 
+/// A llama-server that tpsbench starts: its program, the user's extra arguments, its draft,
+/// and where and under what name it serves.
+struct LlamaServer<'a> {
+    binary: PathBuf,
+    extra: &'a [String],
+    draft: Option<&'a ServedDraft>,
+    port: u16,
+    alias: &'a str,
+}
+
 /// The llama-server command for `first`'s model: its GGUF, the test's threads, batch,
 /// offload, flash attention and KV types, and slots and context for every served test of
 /// the `[serving]` table, so the served tests run what the in-process ones run.
-#[allow(clippy::too_many_arguments)]
 fn llama_server_command(
-    binary: PathBuf,
-    extra: &[String],
-    draft: Option<&ServedDraft>,
+    l: &LlamaServer,
     config: &Config,
     m: &ModelEntry,
     first: &ServingTest,
-    port: u16,
-    alias: &str,
 ) -> Result<Vec<String>, String> {
+    let (binary, extra, draft, port, alias) = (&l.binary, l.extra, l.draft, l.port, l.alias);
     let sc = config.serving.as_ref().ok_or("no [serving] table")?;
     let path = m
         .path
@@ -239,61 +245,17 @@ fn open_served<'m>(
 ) -> Result<ServedGroup<'m>, String> {
     let m = &config.models[first.model];
     let s = served_of(m)?;
-    let vocab = m.path.as_deref().and_then(vocab_of);
-    let (client, launched) = match &s.server {
+    let (mut client, launched) = match &s.server {
         None => {
             let ep = s.endpoint.as_deref().ok_or("no endpoint")?;
             (client_for(m, s, ep)?, None)
         }
         Some(launch) => {
-            let (endpoint, port) = match &s.endpoint {
-                Some(ep) => (ep.clone(), port_of(ep)),
-                None => {
-                    let port = launch::free_loopback_port()?;
-                    (format!("http://127.0.0.1:{port}/v1"), Some(port))
-                }
-            };
-            let client = client_for(m, s, &endpoint)?;
-            let (command, ready) = match launch {
-                ServerLaunch::Command {
-                    command,
-                    ready_timeout_s,
-                } => (command.clone(), *ready_timeout_s),
-                ServerLaunch::LlamaServer {
-                    binary,
-                    args,
-                    ready_timeout_s,
-                    draft,
-                } => {
-                    let bin = binary
-                        .clone()
-                        .or_else(launch::pinned_llama_server)
-                        .ok_or("no llama-server: run scripts/reference-tools --server")?;
-                    let port = port.ok_or("the endpoint names no port")?;
-                    let cmd = llama_server_command(
-                        bin,
-                        args,
-                        draft.as_ref(),
-                        config,
-                        m,
-                        first,
-                        port,
-                        &client.model,
-                    )?;
-                    (cmd, *ready_timeout_s)
-                }
-            };
-            // A server of the test's own logs under the test's id (each round anew).
-            let log = match first.own_server {
-                true => log_path(results, &first.id),
-                false => log_path(results, &m.name),
-            };
-            let l = Launched::start(&command, &log, &client, Duration::from_secs_f64(ready))?;
+            let (client, l) = start_server(launch, config, first, results)?;
             (client, Some(l))
         }
     };
     let mut info = identity::probe(&client).map_err(|e| e.to_string())?;
-    let mut client = client;
     if identity::is_llama_server(&info) {
         // llama-server reuses a slot's KV for a shared prefix unless told not to.
         client
@@ -302,32 +264,78 @@ fn open_served<'m>(
     }
     warm_up(&client);
     if let Some(l) = &launched {
-        info.sources = l
-            .command
-            .first()
-            .and_then(|b| launch::stamp_sources(Path::new(b)));
+        info.sources = (l.command.first()).and_then(|b| launch::stamp_sources(Path::new(b)));
         info.command = Some(l.command.clone());
         info.log = Some(l.log.display().to_string());
         // The user's command: its settings are its own, not the test's.
         info.user_command = matches!(s.server, Some(ServerLaunch::Command { .. }));
     }
+    let draft = match &s.server {
+        Some(ServerLaunch::LlamaServer { draft: Some(d), .. }) => {
+            let sha = crate::util::system::sha256_file(&d.path)
+                .map_err(|e| format!("{}: {e}", d.path.display()))?;
+            Some((d.clone(), sha))
+        }
+        _ => None,
+    };
     Ok(ServedGroup {
         client,
         info,
         launched,
-        vocab,
+        vocab: m.path.as_deref().and_then(vocab_of),
         engine,
         path: m.path.clone(),
         tokenizer: std::cell::OnceCell::new(),
-        draft: match &s.server {
-            Some(ServerLaunch::LlamaServer { draft: Some(d), .. }) => {
-                let sha = crate::util::system::sha256_file(&d.path)
-                    .map_err(|e| format!("{}: {e}", d.path.display()))?;
-                Some((d.clone(), sha))
-            }
-            _ => None,
-        },
+        draft,
     })
+}
+
+/// Starts the server of `first`'s model and waits until it answers.
+fn start_server(
+    launch: &ServerLaunch,
+    config: &Config,
+    first: &ServingTest,
+    results: Option<&Path>,
+) -> Result<(Client, Launched), String> {
+    let m = &config.models[first.model];
+    let s = served_of(m)?;
+    let (endpoint, port) = match &s.endpoint {
+        Some(ep) => (ep.clone(), port_of(ep)),
+        None => {
+            let port = launch::free_loopback_port()?;
+            (format!("http://127.0.0.1:{port}/v1"), Some(port))
+        }
+    };
+    let client = client_for(m, s, &endpoint)?;
+    let (command, ready) = match launch {
+        ServerLaunch::Command {
+            command,
+            ready_timeout_s,
+        } => (command.clone(), *ready_timeout_s),
+        ServerLaunch::LlamaServer {
+            binary,
+            args,
+            ready_timeout_s,
+            draft,
+        } => {
+            let l = LlamaServer {
+                binary: (binary.clone().or_else(launch::pinned_llama_server))
+                    .ok_or("no llama-server: run scripts/reference-tools --server")?,
+                extra: args,
+                draft: draft.as_ref(),
+                port: port.ok_or("the endpoint names no port")?,
+                alias: &client.model,
+            };
+            (
+                llama_server_command(&l, config, m, first)?,
+                *ready_timeout_s,
+            )
+        }
+    };
+    // A server of the test's own logs under the test's id (each round anew).
+    let log = log_path(results, if first.own_server { &first.id } else { &m.name });
+    let l = Launched::start(&command, &log, &client, Duration::from_secs_f64(ready))?;
+    Ok((client, l))
 }
 
 /// One request before any is timed, as llama-bench's warm-up run and vLLM's `bench serve`
@@ -376,7 +384,7 @@ pub fn run(
     rec: &mut TestRecord,
     progress: &mut dyn Progress,
 ) -> String {
-    let mut gr = group_run(engine, config, prompts);
+    let gr = group_run(engine, config, prompts);
     rec.warmup = 1;
     rec.seed = gr.seed;
     let result = match &mut group.0 {
@@ -411,7 +419,7 @@ fn served(
     t: &ServingTest,
     prompts: Option<&PromptFile>,
     progress: &mut dyn Progress,
-) -> Result<crate::serving::run::Measured, String> {
+) -> Result<crate::serving::driver::Measured, String> {
     // A server started here that has died fails every later test at once, saying why.
     let dead = |l: &mut Launched| {
         l.exited()

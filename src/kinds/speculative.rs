@@ -1,11 +1,11 @@
-//! speculative tests (issue 45): one drafter setting against plain decoding on the same
+//! speculative tests: one drafter setting against plain decoding on the same
 //! target context, greedy, after real prompts. Each round generates every prompt plain and
 //! speculative (the order alternating by round), so the speedup is paired by round; the
 //! outputs are compared token for token (greedy speculative decoding must reproduce plain
 //! decoding exactly).
 
 use crate::engine::Model;
-use crate::engine::speculative::{DrafterParams, Generation};
+use crate::engine::speculative::{DrafterParams, Generation, SpecSession};
 use crate::output::progress::Progress;
 use crate::plan::speculative::SpecTest;
 use crate::record::TestRecord;
@@ -143,11 +143,11 @@ fn measure(
         ));
     }
     let jobs = jobs(m, pf, s)?;
-    let longest = jobs
+    let longest = (jobs
         .iter()
         .map(|j| j.tokens.len() as u64 + u64::from(j.n_gen))
-        .max()
-        .unwrap_or(0);
+        .max())
+    .unwrap_or(0);
     let n_ctx_train = u64::from(m.info().n_ctx_train);
     if n_ctx_train > 0 && longest > n_ctx_train {
         return Err(format!(
@@ -167,116 +167,32 @@ fn measure(
         ngram_m: 0,
         ngram_min_hits: 0,
     };
-    let mut session = m
-        .speculative(&rec.params, &params, n_ctx)
-        .map_err(|e| format!("{}: {e}", s.drafter))?;
+    let mut session =
+        (m.speculative(&rec.params, &params, n_ctx)).map_err(|e| format!("{}: {e}", s.drafter))?;
     // draft-mtp's weights are the target's MTP layers: llama.cpp counts them in the target
     // model, and the drafter holds only its context.
-    let draft_bytes = session.draft_bytes()
-        + if s.drafter == "draft-mtp" {
-            target.mtp_bytes
-        } else {
-            0
-        };
-    if let Some(d) = &draft {
-        if draft_bytes > m.info().size.saturating_mul(11) / 10 {
-            progress.note(&format!(
-                "{}: the draft {} is bigger than the target: it will hardly pay",
-                rec.id,
-                d.path.file_name().unwrap_or_default().to_string_lossy()
-            ));
-        }
-    }
-    // A plain candidate of a tune (issue 46) decodes one way only.
-    let sides: &[bool] = if s.is_plain() {
-        &[false]
+    let mtp = if s.drafter == "draft-mtp" {
+        target.mtp_bytes
     } else {
-        &[false, true]
+        0
     };
-    // Warm-up, untimed: the first prompt once each way.
-    let first = &jobs[0];
-    for &spec in sides {
-        session
-            .generate(&first.tokens, first.n_gen, spec)
-            .map_err(|e| e.to_string())?;
+    let draft_bytes = session.draft_bytes() + mtp;
+    if let Some(d) = &draft
+        && draft_bytes > m.info().size.saturating_mul(11) / 10
+    {
+        progress.note(&format!(
+            "{}: the draft {} is bigger than the target: it will hardly pay",
+            rec.id,
+            d.path.file_name().unwrap_or_default().to_string_lossy()
+        ));
     }
-    let mut rounds = Vec::new();
-    let mut total = Generation::default();
-    let mut by_position = vec![Position::default(); s.n_max as usize];
-    let (mut mismatches, mut compared) = (0u32, 0u32);
-    for r in 0..s.rounds {
-        // By the round's number in the run: a tune measures one round at a time.
-        let plain_first = (s.first_round + r) % 2 == 0;
-        let mut round = SpecRound {
-            plain_first,
-            plain_tokens: 0,
-            plain_ns: 0,
-            spec_tokens: 0,
-            spec_ns: 0,
-        };
-        for j in &jobs {
-            let mut out: [Option<Generation>; 2] = [None, None];
-            let order = if plain_first || s.is_plain() {
-                [false, true]
-            } else {
-                [true, false]
-            };
-            for spec in order.into_iter().filter(|&x| sides.contains(&x)) {
-                let g = session
-                    .generate(&j.tokens, j.n_gen, spec)
-                    .map_err(|e| e.to_string())?;
-                out[spec as usize] = Some(g);
-            }
-            let [Some(plain), sp] = out else {
-                unreachable!("plain decoding ran")
-            };
-            round.plain_tokens += plain.n_generated;
-            round.plain_ns += plain.t_gen_ns;
-            let Some(sp) = sp else { continue };
-            round.spec_tokens += sp.n_generated;
-            round.spec_ns += sp.t_gen_ns;
-            compared += 1;
-            // llama.cpp's drafters may draft past the last token asked for (as
-            // llama-speculative-simple's do), so the longer output runs on: the outputs
-            // must agree as far as both go.
-            let n = plain.tokens.len().min(sp.tokens.len());
-            if plain.tokens[..n] != sp.tokens[..n] {
-                mismatches += 1;
-            }
-            for (p, &(d, a)) in by_position.iter_mut().zip(&sp.by_position) {
-                p.drafted += d;
-                p.accepted += a;
-            }
-            total.n_steps += sp.n_steps;
-            total.n_drafts += sp.n_drafts;
-            total.n_drafted += sp.n_drafted;
-            total.n_accepted += sp.n_accepted;
-            total.n_restores += sp.n_restores;
-            total.t_draft_ns += sp.t_draft_ns;
-            total.t_verify_ns += sp.t_verify_ns;
-        }
-        if !s.is_plain() {
-            // A tune's candidate runs one round per test: the race numbers them.
-            let n = if s.rounds > 1 {
-                format!(" {}/{}", r + 1, s.rounds)
-            } else {
-                String::new()
-            };
-            progress.note(&format!(
-                "{}: round{n}: plain {:.1} t/s, speculative {:.1} t/s",
-                rec.id,
-                round.plain_ts(),
-                round.spec_ts()
-            ));
-        }
-        rounds.push(round);
-    }
+    let g = run_rounds(session.as_mut(), s, &jobs, &rec.id, progress)?;
     let mut notes = Vec::new();
     if let Some(n) = &pf.note {
         notes.push(format!("{}: {n}", pf.name));
     }
     notes.extend(random);
-    if let Some(short) = short_generations(&rounds, &jobs) {
+    if let Some(short) = short_generations(&g.rounds, &jobs) {
         progress.note(&format!("{}: {short}", rec.id));
         notes.push(short);
     }
@@ -289,35 +205,19 @@ fn measure(
         prompt_tokens: jobs.iter().map(|j| j.tokens.len() as u64).sum(),
         gen_tokens: jobs.iter().map(|j| u64::from(j.n_gen)).sum(),
     };
-    let mut sp = Speculative {
-        draft: s.draft_label.clone(),
-        draft_sha256: draft.as_ref().and_then(|d| d.sha256.clone()),
-        draft_max: s.n_max,
-        draft_min: s.n_min,
-        p_min: s.p_min,
-        draft_n_gpu_layers: s.draft_n_gpu_layers,
-        draft_bytes,
-        n_steps: total.n_steps,
-        n_drafts: total.n_drafts,
-        n_drafted: total.n_drafted,
-        n_accepted: total.n_accepted,
-        n_restores: total.n_restores,
-        by_position,
-        draft_s: total.t_draft_ns as f64 / 1e9,
-        verify_s: total.t_verify_ns as f64 / 1e9,
-        mismatches,
-        compared,
-        notes,
-        ..Speculative::of_rounds(&s.drafter, prompts, rounds)
-    };
-    sp.derive();
+    let sha = draft.as_ref().and_then(|d| d.sha256.clone());
+    let sp = g.record(s, prompts, (sha, draft_bytes), notes);
+    rec.n_ctx = n_ctx;
+    Ok(finish(rec, s, sp))
+}
+
+/// The record's rates and figures from `sp`; returns the progress line.
+fn finish(rec: &mut TestRecord, s: &SpecTest, sp: Speculative) -> String {
     // The test's rate: the decoding it names, drafted or (a plain candidate) plain.
     let samples_ns: Vec<u64> = (sp.rounds.iter())
         .map(|r| if s.is_plain() { r.plain_ns } else { r.spec_ns })
         .collect();
-    let samples_ts = sp.rates();
-    rec.set_rates(samples_ns, samples_ts);
-    rec.n_ctx = n_ctx;
+    rec.set_rates(samples_ns, sp.rates());
     let line = summary(&sp);
     if !sp.identical() {
         rec.not_honoured.push(format!(
@@ -326,7 +226,148 @@ fn measure(
         ));
     }
     rec.speculative = Some(Box::new(sp));
-    Ok(line)
+    line
+}
+
+/// What the rounds gathered: each round's totals, and the drafted generations' counters.
+#[derive(Default)]
+struct Gathered {
+    rounds: Vec<SpecRound>,
+    total: Generation,
+    by_position: Vec<Position>,
+    mismatches: u32,
+    compared: u32,
+}
+
+/// Every round of `s` over `jobs`, after an untimed warm-up (the first prompt once each way).
+fn run_rounds(
+    session: &mut dyn SpecSession,
+    s: &SpecTest,
+    jobs: &[Job],
+    id: &str,
+    progress: &mut dyn Progress,
+) -> Result<Gathered, String> {
+    // A plain candidate of a tune decodes one way only.
+    let sides: &[bool] = if s.is_plain() {
+        &[false]
+    } else {
+        &[false, true]
+    };
+    for &spec in sides {
+        (session.generate(&jobs[0].tokens, jobs[0].n_gen, spec)).map_err(|e| e.to_string())?;
+    }
+    let mut g = Gathered {
+        by_position: vec![Position::default(); s.n_max as usize],
+        ..Default::default()
+    };
+    for r in 0..s.rounds {
+        // By the round's number in the run: a tune measures one round at a time.
+        let plain_first = (s.first_round + r) % 2 == 0;
+        let mut round = SpecRound {
+            plain_first,
+            plain_tokens: 0,
+            plain_ns: 0,
+            spec_tokens: 0,
+            spec_ns: 0,
+        };
+        for j in jobs {
+            let mut out: [Option<Generation>; 2] = [None, None];
+            let order = if plain_first || s.is_plain() {
+                [false, true]
+            } else {
+                [true, false]
+            };
+            for spec in order.into_iter().filter(|&x| sides.contains(&x)) {
+                let x = (session.generate(&j.tokens, j.n_gen, spec)).map_err(|e| e.to_string())?;
+                out[spec as usize] = Some(x);
+            }
+            let [Some(plain), sp] = out else {
+                unreachable!("plain decoding ran")
+            };
+            round.plain_tokens += plain.n_generated;
+            round.plain_ns += plain.t_gen_ns;
+            if let Some(sp) = sp {
+                round.spec_tokens += sp.n_generated;
+                round.spec_ns += sp.t_gen_ns;
+                g.add(&plain, &sp);
+            }
+        }
+        if !s.is_plain() {
+            // A tune's candidate runs one round per test: the race numbers them.
+            let n = if s.rounds > 1 {
+                format!(" {}/{}", r + 1, s.rounds)
+            } else {
+                String::new()
+            };
+            progress.note(&format!(
+                "{id}: round{n}: plain {:.1} t/s, speculative {:.1} t/s",
+                round.plain_ts(),
+                round.spec_ts()
+            ));
+        }
+        g.rounds.push(round);
+    }
+    Ok(g)
+}
+
+impl Gathered {
+    /// One prompt's drafted generation `sp` beside its plain one.
+    fn add(&mut self, plain: &Generation, sp: &Generation) {
+        self.compared += 1;
+        // llama.cpp's drafters may draft past the last token asked for (as
+        // llama-speculative-simple's do), so the longer output runs on: the outputs must
+        // agree as far as both go.
+        let n = plain.tokens.len().min(sp.tokens.len());
+        if plain.tokens[..n] != sp.tokens[..n] {
+            self.mismatches += 1;
+        }
+        for (p, &(d, a)) in self.by_position.iter_mut().zip(&sp.by_position) {
+            p.drafted += d;
+            p.accepted += a;
+        }
+        let t = &mut self.total;
+        t.n_steps += sp.n_steps;
+        t.n_drafts += sp.n_drafts;
+        t.n_drafted += sp.n_drafted;
+        t.n_accepted += sp.n_accepted;
+        t.n_restores += sp.n_restores;
+        t.t_draft_ns += sp.t_draft_ns;
+        t.t_verify_ns += sp.t_verify_ns;
+    }
+
+    /// The record: the draft's SHA-256 and bytes, and the notes.
+    fn record(
+        self,
+        s: &SpecTest,
+        prompts: SpecPrompts,
+        (draft_sha256, draft_bytes): (Option<String>, u64),
+        notes: Vec<String>,
+    ) -> Speculative {
+        let t = self.total;
+        let mut sp = Speculative {
+            draft: s.draft_label.clone(),
+            draft_sha256,
+            draft_max: s.n_max,
+            draft_min: s.n_min,
+            p_min: s.p_min,
+            draft_n_gpu_layers: s.draft_n_gpu_layers,
+            draft_bytes,
+            n_steps: t.n_steps,
+            n_drafts: t.n_drafts,
+            n_drafted: t.n_drafted,
+            n_accepted: t.n_accepted,
+            n_restores: t.n_restores,
+            by_position: self.by_position,
+            draft_s: t.t_draft_ns as f64 / 1e9,
+            verify_s: t.t_verify_ns as f64 / 1e9,
+            mismatches: self.mismatches,
+            compared: self.compared,
+            notes,
+            ..Speculative::of_rounds(&s.drafter, prompts, self.rounds)
+        };
+        sp.derive();
+        sp
+    }
 }
 
 /// "1.45× (1.31–1.60) over plain, 71% accepted, length 3.1, identical"; "plain 51.2 t/s" for

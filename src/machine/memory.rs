@@ -12,7 +12,7 @@ pub fn reset_peak_rss() -> bool {
 /// about 20 MB in 2 MB blocks at every test), those blocks are carved from the heap among
 /// the record's small, long-lived allocations, and the holes they leave are not reused
 /// exactly. A sweep's resident size then grew by about 70 KB per test (367 MB at 5,000
-/// tests of `scripts/sweep-cost`, 111 MB with the threshold fixed; issue 47). A fixed
+/// tests of `scripts/sweep-cost`, 111 MB with the threshold fixed). A fixed
 /// threshold stops the adjustment; the cost is a map and an unmap per large block, a few
 /// per test. Elsewhere than glibc, nothing to do.
 pub fn keep_large_allocations_apart() {

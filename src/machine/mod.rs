@@ -19,6 +19,14 @@ use energy::{Energy, PowerSource, Sampler};
 pub use kv::KvCacheSource;
 use roofline::{DecodeRoofline, PrefillCompute, Shape};
 
+/// The one-minute load average above which a machine of `logical_cpus` is busy: half a load
+/// per CPU (a 2-CPU machine at 1.0 is half taken by something else; on a 16-CPU box, a load
+/// of 3 left by the previous minute's run is not busy). The runner warns at start and the
+/// leaderboard flags a run by this one rule.
+pub fn busy_threshold(logical_cpus: u32) -> f64 {
+    0.5 * f64::from(logical_cpus.max(1))
+}
+
 /// How often power is sampled during a test.
 pub const POWER_PERIOD: Duration = Duration::from_millis(50);
 

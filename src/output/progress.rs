@@ -45,7 +45,7 @@ pub(crate) fn work_left<'a>(
 ///
 /// Kept as sums, done here and left in [`work_left`], so an estimate costs the same at a
 /// sweep's 50,000th test as at its first: walking the list of tests done and to do after
-/// each test made the cost per test grow with the sweep (issue 47).
+/// each test made the cost per test grow with the sweep.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Eta {
     done: [Work; 2],

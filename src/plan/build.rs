@@ -72,8 +72,7 @@ pub enum Detail {
     /// pp, tg, pg: llama-bench's loop.
     Bench,
     /// request, parallel, arrival: one test of the `[serving]` table. Boxed: inline it made
-    /// every planned test 384 bytes instead of 192, and a run holds several lists of them
-    /// (issue 47).
+    /// every planned test 384 bytes instead of 192, and a run holds several lists of them.
     Serving(Box<ServingTest>),
     /// KLD and perplexity of a ladder variant against the ladder's reference.
     Quality { ladder: usize },
@@ -137,32 +136,7 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
             });
         }
     }
-    let candidates: Vec<super::speculative::Candidate> = models
-        .iter()
-        .enumerate()
-        .map(|(mi, m)| {
-            let (ladder, axes) = match &m.source {
-                ModelSource::File(_) => (
-                    None,
-                    config
-                        .models
-                        .get(mi)
-                        .filter(|c| c.path.is_some())
-                        .map(|c| c.axes.clone()),
-                ),
-                ModelSource::Variant { ladder, .. } => {
-                    (Some(*ladder), Some(config.ladders[*ladder].axes.clone()))
-                }
-            };
-            super::speculative::Candidate {
-                name: m.name.clone(),
-                label: m.label.clone(),
-                key: m.key.clone(),
-                ladder,
-                axes,
-            }
-        })
-        .collect();
+    let candidates = spec_candidates(config, &models);
     let spec = super::speculative::expand(config, &candidates, facts.speculative_sha256.as_deref());
     for mi in 0..models.len() {
         let mut own: Vec<PlannedTest> = spec.iter().filter(|t| t.model == mi).cloned().collect();
@@ -174,6 +148,30 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
         models,
         tests: super::filter(tests, filters),
     }
+}
+
+/// The models a `[speculative]` test may target: every file entry and ladder variant, with
+/// its sweep axes.
+fn spec_candidates(config: &Config, models: &[PlanModel]) -> Vec<super::speculative::Candidate> {
+    let candidate = |(mi, m): (usize, &PlanModel)| {
+        let (ladder, axes) = match &m.source {
+            ModelSource::File(_) => {
+                let entry = config.models.get(mi).filter(|c| c.path.is_some());
+                (None, entry.map(|c| c.axes.clone()))
+            }
+            ModelSource::Variant { ladder, .. } => {
+                (Some(*ladder), Some(config.ladders[*ladder].axes.clone()))
+            }
+        };
+        super::speculative::Candidate {
+            name: m.name.clone(),
+            label: m.label.clone(),
+            key: m.key.clone(),
+            ladder,
+            axes,
+        }
+    };
+    models.iter().enumerate().map(candidate).collect()
 }
 
 fn bench_tests(

@@ -57,6 +57,24 @@ pub struct ServingTest {
     /// its parameters and `n_seq_max` slots (a `tune` candidate), rather than the model's
     /// one server for all its served tests.
     pub own_server: bool,
+    /// The id of the same test over the model's other transport, when the model has both:
+    /// what serving costs is the served test against it.
+    pub twin: Option<String>,
+}
+
+impl ServingTest {
+    /// The same workload, context and slots as `o`, whatever the transport.
+    fn same_as(&self, o: &ServingTest) -> bool {
+        (
+            self.model,
+            self.mode,
+            self.n_parallel,
+            self.n_seq_max,
+            self.shared,
+            self.rate,
+        ) == (o.model, o.mode, o.n_parallel, o.n_seq_max, o.shared, o.rate)
+            && self.params == o.params
+    }
 }
 
 /// The serving tests of every model, in run order, kept by `filters` (ids containing one).
@@ -93,12 +111,23 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
             }
         }
     }
+    link_twins(&mut out);
     if filters.is_empty() {
         return out;
     }
     out.into_iter()
         .filter(|t| filters.iter().any(|f| t.id.contains(f.as_str())))
         .collect()
+}
+
+/// Each test's twin over the other transport (a model served both ways).
+fn link_twins(tests: &mut [ServingTest]) {
+    for i in 0..tests.len() {
+        let twin = (tests.iter())
+            .find(|o| o.transport != tests[i].transport && o.same_as(&tests[i]))
+            .map(|o| o.id.clone());
+        tests[i].twin = twin;
+    }
 }
 
 /// The context parameters of a model's serving tests: the first value of each of its axes,
@@ -217,6 +246,7 @@ impl ModelTests<'_> {
             params,
             transport: self.transport,
             own_server: false,
+            twin: None,
         }
     }
 }

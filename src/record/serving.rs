@@ -202,8 +202,7 @@ fn is_zero(n: &u32) -> bool {
 /// (as llama-bench's avg_ts); distributions pool every request of every repetition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Serving {
-    /// "request", "parallel", "arrival" or "goodput".
-    pub mode: String,
+    pub mode: crate::config::serving::Mode,
     /// "http" for a served test; absent in-process.
     #[serde(default, skip_serializing_if = "Transport::is_in_process")]
     pub transport: Transport,

@@ -1,4 +1,4 @@
-//! What `tpsbench tune` recorded about its race (issue 46), beside the tests: the question
+//! What `tpsbench tune` recorded about its race, beside the tests: the question
 //! (objective, limits), what each limit excluded before any speed was measured, the race's
 //! statistics and how each candidate ended. Every round of every candidate is in the tests
 //! themselves (their `rounds`), so the race can be replayed from the file: `stats::race` on
@@ -16,8 +16,9 @@ pub use slo::{GoodputLoad, TuneSlo, breaks, goodput_disagrees};
 pub struct TuneRecord {
     /// The objective, as written: "tg128", "pp512", "pp512+tg128@d1024".
     pub objective: String,
-    /// The limits as applied, one line each ("max_kld 0.05 nats", "memory 3.4 GiB: host RAM less 10%").
-    pub limits: Vec<String>,
+    /// The limits as applied, each written as one line ("max_kld 0.05 nats (…)",
+    /// "memory 3.4 GiB: the host's RAM less 10% (memory_margin)").
+    pub limits: Vec<Applied>,
     /// Candidates in the space (the sweep at the objective's sizes), before the limits.
     pub space: usize,
     /// What the limits excluded before the race, each once.
@@ -56,6 +57,29 @@ pub struct TuneRecord {
     pub bisections: Vec<Bisection>,
 }
 
+impl TuneRecord {
+    /// The exclusions by limit, in the order each limit first excluded: how many it
+    /// excluded, and its distinct reasons in order.
+    pub fn excluded_by_limit(&self) -> Vec<(Limit, usize, Vec<&str>)> {
+        let mut by: Vec<(Limit, usize, Vec<&str>)> = Vec::new();
+        for e in &self.excluded {
+            let i = match by.iter().position(|(l, ..)| *l == e.limit) {
+                Some(i) => i,
+                None => {
+                    by.push((e.limit, 0, Vec::new()));
+                    by.len() - 1
+                }
+            };
+            let (_, n, whys) = &mut by[i];
+            *n += 1;
+            if !whys.contains(&e.why.as_str()) {
+                whys.push(&e.why);
+            }
+        }
+        by
+    }
+}
+
 /// One bisection of a monotone placement axis (`n_gpu_layers`, or `n_cpu_moe` when one
 /// device holds every layer) over the candidates that differ only in it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -79,12 +103,21 @@ pub struct Bisection {
 pub struct Probe {
     pub id: String,
     pub ok: bool,
-    /// What failed, for a probe that did: "load" when the model did not load with the
-    /// candidate's placement (out of device memory, mostly: the failure bisection expects),
-    /// "test" when it loaded and the test failed. Absent when ok, and in files from before
-    /// it was recorded.
+    /// What failed, for a probe that did. Absent when ok, and in files from before it was
+    /// recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failed: Option<String>,
+    pub failed: Option<ProbeFailure>,
+}
+
+/// What failed in a bisection's probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProbeFailure {
+    /// The model did not load with the candidate's placement (out of device memory, mostly:
+    /// the failure bisection expects).
+    Load,
+    /// It loaded and the test failed.
+    Test,
 }
 
 /// A candidate the limits held back.
@@ -92,19 +125,114 @@ pub struct Probe {
 pub struct Excluded {
     /// The test id.
     pub id: String,
-    /// The limit: "max_kld", "memory", "min_ctx", "objective".
-    pub limit: String,
+    pub limit: Limit,
     /// Its figure against the limit: "KLD 0.117 > 0.05".
     pub why: String,
+}
+
+/// A limit that excludes candidates, named as `[tune]` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    MaxKld,
+    Memory,
+    MinCtx,
+    /// The objective's own context does not fit the model.
+    Objective,
+    MaxLoadSeconds,
+    MaxTtftMs,
+    MaxItlMs,
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(&as_written(self))
+    }
+}
+
+/// A unit variant as the file writes it.
+fn as_written(x: &impl Serialize) -> String {
+    let v = serde_json::to_value(x).unwrap_or_default();
+    v.as_str().unwrap_or_default().to_string()
+}
+
+/// A limit as the race applied it; in the file, the line [`Display`](std::fmt::Display)
+/// writes, read back by `TryFrom`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum Applied {
+    MinCtx(u32),
+    MaxKld(f64),
+    MaxLoadSeconds(f64),
+    /// Memory on the host or one device: the bound and where it comes from, as said.
+    Memory(String),
+}
+
+impl std::fmt::Display for Applied {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Applied::MinCtx(c) => write!(f, "min_ctx {c}"),
+            Applied::MaxKld(m) => write!(f, "max_kld {m} nats (the ladder's quality test)"),
+            Applied::MaxLoadSeconds(m) => {
+                write!(f, "cold load ≤ {m} s (median of 3, page cache evicted)")
+            }
+            Applied::Memory(s) => write!(f, "memory {s}"),
+        }
+    }
+}
+
+impl From<Applied> for String {
+    fn from(a: Applied) -> String {
+        a.to_string()
+    }
+}
+
+impl TryFrom<String> for Applied {
+    type Error = &'static str;
+    fn try_from(l: String) -> Result<Self, &'static str> {
+        let number = |rest: Option<&str>, end: &str| {
+            rest.and_then(|r| r.split_once(end)?.0.parse::<f64>().ok())
+        };
+        if let Some(c) = l.strip_prefix("min_ctx ").and_then(|c| c.parse().ok()) {
+            Ok(Applied::MinCtx(c))
+        } else if let Some(m) = number(l.strip_prefix("max_kld "), " nats") {
+            Ok(Applied::MaxKld(m))
+        } else if let Some(m) = number(l.strip_prefix("cold load ≤ "), " s") {
+            Ok(Applied::MaxLoadSeconds(m))
+        } else if let Some(m) = l.strip_prefix("memory ") {
+            Ok(Applied::Memory(m.to_string()))
+        } else {
+            Err("a tune limit this version does not write")
+        }
+    }
+}
+
+/// How one candidate ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// The leader at the end.
+    Winner,
+    /// Established within the indifference of the winner.
+    Tie,
+    /// Not separated from the winner within the budget.
+    Open,
+    /// Eliminated.
+    Slower,
+    Failed,
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(&as_written(self))
+    }
 }
 
 /// How one candidate ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
     pub id: String,
-    /// "winner", "tie" (established within the indifference of the winner), "open" (not
-    /// separated from the winner within the budget), "slower" (eliminated) or "failed".
-    pub outcome: String,
+    pub outcome: Outcome,
     /// Eliminated: by which candidate (the leader then), after how many rounds, and by what
     /// ratio of geometric means (the leader's over this one's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -160,7 +288,7 @@ pub fn verdicts(race: &Race, ids: &[String]) -> (Vec<Candidate>, Option<String>)
         .map(|i| {
             let mut c = Candidate {
                 id: ids[i].clone(),
-                outcome: String::new(),
+                outcome: Outcome::Open,
                 by: None,
                 at_round: None,
                 ratio: None,
@@ -179,17 +307,16 @@ pub fn verdicts(race: &Race, ids: &[String]) -> (Vec<Candidate>, Option<String>)
                     c.by = Some(ids[*by].clone());
                     c.at_round = Some(*at_round);
                     c.ratio = Some(*ratio);
-                    "slower"
+                    Outcome::Slower
                 }
                 (Some(Out::Failed { at_round }), _) => {
                     c.at_round = Some(*at_round);
-                    "failed"
+                    Outcome::Failed
                 }
-                (None, Some(a)) if a.leader == i => "winner",
-                (None, Some(a)) if a.ties.contains(&i) => "tie",
-                _ => "open",
-            }
-            .into();
+                (None, Some(a)) if a.leader == i => Outcome::Winner,
+                (None, Some(a)) if a.ties.contains(&i) => Outcome::Tie,
+                _ => Outcome::Open,
+            };
             c
         })
         .collect();

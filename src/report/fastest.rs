@@ -1,30 +1,18 @@
 //! The answer a placement sweep is for: per model and test (one machine's records), the
-//! fastest placement that ran (n_gpu_layers, n_cpu_moe, tensor_buft_overrides, devices,
-//! tensor_split, fit_target) and the placements it ties with. A placement that did not fit
-//! failed and is not a candidate. Ties are the answer's rule (`stats::resolve`): placements
+//! fastest placement that ran (`config::knobs::placement`) and the placements it ties with.
+//! A placement that did not fit failed and is not a candidate. Ties are the answer's rule (`stats::resolve`): placements
 //! measured in interleaved rounds of one run are compared paired by round; any others only
 //! against the noise between launches, so that one launch's tight intervals never exclude a
 //! placement that the next launch could name the fastest.
 
 use std::collections::BTreeMap;
 
-use crate::config::knobs::map_params;
+use crate::config::knobs::{PLACEMENT, placement};
 use crate::record::{Status, TestRecord};
 use crate::stats::analysis::{Covers, LevelInterval};
 use crate::stats::compare::NoiseFloor;
 use crate::stats::resolve::{Choice, Run, resolve_runs};
 use crate::stats::ties::Figure;
-
-/// The parameters that say where the model goes.
-const PLACEMENT: &[&str] = &[
-    "n_gpu_layers",
-    "n_cpu_moe",
-    "tensor_buft_overrides",
-    "devices",
-    "tensor_split",
-    "fit_target",
-    "fit_min_ctx",
-];
 
 /// One group's answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,17 +41,6 @@ impl Fastest {
             self.model, self.test, self.best, self.median_ts, self.of
         )
     }
-}
-
-/// The placement of a test, as its settings name it.
-fn placement(t: &TestRecord) -> String {
-    let mut parts = vec![format!("ngl {}", t.params.n_gpu_layers)];
-    for k in map_params().filter(|k| PLACEMENT.contains(&k.name)) {
-        if let Some(v) = t.params.knobs.0.get(k.name) {
-            parts.push(format!("{} {}", k.flag, v.show()));
-        }
-    }
-    parts.join(", ")
 }
 
 /// The test's median with its 95% interval (within its launch, or between its rounds).
@@ -108,7 +85,7 @@ pub fn fastest(tests: &[&TestRecord], runs: &[Option<Run>]) -> Vec<Fastest> {
         groups
             .entry(key)
             .or_default()
-            .push((placement(t), f, t.round_medians(), run));
+            .push((placement(&t.params), f, t.round_medians(), run));
     }
     let mut out = Vec::new();
     for ((model, test, _), mut v) in groups {

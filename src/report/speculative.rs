@@ -1,19 +1,25 @@
-//! The speculative answer (issue 45): per target model and machine, the fastest decoding
-//! among the drafter settings measured and plain decoding, with what the design
-//! established and no more. Each setting's speedup is paired by round with plain decoding
-//! on its own context; two settings are different tests, so they are called apart only
-//! when their 95% intervals do not overlap (a conservative rule: overlap is "not
-//! established apart", never "equal").
+//! The speculative answer: per target model and machine, the fastest decoding among the
+//! drafter settings measured and plain decoding, with what the design established and no
+//! more. Each setting is judged against plain decoding paired by round on its own context,
+//! the settings of one target as one family (Holm, `stats::pairs`, as the ladder's answer
+//! judges its variants): a sentence says of a setting only what its own comparison
+//! established. Two settings are different tests, so they are called apart only when their
+//! 95% intervals do not overlap (a conservative rule: overlap is "not established apart",
+//! never "equal").
 
 use std::fmt::Write as _;
 
 use crate::record::speculative::Speculative;
 use crate::record::{RunRecord, Status, TestRecord};
+use crate::stats::pairs::Design;
 
 /// One measured setting.
 struct Row<'a> {
     test: &'a TestRecord,
     s: &'a Speculative,
+    /// Against plain decoding, within the family: +1 established faster, -1 established
+    /// slower, 0 neither.
+    verdict: i8,
 }
 
 impl Row<'_> {
@@ -40,9 +46,20 @@ impl Row<'_> {
     }
 }
 
-/// The target model's name of a speculative test (its id up to `/spec-`).
-fn target(t: &TestRecord) -> String {
-    t.id.split("/spec-").next().unwrap_or(&t.id).to_string()
+/// Judges every row against plain decoding, paired by round, the rows as one family at
+/// 5% (Holm).
+fn judge(rows: &mut [Row]) {
+    let mut rounds = Vec::new();
+    for r in rows.iter() {
+        let both = (r.s.rounds.iter()).filter(|x| x.plain_ts() > 0.0 && x.spec_ts() > 0.0);
+        let (plain, spec): (Vec<f64>, Vec<f64>) = both.map(|x| (x.plain_ts(), x.spec_ts())).unzip();
+        rounds.extend([plain, spec]);
+    }
+    let pairs: Vec<(usize, usize)> = (0..rows.len()).map(|i| (2 * i, 2 * i + 1)).collect();
+    let verdicts = crate::stats::pairs::judge(&rounds, &pairs, 0.05, Design::Fixed, 0.0);
+    for (r, v) in rows.iter_mut().zip(verdicts) {
+        r.verdict = v.established;
+    }
 }
 
 fn pct(x: Option<f64>) -> String {
@@ -58,6 +75,7 @@ fn sentence(model: &str, host: &str, rows: &[Row]) -> String {
              compare with plain decoding."
         );
     }
+    let all = rows;
     let rows: Vec<&Row> = rows.iter().filter(|r| r.s.n_drafted > 0).collect();
     let Some(sp) = best.s.speedup else {
         return format!(
@@ -72,7 +90,11 @@ fn sentence(model: &str, host: &str, rows: &[Row]) -> String {
             .map_or("–".into(), |l| format!("{l:.2}"))
     );
     let interval = format!("{:.2}× ({:.2}–{:.2})", sp.ratio, sp.lo, sp.hi);
-    let mut out = if sp.lo > 1.0 {
+    let slower: Vec<String> = (rows.iter())
+        .filter(|r| r.verdict < 0)
+        .map(|r| r.setting())
+        .collect();
+    let mut out = if best.verdict > 0 {
         let ties: Vec<String> = rows[1..]
             .iter()
             .filter(|r| r.s.speedup.is_some_and(|x| x.hi >= sp.lo))
@@ -90,18 +112,22 @@ fn sentence(model: &str, host: &str, rows: &[Row]) -> String {
             );
         }
         s
-    } else if sp.hi < 1.0 {
+    } else if slower.len() == all.len() {
         format!(
             "For {model} on {host}, plain decoding is fastest: every speculative setting was \
              established slower; the least slow, {}, decodes at {interval} of plain, {acc}.",
             best.setting()
         )
     } else {
-        format!(
+        let mut s = format!(
             "For {model} on {host}, no speculative setting is established faster than plain \
              decoding: the best, {}, measured {interval}, {acc}.",
             best.setting()
-        )
+        );
+        if !slower.is_empty() {
+            let _ = write!(s, " Established slower: {}.", slower.join(", "));
+        }
+        s
     };
     let _ = write!(
         out,
@@ -178,13 +204,14 @@ pub struct SpecAnswer {
 pub fn answers<'a>(tests: impl IntoIterator<Item = (&'a TestRecord, &'a str)>) -> Vec<SpecAnswer> {
     let tests: Vec<(&TestRecord, &str)> = tests
         .into_iter()
-        // A tune's plain candidates (issue 46) have no drafter to answer for.
+        // A tune's plain candidates have no drafter to answer for.
         .filter(|(t, _)| t.status == Status::Ok)
         .filter(|(t, _)| t.speculative.as_ref().is_some_and(|s| !s.is_plain()))
         .collect();
-    let mut keys: Vec<(String, &str)> = Vec::new();
+    // A test's target is its model: one answer per target and machine.
+    let mut keys: Vec<(&str, &str)> = Vec::new();
     for (t, host) in &tests {
-        let k = (target(t), *host);
+        let k = (t.model.as_str(), *host);
         if !keys.contains(&k) {
             keys.push(k);
         }
@@ -193,9 +220,16 @@ pub fn answers<'a>(tests: impl IntoIterator<Item = (&'a TestRecord, &'a str)>) -
     for (m, host) in keys {
         let mut rows: Vec<Row> = tests
             .iter()
-            .filter(|(t, h)| *h == host && target(t) == m)
-            .filter_map(|(t, _)| t.speculative.as_ref().map(|s| Row { test: t, s }))
+            .filter(|(t, h)| *h == host && t.model == m)
+            .filter_map(|(t, _)| {
+                t.speculative.as_ref().map(|s| Row {
+                    test: t,
+                    s,
+                    verdict: 0,
+                })
+            })
             .collect();
+        judge(&mut rows);
         // A setting that drafted nothing on these prompts ran plain decoding twice: its
         // "speedup" is noise, never an answer. Listed last.
         rows.sort_by(|a, b| {
@@ -299,4 +333,90 @@ pub fn of_run(record: &RunRecord) -> Option<String> {
         }
     }
     (!o.is_empty()).then_some(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::speculative::{SpecPrompts, SpecRound};
+
+    /// A speculative test of `drafter` on model `m`: each round's plain and speculative
+    /// rates (100 tokens each side), `drafted` tokens drafted in all.
+    fn test(drafter: &str, rates: &[(f64, f64)], drafted: u64) -> TestRecord {
+        let prompts = SpecPrompts {
+            dataset: "p.txt".into(),
+            sha256: "00".into(),
+            format: "prompts".into(),
+            seed: 1,
+            n_prompts: 1,
+            prompt_tokens: 10,
+            gen_tokens: 100,
+        };
+        let ns = |ts: f64| (100.0 * 1e9 / ts) as u64;
+        let rounds = (rates.iter().enumerate())
+            .map(|(i, &(p, s))| SpecRound {
+                plain_first: i % 2 == 0,
+                plain_tokens: 100,
+                plain_ns: ns(p),
+                spec_tokens: 100,
+                spec_ns: ns(s),
+            })
+            .collect();
+        let mut s = Speculative::of_rounds(drafter, prompts, rounds);
+        (s.n_drafts, s.n_drafted, s.n_accepted, s.draft_max) = (drafted / 4, drafted, 0, 4);
+        s.derive();
+        let mut t = crate::report::export::fixtures::run().tests[0].clone();
+        (t.model, t.id) = ("m".into(), format!("m/Q8_0/spec-{drafter}/K4"));
+        t.speculative = Some(Box::new(s));
+        t
+    }
+
+    #[test]
+    fn a_self_draft_beside_a_setting_that_drafted_nothing_is_not_called_every_setting_slower() {
+        // The draft is the target itself: every draft accepted, and slower every round.
+        let draft = test(
+            "draft-simple",
+            &[
+                (100.0, 45.0),
+                (90.0, 41.0),
+                (110.0, 50.0),
+                (95.0, 44.0),
+                (105.0, 47.0),
+            ],
+            400,
+        );
+        // Nothing drafted: two plain passes on a busy machine, 0.58× (0.13–2.60) or so.
+        let ngram = test(
+            "ngram-simple",
+            &[
+                (100.0, 20.0),
+                (100.0, 210.0),
+                (100.0, 30.0),
+                (100.0, 150.0),
+                (100.0, 45.0),
+            ],
+            0,
+        );
+        let a = answers([(&draft, "h"), (&ngram, "h")]);
+        assert_eq!(a.len(), 1, "one target");
+        let s = &a[0].sentence;
+        assert!(!s.contains("every speculative setting"), "{s}");
+        assert!(
+            s.contains(
+                "no speculative setting is established faster than plain decoding: the \
+                 best, draft-simple, K = 4"
+            ),
+            "{s}"
+        );
+        assert!(
+            s.contains("Established slower: draft-simple, K = 4."),
+            "{s}"
+        );
+        // Alone, the self-draft is every setting, and established slower.
+        let s = &answers([(&draft, "h")])[0].sentence;
+        assert!(
+            s.contains("every speculative setting was established slower"),
+            "{s}"
+        );
+    }
 }

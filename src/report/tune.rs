@@ -1,4 +1,4 @@
-//! The answer of `tpsbench tune` (issue 46), read from the result file alone: the winner
+//! The answer of `tpsbench tune`, read from the result file alone: the winner
 //! with its interval and ties, what stayed open, what each limit excluded, what racing
 //! cost against the full sweep of the same space, and the winner as commands to run:
 //! `llama-server`, `llama-bench` and a models.toml entry.
@@ -6,10 +6,12 @@
 mod bisect;
 mod drafter;
 
-use crate::config::knobs::{Level, PARAMS};
-use crate::record::tune::TuneRecord;
+use crate::config::knobs::{Knob, KnobValue};
+use crate::plan::serving::server_flags;
+use crate::record::tune::{Applied, Outcome, TuneRecord};
 use crate::record::{RunRecord, TestRecord};
 use crate::stats::analysis::{Covers, LevelInterval};
+use crate::util::shell_quote as quoted;
 
 mod served;
 mod slo;
@@ -58,19 +60,15 @@ pub fn summary(record: &RunRecord) -> Option<Summary> {
         let k = r.len().min(wr.len());
         (k > 0).then(|| geo(&r[..k]) / geo(&wr[..k]))
     };
-    let list = |outcome: &str| -> Vec<(String, Option<f64>)> {
+    let list = |outcome: Outcome| -> Vec<(String, Option<f64>)> {
         (t.candidates.iter())
             .filter(|c| c.outcome == outcome)
             .map(|c| (c.id.clone(), ratio(&c.id)))
             .collect()
     };
-    let mut excluded: Vec<(String, usize)> = Vec::new();
-    for e in &t.excluded {
-        match excluded.iter_mut().find(|(l, _)| *l == e.limit) {
-            Some((_, n)) => *n += 1,
-            None => excluded.push((e.limit.clone(), 1)),
-        }
-    }
+    let excluded = (t.excluded_by_limit().into_iter())
+        .map(|(l, n, _)| (l.to_string(), n))
+        .collect();
     Some(Summary {
         objective: t.objective.clone(),
         winner: w.map(|w| w.id.clone()),
@@ -81,12 +79,15 @@ pub fn summary(record: &RunRecord) -> Option<Summary> {
         },
         interval: LevelInterval::of(Covers::BetweenRounds, &wr),
         winner_rounds: wr.len(),
-        ties: list("tie"),
-        open: list("open"),
+        ties: list(Outcome::Tie),
+        open: list(Outcome::Open),
         slower: (t.candidates.iter())
-            .filter(|c| c.outcome == "slower")
+            .filter(|c| c.outcome == Outcome::Slower)
             .count(),
-        failed: list("failed").into_iter().map(|(id, _)| id).collect(),
+        failed: list(Outcome::Failed)
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect(),
         raced: t.candidates.len(),
         space: t.space,
         excluded,
@@ -228,34 +229,18 @@ fn others(s: &Summary) -> String {
 
 /// What each limit excluded, before any speed was measured.
 fn excluded(t: &TuneRecord) -> String {
+    let said: Vec<String> = t.limits.iter().map(|l| l.to_string()).collect();
     let mut out = format!("limits: {}\n", {
-        if t.limits.is_empty() {
+        if said.is_empty() {
             "none".to_string()
         } else {
-            t.limits.join("; ")
+            said.join("; ")
         }
     });
-    let mut limits: Vec<&str> = Vec::new();
-    for e in &t.excluded {
-        if !limits.contains(&e.limit.as_str()) {
-            limits.push(&e.limit);
-        }
-    }
-    for l in limits {
-        let whys: Vec<&str> = (t.excluded.iter())
-            .filter(|e| e.limit == l)
-            .map(|e| e.why.as_str())
-            .collect();
-        let mut distinct: Vec<&str> = Vec::new();
-        for w in &whys {
-            if !distinct.contains(w) {
-                distinct.push(w);
-            }
-        }
+    for (l, n, whys) in t.excluded_by_limit() {
         out.push_str(&format!(
-            "excluded by {l}: {} candidates ({})\n",
-            whys.len(),
-            distinct.join("; ")
+            "excluded by {l}: {n} candidates ({})\n",
+            whys.join("; ")
         ));
     }
     out
@@ -333,49 +318,10 @@ fn cost(t: &TuneRecord) -> String {
     .replace("%%", "%")
 }
 
-/// The knob values of the winner worth writing: every model- and context-level parameter
-/// that differs from llama-bench's default, and the usual ones always.
-fn settings(w: &TestRecord) -> Vec<(&'static crate::config::knobs::Knob, String)> {
-    const ALWAYS: [&str; 5] = ["ngl", "b", "ub", "fa", "t"];
-    PARAMS
-        .iter()
-        .filter(|k| k.level != Level::Test)
-        .filter_map(|k| {
-            let v = k.get(&w.params);
-            (v != k.default_value() || ALWAYS.contains(&k.flag)).then(|| (k, v.show()))
-        })
-        .collect()
-}
-
-/// llama-server's spelling of a llama-bench setting, where it has one.
-fn server_flag(flag: &str, v: &str) -> Option<String> {
-    Some(match flag {
-        "ngl" | "sm" | "mg" | "b" | "ub" | "ctk" | "ctv" | "t" | "ts" | "ot" => {
-            format!("-{flag} {v}")
-        }
-        "ncmoe" => format!("--n-cpu-moe {v}"),
-        "fa" => format!(
-            "-fa {}",
-            match v {
-                "1" | "on" | "true" => "on",
-                "0" | "off" | "false" => "off",
-                _ => "auto",
-            }
-        ),
-        "nkvo" if v == "1" => "-nkvo".into(),
-        "nkvo" => return None,
-        _ => return None,
-    })
-}
-
-fn quoted(s: &str) -> String {
-    if s.chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_./=,:".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
+/// The winner's settings as a command states them (`plan::serving::server_flags`'s choice,
+/// which the llama-bench line and the models.toml entry share).
+fn settings(w: &TestRecord) -> Vec<(&'static Knob, KnobValue)> {
+    server_flags::written(&w.params).collect()
 }
 
 /// The winner as `llama-server`, `llama-bench` and models.toml lines.
@@ -388,77 +334,28 @@ fn commands(record: &RunRecord, t: &TuneRecord, w: &TestRecord) -> String {
     let path = (record.models.iter())
         .find(|m| m.name == w.model)
         .map_or_else(|| w.model.clone(), |m| m.path.clone());
-    let s = settings(w);
-    let p = &w.params;
-    // The server's context: min_ctx when the limits name one, else the model's own default.
-    let min_ctx = (t.limits.iter()).find_map(|l| l.strip_prefix("min_ctx ")?.parse::<u32>().ok());
-    let mut server = format!("llama-server -m {}", quoted(&path));
-    if let Some(c) = min_ctx {
-        server.push_str(&format!(" -c {c}"));
-    }
-    // A goodput answer holds at its own concurrency (the slots it served in).
-    if let Some(s) =
-        (w.serving.as_ref()).filter(|_| t.slo.as_ref().is_some_and(|s| s.goodput.is_some()))
-    {
-        server.push_str(&format!(" -np {}", s.n_parallel));
-    }
-    let mut not_carried = Vec::new();
-    for (k, v) in &s {
-        match server_flag(k.flag, v) {
-            Some(f) => server.push_str(&format!(" {}", quoted_flag(&f))),
-            None if *v != k.default_value().show() => not_carried.push(format!("{}={v}", k.name)),
-            None => {}
-        }
-    }
+    let mut toml = models_toml(w, &path);
     let drafter = drafter::server_flags(record, w, quoted);
-    if let Some((flags, _)) = &drafter {
-        server.push_str(flags);
-    }
-    let mut bench = format!(
-        "llama-bench -m {} -p {} -n {}",
-        quoted(&path),
-        p.n_prompt,
-        p.n_gen
-    );
-    if p.n_depth > 0 {
-        bench.push_str(&format!(" -d {}", p.n_depth));
-    }
-    for (k, v) in &s {
-        bench.push_str(&format!(" -{} {}", k.flag, quoted(v)));
-    }
-    bench.push_str(" -r 5");
-    let mut toml = format!(
-        "[[model]]\nname = {:?}\npath = {:?}\n[model.sweep]\n",
-        w.model, path
-    );
-    for (k, v) in &s {
-        let value = match k.get(p) {
-            crate::config::knobs::KnobValue::Text(x) => format!("{x:?}"),
-            crate::config::knobs::KnobValue::Bool(b) => b.to_string(),
-            crate::config::knobs::KnobValue::Int(n) => n.to_string(),
-        };
-        let _ = v;
-        toml.push_str(&format!("{} = {value}\n", k.name));
-    }
     // A launched winner: the command its rounds' server ran, flags and all.
-    if let Some(l) = launched {
-        (server, not_carried) = (l, Vec::new());
-        toml = toml.replacen(
-            "[model.sweep]",
-            "server = \"llama-server\"\n[model.sweep]",
-            1,
-        );
-    }
-    let mut out = String::from("\nrun it:\n");
-    out.push_str(&format!("{server}\n"));
+    let (server, not_carried) = match launched {
+        Some(l) => {
+            toml = toml.replacen(
+                "[model.sweep]",
+                "server = \"llama-server\"\n[model.sweep]",
+                1,
+            );
+            (l, Vec::new())
+        }
+        None => server_line(t, w, &path, drafter.as_ref().map(|d| d.0.as_str())),
+    };
+    let mut out = format!("\nrun it:\n{server}\n");
     if let Some((_, Some(note))) = &drafter {
         out.push_str(&format!("{note}\n"));
     }
-    out.push_str(&format!("{bench}\n"));
-    let spec = drafter::bench_note_and_table(record, w);
-    if let Some((note, table)) = &spec {
-        out.push_str(note);
-        toml.push_str(table);
+    out.push_str(&format!("{}\n", bench_line(w, &path)));
+    if let Some((note, table)) = drafter::bench_note_and_table(record, w) {
+        out.push_str(&note);
+        toml.push_str(&table);
     }
     if !not_carried.is_empty() {
         out.push_str(&format!(
@@ -470,12 +367,74 @@ fn commands(record: &RunRecord, t: &TuneRecord, w: &TestRecord) -> String {
     out
 }
 
-/// A flag with its value quoted where the shell needs it.
-fn quoted_flag(f: &str) -> String {
-    match f.split_once(' ') {
-        Some((flag, v)) => format!("{flag} {}", quoted(v)),
-        None => f.to_string(),
+/// The llama-server command of a winner tpsbench did not launch: the flags a launched
+/// server of the same settings is given, and the settings it cannot be told.
+fn server_line(
+    t: &TuneRecord,
+    w: &TestRecord,
+    path: &str,
+    drafter: Option<&str>,
+) -> (String, Vec<String>) {
+    let mut server = format!("llama-server -m {}", quoted(path));
+    // The server's context: min_ctx when the limits name one, else the model's own default.
+    let min_ctx = (t.limits.iter()).find_map(|l| match l {
+        Applied::MinCtx(c) => Some(*c),
+        _ => None,
+    });
+    if let Some(c) = min_ctx {
+        server.push_str(&format!(" -c {c}"));
     }
+    // A goodput answer holds at its own concurrency (the slots it served in).
+    if let Some(s) =
+        (w.serving.as_ref()).filter(|_| t.slo.as_ref().is_some_and(|s| s.goodput.is_some()))
+    {
+        server.push_str(&format!(" -np {}", s.n_parallel));
+    }
+    for f in server_flags::flags(&w.params) {
+        server.push(' ');
+        server.push_str(&quoted(&f));
+    }
+    server.push_str(drafter.unwrap_or_default());
+    let not_carried = (server_flags::unpassed(&w.params).iter())
+        .map(|(k, v)| format!("{}={}", k.name, v.show()))
+        .collect();
+    (server, not_carried)
+}
+
+/// The winner's llama-bench line: its sizes and settings, 5 repetitions.
+fn bench_line(w: &TestRecord, path: &str) -> String {
+    let p = &w.params;
+    let mut bench = format!(
+        "llama-bench -m {} -p {} -n {}",
+        quoted(path),
+        p.n_prompt,
+        p.n_gen
+    );
+    if p.n_depth > 0 {
+        bench.push_str(&format!(" -d {}", p.n_depth));
+    }
+    for (k, v) in settings(w) {
+        bench.push_str(&format!(" -{} {}", k.flag, quoted(&v.show())));
+    }
+    bench.push_str(" -r 5");
+    bench
+}
+
+/// The winner as a models.toml entry with its settings as a sweep of one value each.
+fn models_toml(w: &TestRecord, path: &str) -> String {
+    let mut toml = format!(
+        "[[model]]\nname = {:?}\npath = {:?}\n[model.sweep]\n",
+        w.model, path
+    );
+    for (k, v) in settings(w) {
+        let value = match v {
+            KnobValue::Text(x) => format!("{x:?}"),
+            KnobValue::Bool(b) => b.to_string(),
+            KnobValue::Int(n) => n.to_string(),
+        };
+        toml.push_str(&format!("{} = {value}\n", k.name));
+    }
+    toml
 }
 
 #[cfg(test)]
@@ -483,23 +442,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn llama_server_gets_its_own_spelling_of_each_setting_or_none() {
-        assert_eq!(server_flag("fa", "1").as_deref(), Some("-fa on"));
-        assert_eq!(server_flag("fa", "off").as_deref(), Some("-fa off"));
-        assert_eq!(server_flag("fa", "auto").as_deref(), Some("-fa auto"));
-        assert_eq!(server_flag("ub", "128").as_deref(), Some("-ub 128"));
-        assert_eq!(server_flag("ncmoe", "4").as_deref(), Some("--n-cpu-moe 4"));
-        assert_eq!(server_flag("nkvo", "1").as_deref(), Some("-nkvo"));
-        assert_eq!(server_flag("nkvo", "0"), None);
-        assert_eq!(server_flag("poll", "50"), None, "llama-bench only");
-    }
-
-    #[test]
-    fn paths_and_values_are_quoted_only_where_the_shell_needs_it() {
-        assert_eq!(quoted("models/a-b_c.gguf"), "models/a-b_c.gguf");
-        assert_eq!(quoted("my models/x.gguf"), "'my models/x.gguf'");
-        assert_eq!(quoted("it's"), "'it'\\''s'");
-        assert_eq!(quoted_flag("-ot blk.*=CPU"), "-ot 'blk.*=CPU'");
-        assert_eq!(quoted_flag("-nkvo"), "-nkvo");
+    fn the_printed_server_command_states_what_a_launched_server_is_told() {
+        let mut w = crate::report::export::fixtures::run().tests[0].clone();
+        w.params.n_threads = 3;
+        w.params.knobs.set("poll", KnobValue::Int(20));
+        w.params
+            .knobs
+            .set("tensor_split", KnobValue::Text("3/1".into()));
+        let t: TuneRecord = serde_json::from_value(serde_json::json!({
+            "objective": "tg128", "limits": ["min_ctx 4096"], "space": 1, "excluded": [],
+            "alpha": 0.05, "indifference": 0.02, "max_rounds": 2, "looks": [2], "level": 0.05,
+            "candidates": [], "loads": [], "stopped": "", "rounds": 0, "tests_run": 0,
+            "seconds": 0.0, "first_round_seconds": 0.0
+        }))
+        .unwrap();
+        let (line, not_carried) = server_line(&t, &w, "my m.gguf", None);
+        let flags = server_flags::flags(&w.params).join(" ");
+        assert_eq!(line, format!("llama-server -m 'my m.gguf' -c 4096 {flags}"));
+        assert!(
+            flags.contains("--threads 3 --threads-batch 3 --poll 20"),
+            "{flags}"
+        );
+        assert_eq!(not_carried, ["tensor_split=3/1"]);
     }
 }

@@ -88,28 +88,7 @@ pub fn look(record: &RunRecord, design: Design) -> Looked {
         if ts.len() < 2 {
             continue;
         }
-        let choices: Vec<Choice> = ts
-            .iter()
-            .map(|t| {
-                let rounds = t.round_medians();
-                let v = crate::stats::mean(&rounds);
-                let speed =
-                    match LevelInterval::of(crate::stats::analysis::Covers::BetweenRounds, &rounds)
-                    {
-                        Some(i) => Figure {
-                            value: v,
-                            lo: i.lo.min(v),
-                            hi: i.hi.max(v),
-                        },
-                        None => Figure::point(v),
-                    };
-                Choice {
-                    speed,
-                    rounds,
-                    error: None,
-                }
-            })
-            .collect();
+        let choices: Vec<Choice> = ts.iter().map(|t| choice(t)).collect();
         let r = resolve(&choices, DEFAULT_KLD_BUDGET, Some(design), 0.05, &floor);
         out.total += r.needed;
         for &(a, b) in &r.open {
@@ -117,6 +96,26 @@ pub fn look(record: &RunRecord, design: Design) -> Looked {
         }
     }
     out
+}
+
+/// A test as a choice: the mean of its round medians, with its interval between rounds.
+fn choice(t: &crate::record::TestRecord) -> Choice {
+    let rounds = t.round_medians();
+    let v = crate::stats::mean(&rounds);
+    let covers = crate::stats::analysis::Covers::BetweenRounds;
+    let speed = match LevelInterval::of(covers, &rounds) {
+        Some(i) => Figure {
+            value: v,
+            lo: i.lo.min(v),
+            hi: i.hi.max(v),
+        },
+        None => Figure::point(v),
+    };
+    Choice {
+        speed,
+        rounds,
+        error: None,
+    }
 }
 
 /// Before round `done + 1`: why the rounds stop now, or None to run it. `elapsed`: the run's

@@ -103,6 +103,12 @@ pub enum RunnerError {
     /// The kinds layer (a prompt file, a served model's endpoint, a synthetic model) failed.
     #[error("{0}")]
     Kind(KindError),
+    /// `tune` refused its configuration or found nothing to race, said in one line.
+    #[error("{0}")]
+    Refused(String),
+    /// Ctrl-C before a race's rounds began: what it was doing.
+    #[error("interrupted while {0}")]
+    Interrupted(&'static str),
 }
 
 /// "model "a": why; model "b": why".
@@ -163,8 +169,8 @@ pub enum OptionError {
         "--max-rounds {max_rounds}: must be between 2 and 10000 (a paired comparison needs 2 rounds)"
     )]
     MaxRounds { max_rounds: i64 },
-    #[error("--max-rounds-seconds {seconds}: must be at least 1")]
-    MaxRoundsSeconds { seconds: f64 },
+    #[error("{flag} {seconds}: must be at least 1")]
+    MaxRoundsSeconds { flag: &'static str, seconds: f64 },
     #[error(
         "--rounds auto does not combine with --isolate (its children run fixed rounds): give --rounds N"
     )]

@@ -13,7 +13,7 @@ pub(crate) mod library_ab;
 pub mod prepare;
 pub mod race;
 mod rounds;
-pub(crate) mod session;
+pub mod session;
 mod sweep;
 pub(crate) mod target;
 

@@ -1,4 +1,4 @@
-//! `tpsbench tune` (issue 46): the sweep's configurations raced for the `[tune]` objective.
+//! `tpsbench tune`: the sweep's configurations raced for the `[tune]` objective.
 //! The space is the plan at the objective's test sizes: every model, every ladder variant,
 //! every combination of the axes, one candidate each. The limits that can be computed
 //! before any speed is measured prune first (`race/limits.rs`: the model's context, memory,
@@ -30,34 +30,6 @@ use crate::plan::{Detail, PlannedTest};
 use crate::record::tune::TuneRecord;
 use crate::record::{RunInfo, Status};
 use crate::stats::race::{self, Race};
-
-/// Why `tune` refused or failed.
-#[derive(Debug, thiserror::Error)]
-pub enum TuneError {
-    /// Bad input, said in one line (exit 2).
-    #[error("{0}")]
-    Refused(String),
-    /// Boxed: a run's error is large, and a tune's result is returned at every step.
-    #[error(transparent)]
-    Runner(Box<RunnerError>),
-}
-
-impl From<RunnerError> for TuneError {
-    fn from(e: RunnerError) -> Self {
-        TuneError::Runner(Box::new(e))
-    }
-}
-
-impl From<crate::record::RecordError> for TuneError {
-    fn from(e: crate::record::RecordError) -> Self {
-        RunnerError::Record(e).into()
-    }
-}
-
-/// A finished tune: the run (its file, its record with the `tune` record set).
-pub struct Tuned {
-    pub run: RunOutcome,
-}
 
 /// The configuration with every sweep at the objective's test sizes: one test per
 /// configuration, the one the race maximises.
@@ -93,31 +65,71 @@ pub fn tune(
     info: RunInfo,
     opts: &RunOptions,
     progress: &mut dyn Progress,
-) -> Result<Tuned, TuneError> {
+) -> Result<RunOutcome, RunnerError> {
     let Some(t) = opts.config.tune.clone() else {
-        return Err(TuneError::Refused(format!(
+        return Err(RunnerError::Refused(format!(
             "{}: no [tune] table: add one with an objective, e.g. [tune] objective = \"tg128\" (docs/tune.md)",
             opts.config.file.display()
         )));
     };
-    let config = at_objective(&opts.config, &t);
     let opts = RunOptions {
-        config,
+        config: at_objective(&opts.config, &t),
         filters: opts.filters.clone(),
-        shard: None,
-        scope: super::Scope::All,
         results_dir: opts.results_dir.clone(),
         command: opts.command.clone(),
-        resume: None,
-        only_model: None,
         stop: opts.stop.clone(),
         bandwidth: opts.bandwidth.clone(),
-        power: false,
         quiet: opts.quiet,
-        continuation: false,
+        ..RunOptions::new(opts.config.clone(), None)
     };
     // The filters choose candidates only: the quality tests the KLD limit needs stay planned.
     let prep = prepare::prepare(&opts.config, &[])?;
+    let (space, endpoints) = space(&opts, &prep, &t)?;
+    let info = super::describe_plan(info, &prep.plan, &opts);
+    // Before any file is written: a device limit on a device this build lacks is bad input.
+    limits::check_devices(&opts, &t, &info.devices)?;
+    let target::Target { path, record } =
+        target::open(info, opts.results_dir.as_deref(), None, false)?;
+    // Every configuration plain, and with each drafter setting (the speculative objective).
+    let total = speculative::space(&t, &prep, &space);
+    // The progress counter's total: every candidate every round, the most the race runs.
+    let slots = t.goodput.as_ref().map_or(1, |g| g.slots.len());
+    let most = (total * slots + endpoints.len()) * t.max_rounds as usize;
+    let mut sweep = Sweep::new(engine, &opts, &prep, record, path, (0, most))?;
+    let mut rec = new_record(&t, total);
+    let stages = Stages {
+        engine,
+        opts: &opts,
+        prep: &prep,
+        t: &t,
+    };
+    let ran = stages.run(&mut sweep, space, endpoints, &mut rec, progress);
+    let interrupted = match ran {
+        Ok(interrupted) => interrupted,
+        // Refused after the file was opened: the file keeps what was measured and why.
+        Err(RunnerError::Refused(line)) if !rec.stopped.is_empty() => {
+            sweep.record_mut().run.tune = Some(rec);
+            sweep.finish(false)?;
+            return Err(RunnerError::Refused(line));
+        }
+        // Ctrl-C before the rounds: the file keeps what was measured, and says so.
+        Err(RunnerError::Interrupted(what)) => {
+            rec.stopped = format!("interrupted while {what}");
+            true
+        }
+        Err(e) => return Err(e),
+    };
+    sweep.record_mut().run.tune = Some(rec);
+    Ok(sweep.finish(interrupted)?)
+}
+
+/// The candidates the filters keep (the llama-bench tests at the objective's sizes) and
+/// the served endpoints that race beside them, checked before any file is written.
+fn space(
+    opts: &RunOptions,
+    prep: &prepare::Prepared,
+    t: &Tune,
+) -> Result<(Vec<PlannedTest>, Vec<PlannedTest>), RunnerError> {
     let space: Vec<PlannedTest> = (prep.plan.tests.iter())
         .filter(|x| matches!(x.detail, Detail::Bench))
         .cloned()
@@ -126,7 +138,7 @@ pub fn tune(
     // The goodput objective races served entries over HTTP too (`race/served.rs`).
     let (space, endpoints) = served::split(&opts.config, &prep.plan, space, &opts.filters)?;
     if space.is_empty() && endpoints.is_empty() {
-        return Err(TuneError::Refused(format!(
+        return Err(RunnerError::Refused(format!(
             "{}: objective {}: the space has no model file to measure it on (served models race only under objective \"goodput\", or the filters keep none)",
             opts.config.file.display(),
             t.objective_name()
@@ -139,83 +151,85 @@ pub fn tune(
         .filter(|&m| served::reach(&opts.config, m) != served::Reach::InProcess)
         .collect();
     if t.goodput.is_some() {
-        crate::kinds::serving::preflight(&opts.config, http).map_err(RunnerError::from)?;
+        crate::kinds::serving::preflight(&opts.config, http)?;
     }
-    let info = super::describe_plan(info, &prep.plan, &opts);
-    // Before any file is written: a device limit on a device this build lacks is bad input.
-    limits::check_devices(&opts, &t, &info.devices)?;
-    let target::Target { path, record } =
-        target::open(info, opts.results_dir.as_deref(), None, false)?;
-    // Every configuration plain, and with each drafter setting (the speculative objective).
-    let total = speculative::space(&t, &prep, &space);
-    // The progress counter's total: every candidate every round, the most the race runs.
-    let slots = t.goodput.as_ref().map_or(1, |g| g.slots.len());
-    let most = (total * slots + endpoints.len()) * t.max_rounds as usize;
-    let mut sweep = Sweep::new(engine, &opts, &prep, record, path, (0, most))?;
-    let limits::Pruned {
-        keep: candidates,
-        excluded,
-        applied,
-        loads,
-    } = limits::apply(engine, &mut sweep, &opts, &prep, &t, space, progress)?;
-    let mut rec = new_record(&t, total, excluded, applied, loads);
-    let candidates = goodput::serving(&t, &opts.config, candidates, endpoints, &mut rec);
-    // A goodput candidate's slots each hold a context: memory again, for all of them.
-    let devices = sweep.record().run.devices.clone();
-    let candidates = match t.goodput {
-        Some(_) => limits::expanded(&opts, &prep, &t, &devices, candidates, &mut rec.excluded)?,
-        None => candidates,
-    };
-    if candidates.is_empty() {
-        // The file keeps what was measured (the quality tests) and what each limit excluded.
-        let line = empty_space_line(&opts.config, &t, &rec);
-        return refuse(sweep, rec, line);
-    }
-    // Monotone placement axes: bisected for their boundary, which races with its neighbour.
-    let bisected = bisect::plan(&mut sweep, &opts, &prep, &t, candidates, progress)?;
-    let candidates = bisected.race;
-    rec.bisections = bisected.record;
-    if candidates.is_empty() {
-        return refuse(sweep, rec, bisect::nothing_loads(&opts, &t));
-    }
-    if t.limits.max_load_seconds.is_none() {
-        rec.loads = limits::load_times(engine, &opts, &prep, &candidates);
-    }
-    // The placements that race, each decoding plain and drafted (speculative objective).
-    let candidates = speculative::candidates(&t, &opts.config, &prep, candidates);
-    // A drafted candidate holds its draft model too: memory again, with both.
-    let candidates = match t.decode {
-        Some(_) => limits::expanded(&opts, &prep, &t, &devices, candidates, &mut rec.excluded)?,
-        None => candidates,
-    };
-    let interrupted = run_race(&mut sweep, &t, &candidates, &mut rec, &opts, progress)?;
-    latency_limits(&t, &candidates, sweep.record(), &mut rec);
-    sweep.record_mut().run.tune = Some(rec);
-    let run = sweep.finish(interrupted)?;
-    Ok(Tuned { run })
+    Ok((space, endpoints))
 }
 
-/// A race refused after its file was opened: the file keeps what was measured and why.
-fn refuse(mut sweep: Sweep, mut rec: TuneRecord, line: String) -> Result<Tuned, TuneError> {
+/// What every stage of a race reads.
+struct Stages<'a> {
+    engine: &'a dyn Engine,
+    opts: &'a RunOptions,
+    prep: &'a prepare::Prepared,
+    t: &'a Tune,
+}
+
+impl Stages<'_> {
+    /// The limits, bisection, the drafters and the race, into `rec`; true when Ctrl-C
+    /// stopped the race. A race refused after the file was opened sets `rec.stopped`.
+    fn run(
+        &self,
+        sweep: &mut Sweep,
+        space: Vec<PlannedTest>,
+        endpoints: Vec<PlannedTest>,
+        rec: &mut TuneRecord,
+        progress: &mut dyn Progress,
+    ) -> Result<bool, RunnerError> {
+        let (opts, prep, t) = (self.opts, self.prep, self.t);
+        let limits::Pruned {
+            keep: candidates,
+            excluded,
+            applied,
+            loads,
+        } = limits::apply(self.engine, sweep, opts, prep, t, space, progress)?;
+        (rec.excluded, rec.limits, rec.loads) = (excluded, applied, loads);
+        let candidates = goodput::serving(t, &opts.config, candidates, endpoints, rec);
+        // A goodput candidate's slots each hold a context: memory again, for all of them.
+        let devices = sweep.record().run.devices.clone();
+        let candidates = match t.goodput {
+            Some(_) => limits::expanded(opts, prep, t, &devices, candidates, &mut rec.excluded)?,
+            None => candidates,
+        };
+        if candidates.is_empty() {
+            // The file keeps what was measured (the quality tests) and what each limit excluded.
+            return Err(refused(rec, empty_space_line(&opts.config, t, rec)));
+        }
+        // Monotone placement axes: bisected for their boundary, which races with its neighbour.
+        let bisected = bisect::plan(sweep, opts, prep, t, candidates, progress)?;
+        let candidates = bisected.race;
+        rec.bisections = bisected.record;
+        if candidates.is_empty() {
+            return Err(refused(rec, bisect::nothing_loads(opts, t)));
+        }
+        if t.limits.max_load_seconds.is_none() {
+            rec.loads = limits::load_times(self.engine, opts, prep, &candidates);
+        }
+        // The placements that race, each decoding plain and drafted (speculative objective).
+        let candidates = speculative::candidates(t, &opts.config, prep, candidates);
+        // A drafted candidate holds its draft model too: memory again, with both.
+        let candidates = match t.decode {
+            Some(_) => limits::expanded(opts, prep, t, &devices, candidates, &mut rec.excluded)?,
+            None => candidates,
+        };
+        let interrupted = run_race(sweep, t, &candidates, rec, opts, progress)?;
+        latency_limits(t, &candidates, sweep.record(), rec);
+        Ok(interrupted)
+    }
+}
+
+/// Marks `rec` refused with `line`, the error the race then returns.
+fn refused(rec: &mut TuneRecord, line: String) -> RunnerError {
     rec.stopped = format!("refused: {line}");
-    sweep.record_mut().run.tune = Some(rec);
-    sweep.finish(false)?;
-    Err(TuneError::Refused(line))
+    RunnerError::Refused(line)
 }
 
-/// The record of a race not yet run: the question, the limits and what they excluded.
-fn new_record(
-    t: &Tune,
-    space: usize,
-    excluded: Vec<crate::record::tune::Excluded>,
-    limits: Vec<String>,
-    loads: Vec<crate::record::tune::LoadTime>,
-) -> TuneRecord {
+/// The record of a race not yet run: the question and the space.
+fn new_record(t: &Tune, space: usize) -> TuneRecord {
     TuneRecord {
         objective: t.objective_name(),
-        limits,
+        limits: Vec::new(),
         space,
-        excluded,
+        excluded: Vec::new(),
         alpha: 0.05,
         indifference: crate::stats::resolve::INDIFFERENCE,
         max_rounds: t.max_rounds,
@@ -224,7 +238,7 @@ fn new_record(
         level: 0.0,
         candidates: Vec::new(),
         winner: None,
-        loads,
+        loads: Vec::new(),
         stopped: String::new(),
         rounds: 0,
         tests_run: 0,
@@ -262,26 +276,11 @@ fn latency_limits(
 /// "models.toml: objective tg128: the limits leave nothing to race: max_kld excluded 3 (…);
 /// memory excluded 2 (…)".
 fn empty_space_line(config: &Config, t: &Tune, rec: &TuneRecord) -> String {
-    let mut by: Vec<(String, Vec<String>)> = Vec::new();
-    // Per limit: how many it excluded, and its distinct reasons (one per model, mostly).
-    for e in &rec.excluded {
-        match by.iter_mut().find(|(l, _)| *l == e.limit) {
-            Some((_, v)) => v.push(e.why.clone()),
-            None => by.push((e.limit.clone(), vec![e.why.clone()])),
-        }
-    }
-    let parts: Vec<String> = by
-        .iter()
-        .map(|(l, v)| {
-            let mut distinct: Vec<&str> = Vec::new();
-            for w in v {
-                if !distinct.contains(&w.as_str()) {
-                    distinct.push(w);
-                }
-            }
+    let parts: Vec<String> = (rec.excluded_by_limit().into_iter())
+        .map(|(l, n, mut distinct)| {
             let more = if distinct.len() > 3 { "; ..." } else { "" };
             distinct.truncate(3);
-            format!("{l} excluded {} ({}{more})", v.len(), distinct.join("; "))
+            format!("{l} excluded {n} ({}{more})", distinct.join("; "))
         })
         .collect();
     format!(
@@ -303,7 +302,7 @@ fn run_race(
     rec: &mut TuneRecord,
     opts: &RunOptions,
     progress: &mut dyn Progress,
-) -> Result<bool, TuneError> {
+) -> Result<bool, RunnerError> {
     let mut r = Race::new(candidates.len(), race::Settings::new(t.max_rounds as usize));
     rec.level = r.level();
     // A probed candidate's first round was its probe: the race's rounds follow it.
@@ -384,77 +383,6 @@ fn conclude(r: &Race, candidates: &[PlannedTest], rec: &mut TuneRecord) {
     rec.tests_run = r.cost();
     let ids: Vec<String> = candidates.iter().map(|c| c.id.clone()).collect();
     (rec.candidates, rec.winner) = crate::record::tune::verdicts(r, &ids);
-}
-
-impl From<crate::config::ConfigError> for TuneError {
-    fn from(e: crate::config::ConfigError) -> Self {
-        RunnerError::Config(e).into()
-    }
-}
-
-impl From<crate::engine::EngineError> for TuneError {
-    fn from(e: crate::engine::EngineError) -> Self {
-        RunnerError::Engine(e).into()
-    }
-}
-
-/// What `tpsbench tune` was asked.
-pub struct Request {
-    pub config: std::path::PathBuf,
-    pub filters: Vec<String>,
-    /// `None`: no result file.
-    pub results_dir: Option<std::path::PathBuf>,
-    pub quiet: bool,
-    pub verbose: bool,
-    /// `--max-rounds`, `--max-seconds`: override the table's budget.
-    pub max_rounds: Option<i64>,
-    pub max_seconds: Option<f64>,
-    pub command: Vec<String>,
-}
-
-/// `tpsbench tune`: loads the configuration, applies the budget given on the command line,
-/// starts llama.cpp and races.
-pub fn tune_request(r: Request) -> Result<Tuned, TuneError> {
-    let mut config = crate::config::load(&r.config, crate::util::system::physical_cores())?;
-    if let Some(t) = config.tune.as_mut() {
-        if let Some(n) = r.max_rounds {
-            if !(2..=10_000).contains(&n) {
-                return Err(TuneError::Refused(format!(
-                    "--max-rounds {n}: must be between 2 and 10000 (a paired look needs 2 rounds)"
-                )));
-            }
-            t.max_rounds = n as u32;
-        }
-        if let Some(s) = r.max_seconds {
-            if !(s.is_finite() && s >= 1.0) {
-                return Err(TuneError::Refused(format!(
-                    "--max-seconds {s}: must be at least 1"
-                )));
-            }
-            t.max_seconds = Some(s);
-        }
-    }
-    let engine = crate::engine::llama::LlamaEngine::new(r.verbose)?;
-    // Synthetic models (`synth = ...`) are written before the race, as `run` writes them.
-    let rep = crate::ladder::Reporter::new(r.quiet);
-    crate::ladder::synth::ensure_models(
-        &config,
-        &r.filters,
-        crate::util::system::physical_cores(),
-        &rep,
-    )
-    .map_err(RunnerError::from)?;
-    let info = super::run_info(
-        &config,
-        r.command,
-        crate::engine::llama::system_info(),
-        crate::engine::llama::devices(),
-    );
-    let mut opts = RunOptions::new(config, r.results_dir);
-    opts.filters = r.filters;
-    opts.quiet = r.quiet;
-    let mut progress = crate::output::progress::StderrProgress::new(r.quiet);
-    tune(&engine, info, &opts, &mut progress)
 }
 
 #[cfg(test)]

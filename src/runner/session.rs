@@ -15,10 +15,11 @@ use crate::engine::llama::{self, LlamaEngine};
 use crate::output::progress::StderrProgress;
 use crate::record::{RunInfo, Status};
 use crate::runner::error::{OptionError, RunnerError};
-use crate::runner::{self, RunOptions, RunOutcome, Scope, race};
-use crate::util::system;
+use crate::runner::{self, RunOptions, RunOutcome, race};
+use crate::util::{shell_quote, system};
 
-/// What `tpsbench run` was asked to run, and how.
+/// What `tpsbench run` (or `tune`, `ladder`, `cargo bench`) was asked to run, and how.
+#[derive(Default)]
 pub struct Request {
     pub config: PathBuf,
     pub filters: Vec<String>,
@@ -35,12 +36,23 @@ pub struct Request {
     pub rounds: RoundsOverride,
     /// The command line as started (recorded in the run; the resume command is made of it).
     pub command: Vec<String>,
+    /// Asked by `tpsbench tune`: a race, whose budget `rounds` overrides.
+    pub tune: bool,
 }
 
 impl Request {
     /// An `--isolate` child: its parent reports the file, the answer and the interruption.
     pub fn is_child(&self) -> bool {
         self.only_model.is_some()
+    }
+
+    /// The option that gives a race's seconds: `tune`'s own, or `run`'s.
+    fn seconds_flag(&self) -> &'static str {
+        if self.tune {
+            "--max-seconds"
+        } else {
+            "--max-rounds-seconds"
+        }
     }
 }
 
@@ -65,31 +77,33 @@ pub struct Checked {
     pub config: Config,
 }
 
-/// What `run` was asked, once the configuration is read: its sweep, or (a `[tune]` table)
-/// the race `tpsbench tune` runs.
-pub enum Asked {
-    /// Boxed: a checked sweep holds its whole configuration, a race's request a path.
-    Sweep(Box<Checked>),
-    Tune(race::Request),
+impl Checked {
+    /// The configuration is raced (`tpsbench tune`, or `run` on a `[tune]` table).
+    pub fn is_race(&self) -> bool {
+        self.request.tune || self.config.tune.is_some()
+    }
 }
 
 /// Loads the configuration and applies the rounds, with the checks a bad combination gets.
-/// A configuration with a `[tune]` table asks for its race instead of the sweep
-/// (docs/tune.md, "In `run` and `cargo bench`").
-pub fn check(request: Request) -> Result<Asked, RunnerError> {
+/// A configuration with a `[tune]` table is raced rather than swept (docs/tune.md, "In
+/// `run` and `cargo bench`"): the options then give the race's budget.
+pub fn check(request: Request) -> Result<Checked, RunnerError> {
     let mut config = config::load(&request.config, system::physical_cores())?;
-    if config.tune.is_some() {
-        return as_tune(request).map(Asked::Tune);
+    match config.tune.as_mut() {
+        Some(t) => race_budget(&request, t)?,
+        None if request.tune => {}
+        None => {
+            apply_rounds(&mut config.settings, request.rounds)?;
+            check_auto_rounds(&request, &config)?;
+        }
     }
-    apply_rounds(&mut config.settings, request.rounds)?;
-    check_auto_rounds(&request, &config)?;
-    Ok(Asked::Sweep(Box::new(Checked { request, config })))
+    Ok(Checked { request, config })
 }
 
-/// `run` on a configuration with `[tune]`: the race's request. The race sets its own rounds
-/// and writes one file of its own, so the options that shape a sweep's rounds or its files
-/// are refused rather than ignored; `--max-rounds` and `--max-rounds-seconds` are its budget.
-fn as_tune(r: Request) -> Result<race::Request, RunnerError> {
+/// A race sets its own rounds and writes one file of its own, so the options that shape a
+/// sweep's rounds or its files are refused rather than ignored; `--max-rounds` and the
+/// seconds are its budget.
+fn race_budget(r: &Request, t: &mut crate::config::tune::Tune) -> Result<(), OptionError> {
     let refused = [
         (r.rounds.rounds.is_some(), "--rounds"),
         (r.isolate, "--isolate"),
@@ -100,30 +114,33 @@ fn as_tune(r: Request) -> Result<race::Request, RunnerError> {
     if let Some((_, option)) = refused.iter().find(|(given, _)| *given) {
         return Err(OptionError::NotInTune {
             option,
-            config: r.config,
-        }
-        .into());
+            config: r.config.clone(),
+        });
     }
     if let Some(n) = r.rounds.max_rounds {
-        if !(2..=10_000).contains(&n) {
-            return Err(OptionError::MaxRounds { max_rounds: n }.into());
-        }
+        t.max_rounds = max_rounds(n)?;
     }
     if let Some(s) = r.rounds.max_seconds {
-        if !(s.is_finite() && s >= 1.0) {
-            return Err(OptionError::MaxRoundsSeconds { seconds: s }.into());
-        }
+        t.max_seconds = Some(max_seconds(s, r.seconds_flag())?);
     }
-    Ok(race::Request {
-        config: r.config,
-        filters: r.filters,
-        results_dir: r.results_dir,
-        quiet: r.quiet,
-        verbose: r.verbose,
-        max_rounds: r.rounds.max_rounds,
-        max_seconds: r.rounds.max_seconds,
-        command: r.command,
-    })
+    Ok(())
+}
+
+/// `--max-rounds`: 2 to 10000.
+fn max_rounds(n: i64) -> Result<u32, OptionError> {
+    match u32::try_from(n) {
+        Ok(n @ 2..=10_000) => Ok(n),
+        _ => Err(OptionError::MaxRounds { max_rounds: n }),
+    }
+}
+
+/// A budget in seconds (`flag`): at least 1.
+fn max_seconds(s: f64, flag: &'static str) -> Result<f64, OptionError> {
+    if s.is_finite() && s >= 1.0 {
+        Ok(s)
+    } else {
+        Err(OptionError::MaxRoundsSeconds { flag, seconds: s })
+    }
 }
 
 /// Applies the rounds override to the configuration's settings.
@@ -164,16 +181,10 @@ fn apply_budget(s: &mut config::RunSettings, o: RoundsOverride) -> Result<(), Op
         return Err(OptionError::BudgetWithoutAuto);
     };
     if let Some(n) = o.max_rounds {
-        if !(2..=10_000).contains(&n) {
-            return Err(OptionError::MaxRounds { max_rounds: n });
-        }
-        a.max_rounds = n as u32;
+        a.max_rounds = max_rounds(n)?;
     }
     if let Some(t) = o.max_seconds {
-        if !(t.is_finite() && t >= 1.0) {
-            return Err(OptionError::MaxRoundsSeconds { seconds: t });
-        }
-        a.max_seconds = Some(t);
+        a.max_seconds = Some(max_seconds(t, "--max-rounds-seconds")?);
     }
     a.budget_given = true;
     Ok(())
@@ -198,43 +209,95 @@ fn check_auto_rounds(r: &Request, cfg: &Config) -> Result<(), RunnerError> {
     Ok(())
 }
 
-/// A run ready to sweep: the engine up, the warnings given, the ceilings probed.
+/// A run ready to sweep or race: started, and its ceilings probed.
 pub struct Started {
     checked: Checked,
-    engine: LlamaEngine,
-    info: RunInfo,
+    up: Up,
     bandwidth: crate::machine::Ceilings,
-    stop: Arc<AtomicBool>,
 }
 
 /// Everything before the first test: bad input found here stops the run before it starts.
 pub fn start(checked: Checked) -> Result<Started, RunnerError> {
-    let (r, cfg) = (&checked.request, &checked.config);
+    let mut up = start_up(&checked.config, &checked.request)?;
+    // A race ranks its candidates against each other: no roofline to place them against.
+    let bandwidth = match checked.is_race() {
+        true => Default::default(),
+        false => crate::record::machine::roofline_bandwidth(
+            &mut up.info,
+            all_offloaded(&checked.config),
+            false,
+        ),
+    };
+    Ok(Started {
+        checked,
+        up,
+        bandwidth,
+    })
+}
+
+/// A command's measurement, started: llama.cpp, the run's facts, and the flag Ctrl-C sets.
+pub struct Up {
+    pub engine: LlamaEngine,
+    pub info: RunInfo,
+    pub stop: Arc<AtomicBool>,
+}
+
+impl Up {
+    /// Options that run `config` into `results_dir` with this start's command and Ctrl-C.
+    pub fn options(&self, config: Config, results_dir: Option<PathBuf>) -> RunOptions {
+        RunOptions {
+            command: self.info.command.clone(),
+            stop: Some(self.stop.clone()),
+            ..RunOptions::new(config, results_dir)
+        }
+    }
+}
+
+/// The one start of `run`, `tune`, `ladder` and `cargo bench`: llama.cpp, the synthetic
+/// models (`synth = ...`, written before anything runs: no download needed; an `--isolate`
+/// child's parent wrote them), the knob checks, the SIMD and GPU warnings, and Ctrl-C
+/// (once: stop after the current test).
+pub fn start_up(cfg: &Config, r: &Request) -> Result<Up, RunnerError> {
     let engine = LlamaEngine::new(r.verbose)?;
-    // Synthetic models (`synth = ...`) are written before the sweep: no download needed.
     if !r.is_child() {
         let rep = crate::ladder::Reporter::new(r.quiet);
         crate::ladder::synth::ensure_models(cfg, &r.filters, system::physical_cores(), &rep)?;
     }
     knob_checks(cfg, r.is_child())?;
     warn_missing_simd();
-    let mut info = runner::run_info(
+    let info = runner::run_info(
         cfg,
         r.command.clone(),
         llama::system_info(),
         llama::devices(),
     );
     warn_gpu_unseen(cfg, &info);
-    let bandwidth =
-        crate::record::machine::roofline_bandwidth(&mut info, all_offloaded(cfg), false);
     let stop = install_interrupt();
-    Ok(Started {
-        checked,
-        engine,
-        info,
-        bandwidth,
-        stop,
-    })
+    Ok(Up { engine, info, stop })
+}
+
+/// Waits at most `max_s` seconds (checking every 5) for the machine to stop being busy by
+/// the rule the result file applies (`prepare::busy_warning`): a pass started at once, after
+/// other work of this process, would start on a machine its file calls busy.
+pub fn wait_for_quiet(max_s: u64) {
+    let logical = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let target = runner::prepare::BUSY_LOAD_PER_CPU * f64::from(logical);
+    let load = || system::load_average().map_or(0.0, |l| l[0]);
+    let busy = || runner::prepare::busy_warning(system::load_average(), logical).is_some();
+    if max_s == 0 || !busy() {
+        return;
+    }
+    eprintln!(
+        "tpsbench: waiting up to {max_s} s for the load ({:.2}) to fall to {target} before the \
+         pass (TPSBENCH_QUIET_WAIT=0 skips)",
+        load()
+    );
+    let mut waited = 0;
+    while waited < max_s && busy() {
+        std::thread::sleep(std::time::Duration::from_secs(5));
+        waited += 5;
+    }
+    eprintln!("tpsbench: load {:.2} after {waited} s", load());
 }
 
 /// A llama.cpp built without SIMD this CPU has measures low: one line says so.
@@ -342,26 +405,26 @@ pub fn sweep(s: Started) -> Result<Swept, RunnerError> {
     }
 }
 
-/// The sweep in this process.
+/// The sweep (or the race) in this process.
 fn sweep_here(s: Started) -> Result<Swept, RunnerError> {
+    let race = s.checked.is_race();
     let Checked { request, config } = s.checked;
     let opts = RunOptions {
-        config,
         filters: request.filters.clone(),
         shard: request.shard,
-        scope: Scope::All,
-        results_dir: request.results_dir.clone(),
-        command: request.command.clone(),
         resume: request.resume.clone(),
         only_model: request.only_model.clone(),
-        stop: Some(s.stop),
         bandwidth: s.bandwidth,
         power: true,
         quiet: request.quiet,
-        continuation: false,
+        ..s.up.options(config, request.results_dir.clone())
     };
     let mut progress = StderrProgress::new(request.quiet);
-    let run = runner::run(&s.engine, s.info, &opts, &mut progress)?;
+    let (engine, info) = (&s.up.engine, s.up.info);
+    let run = match race {
+        true => race::tune(engine, info, &opts, &mut progress)?,
+        false => runner::run(engine, info, &opts, &mut progress)?,
+    };
     Ok(Swept { request, run })
 }
 
@@ -379,13 +442,13 @@ fn sweep_isolated(s: Started) -> Result<Swept, RunnerError> {
         shard: r.shard,
         resume: r.resume.as_deref(),
     };
-    let (record, path) = runner::isolate::run(&plan, s.info, &dir, &s.stop, &child_args(&r))?;
+    let (record, path) = runner::isolate::run(&plan, s.up.info, &dir, &s.up.stop, &child_args(&r))?;
     let failed = record
         .tests
         .iter()
         .filter(|t| t.status == Status::Failed)
         .count();
-    let interrupted = s.stop.load(Ordering::SeqCst);
+    let interrupted = s.up.stop.load(Ordering::SeqCst);
     let run = RunOutcome {
         record,
         path,
@@ -444,20 +507,30 @@ pub fn finish(s: &Swept) -> Ending {
         _ => None,
     };
     let mut lines = Vec::new();
-    if let (true, Some(p), false) = (out.interrupted, &out.path, child) {
-        lines.push(format!(
+    match (out.interrupted, &out.path, child) {
+        // A race has no file to resume: what its rounds established is its answer so far.
+        (true, Some(p), false) if out.record.run.tune.is_some() => lines.push(format!(
+            "interrupted: {} holds the race so far, and the answer above is what its rounds \
+             established; to race again: {}",
+            p.display(),
+            quoted_line(&r.command)
+        )),
+        (true, Some(p), false) => lines.push(format!(
             "interrupted: continue with {}",
             resume_command(&r.command, p)
-        ));
+        )),
+        _ => {}
     }
-    if out.failed > 0 {
+    // A race's failed candidates (a placement that did not load) are part of its answer.
+    let failed = out.failed > 0 && out.record.run.tune.is_none();
+    if failed {
         lines.push(failed_line(out));
     }
     Ending::Ran(Verdict {
         written,
         lines,
         interrupted: out.interrupted,
-        failed: out.failed > 0,
+        failed,
     })
 }
 
@@ -491,20 +564,13 @@ pub fn resume_command(args: &[String], file: &Path) -> String {
     }
     out.push("--resume".into());
     out.push(file.display().to_string());
-    out.iter()
-        .map(|a| shell_quote(a))
-        .collect::<Vec<_>>()
-        .join(" ")
+    quoted_line(&out)
 }
 
-/// `a` as one shell word: unchanged when it holds only safe characters, else single-quoted.
-fn shell_quote(a: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
-    if !a.is_empty() && a.chars().all(safe) {
-        a.to_string()
-    } else {
-        format!("'{}'", a.replace('\'', "'\\''"))
-    }
+/// `args` as one shell line.
+pub(crate) fn quoted_line(args: &[String]) -> String {
+    let v: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
+    v.join(" ")
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use crate::ladder::Reporter;
 use crate::machine::Monitor;
 use crate::machine::roofline::Shape;
 use crate::output::progress::{Eta, Progress, Work, work_left};
+use crate::plan::serving::Transport;
 use crate::plan::{Detail, ModelSource, PlannedTest};
 use crate::record::journal::Journal;
 use crate::record::{ModelRecord, RecordError, RunRecord, Status, TestRecord};
@@ -212,7 +213,7 @@ impl<'a> Sweep<'a> {
             self.started.elapsed(),
             self.eta.left(&self.left[k + 1]),
         );
-        let linked = link_served(&mut self.record.tests, &self.index, &todo[k].id);
+        let linked = link_served(&mut self.record.tests, &self.index, &todo[k]);
         // Only this test's model can have changed (`finish` merges them all again).
         let this = std::slice::from_ref(&self.record.tests[i]);
         merge_models(
@@ -274,41 +275,53 @@ impl<'a> Sweep<'a> {
                     _ => failed_line(rec),
                 }
             }
-            (Detail::Speculative(s), Ok(m), _) => {
-                let header = |p: &std::path::Path| crate::gguf::reader::read_header(p).ok();
-                let target = header(std::path::Path::new(&self.models[t.model].path));
-                let draft = self.draft_file(s).and_then(|d| {
-                    let dh = d.as_ref().and_then(|d| header(&d.path));
-                    match target
-                        .as_ref()
-                        .and_then(|th| kinds::speculative::refusal(&s.drafter, th, dh.as_ref()))
-                    {
-                        Some(why) => Err(why),
-                        None => Ok(d),
-                    }
-                });
-                let prompts = prep.spec_prompts.as_ref();
-                let target = kinds::speculative::Target {
-                    synthetic: self.models[t.model]
-                        .provenance
-                        .as_ref()
-                        .is_some_and(|p| p.synthetic),
-                    mtp_bytes: target.as_ref().map_or(0, kinds::speculative::mtp_bytes),
-                };
-                match draft {
-                    Ok(d) => kinds::speculative::run(m, prompts, s, d, target, rec, progress),
-                    Err(e) => {
-                        rec.fail(e);
-                        failed_line(rec)
-                    }
-                }
-            }
+            (Detail::Speculative(s), Ok(m), _) => self.speculative(t, s, m, rec, progress),
             (_, Err(e), _) => {
                 rec.fail(e);
                 failed_line(rec)
             }
             (Detail::Serving(_), Ok(_), _) => {
                 rec.fail("the serving group's context was not made");
+                failed_line(rec)
+            }
+        }
+    }
+
+    /// A speculative test: its draft model (refused when it does not fit the target) and
+    /// its run.
+    fn speculative(
+        &mut self,
+        t: &PlannedTest,
+        s: &crate::plan::speculative::SpecTest,
+        m: &dyn Model,
+        rec: &mut TestRecord,
+        progress: &mut dyn Progress,
+    ) -> String {
+        let prep = self.prep;
+        let header = |p: &std::path::Path| crate::gguf::reader::read_header(p).ok();
+        let target = header(std::path::Path::new(&self.models[t.model].path));
+        let draft = self.draft_file(s).and_then(|d| {
+            let dh = d.as_ref().and_then(|d| header(&d.path));
+            match target
+                .as_ref()
+                .and_then(|th| kinds::speculative::refusal(&s.drafter, th, dh.as_ref()))
+            {
+                Some(why) => Err(why),
+                None => Ok(d),
+            }
+        });
+        let prompts = prep.spec_prompts.as_ref();
+        let target = kinds::speculative::Target {
+            synthetic: self.models[t.model]
+                .provenance
+                .as_ref()
+                .is_some_and(|p| p.synthetic),
+            mtp_bytes: target.as_ref().map_or(0, kinds::speculative::mtp_bytes),
+        };
+        match draft {
+            Ok(d) => kinds::speculative::run(m, prompts, s, d, target, rec, progress),
+            Err(e) => {
+                rec.fail(e);
                 failed_line(rec)
             }
         }
@@ -424,32 +437,33 @@ impl<'a> Sweep<'a> {
     }
 }
 
-/// When `id` and its twin (the same serving test served and in-process) are both measured,
-/// puts the served/in-process ratios into the served one's record, and returns where it is.
+/// When `t` and its twin (the same serving test served and in-process, as the plan pairs
+/// them) are both measured, puts the served/in-process ratios into the served one's
+/// record, and returns where it is.
 fn link_served(
     tests: &mut [TestRecord],
     index: &std::collections::HashMap<String, usize>,
-    id: &str,
+    t: &PlannedTest,
 ) -> Option<usize> {
-    use crate::serving::ratio;
-    let (served, in_process) = match ratio::in_process_id(id) {
-        Some(twin) => (id.to_string(), twin),
-        None if id.contains("/serve-") => {
-            (id.replacen("/serve-", "/serve-http-", 1), id.to_string())
-        }
-        None => return None,
+    let Detail::Serving(s) = &t.detail else {
+        return None;
+    };
+    let twin = s.twin.as_ref()?;
+    let (served, in_process) = match s.transport {
+        Transport::Http => (&t.id, twin),
+        Transport::InProcess => (twin, &t.id),
     };
     // Goodput tests end at rates of their own: their figures do not pair.
     let ok = |t: &TestRecord| {
         t.status == Status::Ok && t.serving.as_ref().is_some_and(|s| s.mode != "goodput")
     };
-    let (&b, &s) = (index.get(&in_process)?, index.get(&served)?);
+    let (&b, &s) = (index.get(in_process)?, index.get(served)?);
     if !ok(&tests[b]) || !ok(&tests[s]) {
         return None;
     }
     let base = tests[b].serving.clone().expect("ok() checked");
     let t = tests[s].serving.as_mut().expect("ok() checked");
-    t.vs_in_process = Some(ratio::vs_in_process(t, &base, &in_process));
+    t.vs_in_process = Some(crate::serving::ratio::vs_in_process(t, &base, in_process));
     Some(s)
 }
 

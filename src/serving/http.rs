@@ -20,21 +20,17 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::dataset::PromptFile;
-use super::goodput;
+use super::driver::{self, Gathered, Measured, Rep, Tally, Transport};
 use super::metrics::{self, Trace};
-use super::run::{Counts, Measured, assemble};
 use crate::config::ServedDraft;
-use crate::config::serving::{GoodputSearch, Mode, ServingConfig, Slo};
+use crate::config::serving::ServingConfig;
 use crate::engine::ModelInfo;
 use crate::engine::endpoint::{Client, Prompt, Request, ServerInfo, Streamed};
 use crate::engine::measure::TokenSource;
 use crate::output::progress::Progress;
 use crate::plan::serving::ServingTest;
-use crate::record::serving::{
-    DatasetInfo, Goodput, GoodputStep, RepFigures, ServedDrafts, Serving, Transport,
-};
+use crate::record::serving::{DatasetInfo, RepFigures, ServedDrafts, Serving};
 
-mod fixed_rate;
 mod tokens;
 pub use tokens::{Counted, Tokenize, count, token_times};
 
@@ -155,11 +151,9 @@ struct Batch {
     traces: Vec<Trace>,
     n_pp: u64,
     n_out: u64,
-    short: u32,
-    counted: Counted,
     /// First send to last token (ns).
     t_ns: u64,
-    drafts: ServedDrafts,
+    tally: Tally,
 }
 
 impl HttpRun<'_> {
@@ -197,24 +191,18 @@ impl HttpRun<'_> {
             };
             let (n, counted) = count(&s, self.tokenize, q)?;
             let t = trace(&s, start, n_prompt, n);
-            b.counted = b.counted.max(counted);
-            b.short += u32::from(n < u64::from(q.max_tokens));
+            b.tally.counted = b.tally.counted.max(counted);
+            b.tally.short += u32::from(n < u64::from(q.max_tokens));
             b.n_pp += u64::from(t.n_prompt);
             b.n_out += n;
             b.t_ns = b.t_ns.max(t.token_ns.last().copied().unwrap_or(0));
             b.traces.push(t);
-            b.drafts.answers += 1;
-            if let Some(d) = s.drafts {
-                add_drafts(
-                    &mut b.drafts,
-                    &ServedDrafts {
-                        answers: 0,
-                        answers_counted: 1,
-                        drafted: d.drafted,
-                        accepted: d.accepted,
-                        ..Default::default()
-                    },
-                );
+            let d = &mut b.tally.drafts;
+            d.answers += 1;
+            if let Some(x) = s.drafts {
+                d.answers_counted = d.answers_counted.saturating_add(1);
+                d.drafted = d.drafted.saturating_add(x.drafted);
+                d.accepted = d.accepted.saturating_add(x.accepted);
             }
         }
         Ok(b)
@@ -263,197 +251,119 @@ impl HttpRun<'_> {
         t: &ServingTest,
         progress: &mut dyn Progress,
     ) -> Result<Measured, String> {
-        // Parallel tests draw fresh prompts every repetition, from one stream per test.
-        let mut synthetic = Source::new(self.seed, self.vocab);
-        // The goodput search is its own series of runs: one pass. At a fixed rate (a tune
-        // race's round) each repetition is one run at that load.
-        let reps = if t.mode == Mode::Goodput && t.rate.is_none() {
-            1
-        } else {
-            self.reps
+        let mut tr = Http {
+            run: self,
+            // Parallel tests draw fresh prompts every repetition, from one stream per test.
+            synthetic: Source::new(self.seed, self.vocab),
         };
-        let mut g = Gathered::default();
-        for rep in 0..reps {
-            progress.repetition(rep, reps);
-            let mut at_rate = None;
-            let (f, b) = match t.mode {
-                Mode::Parallel => self.parallel_rep(t, rep, &mut synthetic)?,
-                Mode::Request => self.request_rep(rep)?,
-                Mode::Arrival => {
-                    let rate = t.rate.unwrap_or(1.0);
-                    let b = self.arrivals(rate, self.sc.n_requests as usize, rep)?;
-                    (arrival_figures(&b), b)
-                }
-                Mode::Goodput if t.rate.is_some() => {
-                    let (b, st) = self.goodput_at_rate(t, rep, progress)?;
-                    at_rate = Some(st);
-                    (arrival_figures(&b), b)
-                }
-                Mode::Goodput => {
-                    let (b, found) = self.goodput(t, progress)?;
-                    g.goodput = Some(found);
-                    (arrival_figures(&b), b)
-                }
-            };
-            g.add(t.mode, rep, f, b);
-            if let (Some(st), Some(slo)) = (at_rate, self.sc.slo.as_ref()) {
-                g.goodput_step(st, slo);
-            }
-        }
-        Ok(self.finish(t, reps, g))
+        driver::measure(&mut tr, self.sc, (self.seed, self.reps), t, progress)
     }
 
     /// The seed of request `j`'s sampling in repetition `rep`: the in-process test's.
     fn seed_of(&self, rep: u32, j: usize) -> u64 {
         self.seed ^ (u64::from(rep) << 32) ^ (j as u64 + 1)
     }
+}
 
-    /// One repetition of a parallel test: `n_parallel` synthetic requests sent at once.
-    fn parallel_rep(
-        &self,
-        t: &ServingTest,
-        rep: u32,
-        synthetic: &mut Source,
-    ) -> Result<(RepFigures, Batch), String> {
-        let sc = self.sc;
+/// A serving test against a server.
+struct Http<'r, 'a> {
+    run: &'r HttpRun<'a>,
+    synthetic: Source,
+}
+
+impl Transport for Http<'_, '_> {
+    /// The synthetic requests sent at once.
+    fn parallel(&mut self, t: &ServingTest, rep: u32) -> Result<Rep, String> {
+        let (run, sc) = (self.run, self.run.sc);
         let reqs: Vec<_> = (0..t.n_parallel as usize)
             .map(|j| {
-                let p = synthetic.prompt(sc.n_prompt as usize);
-                (
-                    Duration::ZERO,
-                    self.request(p, sc.n_gen, self.seed_of(rep, j)),
-                )
+                let p = self.synthetic.prompt(sc.n_prompt as usize);
+                let q = run.request(p, sc.n_gen, run.seed_of(rep, j));
+                (Duration::ZERO, q)
             })
             .collect();
-        let b = self.send(&reqs)?;
-        Ok((together_figures(&b), b))
+        let b = run.send(&reqs)?;
+        let f = together_figures(&b);
+        Ok(b.rep(f, true))
     }
 
-    /// One repetition of a request test: the workload's requests one at a time, each sent
-    /// when the last has its answer; the repetition's phases are their sums.
-    fn request_rep(&self, rep: u32) -> Result<(RepFigures, Batch), String> {
+    /// Each request sent when the last has its answer; the repetition's phases are their
+    /// sums, T_PP to each first token and T_TG from there to its last.
+    fn requests(&mut self, _: &ServingTest, rep: u32) -> Result<Rep, String> {
+        let run = self.run;
         let mut all = Batch::default();
         let mut sum = metrics::Phases::default();
-        for (k, (p, max)) in self
-            .workload(self.sc.n_requests as usize)?
-            .into_iter()
-            .enumerate()
-        {
-            let q = self.request(p, max, self.seed_of(rep, k));
-            let b = self.send(&[(Duration::ZERO, q)])?;
-            add_phases(&mut sum, &b);
+        for (k, (p, max)) in (run.workload(run.sc.n_requests as usize)?.into_iter()).enumerate() {
+            let b = run.send(&[(Duration::ZERO, run.request(p, max, run.seed_of(rep, k)))])?;
+            let tr = &b.traces[0];
+            let first = tr.token_ns.first().copied().unwrap_or(0);
+            let t_ns = b.t_ns.saturating_sub(tr.arrival_ns);
+            sum.add(&metrics::Phases {
+                t_pp_ns: first.saturating_sub(tr.arrival_ns),
+                t_tg_ns: b.t_ns.saturating_sub(first),
+                t_ns,
+                n_pp: b.n_pp,
+                n_tg: b.n_out.saturating_sub(1),
+                n_out: b.n_out,
+                // Time outside the server is not observable from here.
+                engine_ns: t_ns,
+            });
             all.follow(b);
         }
-        // Time outside the server is not observable from here.
-        sum.engine_ns = sum.t_ns;
-        Ok((sum.figures(), all))
+        Ok(all.rep(sum.figures(), true))
     }
 
-    /// The test's record from what its repetitions gathered, with what the server said of
-    /// itself.
-    fn finish(&self, t: &ServingTest, reps: u32, g: Gathered) -> Measured {
-        let sc = self.sc;
-        let n_requests = match t.mode {
-            Mode::Parallel => t.n_parallel,
-            Mode::Goodput => g.traces.len() as u32,
-            _ => sc.n_requests,
-        };
-        let counts = Counts {
-            n_requests,
-            n_pp: g.n_pp,
-            n_out: g.n_out,
-            n_kv: None,
-        };
+    fn arrivals(&mut self, _: &ServingTest, rate: f64, n: usize, rep: u32) -> Result<Rep, String> {
+        let run = self.run;
+        let offsets = metrics::poisson_offsets(n, rate, run.seed.wrapping_add(u64::from(rep)));
+        let reqs: Vec<_> = (run.workload(n)?.into_iter().zip(offsets).enumerate())
+            .map(|(k, ((p, max), off))| {
+                let q = run.request(p, max, run.seed_of(rep, k));
+                (Duration::from_nanos(off), q)
+            })
+            .collect();
+        let b = run.send(&reqs)?;
+        let mut f = metrics::arrival_figures(b.t_ns, b.n_out, b.n_pp + b.n_out, b.t_ns, 0);
+        f.idle_ms = None;
+        Ok(b.rep(f, false))
+    }
+
+    /// What the server said of itself and of its answers.
+    fn finish(&self, s: &mut Serving, g: &Gathered) -> u32 {
+        let run = self.run;
         // The prompts' lengths as the server counted them (its usage; 0 where it gave none).
-        let dataset = self.prompts.map(|f| {
+        s.dataset = run.prompts.map(|f| {
             let lengths: Vec<f64> = g.traces.iter().map(|(_, _, t)| t.n_prompt as f64).collect();
             DatasetInfo {
                 name: f.name.clone(),
                 sha256: f.sha256.clone(),
                 n_prompts: f.prompts.len() as u64,
-                chat_template: self.client.api == crate::config::endpoint::Api::Chat,
+                chat_template: run.client.api == crate::config::endpoint::Api::Chat,
                 prompt_tokens: metrics::dist(&lengths),
                 format: f.sharegpt.then(|| "sharegpt".to_string()),
                 note: f.note.clone(),
             }
         });
-        let (figs, traces) = (g.figs, &g.traces);
-        let mut s: Serving = assemble(t, sc, self.seed, reps, dataset, figs, traces, counts);
-        s.transport = Transport::Http;
-        s.server = Some(self.server.clone());
-        s.token_counts = Some(g.counted.name().into());
-        s.short_requests = g.short;
-        s.goodput = g.goodput;
+        s.transport = crate::record::serving::Transport::Http;
+        s.server = Some(run.server.clone());
+        s.token_counts = Some(g.tally.counted.name().into());
+        s.short_requests = g.tally.short;
         // What the server's drafter did: when it said (any answer carried counters), or
         // when tpsbench gave it a draft (then zero counts say it drafted nothing).
-        if g.drafts.answers_counted > 0 || self.draft.is_some() {
+        if g.tally.drafts.answers_counted > 0 || run.draft.is_some() {
             s.drafts = Some(ServedDrafts {
-                draft: self.draft.map(|d| {
-                    d.path
-                        .file_name()
+                draft: run.draft.map(|d| {
+                    (d.path.file_name())
                         .map_or_else(String::new, |f| f.to_string_lossy().into_owned())
                 }),
-                draft_sha256: self.draft_sha256.map(str::to_string),
-                draft_max: self.draft.map(|d| d.draft_max),
-                draft_min: self.draft.map(|d| d.draft_min),
-                ..g.drafts
+                draft_sha256: run.draft_sha256.map(str::to_string),
+                draft_max: run.draft.map(|d| d.draft_max),
+                draft_min: run.draft.map(|d| d.draft_min),
+                ..g.tally.drafts.clone()
             });
         }
         // The server's own context per slot, when it says.
-        let n_ctx = self.server.slot_n_ctx.unwrap_or(0) as u32;
-        (s, g.samples_ns, g.samples_ts, n_ctx)
-    }
-
-    /// `n` requests arriving as a Poisson process at `rate` per second.
-    fn arrivals(&self, rate: f64, n: usize, rep: u32) -> Result<Batch, String> {
-        let offsets = metrics::poisson_offsets(n, rate, self.seed.wrapping_add(u64::from(rep)));
-        let reqs: Vec<_> = self
-            .workload(n)?
-            .into_iter()
-            .zip(offsets)
-            .enumerate()
-            .map(|(k, ((p, max), off))| {
-                let seed = self.seed_of(rep, k);
-                (Duration::from_nanos(off), self.request(p, max, seed))
-            })
-            .collect();
-        self.send(&reqs)
-    }
-
-    /// The goodput search; the figures of the test are those of the highest rate that met
-    /// the SLOs (else of the last rate tried).
-    fn goodput(
-        &self,
-        t: &ServingTest,
-        progress: &mut dyn Progress,
-    ) -> Result<(Batch, Goodput), String> {
-        let slo: &Slo = self
-            .sc
-            .slo
-            .as_ref()
-            .ok_or("the goodput test needs [serving] slo")?;
-        let gs: &GoodputSearch = &self.sc.goodput;
-        let began = Instant::now();
-        let mut batches: Vec<(f64, Batch)> = Vec::new();
-        let g = goodput::search(
-            gs,
-            slo,
-            |rate| {
-                let b = self.arrivals(rate, gs.n_requests as usize, 0)?;
-                let samples: Vec<_> = b.traces.iter().map(|x| x.sample(0, 0)).collect();
-                let st: GoodputStep = goodput::step(rate, &samples, b.t_ns as f64 / 1e9, slo);
-                progress.note(&super::goodput::step_line(&t.id, &st));
-                batches.push((rate, b));
-                Ok(st)
-            },
-            || began.elapsed().as_secs_f64(),
-        )?;
-        let pick = g.max_rate.or(g.steps.last().map(|s| s.rate));
-        let i = batches
-            .iter()
-            .position(|(r, _)| Some(*r) == pick)
-            .unwrap_or(batches.len() - 1);
-        Ok((batches.swap_remove(i).1, g))
+        run.server.slot_n_ctx.unwrap_or(0) as u32
     }
 }
 
@@ -470,71 +380,27 @@ impl Batch {
         self.t_ns = offset + b.t_ns;
         self.n_pp += b.n_pp;
         self.n_out += b.n_out;
-        self.short += b.short;
-        self.counted = self.counted.max(b.counted);
+        self.tally.join(&b.tally);
         self.traces.append(&mut b.traces);
-        add_drafts(&mut self.drafts, &b.drafts);
     }
-}
 
-/// Adds `b`'s draft counters to `a`'s (saturating: the counts are a server's).
-fn add_drafts(a: &mut ServedDrafts, b: &ServedDrafts) {
-    a.answers = a.answers.saturating_add(b.answers);
-    a.answers_counted = a.answers_counted.saturating_add(b.answers_counted);
-    a.drafted = a.drafted.saturating_add(b.drafted);
-    a.accepted = a.accepted.saturating_add(b.accepted);
-}
-
-/// Adds the phases of one request (a batch of one, on its own clock) to a request test's
-/// sums: T_PP to its first token, T_TG from there to its last.
-fn add_phases(sum: &mut metrics::Phases, b: &Batch) {
-    let tr = &b.traces[0];
-    let first = tr.token_ns.first().copied().unwrap_or(0);
-    sum.t_pp_ns += first.saturating_sub(tr.arrival_ns);
-    sum.t_tg_ns += b.t_ns.saturating_sub(first);
-    sum.t_ns += b.t_ns.saturating_sub(tr.arrival_ns);
-    sum.n_pp += b.n_pp;
-    sum.n_tg += b.n_out.saturating_sub(1);
-    sum.n_out += b.n_out;
-}
-
-/// What a test's repetitions gather, in run order: each one's figures and sample, its
-/// requests' traces, how its tokens were counted and how many answers came up short; the
-/// token counts are the last repetition's (the same every repetition).
-#[derive(Default)]
-struct Gathered {
-    figs: Vec<RepFigures>,
-    traces: Vec<(u32, u64, Trace)>,
-    samples_ns: Vec<u64>,
-    samples_ts: Vec<f64>,
-    n_pp: u64,
-    n_out: u64,
-    short: u32,
-    /// The least exact way any repetition's tokens were counted (`Usage`, the default,
-    /// while every answer had usage).
-    counted: Counted,
-    goodput: Option<Goodput>,
-    drafts: ServedDrafts,
-}
-
-impl Gathered {
-    /// Repetition `rep` of a `mode` test: its figures `f` and requests `b`. Its sample's
-    /// time is T_TG where the test has phases (parallel, request), else its whole time.
-    fn add(&mut self, mode: Mode, rep: u32, f: RepFigures, b: Batch) {
-        self.samples_ns
-            .push(if mode == Mode::Parallel || mode == Mode::Request {
-                f.t_tg_ms.map_or(b.t_ns, |ms| (ms * 1e6) as u64)
-            } else {
-                b.t_ns
-            });
-        self.samples_ts.push(f.aggregate_ts.unwrap_or(f.output_ts));
-        (self.n_pp, self.n_out) = (b.n_pp, b.n_out);
-        self.short += b.short;
-        self.counted = self.counted.max(b.counted);
-        add_drafts(&mut self.drafts, &b.drafts);
-        self.traces
-            .extend(b.traces.into_iter().map(|x| (rep, 0, x)));
-        self.figs.push(f);
+    /// The batch as a repetition of figures `f`: its sample's time is T_TG where it has
+    /// `phases` (parallel, request), else its whole time.
+    fn rep(self, f: RepFigures, phases: bool) -> Rep {
+        Rep {
+            sample_ns: match f.t_tg_ms {
+                Some(ms) if phases => (ms * 1e6) as u64,
+                _ => self.t_ns,
+            },
+            sample_ts: f.aggregate_ts.unwrap_or(f.output_ts),
+            figs: f,
+            traces: self.traces,
+            start_ns: 0,
+            n_pp: self.n_pp,
+            n_out: self.n_out,
+            n_kv: None,
+            tally: self.tally,
+        }
     }
 }
 
@@ -542,34 +408,28 @@ impl Gathered {
 /// first token (every prompt in and a token out), T_TG from there to the last token, as
 /// llama-batched-bench's phases.
 fn together_figures(b: &Batch) -> RepFigures {
-    let last_first = b
+    let last_first = (b
         .traces
         .iter()
         .filter_map(|t| t.token_ns.first().copied())
-        .max()
-        .unwrap_or(0);
+        .max())
+    .unwrap_or(0);
     let start = b.traces.iter().map(|t| t.arrival_ns).min().unwrap_or(0);
     let p = metrics::Phases {
         t_pp_ns: last_first.saturating_sub(start),
         t_tg_ns: b.t_ns.saturating_sub(last_first),
         t_ns: b.t_ns.saturating_sub(start),
         n_pp: b.n_pp,
-        n_tg: b
+        n_tg: (b
             .traces
             .iter()
-            .map(|t| t.token_ns.len().saturating_sub(1) as u64)
-            .sum(),
+            .map(|t| t.token_ns.len().saturating_sub(1) as u64))
+        .sum(),
         n_out: b.n_out,
         // Time outside the server is not observable from here.
         engine_ns: b.t_ns.saturating_sub(start),
     };
     p.figures()
-}
-
-fn arrival_figures(b: &Batch) -> RepFigures {
-    let mut f = metrics::arrival_figures(b.t_ns, b.n_out, b.n_pp + b.n_out, b.t_ns, 0);
-    f.idle_ms = None;
-    f
 }
 
 #[cfg(test)]

@@ -135,6 +135,17 @@ fn rate(n: u64, ns: u64) -> Option<f64> {
 
 impl Phases {
     /// S_PP, S_TG, S as llama-batched-bench prints them, plus the output rate.
+    /// Adds one request's phases to a request test's sums.
+    pub fn add(&mut self, p: &Phases) {
+        self.t_pp_ns += p.t_pp_ns;
+        self.t_tg_ns += p.t_tg_ns;
+        self.t_ns += p.t_ns;
+        self.n_pp += p.n_pp;
+        self.n_tg += p.n_tg;
+        self.n_out += p.n_out;
+        self.engine_ns += p.engine_ns;
+    }
+
     pub fn figures(&self) -> RepFigures {
         RepFigures {
             t_pp_ms: Some(self.t_pp_ns as f64 / MS),

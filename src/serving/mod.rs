@@ -20,6 +20,7 @@
 pub mod arrivals;
 pub mod bench;
 pub mod dataset;
+pub(crate) mod driver;
 pub(crate) mod goodput;
 pub mod http;
 pub(crate) mod metrics;

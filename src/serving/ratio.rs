@@ -40,11 +40,3 @@ pub fn vs_in_process(served: &Serving, in_process: &Serving, in_process_id: &str
         aggregate_ts: ratio(&agg(served), &agg(in_process)),
     }
 }
-
-/// The id of the in-process twin of a served test id (`…/serve-http-parallel/…` →
-/// `…/serve-parallel/…`); None for an id that is not a served one.
-pub fn in_process_id(served_id: &str) -> Option<String> {
-    served_id
-        .contains("/serve-http-")
-        .then(|| served_id.replacen("/serve-http-", "/serve-", 1))
-}

@@ -1,4 +1,4 @@
-//! ShareGPT (issue 45): the conversations file vLLM's `bench serve` samples by default
+//! ShareGPT: the conversations file vLLM's `bench serve` samples by default
 //! (`ShareGPT_V3_unfiltered_cleaned_split.json`, fetched by `scripts/setup --dataset
 //! sharegpt`), read and sampled as vLLM samples it:
 //!

@@ -66,7 +66,7 @@ pub enum FloorSource {
 }
 
 /// The sd of ln t/s between launches assumed when none is measured or given: 7%. A busy
-/// 2-core VM showed a launch-to-launch CV of 5.8%; on a quiet one (issue 44) a variant's
+/// 2-core VM showed a launch-to-launch CV of 5.8%; on a quiet one a variant's
 /// level moved by 10-20% between launches of the default ladder, an sd of about 7% of the
 /// log (docs/methodology.md). With it, one launch per side cannot resolve much less than a
 /// 20% change.

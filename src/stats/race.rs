@@ -1,4 +1,4 @@
-//! Racing (issue 46): many candidates, one question, "which is fastest?", answered without
+//! Racing: many candidates, one question, "which is fastest?", answered without
 //! measuring every candidate as often as the closest pair needs. Every candidate runs one
 //! round; each later round runs only the survivors, interleaved, so round r of every
 //! survivor shares that stretch of time. At planned looks the survivors are judged paired

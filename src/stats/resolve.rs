@@ -10,7 +10,7 @@
 //! between stretches of time: each side's own interval plus a noise floor per launch
 //! (`tpsbench noise`, else [`NoiseFloor::assumed`]), over a Holm family of their own. One
 //! launch's intervals leave that noise out, and excluding a variant on them named winners
-//! that the next launch contradicted (issue 44: 6 of 12 launches). A table may mix both: the
+//! that the next launch contradicted. A table may mix both: the
 //! leaderboard's answer puts a ladder run beside its base model's own run, and the ladder's
 //! pairs stay paired ([`resolve_runs`]).
 
@@ -25,7 +25,7 @@ use super::ties::{Figure, pareto_front_by};
 /// is a tie whatever the budget, so a launch that happens to resolve it cannot contradict one
 /// that does not; without it, the default ladder's Q4_K_M, 3% behind Q6_K, was excluded in
 /// one launch and tied in another 6-7% of the time under auto rounds
-/// (tests/it/monte_carlo/stability.rs). 2% is issue 46's example of a stated indifference.
+/// (tests/it/monte_carlo/stability.rs).
 pub const INDIFFERENCE: f64 = 0.02;
 
 /// One variant: its speed (a rate with its own interval), its round medians in round order,

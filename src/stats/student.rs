@@ -114,7 +114,7 @@ pub(crate) fn t_quantile(q: f64, df: f64) -> f64 {
         }
         // The bounds meet within about 70 steps; a step that moves neither is repeated by
         // every later one, so the rest would give the same answer at the cost of a CDF
-        // each (three quarters of a leaderboard's time over 41 files, issue 47).
+        // each (three quarters of a leaderboard's time over 41 files).
         if (lo, hi) == before {
             break;
         }

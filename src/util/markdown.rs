@@ -1,6 +1,6 @@
 //! Escaping for Markdown: every string that comes from a result file or a server (a model
 //! name, a CPU, a host, an error a server sent) goes through here before any Markdown
-//! writer prints it (issue 35). Code hosts sanitise raw HTML, but other renderers do not, and
+//! writer prints it. Code hosts sanitise raw HTML, but other renderers do not, and
 //! a `|` or a newline breaks a table; so HTML-significant characters become entities, a `|`
 //! in a table cell is escaped, and line breaks and other control characters become spaces.
 //! Brackets, stars and backticks are left as they are: with `<` escaped no tag can form, and

@@ -23,3 +23,14 @@ pub(crate) fn file_safe(s: &str) -> String {
         })
         .collect()
 }
+
+/// `a` as one shell word: unchanged when it holds only characters no shell treats
+/// specially, else single-quoted (an empty word too).
+pub fn shell_quote(a: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !a.is_empty() && a.chars().all(safe) {
+        a.to_string()
+    } else {
+        format!("'{}'", a.replace('\'', "'\\''"))
+    }
+}

@@ -228,7 +228,10 @@ fn vulkan_placement_tune_of_the_tiny_moe_excludes_by_device_memory_bisects_and_p
         .lines()
         .find(|l| l.starts_with("llama-bench -m "))
         .unwrap();
-    assert!(server.contains(&format!(" -ngl {ngl}")), "{server}");
+    assert!(
+        server.contains(&format!(" --n-gpu-layers {ngl}")),
+        "{server}"
+    );
     assert!(
         bench.contains(&format!(" -ngl {ngl}")) && bench.contains(" -p 64 -n 0"),
         "{bench}"

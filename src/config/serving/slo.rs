@@ -1,4 +1,4 @@
-//! `slo` and `goodput` in `[serving]` (issue 29): per-request thresholds, the share of
+//! `slo` and `goodput` in `[serving]`: per-request thresholds, the share of
 //! requests that must meet them, and the bounds of the goodput search.
 //!
 //! ```toml

@@ -1,4 +1,4 @@
-//! `[tune] max_device_memory_gib` (issue 46): the memory each offload device may give the
+//! `[tune] max_device_memory_gib`: the memory each offload device may give the
 //! weights and KV cache a placement puts on it. One number limits every offload device; a
 //! table limits each device it names (llama.cpp's names: `Vulkan0`, `CUDA0`, ...). A device
 //! given no limit is held to the memory llama.cpp reports for it less `memory_margin`.

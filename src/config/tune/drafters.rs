@@ -1,4 +1,4 @@
-//! `objective = "speculative"` (issue 46): the race's figure is decode speed on
+//! `objective = "speculative"`: the race's figure is decode speed on
 //! `[speculative]`'s prompts, tokens generated per second, greedy, and the space is every
 //! configuration of the sweep decoding plain, and every target's configuration with each of
 //! `[speculative]`'s drafter settings. A drafter's worth depends on the text it drafts, so it

@@ -1,4 +1,4 @@
-//! The parts of `[tune]` about latency: the goodput objective (issue 46), which serves
+//! The parts of `[tune]` about latency: the goodput objective, which serves
 //! `[serving]`'s requests at one load and counts the ones that meet `[serving] slo`, and the
 //! TTFT/ITL limits of a llama-bench objective. The SLO is `[serving]`'s own (`Slo`), parsed
 //! there once: a race reads it rather than keeping a second copy.

@@ -10,7 +10,7 @@
 //! runtime drives all of a test's streams: the client is I/O bound, and one thread leaves the
 //! cores to the server it measures.
 //!
-//! Nothing a server sends is trusted (issue 35): a body read into memory is cut at a bound
+//! Nothing a server sends is trusted: a body read into memory is cut at a bound
 //! (`read_capped`), an answer that is not an event stream is named by its status, content
 //! type and first bytes, and `https://` endpoints are checked with rustls against the
 //! system's roots (`SSL_CERT_FILE`/`SSL_CERT_DIR` honoured) plus the model's `ca_file`.

@@ -219,6 +219,7 @@ pub fn cpu_features_on() -> Vec<String> {
 
 /// The devices llama.cpp's backend registry lists.
 pub fn devices() -> Vec<DeviceInfo> {
+    use crate::engine::DeviceKind as K;
     use llama_cpp_2::LlamaBackendDeviceType as T;
     llama_cpp_2::list_llama_ggml_backend_devices()
         .into_iter()
@@ -227,13 +228,12 @@ pub fn devices() -> Vec<DeviceInfo> {
             description: d.description,
             backend: d.backend,
             kind: match d.device_type {
-                T::Cpu => "cpu",
-                T::Gpu => "gpu",
-                T::IntegratedGpu => "igpu",
-                T::Accelerator => "accel",
-                T::Unknown => "unknown",
-            }
-            .into(),
+                T::Cpu => K::Cpu,
+                T::Gpu => K::Gpu,
+                T::IntegratedGpu => K::Igpu,
+                T::Accelerator => K::Accel,
+                T::Unknown => K::Unknown,
+            },
             memory_total: d.memory_total as u64,
             memory_free: d.memory_free as u64,
         })

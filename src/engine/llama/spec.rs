@@ -1,4 +1,4 @@
-//! Speculative tests' sessions (issue 45): a target context made here as a tg test's is
+//! Speculative tests' sessions: a target context made here as a tg test's is
 //! (llama-bench's parameters and thread pool), with room for the draft's outputs, and
 //! llama.cpp's own drafter on it through `spec/loop.cpp`, the C surface tpsbench compiles
 //! over llama.cpp's common library (build.rs; the file says why it is C++).

@@ -190,7 +190,7 @@ fn a_served_only_model_keeps_its_place_but_gets_no_in_process_test() {
 }
 
 /// A drafter setting listed twice (`draft_n_gpu_layers = [-0, 0]`) made two speculative tests
-/// with one id, which resuming and merging would take for one (issue 47, models_toml target).
+/// with one id, which resuming and merging would take for one.
 #[test]
 fn a_drafter_setting_listed_twice_gets_a_numbered_copy() {
     let text = include_str!(

@@ -1,39 +1,41 @@
 //! llama-server's flags for a test's settings: what a server tpsbench launches is told, so
 //! that a served test runs the configuration its record names. Pure: one mapping, read by
-//! the launcher (`kinds::serving`) and by `tune`, which refuses a served candidate whose
-//! sweep sets what llama-server cannot be told here (a candidate must run what it claims).
+//! the launcher (`kinds::serving`), by `tune`, which refuses a served candidate whose
+//! sweep sets what llama-server cannot be told here (a candidate must run what it claims),
+//! and by `tune`'s answer, whose printed command is the one a launched server would run.
 //!
 //! The seven original axes are always passed (llama-server's defaults are not llama-bench's:
 //! `-t -1`, `-b 2048`, `-fa auto`); the newer ones only when they differ from llama-bench's
 //! default, so a served test's command is what it was before they existed.
 
-use crate::config::knobs::{KnobValue, Level, PARAMS};
+use crate::config::knobs::{Knob, KnobValue, Level, PARAMS};
 use crate::plan::TestParams;
 
 /// The flags of `p`'s model- and context-level settings, in the table's order.
 pub fn flags(p: &TestParams) -> Vec<String> {
     let mut out = Vec::new();
-    for k in PARAMS.iter().filter(|k| k.level != Level::Test) {
-        let v = k.get(p);
-        let always = ALWAYS.contains(&k.name);
-        if always || v != k.default_value() {
-            out.extend(flag(k.name, &v).unwrap_or_default());
-        }
+    for (k, v) in written(p) {
+        out.extend(flag(k.name, &v).unwrap_or_default());
     }
     out
 }
 
-/// The first setting of `p` that llama-server cannot be told (set, and not llama-bench's
-/// default), by its sweep key; None when the launcher passes every one.
-pub fn unpassed(p: &TestParams) -> Option<&'static str> {
+/// The model- and context-level settings of `p` a command states, in the table's order:
+/// the original axes always, the others where they differ from llama-bench's default.
+pub fn written(p: &TestParams) -> impl Iterator<Item = (&'static Knob, KnobValue)> + '_ {
     PARAMS
         .iter()
         .filter(|k| k.level != Level::Test)
-        .find(|k| {
-            let v = k.get(p);
-            v != k.default_value() && flag(k.name, &v).is_none()
-        })
-        .map(|k| k.name)
+        .map(|k| (k, k.get(p)))
+        .filter(|(k, v)| ALWAYS.contains(&k.name) || *v != k.default_value())
+}
+
+/// The settings of `p` that llama-server cannot be told (set, and not llama-bench's
+/// default), with their values; empty when the launcher passes every one.
+pub fn unpassed(p: &TestParams) -> Vec<(&'static Knob, KnobValue)> {
+    written(p)
+        .filter(|(k, v)| *v != k.default_value() && flag(k.name, v).is_none())
+        .collect()
 }
 
 /// Passed whatever their value.
@@ -48,8 +50,9 @@ const ALWAYS: [&str; 7] = [
 ];
 
 /// llama-server's flag (with its value) for setting `name` at `v`; None where this launcher
-/// has none: `devices`, `tensor_split`, `tensor_buft_overrides` (spelled differently, not
-/// mapped yet), `lazy_mode`, `embeddings`, `no_op_offload`, `fit_target`, `fit_min_ctx`.
+/// has none: `devices`, `tensor_split`, `tensor_buft_overrides` (llama-server separates
+/// their items with commas, llama-bench's values with `/` and `;`), `lazy_mode`,
+/// `embeddings`, `no_op_offload`, `fit_target`, `fit_min_ctx`.
 fn flag(name: &str, v: &KnobValue) -> Option<Vec<String>> {
     let pair = |f: &str, x: String| Some(vec![f.to_string(), x]);
     let word = |f: &str| Some(vec![f.to_string()]);
@@ -117,16 +120,18 @@ mod tests {
     #[test]
     fn newer_settings_are_passed_only_when_set_and_the_rest_are_named() {
         let mut p = params();
-        assert_eq!(unpassed(&p), None);
+        let names =
+            |p: &TestParams| -> Vec<&str> { unpassed(p).iter().map(|(k, _)| k.name).collect() };
+        assert!(names(&p).is_empty());
         knob("n_cpu_moe").unwrap().set(&mut p, &KnobValue::Int(4));
         knob("repack").unwrap().set(&mut p, &KnobValue::Bool(false));
         let f = flags(&p).join(" ");
         assert!(f.ends_with("--n-cpu-moe 4 --no-repack"), "{f}");
-        assert_eq!(unpassed(&p), None);
+        assert!(names(&p).is_empty());
         knob("embeddings")
             .unwrap()
             .set(&mut p, &KnobValue::Bool(true));
-        assert_eq!(unpassed(&p), Some("embeddings"));
+        assert_eq!(names(&p), ["embeddings"]);
         assert!(!flags(&p).join(" ").contains("embd"));
     }
 }

@@ -1,11 +1,11 @@
-//! The latency side of a race's record (issue 46): the goodput objective's SLO and load, and
+//! The latency side of a race's record: the goodput objective's SLO and load, and
 //! the TTFT/ITL limits of a llama-bench objective with what broke them. What broke a limit
 //! is a function of the tests' own samples ([`breaks`]), so a reader recomputes it as it
 //! replays the race.
 
 use serde::{Deserialize, Serialize};
 
-use super::Excluded;
+use super::{Excluded, Limit};
 use crate::config::serving::Slo;
 use crate::record::{Status, TestRecord};
 
@@ -43,11 +43,11 @@ pub struct GoodputLoad {
 /// The latency a llama-bench repetition of `t` stands for, in ms: a tg test's time over its
 /// tokens (the mean inter-token latency of a batch-1 decode), a pp test's whole time (its
 /// prompt's prefill). None for other kinds.
-fn latencies(t: &TestRecord, limit: &str) -> Option<Vec<f64>> {
+fn latencies(t: &TestRecord, limit: Limit) -> Option<Vec<f64>> {
     let p = &t.params;
     let per = match limit {
-        "max_itl_ms" if p.n_prompt == 0 && p.n_gen > 0 => f64::from(p.n_gen),
-        "max_ttft_ms" if p.n_gen == 0 && p.n_prompt > 0 => 1.0,
+        Limit::MaxItlMs if p.n_prompt == 0 && p.n_gen > 0 => f64::from(p.n_gen),
+        Limit::MaxTtftMs if p.n_gen == 0 && p.n_prompt > 0 => 1.0,
         _ => return None,
     };
     Some(
@@ -72,8 +72,8 @@ pub fn breaks(s: &TuneSlo, raced: &[String], tests: &[TestRecord]) -> Vec<Exclud
             continue;
         }
         for (limit, max, what) in [
-            ("max_ttft_ms", s.max_ttft_ms, "prefill (TTFT)"),
-            ("max_itl_ms", s.max_itl_ms, "ITL"),
+            (Limit::MaxTtftMs, s.max_ttft_ms, "prefill (TTFT)"),
+            (Limit::MaxItlMs, s.max_itl_ms, "ITL"),
         ] {
             let (Some(max), Some(mut v)) = (max, latencies(t, limit)) else {
                 continue;
@@ -86,7 +86,7 @@ pub fn breaks(s: &TuneSlo, raced: &[String], tests: &[TestRecord]) -> Vec<Exclud
             if q > max {
                 out.push(Excluded {
                     id: id.clone(),
-                    limit: limit.into(),
+                    limit,
                     why: format!(
                         "p{} {what} {q:.2} ms over {} repetitions > {max} ms",
                         (s.quantile * 100.0).round(),

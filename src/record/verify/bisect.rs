@@ -36,12 +36,8 @@ pub(super) fn check(run: &RunRecord, t: &TuneRecord) -> Result<(), Disagreement>
         let at = |id: &str| b.ids.iter().position(|x| x == id);
         for (i, p) in b.probes.iter().enumerate() {
             let status = run.tests.iter().find(|x| x.id == p.id).map(|x| x.status);
-            // What failed is said of a failed probe only: "load" or "test".
-            let failed_said = match p.failed.as_deref() {
-                None => true,
-                Some("load" | "test") => !p.ok,
-                Some(_) => false,
-            };
+            // What failed is said of a failed probe only.
+            let failed_said = p.failed.is_none() || !p.ok;
             if at(&p.id).is_none() || (status == Some(Status::Ok)) != p.ok || !failed_said {
                 return Err(mismatch(
                     &field(&format!("probes[{i}]")),

@@ -238,7 +238,7 @@ fn a_race_its_rounds_replay_passes_and_an_edited_verdict_is_refused() {
     };
     let mut edited = r.clone();
     let other = (tune(&mut edited).candidates.iter())
-        .find(|c| c.outcome != "winner")
+        .find(|c| c.outcome != crate::record::tune::Outcome::Winner)
         .unwrap()
         .id
         .clone();
@@ -246,12 +246,12 @@ fn a_race_its_rounds_replay_passes_and_an_edited_verdict_is_refused() {
     refused(&edited, "winner");
     let mut edited = r.clone();
     let c = &mut tune(&mut edited).candidates[0];
-    c.outcome = if c.outcome == "winner" {
-        "open"
+    use crate::record::tune::Outcome;
+    c.outcome = if c.outcome == Outcome::Winner {
+        Outcome::Open
     } else {
-        "winner"
-    }
-    .into();
+        Outcome::Winner
+    };
     refused(&edited, "candidates[0]");
     let mut edited = r.clone();
     tune(&mut edited).tests_run += 1;

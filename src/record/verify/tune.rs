@@ -1,4 +1,4 @@
-//! A file's race (`run.tune`, issue 46) replayed from its own rounds: `stats::race` run again
+//! A file's race (`run.tune`) replayed from its own rounds: `stats::race` run again
 //! over each candidate's round medians (themselves checked against the samples), with the
 //! file's settings, must reach the verdicts the file states. The verdicts are what the
 //! leaderboard and the answer print (the winner, its ties, what each elimination claims), so
@@ -32,13 +32,37 @@ pub(super) fn check(run: &RunRecord) -> Result<(), Disagreement> {
     }
     let ids: Vec<String> = t.candidates.iter().map(|c| c.id.clone()).collect();
     super::bisect::check(run, t)?;
-    let rounds = super::bisect::raced_rounds(run, t);
+    let r = replay(t, &super::bisect::raced_rounds(run, t))?;
+    let (candidates, winner) = verdicts(&r, &ids);
+    if winner != t.winner {
+        return replayed("winner", format!("{:?}", t.winner), format!("{winner:?}"));
+    }
+    for (i, (stored, got)) in t.candidates.iter().zip(&candidates).enumerate() {
+        let ratio_agrees = match (stored.ratio, got.ratio) {
+            (Some(a), Some(b)) => close(a, b),
+            (a, b) => a == b,
+        };
+        let same = stored.outcome == got.outcome
+            && stored.by == got.by
+            && stored.at_round == got.at_round
+            && stored.rounds == got.rounds
+            && ratio_agrees;
+        if !same {
+            return replayed(&format!("candidates[{i}]"), describe(stored), describe(got));
+        }
+    }
+    slo(run, t, &ids)
+}
+
+/// The race replayed from the candidates' `rounds`, as the runner fed them; the first of
+/// its rounds, cost and stop that the file does not state.
+fn replay(t: &TuneRecord, rounds: &[Vec<f64>]) -> Result<Race, Disagreement> {
     let settings = Settings {
         alpha: t.alpha,
         indifference: t.indifference,
         max_rounds: t.max_rounds as usize,
     };
-    let mut r = Race::new(ids.len(), settings);
+    let mut r = Race::new(t.candidates.len(), settings);
     if !close(r.level(), t.level) {
         return Err(mismatch(
             "level",
@@ -64,13 +88,6 @@ pub(super) fn check(run: &RunRecord) -> Result<(), Disagreement> {
     if replayed_stop.is_none() {
         r.end("recorded".into());
     }
-    let replayed = |field: &str, stored: String, got: String| {
-        Err(mismatch(
-            field,
-            stored,
-            format!("{got} (the race replayed from the tests' rounds)"),
-        ))
-    };
     if r.rounds_done() != t.rounds {
         return replayed("rounds", t.rounds.to_string(), r.rounds_done().to_string());
     }
@@ -90,25 +107,16 @@ pub(super) fn check(run: &RunRecord) -> Result<(), Disagreement> {
         }
         _ => {}
     }
-    let (candidates, winner) = verdicts(&r, &ids);
-    if winner != t.winner {
-        return replayed("winner", format!("{:?}", t.winner), format!("{winner:?}"));
-    }
-    for (i, (stored, got)) in t.candidates.iter().zip(&candidates).enumerate() {
-        let ratio_agrees = match (stored.ratio, got.ratio) {
-            (Some(a), Some(b)) => close(a, b),
-            (a, b) => a == b,
-        };
-        let same = stored.outcome == got.outcome
-            && stored.by == got.by
-            && stored.at_round == got.at_round
-            && stored.rounds == got.rounds
-            && ratio_agrees;
-        if !same {
-            return replayed(&format!("candidates[{i}]"), describe(stored), describe(got));
-        }
-    }
-    slo(run, t, &ids)
+    Ok(r)
+}
+
+/// The race replayed from the tests' rounds gives `got` where the file states `stored`.
+fn replayed<T>(field: &str, stored: String, got: String) -> Result<T, Disagreement> {
+    Err(mismatch(
+        field,
+        stored,
+        format!("{got} (the race replayed from the tests' rounds)"),
+    ))
 }
 
 /// A goodput race's rounds are its tests' counts (good requests over the round's time), and

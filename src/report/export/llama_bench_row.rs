@@ -38,7 +38,7 @@ fn device_info(run: &RunRecord, kinds: &[&str]) -> String {
     run.run
         .devices
         .iter()
-        .filter(|d| kinds.contains(&d.kind.as_str()))
+        .filter(|d| kinds.contains(&d.kind.name()))
         .map(|d| d.description.as_str())
         .collect::<Vec<_>>()
         .join(", ")

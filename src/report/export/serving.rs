@@ -1,6 +1,7 @@
 //! Markdown for serving tests: one table (per-request latencies next to llama-batched-bench's
 //! aggregate rates) and, when targets are set, the capacity of each test series.
 
+use crate::config::serving::Mode;
 use crate::record::serving::Serving;
 use crate::record::{RunRecord, Status, TestRecord};
 use crate::serving::metrics;
@@ -117,7 +118,7 @@ fn capacity_lines(tests: &[&TestRecord]) -> String {
     let mut series: Vec<(String, Vec<&TestRecord>)> = Vec::new();
     for &t in tests {
         let s = t.serving.as_ref().expect("serving tests");
-        if s.targets.is_none() || s.mode == "request" || t.status != Status::Ok {
+        if s.targets.is_none() || s.mode == Mode::Request || t.status != Status::Ok {
             continue;
         }
         let key = format!(

@@ -63,7 +63,7 @@ pub fn badges(m: &ModelRecord) -> Vec<String> {
 /// Serving figures of a test (`tests[].serving`), as the page shows them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Serving {
-    pub mode: String,
+    pub mode: crate::config::serving::Mode,
     pub n_parallel: u64,
     pub per_request_ts: f64,
     pub aggregate_ts: f64,
@@ -94,7 +94,7 @@ impl Serving {
         let ratio = |r: &Option<Ratio>| r.as_ref().map(|r| (r.ratio, r.lo, r.hi));
         let vs = s.vs_in_process.as_ref();
         Some(Serving {
-            mode: s.mode.clone(),
+            mode: s.mode,
             n_parallel: u64::from(s.n_parallel),
             per_request_ts: s.per_request_ts?,
             aggregate_ts: s.aggregate_ts?,

@@ -1,6 +1,7 @@
 //! The machine a result was measured on: its fingerprint (CPU, GPUs, host name), by which
 //! the leaderboard keeps results apart, and the one-line description the page shows.
 
+use crate::engine::DeviceKind;
 use crate::record::RunInfo;
 
 /// The machine a run was measured on, as the leaderboard groups results.
@@ -151,7 +152,7 @@ pub fn cpu_line(model: &str) -> String {
 pub fn gpu_descriptions(run: &RunInfo) -> Vec<String> {
     run.devices
         .iter()
-        .filter(|d| d.kind == "gpu" || d.kind == "igpu")
+        .filter(|d| matches!(d.kind, DeviceKind::Gpu | DeviceKind::Igpu))
         .map(|d| d.description.clone())
         .collect()
 }

@@ -1,4 +1,4 @@
-//! The leaderboard page's "Which decoding?" section (issue 45): the speculative answers,
+//! The leaderboard page's "Which decoding?" section: the speculative answers,
 //! their tables and a chart of acceptance by draft position. Apart from `html.rs`, which lays
 //! out the page, because it is one section with its own table and chart.
 

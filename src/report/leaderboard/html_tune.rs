@@ -1,4 +1,4 @@
-//! The leaderboard page's "Which configuration?" section (issue 46): each machine's tune
+//! The leaderboard page's "Which configuration?" section: each machine's tune
 //! answer, every text from the file escaped. What it says is `tunes::lines`, shared with
 //! the Markdown page.
 

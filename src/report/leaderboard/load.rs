@@ -194,7 +194,7 @@ struct Builder<'a> {
 }
 
 /// A file's measurements that another copy already gave (same machine, identity and test
-/// time): counted, so that a file of 40,000 copies gets one line, not 40,000 (issue 47).
+/// time): counted, so that a file of 40,000 copies gets one line, not 40,000.
 #[derive(Default)]
 struct Duplicates {
     count: usize,
@@ -236,7 +236,7 @@ pub fn board(files: Vec<(PathBuf, RunRecord)>, exclude: &Exclude) -> Board {
 }
 
 /// [`board`] of borrowed records: the answer at the end of a run builds it from the run's
-/// record, which a copy would double (issue 47).
+/// record, which a copy would double.
 pub fn board_of<'r>(
     files: impl ExactSizeIterator<Item = (&'r Path, &'r RunRecord)>,
     exclude: &Exclude,

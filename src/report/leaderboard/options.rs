@@ -6,10 +6,7 @@ use std::path::PathBuf;
 
 use crate::record::RunInfo;
 
-/// The default KLD budget (`--kld-budget`), in nats: the mean KL divergence from the
-/// reference model's token distribution that a quantization may cost. 0.05 keeps the
-/// K-quants of 4 bits and up on most models and leaves out the 2- and 3-bit ones.
-pub const DEFAULT_KLD_BUDGET: f64 = 0.05;
+pub use crate::ladder::table::DEFAULT_KLD_BUDGET;
 
 /// What `tpsbench leaderboard` reads and where it writes.
 #[derive(Debug, Clone)]

@@ -7,22 +7,6 @@
 
 use crate::record::{ModelRecord, RunInfo, TestRecord};
 
-/// A run that started at a 1-minute load average above this is flagged "busy": its timings
-/// shared the machine with other work. The same threshold as the published set's check
-/// (scripts/make-results waits for 0.5 before each run). On a machine with more than 2
-/// logical CPUs the threshold is [`BUSY_LOAD_PER_CPU`] per CPU, as the runner's own warning
-/// has it: on the 16-core H200 box, a load of 3 left by the previous minute's benchmark is
-/// not a busy machine.
-pub const LOAD_THRESHOLD: f64 = 1.0;
-
-/// The busy threshold per logical CPU on larger machines.
-pub const BUSY_LOAD_PER_CPU: f64 = 0.5;
-
-/// The load above which a run of `run` is busy.
-pub fn busy_threshold(run: &RunInfo) -> f64 {
-    LOAD_THRESHOLD.max(BUSY_LOAD_PER_CPU * f64::from(run.system.logical_cores))
-}
-
 /// Fewer parameters than this, without `provenance.synthetic`, is a test model passed off
 /// as a language model.
 pub const MIN_PARAMS: u64 = 10_000_000;
@@ -34,7 +18,7 @@ pub enum Flag {
     Roofline(String),
     /// tpsbench or llama.cpp built from a modified checkout (commit ends in "-dirty").
     Dirty(String),
-    /// Started above [`LOAD_THRESHOLD`].
+    /// Started above `machine::busy_threshold`: its timings shared the machine.
     Busy(String),
     /// A test fixture (tool commit "fixture" or a `fixture-*` host), or a model that looks
     /// synthetic but whose provenance does not say so.
@@ -78,7 +62,7 @@ pub fn run_flags(run: &RunInfo) -> Vec<Flag> {
     if llama.ends_with("-dirty") {
         v.push(Flag::Dirty(format!("dirty build: llama.cpp {llama}")));
     }
-    let limit = busy_threshold(run);
+    let limit = crate::machine::busy_threshold(run.system.logical_cores);
     if let Some([l, ..]) = run.load_average
         && l > limit
     {
@@ -170,6 +154,13 @@ mod tests {
         r.system.logical_cores = 2;
         r.load_average = Some([1.2, 1.0, 1.0]);
         assert_eq!(run_flags(&r).len(), 1, "2 CPUs: above 1 is busy, as before");
+        r.system.logical_cores = 1;
+        r.load_average = Some([0.7, 0.7, 0.7]);
+        assert_eq!(
+            run_flags(&r).len(),
+            1,
+            "1 CPU: above 0.5, as the runner warns"
+        );
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The leaderboard's "Which configuration?" section (issue 46): each machine's tune answer,
+//! The leaderboard's "Which configuration?" section: each machine's tune answer,
 //! from the result files that carry `run.tune`. The newest tune of each machine and
 //! objective is shown. Its figures are the file's rounds, recomputed (`report::tune::summary`),
 //! and its verdicts were replayed from those rounds when the file was read

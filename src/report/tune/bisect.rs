@@ -1,10 +1,10 @@
-//! The bisection lines of a tune's answer (issue 46): what each bisection probed, what it
+//! The bisection lines of a tune's answer: what each bisection probed, what it
 //! saved against racing every value, and whether the speed was monotone where the race
 //! checked it (the boundary against its neighbour with less offload). A neighbour that was
 //! faster is said, with its gap: the values below it were not raced.
 
 use crate::record::RunRecord;
-use crate::record::tune::{Bisection, Probe, TuneRecord};
+use crate::record::tune::{Bisection, Outcome, Probe, ProbeFailure, TuneRecord};
 
 /// The flag of an axis in the answer's lines ("ngl 99").
 fn flag(axis: &str) -> &str {
@@ -37,11 +37,11 @@ fn ratio(record: &RunRecord, t: &TuneRecord, a: &str, b: &str) -> Option<f64> {
 /// expects above the boundary), "failed its test", or "failed" (a file from before the
 /// probes said which).
 fn outcome(p: &Probe) -> &'static str {
-    match (p.ok, p.failed.as_deref()) {
+    match (p.ok, p.failed) {
         (true, _) => "ok",
-        (false, Some("load")) => "failed to load",
-        (false, Some("test")) => "failed its test",
-        (false, _) => "failed",
+        (false, Some(ProbeFailure::Load)) => "failed to load",
+        (false, Some(ProbeFailure::Test)) => "failed its test",
+        (false, None) => "failed",
     }
 }
 
@@ -80,13 +80,12 @@ fn group(record: &RunRecord, t: &TuneRecord, b: &Bisection) -> String {
     // The race's verdict on the neighbour: a gap alone may be noise.
     let outcome = (t.candidates.iter())
         .find(|c| &c.id == n)
-        .map_or("not raced", |c| match c.outcome.as_str() {
-            "winner" => "it is the answer",
-            "tie" => "tied with the answer",
-            "open" => "open against the answer",
-            "slower" => "eliminated as slower than the answer",
-            "failed" => "failed in the race",
-            other => other,
+        .map_or("not raced", |c| match c.outcome {
+            Outcome::Winner => "it is the answer",
+            Outcome::Tie => "tied with the answer",
+            Outcome::Open => "open against the answer",
+            Outcome::Slower => "eliminated as slower than the answer",
+            Outcome::Failed => "failed in the race",
         });
     match ratio(record, t, n, top) {
         Some(r) if r > 1.0 => s.push_str(&format!(

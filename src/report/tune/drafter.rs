@@ -1,4 +1,4 @@
-//! A drafted winner's commands (issue 46): the llama-server flags of its drafter setting,
+//! A drafted winner's commands: the llama-server flags of its drafter setting,
 //! and the `[speculative]` table that measures it again. llama-bench has no drafter, so its
 //! line stays the configuration's plain decoding, and the answer says so.
 

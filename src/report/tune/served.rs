@@ -1,9 +1,10 @@
-//! A served winner of a goodput race (issue 46) as commands: the llama-server command line
+//! A served winner of a goodput race as commands: the llama-server command line
 //! tpsbench launched for its rounds, or, for a server at a fixed endpoint, where it is (its
 //! settings are its own: tpsbench did not start it).
 
 use crate::record::TestRecord;
 use crate::record::serving::Serving;
+use crate::runner::session::quoted_line as line;
 
 /// The winner's serving record when it was served over HTTP.
 pub(super) fn of(w: &TestRecord) -> Option<&Serving> {
@@ -17,12 +18,6 @@ pub(super) fn of(w: &TestRecord) -> Option<&Serving> {
 pub(super) fn launched_line(s: &Serving) -> Option<String> {
     let server = s.server.as_ref().filter(|i| !i.user_command)?;
     Some(line(server.command.as_ref()?))
-}
-
-/// `cmd` as one shell line.
-fn line(cmd: &[String]) -> String {
-    let v: Vec<String> = cmd.iter().map(|a| super::quoted(a)).collect();
-    v.join(" ")
 }
 
 /// The lines for a winner at a fixed endpoint.

@@ -1,9 +1,9 @@
-//! The answer's latency lines (issue 46): the goodput objective's SLO and load, with the
+//! The answer's latency lines: the goodput objective's SLO and load, with the
 //! definition of goodput it uses, the candidates that left because a round had no good
 //! request, and the TTFT/ITL limits of a llama-bench objective with what broke them.
 
 use crate::config::tune::{describe_slo, describe_slots};
-use crate::record::tune::TuneRecord;
+use crate::record::tune::{Limit, Outcome, TuneRecord};
 use crate::record::{RunRecord, TestRecord};
 
 /// The lines, or nothing for a race without an SLO.
@@ -56,7 +56,10 @@ pub(super) fn lines(record: &RunRecord, t: &TuneRecord, winner: &TestRecord) -> 
             ));
         }
     }
-    for (name, max) in [("max_ttft_ms", s.max_ttft_ms), ("max_itl_ms", s.max_itl_ms)] {
+    for (name, max) in [
+        (Limit::MaxTtftMs, s.max_ttft_ms),
+        (Limit::MaxItlMs, s.max_itl_ms),
+    ] {
         let Some(max) = max else { continue };
         let broke: Vec<String> = (s.broke.iter())
             .filter(|e| e.limit == name)
@@ -117,7 +120,7 @@ fn last_step(t: &TestRecord) -> Option<&crate::record::serving::GoodputStep> {
 /// request (its measurement itself did not fail).
 fn no_good(record: &RunRecord, t: &TuneRecord) -> Vec<String> {
     (t.candidates.iter())
-        .filter(|c| c.outcome == "failed")
+        .filter(|c| c.outcome == Outcome::Failed)
         .filter_map(|c| {
             let x = record.tests.iter().find(|x| x.id == c.id)?;
             let st = last_step(x).filter(|st| st.n_good == 0)?;

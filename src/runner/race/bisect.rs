@@ -1,4 +1,4 @@
-//! Bisection of a monotone placement axis (issue 46). Along `n_gpu_layers`, and along
+//! Bisection of a monotone placement axis. Along `n_gpu_layers`, and along
 //! `n_cpu_moe` where one device holds every layer, llama.cpp's memory need on the device
 //! grows with the offload, so whether a placement loads and runs is monotone: every value
 //! below one that fits fits too. The speed is expected to grow with the offload as well,
@@ -16,14 +16,14 @@
 //! The probes are recorded in `run.tune.bisections`, and a raced candidate's probe
 //! round is its test's first round (`probe_rounds`), so the race replays from the rounds after it.
 
-use super::TuneError;
+use super::RunnerError;
 use crate::config::knobs::KnobValue;
 use crate::config::tune::Tune;
 use crate::engine::DeviceInfo;
 use crate::output::progress::Progress;
 use crate::plan::{PlannedTest, TestParams};
 use crate::record::Status;
-use crate::record::tune::{Bisection, Probe};
+use crate::record::tune::{Bisection, Probe, ProbeFailure};
 use crate::runner::RunOptions;
 use crate::runner::prepare::Prepared;
 use crate::runner::sweep::Sweep;
@@ -141,7 +141,7 @@ pub(super) fn plan(
     t: &Tune,
     candidates: Vec<PlannedTest>,
     progress: &mut dyn Progress,
-) -> Result<Bisected, TuneError> {
+) -> Result<Bisected, RunnerError> {
     let none = |race| Bisected {
         race,
         record: Vec::new(),
@@ -206,13 +206,13 @@ fn bisect_group(
     candidates: &[PlannedTest],
     g: &[usize],
     progress: &mut dyn Progress,
-) -> Result<Bisection, TuneError> {
+) -> Result<Bisection, RunnerError> {
     // What failed of each failed probe: its load (the placement did not fit) or its test.
-    let mut failed: Vec<(usize, &'static str)> = Vec::new();
-    let mut probe = |k: usize| -> Result<bool, TuneError> {
+    let mut failed: Vec<(usize, ProbeFailure)> = Vec::new();
+    let mut probe = |k: usize| -> Result<bool, RunnerError> {
         let c = &candidates[g[k]];
         if sweep.measure_all(std::slice::from_ref(c), progress)? {
-            return Err(TuneError::Refused("interrupted while bisecting".into()));
+            return Err(RunnerError::Interrupted("bisecting"));
         }
         let test = sweep.record().tests.iter().find(|x| x.id == c.id);
         let ok = test.is_some_and(|x| x.status == Status::Ok);
@@ -220,20 +220,16 @@ fn bisect_group(
             failed.push((
                 k,
                 if sweep.load_failed(&c.id) {
-                    "load"
+                    ProbeFailure::Load
                 } else {
-                    "test"
+                    ProbeFailure::Test
                 },
             ));
         }
         Ok(ok)
     };
     let (b, probes) = boundary(g.len(), &mut probe)?;
-    let failed_at = |k: usize| {
-        (failed.iter())
-            .find(|(i, _)| *i == k)
-            .map(|(_, s)| s.to_string())
-    };
+    let failed_at = |k: usize| (failed.iter()).find(|(i, _)| *i == k).map(|(_, s)| *s);
     let id = |k: usize| candidates[g[k]].id.clone();
     // The boundary and its neighbour with less offload race (the group's values are
     // distinct: its candidates differ only in them).

@@ -1,4 +1,4 @@
-//! The goodput objective's race (issue 46): every candidate of the sweep (model or ladder
+//! The goodput objective's race: every candidate of the sweep (model or ladder
 //! variant, and every combination of the axes) serves `[serving]`'s requests at one load,
 //! in process, each round, and its round figure is its goodput, the requests that met the
 //! SLO per second of the round (vLLM's `bench serve --goodput`). `stats::race` then races
@@ -109,6 +109,7 @@ fn candidate(
         params: params.clone(),
         transport: Transport::InProcess,
         own_server: false,
+        twin: None,
     };
     // What was measured: the llama-bench candidate's model and parameters, and the load.
     let spec = serde_json::json!({

@@ -13,12 +13,12 @@ mod memory;
 
 use std::path::{Path, PathBuf};
 
-use super::TuneError;
+use super::RunnerError;
 use crate::config::tune::Tune;
 use crate::output::progress::Progress;
 use crate::plan::serving::Transport;
 use crate::plan::{Detail, ModelSource, PlannedTest};
-use crate::record::tune::{Excluded, LoadTime};
+use crate::record::tune::{Applied, Excluded, Limit, LoadTime};
 use crate::runner::RunOptions;
 use crate::runner::prepare::Prepared;
 use crate::runner::sweep::Sweep;
@@ -30,7 +30,7 @@ pub(super) struct Pruned {
     /// What they excluded, each candidate once, by the first limit it fails.
     pub excluded: Vec<Excluded>,
     /// The limits as applied, one line each.
-    pub applied: Vec<String>,
+    pub applied: Vec<Applied>,
     /// The load times of the kept candidates' models, when `max_load_seconds` measured
     /// them (else empty: measured after bisection, for what races).
     pub loads: Vec<LoadTime>,
@@ -45,12 +45,12 @@ pub(super) fn apply(
     t: &Tune,
     space: Vec<PlannedTest>,
     progress: &mut dyn Progress,
-) -> Result<Pruned, TuneError> {
+) -> Result<Pruned, RunnerError> {
     let mut applied = Vec::new();
     let mut excluded = Vec::new();
     let ctx_needed = t.limits.min_ctx.unwrap_or(0).max(t.objective.n_ctx());
     if let Some(c) = t.limits.min_ctx {
-        applied.push(format!("min_ctx {c}"));
+        applied.push(Applied::MinCtx(c));
     }
     let mut keep = Vec::new();
     for c in space {
@@ -64,7 +64,7 @@ pub(super) fn apply(
     // variant's size is not known before).
     let devices = sweep.record().run.devices.clone();
     let limits = memory::limits(t, &devices)
-        .map_err(|m| TuneError::Refused(format!("{}: {m}", opts.config.file.display())))?;
+        .map_err(|m| RunnerError::Refused(format!("{}: {m}", opts.config.file.display())))?;
     let mut shapes = memory::Shapes::default();
     let mut memory = |keep: &mut Vec<PlannedTest>, excluded: &mut Vec<Excluded>| {
         keep.retain(|c| {
@@ -77,7 +77,7 @@ pub(super) fn apply(
                 Some(why) => {
                     excluded.push(Excluded {
                         id: c.id.clone(),
-                        limit: "memory".into(),
+                        limit: Limit::Memory,
                         why,
                     });
                     false
@@ -88,7 +88,7 @@ pub(super) fn apply(
     };
     memory(&mut keep, &mut excluded);
     if let Some(max) = t.limits.max_kld {
-        applied.push(format!("max_kld {max} nats (the ladder's quality test)"));
+        applied.push(Applied::MaxKld(max));
         keep = kld(sweep, prep, keep, max, &mut excluded, progress)?;
     }
     memory(&mut keep, &mut excluded);
@@ -135,9 +135,9 @@ pub(super) fn expanded(
     devices: &[crate::engine::DeviceInfo],
     candidates: Vec<PlannedTest>,
     excluded: &mut Vec<Excluded>,
-) -> Result<Vec<PlannedTest>, TuneError> {
+) -> Result<Vec<PlannedTest>, RunnerError> {
     let limits = memory::limits(t, devices)
-        .map_err(|m| TuneError::Refused(format!("{}: {m}", opts.config.file.display())))?;
+        .map_err(|m| RunnerError::Refused(format!("{}: {m}", opts.config.file.display())))?;
     let per_seq = t.limits.min_ctx.unwrap_or(0).max(t.objective.n_ctx());
     let one = memory::Context {
         per_seq,
@@ -188,7 +188,7 @@ pub(super) fn expanded(
         match why {
             Some(why) => excluded.push(Excluded {
                 id: c.id.clone(),
-                limit: "memory".into(),
+                limit: Limit::Memory,
                 why,
             }),
             None => keep.push(c),
@@ -220,10 +220,10 @@ pub(super) fn check_devices(
     opts: &RunOptions,
     t: &Tune,
     devices: &[crate::engine::DeviceInfo],
-) -> Result<(), TuneError> {
+) -> Result<(), RunnerError> {
     memory::limits(t, devices)
         .map(|_| ())
-        .map_err(|m| TuneError::Refused(format!("{}: {m}", opts.config.file.display())))
+        .map_err(|m| RunnerError::Refused(format!("{}: {m}", opts.config.file.display())))
 }
 
 /// The load time of each distinct (model, model-level settings) of `candidates`, keyed.
@@ -277,12 +277,10 @@ fn load_limit(
     max: f64,
     keep: &mut Vec<PlannedTest>,
     excluded: &mut Vec<Excluded>,
-    applied: &mut Vec<String>,
+    applied: &mut Vec<Applied>,
 ) -> Vec<LoadTime> {
     let timed = timed(engine, opts, prep, keep);
-    applied.push(format!(
-        "cold load ≤ {max} s (median of 3, page cache evicted)"
-    ));
+    applied.push(Applied::MaxLoadSeconds(max));
     keep.retain(|c| {
         let key = c.load_key();
         let Some((_, l)) = timed.iter().find(|(k, _)| *k == key) else {
@@ -292,7 +290,7 @@ fn load_limit(
             Some(s) if s > max => {
                 excluded.push(Excluded {
                     id: c.id.clone(),
-                    limit: "max_load_seconds".into(),
+                    limit: Limit::MaxLoadSeconds,
                     why: format!("{}: cold load {s:.3} s > {max} s", l.model),
                 });
                 false
@@ -338,7 +336,7 @@ fn context_excludes(
     if trained < u64::from(t.objective.n_ctx()) {
         return Some(Excluded {
             id: c.id.clone(),
-            limit: "objective".into(),
+            limit: Limit::Objective,
             why: format!(
                 "{name} holds a context of {trained} tokens, {} needs {}",
                 t.objective,
@@ -349,7 +347,7 @@ fn context_excludes(
     match t.limits.min_ctx {
         Some(m) if trained < u64::from(m) => Some(Excluded {
             id: c.id.clone(),
-            limit: "min_ctx".into(),
+            limit: Limit::MinCtx,
             why: format!("{name} holds a context of {trained} tokens < {m}"),
         }),
         _ => None,
@@ -365,16 +363,14 @@ fn kld(
     max: f64,
     excluded: &mut Vec<Excluded>,
     progress: &mut dyn Progress,
-) -> Result<Vec<PlannedTest>, TuneError> {
+) -> Result<Vec<PlannedTest>, RunnerError> {
     let quality: Vec<PlannedTest> = (prep.plan.tests.iter())
         .filter(|q| matches!(q.detail, Detail::Quality { .. }))
         .filter(|q| keep.iter().any(|c| c.model == q.model))
         .cloned()
         .collect();
     if sweep.measure_all(&quality, progress)? {
-        return Err(TuneError::Refused(
-            "interrupted while measuring the ladder's quality".into(),
-        ));
+        return Err(RunnerError::Interrupted("measuring the ladder's quality"));
     }
     let mut out = Vec::new();
     for c in keep {
@@ -391,7 +387,7 @@ fn kld(
         match why {
             Some(why) => excluded.push(Excluded {
                 id: c.id.clone(),
-                limit: "max_kld".into(),
+                limit: Limit::MaxKld,
                 why,
             }),
             None => out.push(c),

@@ -1,4 +1,4 @@
-//! Model load time (issue 46): seconds from nothing to a loaded model, per model file and
+//! Model load time: seconds from nothing to a loaded model, per model file and
 //! model-level settings (`load_mode` among them), cold and warm. Cold: the file's pages are
 //! first evicted from the page cache with `posix_fadvise(POSIX_FADV_DONTNEED)`, which drops
 //! the clean pages no process maps (the race holds no model then); warm: loaded again at

@@ -1,4 +1,4 @@
-//! The goodput objective over HTTP (issue 46): served `[[model]]` entries as candidates.
+//! The goodput objective over HTTP: served `[[model]]` entries as candidates.
 //!
 //! - An entry tpsbench launches (`server = "llama-server"` or `{ llama_server = ..., args }`)
 //!   has its llama-bench candidates as any entry with a file: every combination of its axes,
@@ -15,7 +15,7 @@
 //! time, so the race needs one model's memory, at the cost of a load per candidate per
 //! round. The load is before the round's first request is sent, outside the timed window.
 
-use super::TuneError;
+use super::RunnerError;
 use crate::config::endpoint::ServerLaunch;
 use crate::config::serving::{Mode, ServingConfig};
 use crate::config::tune::GoodputObjective;
@@ -59,7 +59,7 @@ pub(super) fn split(
     plan: &Plan,
     space: Vec<PlannedTest>,
     filters: &[String],
-) -> Result<(Vec<PlannedTest>, Vec<PlannedTest>), TuneError> {
+) -> Result<(Vec<PlannedTest>, Vec<PlannedTest>), RunnerError> {
     let (Some(t), Some(sc)) = (&config.tune, &config.serving) else {
         return Ok((space, Vec::new()));
     };
@@ -71,14 +71,14 @@ pub(super) fn split(
             continue;
         }
         let m = &config.models[c.model];
-        if let Some(axis) = server_flags::unpassed(&c.params) {
+        if let Some((k, v)) = server_flags::unpassed(&c.params).into_iter().next() {
+            let axis = k.name;
             // As the sweep spells it (`show` writes a flag's 0/1).
-            let v = match crate::config::knobs::knob(axis).map(|k| k.get(&c.params)) {
-                Some(crate::config::knobs::KnobValue::Bool(b)) => b.to_string(),
-                Some(v) => v.show(),
-                None => String::new(),
+            let v = match v {
+                crate::config::knobs::KnobValue::Bool(b) => b.to_string(),
+                v => v.show(),
             };
-            return Err(TuneError::Refused(format!(
+            return Err(RunnerError::Refused(format!(
                 "{}: model {:?}: objective goodput races its llama-server over HTTP, and \
                  tpsbench cannot pass {axis} = {v} to llama-server: remove {axis} from its \
                  sweep, or race it in process (no `server`)",
@@ -130,6 +130,7 @@ fn endpoint_candidate(
         params: params.clone(),
         transport: Transport::Http,
         own_server: false,
+        twin: None,
     };
     let served = m.served.as_ref();
     let spec = serde_json::json!({
@@ -226,7 +227,7 @@ mod tests {
              [model.sweep]\nembeddings = true\n",
         );
         let (plan, space) = space(&c);
-        let Err(TuneError::Refused(e)) = split(&c, &plan, space, &[]) else {
+        let Err(RunnerError::Refused(e)) = split(&c, &plan, space, &[]) else {
             panic!("not refused")
         };
         assert!(

@@ -1,4 +1,4 @@
-//! The speculative objective's candidates (issue 46): decode speed on `[speculative]`'s
+//! The speculative objective's candidates: decode speed on `[speculative]`'s
 //! prompts, where a drafter setting is part of the configuration. Every configuration of
 //! the sweep that the limits kept (and bisection left to race) decodes the prompts plain;
 //! a `[speculative]` target's configurations also decode them with each of its drafter

@@ -38,8 +38,8 @@ fn a_probe_that_fails_to_load_is_recorded_and_the_bisection_goes_on_below_it() {
     e.jitter_ns = 100_000;
     // More than 4 layers on the device: the load fails (out of device memory).
     e.max_gpu_layers = Some(4);
-    let tuned = tune(&e, fixtures::run().run, &o, &mut NoProgress).unwrap();
-    let r = &tuned.run.record;
+    let run = tune(&e, fixtures::run().run, &o, &mut NoProgress).unwrap();
+    let r = &run.record;
     let t = r.run.tune.as_ref().unwrap();
     assert_eq!(t.bisections.len(), 1, "{t:?}");
     let b = &t.bisections[0];
@@ -49,7 +49,7 @@ fn a_probe_that_fails_to_load_is_recorded_and_the_bisection_goes_on_below_it() {
     let probe = |ngl, ok: bool| Probe {
         id: id_of(b, ngl),
         ok,
-        failed: (!ok).then(|| "load".to_string()),
+        failed: (!ok).then_some(crate::record::tune::ProbeFailure::Load),
     };
     assert_eq!(
         b.probes,
@@ -124,7 +124,7 @@ fn the_memory_limit_counts_the_kv_cache_llama_cpp_makes_not_the_tokens_asked() {
         "objective='tg8'\nmax_memory_gib=0.000001",
     );
     let e = MockEngine::new(1_000, 1_000);
-    let Err(TuneError::Refused(line)) = tune(&e, fixtures::run().run, &o, &mut NoProgress) else {
+    let Err(RunnerError::Refused(line)) = tune(&e, fixtures::run().run, &o, &mut NoProgress) else {
         panic!("the memory limit leaves nothing");
     };
     // The tiny model: 1 KiB of f16 K and V per cell; tg8's 8 tokens make 256 cells.

@@ -56,7 +56,7 @@ impl Counted {
 pub type Tokenize<'a> = &'a dyn Fn(&str) -> Result<u64, String>;
 
 /// One answer's generated tokens: the server's usage, else the text through `tokenize`, else
-/// its chunks. A server's numbers are checked, never trusted (issue 35): a count above the
+/// its chunks. A server's numbers are checked, never trusted: a count above the
 /// request's `max_tokens`, or below the chunks that carried text (each carries at least one
 /// token), or a prompt count that the prompt cannot have, fails the request with a line
 /// naming the field and both values. So every count that sizes a trace is at most

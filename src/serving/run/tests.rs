@@ -82,7 +82,7 @@ fn serving_tests_follow_the_llama_bench_tests_with_exact_figures() {
     let s = b2.serving.as_ref().unwrap();
     assert_eq!(b2.test, "parallel pp16+tg5 B2");
     assert_eq!(
-        (s.mode.as_str(), s.n_parallel, s.n_seq_max),
+        (s.mode.name(), s.n_parallel, s.n_seq_max),
         ("parallel", 2, 2)
     );
     // 4 steps of 2 tokens, each GEN_NS + PP_NS: S_TG = 8 / (4 · 1.001 ms)

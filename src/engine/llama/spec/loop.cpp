@@ -1,4 +1,4 @@
-// tpsbench's speculative decoding loop (issue 45), written for tpsbench.
+// tpsbench's speculative decoding loop, written for tpsbench.
 //
 // Why C++: llama.cpp's drafters (common/speculative.h: draft-simple, Eagle3, MTP, DFlash,
 // DSpark and the five n-gram methods) are C++ objects taking C++ types (common_params,
@@ -156,7 +156,7 @@ int32_t tpsb_spec_outputs(int32_t n_batch, int32_t n_max) {
 tpsb_spec * tpsb_spec_new(llama_model * model_tgt, llama_context * ctx_tgt,
                           const tpsb_spec_opts * o, char * err, size_t n_err) {
     // NONE makes a session that decodes plain only: a tune's candidate without a drafter
-    // (issue 46) generates through the same loop, sampler and context as a drafted one.
+    // generates through the same loop, sampler and context as a drafted one.
     if (o->type < COMMON_SPECULATIVE_TYPE_NONE || o->type >= COMMON_SPECULATIVE_TYPE_COUNT) {
         set_err(err, n_err, "unknown drafter type " + std::to_string(o->type));
         return nullptr;

@@ -13,6 +13,7 @@ use crate::engine::DeviceInfo;
 use crate::engine::placement::estimate::{DeviceShare, ModelTensors, estimate, kv_cells};
 use crate::machine::roofline::Shape;
 use crate::plan::PlannedTest;
+use crate::record::tune::Applied;
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
@@ -45,11 +46,11 @@ fn host_memory() -> Option<u64> {
 pub(super) fn limits(t: &Tune, devices: &[DeviceInfo]) -> Result<Limits, String> {
     let margin = t.limits.memory_margin;
     let host = match t.limits.max_memory_bytes {
-        Some(b) => Some((b, format!("memory {} (max_memory_gib)", size(b as f64)))),
+        Some(b) => Some((b, format!("{} (max_memory_gib)", size(b as f64)))),
         None => host_memory().map(|h| {
             let b = (h as f64 * (1.0 - margin)) as u64;
             let said = format!(
-                "memory {}: the host's RAM less {:.0}% (memory_margin)",
+                "{}: the host's RAM less {:.0}% (memory_margin)",
                 size(b as f64),
                 margin * 100.0
             );
@@ -158,10 +159,12 @@ fn placement_said(c: &PlannedTest) -> String {
 
 impl Limits {
     /// The limits as applied, one line each.
-    pub(super) fn said(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.host.iter().map(|(_, s)| s.clone()).collect();
-        v.extend(self.devices.iter().map(|(_, _, s)| format!("memory {s}")));
-        v
+    pub(super) fn said(&self) -> Vec<Applied> {
+        let host = self.host.iter().map(|(_, s)| s);
+        let devices = self.devices.iter().map(|(_, _, s)| s);
+        host.chain(devices)
+            .map(|s| Applied::Memory(s.clone()))
+            .collect()
     }
 
     /// Why candidate `c` of model `name` (file `path`) cannot fit at context `ctx`: the
@@ -202,17 +205,7 @@ impl Limits {
         let seqs = at.seqs.max(1);
         // The cells llama.cpp makes for `seqs` sequences of `ctx` tokens.
         let cells = kv_cells(ctx.saturating_mul(seqs), seqs, at.unified);
-        // "at 64 tokens (256 cells)": the padding said where it makes the figure.
-        let tokens = if seqs == 1 {
-            format!("{ctx} tokens")
-        } else {
-            format!("{seqs} × {ctx} tokens")
-        };
-        let at = if cells == u64::from(ctx) * u64::from(seqs) {
-            tokens
-        } else {
-            format!("{tokens} ({cells} cells)")
-        };
+        let at = context_said(ctx, seqs, cells);
         let target = held(shapes.of(path)?, &c.params, cells, devices)?;
         let draft = match draft {
             Some(d) => {
@@ -276,6 +269,19 @@ impl Limits {
             }
         }
         None
+    }
+}
+
+/// "64 tokens (256 cells)", "2 × 64 tokens": the padding said where it makes the figure.
+fn context_said(ctx: u32, seqs: u32, cells: u64) -> String {
+    let tokens = match seqs {
+        1 => format!("{ctx} tokens"),
+        _ => format!("{seqs} × {ctx} tokens"),
+    };
+    if cells == u64::from(ctx) * u64::from(seqs) {
+        tokens
+    } else {
+        format!("{tokens} ({cells} cells)")
     }
 }
 
