@@ -12,6 +12,7 @@ mod error;
 pub(crate) mod knobs;
 pub(crate) mod ladder;
 pub mod quant_types;
+pub mod recipe;
 pub(crate) mod serving;
 mod settings;
 pub mod speculative;

@@ -1,5 +1,6 @@
-//! The quantization types a ladder can build: llama.cpp's file types (`enum llama_ftype`)
-//! that its quantizer produces without an importance matrix. Pure: names, numbers, order.
+//! The quantization types a ladder can build: llama.cpp's file types (`enum llama_ftype`);
+//! those its quantizer makes only with an importance matrix only in a recipe that gives one
+//! (`config::recipe`). Pure: names, numbers, order.
 
 /// One llama.cpp file type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -12,87 +13,15 @@ pub struct QuantType {
 
 /// Every type a ladder may list, most precise first. The order ranks expected quality
 /// (llama-quantize's published perplexity increases), not bits: `Q5_K_M` beats `Q5_1`.
-pub(crate) const LADDER_TYPES: &[QuantType] = &[
-    QuantType {
-        name: "F32",
-        ftype: 0,
-    },
-    QuantType {
-        name: "F16",
-        ftype: 1,
-    },
-    QuantType {
-        name: "BF16",
-        ftype: 32,
-    },
-    QuantType {
-        name: "Q8_0",
-        ftype: 7,
-    },
-    QuantType {
-        name: "Q6_K",
-        ftype: 18,
-    },
-    QuantType {
-        name: "Q5_K_M",
-        ftype: 17,
-    },
-    QuantType {
-        name: "Q5_K_S",
-        ftype: 16,
-    },
-    QuantType {
-        name: "Q5_1",
-        ftype: 9,
-    },
-    QuantType {
-        name: "Q5_0",
-        ftype: 8,
-    },
-    QuantType {
-        name: "Q4_K_M",
-        ftype: 15,
-    },
-    QuantType {
-        name: "Q4_K_S",
-        ftype: 14,
-    },
-    QuantType {
-        name: "IQ4_XS",
-        ftype: 30,
-    },
-    QuantType {
-        name: "Q4_1",
-        ftype: 3,
-    },
-    QuantType {
-        name: "IQ4_NL",
-        ftype: 25,
-    },
-    QuantType {
-        name: "Q4_0",
-        ftype: 2,
-    },
-    QuantType {
-        name: "Q3_K_L",
-        ftype: 13,
-    },
-    QuantType {
-        name: "Q3_K_M",
-        ftype: 12,
-    },
-    QuantType {
-        name: "Q3_K_S",
-        ftype: 11,
-    },
-    QuantType {
-        name: "Q2_K",
-        ftype: 10,
-    },
+/// Their `enum llama_ftype` values are the labels' of `gguf::file_type_name`.
+pub(crate) const LADDER_TYPES: &[&str] = &[
+    "F32", "F16", "BF16", "Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q5_1", "Q5_0", "Q4_K_M", "Q4_K_S",
+    "IQ4_XS", "Q4_1", "IQ4_NL", "Q4_0", "Q3_K_L", "Q3_K_M", "IQ3_M", "IQ3_S", "Q3_K_S", "IQ3_XS",
+    "IQ3_XXS", "Q2_K", "IQ2_M", "Q2_K_S", "IQ2_S", "IQ2_XS", "IQ2_XXS", "IQ1_M", "IQ1_S",
 ];
 
 /// Types llama.cpp refuses to produce without an importance matrix (tensor_requires_imatrix
-/// in src/llama-quant.cpp), which tpsbench does not compute.
+/// in src/llama-quant.cpp).
 const NEEDS_IMATRIX: &[&str] = &[
     "IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ3_XXS", "Q2_K_S",
 ];
@@ -100,30 +29,38 @@ const NEEDS_IMATRIX: &[&str] = &[
 impl QuantType {
     /// Looks a type up by name, case-insensitively; the error lists what is supported.
     pub fn parse(name: &str) -> Result<QuantType, String> {
+        Self::parse_recipe(name, false)
+    }
+
+    /// [`parse`](Self::parse) for a variant that has an importance matrix or not.
+    pub fn parse_recipe(name: &str, imatrix: bool) -> Result<QuantType, String> {
         let upper = name.trim().to_ascii_uppercase();
-        if let Some(t) = LADDER_TYPES.iter().find(|t| t.name == upper) {
-            return Ok(*t);
-        }
-        if NEEDS_IMATRIX.contains(&upper.as_str()) {
+        if NEEDS_IMATRIX.contains(&upper.as_str()) && !imatrix {
             return Err(format!(
-                "{upper} needs an importance matrix (imatrix), which tpsbench does not compute"
+                "{upper} needs an importance matrix (imatrix): give it as {{ name = \"{upper}\", type = \"{upper}\", imatrix = \"x.imatrix\" }}"
             ));
         }
-        Err(format!(
-            "unknown quantization type {name:?}: use one of {}",
-            LADDER_TYPES
-                .iter()
-                .map(|t| t.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
+        let known = LADDER_TYPES.iter().find(|&&t| t == upper);
+        let ftype = |&name: &&'static str| {
+            let f = (0..64).find(|&f| crate::gguf::file_type_name(f) == Some(name));
+            f.map(|f| QuantType {
+                name,
+                ftype: f as u32,
+            })
+        };
+        known.and_then(ftype).ok_or_else(|| {
+            format!(
+                "unknown quantization type {name:?}: use one of {}",
+                LADDER_TYPES.join(", ")
+            )
+        })
     }
 
     /// Position in [`LADDER_TYPES`]: lower is more precise.
     pub fn rank(self) -> usize {
         LADDER_TYPES
             .iter()
-            .position(|t| t.name == self.name)
+            .position(|&t| t == self.name)
             .unwrap_or(usize::MAX)
     }
 
@@ -159,14 +96,13 @@ mod tests {
     }
 
     #[test]
-    fn ftype_numbers_match_the_gguf_labels() {
-        for t in LADDER_TYPES {
-            assert_eq!(
-                crate::gguf::file_type_name(u64::from(t.ftype)),
-                Some(t.name),
-                "{t:?}"
-            );
+    fn every_type_has_an_ftype_whose_gguf_label_it_is() {
+        for name in LADDER_TYPES {
+            let t = QuantType::parse_recipe(name, true).unwrap();
+            assert_eq!(crate::gguf::file_type_name(u64::from(t.ftype)), Some(*name));
         }
+        assert_eq!(QuantType::parse("Q4_K_M").unwrap().ftype, 15);
+        assert_eq!(QuantType::parse_recipe("IQ3_XXS", true).unwrap().ftype, 23);
     }
 
     #[test]

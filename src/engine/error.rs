@@ -78,6 +78,9 @@ pub enum EngineError {
     /// llama.cpp's quantizer failed.
     #[error("{0}")]
     Quantize(String),
+    /// An importance matrix could not be read, is not the model's, or could not be computed.
+    #[error("{0}")]
+    Imatrix(String),
     /// The caller's own error, handed back through an engine callback (a logit row sink).
     #[error("{0}")]
     Caller(String),

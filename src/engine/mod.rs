@@ -10,6 +10,7 @@
 pub(crate) mod batching;
 pub mod endpoint;
 pub(crate) mod error;
+pub mod imatrix;
 pub(crate) mod linkage;
 pub mod llama;
 pub mod measure;

@@ -17,6 +17,8 @@ pub enum TensorData {
     Zeros,
     /// These little-endian i64 values, for an I64 tensor (an Eagle3 draft's `d2t` token map).
     I64(Vec<i64>),
+    /// These f32 values, for an F32 tensor (an importance matrix's sums).
+    F32(Vec<f32>),
 }
 
 #[derive(Debug, Clone)]
@@ -87,6 +89,10 @@ fn put_tensor_data(w: &mut impl Write, t: &Tensor) -> io::Result<()> {
             let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
             return w.write_all(&bytes);
         }
+        TensorData::F32(v) => {
+            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            return w.write_all(&bytes);
+        }
         _ => {}
     }
     if t.ggml_type != 0 {
@@ -95,20 +101,22 @@ fn put_tensor_data(w: &mut impl Write, t: &Tensor) -> io::Result<()> {
                 super::blocks::write_random(w, t.ggml_type, t.n_elements(), seed, scale)
             }
             TensorData::ConstF32(_) => Err(io::Error::other("constant tensors must be F32")),
-            TensorData::Zeros | TensorData::I64(_) => unreachable!("handled above"),
+            TensorData::Zeros | TensorData::I64(_) | TensorData::F32(_) => {
+                unreachable!("handled above")
+            }
         };
     }
     let n = t.n_elements();
     let mut buf = Vec::with_capacity(1 << 16);
     let mut rng = match t.data {
         TensorData::RandomF32 { seed, .. } => SplitMix64(seed),
-        TensorData::ConstF32(_) | TensorData::Zeros | TensorData::I64(_) => SplitMix64(0),
+        _ => SplitMix64(0),
     };
     for _ in 0..n {
         let x = match t.data {
             TensorData::RandomF32 { scale, .. } => (rng.next_f32() * 2.0 - 1.0) * scale,
             TensorData::ConstF32(c) => c,
-            TensorData::Zeros | TensorData::I64(_) => 0.0,
+            _ => 0.0,
         };
         buf.extend_from_slice(&x.to_le_bytes());
         if buf.len() >= 1 << 16 {

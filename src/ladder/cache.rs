@@ -64,6 +64,7 @@ impl BaseInfo {
             requantized: self.quantized,
             synthetic: self.synthetic,
             preset: self.preset.clone(),
+            recipe: None,
         }
     }
 }
@@ -105,6 +106,7 @@ pub fn synthetic_provenance(h: &Header, rec: &ModelRecord) -> Option<Provenance>
         requantized: false,
         synthetic: true,
         preset: preset(h),
+        recipe: None,
     })
 }
 

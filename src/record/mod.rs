@@ -219,6 +219,25 @@ pub struct Provenance {
     pub synthetic: bool,
     /// The synthetic shape preset, e.g. `llama-3-8b`.
     pub preset: Option<String>,
+    /// How a ladder variant was built beyond its type (llama-quantize's options).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipe: Option<RecipeRecord>,
+}
+
+/// A variant's recipe: its importance matrix and its overrides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecipeRecord {
+    /// The variant's name in the ladder, e.g. `Q4_K_M-imat`.
+    pub name: String,
+    /// SHA-256 of the imatrix file (as written, when computed here).
+    pub imatrix_sha256: Option<String>,
+    /// The calibration text: the file name, or the dataset a given imatrix file names.
+    pub imatrix_text: Option<String>,
+    /// SHA-256 of the calibration text, when the imatrix was computed here.
+    pub imatrix_text_sha256: Option<String>,
+    /// llama-quantize's options: `attn_v=Q6_K`, `output=Q6_K`, `token_embd=Q4_K`, `pure`,
+    /// `template=<file>` (with the template's tensor types as further patterns).
+    pub overrides: Vec<String>,
 }
 
 /// Quality against a reference, with llama-perplexity `--kl-divergence`'s definitions: over

@@ -28,6 +28,7 @@ mod merge;
 mod moe_knobs;
 mod monte_carlo;
 mod publish;
+mod quant;
 mod results_dir;
 mod schema_doc;
 mod served;

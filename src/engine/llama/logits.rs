@@ -45,7 +45,24 @@ fn context_params(n_ctx: u32, n_threads: u32) -> sys::llama_context_params {
 impl LlamaModel {
     /// A context of `n_ctx` tokens for one sequence, decoding up to `n_ctx` tokens per call.
     pub fn eval_context(&self, n_ctx: u32, n_threads: u32) -> Result<EvalContext<'_>, EngineError> {
-        let (ctx, _) = self.new_context(context_params(n_ctx, n_threads));
+        // SAFETY: no callback.
+        unsafe { self.observed_context(n_ctx, n_threads, None, std::ptr::null_mut()) }
+    }
+
+    /// The same context with an eval callback that sees each graph node (llama-imatrix's).
+    ///
+    /// # Safety
+    /// `user` must stay valid, and be used by nothing else, while the context lives.
+    pub(crate) unsafe fn observed_context(
+        &self,
+        n_ctx: u32,
+        n_threads: u32,
+        cb_eval: sys::ggml_backend_sched_eval_callback,
+        user: *mut std::ffi::c_void,
+    ) -> Result<EvalContext<'_>, EngineError> {
+        let mut cp = context_params(n_ctx, n_threads);
+        (cp.cb_eval, cp.cb_eval_user_data) = (cb_eval, user);
+        let (ctx, _) = self.new_context(cp);
         let ctx = ctx.map_err(|why| EngineError::Context {
             n_ctx,
             message: format!("llama.cpp could not create a context of {n_ctx} tokens: {why}"),
