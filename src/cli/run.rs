@@ -93,6 +93,10 @@ pub struct Args {
     /// (overrides `[sweep] max_rounds_seconds`).
     #[arg(long, value_name = "S")]
     max_rounds_seconds: Option<f64>,
+    /// Print the plan (tests by model, rounds, files to write, memory per device, estimated
+    /// wall time) and run nothing: no model is loaded.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 /// Parses `--rounds`.
@@ -159,6 +163,11 @@ impl Args {
 
 /// Runs the sweep (or the A/B of `--library`).
 pub(super) fn run(a: &Args) -> Result<Outcome> {
+    if a.dry_run {
+        let plan = crate::runner::dry_run::of_file(&a.config, &a.filter, a.shard, &a.results_dir)?;
+        print!("{plan}");
+        return Ok(Outcome::Done);
+    }
     if !a.library.is_empty() {
         return library(a);
     }

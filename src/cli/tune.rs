@@ -41,10 +41,18 @@ pub struct Args {
     /// max_seconds).
     #[arg(long, value_name = "SECONDS")]
     max_seconds: Option<f64>,
+    /// Print the plan of the race (as `run --dry-run`) and race nothing.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 /// Races the configurations and prints the answer.
 pub(super) fn tune(a: &Args) -> Result<Outcome> {
+    if a.dry_run {
+        let plan = crate::runner::dry_run::of_file(&a.config, &a.filter, None, &a.results_dir)?;
+        print!("{plan}");
+        return Ok(Outcome::Done);
+    }
     race(a.request(), None)
 }
 

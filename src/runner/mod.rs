@@ -6,6 +6,7 @@
 //! kind. A test or model that fails is recorded with its error and the sweep goes on.
 
 pub mod auto;
+pub mod dry_run;
 pub mod error;
 pub(crate) mod isolate;
 pub(crate) mod knobs_check;
@@ -17,7 +18,7 @@ pub(crate) mod session;
 mod sweep;
 pub(crate) mod target;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::config::Config;
 use crate::engine::Engine;
@@ -97,7 +98,13 @@ pub fn run(
 ) -> Result<RunOutcome, RunnerError> {
     let prep = prepare::prepare(&opts.config, &opts.filters)?;
     let part = prepare::part(&prep.plan, opts.scope, opts.shard);
-    let info = describe_plan(info, &prep.plan, opts);
+    let mut info = describe_plan(info, &prep.plan, opts);
+    if opts.only_model.is_none() {
+        let results = opts.results_dir.as_deref().unwrap_or(Path::new("results"));
+        let earlier = dry_run::Earlier::read(results, &info);
+        info.estimated_seconds =
+            Some(dry_run::estimate(&opts.config, &prep, &part, &opts.bandwidth, &earlier).0);
+    }
     if part.is_empty() {
         return nothing_to_run(info, &prep.plan, opts);
     }
@@ -299,6 +306,7 @@ pub fn run_info(
         load_average: system::load_average(),
         published: None,
         tune: None,
+        estimated_seconds: None,
     }
 }
 

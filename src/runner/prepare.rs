@@ -43,6 +43,7 @@ pub struct Prepared {
 /// Reads the files and builds the plan (filters applied). A prompt file that is missing or
 /// malformed is bad input, reported before the sweep starts.
 pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerError> {
+    datasets_fetched(config)?;
     let mut models: Vec<ModelRecord> = config
         .models
         .iter()
@@ -132,6 +133,38 @@ pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerEr
     })
 }
 
+/// The files `scripts/setup` fetches, by name, and the command that fetches each.
+const FETCHED: &[(&str, &str)] = &[
+    ("SmolLM2-135M-Instruct.Q4_1.gguf", "scripts/setup --model"),
+    ("gemma-3-270m-Q4_K_M.gguf", "scripts/setup --model gemma3"),
+    (
+        "ShareGPT_V3_unfiltered_cleaned_split.json",
+        "scripts/setup --dataset sharegpt",
+    ),
+];
+
+/// The datasets of `config` that `scripts/setup` fetches are there.
+fn datasets_fetched(config: &Config) -> Result<(), RunnerError> {
+    let serving = config.serving.as_ref().and_then(|s| s.dataset.as_ref());
+    let spec = config.speculative.as_ref().map(|s| &s.dataset);
+    [serving, spec, config.text.as_ref()]
+        .into_iter()
+        .flatten()
+        .try_for_each(|p| not_fetched(p))
+}
+
+/// Err when `p` is missing and is a file `scripts/setup` fetches: the line names the command.
+fn not_fetched(p: &Path) -> Result<(), RunnerError> {
+    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    match FETCHED.iter().find(|(f, _)| *f == name) {
+        Some((_, command)) if !p.exists() => Err(RunnerError::NotFetched {
+            path: p.to_path_buf(),
+            command,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// The part of `plan` in `scope` and shard `shard` (before resuming and `--only-model`).
 pub fn part(plan: &Plan, scope: Scope, shard: Option<plan::Shard>) -> Vec<PlannedTest> {
     let n_files = plan
@@ -203,6 +236,9 @@ pub fn check_models(models: &[ModelRecord], tests: &[PlannedTest]) -> Result<(),
 pub fn inspect_model(name: &str, path: &Path) -> ModelRecord {
     let mut rec = empty_model(name, path);
     match reader::read_header(path) {
+        Err(_) if not_fetched(path).is_err() => {
+            rec.error = not_fetched(path).err().map(|e| e.to_string());
+        }
         Err(e) => rec.error = Some(format!("{}: {e}", path.display())),
         Ok(h) => {
             rec.file_size = h.file_size;

@@ -12,6 +12,7 @@
 mod bisect;
 mod goodput;
 mod limits;
+pub(crate) use limits::per_device;
 mod load;
 mod served;
 mod speculative;

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::config::{self, Config};
 use crate::engine::llama::{self, LlamaEngine};
+use crate::machine::gpus;
 use crate::output::progress::StderrProgress;
 use crate::record::{RunInfo, Status};
 use crate::runner::error::{OptionError, RunnerError};
@@ -225,6 +226,13 @@ pub fn start(checked: Checked) -> Result<Started, RunnerError> {
         llama::devices(),
     );
     warn_gpu_unseen(cfg, &info);
+    let pci = Path::new("/sys/bus/pci/devices");
+    if let (false, Some(w)) = (
+        r.is_child(),
+        gpus::unused_gpu_warning(&info.llama_cpp.gpu_backend, pci),
+    ) {
+        eprintln!("{w}");
+    }
     let bandwidth =
         crate::record::machine::roofline_bandwidth(&mut info, all_offloaded(cfg), false);
     let stop = install_interrupt();
