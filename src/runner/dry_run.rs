@@ -148,9 +148,14 @@ pub fn estimate(
     let sizes: Vec<Option<Size>> = (0..prep.models.len())
         .map(|i| size_of(config, prep, i))
         .collect();
-    let (mut once, mut round) = (0.0, 0.0);
+    // The start (engine, ceilings, result file), and each file to write at 50 MB/s a core.
+    let cores = f64::from(crate::util::system::physical_cores());
+    let written = sizes.iter().flatten().filter(|s| s.to_write.is_some());
+    let mut once = 2.0 + written.map(|s| s.file as f64 / (50e6 * cores)).sum::<f64>();
+    let mut round = 0.0;
     for t in tests {
-        let s = test_seconds(t, sizes[t.model].as_ref(), c, e, reps);
+        // A fresh context for each test: 0.1 s.
+        let s = 0.1 + test_seconds(t, sizes[t.model].as_ref(), c, e, reps);
         if super::rounds::rounds_apply(t) {
             round += s
         } else {
@@ -185,7 +190,7 @@ pub fn show(
     c: &Ceilings,
     results: &Path,
 ) -> Result<String, RunnerError> {
-    let prep = prepare::prepare(config, filters)?;
+    let prep = prepare::prepare_plan(config, filters)?;
     let tests = prepare::part(&prep.plan, Scope::All, shard);
     if tests.is_empty() {
         return Err(RunnerError::NoMatch {
@@ -212,31 +217,13 @@ pub fn show(
         st.repetitions
     );
     let mut to_write: Vec<(PathBuf, u64)> = Vec::new();
-    for (mi, m) in prep.plan.models.iter().enumerate() {
+    for mi in 0..prep.plan.models.len() {
         let mine: Vec<&PlannedTest> = tests.iter().filter(|t| t.model == mi).collect();
-        if mine.is_empty() {
-            continue;
+        if !mine.is_empty() {
+            let size = size_of(config, &prep, mi);
+            out.push_str(&model_lines(&prep, mi, &mine, size.as_ref(), &info.devices));
+            to_write.extend(size.and_then(|s| Some((s.to_write?, s.file))));
         }
-        let size = size_of(config, &prep, mi);
-        let file = match &size {
-            Some(s) if s.to_write.is_some() => format!("to write, at most {}", format_size(s.file)),
-            Some(s) => format_size(s.file),
-            None => "size unknown".into(),
-        };
-        let _ = writeln!(out, "\nmodel {} ({file}): {} tests", m.name, mine.len());
-        let names: Vec<&str> = mine
-            .iter()
-            .map(|t| t.id.strip_prefix(&format!("{}/", m.name)).unwrap_or(&t.id))
-            .collect();
-        let _ = writeln!(out, "  {}", names.join(", "));
-        if let Some(p) = size.as_ref().and_then(|s| s.to_write.clone()) {
-            to_write.push((p, size.as_ref().map_or(0, |s| s.file)));
-        }
-        let _ = writeln!(
-            out,
-            "  memory: {}",
-            memory(&prep.models[mi].path, &mine, &info.devices)
-        );
     }
     if !to_write.is_empty() {
         let total: u64 = to_write.iter().map(|(_, b)| b).sum();
@@ -257,34 +244,12 @@ pub fn show(
             );
         }
     }
+    for missing in prepare::not_fetched_datasets(config) {
+        let _ = writeln!(out, "\nto fetch first: {missing}");
+    }
     let e = Earlier::read(results, info);
     let (secs, most) = estimate(config, &prep, &tests, c, &e);
-    let from = match (e.per_rep.is_empty(), e.flops.is_some()) {
-        (false, _) => format!(
-            "earlier results of this build on this machine ({}) where they hold the test",
-            results.display()
-        ),
-        (true, true) => {
-            "the prefill FLOP/s of earlier results of this build, and the memory bandwidth".into()
-        }
-        (true, false) => {
-            "the memory bandwidth and an assumed FLOP/s: no earlier result of this build here"
-                .into()
-        }
-    };
-    let span = if most > secs * 1.01 {
-        format!(
-            " to {}",
-            crate::output::progress::format_duration(std::time::Duration::from_secs_f64(most))
-        )
-    } else {
-        String::new()
-    };
-    let _ = writeln!(
-        out,
-        "\nestimated wall time: {}{span} (from {from}); nothing was loaded",
-        crate::output::progress::format_duration(std::time::Duration::from_secs_f64(secs))
-    );
+    out.push_str(&estimate_line(&e, results, secs, most));
     Ok(out)
 }
 
@@ -300,11 +265,16 @@ fn memory(path: &str, tests: &[&PlannedTest], devices: &[DeviceInfo]) -> String 
                 .iter()
                 .map(|d| format!("{} {}", d.name, format_size(d.total())))
                 .collect();
+            let placed = crate::config::knobs::placement_of(&t.params);
+            let placed = if placed.is_empty() {
+                placed
+            } else {
+                format!(", {placed}")
+            };
+            let ctx = t.params.n_ctx();
             format!(
-                "{} (weights and KV cache at {} tokens, {})",
-                v.join(", "),
-                t.params.n_ctx(),
-                crate::config::knobs::placement_of(&t.params)
+                "{} (weights and KV cache at {ctx} tokens{placed})",
+                v.join(", ")
             )
         }
         None => {
@@ -334,4 +304,61 @@ pub fn of_file(
     let mut info = super::run_info(&config, Vec::new(), llama, crate::engine::llama::devices());
     let c = crate::record::machine::roofline_bandwidth(&mut info, false, false);
     show(&config, filters, shard, &info, &c, results)
+}
+
+/// A model of the plan: its file, its tests, and its memory per device (or why not).
+fn model_lines(
+    prep: &Prepared,
+    mi: usize,
+    mine: &[&PlannedTest],
+    size: Option<&Size>,
+    devices: &[DeviceInfo],
+) -> String {
+    let name = &prep.plan.models[mi].name;
+    let file = match size {
+        Some(s) if s.to_write.is_some() => format!("to write, at most {}", format_size(s.file)),
+        Some(s) => format_size(s.file),
+        None => "size unknown".into(),
+    };
+    let names: Vec<&str> = mine
+        .iter()
+        .map(|t| t.id.strip_prefix(&format!("{name}/")).unwrap_or(&t.id))
+        .collect();
+    let last = match (&prep.models[mi].error, size) {
+        (Some(e), None) => format!("cannot be read: {e}"),
+        _ => format!("memory: {}", memory(&prep.models[mi].path, mine, devices)),
+    };
+    format!(
+        "\nmodel {name} ({file}): {} tests\n  {}\n  {last}\n",
+        mine.len(),
+        names.join(", ")
+    )
+}
+
+/// The estimate's line: how long, and from what.
+fn estimate_line(e: &Earlier, results: &Path, secs: f64, most: f64) -> String {
+    let from = match (e.per_rep.is_empty(), e.flops.is_some()) {
+        (false, _) => format!(
+            "earlier results of this build on this machine ({}) where they hold the test",
+            results.display()
+        ),
+        (true, true) => {
+            "the prefill FLOP/s of earlier results of this build, and the memory bandwidth".into()
+        }
+        (true, false) => {
+            "the memory bandwidth and an assumed FLOP/s: no earlier result of this build here"
+                .into()
+        }
+    };
+    let show =
+        |s: f64| crate::output::progress::format_duration(std::time::Duration::from_secs_f64(s));
+    let span = if most > secs * 1.01 {
+        format!(" to {}", show(most))
+    } else {
+        String::new()
+    };
+    format!(
+        "\nestimated wall time: {}{span} (from {from}); nothing was loaded\n",
+        show(secs)
+    )
 }

@@ -112,6 +112,7 @@ pub fn run(
     prepare::check_models(&prep.models, &mine)?;
     // Served models answer (or their server can be started) before any test runs.
     crate::kinds::serving::preflight(&opts.config, http_models(&mine))?;
+    same_backend(&opts.config, http_models(&mine), &info.devices)?;
     let child = opts.only_model.is_some();
     let target::Target { path, mut record } = target::open(
         info,
@@ -149,6 +150,54 @@ pub fn run(
         sweep.recheck_ceiling(progress);
     }
     Ok(sweep.finish(ran.interrupted)?)
+}
+
+/// Each llama-server tpsbench starts for `models` sees the offload backends this tpsbench
+/// sees (`devices`): a served test beside an in-process one compares the two.
+pub(crate) fn same_backend(
+    config: &Config,
+    models: impl IntoIterator<Item = usize>,
+    devices: &[crate::record::DeviceInfo],
+) -> Result<(), RunnerError> {
+    use crate::config::ServerLaunch;
+    use crate::engine::endpoint::launch;
+    let said = |b: &[String]| {
+        if b.is_empty() {
+            "the CPU".to_string()
+        } else {
+            b.join("+")
+        }
+    };
+    let mut mine: Vec<String> = devices
+        .iter()
+        .filter(|d| d.kind != "cpu")
+        .map(|d| d.backend.clone())
+        .collect();
+    mine.sort();
+    mine.dedup();
+    for mi in models {
+        let m = &config.models[mi];
+        let Some(ServerLaunch::LlamaServer { binary, .. }) =
+            m.served.as_ref().and_then(|s| s.server.as_ref())
+        else {
+            continue;
+        };
+        let Some(binary) = binary.clone().or_else(launch::pinned_llama_server) else {
+            continue;
+        };
+        match launch::server_backends(&binary) {
+            Some(theirs) if theirs != mine => {
+                return Err(RunnerError::ServerBackend {
+                    model: m.name.clone(),
+                    binary,
+                    server: said(&theirs),
+                    engine: said(&mine),
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// The part's tests this process runs: all of them, or one model's in an `--isolate` child.

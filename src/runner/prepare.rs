@@ -43,7 +43,20 @@ pub struct Prepared {
 /// Reads the files and builds the plan (filters applied). A prompt file that is missing or
 /// malformed is bad input, reported before the sweep starts.
 pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerError> {
-    datasets_fetched(config)?;
+    prepare_for(config, filters, false)
+}
+
+/// As [`prepare`], for a plan that runs nothing (a dry run): a dataset `scripts/setup`
+/// fetches that is not there yet is left out ([`not_fetched_datasets`] names it).
+pub fn prepare_plan(config: &Config, filters: &[String]) -> Result<Prepared, RunnerError> {
+    prepare_for(config, filters, true)
+}
+
+fn prepare_for(
+    config: &Config,
+    filters: &[String],
+    planning: bool,
+) -> Result<Prepared, RunnerError> {
     let mut models: Vec<ModelRecord> = config
         .models
         .iter()
@@ -59,27 +72,26 @@ pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerEr
         .map(|l| inspect_base(&l.base).map_err(|e| e.to_string()))
         .collect();
     let prompts = match config.serving.as_ref().and_then(|s| s.dataset.as_ref()) {
-        Some(p) if !config.models.is_empty() => Some(dataset::load(p)?),
+        Some(p) if !config.models.is_empty() => dataset_of(p, planning)?,
         _ => None,
+    };
+    let noted = |pf: Option<PromptFile>| {
+        if let Some(n) = pf
+            .as_ref()
+            .and_then(|pf| pf.note.as_ref().map(|n| (&pf.name, n)))
+        {
+            eprintln!("warning: {}: {}", n.0, n.1);
+        }
+        pf
     };
     let spec_prompts = match &config.speculative {
         Some(s) if !config.models.is_empty() || !config.ladders.is_empty() => {
-            let pf = dataset::load(&s.dataset)?;
-            if let Some(n) = &pf.note {
-                eprintln!("warning: {}: {n}", pf.name);
-            }
-            Some(pf)
+            noted(dataset_of(&s.dataset, planning)?)
         }
         _ => None,
     };
     let text = match &config.text {
-        Some(p) => {
-            let pf = dataset::load(p)?;
-            if let Some(n) = &pf.note {
-                eprintln!("warning: {}: {n}", pf.name);
-            }
-            Some(pf)
-        }
+        Some(p) => noted(dataset_of(p, planning)?),
         None => None,
     };
     let facts = Facts {
@@ -143,14 +155,26 @@ const FETCHED: &[(&str, &str)] = &[
     ),
 ];
 
-/// The datasets of `config` that `scripts/setup` fetches are there.
-fn datasets_fetched(config: &Config) -> Result<(), RunnerError> {
+/// A dataset, read. One `scripts/setup` fetches and that is not there yet is an error that
+/// names the command, or None when `planning`.
+fn dataset_of(p: &Path, planning: bool) -> Result<Option<PromptFile>, RunnerError> {
+    match not_fetched(p) {
+        Err(_) if planning => Ok(None),
+        Err(e) => Err(e),
+        Ok(()) => Ok(Some(dataset::load(p)?)),
+    }
+}
+
+/// The datasets of `config` that `scripts/setup` fetches and has not fetched yet, each with
+/// the command that fetches it.
+pub fn not_fetched_datasets(config: &Config) -> Vec<RunnerError> {
     let serving = config.serving.as_ref().and_then(|s| s.dataset.as_ref());
     let spec = config.speculative.as_ref().map(|s| &s.dataset);
     [serving, spec, config.text.as_ref()]
         .into_iter()
         .flatten()
-        .try_for_each(|p| not_fetched(p))
+        .filter_map(|p| not_fetched(p).err())
+        .collect()
 }
 
 /// Err when `p` is missing and is a file `scripts/setup` fetches: the line names the command.

@@ -140,7 +140,8 @@ pub fn tune(
         .filter(|&m| served::reach(&opts.config, m) != served::Reach::InProcess)
         .collect();
     if t.goodput.is_some() {
-        crate::kinds::serving::preflight(&opts.config, http).map_err(RunnerError::from)?;
+        crate::kinds::serving::preflight(&opts.config, http.clone()).map_err(RunnerError::from)?;
+        super::same_backend(&opts.config, http, &info.devices)?;
     }
     let info = super::describe_plan(info, &prep.plan, &opts);
     // Before any file is written: a device limit on a device this build lacks is bad input.
