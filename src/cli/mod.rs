@@ -4,6 +4,7 @@
 //! success, 1 some tests failed (or a regression, or a check that differs), 2 bad input or
 //! a fatal error, 130 interrupted.
 
+mod bench;
 mod compare;
 mod info;
 mod ladder;
@@ -99,6 +100,13 @@ pub enum Command {
     ///
     /// Example: tpsbench tune --config models.toml --max-rounds 20
     Tune(tune::Args),
+    /// llama-bench's command line, run as tpsbench runs a models.toml: the same flags, comma
+    /// lists and defaults, the tests in interleaved rounds (--rounds, default 3), one result
+    /// file, llama-bench's table with the intervals beside it. --print-config writes the
+    /// models.toml it stands for; a flag tpsbench does not have is refused.
+    ///
+    /// Example: tpsbench bench -m a.gguf -m b.gguf -p 512 -n 128 -ngl 99 -fa 0,1
+    Bench(bench::Args),
 }
 
 /// Parses the arguments and runs the command.
@@ -117,6 +125,7 @@ pub fn main() -> Result<Outcome> {
         Command::Synth(a) => tools::synth(a),
         Command::Ladder(a) => ladder::ladder(a),
         Command::Tune(a) => tune::tune(&a),
+        Command::Bench(a) => bench::bench(&a),
     }
 }
 

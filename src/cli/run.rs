@@ -45,6 +45,15 @@ pub struct Common {
 }
 
 impl Common {
+    /// Prints the plan (`--dry-run`): the tests, the files to build and the time it would
+    /// take; nothing is loaded or measured.
+    pub(super) fn dry_run(&self, shard: Option<crate::plan::Shard>) -> Result<Outcome> {
+        let plan =
+            crate::runner::dry_run::of_file(&self.config, &self.filter, shard, &self.results_dir)?;
+        print!("{plan}");
+        Ok(Outcome::Done)
+    }
+
     /// The runner's request of these options (the command line as started, for the record).
     pub(super) fn request(&self) -> Request {
         Request {
@@ -118,6 +127,10 @@ pub struct Args {
     /// (overrides `[sweep] max_rounds_seconds`).
     #[arg(long, value_name = "S")]
     max_rounds_seconds: Option<f64>,
+    /// Print the plan (tests by model, rounds, files to write, memory per device, estimated
+    /// wall time) and run nothing: no model is loaded.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 /// Parses `--rounds`.
@@ -179,6 +192,9 @@ impl Args {
 
 /// Runs the sweep (or the A/B of `--library`, or the race of a `[tune]` table).
 pub(super) fn run(a: &Args) -> Result<Outcome> {
+    if a.dry_run {
+        return a.common.dry_run(a.shard);
+    }
     if !a.library.is_empty() {
         return library(a);
     }

@@ -19,10 +19,16 @@ pub struct Args {
     /// max_seconds).
     #[arg(long, value_name = "SECONDS")]
     max_seconds: Option<f64>,
+    /// Print the plan of the race (as `run --dry-run`) and race nothing.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 /// Races the configurations and prints the answer.
 pub(super) fn tune(a: &Args) -> Result<Outcome> {
+    if a.dry_run {
+        return a.common.dry_run(None);
+    }
     let checked = session::check(a.request())?;
     let Some((_, verdict)) = super::run::measure(checked, None)? else {
         return Ok(Outcome::Done);

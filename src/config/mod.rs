@@ -7,6 +7,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 mod axis_values;
+pub mod bench_args;
 pub mod endpoint;
 mod error;
 pub(crate) mod knobs;

@@ -37,6 +37,32 @@ pub fn bandwidth_of(device: &str) -> Option<(f64, &'static str)> {
         .map(|&(_, gbs, note)| (gbs, note))
 }
 
+/// A CPU build on a machine with an NVIDIA or AMD GPU (a display-class PCI device of that
+/// vendor under `sysfs`, normally /sys/bus/pci/devices): the line saying which, and the
+/// command that builds for it. None on a GPU build, or with no such GPU.
+pub fn unused_gpu_warning(gpu_backend: &str, sysfs: &std::path::Path) -> Option<String> {
+    if gpu_backend != "cpu" {
+        return None;
+    }
+    let read =
+        |d: &std::path::Path, f: &str| std::fs::read_to_string(d.join(f)).unwrap_or_default();
+    let vendor = std::fs::read_dir(sysfs).ok()?.flatten().find_map(|e| {
+        let (class, vendor) = (read(&e.path(), "class"), read(&e.path(), "vendor"));
+        if !class.starts_with("0x03") {
+            return None;
+        }
+        match vendor.trim() {
+            "0x10de" => Some(("an NVIDIA", "cuda")),
+            "0x1002" => Some(("an AMD", "vulkan")),
+            _ => None,
+        }
+    })?;
+    Some(format!(
+        "warning: this tpsbench is built for the CPU but the machine has {} GPU: every test runs          on the CPU. Build for it: scripts/bench (or cargo build --release --features {})",
+        vendor.0, vendor.1
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,5 +75,25 @@ mod tests {
         assert_eq!(bandwidth_of("NVIDIA A100-SXM4-80GB").unwrap().0, 2039.0);
         assert_eq!(bandwidth_of("NVIDIA L4").unwrap().0, 300.0);
         assert!(bandwidth_of("Intel Xeon").is_none());
+    }
+
+    #[test]
+    fn a_cpu_build_on_a_machine_with_an_nvidia_gpu_says_how_to_build_for_it() {
+        let d = tempfile::tempdir().unwrap();
+        for (dev, class, vendor) in [
+            ("0000:00:02.0", "0x030000", "0x8086"),
+            ("0000:17:00.0", "0x030200", "0x10de"),
+        ] {
+            std::fs::create_dir(d.path().join(dev)).unwrap();
+            std::fs::write(d.path().join(dev).join("class"), class).unwrap();
+            std::fs::write(d.path().join(dev).join("vendor"), vendor).unwrap();
+        }
+        let w = unused_gpu_warning("cpu", d.path()).unwrap();
+        assert!(
+            w.contains("an NVIDIA GPU") && w.contains("--features cuda"),
+            "{w}"
+        );
+        assert_eq!(unused_gpu_warning("cuda", d.path()), None);
+        assert_eq!(unused_gpu_warning("cpu", &d.path().join("none")), None);
     }
 }

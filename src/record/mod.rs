@@ -148,6 +148,10 @@ pub struct RunInfo {
     /// `tpsbench tune`: its race (the rounds are in the tests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tune: Option<tune::TuneRecord>,
+    /// The wall time the plan was estimated to take before it ran (what `--dry-run`
+    /// prints), in seconds: beside `started_at` and `finished_at`, how good the estimate was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_seconds: Option<f64>,
 }
 
 fn one_round() -> u32 {

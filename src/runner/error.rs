@@ -55,6 +55,23 @@ pub enum RunnerError {
     /// run: each model's name and why, in plan order, each once.
     #[error("{}", models_line(models))]
     BadModels { models: Vec<(String, String)> },
+    /// A llama-server tpsbench starts sees other offload backends than this tpsbench does.
+    #[error(
+        "model {model:?}: the llama-server {} runs on {server} but this tpsbench on {engine}: its served tests would compare another backend; build one for {engine} (scripts/reference-tools --server --backend cpu|cuda|vulkan) or set server = {{ llama_server = ... }}",
+        binary.display()
+    )]
+    ServerBackend {
+        model: String,
+        binary: PathBuf,
+        server: String,
+        engine: String,
+    },
+    /// A file that `scripts/setup` fetches (a model, a dataset) has not been fetched.
+    #[error("{}: not fetched yet: run `{command}` (or scripts/bench --config FILE, which fetches what FILE names)", path.display())]
+    NotFetched {
+        path: PathBuf,
+        command: &'static str,
+    },
     /// `--resume FILE` of a run that is not this one; `why` names the first difference.
     #[error("{}: cannot resume: the run differs from the file's: {why}", file.display())]
     CannotResume { file: PathBuf, why: String },

@@ -6,6 +6,7 @@
 //! kind. A test or model that fails is recorded with its error and the sweep goes on.
 
 pub mod auto;
+pub mod dry_run;
 pub mod error;
 pub(crate) mod isolate;
 pub(crate) mod knobs_check;
@@ -17,7 +18,7 @@ pub mod session;
 mod sweep;
 pub(crate) mod target;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::config::Config;
 use crate::engine::Engine;
@@ -97,7 +98,13 @@ pub fn run(
 ) -> Result<RunOutcome, RunnerError> {
     let prep = prepare::prepare(&opts.config, &opts.filters)?;
     let part = prepare::part(&prep.plan, opts.scope, opts.shard);
-    let info = describe_plan(info, &prep.plan, opts);
+    let mut info = describe_plan(info, &prep.plan, opts);
+    if opts.only_model.is_none() {
+        let results = opts.results_dir.as_deref().unwrap_or(Path::new("results"));
+        let earlier = dry_run::Earlier::read(results, &info);
+        info.estimated_seconds =
+            Some(dry_run::estimate(&opts.config, &prep, &part, &opts.bandwidth, &earlier).0);
+    }
     if part.is_empty() {
         return nothing_to_run(info, &prep.plan, opts);
     }
@@ -105,6 +112,7 @@ pub fn run(
     prepare::check_models(&prep.models, &mine)?;
     // Served models answer (or their server can be started) before any test runs.
     crate::kinds::serving::preflight(&opts.config, http_models(&mine))?;
+    same_backend(&opts.config, http_models(&mine), &info.devices)?;
     let child = opts.only_model.is_some();
     let target::Target { path, mut record } = target::open(
         info,
@@ -142,6 +150,54 @@ pub fn run(
         sweep.recheck_ceiling(progress);
     }
     Ok(sweep.finish(ran.interrupted)?)
+}
+
+/// Each llama-server tpsbench starts for `models` sees the offload backends this tpsbench
+/// sees (`devices`): a served test beside an in-process one compares the two.
+pub(crate) fn same_backend(
+    config: &Config,
+    models: impl IntoIterator<Item = usize>,
+    devices: &[crate::record::DeviceInfo],
+) -> Result<(), RunnerError> {
+    use crate::config::ServerLaunch;
+    use crate::engine::endpoint::launch;
+    let said = |b: &[String]| {
+        if b.is_empty() {
+            "the CPU".to_string()
+        } else {
+            b.join("+")
+        }
+    };
+    let mut mine: Vec<String> = devices
+        .iter()
+        .filter(|d| d.kind != "cpu")
+        .map(|d| d.backend.clone())
+        .collect();
+    mine.sort();
+    mine.dedup();
+    for mi in models {
+        let m = &config.models[mi];
+        let Some(ServerLaunch::LlamaServer { binary, .. }) =
+            m.served.as_ref().and_then(|s| s.server.as_ref())
+        else {
+            continue;
+        };
+        let Some(binary) = binary.clone().or_else(launch::pinned_llama_server) else {
+            continue;
+        };
+        match launch::server_backends(&binary) {
+            Some(theirs) if theirs != mine => {
+                return Err(RunnerError::ServerBackend {
+                    model: m.name.clone(),
+                    binary,
+                    server: said(&theirs),
+                    engine: said(&mine),
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// The part's tests this process runs: all of them, or one model's in an `--isolate` child.
@@ -299,6 +355,7 @@ pub fn run_info(
         load_average: system::load_average(),
         published: None,
         tune: None,
+        estimated_seconds: None,
     }
 }
 

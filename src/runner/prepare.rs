@@ -43,6 +43,20 @@ pub struct Prepared {
 /// Reads the files and builds the plan (filters applied). A prompt file that is missing or
 /// malformed is bad input, reported before the sweep starts.
 pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerError> {
+    prepare_for(config, filters, false)
+}
+
+/// As [`prepare`], for a plan that runs nothing (a dry run): a dataset `scripts/setup`
+/// fetches that is not there yet is left out ([`not_fetched_datasets`] names it).
+pub fn prepare_plan(config: &Config, filters: &[String]) -> Result<Prepared, RunnerError> {
+    prepare_for(config, filters, true)
+}
+
+fn prepare_for(
+    config: &Config,
+    filters: &[String],
+    planning: bool,
+) -> Result<Prepared, RunnerError> {
     let mut models: Vec<ModelRecord> = config
         .models
         .iter()
@@ -63,27 +77,26 @@ pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerEr
         }
     }
     let prompts = match config.serving.as_ref().and_then(|s| s.dataset.as_ref()) {
-        Some(p) if !config.models.is_empty() => Some(dataset::load(p)?),
+        Some(p) if !config.models.is_empty() => dataset_of(p, planning)?,
         _ => None,
+    };
+    let noted = |pf: Option<PromptFile>| {
+        if let Some(n) = pf
+            .as_ref()
+            .and_then(|pf| pf.note.as_ref().map(|n| (&pf.name, n)))
+        {
+            eprintln!("warning: {}: {}", n.0, n.1);
+        }
+        pf
     };
     let spec_prompts = match &config.speculative {
         Some(s) if !config.models.is_empty() || !config.ladders.is_empty() => {
-            let pf = dataset::load(&s.dataset)?;
-            if let Some(n) = &pf.note {
-                eprintln!("warning: {}: {n}", pf.name);
-            }
-            Some(pf)
+            noted(dataset_of(&s.dataset, planning)?)
         }
         _ => None,
     };
     let text = match &config.text {
-        Some(p) => {
-            let pf = dataset::load(p)?;
-            if let Some(n) = &pf.note {
-                eprintln!("warning: {}: {n}", pf.name);
-            }
-            Some(pf)
-        }
+        Some(p) => noted(dataset_of(p, planning)?),
         None => None,
     };
     let facts = Facts {
@@ -135,6 +148,50 @@ pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerEr
         spec_prompts,
         text,
     })
+}
+
+/// The files `scripts/setup` fetches, by name, and the command that fetches each.
+const FETCHED: &[(&str, &str)] = &[
+    ("SmolLM2-135M-Instruct.Q4_1.gguf", "scripts/setup --model"),
+    ("gemma-3-270m-Q4_K_M.gguf", "scripts/setup --model gemma3"),
+    (
+        "ShareGPT_V3_unfiltered_cleaned_split.json",
+        "scripts/setup --dataset sharegpt",
+    ),
+];
+
+/// A dataset, read. One `scripts/setup` fetches and that is not there yet is an error that
+/// names the command, or None when `planning`.
+fn dataset_of(p: &Path, planning: bool) -> Result<Option<PromptFile>, RunnerError> {
+    match not_fetched(p) {
+        Err(_) if planning => Ok(None),
+        Err(e) => Err(e),
+        Ok(()) => Ok(Some(dataset::load(p)?)),
+    }
+}
+
+/// The datasets of `config` that `scripts/setup` fetches and has not fetched yet, each with
+/// the command that fetches it.
+pub fn not_fetched_datasets(config: &Config) -> Vec<RunnerError> {
+    let serving = config.serving.as_ref().and_then(|s| s.dataset.as_ref());
+    let spec = config.speculative.as_ref().map(|s| &s.dataset);
+    [serving, spec, config.text.as_ref()]
+        .into_iter()
+        .flatten()
+        .filter_map(|p| not_fetched(p).err())
+        .collect()
+}
+
+/// Err when `p` is missing and is a file `scripts/setup` fetches: the line names the command.
+fn not_fetched(p: &Path) -> Result<(), RunnerError> {
+    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    match FETCHED.iter().find(|(f, _)| *f == name) {
+        Some((_, command)) if !p.exists() => Err(RunnerError::NotFetched {
+            path: p.to_path_buf(),
+            command,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// The part of `plan` in `scope` and shard `shard` (before resuming and `--only-model`).
@@ -208,6 +265,9 @@ pub fn check_models(models: &[ModelRecord], tests: &[PlannedTest]) -> Result<(),
 pub fn inspect_model(name: &str, path: &Path) -> ModelRecord {
     let mut rec = empty_model(name, path);
     match reader::read_header(path) {
+        Err(_) if not_fetched(path).is_err() => {
+            rec.error = not_fetched(path).err().map(|e| e.to_string());
+        }
         Err(e) => rec.error = Some(format!("{}: {e}", path.display())),
         Ok(h) => {
             rec.file_size = h.file_size;

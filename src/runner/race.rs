@@ -12,6 +12,7 @@
 mod bisect;
 mod goodput;
 mod limits;
+pub(crate) use limits::per_device;
 mod load;
 mod served;
 mod speculative;
@@ -84,7 +85,7 @@ pub fn tune(
     };
     // The filters choose candidates only: the quality tests the KLD limit needs stay planned.
     let prep = prepare::prepare(&opts.config, &[])?;
-    let (space, endpoints) = space(&opts, &prep, &t)?;
+    let (space, endpoints) = space(&opts, &prep, &t, &info.devices)?;
     let info = super::describe_plan(info, &prep.plan, &opts);
     // Before any file is written: a device limit on a device this build lacks is bad input.
     limits::check_devices(&opts, &t, &info.devices)?;
@@ -129,6 +130,7 @@ fn space(
     opts: &RunOptions,
     prep: &prepare::Prepared,
     t: &Tune,
+    devices: &[crate::record::DeviceInfo],
 ) -> Result<(Vec<PlannedTest>, Vec<PlannedTest>), RunnerError> {
     let space: Vec<PlannedTest> = (prep.plan.tests.iter())
         .filter(|x| matches!(x.detail, Detail::Bench))
@@ -151,7 +153,8 @@ fn space(
         .filter(|&m| served::reach(&opts.config, m) != served::Reach::InProcess)
         .collect();
     if t.goodput.is_some() {
-        crate::kinds::serving::preflight(&opts.config, http)?;
+        crate::kinds::serving::preflight(&opts.config, http.clone())?;
+        super::same_backend(&opts.config, http, devices)?;
     }
     Ok((space, endpoints))
 }

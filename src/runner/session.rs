@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::config::{self, Config};
 use crate::engine::llama::{self, LlamaEngine};
+use crate::machine::gpus;
 use crate::output::progress::StderrProgress;
 use crate::record::{RunInfo, Status};
 use crate::runner::error::{OptionError, RunnerError};
@@ -272,6 +273,13 @@ pub fn start_up(cfg: &Config, r: &Request) -> Result<Up, RunnerError> {
         llama::devices(),
     );
     warn_gpu_unseen(cfg, &info);
+    let pci = Path::new("/sys/bus/pci/devices");
+    if let (false, Some(w)) = (
+        r.is_child(),
+        gpus::unused_gpu_warning(&info.llama_cpp.gpu_backend, pci),
+    ) {
+        eprintln!("{w}");
+    }
     let stop = install_interrupt();
     Ok(Up { engine, info, stop })
 }

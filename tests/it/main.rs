@@ -19,6 +19,7 @@ mod bad_input;
 mod cli;
 mod compare_scripts;
 mod gpu_axes;
+mod gpu_box;
 mod gpu_session;
 mod ladder;
 mod leaderboard_browser;

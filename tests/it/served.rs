@@ -17,6 +17,7 @@ use crate::support::{tiny_with, tpsbench};
 mod draft;
 mod fake;
 mod hostile;
+mod pinned;
 
 /// The pinned llama-server, or None with SKIPPED on stderr (a failure where
 /// TPSBENCH_REQUIRE_LLAMA_SERVER=1 says it must be there).

@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
 use serde_json::{Value, json};
 
 use crate::config::endpoint::Api;
@@ -123,7 +125,8 @@ impl Client {
             .no_proxy()
             .connect_timeout(Duration::from_secs(5));
         if let Some(f) = ca_file {
-            builder = builder.tls_certs_merge(read_ca_file(f)?);
+            let tls = tls::config(read_ca_file(f)?).map_err(ClientError::Http)?;
+            builder = builder.tls_backend_preconfigured(tls);
         }
         let http = builder.build().map_err(|e| ClientError::Http(chain(&e)))?;
         Ok(Client {
@@ -505,7 +508,7 @@ fn read_drafts(t: &Value, url: &str, out: &mut Streamed) -> Result<(), Error> {
 fn unreachable(url: &str, e: &reqwest::Error) -> Error {
     Error::Unreachable {
         url: url.into(),
-        reason: chain(e),
+        reason: tls::explain(chain(e)),
     }
 }
 
@@ -560,7 +563,7 @@ async fn read_capped(
 
 /// The certificates of a PEM file, for `ca_file`: one line naming the file when it is
 /// missing, too large, or holds no certificate.
-pub(crate) fn read_ca_file(path: &Path) -> Result<Vec<reqwest::Certificate>, ClientError> {
+pub(crate) fn read_ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, ClientError> {
     let bad = |reason: String| ClientError::CaFile {
         path: path.to_path_buf(),
         reason,
@@ -572,8 +575,9 @@ pub(crate) fn read_ca_file(path: &Path) -> Result<Vec<reqwest::Certificate>, Cli
         )));
     }
     let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
-    let certs = reqwest::Certificate::from_pem_bundle(&bytes)
-        .map_err(|e| bad(format!("not a PEM certificate: {}", chain(&e))))?;
+    let certs = CertificateDer::pem_slice_iter(&bytes)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad(format!("not a PEM certificate: {e}")))?;
     if certs.is_empty() {
         return Err(bad(
             "holds no certificate (no \"-----BEGIN CERTIFICATE-----\" block)".into(),
@@ -593,6 +597,8 @@ fn excerpt(s: &str) -> String {
         None => one,
     }
 }
+
+mod tls;
 
 #[cfg(test)]
 mod tests;

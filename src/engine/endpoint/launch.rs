@@ -34,6 +34,29 @@ pub fn pinned_llama_server() -> Option<PathBuf> {
     found.pop().map(|(_, p)| p)
 }
 
+/// The offload backends a llama-server binary sees, from `--list-devices` ("CUDA0: NVIDIA
+/// H100 ..." is CUDA); empty for one that sees only the CPU. None when it cannot be asked.
+pub fn server_backends(binary: &Path) -> Option<Vec<String>> {
+    let out = Command::new(binary)
+        .arg("--list-devices")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Available devices"));
+    lines.next()?;
+    let mut v: Vec<String> = lines
+        .filter_map(|l| l.trim().split_once(':').map(|(n, _)| n))
+        .map(|n| n.trim_end_matches(|c: char| c.is_ascii_digit()).to_string())
+        .collect();
+    v.sort();
+    v.dedup();
+    Some(v)
+}
+
 /// The `sources=` line of the stamp `scripts/reference-tools --server` writes beside its
 /// build (`DIR/llama-server.stamp` for `DIR/bin/llama-server`).
 pub(crate) fn stamp_sources(binary: &Path) -> Option<String> {

@@ -207,6 +207,7 @@ pub(crate) mod fixtures {
             load_average: None,
             published: None,
             tune: None,
+            estimated_seconds: None,
         }
     }
 }

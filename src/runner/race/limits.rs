@@ -10,6 +10,7 @@
 //! may still fail to load (and then fails its first round and leaves the race).
 
 mod memory;
+pub(crate) use memory::per_device;
 
 use std::path::{Path, PathBuf};
 

@@ -289,6 +289,19 @@ fn context_said(ctx: u32, seqs: u32, cells: u64) -> String {
     }
 }
 
+/// What the model at `path` placed as `p` holds per device at the test's context, the host
+/// first: the figure a dry run prints. None: the file or its shape unreadable, or a
+/// placement not estimated.
+pub(crate) fn per_device(
+    path: &Path,
+    p: &TestParams,
+    devices: &[DeviceInfo],
+) -> Option<Vec<DeviceShare>> {
+    let mut shapes = Shapes::default();
+    let h = held(shapes.of(path)?, p, kv_cells(p.n_ctx(), 1, false), devices)?;
+    Some(std::iter::once(h.host).chain(h.devices).collect())
+}
+
 /// The context a candidate's KV cache holds: `per_seq` tokens for each of `seqs` sequences,
 /// one cache for all (`unified`) or a stream each.
 #[derive(Debug, Clone, Copy)]

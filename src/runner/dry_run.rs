@@ -1,0 +1,364 @@
+//! A run's plan before it runs (`--dry-run`): the tests grouped by model and the rounds, the
+//! files to write first (synthetic models, ladder variants) with the disk they need, each
+//! model's memory per device (tune's placement estimate, `race::per_device`) and the wall
+//! time, estimated from earlier results of this build on this machine where they hold the
+//! test, else from the machine's bandwidth and FLOP/s. No model is loaded. Every run records
+//! the same estimate (`run.estimated_seconds`) beside its real times.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use super::error::RunnerError;
+use super::prepare::{self, Prepared, Scope};
+use crate::config::Config;
+use crate::config::quant_types::QuantType;
+use crate::engine::DeviceInfo;
+use crate::ladder::cache::{free_bytes, size_bound};
+use crate::machine::Ceilings;
+use crate::plan::{Detail, ModelSource, PlannedTest, TestKind};
+use crate::record::{RunInfo, Status};
+use crate::util::units::format_size;
+
+/// What earlier runs of this build on this machine measured: seconds per repetition by
+/// test identity, and the best prefill FLOP/s.
+#[derive(Default)]
+pub struct Earlier {
+    per_rep: BTreeMap<String, f64>,
+    flops: Option<f64>,
+}
+
+impl Earlier {
+    /// The newest result files in `dir` (at most 20) of the machine and build of `info`.
+    pub fn read(dir: &Path, info: &RunInfo) -> Earlier {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        // Result files are named by their start time: the newest last.
+        files.sort();
+        let mut e = Earlier::default();
+        let runs = files.iter().rev().take(20);
+        for r in runs.filter_map(|f| crate::record::results::read(f).ok()) {
+            let (a, b) = (&r.run, info);
+            let same = a.system.hostname == b.system.hostname
+                && a.system.cpu_model == b.system.cpu_model
+                && a.tool.version == b.tool.version
+                && a.llama_cpp.build_commit == b.llama_cpp.build_commit
+                && a.llama_cpp.gpu_backend == b.llama_cpp.gpu_backend;
+            for t in r.tests.iter().filter(|t| same && t.status == Status::Ok) {
+                if let Some(ns) = t.avg_ns {
+                    e.per_rep
+                        .entry(t.identity.clone())
+                        .or_insert(ns as f64 * 1e-9);
+                }
+                if let (TestKind::Pp, Some(ts), Some(n)) = (t.kind, t.avg_ts, t.model_n_params) {
+                    e.flops = Some(e.flops.unwrap_or(0.0).max(ts * 2.0 * n as f64));
+                }
+            }
+        }
+        e
+    }
+}
+
+/// What the estimate needs of a model: its file (or the bound of one to write), the bytes a
+/// decoded token reads, its parameters and layers.
+struct Size {
+    file: u64,
+    per_token: f64,
+    n_params: f64,
+    n_layer: u64,
+    /// Not on disk yet: the file is written first, this big at most.
+    to_write: Option<PathBuf>,
+}
+
+/// Model `mi` of the plan, as far as it can be known without loading it.
+fn size_of(config: &Config, prep: &Prepared, mi: usize) -> Option<Size> {
+    let path = PathBuf::from(&prep.models[mi].path);
+    if let Ok(h) = crate::gguf::reader::read_header(&path) {
+        let s = crate::machine::shape_of(&h)?;
+        return Some(Size {
+            file: h.file_size,
+            per_token: s.weight_bytes_per_token(),
+            n_params: s.n_params as f64,
+            n_layer: s.n_layer,
+            to_write: None,
+        });
+    }
+    let (quant, n_elements) = match prep.plan.models[mi].source {
+        ModelSource::Variant { ladder, quant } => {
+            (quant, prep.bases[ladder].as_ref().ok()?.n_elements)
+        }
+        ModelSource::File(_) => {
+            let spec = config.models.get(mi)?.synth.as_ref()?;
+            let shape = crate::gguf::presets::shape(&spec.preset)?;
+            (QuantType::parse(&spec.quant).ok()?, shape.n_params())
+        }
+    };
+    let file = size_bound(quant, n_elements);
+    Some(Size {
+        file,
+        per_token: file as f64,
+        n_params: n_elements as f64,
+        n_layer: 0,
+        to_write: Some(path),
+    })
+}
+
+/// Seconds of one round of test `t`: its warm-up and repetitions, from an earlier result
+/// of the same test, else from the rates the machine allows; a test of another kind than
+/// llama-bench's counts 30 s (not estimated).
+fn test_seconds(t: &PlannedTest, size: Option<&Size>, c: &Ceilings, e: &Earlier, reps: f64) -> f64 {
+    let Some(s) = size.filter(|_| matches!(t.detail, Detail::Bench)) else {
+        return 30.0;
+    };
+    let p = &t.params;
+    let bw = c
+        .for_test(p.n_gpu_layers, s.n_layer)
+        .map_or(20e9, |(g, _)| g * 1e9);
+    let offloaded = c.gpu_build && p.n_gpu_layers != 0;
+    // Without an earlier prefill: 30 GFLOP/s per core, or 50 FLOP per byte/s of a GPU.
+    let cores = f64::from(crate::util::system::physical_cores());
+    let flops = e
+        .flops
+        .unwrap_or(if offloaded { bw * 50.0 } else { cores * 30e9 });
+    let prefill = f64::from(p.n_depth) * 2.0 * s.n_params / flops;
+    let measured = e.per_rep.get(&t.identity).copied();
+    // Decode at 60% of the bandwidth roofline.
+    let timed = measured.unwrap_or_else(|| {
+        f64::from(p.n_prompt) * 2.0 * s.n_params / flops
+            + f64::from(p.n_gen) * s.per_token / (0.6 * bw)
+    });
+    reps * (timed + prefill)
+}
+
+/// The estimated wall time of `tests`, in seconds, and at most (auto rounds: the budget).
+pub fn estimate(
+    config: &Config,
+    prep: &Prepared,
+    tests: &[PlannedTest],
+    c: &Ceilings,
+    e: &Earlier,
+) -> (f64, f64) {
+    let st = &config.settings;
+    let reps = f64::from(st.warmup + st.repetitions);
+    let sizes: Vec<Option<Size>> = (0..prep.models.len())
+        .map(|i| size_of(config, prep, i))
+        .collect();
+    // The start (engine, ceilings, result file), and each file to write at 50 MB/s a core.
+    let cores = f64::from(crate::util::system::physical_cores());
+    let written = sizes.iter().flatten().filter(|s| s.to_write.is_some());
+    let mut once = 2.0 + written.map(|s| s.file as f64 / (50e6 * cores)).sum::<f64>();
+    let mut round = 0.0;
+    for t in tests {
+        // A fresh context for each test: 0.1 s.
+        let s = 0.1 + test_seconds(t, sizes[t.model].as_ref(), c, e, reps);
+        if super::rounds::rounds_apply(t) {
+            round += s
+        } else {
+            once += s
+        }
+    }
+    // A load per model-level setting and round: the file from the page cache at 3 GB/s.
+    let loads: BTreeSet<_> = tests.iter().filter_map(PlannedTest::load_key).collect();
+    round += loads
+        .iter()
+        .map(|(m, _, _)| 0.5 + sizes[*m].as_ref().map_or(0.0, |s| s.file as f64 / 3e9))
+        .sum::<f64>();
+    let rounds = f64::from(st.rounds.max(1));
+    match st.auto_rounds {
+        Some(a) => {
+            let most = once + round * rounds;
+            (
+                once + 2.0 * round,
+                a.max_seconds.map_or(most, |m| most.min(once + m + round)),
+            )
+        }
+        None => (once + round * rounds, once + round * rounds),
+    }
+}
+
+/// The dry run's text: the plan, the files, the memory and the estimate.
+pub fn show(
+    config: &Config,
+    filters: &[String],
+    shard: Option<crate::plan::Shard>,
+    info: &RunInfo,
+    c: &Ceilings,
+    results: &Path,
+) -> Result<String, RunnerError> {
+    let prep = prepare::prepare_plan(config, filters)?;
+    let tests = prepare::part(&prep.plan, Scope::All, shard);
+    if tests.is_empty() {
+        return Err(RunnerError::NoMatch {
+            filters: filters.to_vec(),
+        });
+    }
+    let st = &config.settings;
+    let mut out = String::new();
+    let rounds = match st.auto_rounds {
+        Some(a) => format!(
+            "auto: until the answer is established, 2 to {} rounds{}",
+            a.max_rounds,
+            a.max_seconds
+                .map_or(String::new(), |s| format!(", none begun after {s:.0} s"))
+        ),
+        None => format!("{}", st.rounds.max(1)),
+    };
+    let _ = writeln!(
+        out,
+        "plan of {}: {} tests; rounds of the pp/tg tests: {rounds}; {} warm-up + {} repetitions each",
+        config.file.display(),
+        tests.len(),
+        st.warmup,
+        st.repetitions
+    );
+    let mut to_write: Vec<(PathBuf, u64)> = Vec::new();
+    for mi in 0..prep.plan.models.len() {
+        let mine: Vec<&PlannedTest> = tests.iter().filter(|t| t.model == mi).collect();
+        if !mine.is_empty() {
+            let size = size_of(config, &prep, mi);
+            out.push_str(&model_lines(&prep, mi, &mine, size.as_ref(), &info.devices));
+            to_write.extend(size.and_then(|s| Some((s.to_write?, s.file))));
+        }
+    }
+    if !to_write.is_empty() {
+        let total: u64 = to_write.iter().map(|(_, b)| b).sum();
+        let _ = writeln!(
+            out,
+            "\nfiles to write first ({} at most):",
+            format_size(total)
+        );
+        for (p, b) in &to_write {
+            let free = free_bytes(p).map_or("free space unknown".into(), |f| {
+                format!("{} free there", format_size(f))
+            });
+            let _ = writeln!(
+                out,
+                "  {} (at most {}; {free})",
+                p.display(),
+                format_size(*b)
+            );
+        }
+    }
+    for missing in prepare::not_fetched_datasets(config) {
+        let _ = writeln!(out, "\nto fetch first: {missing}");
+    }
+    let e = Earlier::read(results, info);
+    let (secs, most) = estimate(config, &prep, &tests, c, &e);
+    out.push_str(&estimate_line(&e, results, secs, most));
+    Ok(out)
+}
+
+/// "CPU 72.0 MiB, CUDA0 4.50 GiB": what the model's largest test holds per device, from the
+/// file's tensor table; why not, where it cannot be said before the file exists.
+fn memory(path: &str, tests: &[&PlannedTest], devices: &[DeviceInfo]) -> String {
+    let Some(t) = tests.iter().max_by_key(|t| t.params.n_ctx()) else {
+        return String::new();
+    };
+    match super::race::per_device(Path::new(path), &t.params, devices) {
+        Some(shares) => {
+            let v: Vec<String> = shares
+                .iter()
+                .map(|d| format!("{} {}", d.name, format_size(d.total())))
+                .collect();
+            let placed = crate::config::knobs::placement_of(&t.params);
+            let placed = if placed.is_empty() {
+                placed
+            } else {
+                format!(", {placed}")
+            };
+            let ctx = t.params.n_ctx();
+            format!(
+                "{} (weights and KV cache at {ctx} tokens{placed})",
+                v.join(", ")
+            )
+        }
+        None => {
+            "not estimated (the file is not readable yet, or the placement is not estimated)".into()
+        }
+    }
+}
+
+/// `--dry-run` of `run`, `tune` and `bench`: the configuration at `file`, planned and shown.
+/// A `[tune]` table's race is planned as auto rounds within its budget.
+pub fn of_file(
+    file: &Path,
+    filters: &[String],
+    shard: Option<crate::plan::Shard>,
+    results: &Path,
+) -> Result<String, RunnerError> {
+    let mut config = crate::config::load(file, crate::util::system::physical_cores())?;
+    if let Some(t) = &config.tune {
+        config.settings.rounds = t.max_rounds;
+        config.settings.auto_rounds = Some(crate::config::AutoRounds {
+            max_rounds: t.max_rounds,
+            max_seconds: t.max_seconds,
+            budget_given: true,
+        });
+    }
+    let llama = crate::engine::llama::system_info();
+    let mut info = super::run_info(&config, Vec::new(), llama, crate::engine::llama::devices());
+    let c = crate::record::machine::roofline_bandwidth(&mut info, false, false);
+    show(&config, filters, shard, &info, &c, results)
+}
+
+/// A model of the plan: its file, its tests, and its memory per device (or why not).
+fn model_lines(
+    prep: &Prepared,
+    mi: usize,
+    mine: &[&PlannedTest],
+    size: Option<&Size>,
+    devices: &[DeviceInfo],
+) -> String {
+    let name = &prep.plan.models[mi].name;
+    let file = match size {
+        Some(s) if s.to_write.is_some() => format!("to write, at most {}", format_size(s.file)),
+        Some(s) => format_size(s.file),
+        None => "size unknown".into(),
+    };
+    let names: Vec<&str> = mine
+        .iter()
+        .map(|t| t.id.strip_prefix(&format!("{name}/")).unwrap_or(&t.id))
+        .collect();
+    let last = match (&prep.models[mi].error, size) {
+        (Some(e), None) => format!("cannot be read: {e}"),
+        _ => format!("memory: {}", memory(&prep.models[mi].path, mine, devices)),
+    };
+    format!(
+        "\nmodel {name} ({file}): {} tests\n  {}\n  {last}\n",
+        mine.len(),
+        names.join(", ")
+    )
+}
+
+/// The estimate's line: how long, and from what.
+fn estimate_line(e: &Earlier, results: &Path, secs: f64, most: f64) -> String {
+    let from = match (e.per_rep.is_empty(), e.flops.is_some()) {
+        (false, _) => format!(
+            "earlier results of this build on this machine ({}) where they hold the test",
+            results.display()
+        ),
+        (true, true) => {
+            "the prefill FLOP/s of earlier results of this build, and the memory bandwidth".into()
+        }
+        (true, false) => {
+            "the memory bandwidth and an assumed FLOP/s: no earlier result of this build here"
+                .into()
+        }
+    };
+    let show =
+        |s: f64| crate::output::progress::format_duration(std::time::Duration::from_secs_f64(s));
+    let span = if most > secs * 1.01 {
+        format!(" to {}", show(most))
+    } else {
+        String::new()
+    };
+    format!(
+        "\nestimated wall time: {}{span} (from {from}); nothing was loaded\n",
+        show(secs)
+    )
+}
