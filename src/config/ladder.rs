@@ -11,11 +11,9 @@
 //! tokenizer = "tokenizer.json" # optional: report reference tokens per model token
 //! cache_dir = "models/cache"   # default
 //! [ladder.eval]
-//! text = "eval.txt"            # default: text the reference model writes itself
+//! text = "eval.txt"            # default: ShareGPT (scripts/setup --dataset sharegpt)
 //! ctx = 512                    # tokens per chunk; the second half of each is scored
 //! chunks = 4
-//! prompt = "..."               # start of the generated text
-//! seed = 42                    # seed of the generated text
 //! threads = 2                  # default: physical cores
 //! [ladder.sweep]               # optional: axes for these variants, as [model.sweep]
 //! n_gen = 64
@@ -29,21 +27,20 @@ use toml::Spanned;
 use crate::config::quant_types::{QuantType, most_precise};
 use crate::config::{self, Axes, ConfigError, Ctx, RawSweep};
 
-/// The prompt the reference model continues when no evaluation text is given.
-pub const DEFAULT_PROMPT: &str = "The history of the city begins in the early middle ages, when";
+/// The evaluation text when none is given, beside the configuration: ShareGPT's
+/// conversations, real text (`scripts/setup --dataset sharegpt` fetches it).
+pub const DEFAULT_TEXT: &str = "datasets/ShareGPT_V3_unfiltered_cleaned_split.json";
 
 /// How quality is measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvalSpec {
-    /// A text file; `None`: the reference model generates the text.
-    pub text: Option<PathBuf>,
+    /// A text file, or a ShareGPT file whose conversations are the text.
+    pub text: PathBuf,
     /// Tokens per chunk (llama-perplexity's `-c`).
     pub n_ctx: u32,
     /// Chunks evaluated (llama-perplexity's `--chunks`).
     pub n_chunks: u32,
-    pub prompt: String,
-    pub seed: u64,
-    /// Threads for generation and the quality passes (default: physical cores). One
+    /// Threads for the quality passes (default: physical cores). One
     /// thread avoids barrier spinning when the machine is oversubscribed.
     pub n_threads: Option<u32>,
 }
@@ -77,8 +74,6 @@ pub(crate) struct RawEval {
     text: Option<Spanned<String>>,
     ctx: Option<Spanned<toml::Value>>,
     chunks: Option<Spanned<toml::Value>>,
-    prompt: Option<Spanned<String>>,
-    seed: Option<Spanned<toml::Value>>,
     threads: Option<Spanned<toml::Value>>,
 }
 
@@ -193,11 +188,9 @@ fn eval_spec(
     dir: &Path,
 ) -> Result<EvalSpec, ConfigError> {
     let mut spec = EvalSpec {
-        text: None,
+        text: dir.join(DEFAULT_TEXT),
         n_ctx: 512,
         n_chunks: 4,
-        prompt: DEFAULT_PROMPT.to_string(),
-        seed: 42,
         n_threads: None,
     };
     let Some(raw) = raw else {
@@ -208,7 +201,7 @@ fn eval_spec(
         if t.get_ref().trim().is_empty() {
             return Err(ctx.err(t.span(), &k("text"), "the text path is empty"));
         }
-        spec.text = Some(dir.join(t.get_ref()));
+        spec.text = dir.join(t.get_ref());
     }
     if let Some(v) = &raw.ctx {
         // llama-perplexity scores the second half of each chunk: at least a few tokens.
@@ -216,15 +209,6 @@ fn eval_spec(
     }
     if let Some(v) = &raw.chunks {
         spec.n_chunks = config::scalar_int(ctx, &k("chunks"), v, 1, 100_000)? as u32;
-    }
-    if let Some(p) = &raw.prompt {
-        if p.get_ref().trim().is_empty() {
-            return Err(ctx.err(p.span(), &k("prompt"), "the prompt is empty"));
-        }
-        spec.prompt = p.get_ref().clone();
-    }
-    if let Some(v) = &raw.seed {
-        spec.seed = config::scalar_int(ctx, &k("seed"), v, 0, i64::MAX)? as u64;
     }
     if let Some(v) = &raw.threads {
         spec.n_threads = Some(config::scalar_int(ctx, &k("threads"), v, 1, 4096)? as u32);
@@ -263,7 +247,7 @@ types = ["q8_0", "Q4_K_M", "F16", "Q2_K"]
         assert_eq!(l.cache_dir, Path::new("dir/models/cache"));
         assert_eq!(l.eval.n_ctx, 512);
         assert_eq!(l.eval.n_chunks, 4);
-        assert!(l.eval.text.is_none());
+        assert_eq!(l.eval.text, Path::new("dir").join(DEFAULT_TEXT));
         assert_eq!(l.variant_name(l.types[1]), "smol-Q4_K_M");
         assert_eq!(l.axes.n_threads, vec![2]);
     }
@@ -271,14 +255,14 @@ types = ["q8_0", "Q4_K_M", "F16", "Q2_K"]
     #[test]
     fn eval_and_sweep_tables_are_read() {
         let src = format!(
-            "{LADDER}reference = \"Q8_0\"\ntokenizer = \"tok.json\"\n[ladder.eval]\ntext = \"e.txt\"\nctx = 256\nchunks = 2\nseed = 7\nthreads = 1\n[ladder.sweep]\nn_gen = 16\n"
+            "{LADDER}reference = \"Q8_0\"\ntokenizer = \"tok.json\"\n[ladder.eval]\ntext = \"e.txt\"\nctx = 256\nchunks = 2\nthreads = 1\n[ladder.sweep]\nn_gen = 16\n"
         );
         let c = parse_str(&src).unwrap();
         let l = &c.ladders[0];
         assert_eq!(l.reference.name, "Q8_0");
         assert_eq!(l.tokenizer.as_deref(), Some(Path::new("dir/tok.json")));
-        assert_eq!(l.eval.text.as_deref(), Some(Path::new("dir/e.txt")));
-        assert_eq!((l.eval.n_ctx, l.eval.n_chunks, l.eval.seed), (256, 2, 7));
+        assert_eq!(l.eval.text, Path::new("dir/e.txt"));
+        assert_eq!((l.eval.n_ctx, l.eval.n_chunks), (256, 2));
         assert_eq!(l.eval.n_threads, Some(1));
         assert_eq!(l.axes.n_gen, vec![16]);
     }

@@ -85,7 +85,7 @@ fn measure(
             Some(_) => Default::default(),
             None => crate::ladder::build_variant(base, l, l.reference, n_threads, &tag, rep)?,
         };
-        let r = quality::reference(l, base, &ref_path, &load, n_threads, rep)?;
+        let r = quality::reference(l, &ref_path, &load, n_threads, rep)?;
         cache.current = Some((li, r));
     }
     let r = &cache.current.as_ref().expect("reference made above").1;

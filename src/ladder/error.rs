@@ -56,7 +56,10 @@ pub enum LadderError {
     #[error("{preset}: {why}")]
     DraftPreset { preset: String, why: String },
     /// The ladder's evaluation text file cannot be read.
-    #[error("evaluation text {}: {cause}", path.display())]
+    #[error(
+        "evaluation text {}: {cause} (scripts/setup --dataset sharegpt fetches the default, ShareGPT)",
+        path.display()
+    )]
     EvalText { path: PathBuf, cause: io::Error },
     /// The evaluation text holds fewer tokens than one chunk of `n_ctx`.
     #[error(
@@ -67,9 +70,6 @@ pub enum LadderError {
         tokens: usize,
         n_ctx: usize,
     },
-    /// The prompt that generates the evaluation text tokenizes to nothing.
-    #[error("the prompt has no tokens")]
-    EmptyPrompt,
     /// The reference pass failed (llama.cpp, its spill file): its line.
     #[error("{0}")]
     Reference(String),

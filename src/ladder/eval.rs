@@ -13,7 +13,6 @@ use crate::engine::llama::LlamaModel;
 use crate::ladder::base_file::{BaseFile, Writer};
 use crate::ladder::error::LadderError;
 use crate::ladder::kld::{Accumulator, compare, encode, row_len, self_stat};
-use crate::util::rng::SplitMix64;
 
 /// The evaluation tokens: the first `min(n_chunks, tokens / n_ctx)` whole chunks of `n_ctx`.
 pub fn whole_chunks(tokens: &[i32], n_ctx: usize, n_chunks: usize) -> &[i32] {
@@ -24,91 +23,6 @@ pub fn whole_chunks(tokens: &[i32], n_ctx: usize, n_chunks: usize) -> &[i32] {
 /// last (its next token is in the following chunk).
 pub(crate) fn is_scored(i: usize, n_ctx: usize) -> bool {
     i >= n_ctx / 2 && i + 1 < n_ctx
-}
-
-/// Draws a token from the `top_k` most likely at `temperature`, never a `banned` one; `u` is
-/// uniform in [0, 1). Pure, so seeded generation is reproducible.
-pub fn sample(logits: &[f32], banned: &[bool], temperature: f32, top_k: usize, u: f64) -> usize {
-    let mut cand: Vec<(f32, usize)> = logits
-        .iter()
-        .enumerate()
-        .filter(|(i, l)| !banned.get(*i).copied().unwrap_or(false) && l.is_finite())
-        .map(|(i, &l)| (l, i))
-        .collect();
-    if cand.is_empty() {
-        return 0;
-    }
-    let k = top_k.clamp(1, cand.len());
-    cand.select_nth_unstable_by(k - 1, |a, b| b.0.total_cmp(&a.0));
-    cand.truncate(k);
-    // Sort so that the draw does not depend on select_nth's arbitrary order.
-    cand.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    let t = f64::from(temperature.max(1e-3));
-    let max = f64::from(cand[0].0);
-    let w: Vec<f64> = cand
-        .iter()
-        .map(|c| ((f64::from(c.0) - max) / t).exp())
-        .collect();
-    let mut x = u.clamp(0.0, 1.0) * w.iter().sum::<f64>();
-    for (c, wi) in cand.iter().zip(&w) {
-        if x < *wi {
-            return c.1;
-        }
-        x -= wi;
-    }
-    cand[k - 1].1
-}
-
-fn uniform(rng: &mut SplitMix64) -> f64 {
-    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-}
-
-/// Has the model write about `n_new` tokens after `prompt` (top-k 40, temperature 0.8,
-/// seeded; end-of-text and control tokens excluded) and returns prompt and continuation
-/// as text. When the context fills, it restarts from the last half.
-pub(crate) fn generate_text(
-    model: &LlamaModel,
-    prompt: &str,
-    n_new: usize,
-    seed: u64,
-    n_threads: u32,
-    progress: &mut dyn FnMut(usize, usize),
-) -> Result<String, LadderError> {
-    let window = match model.n_ctx_train() {
-        0 => 2048,
-        n => n.min(2048),
-    } as usize;
-    let window = window.max(64);
-    let banned = model.non_text_tokens();
-    let mut all = model.tokenize(prompt, true, false)?;
-    if all.is_empty() {
-        return Err(LadderError::EmptyPrompt);
-    }
-    if all.len() > window / 2 {
-        all.drain(..all.len() - window / 2);
-    }
-    let mut ctx = model.eval_context(window as u32, n_threads)?;
-    let mut logits = ctx.decode_last(&all, 0)?;
-    let mut pos = all.len();
-    let mut rng = SplitMix64(seed);
-    for n in 0..n_new {
-        if n % 32 == 0 {
-            progress(n, n_new);
-        }
-        let t = sample(&logits, &banned, 0.8, 40, uniform(&mut rng)) as i32;
-        all.push(t);
-        if pos + 1 > window {
-            ctx.clear();
-            let keep = &all[all.len() - window / 2..];
-            logits = ctx.decode_last(keep, 0)?;
-            pos = keep.len();
-        } else {
-            logits = ctx.decode_last(&[t], pos)?;
-            pos += 1;
-        }
-    }
-    progress(n_new, n_new);
-    Ok(model.detokenize(&all)?)
 }
 
 /// Called with the next token, a model's logit row and the reference's stored row.
@@ -265,22 +179,5 @@ mod tests {
         assert_eq!(scored, [4, 5, 6]);
         // llama-perplexity: n_ctx - 1 - n_ctx/2 per chunk
         assert_eq!((0..512).filter(|&i| is_scored(i, 512)).count(), 255);
-    }
-
-    #[test]
-    fn sampling_respects_bans_top_k_and_the_draw() {
-        let logits = [0.0, 5.0, 4.0, -1.0, 3.0];
-        let none = [false; 5];
-        // top-1 is greedy whatever the draw
-        assert_eq!(sample(&logits, &none, 1.0, 1, 0.99), 1);
-        // banning the best gives the next best
-        let mut ban = none;
-        ban[1] = true;
-        assert_eq!(sample(&logits, &ban, 1.0, 1, 0.5), 2);
-        // a draw near 0 picks the most likely, near 1 the least likely of the top-k
-        assert_eq!(sample(&logits, &none, 1.0, 3, 0.0), 1);
-        assert_eq!(sample(&logits, &none, 1.0, 3, 0.999_999), 4);
-        // low temperature concentrates the mass on the top token
-        assert_eq!(sample(&logits, &none, 0.01, 3, 0.9), 1);
     }
 }

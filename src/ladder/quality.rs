@@ -37,82 +37,43 @@ fn sha256_hex(bytes: &[u8]) -> String {
     crate::util::hash::sha256_hex(bytes)
 }
 
-/// The configured text file, or text the reference writes (cached beside the variants).
-fn eval_text(
-    l: &Ladder,
-    base: &BaseInfo,
-    model: &LlamaModel,
-    n_threads: u32,
-    rep: &Reporter,
-) -> Result<EvalText, LadderError> {
-    if let Some(p) = &l.eval.text {
-        let text = std::fs::read_to_string(p).map_err(|cause| LadderError::EvalText {
+/// The ladder's evaluation text: a text file as it is, or a ShareGPT file's conversations
+/// (prompt and reply, in file order) up to about 16 bytes a token to evaluate.
+fn eval_text(l: &Ladder) -> Result<EvalText, LadderError> {
+    let p = &l.eval.text;
+    let read = |cause| LadderError::EvalText {
+        path: p.clone(),
+        cause,
+    };
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(p)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .map_err(read)?;
+    let (text, kind) = if crate::serving::sharegpt::looks_like(&head[..n]) {
+        let budget = 16 * (l.eval.n_ctx * l.eval.n_chunks) as usize;
+        let f = crate::serving::dataset::load(p).map_err(|e| LadderError::Input {
             path: p.clone(),
-            cause,
+            why: e.to_string(),
         })?;
-        return Ok(EvalText {
-            sha256: sha256_hex(text.as_bytes()),
-            source: format!("file:{}", p.display()),
-            text,
-        });
-    }
-    let e = &l.eval;
-    // A margin over n_ctx × chunks: the text is tokenized again and may come out shorter.
-    let n_new = (e.n_ctx * e.n_chunks + e.n_ctx / 4 + 16) as usize;
-    let key =
-        sha256_hex(format!("{}\n{}\n{}\n{}", l.reference.name, e.seed, n_new, e.prompt).as_bytes());
-    let cached = l.cache_dir.join(format!(
-        "{}-{}-text-{}.txt",
-        &base.sha256[..16],
-        l.reference.name,
-        &key[..12]
-    ));
-    let source = format!(
-        "generated:{}:seed={}:tokens={n_new}",
-        l.variant_name(l.reference),
-        e.seed
-    );
-    let text = match std::fs::read_to_string(&cached) {
-        Ok(t) => {
-            rep.line(&format!("[text] cached {}", cached.display()));
-            t
+        let mut text = String::new();
+        for c in &f.prompts {
+            if text.len() >= budget {
+                break;
+            }
+            text.push_str(&c.text);
+            text.push_str("\n\n");
+            text.push_str(c.reply.as_deref().unwrap_or_default());
+            text.push_str("\n\n");
         }
-        Err(_) => {
-            let start = Instant::now();
-            let t =
-                eval::generate_text(model, &e.prompt, n_new, e.seed, n_threads, &mut |d, n| {
-                    rep.status(&format!(
-                        "[text] generating with {}: {d}/{n} tokens",
-                        l.variant_name(l.reference)
-                    ));
-                })?;
-            write_text(&cached, &t)?;
-            rep.line(&format!(
-                "[text] {} generated {n_new} tokens (seed {}, {:.1} s) → {}",
-                l.variant_name(l.reference),
-                e.seed,
-                start.elapsed().as_secs_f64(),
-                cached.display()
-            ));
-            t
-        }
+        (text, "sharegpt")
+    } else {
+        (std::fs::read_to_string(p).map_err(read)?, "file")
     };
     Ok(EvalText {
         sha256: sha256_hex(text.as_bytes()),
-        source,
+        source: format!("{kind}:{}", p.display()),
         text,
     })
-}
-
-/// Writes the generated text under a temporary name, then renames it.
-fn write_text(path: &Path, text: &str) -> Result<(), LadderError> {
-    let tmp = path.with_extension("txt.tmp");
-    std::fs::write(&tmp, text)
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|cause| LadderError::Write {
-            path: path.to_path_buf(),
-            cause,
-        })
 }
 
 /// The reference pass of one ladder: what every variant is compared with.
@@ -181,7 +142,6 @@ pub fn store_bytes(l: &Ladder, n_vocab: usize) -> Option<u64> {
 /// evaluation text, computed when not stored yet.
 pub fn reference(
     l: &Ladder,
-    base: &BaseInfo,
     ref_path: &Path,
     load: &LoadParams,
     n_threads: u32,
@@ -197,7 +157,7 @@ pub fn reference(
             ref_tokens_per_token: None,
             own: Extras::default(),
         },
-        None => stored_reference(l, base, ref_path, load, n_threads, rep)?,
+        None => stored_reference(l, ref_path, load, n_threads, rep)?,
     };
     if r.text_sha256.is_empty() {
         let t: Vec<u8> = r
@@ -264,15 +224,14 @@ fn open_logits(l: &Ladder, p: &Path) -> Result<BaseFile, LadderError> {
 /// their key exists, else computed and stored (refused when the disk cannot hold them).
 fn stored_reference(
     l: &Ladder,
-    base: &BaseInfo,
     ref_path: &Path,
     load: &LoadParams,
     n_threads: u32,
     rep: &Reporter,
 ) -> Result<Reference, LadderError> {
     let ref_name = l.variant_name(l.reference);
+    let text = eval_text(l)?;
     let ref_model = LlamaModel::load(ref_path, load)?;
-    let text = eval_text(l, base, &ref_model, n_threads, rep)?;
     let all = ref_model.tokenize(&text.text, true, false)?;
     let (n_ctx, n_chunks) = (l.eval.n_ctx as usize, l.eval.n_chunks as usize);
     let tokens = eval::whole_chunks(&all, n_ctx, n_chunks);

@@ -59,6 +59,9 @@ pub struct Row {
     /// them is faster is not established (paired by round within one run with rounds,
     /// `stats::resolve`; intervals overlap otherwise).
     pub ties: Vec<String>,
+    /// Also on the Pareto front of KLD against `prefill` (pp t/s) and against `size` (the
+    /// smaller the better), as the decode front is judged.
+    pub fronts: Vec<&'static str>,
     /// The decode test's round medians, in round order (empty for one round).
     #[serde(skip)]
     pub tg_rounds: Vec<f64>,
@@ -124,9 +127,11 @@ pub fn rows_resolved(
     for idx in groups(run, &out) {
         let mut group: Vec<Row> = idx.iter().map(|&i| out[i].clone()).collect();
         let r = mark_pareto_by(&mut group, design, budget, floor);
+        mark_fronts(&mut group, floor);
         for (g, &i) in group.into_iter().zip(&idx) {
             out[i].pareto = g.pareto;
             out[i].ties = g.ties;
+            out[i].fronts = g.fronts;
         }
         resolved.push((idx, r));
     }
@@ -173,6 +178,7 @@ fn row(m: &ModelRecord, tests: &[TestRecord]) -> Row {
         synthetic: prov.is_some_and(|p| p.synthetic),
         pareto: false,
         ties: Vec::new(),
+        fronts: Vec::new(),
         tg_rounds: tg
             .map(|t| t.round_medians())
             .filter(|r| r.len() >= 2)
@@ -235,6 +241,43 @@ pub fn mark_pareto_by(
     r
 }
 
+/// Marks the fronts of KLD against prefill speed and against size, with the decode front's
+/// machinery (`stats::resolve`): a size is a speed of 1/size, known exactly.
+pub fn mark_fronts(rows: &mut [Row], floor: &NoiseFloor) {
+    type Axis = fn(&Row) -> Option<Figure>;
+    let axes: [(&'static str, Axis); 2] = [
+        ("prefill", |r| r.pp_ts.map(Figure::point)),
+        ("size", |r| {
+            r.size_gib
+                .filter(|&s| s > 0.0)
+                .map(|s| Figure::point(1.0 / s))
+        }),
+    ];
+    for row in rows.iter_mut() {
+        row.fronts.clear();
+    }
+    for (name, figure) in axes {
+        let idx: Vec<usize> = (0..rows.len())
+            .filter(|&i| figure(&rows[i]).is_some())
+            .collect();
+        let choices: Vec<Choice> = (idx.iter())
+            .map(|&i| Choice {
+                speed: figure(&rows[i]).expect("filtered"),
+                rounds: Vec::new(),
+                error: rows[i]
+                    .kld_mean
+                    .map(|k| Figure::around(k, 1.96 * rows[i].kld_uncertainty.unwrap_or(0.0))),
+            })
+            .collect();
+        let r = resolve(&choices, DEFAULT_KLD_BUDGET, None, 0.05, floor);
+        for (k, &i) in idx.iter().enumerate() {
+            if r.front[k] {
+                rows[i].fronts.push(name);
+            }
+        }
+    }
+}
+
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map(f).unwrap_or_else(|| "-".into())
 }
@@ -295,15 +338,29 @@ pub fn markdown(rows: &[Row]) -> String {
             }),
             opt(r.ppl_ratio, |x| format!("{x:.4}")),
             opt(r.same_top_p, |x| format!("{:.2} %", 100.0 * x)),
-            match (r.pareto, r.ties.is_empty()) {
-                (false, _) => String::new(),
-                (true, true) => "*".into(),
-                (true, false) => format!("* (speed ties {})", r.ties.join(", ")),
-            },
+            pareto_cell(r),
         ]);
     }
     // The type and model columns are text; the figures align right.
     crate::util::table::aligned(&table, &|c| c < 2)
+}
+
+/// `*` on the decode front (with its speed ties), then the other fronts the row is on;
+/// `dominated` on none.
+fn pareto_cell(r: &Row) -> String {
+    let mut cell = match (r.pareto, r.ties.is_empty()) {
+        (false, _) => String::new(),
+        (true, true) => "*".into(),
+        (true, false) => format!("* (speed ties {})", r.ties.join(", ")),
+    };
+    if !r.fronts.is_empty() {
+        let sep = if cell.is_empty() { "" } else { "; " };
+        cell = format!("{cell}{sep}{}", r.fronts.join(", "));
+    }
+    match (cell.is_empty(), r.kld_mean) {
+        (true, Some(_)) => "dominated".into(),
+        _ => cell,
+    }
 }
 
 /// The rows as a JSON array.
@@ -338,6 +395,7 @@ mod tests {
             pareto: false,
             tg_ci: None,
             ties: Vec::new(),
+            fronts: Vec::new(),
             tg_rounds: Vec::new(),
         }
     }
@@ -415,6 +473,30 @@ mod tests {
             .map(|r| r.model.as_str())
             .collect();
         assert_eq!(front, ["F16", "Q8_0", "Q4_0"]);
+    }
+
+    #[test]
+    fn the_fronts_of_kld_against_prefill_and_size_are_marked_and_dominated_rows_say_so() {
+        let row = |name: &str, size: f64, pp: f64, kld: f64| Row {
+            size_gib: Some(size),
+            pp_ts: Some(pp),
+            ..r(name, None, Some(kld))
+        };
+        let mut rows = vec![
+            row("F16", 0.3, 100.0, 0.0),
+            row("Q8_0", 0.15, 200.0, 0.01),
+            row("Q4_0", 0.05, 120.0, 0.05),
+            row("Q4_1", 0.1, 60.0, 0.06),
+        ];
+        mark_fronts(&mut rows, &NoiseFloor::assumed());
+        let fronts: Vec<&[&str]> = rows.iter().map(|r| r.fronts.as_slice()).collect();
+        let both: &[&str] = &["prefill", "size"];
+        assert_eq!(fronts, [both, both, &["size"], &[]]);
+        let md = markdown(&rows);
+        assert!(
+            md.contains(" prefill, size |") && md.contains(" dominated |"),
+            "{md}"
+        );
     }
 
     #[test]

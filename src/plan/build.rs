@@ -243,8 +243,8 @@ fn quality_test(
     };
     let e = &l.eval;
     let spec = format!(
-        "quality\nreference {}\nctx {} chunks {}\ntext {:?} prompt {:?} seed {}",
-        l.reference.name, e.n_ctx, e.n_chunks, e.text, e.prompt, e.seed
+        "quality\nreference {}\nctx {} chunks {}\ntext {:?} logits {:?}",
+        l.reference.name, e.n_ctx, e.n_chunks, e.text, l.reference_logits
     );
     PlannedTest {
         model: mi,

@@ -274,7 +274,7 @@ pub struct Quality {
     pub n_ctx: u32,
     #[serde(default)]
     pub n_chunks: u32,
-    /// `file:<path>` or `generated:<reference model>:seed=<seed>`.
+    /// `file:<path>`, `sharegpt:<path>` or `kl-divergence-base:<path>`.
     #[serde(default)]
     pub text_source: String,
     #[serde(default)]

@@ -19,7 +19,6 @@ use tpsbench::gguf::presets::PRESETS;
 use tpsbench::gguf::reader::read_header;
 use tpsbench::ladder::Reporter;
 use tpsbench::ladder::base_file::BaseFile;
-use tpsbench::ladder::cache::inspect_base;
 use tpsbench::ladder::eval::{reference_pass, stored_pass, variant_pass, whole_chunks};
 use tpsbench::ladder::quality;
 

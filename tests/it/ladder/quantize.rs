@@ -173,10 +173,9 @@ fn a_quality_pass_on_a_file_with_a_broken_header_fails_with_the_validators_one_l
     let src = std::fs::read_to_string(&cfg).unwrap();
     let config = tpsbench::config::parse(&cfg, &src, 1).unwrap();
     let l = &config.ladders[0];
-    let info = inspect_base(&base).unwrap();
     let load = quality::load_params(l);
     let rep = Reporter::new(true);
-    let Err(e) = quality::reference(l, &info, &broken, &load, 1, &rep) else {
+    let Err(e) = quality::reference(l, &broken, &load, 1, &rep) else {
         panic!("the reference pass loaded a broken file");
     };
     let e = e.to_string();
