@@ -50,8 +50,8 @@ use tpsbench::engine::measure::PreparedTest;
 use tpsbench::engine::{Engine, LoadParams};
 use tpsbench::plan::PlannedTest;
 use tpsbench::record::{RunRecord, SCHEMA_VERSION, Status};
-use tpsbench::runner::session::{self, Up};
 use tpsbench::runner::Scope;
+use tpsbench::runner::session::{self, Up};
 use tpsbench::{config, record::results, runner, util::system};
 
 fn env_or<T: std::str::FromStr>(key: &str, default: T) -> T {

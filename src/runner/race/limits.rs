@@ -70,17 +70,9 @@ pub(super) fn apply(
         keep.retain(|c| {
             let path = header_path(opts, prep, c);
             let name = &prep.plan.models[c.model].name;
+            let at = memory::Context::one(ctx_needed);
             let why = (!unbuilt(opts, prep, c))
-                .then(|| {
-                    limits.excludes(
-                        &mut shapes,
-                        &path,
-                        name,
-                        c,
-                        memory::Context::one(ctx_needed),
-                        None,
-                    )
-                })
+                .then(|| limits.excludes(&mut shapes, &path, name, c, at, None))
                 .flatten();
             match why {
                 Some(why) => {
