@@ -50,8 +50,8 @@ use tpsbench::engine::measure::PreparedTest;
 use tpsbench::engine::{Engine, LoadParams};
 use tpsbench::plan::PlannedTest;
 use tpsbench::record::{RunRecord, SCHEMA_VERSION, Status};
+use tpsbench::runner::Scope;
 use tpsbench::runner::session::{self, Up};
-use tpsbench::runner::{RunOptions, Scope};
 use tpsbench::{config, record::results, runner, util::system};
 
 fn env_or<T: std::str::FromStr>(key: &str, default: T) -> T {
@@ -148,11 +148,12 @@ fn answer_pass(
          (at most {seconds:.0} s; TPSBENCH_ANSWER_SECONDS=0 skips it)"
     );
     session::wait_for_quiet(env_or("TPSBENCH_QUIET_WAIT", 120));
-    let opts = RunOptions {
+    let request = session::Request {
         filters: filters(),
-        quiet: false,
-        ..up.options(cfg.clone(), Some(results_dir.to_path_buf()))
+        results_dir: Some(results_dir.to_path_buf()),
+        ..Default::default()
     };
+    let opts = up.options(cfg.clone(), &request);
     let mut progress = tpsbench::output::progress::StderrProgress::new(false);
     match runner::run(&up.engine, up.info.clone(), &opts, &mut progress) {
         Ok(out) => {
@@ -239,10 +240,8 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let mut opts = RunOptions {
-        filters: filters(),
-        ..up.options(cfg.clone(), None)
-    };
+    let mut opts = up.options(cfg.clone(), &start);
+    opts.quiet = true;
     let info = runner::describe_plan(up.info.clone(), &prep.plan, &opts);
     // The same plan as `tpsbench run`: criterion measures its llama-bench tests here, the
     // runner the other kinds below, into the same result file.

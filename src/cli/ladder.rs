@@ -52,10 +52,8 @@ pub(super) fn ladder(a: Args) -> Result<Outcome> {
     }
     let up = session::start_up(&cfg, &request)?;
     let opts = RunOptions {
-        filters: request.filters.clone(),
         scope: Scope::Ladders,
-        quiet: request.quiet,
-        ..up.options(cfg, request.results_dir.clone())
+        ..up.options(cfg, &request)
     };
     let mut progress = StderrProgress::new(request.quiet);
     let out = runner::run(&up.engine, up.info, &opts, &mut progress)?;

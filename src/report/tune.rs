@@ -6,7 +6,7 @@
 mod bisect;
 mod drafter;
 
-use crate::config::knobs::{Knob, KnobValue};
+use crate::config::knobs::KnobValue;
 use crate::plan::serving::server_flags;
 use crate::record::tune::{Applied, Outcome, TuneRecord};
 use crate::record::{RunRecord, TestRecord};
@@ -318,12 +318,6 @@ fn cost(t: &TuneRecord) -> String {
     .replace("%%", "%")
 }
 
-/// The winner's settings as a command states them (`plan::serving::server_flags`'s choice,
-/// which the llama-bench line and the models.toml entry share).
-fn settings(w: &TestRecord) -> Vec<(&'static Knob, KnobValue)> {
-    server_flags::written(&w.params).collect()
-}
-
 /// The winner as `llama-server`, `llama-bench` and models.toml lines.
 fn commands(record: &RunRecord, t: &TuneRecord, w: &TestRecord) -> String {
     let served = served::of(w);
@@ -335,7 +329,7 @@ fn commands(record: &RunRecord, t: &TuneRecord, w: &TestRecord) -> String {
         .find(|m| m.name == w.model)
         .map_or_else(|| w.model.clone(), |m| m.path.clone());
     let mut toml = models_toml(w, &path);
-    let drafter = drafter::server_flags(record, w, quoted);
+    let drafter = drafter::server_flags(record, w);
     // A launched winner: the command its rounds' server ran, flags and all.
     let (server, not_carried) = match launched {
         Some(l) => {
@@ -413,7 +407,8 @@ fn bench_line(w: &TestRecord, path: &str) -> String {
     if p.n_depth > 0 {
         bench.push_str(&format!(" -d {}", p.n_depth));
     }
-    for (k, v) in settings(w) {
+    // The settings a launched server is told (`server_flags::written`), in llama-bench's flags.
+    for (k, v) in server_flags::written(p) {
         bench.push_str(&format!(" -{} {}", k.flag, quoted(&v.show())));
     }
     bench.push_str(" -r 5");
@@ -426,7 +421,7 @@ fn models_toml(w: &TestRecord, path: &str) -> String {
         "[[model]]\nname = {:?}\npath = {:?}\n[model.sweep]\n",
         w.model, path
     );
-    for (k, v) in settings(w) {
+    for (k, v) in server_flags::written(&w.params) {
         let value = match v {
             KnobValue::Text(x) => format!("{x:?}"),
             KnobValue::Bool(b) => b.to_string(),

@@ -214,26 +214,17 @@ fn check_auto_rounds(r: &Request, cfg: &Config) -> Result<(), RunnerError> {
 pub struct Started {
     checked: Checked,
     up: Up,
-    bandwidth: crate::machine::Ceilings,
 }
 
 /// Everything before the first test: bad input found here stops the run before it starts.
 pub fn start(checked: Checked) -> Result<Started, RunnerError> {
     let mut up = start_up(&checked.config, &checked.request)?;
     // A race ranks its candidates against each other: no roofline to place them against.
-    let bandwidth = match checked.is_race() {
-        true => Default::default(),
-        false => crate::record::machine::roofline_bandwidth(
-            &mut up.info,
-            all_offloaded(&checked.config),
-            false,
-        ),
-    };
-    Ok(Started {
-        checked,
-        up,
-        bandwidth,
-    })
+    if !checked.is_race() {
+        let all = all_offloaded(&checked.config);
+        up.bandwidth = crate::record::machine::roofline_bandwidth(&mut up.info, all, false);
+    }
+    Ok(Started { checked, up })
 }
 
 /// A command's measurement, started: llama.cpp, the run's facts, and the flag Ctrl-C sets.
@@ -241,15 +232,21 @@ pub struct Up {
     pub engine: LlamaEngine,
     pub info: RunInfo,
     pub stop: Arc<AtomicBool>,
+    /// Bandwidths for decode rooflines, where `run` probed them.
+    pub bandwidth: crate::machine::Ceilings,
 }
 
 impl Up {
-    /// Options that run `config` into `results_dir` with this start's command and Ctrl-C.
-    pub fn options(&self, config: Config, results_dir: Option<PathBuf>) -> RunOptions {
+    /// Options that run `config` as `r` asks (filters, file, quiet) with this start's
+    /// command, ceilings and Ctrl-C.
+    pub fn options(&self, config: Config, r: &Request) -> RunOptions {
         RunOptions {
+            filters: r.filters.clone(),
             command: self.info.command.clone(),
             stop: Some(self.stop.clone()),
-            ..RunOptions::new(config, results_dir)
+            bandwidth: self.bandwidth.clone(),
+            quiet: r.quiet,
+            ..RunOptions::new(config, r.results_dir.clone())
         }
     }
 }
@@ -281,7 +278,12 @@ pub fn start_up(cfg: &Config, r: &Request) -> Result<Up, RunnerError> {
         eprintln!("{w}");
     }
     let stop = install_interrupt();
-    Ok(Up { engine, info, stop })
+    Ok(Up {
+        engine,
+        info,
+        stop,
+        bandwidth: Default::default(),
+    })
 }
 
 /// Waits at most `max_s` seconds (checking every 5) for the machine to stop being busy by
@@ -418,14 +420,11 @@ fn sweep_here(s: Started) -> Result<Swept, RunnerError> {
     let race = s.checked.is_race();
     let Checked { request, config } = s.checked;
     let opts = RunOptions {
-        filters: request.filters.clone(),
         shard: request.shard,
         resume: request.resume.clone(),
         only_model: request.only_model.clone(),
-        bandwidth: s.bandwidth,
         power: true,
-        quiet: request.quiet,
-        ..s.up.options(config, request.results_dir.clone())
+        ..s.up.options(config, &request)
     };
     let mut progress = StderrProgress::new(request.quiet);
     let (engine, info) = (&s.up.engine, s.up.info);

@@ -5,6 +5,7 @@
 use crate::config::speculative::needs_draft;
 use crate::record::speculative::Speculative;
 use crate::record::{RunRecord, TestRecord};
+use crate::runner::session::shell_quote as quoted;
 
 /// The winner's drafter setting, when it has one (not a plain candidate's `none`).
 fn drafted(w: &TestRecord) -> Option<&Speculative> {
@@ -24,12 +25,8 @@ fn draft_path(record: &RunRecord, s: &Speculative) -> Option<String> {
 }
 
 /// llama-server's flags for the winner's drafter, and a line on what they do not carry;
-/// None for a winner without a drafter. `quoted` quotes a value for the shell.
-pub(super) fn server_flags(
-    record: &RunRecord,
-    w: &TestRecord,
-    quoted: fn(&str) -> String,
-) -> Option<(String, Option<String>)> {
+/// None for a winner without a drafter.
+pub(super) fn server_flags(record: &RunRecord, w: &TestRecord) -> Option<(String, Option<String>)> {
     let s = drafted(w)?;
     let mut f = format!(" --spec-type {}", s.drafter);
     let mut note = None;

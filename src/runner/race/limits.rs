@@ -71,8 +71,9 @@ pub(super) fn apply(
         keep.retain(|c| {
             let path = header_path(opts, prep, c);
             let name = &prep.plan.models[c.model].name;
+            let at = memory::Context::one(ctx_needed);
             let why = (!unbuilt(opts, prep, c))
-                .then(|| limits.excludes(&mut shapes, &path, name, c, ctx_needed))
+                .then(|| limits.excludes(&mut shapes, &path, name, c, at, None))
                 .flatten();
             match why {
                 Some(why) => {
@@ -140,11 +141,7 @@ pub(super) fn expanded(
     let limits = memory::limits(t, devices)
         .map_err(|m| RunnerError::Refused(format!("{}: {m}", opts.config.file.display())))?;
     let per_seq = t.limits.min_ctx.unwrap_or(0).max(t.objective.n_ctx());
-    let one = memory::Context {
-        per_seq,
-        seqs: 1,
-        unified: false,
-    };
+    let one = memory::Context::one(per_seq);
     let unified = opts.config.serving.as_ref().is_some_and(|s| s.kv_unified);
     let mut shapes = memory::Shapes::default();
     let mut keep = Vec::new();
@@ -183,7 +180,7 @@ pub(super) fn expanded(
                     });
                 let path = header_path(opts, prep, &c);
                 let name = &prep.plan.models[c.model].name;
-                limits.excludes_with(&mut shapes, &path, name, &c, at, draft.as_ref())
+                limits.excludes(&mut shapes, &path, name, &c, at, draft.as_ref())
             })
             .flatten();
         match why {

@@ -173,29 +173,12 @@ impl Limits {
             .collect()
     }
 
-    /// Why candidate `c` of model `name` (file `path`) cannot fit at context `ctx`: the
-    /// first device, host first, its estimate exceeds. None: it fits, or is not computable
-    /// (the file or its shape unknown, a placement not estimated: the candidate stays).
+    /// Why candidate `c` of model `name` (file `path`) cannot fit at context `at` (a serving
+    /// candidate's slots each hold a request's context), with `draft`'s model loaded beside
+    /// the target (a drafted candidate holds both, at the same context): the first device,
+    /// host first, its estimate exceeds. None: it fits, or is not computable (the file or
+    /// its shape unknown, a placement not estimated: the candidate stays).
     pub(super) fn excludes(
-        &self,
-        shapes: &mut Shapes,
-        path: &Path,
-        name: &str,
-        c: &PlannedTest,
-        ctx: u32,
-    ) -> Option<String> {
-        let at = Context {
-            per_seq: ctx,
-            seqs: 1,
-            unified: false,
-        };
-        self.excludes_with(shapes, path, name, c, at, None)
-    }
-
-    /// As `excludes`, at context `at` (a serving candidate's slots each hold a request's
-    /// context), and with `draft`'s model loaded beside the target: a drafted candidate
-    /// holds both, at the same context.
-    pub(super) fn excludes_with(
         &self,
         shapes: &mut Shapes,
         path: &Path,
@@ -309,6 +292,17 @@ pub(super) struct Context {
     pub per_seq: u32,
     pub seqs: u32,
     pub unified: bool,
+}
+
+impl Context {
+    /// One sequence of `per_seq` tokens.
+    pub(super) fn one(per_seq: u32) -> Context {
+        Context {
+            per_seq,
+            seqs: 1,
+            unified: false,
+        }
+    }
 }
 
 /// A draft model a drafted candidate loads beside its target.

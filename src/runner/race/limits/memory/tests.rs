@@ -30,11 +30,7 @@ fn candidate(ngl: i32) -> PlannedTest {
 }
 
 fn at64() -> Context {
-    Context {
-        per_seq: 64,
-        seqs: 1,
-        unified: false,
-    }
+    Context::one(64)
 }
 
 /// The device limit at `bytes`, no host limit.
@@ -69,9 +65,12 @@ fn a_draft_on_the_device_counts_beside_its_target_and_one_left_on_the_cpu_does_n
             label: "d",
             n_gpu_layers,
         };
-        limits.excludes_with(shapes, &path, "t", c, at64(), Some(&draft))
+        limits.excludes(shapes, &path, "t", c, at64(), Some(&draft))
     };
-    assert_eq!(limits.excludes(&mut shapes, &path, "t", &c, 64), None);
+    assert_eq!(
+        limits.excludes(&mut shapes, &path, "t", &c, at64(), None),
+        None
+    );
     // Every layer of the draft on the device too: twice the target's share.
     let why = with(&limits, &mut shapes, &c, -1)
         .expect("target and draft exceed what the target alone fills");
