@@ -1,17 +1,9 @@
 //! What can go wrong at the kinds layer's boundary (`kinds`, `ladder`, `serving`): a prompt
-//! file that cannot be read or parsed (`Dataset`), a ladder's or a synthetic model's files
-//! (`Ladder`), the engine or a result file failing below, a served model whose endpoint or
-//! server is not usable, and the measurement's own refusals. So a caller (the runner, the
-//! command line) tells a bad prompt file from a server that does not answer by the
-//! variant, not by the text.
-//!
-//! Its own file, below every file of `kinds`; `ladder` and `serving` have their own errors
-//! (they do not import `kinds`), wrapped here. Every variant displays exactly the one line
-//! users have always read (docs/bad-input.md, tests/it/bad_input), and result files store
-//! that line as a test's error. `main` prints an error with its chain of sources (`{e:#}`)
-//! and the errors below already write their cause into their line: so no variant here names
-//! a source (wrapped errors and causes are plain fields, `From` is written out), and the
-//! line is printed once.
+//! file, a ladder's or a synthetic model's files, the engine or a result file below, a
+//! served model's endpoint or server, and the measurement's own refusals; so a caller tells
+//! them apart by the variant, not by the text. Every variant displays the one line users
+//! read (docs/bad-input.md) and result files store. `main` prints the chain (`{e:#}`), so no
+//! variant names a source: wrapped errors are plain fields and `From` is written out.
 
 use crate::engine::EngineError;
 use crate::engine::endpoint::{ClientError, EndpointError};

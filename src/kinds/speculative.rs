@@ -6,6 +6,7 @@
 
 use crate::engine::Model;
 use crate::engine::speculative::{DrafterParams, Generation, SpecSession};
+use crate::kinds::error::KindError;
 use crate::output::progress::Progress;
 use crate::plan::speculative::SpecTest;
 use crate::record::TestRecord;
@@ -22,12 +23,15 @@ struct Job {
     n_gen: u32,
 }
 
+fn refused(line: String) -> KindError {
+    KindError::Refused(line)
+}
+
 /// The prompts of a test: ShareGPT sampled as vLLM samples it, a prompt file in order.
-fn jobs(m: &dyn Model, pf: &PromptFile, s: &SpecTest) -> Result<Vec<Job>, String> {
-    let sm = m
-        .serving()
-        .ok_or("this engine has no tokenizer for the prompts")?;
-    let tokenize = |t: &str| sm.tokenize(t, true, false).map_err(|e| e.to_string());
+fn jobs(m: &dyn Model, pf: &PromptFile, s: &SpecTest) -> Result<Vec<Job>, KindError> {
+    let sm = (m.serving())
+        .ok_or_else(|| refused("this engine has no tokenizer for the prompts".into()))?;
+    let tokenize = |t: &str| sm.tokenize(t, true, false);
     let jobs: Vec<Job> = if pf.sharegpt {
         crate::serving::dataset::sample(
             &pf.prompts,
@@ -56,7 +60,7 @@ fn jobs(m: &dyn Model, pf: &PromptFile, s: &SpecTest) -> Result<Vec<Job>, String
         v
     };
     if jobs.is_empty() {
-        return Err(format!(
+        return Err(refused(format!(
             "{}: no prompt of at least 2 tokens{}",
             pf.name,
             if pf.sharegpt {
@@ -64,7 +68,7 @@ fn jobs(m: &dyn Model, pf: &PromptFile, s: &SpecTest) -> Result<Vec<Job>, String
             } else {
                 ""
             }
-        ));
+        )));
     }
     Ok(jobs)
 }
@@ -83,7 +87,7 @@ pub fn run(
     match measure(m, prompts, s, (draft, random), target, rec, progress) {
         Ok(line) => line,
         Err(e) => {
-            rec.fail(e);
+            rec.fail(e.to_string());
             format!("failed: {}", rec.error.as_deref().unwrap_or_default())
         }
     }
@@ -133,14 +137,15 @@ fn measure(
     target: Target,
     rec: &mut TestRecord,
     progress: &mut dyn Progress,
-) -> Result<String, String> {
-    let pf =
-        prompts.ok_or("speculative tests need the [speculative] dataset, which was not read")?;
+) -> Result<String, KindError> {
+    let pf = prompts.ok_or_else(|| {
+        refused("speculative tests need the [speculative] dataset, which was not read".into())
+    })?;
     if s.n_max + 1 > rec.params.n_batch {
-        return Err(format!(
+        return Err(refused(format!(
             "K = {} is beyond the batch: a step verifies K + 1 tokens and n_batch is {}",
             s.n_max, rec.params.n_batch
-        ));
+        )));
     }
     let jobs = jobs(m, pf, s)?;
     let longest = (jobs
@@ -150,10 +155,10 @@ fn measure(
     .unwrap_or(0);
     let n_ctx_train = u64::from(m.info().n_ctx_train);
     if n_ctx_train > 0 && longest > n_ctx_train {
-        return Err(format!(
+        return Err(refused(format!(
             "a prompt and its generation take {longest} tokens, beyond the model's trained \
              context of {n_ctx_train}"
-        ));
+        )));
     }
     let n_ctx = (longest + u64::from(s.n_max) + 8) as u32;
     let params = DrafterParams {
@@ -167,8 +172,8 @@ fn measure(
         ngram_m: 0,
         ngram_min_hits: 0,
     };
-    let mut session =
-        (m.speculative(&rec.params, &params, n_ctx)).map_err(|e| format!("{}: {e}", s.drafter))?;
+    let mut session = (m.speculative(&rec.params, &params, n_ctx))
+        .map_err(|e| refused(format!("{}: {e}", s.drafter)))?;
     // draft-mtp's weights are the target's MTP layers: llama.cpp counts them in the target
     // model, and the drafter holds only its context.
     let mtp = if s.drafter == "draft-mtp" {
@@ -250,7 +255,7 @@ fn run_rounds(
     jobs: &[Job],
     id: &str,
     progress: &mut dyn Progress,
-) -> Result<Gathered, String> {
+) -> Result<Gathered, KindError> {
     // A plain candidate of a tune decodes one way only.
     let sides: &[bool] = if s.is_plain() {
         &[false]
@@ -258,7 +263,7 @@ fn run_rounds(
         &[false, true]
     };
     for &spec in sides {
-        (session.generate(&jobs[0].tokens, jobs[0].n_gen, spec)).map_err(|e| e.to_string())?;
+        session.generate(&jobs[0].tokens, jobs[0].n_gen, spec)?;
     }
     let mut g = Gathered {
         by_position: vec![Position::default(); s.n_max as usize],
@@ -282,7 +287,7 @@ fn run_rounds(
                 [true, false]
             };
             for spec in order.into_iter().filter(|&x| sides.contains(&x)) {
-                let x = (session.generate(&j.tokens, j.n_gen, spec)).map_err(|e| e.to_string())?;
+                let x = session.generate(&j.tokens, j.n_gen, spec)?;
                 out[spec as usize] = Some(x);
             }
             let [Some(plain), sp] = out else {

@@ -65,6 +65,21 @@ pub(crate) fn vocab_of(path: &Path) -> Option<Vocab> {
     })
 }
 
+impl Vocab {
+    /// Synthetic prompts of this vocabulary, seeded.
+    pub(crate) fn tokens(self, seed: u64) -> TokenSource {
+        let info = ModelInfo {
+            description: String::new(),
+            size: 0,
+            n_params: 0,
+            n_vocab: self.n_vocab,
+            bos: self.bos,
+            n_ctx_train: 0,
+        };
+        TokenSource::new(seed, &info)
+    }
+}
+
 pub(crate) struct HttpRun<'a> {
     pub client: &'a Client,
     pub server: &'a ServerInfo,
@@ -95,19 +110,8 @@ struct Source {
 
 impl Source {
     fn new(seed: u64, vocab: Option<Vocab>) -> Source {
-        let tokens = vocab.map(|v| {
-            let info = ModelInfo {
-                description: String::new(),
-                size: 0,
-                n_params: 0,
-                n_vocab: v.n_vocab,
-                bos: v.bos,
-                n_ctx_train: 0,
-            };
-            TokenSource::new(seed, &info)
-        });
         Source {
-            tokens,
+            tokens: vocab.map(|v| v.tokens(seed)),
             rng: crate::util::rng::SplitMix64(seed),
         }
     }

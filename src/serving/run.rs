@@ -6,6 +6,7 @@ use super::bench::{self, Request, TogetherRun};
 use super::dataset::PromptFile;
 use super::driver::{self, Gathered, Measured, Rep, Tally, Transport};
 use super::error::ServingError;
+use super::http::Vocab;
 use super::metrics::{self, Trace};
 use super::sampling::Sampler;
 use crate::config::serving::{Mode, ServingConfig};
@@ -27,8 +28,7 @@ pub(crate) struct Workload {
     requests: Vec<Request>,
     /// Boxed: a group's context is held in an enum beside a served group's.
     dataset: Option<Box<DatasetInfo>>,
-    n_vocab: i32,
-    bos: Option<i32>,
+    vocab: Vocab,
 }
 
 pub(crate) struct GroupRun<'a> {
@@ -83,8 +83,10 @@ impl GroupRun<'_> {
         let work = Workload {
             requests,
             dataset: dataset.map(Box::new),
-            n_vocab: info.n_vocab,
-            bos: info.bos,
+            vocab: Vocab {
+                n_vocab: info.n_vocab,
+                bos: info.bos,
+            },
         };
         Ok((session, work))
     }
@@ -110,7 +112,7 @@ impl GroupRun<'_> {
             session,
             work,
             // Parallel tests draw fresh prompts every repetition, from one stream per test.
-            tokens: TokenSource::new(self.seed, &work.token_info()),
+            tokens: work.vocab.tokens(self.seed),
         };
         driver::measure(&mut tr, self.sc, (self.seed, self.reps), t, progress)
     }
@@ -239,20 +241,6 @@ fn together(p: &metrics::Phases, traces: Vec<Trace>, start_ns: u64, n_kv: Option
         n_out: p.n_out,
         n_kv,
         tally: Tally::default(),
-    }
-}
-
-impl Workload {
-    /// The model facts synthetic prompts are drawn with: its vocabulary and BOS.
-    fn token_info(&self) -> crate::engine::ModelInfo {
-        crate::engine::ModelInfo {
-            description: String::new(),
-            size: 0,
-            n_params: 0,
-            n_vocab: self.n_vocab,
-            bos: self.bos,
-            n_ctx_train: 0,
-        }
     }
 }
 

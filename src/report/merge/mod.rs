@@ -15,8 +15,11 @@
 //! allowed, lists what it lacks in an extra top-level `incomplete_shards` array. The merged
 //! `run` records no shard (it is the whole plan) and the inputs' common plan hash.
 
+mod error;
 mod plan;
 mod sweep;
+
+pub use error::MergeError;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -45,9 +48,9 @@ pub fn merge(
     empty: &[PathBuf],
     command: Vec<String>,
     allow_partial: bool,
-) -> Result<Merged, String> {
+) -> Result<Merged, MergeError> {
     if records.is_empty() {
-        return Err("nothing to merge: no input file".into());
+        return Err(MergeError::NoInput);
     }
     let name = |k: usize| {
         files
@@ -89,18 +92,17 @@ pub fn merge(
 
 /// Err, one line for the user, when an input was measured on other hardware than the first
 /// (`records` is not empty; `name(k)` names input k).
-fn same_hardware(records: &[RunRecord], name: &dyn Fn(usize) -> String) -> Result<(), String> {
+fn same_hardware(records: &[RunRecord], name: &dyn Fn(usize) -> String) -> Result<(), MergeError> {
     let hw = hardware(&records[0].run);
     for (k, r) in records.iter().enumerate().skip(1) {
         let other = hardware(&r.run);
         if other != hw {
-            return Err(format!(
-                "{} was measured on other hardware ({other}) than {} ({hw}): merge joins shards \
-                 of one sweep on one kind of machine; pass both files to `tpsbench leaderboard` \
-                 to compare machines",
-                name(k),
-                name(0)
-            ));
+            return Err(MergeError::OtherHardware {
+                file: name(k),
+                other,
+                first: name(0),
+                hw,
+            });
         }
     }
     Ok(())
@@ -206,7 +208,7 @@ pub fn merge_files(
     inputs: &[PathBuf],
     command: Vec<String>,
     allow_partial: bool,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, MergeError> {
     let (empty, kept): (Vec<PathBuf>, Vec<PathBuf>) = inputs
         .iter()
         .cloned()
@@ -214,18 +216,21 @@ pub fn merge_files(
     let records = kept
         .iter()
         .map(|p| crate::record::verify::read(p))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(MergeError::Record)?;
     let m = merge(records, &kept, &empty, command, allow_partial)?;
-    let mut doc = serde_json::to_value(&m.record).map_err(|e| e.to_string())?;
+    let mut doc = serde_json::to_value(&m.record).expect("a record always serializes");
     doc["merged_from"] = Value::Array(m.sources);
     if !m.incomplete.is_empty() {
         doc["incomplete_shards"] = json!(m.incomplete);
     }
-    let mut bytes = serde_json::to_vec_pretty(&doc).map_err(|e| e.to_string())?;
+    let mut bytes = serde_json::to_vec_pretty(&doc).expect("a value always serializes");
     bytes.push(b'\n');
     if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|cause| MergeError::Create {
+            path: dir.to_path_buf(),
+            cause,
+        })?;
     }
     let tmp = output.with_extension("json.tmp");
     let write = || -> std::io::Result<()> {
@@ -234,7 +239,10 @@ pub fn merge_files(
         f.sync_all()?;
         std::fs::rename(&tmp, output)
     };
-    write().map_err(|e| format!("cannot write {}: {e}", output.display()))?;
+    write().map_err(|cause| MergeError::Write {
+        path: output.to_path_buf(),
+        cause,
+    })?;
     Ok(m.warnings)
 }
 

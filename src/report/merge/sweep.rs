@@ -8,6 +8,7 @@
 //! record neither (older tpsbench, or a run without `--shard`) are merged as before, with a
 //! note that nothing was checked for them.
 
+use super::MergeError;
 use crate::record::{RunRecord, ShardInfo};
 
 /// What the check found that still lets the merge go ahead.
@@ -29,7 +30,7 @@ pub fn check(
     name: &dyn Fn(usize) -> String,
     empty: &[String],
     allow_partial: bool,
-) -> Result<Sweep, String> {
+) -> Result<Sweep, MergeError> {
     let mut sweep = Sweep {
         plan_hash: plan_hash(records, name)?,
         ..Sweep::default()
@@ -49,11 +50,8 @@ pub fn check(
         " (a shard with no tests writes no file: use at most as many shards as tests)"
     };
     if !allow_partial {
-        return Err(format!(
-            "the sweep is incomplete: {}{hint}; rerun those shards, or pass --allow-partial to \
-             merge what there is",
-            problems.join(", ")
-        ));
+        let problems = problems.join(", ");
+        return Err(MergeError::Incomplete { problems, hint });
     }
     sweep.notes.push(format!(
         "warning: the sweep is incomplete: {}; merged anyway (--allow-partial), the merged file \
@@ -68,7 +66,7 @@ pub fn check(
 fn plan_hash(
     records: &[RunRecord],
     name: &dyn Fn(usize) -> String,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, MergeError> {
     let mut hashed = records
         .iter()
         .enumerate()
@@ -81,13 +79,8 @@ fn plan_hash(
         let why = super::plan::difference(&records[k0].run, &records[k].run, &a, &b)
             .map(|d| format!(": {d}"))
             .unwrap_or_default();
-        return Err(format!(
-            "{a} and {b} are not shards of one sweep (plan hash {} vs {}{why}); merge the \
-             shards of one sweep at a time, or pass both files to `tpsbench leaderboard` to \
-             see them side by side",
-            short(h0),
-            short(h)
-        ));
+        let (ha, hb) = (short(h0).to_string(), short(h).to_string());
+        return Err(MergeError::NotOneSweep { a, b, ha, hb, why });
     }
     Ok(Some(h0.to_string()))
 }
@@ -119,7 +112,7 @@ struct Shards {
 
 impl Shards {
     /// The inputs' shards; Err when they disagree on the count or one appears twice.
-    fn of(records: &[RunRecord], name: &dyn Fn(usize) -> String) -> Result<Shards, String> {
+    fn of(records: &[RunRecord], name: &dyn Fn(usize) -> String) -> Result<Shards, MergeError> {
         let files: Vec<(usize, ShardInfo)> = records
             .iter()
             .enumerate()
@@ -130,23 +123,19 @@ impl Shards {
         for &(k, s) in &files {
             if s.count != count || s.index >= count {
                 let (k0, s0) = files[0];
-                return Err(format!(
-                    "{} is shard {}/{} but {} is shard {}/{}: the shards of one sweep share one count",
-                    name(k0),
-                    s0.index,
-                    s0.count,
-                    name(k),
-                    s.index,
-                    s.count
-                ));
+                return Err(MergeError::ShardCounts {
+                    a: name(k0),
+                    a_shard: format!("{}/{}", s0.index, s0.count),
+                    b: name(k),
+                    b_shard: format!("{}/{}", s.index, s.count),
+                });
             }
             if let Some(j) = file_of[s.index] {
-                return Err(format!(
-                    "shard {}/{count} appears twice, in {} and in {}: merge one file per shard",
-                    s.index,
-                    name(j),
-                    name(k)
-                ));
+                return Err(MergeError::ShardTwice {
+                    shard: format!("{}/{count}", s.index),
+                    a: name(j),
+                    b: name(k),
+                });
             }
             file_of[s.index] = Some(k);
         }
@@ -263,7 +252,7 @@ mod tests {
     }
 
     fn run(records: &[RunRecord], allow_partial: bool) -> Result<Sweep, String> {
-        check(records, &names, &[], allow_partial)
+        check(records, &names, &[], allow_partial).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -316,7 +305,9 @@ mod tests {
     fn an_empty_input_is_named_beside_the_shard_it_leaves_missing() {
         let some = [file(Some((0, 2)), Some("h"))];
         let stopped = ["s1.json".to_string()];
-        let e = check(&some, &names, &stopped, false).unwrap_err();
+        let e = check(&some, &names, &stopped, false)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with(
                 "the sweep is incomplete: missing shard 1/2, s1.json is empty (its run stopped \
@@ -325,7 +316,9 @@ mod tests {
             "{e}"
         );
         // Older files: nothing says which shard the empty file held; still incomplete.
-        let e = check(&[file(None, None)], &names, &stopped, false).unwrap_err();
+        let e = check(&[file(None, None)], &names, &stopped, false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("s1.json is empty"), "{e}");
         let s = check(&some, &names, &stopped, true).unwrap();
         assert_eq!(s.incomplete, vec!["1/2"]);

@@ -87,7 +87,8 @@ fn other_hardware_is_refused_and_other_builds_warned() {
         false,
     )
     .err()
-    .unwrap();
+    .unwrap()
+    .to_string();
     assert!(
         e.starts_with("y.json was measured on other hardware"),
         "{e}"
@@ -151,7 +152,9 @@ fn merged_file_reads_back_as_a_result() {
     let raw: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(raw["merged_from"][0]["file"], pa.display().to_string());
     std::fs::write(&pa, "{}").unwrap();
-    let e = merge_files(&out, &[pa], vec![], false).unwrap_err();
+    let e = merge_files(&out, &[pa], vec![], false)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("a.json"), "{e}");
 }
 
@@ -184,14 +187,18 @@ fn a_merged_sweep_is_the_whole_plan_and_a_partial_one_lists_what_it_lacks() {
     results::write_atomic(&pa, &sharded(0, &[("a", "2026-01-01T10:00:01Z")])).unwrap();
     results::write_atomic(&pc, &sharded(2, &[("c", "2026-01-01T10:00:01Z")])).unwrap();
     let out = dir.path().join("merged.json");
-    let e = merge_files(&out, &[pa.clone(), pc.clone()], vec![], false).unwrap_err();
+    let e = merge_files(&out, &[pa.clone(), pc.clone()], vec![], false)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("missing shard 1/3"), "{e}");
     assert!(!out.exists(), "a refused merge writes nothing");
     // Shard 1 was stopped before its first test ended: its reserved file is empty.
     let pb = dir.path().join("b.json");
     std::fs::write(&pb, "").unwrap();
     let inputs = [pa, pb, pc];
-    let e = merge_files(&out, &inputs, vec![], false).unwrap_err();
+    let e = merge_files(&out, &inputs, vec![], false)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("missing shard 1/3") && e.contains("b.json is empty (its run stopped"),
         "{e}"
