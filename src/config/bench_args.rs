@@ -124,7 +124,11 @@ fn int_range(s: &str, negative: bool) -> Result<Vec<i64>, String> {
         let mut i = first;
         while i <= last {
             out.push(i);
-            let next = if op == "+" { i + step } else { i * step };
+            let next = if op == "+" {
+                i.saturating_add(step)
+            } else {
+                i.saturating_mul(step)
+            };
             if next <= i || out.len() > 10_000 {
                 return Err(format!("{part:?} is not a range that grows"));
             }

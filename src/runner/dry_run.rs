@@ -37,6 +37,8 @@ impl Earlier {
             .flatten()
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            // A huge file (a long sweep's) would cost the start more than it tells.
+            .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() < 16 << 20))
             .collect();
         // Result files are named by their start time: the newest last.
         files.sort();
@@ -98,10 +100,16 @@ fn size_of(config: &Config, prep: &Prepared, mi: usize) -> Option<Size> {
             (QuantType::parse(&spec.quant).ok()?, shape.n_params())
         }
     };
-    let file = size_bound(quant, n_elements);
+    // The bytes a token reads: the type's bits per weight, about (its digit and a scale).
+    let digit = quant.name.chars().nth(1).and_then(|c| c.to_digit(10));
+    let bits = match quant.name {
+        "F32" => 32.0,
+        "F16" | "BF16" => 16.0,
+        _ => digit.map_or(8.5, |d| f64::from(d) + 0.5),
+    };
     Some(Size {
-        file,
-        per_token: file as f64,
+        file: size_bound(quant, n_elements),
+        per_token: n_elements as f64 * bits / 8.0,
         n_params: n_elements as f64,
         n_layer: 0,
         to_write: Some(path),
@@ -171,11 +179,10 @@ pub fn estimate(
     let rounds = f64::from(st.rounds.max(1));
     match st.auto_rounds {
         Some(a) => {
-            let most = once + round * rounds;
-            (
-                once + 2.0 * round,
-                a.max_seconds.map_or(most, |m| most.min(once + m + round)),
-            )
+            // No round begins after max_seconds; the first always runs.
+            let most =
+                (once + round * rounds).min(a.max_seconds.map_or(f64::MAX, |m| once + m + round));
+            ((once + 2.0 * round).min(most), most)
         }
         None => (once + round * rounds, once + round * rounds),
     }

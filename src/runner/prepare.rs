@@ -100,10 +100,12 @@ fn prepare_for(
         None => None,
     };
     let facts = Facts {
-        models: models
-            .iter()
-            .map(|m| ModelFacts {
-                label: m.quantization.clone().unwrap_or_else(|| "unknown".into()),
+        models: (models.iter().zip(&config.models))
+            .map(|(m, c)| ModelFacts {
+                // A synthetic model not written yet (a dry run) is labelled by its type.
+                label: (m.quantization.clone())
+                    .or_else(|| c.synth.as_ref().map(|s| s.quant.clone()))
+                    .unwrap_or_else(|| "unknown".into()),
                 sha256: m.sha256.clone(),
             })
             .collect(),

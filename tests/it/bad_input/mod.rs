@@ -4,6 +4,7 @@
 //! docs/bad-input.md lists the same cases with what each prints.
 
 mod cases;
+mod gpu_cases;
 mod knob_cases;
 mod ladder_cases;
 mod more_cases;

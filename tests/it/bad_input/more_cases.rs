@@ -304,8 +304,8 @@ pub fn model_results_and_command_line_cases() -> Vec<Case> {
     };
     v.push(usage(
         "unknown subcommand",
-        |_| vec!["bench".into()],
-        "error: unrecognized subcommand 'bench'",
+        |_| vec!["frobnicate".into()],
+        "error: unrecognized subcommand 'frobnicate'",
     ));
     // Values clap rejects: one line, naming the option and the value.
     v.push(case(
