@@ -1,4 +1,4 @@
-//! Speculative decoding at the engine boundary (issue 45): a drafter setting, one greedy
+//! Speculative decoding at the engine boundary: a drafter setting, one greedy
 //! generation's counts and times, and the session that runs generations plain and
 //! speculative on one target context, so a test pairs the two on the same context.
 

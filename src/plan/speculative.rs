@@ -1,4 +1,4 @@
-//! Expands the `[speculative]` table into tests (issue 45): per target model, one test per
+//! Expands the `[speculative]` table into tests: per target model, one test per
 //! drafter setting (type × draft × K × draft_min × p_min × the draft's n_gpu_layers). Pure.
 
 use std::path::PathBuf;
@@ -32,7 +32,7 @@ pub struct SpecTest {
     pub rounds: u32,
     pub seed: u64,
     /// The number of the test's first round: which side goes first alternates by round
-    /// number, so a tune that runs one round at a time (issue 46) still alternates. Not in
+    /// number, so a tune that runs one round at a time still alternates. Not in
     /// the identity: it orders the work, it does not change it.
     pub first_round: u32,
 }
@@ -229,7 +229,7 @@ pub fn name(s: &SpecTest) -> String {
     format!("spec {}{draft} K{} tg{}", s.drafter, s.n_max, s.n_gen)
 }
 
-/// How a tune candidate's id names its decoding (issue 46): "spec-plain", or the drafter
+/// How a tune candidate's id names its decoding: "spec-plain", or the drafter
 /// setting as a `[speculative]` test's id names it ("spec-draft-simple-Q4_0-K4", with
 /// draft_min, p_min and the draft's n_gpu_layers when not llama.cpp's defaults).
 pub fn tune_label(s: &SpecTest) -> String {

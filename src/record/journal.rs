@@ -39,8 +39,8 @@ enum Entry {
 }
 
 /// One line of the journal as written: [`Entry`]'s lines, serialized from the record itself.
-/// Cloning the record to write its snapshot doubled a sweep's memory at each compaction
-/// (issue 47); a borrowed entry costs nothing.
+/// Cloning the record to write its snapshot doubled a sweep's memory at each compaction;
+/// a borrowed entry costs nothing.
 #[derive(Serialize)]
 #[serde(rename_all = "snake_case")]
 enum Line<'a> {

@@ -375,12 +375,12 @@ pub struct TestRecord {
     /// Serving-test figures (TTFT, inter-token latency, per-request and aggregate rates);
     /// absent for llama-bench-style tests. See docs/schema.md, "serving".
     /// Boxed: most tests have none, and inline it made every test record 2.8 KB instead of
-    /// 1.4 KB, in a sweep that holds them all in memory (issue 47).
+    /// 1.4 KB, in a sweep that holds them all in memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serving: Option<Box<serving::Serving>>,
     /// Speculative-test figures: the drafter, the speedup over plain decoding paired by
     /// round, acceptance by position. Boxed, as `serving`: most tests have none, and a long
-    /// sweep holds every record (issue 47). See docs/schema.md, "speculative".
+    /// sweep holds every record. See docs/schema.md, "speculative".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speculative: Option<Box<speculative::Speculative>>,
     /// Where llama.cpp put the layers, KV cache and compute buffers (from its load log):
@@ -594,7 +594,7 @@ mod tests {
     use crate::config::Axes;
     use crate::plan::expand_axes;
 
-    /// A sweep holds every test's record in memory (issue 47): a serving test's figures,
+    /// A sweep holds every test's record in memory: a serving test's figures,
     /// which most tests lack, stay boxed rather than widen them all.
     #[test]
     fn a_test_record_stays_small_in_memory() {

@@ -1,5 +1,5 @@
 //! What a result file must not publish: the measuring machine's directory layout and its
-//! host name (issue 35). `tpsbench publish` redacts a file with [`redact`]: every absolute
+//! host name. `tpsbench publish` redacts a file with [`redact`]: every absolute
 //! path in any string (the config file, the command line, model paths, the llama.cpp
 //! library, a server's log and command, an error message) becomes its file name, and the
 //! host name becomes a label, in `system.hostname` and wherever else it appears as a word.

@@ -87,7 +87,7 @@ pub(crate) fn to_json_bytes(run: &RunRecord) -> Vec<u8> {
 ///
 /// The JSON is streamed into the file, not built in memory first: a buffer of the whole
 /// file (and its doublings as it grew) was the largest part of a long sweep's memory at
-/// each rewrite (issue 47).
+/// each rewrite.
 pub fn write_atomic(path: &Path, run: &RunRecord) -> Result<(), RecordError> {
     let tmp = path.with_extension("json.tmp");
     let write = || -> std::io::Result<()> {
@@ -122,7 +122,7 @@ pub fn journal_path(path: &Path) -> PathBuf {
 ///
 /// A file of the current version is deserialized straight from its text: going through a
 /// `serde_json::Value` first held the whole file as a tree of values, several times its size
-/// (1.26 GB for a 132 MB file, issue 47). Only older versions, which need their tests' kinds
+/// (1.26 GB for a 132 MB file). Only older versions, which need their tests' kinds
 /// inferred, take that way.
 pub fn read(path: &Path) -> Result<RunRecord, RecordError> {
     let path_buf = || path.to_path_buf();

@@ -1,4 +1,4 @@
-//! `TestRecord.speculative`: a speculative test's figures in the result file (issue 45).
+//! `TestRecord.speculative`: a speculative test's figures in the result file.
 //! The raw part (each round's plain and speculative tokens and times, the counts per draft
 //! position) is what readers recompute the derived part from: [`Speculative::derive`].
 //! See docs/schema.md, "speculative".
@@ -156,7 +156,7 @@ impl Speculative {
     }
 
     /// Adds `next`, a later round of the same test measured on its own (a tune's race runs
-    /// one round at a time, issue 46): its rounds follow these, its counts and times add
+    /// one round at a time): its rounds follow these, its counts and times add
     /// up, its notes join the distinct ones, and the figures are derived again.
     pub fn join(&mut self, next: Speculative) {
         self.rounds.extend(next.rounds);

@@ -1,4 +1,4 @@
-//! A result file's figures checked against its own raw samples (issue 35). A file from
+//! A result file's figures checked against its own raw samples. A file from
 //! another machine is untrusted: its stored means, medians and intervals are what tables,
 //! comparisons and the page print, so a stale or edited summary would be believed. Every
 //! reader that turns a file into figures (`compare`, `merge`, the leaderboard, the ladder
@@ -19,10 +19,10 @@
 //! - `run.tune`: the race replayed from the tests' round medians (`verify/tune.rs`).
 //!
 //! An interval recomputed from the samples is the one the statistics give: a stale interval
-//! that misses its estimate (the "57.1 (57.1–182)" of issue 35) differs from it and is refused.
+//! that misses its estimate (such as "57.1 (57.1–182)") differs from it and is refused.
 //!
 //! The seeded bootstrap intervals (`stats.mean_ci`, `stats.median_ci`) cost thousands of
-//! resamples per test, 60 s for a file of 40,000 tests (issue 47), and no table, comparison
+//! resamples per test, 60 s for a file of 40,000 tests, and no table, comparison
 //! or page shows them: they travel only inside the file. So they are checked where the file
 //! is passed on ([`Scope::Complete`]: `export`, `publish`, `merge`, and [`read`] by default),
 //! each distinct sample set once, and readers that show figures ([`read_shown`]: the

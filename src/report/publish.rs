@@ -1,5 +1,5 @@
 //! `tpsbench publish FILE... [--as LABEL] [--keep-host]`: the one way a result file enters a
-//! published set (issue 35). Each file is validated as the leaderboard would have to trust
+//! published set. Each file is validated as the leaderboard would have to trust
 //! it (the schema; its figures recomputed from its samples, `record::verify`; the
 //! plausibility checks of `leaderboard --strict`), then redacted (`record::redact`: absolute
 //! paths cut to file names, the host name replaced by a label) and written under a stable

@@ -141,7 +141,7 @@ pub fn run(
     }
     let rounds = opts.config.settings.rounds.max(1) as usize;
     let total = part.len() + (rounds - 1) * part.iter().filter(|t| rounds_apply(t)).count();
-    // Only their counts were needed; the sweep holds its own lists (issue 47).
+    // Only their counts were needed; the sweep holds its own lists.
     drop((part, todo));
     let mut sweep = sweep::Sweep::new(engine, opts, &prep, record, path, (done, total))?;
     let ran = rounds::run(&mut sweep, &mine, opts, progress)?;

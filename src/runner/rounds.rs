@@ -46,7 +46,7 @@ pub(super) fn run(
             }
         }
         // Rotated at once: the unrotated list would be one more copy of the tests held
-        // through the round (issue 47).
+        // through the round.
         let due = rotated(&due_in_round(mine, round, sweep.record()), round);
         if due.is_empty() {
             continue;

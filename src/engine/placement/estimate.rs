@@ -1,5 +1,5 @@
 //! Where a test's placement settings will put the model's weights and KV cache, computed
-//! from the GGUF's tensor table before anything is loaded (issue 46: `[tune]`'s memory limit
+//! from the GGUF's tensor table before anything is loaded (`[tune]`'s memory limit
 //! per device prunes placements before any speed is measured). The rules are those the
 //! parser of this module reads back from llama.cpp's log, applied ahead of time:
 //!

@@ -1,4 +1,4 @@
-//! A file's bisections (`run.tune.bisections`, issue 46) audited against its tests: each
+//! A file's bisections (`run.tune.bisections`) audited against its tests: each
 //! probe's outcome is its test's status, the boundary is the one the probes establish (the
 //! last that passed, with the next value's failure seen), what raced is the boundary and
 //! its neighbour, and each raced candidate skips exactly its probe round in the replay.

@@ -5,7 +5,7 @@
 use crate::config::speculative::needs_draft;
 use crate::record::speculative::Speculative;
 use crate::record::{RunRecord, TestRecord};
-use crate::runner::session::shell_quote as quoted;
+use crate::util::shell_quote as quoted;
 
 /// The winner's drafter setting, when it has one (not a plain candidate's `none`).
 fn drafted(w: &TestRecord) -> Option<&Speculative> {
