@@ -81,12 +81,14 @@ fn measure(
     if cache.current.as_ref().map(|c| c.0) != Some(li) {
         cache.current = None; // the previous ladder's spill file goes first
         let tag = format!("[quantize] {}", l.variant_name(l.reference));
-        let ref_path = crate::ladder::build_variant(base, l, l.reference, n_threads, &tag, rep)?;
+        let ref_path =
+            crate::ladder::build_variant(base, l, l.reference, None, n_threads, &tag, rep)?;
         let r = quality::reference(l, base, &ref_path, &load, n_threads, rep)?;
         cache.current = Some((li, r));
     }
     let r = &cache.current.as_ref().expect("reference made above").1;
-    if quant == l.reference {
+    let recipe = mrec.provenance.as_ref().and_then(|p| p.recipe.as_ref());
+    if quant == l.reference && recipe.is_none() {
         return Ok(r.own.clone());
     }
     let path = Path::new(&mrec.path);

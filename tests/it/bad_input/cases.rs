@@ -140,6 +140,7 @@ pub fn cases() -> Vec<Case> {
     v.extend(super::untrusted_cases::untrusted_cases());
     v.extend(super::knob_cases::knob_cases());
     v.extend(super::tune_cases::tune_cases());
+    v.extend(super::recipe_cases::recipe_cases());
     v
 }
 

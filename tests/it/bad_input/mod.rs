@@ -6,6 +6,7 @@
 mod cases;
 mod knob_cases;
 mod more_cases;
+mod recipe_cases;
 mod tune_cases;
 mod untrusted_cases;
 
