@@ -25,6 +25,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::config::quant_types::{QuantType, most_precise};
+use crate::config::recipe::{self, RecipeVariant};
 use crate::config::{self, Axes, ConfigError, Ctx, RawSweep};
 
 /// The evaluation text when none is given, beside the configuration: ShareGPT's
@@ -51,6 +52,8 @@ pub struct Ladder {
     pub base: PathBuf,
     /// The variants, in the order listed.
     pub types: Vec<QuantType>,
+    /// The variants built by a recipe (`types`' tables, docs/configuration.md), in order.
+    pub recipes: Vec<RecipeVariant>,
     pub reference: QuantType,
     /// A base file llama-perplexity wrote (`--kl-divergence-base`): the reference's rows
     /// and the evaluation tokens, read instead of a reference pass.
@@ -117,7 +120,7 @@ pub(crate) fn parse(
         if l.base.get_ref().trim().is_empty() {
             return Err(ctx.err(l.base.span(), &key("base"), "the base path is empty"));
         }
-        let types = types_list(ctx, &key("types"), &l.types)?;
+        let (types, recipes) = types_list(ctx, &key("types"), &l.types, dir)?;
         let reference = match &l.reference {
             None => most_precise(&types).expect("types is non-empty"),
             Some(r) => {
@@ -140,6 +143,7 @@ pub(crate) fn parse(
             name,
             base: dir.join(l.base.get_ref()),
             types,
+            recipes,
             reference,
             reference_logits: l.reference_logits.map(|t| dir.join(t.get_ref())),
             tokenizer: l.tokenizer.map(|t| dir.join(t.get_ref())),
@@ -155,7 +159,8 @@ fn types_list(
     ctx: &Ctx,
     key: &str,
     v: &Spanned<toml::Value>,
-) -> Result<Vec<QuantType>, ConfigError> {
+    dir: &Path,
+) -> Result<(Vec<QuantType>, Vec<RecipeVariant>), ConfigError> {
     let items: Vec<&toml::Value> = match v.get_ref() {
         toml::Value::Array(a) => a.iter().collect(),
         other => vec![other],
@@ -164,21 +169,38 @@ fn types_list(
         return Err(ctx.err(v.span(), key, "the list is empty: give at least one type"));
     }
     let mut out: Vec<QuantType> = Vec::new();
+    let mut recipes: Vec<RecipeVariant> = Vec::new();
     for x in items {
+        if x.is_table() {
+            let r = recipe::parse_variant(x, dir).map_err(|m| ctx.err(v.span(), key, m))?;
+            let taken = out
+                .iter()
+                .map(|t| t.name)
+                .chain(recipes.iter().map(|r| r.name.as_str()));
+            if taken.into_iter().any(|n| n == r.name) {
+                return Err(ctx.err(v.span(), key, format!("{} is listed twice", r.name)));
+            }
+            recipes.push(r);
+            continue;
+        }
         let name = x.as_str().ok_or_else(|| {
             let msg = format!(
-                "expected a type name such as \"Q4_K_M\", got {}",
+                "expected a type name such as \"Q4_K_M\" or a recipe table, got {}",
                 x.type_str()
             );
             ctx.err(v.span(), key, msg)
         })?;
         let t = QuantType::parse(name).map_err(|m| ctx.err(v.span(), key, m))?;
-        if out.contains(&t) {
+        if out.contains(&t) || recipes.iter().any(|r| r.name == t.name) {
             return Err(ctx.err(v.span(), key, format!("{} is listed twice", t.name)));
         }
         out.push(t);
     }
-    Ok(out)
+    if out.is_empty() {
+        let msg = "give at least one type name beside the recipes: the reference is one";
+        return Err(ctx.err(v.span(), key, msg));
+    }
+    Ok((out, recipes))
 }
 
 fn eval_spec(

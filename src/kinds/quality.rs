@@ -83,13 +83,14 @@ fn measure(
         let tag = format!("[quantize] {}", l.variant_name(l.reference));
         let ref_path = match l.reference_logits {
             Some(_) => Default::default(),
-            None => crate::ladder::build_variant(base, l, l.reference, n_threads, &tag, rep)?,
+            None => crate::ladder::build_variant(base, l, l.reference, None, n_threads, &tag, rep)?,
         };
         let r = quality::reference(l, &ref_path, &load, n_threads, rep)?;
         cache.current = Some((li, r));
     }
     let r = &cache.current.as_ref().expect("reference made above").1;
-    if quant == l.reference && l.reference_logits.is_none() {
+    let recipe = mrec.provenance.as_ref().and_then(|p| p.recipe.as_ref());
+    if quant == l.reference && l.reference_logits.is_none() && recipe.is_none() {
         return Ok(r.own.clone());
     }
     let path = Path::new(&mrec.path);

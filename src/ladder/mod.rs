@@ -12,6 +12,7 @@ pub mod error;
 pub mod eval;
 pub(crate) mod kld;
 pub mod quality;
+pub mod recipe;
 pub mod synth;
 pub(crate) mod table;
 
@@ -23,7 +24,7 @@ pub use cache::synthetic_provenance;
 
 use crate::config::ladder::Ladder;
 use crate::config::quant_types::QuantType;
-use crate::engine::quantize::{QuantizeParams, quantize};
+use crate::engine::quantize::{Overrides, QuantizeParams, quantize_with};
 use crate::ladder::error::LadderError;
 use crate::util::units::format_size;
 use cache::BaseInfo;
@@ -81,16 +82,21 @@ impl Reporter {
     }
 }
 
-/// Returns the cached variant or quantizes it (to a temporary name, renamed when complete).
+/// Returns the cached variant or quantizes it (to a temporary name, renamed when complete);
+/// a recipe variant (`recipe::build`) gives its own cache path and overrides.
 pub(crate) fn build_variant(
     base: &BaseInfo,
     l: &Ladder,
     t: QuantType,
+    recipe: Option<(&std::path::Path, &Overrides)>,
     n_threads: u32,
     tag: &str,
     rep: &Reporter,
 ) -> Result<PathBuf, LadderError> {
-    let path = cache::variant_path(&l.cache_dir, &base.sha256, t);
+    let path = recipe.map_or_else(
+        || cache::variant_path(&l.cache_dir, &base.sha256, t),
+        |r| r.0.to_path_buf(),
+    );
     if crate::gguf::reader::read_header(&path).is_ok() {
         rep.line(&format!("{tag}: cached {}", path.display()));
         return Ok(path);
@@ -107,7 +113,9 @@ pub(crate) fn build_variant(
         n_threads,
     };
     let start = Instant::now();
-    let result = quantize(&base.path, &tmp, &params, &mut |done, total| {
+    let none = Overrides::default();
+    let o = recipe.map_or(&none, |r| r.1);
+    let result = quantize_with(&base.path, &tmp, &params, o, &mut |done, total| {
         rep.status(&format!("{tag}: {done}/{total} tensors"));
     });
     if let Err(cause) = result {

@@ -51,8 +51,13 @@ pub struct LadderFacts {
 pub enum ModelSource {
     /// A `[[model]]` file.
     File(PathBuf),
-    /// Ladder `ladder`'s variant of type `quant`, built into the cache on first use.
-    Variant { ladder: usize, quant: QuantType },
+    /// Ladder `ladder`'s variant of type `quant` (by its recipe `recipe`, an index in
+    /// `recipes`, when it has one), built into the cache on first use.
+    Variant {
+        ladder: usize,
+        quant: QuantType,
+        recipe: Option<usize>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -115,22 +120,33 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
     }
     for (li, l) in config.ladders.iter().enumerate() {
         let lf = facts.ladders.get(li).cloned().unwrap_or_default();
-        for &t in &l.types {
+        // A recipe variant is named, labelled and keyed by its recipe.
+        let plain = l
+            .types
+            .iter()
+            .map(|&t| (t, None, t.name.to_string(), String::new()));
+        let recipes = l
+            .recipes
+            .iter()
+            .enumerate()
+            .map(|(ri, r)| (r.quant, Some(ri), r.name.clone(), format!("{:?}", r.recipe)));
+        for (t, recipe, label, how) in plain.chain(recipes) {
             let mi = models.len();
-            let name = l.variant_name(t);
-            let key = hex(format!("{}\n{}", lf.sha256, t.name).as_bytes());
-            let mut own = bench_tests(mi, &name, t.name, &key, &l.axes, facts);
+            let name = format!("{}-{label}", l.name);
+            let key = hex(format!("{}\n{label}{how}", lf.sha256).as_bytes());
+            let mut own = bench_tests(mi, &name, &label, &key, &l.axes, facts);
             if !lf.synthetic {
-                own.push(quality_test(mi, li, &name, t, &key, config));
+                own.push(quality_test(mi, li, &name, &label, &key, config));
             }
             number_repeats(&mut own);
             tests.extend(by_load_key(own));
             models.push(PlanModel {
                 name,
-                label: t.name.to_string(),
+                label,
                 source: ModelSource::Variant {
                     ladder: li,
                     quant: t,
+                    recipe,
                 },
                 key,
             });
@@ -218,7 +234,7 @@ fn quality_test(
     mi: usize,
     li: usize,
     name: &str,
-    t: QuantType,
+    label: &str,
     key: &str,
     config: &Config,
 ) -> PlannedTest {
@@ -248,7 +264,7 @@ fn quality_test(
     );
     PlannedTest {
         model: mi,
-        id: format!("{name}/{}/quality", t.name),
+        id: format!("{name}/{label}/quality"),
         identity: hex(format!("{key}\n{spec}").as_bytes()),
         params,
         kind: TestKind::Quality,

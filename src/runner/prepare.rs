@@ -125,18 +125,32 @@ fn prepare_for(
     };
     let plan = plan::build::build(config, &facts, filters);
     for pm in &plan.models[config.models.len()..] {
-        let ModelSource::Variant { ladder, quant } = pm.source else {
+        let ModelSource::Variant {
+            ladder,
+            quant,
+            recipe,
+        } = pm.source
+        else {
             continue;
         };
         let l = &config.ladders[ladder];
         let mut rec = empty_model(&pm.name, Path::new(""));
         match &bases[ladder] {
             Ok(b) => {
-                let path = variant_path(&l.cache_dir, &b.sha256, quant);
+                let mut provenance = b.provenance(quant);
+                let path = match recipe {
+                    // A recipe that cannot be built is bad input, refused before any test.
+                    Some(ri) => {
+                        let r = crate::ladder::recipe::resolve(l, &l.recipes[ri], b)?;
+                        provenance.recipe = Some(r.record);
+                        r.path
+                    }
+                    None => variant_path(&l.cache_dir, &b.sha256, quant),
+                };
                 rec.path = path.display().to_string();
                 rec.model_filename = file_name(&path);
                 rec.quantization = Some(quant.name.to_string());
-                rec.provenance = Some(b.provenance(quant));
+                rec.provenance = Some(provenance);
             }
             Err(e) => rec.error = Some(format!("ladder {}: {e}", l.name)),
         }
@@ -296,7 +310,12 @@ pub fn ensure_variant(
     mi: usize,
     rep: &crate::ladder::Reporter,
 ) {
-    let ModelSource::Variant { ladder, quant } = prep.plan.models[mi].source else {
+    let ModelSource::Variant {
+        ladder,
+        quant,
+        recipe,
+    } = prep.plan.models[mi].source
+    else {
         return;
     };
     let rec = &mut models[mi];
@@ -309,8 +328,19 @@ pub fn ensure_variant(
     };
     let threads = l.eval.n_threads.unwrap_or_else(system::physical_cores);
     let tag = format!("[quantize] {}", rec.name);
-    match crate::ladder::build_variant(base, l, quant, threads, &tag, rep) {
-        Ok(_) => inspect_variant(rec),
+    let built = match recipe {
+        Some(ri) => crate::ladder::recipe::build(l, &l.recipes[ri], base, threads, &tag, rep).map(
+            |(_, record)| {
+                // The hash of an imatrix computed here is known once it is written.
+                if let Some(p) = rec.provenance.as_mut() {
+                    p.recipe = Some(record);
+                }
+            },
+        ),
+        None => crate::ladder::build_variant(base, l, quant, None, threads, &tag, rep).map(|_| ()),
+    };
+    match built {
+        Ok(()) => inspect_variant(rec),
         Err(e) => rec.error = Some(e.to_string()),
     }
 }

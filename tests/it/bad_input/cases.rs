@@ -142,6 +142,7 @@ pub fn cases() -> Vec<Case> {
     v.extend(super::tune_cases::tune_cases());
     v.extend(super::ladder_cases::ladder_cases());
     v.extend(super::gpu_cases::gpu_cases());
+    v.extend(super::recipe_cases::recipe_cases());
     v
 }
 

@@ -8,6 +8,7 @@ mod gpu_cases;
 mod knob_cases;
 mod ladder_cases;
 mod more_cases;
+mod recipe_cases;
 mod tune_cases;
 mod untrusted_cases;
 

@@ -34,7 +34,12 @@ pub fn recipe_cases() -> Vec<Case> {
     vec![
         case(
             "recipe: a tensor_types pattern that matches no tensor",
-            |d| ladder(d, "{ name = \"v\", type = \"Q4_K_M\", tensor_types = [\"attn_zz=Q6_K\"] }"),
+            |d| {
+                ladder(
+                    d,
+                    "{ name = \"v\", type = \"Q4_K_M\", tensor_types = [\"attn_zz=Q6_K\"] }",
+                )
+            },
             2,
             "tiny-v: tensor_types pattern \"attn_zz\" matches no tensor of the model",
         ),
@@ -42,14 +47,22 @@ pub fn recipe_cases() -> Vec<Case> {
             "recipe: an imatrix of another model",
             |d| {
                 narrow_imatrix(d);
-                ladder(d, "{ name = \"v\", type = \"IQ4_XS\", imatrix = \"other.imatrix\" }")
+                ladder(
+                    d,
+                    "{ name = \"v\", type = \"IQ4_XS\", imatrix = \"other.imatrix\" }",
+                )
             },
             2,
             "holds 64 values, the model's tensor takes 256: an imatrix of another model",
         ),
         case(
             "recipe: an unknown tensor type name",
-            |d| ladder(d, "{ name = \"v\", type = \"Q4_K_M\", tensor_types = [\"attn_v=Q9_K\"] }"),
+            |d| {
+                ladder(
+                    d,
+                    "{ name = \"v\", type = \"Q4_K_M\", tensor_types = [\"attn_v=Q9_K\"] }",
+                )
+            },
             2,
             "unknown tensor type \"Q9_K\"",
         ),
