@@ -91,7 +91,7 @@ fn size_of(config: &Config, prep: &Prepared, mi: usize) -> Option<Size> {
         });
     }
     let (quant, n_elements) = match prep.plan.models[mi].source {
-        ModelSource::Variant { ladder, quant } => {
+        ModelSource::Variant { ladder, quant, .. } => {
             (quant, prep.bases[ladder].as_ref().ok()?.n_elements)
         }
         ModelSource::File(_) => {
