@@ -51,7 +51,7 @@ pub fn run(
             mrec.quality.clone_from(&x.quality);
             mrec.bytes_per_token = x.bytes_per_token;
             mrec.ref_tokens_per_token = x.ref_tokens_per_token;
-            rec.quality = x.quality;
+            rec.quality = x.quality.map(Box::new);
             rec.status = Status::Ok;
             rec.error = None;
             line

@@ -394,7 +394,7 @@ pub struct TestRecord {
     /// Quality tests: KLD and perplexity against the ladder's reference variant (also in
     /// the model's record, where the ladder table and the leaderboard read it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quality: Option<Quality>,
+    pub quality: Option<Box<Quality>>,
     /// Each round of a test run with `rounds` of 2 or more, in the order they ran; absent
     /// for one round (llama-bench's methodology). The top-level samples are every round's
     /// repetitions in run order; `stats.interval` is then the interval between rounds.
