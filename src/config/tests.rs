@@ -339,7 +339,7 @@ fn a_wrong_type_in_a_typed_key_names_its_path_and_line() {
 
 #[test]
 fn an_absurd_figure_is_refused_in_a_short_line() {
-    // Issue 47: `1e300` was written out as 301 digits.
+    // `1e300` was written out as 301 digits.
     let e = err_of("[sweep]\nci_target = 1e300\n[[model]]\nname='a'\npath='a'\n");
     assert_eq!(
         e.message, "1e300 is out of range: must be between 0.0001 and 0.5",

@@ -203,7 +203,7 @@ mod knobs {
     }
 }
 
-/// The first fuzzing finding (issue 47, fuzz/regressions/models_toml/): the fuzz target
+/// The first fuzzing finding (fuzz/regressions/models_toml/): the fuzz target
 /// bounded a sweep's tests by the named axes alone, and a knob of the parameter table
 /// (`cpu_mask = [1, 2]`) is an axis as well. The plan was right: here it is held to it.
 #[test]
@@ -226,7 +226,7 @@ fn a_knob_of_the_table_multiplies_the_tests_like_a_named_axis() {
 }
 
 /// A run holds several lists of its planned tests (the plan, its part, what remains, each
-/// round's): a serving test's settings, which most tests lack, stay boxed (issue 47).
+/// round's): a serving test's settings, which most tests lack, stay boxed.
 #[test]
 fn a_planned_test_stays_small_in_memory() {
     let size = std::mem::size_of::<PlannedTest>();

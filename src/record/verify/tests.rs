@@ -52,7 +52,7 @@ fn samples_edited_without_their_summaries_are_refused() {
 
 #[test]
 fn equal_round_medians_over_different_samples_are_refused() {
-    // Issue 35: two files with equal stored round medians compared as "no change" although
+    // two files with equal stored round medians compared as "no change" although
     // their samples differed by 10%.
     let mut r = published();
     let t = first_with_rounds(&mut r);
@@ -120,7 +120,7 @@ fn the_refusal_carries_file_test_and_field() {
 
 #[test]
 fn an_absurd_stored_figure_is_named_in_a_short_line() {
-    // Issue 47: a tampered 1e308 was printed as 309 digits.
+    // a tampered 1e308 was printed as 309 digits.
     let mut r = published();
     r.tests[0].median_ts = Some(1e308);
     let e = check(&r).unwrap_err().to_string();

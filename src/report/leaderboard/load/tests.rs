@@ -507,7 +507,7 @@ fn goodput_rows_show_the_highest_rate_within_the_slo_or_that_none_met_it() {
 
 #[test]
 fn a_file_of_many_duplicates_gets_one_line_with_their_count() {
-    // Issue 47: a file of 40,000 copies printed 40,000 lines.
+    // a file of 40,000 copies printed 40,000 lines.
     let t = test("m", 64, 0, 0, 1, 1.0, T0);
     let r = run("h", T0, vec![], vec![t.clone(), t.clone(), t.clone(), t]);
     let files = || {
