@@ -33,10 +33,6 @@ struct EvalText {
     sha256: String,
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    crate::util::hash::sha256_hex(bytes)
-}
-
 /// The ladder's evaluation text: a text file as it is, or a ShareGPT file's conversations
 /// (prompt and reply, in file order) up to about 16 bytes a token to evaluate.
 fn eval_text(l: &Ladder) -> Result<EvalText, LadderError> {
@@ -70,7 +66,7 @@ fn eval_text(l: &Ladder) -> Result<EvalText, LadderError> {
         (std::fs::read_to_string(p).map_err(read)?, "file")
     };
     Ok(EvalText {
-        sha256: sha256_hex(text.as_bytes()),
+        sha256: crate::util::hash::sha256_hex(text.as_bytes()),
         source: format!("{kind}:{}", p.display()),
         text,
     })
@@ -124,7 +120,7 @@ pub fn store_path(l: &Ladder, ref_sha256: &str, tokens: &[i32]) -> std::path::Pa
     let (n_ctx, n_chunks) = (l.eval.n_ctx as usize, tokens.len() / l.eval.n_ctx as usize);
     let mut key = format!("{ref_sha256}\n{n_ctx}\n{n_chunks}\n{}\n", llama_build()).into_bytes();
     key.extend(tokens.iter().flat_map(|t| t.to_le_bytes()));
-    let key = sha256_hex(&key);
+    let key = crate::util::hash::sha256_hex(&key);
     l.cache_dir
         .join(format!("{}-kld-{}.logits", &ref_sha256[..16], &key[..16]))
 }
@@ -166,7 +162,7 @@ pub fn reference(
             .iter()
             .flat_map(|t| t.to_le_bytes())
             .collect();
-        r.text_sha256 = sha256_hex(&t);
+        r.text_sha256 = crate::util::hash::sha256_hex(&t);
     }
     let q = eval::stored_pass(&r.store)
         .map_err(LadderError::Reference)?
