@@ -8,6 +8,7 @@
 //! types = ["F16", "Q8_0", "Q6_K", "Q4_K_M", "Q2_K"]
 //! reference = "F16"            # default: the most precise type listed
 //! reference_logits = "f16.logits" # optional: llama-perplexity's --kl-divergence-base file
+//! files = ["dl/a-Q4_K_M.gguf", { name = "b-IQ4_XS", path = "dl/b.gguf" }] # as downloaded
 //! tokenizer = "tokenizer.json" # optional: report reference tokens per model token
 //! cache_dir = "models/cache"   # default
 //! [ladder.eval]
@@ -46,15 +47,35 @@ pub struct EvalSpec {
     pub n_threads: Option<u32>,
 }
 
+/// A variant given as a GGUF file (a publisher's download), measured where it lies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileVariant {
+    /// Its model name: the one given, else the file name without `.gguf`.
+    pub name: String,
+    pub path: PathBuf,
+}
+
+/// What every variant of a ladder is compared with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RefSpec {
+    /// The variant of this type, built from `base`.
+    Type(QuantType),
+    /// The file variant at this index of `files`.
+    File(usize),
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ladder {
     pub name: String,
+    /// The file the types are quantized from: the reference file when none is given.
     pub base: PathBuf,
     /// The variants, in the order listed.
     pub types: Vec<QuantType>,
     /// The variants built by a recipe (`types`' tables, docs/configuration.md), in order.
     pub recipes: Vec<RecipeVariant>,
-    pub reference: QuantType,
+    /// The variants given as files, the reference file first when it is one.
+    pub files: Vec<FileVariant>,
+    pub reference: RefSpec,
     /// A base file llama-perplexity wrote (`--kl-divergence-base`): the reference's rows
     /// and the evaluation tokens, read instead of a reference pass.
     pub reference_logits: Option<PathBuf>,
@@ -68,6 +89,14 @@ impl Ladder {
     /// The model name of one variant: `SmolLM2-135M-Q4_K_M`.
     pub fn variant_name(&self, t: QuantType) -> String {
         format!("{}-{}", self.name, t.name)
+    }
+
+    /// The model name of the reference variant.
+    pub fn reference_name(&self) -> String {
+        match self.reference {
+            RefSpec::Type(t) => self.variant_name(t),
+            RefSpec::File(i) => self.files[i].name.clone(),
+        }
     }
 }
 
@@ -84,8 +113,9 @@ pub(crate) struct RawEval {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawLadder {
     name: Spanned<String>,
-    base: Spanned<String>,
-    types: Spanned<toml::Value>,
+    base: Option<Spanned<String>>,
+    types: Option<Spanned<toml::Value>>,
+    files: Option<Spanned<toml::Value>>,
     reference: Option<Spanned<String>>,
     reference_logits: Option<Spanned<String>>,
     tokenizer: Option<Spanned<String>>,
@@ -117,20 +147,25 @@ pub(crate) fn parse(
             let msg = format!("duplicate name {name:?}");
             return Err(ctx.err(l.name.span(), &key("name"), msg));
         }
-        if l.base.get_ref().trim().is_empty() {
-            return Err(ctx.err(l.base.span(), &key("base"), "the base path is empty"));
-        }
-        let (types, recipes) = types_list(ctx, &key("types"), &l.types, dir)?;
-        let reference = match &l.reference {
-            None => most_precise(&types).expect("types is non-empty"),
-            Some(r) => {
-                let t = QuantType::parse(r.get_ref())
-                    .map_err(|m| ctx.err(r.span(), &key("reference"), m))?;
-                if !types.contains(&t) {
-                    let msg = format!("the reference {} is not in `types`", t.name);
-                    return Err(ctx.err(r.span(), &key("reference"), msg));
-                }
-                t
+        let (types, recipes) = match &l.types {
+            Some(t) => types_list(ctx, &key("types"), t, dir)?,
+            None => Default::default(),
+        };
+        let mut files = match &l.files {
+            Some(f) => files_list(ctx, &key("files"), f, dir)?,
+            None => Vec::new(),
+        };
+        let (reference, ref_file) = reference(ctx, &key, &l, &types, &mut files, dir)?;
+        let base = match (&l.base, ref_file) {
+            (Some(b), _) if b.get_ref().trim().is_empty() => {
+                return Err(ctx.err(b.span(), &key("base"), "the base path is empty"));
+            }
+            (Some(b), _) => dir.join(b.get_ref()),
+            (None, Some(f)) => f,
+            (None, None) => {
+                let msg =
+                    "give `base`, the file the types are quantized from, or a `reference` file";
+                return Err(ctx.err(l.name.span(), &key("base"), msg));
             }
         };
         let eval = eval_spec(ctx, &format!("ladder[{i}].eval"), l.eval, dir)?;
@@ -141,9 +176,10 @@ pub(crate) fn parse(
         }
         ladders.push(Ladder {
             name,
-            base: dir.join(l.base.get_ref()),
+            base,
             types,
             recipes,
+            files,
             reference,
             reference_logits: l.reference_logits.map(|t| dir.join(t.get_ref())),
             tokenizer: l.tokenizer.map(|t| dir.join(t.get_ref())),
@@ -153,6 +189,122 @@ pub(crate) fn parse(
         });
     }
     Ok(ladders)
+}
+
+/// The ladder's reference, and its file when it is one: a type listed in `types` (default:
+/// the most precise), or a GGUF file (a name ending in `.gguf`), put first in `files`.
+fn reference(
+    ctx: &Ctx,
+    key: &dyn Fn(&str) -> String,
+    l: &RawLadder,
+    types: &[QuantType],
+    files: &mut Vec<FileVariant>,
+    dir: &Path,
+) -> Result<(RefSpec, Option<PathBuf>), ConfigError> {
+    let Some(r) = &l.reference else {
+        let msg = "give `reference`: the type or file the others are compared with";
+        let t =
+            most_precise(types).ok_or_else(|| ctx.err(l.name.span(), &key("reference"), msg))?;
+        return Ok((RefSpec::Type(t), None));
+    };
+    if !r.get_ref().to_ascii_lowercase().ends_with(".gguf") {
+        let t =
+            QuantType::parse(r.get_ref()).map_err(|m| ctx.err(r.span(), &key("reference"), m))?;
+        if !types.contains(&t) {
+            let msg = format!("the reference {} is not in `types`", t.name);
+            return Err(ctx.err(r.span(), &key("reference"), msg));
+        }
+        return Ok((RefSpec::Type(t), None));
+    }
+    let path = dir.join(r.get_ref());
+    let i = match files.iter().position(|f| f.path == path) {
+        Some(i) => i,
+        None => {
+            files.insert(
+                0,
+                FileVariant {
+                    name: file_stem(&path),
+                    path: path.clone(),
+                },
+            );
+            0
+        }
+    };
+    if files.iter().filter(|f| f.name == files[i].name).count() > 1 {
+        let msg = format!(
+            "the name {} is taken: list the file in `files` with a name",
+            files[i].name
+        );
+        return Err(ctx.err(r.span(), &key("reference"), msg));
+    }
+    Ok((RefSpec::File(i), Some(path)))
+}
+
+fn file_stem(p: &Path) -> String {
+    let name = p
+        .file_name()
+        .map_or_else(String::new, |f| f.to_string_lossy().into_owned());
+    match name.len().checked_sub(5) {
+        Some(n) if name.to_ascii_lowercase().ends_with(".gguf") => name[..n].to_string(),
+        _ => name,
+    }
+}
+
+/// `files`: paths, or `{ name, path }` tables; names unique.
+fn files_list(
+    ctx: &Ctx,
+    key: &str,
+    v: &Spanned<toml::Value>,
+    dir: &Path,
+) -> Result<Vec<FileVariant>, ConfigError> {
+    let err = |m: String| ctx.err(v.span(), key, m);
+    let items: Vec<&toml::Value> = match v.get_ref() {
+        toml::Value::Array(a) => a.iter().collect(),
+        other => vec![other],
+    };
+    let mut out: Vec<FileVariant> = Vec::new();
+    for x in items {
+        let (name, path) = match x {
+            toml::Value::String(p) => (None, p.as_str()),
+            toml::Value::Table(t) => {
+                let known = t.keys().all(|k| k == "name" || k == "path");
+                let name = t
+                    .get("name")
+                    .map(|n| n.as_str().ok_or("`name` must be a string"));
+                match (known, t.get("path").and_then(toml::Value::as_str)) {
+                    (true, Some(p)) => (Some(name.transpose().map_err(|m| err(m.into()))?), p),
+                    _ => {
+                        return Err(err(
+                            "a file is a path or { name = \"…\", path = \"….gguf\" }".into(),
+                        ));
+                    }
+                }
+            }
+            other => {
+                return Err(err(format!(
+                    "expected a GGUF path, got {}",
+                    other.type_str()
+                )));
+            }
+        };
+        if path.trim().is_empty() {
+            return Err(err("a file path is empty".into()));
+        }
+        let path = dir.join(path);
+        let name = name
+            .flatten()
+            .map_or_else(|| file_stem(&path), str::to_string);
+        if name.is_empty() || name.contains('/') || name.chars().any(char::is_control) {
+            return Err(err(format!(
+                "{name:?}: a name must be non-empty, without '/' or control characters"
+            )));
+        }
+        if out.iter().any(|f| f.name == name || f.path == path) {
+            return Err(err(format!("{name} is listed twice")));
+        }
+        out.push(FileVariant { name, path });
+    }
+    Ok(out)
 }
 
 fn types_list(
@@ -195,10 +347,6 @@ fn types_list(
             return Err(ctx.err(v.span(), key, format!("{} is listed twice", t.name)));
         }
         out.push(t);
-    }
-    if out.is_empty() {
-        let msg = "give at least one type name beside the recipes: the reference is one";
-        return Err(ctx.err(v.span(), key, msg));
     }
     Ok((out, recipes))
 }
@@ -265,7 +413,7 @@ types = ["q8_0", "Q4_K_M", "F16", "Q2_K"]
         assert_eq!(l.base, Path::new("dir/base.gguf"));
         let names: Vec<_> = l.types.iter().map(|t| t.name).collect();
         assert_eq!(names, ["Q8_0", "Q4_K_M", "F16", "Q2_K"]);
-        assert_eq!(l.reference.name, "F16");
+        assert_eq!(l.reference_name(), "smol-F16");
         assert_eq!(l.cache_dir, Path::new("dir/models/cache"));
         assert_eq!(l.eval.n_ctx, 512);
         assert_eq!(l.eval.n_chunks, 4);
@@ -281,7 +429,7 @@ types = ["q8_0", "Q4_K_M", "F16", "Q2_K"]
         );
         let c = parse_str(&src).unwrap();
         let l = &c.ladders[0];
-        assert_eq!(l.reference.name, "Q8_0");
+        assert_eq!(l.reference_name(), "smol-Q8_0");
         assert_eq!(l.tokenizer.as_deref(), Some(Path::new("dir/tok.json")));
         assert_eq!(l.eval.text, Path::new("dir/e.txt"));
         assert_eq!((l.eval.n_ctx, l.eval.n_chunks), (256, 2));
@@ -333,5 +481,33 @@ types = ["q8_0", "Q4_K_M", "F16", "Q2_K"]
         let e = parse_str(&format!("{LADDER}[[ladder]]{second}")).unwrap_err();
         assert!(e.message.contains("duplicate name"), "{e}");
         assert_eq!(e.key.as_deref(), Some("ladder[1].name"));
+    }
+
+    #[test]
+    fn files_are_variants_and_a_reference_file_is_the_base_by_default() {
+        let src = "[[ladder]]\nname = \"g\"\nreference = \"bf16.gguf\"\ntypes = [\"Q4_0\"]\nfiles = [\"a/x-Q4_K_M.gguf\", { name = \"ud\", path = \"y.GGUF\" }]\n";
+        let l = &parse_str(src).unwrap().ladders[0];
+        let names: Vec<&str> = l.files.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["bf16", "x-Q4_K_M", "ud"]);
+        assert_eq!(l.files[2].path, Path::new("dir/y.GGUF"));
+        assert_eq!(l.reference, RefSpec::File(0));
+        assert_eq!(l.reference_name(), "bf16");
+        assert_eq!(l.base, Path::new("dir/bf16.gguf"));
+    }
+
+    #[test]
+    fn file_lists_without_a_reference_or_with_bad_entries_are_refused() {
+        let e = parse_str("[[ladder]]\nname = \"g\"\nfiles = [\"a.gguf\"]\n").unwrap_err();
+        assert!(e.message.contains("give `reference`"), "{e}");
+        let bad = |files: &str| {
+            let src =
+                format!("[[ladder]]\nname = \"g\"\nreference = \"r.gguf\"\nfiles = {files}\n");
+            parse_str(&src).unwrap_err().message
+        };
+        assert!(bad("[\"a.gguf\", \"a.gguf\"]").contains("listed twice"));
+        assert!(bad("[{ path = \"a.gguf\", kind = 1 }]").contains("a file is a path or"));
+        assert!(bad("[3]").contains("expected a GGUF path"));
+        let e = parse_str("[[ladder]]\nname = \"g\"\ntypes = [\"Q4_0\"]\n").unwrap_err();
+        assert!(e.message.contains("give `base`"), "{e}");
     }
 }

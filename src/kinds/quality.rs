@@ -6,10 +6,11 @@
 use std::path::Path;
 
 use crate::config::Config;
-use crate::config::quant_types::QuantType;
+use crate::config::ladder::RefSpec;
 use crate::ladder::Reporter;
 use crate::ladder::cache::BaseInfo;
 use crate::ladder::quality::{self, Extras, Reference};
+use crate::plan::ModelSource;
 use crate::record::{ModelRecord, Status, TestRecord};
 
 /// The reference pass of the ladder whose quality tests are running.
@@ -24,7 +25,7 @@ pub fn run(
     config: &Config,
     bases: &[Result<BaseInfo, String>],
     cache: &mut Cache,
-    (li, quant): (usize, QuantType),
+    (li, source): (usize, &ModelSource),
     mrec: &mut ModelRecord,
     rec: &mut TestRecord,
     rep: &Reporter,
@@ -33,7 +34,7 @@ pub fn run(
         config,
         bases,
         cache,
-        (li, quant),
+        (li, source),
         mrec,
         rec.params.n_threads,
         rep,
@@ -67,7 +68,7 @@ fn measure(
     config: &Config,
     bases: &[Result<BaseInfo, String>],
     cache: &mut Cache,
-    (li, quant): (usize, QuantType),
+    (li, source): (usize, &ModelSource),
     mrec: &ModelRecord,
     n_threads: u32,
     rep: &Reporter,
@@ -80,17 +81,27 @@ fn measure(
     let load = quality::load_params(l);
     if cache.current.as_ref().map(|c| c.0) != Some(li) {
         cache.current = None;
-        let tag = format!("[quantize] {}", l.variant_name(l.reference));
-        let ref_path = match l.reference_logits {
-            Some(_) => Default::default(),
-            None => crate::ladder::build_variant(base, l, l.reference, None, n_threads, &tag, rep)?,
+        // A reference file is read where it lies; a reference type is built first.
+        let ref_path = match (l.reference, &l.reference_logits) {
+            (_, Some(_)) => Default::default(),
+            (RefSpec::File(i), None) => l.files[i].path.clone(),
+            (RefSpec::Type(t), None) => {
+                let tag = format!("[quantize] {}", l.variant_name(t));
+                crate::ladder::build_variant(base, l, t, None, n_threads, &tag, rep)?
+            }
         };
         let r = quality::reference(l, &ref_path, &load, n_threads, rep)?;
         cache.current = Some((li, r));
     }
     let r = &cache.current.as_ref().expect("reference made above").1;
-    let recipe = mrec.provenance.as_ref().and_then(|p| p.recipe.as_ref());
-    if quant == l.reference && l.reference_logits.is_none() && recipe.is_none() {
+    let is_reference = match (source, l.reference) {
+        (ModelSource::Variant { quant, recipe, .. }, RefSpec::Type(t)) => {
+            *quant == t && recipe.is_none()
+        }
+        (ModelSource::LadderFile { file, .. }, RefSpec::File(i)) => *file == i,
+        _ => false,
+    };
+    if is_reference && l.reference_logits.is_none() {
         return Ok(r.own.clone());
     }
     let path = Path::new(&mrec.path);

@@ -65,8 +65,64 @@ impl BaseInfo {
             synthetic: self.synthetic,
             preset: self.preset.clone(),
             recipe: None,
+            given: false,
         }
     }
+
+    /// The provenance of a file variant whose tensor mix reads `label`.
+    pub fn given_provenance(&self, label: &str) -> Provenance {
+        Provenance {
+            quant_type: label.to_string(),
+            requantized: false,
+            given: true,
+            ..self.provenance(QuantType::parse("F16").expect("a ladder type"))
+        }
+    }
+}
+
+/// How the file variant at `path` differs from the ladder's base (architecture, tokenizer,
+/// tensor names and shapes): a variant of another model has no KLD against it. None when
+/// either header does not read (the variant's own record says why).
+pub fn file_difference(path: &Path, base: &Path) -> Option<String> {
+    let (h, b) = (
+        reader::read_header(path).ok()?,
+        reader::read_header(base).ok()?,
+    );
+    if h.architecture() != b.architecture() {
+        let arch = |h: &Header| h.architecture().unwrap_or("none").to_string();
+        return Some(format!(
+            "architecture {}, the reference's is {}",
+            arch(&h),
+            arch(&b)
+        ));
+    }
+    for key in ["tokenizer.ggml.model", "tokenizer.ggml.tokens"] {
+        if h.get(key) != b.get(key) {
+            return Some(format!(
+                "another tokenizer ({key} differs from the reference's)"
+            ));
+        }
+    }
+    let dims = |h: &Header, name: &str| {
+        h.tensors
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| t.dims.clone())
+    };
+    for t in &b.tensors {
+        match dims(&h, &t.name) {
+            None => return Some(format!("no tensor {}, which the reference has", t.name)),
+            Some(d) if d != t.dims => {
+                return Some(format!(
+                    "tensor {} is {:?}, the reference's is {:?}",
+                    t.name, d, t.dims
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let extra = h.tensors.iter().find(|t| dims(&b, &t.name).is_none());
+    extra.map(|t| format!("tensor {}, which the reference lacks", t.name))
 }
 
 /// Reads and hashes a base file; the error names the file.
@@ -107,6 +163,7 @@ pub fn synthetic_provenance(h: &Header, rec: &ModelRecord) -> Option<Provenance>
         synthetic: true,
         preset: preset(h),
         recipe: None,
+        given: false,
     })
 }
 

@@ -143,7 +143,7 @@ pub fn reference(
     n_threads: u32,
     rep: &Reporter,
 ) -> Result<Reference, LadderError> {
-    let ref_name = l.variant_name(l.reference);
+    let ref_name = l.reference_name();
     let mut r = match &l.reference_logits {
         Some(p) => Reference {
             store: open_logits(l, p)?,
@@ -225,7 +225,7 @@ fn stored_reference(
     n_threads: u32,
     rep: &Reporter,
 ) -> Result<Reference, LadderError> {
-    let ref_name = l.variant_name(l.reference);
+    let ref_name = l.reference_name();
     let text = eval_text(l)?;
     let ref_model = LlamaModel::load(ref_path, load)?;
     let all = ref_model.tokenize(&text.text, true, false)?;
@@ -304,7 +304,7 @@ pub fn variant(
     n_threads: u32,
     rep: &Reporter,
 ) -> Result<Extras, LadderError> {
-    let ref_name = l.variant_name(l.reference);
+    let ref_name = l.reference_name();
     let tag = format!("[quality] {name}");
     let start = Instant::now();
     let model = LlamaModel::load(path, load)?;

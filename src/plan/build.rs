@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 
 use super::serving::{ServingTest, serving_identity};
 use super::{PlannedTest, TestKind, TestParams, expand_axes, number_repeats, test_id};
+use crate::config::ladder::RefSpec;
 use crate::config::quant_types::QuantType;
 use crate::config::{Config, RunSettings};
 
@@ -44,6 +45,8 @@ pub struct LadderFacts {
     pub sha256: String,
     /// Random weights: speed only, no quality tests.
     pub synthetic: bool,
+    /// Per file variant, in order: its tensor mix's label and its SHA-256.
+    pub files: Vec<ModelFacts>,
 }
 
 /// Where a model of the plan comes from.
@@ -58,6 +61,20 @@ pub enum ModelSource {
         quant: QuantType,
         recipe: Option<usize>,
     },
+    /// Ladder `ladder`'s variant given as its file `file` (an index in `files`).
+    LadderFile { ladder: usize, file: usize },
+}
+
+impl ModelSource {
+    /// The ladder the model is a variant of.
+    pub fn ladder(&self) -> Option<usize> {
+        match *self {
+            ModelSource::File(_) => None,
+            ModelSource::Variant { ladder, .. } | ModelSource::LadderFile { ladder, .. } => {
+                Some(ladder)
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -130,10 +147,26 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
             .iter()
             .enumerate()
             .map(|(ri, r)| (r.quant, Some(ri), r.name.clone(), format!("{:?}", r.recipe)));
-        for (t, recipe, label, how) in plain.chain(recipes) {
-            let mi = models.len();
-            let name = format!("{}-{label}", l.name);
+        let built = plain.chain(recipes).map(|(t, recipe, label, how)| {
             let key = hex(format!("{}\n{label}{how}", lf.sha256).as_bytes());
+            let source = ModelSource::Variant {
+                ladder: li,
+                quant: t,
+                recipe,
+            };
+            (format!("{}-{label}", l.name), label, key, source)
+        });
+        // A file variant is keyed by its own SHA-256, as a `[[model]]` is.
+        let given = l.files.iter().enumerate().map(|(fi, f)| {
+            let ff = lf.files.get(fi).cloned().unwrap_or_default();
+            let source = ModelSource::LadderFile {
+                ladder: li,
+                file: fi,
+            };
+            (f.name.clone(), ff.label, ff.sha256, source)
+        });
+        for (name, label, key, source) in built.chain(given).collect::<Vec<_>>() {
+            let mi = models.len();
             let mut own = bench_tests(mi, &name, &label, &key, &l.axes, facts);
             if !lf.synthetic {
                 own.push(quality_test(mi, li, &name, &label, &key, config));
@@ -143,11 +176,7 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
             models.push(PlanModel {
                 name,
                 label,
-                source: ModelSource::Variant {
-                    ladder: li,
-                    quant: t,
-                    recipe,
-                },
+                source,
                 key,
             });
         }
@@ -175,7 +204,7 @@ fn spec_candidates(config: &Config, models: &[PlanModel]) -> Vec<super::speculat
                 let entry = config.models.get(mi).filter(|c| c.path.is_some());
                 (None, entry.map(|c| c.axes.clone()))
             }
-            ModelSource::Variant { ladder, .. } => {
+            ModelSource::Variant { ladder, .. } | ModelSource::LadderFile { ladder, .. } => {
                 (Some(*ladder), Some(config.ladders[*ladder].axes.clone()))
             }
         };
@@ -258,9 +287,13 @@ fn quality_test(
         knobs: Default::default(),
     };
     let e = &l.eval;
+    let reference = match l.reference {
+        RefSpec::Type(t) => t.name.to_string(),
+        RefSpec::File(i) => l.files[i].name.clone(),
+    };
     let spec = format!(
         "quality\nreference {}\nctx {} chunks {}\ntext {:?} logits {:?}",
-        l.reference.name, e.n_ctx, e.n_chunks, e.text, l.reference_logits
+        reference, e.n_ctx, e.n_chunks, e.text, l.reference_logits
     );
     PlannedTest {
         model: mi,

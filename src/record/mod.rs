@@ -226,6 +226,10 @@ pub struct Provenance {
     /// How a ladder variant was built beyond its type (llama-quantize's options).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recipe: Option<RecipeRecord>,
+    /// A file given as it is (a download), not built here: `type` is its tensor mix and
+    /// `base_*` name the ladder's base it is compared within.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub given: bool,
 }
 
 /// A variant's recipe: its importance matrix and its overrides.

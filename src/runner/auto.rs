@@ -172,10 +172,7 @@ pub fn has_comparison(plan: &crate::plan::Plan) -> bool {
             let same_test = t.params.n_prompt == u.params.n_prompt
                 && t.params.n_gen == u.params.n_gen
                 && t.params.n_depth == u.params.n_depth;
-            let ladder = |m: &crate::plan::PlanModel| match m.source {
-                crate::plan::ModelSource::Variant { ladder, .. } => Some(ladder),
-                crate::plan::ModelSource::File(_) => None,
-            };
+            let ladder = |m: &crate::plan::PlanModel| m.source.ladder();
             same_test && (t.model == u.model || ladder(mt).is_some() && ladder(mt) == ladder(mu))
         })
     })

@@ -94,6 +94,8 @@ fn size_of(config: &Config, prep: &Prepared, mi: usize) -> Option<Size> {
         ModelSource::Variant { ladder, quant, .. } => {
             (quant, prep.bases[ladder].as_ref().ok()?.n_elements)
         }
+        // A file variant's header read above; none is a missing file.
+        ModelSource::LadderFile { .. } => return None,
         ModelSource::File(_) => {
             let spec = config.models.get(mi)?.synth.as_ref()?;
             let shape = crate::gguf::presets::shape(&spec.preset)?;

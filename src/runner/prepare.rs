@@ -71,11 +71,7 @@ fn prepare_for(
         .iter()
         .map(|l| inspect_base(&l.base).map_err(|e| e.to_string()))
         .collect();
-    for (l, b) in config.ladders.iter().zip(&bases) {
-        if let Ok(b) = b {
-            crate::ladder::quality::check(l, b)?;
-        }
-    }
+    let files = ladder_files(config, &bases)?;
     let prompts = match config.serving.as_ref().and_then(|s| s.dataset.as_ref()) {
         Some(p) if !config.models.is_empty() => dataset_of(p, planning)?,
         _ => None,
@@ -111,10 +107,18 @@ fn prepare_for(
             .collect(),
         ladders: bases
             .iter()
-            .map(|b| match b {
+            .enumerate()
+            .map(|(li, b)| match b {
                 Ok(b) => LadderFacts {
                     sha256: b.sha256.clone(),
                     synthetic: b.synthetic,
+                    files: files[li]
+                        .iter()
+                        .map(|(r, label)| ModelFacts {
+                            label: label.clone(),
+                            sha256: r.sha256.clone(),
+                        })
+                        .collect(),
                 },
                 Err(_) => LadderFacts::default(),
             })
@@ -125,6 +129,14 @@ fn prepare_for(
     };
     let plan = plan::build::build(config, &facts, filters);
     for pm in &plan.models[config.models.len()..] {
+        if let ModelSource::LadderFile { ladder, file } = pm.source {
+            let (mut rec, label) = files[ladder][file].clone();
+            if let Ok(b) = &bases[ladder] {
+                rec.provenance = Some(b.given_provenance(&label));
+            }
+            models.push(rec);
+            continue;
+        }
         let ModelSource::Variant {
             ladder,
             quant,
@@ -164,6 +176,37 @@ fn prepare_for(
         spec_prompts,
         text,
     })
+}
+
+/// Each ladder's file variants, read, with the labels of their tensor mixes; bad input
+/// (a file of another model than the base, a reference store that cannot be held) refused.
+fn ladder_files(
+    config: &Config,
+    bases: &[Result<BaseInfo, String>],
+) -> Result<Vec<Vec<(ModelRecord, String)>>, RunnerError> {
+    let mut out = Vec::new();
+    for (l, b) in config.ladders.iter().zip(bases) {
+        if let Ok(b) = b {
+            crate::ladder::quality::check(l, b)?;
+        }
+        let mut read = Vec::new();
+        for f in &l.files {
+            if let Some(why) = crate::ladder::cache::file_difference(&f.path, &l.base) {
+                let path = f.path.clone();
+                return Err(crate::ladder::error::LadderError::Input {
+                    path,
+                    why: format!("not the model of ladder {}: {why}", l.name),
+                }
+                .into());
+            }
+            let rec = inspect_model(&f.name, &f.path);
+            let ft = rec.quantization.as_deref().unwrap_or("unknown");
+            let label = crate::record::tensor_mix::label(ft, &rec.tensor_types);
+            read.push((rec, label));
+        }
+        out.push(read);
+    }
+    Ok(out)
 }
 
 /// The files `scripts/setup` fetches, by name, and the command that fetches each.
@@ -398,8 +441,10 @@ pub(crate) fn requantized_warnings(
             out.push(format!(
                 "ladder {}: the base is {}, already quantized: every variant is requantized \
                  (it carries the base's rounding error as well as its own) and is flagged \
-                 `requantized`; KLD is measured against the {} variant of the same base",
-                l.name, base.base_type, l.reference.name
+                 `requantized`; KLD is measured against {} of the same base",
+                l.name,
+                base.base_type,
+                l.reference_name()
             ));
         }
     }

@@ -247,13 +247,18 @@ impl<'a> Sweep<'a> {
                 kinds::serving::run(engine, config, prompts, g, s, rec, progress)
             }
             (Detail::Quality { ladder }, _, _) => {
-                let ModelSource::Variant { quant, .. } = prep.plan.models[t.model].source else {
-                    rec.fail("a quality test needs a ladder variant");
-                    return failed_line(rec);
-                };
+                let source = &prep.plan.models[t.model].source;
                 let mrec = &mut self.models[t.model];
                 let (bases, cache) = (&prep.bases, &mut self.quality);
-                kinds::quality::run(config, bases, cache, (*ladder, quant), mrec, rec, &self.rep)
+                kinds::quality::run(
+                    config,
+                    bases,
+                    cache,
+                    (*ladder, source),
+                    mrec,
+                    rec,
+                    &self.rep,
+                )
             }
             (Detail::Bench, Ok(m), _) => {
                 let shape = self.shape(t.model);
@@ -377,18 +382,16 @@ impl<'a> Sweep<'a> {
         }
         let path = match &self.prep.plan.models[t.model].source {
             ModelSource::File(p) => p.clone(),
-            ModelSource::Variant { .. } => PathBuf::from(&mrec.path),
+            ModelSource::Variant { .. } | ModelSource::LadderFile { .. } => {
+                PathBuf::from(&mrec.path)
+            }
         };
         let m = engine.load(&path, &LoadParams::of_test(t))?;
         let mi = m.info();
         mrec.model_type = Some(mi.description.clone());
         mrec.model_size = Some(mi.size);
         mrec.model_n_params = Some(mi.n_params);
-        if matches!(
-            self.prep.plan.models[t.model].source,
-            ModelSource::Variant { .. }
-        ) && mi.n_params > 0
-        {
+        if self.prep.plan.models[t.model].source.ladder().is_some() && mi.n_params > 0 {
             mrec.bits_per_weight = Some(mi.size as f64 * 8.0 / mi.n_params as f64);
         }
         Ok(m)

@@ -34,6 +34,7 @@ fn facts(synthetic: bool) -> Facts {
         ladders: vec![LadderFacts {
             sha256: "bb".into(),
             synthetic,
+            files: vec![],
         }],
         dataset_sha256: None,
         speculative_sha256: None,

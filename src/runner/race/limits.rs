@@ -207,7 +207,7 @@ fn unbuilt(opts: &RunOptions, prep: &Prepared, c: &PlannedTest) -> bool {
 fn model_file(prep: &Prepared, i: usize) -> Option<PathBuf> {
     match &prep.plan.models[i].source {
         ModelSource::File(p) => Some(p.clone()),
-        ModelSource::Variant { .. } => {
+        ModelSource::Variant { .. } | ModelSource::LadderFile { .. } => {
             Some(PathBuf::from(&prep.models[i].path)).filter(|p| p.is_file())
         }
     }
@@ -304,6 +304,9 @@ fn load_limit(
 pub(super) fn header_path(opts: &RunOptions, prep: &Prepared, c: &PlannedTest) -> PathBuf {
     match prep.plan.models[c.model].source {
         ModelSource::File(ref p) => p.clone(),
+        ModelSource::LadderFile { ladder, file } => {
+            opts.config.ladders[ladder].files[file].path.clone()
+        }
         ModelSource::Variant { ladder, .. } => {
             let built = PathBuf::from(&prep.models[c.model].path);
             if built.is_file() {

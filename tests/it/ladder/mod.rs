@@ -4,6 +4,7 @@
 //! engine-level tests (quantize, KLD, presets), this file the `ladder` command's.
 
 mod fidelity;
+mod files;
 mod quantize;
 
 use std::path::{Path, PathBuf};
