@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::cases::{Case, case, config_text, tiny_bytes};
+use super::cases::{Case, case, config_text, gguf_bytes, tiny_bytes};
 
 /// A ladder over the tiny model with `extra` keys and `[ladder.eval]` lines.
 fn ladder(dir: &Path, extra: &str, eval: &str) -> Vec<OsString> {
@@ -30,6 +30,18 @@ fn base_file(dir: &Path, n_ctx: usize, n_vocab: usize, cut: usize) -> Vec<OsStri
     b.resize(b.len() + 2 * row * (n_ctx - 1 - n_ctx / 2) - cut, 0);
     std::fs::write(dir.join("ref.logits"), b).unwrap();
     ladder(dir, "reference_logits = \"ref.logits\"", "ctx = 64")
+}
+
+/// A file variant whose vocabulary differs from the base's in one token.
+fn another_model(dir: &Path) -> Vec<OsString> {
+    let mut doc = tpsbench::gguf::tiny::document(1);
+    for (k, v) in &mut doc.metadata {
+        if let (true, tpsbench::gguf::Value::Array(a)) = (k == "tokenizer.ggml.tokens", v) {
+            a[300] = tpsbench::gguf::Value::String("zzz".into());
+        }
+    }
+    std::fs::write(dir.join("other.gguf"), gguf_bytes(&doc)).unwrap();
+    ladder(dir, "files = [\"other.gguf\"]", "")
 }
 
 pub fn ladder_cases() -> Vec<Case> {
@@ -59,6 +71,12 @@ pub fn ladder_cases() -> Vec<Case> {
             |d| ladder(d, "", "ctx = 65536\nchunks = 100000"),
             2,
             "not enough disk space for",
+        ),
+        case(
+            "ladder: a file variant of another model",
+            another_model,
+            2,
+            "other.gguf: not the model of ladder t: another tokenizer (tokenizer.ggml.tokens differs from the reference's)",
         ),
     ]
 }
