@@ -137,35 +137,7 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
     }
     for (li, l) in config.ladders.iter().enumerate() {
         let lf = facts.ladders.get(li).cloned().unwrap_or_default();
-        // A recipe variant is named, labelled and keyed by its recipe.
-        let plain = l
-            .types
-            .iter()
-            .map(|&t| (t, None, t.name.to_string(), String::new()));
-        let recipes = l
-            .recipes
-            .iter()
-            .enumerate()
-            .map(|(ri, r)| (r.quant, Some(ri), r.name.clone(), format!("{:?}", r.recipe)));
-        let built = plain.chain(recipes).map(|(t, recipe, label, how)| {
-            let key = hex(format!("{}\n{label}{how}", lf.sha256).as_bytes());
-            let source = ModelSource::Variant {
-                ladder: li,
-                quant: t,
-                recipe,
-            };
-            (format!("{}-{label}", l.name), label, key, source)
-        });
-        // A file variant is keyed by its own SHA-256, as a `[[model]]` is.
-        let given = l.files.iter().enumerate().map(|(fi, f)| {
-            let ff = lf.files.get(fi).cloned().unwrap_or_default();
-            let source = ModelSource::LadderFile {
-                ladder: li,
-                file: fi,
-            };
-            (f.name.clone(), ff.label, ff.sha256, source)
-        });
-        for (name, label, key, source) in built.chain(given).collect::<Vec<_>>() {
+        for (name, label, key, source) in ladder_models(li, l, &lf) {
             let mi = models.len();
             let mut own = bench_tests(mi, &name, &label, &key, &l.axes, facts);
             if !lf.synthetic {
@@ -193,6 +165,43 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
         models,
         tests: super::filter(tests, filters),
     }
+}
+
+/// Ladder `li`'s models, built variants then files: name, label, key and source.
+fn ladder_models(
+    li: usize,
+    l: &crate::config::ladder::Ladder,
+    lf: &LadderFacts,
+) -> Vec<(String, String, String, ModelSource)> {
+    // A recipe variant is named, labelled and keyed by its recipe.
+    let plain = l
+        .types
+        .iter()
+        .map(|&t| (t, None, t.name.to_string(), String::new()));
+    let recipes = l
+        .recipes
+        .iter()
+        .enumerate()
+        .map(|(ri, r)| (r.quant, Some(ri), r.name.clone(), format!("{:?}", r.recipe)));
+    let built = plain.chain(recipes).map(|(t, recipe, label, how)| {
+        let key = hex(format!("{}\n{label}{how}", lf.sha256).as_bytes());
+        let source = ModelSource::Variant {
+            ladder: li,
+            quant: t,
+            recipe,
+        };
+        (format!("{}-{label}", l.name), label, key, source)
+    });
+    // A file variant is keyed by its own SHA-256, as a `[[model]]` is.
+    let given = l.files.iter().enumerate().map(|(fi, f)| {
+        let ff = lf.files.get(fi).cloned().unwrap_or_default();
+        let source = ModelSource::LadderFile {
+            ladder: li,
+            file: fi,
+        };
+        (f.name.clone(), ff.label, ff.sha256, source)
+    });
+    built.chain(given).collect()
 }
 
 /// The models a `[speculative]` test may target: every file entry and ladder variant, with

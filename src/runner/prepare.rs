@@ -105,36 +105,65 @@ fn prepare_for(
                 sha256: m.sha256.clone(),
             })
             .collect(),
-        ladders: bases
-            .iter()
-            .enumerate()
-            .map(|(li, b)| match b {
-                Ok(b) => LadderFacts {
-                    sha256: b.sha256.clone(),
-                    synthetic: b.synthetic,
-                    files: files[li]
-                        .iter()
-                        .map(|(r, label)| ModelFacts {
-                            label: label.clone(),
-                            sha256: r.sha256.clone(),
-                        })
-                        .collect(),
-                },
-                Err(_) => LadderFacts::default(),
-            })
-            .collect(),
+        ladders: ladder_facts(&bases, &files),
         dataset_sha256: prompts.as_ref().map(|p| p.sha256.clone()),
         speculative_sha256: spec_prompts.as_ref().map(|p| p.sha256.clone()),
         text_sha256: text.as_ref().map(|p| p.sha256.clone()),
     };
     let plan = plan::build::build(config, &facts, filters);
+    models.extend(variant_records(config, &plan, &bases, &files)?);
+    Ok(Prepared {
+        plan,
+        models,
+        bases,
+        prompts,
+        spec_prompts,
+        text,
+    })
+}
+
+/// What the plan needs of each ladder: its base's hash and kind, its files' labels and hashes.
+fn ladder_facts(
+    bases: &[Result<BaseInfo, String>],
+    files: &[Vec<(ModelRecord, String)>],
+) -> Vec<LadderFacts> {
+    bases
+        .iter()
+        .enumerate()
+        .map(|(li, b)| match b {
+            Ok(b) => LadderFacts {
+                sha256: b.sha256.clone(),
+                synthetic: b.synthetic,
+                files: files[li]
+                    .iter()
+                    .map(|(r, label)| ModelFacts {
+                        label: label.clone(),
+                        sha256: r.sha256.clone(),
+                    })
+                    .collect(),
+            },
+            Err(_) => LadderFacts::default(),
+        })
+        .collect()
+}
+
+/// The records of the ladders' variants in `plan`, before any is built: a built variant's
+/// cache path and provenance, a file variant's header and hash; a recipe that cannot be
+/// built is bad input, refused before any test.
+fn variant_records(
+    config: &Config,
+    plan: &Plan,
+    bases: &[Result<BaseInfo, String>],
+    files: &[Vec<(ModelRecord, String)>],
+) -> Result<Vec<ModelRecord>, RunnerError> {
+    let mut out = Vec::new();
     for pm in &plan.models[config.models.len()..] {
         if let ModelSource::LadderFile { ladder, file } = pm.source {
             let (mut rec, label) = files[ladder][file].clone();
             if let Ok(b) = &bases[ladder] {
                 rec.provenance = Some(b.given_provenance(&label));
             }
-            models.push(rec);
+            out.push(rec);
             continue;
         }
         let ModelSource::Variant {
@@ -151,7 +180,6 @@ fn prepare_for(
             Ok(b) => {
                 let mut provenance = b.provenance(quant);
                 let path = match recipe {
-                    // A recipe that cannot be built is bad input, refused before any test.
                     Some(ri) => {
                         let r = crate::ladder::recipe::resolve(l, &l.recipes[ri], b)?;
                         provenance.recipe = Some(r.record);
@@ -166,16 +194,9 @@ fn prepare_for(
             }
             Err(e) => rec.error = Some(format!("ladder {}: {e}", l.name)),
         }
-        models.push(rec);
+        out.push(rec);
     }
-    Ok(Prepared {
-        plan,
-        models,
-        bases,
-        prompts,
-        spec_prompts,
-        text,
-    })
+    Ok(out)
 }
 
 /// Each ladder's file variants, read, with the labels of their tensor mixes; bad input
