@@ -80,6 +80,28 @@ impl BaseInfo {
     }
 }
 
+/// What [`file_difference`] compares, hashed: the model's identity in the record.
+pub fn model_identity(h: &Header) -> String {
+    // Hashed as plain text (never Debug output), so that every version agrees.
+    let mut key = format!("{}\n", h.architecture().unwrap_or(""));
+    for t in &h.tensors {
+        let dims: Vec<String> = t.dims.iter().map(u64::to_string).collect();
+        key.push_str(&format!("{} {}\n", t.name, dims.join("x")));
+    }
+    key.push_str(
+        h.get("tokenizer.ggml.model")
+            .and_then(Value::as_str)
+            .unwrap_or(""),
+    );
+    if let Some(Value::Array(tokens)) = h.get("tokenizer.ggml.tokens") {
+        for t in tokens {
+            key.push('\0');
+            key.push_str(t.as_str().unwrap_or(""));
+        }
+    }
+    crate::util::hash::sha256_hex(key.as_bytes())[..16].to_string()
+}
+
 /// How the file variant at `path` differs from the ladder's base (architecture, tokenizer,
 /// tensor names and shapes): a variant of another model has no KLD against it. None when
 /// either header does not read (the variant's own record says why).

@@ -190,6 +190,11 @@ pub struct ModelRecord {
     /// fallback on rows not a multiple of 256 wide).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tensor_types: Vec<tensor_mix::TypeShare>,
+    /// The model whatever its quantization: 16 hex digits of the SHA-256 of its architecture,
+    /// tensor names and shapes and vocabulary. Files of one model share it; the leaderboard
+    /// groups by it rather than by the name typed in models.toml.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
     /// Where the file came from: a ladder variant or a synthetic model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,

@@ -354,6 +354,7 @@ pub fn inspect_model(name: &str, path: &Path) -> ModelRecord {
             rec.architecture = h.architecture().map(str::to_string);
             rec.quantization = h.file_type().map(str::to_string);
             rec.tensor_types = crate::record::tensor_mix::of(&h);
+            rec.identity = Some(crate::ladder::cache::model_identity(&h));
             match system::sha256_file(path) {
                 Ok(s) => rec.sha256 = s,
                 Err(e) => rec.error = Some(format!("{}: {e}", path.display())),
@@ -438,6 +439,7 @@ fn empty_model(name: &str, path: &Path) -> ModelRecord {
         error: None,
         bits_per_weight: None,
         tensor_types: vec![],
+        identity: None,
         provenance: None,
         quality: None,
         bytes_per_token: None,

@@ -23,6 +23,7 @@ pub fn model(name: &str, quant: &str) -> ModelRecord {
         error: None,
         bits_per_weight: None,
         tensor_types: vec![],
+        identity: None,
         provenance: None,
         quality: None,
         bytes_per_token: None,

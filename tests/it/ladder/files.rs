@@ -61,6 +61,9 @@ fn downloaded_files_get_kld_against_a_reference_file_read_where_it_lies() {
             d.join("ref-F16.gguf").display().to_string()
         );
     }
+    // One model whatever the quantization, whatever the name.
+    assert_eq!(r["identity"].as_str().unwrap().len(), 16);
+    assert!(q8["identity"] == r["identity"] && q4["identity"] == r["identity"]);
     // Each row is named by what its tensors are, beside the file's own name.
     assert_eq!(q4["provenance"]["type"], "Q4_0");
     assert_eq!(q4["model_filename"], "pub-Q4_0.gguf");
