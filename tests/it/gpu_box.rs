@@ -242,3 +242,34 @@ fn the_backend_script_chooses_cuda_with_the_gpu_s_architecture_and_refuses_what_
         "{err}"
     );
 }
+
+/// The default of a GPU box: models.toml with models-gpu.toml appended, as scripts/bench
+/// writes it there, plans the 8B-shaped synthetic models beside the default ladder.
+#[test]
+fn the_gpu_box_default_adds_8b_shaped_synthetic_models_to_the_default_sweep() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let read = |f: &str| std::fs::read_to_string(root.join(f)).unwrap();
+    let cfg = format!("{}\n{}", read("models.toml"), read("models-gpu.toml"));
+    std::fs::write(dir.path().join("models.toml"), cfg).unwrap();
+    // Only the plan: SmolLM2 need not be fetched for it, so a file of its name stands in.
+    std::fs::create_dir(dir.path().join("models")).unwrap();
+    let smol = dir.path().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    std::fs::copy(crate::support::synth(&[]), &smol).unwrap();
+    let out = tpsbench()
+        .current_dir(dir.path())
+        .args(["run", "--dry-run", "--filter", "pp512"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for t in ["Q8_0", "Q4_K_M", "Q4_0"] {
+        let m = format!("model llama-3-8b-synth-{t} (to write, at most");
+        assert!(text.contains(&m), "{m}: {text}");
+    }
+    assert!(text.contains("model SmolLM2-135M-Q4_0"), "{text}");
+}
