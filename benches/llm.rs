@@ -284,7 +284,7 @@ fn main() {
             Some(e) => Err(e.clone()),
             None => engine
                 .load(Path::new(&mrec.path), &LoadParams::of(&first.params))
-                .map_err(String::from),
+                .map_err(|e| e.to_string()),
         };
         let model = match loaded {
             Ok(m) => m,
@@ -325,14 +325,14 @@ fn main() {
                 model
                     .session(&t.params)
                     .and_then(|s| PreparedTest::new(s, &t.params, tokens, cfg.settings.warmup))
-                    .map_err(String::from)
+                    .map_err(tpsbench::kinds::error::KindError::from)
             });
             rec.placement = model.placement(&t.params);
             let mut prepared = match prepared {
                 Ok(p) => p,
                 Err(e) => {
                     eprintln!("error: {}: {e}", t.id);
-                    rec.fail(e);
+                    rec.fail(e.to_string());
                     record.tests.push(rec);
                     continue;
                 }
@@ -353,7 +353,7 @@ fn main() {
                         match prepared.repetition(engine) {
                             Ok(ns) => reps.push(ns),
                             Err(e) => {
-                                *error.borrow_mut() = Some(e.into());
+                                *error.borrow_mut() = Some(e.to_string());
                                 reps.push(0);
                             }
                         }

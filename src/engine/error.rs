@@ -5,9 +5,7 @@
 //! validator's own error) from llama.cpp failing on a file it accepted (`Load`) or from a
 //! decode that ran out of room (`Decode`).
 //!
-//! Its own file, below `llama` and `quantize` alike. Every variant displays exactly the one
-//! line users have always read (docs/bad-input.md), so callers that still carry errors as
-//! text lose nothing: `?` turns it into that line.
+//! Every variant displays exactly the one line users read (docs/bad-input.md).
 
 use std::path::PathBuf;
 
@@ -114,12 +112,5 @@ impl EngineError {
             code: None,
             message: message.into(),
         }
-    }
-}
-
-/// Callers that still carry errors as text: `?` turns the error into its one line.
-impl From<EngineError> for String {
-    fn from(e: EngineError) -> String {
-        e.to_string()
     }
 }

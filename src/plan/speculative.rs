@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::{PlannedTest, TestKind, TestParams};
-use crate::config::speculative::{DraftRef, SpeculativeConfig, needs_draft};
+use crate::config::speculative::{DraftRef, Drafter, SpeculativeConfig};
 use crate::config::{Axes, Config};
 
 /// Where a test's draft model comes from.
@@ -18,8 +18,7 @@ pub enum Draft {
 /// One planned speculative test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SpecTest {
-    /// llama.cpp's drafter type name.
-    pub drafter: String,
+    pub drafter: Drafter,
     pub draft: Option<Draft>,
     /// How ids and records name the draft (its type label or file name).
     pub draft_label: Option<String>,
@@ -40,7 +39,7 @@ pub struct SpecTest {
 impl SpecTest {
     /// Plain decoding only, no drafter (`drafter = "none"`): a tune's candidate without one.
     pub fn is_plain(&self) -> bool {
-        self.drafter == crate::config::speculative::PLAIN
+        self.drafter == Drafter::Plain
     }
 }
 
@@ -111,8 +110,8 @@ pub fn expand(
             continue;
         }
         let params = super::first_of_axes(axes, 0, sc.n_gen);
-        for drafter in &sc.drafters {
-            let drafts: Vec<Option<&DraftRef>> = if needs_draft(drafter) {
+        for &drafter in &sc.drafters {
+            let drafts: Vec<Option<&DraftRef>> = if drafter.needs_draft() {
                 sc.draft.iter().map(Some).collect()
             } else {
                 vec![None]
@@ -141,7 +140,7 @@ pub fn expand(
                             };
                             for &dngl in dngls {
                                 let s = SpecTest {
-                                    drafter: drafter.clone(),
+                                    drafter,
                                     draft: draft.clone(),
                                     draft_label: d.map(DraftRef::label),
                                     n_max,

@@ -7,6 +7,7 @@
 //! 95% intervals do not overlap (a conservative rule: overlap is "not established apart",
 //! never "equal").
 
+use crate::config::speculative::Drafter;
 use std::fmt::Write as _;
 
 use crate::record::speculative::Speculative;
@@ -293,7 +294,7 @@ pub fn served<'a>(tests: impl IntoIterator<Item = (&'a TestRecord, &'a str)>) ->
             let s = u.speculative.as_ref()?;
             (h == host
                 && u.model_filename == t.model_filename
-                && s.drafter == "draft-simple"
+                && s.drafter == Drafter::DraftSimple
                 && s.draft_sha256.is_some()
                 && s.draft_sha256 == d.draft_sha256
                 && Some(s.draft_max) == d.draft_max)
@@ -342,7 +343,7 @@ mod tests {
 
     /// A speculative test of `drafter` on model `m`: each round's plain and speculative
     /// rates (100 tokens each side), `drafted` tokens drafted in all.
-    fn test(drafter: &str, rates: &[(f64, f64)], drafted: u64) -> TestRecord {
+    fn test(drafter: Drafter, rates: &[(f64, f64)], drafted: u64) -> TestRecord {
         let prompts = SpecPrompts {
             dataset: "p.txt".into(),
             sha256: "00".into(),
@@ -375,7 +376,7 @@ mod tests {
     fn a_self_draft_beside_a_setting_that_drafted_nothing_is_not_called_every_setting_slower() {
         // The draft is the target itself: every draft accepted, and slower every round.
         let draft = test(
-            "draft-simple",
+            Drafter::DraftSimple,
             &[
                 (100.0, 45.0),
                 (90.0, 41.0),
@@ -387,7 +388,7 @@ mod tests {
         );
         // Nothing drafted: two plain passes on a busy machine, 0.58× (0.13–2.60) or so.
         let ngram = test(
-            "ngram-simple",
+            Drafter::NgramSimple,
             &[
                 (100.0, 20.0),
                 (100.0, 210.0),

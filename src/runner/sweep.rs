@@ -259,17 +259,15 @@ impl<'a> Sweep<'a> {
                 let shape = self.shape(t.model);
                 let settings = config.settings;
                 let mrec = &self.models[t.model];
-                kinds::bench::run(
+                let b = kinds::bench::Bench {
                     engine,
-                    m,
+                    model: m,
                     settings,
-                    &mut self.monitor,
                     shape,
                     mrec,
-                    prep.text.as_ref(),
-                    rec,
-                    progress,
-                );
+                    text: prep.text.as_ref(),
+                };
+                kinds::bench::run(b, &mut self.monitor, rec, progress);
                 match (rec.status, rec.avg_ts, rec.stddev_ts) {
                     (Status::Ok, Some(a), Some(s)) => format!("{a:.2} ± {s:.2} t/s"),
                     _ => failed_line(rec),
@@ -304,7 +302,7 @@ impl<'a> Sweep<'a> {
             let dh = d.as_ref().and_then(|d| header(&d.path));
             match target
                 .as_ref()
-                .and_then(|th| kinds::speculative::refusal(&s.drafter, th, dh.as_ref()))
+                .and_then(|th| kinds::speculative::refusal(s.drafter, th, dh.as_ref()))
             {
                 Some(why) => Err(why),
                 None => Ok(d),
@@ -379,7 +377,7 @@ impl<'a> Sweep<'a> {
             ModelSource::File(p) => p.clone(),
             ModelSource::Variant { .. } => PathBuf::from(&mrec.path),
         };
-        let m = engine.load(&path, &LoadParams::of_test(t))?;
+        let m = (engine.load(&path, &LoadParams::of_test(t))).map_err(|e| e.to_string())?;
         let mi = m.info();
         mrec.model_type = Some(mi.description.clone());
         mrec.model_size = Some(mi.size);

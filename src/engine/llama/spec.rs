@@ -12,7 +12,7 @@ use super::context::Context;
 use super::model::LlamaModel;
 use super::params::context_params;
 use crate::engine::EngineError;
-use crate::engine::speculative::{DrafterParams, Generation, SpecSession, drafter_type_code};
+use crate::engine::speculative::{DrafterParams, Generation, SpecSession};
 use crate::plan::TestParams;
 
 #[repr(C)]
@@ -117,9 +117,8 @@ impl<'m> LlamaSpecSession<'m> {
         d: &DrafterParams,
         n_ctx: u32,
     ) -> Result<Self, EngineError> {
-        let kind = drafter_type_code(&d.kind).ok_or_else(|| {
-            EngineError::Speculative(format!("unknown drafter type {:?}", d.kind))
-        })?;
+        // llama.cpp's `common_speculative_type` value.
+        let kind = d.kind as i32;
         let mut cp = context_params(p)?;
         cp.n_ctx = n_ctx;
         cp.n_seq_max = 1;
