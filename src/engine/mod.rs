@@ -1,11 +1,6 @@
-//! The engine boundary. `llama` is the only code that touches llama.cpp: one model type with
-//! one load path, whose contexts serve the timed loops, serving tests and quality passes
-//! (`quantize` calls llama.cpp's quantizer). `mock` is a fake engine with a fake clock, so
-//! the whole pipeline is unit-tested deterministically (as hyperfine does with its mock
-//! executor). Beside it: which libllama the process runs (`linkage`), where llama.cpp put a
-//! model (`placement`, read from its load log), and llama-bench's timing loop over any
-//! engine (`measure`). `endpoint` is the other side of the boundary: the HTTP client of a
-//! server that answers serving tests (llama-server or any OpenAI-compatible endpoint).
+//! The engine boundary: `llama` (with `quantize`) is the only code that touches llama.cpp,
+//! `endpoint` the only HTTP client; `mock` is a fake engine with a fake clock, so the whole
+//! pipeline is unit-tested deterministically.
 
 pub(crate) mod batching;
 pub mod endpoint;

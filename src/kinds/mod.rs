@@ -15,7 +15,7 @@ pub(crate) mod quality;
 pub(crate) mod serving;
 pub(crate) mod speculative;
 
-pub use error::KindError;
+pub use error::{KindError, NoModel};
 
 use crate::config::Config;
 use crate::engine::{Engine, Model};
@@ -34,7 +34,7 @@ pub fn open<'m>(
     engine: &'m dyn Engine,
     config: &Config,
     prompts: Option<&PromptFile>,
-    model: Result<&'m dyn Model, String>,
+    model: Result<&'m dyn Model, NoModel>,
     first: &PlannedTest,
     results: Option<&std::path::Path>,
 ) -> Shared<'m> {

@@ -127,11 +127,11 @@ fn race_budget(r: &Request, t: &mut crate::config::tune::Tune) -> Result<(), Opt
     Ok(())
 }
 
-/// `--max-rounds`: 2 to 10000.
 fn max_rounds(n: i64) -> Result<u32, OptionError> {
-    match u32::try_from(n) {
-        Ok(n @ 2..=10_000) => Ok(n),
-        _ => Err(OptionError::MaxRounds { max_rounds: n }),
+    if config::MAX_ROUNDS.contains(&n) {
+        Ok(n as u32)
+    } else {
+        Err(OptionError::MaxRounds { max_rounds: n })
     }
 }
 

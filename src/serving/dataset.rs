@@ -7,14 +7,11 @@ use std::path::Path;
 /// no variant names a source (see `kinds::error`).
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
-    /// The file cannot be read (missing, a directory, not UTF-8).
     #[error("cannot read the prompt file {}: {cause}", path.display())]
     Read {
         path: std::path::PathBuf,
         cause: std::io::Error,
     },
-    /// The file does not parse: `name` is the file as shown, `line` the 1-based line at
-    /// fault (None: the file as a whole, e.g. no prompts at all).
     #[error("{}", parse_line(name, *line, why))]
     Parse {
         name: String,

@@ -190,7 +190,7 @@ impl HttpRun<'_> {
                 Prompt::Tokens(t) => t.len() as u32,
                 Prompt::Text(_) => 0,
             };
-            let (n, counted) = count(&s, self.tokenize, q).map_err(ServingError::Server)?;
+            let (n, counted) = count(&s, self.tokenize, q)?;
             let t = trace(&s, start, n_prompt, n);
             b.tally.counted = b.tally.counted.max(counted);
             b.tally.short += u32::from(n < u64::from(q.max_tokens));

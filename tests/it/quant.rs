@@ -176,7 +176,7 @@ fn a_pattern_that_matches_no_tensor_and_an_imatrix_of_another_model_are_refused(
     );
     let m = imatrix_of(&base, &calibration_text(dir.path()));
     let moe = read_header(&support::synth(&["--preset", "tiny-moe"])).unwrap();
-    let e = m.check_model(&moe).unwrap_err();
+    let e = m.check_model(&moe).unwrap_err().to_string();
     assert!(e.contains("an imatrix of another model"), "{e}");
 }
 

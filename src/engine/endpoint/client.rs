@@ -125,7 +125,8 @@ impl Client {
             .no_proxy()
             .connect_timeout(Duration::from_secs(5));
         if let Some(f) = ca_file {
-            let tls = tls::config(read_ca_file(f)?).map_err(ClientError::Http)?;
+            let tls =
+                tls::config(read_ca_file(f)?).map_err(|e| ClientError::Http(e.to_string()))?;
             builder = builder.tls_backend_preconfigured(tls);
         }
         let http = builder.build().map_err(|e| ClientError::Http(chain(&e)))?;

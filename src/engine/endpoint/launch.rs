@@ -87,12 +87,10 @@ pub enum LaunchError {
     Port(String),
     #[error("the server command is empty")]
     EmptyCommand,
-    /// The server's log file could not be made.
     #[error("{}: {reason}", path.display())]
     Log { path: PathBuf, reason: String },
     #[error("cannot start {program}: {reason}")]
     Spawn { program: String, reason: String },
-    /// The process ended before `/health` answered; `log_tail` is the end of its log.
     #[error("the server exited ({status}) before it was ready; its log ends: {log_tail}")]
     Exited { status: String, log_tail: String },
     #[error("the server was not ready within {secs} s ({health}); its log ends: {log_tail}")]

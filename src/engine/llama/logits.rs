@@ -122,15 +122,4 @@ impl EvalContext<'_> {
         }
         Ok(())
     }
-
-    /// Decodes `tokens` at `pos0..` and returns the logits after the last one.
-    pub fn decode_last(&mut self, tokens: &[i32], pos0: usize) -> Result<Vec<f32>, EngineError> {
-        let last = tokens.len().saturating_sub(1);
-        let mut out = Vec::new();
-        self.decode(tokens, pos0, &|i| i == last, &mut |_, row| {
-            out = row.to_vec();
-            Ok(())
-        })?;
-        Ok(out)
-    }
 }

@@ -222,16 +222,6 @@ impl LlamaModel {
         Err(EngineError::Tokenize("detokenization failed".into()))
     }
 
-    /// Tokens a text generator must not produce: end-of-generation and control tokens.
-    pub fn non_text_tokens(&self) -> Vec<bool> {
-        let vocab = self.vocab();
-        (0..self.info.n_vocab)
-            .map(|t| unsafe {
-                sys::llama_vocab_is_eog(vocab, t) || sys::llama_vocab_is_control(vocab, t)
-            })
-            .collect()
-    }
-
     /// The model's built-in chat template applied to one user message, ending with the
     /// assistant prefix (`llama_chat_apply_template`).
     pub fn apply_chat_template(&self, user_message: &str) -> Result<String, EngineError> {
