@@ -94,7 +94,6 @@ pub trait Session {
     /// Decodes `tokens` in chunks of at most `n_batch`, one `llama_decode` per chunk, without
     /// synchronizing. `first_pos` is the position of the first token.
     fn decode_chunks(&mut self, tokens: &[i32], n_batch: usize) -> Result<(), EngineError>;
-    /// Decodes a single token.
     fn decode_one(&mut self, token: i32) -> Result<(), EngineError>;
     /// Waits for all queued work (`llama_synchronize`).
     fn synchronize(&mut self);
@@ -104,7 +103,6 @@ pub trait Session {
     fn restore_state(&mut self, state: &[u8]) -> bool;
 }
 
-/// A loaded model.
 pub trait Model {
     fn info(&self) -> &ModelInfo;
     /// A fresh context for one test, sized and configured as llama-bench does.
@@ -195,7 +193,6 @@ impl LoadParams {
     }
 }
 
-/// The inference engine.
 pub trait Engine {
     fn load(&self, path: &Path, params: &LoadParams) -> Result<Box<dyn Model + '_>, EngineError>;
     /// Monotonic nanoseconds; the mock engine's clock advances only when it "computes".

@@ -19,10 +19,6 @@ pub struct DrafterParams {
     pub n_max: u32,
     pub n_min: u32,
     pub p_min: f32,
-    /// The n-gram methods' key size, value size and minimum hits; 0: llama.cpp's default.
-    pub ngram_n: u16,
-    pub ngram_m: u16,
-    pub ngram_min_hits: u16,
 }
 
 /// One greedy generation: what came out, and what drafting did.

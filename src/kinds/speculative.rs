@@ -169,9 +169,6 @@ fn measure(
         n_max: s.n_max,
         n_min: s.n_min,
         p_min: s.p_min as f32,
-        ngram_n: 0,
-        ngram_m: 0,
-        ngram_min_hits: 0,
     };
     let mut session = (m.speculative(&rec.params, &params, n_ctx))
         .map_err(|e| refused(format!("{}: {e}", s.drafter)))?;

@@ -15,7 +15,6 @@ pub enum Draft {
     File(PathBuf),
 }
 
-/// One planned speculative test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SpecTest {
     pub drafter: Drafter,
@@ -77,7 +76,6 @@ pub struct Candidate {
     pub axes: Option<Axes>,
 }
 
-/// Whether model `m` is one of the table's targets.
 fn is_target(sc: &SpeculativeConfig, m: &Candidate) -> bool {
     sc.targets.is_empty() || sc.targets.iter().any(|t| *t == m.name || *t == m.label)
 }
@@ -181,20 +179,14 @@ fn planned(
     draft_key: &str,
     dataset_sha256: Option<&str>,
 ) -> PlannedTest {
-    let mut id = format!("{}/{}/spec-{}", m.name, m.label, s.drafter);
-    if let Some(l) = &s.draft_label {
-        id.push_str(&format!("-{l}"));
-    }
-    id.push_str(&format!("/K{}", s.n_max));
-    if sc.draft_min.len() > 1 {
-        id.push_str(&format!("/min{}", s.n_min));
-    }
-    if sc.p_min.len() > 1 {
-        id.push_str(&format!("/p{}", s.p_min));
-    }
-    if sc.draft_n_gpu_layers.len() > 1 && s.draft.is_some() {
-        id.push_str(&format!("/dngl{}", s.draft_n_gpu_layers));
-    }
+    // The settings the table varies are in the id.
+    let varied = [
+        sc.draft_min.len(),
+        sc.p_min.len(),
+        sc.draft_n_gpu_layers.len(),
+    ]
+    .map(|n| n > 1);
+    let id = format!("{}/{}/{}", m.name, m.label, setting_id(&s, '/', varied));
     let identity = crate::util::hash::sha256_hex(
         format!(
             "{}\n{}\n{}\ndataset {}",
@@ -235,19 +227,32 @@ pub fn tune_label(s: &SpecTest) -> String {
     if s.is_plain() {
         return "spec-plain".into();
     }
+    setting_id(
+        s,
+        '-',
+        [s.n_min > 0, s.p_min > 0.0, s.draft_n_gpu_layers != -1],
+    )
+}
+
+/// "spec-draft-simple-Q4_0", then after `sep` K and those of draft_min, p_min and the
+/// draft's n_gpu_layers that are `shown`.
+fn setting_id(s: &SpecTest, sep: char, shown: [bool; 3]) -> String {
     let mut id = format!("spec-{}", s.drafter);
     if let Some(l) = &s.draft_label {
         id.push_str(&format!("-{l}"));
     }
-    id.push_str(&format!("-K{}", s.n_max));
-    if s.n_min > 0 {
-        id.push_str(&format!("-min{}", s.n_min));
-    }
-    if s.p_min > 0.0 {
-        id.push_str(&format!("-p{}", s.p_min));
-    }
-    if s.draft.is_some() && s.draft_n_gpu_layers != -1 {
-        id.push_str(&format!("-dngl{}", s.draft_n_gpu_layers));
+    let parts = [
+        (true, format!("K{}", s.n_max)),
+        (shown[0], format!("min{}", s.n_min)),
+        (shown[1], format!("p{}", s.p_min)),
+        (
+            shown[2] && s.draft.is_some(),
+            format!("dngl{}", s.draft_n_gpu_layers),
+        ),
+    ];
+    for (_, p) in parts.iter().filter(|(show, _)| *show) {
+        id.push(sep);
+        id.push_str(p);
     }
     id
 }

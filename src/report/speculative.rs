@@ -14,7 +14,6 @@ use crate::record::speculative::Speculative;
 use crate::record::{RunRecord, Status, TestRecord};
 use crate::stats::pairs::Design;
 
-/// One measured setting.
 struct Row<'a> {
     test: &'a TestRecord,
     s: &'a Speculative,
@@ -147,7 +146,6 @@ fn sentence(model: &str, host: &str, rows: &[Row]) -> String {
     out
 }
 
-/// The Markdown table of one target's settings.
 fn table(rows: &[Row]) -> String {
     let mut o = String::from(
         "| setting | plain t/s | speculative t/s | speedup (95%) | accepted | length | by position | output |\n\
@@ -194,7 +192,6 @@ pub struct SpecAnswer {
     pub model: String,
     pub host: String,
     pub sentence: String,
-    /// The Markdown table of its settings.
     pub table: String,
     /// Per setting (best first): its name and the share accepted at each draft position.
     pub positions: Vec<(String, Vec<f64>)>,

@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 use super::error::{OptionError, RunnerError};
 use crate::record::{RunRecord, Status};
 
-/// What an A/B run is asked to do.
 pub struct AbOptions {
     pub libraries: Vec<PathBuf>,
     pub rounds: u32,

@@ -274,7 +274,7 @@ pub fn describe_plan(mut info: RunInfo, plan: &Plan, opts: &RunOptions) -> RunIn
 
 /// An empty part: a shard with no tests is not an error (more shards than tests); a
 /// filter or scope that keeps nothing is.
-fn nothing_to_run(
+pub(super) fn nothing_to_run(
     info: RunInfo,
     plan: &Plan,
     opts: &RunOptions,

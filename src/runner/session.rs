@@ -1,10 +1,5 @@
-//! `tpsbench run` around its sweep, in four steps the command line calls in turn:
-//! [`check`] (the configuration, the rounds and what auto rounds need, before anything
-//! runs), [`start`] (the engine, synthetic models, knob checks, the SIMD and GPU warnings,
-//! the bandwidth probe, Ctrl-C), [`sweep`] (in this process, or one child per model with
-//! `--isolate`) and [`finish`] (what the run ended with: the lines of its verdict). The
-//! exporters and named baselines belong to `report`, above this layer: the command line
-//! runs them between `sweep` and printing the verdict.
+//! `tpsbench run` around its sweep, in the steps the command line calls in turn: [`check`],
+//! [`start`], [`sweep`] and [`finish`]; the exporters, in `report`, run between the last two.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -481,7 +476,6 @@ fn child_args(r: &Request) -> Vec<String> {
     args
 }
 
-/// How a run ended.
 pub enum Ending {
     /// A shard with no tests (more shards than tests): this line, and nothing else to do.
     EmptyShard(String),
@@ -498,7 +492,6 @@ pub struct Verdict {
     pub failed: bool,
 }
 
-/// The verdict of a swept run.
 pub fn finish(s: &Swept) -> Ending {
     let (r, out) = (&s.request, &s.run);
     if let (Some(shard), true) = (r.shard, out.record.tests.is_empty() && out.path.is_none()) {
@@ -541,7 +534,6 @@ pub fn finish(s: &Swept) -> Ending {
     })
 }
 
-/// The line a run with failed tests ends with.
 pub fn failed_line(out: &RunOutcome) -> String {
     format!(
         "error: {} of {} tests failed (see the errors above and in the result file)",
@@ -574,7 +566,6 @@ pub fn resume_command(args: &[String], file: &Path) -> String {
     quoted_line(&out)
 }
 
-/// `args` as one shell line.
 pub(crate) fn quoted_line(args: &[String]) -> String {
     let v: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
     v.join(" ")

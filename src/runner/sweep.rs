@@ -96,7 +96,6 @@ impl<'a> Sweep<'a> {
         })
     }
 
-    /// The record as measured so far.
     pub(super) fn record(&self) -> &RunRecord {
         &self.record
     }

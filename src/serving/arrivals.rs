@@ -12,7 +12,6 @@ use super::metrics::Trace;
 use super::sampling::Sampler;
 use crate::engine::{BatchSession, BatchToken, Engine, EngineError};
 
-/// One arrival run.
 #[derive(Debug, Clone)]
 pub struct ArrivalRun {
     pub start_ns: u64,

@@ -1,6 +1,7 @@
 //! Prompt files for serving tests: JSONL (`{"prompt": "...", "max_tokens": N}` per line) or
 //! plain text (one prompt per line). Parsing is pure; `load` reads and hashes the file.
 
+use super::error::ServingError;
 use std::path::Path;
 
 /// Why a prompt file could not be had. Each displays the one line users have always read;
@@ -28,7 +29,6 @@ fn parse_line(name: &str, line: Option<usize>, why: &str) -> String {
     }
 }
 
-/// One prompt of a file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prompt {
     pub text: String,
@@ -41,7 +41,6 @@ pub struct Prompt {
 /// A prompt file, read and hashed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PromptFile {
-    /// File name.
     pub name: String,
     pub sha256: String,
     pub prompts: Vec<Prompt>,
@@ -178,7 +177,6 @@ pub fn load(path: &Path) -> Result<PromptFile, DatasetError> {
 /// One sampled prompt: its tokens and the tokens to generate after it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sampled {
-    /// Index into the file's prompts.
     pub index: usize,
     pub tokens: Vec<i32>,
     pub n_gen: u32,
@@ -214,10 +212,10 @@ pub fn serving_picks<E: std::fmt::Display>(
     seed: u64,
     n_gen: u32,
     count: impl FnMut(&str) -> Result<usize, E>,
-) -> Result<Vec<(usize, u32)>, String> {
+) -> Result<Vec<(usize, u32)>, ServingError> {
     let picked: Vec<(usize, u32)> = if file.sharegpt {
         pick(&file.prompts, n, seed, u32::MAX, count, |c| *c)
-            .map_err(|e| e.to_string())?
+            .map_err(|e| ServingError::Prompts(e.to_string()))?
             .into_iter()
             .map(|(i, _, g)| (i, g))
             .collect()
@@ -227,10 +225,10 @@ pub fn serving_picks<E: std::fmt::Display>(
             .collect()
     };
     if picked.is_empty() {
-        return Err(format!(
+        return Err(ServingError::Prompts(format!(
             "{}: no conversation within vLLM's limits (4 to 1024 prompt tokens, 2048 in all)",
             file.name
-        ));
+        )));
     }
     Ok(picked)
 }

@@ -236,8 +236,7 @@ impl HttpRun<'_> {
             Some(c) => c(t).map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             None => Ok(0),
         };
-        let picked = crate::serving::dataset::serving_picks(f, n, self.seed, sc.n_gen, count)
-            .map_err(ServingError::Prompts)?;
+        let picked = crate::serving::dataset::serving_picks(f, n, self.seed, sc.n_gen, count)?;
         Ok((0..n)
             .map(|k| {
                 let (i, n_gen) = picked[k % picked.len()];

@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use super::client::Client;
 
-/// A server tpsbench started.
 pub(crate) struct Launched {
     child: Option<Child>,
     pub command: Vec<String>,

@@ -43,7 +43,6 @@ impl Context<'_> {
         }
     }
 
-    /// Waits for all queued work (`llama_synchronize`).
     pub(super) fn synchronize(&mut self) {
         unsafe { sys::llama_synchronize(self.ptr.as_ptr()) };
     }

@@ -129,13 +129,8 @@ impl<'m> LlamaSpecSession<'m> {
         // the target's would take the cores the draft model runs on.
         cp.n_threads = p.n_threads as i32;
         cp.n_threads_batch = p.n_threads as i32;
-        let (ctx, _placement) = model.new_context(cp);
-        let ctx = ctx.map_err(|why| EngineError::Context {
-            n_ctx,
-            message: format!(
-                "llama.cpp could not create a speculative test's target context of {n_ctx} tokens: {why}"
-            ),
-        })?;
+        let what = format!("a speculative test's target context of {n_ctx} tokens");
+        let ctx = model.new_context(cp, &what).0?;
         let path = d.draft.as_deref().map(path_c).transpose()?;
         let o = Opts {
             kind,
@@ -148,9 +143,10 @@ impl<'m> LlamaSpecSession<'m> {
             n_batch: cp.n_batch as i32,
             n_ubatch: cp.n_ubatch as i32,
             flash_attn: cp.flash_attn_type,
-            ngram_size_n: d.ngram_n,
-            ngram_size_m: d.ngram_m,
-            ngram_min_hits: d.ngram_min_hits,
+            // The n-gram methods' key size, value size and minimum hits: llama.cpp's defaults.
+            ngram_size_n: 0,
+            ngram_size_m: 0,
+            ngram_min_hits: 0,
         };
         let mut err = vec![0u8; 512];
         super::backend::take_first_error();
