@@ -31,7 +31,6 @@ pub struct Entry {
     pub counts: Vec<i64>,
 }
 
-/// An importance matrix, entries by weight name.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Imatrix {
     pub entries: BTreeMap<String, Entry>,

@@ -92,7 +92,7 @@ pub trait Session {
     /// Clears the KV memory (`llama_memory_clear`), as llama-bench does before each repetition.
     fn clear(&mut self);
     /// Decodes `tokens` in chunks of at most `n_batch`, one `llama_decode` per chunk, without
-    /// synchronizing. `first_pos` is the position of the first token.
+    /// synchronizing.
     fn decode_chunks(&mut self, tokens: &[i32], n_batch: usize) -> Result<(), EngineError>;
     fn decode_one(&mut self, token: i32) -> Result<(), EngineError>;
     /// Waits for all queued work (`llama_synchronize`).

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use crate::config::speculative::Drafter;
 use crate::engine::EngineError;
 
-/// One drafter setting, as the engine takes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DrafterParams {
     pub kind: Drafter,

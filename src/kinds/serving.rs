@@ -200,19 +200,22 @@ fn llama_server_command(
         slots * (sc.n_prompt + sc.n_gen)
     };
     let mut c: Vec<String> = vec![binary.to_string_lossy().into_owned(), "-m".into(), path];
-    for (k, v) in [
-        ("--host", "127.0.0.1".to_string()),
-        ("--port", port.to_string()),
-        ("--alias", alias.to_string()),
-        ("--ctx-size", n_ctx.to_string()),
-        ("--parallel", slots.to_string()),
-        // No prompt cache in host memory: every request prefills its whole prompt, as the
-        // in-process tests do.
-        ("--cache-ram", "0".to_string()),
-    ] {
-        c.push(k.into());
-        c.push(v);
-    }
+    let pairs = |c: &mut Vec<String>, kv: &[(&str, String)]| {
+        c.extend(kv.iter().flat_map(|(k, v)| [k.to_string(), v.clone()]))
+    };
+    pairs(
+        &mut c,
+        &[
+            ("--host", "127.0.0.1".to_string()),
+            ("--port", port.to_string()),
+            ("--alias", alias.to_string()),
+            ("--ctx-size", n_ctx.to_string()),
+            ("--parallel", slots.to_string()),
+            // No prompt cache in host memory: every request prefills its whole prompt, as
+            // the in-process tests do.
+            ("--cache-ram", "0".to_string()),
+        ],
+    );
     c.extend(crate::plan::serving::server_flags::flags(p));
     c.push(
         if sc.kv_unified {
@@ -226,16 +229,17 @@ fn llama_server_command(
         // Drafting as `[speculative]`'s draft-simple does in process: the draft on the
         // target's devices, K and the minimum as given.
         let dp = (d.path.to_str()).ok_or_else(|| refused("the draft path is not UTF-8"))?;
-        for (k, v) in [
-            ("--spec-type", "draft-simple".to_string()),
-            ("--model-draft", dp.to_string()),
-            ("--spec-draft-n-max", d.draft_max.to_string()),
-            ("--spec-draft-n-min", d.draft_min.to_string()),
-            ("--spec-draft-ngl", p.n_gpu_layers.to_string()),
-        ] {
-            c.push(k.into());
-            c.push(v);
-        }
+        let kind = crate::config::speculative::Drafter::DraftSimple;
+        pairs(
+            &mut c,
+            &[
+                ("--spec-type", kind.name().to_string()),
+                ("--model-draft", dp.to_string()),
+                ("--spec-draft-n-max", d.draft_max.to_string()),
+                ("--spec-draft-n-min", d.draft_min.to_string()),
+                ("--spec-draft-ngl", p.n_gpu_layers.to_string()),
+            ],
+        );
     }
     c.extend(extra.iter().cloned());
     Ok(c)

@@ -205,7 +205,6 @@ fn measure(
     Ok(finish(rec, s, sp))
 }
 
-/// What the record says of the prompts.
 fn prompts_of(pf: &PromptFile, s: &SpecTest, jobs: &[Job]) -> SpecPrompts {
     SpecPrompts {
         dataset: pf.name.clone(),

@@ -7,7 +7,6 @@ use super::{PlannedTest, TestKind, TestParams};
 use crate::config::speculative::{DraftRef, Drafter, SpeculativeConfig};
 use crate::config::{Axes, Config};
 
-/// Where a test's draft model comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Draft {
     /// A model of the plan (a ladder variant, built on first use).

@@ -50,7 +50,6 @@ pub struct Speedup {
     pub ratio: f64,
     pub lo: f64,
     pub hi: f64,
-    /// The interval's coverage, 0.95.
     pub level: f64,
     pub n_rounds: u32,
 }

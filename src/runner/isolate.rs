@@ -132,7 +132,6 @@ fn every_round(
     Ok(record)
 }
 
-/// The part's models, each once, in plan order.
 fn model_names<'a>(c: &Children<'a>) -> Vec<&'a str> {
     let mut names: Vec<&str> = Vec::new();
     for t in c.part {

@@ -9,7 +9,7 @@ use crate::config::{self, Config};
 use crate::engine::llama::{self, LlamaEngine};
 use crate::machine::gpus;
 use crate::output::progress::StderrProgress;
-use crate::record::{RunInfo, Status};
+use crate::record::RunInfo;
 use crate::runner::error::{OptionError, RunnerError};
 use crate::runner::{self, RunOptions, RunOutcome, race};
 use crate::util::{shell_quote, system};
@@ -395,13 +395,11 @@ fn knob_checks(cfg: &Config, child: bool) -> Result<(), runner::KnobError> {
     Ok(())
 }
 
-/// A run swept: its outcome and the request it answered.
 pub struct Swept {
     pub request: Request,
     pub run: RunOutcome,
 }
 
-/// Runs the sweep: one child process per model with `--isolate`, else here.
 pub fn sweep(s: Started) -> Result<Swept, RunnerError> {
     if s.checked.request.isolate {
         sweep_isolated(s)
@@ -410,7 +408,6 @@ pub fn sweep(s: Started) -> Result<Swept, RunnerError> {
     }
 }
 
-/// The sweep (or the race) in this process.
 fn sweep_here(s: Started) -> Result<Swept, RunnerError> {
     let race = s.checked.is_race();
     let Checked { request, config } = s.checked;
@@ -445,18 +442,7 @@ fn sweep_isolated(s: Started) -> Result<Swept, RunnerError> {
         resume: r.resume.as_deref(),
     };
     let (record, path) = runner::isolate::run(&plan, s.up.info, &dir, &s.up.stop, &child_args(&r))?;
-    let failed = record
-        .tests
-        .iter()
-        .filter(|t| t.status == Status::Failed)
-        .count();
-    let interrupted = s.up.stop.load(Ordering::SeqCst);
-    let run = RunOutcome {
-        record,
-        path,
-        failed,
-        interrupted,
-    };
+    let run = RunOutcome::new(record, path, s.up.stop.load(Ordering::SeqCst));
     Ok(Swept { request: r, run })
 }
 

@@ -15,7 +15,6 @@ use crate::engine::{BatchSession, BatchToken, Engine, EngineError};
 #[derive(Debug, Clone)]
 pub struct ArrivalRun {
     pub start_ns: u64,
-    /// From the start to the last token.
     pub t_ns: u64,
     pub engine_ns: u64,
     /// Time with no request to serve (waiting for the next arrival).

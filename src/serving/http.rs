@@ -152,7 +152,6 @@ struct Batch {
     traces: Vec<Trace>,
     n_pp: u64,
     n_out: u64,
-    /// First send to last token (ns).
     t_ns: u64,
     tally: Tally,
 }
@@ -269,7 +268,6 @@ struct Http<'r, 'a> {
 }
 
 impl Transport for Http<'_, '_> {
-    /// The synthetic requests sent at once.
     fn parallel(&mut self, t: &ServingTest, rep: u32) -> Result<Rep, ServingError> {
         let (run, sc) = (self.run, self.run.sc);
         let reqs: Vec<_> = (0..t.n_parallel as usize)

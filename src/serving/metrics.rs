@@ -28,7 +28,6 @@ pub struct Trace {
     /// When its prompt entered a batch.
     pub admitted_ns: u64,
     pub n_prompt: u32,
-    /// When each generated token was sampled.
     pub token_ns: Vec<u64>,
     pub tokens: Vec<i32>,
 }
@@ -75,7 +74,6 @@ impl Trace {
     }
 }
 
-/// Latency figures pooled over requests.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Latencies {
     pub ttft_ms: Dist,

@@ -580,7 +580,6 @@ pub(crate) fn read_ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, 
     Ok(certs)
 }
 
-/// The first 200 characters of a body, on one line.
 fn excerpt(s: &str) -> String {
     if s.trim().is_empty() {
         return "(empty body)".into();

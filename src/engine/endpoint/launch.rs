@@ -185,7 +185,6 @@ impl Launched {
         let _ = c.wait();
     }
 
-    /// The last lines of the log, for an error message.
     pub fn log_tail(&self) -> String {
         tail(&self.log)
     }

@@ -69,7 +69,6 @@ impl Context<'_> {
     }
 }
 
-/// KV-cache type names to ggml types.
 pub(super) fn ggml_type(name: &str) -> Result<sys::ggml_type, EngineError> {
     Ok(match name {
         "f32" => sys::GGML_TYPE_F32,

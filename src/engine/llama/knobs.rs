@@ -23,7 +23,6 @@ pub(super) struct ModelParts {
     patterns: Vec<CString>,
     bufts: Vec<sys::ggml_backend_buffer_type_t>,
     overrides: Vec<sys::llama_model_tensor_buft_override>,
-    /// What this build did not honour, one line each.
     pub notes: Vec<String>,
     /// `fit_target` (MiB) and `fit_min_ctx`, for the load path's fit.
     pub fit_target: u64,

@@ -48,7 +48,6 @@ struct Stats {
     t_verify_s: f64,
 }
 
-/// Where a generation writes (`tpsb_spec_out`).
 #[repr(C)]
 struct Out {
     tokens: *mut i32,
