@@ -19,32 +19,76 @@ use toml::Spanned;
 use crate::config::values::{int_list, list, scalar_int};
 use crate::config::{ConfigError, Ctx};
 
-/// llama.cpp's drafter types (common/speculative.h, `common_speculative_type`), by the names
-/// its `--spec-type` takes, in its enum's order (index + 1 is the enum value).
-pub const DRAFTER_TYPES: [&str; 10] = [
-    "draft-simple",
-    "draft-eagle3",
-    "draft-mtp",
-    "draft-dflash",
-    "draft-dspark",
-    "ngram-simple",
-    "ngram-map-k",
-    "ngram-map-k4v",
-    "ngram-mod",
-    "ngram-cache",
-];
+/// A llama.cpp drafter type (common/speculative.h, `common_speculative_type`), named and
+/// serialized as its `--spec-type` takes it, in its enum's order (the discriminant is the
+/// enum value); `none` is plain decoding, a tune's candidate without a drafter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Drafter {
+    #[serde(rename = "none")]
+    Plain,
+    DraftSimple,
+    DraftEagle3,
+    DraftMtp,
+    DraftDflash,
+    DraftDspark,
+    NgramSimple,
+    NgramMapK,
+    NgramMapK4v,
+    NgramMod,
+    NgramCache,
+}
 
-/// The drafter "type" of plain decoding, llama.cpp's `none`: a tune's candidate without a
-/// drafter. Not a `drafters` value: every speculative test is paired with plain
-/// decoding already.
-pub const PLAIN: &str = "none";
+/// Plain decoding: not a `drafters` value, every speculative test is paired with it already.
+pub const PLAIN: Drafter = Drafter::Plain;
 
-/// Whether a drafter type runs a draft model that the user names (`draft`).
-pub fn needs_draft(kind: &str) -> bool {
-    matches!(
-        kind,
-        "draft-simple" | "draft-eagle3" | "draft-dflash" | "draft-dspark"
-    )
+impl Drafter {
+    /// The types a `drafters` list takes.
+    pub const TYPES: [Drafter; 10] = [
+        Drafter::DraftSimple,
+        Drafter::DraftEagle3,
+        Drafter::DraftMtp,
+        Drafter::DraftDflash,
+        Drafter::DraftDspark,
+        Drafter::NgramSimple,
+        Drafter::NgramMapK,
+        Drafter::NgramMapK4v,
+        Drafter::NgramMod,
+        Drafter::NgramCache,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Drafter::Plain => "none",
+            Drafter::DraftSimple => "draft-simple",
+            Drafter::DraftEagle3 => "draft-eagle3",
+            Drafter::DraftMtp => "draft-mtp",
+            Drafter::DraftDflash => "draft-dflash",
+            Drafter::DraftDspark => "draft-dspark",
+            Drafter::NgramSimple => "ngram-simple",
+            Drafter::NgramMapK => "ngram-map-k",
+            Drafter::NgramMapK4v => "ngram-map-k4v",
+            Drafter::NgramMod => "ngram-mod",
+            Drafter::NgramCache => "ngram-cache",
+        }
+    }
+
+    /// Whether it runs a draft model that the user names (`draft`).
+    pub fn needs_draft(self) -> bool {
+        matches!(
+            self,
+            Drafter::DraftSimple
+                | Drafter::DraftEagle3
+                | Drafter::DraftDflash
+                | Drafter::DraftDspark
+        )
+    }
+}
+
+impl std::fmt::Display for Drafter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
 }
 
 /// A draft model: a ladder variant of the target's ladder (self-draft), or a file.
@@ -85,7 +129,7 @@ pub struct SpeculativeConfig {
     /// round): the speedup's interval is between rounds.
     pub rounds: u32,
     pub seed: Option<u64>,
-    pub drafters: Vec<String>,
+    pub drafters: Vec<Drafter>,
     pub draft: Vec<DraftRef>,
     /// K: most tokens drafted per step (every drafter's drafts are capped by it).
     pub draft_max: Vec<u32>,
@@ -124,17 +168,18 @@ fn string(x: &toml::Value) -> Result<String, String> {
     }
 }
 
-fn drafter(x: &toml::Value) -> Result<String, String> {
+fn drafter(x: &toml::Value) -> Result<Drafter, String> {
     let s = x.as_str().unwrap_or_default();
-    if DRAFTER_TYPES.contains(&s) {
-        return Ok(s.to_string());
+    if let Some(d) = Drafter::TYPES.into_iter().find(|d| d.name() == s) {
+        return Ok(d);
     }
-    let near = crate::config::suggest::suggest(s, &DRAFTER_TYPES)
+    let names = Drafter::TYPES.map(Drafter::name);
+    let near = crate::config::suggest::suggest(s, &names)
         .map(|c| format!(" (did you mean {c:?}?)"))
         .unwrap_or_default();
     Err(format!(
         "{x} is not a drafter type of the pinned llama.cpp{near}: use one of {}",
-        DRAFTER_TYPES.join(", ")
+        names.join(", ")
     ))
 }
 
@@ -187,7 +232,7 @@ pub(crate) fn parse(
         Some(v) => list(ctx, &k("targets"), v, string)?,
     };
     let drafters = match &r.drafters {
-        None => vec!["draft-simple".to_string()],
+        None => vec![Drafter::DraftSimple],
         Some(v) => list(ctx, &k("drafters"), v, drafter)?,
     };
     let draft = drafts(ctx, (span, &r), dir, ladders, &drafters)?;
@@ -230,7 +275,7 @@ fn drafts(
     (span, r): (std::ops::Range<usize>, &RawSpeculative),
     dir: &Path,
     ladders: &[crate::config::ladder::Ladder],
-    drafters: &[String],
+    drafters: &[Drafter],
 ) -> Result<Vec<DraftRef>, ConfigError> {
     let draft = match &r.draft {
         None => Vec::new(),
@@ -257,7 +302,7 @@ fn drafts(
         );
         return Err(ctx.err(v.span(), &k("draft"), msg));
     }
-    if let (true, Some(d)) = (draft.is_empty(), drafters.iter().find(|d| needs_draft(d))) {
+    if let (true, Some(d)) = (draft.is_empty(), drafters.iter().find(|d| d.needs_draft())) {
         let at = r.drafters.as_ref().map_or(span, |v| v.span());
         let msg = format!(
             "{d} drafts with a draft model: name one in `draft` (a ladder type of the \

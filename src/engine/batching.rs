@@ -9,7 +9,6 @@ use crate::plan::TestParams;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchToken {
     pub token: i32,
-    /// Position of the token in its sequence.
     pub pos: i32,
     pub seq: i32,
     /// Whether llama.cpp computes logits for this entry.
@@ -34,7 +33,6 @@ pub struct BatchParams {
 pub trait BatchSession {
     /// The context size llama.cpp allocated (`llama_n_ctx`; padded up from the request).
     fn n_ctx(&self) -> u32;
-    /// Clears the KV memory of every sequence.
     fn clear(&mut self);
     /// One `llama_decode` of `tokens` (at most n_batch of them), without synchronizing.
     fn decode(&mut self, tokens: &[BatchToken]) -> Result<(), EngineError>;
@@ -58,7 +56,6 @@ pub trait BatchSession {
 
 /// What a model offers serving tests, next to `Model`.
 pub trait ServingModel {
-    /// A fresh context for several sequences.
     fn batch_session(
         &self,
         params: &BatchParams,

@@ -5,9 +5,7 @@
 //! validator's own error) from llama.cpp failing on a file it accepted (`Load`) or from a
 //! decode that ran out of room (`Decode`).
 //!
-//! Its own file, below `llama` and `quantize` alike. Every variant displays exactly the one
-//! line users have always read (docs/bad-input.md), so callers that still carry errors as
-//! text lose nothing: `?` turns it into that line.
+//! Every variant displays exactly the one line users read (docs/bad-input.md).
 
 use std::path::PathBuf;
 
@@ -16,33 +14,22 @@ use crate::gguf::GgufError;
 /// Why the engine could not do what was asked.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum EngineError {
-    /// llama.cpp could not start, or the library the process runs is not the one tpsbench
-    /// was built for (`linkage::check`).
     #[error("{0}")]
     Backend(String),
-    /// The GGUF validator refused the file: llama.cpp never saw it.
     #[error("{}: {source}", path.display())]
     Header {
         path: PathBuf,
         #[source]
         source: GgufError,
     },
-    /// llama.cpp returned no model; `why` is the first error it logged, when it logged one.
     #[error("llama.cpp could not load {}{}", path.display(), load_why(why))]
     Load { path: PathBuf, why: Option<String> },
-    /// The mock engine loads only files named `mock*`.
     #[error("mock engine cannot load {}", path.display())]
     NotMock { path: PathBuf },
-    /// A parameter llama.cpp cannot be handed: a NUL byte in a path or text, an unknown KV
-    /// cache type, a knob value it cannot take.
     #[error("{0}")]
     Param(String),
-    /// A speculative test's drafter could not be made or run (llama.cpp's reason, or why
-    /// tpsbench refuses the setting).
     #[error("{0}")]
     Speculative(String),
-    /// llama.cpp's fit (`fit_target`, `fit_min_ctx`) found no placement that leaves
-    /// `target_mib` free on every device; `free` lists each device's free and total MiB.
     #[error(
         "fit_target = {target_mib}: llama.cpp's fit found no placement that leaves {target_mib} \
          MiB free on every device; the weights need {weights_mib} MiB plus the context; free: {free}"
@@ -52,36 +39,26 @@ pub enum EngineError {
         weights_mib: u64,
         free: String,
     },
-    /// llama.cpp's fit stopped on an error of its own (it logs why).
     #[error(
         "fit_target = {target_mib}: llama.cpp's fit failed with an error (run with --verbose for its log)"
     )]
     Fit { target_mib: u64 },
-    /// No context of `n_ctx` tokens could be made; `message` names its sizes and the cause.
     #[error("{message}")]
     Context { n_ctx: u32, message: String },
-    /// ggml could not make the thread pool of a timed session.
     #[error("could not create a threadpool of {n_threads} threads")]
     Threadpool { n_threads: u32 },
-    /// A decode failed: `code` is `llama_decode`'s return value where it gave one.
     #[error("{message}")]
     Decode { code: Option<i32>, message: String },
-    /// A decoded entry has no logits (not asked for, or llama.cpp returned none).
     #[error("{0}")]
     Logits(String),
-    /// Text to tokens or back failed.
     #[error("{0}")]
     Tokenize(String),
-    /// The model's chat template is missing or llama.cpp cannot apply it.
     #[error("{0}")]
     ChatTemplate(String),
-    /// llama.cpp's quantizer failed.
     #[error("{0}")]
     Quantize(String),
-    /// An importance matrix could not be read, is not the model's, or could not be computed.
     #[error("{0}")]
     Imatrix(String),
-    /// The caller's own error, handed back through an engine callback (a logit row sink).
     #[error("{0}")]
     Caller(String),
 }
@@ -114,12 +91,5 @@ impl EngineError {
             code: None,
             message: message.into(),
         }
-    }
-}
-
-/// Callers that still carry errors as text: `?` turns the error into its one line.
-impl From<EngineError> for String {
-    fn from(e: EngineError) -> String {
-        e.to_string()
     }
 }

@@ -31,7 +31,6 @@ pub struct Entry {
     pub counts: Vec<i64>,
 }
 
-/// An importance matrix, entries by weight name.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Imatrix {
     pub entries: BTreeMap<String, Entry>,
@@ -45,6 +44,10 @@ pub struct Imatrix {
 
 fn bad(path: &Path, why: impl std::fmt::Display) -> EngineError {
     EngineError::Imatrix(format!("{}: {why}", path.display()))
+}
+
+fn why(s: impl Into<String>) -> EngineError {
+    EngineError::Imatrix(s.into())
 }
 
 impl Imatrix {
@@ -98,25 +101,25 @@ impl Imatrix {
 
     /// Refuses an imatrix that is not of the model `h` describes: an entry for a tensor the
     /// model lacks, or of another width, or a value that is not finite.
-    pub fn check_model(&self, h: &Header) -> Result<(), String> {
+    pub fn check_model(&self, h: &Header) -> Result<(), EngineError> {
         for (name, e) in &self.entries {
             let Some(t) = h.tensors.iter().find(|t| &t.name == name) else {
-                return Err(format!(
+                return Err(why(format!(
                     "it has an entry for {name}, a tensor the model lacks: an imatrix of another model"
-                ));
+                )));
             };
             let n_mat: u64 = t.dims.iter().skip(2).product();
             let want = t.dims.first().copied().unwrap_or(0) * n_mat;
             if e.sums.len() as u64 != want {
-                return Err(format!(
+                return Err(why(format!(
                     "its entry for {name} holds {} values, the model's tensor takes {want}: an imatrix of another model",
                     e.sums.len()
-                ));
+                )));
             }
             if e.sums.iter().any(|x| !x.is_finite()) {
-                return Err(format!(
+                return Err(why(format!(
                     "its entry for {name} holds a value that is not finite"
-                ));
+                )));
             }
         }
         Ok(())
@@ -150,14 +153,14 @@ impl Imatrix {
 
 /// llama-imatrix's GGUF: `<name>.in_sum2` and `<name>.counts`, F32 (`<name>.in_sum` and
 /// `<name>.stats` are statistics the quantizer does not read).
-fn read_gguf(bytes: &[u8]) -> Result<Imatrix, String> {
-    let h = parse_header(Cursor::new(bytes), bytes.len() as u64).map_err(|e| e.to_string())?;
-    let data = |name: &str| -> Result<Option<Vec<f32>>, String> {
+fn read_gguf(bytes: &[u8]) -> Result<Imatrix, EngineError> {
+    let h = parse_header(Cursor::new(bytes), bytes.len() as u64).map_err(|e| why(e.to_string()))?;
+    let data = |name: &str| -> Result<Option<Vec<f32>>, EngineError> {
         let Some(t) = h.tensors.iter().find(|t| t.name == name) else {
             return Ok(None);
         };
         if t.ggml_type != 0 {
-            return Err(format!("{name} is not F32"));
+            return Err(why(format!("{name} is not F32")));
         }
         // The reader checked that every tensor's bytes lie inside the file.
         let start = (h.data_offset + t.offset) as usize;
@@ -171,13 +174,13 @@ fn read_gguf(bytes: &[u8]) -> Result<Imatrix, String> {
         };
         let sums = data(&t.name)?.unwrap_or_default();
         let counts = data(&format!("{name}.counts"))?
-            .ok_or_else(|| format!("{name} has sums but no counts"))?;
+            .ok_or_else(|| why(format!("{name} has sums but no counts")))?;
         if counts.is_empty() || sums.len() % counts.len() != 0 {
-            return Err(format!(
+            return Err(why(format!(
                 "{name}: {} sums do not split into {} counts",
                 sums.len(),
                 counts.len()
-            ));
+            )));
         }
         let counts = counts.iter().map(|&c| c.round() as i64).collect();
         m.entries.insert(name.to_string(), Entry { sums, counts });
@@ -203,11 +206,11 @@ fn f32s(raw: &[u8]) -> Vec<f32> {
 
 /// The legacy `.dat` layout: i32 entry count; per entry i32 name length, the name, i32
 /// calls, i32 value count, the f32 values; then, optionally, i32 chunks and the dataset.
-fn read_legacy(bytes: &[u8]) -> Result<Imatrix, String> {
+fn read_legacy(bytes: &[u8]) -> Result<Imatrix, EngineError> {
     let mut pos = 0usize;
-    let mut take = |n: usize, what: &str| -> Result<&[u8], String> {
+    let mut take = |n: usize, what: &str| -> Result<&[u8], EngineError> {
         let end = pos.checked_add(n).filter(|&e| e <= bytes.len());
-        let end = end.ok_or_else(|| format!("the file ends inside {what}"))?;
+        let end = end.ok_or_else(|| why(format!("the file ends inside {what}")))?;
         let s = &bytes[pos..end];
         pos = end;
         Ok(s)
@@ -217,7 +220,7 @@ fn read_legacy(bytes: &[u8]) -> Result<Imatrix, String> {
     }
     let n_entries = i32_at(take(4, "the entry count")?);
     if n_entries < 1 {
-        return Err(format!("{n_entries} entries"));
+        return Err(why(format!("{n_entries} entries")));
     }
     let mut m = Imatrix {
         legacy: true,
@@ -225,15 +228,15 @@ fn read_legacy(bytes: &[u8]) -> Result<Imatrix, String> {
     };
     for i in 0..n_entries {
         let len = i32_at(take(4, "a name length")?);
-        let len = usize::try_from(len).map_err(|_| format!("entry {i}: name length {len}"))?;
+        let len = usize::try_from(len).map_err(|_| why(format!("entry {i}: name length {len}")))?;
         let name = String::from_utf8(take(len, "a name")?.to_vec())
-            .map_err(|_| format!("entry {i}: the name is not UTF-8"))?;
+            .map_err(|_| why(format!("entry {i}: the name is not UTF-8")))?;
         let ncall = i32_at(take(4, "a call count")?);
         let nval = i32_at(take(4, "a value count")?);
         let nval = usize::try_from(nval)
             .ok()
             .filter(|&n| n > 0)
-            .ok_or_else(|| format!("entry {name}: {nval} values"))?;
+            .ok_or_else(|| why(format!("entry {name}: {nval} values")))?;
         let raw = take(nval.saturating_mul(4), "the values")?;
         let e = Entry {
             sums: f32s(raw),
@@ -399,17 +402,17 @@ fn host_bytes(src1: &sys::ggml_tensor, buf: &mut Vec<u8>) -> Option<*const u8> {
 
 /// Makes `e` `n_mat` slices of `width` (with `n_counts` counts) on first sight; refuses a
 /// weight seen before at another size.
-fn sized(e: &mut Entry, width: usize, n_mat: usize, n_counts: usize) -> Result<(), String> {
+fn sized(e: &mut Entry, width: usize, n_mat: usize, n_counts: usize) -> Result<(), EngineError> {
     if e.sums.is_empty() {
         e.sums = vec![0.0; width * n_mat];
         e.counts = vec![0; n_counts];
     }
     if e.sums.len() != width * n_mat {
-        return Err(format!(
+        return Err(why(format!(
             "inconsistent size ({} vs {})",
             e.sums.len(),
             width * n_mat
-        ));
+        )));
     }
     Ok(())
 }
@@ -422,10 +425,10 @@ fn add_squares(acc: &mut [f32], x: *const u8) {
     }
 }
 
-fn finite(e: &Entry) -> Result<(), String> {
+fn finite(e: &Entry) -> Result<(), EngineError> {
     match e.sums.iter().all(|a| a.is_finite()) {
         true => Ok(()),
-        false => Err("non-finite values in the activations".into()),
+        false => Err(why("non-finite values in the activations")),
     }
 }
 
@@ -436,7 +439,7 @@ fn add_dense(
     src0: &sys::ggml_tensor,
     src1: &sys::ggml_tensor,
     data: *const u8,
-) -> Result<(), String> {
+) -> Result<(), EngineError> {
     let width = src1.ne[0] as usize;
     let n_mat = (src0.ne[2] * src0.ne[3]) as usize;
     sized(e, width, n_mat, 1)?;
@@ -466,7 +469,7 @@ fn add_routed(
     data: *const u8,
     ids: &sys::ggml_tensor,
     id_bytes: &[u8],
-) -> Result<(), String> {
+) -> Result<(), EngineError> {
     let (width, n_as) = (src1.ne[0] as usize, src0.ne[2] as usize);
     sized(e, width, n_as, n_as)?;
     for idx in 0..ids.ne[0] as usize {
@@ -476,7 +479,7 @@ fn add_routed(
                 .get(at..at + 4)
                 .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                 .filter(|&x| x >= 0 && (x as usize) < n_as)
-                .ok_or("an expert id out of range")? as usize;
+                .ok_or_else(|| why("an expert id out of range"))? as usize;
             let x = data.wrapping_add((idx % src1.ne[1] as usize) * src1.nb[1] + row * src1.nb[2]);
             e.counts[ex] += 1;
             add_squares(&mut e.sums[ex * width..(ex + 1) * width], x);

@@ -27,7 +27,6 @@ pub struct Library {
     pub linkage: String,
     /// The file holding libllama's code: the shared library as loaded, or the executable.
     pub path: String,
-    /// `ggml_version()` of the library.
     pub ggml_version: String,
     /// The key=value stamp found next to a shared library (llama_cpp_sys_2,
     /// llama_cpp_rs_commit, backend, cmake_flags, built_at, build_seconds, host).

@@ -62,7 +62,6 @@ impl MockEngine {
 pub(super) struct MockModel<'a> {
     pub(super) engine: &'a MockEngine,
     pub(super) info: ModelInfo,
-    /// Parameters of the last session made.
     last: RefCell<Option<TestParams>>,
 }
 

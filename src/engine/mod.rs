@@ -1,11 +1,6 @@
-//! The engine boundary. `llama` is the only code that touches llama.cpp: one model type with
-//! one load path, whose contexts serve the timed loops, serving tests and quality passes
-//! (`quantize` calls llama.cpp's quantizer). `mock` is a fake engine with a fake clock, so
-//! the whole pipeline is unit-tested deterministically (as hyperfine does with its mock
-//! executor). Beside it: which libllama the process runs (`linkage`), where llama.cpp put a
-//! model (`placement`, read from its load log), and llama-bench's timing loop over any
-//! engine (`measure`). `endpoint` is the other side of the boundary: the HTTP client of a
-//! server that answers serving tests (llama-server or any OpenAI-compatible endpoint).
+//! The engine boundary: `llama` (with `quantize`) is the only code that touches llama.cpp,
+//! `endpoint` the only HTTP client; `mock` is a fake engine with a fake clock, so the whole
+//! pipeline is unit-tested deterministically.
 
 pub(crate) mod batching;
 pub mod endpoint;
@@ -97,9 +92,8 @@ pub trait Session {
     /// Clears the KV memory (`llama_memory_clear`), as llama-bench does before each repetition.
     fn clear(&mut self);
     /// Decodes `tokens` in chunks of at most `n_batch`, one `llama_decode` per chunk, without
-    /// synchronizing. `first_pos` is the position of the first token.
+    /// synchronizing.
     fn decode_chunks(&mut self, tokens: &[i32], n_batch: usize) -> Result<(), EngineError>;
-    /// Decodes a single token.
     fn decode_one(&mut self, token: i32) -> Result<(), EngineError>;
     /// Waits for all queued work (`llama_synchronize`).
     fn synchronize(&mut self);
@@ -109,7 +103,6 @@ pub trait Session {
     fn restore_state(&mut self, state: &[u8]) -> bool;
 }
 
-/// A loaded model.
 pub trait Model {
     fn info(&self) -> &ModelInfo;
     /// A fresh context for one test, sized and configured as llama-bench does.
@@ -200,7 +193,6 @@ impl LoadParams {
     }
 }
 
-/// The inference engine.
 pub trait Engine {
     fn load(&self, path: &Path, params: &LoadParams) -> Result<Box<dyn Model + '_>, EngineError>;
     /// Monotonic nanoseconds; the mock engine's clock advances only when it "computes".

@@ -86,7 +86,6 @@ pub struct ExpertPlacement {
     pub layer: u32,
     /// The device (`CPU`, `Vulkan0`, ...) of the buffer they are in.
     pub device: String,
-    /// Bytes of those tensors in the GGUF file.
     pub bytes: u64,
     pub tensors: u32,
 }

@@ -21,7 +21,6 @@ use crate::config::quant_types::is_quantized_ggml_type;
 use crate::config::recipe::Recipe;
 use crate::gguf::reader::Header;
 
-/// What to produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QuantizeParams {
     /// `enum llama_ftype` of the output, e.g. 15 for Q4_K_M.

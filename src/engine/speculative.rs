@@ -4,26 +4,12 @@
 
 use std::path::PathBuf;
 
+use crate::config::speculative::Drafter;
 use crate::engine::EngineError;
 
-/// llama.cpp's enum value of a drafter type name; None when unknown. `none`
-/// ([`PLAIN`](crate::config::speculative::PLAIN)) is its NONE, 0: a session that decodes
-/// plain only.
-pub fn drafter_type_code(name: &str) -> Option<i32> {
-    if name == crate::config::speculative::PLAIN {
-        return Some(0);
-    }
-    crate::config::speculative::DRAFTER_TYPES
-        .iter()
-        .position(|t| *t == name)
-        .map(|i| i as i32 + 1)
-}
-
-/// One drafter setting, as the engine takes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DrafterParams {
-    /// A name of `config::speculative::DRAFTER_TYPES`.
-    pub kind: String,
+    pub kind: Drafter,
     /// The draft GGUF (draft-simple, Eagle3, DFlash, DSpark).
     pub draft: Option<PathBuf>,
     /// The draft model's n_gpu_layers (-1: llama.cpp's default).
@@ -32,10 +18,6 @@ pub struct DrafterParams {
     pub n_max: u32,
     pub n_min: u32,
     pub p_min: f32,
-    /// The n-gram methods' key size, value size and minimum hits; 0: llama.cpp's default.
-    pub ngram_n: u16,
-    pub ngram_m: u16,
-    pub ngram_min_hits: u16,
 }
 
 /// One greedy generation: what came out, and what drafting did.

@@ -7,6 +7,7 @@ use crate::config::RunSettings;
 use crate::engine::measure::{PreparedTest, TokenSource};
 use crate::engine::placement;
 use crate::engine::{Engine, Model};
+use crate::kinds::error::KindError;
 use crate::machine::Monitor;
 use crate::machine::roofline::Shape;
 use crate::output::progress::Progress;
@@ -16,19 +17,27 @@ use crate::record::{ModelRecord, TestRecord};
 use crate::serving::dataset::PromptFile;
 use crate::stats::analysis::StopReason;
 
+/// What a pp, tg or pg test is measured with: the model, its record and header shape, and
+/// the `[sweep]` text file.
+pub struct Bench<'a> {
+    pub engine: &'a dyn Engine,
+    pub model: &'a dyn Model,
+    pub settings: RunSettings,
+    pub shape: Option<Shape>,
+    pub mrec: &'a ModelRecord,
+    pub text: Option<&'a PromptFile>,
+}
+
 /// Measures one test into `rec`: samples, statistics, placement and resources.
-#[allow(clippy::too_many_arguments)]
-pub fn run(
-    engine: &dyn Engine,
-    model: &dyn Model,
-    settings: RunSettings,
-    monitor: &mut Monitor,
-    shape: Option<Shape>,
-    mrec: &ModelRecord,
-    text: Option<&PromptFile>,
-    rec: &mut TestRecord,
-    progress: &mut dyn Progress,
-) {
+pub fn run(b: Bench, monitor: &mut Monitor, rec: &mut TestRecord, progress: &mut dyn Progress) {
+    let Bench {
+        engine,
+        model,
+        settings,
+        shape,
+        mrec,
+        text,
+    } = b;
     let active = monitor.begin();
     let result = measure(engine, model, &rec.params, settings, text, progress);
     rec.placement = model.placement(&rec.params);
@@ -41,7 +50,7 @@ pub fn run(
             rec.set_measurement(samples, stop, settings.ci_target);
             rec.text = source.map(Box::new);
         }
-        Err(e) => rec.fail(e),
+        Err(e) => rec.fail(e.to_string()),
     }
     // Model facts from llama.cpp beat the header's where both exist.
     let shape = shape.map(|mut s| {
@@ -69,25 +78,27 @@ pub fn token_source(
     params: &TestParams,
     seed: u64,
     text: Option<&PromptFile>,
-) -> Result<(TokenSource, Option<TextSource>), String> {
+) -> Result<(TokenSource, Option<TextSource>), KindError> {
     if params.tokens.is_random() {
         return Ok((TokenSource::new(seed, model.info()), None));
     }
-    let file = text.ok_or("a tokens = \"text\" test needs the [sweep] text file, not read")?;
-    let sm = model
-        .serving()
-        .ok_or("this engine has no tokenizer for the text")?;
+    let refused = |s: &str| KindError::Refused(s.into());
+    let file = text
+        .ok_or_else(|| refused("a tokens = \"text\" test needs the [sweep] text file, not read"))?;
+    let sm =
+        (model.serving()).ok_or_else(|| refused("this engine has no tokenizer for the text"))?;
     let per_rep = params.n_tokens() as usize;
     let min_tokens = (params.n_depth as usize)
         .saturating_add(per_rep.saturating_mul(32))
         .max(4096);
     let stream = crate::serving::dataset::text_stream(file, seed, min_tokens, |t| {
-        sm.tokenize(t, false, false).map_err(|e| e.to_string())
+        sm.tokenize(t, false, false)
     })?;
     let len = stream.len();
     let start = (seed % len.max(1) as u64) as usize;
-    let source = TokenSource::text(Arc::from(stream), start, model.info())
-        .ok_or_else(|| format!("{}: the text tokenizes to nothing", file.name))?;
+    let source = TokenSource::text(Arc::from(stream), start, model.info()).ok_or_else(|| {
+        KindError::Refused(format!("{}: the text tokenizes to nothing", file.name))
+    })?;
     let info = TextSource {
         name: file.name.clone(),
         sha256: file.sha256.clone(),
@@ -107,13 +118,13 @@ pub fn measure(
     settings: RunSettings,
     text: Option<&PromptFile>,
     progress: &mut dyn Progress,
-) -> Result<(Vec<u64>, StopReason, Option<TextSource>), String> {
+) -> Result<(Vec<u64>, StopReason, Option<TextSource>), KindError> {
     if params.n_ctx() > model.info().n_ctx_train && model.info().n_ctx_train > 0 {
-        return Err(format!(
+        return Err(KindError::Refused(format!(
             "the test needs a context of {} tokens but the model was trained for {}",
             params.n_ctx(),
             model.info().n_ctx_train
-        ));
+        )));
     }
     let (tokens, source) = token_source(model, params, settings.seed, text)?;
     let session = model.session(params)?;
@@ -204,6 +215,6 @@ mod tests {
         let mut b = TokenSource::new(7, m.info());
         assert_eq!(a.prompt(16), b.prompt(16), "llama-bench's ids, as before");
         let err = token_source(m.as_ref(), &tg(PromptTokens::Text), 7, None).err();
-        assert!(err.unwrap().contains("text file"));
+        assert!(err.unwrap().to_string().contains("text file"));
     }
 }

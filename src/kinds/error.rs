@@ -1,9 +1,6 @@
-//! What can go wrong at the kinds layer's boundary (`kinds`, `ladder`, `serving`): a prompt
-//! file, a ladder's or a synthetic model's files, the engine or a result file below, a
-//! served model's endpoint or server, and the measurement's own refusals; so a caller tells
-//! them apart by the variant, not by the text. Every variant displays the one line users
-//! read (docs/bad-input.md) and result files store. `main` prints the chain (`{e:#}`), so no
-//! variant names a source: wrapped errors are plain fields and `From` is written out.
+//! What can go wrong at the kinds layer's boundary. Every variant displays the one line
+//! users read and result files store; `main` prints the chain (`{e:#}`), so no variant
+//! names a source: wrapped errors are plain fields and `From` is written out.
 
 use crate::engine::EngineError;
 use crate::engine::endpoint::{ClientError, EndpointError};
@@ -16,48 +13,46 @@ use std::path::PathBuf;
 /// model's endpoint, a synthetic model), could not be had.
 #[derive(Debug, thiserror::Error)]
 pub enum KindError {
-    /// A prompt file that cannot be read or parsed.
     #[error("{0}")]
     Dataset(DatasetError),
-    /// A ladder variant, a base or a synthetic model that cannot be made or read.
     #[error("{0}")]
     Ladder(LadderError),
-    /// llama.cpp failed (loading, decoding, tokenizing).
     #[error("{0}")]
     Engine(EngineError),
-    /// A result file could not be written or read.
     #[error("{0}")]
     Record(RecordError),
-    /// A served test for a model with neither `endpoint` nor `server`.
     #[error("model {model:?} names no endpoint or server")]
     NotServed { model: String },
-    /// No HTTP client could be made for a served model.
     #[error("{0}")]
     Client(ClientError),
-    /// A served model's endpoint does not answer, or does not serve the model.
     #[error("model {model:?}: {cause}")]
     Endpoint { model: String, cause: EndpointError },
-    /// `server = "llama-server"` without the pinned build.
     #[error(
         "model {model:?}: server = \"llama-server\" needs the pinned build: run \
          scripts/reference-tools --server (or set TPSBENCH_LLAMA_SERVER)"
     )]
     NoPinnedServer { model: String },
-    /// `server = { binary = ... }` naming no file.
     #[error("model {model:?}: no llama-server at {}", path.display())]
     NoServer { model: String, path: PathBuf },
-    /// `server = { draft = ... }` naming no file.
     #[error("model {model:?}: no draft GGUF at {}", path.display())]
     NoDraft { model: String, path: PathBuf },
-    /// A server tpsbench starts could not be started.
     #[error("{0}")]
     Launch(crate::engine::endpoint::LaunchError),
-    /// A serving test could not be measured.
     #[error("{0}")]
     Serving(crate::serving::error::ServingError),
-    /// The measurement's own refusal of what it was given: its line.
     #[error("{0}")]
     Refused(String),
+}
+
+/// Why the tests of a model load have no model: the line each fails with.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NoModel {
+    #[error("{0}")]
+    Recorded(String),
+    #[error("{0}")]
+    Load(EngineError),
+    #[error("this kind of test loads no model")]
+    NotLoaded,
 }
 
 impl From<DatasetError> for KindError {

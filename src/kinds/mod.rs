@@ -1,13 +1,6 @@
 //! One module per kind of test: how a test of that kind is measured and what its record
-//! holds. The runner hands every test to [`run`]; consecutive tests that share state (a
-//! serving group's context) share a [`Shared`], made by [`open`].
-//!
-//! | kind                        | module    | measures                                      |
-//! |-----------------------------|-----------|-----------------------------------------------|
-//! | pp, tg, pg                  | `bench`   | llama-bench's loop, t/s                       |
-//! | request, parallel, arrival, goodput | `serving` | TTFT, ITL, per-request and aggregate t/s, in-process or served |
-//! | quality                     | `quality` | KLD, PPL ratio, same-top-p against a reference |
-//! | spec                        | `speculative` | a drafter against plain decoding: speedup, acceptance |
+//! holds. Consecutive tests that share state (a serving group's context) share a
+//! [`Shared`], made by [`open`].
 
 pub mod bench;
 pub mod error;
@@ -15,7 +8,7 @@ pub(crate) mod quality;
 pub(crate) mod serving;
 pub(crate) mod speculative;
 
-pub use error::KindError;
+pub use error::{KindError, NoModel};
 
 use crate::config::Config;
 use crate::engine::{Engine, Model};
@@ -25,7 +18,6 @@ use crate::serving::dataset::PromptFile;
 /// What consecutive tests of one batch share.
 pub enum Shared<'m> {
     Nothing,
-    /// The context of a serving group.
     Serving(serving::Group<'m>),
 }
 
@@ -34,7 +26,7 @@ pub fn open<'m>(
     engine: &'m dyn Engine,
     config: &Config,
     prompts: Option<&PromptFile>,
-    model: Result<&'m dyn Model, String>,
+    model: Result<&'m dyn Model, NoModel>,
     first: &PlannedTest,
     results: Option<&std::path::Path>,
 ) -> Shared<'m> {

@@ -11,12 +11,13 @@ use crate::config::endpoint::{Served, ServedDraft, ServerLaunch};
 use crate::config::{Config, ModelEntry};
 use crate::engine::endpoint::launch::{self, Launched};
 use crate::engine::endpoint::{Client, ServerInfo, identity};
-use crate::engine::{Engine, LoadParams, Model};
-use crate::kinds::error::KindError;
+use crate::engine::{Engine, EngineError, LoadParams, Model};
+use crate::kinds::error::{KindError, NoModel};
 use crate::output::progress::Progress;
 use crate::plan::serving::{ServingTest, Transport};
 use crate::record::TestRecord;
 use crate::serving::dataset::PromptFile;
+use crate::serving::error::ServingError;
 use crate::serving::http::{HttpRun, Vocab, vocab_of};
 use crate::serving::run::{GroupRun, Ready, fill, summary_line};
 
@@ -24,8 +25,10 @@ use crate::serving::run::{GroupRun, Ready, fill, summary_line};
 pub struct Group<'m>(Shared<'m>);
 
 enum Shared<'m> {
-    InProcess(Result<Ready<'m>, String>),
-    Http(Box<Result<ServedGroup<'m>, String>>),
+    InProcess(Ready<'m>),
+    Http(Box<ServedGroup<'m>>),
+    /// The line each test of the group fails with.
+    Failed(String),
 }
 
 /// A reachable server (started here or not), who it says it is, and the model's vocabulary
@@ -37,7 +40,7 @@ pub struct ServedGroup<'m> {
     vocab: Option<Vocab>,
     engine: &'m dyn Engine,
     path: Option<PathBuf>,
-    tokenizer: std::cell::OnceCell<Result<Box<dyn Model + 'm>, String>>,
+    tokenizer: std::cell::OnceCell<Result<Box<dyn Model + 'm>, EngineError>>,
     /// The draft of the llama-server tpsbench launched, with its SHA-256 (which matches it
     /// to the in-process speculative tests of the same draft).
     draft: Option<(ServedDraft, String)>,
@@ -67,17 +70,18 @@ pub fn open<'m>(
     engine: &'m dyn Engine,
     config: &Config,
     prompts: Option<&PromptFile>,
-    model: Result<&'m dyn Model, String>,
+    model: Result<&'m dyn Model, NoModel>,
     first: &ServingTest,
     results: Option<&Path>,
 ) -> Group<'m> {
-    if first.transport == Transport::Http {
-        let g = open_served(engine, config, first, results).map_err(|e| e.to_string());
-        return Group(Shared::Http(Box::new(g)));
-    }
-    let gr = group_run(engine, config, prompts);
-    let ready = model.and_then(|m| gr.prepare(m, first).map_err(|e| e.to_string()));
-    Group(Shared::InProcess(ready))
+    let shared = if first.transport == Transport::Http {
+        open_served(engine, config, first, results).map(|g| Shared::Http(Box::new(g)))
+    } else {
+        let gr = group_run(engine, config, prompts);
+        (model.map_err(|e| KindError::Refused(e.to_string())))
+            .and_then(|m| Ok(Shared::InProcess(gr.prepare(m, first)?)))
+    };
+    Group(shared.unwrap_or_else(|e| Shared::Failed(e.to_string())))
 }
 
 fn served_of(m: &ModelEntry) -> Result<&Served, KindError> {
@@ -196,19 +200,22 @@ fn llama_server_command(
         slots * (sc.n_prompt + sc.n_gen)
     };
     let mut c: Vec<String> = vec![binary.to_string_lossy().into_owned(), "-m".into(), path];
-    for (k, v) in [
-        ("--host", "127.0.0.1".to_string()),
-        ("--port", port.to_string()),
-        ("--alias", alias.to_string()),
-        ("--ctx-size", n_ctx.to_string()),
-        ("--parallel", slots.to_string()),
-        // No prompt cache in host memory: every request prefills its whole prompt, as the
-        // in-process tests do.
-        ("--cache-ram", "0".to_string()),
-    ] {
-        c.push(k.into());
-        c.push(v);
-    }
+    let pairs = |c: &mut Vec<String>, kv: &[(&str, String)]| {
+        c.extend(kv.iter().flat_map(|(k, v)| [k.to_string(), v.clone()]))
+    };
+    pairs(
+        &mut c,
+        &[
+            ("--host", "127.0.0.1".to_string()),
+            ("--port", port.to_string()),
+            ("--alias", alias.to_string()),
+            ("--ctx-size", n_ctx.to_string()),
+            ("--parallel", slots.to_string()),
+            // No prompt cache in host memory: every request prefills its whole prompt, as
+            // the in-process tests do.
+            ("--cache-ram", "0".to_string()),
+        ],
+    );
     c.extend(crate::plan::serving::server_flags::flags(p));
     c.push(
         if sc.kv_unified {
@@ -222,16 +229,17 @@ fn llama_server_command(
         // Drafting as `[speculative]`'s draft-simple does in process: the draft on the
         // target's devices, K and the minimum as given.
         let dp = (d.path.to_str()).ok_or_else(|| refused("the draft path is not UTF-8"))?;
-        for (k, v) in [
-            ("--spec-type", "draft-simple".to_string()),
-            ("--model-draft", dp.to_string()),
-            ("--spec-draft-n-max", d.draft_max.to_string()),
-            ("--spec-draft-n-min", d.draft_min.to_string()),
-            ("--spec-draft-ngl", p.n_gpu_layers.to_string()),
-        ] {
-            c.push(k.into());
-            c.push(v);
-        }
+        let kind = crate::config::speculative::Drafter::DraftSimple;
+        pairs(
+            &mut c,
+            &[
+                ("--spec-type", kind.name().to_string()),
+                ("--model-draft", dp.to_string()),
+                ("--spec-draft-n-max", d.draft_max.to_string()),
+                ("--spec-draft-n-min", d.draft_min.to_string()),
+                ("--spec-draft-ngl", p.n_gpu_layers.to_string()),
+            ],
+        );
     }
     c.extend(extra.iter().cloned());
     Ok(c)
@@ -392,19 +400,12 @@ pub fn run(
     rec.warmup = 1;
     rec.seed = gr.seed;
     let result = match &mut group.0 {
-        Shared::InProcess(ready) => {
-            rec.placement = ready.as_ref().ok().and_then(|(s, _)| s.placement());
-            match ready {
-                Ok((session, work)) => {
-                    (gr.measure(session.as_mut(), work, t, progress)).map_err(|e| e.to_string())
-                }
-                Err(e) => Err(e.clone()),
-            }
+        Shared::InProcess((session, work)) => {
+            rec.placement = session.placement();
+            gr.measure(session.as_mut(), work, t, progress)
         }
-        Shared::Http(served_group) => match served_group.as_mut() {
-            Err(e) => Err(e.clone()),
-            Ok(g) => served(&gr, g, t, prompts, progress),
-        },
+        Shared::Http(g) => served(&gr, g, t, prompts, progress),
+        Shared::Failed(e) => Err(ServingError::Server(e.clone())),
     };
     match result {
         Ok((serving, samples_ns, samples_ts, n_ctx)) => {
@@ -413,7 +414,7 @@ pub fn run(
             line
         }
         Err(e) => {
-            rec.fail(e.clone());
+            rec.fail(e.to_string());
             format!("FAILED: {e}")
         }
     }
@@ -425,31 +426,25 @@ fn served(
     t: &ServingTest,
     prompts: Option<&PromptFile>,
     progress: &mut dyn Progress,
-) -> Result<crate::serving::driver::Measured, String> {
+) -> Result<crate::serving::driver::Measured, ServingError> {
     // A server started here that has died fails every later test at once, saying why.
     let dead = |l: &mut Launched| {
         l.exited()
             .map(|st| format!("the server exited ({st}); its log ends: {}", l.log_tail()))
     };
     if let Some(e) = g.launched.as_mut().and_then(dead) {
-        return Err(e);
+        return Err(ServingError::Server(e));
     }
     let (engine, path, tokenizer) = (g.engine, &g.path, &g.tokenizer);
-    let count = |text: &str| -> Result<u64, String> {
+    let count = |text: &str| -> Result<u64, EngineError> {
+        let tok = |s: String| EngineError::Tokenize(s);
         let m = tokenizer.get_or_init(|| {
-            let p = path.as_deref().ok_or("no GGUF")?;
-            engine
-                .load(p, &LoadParams::default())
-                .map_err(|e| e.to_string())
+            let p = path.as_deref().ok_or_else(|| tok("no GGUF".into()))?;
+            engine.load(p, &LoadParams::default())
         });
-        let m = m
-            .as_ref()
-            .map_err(|e| format!("the tokenizer could not load: {e}"))?;
-        let sm = m.serving().ok_or("this engine has no tokenizer")?;
-        Ok(sm
-            .tokenize(text, false, true)
-            .map_err(|e| e.to_string())?
-            .len() as u64)
+        let m = (m.as_ref()).map_err(|e| tok(format!("the tokenizer could not load: {e}")))?;
+        let sm = (m.serving()).ok_or_else(|| tok("this engine has no tokenizer".into()))?;
+        Ok(sm.tokenize(text, false, true)?.len() as u64)
     };
     let run = HttpRun {
         client: &g.client,
@@ -467,8 +462,8 @@ fn served(
         // Say so when the failure is the server going away.
         std::thread::sleep(Duration::from_millis(200));
         match g.launched.as_mut().and_then(dead) {
-            Some(d) => format!("{e}; {d}"),
-            None => e.to_string(),
+            Some(d) => ServingError::Server(format!("{e}; {d}")),
+            None => e,
         }
     })
 }

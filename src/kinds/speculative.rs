@@ -4,6 +4,7 @@
 //! outputs are compared token for token (greedy speculative decoding must reproduce plain
 //! decoding exactly).
 
+use crate::config::speculative::Drafter;
 use crate::engine::Model;
 use crate::engine::speculative::{DrafterParams, Generation, SpecSession};
 use crate::kinds::error::KindError;
@@ -83,7 +84,7 @@ pub fn run(
     rec: &mut TestRecord,
     progress: &mut dyn Progress,
 ) -> String {
-    let random = random_weights(&s.drafter, target.synthetic, draft.as_ref());
+    let random = random_weights(s.drafter, target.synthetic, draft.as_ref());
     match measure(m, prompts, s, (draft, random), target, rec, progress) {
         Ok(line) => line,
         Err(e) => {
@@ -96,10 +97,10 @@ pub fn run(
 /// The record's note when the target or the draft has random weights (a `tpsbench synth`
 /// model): the drafts and the target's choices are noise, so how many are accepted says
 /// nothing of a trained model, while drafting and verifying cost what they would.
-fn random_weights(drafter: &str, target: bool, draft: Option<&DraftFile>) -> Option<String> {
+fn random_weights(drafter: Drafter, target: bool, draft: Option<&DraftFile>) -> Option<String> {
     let draft = draft.is_some_and(|d| d.synthetic);
     let what = match (target, draft) {
-        (true, _) if drafter == "draft-mtp" => "the target and its MTP layers have",
+        (true, _) if drafter == Drafter::DraftMtp => "the target and its MTP layers have",
         (true, true) => "the target and the draft have",
         (true, false) => "the target has",
         (false, true) => "the draft has",
@@ -162,21 +163,18 @@ fn measure(
     }
     let n_ctx = (longest + u64::from(s.n_max) + 8) as u32;
     let params = DrafterParams {
-        kind: s.drafter.clone(),
+        kind: s.drafter,
         draft: draft.as_ref().map(|d| d.path.clone()),
         draft_n_gpu_layers: s.draft_n_gpu_layers,
         n_max: s.n_max,
         n_min: s.n_min,
         p_min: s.p_min as f32,
-        ngram_n: 0,
-        ngram_m: 0,
-        ngram_min_hits: 0,
     };
     let mut session = (m.speculative(&rec.params, &params, n_ctx))
         .map_err(|e| refused(format!("{}: {e}", s.drafter)))?;
     // draft-mtp's weights are the target's MTP layers: llama.cpp counts them in the target
     // model, and the drafter holds only its context.
-    let mtp = if s.drafter == "draft-mtp" {
+    let mtp = if s.drafter == Drafter::DraftMtp {
         target.mtp_bytes
     } else {
         0
@@ -207,7 +205,6 @@ fn measure(
     Ok(finish(rec, s, sp))
 }
 
-/// What the record says of the prompts.
 fn prompts_of(pf: &PromptFile, s: &SpecTest, jobs: &[Job]) -> SpecPrompts {
     SpecPrompts {
         dataset: pf.name.clone(),
@@ -372,7 +369,7 @@ impl Gathered {
             mismatches: self.mismatches,
             compared: self.compared,
             notes,
-            ..Speculative::of_rounds(&s.drafter, prompts, self.rounds)
+            ..Speculative::of_rounds(s.drafter, prompts, self.rounds)
         };
         sp.derive();
         sp
@@ -420,7 +417,7 @@ mod tests {
         let d = eagle3::draft("tiny-eagle3").unwrap();
         let draft = header(&d.document(0, 0, 0, 1));
         let target = |p: &str| header(&shape(p).unwrap().document(0, 0, 0, 1));
-        let refuse = |t: &Header| refusal("draft-eagle3", t, Some(&draft));
+        let refuse = |t: &Header| refusal(Drafter::DraftEagle3, t, Some(&draft));
         assert_eq!(refuse(&target("tiny-moe")), None);
         // glm4moe hands out no layer inputs.
         let e = refuse(&target("tiny-mtp")).unwrap();
@@ -444,7 +441,7 @@ mod tests {
         assert!(e.contains("width 64, and this one's is 128"), "{e}");
         // Not an Eagle3 file at all.
         let e = refusal(
-            "draft-eagle3",
+            Drafter::DraftEagle3,
             &target("tiny-moe"),
             Some(&target("tiny-moe")),
         )
@@ -455,7 +452,7 @@ mod tests {
         }
         // Other drafters do not look at any of it.
         assert_eq!(
-            refusal("draft-simple", &target("tiny-mtp"), Some(&draft)),
+            refusal(Drafter::DraftSimple, &target("tiny-mtp"), Some(&draft)),
             None
         );
     }
@@ -497,27 +494,27 @@ mod tests {
 
     #[test]
     fn random_weights_are_noted_for_the_target_its_mtp_layers_or_the_draft() {
-        let note = |d: &str, t: bool, f: Option<DraftFile>| random_weights(d, t, f.as_ref());
-        assert_eq!(note("draft-simple", false, Some(draft(false))), None);
-        assert_eq!(note("ngram-mod", false, None), None);
-        let mtp = note("draft-mtp", true, None).unwrap();
+        let note = |d: Drafter, t: bool, f: Option<DraftFile>| random_weights(d, t, f.as_ref());
+        assert_eq!(note(Drafter::DraftSimple, false, Some(draft(false))), None);
+        assert_eq!(note(Drafter::NgramMod, false, None), None);
+        let mtp = note(Drafter::DraftMtp, true, None).unwrap();
         assert!(mtp.starts_with("the target and its MTP layers have random weights"));
         assert!(
             mtp.ends_with("acceptance means nothing; the cost is real"),
             "{mtp}"
         );
         assert!(
-            note("ngram-mod", true, None)
+            note(Drafter::NgramMod, true, None)
                 .unwrap()
                 .starts_with("the target has")
         );
         assert!(
-            note("draft-simple", true, Some(draft(true)))
+            note(Drafter::DraftSimple, true, Some(draft(true)))
                 .unwrap()
                 .starts_with("the target and the draft have")
         );
         assert!(
-            note("draft-simple", false, Some(draft(true)))
+            note(Drafter::DraftSimple, false, Some(draft(true)))
                 .unwrap()
                 .starts_with("the draft has")
         );

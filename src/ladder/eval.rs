@@ -42,7 +42,10 @@ fn eval_rows(
     let (n_ctx, n) = (store.n_ctx, store.n_chunks());
     let width = row_len(store.n_vocab);
     let mut ctx = match model {
-        Some(m) => Some(m.eval_context(n_ctx as u32, n_threads)?),
+        Some(m) => Some(
+            m.eval_context(n_ctx as u32, n_threads)
+                .map_err(|e| e.to_string())?,
+        ),
         None => None,
     };
     let mut rows = store.rows()?;
@@ -66,7 +69,8 @@ fn eval_rows(
         ctx.clear();
         ctx.decode(&tokens, 0, &|i| is_scored(i, n_ctx), &mut |i, row| {
             per_row(chunk[i + 1] as usize, row, row_of(i))
-        })?;
+        })
+        .map_err(|e| e.to_string())?;
     }
     progress(n, n);
     Ok(())
@@ -84,7 +88,7 @@ pub fn reference_pass(
 ) -> Result<(), String> {
     let n_vocab = model.n_vocab();
     let mut w = Writer::create(path, n_ctx, n_vocab, tokens)?;
-    let mut ctx = model.eval_context(n_ctx as u32, n_threads)?;
+    let mut ctx = (model.eval_context(n_ctx as u32, n_threads)).map_err(|e| e.to_string())?;
     let mut row = vec![0u16; row_len(n_vocab)];
     let n = tokens.len() / n_ctx;
     for (c, chunk) in tokens.chunks_exact(n_ctx).enumerate() {
@@ -97,7 +101,8 @@ pub fn reference_pass(
         ctx.decode(&t, 0, &|i| is_scored(i, n_ctx), &mut |i, logits| {
             encode(logits, chunk[i + 1] as usize, &mut row);
             w.row(&row)
-        })?;
+        })
+        .map_err(|e| e.to_string())?;
     }
     progress(n, n);
     w.finish()

@@ -79,7 +79,7 @@ impl PlannedTest {
     /// llama.cpp skips them unless asked at load time, as llama-server asks only when its
     /// drafter is draft-mtp, so the other tests' loads stay llama-bench's.
     pub fn loads_mtp(&self) -> bool {
-        matches!(&self.detail, Detail::Speculative(s) if s.drafter == "draft-mtp")
+        matches!(&self.detail, Detail::Speculative(s) if s.drafter == crate::config::speculative::Drafter::DraftMtp)
     }
 }
 

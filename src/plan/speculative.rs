@@ -4,10 +4,9 @@
 use std::path::PathBuf;
 
 use super::{PlannedTest, TestKind, TestParams};
-use crate::config::speculative::{DraftRef, SpeculativeConfig, needs_draft};
+use crate::config::speculative::{DraftRef, Drafter, SpeculativeConfig};
 use crate::config::{Axes, Config};
 
-/// Where a test's draft model comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Draft {
     /// A model of the plan (a ladder variant, built on first use).
@@ -15,11 +14,9 @@ pub enum Draft {
     File(PathBuf),
 }
 
-/// One planned speculative test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SpecTest {
-    /// llama.cpp's drafter type name.
-    pub drafter: String,
+    pub drafter: Drafter,
     pub draft: Option<Draft>,
     /// How ids and records name the draft (its type label or file name).
     pub draft_label: Option<String>,
@@ -40,7 +37,7 @@ pub struct SpecTest {
 impl SpecTest {
     /// Plain decoding only, no drafter (`drafter = "none"`): a tune's candidate without one.
     pub fn is_plain(&self) -> bool {
-        self.drafter == crate::config::speculative::PLAIN
+        self.drafter == Drafter::Plain
     }
 }
 
@@ -78,7 +75,6 @@ pub struct Candidate {
     pub axes: Option<Axes>,
 }
 
-/// Whether model `m` is one of the table's targets.
 fn is_target(sc: &SpeculativeConfig, m: &Candidate) -> bool {
     sc.targets.is_empty() || sc.targets.iter().any(|t| *t == m.name || *t == m.label)
 }
@@ -111,8 +107,8 @@ pub fn expand(
             continue;
         }
         let params = super::first_of_axes(axes, 0, sc.n_gen);
-        for drafter in &sc.drafters {
-            let drafts: Vec<Option<&DraftRef>> = if needs_draft(drafter) {
+        for &drafter in &sc.drafters {
+            let drafts: Vec<Option<&DraftRef>> = if drafter.needs_draft() {
                 sc.draft.iter().map(Some).collect()
             } else {
                 vec![None]
@@ -141,7 +137,7 @@ pub fn expand(
                             };
                             for &dngl in dngls {
                                 let s = SpecTest {
-                                    drafter: drafter.clone(),
+                                    drafter,
                                     draft: draft.clone(),
                                     draft_label: d.map(DraftRef::label),
                                     n_max,
@@ -182,20 +178,14 @@ fn planned(
     draft_key: &str,
     dataset_sha256: Option<&str>,
 ) -> PlannedTest {
-    let mut id = format!("{}/{}/spec-{}", m.name, m.label, s.drafter);
-    if let Some(l) = &s.draft_label {
-        id.push_str(&format!("-{l}"));
-    }
-    id.push_str(&format!("/K{}", s.n_max));
-    if sc.draft_min.len() > 1 {
-        id.push_str(&format!("/min{}", s.n_min));
-    }
-    if sc.p_min.len() > 1 {
-        id.push_str(&format!("/p{}", s.p_min));
-    }
-    if sc.draft_n_gpu_layers.len() > 1 && s.draft.is_some() {
-        id.push_str(&format!("/dngl{}", s.draft_n_gpu_layers));
-    }
+    // The settings the table varies are in the id.
+    let varied = [
+        sc.draft_min.len(),
+        sc.p_min.len(),
+        sc.draft_n_gpu_layers.len(),
+    ]
+    .map(|n| n > 1);
+    let id = format!("{}/{}/{}", m.name, m.label, setting_id(&s, '/', varied));
     let identity = crate::util::hash::sha256_hex(
         format!(
             "{}\n{}\n{}\ndataset {}",
@@ -236,19 +226,32 @@ pub fn tune_label(s: &SpecTest) -> String {
     if s.is_plain() {
         return "spec-plain".into();
     }
+    setting_id(
+        s,
+        '-',
+        [s.n_min > 0, s.p_min > 0.0, s.draft_n_gpu_layers != -1],
+    )
+}
+
+/// "spec-draft-simple-Q4_0", then after `sep` K and those of draft_min, p_min and the
+/// draft's n_gpu_layers that are `shown`.
+fn setting_id(s: &SpecTest, sep: char, shown: [bool; 3]) -> String {
     let mut id = format!("spec-{}", s.drafter);
     if let Some(l) = &s.draft_label {
         id.push_str(&format!("-{l}"));
     }
-    id.push_str(&format!("-K{}", s.n_max));
-    if s.n_min > 0 {
-        id.push_str(&format!("-min{}", s.n_min));
-    }
-    if s.p_min > 0.0 {
-        id.push_str(&format!("-p{}", s.p_min));
-    }
-    if s.draft.is_some() && s.draft_n_gpu_layers != -1 {
-        id.push_str(&format!("-dngl{}", s.draft_n_gpu_layers));
+    let parts = [
+        (true, format!("K{}", s.n_max)),
+        (shown[0], format!("min{}", s.n_min)),
+        (shown[1], format!("p{}", s.p_min)),
+        (
+            shown[2] && s.draft.is_some(),
+            format!("dngl{}", s.draft_n_gpu_layers),
+        ),
+    ];
+    for (_, p) in parts.iter().filter(|(show, _)| *show) {
+        id.push(sep);
+        id.push_str(p);
     }
     id
 }

@@ -3,6 +3,7 @@
 //! position) is what readers recompute the derived part from: [`Speculative::derive`].
 //! See docs/schema.md, "speculative".
 
+use crate::config::speculative::Drafter;
 use serde::{Deserialize, Serialize};
 
 /// One round: every prompt generated plain and speculative once, in the order `plain_first`
@@ -49,7 +50,6 @@ pub struct Speedup {
     pub ratio: f64,
     pub lo: f64,
     pub hi: f64,
-    /// The interval's coverage, 0.95.
     pub level: f64,
     pub n_rounds: u32,
 }
@@ -71,8 +71,7 @@ pub struct SpecPrompts {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Speculative {
-    /// llama.cpp's drafter type (`draft-simple`, `ngram-mod`, ...).
-    pub drafter: String,
+    pub drafter: Drafter,
     /// The draft model: a ladder type of the target's ladder, or a file name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft: Option<String>,
@@ -122,9 +121,13 @@ pub struct Speculative {
 impl Speculative {
     /// A record of `drafter` with these rounds and nothing drafted yet, its figures derived:
     /// what the kind fills in, and what the tests and the Monte Carlo start from.
-    pub fn of_rounds(drafter: &str, prompts: SpecPrompts, rounds: Vec<SpecRound>) -> Speculative {
+    pub fn of_rounds(
+        drafter: Drafter,
+        prompts: SpecPrompts,
+        rounds: Vec<SpecRound>,
+    ) -> Speculative {
         let mut s = Speculative {
-            drafter: drafter.to_string(),
+            drafter,
             draft: None,
             draft_sha256: None,
             draft_max: 0,
@@ -188,7 +191,7 @@ impl Speculative {
 
     /// Plain decoding only: a tune's candidate without a drafter (`drafter = "none"`).
     pub fn is_plain(&self) -> bool {
-        self.drafter == crate::config::speculative::PLAIN
+        self.drafter == Drafter::Plain
     }
 
     /// The test's rate per round: of the decoding it names, drafted or (a plain candidate)
@@ -304,7 +307,7 @@ mod tests {
                 spec_ns: sn,
             })
             .collect();
-        let mut s = Speculative::of_rounds("draft-simple", prompts, rounds);
+        let mut s = Speculative::of_rounds(Drafter::DraftSimple, prompts, rounds);
         (s.n_steps, s.n_drafts, s.n_drafted, s.n_accepted, s.compared) = (10, 8, 32, 16, 3);
         s.by_position = vec![Position {
             drafted: 8,

@@ -7,13 +7,13 @@
 //! 95% intervals do not overlap (a conservative rule: overlap is "not established apart",
 //! never "equal").
 
+use crate::config::speculative::Drafter;
 use std::fmt::Write as _;
 
 use crate::record::speculative::Speculative;
 use crate::record::{RunRecord, Status, TestRecord};
 use crate::stats::pairs::Design;
 
-/// One measured setting.
 struct Row<'a> {
     test: &'a TestRecord,
     s: &'a Speculative,
@@ -146,7 +146,6 @@ fn sentence(model: &str, host: &str, rows: &[Row]) -> String {
     out
 }
 
-/// The Markdown table of one target's settings.
 fn table(rows: &[Row]) -> String {
     let mut o = String::from(
         "| setting | plain t/s | speculative t/s | speedup (95%) | accepted | length | by position | output |\n\
@@ -193,7 +192,6 @@ pub struct SpecAnswer {
     pub model: String,
     pub host: String,
     pub sentence: String,
-    /// The Markdown table of its settings.
     pub table: String,
     /// Per setting (best first): its name and the share accepted at each draft position.
     pub positions: Vec<(String, Vec<f64>)>,
@@ -293,7 +291,7 @@ pub fn served<'a>(tests: impl IntoIterator<Item = (&'a TestRecord, &'a str)>) ->
             let s = u.speculative.as_ref()?;
             (h == host
                 && u.model_filename == t.model_filename
-                && s.drafter == "draft-simple"
+                && s.drafter == Drafter::DraftSimple
                 && s.draft_sha256.is_some()
                 && s.draft_sha256 == d.draft_sha256
                 && Some(s.draft_max) == d.draft_max)
@@ -342,7 +340,7 @@ mod tests {
 
     /// A speculative test of `drafter` on model `m`: each round's plain and speculative
     /// rates (100 tokens each side), `drafted` tokens drafted in all.
-    fn test(drafter: &str, rates: &[(f64, f64)], drafted: u64) -> TestRecord {
+    fn test(drafter: Drafter, rates: &[(f64, f64)], drafted: u64) -> TestRecord {
         let prompts = SpecPrompts {
             dataset: "p.txt".into(),
             sha256: "00".into(),
@@ -375,7 +373,7 @@ mod tests {
     fn a_self_draft_beside_a_setting_that_drafted_nothing_is_not_called_every_setting_slower() {
         // The draft is the target itself: every draft accepted, and slower every round.
         let draft = test(
-            "draft-simple",
+            Drafter::DraftSimple,
             &[
                 (100.0, 45.0),
                 (90.0, 41.0),
@@ -387,7 +385,7 @@ mod tests {
         );
         // Nothing drafted: two plain passes on a busy machine, 0.58× (0.13–2.60) or so.
         let ngram = test(
-            "ngram-simple",
+            Drafter::NgramSimple,
             &[
                 (100.0, 20.0),
                 (100.0, 210.0),

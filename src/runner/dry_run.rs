@@ -344,7 +344,6 @@ fn model_lines(
     )
 }
 
-/// The estimate's line: how long, and from what.
 fn estimate_line(e: &Earlier, results: &Path, secs: f64, most: f64) -> String {
     let from = match (e.per_rep.is_empty(), e.flops.is_some()) {
         (false, _) => format!(

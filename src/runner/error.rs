@@ -1,17 +1,6 @@
-//! What can stop a run at the runner boundary: the configuration, the engine or the result
-//! file failing below (`Config`, `Engine`, `Record`, each the layer's own error), an option
-//! or a combination of them refused (`Options`), the kinds layer failing (`Kind`: a prompt
-//! file, an endpoint, a synthetic model), a knob value this build or the model
-//! files refuse (`Knob`), and the runner's own failures (nothing to run, a model that
-//! cannot be read, a file that cannot be resumed, a child process that failed). So a
-//! caller tells a refused option from a failed model load from a result-file error by the
-//! variant, not by the text.
-//!
-//! Its own file, below every file of the runner. Every variant displays exactly the one
-//! line users have always read (docs/bad-input.md, tests/it/bad_input). `main` prints an
-//! error with its chain of sources (`{e:#}`), and the errors below already write their
-//! cause into their line: so no variant here names a source (the wrapped errors and the
-//! causes are plain fields, `From` is written out), and the line is printed once.
+//! What can stop a run at the runner boundary. Every variant displays the one line users
+//! read (docs/bad-input.md). `main` prints the chain (`{e:#}`) and the errors below write
+//! their cause into their line, so no variant names a source: the line is printed once.
 
 use std::io;
 use std::path::PathBuf;
@@ -27,35 +16,25 @@ use crate::serving::dataset::DatasetError;
 /// Why a run (or its checks, its start, an A/B across builds) stopped before it was done.
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
-    /// The configuration file does not load.
     #[error("{0}")]
     Config(ConfigError),
-    /// llama.cpp could not start (or, where the runner passes it on, do what was asked).
     #[error("{0}")]
     Engine(EngineError),
-    /// A result file (or its journal) could not be claimed, written or read.
     #[error("{0}")]
     Record(RecordError),
-    /// An option, or a combination of options, that the runner refuses.
     #[error(transparent)]
     Options(#[from] OptionError),
-    /// A knob value this build or the model files refuse.
     #[error(transparent)]
     Knob(#[from] KnobError),
-    /// The filters keep no test of the plan.
     #[error("no test matches the filter {filters:?}")]
     NoMatch { filters: Vec<String> },
-    /// `tpsbench ladder` on a configuration without ladders.
     #[error(
         "{}: no [[ladder]] tables: add one with a name, a base GGUF and a list of types",
         config.display()
     )]
     NoLadders { config: PathBuf },
-    /// Model files (or ladder bases) missing or not valid GGUF, for models with tests to
-    /// run: each model's name and why, in plan order, each once.
     #[error("{}", models_line(models))]
     BadModels { models: Vec<(String, String)> },
-    /// A llama-server tpsbench starts sees other offload backends than this tpsbench does.
     #[error(
         "model {model:?}: the llama-server {} runs on {server} but this tpsbench on {engine}: its served tests would compare another backend; build one for {engine} (scripts/reference-tools --server --backend cpu|cuda|vulkan) or set server = {{ llama_server = ... }}",
         binary.display()
@@ -66,29 +45,21 @@ pub enum RunnerError {
         server: String,
         engine: String,
     },
-    /// A file that `scripts/setup` fetches (a model, a dataset) has not been fetched.
     #[error("{}: not fetched yet: run `{command}` (or scripts/bench --config FILE, which fetches what FILE names)", path.display())]
     NotFetched {
         path: PathBuf,
         command: &'static str,
     },
-    /// `--resume FILE` of a run that is not this one; `why` names the first difference.
     #[error("{}: cannot resume: the run differs from the file's: {why}", file.display())]
     CannotResume { file: PathBuf, why: String },
-    /// `--isolate`: the children are this executable, which cannot be found.
     #[error("cannot find the tpsbench executable: {cause}")]
     NoExecutable { cause: io::Error },
-    /// `--isolate`: a child could not be started.
     #[error("cannot start a child tpsbench: {cause}")]
     SpawnChild { cause: io::Error },
-    /// `--library`: its children are this executable, which cannot be found.
     #[error("cannot find this executable: {cause}")]
     NoLibraryExecutable { cause: io::Error },
-    /// `--library`: the child for a build could not be started.
     #[error("{}: {cause}", exe.display())]
     SpawnBuild { exe: PathBuf, cause: io::Error },
-    /// `--library`: the child on `lib` ended with `status` (not 0, not 1: failed tests are
-    /// recorded, not errors); `why` is the last line it wrote on stderr.
     #[error(
         "the run on {} failed ({status}): {}",
         lib.display(),
@@ -99,31 +70,24 @@ pub enum RunnerError {
         status: ExitStatus,
         why: Option<String>,
     },
-    /// `--library`: the child on `lib` exited well but its stdout is not a run.
     #[error("the run on {} printed no result: {cause}", lib.display())]
     BuildNoResult {
         lib: PathBuf,
         cause: serde_json::Error,
     },
-    /// `--library DIR`: no libllama in DIR or DIR/lib.
     #[error(
         "--library {}: no libllama here or in its lib/ (build one with scripts/build-llama-shared)",
         dir.display()
     )]
     NoLibrary { dir: PathBuf },
-    /// `--library DIR`: DIR cannot be made absolute (the current directory is gone).
     #[error("{cause}")]
     LibraryPath { dir: PathBuf, cause: io::Error },
-    /// `--library`: the directory for the builds' result files cannot be made.
     #[error("{}: {cause}", dir.display())]
     CreateDir { dir: PathBuf, cause: io::Error },
-    /// The kinds layer (a prompt file, a served model's endpoint, a synthetic model) failed.
     #[error("{0}")]
     Kind(KindError),
-    /// `tune` refused its configuration or found nothing to race, said in one line.
     #[error("{0}")]
     Refused(String),
-    /// Ctrl-C before a race's rounds began: what it was doing.
     #[error("interrupted while {0}")]
     Interrupted(&'static str),
 }
@@ -182,9 +146,7 @@ pub enum OptionError {
         "--max-rounds and --max-rounds-seconds are the budget of --rounds auto: add --rounds auto"
     )]
     BudgetWithoutAuto,
-    #[error(
-        "--max-rounds {max_rounds}: must be between 2 and 10000 (a paired comparison needs 2 rounds)"
-    )]
+    #[error("--max-rounds {max_rounds}: {}", crate::config::MAX_ROUNDS_RULE)]
     MaxRounds { max_rounds: i64 },
     #[error("{flag} {seconds}: must be at least 1")]
     MaxRoundsSeconds { flag: &'static str, seconds: f64 },
@@ -192,7 +154,6 @@ pub enum OptionError {
         "--rounds auto does not combine with --isolate (its children run fixed rounds): give --rounds N"
     )]
     AutoWithIsolate,
-    /// Auto rounds without a budget on a plan with no comparison to resolve.
     #[error(
         "{}: rounds = \"auto\" has nothing to resolve here (no two variants or settings \
          of one test to compare) and no budget: give max_rounds or max_rounds_seconds \
@@ -200,7 +161,6 @@ pub enum OptionError {
         config.display()
     )]
     AutoWithoutComparison { config: PathBuf },
-    /// `--rounds auto --resume FILE` where FILE was measured with `rounds` fixed rounds.
     #[error(
         "{}: made with fixed rounds ({rounds}): --rounds auto cannot continue it (its looks \
          would not be the ones a sequential design plans); resume it with --rounds N, \
@@ -217,8 +177,6 @@ pub enum OptionError {
     LibraryNeedsTwo,
     #[error("--rounds must be at least 1")]
     LibraryRoundsBelowOne,
-    /// An option of the sweep given to `run` on a configuration whose `[tune]` table makes
-    /// it a race (which sets its own rounds and writes its own file).
     #[error(
         "{option} does not apply to a race: {} has a [tune] table, so `run` races its \
          configurations (docs/tune.md); remove {option}, or the [tune] table to run the sweep",
@@ -234,7 +192,6 @@ pub enum OptionError {
 /// the configuration, `table` the sweep it is in (`model "m"`, `ladder "l"`).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum KnobError {
-    /// `devices` names a device this build does not have.
     #[error(
         "{}: {table}: key `devices`: no device {device:?}; this build has {}",
         file.display(),
@@ -246,7 +203,6 @@ pub enum KnobError {
         device: String,
         devices: Vec<String>,
     },
-    /// `tensor_split` has more proportions than this build has devices to offload to.
     #[error(
         "{}: {table}: key `tensor_split`: {split:?} has {proportions} proportions, but this \
          build has {offload_devices} device{} to split over ({})",
@@ -262,7 +218,6 @@ pub enum KnobError {
         offload_devices: usize,
         devices: Vec<String>,
     },
-    /// `tensor_buft_overrides` names a buffer type this build does not have.
     #[error(
         "{}: {table}: key `tensor_buft_overrides`: unknown buffer type {buffer_type:?}; this \
          build has {}",

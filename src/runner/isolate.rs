@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::error::RunnerError;
 use crate::config::Config;
 use crate::plan::PlannedTest;
-use crate::record::{RunInfo, RunRecord, SCHEMA_VERSION};
+use crate::record::{RunInfo, RunRecord};
 use crate::runner::{self, Scope, prepare, target};
 use crate::{record::results, util::system};
 
@@ -56,9 +56,13 @@ pub fn run(
     let part = prepare::part(&prep.plan, Scope::All, plan.shard);
     let mut opts = runner::RunOptions::new(plan.config.clone(), None);
     opts.shard = plan.shard;
+    opts.filters = plan.filters.to_vec();
     let info = runner::describe_plan(info, &prep.plan, &opts);
     if part.is_empty() {
-        return Ok((nothing_to_run(plan, info, &prep)?, None));
+        return Ok((
+            runner::nothing_to_run(info, &prep.plan, &opts)?.record,
+            None,
+        ));
     }
     prepare::check_models(&prep.models, &part)?;
     let (path, record) = open_file(info, results_dir, plan.resume)?;
@@ -74,26 +78,6 @@ pub fn run(
     let record = every_round(&children, record, stop)?;
     let record = conclude(&path, record, stop)?;
     Ok((record, Some(path)))
-}
-
-/// An empty part: more shards than tests is not an error, and leaves no empty file behind;
-/// a filter that keeps nothing is.
-fn nothing_to_run(
-    plan: &IsolatedSweep,
-    info: RunInfo,
-    prep: &prepare::Prepared,
-) -> Result<RunRecord, RunnerError> {
-    if plan.shard.is_some() && !prep.plan.tests.is_empty() {
-        return Ok(RunRecord {
-            schema_version: SCHEMA_VERSION,
-            run: info,
-            models: Vec::new(),
-            tests: Vec::new(),
-        });
-    }
-    Err(RunnerError::NoMatch {
-        filters: plan.filters.to_vec(),
-    })
 }
 
 /// The file the children continue (a new one, or `--resume`'s), on disk before the first
@@ -148,7 +132,6 @@ fn every_round(
     Ok(record)
 }
 
-/// The part's models, each once, in plan order.
 fn model_names<'a>(c: &Children<'a>) -> Vec<&'a str> {
     let mut names: Vec<&str> = Vec::new();
     for t in c.part {

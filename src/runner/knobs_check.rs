@@ -10,7 +10,6 @@ use super::error::KnobError;
 use crate::config::Config;
 use crate::config::knobs::{KnobValue, override_pairs, pattern_matches};
 
-/// What the engine offers.
 pub struct Offer<'a> {
     /// Device names, e.g. "CPU", "Vulkan0".
     pub devices: &'a [String],

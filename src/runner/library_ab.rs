@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 use super::error::{OptionError, RunnerError};
 use crate::record::{RunRecord, Status};
 
-/// What an A/B run is asked to do.
 pub struct AbOptions {
     pub libraries: Vec<PathBuf>,
     pub rounds: u32,
@@ -188,12 +187,10 @@ pub struct Measured {
 }
 
 impl Measured {
-    /// Each build's name in the table: its library directory.
     pub fn labels(&self) -> Vec<String> {
         self.libs.iter().map(|l| l.display().to_string()).collect()
     }
 
-    /// A test failed on some build, in some round.
     pub fn any_failed(&self) -> bool {
         self.records
             .iter()
@@ -202,7 +199,6 @@ impl Measured {
     }
 }
 
-/// Bad input, found before any child starts.
 fn check(o: &AbOptions) -> Result<(), OptionError> {
     if !cfg!(feature = "dynamic-link") {
         return Err(OptionError::LibraryNeedsDynamicLink);

@@ -90,6 +90,20 @@ pub struct RunOutcome {
     pub interrupted: bool,
 }
 
+impl RunOutcome {
+    pub(crate) fn new(record: RunRecord, path: Option<PathBuf>, interrupted: bool) -> Self {
+        let failed = (record.tests.iter())
+            .filter(|t| t.status == crate::record::Status::Failed)
+            .count();
+        RunOutcome {
+            record,
+            path,
+            failed,
+            interrupted,
+        }
+    }
+}
+
 pub fn run(
     engine: &dyn Engine,
     info: RunInfo,
@@ -274,7 +288,7 @@ pub fn describe_plan(mut info: RunInfo, plan: &Plan, opts: &RunOptions) -> RunIn
 
 /// An empty part: a shard with no tests is not an error (more shards than tests); a
 /// filter or scope that keeps nothing is.
-fn nothing_to_run(
+pub(super) fn nothing_to_run(
     info: RunInfo,
     plan: &Plan,
     opts: &RunOptions,
@@ -286,12 +300,7 @@ fn nothing_to_run(
             models: Vec::new(),
             tests: Vec::new(),
         };
-        return Ok(RunOutcome {
-            record,
-            path: None,
-            failed: 0,
-            interrupted: false,
-        });
+        return Ok(RunOutcome::new(record, None, false));
     }
     if opts.scope == Scope::Ladders && opts.config.ladders.is_empty() {
         return Err(RunnerError::NoLadders {

@@ -10,7 +10,6 @@ use crate::output::progress::Progress;
 use crate::plan::{self, PlannedTest};
 use crate::record::{RecordError, RunRecord, Status};
 
-/// How the rounds ended.
 pub(super) struct Ran {
     /// Stopped early on request (Ctrl-C): the file can be resumed.
     pub interrupted: bool,
@@ -21,7 +20,6 @@ pub(super) struct Ran {
     last: Duration,
 }
 
-/// Measures `mine` round after round.
 pub(super) fn run(
     sweep: &mut Sweep,
     mine: &[PlannedTest],

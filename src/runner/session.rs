@@ -1,10 +1,5 @@
-//! `tpsbench run` around its sweep, in four steps the command line calls in turn:
-//! [`check`] (the configuration, the rounds and what auto rounds need, before anything
-//! runs), [`start`] (the engine, synthetic models, knob checks, the SIMD and GPU warnings,
-//! the bandwidth probe, Ctrl-C), [`sweep`] (in this process, or one child per model with
-//! `--isolate`) and [`finish`] (what the run ended with: the lines of its verdict). The
-//! exporters and named baselines belong to `report`, above this layer: the command line
-//! runs them between `sweep` and printing the verdict.
+//! `tpsbench run` around its sweep, in the steps the command line calls in turn: [`check`],
+//! [`start`], [`sweep`] and [`finish`]; the exporters, in `report`, run between the last two.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,7 +9,7 @@ use crate::config::{self, Config};
 use crate::engine::llama::{self, LlamaEngine};
 use crate::machine::gpus;
 use crate::output::progress::StderrProgress;
-use crate::record::{RunInfo, Status};
+use crate::record::RunInfo;
 use crate::runner::error::{OptionError, RunnerError};
 use crate::runner::{self, RunOptions, RunOutcome, race};
 use crate::util::{shell_quote, system};
@@ -127,11 +122,11 @@ fn race_budget(r: &Request, t: &mut crate::config::tune::Tune) -> Result<(), Opt
     Ok(())
 }
 
-/// `--max-rounds`: 2 to 10000.
 fn max_rounds(n: i64) -> Result<u32, OptionError> {
-    match u32::try_from(n) {
-        Ok(n @ 2..=10_000) => Ok(n),
-        _ => Err(OptionError::MaxRounds { max_rounds: n }),
+    if config::MAX_ROUNDS.contains(&n) {
+        Ok(n as u32)
+    } else {
+        Err(OptionError::MaxRounds { max_rounds: n })
     }
 }
 
@@ -400,13 +395,11 @@ fn knob_checks(cfg: &Config, child: bool) -> Result<(), runner::KnobError> {
     Ok(())
 }
 
-/// A run swept: its outcome and the request it answered.
 pub struct Swept {
     pub request: Request,
     pub run: RunOutcome,
 }
 
-/// Runs the sweep: one child process per model with `--isolate`, else here.
 pub fn sweep(s: Started) -> Result<Swept, RunnerError> {
     if s.checked.request.isolate {
         sweep_isolated(s)
@@ -415,7 +408,6 @@ pub fn sweep(s: Started) -> Result<Swept, RunnerError> {
     }
 }
 
-/// The sweep (or the race) in this process.
 fn sweep_here(s: Started) -> Result<Swept, RunnerError> {
     let race = s.checked.is_race();
     let Checked { request, config } = s.checked;
@@ -450,18 +442,7 @@ fn sweep_isolated(s: Started) -> Result<Swept, RunnerError> {
         resume: r.resume.as_deref(),
     };
     let (record, path) = runner::isolate::run(&plan, s.up.info, &dir, &s.up.stop, &child_args(&r))?;
-    let failed = record
-        .tests
-        .iter()
-        .filter(|t| t.status == Status::Failed)
-        .count();
-    let interrupted = s.up.stop.load(Ordering::SeqCst);
-    let run = RunOutcome {
-        record,
-        path,
-        failed,
-        interrupted,
-    };
+    let run = RunOutcome::new(record, path, s.up.stop.load(Ordering::SeqCst));
     Ok(Swept { request: r, run })
 }
 
@@ -481,7 +462,6 @@ fn child_args(r: &Request) -> Vec<String> {
     args
 }
 
-/// How a run ended.
 pub enum Ending {
     /// A shard with no tests (more shards than tests): this line, and nothing else to do.
     EmptyShard(String),
@@ -498,7 +478,6 @@ pub struct Verdict {
     pub failed: bool,
 }
 
-/// The verdict of a swept run.
 pub fn finish(s: &Swept) -> Ending {
     let (r, out) = (&s.request, &s.run);
     if let (Some(shard), true) = (r.shard, out.record.tests.is_empty() && out.path.is_none()) {
@@ -541,7 +520,6 @@ pub fn finish(s: &Swept) -> Ending {
     })
 }
 
-/// The line a run with failed tests ends with.
 pub fn failed_line(out: &RunOutcome) -> String {
     format!(
         "error: {} of {} tests failed (see the errors above and in the result file)",
@@ -574,7 +552,6 @@ pub fn resume_command(args: &[String], file: &Path) -> String {
     quoted_line(&out)
 }
 
-/// `args` as one shell line.
 pub(crate) fn quoted_line(args: &[String]) -> String {
     let v: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
     v.join(" ")

@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::prepare::Prepared;
 use super::{RunOptions, RunOutcome, fault_injection, merge_models, new_test_record};
 use crate::engine::{Engine, LoadParams, Model};
-use crate::kinds::{self, Shared};
+use crate::kinds::{self, KindError, NoModel, Shared};
 use crate::ladder::Reporter;
 use crate::machine::Monitor;
 use crate::machine::roofline::Shape;
@@ -96,7 +96,6 @@ impl<'a> Sweep<'a> {
         })
     }
 
-    /// The record as measured so far.
     pub(super) fn record(&self) -> &RunRecord {
         &self.record
     }
@@ -128,14 +127,14 @@ impl<'a> Sweep<'a> {
             self.ensure_built(first.model);
             // Free the previous model before loading the next (`loaded` drops per unit).
             let loaded = first.load_key().map(|_| self.load(first));
-            let model: Result<&dyn Model, String> = match &loaded {
+            let model: Result<&dyn Model, NoModel> = match &loaded {
                 Some(Ok(m)) => Ok(m.as_ref()),
                 Some(Err(e)) => {
                     let ids = todo[i..i + unit].iter().map(|t| t.id.clone());
                     self.load_failed.extend(ids);
                     Err(e.clone())
                 }
-                None => Err("this kind of test loads no model".into()),
+                None => Err(NoModel::NotLoaded),
             };
             let mut j = i;
             while j < i + unit {
@@ -179,7 +178,7 @@ impl<'a> Sweep<'a> {
         &mut self,
         todo: &[PlannedTest],
         k: usize,
-        model: Result<&dyn Model, String>,
+        model: Result<&dyn Model, NoModel>,
         shared: &mut Shared,
         progress: &mut dyn Progress,
     ) -> Result<(), RecordError> {
@@ -234,7 +233,7 @@ impl<'a> Sweep<'a> {
     fn measure(
         &mut self,
         t: &PlannedTest,
-        model: Result<&dyn Model, String>,
+        model: Result<&dyn Model, NoModel>,
         shared: &mut Shared,
         rec: &mut TestRecord,
         progress: &mut dyn Progress,
@@ -264,17 +263,15 @@ impl<'a> Sweep<'a> {
                 let shape = self.shape(t.model);
                 let settings = config.settings;
                 let mrec = &self.models[t.model];
-                kinds::bench::run(
+                let b = kinds::bench::Bench {
                     engine,
-                    m,
+                    model: m,
                     settings,
-                    &mut self.monitor,
                     shape,
                     mrec,
-                    prep.text.as_ref(),
-                    rec,
-                    progress,
-                );
+                    text: prep.text.as_ref(),
+                };
+                kinds::bench::run(b, &mut self.monitor, rec, progress);
                 match (rec.status, rec.avg_ts, rec.stddev_ts) {
                     (Status::Ok, Some(a), Some(s)) => format!("{a:.2} ± {s:.2} t/s"),
                     _ => failed_line(rec),
@@ -282,7 +279,7 @@ impl<'a> Sweep<'a> {
             }
             (Detail::Speculative(s), Ok(m), _) => self.speculative(t, s, m, rec, progress),
             (_, Err(e), _) => {
-                rec.fail(e);
+                rec.fail(e.to_string());
                 failed_line(rec)
             }
             (Detail::Serving(_), Ok(_), _) => {
@@ -309,9 +306,9 @@ impl<'a> Sweep<'a> {
             let dh = d.as_ref().and_then(|d| header(&d.path));
             match target
                 .as_ref()
-                .and_then(|th| kinds::speculative::refusal(&s.drafter, th, dh.as_ref()))
+                .and_then(|th| kinds::speculative::refusal(s.drafter, th, dh.as_ref()))
             {
-                Some(why) => Err(why),
+                Some(why) => Err(KindError::Refused(why)),
                 None => Ok(d),
             }
         });
@@ -326,7 +323,7 @@ impl<'a> Sweep<'a> {
         match draft {
             Ok(d) => kinds::speculative::run(m, prompts, s, d, target, rec, progress),
             Err(e) => {
-                rec.fail(e);
+                rec.fail(e.to_string());
                 failed_line(rec)
             }
         }
@@ -337,7 +334,7 @@ impl<'a> Sweep<'a> {
     fn draft_file(
         &mut self,
         s: &crate::plan::speculative::SpecTest,
-    ) -> Result<Option<kinds::speculative::DraftFile>, String> {
+    ) -> Result<Option<kinds::speculative::DraftFile>, KindError> {
         use crate::plan::speculative::Draft;
         match &s.draft {
             None => Ok(None),
@@ -345,7 +342,7 @@ impl<'a> Sweep<'a> {
                 self.ensure_built(*mi);
                 let m = &self.models[*mi];
                 if let Some(e) = &m.error {
-                    return Err(format!("the draft {}: {e}", m.name));
+                    return Err(KindError::Refused(format!("the draft {}: {e}", m.name)));
                 }
                 Ok(Some(kinds::speculative::DraftFile {
                     path: PathBuf::from(&m.path),
@@ -356,7 +353,7 @@ impl<'a> Sweep<'a> {
             Some(Draft::File(p)) => {
                 // Through the GGUF validator first, as every model llama.cpp loads.
                 let h = crate::gguf::reader::read_header(p)
-                    .map_err(|e| format!("the draft {}: {e}", p.display()))?;
+                    .map_err(|e| KindError::Refused(format!("the draft {}: {e}", p.display())))?;
                 Ok(Some(kinds::speculative::DraftFile {
                     path: p.clone(),
                     // What matches it to a served test's draft (report::speculative::served).
@@ -374,11 +371,11 @@ impl<'a> Sweep<'a> {
         super::prepare::ensure_variant(&opts.config, prep, &mut self.models, mi, &self.rep);
     }
 
-    fn load(&mut self, t: &PlannedTest) -> Result<Box<dyn Model + 'a>, String> {
+    fn load(&mut self, t: &PlannedTest) -> Result<Box<dyn Model + 'a>, NoModel> {
         let engine = self.engine;
         let mrec = &mut self.models[t.model];
         if let Some(e) = &mrec.error {
-            return Err(e.clone());
+            return Err(NoModel::Recorded(e.clone()));
         }
         let path = match &self.prep.plan.models[t.model].source {
             ModelSource::File(p) => p.clone(),
@@ -386,7 +383,7 @@ impl<'a> Sweep<'a> {
                 PathBuf::from(&mrec.path)
             }
         };
-        let m = engine.load(&path, &LoadParams::of_test(t))?;
+        let m = (engine.load(&path, &LoadParams::of_test(t))).map_err(NoModel::Load)?;
         let mi = m.info();
         mrec.model_type = Some(mi.description.clone());
         mrec.model_size = Some(mi.size);
@@ -425,18 +422,7 @@ impl<'a> Sweep<'a> {
         if let Some(j) = self.journal.take() {
             j.finish(&self.record)?;
         }
-        let failed = self
-            .record
-            .tests
-            .iter()
-            .filter(|t| t.status == Status::Failed)
-            .count();
-        Ok(RunOutcome {
-            record: self.record,
-            path: self.path,
-            failed,
-            interrupted,
-        })
+        Ok(RunOutcome::new(self.record, self.path, interrupted))
     }
 }
 

@@ -12,11 +12,9 @@ use super::metrics::Trace;
 use super::sampling::Sampler;
 use crate::engine::{BatchSession, BatchToken, Engine, EngineError};
 
-/// One arrival run.
 #[derive(Debug, Clone)]
 pub struct ArrivalRun {
     pub start_ns: u64,
-    /// From the start to the last token.
     pub t_ns: u64,
     pub engine_ns: u64,
     /// Time with no request to serve (waiting for the next arrival).

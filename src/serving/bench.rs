@@ -73,7 +73,6 @@ pub fn warmup(
     Ok(())
 }
 
-/// One run of requests decoded together.
 #[derive(Debug, Clone)]
 pub struct TogetherRun {
     pub start_ns: u64,

@@ -1,20 +1,18 @@
 //! Prompt files for serving tests: JSONL (`{"prompt": "...", "max_tokens": N}` per line) or
 //! plain text (one prompt per line). Parsing is pure; `load` reads and hashes the file.
 
+use super::error::ServingError;
 use std::path::Path;
 
 /// Why a prompt file could not be had. Each displays the one line users have always read;
 /// no variant names a source (see `kinds::error`).
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
-    /// The file cannot be read (missing, a directory, not UTF-8).
     #[error("cannot read the prompt file {}: {cause}", path.display())]
     Read {
         path: std::path::PathBuf,
         cause: std::io::Error,
     },
-    /// The file does not parse: `name` is the file as shown, `line` the 1-based line at
-    /// fault (None: the file as a whole, e.g. no prompts at all).
     #[error("{}", parse_line(name, *line, why))]
     Parse {
         name: String,
@@ -31,7 +29,6 @@ fn parse_line(name: &str, line: Option<usize>, why: &str) -> String {
     }
 }
 
-/// One prompt of a file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prompt {
     pub text: String,
@@ -44,7 +41,6 @@ pub struct Prompt {
 /// A prompt file, read and hashed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PromptFile {
-    /// File name.
     pub name: String,
     pub sha256: String,
     pub prompts: Vec<Prompt>,
@@ -181,7 +177,6 @@ pub fn load(path: &Path) -> Result<PromptFile, DatasetError> {
 /// One sampled prompt: its tokens and the tokens to generate after it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sampled {
-    /// Index into the file's prompts.
     pub index: usize,
     pub tokens: Vec<i32>,
     pub n_gen: u32,
@@ -217,10 +212,10 @@ pub fn serving_picks<E: std::fmt::Display>(
     seed: u64,
     n_gen: u32,
     count: impl FnMut(&str) -> Result<usize, E>,
-) -> Result<Vec<(usize, u32)>, String> {
+) -> Result<Vec<(usize, u32)>, ServingError> {
     let picked: Vec<(usize, u32)> = if file.sharegpt {
         pick(&file.prompts, n, seed, u32::MAX, count, |c| *c)
-            .map_err(|e| e.to_string())?
+            .map_err(|e| ServingError::Prompts(e.to_string()))?
             .into_iter()
             .map(|(i, _, g)| (i, g))
             .collect()
@@ -230,10 +225,10 @@ pub fn serving_picks<E: std::fmt::Display>(
             .collect()
     };
     if picked.is_empty() {
-        return Err(format!(
+        return Err(ServingError::Prompts(format!(
             "{}: no conversation within vLLM's limits (4 to 1024 prompt tokens, 2048 in all)",
             file.name
-        ));
+        )));
     }
     Ok(picked)
 }

@@ -1,12 +1,9 @@
-//! Why a serving test could not be measured: its one line, which the record stores as the
-//! test's error. Wrapped errors are plain fields (their line is the whole line), as in
-//! `kinds::error`.
+//! Why a serving test could not be measured: the line the record stores as its error.
 
 use crate::engine::EngineError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServingError {
-    /// llama.cpp failed (a decode, the logits, tokenizing).
     #[error("{0}")]
     Engine(EngineError),
     #[error("this engine cannot run serving tests")]
@@ -23,10 +20,8 @@ pub enum ServingError {
     TooLong { need: u32, trained: u32 },
     #[error("the goodput test needs [serving] slo")]
     NoSlo,
-    /// A prompt file that cannot give the test's requests.
     #[error("{0}")]
     Prompts(String),
-    /// What a server answered, or failed to: its line.
     #[error("{0}")]
     Server(String),
 }

@@ -152,7 +152,6 @@ struct Batch {
     traces: Vec<Trace>,
     n_pp: u64,
     n_out: u64,
-    /// First send to last token (ns).
     t_ns: u64,
     tally: Tally,
 }
@@ -190,7 +189,7 @@ impl HttpRun<'_> {
                 Prompt::Tokens(t) => t.len() as u32,
                 Prompt::Text(_) => 0,
             };
-            let (n, counted) = count(&s, self.tokenize, q).map_err(ServingError::Server)?;
+            let (n, counted) = count(&s, self.tokenize, q)?;
             let t = trace(&s, start, n_prompt, n);
             b.tally.counted = b.tally.counted.max(counted);
             b.tally.short += u32::from(n < u64::from(q.max_tokens));
@@ -236,8 +235,7 @@ impl HttpRun<'_> {
             Some(c) => c(t).map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             None => Ok(0),
         };
-        let picked = crate::serving::dataset::serving_picks(f, n, self.seed, sc.n_gen, count)
-            .map_err(ServingError::Prompts)?;
+        let picked = crate::serving::dataset::serving_picks(f, n, self.seed, sc.n_gen, count)?;
         Ok((0..n)
             .map(|k| {
                 let (i, n_gen) = picked[k % picked.len()];
@@ -270,7 +268,6 @@ struct Http<'r, 'a> {
 }
 
 impl Transport for Http<'_, '_> {
-    /// The synthetic requests sent at once.
     fn parallel(&mut self, t: &ServingTest, rep: u32) -> Result<Rep, ServingError> {
         let (run, sc) = (self.run, self.run.sc);
         let reqs: Vec<_> = (0..t.n_parallel as usize)

@@ -28,9 +28,7 @@ pub struct Trace {
     /// When its prompt entered a batch.
     pub admitted_ns: u64,
     pub n_prompt: u32,
-    /// When each generated token was sampled.
     pub token_ns: Vec<u64>,
-    /// The generated tokens.
     pub tokens: Vec<i32>,
 }
 
@@ -45,7 +43,6 @@ impl Trace {
         Some(self.token_ns.last()?.saturating_sub(self.arrival_ns))
     }
 
-    /// Gaps between consecutive tokens.
     pub fn itl_ns(&self) -> impl Iterator<Item = u64> + '_ {
         self.token_ns.windows(2).map(|w| w[1].saturating_sub(w[0]))
     }
@@ -77,7 +74,6 @@ impl Trace {
     }
 }
 
-/// Latency figures pooled over requests.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Latencies {
     pub ttft_ms: Dist,
@@ -187,7 +183,6 @@ pub fn arrival_figures(
 
 pub use crate::plan::serving::n_kv;
 
-/// Mean of the present values; None if there is none.
 pub fn mean_of(xs: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
     let v: Vec<f64> = xs.into_iter().flatten().collect();
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)

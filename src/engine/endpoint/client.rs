@@ -37,7 +37,6 @@ pub enum Prompt {
     Text(String),
 }
 
-/// One streamed request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
     pub prompt: Prompt,
@@ -68,10 +67,8 @@ pub struct Drafts {
     pub accepted: u64,
 }
 
-/// A whole streamed answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Streamed {
-    /// When the request was sent.
     pub sent: Instant,
     /// Chunks that carried text, in order.
     pub chunks: Vec<Chunk>,
@@ -83,7 +80,20 @@ pub struct Streamed {
     pub done: Instant,
 }
 
-/// A client of one served model.
+impl Streamed {
+    /// An answer to a request sent at `sent`, nothing received yet.
+    fn sent_at(sent: Instant) -> Streamed {
+        Streamed {
+            sent,
+            chunks: Vec::new(),
+            usage: None,
+            drafts: None,
+            finish_reason: None,
+            done: sent,
+        }
+    }
+}
+
 pub struct Client {
     http: reqwest::Client,
     rt: tokio::runtime::Runtime,
@@ -125,7 +135,8 @@ impl Client {
             .no_proxy()
             .connect_timeout(Duration::from_secs(5));
         if let Some(f) = ca_file {
-            let tls = tls::config(read_ca_file(f)?).map_err(ClientError::Http)?;
+            let tls =
+                tls::config(read_ca_file(f)?).map_err(|e| ClientError::Http(e.to_string()))?;
             builder = builder.tls_backend_preconfigured(tls);
         }
         let http = builder.build().map_err(|e| ClientError::Http(chain(&e)))?;
@@ -154,7 +165,6 @@ impl Client {
             .map_err(|e| unreachable(url, &e))
     }
 
-    /// GET `url` as JSON, within `timeout`.
     pub fn get_json(&self, url: &str, timeout: Duration) -> Result<Value, Error> {
         self.rt.block_on(async {
             let resp = self.get(url, timeout).await?;
@@ -293,14 +303,7 @@ impl Client {
             });
         }
         let mut events = resp.bytes_stream().eventsource();
-        let mut out = Streamed {
-            sent,
-            chunks: Vec::new(),
-            usage: None,
-            drafts: None,
-            finish_reason: None,
-            done: sent,
-        };
+        let mut out = Streamed::sent_at(sent);
         loop {
             let next = match tokio::time::timeout_at(deadline, events.next()).await {
                 Err(_) => return Err(timeout(out.chunks.len())),
@@ -325,15 +328,7 @@ pub fn replay(api: Api, model: &str, pieces: &[&[u8]]) -> Result<Streamed, Error
         .map(|p| Ok::<_, std::convert::Infallible>(p.to_vec()))
         .collect::<Vec<_>>();
     let mut events = futures_util::stream::iter(bytes).eventsource();
-    let now = Instant::now();
-    let mut out = Streamed {
-        sent: now,
-        chunks: Vec::new(),
-        usage: None,
-        drafts: None,
-        finish_reason: None,
-        done: now,
-    };
+    let mut out = Streamed::sent_at(Instant::now());
     loop {
         // Every piece is there already: the stream is never pending.
         let next = events.next().now_or_never().flatten();
@@ -401,7 +396,6 @@ fn finish(url: &str, out: Streamed) -> Result<Streamed, Error> {
     Ok(out)
 }
 
-/// Reads one event's JSON into `out`.
 fn read_chunk(
     api: Api,
     model: &str,
@@ -586,7 +580,6 @@ pub(crate) fn read_ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, 
     Ok(certs)
 }
 
-/// The first 200 characters of a body, on one line.
 fn excerpt(s: &str) -> String {
     if s.trim().is_empty() {
         return "(empty body)".into();

@@ -46,7 +46,6 @@ pub enum ClientError {
     Runtime(String),
     #[error("cannot make the HTTP client: {0}")]
     Http(String),
-    /// The model's `ca_file` is missing, too large or holds no certificate.
     #[error("ca_file {}: {reason}", path.display())]
     CaFile { path: PathBuf, reason: String },
 }

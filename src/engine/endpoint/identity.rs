@@ -11,7 +11,6 @@ use super::client::{Client, Error};
 /// The served target of a test, in the result file (`serving.server`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerInfo {
-    /// The API's base URL.
     pub endpoint: String,
     /// The `model` the requests named.
     pub served_model: String,

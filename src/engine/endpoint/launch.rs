@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use super::client::Client;
 
-/// A server tpsbench started.
 pub(crate) struct Launched {
     child: Option<Child>,
     pub command: Vec<String>,
@@ -87,12 +86,10 @@ pub enum LaunchError {
     Port(String),
     #[error("the server command is empty")]
     EmptyCommand,
-    /// The server's log file could not be made.
     #[error("{}: {reason}", path.display())]
     Log { path: PathBuf, reason: String },
     #[error("cannot start {program}: {reason}")]
     Spawn { program: String, reason: String },
-    /// The process ended before `/health` answered; `log_tail` is the end of its log.
     #[error("the server exited ({status}) before it was ready; its log ends: {log_tail}")]
     Exited { status: String, log_tail: String },
     #[error("the server was not ready within {secs} s ({health}); its log ends: {log_tail}")]
@@ -188,7 +185,6 @@ impl Launched {
         let _ = c.wait();
     }
 
-    /// The last lines of the log, for an error message.
     pub fn log_tail(&self) -> String {
         tail(&self.log)
     }

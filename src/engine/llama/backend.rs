@@ -78,31 +78,14 @@ pub(super) fn capture<T>(f: impl FnOnce() -> T) -> (T, String) {
     (out, text)
 }
 
-#[repr(C)]
-struct DlInfo {
-    dli_fname: *const c_char,
-    dli_fbase: *mut c_void,
-    dli_sname: *const c_char,
-    dli_saddr: *mut c_void,
-}
-
-#[cfg(unix)]
-unsafe extern "C" {
-    fn dladdr(addr: *const c_void, info: *mut DlInfo) -> std::ffi::c_int;
-}
-
 /// The file that holds libllama's code: a shared libllama as the loader found it, or
 /// (statically linked) the executable.
 #[cfg(unix)]
 fn library_path() -> Option<std::path::PathBuf> {
     let f: unsafe extern "C" fn() = sys::llama_backend_init;
-    let mut info = DlInfo {
-        dli_fname: std::ptr::null(),
-        dli_fbase: std::ptr::null_mut(),
-        dli_sname: std::ptr::null(),
-        dli_saddr: std::ptr::null_mut(),
-    };
-    if unsafe { dladdr(f as *const c_void, &mut info) } == 0 || info.dli_fname.is_null() {
+    // SAFETY: dladdr only fills `info`, and an all-zero Dl_info is valid (null pointers).
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    if unsafe { libc::dladdr(f as *const c_void, &mut info) } == 0 || info.dli_fname.is_null() {
         return None;
     }
     let name = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy();

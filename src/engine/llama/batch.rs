@@ -51,15 +51,12 @@ pub(super) fn context_params(p: &BatchParams) -> Result<sys::llama_context_param
 impl ServingModel for LlamaModel {
     fn batch_session(&self, p: &BatchParams) -> Result<Box<dyn BatchSession + '_>, EngineError> {
         let b = &p.base;
-        let (ctx, placement) = self.new_context(context_params(p)?);
-        let ctx = ctx.map_err(|why| EngineError::Context {
-            n_ctx: p.n_ctx,
-            message: format!(
-                "llama.cpp could not create a context of {} tokens for {} sequences \
-                 (n_batch {}, n_ubatch {}): {why}",
-                p.n_ctx, p.n_seq_max, b.n_batch, b.n_ubatch
-            ),
-        })?;
+        let what = format!(
+            "a context of {} tokens for {} sequences (n_batch {}, n_ubatch {})",
+            p.n_ctx, p.n_seq_max, b.n_batch, b.n_ubatch
+        );
+        let (ctx, placement) = self.new_context(context_params(p)?, &what);
+        let ctx = ctx?;
         Ok(Box::new(LlamaBatchSession {
             ctx,
             n_vocab: self.n_vocab(),

@@ -43,7 +43,6 @@ impl Context<'_> {
         }
     }
 
-    /// Waits for all queued work (`llama_synchronize`).
     pub(super) fn synchronize(&mut self) {
         unsafe { sys::llama_synchronize(self.ptr.as_ptr()) };
     }
@@ -70,7 +69,6 @@ impl Context<'_> {
     }
 }
 
-/// KV-cache type names to ggml types.
 pub(super) fn ggml_type(name: &str) -> Result<sys::ggml_type, EngineError> {
     Ok(match name {
         "f32" => sys::GGML_TYPE_F32,

@@ -1,10 +1,6 @@
-//! The one hook that applies the parameters of `config::knobs`' table to llama.cpp: every
-//! model-level and context-level entry, typed or held in the map, is one arm of [`apply`],
-//! on the model parameters (model level) or on the context and thread-pool parameters
-//! (context level), as llama-bench's `cmd_params_instance` does. The entries of the test's
-//! own level (n_prompt, n_gen, n_depth) define the test and are not applied here. What this
-//! build cannot honour is said in a note, which the runner records in the test's result and
-//! prints as a warning: a parameter is never dropped silently.
+//! Applies the model- and context-level entries of `config::knobs`' table to llama.cpp's
+//! parameters, as llama-bench's `cmd_params_instance` does. What this build cannot honour is
+//! said in a note (recorded and printed as a warning): a parameter is never dropped silently.
 
 use std::ffi::{CStr, CString};
 
@@ -27,14 +23,12 @@ pub(super) struct ModelParts {
     patterns: Vec<CString>,
     bufts: Vec<sys::ggml_backend_buffer_type_t>,
     overrides: Vec<sys::llama_model_tensor_buft_override>,
-    /// What this build did not honour, one line each.
     pub notes: Vec<String>,
     /// `fit_target` (MiB) and `fit_min_ctx`, for the load path's fit.
     pub fit_target: u64,
     pub fit_min_ctx: u32,
 }
 
-/// The context-level targets.
 pub(super) struct ContextParts<'a> {
     pub cp: &'a mut sys::llama_context_params,
     pub tpp: &'a mut sys::ggml_threadpool_params,

@@ -13,7 +13,6 @@ use crate::engine::EngineError;
 /// Receives one logit row: (the number identifying the row, its logits).
 pub type RowSink<'a> = dyn FnMut(usize, &[f32]) -> Result<(), String> + 'a;
 
-/// A context for evaluation, with its batch.
 pub struct EvalContext<'m> {
     /// Freed after the batch (see `drop`).
     ctx: Context<'m>,
@@ -62,11 +61,9 @@ impl LlamaModel {
     ) -> Result<EvalContext<'_>, EngineError> {
         let mut cp = context_params(n_ctx, n_threads);
         (cp.cb_eval, cp.cb_eval_user_data) = (cb_eval, user);
-        let (ctx, _) = self.new_context(cp);
-        let ctx = ctx.map_err(|why| EngineError::Context {
-            n_ctx,
-            message: format!("llama.cpp could not create a context of {n_ctx} tokens: {why}"),
-        })?;
+        let ctx = self
+            .new_context(cp, &format!("a context of {n_ctx} tokens"))
+            .0?;
         let batch = unsafe { sys::llama_batch_init(n_ctx as i32, 0, 1) };
         Ok(EvalContext {
             ctx,
@@ -121,16 +118,5 @@ impl EvalContext<'_> {
             on_row(i, row).map_err(EngineError::Caller)?;
         }
         Ok(())
-    }
-
-    /// Decodes `tokens` at `pos0..` and returns the logits after the last one.
-    pub fn decode_last(&mut self, tokens: &[i32], pos0: usize) -> Result<Vec<f32>, EngineError> {
-        let last = tokens.len().saturating_sub(1);
-        let mut out = Vec::new();
-        self.decode(tokens, pos0, &|i| i == last, &mut |_, row| {
-            out = row.to_vec();
-            Ok(())
-        })?;
-        Ok(out)
     }
 }

@@ -1,16 +1,9 @@
 //! The real engine: llama.cpp through `llama-cpp-2` / `llama-cpp-sys-2`. This is the only
 //! module that touches llama.cpp (with `quantize`, which calls its quantizer).
 //!
-//! One model type, [`LlamaModel`], with one load path (the GGUF validator first, then the
-//! caller's [`LoadParams`], the load log kept for placements) and one tokenizer. Every
-//! context is made by its one context constructor and owned by a `context::Context`; the
-//! three users differ only in the parameters, each matching the llama.cpp tool its figures
-//! are compared with:
-//!
-//! - `session`: the timed pp/tg/pg loops, as llama-bench (its threadpool attached);
-//! - `batch`: several sequences per batch for serving tests, as llama-batched-bench;
-//! - `logits`: logit rows for quality (KLD, perplexity) and text generation, as
-//!   llama-perplexity.
+//! One model type, [`LlamaModel`], with one load path and one context constructor; its
+//! contexts (`session`, `batch`, `logits`, `spec`) differ only in the parameters, each
+//! matching the llama.cpp tool its figures are compared with.
 //!
 //! The hot paths call `llama-cpp-sys-2` directly: llama-bench attaches its own ggml
 //! threadpool (poll = 50) to each context and clears memory with `llama_memory_clear`, and

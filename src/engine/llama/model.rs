@@ -99,13 +99,14 @@ impl LlamaModel {
         })
     }
 
-    /// A context made with `cp`, or why llama.cpp refused it; with where llama.cpp put the
-    /// model and this context (its load log plus the context's log), when it said. The only
-    /// path to `llama_init_from_model`.
+    /// A context made with `cp`, or why llama.cpp refused `what` (the context described);
+    /// with where llama.cpp put the model and this context (its load log plus the context's
+    /// log), when it said. The only path to `llama_init_from_model`.
     pub(super) fn new_context(
         &self,
         cp: sys::llama_context_params,
-    ) -> (Result<Context<'_>, String>, Option<Placement>) {
+        what: &str,
+    ) -> (Result<Context<'_>, EngineError>, Option<Placement>) {
         take_first_error();
         let (raw, ctx_log) =
             capture(|| unsafe { sys::llama_init_from_model(self.ptr.as_ptr(), cp) });
@@ -120,13 +121,16 @@ impl LlamaModel {
         let ctx = NonNull::new(raw)
             .map(|ptr| Context::new(ptr, self))
             .ok_or_else(|| {
-                take_first_error()
-                    .unwrap_or_else(|| "too large for memory or invalid parameters".into())
+                let why = take_first_error()
+                    .unwrap_or_else(|| "too large for memory or invalid parameters".into());
+                EngineError::Context {
+                    n_ctx: cp.n_ctx,
+                    message: format!("llama.cpp could not create {what}: {why}"),
+                }
             });
         (ctx, placement)
     }
 
-    /// Keeps the placement of the timed session made for `p`.
     pub(super) fn set_placement(&self, p: &TestParams, placement: Option<Placement>) {
         if let Ok(mut slot) = self.placement.lock() {
             *slot = Some((p.clone(), placement));
@@ -220,16 +224,6 @@ impl LlamaModel {
             cap = (-n) as usize + 16;
         }
         Err(EngineError::Tokenize("detokenization failed".into()))
-    }
-
-    /// Tokens a text generator must not produce: end-of-generation and control tokens.
-    pub fn non_text_tokens(&self) -> Vec<bool> {
-        let vocab = self.vocab();
-        (0..self.info.n_vocab)
-            .map(|t| unsafe {
-                sys::llama_vocab_is_eog(vocab, t) || sys::llama_vocab_is_control(vocab, t)
-            })
-            .collect()
     }
 
     /// The model's built-in chat template applied to one user message, ending with the

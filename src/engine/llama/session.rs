@@ -11,7 +11,6 @@ use super::params::{context_params, threadpool_params};
 use crate::engine::{EngineError, Session};
 use crate::plan::TestParams;
 
-/// A ggml threadpool, freed when dropped.
 struct Threadpool(NonNull<sys::ggml_threadpool>);
 
 impl Drop for Threadpool {
@@ -43,17 +42,15 @@ pub(super) struct LlamaSession<'m> {
 
 impl<'m> LlamaSession<'m> {
     pub(super) fn new(model: &'m LlamaModel, p: &TestParams) -> Result<Self, EngineError> {
-        let (ctx, placement) = model.new_context(context_params(p)?);
+        let what = format!(
+            "a context of {} tokens (n_batch {}, n_ubatch {})",
+            p.n_ctx(),
+            p.n_batch,
+            p.n_ubatch
+        );
+        let (ctx, placement) = model.new_context(context_params(p)?, &what);
         model.set_placement(p, placement);
-        let ctx = ctx.map_err(|why| EngineError::Context {
-            n_ctx: p.n_ctx(),
-            message: format!(
-                "llama.cpp could not create a context of {} tokens (n_batch {}, n_ubatch {}): {why}",
-                p.n_ctx(),
-                p.n_batch,
-                p.n_ubatch
-            ),
-        })?;
+        let ctx = ctx?;
         let threadpool = attach_threadpool(&ctx, p)?;
         Ok(LlamaSession {
             ctx,

@@ -12,7 +12,7 @@ use super::context::Context;
 use super::model::LlamaModel;
 use super::params::context_params;
 use crate::engine::EngineError;
-use crate::engine::speculative::{DrafterParams, Generation, SpecSession, drafter_type_code};
+use crate::engine::speculative::{DrafterParams, Generation, SpecSession};
 use crate::plan::TestParams;
 
 #[repr(C)]
@@ -48,7 +48,6 @@ struct Stats {
     t_verify_s: f64,
 }
 
-/// Where a generation writes (`tpsb_spec_out`).
 #[repr(C)]
 struct Out {
     tokens: *mut i32,
@@ -117,9 +116,8 @@ impl<'m> LlamaSpecSession<'m> {
         d: &DrafterParams,
         n_ctx: u32,
     ) -> Result<Self, EngineError> {
-        let kind = drafter_type_code(&d.kind).ok_or_else(|| {
-            EngineError::Speculative(format!("unknown drafter type {:?}", d.kind))
-        })?;
+        // llama.cpp's `common_speculative_type` value.
+        let kind = d.kind as i32;
         let mut cp = context_params(p)?;
         cp.n_ctx = n_ctx;
         cp.n_seq_max = 1;
@@ -130,13 +128,8 @@ impl<'m> LlamaSpecSession<'m> {
         // the target's would take the cores the draft model runs on.
         cp.n_threads = p.n_threads as i32;
         cp.n_threads_batch = p.n_threads as i32;
-        let (ctx, _placement) = model.new_context(cp);
-        let ctx = ctx.map_err(|why| EngineError::Context {
-            n_ctx,
-            message: format!(
-                "llama.cpp could not create a speculative test's target context of {n_ctx} tokens: {why}"
-            ),
-        })?;
+        let what = format!("a speculative test's target context of {n_ctx} tokens");
+        let ctx = model.new_context(cp, &what).0?;
         let path = d.draft.as_deref().map(path_c).transpose()?;
         let o = Opts {
             kind,
@@ -149,9 +142,10 @@ impl<'m> LlamaSpecSession<'m> {
             n_batch: cp.n_batch as i32,
             n_ubatch: cp.n_ubatch as i32,
             flash_attn: cp.flash_attn_type,
-            ngram_size_n: d.ngram_n,
-            ngram_size_m: d.ngram_m,
-            ngram_min_hits: d.ngram_min_hits,
+            // The n-gram methods' key size, value size and minimum hits: llama.cpp's defaults.
+            ngram_size_n: 0,
+            ngram_size_m: 0,
+            ngram_min_hits: 0,
         };
         let mut err = vec![0u8; 512];
         super::backend::take_first_error();

@@ -21,6 +21,7 @@
 
 use crate::config::knobs::{cpu_moe_patterns, override_pairs, pattern_matches};
 use crate::engine::DeviceInfo;
+use crate::engine::EngineError;
 use crate::plan::TestParams;
 
 use super::device_of_buffer;
@@ -56,7 +57,7 @@ pub struct ModelTensors<'a> {
 fn offload_devices<'a>(
     p: &TestParams,
     devices: &'a [DeviceInfo],
-) -> Result<Vec<&'a DeviceInfo>, String> {
+) -> Result<Vec<&'a DeviceInfo>, EngineError> {
     let asked = p
         .knobs
         .get("devices")
@@ -80,7 +81,11 @@ fn offload_devices<'a>(
                     .iter()
                     .filter(offload)
                     .find(|d| d.name == n)
-                    .ok_or_else(|| format!("devices = {list:?}: this build has no device {n}"))
+                    .ok_or_else(|| {
+                        EngineError::Param(format!(
+                            "devices = {list:?}: this build has no device {n}"
+                        ))
+                    })
             })
             .collect(),
     }
@@ -123,7 +128,7 @@ fn layer_devices(
     p: &TestParams,
     n_layer: u32,
     devs: &[&DeviceInfo],
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, EngineError> {
     let layers = n_layer as i64 + 1;
     let cpu = || vec!["CPU".to_string(); layers as usize];
     if devs.is_empty() {
@@ -152,7 +157,8 @@ fn layer_devices(
         devs[i].name.clone()
     };
     if split == "row" && devs.len() > 1 {
-        return Err("split_mode = \"row\" over several devices is not estimated".into());
+        let why = "split_mode = \"row\" over several devices is not estimated";
+        return Err(EngineError::Param(why.into()));
     }
     Ok((0..layers).map(on).collect())
 }
@@ -202,7 +208,7 @@ pub fn estimate(
     model: &ModelTensors,
     p: &TestParams,
     devices: &[DeviceInfo],
-) -> Result<Vec<DeviceShare>, String> {
+) -> Result<Vec<DeviceShare>, EngineError> {
     let devs = offload_devices(p, devices)?;
     let layer_dev = layer_devices(p, model.n_layer, &devs)?;
     let mut overrides: Vec<(String, String)> = p

@@ -2,6 +2,8 @@
 //! sees them: the draft file, the target's MTP layers' bytes, and the refusals of a drafter
 //! its files cannot serve (llama.cpp would assert or abort on them).
 
+use crate::config::speculative::Drafter;
+
 /// The draft model's file, and its SHA-256 when known.
 pub struct DraftFile {
     pub path: std::path::PathBuf,
@@ -45,7 +47,7 @@ pub fn mtp_bytes(target: &crate::gguf::header::Header) -> u64 {
 /// (`common_speculative_types_from_gguf`) asserts on files it does not expect, and a
 /// drafter made from the wrong kind of file fails deep inside it.
 pub fn refusal(
-    drafter: &str,
+    drafter: Drafter,
     target: &crate::gguf::header::Header,
     draft: Option<&crate::gguf::header::Header>,
 ) -> Option<String> {
@@ -54,21 +56,23 @@ pub fn refusal(
     };
     let arch = |h: &crate::gguf::header::Header| h.architecture().unwrap_or("unknown").to_string();
     match (drafter, draft) {
-        ("draft-mtp", _) if !has(target, ".nextn.") => Some(format!(
+        (Drafter::DraftMtp, _) if !has(target, ".nextn.") => Some(format!(
             "draft-mtp drafts with the model's own multi-token-prediction (nextn) layers, and \
              this {} model has none",
             arch(target)
         )),
-        ("draft-eagle3", Some(d)) if arch(d) != "eagle3" => Some(format!(
+        (Drafter::DraftEagle3, Some(d)) if arch(d) != "eagle3" => Some(format!(
             "draft-eagle3 needs an Eagle3 draft GGUF (architecture eagle3); the draft is {}",
             arch(d)
         )),
-        ("draft-eagle3", Some(d)) => eagle3_misfit(target, d),
-        ("draft-dflash" | "draft-dspark", Some(d)) if arch(d) != "dflash" => Some(format!(
-            "{drafter} needs a DFlash draft GGUF (architecture dflash); the draft is {}",
-            arch(d)
-        )),
-        ("draft-dspark", Some(d)) if !has(d, "markov_w1") => Some(
+        (Drafter::DraftEagle3, Some(d)) => eagle3_misfit(target, d),
+        (Drafter::DraftDflash | Drafter::DraftDspark, Some(d)) if arch(d) != "dflash" => {
+            Some(format!(
+                "{drafter} needs a DFlash draft GGUF (architecture dflash); the draft is {}",
+                arch(d)
+            ))
+        }
+        (Drafter::DraftDspark, Some(d)) if !has(d, "markov_w1") => Some(
             "draft-dspark needs a DFlash draft with a Markov head (markov_w1); this one has \
              none: use draft-dflash"
                 .to_string(),

@@ -2,7 +2,7 @@
 //! and the `[speculative]` table that measures it again. llama-bench has no drafter, so its
 //! line stays the configuration's plain decoding, and the answer says so.
 
-use crate::config::speculative::needs_draft;
+use crate::config::speculative::Drafter;
 use crate::record::speculative::Speculative;
 use crate::record::{RunRecord, TestRecord};
 use crate::util::shell_quote as quoted;
@@ -30,7 +30,7 @@ pub(super) fn server_flags(record: &RunRecord, w: &TestRecord) -> Option<(String
     let s = drafted(w)?;
     let mut f = format!(" --spec-type {}", s.drafter);
     let mut note = None;
-    if needs_draft(&s.drafter) || s.drafter == "draft-mtp" {
+    if s.drafter.needs_draft() || s.drafter == Drafter::DraftMtp {
         if let Some(p) = draft_path(record, s) {
             f.push_str(&format!(" -md {}", quoted(&p)));
         }
@@ -44,7 +44,7 @@ pub(super) fn server_flags(record: &RunRecord, w: &TestRecord) -> Option<(String
         if s.draft.is_some() && s.draft_n_gpu_layers >= 0 {
             f.push_str(&format!(" -ngld {}", s.draft_n_gpu_layers));
         }
-    } else if s.drafter == "ngram-mod" {
+    } else if s.drafter == Drafter::NgramMod {
         f.push_str(&format!(" --spec-ngram-mod-n-max {}", s.draft_max));
     } else {
         // tpsbench's loop caps every drafter's drafts at K; llama-server's n-gram lookups
@@ -73,7 +73,11 @@ pub(super) fn bench_note_and_table(record: &RunRecord, w: &TestRecord) -> Option
     let mut table = format!(
         "\n[speculative]\ntargets = [{:?}]\ndataset = {:?}\nn_prompts = {}\ndrafters = [{:?}]\n\
          {draft}draft_max = [{}]\n",
-        w.model, s.prompts.dataset, s.prompts.n_prompts, s.drafter, s.draft_max
+        w.model,
+        s.prompts.dataset,
+        s.prompts.n_prompts,
+        s.drafter.name(),
+        s.draft_max
     );
     if s.draft_min > 0 {
         table.push_str(&format!("draft_min = [{}]\n", s.draft_min));

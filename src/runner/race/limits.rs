@@ -153,7 +153,10 @@ pub(super) fn expanded(
                     Some(crate::plan::speculative::Draft::Model(i)) => model_file(prep, *i),
                     None => None,
                 };
-                let label = s.draft_label.clone().unwrap_or_else(|| s.drafter.clone());
+                let label = s
+                    .draft_label
+                    .clone()
+                    .unwrap_or_else(|| s.drafter.to_string());
                 (one, file.map(|f| (f, label, s.draft_n_gpu_layers)))
             }
             Detail::Serving(s) if s.transport == Transport::InProcess || s.own_server => {

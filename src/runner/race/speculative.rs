@@ -73,7 +73,7 @@ fn settings(prep: &Prepared, model: usize) -> Vec<&PlannedTest> {
 /// Plain decoding of `[speculative]`'s prompts: no drafter.
 fn plain(sc: &SpeculativeConfig, seed: u64) -> SpecTest {
     SpecTest {
-        drafter: PLAIN.into(),
+        drafter: PLAIN,
         draft: None,
         draft_label: None,
         n_max: 0,

@@ -33,7 +33,9 @@ fn asked(max_tokens: u32) -> Request {
 
 #[test]
 fn tokens_are_counted_from_usage_else_the_tokenizer_else_the_chunks() {
-    let words = |s: &str| -> Result<u64, String> { Ok(s.split_whitespace().count() as u64) };
+    let words = |s: &str| -> Result<u64, crate::engine::EngineError> {
+        Ok(s.split_whitespace().count() as u64)
+    };
     let q = asked(8);
     let a = answer(&["one two", " three"], Some(5));
     assert_eq!(count(&a, Some(&words), &q).unwrap(), (5, Counted::Usage));
@@ -50,28 +52,34 @@ fn tokens_are_counted_from_usage_else_the_tokenizer_else_the_chunks() {
 fn a_count_the_answer_cannot_have_is_refused_naming_the_field_and_both_values() {
     let q = asked(8);
     // The lie that once allocated 8 TB: one token streamed, 10^12 claimed.
-    let e = count(&answer(&["a"], Some(1_000_000_000_000)), None, &q).unwrap_err();
+    let e = count(&answer(&["a"], Some(1_000_000_000_000)), None, &q)
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         e,
         "the server's usage.completion_tokens is 1000000000000, more than the max_tokens 8 asked"
     );
-    let e = count(&answer(&["a", "b", "c"], Some(2)), None, &q).unwrap_err();
+    let e = count(&answer(&["a", "b", "c"], Some(2)), None, &q)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("usage.completion_tokens is 2") && e.contains("3 chunks"),
         "{e}"
     );
     let mut a = answer(&["a"], Some(1));
     a.usage.as_mut().unwrap().prompt_tokens = 1 << 40;
-    let e = count(&a, None, &q).unwrap_err();
+    let e = count(&a, None, &q).unwrap_err().to_string();
     assert!(
         e.contains("usage.prompt_tokens is 1099511627776") && e.contains("at most 20"),
         "{e}"
     );
     let nine: Vec<&str> = vec!["x"; 9];
-    let e = count(&answer(&nine, None), None, &q).unwrap_err();
+    let e = count(&answer(&nine, None), None, &q)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("9 chunks") && e.contains("max_tokens 8"), "{e}");
     // A tokenizer that counts more than was asked is capped, not believed.
-    let many = |_: &str| -> Result<u64, String> { Ok(u64::MAX) };
+    let many = |_: &str| -> Result<u64, crate::engine::EngineError> { Ok(u64::MAX) };
     assert_eq!(count(&answer(&["a"], None), Some(&many), &q).unwrap().0, 8);
 }
 

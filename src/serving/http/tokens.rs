@@ -3,7 +3,9 @@
 //! input), and the spreading of a chunk's tokens over its gap. Apart from the measurement
 //! loops in `http.rs`, so the fuzz target reaches the accounting alone.
 
+use crate::engine::EngineError;
 use crate::engine::endpoint::{Prompt, Request, Streamed};
+use crate::serving::error::ServingError;
 
 /// Token times (ns from `start`) of one answer of `n` tokens: chunk k carries the tokens
 /// j with ⌈(j+1)·C/n⌉ − 1 = k, spread evenly over the gap since chunk k − 1.
@@ -53,7 +55,7 @@ impl Counted {
 }
 
 /// Counts the tokens of a text with the model's tokenizer.
-pub type Tokenize<'a> = &'a dyn Fn(&str) -> Result<u64, String>;
+pub type Tokenize<'a> = &'a dyn Fn(&str) -> Result<u64, EngineError>;
 
 /// One answer's generated tokens: the server's usage, else the text through `tokenize`, else
 /// its chunks. A server's numbers are checked, never trusted: a count above the
@@ -65,32 +67,32 @@ pub fn count(
     s: &Streamed,
     tokenize: Option<Tokenize>,
     q: &Request,
-) -> Result<(u64, Counted), String> {
+) -> Result<(u64, Counted), ServingError> {
     let max = u64::from(q.max_tokens);
     let chunks = s.chunks.len() as u64;
     if chunks > max {
-        return Err(format!(
+        return Err(ServingError::Server(format!(
             "the server sent {chunks} chunks of text for max_tokens {max}: more tokens than asked"
-        ));
+        )));
     }
     if let Some(u) = s.usage {
         let c = u.completion_tokens;
         if c > max {
-            return Err(format!(
+            return Err(ServingError::Server(format!(
                 "the server's usage.completion_tokens is {c}, more than the max_tokens {max} asked"
-            ));
+            )));
         }
         if c < chunks {
-            return Err(format!(
+            return Err(ServingError::Server(format!(
                 "the server's usage.completion_tokens is {c}, fewer than the {chunks} chunks of text that arrived"
-            ));
+            )));
         }
         let most = most_prompt_tokens(&q.prompt);
         if u.prompt_tokens > most {
-            return Err(format!(
+            return Err(ServingError::Server(format!(
                 "the server's usage.prompt_tokens is {}, more than the prompt can hold (at most {most})",
                 u.prompt_tokens
-            ));
+            )));
         }
         return Ok((c, Counted::Usage));
     }

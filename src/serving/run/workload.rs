@@ -26,8 +26,7 @@ pub(super) fn workload(
         return Ok((reqs, None));
     };
     let count = |t: &str| sm.tokenize(t, true, false).map(|v| v.len());
-    let picked = crate::serving::dataset::serving_picks(file, n, seed, sc.n_gen, count)
-        .map_err(ServingError::Prompts)?;
+    let picked = crate::serving::dataset::serving_picks(file, n, seed, sc.n_gen, count)?;
     let mut reqs = Vec::with_capacity(n);
     for k in 0..n {
         let (i, n_gen) = picked[k % picked.len()];

@@ -4,8 +4,8 @@
 use super::*;
 
 /// The model on the CPU, as the tests' machines run it.
-fn load(path: &Path) -> Result<LlamaModel, String> {
-    Ok(LlamaModel::load(path, &LoadParams::default())?)
+fn load(path: &Path) -> Result<LlamaModel, tpsbench::engine::EngineError> {
+    LlamaModel::load(path, &LoadParams::default())
 }
 
 #[test]

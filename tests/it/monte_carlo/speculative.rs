@@ -17,7 +17,11 @@ fn record(rounds: Vec<SpecRound>) -> Speculative {
         prompt_tokens: 0,
         gen_tokens: 0,
     };
-    Speculative::of_rounds("draft-simple", prompts, rounds)
+    Speculative::of_rounds(
+        tpsbench::config::speculative::Drafter::DraftSimple,
+        prompts,
+        rounds,
+    )
 }
 
 #[test]

@@ -18,7 +18,6 @@ use rustls::{DigitallySignedStruct, SignatureScheme};
 struct Pinned {
     pins: Vec<CertificateDer<'static>>,
     inner: rustls_platform_verifier::Verifier,
-    provider: Arc<CryptoProvider>,
 }
 
 impl ServerCertVerifier for Pinned {
@@ -43,8 +42,7 @@ impl ServerCertVerifier for Pinned {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        let algs = &self.provider.signature_verification_algorithms;
-        rustls::crypto::verify_tls12_signature(message, cert, dss, algs)
+        self.inner.verify_tls12_signature(message, cert, dss)
     }
 
     fn verify_tls13_signature(
@@ -53,35 +51,28 @@ impl ServerCertVerifier for Pinned {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        let algs = &self.provider.signature_verification_algorithms;
-        rustls::crypto::verify_tls13_signature(message, cert, dss, algs)
+        self.inner.verify_tls13_signature(message, cert, dss)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider
-            .signature_verification_algorithms
-            .supported_schemes()
+        self.inner.supported_verify_schemes()
     }
 }
 
 /// The client TLS configuration for the certificates of a `ca_file` (DER).
-pub(super) fn config(certs: Vec<CertificateDer<'static>>) -> Result<rustls::ClientConfig, String> {
+pub(super) fn config(
+    certs: Vec<CertificateDer<'static>>,
+) -> Result<rustls::ClientConfig, rustls::Error> {
     let provider = CryptoProvider::get_default()
         .cloned()
         .unwrap_or_else(|| Arc::new(rustls::crypto::aws_lc_rs::default_provider()));
     let inner = rustls_platform_verifier::Verifier::new_with_extra_roots(
         certs.iter().cloned(),
         provider.clone(),
-    )
-    .map_err(|e| e.to_string())?;
-    let verifier = Pinned {
-        pins: certs,
-        inner,
-        provider: provider.clone(),
-    };
+    )?;
+    let verifier = Pinned { pins: certs, inner };
     Ok(rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
+        .with_safe_default_protocol_versions()?
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(verifier))
         .with_no_client_auth())

@@ -135,7 +135,12 @@ fn several_devices_split_the_layers_by_tensor_split_or_free_memory() {
         n_layer: 4,
         kv_bytes_per_layer: 7.0,
     };
-    assert!(estimate(&m, &p, &devs).unwrap_err().contains("row"));
+    assert!(
+        estimate(&m, &p, &devs)
+            .unwrap_err()
+            .to_string()
+            .contains("row")
+    );
 }
 
 #[test]
@@ -162,6 +167,7 @@ fn devices_none_and_a_named_device_choose_the_offload_devices() {
     assert!(
         estimate(&m, &p, &devs)
             .unwrap_err()
+            .to_string()
             .contains("no device CUDA0")
     );
 }
