@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use super::error::KindError;
 use crate::config::Config;
 use crate::config::ladder::RefSpec;
 use crate::ladder::Reporter;
@@ -58,7 +59,7 @@ pub fn run(
             line
         }
         Err(e) => {
-            rec.fail(e.clone());
+            rec.fail(e.to_string());
             format!("FAILED: {e}")
         }
     }
@@ -72,12 +73,14 @@ fn measure(
     mrec: &ModelRecord,
     n_threads: u32,
     rep: &Reporter,
-) -> Result<Extras, String> {
+) -> Result<Extras, KindError> {
     if let Some(e) = &mrec.error {
-        return Err(e.clone());
+        return Err(KindError::Refused(e.clone()));
     }
     let l = &config.ladders[li];
-    let base = bases[li].as_ref().map_err(String::clone)?;
+    let base = bases[li]
+        .as_ref()
+        .map_err(|e| KindError::Refused(e.clone()))?;
     let load = quality::load_params(l);
     if cache.current.as_ref().map(|c| c.0) != Some(li) {
         cache.current = None;

@@ -114,13 +114,6 @@ impl From<EngineError> for LadderError {
     }
 }
 
-/// Internal helpers that still carry errors as text: `?` turns the error into its line.
-impl From<LadderError> for String {
-    fn from(e: LadderError) -> String {
-        e.to_string()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

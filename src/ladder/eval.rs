@@ -48,7 +48,7 @@ fn eval_rows(
         ),
         None => None,
     };
-    let mut rows = store.rows()?;
+    let mut rows = store.rows().map_err(|e| e.to_string())?;
     let mut stored = Vec::new();
     let first = n_ctx / 2;
     for c in 0..n {
