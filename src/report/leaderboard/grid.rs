@@ -2,9 +2,9 @@
 //! fifty machines compare at a glance; each machine at its fastest setting.
 
 use super::answer::common_test;
-use super::entry::{Entry, identity, is_speed, kind_word, ts};
+use super::charts::svg::{Tags, fmt_num};
+use super::load::entry::{Entry, identity, is_speed, kind_word, ts};
 use super::load::{Board, machine_names};
-use super::svg::{Tags, fmt_num};
 use super::table::{Cell, RowMeta, Table, anchor};
 use crate::plan::TestKind;
 

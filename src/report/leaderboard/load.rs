@@ -6,11 +6,15 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::entry::{self, Entry, ModelExtras, Serving};
-pub use super::fingerprint::{Machine, hardware};
+pub(crate) mod entry;
+pub(crate) mod fingerprint;
+pub(crate) mod plausible;
+
 use super::options::{DEFAULT_KLD_BUDGET, Exclude};
-use super::plausible::{self, Flag};
 use crate::record::{RunInfo, RunRecord, Status, TestRecord};
+use entry::{Entry, ModelExtras, Serving};
+pub use fingerprint::{Machine, hardware};
+use plausible::Flag;
 
 /// Sort key of an RFC 3339 time: the instant (so offsets compare right), unparseable first.
 pub fn time_key(s: &str) -> (Option<i64>, String) {

@@ -1,26 +1,22 @@
 //! `tpsbench leaderboard`: result files in, `LEADERBOARD.md` and a self-contained
 //! `index.html` out. `load` reads them into a board; `table`, `grid`, `answer` and `tunes`
 //! lay out what it says; `sections` writes each section once to both files, `page` frames
-//! the HTML one; `charts` chooses what each chart draws and `svg` draws it.
+//! the HTML one; `charts` chooses what each chart draws and `charts::svg` draws it.
 
 pub(crate) mod answer;
 pub mod answer_run;
 pub(crate) mod charts;
-pub(crate) mod entry;
-pub(crate) mod fingerprint;
 pub(crate) mod grid;
 pub(crate) mod load;
 pub(crate) mod options;
 pub(crate) mod page;
-pub(crate) mod plausible;
 pub(crate) mod sections;
-pub(crate) mod svg;
 pub(crate) mod table;
 pub(crate) mod tunes;
 
 use std::path::{Path, PathBuf};
 
-pub use entry::Entry;
+pub use load::entry::Entry;
 pub use load::{Board, Machine};
 pub use options::{DEFAULT_KLD_BUDGET, Exclude, Options};
 
@@ -62,9 +58,8 @@ pub fn load(paths: &[PathBuf], exclude: &Exclude) -> Result<Board, Failure> {
     board.invalid = invalid;
     let error = if board.files_read == 0 {
         format!(
-            "no valid result file among {} file{} in {}",
-            files.len(),
-            if files.len() == 1 { "" } else { "s" },
+            "no valid result file among {} in {}",
+            sections::count(files.len(), "file"),
             paths
                 .iter()
                 .map(|p| p.display().to_string())

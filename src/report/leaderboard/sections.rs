@@ -7,11 +7,11 @@ use std::fmt::Write;
 
 use super::answer::{self, Answer, identity_label};
 use super::charts::machines::machines;
+use super::charts::svg::bars::BarChart;
+use super::charts::svg::escape;
 use super::load::{Board, machine_names};
 use super::page::speculative::position_chart;
 use super::page::tables::{grid_html, table_html};
-use super::svg::bars::BarChart;
-use super::svg::escape;
 use super::table::{Cell, Table, by_machine_and_model, detail, rankings, runs};
 use crate::util::markdown::text as md;
 
@@ -110,38 +110,33 @@ fn bars_table(c: &BarChart) -> Table {
     Table::labelled("machine", &series, rows, vec![])
 }
 
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
+/// "1 file", "2 files".
+pub fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// One line about what was read and left out.
 pub fn summary_line(b: &Board) -> String {
     let mut s = format!(
-        "{} result file{}, {} machine{}, {} measurement{} (the newest per machine and test",
-        b.files_read,
-        plural(b.files_read),
-        b.machines.len(),
-        plural(b.machines.len()),
-        b.entries.len(),
-        plural(b.entries.len()),
+        "{}, {}, {} (the newest per machine and test",
+        count(b.files_read, "result file"),
+        count(b.machines.len(), "machine"),
+        count(b.entries.len(), "measurement"),
     );
     if b.superseded > 0 {
-        let n = b.superseded;
-        let _ = write!(s, "; {n} older one{} superseded", plural(n));
+        let _ = write!(s, "; {} superseded", count(b.superseded, "older one"));
     }
     s.push(')');
     // `excluded` holds a line per excluded file and per row left out of a kept file.
     let rows = b.excluded.len().saturating_sub(b.files_excluded);
     if b.files_excluded > 0 {
-        let n = b.files_excluded;
-        let _ = write!(s, ", {n} file{} excluded", plural(n));
+        let _ = write!(s, ", {} excluded", count(b.files_excluded, "file"));
     }
     if rows > 0 {
-        let _ = write!(s, ", {rows} row{} left out", plural(rows));
+        let _ = write!(s, ", {} left out", count(rows, "row"));
     }
     if !b.invalid.is_empty() {
-        let n = b.invalid.len();
-        let _ = write!(s, ", {n} invalid file{} skipped", plural(n));
+        let _ = write!(s, ", {} skipped", count(b.invalid.len(), "invalid file"));
     }
     s.push('.');
     s

@@ -1,9 +1,9 @@
 //! The tables as cells, for both writers. The rate comes right after what was measured, so
 //! a narrow window shows it; a setting gets a column only where it differs within the table.
 
-use super::entry::{Entry, is_speed, kind_rank, tags_of};
+use super::charts::svg::Tags;
+use super::load::entry::{Entry, is_speed, kind_rank, tags_of};
 use super::load::{Board, RunSummary};
-use super::svg::Tags;
 use crate::config::knobs::{FieldType, Knob, Level, PARAMS, Slot};
 
 /// A cell: its text, the value a numeric column sorts by, badges after the text.

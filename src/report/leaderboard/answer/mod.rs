@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::entry::{Entry, base_name, is_speed};
 use super::load::Board;
+use super::load::entry::{Entry, base_name, is_speed};
 use crate::plan::TestKind;
 use crate::stats::analysis::{Covers, LevelInterval};
 use crate::stats::compare::NoiseFloor;

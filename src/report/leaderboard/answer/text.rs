@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::parts::{Answer, Rate, Resolved, Row, and_list};
-use crate::report::leaderboard::svg::{Tags, fmt_num};
+use crate::report::leaderboard::charts::svg::{Tags, fmt_num};
 use crate::report::leaderboard::table::{Cell, RowMeta, Table, anchor};
 use crate::stats::resolve::Rule;
 use crate::util::units::format_size;

@@ -4,10 +4,10 @@
 use crate::plan::TestKind;
 use crate::report::leaderboard::charts::facet::{self, Facet, Panel, split};
 use crate::report::leaderboard::charts::parts::{describe, empty_scatter};
-use crate::report::leaderboard::entry::{Entry, is_speed, kind_word, tags_of, ts};
+use crate::report::leaderboard::charts::svg::scatter::{Point, ScatterChart, ScatterSeries};
+use crate::report::leaderboard::charts::svg::{MAX_SERIES, fmt_num};
+use crate::report::leaderboard::load::entry::{Entry, is_speed, kind_word, tags_of, ts};
 use crate::report::leaderboard::load::{Board, machine_names};
-use crate::report::leaderboard::svg::scatter::{Point, ScatterChart, ScatterSeries};
-use crate::report::leaderboard::svg::{MAX_SERIES, fmt_num};
 
 pub const NO_SERVING: &str = "no data in these results (run serving tests, e.g. n_parallel = [1, 2, 4, 8], which record tests[].serving, to produce it)";
 pub const NO_DEPTH: &str = "no data in these results (run a sweep with n_depth values above 0, e.g. n_depth = [0, 512, 2048], to produce it)";

@@ -3,11 +3,13 @@
 
 use crate::plan::TestKind;
 use crate::report::leaderboard::charts::parts::{describe, empty_bars};
-use crate::report::leaderboard::entry::Entry;
-use crate::report::leaderboard::entry::{fastest_by, group_by, is_speed, kind_rank, tags_of, ts};
+use crate::report::leaderboard::charts::svg::bars::{Bar, BarChart, BarSeries, Category};
+use crate::report::leaderboard::charts::svg::{MAX_SERIES, fmt_num};
+use crate::report::leaderboard::load::entry::Entry;
+use crate::report::leaderboard::load::entry::{
+    fastest_by, group_by, is_speed, kind_rank, tags_of, ts,
+};
 use crate::report::leaderboard::load::{Board, machine_names};
-use crate::report::leaderboard::svg::bars::{Bar, BarChart, BarSeries, Category};
-use crate::report::leaderboard::svg::{MAX_SERIES, fmt_num};
 
 pub const NO_MACHINES: &str = "no data in these results (run the same model and test on two or more machines, e.g. scripts/make-results on each, and build the board from all their result files, to produce it)";
 

@@ -7,14 +7,15 @@ pub(crate) mod lines;
 pub(crate) mod machines;
 pub(crate) mod parts;
 pub(crate) mod quant;
+pub(crate) mod svg;
 
-use super::entry::{Entry, fastest_by, group_by, plain_d0, tags_of, ts};
+use super::load::entry::{Entry, fastest_by, group_by, plain_d0, tags_of, ts};
 use super::load::{Board, machine_names};
-use super::svg::scatter::{Point, ScatterChart, ScatterSeries};
-use super::svg::{ACCENT, MUTED, fmt_num};
 use crate::plan::TestKind;
 use facet::Facet;
 use parts::{describe, empty_scatter, variant_label};
+use svg::scatter::{Point, ScatterChart, ScatterSeries};
+use svg::{ACCENT, MUTED, fmt_num};
 
 pub const NO_PARETO: &str = "no data in these results (run a KLD quality measurement of quantized variants against their reference, which records models[].quality.kld_mean, together with tg tests, to produce it)";
 

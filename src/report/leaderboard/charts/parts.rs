@@ -1,10 +1,10 @@
 //! What the chart builders share: tooltips, names, grouping, placeholders.
 
 use crate::report::leaderboard::charts::facet;
-use crate::report::leaderboard::entry::{Entry, ts};
-use crate::report::leaderboard::svg::bars::BarChart;
-use crate::report::leaderboard::svg::fmt_num;
-use crate::report::leaderboard::svg::scatter::ScatterChart;
+use crate::report::leaderboard::charts::svg::bars::BarChart;
+use crate::report::leaderboard::charts::svg::fmt_num;
+use crate::report::leaderboard::charts::svg::scatter::ScatterChart;
+use crate::report::leaderboard::load::entry::{Entry, ts};
 
 /// An entry in one line, for a tooltip: model, quantization, test, rate and settings.
 pub fn describe(e: &Entry) -> String {

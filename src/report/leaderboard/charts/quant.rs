@@ -5,12 +5,14 @@
 use crate::plan::TestKind;
 use crate::report::leaderboard::charts::facet::{self, Facet, Panel, split};
 use crate::report::leaderboard::charts::parts::{common_name, describe, empty_bars, variant_label};
-use crate::report::leaderboard::entry::{
+use crate::report::leaderboard::charts::svg::bars::{
+    Bar, BarChart, BarSeries, Category, SharedScale,
+};
+use crate::report::leaderboard::charts::svg::{MAX_SERIES, fmt_num};
+use crate::report::leaderboard::load::entry::{
     Entry, group_by, identity, kind_word, plain_d0, tags_of, ts,
 };
 use crate::report::leaderboard::load::{Board, machine_names};
-use crate::report::leaderboard::svg::bars::{Bar, BarChart, BarSeries, Category, SharedScale};
-use crate::report::leaderboard::svg::{MAX_SERIES, fmt_num};
 
 pub const NO_QUANT: &str =
     "no data in these results (run `tpsbench run` with n_prompt and n_gen tests to produce it)";

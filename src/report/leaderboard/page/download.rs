@@ -41,7 +41,7 @@ pub fn json(t: &Table) -> String {
                 match c.sort.filter(|v| v.is_finite()) {
                     Some(v) => {
                         o.insert(h.clone(), json!(v));
-                        if text != crate::report::leaderboard::svg::fmt_num(v)
+                        if text != crate::report::leaderboard::charts::svg::fmt_num(v)
                             && text != v.to_string()
                         {
                             o.insert(format!("{h} (text)"), json!(text));

@@ -10,11 +10,11 @@ pub(super) mod tables;
 use std::fmt::Write;
 
 use super::charts::machines::machines;
+use super::charts::svg::{Chart, Tags, W, W_NARROW, escape};
 use super::charts::{self, lines as charts_lines, quant as charts_quant};
-use super::entry::tags_of;
+use super::load::entry::tags_of;
 use super::load::{Board, machine_names};
 use super::sections::{self, Doc, NO_RESULTS, summary_line};
-use super::svg::{Chart, Tags, W, W_NARROW, escape};
 use assets::{CSS, ERRORS_JS, SORT_AND_CHECK_JS};
 
 /// Each chart in a card, drawn wide and narrow (CSS shows the one that fits), tagged with
@@ -70,11 +70,10 @@ fn nav(o: &mut String, b: &Board) {
     o.push_str(
         r##"<nav><div class="wrap"><a href="#answer">Answer</a><a href="#grid">Grid</a><a href="#charts">Charts</a><a href="#machines">Machines</a><a href="#ranking">Ranking</a>"##,
     );
-    let n = b.machines.len();
+    let n = sections::count(b.machines.len(), "machine");
     let _ = write!(
         o,
-        r#"<details class="menu"><summary>{n} machine{}</summary><div class="drop">"#,
-        if n == 1 { "" } else { "s" }
+        r#"<details class="menu"><summary>{n}</summary><div class="drop">"#
     );
     for (i, m) in b.machines.iter().enumerate() {
         let _ = write!(o, r##"<a href="#machine-{i}">{}</a>"##, escape(&m.label()));

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::report::leaderboard::svg::escape;
+use crate::report::leaderboard::charts::svg::escape;
 
 /// A speculative answer's table and its chart of acceptance by draft position.
 pub(crate) fn position_chart(md: &str, positions: &[(String, Vec<f64>)]) -> String {

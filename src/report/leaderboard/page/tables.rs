@@ -4,9 +4,9 @@
 use std::fmt::Write;
 
 use super::download;
+use crate::report::leaderboard::charts::svg::{escape, fmt_num};
 use crate::report::leaderboard::grid::Grid;
 use crate::report::leaderboard::load::Board;
-use crate::report::leaderboard::svg::{escape, fmt_num};
 use crate::report::leaderboard::table::{Cell, RowMeta, Table};
 
 fn cell_html(c: &Cell) -> String {

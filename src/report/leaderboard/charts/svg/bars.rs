@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::report::leaderboard::svg::{
+use crate::report::leaderboard::charts::svg::{
     Chart, MAX_SERIES, PAD, PALETTE, Scale, Tags, chart_head, escape, fit, mark_attrs, nice_ticks,
     placeholder, plot_frame, text_width, widest, x_axis,
 };
@@ -78,7 +78,7 @@ impl BarChart {
     /// At the page's full width (the unit tests; the page renders at its facet's width).
     #[cfg(test)]
     pub fn render(&self) -> String {
-        self.render_at(crate::report::leaderboard::svg::W)
+        self.render_at(crate::report::leaderboard::charts::svg::W)
     }
 }
 

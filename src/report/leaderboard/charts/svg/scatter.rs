@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::report::leaderboard::svg::{
+use crate::report::leaderboard::charts::svg::{
     Chart, MAX_SERIES, PAD, PALETTE, Rect, Scale, Tags, W, chart_head, escape, fit, mark_attrs,
     nice_ticks, placeholder, plot_frame, tick_labels, widest, x_axis,
 };

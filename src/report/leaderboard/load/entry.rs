@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 
 use super::plausible::Flag;
-use super::svg::Tags;
 use crate::plan::TestKind;
 use crate::record::serving::{Ratio, Serving as ServingRecord, Transport};
 use crate::record::tensor_mix::{self, TypeShare};
 use crate::record::{ModelRecord, TestRecord};
+use crate::report::leaderboard::charts::svg::Tags;
 
 /// The fields of a model (`models[k]`) the page shows beside its rows.
 #[derive(Debug, Clone, Default, PartialEq)]
