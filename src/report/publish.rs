@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::leaderboard::plausible;
+use super::leaderboard::load::plausible;
 use crate::record::{RunRecord, redact, results};
 
 /// What to publish, and how.

@@ -1,20 +1,15 @@
-//! The answer at the end of a run (`tpsbench run`, `cargo bench`): the leaderboard's own
-//! answer over this run's file alone, in Markdown, when the run measured a ladder or several
-//! quantizations of one model. A file of its own: `markdown` imports `answer`, this both.
+//! The answer at the end of a run (`tpsbench run`, `cargo bench`): the leaderboard's answer
+//! over this run's file alone, when it measured several quantizations of one model.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use super::answer::{answers_with, identity_label, note, table};
 use super::load::board_of;
-use super::markdown;
 use super::options::Exclude;
 use crate::plan::TestKind;
 use crate::record::{RunRecord, Status};
 
-/// The answers of `record` (written to `path`, which the rows name) as the leaderboard
-/// prints them: a heading, the sentence, the table and its note; None when no model has two
-/// quantizations with a decode rate.
 pub fn of_run(record: &RunRecord, path: &Path) -> Option<String> {
     // An answer needs two models (quantizations) with a decode rate; a sweep without them
     // (one model's many settings) needs no board, which holds a copy of every test.
@@ -46,7 +41,7 @@ pub fn of_run(record: &RunRecord, path: &Path) -> Option<String> {
             identity_label(a),
             a.sentence
         );
-        let _ = writeln!(o, "{}", markdown::table(&table(a, "\u{a0}")));
+        let _ = writeln!(o, "{}", table(a, "\u{a0}").markdown());
         let _ = writeln!(o, "{}", note(a));
     }
     (!o.is_empty()).then_some(o)

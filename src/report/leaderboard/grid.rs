@@ -1,29 +1,23 @@
-//! The machine × quantization grid: for each model (by identity) and its common decode and
-//! prefill test, a row per machine and a column per quantization, every cell on one scale
-//! (the largest rate of the grid), so that fifty machines compare at a glance. Each
-//! machine's cell is its fastest setting of the test, as in the machines view.
+//! The machine × quantization grid per model and test, every cell on one scale so that
+//! fifty machines compare at a glance; each machine at its fastest setting.
 
 use super::answer::common_test;
-use super::entry::{Entry, identity, is_speed, kind_word, ts};
+use super::charts::svg::{Tags, fmt_num};
+use super::load::entry::{Entry, identity, is_speed, kind_word, ts};
 use super::load::{Board, machine_names};
-use super::svg::fmt_num;
 use super::table::{Cell, RowMeta, Table, anchor};
 use crate::plan::TestKind;
 
-/// One grid: a model and test, its quantizations and machines.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grid {
-    /// The model's identity, "SmolLM2-135M (llama)".
     pub model: String,
     pub kind: TestKind,
     pub test: String,
-    /// Quantization names, the columns: largest file first.
+    /// The columns, largest file first, and their headers ("Q4_K_M (mostly Q5_0)").
     pub quants: Vec<String>,
-    /// The column headers: the names as the files really are ("Q4_K_M (mostly Q5_0)").
     pub labels: Vec<String>,
-    /// A row per machine, fastest first: (machine index, a cell per quantization).
+    /// Per machine, fastest first: a cell per quantization.
     pub rows: Vec<(usize, Vec<Option<GridCell>>)>,
-    /// The largest rate of the grid: every bar is a share of it.
     pub max: f64,
 }
 
@@ -31,11 +25,9 @@ pub struct Grid {
 pub struct GridCell {
     pub value: f64,
     pub sd: Option<f64>,
-    /// What the page's tooltip says: test, settings, file.
     pub detail: String,
 }
 
-/// The grids of the board: per model, decode first, then prefill.
 pub fn grids(b: &Board) -> Vec<Grid> {
     let speed: Vec<&Entry> = b
         .entries
@@ -68,7 +60,6 @@ pub fn grids(b: &Board) -> Vec<Grid> {
 }
 
 fn grid(model: &str, kind: TestKind, test: &str, es: &[&Entry]) -> Grid {
-    // Columns: quantizations, largest file first (F16 down to Q2_K).
     let mut cols: Vec<(u64, String, String)> = Vec::new();
     for e in es {
         if !cols.iter().any(|c| c.1 == e.quant) {
@@ -83,7 +74,6 @@ fn grid(model: &str, kind: TestKind, test: &str, es: &[&Entry]) -> Grid {
     let mut machines: Vec<usize> = es.iter().map(|e| e.machine).collect();
     machines.sort();
     machines.dedup();
-    // Each machine's fastest setting of each quantization.
     let best = |m: usize, q: &str| {
         es.iter()
             .copied()
@@ -135,26 +125,14 @@ impl Grid {
         format!("{}: {} {} t/s", self.model, kind_word(self.kind), self.test)
     }
 
-    /// The grid as a table (Markdown, CSV, JSON): a row per machine, a column per
-    /// quantization, t/s in the cells.
     pub fn table(&self, b: &Board) -> Table {
         let names = machine_names(b);
-        let mut headers = vec!["machine".to_string()];
-        headers.extend(self.labels.iter().cloned());
-        let numeric = headers.iter().enumerate().map(|(i, _)| i > 0).collect();
-        let rows = self
-            .rows
-            .iter()
+        let rows = (self.rows.iter())
             .map(|(m, cells)| {
-                let mut row = vec![Cell {
-                    text: names[*m].clone(),
-                    sort: None,
-                    badges: vec![],
-                }];
-                row.extend(cells.iter().map(|c| Cell {
-                    text: c.as_ref().map(|c| fmt_num(c.value)).unwrap_or_default(),
-                    sort: c.as_ref().map(|c| c.value),
-                    badges: vec![],
+                let mut row = vec![Cell::text(names[*m].clone())];
+                row.extend(cells.iter().map(|c| match c {
+                    Some(c) => Cell::num(fmt_num(c.value), c.value),
+                    None => Cell::text(""),
                 }));
                 row
             })
@@ -164,19 +142,15 @@ impl Grid {
             .iter()
             .map(|(m, _)| RowMeta {
                 id: anchor("g", &[&b.machines[*m].key, &self.model, &self.test]),
-                model: self.model.clone(),
-                machine: m.to_string(),
-                backend: b.machines[*m].backend.clone(),
-                quant: String::new(),
+                tags: Tags::of([
+                    ("model", &self.model),
+                    ("machine", &m.to_string()),
+                    ("backend", &b.machines[*m].backend),
+                ]),
                 file: String::new(),
             })
             .collect();
-        Table {
-            headers,
-            numeric,
-            rows,
-            meta,
-        }
+        Table::labelled("machine", &self.labels, rows, meta)
     }
 }
 

@@ -1,27 +1,22 @@
-//! Reading result files for a leaderboard: collect the paths, check each file against the
-//! schema (`record::verify`), drop excluded builds, and keep one measurement per (machine,
-//! test identity): the newest. Everything is read from the typed record; the optional
-//! extension fields (quality, serving, bytes per token) are its optional fields.
-//!
-//! `board` runs the steps in order, one function each: leave out excluded files
-//! (`add_file`), flag runs and rows (`plausible`), keep the newest run and measured
-//! bandwidth of each machine (`note_machine`), deduplicate (`insert`), estimate rooflines
-//! (`roofline.rs`) and list failures without a measurement (`failures`). A flagged run or
-//! row goes through one rule, `Board::flagged`: with --strict it is left out, otherwise kept
-//! with a warning.
+//! Reading result files into a board: each file checked (`record::verify`), excluded
+//! builds dropped, one measurement kept per (machine, test identity): the newest. Every
+//! flagged run or row goes through `Board::flagged`: left out with --strict, else warned.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::entry::{self, Entry, ModelExtras, Serving};
-pub use super::fingerprint::{Machine, hardware};
-use super::options::{DEFAULT_KLD_BUDGET, Exclude};
-use super::plausible::{self, Flag};
-use crate::record::{RunInfo, RunRecord, Status, TestRecord};
+pub(crate) mod entry;
+pub(crate) mod fingerprint;
+pub(crate) mod plausible;
 
-/// Sort key of an RFC 3339 time: parsed instant first (so offsets compare right), the raw
-/// text as a fallback for unparseable values, which sort first.
+use super::options::{DEFAULT_KLD_BUDGET, Exclude};
+use crate::record::{RunInfo, RunRecord, Status, TestRecord};
+use entry::{Entry, ModelExtras, Serving};
+pub use fingerprint::{Machine, hardware};
+use plausible::Flag;
+
+/// Sort key of an RFC 3339 time: the instant (so offsets compare right), unparseable first.
 pub fn time_key(s: &str) -> (Option<i64>, String) {
     let t = chrono::DateTime::parse_from_rfc3339(s)
         .ok()
@@ -43,11 +38,9 @@ pub struct RunSummary {
     pub machine: usize,
     pub file: PathBuf,
     pub started_at: String,
-    /// 1, 5 and 15 minute load averages when the run started (absent in older files).
     pub load_average: Option<[f64; 3]>,
     pub command: String,
     pub n_tests: usize,
-    /// The run's plausibility badges ("dirty", "busy", "fixture").
     pub badges: Vec<String>,
 }
 
@@ -60,28 +53,24 @@ pub struct Board {
     /// Failed tests with no successful measurement of the same (machine, identity).
     pub failures: Vec<Entry>,
     pub files_read: usize,
-    /// `file: reason`, one per invalid file.
     pub invalid: Vec<String>,
-    /// `file: reason`, one per file dropped by --exclude-build / --exclude-tool-version.
+    /// `file: reason`, per file or row left out.
     pub excluded: Vec<String>,
     /// Files dropped by --exclude-build, --exclude-tool-version or --strict.
     pub files_excluded: usize,
-    /// `file: what`, one per flagged run or row that was kept (without --strict).
+    /// `file: what`, per flagged run or row kept.
     pub warnings: Vec<String>,
     /// Older measurements replaced by a newer one of the same (machine, identity).
     pub superseded: usize,
-    /// The files read (not excluded), by machine and start time.
     pub runs: Vec<RunSummary>,
-    /// The KLD budget of the answers (`--kld-budget`); None: the default.
+    /// `--kld-budget`; None: the default.
     pub kld_budget: Option<f64>,
-    /// The newest tune answer of each machine and objective (`run.tune`).
     pub tunes: Vec<BoardTune>,
 }
 
 /// One machine's tune answer to one objective (the "Which configuration?" section).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BoardTune {
-    /// Index into `Board::machines`.
     pub machine: usize,
     pub file: PathBuf,
     pub started_at: String,
@@ -89,31 +78,9 @@ pub struct BoardTune {
 }
 
 impl Board {
-    /// The KLD budget of the one-line answers, in nats.
     pub fn kld_budget(&self) -> f64 {
         self.kld_budget.unwrap_or(DEFAULT_KLD_BUDGET)
     }
-}
-
-/// The speculative answers of the board's tests, each on its machine's short name.
-pub fn speculative_answers(b: &Board) -> Vec<crate::report::speculative::SpecAnswer> {
-    let names = machine_names(b);
-    crate::report::speculative::answers(
-        b.entries
-            .iter()
-            .map(|e| (&e.test, names[e.machine].as_str())),
-    )
-}
-
-/// The served tests whose server drafted, a line each, beside the in-process speculative
-/// test of the same target, draft and K on the same machine.
-pub fn served_drafting(b: &Board) -> Vec<String> {
-    let names = machine_names(b);
-    crate::report::speculative::served(
-        b.entries
-            .iter()
-            .map(|e| (&e.test, names[e.machine].as_str())),
-    )
 }
 
 /// Short names of the machines: host names, or full labels where host names repeat.
@@ -135,8 +102,7 @@ pub fn machine_names(b: &Board) -> Vec<String> {
         .collect()
 }
 
-/// The files to read: files as given, directories searched recursively for `*.json`
-/// (sorted, so the result does not depend on directory order).
+/// Files as given, directories searched recursively for `*.json` (sorted).
 pub fn collect_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
     for p in paths {
@@ -166,47 +132,34 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Reads one file: the record, checked against the schema and every figure the page shows
-/// against its own samples (`record::verify::read_shown`).
-pub fn read_file(path: &Path) -> Result<RunRecord, String> {
-    crate::record::verify::read_shown(path).map_err(String::from)
-}
-
 /// (machine key, test identity): what a measurement is deduplicated on.
 type Key = (String, String);
 
-/// The board while files are added to it (see the module doc for the steps).
-struct Builder<'a> {
-    exclude: &'a Exclude,
+#[derive(Default)]
+struct Builder {
+    exclude: Exclude,
     board: Board,
-    /// Measured and failed tests, kept apart.
     ok: BTreeMap<Key, Entry>,
     failed: BTreeMap<Key, Entry>,
-    /// The newest run of each machine: its description, start and run.
     machines: BTreeMap<String, (Machine, String, RunInfo)>,
-    /// The newest measured host bandwidth of each machine: start, GB/s, last-level cache.
+    /// The newest measured host bandwidth: start, GB/s, last-level cache.
     bandwidths: BTreeMap<String, (String, f64, Option<u64>)>,
     runs: Vec<(String, RunSummary)>,
-    /// The duplicates each file held, reported as one line per file when the board is done.
     duplicates: BTreeMap<PathBuf, Duplicates>,
-    /// By (machine key, objective): the newest tune so far.
     tunes: BTreeMap<Key, BoardTune>,
 }
 
-/// A file's measurements that another copy already gave (same machine, identity and test
-/// time): counted, so that a file of 40,000 copies gets one line, not 40,000.
+/// A file's copies of measurements read before: counted, so that a file of 40,000 copies
+/// gets one line.
 #[derive(Default)]
 struct Duplicates {
     count: usize,
-    /// The first one's id, and the files holding the copies kept.
     first: String,
     kept_in: std::collections::BTreeSet<PathBuf>,
 }
 
 impl Duplicates {
-    /// The line's prefix after the file and what it says: "ID: " and "duplicate of ID in
-    /// a.json (same machine, test and test time)" for one; for several, no prefix and
-    /// "duplicate of measurements in a.json (same ...): 3 tests, the first ID".
+    /// The line's prefix after the file ("ID: " for one copy) and what it says.
     fn line(&self) -> (String, String) {
         let files: Vec<String> = self
             .kept_in
@@ -230,30 +183,22 @@ impl Duplicates {
     }
 }
 
-/// Builds the board from already-read files (pure: no I/O).
 pub fn board(files: Vec<(PathBuf, RunRecord)>, exclude: &Exclude) -> Board {
     board_of(files.iter().map(|(p, r)| (p.as_path(), r)), exclude)
 }
 
-/// [`board`] of borrowed records: the answer at the end of a run builds it from the run's
-/// record, which a copy would double.
+/// [`board`] of borrowed records (the end of a run has one it should not copy).
 pub fn board_of<'r>(
     files: impl ExactSizeIterator<Item = (&'r Path, &'r RunRecord)>,
     exclude: &Exclude,
 ) -> Board {
     let mut b = Builder {
-        exclude,
+        exclude: exclude.clone(),
         board: Board {
             files_read: files.len(),
             ..Board::default()
         },
-        ok: BTreeMap::new(),
-        failed: BTreeMap::new(),
-        machines: BTreeMap::new(),
-        bandwidths: BTreeMap::new(),
-        runs: Vec::new(),
-        duplicates: BTreeMap::new(),
-        tunes: BTreeMap::new(),
+        ..Builder::default()
     };
     for (path, rec) in files {
         b.add_file(path, rec);
@@ -262,8 +207,7 @@ pub fn board_of<'r>(
 }
 
 impl Board {
-    /// The one rule for a flagged run or row (`line` names it: `file: ` or `file: test: `):
-    /// with --strict it is left out, otherwise kept with a warning. True when kept.
+    /// A flagged run or row (`line`: `file: ` or `file: test: `): true when kept.
     fn flagged(&mut self, strict: bool, line: &str, what: &str) -> bool {
         if strict {
             self.excluded
@@ -275,9 +219,7 @@ impl Board {
     }
 }
 
-impl Builder<'_> {
-    /// One file: left out when excluded or (with --strict) flagged, else its machine noted
-    /// and each of its tests added.
+impl Builder {
     fn add_file(&mut self, path: &Path, rec: &RunRecord) {
         if let Some(why) = self.exclude.reason(&rec.run) {
             self.board
@@ -310,8 +252,7 @@ impl Builder<'_> {
         }
     }
 
-    /// The newest run of a machine describes it; its newest measured host bandwidth stands
-    /// in when that run has none.
+    /// The newest run describes a machine; the newest measured bandwidth stands in.
     fn note_machine(&mut self, m: &Machine, run: &RunInfo) {
         let is_newer = |started: &str| newer(started, "", &run.started_at, "").is_lt();
         if self
@@ -333,7 +274,6 @@ impl Builder<'_> {
         }
     }
 
-    /// The file's tune, if it is the newest of its machine and objective so far.
     fn note_tune(&mut self, machine: &str, path: &Path, rec: &RunRecord) {
         let Some(summary) = crate::report::tune::summary(rec) else {
             return;
@@ -352,7 +292,6 @@ impl Builder<'_> {
         }
     }
 
-    /// One test of a kept file: its row flags, then its entry into the board.
     fn add_test(
         &mut self,
         path: &Path,
@@ -398,8 +337,8 @@ impl Builder<'_> {
         self.insert(key, entry, measured);
     }
 
-    /// Keeps one entry per (machine, identity): the newest. The same measurement read twice
-    /// (a copied file, a merged file beside its shards) is a flagged duplicate.
+    /// Keeps the newest per (machine, identity); the same measurement read twice (a copied
+    /// file, a merged file beside its shards) is a flagged duplicate.
     fn insert(&mut self, key: Key, entry: Entry, measured: bool) {
         let id = entry.test.id.clone();
         let map = if measured {
@@ -409,7 +348,6 @@ impl Builder<'_> {
         };
         match map.get_mut(&key) {
             Some(old) if measured && old.test.test_time == entry.test.test_time => {
-                // The newer run's copy is kept, the other named.
                 let dropped = if is_newer(old, &entry) {
                     entry
                 } else {
@@ -438,8 +376,6 @@ impl Builder<'_> {
         }
     }
 
-    /// The machines, the measured entries with their roofline flags, the failures without
-    /// a measurement and the runs, each pointing at its machine by index.
     fn finish(self) -> Board {
         let Builder {
             exclude,
@@ -482,7 +418,6 @@ impl Builder<'_> {
                 ..t
             })
             .collect();
-        // By machine, then objective (the map's order is by machine key).
         board.tunes.sort_by(|a, b| {
             (a.machine, &a.summary.objective).cmp(&(b.machine, &b.summary.objective))
         });
@@ -496,7 +431,6 @@ fn machine_index(machines: &[Machine], key: &str) -> usize {
     machines.iter().position(|m| m.key == key).unwrap_or(0)
 }
 
-/// The runs, each pointing at its machine, by machine, start and file.
 fn place_runs(runs: Vec<(String, RunSummary)>, machines: &[Machine]) -> Vec<RunSummary> {
     let mut v: Vec<RunSummary> = runs
         .into_iter()
@@ -526,8 +460,7 @@ fn is_newer(old: &Entry, new: &Entry) -> bool {
     .is_ge()
 }
 
-/// Board order: machine, model, quant, then as the plan runs (threads, depth, prefill before
-/// decode, sizes).
+/// Board order: machine, model, quant, then as the plan runs.
 fn order(a: &Entry, b: &Entry) -> Ordering {
     let key = |e: &Entry| {
         let p = &e.test.params;
@@ -546,7 +479,6 @@ fn order(a: &Entry, b: &Entry) -> Ordering {
     key(a).cmp(&key(b))
 }
 
-/// The flags' details, joined into one line.
 fn details(flags: &[Flag]) -> String {
     flags
         .iter()

@@ -1,48 +1,39 @@
 //! `tpsbench leaderboard`: result files in, `LEADERBOARD.md` and a self-contained
-//! `index.html` out. `options` holds what the command is asked; `load` reads, checks and
-//! deduplicates into `entry::Entry`s (typed views of the result files' records); `table`
-//! and `grid` lay out the figures, `answer` and `tunes` the answers; `markdown` and `page`
-//! write them; `charts` selects what each chart draws and `svg` draws it (axes, scales,
-//! legend under every chart). A directory without result files gives a page that says so.
+//! `index.html` out. `load` reads them into a board; `table`, `grid`, `answer` and `tunes`
+//! lay out what it says; `sections` writes each section once to both files, `page` frames
+//! the HTML one; `charts` chooses what each chart draws and `charts::svg` draws it.
 
 pub(crate) mod answer;
 pub mod answer_run;
 pub(crate) mod charts;
-pub(crate) mod entry;
-pub(crate) mod fingerprint;
 pub(crate) mod grid;
 pub(crate) mod load;
-pub(crate) mod markdown;
 pub(crate) mod options;
 pub(crate) mod page;
-pub(crate) mod plausible;
-pub(crate) mod svg;
+pub(crate) mod sections;
 pub(crate) mod table;
 pub(crate) mod tunes;
 
 use std::path::{Path, PathBuf};
 
-pub use entry::Entry;
+pub use load::entry::Entry;
 pub use load::{Board, Machine};
 pub use options::{DEFAULT_KLD_BUDGET, Exclude, Options};
 
-/// What a leaderboard run produced.
 pub struct Outcome {
     pub board: Board,
     pub markdown: PathBuf,
     pub html: PathBuf,
 }
 
-/// Why no leaderboard was written: the invalid files (one line each) and the reason.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failure {
     pub invalid: Vec<String>,
     pub error: String,
 }
 
-/// Reads every file (invalid ones are recorded in `Board::invalid` and skipped) and builds
-/// the board. Fails when a path is missing, or when there are result files but no valid,
-/// non-excluded one remains; no result file at all gives an empty board ("no results yet").
+/// Reads every file (invalid ones skipped and listed) into the board; fails when a path is
+/// missing or no valid, kept file remains (no file at all: an empty board).
 pub fn load(paths: &[PathBuf], exclude: &Exclude) -> Result<Board, Failure> {
     let files = load::collect_paths(paths).map_err(|error| Failure {
         invalid: vec![],
@@ -54,10 +45,9 @@ pub fn load(paths: &[PathBuf], exclude: &Exclude) -> Result<Board, Failure> {
     let mut read = Vec::new();
     let mut invalid = Vec::new();
     for p in &files {
-        // The page names each file relative to the input it was found under, so that it
-        // shows no absolute path and does not depend on where the inputs are.
+        // Relative to its input: the page shows no absolute path.
         let name = relative_name(paths, p);
-        match load::read_file(p) {
+        match crate::record::verify::read_shown(p).map_err(String::from) {
             Ok(rec) => read.push((name, rec)),
             Err(e) => {
                 invalid.push(e.replace(&p.display().to_string(), &name.display().to_string()))
@@ -68,9 +58,8 @@ pub fn load(paths: &[PathBuf], exclude: &Exclude) -> Result<Board, Failure> {
     board.invalid = invalid;
     let error = if board.files_read == 0 {
         format!(
-            "no valid result file among {} file{} in {}",
-            files.len(),
-            if files.len() == 1 { "" } else { "s" },
+            "no valid result file among {} in {}",
+            sections::count(files.len(), "file"),
             paths
                 .iter()
                 .map(|p| p.display().to_string())
@@ -91,8 +80,6 @@ pub fn load(paths: &[PathBuf], exclude: &Exclude) -> Result<Board, Failure> {
     })
 }
 
-/// `file` named relative to the input (a directory) it was found under, or by its file
-/// name when it was given as a file.
 pub(crate) fn relative_name(inputs: &[PathBuf], file: &Path) -> PathBuf {
     inputs
         .iter()
@@ -103,15 +90,13 @@ pub(crate) fn relative_name(inputs: &[PathBuf], file: &Path) -> PathBuf {
         .unwrap_or_else(|| file.to_path_buf())
 }
 
-/// The two files the board builds to, in memory: (file name, contents).
 pub fn build(board: &Board) -> [(&'static str, String); 2] {
     [
-        ("LEADERBOARD.md", markdown::render(board)),
+        ("LEADERBOARD.md", sections::markdown(board)),
         ("index.html", page::render(board)),
     ]
 }
 
-/// Builds the board and writes both files into `out_dir` (created if missing).
 pub fn run(opts: &Options) -> Result<Outcome, Failure> {
     let mut board = load(&opts.paths, &opts.exclude)?;
     board.kld_budget = Some(opts.kld_budget);
@@ -131,8 +116,7 @@ pub fn run(opts: &Options) -> Result<Outcome, Failure> {
     })
 }
 
-/// `--check`: the first file in `out_dir` that differs from what the board builds (or is
-/// missing), as one line; None when both match byte for byte.
+/// `--check`: the first file in `out_dir` that differs from what the board builds.
 pub fn check(board: &Board, out_dir: &Path) -> Option<String> {
     for (name, text) in build(board) {
         let path = out_dir.join(name);
@@ -162,8 +146,7 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-/// The `tpsbench leaderboard` command: prints one line per invalid file on stderr, writes
-/// the files, and returns the exit code (0, or 2 when nothing valid could be read).
+/// The `tpsbench leaderboard` command; returns the exit code.
 pub fn command(opts: &Options) -> i32 {
     if opts.check {
         return match load(&opts.paths, &opts.exclude) {
@@ -205,7 +188,7 @@ pub fn command(opts: &Options) -> i32 {
             for l in &out.board.warnings {
                 eprintln!("warning: {l}");
             }
-            eprintln!("{}", markdown::summary_line(&out.board));
+            eprintln!("{}", sections::summary_line(&out.board));
             eprintln!(
                 "wrote {} and {}",
                 out.markdown.display(),

@@ -1,6 +1,4 @@
-//! What `tpsbench leaderboard` is asked to do: the inputs and output, what to leave out
-//! (`Exclude`), and the KLD budget of the answers. Its own file so that the loader and the
-//! answers read the settings without reading each other.
+//! What `tpsbench leaderboard` is asked to do.
 
 use std::path::PathBuf;
 
@@ -8,15 +6,13 @@ use crate::record::RunInfo;
 
 pub use crate::ladder::table::DEFAULT_KLD_BUDGET;
 
-/// What `tpsbench leaderboard` reads and where it writes.
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Files, or directories searched recursively for `*.json`.
     pub paths: Vec<PathBuf>,
     pub out_dir: PathBuf,
-    /// What to leave out (`--exclude-*`, `--strict`).
     pub exclude: Exclude,
-    /// The KLD budget of the one-line answers, in nats (`--kld-budget`).
+    /// In nats.
     pub kld_budget: f64,
     /// `--check`: compare with the files in `out_dir` instead of writing them.
     pub check: bool,
@@ -32,7 +28,6 @@ pub struct Exclude {
 }
 
 impl Exclude {
-    /// Why the run is excluded, if it is.
     pub fn reason(&self, run: &RunInfo) -> Option<String> {
         let b = &run.llama_cpp;
         let build = [

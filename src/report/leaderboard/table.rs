@@ -1,14 +1,12 @@
-//! The leaderboard's tables as cells, shared by the Markdown and HTML writers so both show
-//! the same columns and figures. The rate comes right after what was measured, so a narrow
-//! window still shows it; the settings follow, each only when it differs within the table
-//! (so that no two rows look alike while measuring different things).
+//! The tables as cells, for both writers. The rate comes right after what was measured, so
+//! a narrow window shows it; a setting gets a column only where it differs within the table.
 
-use super::entry::{Entry, identity, is_speed, kind_rank};
+use super::charts::svg::Tags;
+use super::load::entry::{Entry, is_speed, kind_rank, tags_of};
 use super::load::{Board, RunSummary};
 use crate::config::knobs::{FieldType, Knob, Level, PARAMS, Slot};
 
-/// One table cell: its text, for numeric columns the value to sort by, and badges drawn
-/// after the text (`synthetic`, `requantized`).
+/// A cell: its text, the value a numeric column sorts by, badges after the text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cell {
     pub text: String,
@@ -17,20 +15,29 @@ pub struct Cell {
 }
 
 impl Cell {
-    fn text(s: impl Into<String>) -> Cell {
+    pub fn text(s: impl Into<String>) -> Cell {
         Cell {
             text: s.into(),
             sort: None,
             badges: vec![],
         }
     }
-    fn num(text: String, v: f64) -> Cell {
+    pub fn num(text: String, v: f64) -> Cell {
         Cell {
             text,
             sort: Some(v),
             badges: vec![],
         }
     }
+    /// The text with its badges, e.g. `SmolLM2-135M-Q8_0 [requantized]`.
+    pub fn shown(&self) -> String {
+        let mut s = self.text.clone();
+        for b in &self.badges {
+            s.push_str(&format!(" [{b}]"));
+        }
+        s
+    }
+
     fn model(e: &Entry) -> Cell {
         Cell {
             badges: e.badges.clone(),
@@ -42,38 +49,58 @@ impl Cell {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
     pub headers: Vec<String>,
-    /// Right-aligned (numeric) columns.
     pub numeric: Vec<bool>,
     pub rows: Vec<Vec<Cell>>,
-    /// Per row (or empty): its permalink and what the page's filters match it by.
     pub meta: Vec<RowMeta>,
 }
 
-/// What the page knows of a row beyond its cells: an anchor that stays the same when more
-/// results are added (a hash of what the row measured, not its position), and the model,
-/// machine, backend and quantization the filters select by (empty: not filtered by it).
+impl Table {
+    /// Aligned Markdown (`util::table`, the one writer), badges in brackets.
+    pub fn markdown(&self) -> String {
+        let n = self.headers.len();
+        let rows: Vec<Vec<String>> = std::iter::once(self.headers.clone())
+            .chain(self.rows.iter().map(|r| {
+                (0..n)
+                    .map(|c| r.get(c).map(Cell::shown).unwrap_or_default())
+                    .collect()
+            }))
+            .collect();
+        crate::util::table::aligned(&rows, &|c| !self.numeric[c])
+    }
+
+    /// A text column headed `first`, then numeric `columns`.
+    pub fn labelled(
+        first: &str,
+        columns: &[String],
+        rows: Vec<Vec<Cell>>,
+        meta: Vec<RowMeta>,
+    ) -> Table {
+        let headers: Vec<String> = std::iter::once(first.into())
+            .chain(columns.to_vec())
+            .collect();
+        Table {
+            numeric: (0..headers.len()).map(|i| i > 0).collect(),
+            headers,
+            rows,
+            meta,
+        }
+    }
+}
+
+/// A row's anchor (a hash of what it measured, stable as results are added), filter tags,
+/// and the result file its `file` cell links to.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RowMeta {
     pub id: String,
-    pub model: String,
-    /// Index into `Board::machines`, as text.
-    pub machine: String,
-    pub backend: String,
-    pub quant: String,
-    /// The result file the row comes from (relative to the input directory): the page
-    /// links its `file` cell there.
+    pub tags: Tags,
     pub file: String,
 }
 
 impl RowMeta {
-    /// The row of one measurement: anchored by its file and test identity.
     pub fn of(e: &Entry) -> RowMeta {
         RowMeta {
             id: anchor("r", &[&e.file.display().to_string(), &e.test.identity]),
-            model: identity(e),
-            machine: e.machine.to_string(),
-            backend: e.test.backends.clone(),
-            quant: e.quant.clone(),
+            tags: tags_of(e),
             file: e.file.display().to_string(),
         }
     }
@@ -91,7 +118,6 @@ fn f2(v: f64) -> String {
 
 type Column = (&'static str, bool, fn(&Entry) -> Cell);
 
-/// A column of a table: one of the fixed ones, or a parameter of `config::knobs`' table.
 #[derive(Clone, Copy)]
 enum Col<'a> {
     Fixed(&'a Column),
@@ -106,8 +132,6 @@ impl Col<'_> {
         }
     }
 
-    /// Right-aligned: a parameter is, unless llama-bench writes it as a string (booleans
-    /// show as 0/1).
     fn numeric(self) -> bool {
         match self {
             Col::Fixed(c) => c.1,
@@ -138,8 +162,7 @@ fn opt(v: Option<Cell>) -> Cell {
     v.unwrap_or_else(|| Cell::text(""))
 }
 
-/// Figures shown only when some row has one. (KLD, size and bits per weight are a
-/// quantization's, not a test's: the answer table shows them once per quantization.)
+/// Figures shown when some row has one (a quantization's own are the answer table's).
 const EXTRA: &[Column] = &[
     ("median t/s", true, |e| {
         opt(e.test.median_ts.map(|m| Cell::num(f2(m), m)))
@@ -186,8 +209,7 @@ const EXTRA: &[Column] = &[
     }),
 ];
 
-/// Served (HTTP) tests: how they reached the model and what serving cost against the
-/// in-process test of the same parameters. Shown when some row was served.
+/// Served (HTTP) tests: the transport, and the cost against the in-process twin.
 const SERVED: &[Column] = &[
     ("transport", false, |e| {
         opt(e.serving.as_ref().map(|s| match (&s.transport, &s.server) {
@@ -211,20 +233,15 @@ const SERVED: &[Column] = &[
     }),
 ];
 
-/// The settings after the parameters' own columns.
 const OTHER_SETTINGS: &[Column] = &[
-    // The knob table's parameters held in its map, those that differ from llama-bench's
-    // defaults (n_cpu_moe, tensor_buft_overrides, devices, fit_target, ...), as "ncmoe 4,
-    // ot ...".
+    // The knobs away from llama-bench's defaults, as "ncmoe 4, ot ...".
     ("settings", false, |e| {
         Cell::text(e.test.params.knobs.describe())
     }),
     ("backend", false, |e| Cell::text(e.test.backends.clone())),
 ];
 
-/// Settings, shown only when they differ between rows of the table: each typed model-level
-/// and context-level parameter of the table (the original axes) under its header, in the
-/// table's order, then the others.
+/// Settings: each typed model- and context-level parameter under its header, then the others.
 fn settings() -> impl Iterator<Item = Col<'static>> {
     PARAMS
         .iter()
@@ -233,7 +250,6 @@ fn settings() -> impl Iterator<Item = Col<'static>> {
         .chain(fixed(OTHER_SETTINGS))
 }
 
-/// The columns of `cols` whose cell text differs between the entries.
 fn varying<'a>(cols: impl Iterator<Item = Col<'a>>, entries: &[&Entry]) -> Vec<Col<'a>> {
     let Some(first) = entries.first() else {
         return vec![];
@@ -258,7 +274,6 @@ fn rate(e: &Entry) -> Cell {
     }
 }
 
-/// Builds a table from leading columns, then `cols`.
 fn build(entries: &[&Entry], lead: &[Column], cols: &[Col]) -> Table {
     let all: Vec<Col> = fixed(lead).chain(cols.iter().copied()).collect();
     Table {
@@ -272,9 +287,8 @@ fn build(entries: &[&Entry], lead: &[Column], cols: &[Col]) -> Table {
     }
 }
 
-/// The detail table of some entries (one machine and model): quant, test, t/s ± sd, the
-/// optional figures and the settings that vary. Size and bits per weight are the answer
-/// table's (one row per quantization), not repeated on every test here.
+/// The detail table of one machine and model: quant, t/s ± sd, test, the optional figures
+/// and the settings that vary.
 pub fn detail(entries: &[&Entry]) -> Table {
     let lead: &[Column] = &[
         ("quant", false, |e| Cell {
@@ -295,8 +309,7 @@ pub fn detail(entries: &[&Entry]) -> Table {
     build(entries, lead, &cols)
 }
 
-/// A ranking: for each speed test name (prefill first), the `top` fastest measurements over
-/// all machines, models and settings, with the settings that differ among them.
+/// Per speed test name (prefill first), the `top` fastest over all machines and models.
 pub fn rankings(b: &Board, top: usize) -> Vec<(String, Table)> {
     let mut names: Vec<(u8, u32, u64, String)> = b
         .entries
@@ -353,8 +366,6 @@ pub fn rankings(b: &Board, top: usize) -> Vec<(String, Table)> {
         .collect()
 }
 
-/// The runs of one machine: start, load average, tests, file (relative to the input, with
-/// the run's plausibility badges) and, where `with_command`, the command.
 pub fn runs(runs: &[&RunSummary], with_command: bool) -> Table {
     let mut headers = vec!["started", "load (1, 5, 15 min)", "tests", "file"];
     let mut numeric = vec![false, true, true, false];
@@ -392,16 +403,14 @@ pub fn runs(runs: &[&RunSummary], with_command: bool) -> Table {
                 let file = r.file.display().to_string();
                 RowMeta {
                     id: anchor("f", &[&file]),
-                    machine: r.machine.to_string(),
+                    tags: Tags::of([("machine", &r.machine.to_string())]),
                     file,
-                    ..RowMeta::default()
                 }
             })
             .collect(),
     }
 }
 
-/// Entries grouped by machine, then model: (machine index, model name, entries).
 pub fn by_machine_and_model(entries: &[Entry]) -> Vec<(usize, String, Vec<&Entry>)> {
     let mut out: Vec<(usize, String, Vec<&Entry>)> = Vec::new();
     for e in entries {

@@ -1,27 +1,16 @@
-//! The leaderboard's "Which configuration?" section: each machine's tune answer,
-//! from the result files that carry `run.tune`. The newest tune of each machine and
-//! objective is shown. Its figures are the file's rounds, recomputed (`report::tune::summary`),
-//! and its verdicts were replayed from those rounds when the file was read
-//! (`record::verify`); only the race's wall time is shown as recorded. `load` collects the
-//! tunes while it builds the board; here is what the section says, and its Markdown;
-//! `html_tune.rs` writes the HTML one.
-
-use std::fmt::Write;
+//! What "Which configuration?" says of each machine's newest tune: its figures recomputed
+//! from the file's rounds, its verdicts replayed when the file was read (`record::verify`).
 
 use super::load::{Board, BoardTune, machine_names};
 use crate::report::tune::Summary;
-use crate::util::markdown::text as md;
 
-/// What the section's lines say of one tune, as plain text (each writer escapes it): the
-/// heading, the answer, then the ties, the open candidates, what was eliminated, what the
-/// limits excluded and the cost.
+/// A tune's heading, answer and details, as plain text.
 pub(super) struct Lines {
     pub heading: String,
     pub answer: String,
     pub details: Vec<String>,
 }
 
-/// The section's text of `t`.
 pub(super) fn lines(b: &Board, t: &BoardTune) -> Lines {
     let s = &t.summary;
     let host = machine_names(b).get(t.machine).cloned().unwrap_or_default();
@@ -77,7 +66,6 @@ pub(super) fn lines(b: &Board, t: &BoardTune) -> Lines {
     }
 }
 
-/// What every tune's figures mean, once under the section's heading.
 pub(super) fn meaning(b: &Board) -> String {
     let alpha = b.tunes.first().map_or(0.05, |t| t.summary.alpha);
     format!(
@@ -88,25 +76,4 @@ pub(super) fn meaning(b: &Board) -> String {
          family-wise; this page replayed each race from its file's rounds before showing it.",
         alpha * 100.0
     )
-}
-
-/// "Which configuration?" in Markdown: per machine and objective, the answer and its lines.
-pub(super) fn markdown_section(o: &mut String, b: &Board) {
-    if b.tunes.is_empty() {
-        return;
-    }
-    let _ = writeln!(o, "## Which configuration?\n\n{}\n", md(&meaning(b)));
-    for t in &b.tunes {
-        let l = lines(b, t);
-        let _ = writeln!(
-            o,
-            "### {}\n\n**Answer:** {}\n",
-            md(&l.heading),
-            md(&l.answer)
-        );
-        for d in &l.details {
-            let _ = writeln!(o, "- {}", md(d));
-        }
-        o.push('\n');
-    }
 }

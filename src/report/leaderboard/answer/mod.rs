@@ -1,15 +1,12 @@
-//! The answer first: for each model (its name without the quantization suffix, and its
-//! architecture) on each machine, one table of its quantizations with what a choice needs
-//! (decode and prefill rates with their 95% intervals, KLD with its error, the real bits
-//! per weight, size, % of the bandwidth roofline) and the best trade-off as a set: the
-//! Pareto front of decode speed against KLD with ties (`stats::ties`), so two variants whose
-//! intervals overlap are named together. Above the table, one sentence: the fastest
-//! quantization within a KLD budget, with the ones it ties with.
+//! The answer per model and machine: its quantizations with what a choice needs, the
+//! Pareto front of decode against KLD with ties kept (overlapping variants named together),
+//! and the fastest quantization within a KLD budget.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
-use super::entry::{Entry, base_name, is_speed};
 use super::load::Board;
+use super::load::entry::{Entry, base_name, is_speed};
 use crate::plan::TestKind;
 use crate::stats::analysis::{Covers, LevelInterval};
 use crate::stats::compare::NoiseFloor;
@@ -17,7 +14,6 @@ use crate::stats::pairs::Design;
 use crate::stats::resolve::{Choice, Run, resolve_runs};
 use crate::stats::ties::Figure;
 
-/// `--kld-budget`'s default, where the command line reads it.
 pub use super::options::DEFAULT_KLD_BUDGET;
 
 mod parts;
@@ -32,8 +28,7 @@ fn covers_text(i: &LevelInterval) -> String {
     }
 }
 
-/// The rate of an entry with the interval its test records (`stats.interval`), or, in files
-/// written before that field, the same interval computed from its repetitions.
+/// The rate with its recorded interval (older files: computed from the repetitions).
 pub fn rate(e: &Entry) -> Option<Rate> {
     let v = e.test.avg_ts?;
     let interval = e
@@ -58,8 +53,8 @@ pub fn rate(e: &Entry) -> Option<Rate> {
     })
 }
 
-/// The test name most models of the group ran of a kind at depth 0 (ties: the first by
-/// name), so that all rows show the same test.
+/// The test most models ran of a kind at depth 0 (ties: the first by name), so that all
+/// rows show the same test.
 pub fn common_test(es: &[&Entry], kind: TestKind) -> Option<String> {
     let mut count: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for e in es
@@ -77,7 +72,6 @@ pub fn common_test(es: &[&Entry], kind: TestKind) -> Option<String> {
         .map(|(t, _)| t.to_string())
 }
 
-/// The fastest entry of `model` for `test` (each quantization at its fastest setting).
 fn pick<'a>(es: &[&'a Entry], model: &str, test: Option<&str>) -> Option<&'a Entry> {
     let test = test?;
     es.iter()
@@ -91,15 +85,12 @@ fn pick<'a>(es: &[&'a Entry], model: &str, test: Option<&str>) -> Option<&'a Ent
         })
 }
 
-/// The answers, one per (machine, model identity), in board order; rows that nothing pairs
-/// are judged against the assumed noise floor, so that a page reads the same wherever it is
-/// built.
+/// The answers per (machine, model identity); unpaired rows are judged against the assumed
+/// noise floor, so that a page reads the same wherever it is built.
 pub fn answers(b: &Board, kld_budget: f64) -> Vec<Answer> {
     answers_with(b, kld_budget, &NoiseFloor::assumed())
 }
 
-/// [`answers`] with rows that nothing pairs judged against `floor` (the run's own answer
-/// uses the floor `tpsbench noise` measured on its machine, when there is one).
 pub fn answers_with(b: &Board, kld_budget: f64, floor: &NoiseFloor) -> Vec<Answer> {
     let mut groups: BTreeMap<(usize, String, Option<String>), Vec<&Entry>> = BTreeMap::new();
     for e in b.entries.iter().filter(|e| is_speed(e)) {
@@ -118,8 +109,6 @@ pub fn answers_with(b: &Board, kld_budget: f64, floor: &NoiseFloor) -> Vec<Answe
         .collect()
 }
 
-/// The answer for one model (name and architecture) on one machine, from its speed entries
-/// `es`; None when they have no decode or prefill test in common.
 fn answer(
     b: &Board,
     (machine, model, architecture): (usize, String, Option<String>),
@@ -195,32 +184,34 @@ fn answer(
     })
 }
 
-/// The run of each entry as the answer pairs them: one per result file, with that file's
-/// design (auto rounds or fixed); entries of one file with 2 or more rounds are paired.
-pub fn runs_of(es: &[&Entry]) -> Vec<Option<Run>> {
-    let mut files: Vec<&std::path::Path> = Vec::new();
-    es.iter()
-        .map(|e| {
-            let id = match files.iter().position(|f| *f == e.file) {
-                Some(k) => k,
-                None => {
-                    files.push(&e.file);
-                    files.len() - 1
-                }
-            };
-            let design = match e.auto_max_rounds {
-                Some(m) => Design::Sequential {
-                    max_rounds: m as usize,
-                },
-                None => Design::Fixed,
-            };
-            Some(Run { id, design })
-        })
-        .collect()
+/// One run per result file, with that file's design (auto rounds or fixed): measurements
+/// of one file with 2 or more rounds are paired; None for one without a file.
+fn runs_by_file<'a>(of: impl Iterator<Item = (Option<&'a Path>, Option<u32>)>) -> Vec<Option<Run>> {
+    let mut files: Vec<&Path> = Vec::new();
+    of.map(|(file, auto)| {
+        let file = file?;
+        let id = files.iter().position(|f| *f == file).unwrap_or_else(|| {
+            files.push(file);
+            files.len() - 1
+        });
+        let design = match auto {
+            Some(m) => Design::Sequential {
+                max_rounds: m as usize,
+            },
+            None => Design::Fixed,
+        };
+        Some(Run { id, design })
+    })
+    .collect()
 }
 
-/// The row of one quantization from its decode and prefill entries (either may be
-/// missing, not both); its label is the quantization as the file really is.
+pub fn runs_of(es: &[&Entry]) -> Vec<Option<Run>> {
+    runs_by_file(
+        es.iter()
+            .map(|e| (Some(e.file.as_path()), e.auto_max_rounds)),
+    )
+}
+
 fn row(d: Option<&Entry>, p: Option<&Entry>) -> Option<Row> {
     let any = d.or(p)?;
     let mut badges: Vec<String> = any
@@ -264,8 +255,6 @@ fn row(d: Option<&Entry>, p: Option<&Entry>) -> Option<Row> {
     })
 }
 
-/// % of the decode bandwidth roofline, whether it is implausible, and whether it is the
-/// estimate from the size (the file records none).
 fn roofline(e: &Entry) -> Option<(f64, bool, bool)> {
     match e.test.resources.as_ref().and_then(|r| r.roofline.as_ref()) {
         Some(r) => Some((
@@ -277,13 +266,10 @@ fn roofline(e: &Entry) -> Option<(f64, bool, bool)> {
     }
 }
 
-/// A prefill under this share of the table's median is a gap worth explaining.
 const PREFILL_GAP: f64 = 0.7;
 
-/// Marks the rows whose prefill is far below the others' and for which llama.cpp made no
-/// repacked CPU weights while it did for others: the repacked layouts are what its fast
-/// CPU matrix kernels read, so their absence explains the gap (on a CPU machine; a GPU
-/// run records no repack and is never marked).
+/// Marks the rows whose prefill is far below the others' with no repacked CPU weights where
+/// others have some: llama.cpp's fast CPU kernels read the repacked layouts.
 fn mark_unrepacked_gaps(rows: &mut [Row]) {
     if !rows.iter().any(|r| r.repacked.is_some_and(|b| b > 0)) {
         return;
@@ -310,12 +296,8 @@ fn kld_figure(k: (f64, Option<f64>)) -> Figure {
     Figure::around(k.0, 1.96 * k.1.unwrap_or(0.0))
 }
 
-/// Marks the Pareto front of decode against KLD (rows with both) and the speed ties on it,
-/// and resolves the fastest within `budget` (`stats::resolve`). Rows of one result file whose
-/// decode has 2 or more rounds were interleaved: they are compared paired by round, Holm
-/// over that file's pairs (sequentially for an auto-rounds run); any pair with a row from
-/// another file, or of one launch, is judged against `floor`, the noise between launches. A ladder's answer keeps
-/// its pairing when its base model's own run sits in the same table.
+/// Marks the Pareto front of decode against KLD and its ties, and resolves the fastest
+/// within `budget`: rows of one file with rounds paired by round, others against `floor`.
 pub fn mark_front(rows: &mut [Row], budget: f64, floor: &NoiseFloor) -> Resolved {
     let decoded: Vec<usize> = (0..rows.len())
         .filter(|&i| rows[i].decode.is_some())
@@ -328,35 +310,15 @@ pub fn mark_front(rows: &mut [Row], budget: f64, floor: &NoiseFloor) -> Resolved
             error: rows[i].kld.map(kld_figure),
         })
         .collect();
-    // One run per result file; its design from the file (auto rounds or fixed).
-    let mut files: Vec<&std::path::Path> = Vec::new();
-    let runs: Vec<Option<Run>> = decoded
-        .iter()
-        .map(|&i| {
-            let file = rows[i].decode_file.as_deref()?;
-            let id = match files.iter().position(|f| *f == file) {
-                Some(k) => k,
-                None => {
-                    files.push(file);
-                    files.len() - 1
-                }
-            };
-            let design = match rows[i].auto_max_rounds {
-                Some(m) => Design::Sequential {
-                    max_rounds: m as usize,
-                },
-                None => Design::Fixed,
-            };
-            Some(Run { id, design })
-        })
-        .collect();
+    let runs = runs_by_file(
+        (decoded.iter()).map(|&i| (rows[i].decode_file.as_deref(), rows[i].auto_max_rounds)),
+    );
     let r = resolve_runs(&choices, &runs, budget, 0.05, floor);
     for row in rows.iter_mut() {
         row.front = false;
         row.tied_with.clear();
     }
-    // Ties by the quantization's name alone ("Q4_K_M", its row says "(mostly Q5_0)"), which
-    // keeps the column narrow; the full label where two rows share the name.
+    // Ties by the quantization's name alone (a narrow column), unless two rows share it.
     let short: Vec<String> = rows
         .iter()
         .map(|r| {

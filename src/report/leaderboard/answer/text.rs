@@ -1,17 +1,14 @@
-//! The answer in words: the one-line sentence above the table, the table itself (rates
-//! with their intervals, KLD, bits per weight, roofline, the front marked) and the note
-//! under it (what the intervals cover, the prefill gaps that missing repacked weights
-//! explain). What the answer is, is `answer`'s.
+//! The answer in words: the sentence above the table, the table and the note under it.
 
 use std::fmt::Write as _;
 
 use super::parts::{Answer, Rate, Resolved, Row, and_list};
-use crate::report::leaderboard::svg::fmt_num;
+use crate::report::leaderboard::charts::svg::{Tags, fmt_num};
 use crate::report::leaderboard::table::{Cell, RowMeta, Table, anchor};
 use crate::stats::resolve::Rule;
 use crate::util::units::format_size;
 
-/// "X" or "X, tied with Y and Z": the resolution's best and the rows it ties with.
+/// "X" or "X, tied with Y and Z".
 fn with_ties(rows: &[Row], r: &Resolved) -> String {
     let Some(best) = r.best else {
         return String::new();
@@ -24,8 +21,6 @@ fn with_ties(rows: &[Row], r: &Resolved) -> String {
     }
 }
 
-/// What would settle the ties of `resolved`: interleaved rounds where nothing paired the
-/// rows, a larger budget where rounds did.
 fn settle(resolved: &Resolved) -> &'static str {
     match resolved.rule {
         Rule::Paired { .. } => {
@@ -35,8 +30,7 @@ fn settle(resolved: &Resolved) -> &'static str {
     }
 }
 
-/// The one-line answer above the table (`resolved` by `answer::mark_front`): the leader and
-/// the rows not established slower than it, named as ties with what would settle them.
+/// The sentence above the table: the leader, and the rows not established slower as ties.
 pub fn sentence(model: &str, host: &str, rows: &[Row], budget: f64, resolved: &Resolved) -> String {
     let head = format!("For {model} on {host}");
     if !rows.iter().any(|r| r.decode.is_some()) {
@@ -70,7 +64,6 @@ pub fn sentence(model: &str, host: &str, rows: &[Row], budget: f64, resolved: &R
     }
 }
 
-/// The sentence's claim: the fastest within the budget with its ties.
 fn sentence_answer(head: &str, rows: &[Row], budget: f64, resolved: &Resolved) -> String {
     let with_kld = rows.iter().any(|r| r.decode.is_some() && r.kld.is_some());
     if !with_kld {
@@ -101,7 +94,7 @@ fn sentence_answer(head: &str, rows: &[Row], budget: f64, resolved: &Resolved) -
     }
 }
 
-/// "230 (225–236)": the rate and its interval, without spaces breaking inside.
+/// "230 (225–236)".
 fn rate_text(r: &Rate, nbsp: &str) -> String {
     let f = r.figure;
     if r.covers.is_none() {
@@ -115,7 +108,6 @@ fn rate_text(r: &Rate, nbsp: &str) -> String {
     )
 }
 
-/// What the intervals of an answer cover: "1 launch", "3 rounds", or both.
 pub fn covers(a: &Answer) -> Vec<String> {
     let mut v: Vec<String> = a
         .rows
@@ -128,8 +120,7 @@ pub fn covers(a: &Answer) -> Vec<String> {
     v
 }
 
-/// The model's identity as the page's filters name it: "SmolLM2-135M (llama)" (as
-/// `entry::identity`).
+/// "SmolLM2-135M (llama)", as `entry::identity`.
 pub fn identity_label(a: &Answer) -> String {
     match &a.architecture {
         Some(x) => format!("{} ({x})", a.model),
@@ -137,165 +128,118 @@ pub fn identity_label(a: &Answer) -> String {
     }
 }
 
-/// The answer as a table: quantization and decode first (so a phone shows them), then
-/// prefill, KLD, the trade-off, the roofline, bits per weight and size. `nbsp` joins the
-/// parts of a figure (" " in HTML, where CSS keeps cells on one line; U+00A0 in Markdown).
+type Column<'a> = (String, bool, Box<dyn Fn(&Row) -> Cell + 'a>);
+
+/// The answer as a table: quantization and decode first (a phone shows them), then the
+/// columns some row has; `nbsp` joins the parts of a figure.
 pub fn table(a: &Answer, nbsp: &str) -> Table {
-    let cols = Columns::of(a);
-    let (headers, numeric) = cols.headers(a);
-    let rows = a.rows.iter().map(|r| cols.cells(r, nbsp)).collect();
-    let model = identity_label(a);
-    let meta = a
-        .rows
-        .iter()
-        .map(|r| RowMeta {
-            id: anchor("a", &[&a.machine_key, &model, &r.quant]),
-            model: model.clone(),
-            machine: a.machine.to_string(),
-            backend: r.backend.clone(),
-            quant: r.quant_name.clone(),
-            file: String::new(),
-        })
-        .collect();
-    Table {
-        headers,
-        numeric,
-        rows,
-        meta,
-    }
-}
-
-/// The answer table's optional columns: those some row (or the answer) has a figure for.
-struct Columns {
-    decode: bool,
-    prefill: bool,
-    kld: bool,
-    roof: bool,
-    bpw: bool,
-    size: bool,
-}
-
-fn cell(text: String, sort: Option<f64>) -> Cell {
-    Cell {
-        text,
-        sort,
-        badges: vec![],
-    }
-}
-
-impl Columns {
-    fn of(a: &Answer) -> Columns {
-        let has = |f: &dyn Fn(&Row) -> bool| a.rows.iter().any(f);
-        Columns {
-            decode: a.decode_test.is_some(),
-            prefill: a.prefill_test.is_some(),
-            kld: has(&|r| r.kld.is_some()),
-            roof: has(&|r| r.roofline.is_some()),
-            bpw: has(&|r| r.bits_per_weight.is_some()),
-            size: has(&|r| r.size.is_some()),
-        }
-    }
-
-    /// The headers, and which of them are numeric.
-    fn headers(&self, a: &Answer) -> (Vec<String>, Vec<bool>) {
-        let t_s = |t: &Option<String>| format!("{} t/s", t.as_deref().unwrap_or(""));
-        let mut h: Vec<(String, bool)> = vec![("quant".into(), false)];
-        if self.decode {
-            h.push((format!("decode {}", t_s(&a.decode_test)), true));
-        }
-        if self.prefill {
-            h.push((format!("prefill {}", t_s(&a.prefill_test)), true));
-        }
-        if self.kld {
-            h.push(("KLD ± se".into(), true));
-            h.push(("best trade-off".into(), false));
-        }
-        if self.roof {
-            h.push(("% of roofline".into(), true));
-        }
-        if self.bpw {
-            h.push(("bits/weight".into(), true));
-        }
-        if self.size {
-            h.push(("size".into(), true));
-        }
-        h.into_iter().unzip()
-    }
-
-    /// One row's cells, in the headers' order.
-    fn cells(&self, r: &Row, nbsp: &str) -> Vec<Cell> {
-        let mut row = vec![Cell {
-            text: r.quant.clone(),
-            sort: None,
+    let has = |f: fn(&Row) -> bool| a.rows.iter().any(f);
+    let rate = move |x: &Option<Rate>| match x {
+        Some(x) => Cell::num(rate_text(x, nbsp), x.figure.value),
+        None => Cell::text(""),
+    };
+    let test = |t: &Option<String>| t.clone().unwrap_or_default();
+    let mut cols: Vec<Column> = vec![(
+        "quant".into(),
+        false,
+        Box::new(|r| Cell {
             badges: r.badges.clone(),
-        }];
-        let rate_cell = |x: &Option<Rate>| match x {
-            Some(x) => cell(rate_text(x, nbsp), Some(x.figure.value)),
-            None => cell(String::new(), None),
-        };
-        if self.decode {
-            row.push(rate_cell(&r.decode));
-        }
-        if self.prefill {
-            let mut c = rate_cell(&r.prefill);
-            if r.unrepacked_gap {
-                c.badges.push(NO_REPACK.into());
-            }
-            row.push(c);
-        }
-        if self.kld {
-            row.push(kld_cell(r.kld, nbsp));
-            let text = match (r.front, r.tied_with.is_empty()) {
-                (false, _) => String::new(),
-                (true, true) => "★ front".to_string(),
-                (true, false) => format!("★ front, ties {}", r.tied_with.join(", ")),
-            };
-            row.push(cell(text, None));
-        }
-        if self.roof {
-            row.push(match r.roofline {
-                Some((p, bad, estimated)) => Cell {
-                    text: format!("{}{p:.0}%", if estimated { "≥" } else { "" }),
-                    sort: Some(p),
-                    badges: if bad {
-                        vec!["implausible".into()]
-                    } else {
-                        vec![]
-                    },
-                },
-                None => cell(String::new(), None),
-            });
-        }
-        if self.bpw {
-            row.push(match r.bits_per_weight {
-                Some(b) => cell(format!("{b:.2}"), Some(b)),
-                None => cell(String::new(), None),
-            });
-        }
-        if self.size {
-            row.push(match r.size {
-                Some(s) => cell(format_size(s).replace(' ', nbsp), Some(s as f64)),
-                None => cell(String::new(), None),
-            });
-        }
-        row
+            ..Cell::text(r.quant.clone())
+        }),
+    )];
+    if a.decode_test.is_some() {
+        let h = format!("decode {} t/s", test(&a.decode_test));
+        cols.push((h, true, Box::new(move |r| rate(&r.decode))));
+    }
+    if a.prefill_test.is_some() {
+        let h = format!("prefill {} t/s", test(&a.prefill_test));
+        cols.push((
+            h,
+            true,
+            Box::new(move |r| {
+                let mut c = rate(&r.prefill);
+                if r.unrepacked_gap {
+                    c.badges.push(NO_REPACK.into());
+                }
+                c
+            }),
+        ));
+    }
+    if has(|r| r.kld.is_some()) {
+        cols.push(("KLD ± se".into(), true, Box::new(|r| kld_cell(r.kld, nbsp))));
+        cols.push(("best trade-off".into(), false, Box::new(front_cell)));
+    }
+    if has(|r| r.roofline.is_some()) {
+        cols.push(("% of roofline".into(), true, Box::new(roofline_cell)));
+    }
+    if has(|r| r.bits_per_weight.is_some()) {
+        let bpw = |r: &Row| r.bits_per_weight.map(|b| (format!("{b:.2}"), b));
+        cols.push(("bits/weight".into(), true, Box::new(move |r| num(bpw(r)))));
+    }
+    if has(|r| r.size.is_some()) {
+        let size = move |r: &Row| (r.size).map(|s| (format_size(s).replace(' ', nbsp), s as f64));
+        cols.push(("size".into(), true, Box::new(move |r| num(size(r)))));
+    }
+    let model = identity_label(a);
+    Table {
+        headers: cols.iter().map(|c| c.0.clone()).collect(),
+        numeric: cols.iter().map(|c| c.1).collect(),
+        rows: (a.rows.iter())
+            .map(|r| cols.iter().map(|c| (c.2)(r)).collect())
+            .collect(),
+        meta: (a.rows.iter())
+            .map(|r| RowMeta {
+                id: anchor("a", &[&a.machine_key, &model, &r.quant]),
+                tags: Tags::of([
+                    ("model", &model),
+                    ("machine", &a.machine.to_string()),
+                    ("backend", &r.backend),
+                    ("quant", &r.quant_name),
+                ]),
+                file: String::new(),
+            })
+            .collect(),
+    }
+}
+
+fn num(v: Option<(String, f64)>) -> Cell {
+    v.map_or_else(|| Cell::text(""), |(t, v)| Cell::num(t, v))
+}
+
+fn front_cell(r: &Row) -> Cell {
+    Cell::text(match (r.front, r.tied_with.is_empty()) {
+        (false, _) => String::new(),
+        (true, true) => "★ front".to_string(),
+        (true, false) => format!("★ front, ties {}", r.tied_with.join(", ")),
+    })
+}
+
+fn roofline_cell(r: &Row) -> Cell {
+    let Some((p, bad, estimated)) = r.roofline else {
+        return Cell::text("");
+    };
+    Cell {
+        badges: if bad {
+            vec!["implausible".into()]
+        } else {
+            vec![]
+        },
+        ..Cell::num(format!("{}{p:.0}%", if estimated { "≥" } else { "" }), p)
     }
 }
 
 /// "0.0123 ± 0.0004", "0 (reference)", or empty without a KLD.
 fn kld_cell(kld: Option<(f64, Option<f64>)>, nbsp: &str) -> Cell {
-    match kld {
-        Some((k, Some(se))) if se > 0.0 => cell(format!("{k:.4}{nbsp}±{nbsp}{se:.4}"), Some(k)),
-        Some((k, _)) if k == 0.0 => cell("0 (reference)".into(), Some(k)),
-        Some((k, _)) => cell(format!("{k:.4}"), Some(k)),
-        None => cell(String::new(), None),
-    }
+    num(kld.map(|(k, se)| match se {
+        Some(se) if se > 0.0 => (format!("{k:.4}{nbsp}±{nbsp}{se:.4}"), k),
+        _ if k == 0.0 => ("0 (reference)".into(), k),
+        _ => (format!("{k:.4}"), k),
+    }))
 }
 
 /// The badge on a prefill far below the others' for want of repacked weights.
 pub const NO_REPACK: &str = "no repack";
 
-/// The sentence on rows marked `unrepacked_gap`: which, and the repacked sizes of the others.
 fn repack_note(a: &Answer) -> Option<String> {
     let gaps: Vec<String> = a
         .rows
@@ -328,7 +272,6 @@ fn repack_note(a: &Answer) -> Option<String> {
     ))
 }
 
-/// The note under an answer table: what the intervals cover and what the front means.
 pub fn note(a: &Answer) -> String {
     let cov = covers(a);
     // When rows differ, the most common level is named for the table and the others per row.
@@ -392,7 +335,6 @@ pub fn note(a: &Answer) -> String {
     s
 }
 
-/// How the answer's ties were judged and what stayed open: "ties: ... paired by round ...".
 pub fn ties_text(a: &Answer) -> String {
     let mut s = a.rule.describe();
     if !a.open.is_empty() {

@@ -1,14 +1,11 @@
-//! Small multiples: what a series is (its facets: machine, model, quantization, test,
-//! threads, batch sizes, flash attention, KV types), and how many series go in one chart.
-//! Series are grouped into panels by their leading facets, as few as keep every panel at
-//! [`MAX_SERIES`] series or fewer; a panel's title says the facets all its series share,
-//! each series' label the facets that differ within the panel.
+//! Small multiples: a series is its facets (machine, model, quantization, test, settings);
+//! series go into as few panels as keep each at [`MAX_SERIES`], split by leading facets. A
+//! panel names the facets its series share, a series those that differ.
 
 use crate::config::knobs::{Level, PARAMS, Slot, knob};
-use crate::report::leaderboard::entry::Entry;
-use crate::report::leaderboard::svg::MAX_SERIES;
+use crate::report::leaderboard::charts::svg::MAX_SERIES;
+use crate::report::leaderboard::load::entry::{Entry, group_by};
 
-/// One facet of a series' identity: the value compared, and the text shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Facet {
     pub key: &'static str,
@@ -26,8 +23,7 @@ impl Facet {
     }
 }
 
-/// The settings of a test that charts and rankings tell apart, in the order they split
-/// series: threads, GPU layers, batch sizes, flash attention, KV cache types.
+/// The settings charts tell apart, in the order they split series.
 pub fn settings(e: &Entry) -> Vec<Facet> {
     let p = &e.test.params;
     let fa = match p.flash_attn {
@@ -64,8 +60,7 @@ pub fn settings(e: &Entry) -> Vec<Facet> {
         ),
         Facet::new("fa", fa.clone(), format!("fa {fa}")),
         Facet::new("kv", kv.clone(), format!("KV {kv}")),
-        // The knob table's parameters that differ from llama-bench's defaults, as one facet
-        // ("ncmoe 4, ot ..."); empty, and so left out of descriptions, at the defaults.
+        // The knobs away from llama-bench's defaults, as one facet ("ncmoe 4, ot ...").
         Facet::new("knobs", p.knobs.describe(), p.knobs.describe()),
     ]
     .into_iter()
@@ -73,9 +68,7 @@ pub fn settings(e: &Entry) -> Vec<Facet> {
     .collect()
 }
 
-/// The typed parameters the facets above do not name with their own words (split_mode,
-/// main_gpu, no_kv_offload, and any typed one added later), from the parameter table:
-/// "sm row", "nkvo 1". Without them two series that differ only there would read alike.
+/// The other typed parameters ("sm row", "nkvo 1"), so that no two series read alike.
 fn table_facets(p: &crate::config::TestParams) -> impl Iterator<Item = Facet> + '_ {
     PARAMS
         .iter()
@@ -87,7 +80,6 @@ fn table_facets(p: &crate::config::TestParams) -> impl Iterator<Item = Facet> + 
         })
 }
 
-/// The typed parameters [`settings`] words itself.
 const WORDED: &[&str] = &[
     "n_threads",
     "n_gpu_layers",
@@ -98,7 +90,6 @@ const WORDED: &[&str] = &[
     "type_v",
 ];
 
-/// llama-bench's defaults of the settings, left out of brief descriptions.
 fn is_default(f: &Facet) -> bool {
     let from_table = !WORDED.contains(&f.key)
         && knob(f.key).is_some_and(|k| k.default_value().show() == f.value);
@@ -113,8 +104,7 @@ fn is_default(f: &Facet) -> bool {
         )
 }
 
-/// The texts of these facets, joined, without settings at llama-bench's defaults (threads are
-/// always said).
+/// The facets' texts without those at llama-bench's defaults.
 pub fn brief(facets: &[Facet]) -> String {
     facets
         .iter()
@@ -124,7 +114,6 @@ pub fn brief(facets: &[Facet]) -> String {
         .join(" · ")
 }
 
-/// Machine, model and quantization facets of an entry.
 pub fn identity(e: &Entry, machine: &str) -> Vec<Facet> {
     vec![
         Facet::new("machine", machine, machine),
@@ -133,24 +122,19 @@ pub fn identity(e: &Entry, machine: &str) -> Vec<Facet> {
     ]
 }
 
-/// A group of series drawn as one chart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Panel<T> {
-    /// Facets every series of the panel shares.
     pub fixed: Vec<Facet>,
     pub series: Vec<Series<T>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series<T> {
-    /// The facets that differ within the panel ("" when the panel has one series).
     pub label: String,
     pub items: Vec<T>,
 }
 
 impl<T> Panel<T> {
-    /// The shared facets' texts, joined, leaving out those keyed in `skip` and settings at
-    /// llama-bench's defaults.
     pub fn describe(&self, skip: &[&str]) -> String {
         let kept: Vec<Facet> = self
             .fixed
@@ -168,9 +152,8 @@ impl<T> Panel<T> {
 
 type Keyed<T> = (Vec<Facet>, Vec<T>);
 
-/// Series into groups of at most `max`: all together if they fit, else split by the facet
-/// at `level` (recursively, for the groups still too big), with small neighbouring groups
-/// packed back together up to `max`.
+/// Series into groups of at most `max`: split by the facet at `level` (recursively), small
+/// neighbouring groups packed back together.
 fn panels_of<T>(series: Vec<Keyed<T>>, level: usize, max: usize, out: &mut Vec<Vec<Keyed<T>>>) {
     let n_facets = series.first().map_or(0, |s| s.0.len());
     if series.is_empty() {
@@ -189,14 +172,7 @@ fn panels_of<T>(series: Vec<Keyed<T>>, level: usize, max: usize, out: &mut Vec<V
         }
         return;
     }
-    let mut groups: Vec<(String, Vec<Keyed<T>>)> = Vec::new();
-    for s in series {
-        let k = s.0[level].value.clone();
-        match groups.iter_mut().find(|(x, _)| *x == k) {
-            Some((_, v)) => v.push(s),
-            None => groups.push((k, vec![s])),
-        }
-    }
+    let groups = group_by(series, |s| s.0[level].value.clone());
     let mut pending: Vec<Keyed<T>> = Vec::new();
     for (_, g) in groups {
         if g.len() > max {
@@ -216,18 +192,13 @@ fn panels_of<T>(series: Vec<Keyed<T>>, level: usize, max: usize, out: &mut Vec<V
     }
 }
 
-/// Items (with their facets, all with the same keys in the same order) into series (equal
-/// facet values), and series into panels of at most `max` series (at most [`MAX_SERIES`]),
-/// both in first-seen order.
+/// Items into series (equal facets) and series into panels of at most `max`, in first-seen
+/// order.
 pub fn split<T>(items: Vec<(Vec<Facet>, T)>, max: usize) -> Vec<Panel<T>> {
     let max = max.clamp(1, MAX_SERIES);
-    let mut series: Vec<(Vec<Facet>, Vec<T>)> = Vec::new();
-    for (facets, item) in items {
-        match series.iter_mut().find(|(f, _)| *f == facets) {
-            Some((_, v)) => v.push(item),
-            None => series.push((facets, vec![item])),
-        }
-    }
+    let series = (group_by(items, |(f, _)| f.clone()).into_iter())
+        .map(|(f, items)| (f, items.into_iter().map(|(_, t)| t).collect()))
+        .collect();
     let mut groups: Vec<Vec<Keyed<T>>> = Vec::new();
     panels_of(series, 0, max, &mut groups);
     groups

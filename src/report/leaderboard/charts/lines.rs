@@ -1,21 +1,18 @@
-//! The line charts: serving (per-request against aggregate t/s as parallel requests or the
-//! arrival rate grow) and t/s against context depth. Every distinct model, quantization,
-//! workload, prompt sharing and setting is its own series, so a line never joins points of
-//! different series; series are split into small multiples of at most eight.
+//! The line charts: serving (per-request against aggregate t/s) and t/s against depth. A
+//! line never joins points of different models, workloads or settings.
 
 use crate::plan::TestKind;
 use crate::report::leaderboard::charts::facet::{self, Facet, Panel, split};
 use crate::report::leaderboard::charts::parts::{describe, empty_scatter};
-use crate::report::leaderboard::entry::{Entry, is_speed, kind_word, tags_of, ts};
+use crate::report::leaderboard::charts::svg::scatter::{Point, ScatterChart, ScatterSeries};
+use crate::report::leaderboard::charts::svg::{MAX_SERIES, fmt_num};
+use crate::report::leaderboard::load::entry::{Entry, is_speed, kind_word, tags_of, ts};
 use crate::report::leaderboard::load::{Board, machine_names};
-use crate::report::leaderboard::svg::scatter::{Point, ScatterChart, ScatterSeries};
-use crate::report::leaderboard::svg::{MAX_SERIES, fmt_num};
 
 pub const NO_SERVING: &str = "no data in these results (run serving tests, e.g. n_parallel = [1, 2, 4, 8], which record tests[].serving, to produce it)";
 pub const NO_DEPTH: &str = "no data in these results (run a sweep with n_depth values above 0, e.g. n_depth = [0, 512, 2048], to produce it)";
 
-/// The workload part of a serving test's name: the name without the point's own figures
-/// (`B4`, `pps`, `0.5/s`), e.g. `parallel pp128+tg64`, `arrival prompts.jsonl slots4`.
+/// A serving test's name without the point's own figures (`B4`, `pps`, `0.5/s`).
 fn workload(name: &str) -> String {
     name.split_whitespace()
         .filter(|w| {
@@ -62,9 +59,7 @@ fn scatter_of(
     }
 }
 
-/// (c) Per-request against aggregate decode t/s of serving tests: one line per model,
-/// quantization, workload, prompt sharing and settings; parallel tests' points labelled by
-/// B, arrival tests' by their rate.
+/// Per-request against aggregate decode t/s of serving tests, points labelled by B or rate.
 pub fn serving(b: &Board) -> Vec<ScatterChart> {
     let names = machine_names(b);
     let mut items: Vec<(Vec<Facet>, (Point, f64))> = Vec::new();
@@ -132,9 +127,8 @@ fn with_dot(s: String) -> String {
     if s.is_empty() { s } else { s + " · " }
 }
 
-/// (d) t/s against context depth: one line per model, quantization, test and settings that
-/// was measured at some depth above 0 (its depth-0 point included). Prefill and decode get
-/// their own charts, since their rates differ by an order of magnitude.
+/// t/s against context depth, for what was measured above depth 0; prefill and decode
+/// apart (their rates differ tenfold).
 pub fn depth(b: &Board) -> Vec<ScatterChart> {
     let names = machine_names(b);
     let mut charts = Vec::new();

@@ -1,61 +1,42 @@
 //! The machines view, LocalScore-style: the same model, quantization and test on every
-//! machine that measured it, as bars normalised to the fastest machine (100 %). Each machine
-//! is represented by its fastest setting of the test (threads, batch sizes, ...), since a
-//! machine is best compared at its best; the tooltip names the setting.
+//! machine, as a share of the fastest; each machine at its fastest setting.
 
 use crate::plan::TestKind;
-use crate::report::leaderboard::charts::parts::describe;
-use crate::report::leaderboard::entry::Entry;
-use crate::report::leaderboard::entry::{is_speed, kind_rank, tags_of, ts};
+use crate::report::leaderboard::charts::parts::{describe, empty_bars};
+use crate::report::leaderboard::charts::svg::bars::{Bar, BarChart, BarSeries, Category};
+use crate::report::leaderboard::charts::svg::{MAX_SERIES, fmt_num};
+use crate::report::leaderboard::load::entry::Entry;
+use crate::report::leaderboard::load::entry::{
+    fastest_by, group_by, is_speed, kind_rank, tags_of, ts,
+};
 use crate::report::leaderboard::load::{Board, machine_names};
-use crate::report::leaderboard::svg::bars::{Bar, BarChart, BarSeries, Category};
-use crate::report::leaderboard::svg::{MAX_SERIES, fmt_num};
 
 pub const NO_MACHINES: &str = "no data in these results (run the same model and test on two or more machines, e.g. scripts/make-results on each, and build the board from all their result files, to produce it)";
 
-/// The fastest entry of each (model, quantization, test name, machine), for depth-0 prefill
-/// and decode tests.
 fn best_per_machine(b: &Board) -> Vec<&Entry> {
-    let mut best: Vec<&Entry> = Vec::new();
-    for e in b.entries.iter().filter(|e| {
+    let es = b.entries.iter().filter(|e| {
         is_speed(e)
             && matches!(e.test.kind, TestKind::Pp | TestKind::Tg)
             && e.test.params.n_depth == 0
-    }) {
-        let same = |o: &&Entry| {
-            o.machine == e.machine
-                && o.test.model == e.test.model
-                && o.quant == e.quant
-                && o.test.test == e.test.test
-        };
-        match best.iter_mut().find(|o| same(o)) {
-            Some(o) if ts(e) > ts(o) => *o = e,
-            Some(_) => {}
-            None => best.push(e),
-        }
-    }
-    best
+    });
+    fastest_by(es, |e| {
+        (
+            e.machine,
+            e.test.model.clone(),
+            e.quant.clone(),
+            e.test.test.clone(),
+        )
+    })
 }
 
-/// One chart per model and quantization measured on two or more machines: a row per
-/// machine, a bar per test (as a share of the fastest machine's rate for that test).
+/// A chart per model and quantization measured on two or more machines.
 pub fn machines(b: &Board) -> Vec<BarChart> {
     let names = machine_names(b);
-    let best = best_per_machine(b);
-    let mut models: Vec<(String, String)> = Vec::new();
-    for e in &best {
-        let k = (e.test.model.clone(), e.quant.clone());
-        if !models.contains(&k) {
-            models.push(k);
-        }
-    }
+    let by_model = group_by(best_per_machine(b), |e| {
+        (e.test.model.clone(), e.quant.clone())
+    });
     let mut charts = Vec::new();
-    for (model, quant) in models {
-        let es: Vec<&Entry> = best
-            .iter()
-            .copied()
-            .filter(|e| e.test.model == model && e.quant == quant)
-            .collect();
+    for ((model, quant), es) in by_model {
         let tests = shared_tests(&es);
         if tests.is_empty() {
             continue;
@@ -70,21 +51,12 @@ pub fn machines(b: &Board) -> Vec<BarChart> {
         }
     }
     if charts.is_empty() {
-        charts.push(BarChart {
-            id: "machines".into(),
-            title: "Machines against the fastest".into(),
-            subtitle: String::new(),
-            x_label: String::new(),
-            categories: vec![],
-            series: vec![],
-            empty: NO_MACHINES.into(),
-            scale: None,
-        });
+        let title = "Machines against the fastest";
+        charts.push(empty_bars("machines", title, NO_MACHINES));
     }
     charts
 }
 
-/// The test names that two or more machines ran, as the plan orders them (kind, size).
 fn shared_tests(es: &[&Entry]) -> Vec<(u8, u64, String)> {
     let mut tests: Vec<(u8, u64, String)> = Vec::new();
     for e in es {
@@ -102,7 +74,6 @@ fn shared_tests(es: &[&Entry]) -> Vec<(u8, u64, String)> {
     tests
 }
 
-/// Machine `m`'s rate of `test` as a % of the fastest machine's, with its entry.
 fn share<'a>(es: &[&'a Entry], m: usize, test: &str) -> Option<(f64, &'a Entry)> {
     let fastest = es
         .iter()
@@ -113,7 +84,6 @@ fn share<'a>(es: &[&'a Entry], m: usize, test: &str) -> Option<(f64, &'a Entry)>
     (fastest > 0.0).then(|| (100.0 * ts(e) / fastest, *e))
 }
 
-/// The machines of `es`, fastest first by the first test (then the next).
 fn fastest_first(es: &[&Entry], tests: &[(u8, u64, String)]) -> Vec<usize> {
     let mut rows: Vec<usize> = es.iter().map(|e| e.machine).collect();
     rows.sort();
@@ -132,8 +102,6 @@ fn fastest_first(es: &[&Entry], tests: &[(u8, u64, String)]) -> Vec<usize> {
     rows
 }
 
-/// The chart of some tests (a bar each) over the machines `rows`; id and title are the
-/// caller's.
 fn chart(es: &[&Entry], tests: &[(u8, u64, String)], rows: &[usize], names: &[String]) -> BarChart {
     let series = tests
         .iter()

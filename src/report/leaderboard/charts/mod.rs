@@ -1,26 +1,22 @@
-//! The charts of the page, built from the board (pure): what each chart draws (quality
-//! against speed here; `quant`, `lines`, `machines`), drawn by `svg`. What a chart shows
-//! is chosen by the test's kind (`TestRecord.kind`). A chart never mixes settings silently:
-//! bars of one chart share threads, batch sizes, flash attention and KV types (other
-//! settings get their own chart, named in its subtitle), and lines are split into small
-//! multiples of at most eight series. Each section yields at least one chart: a
-//! placeholder that says what to run when the results hold no data for it.
+//! What each chart draws (quality against speed here; `quant`, `lines`, `machines`), drawn
+//! by `svg`. A chart never mixes settings silently; each section yields at least one
+//! chart, a placeholder saying what to run when there is no data.
 
 pub(crate) mod facet;
 pub(crate) mod lines;
 pub(crate) mod machines;
 pub(crate) mod parts;
 pub(crate) mod quant;
+pub(crate) mod svg;
 
-use super::entry::{Entry, plain_d0, tags_of, ts};
+use super::load::entry::{Entry, fastest_by, group_by, plain_d0, tags_of, ts};
 use super::load::{Board, machine_names};
-use super::svg::scatter::{Point, ScatterChart, ScatterSeries};
-use super::svg::{ACCENT, MUTED, fmt_num};
 use crate::plan::TestKind;
 use facet::Facet;
-use parts::{describe, empty_scatter, group_by, variant_label};
+use parts::{describe, empty_scatter, variant_label};
+use svg::scatter::{Point, ScatterChart, ScatterSeries};
+use svg::{ACCENT, MUTED, fmt_num};
 
-/// Placeholder messages: what to run to get each chart.
 pub const NO_PARETO: &str = "no data in these results (run a KLD quality measurement of quantized variants against their reference, which records models[].quality.kld_mean, together with tg tests, to produce it)";
 
 /// Indices on the front of figures with intervals: ties stay on it together.
@@ -32,8 +28,7 @@ pub fn on_front(points: &[(crate::stats::ties::Figure, crate::stats::ties::Figur
         .collect()
 }
 
-/// The decode speed of an entry with the 95% interval its test records (between rounds,
-/// or within one launch), and its KLD ± 1.96 standard errors.
+/// Decode speed with its recorded 95% interval, and KLD ± 1.96 standard errors.
 fn speed_and_kld(e: &Entry) -> (crate::stats::ties::Figure, crate::stats::ties::Figure) {
     use crate::stats::ties::Figure;
     let v = ts(e);
@@ -50,8 +45,7 @@ fn speed_and_kld(e: &Entry) -> (crate::stats::ties::Figure, crate::stats::ties::
     (speed, Figure::around(kld, half))
 }
 
-/// The settings texts of a group: threads always, the others where some group of the same
-/// chart section differs (so that two charts of one model say what sets them apart).
+/// Threads, and the settings where some group differs (what sets two charts apart).
 fn settings_text(e: &Entry, differing: &[&str]) -> String {
     facet::settings(e)
         .into_iter()
@@ -61,7 +55,6 @@ fn settings_text(e: &Entry, differing: &[&str]) -> String {
         .join(" · ")
 }
 
-/// Settings keys whose value differs between any two of these entries.
 fn differing_settings<'a>(es: impl Iterator<Item = &'a Entry>) -> Vec<&'static str> {
     let all: Vec<Vec<Facet>> = es.map(facet::settings).collect();
     let Some(first) = all.first() else {
@@ -77,8 +70,7 @@ fn settings_key(e: &Entry) -> Vec<String> {
     facet::settings(e).into_iter().map(|f| f.value).collect()
 }
 
-/// (b) Quality against speed: x decode t/s, y KLD to the reference; the Pareto front (variants
-/// not beaten on both) highlighted. One chart per machine, reference model and settings.
+/// Decode t/s against KLD, the Pareto front highlighted: per machine, reference, settings.
 pub fn quality_vs_speed(b: &Board) -> Vec<ScatterChart> {
     let names = machine_names(b);
     let es: Vec<&Entry> = b
@@ -94,10 +86,8 @@ pub fn quality_vs_speed(b: &Board) -> Vec<ScatterChart> {
             .unwrap_or_else(|| e.test.model.clone())
     };
     let mut charts = Vec::new();
-    for ((m, reference, _), group) in group_by(es.into_iter(), |e| {
-        (e.machine, reference(e), settings_key(e))
-    }) {
-        let best = fastest_per_variant(group);
+    for ((m, reference, _), group) in group_by(es, |e| (e.machine, reference(e), settings_key(e))) {
+        let best = fastest_by(group, |e| (e.test.model.clone(), e.quant.clone()));
         let requantized = best
             .iter()
             .any(|e| e.badges.iter().any(|x| x == "requantized"));
@@ -148,24 +138,7 @@ pub fn quality_vs_speed(b: &Board) -> Vec<ScatterChart> {
     charts
 }
 
-/// The fastest decode test of each variant (model and quantization), in first-seen order.
-fn fastest_per_variant(group: Vec<&Entry>) -> Vec<&Entry> {
-    let mut best: Vec<&Entry> = Vec::new();
-    for e in group {
-        match best
-            .iter_mut()
-            .find(|v| v.test.model == e.test.model && v.quant == e.quant)
-        {
-            Some(v) if ts(e) > ts(v) => *v = e,
-            Some(_) => {}
-            None => best.push(e),
-        }
-    }
-    best
-}
-
-/// The variants' points (t/s, KLD): those beaten on both, and the Pareto front by speed.
-/// Ties (overlapping intervals) stay on the front together: a set, not a pick.
+/// The points beaten on both, and the Pareto front (ties kept together) by speed.
 fn front_points(best: &[&Entry], reference: &str) -> (Vec<Point>, Vec<Point>) {
     let pts: Vec<(f64, f64)> = best
         .iter()

@@ -1,11 +1,10 @@
-//! What the chart builders (`charts`, `charts_lines`, `charts_quant`, `machines`) share:
-//! how a point or bar describes its entry, how a chart names its variants and titles a group
-//! of models, grouping in first-seen order, and the placeholder of a chart without data.
+//! What the chart builders share: tooltips, names, grouping, placeholders.
 
 use crate::report::leaderboard::charts::facet;
-use crate::report::leaderboard::entry::{Entry, ts};
-use crate::report::leaderboard::svg::fmt_num;
-use crate::report::leaderboard::svg::scatter::ScatterChart;
+use crate::report::leaderboard::charts::svg::bars::BarChart;
+use crate::report::leaderboard::charts::svg::fmt_num;
+use crate::report::leaderboard::charts::svg::scatter::ScatterChart;
+use crate::report::leaderboard::load::entry::{Entry, ts};
 
 /// An entry in one line, for a tooltip: model, quantization, test, rate and settings.
 pub fn describe(e: &Entry) -> String {
@@ -21,8 +20,7 @@ pub fn describe(e: &Entry) -> String {
     )
 }
 
-/// A title for several model names: their common prefix (`tiny-Q8_0`, `tiny-Q4_K` → `tiny`),
-/// or the names themselves when they share none.
+/// A title for several model names: their common prefix, or the names.
 pub fn common_name(names: &[String]) -> String {
     let first = names.first().map(String::as_str).unwrap_or("");
     let mut n = first.len();
@@ -52,9 +50,7 @@ pub fn common_name(names: &[String]) -> String {
     }
 }
 
-/// A variant's label among `all` the variants of a chart: the quantization where no other
-/// variant has the same one, else the model name (with the quantization when the name does
-/// not say it).
+/// A variant's label: its quantization, or its model name where that clashes.
 pub fn variant_label(e: &Entry, all: &[&Entry]) -> String {
     let clash = all
         .iter()
@@ -68,20 +64,17 @@ pub fn variant_label(e: &Entry, all: &[&Entry]) -> String {
     }
 }
 
-/// Groups in first-seen order.
-pub fn group_by<'a, K: PartialEq>(
-    es: impl Iterator<Item = &'a Entry>,
-    key: impl Fn(&Entry) -> K,
-) -> Vec<(K, Vec<&'a Entry>)> {
-    let mut groups: Vec<(K, Vec<&Entry>)> = Vec::new();
-    for e in es {
-        let k = key(e);
-        match groups.iter_mut().find(|(x, _)| *x == k) {
-            Some((_, v)) => v.push(e),
-            None => groups.push((k, vec![e])),
-        }
+pub fn empty_bars(id: &str, title: &str, msg: &str) -> BarChart {
+    BarChart {
+        id: id.into(),
+        title: title.into(),
+        subtitle: String::new(),
+        x_label: String::new(),
+        categories: vec![],
+        series: vec![],
+        empty: msg.into(),
+        scale: None,
     }
-    groups
 }
 
 pub fn empty_scatter(id: &str, title: &str, msg: &str) -> ScatterChart {

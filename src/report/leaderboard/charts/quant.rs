@@ -1,22 +1,22 @@
-//! (a) Prefill and decode t/s per quantization: a row per variant of one model (by identity:
-//! name and architecture), a bar per test and settings, on one axis for the model and kind
-//! on every machine. Bars of different settings (threads,
-//! batch sizes, flash attention, KV types) are different series with their own colour and
-//! legend entry, never one bar beside another as if measured alike; beyond eight series the
-//! chart is split by the settings (small multiples), each chart naming what it holds.
+//! Prefill and decode t/s per quantization: a row per variant of one model, a bar per test
+//! and settings (different settings are different series), on one axis per model and kind
+//! on every machine.
 
 use crate::plan::TestKind;
 use crate::report::leaderboard::charts::facet::{self, Facet, Panel, split};
-use crate::report::leaderboard::charts::parts::{common_name, describe, group_by, variant_label};
-use crate::report::leaderboard::entry::{Entry, identity, kind_word, plain_d0, tags_of, ts};
+use crate::report::leaderboard::charts::parts::{common_name, describe, empty_bars, variant_label};
+use crate::report::leaderboard::charts::svg::bars::{
+    Bar, BarChart, BarSeries, Category, SharedScale,
+};
+use crate::report::leaderboard::charts::svg::{MAX_SERIES, fmt_num};
+use crate::report::leaderboard::load::entry::{
+    Entry, group_by, identity, kind_word, plain_d0, tags_of, ts,
+};
 use crate::report::leaderboard::load::{Board, machine_names};
-use crate::report::leaderboard::svg::bars::{Bar, BarChart, BarSeries, Category, SharedScale};
-use crate::report::leaderboard::svg::{MAX_SERIES, fmt_num};
 
 pub const NO_QUANT: &str =
     "no data in these results (run `tpsbench run` with n_prompt and n_gen tests to produce it)";
 
-/// What tells the bars of one variant apart: the test name, then the settings.
 fn series_facets(e: &Entry) -> Vec<Facet> {
     let mut f = vec![Facet::new("test", e.test.test.clone(), e.test.test.clone())];
     f.extend(facet::settings(e));
@@ -47,22 +47,16 @@ pub fn per_quant(b: &Board) -> Vec<BarChart> {
         }
     }
     if charts.is_empty() {
-        charts.push(BarChart {
-            id: "tps-per-quant".into(),
-            title: "t/s per quantization".into(),
-            subtitle: String::new(),
-            x_label: String::new(),
-            categories: vec![],
-            series: vec![],
-            empty: NO_QUANT.into(),
-            scale: None,
-        });
+        charts.push(empty_bars(
+            "tps-per-quant",
+            "t/s per quantization",
+            NO_QUANT,
+        ));
     }
     charts
 }
 
-/// One axis per model and kind on every machine: bars of two machines' charts compare by
-/// length. (identity, longest bar with its whisker).
+/// (identity, longest bar with its whisker), so that two machines' charts compare by length.
 fn shared_scales(b: &Board, kind: TestKind) -> Vec<(String, f64)> {
     let mut scales: Vec<(String, f64)> = Vec::new();
     for e in b.entries.iter().filter(|e| plain_d0(e, kind)) {
@@ -76,8 +70,6 @@ fn shared_scales(b: &Board, kind: TestKind) -> Vec<(String, f64)> {
     scales
 }
 
-/// The chart of one panel of a model on a machine (`more`: other panels follow); its id
-/// and shared scale are the caller's.
 fn panel_chart(p: &Panel<&Entry>, kind: TestKind, machine: &str, more: bool) -> BarChart {
     let all: Vec<&Entry> = p
         .series
@@ -128,7 +120,7 @@ fn panel_chart(p: &Panel<&Entry>, kind: TestKind, machine: &str, more: bool) -> 
     }
 }
 
-/// The variants (model and quantization) among `all`, largest file first: F16 down to Q2_K.
+/// The variants, largest file first.
 fn variants<'a>(all: &[&'a Entry]) -> Vec<&'a Entry> {
     let mut variants: Vec<&Entry> = Vec::new();
     for e in all {
@@ -149,7 +141,6 @@ fn variants<'a>(all: &[&'a Entry]) -> Vec<&'a Entry> {
     variants
 }
 
-/// The bar of variant `v` in a series, when the series measured it.
 fn bar(items: &[&Entry], v: &Entry) -> Option<Bar> {
     let e = items
         .iter()

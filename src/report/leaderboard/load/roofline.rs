@@ -1,14 +1,10 @@
-//! The bandwidth roofline a leaderboard holds a decode row to when its file records none:
-//! each machine's newest measured host bandwidth, the roofline estimated from it and the
-//! weights' size, and a row at or above it flagged as implausible (through
-//! `Board::flagged`, as every flag goes).
+//! The roofline a decode row is held to when its file records none: estimated from the
+//! machine's newest measured host bandwidth and the weights' size.
 
 use std::collections::BTreeMap;
 
 use super::{Board, Entry, Flag, Machine, RunInfo};
 
-/// The machines by label, each described by its newest run, with the newest measured host
-/// bandwidth where that run has none.
 pub(super) fn with_bandwidth(
     machines: BTreeMap<String, (Machine, String, RunInfo)>,
     bandwidths: &BTreeMap<String, (String, f64, Option<u64>)>,
@@ -28,9 +24,7 @@ pub(super) fn with_bandwidth(
     v
 }
 
-/// A decode without a recorded roofline, on a machine whose host bandwidth is known: the
-/// lower bound from the weights' size flags a rate the memory cannot deliver. Returns the
-/// entries kept.
+/// Flags a decode the memory cannot deliver; returns the entries kept.
 pub(super) fn roofline_flags(b: &mut Board, measured: Vec<Entry>, strict: bool) -> Vec<Entry> {
     let mut kept = Vec::new();
     for mut e in measured {
@@ -56,10 +50,8 @@ pub(super) fn roofline_flags(b: &mut Board, measured: Vec<Entry>, strict: bool) 
     kept
 }
 
-/// % of the bandwidth roofline a decode row at least reaches, estimated when its file
-/// records no roofline: t/s × the weights' size / the machine's host read bandwidth (the KV
-/// cache would only add bytes). Only for CPU machines (no GPU) and models larger than the
-/// last-level cache, where the host's DRAM bandwidth is the ceiling.
+/// t/s × weights' size / host bandwidth (the KV cache only adds bytes): on CPU machines and
+/// models above the last-level cache, where DRAM bandwidth is the ceiling.
 fn roofline_estimate(e: &Entry, m: &Machine) -> Option<f64> {
     let has_roofline = e.test.resources.as_ref().and_then(|r| r.roofline.as_ref());
     if e.test.kind != crate::plan::TestKind::Tg || e.serving.is_some() || has_roofline.is_some() {

@@ -246,7 +246,7 @@ fn runs_keep_their_load_average_and_models_their_badges() {
     assert_eq!(s.badges, ["synthetic", "requantized"]);
     let m = b.entries.iter().find(|e| e.test.model == "m").unwrap();
     assert!(m.badges.is_empty());
-    let md = crate::report::leaderboard::markdown::render(&b);
+    let md = crate::report::leaderboard::sections::markdown(&b);
     assert!(
         md.contains(" 0.05 0.10 0.20 |") && md.contains(" not recorded |"),
         "{md}"
@@ -261,7 +261,7 @@ fn a_directory_without_result_files_gives_a_page_that_says_no_results_yet() {
     let b =
         crate::report::leaderboard::load(&[dir.path().to_path_buf()], &Exclude::default()).unwrap();
     assert!(b.entries.is_empty() && b.machines.is_empty());
-    let md = crate::report::leaderboard::markdown::render(&b);
+    let md = crate::report::leaderboard::sections::markdown(&b);
     assert!(md.contains("No results yet"), "{md}");
     assert!(!md.contains("## Summary ranking"));
     let html = crate::report::leaderboard::page::render(&b);

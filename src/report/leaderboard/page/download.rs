@@ -1,13 +1,10 @@
-//! A table of the page as CSV and JSON, for the downloads under each table: the cells'
-//! text (badges in brackets, as in LEADERBOARD.md), and in JSON the numbers as numbers.
+//! A table as CSV and JSON for the page's downloads (badges in brackets, as in Markdown).
 
 use serde_json::{Value, json};
 
-use crate::report::leaderboard::markdown::cell_text;
-use crate::report::leaderboard::table::Table;
+use crate::report::leaderboard::table::{Cell, Table};
 
-/// RFC 4180 CSV: a header line, then a line per row; fields with a comma, quote or line
-/// break are quoted.
+/// RFC 4180 CSV.
 pub fn csv(t: &Table) -> String {
     let field = |s: &str| {
         if s.contains([',', '"', '\n', '\r']) {
@@ -21,15 +18,14 @@ pub fn csv(t: &Table) -> String {
     o.push_str(&line(t.headers.clone()));
     o.push_str("\r\n");
     for r in &t.rows {
-        o.push_str(&line(r.iter().map(cell_text).collect()));
+        o.push_str(&line(r.iter().map(Cell::shown).collect()));
         o.push_str("\r\n");
     }
     o
 }
 
-/// `{"columns": [...], "rows": [{column: value}, ...]}`: a numeric cell's value as a number
-/// (`<column> (text)` keeps its text when the two differ, e.g. an interval), other cells as
-/// text, and the row's permalink id as `id` when it has one.
+/// `{"columns": [...], "rows": [{column: value}, ...]}`: numbers as numbers, with
+/// `<column> (text)` where the text says more (an interval).
 pub fn json(t: &Table) -> String {
     let rows: Vec<Value> = t
         .rows
@@ -41,11 +37,11 @@ pub fn json(t: &Table) -> String {
                 o.insert("id".into(), json!(m.id));
             }
             for (h, c) in t.headers.iter().zip(r) {
-                let text = cell_text(c);
+                let text = c.shown();
                 match c.sort.filter(|v| v.is_finite()) {
                     Some(v) => {
                         o.insert(h.clone(), json!(v));
-                        if text != crate::report::leaderboard::svg::fmt_num(v)
+                        if text != crate::report::leaderboard::charts::svg::fmt_num(v)
                             && text != v.to_string()
                         {
                             o.insert(format!("{h} (text)"), json!(text));

@@ -1,43 +1,15 @@
-//! The leaderboard page's "Which decoding?" section: the speculative answers,
-//! their tables and a chart of acceptance by draft position. Apart from `html.rs`, which lays
-//! out the page, because it is one section with its own table and chart.
+//! The page's parts of a speculative answer: its table and a chart of acceptance by draft
+//! position.
 
 use std::fmt::Write as _;
 
-use crate::report::leaderboard::load::Board;
-use crate::report::leaderboard::svg::escape;
+use crate::report::leaderboard::charts::svg::escape;
 
-/// "Which decoding?": the speculative answers, each with its table and a chart of the share
-/// of drafted tokens accepted at each draft position, one bar group per setting.
-pub(super) fn section(o: &mut String, b: &Board) {
-    let answers = crate::report::leaderboard::load::speculative_answers(b);
-    let served = crate::report::leaderboard::load::served_drafting(b);
-    if answers.is_empty() && served.is_empty() {
-        return;
-    }
-    o.push_str(r#"<section id="speculative"><h2>Which decoding?</h2>"#);
-    for a in &answers {
-        let _ = write!(
-            o,
-            r#"<div class="answer"><h3>{} on {}</h3><p class="verdict">{}</p>{}{}</div>"#,
-            escape(&a.model),
-            escape(&a.host),
-            escape(&a.sentence),
-            md_table_html(&a.table),
-            position_chart(&a.positions)
-        );
-    }
-    if !served.is_empty() {
-        o.push_str("<h3>Served drafting</h3><ul>");
-        for l in &served {
-            let _ = write!(o, "<li>{}</li>", escape(l));
-        }
-        o.push_str("</ul>");
-    }
-    o.push_str("</section>\n");
+/// A speculative answer's table and its chart of acceptance by draft position.
+pub(crate) fn position_chart(md: &str, positions: &[(String, Vec<f64>)]) -> String {
+    md_table_html(md) + &chart(positions)
 }
 
-/// A Markdown table (the speculative answer's) as an HTML table, every cell escaped.
 fn md_table_html(md: &str) -> String {
     let mut o = String::from(r#"<div class="table-wrap"><table class="answer-table">"#);
     for (i, line) in md.lines().filter(|l| l.starts_with('|')).enumerate() {
@@ -56,7 +28,7 @@ fn md_table_html(md: &str) -> String {
 }
 
 /// Acceptance by draft position: an inline SVG, one row of bars per setting (0–100%).
-fn position_chart(rows: &[(String, Vec<f64>)]) -> String {
+fn chart(rows: &[(String, Vec<f64>)]) -> String {
     let rows: Vec<&(String, Vec<f64>)> = rows.iter().filter(|(_, r)| !r.is_empty()).collect();
     if rows.is_empty() {
         return String::new();

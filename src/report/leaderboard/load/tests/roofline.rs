@@ -50,7 +50,7 @@ fn a_decode_at_or_above_its_roofline_is_flagged_on_its_row_only() {
     let ids: Vec<_> = b.entries.iter().map(|e| e.test.id.as_str()).collect();
     assert_eq!(ids, ["m/pp64/t=1"]);
     assert_eq!(b.files_excluded, 0, "only the row is left out");
-    let line = crate::report::leaderboard::markdown::summary_line(&b);
+    let line = crate::report::leaderboard::sections::summary_line(&b);
     assert!(line.ends_with(", 1 row left out."), "{line}");
     assert!(!line.contains("excluded"), "no file was excluded: {line}");
 }

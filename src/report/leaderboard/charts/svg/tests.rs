@@ -1,6 +1,8 @@
 use super::*;
-use crate::report::leaderboard::svg::bars::{Bar, BarChart, BarSeries, Category};
-use crate::report::leaderboard::svg::scatter::{Point, ScatterChart, ScatterSeries, place_label};
+use crate::report::leaderboard::charts::svg::bars::{Bar, BarChart, BarSeries, Category};
+use crate::report::leaderboard::charts::svg::scatter::{
+    Point, ScatterChart, ScatterSeries, place_label,
+};
 
 #[test]
 fn ticks_are_round_and_cover_the_range() {

@@ -1,33 +1,28 @@
-//! Horizontal grouped bar charts: one row group per category (a quantization, a machine),
-//! one bar per series, the category's label and badges to the left, the value to the right
-//! of the bar. Rows grow downwards, so long labels and many categories never collide.
+//! Horizontal grouped bar charts: a row group per category, a bar per series. Rows grow
+//! downwards, so long labels and many categories never collide.
 
 use std::fmt::Write;
 
-use crate::report::leaderboard::svg::{
-    MAX_SERIES, PAD, PALETTE, Scale, Tags, chart_head, escape, fit, mark_attrs, nice_ticks,
+use crate::report::leaderboard::charts::svg::{
+    Chart, MAX_SERIES, PAD, PALETTE, Scale, Tags, chart_head, escape, fit, mark_attrs, nice_ticks,
     placeholder, plot_frame, text_width, widest, x_axis,
 };
 
-/// One bar: its length, optional ± error, the text drawn after it and the tooltip.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bar {
     pub value: f64,
     pub err: Option<f64>,
     pub label: String,
     pub tooltip: String,
-    /// What the filters select the bar by (its entry's model, machine, quantization).
     pub tags: Tags,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct BarSeries {
     pub name: String,
-    /// One per category; `None` leaves a gap.
     pub values: Vec<Option<Bar>>,
 }
 
-/// A row group's label and the badges drawn before it (`synthetic`, `requantized`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Category {
     pub label: String,
@@ -41,16 +36,13 @@ pub struct BarChart {
     pub subtitle: String,
     pub x_label: String,
     pub categories: Vec<Category>,
-    /// At most [`MAX_SERIES`]; more are not drawn (callers split them into several charts).
+    /// At most [`MAX_SERIES`] are drawn.
     pub series: Vec<BarSeries>,
-    /// Placeholder text when there is no bar.
     pub empty: String,
-    /// A scale shared with other charts (the same model and test on every machine), so
-    /// that bars of different charts compare by length; None: the chart's own.
+    /// A scale shared with other charts, so that their bars compare by length.
     pub scale: Option<SharedScale>,
 }
 
-/// The value axis of a group of charts: the group's name and its largest value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SharedScale {
     pub group: String,
@@ -58,8 +50,7 @@ pub struct SharedScale {
 }
 
 impl SharedScale {
-    /// Where the axis ends: the group's maximum rounded up to a round figure, the same for
-    /// every chart of the group whatever its width.
+    /// The group's maximum rounded up, whatever a chart's width.
     pub fn end(&self) -> f64 {
         *nice_ticks(0.0, self.max, 5).last().expect("ticks")
     }
@@ -87,16 +78,16 @@ impl BarChart {
     /// At the page's full width (the unit tests; the page renders at its facet's width).
     #[cfg(test)]
     pub fn render(&self) -> String {
-        self.render_at(crate::report::leaderboard::svg::W)
+        self.render_at(crate::report::leaderboard::charts::svg::W)
     }
+}
 
-    /// What the filters select the chart by: every bar's tags.
-    pub fn tags(&self) -> Tags {
+impl Chart for BarChart {
+    fn tags(&self) -> Tags {
         Tags::union(self.bars().map(|b| &b.tags))
     }
 
-    /// The chart in a viewBox `w` wide.
-    pub fn render_at(&self, w: f64) -> String {
+    fn render_at(&self, w: f64) -> String {
         if !self.has_data() {
             return placeholder(w, &self.id, &self.title, &self.empty);
         }
@@ -118,7 +109,9 @@ impl BarChart {
         o.push_str(&self.bar_rows(&rows, x, top, label_col));
         self.mark_scale(plot_frame(&self.id, &self.title, w, bottom, &o), d1)
     }
+}
 
+impl BarChart {
     /// Every drawn bar, series by series.
     fn bars(&self) -> impl Iterator<Item = &Bar> {
         self.series().iter().flat_map(|s| s.values.iter().flatten())

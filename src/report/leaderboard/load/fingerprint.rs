@@ -1,29 +1,20 @@
-//! The machine a result was measured on: its fingerprint (CPU, GPUs, host name), by which
-//! the leaderboard keeps results apart, and the one-line description the page shows.
+//! The machine a result was measured on: its fingerprint (CPU, GPUs, host name) and description.
 
 use crate::engine::DeviceKind;
 use crate::record::RunInfo;
 
-/// The machine a run was measured on, as the leaderboard groups results.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Machine {
-    /// Fingerprint: CPU model, GPU device descriptions and host name.
     pub key: String,
     pub hostname: String,
     pub cpu_model: String,
     pub gpus: Vec<String>,
-    /// The backends of the newest run (`run.backends`, e.g. "CPU", "CUDA").
     pub backend: String,
-    /// One line: cores, RAM, OS, llama.cpp build and backend of the newest run seen.
     pub details: String,
-    /// What two machines are compared by, as (label, value) pairs: CPU, cores and threads,
-    /// SIMD, measured host bandwidth, GPUs, llama.cpp build and flags (a dirty build
-    /// flagged). The load average is the run's (see the runs table).
+    /// What two machines are compared by, as (label, value).
     pub facts: Vec<(String, String)>,
-    /// Host read bandwidth (GB/s) of the newest run that measured it.
     pub bandwidth_gbs: Option<f64>,
-    /// The last-level cache of that measurement, bytes: a model smaller than it may be
-    /// read from cache, above the DRAM bandwidth.
+    /// A model smaller than the last-level cache may be read above the DRAM bandwidth.
     pub llc_bytes: Option<u64>,
 }
 
@@ -63,8 +54,7 @@ impl Machine {
         .with_facts(run)
     }
 
-    /// Fills `facts` from the run (bandwidth from `bandwidth_gbs`, which the board may take
-    /// from an older run of the machine).
+    /// `facts` from the run, the bandwidth from `bandwidth_gbs` (maybe an older run's).
     pub fn with_facts(mut self, run: &RunInfo) -> Machine {
         let s = &run.system;
         let b = &run.llama_cpp;
@@ -124,7 +114,6 @@ impl Machine {
         self
     }
 
-    /// `host: CPU + GPUs`, for headings.
     pub fn label(&self) -> String {
         let mut l = format!("{}: {}", self.hostname, self.cpu_model);
         for g in &self.gpus {
@@ -135,9 +124,8 @@ impl Machine {
     }
 }
 
-/// The CPU as recorded, said to be only a vendor or family name when it has no model
-/// number: a hypervisor may hide the model (`/proc/cpuinfo` then reads "AMD EPYC"), and
-/// the page does not pretend to know more.
+/// The CPU as recorded, said to be only a name without a model number (a hypervisor may
+/// hide it): the page does not pretend to know more.
 pub fn cpu_line(model: &str) -> String {
     if model.trim().is_empty() {
         "not recorded".into()
@@ -148,7 +136,6 @@ pub fn cpu_line(model: &str) -> String {
     }
 }
 
-/// GPU (and integrated GPU) device descriptions, in llama.cpp's device order.
 pub fn gpu_descriptions(run: &RunInfo) -> Vec<String> {
     run.devices
         .iter()
@@ -157,7 +144,6 @@ pub fn gpu_descriptions(run: &RunInfo) -> Vec<String> {
         .collect()
 }
 
-/// The hardware part of the fingerprint (no host name): CPU model and GPU descriptions.
 pub fn hardware(run: &RunInfo) -> String {
     format!(
         "{} | {}",
@@ -166,7 +152,6 @@ pub fn hardware(run: &RunInfo) -> String {
     )
 }
 
-/// Machine fingerprint: CPU model, GPU descriptions, host name.
 pub fn fingerprint(run: &RunInfo) -> String {
     format!("{} | {}", hardware(run), run.system.hostname)
 }

@@ -1,12 +1,10 @@
-//! Scatter charts with optional lines: each series its own colour and, when asked, its own
-//! polyline (a line never joins two series). Point labels are placed at the first of eight
-//! spots around the point where they touch no other label, no point and stay inside the
-//! plot; a label with no free spot is left out (the point's tooltip still says it all).
+//! Scatter charts with optional lines (never joining two series). A point's label goes to
+//! the first of eight spots around it that is free, or is left out (the tooltip has it).
 
 use std::fmt::Write;
 
-use crate::report::leaderboard::svg::{
-    MAX_SERIES, PAD, PALETTE, Rect, Scale, Tags, W, chart_head, escape, fit, mark_attrs,
+use crate::report::leaderboard::charts::svg::{
+    Chart, MAX_SERIES, PAD, PALETTE, Rect, Scale, Tags, W, chart_head, escape, fit, mark_attrs,
     nice_ticks, placeholder, plot_frame, tick_labels, widest, x_axis,
 };
 
@@ -14,10 +12,8 @@ use crate::report::leaderboard::svg::{
 pub struct Point {
     pub x: f64,
     pub y: f64,
-    /// Short text drawn beside the point, where there is room.
     pub label: Option<String>,
     pub tooltip: String,
-    /// What the filters select the point by (its entry's model, machine, quantization).
     pub tags: Tags,
 }
 
@@ -25,9 +21,7 @@ pub struct Point {
 pub struct ScatterSeries {
     pub name: String,
     pub points: Vec<Point>,
-    /// Join the points, in the given order, with a line.
     pub line: bool,
-    /// Colour override (else the palette in series order).
     pub color: Option<String>,
     /// Drawn thicker and on top, its labels placed first (the Pareto front).
     pub emphasis: bool,
@@ -40,17 +34,14 @@ pub struct ScatterChart {
     pub subtitle: String,
     pub x_label: String,
     pub y_label: String,
-    /// At most [`MAX_SERIES`]; more are not drawn (callers split them into several charts).
+    /// At most [`MAX_SERIES`] are drawn.
     pub series: Vec<ScatterSeries>,
-    /// Start the axes at zero (rates) rather than at the data's minimum.
     pub x_zero: bool,
     pub y_zero: bool,
     pub empty: String,
 }
 
-/// Plot height on wide and on narrow charts.
 const PLOT_H: f64 = 300.0;
-/// Where a label is drawn: x, baseline y, text anchor.
 type Spot = (f64, f64, &'static str);
 const PLOT_H_NARROW: f64 = 240.0;
 const LABEL_PX: f64 = 11.0;
@@ -62,8 +53,6 @@ fn bounds(v: impl Iterator<Item = f64>) -> (f64, f64) {
         })
 }
 
-/// The first free spot for a label of `text` beside the point (cx, cy): the text's anchor
-/// position and box, or `None`.
 pub fn place_label(
     text: &str,
     cx: f64,
@@ -103,14 +92,14 @@ impl ScatterChart {
     pub fn render(&self) -> String {
         self.render_at(W)
     }
+}
 
-    /// What the filters select the chart by: every drawn point's tags.
-    pub fn tags(&self) -> Tags {
+impl Chart for ScatterChart {
+    fn tags(&self) -> Tags {
         Tags::union(self.points().map(|p| &p.tags))
     }
 
-    /// The chart in a viewBox `w` wide.
-    pub fn render_at(&self, w: f64) -> String {
+    fn render_at(&self, w: f64) -> String {
         if !self.has_data() {
             return placeholder(w, &self.id, &self.title, &self.empty);
         }
@@ -140,7 +129,9 @@ impl ScatterChart {
         o.push_str(&self.marks(x, y));
         plot_frame(&self.id, &self.title, w, bottom, &o)
     }
+}
 
+impl ScatterChart {
     /// The series drawn: at most [`MAX_SERIES`].
     fn drawn(&self) -> &[ScatterSeries] {
         &self.series[..self.series.len().min(MAX_SERIES)]

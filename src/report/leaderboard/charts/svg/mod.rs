@@ -1,34 +1,25 @@
-//! The parts every chart shares: escaping, ticks and number formats, a conservative estimate
-//! of text widths (so that labels can be placed where they collide with nothing), the title
-//! block, the legend, the axes, and the placeholder of a chart without data. The charts
-//! themselves are in `bars` (horizontal grouped bars) and `scatter` (points and lines).
-//! Pure: data in, SVG text out; charts scale to their container (viewBox).
+//! The chart layer under every chart (`bars`, `scatter`): scales and ticks, text widths
+//! (so labels can be placed where they collide with nothing), title, legend, axes and the
+//! placeholder of a chart without data. Data in, SVG text out.
 
 pub(crate) mod bars;
 pub(crate) mod scatter;
 
 use std::fmt::Write;
 
-/// Colour-blind-friendly categorical palette (Observable 10, first 8: a chart draws at most
-/// 8 series, so no colour repeats within a chart).
+/// Colour-blind-friendly palette (Observable 10's first 8: no colour repeats in a chart).
 pub const PALETTE: [&str; 8] = [
     "#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#9c6b4e",
 ];
-/// Most series one chart draws; more are split into several charts (small multiples).
 pub const MAX_SERIES: usize = PALETTE.len();
-/// Highlight colour (the Pareto front) and the colour of de-emphasised marks.
 pub const ACCENT: &str = "#d9480f";
 pub const MUTED: &str = "#adb5bd";
 
-/// Width of a chart's viewBox on wide screens, and on phones (the page shows one or the
-/// other, so that text keeps its size instead of shrinking with the chart); heights follow
-/// the content.
+/// viewBox widths on wide screens and on phones: the page shows one, so text keeps its size.
 pub const W: f64 = 720.0;
 pub const W_NARROW: f64 = 360.0;
-/// Outer margin of the title block, legend and axis labels.
 pub const PAD: f64 = 20.0;
 
-/// Escapes text for SVG/HTML content and attribute values.
 pub fn escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
@@ -44,23 +35,34 @@ pub fn escape(s: &str) -> String {
     o
 }
 
-/// What the page's filters select a chart or one of its marks by: pairs such as
-/// ("model", "SmolLM2-135M (llama)"), ("machine", "0"), ("quant", "Q4_K_M"), the same
-/// values as the filter menus'. A key given more than once holds each value (a chart of two
-/// machines). The page hides a chart card none of whose values match a filter, and dims a
-/// mark (a bar, a point) that does not match; a key the element lacks never hides it.
+/// What the page's filters select an element by: ("model", "SmolLM2-135M (llama)"),
+/// ("machine", "0"), ...; a key may hold several values (a chart of two machines).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Tags(pub Vec<(&'static str, String)>);
 
 impl Tags {
-    /// Adds a pair; an empty value (not known) or a pair already there is left out.
+    pub fn of<const N: usize>(pairs: [(&'static str, &str); N]) -> Tags {
+        let mut t = Tags::default();
+        for (k, v) in pairs {
+            t.add(k, v);
+        }
+        t
+    }
+
+    pub fn filter_attrs(&self) -> String {
+        match self.0.is_empty() {
+            true => String::new(),
+            false => format!(" data-f{}", self.attrs()),
+        }
+    }
+
+    /// Adds a pair, unless its value is empty or the pair is there.
     pub fn add(&mut self, key: &'static str, value: &str) {
         if !value.is_empty() && !self.0.iter().any(|(k, v)| *k == key && v == value) {
             self.0.push((key, value.to_string()));
         }
     }
 
-    /// Every pair of every one of `all`, once.
     pub fn union<'a>(all: impl IntoIterator<Item = &'a Tags>) -> Tags {
         let mut t = Tags::default();
         for (k, v) in all.into_iter().flat_map(|x| &x.0) {
@@ -69,7 +71,6 @@ impl Tags {
         t
     }
 
-    /// The keys that hold more than one value.
     pub fn varying(&self) -> Vec<&'static str> {
         let mut keys: Vec<&'static str> = Vec::new();
         for (i, (k, _)) in self.0.iter().enumerate() {
@@ -80,9 +81,7 @@ impl Tags {
         keys
     }
 
-    /// ` data-KEY="v1&#10;v2"` per key, in first-seen order; empty when there is none. The
-    /// values of one key are joined by a line break, which no value holds (the script
-    /// splits on it).
+    /// ` data-KEY="v1&#10;v2"` per key: the script splits on the line break, which no value holds.
     pub fn attrs(&self) -> String {
         let mut keys: Vec<&str> = Vec::new();
         for (k, _) in &self.0 {
@@ -104,10 +103,8 @@ impl Tags {
     }
 }
 
-/// A mark's attributes: `data-m` (the page's script dims marks by it) and its tags of the
-/// keys in `keys`, the keys whose value varies within its chart (the card's tags settle the
-/// others, and leaving them out keeps a page of many machines smaller); nothing for a mark
-/// without such tags.
+/// A mark's `data-m` attributes: only the tags that vary within its chart (the card's
+/// settle the others, and a page of many machines stays smaller).
 pub fn mark_attrs(t: &Tags, keys: &[&str]) -> String {
     let mine = Tags(
         t.0.iter()
@@ -154,7 +151,6 @@ pub fn fmt_tick(v: f64, step: f64) -> String {
     format!("{v:.d$}")
 }
 
-/// Tick labels of a tick list.
 pub fn tick_labels(ticks: &[f64]) -> Vec<String> {
     let step = if ticks.len() > 1 {
         ticks[1] - ticks[0]
@@ -164,7 +160,6 @@ pub fn tick_labels(ticks: &[f64]) -> Vec<String> {
     ticks.iter().map(|t| fmt_tick(*t, step)).collect()
 }
 
-/// A number as a value label: fewer decimals for larger values.
 pub fn fmt_num(v: f64) -> String {
     let a = v.abs();
     if a == 0.0 {
@@ -181,8 +176,8 @@ pub fn fmt_num(v: f64) -> String {
     }
 }
 
-/// Width of a character in em, at least what DejaVu Sans (the usual sans-serif on Linux, and
-/// among the widest) gives it, so that estimated boxes contain the drawn text.
+/// Width of a character in em, at least DejaVu Sans's (among the widest), so that
+/// estimated boxes contain the drawn text.
 fn char_em(c: char) -> f64 {
     match c {
         'M' | 'W' | 'm' | 'w' | '%' | '@' | '…' | '—' => 1.0,
@@ -202,7 +197,6 @@ pub fn text_width(s: &str, px: f64) -> f64 {
     s.chars().map(char_em).sum::<f64>() * px
 }
 
-/// `s` shortened with an ellipsis until its estimated width fits `max_w`.
 pub fn fit(s: &str, px: f64, max_w: f64) -> String {
     if text_width(s, px) <= max_w {
         return s.to_string();
@@ -215,8 +209,7 @@ pub fn fit(s: &str, px: f64, max_w: f64) -> String {
     t
 }
 
-/// Splits text into lines whose estimated width fits `max_w` (words longer than a line are
-/// shortened).
+/// Lines that fit `max_w` (a longer word shortened).
 pub fn wrap(text: &str, px: f64, max_w: f64) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     for word in text.split_whitespace() {
@@ -231,7 +224,6 @@ pub fn wrap(text: &str, px: f64, max_w: f64) -> Vec<String> {
     lines
 }
 
-/// An axis-aligned box in viewBox units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rect {
     pub x0: f64,
@@ -266,7 +258,6 @@ impl Rect {
     }
 }
 
-/// Linear map of a domain onto a pixel range.
 #[derive(Clone, Copy)]
 pub struct Scale {
     pub d0: f64,
@@ -286,7 +277,6 @@ impl Scale {
     }
 }
 
-/// The `<svg>` element around a chart's body.
 pub fn frame(id: &str, title: &str, w: f64, h: f64, body: &str) -> String {
     format!(
         r#"<svg class="chart" data-chart="{}" viewBox="0 0 {w} {h:.0}" role="img" aria-label="{}"><rect class="bg" x="0" y="0" width="{w}" height="{h:.0}" rx="10"/>{body}</svg>"#,
@@ -298,7 +288,6 @@ pub fn frame(id: &str, title: &str, w: f64, h: f64, body: &str) -> String {
 /// Title (shortened to one line) and subtitle (wrapped); returns the SVG and the y below.
 pub fn header(w: f64, title: &str, subtitle: &str) -> (String, f64) {
     let mut o = String::new();
-    // The title on up to two lines, the second shortened if need be.
     let mut lines = wrap(title, 16.0 * 1.1, w - 2.0 * PAD);
     if lines.len() > 2 {
         let rest = lines[1..].join(" ");
@@ -323,8 +312,7 @@ pub fn header(w: f64, title: &str, subtitle: &str) -> (String, f64) {
     (o, y + 12.0)
 }
 
-/// The head of a chart with a plot: its title block and, below it, the legend of `items`
-/// (none: no legend); returns the SVG and the y below.
+/// Title block and legend; returns the SVG and the y below.
 pub fn chart_head(
     w: f64,
     title: &str,
@@ -337,13 +325,11 @@ pub fn chart_head(
     (o, y)
 }
 
-/// The `<svg>` element around a chart whose plot ends at `bottom`, with room below for the
-/// x axis's tick labels and title (see [`x_axis`]).
+/// The `<svg>` of a plot ending at `bottom`, with room for the x axis below.
 pub fn plot_frame(id: &str, title: &str, w: f64, bottom: f64, body: &str) -> String {
     frame(id, title, w, bottom + 54.0, body)
 }
 
-/// The estimated width of the widest of `texts` drawn at `px` pixels (0 for none).
 pub fn widest<S: AsRef<str>>(texts: impl IntoIterator<Item = S>, px: f64) -> f64 {
     texts
         .into_iter()
@@ -378,8 +364,7 @@ pub fn legend(w: f64, items: &[(String, String)], y0: f64) -> (String, f64) {
     (o, y + 10.0)
 }
 
-/// Vertical grid lines and x tick labels at the bottom, every other label dropped until they
-/// no longer touch; then the axis title.
+/// Grid lines and x tick labels (every other dropped until they do not touch), axis title.
 pub fn x_axis(ticks: &[f64], x: Scale, top: f64, bottom: f64, label: &str) -> String {
     let labels = tick_labels(ticks);
     let label_w = widest(&labels, 12.0);
@@ -414,7 +399,6 @@ pub fn x_axis(ticks: &[f64], x: Scale, top: f64, bottom: f64, label: &str) -> St
     o
 }
 
-/// The placeholder chart: same frame, a message where the data would be.
 pub fn placeholder(w: f64, id: &str, title: &str, message: &str) -> String {
     let (mut body, top) = header(w, title, "");
     let lines = wrap(message, 14.0, w - 2.0 * PAD - 20.0);
@@ -437,6 +421,13 @@ pub fn placeholder(w: f64, id: &str, title: &str, message: &str) -> String {
     }
     body.push_str("</text></g>");
     frame(id, title, w, top + h + PAD, &body)
+}
+
+/// A chart as the page shows it: drawn at a width, tagged with all it draws.
+pub trait Chart {
+    fn tags(&self) -> Tags;
+    /// The chart in a viewBox `w` wide.
+    fn render_at(&self, w: f64) -> String;
 }
 
 #[cfg(test)]

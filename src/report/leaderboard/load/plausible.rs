@@ -1,34 +1,21 @@
-//! Plausibility checks on what a leaderboard publishes. A flag is either the run's (a dirty
-//! build, a busy machine, a test fixture: every row of the file carries it) or one row's (a
-//! decode rate at or above its bandwidth roofline, a model that looks synthetic but is not
-//! marked so, a duplicate of another measurement). `tpsbench leaderboard` prints one
-//! warning line per flagged run or row and badges the row on the page; `--strict` leaves
-//! flagged runs and rows out.
+//! Plausibility flags on what a leaderboard publishes: a run's (dirty build, busy machine,
+//! fixture) or a row's (at or above its roofline, unmarked synthetic model, duplicate).
 
 use crate::record::{ModelRecord, RunInfo, TestRecord};
 
-/// Fewer parameters than this, without `provenance.synthetic`, is a test model passed off
-/// as a language model.
+/// Fewer parameters than this, unmarked, is a test model passed off as a language model.
 pub const MIN_PARAMS: u64 = 10_000_000;
 
-/// Why a run or a row is not plausible as published figures.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Flag {
-    /// Decode at or above 100% of the bandwidth roofline: the roofline or the rate is wrong.
     Roofline(String),
-    /// tpsbench or llama.cpp built from a modified checkout (commit ends in "-dirty").
     Dirty(String),
-    /// Started above `machine::busy_threshold`: its timings shared the machine.
     Busy(String),
-    /// A test fixture (tool commit "fixture" or a `fixture-*` host), or a model that looks
-    /// synthetic but whose provenance does not say so.
     Fixture(String),
-    /// The same machine, test identity and test time as another measurement read.
     Duplicate(String),
 }
 
 impl Flag {
-    /// The badge on the page: one word.
     pub fn badge(&self) -> &'static str {
         match self {
             Flag::Roofline(_) => "implausible",
@@ -39,7 +26,6 @@ impl Flag {
         }
     }
 
-    /// What was found, for the warning line.
     pub fn detail(&self) -> &str {
         match self {
             Flag::Roofline(s)
@@ -51,7 +37,6 @@ impl Flag {
     }
 }
 
-/// The flags of a whole run: dirty build, busy start, test fixture.
 pub fn run_flags(run: &RunInfo) -> Vec<Flag> {
     let mut v = Vec::new();
     let tool = run.tool.git_commit.as_deref().unwrap_or("");
@@ -78,8 +63,6 @@ pub fn run_flags(run: &RunInfo) -> Vec<Flag> {
     v
 }
 
-/// The flags of one row: its roofline, and its model (`models[k]`, when the file lists it)
-/// when that looks synthetic without being marked.
 pub fn entry_flags(t: &TestRecord, model: Option<&ModelRecord>) -> Vec<Flag> {
     let mut v = Vec::new();
     if let Some(r) = t.resources.as_ref().and_then(|r| r.roofline.as_ref())
@@ -96,8 +79,6 @@ pub fn entry_flags(t: &TestRecord, model: Option<&ModelRecord>) -> Vec<Flag> {
     v
 }
 
-/// Why a model looks synthetic or like the tiny test model while `provenance.synthetic` is
-/// not true.
 fn unmarked_synthetic(m: &ModelRecord) -> Option<String> {
     if m.provenance.as_ref().is_some_and(|p| p.synthetic) {
         return None;
