@@ -88,7 +88,8 @@ fn the_fastest_within_the_budget_is_named_with_the_variants_it_ties_with() {
         a.sentence,
         "For SmolLM2-135M on vm, the fastest quantization within a KLD budget of 0.05 nats \
          is Q4_K_M, tied with Q5_K_M. The ties are not established apart; interleaved rounds \
-         pair them and settle more (`tpsbench run --rounds auto`)."
+         pair them and settle more (`tpsbench run --rounds auto`). Among them, Q5_K_M has the \
+         lowest KLD (0.0260) and Q4_K_M is the smallest file (96.00 MiB)."
     );
     // The front is a set: Q2_K (fastest), Q4_K_M and Q5_K_M (tied on speed, KLD apart
     // only within their errors), Q8_0 (closest). The tied pair names each other.

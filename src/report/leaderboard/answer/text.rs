@@ -56,11 +56,45 @@ pub fn sentence(model: &str, host: &str, rows: &[Row], budget: f64, resolved: &R
     let answer = sentence_answer(&head, rows, budget, resolved);
     if resolved.best.is_some() && !resolved.best_ties.is_empty() {
         format!(
-            "{answer} The ties are not established apart; {}.",
-            settle(resolved)
+            "{answer} The ties are not established apart; {}.{}",
+            settle(resolved),
+            among_ties(rows, resolved)
         )
     } else {
         answer
+    }
+}
+
+/// Among the leader and its speed ties: the lowest measured KLD and the smallest file, as
+/// measured (neither is a verdict on the KLD intervals), or nothing when one row is both
+/// or no row has the figure.
+fn among_ties(rows: &[Row], r: &Resolved) -> String {
+    let tied: Vec<&Row> = r
+        .best
+        .iter()
+        .chain(&r.best_ties)
+        .map(|&i| &rows[i])
+        .collect();
+    let faithful = tied
+        .iter()
+        .filter_map(|x| Some((x, x.kld?.0)))
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    let smallest = tied
+        .iter()
+        .filter_map(|x| Some((x, x.size?)))
+        .min_by_key(|x| x.1);
+    match (faithful, smallest) {
+        (Some((f, k)), Some((s, _))) if f.quant == s.quant => format!(
+            " Among them, {} has the lowest KLD ({k:.4}) and is the smallest file.",
+            f.quant
+        ),
+        (Some((f, k)), Some((s, b))) => format!(
+            " Among them, {} has the lowest KLD ({k:.4}) and {} is the smallest file ({}).",
+            f.quant,
+            s.quant,
+            format_size(b)
+        ),
+        _ => String::new(),
     }
 }
 
