@@ -164,7 +164,10 @@ fn values(k: &Knob, flag: &str, raw: &str) -> Result<Vec<KnobValue>, BenchArgErr
             })
             .collect(),
     };
-    items.iter().map(|x| k.value(x).map_err(bad)).collect()
+    items
+        .iter()
+        .map(|x| k.value(x).map_err(|e| bad(e.0)))
+        .collect()
 }
 
 /// Reads llama-bench's arguments (and tpsbench's `--rounds`, `--print-config`,

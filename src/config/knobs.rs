@@ -26,6 +26,8 @@
 //! (llama-cpp-sys-2 0.1.161): `-C`, `--cpu-strict`, `--poll`, `-ncmoe`, `-dev`, `-ts`, `-ot`,
 //! `-lm`, `-lzm`, `-embd`, `-nopo`, `--no-host`, `--repack`, `-fitt`, `-fitc`.
 
+use crate::config::Invalid;
+
 use serde::{Deserialize, Serialize};
 
 /// Whether changing the parameter means reloading the model.
@@ -53,10 +55,10 @@ pub enum Kind {
     /// One of these words (lower case).
     Choice(&'static [&'static str]),
     /// Text checked and canonicalized by the function.
-    Text(fn(&str) -> Result<String, String>),
+    Text(fn(&str) -> Result<String, Invalid>),
     /// Any TOML value, checked by the function (flash attention's auto/on/off/-1/0/1, split
     /// modes, KV cache types: the spellings `config::values` accepts).
-    Check(fn(&toml::Value) -> Result<KnobValue, String>),
+    Check(fn(&toml::Value) -> Result<KnobValue, Invalid>),
 }
 
 /// llama-bench's JSON type of the field (its `get_field_type()`).
@@ -270,7 +272,7 @@ impl Knob {
     }
 
     /// Checks one TOML value and returns it canonical.
-    pub fn value(&self, x: &toml::Value) -> Result<KnobValue, String> {
+    pub fn value(&self, x: &toml::Value) -> Result<KnobValue, Invalid> {
         match self.kind {
             Kind::Int { min, max } => super::values::int_value(x, min, max).map(KnobValue::Int),
             Kind::Bool => super::values::boolean(x).map(KnobValue::Bool),
@@ -278,11 +280,11 @@ impl Knob {
                 let s = x.as_str().map(str::to_ascii_lowercase);
                 match s {
                     Some(s) if words.contains(&s.as_str()) => Ok(KnobValue::Text(s)),
-                    _ => Err(format!(
+                    _ => Err(Invalid(format!(
                         "expected one of {}, got {}",
                         words.join(", "),
                         show_toml(x)
-                    )),
+                    ))),
                 }
             }
             Kind::Text(check) => {
@@ -290,7 +292,12 @@ impl Knob {
                     toml::Value::String(s) => s.clone(),
                     toml::Value::Integer(n) => n.to_string(),
                     toml::Value::Float(f) => f.to_string(),
-                    other => return Err(format!("expected a string, got {}", other.type_str())),
+                    other => {
+                        return Err(Invalid(format!(
+                            "expected a string, got {}",
+                            other.type_str()
+                        )));
+                    }
                 };
                 check(&s).map(KnobValue::Text)
             }
@@ -316,13 +323,13 @@ fn show_toml(x: &toml::Value) -> String {
 }
 
 /// Parses a sweep key of the table: a scalar or a list, each value checked.
-pub fn parse_values(k: &Knob, v: &toml::Value) -> Result<Vec<KnobValue>, String> {
+pub fn parse_values(k: &Knob, v: &toml::Value) -> Result<Vec<KnobValue>, Invalid> {
     let items: Vec<&toml::Value> = match v {
         toml::Value::Array(a) => a.iter().collect(),
         other => vec![other],
     };
     if items.is_empty() {
-        return Err("the list is empty: give at least one value".into());
+        return Err(Invalid("the list is empty: give at least one value".into()));
     }
     items.into_iter().map(|x| k.value(x)).collect()
 }

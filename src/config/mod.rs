@@ -29,8 +29,8 @@ use values::{list, scalar_float};
 
 pub use axis_values::{FlashAttn, KV_TYPES, SplitMode};
 pub use endpoint::{Api, Served, ServedDraft, ServerLaunch};
-pub use error::ConfigError;
 pub(crate) use error::Ctx;
+pub use error::{ConfigError, Invalid};
 pub use knobs::{Axes, TestParams};
 pub use settings::{AutoRounds, MAX_ROUNDS, MAX_ROUNDS_RULE, RunSettings};
 pub use tokens::PromptTokens;
@@ -516,7 +516,7 @@ pub(crate) fn apply_axes(
             };
             return Err(err(message));
         };
-        let values = knobs::parse_values(knob, v).map_err(err)?;
+        let values = knobs::parse_values(knob, v).map_err(|e| err(e.0))?;
         knob.set_axis(out, values);
     }
     Ok(())

@@ -2,6 +2,8 @@
 //! Deserialized with the rest of the file into [`RawServing`], then checked key by key with
 //! the value checks `[sweep]` uses; mistakes name file, line and key.
 
+use crate::config::Invalid;
+
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -127,23 +129,25 @@ fn int(ctx: &Ctx, v: &V, name: &str, min: i64, max: i64, default: i64) -> Result
     }
 }
 
-fn mode(x: &toml::Value) -> Result<Mode, String> {
+fn mode(x: &toml::Value) -> Result<Mode, Invalid> {
     match x.as_str() {
         Some("request") => Ok(Mode::Request),
         Some("parallel") => Ok(Mode::Parallel),
         Some("arrival") => Ok(Mode::Arrival),
         Some("goodput") => Ok(Mode::Goodput),
-        _ => Err(format!(
+        _ => Err(Invalid(format!(
             "{x} is not a mode: use \"request\", \"parallel\", \"arrival\" or \"goodput\""
-        )),
+        ))),
     }
 }
 
-fn rate(x: &toml::Value) -> Result<f64, String> {
+fn rate(x: &toml::Value) -> Result<f64, Invalid> {
     let r = x.as_float().or_else(|| x.as_integer().map(|i| i as f64));
     match r {
         Some(f) if f > 0.0 && f <= 1e6 => Ok(f),
-        _ => Err(format!("{x} is not a rate in requests per second (> 0)")),
+        _ => Err(Invalid(format!(
+            "{x} is not a rate in requests per second (> 0)"
+        ))),
     }
 }
 

@@ -10,6 +10,8 @@
 //! text = "datasets/ShareGPT_V3_unfiltered_cleaned_split.json"
 //! ```
 
+use crate::config::Invalid;
+
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -41,14 +43,14 @@ impl PromptTokens {
     }
 
     /// One value of the `tokens` axis.
-    pub(crate) fn parse(v: &toml::Value) -> Result<PromptTokens, String> {
+    pub(crate) fn parse(v: &toml::Value) -> Result<PromptTokens, Invalid> {
         match v.as_str().map(str::trim) {
             Some("random") => Ok(PromptTokens::Random),
             Some("text") => Ok(PromptTokens::Text),
-            _ => Err(format!(
+            _ => Err(Invalid(format!(
                 "{v} is not a token source: use \"random\" (llama-bench's random ids) or \
                  \"text\" (the [sweep] table's `text` file)"
-            )),
+            ))),
         }
     }
 }

@@ -26,7 +26,7 @@ use toml::Spanned;
 use crate::config::serving::ServingConfig;
 use crate::config::speculative::SpeculativeConfig;
 use crate::config::values::{scalar_float, scalar_int};
-use crate::config::{ConfigError, Ctx};
+use crate::config::{ConfigError, Ctx, Invalid};
 
 mod slo;
 pub use slo::{GoodputObjective, LatencyLimits, describe_slo, describe_slots};
@@ -48,14 +48,14 @@ pub struct Objective {
 
 impl Objective {
     /// "tg128", "pp512", "pp512+tg128", each optionally "@d4096".
-    pub fn parse(s: &str) -> Result<Objective, String> {
+    pub fn parse(s: &str) -> Result<Objective, Invalid> {
         let bad = || {
-            format!(
+            Invalid(format!(
                 "objective {s:?}: expected \"tgN\", \"ppN\" or \"ppN+tgM\" (llama-bench's \
                  pg), optionally at a depth \"@dD\" (D at most {MAX_DEPTH}), e.g. \"tg128\" \
                  or \"pp512@d4096\"; or \"goodput\" (served, under [serving] slo); or \
                  \"speculative\" (decode on [speculative]'s prompts, drafters included)"
-            )
+            ))
         };
         let t = s.trim();
         let (test, depth) = match t.split_once('@') {

@@ -65,9 +65,9 @@ impl Bandwidth {
     }
 }
 
-/// A known 1-minute load average below half the logical CPUs.
+/// A known 1-minute load average below [`super::busy_threshold`].
 fn quiet(load_average: Option<[f64; 3]>, logical_cpus: u32) -> bool {
-    load_average.is_some_and(|la| la[0] < f64::from(logical_cpus.max(1)) / 2.0)
+    load_average.is_some_and(|la| la[0] < super::busy_threshold(logical_cpus))
 }
 
 const BUFFER: usize = 512 << 20;

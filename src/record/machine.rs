@@ -1,5 +1,6 @@
 //! The run's facts about the tool, the llama.cpp build and the machine, as record types.
 
+use crate::engine::DeviceKind;
 use crate::engine::linkage::{self, LLAMA_SYS_VERSION};
 use crate::machine;
 use crate::util::system::gpu_backend;
@@ -162,7 +163,7 @@ pub fn roofline_bandwidth(
         let names = info.gpus.iter().map(|g| g.name.clone()).chain(
             info.devices
                 .iter()
-                .filter(|d| d.kind == "gpu")
+                .filter(|d| d.kind == DeviceKind::Gpu)
                 .map(|d| d.description.clone()),
         );
         c.device = names

@@ -158,8 +158,7 @@ fn as_written(x: &impl Serialize) -> String {
 
 /// A limit as the race applied it; in the file, the line [`Display`](std::fmt::Display)
 /// writes, read back by `TryFrom`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(into = "String", try_from = "String")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Applied {
     MinCtx(u32),
     MaxKld(f64),
@@ -181,9 +180,15 @@ impl std::fmt::Display for Applied {
     }
 }
 
-impl From<Applied> for String {
-    fn from(a: Applied) -> String {
-        a.to_string()
+impl Serialize for Applied {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Applied {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Applied::try_from(String::deserialize(d)?).map_err(serde::de::Error::custom)
     }
 }
 

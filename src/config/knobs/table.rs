@@ -62,7 +62,7 @@ mod conv {
         pub fn from(v: &KnobValue) -> SplitMode {
             SplitMode::parse(v.as_str()).unwrap_or_default()
         }
-        pub fn check(x: &toml::Value) -> Result<KnobValue, String> {
+        pub fn check(x: &toml::Value) -> Result<KnobValue, crate::config::Invalid> {
             crate::config::values::split_mode(x).map(|m| to(&m))
         }
     }
@@ -75,11 +75,11 @@ mod conv {
         pub fn from(v: &KnobValue) -> FlashAttn {
             FlashAttn::from_i32(v.as_i64())
         }
-        pub fn check(x: &toml::Value) -> Result<KnobValue, String> {
+        pub fn check(x: &toml::Value) -> Result<KnobValue, crate::config::Invalid> {
             crate::config::values::flash_attn(x).map(|f| to(&f))
         }
     }
-    pub fn kv_type(x: &toml::Value) -> Result<super::KnobValue, String> {
+    pub fn kv_type(x: &toml::Value) -> Result<super::KnobValue, crate::config::Invalid> {
         crate::config::values::kv_type(x).map(super::KnobValue::Text)
     }
 }

@@ -17,6 +17,7 @@ use serde::ser::SerializeMap;
 use serde_json::{Value, json};
 
 use crate::config::knobs::{PARAMS, knob};
+use crate::engine::DeviceKind;
 use crate::record::{RunRecord, Status, TestRecord};
 
 /// One row: llama-bench's fields in its order (see [`fields`]), each with its JSON value.
@@ -34,11 +35,11 @@ impl Serialize for LlamaBenchRow {
 }
 
 /// Device descriptions of the given kinds, joined as llama-bench joins them.
-fn device_info(run: &RunRecord, kinds: &[&str]) -> String {
+fn device_info(run: &RunRecord, kinds: &[DeviceKind]) -> String {
     run.run
         .devices
         .iter()
-        .filter(|d| kinds.contains(&d.kind.name()))
+        .filter(|d| kinds.contains(&d.kind))
         .map(|d| d.description.as_str())
         .collect::<Vec<_>>()
         .join(", ")
@@ -47,11 +48,11 @@ fn device_info(run: &RunRecord, kinds: &[&str]) -> String {
 /// One row per measured test. Failed tests are left out: llama-bench writes a row only for a
 /// test it measured, and a row without figures would read as 0 t/s.
 pub fn rows(run: &RunRecord) -> Vec<LlamaBenchRow> {
-    let mut cpu_info = device_info(run, &["cpu", "accel"]);
+    let mut cpu_info = device_info(run, &[DeviceKind::Cpu, DeviceKind::Accel]);
     if cpu_info.is_empty() {
         cpu_info = run.run.system.cpu_model.clone();
     }
-    let gpu_info = device_info(run, &["gpu", "igpu"]);
+    let gpu_info = device_info(run, &[DeviceKind::Gpu, DeviceKind::Igpu]);
     let build = &run.run.llama_cpp;
     run.tests
         .iter()

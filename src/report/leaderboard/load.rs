@@ -169,7 +169,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 /// Reads one file: the record, checked against the schema and every figure the page shows
 /// against its own samples (`record::verify::read_shown`).
 pub fn read_file(path: &Path) -> Result<RunRecord, String> {
-    crate::record::verify::read_shown(path).map_err(String::from)
+    crate::record::verify::read_shown(path).map_err(|e| e.to_string())
 }
 
 /// (machine key, test identity): what a measurement is deduplicated on.
