@@ -1,25 +1,6 @@
-//! A `[[model]]` reached over HTTP: `endpoint`, `served_model`, `api`,
-//! `request_timeout_s` and `server`. Parsed with the entry; errors name file, line and key.
-//!
-//! ```toml
-//! [[model]]
-//! name = "smol-served"
-//! endpoint = "http://127.0.0.1:8080/v1"   # an OpenAI-compatible server already running
-//! served_model = "smol"                   # the requests' `model`; default: `name`
-//! api = "chat"                            # or "completions" (the default)
-//! request_timeout_s = 60                  # default 120
-//! ca_file = "private-ca.pem"              # an https endpoint's private CA (PEM), beside the system roots
-//!
-//! [[model]]
-//! name = "smol-launched"
-//! path = "smol.gguf"                      # the file the launched llama-server serves
-//! server = "llama-server"                 # or { llama_server = "bin/llama-server", args = [...] }
-//!
-//! [[model]]
-//! name = "smol-drafted"
-//! path = "smol-q8_0.gguf"
-//! server = { draft = "smol-q4_0.gguf", draft_max = 4 }   # the pinned llama-server, drafting
-//! ```
+//! A `[[model]]` reached over HTTP (`endpoint`, `served_model`, `api`, `request_timeout_s`,
+//! `ca_file`) or served by a launched llama-server (`server`); docs/configuration.md shows
+//! each. Errors name file, line and key.
 
 use std::path::{Path, PathBuf};
 

@@ -1,30 +1,14 @@
-//! Every llama-bench test parameter (all 28 of its `get_fields()`) as ONE table,
-//! [`PARAMS`]: each entry is a sweep key of `[sweep]` / `[model.sweep]` with llama-bench's
-//! field name, its value type, llama-bench's default and JSON type, its short flag (test
-//! ids, the leaderboard's settings), its table header and its level (model load, context,
-//! or the test itself for n_prompt / n_gen / n_depth).
+//! Every llama-bench test parameter (all 28 of its `get_fields()`) as one table, [`PARAMS`]:
+//! sweep key, value type, llama-bench's default and JSON type, short flag, header and level.
 //!
-//! Where a value lives is the entry's [`Slot`]: the thirteen original axes are typed fields
-//! of [`TestParams`] and [`Axes`] (the engine, the kinds and the ladder read
-//! `params.n_batch` as a number), reached through accessors that `field!` generates; every
-//! other parameter lives in the [`Knobs`] map (flattened into the test's parameters, holding
-//! only values that differ from the default, so the identities of older tests stay valid).
-//! Generic code goes through [`Knob::get`], [`Knob::set`], [`Knob::axis`] and
-//! [`Knob::set_axis`] and never lists the fields: parsing (`config::apply_axes`), plan
-//! expansion (model level outermost), test ids and load keys (`plan`), compare's join
-//! ([`TestParams::all_fields`]), the exports (llama-bench JSON/JSONL, CSV, Markdown:
-//! [`Knob::bench_json`], [`Knob::header`]) and the leaderboard's settings
-//! ([`Knobs::describe`]; the typed ones get a column each). The engine applies every
-//! model-level and context-level entry, typed or in the map, through one hook
-//! (`engine::llama::knobs`).
+//! The thirteen original axes are typed fields of [`TestParams`] and [`Axes`] (reached
+//! through `field!` accessors); every other parameter lives in the [`Knobs`] map, which holds
+//! only non-default values so older tests keep their identities. Generic code goes through
+//! [`Knob::get`], [`Knob::set`], [`Knob::axis`] and [`Knob::set_axis`] and never lists the
+//! fields. Adding a parameter: one `Slot::Map` entry here and one arm in
+//! `engine::llama::knobs` (CONTRIBUTING.md).
 //!
-//! Adding a parameter: one `Slot::Map` entry here, in the place of the loop order it should
-//! take, and one arm in the engine's hook (or a note that this build does not honour it);
-//! CONTRIBUTING.md says what else changes with it.
-//!
-//! Names, spellings and defaults are those of the llama-bench of the pinned llama.cpp
-//! (llama-cpp-sys-2 0.1.161): `-C`, `--cpu-strict`, `--poll`, `-ncmoe`, `-dev`, `-ts`, `-ot`,
-//! `-lm`, `-lzm`, `-embd`, `-nopo`, `--no-host`, `--repack`, `-fitt`, `-fitc`.
+//! Names, spellings and defaults are those of the pinned llama-bench (llama-cpp-sys-2 0.1.161).
 
 use crate::config::Invalid;
 

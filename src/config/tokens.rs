@@ -1,14 +1,6 @@
 //! What a pp/tg/pg test decodes: llama-bench's random token ids (the default), or real text
-//! (`tokens = "text"`, from the `[sweep]` table's `text` file: ShareGPT or a prompt file).
-//! Random ids are what llama-bench measures and what its figures compare with; text is
-//! what MoE routing and speculation meet in use, so a sweep may take both, as an
-//! axis, and compare them paired by round.
-//!
-//! ```toml
-//! [sweep]
-//! tokens = ["random", "text"]
-//! text = "datasets/ShareGPT_V3_unfiltered_cleaned_split.json"
-//! ```
+//! (`tokens = "text"`, from `[sweep] text`), which is what MoE routing and speculation meet
+//! in use; a sweep may take both as an axis.
 
 use crate::config::Invalid;
 

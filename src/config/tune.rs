@@ -1,24 +1,8 @@
-//! The `[tune]` table of models.toml: one question, "what do I run?", answered by
-//! racing the configurations of the sweep's axes (`tpsbench tune`). It names what to
-//! maximise and the limits the answer must meet; the space is the sweep itself (every model,
-//! every ladder variant, every combination of the axes).
-//!
-//! ```toml
-//! [tune]
-//! objective = "tg128"      # "tgN", "ppN", "ppN+tgM" (llama-bench's pg), "...@dD" at depth D,
-//!                          #   or "goodput": [serving]'s requests under its slo (tune/slo.rs),
-//!                          #   or "speculative": decode on [speculative]'s prompts, plain or
-//!                          #   with each of its drafter settings (tune/drafters.rs)
-//! max_kld = 0.05           # nats against the ladder's reference (needs a [[ladder]])
-//! max_memory_gib = 8       # weights + KV cache at the context must fit (default: host RAM
-//! memory_margin = 0.1      #   less this share)
-//! min_ctx = 4096           # the context the configuration must hold
-//! max_load_seconds = 30    # a cold load (page cache evicted) takes at most this
-//! max_rounds = 20          # the race's budget in rounds ...
-//! max_seconds = 600        # ... and in wall-clock seconds
-//! max_itl_ms = 20          # tgN: the latency_quantile (0.9) of each raced candidate's
-//! max_ttft_ms = 200        #   ITL (tgN) or prefill time (ppN) must stay within these
-//! ```
+//! The `[tune]` table (`tpsbench tune`): what to maximise (`objective`: "tgN", "ppN",
+//! "ppN+tgM", "...@dD", "goodput" or "speculative") and the limits the answer must meet
+//! (`max_kld`, `max_memory_gib`, `memory_margin`, `min_ctx`, `max_load_seconds`,
+//! `max_itl_ms`, `max_ttft_ms`), raced over the sweep's space within `max_rounds` and
+//! `max_seconds`. docs/configuration.md shows each key.
 
 use serde::Deserialize;
 use toml::Spanned;

@@ -1,11 +1,6 @@
-//! Synthetic models with the exact tensor shapes of published architectures, random weights
-//! and a synthetic vocabulary of the right size and tokenizer type: speed figures for
-//! models that are not on disk. Shapes are from each model's published config.json
-//! (hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
-//! num_key_value_heads, vocab_size, rope_theta, rms_norm_eps).
-//!
-//! Files written here carry `tpsbench.synthetic = true` and `tpsbench.preset`, so every
-//! result measured on them (and on variants quantized from them) is flagged synthetic.
+//! Synthetic models with the tensor shapes of published architectures (from each config.json),
+//! random weights and a synthetic vocabulary. Files carry `tpsbench.synthetic = true` and
+//! `tpsbench.preset`, so every result on them is flagged synthetic.
 
 use super::Value;
 use super::vocab::{self, BpeFlavor, Vocab};

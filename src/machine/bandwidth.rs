@@ -1,12 +1,9 @@
 //! Host memory bandwidth probe: a multi-threaded streaming read and a copy over buffers far
-//! larger than any cache, best of the passes of two seconds (see [`READ_SECONDS`] for why so
-//! many). Cached per machine, because it takes seconds. The cache keeps the **highest**
-//! figure any probe of the machine has read ([`Bandwidth::best`]): whatever else runs, and a
-//! slow phase of a cloud host, can only slow a streaming read, never speed it up, so every
-//! probe is a lower bound of what the machine can do. A probe taken on a busy machine is
-//! taken again as soon as a run finds the machine quiet (a cached 7.9 GB/s from a busy
-//! afternoon once put decode at 227% of its roofline), and a run whose decode comes near its
-//! ceiling probes again at its end ([`probe_again`]).
+//! larger than any cache ([`READ_SECONDS`]). Cached per machine, keeping the **highest**
+//! figure ([`Bandwidth::best`]): other load can only slow a streaming read, so every probe
+//! is a lower bound. A probe from a busy machine is taken again once a quiet run finds it (a
+//! busy 7.9 GB/s once put decode at 227% of its roofline), and again ([`probe_again`]) when
+//! decode comes near the ceiling.
 
 use std::path::PathBuf;
 use std::time::Instant;

@@ -1,11 +1,6 @@
-//! The whole plan of a configuration: every model (the `[[model]]` files, then each
-//! ladder's variants) and every test of every kind, in run order, each with its identity.
-//! Pure: what the files hold (labels, hashes, whether a base is synthetic) comes in as
-//! [`Facts`], read by the runner.
-//!
-//! Run order: model by model; within a model, tests grouped by load key (llama-bench's
-//! order: a model is loaded once per model-level setting), the llama-bench tests, then the
-//! serving tests (which use the first value of each axis), then the variant's quality test.
+//! The whole plan of a configuration in run order, each test with its identity; what the
+//! files hold comes in as [`Facts`]. Order: model by model; within one, tests grouped by
+//! load key, the llama-bench tests, then serving, then the variant's quality test.
 
 use std::path::PathBuf;
 

@@ -1,11 +1,7 @@
-//! Expands the `[serving]` table into tests, per model. Pure: ids, names, context groups and
-//! context sizes; no files, no engine.
-//!
-//! Tests that share a context form a group, made once: the request test (n_seq_max 1); per
-//! shared_prompt value, every B of the parallel test (n_seq_max = the largest B, as
-//! llama-batched-bench makes one context for its whole -npl list); every arrival rate
-//! (n_seq_max = slots). Filters drop tests, never change a group's context, so a filtered
-//! run measures what the full run measures.
+//! Expands the `[serving]` table into tests, per model: ids, names, context groups and
+//! sizes. A context group is made once: the request test; per shared_prompt, every B of the
+//! parallel test (n_seq_max = the largest B, as llama-batched-bench); every arrival rate.
+//! Filters drop tests but never change a group's context.
 
 use crate::config::serving::{Mode, ServingConfig};
 use crate::config::{Axes, Config};

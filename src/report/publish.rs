@@ -1,10 +1,7 @@
-//! `tpsbench publish FILE... [--as LABEL] [--keep-host]`: the one way a result file enters a
-//! published set. Each file is validated as the leaderboard would have to trust
-//! it (the schema; its figures recomputed from its samples, `record::verify`; the
-//! plausibility checks of `leaderboard --strict`), then redacted (`record::redact`: absolute
-//! paths cut to file names, the host name replaced by a label) and written under a stable
-//! name, `<started_at>-<label>.json`, into the published set. Nothing is written unless
-//! every file passes. See docs/leaderboard.md, "Submitting results".
+//! `tpsbench publish FILE... [--as LABEL] [--keep-host]`: validates each file as the
+//! leaderboard must trust it (schema, `record::verify`, plausibility), redacts it
+//! (`record::redact`) and writes `<started_at>-<label>.json`; nothing is written unless every
+//! file passes (docs/leaderboard.md).
 
 use std::path::{Path, PathBuf};
 

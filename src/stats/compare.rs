@@ -1,24 +1,15 @@
-//! Is B faster than A? Verdicts from the medians of rounds, where the variance that decides
-//! them lives: the repetitions inside one context vary less than launches and contexts do,
-//! so a test on the repetitions calls identical code "changed" in most pairs of launches.
+//! Is B faster than A? Verdicts from the medians of rounds, where the deciding variance
+//! lives: repetitions inside one context vary less than launches do.
 //!
-//! - Sides whose rounds were interleaved in time, round by round (both from one run, or the
-//!   builds of `run --library`): a t test on the log ratios, paired by round; Welch's t test
-//!   on the log medians when the round counts differ. A level the round shares with its
-//!   pair (the process, the machine's state at that time) cancels.
-//! - Sides from separate launches (two result files, a run against a saved baseline): the
-//!   rounds of one run share its process and its stretch of time, so they cannot show how
-//!   far a second launch lands from the first. On a 2-core VM, rounds in fresh contexts of
-//!   one process agreed within 2-4% while two launches of the same configuration differed by
-//!   up to 18%. The variance between launches then comes from a noise floor (measured by A/A
-//!   launches with `tpsbench noise`, given with `--noise`, or assumed) and is added to what
-//!   each side's own rounds or repetitions leave uncertain.
+//! - Sides interleaved round by round (one run, or `run --library`): a t test on the log
+//!   ratios paired by round (Welch on the log medians when the round counts differ).
+//! - Sides from separate launches: one run's rounds cannot show how far a second launch lands
+//!   (2-4% between rounds, up to 18% between launches on a 2-core VM), so a noise floor
+//!   (`tpsbench noise`, `--noise`, or assumed) is added to each side's own uncertainty.
 //! - "No change" only when the whole interval lies inside ±threshold; otherwise a pair that
 //!   is not significant is "inconclusive", with the rounds a verdict would need.
 //!
-//! The Mann–Whitney test on the repetitions stays for what it is right about: whether two
-//! sets of samples of one launch differ. tests/it/monte_carlo.rs checks every path's
-//! false-positive rate, power and coverage on this code.
+//! tests/it/monte_carlo.rs checks every path's false-positive rate, power and coverage.
 
 use super::bootstrap::Interval;
 use super::steady::normal_cdf;

@@ -1,18 +1,11 @@
-//! The answer to "which variant should I run", as a set where noise leaves it one: the
-//! fastest variant within an error budget with the ones it ties with, and the Pareto front of
-//! speed against error with ties kept. One function for the ladder table, the leaderboard's
-//! answer and the runner's `rounds = "auto"`, which keeps adding rounds while a comparison
-//! this answer depends on is open.
+//! The answer to "which variant should I run": the fastest within an error budget with the
+//! ones it ties with, and the Pareto front of speed against error, ties kept. One function
+//! for the ladder table, the leaderboard and `rounds = "auto"`.
 //!
-//! Two variants whose rounds were interleaved in one run (2 or more rounds each) are compared
-//! paired by round over a Holm family (`pairs`). Any other two (one round each, so each sat
-//! in its own stretch of time, or rows from different runs) are judged against the noise
-//! between stretches of time: each side's own interval plus a noise floor per launch
-//! (`tpsbench noise`, else [`NoiseFloor::assumed`]), over a Holm family of their own. One
-//! launch's intervals leave that noise out, and excluding a variant on them named winners
-//! that the next launch contradicted. A table may mix both: the
-//! leaderboard's answer puts a ladder run beside its base model's own run, and the ladder's
-//! pairs stay paired ([`resolve_runs`]).
+//! Variants interleaved in one run (2 or more rounds each) are compared paired by round over
+//! a Holm family (`pairs`); any other two against each side's interval plus a noise floor
+//! per launch ([`NoiseFloor::assumed`] unless measured), because one launch's intervals leave
+//! that noise out. A table may mix both ([`resolve_runs`]).
 
 use super::bootstrap::Interval;
 use super::compare::{Comparison, Method, NoiseFloor, Verdict, normal_quantile};

@@ -1,12 +1,6 @@
-//! `[tune] max_device_memory_gib`: the memory each offload device may give the
-//! weights and KV cache a placement puts on it. One number limits every offload device; a
-//! table limits each device it names (llama.cpp's names: `Vulkan0`, `CUDA0`, ...). A device
-//! given no limit is held to the memory llama.cpp reports for it less `memory_margin`.
-//!
-//! ```toml
-//! max_device_memory_gib = 22                       # every offload device
-//! max_device_memory_gib = { CUDA0 = 70, CUDA1 = 30 }  # per device
-//! ```
+//! `[tune] max_device_memory_gib`: one number for every offload device, or a table per
+//! device by llama.cpp's names (`{ CUDA0 = 70 }`). A device without a limit is held to what
+//! llama.cpp reports for it less `memory_margin`.
 
 use toml::Spanned;
 

@@ -1,16 +1,8 @@
-//! The row llama-bench writes for one test (`llama-bench -o json` / `-o jsonl`), so that
-//! llama.cpp's tools, `scripts/compare-llama-bench.py` first, read tpsbench results.
-//!
-//! Field names, order and JSON types are llama-bench's `test::get_fields()` and
-//! `get_field_type()` in the llama.cpp generation that llama-cpp-sys-2 0.1.161 builds (the
-//! one with `load_mode` and `lazy_mode`): build_number and counts are integers, cpu_strict,
-//! no_kv_offload, embeddings, no_host and repack booleans, flash_attn an integer (-1 auto,
-//! 0 off, 1 on), avg_ts and stddev_ts floats, everything else strings. One field is added:
-//! `use_mmap` (a boolean), which `load_mode` replaced but which compare-llama-bench.py
-//! versions before that change require; newer versions drop keys they do not know.
-//! Every parameter comes from the table (`config::knobs::PARAMS`): its value in the test
-//! (llama-bench's default where the test leaves one unset), typed as the table says
-//! llama-bench types it. A new parameter needs no change here.
+//! The row llama-bench writes for one test (`-o json` / `-o jsonl`), so llama.cpp's tools
+//! (`scripts/compare-llama-bench.py`) read tpsbench results. Field names, order and JSON
+//! types are the pinned llama-bench's `get_fields()` / `get_field_type()`, every parameter
+//! from `config::knobs::PARAMS`; `use_mmap` is added for compare-llama-bench.py versions
+//! before `load_mode`.
 
 use serde::Serialize;
 use serde::ser::SerializeMap;

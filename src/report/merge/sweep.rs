@@ -1,12 +1,7 @@
-//! Whether the inputs of a merge are the shards of one whole sweep.
-//!
-//! A file written by `tpsbench run --shard i/n` records its shard (`run.shard`) and the hash
-//! of the whole plan (`run.plan_hash`). Files of different plans are different sweeps and are
-//! never merged. Among the shard files every index 0..n must appear exactly once and every
-//! shard must have finished, or the merged file would look like a whole sweep while holding
-//! only part of one: that is refused unless the caller allows a partial merge. Files that
-//! record neither (older tpsbench, or a run without `--shard`) are merged as before, with a
-//! note that nothing was checked for them.
+//! Whether a merge's inputs are the shards of one whole sweep: one `run.plan_hash`, every
+//! `run.shard` index once, every shard finished, or the merged file would pass for a whole
+//! sweep (refused unless a partial merge is allowed). Files that record neither are merged
+//! with a note that nothing was checked for them.
 
 use super::MergeError;
 use crate::record::{RunRecord, ShardInfo};
