@@ -45,6 +45,12 @@ pub enum Kind {
     Check(fn(&toml::Value) -> Result<KnobValue, Invalid>),
 }
 
+impl Kind {
+    pub const fn int(min: i64, max: i64) -> Kind {
+        Kind::Int { min, max }
+    }
+}
+
 /// llama-bench's JSON type of the field (its `get_field_type()`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldType {
