@@ -9,7 +9,6 @@ use std::path::Path;
 
 use super::knobs::{Kind, Knob, KnobValue, PARAMS};
 
-/// What a llama-bench command line asks of tpsbench.
 #[derive(Debug, Default, PartialEq)]
 pub struct BenchArgs {
     /// `[sweep]` keys with their values, in the order first given.

@@ -67,7 +67,6 @@ pub enum Lit {
     Str(&'static str),
 }
 
-/// One value of a parameter.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum KnobValue {
@@ -110,7 +109,6 @@ impl KnobValue {
     }
 }
 
-/// One llama-bench test parameter.
 #[derive(Debug)]
 pub struct Knob {
     /// llama-bench's field name: the sweep key, the result field, the export field.
@@ -152,7 +150,6 @@ pub struct Field {
     pub(crate) raw: fn(&super::RawSweep) -> Option<&toml::Spanned<toml::Value>>,
 }
 
-/// The entry named `name`.
 pub fn knob(name: &str) -> Option<&'static Knob> {
     PARAMS.iter().find(|k| k.name == name)
 }

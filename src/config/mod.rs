@@ -158,7 +158,6 @@ pub(crate) struct RawModel {
     server: Option<Spanned<endpoint::RawServer>>,
 }
 
-/// The whole file, deserialized once.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawConfig {
@@ -172,7 +171,6 @@ pub(crate) struct RawConfig {
     tune: Option<Spanned<tune::RawTune>>,
 }
 
-/// Reads and validates a `models.toml`.
 pub fn load(file: &Path, physical_cores: u32) -> Result<Config, ConfigError> {
     let src = std::fs::read_to_string(file).map_err(|e| ConfigError {
         file: file.to_path_buf(),

@@ -4,7 +4,6 @@
 
 use crate::config::Invalid;
 
-/// One llama.cpp file type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct QuantType {
     /// The usual label, as `llama-quantize` prints it: `Q4_K_M`.

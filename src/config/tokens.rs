@@ -11,7 +11,6 @@ use toml::Spanned;
 
 use crate::config::{Config, ConfigError, Ctx};
 
-/// The token source of a llama-bench test.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PromptTokens {
@@ -34,7 +33,6 @@ impl PromptTokens {
         *self == PromptTokens::Random
     }
 
-    /// One value of the `tokens` axis.
     pub(crate) fn parse(v: &toml::Value) -> Result<PromptTokens, Invalid> {
         match v.as_str().map(str::trim) {
             Some("random") => Ok(PromptTokens::Random),

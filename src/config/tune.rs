@@ -127,7 +127,6 @@ impl Default for LatencyLimits {
     }
 }
 
-/// The `[tune]` table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tune {
     /// The test the race maximises; for the goodput objective, the sizes of one request

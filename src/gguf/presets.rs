@@ -15,7 +15,6 @@ pub enum Tokenizer {
     Bpe(BpeFlavor),
 }
 
-/// One architecture's shapes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Shape {
     pub preset: &'static str,
@@ -114,7 +113,6 @@ pub fn all_names() -> String {
         .join(", ")
 }
 
-/// The published shapes of a preset.
 pub fn shape(preset: &str) -> Option<Shape> {
     dense(preset)
         .or_else(|| moe(preset))
@@ -148,7 +146,6 @@ fn llama(preset: &'static str, dims: [u64; 6], ctx: u32, theta: f32, tok: Tokeni
     }
 }
 
-/// The presets with a dense feed-forward.
 fn dense(preset: &str) -> Option<Shape> {
     let l3 = Tokenizer::Bpe(BpeFlavor::Llama3);
     Some(match preset {
@@ -209,7 +206,6 @@ fn dense(preset: &str) -> Option<Shape> {
     })
 }
 
-/// The mixture-of-experts presets.
 fn moe(preset: &str) -> Option<Shape> {
     Some(match preset {
         // Qwen/Qwen3-30B-A3B: 128 experts of width 768, 8 used per token; head size 128
@@ -294,10 +290,8 @@ impl Shape {
         s.n_ff = (self.n_ff / f).div_ceil(256) * 256;
         s.n_vocab = (self.n_vocab / f).max(1024);
         if let Some(m) = &mut s.moe {
-            // The expert count and routing kept (they decide the work per token), each
-            // expert narrower.
-            // Mixtral-style experts (llama architecture) are as wide as the dense
-            // feed-forward, and llama.cpp sizes them by feed_forward_length: keep them equal.
+            // Expert count and routing kept (the work per token); Mixtral-style experts stay as
+            // wide as the dense feed-forward, since llama.cpp sizes them by it.
             m.n_ff_exp = if m.n_ff_exp == self.n_ff {
                 s.n_ff
             } else {
@@ -396,7 +390,6 @@ impl Shape {
         }
     }
 
-    /// Total parameters.
     pub fn n_params(&self) -> u64 {
         self.tensors()
             .iter()

@@ -14,7 +14,6 @@ const UNKNOWN: i32 = 2;
 const CONTROL: i32 = 3;
 const BYTE: i32 = 6;
 
-/// A vocabulary as GGUF metadata.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Vocab {
     pub tokens: Vec<String>,

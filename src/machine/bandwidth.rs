@@ -40,11 +40,8 @@ impl Bandwidth {
         quiet(self.load_average, logical_cpus)
     }
 
-    /// The better of two probes of one machine: the one that read faster (its time and load
-    /// average stay with it), with the faster cache-resident read and copy of the two. On a
-    /// 2-vCPU cloud VM the same two-second probe read 21.6 GB/s at 12:31 and 43.9 GB/s at
-    /// 12:54 of one quiet afternoon: the host's rate moves over minutes, and the lower figure
-    /// put a real F16 decode at 134% of its "ceiling".
+    /// The better of two probes of one machine, field by field: a cloud host's rate moves over
+    /// minutes (21.6 and 43.9 GB/s one quiet afternoon), and the lower put a decode at 134%.
     pub fn best(self, other: Bandwidth) -> Bandwidth {
         let llc_read_gbs = match (self.llc_read_gbs, other.llc_read_gbs) {
             (Some(a), Some(b)) => Some(a.max(b)),
@@ -69,12 +66,9 @@ fn quiet(load_average: Option<[f64; 3]>, logical_cpus: u32) -> bool {
 
 const BUFFER: usize = 512 << 20;
 const PASSES: usize = 4;
-/// The streaming read is the ceiling of every host decode roofline, so it must find the
-/// machine's peak, not one moment of it. On a cloud VM the rate moves between passes: on a
-/// 2-vCPU "AMD EPYC" VM (32 MiB L3), single 512 MiB passes read 22-51 GB/s within one second,
-/// in two modes (about 32 and about 48 GB/s), and the best of 4 passes ranged 28-49 GB/s
-/// from one call to the next. A best-of-4 probe of 27.2 GB/s once put a real F16 decode at
-/// 109% of its ceiling. So the read passes run for this long (at least [`PASSES`]).
+/// The read is every host roofline's ceiling, so it must find the peak: on a 2-vCPU VM single
+/// passes read 22-51 GB/s within one second, and a best-of-4 probe put a decode at 109% of its
+/// ceiling. So the read passes run this long (at least [`PASSES`]).
 const READ_SECONDS: f64 = 2.0;
 /// At most this many read passes (a machine fast enough to run more in [`READ_SECONDS`] has
 /// nothing left to find).
@@ -182,11 +176,9 @@ fn cache_file() -> PathBuf {
         .join("bandwidth.json")
 }
 
-/// The cached figure for this machine, or a fresh probe kept with it (the higher of the two,
-/// [`Bandwidth::best`]) and saved for next time. A cached figure taken on a busy machine is
-/// probed again as soon as a run finds the machine quiet (`threads` is the machine's logical
-/// CPU count); until then it serves, and the run records its load average. `refresh` probes
-/// again whatever the cache holds.
+/// The cached figure for this machine (`threads`: its logical CPUs), or a fresh probe merged
+/// with it ([`Bandwidth::best`]) and saved; a busy cached figure is probed again once the
+/// machine is quiet, and `refresh` always probes.
 pub fn cached_or_probe(threads: u32, machine: &str, refresh: bool) -> Bandwidth {
     let cached = cached(threads, machine);
     let now = crate::util::system::load_average();
@@ -199,9 +191,8 @@ pub fn cached_or_probe(threads: u32, machine: &str, refresh: bool) -> Bandwidth 
     keep(cached, probe(threads, machine))
 }
 
-/// Probes again now and returns the highest figure on record for `current`'s machine:
-/// `current` (what a run started with), the cache, and this probe. For a run whose decode
-/// came near a ceiling that may have been read in a slow phase of the machine.
+/// Probes again and returns the highest of `current`, the cache and this probe: for a decode
+/// near a ceiling that may have been read in a slow phase.
 pub fn probe_again(current: &Bandwidth) -> Bandwidth {
     let on_record = match cached(current.threads, &current.machine) {
         Some(c) => c.best(current.clone()),

@@ -67,7 +67,6 @@ impl Shape {
     }
 }
 
-/// A decode test against the memory-bandwidth roofline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DecodeRoofline {
     /// Bytes read per generated token: weights plus the mean KV cache of the test.
@@ -140,7 +139,6 @@ impl DecodeRoofline {
     }
 }
 
-/// A prefill test's compute rate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PrefillCompute {
     /// 2 · n_params: one multiply-add per weight per token (attention over the context

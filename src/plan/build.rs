@@ -41,10 +41,8 @@ pub struct LadderFacts {
     pub synthetic: bool,
 }
 
-/// Where a model of the plan comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ModelSource {
-    /// A `[[model]]` file.
     File(PathBuf),
     /// Ladder `ladder`'s variant of type `quant` (by its recipe `recipe`, an index in
     /// `recipes`, when it has one), built into the cache on first use.

@@ -28,7 +28,6 @@ impl Transport {
     }
 }
 
-/// One planned serving test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServingTest {
     /// Index into `Config::models`.

@@ -93,7 +93,6 @@ pub enum RecordError {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("test {test}: {disagreement}")]
 pub struct Contradiction {
-    /// The test's id in the file.
     pub test: String,
     #[source]
     pub disagreement: Disagreement,

@@ -109,7 +109,6 @@ fn render(r: &Reader) -> String {
     out.join("\n") + "\n"
 }
 
-/// The tool, CPU, RAM and OS lines.
 fn machine(r: &Reader, out: &mut Vec<String>) {
     out.push(format!(
         "tpsbench {} ({})",

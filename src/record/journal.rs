@@ -15,7 +15,6 @@ use serde::{Deserialize, Serialize};
 use crate::record::results::{self, journal_path};
 use crate::record::{ModelRecord, RecordError, RunInfo, RunRecord, TestRecord};
 
-/// One line of the journal, as read back.
 #[derive(Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum Entry {

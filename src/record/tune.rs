@@ -11,7 +11,6 @@ use crate::stats::race::{Out, Race};
 mod slo;
 pub use slo::{GoodputLoad, TuneSlo, breaks, goodput_disagrees};
 
-/// The race of one `tpsbench tune`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneRecord {
     /// The objective, as written: "tg128", "pp512", "pp512+tg128@d1024".
@@ -98,7 +97,6 @@ pub struct Bisection {
     pub raced: Vec<String>,
 }
 
-/// One probe of a bisection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Probe {
     pub id: String,
@@ -123,7 +121,6 @@ pub enum ProbeFailure {
 /// A candidate the limits held back.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Excluded {
-    /// The test id.
     pub id: String,
     pub limit: Limit,
     /// Its figure against the limit: "KLD 0.117 > 0.05".
@@ -222,7 +219,6 @@ pub enum Outcome {
     Tie,
     /// Not separated from the winner within the budget.
     Open,
-    /// Eliminated.
     Slower,
     Failed,
 }
@@ -246,7 +242,6 @@ pub struct Candidate {
     pub at_round: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ratio: Option<f64>,
-    /// Rounds it ran.
     pub rounds: usize,
     /// Rounds its test ran as a bisection's probe before the race (the first rounds of
     /// the test); the race's rounds follow them.
@@ -278,7 +273,6 @@ pub struct LoadTime {
 }
 
 impl LoadTime {
-    /// The median of `xs`; None for none.
     pub fn median(xs: &[f64]) -> Option<f64> {
         (!xs.is_empty()).then(|| crate::stats::median(xs))
     }

@@ -28,7 +28,6 @@ pub enum PublishError {
     Refused(String),
 }
 
-/// One file, ready to be written.
 pub struct Prepared {
     pub from: PathBuf,
     pub to: PathBuf,

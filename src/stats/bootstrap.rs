@@ -6,7 +6,6 @@ use crate::util::rng::SplitMix64;
 /// Resamples drawn per interval: enough for a stable 95% interval of a median.
 pub(crate) const DEFAULT_RESAMPLES: usize = 5_000;
 
-/// A two-sided confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Interval {
     pub lo: f64,

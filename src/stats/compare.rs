@@ -135,7 +135,6 @@ impl Default for Settings {
     }
 }
 
-/// What one side of a comparison measured for one test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measured {
     /// The median t/s of each round (one value for one launch).

@@ -26,7 +26,6 @@ pub enum Design {
 }
 
 impl Design {
-    /// The number of looks the design plans.
     pub fn looks(&self) -> usize {
         match *self {
             Design::Fixed => 1,
@@ -40,7 +39,6 @@ impl Design {
     }
 }
 
-/// The verdict on one pair of the family.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PairVerdict {
     pub a: usize,
@@ -111,11 +109,9 @@ fn margin_p(a: &[f64], b: &[f64], margin: f64) -> f64 {
     }
 }
 
-/// Judges the family `pairs` (indices into `rounds`, each variant's round medians in round
-/// order, interleaved with the others') at family level `alpha` under `design`: a pair is
-/// established when its sides differ by more than `margin` (the answer's indifference, a
-/// ratio; 0 for any difference). A pair whose sides have fewer than 2 rounds is never
-/// established.
+/// Judges `pairs` (indices into `rounds`, round medians in round order) at family level
+/// `alpha` under `design`: established when they differ by more than `margin` (a ratio), never
+/// with fewer than 2 rounds.
 pub(crate) fn judge(
     rounds: &[Vec<f64>],
     pairs: &[(usize, usize)],

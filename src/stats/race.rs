@@ -27,7 +27,6 @@ const EVERY_ROUND_UNTIL: usize = 6;
 /// Each later look is this many times the previous one's rounds (rounded up).
 const GROWTH: f64 = 1.25;
 
-/// The race's error and budget.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
     /// Family-wise error of every elimination and tie the race states (0.05).
@@ -76,7 +75,6 @@ pub fn claims_per_look(n: usize) -> f64 {
     1.5 * n * (n - 1.0)
 }
 
-/// The verdicts of one look.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Judgement {
     /// The candidate with the highest mean log rate.
@@ -158,7 +156,6 @@ pub fn judge(values: &[Vec<f64>], level: f64, indifference: f64) -> Option<Judge
     })
 }
 
-/// Why a race stopped.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Stop {
     /// Every other candidate was eliminated (or failed).
@@ -179,7 +176,6 @@ impl Stop {
     }
 }
 
-/// How a candidate left the race.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Out {
     /// Established slower than `by` (the leader then) after `at_round` rounds; `ratio`: the
@@ -361,7 +357,6 @@ impl Race {
     }
 }
 
-/// What a race says.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
     /// The survivor with the highest geometric mean over its rounds.

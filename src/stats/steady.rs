@@ -51,7 +51,6 @@ pub fn theil_sen_slope(xs: &[f64]) -> f64 {
     median(&slopes)
 }
 
-/// What the steady-state checks found.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Steadiness {
     /// The first samples are slower than all the rest: more warmup was needed.

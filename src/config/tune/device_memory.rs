@@ -9,7 +9,6 @@ use crate::config::{ConfigError, Ctx};
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
-/// The device limits of `[tune]`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum DeviceMemory {
     /// Each device's memory as llama.cpp reports it, less `memory_margin`.

@@ -38,7 +38,6 @@ pub struct Eagle3 {
 /// The Eagle3 draft presets (for `tpsbench synth --preset`).
 pub const PRESETS: &[&str] = &["tiny-eagle3"];
 
-/// The draft preset `preset`, if it is one.
 pub fn draft(preset: &str) -> Option<Eagle3> {
     Some(match preset {
         // For tests: a draft for tiny-moe (qwen3moe, whose graph lets llama.cpp extract its

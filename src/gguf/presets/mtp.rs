@@ -5,7 +5,6 @@
 use super::super::vocab::BpeFlavor;
 use super::{Moe, Shape, Tokenizer};
 
-/// The MTP presets' shapes.
 pub(super) fn shape(preset: &str) -> Option<Shape> {
     Some(match preset {
         // zai-org/GLM-4.5-Air's config.json: hidden 4096, 46 layers (layer 0 dense,

@@ -52,7 +52,6 @@ struct Columns {
 }
 
 impl Columns {
-    /// The columns `tests` (of `run`) need.
     fn of(run: &RunRecord, tests: &[&TestRecord]) -> Columns {
         Columns {
             gpu: run.run.llama_cpp.gpu_backend != "cpu",
@@ -73,7 +72,6 @@ impl Columns {
         }
     }
 
-    /// The header row.
     fn header(&self) -> Vec<String> {
         let mut header = vec!["model", "size", "params"];
         if self.bpw {
@@ -98,7 +96,6 @@ impl Columns {
         header.iter().map(|s| s.to_string()).collect()
     }
 
-    /// The row of test `t` of `run`.
     fn row(&self, run: &RunRecord, t: &TestRecord) -> Vec<String> {
         let mut row = vec![
             model_name(run, t),
@@ -130,7 +127,6 @@ impl Columns {
     }
 }
 
-/// The model record of test `t`, if the run has one.
 fn model_of<'a>(run: &'a RunRecord, t: &TestRecord) -> Option<&'a ModelRecord> {
     run.models.iter().find(|m| m.name == t.model)
 }

@@ -95,7 +95,6 @@ fn unchecked_note(records: &[RunRecord], name: &dyn Fn(usize) -> String) -> Opti
     })
 }
 
-/// The shard files among the inputs.
 struct Shards {
     /// (input index, its shard), in input order.
     files: Vec<(usize, ShardInfo)>,

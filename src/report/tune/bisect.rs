@@ -45,7 +45,6 @@ fn outcome(p: &Probe) -> &'static str {
     }
 }
 
-/// One group's line.
 fn group(record: &RunRecord, t: &TuneRecord, b: &Bisection) -> String {
     let probes: Vec<String> = (b.probes.iter())
         .map(|p| format!("{} {}", value(b, &p.id), outcome(p)))
