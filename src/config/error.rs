@@ -56,4 +56,22 @@ impl Ctx<'_> {
             message: message.to_string(),
         }
     }
+
+    /// An error at the first line that sets `name` (no span survives serde's `flatten`).
+    pub(crate) fn err_at_key(
+        &self,
+        name: &str,
+        key: &str,
+        message: impl fmt::Display,
+    ) -> ConfigError {
+        let line = self.src.lines().position(|l| {
+            (l.trim_start().strip_prefix(name)).is_some_and(|r| r.trim_start().starts_with('='))
+        });
+        ConfigError {
+            file: self.file.to_path_buf(),
+            line: line.map(|i| i + 1),
+            key: Some(key.to_string()),
+            message: message.to_string(),
+        }
+    }
 }

@@ -154,9 +154,8 @@ pub fn knob(name: &str) -> Option<&'static Knob> {
     PARAMS.iter().find(|k| k.name == name)
 }
 
-/// The model-level settings of `p` other than `load_mode` that differ from llama-bench's
-/// defaults, as llama-bench's flags spell them: "ngl 2, ncmoe 4" (empty when none). What
-/// tells one load of a model from another (a tune's load times).
+/// The model-level settings but `load_mode` that differ from llama-bench's defaults, "ngl 2,
+/// ncmoe 4" (empty when none): what tells one load of a model from another.
 pub fn placement_of(p: &TestParams) -> String {
     let v: Vec<String> = (PARAMS.iter())
         .filter(|k| k.level == Level::Model && k.name != "load_mode")
@@ -311,14 +310,10 @@ fn show_toml(x: &toml::Value) -> String {
 
 /// Parses a sweep key of the table: a scalar or a list, each value checked.
 pub fn parse_values(k: &Knob, v: &toml::Value) -> Result<Vec<KnobValue>, Invalid> {
-    let items: Vec<&toml::Value> = match v {
-        toml::Value::Array(a) => a.iter().collect(),
-        other => vec![other],
-    };
-    if items.is_empty() {
-        return Err(Invalid("the list is empty: give at least one value".into()));
-    }
-    items.into_iter().map(|x| k.value(x)).collect()
+    super::values::items(v)?
+        .into_iter()
+        .map(|x| k.value(x))
+        .collect()
 }
 
 mod axes;

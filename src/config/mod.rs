@@ -491,13 +491,7 @@ pub(crate) fn apply_axes(
     }
     for (name, v) in &s.rest {
         let key = k(name);
-        // No span survives `flatten`: the line is the first that sets the key.
-        let err = |message: String| ConfigError {
-            file: ctx.file.to_path_buf(),
-            line: line_of_key(ctx.src, name),
-            key: Some(key.clone()),
-            message,
-        };
+        let err = |message: String| ctx.err_at_key(name, &key, message);
         let Some(knob) = knobs::knob(name) else {
             let known = unknown_key::known_keys(&["sweep"]).unwrap_or(&[]);
             // As serde's own refusal words it.
@@ -518,17 +512,6 @@ pub(crate) fn apply_axes(
         knob.set_axis(out, values);
     }
     Ok(())
-}
-
-/// The line of the first `key =` in the file (1-based).
-fn line_of_key(src: &str, key: &str) -> Option<usize> {
-    src.lines()
-        .position(|l| {
-            let t = l.trim_start();
-            t.strip_prefix(key)
-                .is_some_and(|r| r.trim_start().starts_with('='))
-        })
-        .map(|i| i + 1)
 }
 
 #[cfg(test)]

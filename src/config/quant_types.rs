@@ -64,11 +64,6 @@ impl QuantType {
             .position(|&t| t == self.name)
             .unwrap_or(usize::MAX)
     }
-
-    /// Unquantized floating point (F32, F16, BF16).
-    pub fn is_float(self) -> bool {
-        matches!(self.name, "F32" | "F16" | "BF16")
-    }
 }
 
 /// The most precise of `types` (the default reference of a ladder).
@@ -114,8 +109,6 @@ mod tests {
             .collect();
         assert_eq!(most_precise(&ts).unwrap().name, "Q8_0");
         assert!(QuantType::parse("F16").unwrap().rank() < ts[1].rank());
-        assert!(QuantType::parse("F16").unwrap().is_float());
-        assert!(!ts[0].is_float());
     }
 
     #[test]

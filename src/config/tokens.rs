@@ -71,12 +71,7 @@ pub(crate) fn check_text(ctx: &Ctx, config: &Config) -> Result<(), ConfigError> 
     let wants_text = sweeps
         .clone()
         .any(|a| a.tokens.contains(&PromptTokens::Text));
-    let err = |key: &str, message: &str| ConfigError {
-        file: ctx.file.to_path_buf(),
-        line: super::line_of_key(ctx.src, key),
-        key: Some(format!("sweep.{key}")),
-        message: message.into(),
-    };
+    let err = |key: &str, message: &str| ctx.err_at_key(key, &format!("sweep.{key}"), message);
     match (&config.text, wants_text) {
         (None, true) => Err(err(
             "tokens",

@@ -298,7 +298,7 @@ fn limits(
         .map(|n| n as u32);
     Ok(Limits {
         max_kld,
-        max_memory_bytes: gib.map(|g| (g * 1024.0 * 1024.0 * 1024.0) as u64),
+        max_memory_bytes: gib.map(|g| (g * crate::util::units::GIB) as u64),
         memory_margin: margin.unwrap_or(Tune::DEFAULT_MEMORY_MARGIN),
         min_ctx,
         max_load_seconds: float(ctx, "max_load_seconds", &raw.max_load_seconds, 0.001, 1e6)?,
@@ -338,14 +338,12 @@ mod tests {
         assert_eq!(deepest.n_ctx(), 3_048_576);
     }
 
-    fn parsed(tune: &str, serving: &str) -> Result<Tune, String> {
+    fn parsed(tune: &str, serving: &str) -> Result<Tune, ConfigError> {
         let text = format!(
             "[sweep]\nn_prompt = 8\n{serving}\n[[model]]\nname = \"m\"\npath = \"m.gguf\"\n\
              [tune]\n{tune}\n"
         );
-        crate::config::parse(std::path::Path::new("m.toml"), &text, 2)
-            .map(|c| c.tune.unwrap())
-            .map_err(|e| e.to_string())
+        crate::config::parse(std::path::Path::new("m.toml"), &text, 2).map(|c| c.tune.unwrap())
     }
 
     #[test]
@@ -367,13 +365,21 @@ mod tests {
         // `[tune] slots` makes the concurrency a candidate axis, each value once.
         let t = parsed("objective = \"goodput\"\nslots = [2, 4, 2]", serving).unwrap();
         assert_eq!(t.goodput.unwrap().slots, vec![2, 4]);
-        let e = parsed("objective = \"tg8\"\nslots = [2]", serving).unwrap_err();
+        let e = parsed("objective = \"tg8\"\nslots = [2]", serving)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("objective tg8 serves no requests"), "{e}");
-        let e = parsed("objective = \"goodput\"\nslots = [0]", serving).unwrap_err();
+        let e = parsed("objective = \"goodput\"\nslots = [0]", serving)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("tune.slots"), "{e}");
-        let e = parsed("objective = \"goodput\"", "").unwrap_err();
+        let e = parsed("objective = \"goodput\"", "")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("add a [serving] table"), "{e}");
-        let e = parsed("objective = \"goodput\"", "[serving]\narrival_rate = [1]").unwrap_err();
+        let e = parsed("objective = \"goodput\"", "[serving]\narrival_rate = [1]")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("and there is none"), "{e}");
     }
 
@@ -390,9 +396,13 @@ mod tests {
             t.objective_name(),
             "decode after 3 prompts of p.txt, up to 64 tokens each, plain or drafted"
         );
-        let e = parsed("objective = \"speculative\"", "").unwrap_err();
+        let e = parsed("objective = \"speculative\"", "")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("add a [speculative] table"), "{e}");
-        let e = parsed("objective = \"speculative\"\nmax_ttft_ms = 9", spec).unwrap_err();
+        let e = parsed("objective = \"speculative\"\nmax_ttft_ms = 9", spec)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("tune.max_ttft_ms"), "{e}");
     }
 
@@ -429,7 +439,7 @@ mod tests {
                 "out of range",
             ),
         ] {
-            let e = parsed(tune, "").unwrap_err();
+            let e = parsed(tune, "").unwrap_err().to_string();
             assert!(e.contains(says), "{tune}: {e}");
         }
     }

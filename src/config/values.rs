@@ -2,12 +2,22 @@
 //! attention and split-mode spellings, KV cache types. Each error says what was expected;
 //! `config` adds the file, line and key.
 
-use crate::config::Invalid;
-
 use toml::Spanned;
 
-use super::{ConfigError, Ctx, FlashAttn, KV_TYPES, SplitMode};
+use super::{ConfigError, Ctx, FlashAttn, Invalid, KV_TYPES, SplitMode};
 use crate::util::units::short_number;
+
+/// The elements of a value that is a scalar or a non-empty list.
+pub(crate) fn items(v: &toml::Value) -> Result<Vec<&toml::Value>, Invalid> {
+    let items: Vec<&toml::Value> = match v {
+        toml::Value::Array(a) => a.iter().collect(),
+        other => vec![other],
+    };
+    if items.is_empty() {
+        return Err(Invalid("the list is empty: give at least one value".into()));
+    }
+    Ok(items)
+}
 
 /// A value that is a scalar or a list, with each element checked by `f`.
 pub(crate) fn list<T, E: std::fmt::Display>(
@@ -16,13 +26,7 @@ pub(crate) fn list<T, E: std::fmt::Display>(
     v: &Spanned<toml::Value>,
     f: impl Fn(&toml::Value) -> Result<T, E>,
 ) -> Result<Vec<T>, ConfigError> {
-    let items: Vec<&toml::Value> = match v.get_ref() {
-        toml::Value::Array(a) => a.iter().collect(),
-        other => vec![other],
-    };
-    if items.is_empty() {
-        return Err(ctx.err(v.span(), key, "the list is empty: give at least one value"));
-    }
+    let items = items(v.get_ref()).map_err(|m| ctx.err(v.span(), key, m))?;
     items
         .into_iter()
         .map(|x| f(x).map_err(|m| ctx.err(v.span(), key, m)))

@@ -260,9 +260,8 @@ fn transports(m: &crate::config::ModelEntry) -> Vec<Transport> {
 }
 
 /// The context size of a parallel group: llama-batched-bench's N_KV for its largest B with
-/// TG = n_gen − 1 decode steps (at least 1, so a split cache has room for the dummy token
-/// that applies shared-prompt copies). A split cache gives each of n_seq_max sequences
-/// n_ctx / n_seq_max cells, so it is sized for all of them.
+/// TG = max(n_gen − 1, 1) steps (room for the shared-prompt copies' dummy token), times
+/// n_seq_max, since a split cache gives each sequence n_ctx / n_seq_max cells.
 pub(crate) fn parallel_n_ctx(sc: &ServingConfig, n_seq_max: u32, shared: bool) -> u32 {
     let tg = u64::from(sc.n_gen.saturating_sub(1).max(1));
     n_kv(

@@ -278,9 +278,8 @@ impl LoadTime {
     }
 }
 
-/// How each candidate of `race` ended, as the record states it, and the winner's id:
-/// `ids[i]` is candidate i's test id. One mapping for the runner, which writes the record,
-/// and for `verify`, which replays the race from the file's rounds and compares.
+/// How each candidate of `race` ended (`ids[i]`: candidate i's test id) and the winner's id:
+/// one mapping for the runner, which writes the record, and `verify`, which replays it.
 pub fn verdicts(race: &Race, ids: &[String]) -> (Vec<Candidate>, Option<String>) {
     let answer = race.answer();
     let candidates = (0..ids.len())

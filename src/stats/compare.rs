@@ -38,9 +38,8 @@ pub enum Method {
     /// Rounds interleaved in time, 2 or more per side but not as many: Welch's t test on
     /// the log medians.
     UnpairedRounds,
-    /// Separate launches, or one round on a side: no test across launches exists from the
-    /// data alone. The variance between launches is taken from the noise floor (measured by
-    /// A/A launches, given, or assumed) and added to what each side's own data show.
+    /// Separate launches, or one round on a side: the noise floor between launches is added
+    /// to what each side's own data show.
     NoiseFloor,
 }
 
@@ -56,11 +55,9 @@ pub enum FloorSource {
     Assumed,
 }
 
-/// The sd of ln t/s between launches assumed when none is measured or given: 7%. A busy
-/// 2-core VM showed a launch-to-launch CV of 5.8%; on a quiet one a variant's
-/// level moved by 10-20% between launches of the default ladder, an sd of about 7% of the
-/// log (docs/methodology.md). With it, one launch per side cannot resolve much less than a
-/// 20% change.
+/// The sd of ln t/s between launches assumed when none is measured or given: 7%, what a
+/// 2-core VM showed between launches (docs/methodology.md); one launch per side then resolves
+/// little below a 20% change.
 pub(crate) const ASSUMED_FLOOR: f64 = 0.07;
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -6,8 +6,7 @@ use toml::Spanned;
 
 use crate::config::values::scalar_float;
 use crate::config::{ConfigError, Ctx};
-
-const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+use crate::util::units::GIB;
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum DeviceMemory {

@@ -245,8 +245,8 @@ mod tests {
         format!("s{k}.json")
     }
 
-    fn run(records: &[RunRecord], allow_partial: bool) -> Result<Sweep, String> {
-        check(records, &names, &[], allow_partial).map_err(|e| e.to_string())
+    fn run(records: &[RunRecord], allow_partial: bool) -> Result<Sweep, MergeError> {
+        check(records, &names, &[], allow_partial)
     }
 
     #[test]
@@ -262,7 +262,7 @@ mod tests {
     fn files_of_different_plans_are_refused_naming_both() {
         let a = file(Some((0, 2)), Some("aaaaaaaaaaaaaaaa11"));
         let b = file(Some((1, 2)), Some("bbbbbbbbbbbbbbbb22"));
-        let e = run(&[a, b], true).unwrap_err();
+        let e = run(&[a, b], true).unwrap_err().to_string();
         assert!(
             e.starts_with("s0.json and s1.json are not shards of one sweep")
                 && e.contains("aaaaaaaaaaaa vs bbbbbbbbbbbb"),
@@ -274,7 +274,7 @@ mod tests {
     #[test]
     fn a_missing_shard_is_named_and_refused_unless_partial_is_allowed() {
         let some = [file(Some((0, 3)), Some("h")), file(Some((2, 3)), Some("h"))];
-        let e = run(&some, false).unwrap_err();
+        let e = run(&some, false).unwrap_err().to_string();
         assert!(
             e.starts_with("the sweep is incomplete: missing shard 1/3")
                 && e.contains("--allow-partial"),
@@ -289,7 +289,9 @@ mod tests {
     fn an_unfinished_shard_counts_as_incomplete() {
         let mut b = file(Some((1, 2)), Some("h"));
         b.run.finished_at = None;
-        let e = run(&[file(Some((0, 2)), Some("h")), b.clone()], false).unwrap_err();
+        let e = run(&[file(Some((0, 2)), Some("h")), b.clone()], false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("shard 1/2 did not finish (s1.json)"), "{e}");
         let s = run(&[b, file(Some((0, 2)), Some("h"))], true).unwrap();
         assert_eq!(s.incomplete, vec!["1/2"]);
@@ -351,7 +353,9 @@ mod tests {
     #[test]
     fn tests_of_the_plan_in_no_file_are_counted_and_the_first_named() {
         let plan = ["a", "b", "c"];
-        let e = run(&[planned(0, 3, &plan, &["a"])], false).unwrap_err();
+        let e = run(&[planned(0, 3, &plan, &["a"])], false)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with(
                 "the sweep is incomplete: missing shard 1/3, missing shard 2/3, 2 of the plan's \
@@ -361,7 +365,7 @@ mod tests {
         );
         // Every shard there and finished, yet a test absent: still refused.
         let all = [planned(0, 2, &plan, &["a"]), planned(1, 2, &plan, &["b"])];
-        let e = run(&all, false).unwrap_err();
+        let e = run(&all, false).unwrap_err().to_string();
         assert!(
             e.contains("1 of the plan's 3 tests in no file (first: c)"),
             "{e}"
@@ -374,7 +378,7 @@ mod tests {
         let mut b = planned(1, 2, &["a", "c"], &["c"]);
         a.run.plan_hash = Some("1".into());
         b.run.plan_hash = Some("2".into());
-        let e = run(&[a, b], false).unwrap_err();
+        let e = run(&[a, b], false).unwrap_err().to_string();
         assert!(
             e.contains("(plan hash 1 vs 2: s0.json plans b, s1.json does not)"),
             "{e}"
@@ -388,7 +392,7 @@ mod tests {
             file(Some((1, 2)), Some("h")),
             file(Some((0, 2)), Some("h")),
         ];
-        let e = run(&dup, true).unwrap_err();
+        let e = run(&dup, true).unwrap_err().to_string();
         assert_eq!(
             e,
             "shard 0/2 appears twice, in s0.json and in s2.json: merge one file per shard"
@@ -397,7 +401,9 @@ mod tests {
 
     #[test]
     fn shards_of_different_counts_are_refused() {
-        let e = run(&[file(Some((0, 2)), None), file(Some((1, 3)), None)], true).unwrap_err();
+        let e = run(&[file(Some((0, 2)), None), file(Some((1, 3)), None)], true)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("s0.json is shard 0/2 but s1.json is shard 1/3"),
             "{e}"
@@ -416,7 +422,7 @@ mod tests {
         assert_eq!(s.plan_hash, None);
         // An older file beside shard files: the shards are still checked.
         let mixed = [file(None, None), file(Some((0, 2)), Some("h"))];
-        let e = run(&mixed, false).unwrap_err();
+        let e = run(&mixed, false).unwrap_err().to_string();
         assert!(e.contains("missing shard 1/2"), "{e}");
     }
 }
