@@ -121,7 +121,6 @@ impl<'de> Deserialize<'de> for RawServer {
     }
 }
 
-/// The served keys of one `[[model]]`, as written.
 pub(crate) struct RawServed {
     pub endpoint: Option<Spanned<String>>,
     pub served_model: Option<Spanned<String>>,

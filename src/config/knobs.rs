@@ -291,7 +291,6 @@ impl Knob {
         }
     }
 
-    /// The value as llama-bench's JSON writes the field.
     pub fn bench_json(&self, v: &KnobValue) -> serde_json::Value {
         match self.field {
             FieldType::Int => serde_json::json!(v.as_i64()),

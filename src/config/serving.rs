@@ -63,7 +63,6 @@ pub struct ServingConfig {
     /// one, `n_gen` is the default of a prompt's `max_tokens`).
     pub n_prompt: u32,
     pub n_gen: u32,
-    /// B values of the parallel test.
     pub n_parallel: Vec<u32>,
     pub shared_prompt: Vec<bool>,
     pub kv_unified: bool,
@@ -116,7 +115,6 @@ pub(crate) struct RawServing {
     goodput: Option<Spanned<RawGoodput>>,
 }
 
-/// `serving.<name>`, as errors name the table's keys.
 fn k(name: &str) -> String {
     format!("serving.{name}")
 }

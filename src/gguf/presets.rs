@@ -334,7 +334,6 @@ impl Shape {
         t
     }
 
-    /// Layer `l`'s attention and its norm.
     fn attention(&self, l: u64, t: &mut Vec<(String, Vec<u64>)>) {
         let (e, kv) = (self.n_embd, self.n_embd_kv());
         let q = self.n_head * self.head_dim;

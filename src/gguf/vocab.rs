@@ -29,7 +29,6 @@ pub struct Vocab {
 }
 
 impl Vocab {
-    /// The `tokenizer.ggml.*` metadata entries.
     pub fn metadata(&self) -> Vec<(String, Value)> {
         let mut m = vec![(
             "tokenizer.ggml.model".to_string(),

@@ -201,7 +201,6 @@ pub fn probe_again(current: &Bandwidth) -> Bandwidth {
     keep(Some(on_record), probe(current.threads, &current.machine))
 }
 
-/// The cached figure of this machine and thread count.
 fn cached(threads: u32, machine: &str) -> Option<Bandwidth> {
     std::fs::read_to_string(cache_file())
         .ok()

@@ -16,7 +16,6 @@ use crate::config::{Config, RunSettings};
 pub struct Facts {
     /// Per `[[model]]`, in order: the quantization label used in ids and the file's SHA-256.
     pub models: Vec<ModelFacts>,
-    /// Per `[[ladder]]`, in order.
     pub ladders: Vec<LadderFacts>,
     /// SHA-256 of the `[serving]` prompt file, when there is one.
     pub dataset_sha256: Option<String>,

@@ -26,7 +26,6 @@ pub struct PlannedTest {
     pub id: String,
     pub params: TestParams,
     pub kind: TestKind,
-    /// What the kind needs beyond the parameters.
     pub detail: Detail,
     /// What was measured, stable across runs and machines (see `build::identity`); empty in
     /// plans made without the models' facts (`expand`).

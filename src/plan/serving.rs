@@ -30,7 +30,6 @@ impl Transport {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServingTest {
-    /// Index into `Config::models`.
     pub model: usize,
     /// Tests with the same group share one context.
     pub group: usize,
@@ -134,7 +133,6 @@ fn context_params(sc: &ServingConfig, a: &Axes) -> TestParams {
 /// The serving tests of one model over one transport: what they all share.
 struct ModelTests<'a> {
     sc: &'a ServingConfig,
-    /// Index into `Config::models`.
     model: usize,
     transport: Transport,
     params: TestParams,

@@ -18,11 +18,9 @@ use crate::record::{ModelRecord, RecordError, RunInfo, RunRecord, TestRecord};
 #[derive(Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum Entry {
-    /// The whole record: the first line.
     Snapshot(Box<RunRecord>),
     /// A test's record, new or joined by a later round: replaces the one with its id.
     Test(Box<TestRecord>),
-    /// The run's models, all of them.
     Models(Vec<ModelRecord>),
     /// The run's facts (its end time, a resume).
     Run(Box<RunInfo>),
@@ -83,7 +81,6 @@ impl Journal {
         self.append(&line(&Line::Test(test)))
     }
 
-    /// Writes the complete result file and ends the journal.
     pub fn finish(self, record: &RunRecord) -> Result<(), RecordError> {
         results::write_atomic(&self.path, record)
     }

@@ -71,7 +71,6 @@ fn file_name(p: &str) -> &str {
     p.rsplit(['/', '\\']).next().unwrap_or(p)
 }
 
-/// `s` with each absolute path replaced by its file name.
 pub(crate) fn strip_paths(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut last = 0;

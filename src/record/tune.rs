@@ -31,7 +31,6 @@ pub struct TuneRecord {
     /// The rounds after which the race looked, and each claim's level at a look.
     pub looks: Vec<usize>,
     pub level: f64,
-    /// Every candidate that raced, in the order of the plan.
     pub candidates: Vec<Candidate>,
     /// The test id of the leader at the end; absent when nothing could be measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -39,7 +38,6 @@ pub struct TuneRecord {
     /// Load times of the models that raced, cold and warm (seconds).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub loads: Vec<LoadTime>,
-    /// Why the race stopped.
     pub stopped: String,
     /// Rounds the survivors ran, and candidate-rounds (tests) run in all.
     pub rounds: usize,

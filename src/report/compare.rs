@@ -416,7 +416,6 @@ pub(crate) struct MeasuredFloor {
     pub degrees_of_freedom: usize,
     pub tests: usize,
     pub launches: usize,
-    /// The result files it was measured from.
     pub files: Vec<String>,
 }
 

@@ -59,12 +59,10 @@ pub fn interval(
     }
 }
 
-/// 95% interval of the median.
 pub fn median_ci(xs: &[f64], seed: u64) -> Interval {
     interval(xs, median, 0.95, DEFAULT_RESAMPLES, seed)
 }
 
-/// 95% interval of the mean.
 pub(crate) fn mean_ci(xs: &[f64], seed: u64) -> Interval {
     interval(xs, super::mean, 0.95, DEFAULT_RESAMPLES, seed)
 }

@@ -194,7 +194,6 @@ pub enum Out {
 pub struct Race {
     settings: Settings,
     looks: Vec<usize>,
-    /// The level of each claim at each look.
     level: f64,
     rounds: Vec<Vec<f64>>,
     out: Vec<Option<Out>>,

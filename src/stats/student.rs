@@ -117,7 +117,6 @@ pub(crate) fn t_quantile(q: f64, df: f64) -> f64 {
     (lo + hi) / 2.0
 }
 
-/// Two-sided p-value of a t statistic.
 pub(crate) fn t_two_sided_p(t: f64, df: f64) -> f64 {
     if t.is_nan() {
         return 1.0;

@@ -29,7 +29,6 @@ impl DeviceMemory {
         }
     }
 
-    /// The devices the table names (none for a single number).
     pub fn named(&self) -> Vec<&str> {
         match self {
             DeviceMemory::Each(v) => v.iter().map(|(n, _)| n.as_str()).collect(),

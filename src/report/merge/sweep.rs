@@ -98,7 +98,6 @@ fn unchecked_note(records: &[RunRecord], name: &dyn Fn(usize) -> String) -> Opti
 struct Shards {
     /// (input index, its shard), in input order.
     files: Vec<(usize, ShardInfo)>,
-    /// The sweep's shard count (0 without shard files).
     count: usize,
     /// The input holding each shard index.
     file_of: Vec<Option<usize>>,

@@ -6,7 +6,6 @@
 use crate::record::RunRecord;
 use crate::record::tune::{Bisection, Outcome, Probe, ProbeFailure, TuneRecord};
 
-/// The flag of an axis in the answer's lines ("ngl 99").
 fn flag(axis: &str) -> &str {
     match axis {
         "n_gpu_layers" => "ngl",
