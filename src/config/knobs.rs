@@ -198,6 +198,14 @@ pub fn map_params() -> impl Iterator<Item = &'static Knob> {
     PARAMS.iter().filter(|k| matches!(k.slot, Slot::Map))
 }
 
+/// `names` with the table's parameters it does not hold inserted at `at`, in the table's order.
+pub fn with_others(names: &[&'static str], at: usize) -> Vec<&'static str> {
+    let mut out = names.to_vec();
+    let rest = PARAMS.iter().map(|k| k.name).filter(|n| !names.contains(n));
+    out.splice(at..at, rest.collect::<Vec<_>>());
+    out
+}
+
 /// The entries of `level`, in the table's order.
 pub fn of_level(level: Level) -> impl Iterator<Item = &'static Knob> {
     PARAMS.iter().filter(move |k| k.level == level)

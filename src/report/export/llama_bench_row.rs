@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde::ser::SerializeMap;
 use serde_json::{Value, json};
 
-use crate::config::knobs::{PARAMS, knob};
+use crate::config::knobs::knob;
 use crate::engine::DeviceKind;
 use crate::record::{RunRecord, Status, TestRecord};
 
@@ -112,17 +112,8 @@ fn row(
 /// that llama-bench does not write (a tpsbench one) before `n_prompt`, where llama-bench
 /// adds its own newer parameters.
 pub fn fields() -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = FIELDS.to_vec();
-    let at = out
-        .iter()
-        .position(|f| *f == "n_prompt")
-        .unwrap_or(out.len());
-    let extra = PARAMS
-        .iter()
-        .map(|k| k.name)
-        .filter(|n| !FIELDS.contains(n));
-    out.splice(at..at, extra.collect::<Vec<_>>());
-    out
+    let at = FIELDS.iter().position(|f| *f == "n_prompt");
+    crate::config::knobs::with_others(FIELDS, at.unwrap_or(FIELDS.len()))
 }
 
 /// llama-bench's field names in its order, then the samples: what every row must carry.
