@@ -134,13 +134,13 @@ pub struct Args {
 }
 
 /// Parses `--rounds`.
-fn parse_rounds(s: &str) -> Result<Rounds, String> {
+fn parse_rounds(s: &str) -> Result<Rounds, crate::config::Invalid> {
     if s.eq_ignore_ascii_case("auto") {
         return Ok(Rounds::Auto);
     }
-    s.parse::<u32>()
-        .map(Rounds::Fixed)
-        .map_err(|_| format!("{s:?} is neither a number of rounds nor \"auto\""))
+    s.parse::<u32>().map(Rounds::Fixed).map_err(|_| {
+        crate::config::Invalid(format!("{s:?} is neither a number of rounds nor \"auto\""))
+    })
 }
 
 impl Args {

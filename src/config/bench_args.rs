@@ -7,9 +7,9 @@
 
 use std::path::Path;
 
+use super::Invalid;
 use super::knobs::{Kind, Knob, KnobValue, PARAMS};
 
-/// What a llama-bench command line asks of tpsbench.
 #[derive(Debug, Default, PartialEq)]
 pub struct BenchArgs {
     /// `[sweep]` keys with their values, in the order first given.
@@ -98,7 +98,7 @@ fn knob_of(arg: &str) -> Option<&'static Knob> {
 }
 
 /// llama-bench's integer list: `1,2,4`, `8-32`, `8-32+8`, `1-64*2`.
-fn int_range(s: &str, negative: bool) -> Result<Vec<i64>, String> {
+fn int_range(s: &str, negative: bool) -> Result<Vec<i64>, Invalid> {
     let mut out = Vec::new();
     for part in s.split(',') {
         let (first, rest) = match part.strip_prefix('-').filter(|_| negative) {
@@ -109,7 +109,7 @@ fn int_range(s: &str, negative: bool) -> Result<Vec<i64>, String> {
         };
         let num = |x: &str| {
             x.parse::<i64>()
-                .map_err(|_| format!("{part:?} is not an integer or a range"))
+                .map_err(|_| Invalid(format!("{part:?} is not an integer or a range")))
         };
         let first = num(first)?;
         if rest.is_empty() {
@@ -130,7 +130,7 @@ fn int_range(s: &str, negative: bool) -> Result<Vec<i64>, String> {
                 i.saturating_mul(step)
             };
             if next <= i || out.len() > 10_000 {
-                return Err(format!("{part:?} is not a range that grows"));
+                return Err(Invalid(format!("{part:?} is not a range that grows")));
             }
             i = next;
         }
@@ -140,10 +140,10 @@ fn int_range(s: &str, negative: bool) -> Result<Vec<i64>, String> {
 
 /// The values of one flag, each checked by the table.
 fn values(k: &Knob, flag: &str, raw: &str) -> Result<Vec<KnobValue>, BenchArgError> {
-    let bad = |why: String| BenchArgError::Value {
+    let bad = |why: Invalid| BenchArgError::Value {
         flag: flag.to_string(),
         value: raw.to_string(),
-        why,
+        why: why.0,
     };
     let items: Vec<toml::Value> = match k.kind {
         Kind::Int { min, .. } => int_range(raw, min < 0)

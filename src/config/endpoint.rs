@@ -1,32 +1,13 @@
-//! A `[[model]]` reached over HTTP: `endpoint`, `served_model`, `api`,
-//! `request_timeout_s` and `server`. Parsed with the entry; errors name file, line and key.
-//!
-//! ```toml
-//! [[model]]
-//! name = "smol-served"
-//! endpoint = "http://127.0.0.1:8080/v1"   # an OpenAI-compatible server already running
-//! served_model = "smol"                   # the requests' `model`; default: `name`
-//! api = "chat"                            # or "completions" (the default)
-//! request_timeout_s = 60                  # default 120
-//! ca_file = "private-ca.pem"              # an https endpoint's private CA (PEM), beside the system roots
-//!
-//! [[model]]
-//! name = "smol-launched"
-//! path = "smol.gguf"                      # the file the launched llama-server serves
-//! server = "llama-server"                 # or { llama_server = "bin/llama-server", args = [...] }
-//!
-//! [[model]]
-//! name = "smol-drafted"
-//! path = "smol-q8_0.gguf"
-//! server = { draft = "smol-q4_0.gguf", draft_max = 4 }   # the pinned llama-server, drafting
-//! ```
+//! A `[[model]]` reached over HTTP (`endpoint`, `served_model`, `api`, `request_timeout_s`,
+//! `ca_file`) or served by a launched llama-server (`server`); docs/configuration.md shows
+//! each. Errors name file, line and key.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{ConfigError, Ctx};
+use super::{ConfigError, Ctx, Invalid};
 
 /// How a model is reached over HTTP: an OpenAI-compatible server (llama-server, Ollama, vLLM...).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -140,7 +121,6 @@ impl<'de> Deserialize<'de> for RawServer {
     }
 }
 
-/// The served keys of one `[[model]]`, as written.
 pub(crate) struct RawServed {
     pub endpoint: Option<Spanned<String>>,
     pub served_model: Option<Spanned<String>>,
@@ -228,20 +208,25 @@ pub(crate) fn served(
 
 /// `ca_file`, resolved against `dir`, when it is a file of PEM certificates: checked here so
 /// a missing or wrong file is one line naming the key before anything runs.
-fn ca_file(s: &str, dir: &Path) -> Result<PathBuf, String> {
+fn ca_file(s: &str, dir: &Path) -> Result<PathBuf, Invalid> {
     let p = dir.join(s);
-    let meta = std::fs::metadata(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    let meta =
+        std::fs::metadata(&p).map_err(|e| Invalid(format!("cannot read {}: {e}", p.display())))?;
     // A CA bundle is kilobytes; the system's whole bundle is under 300 KB.
     if !meta.is_file() || meta.len() > 4 << 20 {
-        return Err(format!("{} is not a PEM certificate file", p.display()));
+        return Err(Invalid(format!(
+            "{} is not a PEM certificate file",
+            p.display()
+        )));
     }
-    let bytes = std::fs::read(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    let bytes =
+        std::fs::read(&p).map_err(|e| Invalid(format!("cannot read {}: {e}", p.display())))?;
     match reqwest::Certificate::from_pem_bundle(&bytes) {
         Ok(c) if !c.is_empty() => Ok(p),
-        _ => Err(format!(
+        _ => Err(Invalid(format!(
             "{} holds no PEM certificate (no \"-----BEGIN CERTIFICATE-----\" block)",
             p.display()
-        )),
+        ))),
     }
 }
 
@@ -401,9 +386,11 @@ fn served_draft(
 }
 
 /// `s` without trailing '/' when it is an http(s) URL with a host and a valid port.
-fn endpoint(s: &str) -> Result<String, String> {
+fn endpoint(s: &str) -> Result<String, Invalid> {
     let bad = |why: &str| {
-        format!("{s:?} is not an endpoint URL: {why} (e.g. \"http://127.0.0.1:8080/v1\")")
+        Invalid(format!(
+            "{s:?} is not an endpoint URL: {why} (e.g. \"http://127.0.0.1:8080/v1\")"
+        ))
     };
     let url = s.trim_end_matches('/');
     let rest = url

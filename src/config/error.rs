@@ -28,6 +28,11 @@ impl fmt::Display for ConfigError {
     }
 }
 
+/// A value refused, saying what was expected; [`Ctx::err`] adds the file, line and key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Invalid(pub String);
+
 pub(crate) struct Ctx<'a> {
     pub file: &'a Path,
     pub src: &'a str,
@@ -42,13 +47,31 @@ impl Ctx<'_> {
         &self,
         span: Range<usize>,
         key: &str,
-        message: impl Into<String>,
+        message: impl fmt::Display,
     ) -> ConfigError {
         ConfigError {
             file: self.file.to_path_buf(),
             line: Some(self.line_of(span.start)),
             key: Some(key.to_string()),
-            message: message.into(),
+            message: message.to_string(),
+        }
+    }
+
+    /// An error at the first line that sets `name` (no span survives serde's `flatten`).
+    pub(crate) fn err_at_key(
+        &self,
+        name: &str,
+        key: &str,
+        message: impl fmt::Display,
+    ) -> ConfigError {
+        let line = self.src.lines().position(|l| {
+            (l.trim_start().strip_prefix(name)).is_some_and(|r| r.trim_start().starts_with('='))
+        });
+        ConfigError {
+            file: self.file.to_path_buf(),
+            line: line.map(|i| i + 1),
+            key: Some(key.to_string()),
+            message: message.to_string(),
         }
     }
 }

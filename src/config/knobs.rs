@@ -1,30 +1,16 @@
-//! Every llama-bench test parameter (all 28 of its `get_fields()`) as ONE table,
-//! [`PARAMS`]: each entry is a sweep key of `[sweep]` / `[model.sweep]` with llama-bench's
-//! field name, its value type, llama-bench's default and JSON type, its short flag (test
-//! ids, the leaderboard's settings), its table header and its level (model load, context,
-//! or the test itself for n_prompt / n_gen / n_depth).
+//! Every llama-bench test parameter (all 28 of its `get_fields()`) as one table, [`PARAMS`]:
+//! sweep key, value type, llama-bench's default and JSON type, short flag, header and level.
 //!
-//! Where a value lives is the entry's [`Slot`]: the thirteen original axes are typed fields
-//! of [`TestParams`] and [`Axes`] (the engine, the kinds and the ladder read
-//! `params.n_batch` as a number), reached through accessors that `field!` generates; every
-//! other parameter lives in the [`Knobs`] map (flattened into the test's parameters, holding
-//! only values that differ from the default, so the identities of older tests stay valid).
-//! Generic code goes through [`Knob::get`], [`Knob::set`], [`Knob::axis`] and
-//! [`Knob::set_axis`] and never lists the fields: parsing (`config::apply_axes`), plan
-//! expansion (model level outermost), test ids and load keys (`plan`), compare's join
-//! ([`TestParams::all_fields`]), the exports (llama-bench JSON/JSONL, CSV, Markdown:
-//! [`Knob::bench_json`], [`Knob::header`]) and the leaderboard's settings
-//! ([`Knobs::describe`]; the typed ones get a column each). The engine applies every
-//! model-level and context-level entry, typed or in the map, through one hook
-//! (`engine::llama::knobs`).
+//! The thirteen original axes are typed fields of [`TestParams`] and [`Axes`] (reached
+//! through `field!` accessors); every other parameter lives in the [`Knobs`] map, which holds
+//! only non-default values so older tests keep their identities. Generic code goes through
+//! [`Knob::get`], [`Knob::set`], [`Knob::axis`] and [`Knob::set_axis`] and never lists the
+//! fields. Adding a parameter: one `Slot::Map` entry here and one arm in
+//! `engine::llama::knobs` (CONTRIBUTING.md).
 //!
-//! Adding a parameter: one `Slot::Map` entry here, in the place of the loop order it should
-//! take, and one arm in the engine's hook (or a note that this build does not honour it);
-//! CONTRIBUTING.md says what else changes with it.
-//!
-//! Names, spellings and defaults are those of the llama-bench of the pinned llama.cpp
-//! (llama-cpp-sys-2 0.1.161): `-C`, `--cpu-strict`, `--poll`, `-ncmoe`, `-dev`, `-ts`, `-ot`,
-//! `-lm`, `-lzm`, `-embd`, `-nopo`, `--no-host`, `--repack`, `-fitt`, `-fitc`.
+//! Names, spellings and defaults are those of the pinned llama-bench (llama-cpp-sys-2 0.1.161).
+
+use crate::config::Invalid;
 
 use serde::{Deserialize, Serialize};
 
@@ -53,10 +39,16 @@ pub enum Kind {
     /// One of these words (lower case).
     Choice(&'static [&'static str]),
     /// Text checked and canonicalized by the function.
-    Text(fn(&str) -> Result<String, String>),
+    Text(fn(&str) -> Result<String, Invalid>),
     /// Any TOML value, checked by the function (flash attention's auto/on/off/-1/0/1, split
     /// modes, KV cache types: the spellings `config::values` accepts).
-    Check(fn(&toml::Value) -> Result<KnobValue, String>),
+    Check(fn(&toml::Value) -> Result<KnobValue, Invalid>),
+}
+
+impl Kind {
+    pub const fn int(min: i64, max: i64) -> Kind {
+        Kind::Int { min, max }
+    }
 }
 
 /// llama-bench's JSON type of the field (its `get_field_type()`).
@@ -75,7 +67,6 @@ pub enum Lit {
     Str(&'static str),
 }
 
-/// One value of a parameter.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum KnobValue {
@@ -118,7 +109,6 @@ impl KnobValue {
     }
 }
 
-/// One llama-bench test parameter.
 #[derive(Debug)]
 pub struct Knob {
     /// llama-bench's field name: the sweep key, the result field, the export field.
@@ -160,14 +150,12 @@ pub struct Field {
     pub(crate) raw: fn(&super::RawSweep) -> Option<&toml::Spanned<toml::Value>>,
 }
 
-/// The entry named `name`.
 pub fn knob(name: &str) -> Option<&'static Knob> {
     PARAMS.iter().find(|k| k.name == name)
 }
 
-/// The model-level settings of `p` other than `load_mode` that differ from llama-bench's
-/// defaults, as llama-bench's flags spell them: "ngl 2, ncmoe 4" (empty when none). What
-/// tells one load of a model from another (a tune's load times).
+/// The model-level settings but `load_mode` that differ from llama-bench's defaults, "ngl 2,
+/// ncmoe 4" (empty when none): what tells one load of a model from another.
 pub fn placement_of(p: &TestParams) -> String {
     let v: Vec<String> = (PARAMS.iter())
         .filter(|k| k.level == Level::Model && k.name != "load_mode")
@@ -208,6 +196,14 @@ pub fn placement(p: &TestParams) -> String {
 /// axes, and any parameter added since), in the table's order.
 pub fn map_params() -> impl Iterator<Item = &'static Knob> {
     PARAMS.iter().filter(|k| matches!(k.slot, Slot::Map))
+}
+
+/// `names` with the table's parameters it does not hold inserted at `at`, in the table's order.
+pub fn with_others(names: &[&'static str], at: usize) -> Vec<&'static str> {
+    let mut out = names.to_vec();
+    let rest = PARAMS.iter().map(|k| k.name).filter(|n| !names.contains(n));
+    out.splice(at..at, rest.collect::<Vec<_>>());
+    out
 }
 
 /// The entries of `level`, in the table's order.
@@ -270,7 +266,7 @@ impl Knob {
     }
 
     /// Checks one TOML value and returns it canonical.
-    pub fn value(&self, x: &toml::Value) -> Result<KnobValue, String> {
+    pub fn value(&self, x: &toml::Value) -> Result<KnobValue, Invalid> {
         match self.kind {
             Kind::Int { min, max } => super::values::int_value(x, min, max).map(KnobValue::Int),
             Kind::Bool => super::values::boolean(x).map(KnobValue::Bool),
@@ -278,11 +274,11 @@ impl Knob {
                 let s = x.as_str().map(str::to_ascii_lowercase);
                 match s {
                     Some(s) if words.contains(&s.as_str()) => Ok(KnobValue::Text(s)),
-                    _ => Err(format!(
+                    _ => Err(Invalid(format!(
                         "expected one of {}, got {}",
                         words.join(", "),
                         show_toml(x)
-                    )),
+                    ))),
                 }
             }
             Kind::Text(check) => {
@@ -290,7 +286,12 @@ impl Knob {
                     toml::Value::String(s) => s.clone(),
                     toml::Value::Integer(n) => n.to_string(),
                     toml::Value::Float(f) => f.to_string(),
-                    other => return Err(format!("expected a string, got {}", other.type_str())),
+                    other => {
+                        return Err(Invalid(format!(
+                            "expected a string, got {}",
+                            other.type_str()
+                        )));
+                    }
                 };
                 check(&s).map(KnobValue::Text)
             }
@@ -298,7 +299,6 @@ impl Knob {
         }
     }
 
-    /// The value as llama-bench's JSON writes the field.
     pub fn bench_json(&self, v: &KnobValue) -> serde_json::Value {
         match self.field {
             FieldType::Int => serde_json::json!(v.as_i64()),
@@ -316,15 +316,11 @@ fn show_toml(x: &toml::Value) -> String {
 }
 
 /// Parses a sweep key of the table: a scalar or a list, each value checked.
-pub fn parse_values(k: &Knob, v: &toml::Value) -> Result<Vec<KnobValue>, String> {
-    let items: Vec<&toml::Value> = match v {
-        toml::Value::Array(a) => a.iter().collect(),
-        other => vec![other],
-    };
-    if items.is_empty() {
-        return Err("the list is empty: give at least one value".into());
-    }
-    items.into_iter().map(|x| k.value(x)).collect()
+pub fn parse_values(k: &Knob, v: &toml::Value) -> Result<Vec<KnobValue>, Invalid> {
+    super::values::items(v)?
+        .into_iter()
+        .map(|x| k.value(x))
+        .collect()
 }
 
 mod axes;

@@ -29,8 +29,8 @@ use values::{list, scalar_float};
 
 pub use axis_values::{FlashAttn, KV_TYPES, SplitMode};
 pub use endpoint::{Api, Served, ServedDraft, ServerLaunch};
-pub use error::ConfigError;
 pub(crate) use error::Ctx;
+pub use error::{ConfigError, Invalid};
 pub use knobs::{Axes, TestParams};
 pub use settings::{AutoRounds, MAX_ROUNDS, MAX_ROUNDS_RULE, RunSettings};
 pub use tokens::PromptTokens;
@@ -158,7 +158,6 @@ pub(crate) struct RawModel {
     server: Option<Spanned<endpoint::RawServer>>,
 }
 
-/// The whole file, deserialized once.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawConfig {
@@ -172,7 +171,6 @@ pub(crate) struct RawConfig {
     tune: Option<Spanned<tune::RawTune>>,
 }
 
-/// Reads and validates a `models.toml`.
 pub fn load(file: &Path, physical_cores: u32) -> Result<Config, ConfigError> {
     let src = std::fs::read_to_string(file).map_err(|e| ConfigError {
         file: file.to_path_buf(),
@@ -493,13 +491,7 @@ pub(crate) fn apply_axes(
     }
     for (name, v) in &s.rest {
         let key = k(name);
-        // No span survives `flatten`: the line is the first that sets the key.
-        let err = |message: String| ConfigError {
-            file: ctx.file.to_path_buf(),
-            line: line_of_key(ctx.src, name),
-            key: Some(key.clone()),
-            message,
-        };
+        let err = |message: String| ctx.err_at_key(name, &key, message);
         let Some(knob) = knobs::knob(name) else {
             let known = unknown_key::known_keys(&["sweep"]).unwrap_or(&[]);
             // As serde's own refusal words it.
@@ -516,21 +508,10 @@ pub(crate) fn apply_axes(
             };
             return Err(err(message));
         };
-        let values = knobs::parse_values(knob, v).map_err(err)?;
+        let values = knobs::parse_values(knob, v).map_err(|e| err(e.0))?;
         knob.set_axis(out, values);
     }
     Ok(())
-}
-
-/// The line of the first `key =` in the file (1-based).
-fn line_of_key(src: &str, key: &str) -> Option<usize> {
-    src.lines()
-        .position(|l| {
-            let t = l.trim_start();
-            t.strip_prefix(key)
-                .is_some_and(|r| r.trim_start().starts_with('='))
-        })
-        .map(|i| i + 1)
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //! those its quantizer makes only with an importance matrix only in a recipe that gives one
 //! (`config::recipe`). Pure: names, numbers, order.
 
-/// One llama.cpp file type.
+use crate::config::Invalid;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct QuantType {
     /// The usual label, as `llama-quantize` prints it: `Q4_K_M`.
@@ -28,17 +29,17 @@ const NEEDS_IMATRIX: &[&str] = &[
 
 impl QuantType {
     /// Looks a type up by name, case-insensitively; the error lists what is supported.
-    pub fn parse(name: &str) -> Result<QuantType, String> {
+    pub fn parse(name: &str) -> Result<QuantType, Invalid> {
         Self::parse_recipe(name, false)
     }
 
     /// [`parse`](Self::parse) for a variant that has an importance matrix or not.
-    pub fn parse_recipe(name: &str, imatrix: bool) -> Result<QuantType, String> {
+    pub fn parse_recipe(name: &str, imatrix: bool) -> Result<QuantType, Invalid> {
         let upper = name.trim().to_ascii_uppercase();
         if NEEDS_IMATRIX.contains(&upper.as_str()) && !imatrix {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "{upper} needs an importance matrix (imatrix): give it as {{ name = \"{upper}\", type = \"{upper}\", imatrix = \"x.imatrix\" }}"
-            ));
+            )));
         }
         let known = LADDER_TYPES.iter().find(|&&t| t == upper);
         let ftype = |&name: &&'static str| {
@@ -49,10 +50,10 @@ impl QuantType {
             })
         };
         known.and_then(ftype).ok_or_else(|| {
-            format!(
+            Invalid(format!(
                 "unknown quantization type {name:?}: use one of {}",
                 LADDER_TYPES.join(", ")
-            )
+            ))
         })
     }
 
@@ -62,11 +63,6 @@ impl QuantType {
             .iter()
             .position(|&t| t == self.name)
             .unwrap_or(usize::MAX)
-    }
-
-    /// Unquantized floating point (F32, F16, BF16).
-    pub fn is_float(self) -> bool {
-        matches!(self.name, "F32" | "F16" | "BF16")
     }
 }
 
@@ -90,9 +86,9 @@ mod tests {
         assert_eq!(QuantType::parse("q4_k_m").unwrap().ftype, 15);
         assert_eq!(QuantType::parse("F16").unwrap().ftype, 1);
         let e = QuantType::parse("IQ2_XS").unwrap_err();
-        assert!(e.contains("importance matrix"), "{e}");
+        assert!(e.0.contains("importance matrix"), "{e}");
         let e = QuantType::parse("Q9_9").unwrap_err();
-        assert!(e.contains("Q8_0") && e.contains("unknown"), "{e}");
+        assert!(e.0.contains("Q8_0") && e.0.contains("unknown"), "{e}");
     }
 
     #[test]
@@ -113,8 +109,6 @@ mod tests {
             .collect();
         assert_eq!(most_precise(&ts).unwrap().name, "Q8_0");
         assert!(QuantType::parse("F16").unwrap().rank() < ts[1].rank());
-        assert!(QuantType::parse("F16").unwrap().is_float());
-        assert!(!ts[0].is_float());
     }
 
     #[test]

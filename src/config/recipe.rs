@@ -152,7 +152,7 @@ pub fn parse_variant(v: &toml::Value, dir: &Path) -> Result<RecipeVariant, Strin
         .as_ref()
         .map(|v| imatrix_source(v, dir))
         .transpose()?;
-    let quant = QuantType::parse_recipe(&raw.quant, imatrix.is_some())?;
+    let quant = QuantType::parse_recipe(&raw.quant, imatrix.is_some()).map_err(|e| e.0)?;
     let tensor_types = raw.tensor_types.iter().map(|s| tensor_type(s));
     let recipe = Recipe {
         tensor_types: tensor_types.collect::<Result<_, _>>()?,

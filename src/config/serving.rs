@@ -2,6 +2,8 @@
 //! Deserialized with the rest of the file into [`RawServing`], then checked key by key with
 //! the value checks `[sweep]` uses; mistakes name file, line and key.
 
+use crate::config::Invalid;
+
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -61,7 +63,6 @@ pub struct ServingConfig {
     /// one, `n_gen` is the default of a prompt's `max_tokens`).
     pub n_prompt: u32,
     pub n_gen: u32,
-    /// B values of the parallel test.
     pub n_parallel: Vec<u32>,
     pub shared_prompt: Vec<bool>,
     pub kv_unified: bool,
@@ -114,7 +115,6 @@ pub(crate) struct RawServing {
     goodput: Option<Spanned<RawGoodput>>,
 }
 
-/// `serving.<name>`, as errors name the table's keys.
 fn k(name: &str) -> String {
     format!("serving.{name}")
 }
@@ -127,23 +127,25 @@ fn int(ctx: &Ctx, v: &V, name: &str, min: i64, max: i64, default: i64) -> Result
     }
 }
 
-fn mode(x: &toml::Value) -> Result<Mode, String> {
+fn mode(x: &toml::Value) -> Result<Mode, Invalid> {
     match x.as_str() {
         Some("request") => Ok(Mode::Request),
         Some("parallel") => Ok(Mode::Parallel),
         Some("arrival") => Ok(Mode::Arrival),
         Some("goodput") => Ok(Mode::Goodput),
-        _ => Err(format!(
+        _ => Err(Invalid(format!(
             "{x} is not a mode: use \"request\", \"parallel\", \"arrival\" or \"goodput\""
-        )),
+        ))),
     }
 }
 
-fn rate(x: &toml::Value) -> Result<f64, String> {
+fn rate(x: &toml::Value) -> Result<f64, Invalid> {
     let r = x.as_float().or_else(|| x.as_integer().map(|i| i as f64));
     match r {
         Some(f) if f > 0.0 && f <= 1e6 => Ok(f),
-        _ => Err(format!("{x} is not a rate in requests per second (> 0)")),
+        _ => Err(Invalid(format!(
+            "{x} is not a rate in requests per second (> 0)"
+        ))),
     }
 }
 

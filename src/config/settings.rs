@@ -31,7 +31,6 @@ impl RunSettings {
     }
 }
 
-/// How each test is repeated.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunSettings {
     /// Untimed warmup passes before the repetitions (llama-bench: 1).

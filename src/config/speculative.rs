@@ -281,7 +281,7 @@ fn drafts(
         None => Vec::new(),
         Some(v) => list(ctx, &k("draft"), v, |x| {
             let s = string(x)?;
-            Ok(
+            Ok::<_, String>(
                 if crate::config::quant_types::QuantType::parse(&s).is_ok() {
                     DraftRef::Variant(s)
                 } else {

@@ -1,6 +1,8 @@
 //! `synth = "preset:TYPE"` on a `[[model]]`: which synthetic model to write when the file is
 //! missing. Parsed with the configuration; written by `synth`.
 
+use crate::config::Invalid;
+
 use super::quant_types::QuantType;
 use crate::gguf::presets;
 
@@ -16,17 +18,17 @@ pub struct SynthSpec {
 
 impl SynthSpec {
     /// `preset[:TYPE]`; the type defaults as in `tpsbench synth` (F32 for tiny, else Q8_0).
-    pub fn parse(text: &str) -> Result<SynthSpec, String> {
+    pub fn parse(text: &str) -> Result<SynthSpec, Invalid> {
         let (preset, quant) = match text.split_once(':') {
             Some((p, q)) => (p.trim(), Some(q.trim())),
             None => (text.trim(), None),
         };
         if preset != "tiny" && !presets::known(preset) {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "unknown synth preset {preset:?}: use tiny, {} (optionally with :TYPE, e.g. \
                  \"llama-3-8b:Q4_K_M\")",
                 presets::all_names()
-            ));
+            )));
         }
         let default = if preset == "tiny" { "F32" } else { "Q8_0" };
         let t = QuantType::parse(quant.unwrap_or(default))?;

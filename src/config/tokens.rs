@@ -1,14 +1,8 @@
 //! What a pp/tg/pg test decodes: llama-bench's random token ids (the default), or real text
-//! (`tokens = "text"`, from the `[sweep]` table's `text` file: ShareGPT or a prompt file).
-//! Random ids are what llama-bench measures and what its figures compare with; text is
-//! what MoE routing and speculation meet in use, so a sweep may take both, as an
-//! axis, and compare them paired by round.
-//!
-//! ```toml
-//! [sweep]
-//! tokens = ["random", "text"]
-//! text = "datasets/ShareGPT_V3_unfiltered_cleaned_split.json"
-//! ```
+//! (`tokens = "text"`, from `[sweep] text`), which is what MoE routing and speculation meet
+//! in use; a sweep may take both as an axis.
+
+use crate::config::Invalid;
 
 use std::path::{Path, PathBuf};
 
@@ -17,7 +11,6 @@ use toml::Spanned;
 
 use crate::config::{Config, ConfigError, Ctx};
 
-/// The token source of a llama-bench test.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PromptTokens {
@@ -40,15 +33,14 @@ impl PromptTokens {
         *self == PromptTokens::Random
     }
 
-    /// One value of the `tokens` axis.
-    pub(crate) fn parse(v: &toml::Value) -> Result<PromptTokens, String> {
+    pub(crate) fn parse(v: &toml::Value) -> Result<PromptTokens, Invalid> {
         match v.as_str().map(str::trim) {
             Some("random") => Ok(PromptTokens::Random),
             Some("text") => Ok(PromptTokens::Text),
-            _ => Err(format!(
+            _ => Err(Invalid(format!(
                 "{v} is not a token source: use \"random\" (llama-bench's random ids) or \
                  \"text\" (the [sweep] table's `text` file)"
-            )),
+            ))),
         }
     }
 }
@@ -79,12 +71,7 @@ pub(crate) fn check_text(ctx: &Ctx, config: &Config) -> Result<(), ConfigError> 
     let wants_text = sweeps
         .clone()
         .any(|a| a.tokens.contains(&PromptTokens::Text));
-    let err = |key: &str, message: &str| ConfigError {
-        file: ctx.file.to_path_buf(),
-        line: super::line_of_key(ctx.src, key),
-        key: Some(format!("sweep.{key}")),
-        message: message.into(),
-    };
+    let err = |key: &str, message: &str| ctx.err_at_key(key, &format!("sweep.{key}"), message);
     match (&config.text, wants_text) {
         (None, true) => Err(err(
             "tokens",

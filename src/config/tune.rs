@@ -1,24 +1,8 @@
-//! The `[tune]` table of models.toml: one question, "what do I run?", answered by
-//! racing the configurations of the sweep's axes (`tpsbench tune`). It names what to
-//! maximise and the limits the answer must meet; the space is the sweep itself (every model,
-//! every ladder variant, every combination of the axes).
-//!
-//! ```toml
-//! [tune]
-//! objective = "tg128"      # "tgN", "ppN", "ppN+tgM" (llama-bench's pg), "...@dD" at depth D,
-//!                          #   or "goodput": [serving]'s requests under its slo (tune/slo.rs),
-//!                          #   or "speculative": decode on [speculative]'s prompts, plain or
-//!                          #   with each of its drafter settings (tune/drafters.rs)
-//! max_kld = 0.05           # nats against the ladder's reference (needs a [[ladder]])
-//! max_memory_gib = 8       # weights + KV cache at the context must fit (default: host RAM
-//! memory_margin = 0.1      #   less this share)
-//! min_ctx = 4096           # the context the configuration must hold
-//! max_load_seconds = 30    # a cold load (page cache evicted) takes at most this
-//! max_rounds = 20          # the race's budget in rounds ...
-//! max_seconds = 600        # ... and in wall-clock seconds
-//! max_itl_ms = 20          # tgN: the latency_quantile (0.9) of each raced candidate's
-//! max_ttft_ms = 200        #   ITL (tgN) or prefill time (ppN) must stay within these
-//! ```
+//! The `[tune]` table (`tpsbench tune`): what to maximise (`objective`: "tgN", "ppN",
+//! "ppN+tgM", "...@dD", "goodput" or "speculative") and the limits the answer must meet
+//! (`max_kld`, `max_memory_gib`, `memory_margin`, `min_ctx`, `max_load_seconds`,
+//! `max_itl_ms`, `max_ttft_ms`), raced over the sweep's space within `max_rounds` and
+//! `max_seconds`. docs/configuration.md shows each key.
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -26,7 +10,7 @@ use toml::Spanned;
 use crate::config::serving::ServingConfig;
 use crate::config::speculative::SpeculativeConfig;
 use crate::config::values::{scalar_float, scalar_int};
-use crate::config::{ConfigError, Ctx};
+use crate::config::{ConfigError, Ctx, Invalid};
 
 mod slo;
 pub use slo::{GoodputObjective, LatencyLimits, describe_slo, describe_slots};
@@ -48,14 +32,14 @@ pub struct Objective {
 
 impl Objective {
     /// "tg128", "pp512", "pp512+tg128", each optionally "@d4096".
-    pub fn parse(s: &str) -> Result<Objective, String> {
+    pub fn parse(s: &str) -> Result<Objective, Invalid> {
         let bad = || {
-            format!(
+            Invalid(format!(
                 "objective {s:?}: expected \"tgN\", \"ppN\" or \"ppN+tgM\" (llama-bench's \
                  pg), optionally at a depth \"@dD\" (D at most {MAX_DEPTH}), e.g. \"tg128\" \
                  or \"pp512@d4096\"; or \"goodput\" (served, under [serving] slo); or \
                  \"speculative\" (decode on [speculative]'s prompts, drafters included)"
-            )
+            ))
         };
         let t = s.trim();
         let (test, depth) = match t.split_once('@') {
@@ -143,7 +127,6 @@ impl Default for LatencyLimits {
     }
 }
 
-/// The `[tune]` table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tune {
     /// The test the race maximises; for the goodput objective, the sizes of one request
@@ -315,7 +298,7 @@ fn limits(
         .map(|n| n as u32);
     Ok(Limits {
         max_kld,
-        max_memory_bytes: gib.map(|g| (g * 1024.0 * 1024.0 * 1024.0) as u64),
+        max_memory_bytes: gib.map(|g| (g * crate::util::units::GIB) as u64),
         memory_margin: margin.unwrap_or(Tune::DEFAULT_MEMORY_MARGIN),
         min_ctx,
         max_load_seconds: float(ctx, "max_load_seconds", &raw.max_load_seconds, 0.001, 1e6)?,
@@ -355,14 +338,12 @@ mod tests {
         assert_eq!(deepest.n_ctx(), 3_048_576);
     }
 
-    fn parsed(tune: &str, serving: &str) -> Result<Tune, String> {
+    fn parsed(tune: &str, serving: &str) -> Result<Tune, ConfigError> {
         let text = format!(
             "[sweep]\nn_prompt = 8\n{serving}\n[[model]]\nname = \"m\"\npath = \"m.gguf\"\n\
              [tune]\n{tune}\n"
         );
-        crate::config::parse(std::path::Path::new("m.toml"), &text, 2)
-            .map(|c| c.tune.unwrap())
-            .map_err(|e| e.to_string())
+        crate::config::parse(std::path::Path::new("m.toml"), &text, 2).map(|c| c.tune.unwrap())
     }
 
     #[test]
@@ -384,13 +365,21 @@ mod tests {
         // `[tune] slots` makes the concurrency a candidate axis, each value once.
         let t = parsed("objective = \"goodput\"\nslots = [2, 4, 2]", serving).unwrap();
         assert_eq!(t.goodput.unwrap().slots, vec![2, 4]);
-        let e = parsed("objective = \"tg8\"\nslots = [2]", serving).unwrap_err();
+        let e = parsed("objective = \"tg8\"\nslots = [2]", serving)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("objective tg8 serves no requests"), "{e}");
-        let e = parsed("objective = \"goodput\"\nslots = [0]", serving).unwrap_err();
+        let e = parsed("objective = \"goodput\"\nslots = [0]", serving)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("tune.slots"), "{e}");
-        let e = parsed("objective = \"goodput\"", "").unwrap_err();
+        let e = parsed("objective = \"goodput\"", "")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("add a [serving] table"), "{e}");
-        let e = parsed("objective = \"goodput\"", "[serving]\narrival_rate = [1]").unwrap_err();
+        let e = parsed("objective = \"goodput\"", "[serving]\narrival_rate = [1]")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("and there is none"), "{e}");
     }
 
@@ -407,9 +396,13 @@ mod tests {
             t.objective_name(),
             "decode after 3 prompts of p.txt, up to 64 tokens each, plain or drafted"
         );
-        let e = parsed("objective = \"speculative\"", "").unwrap_err();
+        let e = parsed("objective = \"speculative\"", "")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("add a [speculative] table"), "{e}");
-        let e = parsed("objective = \"speculative\"\nmax_ttft_ms = 9", spec).unwrap_err();
+        let e = parsed("objective = \"speculative\"\nmax_ttft_ms = 9", spec)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("tune.max_ttft_ms"), "{e}");
     }
 
@@ -446,7 +439,7 @@ mod tests {
                 "out of range",
             ),
         ] {
-            let e = parsed(tune, "").unwrap_err();
+            let e = parsed(tune, "").unwrap_err().to_string();
             assert!(e.contains(says), "{tune}: {e}");
         }
     }

@@ -4,23 +4,29 @@
 
 use toml::Spanned;
 
-use super::{ConfigError, Ctx, FlashAttn, KV_TYPES, SplitMode};
+use super::{ConfigError, Ctx, FlashAttn, Invalid, KV_TYPES, SplitMode};
 use crate::util::units::short_number;
 
-/// A value that is a scalar or a list, with each element checked by `f`.
-pub(crate) fn list<T>(
-    ctx: &Ctx,
-    key: &str,
-    v: &Spanned<toml::Value>,
-    f: impl Fn(&toml::Value) -> Result<T, String>,
-) -> Result<Vec<T>, ConfigError> {
-    let items: Vec<&toml::Value> = match v.get_ref() {
+/// The elements of a value that is a scalar or a non-empty list.
+pub(crate) fn items(v: &toml::Value) -> Result<Vec<&toml::Value>, Invalid> {
+    let items: Vec<&toml::Value> = match v {
         toml::Value::Array(a) => a.iter().collect(),
         other => vec![other],
     };
     if items.is_empty() {
-        return Err(ctx.err(v.span(), key, "the list is empty: give at least one value"));
+        return Err(Invalid("the list is empty: give at least one value".into()));
     }
+    Ok(items)
+}
+
+/// A value that is a scalar or a list, with each element checked by `f`.
+pub(crate) fn list<T, E: std::fmt::Display>(
+    ctx: &Ctx,
+    key: &str,
+    v: &Spanned<toml::Value>,
+    f: impl Fn(&toml::Value) -> Result<T, E>,
+) -> Result<Vec<T>, ConfigError> {
+    let items = items(v.get_ref()).map_err(|m| ctx.err(v.span(), key, m))?;
     items
         .into_iter()
         .map(|x| f(x).map_err(|m| ctx.err(v.span(), key, m)))
@@ -36,7 +42,7 @@ pub(crate) fn int_list<T: TryFrom<i64>>(
 ) -> Result<Vec<T>, ConfigError> {
     list(ctx, key, v, |x| {
         let n = int_value(x, min, max)?;
-        T::try_from(n).map_err(|_| format!("{n} is out of range"))
+        T::try_from(n).map_err(|_| Invalid(format!("{n} is out of range")))
     })
 }
 
@@ -87,19 +93,19 @@ pub(crate) fn scalar_float(
     Ok(x)
 }
 
-pub(crate) fn int_value(x: &toml::Value, min: i64, max: i64) -> Result<i64, String> {
+pub(crate) fn int_value(x: &toml::Value, min: i64, max: i64) -> Result<i64, Invalid> {
     let n = x
         .as_integer()
-        .ok_or_else(|| format!("expected an integer, got {}", x.type_str()))?;
+        .ok_or_else(|| Invalid(format!("expected an integer, got {}", x.type_str())))?;
     if n < min || n > max {
-        return Err(format!(
+        return Err(Invalid(format!(
             "{n} is out of range: must be between {min} and {max}"
-        ));
+        )));
     }
     Ok(n)
 }
 
-pub(crate) fn flash_attn(x: &toml::Value) -> Result<FlashAttn, String> {
+pub(crate) fn flash_attn(x: &toml::Value) -> Result<FlashAttn, Invalid> {
     match x {
         toml::Value::Boolean(true) => Ok(FlashAttn::On),
         toml::Value::Boolean(false) => Ok(FlashAttn::Off),
@@ -110,62 +116,67 @@ pub(crate) fn flash_attn(x: &toml::Value) -> Result<FlashAttn, String> {
             "auto" => Ok(FlashAttn::Auto),
             "on" | "1" | "true" => Ok(FlashAttn::On),
             "off" | "0" | "false" => Ok(FlashAttn::Off),
-            _ => Err(format!(
+            _ => Err(Invalid(format!(
                 "{s:?} is not a flash attention policy: use \"auto\", \"on\" or \"off\""
-            )),
+            ))),
         },
-        other => Err(format!(
+        other => Err(Invalid(format!(
             "expected \"auto\", \"on\", \"off\" or a boolean, got {}",
             other.type_str()
-        )),
+        ))),
     }
 }
 
-pub(crate) fn split_mode(x: &toml::Value) -> Result<SplitMode, String> {
+pub(crate) fn split_mode(x: &toml::Value) -> Result<SplitMode, Invalid> {
     let s = x.as_str().ok_or_else(|| {
-        format!(
+        Invalid(format!(
             "expected \"none\", \"layer\", \"row\" or \"tensor\", got {}",
             x.type_str()
-        )
+        ))
     })?;
     match s.to_ascii_lowercase().as_str() {
         "none" => Ok(SplitMode::None),
         "layer" => Ok(SplitMode::Layer),
         "row" => Ok(SplitMode::Row),
         "tensor" => Ok(SplitMode::Tensor),
-        _ => Err(format!(
+        _ => Err(Invalid(format!(
             "{s:?} is not a split mode: use \"none\", \"layer\", \"row\" or \"tensor\""
-        )),
+        ))),
     }
 }
 
 /// A boolean, also written 0/1 as llama-bench's `-nkvo 0,1`.
-pub(crate) fn boolean(x: &toml::Value) -> Result<bool, String> {
+pub(crate) fn boolean(x: &toml::Value) -> Result<bool, Invalid> {
     match x {
         toml::Value::Boolean(b) => Ok(*b),
         toml::Value::Integer(0) => Ok(false),
         toml::Value::Integer(1) => Ok(true),
-        other => Err(format!(
+        other => Err(Invalid(format!(
             "expected true or false (or 0/1), got {}",
             match other {
                 toml::Value::Integer(n) => n.to_string(),
                 o => o.type_str().to_string(),
             }
-        )),
+        ))),
     }
 }
 
-pub(crate) fn kv_type(x: &toml::Value) -> Result<String, String> {
+pub(crate) fn kv_type(x: &toml::Value) -> Result<String, Invalid> {
     let s = x
         .as_str()
-        .ok_or_else(|| format!("expected a type name such as \"f16\", got {}", x.type_str()))?
+        .ok_or_else(|| {
+            Invalid(format!(
+                "expected a type name such as \"f16\", got {}",
+                x.type_str()
+            ))
+        })?
         .to_ascii_lowercase();
     if KV_TYPES.contains(&s.as_str()) {
         Ok(s)
     } else {
-        Err(format!(
+        Err(Invalid(format!(
             "unknown KV cache type {s:?}: use one of {}",
             KV_TYPES.join(", ")
-        ))
+        )))
     }
 }

@@ -7,7 +7,6 @@
 
 use std::io;
 
-/// Why a file is not a usable GGUF.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GgufError {
     /// The file could not be opened or read; `reason` is "no such file", "permission

@@ -1,11 +1,6 @@
-//! Synthetic models with the exact tensor shapes of published architectures, random weights
-//! and a synthetic vocabulary of the right size and tokenizer type: speed figures for
-//! models that are not on disk. Shapes are from each model's published config.json
-//! (hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
-//! num_key_value_heads, vocab_size, rope_theta, rms_norm_eps).
-//!
-//! Files written here carry `tpsbench.synthetic = true` and `tpsbench.preset`, so every
-//! result measured on them (and on variants quantized from them) is flagged synthetic.
+//! Synthetic models with the tensor shapes of published architectures (from each config.json),
+//! random weights and a synthetic vocabulary. Files carry `tpsbench.synthetic = true` and
+//! `tpsbench.preset`, so every result on them is flagged synthetic.
 
 use super::Value;
 use super::vocab::{self, BpeFlavor, Vocab};
@@ -20,7 +15,6 @@ pub enum Tokenizer {
     Bpe(BpeFlavor),
 }
 
-/// One architecture's shapes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Shape {
     pub preset: &'static str,
@@ -119,7 +113,6 @@ pub fn all_names() -> String {
         .join(", ")
 }
 
-/// The published shapes of a preset.
 pub fn shape(preset: &str) -> Option<Shape> {
     dense(preset)
         .or_else(|| moe(preset))
@@ -153,7 +146,6 @@ fn llama(preset: &'static str, dims: [u64; 6], ctx: u32, theta: f32, tok: Tokeni
     }
 }
 
-/// The presets with a dense feed-forward.
 fn dense(preset: &str) -> Option<Shape> {
     let l3 = Tokenizer::Bpe(BpeFlavor::Llama3);
     Some(match preset {
@@ -214,7 +206,6 @@ fn dense(preset: &str) -> Option<Shape> {
     })
 }
 
-/// The mixture-of-experts presets.
 fn moe(preset: &str) -> Option<Shape> {
     Some(match preset {
         // Qwen/Qwen3-30B-A3B: 128 experts of width 768, 8 used per token; head size 128
@@ -299,10 +290,8 @@ impl Shape {
         s.n_ff = (self.n_ff / f).div_ceil(256) * 256;
         s.n_vocab = (self.n_vocab / f).max(1024);
         if let Some(m) = &mut s.moe {
-            // The expert count and routing kept (they decide the work per token), each
-            // expert narrower.
-            // Mixtral-style experts (llama architecture) are as wide as the dense
-            // feed-forward, and llama.cpp sizes them by feed_forward_length: keep them equal.
+            // Expert count and routing kept (the work per token); Mixtral-style experts stay as
+            // wide as the dense feed-forward, since llama.cpp sizes them by it.
             m.n_ff_exp = if m.n_ff_exp == self.n_ff {
                 s.n_ff
             } else {
@@ -345,7 +334,6 @@ impl Shape {
         t
     }
 
-    /// Layer `l`'s attention and its norm.
     fn attention(&self, l: u64, t: &mut Vec<(String, Vec<u64>)>) {
         let (e, kv) = (self.n_embd, self.n_embd_kv());
         let q = self.n_head * self.head_dim;
@@ -401,7 +389,6 @@ impl Shape {
         }
     }
 
-    /// Total parameters.
     pub fn n_params(&self) -> u64 {
         self.tensors()
             .iter()

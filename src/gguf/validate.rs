@@ -1,16 +1,7 @@
-//! Content checks on a parsed GGUF header, run before llama.cpp sees the file.
-//!
-//! llama.cpp reports most bad files by returning NULL from `llama_model_load_from_file`,
-//! but some inputs reach a `GGML_ASSERT`/`GGML_ABORT` or a segfault instead and take the
-//! whole process down (found by loading corrupted copies of the tiny model, see
-//! docs/bad-input.md). Every such input found is refused here with a message naming the
-//! key or tensor. Beyond those, the keys every model needs get type checks, so the common
-//! mistakes read as one clear line rather than "llama.cpp could not load".
-//!
-//! The checks follow llama.cpp's own rules (`llama-model.cpp` `load_hparams`,
-//! `llama-vocab.cpp` `load`, `llama-model-loader.cpp` `get_key`), never stricter where a
-//! real model could differ: a file that passes may still be refused by llama.cpp, with an
-//! error, but must not crash it.
+//! Content checks on a parsed GGUF header before llama.cpp sees the file: some bad inputs
+//! reach a `GGML_ASSERT` or a segfault in llama.cpp instead of an error (docs/bad-input.md),
+//! and are refused here naming the key or tensor. The checks follow llama.cpp's own rules
+//! and are never stricter where a real model could differ.
 
 use super::Value;
 use super::error::GgufError;

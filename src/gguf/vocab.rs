@@ -14,7 +14,6 @@ const UNKNOWN: i32 = 2;
 const CONTROL: i32 = 3;
 const BYTE: i32 = 6;
 
-/// A vocabulary as GGUF metadata.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Vocab {
     pub tokens: Vec<String>,
@@ -30,7 +29,6 @@ pub struct Vocab {
 }
 
 impl Vocab {
-    /// The `tokenizer.ggml.*` metadata entries.
     pub fn metadata(&self) -> Vec<(String, Value)> {
         let mut m = vec![(
             "tokenizer.ggml.model".to_string(),

@@ -5,7 +5,6 @@ use std::io::{self, Write};
 
 use super::{DEFAULT_ALIGNMENT, MAGIC, Value, type_layout};
 
-/// Where a tensor's bytes come from.
 #[derive(Debug, Clone)]
 pub enum TensorData {
     /// Little-endian f32 values from a seeded generator, uniform in [-scale, scale); for a

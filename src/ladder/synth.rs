@@ -147,8 +147,8 @@ pub fn synth(o: &SynthOptions, rep: &Reporter) -> Result<String, LadderError> {
     // in llama.cpp's AMX code on this project's VM; see CHANGELOG).
     let test_preset = tiny_preset || presets::is_test_size(&o.preset);
     let default = if test_preset { "F32" } else { "Q8_0" };
-    let t =
-        QuantType::parse(o.quant.as_deref().unwrap_or(default)).map_err(LadderError::QuantType)?;
+    let t = QuantType::parse(o.quant.as_deref().unwrap_or(default))
+        .map_err(|e| LadderError::QuantType(e.0))?;
     let n_embd = shape.as_ref().map_or(tiny::N_EMBD, |s| s.n_embd);
     // The document written directly: the final file, or the Q8_0 (tiny: F32) input of
     // llama.cpp's quantizer.
@@ -229,8 +229,8 @@ fn synth_draft(
             d.target.preset
         )));
     }
-    let t =
-        QuantType::parse(o.quant.as_deref().unwrap_or("F32")).map_err(LadderError::QuantType)?;
+    let t = QuantType::parse(o.quant.as_deref().unwrap_or("F32"))
+        .map_err(|e| LadderError::QuantType(e.0))?;
     let row = d.min_row();
     let fits = |ty: u32| crate::gguf::type_layout(ty).is_some_and(|(_, block, _)| row % block == 0);
     let (w, out) = direct_types(t, d.n_embd)
@@ -382,7 +382,7 @@ mod tests {
 
     #[test]
     fn synth_specs_name_a_preset_and_an_optional_type() {
-        let s = |t| SynthSpec::parse(t);
+        let s = |t| SynthSpec::parse(t).map_err(|e| e.0);
         assert_eq!(
             s("llama-3-8b:q4_k_m").unwrap(),
             SynthSpec {

@@ -1,12 +1,9 @@
 //! Host memory bandwidth probe: a multi-threaded streaming read and a copy over buffers far
-//! larger than any cache, best of the passes of two seconds (see [`READ_SECONDS`] for why so
-//! many). Cached per machine, because it takes seconds. The cache keeps the **highest**
-//! figure any probe of the machine has read ([`Bandwidth::best`]): whatever else runs, and a
-//! slow phase of a cloud host, can only slow a streaming read, never speed it up, so every
-//! probe is a lower bound of what the machine can do. A probe taken on a busy machine is
-//! taken again as soon as a run finds the machine quiet (a cached 7.9 GB/s from a busy
-//! afternoon once put decode at 227% of its roofline), and a run whose decode comes near its
-//! ceiling probes again at its end ([`probe_again`]).
+//! larger than any cache ([`READ_SECONDS`]). Cached per machine, keeping the **highest**
+//! figure ([`Bandwidth::best`]): other load can only slow a streaming read, so every probe
+//! is a lower bound. A probe from a busy machine is taken again once a quiet run finds it (a
+//! busy 7.9 GB/s once put decode at 227% of its roofline), and again ([`probe_again`]) when
+//! decode comes near the ceiling.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -43,11 +40,8 @@ impl Bandwidth {
         quiet(self.load_average, logical_cpus)
     }
 
-    /// The better of two probes of one machine: the one that read faster (its time and load
-    /// average stay with it), with the faster cache-resident read and copy of the two. On a
-    /// 2-vCPU cloud VM the same two-second probe read 21.6 GB/s at 12:31 and 43.9 GB/s at
-    /// 12:54 of one quiet afternoon: the host's rate moves over minutes, and the lower figure
-    /// put a real F16 decode at 134% of its "ceiling".
+    /// The better of two probes of one machine, field by field: a cloud host's rate moves over
+    /// minutes (21.6 and 43.9 GB/s one quiet afternoon), and the lower put a decode at 134%.
     pub fn best(self, other: Bandwidth) -> Bandwidth {
         let llc_read_gbs = match (self.llc_read_gbs, other.llc_read_gbs) {
             (Some(a), Some(b)) => Some(a.max(b)),
@@ -65,19 +59,16 @@ impl Bandwidth {
     }
 }
 
-/// A known 1-minute load average below half the logical CPUs.
+/// A known 1-minute load average below [`super::busy_threshold`].
 fn quiet(load_average: Option<[f64; 3]>, logical_cpus: u32) -> bool {
-    load_average.is_some_and(|la| la[0] < f64::from(logical_cpus.max(1)) / 2.0)
+    load_average.is_some_and(|la| la[0] < super::busy_threshold(logical_cpus))
 }
 
 const BUFFER: usize = 512 << 20;
 const PASSES: usize = 4;
-/// The streaming read is the ceiling of every host decode roofline, so it must find the
-/// machine's peak, not one moment of it. On a cloud VM the rate moves between passes: on a
-/// 2-vCPU "AMD EPYC" VM (32 MiB L3), single 512 MiB passes read 22-51 GB/s within one second,
-/// in two modes (about 32 and about 48 GB/s), and the best of 4 passes ranged 28-49 GB/s
-/// from one call to the next. A best-of-4 probe of 27.2 GB/s once put a real F16 decode at
-/// 109% of its ceiling. So the read passes run for this long (at least [`PASSES`]).
+/// The read is every host roofline's ceiling, so it must find the peak: on a 2-vCPU VM single
+/// passes read 22-51 GB/s within one second, and a best-of-4 probe put a decode at 109% of its
+/// ceiling. So the read passes run this long (at least [`PASSES`]).
 const READ_SECONDS: f64 = 2.0;
 /// At most this many read passes (a machine fast enough to run more in [`READ_SECONDS`] has
 /// nothing left to find).
@@ -185,11 +176,9 @@ fn cache_file() -> PathBuf {
         .join("bandwidth.json")
 }
 
-/// The cached figure for this machine, or a fresh probe kept with it (the higher of the two,
-/// [`Bandwidth::best`]) and saved for next time. A cached figure taken on a busy machine is
-/// probed again as soon as a run finds the machine quiet (`threads` is the machine's logical
-/// CPU count); until then it serves, and the run records its load average. `refresh` probes
-/// again whatever the cache holds.
+/// The cached figure for this machine (`threads`: its logical CPUs), or a fresh probe merged
+/// with it ([`Bandwidth::best`]) and saved; a busy cached figure is probed again once the
+/// machine is quiet, and `refresh` always probes.
 pub fn cached_or_probe(threads: u32, machine: &str, refresh: bool) -> Bandwidth {
     let cached = cached(threads, machine);
     let now = crate::util::system::load_average();
@@ -202,9 +191,8 @@ pub fn cached_or_probe(threads: u32, machine: &str, refresh: bool) -> Bandwidth 
     keep(cached, probe(threads, machine))
 }
 
-/// Probes again now and returns the highest figure on record for `current`'s machine:
-/// `current` (what a run started with), the cache, and this probe. For a run whose decode
-/// came near a ceiling that may have been read in a slow phase of the machine.
+/// Probes again and returns the highest of `current`, the cache and this probe: for a decode
+/// near a ceiling that may have been read in a slow phase.
 pub fn probe_again(current: &Bandwidth) -> Bandwidth {
     let on_record = match cached(current.threads, &current.machine) {
         Some(c) => c.best(current.clone()),
@@ -213,7 +201,6 @@ pub fn probe_again(current: &Bandwidth) -> Bandwidth {
     keep(Some(on_record), probe(current.threads, &current.machine))
 }
 
-/// The cached figure of this machine and thread count.
 fn cached(threads: u32, machine: &str) -> Option<Bandwidth> {
     std::fs::read_to_string(cache_file())
         .ok()

@@ -21,13 +21,11 @@ pub struct Sample {
     pub memory_used: Option<u64>,
 }
 
-/// Something that can be read for power.
 pub trait PowerSource: Send {
     fn name(&self) -> String;
     fn read(&mut self) -> Sample;
 }
 
-/// Summary of a test's samples.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Energy {
     pub source: String,

@@ -6,7 +6,6 @@ use super::roofline::Shape;
 use crate::engine::placement::Placement;
 use crate::plan::TestParams;
 
-/// Where `kv_cache_bytes` came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum KvCacheSource {
     /// The KV buffer sizes llama.cpp logged when it made the test's context.

@@ -6,15 +6,10 @@ pub fn reset_peak_rss() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
-/// Keeps glibc's large allocations (128 KiB and up) in mappings of their own for the rest of
-/// the process, returned to the system when freed. By default glibc raises that threshold
-/// each time such a block is freed: after llama.cpp's first context (its scheduler frees
-/// about 20 MB in 2 MB blocks at every test), those blocks are carved from the heap among
-/// the record's small, long-lived allocations, and the holes they leave are not reused
-/// exactly. A sweep's resident size then grew by about 70 KB per test (367 MB at 5,000
-/// tests of `scripts/sweep-cost`, 111 MB with the threshold fixed). A fixed
-/// threshold stops the adjustment; the cost is a map and an unmap per large block, a few
-/// per test. Elsewhere than glibc, nothing to do.
+/// Keeps glibc's allocations of 128 KiB and up in mappings of their own. glibc otherwise raises
+/// that threshold as blocks are freed, and llama.cpp's per-test 2 MB blocks land among the
+/// record's small allocations, leaving holes: a sweep grew by about 70 KB per test (367 MB at
+/// 5,000 tests of `scripts/sweep-cost`, 111 MB fixed). Elsewhere than glibc, nothing to do.
 pub fn keep_large_allocations_apart() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets an allocator parameter; it has no memory-safety preconditions.

@@ -112,7 +112,6 @@ pub struct Monitor {
     pub host: Option<bandwidth::Bandwidth>,
 }
 
-/// A test being monitored.
 pub struct Active {
     sampler: Option<Sampler>,
     rss: bool,

@@ -17,7 +17,6 @@ struct Memory {
     used: c_ulonglong,
 }
 
-/// A loaded NVML with its devices.
 pub struct Nvml {
     lib: Library,
     devices: Vec<Device>,
@@ -26,7 +25,6 @@ pub struct Nvml {
 // SAFETY: NVML is thread-safe; device handles are plain identifiers.
 unsafe impl Send for Nvml {}
 
-/// What NVML says about one GPU.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GpuFacts {
     pub name: String,
@@ -35,7 +33,6 @@ pub struct GpuFacts {
     pub driver_version: Option<String>,
 }
 
-/// One reading of one GPU.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct GpuReading {
     pub power_w: Option<f64>,
@@ -152,7 +149,6 @@ impl Nvml {
             .collect()
     }
 
-    /// Reads device `i` now.
     pub fn read(&self, i: usize) -> GpuReading {
         let Some(&d) = self.devices.get(i) else {
             return GpuReading::default();

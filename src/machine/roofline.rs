@@ -67,7 +67,6 @@ impl Shape {
     }
 }
 
-/// A decode test against the memory-bandwidth roofline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DecodeRoofline {
     /// Bytes read per generated token: weights plus the mean KV cache of the test.
@@ -82,10 +81,8 @@ pub struct DecodeRoofline {
     pub achieved_gbs: f64,
     /// Measured t/s as a percentage of the ceiling.
     pub percent_of_roofline: f64,
-    /// The measured rate implies more bytes/s than the ceiling: the ceiling is wrong (a
-    /// bandwidth probe taken on a busy machine, or weights served from a cache the probe did
-    /// not see), so `percent_of_roofline` is no fraction of anything and tables say so
-    /// rather than print it.
+    /// The rate implies more bytes/s than the ceiling, so the ceiling is wrong (a busy probe,
+    /// or a cache the probe did not see) and tables say so rather than print the percent.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub above_ceiling: bool,
 }
@@ -102,9 +99,8 @@ pub fn decode(
     bandwidth_gbs: f64,
     bandwidth_source: &str,
 ) -> DecodeRoofline {
-    // Token i (0-based) attends over n_depth + i positions: the mean is depth + (n_gen-1)/2.
-    // Only the filled cells count: the padding cells llama.cpp allocates (and masks) are
-    // not bytes a decode step must read, and the ceiling is what an ideal kernel reaches.
+    // Token i attends over n_depth + i positions; only filled cells count, not the padding
+    // llama.cpp masks: the ceiling is what an ideal kernel reaches.
     let mean_ctx = f64::from(n_depth) + f64::from(n_gen.saturating_sub(1)) / 2.0;
     let bytes_per_token = shape.weight_bytes_per_token() + mean_ctx * kv_bytes_per_position;
     let roofline_ts = bandwidth_gbs * 1e9 / bytes_per_token;
@@ -140,7 +136,6 @@ impl DecodeRoofline {
     }
 }
 
-/// A prefill test's compute rate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PrefillCompute {
     /// 2 · n_params: one multiply-add per weight per token (attention over the context

@@ -1,11 +1,6 @@
-//! The whole plan of a configuration: every model (the `[[model]]` files, then each
-//! ladder's variants) and every test of every kind, in run order, each with its identity.
-//! Pure: what the files hold (labels, hashes, whether a base is synthetic) comes in as
-//! [`Facts`], read by the runner.
-//!
-//! Run order: model by model; within a model, tests grouped by load key (llama-bench's
-//! order: a model is loaded once per model-level setting), the llama-bench tests, then the
-//! serving tests (which use the first value of each axis), then the variant's quality test.
+//! The whole plan of a configuration in run order, each test with its identity; what the
+//! files hold comes in as [`Facts`]. Order: model by model; within one, tests grouped by
+//! load key, the llama-bench tests, then serving, then the variant's quality test.
 
 use std::path::PathBuf;
 
@@ -22,7 +17,6 @@ use crate::config::{Config, RunSettings};
 pub struct Facts {
     /// Per `[[model]]`, in order: the quantization label used in ids and the file's SHA-256.
     pub models: Vec<ModelFacts>,
-    /// Per `[[ladder]]`, in order.
     pub ladders: Vec<LadderFacts>,
     /// SHA-256 of the `[serving]` prompt file, when there is one.
     pub dataset_sha256: Option<String>,
@@ -49,10 +43,8 @@ pub struct LadderFacts {
     pub files: Vec<ModelFacts>,
 }
 
-/// Where a model of the plan comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ModelSource {
-    /// A `[[model]]` file.
     File(PathBuf),
     /// Ladder `ladder`'s variant of type `quant` (by its recipe `recipe`, an index in
     /// `recipes`, when it has one), built into the cache on first use.
@@ -62,7 +54,10 @@ pub enum ModelSource {
         recipe: Option<usize>,
     },
     /// Ladder `ladder`'s variant given as its file `file` (an index in `files`).
-    LadderFile { ladder: usize, file: usize },
+    LadderFile {
+        ladder: usize,
+        file: usize,
+    },
 }
 
 impl ModelSource {

@@ -18,7 +18,6 @@ pub use build::{Detail, Facts, LadderFacts, ModelFacts, ModelSource, Plan, PlanM
 pub use kind::TestKind;
 pub use shard::{Shard, shard};
 
-/// One planned test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedTest {
     /// Index into `Plan::models` (the `[[model]]`s first, in order, then ladder variants).
@@ -27,7 +26,6 @@ pub struct PlannedTest {
     pub id: String,
     pub params: TestParams,
     pub kind: TestKind,
-    /// What the kind needs beyond the parameters.
     pub detail: Detail,
     /// What was measured, stable across runs and machines (see `build::identity`); empty in
     /// plans made without the models' facts (`expand`).
@@ -102,10 +100,8 @@ pub fn expand(config: &Config, quant: &[String]) -> Vec<PlannedTest> {
     out
 }
 
-/// Tells apart the tests a sweep lists more than once (`n_prompt = [512, 512]`, as
-/// llama-bench's `-p 512,512`: each a fresh context of the one loaded model). The k-th copy
-/// (k >= 2) of a model's test gets `/copy=k` in its id and in its identity, so resuming,
-/// merging shards and comparing runs keep every copy instead of taking one for another.
+/// Tells apart tests a sweep lists more than once (`n_prompt = [512, 512]`): the k-th copy
+/// gets `/copy=k` in its id and identity, so resume, merge and compare keep every copy.
 pub(crate) fn number_repeats(tests: &mut [PlannedTest]) {
     let mut seen: Vec<(usize, String, usize)> = Vec::new();
     for t in tests.iter_mut() {

@@ -1,11 +1,7 @@
-//! Expands the `[serving]` table into tests, per model. Pure: ids, names, context groups and
-//! context sizes; no files, no engine.
-//!
-//! Tests that share a context form a group, made once: the request test (n_seq_max 1); per
-//! shared_prompt value, every B of the parallel test (n_seq_max = the largest B, as
-//! llama-batched-bench makes one context for its whole -npl list); every arrival rate
-//! (n_seq_max = slots). Filters drop tests, never change a group's context, so a filtered
-//! run measures what the full run measures.
+//! Expands the `[serving]` table into tests, per model: ids, names, context groups and
+//! sizes. A context group is made once: the request test; per shared_prompt, every B of the
+//! parallel test (n_seq_max = the largest B, as llama-batched-bench); every arrival rate.
+//! Filters drop tests but never change a group's context.
 
 use crate::config::serving::{Mode, ServingConfig};
 use crate::config::{Axes, Config};
@@ -32,10 +28,8 @@ impl Transport {
     }
 }
 
-/// One planned serving test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServingTest {
-    /// Index into `Config::models`.
     pub model: usize,
     /// Tests with the same group share one context.
     pub group: usize,
@@ -139,7 +133,6 @@ fn context_params(sc: &ServingConfig, a: &Axes) -> TestParams {
 /// The serving tests of one model over one transport: what they all share.
 struct ModelTests<'a> {
     sc: &'a ServingConfig,
-    /// Index into `Config::models`.
     model: usize,
     transport: Transport,
     params: TestParams,
@@ -265,9 +258,8 @@ fn transports(m: &crate::config::ModelEntry) -> Vec<Transport> {
 }
 
 /// The context size of a parallel group: llama-batched-bench's N_KV for its largest B with
-/// TG = n_gen − 1 decode steps (at least 1, so a split cache has room for the dummy token
-/// that applies shared-prompt copies). A split cache gives each of n_seq_max sequences
-/// n_ctx / n_seq_max cells, so it is sized for all of them.
+/// TG = max(n_gen − 1, 1) steps (room for the shared-prompt copies' dummy token), times
+/// n_seq_max, since a split cache gives each sequence n_ctx / n_seq_max cells.
 pub(crate) fn parallel_n_ctx(sc: &ServingConfig, n_seq_max: u32, shared: bool) -> u32 {
     let tg = u64::from(sc.n_gen.saturating_sub(1).max(1));
     n_kv(

@@ -1,17 +1,8 @@
-//! Splits a plan across machines: `tpsbench run --shard i/n` runs shard `i` of `n`
-//! (0-based, as Slurm array and Kubernetes indexed-Job indices are). Pure and deterministic:
-//! every machine computes the same split from the same plan, and every test lands in exactly
-//! one shard.
-//!
-//! Loading a model is the expensive, non-measured part of a sweep, so the split follows
-//! load groups (consecutive tests that share a model and its model-level settings, which
-//! the runner serves with one load):
-//! - at least as many groups as shards: whole groups go to shards, largest first, each to the
-//!   shard with the fewest tests so far, so every model setting is loaded on one shard only;
-//! - fewer groups than shards: each group gets a contiguous block of shards in proportion to
-//!   its size, and its tests are dealt round-robin over that block, back and forth (0 1 2 2 1
-//!   0 0 1 ...), so each shard loads one model setting and, as plans alternate pp and tg
-//!   tests, each shard gets a mix of both rather than all of one kind.
+//! `tpsbench run --shard i/n`: shard `i` of `n` (0-based, as Slurm array indices), computed
+//! alike on every machine, every test in exactly one shard. The split follows load groups,
+//! since loading is the expensive part: with enough groups, whole groups go largest first to
+//! the emptiest shard; with fewer groups than shards, a group's tests are dealt back and forth
+//! over a block of shards, so each shard loads one setting and gets both pp and tg tests.
 
 use std::fmt;
 use std::str::FromStr;

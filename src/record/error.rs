@@ -1,11 +1,7 @@
 //! What can go wrong at the record boundary: claiming, writing and reading a result file
 //! and its journal, a file whose figures its own samples contradict (`verify`), a record
 //! that does not survive redaction (`redact`).
-//!
-//! Its own file, below `results`, `journal`, `verify` and `redact` alike. Every variant
-//! carries the file it is about and the cause, and displays exactly the one line users have
-//! always read (docs/bad-input.md, tests/it/bad_input), so callers that still carry errors
-//! as text lose nothing: `?` turns it into that line.
+//! Every variant displays the one line users read (docs/bad-input.md).
 
 use std::io;
 use std::path::PathBuf;
@@ -93,18 +89,10 @@ pub enum RecordError {
     },
 }
 
-/// Callers that still carry errors as text: `?` turns the error into its one line.
-impl From<RecordError> for String {
-    fn from(e: RecordError) -> String {
-        e.to_string()
-    }
-}
-
 /// The first figure of a test that its samples contradict: "test ID: FIELD ...".
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("test {test}: {disagreement}")]
 pub struct Contradiction {
-    /// The test's id in the file.
     pub test: String,
     #[source]
     pub disagreement: Disagreement,

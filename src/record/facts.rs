@@ -109,7 +109,6 @@ fn render(r: &Reader) -> String {
     out.join("\n") + "\n"
 }
 
-/// The tool, CPU, RAM and OS lines.
 fn machine(r: &Reader, out: &mut Vec<String>) {
     out.push(format!(
         "tpsbench {} ({})",
@@ -174,7 +173,6 @@ fn build(r: &Reader, out: &mut Vec<String>) {
     out.push(format!("system:   {}", r.s("/llama_cpp/system_info", "?")));
 }
 
-/// The host memory bandwidth probe and the power source.
 fn memory_and_power(r: &Reader, out: &mut Vec<String>) {
     let load = if r.present("/host_bandwidth/load_average/0") {
         format!(" at load {:.2}", r.f("/host_bandwidth/load_average/0"))
@@ -202,7 +200,6 @@ fn memory_and_power(r: &Reader, out: &mut Vec<String>) {
     ));
 }
 
-/// GPUs as NVML describes them, then llama.cpp's devices.
 fn devices(r: &Reader, out: &mut Vec<String>) {
     for i in 0..r.len("/gpus") {
         let g = |k: &str| format!("/gpus/{i}/{k}");

@@ -1,5 +1,6 @@
 //! The run's facts about the tool, the llama.cpp build and the machine, as record types.
 
+use crate::engine::DeviceKind;
 use crate::engine::linkage::{self, LLAMA_SYS_VERSION};
 use crate::machine;
 use crate::util::system::gpu_backend;
@@ -85,10 +86,9 @@ pub fn system() -> SystemInfo {
 /// phase (a cloud host whose rate moves over minutes) and every roofline of the run is off.
 pub const RECHECK_PERCENT: f64 = 90.0;
 
-/// When a decode test of `record` came within [`RECHECK_PERCENT`] of its host-probe ceiling
-/// (or above it), probes again and keeps the highest read on record for the machine
-/// ([`machine::bandwidth::probe_again`]); when that is higher, the run's `host_bandwidth` and
-/// every host-probe roofline move to it. Returns the line to tell the user, if it probed.
+/// When a decode test came within [`RECHECK_PERCENT`] of its host-probe ceiling, probes again
+/// ([`machine::bandwidth::probe_again`]) and moves every host roofline to a higher figure;
+/// returns the line to tell the user, if it probed.
 pub fn recheck_host_ceiling(record: &mut super::RunRecord) -> Option<String> {
     recheck_with(record, machine::bandwidth::probe_again)
 }
@@ -141,10 +141,8 @@ fn rebase_host_rooflines(record: &mut super::RunRecord, b: &machine::bandwidth::
     }
 }
 
-/// Fills the run's GPU facts and finds the bandwidths for decode rooflines: the GPU's (from
-/// the known-GPU table, by the name llama.cpp or NVML gives; none for an unknown GPU rather
-/// than a wrong one) on a GPU build, and the host's from the probe (cached per machine;
-/// `refresh` re-measures) unless `all_offloaded` says no test runs on the host.
+/// Fills the run's GPU facts and the decode roofline bandwidths: the known-GPU table's (none
+/// for an unknown GPU rather than a wrong one), and the host probe's unless `all_offloaded`.
 pub fn roofline_bandwidth(
     info: &mut super::RunInfo,
     all_offloaded: bool,
@@ -162,7 +160,7 @@ pub fn roofline_bandwidth(
         let names = info.gpus.iter().map(|g| g.name.clone()).chain(
             info.devices
                 .iter()
-                .filter(|d| d.kind == "gpu")
+                .filter(|d| d.kind == DeviceKind::Gpu)
                 .map(|d| d.description.clone()),
         );
         c.device = names

@@ -1,10 +1,7 @@
-//! What a result file must not publish: the measuring machine's directory layout and its
-//! host name. `tpsbench publish` redacts a file with [`redact`]: every absolute
-//! path in any string (the config file, the command line, model paths, the llama.cpp
-//! library, a server's log and command, an error message) becomes its file name, and the
-//! host name becomes a label, in `system.hostname` and wherever else it appears as a word.
-//! File names, SHA-256s and the hardware stay. `run.published` records that this was done;
-//! `leaderboard --check` refuses a file that [`exposed`] finds anything in.
+//! What a published file must not show: the machine's directory layout and host name.
+//! [`redact`] cuts every absolute path in any string to its file name and replaces the host
+//! name by a label wherever it appears as a word; `leaderboard --check` refuses a file in
+//! which [`exposed`] finds anything.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -74,7 +71,6 @@ fn file_name(p: &str) -> &str {
     p.rsplit(['/', '\\']).next().unwrap_or(p)
 }
 
-/// `s` with each absolute path replaced by its file name.
 pub(crate) fn strip_paths(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut last = 0;

@@ -8,11 +8,9 @@ use serde::de::IgnoredAny;
 
 use crate::record::{RecordError, RunInfo, RunRecord, SCHEMA_VERSION};
 
-/// Reserves a new, unique result file in `dir` (created if missing), named after the run's
-/// start time and host: `20261130T025500Z-host.json`. The name is claimed by creating its
-/// journal with `create_new`, so two runs started in the same second never share a file,
-/// and the result file itself appears only with its first complete write: a run that dies
-/// first leaves no empty `.json` behind.
+/// Reserves a new result file in `dir`, `20261130T025500Z-host.json`, claimed by creating its
+/// journal with `create_new` (two runs of one second never share a file); the `.json` itself
+/// appears only with its first complete write.
 pub fn new_result_path(dir: &Path, run: &RunInfo) -> Result<PathBuf, RecordError> {
     // create_dir_all on a file says "File exists (os error 17)": say what is wrong instead.
     if dir.exists() && !dir.is_dir() {
@@ -81,13 +79,9 @@ pub(crate) fn to_json_bytes(run: &RunRecord) -> Vec<u8> {
     v
 }
 
-/// Writes the run as JSON to a temporary file beside `path`, flushes it to disk, then
-/// renames it over `path`: a reader (or a crash) sees the old file or the new, never half.
-/// The complete file supersedes the journal beside it, which goes.
-///
-/// The JSON is streamed into the file, not built in memory first: a buffer of the whole
-/// file (and its doublings as it grew) was the largest part of a long sweep's memory at
-/// each rewrite.
+/// Writes the run to a temporary file beside `path`, flushed, then renamed over it (never
+/// half a file), and removes the journal. Streamed, not buffered: a buffer of the whole file
+/// was the largest part of a long sweep's memory.
 pub fn write_atomic(path: &Path, run: &RunRecord) -> Result<(), RecordError> {
     let tmp = path.with_extension("json.tmp");
     let write = || -> std::io::Result<()> {
@@ -118,12 +112,9 @@ pub fn journal_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Reads a result file, refusing other schema versions with a clear message.
-///
-/// A file of the current version is deserialized straight from its text: going through a
-/// `serde_json::Value` first held the whole file as a tree of values, several times its size
-/// (1.26 GB for a 132 MB file). Only older versions, which need their tests' kinds
-/// inferred, take that way.
+/// Reads a result file, refusing other schema versions. The current version is read straight
+/// from its text: a `serde_json::Value` tree took 1.26 GB for a 132 MB file; only older
+/// versions, whose tests' kinds are inferred, take that way.
 pub fn read(path: &Path) -> Result<RunRecord, RecordError> {
     let path_buf = || path.to_path_buf();
     let text = std::fs::read_to_string(path).map_err(|source| RecordError::Read {

@@ -11,7 +11,6 @@ use crate::stats::race::{Out, Race};
 mod slo;
 pub use slo::{GoodputLoad, TuneSlo, breaks, goodput_disagrees};
 
-/// The race of one `tpsbench tune`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneRecord {
     /// The objective, as written: "tg128", "pp512", "pp512+tg128@d1024".
@@ -32,7 +31,6 @@ pub struct TuneRecord {
     /// The rounds after which the race looked, and each claim's level at a look.
     pub looks: Vec<usize>,
     pub level: f64,
-    /// Every candidate that raced, in the order of the plan.
     pub candidates: Vec<Candidate>,
     /// The test id of the leader at the end; absent when nothing could be measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -40,7 +38,6 @@ pub struct TuneRecord {
     /// Load times of the models that raced, cold and warm (seconds).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub loads: Vec<LoadTime>,
-    /// Why the race stopped.
     pub stopped: String,
     /// Rounds the survivors ran, and candidate-rounds (tests) run in all.
     pub rounds: usize,
@@ -98,7 +95,6 @@ pub struct Bisection {
     pub raced: Vec<String>,
 }
 
-/// One probe of a bisection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Probe {
     pub id: String,
@@ -123,7 +119,6 @@ pub enum ProbeFailure {
 /// A candidate the limits held back.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Excluded {
-    /// The test id.
     pub id: String,
     pub limit: Limit,
     /// Its figure against the limit: "KLD 0.117 > 0.05".
@@ -158,8 +153,7 @@ fn as_written(x: &impl Serialize) -> String {
 
 /// A limit as the race applied it; in the file, the line [`Display`](std::fmt::Display)
 /// writes, read back by `TryFrom`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(into = "String", try_from = "String")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Applied {
     MinCtx(u32),
     MaxKld(f64),
@@ -181,9 +175,15 @@ impl std::fmt::Display for Applied {
     }
 }
 
-impl From<Applied> for String {
-    fn from(a: Applied) -> String {
-        a.to_string()
+impl Serialize for Applied {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Applied {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Applied::try_from(String::deserialize(d)?).map_err(serde::de::Error::custom)
     }
 }
 
@@ -217,7 +217,6 @@ pub enum Outcome {
     Tie,
     /// Not separated from the winner within the budget.
     Open,
-    /// Eliminated.
     Slower,
     Failed,
 }
@@ -241,7 +240,6 @@ pub struct Candidate {
     pub at_round: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ratio: Option<f64>,
-    /// Rounds it ran.
     pub rounds: usize,
     /// Rounds its test ran as a bisection's probe before the race (the first rounds of
     /// the test); the race's rounds follow them.
@@ -273,15 +271,13 @@ pub struct LoadTime {
 }
 
 impl LoadTime {
-    /// The median of `xs`; None for none.
     pub fn median(xs: &[f64]) -> Option<f64> {
         (!xs.is_empty()).then(|| crate::stats::median(xs))
     }
 }
 
-/// How each candidate of `race` ended, as the record states it, and the winner's id:
-/// `ids[i]` is candidate i's test id. One mapping for the runner, which writes the record,
-/// and for `verify`, which replays the race from the file's rounds and compares.
+/// How each candidate of `race` ended (`ids[i]`: candidate i's test id) and the winner's id:
+/// one mapping for the runner, which writes the record, and `verify`, which replays it.
 pub fn verdicts(race: &Race, ids: &[String]) -> (Vec<Candidate>, Option<String>) {
     let answer = race.answer();
     let candidates = (0..ids.len())

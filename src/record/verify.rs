@@ -1,32 +1,15 @@
-//! A result file's figures checked against its own raw samples. A file from
-//! another machine is untrusted: its stored means, medians and intervals are what tables,
-//! comparisons and the page print, so a stale or edited summary would be believed. Every
-//! reader that turns a file into figures (`compare`, `merge`, the leaderboard, the ladder
-//! table, `publish`) reads it through [`read`], which recomputes each test's figures from
-//! its samples with the very functions the run used (`stats::summarize`,
-//! `stats::rates_per_second`, `LevelInterval::of`, `stats::analysis::analyse`) and refuses
-//! the file at the first figure that differs, naming the file, the test and the field.
+//! A result file's figures checked against its own raw samples: a file from another machine
+//! is untrusted, and its stored summaries are what tables and pages print. Every reader goes
+//! through [`read`], which recomputes each test's figures with the functions the run used
+//! and refuses the file at the first that differs, naming the file, the test and the field.
 //!
-//! What is recomputed, per successful test:
-//! - `samples_ts` from `samples_ns` (llama-bench kinds: n_tokens / time);
-//! - `avg_ts`, `stddev_ts`, `median_ts` from `samples_ts`; `avg_ns` from `samples_ns`;
-//! - each round: its samples are the next stretch of the test's, its `median_ts` and its
-//!   interval those of its own samples;
-//! - `stats`: the interval that applies (between rounds from the round medians, else within
-//!   one launch), the coefficient of variation, and the seeded bootstrap intervals (up to
-//!   [`BOOTSTRAP_MAX`] samples).
+//! Recomputed per successful test: `samples_ts`, the mean, stddev and median, each round's
+//! samples, median and interval, `stats` (interval, CV, bootstrap intervals up to
+//! [`BOOTSTRAP_MAX`] samples), and `run.tune` replayed (`verify/tune.rs`).
 //!
-//! - `run.tune`: the race replayed from the tests' round medians (`verify/tune.rs`).
-//!
-//! An interval recomputed from the samples is the one the statistics give: a stale interval
-//! that misses its estimate (such as "57.1 (57.1–182)") differs from it and is refused.
-//!
-//! The seeded bootstrap intervals (`stats.mean_ci`, `stats.median_ci`) cost thousands of
-//! resamples per test, 60 s for a file of 40,000 tests, and no table, comparison
-//! or page shows them: they travel only inside the file. So they are checked where the file
-//! is passed on ([`Scope::Complete`]: `export`, `publish`, `merge`, and [`read`] by default),
-//! each distinct sample set once, and readers that show figures ([`read_shown`]: the
-//! leaderboard, `compare`, the ladder table) check every figure they show.
+//! The bootstrap intervals cost thousands of resamples per test and no table shows them, so
+//! they are checked where the file is passed on ([`Scope::Complete`]: `export`, `publish`,
+//! `merge`); readers that show figures ([`read_shown`]) check every figure they show.
 
 use std::collections::HashMap;
 use std::path::Path;

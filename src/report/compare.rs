@@ -83,12 +83,10 @@ pub fn load_side(spec: &str, baseline_dir: &Path) -> Result<Side, CompareError> 
     })
 }
 
-/// One run: its machine and its start time.
 fn launch_key(run: &RunRecord) -> String {
     format!("{}@{}", machine_key(run), run.run.started_at)
 }
 
-/// The successful tests of one run as a comparison side.
 pub fn side_of_run(label: &str, run: &RunRecord) -> Side {
     Side {
         label: label.to_string(),
@@ -151,7 +149,6 @@ fn varied(a: &Side, b: &Side) -> Vec<String> {
         .collect()
 }
 
-/// One joined pair.
 pub struct Row {
     pub test: String,
     pub a_median: f64,
@@ -290,7 +287,6 @@ impl Report {
         ))
     }
 
-    /// Rows the data cannot decide.
     pub fn inconclusive(&self) -> Vec<&Row> {
         self.rows
             .iter()
@@ -410,11 +406,9 @@ pub(crate) fn machine_key(run: &RunRecord) -> String {
 /// Default location of measured noise floors, one file per machine.
 pub(crate) const NOISE_DIR: &str = "target/tpsbench/noise";
 
-/// A noise floor measured from A/A launches: several result files of one configuration on
-/// one machine. Per test, each file's level is the mean ln t/s of its rounds (its median for
-/// one round); the floor is the sd of those levels between files, pooled over the tests
-/// (degrees of freedom Σ (files − 1)). It holds the rounds' own spread too, so a comparison
-/// that adds it to each side's rounds errs on the wide side.
+/// A noise floor from A/A launches (result files of one configuration on one machine): the sd
+/// between files of each test's mean ln t/s, pooled over tests. It holds the rounds' own
+/// spread too, so adding it to each side errs on the wide side.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct MeasuredFloor {
     pub machine: String,
@@ -422,7 +416,6 @@ pub(crate) struct MeasuredFloor {
     pub degrees_of_freedom: usize,
     pub tests: usize,
     pub launches: usize,
-    /// The result files it was measured from.
     pub files: Vec<String>,
 }
 
@@ -528,7 +521,6 @@ pub fn baseline_settings(this: &Side) -> Settings {
     }
 }
 
-/// Saves a run as the named baseline.
 pub fn save_baseline(run: &RunRecord, name: &str, dir: &Path) -> Result<PathBuf, CompareError> {
     if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
         let name = name.to_string();

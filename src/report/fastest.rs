@@ -14,7 +14,6 @@ use crate::stats::compare::NoiseFloor;
 use crate::stats::resolve::{Choice, Run, resolve_runs};
 use crate::stats::ties::Figure;
 
-/// One group's answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fastest {
     pub model: String,
@@ -29,7 +28,6 @@ pub struct Fastest {
 }
 
 impl Fastest {
-    /// One line for a table's foot.
     pub fn line(&self) -> String {
         let ties = if self.ties.is_empty() {
             String::new()

@@ -1,10 +1,7 @@
-//! `tpsbench publish FILE... [--as LABEL] [--keep-host]`: the one way a result file enters a
-//! published set. Each file is validated as the leaderboard would have to trust
-//! it (the schema; its figures recomputed from its samples, `record::verify`; the
-//! plausibility checks of `leaderboard --strict`), then redacted (`record::redact`: absolute
-//! paths cut to file names, the host name replaced by a label) and written under a stable
-//! name, `<started_at>-<label>.json`, into the published set. Nothing is written unless
-//! every file passes. See docs/leaderboard.md, "Submitting results".
+//! `tpsbench publish FILE... [--as LABEL] [--keep-host]`: validates each file as the
+//! leaderboard must trust it (schema, `record::verify`, plausibility), redacts it
+//! (`record::redact`) and writes `<started_at>-<label>.json`; nothing is written unless every
+//! file passes (docs/leaderboard.md).
 
 use std::path::{Path, PathBuf};
 
@@ -22,7 +19,15 @@ pub struct Options {
     pub out_dir: PathBuf,
 }
 
-/// One file, ready to be written.
+/// Why a file is not published: one line naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    #[error(transparent)]
+    Record(#[from] crate::record::error::RecordError),
+    #[error("{0}")]
+    Refused(String),
+}
+
 pub struct Prepared {
     pub from: PathBuf,
     pub to: PathBuf,
@@ -30,7 +35,7 @@ pub struct Prepared {
 }
 
 /// A label must name a machine in a file name and a heading: letters, digits, '.', '_', '-'.
-fn check_label(l: &str) -> Result<(), String> {
+fn check_label(l: &str) -> Result<(), PublishError> {
     let ok = !l.is_empty()
         && l.len() <= 64
         && l.chars()
@@ -39,9 +44,9 @@ fn check_label(l: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
+        Err(PublishError::Refused(format!(
             "--as {l:?}: a label is 1 to 64 letters, digits, '.', '_' or '-' (e.g. --as epyc-2c)"
-        ))
+        )))
     }
 }
 
@@ -57,7 +62,7 @@ fn file_name(run: &RunRecord, label: &str) -> String {
 }
 
 /// Validates and redacts one file; an error is one line naming the file.
-pub fn prepare(path: &Path, o: &Options) -> Result<Prepared, String> {
+pub fn prepare(path: &Path, o: &Options) -> Result<Prepared, PublishError> {
     let shown = path.display();
     let record = crate::record::verify::read(path)?;
     let mut flags = plausible::run_flags(&record.run);
@@ -77,11 +82,11 @@ pub fn prepare(path: &Path, o: &Options) -> Result<Prepared, String> {
     flags.sort();
     flags.dedup();
     if let Some(f) = flags.first() {
-        return Err(format!(
+        return Err(PublishError::Refused(format!(
             "{shown}: not publishable ({}): {}",
             f.badge(),
             f.detail()
-        ));
+        )));
     }
     let host = record.run.system.hostname.clone();
     let label = match (&o.label, o.keep_host) {
@@ -94,17 +99,20 @@ pub fn prepare(path: &Path, o: &Options) -> Result<Prepared, String> {
     };
     check_label(&label)?;
     if !o.keep_host && !host.is_empty() && label == host {
-        return Err(format!(
+        return Err(PublishError::Refused(format!(
             "{shown}: --as {label:?} is the host name itself: choose another label, or pass --keep-host to publish it"
-        ));
+        )));
     }
-    let redacted =
-        redact::redact_record(&record, &label, o.keep_host).map_err(|e| format!("{shown}: {e}"))?;
+    let redacted = redact::redact_record(&record, &label, o.keep_host)
+        .map_err(|e| PublishError::Refused(format!("{shown}: {e}")))?;
     let bytes = results::to_json_bytes(&redacted);
     // What is written must pass what `leaderboard --check` asks of the published set.
-    let exposed = redact::exposed_in_json(&bytes).map_err(|e| format!("{shown}: {e}"))?;
+    let exposed = redact::exposed_in_json(&bytes)
+        .map_err(|e| PublishError::Refused(format!("{shown}: {e}")))?;
     if let Some(what) = exposed.first() {
-        return Err(format!("{shown}: still exposes {what} after redaction"));
+        return Err(PublishError::Refused(format!(
+            "{shown}: still exposes {what} after redaction"
+        )));
     }
     Ok(Prepared {
         from: path.to_path_buf(),

@@ -8,7 +8,6 @@ use super::steady::{Steadiness, check};
 use super::student::log_t_interval;
 use super::{mean, median, stddev};
 
-/// Why a test stopped repeating.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
@@ -22,7 +21,6 @@ pub enum StopReason {
     MaxTime,
 }
 
-/// When to stop repeating a test.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StopPolicy {
     /// Repetitions always run (the fixed count when `ci_target` is None).
@@ -44,13 +42,9 @@ impl StopPolicy {
         }
     }
 
-    /// Whether to stop after these per-repetition rates, spending `elapsed_s` so far.
-    /// The precision check is [`precise`]: never below 6 samples, whatever `min_repetitions`,
-    /// and it must hold at two consecutive looks (this one and the one before). Stopping at
-    /// the first look that meets the target picks the looks where the interval happens to be
-    /// narrow: when such a stop was unlikely, the interval at the stop covered 61-85% in the
-    /// Monte Carlo check; asking for two looks in a row brings it back to 95% or more
-    /// (tests/it/monte_carlo.rs measures it on this code).
+    /// Whether to stop after these rates, `elapsed_s` spent. [`precise`] must hold at two
+    /// looks in a row: stopping at the first picks looks where the interval is narrow by
+    /// chance, which covered 61-85% (tests/it/monte_carlo.rs).
     pub fn should_stop(&self, rates: &[f64], elapsed_s: f64, _seed: u64) -> Option<StopReason> {
         let n = rates.len() as u32;
         let Some(target) = self.ci_target else {
@@ -72,10 +66,8 @@ impl StopPolicy {
 }
 
 /// Whether the median of `rates` is known to `target` (0.01 = ±1%): its distribution-free
-/// 95% interval (order statistics, see [`order`]) exists, which takes at least 6 samples, and
-/// both its ends lie within `target` of the median. A bootstrap interval is not used here:
-/// from 3 samples it is narrow and covers the median about 75% of the time, so a test would
-/// stop "precise" on luck.
+/// 95% interval ([`order`], 6 samples or more) lies within `target` of it. Not a bootstrap,
+/// which covers about 75% at 3 samples and would stop on luck.
 pub(crate) fn precise(rates: &[f64], target: f64) -> bool {
     order::median_ci_95(rates).is_some_and(|ci| order::relative_reach(&ci, median(rates)) <= target)
 }
@@ -169,10 +161,8 @@ impl LevelInterval {
 pub struct TestStats {
     /// Coefficient of variation: sample sd / mean.
     pub cv: f64,
-    /// Percentile-bootstrap intervals (seeded, nominal 95%) of the mean and median t/s,
-    /// within one launch. They cover less than their nominal level with few samples (about
-    /// 75% at 3, 87% at 4): kept for readers of earlier files; `interval` is the one that
-    /// holds its level and the one tables show.
+    /// Seeded bootstrap intervals of the mean and median within one launch, kept for readers
+    /// of earlier files: they cover about 75% at 3 samples; tables show `interval`.
     pub mean_ci: Interval,
     pub median_ci: Interval,
     /// Half-width of `median_ci` relative to the median (0.01 = ±1%).

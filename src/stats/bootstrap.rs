@@ -6,7 +6,6 @@ use crate::util::rng::SplitMix64;
 /// Resamples drawn per interval: enough for a stable 95% interval of a median.
 pub(crate) const DEFAULT_RESAMPLES: usize = 5_000;
 
-/// A two-sided confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Interval {
     pub lo: f64,
@@ -60,12 +59,10 @@ pub fn interval(
     }
 }
 
-/// 95% interval of the median.
 pub fn median_ci(xs: &[f64], seed: u64) -> Interval {
     interval(xs, median, 0.95, DEFAULT_RESAMPLES, seed)
 }
 
-/// 95% interval of the mean.
 pub(crate) fn mean_ci(xs: &[f64], seed: u64) -> Interval {
     interval(xs, super::mean, 0.95, DEFAULT_RESAMPLES, seed)
 }

@@ -1,24 +1,15 @@
-//! Is B faster than A? Verdicts from the medians of rounds, where the variance that decides
-//! them lives: the repetitions inside one context vary less than launches and contexts do,
-//! so a test on the repetitions calls identical code "changed" in most pairs of launches.
+//! Is B faster than A? Verdicts from the medians of rounds, where the deciding variance
+//! lives: repetitions inside one context vary less than launches do.
 //!
-//! - Sides whose rounds were interleaved in time, round by round (both from one run, or the
-//!   builds of `run --library`): a t test on the log ratios, paired by round; Welch's t test
-//!   on the log medians when the round counts differ. A level the round shares with its
-//!   pair (the process, the machine's state at that time) cancels.
-//! - Sides from separate launches (two result files, a run against a saved baseline): the
-//!   rounds of one run share its process and its stretch of time, so they cannot show how
-//!   far a second launch lands from the first. On a 2-core VM, rounds in fresh contexts of
-//!   one process agreed within 2-4% while two launches of the same configuration differed by
-//!   up to 18%. The variance between launches then comes from a noise floor (measured by A/A
-//!   launches with `tpsbench noise`, given with `--noise`, or assumed) and is added to what
-//!   each side's own rounds or repetitions leave uncertain.
+//! - Sides interleaved round by round (one run, or `run --library`): a t test on the log
+//!   ratios paired by round (Welch on the log medians when the round counts differ).
+//! - Sides from separate launches: one run's rounds cannot show how far a second launch lands
+//!   (2-4% between rounds, up to 18% between launches on a 2-core VM), so a noise floor
+//!   (`tpsbench noise`, `--noise`, or assumed) is added to each side's own uncertainty.
 //! - "No change" only when the whole interval lies inside ±threshold; otherwise a pair that
 //!   is not significant is "inconclusive", with the rounds a verdict would need.
 //!
-//! The Mann–Whitney test on the repetitions stays for what it is right about: whether two
-//! sets of samples of one launch differ. tests/it/monte_carlo.rs checks every path's
-//! false-positive rate, power and coverage on this code.
+//! tests/it/monte_carlo.rs checks every path's false-positive rate, power and coverage.
 
 use super::bootstrap::Interval;
 use super::steady::normal_cdf;
@@ -47,9 +38,8 @@ pub enum Method {
     /// Rounds interleaved in time, 2 or more per side but not as many: Welch's t test on
     /// the log medians.
     UnpairedRounds,
-    /// Separate launches, or one round on a side: no test across launches exists from the
-    /// data alone. The variance between launches is taken from the noise floor (measured by
-    /// A/A launches, given, or assumed) and added to what each side's own data show.
+    /// Separate launches, or one round on a side: the noise floor between launches is added
+    /// to what each side's own data show.
     NoiseFloor,
 }
 
@@ -65,11 +55,9 @@ pub enum FloorSource {
     Assumed,
 }
 
-/// The sd of ln t/s between launches assumed when none is measured or given: 7%. A busy
-/// 2-core VM showed a launch-to-launch CV of 5.8%; on a quiet one a variant's
-/// level moved by 10-20% between launches of the default ladder, an sd of about 7% of the
-/// log (docs/methodology.md). With it, one launch per side cannot resolve much less than a
-/// 20% change.
+/// The sd of ln t/s between launches assumed when none is measured or given: 7%, what a
+/// 2-core VM showed between launches (docs/methodology.md); one launch per side then resolves
+/// little below a 20% change.
 pub(crate) const ASSUMED_FLOOR: f64 = 0.07;
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -144,7 +132,6 @@ impl Default for Settings {
     }
 }
 
-/// What one side of a comparison measured for one test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measured {
     /// The median t/s of each round (one value for one launch).

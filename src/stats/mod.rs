@@ -1,12 +1,4 @@
-//! Pure statistics over raw samples. No I/O, no engine: unit-tested in isolation.
-//! `bootstrap` (seeded confidence intervals), `outliers` (Tukey fences), `steady`
-//! (warmup drift and trend), `compare` (A/B verdicts), `analysis` (what a test reports),
-//! `order` (distribution-free intervals of the median, for adaptive stopping), `student`
-//! (the t distribution and the t interval on the log scale that intervals and verdicts use),
-//! `ties` (rankings and Pareto fronts that leave unestablished differences tied), `pairs`
-//! (many variants of one run judged paired by round, Holm, fixed or sequential rounds),
-//! `resolve` (the fastest within an error budget and the front, as sets, and what is open),
-//! `race` (the fastest of many candidates, the slow ones cut as soon as established).
+//! Pure statistics over raw samples: no I/O, no engine, unit-tested in isolation.
 
 pub mod analysis;
 pub mod bootstrap;

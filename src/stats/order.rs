@@ -1,12 +1,6 @@
-//! Distribution-free confidence intervals for the median from order statistics.
-//!
-//! Of n independent samples, the number below the true median is Binomial(n, 1/2) whatever
-//! the distribution, so the interval [x(l), x(n+1-l)] between the l-th smallest and the
-//! l-th largest sample covers the median with probability 1 − 2·P(B ≤ l − 1). The largest l
-//! that keeps that at or above the confidence gives the narrowest such interval. Below 6
-//! samples no l ≥ 1 reaches 95% (even [min, max] of 5 covers only 93.75%): there is then no
-//! 95% interval to report, unlike a bootstrap, which gives a narrow but over-confident one
-//! (a percentile-bootstrap "95%" interval of a median of 3 covers about 75%).
+//! Distribution-free intervals for the median from order statistics: [x(l), x(n+1-l)]
+//! covers it with probability 1 − 2·P(B ≤ l − 1), B ~ Binomial(n, 1/2). Below 6 samples no
+//! 95% interval exists, and none is reported (a bootstrap would give an over-confident one).
 
 use super::bootstrap::Interval;
 

@@ -1,21 +1,12 @@
-//! Which of several variants of one run are established apart, judged from their interleaved
-//! rounds. The rounds of one run ran A B C, B C A, C A B: round i of every variant shares
-//! the machine's state of that stretch of time, so two variants are compared paired by
-//! round, with the function `compare` uses ([`compare::compare`], a t test on the log
-//! ratios of the round medians). Overlap of the two variants' own 95% intervals (the rule
-//! across runs, `ties`) ignores that pairing and is, in effect, a test at about the 0.5%
-//! level: it calls most real differences ties.
+//! Which variants of one run are established apart, paired by round ([`compare::compare`]'s
+//! t test on the log ratios of round medians): round i of every variant shares that stretch
+//! of time. Overlap of the own 95% intervals ignores the pairing and calls most real
+//! differences ties.
 //!
-//! Many pairs are judged at once, so the family's error is controlled with Holm's step-down
-//! method: the chance that any pair of identical variants is called established stays at
-//! most `alpha` over the whole family.
-//!
-//! Rounds added until the answer is resolved (`rounds = "auto"`) look at the data after
-//! every round. Repeating a fixed-n test at each look would inflate the false-positive rate
-//! well past alpha (optional stopping), so the sequential design spends alpha over the
-//! planned looks: look k (rounds 3 to `max_rounds`) runs Holm at alpha / looks. By the
-//! union bound, the chance of any false "established" over all looks and all pairs is at
-//! most alpha, whatever the stopping rule; tests/it/monte_carlo.rs checks it on this code.
+//! Holm's step-down method holds the whole family at `alpha`. With rounds added until
+//! resolved, every look would inflate the error (optional stopping), so the sequential design
+//! runs look k at alpha / looks: by the union bound, at most alpha over all looks and pairs
+//! (tests/it/monte_carlo.rs).
 
 use super::compare::{Comparison, Measured, Settings, compare};
 
@@ -35,7 +26,6 @@ pub enum Design {
 }
 
 impl Design {
-    /// The number of looks the design plans.
     pub fn looks(&self) -> usize {
         match *self {
             Design::Fixed => 1,
@@ -49,7 +39,6 @@ impl Design {
     }
 }
 
-/// The verdict on one pair of the family.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PairVerdict {
     pub a: usize,
@@ -120,11 +109,9 @@ fn margin_p(a: &[f64], b: &[f64], margin: f64) -> f64 {
     }
 }
 
-/// Judges the family `pairs` (indices into `rounds`, each variant's round medians in round
-/// order, interleaved with the others') at family level `alpha` under `design`: a pair is
-/// established when its sides differ by more than `margin` (the answer's indifference, a
-/// ratio; 0 for any difference). A pair whose sides have fewer than 2 rounds is never
-/// established.
+/// Judges `pairs` (indices into `rounds`, round medians in round order) at family level
+/// `alpha` under `design`: established when they differ by more than `margin` (a ratio), never
+/// with fewer than 2 rounds.
 pub(crate) fn judge(
     rounds: &[Vec<f64>],
     pairs: &[(usize, usize)],

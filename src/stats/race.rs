@@ -1,34 +1,19 @@
-//! Racing: many candidates, one question, "which is fastest?", answered without
-//! measuring every candidate as often as the closest pair needs. Every candidate runs one
-//! round; each later round runs only the survivors, interleaved, so round r of every
-//! survivor shares that stretch of time. At planned looks the survivors are judged paired
-//! by round, and a candidate leaves once it is established slower than the leader by more
-//! than the indifference (`resolve::INDIFFERENCE`, 2%).
+//! Racing: which of many candidates is fastest, without measuring each as often as the
+//! closest pair needs. Round 1 runs every candidate; later rounds run the survivors,
+//! interleaved, and at planned looks a candidate leaves once it is established slower than
+//! the leader by more than `resolve::INDIFFERENCE`.
 //!
-//! **The test.** Log rates in a two-way layout, candidate × round: each round's value is the
-//! candidate's level plus the round's swing (shared by every survivor of that round, which
-//! the pairing cancels) plus the candidate's own noise. The own noise is pooled over all
-//! survivors: its variance is the residual mean square of the layout, with (m−1)(k−1)
-//! degrees of freedom for m survivors after k rounds. A pair's own t test (k−1 degrees of
-//! freedom) can establish nothing after 2 or 3 rounds at the levels a family of many pairs
-//! needs, so it could not cut the slow candidates early; the pooled estimate can (20
-//! survivors after 2 rounds: 19 degrees of freedom). It assumes the candidates' own noise
-//! is alike; tests/it/monte_carlo/race.rs checks the error with noise twice as large on half
-//! the candidates too.
+//! **The test.** Log rates in a candidate × round layout; the round's swing cancels, and the
+//! own noise is pooled over all survivors ((m−1)(k−1) degrees of freedom), because a pair's
+//! own t test (k−1) establishes nothing after 2 or 3 rounds at a large family's levels.
+//! tests/it/monte_carlo/race.rs checks it with unequal noise too.
 //!
-//! **The family.** A claim is "a is faster than b by more than the indifference" (one-sided;
-//! n(n−1) ordered pairs) or "a and b lie within the indifference of each other" (two one-sided
-//! tests; n(n−1)/2 pairs), for the n candidates the race started with, at every planned look.
-//! Each is tested at alpha over all of them (Bonferroni), so the chance that any elimination
-//! or tie the race states is false stays at most alpha under optional stopping, whichever
-//! look the race stops at and whichever candidates the data made leader (the leader is
-//! chosen by the data, so the family is every pair, not the leader's: `resolve` found the
-//! same). Looks are every round from 2 to 6, then each about 1.25 times the last, and at the
-//! budget: alpha spent over ~25 looks reaches 1,000 rounds.
+//! **The family.** Every ordered pair's "faster by more than the indifference" and every
+//! pair's equivalence, at every look, Bonferroni at alpha: the leader is chosen by the data,
+//! so the family is every pair. Looks: rounds 2 to 6, then ×1.25, and at the budget.
 //!
-//! **The stop.** One survivor left; or every other survivor established tied with the leader
-//! (the answer is the leader and its ties); or the budget ends (rounds here, seconds in the
-//! runner), and the answer names the survivors it could not separate from the leader.
+//! **The stop.** One survivor; or every other survivor tied with the leader; or the budget
+//! ends, and the answer names the survivors it could not separate from the leader.
 
 use super::analysis::{Covers, LevelInterval};
 use super::resolve::INDIFFERENCE;
@@ -42,7 +27,6 @@ const EVERY_ROUND_UNTIL: usize = 6;
 /// Each later look is this many times the previous one's rounds (rounded up).
 const GROWTH: f64 = 1.25;
 
-/// The race's error and budget.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
     /// Family-wise error of every elimination and tie the race states (0.05).
@@ -91,7 +75,6 @@ pub fn claims_per_look(n: usize) -> f64 {
     1.5 * n * (n - 1.0)
 }
 
-/// The verdicts of one look.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Judgement {
     /// The candidate with the highest mean log rate.
@@ -173,7 +156,6 @@ pub fn judge(values: &[Vec<f64>], level: f64, indifference: f64) -> Option<Judge
     })
 }
 
-/// Why a race stopped.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Stop {
     /// Every other candidate was eliminated (or failed).
@@ -194,7 +176,6 @@ impl Stop {
     }
 }
 
-/// How a candidate left the race.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Out {
     /// Established slower than `by` (the leader then) after `at_round` rounds; `ratio`: the
@@ -213,7 +194,6 @@ pub enum Out {
 pub struct Race {
     settings: Settings,
     looks: Vec<usize>,
-    /// The level of each claim at each look.
     level: f64,
     rounds: Vec<Vec<f64>>,
     out: Vec<Option<Out>>,
@@ -376,7 +356,6 @@ impl Race {
     }
 }
 
-/// What a race says.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
     /// The survivor with the highest geometric mean over its rounds.

@@ -1,18 +1,11 @@
-//! The answer to "which variant should I run", as a set where noise leaves it one: the
-//! fastest variant within an error budget with the ones it ties with, and the Pareto front of
-//! speed against error with ties kept. One function for the ladder table, the leaderboard's
-//! answer and the runner's `rounds = "auto"`, which keeps adding rounds while a comparison
-//! this answer depends on is open.
+//! The answer to "which variant should I run": the fastest within an error budget with the
+//! ones it ties with, and the Pareto front of speed against error, ties kept. One function
+//! for the ladder table, the leaderboard and `rounds = "auto"`.
 //!
-//! Two variants whose rounds were interleaved in one run (2 or more rounds each) are compared
-//! paired by round over a Holm family (`pairs`). Any other two (one round each, so each sat
-//! in its own stretch of time, or rows from different runs) are judged against the noise
-//! between stretches of time: each side's own interval plus a noise floor per launch
-//! (`tpsbench noise`, else [`NoiseFloor::assumed`]), over a Holm family of their own. One
-//! launch's intervals leave that noise out, and excluding a variant on them named winners
-//! that the next launch contradicted. A table may mix both: the
-//! leaderboard's answer puts a ladder run beside its base model's own run, and the ladder's
-//! pairs stay paired ([`resolve_runs`]).
+//! Variants interleaved in one run (2 or more rounds each) are compared paired by round over
+//! a Holm family (`pairs`); any other two against each side's interval plus a noise floor
+//! per launch ([`NoiseFloor::assumed`] unless measured), because one launch's intervals leave
+//! that noise out. A table may mix both ([`resolve_runs`]).
 
 use super::bootstrap::Interval;
 use super::compare::{Comparison, Method, NoiseFloor, Verdict, normal_quantile};
@@ -20,12 +13,9 @@ use super::pairs::{Design, PairVerdict, holm, judge};
 use super::steady::normal_cdf;
 use super::ties::{Figure, pareto_front_by};
 
-/// The answer's indifference: a variant is established slower than another (and so excluded
-/// from the ties, or off the front) only when it is slower by more than 2%. A smaller true gap
-/// is a tie whatever the budget, so a launch that happens to resolve it cannot contradict one
-/// that does not; without it, the default ladder's Q4_K_M, 3% behind Q6_K, was excluded in
-/// one launch and tied in another 6-7% of the time under auto rounds
-/// (tests/it/monte_carlo/stability.rs).
+/// The answer's indifference: established slower only by more than 2%, so launches cannot
+/// contradict each other on a smaller gap (Q4_K_M, 3% behind Q6_K, flipped 6-7% of the time
+/// without it: tests/it/monte_carlo/stability.rs).
 pub const INDIFFERENCE: f64 = 0.02;
 
 /// One variant: its speed (a rate with its own interval), its round medians in round order,
@@ -37,7 +27,6 @@ pub struct Choice {
     pub error: Option<Figure>,
 }
 
-/// How speed ties were judged.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Rule {
     /// Paired by round (t on the log ratios of the round medians), Holm over `family` pairs
@@ -47,12 +36,8 @@ pub enum Rule {
         family: usize,
         design: Design,
     },
-    /// Paired by round as in [`Rule::Paired`] for the pairs measured together in one run
-    /// (`family` of them, the fewest `rounds` of their sides, that run's `design`); the
-    /// other pairs of the table's `of`, which involve one of the `apart` choices measured
-    /// elsewhere (another run, or one launch), are judged against the noise `floor` as in
-    /// [`Rule::Apart`]. The 5% is split over the table by count: each family is held to
-    /// 5% times its share of the pairs, so that the whole table stays at 5%.
+    /// [`Rule::Paired`] for the `family` pairs of one run, [`Rule::Apart`] for the rest of the
+    /// table's `of` pairs (those of the `apart` choices); 5% split over the families by count.
     Mixed {
         rounds: usize,
         family: usize,
@@ -61,10 +46,8 @@ pub enum Rule {
         apart: usize,
         floor: NoiseFloor,
     },
-    /// Nothing pairs the rows (one round each, or different runs): a difference is
-    /// established only against the noise between stretches of time, each side's interval
-    /// widened by `floor` per launch (a z test on the log ratio), Holm over all `family`
-    /// pairs at 5%.
+    /// Nothing pairs the rows: a z test on the log ratio, each side's interval widened by
+    /// `floor` per launch, Holm over all `family` pairs at 5%.
     Apart { family: usize, floor: NoiseFloor },
 }
 
@@ -130,7 +113,6 @@ impl Rule {
     }
 }
 
-/// The answer over a set of choices.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resolution {
     pub rule: Rule,
@@ -161,9 +143,8 @@ pub struct Run {
     pub design: Design,
 }
 
-/// Resolves the answer over `cs` with error budget `budget`. `paired`: the choices' rounds
-/// were all interleaved in one run, taken under this design; pairs whose sides both have 2
-/// or more rounds are compared paired, the others against `floor`.
+/// Resolves the answer over `cs` within `budget`; `paired`: all were interleaved in one run
+/// under this design.
 pub fn resolve(
     cs: &[Choice],
     budget: f64,
@@ -178,10 +159,8 @@ pub fn resolve(
     resolve_runs(cs, &runs, budget, alpha, floor)
 }
 
-/// [`resolve`] where the choices come from several runs (`runs[i]`: choice i's run, `None`
-/// when nothing pairs it). A pair is compared paired when both sides come from one run with
-/// 2 or more rounds each; each run's pairs are one Holm family under that run's design (a
-/// table rarely holds more than one run with pairs: a ladder beside its base model's run).
+/// [`resolve`] over several runs (`runs[i]`: choice i's, `None` when nothing pairs it): a pair
+/// of one run, 2 rounds or more each, is paired; each run's pairs are one Holm family.
 pub fn resolve_runs(
     cs: &[Choice],
     runs: &[Option<Run>],
@@ -196,11 +175,8 @@ pub fn resolve_runs(
     let with_error: Vec<usize> = (0..n).filter(|&i| cs[i].error.is_some()).collect();
     let needed = needed_pairs(cs, &eligible, best, &with_error);
     let answer_pairs = needed.len();
-    // The Holm family: every pair, not only those the answer needs. Which pairs the answer
-    // needs depends on the data (the fastest is the largest estimate), and a family chosen by
-    // the data would not hold its level: with 4 identical variants, "the fastest against the
-    // others" was called established 5.5% of the time over the looks of auto rounds
-    // (tests/it/monte_carlo/sequential.rs).
+    // The Holm family is every pair: a family chosen by the data does not hold its level
+    // (5.5% with 4 identical variants, tests/it/monte_carlo/sequential.rs).
     let mut family = needed.clone();
     for i in 0..n {
         for k in i + 1..n {
@@ -258,14 +234,12 @@ struct Speeds<'a> {
 }
 
 impl Speeds<'_> {
-    /// `x` established faster than `y`.
     fn faster(&self, x: usize, y: usize) -> bool {
         self.verdicts.iter().any(|v| {
             (v.a, v.b) == (y, x) && v.established > 0 || (v.a, v.b) == (x, y) && v.established < 0
         })
     }
 
-    /// Neither established faster than the other.
     fn tie(&self, x: usize, y: usize) -> bool {
         !self.faster(x, y) && !self.faster(y, x)
     }
@@ -453,9 +427,8 @@ fn judge_runs(
     (rule, verdicts)
 }
 
-/// The sd of a choice's mean log rate, read off its 95% interval: half its width on the log
-/// scale over 1.96. For a t interval (few repetitions or rounds) that overstates the sd, the
-/// safe side; a point without an interval contributes nothing of its own.
+/// The sd of a choice's mean log rate: half its 95% interval's log width over 1.96 (for a t
+/// interval an overstatement, the safe side).
 fn log_se(f: &Figure) -> f64 {
     if f.lo > 0.0 && f.hi > f.lo {
         (f.hi.ln() - f.lo.ln()) / (2.0 * 1.959_964)
@@ -464,10 +437,8 @@ fn log_se(f: &Figure) -> f64 {
     }
 }
 
-/// Pairs that nothing pairs, judged against the noise between stretches of time: a z test on
-/// the log ratio with variance se_a² + se_b² + 2·floor² (each side's own uncertainty and its
-/// launch's level), Holm over `pairs` at `alpha`. A side measured in one stretch of time
-/// carries that stretch's level, which its own repetitions cannot show.
+/// Unpaired pairs: a z test on the log ratio with variance se_a² + se_b² + 2·floor² (a
+/// launch's level, which its own repetitions cannot show), Holm over `pairs` at `alpha`.
 fn judge_apart(
     cs: &[Choice],
     pairs: &[(usize, usize)],

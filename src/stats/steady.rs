@@ -51,7 +51,6 @@ pub fn theil_sen_slope(xs: &[f64]) -> f64 {
     median(&slopes)
 }
 
-/// What the steady-state checks found.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Steadiness {
     /// The first samples are slower than all the rest: more warmup was needed.
@@ -66,7 +65,6 @@ pub struct Steadiness {
 
 /// A trend smaller than this over the whole run is not worth a flag.
 pub const TREND_MIN: f64 = 0.02;
-/// Significance level of the trend test.
 pub const TREND_ALPHA: f64 = 0.05;
 
 /// Checks per-repetition rates (higher is faster), in run order.

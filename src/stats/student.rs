@@ -1,12 +1,7 @@
-//! Student's t distribution and the t interval on the log scale.
-//!
-//! Throughput is a rate: its noise is multiplicative (a slow launch is slow by a factor), so
-//! intervals and tests work on ln(t/s). A t interval on the logs covers the centre at its
-//! stated level from 2 samples on lognormal noise (the Monte Carlo check in
-//! tests/it/monte_carlo.rs measures it), where a percentile bootstrap of the median covers
-//! about 75% at 3 samples. Written here, not taken from a crate: the only parts needed are
-//! the CDF (a regularized incomplete beta, Lentz's continued fraction) and its inverse by
-//! bisection, about 80 lines, and `statrs` would bring a linear-algebra stack for them.
+//! Student's t distribution and the t interval on the log scale: throughput noise is
+//! multiplicative, and a t interval on ln(t/s) covers at its level from 2 samples (a
+//! bootstrap of the median covers about 75% at 3). Written here because `statrs` would bring
+//! a linear-algebra stack for a CDF and its inverse.
 
 use super::bootstrap::Interval;
 use super::{mean, stddev};
@@ -122,7 +117,6 @@ pub(crate) fn t_quantile(q: f64, df: f64) -> f64 {
     (lo + hi) / 2.0
 }
 
-/// Two-sided p-value of a t statistic.
 pub(crate) fn t_two_sided_p(t: f64, df: f64) -> f64 {
     if t.is_nan() {
         return 1.0;

@@ -40,14 +40,10 @@ impl Figure {
     }
 }
 
-/// Whether each point is on the Pareto front when a larger first figure (speed) and a
-/// smaller second figure (error) are better. A point leaves the front only when another
-/// beats it: at least as good on both estimates, better on one, and established better
-/// (intervals apart) on at least one of the two. A difference that no interval establishes
-/// removes nothing, so the front is the plain Pareto front plus the points that only noise
-/// keeps off it. (Letting a tie count as "at least as good" would not do: ties do not chain,
-/// and a slow, exact variant would knock out, through a run of ties, a variant that is
-/// established faster than it.)
+/// Whether each point is on the Pareto front of speed (larger better) against error (smaller
+/// better): a point leaves only when another is at least as good on both estimates, better
+/// on one, and established better on one, so points that only noise keeps off stay. A tie
+/// does not count as "at least as good": ties do not chain.
 pub(crate) fn pareto_front(points: &[(Figure, Figure)]) -> Vec<bool> {
     pareto_front_by(points, &|j, i| points[j].0.established_above(&points[i].0))
 }

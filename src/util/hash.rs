@@ -3,7 +3,6 @@
 
 use sha2::{Digest, Sha256};
 
-/// The SHA-256 of `bytes` in lowercase hex.
 pub fn sha256_hex(bytes: impl AsRef<[u8]>) -> String {
     hex(Sha256::digest(bytes))
 }

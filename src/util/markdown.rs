@@ -1,10 +1,6 @@
-//! Escaping for Markdown: every string that comes from a result file or a server (a model
-//! name, a CPU, a host, an error a server sent) goes through here before any Markdown
-//! writer prints it. Code hosts sanitise raw HTML, but other renderers do not, and
-//! a `|` or a newline breaks a table; so HTML-significant characters become entities, a `|`
-//! in a table cell is escaped, and line breaks and other control characters become spaces.
-//! Brackets, stars and backticks are left as they are: with `<` escaped no tag can form, and
-//! figures such as `[1.2, 1.4]` read as written in a terminal.
+//! Escaping for Markdown of every string from a result file or a server: HTML-significant
+//! characters become entities (not every renderer sanitises HTML), `|` in a cell is escaped,
+//! control characters become spaces. Brackets and stars stay: `[1.2, 1.4]` reads as written.
 
 /// `s` safe as inline Markdown text (a heading, a list item, a sentence).
 pub fn text(s: &str) -> String {

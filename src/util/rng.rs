@@ -14,7 +14,6 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
-    /// Uniform in [0, 1).
     pub fn next_f32(&mut self) -> f32 {
         (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
     }

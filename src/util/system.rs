@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-/// The GPU backend compiled in through Cargo features.
 pub(crate) fn gpu_backend() -> &'static str {
     if cfg!(feature = "cuda") {
         "cuda"

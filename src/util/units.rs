@@ -1,10 +1,12 @@
 //! Sizes and counts as llama-bench prints them, for every table and progress line.
 
+pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
 /// Sizes as llama-bench prints them: MiB below 1 GiB, GiB above.
 pub fn format_size(bytes: u64) -> String {
     let b = bytes as f64;
-    if b >= 1024.0 * 1024.0 * 1024.0 {
-        format!("{:.2} GiB", b / (1024.0 * 1024.0 * 1024.0))
+    if b >= GIB {
+        format!("{:.2} GiB", b / GIB)
     } else {
         format!("{:.2} MiB", b / (1024.0 * 1024.0))
     }

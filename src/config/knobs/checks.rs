@@ -1,20 +1,22 @@
 //! The value checks of the text parameters, and what the engine and the runner read of
 //! their canonical values.
 
-pub(super) fn cpu_mask(s: &str) -> Result<String, String> {
+use crate::config::Invalid;
+
+pub(super) fn cpu_mask(s: &str) -> Result<String, Invalid> {
     let t = s.trim().to_ascii_lowercase();
     let hex = t.strip_prefix("0x").unwrap_or(&t);
     if hex.is_empty() || hex.len() > 128 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-        return Err(format!(
+        return Err(Invalid(format!(
             "{s:?} is not a CPU mask: write it in hex, e.g. \"0xff\""
-        ));
+        )));
     }
     Ok(format!("0x{hex}"))
 }
 
 /// "auto", "none", or device names joined by '/', as llama-bench's `-dev`. Whether each
 /// device exists is checked against the engine's list before any test.
-pub(super) fn devices(s: &str) -> Result<String, String> {
+pub(super) fn devices(s: &str) -> Result<String, Invalid> {
     let t = s.trim();
     if t == "auto" || t == "none" {
         return Ok(t.to_string());
@@ -27,10 +29,10 @@ pub(super) fn devices(s: &str) -> Result<String, String> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "_-.:".contains(c))
     }) {
-        return Err(format!(
+        return Err(Invalid(format!(
             "{s:?} is not a device list: name devices joined by '/', e.g. \"Vulkan0/CPU\", \
              or \"auto\" or \"none\""
-        ));
+        )));
     }
     Ok(names.join("/"))
 }
@@ -38,20 +40,22 @@ pub(super) fn devices(s: &str) -> Result<String, String> {
 /// Proportions joined by '/', non-negative, as llama-bench's `-ts`; written with two
 /// decimals as llama-bench prints them. Its length is checked against the devices before
 /// any test.
-pub(super) fn tensor_split(s: &str) -> Result<String, String> {
+pub(super) fn tensor_split(s: &str) -> Result<String, Invalid> {
     let parts: Vec<&str> = s.split(['/', ',']).map(str::trim).collect();
     if parts.len() > 128 {
-        return Err(format!("{s:?}: at most 128 proportions"));
+        return Err(Invalid(format!("{s:?}: at most 128 proportions")));
     }
     let mut out = Vec::new();
     for p in &parts {
         let x: f64 = p.parse().map_err(|_| {
-            format!("{s:?} is not a tensor split: write proportions joined by '/', e.g. \"3/1\"")
+            Invalid(format!(
+                "{s:?} is not a tensor split: write proportions joined by '/', e.g. \"3/1\""
+            ))
         })?;
         if !x.is_finite() || x < 0.0 {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "{s:?}: a tensor split's proportions must be 0 or more, got {p}"
-            ));
+            )));
         }
         out.push(format!("{x:.2}"));
     }
@@ -61,7 +65,7 @@ pub(super) fn tensor_split(s: &str) -> Result<String, String> {
 /// `pattern=buffer;...` as llama-bench's `-ot`, or "none". Each pattern must be a regular
 /// expression (llama.cpp matches it with std::regex_search); each buffer type is checked
 /// against the engine's list before any test.
-pub(super) fn overrides(s: &str) -> Result<String, String> {
+pub(super) fn overrides(s: &str) -> Result<String, Invalid> {
     let t = s.trim();
     if t == "none" {
         return Ok(t.to_string());
@@ -69,28 +73,30 @@ pub(super) fn overrides(s: &str) -> Result<String, String> {
     let mut out = Vec::new();
     for part in t.split(';').map(str::trim).filter(|p| !p.is_empty()) {
         let Some((pattern, buft)) = part.rsplit_once('=') else {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "{part:?} is not an override: write pattern=buffer, e.g. \
                  \".ffn_.*_exps.=CPU\""
-            ));
+            )));
         };
         let (pattern, buft) = (pattern.trim(), buft.trim());
         if pattern.is_empty() || buft.is_empty() {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "{part:?}: an override needs both a pattern and a buffer type"
-            ));
+            )));
         }
         if let Err(e) = fancy_regex::Regex::new(pattern) {
             let why = e.to_string();
             let why = why.lines().next().unwrap_or("invalid");
-            return Err(format!(
+            return Err(Invalid(format!(
                 "{pattern:?} is not a valid regular expression: {why}"
-            ));
+            )));
         }
         out.push(format!("{pattern}={buft}"));
     }
     if out.is_empty() {
-        return Err("no override given: write pattern=buffer;... or \"none\"".into());
+        return Err(Invalid(
+            "no override given: write pattern=buffer;... or \"none\"".into(),
+        ));
     }
     Ok(out.join(";"))
 }

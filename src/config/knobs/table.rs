@@ -62,7 +62,7 @@ mod conv {
         pub fn from(v: &KnobValue) -> SplitMode {
             SplitMode::parse(v.as_str()).unwrap_or_default()
         }
-        pub fn check(x: &toml::Value) -> Result<KnobValue, String> {
+        pub fn check(x: &toml::Value) -> Result<KnobValue, crate::config::Invalid> {
             crate::config::values::split_mode(x).map(|m| to(&m))
         }
     }
@@ -75,11 +75,11 @@ mod conv {
         pub fn from(v: &KnobValue) -> FlashAttn {
             FlashAttn::from_i32(v.as_i64())
         }
-        pub fn check(x: &toml::Value) -> Result<KnobValue, String> {
+        pub fn check(x: &toml::Value) -> Result<KnobValue, crate::config::Invalid> {
             crate::config::values::flash_attn(x).map(|f| to(&f))
         }
     }
-    pub fn kv_type(x: &toml::Value) -> Result<super::KnobValue, String> {
+    pub fn kv_type(x: &toml::Value) -> Result<super::KnobValue, crate::config::Invalid> {
         crate::config::values::kv_type(x).map(super::KnobValue::Text)
     }
 }
@@ -96,10 +96,7 @@ pub const PARAMS: &[Knob] = &[
         flag: "ngl",
         header: "ngl",
         level: Level::Model,
-        kind: Kind::Int {
-            min: -1,
-            max: 10_000,
-        },
+        kind: Kind::int(-1, 10_000),
         default: Lit::Int(99),
         field: FieldType::Int,
         doc: "layers offloaded to the GPU; -1 all (llama-bench -ngl)",
@@ -121,7 +118,7 @@ pub const PARAMS: &[Knob] = &[
         flag: "mg",
         header: "mg",
         level: Level::Model,
-        kind: Kind::Int { min: 0, max: 255 },
+        kind: Kind::int(0, 255),
         default: Lit::Int(0),
         field: FieldType::Int,
         doc: "the GPU used with split_mode none (llama-bench -mg)",
@@ -132,10 +129,7 @@ pub const PARAMS: &[Knob] = &[
         flag: "b",
         header: "n_batch",
         level: Level::Context,
-        kind: Kind::Int {
-            min: 1,
-            max: 1 << 20,
-        },
+        kind: Kind::int(1, 1 << 20),
         default: Lit::Int(2048),
         field: FieldType::Int,
         doc: "logical batch size (llama-bench -b)",
@@ -146,10 +140,7 @@ pub const PARAMS: &[Knob] = &[
         flag: "ub",
         header: "n_ubatch",
         level: Level::Context,
-        kind: Kind::Int {
-            min: 1,
-            max: 1 << 20,
-        },
+        kind: Kind::int(1, 1 << 20),
         default: Lit::Int(512),
         field: FieldType::Int,
         doc: "physical batch size (llama-bench -ub)",
@@ -204,7 +195,7 @@ pub const PARAMS: &[Knob] = &[
         flag: "t",
         header: "threads",
         level: Level::Context,
-        kind: Kind::Int { min: 1, max: 4096 },
+        kind: Kind::int(1, 4096),
         // llama-bench's default is the machine's physical core count, known at run time
         // (`Axes::llama_bench_defaults`); 0 stands for it here.
         default: Lit::Int(0),
@@ -239,7 +230,7 @@ pub const PARAMS: &[Knob] = &[
         flag: "poll",
         header: "poll",
         level: Level::Context,
-        kind: Kind::Int { min: 0, max: 100 },
+        kind: Kind::int(0, 100),
         default: Lit::Int(50),
         field: FieldType::Int,
         doc: "thread pool polling level, 0-100 (llama-bench --poll)",
@@ -250,10 +241,7 @@ pub const PARAMS: &[Knob] = &[
         flag: "ncmoe",
         header: "ncmoe",
         level: Level::Model,
-        kind: Kind::Int {
-            min: 0,
-            max: 100_000,
-        },
+        kind: Kind::int(0, 100_000),
         default: Lit::Int(0),
         field: FieldType::Int,
         doc: "keep the expert tensors of the first N layers on the CPU (llama-bench -ncmoe)",
@@ -363,10 +351,7 @@ pub const PARAMS: &[Knob] = &[
         flag: "fitt",
         header: "fitt",
         level: Level::Model,
-        kind: Kind::Int {
-            min: 0,
-            max: 1 << 30,
-        },
+        kind: Kind::int(0, 1 << 30),
         default: Lit::Int(0),
         field: FieldType::Int,
         doc: "fit the model to device memory, leaving this many MiB free per device; 0 off \
@@ -378,10 +363,7 @@ pub const PARAMS: &[Knob] = &[
         flag: "fitc",
         header: "fitc",
         level: Level::Model,
-        kind: Kind::Int {
-            min: 0,
-            max: 1 << 24,
-        },
+        kind: Kind::int(0, 1 << 24),
         // llama-bench's default is 0 (`cmd_params_defaults`), though its --help says 4096:
         // the field it writes, and whether it fits, follow the 0.
         default: Lit::Int(0),
@@ -395,10 +377,7 @@ pub const PARAMS: &[Knob] = &[
         flag: "d",
         header: "n_depth",
         level: Level::Test,
-        kind: Kind::Int {
-            min: 0,
-            max: 1 << 20,
-        },
+        kind: Kind::int(0, 1 << 20),
         default: Lit::Int(0),
         field: FieldType::Int,
         doc: "tokens prefilled, untimed, before the test (llama-bench -d)",
@@ -409,10 +388,7 @@ pub const PARAMS: &[Knob] = &[
         flag: "p",
         header: "n_prompt",
         level: Level::Test,
-        kind: Kind::Int {
-            min: 0,
-            max: 1 << 20,
-        },
+        kind: Kind::int(0, 1 << 20),
         default: Lit::Int(512),
         field: FieldType::Int,
         doc: "prompt tokens of a prefill test; 0 none (llama-bench -p)",
@@ -423,10 +399,7 @@ pub const PARAMS: &[Knob] = &[
         flag: "n",
         header: "n_gen",
         level: Level::Test,
-        kind: Kind::Int {
-            min: 0,
-            max: 1 << 20,
-        },
+        kind: Kind::int(0, 1 << 20),
         default: Lit::Int(128),
         field: FieldType::Int,
         doc: "tokens of a decode test; 0 none (llama-bench -n)",

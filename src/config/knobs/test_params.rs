@@ -95,9 +95,4 @@ impl TestParams {
     pub fn model_level(&self) -> Vec<super::KnobValue> {
         of_level(Level::Model).map(|k| k.get(self)).collect()
     }
-
-    /// True when the model must be reloaded to go from `self` to `other`.
-    pub fn same_model_params(&self, other: &TestParams) -> bool {
-        self.model_level() == other.model_level()
-    }
 }

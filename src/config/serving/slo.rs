@@ -1,11 +1,5 @@
-//! `slo` and `goodput` in `[serving]`: per-request thresholds, the share of
-//! requests that must meet them, and the bounds of the goodput search.
-//!
-//! ```toml
-//! slo = { ttft_ms = 500, itl_ms = 50, e2e_ms = 5000, attainment = 0.9 }
-//! slo = { ttft_p90_ms = 500, itl_p90_ms = 50 }      # the same thresholds, attainment 0.9
-//! goodput = { min_rate = 0.25, max_rate = 64, steps = 6, max_seconds = 600, n_requests = 32 }
-//! ```
+//! `slo` and `goodput` in `[serving]`: per-request thresholds, the share of requests that
+//! must meet them, and the bounds of the goodput search (docs/configuration.md).
 
 use std::collections::BTreeMap;
 

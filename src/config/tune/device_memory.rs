@@ -1,21 +1,13 @@
-//! `[tune] max_device_memory_gib`: the memory each offload device may give the
-//! weights and KV cache a placement puts on it. One number limits every offload device; a
-//! table limits each device it names (llama.cpp's names: `Vulkan0`, `CUDA0`, ...). A device
-//! given no limit is held to the memory llama.cpp reports for it less `memory_margin`.
-//!
-//! ```toml
-//! max_device_memory_gib = 22                       # every offload device
-//! max_device_memory_gib = { CUDA0 = 70, CUDA1 = 30 }  # per device
-//! ```
+//! `[tune] max_device_memory_gib`: one number for every offload device, or a table per
+//! device by llama.cpp's names (`{ CUDA0 = 70 }`). A device without a limit is held to what
+//! llama.cpp reports for it less `memory_margin`.
 
 use toml::Spanned;
 
 use crate::config::values::scalar_float;
 use crate::config::{ConfigError, Ctx};
+use crate::util::units::GIB;
 
-const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
-
-/// The device limits of `[tune]`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum DeviceMemory {
     /// Each device's memory as llama.cpp reports it, less `memory_margin`.
@@ -37,7 +29,6 @@ impl DeviceMemory {
         }
     }
 
-    /// The devices the table names (none for a single number).
     pub fn named(&self) -> Vec<&str> {
         match self {
             DeviceMemory::Each(v) => v.iter().map(|(n, _)| n.as_str()).collect(),

@@ -14,7 +14,7 @@ use super::Objective;
 /// The goodput objective: every candidate serves `[serving]`'s requests at one Poisson rate
 /// in `slots` sequences at once, and its figure per round is its goodput, the requests that
 /// meet the SLO per second (vLLM's `bench serve --goodput`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GoodputObjective {
     pub slo: Slo,
     /// Poisson arrivals, requests per second (`[serving] arrival_rate`, one value).

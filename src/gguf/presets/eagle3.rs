@@ -1,22 +1,13 @@
-//! Eagle3 draft presets, for llama.cpp's draft-eagle3 drafter: a one-layer decoder (the
-//! `eagle3` architecture) that drafts from three of a target's hidden states, fused by a
-//! projection (`fc`), and its own token. It is no model of its own: it is made for one
-//! target, whose widths, layers and vocabulary it must fit. So each preset here names the
-//! test preset it drafts for and takes those from it.
+//! Eagle3 draft presets for llama.cpp's draft-eagle3 drafter: a one-layer decoder that drafts
+//! from three of a target's hidden states (fused by `fc`) and its own token. It is made for
+//! one target, so each preset names the test preset it drafts for and takes widths, layers
+//! and vocabulary from it.
 //!
-//! What the pinned llama.cpp reads (src/models/eagle3.cpp, common/speculative.cpp):
-//! `eagle3.target_layers` (exactly 3 layer ids, whose inputs the target context extracts),
-//! `eagle3.target_hidden_size` (the target's width: the encoder takes 3 × it per token),
-//! the usual attention keys for its one layer, and the target's tokenizer (the drafter
-//! refuses a draft whose vocabulary is not the target's). Its tensors: `fc`, one layer whose
-//! attention reads the normed token embedding and the normed fused state side by side
-//! (`attn_norm`, `attn_norm_2`, q/k/v of 2 × n_embd inputs), a SwiGLU feed-forward, the
-//! output norm and head. The token embedding is the target's (llama.cpp borrows it through
-//! the draft context's `ctx_other`), as in EAGLE-3's Llama-3.1-8B draft; the head speaks a
-//! sub-vocabulary mapped back to the target's token ids by `d2t`, as those drafts do.
+//! The pinned llama.cpp (src/models/eagle3.cpp) reads `eagle3.target_layers` (3 ids),
+//! `eagle3.target_hidden_size`, its layer's attention keys and the target's tokenizer. The
+//! token embedding is borrowed from the target; the head's sub-vocabulary maps back by `d2t`.
 //!
-//! The weights are random, so the drafts are noise: acceptance on these means nothing;
-//! what drafting and verifying cost is real.
+//! The weights are random: acceptance means nothing, what drafting and verifying cost is real.
 
 use super::super::Value;
 use super::super::writer::{Document, Tensor, TensorData};
@@ -47,7 +38,6 @@ pub struct Eagle3 {
 /// The Eagle3 draft presets (for `tpsbench synth --preset`).
 pub const PRESETS: &[&str] = &["tiny-eagle3"];
 
-/// The draft preset `preset`, if it is one.
 pub fn draft(preset: &str) -> Option<Eagle3> {
     Some(match preset {
         // For tests: a draft for tiny-moe (qwen3moe, whose graph lets llama.cpp extract its

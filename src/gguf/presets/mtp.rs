@@ -1,15 +1,10 @@
-//! The presets with multi-token-prediction (nextn) layers, for llama.cpp's draft-mtp
-//! drafter: the glm4moe architecture (GLM-4.5), whose MTP block is one ordinary
-//! attention + mixture-of-experts layer behind a projection, the simplest of the MTP
-//! graphs the pinned llama.cpp has (no MLA, no recurrent layers, no sliding window).
-//!
-//! The weights are random, so the MTP head's drafts are noise: acceptance on these models
-//! means nothing; what drafting and verifying cost is real.
+//! Presets with multi-token-prediction (nextn) layers for llama.cpp's draft-mtp drafter: the
+//! glm4moe architecture, the simplest MTP graph of the pinned llama.cpp. The weights are
+//! random: acceptance means nothing, what drafting and verifying cost is real.
 
 use super::super::vocab::BpeFlavor;
 use super::{Moe, Shape, Tokenizer};
 
-/// The MTP presets' shapes.
 pub(super) fn shape(preset: &str) -> Option<Shape> {
     Some(match preset {
         // zai-org/GLM-4.5-Air's config.json: hidden 4096, 46 layers (layer 0 dense,

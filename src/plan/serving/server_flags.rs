@@ -1,12 +1,7 @@
-//! llama-server's flags for a test's settings: what a server tpsbench launches is told, so
-//! that a served test runs the configuration its record names. Pure: one mapping, read by
-//! the launcher (`kinds::serving`), by `tune`, which refuses a served candidate whose
-//! sweep sets what llama-server cannot be told here (a candidate must run what it claims),
-//! and by `tune`'s answer, whose printed command is the one a launched server would run.
-//!
-//! The seven original axes are always passed (llama-server's defaults are not llama-bench's:
-//! `-t -1`, `-b 2048`, `-fa auto`); the newer ones only when they differ from llama-bench's
-//! default, so a served test's command is what it was before they existed.
+//! llama-server's flags for a test's settings: the one mapping, read by the launcher, by
+//! `tune` (which refuses a served candidate whose settings cannot be told here) and by
+//! `tune`'s printed command. The seven original axes are always passed (llama-server's
+//! defaults are not llama-bench's); the newer ones only where they differ from the default.
 
 use crate::config::knobs::{Knob, KnobValue, Level, PARAMS};
 use crate::plan::TestParams;

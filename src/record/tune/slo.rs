@@ -6,7 +6,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Excluded, Limit};
-use crate::config::serving::Slo;
 use crate::record::{Status, TestRecord};
 
 /// `run.tune.slo`: absent from races without an SLO and from files written before it.
@@ -28,17 +27,7 @@ pub struct TuneSlo {
 }
 
 /// The load every candidate of a goodput race served each round.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GoodputLoad {
-    pub slo: Slo,
-    /// Poisson arrivals, requests per second; the sequences served at once (each value a
-    /// candidate axis); requests per round.
-    pub rate: f64,
-    pub slots: Vec<u32>,
-    pub n_requests: u32,
-    /// "pp128+tg64", or the prompt file's name.
-    pub workload: String,
-}
+pub use crate::config::tune::GoodputObjective as GoodputLoad;
 
 /// The latency a llama-bench repetition of `t` stands for, in ms: a tg test's time over its
 /// tokens (the mean inter-token latency of a batch-1 decode), a pp test's whole time (its

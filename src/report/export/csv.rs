@@ -1,5 +1,5 @@
 use super::Exporter;
-use crate::config::knobs::{PARAMS, knob};
+use crate::config::knobs::{knob, with_others};
 use crate::record::RunRecord;
 
 /// One row per test with llama-bench's column names (samples joined by ';'). The columns
@@ -63,14 +63,11 @@ fn join<T: ToString>(xs: &[T]) -> String {
 
 /// The columns: [`COLUMNS`] with the table's other parameters after type_v.
 fn columns() -> Vec<&'static str> {
-    let mut out = COLUMNS.to_vec();
-    let at = out.iter().position(|c| *c == "type_v").map_or(0, |i| i + 1);
-    let rest = PARAMS
+    let at = COLUMNS
         .iter()
-        .map(|k| k.name)
-        .filter(|n| !COLUMNS.contains(n));
-    out.splice(at..at, rest.collect::<Vec<_>>());
-    out
+        .position(|c| *c == "type_v")
+        .map_or(0, |i| i + 1);
+    with_others(COLUMNS, at)
 }
 
 impl Exporter for Csv {

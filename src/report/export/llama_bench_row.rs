@@ -1,22 +1,15 @@
-//! The row llama-bench writes for one test (`llama-bench -o json` / `-o jsonl`), so that
-//! llama.cpp's tools, `scripts/compare-llama-bench.py` first, read tpsbench results.
-//!
-//! Field names, order and JSON types are llama-bench's `test::get_fields()` and
-//! `get_field_type()` in the llama.cpp generation that llama-cpp-sys-2 0.1.161 builds (the
-//! one with `load_mode` and `lazy_mode`): build_number and counts are integers, cpu_strict,
-//! no_kv_offload, embeddings, no_host and repack booleans, flash_attn an integer (-1 auto,
-//! 0 off, 1 on), avg_ts and stddev_ts floats, everything else strings. One field is added:
-//! `use_mmap` (a boolean), which `load_mode` replaced but which compare-llama-bench.py
-//! versions before that change require; newer versions drop keys they do not know.
-//! Every parameter comes from the table (`config::knobs::PARAMS`): its value in the test
-//! (llama-bench's default where the test leaves one unset), typed as the table says
-//! llama-bench types it. A new parameter needs no change here.
+//! The row llama-bench writes for one test (`-o json` / `-o jsonl`), so llama.cpp's tools
+//! (`scripts/compare-llama-bench.py`) read tpsbench results. Field names, order and JSON
+//! types are the pinned llama-bench's `get_fields()` / `get_field_type()`, every parameter
+//! from `config::knobs::PARAMS`; `use_mmap` is added for compare-llama-bench.py versions
+//! before `load_mode`.
 
 use serde::Serialize;
 use serde::ser::SerializeMap;
 use serde_json::{Value, json};
 
-use crate::config::knobs::{PARAMS, knob};
+use crate::config::knobs::knob;
+use crate::engine::DeviceKind;
 use crate::record::{RunRecord, Status, TestRecord};
 
 /// One row: llama-bench's fields in its order (see [`fields`]), each with its JSON value.
@@ -34,11 +27,11 @@ impl Serialize for LlamaBenchRow {
 }
 
 /// Device descriptions of the given kinds, joined as llama-bench joins them.
-fn device_info(run: &RunRecord, kinds: &[&str]) -> String {
+fn device_info(run: &RunRecord, kinds: &[DeviceKind]) -> String {
     run.run
         .devices
         .iter()
-        .filter(|d| kinds.contains(&d.kind.name()))
+        .filter(|d| kinds.contains(&d.kind))
         .map(|d| d.description.as_str())
         .collect::<Vec<_>>()
         .join(", ")
@@ -47,11 +40,11 @@ fn device_info(run: &RunRecord, kinds: &[&str]) -> String {
 /// One row per measured test. Failed tests are left out: llama-bench writes a row only for a
 /// test it measured, and a row without figures would read as 0 t/s.
 pub fn rows(run: &RunRecord) -> Vec<LlamaBenchRow> {
-    let mut cpu_info = device_info(run, &["cpu", "accel"]);
+    let mut cpu_info = device_info(run, &[DeviceKind::Cpu, DeviceKind::Accel]);
     if cpu_info.is_empty() {
         cpu_info = run.run.system.cpu_model.clone();
     }
-    let gpu_info = device_info(run, &["gpu", "igpu"]);
+    let gpu_info = device_info(run, &[DeviceKind::Gpu, DeviceKind::Igpu]);
     let build = &run.run.llama_cpp;
     run.tests
         .iter()
@@ -119,17 +112,8 @@ fn row(
 /// that llama-bench does not write (a tpsbench one) before `n_prompt`, where llama-bench
 /// adds its own newer parameters.
 pub fn fields() -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = FIELDS.to_vec();
-    let at = out
-        .iter()
-        .position(|f| *f == "n_prompt")
-        .unwrap_or(out.len());
-    let extra = PARAMS
-        .iter()
-        .map(|k| k.name)
-        .filter(|n| !FIELDS.contains(n));
-    out.splice(at..at, extra.collect::<Vec<_>>());
-    out
+    let at = FIELDS.iter().position(|f| *f == "n_prompt");
+    crate::config::knobs::with_others(FIELDS, at.unwrap_or(FIELDS.len()))
 }
 
 /// llama-bench's field names in its order, then the samples: what every row must carry.

@@ -1,5 +1,5 @@
 use super::Exporter;
-use crate::config::knobs::{Knob, Level, PARAMS};
+use crate::config::knobs::{Level, PARAMS};
 use crate::record::{ModelRecord, RunRecord, Status, TestRecord};
 use crate::util::units::{format_params, format_size};
 
@@ -24,9 +24,9 @@ impl Exporter for Markdown {
         if tests.is_empty() {
             return extra.trim_start().as_bytes().to_vec();
         }
-        let cols = Columns::of(run, &tests);
-        let mut rows = vec![cols.header()];
-        rows.extend(tests.iter().map(|t| cols.row(run, t)));
+        let cols = columns(run, &tests);
+        let mut rows = vec![cols.iter().map(|(h, _)| h.to_string()).collect()];
+        rows.extend((tests.iter()).map(|t| cols.iter().map(|(_, cell)| cell(t)).collect()));
         let mut out = table(&rows);
         out.push_str(&fastest_lines(run, &tests));
         out.push_str(&extra);
@@ -34,103 +34,66 @@ impl Exporter for Markdown {
     }
 }
 
-/// The columns of the table that not every run has.
-struct Columns {
-    /// ngl, on GPU builds.
-    gpu: bool,
-    /// Every other parameter of the table (those of the test's name aside) is shown when a
-    /// test differs from llama-bench's default: so also when it varies.
-    shown: Vec<&'static Knob>,
-    /// Ladder variants: the real bits per weight (llama.cpp falls back from K-quants on
-    /// narrow tensors, so the name can mislead).
-    bpw: bool,
-    /// The interval that applies, and what it covers: one launch's repetitions, or the
-    /// rounds (fresh contexts) when the test ran several.
-    interval: bool,
-    roofline: bool,
-    notes: bool,
+/// One column: its header and its cell for a test.
+type Column<'a> = (&'a str, Box<dyn Fn(&TestRecord) -> String + 'a>);
+
+/// The columns `tests` (of `run`) need, in llama-bench's order. Beside those every table
+/// has: ngl on GPU builds; every other parameter (those of the test's name aside) where a
+/// test differs from llama-bench's default, so also where it varies; the real bits per weight
+/// of ladder variants (llama.cpp falls back from K-quants on narrow tensors, so the name can
+/// mislead); the interval that applies; the roofline; the notes.
+fn columns<'a>(run: &'a RunRecord, tests: &[&TestRecord]) -> Vec<Column<'a>> {
+    let any = |f: &dyn Fn(&TestRecord) -> bool| tests.iter().any(|t| f(t));
+    let bpw = move |t: &TestRecord| model_of(run, t).and_then(|m| m.bits_per_weight);
+    let mut cols: Vec<Column> = vec![
+        ("model", Box::new(move |t| model_name(run, t))),
+        (
+            "size",
+            Box::new(|t| t.model_size.map(format_size).unwrap_or_default()),
+        ),
+        (
+            "params",
+            Box::new(|t| t.model_n_params.map(format_params).unwrap_or_default()),
+        ),
+    ];
+    if any(&|t| bpw(t).is_some()) {
+        cols.push((
+            "bpw",
+            Box::new(move |t| bpw(t).map(|b| format!("{b:.2}")).unwrap_or_default()),
+        ));
+    }
+    cols.push(("backend", Box::new(|t| t.backends.clone())));
+    if run.run.llama_cpp.gpu_backend != "cpu" {
+        cols.push(("ngl", Box::new(|t| t.params.n_gpu_layers.to_string())));
+    }
+    cols.push(("threads", Box::new(|t| t.params.n_threads.to_string())));
+    let shown = PARAMS
+        .iter()
+        .filter(|k| k.level != Level::Test && !ALWAYS.contains(&k.name))
+        .filter(|k| any(&|t| k.get(&t.params) != k.default_value()));
+    for k in shown {
+        cols.push((k.header, Box::new(move |t| k.get(&t.params).show())));
+    }
+    cols.push(("test", Box::new(|t| t.test.clone())));
+    cols.push(("t/s", Box::new(rate)));
+    if any(&|t| interval(t).is_some()) {
+        cols.push((
+            "95% interval",
+            Box::new(|t| interval(t).unwrap_or_default()),
+        ));
+    }
+    if any(&|t| roof(t).is_some()) {
+        cols.push(("% roofline", Box::new(roof_share)));
+    }
+    let has_notes = |t: &TestRecord| {
+        t.stats.as_ref().is_some_and(|s| !s.notes().is_empty()) || !t.not_honoured.is_empty()
+    };
+    if any(&has_notes) {
+        cols.push(("notes", Box::new(notes)));
+    }
+    cols
 }
 
-impl Columns {
-    /// The columns `tests` (of `run`) need.
-    fn of(run: &RunRecord, tests: &[&TestRecord]) -> Columns {
-        Columns {
-            gpu: run.run.llama_cpp.gpu_backend != "cpu",
-            shown: PARAMS
-                .iter()
-                .filter(|k| k.level != Level::Test && !ALWAYS.contains(&k.name))
-                .filter(|k| tests.iter().any(|t| k.get(&t.params) != k.default_value()))
-                .collect(),
-            bpw: tests
-                .iter()
-                .any(|t| model_of(run, t).is_some_and(|m| m.bits_per_weight.is_some())),
-            interval: tests.iter().any(|t| interval(t).is_some()),
-            roofline: tests.iter().any(|t| roof(t).is_some()),
-            notes: tests.iter().any(|t| {
-                t.stats.as_ref().is_some_and(|s| !s.notes().is_empty())
-                    || !t.not_honoured.is_empty()
-            }),
-        }
-    }
-
-    /// The header row.
-    fn header(&self) -> Vec<String> {
-        let mut header = vec!["model", "size", "params"];
-        if self.bpw {
-            header.push("bpw");
-        }
-        header.push("backend");
-        if self.gpu {
-            header.push("ngl");
-        }
-        header.push("threads");
-        header.extend(self.shown.iter().map(|k| k.header));
-        header.extend(["test", "t/s"]);
-        if self.interval {
-            header.push("95% interval");
-        }
-        if self.roofline {
-            header.push("% roofline");
-        }
-        if self.notes {
-            header.push("notes");
-        }
-        header.iter().map(|s| s.to_string()).collect()
-    }
-
-    /// The row of test `t` of `run`.
-    fn row(&self, run: &RunRecord, t: &TestRecord) -> Vec<String> {
-        let mut row = vec![
-            model_name(run, t),
-            t.model_size.map(format_size).unwrap_or_default(),
-            t.model_n_params.map(format_params).unwrap_or_default(),
-        ];
-        if self.bpw {
-            let bpw = model_of(run, t).and_then(|m| m.bits_per_weight);
-            row.push(bpw.map(|b| format!("{b:.2}")).unwrap_or_default());
-        }
-        row.push(t.backends.clone());
-        if self.gpu {
-            row.push(t.params.n_gpu_layers.to_string());
-        }
-        row.push(t.params.n_threads.to_string());
-        row.extend(self.shown.iter().map(|k| k.get(&t.params).show()));
-        row.push(t.test.clone());
-        row.push(rate(t));
-        if self.interval {
-            row.push(interval(t).unwrap_or_default());
-        }
-        if self.roofline {
-            row.push(roof_share(t));
-        }
-        if self.notes {
-            row.push(notes(t));
-        }
-        row
-    }
-}
-
-/// The model record of test `t`, if the run has one.
 fn model_of<'a>(run: &'a RunRecord, t: &TestRecord) -> Option<&'a ModelRecord> {
     run.models.iter().find(|m| m.name == t.model)
 }

@@ -4,16 +4,11 @@
 mod csv;
 mod depth;
 mod json;
-mod jsonl;
-mod llama_bench_json;
-mod llama_bench_jsonl;
 pub mod llama_bench_row;
 mod markdown;
 pub(crate) mod serving;
 
 use crate::record::RunRecord;
-
-pub use crate::util::units::{format_params, format_size};
 
 /// Turns a run into the bytes of one output format.
 pub(crate) trait Exporter {
@@ -37,7 +32,6 @@ pub(crate) fn llama_bench_skipped(format: &str, run: &RunRecord) -> Option<Strin
         return None;
     }
     let mut kinds: Vec<&str> = others.iter().map(|t| t.kind.as_str()).collect();
-    kinds.dedup();
     kinds.sort_unstable();
     kinds.dedup();
     Some(format!(
@@ -68,10 +62,10 @@ pub(crate) fn exporter(format: Format) -> Box<dyn Exporter> {
     match format {
         Format::Md => Box::new(markdown::Markdown),
         Format::Json => Box::new(json::Json),
-        Format::Jsonl => Box::new(jsonl::Jsonl),
+        Format::Jsonl => Box::new(json::Jsonl),
         Format::Csv => Box::new(csv::Csv),
-        Format::LlamaBenchJson => Box::new(llama_bench_json::LlamaBenchJson),
-        Format::LlamaBenchJsonl => Box::new(llama_bench_jsonl::LlamaBenchJsonl),
+        Format::LlamaBenchJson => Box::new(json::LlamaBenchJson),
+        Format::LlamaBenchJsonl => Box::new(json::LlamaBenchJsonl),
     }
 }
 

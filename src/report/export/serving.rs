@@ -14,7 +14,6 @@ fn f2(x: Option<f64>) -> String {
     x.map_or("-".into(), |v| format!("{v:.2}"))
 }
 
-/// The serving table's columns.
 const HEADER: [&str; 13] = [
     "model",
     "test",

@@ -47,7 +47,7 @@ pub fn load(paths: &[PathBuf], exclude: &Exclude) -> Result<Board, Failure> {
     for p in &files {
         // Relative to its input: the page shows no absolute path.
         let name = relative_name(paths, p);
-        match crate::record::verify::read_shown(p).map_err(String::from) {
+        match crate::record::verify::read_shown(p).map_err(|e| e.to_string()) {
             Ok(rec) => read.push((name, rec)),
             Err(e) => {
                 invalid.push(e.replace(&p.display().to_string(), &name.display().to_string()))

@@ -1,19 +1,11 @@
-//! `tpsbench merge OUT.json IN...`: joins the result files of one sweep run in shards
-//! (`tpsbench run --shard i/n` on several machines of one kind) into one result file.
+//! `tpsbench merge OUT.json IN...`: joins the result files of one sweep run in shards into
+//! one result file. `run` is the earliest input's, spanning the earliest start to the latest
+//! end; tests measured twice are kept once (the newest); each input's own run is kept in a
+//! top-level `merged_from` array.
 //!
-//! The output is an ordinary schema-1 result: `run` is the metadata of the earliest-started
-//! input, with its start the earliest start, its end the latest end (null if any input did not
-//! finish) and `command` the merge command; `models` and `tests` are the inputs' concatenated,
-//! a test measured twice (same identity) kept once, the newest. What each input's own run was
-//! is kept in an extra top-level `merged_from` array (`{file, run}`), which readers that do
-//! not know it ignore.
-//!
-//! Inputs must come from the same hardware (CPU model and GPUs; host names may differ, as on
-//! the nodes of a cluster): results from different hardware are not one run, and belong side
-//! by side in `tpsbench leaderboard`, which keeps machines apart. They must also be one whole
-//! sweep (`sweep::check`: one plan hash, every shard once and finished); a partial merge, when
-//! allowed, lists what it lacks in an extra top-level `incomplete_shards` array. The merged
-//! `run` records no shard (it is the whole plan) and the inputs' common plan hash.
+//! Inputs must come from the same hardware (host names may differ) and be one whole sweep
+//! (`sweep::check`: one plan hash, every shard once and finished); a partial merge, when
+//! allowed, lists what it lacks in `incomplete_shards`.
 
 mod error;
 mod plan;

@@ -1,12 +1,7 @@
-//! Whether the inputs of a merge are the shards of one whole sweep.
-//!
-//! A file written by `tpsbench run --shard i/n` records its shard (`run.shard`) and the hash
-//! of the whole plan (`run.plan_hash`). Files of different plans are different sweeps and are
-//! never merged. Among the shard files every index 0..n must appear exactly once and every
-//! shard must have finished, or the merged file would look like a whole sweep while holding
-//! only part of one: that is refused unless the caller allows a partial merge. Files that
-//! record neither (older tpsbench, or a run without `--shard`) are merged as before, with a
-//! note that nothing was checked for them.
+//! Whether a merge's inputs are the shards of one whole sweep: one `run.plan_hash`, every
+//! `run.shard` index once, every shard finished, or the merged file would pass for a whole
+//! sweep (refused unless a partial merge is allowed). Files that record neither are merged
+//! with a note that nothing was checked for them.
 
 use super::MergeError;
 use crate::record::{RunRecord, ShardInfo};
@@ -100,11 +95,9 @@ fn unchecked_note(records: &[RunRecord], name: &dyn Fn(usize) -> String) -> Opti
     })
 }
 
-/// The shard files among the inputs.
 struct Shards {
     /// (input index, its shard), in input order.
     files: Vec<(usize, ShardInfo)>,
-    /// The sweep's shard count (0 without shard files).
     count: usize,
     /// The input holding each shard index.
     file_of: Vec<Option<usize>>,
@@ -251,8 +244,8 @@ mod tests {
         format!("s{k}.json")
     }
 
-    fn run(records: &[RunRecord], allow_partial: bool) -> Result<Sweep, String> {
-        check(records, &names, &[], allow_partial).map_err(|e| e.to_string())
+    fn run(records: &[RunRecord], allow_partial: bool) -> Result<Sweep, MergeError> {
+        check(records, &names, &[], allow_partial)
     }
 
     #[test]
@@ -268,7 +261,7 @@ mod tests {
     fn files_of_different_plans_are_refused_naming_both() {
         let a = file(Some((0, 2)), Some("aaaaaaaaaaaaaaaa11"));
         let b = file(Some((1, 2)), Some("bbbbbbbbbbbbbbbb22"));
-        let e = run(&[a, b], true).unwrap_err();
+        let e = run(&[a, b], true).unwrap_err().to_string();
         assert!(
             e.starts_with("s0.json and s1.json are not shards of one sweep")
                 && e.contains("aaaaaaaaaaaa vs bbbbbbbbbbbb"),
@@ -280,7 +273,7 @@ mod tests {
     #[test]
     fn a_missing_shard_is_named_and_refused_unless_partial_is_allowed() {
         let some = [file(Some((0, 3)), Some("h")), file(Some((2, 3)), Some("h"))];
-        let e = run(&some, false).unwrap_err();
+        let e = run(&some, false).unwrap_err().to_string();
         assert!(
             e.starts_with("the sweep is incomplete: missing shard 1/3")
                 && e.contains("--allow-partial"),
@@ -295,7 +288,9 @@ mod tests {
     fn an_unfinished_shard_counts_as_incomplete() {
         let mut b = file(Some((1, 2)), Some("h"));
         b.run.finished_at = None;
-        let e = run(&[file(Some((0, 2)), Some("h")), b.clone()], false).unwrap_err();
+        let e = run(&[file(Some((0, 2)), Some("h")), b.clone()], false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("shard 1/2 did not finish (s1.json)"), "{e}");
         let s = run(&[b, file(Some((0, 2)), Some("h"))], true).unwrap();
         assert_eq!(s.incomplete, vec!["1/2"]);
@@ -357,7 +352,9 @@ mod tests {
     #[test]
     fn tests_of_the_plan_in_no_file_are_counted_and_the_first_named() {
         let plan = ["a", "b", "c"];
-        let e = run(&[planned(0, 3, &plan, &["a"])], false).unwrap_err();
+        let e = run(&[planned(0, 3, &plan, &["a"])], false)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with(
                 "the sweep is incomplete: missing shard 1/3, missing shard 2/3, 2 of the plan's \
@@ -367,7 +364,7 @@ mod tests {
         );
         // Every shard there and finished, yet a test absent: still refused.
         let all = [planned(0, 2, &plan, &["a"]), planned(1, 2, &plan, &["b"])];
-        let e = run(&all, false).unwrap_err();
+        let e = run(&all, false).unwrap_err().to_string();
         assert!(
             e.contains("1 of the plan's 3 tests in no file (first: c)"),
             "{e}"
@@ -380,7 +377,7 @@ mod tests {
         let mut b = planned(1, 2, &["a", "c"], &["c"]);
         a.run.plan_hash = Some("1".into());
         b.run.plan_hash = Some("2".into());
-        let e = run(&[a, b], false).unwrap_err();
+        let e = run(&[a, b], false).unwrap_err().to_string();
         assert!(
             e.contains("(plan hash 1 vs 2: s0.json plans b, s1.json does not)"),
             "{e}"
@@ -394,7 +391,7 @@ mod tests {
             file(Some((1, 2)), Some("h")),
             file(Some((0, 2)), Some("h")),
         ];
-        let e = run(&dup, true).unwrap_err();
+        let e = run(&dup, true).unwrap_err().to_string();
         assert_eq!(
             e,
             "shard 0/2 appears twice, in s0.json and in s2.json: merge one file per shard"
@@ -403,7 +400,9 @@ mod tests {
 
     #[test]
     fn shards_of_different_counts_are_refused() {
-        let e = run(&[file(Some((0, 2)), None), file(Some((1, 3)), None)], true).unwrap_err();
+        let e = run(&[file(Some((0, 2)), None), file(Some((1, 3)), None)], true)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("s0.json is shard 0/2 but s1.json is shard 1/3"),
             "{e}"
@@ -422,7 +421,7 @@ mod tests {
         assert_eq!(s.plan_hash, None);
         // An older file beside shard files: the shards are still checked.
         let mixed = [file(None, None), file(Some((0, 2)), Some("h"))];
-        let e = run(&mixed, false).unwrap_err();
+        let e = run(&mixed, false).unwrap_err().to_string();
         assert!(e.contains("missing shard 1/2"), "{e}");
     }
 }

@@ -6,7 +6,6 @@
 use crate::record::RunRecord;
 use crate::record::tune::{Bisection, Outcome, Probe, ProbeFailure, TuneRecord};
 
-/// The flag of an axis in the answer's lines ("ngl 99").
 fn flag(axis: &str) -> &str {
     match axis {
         "n_gpu_layers" => "ngl",
@@ -45,7 +44,6 @@ fn outcome(p: &Probe) -> &'static str {
     }
 }
 
-/// One group's line.
 fn group(record: &RunRecord, t: &TuneRecord, b: &Bisection) -> String {
     let probes: Vec<String> = (b.probes.iter())
         .map(|p| format!("{} {}", value(b, &p.id), outcome(p)))

@@ -104,14 +104,12 @@ fn where_served(record: &RunRecord, t: &TuneRecord) -> &'static str {
     }
 }
 
-/// The goodput steps of a goodput test, one per round.
 fn steps(t: &TestRecord) -> &[crate::record::serving::GoodputStep] {
     (t.serving.as_ref())
         .and_then(|s| s.goodput.as_ref())
         .map_or(&[], |g| g.steps.as_slice())
 }
 
-/// The last goodput step of a goodput test.
 fn last_step(t: &TestRecord) -> Option<&crate::record::serving::GoodputStep> {
     steps(t).last()
 }
