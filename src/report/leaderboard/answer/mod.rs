@@ -92,20 +92,23 @@ pub fn answers(b: &Board, kld_budget: f64) -> Vec<Answer> {
 }
 
 pub fn answers_with(b: &Board, kld_budget: f64, floor: &NoiseFloor) -> Vec<Answer> {
+    // Files of one model meet by their recorded identity (architecture, shapes, vocabulary)
+    // whatever models.toml named them; older files without one, by name and architecture.
     let mut groups: BTreeMap<(usize, String, Option<String>), Vec<&Entry>> = BTreeMap::new();
     for e in b.entries.iter().filter(|e| is_speed(e)) {
+        let name = base_name(&e.test.model, &e.quant);
+        let key = e.model.identity.clone().unwrap_or(name);
         groups
-            .entry((
-                e.machine,
-                base_name(&e.test.model, &e.quant),
-                e.model.architecture.clone(),
-            ))
+            .entry((e.machine, key, e.model.architecture.clone()))
             .or_default()
             .push(e);
     }
     groups
         .into_iter()
-        .filter_map(|(key, es)| answer(b, key, &es, kld_budget, floor))
+        .filter_map(|((machine, _, arch), es)| {
+            let name = base_name(&es[0].test.model, &es[0].quant);
+            answer(b, (machine, name, arch), &es, kld_budget, floor)
+        })
         .collect()
 }
 
@@ -241,6 +244,7 @@ fn row(d: Option<&Entry>, p: Option<&Entry>) -> Option<Row> {
         decode: d.and_then(rate),
         prefill: p.and_then(rate),
         kld: any.model.kld_mean.map(|k| (k, any.model.kld_uncertainty)),
+        kld_p999: any.model.kld_p999,
         roofline: d.and_then(roofline),
         front: false,
         tied_with: vec![],

@@ -22,6 +22,7 @@ pub struct Row {
     pub decode: Option<Rate>,
     pub prefill: Option<Rate>,
     pub kld: Option<(f64, Option<f64>)>,
+    pub kld_p999: Option<f64>,
     /// % of the roofline, implausible (≥ 100%), estimated from the size.
     pub roofline: Option<(f64, bool, bool)>,
     pub front: bool,

@@ -319,3 +319,22 @@ fn a_busy_machine_gets_no_verdict_and_names_no_winner() {
         a.sentence
     );
 }
+
+#[test]
+fn files_of_one_model_meet_by_identity_whatever_models_toml_named_them() {
+    let mut b = ladder(&[("Q8_0", 130.0, Some(0.002)), ("Q4_K_M", 160.0, Some(0.03))]);
+    for e in b.entries.iter_mut().filter(|e| e.quant == "Q4_K_M") {
+        e.test.model = "my-smol-Q4_K_M".into();
+    }
+    assert_eq!(
+        answers(&b, DEFAULT_KLD_BUDGET).len(),
+        2,
+        "named apart, no identity"
+    );
+    for e in b.entries.iter_mut() {
+        e.model.identity = Some("0123456789abcdef".into());
+    }
+    let a = answers(&b, DEFAULT_KLD_BUDGET);
+    assert_eq!(a.len(), 1, "one model by identity");
+    assert_eq!(a[0].rows.len(), 2);
+}

@@ -201,6 +201,10 @@ pub fn table(a: &Answer, nbsp: &str) -> Table {
     }
     if has(|r| r.kld.is_some()) {
         cols.push(("KLD ± se".into(), true, Box::new(|r| kld_cell(r.kld, nbsp))));
+        if has(|r| r.kld_p999.is_some()) {
+            let p = |r: &Row| r.kld_p999.map(|k| (format!("{k:.4}"), k));
+            cols.push(("99.9% KLD".into(), true, Box::new(move |r| num(p(r)))));
+        }
         cols.push(("best trade-off".into(), false, Box::new(front_cell)));
     }
     if has(|r| r.roofline.is_some()) {
@@ -361,7 +365,7 @@ pub fn note(a: &Answer) -> String {
     }
     if a.rows.iter().any(|r| r.kld.is_some()) {
         s.push_str(
-            " KLD: mean ± standard error, nats. ★ front: the Pareto front of decode against \
+            " KLD: mean ± standard error, nats; 99.9% KLD: its 99.9th percentile over tokens. ★ front: the Pareto front of decode against \
              KLD with ties kept (±1.96 se).",
         );
     }

@@ -15,6 +15,10 @@ use crate::report::leaderboard::charts::svg::Tags;
 pub struct ModelExtras {
     pub kld_mean: Option<f64>,
     pub kld_uncertainty: Option<f64>,
+    /// The 99.9th percentile of KLD over tokens: the rare large failures a mean hides.
+    pub kld_p999: Option<f64>,
+    /// `models[].identity`: files of one model share it, whatever their names.
+    pub identity: Option<String>,
     pub quality_reference: Option<String>,
     pub bytes_per_token: Option<f64>,
     pub bits_per_weight: Option<f64>,
@@ -28,6 +32,8 @@ impl From<&ModelRecord> for ModelExtras {
         ModelExtras {
             kld_mean: q.map(|q| q.kld_mean),
             kld_uncertainty: q.map(|q| q.kld_mean_uncertainty),
+            kld_p999: q.and_then(|q| q.kld_percentiles).map(|p| p.p99_9),
+            identity: m.identity.clone(),
             quality_reference: q.map(|q| q.reference.clone()),
             bytes_per_token: m.bytes_per_token,
             bits_per_weight: m.bits_per_weight,
