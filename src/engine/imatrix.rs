@@ -67,7 +67,9 @@ impl Imatrix {
     }
 
     /// Writes llama-imatrix's GGUF format (`in_sum2` and `counts` of each entry, in name
-    /// order, with its metadata), which llama-quantize and llama-imatrix read.
+    /// order, with its metadata), which llama-quantize and llama-imatrix read. Shapes drop a
+    /// trailing 1 as ggml's writer does, so a file of one matrix per weight has the shapes of
+    /// llama-imatrix's own.
     pub fn write(&self, path: &Path) -> Result<(), EngineError> {
         let mut doc = Document::default();
         let datasets = self.datasets.iter().map(|d| Value::String(d.clone()));
@@ -85,12 +87,15 @@ impl Imatrix {
                 ggml_type: 0,
                 data: TensorData::F32(v),
             };
+            let dims = |width: u64| match n_mat {
+                1 => vec![width],
+                _ => vec![width, n_mat],
+            };
             let width = e.sums.len() as u64 / n_mat;
             doc.tensors
-                .push(f32_tensor("in_sum2", vec![width, n_mat], e.sums.clone()));
+                .push(f32_tensor("in_sum2", dims(width), e.sums.clone()));
             let counts = e.counts.iter().map(|&c| c as f32).collect();
-            doc.tensors
-                .push(f32_tensor("counts", vec![1, n_mat], counts));
+            doc.tensors.push(f32_tensor("counts", dims(1), counts));
         }
         let write = || -> std::io::Result<()> {
             let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);

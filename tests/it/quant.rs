@@ -2,7 +2,8 @@
 //! IQ-type applies): Q4_K_M with and without an importance matrix computed in process, with
 //! attn_v and ffn_down overrides, with a template's tensor types; IQ types that need the
 //! imatrix; and the in-process imatrix against llama.cpp's own llama-imatrix (built from the
-//! pinned sources by `scripts/reference-tools --quant`; SKIPPED without it unless
+//! pinned sources by `scripts/reference-tools --quant`), and llama-quantize and llama-imatrix
+//! reading the imatrix tpsbench writes (SKIPPED without those tools unless
 //! TPSBENCH_REQUIRE_LLAMA_SERVER is set, as scripts/test sets it).
 
 use std::path::{Path, PathBuf};
@@ -180,24 +181,33 @@ fn a_pattern_that_matches_no_tensor_and_an_imatrix_of_another_model_are_refused(
     assert!(e.contains("an imatrix of another model"), "{e}");
 }
 
-/// llama-imatrix of the pinned sources, when built.
-fn llama_imatrix(test: &str) -> Option<PathBuf> {
+/// A tool of the pinned sources (llama-imatrix, llama-quantize), when built.
+fn llama_tool(tool: &str, test: &str) -> Option<PathBuf> {
     let found = tpsbench::engine::endpoint::launch::pinned_llama_server()
-        .map(|p| p.with_file_name("llama-imatrix"))
+        .map(|p| p.with_file_name(tool))
         .filter(|p| p.is_file());
     if found.is_none() {
         assert!(
             std::env::var("TPSBENCH_REQUIRE_LLAMA_SERVER").as_deref() != Ok("1"),
-            "{test}: no llama-imatrix (run scripts/reference-tools --quant)"
+            "{test}: no {tool} (run scripts/reference-tools --quant)"
         );
-        eprintln!("SKIPPED {test}: no llama-imatrix (run scripts/reference-tools --quant)");
+        eprintln!("SKIPPED {test}: no {tool} (run scripts/reference-tools --quant)");
     }
     found
 }
 
+fn run_ok(cmd: &mut std::process::Command) -> String {
+    let out = cmd.output().unwrap();
+    let all =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{cmd:?}: {all}");
+    all
+}
+
 #[test]
 fn the_in_process_imatrix_has_llama_imatrix_entries_equal_within_float_rounding() {
-    let Some(tool) = llama_imatrix("the_in_process_imatrix_has_llama_imatrix_entries") else {
+    let test = "the_in_process_imatrix_has_llama_imatrix_entries";
+    let Some(tool) = llama_tool("llama-imatrix", test) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -240,6 +250,66 @@ fn the_in_process_imatrix_has_llama_imatrix_entries_equal_within_float_rounding(
             );
         }
     }
+}
+
+#[test]
+fn llama_quantize_quantizes_with_the_imatrix_tpsbench_writes_and_llama_imatrix_reads_it_back() {
+    let test = "llama_quantize_quantizes_with_the_imatrix_tpsbench_writes";
+    let (Some(quantize), Some(imatrix)) = (
+        llama_tool("llama-quantize", test),
+        llama_tool("llama-imatrix", test),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let base = support::synth_to(&dir.path().join("tiny.gguf"), &[]);
+    let ours = imatrix_of(&base, &calibration_text(dir.path()));
+    let written = dir.path().join("ours.gguf");
+    ours.write(&written).unwrap();
+
+    // llama-quantize rounds as tpsbench's quantizer does with the same imatrix.
+    let theirs_path = dir.path().join("theirs-q4_k_m.gguf");
+    let log = run_ok(
+        std::process::Command::new(&quantize)
+            .arg("--imatrix")
+            .args([&written, &base, &theirs_path])
+            .args(["Q4_K_M", "2"]),
+    );
+    let loaded = format!("loaded {} importance matrix entries", ours.entries.len());
+    assert!(log.contains(&loaded), "{log}");
+    let with = Overrides {
+        imatrix: Some(&ours),
+        ..Overrides::default()
+    };
+    let ours_path = dir.path().join("ours-q4_k_m.gguf");
+    let ours_q = build(&base, &ours_path, "Q4_K_M", &with).unwrap();
+    let theirs_q = read_header(&theirs_path).unwrap();
+    for t in &ours_q.tensors {
+        let n = &t.name;
+        assert_eq!(
+            bytes_of(&ours_q, &ours_path, n),
+            bytes_of(&theirs_q, &theirs_path, n),
+            "{n}"
+        );
+    }
+
+    // llama-imatrix reads it and writes back the same entries, counts and metadata.
+    let back = dir.path().join("back.gguf");
+    run_ok(
+        std::process::Command::new(&imatrix)
+            .arg("-m")
+            .args([&base])
+            .arg("--in-file")
+            .args([&written])
+            .arg("-o")
+            .args([&back]),
+    );
+    let back = Imatrix::read(&back).unwrap();
+    assert_eq!(back.entries, ours.entries);
+    assert_eq!(
+        (&back.datasets, back.chunk_count, back.chunk_size),
+        (&ours.datasets, ours.chunk_count, ours.chunk_size)
+    );
 }
 
 #[test]
