@@ -364,10 +364,11 @@ pub fn note(a: &Answer) -> String {
         s.push_str(&n);
     }
     if a.rows.iter().any(|r| r.kld.is_some()) {
-        s.push_str(
-            " KLD: mean ± standard error, nats; 99.9% KLD: its 99.9th percentile over tokens. ★ front: the Pareto front of decode against \
-             KLD with ties kept (±1.96 se).",
-        );
+        s.push_str(" KLD: mean ± standard error, nats.");
+        if a.rows.iter().any(|r| r.kld_p999.is_some()) {
+            s.push_str(" 99.9% KLD: its 99.9th percentile over tokens.");
+        }
+        s.push_str(" ★ front: the Pareto front of decode against KLD with ties kept (±1.96 se).");
     }
     let _ = write!(s, " {}.", ties_text(a));
     s
