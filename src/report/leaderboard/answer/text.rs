@@ -24,9 +24,9 @@ fn with_ties(rows: &[Row], r: &Resolved) -> String {
 fn settle(resolved: &Resolved) -> &'static str {
     match resolved.rule {
         Rule::Paired { .. } => {
-            "more interleaved rounds settle them (`tpsbench run --rounds auto --max-rounds-seconds 900`), unless they are within 2% of each other"
+            "more rounds settle them unless within 2% (`tpsbench run --rounds auto --max-rounds-seconds 900`)"
         }
-        _ => "interleaved rounds pair them and settle more (`tpsbench run --rounds auto`)",
+        _ => "`tpsbench run --rounds auto` settles more",
     }
 }
 
@@ -56,9 +56,9 @@ pub fn sentence(model: &str, host: &str, rows: &[Row], budget: f64, resolved: &R
     let answer = sentence_answer(&head, rows, budget, resolved);
     if resolved.best.is_some() && !resolved.best_ties.is_empty() {
         format!(
-            "{answer} The ties are not established apart; {}.{}",
-            settle(resolved),
-            among_ties(rows, resolved)
+            "{answer}{} Not established apart: {}.",
+            among_ties(rows, resolved),
+            settle(resolved)
         )
     } else {
         answer
@@ -67,7 +67,7 @@ pub fn sentence(model: &str, host: &str, rows: &[Row], budget: f64, resolved: &R
 
 /// Among the leader and its speed ties: the lowest measured KLD and the smallest file, as
 /// measured (neither is a verdict on the KLD intervals), or nothing when one row is both
-/// or no row has the figure.
+/// or no row has the figure. Short: on a phone the table must still start in the first view.
 fn among_ties(rows: &[Row], r: &Resolved) -> String {
     let tied: Vec<&Row> = r
         .best
@@ -84,16 +84,15 @@ fn among_ties(rows: &[Row], r: &Resolved) -> String {
         .filter_map(|x| Some((x, x.size?)))
         .min_by_key(|x| x.1);
     match (faithful, smallest) {
-        (Some((f, k)), Some((s, _))) if f.quant == s.quant => format!(
-            " Among them, {} has the lowest KLD ({k:.4}) and is the smallest file.",
-            f.quant
-        ),
-        (Some((f, k)), Some((s, b))) => format!(
-            " Among them, {} has the lowest KLD ({k:.4}) and {} is the smallest file ({}).",
-            f.quant,
-            s.quant,
-            format_size(b)
-        ),
+        (Some((f, _)), Some((s, _))) if f.quant == s.quant => {
+            format!(
+                " Of these, {} has the lowest KLD and is the smallest.",
+                f.quant
+            )
+        }
+        (Some((f, _)), Some((s, _))) => {
+            format!(" Of these: lowest KLD {}, smallest {}.", f.quant, s.quant)
+        }
         _ => String::new(),
     }
 }
