@@ -111,3 +111,35 @@ fn a_file_of_another_model_is_refused_in_one_line() {
         "{err}"
     );
 }
+
+#[test]
+fn tune_max_kld_limits_file_variants_by_their_kld() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tiny = synth(d, "tiny.gguf", &[]);
+    quantize_to(&tiny, &d.join("ref-F16.gguf"), "F16", false);
+    quantize_to(&tiny, &d.join("pub-Q4_0.gguf"), "Q4_0", false);
+    let cfg = files_config(d, r#"["pub-Q4_0.gguf"]"#);
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let tune = "\n[tune]\nobjective = \"tg4\"\nmax_kld = 1e-9\nmax_rounds = 2\n";
+    std::fs::write(&cfg, format!("{text}{tune}")).unwrap();
+    let out = tpsbench()
+        .args(["tune", "--config"])
+        .arg(&cfg)
+        .arg("--results-dir")
+        .arg(d.join("results"))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    // The file whose KLD is above the budget leaves the race; the reference (KLD 0) stays.
+    let v = result(d);
+    let excluded = v["run"]["tune"]["excluded"].to_string();
+    assert!(
+        excluded.contains("pub-Q4_0: KLD"),
+        "{excluded}\n{stdout}\n{stderr}"
+    );
+    assert!(!excluded.contains("ref-F16"), "{excluded}");
+}
