@@ -58,7 +58,7 @@ pub fn unused_gpu_warning(gpu_backend: &str, sysfs: &std::path::Path) -> Option<
         }
     })?;
     Some(format!(
-        "warning: this tpsbench is built for the CPU but the machine has {} GPU: every test runs          on the CPU. Build for it: scripts/bench (or cargo build --release --features {})",
+        "warning: this tpsbench is built for the CPU but the machine has {} GPU: every test runs on the CPU. Build for it: scripts/bench (or cargo build --release --features {})",
         vendor.0, vendor.1
     ))
 }
