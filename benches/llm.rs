@@ -191,7 +191,7 @@ fn fail(e: impl std::fmt::Display) -> ! {
 fn main() {
     let config_path = PathBuf::from(env_or("TPSBENCH_CONFIG", "models.toml".to_string()));
     let mut cfg = config::load(&config_path, system::physical_cores()).unwrap_or_else(|e| fail(e));
-    if let Some(line) = tpsbench::runner::prepare::hardware_mismatch() {
+    if let Some(line) = session::hardware_mismatch() {
         fail(line);
     }
     let tune = cfg.tune.is_some();

@@ -230,33 +230,6 @@ fn ladder_files(
     Ok(out)
 }
 
-/// The build and the machine disagree (`cargo bench` stops on it before anything runs): a
-/// CPU build on a machine with an NVIDIA or AMD GPU, unless `TPSBENCH_BACKEND=cpu` asks for
-/// the CPU, or a GPU build that sees no GPU.
-pub fn hardware_mismatch() -> Option<String> {
-    let backend = system::gpu_backend();
-    if backend == "cpu" {
-        if std::env::var("TPSBENCH_BACKEND").as_deref() == Ok("cpu") {
-            return None;
-        }
-        let pci = Path::new("/sys/bus/pci/devices");
-        let w = crate::machine::gpus::unused_gpu_warning(backend, pci)?;
-        let w = w.trim_start_matches("warning: ");
-        return Some(format!(
-            "{w} (TPSBENCH_BACKEND=cpu measures its CPU on purpose)"
-        ));
-    }
-    let seen = crate::engine::llama::devices()
-        .iter()
-        .any(|d| d.kind == "gpu");
-    (!seen).then(|| {
-        format!(
-            "built for {backend} but llama.cpp sees no GPU: build without --features, or check \
-             the driver (tpsbench info --verbose shows llama.cpp's reason)"
-        )
-    })
-}
-
 /// The files `scripts/setup` fetches, by name, and the command that fetches each.
 const FETCHED: &[(&str, &str)] = &[
     ("SmolLM2-135M-Instruct.Q4_1.gguf", "scripts/setup --model"),

@@ -10,9 +10,13 @@ use crate::engine::llama::{self, LlamaEngine};
 use crate::machine::gpus;
 use crate::output::progress::StderrProgress;
 use crate::record::RunInfo;
-use crate::runner::error::{OptionError, RunnerError};
+use crate::runner::error::RunnerError;
 use crate::runner::{self, RunOptions, RunOutcome, race};
 use crate::util::{shell_quote, system};
+
+mod rounds;
+pub use rounds::{Rounds, RoundsOverride};
+use rounds::{apply_rounds, check_auto_rounds, race_budget};
 
 /// What `tpsbench run` (or `tune`, `ladder`, `cargo bench`) was asked to run, and how.
 #[derive(Default)]
@@ -52,21 +56,6 @@ impl Request {
     }
 }
 
-/// `--rounds`: a number, or `auto` (rounds until the answer is established).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rounds {
-    Fixed(u32),
-    Auto,
-}
-
-/// `--rounds`, `--max-rounds` and `--max-rounds-seconds`: they override `[sweep]`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RoundsOverride {
-    pub rounds: Option<Rounds>,
-    pub max_rounds: Option<i64>,
-    pub max_seconds: Option<f64>,
-}
-
 /// A request whose configuration loaded and whose rounds make sense.
 pub struct Checked {
     pub request: Request,
@@ -94,115 +83,6 @@ pub fn check(request: Request) -> Result<Checked, RunnerError> {
         }
     }
     Ok(Checked { request, config })
-}
-
-/// A race sets its own rounds and writes one file of its own, so the options that shape a
-/// sweep's rounds or its files are refused rather than ignored; `--max-rounds` and the
-/// seconds are its budget.
-fn race_budget(r: &Request, t: &mut crate::config::tune::Tune) -> Result<(), OptionError> {
-    let refused = [
-        (r.rounds.rounds.is_some(), "--rounds"),
-        (r.isolate, "--isolate"),
-        (r.resume.is_some(), "--resume"),
-        (r.shard.is_some(), "--shard"),
-        (r.only_model.is_some(), "--only-model"),
-    ];
-    if let Some((_, option)) = refused.iter().find(|(given, _)| *given) {
-        return Err(OptionError::NotInTune {
-            option,
-            config: r.config.clone(),
-        });
-    }
-    if let Some(n) = r.rounds.max_rounds {
-        t.max_rounds = max_rounds(n)?;
-    }
-    if let Some(s) = r.rounds.max_seconds {
-        t.max_seconds = Some(max_seconds(s, r.seconds_flag())?);
-    }
-    Ok(())
-}
-
-fn max_rounds(n: i64) -> Result<u32, OptionError> {
-    if config::MAX_ROUNDS.contains(&n) {
-        Ok(n as u32)
-    } else {
-        Err(OptionError::MaxRounds { max_rounds: n })
-    }
-}
-
-/// A budget in seconds (`flag`): at least 1.
-fn max_seconds(s: f64, flag: &'static str) -> Result<f64, OptionError> {
-    if s.is_finite() && s >= 1.0 {
-        Ok(s)
-    } else {
-        Err(OptionError::MaxRoundsSeconds { flag, seconds: s })
-    }
-}
-
-/// Applies the rounds override to the configuration's settings.
-fn apply_rounds(s: &mut config::RunSettings, o: RoundsOverride) -> Result<(), OptionError> {
-    match o.rounds {
-        Some(Rounds::Fixed(r)) => {
-            if r < 1 {
-                return Err(OptionError::RoundsBelowOne);
-            }
-            s.rounds = r;
-            s.auto_rounds = None;
-        }
-        Some(Rounds::Auto) if s.auto_rounds.is_none() => {
-            s.auto_rounds = Some(config::AutoRounds {
-                max_rounds: config::AutoRounds::DEFAULT_MAX_ROUNDS,
-                max_seconds: None,
-                budget_given: false,
-            });
-        }
-        _ => {}
-    }
-    apply_budget(s, o)?;
-    if let Some(a) = s.auto_rounds {
-        s.rounds = a.max_rounds;
-        if !s.repetitions_given {
-            s.repetitions = config::AutoRounds::REPETITIONS;
-        }
-    }
-    Ok(())
-}
-
-/// `--max-rounds` and `--max-rounds-seconds`: the budget of auto rounds, and only of them.
-fn apply_budget(s: &mut config::RunSettings, o: RoundsOverride) -> Result<(), OptionError> {
-    if o.max_rounds.is_none() && o.max_seconds.is_none() {
-        return Ok(());
-    }
-    let Some(a) = s.auto_rounds.as_mut() else {
-        return Err(OptionError::BudgetWithoutAuto);
-    };
-    if let Some(n) = o.max_rounds {
-        a.max_rounds = max_rounds(n)?;
-    }
-    if let Some(t) = o.max_seconds {
-        a.max_seconds = Some(max_seconds(t, "--max-rounds-seconds")?);
-    }
-    a.budget_given = true;
-    Ok(())
-}
-
-/// Auto rounds need fixed-round children (no `--isolate`), and, without a budget,
-/// something to resolve.
-fn check_auto_rounds(r: &Request, cfg: &Config) -> Result<(), RunnerError> {
-    let Some(a) = cfg.settings.auto_rounds else {
-        return Ok(());
-    };
-    if r.isolate {
-        return Err(OptionError::AutoWithIsolate.into());
-    }
-    if !a.budget_given && !r.is_child() {
-        let prep = runner::prepare::prepare(cfg, &r.filters)?;
-        if !runner::auto::has_comparison(&prep.plan) {
-            let config = r.config.clone();
-            return Err(OptionError::AutoWithoutComparison { config }.into());
-        }
-    }
-    Ok(())
 }
 
 /// A run ready to sweep or race: started, and its ceilings probed.
@@ -344,6 +224,31 @@ fn warn_gpu_unseen(cfg: &Config, info: &RunInfo) {
             info.llama_cpp.gpu_backend
         );
     }
+}
+
+/// The build and the machine disagree (`cargo bench` stops on it before anything runs): a
+/// CPU build on a machine with an NVIDIA or AMD GPU, unless `TPSBENCH_BACKEND=cpu` asks for
+/// the CPU, or a GPU build that sees no GPU.
+pub fn hardware_mismatch() -> Option<String> {
+    let backend = system::gpu_backend();
+    if backend == "cpu" {
+        if std::env::var("TPSBENCH_BACKEND").as_deref() == Ok("cpu") {
+            return None;
+        }
+        let pci = Path::new("/sys/bus/pci/devices");
+        let w = gpus::unused_gpu_warning(backend, pci)?;
+        let w = w.trim_start_matches("warning: ");
+        return Some(format!(
+            "{w} (TPSBENCH_BACKEND=cpu measures its CPU on purpose)"
+        ));
+    }
+    let seen = llama::devices().iter().any(|d| d.kind == "gpu");
+    (!seen).then(|| {
+        format!(
+            "built for {backend} but llama.cpp sees no GPU: build without --features, or check \
+             the driver (tpsbench info --verbose shows llama.cpp's reason)"
+        )
+    })
 }
 
 /// Ctrl-C once: stop after the current test, keeping everything; twice: stop now.
@@ -583,27 +488,5 @@ mod tests {
             "target/release/tpsbench run --config 'my models.toml' --filter tg --shard 0/2 \
              --resume results/x.json"
         );
-    }
-
-    #[test]
-    fn a_budget_without_auto_rounds_is_refused() {
-        let mut s = config::RunSettings {
-            warmup: 1,
-            repetitions: 5,
-            ci_target: None,
-            max_repetitions: 5,
-            max_seconds: 10.0,
-            seed: 1,
-            rounds: 1,
-            auto_rounds: None,
-            repetitions_given: false,
-        };
-        let o = RoundsOverride {
-            max_rounds: Some(5),
-            ..Default::default()
-        };
-        let e = apply_rounds(&mut s, o).unwrap_err();
-        assert_eq!(e, OptionError::BudgetWithoutAuto);
-        assert!(e.to_string().contains("add --rounds auto"), "{e}");
     }
 }

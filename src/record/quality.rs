@@ -1,0 +1,78 @@
+//! A variant's quality figures in the record: llama-perplexity `--kl-divergence`'s statistics.
+
+use serde::{Deserialize, Serialize};
+
+/// Quality against a reference, with llama-perplexity `--kl-divergence`'s definitions: over
+/// the scored tokens (second half of each chunk of `n_ctx` tokens).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Quality {
+    /// The reference variant's model name.
+    pub reference: String,
+    /// Tokens scored.
+    pub n_tokens: u64,
+    /// Kullback-Leibler divergence KL(reference ‖ model) per token, in nats.
+    pub kld_mean: f64,
+    pub kld_mean_uncertainty: f64,
+    pub kld_median: f64,
+    pub kld_p90: f64,
+    pub kld_p99: f64,
+    pub kld_max: f64,
+    /// ln(PPL(model) / PPL(reference)).
+    pub ln_ppl_ratio: f64,
+    pub ln_ppl_ratio_uncertainty: f64,
+    pub ppl: f64,
+    pub ppl_ref: f64,
+    /// Share of tokens whose most likely next token agrees with the reference's (0..1).
+    pub same_top_p: f64,
+    pub same_top_p_uncertainty: f64,
+    /// Root mean square of the change in probability of the actual next token.
+    pub rms_dp: f64,
+    /// Evaluation context and chunks, and the text evaluated.
+    #[serde(default)]
+    pub n_ctx: u32,
+    #[serde(default)]
+    pub n_chunks: u32,
+    /// `file:<path>`, `sharegpt:<path>` or `kl-divergence-base:<path>`.
+    #[serde(default)]
+    pub text_source: String,
+    #[serde(default)]
+    pub text_sha256: String,
+    /// The rest of what llama-perplexity prints (absent from files before they were kept):
+    /// the KLD's and Δp's distributions over the scored tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kld_percentiles: Option<Percentiles>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dp_percentiles: Option<Percentiles>,
+    /// Mean Δp (p(next) under the model minus under the reference) and its standard error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dp_mean: Option<(f64, f64)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rms_dp_uncertainty: Option<f64>,
+    /// Standard errors of `ppl` and `ppl_ref`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ppl_uncertainties: Option<(f64, f64)>,
+    /// PPL(model)/PPL(reference) and its standard error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ppl_ratio: Option<(f64, f64)>,
+    /// Cor(ln PPL(model), ln PPL(reference)), -1..1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ln_ppl_correlation: Option<f64>,
+}
+
+/// A distribution over scored tokens at the points llama-perplexity prints.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    pub max: f64,
+    pub p99_9: f64,
+    pub p99: f64,
+    pub p95: f64,
+    pub p90: f64,
+    pub p75: f64,
+    pub median: f64,
+    pub p25: f64,
+    pub p10: f64,
+    pub p5: f64,
+    pub p1: f64,
+    pub p0_1: f64,
+    pub min: f64,
+}
