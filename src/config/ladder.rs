@@ -38,6 +38,8 @@ pub const DEFAULT_TEXT: &str = "datasets/ShareGPT_V3_unfiltered_cleaned_split.js
 pub struct EvalSpec {
     /// A text file, or a ShareGPT file whose conversations are the text.
     pub text: PathBuf,
+    /// `text` was named in the configuration, not defaulted.
+    pub text_given: bool,
     /// Tokens per chunk (llama-perplexity's `-c`).
     pub n_ctx: u32,
     /// Chunks evaluated (llama-perplexity's `--chunks`).
@@ -359,6 +361,7 @@ fn eval_spec(
 ) -> Result<EvalSpec, ConfigError> {
     let mut spec = EvalSpec {
         text: dir.join(DEFAULT_TEXT),
+        text_given: false,
         n_ctx: 512,
         n_chunks: 4,
         n_threads: None,
@@ -372,6 +375,7 @@ fn eval_spec(
             return Err(ctx.err(t.span(), &k("text"), "the text path is empty"));
         }
         spec.text = dir.join(t.get_ref());
+        spec.text_given = true;
     }
     if let Some(v) = &raw.ctx {
         // llama-perplexity scores the second half of each chunk: at least a few tokens.

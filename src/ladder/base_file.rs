@@ -18,10 +18,14 @@ pub fn scored(n_ctx: usize) -> usize {
     n_ctx - 1 - n_ctx / 2
 }
 
-/// Bytes of a base file of `n_chunks` chunks of `n_ctx` tokens over `n_vocab` tokens.
+/// Bytes of a base file of `n_chunks` chunks of `n_ctx` tokens over `n_vocab` tokens
+/// (saturating: a header's product that overflows is no file's length).
 pub fn bytes(n_ctx: usize, n_chunks: usize, n_vocab: usize) -> u64 {
-    let rows = (n_chunks * scored(n_ctx)) as u64 * row_len(n_vocab) as u64;
-    20 + 4 * (n_ctx * n_chunks) as u64 + 2 * rows
+    let (n_ctx, n_chunks) = (n_ctx as u64, n_chunks as u64);
+    let rows = (n_chunks * scored(n_ctx as usize) as u64).saturating_mul(row_len(n_vocab) as u64);
+    (4 * n_ctx * n_chunks)
+        .saturating_add(rows.saturating_mul(2))
+        .saturating_add(20)
 }
 
 /// A base file's header, checked against the file's length.

@@ -179,18 +179,34 @@ pub fn reference(
 }
 
 /// Bad input found before a run: a `reference_logits` file that does not read, or was made
-/// for another ctx or vocabulary than the ladder's; a store the disk cannot hold.
+/// for another ctx, vocabulary or text than the ladder's; a store the disk cannot hold.
 pub fn check(l: &Ladder, base: &BaseInfo) -> Result<(), LadderError> {
     if let Some(p) = &l.reference_logits {
         let store = open_logits(l, p)?;
+        let bad = |why: String| LadderError::Input {
+            path: p.clone(),
+            why,
+        };
         if base.n_vocab != 0 && store.n_vocab != base.n_vocab {
-            return Err(LadderError::Input {
-                path: p.clone(),
-                why: format!(
-                    "made for a vocabulary of {} tokens, the ladder's base has {}",
-                    store.n_vocab, base.n_vocab
-                ),
-            });
+            return Err(bad(format!(
+                "made for a vocabulary of {} tokens, the ladder's base has {}",
+                store.n_vocab, base.n_vocab
+            )));
+        }
+        // Without a text of its own the ladder scores the file's tokens, as llama-perplexity
+        // --kl-divergence does; a text named beside the file must be the one it was made on.
+        if l.eval.text_given {
+            let text = eval_text(l)?;
+            let all = LlamaModel::load_vocab(&base.path)?.tokenize(&text.text, true, false)?;
+            let ours = eval::whole_chunks(&all, store.n_ctx, store.n_chunks());
+            let n = ours.len().min(store.tokens.len());
+            if let Some(i) = (0..n).find(|&i| ours[i] != store.tokens[i]) {
+                return Err(bad(format!(
+                    "made for other tokens than [ladder.eval] text {}: they differ from \
+                     token {i} on (remove `text` to score the file's own tokens)",
+                    l.eval.text.display()
+                )));
+            }
         }
     }
     match store_bytes(l, base.n_vocab) {

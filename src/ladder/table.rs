@@ -186,15 +186,6 @@ fn row(m: &ModelRecord, tests: &[TestRecord]) -> Row {
     }
 }
 
-/// Marks the Pareto front on (higher tg t/s, lower KLD) with ties kept, each variant's own
-/// intervals deciding (`stats::ties`): speed by the decode test's interval, KLD by ±1.96 of
-/// its uncertainty. Rows lacking either figure are never on the front. Front rows whose
-/// speeds tie name each other.
-#[cfg(test)]
-pub fn mark_pareto(rows: &mut [Row]) {
-    mark_pareto_by(rows, None, DEFAULT_KLD_BUDGET, &NoiseFloor::assumed());
-}
-
 /// The speed of a row as the answer compares it.
 fn speed(r: &Row) -> Option<Figure> {
     let ts = r.tg_ts?;
@@ -204,9 +195,11 @@ fn speed(r: &Row) -> Option<Figure> {
     })
 }
 
-/// [`mark_pareto`] with the run's design: rows with interleaved rounds are compared paired
-/// by round (`stats::resolve`), the others against `floor`; returns the resolution over the
-/// rows with a decode rate (its indices count those rows only).
+/// Marks the Pareto front on (higher tg t/s, lower KLD) with ties kept: rows with interleaved
+/// rounds are compared paired by round (`stats::resolve`), the others against `floor`; KLD
+/// by ±1.96 of its uncertainty. Rows lacking either figure are never on the front; front
+/// rows whose speeds tie name each other. Returns the resolution over the rows with a
+/// decode rate (its indices count those rows only).
 pub fn mark_pareto_by(
     rows: &mut [Row],
     design: Option<Design>,
@@ -373,6 +366,11 @@ pub fn json(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The front with the default budget and the assumed noise floor.
+    fn mark_pareto(rows: &mut [Row]) {
+        mark_pareto_by(rows, None, DEFAULT_KLD_BUDGET, &NoiseFloor::assumed());
+    }
 
     fn r(name: &str, tg: Option<f64>, kld: Option<f64>) -> Row {
         Row {

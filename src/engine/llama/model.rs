@@ -42,6 +42,15 @@ impl LlamaModel {
     /// Loads a GGUF with the caller's offload settings (llama.cpp is started on first use).
     /// The only path to `llama_model_load_from_file`.
     pub fn load(path: &Path, params: &LoadParams) -> Result<Self, EngineError> {
+        Self::load_with(path, params, false)
+    }
+
+    /// Its tokenizer only (llama.cpp's `vocab_only`): no weights are read.
+    pub fn load_vocab(path: &Path) -> Result<Self, EngineError> {
+        Self::load_with(path, &LoadParams::default(), true)
+    }
+
+    fn load_with(path: &Path, params: &LoadParams, vocab_only: bool) -> Result<Self, EngineError> {
         // Some malformed files make llama.cpp abort the process rather than fail: every
         // path to llama.cpp goes through the validator first (see gguf::validate).
         let header =
@@ -60,6 +69,7 @@ impl LlamaModel {
             .map_err(|_| EngineError::Param("the model path contains a NUL byte".into()))?;
         // `parts` owns what `mp` now points to: alive until the load returns.
         let (mut mp, parts) = model_params(params)?;
+        mp.vocab_only = vocab_only;
         // llama-bench's -fitt/-fitc: fit replaces n_gpu_layers, the split and the overrides
         // (`fitted` owns what `mp` then points to).
         let mut fit = None;

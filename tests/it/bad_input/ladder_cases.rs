@@ -1,5 +1,5 @@
 //! Bad input of a ladder's quality: a base file (`reference_logits`) that is cut short or
-//! was made for another ctx or vocabulary, and a reference store the disk cannot hold.
+//! was made for another ctx, vocabulary or text, and a reference store the disk cannot hold.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -21,6 +21,16 @@ fn ladder(dir: &Path, extra: &str, eval: &str) -> Vec<OsString> {
 /// A base file with llama-perplexity's layout: ctx `n_ctx`, one chunk of token 1, zero rows;
 /// `cut` bytes removed from its end.
 fn base_file(dir: &Path, n_ctx: usize, n_vocab: usize, cut: usize) -> Vec<OsString> {
+    base_file_with(dir, n_ctx, n_vocab, cut, "")
+}
+
+fn base_file_with(
+    dir: &Path,
+    n_ctx: usize,
+    n_vocab: usize,
+    cut: usize,
+    eval: &str,
+) -> Vec<OsString> {
     let mut b = b"_logits_".to_vec();
     for x in [n_ctx, n_vocab, 1] {
         b.extend((x as i32).to_le_bytes());
@@ -29,7 +39,21 @@ fn base_file(dir: &Path, n_ctx: usize, n_vocab: usize, cut: usize) -> Vec<OsStri
     let row = 2 * n_vocab.div_ceil(2) + 4;
     b.resize(b.len() + 2 * row * (n_ctx - 1 - n_ctx / 2) - cut, 0);
     std::fs::write(dir.join("ref.logits"), b).unwrap();
-    ladder(dir, "reference_logits = \"ref.logits\"", "ctx = 64")
+    ladder(
+        dir,
+        "reference_logits = \"ref.logits\"",
+        &format!("ctx = 64\n{eval}"),
+    )
+}
+
+/// A base file of token 1 beside a text named for the ladder, whose tokens are others.
+fn other_text(dir: &Path) -> Vec<OsString> {
+    std::fs::write(
+        dir.join("e.txt"),
+        "the quick brown fox jumps over the lazy dog. ".repeat(40),
+    )
+    .unwrap();
+    base_file_with(dir, 64, TINY_VOCAB, 0, "text = \"e.txt\"")
 }
 
 /// A file variant whose vocabulary differs from the base's in one token.
@@ -65,6 +89,12 @@ pub fn ladder_cases() -> Vec<Case> {
             |d| base_file(d, 64, 7, 0),
             2,
             "ref.logits: made for a vocabulary of 7 tokens, the ladder's base has 375",
+        ),
+        case(
+            "ladder: reference_logits made for another text",
+            other_text,
+            2,
+            "ref.logits: made for other tokens than [ladder.eval] text",
         ),
         case(
             "ladder: a reference store the disk cannot hold",
