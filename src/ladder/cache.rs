@@ -82,12 +82,17 @@ impl BaseInfo {
 
 /// What [`file_difference`] compares, hashed: the model's identity in the record.
 pub fn model_identity(h: &Header) -> String {
-    // Hashed as plain text (never Debug output), so that every version agrees.
+    // Hashed as plain text (never Debug output), so that every version agrees; tensors by
+    // name, since llama.cpp's quantizer writes them in its own order (by layer).
     let mut key = format!("{}\n", h.architecture().unwrap_or(""));
-    for t in &h.tensors {
-        let dims: Vec<String> = t.dims.iter().map(u64::to_string).collect();
-        key.push_str(&format!("{} {}\n", t.name, dims.join("x")));
-    }
+    let mut tensors: Vec<String> = (h.tensors.iter())
+        .map(|t| {
+            let dims: Vec<String> = t.dims.iter().map(u64::to_string).collect();
+            format!("{} {}\n", t.name, dims.join("x"))
+        })
+        .collect();
+    tensors.sort();
+    key.extend(tensors);
     key.push_str(
         h.get("tokenizer.ggml.model")
             .and_then(Value::as_str)
@@ -259,6 +264,22 @@ mod tests {
         let e = check_space(dir.path(), u64::MAX).unwrap_err().to_string();
         assert!(e.contains("not enough disk space"), "{e}");
         assert!(check_space(dir.path(), 1).is_ok());
+    }
+
+    #[test]
+    fn the_identity_holds_whatever_order_the_tensors_are_written_in() {
+        let header = |doc: &crate::gguf::writer::Document| {
+            let mut bytes = Vec::new();
+            crate::gguf::writer::write_gguf(&mut bytes, doc).unwrap();
+            let n = bytes.len() as u64;
+            reader::parse_header(std::io::Cursor::new(bytes), n).unwrap()
+        };
+        let mut doc = crate::gguf::tiny::document(1);
+        let first = model_identity(&header(&doc));
+        doc.tensors.reverse();
+        assert_eq!(model_identity(&header(&doc)), first);
+        doc.tensors.pop();
+        assert_ne!(model_identity(&header(&doc)), first);
     }
 
     #[test]
