@@ -279,13 +279,15 @@ fn quality_test(
         n_depth: 0,
         n_batch: l.eval.n_ctx,
         n_ubatch: l.eval.n_ctx,
-        n_gpu_layers: 0,
+        // Where the pass loads the model: the first value of each model-level axis, as
+        // `ladder::quality::load_params` loads it.
+        n_gpu_layers: a.n_gpu_layers[0],
         n_threads: l.eval.n_threads.unwrap_or(a.n_threads[0]),
         flash_attn: a.flash_attn[0].as_i32(),
         type_k: a.type_k[0].clone(),
         type_v: a.type_v[0].clone(),
-        split_mode: Default::default(),
-        main_gpu: 0,
+        split_mode: a.split_mode[0],
+        main_gpu: a.main_gpu[0],
         no_kv_offload: false,
         tokens: Default::default(),
         knobs: Default::default(),

@@ -119,10 +119,21 @@ fn size_of(config: &Config, prep: &Prepared, mi: usize) -> Option<Size> {
 }
 
 /// Seconds of one round of test `t`: its warm-up and repetitions, from an earlier result
-/// of the same test, else from the rates the machine allows; a test of another kind than
-/// llama-bench's counts 30 s (not estimated).
-fn test_seconds(t: &PlannedTest, size: Option<&Size>, c: &Ceilings, e: &Earlier, reps: f64) -> f64 {
-    let Some(s) = size.filter(|_| matches!(t.detail, Detail::Bench)) else {
+/// of the same test, else from the rates the machine allows; a quality pass, its evaluation
+/// tokens at the prefill rate; a test of another kind counts 30 s (not estimated).
+fn test_seconds(
+    t: &PlannedTest,
+    size: Option<&Size>,
+    c: &Ceilings,
+    e: &Earlier,
+    reps: f64,
+    config: &Config,
+) -> f64 {
+    let quality = match t.detail {
+        Detail::Quality { ladder } => config.ladders.get(ladder).map(|l| &l.eval),
+        _ => None,
+    };
+    let Some(s) = size.filter(|_| quality.is_some() || matches!(t.detail, Detail::Bench)) else {
         return 30.0;
     };
     let p = &t.params;
@@ -135,6 +146,9 @@ fn test_seconds(t: &PlannedTest, size: Option<&Size>, c: &Ceilings, e: &Earlier,
     let flops = e
         .flops
         .unwrap_or(if offloaded { bw * 50.0 } else { cores * 30e9 });
+    if let Some(q) = quality {
+        return f64::from(q.n_ctx * q.n_chunks) * 2.0 * s.n_params / flops;
+    }
     let prefill = f64::from(p.n_depth) * 2.0 * s.n_params / flops;
     let measured = e.per_rep.get(&t.identity).copied();
     // Decode at 60% of the bandwidth roofline.
@@ -165,7 +179,7 @@ pub fn estimate(
     let mut round = 0.0;
     for t in tests {
         // A fresh context for each test: 0.1 s.
-        let s = 0.1 + test_seconds(t, sizes[t.model].as_ref(), c, e, reps);
+        let s = 0.1 + test_seconds(t, sizes[t.model].as_ref(), c, e, reps, config);
         if super::rounds::rounds_apply(t) {
             round += s
         } else {
@@ -265,7 +279,12 @@ pub fn show(
 /// "CPU 72.0 MiB, CUDA0 4.50 GiB": what the model's largest test holds per device, from the
 /// file's tensor table; why not, where it cannot be said before the file exists.
 fn memory(path: &str, tests: &[&PlannedTest], devices: &[DeviceInfo]) -> String {
-    let Some(t) = tests.iter().max_by_key(|t| t.params.n_ctx()) else {
+    // The sweep's tests, where the model has them: a quality pass is sized like them.
+    let widest = (tests.iter())
+        .filter(|t| matches!(t.detail, Detail::Bench))
+        .max_by_key(|t| t.params.n_ctx())
+        .or_else(|| tests.iter().max_by_key(|t| t.params.n_ctx()));
+    let Some(t) = widest else {
         return String::new();
     };
     match super::race::per_device(Path::new(path), &t.params, devices) {
