@@ -35,11 +35,17 @@ pub(super) fn bench(a: &Args) -> Result<Outcome> {
         return Ok(Outcome::Done);
     }
     let text = b.to_toml(Some(&std::env::current_dir()?));
-    let dir = PathBuf::from("results");
+    // A run keeps the configuration it ran beside its results; a dry run writes nothing
+    // there (its file lives in the temporary directory until the plan is shown).
+    let dir = match b.dry_run {
+        true => std::env::temp_dir(),
+        false => PathBuf::from("results"),
+    };
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let hash = crate::util::hash::sha256_hex(&text);
     let file = dir.join(format!("bench-{}.toml", &hash[..12]));
     std::fs::write(&file, &text).with_context(|| format!("writing {}", file.display()))?;
+    let _remove = b.dry_run.then(|| RemoveOnDrop(file.clone()));
     let output = match b.output.as_str() {
         "json" => "llama-bench-json",
         "jsonl" => "llama-bench-jsonl",
@@ -53,5 +59,13 @@ pub(super) fn bench(a: &Args) -> Result<Outcome> {
     match super::Cli::try_parse_from(argv)?.command {
         super::Command::Run(r) => super::run::run(&r),
         _ => unreachable!("parsed as run"),
+    }
+}
+
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
     }
 }

@@ -10,6 +10,19 @@ use std::process::Command;
 use crate::support::{read_json, tiny_dir, tpsbench};
 
 #[test]
+fn a_bench_dry_run_shows_the_plan_and_writes_no_file() {
+    let dir = tiny_dir();
+    let out = tpsbench()
+        .current_dir(dir.path())
+        .args(["bench", "-m", "tiny.gguf", "-p", "16", "-n", "4", "--dry-run"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("plan of"), "{text}");
+    assert!(!dir.path().join("results").exists(), "{text}");
+}
+
+#[test]
 fn bench_runs_the_plan_of_the_models_toml_it_prints_and_writes_llama_bench_s_table() {
     let dir = tiny_dir();
     let args = [
