@@ -7,10 +7,6 @@ use std::io::{self, Write};
 
 use crate::util::rng::SplitMix64;
 
-/// ggml types this module writes: F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q6_K, BF16.
-#[cfg(test)]
-pub const DIRECT_TYPES: &[u32] = &[0, 1, 2, 3, 6, 7, 8, 14, 30];
-
 /// IEEE half precision bits of `x` (round to nearest even; subnormals kept, overflow to ∞).
 pub fn f16_bits(x: f32) -> u16 {
     let b = x.to_bits();
@@ -162,6 +158,9 @@ fn scale_block(ty: u32, b: &mut [u8], scale: f32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ggml types this module writes: F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q6_K, BF16.
+    const DIRECT_TYPES: &[u32] = &[0, 1, 2, 3, 6, 7, 8, 14, 30];
 
     #[test]
     fn f16_conversion_matches_known_values() {

@@ -4,10 +4,6 @@
 
 use super::bootstrap::Interval;
 
-/// The fewest samples with a 95% order-statistic interval of the median.
-#[cfg(test)]
-pub(crate) const MIN_SAMPLES_95: usize = 6;
-
 /// Above this many samples the binomial is replaced by its normal approximation.
 const EXACT_UP_TO: usize = 1000;
 
@@ -93,6 +89,9 @@ pub(crate) fn relative_reach(ci: &Interval, median: f64) -> f64 {
 mod tests {
     use super::*;
     use crate::util::rng::SplitMix64;
+
+    /// The fewest samples with a 95% order-statistic interval of the median.
+    const MIN_SAMPLES_95: usize = 6;
 
     #[test]
     fn ranks_match_the_published_table() {

@@ -175,22 +175,21 @@ pub fn welch_log_ratio(a: &[f64], b: &[f64], confidence: f64) -> Option<(f64, In
     ))
 }
 
-/// The geometric mean of positive values (the centre `log_t_interval` brackets).
-#[cfg(test)]
-pub(crate) fn geometric_mean(xs: &[f64]) -> f64 {
-    if xs.is_empty() {
-        return 0.0;
-    }
-    (xs.iter()
-        .map(|x| x.max(f64::MIN_POSITIVE).ln())
-        .sum::<f64>()
-        / xs.len() as f64)
-        .exp()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The geometric mean of positive values (the centre `log_t_interval` brackets).
+    fn geometric_mean(xs: &[f64]) -> f64 {
+        if xs.is_empty() {
+            return 0.0;
+        }
+        (xs.iter()
+            .map(|x| x.max(f64::MIN_POSITIVE).ln())
+            .sum::<f64>()
+            / xs.len() as f64)
+            .exp()
+    }
 
     #[test]
     fn welch_ratio_is_the_ratio_of_geometric_means_and_brackets_it() {
