@@ -162,8 +162,7 @@ pub fn welch_log_ratio(a: &[f64], b: &[f64], confidence: f64) -> Option<(f64, In
     if va + vb <= 0.0 {
         return None;
     }
-    // Welch–Satterthwaite degrees of freedom.
-    let df = (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
+    let df = welch_df(va, vb, na, nb);
     let d = mean(&lb) - mean(&la);
     let half = t_quantile(0.5 + confidence / 2.0, df) * (va + vb).sqrt();
     Some((
@@ -173,6 +172,12 @@ pub fn welch_log_ratio(a: &[f64], b: &[f64], confidence: f64) -> Option<(f64, In
             hi: (d + half).exp(),
         },
     ))
+}
+
+/// The Welch–Satterthwaite degrees of freedom of a difference of two means, from each
+/// mean's variance and its sample's size.
+pub(crate) fn welch_df(va: f64, vb: f64, na: f64, nb: f64) -> f64 {
+    (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0))
 }
 
 #[cfg(test)]
