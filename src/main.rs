@@ -1,17 +1,8 @@
-//! `tpsbench`: everything lives in the library; main only maps errors to one line and an
-//! exit code.
-//!
-//! A closed stdout (`tpsbench info | head -1`) ends the command quietly with exit 0, as other
-//! command-line tools do: whether the write failed through `println!` (a panic) or through
-//! an error returned by the command.
-//!
-//! A value clap rejects (`--shard 2/2`, `--output xml`) is one line, `error: --shard 2/2:
-//! <why>`, exit 2, like every other bad input; other clap errors, `--help` and `--version`
-//! are clap's own.
-//!
-//! A panic is a bug, but the user still gets one line, `error: internal error: ...`, and
-//! exit code 2 rather than a backtrace; with `RUST_BACKTRACE` set the standard report
-//! (with the backtrace) is printed instead, for whoever debugs it.
+//! `tpsbench`: main only maps errors to one line and an exit code. A closed stdout
+//! (`tpsbench info | head -1`) ends the command quietly with exit 0, as other command-line
+//! tools do. A value clap rejects is one line and exit 2, like every other bad input. A panic
+//! is a bug, but the user still gets one line and exit 2 rather than a backtrace, unless
+//! `RUST_BACKTRACE` asks for it.
 
 use std::io::Write;
 use std::panic::{self, PanicHookInfo};
@@ -119,7 +110,6 @@ fn backtrace_requested() -> bool {
     std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0")
 }
 
-/// The first line of the panic message.
 fn panic_message<'a>(info: &'a PanicHookInfo) -> &'a str {
     let payload = info.payload();
     let msg = payload

@@ -7,10 +7,6 @@ use std::io::{self, Write};
 
 use crate::util::rng::SplitMix64;
 
-/// ggml types this module writes: F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q6_K, BF16.
-#[cfg(test)]
-pub const DIRECT_TYPES: &[u32] = &[0, 1, 2, 3, 6, 7, 8, 14, 30];
-
 /// IEEE half precision bits of `x` (round to nearest even; subnormals kept, overflow to ∞).
 pub fn f16_bits(x: f32) -> u16 {
     let b = x.to_bits();
@@ -46,19 +42,15 @@ pub fn f16_bits(x: f32) -> u16 {
     sign | h as u16
 }
 
+/// The types written directly: F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q6_K, BF16.
+const DIRECT_TYPES: &[u32] = &[0, 1, 2, 3, 6, 7, 8, 14, 30];
+
 /// Elements per block and bytes per block of a directly written type.
 fn layout(ggml_type: u32) -> Option<(u64, usize)> {
-    Some(match ggml_type {
-        0 => (1, 4),
-        1 | 30 => (1, 2),
-        2 => (32, 18),
-        3 => (32, 20),
-        6 => (32, 22),
-        7 => (32, 24),
-        8 => (32, 34),
-        14 => (256, 210),
-        _ => return None,
-    })
+    let (_, block, bytes) = super::type_layout(ggml_type)?;
+    DIRECT_TYPES
+        .contains(&ggml_type)
+        .then_some((block, bytes as usize))
 }
 
 fn fill(rng: &mut SplitMix64, out: &mut [u8]) {

@@ -1,9 +1,6 @@
-//! Why a file is not a usable GGUF. Its own file, below both the reader and the validator,
-//! so that each can name it without importing the other (the reader runs the validator).
-//!
-//! The text of every variant is the one-line reason users see after the file's path
-//! (`model.gguf: tensor `x` appears twice`); callers add the path, as they always have, so
-//! the messages of docs/bad-input.md stay word for word.
+//! Why a file is not a usable GGUF: the one-line reason users see after the file's path,
+//! which callers add (docs/bad-input.md). Its own file, below both the reader and the
+//! validator, so that each can name it without importing the other.
 
 use std::io;
 
@@ -27,7 +24,6 @@ pub enum GgufError {
 }
 
 impl GgufError {
-    /// An I/O failure, worded as users read it.
     pub fn io(e: &io::Error) -> Self {
         let reason = match e.kind() {
             io::ErrorKind::NotFound => "no such file".into(),

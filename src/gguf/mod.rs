@@ -142,45 +142,14 @@ pub(crate) fn type_layout(id: u32) -> Option<(&'static str, u64, u64)> {
         .map(|&(_, name, block, bytes)| (name, block, bytes))
 }
 
-/// llama.cpp's `general.file_type` (enum llama_ftype) as the usual quantization label.
+/// llama.cpp's `general.file_type` (enum llama_ftype) as the usual quantization label: the
+/// labels in the enum's order, `-` for the values it no longer uses.
+const FILE_TYPES: &str = "F32 F16 Q4_0 Q4_1 - - - Q8_0 Q5_0 Q5_1 Q2_K Q3_K_S Q3_K_M Q3_K_L \
+    Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K IQ2_XXS IQ2_XS Q2_K_S IQ3_XS IQ3_XXS IQ1_S IQ4_NL IQ3_S \
+    IQ3_M IQ2_S IQ2_M IQ4_XS IQ1_M BF16 - - - TQ1_0 TQ2_0 MXFP4_MOE NVFP4 Q1_0 Q2_0";
+
 pub(crate) fn file_type_name(ftype: u64) -> Option<&'static str> {
-    Some(match ftype {
-        0 => "F32",
-        1 => "F16",
-        2 => "Q4_0",
-        3 => "Q4_1",
-        7 => "Q8_0",
-        8 => "Q5_0",
-        9 => "Q5_1",
-        10 => "Q2_K",
-        11 => "Q3_K_S",
-        12 => "Q3_K_M",
-        13 => "Q3_K_L",
-        14 => "Q4_K_S",
-        15 => "Q4_K_M",
-        16 => "Q5_K_S",
-        17 => "Q5_K_M",
-        18 => "Q6_K",
-        19 => "IQ2_XXS",
-        20 => "IQ2_XS",
-        21 => "Q2_K_S",
-        22 => "IQ3_XS",
-        23 => "IQ3_XXS",
-        24 => "IQ1_S",
-        25 => "IQ4_NL",
-        26 => "IQ3_S",
-        27 => "IQ3_M",
-        28 => "IQ2_S",
-        29 => "IQ2_M",
-        30 => "IQ4_XS",
-        31 => "IQ1_M",
-        32 => "BF16",
-        36 => "TQ1_0",
-        37 => "TQ2_0",
-        38 => "MXFP4_MOE",
-        39 => "NVFP4",
-        40 => "Q1_0",
-        41 => "Q2_0",
-        _ => return None,
-    })
+    let index = usize::try_from(ftype).ok()?;
+    let name = FILE_TYPES.split_whitespace().nth(index)?;
+    (name != "-").then_some(name)
 }

@@ -18,7 +18,7 @@ pub enum Tokenizer {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Shape {
     pub preset: &'static str,
-    /// `general.architecture`: "llama" or "qwen2".
+    /// `general.architecture`.
     pub arch: &'static str,
     pub n_embd: u64,
     pub n_ff: u64,
@@ -26,21 +26,20 @@ pub struct Shape {
     pub n_head: u64,
     pub n_head_kv: u64,
     pub head_dim: u64,
-    /// Dimensions of each head that RoPE rotates (`rope.dimension_count`): the head size,
-    /// or part of it (GLM-4.5's partial_rotary_factor 0.5).
+    /// Dimensions of each head that RoPE rotates (`rope.dimension_count`).
     pub n_rot: u64,
     pub n_vocab: u64,
     pub n_ctx_train: u32,
     pub rope_theta: f32,
     pub rms_eps: f32,
-    /// Biases on the q, k and v projections (Qwen2).
+    /// Biases on the q, k and v projections.
     pub qkv_bias: bool,
-    /// RMS norms on the q and k heads (Qwen3).
+    /// RMS norms on the q and k heads.
     pub qk_norm: bool,
-    /// Mixture of experts: every layer's feed-forward is routed experts.
+    /// Mixture of experts: the feed-forward of every layer (but `n_dense_lead`) is routed.
     pub moe: Option<Moe>,
-    /// Multi-token-prediction (nextn) layers after the `n_layer` trunk layers
-    /// (num_nextn_predict_layers): what llama.cpp's draft-mtp drafts with.
+    /// Multi-token-prediction (nextn) layers after the `n_layer` trunk layers: what
+    /// llama.cpp's draft-mtp drafts with.
     pub n_layer_nextn: u64,
     pub tokenizer: Tokenizer,
 }
@@ -63,20 +62,6 @@ pub struct Moe {
     pub sigmoid_router: bool,
 }
 
-impl Moe {
-    /// Routed experts only, softmax routing, in every layer.
-    const fn routed(n_expert: u64, n_expert_used: u64, n_ff_exp: u64) -> Moe {
-        Moe {
-            n_expert,
-            n_expert_used,
-            n_ff_exp,
-            n_shared: 0,
-            n_dense_lead: 0,
-            sigmoid_router: false,
-        }
-    }
-}
-
 /// The presets `tpsbench synth --preset` knows (besides `tiny`).
 pub const PRESETS: &[&str] = &[
     "llama-2-7b",
@@ -90,6 +75,29 @@ pub const PRESETS: &[&str] = &[
     "glm-4.5-air",
     "tiny-mtp",
 ];
+
+/// Each preset's shape from its config.json (meta-llama/Llama-2-7b-hf, Meta-Llama-3-8B and
+/// -70B, mistralai/Mistral-7B-v0.1 and Mixtral-8x7B-v0.1 as llama.cpp converts them to the
+/// llama architecture, Qwen/Qwen2.5-7B-Instruct, Qwen/Qwen3-30B-A3B, zai-org/GLM-4.5-Air;
+/// tiny-moe and tiny-mtp are the architectures of Qwen3 and GLM-4.5 at a size that loads in
+/// milliseconds). Columns: preset, arch, n_embd, n_ff, n_layer, n_head, n_head_kv, head_dim,
+/// n_vocab, n_ctx_train, rope_theta, rms_eps, then options: the tokenizer (`spm`, `llama3`'s
+/// BPE, else Qwen2's BPE, which GLM's resembles), `bias` (on q, k and v), `qk_norm`, `rot=N`
+/// (dimensions RoPE rotates, if not the head's), `moe=E/U/W` (E experts of width W, U used per
+/// token), `glm=E/U/W` (GLM-4.5's: also one shared expert, the first layer dense, sigmoid
+/// routing), `mtp=N` (nextn layers).
+const SHAPES: &str = "\
+llama-2-7b    llama    4096 11008 32 32 32 128  32000   4096 1e4 1e-5 spm
+llama-3-8b    llama    4096 14336 32 32  8 128 128256   8192 5e5 1e-5 llama3
+mistral-7b    llama    4096 14336 32 32  8 128  32000  32768 1e4 1e-5 spm
+qwen2.5-7b    qwen2    3584 18944 28 28  4 128 152064  32768 1e6 1e-6 bias
+llama-3-70b   llama    8192 28672 80 64  8 128 128256   8192 5e5 1e-5 llama3
+qwen3-30b-a3b qwen3moe 2048  6144 48 32  4 128 151936  40960 1e6 1e-6 qk_norm moe=128/8/768
+mixtral-8x7b  llama    4096 14336 32 32  8 128  32000  32768 1e6 1e-5 spm moe=8/2/14336
+tiny-moe      qwen3moe   64   256  4  4  2  32   1024   4096 1e6 1e-6 qk_norm moe=8/2/64
+glm-4.5-air   glm4moe  4096 10944 46 96  8 128 151552 131072 1e6 1e-5 bias rot=64 glm=128/8/1408 mtp=1
+tiny-mtp      glm4moe    64   256  2  4  2  32   1024   4096 1e6 1e-5 bias rot=16 glm=8/2/64 mtp=1
+";
 
 /// The presets sized for tests (load in milliseconds, written as F32 by default), which
 /// shrinking does not apply to.
@@ -114,156 +122,57 @@ pub fn all_names() -> String {
 }
 
 pub fn shape(preset: &str) -> Option<Shape> {
-    dense(preset)
-        .or_else(|| moe(preset))
-        .or_else(|| mtp::shape(preset))
+    let row = SHAPES
+        .lines()
+        .find(|l| l.split(' ').next() == Some(preset))?;
+    Some(parse_row(row))
 }
 
-/// A llama-architecture shape from its config.json figures (`dims`: n_embd, n_ff, n_layer,
-/// n_head, n_head_kv, n_vocab, in config.json's order): head size n_embd / n_head, rms eps
-/// 1e-5, no biases or q/k norms, dense feed-forward.
-fn llama(preset: &'static str, dims: [u64; 6], ctx: u32, theta: f32, tok: Tokenizer) -> Shape {
-    let [n_embd, n_ff, n_layer, n_head, n_head_kv, n_vocab] = dims;
+/// A row of [`SHAPES`] (or the tiny model's) as a shape.
+pub(crate) fn parse_row(row: &'static str) -> Shape {
+    let f: Vec<&'static str> = row.split_whitespace().collect();
+    let n = |i: usize| f[i].parse::<u64>().expect("a preset's figure");
+    let x = |i: usize| f[i].parse::<f32>().expect("a preset's figure");
+    let options = &f[12..];
+    let option = |key: &str| options.iter().find_map(|o| o.strip_prefix(key));
+    let moe = |v: &str, glm: bool| {
+        let e: Vec<u64> = v
+            .split('/')
+            .map(|x| x.parse().expect("a preset's figure"))
+            .collect();
+        Moe {
+            n_expert: e[0],
+            n_expert_used: e[1],
+            n_ff_exp: e[2],
+            n_shared: u64::from(glm),
+            n_dense_lead: u64::from(glm),
+            sigmoid_router: glm,
+        }
+    };
     Shape {
-        preset,
-        arch: "llama",
-        n_embd,
-        n_ff,
-        n_layer,
-        n_head,
-        n_head_kv,
-        head_dim: n_embd / n_head,
-        n_rot: n_embd / n_head,
-        n_vocab,
-        n_ctx_train: ctx,
-        rope_theta: theta,
-        rms_eps: 1e-5,
-        qkv_bias: false,
-        qk_norm: false,
-        moe: None,
-        n_layer_nextn: 0,
-        tokenizer: tok,
+        preset: f[0],
+        arch: f[1],
+        n_embd: n(2),
+        n_ff: n(3),
+        n_layer: n(4),
+        n_head: n(5),
+        n_head_kv: n(6),
+        head_dim: n(7),
+        n_rot: option("rot=").map_or(n(7), |v| v.parse().expect("a preset's figure")),
+        n_vocab: n(8),
+        n_ctx_train: n(9) as u32,
+        rope_theta: x(10),
+        rms_eps: x(11),
+        qkv_bias: options.contains(&"bias"),
+        qk_norm: options.contains(&"qk_norm"),
+        moe: (option("moe=").map(|v| moe(v, false))).or(option("glm=").map(|v| moe(v, true))),
+        n_layer_nextn: option("mtp=").map_or(0, |v| v.parse().expect("a preset's figure")),
+        tokenizer: match options.first() {
+            Some(&"spm") => Tokenizer::Spm,
+            Some(&"llama3") => Tokenizer::Bpe(BpeFlavor::Llama3),
+            _ => Tokenizer::Bpe(BpeFlavor::Qwen2),
+        },
     }
-}
-
-fn dense(preset: &str) -> Option<Shape> {
-    let l3 = Tokenizer::Bpe(BpeFlavor::Llama3);
-    Some(match preset {
-        // meta-llama/Llama-2-7b-hf
-        "llama-2-7b" => llama(
-            "llama-2-7b",
-            [4096, 11008, 32, 32, 32, 32000],
-            4096,
-            10_000.0,
-            Tokenizer::Spm,
-        ),
-        // meta-llama/Meta-Llama-3-8B
-        "llama-3-8b" => llama(
-            "llama-3-8b",
-            [4096, 14336, 32, 32, 8, 128_256],
-            8192,
-            500_000.0,
-            l3,
-        ),
-        // mistralai/Mistral-7B-v0.1 (converted to the llama architecture by llama.cpp)
-        "mistral-7b" => llama(
-            "mistral-7b",
-            [4096, 14336, 32, 32, 8, 32000],
-            32768,
-            10_000.0,
-            Tokenizer::Spm,
-        ),
-        // Qwen/Qwen2.5-7B-Instruct: untied embeddings, q/k/v biases, rms eps 1e-6
-        "qwen2.5-7b" => Shape {
-            preset: "qwen2.5-7b",
-            arch: "qwen2",
-            n_embd: 3584,
-            n_ff: 18944,
-            n_layer: 28,
-            n_head: 28,
-            n_head_kv: 4,
-            head_dim: 128,
-            n_rot: 128,
-            n_vocab: 152_064,
-            n_ctx_train: 32768,
-            rope_theta: 1_000_000.0,
-            rms_eps: 1e-6,
-            qkv_bias: true,
-            qk_norm: false,
-            moe: None,
-            n_layer_nextn: 0,
-            tokenizer: Tokenizer::Bpe(BpeFlavor::Qwen2),
-        },
-        // meta-llama/Meta-Llama-3-70B
-        "llama-3-70b" => llama(
-            "llama-3-70b",
-            [8192, 28672, 80, 64, 8, 128_256],
-            8192,
-            500_000.0,
-            l3,
-        ),
-        _ => return None,
-    })
-}
-
-fn moe(preset: &str) -> Option<Shape> {
-    Some(match preset {
-        // Qwen/Qwen3-30B-A3B: 128 experts of width 768, 8 used per token; head size 128
-        // (not n_embd / n_head), q/k norms, untied embeddings.
-        "qwen3-30b-a3b" => Shape {
-            preset: "qwen3-30b-a3b",
-            arch: "qwen3moe",
-            n_embd: 2048,
-            n_ff: 6144,
-            n_layer: 48,
-            n_head: 32,
-            n_head_kv: 4,
-            head_dim: 128,
-            n_rot: 128,
-            n_vocab: 151_936,
-            n_ctx_train: 40960,
-            rope_theta: 1_000_000.0,
-            rms_eps: 1e-6,
-            qkv_bias: false,
-            qk_norm: true,
-            moe: Some(Moe::routed(128, 8, 768)),
-            n_layer_nextn: 0,
-            tokenizer: Tokenizer::Bpe(BpeFlavor::Qwen2),
-        },
-        // mistralai/Mixtral-8x7B-v0.1 (the llama architecture with 8 experts, 2 used)
-        "mixtral-8x7b" => Shape {
-            moe: Some(Moe::routed(8, 2, 14336)),
-            ..llama(
-                "mixtral-8x7b",
-                [4096, 14336, 32, 32, 8, 32000],
-                32768,
-                1_000_000.0,
-                Tokenizer::Spm,
-            )
-        },
-        // For tests: Qwen3-30B-A3B's architecture at a size that loads in milliseconds.
-        "tiny-moe" => Shape {
-            preset: "tiny-moe",
-            arch: "qwen3moe",
-            n_embd: 64,
-            n_ff: 256,
-            n_layer: 4,
-            n_head: 4,
-            n_head_kv: 2,
-            head_dim: 32,
-            n_rot: 32,
-            n_vocab: 1024,
-            n_ctx_train: 4096,
-            rope_theta: 1_000_000.0,
-            rms_eps: 1e-6,
-            qkv_bias: false,
-            qk_norm: true,
-            moe: Some(Moe::routed(8, 2, 64)),
-            n_layer_nextn: 0,
-            tokenizer: Tokenizer::Bpe(BpeFlavor::Qwen2),
-        },
-        _ => return None,
-    })
 }
 
 impl Shape {
@@ -406,130 +315,123 @@ impl Shape {
     /// The GGUF document: 2-D weights of `weight_type` (the output matrix of
     /// `output_type`), norms and biases F32, `general.file_type` = `ftype`.
     pub fn document(&self, weight_type: u32, output_type: u32, ftype: u32, seed: u64) -> Document {
-        let a = self.arch;
-        let u32v = |x: u64| Value::U32(x as u32);
-        let mut metadata = synthetic_header(a, self.preset, ftype);
-        metadata.extend([
-            (format!("{a}.context_length"), Value::U32(self.n_ctx_train)),
-            (format!("{a}.embedding_length"), u32v(self.n_embd)),
-            // llama.cpp counts the nextn layers in the block count.
-            (
-                format!("{a}.block_count"),
-                u32v(self.n_layer + self.n_layer_nextn),
-            ),
-            (format!("{a}.feed_forward_length"), u32v(self.n_ff)),
-            (format!("{a}.attention.head_count"), u32v(self.n_head)),
-            (format!("{a}.attention.head_count_kv"), u32v(self.n_head_kv)),
-            (format!("{a}.rope.dimension_count"), u32v(self.n_rot)),
-            (format!("{a}.rope.freq_base"), Value::F32(self.rope_theta)),
-            (
-                format!("{a}.attention.layer_norm_rms_epsilon"),
-                Value::F32(self.rms_eps),
-            ),
-        ]);
-        if a == "llama" {
-            metadata.push(("llama.vocab_size".into(), u32v(self.n_vocab)));
-        }
-        if self.head_dim * self.n_head != self.n_embd {
-            metadata.push((format!("{a}.attention.key_length"), u32v(self.head_dim)));
-            metadata.push((format!("{a}.attention.value_length"), u32v(self.head_dim)));
-        }
-        if let Some(m) = self.moe {
-            metadata.push((format!("{a}.expert_count"), u32v(m.n_expert)));
-            metadata.push((format!("{a}.expert_used_count"), u32v(m.n_expert_used)));
-            if a != "llama" {
-                metadata.push((format!("{a}.expert_feed_forward_length"), u32v(m.n_ff_exp)));
-            }
-            metadata.extend(glm_router(a, m));
-        }
-        if self.n_layer_nextn > 0 {
-            metadata.push((
-                format!("{a}.nextn_predict_layers"),
-                u32v(self.n_layer_nextn),
-            ));
-        }
+        let mut metadata = synthetic_header(self.arch, self.preset, ftype);
+        metadata.extend(self.hparams());
         metadata.extend(self.vocab().metadata());
-        let mut next = seed;
-        let tensors = self
-            .tensors()
-            .into_iter()
-            .map(|(name, dims)| {
-                next = next.wrapping_add(0x9E37_79B9);
-                tensor(name, dims, next, weight_type, output_type)
-            })
-            .collect();
+        let tensors = seeded(self.tensors(), seed, |name, dims, seed| {
+            tensor(name, dims, seed, weight_type, output_type)
+        });
         Document { metadata, tensors }
     }
+
+    /// The architecture's keys, as llama.cpp's converter writes them.
+    pub(crate) fn hparams(&self) -> Vec<(String, Value)> {
+        let u32v = |x: u64| Value::U32(x as u32);
+        let mut keys = vec![
+            ("context_length", Value::U32(self.n_ctx_train)),
+            ("embedding_length", u32v(self.n_embd)),
+            // llama.cpp counts the nextn layers in the block count.
+            ("block_count", u32v(self.n_layer + self.n_layer_nextn)),
+            ("feed_forward_length", u32v(self.n_ff)),
+            ("attention.head_count", u32v(self.n_head)),
+            ("attention.head_count_kv", u32v(self.n_head_kv)),
+            ("rope.dimension_count", u32v(self.n_rot)),
+            ("rope.freq_base", Value::F32(self.rope_theta)),
+            ("attention.layer_norm_rms_epsilon", Value::F32(self.rms_eps)),
+        ];
+        if self.arch == "llama" {
+            keys.push(("vocab_size", u32v(self.n_vocab)));
+        }
+        if self.head_dim * self.n_head != self.n_embd {
+            keys.push(("attention.key_length", u32v(self.head_dim)));
+            keys.push(("attention.value_length", u32v(self.head_dim)));
+        }
+        if let Some(e) = self.moe {
+            keys.push(("expert_count", u32v(e.n_expert)));
+            keys.push(("expert_used_count", u32v(e.n_expert_used)));
+            if self.arch != "llama" {
+                keys.push(("expert_feed_forward_length", u32v(e.n_ff_exp)));
+            }
+            // GLM-4.5's loader requires the shared experts' count; sigmoid gating with
+            // normalised top-k weights, scale 1.
+            if self.arch == "glm4moe" {
+                let gating = if e.sigmoid_router { 2 } else { 1 };
+                keys.extend([
+                    ("expert_shared_count", u32v(e.n_shared)),
+                    ("leading_dense_block_count", u32v(e.n_dense_lead)),
+                    ("expert_gating_func", u32v(gating)),
+                    ("expert_weights_norm", Value::Bool(true)),
+                    ("expert_weights_scale", Value::F32(1.0)),
+                ]);
+            }
+        }
+        if self.n_layer_nextn > 0 {
+            keys.push(("nextn_predict_layers", u32v(self.n_layer_nextn)));
+        }
+        let a = self.arch;
+        (keys.into_iter())
+            .map(|(k, v)| (format!("{a}.{k}"), v))
+            .collect()
+    }
+}
+
+/// `tensor` of each tensor, with the seeds drawn in turn from `seed`.
+fn seeded(
+    tensors: Vec<(String, Vec<u64>)>,
+    seed: u64,
+    mut tensor: impl FnMut(String, Vec<u64>, u64) -> Tensor,
+) -> Vec<Tensor> {
+    let mut next = seed;
+    (tensors.into_iter())
+        .map(|(name, dims)| {
+            next = next.wrapping_add(0x9E37_79B9);
+            tensor(name, dims, next)
+        })
+        .collect()
 }
 
 /// One tensor of the document: norms of ones, other 1-D tensors and the router small
-/// random F32, matrices random of `weight_type` (the output matrices of `output_type`).
+/// random F32 (the router stays F32, as llama.cpp's converter and quantizer keep it),
+/// matrices random of `weight_type` (the output matrices, the MTP block's own vocabulary
+/// projection too, of `output_type`).
 fn tensor(name: String, dims: Vec<u64>, seed: u64, weight_type: u32, output_type: u32) -> Tensor {
-    let is_norm = name.ends_with("norm.weight");
-    // The router stays F32, as llama.cpp's converter and quantizer keep it.
-    let router = name.ends_with("ffn_gate_inp.weight");
-    let (ggml_type, data) = if is_norm {
-        (0, TensorData::ConstF32(1.0))
-    } else if dims.len() == 1 || router {
-        (0, TensorData::RandomF32 { seed, scale: 0.02 })
-    } else {
-        // The MTP block's own vocabulary projection is an output matrix too.
-        let output = name == "output.weight" || name.ends_with("shared_head_head.weight");
-        let ty = if output { output_type } else { weight_type };
-        let scale = 1.0 / (dims[0] as f32).sqrt();
-        (ty, TensorData::RandomF32 { seed, scale })
-    };
-    Tensor {
-        name,
-        dims,
-        ggml_type,
-        data,
+    if name.ends_with("norm.weight") {
+        return Tensor::ones(name, dims);
     }
-}
-
-/// GLM-4.5's routing keys, as llama.cpp's converter writes them (the shared experts' count
-/// is required by its loader; sigmoid gating with normalised top-k weights, scale 1).
-fn glm_router(arch: &str, m: Moe) -> Vec<(String, Value)> {
-    if arch != "glm4moe" {
-        return Vec::new();
+    if dims.len() == 1 || name.ends_with("ffn_gate_inp.weight") {
+        let data = TensorData::RandomF32 { seed, scale: 0.02 };
+        return Tensor {
+            name,
+            dims,
+            ggml_type: 0,
+            data,
+        };
     }
-    vec![
-        (
-            format!("{arch}.expert_shared_count"),
-            Value::U32(m.n_shared as u32),
-        ),
-        (
-            format!("{arch}.leading_dense_block_count"),
-            Value::U32(m.n_dense_lead as u32),
-        ),
-        (
-            format!("{arch}.expert_gating_func"),
-            Value::U32(if m.sigmoid_router { 2 } else { 1 }),
-        ),
-        (format!("{arch}.expert_weights_norm"), Value::Bool(true)),
-        (format!("{arch}.expert_weights_scale"), Value::F32(1.0)),
-    ]
+    let output = name == "output.weight" || name.ends_with("shared_head_head.weight");
+    let ty = if output { output_type } else { weight_type };
+    Tensor::random(name, dims, ty, seed)
 }
 
 pub mod eagle3;
-mod mtp;
 
-/// The metadata every synthetic model starts with: architecture, name, file type, and the
-/// keys that mark it synthetic (random weights) and name its preset.
-fn synthetic_header(arch: &str, preset: &str, ftype: u32) -> Vec<(String, Value)> {
+/// The metadata every model written here starts with: architecture, name and file type.
+pub(crate) fn general(arch: &str, name: String, ftype: u32) -> Vec<(String, Value)> {
     vec![
         (
             "general.architecture".to_string(),
             Value::String(arch.into()),
         ),
-        (
-            "general.name".into(),
-            Value::String(format!("tpsbench-synthetic-{preset}")),
-        ),
+        ("general.name".into(), Value::String(name)),
         ("general.file_type".into(), Value::U32(ftype)),
-        (KEY_SYNTHETIC.into(), Value::Bool(true)),
-        (KEY_PRESET.into(), Value::String(preset.into())),
     ]
+}
+
+/// [`general`] and the keys that mark a synthetic model (random weights) and its preset.
+fn synthetic_header(arch: &str, preset: &str, ftype: u32) -> Vec<(String, Value)> {
+    let mut m = general(arch, format!("tpsbench-synthetic-{preset}"), ftype);
+    m.push((KEY_SYNTHETIC.into(), Value::Bool(true)));
+    m.push((KEY_PRESET.into(), Value::String(preset.into())));
+    m
 }
 
 #[cfg(test)]

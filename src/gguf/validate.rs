@@ -35,12 +35,7 @@ pub fn validate(h: &Header) -> Result<(), GgufError> {
     let arch = match h.get("general.architecture") {
         None => return bad("metadata `general.architecture` is missing"),
         Some(Value::String(s)) if !s.trim().is_empty() => s.as_str(),
-        Some(v) => {
-            return bad(format!(
-                "metadata `general.architecture` must be a non-empty string, not {}",
-                describe(v)
-            ));
-        }
+        Some(v) => return must_be("general.architecture", "a non-empty string", v),
     };
     // "clip" is a vision projector: llama.cpp loads no hyperparameters or vocabulary for it.
     if arch != "clip" {
@@ -48,6 +43,12 @@ pub fn validate(h: &Header) -> Result<(), GgufError> {
         tokenizer(h)?;
     }
     tensor_types(&h.tensors)
+}
+
+/// "metadata `key` must be `what`, not (the value)".
+fn must_be<T>(key: &str, what: &str, v: &Value) -> Result<T, GgufError> {
+    let v = describe(v);
+    bad(format!("metadata `{key}` must be {what}, not {v}"))
 }
 
 /// A short description of a value for messages: its type and, for scalars, the value.
@@ -77,10 +78,7 @@ fn u32_key(h: &Header, key: &str, required: bool) -> Result<Option<u64>, GgufErr
         )),
         None => Ok(None),
         Some(Value::U32(x)) => Ok(Some(u64::from(*x))),
-        Some(v) => bad(format!(
-            "metadata `{key}` must be a uint32, not {}",
-            describe(v)
-        )),
+        Some(v) => must_be(key, "a uint32", v),
     }
 }
 
@@ -112,10 +110,7 @@ fn per_layer_key(h: &Header, key: &str, n_layer: u64) -> Result<Option<Vec<u64>>
                 .collect::<Result<Vec<u64>, _>>()
                 .map(Some)
         }
-        Some(v) => bad(format!(
-            "metadata `{key}` must be a uint32 or an array with one per layer, not {}",
-            describe(v)
-        )),
+        Some(v) => must_be(key, "a uint32 or an array with one per layer", v),
     }
 }
 
@@ -175,13 +170,7 @@ fn hyperparameters(h: &Header, arch: &str) -> Result<(), GgufError> {
         match h.get(&k(name)) {
             None => {}
             Some(Value::F32(e)) if e.is_finite() && *e >= 0.0 => {}
-            Some(v) => {
-                return bad(format!(
-                    "metadata `{}` must be a finite, non-negative float32, not {}",
-                    k(name),
-                    describe(v)
-                ));
-            }
+            Some(v) => return must_be(&k(name), "a finite, non-negative float32", v),
         }
     }
     Ok(())

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use super::Value;
 
 /// llama.cpp's token types.
-const NORMAL: i32 = 1;
+pub(crate) const NORMAL: i32 = 1;
 const UNKNOWN: i32 = 2;
 const CONTROL: i32 = 3;
 const BYTE: i32 = 6;
@@ -30,44 +30,25 @@ pub struct Vocab {
 
 impl Vocab {
     pub fn metadata(&self) -> Vec<(String, Value)> {
-        let mut m = vec![(
-            "tokenizer.ggml.model".to_string(),
-            Value::String(self.model.into()),
-        )];
-        if let Some(pre) = self.pre {
-            m.push(("tokenizer.ggml.pre".into(), Value::String(pre.into())));
-        }
-        m.push((
-            "tokenizer.ggml.tokens".into(),
-            Value::Array(self.tokens.iter().cloned().map(Value::String).collect()),
-        ));
-        if let Some(s) = &self.scores {
-            m.push((
-                "tokenizer.ggml.scores".into(),
-                Value::Array(s.iter().copied().map(Value::F32).collect()),
-            ));
-        }
-        m.push((
-            "tokenizer.ggml.token_type".into(),
-            Value::Array(self.types.iter().copied().map(Value::I32).collect()),
-        ));
-        if let Some(merges) = &self.merges {
-            m.push((
-                "tokenizer.ggml.merges".into(),
-                Value::Array(merges.iter().cloned().map(Value::String).collect()),
-            ));
-        }
-        if let Some(u) = self.unk {
-            m.push(("tokenizer.ggml.unknown_token_id".into(), Value::U32(u)));
-        }
-        m.push(("tokenizer.ggml.bos_token_id".into(), Value::U32(self.bos)));
-        m.push(("tokenizer.ggml.eos_token_id".into(), Value::U32(self.eos)));
-        m.push((
-            "tokenizer.ggml.add_bos_token".into(),
-            Value::Bool(self.add_bos),
-        ));
-        m.push(("tokenizer.ggml.add_eos_token".into(), Value::Bool(false)));
-        m
+        let strings = |v: &[String]| Value::Array(v.iter().cloned().map(Value::String).collect());
+        let scores = (self.scores.as_ref()).map(|s| s.iter().copied().map(Value::F32).collect());
+        let types = self.types.iter().copied().map(Value::I32).collect();
+        let keys = [
+            ("model", Some(Value::String(self.model.into()))),
+            ("pre", self.pre.map(|p| Value::String(p.into()))),
+            ("tokens", Some(strings(&self.tokens))),
+            ("scores", scores.map(Value::Array)),
+            ("token_type", Some(Value::Array(types))),
+            ("merges", self.merges.as_deref().map(strings)),
+            ("unknown_token_id", self.unk.map(Value::U32)),
+            ("bos_token_id", Some(Value::U32(self.bos))),
+            ("eos_token_id", Some(Value::U32(self.eos))),
+            ("add_bos_token", Some(Value::Bool(self.add_bos))),
+            ("add_eos_token", Some(Value::Bool(false))),
+        ];
+        (keys.into_iter())
+            .filter_map(|(k, v)| Some((format!("tokenizer.ggml.{k}"), v?)))
+            .collect()
     }
 }
 
@@ -91,27 +72,21 @@ fn pieces(first: &str, count: usize, mut emit: impl FnMut(&str, &str)) {
     }
 }
 
-/// A SentencePiece-style vocabulary of exactly `n_vocab` tokens: `<unk>`, `<s>`, `</s>`,
-/// the 256 byte tokens, the single symbols, then longer pieces.
-pub fn spm(n_vocab: usize) -> Vocab {
+/// `<unk>`, `<s>`, `</s>` and the 256 byte tokens: how a SentencePiece-style vocabulary
+/// starts.
+pub(crate) fn spm_specials_and_bytes() -> (Vec<String>, Vec<i32>) {
     let mut tokens = vec!["<unk>".to_string(), "<s>".into(), "</s>".into()];
     let mut types = vec![UNKNOWN, CONTROL, CONTROL];
     for b in 0..=255u8 {
         tokens.push(format!("<0x{b:02X}>"));
         types.push(BYTE);
     }
-    for s in std::iter::once("\u{2581}".to_string()).chain(('a'..='z').map(String::from)) {
-        tokens.push(s);
-        types.push(NORMAL);
-    }
-    let rest = n_vocab.saturating_sub(tokens.len());
-    pieces("\u{2581}", rest, |_, p| {
-        tokens.push(p.to_string());
-        types.push(NORMAL);
-    });
-    tokens.truncate(n_vocab);
-    types.truncate(n_vocab);
-    // Higher scores for earlier (more frequent) pieces, as SentencePiece stores them.
+    (tokens, types)
+}
+
+/// A SentencePiece-style vocabulary of these tokens, scored higher the earlier (more frequent)
+/// a piece comes, as SentencePiece stores them.
+pub(crate) fn spm_with(tokens: Vec<String>, types: Vec<i32>) -> Vocab {
     let scores = (0..tokens.len()).map(|i| -(i as f32)).collect();
     Vocab {
         tokens,
@@ -125,6 +100,24 @@ pub fn spm(n_vocab: usize) -> Vocab {
         unk: Some(0),
         add_bos: true,
     }
+}
+
+/// A SentencePiece-style vocabulary of exactly `n_vocab` tokens: [`spm_specials_and_bytes`],
+/// the single symbols, then longer pieces.
+pub fn spm(n_vocab: usize) -> Vocab {
+    let (mut tokens, mut types) = spm_specials_and_bytes();
+    for s in std::iter::once("\u{2581}".to_string()).chain(('a'..='z').map(String::from)) {
+        tokens.push(s);
+        types.push(NORMAL);
+    }
+    let rest = n_vocab.saturating_sub(tokens.len());
+    pieces("\u{2581}", rest, |_, p| {
+        tokens.push(p.to_string());
+        types.push(NORMAL);
+    });
+    tokens.truncate(n_vocab);
+    types.truncate(n_vocab);
+    spm_with(tokens, types)
 }
 
 /// GPT-2's byte-to-character map: printable bytes stand for themselves, the others for

@@ -1,6 +1,5 @@
 //! Writes GGUF v3 files, streaming tensor data so that large synthetic models need no RAM.
 
-use crate::util::rng::SplitMix64;
 use std::io::{self, Write};
 
 use super::{DEFAULT_ALIGNMENT, MAGIC, Value, type_layout};
@@ -37,6 +36,28 @@ impl Tensor {
     pub fn n_bytes(&self) -> u64 {
         let (_, block, bytes) = type_layout(self.ggml_type).expect("known ggml type");
         self.n_elements() / block * bytes
+    }
+
+    /// Random weights of `ggml_type`, about as large as a trained model's init (1/√fan_in)
+    /// so that activations stay finite.
+    pub fn random(name: String, dims: Vec<u64>, ggml_type: u32, seed: u64) -> Tensor {
+        let scale = 1.0 / (dims[0] as f32).sqrt();
+        Tensor {
+            name,
+            dims,
+            ggml_type,
+            data: TensorData::RandomF32 { seed, scale },
+        }
+    }
+
+    /// F32 ones: a norm's weights.
+    pub fn ones(name: String, dims: Vec<u64>) -> Tensor {
+        Tensor {
+            name,
+            dims,
+            ggml_type: 0,
+            data: TensorData::ConstF32(1.0),
+        }
     }
 }
 
@@ -82,48 +103,34 @@ fn pad(w: &mut impl Write, written: u64, align: u64) -> io::Result<u64> {
 }
 
 fn put_tensor_data(w: &mut impl Write, t: &Tensor) -> io::Result<()> {
-    match &t.data {
-        TensorData::Zeros => return w.write_all(&vec![0u8; t.n_bytes() as usize]),
-        TensorData::I64(v) => {
+    match t.data {
+        TensorData::Zeros => w.write_all(&vec![0u8; t.n_bytes() as usize]),
+        TensorData::I64(ref v) => {
             let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-            return w.write_all(&bytes);
+            w.write_all(&bytes)
         }
-        TensorData::F32(v) => {
+        TensorData::F32(ref v) => {
             let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-            return w.write_all(&bytes);
+            w.write_all(&bytes)
         }
-        _ => {}
-    }
-    if t.ggml_type != 0 {
-        return match t.data {
-            TensorData::RandomF32 { seed, scale } => {
-                super::blocks::write_random(w, t.ggml_type, t.n_elements(), seed, scale)
+        TensorData::RandomF32 { seed, scale } => {
+            super::blocks::write_random(w, t.ggml_type, t.n_elements(), seed, scale)
+        }
+        TensorData::ConstF32(_) if t.ggml_type != 0 => {
+            Err(io::Error::other("constant tensors must be F32"))
+        }
+        TensorData::ConstF32(c) => {
+            const CHUNK: usize = 1 << 14;
+            let chunk = c.to_le_bytes().repeat(CHUNK);
+            let mut left = t.n_elements() as usize;
+            while left > 0 {
+                let k = left.min(CHUNK);
+                w.write_all(&chunk[..4 * k])?;
+                left -= k;
             }
-            TensorData::ConstF32(_) => Err(io::Error::other("constant tensors must be F32")),
-            TensorData::Zeros | TensorData::I64(_) | TensorData::F32(_) => {
-                unreachable!("handled above")
-            }
-        };
-    }
-    let n = t.n_elements();
-    let mut buf = Vec::with_capacity(1 << 16);
-    let mut rng = match t.data {
-        TensorData::RandomF32 { seed, .. } => SplitMix64(seed),
-        _ => SplitMix64(0),
-    };
-    for _ in 0..n {
-        let x = match t.data {
-            TensorData::RandomF32 { scale, .. } => (rng.next_f32() * 2.0 - 1.0) * scale,
-            TensorData::ConstF32(c) => c,
-            _ => 0.0,
-        };
-        buf.extend_from_slice(&x.to_le_bytes());
-        if buf.len() >= 1 << 16 {
-            w.write_all(&buf)?;
-            buf.clear();
+            Ok(())
         }
     }
-    w.write_all(&buf)
 }
 
 /// Writes `doc` as GGUF v3 with the default 32-byte alignment.

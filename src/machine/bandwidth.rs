@@ -14,28 +14,25 @@ use serde::{Deserialize, Serialize};
 pub struct Bandwidth {
     /// Streaming read, GB/s (1e9 bytes/s): what decoding needs.
     pub read_gbs: f64,
-    /// Copy, counting bytes read plus bytes written, GB/s.
+    /// Counting bytes read plus bytes written.
     pub copy_gbs: f64,
     pub threads: u32,
     pub buffer_bytes: u64,
-    /// Size of the last-level cache (Linux sysfs), when known.
     #[serde(default)]
     pub llc_bytes: Option<u64>,
     /// Streaming read over a buffer of half the last-level cache: the ceiling for a model
     /// small enough to stay cache-resident (a 100 MB model on a CPU with a 260 MB L3).
     #[serde(default)]
     pub llc_read_gbs: Option<f64>,
-    /// The machine the figure belongs to (cache key).
+    /// The cache key.
     pub machine: String,
     pub measured_at: String,
-    /// The 1, 5 and 15 minute load averages just before the probe (`None` where unknown,
-    /// and in caches written before it was recorded).
+    /// Just before the probe.
     #[serde(default)]
     pub load_average: Option<[f64; 3]>,
 }
 
 impl Bandwidth {
-    /// Whether the probe was taken on a machine quiet enough to stand for it.
     pub fn quiet(&self, logical_cpus: u32) -> bool {
         quiet(self.load_average, logical_cpus)
     }
@@ -43,10 +40,7 @@ impl Bandwidth {
     /// The better of two probes of one machine, field by field: a cloud host's rate moves over
     /// minutes (21.6 and 43.9 GB/s one quiet afternoon), and the lower put a decode at 134%.
     pub fn best(self, other: Bandwidth) -> Bandwidth {
-        let llc_read_gbs = match (self.llc_read_gbs, other.llc_read_gbs) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
+        let llc_read_gbs = super::energy::either(self.llc_read_gbs, other.llc_read_gbs, f64::max);
         let copy_gbs = self.copy_gbs.max(other.copy_gbs);
         let mut b = if other.read_gbs > self.read_gbs {
             other
@@ -116,7 +110,7 @@ fn copy_pass(src: &[u64], dst: &mut [u64], threads: usize) -> f64 {
     (src.len() * 8 * 2) as f64 / start.elapsed().as_secs_f64() / 1e9
 }
 
-/// Last-level cache size from sysfs (the largest cache cpu0 reports).
+/// The largest cache cpu0 reports in sysfs.
 pub fn llc_bytes() -> Option<u64> {
     let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
     dir.filter_map(|e| e.ok())

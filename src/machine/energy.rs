@@ -2,6 +2,7 @@
 //! NVIDIA machines, RAPL counters where readable, nothing otherwise), and the samples are
 //! summarised into joules, joules per token, clocks, temperature and a throttling flag.
 
+use std::ops::Add;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -138,23 +139,21 @@ impl PowerSource for NvmlSource {
         let mut s = Sample::default();
         for i in 0..self.0.device_count() {
             let r = self.0.read(i);
-            let add = |a: Option<f64>, b: Option<f64>| match (a, b) {
-                (Some(x), Some(y)) => Some(x + y),
-                (x, y) => x.or(y),
-            };
-            s.power_w = add(s.power_w, r.power_w);
-            s.energy_j = add(s.energy_j, r.energy_j);
+            s.power_w = either(s.power_w, r.power_w, f64::add);
+            s.energy_j = either(s.energy_j, r.energy_j, f64::add);
             s.sm_clock_mhz = r.sm_clock_mhz.or(s.sm_clock_mhz);
-            s.temp_c = match (s.temp_c, r.temp_c) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
-            s.memory_used = match (s.memory_used, r.memory_used) {
-                (Some(a), Some(b)) => Some(a + b),
-                (a, b) => a.or(b),
-            };
+            s.temp_c = either(s.temp_c, r.temp_c, f64::max);
+            s.memory_used = either(s.memory_used, r.memory_used, u64::add);
         }
         s
+    }
+}
+
+/// `f` of both when both are there, else whichever is.
+pub(crate) fn either<T>(a: Option<T>, b: Option<T>, f: impl FnOnce(T, T) -> T) -> Option<T> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(f(x, y)),
+        (x, y) => x.or(y),
     }
 }
 

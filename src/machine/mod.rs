@@ -27,13 +27,12 @@ pub fn busy_threshold(logical_cpus: u32) -> f64 {
     0.5 * f64::from(logical_cpus.max(1))
 }
 
-/// How often power is sampled during a test.
 pub const POWER_PERIOD: Duration = Duration::from_millis(50);
 
 /// What a test used and how close it came to the hardware's limits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Resources {
-    /// Peak resident memory of the process during the test (Linux), bytes.
+    /// Of the process during the test (Linux).
     pub peak_rss_bytes: Option<u64>,
     /// KV-cache bytes of the test's context: llama.cpp's own KV buffers (from the test's
     /// placement, its padded context included) where it logged them, else computed as
@@ -41,16 +40,13 @@ pub struct Resources {
     pub kv_cache_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kv_cache_source: Option<KvCacheSource>,
-    /// Energy over the timed repetitions, where a power source is readable.
+    /// Over the timed repetitions.
     pub energy: Option<Energy>,
     pub joules_per_token: Option<f64>,
-    /// Decode tests: achieved bandwidth and percentage of the bandwidth roofline.
     pub roofline: Option<DecodeRoofline>,
-    /// Prefill tests: FLOPs per token and achieved TFLOP/s.
     pub prefill: Option<PrefillCompute>,
 }
 
-/// Reads the roofline shape from a GGUF header (None when keys are missing).
 pub fn shape_of(h: &Header) -> Option<Shape> {
     let arch = h.architecture()?;
     let get = |k: &str| {
@@ -86,7 +82,7 @@ pub fn shape_of(h: &Header) -> Option<Shape> {
 /// partly offloaded test has no single ceiling and gets no roofline.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Ceilings {
-    /// llama.cpp runs a GPU backend (otherwise every test is a host test).
+    /// Otherwise every test is a host test.
     pub gpu_build: bool,
     pub device: Option<(f64, String)>,
     pub host: Option<(f64, String)>,

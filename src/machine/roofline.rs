@@ -1,16 +1,15 @@
 //! Roofline arithmetic, pure. Decoding reads every weight once per token (of a mixture of
-//! experts, only the experts its router picks), plus the KV cache of the context so far, so tokens/s ≤ bandwidth / bytes per token. Prefill is compute
-//! bound: about 2·n_params FLOPs per token (one multiply-add per weight).
+//! experts, only the experts its router picks), plus the KV cache of the context so far, so
+//! tokens/s ≤ bandwidth / bytes per token. Prefill is compute bound: about 2·n_params FLOPs
+//! per token (one multiply-add per weight).
 
 use serde::{Deserialize, Serialize};
 
-/// The shape facts the arithmetic needs, read from the GGUF header.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Shape {
     pub n_layer: u64,
     /// Width of K (and of V) per position and layer: n_head_kv · head_dim.
     pub n_embd_kv: u64,
-    /// Bytes of all weights (llama.cpp's model_size).
     pub weight_bytes: u64,
     /// Bytes of the input embedding table, read one row per token when the output matrix is
     /// a separate tensor (when tied, the table is read whole as the output projection).
@@ -25,29 +24,22 @@ pub struct Shape {
     pub n_expert_used: u64,
 }
 
-/// Bytes per element of a KV-cache type (block types averaged over their block).
+/// Bytes per element of a KV-cache type (block types averaged over their block); f16's for a
+/// name ggml does not know.
 pub fn kv_type_bytes(t: &str) -> f64 {
-    match t {
-        "f32" => 4.0,
-        "f16" | "bf16" => 2.0,
-        "q8_0" => 34.0 / 32.0,
-        "q4_0" | "iq4_nl" => 18.0 / 32.0,
-        "q4_1" => 20.0 / 32.0,
-        "q5_0" => 22.0 / 32.0,
-        "q5_1" => 24.0 / 32.0,
-        _ => 2.0,
-    }
+    (crate::gguf::GGML_TYPES.iter())
+        .find(|g| g.1.eq_ignore_ascii_case(t))
+        .map_or(2.0, |&(_, _, block, bytes)| bytes as f64 / block as f64)
 }
 
 impl Shape {
-    /// KV-cache bytes per position (all layers, K and V).
+    /// All layers, K and V.
     pub fn kv_bytes_per_position(&self, type_k: &str, type_v: &str) -> f64 {
         self.n_layer as f64
             * self.n_embd_kv as f64
             * (kv_type_bytes(type_k) + kv_type_bytes(type_v))
     }
 
-    /// Weight bytes read to decode one token.
     pub fn weight_bytes_per_token(&self) -> f64 {
         let all = if self.tied_embeddings || self.n_vocab == 0 {
             self.weight_bytes as f64
@@ -69,17 +61,15 @@ impl Shape {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DecodeRoofline {
-    /// Bytes read per generated token: weights plus the mean KV cache of the test.
+    /// Weights plus the mean KV cache of the test.
     pub bytes_per_token: f64,
-    /// The bandwidth the roofline assumes, GB/s (1e9 bytes/s).
+    /// GB/s (1e9 bytes/s).
     pub bandwidth_gbs: f64,
-    /// Where it came from: "probe" (host), "nvml", "table:<gpu>".
+    /// "probe: ..." (host), "table: ...".
     pub bandwidth_source: String,
-    /// The ceiling: bandwidth / bytes per token.
     pub roofline_ts: f64,
-    /// Bandwidth the measured rate implies.
+    /// What the measured rate implies.
     pub achieved_gbs: f64,
-    /// Measured t/s as a percentage of the ceiling.
     pub percent_of_roofline: f64,
     /// The rate implies more bytes/s than the ceiling, so the ceiling is wrong (a busy probe,
     /// or a cache the probe did not see) and tables say so rather than print the percent.
@@ -130,7 +120,6 @@ impl DecodeRoofline {
         }
     }
 
-    /// Whether the ceiling is the host's bandwidth probe (DRAM or cache-resident read).
     pub fn is_from_host_probe(&self) -> bool {
         self.bandwidth_source.starts_with("probe:")
     }

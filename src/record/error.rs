@@ -1,14 +1,11 @@
-//! What can go wrong at the record boundary: claiming, writing and reading a result file
-//! and its journal, a file whose figures its own samples contradict (`verify`), a record
-//! that does not survive redaction (`redact`).
-//! Every variant displays the one line users read (docs/bad-input.md).
+//! What can go wrong with a result file and its journal: every variant displays the one line
+//! users read (docs/bad-input.md).
 
 use std::io;
 use std::path::PathBuf;
 
 use super::SCHEMA_VERSION;
 
-/// Why a result file (or its journal) could not be claimed, written or read.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
     /// `create_dir_all` on a file says "File exists (os error 17)": this says what is wrong.
@@ -20,14 +17,12 @@ pub enum RecordError {
         #[source]
         source: io::Error,
     },
-    /// A new result file's name could not be claimed (its journal not created).
     #[error("cannot write to the results directory {}: {source}", dir.display())]
     Claim {
         dir: PathBuf,
         #[source]
         source: io::Error,
     },
-    /// Every name of the second, with a suffix up to 999, is taken.
     #[error("too many result files for one second in {}", dir.display())]
     NamesTaken { dir: PathBuf },
     #[error("cannot write the result file {}: {source}", path.display())]
@@ -42,7 +37,6 @@ pub enum RecordError {
         #[source]
         source: io::Error,
     },
-    /// A result file or a journal could not be read: missing, a directory, not UTF-8.
     #[error("{}: {source}", path.display())]
     Read {
         path: PathBuf,
@@ -63,14 +57,12 @@ pub enum RecordError {
         SCHEMA_VERSION
     )]
     SchemaVersion { path: PathBuf, version: u64 },
-    /// Valid JSON of a supported version that does not fit the schema.
     #[error("{}: invalid result file: {source}", path.display())]
     Schema {
         path: PathBuf,
         #[source]
         source: serde_json::Error,
     },
-    /// The file reads, but a figure in it is not what its samples give (`verify`).
     #[error("{}: {source}", path.display())]
     Contradicted {
         path: PathBuf,
@@ -81,7 +73,6 @@ pub enum RecordError {
     /// record that does not serialize: serde's own text, as callers have always shown it.
     #[error(transparent)]
     Json(serde_json::Error),
-    /// The redacted JSON no longer reads as a record.
     #[error("after redaction: {source}")]
     Redacted {
         #[source]
@@ -89,7 +80,7 @@ pub enum RecordError {
     },
 }
 
-/// The first figure of a test that its samples contradict: "test ID: FIELD ...".
+/// The first figure of a test that its samples contradict.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("test {test}: {disagreement}")]
 pub struct Contradiction {
@@ -98,10 +89,8 @@ pub struct Contradiction {
     pub disagreement: Disagreement,
 }
 
-/// What in one test disagrees with its samples, naming the field.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Disagreement {
-    /// A stored figure (or interval) that its samples give otherwise; both as printed.
     #[error("{field} is {stored} but its samples give {recomputed}")]
     Figure {
         field: String,
@@ -110,7 +99,6 @@ pub enum Disagreement {
     },
     #[error("samples_ns has {ns} values but samples_ts {ts}")]
     SampleCounts { ns: usize, ts: usize },
-    /// Round `round`'s samples are not the test's samples `from..to`.
     #[error(
         "rounds[{round}].samples_ns are not samples_ns[{from}..{to}]: the rounds' samples must be the test's, in order"
     )]
@@ -119,19 +107,6 @@ pub enum Disagreement {
         from: usize,
         to: usize,
     },
-    /// The rounds together hold another number of samples than the test.
     #[error("the rounds hold {held} samples but samples_ns {total}")]
     RoundsTotal { held: usize, total: usize },
-}
-
-impl Disagreement {
-    /// The field that disagrees, as the file names it (`median_ts`, `rounds[1].interval`).
-    pub fn field(&self) -> String {
-        match self {
-            Disagreement::Figure { field, .. } => field.clone(),
-            Disagreement::SampleCounts { .. } => "samples_ts".into(),
-            Disagreement::RoundSamples { round, .. } => format!("rounds[{round}].samples_ns"),
-            Disagreement::RoundsTotal { .. } => "rounds".into(),
-        }
-    }
 }

@@ -12,27 +12,20 @@ use super::{DeviceInfo, LlamaBuild, SystemInfo, ToolInfo};
 use crate::machine::bandwidth::Bandwidth;
 use crate::machine::nvml::GpuFacts;
 
-/// Everything `tpsbench info` knows about the machine and the llama.cpp build.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MachineFacts {
     pub tool: ToolInfo,
     pub system: SystemInfo,
-    /// The build; `llama_cpp.cpu_features` is the SIMD line.
     pub llama_cpp: LlamaBuild,
-    /// The same as `llama_cpp.cmake_flags` (kept at the top level, where scripts read it).
+    /// `llama_cpp.cmake_flags` again, at the top level, where scripts read it.
     pub cmake_flags: String,
-    /// Every CPU-backend feature by name: probed ones (true or false) and those
-    /// `llama_print_system_info()` lists.
     pub cpu_features: BTreeMap<String, bool>,
     /// SIMD features the CPU has but the build lacks (figures will be low).
     pub simd_missing: Vec<String>,
-    /// The host memory bandwidth probe (cached per machine).
     pub host_bandwidth: Bandwidth,
-    /// The power source energy figures would come from: "nvml", "rapl", or None.
+    /// "nvml", "rapl", or None.
     pub power_source: Option<String>,
-    /// GPUs as NVML describes them.
     pub gpus: Vec<GpuFacts>,
-    /// Devices as llama.cpp's backend registry lists them.
     pub devices: Vec<DeviceInfo>,
 }
 
@@ -41,7 +34,6 @@ impl MachineFacts {
         serde_json::to_value(self).expect("plain data serializes")
     }
 
-    /// The text `tpsbench info` prints.
     pub fn to_text(&self) -> String {
         render(&Reader::new(&self.to_json()))
     }
@@ -99,7 +91,6 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The text of `tpsbench info`: one section after the other.
 fn render(r: &Reader) -> String {
     let mut out = Vec::new();
     machine(r, &mut out);
@@ -130,8 +121,6 @@ fn machine(r: &Reader, out: &mut Vec<String>) {
     ));
 }
 
-/// The llama.cpp build: version, cmake flags, library and its stamp, SIMD (with a warning
-/// for what the CPU has and the build lacks), system info.
 fn build(r: &Reader, out: &mut Vec<String>) {
     out.push(format!(
         "llama.cpp: llama-cpp-sys-2 {} ({}), GPU backend: {}",

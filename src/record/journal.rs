@@ -22,7 +22,6 @@ enum Entry {
     /// A test's record, new or joined by a later round: replaces the one with its id.
     Test(Box<TestRecord>),
     Models(Vec<ModelRecord>),
-    /// The run's facts (its end time, a resume).
     Run(Box<RunInfo>),
 }
 
@@ -37,13 +36,13 @@ enum Line<'a> {
     Models(&'a [ModelRecord]),
 }
 
-/// The writing side: owns the result file of a run in progress.
+/// Owns the result file of a run in progress.
 pub(crate) struct Journal {
     path: PathBuf,
     file: std::fs::File,
-    /// Tests in the result file when it was last written: it is rewritten at twice that.
+    /// When the result file was last written: it is rewritten at twice that.
     tests_in_file: usize,
-    /// The models as last journaled, to write them only when they change.
+    /// As last journaled, to write them only when they change.
     models: Vec<ModelRecord>,
 }
 
@@ -120,22 +119,11 @@ fn open_fresh(path: &Path, record: &RunRecord) -> Result<std::fs::File, RecordEr
         source,
     };
     let f = std::fs::File::create(&tmp).map_err(err)?;
-    write_snapshot(&f, record)
+    results::write_synced(&f, &Line::Snapshot(record), false)
         .and_then(|()| std::fs::rename(&tmp, &j))
         .map_err(err)?;
     // Appends go to the renamed file (the open handle follows it).
     Ok(f)
-}
-
-/// The snapshot line, streamed into `f` and flushed to disk: it is as large as the result
-/// file, and a buffer of it would be one more copy of the record in memory.
-fn write_snapshot(f: &std::fs::File, record: &RunRecord) -> std::io::Result<()> {
-    let mut w = std::io::BufWriter::new(f);
-    serde_json::to_writer(&mut w, &Line::Snapshot(record))?;
-    w.write_all(b"\n")?;
-    w.flush()?;
-    drop(w);
-    f.sync_all()
 }
 
 /// The record a run left at `path`: its journal replayed when there is one (a run that

@@ -23,18 +23,8 @@ pub fn llama_build(system_info: String, cpu_features: Vec<String>) -> LlamaBuild
     let probed: Vec<(&str, bool)> = cpu_features.iter().map(|f| (f.as_str(), true)).collect();
     let cpu_features = simd_features(&probed, &system_info);
     let rs = env!("TPSBENCH_LLAMA_RS_COMMIT");
-    let library = linkage::current().cloned();
     // A shared llama.cpp brings its own backend: its stamp says which, not our features.
-    let stamped = library
-        .as_ref()
-        .filter(|l| l.linkage == "dynamic")
-        .map(|l| match &l.stamp {
-            Some(s) => s
-                .get("backend")
-                .cloned()
-                .unwrap_or_else(|| "unknown".into()),
-            None => "unknown".into(),
-        });
+    let stamped = from_stamp("backend", "unknown");
     LlamaBuild {
         sys_crate_version: LLAMA_SYS_VERSION.into(),
         build_number: None,
@@ -43,21 +33,23 @@ pub fn llama_build(system_info: String, cpu_features: Vec<String>) -> LlamaBuild
         gpu_backend: stamped.unwrap_or_else(|| gpu_backend().into()),
         cmake_flags: cmake_flags(),
         cpu_features,
-        library,
+        library: linkage::current().cloned(),
     }
 }
 
 /// The cmake options llama.cpp was configured with (GGML_NATIVE, GGML_CUDA, ...): those of
 /// the copy linked in, or, for a shared library found at run time, those in its stamp.
 pub fn cmake_flags() -> String {
-    match linkage::current() {
-        Some(l) if l.linkage == "dynamic" => l
-            .stamp
-            .as_ref()
-            .and_then(|s| s.get("cmake_flags").cloned())
-            .unwrap_or_else(|| "unknown (shared library without a stamp)".into()),
-        _ => env!("TPSBENCH_LLAMA_CMAKE_FLAGS").to_string(),
-    }
+    from_stamp("cmake_flags", "unknown (shared library without a stamp)")
+        .unwrap_or_else(|| env!("TPSBENCH_LLAMA_CMAKE_FLAGS").to_string())
+}
+
+/// Build fact `key` of a shared llama.cpp found at run time, from its stamp (`unknown`
+/// without one); None for the copy linked in.
+fn from_stamp(key: &str, unknown: &str) -> Option<String> {
+    let l = linkage::current().filter(|l| l.linkage == "dynamic")?;
+    let known = l.stamp.as_ref().and_then(|s| s.get(key).cloned());
+    Some(known.unwrap_or_else(|| unknown.into()))
 }
 
 pub fn system() -> SystemInfo {
@@ -177,10 +169,8 @@ pub fn roofline_bandwidth(
         s.cpu_model, s.logical_cores, s.ram_bytes
     );
     let b = machine::bandwidth::cached_or_probe(s.logical_cores, &machine, refresh);
-    c.host = Some((
-        b.read_gbs,
-        format!("probe: host DRAM read, {} threads", b.threads),
-    ));
+    // DRAM's: the working set of a test is not known yet.
+    c.host = Some(machine::host_ceiling(&b, f64::INFINITY));
     info.host_bandwidth = Some(b);
     c
 }

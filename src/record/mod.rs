@@ -1,6 +1,6 @@
-//! The result file: `schema_version` 3 (see [`SCHEMA_VERSION`]), one file per run. Field names follow llama-bench's
-//! JSON output wherever llama-bench has the field, so its users can read ours unchanged.
-//! See docs/schema.md for the meaning of each field.
+//! The result file, one per run. Field names follow llama-bench's JSON output wherever
+//! llama-bench has the field, so its users can read ours unchanged; docs/schema.md says what
+//! each field means.
 
 use serde::{Deserialize, Serialize};
 
@@ -23,13 +23,9 @@ use crate::plan::TestParams;
 
 pub use error::{Contradiction, Disagreement, RecordError};
 
-/// 2: optional `stats`, `resources`, `serving`, `placement`, model `quality`/`provenance`
-/// and run-level machine facts joined version 1's fields.
-/// 3: every test carries its `kind`; a run records its `shard` and `plan_hash`. Versions 1
-/// and 2 still read: `results::read` infers the kind of their tests.
+/// Versions 1 and 2 still read: `results::read` infers the kind of their tests.
 pub const SCHEMA_VERSION: u32 = 3;
 
-/// The shard of a plan a run measured (`tpsbench run --shard index/count`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShardInfo {
     pub index: usize,
@@ -48,29 +44,23 @@ pub struct RunRecord {
 pub struct ToolInfo {
     pub name: String,
     pub version: String,
-    /// `git describe`-style commit of the tpsbench build, when built from a git checkout.
     pub git_commit: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LlamaBuild {
-    /// Version of the `llama-cpp-sys-2` crate that vendors and builds llama.cpp.
     pub sys_crate_version: String,
-    /// llama.cpp build number and commit, when the build knows them.
     pub build_number: Option<i64>,
     pub build_commit: Option<String>,
-    /// `llama_print_system_info()`: the SIMD and backend features llama.cpp was built with.
+    /// `llama_print_system_info()`.
     pub system_info: String,
-    /// Compiled-in GPU backend feature of tpsbench: "cpu", "cuda", "vulkan" or "metal".
+    /// "cpu", "cuda", "vulkan" or "metal".
     pub gpu_backend: String,
-    /// The cmake options llama.cpp was configured with (GGML_NATIVE, GGML_CUDA, CUDA archs).
     #[serde(default)]
     pub cmake_flags: String,
-    /// SIMD features the CPU backend was compiled with, e.g. ["AVX2", "FMA"].
     #[serde(default)]
     pub cpu_features: Vec<String>,
-    /// The llama.cpp library the process ran: linked in, or a shared libllama found at run
-    /// time (`dynamic-link` builds), with its version stamp.
+    /// Linked in, or a shared libllama found at run time, with its version stamp.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub library: Option<crate::engine::linkage::Library>,
 }
@@ -95,61 +85,45 @@ pub struct RunInfo {
     pub llama_cpp: LlamaBuild,
     /// RFC 3339, UTC.
     pub started_at: String,
-    /// Set when the run ends; absent in a file of a run still going or interrupted.
+    /// Absent in a file of a run still going or interrupted.
     pub finished_at: Option<String>,
     pub system: SystemInfo,
     pub devices: Vec<DeviceInfo>,
-    /// Distinct backend names of the devices (llama-bench's `backends`).
     pub backends: String,
     pub config_file: String,
-    /// Seed of the random prompt tokens.
     pub seed: u64,
     pub warmup: u32,
     pub repetitions: u32,
-    /// Rounds of each llama-bench-style test (`[sweep] rounds`, `--rounds`): 1 in files
-    /// written before rounds existed, and for llama-bench's methodology.
+    /// 1 in files written before rounds existed.
     #[serde(default = "one_round", skip_serializing_if = "is_one_round")]
     pub rounds: u32,
-    /// `rounds = "auto"`: the budget, and why the rounds stopped (absent for fixed rounds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds_auto: Option<AutoRoundsRecord>,
     pub command: Vec<String>,
-    /// GPUs as NVIDIA's NVML reports them (empty without an NVIDIA driver).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gpus: Vec<crate::machine::nvml::GpuFacts>,
-    /// Host memory bandwidth from the built-in probe, when measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_bandwidth: Option<crate::machine::bandwidth::Bandwidth>,
-    /// RFC 3339 times at which an interrupted run was resumed (`--resume`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed_at: Vec<String>,
-    /// The shard of the plan this file holds, when run with `--shard`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardInfo>,
-    /// SHA-256 over the whole plan (before sharding and resuming) and the measurement
-    /// settings: files with equal hashes come from the same sweep.
+    /// Over the whole plan (before sharding and resuming) and the measurement settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_hash: Option<String>,
-    /// The measurement settings the plan was made with (`plan::build::settings_line`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_settings: Option<String>,
-    /// The ids of the plan's tests (before sharding): what a refused `--resume` or `merge`
-    /// names as the first difference.
+    /// Before sharding: what a refused `--resume` or `merge` names as the first difference.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plan_ids: Vec<String>,
-    /// The 1, 5 and 15 minute load averages (/proc/loadavg) when the run started: how busy
-    /// the machine was. Timed figures from a busy machine are not worth comparing.
+    /// When the run started: timed figures from a busy machine are not worth comparing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_average: Option<[f64; 3]>,
-    /// Set by `tpsbench publish`: the file's absolute paths were cut to file names and its
-    /// host name replaced by this label (unless kept on purpose).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub published: Option<redact::Published>,
-    /// `tpsbench tune`: its race (the rounds are in the tests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tune: Option<tune::TuneRecord>,
-    /// The wall time the plan was estimated to take before it ran (what `--dry-run`
-    /// prints), in seconds: beside `started_at` and `finished_at`, how good the estimate was.
+    /// Seconds, as `--dry-run` estimates them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimated_seconds: Option<f64>,
 }
@@ -162,51 +136,42 @@ fn is_one_round(r: &u32) -> bool {
     *r == 1
 }
 
+fn is_zero<T: Default + PartialEq>(x: &T) -> bool {
+    *x == T::default()
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelRecord {
-    /// The name given in models.toml.
     pub name: String,
     pub path: String,
     pub model_filename: String,
-    /// Bytes on disk.
     pub file_size: u64,
     pub sha256: String,
-    /// `general.architecture`, e.g. "llama".
     pub architecture: Option<String>,
-    /// `general.file_type` as a label, e.g. "Q4_1".
+    /// `general.file_type` as a label.
     pub quantization: Option<String>,
-    /// llama.cpp's description (llama-bench's `model_type`); absent if loading failed.
     pub model_type: Option<String>,
-    /// Bytes of weights as llama.cpp counts them (llama-bench's `model_size`).
     pub model_size: Option<u64>,
     pub model_n_params: Option<u64>,
-    /// Why the model could not be inspected or loaded.
     pub error: Option<String>,
-    /// `model_size · 8 / model_n_params`: bits per weight as llama.cpp counts them.
+    /// `model_size · 8 / model_n_params`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bits_per_weight: Option<f64>,
-    /// The file's tensor types by share of parameters, largest first, from its GGUF header:
-    /// what it really holds, which can differ from `quantization` (llama.cpp's K-quant
-    /// fallback on rows not a multiple of 256 wide).
+    /// What the file really holds, which can differ from `quantization` (`tensor_mix`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tensor_types: Vec<tensor_mix::TypeShare>,
-    /// The model whatever its quantization: 16 hex digits of the SHA-256 of its architecture,
-    /// tensor names and shapes and vocabulary. Files of one model share it; the leaderboard
-    /// groups by it rather than by the name typed in models.toml.
+    /// The model whatever its quantization: the leaderboard groups by it rather than by the
+    /// name typed in models.toml.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<String>,
-    /// Where the file came from: a ladder variant or a synthetic model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,
-    /// Output quality against the ladder's reference variant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quality: Option<Quality>,
-    /// Bytes of the evaluation text per token of this model's tokenizer: output bytes/s =
-    /// `avg_ts × bytes_per_token`.
+    /// Output bytes/s = `avg_ts × bytes_per_token`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_per_token: Option<f64>,
-    /// Tokens of the configured reference tokenizer (tokenizer.json) per token of this
-    /// model: reference tokens/s = `avg_ts × ref_tokens_per_token`.
+    /// Reference tokens/s = `avg_ts × ref_tokens_per_token`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ref_tokens_per_token: Option<f64>,
 }
@@ -214,21 +179,17 @@ pub struct ModelRecord {
 /// Where a model file came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
-    /// The file the variant was quantized from (the file itself for a synthetic model).
+    /// The file itself for a synthetic model.
     pub base_file: String,
     pub base_sha256: String,
-    /// The variant's type, e.g. `Q4_K_M`.
     #[serde(rename = "type")]
     pub quant_type: String,
-    /// The base file's type, e.g. `Q4_1`.
     pub base_type: String,
-    /// The base was already quantized: the variant carries the base's error plus its own.
+    /// The variant carries the base's error plus its own.
     pub requantized: bool,
-    /// Random weights (`tpsbench synth`): speed only, never quality figures.
+    /// Random weights: speed only, never quality figures.
     pub synthetic: bool,
-    /// The synthetic shape preset, e.g. `llama-3-8b`.
     pub preset: Option<String>,
-    /// How a ladder variant was built beyond its type (llama-quantize's options).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recipe: Option<RecipeRecord>,
     /// A file given as it is (a download), not built here: `type` is its tensor mix and
@@ -240,16 +201,12 @@ pub struct Provenance {
 /// A variant's recipe: its importance matrix and its overrides.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecipeRecord {
-    /// The variant's name in the ladder, e.g. `Q4_K_M-imat`.
     pub name: String,
-    /// SHA-256 of the imatrix file (as written, when computed here).
     pub imatrix_sha256: Option<String>,
     /// The calibration text: the file name, or the dataset a given imatrix file names.
     pub imatrix_text: Option<String>,
-    /// SHA-256 of the calibration text, when the imatrix was computed here.
     pub imatrix_text_sha256: Option<String>,
-    /// llama-quantize's options: `attn_v=Q6_K`, `output=Q6_K`, `token_embd=Q4_K`, `pure`,
-    /// `template=<file>` (with the template's tensor types as further patterns).
+    /// llama-quantize's options (`attn_v=Q6_K`, `pure`, `template=<file>`...).
     pub overrides: Vec<String>,
 }
 
@@ -262,17 +219,13 @@ pub enum Status {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TestRecord {
-    /// Unique id in the run, e.g. `SmolLM2-135M/Q4_1/pp512`.
     pub id: String,
-    /// Stable identity of what was measured: SHA-256 of the model file's SHA-256 and the
-    /// test configuration. Equal across runs and machines for the same model and test;
-    /// leaderboards deduplicate on (machine, identity).
+    /// Equal across runs and machines for the same model file and test: leaderboards
+    /// deduplicate on (machine, identity).
     pub identity: String,
-    /// The model's name in models.toml.
     pub model: String,
     /// llama-bench's test name: `pp512`, `tg128`, `pp512 @ d1024`.
     pub test: String,
-    /// What the test measures; exporters and the leaderboard choose by it.
     pub kind: crate::plan::TestKind,
     pub status: Status,
     pub error: Option<String>,
@@ -283,58 +236,46 @@ pub struct TestRecord {
     pub backends: String,
     #[serde(flatten)]
     pub params: TestParams,
-    /// The context size used: n_prompt + n_gen + n_depth.
+    /// n_prompt + n_gen + n_depth.
     pub n_ctx: u32,
     pub seed: u64,
     pub warmup: u32,
-    /// RFC 3339 time the test started.
+    /// RFC 3339.
     pub test_time: String,
-    /// Mean and sample standard deviation of the repetition times, in ns.
+    /// Of the repetitions: times in ns, rates in tokens/s (sample standard deviations).
     pub avg_ns: Option<u64>,
     pub stddev_ns: Option<u64>,
-    /// Mean and sample standard deviation of the per-repetition tokens/s.
     pub avg_ts: Option<f64>,
     pub stddev_ts: Option<f64>,
-    /// Median of the per-repetition tokens/s.
     pub median_ts: Option<f64>,
-    /// Raw repetition times and rates, in run order.
+    /// In run order.
     pub samples_ns: Vec<u64>,
     pub samples_ts: Vec<f64>,
-    /// Confidence intervals, outliers, steadiness and why repetition stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats: Option<crate::stats::analysis::TestStats>,
-    /// Memory, energy and roofline figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<crate::machine::Resources>,
-    /// Serving-test figures (TTFT, inter-token latency, per-request and aggregate rates);
-    /// absent for llama-bench-style tests. See docs/schema.md, "serving".
     /// Boxed: most tests have none, and inline it made every test record 2.8 KB instead of
     /// 1.4 KB, in a sweep that holds them all in memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serving: Option<Box<serving::Serving>>,
-    /// Speculative-test figures: the drafter, the speedup over plain decoding paired by
-    /// round, acceptance by position. Boxed, as `serving`: most tests have none, and a long
-    /// sweep holds every record. See docs/schema.md, "speculative".
+    /// Boxed, as `serving`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speculative: Option<Box<speculative::Speculative>>,
-    /// Where llama.cpp put the layers, KV cache and compute buffers (from its load log):
-    /// what `n_gpu_layers` and `no_kv_offload` actually achieved.
+    /// What `n_gpu_layers` and `no_kv_offload` actually achieved (llama.cpp's load log).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<crate::engine::placement::Placement>,
-    /// The test parameters (of `config::knobs`' table) this build did not honour, one line
-    /// each naming the parameter and why: the figures were measured without them.
+    /// The parameters this build did not honour, one line each: the figures were measured
+    /// without them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_honoured: Vec<String>,
-    /// Quality tests: KLD and perplexity against the ladder's reference variant (also in
-    /// the model's record, where the ladder table and the leaderboard read it).
+    /// Also in the model's record, where the ladder table and the leaderboard read it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quality: Option<Box<Quality>>,
-    /// Each round of a test run with `rounds` of 2 or more, in the order they ran; absent
-    /// for one round (llama-bench's methodology). The top-level samples are every round's
-    /// repetitions in run order; `stats.interval` is then the interval between rounds.
+    /// Absent for one round. The top-level samples are every round's repetitions in run
+    /// order; `stats.interval` is then the interval between rounds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rounds: Vec<RoundRecord>,
-    /// The text a `tokens = "text"` test decoded; absent for llama-bench's random ids.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<Box<text::TextSource>>,
 }
@@ -346,10 +287,8 @@ pub struct AutoRoundsRecord {
     pub max_rounds: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_seconds: Option<f64>,
-    /// "resolved after 4 rounds", "budget spent: ..." (absent while the run goes on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
-    /// The comparisons still open when the rounds stopped ("Q4_K_M vs Q8_0 tg128").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub open: Vec<String>,
 }
@@ -358,13 +297,10 @@ pub struct AutoRoundsRecord {
 /// repetitions, and the interval within it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoundRecord {
-    /// RFC 3339 time the round of this test started.
     pub test_time: String,
     pub samples_ns: Vec<u64>,
-    /// Median of this round's per-repetition tokens/s: what the interval between rounds
-    /// and the verdicts across rounds are computed from.
+    /// What the interval between rounds and the verdicts across rounds are computed from.
     pub median_ts: f64,
-    /// The 95% interval within this round (t on the log scale of its repetitions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<crate::stats::analysis::LevelInterval>,
 }
@@ -388,7 +324,6 @@ pub(crate) fn infer_kind(test: &serde_json::Value) -> crate::plan::TestKind {
 }
 
 impl TestRecord {
-    /// Fills the figures and the analysis from raw samples.
     pub fn set_measurement(
         &mut self,
         samples_ns: Vec<u64>,
@@ -404,22 +339,14 @@ impl TestRecord {
         ));
     }
 
-    /// Fills the figures from raw samples.
+    /// Fills the figures from raw llama-bench repetitions (`n_tokens` each).
     pub fn set_samples(&mut self, samples_ns: Vec<u64>) {
-        let s = crate::stats::summarize(self.params.n_tokens(), &samples_ns);
-        self.samples_ts = crate::stats::rates_per_second(self.params.n_tokens(), &samples_ns);
-        self.samples_ns = samples_ns;
-        self.avg_ns = Some(s.avg_ns.round() as u64);
-        self.stddev_ns = Some(s.stddev_ns.round() as u64);
-        self.avg_ts = Some(s.avg_ts);
-        self.stddev_ts = Some(s.stddev_ts);
-        self.median_ts = Some(s.median_ts);
-        self.status = Status::Ok;
-        self.error = None;
+        let ts = crate::stats::rates_per_second(self.params.n_tokens(), &samples_ns);
+        self.set_rates(samples_ns, ts);
     }
 
-    /// Fills the rate figures of a test whose samples are not llama-bench repetitions
-    /// (serving, speculative): mean, deviation and median of `samples_ts`, mean of the times;
+    /// Fills the figures from raw times and rates: mean, deviation and median of the rates
+    /// (llama-bench's `avg_ts` is the mean of the rates), mean and deviation of the times;
     /// the status is Ok.
     pub fn set_rates(&mut self, samples_ns: Vec<u64>, samples_ts: Vec<f64>) {
         let ns: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
@@ -503,7 +430,6 @@ impl TestRecord {
         ));
     }
 
-    /// This record's own measurement as one round.
     fn as_round(&self) -> RoundRecord {
         RoundRecord {
             test_time: self.test_time.clone(),

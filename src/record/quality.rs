@@ -1,4 +1,4 @@
-//! A variant's quality figures in the record: llama-perplexity `--kl-divergence`'s statistics.
+//! A variant's quality figures: llama-perplexity `--kl-divergence`'s statistics.
 
 use serde::{Deserialize, Serialize};
 
@@ -8,9 +8,8 @@ use serde::{Deserialize, Serialize};
 pub struct Quality {
     /// The reference variant's model name.
     pub reference: String,
-    /// Tokens scored.
     pub n_tokens: u64,
-    /// Kullback-Leibler divergence KL(reference ‖ model) per token, in nats.
+    /// KL(reference ‖ model) per token, in nats.
     pub kld_mean: f64,
     pub kld_mean_uncertainty: f64,
     pub kld_median: f64,
@@ -22,12 +21,9 @@ pub struct Quality {
     pub ln_ppl_ratio_uncertainty: f64,
     pub ppl: f64,
     pub ppl_ref: f64,
-    /// Share of tokens whose most likely next token agrees with the reference's (0..1).
     pub same_top_p: f64,
     pub same_top_p_uncertainty: f64,
-    /// Root mean square of the change in probability of the actual next token.
     pub rms_dp: f64,
-    /// Evaluation context and chunks, and the text evaluated.
     #[serde(default)]
     pub n_ctx: u32,
     #[serde(default)]
@@ -37,24 +33,20 @@ pub struct Quality {
     pub text_source: String,
     #[serde(default)]
     pub text_sha256: String,
-    /// The rest of what llama-perplexity prints (absent from files before they were kept):
-    /// the KLD's and Δp's distributions over the scored tokens.
+    /// The rest of what llama-perplexity prints (absent from files before they were kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kld_percentiles: Option<Percentiles>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dp_percentiles: Option<Percentiles>,
-    /// Mean Δp (p(next) under the model minus under the reference) and its standard error.
+    /// The pairs are a figure and its standard error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dp_mean: Option<(f64, f64)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rms_dp_uncertainty: Option<f64>,
-    /// Standard errors of `ppl` and `ppl_ref`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ppl_uncertainties: Option<(f64, f64)>,
-    /// PPL(model)/PPL(reference) and its standard error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ppl_ratio: Option<(f64, f64)>,
-    /// Cor(ln PPL(model), ln PPL(reference)), -1..1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ln_ppl_correlation: Option<f64>,
 }

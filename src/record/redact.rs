@@ -11,9 +11,9 @@ use super::RecordError;
 /// `run.published`: the file went through `tpsbench publish`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Published {
-    /// The machine's name on the board (`--as`), in place of its host name.
+    /// `--as`, in place of the host name.
     pub label: String,
-    /// `--keep-host`: the host name was kept on purpose.
+    /// `--keep-host`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub host_kept: bool,
 }
@@ -26,7 +26,6 @@ fn opens_path(prev: Option<char>) -> bool {
     }
 }
 
-/// Characters that end a path inside a longer string.
 fn closes_path(c: char) -> bool {
     c.is_whitespace() || "\"'()[]{},;<>".contains(c)
 }
@@ -107,30 +106,22 @@ fn replace_word(s: &str, host: &str, label: &str) -> String {
     out
 }
 
-fn each_string(v: &mut Value, f: &mut dyn FnMut(&mut String)) {
+/// Calls `f` on every scalar under `v` with the key it stands under ("" in an array).
+fn each_scalar(v: &mut Value, key: &str, f: &mut dyn FnMut(&str, &mut Value)) {
     match v {
-        Value::String(s) => f(s),
-        Value::Array(a) => a.iter_mut().for_each(|x| each_string(x, f)),
-        Value::Object(m) => m.values_mut().for_each(|x| each_string(x, f)),
-        _ => {}
+        Value::Array(a) => a.iter_mut().for_each(|x| each_scalar(x, "", f)),
+        Value::Object(m) => m.iter_mut().for_each(|(k, x)| each_scalar(x, k, f)),
+        _ => f(key, v),
     }
 }
 
 /// Calls `f` on the value of every non-empty `host` or `hostname` field.
 fn each_host_field(v: &mut Value, f: &mut dyn FnMut(&mut Value)) {
-    match v {
-        Value::Array(a) => a.iter_mut().for_each(|x| each_host_field(x, f)),
-        Value::Object(m) => {
-            for (k, x) in m.iter_mut() {
-                if (k == "host" || k == "hostname") && x.as_str().is_some_and(|s| !s.is_empty()) {
-                    f(x);
-                } else {
-                    each_host_field(x, f);
-                }
-            }
+    each_scalar(v, "", &mut |k, x| {
+        if (k == "host" || k == "hostname") && x.as_str().is_some_and(|s| !s.is_empty()) {
+            f(x);
         }
-        _ => {}
-    }
+    });
 }
 
 /// Redacts a result file's JSON in place: absolute paths become file names and, unless
@@ -141,12 +132,14 @@ pub fn redact(file: &mut Value, label: &str, keep_host: bool) {
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    each_string(file, &mut |s| {
-        let mut t = strip_paths(s);
-        if !keep_host {
-            t = replace_word(&t, &host, label);
+    each_scalar(file, "", &mut |_, v| {
+        if let Value::String(s) = v {
+            let mut t = strip_paths(s);
+            if !keep_host {
+                t = replace_word(&t, &host, label);
+            }
+            *s = t;
         }
-        *s = t;
     });
     if !keep_host {
         // Other host fields (a shared library's build `stamp.host`) name a machine too.

@@ -27,18 +27,7 @@ pub fn new_result_path(dir: &Path, run: &RunInfo) -> Result<PathBuf, RecordError
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())
         .collect();
-    let host: String = run
-        .system
-        .hostname
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let host = crate::util::file_safe(&run.system.hostname);
     for n in 1..1000 {
         let suffix = if n == 1 {
             String::new()
@@ -80,18 +69,11 @@ pub(crate) fn to_json_bytes(run: &RunRecord) -> Vec<u8> {
 }
 
 /// Writes the run to a temporary file beside `path`, flushed, then renamed over it (never
-/// half a file), and removes the journal. Streamed, not buffered: a buffer of the whole file
-/// was the largest part of a long sweep's memory.
+/// half a file), and removes the journal.
 pub fn write_atomic(path: &Path, run: &RunRecord) -> Result<(), RecordError> {
     let tmp = path.with_extension("json.tmp");
     let write = || -> std::io::Result<()> {
-        let f = std::fs::File::create(&tmp)?;
-        let mut w = std::io::BufWriter::new(&f);
-        serde_json::to_writer_pretty(&mut w, run)?;
-        w.write_all(b"\n")?;
-        w.flush()?;
-        drop(w);
-        f.sync_all()?;
+        write_synced(&std::fs::File::create(&tmp)?, run, true)?;
         std::fs::rename(&tmp, path)?;
         match std::fs::remove_file(journal_path(path)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
@@ -102,6 +84,25 @@ pub fn write_atomic(path: &Path, run: &RunRecord) -> Result<(), RecordError> {
         path: path.to_path_buf(),
         source,
     })
+}
+
+/// `value` as JSON (`pretty` or on one line) and a newline, streamed into `f` and flushed to
+/// disk: a buffer of a record as large as a long sweep's is one more copy of it in memory.
+pub(crate) fn write_synced(
+    f: &std::fs::File,
+    value: &impl serde::Serialize,
+    pretty: bool,
+) -> std::io::Result<()> {
+    let mut w = std::io::BufWriter::new(f);
+    if pretty {
+        serde_json::to_writer_pretty(&mut w, value)?;
+    } else {
+        serde_json::to_writer(&mut w, value)?;
+    }
+    w.write_all(b"\n")?;
+    w.flush()?;
+    drop(w);
+    f.sync_all()
 }
 
 /// The journal of the result file `path`: `NAME.json.journal`, which no reader of result

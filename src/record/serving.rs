@@ -3,8 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A distribution: count, mean, extremes and percentiles (linear interpolation between the
-/// closest ranks). All zero when `n` is 0.
+/// Percentiles interpolate linearly between the closest ranks; all zero when `n` is 0.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Dist {
     pub n: u64,
@@ -33,15 +32,13 @@ pub use crate::engine::endpoint::ServerInfo;
 
 pub use crate::plan::serving::Transport;
 
-/// A ratio served / in-process with its interval.
+/// Served over in-process: the ratio of the geometric means, its 95% Welch t interval on the
+/// log scale, and the samples on each side (requests, or repetitions for aggregate t/s).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Ratio {
-    /// Ratio of the geometric means (served over in-process).
     pub ratio: f64,
-    /// 95% Welch t interval on the log scale.
     pub lo: f64,
     pub hi: f64,
-    /// Samples on each side (requests, or repetitions for aggregate t/s).
     pub n_served: u64,
     pub n_in_process: u64,
 }
@@ -51,7 +48,6 @@ pub struct Ratio {
 /// variance between launches is not in them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VsInProcess {
-    /// The id of the in-process test.
     pub test: String,
     pub ttft: Option<Ratio>,
     pub per_request_ts: Option<Ratio>,
@@ -61,17 +57,14 @@ pub struct VsInProcess {
 /// One arrival rate the goodput search tried.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GoodputStep {
-    /// Poisson arrival rate, requests per second.
+    /// Poisson arrivals per second.
     pub rate: f64,
     pub n_requests: u32,
-    /// Requests that met every SLO threshold.
     pub n_good: u32,
-    /// n_good / n_requests.
     pub attainment: f64,
-    /// Good requests per second of the run: n_good / (first arrival to last token).
+    /// n_good / (first arrival to last token).
     pub goodput: f64,
     pub duration_s: f64,
-    /// attainment ≥ the SLO's.
     pub met: bool,
 }
 
@@ -80,14 +73,9 @@ pub struct GoodputStep {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Goodput {
     pub slo: Slo,
-    /// The highest rate tried that met the SLOs; None when even the lowest did not.
     pub max_rate: Option<f64>,
-    /// Good requests per second at `max_rate`.
     pub goodput: Option<f64>,
-    /// The lowest rate tried that did not meet them; None when the highest did.
     pub failed_rate: Option<f64>,
-    /// Why the search stopped: "converged", "steps", "time", "met at max_rate",
-    /// "not met at min_rate".
     pub stopped: String,
     pub steps: Vec<GoodputStep>,
 }
@@ -95,21 +83,16 @@ pub struct Goodput {
 /// The prompt file a test replayed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DatasetInfo {
-    /// File name.
+    /// The file's name, never its path.
     pub name: String,
     pub sha256: String,
-    /// Prompts in the file.
     pub n_prompts: u64,
-    /// Whether prompts went through the model's chat template.
     pub chat_template: bool,
-    /// Prompt lengths in tokens, after the template, with the model's tokenizer.
+    /// After the template, with the model's tokenizer.
     pub prompt_tokens: Dist,
-    /// "sharegpt": sampled as vLLM's bench serve samples it (seeded by the test's
-    /// `sampling_seed`; each request generates its reply's token count). Absent: a prompt
-    /// file, in order.
+    /// "sharegpt": sampled as vLLM's bench serve samples it. Absent: a prompt file, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
-    /// What a reader must know of the file (a ShareGPT file cut short).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -119,8 +102,7 @@ pub struct DatasetInfo {
 /// decoding, beside the in-process `speculative` tests.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServedDrafts {
-    /// The draft GGUF (file name) tpsbench gave the llama-server it launched, with K and the
-    /// minimum; absent for a server started otherwise.
+    /// What tpsbench gave the llama-server it launched; absent for a server started otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -138,7 +120,6 @@ pub struct ServedDrafts {
 }
 
 impl ServedDrafts {
-    /// Accepted / drafted; None when nothing was drafted.
     pub fn acceptance(&self) -> Option<f64> {
         (self.drafted > 0).then(|| self.accepted as f64 / self.drafted as f64)
     }
@@ -166,11 +147,11 @@ pub struct RequestSample {
     pub repetition: u32,
     pub n_prompt: u32,
     pub n_gen: u32,
-    /// Arrival time from the start of the repetition.
+    /// From the start of the repetition.
     pub arrival_ms: f64,
     pub ttft_ms: f64,
     pub e2e_ms: f64,
-    /// (n_gen − 1) / (E2E − TTFT); absent for a single generated token.
+    /// Absent for a single generated token.
     pub decode_ts: Option<f64>,
 }
 
@@ -184,18 +165,12 @@ pub struct RepFigures {
     pub aggregate_pp_ts: Option<f64>,
     pub aggregate_ts: Option<f64>,
     pub total_ts: Option<f64>,
-    /// Generated tokens / t_ms.
     pub output_ts: f64,
-    /// Time outside llama.cpp calls (sampling, batch building, bookkeeping), waits for
-    /// arrivals excluded.
+    /// Outside llama.cpp calls (sampling, batch building, bookkeeping), waits for arrivals
+    /// excluded.
     pub overhead_ms: f64,
-    /// Time with no request to serve (arrival tests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_ms: Option<f64>,
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
 
 /// The figures of a serving test. Rates are means over repetitions of per-repetition rates
@@ -203,85 +178,69 @@ fn is_zero(n: &u32) -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Serving {
     pub mode: crate::config::serving::Mode,
-    /// "http" for a served test; absent in-process.
     #[serde(default, skip_serializing_if = "Transport::is_in_process")]
     pub transport: Transport,
-    /// The server that answered (served tests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerInfo>,
-    /// Served tests: where token counts came from: "usage" (the server's own count),
-    /// "tokenizer" (the text through the model's tokenizer, when the server gives no usage)
-    /// or "chunks" (one token per text chunk, with no GGUF at hand).
+    /// "usage" (the server's own count), "tokenizer" (the text through the model's
+    /// tokenizer) or "chunks" (one token per text chunk, with no GGUF at hand).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_counts: Option<String>,
-    /// Requests that returned fewer tokens than asked: counted as they are, never as full.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    /// Counted as they are, never as full.
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub short_requests: u32,
-    /// Served tests: the ratios to the in-process test with the same parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vs_in_process: Option<VsInProcess>,
-    /// Goodput tests: the search and its steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput: Option<Goodput>,
-    /// Served tests whose server drafted (speculative decoding): its own counters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drafts: Option<ServedDrafts>,
     /// B: sequences decoded together (parallel), 1 (request), slots (arrival).
     pub n_parallel: u32,
-    /// The context's n_seq_max.
     pub n_seq_max: u32,
     pub kv_unified: bool,
-    /// One prompt prefilled once and copied to every sequence (llama-batched-bench -pps).
+    /// llama-batched-bench -pps: one prompt prefilled once and copied to every sequence.
     pub shared_prompt: bool,
-    /// Requests per second, Poisson (arrival tests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrival_rate: Option<f64>,
-    /// Requests per repetition.
+    /// Per repetition.
     pub n_requests: u32,
     pub repetitions: u32,
     /// 0 = greedy.
     pub temperature: f64,
     pub sampling_seed: u64,
-    /// Prompt tokens decoded per repetition (S_PP's numerator).
+    /// Per repetition.
     pub n_prompt_tokens: u64,
-    /// Tokens generated per repetition.
     pub n_output_tokens: u64,
     /// llama-batched-bench's N_KV: KV cells the test fills (parallel; request: the longest
     /// request; absent for arrival tests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub n_kv: Option<u64>,
-    /// Time to first token: arrival to the first sampled token (prefill + sampling).
+    /// Arrival to the first sampled token (prefill + sampling).
     pub ttft_ms: Dist,
     /// Inter-token latency: gaps between consecutive tokens of a request. Over HTTP, the gaps
     /// between streamed chunks, a chunk that carries m tokens counting as m gaps of 1/m of
     /// its gap (docs/served.md).
     pub itl_ms: Dist,
-    /// End-to-end latency: arrival to the last token.
     pub e2e_ms: Dist,
-    /// Time per output token of each request: (E2E − TTFT) / (n_gen − 1).
+    /// (E2E − TTFT) / (n_gen − 1) of each request.
     pub tpot_ms: Dist,
-    /// Arrival to admission into the batch (arrival tests).
+    /// Arrival to admission into the batch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_ms: Option<Dist>,
-    /// Mean per-request decode rate, (n_gen − 1) / (E2E − TTFT).
     pub per_request_ts: Option<f64>,
-    /// S_PP: prompt tokens / T_PP.
+    /// llama-batched-bench's S_PP, S_TG (arrival: generated tokens / t_ms) and S.
     pub aggregate_pp_ts: Option<f64>,
-    /// S_TG: decode tokens of all sequences / T_TG (arrival: generated tokens / t_ms).
     pub aggregate_ts: Option<f64>,
-    /// S: all tokens decoded / (T_PP + T_TG).
     pub total_ts: Option<f64>,
     /// Generated tokens / whole time (prefill included): the rate cost is based on.
     pub output_ts: f64,
-    /// Means over repetitions of T_PP, T_TG and the whole time.
     pub t_pp_ms: Option<f64>,
     pub t_tg_ms: Option<f64>,
     pub t_ms: f64,
-    /// Mean time per repetition outside llama.cpp calls, and its share of the busy time
-    /// (t_ms less idle_ms).
+    /// Its share is of the busy time (t_ms less idle_ms).
     pub overhead_ms: f64,
     pub overhead_fraction: f64,
-    /// Mean time per repetition with no request to serve (arrival tests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -292,7 +251,6 @@ pub struct Serving {
     pub meets_targets: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price_per_hour: Option<f64>,
-    /// price_per_hour / (output_ts × 3600) × 1e6.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_per_mtok: Option<f64>,
     pub reps: Vec<RepFigures>,

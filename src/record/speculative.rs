@@ -1,7 +1,6 @@
-//! `TestRecord.speculative`: a speculative test's figures in the result file.
-//! The raw part (each round's plain and speculative tokens and times, the counts per draft
-//! position) is what readers recompute the derived part from: [`Speculative::derive`].
-//! See docs/schema.md, "speculative".
+//! `TestRecord.speculative`. The raw part (each round's plain and speculative tokens and
+//! times, the counts per draft position) is what readers recompute the derived part from:
+//! [`Speculative::derive`].
 
 use crate::config::speculative::Drafter;
 use serde::{Deserialize, Serialize};
@@ -11,7 +10,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SpecRound {
     pub plain_first: bool,
-    /// Tokens generated and nanoseconds spent generating them, summed over the prompts.
+    /// Summed over the prompts.
     pub plain_tokens: u64,
     pub plain_ns: u64,
     pub spec_tokens: u64,
@@ -54,16 +53,15 @@ pub struct Speedup {
     pub n_rounds: u32,
 }
 
-/// The prompts a test generated after.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SpecPrompts {
-    /// The dataset's file name and SHA-256.
+    /// The file's name.
     pub dataset: String,
     pub sha256: String,
     /// "sharegpt" (sampled as vLLM samples it) or "prompts" (a prompt file, in order).
     pub format: String,
     pub seed: u64,
-    /// Prompts used per round, their tokens in all, and the tokens asked of each in all.
+    /// Per round; the tokens in all.
     pub n_prompts: u32,
     pub prompt_tokens: u64,
     pub gen_tokens: u64,
@@ -72,12 +70,11 @@ pub struct SpecPrompts {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Speculative {
     pub drafter: Drafter,
-    /// The draft model: a ladder type of the target's ladder, or a file name.
+    /// A ladder type of the target's ladder, or a file name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft_sha256: Option<String>,
-    /// K, draft_min, p_min, the draft model's n_gpu_layers.
     pub draft_max: u32,
     pub draft_min: u32,
     pub p_min: f64,
@@ -86,9 +83,8 @@ pub struct Speculative {
     /// the target's MTP layers' weights and the MTP context's state).
     pub draft_bytes: u64,
     pub prompts: SpecPrompts,
-    /// Raw: every round, in the order they ran.
+    /// Raw, in the order they ran; the counts below are summed over every round.
     pub rounds: Vec<SpecRound>,
-    /// Raw: summed over the speculative generations of every round.
     pub n_steps: u64,
     /// Steps that verified a non-empty draft.
     pub n_drafts: u64,
@@ -107,7 +103,6 @@ pub struct Speculative {
     pub spec_ts: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speedup: Option<Speedup>,
-    /// accepted / drafted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acceptance_rate: Option<f64>,
     /// 1 + accepted / drafts (vLLM's mean acceptance length).
@@ -189,7 +184,7 @@ impl Speculative {
         self.derive();
     }
 
-    /// Plain decoding only: a tune's candidate without a drafter (`drafter = "none"`).
+    /// A tune's candidate without a drafter.
     pub fn is_plain(&self) -> bool {
         self.drafter == Drafter::Plain
     }
@@ -203,16 +198,15 @@ impl Speculative {
             .collect()
     }
 
-    /// Whether speculative decoding produced exactly plain decoding's tokens.
     pub fn identical(&self) -> bool {
         self.mismatches == 0 && self.compared > 0
     }
 
-    /// The derived figures from the raw ones.
     pub fn derive(&mut self) {
         let mean = |f: &dyn Fn(&SpecRound) -> f64| {
             let v: Vec<f64> = self.rounds.iter().map(f).filter(|x| *x > 0.0).collect();
-            geomean(&v)
+            let geomean = crate::stats::log_mean(&v).exp();
+            if v.is_empty() { 0.0 } else { geomean }
         };
         self.plain_ts = mean(&|r| r.plain_ts());
         self.spec_ts = mean(&|r| r.spec_ts());
@@ -254,13 +248,6 @@ impl Speculative {
                 _ => false,
             }
     }
-}
-
-fn geomean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
 }
 
 /// The geometric mean ratio and its 95% Student t interval from the rounds' log ratios;

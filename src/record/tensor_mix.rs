@@ -10,18 +10,15 @@ use serde::{Deserialize, Serialize};
 use crate::gguf::reader::Header;
 use crate::gguf::type_layout;
 
-/// One tensor type of a file and its share of the parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TypeShare {
-    /// The ggml type name, e.g. `Q5_0`.
     #[serde(rename = "type")]
     pub ggml_type: String,
-    /// Share of the file's parameters (elements) stored as this type, 0..1, 4 decimals.
+    /// Of the file's parameters (elements), 0..1, 4 decimals.
     pub share: f64,
 }
 
-/// The tensor types of `h` by share of parameters, largest first (ties by name). Empty for
-/// a file without tensors.
+/// The tensor types of `h` by share of parameters, largest first (ties by name).
 pub fn of(h: &Header) -> Vec<TypeShare> {
     let mut by_type: Vec<(String, u64)> = Vec::new();
     for t in &h.tensors {
@@ -51,8 +48,7 @@ pub fn of(h: &Header) -> Vec<TypeShare> {
 /// The tensor type a file type's name promises for most weights: `Q4_K_M` → `Q4_K`,
 /// `IQ3_M` → `IQ3_S`; None for a name this table does not know (no claim is then made).
 pub fn main_type(file_type: &str) -> Option<&str> {
-    // The mixes llama.cpp's quantizer names after their suffix (llama_ftype): the type
-    // the bulk of their weights get.
+    // The type the bulk of the weights get in llama_ftype's mixes.
     const MIXES: &[(&str, &str)] = &[
         ("Q2_K_S", "Q2_K"),
         ("Q3_K_S", "Q3_K"),

@@ -13,29 +13,24 @@ pub use slo::{GoodputLoad, TuneSlo, breaks, goodput_disagrees};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneRecord {
-    /// The objective, as written: "tg128", "pp512", "pp512+tg128@d1024".
+    /// As written: "tg128", "pp512", "pp512+tg128@d1024".
     pub objective: String,
-    /// The limits as applied, each written as one line ("max_kld 0.05 nats (…)",
-    /// "memory 3.4 GiB: the host's RAM less 10% (memory_margin)").
     pub limits: Vec<Applied>,
     /// Candidates in the space (the sweep at the objective's sizes), before the limits.
     pub space: usize,
-    /// What the limits excluded before the race, each once.
     pub excluded: Vec<Excluded>,
-    /// Family-wise error of every elimination and tie, and the indifference (0.02 = 2%).
     pub alpha: f64,
     pub indifference: f64,
     pub max_rounds: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_seconds: Option<f64>,
-    /// The rounds after which the race looked, and each claim's level at a look.
     pub looks: Vec<usize>,
+    /// Each claim's level at a look.
     pub level: f64,
     pub candidates: Vec<Candidate>,
-    /// The test id of the leader at the end; absent when nothing could be measured.
+    /// Absent when nothing could be measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub winner: Option<String>,
-    /// Load times of the models that raced, cold and warm (seconds).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub loads: Vec<LoadTime>,
     pub stopped: String,
@@ -45,11 +40,8 @@ pub struct TuneRecord {
     /// Wall-clock seconds of the race, and of its first round (every candidate once).
     pub seconds: f64,
     pub first_round_seconds: f64,
-    /// The goodput objective's SLO and load, or the TTFT/ITL limits and what broke them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<TuneSlo>,
-    /// The monotone placement axes bisected before the race (`runner/race/bisect.rs`);
-    /// absent in files from before bisection.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bisections: Vec<Bisection>,
 }
@@ -82,16 +74,15 @@ impl TuneRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Bisection {
     pub axis: String,
-    /// The group's candidates (test ids) in order of offload, least first, and the axis's
-    /// value of each.
+    /// In order of offload, least first.
     pub ids: Vec<String>,
     pub values: Vec<i64>,
-    /// The probes, in the order run: one test each, ok when it loaded and ran.
+    /// In the order run.
     pub probes: Vec<Probe>,
-    /// The candidate with the most offload that loads and runs; None when none does.
+    /// The candidate with the most offload that loads and runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boundary: Option<String>,
-    /// What raced of the group: the boundary and its neighbour with less offload.
+    /// The boundary and its neighbour with less offload.
     pub raced: Vec<String>,
 }
 
@@ -99,20 +90,15 @@ pub struct Bisection {
 pub struct Probe {
     pub id: String,
     pub ok: bool,
-    /// What failed, for a probe that did. Absent when ok, and in files from before it was
-    /// recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<ProbeFailure>,
 }
 
-/// What failed in a bisection's probe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ProbeFailure {
-    /// The model did not load with the candidate's placement (out of device memory, mostly:
-    /// the failure bisection expects).
+    /// The model did not load (out of device memory, mostly: what bisection expects).
     Load,
-    /// It loaded and the test failed.
     Test,
 }
 
@@ -121,7 +107,7 @@ pub enum ProbeFailure {
 pub struct Excluded {
     pub id: String,
     pub limit: Limit,
-    /// Its figure against the limit: "KLD 0.117 > 0.05".
+    /// "KLD 0.117 > 0.05".
     pub why: String,
 }
 
@@ -145,7 +131,6 @@ impl std::fmt::Display for Limit {
     }
 }
 
-/// A unit variant as the file writes it.
 fn as_written(x: &impl Serialize) -> String {
     let v = serde_json::to_value(x).unwrap_or_default();
     v.as_str().unwrap_or_default().to_string()
@@ -153,7 +138,8 @@ fn as_written(x: &impl Serialize) -> String {
 
 /// A limit as the race applied it; in the file, the line [`Display`](std::fmt::Display)
 /// writes, read back by `TryFrom`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub enum Applied {
     MinCtx(u32),
     MaxKld(f64),
@@ -175,15 +161,9 @@ impl std::fmt::Display for Applied {
     }
 }
 
-impl Serialize for Applied {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for Applied {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Applied::try_from(String::deserialize(d)?).map_err(serde::de::Error::custom)
+impl From<Applied> for String {
+    fn from(a: Applied) -> String {
+        a.to_string()
     }
 }
 
@@ -207,11 +187,9 @@ impl TryFrom<String> for Applied {
     }
 }
 
-/// How one candidate ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
-    /// The leader at the end.
     Winner,
     /// Established within the indifference of the winner.
     Tie,
@@ -232,8 +210,8 @@ impl std::fmt::Display for Outcome {
 pub struct Candidate {
     pub id: String,
     pub outcome: Outcome,
-    /// Eliminated: by which candidate (the leader then), after how many rounds, and by what
-    /// ratio of geometric means (the leader's over this one's).
+    /// Eliminated: by the leader then, after `at_round` rounds, by the ratio of its geometric
+    /// mean over this one's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -241,32 +219,25 @@ pub struct Candidate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ratio: Option<f64>,
     pub rounds: usize,
-    /// Rounds its test ran as a bisection's probe before the race (the first rounds of
-    /// the test); the race's rounds follow them.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    /// The test's first rounds, run as a bisection's probe before the race.
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub probe_rounds: usize,
-}
-
-fn is_zero(x: &usize) -> bool {
-    *x == 0
 }
 
 /// How long a model takes to load, measured before the race.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadTime {
     pub model: String,
-    /// The model-level settings the loads had, beside `load_mode` ("ngl 2, ncmoe 4";
-    /// `config::knobs::placement_of`): a placement loads what it keeps on each device.
-    /// Empty: llama-bench's defaults (or a file written before the field).
+    /// "ngl 2, ncmoe 4": a placement loads what it keeps on each device. Empty: llama-bench's
+    /// defaults.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub placement: String,
-    /// llama-bench's `load_mode` of these loads ("auto": mmap where it can).
     pub load_mode: String,
     /// Seconds per load with the file's pages evicted from the page cache first, and with
     /// them in it (the load right after).
     pub cold_s: Vec<f64>,
     pub warm_s: Vec<f64>,
-    /// Every eviction was accepted by the kernel (false: the cold figures may be warm).
+    /// False: the cold figures may be warm.
     pub evicted: bool,
 }
 
@@ -282,38 +253,36 @@ pub fn verdicts(race: &Race, ids: &[String]) -> (Vec<Candidate>, Option<String>)
     let answer = race.answer();
     let candidates = (0..ids.len())
         .map(|i| {
-            let mut c = Candidate {
-                id: ids[i].clone(),
-                outcome: Outcome::Open,
-                by: None,
-                at_round: None,
-                ratio: None,
-                rounds: race.rounds_of(i).len(),
-                probe_rounds: 0,
-            };
-            c.outcome = match (race.out(i), &answer) {
+            let (outcome, by, at_round, ratio) = match (race.out(i), &answer) {
                 (
-                    Some(Out::Slower {
+                    Some(&Out::Slower {
                         by,
                         at_round,
                         ratio,
                     }),
                     _,
-                ) => {
-                    c.by = Some(ids[*by].clone());
-                    c.at_round = Some(*at_round);
-                    c.ratio = Some(*ratio);
-                    Outcome::Slower
+                ) => (
+                    Outcome::Slower,
+                    Some(ids[by].clone()),
+                    Some(at_round),
+                    Some(ratio),
+                ),
+                (Some(&Out::Failed { at_round }), _) => {
+                    (Outcome::Failed, None, Some(at_round), None)
                 }
-                (Some(Out::Failed { at_round }), _) => {
-                    c.at_round = Some(*at_round);
-                    Outcome::Failed
-                }
-                (None, Some(a)) if a.leader == i => Outcome::Winner,
-                (None, Some(a)) if a.ties.contains(&i) => Outcome::Tie,
-                _ => Outcome::Open,
+                (None, Some(a)) if a.leader == i => (Outcome::Winner, None, None, None),
+                (None, Some(a)) if a.ties.contains(&i) => (Outcome::Tie, None, None, None),
+                _ => (Outcome::Open, None, None, None),
             };
-            c
+            Candidate {
+                id: ids[i].clone(),
+                outcome,
+                by,
+                at_round,
+                ratio,
+                rounds: race.rounds_of(i).len(),
+                probe_rounds: 0,
+            }
         })
         .collect();
     let winner = answer.map(|a| ids[a.leader].clone());

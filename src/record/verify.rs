@@ -277,13 +277,7 @@ fn check_stats(t: &TestRecord, bootstraps: &mut Bootstraps) -> Result<(), Disagr
         return Ok(());
     };
     let ts = &t.samples_ts;
-    let m = crate::stats::mean(ts);
-    let cv = if m > 0.0 {
-        crate::stats::stddev(ts) / m
-    } else {
-        0.0
-    };
-    same("stats.cv", Some(s.cv), cv)?;
+    same("stats.cv", Some(s.cv), crate::stats::analysis::cv(ts))?;
     if let Some(i) = &s.interval {
         let recomputed = if t.rounds.len() >= 2 {
             LevelInterval::of(Covers::BetweenRounds, &t.round_medians())

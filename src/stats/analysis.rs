@@ -15,20 +15,18 @@ pub enum StopReason {
     Fixed,
     /// The median's confidence interval became narrower than the target.
     Precision,
-    /// The maximum repetition count was reached before the target.
     MaxRepetitions,
-    /// The time budget was spent before the target.
     MaxTime,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StopPolicy {
-    /// Repetitions always run (the fixed count when `ci_target` is None).
+    /// The fixed count when `ci_target` is None.
     pub min_repetitions: u32,
-    /// Relative half-width of the median's 95% CI to reach (0.01 = ±1%); None = fixed.
+    /// Relative half-width of the median's 95% CI to reach (0.01 = ±1%).
     pub ci_target: Option<f64>,
     pub max_repetitions: u32,
-    /// Budget of timed repetition time per test, in seconds.
+    /// Of timed repetitions per test.
     pub max_seconds: f64,
 }
 
@@ -91,7 +89,6 @@ pub(crate) fn analyse_rounds(
 /// A test whose coefficient of variation exceeds this is noted as noisy (5%).
 pub(crate) const NOISY_CV: f64 = 0.05;
 
-/// What the spread of an interval covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Covers {
@@ -104,7 +101,6 @@ pub enum Covers {
 }
 
 impl Covers {
-    /// How tables name the level: "within one launch", "between 3 rounds".
     pub fn describe(&self, n: usize) -> String {
         match self {
             Covers::WithinLaunch => "within one launch".into(),
@@ -118,16 +114,14 @@ impl Covers {
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LevelInterval {
     pub covers: Covers,
-    /// The confidence level (0.95); it holds at that level for what `covers` names.
     pub confidence: f64,
-    /// Repetitions (within one launch) or rounds (between rounds) it was computed from.
+    /// Repetitions or rounds.
     pub n: usize,
     pub lo: f64,
     pub hi: f64,
 }
 
 impl LevelInterval {
-    /// The 95% t interval on the log scale of `xs`; None below 2 values.
     pub fn of(covers: Covers, xs: &[f64]) -> Option<LevelInterval> {
         let ci = log_t_interval(xs, 0.95)?;
         Some(LevelInterval {
@@ -146,7 +140,6 @@ impl LevelInterval {
         }
     }
 
-    /// "95% within one launch" / "95% between 3 rounds".
     pub fn label(&self) -> String {
         format!(
             "{:.0}% {}",
@@ -159,28 +152,23 @@ impl LevelInterval {
 /// Statistics of a test's per-repetition tokens/s.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TestStats {
-    /// Coefficient of variation: sample sd / mean.
+    /// Sample sd / mean.
     pub cv: f64,
     /// Seeded bootstrap intervals of the mean and median within one launch, kept for readers
     /// of earlier files: they cover about 75% at 3 samples; tables show `interval`.
     pub mean_ci: Interval,
     pub median_ci: Interval,
-    /// Half-width of `median_ci` relative to the median (0.01 = ±1%).
     pub median_ci_rel: f64,
-    /// The 95% interval that applies to this test: between rounds when it ran 2 or more
-    /// rounds, else within one launch. Absent when none can be computed (one sample, or
-    /// one round of one sample).
+    /// Between rounds when it ran 2 or more rounds, else within one launch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<LevelInterval>,
-    /// The distribution-free 95% interval of the median (order statistics) that adaptive
-    /// stopping and the "imprecise" flag use; absent below 6 samples, where none exists.
+    /// What adaptive stopping and the "imprecise" flag use; absent below 6 samples.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub median_ci_order: Option<Interval>,
     pub outliers: Outliers,
     pub steadiness: Steadiness,
     pub stop_reason: StopReason,
-    /// Short warnings for tables: "warmup_drift", "trend", "outliers", "imprecise",
-    /// "noisy" (CV above 5%).
+    /// "warmup_drift", "trend", "outliers", "imprecise", "noisy" (CV above 5%).
     pub flags: Vec<String>,
 }
 
@@ -201,14 +189,19 @@ impl TestStats {
     }
 }
 
-/// Analyses per-repetition rates; `target` is the precision the test aimed for, if any.
+/// The coefficient of variation, sample sd / mean (0 for a mean that is not positive).
+pub(crate) fn cv(rates: &[f64]) -> f64 {
+    let m = mean(rates);
+    if m > 0.0 { stddev(rates) / m } else { 0.0 }
+}
+
+/// `target`: the precision the test aimed for, if any.
 pub(crate) fn analyse(
     rates: &[f64],
     stop_reason: StopReason,
     target: Option<f64>,
     seed: u64,
 ) -> TestStats {
-    let m = mean(rates);
     let med = median(rates);
     let median_ci = median_ci(rates, seed);
     let steadiness = check(rates);
@@ -227,7 +220,7 @@ pub(crate) fn analyse(
     if target.is_some_and(|t| !precise(rates, t)) {
         flags.push("imprecise".to_string());
     }
-    let cv = if m > 0.0 { stddev(rates) / m } else { 0.0 };
+    let cv = cv(rates);
     if cv > NOISY_CV {
         flags.push("noisy".to_string());
     }

@@ -13,7 +13,7 @@
 
 use super::bootstrap::Interval;
 use super::steady::normal_cdf;
-use super::student::{t_quantile, t_two_sided_p};
+use super::student::{t_quantile, t_two_sided_p, welch_df};
 use super::{mean, stddev};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -28,7 +28,6 @@ pub enum Verdict {
     Inconclusive,
 }
 
-/// How the interval of a ratio was made, and so what it covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
@@ -43,15 +42,12 @@ pub enum Method {
     NoiseFloor,
 }
 
-/// Where the noise floor (the sd of ln t/s between launches) of a comparison comes from.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FloorSource {
-    /// `tpsbench noise` measured it on this machine from an A/A (a file with rounds).
+    /// By `tpsbench noise` on this machine, from an A/A (a file with rounds).
     Measured(String),
-    /// `--noise` gave it.
     Given,
-    /// Nothing measured or given: [`ASSUMED_FLOOR`].
     Assumed,
 }
 
@@ -62,7 +58,7 @@ pub(crate) const ASSUMED_FLOOR: f64 = 0.07;
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NoiseFloor {
-    /// The sd of ln t/s of a launch's result between launches (0.05 ≈ 5%).
+    /// Of ln t/s of a launch's result between launches (0.05 ≈ 5%).
     pub sd: f64,
     pub source: FloorSource,
 }
@@ -75,7 +71,6 @@ impl NoiseFloor {
         }
     }
 
-    /// "noise floor 6.0% (assumed ...)".
     pub fn describe(&self) -> String {
         let from = match &self.source {
             FloorSource::Measured(what) => format!("measured: {what}"),
@@ -100,7 +95,6 @@ pub struct Comparison {
     pub ci: Interval,
     pub p_value: f64,
     pub method: Method,
-    /// Rounds on each side.
     pub rounds: (usize, usize),
     /// For an inconclusive pair: about how many rounds per side would bring the interval's
     /// half-width inside the threshold, judged from the spread seen.
@@ -110,11 +104,10 @@ pub struct Comparison {
 
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// Significance level (default 0.05).
     pub alpha: f64,
-    /// "No change" needs the whole interval inside ±threshold (default 0.02).
+    /// "No change" needs the whole interval inside ±threshold.
     pub threshold: f64,
-    /// The variance between launches, for sides from separate launches.
+    /// For sides from separate launches.
     pub floor: NoiseFloor,
     /// The two sides' rounds ran interleaved in time, round by round (`run --library`, or
     /// two parts of one run): they may be paired. False for two separate runs.
@@ -134,9 +127,8 @@ impl Default for Settings {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measured {
-    /// The median t/s of each round (one value for one launch).
     pub round_medians: Vec<f64>,
-    /// The repetitions of the one launch, when there is one round: the spread within it.
+    /// Of the one launch, when there is one round: the spread within it.
     pub repetitions: Vec<f64>,
 }
 
@@ -151,20 +143,13 @@ impl Measured {
     /// Variance of this side's mean log within its launch: from its rounds when it has 2
     /// or more, else from the repetitions of its one round.
     fn var_of_mean(&self) -> f64 {
-        let logs = self.logs();
-        if logs.len() >= 2 {
-            let sd = stddev(&logs);
-            return sd * sd / logs.len() as f64;
+        let mut logs = self.logs();
+        if logs.len() < 2 {
+            let reps = self.repetitions.iter().filter(|x| **x > 0.0);
+            logs = reps.map(|x| x.ln()).collect();
         }
-        let reps: Vec<f64> = self
-            .repetitions
-            .iter()
-            .filter(|x| **x > 0.0)
-            .map(|x| x.ln())
-            .collect();
-        if reps.len() >= 2 {
-            let sd = stddev(&reps);
-            sd * sd / reps.len() as f64
+        if logs.len() >= 2 {
+            variance(&logs) / logs.len() as f64
         } else {
             0.0
         }
@@ -197,10 +182,8 @@ pub fn compare(a: &Measured, b: &Measured, s: &Settings) -> Comparison {
             variance(&lb) / lb.len() as f64,
         );
         let se = (va + vb).sqrt();
-        // Welch–Satterthwaite degrees of freedom.
         let df = if va + vb > 0.0 {
-            (va + vb).powi(2)
-                / (va * va / (la.len() as f64 - 1.0) + vb * vb / (lb.len() as f64 - 1.0))
+            welch_df(va, vb, la.len() as f64, lb.len() as f64)
         } else {
             1.0
         };
@@ -269,12 +252,23 @@ fn p_of(d: f64, se: f64, two_sided: impl Fn(f64) -> f64) -> f64 {
     }
 }
 
+/// The p-value of "`d` (a difference of logs) lies beyond ln(1 + `margin`)" with standard
+/// error `se`: 1 within the margin, else [`p_of`] the distance beyond it.
+pub(crate) fn p_beyond(d: f64, se: f64, margin: f64, two_sided: impl Fn(f64) -> f64) -> f64 {
+    let beyond = d.abs() - margin.ln_1p();
+    if beyond <= 0.0 {
+        1.0
+    } else {
+        p_of(beyond, se, two_sided)
+    }
+}
+
 fn variance(xs: &[f64]) -> f64 {
     let sd = stddev(xs);
     sd * sd
 }
 
-/// The standard normal quantile, by bisection on the CDF.
+/// The standard normal quantile, by bisection on the CDF (called rarely; exact enough).
 pub(crate) fn normal_quantile(q: f64) -> f64 {
     let (mut lo, mut hi) = (-10.0, 10.0);
     for _ in 0..100 {

@@ -20,6 +20,11 @@ pub fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len() as f64
 }
 
+/// Mean of the natural logs: the log of the geometric mean.
+pub(crate) fn log_mean(xs: &[f64]) -> f64 {
+    mean(&xs.iter().map(|x| x.ln()).collect::<Vec<_>>())
+}
+
 /// Sample standard deviation (n − 1), as llama-bench computes it; 0 with fewer than 2 samples.
 pub fn stddev(xs: &[f64]) -> f64 {
     if xs.len() < 2 {
@@ -70,30 +75,6 @@ pub fn rates_per_second(n_tokens: u64, samples_ns: &[u64]) -> Vec<f64> {
         .collect()
 }
 
-/// What llama-bench prints for one test, plus the median.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Summary {
-    pub avg_ns: f64,
-    pub stddev_ns: f64,
-    /// Mean of the per-sample rates (llama-bench's `avg_ts`), not total tokens / total time.
-    pub avg_ts: f64,
-    pub stddev_ts: f64,
-    pub median_ts: f64,
-}
-
-/// Summarises raw repetition times of a test that processed `n_tokens` per repetition.
-pub(crate) fn summarize(n_tokens: u64, samples_ns: &[u64]) -> Summary {
-    let ns: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
-    let ts = rates_per_second(n_tokens, samples_ns);
-    Summary {
-        avg_ns: mean(&ns),
-        stddev_ns: stddev(&ns),
-        avg_ts: mean(&ts),
-        stddev_ts: stddev(&ts),
-        median_ts: median(&ts),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,10 +115,9 @@ mod tests {
     #[test]
     fn avg_ts_is_mean_of_rates_not_rate_of_totals() {
         // 100 tokens in 1 s and in 3 s: rates 100 and 33.3; mean of rates 66.7, total rate 50.
-        let s = summarize(100, &[1_000_000_000, 3_000_000_000]);
-        assert!((s.avg_ts - (100.0 + 100.0 / 3.0) / 2.0).abs() < 1e-9);
-        assert_eq!(s.avg_ns, 2e9);
-        assert!((s.median_ts - s.avg_ts).abs() < 1e-9);
+        let ts = rates_per_second(100, &[1_000_000_000, 3_000_000_000]);
+        assert!((mean(&ts) - (100.0 + 100.0 / 3.0) / 2.0).abs() < 1e-9);
+        assert!((median(&ts) - mean(&ts)).abs() < 1e-9);
     }
 
     #[test]

@@ -3,10 +3,7 @@
 //! 95% interval exists, and none is reported (a bootstrap would give an over-confident one).
 
 use super::bootstrap::Interval;
-
-/// The fewest samples with a 95% order-statistic interval of the median.
-#[cfg(test)]
-pub(crate) const MIN_SAMPLES_95: usize = 6;
+use super::compare::normal_quantile;
 
 /// Above this many samples the binomial is replaced by its normal approximation.
 const EXACT_UP_TO: usize = 1000;
@@ -39,45 +36,15 @@ pub(crate) fn lower_rank(n: usize, confidence: f64) -> Option<usize> {
     (l >= 1).then_some(l)
 }
 
-/// The standard normal quantile, by bisection on the CDF (called rarely; exact enough).
-fn normal_quantile(q: f64) -> f64 {
-    let (mut lo, mut hi) = (-10.0, 10.0);
-    for _ in 0..100 {
-        let mid = (lo + hi) / 2.0;
-        if super::steady::normal_cdf(mid) < q {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    (lo + hi) / 2.0
-}
-
-/// The coverage of [x(l), x(n+1-l)]: 1 − 2·P(B ≤ l − 1) (exact range of n only).
-pub fn coverage(n: usize, l: usize) -> f64 {
-    let mut p = 0.5f64.powi(n as i32);
-    let mut cdf = 0.0;
-    for i in 0..l {
-        cdf += p;
-        p *= (n - i) as f64 / (i + 1) as f64;
-    }
-    1.0 - 2.0 * cdf
-}
-
-/// The distribution-free `confidence` interval of the median; None with too few samples.
-pub(crate) fn median_interval(xs: &[f64], confidence: f64) -> Option<Interval> {
-    let l = lower_rank(xs.len(), confidence)?;
+/// The 95% distribution-free interval of the median; None with too few samples.
+pub fn median_ci_95(xs: &[f64]) -> Option<Interval> {
+    let l = lower_rank(xs.len(), 0.95)?;
     let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);
     Some(Interval {
         lo: v[l - 1],
         hi: v[xs.len() - l],
     })
-}
-
-/// The 95% distribution-free interval of the median.
-pub fn median_ci_95(xs: &[f64]) -> Option<Interval> {
-    median_interval(xs, 0.95)
 }
 
 /// The larger distance from the median to either end of the interval, relative to the
@@ -92,7 +59,21 @@ pub(crate) fn relative_reach(ci: &Interval, median: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The coverage of [x(l), x(n+1-l)]: 1 − 2·P(B ≤ l − 1) (exact range of n only).
+    fn coverage(n: usize, l: usize) -> f64 {
+        let mut p = 0.5f64.powi(n as i32);
+        let mut cdf = 0.0;
+        for i in 0..l {
+            cdf += p;
+            p *= (n - i) as f64 / (i + 1) as f64;
+        }
+        1.0 - 2.0 * cdf
+    }
     use crate::util::rng::SplitMix64;
+
+    /// The fewest samples with a 95% order-statistic interval of the median.
+    const MIN_SAMPLES_95: usize = 6;
 
     #[test]
     fn ranks_match_the_published_table() {

@@ -8,14 +8,14 @@
 //! runs look k at alpha / looks: by the union bound, at most alpha over all looks and pairs
 //! (tests/it/monte_carlo.rs).
 
-use super::compare::{Comparison, Measured, Settings, compare};
+use super::compare::{Comparison, Measured, Settings, compare, p_beyond};
+use super::student::t_two_sided_p;
 
 /// The first look of a sequential design: with 2 rounds the paired t test has 1 degree of
 /// freedom, and at the small per-look levels of a sequential design it can establish
 /// nothing, so a look there would only spend alpha.
 pub const FIRST_LOOK: usize = 3;
 
-/// How the rounds behind a judgement were taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Design {
     /// A fixed number of rounds, judged once at the end.
@@ -33,7 +33,6 @@ impl Design {
         }
     }
 
-    /// The family's level at one look.
     pub fn look_alpha(&self, alpha: f64) -> f64 {
         alpha / self.looks() as f64
     }
@@ -48,7 +47,6 @@ pub struct PairVerdict {
     pub comparison: Comparison,
     /// +1: B established faster than A; -1: established slower; 0: not established (a tie).
     pub established: i8,
-    /// The rounds at the look where it was established.
     pub at_rounds: Option<usize>,
 }
 
@@ -98,15 +96,9 @@ fn margin_p(a: &[f64], b: &[f64], margin: f64) -> f64 {
     if n < 2 {
         return 1.0;
     }
-    let beyond = super::mean(&diffs).abs() - margin.ln_1p();
     let se = super::stddev(&diffs) / (n as f64).sqrt();
-    if beyond <= 0.0 {
-        1.0
-    } else if se > 0.0 {
-        super::student::t_two_sided_p(beyond / se, (n - 1) as f64)
-    } else {
-        0.0
-    }
+    let df = (n - 1) as f64;
+    p_beyond(super::mean(&diffs), se, margin, |t| t_two_sided_p(t, df))
 }
 
 /// Judges `pairs` (indices into `rounds`, round medians in round order) at family level

@@ -16,6 +16,7 @@
 //! ends, and the answer names the survivors it could not separate from the leader.
 
 use super::analysis::{Covers, LevelInterval};
+use super::log_mean;
 use super::resolve::INDIFFERENCE;
 use super::student::t_cdf;
 use super::ties::Figure;
@@ -29,17 +30,16 @@ const GROWTH: f64 = 1.25;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
-    /// Family-wise error of every elimination and tie the race states (0.05).
+    /// Family-wise error of every elimination and tie the race states.
     pub alpha: f64,
     /// A slower candidate is eliminated only beyond this ratio (0.02 = 2%), and within it
     /// two candidates can be established tied.
     pub indifference: f64,
-    /// The most rounds; the last look is here.
     pub max_rounds: usize,
 }
 
 impl Settings {
-    /// 5% family-wise, the answer's 2% indifference, `max_rounds` rounds at most.
+    /// 5% family-wise, the answer's indifference.
     pub fn new(max_rounds: usize) -> Settings {
         Settings {
             alpha: 0.05,
@@ -79,9 +79,8 @@ pub fn claims_per_look(n: usize) -> f64 {
 pub struct Judgement {
     /// The candidate with the highest mean log rate.
     pub leader: usize,
-    /// Established slower than the leader by more than the indifference.
     pub slower: Vec<bool>,
-    /// Established within the indifference of the leader (the leader itself: false).
+    /// The leader itself: false.
     pub tied: Vec<bool>,
     /// The pooled sd of one round's log rate about its candidate's level and the round's
     /// swing, and its degrees of freedom.
@@ -90,7 +89,6 @@ pub struct Judgement {
 }
 
 impl Judgement {
-    /// Every candidate but the leader is established slower or tied.
     pub fn resolved(&self) -> bool {
         (0..self.slower.len()).all(|i| i == self.leader || self.slower[i] || self.tied[i])
     }
@@ -158,7 +156,6 @@ pub fn judge(values: &[Vec<f64>], level: f64, indifference: f64) -> Option<Judge
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Stop {
-    /// Every other candidate was eliminated (or failed).
     OneLeft,
     /// Every other survivor is established within the indifference of the leader.
     Resolved,
@@ -185,7 +182,7 @@ pub enum Out {
         at_round: usize,
         ratio: f64,
     },
-    /// Its measurement failed in round `at_round` (1-based): nothing more to compare.
+    /// `at_round` is 1-based.
     Failed { at_round: usize },
 }
 
@@ -197,7 +194,7 @@ pub struct Race {
     level: f64,
     rounds: Vec<Vec<f64>>,
     out: Vec<Option<Out>>,
-    /// Established within the indifference of the leader at the last look.
+    /// At the last look.
     tied: Vec<bool>,
     stop: Option<Stop>,
     cost: usize,
@@ -231,7 +228,7 @@ impl Race {
             .map_or(0, |&i| self.rounds[i].len())
     }
 
-    /// Candidate-rounds run so far (every candidate's every round, the failed ones too).
+    /// Candidate-rounds run so far, the failed ones too.
     pub fn cost(&self) -> usize {
         self.cost
     }
@@ -293,7 +290,6 @@ impl Race {
         self.stop.as_ref()
     }
 
-    /// Ends the race now (the runner's time budget), naming why.
     pub fn end(&mut self, why: String) {
         if self.stop.is_none() {
             self.stop = Some(Stop::Budget(why));
@@ -306,14 +302,13 @@ impl Race {
             return;
         };
         let leader = alive[j.leader];
-        let geo = |v: &[f64]| super::mean(&v.iter().map(|x| x.ln()).collect::<Vec<_>>());
         for (s, &i) in alive.iter().enumerate() {
             self.tied[i] = j.tied[s];
             if j.slower[s] {
                 self.out[i] = Some(Out::Slower {
                     by: leader,
                     at_round: round,
-                    ratio: (geo(&self.rounds[leader]) - geo(&self.rounds[i])).exp(),
+                    ratio: (log_mean(&self.rounds[leader]) - log_mean(&self.rounds[i])).exp(),
                 });
                 self.tied[i] = false;
             }
@@ -328,10 +323,7 @@ impl Race {
 
     pub fn answer(&self) -> Option<Answer> {
         let alive = self.survivors();
-        let geo = |i: usize| {
-            let v = &self.rounds[i];
-            super::mean(&v.iter().map(|x| x.ln()).collect::<Vec<_>>())
-        };
+        let geo = |i: usize| log_mean(&self.rounds[i]);
         let leader = *alive.iter().max_by(|&&a, &&b| geo(a).total_cmp(&geo(b)))?;
         let r = &self.rounds[leader];
         let value = super::mean(r);
@@ -362,12 +354,10 @@ pub struct Answer {
     pub leader: usize,
     /// Its mean rate with the 95% interval between its rounds.
     pub figure: Figure,
-    /// Survivors established within the indifference of the leader.
     pub ties: Vec<usize>,
     /// Survivors neither eliminated nor established tied: what the budget left open.
     pub open: Vec<usize>,
     pub rounds: usize,
-    /// Candidate-rounds run.
     pub cost: usize,
 }
 

@@ -8,7 +8,7 @@
 //! that noise out. A table may mix both ([`resolve_runs`]).
 
 use super::bootstrap::Interval;
-use super::compare::{Comparison, Method, NoiseFloor, Verdict, normal_quantile};
+use super::compare::{Comparison, Method, NoiseFloor, Verdict, normal_quantile, p_beyond};
 use super::pairs::{Design, PairVerdict, holm, judge};
 use super::steady::normal_cdf;
 use super::ties::{Figure, pareto_front_by};
@@ -116,13 +116,12 @@ impl Rule {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resolution {
     pub rule: Rule,
-    /// The fastest choice within the budget (every choice when none has an error).
+    /// The fastest choice within the budget (every choice is when none has an error).
     pub best: Option<usize>,
     /// The choices within the budget that `best` is not established faster than.
     pub best_ties: Vec<usize>,
     /// On the Pareto front of speed against error, ties kept (false without an error).
     pub front: Vec<bool>,
-    /// For each front choice, the other front choices its speed ties with.
     pub front_ties: Vec<Vec<usize>>,
     /// The comparisons the answer depends on that are not established: `best` against a
     /// rival within the budget, or a choice the point estimates put off the front but
@@ -130,8 +129,6 @@ pub struct Resolution {
     pub open: Vec<(usize, usize)>,
     /// How many comparisons the answer depends on (the pairs `open` is drawn from).
     pub needed: usize,
-    /// The verdicts: paired by round where the pair was measured together, against the
-    /// noise floor ([`Method::NoiseFloor`]) where it was not.
     pub pairs: Vec<PairVerdict>,
 }
 
@@ -260,7 +257,6 @@ fn front(cs: &[Choice], with_error: &[usize], speeds: &Speeds) -> Vec<bool> {
     front
 }
 
-/// For each front choice, the other front choices its speed ties with.
 fn front_ties(front: &[bool], speeds: &Speeds) -> Vec<Vec<usize>> {
     let n = front.len();
     (0..n)
@@ -299,7 +295,6 @@ fn open_pairs(
         .collect()
 }
 
-/// Adds the pair (a, b) unless it, or (b, a), is there already.
 fn push_pair(v: &mut Vec<(usize, usize)>, a: usize, b: usize) {
     if a != b && !v.iter().any(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a)) {
         v.push((a, b));
@@ -454,14 +449,7 @@ fn judge_apart(
             let d = fb.value.max(f64::MIN_POSITIVE).ln() - fa.value.max(f64::MIN_POSITIVE).ln();
             let se = (log_se(fa).powi(2) + log_se(fb).powi(2) + 2.0 * floor * floor).sqrt();
             // Established only beyond the indifference, as paired pairs are.
-            let beyond = d.abs() - INDIFFERENCE.ln_1p();
-            let p = if beyond <= 0.0 {
-                1.0
-            } else if se > 0.0 {
-                2.0 * (1.0 - normal_cdf(beyond / se))
-            } else {
-                0.0
-            };
+            let p = p_beyond(d, se, INDIFFERENCE, |z| 2.0 * (1.0 - normal_cdf(z.abs())));
             (d, se, p)
         })
         .collect();

@@ -162,8 +162,7 @@ pub fn welch_log_ratio(a: &[f64], b: &[f64], confidence: f64) -> Option<(f64, In
     if va + vb <= 0.0 {
         return None;
     }
-    // Welch–Satterthwaite degrees of freedom.
-    let df = (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
+    let df = welch_df(va, vb, na, nb);
     let d = mean(&lb) - mean(&la);
     let half = t_quantile(0.5 + confidence / 2.0, df) * (va + vb).sqrt();
     Some((
@@ -175,22 +174,27 @@ pub fn welch_log_ratio(a: &[f64], b: &[f64], confidence: f64) -> Option<(f64, In
     ))
 }
 
-/// The geometric mean of positive values (the centre `log_t_interval` brackets).
-#[cfg(test)]
-pub(crate) fn geometric_mean(xs: &[f64]) -> f64 {
-    if xs.is_empty() {
-        return 0.0;
-    }
-    (xs.iter()
-        .map(|x| x.max(f64::MIN_POSITIVE).ln())
-        .sum::<f64>()
-        / xs.len() as f64)
-        .exp()
+/// The Welch–Satterthwaite degrees of freedom of a difference of two means, from each
+/// mean's variance and its sample's size.
+pub(crate) fn welch_df(va: f64, vb: f64, na: f64, nb: f64) -> f64 {
+    (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The geometric mean of positive values (the centre `log_t_interval` brackets).
+    fn geometric_mean(xs: &[f64]) -> f64 {
+        if xs.is_empty() {
+            return 0.0;
+        }
+        (xs.iter()
+            .map(|x| x.max(f64::MIN_POSITIVE).ln())
+            .sum::<f64>()
+            / xs.len() as f64)
+            .exp()
+    }
 
     #[test]
     fn welch_ratio_is_the_ratio_of_geometric_means_and_brackets_it() {

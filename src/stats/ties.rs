@@ -40,17 +40,16 @@ impl Figure {
     }
 }
 
-/// Whether each point is on the Pareto front of speed (larger better) against error (smaller
-/// better): a point leaves only when another is at least as good on both estimates, better
-/// on one, and established better on one, so points that only noise keeps off stay. A tie
-/// does not count as "at least as good": ties do not chain.
+/// [`pareto_front_by`] with intervals apart as the speed comparison.
 pub(crate) fn pareto_front(points: &[(Figure, Figure)]) -> Vec<bool> {
     pareto_front_by(points, &|j, i| points[j].0.established_above(&points[i].0))
 }
 
-/// [`pareto_front`] with the speed comparison given: `speed_above(j, i)` says whether
-/// point j's speed is established above point i's (paired by round within one run,
-/// `stats::pairs`; intervals apart otherwise).
+/// Whether each point is on the Pareto front of speed (larger better) against error (smaller
+/// better): a point leaves only when another is at least as good on both estimates, better
+/// on one, and established better on one (`speed_above(j, i)`: point j's speed is established
+/// above point i's), so points that only noise keeps off stay. A tie does not count as "at
+/// least as good": ties do not chain.
 pub(crate) fn pareto_front_by(
     points: &[(Figure, Figure)],
     speed_above: &dyn Fn(usize, usize) -> bool,

@@ -108,71 +108,61 @@ impl Eagle3 {
     /// The GGUF document: matrices of `weight_type` (the head of `output_type`), norms F32,
     /// `d2t` I64, `general.file_type` = `ftype`.
     pub fn document(&self, weight_type: u32, output_type: u32, ftype: u32, seed: u64) -> Document {
-        let a = "eagle3";
         let t = &self.target;
-        let u32v = |x: u64| Value::U32(x as u32);
-        let mut metadata = super::synthetic_header(a, self.preset, ftype);
-        metadata.extend([
-            (format!("{a}.context_length"), Value::U32(t.n_ctx_train)),
-            (format!("{a}.embedding_length"), u32v(self.n_embd)),
-            (format!("{a}.block_count"), Value::U32(1)),
-            (format!("{a}.feed_forward_length"), u32v(self.n_ff)),
-            (format!("{a}.attention.head_count"), u32v(self.n_head)),
-            (format!("{a}.attention.head_count_kv"), u32v(self.n_head_kv)),
-            (format!("{a}.rope.dimension_count"), u32v(self.head_dim())),
-            (format!("{a}.rope.freq_base"), Value::F32(t.rope_theta)),
-            (
-                format!("{a}.attention.layer_norm_rms_epsilon"),
-                Value::F32(t.rms_eps),
-            ),
-            (
-                format!("{a}.target_layers"),
-                Value::Array(
-                    self.target_layers
-                        .iter()
-                        .map(|&l| Value::I32(l as i32))
-                        .collect(),
-                ),
-            ),
-            (format!("{a}.target_hidden_size"), u32v(t.n_embd)),
-        ]);
+        // Its own attention and feed-forward at the target's context and RoPE.
+        let own = Shape {
+            arch: "eagle3",
+            n_embd: self.n_embd,
+            n_ff: self.n_ff,
+            n_layer: 1,
+            n_head: self.n_head,
+            n_head_kv: self.n_head_kv,
+            head_dim: self.head_dim(),
+            n_rot: self.head_dim(),
+            moe: None,
+            n_layer_nextn: 0,
+            ..t.clone()
+        };
+        let mut metadata = super::synthetic_header("eagle3", self.preset, ftype);
+        metadata.extend(own.hparams());
+        let layers = self.target_layers.iter().map(|&l| Value::I32(l as i32));
+        metadata.push((
+            "eagle3.target_layers".into(),
+            Value::Array(layers.collect()),
+        ));
+        metadata.push((
+            "eagle3.target_hidden_size".into(),
+            Value::U32(t.n_embd as u32),
+        ));
         // The target's tokenizer, token for token: llama.cpp's drafter compares them.
         metadata.extend(t.vocab().metadata());
-        let mut next = seed;
-        let tensors = self
-            .tensors()
-            .into_iter()
-            .map(|(name, dims)| {
-                next = next.wrapping_add(0x9E37_79B9);
-                self.tensor(name, dims, next, weight_type, output_type)
-            })
-            .collect();
+        let tensors = super::seeded(self.tensors(), seed, |name, dims, seed| {
+            self.tensor(name, dims, seed, weight_type, output_type)
+        });
         Document { metadata, tensors }
     }
 
     fn tensor(&self, name: String, dims: Vec<u64>, seed: u64, weight: u32, output: u32) -> Tensor {
-        let (ggml_type, data) = if name == "d2t" {
+        if name == "d2t" {
             // Draft token i is target token i × stride: ids within the target's vocabulary.
             let ids = (0..self.n_draft_vocab)
                 .map(|i| (i * self.d2t_stride) as i64)
                 .collect();
-            (GGML_I64, TensorData::I64(ids))
-        } else if name.ends_with("norm.weight") || name.ends_with("norm_2.weight") {
-            (0, TensorData::ConstF32(1.0))
-        } else {
-            let ty = if name == "output.weight" {
-                output
-            } else {
-                weight
+            return Tensor {
+                name,
+                dims,
+                ggml_type: GGML_I64,
+                data: TensorData::I64(ids),
             };
-            let scale = 1.0 / (dims[0] as f32).sqrt();
-            (ty, TensorData::RandomF32 { seed, scale })
-        };
-        Tensor {
-            name,
-            dims,
-            ggml_type,
-            data,
         }
+        if name.ends_with("norm.weight") || name.ends_with("norm_2.weight") {
+            return Tensor::ones(name, dims);
+        }
+        let ty = if name == "output.weight" {
+            output
+        } else {
+            weight
+        };
+        Tensor::random(name, dims, ty, seed)
     }
 }

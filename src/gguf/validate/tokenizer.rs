@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use super::{bad, describe};
+use super::{bad, must_be};
 use crate::gguf::Value;
 use crate::gguf::error::GgufError;
 use crate::gguf::header::Header;
@@ -31,10 +31,7 @@ fn model(h: &Header) -> Result<&str, GgufError> {
     match h.get("tokenizer.ggml.model") {
         None => bad("metadata `tokenizer.ggml.model` is missing"),
         Some(Value::String(s)) => Ok(s.as_str()),
-        Some(v) => bad(format!(
-            "metadata `tokenizer.ggml.model` must be a string, not {}",
-            describe(v)
-        )),
+        Some(v) => must_be("tokenizer.ggml.model", "a string", v),
     }
 }
 
@@ -46,10 +43,7 @@ fn tokens(h: &Header) -> Result<&[Value], GgufError> {
         Some(Value::Array(items)) if matches!(items.first(), Some(Value::String(_))) => {
             Ok(items.as_slice())
         }
-        Some(v) => bad(format!(
-            "metadata `tokenizer.ggml.tokens` must be a non-empty array of string, not {}",
-            describe(v)
-        )),
+        Some(v) => must_be("tokenizer.ggml.tokens", "a non-empty array of string", v),
     }
 }
 
@@ -97,10 +91,7 @@ fn parallel(
                 Ok(())
             }
         }
-        Some(v) => bad(format!(
-            "metadata `{key}` must be an array of {type_names}, not {}",
-            describe(v)
-        )),
+        Some(v) => must_be(key, &format!("an array of {type_names}"), v),
     }
 }
 
@@ -122,10 +113,7 @@ fn merges(h: &Header) -> Result<(), GgufError> {
         let ok =
             matches!(v, Value::Array(items) if items.iter().all(|x| matches!(x, Value::String(_))));
         if !ok {
-            return bad(format!(
-                "metadata `tokenizer.ggml.merges` must be an array of string, not {}",
-                describe(v)
-            ));
+            return must_be("tokenizer.ggml.merges", "an array of string", v);
         }
     }
     Ok(())

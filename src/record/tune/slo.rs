@@ -11,22 +11,19 @@ use crate::record::{Status, TestRecord};
 /// `run.tune.slo`: absent from races without an SLO and from files written before it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneSlo {
-    /// The goodput objective's SLO and load.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput: Option<GoodputLoad>,
     /// A ppN objective's limit on its prefill time, a tgN objective's on its mean
-    /// inter-token latency (ms), and the quantile of the repetitions they apply to.
+    /// inter-token latency, and the quantile of the repetitions they apply to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_ttft_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_itl_ms: Option<f64>,
     pub quantile: f64,
-    /// The raced candidates whose quantile broke a limit, with their figures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub broke: Vec<Excluded>,
 }
 
-/// The load every candidate of a goodput race served each round.
 pub use crate::config::tune::GoodputObjective as GoodputLoad;
 
 /// The latency a llama-bench repetition of `t` stands for, in ms: a tg test's time over its
