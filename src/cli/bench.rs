@@ -10,7 +10,6 @@ use clap::Parser;
 use super::outcome::Outcome;
 use crate::config::bench_args;
 
-// The options of `tpsbench bench` (its help is the variant's doc, in cli/mod.rs).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// llama-bench's options: -m FILE (repeat or comma list), -p, -n, -d, -b, -ub, -ngl,

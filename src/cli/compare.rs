@@ -11,7 +11,6 @@ use anyhow::{Context, Result, bail};
 
 use super::outcome::Outcome;
 
-// The options of `tpsbench compare A B` (its help is the variant's doc, in cli/mod.rs).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     a: String,
@@ -41,7 +40,6 @@ pub struct Args {
     baseline_dir: PathBuf,
 }
 
-// The options of `tpsbench noise FILE...` (its help is the variant's doc, in cli/mod.rs).
 #[derive(clap::Args, Debug)]
 pub struct NoiseArgs {
     #[arg(required = true)]

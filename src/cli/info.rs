@@ -9,7 +9,6 @@ use crate::engine::llama;
 use crate::record::facts::{MachineFacts, feature_map};
 use crate::util::system;
 
-// The options of `tpsbench info` (its help is the variant's doc, in cli/mod.rs).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Print JSON instead of text.

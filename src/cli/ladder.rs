@@ -14,7 +14,6 @@ use crate::runner::session;
 use crate::runner::{RunOptions, Scope};
 use crate::{runner, util::system};
 
-// The options of `tpsbench ladder` (its help is the variant's doc, in cli/mod.rs).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]

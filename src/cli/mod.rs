@@ -1,8 +1,6 @@
-//! Command-line interface: clap definitions and the code behind each subcommand. Each
-//! subcommand's options are its own `clap::Args` struct, next to the code behind it; each
-//! command returns an [`Outcome`], which the binary's `main` turns into the exit code: 0
-//! success, 1 some tests failed (or a regression, or a check that differs), 2 bad input or
-//! a fatal error, 130 interrupted.
+//! Command-line interface. Each subcommand's options are its own `clap::Args` struct, next
+//! to the code behind it, with no doc comment: its help is the variant's doc here. Each
+//! command returns an [`Outcome`], which the binary's `main` turns into the exit code.
 
 mod bench;
 mod compare;

@@ -68,7 +68,6 @@ impl Common {
     }
 }
 
-// The options of `tpsbench run` (its help is the variant's doc, in cli/mod.rs).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
@@ -199,7 +198,6 @@ pub(super) fn run(a: &Args) -> Result<Outcome> {
         return library(a);
     }
     let checked = session::check(a.request())?;
-    // A race has no baseline to save or compare (its candidates ran unequal rounds).
     if let (true, Some(option)) = (checked.is_race(), a.baseline_option()) {
         let config = a.common.config.clone();
         return Err(OptionError::NotInTune { option, config }.into());

@@ -8,7 +8,6 @@ use anyhow::{Context, Result};
 use super::outcome::Outcome;
 use crate::report::export::{Format, exporter};
 
-// The options of `tpsbench synth` (its help is the variant's doc, in cli/mod.rs).
 #[derive(clap::Args, Debug)]
 pub struct SynthArgs {
     /// Where to write the model.
@@ -50,7 +49,6 @@ impl From<SynthArgs> for crate::ladder::synth::SynthOptions {
     }
 }
 
-// The options of `tpsbench merge` (its help is the variant's doc, in cli/mod.rs).
 #[derive(clap::Args, Debug)]
 pub struct MergeArgs {
     /// The merged result file to write.
@@ -64,7 +62,6 @@ pub struct MergeArgs {
     allow_partial: bool,
 }
 
-// The options of `tpsbench export` (its help is the variant's doc, in cli/mod.rs).
 #[derive(clap::Args, Debug)]
 pub struct ExportArgs {
     /// The result file.

@@ -7,7 +7,6 @@ use anyhow::Result;
 use super::outcome::Outcome;
 use crate::runner::session::{self, Request, RoundsOverride};
 
-// The options of `tpsbench tune` (its help is the variant's doc, in cli/mod.rs).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]

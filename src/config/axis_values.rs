@@ -46,36 +46,17 @@ pub enum SplitMode {
     Tensor,
 }
 
+super::names::names!(SplitMode::as_str {
+    None = "none",
+    Layer = "layer",
+    Row = "row",
+    Tensor = "tensor",
+});
+
 impl SplitMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SplitMode::None => "none",
-            SplitMode::Layer => "layer",
-            SplitMode::Row => "row",
-            SplitMode::Tensor => "tensor",
-        }
-    }
-
-    /// The mode named `s` (as `as_str` writes it).
-    pub fn parse(s: &str) -> Option<SplitMode> {
-        [
-            SplitMode::None,
-            SplitMode::Layer,
-            SplitMode::Row,
-            SplitMode::Tensor,
-        ]
-        .into_iter()
-        .find(|m| m.as_str() == s)
-    }
-
-    /// llama.cpp's `enum llama_split_mode` value.
+    /// llama.cpp's `enum llama_split_mode` value: the variants are in its order.
     pub fn as_llama(self) -> u32 {
-        match self {
-            SplitMode::None => 0,
-            SplitMode::Layer => 1,
-            SplitMode::Row => 2,
-            SplitMode::Tensor => 3,
-        }
+        self as u32
     }
 }
 

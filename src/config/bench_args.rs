@@ -1,9 +1,8 @@
 //! `tpsbench bench`: llama-bench's command line read into the models.toml it stands for.
-//! Every test parameter is an entry of the knob table (`knobs::PARAMS`), found by its short
-//! flag or llama-bench's long name and checked by the entry's own value check; values take
-//! llama-bench's comma lists and integer ranges (`first-last`, `+step`, `*mult`), and a
-//! flag given twice adds its values, as in llama-bench. The text is then parsed as any
-//! models.toml is, so a bench run and a `run --config` of the printed file are one plan.
+//! A test parameter's flag (short, or llama-bench's long name) finds its row of the knob
+//! table, whose check takes each value; lists, ranges and repeated flags are llama-bench's.
+//! The text is then parsed as any models.toml is: a bench run and a `run --config` of the
+//! printed file are one plan.
 
 use std::path::Path;
 
@@ -287,11 +286,7 @@ impl BenchArgs {
 }
 
 fn toml_value(v: &KnobValue) -> String {
-    match v {
-        KnobValue::Bool(b) => b.to_string(),
-        KnobValue::Int(n) => n.to_string(),
-        KnobValue::Text(t) => toml::Value::from(t.as_str()).to_string(),
-    }
+    toml::Value::try_from(v).map_or_else(|_| String::new(), |x| x.to_string())
 }
 
 #[cfg(test)]

@@ -130,15 +130,12 @@ pub(crate) struct RawServed {
     pub server: Option<Spanned<RawServer>>,
 }
 
-/// The entry's `Served`, None when it has neither `endpoint` nor `server`. `key` names the
-/// entry (`model[0]`); `has_path` says whether it has a `path`; relative launcher paths
-/// resolve against `dir`.
+/// The entry's `Served`, None when it has neither `endpoint` nor `server`.
 pub(crate) fn served(
     ctx: &Ctx,
     key: &str,
     raw: RawServed,
     has_path: bool,
-    dir: &Path,
 ) -> Result<Option<Served>, ConfigError> {
     let k = |name: &str| format!("{key}.{name}");
     if raw.endpoint.is_none() && raw.server.is_none() {
@@ -151,16 +148,15 @@ pub(crate) fn served(
             ),
             ("ca_file", raw.ca_file.as_ref().map(Spanned::span)),
         ];
-        if let Some((name, Some(span))) = given.into_iter().find(|(_, s)| s.is_some()) {
+        if let Some((name, span)) = given.into_iter().find_map(|(n, s)| Some((n, s?))) {
             let msg = format!("`{name}` applies to a served model: set `endpoint` (or `server`)");
             return Err(ctx.err(span, &k(name), msg));
         }
         return Ok(None);
     }
-    let endpoint = match &raw.endpoint {
-        None => None,
-        Some(e) => Some(endpoint(e.get_ref()).map_err(|m| ctx.err(e.span(), &k("endpoint"), m))?),
-    };
+    let endpoint = (raw.endpoint.as_ref())
+        .map(|e| endpoint(e.get_ref()).map_err(|m| ctx.err(e.span(), &k("endpoint"), m)))
+        .transpose()?;
     let served_model = match &raw.served_model {
         Some(m) if m.get_ref().trim().is_empty() => {
             return Err(ctx.err(
@@ -171,20 +167,16 @@ pub(crate) fn served(
         }
         m => m.as_ref().map(|m| m.get_ref().clone()),
     };
-    let request_timeout_s = match &raw.request_timeout_s {
-        None => REQUEST_TIMEOUT_S,
-        Some(t) => seconds(ctx, &k("request_timeout_s"), t)?,
-    };
-    let server = match &raw.server {
-        None => None,
-        Some(s) => Some(server(ctx, &k("server"), s, dir)?),
-    };
-    let ca_file = match &raw.ca_file {
-        None => None,
-        Some(f) => {
-            Some(ca_file(f.get_ref(), dir).map_err(|m| ctx.err(f.span(), &k("ca_file"), m))?)
-        }
-    };
+    let request_timeout_s = (raw.request_timeout_s.as_ref())
+        .map_or(Ok(REQUEST_TIMEOUT_S), |t| {
+            seconds(ctx, &k("request_timeout_s"), t)
+        })?;
+    let server = (raw.server.as_ref())
+        .map(|s| server(ctx, &k("server"), s))
+        .transpose()?;
+    let ca_file = (raw.ca_file.as_ref())
+        .map(|f| ca_file(f.get_ref(), ctx.dir()).map_err(|m| ctx.err(f.span(), &k("ca_file"), m)))
+        .transpose()?;
     match (&server, &raw.server) {
         (Some(ServerLaunch::LlamaServer { .. }), Some(s)) if !has_path => {
             let msg = "llama-server serves the entry's GGUF: set `path`";
@@ -245,14 +237,7 @@ fn seconds(ctx: &Ctx, key: &str, v: &Spanned<f64>) -> Result<f64, ConfigError> {
 const SERVER_FORMS: &str =
     "\"llama-server\", { llama_server = \"path\" } or { command = [\"prog\", \"arg\"] }";
 
-/// `server`: the name "llama-server" (the pinned build) or a table (checked by
-/// [`server_table`]).
-fn server(
-    ctx: &Ctx,
-    key: &str,
-    raw: &Spanned<RawServer>,
-    dir: &Path,
-) -> Result<ServerLaunch, ConfigError> {
+fn server(ctx: &Ctx, key: &str, raw: &Spanned<RawServer>) -> Result<ServerLaunch, ConfigError> {
     match raw.get_ref() {
         RawServer::Name(n) if n == "llama-server" => Ok(ServerLaunch::LlamaServer {
             binary: None,
@@ -264,7 +249,7 @@ fn server(
             let msg = format!("{n:?} is not a server: use {SERVER_FORMS}");
             Err(ctx.err(raw.span(), key, msg))
         }
-        RawServer::Table(t) => server_table(ctx, key, t, raw.span(), dir),
+        RawServer::Table(t) => server_table(ctx, key, t, raw.span()),
     }
 }
 
@@ -276,13 +261,11 @@ fn server_table(
     key: &str,
     t: &RawServerTable,
     span: std::ops::Range<usize>,
-    dir: &Path,
 ) -> Result<ServerLaunch, ConfigError> {
     let k = |name: &str| format!("{key}.{name}");
-    let ready_timeout_s = match &t.ready_timeout_s {
-        None => READY_TIMEOUT_S,
-        Some(v) => seconds(ctx, &k("ready_timeout_s"), v)?,
-    };
+    let ready_timeout_s = (t.ready_timeout_s.as_ref()).map_or(Ok(READY_TIMEOUT_S), |v| {
+        seconds(ctx, &k("ready_timeout_s"), v)
+    })?;
     if let (Some(_), Some(c)) = (&t.llama_server, &t.command) {
         let msg = "give `llama_server` or `command`, not both";
         return Err(ctx.err(c.span(), &k("command"), msg));
@@ -291,7 +274,7 @@ fn server_table(
         let msg = "`args` go with `llama_server`; a `command` lists its own arguments";
         return Err(ctx.err(a.span(), &k("args"), msg));
     }
-    let draft = served_draft(ctx, key, t, dir)?;
+    let draft = served_draft(ctx, key, t)?;
     if let (Some(_), Some(c)) = (&draft, &t.command) {
         let msg = "a `draft` goes to llama-server; a `command` lists its own arguments";
         return Err(ctx.err(c.span(), &k("command"), msg));
@@ -302,18 +285,12 @@ fn server_table(
             .map_or_else(Vec::new, |a| a.get_ref().clone())
     };
     match (&t.llama_server, &t.command) {
-        (Some(b), _) => {
-            if b.get_ref().trim().is_empty() {
-                let msg = "the llama-server path is empty";
-                return Err(ctx.err(b.span(), &k("llama_server"), msg));
-            }
-            Ok(ServerLaunch::LlamaServer {
-                binary: Some(dir.join(b.get_ref())),
-                args: args(),
-                ready_timeout_s,
-                draft,
-            })
-        }
+        (Some(b), _) => Ok(ServerLaunch::LlamaServer {
+            binary: Some(ctx.path(&k("llama_server"), b, "the llama-server path is empty")?),
+            args: args(),
+            ready_timeout_s,
+            draft,
+        }),
         (None, None) if draft.is_some() || t.args.is_some() => Ok(ServerLaunch::LlamaServer {
             binary: None,
             args: args(),
@@ -345,7 +322,6 @@ fn served_draft(
     ctx: &Ctx,
     key: &str,
     t: &RawServerTable,
-    dir: &Path,
 ) -> Result<Option<ServedDraft>, ConfigError> {
     let k = |name: &str| format!("{key}.{name}");
     let Some(d) = &t.draft else {
@@ -358,9 +334,7 @@ fn served_draft(
         }
         return Ok(None);
     };
-    if d.get_ref().trim().is_empty() {
-        return Err(ctx.err(d.span(), &k("draft"), "the draft path is empty"));
-    }
+    let path = ctx.path(&k("draft"), d, "the draft path is empty")?;
     // K is bounded as the in-process `[speculative]` table bounds it.
     let count = |name: &str, v: &Option<Spanned<i64>>, lo: i64, default: u32| match v {
         None => Ok(default),
@@ -379,7 +353,7 @@ fn served_draft(
         return Err(ctx.err(span, &k("draft_min"), msg));
     }
     Ok(Some(ServedDraft {
-        path: dir.join(d.get_ref()),
+        path,
         draft_max,
         draft_min,
     }))

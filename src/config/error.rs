@@ -6,6 +6,8 @@ use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use toml::Spanned;
+
 /// A configuration error that names the file, the line and the key.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub struct ConfigError {
@@ -39,8 +41,41 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// The folder relative paths of the file resolve against.
+    pub(crate) fn dir(&self) -> &Path {
+        self.file.parent().unwrap_or(Path::new("."))
+    }
+
+    /// The path `v` names, resolved against [`Ctx::dir`]; an empty one is refused with `empty`.
+    pub(crate) fn path(
+        &self,
+        key: &str,
+        v: &Spanned<String>,
+        empty: &str,
+    ) -> Result<PathBuf, ConfigError> {
+        if v.get_ref().trim().is_empty() {
+            return Err(self.err(v.span(), key, empty));
+        }
+        Ok(self.dir().join(v.get_ref()))
+    }
+
     pub(crate) fn line_of(&self, offset: usize) -> usize {
         self.src[..offset.min(self.src.len())].matches('\n').count() + 1
+    }
+
+    /// An error at `line` (1-based) of the file, naming `key`.
+    pub(crate) fn at(
+        &self,
+        line: Option<usize>,
+        key: Option<&str>,
+        message: impl fmt::Display,
+    ) -> ConfigError {
+        ConfigError {
+            file: self.file.to_path_buf(),
+            line,
+            key: key.map(str::to_string),
+            message: message.to_string(),
+        }
     }
 
     pub(crate) fn err(
@@ -49,12 +84,7 @@ impl Ctx<'_> {
         key: &str,
         message: impl fmt::Display,
     ) -> ConfigError {
-        ConfigError {
-            file: self.file.to_path_buf(),
-            line: Some(self.line_of(span.start)),
-            key: Some(key.to_string()),
-            message: message.to_string(),
-        }
+        self.at(Some(self.line_of(span.start)), Some(key), message)
     }
 
     /// An error at the first line that sets `name` (no span survives serde's `flatten`).
@@ -67,11 +97,6 @@ impl Ctx<'_> {
         let line = self.src.lines().position(|l| {
             (l.trim_start().strip_prefix(name)).is_some_and(|r| r.trim_start().starts_with('='))
         });
-        ConfigError {
-            file: self.file.to_path_buf(),
-            line: line.map(|i| i + 1),
-            key: Some(key.to_string()),
-            message: message.to_string(),
-        }
+        self.at(line.map(|i| i + 1), Some(key), message)
     }
 }

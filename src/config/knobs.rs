@@ -1,14 +1,10 @@
 //! Every llama-bench test parameter (all 28 of its `get_fields()`) as one table, [`PARAMS`]:
 //! sweep key, value type, llama-bench's default and JSON type, short flag, header and level.
 //!
-//! The thirteen original axes are typed fields of [`TestParams`] and [`Axes`] (reached
-//! through `field!` accessors); every other parameter lives in the [`Knobs`] map, which holds
-//! only non-default values so older tests keep their identities. Generic code goes through
-//! [`Knob::get`], [`Knob::set`], [`Knob::axis`] and [`Knob::set_axis`] and never lists the
-//! fields. Adding a parameter: one `Slot::Map` entry here and one arm in
-//! `engine::llama::knobs` (CONTRIBUTING.md).
-//!
-//! Names, spellings and defaults are those of the pinned llama-bench (llama-cpp-sys-2 0.1.161).
+//! Generic code goes through [`Knob::get`], [`Knob::set`], [`Knob::axis`] and
+//! [`Knob::set_axis`] and never lists the fields ([`Slot`]). Adding a parameter: one row in
+//! the table and one arm in `engine::llama::knobs` (CONTRIBUTING.md). Names, spellings and
+//! defaults are the pinned llama-bench's.
 
 use crate::config::Invalid;
 
@@ -43,12 +39,6 @@ pub enum Kind {
     /// Any TOML value, checked by the function (flash attention's auto/on/off/-1/0/1, split
     /// modes, KV cache types: the spellings `config::values` accepts).
     Check(fn(&toml::Value) -> Result<KnobValue, Invalid>),
-}
-
-impl Kind {
-    pub const fn int(min: i64, max: i64) -> Kind {
-        Kind::Int { min, max }
-    }
 }
 
 /// llama-bench's JSON type of the field (its `get_field_type()`).
@@ -130,8 +120,8 @@ pub struct Knob {
 /// Where a parameter's value lives in [`TestParams`] and [`Axes`].
 #[derive(Debug, Clone, Copy)]
 pub enum Slot {
-    /// In the [`Knobs`] map (absent: the default) and in `Axes::knobs`: a new parameter needs
-    /// nothing more than its entry.
+    /// In the [`Knobs`] map, which leaves defaults out (older tests keep their identities),
+    /// and in `Axes::knobs`: a new parameter needs nothing more than its row.
     Map,
     /// A typed field of both, for the original axes that the hot code reads as numbers
     /// (`params.n_batch`); the accessors convert.
@@ -157,14 +147,7 @@ pub fn knob(name: &str) -> Option<&'static Knob> {
 /// The model-level settings but `load_mode` that differ from llama-bench's defaults, "ngl 2,
 /// ncmoe 4" (empty when none): what tells one load of a model from another.
 pub fn placement_of(p: &TestParams) -> String {
-    let v: Vec<String> = (PARAMS.iter())
-        .filter(|k| k.level == Level::Model && k.name != "load_mode")
-        .filter_map(|k| {
-            let x = k.get(p);
-            (x != k.default_value()).then(|| format!("{} {}", k.flag, x.show()))
-        })
-        .collect();
-    v.join(", ")
+    differing(p, |k| k.level == Level::Model && k.name != "load_mode").join(", ")
 }
 
 /// The settings that say where a model's weights and KV cache go.
@@ -183,13 +166,19 @@ pub const PLACEMENT: &[&str] = &[
 /// [`PLACEMENT`] settings where they differ from llama-bench's defaults: "ngl 99, ncmoe 12".
 pub fn placement(p: &TestParams) -> String {
     let mut v = vec![format!("ngl {}", p.n_gpu_layers)];
-    for k in PARAMS.iter().filter(|k| PLACEMENT[1..].contains(&k.name)) {
-        let x = k.get(p);
-        if x != k.default_value() {
-            v.push(format!("{} {}", k.flag, x.show()));
-        }
-    }
+    v.extend(differing(p, |k| PLACEMENT[1..].contains(&k.name)));
     v.join(", ")
+}
+
+/// "flag value" of each of the table's settings that `keep` keeps and `p` sets apart from
+/// llama-bench's default, in the table's order.
+fn differing(p: &TestParams, keep: impl Fn(&Knob) -> bool) -> Vec<String> {
+    (PARAMS.iter().filter(|k| keep(k)))
+        .filter_map(|k| {
+            let x = k.get(p);
+            (x != k.default_value()).then(|| format!("{} {}", k.flag, x.show()))
+        })
+        .collect()
 }
 
 /// The entries held in the [`Knobs`] map (llama-bench's parameters beyond the original
@@ -206,7 +195,6 @@ pub fn with_others(names: &[&'static str], at: usize) -> Vec<&'static str> {
     out
 }
 
-/// The entries of `level`, in the table's order.
 pub fn of_level(level: Level) -> impl Iterator<Item = &'static Knob> {
     PARAMS.iter().filter(move |k| k.level == level)
 }
@@ -330,8 +318,8 @@ mod table;
 mod test_params;
 
 pub use axes::Axes;
+pub use checks::{check_regex, cpu_moe_patterns, override_pairs, pattern_matches};
 use checks::{cpu_mask, devices, overrides, tensor_split};
-pub use checks::{cpu_moe_patterns, override_pairs, pattern_matches};
 pub use map::Knobs;
 pub use table::PARAMS;
 pub use test_params::TestParams;

@@ -12,6 +12,7 @@ pub mod endpoint;
 mod error;
 pub(crate) mod knobs;
 pub(crate) mod ladder;
+pub(crate) mod names;
 pub mod quant_types;
 pub mod recipe;
 pub(crate) mod serving;
@@ -25,7 +26,7 @@ pub(crate) mod unknown_key;
 pub(crate) mod values;
 
 pub(crate) use values::scalar_int;
-use values::{list, scalar_float};
+use values::{int_or, list, scalar_float};
 
 pub use axis_values::{FlashAttn, KV_TYPES, SplitMode};
 pub use endpoint::{Api, Served, ServedDraft, ServerLaunch};
@@ -68,73 +69,34 @@ pub struct Config {
 
 type Axis = Option<Spanned<toml::Value>>;
 
-/// The fields of [`RawSweep`] besides the parameter table's (for "did you mean"; a unit test
-/// keeps the two lists equal).
-pub(crate) const SWEEP_KEYS: &[&str] = &[
-    "n_prompt",
-    "n_gen",
-    "n_depth",
-    "n_batch",
-    "n_ubatch",
-    "n_gpu_layers",
-    "split_mode",
-    "main_gpu",
-    "n_threads",
-    "flash_attn",
-    "type_k",
-    "type_v",
-    "no_kv_offload",
-    "warmup",
-    "repetitions",
-    "ci_target",
-    "max_repetitions",
-    "max_seconds",
-    "seed",
-    "rounds",
-    "max_rounds",
-    "max_rounds_seconds",
-    "tokens",
-    "text",
-];
+/// `RawSweep`, one sweep table (the global `[sweep]` or a model's `[model.sweep]`), and
+/// `SWEEP_KEYS`, the names of its fields, which `flatten` hides from serde ("did you mean").
+/// The keys of the parameter table (`config::knobs`) that are not fields land in `rest`; any
+/// other key is refused there, as `deny_unknown_fields` would (it cannot go with `flatten`).
+/// `tokens` (`random`, llama-bench's ids, and/or `text`) is an axis of the llama-bench tests;
+/// `text`, the file `tokens = "text"` tests read, belongs to the top-level `[sweep]` only.
+macro_rules! raw_sweep {
+    ($($field:ident),* $(,)?) => {
+        #[derive(Deserialize, Default)]
+        pub(crate) struct RawSweep {
+            $(pub(crate) $field: Axis,)*
+            pub(crate) text: Option<Spanned<String>>,
+            #[serde(flatten)]
+            pub(crate) rest: std::collections::BTreeMap<String, toml::Value>,
+        }
 
-/// One sweep table: the global `[sweep]` or a model's `[model.sweep]`. The keys of the
-/// parameter table (`config::knobs`) land in `rest`; any other key is refused there, as
-/// `deny_unknown_fields` would (which cannot be combined with `flatten`).
-#[derive(Deserialize, Default)]
-pub(crate) struct RawSweep {
-    n_prompt: Axis,
-    n_gen: Axis,
-    n_depth: Axis,
-    n_batch: Axis,
-    n_ubatch: Axis,
-    n_gpu_layers: Axis,
-    split_mode: Axis,
-    main_gpu: Axis,
-    n_threads: Axis,
-    flash_attn: Axis,
-    type_k: Axis,
-    type_v: Axis,
-    pub(crate) no_kv_offload: Axis,
-    pub(crate) warmup: Axis,
-    pub(crate) repetitions: Axis,
-    pub(crate) ci_target: Axis,
-    pub(crate) max_repetitions: Axis,
-    pub(crate) max_seconds: Axis,
-    pub(crate) seed: Axis,
-    pub(crate) rounds: Axis,
-    pub(crate) max_rounds: Axis,
-    pub(crate) max_rounds_seconds: Axis,
-    /// `random` (llama-bench's ids) and/or `text`: an axis of the llama-bench tests.
-    pub(crate) tokens: Axis,
-    /// The file `tokens = "text"` tests read: top-level `[sweep]` only.
-    pub(crate) text: Option<Spanned<String>>,
-    #[serde(flatten)]
-    pub(crate) rest: std::collections::BTreeMap<String, toml::Value>,
+        pub(crate) const SWEEP_KEYS: &[&str] = &[$(stringify!($field),)* "text"];
+    };
+}
+
+raw_sweep! {
+    n_prompt, n_gen, n_depth, n_batch, n_ubatch, n_gpu_layers, split_mode, main_gpu, n_threads,
+    flash_attn, type_k, type_v, no_kv_offload, warmup, repetitions, ci_target, max_repetitions,
+    max_seconds, seed, rounds, max_rounds, max_rounds_seconds, tokens,
 }
 
 impl RawSweep {
-    /// The value of a parameter of the table that is a field here, the typed ones (with its
-    /// place in the file); the others are in `rest`.
+    /// A typed parameter's value, with its place in the file (the others are in `rest`).
     fn axis(&self, k: &knobs::Knob) -> Option<&Spanned<toml::Value>> {
         match k.slot {
             knobs::Slot::Field(f) => (f.raw)(self),
@@ -204,39 +166,28 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, Conf
         .models
         .iter()
         .any(|m| m.path.is_some() && m.axes.n_prompt.iter().chain(&m.axes.n_gen).any(|&n| n > 0));
-    let serving = config.serving.is_some() && !config.models.is_empty();
-    // Served models get served tests.
+    let tables =
+        (config.serving.is_some() || config.speculative.is_some()) && !config.models.is_empty();
     let served = config.models.iter().any(|m| m.served.is_some());
-    let speculative = config.speculative.is_some() && !config.models.is_empty();
-    if !sweeps && !serving && !served && !speculative && config.ladders.is_empty() {
-        let message = if config.models.is_empty() {
-            "nothing to measure: no [[model]] entries (add one with a name and a path) and no \
-             [[ladder]]"
-        } else {
-            "nothing to measure: n_prompt and n_gen are all 0, and there is no [serving] table \
-             or [[ladder]]"
-        };
-        // Point at the line that set the sizes, when there is one.
-        let line = src
-            .lines()
-            .position(|l| l.trim_start().starts_with("n_prompt"))
-            .filter(|_| !config.models.is_empty())
-            .map(|i| i + 1);
-        return Err(ConfigError {
-            file: file.to_path_buf(),
-            line,
-            key: Some(
-                if config.models.is_empty() {
-                    "model"
-                } else {
-                    "sweep.n_prompt"
-                }
-                .into(),
-            ),
-            message: message.into(),
-        });
+    if sweeps || tables || served || !config.ladders.is_empty() {
+        return Ok(config);
     }
-    Ok(config)
+    let (key, message) = if config.models.is_empty() {
+        let msg = "nothing to measure: no [[model]] entries (add one with a name and a path) \
+                   and no [[ladder]]";
+        ("model", msg)
+    } else {
+        let msg = "nothing to measure: n_prompt and n_gen are all 0, and there is no [serving] \
+                   table or [[ladder]]";
+        ("sweep.n_prompt", msg)
+    };
+    // Point at the line that set the sizes, when there is one.
+    let line = src
+        .lines()
+        .position(|l| l.trim_start().starts_with("n_prompt"))
+        .filter(|_| !config.models.is_empty())
+        .map(|i| i + 1);
+    Err(ctx.at(line, Some(key), message))
 }
 
 /// The configuration without its ladders (possibly without models) and the resolved
@@ -251,20 +202,19 @@ fn parse_parts(
     let file = ctx.file;
     let mut defaults = Axes::llama_bench_defaults(physical_cores);
     let mut settings = RunSettings::LLAMA_BENCH;
-    let base_dir = file.parent().unwrap_or(Path::new("."));
     let mut text = None;
     if let Some(mut s) = sweep {
         apply_settings(ctx, &s, &mut settings)?;
         text = s
             .text
             .take()
-            .map(|t| tokens::text_file(ctx, t, base_dir))
+            .map(|t| ctx.path("sweep.text", &t, "the text file's path is empty"))
             .transpose()?;
         apply_axes(ctx, "sweep", s, &mut defaults)?;
     }
     let mut models: Vec<ModelEntry> = Vec::new();
     for (i, m) in raw_models.into_iter().enumerate() {
-        let entry = model_entry(ctx, &format!("model[{i}]"), m, &models, &defaults, base_dir)?;
+        let entry = model_entry(ctx, &format!("model[{i}]"), m, &models, &defaults)?;
         models.push(entry);
     }
     let config = Config {
@@ -283,21 +233,18 @@ fn parse_parts(
     Ok((config, defaults))
 }
 
-/// One `[[model]]` entry, `key` (`model[i]`) naming it in errors; `earlier` are the entries
-/// before it (names are unique), `defaults` the `[sweep]` axes its own sweep overrides, and
-/// relative paths resolve against `base_dir`.
+/// One `[[model]]` entry; `earlier` are the entries before it (names are unique).
 fn model_entry(
     ctx: &Ctx,
     key: &str,
     m: RawModel,
     earlier: &[ModelEntry],
     defaults: &Axes,
-    base_dir: &Path,
 ) -> Result<ModelEntry, ConfigError> {
     let name = model_name(ctx, key, &m.name, earlier)?;
-    if let Some(p) = m.path.as_ref().filter(|p| p.get_ref().trim().is_empty()) {
-        return Err(ctx.err(p.span(), &format!("{key}.path"), "the model path is empty"));
-    }
+    let path = (m.path.as_ref())
+        .map(|p| ctx.path(&format!("{key}.path"), p, "the model path is empty"))
+        .transpose()?;
     let synth = match &m.synth {
         Some(s) if m.path.is_none() => {
             let msg = "`synth` writes the model at `path`: set one";
@@ -317,7 +264,7 @@ fn model_entry(
         ca_file: m.ca_file,
         server: m.server,
     };
-    let served = endpoint::served(ctx, key, raw_served, m.path.is_some(), base_dir)?;
+    let served = endpoint::served(ctx, key, raw_served, m.path.is_some())?;
     if m.path.is_none() && served.is_none() {
         let msg = "a model needs `path` (a GGUF file) or `endpoint` (a served model)";
         return Err(ctx.err(m.name.span(), &format!("{key}.path"), msg));
@@ -328,15 +275,14 @@ fn model_entry(
     }
     Ok(ModelEntry {
         name,
-        path: m.path.map(|p| base_dir.join(p.get_ref())),
+        path,
         axes,
         synth,
         served,
     })
 }
 
-/// The entry's `name`, trimmed, when it is usable as a folder name and not taken by an
-/// `earlier` entry.
+/// The entry's `name`, trimmed, when it is usable as a folder name and not taken.
 fn model_name(
     ctx: &Ctx,
     key: &str,
@@ -405,13 +351,8 @@ fn apply_auto_budget(ctx: &Ctx, s: &RawSweep, out: &mut RunSettings) -> Result<(
     let Some(auto) = out.auto_rounds.as_mut() else {
         return Ok(());
     };
-    if let Some(v) = &s.max_rounds {
-        let n = scalar_int(ctx, "sweep.max_rounds", v, i64::MIN, i64::MAX)?;
-        if !settings::MAX_ROUNDS.contains(&n) {
-            let msg = format!("{n} is out of range: {}", settings::MAX_ROUNDS_RULE);
-            return Err(ctx.err(v.span(), "sweep.max_rounds", &msg));
-        }
-        auto.max_rounds = n as u32;
+    if s.max_rounds.is_some() {
+        auto.max_rounds = values::rounds(ctx, "sweep.max_rounds", &s.max_rounds, 0)?;
         auto.budget_given = true;
     }
     if let Some(v) = &s.max_rounds_seconds {
@@ -426,16 +367,13 @@ fn apply_auto_budget(ctx: &Ctx, s: &RawSweep, out: &mut RunSettings) -> Result<(
 }
 
 fn apply_settings(ctx: &Ctx, s: &RawSweep, out: &mut RunSettings) -> Result<(), ConfigError> {
-    if let Some(v) = &s.warmup {
-        out.warmup = scalar_int(ctx, "sweep.warmup", v, 0, 100)? as u32;
-    }
+    out.warmup = int_or(ctx, "sweep.warmup", &s.warmup, (0, 100), out.warmup.into())? as u32;
     if let Some(v) = &s.repetitions {
         out.repetitions = scalar_int(ctx, "sweep.repetitions", v, 1, 10_000)? as u32;
         out.repetitions_given = true;
     }
-    if let Some(v) = &s.seed {
-        out.seed = scalar_int(ctx, "sweep.seed", v, 0, i64::MAX)? as u64;
-    }
+    let seed = int_or(ctx, "sweep.seed", &s.seed, (0, i64::MAX), out.seed as i64)?;
+    out.seed = seed as u64;
     if let Some(v) = &s.rounds {
         if v.get_ref().as_str() == Some("auto") {
             out.auto_rounds = Some(AutoRounds {
@@ -450,9 +388,7 @@ fn apply_settings(ctx: &Ctx, s: &RawSweep, out: &mut RunSettings) -> Result<(), 
         }
     }
     apply_auto_budget(ctx, s, out)?;
-    if let Some(v) = &s.ci_target {
-        out.ci_target = Some(scalar_float(ctx, "sweep.ci_target", v, 0.0001, 0.5)?);
-    }
+    out.ci_target = values::float_opt(ctx, "sweep.ci_target", &s.ci_target, 0.0001, 0.5)?;
     if let Some(v) = &s.max_repetitions {
         out.max_repetitions = scalar_int(ctx, "sweep.max_repetitions", v, 1, 100_000)? as u32;
     }
@@ -477,11 +413,10 @@ pub(crate) fn apply_axes(
     out: &mut Axes,
 ) -> Result<(), ConfigError> {
     let k = |name: &str| format!("{table}.{name}");
-    // Every parameter of the table, checked as its entry says (the bounds of integers are
-    // sanity limits that catch typos, an extra zero, before llama.cpp does). The original
-    // axes are fields of `RawSweep`, which keeps their place in the file for the message.
+    // Integer bounds are sanity limits that catch a typo (an extra zero) before llama.cpp
+    // does; the typed axes keep their place in the file for the message.
     if let Some(v) = &s.tokens {
-        out.tokens = list(ctx, &k("tokens"), v, PromptTokens::parse)?;
+        out.tokens = list(ctx, &k("tokens"), v, PromptTokens::of_toml)?;
     }
     for p in knobs::PARAMS {
         if let Some(v) = s.axis(p) {
@@ -495,17 +430,10 @@ pub(crate) fn apply_axes(
         let Some(knob) = knobs::knob(name) else {
             let known = unknown_key::known_keys(&["sweep"]).unwrap_or(&[]);
             // As serde's own refusal words it.
-            let message = match suggest::suggest(name, known) {
-                Some(s) => format!("unknown field `{name}`, did you mean `{s}`?"),
-                None => format!(
-                    "unknown field `{name}`, expected one of {}",
-                    known
-                        .iter()
-                        .map(|k| format!("`{k}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            };
+            let all = known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>();
+            let message = suggest::did_you_mean(name, known).unwrap_or_else(|| {
+                format!("unknown field `{name}`, expected one of {}", all.join(", "))
+            });
             return Err(err(message));
         };
         let values = knobs::parse_values(knob, v).map_err(|e| err(e.0))?;

@@ -2,19 +2,14 @@
 //! options (an importance matrix, `--tensor-type` overrides, the output and token-embedding
 //! types, `--pure`), or a template GGUF whose tensor types are copied as gguf-clone does.
 //! Pure: the table is parsed and its names checked here; files are read when the variant
-//! is built (`engine::quantize::overrides_for`, `engine::imatrix`).
-//!
-//! ```toml
-//! types = ["Q8_0", { name = "Q4_K_M-imat", type = "Q4_K_M", imatrix = "x.imatrix",
-//!                    tensor_types = ["attn_v=Q6_K", "ffn_down=Q6_K"], output = "Q6_K" }]
-//! # imatrix = { text = "calib.txt", ctx = 512, chunks = 100 }: computed from a text
-//! # template = "other-UD-Q4_K_XL.gguf": that file's tensor types, on this model
-//! ```
+//! is built (`engine::quantize::overrides_for`, `engine::imatrix`). docs/configuration.md
+//! ("Recipes") shows the keys.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::config::Invalid;
 use crate::config::quant_types::QuantType;
 
 /// Where the importance matrix comes from.
@@ -77,56 +72,52 @@ struct RawText {
 }
 
 /// A ggml tensor type by name, case-insensitively (llama-quantize's `parse_ggml_type`).
-pub fn ggml_type(name: &str) -> Result<u32, String> {
+pub fn ggml_type(name: &str) -> Result<u32, Invalid> {
     let found = crate::gguf::GGML_TYPES
         .iter()
         .find(|t| t.1.eq_ignore_ascii_case(name.trim()));
     found.map(|t| t.0).ok_or_else(|| {
-        format!("unknown tensor type {name:?}: use a ggml type such as Q4_K, Q5_K, Q6_K, Q8_0, IQ4_XS, F16")
+        Invalid(format!("unknown tensor type {name:?}: use a ggml type such as Q4_K, Q5_K, Q6_K, Q8_0, IQ4_XS, F16"))
     })
 }
 
 /// `pattern=type`, as llama-quantize's `--tensor-type` reads it (the last `=` splits).
-pub fn tensor_type(s: &str) -> Result<(String, u32), String> {
+pub fn tensor_type(s: &str) -> Result<(String, u32), Invalid> {
     let Some((pattern, t)) = s.rsplit_once('=') else {
-        return Err(format!("{s:?} is not pattern=type, e.g. \"attn_v=Q6_K\""));
+        return Err(Invalid(format!(
+            "{s:?} is not pattern=type, e.g. \"attn_v=Q6_K\""
+        )));
     };
     let pattern = pattern.trim().to_ascii_lowercase();
     if pattern.is_empty() {
-        return Err(format!("{s:?} has no tensor name pattern"));
+        return Err(Invalid(format!("{s:?} has no tensor name pattern")));
     }
-    if let Err(e) = fancy_regex::Regex::new(&pattern) {
-        let why = e.to_string();
-        let why = why.lines().next().unwrap_or("invalid");
-        return Err(format!(
-            "{pattern:?} is not a valid regular expression: {why}"
-        ));
-    }
+    super::knobs::check_regex(&pattern)?;
     Ok((pattern, ggml_type(t)?))
 }
 
-fn path(dir: &Path, p: &str, what: &str) -> Result<PathBuf, String> {
+fn path(dir: &Path, p: &str, what: &str) -> Result<PathBuf, Invalid> {
     match p.trim().is_empty() {
-        true => Err(format!("the {what} path is empty")),
+        true => Err(Invalid(format!("the {what} path is empty"))),
         false => Ok(dir.join(p)),
     }
 }
 
-fn imatrix_source(v: &toml::Value, dir: &Path) -> Result<ImatrixSource, String> {
+fn imatrix_source(v: &toml::Value, dir: &Path) -> Result<ImatrixSource, Invalid> {
     if let Some(p) = v.as_str() {
         return Ok(ImatrixSource::File(path(dir, p, "imatrix")?));
     }
     let raw: RawText = v.clone().try_into().map_err(|e: toml::de::Error| {
-        format!("imatrix: give a file (\"x.imatrix\") or {{ text = \"calib.txt\", ctx = 512, chunks = 100 }}: {}", e.message())
+        Invalid(format!("imatrix: give a file (\"x.imatrix\") or {{ text = \"calib.txt\", ctx = 512, chunks = 100 }}: {}", e.message()))
     })?;
     let n_ctx = raw.ctx.unwrap_or(512);
     if !(16..=1 << 16).contains(&n_ctx) {
-        return Err(format!(
+        return Err(Invalid(format!(
             "imatrix.ctx {n_ctx} is out of range: must be between 16 and 65536"
-        ));
+        )));
     }
     if raw.chunks == Some(0) {
-        return Err("imatrix.chunks must be at least 1".into());
+        return Err(Invalid("imatrix.chunks must be at least 1".into()));
     }
     Ok(ImatrixSource::Text {
         text: path(dir, &raw.text, "imatrix text")?,
@@ -136,23 +127,23 @@ fn imatrix_source(v: &toml::Value, dir: &Path) -> Result<ImatrixSource, String> 
 }
 
 /// Reads one recipe entry; paths are relative to `dir` (the configuration's folder).
-pub fn parse_variant(v: &toml::Value, dir: &Path) -> Result<RecipeVariant, String> {
+pub fn parse_variant(v: &toml::Value, dir: &Path) -> Result<RecipeVariant, Invalid> {
     let raw: RawVariant = v
         .clone()
         .try_into()
-        .map_err(|e: toml::de::Error| e.message().to_string())?;
+        .map_err(|e: toml::de::Error| Invalid(e.message().to_string()))?;
     let name = raw.name.trim().to_string();
     if name.is_empty() || name.contains('/') || name.chars().any(char::is_control) {
-        return Err(
+        return Err(Invalid(
             "a variant name must be non-empty and contain no '/' or control characters".into(),
-        );
+        ));
     }
     let imatrix = raw
         .imatrix
         .as_ref()
         .map(|v| imatrix_source(v, dir))
         .transpose()?;
-    let quant = QuantType::parse_recipe(&raw.quant, imatrix.is_some()).map_err(|e| e.0)?;
+    let quant = QuantType::parse_recipe(&raw.quant, imatrix.is_some())?;
     let tensor_types = raw.tensor_types.iter().map(|s| tensor_type(s));
     let recipe = Recipe {
         tensor_types: tensor_types.collect::<Result<_, _>>()?,
@@ -169,13 +160,10 @@ pub fn parse_variant(v: &toml::Value, dir: &Path) -> Result<RecipeVariant, Strin
     if recipe.imatrix.is_none() {
         let types = recipe.tensor_types.iter().map(|t| t.1).chain(recipe.output);
         if let Some(t) = types.into_iter().find(|&t| needs_imatrix(t)) {
-            let t = crate::gguf::GGML_TYPES
-                .iter()
-                .find(|x| x.0 == t)
-                .map_or("?", |x| x.1);
-            return Err(format!(
-                "{t} tensors need an importance matrix: add imatrix = ..."
-            ));
+            return Err(Invalid(format!(
+                "{} tensors need an importance matrix: add imatrix = ...",
+                type_name(t)
+            )));
         }
     }
     Ok(RecipeVariant {
@@ -183,6 +171,11 @@ pub fn parse_variant(v: &toml::Value, dir: &Path) -> Result<RecipeVariant, Strin
         quant,
         recipe,
     })
+}
+
+/// The name of ggml type `t`, "?" when unknown.
+fn type_name(t: u32) -> &'static str {
+    crate::gguf::type_layout(t).map_or("?", |l| l.0)
 }
 
 /// ggml types llama.cpp's quantizer refuses to make without an imatrix
@@ -195,17 +188,14 @@ impl Recipe {
     /// The options as llama-quantize's arguments would read, for the record and the cache
     /// key: `attn_v=Q6_K`, `output=Q6_K`, `token_embd=Q4_K`, `pure`, `template=<file name>`.
     pub fn overrides_text(&self) -> Vec<String> {
-        let name = |t: u32| {
-            crate::gguf::GGML_TYPES
-                .iter()
-                .find(|x| x.0 == t)
-                .map_or("?", |x| x.1)
-        };
         let mut out: Vec<String> = (self.tensor_types.iter())
-            .map(|(p, t)| format!("{p}={}", name(*t)))
+            .map(|(p, t)| format!("{p}={}", type_name(*t)))
             .collect();
-        out.extend(self.output.map(|t| format!("output={}", name(t))));
-        out.extend(self.token_embd.map(|t| format!("token_embd={}", name(t))));
+        out.extend(self.output.map(|t| format!("output={}", type_name(t))));
+        out.extend(
+            self.token_embd
+                .map(|t| format!("token_embd={}", type_name(t))),
+        );
         out.extend(self.pure.then(|| "pure".to_string()));
         let file = |p: &PathBuf| p.file_name().map(|f| f.to_string_lossy().into_owned());
         out.extend(

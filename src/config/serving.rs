@@ -4,12 +4,14 @@
 
 use crate::config::Invalid;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::config::values::{boolean, int_list, list, scalar_float, scalar_int};
+use crate::config::values::{
+    boolean, file_name, float_opt, int_list, int_or, list, once_each, scalar_float, scalar_int,
+};
 use crate::config::{ConfigError, Ctx};
 
 mod slo;
@@ -33,22 +35,12 @@ pub enum Mode {
     Goodput,
 }
 
-impl Mode {
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Request => "request",
-            Mode::Parallel => "parallel",
-            Mode::Arrival => "arrival",
-            Mode::Goodput => "goodput",
-        }
-    }
-}
-
-impl std::fmt::Display for Mode {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+super::names::names!(Mode::name {
+    Request = "request",
+    Parallel = "parallel",
+    Arrival = "arrival",
+    Goodput = "goodput",
+});
 
 impl PartialEq<&str> for Mode {
     fn eq(&self, name: &&str) -> bool {
@@ -88,6 +80,16 @@ pub struct ServingConfig {
     pub goodput: GoodputSearch,
 }
 
+impl ServingConfig {
+    /// The prompt file's name, or `pp<n_prompt>+tg<n_gen>` (synthetic prompts) without one.
+    pub fn workload(&self) -> String {
+        match &self.dataset {
+            Some(p) => file_name(p),
+            None => format!("pp{}+tg{}", self.n_prompt, self.n_gen),
+        }
+    }
+}
+
 type V = Option<Spanned<toml::Value>>;
 
 /// `[serving]` as written. Numbers and lists keep their span and value for the checks that
@@ -119,24 +121,12 @@ fn k(name: &str) -> String {
     format!("serving.{name}")
 }
 
-/// An integer key of `[serving]`: `default` when absent.
-fn int(ctx: &Ctx, v: &V, name: &str, min: i64, max: i64, default: i64) -> Result<i64, ConfigError> {
-    match v {
-        None => Ok(default),
-        Some(v) => scalar_int(ctx, &k(name), v, min, max),
-    }
-}
-
 fn mode(x: &toml::Value) -> Result<Mode, Invalid> {
-    match x.as_str() {
-        Some("request") => Ok(Mode::Request),
-        Some("parallel") => Ok(Mode::Parallel),
-        Some("arrival") => Ok(Mode::Arrival),
-        Some("goodput") => Ok(Mode::Goodput),
-        _ => Err(Invalid(format!(
+    x.as_str().and_then(Mode::parse).ok_or_else(|| {
+        Invalid(format!(
             "{x} is not a mode: use \"request\", \"parallel\", \"arrival\" or \"goodput\""
-        ))),
-    }
+        ))
+    })
 }
 
 fn rate(x: &toml::Value) -> Result<f64, Invalid> {
@@ -149,44 +139,34 @@ fn rate(x: &toml::Value) -> Result<f64, Invalid> {
     }
 }
 
-/// Checks the `[serving]` table, key by key in a fixed order (the first mistake is the one
-/// reported).
+/// Checks the table key by key in a fixed order: the first mistake is the one reported.
 pub(crate) fn parse(ctx: &Ctx, raw: Spanned<RawServing>) -> Result<ServingConfig, ConfigError> {
     let table_span = raw.span();
     let r = raw.into_inner();
-    let n_prompt = int(ctx, &r.n_prompt, "n_prompt", 1, 1 << 20, 128)? as u32;
-    let n_gen = int(ctx, &r.n_gen, "n_gen", 1, 1 << 20, 64)? as u32;
-    let n_parallel = match &r.n_parallel {
-        None => vec![1, 2, 4, 8],
-        Some(v) => int_list(ctx, &k("n_parallel"), v, 1, 256)?,
-    };
-    let shared_prompt = match &r.shared_prompt {
-        None => vec![false],
-        Some(v) => list(ctx, &k("shared_prompt"), v, boolean)?,
-    };
-    let arrival_rate = match &r.arrival_rate {
-        None => vec![],
-        Some(v) => list(ctx, &k("arrival_rate"), v, rate)?,
-    };
+    let n_prompt = int_or(ctx, &k("n_prompt"), &r.n_prompt, (1, 1 << 20), 128)? as u32;
+    let n_gen = int_or(ctx, &k("n_gen"), &r.n_gen, (1, 1 << 20), 64)? as u32;
+    let n_parallel = (r.n_parallel.as_ref()).map_or(Ok(vec![1, 2, 4, 8]), |v| {
+        int_list(ctx, &k("n_parallel"), v, 1, 256)
+    })?;
+    let shared_prompt = (r.shared_prompt.as_ref()).map_or(Ok(vec![false]), |v| {
+        list(ctx, &k("shared_prompt"), v, boolean)
+    })?;
+    let arrival_rate =
+        (r.arrival_rate.as_ref()).map_or(Ok(vec![]), |v| list(ctx, &k("arrival_rate"), v, rate))?;
     let modes = modes(ctx, &r, !arrival_rate.is_empty())?;
     let max_parallel = n_parallel.iter().copied().max().unwrap_or(1);
     let (dataset, chat_template) = prompts(ctx, &r, table_span)?;
-    let temperature = match &r.temperature {
-        None => 0.0,
-        Some(v) => scalar_float(ctx, &k("temperature"), v, 0.0, 100.0)?,
-    };
-    let price_per_hour = r
-        .price_per_hour
-        .as_ref()
-        .map(|v| scalar_float(ctx, &k("price_per_hour"), v, 0.0, 1e12))
-        .transpose()?;
+    let temperature = (r.temperature.as_ref()).map_or(Ok(0.0), |v| {
+        scalar_float(ctx, &k("temperature"), v, 0.0, 100.0)
+    })?;
+    let price_per_hour = float_opt(ctx, &k("price_per_hour"), &r.price_per_hour, 0.0, 1e12)?;
     let targets = r
         .targets
         .as_ref()
         .map(|t| targets::targets(ctx, t))
         .transpose()?;
     let slo = r.slo.as_ref().map(|v| slo::slo(ctx, v)).transpose()?;
-    let n_requests = int(ctx, &r.n_requests, "n_requests", 1, 100_000, 8)? as u32;
+    let n_requests = int_or(ctx, &k("n_requests"), &r.n_requests, (1, 100_000), 8)? as u32;
     let goodput = slo::goodput(ctx, r.goodput.as_ref(), n_requests)?;
     let seed = r
         .seed
@@ -200,10 +180,16 @@ pub(crate) fn parse(ctx: &Ctx, raw: Spanned<RawServing>) -> Result<ServingConfig
         n_parallel,
         shared_prompt,
         kv_unified: r.kv_unified.unwrap_or(false),
-        repetitions: int(ctx, &r.repetitions, "repetitions", 1, 10_000, 3)? as u32,
+        repetitions: int_or(ctx, &k("repetitions"), &r.repetitions, (1, 10_000), 3)? as u32,
         n_requests,
         arrival_rate,
-        slots: int(ctx, &r.slots, "slots", 1, 256, i64::from(max_parallel))? as u32,
+        slots: int_or(
+            ctx,
+            &k("slots"),
+            &r.slots,
+            (1, 256),
+            i64::from(max_parallel),
+        )? as u32,
         dataset,
         chat_template,
         temperature,
@@ -225,12 +211,7 @@ fn modes(ctx: &Ctx, r: &RawServing, has_rates: bool) -> Result<Vec<Mode>, Config
         }
         return Ok(m);
     };
-    let mut m: Vec<Mode> = Vec::new();
-    for x in list(ctx, &k("modes"), v, mode)? {
-        if !m.contains(&x) {
-            m.push(x);
-        }
-    }
+    let m = once_each(list(ctx, &k("modes"), v, mode)?);
     if m.contains(&Mode::Arrival) && !has_rates {
         let msg = "the arrival mode needs `arrival_rate` (requests per second)";
         return Err(ctx.err(v.span(), &k("modes"), msg));
@@ -249,18 +230,9 @@ fn prompts(
     r: &RawServing,
     table_span: std::ops::Range<usize>,
 ) -> Result<(Option<PathBuf>, bool), ConfigError> {
-    let dir = ctx.file.parent().unwrap_or(Path::new("."));
-    let dataset = match &r.dataset {
-        None => None,
-        Some(d) if d.get_ref().trim().is_empty() => {
-            return Err(ctx.err(
-                d.span(),
-                &k("dataset"),
-                "expected the path of a prompt file",
-            ));
-        }
-        Some(d) => Some(dir.join(d.get_ref())),
-    };
+    let dataset = (r.dataset.as_ref())
+        .map(|d| ctx.path(&k("dataset"), d, "expected the path of a prompt file"))
+        .transpose()?;
     let chat_template = r.chat_template.as_ref().is_some_and(|c| *c.get_ref());
     if chat_template && dataset.is_none() {
         let span = r.chat_template.as_ref().map_or(table_span, |v| v.span());

@@ -16,7 +16,6 @@ impl RunSettings {
         repetitions_given: false,
     };
 
-    /// The stopping rule these settings describe.
     pub fn policy(&self) -> crate::stats::analysis::StopPolicy {
         use crate::stats::analysis::StopPolicy;
         match self.ci_target {

@@ -1,23 +1,15 @@
 //! The `[speculative]` table of models.toml: speculative decoding tests, each a
 //! drafter setting measured against plain decoding on the same context, on real text.
 //! Checked key by key with the value checks `[sweep]` uses; mistakes name file, line and key.
-//!
-//! ```toml
-//! [speculative]
-//! targets = ["Q8_0"]              # the models (names or quantization labels) to speed up
-//! dataset = "datasets/ShareGPT_V3_unfiltered_cleaned_split.json"   # or a prompt file
-//! drafters = ["draft-simple", "ngram-simple"]
-//! draft = ["Q4_0", "Q2_K"]         # ladder types of the target's ladder, or GGUF paths
-//! draft_max = [2, 4, 8]            # K
-//! ```
+//! docs/configuration.md shows the table.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::config::values::{int_list, list, scalar_int};
-use crate::config::{ConfigError, Ctx};
+use crate::config::values::{int_list, int_or, list, rounds, scalar_int};
+use crate::config::{ConfigError, Ctx, Invalid};
 
 /// A llama.cpp drafter type (common/speculative.h, `common_speculative_type`), named and
 /// serialized as its `--spec-type` takes it, in its enum's order (the discriminant is the
@@ -42,36 +34,23 @@ pub enum Drafter {
 /// Plain decoding: not a `drafters` value, every speculative test is paired with it already.
 pub const PLAIN: Drafter = Drafter::Plain;
 
-impl Drafter {
-    /// The types a `drafters` list takes.
-    pub const TYPES: [Drafter; 10] = [
-        Drafter::DraftSimple,
-        Drafter::DraftEagle3,
-        Drafter::DraftMtp,
-        Drafter::DraftDflash,
-        Drafter::DraftDspark,
-        Drafter::NgramSimple,
-        Drafter::NgramMapK,
-        Drafter::NgramMapK4v,
-        Drafter::NgramMod,
-        Drafter::NgramCache,
-    ];
+super::names::names!(Drafter::name {
+    Plain = "none",
+    DraftSimple = "draft-simple",
+    DraftEagle3 = "draft-eagle3",
+    DraftMtp = "draft-mtp",
+    DraftDflash = "draft-dflash",
+    DraftDspark = "draft-dspark",
+    NgramSimple = "ngram-simple",
+    NgramMapK = "ngram-map-k",
+    NgramMapK4v = "ngram-map-k4v",
+    NgramMod = "ngram-mod",
+    NgramCache = "ngram-cache",
+});
 
-    pub fn name(self) -> &'static str {
-        match self {
-            Drafter::Plain => "none",
-            Drafter::DraftSimple => "draft-simple",
-            Drafter::DraftEagle3 => "draft-eagle3",
-            Drafter::DraftMtp => "draft-mtp",
-            Drafter::DraftDflash => "draft-dflash",
-            Drafter::DraftDspark => "draft-dspark",
-            Drafter::NgramSimple => "ngram-simple",
-            Drafter::NgramMapK => "ngram-map-k",
-            Drafter::NgramMapK4v => "ngram-map-k4v",
-            Drafter::NgramMod => "ngram-mod",
-            Drafter::NgramCache => "ngram-cache",
-        }
-    }
+impl Drafter {
+    /// The types a `drafters` list takes: all but plain decoding.
+    pub const TYPES: &[Drafter] = Drafter::ALL.split_at(1).1;
 
     /// Whether it runs a draft model that the user names (`draft`).
     pub fn needs_draft(self) -> bool {
@@ -82,12 +61,6 @@ impl Drafter {
                 | Drafter::DraftDflash
                 | Drafter::DraftDspark
         )
-    }
-}
-
-impl std::fmt::Display for Drafter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.pad(self.name())
     }
 }
 
@@ -105,10 +78,7 @@ impl DraftRef {
     pub fn label(&self) -> String {
         match self {
             DraftRef::Variant(q) => q.clone(),
-            DraftRef::File(p) => p
-                .file_name()
-                .map(|f| f.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+            DraftRef::File(p) => crate::config::values::file_name(p),
         }
     }
 }
@@ -161,37 +131,36 @@ fn k(name: &str) -> String {
     format!("speculative.{name}")
 }
 
-fn string(x: &toml::Value) -> Result<String, String> {
+fn string(x: &toml::Value) -> Result<String, Invalid> {
     match x.as_str() {
         Some(s) if !s.trim().is_empty() => Ok(s.to_string()),
-        _ => Err(format!("{x} is not a name")),
+        _ => Err(Invalid(format!("{x} is not a name"))),
     }
 }
 
-fn drafter(x: &toml::Value) -> Result<Drafter, String> {
+fn drafter(x: &toml::Value) -> Result<Drafter, Invalid> {
     let s = x.as_str().unwrap_or_default();
-    if let Some(d) = Drafter::TYPES.into_iter().find(|d| d.name() == s) {
+    if let Some(d) = Drafter::parse(s).filter(|d| *d != PLAIN) {
         return Ok(d);
     }
-    let names = Drafter::TYPES.map(Drafter::name);
+    let names: Vec<&str> = Drafter::TYPES.iter().map(|d| d.name()).collect();
     let near = crate::config::suggest::suggest(s, &names)
         .map(|c| format!(" (did you mean {c:?}?)"))
         .unwrap_or_default();
-    Err(format!(
+    Err(Invalid(format!(
         "{x} is not a drafter type of the pinned llama.cpp{near}: use one of {}",
         names.join(", ")
-    ))
+    )))
 }
 
-fn p_min(x: &toml::Value) -> Result<f64, String> {
+fn p_min(x: &toml::Value) -> Result<f64, Invalid> {
     match x.as_float().or_else(|| x.as_integer().map(|i| i as f64)) {
         Some(f) if (0.0..=1.0).contains(&f) => Ok(f),
-        _ => Err(format!("{x} is not a probability (0 to 1)")),
+        _ => Err(Invalid(format!("{x} is not a probability (0 to 1)"))),
     }
 }
 
-/// Checks the `[speculative]` table, key by key in a fixed order (the first mistake is the
-/// one reported).
+/// Checks the table key by key in a fixed order: the first mistake is the one reported.
 pub(crate) fn parse(
     ctx: &Ctx,
     raw: Spanned<RawSpeculative>,
@@ -199,13 +168,9 @@ pub(crate) fn parse(
 ) -> Result<SpeculativeConfig, ConfigError> {
     let span = raw.span();
     let r = raw.into_inner();
-    let dir = ctx.file.parent().unwrap_or(Path::new("."));
+    let dir = ctx.dir();
     let dataset = match &r.dataset {
-        Some(d) if !d.get_ref().trim().is_empty() => dir.join(d.get_ref()),
-        Some(d) => {
-            let msg = "expected the path of a prompt file";
-            return Err(ctx.err(d.span(), &k("dataset"), msg));
-        }
+        Some(d) => ctx.path(&k("dataset"), d, "expected the path of a prompt file")?,
         None => {
             let msg = "speculative tests need real text (random tokens are almost never \
                        accepted): set `dataset` to a ShareGPT JSON file (scripts/setup \
@@ -213,45 +178,26 @@ pub(crate) fn parse(
             return Err(ctx.err(span, &k("dataset"), msg));
         }
     };
-    let int = |v: &V, name: &str, min: i64, max: i64, default: i64| match v {
-        None => Ok(default),
-        Some(v) => scalar_int(ctx, &k(name), v, min, max),
-    };
-    let n_prompts = int(&r.n_prompts, "n_prompts", 1, 100_000, 4)? as u32;
-    let n_gen = int(&r.n_gen, "n_gen", 1, 1 << 16, 128)? as u32;
-    let (lo, hi) = (
-        *crate::config::MAX_ROUNDS.start(),
-        *crate::config::MAX_ROUNDS.end(),
-    );
-    let rounds = int(&r.rounds, "rounds", lo, hi, 5)? as u32;
+    let n_prompts = int_or(ctx, &k("n_prompts"), &r.n_prompts, (1, 100_000), 4)? as u32;
+    let n_gen = int_or(ctx, &k("n_gen"), &r.n_gen, (1, 1 << 16), 128)? as u32;
+    let rounds = rounds(ctx, &k("rounds"), &r.rounds, 5)?;
     let seed = (r.seed.as_ref())
         .map(|v| scalar_int(ctx, &k("seed"), v, 0, i64::MAX).map(|s| s as u64))
         .transpose()?;
-    let targets = match &r.targets {
-        None => Vec::new(),
-        Some(v) => list(ctx, &k("targets"), v, string)?,
-    };
-    let drafters = match &r.drafters {
-        None => vec![Drafter::DraftSimple],
-        Some(v) => list(ctx, &k("drafters"), v, drafter)?,
-    };
+    let targets =
+        (r.targets.as_ref()).map_or(Ok(Vec::new()), |v| list(ctx, &k("targets"), v, string))?;
+    let drafters = (r.drafters.as_ref()).map_or(Ok(vec![Drafter::DraftSimple]), |v| {
+        list(ctx, &k("drafters"), v, drafter)
+    })?;
     let draft = drafts(ctx, (span, &r), dir, ladders, &drafters)?;
-    let draft_max = match &r.draft_max {
-        None => vec![4],
-        Some(v) => int_list(ctx, &k("draft_max"), v, 1, 256)?,
-    };
-    let draft_min = match &r.draft_min {
-        None => vec![0],
-        Some(v) => int_list(ctx, &k("draft_min"), v, 0, 256)?,
-    };
-    let p_min = match &r.p_min {
-        None => vec![0.0],
-        Some(v) => list(ctx, &k("p_min"), v, p_min)?,
-    };
-    let draft_n_gpu_layers = match &r.draft_n_gpu_layers {
-        None => vec![-1],
-        Some(v) => int_list(ctx, &k("draft_n_gpu_layers"), v, -1, 100_000)?,
-    };
+    let draft_max = (r.draft_max.as_ref())
+        .map_or(Ok(vec![4]), |v| int_list(ctx, &k("draft_max"), v, 1, 256))?;
+    let draft_min = (r.draft_min.as_ref())
+        .map_or(Ok(vec![0]), |v| int_list(ctx, &k("draft_min"), v, 0, 256))?;
+    let p_min = (r.p_min.as_ref()).map_or(Ok(vec![0.0]), |v| list(ctx, &k("p_min"), v, p_min))?;
+    let draft_n_gpu_layers = (r.draft_n_gpu_layers.as_ref()).map_or(Ok(vec![-1]), |v| {
+        int_list(ctx, &k("draft_n_gpu_layers"), v, -1, 100_000)
+    })?;
     Ok(SpeculativeConfig {
         targets,
         dataset,
@@ -281,7 +227,7 @@ fn drafts(
         None => Vec::new(),
         Some(v) => list(ctx, &k("draft"), v, |x| {
             let s = string(x)?;
-            Ok::<_, String>(
+            Ok::<_, Invalid>(
                 if crate::config::quant_types::QuantType::parse(&s).is_ok() {
                     DraftRef::Variant(s)
                 } else {

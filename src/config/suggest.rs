@@ -16,6 +16,11 @@ pub fn suggest<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {
         .map(|(_, k)| k)
 }
 
+/// serde's refusal of `unknown` with the known key meant, when one is close enough.
+pub fn did_you_mean(unknown: &str, known: &[&str]) -> Option<String> {
+    suggest(unknown, known).map(|s| format!("unknown field `{unknown}`, did you mean `{s}`?"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,10 +4,7 @@
 
 use crate::config::Invalid;
 
-use std::path::{Path, PathBuf};
-
 use serde::{Deserialize, Serialize};
-use toml::Spanned;
 
 use crate::config::{Config, ConfigError, Ctx};
 
@@ -21,42 +18,25 @@ pub enum PromptTokens {
     Text,
 }
 
-impl PromptTokens {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PromptTokens::Random => "random",
-            PromptTokens::Text => "text",
-        }
-    }
+super::names::names!(PromptTokens::as_str {
+    Random = "random",
+    Text = "text",
+});
 
+impl PromptTokens {
     pub fn is_random(&self) -> bool {
         *self == PromptTokens::Random
     }
 
-    pub(crate) fn parse(v: &toml::Value) -> Result<PromptTokens, Invalid> {
-        match v.as_str().map(str::trim) {
-            Some("random") => Ok(PromptTokens::Random),
-            Some("text") => Ok(PromptTokens::Text),
-            _ => Err(Invalid(format!(
+    pub(crate) fn of_toml(v: &toml::Value) -> Result<PromptTokens, Invalid> {
+        match v.as_str().map(str::trim).and_then(PromptTokens::parse) {
+            Some(t) => Ok(t),
+            None => Err(Invalid(format!(
                 "{v} is not a token source: use \"random\" (llama-bench's random ids) or \
                  \"text\" (the [sweep] table's `text` file)"
             ))),
         }
     }
-}
-
-/// `[sweep] text`: a ShareGPT or prompt file, resolved against the config's folder (read,
-/// like every dataset, by the runner before the first test).
-pub(crate) fn text_file(
-    ctx: &Ctx,
-    t: Spanned<String>,
-    base_dir: &Path,
-) -> Result<PathBuf, ConfigError> {
-    if t.get_ref().trim().is_empty() {
-        let msg = "the text file's path is empty";
-        return Err(ctx.err(t.span(), "sweep.text", msg));
-    }
-    Ok(base_dir.join(t.get_ref()))
 }
 
 /// `tokens = "text"` needs `[sweep] text`, and `text` needs a test that reads it: checked

@@ -1,15 +1,13 @@
-//! The `[tune]` table (`tpsbench tune`): what to maximise (`objective`: "tgN", "ppN",
-//! "ppN+tgM", "...@dD", "goodput" or "speculative") and the limits the answer must meet
-//! (`max_kld`, `max_memory_gib`, `memory_margin`, `min_ctx`, `max_load_seconds`,
-//! `max_itl_ms`, `max_ttft_ms`), raced over the sweep's space within `max_rounds` and
-//! `max_seconds`. docs/configuration.md shows each key.
+//! The `[tune]` table (`tpsbench tune`): what to maximise (`objective`) and the limits the
+//! answer must meet, raced over the sweep's space within `max_rounds` and `max_seconds`.
+//! docs/configuration.md shows each key.
 
 use serde::Deserialize;
 use toml::Spanned;
 
 use crate::config::serving::ServingConfig;
 use crate::config::speculative::SpeculativeConfig;
-use crate::config::values::{scalar_float, scalar_int};
+use crate::config::values::{float_opt, rounds, scalar_int};
 use crate::config::{ConfigError, Ctx, Invalid};
 
 mod slo;
@@ -79,23 +77,22 @@ impl Objective {
         })
     }
 
-    /// The context the objective's test needs: its prompt, generation and depth.
     pub fn n_ctx(&self) -> u32 {
         self.n_prompt + self.n_gen + self.n_depth
     }
 }
 
+/// llama-bench's name of the test, as test ids write it ("pp512@d4096").
 impl std::fmt::Display for Objective {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match (self.n_prompt, self.n_gen) {
-            (p, 0) => write!(f, "pp{p}")?,
-            (0, g) => write!(f, "tg{g}")?,
-            (p, g) => write!(f, "pp{p}+tg{g}")?,
-        }
-        if self.n_depth > 0 {
-            write!(f, "@d{}", self.n_depth)?;
-        }
-        Ok(())
+        let (n_prompt, n_gen, n_depth) = (self.n_prompt, self.n_gen, self.n_depth);
+        let test = crate::config::TestParams {
+            n_prompt,
+            n_gen,
+            n_depth,
+            ..Default::default()
+        };
+        f.write_str(&test.name().replace(" @ ", "@"))
     }
 }
 
@@ -230,20 +227,19 @@ pub(crate) fn parse(
         }
     }
     let limits = limits(ctx, &raw, has_ladder, &objective, goodput.is_some())?;
-    let max_rounds = (raw.max_rounds.as_ref())
-        .map(|v| {
-            let r = &crate::config::MAX_ROUNDS;
-            scalar_int(ctx, "tune.max_rounds", v, *r.start(), *r.end())
-        })
-        .transpose()?
-        .map_or(Tune::DEFAULT_MAX_ROUNDS, |n| n as u32);
+    let max_rounds = rounds(
+        ctx,
+        "tune.max_rounds",
+        &raw.max_rounds,
+        Tune::DEFAULT_MAX_ROUNDS,
+    )?;
     Ok(Tune {
         objective,
         goodput,
         decode,
         limits,
         max_rounds,
-        max_seconds: float(ctx, "max_seconds", &raw.max_seconds, 1.0, 1e7)?,
+        max_seconds: float_opt(ctx, "tune.max_seconds", &raw.max_seconds, 1.0, 1e7)?,
         device_memory: (raw.max_device_memory_gib.as_ref())
             .map(|v| device_memory::parse(ctx, v))
             .transpose()?
@@ -261,19 +257,6 @@ pub(crate) fn parse(
     })
 }
 
-fn float(
-    ctx: &Ctx,
-    key: &str,
-    v: &Option<Spanned<toml::Value>>,
-    min: f64,
-    max: f64,
-) -> Result<Option<f64>, ConfigError> {
-    (v.as_ref())
-        .map(|v| scalar_float(ctx, &format!("tune.{key}"), v, min, max))
-        .transpose()
-}
-
-/// The limits a candidate must keep: KLD, memory, context, load time and latency.
 fn limits(
     ctx: &Ctx,
     raw: &RawTune,
@@ -281,13 +264,13 @@ fn limits(
     objective: &Objective,
     goodput: bool,
 ) -> Result<Limits, ConfigError> {
-    let max_kld = float(ctx, "max_kld", &raw.max_kld, 0.0, 100.0)?;
+    let max_kld = float_opt(ctx, "tune.max_kld", &raw.max_kld, 0.0, 100.0)?;
     if let (Some(_), false, Some(v)) = (max_kld, has_ladder, &raw.max_kld) {
         let msg = "max_kld limits a [[ladder]]'s variants by their KLD, and there is no [[ladder]] to measure it: add one or remove max_kld";
         return Err(ctx.err(v.span(), "tune.max_kld", msg));
     }
-    let gib = float(ctx, "max_memory_gib", &raw.max_memory_gib, 1e-6, 1e6)?;
-    let margin = float(ctx, "memory_margin", &raw.memory_margin, 0.0, 0.9)?;
+    let gib = float_opt(ctx, "tune.max_memory_gib", &raw.max_memory_gib, 1e-6, 1e6)?;
+    let margin = float_opt(ctx, "tune.memory_margin", &raw.memory_margin, 0.0, 0.9)?;
     if let (Some(_), Some(m)) = (gib, &raw.memory_margin) {
         let msg = "memory_margin applies to the host's RAM when max_memory_gib is not given; with max_memory_gib set, put the margin in it";
         return Err(ctx.err(m.span(), "tune.memory_margin", msg));
@@ -301,7 +284,13 @@ fn limits(
         max_memory_bytes: gib.map(|g| (g * crate::util::units::GIB) as u64),
         memory_margin: margin.unwrap_or(Tune::DEFAULT_MEMORY_MARGIN),
         min_ctx,
-        max_load_seconds: float(ctx, "max_load_seconds", &raw.max_load_seconds, 0.001, 1e6)?,
+        max_load_seconds: float_opt(
+            ctx,
+            "tune.max_load_seconds",
+            &raw.max_load_seconds,
+            0.001,
+            1e6,
+        )?,
         latency: slo::latency(
             ctx,
             objective,

@@ -7,7 +7,7 @@
 use serde::Deserialize;
 
 use super::error::{ConfigError, Ctx};
-use super::suggest::suggest;
+use super::suggest::did_you_mean;
 
 /// The keys of the table at `path` (table names, array indices left out: `["model",
 /// "sweep"]`), from the struct that deserializes it; None for a table with open keys (`slo`)
@@ -110,30 +110,22 @@ fn toml_error(ctx: &Ctx, e: serde_path_to_error::Error<toml::de::Error>) -> Conf
             .collect();
         // A key its table does not know is one `deny_unknown_fields` refused.
         let known = known_keys(&table);
-        if let Some(s) = known
+        if let Some(m) = known
             .filter(|k| !k.contains(&last.as_str()))
-            .and_then(|k| suggest(last, k))
+            .and_then(|k| did_you_mean(last, k))
         {
-            message = format!("unknown field `{last}`, did you mean `{s}`?");
+            message = m;
         }
     }
-    let mut key = String::new();
-    for s in &keys {
-        match s {
-            Segment::Key(k) if key.is_empty() => key.push_str(k),
-            Segment::Key(k) => {
-                key.push('.');
-                key.push_str(k);
-            }
-            Segment::Index(i) => key.push_str(&format!("[{i}]")),
-        }
-    }
-    ConfigError {
-        file: ctx.file.to_path_buf(),
-        line: inner.span().map(|s| ctx.line_of(s.start)),
-        key: (!key.is_empty()).then_some(key),
-        message,
-    }
+    let key: String = (keys.iter().enumerate())
+        .map(|(at, s)| match s {
+            Segment::Key(k) if at == 0 => k.clone(),
+            Segment::Key(k) => format!(".{k}"),
+            Segment::Index(i) => format!("[{i}]"),
+        })
+        .collect();
+    let line = inner.span().map(|s| ctx.line_of(s.start));
+    ctx.at(line, Some(key.as_str()).filter(|k| !k.is_empty()), message)
 }
 
 /// One step of a key's path: `model[1].sweep` is Key, Index, Key.

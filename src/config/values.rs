@@ -7,6 +7,22 @@ use toml::Spanned;
 use super::{ConfigError, Ctx, FlashAttn, Invalid, KV_TYPES, SplitMode};
 use crate::util::units::short_number;
 
+/// The last part of `p`, as ids and records name a file ("" when it has none).
+pub(crate) fn file_name(p: &std::path::Path) -> String {
+    p.file_name()
+        .map_or_else(String::new, |f| f.to_string_lossy().into_owned())
+}
+
+/// `v` with each value once, in the order given.
+pub(crate) fn once_each<T: PartialEq>(v: Vec<T>) -> Vec<T> {
+    v.into_iter().fold(Vec::new(), |mut out, x| {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+        out
+    })
+}
+
 /// The elements of a value that is a scalar or a non-empty list.
 pub(crate) fn items(v: &toml::Value) -> Result<Vec<&toml::Value>, Invalid> {
     let items: Vec<&toml::Value> = match v {
@@ -57,6 +73,48 @@ pub(crate) fn scalar_int(
         return Err(ctx.err(v.span(), key, "expected a single integer, not a list"));
     }
     int_value(v.get_ref(), min, max).map_err(|m| ctx.err(v.span(), key, m))
+}
+
+/// A number of rounds (`max_rounds` of `[sweep]` and `[tune]`, `[speculative] rounds`), `default`
+/// when absent: the one range and rule that `--max-rounds` is held to too.
+pub(crate) fn rounds(
+    ctx: &Ctx,
+    key: &str,
+    v: &Option<Spanned<toml::Value>>,
+    default: u32,
+) -> Result<u32, ConfigError> {
+    let Some(v) = v else { return Ok(default) };
+    let n = scalar_int(ctx, key, v, i64::MIN, i64::MAX)?;
+    if !super::MAX_ROUNDS.contains(&n) {
+        let msg = format!("{n} is out of range: {}", super::MAX_ROUNDS_RULE);
+        return Err(ctx.err(v.span(), key, &msg));
+    }
+    Ok(n as u32)
+}
+
+/// An integer key, `default` when it is absent.
+pub(crate) fn int_or(
+    ctx: &Ctx,
+    key: &str,
+    v: &Option<Spanned<toml::Value>>,
+    (min, max): (i64, i64),
+    default: i64,
+) -> Result<i64, ConfigError> {
+    v.as_ref()
+        .map_or(Ok(default), |v| scalar_int(ctx, key, v, min, max))
+}
+
+/// A number key, None when it is absent.
+pub(crate) fn float_opt(
+    ctx: &Ctx,
+    key: &str,
+    v: &Option<Spanned<toml::Value>>,
+    min: f64,
+    max: f64,
+) -> Result<Option<f64>, ConfigError> {
+    (v.as_ref())
+        .map(|v| scalar_float(ctx, key, v, min, max))
+        .transpose()
 }
 
 pub(crate) fn scalar_float(
@@ -134,15 +192,11 @@ pub(crate) fn split_mode(x: &toml::Value) -> Result<SplitMode, Invalid> {
             x.type_str()
         ))
     })?;
-    match s.to_ascii_lowercase().as_str() {
-        "none" => Ok(SplitMode::None),
-        "layer" => Ok(SplitMode::Layer),
-        "row" => Ok(SplitMode::Row),
-        "tensor" => Ok(SplitMode::Tensor),
-        _ => Err(Invalid(format!(
+    SplitMode::parse(&s.to_ascii_lowercase()).ok_or_else(|| {
+        Invalid(format!(
             "{s:?} is not a split mode: use \"none\", \"layer\", \"row\" or \"tensor\""
-        ))),
-    }
+        ))
+    })
 }
 
 /// A boolean, also written 0/1 as llama-bench's `-nkvo 0,1`.

@@ -11,6 +11,7 @@ use super::{PlannedTest, TestKind, TestParams, expand_axes, number_repeats, test
 use crate::config::ladder::RefSpec;
 use crate::config::quant_types::QuantType;
 use crate::config::{Config, RunSettings};
+use crate::util::hash::sha256_hex;
 
 /// What the runner read from the files that the plan depends on.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -61,7 +62,6 @@ pub enum ModelSource {
 }
 
 impl ModelSource {
-    /// The ladder the model is a variant of.
     pub fn ladder(&self) -> Option<usize> {
         match *self {
             ModelSource::File(_) => None,
@@ -179,7 +179,7 @@ fn ladder_models(
         .enumerate()
         .map(|(ri, r)| (r.quant, Some(ri), r.name.clone(), format!("{:?}", r.recipe)));
     let built = plain.chain(recipes).map(|(t, recipe, label, how)| {
-        let key = hex(format!("{}\n{label}{how}", lf.sha256).as_bytes());
+        let key = sha256_hex(format!("{}\n{label}{how}", lf.sha256));
         let source = ModelSource::Variant {
             ladder: li,
             quant: t,
@@ -275,8 +275,6 @@ fn quality_test(
     let a = &l.axes;
     let params = TestParams {
         n_prompt: l.eval.n_ctx,
-        n_gen: 0,
-        n_depth: 0,
         n_batch: l.eval.n_ctx,
         n_ubatch: l.eval.n_ctx,
         // Where the pass loads the model: the first value of each model-level axis, as
@@ -288,9 +286,7 @@ fn quality_test(
         type_v: a.type_v[0].clone(),
         split_mode: a.split_mode[0],
         main_gpu: a.main_gpu[0],
-        no_kv_offload: false,
-        tokens: Default::default(),
-        knobs: Default::default(),
+        ..Default::default()
     };
     let e = &l.eval;
     let reference = match l.reference {
@@ -304,7 +300,7 @@ fn quality_test(
     PlannedTest {
         model: mi,
         id: format!("{name}/{label}/quality"),
-        identity: hex(format!("{key}\n{spec}").as_bytes()),
+        identity: sha256_hex(format!("{key}\n{spec}")),
         params,
         kind: TestKind::Quality,
         detail: Detail::Quality { ladder: li },
@@ -313,12 +309,7 @@ fn quality_test(
 
 /// Stable grouping by load key, in order of first appearance: one model load per key.
 fn by_load_key(tests: Vec<PlannedTest>) -> Vec<PlannedTest> {
-    let mut keys = Vec::new();
-    for t in &tests {
-        if !keys.contains(&t.load_key()) {
-            keys.push(t.load_key());
-        }
-    }
+    let keys = crate::config::values::once_each(tests.iter().map(|t| t.load_key()).collect());
     let mut out = Vec::with_capacity(tests.len());
     for k in keys {
         out.extend(tests.iter().filter(|t| t.load_key() == k).cloned());
@@ -335,10 +326,6 @@ pub fn test_identity(model_sha256: &str, params: &TestParams) -> String {
     h.update(b"\n");
     h.update(serde_json::to_vec(params).expect("params serialize"));
     crate::util::hash::hex(h.finalize())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    crate::util::hash::sha256_hex(bytes)
 }
 
 impl Plan {

@@ -2,7 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-/// What a test measures, and so which code runs it and which exporters can show it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TestKind {
@@ -32,20 +31,6 @@ impl TestKind {
         matches!(self, TestKind::Pp | TestKind::Tg | TestKind::Pg)
     }
 
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TestKind::Pp => "pp",
-            TestKind::Tg => "tg",
-            TestKind::Pg => "pg",
-            TestKind::Request => "request",
-            TestKind::Parallel => "parallel",
-            TestKind::Arrival => "arrival",
-            TestKind::Goodput => "goodput",
-            TestKind::Quality => "quality",
-            TestKind::Spec => "spec",
-        }
-    }
-
     /// The llama-bench kind of a test with these sizes.
     pub fn of_sizes(n_prompt: u32, n_gen: u32) -> TestKind {
         match (n_prompt, n_gen) {
@@ -55,20 +40,20 @@ impl TestKind {
         }
     }
 
-    /// The kind of a serving mode ("request", "parallel", "arrival").
+    /// The kind of a serving mode ("request", "parallel", "arrival", "goodput"): its name.
     pub fn of_serving_mode(mode: &str) -> Option<TestKind> {
-        match mode {
-            "request" => Some(TestKind::Request),
-            "parallel" => Some(TestKind::Parallel),
-            "arrival" => Some(TestKind::Arrival),
-            "goodput" => Some(TestKind::Goodput),
-            _ => None,
-        }
+        crate::config::serving::Mode::parse(mode).and_then(|m| TestKind::parse(m.name()))
     }
 }
 
-impl std::fmt::Display for TestKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+crate::config::names::names!(TestKind::as_str {
+    Pp = "pp",
+    Tg = "tg",
+    Pg = "pg",
+    Request = "request",
+    Parallel = "parallel",
+    Arrival = "arrival",
+    Goodput = "goodput",
+    Quality = "quality",
+    Spec = "spec",
+});

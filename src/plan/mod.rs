@@ -103,21 +103,11 @@ pub fn expand(config: &Config, quant: &[String]) -> Vec<PlannedTest> {
 /// Tells apart tests a sweep lists more than once (`n_prompt = [512, 512]`): the k-th copy
 /// gets `/copy=k` in its id and identity, so resume, merge and compare keep every copy.
 pub(crate) fn number_repeats(tests: &mut [PlannedTest]) {
-    let mut seen: Vec<(usize, String, usize)> = Vec::new();
+    let mut seen = std::collections::HashMap::new();
     for t in tests.iter_mut() {
-        let k = match seen
-            .iter_mut()
-            .find(|(m, id, _)| *m == t.model && *id == t.id)
-        {
-            Some((_, _, n)) => {
-                *n += 1;
-                *n
-            }
-            None => {
-                seen.push((t.model, t.id.clone(), 1));
-                1
-            }
-        };
+        let k = seen.entry((t.model, t.id.clone())).or_insert(0);
+        *k += 1;
+        let k = *k;
         if k > 1 {
             t.id = format!("{}/copy={k}", t.id);
             if !t.identity.is_empty() {
@@ -129,32 +119,27 @@ pub(crate) fn number_repeats(tests: &mut [PlannedTest]) {
     }
 }
 
-/// The Cartesian product of one model's axes, in llama-bench's loop order: the model-level
-/// parameters of the table (`config::knobs::PARAMS`), then the context-level ones, each in
-/// the table's order (outermost first), then n_depth; then one test per n_prompt and one per
-/// n_gen (they define the test and are not crossed), each once per token source.
+/// The Cartesian product of one model's axes in the module's order (each level's parameters
+/// in the table's order, outermost first), then n_depth; then one test per n_prompt and one
+/// per n_gen (they define the test and are not crossed), each once per token source.
 pub fn expand_axes(a: &Axes) -> Vec<TestParams> {
     let mut v = vec![TestParams::default()];
     for k in of_level(Level::Model).chain(of_level(Level::Context)) {
         v = cross(v, &k.axis(a), |p, x| k.set(p, x));
     }
     v = cross(v, &a.n_depth, |p, &x| p.n_depth = x);
+    let prompts = a.n_prompt.iter().map(|&p| (p, 0));
+    let sizes: Vec<(u32, u32)> = (prompts.chain(a.n_gen.iter().map(|&g| (0, g))))
+        .filter(|&(p, g)| p + g > 0)
+        .collect();
     let mut out = Vec::new();
     for b in v {
         // Each size's random and text tests side by side: they are read together.
-        for &p in a.n_prompt.iter().filter(|&&p| p > 0) {
+        for &(n_prompt, n_gen) in &sizes {
             for &tokens in &a.tokens {
                 out.push(TestParams {
-                    n_prompt: p,
-                    tokens,
-                    ..b.clone()
-                });
-            }
-        }
-        for &g in a.n_gen.iter().filter(|&&g| g > 0) {
-            for &tokens in &a.tokens {
-                out.push(TestParams {
-                    n_gen: g,
+                    n_prompt,
+                    n_gen,
                     tokens,
                     ..b.clone()
                 });
@@ -165,26 +150,18 @@ pub fn expand_axes(a: &Axes) -> Vec<TestParams> {
 }
 
 /// The test parameters of the first value of each of `a`'s axes, with these sizes: what
-/// serving and speculative tests run at (they are not swept over the axes).
+/// serving and speculative tests run at (they are not swept over the axes, and decode their
+/// own prompts).
 pub(crate) fn first_of_axes(a: &Axes, n_prompt: u32, n_gen: u32) -> TestParams {
-    TestParams {
+    let mut p = TestParams {
         n_prompt,
         n_gen,
-        n_depth: 0,
-        n_batch: a.n_batch[0],
-        n_ubatch: a.n_ubatch[0],
-        n_gpu_layers: a.n_gpu_layers[0],
-        n_threads: a.n_threads[0],
-        flash_attn: a.flash_attn[0].as_i32(),
-        type_k: a.type_k[0].clone(),
-        type_v: a.type_v[0].clone(),
-        split_mode: a.split_mode[0],
-        main_gpu: a.main_gpu[0],
-        no_kv_offload: a.no_kv_offload[0],
-        // Serving and speculative tests decode their own prompts.
-        tokens: Default::default(),
-        knobs: a.first_knobs(),
+        ..Default::default()
+    };
+    for k in PARAMS.iter().filter(|k| k.level != Level::Test) {
+        k.set(&mut p, &k.axis(a)[0]);
     }
+    p
 }
 
 /// Every element of `outer` combined with every value, `outer` varying slowest.
@@ -223,14 +200,14 @@ pub(crate) fn test_id(model: &str, quant: &str, p: &TestParams, a: &Axes) -> Str
 }
 
 /// Keeps the tests whose id contains any of the filters (all tests when there is none).
-pub fn filter(tests: Vec<PlannedTest>, filters: &[String]) -> Vec<PlannedTest> {
-    if filters.is_empty() {
-        return tests;
-    }
+pub fn filter(mut tests: Vec<PlannedTest>, filters: &[String]) -> Vec<PlannedTest> {
+    tests.retain(|t| wanted(&t.id, filters));
     tests
-        .into_iter()
-        .filter(|t| filters.iter().any(|f| t.id.contains(f.as_str())))
-        .collect()
+}
+
+/// Whether `filters` keep the test `id`: it contains one of them, or there is none.
+pub fn wanted(id: &str, filters: &[String]) -> bool {
+    filters.is_empty() || filters.iter().any(|f| id.contains(f.as_str()))
 }
 
 #[cfg(test)]

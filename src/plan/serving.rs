@@ -3,8 +3,8 @@
 //! parallel test (n_seq_max = the largest B, as llama-batched-bench); every arrival rate.
 //! Filters drop tests but never change a group's context.
 
+use crate::config::Config;
 use crate::config::serving::{Mode, ServingConfig};
-use crate::config::{Axes, Config};
 use crate::plan::TestParams;
 
 pub mod server_flags;
@@ -78,13 +78,7 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
     };
     let mut out = Vec::new();
     let mut group = 0;
-    let workload = match &sc.dataset {
-        Some(p) => p
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        None => format!("pp{}+tg{}", sc.n_prompt, sc.n_gen),
-    };
+    let workload = sc.workload();
     for (mi, m) in config.models.iter().enumerate() {
         let label = quant.get(mi).map(String::as_str).unwrap_or("unknown");
         for transport in transports(m) {
@@ -92,7 +86,7 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
                 sc,
                 model: mi,
                 transport,
-                params: context_params(sc, &m.axes),
+                params: super::first_of_axes(&m.axes, sc.n_prompt, sc.n_gen),
                 // Served tests: `serve-http-<mode>`; in-process ones keep their ids.
                 prefix: match transport {
                     Transport::InProcess => format!("{}/{label}/serve-", m.name),
@@ -106,12 +100,8 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
         }
     }
     link_twins(&mut out);
-    if filters.is_empty() {
-        return out;
-    }
-    out.into_iter()
-        .filter(|t| filters.iter().any(|f| t.id.contains(f.as_str())))
-        .collect()
+    out.retain(|t| super::wanted(&t.id, filters));
+    out
 }
 
 /// Each test's twin over the other transport (a model served both ways).
@@ -122,12 +112,6 @@ fn link_twins(tests: &mut [ServingTest]) {
             .map(|o| o.id.clone());
         tests[i].twin = twin;
     }
-}
-
-/// The context parameters of a model's serving tests: the first value of each of its axes,
-/// with the `[serving]` table's n_prompt and n_gen.
-fn context_params(sc: &ServingConfig, a: &Axes) -> TestParams {
-    super::first_of_axes(a, sc.n_prompt, sc.n_gen)
 }
 
 /// The serving tests of one model over one transport: what they all share.
@@ -247,14 +231,13 @@ impl ModelTests<'_> {
 /// How a model's serving tests reach it: in-process when it has a GGUF, over HTTP when it
 /// names an endpoint or a server; both when both, so the two can be compared.
 fn transports(m: &crate::config::ModelEntry) -> Vec<Transport> {
-    let mut t = Vec::new();
-    if m.path.is_some() {
-        t.push(Transport::InProcess);
-    }
-    if m.served.is_some() {
-        t.push(Transport::Http);
-    }
-    t
+    let both = [
+        (m.path.is_some(), Transport::InProcess),
+        (m.served.is_some(), Transport::Http),
+    ];
+    both.into_iter()
+        .filter_map(|(has, t)| has.then_some(t))
+        .collect()
 }
 
 /// The context size of a parallel group: llama-batched-bench's N_KV for its largest B with
@@ -297,15 +280,13 @@ pub(crate) fn serving_identity(
     dataset_sha256: Option<&str>,
 ) -> String {
     use sha2::{Digest, Sha256};
-    let spec = serde_json::json!({
+    let mut spec = serde_json::json!({
         "mode": t.mode.name(), "n_parallel": t.n_parallel, "n_seq_max": t.n_seq_max,
         "kv_unified": sc.kv_unified, "shared_prompt": t.shared, "arrival_rate": t.rate,
         "n_requests": sc.n_requests, "dataset_sha256": dataset_sha256,
         "chat_template": sc.chat_template, "temperature": sc.temperature, "seed": seed,
     });
-    // Served tests are other tests than the in-process ones; in-process identities are
-    // unchanged from before served tests existed.
-    let mut spec = spec;
+    // Served tests are other tests; in-process identities keep their form.
     if t.transport == Transport::Http {
         spec["transport"] = serde_json::json!("http");
     }

@@ -39,9 +39,7 @@ impl SpecTest {
     pub fn is_plain(&self) -> bool {
         self.drafter == Drafter::Plain
     }
-}
 
-impl SpecTest {
     /// What the identity hashes beside the model and the prompts.
     fn line(&self, draft_key: &str) -> String {
         format!(
@@ -89,6 +87,23 @@ fn variant_of(models: &[Candidate], target: &Candidate, quant: &str) -> Option<u
         .or_else(|| models.iter().position(is))
 }
 
+/// The draft `d` names for target `m`, and what identities hash for it; None for a self-draft
+/// no ladder builds (refused with the configuration).
+fn draft_of(
+    models: &[Candidate],
+    m: &Candidate,
+    d: Option<&DraftRef>,
+) -> Option<(Option<Draft>, String)> {
+    Some(match d {
+        None => (None, String::new()),
+        Some(DraftRef::Variant(q)) => {
+            let i = variant_of(models, m, q)?;
+            (Some(Draft::Model(i)), models[i].key.clone())
+        }
+        Some(DraftRef::File(p)) => (Some(Draft::File(p.clone())), p.display().to_string()),
+    })
+}
+
 /// The speculative tests of every target in `models` (the plan's, in order);
 /// `dataset_sha256` names the prompts in identities.
 pub fn expand(
@@ -108,35 +123,25 @@ pub fn expand(
         }
         let params = super::first_of_axes(axes, 0, sc.n_gen);
         for &drafter in &sc.drafters {
-            let drafts: Vec<Option<&DraftRef>> = if drafter.needs_draft() {
-                sc.draft.iter().map(Some).collect()
-            } else {
-                vec![None]
+            let drafts: Vec<Option<&DraftRef>> = match drafter.needs_draft() {
+                true => sc.draft.iter().map(Some).collect(),
+                false => vec![None],
             };
             for d in drafts {
-                let draft = d.map(|d| match d {
-                    DraftRef::Variant(q) => variant_of(models, m, q).map(Draft::Model),
-                    DraftRef::File(p) => Some(Draft::File(p.clone())),
-                });
-                // A self-draft no ladder builds was refused with the configuration.
-                let Some(draft) = draft.map_or(Some(None), |d| d.map(Some)) else {
+                let Some((draft, draft_key)) = draft_of(models, m, d) else {
                     continue;
                 };
-                let draft_key = match &draft {
-                    Some(Draft::Model(i)) => models[*i].key.clone(),
-                    Some(Draft::File(p)) => p.display().to_string(),
-                    None => String::new(),
+                let dngls: &[i32] = match draft {
+                    Some(_) => &sc.draft_n_gpu_layers,
+                    None => &[-1],
                 };
+                let mut push =
+                    |s| out.push(planned(mi, m, s, sc, &params, &draft_key, dataset_sha256));
                 for &n_max in &sc.draft_max {
                     for &n_min in &sc.draft_min {
                         for &p_min in &sc.p_min {
-                            let dngls: &[i32] = if draft.is_some() {
-                                &sc.draft_n_gpu_layers
-                            } else {
-                                &[-1]
-                            };
                             for &dngl in dngls {
-                                let s = SpecTest {
+                                push(SpecTest {
                                     drafter,
                                     draft: draft.clone(),
                                     draft_label: d.map(DraftRef::label),
@@ -149,16 +154,7 @@ pub fn expand(
                                     rounds: sc.rounds,
                                     seed,
                                     first_round: 0,
-                                };
-                                out.push(planned(
-                                    mi,
-                                    m,
-                                    s,
-                                    sc,
-                                    &params,
-                                    &draft_key,
-                                    dataset_sha256,
-                                ));
+                                });
                             }
                         }
                     }

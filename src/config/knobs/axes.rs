@@ -29,18 +29,6 @@ pub struct Axes {
 }
 
 impl Axes {
-    /// The first value of each knob the sweep sets (what tests that take one value of each
-    /// axis use: serving tests, a ladder's quality passes).
-    pub fn first_knobs(&self) -> super::Knobs {
-        let mut k = super::Knobs::default();
-        for (name, values) in &self.knobs {
-            if let Some(v) = values.first() {
-                k.set(name, v.clone());
-            }
-        }
-        k
-    }
-
     /// The values of knob `name` this sweep takes: those set, else the default alone.
     pub fn knob_values(&self, k: &super::Knob) -> Vec<super::KnobValue> {
         self.knobs

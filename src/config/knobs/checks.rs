@@ -84,13 +84,7 @@ pub(super) fn overrides(s: &str) -> Result<String, Invalid> {
                 "{part:?}: an override needs both a pattern and a buffer type"
             )));
         }
-        if let Err(e) = fancy_regex::Regex::new(pattern) {
-            let why = e.to_string();
-            let why = why.lines().next().unwrap_or("invalid");
-            return Err(Invalid(format!(
-                "{pattern:?} is not a valid regular expression: {why}"
-            )));
-        }
+        check_regex(pattern)?;
         out.push(format!("{pattern}={buft}"));
     }
     if out.is_empty() {
@@ -99,6 +93,18 @@ pub(super) fn overrides(s: &str) -> Result<String, Invalid> {
         ));
     }
     Ok(out.join(";"))
+}
+
+/// Refuses a pattern that is not a regular expression, in one line.
+pub fn check_regex(pattern: &str) -> Result<(), Invalid> {
+    let e = match fancy_regex::Regex::new(pattern) {
+        Ok(_) => return Ok(()),
+        Err(e) => e.to_string(),
+    };
+    let why = e.lines().next().unwrap_or("invalid");
+    Err(Invalid(format!(
+        "{pattern:?} is not a valid regular expression: {why}"
+    )))
 }
 
 /// The (pattern, buffer type) pairs of a canonical `tensor_buft_overrides` value.

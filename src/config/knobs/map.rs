@@ -23,24 +23,18 @@ impl<'de> Deserialize<'de> for Knobs {
         let mut out = Knobs::default();
         for (name, v) in raw {
             let Some(k) = knob(&name) else { continue };
-            let value = match (k.kind, &v) {
-                (Kind::Int { min, max }, serde_json::Value::Number(n)) => n
-                    .as_i64()
-                    .filter(|n| (min..=max).contains(n))
-                    .map(KnobValue::Int),
-                (Kind::Bool, serde_json::Value::Bool(b)) => Some(KnobValue::Bool(*b)),
-                (Kind::Choice(_) | Kind::Text(_), serde_json::Value::String(s)) => {
-                    k.value(&toml::Value::String(s.clone())).ok()
+            let x = match (k.kind, v) {
+                (Kind::Int { .. } | Kind::Check(_), serde_json::Value::Number(n)) => {
+                    n.as_i64().map(toml::Value::Integer)
                 }
-                (Kind::Check(check), serde_json::Value::String(s)) => {
-                    check(&toml::Value::String(s.clone())).ok()
-                }
-                (Kind::Check(check), serde_json::Value::Number(n)) => n
-                    .as_i64()
-                    .and_then(|n| check(&toml::Value::Integer(n)).ok()),
+                (Kind::Bool, serde_json::Value::Bool(b)) => Some(toml::Value::Boolean(b)),
+                (
+                    Kind::Choice(_) | Kind::Text(_) | Kind::Check(_),
+                    serde_json::Value::String(s),
+                ) => Some(toml::Value::String(s)),
                 _ => None,
             };
-            if let Some(value) = value {
+            if let Some(value) = x.and_then(|x| k.value(&x).ok()) {
                 out.set(&name, value);
             }
         }

@@ -3,6 +3,7 @@
 //! entry is and what can be asked of it are in the parent module.
 
 use super::*;
+use Level::{Context, Model, Test};
 
 /// `field!(name: conv)` or `field!(name: conv_of_params, conv_of_axes)`: the accessors of
 /// the typed field `name` of [`TestParams`], [`Axes`] and the parsed sweep table, converting
@@ -84,6 +85,82 @@ mod conv {
     }
 }
 
+/// A row's name (llama-bench's field), flag and level.
+type Id = (&'static str, &'static str, Level);
+
+/// The rows' constructors, by kind; a row is held in the map, its column header is its flag
+/// and its JSON type its default's unless `header`, `json` or `typed` say otherwise.
+impl Knob {
+    const fn row((name, flag, level): Id, kind: Kind, default: Lit) -> Knob {
+        let field = match default {
+            Lit::Int(_) => FieldType::Int,
+            Lit::Bool(_) => FieldType::Bool,
+            Lit::Str(_) => FieldType::Str,
+        };
+        let (header, doc, slot) = (flag, "", Slot::Map);
+        Knob {
+            name,
+            flag,
+            header,
+            level,
+            kind,
+            default,
+            field,
+            doc,
+            slot,
+        }
+    }
+
+    /// An integer from `min` to `max`.
+    const fn int(id: Id, min: i64, max: i64, default: i64) -> Knob {
+        Knob::row(id, Kind::Int { min, max }, Lit::Int(default))
+    }
+
+    const fn boolean(id: Id, default: bool) -> Knob {
+        Knob::row(id, Kind::Bool, Lit::Bool(default))
+    }
+
+    const fn text(
+        id: Id,
+        check: fn(&str) -> Result<String, Invalid>,
+        default: &'static str,
+    ) -> Knob {
+        Knob::row(id, Kind::Text(check), Lit::Str(default))
+    }
+
+    const fn choice(id: Id, words: &'static [&'static str], default: &'static str) -> Knob {
+        Knob::row(id, Kind::Choice(words), Lit::Str(default))
+    }
+
+    const fn checked(
+        id: Id,
+        check: fn(&toml::Value) -> Result<KnobValue, Invalid>,
+        default: Lit,
+    ) -> Knob {
+        Knob::row(id, Kind::Check(check), default)
+    }
+
+    const fn header(mut self, header: &'static str) -> Knob {
+        self.header = header;
+        self
+    }
+
+    const fn json(mut self, field: FieldType) -> Knob {
+        self.field = field;
+        self
+    }
+
+    const fn doc(mut self, doc: &'static str) -> Knob {
+        self.doc = doc;
+        self
+    }
+
+    const fn typed(mut self, slot: Slot) -> Knob {
+        self.slot = slot;
+        self
+    }
+}
+
 /// The table: every test parameter once. Order: tpsbench's loop order, which is also the
 /// order of the `/flag=value` parts of test ids (kept from before the table, so ids stay as
 /// they were): the original model-level and context-level axes, then llama-bench's newer
@@ -91,320 +168,102 @@ mod conv {
 /// Plan expansion crosses the model-level entries first, in this order, then the
 /// context-level ones, so a model is loaded once per model-level setting.
 pub const PARAMS: &[Knob] = &[
-    Knob {
-        name: "n_gpu_layers",
-        flag: "ngl",
-        header: "ngl",
-        level: Level::Model,
-        kind: Kind::int(-1, 10_000),
-        default: Lit::Int(99),
-        field: FieldType::Int,
-        doc: "layers offloaded to the GPU; -1 all (llama-bench -ngl)",
-        slot: field!(n_gpu_layers: int),
-    },
-    Knob {
-        name: "split_mode",
-        flag: "sm",
-        header: "sm",
-        level: Level::Model,
-        kind: Kind::Check(conv::split_mode::check),
-        default: Lit::Str("layer"),
-        field: FieldType::Str,
-        doc: "how the model spreads over several GPUs: none, layer, row, tensor (llama-bench -sm)",
-        slot: field!(split_mode: split_mode, split_mode),
-    },
-    Knob {
-        name: "main_gpu",
-        flag: "mg",
-        header: "mg",
-        level: Level::Model,
-        kind: Kind::int(0, 255),
-        default: Lit::Int(0),
-        field: FieldType::Int,
-        doc: "the GPU used with split_mode none (llama-bench -mg)",
-        slot: field!(main_gpu: int),
-    },
-    Knob {
-        name: "n_batch",
-        flag: "b",
-        header: "n_batch",
-        level: Level::Context,
-        kind: Kind::int(1, 1 << 20),
-        default: Lit::Int(2048),
-        field: FieldType::Int,
-        doc: "logical batch size (llama-bench -b)",
-        slot: field!(n_batch: int),
-    },
-    Knob {
-        name: "n_ubatch",
-        flag: "ub",
-        header: "n_ubatch",
-        level: Level::Context,
-        kind: Kind::int(1, 1 << 20),
-        default: Lit::Int(512),
-        field: FieldType::Int,
-        doc: "physical batch size (llama-bench -ub)",
-        slot: field!(n_ubatch: int),
-    },
-    Knob {
-        name: "type_k",
-        flag: "ctk",
-        header: "type_k",
-        level: Level::Context,
-        kind: Kind::Check(conv::kv_type),
-        default: Lit::Str("f16"),
-        field: FieldType::Str,
-        doc: "KV cache type of K (llama-bench -ctk)",
-        slot: field!(type_k: text),
-    },
-    Knob {
-        name: "type_v",
-        flag: "ctv",
-        header: "type_v",
-        level: Level::Context,
-        kind: Kind::Check(conv::kv_type),
-        default: Lit::Str("f16"),
-        field: FieldType::Str,
-        doc: "KV cache type of V (llama-bench -ctv)",
-        slot: field!(type_v: text),
-    },
-    Knob {
-        name: "no_kv_offload",
-        flag: "nkvo",
-        header: "nkvo",
-        level: Level::Context,
-        kind: Kind::Bool,
-        default: Lit::Bool(false),
-        field: FieldType::Bool,
-        doc: "keep the KV cache (and the attention ops) in host memory (llama-bench -nkvo)",
-        slot: field!(no_kv_offload: boolean),
-    },
-    Knob {
-        name: "flash_attn",
-        flag: "fa",
-        header: "fa",
-        level: Level::Context,
-        kind: Kind::Check(conv::flash_attn::check),
-        default: Lit::Int(-1),
-        field: FieldType::Int,
-        doc: "flash attention: auto (-1), off (0), on (1) (llama-bench -fa)",
-        slot: field!(flash_attn: int, flash_attn),
-    },
-    Knob {
-        name: "n_threads",
-        flag: "t",
-        header: "threads",
-        level: Level::Context,
-        kind: Kind::int(1, 4096),
-        // llama-bench's default is the machine's physical core count, known at run time
-        // (`Axes::llama_bench_defaults`); 0 stands for it here.
-        default: Lit::Int(0),
-        field: FieldType::Int,
-        doc: "CPU threads (llama-bench -t); default: the physical cores",
-        slot: field!(n_threads: int),
-    },
-    Knob {
-        name: "cpu_mask",
-        flag: "C",
-        header: "C",
-        level: Level::Context,
-        kind: Kind::Text(cpu_mask),
-        default: Lit::Str("0x0"),
-        field: FieldType::Str,
-        doc: "CPU affinity mask of the thread pool, hex (llama-bench -C)",
-        slot: Slot::Map,
-    },
-    Knob {
-        name: "cpu_strict",
-        flag: "cpu-strict",
-        header: "cpu-strict",
-        level: Level::Context,
-        kind: Kind::Bool,
-        default: Lit::Bool(false),
-        field: FieldType::Bool,
-        doc: "strict CPU placement of the thread pool (llama-bench --cpu-strict)",
-        slot: Slot::Map,
-    },
-    Knob {
-        name: "poll",
-        flag: "poll",
-        header: "poll",
-        level: Level::Context,
-        kind: Kind::int(0, 100),
-        default: Lit::Int(50),
-        field: FieldType::Int,
-        doc: "thread pool polling level, 0-100 (llama-bench --poll)",
-        slot: Slot::Map,
-    },
-    Knob {
-        name: "n_cpu_moe",
-        flag: "ncmoe",
-        header: "ncmoe",
-        level: Level::Model,
-        kind: Kind::int(0, 100_000),
-        default: Lit::Int(0),
-        field: FieldType::Int,
-        doc: "keep the expert tensors of the first N layers on the CPU (llama-bench -ncmoe)",
-        slot: Slot::Map,
-    },
-    Knob {
-        name: "devices",
-        flag: "dev",
-        header: "dev",
-        level: Level::Model,
-        kind: Kind::Text(devices),
-        default: Lit::Str("auto"),
-        field: FieldType::Str,
-        doc: "devices to offload to, e.g. \"Vulkan0/CPU\", \"none\" or \"auto\" (llama-bench -dev)",
-        slot: Slot::Map,
-    },
-    Knob {
-        name: "tensor_split",
-        flag: "ts",
-        header: "ts",
-        level: Level::Model,
-        kind: Kind::Text(tensor_split),
-        default: Lit::Str("0.00"),
-        field: FieldType::Str,
-        doc: "share of the model per GPU, e.g. \"3/1\" (llama-bench -ts)",
-        slot: Slot::Map,
-    },
-    Knob {
-        name: "tensor_buft_overrides",
-        flag: "ot",
-        header: "ot",
-        level: Level::Model,
-        kind: Kind::Text(overrides),
-        default: Lit::Str("none"),
-        field: FieldType::Str,
-        doc: "buffer type per tensor-name pattern, \"pattern=buffer;...\" (llama-bench -ot)",
-        slot: Slot::Map,
-    },
-    Knob {
-        name: "load_mode",
-        flag: "lm",
-        header: "lm",
-        level: Level::Model,
-        kind: Kind::Choice(LOAD_MODES),
-        default: Lit::Str("auto"),
-        field: FieldType::Str,
-        doc: "how the file is loaded: auto, none, mmap, mlock, mmap+mlock, dio (llama-bench -lm)",
-        slot: Slot::Map,
-    },
-    Knob {
-        name: "lazy_mode",
-        flag: "lzm",
-        header: "lzm",
-        level: Level::Model,
-        kind: Kind::Choice(LAZY_MODES),
-        default: Lit::Str("auto"),
-        field: FieldType::Str,
-        doc: "on-demand reading of tensors the architecture marks: on, auto, off (llama-bench -lzm)",
-        slot: Slot::Map,
-    },
-    Knob {
-        name: "embeddings",
-        flag: "embd",
-        header: "embd",
-        level: Level::Context,
-        kind: Kind::Bool,
-        default: Lit::Bool(false),
-        field: FieldType::Bool,
-        doc: "extract embeddings too (llama-bench -embd)",
-        slot: Slot::Map,
-    },
-    Knob {
-        name: "no_op_offload",
-        flag: "nopo",
-        header: "nopo",
-        level: Level::Context,
-        kind: Kind::Bool,
-        default: Lit::Bool(false),
-        field: FieldType::Int,
-        doc: "do not offload host tensor operations to the device (llama-bench -nopo)",
-        slot: Slot::Map,
-    },
-    Knob {
-        name: "no_host",
-        flag: "no-host",
-        header: "no-host",
-        level: Level::Model,
-        kind: Kind::Bool,
-        default: Lit::Bool(false),
-        field: FieldType::Bool,
-        doc: "bypass the host buffer, allowing extra buffer types (llama-bench --no-host)",
-        slot: Slot::Map,
-    },
-    Knob {
-        name: "repack",
-        flag: "repack",
-        header: "repack",
-        level: Level::Model,
-        kind: Kind::Bool,
-        default: Lit::Bool(true),
-        field: FieldType::Bool,
-        doc: "repack weights for the CPU's extra buffer types (llama-bench --repack)",
-        slot: Slot::Map,
-    },
-    Knob {
-        name: "fit_target",
-        flag: "fitt",
-        header: "fitt",
-        level: Level::Model,
-        kind: Kind::int(0, 1 << 30),
-        default: Lit::Int(0),
-        field: FieldType::Int,
-        doc: "fit the model to device memory, leaving this many MiB free per device; 0 off \
-              (llama-bench -fitt)",
-        slot: Slot::Map,
-    },
-    Knob {
-        name: "fit_min_ctx",
-        flag: "fitc",
-        header: "fitc",
-        level: Level::Model,
-        kind: Kind::int(0, 1 << 24),
-        // llama-bench's default is 0 (`cmd_params_defaults`), though its --help says 4096:
-        // the field it writes, and whether it fits, follow the 0.
-        default: Lit::Int(0),
-        field: FieldType::Int,
-        doc: "smallest context fit may choose; set alone, fit runs with a margin of 0 \
-              (llama-bench -fitc)",
-        slot: Slot::Map,
-    },
-    Knob {
-        name: "n_depth",
-        flag: "d",
-        header: "n_depth",
-        level: Level::Test,
-        kind: Kind::int(0, 1 << 20),
-        default: Lit::Int(0),
-        field: FieldType::Int,
-        doc: "tokens prefilled, untimed, before the test (llama-bench -d)",
-        slot: field!(n_depth: int),
-    },
-    Knob {
-        name: "n_prompt",
-        flag: "p",
-        header: "n_prompt",
-        level: Level::Test,
-        kind: Kind::int(0, 1 << 20),
-        default: Lit::Int(512),
-        field: FieldType::Int,
-        doc: "prompt tokens of a prefill test; 0 none (llama-bench -p)",
-        slot: field!(n_prompt: int),
-    },
-    Knob {
-        name: "n_gen",
-        flag: "n",
-        header: "n_gen",
-        level: Level::Test,
-        kind: Kind::int(0, 1 << 20),
-        default: Lit::Int(128),
-        field: FieldType::Int,
-        doc: "tokens of a decode test; 0 none (llama-bench -n)",
-        slot: field!(n_gen: int),
-    },
+    Knob::int(("n_gpu_layers", "ngl", Model), -1, 10_000, 99)
+        .doc("layers offloaded to the GPU; -1 all (llama-bench -ngl)")
+        .typed(field!(n_gpu_layers: int)),
+    Knob::checked(
+        ("split_mode", "sm", Model),
+        conv::split_mode::check,
+        Lit::Str("layer"),
+    )
+    .doc("how the model spreads over several GPUs: none, layer, row, tensor (llama-bench -sm)")
+    .typed(field!(split_mode: split_mode, split_mode)),
+    Knob::int(("main_gpu", "mg", Model), 0, 255, 0)
+        .doc("the GPU used with split_mode none (llama-bench -mg)")
+        .typed(field!(main_gpu: int)),
+    Knob::int(("n_batch", "b", Context), 1, 1 << 20, 2048)
+        .header("n_batch")
+        .doc("logical batch size (llama-bench -b)")
+        .typed(field!(n_batch: int)),
+    Knob::int(("n_ubatch", "ub", Context), 1, 1 << 20, 512)
+        .header("n_ubatch")
+        .doc("physical batch size (llama-bench -ub)")
+        .typed(field!(n_ubatch: int)),
+    Knob::checked(("type_k", "ctk", Context), conv::kv_type, Lit::Str("f16"))
+        .header("type_k")
+        .doc("KV cache type of K (llama-bench -ctk)")
+        .typed(field!(type_k: text)),
+    Knob::checked(("type_v", "ctv", Context), conv::kv_type, Lit::Str("f16"))
+        .header("type_v")
+        .doc("KV cache type of V (llama-bench -ctv)")
+        .typed(field!(type_v: text)),
+    Knob::boolean(("no_kv_offload", "nkvo", Context), false)
+        .doc("keep the KV cache (and the attention ops) in host memory (llama-bench -nkvo)")
+        .typed(field!(no_kv_offload: boolean)),
+    Knob::checked(
+        ("flash_attn", "fa", Context),
+        conv::flash_attn::check,
+        Lit::Int(-1),
+    )
+    .doc("flash attention: auto (-1), off (0), on (1) (llama-bench -fa)")
+    .typed(field!(flash_attn: int, flash_attn)),
+    // llama-bench's default is the machine's physical core count, known at run time
+    // (`Axes::llama_bench_defaults`); 0 stands for it here.
+    Knob::int(("n_threads", "t", Context), 1, 4096, 0)
+        .header("threads")
+        .doc("CPU threads (llama-bench -t); default: the physical cores")
+        .typed(field!(n_threads: int)),
+    Knob::text(("cpu_mask", "C", Context), cpu_mask, "0x0")
+        .doc("CPU affinity mask of the thread pool, hex (llama-bench -C)"),
+    Knob::boolean(("cpu_strict", "cpu-strict", Context), false)
+        .doc("strict CPU placement of the thread pool (llama-bench --cpu-strict)"),
+    Knob::int(("poll", "poll", Context), 0, 100, 50)
+        .doc("thread pool polling level, 0-100 (llama-bench --poll)"),
+    Knob::int(("n_cpu_moe", "ncmoe", Model), 0, 100_000, 0)
+        .doc("keep the expert tensors of the first N layers on the CPU (llama-bench -ncmoe)"),
+    Knob::text(("devices", "dev", Model), devices, "auto").doc(
+        "devices to offload to, e.g. \"Vulkan0/CPU\", \"none\" or \"auto\" (llama-bench -dev)",
+    ),
+    Knob::text(("tensor_split", "ts", Model), tensor_split, "0.00")
+        .doc("share of the model per GPU, e.g. \"3/1\" (llama-bench -ts)"),
+    Knob::text(("tensor_buft_overrides", "ot", Model), overrides, "none")
+        .doc("buffer type per tensor-name pattern, \"pattern=buffer;...\" (llama-bench -ot)"),
+    Knob::choice(("load_mode", "lm", Model), LOAD_MODES, "auto")
+        .doc("how the file is loaded: auto, none, mmap, mlock, mmap+mlock, dio (llama-bench -lm)"),
+    Knob::choice(("lazy_mode", "lzm", Model), LAZY_MODES, "auto").doc(
+        "on-demand reading of tensors the architecture marks: on, auto, off (llama-bench -lzm)",
+    ),
+    Knob::boolean(("embeddings", "embd", Context), false)
+        .doc("extract embeddings too (llama-bench -embd)"),
+    Knob::boolean(("no_op_offload", "nopo", Context), false)
+        .json(FieldType::Int)
+        .doc("do not offload host tensor operations to the device (llama-bench -nopo)"),
+    Knob::boolean(("no_host", "no-host", Model), false)
+        .doc("bypass the host buffer, allowing extra buffer types (llama-bench --no-host)"),
+    Knob::boolean(("repack", "repack", Model), true)
+        .doc("repack weights for the CPU's extra buffer types (llama-bench --repack)"),
+    Knob::int(("fit_target", "fitt", Model), 0, 1 << 30, 0).doc(
+        "fit the model to device memory, leaving this many MiB free per device; 0 off \
+                 (llama-bench -fitt)",
+    ),
+    // llama-bench's default is 0 (`cmd_params_defaults`), though its --help says 4096:
+    // the field it writes, and whether it fits, follow the 0.
+    Knob::int(("fit_min_ctx", "fitc", Model), 0, 1 << 24, 0).doc(
+        "smallest context fit may choose; set alone, fit runs with a margin of 0 \
+                 (llama-bench -fitc)",
+    ),
+    Knob::int(("n_depth", "d", Test), 0, 1 << 20, 0)
+        .header("n_depth")
+        .doc("tokens prefilled, untimed, before the test (llama-bench -d)")
+        .typed(field!(n_depth: int)),
+    Knob::int(("n_prompt", "p", Test), 0, 1 << 20, 512)
+        .header("n_prompt")
+        .doc("prompt tokens of a prefill test; 0 none (llama-bench -p)")
+        .typed(field!(n_prompt: int)),
+    Knob::int(("n_gen", "n", Test), 0, 1 << 20, 128)
+        .header("n_gen")
+        .doc("tokens of a decode test; 0 none (llama-bench -n)")
+        .typed(field!(n_gen: int)),
 ];
 
 /// llama-bench's `-lm` values, in llama.cpp's `enum llama_load_mode` order after auto.

@@ -2,7 +2,7 @@ use super::*;
 
 fn variant(src: &str) -> Result<RecipeVariant, String> {
     let v: toml::Table = toml::from_str(&format!("v = {src}")).unwrap();
-    parse_variant(&v["v"], Path::new("dir"))
+    parse_variant(&v["v"], Path::new("dir")).map_err(|e| e.0)
 }
 
 #[test]

@@ -139,12 +139,11 @@ pub(super) fn slo(ctx: &Ctx, raw: &RawSlo) -> Result<Slo, ConfigError> {
 }
 
 fn unknown_slo_key(name: &str, known: &[&str]) -> String {
-    match crate::config::suggest::suggest(name, known) {
-        Some(s) => format!("unknown field `{name}`, did you mean `{s}`?"),
-        None => format!(
+    crate::config::suggest::did_you_mean(name, known).unwrap_or_else(|| {
+        format!(
             "unknown field `{name}`: use ttft_ms, itl_ms, e2e_ms (or <metric>_p<NN>_ms) and attainment"
-        ),
-    }
+        )
+    })
 }
 
 pub(super) fn goodput(

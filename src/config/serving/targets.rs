@@ -41,7 +41,6 @@ pub(super) fn targets(ctx: &Ctx, raw: &Spanned<RawTargets>) -> Result<Targets, C
     })
 }
 
-/// Service-level targets a serving test is checked against.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Targets {
     /// Each request must stream at least this many tokens/s after its first token.

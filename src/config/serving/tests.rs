@@ -1,4 +1,5 @@
 use super::*;
+use std::path::Path;
 
 /// The `[serving]` of `src` with a model after it (a table without models measures nothing).
 fn p(src: &str) -> Result<Option<ServingConfig>, ConfigError> {

@@ -49,11 +49,7 @@ pub(super) fn objective(
         return Err(ctx.err(at, "tune.objective", msg));
     };
     let d = DecodeObjective {
-        dataset: sc
-            .dataset
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        dataset: crate::config::values::file_name(&sc.dataset),
         n_prompts: sc.n_prompts,
         n_gen: sc.n_gen,
     };

@@ -6,7 +6,7 @@
 use toml::Spanned;
 
 use crate::config::serving::{ServingConfig, Slo};
-use crate::config::values::{int_list, scalar_float};
+use crate::config::values::{float_opt, int_list, once_each};
 use crate::config::{ConfigError, Ctx};
 
 use super::Objective;
@@ -121,13 +121,6 @@ pub(super) fn goodput(
             return Err(ctx.err(at, key, msg));
         }
     };
-    let workload = match &sc.dataset {
-        Some(p) => p
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        None => format!("pp{}+tg{}", sc.n_prompt, sc.n_gen),
-    };
     // The context one request needs, for the limits that prune before the race: a prompt
     // file's lengths are known only once tokenized, so its requests count their output.
     // One llama-bench test of that context per candidate (a tg test: "ppN+tgM" would plan
@@ -139,15 +132,8 @@ pub(super) fn goodput(
         n_depth: 0,
     };
     let slots = match slots {
-        // Each value once, in the order given: a candidate per value.
-        Some(v) => int_list::<u32>(ctx, "tune.slots", v, 1, 256)?
-            .into_iter()
-            .fold(Vec::new(), |mut acc, s| {
-                if !acc.contains(&s) {
-                    acc.push(s);
-                }
-                acc
-            }),
+        // A candidate per value.
+        Some(v) => once_each(int_list::<u32>(ctx, "tune.slots", v, 1, 256)?),
         None => vec![sc.slots],
     };
     let g = GoodputObjective {
@@ -155,7 +141,7 @@ pub(super) fn goodput(
         rate,
         slots,
         n_requests: sc.n_requests,
-        workload,
+        workload: sc.workload(),
     };
     Ok((g, sizes))
 }
@@ -169,13 +155,8 @@ pub(super) fn latency(
     goodput: bool,
     (ttft, itl, quantile): (&V, &V, &V),
 ) -> Result<LatencyLimits, ConfigError> {
-    let ms = |key: &str, v: &V| {
-        v.as_ref()
-            .map(|v| scalar_float(ctx, &format!("tune.{key}"), v, 1e-3, 1e9))
-            .transpose()
-    };
-    let max_ttft_ms = ms("max_ttft_ms", ttft)?;
-    let max_itl_ms = ms("max_itl_ms", itl)?;
+    let max_ttft_ms = float_opt(ctx, "tune.max_ttft_ms", ttft, 1e-3, 1e9)?;
+    let max_itl_ms = float_opt(ctx, "tune.max_itl_ms", itl, 1e-3, 1e9)?;
     for (key, v) in [("max_ttft_ms", ttft), ("max_itl_ms", itl)] {
         let Some(v) = v else { continue };
         let what = if key == "max_ttft_ms" { "TTFT" } else { "ITL" };
@@ -199,10 +180,7 @@ pub(super) fn latency(
         };
         return Err(ctx.err(v.span(), &format!("tune.{key}"), msg));
     }
-    let q = quantile
-        .as_ref()
-        .map(|v| scalar_float(ctx, "tune.latency_quantile", v, 0.01, 1.0))
-        .transpose()?;
+    let q = float_opt(ctx, "tune.latency_quantile", quantile, 0.01, 1.0)?;
     if let (Some(_), Some(v)) = (q, quantile)
         && max_ttft_ms.is_none()
         && max_itl_ms.is_none()

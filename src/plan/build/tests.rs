@@ -97,7 +97,7 @@ fn identities_of_model_tests_are_unchanged_and_variant_keys_come_from_base_and_t
     let p = plan_of(CONFIG, false, &[]);
     let pp = &p.tests[0];
     assert_eq!(pp.identity, test_identity("aa", &pp.params));
-    assert_eq!(p.models[1].key, hex(b"bb\nQ8_0"));
+    assert_eq!(p.models[1].key, sha256_hex(b"bb\nQ8_0"));
     let variant_pp = p.tests.iter().find(|t| t.model == 1).unwrap();
     assert_eq!(
         variant_pp.identity,
