@@ -69,6 +69,37 @@ pub(crate) fn exporter(format: Format) -> Box<dyn Exporter> {
     }
 }
 
+/// Snapshots of every format on the fixed fixture run: a change in any output shows up as
+/// a reviewed diff (`cargo insta review`), never silently.
+#[cfg(test)]
+mod snapshot_tests {
+    use super::*;
+
+    fn render(f: Format) -> String {
+        String::from_utf8(exporter(f).render(&fixtures::run())).unwrap()
+    }
+
+    #[test]
+    fn markdown_snapshot() {
+        insta::assert_snapshot!(render(Format::Md));
+    }
+
+    #[test]
+    fn json_snapshot() {
+        insta::assert_snapshot!(render(Format::Json));
+    }
+
+    #[test]
+    fn jsonl_snapshot() {
+        insta::assert_snapshot!(render(Format::Jsonl));
+    }
+
+    #[test]
+    fn csv_snapshot() {
+        insta::assert_snapshot!(render(Format::Csv));
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod fixtures {
     use crate::plan::TestParams;
@@ -203,36 +234,5 @@ pub(crate) mod fixtures {
             tune: None,
             estimated_seconds: None,
         }
-    }
-}
-
-/// Snapshots of every format on the fixed fixture run: a change in any output shows up as
-/// a reviewed diff (`cargo insta review`), never silently.
-#[cfg(test)]
-mod snapshot_tests {
-    use super::*;
-
-    fn render(f: Format) -> String {
-        String::from_utf8(exporter(f).render(&fixtures::run())).unwrap()
-    }
-
-    #[test]
-    fn markdown_snapshot() {
-        insta::assert_snapshot!(render(Format::Md));
-    }
-
-    #[test]
-    fn json_snapshot() {
-        insta::assert_snapshot!(render(Format::Json));
-    }
-
-    #[test]
-    fn jsonl_snapshot() {
-        insta::assert_snapshot!(render(Format::Jsonl));
-    }
-
-    #[test]
-    fn csv_snapshot() {
-        insta::assert_snapshot!(render(Format::Csv));
     }
 }

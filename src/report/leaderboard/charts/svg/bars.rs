@@ -74,12 +74,6 @@ impl BarChart {
     fn series(&self) -> &[BarSeries] {
         &self.series[..self.series.len().min(MAX_SERIES)]
     }
-
-    /// At the page's full width (the unit tests; the page renders at its facet's width).
-    #[cfg(test)]
-    pub fn render(&self) -> String {
-        self.render_at(crate::report::leaderboard::charts::svg::W)
-    }
 }
 
 impl Chart for BarChart {
@@ -309,4 +303,12 @@ fn bar(b: &Bar, color: &str, x: Scale, y0: f64, bh: f64, varying: &[&str]) -> St
         escape(&b.label)
     );
     o
+}
+
+#[cfg(test)]
+impl BarChart {
+    /// At the page's full width (the unit tests; the page renders at its facet's width).
+    pub fn render(&self) -> String {
+        self.render_at(crate::report::leaderboard::charts::svg::W)
+    }
 }

@@ -86,12 +86,6 @@ impl ScatterChart {
         let s = &self.series[i];
         s.color.clone().unwrap_or_else(|| PALETTE[i].to_string())
     }
-
-    /// At the page's full width (the unit tests; the page renders at its facet's width).
-    #[cfg(test)]
-    pub fn render(&self) -> String {
-        self.render_at(W)
-    }
 }
 
 impl Chart for ScatterChart {
@@ -301,5 +295,13 @@ impl ScatterChart {
         }
         o.push_str("</g>");
         o
+    }
+}
+
+#[cfg(test)]
+impl ScatterChart {
+    /// At the page's full width (the unit tests; the page renders at its facet's width).
+    pub fn render(&self) -> String {
+        self.render_at(crate::report::leaderboard::charts::svg::W)
     }
 }
