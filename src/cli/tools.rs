@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::outcome::Outcome;
-use crate::report::export::{Format, exporter};
+use crate::report::export::Format;
 
 // The options of `tpsbench synth` (its help is the variant's doc, in cli/mod.rs).
 #[derive(clap::Args, Debug)]
@@ -106,7 +106,7 @@ pub(super) fn merge(a: &MergeArgs) -> Result<Outcome> {
 pub(super) fn export(a: &ExportArgs) -> Result<Outcome> {
     match crate::record::verify::read(&a.file) {
         Ok(run) => {
-            let export = exporter(a.format);
+            let export = a.format;
             if let Some(note) = export.skipped(&run) {
                 eprintln!("note: {note}");
             }
