@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use super::outcome::Outcome;
 use crate::record::RunRecord;
 use crate::report::compare::{self, Side};
-use crate::report::export::{Format, exporter};
+use crate::report::export::Format;
 use crate::runner::OptionError;
 use crate::runner::library_ab::{self, AbOptions};
 use crate::runner::session::{
@@ -262,11 +262,10 @@ fn print_export(output: Option<Format>, swept: &Swept) -> Result<()> {
     let record = &swept.run.record;
     let mut text = Vec::new();
     if let Some(format) = output {
-        let export = exporter(format);
-        if let Some(note) = export.skipped(record) {
+        if let Some(note) = format.skipped(record) {
             eprintln!("note: {note}");
         }
-        text = export.render(record);
+        text = format.render(record);
     }
     // An `--isolate` child (`--only-model`): its parent prints the answer.
     if output.is_none_or(|f| f == Format::Md) && !swept.request.is_child() {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::outcome::Outcome;
-use crate::report::export::{Format, exporter};
+use crate::report::export::Format;
 
 #[derive(clap::Args, Debug)]
 pub struct SynthArgs {
@@ -103,7 +103,7 @@ pub(super) fn merge(a: &MergeArgs) -> Result<Outcome> {
 pub(super) fn export(a: &ExportArgs) -> Result<Outcome> {
     match crate::record::verify::read(&a.file) {
         Ok(run) => {
-            let export = exporter(a.format);
+            let export = a.format;
             if let Some(note) = export.skipped(&run) {
                 eprintln!("note: {note}");
             }

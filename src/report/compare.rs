@@ -1,7 +1,6 @@
-//! `tpsbench compare A B`: joins the tests of two result sets on their key properties, as
-//! llama.cpp's compare-llama-bench.py does, and gives each pair a speedup with a confidence
-//! interval and a verdict from the medians of their rounds (`stats::compare`). Also the
-//! per-machine noise floor that verdicts on single launches need (`tpsbench noise`).
+//! `tpsbench compare A B`: joins two result sets' tests on their key properties (as
+//! compare-llama-bench.py), each pair a speedup with its interval and a verdict from the
+//! medians of its rounds (`stats::compare`); and `tpsbench noise`'s per-machine floor.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,8 +23,7 @@ pub struct Side {
     pub tests: Vec<(String, TestRecord)>,
     /// The machine the side ran on ([`machine_key`]), where its noise floor is stored.
     pub machine: Option<String>,
-    /// The run it came from (machine and start time): two sides of one run had their rounds
-    /// interleaved and may be paired by round.
+    /// Its run (machine and start time): two sides of one run are paired by round.
     pub launch: Option<String>,
 }
 
@@ -122,8 +120,7 @@ fn properties(sha: &str, t: &TestRecord) -> BTreeMap<String, String> {
     m
 }
 
-/// Properties that take one value in A and a different single value in B: the thing being
-/// compared (1 thread against 2, one build against another model file...).
+/// Properties of one value in A and another in B: what is compared (1 thread against 2...).
 fn varied(a: &Side, b: &Side) -> Vec<String> {
     let values = |s: &Side, k: &str| -> Vec<String> {
         let mut v: Vec<String> = s
@@ -168,8 +165,6 @@ pub struct Report {
     pub threshold: f64,
 }
 
-/// What a test record gives a verdict: its rounds' medians, and for one round its
-/// repetitions.
 pub fn measured(t: &TestRecord) -> Measured {
     let round_medians = t.round_medians();
     Measured {
@@ -182,8 +177,7 @@ pub fn measured(t: &TestRecord) -> Measured {
     }
 }
 
-/// Joins and compares; `ignore` adds properties to leave out of the join. Two sides of
-/// one run are interleaved whatever `settings` says.
+/// Joins and compares, leaving `ignore` out of the join; two sides of one run are paired.
 pub fn compare_sides(a: &Side, b: &Side, ignore: &[String], settings: &Settings) -> Report {
     let same_run = a.launch.is_some() && a.launch == b.launch;
     let settings = &Settings {
@@ -210,13 +204,9 @@ pub fn compare_sides(a: &Side, b: &Side, ignore: &[String], settings: &Settings)
                     .map(|(sha, t)| properties(sha, t).get(k).cloned().unwrap_or_default())
                     .unwrap_or_default()
             };
-            let short = |v: String| {
-                if k == "model" {
-                    v.chars().take(12).collect()
-                } else {
-                    v
-                }
-            };
+            // A model is its sha256: 12 hex digits tell two apart.
+            let n = if k == "model" { 12 } else { usize::MAX };
+            let short = |v: String| v.chars().take(n).collect::<String>();
             (k.clone(), short(first(a)), short(first(b)))
         })
         .collect();
@@ -247,10 +237,8 @@ pub fn compare_sides(a: &Side, b: &Side, ignore: &[String], settings: &Settings)
 }
 
 impl Report {
-    /// Rows that fail CI at `threshold` (0.05 = 5%): a significant slowdown (the whole
-    /// interval below 1, at the level the comparison covers) whose estimate is beyond the
-    /// threshold. Single launches are judged against the noise floor, so identical code
-    /// fails at most at alpha's rate when the floor is right.
+    /// Rows that fail CI at `threshold` (0.05 = 5%): established slower, the estimate beyond
+    /// it. Against the right noise floor, identical code fails at most at alpha's rate.
     pub fn regressions(&self, threshold: f64) -> Vec<&Row> {
         self.rows
             .iter()
@@ -261,8 +249,7 @@ impl Report {
             .collect()
     }
 
-    /// The line that fails CI at `threshold`, e.g. "2 significant regression(s) beyond
-    /// 5.0%"; None when no row fails.
+    /// The line that fails CI at `threshold`; None when no row fails.
     pub fn regression_line(&self, threshold: f64) -> Option<String> {
         let regressions = self.regressions(threshold);
         if regressions.is_empty() {
@@ -360,7 +347,6 @@ impl Report {
     }
 }
 
-/// What the interval of a pair covers.
 fn covers_text(c: &Comparison) -> &'static str {
     match c.method {
         Method::PairedRounds => "between rounds, paired",
@@ -391,24 +377,14 @@ fn verdict_text(c: &Comparison, threshold: f64) -> String {
 /// The machine a run ran on, as noise floors are stored: host name and CPU model.
 pub(crate) fn machine_key(run: &RunRecord) -> String {
     let s = &run.run.system;
-    let raw = format!("{}-{}", s.hostname, s.cpu_model);
-    raw.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    crate::util::file_safe(&format!("{}-{}", s.hostname, s.cpu_model))
 }
 
 /// Default location of measured noise floors, one file per machine.
 pub(crate) const NOISE_DIR: &str = "target/tpsbench/noise";
 
-/// A noise floor from A/A launches (result files of one configuration on one machine): the sd
-/// between files of each test's mean ln t/s, pooled over tests. It holds the rounds' own
-/// spread too, so adding it to each side errs on the wide side.
+/// A noise floor from A/A launches (one configuration, one machine): the sd between files of
+/// each test's mean ln t/s, pooled; it holds the rounds' spread too, so it errs wide.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct MeasuredFloor {
     pub machine: String,
@@ -419,8 +395,7 @@ pub(crate) struct MeasuredFloor {
     pub files: Vec<String>,
 }
 
-/// The pooled sd between launches of `runs` (file name, record); an error names what is
-/// missing.
+/// The pooled sd between launches of `runs` (file name, record).
 pub(crate) fn measure_floor(runs: &[(String, RunRecord)]) -> Result<MeasuredFloor, CompareError> {
     let machines: Vec<String> = runs.iter().map(|(_, r)| machine_key(r)).collect();
     if let Some(other) = machines.iter().find(|m| **m != machines[0]) {
@@ -479,7 +454,6 @@ pub(crate) fn save_floor(f: &MeasuredFloor, dir: &Path) -> Result<PathBuf, Compa
     Ok(p)
 }
 
-/// The directory of noise floors or baselines, made when missing.
 fn create_dir(dir: &Path) -> Result<(), CompareError> {
     std::fs::create_dir_all(dir).map_err(|cause| CompareError::CreateDir {
         dir: dir.to_path_buf(),
@@ -487,8 +461,7 @@ fn create_dir(dir: &Path) -> Result<(), CompareError> {
     })
 }
 
-/// The floor to judge single launches against: `--noise` when given, else the one
-/// measured on `machine`, else the assumed one.
+/// The floor for single launches: `--noise`, else the one measured on `machine`, else assumed.
 pub(crate) fn floor_for(given: Option<f64>, machine: Option<&str>, dir: &Path) -> NoiseFloor {
     if let Some(sd) = given {
         return NoiseFloor {
@@ -512,8 +485,7 @@ pub(crate) fn floor_for(given: Option<f64>, machine: Option<&str>, dir: &Path) -
     }
 }
 
-/// The settings a baseline check uses: the defaults, with the floor measured on the
-/// machine of `this` when one is stored in [`NOISE_DIR`].
+/// A baseline check's settings: the defaults, with the floor stored for `this` machine.
 pub fn baseline_settings(this: &Side) -> Settings {
     Settings {
         floor: floor_for(None, this.machine.as_deref(), Path::new(NOISE_DIR)),

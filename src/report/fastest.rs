@@ -1,9 +1,7 @@
 //! The answer a placement sweep is for: per model and test (one machine's records), the
-//! fastest placement that ran (`config::knobs::placement`) and the placements it ties with.
-//! A placement that did not fit failed and is not a candidate. Ties are the answer's rule (`stats::resolve`): placements
-//! measured in interleaved rounds of one run are compared paired by round; any others only
-//! against the noise between launches, so that one launch's tight intervals never exclude a
-//! placement that the next launch could name the fastest.
+//! fastest placement that ran (one that did not fit failed) and those it ties with, by the
+//! answer's rule (`stats::resolve`): paired by round within a run, else against the noise
+//! between launches, so one launch's tight intervals never exclude the next one's fastest.
 
 use std::collections::BTreeMap;
 
@@ -29,11 +27,7 @@ pub struct Fastest {
 
 impl Fastest {
     pub fn line(&self) -> String {
-        let ties = if self.ties.is_empty() {
-            String::new()
-        } else {
-            format!("; tied with {}", self.ties.join(" | "))
-        };
+        let ties = super::wrapped("; tied with ", &self.ties.join(" | "), "");
         format!(
             "fastest placement, {} {}: {} at {:.2} t/s (of {} placements{ties})",
             self.model, self.test, self.best, self.median_ts, self.of
@@ -41,27 +35,24 @@ impl Fastest {
     }
 }
 
-/// The test's median with its 95% interval (within its launch, or between its rounds).
-fn figure(t: &TestRecord) -> Option<Figure> {
-    let v = t.median_ts?;
-    let i = t
-        .stats
-        .as_ref()
-        .and_then(|s| s.interval)
+/// `v`, a rate of `t`, with the test's recorded 95% interval (older files: computed from
+/// the repetitions) widened to hold it, and that interval.
+pub(crate) fn figure(t: &TestRecord, v: f64) -> (Figure, Option<LevelInterval>) {
+    let i = (t.stats.as_ref().and_then(|s| s.interval))
         .or_else(|| LevelInterval::of(Covers::WithinLaunch, &t.samples_ts));
-    Some(match i {
+    let f = match i {
         Some(i) => Figure {
             value: v,
             lo: i.lo.min(v),
             hi: i.hi.max(v),
         },
         None => Figure::point(v),
-    })
+    };
+    (f, i)
 }
 
-/// The answer for every group of `tests` (speed tests of one machine) measured at two or
-/// more placements, everything else equal. `runs[i]`: the run test i was measured in (tests
-/// of one run with 2 or more rounds are paired by round), `None` when nothing pairs it.
+/// The answer per group of `tests` (one machine's) at two or more placements, all else equal;
+/// `runs[i]`: the run test i was measured in (pairs by round), `None` when nothing pairs it.
 pub fn fastest(tests: &[&TestRecord], runs: &[Option<Run>]) -> Vec<Fastest> {
     type Group = Vec<(String, Figure, Vec<f64>, Option<Run>)>;
     let mut groups: BTreeMap<(String, String, String), Group> = BTreeMap::new();
@@ -69,7 +60,8 @@ pub fn fastest(tests: &[&TestRecord], runs: &[Option<Run>]) -> Vec<Fastest> {
         if !t.kind.is_llama_bench() || t.status != Status::Ok {
             continue;
         }
-        let Some(f) = figure(t) else { continue };
+        let Some(v) = t.median_ts else { continue };
+        let f = figure(t, v).0;
         let mut rest = t.params.all_fields();
         for k in PLACEMENT {
             rest.remove(*k);

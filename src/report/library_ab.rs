@@ -5,7 +5,6 @@
 
 use crate::record::RunRecord;
 
-// Where the measuring lived before it moved to the runner: callers keep their paths.
 pub use crate::runner::library_ab::{Launcher, run_rounds};
 
 /// Per test, each build against the first: ratio, interval and verdict.

@@ -1,8 +1,6 @@
-//! What is made from result files: the exporters, one per format and chosen by the kinds of
-//! test (`export`); the leaderboard page (`leaderboard`); comparisons of two result sets
-//! with a verdict per test (`compare`, also `tpsbench noise`); merging shards (`merge`); and
-//! the same plan run against several llama.cpp builds in interleaved rounds (`library_ab`,
-//! `run --library`); validating and redacting files for a published set (`publish`).
+//! What is made from result files: the exporters (`export`), the leaderboard page, two result
+//! sets compared test by test (`compare`, `tpsbench noise`), shards merged (`merge`), builds
+//! against each other (`library_ab`, `run --library`), and a published set (`publish`).
 
 pub mod compare;
 pub mod export;
@@ -13,3 +11,39 @@ pub(crate) mod merge;
 pub(crate) mod publish;
 pub mod speculative;
 pub mod tune;
+
+use std::io::Write;
+use std::path::Path;
+
+/// `s` between `before` and `after`, or nothing when `s` is empty.
+pub(crate) fn wrapped(before: &str, s: &str, after: &str) -> String {
+    if s.is_empty() {
+        String::new()
+    } else {
+        format!("{before}{s}{after}")
+    }
+}
+
+/// What an interval covers: "1 launch" or "3 rounds".
+pub(crate) fn covers_text(i: &crate::stats::analysis::LevelInterval) -> String {
+    use crate::stats::analysis::Covers;
+    match i.covers {
+        Covers::WithinLaunch => "1 launch".into(),
+        Covers::BetweenRounds => format!("{} rounds", i.n),
+    }
+}
+
+/// Writes `bytes` to `PATH.tmp`, flushed, then renames it over `path`: never half a file.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let write = || {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use super::leaderboard::load::plausible;
 use crate::record::{RunRecord, redact, results};
 
-/// What to publish, and how.
 pub struct Options {
     pub files: Vec<PathBuf>,
     /// The machine's name on the board; default: `host-` and 8 hex digits of the host name's
@@ -52,12 +51,10 @@ fn check_label(l: &str) -> Result<(), PublishError> {
 
 /// The stable file name: the run's start, compact, and the label.
 fn file_name(run: &RunRecord, label: &str) -> String {
-    let started: String = run
+    let started = run
         .run
         .started_at
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .collect();
+        .replace(|c: char| !c.is_ascii_alphanumeric(), "");
     format!("{started}-{label}.json")
 }
 
@@ -121,8 +118,7 @@ pub fn prepare(path: &Path, o: &Options) -> Result<Prepared, PublishError> {
     })
 }
 
-/// The `publish` command: every file checked first, then all written; prints one line per
-/// file written and returns the exit code (0, or 2 with one line when a file is refused).
+/// The `publish` command: every file checked, then all written; returns the exit code.
 pub fn command(o: &Options) -> i32 {
     let mut ready = Vec::new();
     for f in &o.files {
@@ -139,10 +135,7 @@ pub fn command(o: &Options) -> i32 {
         return 2;
     }
     for p in &ready {
-        let tmp = p.to.with_extension("json.tmp");
-        let written = std::fs::write(&tmp, &p.bytes).and_then(|_| std::fs::rename(&tmp, &p.to));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
+        if let Err(e) = super::write_atomic(&p.to, &p.bytes) {
             eprintln!("error: cannot write {}: {e}", p.to.display());
             return 2;
         }
@@ -155,26 +148,21 @@ pub fn command(o: &Options) -> i32 {
     0
 }
 
-/// `leaderboard --check`'s privacy rule: the first result file under `paths` that exposes an
-/// absolute path or a host name, as one line. Test fixtures (tool commit "fixture" or a
-/// `fixture-*` host) are made-up machines and are not asked.
+/// `leaderboard --check`'s privacy rule: the first file under `paths` exposing an absolute
+/// path or a host name; test fixtures are made-up machines and are not asked.
 pub fn first_exposed(paths: &[PathBuf]) -> Option<String> {
-    let mut files = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            walk(p, &mut files);
-        } else {
-            files.push(p.clone());
-        }
-    }
+    // The paths `leaderboard::load` has read: a missing one has already failed there.
+    let files = super::leaderboard::load::collect_paths(paths).unwrap_or_default();
     for f in files {
         // Files that do not load are the loader's to report.
         let Ok(rec) = crate::record::results::read(&f) else {
             continue;
         };
-        let fixture = rec.run.tool.git_commit.as_deref() == Some("fixture")
-            || rec.run.system.hostname.starts_with("fixture");
-        if fixture {
+        let flags = plausible::run_flags(&rec.run);
+        if flags
+            .iter()
+            .any(|x| matches!(x, plausible::Flag::Fixture(_)))
+        {
             continue;
         }
         let Ok(bytes) = std::fs::read(&f) else {
@@ -191,19 +179,4 @@ pub fn first_exposed(paths: &[PathBuf]) -> Option<String> {
         }
     }
     None
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            walk(&p, out);
-        } else if p.extension().is_some_and(|e| e == "json") {
-            out.push(p);
-        }
-    }
 }

@@ -1,17 +1,15 @@
-//! The speculative answer: per target model and machine, the fastest decoding among the
-//! drafter settings measured and plain decoding, with what the design established and no
-//! more. Each setting is judged against plain decoding paired by round on its own context,
-//! the settings of one target as one family (Holm, `stats::pairs`, as the ladder's answer
-//! judges its variants): a sentence says of a setting only what its own comparison
-//! established. Two settings are different tests, so they are called apart only when their
-//! 95% intervals do not overlap (a conservative rule: overlap is "not established apart",
-//! never "equal").
+//! The speculative answer: per target model and machine, the fastest of the drafter settings
+//! and plain decoding. Each setting is judged against plain decoding paired by round, one
+//! target's settings as one family (Holm, `stats::pairs`, as the ladder's answer): a sentence
+//! says of a setting only what its own comparison established. Two settings are called apart
+//! only when their 95% intervals do not overlap (overlap is "not established apart").
 
 use crate::config::speculative::Drafter;
 use std::fmt::Write as _;
 
 use crate::record::speculative::Speculative;
 use crate::record::{RunRecord, Status, TestRecord};
+use crate::report::leaderboard::load::entry::group_by;
 use crate::stats::pairs::Design;
 
 struct Row<'a> {
@@ -26,11 +24,7 @@ impl Row<'_> {
     /// "draft-simple with Q4_0, K = 4" / "ngram-simple, K = 4".
     fn setting(&self) -> String {
         let s = self.s;
-        let draft = s
-            .draft
-            .as_ref()
-            .map(|d| format!(" with {d}"))
-            .unwrap_or_default();
+        let draft = super::wrapped(" with ", s.draft.as_deref().unwrap_or(""), "");
         let mut extra = String::new();
         if s.draft_min > 0 {
             extra.push_str(&format!(", draft_min {}", s.draft_min));
@@ -187,7 +181,6 @@ fn table(rows: &[Row]) -> String {
     o
 }
 
-/// One target model's answer on one machine.
 pub struct SpecAnswer {
     pub model: String,
     pub host: String,
@@ -200,31 +193,19 @@ pub struct SpecAnswer {
 /// The answers of speculative tests, each with the machine it ran on: one per target model
 /// and machine, in order of first appearance.
 pub fn answers<'a>(tests: impl IntoIterator<Item = (&'a TestRecord, &'a str)>) -> Vec<SpecAnswer> {
-    let tests: Vec<(&TestRecord, &str)> = tests
-        .into_iter()
-        // A tune's plain candidates have no drafter to answer for.
-        .filter(|(t, _)| t.status == Status::Ok)
-        .filter(|(t, _)| t.speculative.as_ref().is_some_and(|s| !s.is_plain()))
-        .collect();
+    // A tune's plain candidates have no drafter to answer for.
+    let drafted = (tests.into_iter()).filter_map(|(t, host)| {
+        let s = t.speculative.as_deref().filter(|s| !s.is_plain())?;
+        (t.status == Status::Ok).then_some((t, s, host))
+    });
     // A test's target is its model: one answer per target and machine.
-    let mut keys: Vec<(&str, &str)> = Vec::new();
-    for (t, host) in &tests {
-        let k = (t.model.as_str(), *host);
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
     let mut out = Vec::new();
-    for (m, host) in keys {
-        let mut rows: Vec<Row> = tests
-            .iter()
-            .filter(|(t, h)| *h == host && t.model == m)
-            .filter_map(|(t, _)| {
-                t.speculative.as_ref().map(|s| Row {
-                    test: t,
-                    s,
-                    verdict: 0,
-                })
+    for ((_, host), group) in group_by(drafted, |(t, _, h)| (t.model.clone(), *h)) {
+        let mut rows: Vec<Row> = (group.into_iter())
+            .map(|(test, s, _)| Row {
+                test,
+                s,
+                verdict: 0,
             })
             .collect();
         judge(&mut rows);
@@ -258,10 +239,9 @@ pub fn answers<'a>(tests: impl IntoIterator<Item = (&'a TestRecord, &'a str)>) -
     out
 }
 
-/// One line per served test whose server drafted: llama-server's own acceptance, and beside
-/// it the in-process figure of the same target file, draft (by SHA-256) and K on the same
-/// machine, when the run or set has one. Two counts, not an interval: acceptance is a
-/// count of the text and the drafts, and the two sides generated different requests.
+/// One line per served test whose server drafted: llama-server's acceptance, beside the
+/// in-process one of the same target, draft (SHA-256) and K on the machine, if any. Two
+/// counts, not an interval: the two sides generated different requests.
 pub fn served<'a>(tests: impl IntoIterator<Item = (&'a TestRecord, &'a str)>) -> Vec<String> {
     let tests: Vec<(&TestRecord, &str)> = tests
         .into_iter()
@@ -323,13 +303,10 @@ pub fn of_run(record: &RunRecord) -> Option<String> {
             a.model, a.sentence, a.table
         );
     }
-    let lines = served(record.tests.iter().map(|t| (t, host)));
-    if !lines.is_empty() {
-        let _ = writeln!(o, "\n## Served drafting\n");
-        for l in lines {
-            let _ = writeln!(o, "- {l}");
-        }
-    }
+    let served: String = (served(record.tests.iter().map(|t| (t, host))).iter())
+        .map(|l| format!("- {l}\n"))
+        .collect();
+    o.push_str(&super::wrapped("\n## Served drafting\n\n", &served, ""));
     (!o.is_empty()).then_some(o)
 }
 

@@ -16,9 +16,8 @@ use crate::util::shell_quote as quoted;
 mod served;
 mod slo;
 
-/// A tune's answer as figures, recomputed from the file's rounds (the file is read through
-/// `record::verify`, which replays its verdicts): what the answer on stdout and the
-/// leaderboard's "Which configuration?" section show.
+/// A tune's answer as figures, recomputed from the file's rounds (`record::verify` replayed
+/// its verdicts): what stdout and the leaderboard's "Which configuration?" show.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
     pub objective: String,
@@ -49,7 +48,6 @@ pub struct Summary {
     pub alpha: f64,
 }
 
-/// The tune of `record` as figures; None when the file holds no tune.
 pub fn summary(record: &RunRecord) -> Option<Summary> {
     let t = record.run.tune.as_ref()?;
     let test = |id: &str| record.tests.iter().find(|x| x.id == id);
@@ -72,18 +70,12 @@ pub fn summary(record: &RunRecord) -> Option<Summary> {
     Some(Summary {
         objective: t.objective.clone(),
         winner: w.map(|w| w.id.clone()),
-        mean: if wr.is_empty() {
-            0.0
-        } else {
-            crate::stats::mean(&wr)
-        },
+        mean: crate::stats::mean(&wr),
         interval: LevelInterval::of(Covers::BetweenRounds, &wr),
         winner_rounds: wr.len(),
         ties: list(Outcome::Tie),
         open: list(Outcome::Open),
-        slower: (t.candidates.iter())
-            .filter(|c| c.outcome == Outcome::Slower)
-            .count(),
+        slower: list(Outcome::Slower).len(),
         failed: list(Outcome::Failed)
             .into_iter()
             .map(|(id, _)| id)
@@ -138,6 +130,33 @@ impl Summary {
         v.join(", ")
     }
 
+    /// The ties and open candidates (with their ratio to the winner), the eliminated and failed.
+    pub fn others(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if !self.ties.is_empty() {
+            lines.push(format!(
+                "ties (established within {:.0}%): {}",
+                self.indifference * 100.0,
+                Summary::listed(&self.ties)
+            ));
+        }
+        if !self.open.is_empty() {
+            lines.push(format!(
+                "open (not separated from the answer within the budget): {}",
+                Summary::listed(&self.open)
+            ));
+        }
+        let mut raced = format!(
+            "eliminated as slower: {} of {} raced",
+            self.slower, self.raced
+        );
+        if !self.failed.is_empty() {
+            raced.push_str(&format!("; failed: {}", self.failed.join(", ")));
+        }
+        lines.push(raced);
+        lines
+    }
+
     /// "memory 3, max_kld 2", or "none".
     pub fn excluded_counts(&self) -> String {
         if self.excluded.is_empty() {
@@ -150,23 +169,19 @@ impl Summary {
     }
 }
 
-/// The answer as text, or None when the file holds no tune.
 pub fn answer(record: &RunRecord) -> Option<String> {
     let t = record.run.tune.as_ref()?;
     let s = summary(record)?;
-    let mut out = format!(
-        "## tune: {}
-
-",
-        t.objective
-    );
+    let mut out = format!("## tune: {}\n\n", t.objective);
     let test = |id: &str| record.tests.iter().find(|x| x.id == id);
     let Some(w) = s.winner.as_deref().and_then(test) else {
         out.push_str(&slo::no_answer(record, t));
         return Some(out);
     };
     out.push_str(&format!("answer: {}: {}\n", w.id, s.figure()));
-    out.push_str(&others(&s));
+    for l in s.others() {
+        out.push_str(&format!("{l}\n"));
+    }
     out.push_str(&bisect::lines(record, t));
     out.push_str(&excluded(t));
     out.push_str(&slo::lines(record, t, w));
@@ -198,33 +213,6 @@ fn raced_rounds(t: &TuneRecord, x: &TestRecord) -> Vec<f64> {
 
 fn geo(r: &[f64]) -> f64 {
     crate::stats::mean(&r.iter().map(|x| x.ln()).collect::<Vec<_>>()).exp()
-}
-
-/// Ties and open candidates, with their ratio to the winner over the rounds both ran.
-fn others(s: &Summary) -> String {
-    let mut out = String::new();
-    if !s.ties.is_empty() {
-        out.push_str(&format!(
-            "ties (established within {:.0}%): {}\n",
-            s.indifference * 100.0,
-            Summary::listed(&s.ties)
-        ));
-    }
-    if !s.open.is_empty() {
-        out.push_str(&format!(
-            "open (not separated from the answer within the budget): {}\n",
-            Summary::listed(&s.open)
-        ));
-    }
-    out.push_str(&format!(
-        "eliminated as slower: {} of {} raced",
-        s.slower, s.raced
-    ));
-    if !s.failed.is_empty() {
-        out.push_str(&format!("; failed: {}", s.failed.join(", ")));
-    }
-    out.push('\n');
-    out
 }
 
 /// What each limit excluded, before any speed was measured.
@@ -266,11 +254,7 @@ fn loads(t: &TuneRecord, w: &TestRecord) -> String {
     else {
         return String::new();
     };
-    let settings = if l.placement.is_empty() {
-        String::new()
-    } else {
-        format!(", {}", l.placement)
-    };
+    let settings = super::wrapped(", ", &l.placement, "");
     let mut out = format!(
         "load ({}{settings}, load_mode {}): cold {}, warm {}",
         l.model,
@@ -361,8 +345,8 @@ fn commands(record: &RunRecord, t: &TuneRecord, w: &TestRecord) -> String {
     out
 }
 
-/// The llama-server command of a winner tpsbench did not launch: the flags a launched
-/// server of the same settings is given, and the settings it cannot be told.
+/// The llama-server command of a winner tpsbench did not launch, as a launched server of
+/// its settings is told, and the settings it cannot be told.
 fn server_line(
     t: &TuneRecord,
     w: &TestRecord,

@@ -1,12 +1,5 @@
-use super::Exporter;
 use crate::config::knobs::{knob, with_others};
 use crate::record::RunRecord;
-
-/// One row per test with llama-bench's column names (samples joined by ';'). The columns
-/// that name a parameter take its value from the table (`config::knobs::PARAMS`), written as
-/// llama-bench's CSV writes it; the table's parameters not named here (llama-bench's newer
-/// ones and any added since) follow type_v, in the table's order.
-pub struct Csv;
 
 const COLUMNS: &[&str] = &[
     "id",
@@ -42,7 +35,8 @@ const COLUMNS: &[&str] = &[
     "samples_ts",
 ];
 
-fn field(s: &str) -> String {
+/// An RFC 4180 field.
+pub(crate) fn field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -70,46 +64,44 @@ fn columns() -> Vec<&'static str> {
     with_others(COLUMNS, at)
 }
 
-impl Exporter for Csv {
-    fn render(&self, run: &RunRecord) -> Vec<u8> {
-        let header = columns();
-        let mut out = header.join(",");
-        out.push('\n');
-        for t in &run.tests {
-            let p = &t.params;
-            let status = serde_json::to_value(t.status).expect("serializes");
-            let cell = |c: &str| -> String {
-                if let Some(k) = knob(c) {
-                    return k.bench_text(&k.get(p));
-                }
-                match c {
-                    "id" => t.id.clone(),
-                    "model" => t.model.clone(),
-                    "status" => status.as_str().unwrap_or_default().to_string(),
-                    "error" => opt(&t.error),
-                    "model_filename" => t.model_filename.clone(),
-                    "model_type" => opt(&t.model_type),
-                    "model_size" => opt(&t.model_size),
-                    "model_n_params" => opt(&t.model_n_params),
-                    "backends" => t.backends.clone(),
-                    "test_time" => t.test_time.clone(),
-                    "avg_ns" => opt(&t.avg_ns),
-                    "stddev_ns" => opt(&t.stddev_ns),
-                    "avg_ts" => opt(&t.avg_ts),
-                    "stddev_ts" => opt(&t.stddev_ts),
-                    "median_ts" => opt(&t.median_ts),
-                    "samples_ns" => join(&t.samples_ns),
-                    "samples_ts" => join(&t.samples_ts),
-                    "tokens" => p.tokens.as_str().to_string(),
-                    _ => String::new(),
-                }
-            };
-            let row: Vec<String> = header.iter().map(|c| field(&cell(c))).collect();
-            out.push_str(&row.join(","));
-            out.push('\n');
-        }
-        out.into_bytes()
+/// One row per test with llama-bench's column names (samples joined by ';'); a parameter's
+/// value from the table (`config::knobs::PARAMS`) as llama-bench's CSV writes it.
+pub(super) fn render(run: &RunRecord) -> Vec<u8> {
+    let header = columns();
+    let mut out = header.join(",") + "\n";
+    for t in &run.tests {
+        let p = &t.params;
+        let status = serde_json::to_value(t.status).expect("serializes");
+        let cell = |c: &str| -> String {
+            if let Some(k) = knob(c) {
+                return k.bench_text(&k.get(p));
+            }
+            match c {
+                "id" => t.id.clone(),
+                "model" => t.model.clone(),
+                "status" => status.as_str().unwrap_or_default().to_string(),
+                "error" => opt(&t.error),
+                "model_filename" => t.model_filename.clone(),
+                "model_type" => opt(&t.model_type),
+                "model_size" => opt(&t.model_size),
+                "model_n_params" => opt(&t.model_n_params),
+                "backends" => t.backends.clone(),
+                "test_time" => t.test_time.clone(),
+                "avg_ns" => opt(&t.avg_ns),
+                "stddev_ns" => opt(&t.stddev_ns),
+                "avg_ts" => opt(&t.avg_ts),
+                "stddev_ts" => opt(&t.stddev_ts),
+                "median_ts" => opt(&t.median_ts),
+                "samples_ns" => join(&t.samples_ns),
+                "samples_ts" => join(&t.samples_ts),
+                "tokens" => p.tokens.as_str().to_string(),
+                _ => String::new(),
+            }
+        };
+        let row: Vec<String> = header.iter().map(|c| field(&cell(c))).collect();
+        out.push_str(&(row.join(",") + "\n"));
     }
+    out.into_bytes()
 }
 
 #[cfg(test)]
@@ -119,7 +111,7 @@ mod tests {
 
     #[test]
     fn header_and_rows_have_the_same_width_and_quotes_are_escaped() {
-        let out = String::from_utf8(Csv.render(&fixtures::run())).unwrap();
+        let out = String::from_utf8(render(&fixtures::run())).unwrap();
         let lines: Vec<_> = out.lines().collect();
         assert_eq!(lines.len(), 3);
         assert!(lines[0].starts_with("id,model,status"));

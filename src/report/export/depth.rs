@@ -1,45 +1,40 @@
 //! Decode speed against context depth: when the same test ran at several `n_depth` values,
 //! one row per test and one column per depth (the curve; its points are the test records).
 
-use crate::record::{RunRecord, Status};
+use crate::record::{RunRecord, Status, TestRecord};
+use crate::report::leaderboard::load::entry::group_by;
+
+fn depths<'a>(tests: impl Iterator<Item = &'a &'a TestRecord>) -> Vec<u32> {
+    let mut d: Vec<u32> = tests.map(|t| t.params.n_depth).collect();
+    d.sort();
+    d.dedup();
+    d
+}
 
 /// The depth table, preceded by a blank line; empty when no test ran at two depths.
 pub fn render(run: &RunRecord) -> String {
     // Rows keyed by the test id without its `@dN` part, in first-seen order.
-    let mut rows: Vec<(String, Vec<(u32, String)>)> = Vec::new();
-    for t in run.tests.iter().filter(|t| t.serving.is_none()) {
-        let key = strip_depth(&t.id);
-        let cell = match (t.status, t.avg_ts, t.stddev_ts) {
-            (Status::Ok, Some(a), Some(s)) => format!("{a:.2} ± {s:.2}"),
-            _ => "failed".into(),
-        };
-        match rows.iter_mut().find(|r| r.0 == key) {
-            Some(r) => r.1.push((t.params.n_depth, cell)),
-            None => rows.push((key, vec![(t.params.n_depth, cell)])),
-        }
-    }
-    rows.retain(|r| {
-        let mut d: Vec<u32> = r.1.iter().map(|c| c.0).collect();
-        d.sort();
-        d.dedup();
-        d.len() > 1
-    });
+    let tests = run.tests.iter().filter(|t| t.serving.is_none());
+    let mut rows = group_by(tests, |t| strip_depth(&t.id));
+    rows.retain(|r| depths(r.1.iter()).len() > 1);
     if rows.is_empty() {
         return String::new();
     }
-    let mut depths: Vec<u32> = rows.iter().flat_map(|r| r.1.iter().map(|c| c.0)).collect();
-    depths.sort();
-    depths.dedup();
+    let depths = depths(rows.iter().flat_map(|r| &r.1));
+    let cell = |t: &TestRecord| match (t.status, t.avg_ts, t.stddev_ts) {
+        (Status::Ok, Some(a), Some(s)) => format!("{a:.2} ± {s:.2}"),
+        _ => "failed".into(),
+    };
     let mut table = vec![
         std::iter::once("test (t/s at depth)".to_string())
             .chain(depths.iter().map(|d| format!("d{d}")))
             .collect::<Vec<_>>(),
     ];
-    for (key, cells) in &rows {
+    for (key, tests) in &rows {
         let mut row = vec![key.clone()];
         for d in &depths {
-            let c = cells.iter().find(|c| c.0 == *d).map(|c| c.1.clone());
-            row.push(c.unwrap_or_default());
+            let t = tests.iter().find(|t| t.params.n_depth == *d);
+            row.push(t.map(|t| cell(t)).unwrap_or_default());
         }
         table.push(row);
     }

@@ -1,11 +1,8 @@
 //! The row llama-bench writes for one test (`-o json` / `-o jsonl`), so llama.cpp's tools
-//! (`scripts/compare-llama-bench.py`) read tpsbench results. Field names, order and JSON
-//! types are the pinned llama-bench's `get_fields()` / `get_field_type()`, every parameter
-//! from `config::knobs::PARAMS`; `use_mmap` is added for compare-llama-bench.py versions
-//! before `load_mode`.
+//! (`scripts/compare-llama-bench.py`) read tpsbench results: the pinned llama-bench's field
+//! names, order and JSON types, every parameter from `config::knobs::PARAMS`.
 
 use serde::Serialize;
-use serde::ser::SerializeMap;
 use serde_json::{Value, json};
 
 use crate::config::knobs::knob;
@@ -18,11 +15,7 @@ pub struct LlamaBenchRow(pub Vec<(&'static str, Value)>);
 
 impl Serialize for LlamaBenchRow {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(self.0.len()))?;
-        for (k, v) in &self.0 {
-            m.serialize_entry(k, v)?;
-        }
-        m.end()
+        s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
     }
 }
 

@@ -1,47 +1,39 @@
-use super::Exporter;
 use crate::config::knobs::{Level, PARAMS};
 use crate::record::{ModelRecord, RunRecord, Status, TestRecord};
 use crate::util::units::{format_params, format_size};
-
-/// llama-bench's Markdown table: model | size | params | backend | ngl | threads |
-/// <parameters that differ from llama-bench's defaults or vary> | test | t/s.
-pub struct Markdown;
 
 /// The parameters llama-bench's table always shows (ngl on GPU builds), in their own
 /// columns before the others.
 const ALWAYS: &[&str] = &["n_gpu_layers", "n_threads"];
 
-impl Exporter for Markdown {
-    fn render(&self, run: &RunRecord) -> Vec<u8> {
-        // Serving tests and the depth curve get tables of their own, after this one.
-        let mut extra = super::serving::render(run);
-        extra.push_str(&super::depth::render(run));
-        let tests: Vec<&TestRecord> = run
-            .tests
-            .iter()
-            .filter(|t| t.kind.is_llama_bench())
-            .collect();
-        if tests.is_empty() {
-            return extra.trim_start().as_bytes().to_vec();
-        }
-        let cols = columns(run, &tests);
-        let mut rows = vec![cols.iter().map(|(h, _)| h.to_string()).collect()];
-        rows.extend((tests.iter()).map(|t| cols.iter().map(|(_, cell)| cell(t)).collect()));
-        let mut out = table(&rows);
-        out.push_str(&fastest_lines(run, &tests));
-        out.push_str(&extra);
-        out.into_bytes()
+/// llama-bench's Markdown table: model | size | params | backend | ngl | threads |
+/// <parameters that differ from llama-bench's defaults or vary> | test | t/s.
+pub(super) fn render(run: &RunRecord) -> Vec<u8> {
+    // Serving tests and the depth curve get tables of their own, after this one.
+    let mut extra = super::serving::render(run);
+    extra.push_str(&super::depth::render(run));
+    let tests: Vec<&TestRecord> = run
+        .tests
+        .iter()
+        .filter(|t| t.kind.is_llama_bench())
+        .collect();
+    if tests.is_empty() {
+        return extra.trim_start().as_bytes().to_vec();
     }
+    let cols = columns(run, &tests);
+    let mut rows = vec![cols.iter().map(|(h, _)| h.to_string()).collect()];
+    rows.extend((tests.iter()).map(|t| cols.iter().map(|(_, cell)| cell(t)).collect()));
+    let mut out = table(&rows);
+    out.push_str(&fastest_lines(run, &tests));
+    out.push_str(&extra);
+    out.into_bytes()
 }
 
-/// One column: its header and its cell for a test.
 type Column<'a> = (&'a str, Box<dyn Fn(&TestRecord) -> String + 'a>);
 
-/// The columns `tests` (of `run`) need, in llama-bench's order. Beside those every table
-/// has: ngl on GPU builds; every other parameter (those of the test's name aside) where a
-/// test differs from llama-bench's default, so also where it varies; the real bits per weight
-/// of ladder variants (llama.cpp falls back from K-quants on narrow tensors, so the name can
-/// mislead); the interval that applies; the roofline; the notes.
+/// The columns `tests` need, in llama-bench's order: ngl on GPU builds; each other parameter
+/// where a test is off llama-bench's default; the real bits per weight (llama.cpp falls back
+/// from K-quants on narrow tensors, so a name can mislead); interval, roofline and notes.
 fn columns<'a>(run: &'a RunRecord, tests: &[&TestRecord]) -> Vec<Column<'a>> {
     let any = |f: &dyn Fn(&TestRecord) -> bool| tests.iter().any(|t| f(t));
     let bpw = move |t: &TestRecord| model_of(run, t).and_then(|m| m.bits_per_weight);
@@ -142,14 +134,8 @@ fn fastest_lines(run: &RunRecord, tests: &[&TestRecord]) -> String {
     let one = crate::ladder::table::design(run)
         .map(|design| crate::stats::resolve::Run { id: 0, design });
     let answers = crate::report::fastest::fastest(tests, &vec![one; tests.len()]);
-    let mut out = String::new();
-    if !answers.is_empty() {
-        out.push('\n');
-        for f in answers {
-            out.push_str(&format!("{}\n", f.line()));
-        }
-    }
-    out
+    let lines: String = answers.iter().map(|f| f.line() + "\n").collect();
+    crate::report::wrapped("\n", &lines, "")
 }
 
 fn roof(t: &TestRecord) -> Option<&crate::machine::roofline::DecodeRoofline> {
@@ -158,15 +144,11 @@ fn roof(t: &TestRecord) -> Option<&crate::machine::roofline::DecodeRoofline> {
 
 /// "[690.10, 712.80] 3 rounds" or "[690.10, 712.80] 1 launch".
 fn interval(t: &TestRecord) -> Option<String> {
-    use crate::stats::analysis::Covers;
     if t.status != Status::Ok {
         return None;
     }
     let ci = t.stats.as_ref()?.interval?;
-    let covers = match ci.covers {
-        Covers::WithinLaunch => "1 launch".to_string(),
-        Covers::BetweenRounds => format!("{} rounds", ci.n),
-    };
+    let covers = crate::report::covers_text(&ci);
     Some(format!("[{:.2}, {:.2}] {covers}", ci.lo, ci.hi))
 }
 
@@ -195,7 +177,7 @@ mod tests {
 
     #[test]
     fn renders_a_llama_bench_style_table() {
-        let out = String::from_utf8(Markdown.render(&fixtures::run())).unwrap();
+        let out = String::from_utf8(render(&fixtures::run())).unwrap();
         let lines: Vec<_> = out.lines().collect();
         assert_eq!(lines.len(), 4, "{out}");
         assert!(lines[0].starts_with("| model "), "{out}");
@@ -223,12 +205,12 @@ mod tests {
     #[test]
     fn gpu_placement_columns_appear_only_when_they_differ_from_the_defaults() {
         let mut run = fixtures::run();
-        let out = String::from_utf8(Markdown.render(&run)).unwrap();
+        let out = String::from_utf8(render(&run)).unwrap();
         assert!(!out.contains("| sm ") && !out.contains("| nkvo "), "{out}");
         run.tests[0].params.split_mode = crate::config::SplitMode::Row;
         run.tests[0].params.no_kv_offload = true;
         run.run.llama_cpp.gpu_backend = "cuda".into();
-        let out = String::from_utf8(Markdown.render(&run)).unwrap();
+        let out = String::from_utf8(render(&run)).unwrap();
         let lines: Vec<_> = out.lines().collect();
         assert!(
             lines[0].contains(" ngl |") && lines[0].contains(" sm |"),
@@ -258,13 +240,13 @@ mod tests {
         let stats = analyse(&rates, StopReason::Fixed, None, 1);
         let note = format!("noisy: CV {:.1}%", stats.cv * 100.0);
         run.tests[0].stats = Some(stats);
-        let out = String::from_utf8(Markdown.render(&run)).unwrap();
+        let out = String::from_utf8(render(&run)).unwrap();
         let lines: Vec<_> = out.lines().collect();
         assert!(lines[0].contains("| notes "), "{out}");
         assert!(lines[2].contains(&note), "{out}");
         // A quiet test: no notes column at all.
         run.tests[0].stats = Some(analyse(&[100.0, 100.5, 99.5], StopReason::Fixed, None, 1));
-        let out = String::from_utf8(Markdown.render(&run)).unwrap();
+        let out = String::from_utf8(render(&run)).unwrap();
         assert!(!out.contains("notes"), "{out}");
     }
 }

@@ -1,7 +1,7 @@
-//! Exporters: one file per format behind one trait. They turn a run into bytes and do no
-//! I/O, so they are tested on fixed records and reused for files and stdout alike.
+//! Exporters: a run into the bytes of one format, with no I/O, so they are tested on fixed
+//! records and reused for files and stdout alike.
 
-mod csv;
+pub(crate) mod csv;
 mod depth;
 mod json;
 pub mod llama_bench_row;
@@ -9,37 +9,6 @@ mod markdown;
 pub(crate) mod serving;
 
 use crate::record::RunRecord;
-
-/// Turns a run into the bytes of one output format.
-pub(crate) trait Exporter {
-    fn render(&self, run: &RunRecord) -> Vec<u8>;
-
-    /// A note for stderr naming what this format leaves out of `run`, if anything.
-    fn skipped(&self, _run: &RunRecord) -> Option<String> {
-        None
-    }
-}
-
-/// llama-bench's formats hold its own kinds of test only (pp, tg, pg): the note naming the
-/// tests of other kinds left out.
-pub(crate) fn llama_bench_skipped(format: &str, run: &RunRecord) -> Option<String> {
-    let others: Vec<&crate::record::TestRecord> = run
-        .tests
-        .iter()
-        .filter(|t| !t.kind.is_llama_bench())
-        .collect();
-    if others.is_empty() {
-        return None;
-    }
-    let mut kinds: Vec<&str> = others.iter().map(|t| t.kind.as_str()).collect();
-    kinds.sort_unstable();
-    kinds.dedup();
-    Some(format!(
-        "{format}: left out {} tests of kind {} (llama-bench has only pp, tg and pg tests)",
-        others.len(),
-        kinds.join(", ")
-    ))
-}
 
 /// The formats `--output` accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -58,14 +27,78 @@ pub(crate) enum Format {
     LlamaBenchJsonl,
 }
 
-pub(crate) fn exporter(format: Format) -> Box<dyn Exporter> {
-    match format {
-        Format::Md => Box::new(markdown::Markdown),
-        Format::Json => Box::new(json::Json),
-        Format::Jsonl => Box::new(json::Jsonl),
-        Format::Csv => Box::new(csv::Csv),
-        Format::LlamaBenchJson => Box::new(json::LlamaBenchJson),
-        Format::LlamaBenchJsonl => Box::new(json::LlamaBenchJsonl),
+impl Format {
+    pub(crate) fn render(self, run: &RunRecord) -> Vec<u8> {
+        match self {
+            Format::Md => markdown::render(run),
+            Format::Json => crate::record::results::to_json_bytes(run),
+            Format::Jsonl => json::lines(&run.tests),
+            Format::Csv => csv::render(run),
+            Format::LlamaBenchJson => {
+                let rows = llama_bench_row::rows(run);
+                let mut v = serde_json::to_vec_pretty(&rows).expect("rows always serialize");
+                v.push(b'\n');
+                v
+            }
+            Format::LlamaBenchJsonl => json::lines(llama_bench_row::rows(run)),
+        }
+    }
+
+    /// A note for stderr naming what this format leaves out of `run`: llama-bench's formats
+    /// hold its own kinds of test only (pp, tg, pg).
+    pub(crate) fn skipped(self, run: &RunRecord) -> Option<String> {
+        let format = match self {
+            Format::LlamaBenchJson => "llama-bench-json",
+            Format::LlamaBenchJsonl => "llama-bench-jsonl",
+            _ => return None,
+        };
+        let others: Vec<&crate::record::TestRecord> = run
+            .tests
+            .iter()
+            .filter(|t| !t.kind.is_llama_bench())
+            .collect();
+        if others.is_empty() {
+            return None;
+        }
+        let mut kinds: Vec<&str> = others.iter().map(|t| t.kind.as_str()).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        Some(format!(
+            "{format}: left out {} tests of kind {} (llama-bench has only pp, tg and pg tests)",
+            others.len(),
+            kinds.join(", ")
+        ))
+    }
+}
+
+/// Snapshots of every format on the fixed fixture run: a change in any output shows up as
+/// a reviewed diff (`cargo insta review`), never silently.
+#[cfg(test)]
+mod snapshot_tests {
+    use super::*;
+
+    fn render(f: Format) -> String {
+        String::from_utf8(f.render(&fixtures::run())).unwrap()
+    }
+
+    #[test]
+    fn markdown_snapshot() {
+        insta::assert_snapshot!(render(Format::Md));
+    }
+
+    #[test]
+    fn json_snapshot() {
+        insta::assert_snapshot!(render(Format::Json));
+    }
+
+    #[test]
+    fn jsonl_snapshot() {
+        insta::assert_snapshot!(render(Format::Jsonl));
+    }
+
+    #[test]
+    fn csv_snapshot() {
+        insta::assert_snapshot!(render(Format::Csv));
     }
 }
 
@@ -203,36 +236,5 @@ pub(crate) mod fixtures {
             tune: None,
             estimated_seconds: None,
         }
-    }
-}
-
-/// Snapshots of every format on the fixed fixture run: a change in any output shows up as
-/// a reviewed diff (`cargo insta review`), never silently.
-#[cfg(test)]
-mod snapshot_tests {
-    use super::*;
-
-    fn render(f: Format) -> String {
-        String::from_utf8(exporter(f).render(&fixtures::run())).unwrap()
-    }
-
-    #[test]
-    fn markdown_snapshot() {
-        insta::assert_snapshot!(render(Format::Md));
-    }
-
-    #[test]
-    fn json_snapshot() {
-        insta::assert_snapshot!(render(Format::Json));
-    }
-
-    #[test]
-    fn jsonl_snapshot() {
-        insta::assert_snapshot!(render(Format::Jsonl));
-    }
-
-    #[test]
-    fn csv_snapshot() {
-        insta::assert_snapshot!(render(Format::Csv));
     }
 }

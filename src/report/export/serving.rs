@@ -4,6 +4,7 @@
 use crate::config::serving::Mode;
 use crate::record::serving::Serving;
 use crate::record::{RunRecord, Status, TestRecord};
+use crate::report::leaderboard::load::entry::group_by;
 use crate::serving::metrics;
 
 fn f1(x: Option<f64>) -> String {
@@ -114,27 +115,15 @@ fn figures(s: &Serving) -> [String; 10] {
 /// One line per (model, mode, shared prompt) series with targets: the largest B or arrival
 /// rate that meets them, and its rate and cost.
 fn capacity_lines(tests: &[&TestRecord]) -> String {
-    let mut series: Vec<(String, Vec<&TestRecord>)> = Vec::new();
-    for &t in tests {
+    let with_targets = tests.iter().filter(|t| {
         let s = t.serving.as_ref().expect("serving tests");
-        if s.targets.is_none() || s.mode == Mode::Request || t.status != Status::Ok {
-            continue;
-        }
-        let key = format!(
-            "{} {}{}",
-            t.model,
-            s.mode,
-            if s.shared_prompt {
-                " (shared prompt)"
-            } else {
-                ""
-            }
-        );
-        match series.iter_mut().find(|x| x.0 == key) {
-            Some(x) => x.1.push(t),
-            None => series.push((key, vec![t])),
-        }
-    }
+        s.targets.is_some() && s.mode != Mode::Request && t.status == Status::Ok
+    });
+    let series = group_by(with_targets, |t| {
+        let s = t.serving.as_ref().expect("serving tests");
+        let shared = s.shared_prompt.then_some(" (shared prompt)");
+        format!("{} {}{}", t.model, s.mode, shared.unwrap_or_default())
+    });
     let mut out = String::new();
     for (key, ts) in series {
         let servings: Vec<&Serving> = ts.iter().filter_map(|t| t.serving.as_deref()).collect();

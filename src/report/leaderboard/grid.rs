@@ -1,6 +1,8 @@
 //! The machine × quantization grid per model and test, every cell on one scale so that
 //! fifty machines compare at a glance; each machine at its fastest setting.
 
+use std::collections::BTreeMap;
+
 use super::answer::common_test;
 use super::charts::svg::{Tags, fmt_num};
 use super::load::entry::{Entry, identity, is_speed, kind_word, ts};
@@ -29,21 +31,12 @@ pub struct GridCell {
 }
 
 pub fn grids(b: &Board) -> Vec<Grid> {
-    let speed: Vec<&Entry> = b
-        .entries
-        .iter()
-        .filter(|e| is_speed(e) && e.test.params.n_depth == 0)
-        .collect();
-    let mut models: Vec<String> = speed.iter().map(|e| identity(e)).collect();
-    models.sort();
-    models.dedup();
+    let mut by_model: BTreeMap<String, Vec<&Entry>> = BTreeMap::new();
+    for e in (b.entries.iter()).filter(|e| is_speed(e) && e.test.params.n_depth == 0) {
+        by_model.entry(identity(e)).or_default().push(e);
+    }
     let mut out = Vec::new();
-    for model in models {
-        let es: Vec<&Entry> = speed
-            .iter()
-            .copied()
-            .filter(|e| identity(e) == model)
-            .collect();
+    for (model, es) in by_model {
         for kind in [TestKind::Tg, TestKind::Pp] {
             let Some(test) = common_test(&es, kind) else {
                 continue;

@@ -44,7 +44,6 @@ pub struct RunSummary {
     pub badges: Vec<String>,
 }
 
-/// Everything the leaderboard shows, and what it left out.
 #[derive(Debug, Clone, Default)]
 pub struct Board {
     pub machines: Vec<Machine>,
@@ -85,19 +84,11 @@ impl Board {
 
 /// Short names of the machines: host names, or full labels where host names repeat.
 pub fn machine_names(b: &Board) -> Vec<String> {
-    b.machines
-        .iter()
-        .map(|m| {
-            let same = b
-                .machines
-                .iter()
-                .filter(|o| o.hostname == m.hostname)
-                .count();
-            if same > 1 {
-                m.label()
-            } else {
-                m.hostname.clone()
-            }
+    let hosts = |h: &str| b.machines.iter().filter(|o| o.hostname == h).count();
+    (b.machines.iter())
+        .map(|m| match hosts(&m.hostname) {
+            1 => m.hostname.clone(),
+            _ => m.label(),
         })
         .collect()
 }
@@ -418,9 +409,9 @@ impl Builder {
                 ..t
             })
             .collect();
-        board.tunes.sort_by(|a, b| {
-            (a.machine, &a.summary.objective).cmp(&(b.machine, &b.summary.objective))
-        });
+        board
+            .tunes
+            .sort_by_key(|t| (t.machine, t.summary.objective.clone()));
         board.entries = entries;
         board.failures = failures;
         board
@@ -439,13 +430,7 @@ fn place_runs(runs: Vec<(String, RunSummary)>, machines: &[Machine]) -> Vec<RunS
             ..r
         })
         .collect();
-    v.sort_by(|x, y| {
-        (x.machine, time_key(&x.started_at), &x.file).cmp(&(
-            y.machine,
-            time_key(&y.started_at),
-            &y.file,
-        ))
-    });
+    v.sort_by_key(|r| (r.machine, time_key(&r.started_at), r.file.clone()));
     v
 }
 

@@ -20,20 +20,14 @@ pub use load::entry::Entry;
 pub use load::{Board, Machine};
 pub use options::{DEFAULT_KLD_BUDGET, Exclude, Options};
 
-pub struct Outcome {
-    pub board: Board,
-    pub markdown: PathBuf,
-    pub html: PathBuf,
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failure {
     pub invalid: Vec<String>,
     pub error: String,
 }
 
-/// Reads every file (invalid ones skipped and listed) into the board; fails when a path is
-/// missing or no valid, kept file remains (no file at all: an empty board).
+/// Every file into the board (invalid ones listed); fails when a path is missing or no valid,
+/// kept file remains (no file at all: an empty board).
 pub fn load(paths: &[PathBuf], exclude: &Exclude) -> Result<Board, Failure> {
     let files = load::collect_paths(paths).map_err(|error| Failure {
         invalid: vec![],
@@ -97,25 +91,6 @@ pub fn build(board: &Board) -> [(&'static str, String); 2] {
     ]
 }
 
-pub fn run(opts: &Options) -> Result<Outcome, Failure> {
-    let mut board = load(&opts.paths, &opts.exclude)?;
-    board.kld_budget = Some(opts.kld_budget);
-    let fail = |error: String| Failure {
-        invalid: board.invalid.clone(),
-        error,
-    };
-    std::fs::create_dir_all(&opts.out_dir)
-        .map_err(|e| fail(format!("cannot create {}: {e}", opts.out_dir.display())))?;
-    for (name, text) in build(&board) {
-        write_atomic(&opts.out_dir.join(name), text.as_bytes()).map_err(fail)?;
-    }
-    Ok(Outcome {
-        markdown: opts.out_dir.join("LEADERBOARD.md"),
-        html: opts.out_dir.join("index.html"),
-        board,
-    })
-}
-
 /// `--check`: the first file in `out_dir` that differs from what the board builds.
 pub fn check(board: &Board, out_dir: &Path) -> Option<String> {
     for (name, text) in build(board) {
@@ -139,71 +114,62 @@ pub fn check(board: &Board, out_dir: &Path) -> Option<String> {
     None
 }
 
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes)
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
-}
-
 /// The `tpsbench leaderboard` command; returns the exit code.
 pub fn command(opts: &Options) -> i32 {
+    let fail = |invalid: &[String], error: &str| {
+        if !opts.check {
+            invalid.iter().for_each(|l| eprintln!("skipped: {l}"));
+        }
+        eprintln!("error: {error}");
+        2
+    };
+    let mut board = match load(&opts.paths, &opts.exclude) {
+        Ok(board) => board,
+        Err(f) => return fail(&f.invalid, &f.error),
+    };
+    board.kld_budget = Some(opts.kld_budget);
     if opts.check {
-        return match load(&opts.paths, &opts.exclude) {
-            Ok(mut board) => {
-                board.kld_budget = Some(opts.kld_budget);
-                // A published set shows hardware, never a directory layout or a host name.
-                if let Some(line) = crate::report::publish::first_exposed(&opts.paths) {
-                    eprintln!("error: {line}");
-                    return 1;
-                }
-                match check(&board, &opts.out_dir) {
-                    None => {
-                        eprintln!(
-                            "{}: LEADERBOARD.md and index.html are what the result files build",
-                            opts.out_dir.display()
-                        );
-                        0
-                    }
-                    Some(line) => {
-                        eprintln!("error: {line}");
-                        1
-                    }
-                }
-            }
-            Err(f) => {
-                eprintln!("error: {}", f.error);
-                2
-            }
-        };
+        // A published set shows hardware, never a directory layout or a host name.
+        let problem = crate::report::publish::first_exposed(&opts.paths)
+            .or_else(|| check(&board, &opts.out_dir));
+        if let Some(line) = problem {
+            eprintln!("error: {line}");
+            return 1;
+        }
+        eprintln!(
+            "{}: LEADERBOARD.md and index.html are what the result files build",
+            opts.out_dir.display()
+        );
+        return 0;
     }
-    match run(opts) {
-        Ok(out) => {
-            for l in &out.board.invalid {
-                eprintln!("skipped: {l}");
-            }
-            for l in &out.board.excluded {
-                eprintln!("excluded: {l}");
-            }
-            for l in &out.board.warnings {
-                eprintln!("warning: {l}");
-            }
-            eprintln!("{}", sections::summary_line(&out.board));
-            eprintln!(
-                "wrote {} and {}",
-                out.markdown.display(),
-                out.html.display()
+    if let Err(e) = std::fs::create_dir_all(&opts.out_dir) {
+        return fail(
+            &board.invalid,
+            &format!("cannot create {}: {e}", opts.out_dir.display()),
+        );
+    }
+    for (name, text) in build(&board) {
+        let path = opts.out_dir.join(name);
+        if let Err(e) = crate::report::write_atomic(&path, text.as_bytes()) {
+            return fail(
+                &board.invalid,
+                &format!("cannot write {}: {e}", path.display()),
             );
-            0
-        }
-        Err(f) => {
-            for l in &f.invalid {
-                eprintln!("skipped: {l}");
-            }
-            eprintln!("error: {}", f.error);
-            2
         }
     }
+    for l in &board.invalid {
+        eprintln!("skipped: {l}");
+    }
+    for l in &board.excluded {
+        eprintln!("excluded: {l}");
+    }
+    for l in &board.warnings {
+        eprintln!("warning: {l}");
+    }
+    eprintln!("{}", sections::summary_line(&board));
+    let out = |name: &str| opts.out_dir.join(name).display().to_string();
+    eprintln!("wrote {} and {}", out("LEADERBOARD.md"), out("index.html"));
+    0
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use super::load::{Board, machine_names};
 use super::page::speculative::position_chart;
 use super::page::tables::{grid_html, table_html};
 use super::table::{Cell, Table, by_machine_and_model, detail, rankings, runs};
+use crate::report::wrapped;
 use crate::util::markdown::text as md;
 
 /// What the page says before any result is published.
@@ -34,7 +35,6 @@ impl Doc {
         if self.html { escape(s) } else { md(s) }
     }
 
-    /// Writes what the format takes.
     fn put(&mut self, md: &str, html: &str) {
         self.o.push_str(if self.html { html } else { md });
     }
@@ -71,10 +71,7 @@ impl Doc {
     }
 
     pub fn list<S: AsRef<str>>(&mut self, class: &str, items: impl IntoIterator<Item = S>) {
-        match class {
-            "" => self.tag("<ul>"),
-            c => self.tag(&format!(r#"<ul class="{c}">"#)),
-        }
+        self.tag(&format!("<ul{}>", wrapped(r#" class=""#, class, "\"")));
         for i in items {
             let t = self.esc(i.as_ref());
             self.put(&format!("- {t}\n"), &format!("<li>{t}</li>"));
@@ -144,17 +141,11 @@ pub fn summary_line(b: &Board) -> String {
 
 /// "SmolLM2-135M (llama) on vm: AMD EPYC".
 fn heading(b: &Board, a: &Answer) -> String {
-    let arch = a
-        .architecture
-        .as_deref()
-        .map(|x| format!(" ({x})"))
-        .unwrap_or_default();
     let machine = b.machines.get(a.machine).map(|m| m.label());
-    format!("{}{arch} on {}", a.model, machine.unwrap_or_default())
+    format!("{} on {}", identity_label(a), machine.unwrap_or_default())
 }
 
-/// LEADERBOARD.md: the summary line, then each section in turn (each writes nothing when it
-/// has nothing to say).
+/// LEADERBOARD.md: the summary line, then each section (silent when it has nothing to say).
 pub fn markdown(b: &Board) -> String {
     let mut d = Doc {
         html: false,
@@ -176,9 +167,8 @@ pub fn markdown(b: &Board) -> String {
     d.o
 }
 
-/// "Which quantization?": per model and machine, the answer, its table and its note. The
-/// page keeps the grid near the top by folding answers beyond the first few, and lists the
-/// flagged rows here.
+/// "Which quantization?": per model and machine, the answer, its table and note. The page
+/// folds answers beyond the first few, keeping the grid near the top.
 pub fn answers(d: &mut Doc, b: &Board) {
     let answers = answer::answers(b, b.kld_budget());
     if answers.is_empty() {
@@ -222,7 +212,6 @@ pub fn answers(d: &mut Doc, b: &Board) {
     d.end();
 }
 
-/// The warnings about measurements kept on the page.
 fn flagged(d: &mut Doc, b: &Board) {
     if b.warnings.is_empty() {
         return;
@@ -333,8 +322,8 @@ pub fn ranking(d: &mut Doc, b: &Board) {
     d.end();
 }
 
-/// "Machines": each measurement taken on several machines, machine by machine; the page
-/// draws them as `cards` (placeholders included), Markdown tabulates those with data.
+/// "Machines": each measurement taken on several machines; the page draws `cards`,
+/// Markdown tabulates those with data.
 pub fn across_machines(d: &mut Doc, b: &Board, cards: &[String]) {
     let charts: Vec<BarChart> = match d.html {
         true => vec![],
@@ -366,8 +355,7 @@ pub fn across_machines(d: &mut Doc, b: &Board, cards: &[String]) {
     d.end();
 }
 
-/// Each machine's section: its facts, its runs, a table per model with the fastest
-/// placements, and its failed tests.
+/// Each machine's facts, runs, a table per model with its fastest placements, failed tests.
 pub fn machine_sections(d: &mut Doc, b: &Board) {
     let groups = by_machine_and_model(&b.entries);
     for (mi, m) in b.machines.iter().enumerate() {

@@ -2,7 +2,7 @@
 //! a narrow window shows it; a setting gets a column only where it differs within the table.
 
 use super::charts::svg::Tags;
-use super::load::entry::{Entry, is_speed, kind_rank, tags_of};
+use super::load::entry::{Entry, is_speed, kind_rank, tags_of, ts};
 use super::load::{Board, RunSummary};
 use crate::config::knobs::{FieldType, Knob, Level, PARAMS, Slot};
 
@@ -87,8 +87,8 @@ impl Table {
     }
 }
 
-/// A row's anchor (a hash of what it measured, stable as results are added), filter tags,
-/// and the result file its `file` cell links to.
+/// A row's anchor (a hash of what it measured), filter tags, and the file its `file` cell
+/// links to.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RowMeta {
     pub id: String,
@@ -125,17 +125,10 @@ enum Col<'a> {
 }
 
 impl Col<'_> {
-    fn header(self) -> &'static str {
+    fn head(self) -> (&'static str, bool) {
         match self {
-            Col::Fixed(c) => c.0,
-            Col::Param(k) => k.header,
-        }
-    }
-
-    fn numeric(self) -> bool {
-        match self {
-            Col::Fixed(c) => c.1,
-            Col::Param(k) => k.field != FieldType::Str,
+            Col::Fixed(c) => (c.0, c.1),
+            Col::Param(k) => (k.header, k.field != FieldType::Str),
         }
     }
 
@@ -144,7 +137,7 @@ impl Col<'_> {
             Col::Fixed(c) => (c.2)(e),
             Col::Param(k) => {
                 let v = k.get(&e.test.params);
-                if self.numeric() {
+                if self.head().1 {
                     Cell::num(v.show(), v.as_i64() as f64)
                 } else {
                     Cell::text(v.show())
@@ -277,8 +270,8 @@ fn rate(e: &Entry) -> Cell {
 fn build(entries: &[&Entry], lead: &[Column], cols: &[Col]) -> Table {
     let all: Vec<Col> = fixed(lead).chain(cols.iter().copied()).collect();
     Table {
-        headers: all.iter().map(|c| c.header().to_string()).collect(),
-        numeric: all.iter().map(|c| c.numeric()).collect(),
+        headers: all.iter().map(|c| c.head().0.to_string()).collect(),
+        numeric: all.iter().map(|c| c.head().1).collect(),
         rows: entries
             .iter()
             .map(|e| all.iter().map(|c| c.cell(e)).collect())
@@ -287,8 +280,7 @@ fn build(entries: &[&Entry], lead: &[Column], cols: &[Col]) -> Table {
     }
 }
 
-/// The detail table of one machine and model: quant, t/s ± sd, test, the optional figures
-/// and the settings that vary.
+/// One machine and model's table: quant, t/s ± sd, test, figures present, settings varying.
 pub fn detail(entries: &[&Entry]) -> Table {
     let lead: &[Column] = &[
         ("quant", false, |e| Cell {
@@ -335,12 +327,7 @@ pub fn rankings(b: &Board, top: usize) -> Vec<(String, Table)> {
                 .iter()
                 .filter(|e| is_speed(e) && e.test.test == name)
                 .collect();
-            es.sort_by(|x, y| {
-                y.test
-                    .avg_ts
-                    .unwrap_or(0.0)
-                    .total_cmp(&x.test.avg_ts.unwrap_or(0.0))
-            });
+            es.sort_by(|x, y| ts(y).total_cmp(&ts(x)));
             es.truncate(top);
             let lead: &[Column] = &[
                 ("t/s", true, rate),

@@ -2,9 +2,7 @@
 //! from the file's rounds, its verdicts replayed when the file was read (`record::verify`).
 
 use super::load::{Board, BoardTune, machine_names};
-use crate::report::tune::Summary;
 
-/// A tune's heading, answer and details, as plain text.
 pub(super) struct Lines {
     pub heading: String,
     pub answer: String,
@@ -18,25 +16,7 @@ pub(super) fn lines(b: &Board, t: &BoardTune) -> Lines {
         Some(w) => format!("{w}: {}", s.figure()),
         None => "no answer: no candidate was measured".into(),
     };
-    let mut details = Vec::new();
-    if !s.ties.is_empty() {
-        details.push(format!(
-            "ties (established within {:.0}%): {}",
-            s.indifference * 100.0,
-            Summary::listed(&s.ties)
-        ));
-    }
-    if !s.open.is_empty() {
-        details.push(format!(
-            "open (not separated from the answer within the budget): {}",
-            Summary::listed(&s.open)
-        ));
-    }
-    let mut raced = format!("eliminated as slower: {} of {} raced", s.slower, s.raced);
-    if !s.failed.is_empty() {
-        raced.push_str(&format!("; failed: {}", s.failed.join(", ")));
-    }
-    details.push(raced);
+    let mut details = s.others();
     details.push(format!(
         "excluded by the limits before racing: {} (of {} in the space)",
         s.excluded_counts(),

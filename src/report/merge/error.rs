@@ -8,7 +8,6 @@ use crate::record::RecordError;
 pub enum MergeError {
     #[error("nothing to merge: no input file")]
     NoInput,
-    /// An input that cannot be read or fails the schema.
     #[error("{0}")]
     Record(RecordError),
     #[error(
@@ -46,7 +45,6 @@ pub enum MergeError {
     },
     #[error("shard {shard} appears twice, in {a} and in {b}: merge one file per shard")]
     ShardTwice { shard: String, a: String, b: String },
-    /// What the sweep lacks, and a hint on why.
     #[error(
         "the sweep is incomplete: {problems}{hint}; rerun those shards, or pass --allow-partial \
          to merge what there is"

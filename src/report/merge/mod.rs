@@ -1,11 +1,7 @@
-//! `tpsbench merge OUT.json IN...`: joins the result files of one sweep run in shards into
-//! one result file. `run` is the earliest input's, spanning the earliest start to the latest
-//! end; tests measured twice are kept once (the newest); each input's own run is kept in a
-//! top-level `merged_from` array.
-//!
-//! Inputs must come from the same hardware (host names may differ) and be one whole sweep
-//! (`sweep::check`: one plan hash, every shard once and finished); a partial merge, when
-//! allowed, lists what it lacks in `incomplete_shards`.
+//! `tpsbench merge OUT.json IN...`: the shards of one sweep (same hardware, one plan hash,
+//! every shard once and finished: `sweep::check`) joined into one file. `run` is the earliest
+//! input's, to the latest end; a test measured twice is kept once (the newest); each input's
+//! run goes in `merged_from`; an allowed partial merge lists what lacks in `incomplete_shards`.
 
 mod error;
 mod plan;
@@ -13,7 +9,6 @@ mod sweep;
 
 pub use error::MergeError;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -31,9 +26,8 @@ pub struct Merged {
     pub incomplete: Vec<String>,
 }
 
-/// Merges already-read records (pure). `files[k]` names `records[k]` in messages.
-/// `empty` are inputs left out for being empty (see `merge_files`). `allow_partial` merges a
-/// sweep that lacks shards instead of refusing it.
+/// Merges already-read records (pure); `files[k]` names `records[k]`, `empty` the inputs left
+/// out for being empty (see `merge_files`).
 pub fn merge(
     records: Vec<RunRecord>,
     files: &[PathBuf],
@@ -82,8 +76,7 @@ pub fn merge(
     })
 }
 
-/// Err, one line for the user, when an input was measured on other hardware than the first
-/// (`records` is not empty; `name(k)` names input k).
+/// Err when an input was measured on other hardware than the first.
 fn same_hardware(records: &[RunRecord], name: &dyn Fn(usize) -> String) -> Result<(), MergeError> {
     let hw = hardware(&records[0].run);
     for (k, r) in records.iter().enumerate().skip(1) {
@@ -129,8 +122,7 @@ fn build_warnings(records: &[RunRecord], name: &dyn Fn(usize) -> String) -> Vec<
         .collect()
 }
 
-/// The merged `run`: the earliest-started input's, ending at the latest end (None if any
-/// input did not finish), with no shard (it is the whole plan).
+/// The earliest-started input's `run`, ending at the latest end (None if one did not finish).
 fn merged_run(records: &[RunRecord]) -> RunInfo {
     let earliest = (0..records.len())
         .min_by(|&a, &b| {
@@ -191,9 +183,8 @@ fn joined_tests(records: &[RunRecord]) -> (Vec<TestRecord>, usize) {
     (tests.into_iter().map(|(t, _)| t).collect(), replaced)
 }
 
-/// Reads the inputs, merges them and writes `output` atomically. Returns the warnings.
-///
-/// An empty input is a run stopped before its first test ended (`run` reserves its file at
+/// Reads the inputs, merges them and writes `output` atomically; returns the warnings. An
+/// empty input is a run stopped before its first test ended (`run` reserves its file at
 /// the start): it is left out, and the sweep check counts it as what is missing.
 pub fn merge_files(
     output: &Path,
@@ -224,14 +215,7 @@ pub fn merge_files(
             cause,
         })?;
     }
-    let tmp = output.with_extension("json.tmp");
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, output)
-    };
-    write().map_err(|cause| MergeError::Write {
+    crate::report::write_atomic(output, &bytes).map_err(|cause| MergeError::Write {
         path: output.to_path_buf(),
         cause,
     })?;

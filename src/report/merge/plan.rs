@@ -5,8 +5,7 @@ use std::collections::HashSet;
 
 use crate::record::{RunInfo, RunRecord};
 
-/// Why the plans of runs `a` and `b` (named `na`, `nb`) differ, from what they recorded;
-/// None when they did not record enough to tell.
+/// Why the plans of runs `a` and `b` (named `na`, `nb`) differ; None when they cannot tell.
 pub fn difference(a: &RunInfo, b: &RunInfo, na: &str, nb: &str) -> Option<String> {
     if let (Some(x), Some(y)) = (&a.plan_settings, &b.plan_settings) {
         if let Some((p, q)) = x.split(' ').zip(y.split(' ')).find(|(p, q)| p != q) {
@@ -30,8 +29,7 @@ pub fn difference(a: &RunInfo, b: &RunInfo, na: &str, nb: &str) -> Option<String
     Some("a test is defined differently: a model file or a test's parameters".into())
 }
 
-/// The ids of the sweep's tests that no record holds, in plan order, from the plan the first
-/// shard file that records one has; None when none does (older files).
+/// The plan's test ids no record holds, in plan order; None when no shard records a plan.
 pub fn absent(records: &[RunRecord]) -> Option<Vec<String>> {
     let plan = &records
         .iter()

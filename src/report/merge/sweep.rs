@@ -1,7 +1,5 @@
-//! Whether a merge's inputs are the shards of one whole sweep: one `run.plan_hash`, every
-//! `run.shard` index once, every shard finished, or the merged file would pass for a whole
-//! sweep (refused unless a partial merge is allowed). Files that record neither are merged
-//! with a note that nothing was checked for them.
+//! Whether a merge's inputs are one whole sweep (one `run.plan_hash`, every `run.shard` once
+//! and finished), else the merged file would pass for one; files recording neither get a note.
 
 use super::MergeError;
 use crate::record::{RunRecord, ShardInfo};
@@ -17,9 +15,8 @@ pub struct Sweep {
     pub plan_hash: Option<String>,
 }
 
-/// Checks `records` (named by `name(k)` in messages). `empty` names the inputs left out for
-/// being empty: runs stopped before their first test ended, which make the sweep incomplete
-/// too. Err is one line for the user.
+/// Checks `records` (named by `name(k)`); `empty` names the inputs left out for being empty
+/// (stopped before their first test ended), which make the sweep incomplete too.
 pub fn check(
     records: &[RunRecord],
     name: &dyn Fn(usize) -> String,
@@ -139,9 +136,8 @@ impl Shards {
         })
     }
 
-    /// The shard indices no input holds. With the plan recorded (`absent`: its tests in no
-    /// input), a missing shard is a gap only if tests of the plan are absent: a shard that
-    /// got no tests (more shards than tests) writes no file, which is noted in `notes`.
+    /// The shard indices no input holds; with the plan recorded (`absent`), none when no test
+    /// is absent: a shard that got no tests writes no file (said in `notes`).
     fn missing(
         &self,
         absent: Option<&[String]>,

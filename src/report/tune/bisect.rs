@@ -1,24 +1,17 @@
-//! The bisection lines of a tune's answer: what each bisection probed, what it
-//! saved against racing every value, and whether the speed was monotone where the race
-//! checked it (the boundary against its neighbour with less offload). A neighbour that was
-//! faster is said, with its gap: the values below it were not raced.
+//! The bisection lines of a tune's answer: what each bisection probed and saved, and whether
+//! the speed was monotone where checked (the boundary against its neighbour with less
+//! offload); a faster neighbour is said with its gap, as the values below it were not raced.
 
 use crate::record::RunRecord;
 use crate::record::tune::{Bisection, Outcome, Probe, ProbeFailure, TuneRecord};
-
-fn flag(axis: &str) -> &str {
-    match axis {
-        "n_gpu_layers" => "ngl",
-        "n_cpu_moe" => "ncmoe",
-        other => other,
-    }
-}
+use crate::report::leaderboard::sections::count;
 
 /// "ngl 99" for candidate `id` of `b`.
 fn value(b: &Bisection, id: &str) -> String {
     let v = (b.ids.iter().position(|x| x == id))
         .map_or_else(|| "?".into(), |i| b.values[i].to_string());
-    format!("{} {v}", flag(&b.axis))
+    let flag = crate::config::knobs::knob(&b.axis).map_or(b.axis.as_str(), |k| k.flag);
+    format!("{flag} {v}")
 }
 
 /// The ratio of `a`'s geometric mean to `b`'s over the race's rounds both ran.
@@ -106,7 +99,6 @@ fn group(record: &RunRecord, t: &TuneRecord, b: &Bisection) -> String {
     s
 }
 
-/// The answer's lines on the bisections, or nothing when none ran.
 pub(super) fn lines(record: &RunRecord, t: &TuneRecord) -> String {
     let Some(first) = t.bisections.first() else {
         return String::new();
@@ -115,13 +107,12 @@ pub(super) fn lines(record: &RunRecord, t: &TuneRecord) -> String {
     let probes: usize = t.bisections.iter().map(|b| b.probes.len()).sum();
     let raced: usize = t.bisections.iter().map(|b| b.raced.len()).sum();
     let mut s = format!(
-        "bisected {}: {probes} probe{} and {raced} raced instead of {values} candidates \
-         ({} group{}; the boundary is the most offload that loads and runs, raced with its \
-         neighbour to check that the speed is monotone)\n",
+        "bisected {}: {} and {raced} raced instead of {values} candidates ({}; the boundary \
+         is the most offload that loads and runs, raced with its neighbour to check that the \
+         speed is monotone)\n",
         first.axis,
-        if probes == 1 { "" } else { "s" },
-        t.bisections.len(),
-        if t.bisections.len() == 1 { "" } else { "s" },
+        count(probes, "probe"),
+        count(t.bisections.len(), "group"),
     );
     const SHOWN: usize = 8;
     for b in t.bisections.iter().take(SHOWN) {

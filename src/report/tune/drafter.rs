@@ -24,8 +24,7 @@ fn draft_path(record: &RunRecord, s: &Speculative) -> Option<String> {
     Some(by_sha.unwrap_or(name))
 }
 
-/// llama-server's flags for the winner's drafter, and a line on what they do not carry;
-/// None for a winner without a drafter.
+/// llama-server's flags for the winner's drafter, and a line on what they do not carry.
 pub(super) fn server_flags(record: &RunRecord, w: &TestRecord) -> Option<(String, Option<String>)> {
     let s = drafted(w)?;
     let mut f = format!(" --spec-type {}", s.drafter);
@@ -59,7 +58,7 @@ pub(super) fn server_flags(record: &RunRecord, w: &TestRecord) -> Option<(String
 }
 
 /// The line under llama-bench's for a drafted winner, and the `[speculative]` table that
-/// measures its drafter against plain decoding with `tpsbench run`; None without one.
+/// measures its drafter against plain decoding with `tpsbench run`.
 pub(super) fn bench_note_and_table(record: &RunRecord, w: &TestRecord) -> Option<(String, String)> {
     let s = drafted(w)?;
     let note = format!(

@@ -13,14 +13,13 @@ pub(super) fn of(w: &TestRecord) -> Option<&Serving> {
         .filter(|s| !s.transport.is_in_process())
 }
 
-/// The command a launched winner's server ran, quoted for a shell; None when tpsbench did
-/// not start it from the test's settings (a fixed endpoint, or the user's own command).
+/// The command a launched winner's server ran, quoted; None for a fixed endpoint or the
+/// user's own command.
 pub(super) fn launched_line(s: &Serving) -> Option<String> {
     let server = s.server.as_ref().filter(|i| !i.user_command)?;
     Some(line(server.command.as_ref()?))
 }
 
-/// The lines for a winner at a fixed endpoint.
 pub(super) fn at_endpoint(w: &TestRecord, s: &Serving) -> String {
     let (endpoint, model) = s
         .server

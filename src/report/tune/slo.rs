@@ -6,7 +6,6 @@ use crate::config::tune::{describe_slo, describe_slots};
 use crate::record::tune::{Limit, Outcome, TuneRecord};
 use crate::record::{RunRecord, TestRecord};
 
-/// The lines, or nothing for a race without an SLO.
 pub(super) fn lines(record: &RunRecord, t: &TuneRecord, winner: &TestRecord) -> String {
     let Some(s) = &t.slo else {
         return String::new();
@@ -24,7 +23,7 @@ pub(super) fn lines(record: &RunRecord, t: &TuneRecord, winner: &TestRecord) -> 
             describe_slots(&g.slots),
             where_served(record, t)
         ));
-        if let Some(st) = last_step(winner) {
+        if let Some(st) = steps(winner).last() {
             let steps = steps(winner);
             let met = steps.iter().filter(|s| s.met).count();
             out.push_str(&format!(
@@ -110,18 +109,13 @@ fn steps(t: &TestRecord) -> &[crate::record::serving::GoodputStep] {
         .map_or(&[], |g| g.steps.as_slice())
 }
 
-fn last_step(t: &TestRecord) -> Option<&crate::record::serving::GoodputStep> {
-    steps(t).last()
-}
-
-/// "id (round 2: 0 of 16 good)" for each failed candidate whose last round counted no good
-/// request (its measurement itself did not fail).
+/// "id (round 2: 0 of 16 good)" per failed candidate whose last round had no good request.
 fn no_good(record: &RunRecord, t: &TuneRecord) -> Vec<String> {
     (t.candidates.iter())
         .filter(|c| c.outcome == Outcome::Failed)
         .filter_map(|c| {
             let x = record.tests.iter().find(|x| x.id == c.id)?;
-            let st = last_step(x).filter(|st| st.n_good == 0)?;
+            let st = steps(x).last().filter(|st| st.n_good == 0)?;
             Some(format!(
                 "{} (round {}: 0 of {} good)",
                 c.id,
@@ -132,8 +126,7 @@ fn no_good(record: &RunRecord, t: &TuneRecord) -> Vec<String> {
         .collect()
 }
 
-/// Why a race has no answer: no candidate measured, or, in a goodput race, every one left
-/// with no request within the SLO (the load is beyond every configuration).
+/// Why a race has no answer: no candidate measured, or (goodput) none met the SLO once.
 pub(super) fn no_answer(record: &RunRecord, t: &TuneRecord) -> String {
     let goodput = t.slo.as_ref().and_then(|s| s.goodput.as_ref());
     let none = no_good(record, t);

@@ -8,7 +8,7 @@ use crate::engine::mock::MockEngine;
 use crate::gguf::{tiny, writer::write_gguf};
 use crate::output::progress::NoProgress;
 use crate::record::Status;
-use crate::report::export::{Format, exporter, fixtures};
+use crate::report::export::{Format, fixtures};
 use crate::runner::{RunOptions, run};
 
 const PP_NS: u64 = 1_000;
@@ -124,7 +124,7 @@ fn serving_tests_follow_the_llama_bench_tests_with_exact_figures() {
         serde_json::from_str(&serde_json::to_string(&out.record).unwrap()).unwrap();
     assert_eq!(serde_json::to_value(&on_disk).unwrap(), reparsed);
 
-    let md = String::from_utf8(exporter(Format::Md).render(&out.record)).unwrap();
+    let md = String::from_utf8(Format::Md.render(&out.record)).unwrap();
     assert!(
         md.contains("| S_TG t/s |") && md.contains("parallel pp16+tg5 B2"),
         "{md}"
@@ -146,7 +146,7 @@ fn a_filter_can_select_serving_tests_alone() {
         (1, 4),
         "the group's context, not the filter's"
     );
-    let md = String::from_utf8(exporter(Format::Md).render(&out.record)).unwrap();
+    let md = String::from_utf8(Format::Md.render(&out.record)).unwrap();
     assert!(md.trim_start().starts_with("| model | test "), "{md}");
     assert!(md.contains("| parallel pp128+tg64 B1 |   1 |"), "{md}");
 }
@@ -221,7 +221,7 @@ fn a_serving_test_that_does_not_fit_fails_alone() {
     .unwrap();
     assert_eq!(out.failed, 2, "both tests of the group");
     assert_eq!(out.record.tests[0].status, Status::Ok, "pp8 ran");
-    let md = String::from_utf8(exporter(Format::Md).render(&out.record)).unwrap();
+    let md = String::from_utf8(Format::Md.render(&out.record)).unwrap();
     assert!(md.contains("failed: failed to create a context"), "{md}");
 }
 

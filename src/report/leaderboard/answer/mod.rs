@@ -6,9 +6,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::load::Board;
-use super::load::entry::{Entry, base_name, is_speed};
+use super::load::entry::{Entry, base_name, is_speed, ts};
 use crate::plan::TestKind;
-use crate::stats::analysis::{Covers, LevelInterval};
 use crate::stats::compare::NoiseFloor;
 use crate::stats::pairs::Design;
 use crate::stats::resolve::{Choice, Run, resolve_runs};
@@ -21,40 +20,14 @@ mod text;
 pub use parts::{Answer, Rate, Resolved, Row};
 pub use text::{identity_label, note, sentence, table};
 
-fn covers_text(i: &LevelInterval) -> String {
-    match i.covers {
-        Covers::WithinLaunch => "1 launch".into(),
-        Covers::BetweenRounds => format!("{} rounds", i.n),
-    }
-}
-
 /// The rate with its recorded interval (older files: computed from the repetitions).
 pub fn rate(e: &Entry) -> Option<Rate> {
-    let v = e.test.avg_ts?;
-    let interval = e
-        .test
-        .stats
-        .as_ref()
-        .and_then(|s| s.interval)
-        .or_else(|| LevelInterval::of(Covers::WithinLaunch, &e.test.samples_ts));
-    Some(match interval {
-        Some(i) => Rate {
-            figure: Figure {
-                value: v,
-                lo: i.lo.min(v),
-                hi: i.hi.max(v),
-            },
-            covers: Some(covers_text(&i)),
-        },
-        None => Rate {
-            figure: Figure::point(v),
-            covers: None,
-        },
-    })
+    let (figure, i) = crate::report::fastest::figure(&e.test, e.test.avg_ts?);
+    let covers = i.map(|i| crate::report::covers_text(&i));
+    Some(Rate { figure, covers })
 }
 
-/// The test most models ran of a kind at depth 0 (ties: the first by name), so that all
-/// rows show the same test.
+/// The test most models ran of a kind at depth 0 (ties: the first by name): one per table.
 pub fn common_test(es: &[&Entry], kind: TestKind) -> Option<String> {
     let mut count: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for e in es
@@ -77,12 +50,7 @@ fn pick<'a>(es: &[&'a Entry], model: &str, test: Option<&str>) -> Option<&'a Ent
     es.iter()
         .copied()
         .filter(|e| is_speed(e) && e.test.model == model && e.test.test == test)
-        .max_by(|a, b| {
-            a.test
-                .avg_ts
-                .unwrap_or(0.0)
-                .total_cmp(&b.test.avg_ts.unwrap_or(0.0))
-        })
+        .max_by(|a, b| ts(a).total_cmp(&ts(b)))
 }
 
 /// The answers per (machine, model identity); unpaired rows are judged against the assumed
@@ -187,8 +155,7 @@ fn answer(
     })
 }
 
-/// One run per result file, with that file's design (auto rounds or fixed): measurements
-/// of one file with 2 or more rounds are paired; None for one without a file.
+/// One run per result file, with its design (auto rounds or fixed); None without a file.
 fn runs_by_file<'a>(of: impl Iterator<Item = (Option<&'a Path>, Option<u32>)>) -> Vec<Option<Run>> {
     let mut files: Vec<&Path> = Vec::new();
     of.map(|(file, auto)| {
@@ -296,10 +263,6 @@ fn mark_unrepacked_gaps(rows: &mut [Row]) {
     }
 }
 
-fn kld_figure(k: (f64, Option<f64>)) -> Figure {
-    Figure::around(k.0, 1.96 * k.1.unwrap_or(0.0))
-}
-
 /// Marks the Pareto front of decode against KLD and its ties, and resolves the fastest
 /// within `budget`: rows of one file with rounds paired by round, others against `floor`.
 pub fn mark_front(rows: &mut [Row], budget: f64, floor: &NoiseFloor) -> Resolved {
@@ -311,7 +274,7 @@ pub fn mark_front(rows: &mut [Row], budget: f64, floor: &NoiseFloor) -> Resolved
         .map(|&i| Choice {
             speed: rows[i].decode.as_ref().unwrap().figure,
             rounds: rows[i].decode_rounds.clone(),
-            error: rows[i].kld.map(kld_figure),
+            error: (rows[i].kld).map(|(k, se)| Figure::around(k, 1.96 * se.unwrap_or(0.0))),
         })
         .collect();
     let runs = runs_by_file(

@@ -65,9 +65,8 @@ pub fn sentence(model: &str, host: &str, rows: &[Row], budget: f64, resolved: &R
     }
 }
 
-/// Among the leader and its speed ties: the lowest measured KLD and the smallest file, as
-/// measured (neither is a verdict on the KLD intervals), or nothing when one row is both
-/// or no row has the figure. Short: on a phone the table must still start in the first view.
+/// Among the leader and its ties: the lowest measured KLD and the smallest file (no verdict
+/// on the KLD intervals). Short: on a phone the table must still start in the first view.
 fn among_ties(rows: &[Row], r: &Resolved) -> String {
     let tied: Vec<&Row> = r
         .best

@@ -5,6 +5,7 @@
 use crate::config::knobs::{Level, PARAMS, Slot, knob};
 use crate::report::leaderboard::charts::svg::MAX_SERIES;
 use crate::report::leaderboard::load::entry::{Entry, group_by};
+use crate::report::leaderboard::sections::count;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Facet {
@@ -20,6 +21,11 @@ impl Facet {
             value: value.into(),
             text: text.into(),
         }
+    }
+
+    /// The value said after a word: "ngl 99".
+    fn worded(key: &'static str, value: impl std::fmt::Display, word: &str) -> Facet {
+        Facet::new(key, value.to_string(), format!("{word} {value}"))
     }
 }
 
@@ -37,29 +43,13 @@ pub fn settings(e: &Entry) -> Vec<Facet> {
         Facet::new(
             "threads",
             p.n_threads.to_string(),
-            format!(
-                "{} thread{}",
-                p.n_threads,
-                if p.n_threads == 1 { "" } else { "s" }
-            ),
+            count(p.n_threads as usize, "thread"),
         ),
-        Facet::new(
-            "ngl",
-            p.n_gpu_layers.to_string(),
-            format!("ngl {}", p.n_gpu_layers),
-        ),
-        Facet::new(
-            "n_batch",
-            p.n_batch.to_string(),
-            format!("n_batch {}", p.n_batch),
-        ),
-        Facet::new(
-            "n_ubatch",
-            p.n_ubatch.to_string(),
-            format!("n_ubatch {}", p.n_ubatch),
-        ),
-        Facet::new("fa", fa.clone(), format!("fa {fa}")),
-        Facet::new("kv", kv.clone(), format!("KV {kv}")),
+        Facet::worded("ngl", p.n_gpu_layers, "ngl"),
+        Facet::worded("n_batch", p.n_batch, "n_batch"),
+        Facet::worded("n_ubatch", p.n_ubatch, "n_ubatch"),
+        Facet::worded("fa", fa, "fa"),
+        Facet::worded("kv", kv, "KV"),
         // The knobs away from llama-bench's defaults, as one facet ("ncmoe 4, ot ...").
         Facet::new("knobs", p.knobs.describe(), p.knobs.describe()),
     ]
@@ -74,10 +64,7 @@ fn table_facets(p: &crate::config::TestParams) -> impl Iterator<Item = Facet> + 
         .iter()
         .filter(|k| k.level != Level::Test && matches!(k.slot, Slot::Field(_)))
         .filter(|k| !WORDED.contains(&k.name))
-        .map(move |k| {
-            let v = k.get(p).show();
-            Facet::new(k.name, v.clone(), format!("{} {v}", k.header))
-        })
+        .map(move |k| Facet::worded(k.name, k.get(p).show(), k.header))
 }
 
 const WORDED: &[&str] = &[
@@ -192,8 +179,7 @@ fn panels_of<T>(series: Vec<Keyed<T>>, level: usize, max: usize, out: &mut Vec<V
     }
 }
 
-/// Items into series (equal facets) and series into panels of at most `max`, in first-seen
-/// order.
+/// Items into series (equal facets), series into panels of at most `max`, first seen first.
 pub fn split<T>(items: Vec<(Vec<Facet>, T)>, max: usize) -> Vec<Panel<T>> {
     let max = max.clamp(1, MAX_SERIES);
     let series = (group_by(items, |(f, _)| f.clone()).into_iter())

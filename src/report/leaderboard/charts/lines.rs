@@ -8,6 +8,7 @@ use crate::report::leaderboard::charts::svg::scatter::{Point, ScatterChart, Scat
 use crate::report::leaderboard::charts::svg::{MAX_SERIES, fmt_num};
 use crate::report::leaderboard::load::entry::{Entry, is_speed, kind_word, tags_of, ts};
 use crate::report::leaderboard::load::{Board, machine_names};
+use crate::report::wrapped;
 
 pub const NO_SERVING: &str = "no data in these results (run serving tests, e.g. n_parallel = [1, 2, 4, 8], which record tests[].serving, to produce it)";
 pub const NO_DEPTH: &str = "no data in these results (run a sweep with n_depth values above 0, e.g. n_depth = [0, 512, 2048], to produce it)";
@@ -48,14 +49,13 @@ fn scatter_of(
                     name: s.label,
                     points: pts.into_iter().map(|(p, _)| p).collect(),
                     line: true,
-                    color: None,
-                    emphasis: false,
+                    ..Default::default()
                 }
             })
             .collect(),
         x_zero: true,
         y_zero: true,
-        empty: String::new(),
+        ..Default::default()
     }
 }
 
@@ -103,7 +103,7 @@ pub fn serving(b: &Board) -> Vec<ScatterChart> {
     for p in split(items, MAX_SERIES) {
         let subtitle = format!(
             "{}points labelled by parallel sequences (B) or arrival rate",
-            with_dot(p.describe(&[]))
+            wrapped("", &p.describe(&[]), " · ")
         );
         charts.push(scatter_of(
             format!("serving-{}", charts.len()),
@@ -121,10 +121,6 @@ pub fn serving(b: &Board) -> Vec<ScatterChart> {
         ));
     }
     charts
-}
-
-fn with_dot(s: String) -> String {
-    if s.is_empty() { s } else { s + " · " }
 }
 
 /// t/s against context depth, for what was measured above depth 0; prefill and decode
@@ -180,7 +176,7 @@ pub fn depth(b: &Board) -> Vec<ScatterChart> {
             }
             let subtitle = format!(
                 "{}tokens already in the context before the timed test",
-                with_dot(p.describe(&["model", "quant"]))
+                wrapped("", &p.describe(&["model", "quant"]), " · ")
             );
             charts.push(scatter_of(
                 format!("depth-{}", charts.len()),

@@ -124,27 +124,21 @@ fn chart(es: &[&Entry], tests: &[(u8, u64, String)], rows: &[usize], names: &[St
         .collect();
     let badges = &es[0].badges;
     BarChart {
-        id: String::new(),
-        title: String::new(),
         subtitle: format!(
             "each machine at its fastest setting of each test, depth 0; 100 % = the fastest machine{}",
-            if badges.is_empty() {
-                String::new()
-            } else {
-                format!(" · {}", badges.join(", "))
-            }
+            crate::report::wrapped(" · ", &badges.join(", "), "")
         ),
         x_label: "% of the fastest machine's tokens per second".into(),
         categories: rows
             .iter()
             .map(|&m| Category {
                 label: names[m].clone(),
-                badges: vec![],
+                ..Default::default()
             })
             .collect(),
         series,
         empty: NO_MACHINES.into(),
-        scale: None,
+        ..Default::default()
     }
 }
 

@@ -68,12 +68,8 @@ pub fn empty_bars(id: &str, title: &str, msg: &str) -> BarChart {
     BarChart {
         id: id.into(),
         title: title.into(),
-        subtitle: String::new(),
-        x_label: String::new(),
-        categories: vec![],
-        series: vec![],
         empty: msg.into(),
-        scale: None,
+        ..Default::default()
     }
 }
 
@@ -81,12 +77,7 @@ pub fn empty_scatter(id: &str, title: &str, msg: &str) -> ScatterChart {
     ScatterChart {
         id: id.into(),
         title: title.into(),
-        subtitle: String::new(),
-        x_label: String::new(),
-        y_label: String::new(),
-        series: vec![],
-        x_zero: true,
-        y_zero: true,
         empty: msg.into(),
+        ..Default::default()
     }
 }

@@ -13,6 +13,7 @@ use crate::report::leaderboard::load::entry::{
     Entry, group_by, identity, kind_word, plain_d0, tags_of, ts,
 };
 use crate::report::leaderboard::load::{Board, machine_names};
+use crate::report::wrapped;
 
 pub const NO_QUANT: &str =
     "no data in these results (run `tpsbench run` with n_prompt and n_gen tests to produce it)";
@@ -58,16 +59,15 @@ pub fn per_quant(b: &Board) -> Vec<BarChart> {
 
 /// (identity, longest bar with its whisker), so that two machines' charts compare by length.
 fn shared_scales(b: &Board, kind: TestKind) -> Vec<(String, f64)> {
-    let mut scales: Vec<(String, f64)> = Vec::new();
-    for e in b.entries.iter().filter(|e| plain_d0(e, kind)) {
-        let v = ts(e) + e.test.stddev_ts.unwrap_or(0.0);
-        let id = identity(e);
-        match scales.iter_mut().find(|s| s.0 == id) {
-            Some(s) => s.1 = s.1.max(v),
-            None => scales.push((id, v)),
-        }
-    }
-    scales
+    let longest = |es: Vec<&Entry>| {
+        (es.iter())
+            .map(|e| ts(e) + e.test.stddev_ts.unwrap_or(0.0))
+            .fold(0.0, f64::max)
+    };
+    let es = b.entries.iter().filter(|e| plain_d0(e, kind));
+    (group_by(es, |e| identity(e)).into_iter())
+        .map(|(id, es)| (id, longest(es)))
+        .collect()
 }
 
 fn panel_chart(p: &Panel<&Entry>, kind: TestKind, machine: &str, more: bool) -> BarChart {
@@ -91,15 +91,10 @@ fn panel_chart(p: &Panel<&Entry>, kind: TestKind, machine: &str, more: bool) -> 
     let word = kind_word(kind);
     let fixed = facet::brief(&p.fixed);
     BarChart {
-        id: String::new(),
         title: format!("{}: {word} t/s per quantization", common_name(&models)),
         subtitle: format!(
             "{machine}{} · depth 0 · mean, whiskers ± 1 sd{}",
-            if fixed.is_empty() {
-                String::new()
-            } else {
-                format!(" · {fixed}")
-            },
+            wrapped(" · ", &fixed, ""),
             if more {
                 " · other settings in the next chart"
             } else {
@@ -116,7 +111,7 @@ fn panel_chart(p: &Panel<&Entry>, kind: TestKind, machine: &str, more: bool) -> 
             .collect(),
         series,
         empty: NO_QUANT.into(),
-        scale: None,
+        ..Default::default()
     }
 }
 

@@ -48,14 +48,11 @@ pub fn badges(m: &ModelRecord) -> Vec<String> {
     let Some(p) = &m.provenance else {
         return vec![];
     };
-    let mut v = Vec::new();
-    if p.synthetic {
-        v.push("synthetic".to_string());
-    }
-    if p.requantized {
-        v.push("requantized".to_string());
-    }
-    v
+    [(p.synthetic, "synthetic"), (p.requantized, "requantized")]
+        .iter()
+        .filter(|x| x.0)
+        .map(|x| x.1.to_string())
+        .collect()
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -164,12 +161,8 @@ pub fn plain_d0(e: &Entry, kind: TestKind) -> bool {
 }
 
 pub fn kind_rank(k: TestKind) -> u8 {
-    match k {
-        TestKind::Pp => 0,
-        TestKind::Tg => 1,
-        TestKind::Pg => 2,
-        _ => 3,
-    }
+    let order = [TestKind::Pp, TestKind::Tg, TestKind::Pg];
+    order.iter().position(|x| *x == k).unwrap_or(3) as u8
 }
 
 pub fn kind_word(k: TestKind) -> &'static str {

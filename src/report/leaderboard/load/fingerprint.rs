@@ -2,6 +2,8 @@
 
 use crate::engine::DeviceKind;
 use crate::record::RunInfo;
+use crate::report::wrapped;
+use crate::util::units::GIB;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Machine {
@@ -33,7 +35,7 @@ impl Machine {
                 "{} physical / {} logical cores, {:.1} GiB RAM, {} {} ({}), llama-cpp-sys-2 {} ({}), {} backend, tpsbench {}{}",
                 s.physical_cores,
                 s.logical_cores,
-                s.ram_bytes as f64 / (1u64 << 30) as f64,
+                s.ram_bytes as f64 / GIB,
                 s.os,
                 s.kernel,
                 s.arch,
@@ -41,11 +43,7 @@ impl Machine {
                 build.build_commit.as_deref().unwrap_or("commit unknown"),
                 build.gpu_backend,
                 run.tool.version,
-                run.tool
-                    .git_commit
-                    .as_deref()
-                    .map(|c| format!(" ({c})"))
-                    .unwrap_or_default(),
+                wrapped(" (", run.tool.git_commit.as_deref().unwrap_or(""), ")"),
             ),
             facts: vec![],
             bandwidth_gbs: run.host_bandwidth.as_ref().map(|b| b.read_gbs),
@@ -81,7 +79,7 @@ impl Machine {
                 format!(
                     "{}, {:.0} GiB, driver {}",
                     g.name,
-                    g.memory_total as f64 / (1u64 << 30) as f64,
+                    g.memory_total as f64 / GIB,
                     g.driver_version.as_deref().unwrap_or("unknown")
                 ),
             ));
@@ -98,16 +96,8 @@ impl Machine {
             format!(
                 "{commit} ({} backend{}){}",
                 b.gpu_backend,
-                if b.cmake_flags.is_empty() {
-                    String::new()
-                } else {
-                    format!(", {}", b.cmake_flags)
-                },
-                if dirty.is_empty() {
-                    String::new()
-                } else {
-                    format!(" [dirty build: {}]", dirty.join(", "))
-                }
+                wrapped(", ", &b.cmake_flags, ""),
+                wrapped(" [dirty build: ", &dirty.join(", "), "]")
             ),
         ));
         self.facts = f;

@@ -2,26 +2,19 @@
 
 use serde_json::{Value, json};
 
+use crate::report::export::csv::field;
 use crate::report::leaderboard::table::{Cell, Table};
 
-/// RFC 4180 CSV.
 pub fn csv(t: &Table) -> String {
-    let field = |s: &str| {
-        if s.contains([',', '"', '\n', '\r']) {
-            format!("\"{}\"", s.replace('"', "\"\""))
-        } else {
-            s.to_string()
-        }
-    };
-    let mut o = String::new();
-    let line = |cells: Vec<String>| cells.iter().map(|c| field(c)).collect::<Vec<_>>().join(",");
-    o.push_str(&line(t.headers.clone()));
-    o.push_str("\r\n");
-    for r in &t.rows {
-        o.push_str(&line(r.iter().map(Cell::shown).collect()));
-        o.push_str("\r\n");
-    }
-    o
+    let line =
+        |cells: Vec<String>| cells.iter().map(|c| field(c)).collect::<Vec<_>>().join(",") + "\r\n";
+    let rows = t
+        .rows
+        .iter()
+        .map(|r| line(r.iter().map(Cell::shown).collect()));
+    std::iter::once(line(t.headers.clone()))
+        .chain(rows)
+        .collect()
 }
 
 /// `{"columns": [...], "rows": [{column: value}, ...]}`: numbers as numbers, with

@@ -2,7 +2,6 @@
 //! script reports JavaScript errors (`<html data-errors>`) and the charts rendered
 //! (`data-charts-rendered` against `data-charts-expected`) for the browser test.
 
-mod assets;
 mod download;
 pub(super) mod speculative;
 pub(super) mod tables;
@@ -15,7 +14,13 @@ use super::charts::{self, lines as charts_lines, quant as charts_quant};
 use super::load::entry::tags_of;
 use super::load::{Board, machine_names};
 use super::sections::{self, Doc, NO_RESULTS, summary_line};
-use assets::{CSS, ERRORS_JS, SORT_AND_CHECK_JS};
+
+/// Inlined: the Content Security Policy allows nothing fetched. The script sorts tables,
+/// filters, and shows a mark's details on tap.
+const CSS: &str = include_str!("style.css");
+const ERRORS_JS: &str = "window.onerror=function(m,s,l){var d=document.documentElement;\
+d.setAttribute('data-errors',(d.getAttribute('data-errors')||'')+m+' (line '+l+'); ');};";
+const SORT_AND_CHECK_JS: &str = include_str!("script.js");
 
 /// Each chart in a card, drawn wide and narrow (CSS shows the one that fits), tagged with
 /// all it draws so that a filter hides the cards that draw none of what it selects.
@@ -83,10 +88,7 @@ fn nav(o: &mut String, b: &Board) {
     o.push_str(
         r#"<details class="menu" id="filters" hidden><summary>Filter</summary><div class="drop">"#,
     );
-    let mut tags = Tags::default();
-    for (k, v) in b.entries.iter().flat_map(|e| tags_of(e).0) {
-        tags.add(k, &v);
-    }
+    let tags = Tags::union(&b.entries.iter().map(tags_of).collect::<Vec<_>>());
     let machines = machine_names(b).into_iter().enumerate();
     let machines: Vec<(String, String)> = machines.map(|(i, m)| (i.to_string(), m)).collect();
     for (key, word) in [
@@ -136,7 +138,8 @@ pub fn render(b: &Board) -> String {
 <meta name="generator" content="tpsbench {}">
 <title>tpsbench leaderboard</title>
 <script>{ERRORS_JS}</script>
-<style>{CSS}</style>
+<style>
+{CSS}</style>
 </head>
 <body data-charts-expected="{n_charts}">
 <header><div class="wrap"><h1>tpsbench leaderboard</h1><p>{}</p></div></header>
@@ -157,7 +160,7 @@ pub fn render(b: &Board) -> String {
     let _ = write!(
         d.o,
         "</main>\n<footer><div class=\"wrap\">Made by tpsbench {} (<code>tpsbench leaderboard</code>). \
-         Hover a bar or point for its figures.</div></footer>\n<script>{SORT_AND_CHECK_JS}</script>\n</body>\n</html>\n",
+         Hover a bar or point for its figures.</div></footer>\n<script>\n{SORT_AND_CHECK_JS}</script>\n</body>\n</html>\n",
         env!("CARGO_PKG_VERSION")
     );
     d.o

@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 
 use crate::report::leaderboard::charts::svg::escape;
 
-/// A speculative answer's table and its chart of acceptance by draft position.
 pub(crate) fn position_chart(md: &str, positions: &[(String, Vec<f64>)]) -> String {
     md_table_html(md) + &chart(positions)
 }

@@ -54,14 +54,8 @@ pub(crate) fn table_html(t: &Table, class: &str, name: &str) -> String {
             if j == 0 && !meta.id.is_empty() {
                 inner.push_str(&permalink(&meta.id));
             }
-            match c.sort.filter(|v| v.is_finite()) {
-                Some(v) => {
-                    let _ = write!(o, r#"<td{cls} data-v="{v}">{inner}</td>"#);
-                }
-                None => {
-                    let _ = write!(o, "<td{cls}>{inner}</td>");
-                }
-            }
+            let sort = (c.sort.filter(|v| v.is_finite())).map(|v| format!(r#" data-v="{v}""#));
+            let _ = write!(o, "<td{cls}{}>{inner}</td>", sort.unwrap_or_default());
         }
         o.push_str("</tr>");
     }
@@ -72,11 +66,8 @@ pub(crate) fn table_html(t: &Table, class: &str, name: &str) -> String {
 
 /// The downloads as data: URIs, so the page stays one file.
 fn downloads(t: &Table, name: &str) -> String {
-    let slug: String = name
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect::<String>()
-        .split('-')
+    let words = name.split(|c: char| !c.is_ascii_alphanumeric());
+    let slug = words
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
         .join("-");

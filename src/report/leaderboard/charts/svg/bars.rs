@@ -23,13 +23,13 @@ pub struct BarSeries {
     pub values: Vec<Option<Bar>>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Category {
     pub label: String,
     pub badges: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct BarChart {
     pub id: String,
     pub title: String,
@@ -43,7 +43,7 @@ pub struct BarChart {
     pub scale: Option<SharedScale>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SharedScale {
     pub group: String,
     pub max: f64,
@@ -73,12 +73,6 @@ impl BarChart {
 
     fn series(&self) -> &[BarSeries] {
         &self.series[..self.series.len().min(MAX_SERIES)]
-    }
-
-    /// At the page's full width (the unit tests; the page renders at its facet's width).
-    #[cfg(test)]
-    pub fn render(&self) -> String {
-        self.render_at(crate::report::leaderboard::charts::svg::W)
     }
 }
 
@@ -112,7 +106,6 @@ impl Chart for BarChart {
 }
 
 impl BarChart {
-    /// Every drawn bar, series by series.
     fn bars(&self) -> impl Iterator<Item = &Bar> {
         self.series().iter().flat_map(|s| s.values.iter().flatten())
     }
@@ -120,15 +113,10 @@ impl BarChart {
     /// A legend item per series, none when there is only one.
     fn legend_items(&self) -> Vec<(String, String)> {
         let series = self.series();
-        if series.len() > 1 {
-            series
-                .iter()
-                .enumerate()
-                .map(|(i, s)| (s.name.clone(), PALETTE[i].to_string()))
-                .collect()
-        } else {
-            vec![]
-        }
+        (series.iter().enumerate())
+            .filter(|_| series.len() > 1)
+            .map(|(i, s)| (s.name.clone(), PALETTE[i].to_string()))
+            .collect()
     }
 
     /// The label column: as wide as the widest label and its badges, at most 40 %.
@@ -211,8 +199,7 @@ impl BarChart {
         o
     }
 
-    /// The chart's `<svg>` element with the group and the axis end of its shared scale, if
-    /// any, for readers and the browser test to compare.
+    /// The shared scale's group and axis end on the `<svg>`, for the browser test to compare.
     fn mark_scale(&self, svg: String, end: f64) -> String {
         match &self.scale {
             Some(shared) => svg.replacen(
@@ -228,15 +215,13 @@ impl BarChart {
     }
 }
 
-/// Where the row groups go: the height of one bar, the series present in each category
-/// (by index) and each group's height.
+/// A bar's height, the series present in each category (by index), each group's height.
 struct Rows {
     bh: f64,
     present: Vec<Vec<usize>>,
     heights: Vec<f64>,
 }
 
-/// Width of a category's badges with their gaps.
 fn badges_width(c: &Category) -> f64 {
     c.badges.iter().map(|b| badge_width(b) + 4.0).sum::<f64>()
 }
@@ -273,8 +258,7 @@ fn category_label(cat: &Category, left: f64, label_col: f64, cy: f64) -> String 
     o
 }
 
-/// One bar `bh` high from the axis's start at `y0`: its rectangle in `color`, its ± error
-/// whisker if any, and its value after both; `varying` are the chart's varying tag keys.
+/// One bar `bh` high at `y0`: its rectangle, its ± whisker if any, and its value after both.
 fn bar(b: &Bar, color: &str, x: Scale, y0: f64, bh: f64, varying: &[&str]) -> String {
     let mut o = String::new();
     let left = x.r0;
@@ -309,4 +293,12 @@ fn bar(b: &Bar, color: &str, x: Scale, y0: f64, bh: f64, varying: &[&str]) -> St
         escape(&b.label)
     );
     o
+}
+
+#[cfg(test)]
+impl BarChart {
+    /// At the page's full width (the unit tests; the page renders at its facet's width).
+    pub fn render(&self) -> String {
+        self.render_at(crate::report::leaderboard::charts::svg::W)
+    }
 }

@@ -7,6 +7,8 @@ pub(crate) mod scatter;
 
 use std::fmt::Write;
 
+use crate::report::leaderboard::load::entry::group_by;
+
 /// Colour-blind-friendly palette (Observable 10's first 8: no colour repeats in a chart).
 pub const PALETTE: [&str; 8] = [
     "#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#9c6b4e",
@@ -21,18 +23,11 @@ pub const W_NARROW: f64 = 360.0;
 pub const PAD: f64 = 20.0;
 
 pub fn escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
 }
 
 /// What the page's filters select an element by: ("model", "SmolLM2-135M (llama)"),
@@ -50,10 +45,7 @@ impl Tags {
     }
 
     pub fn filter_attrs(&self) -> String {
-        match self.0.is_empty() {
-            true => String::new(),
-            false => format!(" data-f{}", self.attrs()),
-        }
+        crate::report::wrapped(" data-f", &self.attrs(), "")
     }
 
     /// Adds a pair, unless its value is empty or the pair is there.
@@ -72,29 +64,16 @@ impl Tags {
     }
 
     pub fn varying(&self) -> Vec<&'static str> {
-        let mut keys: Vec<&'static str> = Vec::new();
-        for (i, (k, _)) in self.0.iter().enumerate() {
-            if !keys.contains(k) && self.0[i + 1..].iter().any(|(x, _)| x == k) {
-                keys.push(k);
-            }
-        }
-        keys
+        (group_by(&self.0, |(k, _)| *k).into_iter())
+            .filter_map(|(k, pairs)| (pairs.len() > 1).then_some(k))
+            .collect()
     }
 
     /// ` data-KEY="v1&#10;v2"` per key: the script splits on the line break, which no value holds.
     pub fn attrs(&self) -> String {
-        let mut keys: Vec<&str> = Vec::new();
-        for (k, _) in &self.0 {
-            if !keys.contains(k) {
-                keys.push(k);
-            }
-        }
         let mut o = String::new();
-        for k in keys {
-            let vs: Vec<String> = self
-                .0
-                .iter()
-                .filter(|(x, _)| *x == k)
+        for (k, pairs) in group_by(&self.0, |(k, _)| *k) {
+            let vs: Vec<String> = (pairs.iter())
                 .map(|(_, v)| escape(&v.replace('\n', " ")))
                 .collect();
             let _ = write!(o, r#" data-{k}="{}""#, vs.join("&#10;"));
@@ -112,11 +91,7 @@ pub fn mark_attrs(t: &Tags, keys: &[&str]) -> String {
             .cloned()
             .collect(),
     );
-    if mine.0.is_empty() {
-        String::new()
-    } else {
-        format!(" data-m{}", mine.attrs())
-    }
+    crate::report::wrapped(" data-m", &mine.attrs(), "")
 }
 
 /// About `n` round tick values covering [lo, hi] (steps of 1, 2, 2.5 or 5 × 10^k).
@@ -152,11 +127,7 @@ pub fn fmt_tick(v: f64, step: f64) -> String {
 }
 
 pub fn tick_labels(ticks: &[f64]) -> Vec<String> {
-    let step = if ticks.len() > 1 {
-        ticks[1] - ticks[0]
-    } else {
-        1.0
-    };
+    let step = ticks.get(1).map_or(1.0, |t| t - ticks[0]);
     ticks.iter().map(|t| fmt_tick(*t, step)).collect()
 }
 
@@ -426,7 +397,6 @@ pub fn placeholder(w: f64, id: &str, title: &str, message: &str) -> String {
 /// A chart as the page shows it: drawn at a width, tagged with all it draws.
 pub trait Chart {
     fn tags(&self) -> Tags;
-    /// The chart in a viewBox `w` wide.
     fn render_at(&self, w: f64) -> String;
 }
 

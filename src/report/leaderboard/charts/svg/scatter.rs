@@ -8,7 +8,7 @@ use crate::report::leaderboard::charts::svg::{
     nice_ticks, placeholder, plot_frame, tick_labels, widest, x_axis,
 };
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Point {
     pub x: f64,
     pub y: f64,
@@ -17,7 +17,7 @@ pub struct Point {
     pub tags: Tags,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ScatterSeries {
     pub name: String,
     pub points: Vec<Point>,
@@ -27,7 +27,7 @@ pub struct ScatterSeries {
     pub emphasis: bool,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ScatterChart {
     pub id: String,
     pub title: String,
@@ -86,12 +86,6 @@ impl ScatterChart {
         let s = &self.series[i];
         s.color.clone().unwrap_or_else(|| PALETTE[i].to_string())
     }
-
-    /// At the page's full width (the unit tests; the page renders at its facet's width).
-    #[cfg(test)]
-    pub fn render(&self) -> String {
-        self.render_at(W)
-    }
 }
 
 impl Chart for ScatterChart {
@@ -132,17 +126,14 @@ impl Chart for ScatterChart {
 }
 
 impl ScatterChart {
-    /// The series drawn: at most [`MAX_SERIES`].
     fn drawn(&self) -> &[ScatterSeries] {
         &self.series[..self.series.len().min(MAX_SERIES)]
     }
 
-    /// Every drawn point, series by series.
     fn points(&self) -> impl Iterator<Item = &Point> {
         self.drawn().iter().flat_map(|s| s.points.iter())
     }
 
-    /// A legend item per drawn series that has a name.
     fn legend_items(&self) -> Vec<(String, String)> {
         (0..self.drawn().len())
             .filter(|&i| !self.series[i].name.is_empty())
@@ -173,8 +164,7 @@ impl ScatterChart {
         ((x0, x1), (y0, y1))
     }
 
-    /// Horizontal grid lines from `left` to `right` at the ticks `yt` (labelled `ylabels`)
-    /// of the scale `y`, and the axis title turned along the axis.
+    /// Horizontal grid lines at the ticks `yt` (labelled `ylabels`), and the axis title.
     fn y_axis(&self, yt: &[f64], ylabels: &[String], y: Scale, left: f64, right: f64) -> String {
         let (top, bottom) = (y.r1, y.r0);
         let mut o = String::from(r#"<g class="axis y">"#);
@@ -250,8 +240,7 @@ impl ScatterChart {
         spots
     }
 
-    /// Series `i`: its line, if asked for, then each point with its label where it has a
-    /// spot; `varying` are the chart's varying tag keys.
+    /// Series `i`: its line, if asked for, then each point, labelled where it has a spot.
     fn series_marks(
         &self,
         i: usize,
@@ -301,5 +290,13 @@ impl ScatterChart {
         }
         o.push_str("</g>");
         o
+    }
+}
+
+#[cfg(test)]
+impl ScatterChart {
+    /// At the page's full width (the unit tests; the page renders at its facet's width).
+    pub fn render(&self) -> String {
+        self.render_at(crate::report::leaderboard::charts::svg::W)
     }
 }
