@@ -162,7 +162,7 @@ fn is_one_round(r: &u32) -> bool {
     *r == 1
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelRecord {
     /// The name given in models.toml.
     pub name: String,

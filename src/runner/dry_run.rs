@@ -1,9 +1,7 @@
-//! A run's plan before it runs (`--dry-run`): the tests grouped by model and the rounds, the
-//! files to write first (synthetic models, ladder variants) with the disk they need, each
-//! model's memory per device (tune's placement estimate, `race::per_device`) and the wall
-//! time, estimated from earlier results of this build on this machine where they hold the
-//! test, else from the machine's bandwidth and FLOP/s. No model is loaded. Every run records
-//! the same estimate (`run.estimated_seconds`) beside its real times.
+//! `--dry-run`: the plan by model and rounds, the files to write first with the disk they
+//! need, each model's memory per device (tune's estimate) and the wall time, from earlier
+//! results of this build on this machine where they hold the test, else from the machine's
+//! bandwidth and FLOP/s. No model is loaded; every run records the same estimate.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -118,9 +116,8 @@ fn size_of(config: &Config, prep: &Prepared, mi: usize) -> Option<Size> {
     })
 }
 
-/// Seconds of one round of test `t`: its warm-up and repetitions, from an earlier result
-/// of the same test, else from the rates the machine allows; a test of another kind than
-/// llama-bench's counts 30 s (not estimated).
+/// Seconds of one round of test `t`, from an earlier result of the same test, else from the
+/// rates the machine allows; a test of another kind than llama-bench's counts 30 s.
 fn test_seconds(t: &PlannedTest, size: Option<&Size>, c: &Ceilings, e: &Earlier, reps: f64) -> f64 {
     let Some(s) = size.filter(|_| matches!(t.detail, Detail::Bench)) else {
         return 30.0;
