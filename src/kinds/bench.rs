@@ -30,16 +30,9 @@ pub struct Bench<'a> {
 
 /// Measures one test into `rec`: samples, statistics, placement and resources.
 pub fn run(b: Bench, monitor: &mut Monitor, rec: &mut TestRecord, progress: &mut dyn Progress) {
-    let Bench {
-        engine,
-        model,
-        settings,
-        shape,
-        mrec,
-        text,
-    } = b;
+    let (model, settings, mrec) = (b.model, b.settings, b.mrec);
     let active = monitor.begin();
-    let result = measure(engine, model, &rec.params, settings, text, progress);
+    let result = measure(b.engine, model, &rec.params, settings, b.text, progress);
     rec.placement = model.placement(&rec.params);
     if let Some(p) = rec.placement.as_mut() {
         p.mismatch = placement::mismatches(&placement::Asked::of(&rec.params), p);
@@ -53,7 +46,7 @@ pub fn run(b: Bench, monitor: &mut Monitor, rec: &mut TestRecord, progress: &mut
         Err(e) => rec.fail(e.to_string()),
     }
     // Model facts from llama.cpp beat the header's where both exist.
-    let shape = shape.map(|mut s| {
+    let shape = b.shape.map(|mut s| {
         s.weight_bytes = mrec.model_size.unwrap_or(s.weight_bytes);
         s.n_params = mrec.model_n_params.unwrap_or(s.n_params);
         s

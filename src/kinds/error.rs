@@ -1,11 +1,10 @@
 //! What can go wrong at the kinds layer's boundary. Every variant displays the one line
 //! users read and result files store; `main` prints the chain (`{e:#}`), so no variant
-//! names a source: wrapped errors are plain fields and `From` is written out.
+//! names a source: wrapped errors are plain fields ([`from_plain`]).
 
 use crate::engine::EngineError;
 use crate::engine::endpoint::{ClientError, EndpointError};
 use crate::ladder::error::LadderError;
-use crate::record::RecordError;
 use crate::serving::dataset::DatasetError;
 use std::path::PathBuf;
 
@@ -19,8 +18,6 @@ pub enum KindError {
     Ladder(LadderError),
     #[error("{0}")]
     Engine(EngineError),
-    #[error("{0}")]
-    Record(RecordError),
     #[error("model {model:?} names no endpoint or server")]
     NotServed { model: String },
     #[error("{0}")]
@@ -55,47 +52,28 @@ pub enum NoModel {
     NotLoaded,
 }
 
-impl From<DatasetError> for KindError {
-    fn from(e: DatasetError) -> Self {
-        KindError::Dataset(e)
-    }
+/// `From` for errors held as a plain field (converted with `into` where the field is of
+/// another type): a `#[from]` would make the wrapped error the source too, and `main`'s
+/// chain would print its line twice.
+macro_rules! from_plain {
+    ($to:ident { $($from:ty => $variant:ident),+ $(,)? }) => {
+        $(impl From<$from> for $to {
+            fn from(e: $from) -> Self {
+                $to::$variant(e.into())
+            }
+        })+
+    };
 }
+pub(crate) use from_plain;
 
-impl From<LadderError> for KindError {
-    fn from(e: LadderError) -> Self {
-        KindError::Ladder(e)
-    }
-}
-
-impl From<EngineError> for KindError {
-    fn from(e: EngineError) -> Self {
-        KindError::Engine(e)
-    }
-}
-
-impl From<RecordError> for KindError {
-    fn from(e: RecordError) -> Self {
-        KindError::Record(e)
-    }
-}
-
-impl From<crate::engine::endpoint::LaunchError> for KindError {
-    fn from(e: crate::engine::endpoint::LaunchError) -> Self {
-        KindError::Launch(e)
-    }
-}
-
-impl From<crate::serving::error::ServingError> for KindError {
-    fn from(e: crate::serving::error::ServingError) -> Self {
-        KindError::Serving(e)
-    }
-}
-
-impl From<ClientError> for KindError {
-    fn from(e: ClientError) -> Self {
-        KindError::Client(e)
-    }
-}
+from_plain!(KindError {
+    DatasetError => Dataset,
+    LadderError => Ladder,
+    EngineError => Engine,
+    crate::engine::endpoint::LaunchError => Launch,
+    crate::serving::error::ServingError => Serving,
+    ClientError => Client,
+});
 
 #[cfg(test)]
 mod tests {
@@ -113,12 +91,6 @@ mod tests {
         });
         let shown = format!("{:#}", anyhow::Error::from(e));
         assert_eq!(shown, "cannot read the prompt file p.txt: denied");
-        let e = KindError::from(RecordError::Write {
-            path: PathBuf::from("r.json"),
-            source: io::Error::other("disk full"),
-        });
-        let shown = format!("{:#}", anyhow::Error::from(e));
-        assert_eq!(shown, "cannot write the result file r.json: disk full");
         let e = KindError::from(DatasetError::Parse {
             name: "p.jsonl".into(),
             line: Some(3),

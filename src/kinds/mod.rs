@@ -39,8 +39,7 @@ pub fn open<'m>(
 }
 
 /// What tests of one [`Shared`] have in common: an in-process serving group, the one server
-/// of a model's served tests, or a server of a test's own (a `tune` candidate, launched for
-/// it with its settings).
+/// of a model's served tests, or a server of a test's own (a `tune` candidate).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BatchKey {
     Group(usize),
@@ -48,8 +47,7 @@ pub(crate) enum BatchKey {
     OwnServer(usize),
 }
 
-/// Tests with equal keys (consecutive, on one model load) share one [`Shared`]: a serving
-/// group, or all served tests of a model (one server). `None`: the test stands alone.
+/// Consecutive tests with equal keys share one [`Shared`]; `None`: the test stands alone.
 pub(crate) fn batch_key(t: &PlannedTest) -> Option<BatchKey> {
     match &t.detail {
         Detail::Serving(s) if s.transport == crate::plan::serving::Transport::Http => {

@@ -10,6 +10,7 @@ use crate::config::Config;
 use crate::config::ladder::RefSpec;
 use crate::ladder::Reporter;
 use crate::ladder::cache::BaseInfo;
+use crate::ladder::error::LadderError;
 use crate::ladder::quality::{self, Extras, Reference};
 use crate::plan::ModelSource;
 use crate::record::{ModelRecord, Status, TestRecord};
@@ -24,14 +25,14 @@ pub struct Cache {
 /// into `rec` and `mrec`; returns the progress line.
 pub fn run(
     config: &Config,
-    bases: &[Result<BaseInfo, String>],
+    bases: &[Result<BaseInfo, LadderError>],
     cache: &mut Cache,
     (li, source): (usize, &ModelSource),
     mrec: &mut ModelRecord,
     rec: &mut TestRecord,
     rep: &Reporter,
 ) -> String {
-    match measure(
+    let measured = measure(
         config,
         bases,
         cache,
@@ -39,7 +40,8 @@ pub fn run(
         mrec,
         rec.params.n_threads,
         rep,
-    ) {
+    );
+    match measured {
         Ok(x) => {
             let line = x.quality.as_ref().map_or(String::new(), |q| {
                 format!(
@@ -67,7 +69,7 @@ pub fn run(
 
 fn measure(
     config: &Config,
-    bases: &[Result<BaseInfo, String>],
+    bases: &[Result<BaseInfo, LadderError>],
     cache: &mut Cache,
     (li, source): (usize, &ModelSource),
     mrec: &ModelRecord,
@@ -80,7 +82,7 @@ fn measure(
     let l = &config.ladders[li];
     let base = bases[li]
         .as_ref()
-        .map_err(|e| KindError::Refused(e.clone()))?;
+        .map_err(|e| KindError::Refused(e.to_string()))?;
     let load = quality::load_params(l);
     if cache.current.as_ref().map(|c| c.0) != Some(li) {
         cache.current = None;

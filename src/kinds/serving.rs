@@ -64,8 +64,8 @@ fn group_run<'a>(
     }
 }
 
-/// Makes what the group that `first` opens shares: a context, or a server. `results` is
-/// the result file, beside which a started server's log is kept.
+/// What the group that `first` opens shares: a context, or a server (its log beside
+/// `results`).
 pub fn open<'m>(
     engine: &'m dyn Engine,
     config: &Config,
@@ -151,8 +151,7 @@ pub fn preflight(
     Ok(())
 }
 
-/// A llama-server that tpsbench starts: its program, the user's extra arguments, its draft,
-/// and where and under what name it serves.
+/// A llama-server that tpsbench starts.
 struct LlamaServer<'a> {
     binary: PathBuf,
     extra: &'a [String],
@@ -161,9 +160,8 @@ struct LlamaServer<'a> {
     alias: &'a str,
 }
 
-/// The llama-server command for `first`'s model: its GGUF, the test's threads, batch,
-/// offload, flash attention and KV types, and slots and context for every served test of
-/// the `[serving]` table, so the served tests run what the in-process ones run.
+/// The llama-server command for `first`'s model with the test's settings, and slots and
+/// context for every served test of `[serving]`: it runs what the in-process tests run.
 fn llama_server_command(
     l: &LlamaServer,
     config: &Config,
@@ -350,10 +348,9 @@ fn start_server(
     Ok((client, l))
 }
 
-/// One request before any is timed, as llama-bench's warm-up run and vLLM's `bench serve`
-/// initial test prompt: a server's first request pays what later ones do not (buffers, a
-/// kernel's first use, a lazily mapped model). Its answer is not counted, and its failure is
-/// not one: a server that cannot answer fails the first test, which says why.
+/// One untimed request, as llama-bench's warm-up run and vLLM's initial test prompt: a
+/// server's first request pays what later ones do not. A failure here is not one: a server
+/// that cannot answer fails the first test, which says why.
 fn warm_up(client: &Client) {
     let req = crate::engine::endpoint::Request {
         prompt: crate::engine::endpoint::Prompt::Text("Hello".into()),

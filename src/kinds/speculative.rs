@@ -12,17 +12,11 @@ use crate::output::progress::Progress;
 use crate::plan::speculative::SpecTest;
 use crate::record::TestRecord;
 use crate::record::speculative::{Position, SpecPrompts, SpecRound, Speculative};
-use crate::serving::dataset::PromptFile;
+use crate::serving::dataset::{PromptFile, Sampled as Job};
 
 mod files;
 
 pub use files::{DraftFile, Target, mtp_bytes, refusal};
-
-/// One prompt, tokenized, and the tokens to generate after it.
-struct Job {
-    tokens: Vec<i32>,
-    n_gen: u32,
-}
 
 fn refused(line: String) -> KindError {
     KindError::Refused(line)
@@ -33,28 +27,19 @@ fn jobs(m: &dyn Model, pf: &PromptFile, s: &SpecTest) -> Result<Vec<Job>, KindEr
     let sm = (m.serving())
         .ok_or_else(|| refused("this engine has no tokenizer for the prompts".into()))?;
     let tokenize = |t: &str| sm.tokenize(t, true, false);
+    let n = s.n_prompts as usize;
     let jobs: Vec<Job> = if pf.sharegpt {
-        crate::serving::dataset::sample(
-            &pf.prompts,
-            s.n_prompts as usize,
-            s.seed,
-            s.n_gen,
-            tokenize,
-        )?
-        .into_iter()
-        .map(|x| Job {
-            tokens: x.tokens,
-            n_gen: x.n_gen,
-        })
-        .collect()
+        crate::serving::dataset::sample(&pf.prompts, n, s.seed, s.n_gen, tokenize)?
     } else {
         let mut v = Vec::new();
-        for p in pf.prompts.iter().take(s.n_prompts as usize) {
+        for (index, p) in pf.prompts.iter().take(n).enumerate() {
             let tokens = tokenize(&p.text)?;
             if tokens.len() >= 2 {
+                let n_gen = p.max_tokens.unwrap_or(s.n_gen).min(s.n_gen);
                 v.push(Job {
+                    index,
                     tokens,
-                    n_gen: p.max_tokens.unwrap_or(s.n_gen).min(s.n_gen),
+                    n_gen,
                 });
             }
         }
@@ -94,9 +79,8 @@ pub fn run(
     }
 }
 
-/// The record's note when the target or the draft has random weights (a `tpsbench synth`
-/// model): the drafts and the target's choices are noise, so how many are accepted says
-/// nothing of a trained model, while drafting and verifying cost what they would.
+/// The record's note when the target or the draft has random weights (`tpsbench synth`):
+/// acceptance then says nothing of a trained model, while the costs are real.
 fn random_weights(drafter: Drafter, target: bool, draft: Option<&DraftFile>) -> Option<String> {
     let draft = draft.is_some_and(|d| d.synthetic);
     let what = match (target, draft) {
@@ -111,9 +95,8 @@ fn random_weights(drafter: Drafter, target: bool, draft: Option<&DraftFile>) -> 
     ))
 }
 
-/// The note for generations the model ended (its end-of-generation token) before half of
-/// the tokens asked: a bare instruction, say, that an instruct model answers with its end of
-/// turn at once. Drafting then has next to nothing to speed up, and the figures say little.
+/// The note for generations the model ended before half of the tokens asked (an instruct
+/// model answering a bare instruction with its end of turn): drafting then has little to speed up.
 fn short_generations(rounds: &[SpecRound], jobs: &[Job]) -> Option<String> {
     let asked: u64 = jobs.iter().map(|j| u64::from(j.n_gen)).sum::<u64>() * rounds.len() as u64;
     let made: u64 = rounds.iter().map(|r| r.plain_tokens).sum();
@@ -469,10 +452,12 @@ mod tests {
     fn generations_the_model_ended_before_half_the_tokens_asked_are_noted() {
         let jobs = [
             Job {
+                index: 0,
                 tokens: vec![1, 2],
                 n_gen: 32,
             },
             Job {
+                index: 0,
                 tokens: vec![1, 2],
                 n_gen: 32,
             },

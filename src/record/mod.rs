@@ -140,7 +140,7 @@ fn is_zero<T: Default + PartialEq>(x: &T) -> bool {
     *x == T::default()
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelRecord {
     pub name: String,
     pub path: String,

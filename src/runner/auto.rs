@@ -1,12 +1,9 @@
 //! `rounds = "auto"`: after each round from the third (`stats::pairs::FIRST_LOOK`), the
-//! comparisons the run's answer depends on are judged with the sequential design; the rounds
-//! stop when none is open, or when the budget (`max_rounds`, `max_rounds_seconds`) is spent.
-//!
-//! The comparisons: for each ladder (variants of one base file), the fastest decode within
-//! the KLD budget against each rival within it, and each variant that the point estimates
-//! put off the Pareto front (`stats::resolve`, the answer the ladder table and the
-//! leaderboard print). For the other llama-bench-style tests, per model and test name (say
-//! tg128 at two thread counts), the fastest setting against each other.
+//! comparisons the answer depends on are judged with the sequential design, and the rounds
+//! stop when none is open or the budget is spent. They are, per ladder, the ladder table's
+//! own (`stats::resolve`: the fastest within the KLD budget against each rival, and each
+//! variant off the Pareto front); for the other llama-bench tests, per model and test name,
+//! the fastest setting against each other.
 
 use std::time::Duration;
 
@@ -71,14 +68,10 @@ pub fn look(record: &RunRecord, design: Design) -> Looked {
             .iter()
             .any(|x| x.name == m && x.provenance.is_none())
     };
-    let mut keys: Vec<(String, String)> = Vec::new();
-    for t in &record.tests {
-        let key = (t.model.clone(), t.test.clone());
-        if t.kind.is_llama_bench() && plain(&t.model) && !keys.contains(&key) {
-            keys.push(key);
-        }
-    }
-    for (model, test) in keys {
+    let keys = (record.tests.iter())
+        .filter(|t| t.kind.is_llama_bench() && plain(&t.model))
+        .map(|t| (t.model.clone(), t.test.clone()));
+    for (model, test) in super::unique(keys) {
         let ts: Vec<_> = record
             .tests
             .iter()

@@ -1,9 +1,7 @@
-//! A run's plan before it runs (`--dry-run`): the tests grouped by model and the rounds, the
-//! files to write first (synthetic models, ladder variants) with the disk they need, each
-//! model's memory per device (tune's placement estimate, `race::per_device`) and the wall
-//! time, estimated from earlier results of this build on this machine where they hold the
-//! test, else from the machine's bandwidth and FLOP/s. No model is loaded. Every run records
-//! the same estimate (`run.estimated_seconds`) beside its real times.
+//! `--dry-run`: the plan by model and rounds, the files to write first with the disk they
+//! need, each model's memory per device (tune's estimate) and the wall time, from earlier
+//! results of this build on this machine where they hold the test, else from the machine's
+//! bandwidth and FLOP/s. No model is loaded; every run records the same estimate.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;

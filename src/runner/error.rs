@@ -8,7 +8,7 @@ use std::process::ExitStatus;
 
 use crate::config::ConfigError;
 use crate::engine::EngineError;
-use crate::kinds::error::KindError;
+use crate::kinds::error::{KindError, from_plain};
 use crate::ladder::error::LadderError;
 use crate::record::RecordError;
 use crate::serving::dataset::DatasetError;
@@ -56,8 +56,6 @@ pub enum RunnerError {
     NoExecutable { cause: io::Error },
     #[error("cannot start a child tpsbench: {cause}")]
     SpawnChild { cause: io::Error },
-    #[error("cannot find this executable: {cause}")]
-    NoLibraryExecutable { cause: io::Error },
     #[error("{}: {cause}", exe.display())]
     SpawnBuild { exe: PathBuf, cause: io::Error },
     #[error(
@@ -101,41 +99,14 @@ fn models_line(models: &[(String, String)]) -> String {
     lines.join("; ")
 }
 
-impl From<ConfigError> for RunnerError {
-    fn from(e: ConfigError) -> Self {
-        RunnerError::Config(e)
-    }
-}
-
-impl From<EngineError> for RunnerError {
-    fn from(e: EngineError) -> Self {
-        RunnerError::Engine(e)
-    }
-}
-
-impl From<DatasetError> for RunnerError {
-    fn from(e: DatasetError) -> Self {
-        RunnerError::Kind(KindError::Dataset(e))
-    }
-}
-
-impl From<LadderError> for RunnerError {
-    fn from(e: LadderError) -> Self {
-        RunnerError::Kind(KindError::Ladder(e))
-    }
-}
-
-impl From<KindError> for RunnerError {
-    fn from(e: KindError) -> Self {
-        RunnerError::Kind(e)
-    }
-}
-
-impl From<RecordError> for RunnerError {
-    fn from(e: RecordError) -> Self {
-        RunnerError::Record(e)
-    }
-}
+from_plain!(RunnerError {
+    ConfigError => Config,
+    EngineError => Engine,
+    DatasetError => Kind,
+    LadderError => Kind,
+    KindError => Kind,
+    RecordError => Record,
+});
 
 /// An option, or a combination of options, refused before anything runs.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -175,8 +146,6 @@ pub enum OptionError {
     LibraryNeedsDynamicLink,
     #[error("--library needs at least two builds to compare (repeat it)")]
     LibraryNeedsTwo,
-    #[error("--rounds must be at least 1")]
-    LibraryRoundsBelowOne,
     #[error(
         "{option} does not apply to a race: {} has a [tune] table, so `run` races its \
          configurations (docs/tune.md); remove {option}, or the [tune] table to run the sweep",

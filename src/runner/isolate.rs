@@ -33,8 +33,7 @@ fn describe(status: ExitStatus) -> String {
     format!("exited with {status}")
 }
 
-/// What an isolated run measures: the configuration (and its file, which the children
-/// read), the filters, the shard, and the file to continue.
+/// What an isolated run measures (the children read the configuration's file).
 pub struct IsolatedSweep<'a> {
     pub config: &'a Config,
     pub config_path: &'a Path,
@@ -43,8 +42,7 @@ pub struct IsolatedSweep<'a> {
     pub resume: Option<&'a Path>,
 }
 
-/// Runs each model of the plan in a child `tpsbench` process; returns the final record and
-/// its path. `child_args` are passed to every child (e.g. --verbose, --shard).
+/// Runs each model of the plan in a child `tpsbench` process, each given `child_args` too.
 pub fn run(
     plan: &IsolatedSweep,
     info: RunInfo,
@@ -80,8 +78,7 @@ pub fn run(
     Ok((record, Some(path)))
 }
 
-/// The file the children continue (a new one, or `--resume`'s), on disk before the first
-/// child reads it.
+/// The file the children continue, on disk before the first child reads it.
 fn open_file(
     info: RunInfo,
     results_dir: &Path,
@@ -103,10 +100,8 @@ struct Children<'a> {
     part: &'a [PlannedTest],
 }
 
-/// Rounds: each round is a fresh child per model (fresh processes, fresh contexts), the
-/// models' order rotated each round; a child asked for `--rounds r` measures only what
-/// round r still needs (`runner::due_in_round`). A stop request ends it before the next
-/// child; returns the file as the last child left it.
+/// Each round a fresh child per model, the models' order rotated; a child asked for
+/// `--rounds r` measures only what round r still needs (`runner::due_in_round`).
 fn every_round(
     c: &Children,
     mut record: RunRecord,
@@ -116,10 +111,7 @@ fn every_round(
     let rounds = c.plan.config.settings.rounds.max(1) as usize;
     for round in 0..rounds {
         let mut order = names.clone();
-        if !order.is_empty() {
-            let n = order.len();
-            order.rotate_left(round % n);
-        }
+        order.rotate_left(round % names.len().max(1));
         for name in order {
             if stop.load(Ordering::SeqCst) {
                 return Ok(record);
@@ -133,14 +125,11 @@ fn every_round(
 }
 
 fn model_names<'a>(c: &Children<'a>) -> Vec<&'a str> {
-    let mut names: Vec<&str> = Vec::new();
-    for t in c.part {
-        let n = c.prep.plan.models[t.model].name.as_str();
-        if !names.contains(&n) {
-            names.push(n);
-        }
-    }
-    names
+    runner::unique(
+        c.part
+            .iter()
+            .map(|t| c.prep.plan.models[t.model].name.as_str()),
+    )
 }
 
 /// Model `name` has tests that round `round` still has to measure.
@@ -152,8 +141,7 @@ fn has_due(c: &Children, record: &RunRecord, name: &str, round: usize) -> bool {
     !runner::due_in_round(&of_model, round, record).is_empty()
 }
 
-/// The children's tests are all in the file: the run is finished (unless stopped), the
-/// ceiling checked once for the whole run, and the file written for good.
+/// The file written for good, the ceiling checked once for the whole run.
 fn conclude(
     path: &Path,
     mut record: RunRecord,
@@ -169,9 +157,7 @@ fn conclude(
     Ok(record)
 }
 
-/// Runs the child of model `name` in round `round` (0-based) and returns the file as it
-/// left it; after a child died, that model's missing tests are recorded as failed with the
-/// cause.
+/// Runs the child of model `name` in round `round` (0-based); returns the file as it left it.
 fn one_child(c: &Children, name: &str, round: usize) -> Result<RunRecord, RunnerError> {
     let status = wait_child(c, name, round)?;
     // A child that died left its journal: its finished tests are there.
@@ -186,8 +172,7 @@ fn one_child(c: &Children, name: &str, round: usize) -> Result<RunRecord, Runner
     Ok(record)
 }
 
-/// Starts the child (`run --resume FILE --only-model NAME --rounds ROUND+1` and the
-/// filters) and waits for it.
+/// Runs `run --resume FILE --only-model NAME --rounds ROUND+1` with the filters.
 fn wait_child(c: &Children, name: &str, round: usize) -> Result<ExitStatus, RunnerError> {
     let mut cmd = Command::new(c.exe);
     cmd.arg("run")

@@ -1,8 +1,7 @@
-//! Checks of the knob table's values against this build and the model files, before any
-//! test: a device or buffer type that does not exist, or a tensor_split longer than the
-//! devices, is bad input (one line naming the key, exit 2); n_cpu_moe on a model without
-//! expert tensors, an override pattern that matches no tensor, and a parameter this build
-//! does not honour are warnings. Pure: the caller passes what the engine lists.
+//! The knob table's values against this build and the model files: a device or buffer type
+//! that does not exist, or a tensor_split longer than the devices, is bad input; n_cpu_moe
+//! without expert tensors, or an override pattern that matches no tensor, is a warning.
+//! Pure: the caller passes what the engine lists.
 
 use std::path::Path;
 
@@ -77,6 +76,7 @@ pub fn check(config: &Config, offer: &Offer) -> Result<Vec<String>, KnobError> {
                 .ok()
                 .map(|h| h.tensors.into_iter().map(|t| t.name).collect())
         });
+        let shown = path.map(|p| p.display().to_string()).unwrap_or_default();
         for v in values(axes, "tensor_buft_overrides") {
             for (pattern, buft) in override_pairs(v.as_str()) {
                 if !offer.buffer_types.contains(&buft) {
@@ -87,27 +87,24 @@ pub fn check(config: &Config, offer: &Offer) -> Result<Vec<String>, KnobError> {
                         buffer_types: offer.buffer_types.to_vec(),
                     });
                 }
-                if let Some(names) = &tensors {
-                    if !names.iter().any(|n| pattern_matches(&pattern, n)) {
-                        warnings.push(format!(
-                            "{table}: tensor_buft_overrides: the pattern {pattern:?} matches no \
-                             tensor of {}",
-                            path.map(|p| p.display().to_string()).unwrap_or_default()
-                        ));
-                    }
-                }
-            }
-        }
-        if values(axes, "n_cpu_moe").iter().any(|v| v.as_i64() > 0) {
-            if let Some(names) = &tensors {
-                if !names.iter().any(|n| is_expert_tensor(n)) {
+                if let Some(names) = &tensors
+                    && !names.iter().any(|n| pattern_matches(&pattern, n))
+                {
                     warnings.push(format!(
-                        "{table}: n_cpu_moe: {} has no expert tensors (ffn_*_exps): n_cpu_moe \
-                         changes nothing",
-                        path.map(|p| p.display().to_string()).unwrap_or_default()
+                        "{table}: tensor_buft_overrides: the pattern {pattern:?} matches no \
+                         tensor of {shown}"
                     ));
                 }
             }
+        }
+        if values(axes, "n_cpu_moe").iter().any(|v| v.as_i64() > 0)
+            && let Some(names) = &tensors
+            && !names.iter().any(|n| is_expert_tensor(n))
+        {
+            warnings.push(format!(
+                "{table}: n_cpu_moe: {shown} has no expert tensors (ffn_*_exps): n_cpu_moe \
+                 changes nothing"
+            ));
         }
     }
     Ok(warnings)

@@ -1,16 +1,9 @@
-//! `tpsbench run --library DIR [--library DIR ...]`, the measuring: the same plan against
-//! several llama.cpp builds (shared libraries, e.g. GGML_NATIVE on and off, two commits,
-//! two CUDA flag sets), each in its own child process with that build first on
-//! LD_LIBRARY_PATH, in interleaved rounds (A B, B A, A B, ...) so that drift of the machine
-//! hits every build alike.
-//!
-//! Each child is a plain `tpsbench run --output json` on a `dynamic-link` build; it checks
-//! its library's stamp itself and records it as `llama_cpp.library`. The parent keeps each
-//! child's run of a test as one round of it (`TestRecord::add_round`) and writes one result
-//! file per build (every test in it ran on the library its `run.llama_cpp.library` names).
-//! Pooling the rounds' samples into one test would treat launches as repetitions: identical
-//! builds then read as different 18-25% of the time. The table of ratios, paired by round,
-//! is `report::library_ab`'s.
+//! `tpsbench run --library DIR [--library DIR ...]`: the same plan against several llama.cpp
+//! builds, each a child `tpsbench run --output json` with its library first on
+//! LD_LIBRARY_PATH, in interleaved rounds (A B, B A, ...) so that the machine's drift hits
+//! every build alike. A child's run of a test is one round of it (`TestRecord::add_round`),
+//! one result file per build: pooling the rounds' samples would treat launches as
+//! repetitions, and identical builds would then read as different 18-25% of the time.
 
 use std::path::{Path, PathBuf};
 
@@ -68,9 +61,8 @@ pub fn child_args(config: &Path, filters: &[String]) -> Vec<String> {
         "json",
         "--config",
     ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    .map(String::from)
+    .to_vec();
     a.push(config.display().to_string());
     for f in filters {
         a.push("--filter".into());
@@ -79,8 +71,7 @@ pub fn child_args(config: &Path, filters: &[String]) -> Vec<String> {
     a
 }
 
-/// Adds one round of a build to what its earlier rounds gave: each test (by id) gets the
-/// child's run as its next round. A test that failed in any round stays failed.
+/// Adds one round of a build: each test's next round; a test failed in any round stays failed.
 pub fn merge_round(acc: &mut Option<RunRecord>, round: RunRecord, ci_target: Option<f64>) {
     let Some(all) = acc else {
         let mut first = round;
@@ -130,15 +121,11 @@ pub struct ProcessLauncher {
 
 impl Launcher for ProcessLauncher {
     fn run(&mut self, lib_dir: &Path, args: &[String]) -> Result<RunRecord, RunnerError> {
-        let path = match std::env::var_os("LD_LIBRARY_PATH") {
-            Some(old) if !old.is_empty() => {
-                let mut p = lib_dir.as_os_str().to_owned();
-                p.push(":");
-                p.push(old);
-                p
-            }
-            _ => lib_dir.as_os_str().to_owned(),
-        };
+        let mut path = lib_dir.as_os_str().to_owned();
+        if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|o| !o.is_empty()) {
+            path.push(":");
+            path.push(old);
+        }
         let out = std::process::Command::new(&self.exe)
             .args(args)
             .env("LD_LIBRARY_PATH", path)
@@ -172,12 +159,8 @@ pub fn file_name(index: usize, lib: &Path) -> String {
     } else {
         lib
     };
-    let name = crate::util::file_safe(
-        &dir.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-    );
-    format!("{index}-{name}.json")
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    format!("{index}-{}.json", crate::util::file_safe(&name))
 }
 
 /// The builds measured: each build's directory and pooled record, in `--library` order.
@@ -207,7 +190,7 @@ fn check(o: &AbOptions) -> Result<(), OptionError> {
         return Err(OptionError::LibraryNeedsTwo);
     }
     if o.rounds == 0 {
-        return Err(OptionError::LibraryRoundsBelowOne);
+        return Err(OptionError::RoundsBelowOne);
     }
     Ok(())
 }
@@ -222,8 +205,7 @@ pub fn measure(o: &AbOptions) -> Result<Measured, RunnerError> {
         .iter()
         .map(|d| absolute_lib_dir(d))
         .collect::<Result<Vec<_>, _>>()?;
-    let exe =
-        std::env::current_exe().map_err(|cause| RunnerError::NoLibraryExecutable { cause })?;
+    let exe = std::env::current_exe().map_err(|cause| RunnerError::NoExecutable { cause })?;
     let args = child_args(&o.config, &o.filters);
     let quiet = o.quiet;
     let mut note = |s: &str| {

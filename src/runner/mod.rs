@@ -1,9 +1,7 @@
-//! Runs a plan, whatever its kinds of test: orders by load key, loads each model once per
-//! key (building a ladder variant on first use), hands each test to the code for its kind
-//! (`kinds`), and rewrites the result file after each test, so that a finished measurement
-//! is on disk before the next one starts. Filter, scope, shard, resume, `--isolate`
-//! children, progress and ETA, Ctrl-C and fault injection are handled here, once for every
-//! kind. A test or model that fails is recorded with its error and the sweep goes on.
+//! Runs a plan, whatever its kinds of test: each model loaded once per load key, each test
+//! handed to its kind (`kinds`) and on disk before the next starts. Filter, scope, shard,
+//! resume, `--isolate`, progress, Ctrl-C and fault injection are handled here, once for
+//! every kind; a test or model that fails is recorded with its error and the sweep goes on.
 
 pub mod auto;
 pub mod dry_run;
@@ -39,7 +37,7 @@ pub struct RunOptions {
     pub filters: Vec<String>,
     /// Run only this shard of the (filtered) plan: `tpsbench run --shard i/n`.
     pub shard: Option<plan::Shard>,
-    /// Which part of the plan: all, the ladders only, or all but the llama-bench tests.
+    /// Which part of the plan: all, or the ladders only.
     pub scope: Scope,
     /// Where the result file goes; `None` writes nothing (dry use from the library).
     pub results_dir: Option<PathBuf>,
@@ -56,9 +54,6 @@ pub struct RunOptions {
     pub power: bool,
     /// No status lines (quantization, quality passes) on stderr.
     pub quiet: bool,
-    /// `resume` is this same run's file (cargo bench's criterion part wrote it): continue it
-    /// without recording a resume.
-    pub continuation: bool,
 }
 
 impl RunOptions {
@@ -77,7 +72,6 @@ impl RunOptions {
             bandwidth: Default::default(),
             power: false,
             quiet: true,
-            continuation: false,
         }
     }
 }
@@ -124,17 +118,15 @@ pub fn run(
     }
     let mine = this_process(&part, &prep.plan, opts);
     prepare::check_models(&prep.models, &mine)?;
-    // Served models answer (or their server can be started) before any test runs.
-    crate::kinds::serving::preflight(&opts.config, http_models(&mine))?;
-    same_backend(&opts.config, http_models(&mine), &info.devices)?;
+    served_ready(&opts.config, http_models(&mine), &info.devices)?;
     let child = opts.only_model.is_some();
     let target::Target { path, mut record } = target::open(
         info,
         opts.results_dir.as_deref(),
         opts.resume.as_deref(),
-        child || opts.continuation,
+        child,
     )?;
-    if !child && !opts.continuation {
+    if !child {
         refuse_auto_on_fixed(opts, &record)?;
     }
     // A resumed file asked for more rounds records the larger count.
@@ -147,7 +139,7 @@ pub fn run(
     if !child {
         warn_before(opts, &prep, &todo, record.run.load_average);
     }
-    if opts.resume.is_some() && !child && !opts.continuation {
+    if opts.resume.is_some() && !child {
         progress.note(&format!(
             "resuming: {done} tests done, {} to run",
             todo.len()
@@ -166,13 +158,15 @@ pub fn run(
     Ok(sweep.finish(ran.interrupted)?)
 }
 
-/// Each llama-server tpsbench starts for `models` sees the offload backends this tpsbench
-/// sees (`devices`): a served test beside an in-process one compares the two.
-pub(crate) fn same_backend(
+/// Before any test: served `models` answer (or their server can be started), and each
+/// llama-server tpsbench starts sees the offload backends this tpsbench sees (`devices`): a
+/// served test beside an in-process one compares the two.
+pub(crate) fn served_ready(
     config: &Config,
-    models: impl IntoIterator<Item = usize>,
+    models: std::collections::BTreeSet<usize>,
     devices: &[crate::record::DeviceInfo],
 ) -> Result<(), RunnerError> {
+    crate::kinds::serving::preflight(config, models.iter().copied())?;
     use crate::config::ServerLaunch;
     use crate::engine::endpoint::launch;
     let said = |b: &[String]| {
@@ -286,8 +280,7 @@ pub fn describe_plan(mut info: RunInfo, plan: &Plan, opts: &RunOptions) -> RunIn
     info
 }
 
-/// An empty part: a shard with no tests is not an error (more shards than tests); a
-/// filter or scope that keeps nothing is.
+/// An empty part: not an error for a shard (more shards than tests), but for a filter.
 pub(super) fn nothing_to_run(
     info: RunInfo,
     plan: &Plan,
@@ -319,12 +312,7 @@ pub fn run_info(
     system_info: String,
     devices: Vec<crate::record::DeviceInfo>,
 ) -> RunInfo {
-    let mut backends: Vec<String> = Vec::new();
-    for d in &devices {
-        if !backends.contains(&d.backend) {
-            backends.push(d.backend.clone());
-        }
-    }
+    let mut backends = unique(devices.iter().map(|d| d.backend.clone()));
     if backends.is_empty() {
         backends.push("CPU".into());
     }
@@ -405,6 +393,17 @@ pub fn new_test_record(t: &PlannedTest, model: &ModelRecord, run: &RunInfo) -> T
         rounds: Vec::new(),
         text: None,
     }
+}
+
+/// `xs` without repeats, in their first order.
+pub(crate) fn unique<T: PartialEq>(xs: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for x in xs {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
 }
 
 /// Test-only fault injection: `TPSBENCH_FAULT_ABORT_AT=<text>` aborts the process (as a

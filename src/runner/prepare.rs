@@ -8,6 +8,7 @@ use super::error::RunnerError;
 use crate::config::Config;
 use crate::gguf::reader;
 use crate::ladder::cache::{BaseInfo, inspect_base, variant_path};
+use crate::ladder::error::LadderError;
 use crate::plan::build::{Facts, LadderFacts, ModelFacts};
 use crate::plan::{self, ModelSource, Plan, PlannedTest};
 use crate::record::{ModelRecord, RunRecord};
@@ -22,8 +23,6 @@ pub enum Scope {
     All,
     /// The ladders' variants only (`tpsbench ladder`).
     Ladders,
-    /// Everything but the llama-bench tests (`cargo bench`, after criterion ran those).
-    NotLlamaBench,
 }
 
 /// The plan and what was read to make it.
@@ -32,7 +31,7 @@ pub struct Prepared {
     /// One record per model of the plan; a variant's is completed when it is built.
     pub models: Vec<ModelRecord>,
     /// Per ladder: its base, or why it cannot be read.
-    pub bases: Vec<Result<BaseInfo, String>>,
+    pub bases: Vec<Result<BaseInfo, LadderError>>,
     pub prompts: Option<PromptFile>,
     /// The `[speculative]` dataset (ShareGPT or a prompt file), read once for every test.
     pub spec_prompts: Option<PromptFile>,
@@ -66,10 +65,10 @@ fn prepare_for(
             None => empty_model(&m.name, Path::new("")),
         })
         .collect();
-    let bases: Vec<Result<BaseInfo, String>> = config
+    let bases: Vec<_> = config
         .ladders
         .iter()
-        .map(|l| inspect_base(&l.base).map_err(|e| e.to_string()))
+        .map(|l| inspect_base(&l.base))
         .collect();
     let files = ladder_files(config, &bases)?;
     let prompts = match config.serving.as_ref().and_then(|s| s.dataset.as_ref()) {
@@ -124,7 +123,7 @@ fn prepare_for(
 
 /// What the plan needs of each ladder: its base's hash and kind, its files' labels and hashes.
 fn ladder_facts(
-    bases: &[Result<BaseInfo, String>],
+    bases: &[Result<BaseInfo, LadderError>],
     files: &[Vec<(ModelRecord, String)>],
 ) -> Vec<LadderFacts> {
     bases
@@ -153,7 +152,7 @@ fn ladder_facts(
 fn variant_records(
     config: &Config,
     plan: &Plan,
-    bases: &[Result<BaseInfo, String>],
+    bases: &[Result<BaseInfo, LadderError>],
     files: &[Vec<(ModelRecord, String)>],
 ) -> Result<Vec<ModelRecord>, RunnerError> {
     let mut out = Vec::new();
@@ -203,7 +202,7 @@ fn variant_records(
 /// (a file of another model than the base, a reference store that cannot be held) refused.
 fn ladder_files(
     config: &Config,
-    bases: &[Result<BaseInfo, String>],
+    bases: &[Result<BaseInfo, LadderError>],
 ) -> Result<Vec<Vec<(ModelRecord, String)>>, RunnerError> {
     let mut out = Vec::new();
     for (l, b) in config.ladders.iter().zip(bases) {
@@ -214,7 +213,7 @@ fn ladder_files(
         for f in &l.files {
             if let Some(why) = crate::ladder::cache::file_difference(&f.path, &l.base) {
                 let path = f.path.clone();
-                return Err(crate::ladder::error::LadderError::Input {
+                return Err(LadderError::Input {
                     path,
                     why: format!("not the model of ladder {}: {why}", l.name),
                 }
@@ -240,8 +239,7 @@ const FETCHED: &[(&str, &str)] = &[
     ),
 ];
 
-/// A dataset, read. One `scripts/setup` fetches and that is not there yet is an error that
-/// names the command, or None when `planning`.
+/// A dataset, read; None when `planning` and `scripts/setup` has not fetched it yet.
 fn dataset_of(p: &Path, planning: bool) -> Result<Option<PromptFile>, RunnerError> {
     match not_fetched(p) {
         Err(_) if planning => Ok(None),
@@ -250,8 +248,7 @@ fn dataset_of(p: &Path, planning: bool) -> Result<Option<PromptFile>, RunnerErro
     }
 }
 
-/// The datasets of `config` that `scripts/setup` fetches and has not fetched yet, each with
-/// the command that fetches it.
+/// The datasets of `config` that `scripts/setup` fetches and has not fetched yet.
 pub fn not_fetched_datasets(config: &Config) -> Vec<RunnerError> {
     let serving = config.serving.as_ref().and_then(|s| s.dataset.as_ref());
     let spec = config.speculative.as_ref().map(|s| &s.dataset);
@@ -284,11 +281,7 @@ pub fn part(plan: &Plan, scope: Scope, shard: Option<plan::Shard>) -> Vec<Planne
     let mut tests: Vec<PlannedTest> = plan
         .tests
         .iter()
-        .filter(|t| match scope {
-            Scope::All => true,
-            Scope::Ladders => t.model >= n_files,
-            Scope::NotLlamaBench => !t.kind.is_llama_bench(),
-        })
+        .filter(|t| scope == Scope::All || t.model >= n_files)
         .cloned()
         .collect();
     if let Some(s) = shard {
@@ -297,9 +290,8 @@ pub fn part(plan: &Plan, scope: Scope, shard: Option<plan::Shard>) -> Vec<Planne
     tests
 }
 
-/// The tests still to run: those of model `only_model` (when set; `--isolate` children)
-/// that `done` does not hold, matched by identity and model name, so a changed
-/// configuration is never mistaken for done.
+/// The tests (of `only_model`, when set) that `done` does not hold, matched by identity and
+/// model name, so a changed configuration is never mistaken for done.
 pub(crate) fn remaining(
     plan: &Plan,
     tests: &[PlannedTest],
@@ -321,19 +313,16 @@ pub(crate) fn is_done(plan: &Plan, t: &PlannedTest, done: &RunRecord) -> bool {
         .any(|d| d.identity == t.identity && &d.model == name)
 }
 
-/// Bad input found before hours of sweep: a model file (or ladder base) that is missing or
-/// not a valid GGUF, for a model that has tests to run. (A file llama.cpp itself then
-/// refuses is a run-time failure, recorded with the test.)
+/// Bad input found before hours of sweep: a model file (or ladder base) with tests to run
+/// that is missing or not a valid GGUF (one llama.cpp refuses fails its tests).
 pub fn check_models(models: &[ModelRecord], tests: &[PlannedTest]) -> Result<(), RunnerError> {
-    let mut bad: Vec<(String, String)> = Vec::new();
-    for (i, m) in models.iter().enumerate() {
-        if let (true, Some(e)) = (tests.iter().any(|t| t.model == i), &m.error) {
-            let model = (m.name.clone(), e.clone());
-            if !bad.contains(&model) {
-                bad.push(model);
-            }
-        }
-    }
+    let bad = super::unique((models.iter().enumerate()).filter_map(|(i, m)| {
+        let e = m
+            .error
+            .clone()
+            .filter(|_| tests.iter().any(|t| t.model == i))?;
+        Some((m.name.clone(), e))
+    }));
     if bad.is_empty() {
         Ok(())
     } else {
@@ -365,9 +354,8 @@ pub fn inspect_model(name: &str, path: &Path) -> ModelRecord {
     rec
 }
 
-/// Builds model `mi` of the plan when it is a ladder variant not built yet (cached by the
-/// base's SHA-256 and the type), then reads it as any model file; a failure is the model's
-/// error, recorded with its tests.
+/// Builds model `mi` when it is a ladder variant not built yet, then reads it as any model
+/// file; a failure is the model's error, recorded with its tests.
 pub fn ensure_variant(
     config: &Config,
     prep: &Prepared,
@@ -410,8 +398,7 @@ pub fn ensure_variant(
     }
 }
 
-/// Completes a variant's record once its file exists: what `inspect_model` reads, with the
-/// provenance inherited from the base (synthetic included).
+/// Completes a variant's record once its file exists, keeping the base's provenance.
 fn inspect_variant(rec: &mut ModelRecord) {
     let mut fresh = inspect_model(&rec.name, Path::new(&rec.path));
     fresh.provenance = rec.provenance.take();
@@ -420,8 +407,9 @@ fn inspect_variant(rec: &mut ModelRecord) {
 
 fn file_name(path: &Path) -> String {
     path.file_name()
-        .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default()
+        .to_string_lossy()
+        .into()
 }
 
 fn empty_model(name: &str, path: &Path) -> ModelRecord {
@@ -429,21 +417,7 @@ fn empty_model(name: &str, path: &Path) -> ModelRecord {
         name: name.to_string(),
         path: path.display().to_string(),
         model_filename: file_name(path),
-        file_size: 0,
-        sha256: String::new(),
-        architecture: None,
-        quantization: None,
-        model_type: None,
-        model_size: None,
-        model_n_params: None,
-        error: None,
-        bits_per_weight: None,
-        tensor_types: vec![],
-        identity: None,
-        provenance: None,
-        quality: None,
-        bytes_per_token: None,
-        ref_tokens_per_token: None,
+        ..Default::default()
     }
 }
 
@@ -474,18 +448,12 @@ pub(crate) fn requantized_warnings(
     out
 }
 
-/// One warning per thread count in `tests` above the machine's physical cores: such a run
-/// measures contention (llama.cpp's threads wait for the slowest at every step), not the model.
-/// The one-minute load average above which a run is called busy, per logical CPU: a 2-CPU
-/// machine at a load of 1.0 is half taken by something else.
-pub(crate) const BUSY_LOAD_PER_CPU: f64 = 0.5;
-
-/// A warning when the machine was busy as the run started. A busy machine gets this line,
-/// not other defaults: the figures then measure the other load too, and the run records
-/// its load average so that readers can tell.
+/// A warning when the machine was busy (`machine::busy_threshold`) as the run started: the
+/// figures then measure the other load too, and the run records its load average so that
+/// readers can tell.
 pub(crate) fn busy_warning(load: Option<[f64; 3]>, logical_cpus: u32) -> Option<String> {
     let one = load?[0];
-    let limit = BUSY_LOAD_PER_CPU * f64::from(logical_cpus.max(1));
+    let limit = crate::machine::busy_threshold(logical_cpus);
     (one > limit).then(|| {
         format!(
             "the machine is busy (1-minute load average {one:.2}, above {limit:.1} for \
@@ -495,6 +463,8 @@ pub(crate) fn busy_warning(load: Option<[f64; 3]>, logical_cpus: u32) -> Option<
     })
 }
 
+/// One warning per thread count in `tests` above the machine's physical cores: such a run
+/// measures contention (llama.cpp's threads wait for the slowest at every step), not the model.
 pub(crate) fn thread_warnings(tests: &[PlannedTest], physical_cores: u32) -> Vec<String> {
     let counts: std::collections::BTreeSet<u32> =
         tests.iter().map(|t| t.params.n_threads).collect();

@@ -1,13 +1,10 @@
-//! `tpsbench tune`: the sweep's configurations raced for the `[tune]` objective.
-//! The space is the plan at the objective's test sizes: every model, every ladder variant,
-//! every combination of the axes, one candidate each. The limits that can be computed
-//! before any speed is measured prune first (`race/limits.rs`: the model's context, memory,
-//! then the ladder's KLD from its quality tests, then the load time where it is limited);
-//! bisection leaves the boundaries of monotone placement axes (`race/bisect.rs`). Then every
-//! candidate runs one round; each later round runs only the survivors, interleaved in
-//! rotated order as `run`'s rounds are (`rounds::rotated`); `stats::race` eliminates, ties and says when to stop. Every round of
-//! every candidate is a round of its test in the result file, and the race's settings and
-//! verdicts are the run's `tune` record, so the race can be replayed.
+//! `tpsbench tune`: the sweep's configurations at the objective's test sizes raced for the
+//! `[tune]` objective, one candidate each. The limits computable before any speed prune
+//! first (`race/limits.rs`), bisection leaves the boundaries of monotone placement axes
+//! (`race/bisect.rs`); then every round runs the survivors in rotated order, as `run`'s
+//! rounds do, and `stats::race` eliminates, ties and stops. Every round is a round of its
+//! test in the result file and the verdicts are the run's `tune` record, so the race can
+//! be replayed.
 
 mod bisect;
 mod goodput;
@@ -58,6 +55,16 @@ pub fn at_objective(config: &Config, t: &Tune) -> Config {
         c.settings.repetitions = crate::config::AutoRounds::REPETITIONS;
     }
     c
+}
+
+/// The id of configuration `b` measured as `what` (a load, a decoding): the bench id is
+/// `model/quant/<test>/<axes>`, and the test's part becomes `what`.
+fn measured_as(b: &PlannedTest, what: &str) -> String {
+    let test = b.params.name().replace(" @ ", "@");
+    match b.id.split_once(&format!("/{test}")) {
+        Some((head, tail)) => format!("{head}/{what}{tail}"),
+        None => format!("{}/{what}", b.id),
+    }
 }
 
 /// Runs the race `opts.config`'s `[tune]` asks for.
@@ -153,8 +160,7 @@ fn space(
         .filter(|&m| served::reach(&opts.config, m) != served::Reach::InProcess)
         .collect();
     if t.goodput.is_some() {
-        crate::kinds::serving::preflight(&opts.config, http.clone())?;
-        super::same_backend(&opts.config, http, devices)?;
+        super::served_ready(&opts.config, http, devices)?;
     }
     Ok((space, endpoints))
 }
@@ -296,8 +302,8 @@ fn empty_space_line(config: &Config, t: &Tune, rec: &TuneRecord) -> String {
     )
 }
 
-/// The race: round after round over the survivors until `stats::race` stops it, the
-/// time budget ends or Ctrl-C. True when interrupted.
+/// Round after round over the survivors until `stats::race`, the budget or Ctrl-C (true)
+/// stops it.
 fn run_race(
     sweep: &mut Sweep,
     t: &Tune,
@@ -366,8 +372,7 @@ fn run_race(
     Ok(interrupted)
 }
 
-/// The candidate's rate in its test's round `round` (1-based): its round median; None when
-/// the test failed or lacks the round.
+/// The candidate's round median in its test's round `round` (1-based), if it has one.
 fn round_value(sweep: &Sweep, t: &PlannedTest, round: usize) -> Option<f64> {
     let rec = sweep.record().tests.iter().find(|x| x.id == t.id)?;
     if rec.status != Status::Ok {

@@ -109,9 +109,8 @@ pub fn rounds_apply(t: &PlannedTest) -> bool {
     matches!(t.detail, plan::Detail::Bench)
 }
 
-/// The tests of `mine` that round `round` (0-based) still has to measure, in plan order:
-/// every test without a record in round 0, then the llama-bench-style tests whose record
-/// holds `round` rounds. A failed test is final and never measured again.
+/// The tests of `mine` that round `round` (0-based) still has to measure: those without a
+/// record in round 0, then the llama-bench-style ones holding `round` rounds (a failure is final).
 pub fn due_in_round(mine: &[PlannedTest], round: usize, record: &RunRecord) -> Vec<PlannedTest> {
     mine.iter()
         .filter(|t| {
@@ -125,10 +124,8 @@ pub fn due_in_round(mine: &[PlannedTest], round: usize, record: &RunRecord) -> V
         .collect()
 }
 
-/// Round `round`'s order: A B C, then B C A, then C A B... The tests that share a model
-/// load stay together (each group is loaded once per round) and the groups rotate; inside
-/// a group of llama-bench-style tests, the tests rotate too. So no test always runs first
-/// after a load, and every comparison inside a sweep is paired by round.
+/// Round `round`'s order: the groups that share a model load (loaded once a round) rotate,
+/// and the llama-bench-style tests inside a group too, so no test always runs first.
 pub fn rotated(tests: &[PlannedTest], round: usize) -> Vec<PlannedTest> {
     let mut groups: Vec<Vec<PlannedTest>> = Vec::new();
     for t in tests {
@@ -139,10 +136,7 @@ pub fn rotated(tests: &[PlannedTest], round: usize) -> Vec<PlannedTest> {
             _ => groups.push(vec![t.clone()]),
         }
     }
-    if groups.is_empty() {
-        return Vec::new();
-    }
-    let n = groups.len();
+    let n = groups.len().max(1);
     groups.rotate_left(round % n);
     for g in &mut groups {
         if g.iter().all(rounds_apply) {

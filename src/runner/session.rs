@@ -45,15 +45,6 @@ impl Request {
     pub fn is_child(&self) -> bool {
         self.only_model.is_some()
     }
-
-    /// The option that gives a race's seconds: `tune`'s own, or `run`'s.
-    fn seconds_flag(&self) -> &'static str {
-        if self.tune {
-            "--max-seconds"
-        } else {
-            "--max-rounds-seconds"
-        }
-    }
 }
 
 /// A request whose configuration loaded and whose rounds make sense.
@@ -127,9 +118,8 @@ impl Up {
 }
 
 /// The one start of `run`, `tune`, `ladder` and `cargo bench`: llama.cpp, the synthetic
-/// models (`synth = ...`, written before anything runs: no download needed; an `--isolate`
-/// child's parent wrote them), the knob checks, the SIMD and GPU warnings, and Ctrl-C
-/// (once: stop after the current test).
+/// models (an `--isolate` child's parent wrote them), the knob checks, the SIMD and GPU
+/// warnings, and Ctrl-C.
 pub fn start_up(cfg: &Config, r: &Request) -> Result<Up, RunnerError> {
     let engine = LlamaEngine::new(r.verbose)?;
     if !r.is_child() {
@@ -159,30 +149,6 @@ pub fn start_up(cfg: &Config, r: &Request) -> Result<Up, RunnerError> {
         stop,
         bandwidth: Default::default(),
     })
-}
-
-/// Waits at most `max_s` seconds (checking every 5) for the machine to stop being busy by
-/// the rule the result file applies (`prepare::busy_warning`): a pass started at once, after
-/// other work of this process, would start on a machine its file calls busy.
-pub fn wait_for_quiet(max_s: u64) {
-    let logical = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let target = runner::prepare::BUSY_LOAD_PER_CPU * f64::from(logical);
-    let load = || system::load_average().map_or(0.0, |l| l[0]);
-    let busy = || runner::prepare::busy_warning(system::load_average(), logical).is_some();
-    if max_s == 0 || !busy() {
-        return;
-    }
-    eprintln!(
-        "tpsbench: waiting up to {max_s} s for the load ({:.2}) to fall to {target} before the \
-         pass (TPSBENCH_QUIET_WAIT=0 skips)",
-        load()
-    );
-    let mut waited = 0;
-    while waited < max_s && busy() {
-        std::thread::sleep(std::time::Duration::from_secs(5));
-        waited += 5;
-    }
-    eprintln!("tpsbench: load {:.2} after {waited} s", load());
 }
 
 /// A llama.cpp built without SIMD this CPU has measures low: one line says so.
@@ -265,9 +231,8 @@ fn install_interrupt() -> Arc<AtomicBool> {
     stop
 }
 
-/// The knob table's values against this build and the model files, before any test: bad
-/// input stops the run (exit 2); what is only worth knowing, or what this build will not
-/// honour, is a warning (once, not in an `--isolate` child).
+/// The knob table's values against this build and the model files: bad input stops the run;
+/// what this build will not honour is a warning (not repeated by an `--isolate` child).
 fn knob_checks(cfg: &Config, child: bool) -> Result<(), runner::KnobError> {
     let devices: Vec<String> = llama::devices().into_iter().map(|d| d.name).collect();
     let offload_devices = llama::devices()
@@ -393,10 +358,8 @@ pub fn finish(s: &Swept) -> Ending {
     // An `--isolate` child (`--only-model`) writes into its parent's file: the parent
     // reports it, once.
     let child = r.is_child();
-    let written = match &out.path {
-        Some(p) if !r.quiet && !child => Some(format!("results written to {}", p.display())),
-        _ => None,
-    };
+    let written = (out.path.as_ref().filter(|_| !r.quiet && !child))
+        .map(|p| format!("results written to {}", p.display()));
     let mut lines = Vec::new();
     match (out.interrupted, &out.path, child) {
         // A race has no file to resume: what its rounds established is its answer so far.
@@ -433,24 +396,16 @@ pub fn failed_line(out: &RunOutcome) -> String {
     )
 }
 
-/// The command that continues an interrupted run, as it was started (same configuration,
-/// filters, shard, results directory, isolation) with `--resume FILE`: it works as printed.
+/// The command that continues an interrupted run: as it was started, with `--resume FILE`.
 pub fn resume_command(args: &[String], file: &Path) -> String {
     let mut out: Vec<String> = Vec::new();
-    let mut skip = false;
-    for a in args {
-        if skip {
-            skip = false;
-            continue;
-        }
+    let mut args = args.iter();
+    while let Some(a) = args.next() {
         if a == "--resume" {
-            skip = true;
-            continue;
+            args.next();
+        } else if !a.starts_with("--resume=") {
+            out.push(a.clone());
         }
-        if a.starts_with("--resume=") {
-            continue;
-        }
-        out.push(a.clone());
     }
     out.push("--resume".into());
     out.push(file.display().to_string());

@@ -1,7 +1,6 @@
-//! The measuring loop of a run: model loads by load key, batches that share a context,
-//! one test at a time through its kind, each on disk (the result file's journal) before the
-//! next starts. The work per test does not grow with the sweep: tests are found by id in an
-//! index, and the whole file is rewritten only as the journal says (`record::journal`).
+//! The measuring loop of a run: model loads by load key, batches that share a context, one
+//! test at a time, each in the result file's journal before the next starts. The work per
+//! test does not grow with the sweep: tests are found by id in an index (`record::journal`).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -43,8 +42,7 @@ pub(super) struct Sweep<'a> {
     started: Instant,
     /// Tests measured by this process so far, over every round: the progress counter.
     measured: usize,
-    /// Tests whose model did not load (their record holds only the load's error): what a
-    /// tune's bisection says of a failed probe.
+    /// Tests whose model did not load: what a tune's bisection says of a failed probe.
     load_failed: std::collections::HashSet<String>,
 }
 
@@ -60,17 +58,12 @@ impl<'a> Sweep<'a> {
         // Each test's context allocates and frees large blocks: without this, the heap
         // fragments and a sweep's memory grows with its length (see the function).
         crate::machine::memory::keep_large_allocations_apart();
-        let power = if opts.power {
-            crate::machine::energy::detect()
-        } else {
-            None
-        };
+        let power = opts.power.then(crate::machine::energy::detect).flatten();
         let mut monitor = Monitor::new(power, opts.bandwidth.clone());
         monitor.host = record.run.host_bandwidth.clone();
-        let journal = match &path {
-            Some(p) => Some(Journal::start(p, &record)?),
-            None => None,
-        };
+        let journal = (path.as_ref())
+            .map(|p| Journal::start(p, &record))
+            .transpose()?;
         let index = (record.tests.iter().enumerate())
             .map(|(i, t)| (t.id.clone(), i))
             .collect();
@@ -246,18 +239,10 @@ impl<'a> Sweep<'a> {
                 kinds::serving::run(engine, config, prompts, g, s, rec, progress)
             }
             (Detail::Quality { ladder }, _, _) => {
-                let source = &prep.plan.models[t.model].source;
+                let at = (*ladder, &prep.plan.models[t.model].source);
                 let mrec = &mut self.models[t.model];
                 let (bases, cache) = (&prep.bases, &mut self.quality);
-                kinds::quality::run(
-                    config,
-                    bases,
-                    cache,
-                    (*ladder, source),
-                    mrec,
-                    rec,
-                    &self.rep,
-                )
+                kinds::quality::run(config, bases, cache, at, mrec, rec, &self.rep)
             }
             (Detail::Bench, Ok(m), _) => {
                 let shape = self.shape(t.model);
@@ -289,8 +274,7 @@ impl<'a> Sweep<'a> {
         }
     }
 
-    /// A speculative test: its draft model (refused when it does not fit the target) and
-    /// its run.
+    /// A speculative test, refused when its draft does not fit the target.
     fn speculative(
         &mut self,
         t: &PlannedTest,
@@ -329,8 +313,7 @@ impl<'a> Sweep<'a> {
         }
     }
 
-    /// The draft model of a speculative test: a ladder variant (built now if missing) or a
-    /// file; None for drafters without one.
+    /// The draft model of a speculative test (a variant built now if missing), if any.
     fn draft_file(
         &mut self,
         s: &crate::plan::speculative::SpecTest,
@@ -406,8 +389,7 @@ impl<'a> Sweep<'a> {
         self.shapes[mi].flatten()
     }
 
-    /// A decode near its host ceiling: probe again and keep the highest read on record
-    /// (`record::machine::recheck_host_ceiling`), before the file is written for good.
+    /// A decode near its host ceiling: the ceiling probed again before the file is final.
     pub(super) fn recheck_ceiling(&mut self, progress: &mut dyn Progress) {
         if let Some(line) = crate::record::machine::recheck_host_ceiling(&mut self.record) {
             progress.note(&line);
@@ -426,9 +408,8 @@ impl<'a> Sweep<'a> {
     }
 }
 
-/// When `t` and its twin (the same serving test served and in-process, as the plan pairs
-/// them) are both measured, puts the served/in-process ratios into the served one's
-/// record, and returns where it is.
+/// When `t` and its twin (served and in process, as the plan pairs them) are both measured,
+/// the ratios into the served one's record; returns where it is.
 fn link_served(
     tests: &mut [TestRecord],
     index: &std::collections::HashMap<String, usize>,

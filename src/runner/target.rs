@@ -12,9 +12,8 @@ pub struct Target {
     pub record: RunRecord,
 }
 
-/// A new result file in `dir` (none when `dir` is `None`), or `resume`'s file after checking
-/// that it holds the same plan, settings and shard as `info` describes. `quiet_resume`: an
-/// `--isolate` child or cargo bench's second part, which record no resume of their own.
+/// A new result file in `dir`, or `resume`'s after checking that it holds the plan `info`
+/// describes. `quiet_resume`: an `--isolate` child, which records no resume of its own.
 pub fn open(
     info: RunInfo,
     dir: Option<&std::path::Path>,
@@ -45,10 +44,9 @@ pub fn open(
             record,
         });
     }
-    let path = match dir {
-        Some(dir) => Some(results::new_result_path(dir, &info)?),
-        None => None,
-    };
+    let path = dir
+        .map(|d| results::new_result_path(d, &info))
+        .transpose()?;
     let record = RunRecord {
         schema_version: SCHEMA_VERSION,
         run: info,
@@ -58,9 +56,8 @@ pub fn open(
     Ok(Target { path, record })
 }
 
-/// Why a run described by `now` cannot continue the file described by `file`, naming the
-/// first difference; `None` when it can. Files from before plans were recorded are checked
-/// on the settings they do record.
+/// Why a run described by `now` cannot continue `file`'s (the first difference); files from
+/// before plans were recorded are checked on the settings they record.
 pub fn first_difference(file: &RunInfo, now: &RunInfo) -> Option<String> {
     if file.shard != now.shard {
         let show = |s: Option<crate::record::ShardInfo>| {
@@ -76,21 +73,16 @@ pub fn first_difference(file: &RunInfo, now: &RunInfo) -> Option<String> {
     }
     let Some(hash) = &file.plan_hash else {
         let pairs = [
-            ("warmup", file.warmup, now.warmup),
-            ("repetitions", file.repetitions, now.repetitions),
+            ("warmup", file.warmup.into(), now.warmup.into()),
+            (
+                "repetitions",
+                file.repetitions.into(),
+                now.repetitions.into(),
+            ),
+            ("seed", file.seed, now.seed),
         ];
-        for (k, a, b) in pairs {
-            if a != b {
-                return Some(format!("{k} is {a} in the file, {b} in the configuration"));
-            }
-        }
-        if file.seed != now.seed {
-            return Some(format!(
-                "seed is {} in the file, {} in the configuration",
-                file.seed, now.seed
-            ));
-        }
-        return None;
+        let (k, a, b) = pairs.into_iter().find(|(_, a, b): &(_, u64, u64)| a != b)?;
+        return Some(format!("{k} is {a} in the file, {b} in the configuration"));
     };
     if Some(hash) == now.plan_hash.as_ref() {
         return None;

@@ -32,7 +32,6 @@ fn opts(cfg: Config, dir: &Path) -> RunOptions {
         power: false,
         scope: Scope::All,
         quiet: true,
-        continuation: false,
     }
 }
 

@@ -22,9 +22,8 @@ pub struct Target {
     pub mtp_bytes: u64,
 }
 
-/// The bytes of every block of `target` that holds a nextn tensor: the MTP layers
-/// (attention, FFN or experts, and the nextn projections), which draft-mtp drafts with and
-/// which plain decoding never reads.
+/// The bytes of every block of `target` that holds a nextn tensor: the MTP layers, which
+/// draft-mtp drafts with and plain decoding never reads.
 pub fn mtp_bytes(target: &crate::gguf::header::Header) -> u64 {
     let block =
         |name: &str| -> Option<u64> { name.strip_prefix("blk.")?.split('.').next()?.parse().ok() };
@@ -42,10 +41,8 @@ pub fn mtp_bytes(target: &crate::gguf::header::Header) -> u64 {
         .sum()
 }
 
-/// Why llama.cpp's drafter `s.drafter` cannot run on this target and draft (from their
-/// GGUF headers), before llama.cpp is handed them: llama.cpp's own detection
-/// (`common_speculative_types_from_gguf`) asserts on files it does not expect, and a
-/// drafter made from the wrong kind of file fails deep inside it.
+/// Why `drafter` cannot run on this target and draft (from their GGUF headers): llama.cpp's
+/// own detection asserts on files it does not expect, or fails deep inside the drafter.
 pub fn refusal(
     drafter: Drafter,
     target: &crate::gguf::header::Header,

@@ -1,20 +1,11 @@
-//! Bisection of a monotone placement axis. Along `n_gpu_layers`, and along
-//! `n_cpu_moe` where one device holds every layer, llama.cpp's memory need on the device
-//! grows with the offload, so whether a placement loads and runs is monotone: every value
-//! below one that fits fits too. The speed is expected to grow with the offload as well,
-//! which makes the answer the most offload that fits. So rather than racing every value, each
-//! group of candidates that differ only in the axis is bisected for that boundary, one
-//! probe (a single test: one round of the candidate) at a time, and only the boundary and
-//! its neighbour with less offload race. The neighbour is where the speed's monotonicity is
-//! checked: if it turns out faster, the race says so and the answer names it (never trusted
-//! silently). The value above the boundary is checked by its own failed probe, or it was
-//! excluded by the memory limit before any probe.
-//!
-//! A probe that fails to load (out of device memory) is a failed test in the file, as in
-//! any run, and its probe says what failed (`failed`: "load", or "test" when it loaded and
-//! the test failed), so the answer says why the values above the boundary were left out.
-//! The probes are recorded in `run.tune.bisections`, and a raced candidate's probe
-//! round is its test's first round (`probe_rounds`), so the race replays from the rounds after it.
+//! Bisection of a monotone placement axis (`n_gpu_layers`, and `n_cpu_moe` where one device
+//! holds every layer): the memory a placement needs grows with the offload, so whether it
+//! loads is monotone, and each group of candidates that differ only in the axis is probed
+//! (one round of a candidate) for the most offload that fits. Only that boundary and its
+//! neighbour with less offload race: the neighbour checks that the speed is monotone too,
+//! never trusted silently (docs/tune.md, "Placement"). A failed probe is a failed test in
+//! the file and says whether its load or its test failed; a raced candidate's probe is its
+//! test's first round (`probe_rounds`), so the race replays from the rounds after it.
 
 use super::RunnerError;
 use crate::config::knobs::KnobValue;
@@ -32,8 +23,7 @@ use crate::runner::sweep::Sweep;
 /// two raced are already all of them.
 pub(super) const MIN_VALUES: usize = 4;
 
-/// A monotone axis: its name, a candidate's value, and the order of offload (larger: more
-/// on the device).
+/// A monotone axis: its name, a candidate's value, and its order of offload (larger: more).
 struct Axis {
     name: &'static str,
     value: fn(&TestParams) -> i64,
@@ -61,10 +51,8 @@ const AXES: [Axis; 2] = [
 /// The probes of a bisection in the order run: (index, passed).
 pub(super) type Probes = Vec<(usize, bool)>;
 
-/// The boundary of a monotone predicate over `n` values in order of offload (least
-/// first): the last index whose probe passes, probing the most offload first (it usually
-/// fits: one probe), then halving the interval between the last known to pass and the
-/// first known to fail. The probes in order, `(index, passed)`. A probe that errs stops it.
+/// The last of `n` values in order of offload whose probe passes, probing the most offload
+/// first (it usually fits: one probe), then halving; and the probes in order.
 pub(super) fn boundary<E>(
     n: usize,
     probe: &mut dyn FnMut(usize) -> Result<bool, E>,

@@ -1,33 +1,21 @@
-//! The goodput objective's race: every candidate of the sweep (model or ladder
-//! variant, and every combination of the axes) serves `[serving]`'s requests at one load,
-//! in process, each round, and its round figure is its goodput, the requests that met the
-//! SLO per second of the round (vLLM's `bench serve --goodput`). `stats::race` then races
-//! those figures as it races llama-bench rates: paired by round, on their logs.
+//! The goodput objective's candidates: every configuration the limits kept serves
+//! `[serving]`'s requests at one load in `slots` sequences, in process, and its round figure
+//! is its goodput (vLLM's `bench serve --goodput`), raced as llama-bench rates are.
 //!
-//! **A round without a good request.** Goodput 0 has no log: `stats::race` takes a round
-//! value that is not positive as the candidate's failure, and the candidate leaves the race
-//! at that round ("failed", and the answer says no request met the SLO). That is a rule, not
-//! a statistical claim: at this load the configuration served no request within the SLO in
-//! a whole round, which is no configuration to run at this load. It can cut a candidate
-//! whose goodput is near zero by chance alone (1 good request in 16 on average leaves it
-//! with probability (15/16)^16 ≈ 36% per round), never one that the leader is not far ahead
-//! of: tests/it/monte_carlo/race_goodput.rs measures both.
-//!
-//! The candidates are the sweep's tests at the objective, turned into serving tests: the
-//! same model and parameters (the context ones apply to the serving context), `slots`
-//! sequences, the load's rate. The limits that prune before the race (context, KLD, memory,
-//! load time) ran on the llama-bench candidates already.
+//! A round without a good request has goodput 0, which has no log: `stats::race` takes it as
+//! the candidate's failure, a rule rather than a statistical claim (no configuration to run
+//! at this load). By chance alone it can cut a candidate near zero (1 good request in 16 on
+//! average leaves it with probability (15/16)^16 ≈ 36% per round), never one the leader is
+//! not far ahead of: tests/it/monte_carlo/race_goodput.rs measures both.
 
 use crate::config::serving::{Mode, ServingConfig};
 use crate::config::tune::GoodputObjective;
 use crate::plan::serving::{ServingTest, Transport};
-use crate::plan::{Detail, PlannedTest, TestKind};
+use crate::plan::{Detail, PlannedTest, TestKind, TestParams};
 use crate::record::tune::{GoodputLoad, TuneSlo};
 
-/// With the goodput objective, the serving candidates of the llama-bench `candidates` the
-/// limits kept (served from their own llama-server where tpsbench launches the entry's,
-/// `served.rs`), then `endpoints`, the entries at a fixed endpoint, and the SLO and load in
-/// the record; else the candidates as they are.
+/// With the goodput objective, the serving candidates of the llama-bench `candidates`
+/// (launched entries' served, `served.rs`), then `endpoints`; else `candidates` as they are.
 pub(super) fn serving(
     t: &crate::config::tune::Tune,
     config: &crate::config::Config,
@@ -58,8 +46,7 @@ pub(super) fn serving(
     out
 }
 
-/// The serving candidates of the llama-bench candidates in `bench`, in their order: one per
-/// slots value of each.
+/// One serving candidate per slots value of each of `bench`, in order.
 fn candidates(
     bench: &[PlannedTest],
     g: &GoodputObjective,
@@ -89,27 +76,12 @@ fn candidate(
     params.n_prompt = if sc.dataset.is_some() { 0 } else { sc.n_prompt };
     params.n_gen = sc.n_gen;
     params.n_depth = 0;
-    let load = format!("{}rps-slots{slots}", g.rate);
-    // The bench id is `model/quant/<test>/<axes>`: the test's part becomes the load's.
-    let test = b.params.name().replace(" @ ", "@");
-    let id = match b.id.split_once(&format!("/{test}")) {
-        Some((head, tail)) => format!("{head}/serve-goodput-{}-{load}{tail}", g.workload),
-        None => format!("{}/serve-goodput-{}-{load}", b.id, g.workload),
-    };
+    let load = format!("serve-goodput-{}-{}rps-slots{slots}", g.workload, g.rate);
+    let id = super::measured_as(b, &load);
+    let name = format!("goodput {} {}/s slots{slots} (tune)", g.workload, g.rate);
     let s = ServingTest {
-        model: b.model,
         group,
-        id: id.clone(),
-        name: format!("goodput {} {}/s slots{slots} (tune)", g.workload, g.rate),
-        mode: Mode::Goodput,
-        n_parallel: slots,
-        n_seq_max: slots,
-        shared: false,
-        rate: Some(g.rate),
-        params: params.clone(),
-        transport: Transport::InProcess,
-        own_server: false,
-        twin: None,
+        ..goodput_test(b.model, id, name, slots, params, g)
     };
     // What was measured: the llama-bench candidate's model and parameters, and the load.
     let spec = serde_json::json!({
@@ -118,13 +90,44 @@ fn candidate(
         "chat_template": sc.chat_template, "temperature": sc.temperature,
         "kv_unified": sc.kv_unified, "seed": seed, "slots": slots,
     });
-    PlannedTest {
-        model: b.model,
+    planned(s, &b.identity, spec)
+}
+
+/// Test `id` of model `model` serving the objective's load in `slots` sequences, in process.
+pub(super) fn goodput_test(
+    model: usize,
+    id: String,
+    name: String,
+    slots: u32,
+    params: TestParams,
+    g: &GoodputObjective,
+) -> ServingTest {
+    ServingTest {
+        model,
+        group: 0,
         id,
+        name,
+        mode: Mode::Goodput,
+        n_parallel: slots,
+        n_seq_max: slots,
+        shared: false,
+        rate: Some(g.rate),
         params,
+        transport: Transport::InProcess,
+        own_server: false,
+        twin: None,
+    }
+}
+
+/// `s` planned: its identity is `base`'s with what it measures (`spec`).
+pub(super) fn planned(s: ServingTest, base: &str, spec: serde_json::Value) -> PlannedTest {
+    PlannedTest {
+        model: s.model,
+        id: s.id.clone(),
+        params: s.params.clone(),
         kind: TestKind::Goodput,
+        identity: crate::util::hash::sha256_hex(format!("{base}\n{spec}")),
         detail: Detail::Serving(Box::new(s)),
-        identity: crate::util::hash::sha256_hex(format!("{}\n{spec}", b.identity)),
     }
 }
 

@@ -1,13 +1,9 @@
-//! The limits of `[tune]` that prune before any speed is measured, those that need no
-//! measurement first: the context (the objective's own, and `min_ctx`) against the model's
-//! trained context, from the GGUF header; memory, the weights' file plus the KV cache at the
-//! context, against `max_memory_gib` or the host's RAM less `memory_margin`, and on each
-//! offload device what the candidate's placement puts there (`limits/memory.rs`); the KLD
-//! budget from the ladder's quality tests (run on the variants still in the space; memory
-//! then checks the variants they built); last `max_load_seconds`, timing the loads of what
-//! is left. Memory leaves out llama.cpp's
-//! compute buffers, so it is a lower bound: a candidate it excludes cannot fit, one it keeps
-//! may still fail to load (and then fails its first round and leaves the race).
+//! The limits of `[tune]` that prune before any speed is measured: the context (the
+//! objective's and `min_ctx`) against the model's trained one; memory per device
+//! (`limits/memory.rs`); the KLD budget from the ladder's quality tests (memory then checks
+//! the variants they built); last `max_load_seconds`, timing the loads of what is left.
+//! Memory leaves out llama.cpp's compute buffers, so it is a lower bound: a candidate it
+//! keeps may still fail to load (and then fails its first round and leaves the race).
 
 mod memory;
 pub(crate) use memory::per_device;
@@ -49,65 +45,38 @@ pub(super) fn apply(
 ) -> Result<Pruned, RunnerError> {
     let mut applied = Vec::new();
     let mut excluded = Vec::new();
-    let ctx_needed = t.limits.min_ctx.unwrap_or(0).max(t.objective.n_ctx());
+    let one = memory::Context::one(t.limits.min_ctx.unwrap_or(0).max(t.objective.n_ctx()));
     if let Some(c) = t.limits.min_ctx {
         applied.push(Applied::MinCtx(c));
     }
-    let mut keep = Vec::new();
-    for c in space {
-        match context_excludes(opts, prep, &c, t) {
-            Some(e) => excluded.push(e),
-            None => keep.push(c),
-        }
-    }
+    let mut keep = prune(space, &mut excluded, |c| context_excludes(opts, prep, c, t));
     // Memory needs no measurement: before the quality tests, so that none runs for a
     // variant memory excludes; again after them, for the variants they built (an unbuilt
     // variant's size is not known before).
     let devices = sweep.record().run.devices.clone();
-    let limits = memory::limits(t, &devices)
-        .map_err(|m| RunnerError::Refused(format!("{}: {m}", opts.config.file.display())))?;
-    let mut shapes = memory::Shapes::default();
-    let mut memory = |keep: &mut Vec<PlannedTest>, excluded: &mut Vec<Excluded>| {
-        keep.retain(|c| {
-            let path = header_path(opts, prep, c);
-            let name = &prep.plan.models[c.model].name;
-            let at = memory::Context::one(ctx_needed);
-            let why = (!unbuilt(opts, prep, c))
-                .then(|| limits.excludes(&mut shapes, &path, name, c, at, None))
-                .flatten();
-            match why {
-                Some(why) => {
-                    excluded.push(Excluded {
-                        id: c.id.clone(),
-                        limit: Limit::Memory,
-                        why,
-                    });
-                    false
-                }
-                None => true,
-            }
-        })
-    };
-    memory(&mut keep, &mut excluded);
+    let mut memory = Memory::new(opts, prep, t, &devices)?;
+    keep = prune(keep, &mut excluded, |c| memory.excludes(c, one, None));
     if let Some(max) = t.limits.max_kld {
         applied.push(Applied::MaxKld(max));
         keep = kld(sweep, prep, keep, max, &mut excluded, progress)?;
     }
-    memory(&mut keep, &mut excluded);
-    applied.extend(limits.said());
+    keep = prune(keep, &mut excluded, |c| memory.excludes(c, one, None));
+    applied.extend(memory.limits.said());
     // Load time is a measurement (loads, no speed): only for what the other limits leave,
     // and only here when it is a limit. Otherwise it is measured after bisection, for what
     // races (`load_times`).
     let loads = match t.limits.max_load_seconds {
-        Some(max) => load_limit(
-            engine,
-            opts,
-            prep,
-            max,
-            &mut keep,
-            &mut excluded,
-            &mut applied,
-        ),
+        Some(max) => {
+            applied.push(Applied::MaxLoadSeconds(max));
+            let timed = timed(engine, opts, prep, &keep);
+            keep = prune(keep, &mut excluded, |c| {
+                let (_, l) = timed.iter().find(|(k, _)| *k == c.load_key())?;
+                let s = LoadTime::median(&l.cold_s).filter(|&s| s > max)?;
+                let why = format!("{}: cold load {s:.3} s > {max} s", l.model);
+                Some((Limit::MaxLoadSeconds, why))
+            });
+            distinct(timed)
+        }
         None => Vec::new(),
     };
     Ok(Pruned {
@@ -118,18 +87,72 @@ pub(super) fn apply(
     })
 }
 
-/// The memory limits again on the candidates the objective made from the configurations
-/// the limits kept, counting what they add:
-/// - a goodput candidate's slots each hold a request's context (`kv_unified` as
-///   `[serving]` says); an entry at a fixed endpoint is another machine's memory, not
-///   checked;
-/// - a drafted candidate of the speculative objective loads its draft model beside its
-///   target. A drafter without a model file of its own (n-gram types; MTP, which runs on
-///   the target's weights) adds nothing; a draft not built yet is not known and stays, as
-///   an unbuilt variant does.
-///
-/// Any other candidate was checked as it is. Called where each objective makes its
-/// candidates, so each is checked once.
+/// The candidates `judge` keeps; each one it names a limit for joins `excluded`.
+fn prune(
+    candidates: Vec<PlannedTest>,
+    excluded: &mut Vec<Excluded>,
+    mut judge: impl FnMut(&PlannedTest) -> Option<(Limit, String)>,
+) -> Vec<PlannedTest> {
+    (candidates.into_iter())
+        .filter(|c| {
+            let Some((limit, why)) = judge(c) else {
+                return true;
+            };
+            let id = c.id.clone();
+            excluded.push(Excluded { id, limit, why });
+            false
+        })
+        .collect()
+}
+
+/// The memory limits, and the models' shapes read so far.
+struct Memory<'a> {
+    opts: &'a RunOptions,
+    prep: &'a Prepared,
+    limits: memory::Limits,
+    shapes: memory::Shapes,
+}
+
+impl<'a> Memory<'a> {
+    fn new(
+        opts: &'a RunOptions,
+        prep: &'a Prepared,
+        t: &Tune,
+        devices: &[crate::engine::DeviceInfo],
+    ) -> Result<Self, RunnerError> {
+        let limits = memory::limits(t, devices, &opts.config.file)?;
+        let shapes = memory::Shapes::default();
+        Ok(Memory {
+            opts,
+            prep,
+            limits,
+            shapes,
+        })
+    }
+
+    /// Why `c` at context `at`, with `draft` loaded beside it, does not fit; None where it
+    /// fits, or where its size is not known (a ladder variant not built yet).
+    fn excludes(
+        &mut self,
+        c: &PlannedTest,
+        at: memory::Context,
+        draft: Option<&memory::DraftModel>,
+    ) -> Option<(Limit, String)> {
+        if unbuilt(self.opts, self.prep, c) {
+            return None;
+        }
+        let path = header_path(self.opts, self.prep, c);
+        let name = &self.prep.plan.models[c.model].name;
+        let why = (self.limits).excludes(&mut self.shapes, &path, name, c, at, draft)?;
+        Some((Limit::Memory, why))
+    }
+}
+
+/// The memory limits again on the candidates an objective made of the configurations kept,
+/// with what they add: a goodput candidate's slots each hold a context (an entry at a fixed
+/// endpoint is another machine's memory), a drafted one holds its draft model too (a
+/// drafter without a file of its own adds nothing; a draft not built yet stays, as an
+/// unbuilt variant does).
 pub(super) fn expanded(
     opts: &RunOptions,
     prep: &Prepared,
@@ -138,64 +161,39 @@ pub(super) fn expanded(
     candidates: Vec<PlannedTest>,
     excluded: &mut Vec<Excluded>,
 ) -> Result<Vec<PlannedTest>, RunnerError> {
-    let limits = memory::limits(t, devices)
-        .map_err(|m| RunnerError::Refused(format!("{}: {m}", opts.config.file.display())))?;
+    let mut memory = Memory::new(opts, prep, t, devices)?;
     let per_seq = t.limits.min_ctx.unwrap_or(0).max(t.objective.n_ctx());
-    let one = memory::Context::one(per_seq);
     let unified = opts.config.serving.as_ref().is_some_and(|s| s.kv_unified);
-    let mut shapes = memory::Shapes::default();
-    let mut keep = Vec::new();
-    for c in candidates {
-        let (at, draft) = match &c.detail {
-            Detail::Speculative(s) => {
-                let file = match &s.draft {
-                    Some(crate::plan::speculative::Draft::File(p)) => Some(p.clone()),
-                    Some(crate::plan::speculative::Draft::Model(i)) => model_file(prep, *i),
-                    None => None,
-                };
-                let label = s
-                    .draft_label
-                    .clone()
-                    .unwrap_or_else(|| s.drafter.to_string());
-                (one, file.map(|f| (f, label, s.draft_n_gpu_layers)))
-            }
-            Detail::Serving(s) if s.transport == Transport::InProcess || s.own_server => {
-                let at = memory::Context {
-                    per_seq,
-                    seqs: s.n_seq_max,
-                    unified,
-                };
-                (at, None)
-            }
-            _ => {
-                keep.push(c);
-                continue;
-            }
-        };
-        let why = (!unbuilt(opts, prep, &c))
-            .then(|| {
-                let draft = draft
-                    .as_ref()
-                    .map(|(path, label, n_gpu_layers)| memory::DraftModel {
-                        path,
-                        label,
-                        n_gpu_layers: *n_gpu_layers,
-                    });
-                let path = header_path(opts, prep, &c);
-                let name = &prep.plan.models[c.model].name;
-                limits.excludes(&mut shapes, &path, name, &c, at, draft.as_ref())
-            })
-            .flatten();
-        match why {
-            Some(why) => excluded.push(Excluded {
-                id: c.id.clone(),
-                limit: Limit::Memory,
-                why,
-            }),
-            None => keep.push(c),
+    Ok(prune(candidates, excluded, |c| match &c.detail {
+        Detail::Speculative(s) => {
+            let file = match &s.draft {
+                Some(crate::plan::speculative::Draft::File(p)) => Some(p.clone()),
+                Some(crate::plan::speculative::Draft::Model(i)) => model_file(prep, *i),
+                None => None,
+            };
+            let one = memory::Context::one(per_seq);
+            let Some(path) = file else {
+                return memory.excludes(c, one, None);
+            };
+            let label = (s.draft_label.clone()).unwrap_or_else(|| s.drafter.to_string());
+            let draft = memory::DraftModel {
+                path: &path,
+                label: &label,
+                n_gpu_layers: s.draft_n_gpu_layers,
+            };
+            memory.excludes(c, one, Some(&draft))
         }
-    }
-    Ok(keep)
+        Detail::Serving(s) if s.transport == Transport::InProcess || s.own_server => {
+            let seqs = s.n_seq_max;
+            let at = memory::Context {
+                per_seq,
+                seqs,
+                unified,
+            };
+            memory.excludes(c, at, None)
+        }
+        _ => None,
+    }))
 }
 
 /// A ladder variant not built yet: its size is not known (the base's would mislead).
@@ -222,9 +220,7 @@ pub(super) fn check_devices(
     t: &Tune,
     devices: &[crate::engine::DeviceInfo],
 ) -> Result<(), RunnerError> {
-    memory::limits(t, devices)
-        .map(|_| ())
-        .map_err(|m| RunnerError::Refused(format!("{}: {m}", opts.config.file.display())))
+    memory::limits(t, devices, &opts.config.file).map(drop)
 }
 
 /// The load time of each distinct (model, model-level settings) of `candidates`, keyed.
@@ -235,27 +231,14 @@ fn timed(
     candidates: &[PlannedTest],
 ) -> Vec<(super::load::LoadKey, LoadTime)> {
     // A variant not built yet has no file of its own to load: not timed.
-    let path_of = |c: &PlannedTest| {
-        let p = header_path(opts, prep, c);
-        let variant = matches!(
-            prep.plan.models[c.model].source,
-            ModelSource::Variant { .. }
-        );
-        (!variant || p == Path::new(&prep.models[c.model].path)).then_some(p)
-    };
+    let path_of = |c: &PlannedTest| (!unbuilt(opts, prep, c)).then(|| header_path(opts, prep, c));
     let name_of = |c: &PlannedTest| prep.plan.models[c.model].name.clone();
     super::load::measure(engine, candidates, &path_of, &name_of)
 }
 
 /// The load times, each figure once.
 fn distinct(timed: Vec<(super::load::LoadKey, LoadTime)>) -> Vec<LoadTime> {
-    let mut loads: Vec<LoadTime> = Vec::new();
-    for (_, l) in timed {
-        if !loads.contains(&l) {
-            loads.push(l);
-        }
-    }
-    loads
+    crate::runner::unique(timed.into_iter().map(|(_, l)| l))
 }
 
 /// The load times of what races, when no `max_load_seconds` measured them before (the
@@ -267,39 +250,6 @@ pub(super) fn load_times(
     race: &[PlannedTest],
 ) -> Vec<LoadTime> {
     distinct(timed(engine, opts, prep, race))
-}
-
-/// Times the loads of the models `keep` still holds and applies `max_load_seconds`; the
-/// load times, each (model, settings) once.
-fn load_limit(
-    engine: &dyn crate::engine::Engine,
-    opts: &RunOptions,
-    prep: &Prepared,
-    max: f64,
-    keep: &mut Vec<PlannedTest>,
-    excluded: &mut Vec<Excluded>,
-    applied: &mut Vec<Applied>,
-) -> Vec<LoadTime> {
-    let timed = timed(engine, opts, prep, keep);
-    applied.push(Applied::MaxLoadSeconds(max));
-    keep.retain(|c| {
-        let key = c.load_key();
-        let Some((_, l)) = timed.iter().find(|(k, _)| *k == key) else {
-            return true;
-        };
-        match LoadTime::median(&l.cold_s) {
-            Some(s) if s > max => {
-                excluded.push(Excluded {
-                    id: c.id.clone(),
-                    limit: Limit::MaxLoadSeconds,
-                    why: format!("{}: cold load {s:.3} s > {max} s", l.model),
-                });
-                false
-            }
-            _ => true,
-        }
-    });
-    distinct(timed)
 }
 
 /// The GGUF file of a candidate's model: the file, or a ladder variant's (its base until
@@ -329,33 +279,23 @@ fn trained_context(path: &Path) -> Option<u64> {
         .and_then(crate::gguf::Value::as_u64)
 }
 
+/// Why the candidate's model cannot hold the objective's context, or `min_ctx`.
 fn context_excludes(
     opts: &RunOptions,
     prep: &Prepared,
     c: &PlannedTest,
     t: &Tune,
-) -> Option<Excluded> {
+) -> Option<(Limit, String)> {
     let trained = trained_context(&header_path(opts, prep, c))?;
     let name = &prep.plan.models[c.model].name;
-    if trained < u64::from(t.objective.n_ctx()) {
-        return Some(Excluded {
-            id: c.id.clone(),
-            limit: Limit::Objective,
-            why: format!(
-                "{name} holds a context of {trained} tokens, {} needs {}",
-                t.objective,
-                t.objective.n_ctx()
-            ),
-        });
+    let (objective, n_ctx) = (&t.objective, t.objective.n_ctx());
+    if trained < u64::from(n_ctx) {
+        let why = format!("{name} holds a context of {trained} tokens, {objective} needs {n_ctx}");
+        return Some((Limit::Objective, why));
     }
-    match t.limits.min_ctx {
-        Some(m) if trained < u64::from(m) => Some(Excluded {
-            id: c.id.clone(),
-            limit: Limit::MinCtx,
-            why: format!("{name} holds a context of {trained} tokens < {m}"),
-        }),
-        _ => None,
-    }
+    let m = t.limits.min_ctx.filter(|&m| trained < u64::from(m))?;
+    let why = format!("{name} holds a context of {trained} tokens < {m}");
+    Some((Limit::MinCtx, why))
 }
 
 /// Runs the quality tests of the variants still in the space, then keeps the candidates
@@ -376,26 +316,17 @@ fn kld(
     if sweep.measure_all(&quality, progress)? {
         return Err(RunnerError::Interrupted("measuring the ladder's quality"));
     }
-    let mut out = Vec::new();
-    for c in keep {
+    Ok(prune(keep, excluded, |c| {
         let name = &prep.plan.models[c.model].name;
         let model = sweep.record().models.iter().find(|m| &m.name == name);
         let why = match model.and_then(|m| m.quality.as_ref()) {
-            Some(q) if q.kld_mean <= max => None,
-            Some(q) => Some(format!("{name}: KLD {:.4} > {max}", q.kld_mean)),
+            Some(q) if q.kld_mean <= max => return None,
+            Some(q) => format!("{name}: KLD {:.4} > {max}", q.kld_mean),
             None if matches!(prep.plan.models[c.model].source, ModelSource::File(_)) => {
-                Some(format!("{name}: no KLD (not a [[ladder]] variant)"))
+                format!("{name}: no KLD (not a [[ladder]] variant)")
             }
-            None => Some(format!("{name}: its quality test failed")),
+            None => format!("{name}: its quality test failed"),
         };
-        match why {
-            Some(why) => excluded.push(Excluded {
-                id: c.id.clone(),
-                limit: Limit::MaxKld,
-                why,
-            }),
-            None => out.push(c),
-        }
-    }
-    Ok(out)
+        Some((Limit::MaxKld, why))
+    }))
 }

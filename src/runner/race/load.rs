@@ -1,9 +1,7 @@
-//! Model load time: seconds from nothing to a loaded model, per model file and
-//! model-level settings (`load_mode` among them), cold and warm. Cold: the file's pages are
-//! first evicted from the page cache with `posix_fadvise(POSIX_FADV_DONTNEED)`, which drops
-//! the clean pages no process maps (the race holds no model then); warm: loaded again at
-//! once, the file in the cache. Three of each; the figure is their median, with the range
-//! beside it. `max_load_seconds` limits the cold median.
+//! Model load time, cold and warm, per model file and model-level settings (`load_mode`
+//! among them): cold after `posix_fadvise(POSIX_FADV_DONTNEED)` drops the file's clean pages
+//! (the race holds no model then), warm loaded again at once. The figure is the median of
+//! three, with the range beside it; `max_load_seconds` limits the cold median.
 
 use std::path::Path;
 use std::time::Instant;

@@ -1,27 +1,19 @@
-//! The goodput objective over HTTP: served `[[model]]` entries as candidates.
-//!
-//! - An entry tpsbench launches (`server = "llama-server"` or `{ llama_server = ..., args }`)
-//!   has its llama-bench candidates as any entry with a file: every combination of its axes,
-//!   pruned by the same limits (context, KLD, memory, load time, which read its file). Each
-//!   kept one, per `slots` value, becomes a served candidate with a server of its own
-//!   (`ServingTest::own_server`), started with the candidate's settings as llama-server
-//!   flags (`plan::serving::server_flags`) and `-np slots`. A setting llama-server cannot be
-//!   told is refused before anything runs: the candidate would not run what it names.
-//! - An entry at a fixed `endpoint` (no `server`, or a `command` the user gives) is one
-//!   candidate: its server's settings are the user's, so neither its axes nor `slots` apply.
-//!
-//! A launched candidate's server is started when the candidate's round begins and stopped
-//! when it ends (`runner::sweep` drops a batch's server with the batch): one server up at a
-//! time, so the race needs one model's memory, at the cost of a load per candidate per
-//! round. The load is before the round's first request is sent, outside the timed window.
+//! The goodput objective over HTTP. An entry tpsbench launches (`server = "llama-server"`)
+//! has its llama-bench candidates, pruned by the same limits, and each becomes a served
+//! candidate with a llama-server of its own started with the candidate's settings
+//! (`plan::serving::server_flags`); a setting llama-server cannot be told is refused before
+//! anything runs, since the candidate would not run what it names. An entry at a fixed
+//! `endpoint` is one candidate, its settings the user's. One server is up at a time (started
+//! and stopped with the candidate's round, outside the timed window), so the race needs one
+//! model's memory.
 
 use super::RunnerError;
 use crate::config::endpoint::ServerLaunch;
-use crate::config::serving::{Mode, ServingConfig};
+use crate::config::serving::ServingConfig;
 use crate::config::tune::GoodputObjective;
 use crate::config::{Config, ModelEntry};
 use crate::plan::serving::{ServingTest, Transport, server_flags};
-use crate::plan::{Detail, Plan, PlannedTest, TestKind};
+use crate::plan::{Detail, Plan, PlannedTest};
 
 /// How the goodput race reaches a model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,20 +109,10 @@ fn endpoint_candidate(
         "{}/{}/serve-http-goodput-{}-{}rps",
         m.name, pm.label, g.workload, g.rate
     );
+    let name = format!("goodput http {} {}/s (tune)", g.workload, g.rate);
     let s = ServingTest {
-        model: mi,
-        group: 0,
-        id: id.clone(),
-        name: format!("goodput http {} {}/s (tune)", g.workload, g.rate),
-        mode: Mode::Goodput,
-        n_parallel: sc.slots,
-        n_seq_max: sc.slots,
-        shared: false,
-        rate: Some(g.rate),
-        params: params.clone(),
         transport: Transport::Http,
-        own_server: false,
-        twin: None,
+        ..super::goodput::goodput_test(mi, id, name, sc.slots, params, g)
     };
     let served = m.served.as_ref();
     let spec = serde_json::json!({
@@ -140,14 +122,7 @@ fn endpoint_candidate(
         "transport": "http", "endpoint": served.and_then(|s| s.endpoint.clone()),
         "served_model": served.and_then(|s| s.served_model.clone()),
     });
-    PlannedTest {
-        model: mi,
-        id,
-        params,
-        kind: TestKind::Goodput,
-        detail: Detail::Serving(Box::new(s)),
-        identity: crate::util::hash::sha256_hex(format!("{}\n{spec}", pm.key)),
-    }
+    super::goodput::planned(s, &pm.key, spec)
 }
 
 /// `s`, a candidate serving a launched entry's configuration, made a served one: over HTTP

@@ -1,19 +1,10 @@
-//! The speculative objective's candidates: decode speed on `[speculative]`'s
-//! prompts, where a drafter setting is part of the configuration. Every configuration of
-//! the sweep that the limits kept (and bisection left to race) decodes the prompts plain;
-//! a `[speculative]` target's configurations also decode them with each of its drafter
-//! settings (type × draft × K × draft_min × p_min × the draft's n_gpu_layers). Each is one
-//! candidate, whose round is one pass over the prompts, and whose round figure is its
-//! tokens generated per second of generation. The race then pairs them by round as it
-//! pairs llama-bench rates.
-//!
-//! A drafted candidate decodes each prompt plain too, in the same round (the speculative
-//! test's own design): that costs a second pass, and buys the check that its output is
-//! plain decoding's and its speedup over its own configuration, paired within the round.
-//!
-//! Placement (bisection, the limits) is decided on the target's configurations before the
-//! drafters are added; memory is checked again after, for each drafted candidate with its
-//! draft model beside the target (`limits::drafts`).
+//! The speculative objective's candidates: every configuration the limits kept (and
+//! bisection left to race) decodes `[speculative]`'s prompts plain, and a `[speculative]`
+//! target's configurations also with each of its drafter settings; a round is one pass
+//! over the prompts, its figure the tokens generated per second of generation. A drafted
+//! candidate decodes each prompt plain too, in the same round, which checks its output and
+//! pairs its speedup within the round. Placement is decided on the plain configurations;
+//! memory is checked again with each draft beside its target (`limits::expanded`).
 
 use crate::config::speculative::{PLAIN, SpeculativeConfig};
 use crate::config::tune::Tune;
@@ -21,9 +12,8 @@ use crate::plan::speculative::{SpecTest, tune_label};
 use crate::plan::{Detail, PlannedTest, TestKind};
 use crate::runner::prepare::Prepared;
 
-/// The number of candidates the space holds: each configuration once plain, and once per
-/// drafter setting when its model is a `[speculative]` target. `space` is the configurations
-/// before any limit; without the speculative objective, their number.
+/// The candidates of the configurations `space`: each once plain, and with the speculative
+/// objective once per drafter setting of a `[speculative]` target.
 pub(super) fn space(t: &Tune, prep: &Prepared, space: &[PlannedTest]) -> usize {
     if t.decode.is_none() {
         return space.len();
@@ -95,16 +85,9 @@ fn candidate(b: &PlannedTest, s: &SpecTest, setting: &str, dataset: &str) -> Pla
     params.n_prompt = 0;
     params.n_gen = s.n_gen;
     params.n_depth = 0;
-    // The bench id is `model/quant/<test>/<axes>`: the test's part becomes the decoding's.
-    let test = b.params.name().replace(" @ ", "@");
-    let label = tune_label(s);
-    let id = match b.id.split_once(&format!("/{test}")) {
-        Some((head, tail)) => format!("{head}/{label}{tail}"),
-        None => format!("{}/{label}", b.id),
-    };
     PlannedTest {
         model: b.model,
-        id,
+        id: super::measured_as(b, &tune_label(s)),
         params,
         kind: TestKind::Spec,
         identity: crate::util::hash::sha256_hex(format!(

@@ -23,9 +23,8 @@ pub struct RoundsOverride {
     pub max_seconds: Option<f64>,
 }
 
-/// A race sets its own rounds and writes one file of its own, so the options that shape a
-/// sweep's rounds or its files are refused rather than ignored; `--max-rounds` and the
-/// seconds are its budget.
+/// A race sets its own rounds and file: the options that shape a sweep's are refused rather
+/// than ignored; `--max-rounds` and the seconds are its budget.
 pub(super) fn race_budget(
     r: &Request,
     t: &mut crate::config::tune::Tune,
@@ -47,7 +46,13 @@ pub(super) fn race_budget(
         t.max_rounds = max_rounds(n)?;
     }
     if let Some(s) = r.rounds.max_seconds {
-        t.max_seconds = Some(max_seconds(s, r.seconds_flag())?);
+        // The option that gave it: `tune`'s own, or `run`'s.
+        let flag = if r.tune {
+            "--max-seconds"
+        } else {
+            "--max-rounds-seconds"
+        };
+        t.max_seconds = Some(max_seconds(s, flag)?);
     }
     Ok(())
 }

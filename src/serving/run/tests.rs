@@ -43,7 +43,6 @@ fn opts(cfg: Config, dir: &Path, filters: &[&str]) -> RunOptions {
         power: false,
         scope: crate::runner::Scope::All,
         quiet: true,
-        continuation: false,
     }
 }
 

@@ -7,24 +7,22 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::knobs::TestParams;
+use crate::config::knobs::{self, TestParams};
 use crate::config::tune::Tune;
 use crate::engine::DeviceInfo;
 use crate::engine::placement::estimate::{DeviceShare, ModelTensors, estimate, kv_cells};
 use crate::machine::roofline::Shape;
 use crate::plan::PlannedTest;
 use crate::record::tune::Applied;
+use crate::runner::RunnerError;
+use crate::util::units::format_size;
 
-const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
-
-/// Bytes as GiB, or MiB or KiB when smaller (a tiny model's 5 MiB is not "0.00 GiB").
-pub(super) fn size(bytes: f64) -> String {
-    if bytes >= GIB {
-        format!("{:.2} GiB", bytes / GIB)
-    } else if bytes >= 1024.0 * 1024.0 {
-        format!("{:.2} MiB", bytes / (1024.0 * 1024.0))
+/// [`format_size`], with KiB below 1 MiB: a tiny model's KV cache is not "0.00 MiB".
+pub(super) fn size(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        format_size(bytes)
     } else {
-        format!("{:.1} KiB", bytes / 1024.0)
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
     }
 }
 
@@ -43,19 +41,16 @@ fn host_memory() -> Option<u64> {
     crate::machine::memory::parse_kib_field(&m, "MemTotal:")
 }
 
-/// The limits `t` sets on this machine, whose llama.cpp devices are `devices`. Err: the
-/// table names a device this build does not have (a limit nothing would check).
-pub(super) fn limits(t: &Tune, devices: &[DeviceInfo]) -> Result<Limits, String> {
+/// The limits `t` (of configuration `file`) sets on this machine, whose llama.cpp devices
+/// are `devices`. Refused: the table names a device this build does not have (a limit
+/// nothing would check).
+pub(super) fn limits(t: &Tune, devices: &[DeviceInfo], file: &Path) -> Result<Limits, RunnerError> {
     let margin = t.limits.memory_margin;
+    let (less, pct) = (|m: u64| (m as f64 * (1.0 - margin)) as u64, margin * 100.0);
     let host = match t.limits.max_memory_bytes {
-        Some(b) => Some((b, format!("{} (max_memory_gib)", size(b as f64)))),
-        None => host_memory().map(|h| {
-            let b = (h as f64 * (1.0 - margin)) as u64;
-            let said = format!(
-                "{}: the host's RAM less {:.0}% (memory_margin)",
-                size(b as f64),
-                margin * 100.0
-            );
+        Some(b) => Some((b, format!("{} (max_memory_gib)", size(b)))),
+        None => host_memory().map(less).map(|b| {
+            let said = format!("{}: the host's RAM less {pct:.0}% (memory_margin)", size(b));
             (b, said)
         }),
     };
@@ -68,39 +63,32 @@ pub(super) fn limits(t: &Tune, devices: &[DeviceInfo]) -> Result<Limits, String>
             } else {
                 format!("its offload devices: {}", has.join(", "))
             };
-            return Err(format!(
-                "tune.max_device_memory_gib names {n}, which this build of llama.cpp does not have ({has})"
-            ));
+            return Err(RunnerError::Refused(format!(
+                "{}: tune.max_device_memory_gib names {n}, which this build of llama.cpp does not have ({has})",
+                file.display()
+            )));
         }
     }
-    let mut out = Vec::new();
-    for d in offload {
-        match t.device_memory.given(&d.name) {
-            Some(b) => out.push((
-                d.name.clone(),
-                b,
-                format!("{} {} (max_device_memory_gib)", d.name, size(b as f64)),
-            )),
-            None if d.memory_total > 0 => {
-                let b = (d.memory_total as f64 * (1.0 - margin)) as u64;
-                out.push((
-                    d.name.clone(),
-                    b,
-                    format!(
-                        "{} {}: its {} less {:.0}% (memory_margin)",
-                        d.name,
-                        size(b as f64),
-                        size(d.memory_total as f64),
-                        margin * 100.0
-                    ),
-                ));
+    let out = offload.into_iter().filter_map(|d| {
+        let (name, total) = (&d.name, d.memory_total);
+        let (b, said) = match t.device_memory.given(name) {
+            Some(b) => (b, format!("{name} {} (max_device_memory_gib)", size(b))),
+            None if total > 0 => {
+                let b = less(total);
+                let said = format!(
+                    "{name} {}: its {} less {pct:.0}% (memory_margin)",
+                    size(b),
+                    size(total)
+                );
+                (b, said)
             }
-            None => {}
-        }
-    }
+            None => return None,
+        };
+        Some((name.clone(), b, said))
+    });
     Ok(Limits {
         host,
-        devices: out,
+        devices: out.collect(),
         seen: devices.to_vec(),
     })
 }
@@ -139,30 +127,6 @@ impl Shapes {
     }
 }
 
-/// "ngl 99, ncmoe 2": the candidate's placement settings, for the exclusion's figure.
-fn placement_said(c: &PlannedTest) -> String {
-    let p = &c.params;
-    let mut s = format!("ngl {}", p.n_gpu_layers);
-    for (name, flag) in [
-        ("n_cpu_moe", "ncmoe"),
-        ("tensor_buft_overrides", "ot"),
-        ("devices", "dev"),
-        ("tensor_split", "ts"),
-    ] {
-        let Some(k) = crate::config::knobs::knob(name) else {
-            continue;
-        };
-        let v = k.get(p);
-        if v != k.default_value() {
-            s.push_str(&format!(", {flag} {}", v.show()));
-        }
-    }
-    if p.no_kv_offload {
-        s.push_str(", nkvo");
-    }
-    s
-}
-
 impl Limits {
     /// The limits as applied, one line each.
     pub(super) fn said(&self) -> Vec<Applied> {
@@ -173,11 +137,9 @@ impl Limits {
             .collect()
     }
 
-    /// Why candidate `c` of model `name` (file `path`) cannot fit at context `at` (a serving
-    /// candidate's slots each hold a request's context), with `draft`'s model loaded beside
-    /// the target (a drafted candidate holds both, at the same context): the first device,
-    /// host first, its estimate exceeds. None: it fits, or is not computable (the file or
-    /// its shape unknown, a placement not estimated: the candidate stays).
+    /// Why candidate `c` of model `name` (file `path`) cannot fit at context `at`, with
+    /// `draft` beside it: the first device, host first, its estimate exceeds. None: it fits,
+    /// or is not computable (the candidate stays).
     pub(super) fn excludes(
         &self,
         shapes: &mut Shapes,
@@ -201,59 +163,45 @@ impl Limits {
             }
             None => None,
         };
-        // The draft's part of a device's figure: "; draft q4: weights 1.00 MiB + KV 2.0 KiB".
-        let with_draft = |name: &str| -> (u64, String) {
-            let Some((label, h)) = &draft else {
-                return (0, String::new());
-            };
-            let share = h.share(name).cloned().unwrap_or(DeviceShare {
-                name: name.into(),
-                weight_bytes: 0,
-                kv_bytes: 0,
-            });
-            let said = format!(
-                "; draft {label}: weights {} + KV {}",
-                size(share.weight_bytes as f64),
-                size(share.kv_bytes as f64)
-            );
-            (share.total(), said)
+        let bytes = |h: &Held, dev: &str| {
+            h.share(dev)
+                .map_or((0, 0), |d| (d.weight_bytes, d.kv_bytes))
         };
         let offloaded = target.offloaded || draft.as_ref().is_some_and(|(_, h)| h.offloaded);
-        if let Some((limit, _)) = self.host {
-            let (extra, drafted) = with_draft("CPU");
-            let total = target.host.total() + extra;
-            if total > limit {
-                // Everything on the CPU: said as before devices were counted.
-                let who = if offloaded { "CPU " } else { "" };
-                let placed = if offloaded {
-                    format!("; {}", placement_said(c))
-                } else {
-                    String::new()
-                };
-                return Some(format!(
-                    "{name}: {who}{} (weights {} + KV {} at {at}{placed}{drafted}) > {}",
-                    size(total as f64),
-                    size(target.host.weight_bytes as f64),
-                    size(target.host.kv_bytes as f64),
-                    size(limit as f64)
-                ));
+        let host = self.host.as_ref().map(|(limit, _)| ("CPU", *limit));
+        let devices = self
+            .devices
+            .iter()
+            .map(|(dev, limit, _)| (dev.as_str(), *limit));
+        for (dev, limit) in host.into_iter().chain(devices) {
+            let (w, kv) = bytes(&target, dev);
+            // The draft's part of the figure: "; draft q4: weights 1.00 MiB + KV 2.0 KiB".
+            let (dw, dkv) = draft.as_ref().map_or((0, 0), |(_, h)| bytes(h, dev));
+            let total = w + kv + dw + dkv;
+            if total <= limit {
+                continue;
             }
-        }
-        for (dev, limit, _) in &self.devices {
-            let mine = target.share(dev);
-            let (extra, drafted) = with_draft(dev);
-            let total = mine.map_or(0, DeviceShare::total) + extra;
-            if total > *limit {
-                let (w, kv) = mine.map_or((0, 0), |d| (d.weight_bytes, d.kv_bytes));
-                return Some(format!(
-                    "{name}: {dev} {} (weights {} + KV {} at {at}; {}{drafted}) > {}",
-                    size(total as f64),
-                    size(w as f64),
-                    size(kv as f64),
-                    placement_said(c),
-                    size(*limit as f64)
-                ));
-            }
+            let drafted = match &draft {
+                Some((label, _)) => {
+                    format!("; draft {label}: weights {} + KV {}", size(dw), size(dkv))
+                }
+                None => String::new(),
+            };
+            // Everything on the CPU: said as before devices were counted.
+            let (who, placed) = match (dev, offloaded) {
+                ("CPU", false) => (String::new(), String::new()),
+                _ => (
+                    format!("{dev} "),
+                    format!("; {}", knobs::placement(&c.params)),
+                ),
+            };
+            return Some(format!(
+                "{name}: {who}{} (weights {} + KV {} at {at}{placed}{drafted}) > {}",
+                size(total),
+                size(w),
+                size(kv),
+                size(limit)
+            ));
         }
         None
     }
@@ -316,9 +264,8 @@ pub(super) struct DraftModel<'a> {
 
 impl DraftModel<'_> {
     /// The draft's placement beside a target placed as `target`, as the pinned llama.cpp's
-    /// `common_base_params_to_speculative` builds it from what the engine's loop sets: the
-    /// global device list and layer split (the target's `devices`, split and tensor split
-    /// are the target model's own), no buffer overrides, its own n_gpu_layers, an f16 KV
+    /// `common_base_params_to_speculative` builds it: the global device list and split (the
+    /// target's own are not passed on), no buffer overrides, its own n_gpu_layers, an f16 KV
     /// cache offloaded with its layers, at the target's context.
     fn params(&self, target: &TestParams) -> TestParams {
         let mut p = target.clone();
@@ -334,7 +281,7 @@ impl DraftModel<'_> {
             "tensor_buft_overrides",
             "n_cpu_moe",
         ] {
-            if let Some(k) = crate::config::knobs::knob(name) {
+            if let Some(k) = knobs::knob(name) {
                 p.knobs.set(name, k.default_value());
             }
         }

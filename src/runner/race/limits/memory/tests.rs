@@ -75,10 +75,7 @@ fn a_draft_on_the_device_counts_beside_its_target_and_one_left_on_the_cpu_does_n
     let why = with(&limits, &mut shapes, &c, -1)
         .expect("target and draft exceed what the target alone fills");
     assert!(
-        why.starts_with(&format!(
-            "t: Vulkan0 {} (weights ",
-            size(2.0 * alone as f64)
-        )),
+        why.starts_with(&format!("t: Vulkan0 {} (weights ", size(2 * alone))),
         "{why}"
     );
     assert!(why.contains("; ngl 99; draft d: weights "), "{why}");
