@@ -190,16 +190,8 @@ pub fn device_of_buffer(name: &str) -> String {
     }
 }
 
-/// Parses the text llama.cpp logged while loading the model and creating the context.
-/// `None` when the text holds none of the lines above (another log format, or no capture),
-/// so that an unknown placement is never reported as "all on the CPU".
-#[cfg(test)]
-pub fn parse(log: &str) -> Option<Placement> {
-    parse_with_experts(log, &[])
-}
-
-/// [`parse`], with a MoE model's expert tensors placed too: `expert_tensors` are the
-/// model's tensors `(name, bytes in the file)` (others are ignored), from its GGUF header.
+/// Parses the text llama.cpp logged while loading the model and creating the context, with
+/// a MoE model's expert tensors placed too: `expert_tensors` are the model's tensors `(name, bytes in the file)` (others are ignored), from its GGUF header.
 /// Each expert tensor is on the device of the buffer an override moved it to, else on its
 /// layer's device; one whose layer llama.cpp did not log is left out.
 pub fn parse_with_experts(log: &str, expert_tensors: &[(String, u64)]) -> Option<Placement> {
@@ -335,8 +327,8 @@ fn device_index(devices: &mut Vec<DevicePlacement>, name: String) -> usize {
     devices.len() - 1
 }
 
-/// The lines of a log that [`parse`] reads, so that a loaded model keeps kilobytes of its
-/// load log rather than every tensor's line.
+/// The lines of a log that [`parse_with_experts`] reads, so that a loaded model keeps
+/// kilobytes of its load log rather than every tensor's line.
 pub fn relevant_lines(log: &str) -> String {
     log.lines()
         .filter(|l| {
@@ -566,3 +558,11 @@ fn list(layers: &[u32]) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// [`parse_with_experts`] for a model without expert tensors. `None` when the text holds
+/// none of the lines above (another log format, or no capture), so that an unknown
+/// placement is never reported as "all on the CPU".
+#[cfg(test)]
+pub fn parse(log: &str) -> Option<Placement> {
+    parse_with_experts(log, &[])
+}
