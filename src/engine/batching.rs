@@ -1,6 +1,7 @@
 //! The engine boundary for serving tests: several sequences decoded together in one batch,
 //! real logits, KV-cache sequence operations, tokenization and the chat template. Implemented
-//! by `llama::batch` (llama.cpp) and `mock_batch` (a fake clock and a simulated KV cache).
+//! by `llama::batch` (llama.cpp) and, in unit tests, `mock::serving` (a fake clock and a
+//! simulated KV cache).
 
 use super::EngineError;
 use crate::plan::TestParams;
@@ -15,28 +16,24 @@ pub struct BatchToken {
     pub logits: bool,
 }
 
-/// Context settings of a serving test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchParams {
     /// n_batch, n_ubatch, n_threads, flash_attn, type_k, type_v (n_prompt, n_gen, n_depth are
     /// not used: the context size is `n_ctx`).
     pub base: TestParams,
     pub n_ctx: u32,
-    /// Sequences the context holds at once (`n_seq_max`).
     pub n_seq_max: u32,
     /// One KV buffer shared by all sequences (`kv_unified`); otherwise each sequence has its
     /// own stream of `n_ctx / n_seq_max` cells.
     pub kv_unified: bool,
 }
 
-/// A context that decodes several sequences at once.
 pub trait BatchSession {
     /// The context size llama.cpp allocated (`llama_n_ctx`; padded up from the request).
     fn n_ctx(&self) -> u32;
     fn clear(&mut self);
     /// One `llama_decode` of `tokens` (at most n_batch of them), without synchronizing.
     fn decode(&mut self, tokens: &[BatchToken]) -> Result<(), EngineError>;
-    /// Waits for queued work (`llama_synchronize`).
     fn synchronize(&mut self);
     /// Logits of entry `i` of the last decoded batch (`llama_get_logits_ith`); the entry must
     /// have had `logits` set.
@@ -54,21 +51,18 @@ pub trait BatchSession {
     }
 }
 
-/// What a model offers serving tests, next to `Model`.
 pub trait ServingModel {
     fn batch_session(
         &self,
         params: &BatchParams,
     ) -> Result<Box<dyn BatchSession + '_>, EngineError>;
-    /// Text to token ids with the model's tokenizer. `add_special` adds BOS (when the
-    /// vocabulary adds one); `parse_special` reads control tokens written in the text.
+    /// As [`LlamaModel::tokenize`](crate::engine::llama::LlamaModel::tokenize).
     fn tokenize(
         &self,
         text: &str,
         add_special: bool,
         parse_special: bool,
     ) -> Result<Vec<i32>, EngineError>;
-    /// The model's built-in chat template applied to one user message, ending with the
-    /// assistant prefix (`llama_chat_apply_template`).
+    /// As [`LlamaModel::apply_chat_template`](crate::engine::llama::LlamaModel::apply_chat_template).
     fn apply_chat_template(&self, user_message: &str) -> Result<String, EngineError>;
 }

@@ -1,17 +1,12 @@
-//! What can go wrong at the engine boundary: starting llama.cpp, loading a model, making a
-//! context, decoding, tokenizing, quantizing. The [`Engine`](super::Engine),
-//! [`Model`](super::Model) and [`Session`](super::Session) traits (and the serving ones)
-//! return it, so a caller can tell a file the GGUF validator refused (`Header`, with the
-//! validator's own error) from llama.cpp failing on a file it accepted (`Load`) or from a
-//! decode that ran out of room (`Decode`).
-//!
-//! Every variant displays exactly the one line users read (docs/bad-input.md).
+//! What can go wrong at the engine boundary, typed so that a caller can tell a file the GGUF
+//! validator refused (`Header`) from llama.cpp failing on a file it accepted (`Load`) or
+//! from a decode that ran out of room (`Decode`). Every variant displays exactly the one line
+//! users read (docs/bad-input.md).
 
 use std::path::PathBuf;
 
 use crate::gguf::GgufError;
 
-/// Why the engine could not do what was asked.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum EngineError {
     #[error("{0}")]

@@ -1,10 +1,8 @@
 //! Importance matrices as llama-imatrix makes them: for each weight matrix a model
 //! multiplies, the sum over the calibration tokens of each input column's square
-//! (`in_sum2`) and the number of tokens (`counts`). Computed in process through the
-//! context's eval callback (the one llama-imatrix installs: every MUL_MAT of a `blk.` weight
-//! over at least 16 F32 rows, and every MUL_MAT_ID), read from and written to llama-imatrix's
-//! GGUF format, read from its legacy `.dat` format, and handed to the quantizer as the
-//! per-column means llama-quantize hands it.
+//! (`in_sum2`) and the number of tokens (`counts`). Computed through the eval callback
+//! llama-imatrix installs, read and written in its GGUF format (read from its legacy `.dat`
+//! too), and handed to the quantizer as the per-column means llama-quantize hands it.
 //!
 //! A file is untrusted input: every size in it is checked against the bytes it holds before
 //! anything is allocated from it, and the entries are checked against the model's tensors
@@ -51,7 +49,6 @@ fn why(s: impl Into<String>) -> EngineError {
 }
 
 impl Imatrix {
-    /// Reads a GGUF imatrix, or a legacy `.dat` one when the file is not GGUF.
     pub fn read(path: &Path) -> Result<Imatrix, EngineError> {
         let bytes = std::fs::read(path).map_err(|e| bad(path, format!("cannot read: {e}")))?;
         let m = if bytes.starts_with(MAGIC) {
@@ -261,7 +258,7 @@ fn read_legacy(bytes: &[u8]) -> Result<Imatrix, EngineError> {
     Ok(m)
 }
 
-/// What to compute an imatrix from: llama-imatrix's `-f`, `-c` and `--chunks`.
+/// llama-imatrix's `-f`, `-c` and `--chunks`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ComputeParams {
     /// The calibration text (a trailing newline is dropped, as llama-imatrix's `-f` does).
@@ -325,8 +322,7 @@ pub fn compute(
     })
 }
 
-/// The eval callback's state: the sums so far, a copy buffer for tensors off the host, and
-/// the first error (a callback cannot return one).
+/// The eval callback's state, with the first error (a callback cannot return one).
 #[derive(Default)]
 struct Collector {
     entries: BTreeMap<String, Entry>,
@@ -364,30 +360,15 @@ unsafe extern "C" fn collect(t: *mut sys::ggml_tensor, ask: bool, user: *mut c_v
     if col.error.is_some() {
         return true;
     }
-    let data = host_bytes(src1, &mut col.buf);
-    let data = data.unwrap_or(col.buf.as_ptr());
+    let data = host_bytes(src1, &mut col.buf).unwrap_or(col.buf.as_ptr());
+    let e = col.entries.entry(name.to_string()).or_default();
     let done = if is_id {
         let ids = unsafe { &*t.src[2] };
         col.ids.resize(unsafe { sys::ggml_nbytes(ids) }, 0);
         unsafe { sys::ggml_backend_tensor_get(ids, col.ids.as_mut_ptr().cast(), 0, col.ids.len()) };
-        let ids_bytes = std::mem::take(&mut col.ids);
-        let r = add_routed(
-            col.entries.entry(name.to_string()).or_default(),
-            src0,
-            src1,
-            data,
-            ids,
-            &ids_bytes,
-        );
-        col.ids = ids_bytes;
-        r
+        add_routed(e, src0, src1, data, ids, &col.ids)
     } else {
-        add_dense(
-            col.entries.entry(name.to_string()).or_default(),
-            src0,
-            src1,
-            data,
-        )
+        add_dense(e, src0, src1, data)
     };
     if let Err(why) = done {
         col.error = Some(format!("{name}: {why}"));
@@ -465,8 +446,7 @@ fn add_dense(
     finite(e)
 }
 
-/// An expert-routed product: each token's row added to the slice of each expert it was
-/// routed to, and counted there.
+/// An expert-routed product: each token's row added to (and counted in) its experts' slices.
 fn add_routed(
     e: &mut Entry,
     src0: &sys::ggml_tensor,

@@ -20,7 +20,6 @@ pub const LLAMA_SYS_VERSION: &str = "0.1.161";
 /// The stamp file scripts/build-llama-shared writes next to the libraries.
 pub const STAMP_FILE: &str = "tpsbench-llama.stamp";
 
-/// The llama.cpp library a run used.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Library {
     /// "static" (linked into tpsbench) or "dynamic" (a shared libllama found at run time).
@@ -34,7 +33,6 @@ pub struct Library {
     pub stamp: Option<BTreeMap<String, String>>,
 }
 
-/// What this binary was compiled against.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BuiltFor {
     pub sys_version: String,
@@ -72,7 +70,6 @@ pub fn parse_stamp(text: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The stamp next to a shared library, if there is one.
 pub fn read_stamp(library: &Path) -> Option<BTreeMap<String, String>> {
     let file = library.parent()?.join(STAMP_FILE);
     std::fs::read_to_string(file).ok().map(|t| parse_stamp(&t))
@@ -136,12 +133,11 @@ pub fn check(
 
 static CURRENT: OnceLock<Library> = OnceLock::new();
 
-/// Records the library the process runs (set once, by the engine at start-up).
+/// Set once, by the engine at start-up.
 pub fn set_current(lib: Library) {
     let _ = CURRENT.set(lib);
 }
 
-/// The library the process runs, once the engine has started.
 pub fn current() -> Option<&'static Library> {
     CURRENT.get()
 }

@@ -42,12 +42,14 @@ enum Ids {
 impl TokenSource {
     /// llama-bench's seeded random ids.
     pub fn new(seed: u64, info: &ModelInfo) -> Self {
+        Self::random_ids(seed, info.n_vocab, info.bos)
+    }
+
+    pub fn random_ids(seed: u64, n_vocab: i32, bos: Option<i32>) -> Self {
+        let (rng, n_vocab) = (SplitMix64(seed), n_vocab.max(1) as u64);
         TokenSource {
-            ids: Ids::Random {
-                rng: SplitMix64(seed),
-                n_vocab: info.n_vocab.max(1) as u64,
-            },
-            bos: info.bos,
+            ids: Ids::Random { rng, n_vocab },
+            bos,
         }
     }
 
@@ -64,7 +66,6 @@ impl TokenSource {
         })
     }
 
-    /// The next id: random, or the text's next token.
     pub fn random(&mut self) -> i32 {
         match &mut self.ids {
             Ids::Random { rng, n_vocab } => (rng.next_u64() % *n_vocab) as i32,
@@ -76,7 +77,6 @@ impl TokenSource {
         }
     }
 
-    /// A prompt of `n` tokens; the first is BOS when the vocabulary adds it.
     pub fn prompt(&mut self, n: usize) -> Vec<i32> {
         (0..n)
             .map(|i| match (i, self.bos) {
@@ -126,7 +126,7 @@ impl<'s> PreparedTest<'s> {
         })
     }
 
-    /// One timed repetition; returns its wall time in nanoseconds on `engine`'s clock.
+    /// One timed repetition: its wall time on `engine`'s clock.
     pub fn repetition(&mut self, engine: &dyn Engine) -> Result<u64, EngineError> {
         let p = &self.params;
         self.session.clear();

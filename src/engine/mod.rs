@@ -10,7 +10,6 @@ pub(crate) mod linkage;
 pub mod llama;
 pub mod measure;
 pub mod mock;
-pub(crate) mod mock_batch;
 pub(crate) mod placement;
 pub mod quantize;
 pub mod speculative;
@@ -22,7 +21,6 @@ use crate::plan::TestParams;
 pub use batching::{BatchParams, BatchSession, BatchToken, ServingModel};
 pub use error::EngineError;
 
-/// A device as llama.cpp's backend registry lists it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeviceInfo {
     pub name: String,
@@ -72,14 +70,12 @@ impl From<&str> for DeviceKind {
     }
 }
 
-/// What llama.cpp reports about a loaded model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelInfo {
     /// `llama_model_desc`, llama-bench's `model_type`, e.g. "llama ?B Q4_1".
     pub description: String,
     /// `llama_model_size`: bytes of all weight tensors.
     pub size: u64,
-    /// `llama_model_n_params`.
     pub n_params: u64,
     pub n_vocab: i32,
     /// The BOS token, when the vocabulary adds one (llama-bench starts prompts with it).
@@ -95,7 +91,6 @@ pub trait Session {
     /// synchronizing.
     fn decode_chunks(&mut self, tokens: &[i32], n_batch: usize) -> Result<(), EngineError>;
     fn decode_one(&mut self, token: i32) -> Result<(), EngineError>;
-    /// Waits for all queued work (`llama_synchronize`).
     fn synchronize(&mut self);
     /// Saves sequence 0's state (to reuse a prefilled depth).
     fn save_state(&mut self) -> Vec<u8>;
@@ -107,33 +102,27 @@ pub trait Model {
     fn info(&self) -> &ModelInfo;
     /// A fresh context for one test, sized and configured as llama-bench does.
     fn session(&self, params: &TestParams) -> Result<Box<dyn Session + '_>, EngineError>;
-    /// Multi-sequence contexts, tokenization and chat template for serving tests; None when
-    /// the engine has none.
+    /// Multi-sequence contexts, tokenization and chat template for serving tests.
     fn serving(&self) -> Option<&dyn ServingModel> {
         None
     }
-    /// Where the model's layers and the KV cache and compute buffers of the last session
-    /// made for `params` were put, as the engine reported it; `None` when it does not say
-    /// (or no session was made for these parameters).
-    fn placement(&self, params: &TestParams) -> Option<crate::engine::placement::Placement> {
-        let _ = params;
+    /// Where the last session made for `params` was put, when the engine says.
+    fn placement(&self, _params: &TestParams) -> Option<crate::engine::placement::Placement> {
         None
     }
     /// What the engine did not honour of `params` (a `config::knobs` parameter this build
     /// cannot apply), one line each: recorded in the result and printed as a warning.
-    fn knob_notes(&self, params: &TestParams) -> Vec<String> {
-        let _ = params;
+    fn knob_notes(&self, _params: &TestParams) -> Vec<String> {
         Vec::new()
     }
     /// A target context made for `params` with room for `n_ctx` tokens, and the drafter
     /// `drafter` on it (speculative tests); the engine's refusal when it has none.
     fn speculative(
         &self,
-        params: &TestParams,
-        drafter: &speculative::DrafterParams,
-        n_ctx: u32,
+        _params: &TestParams,
+        _drafter: &speculative::DrafterParams,
+        _n_ctx: u32,
     ) -> Result<Box<dyn speculative::SpecSession + '_>, EngineError> {
-        let _ = (params, drafter, n_ctx);
         Err(EngineError::Speculative(
             "this engine has no speculative decoding".into(),
         ))
@@ -156,7 +145,6 @@ pub struct LoadParams {
 }
 
 impl LoadParams {
-    /// The model-level part of a test's parameters.
     pub fn of(p: &TestParams) -> Self {
         LoadParams {
             fit_context: p.knobs.asks_fit().then(|| Box::new(p.clone())),
@@ -173,8 +161,7 @@ impl LoadParams {
         }
     }
 
-    /// Each model-level entry of the table set to `value` of it (where it gives one; else
-    /// `TestParams`' default), without fit's context.
+    /// Each model-level entry of the table set to `value` of it (where it gives one).
     pub fn with(
         value: impl Fn(&crate::config::knobs::Knob) -> Option<crate::config::knobs::KnobValue>,
     ) -> Self {
@@ -187,8 +174,7 @@ impl LoadParams {
         }
         LoadParams {
             params,
-            fit_context: None,
-            load_mtp: false,
+            ..Default::default()
         }
     }
 }

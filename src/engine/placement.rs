@@ -1,9 +1,6 @@
-//! Where llama.cpp actually put a test's model layers, KV cache and compute buffers, read
-//! from the log lines it prints while loading a model and creating a context. The `ngl` a
-//! test asks for is a request: layers the backend cannot take stay on the CPU, and the KV
-//! cache follows `no_kv_offload`. Pure: the engine captures the text, this parses it.
-//!
-//! The lines used (llama.cpp's src/llama-model.cpp, llama-kv-cache.cpp, llama-context.cpp):
+//! Where llama.cpp actually put a test's model layers, KV cache and compute buffers (the
+//! `ngl` a test asks for is only a request), read from the lines it logs while loading a
+//! model and creating a context (src/llama-model.cpp, llama-kv-cache.cpp, llama-context.cpp):
 //!
 //! ```text
 //! load_tensors: layer   0 assigned to device CUDA0, is_swa = 0        (debug level)
@@ -16,20 +13,15 @@
 //! tensor blk.0.ffn_up_exps.weight (8 MiB q4_0) buffer type overridden to CPU_REPACK   (debug)
 //! ```
 //!
-//! Sizes are printed in MiB with two decimals, so bytes are exact to about ±5 KiB.
-//!
-//! Expert tensors (`blk.N.ffn_{up,gate,down}_exps`, a MoE model's experts) are where their
-//! layer is (`layer N assigned to device`), unless a tensor override (`n_cpu_moe`, `-ot`)
-//! moved them, which llama.cpp logs per tensor, sized in whole MiB only. Their bytes
-//! therefore come from the GGUF's tensor table ([`Placement::place_experts`]); the device
-//! from the log. [`mismatches`] compares the placement with what a test asked for.
+//! Sizes are in MiB with two decimals (bytes exact to about ±5 KiB). A MoE model's expert
+//! tensors are where their layer is unless an override moved them, logged per tensor in
+//! whole MiB only: their bytes come from the GGUF's tensor table, their device from the log.
 
 use serde::{Deserialize, Serialize};
 
 pub mod estimate;
 
-/// A test's placement: which devices held what.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Placement {
     /// Layers on a device other than the CPU. llama.cpp counts the repeating layers plus the
     /// output layer, so a 30-layer model fully offloaded reads 31/31.
@@ -38,25 +30,20 @@ pub struct Placement {
     /// Per device: layers assigned and bytes of weights, KV cache and compute buffers. Host
     /// buffer types (`CPU_Mapped`, `CPU_REPACK`, `CUDA_Host`, ...) count as `CPU`.
     pub devices: Vec<DevicePlacement>,
-    /// Every buffer as llama.cpp named it, in log order.
     pub buffers: Vec<Buffer>,
     /// Cells (token positions) of the context's KV cache as llama.cpp made it: n_ctx rounded
     /// up to its padding (256 in the pinned llama.cpp). None when not logged, or when the
     /// context has several caches (an SWA cache beside the base one) of different sizes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kv_cells: Option<u64>,
-    /// A MoE model's expert tensors, per layer and device (one entry per layer and device
-    /// that holds some). Empty for a dense model, or when the engine gave no tensor table.
+    /// A MoE model's expert tensors, per layer and device holding some.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub experts: Vec<ExpertPlacement>,
-    /// Tensors a buffer-type override moved, as llama.cpp logged them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<TensorOverride>,
-    /// Where this placement differs from what the test asked ([`mismatches`]), one line
-    /// each; empty when as asked.
+    /// [`mismatches`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mismatch: Vec<String>,
-    /// What llama.cpp's fit chose, when the test asked for it (`fit_target`, `fit_min_ctx`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fit: Option<FitChoice>,
 }
@@ -80,11 +67,9 @@ pub struct FitChoice {
     pub n_ctx: u32,
 }
 
-/// Where one layer's expert tensors are.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExpertPlacement {
     pub layer: u32,
-    /// The device (`CPU`, `Vulkan0`, ...) of the buffer they are in.
     pub device: String,
     pub bytes: u64,
     pub tensors: u32,
@@ -94,19 +79,17 @@ pub struct ExpertPlacement {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TensorOverride {
     pub tensor: String,
-    /// llama.cpp's buffer type, e.g. `CPU`, `CPU_REPACK`, `Vulkan0`.
     pub buffer: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DevicePlacement {
-    /// llama.cpp's device name: `CPU`, `CUDA0`, `Vulkan0`, ...
     pub name: String,
     pub layers: u32,
     pub model_bytes: u64,
     pub kv_bytes: u64,
     pub compute_bytes: u64,
-    /// Bytes (in the file) of the expert tensors this device holds; 0 for a dense model.
+    /// Bytes (in the file) of the expert tensors this device holds.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub expert_bytes: u64,
 }
@@ -119,27 +102,23 @@ fn is_zero(x: &u64) -> bool {
 pub struct Buffer {
     /// "model", "kv", "compute" or "output".
     pub kind: String,
-    /// llama.cpp's buffer type name, e.g. `CUDA0`, `CPU_Mapped`, `CUDA_Host`.
     pub name: String,
     pub bytes: u64,
 }
 
 impl Placement {
-    /// Bytes of KV cache (and recurrent state) llama.cpp allocated, over every device; None
-    /// when it logged no KV buffer.
+    /// Bytes of KV cache (and recurrent state).
     pub fn kv_bytes(&self) -> Option<u64> {
         let total: u64 = self.devices.iter().map(|d| d.kv_bytes).sum();
         (total > 0).then_some(total)
     }
 
-    /// KV-cache bytes per cell (one token position, all layers, K and V), from llama.cpp's
-    /// own figures: `kv_bytes / kv_cells`.
+    /// KV-cache bytes per cell (one token position, all layers, K and V).
     pub fn kv_bytes_per_cell(&self) -> Option<f64> {
         let cells = self.kv_cells.filter(|&c| c > 0)?;
         Some(self.kv_bytes()? as f64 / cells as f64)
     }
 
-    /// The devices holding KV cache bytes, e.g. `["CUDA0"]`.
     pub fn kv_devices(&self) -> Vec<&str> {
         self.devices
             .iter()
@@ -171,8 +150,8 @@ impl Placement {
     }
 }
 
-/// The device a buffer type lives on: host buffer types are `CPU`, device buffer types are
-/// named after their device (`CUDA0`); anything else (e.g. `CUDA_Split`) keeps its name.
+/// The device a buffer type lives on: host buffer types are `CPU`, others keep their name
+/// (`CUDA0`, `CUDA_Split`).
 pub fn device_of_buffer(name: &str) -> String {
     let host_suffix = [
         "_Mapped",
@@ -191,17 +170,9 @@ pub fn device_of_buffer(name: &str) -> String {
 }
 
 /// Parses the text llama.cpp logged while loading the model and creating the context.
-/// `None` when the text holds none of the lines above (another log format, or no capture),
-/// so that an unknown placement is never reported as "all on the CPU".
-#[cfg(test)]
-pub fn parse(log: &str) -> Option<Placement> {
-    parse_with_experts(log, &[])
-}
-
-/// [`parse`], with a MoE model's expert tensors placed too: `expert_tensors` are the
-/// model's tensors `(name, bytes in the file)` (others are ignored), from its GGUF header.
-/// Each expert tensor is on the device of the buffer an override moved it to, else on its
-/// layer's device; one whose layer llama.cpp did not log is left out.
+/// `expert_tensors` (`(name, bytes)` from the GGUF header) are placed on the device of the
+/// buffer an override moved them to, else on their layer's; None when the text holds none of
+/// the lines above, so that an unknown placement is never reported as "all on the CPU".
 pub fn parse_with_experts(log: &str, expert_tensors: &[(String, u64)]) -> Option<Placement> {
     let mut layers: Vec<(u32, String)> = Vec::new();
     let mut offloaded_line: Option<(u32, u32)> = None;
@@ -276,12 +247,10 @@ pub fn parse_with_experts(log: &str, expert_tensors: &[(String, u64)]) -> Option
         },
         experts,
         overrides,
-        mismatch: Vec::new(),
-        fit: None,
+        ..Default::default()
     })
 }
 
-/// Expert tensors per (layer, device), in layer order.
 fn place_experts(
     layers: &[(u32, String)],
     overrides: &[TensorOverride],
@@ -319,24 +288,21 @@ fn place_experts(
     out
 }
 
-/// The index of the device named `name`, appended if new.
 fn device_index(devices: &mut Vec<DevicePlacement>, name: String) -> usize {
-    if let Some(i) = devices.iter().position(|d| d.name == name) {
-        return i;
-    }
-    devices.push(DevicePlacement {
-        name,
-        layers: 0,
-        model_bytes: 0,
-        kv_bytes: 0,
-        compute_bytes: 0,
-        expert_bytes: 0,
-    });
-    devices.len() - 1
+    devices
+        .iter()
+        .position(|d| d.name == name)
+        .unwrap_or_else(|| {
+            devices.push(DevicePlacement {
+                name,
+                ..Default::default()
+            });
+            devices.len() - 1
+        })
 }
 
-/// The lines of a log that [`parse`] reads, so that a loaded model keeps kilobytes of its
-/// load log rather than every tensor's line.
+/// The lines of a log that [`parse_with_experts`] reads, so that a loaded model keeps
+/// kilobytes of its load log rather than every tensor's line.
 pub fn relevant_lines(log: &str) -> String {
     log.lines()
         .filter(|l| {
@@ -346,11 +312,8 @@ pub fn relevant_lines(log: &str) -> String {
                 || l.contains(" buffer type overridden to ")
                 || kv_cells_line(l).is_some()
         })
-        .fold(String::new(), |mut s, l| {
-            s.push_str(l);
-            s.push('\n');
-            s
-        })
+        .flat_map(|l| [l, "\n"])
+        .collect()
 }
 
 /// `load_tensors: layer  12 assigned to device CUDA0, is_swa = 0`
@@ -434,10 +397,8 @@ fn buffer_line(line: &str) -> Option<Buffer> {
     })
 }
 
-/// What a test asked of placement, for [`mismatches`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Asked {
-    /// llama-bench's `-ngl`; negative: all layers.
     pub n_gpu_layers: i32,
     pub no_kv_offload: bool,
     /// llama-bench's `-ncmoe`: the experts of the first N layers on the CPU.
@@ -449,7 +410,6 @@ pub struct Asked {
 }
 
 impl Asked {
-    /// What a test's parameters ask of placement.
     pub fn of(p: &crate::plan::TestParams) -> Self {
         let knob = |name: &str| p.knobs.get(name);
         // With fit, llama.cpp chooses the layers, the split and the overrides itself (as in
@@ -470,10 +430,9 @@ impl Asked {
     }
 }
 
-/// Where llama.cpp's placement differs from what the test asked, one line each; empty when
-/// it is as asked or when the log cannot tell. Checked only where the log shows a device
-/// besides the CPU: a build or machine without one cannot offload, which the run warns of
-/// once, not per test.
+/// Where llama.cpp's placement differs from what the test asked, one line each. Checked only
+/// where the log shows a device besides the CPU: a build or machine without one cannot
+/// offload, which the run warns of once, not per test.
 pub fn mismatches(asked: &Asked, p: &Placement) -> Vec<String> {
     let mut out = Vec::new();
     let gpu_seen =
@@ -512,7 +471,6 @@ pub fn mismatches(asked: &Asked, p: &Placement) -> Vec<String> {
              layers is on the CPU"
         ));
     }
-    // Experts of the first n_cpu_moe layers must be on the CPU.
     let n = asked.n_cpu_moe;
     let wrong: Vec<u32> = p
         .experts
@@ -566,3 +524,8 @@ fn list(layers: &[u32]) -> String {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+pub fn parse(log: &str) -> Option<Placement> {
+    parse_with_experts(log, &[])
+}

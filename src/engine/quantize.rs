@@ -1,10 +1,5 @@
-//! llama.cpp's own quantizer (`llama_model_quantize`) behind a safe wrapper.
-//!
-//! llama.cpp reports its progress only through its log ("[  12/ 272] blk.0.attn_q.weight
-//! ..."); while a quantization runs, the log callback hands each line to `llama::progress`,
-//! which keeps the latest tensor counter for the caller to show.
-//!
-//! llama-quantize's per-tensor options go in as `llama_model_quantize_params` takes them:
+//! llama.cpp's own quantizer (`llama_model_quantize`) behind a safe wrapper, its progress
+//! read from its log (`llama::progress`). llama-quantize's per-tensor options go in as `llama_model_quantize_params` takes them:
 //! the imatrix as `llama_model_imatrix_data` rows (name, means, size) and `--tensor-type` as
 //! `llama_model_tensor_override` rows (pattern, type), each list ended by a null row.
 
@@ -16,7 +11,7 @@ use llama_cpp_sys_2 as sys;
 
 use super::EngineError;
 use super::imatrix::Imatrix;
-use super::llama::progress as log_tap;
+use super::llama::{c_string, progress as log_tap};
 use crate::config::quant_types::is_quantized_ggml_type;
 use crate::config::recipe::Recipe;
 use crate::gguf::reader::Header;
@@ -33,7 +28,6 @@ pub struct QuantizeParams {
 /// llama-quantize's options beyond the file type; the default is none of them.
 #[derive(Debug, Clone, Default)]
 pub struct Overrides<'a> {
-    /// `--imatrix`.
     pub imatrix: Option<&'a Imatrix>,
     /// `--tensor-type pattern=type`, as (pattern, ggml type id); the first match wins.
     pub tensor_types: Vec<(String, u32)>,
@@ -42,10 +36,6 @@ pub struct Overrides<'a> {
     pub token_embd: Option<u32>,
     /// `--pure`: every quantized tensor of the file type's default type.
     pub pure: bool,
-}
-
-fn c_string(s: &str, what: &str) -> Result<CString, EngineError> {
-    CString::new(s).map_err(|_| EngineError::Param(format!("{what} contains a NUL byte")))
 }
 
 /// Quantizes `input` into `output` (overwritten). `progress(done, total)` is called about

@@ -1,6 +1,5 @@
-//! The arrival measurement loop, `run_arrivals`: requests arriving over time served with
-//! continuous batching (see `bench` for the timing points it shares with `run_together`).
-//! A request joins the running batch when it arrives and a sequence slot is free, its prompt
+//! Requests arriving over time served with continuous batching (the timing points are
+//! `bench`'s). A request joins the running batch when it arrives and a sequence slot is free, its prompt
 //! chunked into the step's n_batch budget, and leaves when it has its tokens (`seq_rm` frees
 //! its cells).
 
@@ -28,7 +27,6 @@ pub struct ArrivalRun {
 }
 
 impl ArrivalRun {
-    /// The run's figures: rates over the whole time.
     pub fn figures(&self) -> crate::record::serving::RepFigures {
         super::metrics::arrival_figures(
             self.t_ns,
@@ -69,7 +67,7 @@ pub fn run_arrivals(
         engine_ns: 0,
     };
     let t0 = s.now();
-    let mut traces = arrival_traces(reqs, offsets, t0);
+    let mut traces = super::bench::new_traces(reqs, t0, Some(offsets));
     let mut q = Queue {
         free: (0..slots as i32).rev().collect(),
         waiting: VecDeque::new(),
@@ -131,21 +129,6 @@ fn check_arrivals(
         return Err(ServingError::SlotsOverBatch { slots, n_batch });
     }
     Ok(())
-}
-
-/// Each request's trace: arriving at its offset after `t0`, admitted when a slot takes it,
-/// with room for its tokens so that recording them does not allocate.
-fn arrival_traces(reqs: &[Request], offsets: &[u64], t0: u64) -> Vec<Trace> {
-    reqs.iter()
-        .zip(offsets)
-        .map(|(r, &o)| Trace {
-            arrival_ns: t0 + o,
-            admitted_ns: 0,
-            n_prompt: r.prompt.len() as u32,
-            token_ns: Vec::with_capacity(r.n_gen as usize),
-            tokens: Vec::with_capacity(r.n_gen as usize),
-        })
-        .collect()
 }
 
 /// Where the requests stand: `next` is the first not arrived yet; arrived ones wait in

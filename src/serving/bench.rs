@@ -8,11 +8,7 @@
 //! one token per sequence per step, synchronized after each step (T_TG). Unlike
 //! llama-batched-bench, tokens are sampled from the logits (greedy or seeded) and fed back,
 //! and each token's time is kept, so each request has a TTFT and inter-token latencies.
-//!
-//! `arrivals::run_arrivals` serves requests arriving over time with
-//! continuous batching: a request joins the running batch when it arrives and a sequence slot
-//! is free (its prompt chunked into the step's n_batch budget), leaves when it has its tokens
-//! (`seq_rm` frees its cells).
+//! (`arrivals::run_arrivals` serves requests arriving over time.)
 //!
 //! Time inside llama.cpp calls is summed; the rest of the wall time (sampling, batch
 //! building, bookkeeping) is the overhead.
@@ -102,7 +98,7 @@ pub fn run_together(
     };
     let t0 = s.now();
     let mut q = Seqs {
-        traces: start_traces(reqs, t0),
+        traces: new_traces(reqs, t0, None),
         last: vec![0i32; b],
         samplers,
     };
@@ -131,17 +127,14 @@ pub fn run_together(
     })
 }
 
-/// The sequences of a run as it goes: each one's trace, the last token it produced (fed
-/// back next) and its sampler.
+/// The sequences of a run as it goes: traces, last tokens (fed back next) and samplers.
 struct Seqs<'a> {
     traces: Vec<Trace>,
     last: Vec<i32>,
     samplers: &'a mut [Sampler],
 }
 
-/// Refuses what `run_together` cannot run, before its clock starts: no request, fewer
-/// samplers than requests, an empty prompt, nothing to generate, or a "shared" prompt that
-/// differs between requests.
+/// Refuses what `run_together` cannot run, before its clock starts.
 fn check_requests(reqs: &[Request], n_samplers: usize, shared: bool) -> Result<(), ServingError> {
     let b = reqs.len();
     if b == 0 || n_samplers < b || reqs.iter().any(|r| r.prompt.is_empty() || r.n_gen == 0) {
@@ -153,13 +146,15 @@ fn check_requests(reqs: &[Request], n_samplers: usize, shared: bool) -> Result<(
     Ok(())
 }
 
-/// Each request's trace: arrived and admitted at `t0` (they start together), with room for
-/// its tokens so that recording them does not allocate.
-fn start_traces(reqs: &[Request], t0: u64) -> Vec<Trace> {
-    reqs.iter()
-        .map(|r| Trace {
-            arrival_ns: t0,
-            admitted_ns: t0,
+/// Each request's trace, with room for its tokens so that recording them does not
+/// allocate: arriving `offsets` after `t0`, admitted when a slot takes it; without offsets,
+/// arrived and admitted at `t0` (they start together).
+pub(super) fn new_traces(reqs: &[Request], t0: u64, offsets: Option<&[u64]>) -> Vec<Trace> {
+    let at = |i: usize| offsets.map_or((t0, t0), |o| (t0 + o[i], 0));
+    (reqs.iter().enumerate())
+        .map(|(i, r)| Trace {
+            arrival_ns: at(i).0,
+            admitted_ns: at(i).1,
             n_prompt: r.prompt.len() as u32,
             token_ns: Vec::with_capacity(r.n_gen as usize),
             tokens: Vec::with_capacity(r.n_gen as usize),
@@ -167,8 +162,6 @@ fn start_traces(reqs: &[Request], t0: u64) -> Vec<Trace> {
         .collect()
 }
 
-/// The prefill batch: every prompt (or the shared one) as its request's sequence, with
-/// logits on each prompt's last token.
 fn prompt_batch(reqs: &[Request], shared: bool) -> Vec<BatchToken> {
     let mut batch: Vec<BatchToken> = Vec::new();
     for (j, r) in reqs

@@ -2,10 +2,10 @@
 //! plain text (one prompt per line). Parsing is pure; `load` reads and hashes the file.
 
 use super::error::ServingError;
+use crate::record::serving::DatasetInfo;
 use std::path::Path;
 
-/// Why a prompt file could not be had. Each displays the one line users have always read;
-/// no variant names a source (see `kinds::error`).
+/// Why a prompt file could not be had; no variant names a source (see `kinds::error`).
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
     #[error("cannot read the prompt file {}: {cause}", path.display())]
@@ -38,7 +38,6 @@ pub struct Prompt {
     pub reply: Option<String>,
 }
 
-/// A prompt file, read and hashed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PromptFile {
     pub name: String,
@@ -89,8 +88,8 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Prompt>, DatasetError> {
     Ok(out)
 }
 
-/// One line of a JSONL prompt file: `{"prompt": "...", "max_tokens": N}`, `max_tokens`
-/// optional (null as absent). The error says what is wrong; the caller names the line.
+/// One line of a JSONL prompt file, `max_tokens` optional (null as absent); the caller names
+/// the line in the error.
 fn jsonl_prompt(line: &str) -> Result<Prompt, String> {
     let v: serde_json::Value =
         serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
@@ -115,8 +114,7 @@ fn jsonl_prompt(line: &str) -> Result<Prompt, String> {
     })
 }
 
-/// Reads, hashes and parses a prompt file, or a ShareGPT file (a JSON array, read as a
-/// stream: `sharegpt`).
+/// Reads, hashes and parses a prompt file, or a ShareGPT file (`sharegpt`).
 pub fn load(path: &Path) -> Result<PromptFile, DatasetError> {
     let read_err = |cause| DatasetError::Read {
         path: path.to_path_buf(),
@@ -155,30 +153,37 @@ pub fn load(path: &Path) -> Result<PromptFile, DatasetError> {
             note: r.truncated,
         });
     }
-    let text = std::fs::read_to_string(path).map_err(|cause| DatasetError::Read {
-        path: path.to_path_buf(),
-        cause,
-    })?;
-
-    let sha256 = crate::util::hash::sha256_hex(text.as_bytes());
-    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(read_err)?;
     Ok(PromptFile {
-        name: path
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        sha256,
-        prompts: parse(&shown, &text)?,
+        name,
+        sha256: crate::util::hash::sha256_hex(text.as_bytes()),
+        prompts: parse(&path.display().to_string(), &text)?,
         sharegpt: false,
         note: None,
     })
 }
 
-/// One sampled prompt: its tokens and the tokens to generate after it.
+impl PromptFile {
+    /// What the record says of the file, its prompts `lengths` tokens long.
+    pub(crate) fn info(&self, chat_template: bool, lengths: &[f64]) -> DatasetInfo {
+        DatasetInfo {
+            name: self.name.clone(),
+            sha256: self.sha256.clone(),
+            n_prompts: self.prompts.len() as u64,
+            chat_template,
+            prompt_tokens: super::metrics::dist(lengths),
+            format: self.sharegpt.then(|| "sharegpt".to_string()),
+            note: self.note.clone(),
+        }
+    }
+}
+
+/// One sampled prompt: its tokens (or what the tokenizer gave of them) and the tokens to
+/// generate after it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Sampled {
+pub struct Sampled<T = Vec<i32>> {
     pub index: usize,
-    pub tokens: Vec<i32>,
+    pub tokens: T,
     pub n_gen: u32,
 }
 
@@ -192,20 +197,13 @@ pub fn sample<E>(
     max_gen: u32,
     tokenize: impl FnMut(&str) -> Result<Vec<i32>, E>,
 ) -> Result<Vec<Sampled>, E> {
-    Ok(pick(prompts, n, seed, max_gen, tokenize, Vec::len)?
-        .into_iter()
-        .map(|(index, tokens, n_gen)| Sampled {
-            index,
-            tokens,
-            n_gen,
-        })
-        .collect())
+    pick(prompts, n, seed, max_gen, tokenize, Vec::len)
 }
 
 /// The requests' prompts of a serving test, as (index into the file, tokens to generate):
 /// a ShareGPT file's `n` pairs sampled as vLLM samples them (the raw prompt's token count,
 /// `count`, decides the limits, as there), each generating its reply's token count; a prompt
-/// file's prompts in order, each its `max_tokens` or `n_gen`. The caller cycles them.
+/// file's prompts in order, each its `max_tokens` or `n_gen`; cycled to `n`.
 pub fn serving_picks<E: std::fmt::Display>(
     file: &PromptFile,
     n: usize,
@@ -217,7 +215,7 @@ pub fn serving_picks<E: std::fmt::Display>(
         pick(&file.prompts, n, seed, u32::MAX, count, |c| *c)
             .map_err(|e| ServingError::Prompts(e.to_string()))?
             .into_iter()
-            .map(|(i, _, g)| (i, g))
+            .map(|s| (s.index, s.n_gen))
             .collect()
     } else {
         (0..file.prompts.len())
@@ -230,20 +228,19 @@ pub fn serving_picks<E: std::fmt::Display>(
             file.name
         )));
     }
-    Ok(picked)
+    Ok((0..n).map(|k| picked[k % picked.len()]).collect())
 }
 
-/// The sampling of [`sample`] over any tokenizer output `T` whose length is `len(&T)`: a
-/// served model's tokenizer may only count (`T = u64`). Returns (index, the prompt's `T`,
-/// tokens to generate).
-pub fn pick<T, E>(
+/// [`sample`] over any tokenizer output `T` of length `len(&T)` (a served model's tokenizer
+/// may only count).
+fn pick<T, E>(
     prompts: &[Prompt],
     n: usize,
     seed: u64,
     max_gen: u32,
     mut tokenize: impl FnMut(&str) -> Result<T, E>,
     len: impl Fn(&T) -> usize,
-) -> Result<Vec<(usize, T, u32)>, E> {
+) -> Result<Vec<Sampled<T>>, E> {
     let mut out = Vec::new();
     for i in shuffled(prompts.len(), seed) {
         if out.len() >= n {
@@ -260,7 +257,11 @@ pub fn pick<T, E>(
         if pl < MIN_LEN || ol < MIN_LEN || pl > MAX_PROMPT || pl + ol > MAX_TOTAL {
             continue;
         }
-        out.push((i, tokens, (ol as u32).min(max_gen)));
+        out.push(Sampled {
+            index: i,
+            tokens,
+            n_gen: (ol as u32).min(max_gen),
+        });
     }
     Ok(out)
 }

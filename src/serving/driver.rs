@@ -11,7 +11,6 @@ use crate::output::progress::Progress;
 use crate::plan::serving::ServingTest;
 use crate::record::serving::{Goodput, RepFigures, ServedDrafts, Serving};
 
-/// How a serving test's requests are served: on a context in process, or by a server.
 pub(crate) trait Transport {
     /// One repetition of a parallel test: `n_parallel` requests of fresh prompts together.
     fn parallel(&mut self, t: &ServingTest, rep: u32) -> Result<Rep, ServingError>;
@@ -94,6 +93,11 @@ impl Gathered {
         self.traces
             .extend(r.traces.into_iter().map(|x| (rep, s, x)));
     }
+}
+
+/// The sampling seed of request `j` of repetition `rep`, in process and over HTTP alike.
+pub(crate) fn request_seed(seed: u64, rep: u32, j: usize) -> u64 {
+    seed ^ (u64::from(rep) << 32) ^ (j as u64 + 1)
 }
 
 /// A measured test: its record, per-repetition samples for `samples_ns`/`samples_ts`, and

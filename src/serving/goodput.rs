@@ -46,9 +46,8 @@ pub fn step(rate: f64, requests: &[RequestSample], duration_s: f64, slo: &Slo) -
     }
 }
 
-/// A fixed-rate repetition's step joins its test's figures, in process or over HTTP: the
-/// repetition's sample (the last of `samples_ts`) becomes its goodput, and the step joins the
-/// test's goodput record (made at the first, with no search).
+/// A fixed-rate repetition's step: the repetition's sample (the last of `samples_ts`)
+/// becomes its goodput, and the step joins the test's record (made at the first).
 pub fn join_step(
     samples_ts: &mut [f64],
     goodput: &mut Option<Goodput>,

@@ -1,15 +1,12 @@
 //! Serving tests against an OpenAI-compatible server (`engine::endpoint::Client`): the
 //! HTTP transport of `serving::driver`, with the in-process tests' figures and record.
 //!
-//! Timing comes from the client: a request's arrival is when it was sent, its first token
-//! when the first chunk with text arrived, its last token when the last one did. A chunk
-//! that carries m tokens stands for m tokens spread evenly over the gap since the previous
-//! chunk, so it counts as m inter-token gaps of 1/m of that gap, never as one; the tokens of
-//! a first chunk all arrive at its time. The number of tokens is the server's `usage` count
-//! (m = usage / chunks, spread as evenly as whole tokens allow); without usage, the answer's
-//! text tokenized with the model's own tokenizer (its GGUF, through llama.cpp), or, with no
-//! GGUF at hand, one per chunk (`token_counts` in the record says which). TPOT and per-request t/s
-//! are then (E2E − TTFT) / (n − 1) as vLLM and AIPerf compute theirs.
+//! Timing comes from the client: a request arrives when sent, its tokens when the chunks
+//! with text do. A chunk of m tokens counts as m inter-token gaps of 1/m of the gap since the
+//! previous chunk, never as one (the tokens of a first chunk all arrive at its time). The
+//! number of tokens is the server's `usage`, else the text through the model's tokenizer,
+//! else one per chunk (`token_counts` says which). TPOT and per-request t/s are then
+//! (E2E − TTFT) / (n − 1) as vLLM and AIPerf compute theirs.
 //!
 //! What a server does not show is left out, not made up: no queue time (the client cannot
 //! see admission), no T_PP/T_TG split of its own; the phases of a parallel test are read off
@@ -24,12 +21,11 @@ use super::error::ServingError;
 use super::metrics::{self, Trace};
 use crate::config::ServedDraft;
 use crate::config::serving::ServingConfig;
-use crate::engine::ModelInfo;
 use crate::engine::endpoint::{Client, Prompt, Request, ServerInfo, Streamed};
 use crate::engine::measure::TokenSource;
 use crate::output::progress::Progress;
 use crate::plan::serving::ServingTest;
-use crate::record::serving::{DatasetInfo, RepFigures, ServedDrafts, Serving};
+use crate::record::serving::{RepFigures, ServedDrafts, Serving};
 
 pub(crate) mod tokens;
 pub use tokens::{Counted, Tokenize, count, token_times};
@@ -42,8 +38,8 @@ pub(crate) struct Vocab {
     pub bos: Option<i32>,
 }
 
-/// `tokenizer.ggml.tokens`' length, and the BOS id when the vocabulary adds it
-/// (`tokenizer.ggml.add_bos_token`, else llama.cpp's default: SentencePiece vocabularies do).
+/// The BOS id counts when `tokenizer.ggml.add_bos_token` says so, else by llama.cpp's
+/// default (SentencePiece vocabularies add it).
 pub(crate) fn vocab_of(path: &Path) -> Option<Vocab> {
     use crate::gguf::Value;
     let h = crate::gguf::reader::read_header(path).ok()?;
@@ -66,17 +62,8 @@ pub(crate) fn vocab_of(path: &Path) -> Option<Vocab> {
 }
 
 impl Vocab {
-    /// Synthetic prompts of this vocabulary, seeded.
     pub(crate) fn tokens(self, seed: u64) -> TokenSource {
-        let info = ModelInfo {
-            description: String::new(),
-            size: 0,
-            n_params: 0,
-            n_vocab: self.n_vocab,
-            bos: self.bos,
-            n_ctx_train: 0,
-        };
-        TokenSource::new(seed, &info)
+        TokenSource::random_ids(seed, self.n_vocab, self.bos)
     }
 }
 
@@ -157,12 +144,13 @@ struct Batch {
 }
 
 impl HttpRun<'_> {
-    fn request(&self, prompt: Prompt, max_tokens: u32, seed: u64) -> Request {
+    /// Request `j` of repetition `rep`.
+    fn request(&self, prompt: Prompt, max_tokens: u32, rep: u32, j: usize) -> Request {
         Request {
             prompt,
             max_tokens,
             temperature: self.sc.temperature,
-            seed,
+            seed: driver::request_seed(self.seed, rep, j),
         }
     }
 
@@ -208,10 +196,9 @@ impl HttpRun<'_> {
         Ok(b)
     }
 
-    /// The requests of a request, arrival or goodput test: the prompt file's, or
-    /// `n` synthetic prompts of n_prompt tokens (as in-process, from the same seed).
-    /// A ShareGPT file is sampled as vLLM samples it (as in-process), which takes the model's
-    /// tokenizer: the entry's `path`.
+    /// The requests of a request, arrival or goodput test, as in-process: the prompt file's
+    /// (ShareGPT's sampling takes the model's tokenizer: the entry's `path`), or `n`
+    /// synthetic prompts of n_prompt tokens from the same seed.
     fn workload(&self, n: usize) -> Result<Vec<(Prompt, u32)>, ServingError> {
         let sc = self.sc;
         let Some(f) = self.prompts else {
@@ -236,12 +223,8 @@ impl HttpRun<'_> {
             None => Ok(0),
         };
         let picked = crate::serving::dataset::serving_picks(f, n, self.seed, sc.n_gen, count)?;
-        Ok((0..n)
-            .map(|k| {
-                let (i, n_gen) = picked[k % picked.len()];
-                (Prompt::Text(f.prompts[i].text.clone()), n_gen)
-            })
-            .collect())
+        let text = |(i, n_gen): (usize, u32)| (Prompt::Text(f.prompts[i].text.clone()), n_gen);
+        Ok(picked.into_iter().map(text).collect())
     }
 
     pub fn measure(
@@ -256,10 +239,6 @@ impl HttpRun<'_> {
         };
         driver::measure(&mut tr, self.sc, (self.seed, self.reps), t, progress)
     }
-
-    fn seed_of(&self, rep: u32, j: usize) -> u64 {
-        self.seed ^ (u64::from(rep) << 32) ^ (j as u64 + 1)
-    }
 }
 
 struct Http<'r, 'a> {
@@ -273,7 +252,7 @@ impl Transport for Http<'_, '_> {
         let reqs: Vec<_> = (0..t.n_parallel as usize)
             .map(|j| {
                 let p = self.synthetic.prompt(sc.n_prompt as usize);
-                let q = run.request(p, sc.n_gen, run.seed_of(rep, j));
+                let q = run.request(p, sc.n_gen, rep, j);
                 (Duration::ZERO, q)
             })
             .collect();
@@ -289,7 +268,7 @@ impl Transport for Http<'_, '_> {
         let mut all = Batch::default();
         let mut sum = metrics::Phases::default();
         for (k, (p, max)) in (run.workload(run.sc.n_requests as usize)?.into_iter()).enumerate() {
-            let b = run.send(&[(Duration::ZERO, run.request(p, max, run.seed_of(rep, k)))])?;
+            let b = run.send(&[(Duration::ZERO, run.request(p, max, rep, k))])?;
             let tr = &b.traces[0];
             let first = tr.token_ns.first().copied().unwrap_or(0);
             let t_ns = b.t_ns.saturating_sub(tr.arrival_ns);
@@ -319,7 +298,7 @@ impl Transport for Http<'_, '_> {
         let offsets = metrics::poisson_offsets(n, rate, run.seed.wrapping_add(u64::from(rep)));
         let reqs: Vec<_> = (run.workload(n)?.into_iter().zip(offsets).enumerate())
             .map(|(k, ((p, max), off))| {
-                let q = run.request(p, max, run.seed_of(rep, k));
+                let q = run.request(p, max, rep, k);
                 (Duration::from_nanos(off), q)
             })
             .collect();
@@ -329,22 +308,12 @@ impl Transport for Http<'_, '_> {
         Ok(b.rep(f, false))
     }
 
-    /// What the server said of itself and of its answers.
     fn finish(&self, s: &mut Serving, g: &Gathered) -> u32 {
         let run = self.run;
         // The prompts' lengths as the server counted them (its usage; 0 where it gave none).
-        s.dataset = run.prompts.map(|f| {
-            let lengths: Vec<f64> = g.traces.iter().map(|(_, _, t)| t.n_prompt as f64).collect();
-            DatasetInfo {
-                name: f.name.clone(),
-                sha256: f.sha256.clone(),
-                n_prompts: f.prompts.len() as u64,
-                chat_template: run.client.api == crate::config::endpoint::Api::Chat,
-                prompt_tokens: metrics::dist(&lengths),
-                format: f.sharegpt.then(|| "sharegpt".to_string()),
-                note: f.note.clone(),
-            }
-        });
+        let lengths: Vec<f64> = g.traces.iter().map(|(_, _, t)| t.n_prompt as f64).collect();
+        let chat = run.client.api == crate::config::endpoint::Api::Chat;
+        s.dataset = run.prompts.map(|f| f.info(chat, &lengths));
         s.transport = crate::record::serving::Transport::Http;
         s.server = Some(run.server.clone());
         s.token_counts = Some(g.tally.counted.name().into());

@@ -3,7 +3,6 @@
 
 use crate::record::serving::{Dist, RepFigures, RequestSample, Targets};
 
-/// Count, mean, extremes and percentiles of `xs`.
 pub fn dist(xs: &[f64]) -> Dist {
     if xs.is_empty() {
         return Dist::default();
@@ -81,7 +80,6 @@ pub struct Latencies {
     pub e2e_ms: Dist,
     pub tpot_ms: Dist,
     pub queue_ms: Dist,
-    /// Mean of the per-request decode rates (requests with at least 2 tokens).
     pub per_request_ts: Option<f64>,
 }
 
@@ -111,7 +109,6 @@ pub fn latencies<'a>(traces: impl IntoIterator<Item = &'a Trace>) -> Latencies {
 pub struct Phases {
     /// T_PP: from the start to the end of the prompt decode (synchronized).
     pub t_pp_ns: u64,
-    /// T_TG: the generation loop.
     pub t_tg_ns: u64,
     /// The whole repetition, first token sampling and sequence copies included.
     pub t_ns: u64,
@@ -119,9 +116,7 @@ pub struct Phases {
     pub n_pp: u64,
     /// Tokens decoded in the generation loop (S_TG's numerator).
     pub n_tg: u64,
-    /// Tokens generated (sampled).
     pub n_out: u64,
-    /// Time inside llama.cpp calls.
     pub engine_ns: u64,
 }
 
@@ -130,7 +125,6 @@ fn rate(n: u64, ns: u64) -> Option<f64> {
 }
 
 impl Phases {
-    /// S_PP, S_TG, S as llama-batched-bench prints them, plus the output rate.
     /// Adds one request's phases to a request test's sums.
     pub fn add(&mut self, p: &Phases) {
         self.t_pp_ns += p.t_pp_ns;
@@ -142,6 +136,7 @@ impl Phases {
         self.engine_ns += p.engine_ns;
     }
 
+    /// S_PP, S_TG, S as llama-batched-bench prints them, plus the output rate.
     pub fn figures(&self) -> RepFigures {
         RepFigures {
             t_pp_ms: Some(self.t_pp_ns as f64 / MS),
@@ -200,8 +195,7 @@ pub fn meets(targets: &Targets, ttft_ms: &Dist, tpot_ms: &Dist) -> bool {
     ttft_ok && rate_ok
 }
 
-/// The operating point with the largest load (B or arrival rate) that meets the targets:
-/// the index into `points` of (load, meets), or None when none does.
+/// The index into `points` (load, meets) of the largest load that meets the targets.
 pub fn capacity(points: &[(f64, bool)]) -> Option<usize> {
     points
         .iter()
@@ -216,8 +210,7 @@ pub fn cost_per_mtok(price_per_hour: f64, output_ts: f64) -> Option<f64> {
     (output_ts > 0.0).then(|| price_per_hour / (output_ts * 3600.0) * 1e6)
 }
 
-/// Poisson arrivals: offsets (ns from the start) of `n` requests at `rate` per second, from
-/// exponential gaps drawn with a seeded generator. The first request arrives at 0.
+/// Poisson arrivals: offsets (ns) of `n` requests at `rate` per second, the first at 0.
 pub fn poisson_offsets(n: usize, rate: f64, seed: u64) -> Vec<u64> {
     let mut rng = crate::util::rng::SplitMix64(seed);
     let mut t = 0.0f64;

@@ -92,11 +92,9 @@ impl GroupRun<'_> {
     }
 
     fn samplers(&self, n: usize, rep: u32) -> Vec<Sampler> {
+        let t = self.sc.temperature as f32;
         (0..n)
-            .map(|j| {
-                let s = self.seed ^ (u64::from(rep) << 32) ^ (j as u64 + 1);
-                Sampler::new(self.sc.temperature as f32, s)
-            })
+            .map(|j| Sampler::new(t, driver::request_seed(self.seed, rep, j)))
             .collect()
     }
 

@@ -80,21 +80,20 @@ fn block_max(block: &[f32]) -> f32 {
         .fold(f32::NEG_INFINITY, |m, &x| if x > m { x } else { m })
 }
 
-/// The plain loop `argmax` replaces, kept as the tests' reference.
-#[cfg(test)]
-fn argmax_reference(logits: &[f32]) -> i32 {
-    let mut best: Option<usize> = None;
-    for (i, &l) in logits.iter().enumerate() {
-        if !l.is_nan() && best.is_none_or(|b| l > logits[b]) {
-            best = Some(i);
-        }
-    }
-    best.unwrap_or(0) as i32
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The plain loop `argmax` replaces, kept as the tests' reference.
+    fn argmax_reference(logits: &[f32]) -> i32 {
+        let mut best: Option<usize> = None;
+        for (i, &l) in logits.iter().enumerate() {
+            if !l.is_nan() && best.is_none_or(|b| l > logits[b]) {
+                best = Some(i);
+            }
+        }
+        best.unwrap_or(0) as i32
+    }
 
     #[test]
     fn greedy_takes_the_first_largest_logit() {

@@ -13,7 +13,7 @@
 
 use std::fmt;
 
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserializer, SeqAccess, Visitor};
 use sha2::{Digest, Sha256};
 
 /// vLLM's limits (`is_valid_sequence`).
@@ -35,8 +35,6 @@ impl<R: std::io::Read> std::io::Read for Hashing<R> {
     }
 }
 
-/// A ShareGPT file, read: its prompts (each with its reply), the SHA-256 of every byte
-/// read, and, for a file cut short, what was kept.
 /// A conversation's first human turn and the reply after it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pair {
@@ -44,6 +42,8 @@ pub struct Pair {
     pub reply: String,
 }
 
+/// A ShareGPT file, read: its prompts, the SHA-256 of every byte read, and, for a file cut
+/// short, what was kept.
 #[derive(Debug)]
 pub struct Read {
     pub prompts: Vec<Pair>,
@@ -107,46 +107,27 @@ impl<'de> Visitor<'de> for Conversations<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(p) = seq.next_element_seed(Conversation)? {
+        while let Some(c) = seq.next_element::<Conversation>()? {
             *self.seen += 1;
-            self.out.extend(p);
+            self.out.extend(c.conversations);
         }
         Ok(())
     }
 }
 
-/// One conversation object: its `conversations` list, other keys ignored.
-struct Conversation;
-
-impl<'de> DeserializeSeed<'de> for Conversation {
-    type Value = Option<Pair>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
-    }
+/// One conversation object: of its `conversations` list only the first human turn and the
+/// turn right after it are kept; other keys are ignored.
+#[derive(serde::Deserialize)]
+#[serde(expecting = "a conversation object")]
+struct Conversation {
+    #[serde(default, deserialize_with = "first_pair")]
+    conversations: Option<Pair>,
 }
 
-impl<'de> Visitor<'de> for Conversation {
-    type Value = Option<Pair>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a conversation object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut kept = None;
-        while let Some(key) = map.next_key::<String>()? {
-            if key == "conversations" {
-                kept = map.next_value_seed(Turns)?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(kept)
-    }
+fn first_pair<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Pair>, D::Error> {
+    d.deserialize_seq(Turns)
 }
 
-/// The turns of a conversation: the first human turn and the turn right after it.
 struct Turns;
 
 #[derive(serde::Deserialize)]
@@ -155,14 +136,6 @@ struct Turn {
     from: String,
     #[serde(default)]
     value: String,
-}
-
-impl<'de> DeserializeSeed<'de> for Turns {
-    type Value = Option<Pair>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_seq(self)
-    }
 }
 
 impl<'de> Visitor<'de> for Turns {

@@ -358,11 +358,12 @@ fn a_server_killed_mid_run_fails_the_tests_after_it_and_the_sweep_goes_on() {
         .spawn()
         .unwrap();
     // Kill the server while it is answering the run's requests (a slot is busy).
-    let c = tpsbench::engine::endpoint::Client::new(
+    let c = tpsbench::engine::endpoint::Client::with_ca_file(
         &format!("http://127.0.0.1:{port}/v1"),
         "tiny",
         tpsbench::config::endpoint::Api::Completions,
         Duration::from_secs(5),
+        None,
     )
     .unwrap();
     let start = Instant::now();

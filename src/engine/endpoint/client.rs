@@ -1,14 +1,11 @@
 //! Streamed completions from an OpenAI-compatible server, each chunk stamped when it
 //! arrives.
 //!
-//! Why these crates: `reqwest` (hyper underneath) is the most used Rust HTTP client and
-//! hands the body over as a stream of bytes, so a chunk can be timed as it lands;
-//! `eventsource-stream` parses Server-Sent Events from that byte stream as the WHATWG
-//! specification says (field lines, multi-line data, comments, CRLF), which is what
-//! `async-openai` and `reqwest-eventsource` build on. A blocking client (`ureq`) would need a
-//! thread per concurrent stream and an SSE parser of our own. One current-thread tokio
-//! runtime drives all of a test's streams: the client is I/O bound, and one thread leaves the
-//! cores to the server it measures.
+//! `reqwest` hands the body over as a stream of bytes, so a chunk can be timed as it lands;
+//! `eventsource-stream` parses its Server-Sent Events as the WHATWG specification says. A
+//! blocking client would need a thread per concurrent stream and an SSE parser of our own.
+//! One current-thread tokio runtime drives all of a test's streams: the client is I/O bound,
+//! and one thread leaves the cores to the server it measures.
 //!
 //! Nothing a server sends is trusted: a body read into memory is cut at a bound
 //! (`read_capped`), an answer that is not an event stream is named by its status, content
@@ -28,7 +25,6 @@ use crate::config::endpoint::Api;
 
 pub use super::error::{ClientError, EndpointError, Error};
 
-/// What a request asks the model to continue.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Prompt {
     /// Token ids (the completions API takes them): the very tokens of the in-process test.
@@ -45,22 +41,20 @@ pub struct Request {
     pub seed: u64,
 }
 
-/// A content chunk and when it arrived.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chunk {
     pub at: Instant,
     pub text: String,
 }
 
-/// Token counts the server reported (`usage`, in its last chunk).
+/// `usage`, in the last chunk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
 }
 
-/// What llama-server says its drafter did for one answer (`timings.draft_n` and
-/// `timings.draft_n_accepted`, present when it drafted).
+/// llama-server's `timings.draft_n` and `timings.draft_n_accepted` for one answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Drafts {
     pub drafted: u64,
@@ -70,10 +64,8 @@ pub struct Drafts {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Streamed {
     pub sent: Instant,
-    /// Chunks that carried text, in order.
     pub chunks: Vec<Chunk>,
     pub usage: Option<Usage>,
-    /// llama-server's draft counters (speculative decoding), when it gave them.
     pub drafts: Option<Drafts>,
     pub finish_reason: Option<String>,
     /// When `[DONE]` (or the end of the body) arrived.
@@ -81,7 +73,6 @@ pub struct Streamed {
 }
 
 impl Streamed {
-    /// An answer to a request sent at `sent`, nothing received yet.
     fn sent_at(sent: Instant) -> Streamed {
         Streamed {
             sent,
@@ -108,17 +99,7 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn new(
-        base: &str,
-        model: &str,
-        api: Api,
-        timeout: Duration,
-    ) -> Result<Client, ClientError> {
-        Client::with_ca_file(base, model, api, timeout, None)
-    }
-
-    /// A client that also trusts the certificates of `ca_file` (PEM), for a server whose
-    /// certificate a private authority signed.
+    /// A client that also trusts the certificates of `ca_file` (PEM), if any.
     pub fn with_ca_file(
         base: &str,
         model: &str,
@@ -275,31 +256,28 @@ impl Client {
             Err(_) => return Err(timeout(0)),
             Ok(r) => r.map_err(|e| unreachable(&url, &e))?,
         };
-        let status = resp.status();
+        let (ok, status) = (resp.status().is_success(), resp.status().as_u16());
         let content_type = content_type(&resp);
-        if !status.is_success() {
-            let body = read_capped(resp, EXCERPT_CAP).await.unwrap_or_default().0;
-            return Err(Error::Status {
-                url,
-                status: status.as_u16(),
-                content_type,
-                body: excerpt(&body),
-            });
-        }
         // A 200 that is a web page (a login portal, a proxy's error page) or a JSON answer
         // (a server that ignores `stream`) is named as what it is, not as a broken stream.
         // No content type at all is let through: the events say what they are.
-        if !content_type.is_empty()
-            && !content_type
-                .to_ascii_lowercase()
-                .starts_with("text/event-stream")
-        {
-            let body = read_capped(resp, EXCERPT_CAP).await.unwrap_or_default().0;
-            return Err(Error::NotEventStream {
-                url,
-                status: status.as_u16(),
-                content_type,
-                body: excerpt(&body),
+        let events = content_type.is_empty()
+            || (content_type.to_ascii_lowercase()).starts_with("text/event-stream");
+        if !ok || !events {
+            let body = excerpt(&read_capped(resp, EXCERPT_CAP).await.unwrap_or_default().0);
+            return Err(match ok {
+                false => Error::Status {
+                    url,
+                    status,
+                    content_type,
+                    body,
+                },
+                true => Error::NotEventStream {
+                    url,
+                    status,
+                    content_type,
+                    body,
+                },
             });
         }
         let mut events = resp.bytes_stream().eventsource();
@@ -339,8 +317,7 @@ pub fn replay(api: Api, model: &str, pieces: &[&[u8]]) -> Result<Streamed, Error
     finish(url, out)
 }
 
-/// Handles the next SSE event of an answer (None: the body ended); true when the answer is
-/// complete.
+/// Handles the next SSE event (None: the body ended); true when the answer is complete.
 fn on_event<E: std::fmt::Display>(
     api: Api,
     model: &str,
@@ -385,7 +362,6 @@ fn on_event<E: std::fmt::Display>(
     Ok(false)
 }
 
-/// The answer, once its body ended: one with nothing in it is an error.
 fn finish(url: &str, out: Streamed) -> Result<Streamed, Error> {
     if out.usage.is_none() && out.chunks.is_empty() && out.finish_reason.is_none() {
         return Err(Error::Malformed {
@@ -404,75 +380,73 @@ fn read_chunk(
     at: Instant,
     out: &mut Streamed,
 ) -> Result<(), Error> {
-    {
-        let v: Value = serde_json::from_str(data).map_err(|e| Error::Malformed {
-            url: url.into(),
-            what: format!("an event is not JSON ({e}): {}", excerpt(data)),
-        })?;
-        if let Some(e) = v.get("error") {
-            let msg = e
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| e.to_string(), str::to_string);
-            return Err(Error::Server(msg));
-        }
-        if let Some(got) = v.get("model").and_then(Value::as_str)
-            && got != model
-        {
-            return Err(Error::WrongModel {
-                got: got.into(),
-                want: model.to_string(),
-            });
-        }
-        if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
-            let n = |k: &str| u.get(k).and_then(Value::as_u64);
-            match (n("prompt_tokens"), n("completion_tokens")) {
-                (Some(p), Some(c)) => {
-                    out.usage = Some(Usage {
-                        prompt_tokens: p,
-                        completion_tokens: c,
-                    })
-                }
-                _ => {
-                    return Err(Error::Malformed {
-                        url: url.into(),
-                        what: format!("usage without token counts: {}", excerpt(&u.to_string())),
-                    });
-                }
-            }
-        }
-        if let Some(t) = v.get("timings").filter(|t| t.is_object()) {
-            read_drafts(t, url, out)?;
-        }
-        let Some(choices) = v.get("choices") else {
-            if out.usage.is_some() {
-                return Ok(());
-            }
-            return Err(Error::Malformed {
-                url: url.into(),
-                what: format!("a chunk with no choices: {}", excerpt(data)),
-            });
-        };
-        let Some(choice) = choices.get(0) else {
-            return Ok(()); // the usage chunk of the chat API has an empty list
-        };
-        if let Some(f) = choice.get("finish_reason").and_then(Value::as_str) {
-            out.finish_reason = Some(f.into());
-        }
-        let text = match api {
-            Api::Completions => choice.get("text"),
-            Api::Chat => choice.get("delta").and_then(|d| d.get("content")),
-        }
-        .and_then(Value::as_str)
-        .unwrap_or("");
-        if !text.is_empty() {
-            out.chunks.push(Chunk {
-                at,
-                text: text.into(),
-            });
-        }
-        Ok(())
+    let v: Value = serde_json::from_str(data).map_err(|e| Error::Malformed {
+        url: url.into(),
+        what: format!("an event is not JSON ({e}): {}", excerpt(data)),
+    })?;
+    if let Some(e) = v.get("error") {
+        let msg = e
+            .get("message")
+            .and_then(Value::as_str)
+            .map_or_else(|| e.to_string(), str::to_string);
+        return Err(Error::Server(msg));
     }
+    if let Some(got) = v.get("model").and_then(Value::as_str)
+        && got != model
+    {
+        return Err(Error::WrongModel {
+            got: got.into(),
+            want: model.to_string(),
+        });
+    }
+    if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
+        let n = |k: &str| u.get(k).and_then(Value::as_u64);
+        match (n("prompt_tokens"), n("completion_tokens")) {
+            (Some(p), Some(c)) => {
+                out.usage = Some(Usage {
+                    prompt_tokens: p,
+                    completion_tokens: c,
+                })
+            }
+            _ => {
+                return Err(Error::Malformed {
+                    url: url.into(),
+                    what: format!("usage without token counts: {}", excerpt(&u.to_string())),
+                });
+            }
+        }
+    }
+    if let Some(t) = v.get("timings").filter(|t| t.is_object()) {
+        read_drafts(t, url, out)?;
+    }
+    let Some(choices) = v.get("choices") else {
+        if out.usage.is_some() {
+            return Ok(());
+        }
+        return Err(Error::Malformed {
+            url: url.into(),
+            what: format!("a chunk with no choices: {}", excerpt(data)),
+        });
+    };
+    let Some(choice) = choices.get(0) else {
+        return Ok(()); // the usage chunk of the chat API has an empty list
+    };
+    if let Some(f) = choice.get("finish_reason").and_then(Value::as_str) {
+        out.finish_reason = Some(f.into());
+    }
+    let text = match api {
+        Api::Completions => choice.get("text"),
+        Api::Chat => choice.get("delta").and_then(|d| d.get("content")),
+    }
+    .and_then(Value::as_str)
+    .unwrap_or("");
+    if !text.is_empty() {
+        out.chunks.push(Chunk {
+            at,
+            text: text.into(),
+        });
+    }
+    Ok(())
 }
 
 /// llama-server's `timings` object: its draft counters, the last seen winning (each chunk
@@ -523,12 +497,9 @@ fn chain(e: &dyn std::error::Error) -> String {
 
 /// The most of a JSON answer (`/v1/models`, `/props`) read into memory.
 const JSON_CAP: usize = 4 << 20;
-/// The most of an error body read, for its excerpt.
 const EXCERPT_CAP: usize = 4096;
-/// The largest `ca_file` read.
 const CA_FILE_CAP: u64 = 4 << 20;
 
-/// The answer's `Content-Type`, or "" when it has none (or one that is not text).
 fn content_type(resp: &reqwest::Response) -> String {
     resp.headers()
         .get(reqwest::header::CONTENT_TYPE)

@@ -88,7 +88,7 @@ pub fn probe(client: &Client) -> Result<ServerInfo, Error> {
     Ok(info)
 }
 
-/// Whether this is llama-server: it has `/props` with a build.
+/// llama-server has `/props` with a build.
 pub fn is_llama_server(info: &ServerInfo) -> bool {
     info.build.is_some()
 }

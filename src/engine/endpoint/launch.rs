@@ -155,7 +155,6 @@ impl Launched {
         }
     }
 
-    /// The exit status, once the process has ended.
     pub fn exited(&mut self) -> Option<String> {
         let c = self.child.as_mut()?;
         match c.try_wait() {
@@ -196,7 +195,6 @@ impl Drop for Launched {
     }
 }
 
-/// The last 3 non-empty lines of `log`, joined by " | ".
 fn tail(log: &Path) -> String {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();

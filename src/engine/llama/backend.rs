@@ -102,9 +102,7 @@ fn library_path() -> Option<std::path::PathBuf> {
 /// to call before anything depends on struct layouts.
 fn inspect_library() -> Result<crate::engine::linkage::Library, EngineError> {
     use crate::engine::linkage::{BuiltFor, Library, check, read_stamp};
-    let ggml_version = unsafe { CStr::from_ptr(sys::ggml_version()) }
-        .to_string_lossy()
-        .into_owned();
+    let ggml_version = unsafe { super::c_text(sys::ggml_version()) };
     let exe = std::env::current_exe().ok();
     let found = library_path();
     let dynamic = found.as_ref().is_some_and(|p| {
@@ -147,7 +145,7 @@ pub fn init(verbose: bool) -> Result<(), EngineError> {
     ensure_init()
 }
 
-/// Starts llama.cpp if no one has, leaving the log routing as it is.
+/// [`init`], leaving the log routing as it is.
 pub fn ensure_init() -> Result<(), EngineError> {
     let lib = LIBRARY.get_or_init(inspect_library).clone()?;
     crate::engine::linkage::set_current(lib);
@@ -169,10 +167,7 @@ pub fn system_info() -> String {
     if p.is_null() {
         return String::new();
     }
-    unsafe { CStr::from_ptr(p) }
-        .to_string_lossy()
-        .trim()
-        .to_string()
+    unsafe { super::c_text(p) }.trim().to_string()
 }
 
 /// SIMD features the CPU backend was compiled with, by name.
@@ -191,7 +186,6 @@ pub fn cpu_features() -> Vec<(&'static str, bool)> {
     }
 }
 
-/// Names of the SIMD features the CPU backend was compiled with.
 pub fn cpu_features_on() -> Vec<String> {
     cpu_features()
         .into_iter()
@@ -200,7 +194,6 @@ pub fn cpu_features_on() -> Vec<String> {
         .collect()
 }
 
-/// The devices llama.cpp's backend registry lists.
 pub fn devices() -> Vec<DeviceInfo> {
     use crate::engine::DeviceKind as K;
     use llama_cpp_2::LlamaBackendDeviceType as T;

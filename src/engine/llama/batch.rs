@@ -28,23 +28,17 @@ pub(super) struct LlamaBatchSession<'m> {
     placement: Option<crate::engine::placement::Placement>,
 }
 
-/// common_context_params_to_llama() with common's defaults, as llama-batched-bench.
+/// common_context_params_to_llama() with common's defaults, as llama-batched-bench: the
+/// test's context-level parameters (the knob hook) with the sequences and outputs set. These
+/// contexts keep ggml's own thread pool, so what the hook sets of one is unused.
 pub(super) fn context_params(p: &BatchParams) -> Result<sys::llama_context_params, EngineError> {
-    let mut cp = unsafe { sys::llama_context_default_params() };
+    let mut cp = super::params::llama_bench(&p.base)?.0;
     cp.n_ctx = p.n_ctx;
     cp.n_seq_max = p.n_seq_max.max(1);
     cp.kv_unified = p.kv_unified;
     cp.n_outputs_max = 0;
     cp.n_outputs_max_per_seq = 1;
     cp.no_perf = false;
-    cp.op_offload = true;
-    cp.swa_full = false;
-    cp.embeddings = false;
-    // The test's context-level parameters (n_batch, n_ubatch, threads, the KV cache, flash
-    // attention, embeddings, no_op_offload): the knob hook. These contexts keep ggml's own
-    // thread pool, so what the hook sets of one (cpu_mask, cpu_strict, poll) is unused.
-    let mut tpp = unsafe { sys::ggml_threadpool_params_default(1) };
-    super::knobs::apply_context(&mut cp, &mut tpp, &p.base)?;
     Ok(cp)
 }
 

@@ -6,7 +6,9 @@ use std::ptr::NonNull;
 
 use llama_cpp_sys_2 as sys;
 
+use crate::config::KV_TYPES;
 use crate::engine::EngineError;
+use crate::gguf::GGML_TYPES;
 
 /// A llama.cpp context on a model it cannot outlive.
 pub(super) struct Context<'m> {
@@ -69,21 +71,12 @@ impl Context<'_> {
     }
 }
 
+/// A KV cache type (`KV_TYPES`) as ggml's type id.
 pub(super) fn ggml_type(name: &str) -> Result<sys::ggml_type, EngineError> {
-    Ok(match name {
-        "f32" => sys::GGML_TYPE_F32,
-        "f16" => sys::GGML_TYPE_F16,
-        "bf16" => sys::GGML_TYPE_BF16,
-        "q8_0" => sys::GGML_TYPE_Q8_0,
-        "q4_0" => sys::GGML_TYPE_Q4_0,
-        "q4_1" => sys::GGML_TYPE_Q4_1,
-        "iq4_nl" => sys::GGML_TYPE_IQ4_NL,
-        "q5_0" => sys::GGML_TYPE_Q5_0,
-        "q5_1" => sys::GGML_TYPE_Q5_1,
-        other => {
-            return Err(EngineError::Param(format!(
-                "unknown KV cache type {other:?}"
-            )));
-        }
-    })
+    let kv = KV_TYPES.contains(&name);
+    let t = GGML_TYPES
+        .iter()
+        .find(|t| kv && t.1.eq_ignore_ascii_case(name));
+    t.map(|t| t.0)
+        .ok_or_else(|| EngineError::Param(format!("unknown KV cache type {name:?}")))
 }

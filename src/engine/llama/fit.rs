@@ -10,9 +10,11 @@
 //! When no placement fits, the load fails with what the weights need and what each device
 //! has free: the runner records the failed test and the sweep goes on.
 
-use std::ffi::{CStr, c_char};
+use std::ffi::CStr;
 
 use llama_cpp_sys_2 as sys;
+
+use super::c_text;
 
 use crate::engine::EngineError;
 use crate::engine::placement::FitChoice;
@@ -20,7 +22,7 @@ use crate::plan::TestParams;
 
 const MIB: u64 = 1024 * 1024;
 
-/// What fit's output points to: kept alive until the model is loaded.
+/// What fit's output points to (alive until the model is loaded).
 pub(super) struct FitBuffers {
     split: Vec<f32>,
     overrides: Vec<sys::llama_model_tensor_buft_override>,
@@ -54,7 +56,7 @@ pub(super) fn fit(
     mp.tensor_split = buffers.split.as_ptr();
     mp.tensor_buft_overrides = buffers.overrides.as_ptr();
     let mut cp = match context {
-        Some(p) => super::params::context_params(p)?,
+        Some(p) => super::params::llama_bench(p)?.0,
         None => unsafe { sys::llama_context_default_params() },
     };
     // llama-bench: n_ctx = max(0, n_prompt + n_gen + n_depth), so fit sizes the test's cache.
@@ -105,19 +107,15 @@ fn chosen_overrides(overrides: &[sys::llama_model_tensor_buft_override]) -> Vec<
         .iter()
         .take_while(|o| !o.pattern.is_null())
         .map(|o| {
-            let pattern = unsafe { c_str(o.pattern) };
+            let pattern = unsafe { c_text(o.pattern) };
             let buffer = if o.buft.is_null() {
                 "?".to_string()
             } else {
-                unsafe { c_str(sys::ggml_backend_buft_name(o.buft)) }
+                unsafe { c_text(sys::ggml_backend_buft_name(o.buft)) }
             };
             format!("{pattern}={buffer}")
         })
         .collect()
-}
-
-unsafe fn c_str(p: *const c_char) -> String {
-    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
 }
 
 /// The failure: what the weights need and what each device has free.

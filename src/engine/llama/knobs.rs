@@ -2,10 +2,11 @@
 //! parameters, as llama-bench's `cmd_params_instance` does. What this build cannot honour is
 //! said in a note (recorded and printed as a warning): a parameter is never dropped silently.
 
-use std::ffi::{CStr, CString};
+use std::ffi::CString;
 
 use llama_cpp_sys_2 as sys;
 
+use super::c_string;
 use super::context::ggml_type;
 use crate::config::SplitMode;
 use crate::config::knobs::{
@@ -14,8 +15,7 @@ use crate::config::knobs::{
 use crate::engine::EngineError;
 use crate::plan::TestParams;
 
-/// What a model load's parameters point to: kept alive until `llama_model_load_from_file`
-/// returns.
+/// What a model load's parameters point to (alive until the load returns).
 #[derive(Default)]
 pub(super) struct ModelParts {
     devices: Option<Vec<sys::ggml_backend_dev_t>>,
@@ -29,14 +29,7 @@ pub(super) struct ModelParts {
     pub fit_min_ctx: u32,
 }
 
-pub(super) struct ContextParts<'a> {
-    pub cp: &'a mut sys::llama_context_params,
-    pub tpp: &'a mut sys::ggml_threadpool_params,
-    pub notes: Vec<String>,
-}
-
-/// Applies the model-level parameters of `p` to `mp`. The returned parts own what `mp`
-/// points to.
+/// Applies the model-level parameters of `p` to `mp`; the parts own what `mp` points to.
 pub(super) fn apply_model(
     mp: &mut sys::llama_model_params,
     p: &TestParams,
@@ -71,22 +64,17 @@ pub(super) fn apply_model(
     Ok(parts)
 }
 
-/// Applies the context-level parameters of `p` to the context and thread-pool parameters;
-/// returns the notes of what was not honoured.
+/// Applies the context-level parameters of `p`; returns the notes of what was not honoured.
 pub(super) fn apply_context(
     cp: &mut sys::llama_context_params,
     tpp: &mut sys::ggml_threadpool_params,
     p: &TestParams,
 ) -> Result<Vec<String>, EngineError> {
-    let mut parts = ContextParts {
-        cp,
-        tpp,
-        notes: Vec::new(),
-    };
+    let mut notes = Vec::new();
     for k in of_level(Level::Context) {
-        apply_to_context(k.name, &k.get(p), &mut parts)?;
+        apply_to_context(k.name, &k.get(p), cp, tpp, &mut notes)?;
     }
-    Ok(parts.notes)
+    Ok(notes)
 }
 
 /// A test with llama-bench's defaults but for `knobs`: what the notes are asked of.
@@ -100,7 +88,7 @@ fn with_knobs(knobs: &Knobs) -> TestParams {
 }
 
 /// The notes a context made with `knobs` gets, without making one (for contexts that are not
-/// llama-bench's, and for the record). Only the map's parameters give notes.
+/// llama-bench's).
 pub(super) fn context_notes(knobs: &Knobs) -> Vec<String> {
     let mut cp = unsafe { sys::llama_context_default_params() };
     let mut tpp = unsafe { sys::ggml_threadpool_params_default(1) };
@@ -118,8 +106,6 @@ pub fn notes(knobs: &Knobs) -> Vec<String> {
     n
 }
 
-/// A model-level entry: the model parameters, or what they will point to (device list,
-/// split proportions, buffer-type overrides) and the fit's figures.
 fn apply_to_model(
     name: &str,
     v: &KnobValue,
@@ -163,44 +149,48 @@ fn apply_to_model(
     Ok(())
 }
 
-/// A context-level entry: the context parameters, or the thread pool's (threads, CPU mask,
-/// strictness, polling).
-fn apply_to_context(name: &str, v: &KnobValue, c: &mut ContextParts) -> Result<(), EngineError> {
+fn apply_to_context(
+    name: &str,
+    v: &KnobValue,
+    cp: &mut sys::llama_context_params,
+    tpp: &mut sys::ggml_threadpool_params,
+    notes: &mut Vec<String>,
+) -> Result<(), EngineError> {
     match name {
-        "n_batch" => c.cp.n_batch = v.as_i64() as u32,
-        "n_ubatch" => c.cp.n_ubatch = v.as_i64() as u32,
-        "type_k" => c.cp.type_k = ggml_type(v.as_str())?,
-        "type_v" => c.cp.type_v = ggml_type(v.as_str())?,
-        "no_kv_offload" => c.cp.offload_kqv = !v.as_bool(),
+        "n_batch" => cp.n_batch = v.as_i64() as u32,
+        "n_ubatch" => cp.n_ubatch = v.as_i64() as u32,
+        "type_k" => cp.type_k = ggml_type(v.as_str())?,
+        "type_v" => cp.type_v = ggml_type(v.as_str())?,
+        "no_kv_offload" => cp.offload_kqv = !v.as_bool(),
         // llama-bench's encoding (-1 auto, 0 off, 1 on) is llama.cpp's.
-        "flash_attn" => c.cp.flash_attn_type = v.as_i64() as i32,
+        "flash_attn" => cp.flash_attn_type = v.as_i64() as i32,
         "n_threads" => {
             let n = v.as_i64() as i32;
-            c.cp.n_threads = n;
-            c.cp.n_threads_batch = n;
-            c.tpp.n_threads = n;
+            cp.n_threads = n;
+            cp.n_threads_batch = n;
+            tpp.n_threads = n;
         }
         "cpu_mask" => {
             let mask = cpu_mask(v.as_str());
             if mask.iter().any(|&b| b) {
-                c.tpp.cpumask = mask;
+                tpp.cpumask = mask;
             }
         }
-        "cpu_strict" => c.tpp.strict_cpu = v.as_bool(),
+        "cpu_strict" => tpp.strict_cpu = v.as_bool(),
         "poll" => {
-            c.tpp.poll = v.as_i64().clamp(0, 100) as u32;
+            tpp.poll = v.as_i64().clamp(0, 100) as u32;
             // ggml's OpenMP path waits in OpenMP's own barrier: its polling level is unused.
             if v.as_i64() != 50 && openmp() {
-                c.notes.push(format!(
+                notes.push(format!(
                     "poll = {}: not honoured, this build's CPU backend uses OpenMP, whose \
                      threads do not read the thread pool's polling level",
                     v.as_i64()
                 ));
             }
         }
-        "embeddings" => c.cp.embeddings = v.as_bool(),
-        "no_op_offload" => c.cp.op_offload = !v.as_bool(),
-        other => c.notes.push(format!("{other}: not applied by this engine")),
+        "embeddings" => cp.embeddings = v.as_bool(),
+        "no_op_offload" => cp.op_offload = !v.as_bool(),
+        other => notes.push(format!("{other}: not applied by this engine")),
     }
     Ok(())
 }
@@ -217,7 +207,7 @@ fn cpu_moe(m: &mut ModelParts, n: i64, all: &Knobs) -> Result<(), EngineError> {
             add_overrides(m, user.as_str())?;
         }
         for p in cpu_moe_patterns(n) {
-            m.patterns.push(cstring(&p)?);
+            m.patterns.push(c_string(&p, &format!("{p:?}"))?);
             m.bufts.push(cpu);
         }
     }
@@ -232,12 +222,16 @@ fn devices(list: &str) -> Result<Option<Vec<sys::ggml_backend_dev_t>>, EngineErr
     }
     let mut devs = Vec::new();
     for name in list.split('/').filter(|n| !n.is_empty() && *n != "none") {
-        let c = cstring(name)?;
+        let c = c_string(name, &format!("{name:?}"))?;
         let d = unsafe { sys::ggml_backend_dev_by_name(c.as_ptr()) };
         if d.is_null() {
+            let names: Vec<String> = super::backend::devices()
+                .into_iter()
+                .map(|d| d.name)
+                .collect();
             return Err(EngineError::Param(format!(
                 "devices: no device {name:?}; this build has {}",
-                device_names().join(", ")
+                names.join(", ")
             )));
         }
         devs.push(d);
@@ -265,7 +259,7 @@ fn tensor_split(value: &str) -> Result<Option<Vec<f32>>, EngineError> {
     Ok(Some(split))
 }
 
-/// `load_mode` by name; anything else is llama.cpp's auto.
+/// `load_mode` and `lazy_mode` by name; anything else is llama.cpp's auto.
 fn load_mode(name: &str) -> sys::llama_load_mode {
     match name {
         "none" => sys::LLAMA_LOAD_MODE_NONE,
@@ -277,7 +271,6 @@ fn load_mode(name: &str) -> sys::llama_load_mode {
     }
 }
 
-/// `lazy_mode` by name; anything else is llama.cpp's auto.
 fn lazy_mode(name: &str) -> sys::llama_lazy_mode {
     match name {
         "on" => sys::LLAMA_LAZY_MODE_ON,
@@ -288,20 +281,18 @@ fn lazy_mode(name: &str) -> sys::llama_lazy_mode {
 
 fn add_overrides(m: &mut ModelParts, value: &str) -> Result<(), EngineError> {
     for (pattern, buft) in override_pairs(value) {
-        let b = buffer_type(&buft).ok_or_else(|| {
+        let b = buffer_types().into_iter().find(|(n, _)| *n == buft);
+        let b = b.map(|(_, b)| b).ok_or_else(|| {
             EngineError::Param(format!(
                 "tensor_buft_overrides: unknown buffer type {buft:?}; this build has {}",
                 buffer_type_names().join(", ")
             ))
         })?;
-        m.patterns.push(cstring(&pattern)?);
+        m.patterns
+            .push(c_string(&pattern, &format!("{pattern:?}"))?);
         m.bufts.push(b);
     }
     Ok(())
-}
-
-fn cstring(s: &str) -> Result<CString, EngineError> {
-    CString::new(s).map_err(|_| EngineError::Param(format!("{s:?} contains a NUL byte")))
 }
 
 /// llama-bench's cpu mask: hex, the last digit for CPUs 0-3.
@@ -320,7 +311,6 @@ fn cpu_mask(hex: &str) -> [bool; 512] {
     mask
 }
 
-/// Whether the CPU backend runs its threads through OpenMP (llama.cpp's system info says).
 fn openmp() -> bool {
     super::backend::system_info().contains("OPENMP = 1")
 }
@@ -340,9 +330,7 @@ fn buffer_types() -> Vec<(String, sys::ggml_backend_buffer_type_t)> {
             if b.is_null() {
                 continue;
             }
-            let name = unsafe { CStr::from_ptr(sys::ggml_backend_buft_name(b)) }
-                .to_string_lossy()
-                .into_owned();
+            let name = unsafe { super::c_text(sys::ggml_backend_buft_name(b)) };
             if !out.iter().any(|(n, _)| *n == name) {
                 out.push((name, b));
             }
@@ -351,24 +339,8 @@ fn buffer_types() -> Vec<(String, sys::ggml_backend_buffer_type_t)> {
     out
 }
 
-fn buffer_type(name: &str) -> Option<sys::ggml_backend_buffer_type_t> {
-    buffer_types()
-        .into_iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, b)| b)
-}
-
-/// The names `tensor_buft_overrides` accepts on this build.
 pub fn buffer_type_names() -> Vec<String> {
     buffer_types().into_iter().map(|(n, _)| n).collect()
-}
-
-/// The names `devices` accepts on this build.
-pub fn device_names() -> Vec<String> {
-    super::backend::devices()
-        .into_iter()
-        .map(|d| d.name)
-        .collect()
 }
 
 #[cfg(test)]

@@ -1,8 +1,6 @@
-//! Logits for quality measurement: decode token sequences and hand back the logit rows of
-//! chosen positions one at a time (never the whole matrix: a 512-token chunk of a
-//! 128k-vocabulary model is 256 MB of logits), plus single-step decoding for text
-//! generation. The context is made as llama-perplexity makes it: one sequence, a batch as
-//! large as the context, llama.cpp's own threads.
+//! Logits for quality measurement: the rows of chosen positions handed back one at a time
+//! (a 512-token chunk of a 128k-vocabulary model is 256 MB of logits), on a context made as
+//! llama-perplexity makes it: one sequence, a batch as large as the context, its own threads.
 
 use llama_cpp_sys_2 as sys;
 
@@ -75,7 +73,6 @@ impl LlamaModel {
 }
 
 impl EvalContext<'_> {
-    /// Clears the KV memory, buffers included.
     pub fn clear(&mut self) {
         self.ctx.clear(true);
     }

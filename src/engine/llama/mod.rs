@@ -23,6 +23,7 @@ pub(crate) mod progress;
 mod session;
 mod spec;
 
+use std::ffi::{CStr, CString, c_char};
 use std::path::Path;
 use std::time::Instant;
 
@@ -31,6 +32,16 @@ use super::{Engine, EngineError, LoadParams, Model};
 pub use backend::{cpu_features, cpu_features_on, devices, ensure_init, init, system_info};
 pub use logits::{EvalContext, RowSink};
 pub use model::LlamaModel;
+
+/// `s` for C; a NUL byte in it is a parameter error naming `what`.
+pub(crate) fn c_string(s: &str, what: &str) -> Result<CString, EngineError> {
+    CString::new(s).map_err(|_| EngineError::Param(format!("{what} contains a NUL byte")))
+}
+
+/// The text of a C string llama.cpp handed out (`p` live and NUL-terminated).
+pub(crate) unsafe fn c_text(p: *const c_char) -> String {
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
 
 /// The real engine; create it after [`init`].
 pub struct LlamaEngine {

@@ -1,7 +1,7 @@
 //! The one llama.cpp model type: its load path, what llama.cpp reports about it, its
 //! tokenizer and chat template, and the one constructor of its contexts.
 
-use std::ffi::{CStr, CString, c_char};
+use std::ffi::{CString, c_char};
 use std::path::Path;
 use std::ptr::NonNull;
 use std::sync::Mutex;
@@ -10,6 +10,7 @@ use llama_cpp_sys_2 as sys;
 
 use super::backend::{capture, ensure_init, take_first_error};
 use super::context::Context;
+use super::{c_string, c_text};
 use crate::engine::placement::{self, Placement};
 use crate::engine::{EngineError, LoadParams, ModelInfo};
 use crate::plan::TestParams;
@@ -23,12 +24,10 @@ pub struct LlamaModel {
     /// The expert tensors (`blk.N.ffn_*_exps`) and their bytes, from the GGUF header: where
     /// the log says they went, these say how much.
     expert_tensors: Vec<(String, u64)>,
-    /// The placement of the last timed session and its parameters: load log plus context
-    /// log.
+    /// The placement of the last timed session and its parameters.
     pub(super) placement: Mutex<Option<(TestParams, Option<Placement>)>>,
     /// The model-level parameters this build did not honour (see `knobs`).
     pub(super) notes: Vec<String>,
-    /// What llama.cpp's fit chose for this load, when a test asked for it.
     fit: Option<placement::FitChoice>,
 }
 
@@ -39,8 +38,7 @@ impl Drop for LlamaModel {
 }
 
 impl LlamaModel {
-    /// Loads a GGUF with the caller's offload settings (llama.cpp is started on first use).
-    /// The only path to `llama_model_load_from_file`.
+    /// The only path to `llama_model_load_from_file` (llama.cpp is started on first use).
     pub fn load(path: &Path, params: &LoadParams) -> Result<Self, EngineError> {
         Self::load_with(path, params, false)
     }
@@ -65,8 +63,7 @@ impl LlamaModel {
             .map(|t| (t.name.clone(), t.n_bytes))
             .collect();
         ensure_init()?;
-        let c_path = CString::new(path.to_string_lossy().as_bytes())
-            .map_err(|_| EngineError::Param("the model path contains a NUL byte".into()))?;
+        let c_path = c_string(&path.to_string_lossy(), "the model path")?;
         // `parts` owns what `mp` now points to: alive until the load returns.
         let (mut mp, parts) = model_params(params)?;
         mp.vocab_only = vocab_only;
@@ -109,9 +106,8 @@ impl LlamaModel {
         })
     }
 
-    /// A context made with `cp`, or why llama.cpp refused `what` (the context described);
-    /// with where llama.cpp put the model and this context (its load log plus the context's
-    /// log), when it said. The only path to `llama_init_from_model`.
+    /// The only path to `llama_init_from_model`: a context made with `cp`, or why llama.cpp
+    /// refused `what` (the context described); with where it put the model and this context.
     pub(super) fn new_context(
         &self,
         cp: sys::llama_context_params,
@@ -156,19 +152,12 @@ impl LlamaModel {
         unsafe { sys::llama_model_get_vocab(self.ptr.as_ptr()) }
     }
 
-    /// Tokens in the vocabulary (the length of a logit row).
     pub fn n_vocab(&self) -> usize {
         self.info.n_vocab.max(0) as usize
     }
 
-    /// The BOS token when the vocabulary adds one (llama-bench and llama-perplexity start
-    /// with it).
     pub fn bos(&self) -> Option<i32> {
         self.info.bos
-    }
-
-    pub fn n_ctx_train(&self) -> u32 {
-        self.info.n_ctx_train
     }
 
     /// Text to token ids: the one tokenizer of every path. `add_special` adds BOS (when the
@@ -182,58 +171,36 @@ impl LlamaModel {
         let len = i32::try_from(text.len())
             .map_err(|_| EngineError::Tokenize("the text is too long to tokenize".into()))?;
         let vocab = self.vocab();
-        let mut out = vec![0i32; text.len() + 2];
-        // A negative count is the size needed: one retry with that size.
-        for _ in 0..2 {
-            let n = unsafe {
-                sys::llama_tokenize(
-                    vocab,
-                    text.as_ptr() as *const c_char,
-                    len,
-                    out.as_mut_ptr(),
-                    out.len() as i32,
-                    add_special,
-                    parse_special,
-                )
-            };
-            if n >= 0 {
-                out.truncate(n as usize);
-                return Ok(out);
-            }
-            if n == i32::MIN {
-                break;
-            }
-            out.resize(n.unsigned_abs() as usize, 0);
-        }
-        Err(EngineError::Tokenize(
-            "llama.cpp could not tokenize the text".into(),
-        ))
+        let out = sized(text.len() + 2, |out: &mut [i32]| unsafe {
+            sys::llama_tokenize(
+                vocab,
+                text.as_ptr() as *const c_char,
+                len,
+                out.as_mut_ptr(),
+                out.len() as i32,
+                add_special,
+                parse_special,
+            )
+        });
+        out.ok_or_else(|| EngineError::Tokenize("llama.cpp could not tokenize the text".into()))
     }
 
     /// The text of `tokens`, special tokens left out.
     pub fn detokenize(&self, tokens: &[i32]) -> Result<String, EngineError> {
         let vocab = self.vocab();
-        let mut cap = tokens.len() * 8 + 16;
-        for _ in 0..2 {
-            let mut buf = vec![0u8; cap];
-            let n = unsafe {
-                sys::llama_detokenize(
-                    vocab,
-                    tokens.as_ptr(),
-                    tokens.len() as i32,
-                    buf.as_mut_ptr() as *mut c_char,
-                    buf.len() as i32,
-                    true,
-                    false,
-                )
-            };
-            if n >= 0 {
-                buf.truncate(n as usize);
-                return Ok(String::from_utf8_lossy(&buf).into_owned());
-            }
-            cap = (-n) as usize + 16;
-        }
-        Err(EngineError::Tokenize("detokenization failed".into()))
+        let buf = sized(tokens.len() * 8 + 16, |buf: &mut [u8]| unsafe {
+            sys::llama_detokenize(
+                vocab,
+                tokens.as_ptr(),
+                tokens.len() as i32,
+                buf.as_mut_ptr() as *mut c_char,
+                buf.len() as i32,
+                true,
+                false,
+            )
+        });
+        let buf = buf.ok_or_else(|| EngineError::Tokenize("detokenization failed".into()))?;
+        Ok(String::from_utf8_lossy(&buf).into_owned())
     }
 
     /// The model's built-in chat template applied to one user message, ending with the
@@ -246,8 +213,7 @@ impl LlamaModel {
             ));
         }
         let role = CString::new("user").expect("no NUL");
-        let content = CString::new(user_message)
-            .map_err(|_| EngineError::Param("the prompt contains a NUL byte".into()))?;
+        let content = c_string(user_message, "the prompt")?;
         let msg = sys::llama_chat_message {
             role: role.as_ptr(),
             content: content.as_ptr(),
@@ -265,7 +231,7 @@ impl LlamaModel {
                 )
             };
             if n < 0 {
-                let name = unsafe { CStr::from_ptr(tmpl) }.to_string_lossy();
+                let name = unsafe { c_text(tmpl) };
                 let short: String = name.chars().take(60).collect();
                 return Err(EngineError::ChatTemplate(format!(
                     "llama.cpp does not support this model's chat template ({short:?}...)"
@@ -285,12 +251,29 @@ impl LlamaModel {
     }
 }
 
+/// llama.cpp's sizing convention: `fill` writes into the buffer and returns how much it
+/// wrote, or minus the size it needs (then one retry at that size).
+fn sized<T: Copy + Default>(cap: usize, mut fill: impl FnMut(&mut [T]) -> i32) -> Option<Vec<T>> {
+    let mut buf = vec![T::default(); cap];
+    for _ in 0..2 {
+        let n = fill(&mut buf);
+        if n >= 0 {
+            buf.truncate(n as usize);
+            return Some(buf);
+        }
+        if n == i32::MIN {
+            return None;
+        }
+        buf.resize(n.unsigned_abs() as usize, T::default());
+    }
+    None
+}
+
 /// The model parameters of a load, and what they point to (keep it until the load returns).
 pub(super) fn model_params(
     params: &LoadParams,
 ) -> Result<(sys::llama_model_params, Box<super::knobs::ModelParts>), EngineError> {
     let mut mp = unsafe { sys::llama_model_default_params() };
-    // Every model-level parameter of the test: the knob hook.
     let parts = super::knobs::apply_model(&mut mp, &params.params)?;
     mp.load_mtp = params.load_mtp;
     Ok((mp, parts))
@@ -300,7 +283,7 @@ unsafe fn model_info(m: *const sys::llama_model) -> ModelInfo {
     unsafe {
         let mut buf = [0 as c_char; 256];
         sys::llama_model_desc(m, buf.as_mut_ptr(), buf.len());
-        let description = CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned();
+        let description = c_text(buf.as_ptr());
         let vocab = sys::llama_model_get_vocab(m);
         let bos = sys::llama_vocab_get_add_bos(vocab).then(|| sys::llama_vocab_bos(vocab));
         ModelInfo {

@@ -11,7 +11,6 @@ static TAPPING: AtomicBool = AtomicBool::new(false);
 static DONE: AtomicUsize = AtomicUsize::new(0);
 static TOTAL: AtomicUsize = AtomicUsize::new(0);
 
-/// True while a quantization wants llama.cpp's log lines.
 pub(crate) fn tapping() -> bool {
     TAPPING.load(Ordering::Relaxed)
 }
@@ -25,7 +24,6 @@ pub(crate) fn set_tapping(on: bool) {
     TAPPING.store(on, Ordering::Relaxed);
 }
 
-/// The latest (done, total) tensor counter.
 pub(crate) fn counter() -> (usize, usize) {
     (DONE.load(Ordering::Relaxed), TOTAL.load(Ordering::Relaxed))
 }

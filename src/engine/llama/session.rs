@@ -7,7 +7,7 @@ use llama_cpp_sys_2 as sys;
 
 use super::context::Context;
 use super::model::LlamaModel;
-use super::params::{context_params, threadpool_params};
+use super::params::llama_bench;
 use crate::engine::{EngineError, Session};
 use crate::plan::TestParams;
 
@@ -19,9 +19,12 @@ impl Drop for Threadpool {
     }
 }
 
-/// llama-bench's thread pool for `p`, attached to `ctx`.
-fn attach_threadpool(ctx: &Context<'_>, p: &TestParams) -> Result<Threadpool, EngineError> {
-    let mut tpp = threadpool_params(p)?;
+/// llama-bench's thread pool `tpp` for `p`, attached to `ctx`.
+fn attach_threadpool(
+    ctx: &Context<'_>,
+    p: &TestParams,
+    mut tpp: sys::ggml_threadpool_params,
+) -> Result<Threadpool, EngineError> {
     let threadpool = NonNull::new(unsafe { sys::ggml_threadpool_new(&mut tpp) })
         .map(Threadpool)
         .ok_or(EngineError::Threadpool {
@@ -48,10 +51,11 @@ impl<'m> LlamaSession<'m> {
             p.n_batch,
             p.n_ubatch
         );
-        let (ctx, placement) = model.new_context(context_params(p)?, &what);
+        let (cp, tpp) = llama_bench(p)?;
+        let (ctx, placement) = model.new_context(cp, &what);
         model.set_placement(p, placement);
         let ctx = ctx?;
-        let threadpool = attach_threadpool(&ctx, p)?;
+        let threadpool = attach_threadpool(&ctx, p, tpp)?;
         Ok(LlamaSession {
             ctx,
             _threadpool: threadpool,

@@ -1,16 +1,14 @@
-//! Speculative tests' sessions: a target context made here as a tg test's is
-//! (llama-bench's parameters and thread pool), with room for the draft's outputs, and
-//! llama.cpp's own drafter on it through `spec/loop.cpp`, the C surface tpsbench compiles
-//! over llama.cpp's common library (build.rs; the file says why it is C++).
+//! Speculative tests' sessions: a target context with llama-bench's parameters and room for
+//! the draft's outputs, and llama.cpp's own drafter on it through `spec/loop.cpp`, the C
+//! surface tpsbench compiles over llama.cpp's common library (build.rs says why it is C++).
 
-use std::ffi::{CString, c_char};
-use std::path::Path;
+use std::ffi::c_char;
 
 use llama_cpp_sys_2 as sys;
 
 use super::context::Context;
 use super::model::LlamaModel;
-use super::params::context_params;
+use super::params::llama_bench;
 use crate::engine::EngineError;
 use crate::engine::speculative::{DrafterParams, Generation, SpecSession};
 use crate::plan::TestParams;
@@ -87,7 +85,6 @@ unsafe extern "C" {
     ) -> i32;
 }
 
-/// The text of a NUL-terminated error buffer.
 fn text(buf: &[u8]) -> String {
     let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
     String::from_utf8_lossy(&buf[..end]).into_owned()
@@ -103,7 +100,7 @@ impl Drop for Drafter {
 }
 
 pub(super) struct LlamaSpecSession<'m> {
-    /// Declared first: dropped before the context and the thread pool.
+    /// Declared first: dropped before the context.
     drafter: Drafter,
     ctx: Context<'m>,
     n_max: u32,
@@ -118,7 +115,7 @@ impl<'m> LlamaSpecSession<'m> {
     ) -> Result<Self, EngineError> {
         // llama.cpp's `common_speculative_type` value.
         let kind = d.kind as i32;
-        let mut cp = context_params(p)?;
+        let mut cp = llama_bench(p)?.0;
         cp.n_ctx = n_ctx;
         cp.n_seq_max = 1;
         cp.n_outputs_max =
@@ -130,7 +127,9 @@ impl<'m> LlamaSpecSession<'m> {
         cp.n_threads_batch = p.n_threads as i32;
         let what = format!("a speculative test's target context of {n_ctx} tokens");
         let ctx = model.new_context(cp, &what).0?;
-        let path = d.draft.as_deref().map(path_c).transpose()?;
+        let path = (d.draft.as_deref())
+            .map(|p| super::c_string(&p.to_string_lossy(), "the draft path"))
+            .transpose()?;
         let o = Opts {
             kind,
             draft_path: path.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
@@ -172,11 +171,6 @@ impl<'m> LlamaSpecSession<'m> {
             n_max: d.n_max,
         })
     }
-}
-
-fn path_c(p: &Path) -> Result<CString, EngineError> {
-    CString::new(p.to_string_lossy().as_bytes())
-        .map_err(|_| EngineError::Param("the draft path contains a NUL byte".into()))
 }
 
 impl SpecSession for LlamaSpecSession<'_> {

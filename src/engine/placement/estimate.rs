@@ -1,7 +1,6 @@
-//! Where a test's placement settings will put the model's weights and KV cache, computed
-//! from the GGUF's tensor table before anything is loaded (`[tune]`'s memory limit
-//! per device prunes placements before any speed is measured). The rules are those the
-//! parser of this module reads back from llama.cpp's log, applied ahead of time:
+//! Where a test's placement settings will put the model's weights and KV cache, from the
+//! GGUF's tensor table before anything is loaded (`[tune]`'s memory limit prunes placements
+//! before any speed is measured), by the rules the parser reads back from llama.cpp's log:
 //!
 //! - the token embeddings (the input layer) stay in host memory;
 //! - with `n_gpu_layers = n`, the last `n` of the `n_layer + 1` layers (the repeating layers
@@ -20,16 +19,14 @@
 //! device needs: a placement it says does not fit cannot fit.
 
 use crate::config::knobs::{cpu_moe_patterns, override_pairs, pattern_matches};
-use crate::engine::DeviceInfo;
 use crate::engine::EngineError;
+use crate::engine::{DeviceInfo, DeviceKind};
 use crate::plan::TestParams;
 
 use super::device_of_buffer;
 
-/// The bytes one device would hold.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct DeviceShare {
-    /// llama.cpp's device name: `CPU`, `Vulkan0`, `CUDA0`, ...
     pub name: String,
     /// Bytes of the tensors placed on it (in the file's types).
     pub weight_bytes: u64,
@@ -43,7 +40,6 @@ impl DeviceShare {
     }
 }
 
-/// What the estimate needs of a model: its tensors `(name, bytes)` and repeating layers.
 pub struct ModelTensors<'a> {
     pub tensors: &'a [(String, u64)],
     pub n_layer: u32,
@@ -51,9 +47,8 @@ pub struct ModelTensors<'a> {
     pub kv_bytes_per_layer: f64,
 }
 
-/// The devices `p` offloads to, among `devices` (the build's, in llama.cpp's order): every
-/// GPU for "auto" (integrated ones when there is no discrete one), none for "none", else
-/// those named. Err: a named device this build does not have.
+/// The devices `p` offloads to: every GPU for "auto" (integrated ones when there is no
+/// discrete one), none for "none", else those named.
 fn offload_devices<'a>(
     p: &TestParams,
     devices: &'a [DeviceInfo],
@@ -62,13 +57,13 @@ fn offload_devices<'a>(
         .knobs
         .get("devices")
         .map_or_else(|| "auto".to_string(), |v| v.as_str().to_string());
-    let offload = |d: &&DeviceInfo| d.kind != "cpu";
+    let of = |kind| devices.iter().filter(move |d: &&DeviceInfo| d.kind == kind);
     match asked.as_str() {
         "none" => Ok(Vec::new()),
         "auto" => {
-            let gpus: Vec<&DeviceInfo> = devices.iter().filter(|d| d.kind == "gpu").collect();
+            let gpus: Vec<&DeviceInfo> = of(DeviceKind::Gpu).collect();
             if gpus.is_empty() {
-                Ok(devices.iter().filter(|d| d.kind == "igpu").collect())
+                Ok(of(DeviceKind::Igpu).collect())
             } else {
                 Ok(gpus)
             }
@@ -79,7 +74,7 @@ fn offload_devices<'a>(
             .map(|n| {
                 devices
                     .iter()
-                    .filter(offload)
+                    .filter(|d| d.kind != DeviceKind::Cpu)
                     .find(|d| d.name == n)
                     .ok_or_else(|| {
                         EngineError::Param(format!(
@@ -163,14 +158,10 @@ fn layer_devices(
     Ok((0..layers).map(on).collect())
 }
 
-/// The cells of the KV cache llama.cpp makes for a context of `n_ctx` tokens over
-/// `n_seq_max` sequences, as the pinned llama.cpp (llama-cpp-sys-2 0.1.161) sizes it:
-/// `llama_context::llama_context` (src/llama-context.cpp) pads `n_ctx` to a multiple of 256
-/// (`GGML_PAD(n_ctx, 256)`, whatever the flash attention), and without a unified cache
-/// gives each sequence `GGML_PAD(n_ctx / n_seq_max, 256)` cells; `llama_kv_cache::
-/// llama_kv_cache` (src/llama-kv-cache.cpp) then makes that many cells per stream, one
-/// stream per sequence, or one for a unified cache. A 64-token test's cache holds 256 cells:
-/// counting 64 would put a short test's KV cache at a quarter of what the device holds.
+/// The cells of the KV cache the pinned llama.cpp makes for `n_ctx` tokens over `n_seq_max`
+/// sequences (src/llama-context.cpp, llama-kv-cache.cpp): `n_ctx` padded to a multiple of
+/// 256, and without a unified cache one stream per sequence of its share, padded too. A
+/// 64-token test's cache holds 256 cells.
 pub fn kv_cells(n_ctx: u32, n_seq_max: u32, kv_unified: bool) -> u64 {
     const PAD: u64 = 256;
     let pad = |n: u64| n.div_ceil(PAD) * PAD;
@@ -202,8 +193,8 @@ fn tensor_layer(name: &str, n_layer: u32) -> Option<u32> {
     (name.starts_with("output.") || name.starts_with("output_norm.")).then_some(n_layer)
 }
 
-/// Bytes per device of `model` under `p`'s placement, CPU first, then the devices in the
-/// build's order (only those holding something). Err: why it cannot be estimated.
+/// Bytes per device of `model` under `p`'s placement, CPU first, then the devices holding
+/// something in the build's order.
 pub fn estimate(
     model: &ModelTensors,
     p: &TestParams,
@@ -222,26 +213,19 @@ pub fn estimate(
             .into_iter()
             .map(|pat| (pat, "CPU".to_string())),
     );
-    let mut out = vec![DeviceShare {
-        name: "CPU".into(),
-        weight_bytes: 0,
-        kv_bytes: 0,
-    }];
-    let mut add = |dev: String, w: u64, kv: u64| {
-        let i = match out.iter().position(|d| d.name == dev) {
-            Some(i) => i,
-            None => {
-                out.push(DeviceShare {
-                    name: dev,
-                    weight_bytes: 0,
-                    kv_bytes: 0,
-                });
-                out.len() - 1
-            }
-        };
+    let mut out: Vec<DeviceShare> = Vec::new();
+    let mut add = |name: String, w: u64, kv: u64| {
+        let i = out.iter().position(|d| d.name == name).unwrap_or_else(|| {
+            out.push(DeviceShare {
+                name,
+                ..Default::default()
+            });
+            out.len() - 1
+        });
         out[i].weight_bytes += w;
         out[i].kv_bytes += kv;
     };
+    add("CPU".into(), 0, 0);
     let tied = !model.tensors.iter().any(|(n, _)| n == "output.weight");
     let output_dev = &layer_dev[model.n_layer as usize];
     for (name, bytes) in model.tensors {

@@ -6,7 +6,7 @@ use std::path::Path;
 use super::*;
 use crate::config::Axes;
 use crate::engine::mock::MockEngine;
-use crate::engine::mock_batch::mock_next_token;
+use crate::engine::mock::serving::mock_next_token;
 use crate::engine::{BatchParams, LoadParams};
 use crate::plan::expand_axes;
 use crate::serving::arrivals::run_arrivals;

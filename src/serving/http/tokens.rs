@@ -54,15 +54,12 @@ impl Counted {
     }
 }
 
-/// Counts the tokens of a text with the model's tokenizer.
 pub type Tokenize<'a> = &'a dyn Fn(&str) -> Result<u64, EngineError>;
 
 /// One answer's generated tokens: the server's usage, else the text through `tokenize`, else
-/// its chunks. A server's numbers are checked, never trusted: a count above the
-/// request's `max_tokens`, or below the chunks that carried text (each carries at least one
-/// token), or a prompt count that the prompt cannot have, fails the request with a line
-/// naming the field and both values. So every count that sizes a trace is at most
-/// `max_tokens`, a number from the configuration, never one from the server.
+/// its chunks. A count above `max_tokens`, below the chunks that carried text, or a prompt
+/// count the prompt cannot have fails the request naming the field and both values: every
+/// count that sizes a trace is at most `max_tokens`, never a number from the server.
 pub fn count(
     s: &Streamed,
     tokenize: Option<Tokenize>,

@@ -28,8 +28,7 @@ pub(super) fn workload(
     let count = |t: &str| sm.tokenize(t, true, false).map(|v| v.len());
     let picked = crate::serving::dataset::serving_picks(file, n, seed, sc.n_gen, count)?;
     let mut reqs = Vec::with_capacity(n);
-    for k in 0..n {
-        let (i, n_gen) = picked[k % picked.len()];
+    for (i, n_gen) in picked {
         let p = &file.prompts[i];
         let text = if sc.chat_template {
             (sm.apply_chat_template(&p.text))
@@ -45,14 +44,5 @@ pub(super) fn workload(
         reqs.push(Request { prompt, n_gen });
     }
     let lengths: Vec<f64> = reqs.iter().map(|r| r.prompt.len() as f64).collect();
-    let info = DatasetInfo {
-        name: file.name.clone(),
-        sha256: file.sha256.clone(),
-        n_prompts: file.prompts.len() as u64,
-        chat_template: sc.chat_template,
-        prompt_tokens: metrics::dist(&lengths),
-        format: file.sharegpt.then(|| "sharegpt".to_string()),
-        note: file.note.clone(),
-    };
-    Ok((reqs, Some(info)))
+    Ok((reqs, Some(file.info(sc.chat_template, &lengths))))
 }

@@ -88,11 +88,12 @@ fn done() -> Vec<Step> {
 }
 
 fn client(base: &str, timeout_ms: u64) -> Client {
-    Client::new(
+    Client::with_ca_file(
         base,
         "m",
         Api::Completions,
         Duration::from_millis(timeout_ms),
+        None,
     )
     .unwrap()
 }
@@ -250,7 +251,14 @@ fn the_chat_api_reads_deltas_and_skips_the_role_chunk() {
         )),
     ];
     steps.extend(done());
-    let c = Client::new(&fake(1, steps), "m", Api::Chat, Duration::from_secs(5)).unwrap();
+    let c = Client::with_ca_file(
+        &fake(1, steps),
+        "m",
+        Api::Chat,
+        Duration::from_secs(5),
+        None,
+    );
+    let c = c.unwrap();
     let (_, mut out) = c.stream_all(&one());
     let s = out.remove(0).unwrap();
     assert_eq!(s.chunks.len(), 2);
