@@ -33,7 +33,7 @@ impl Header {
         self.get("general.architecture").and_then(Value::as_str)
     }
 
-    /// The quantization label from `general.file_type`, e.g. "Q4_1".
+    /// From `general.file_type`.
     pub fn file_type(&self) -> Option<&'static str> {
         self.get("general.file_type")
             .and_then(Value::as_u64)

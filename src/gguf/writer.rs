@@ -61,7 +61,6 @@ impl Tensor {
     }
 }
 
-/// A GGUF document: metadata and tensors, written with [`write_gguf`].
 #[derive(Debug, Clone, Default)]
 pub struct Document {
     pub metadata: Vec<(String, Value)>,
@@ -133,7 +132,7 @@ fn put_tensor_data(w: &mut impl Write, t: &Tensor) -> io::Result<()> {
     }
 }
 
-/// Writes `doc` as GGUF v3 with the default 32-byte alignment.
+/// GGUF v3 with the default 32-byte alignment.
 pub fn write_gguf(w: &mut impl Write, doc: &Document) -> io::Result<()> {
     let mut header = Vec::new();
     header.extend_from_slice(MAGIC);

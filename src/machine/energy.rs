@@ -42,7 +42,7 @@ pub struct Energy {
     pub samples: usize,
 }
 
-/// Summarises samples in time order; None with fewer than two.
+/// Samples in time order; None with fewer than two.
 pub fn summarize(source: &str, s: &[Sample]) -> Option<Energy> {
     if s.len() < 2 {
         return None;
@@ -118,7 +118,7 @@ impl Sampler {
         }
     }
 
-    /// Stops and summarises; also hands the source back for the next test.
+    /// Also hands the source back for the next test.
     pub fn finish(mut self) -> (Option<Energy>, Option<Box<dyn PowerSource>>) {
         self.stop.store(true, Ordering::SeqCst);
         let source = self.handle.take().and_then(|h| h.join().ok());

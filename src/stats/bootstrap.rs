@@ -31,7 +31,7 @@ fn resample(xs: &[f64], rng: &mut SplitMix64, buf: &mut Vec<f64>) {
     buf.extend((0..xs.len()).map(|_| xs[(rng.next_u64() % xs.len() as u64) as usize]));
 }
 
-/// Percentile-bootstrap interval of `statistic` at `confidence` (e.g. 0.95), seeded.
+/// Percentile-bootstrap interval of `statistic` at `confidence`, seeded.
 pub fn interval(
     xs: &[f64],
     statistic: impl Fn(&[f64]) -> f64,

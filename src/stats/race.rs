@@ -21,7 +21,7 @@ use super::resolve::INDIFFERENCE;
 use super::student::t_cdf;
 use super::ties::Figure;
 
-/// The first look: 2 rounds give the pooled estimate (m−1) degrees of freedom.
+/// 2 rounds give the pooled estimate (m−1) degrees of freedom.
 pub const FIRST_LOOK: usize = 2;
 /// Looks every round until this one; then the gap grows.
 const EVERY_ROUND_UNTIL: usize = 6;

@@ -18,8 +18,7 @@ use super::ties::{Figure, pareto_front_by};
 /// without it: tests/it/monte_carlo/stability.rs).
 pub const INDIFFERENCE: f64 = 0.02;
 
-/// One variant: its speed (a rate with its own interval), its round medians in round order,
-/// and its error (KLD with ±1.96 se), when measured.
+/// One variant: its speed, its round medians in round order, and its error (KLD ± 1.96 se).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Choice {
     pub speed: Figure,
@@ -51,8 +50,7 @@ pub enum Rule {
     Apart { family: usize, floor: NoiseFloor },
 }
 
-/// "; rounds added until resolved (at most 10), 5% spent over 8 looks" for a sequential
-/// design, nothing for a fixed one.
+/// The note a sequential design adds to the rule; none for a fixed one.
 fn sequential_note(design: &Design, level: &str) -> String {
     match design {
         Design::Fixed => String::new(),
@@ -64,8 +62,7 @@ fn sequential_note(design: &Design, level: &str) -> String {
 }
 
 impl Rule {
-    /// "paired by round over 5 rounds, Holm over 7 pairs at 5%" / "...". For the note
-    /// under an answer.
+    /// The note under an answer.
     pub fn describe(&self) -> String {
         match self {
             Rule::Paired {
@@ -207,8 +204,7 @@ pub fn resolve_runs(
     }
 }
 
-/// The choices within `budget` (every choice when none has an error), and the fastest of
-/// them.
+/// The choices within `budget` (every choice when none has an error), and the fastest.
 fn best_within(cs: &[Choice], budget: f64) -> (Vec<usize>, Option<usize>) {
     let any_error = cs.iter().any(|c| c.error.is_some());
     let eligible: Vec<usize> = (0..cs.len())
