@@ -43,11 +43,9 @@ pub struct RunSettings {
     pub max_seconds: f64,
     /// Seed of the random prompt tokens; recorded in the result.
     pub seed: u64,
-    /// Rounds: each llama-bench-style test (pp, tg, pg) runs this many times in a fresh
-    /// context (a fresh process under `--isolate`), interleaved with the plan's other tests,
-    /// the order rotated each round. 1 (the default) is llama-bench's methodology, and its
-    /// intervals then cover one launch only; verdicts across launches need 2 or more.
-    /// Under `rounds = "auto"`, the most rounds (`max_rounds`).
+    /// Each pp/tg/pg test runs this many times in a fresh context, interleaved with the
+    /// others, rotated each round; 1 is llama-bench's (intervals of one launch only). Under
+    /// `rounds = "auto"`, the most rounds (`max_rounds`).
     pub rounds: u32,
     /// `rounds = "auto"`: rounds are added until every comparison the answer depends on is
     /// established or the budget is spent (`stats::pairs`, a sequential design).

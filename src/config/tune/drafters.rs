@@ -1,8 +1,6 @@
-//! `objective = "speculative"`: the race's figure is decode speed on
-//! `[speculative]`'s prompts, tokens generated per second, greedy, and the space is every
-//! configuration of the sweep decoding plain, and every target's configuration with each of
-//! `[speculative]`'s drafter settings. A drafter's worth depends on the text it drafts, so it
-//! is raced on real prompts: random ids (a tgN objective) would leave nothing to draft.
+//! `objective = "speculative"`: greedy decode speed on `[speculative]`'s prompts, plain and
+//! with each drafter setting. A drafter's worth depends on the text it drafts: random ids
+//! (a tgN objective) would leave nothing to draft.
 
 use crate::config::speculative::SpeculativeConfig;
 use crate::config::{ConfigError, Ctx};
@@ -20,9 +18,8 @@ pub struct DecodeObjective {
 }
 
 impl DecodeObjective {
-    /// The longest prompt vLLM's ShareGPT sampling keeps, which the limits count in the
-    /// context (a prompt file's lengths are known only once tokenized; a longer one fails
-    /// its test, which says so).
+    /// The longest prompt vLLM's ShareGPT sampling keeps, counted in the limits' context (a
+    /// longer one fails its test, which says so).
     pub const PROMPT_TOKENS: u32 = 1024;
 
     /// "decode after 16 prompts of ShareGPT_V3.json, up to 128 tokens each, plain or drafted".
@@ -34,9 +31,8 @@ impl DecodeObjective {
     }
 }
 
-/// `objective = "speculative"` with `[speculative]`'s prompts; `at` is the objective's span.
-/// The sizes are one llama-bench test of a whole generation's context per configuration,
-/// which the limits check and the race turns into its decoding candidates.
+/// `objective = "speculative"`; the sizes are a whole generation's context, which the limits
+/// check.
 pub(super) fn objective(
     ctx: &Ctx,
     at: std::ops::Range<usize>,

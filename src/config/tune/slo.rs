@@ -121,10 +121,8 @@ pub(super) fn goodput(
             return Err(ctx.err(at, key, msg));
         }
     };
-    // The context one request needs, for the limits that prune before the race: a prompt
-    // file's lengths are known only once tokenized, so its requests count their output.
-    // One llama-bench test of that context per candidate (a tg test: "ppN+tgM" would plan
-    // a pp and a tg test, llama-bench's way), which the race turns into a serving test.
+    // One tg test of a request's context per candidate, for the limits that prune before the
+    // race ("ppN+tgM" would plan two); a prompt file's requests count their output only.
     let prompt = if sc.dataset.is_some() { 0 } else { sc.n_prompt };
     let sizes = Objective {
         n_prompt: 0,

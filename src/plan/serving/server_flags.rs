@@ -44,10 +44,8 @@ const ALWAYS: [&str; 7] = [
     "n_threads",
 ];
 
-/// llama-server's flag (with its value) for setting `name` at `v`; None where this launcher
-/// has none: `devices`, `tensor_split`, `tensor_buft_overrides` (llama-server separates
-/// their items with commas, llama-bench's values with `/` and `;`), `lazy_mode`,
-/// `embeddings`, `no_op_offload`, `fit_target`, `fit_min_ctx`.
+/// llama-server's flag (with its value) for setting `name` at `v`; None where it has none
+/// (or, for `devices`, `tensor_split` and `-ot`, separates items with commas, not `/`, `;`).
 fn flag(name: &str, v: &KnobValue) -> Option<Vec<String>> {
     let pair = |f: &str, x: String| Some(vec![f.to_string(), x]);
     let word = |f: &str| Some(vec![f.to_string()]);
