@@ -102,7 +102,7 @@ impl Ladder {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawEval {
     text: Option<Spanned<String>>,
@@ -133,7 +133,7 @@ pub(crate) fn parse(
     raw: Vec<RawLadder>,
     defaults: &Axes,
 ) -> Result<Vec<Ladder>, ConfigError> {
-    let dir = ctx.file.parent().unwrap_or(Path::new("."));
+    let dir = ctx.dir();
     let mut ladders: Vec<Ladder> = Vec::new();
     for (i, l) in raw.into_iter().enumerate() {
         let key = |k: &str| format!("ladder[{i}].{k}");
@@ -159,10 +159,7 @@ pub(crate) fn parse(
         };
         let (reference, ref_file) = reference(ctx, &key, &l, &types, &mut files, dir)?;
         let base = match (&l.base, ref_file) {
-            (Some(b), _) if b.get_ref().trim().is_empty() => {
-                return Err(ctx.err(b.span(), &key("base"), "the base path is empty"));
-            }
-            (Some(b), _) => dir.join(b.get_ref()),
+            (Some(b), _) => ctx.path(&key("base"), b, "the base path is empty")?,
             (None, Some(f)) => f,
             (None, None) => {
                 let msg =
@@ -170,7 +167,7 @@ pub(crate) fn parse(
                 return Err(ctx.err(l.name.span(), &key("base"), msg));
             }
         };
-        let eval = eval_spec(ctx, &format!("ladder[{i}].eval"), l.eval, dir)?;
+        let eval = eval_spec(ctx, &format!("ladder[{i}].eval"), l.eval)?;
         let mut axes = defaults.clone();
         if let Some(sweep) = l.sweep {
             // As a model's own sweep: axes only, run settings refused.
@@ -243,9 +240,7 @@ fn reference(
 }
 
 fn file_stem(p: &Path) -> String {
-    let name = p
-        .file_name()
-        .map_or_else(String::new, |f| f.to_string_lossy().into_owned());
+    let name = config::values::file_name(p);
     match name.len().checked_sub(5) {
         Some(n) if name.to_ascii_lowercase().ends_with(".gguf") => name[..n].to_string(),
         _ => name,
@@ -353,41 +348,25 @@ fn types_list(
     Ok((out, recipes))
 }
 
-fn eval_spec(
-    ctx: &Ctx,
-    table: &str,
-    raw: Option<RawEval>,
-    dir: &Path,
-) -> Result<EvalSpec, ConfigError> {
-    let mut spec = EvalSpec {
-        text: dir.join(DEFAULT_TEXT),
-        text_given: false,
-        n_ctx: 512,
-        n_chunks: 4,
-        n_threads: None,
-    };
-    let Some(raw) = raw else {
-        return Ok(spec);
-    };
+fn eval_spec(ctx: &Ctx, table: &str, raw: Option<RawEval>) -> Result<EvalSpec, ConfigError> {
+    let raw = raw.unwrap_or_default();
     let k = |name: &str| format!("{table}.{name}");
-    if let Some(t) = &raw.text {
-        if t.get_ref().trim().is_empty() {
-            return Err(ctx.err(t.span(), &k("text"), "the text path is empty"));
-        }
-        spec.text = dir.join(t.get_ref());
-        spec.text_given = true;
-    }
-    if let Some(v) = &raw.ctx {
+    let text = (raw.text.as_ref())
+        .map(|t| ctx.path(&k("text"), t, "the text path is empty"))
+        .transpose()?;
+    let int = |name: &str, v: &Option<Spanned<toml::Value>>, range, default| {
+        config::values::int_or(ctx, &k(name), v, range, default).map(|n| n as u32)
+    };
+    Ok(EvalSpec {
+        text_given: text.is_some(),
+        text: text.unwrap_or_else(|| ctx.dir().join(DEFAULT_TEXT)),
         // llama-perplexity scores the second half of each chunk: at least a few tokens.
-        spec.n_ctx = config::scalar_int(ctx, &k("ctx"), v, 16, 1 << 16)? as u32;
-    }
-    if let Some(v) = &raw.chunks {
-        spec.n_chunks = config::scalar_int(ctx, &k("chunks"), v, 1, 100_000)? as u32;
-    }
-    if let Some(v) = &raw.threads {
-        spec.n_threads = Some(config::scalar_int(ctx, &k("threads"), v, 1, 4096)? as u32);
-    }
-    Ok(spec)
+        n_ctx: int("ctx", &raw.ctx, (16, 1 << 16), 512)?,
+        n_chunks: int("chunks", &raw.chunks, (1, 100_000), 4)?,
+        n_threads: (raw.threads.is_some())
+            .then(|| int("threads", &raw.threads, (1, 4096), 0))
+            .transpose()?,
+    })
 }
 
 #[cfg(test)]

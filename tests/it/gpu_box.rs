@@ -14,7 +14,16 @@ fn a_bench_dry_run_shows_the_plan_and_writes_no_file() {
     let dir = tiny_dir();
     let out = tpsbench()
         .current_dir(dir.path())
-        .args(["bench", "-m", "tiny.gguf", "-p", "16", "-n", "4", "--dry-run"])
+        .args([
+            "bench",
+            "-m",
+            "tiny.gguf",
+            "-p",
+            "16",
+            "-n",
+            "4",
+            "--dry-run",
+        ])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
