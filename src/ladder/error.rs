@@ -22,23 +22,18 @@ pub enum LadderError {
     /// A ladder input (a base model) that cannot be read or hashed.
     #[error("{}: {why}", path.display())]
     Input { path: PathBuf, why: String },
-    /// Quantizing `base` to `quant` failed in llama.cpp.
     #[error("{} → {quant}: {cause}", base.display())]
     Quantize {
         base: PathBuf,
         quant: String,
         cause: EngineError,
     },
-    /// A directory for a file to be written could not be made.
     #[error("cannot create {}: {cause}", dir.display())]
     CreateDir { dir: PathBuf, cause: io::Error },
-    /// A file (a variant, a synthetic model) could not be written.
     #[error("cannot write {}: {cause}", path.display())]
     Write { path: PathBuf, cause: io::Error },
-    /// A complete temporary file could not be renamed to its name.
     #[error("cannot rename {}: {cause}", path.display())]
     Rename { path: PathBuf, cause: io::Error },
-    /// Fewer bytes are free where `path` would be written than it may need.
     #[error(
         "not enough disk space for {}: needs about {:.1} GiB, {:.1} GiB free",
         path.display(),
@@ -55,13 +50,11 @@ pub enum LadderError {
     /// A draft preset (made for one target) asked for something its target fixes.
     #[error("{preset}: {why}")]
     DraftPreset { preset: String, why: String },
-    /// The ladder's evaluation text file cannot be read.
     #[error(
         "evaluation text {}: {cause} (scripts/setup --dataset sharegpt fetches the default, ShareGPT)",
         path.display()
     )]
     EvalText { path: PathBuf, cause: io::Error },
-    /// The evaluation text holds fewer tokens than one chunk of `n_ctx`.
     #[error(
         "ladder {ladder}: the evaluation text has {tokens} tokens, fewer than one chunk of {n_ctx}"
     )]
@@ -73,7 +66,6 @@ pub enum LadderError {
     /// The reference pass failed (llama.cpp, its spill file): its line.
     #[error("{0}")]
     Reference(String),
-    /// Variant `name`'s pass against the reference failed: its line.
     #[error("{name}: {why}")]
     Variant { name: String, why: String },
     /// A quantization type that is not one: the config layer's line.
@@ -85,7 +77,6 @@ pub enum LadderError {
         model: String,
         cause: Box<LadderError>,
     },
-    /// Model `model`'s synthetic file could not be made.
     #[error("model {model:?}: synthesis failed: {cause}")]
     Synthesis {
         model: String,
@@ -93,7 +84,6 @@ pub enum LadderError {
     },
 }
 
-/// Bytes in GiB, for a line.
 fn gib(bytes: u64) -> f64 {
     bytes as f64 / f64::from(1u32 << 30)
 }
