@@ -237,12 +237,8 @@ fn run_rounds(
     progress: &mut dyn Progress,
 ) -> Result<Gathered, KindError> {
     // A plain candidate of a tune decodes one way only.
-    let sides: &[bool] = if s.is_plain() {
-        &[false]
-    } else {
-        &[false, true]
-    };
-    for &spec in sides {
+    let sides = |order: [bool; 2]| order.into_iter().filter(|&spec| !spec || !s.is_plain());
+    for spec in sides([false, true]) {
         session.generate(&jobs[0].tokens, jobs[0].n_gen, spec)?;
     }
     let mut g = Gathered {
@@ -261,12 +257,7 @@ fn run_rounds(
         };
         for j in jobs {
             let mut out: [Option<Generation>; 2] = [None, None];
-            let order = if plain_first || s.is_plain() {
-                [false, true]
-            } else {
-                [true, false]
-            };
-            for spec in order.into_iter().filter(|&x| sides.contains(&x)) {
+            for spec in sides([!plain_first, plain_first]) {
                 let x = session.generate(&j.tokens, j.n_gen, spec)?;
                 out[spec as usize] = Some(x);
             }

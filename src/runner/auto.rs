@@ -137,18 +137,25 @@ pub(crate) fn stop_before(
     if done >= a.max_rounds as usize {
         return Some(format!("budget spent: max_rounds {} reached", a.max_rounds));
     }
-    if let Some(max) = a.max_seconds {
-        // A round that would end past the budget does not start.
-        let next = elapsed + last;
-        if next.as_secs_f64() > max {
-            return Some(format!(
-                "budget spent: {:.0} s of max_rounds_seconds {max:.0} after {done} rounds (another round takes about {:.0} s)",
-                elapsed.as_secs_f64(),
-                last.as_secs_f64()
-            ));
-        }
-    }
-    None
+    let why = past_budget("max_rounds_seconds", a.max_seconds?, elapsed, last, done)?;
+    Some(format!("budget spent: {why}"))
+}
+
+/// Why a round that would end past `max` seconds (option `key`) does not start, if it would.
+pub(crate) fn past_budget(
+    key: &str,
+    max: f64,
+    elapsed: Duration,
+    last: Duration,
+    rounds: usize,
+) -> Option<String> {
+    ((elapsed + last).as_secs_f64() > max).then(|| {
+        format!(
+            "{:.0} s of {key} {max:.0} after {rounds} rounds (another round takes about {:.0} s)",
+            elapsed.as_secs_f64(),
+            last.as_secs_f64()
+        )
+    })
 }
 
 /// Whether the plan has a comparison for auto rounds to resolve: two llama-bench-style tests

@@ -321,16 +321,11 @@ fn run_race(
     let mut interrupted = false;
     let mut round = 0usize;
     while r.stop().is_none() {
-        if let Some(max) = t.max_seconds {
-            let elapsed = begun.elapsed();
-            if round > 0 && (elapsed + last).as_secs_f64() > max {
-                r.end(format!(
-                    "{:.0} s of max_seconds {max:.0} after {round} rounds (another round takes about {:.0} s)",
-                    elapsed.as_secs_f64(),
-                    last.as_secs_f64()
-                ));
-                break;
-            }
+        let elapsed = begun.elapsed();
+        let over = |max| super::auto::past_budget("max_seconds", max, elapsed, last, round);
+        if let Some(why) = t.max_seconds.filter(|_| round > 0).and_then(over) {
+            r.end(why);
+            break;
         }
         let alive = r.survivors();
         if !opts.quiet {
