@@ -15,6 +15,27 @@ pub mod tune;
 use std::io::Write;
 use std::path::Path;
 
+/// "1 file", "2 files".
+pub(crate) fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// Items grouped by key, in first-seen order.
+pub(crate) fn group_by<T, K: PartialEq>(
+    items: impl IntoIterator<Item = T>,
+    key: impl Fn(&T) -> K,
+) -> Vec<(K, Vec<T>)> {
+    let mut groups: Vec<(K, Vec<T>)> = Vec::new();
+    for item in items {
+        let k = key(&item);
+        match groups.iter_mut().find(|(x, _)| *x == k) {
+            Some((_, v)) => v.push(item),
+            None => groups.push((k, vec![item])),
+        }
+    }
+    groups
+}
+
 /// `s` between `before` and `after`, or nothing when `s` is empty.
 pub(crate) fn wrapped(before: &str, s: &str, after: &str) -> String {
     if s.is_empty() {

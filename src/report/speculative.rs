@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use crate::record::speculative::Speculative;
 use crate::record::{RunRecord, Status, TestRecord};
-use crate::report::leaderboard::load::entry::group_by;
+use crate::report::group_by;
 use crate::stats::pairs::Design;
 
 struct Row<'a> {

@@ -2,7 +2,7 @@
 //! one row per test and one column per depth (the curve; its points are the test records).
 
 use crate::record::{RunRecord, Status, TestRecord};
-use crate::report::leaderboard::load::entry::group_by;
+use crate::report::group_by;
 
 fn depths<'a>(tests: impl Iterator<Item = &'a &'a TestRecord>) -> Vec<u32> {
     let mut d: Vec<u32> = tests.map(|t| t.params.n_depth).collect();

@@ -4,7 +4,7 @@
 use crate::config::serving::Mode;
 use crate::record::serving::Serving;
 use crate::record::{RunRecord, Status, TestRecord};
-use crate::report::leaderboard::load::entry::group_by;
+use crate::report::group_by;
 use crate::serving::metrics;
 
 fn f1(x: Option<f64>) -> String {

@@ -13,6 +13,7 @@ use super::load::{Board, machine_names};
 use super::page::speculative::position_chart;
 use super::page::tables::{grid_html, table_html};
 use super::table::{Cell, Table, by_machine_and_model, detail, rankings, runs};
+pub(crate) use crate::report::count;
 use crate::report::wrapped;
 use crate::util::markdown::text as md;
 
@@ -105,11 +106,6 @@ fn bars_table(c: &BarChart) -> Table {
             })
             .collect();
     Table::labelled("machine", &series, rows, vec![])
-}
-
-/// "1 file", "2 files".
-pub fn count(n: usize, what: &str) -> String {
-    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// One line about what was read and left out.

@@ -4,7 +4,7 @@
 
 use crate::record::RunRecord;
 use crate::record::tune::{Bisection, Outcome, Probe, ProbeFailure, TuneRecord};
-use crate::report::leaderboard::sections::count;
+use crate::report::count;
 
 /// "ngl 99" for candidate `id` of `b`.
 fn value(b: &Bisection, id: &str) -> String {

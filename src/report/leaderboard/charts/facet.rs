@@ -3,9 +3,9 @@
 //! panel names the facets its series share, a series those that differ.
 
 use crate::config::knobs::{Level, PARAMS, Slot, knob};
+use crate::report::count;
 use crate::report::leaderboard::charts::svg::MAX_SERIES;
 use crate::report::leaderboard::load::entry::{Entry, group_by};
-use crate::report::leaderboard::sections::count;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Facet {

@@ -8,6 +8,7 @@ use crate::plan::TestKind;
 use crate::record::serving::{Ratio, Serving as ServingRecord, Transport};
 use crate::record::tensor_mix::{self, TypeShare};
 use crate::record::{ModelRecord, TestRecord};
+pub(crate) use crate::report::group_by;
 use crate::report::leaderboard::charts::svg::Tags;
 
 /// The fields of a model (`models[k]`) the page shows beside its rows.
@@ -175,22 +176,6 @@ pub fn kind_word(k: TestKind) -> &'static str {
 
 pub fn ts(e: &Entry) -> f64 {
     e.test.avg_ts.unwrap_or(0.0)
-}
-
-/// Items grouped by key, in first-seen order.
-pub fn group_by<T, K: PartialEq>(
-    items: impl IntoIterator<Item = T>,
-    key: impl Fn(&T) -> K,
-) -> Vec<(K, Vec<T>)> {
-    let mut groups: Vec<(K, Vec<T>)> = Vec::new();
-    for item in items {
-        let k = key(&item);
-        match groups.iter_mut().find(|(x, _)| *x == k) {
-            Some((_, v)) => v.push(item),
-            None => groups.push((k, vec![item])),
-        }
-    }
-    groups
 }
 
 /// The fastest entry per key, in first-seen order (ties: the first).

@@ -7,7 +7,7 @@ pub(crate) mod scatter;
 
 use std::fmt::Write;
 
-use crate::report::leaderboard::load::entry::group_by;
+use crate::report::group_by;
 
 /// Colour-blind-friendly palette (Observable 10's first 8: no colour repeats in a chart).
 pub const PALETTE: [&str; 8] = [
