@@ -42,12 +42,6 @@ super::names::names!(Mode::name {
     Goodput = "goodput",
 });
 
-impl PartialEq<&str> for Mode {
-    fn eq(&self, name: &&str) -> bool {
-        self.name() == *name
-    }
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServingConfig {
     pub modes: Vec<Mode>,

@@ -55,12 +55,6 @@ impl DeviceKind {
     }
 }
 
-impl PartialEq<&str> for DeviceKind {
-    fn eq(&self, name: &&str) -> bool {
-        self.name() == *name
-    }
-}
-
 impl From<&str> for DeviceKind {
     fn from(name: &str) -> DeviceKind {
         [Self::Cpu, Self::Gpu, Self::Igpu, Self::Accel]

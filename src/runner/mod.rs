@@ -178,7 +178,7 @@ pub(crate) fn served_ready(
     };
     let mut mine: Vec<String> = devices
         .iter()
-        .filter(|d| d.kind != "cpu")
+        .filter(|d| d.kind != crate::engine::DeviceKind::Cpu)
         .map(|d| d.backend.clone())
         .collect();
     mine.sort();

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::config::{self, Config};
+use crate::engine::DeviceKind;
 use crate::engine::llama::{self, LlamaEngine};
 use crate::machine::gpus;
 use crate::output::progress::StderrProgress;
@@ -182,7 +183,7 @@ fn warn_gpu_unseen(cfg: &Config, info: &RunInfo) {
     let wants_gpu = local_axes(cfg).any(|a| a.n_gpu_layers.iter().any(|&n| n != 0));
     if wants_gpu
         && info.llama_cpp.gpu_backend != "cpu"
-        && !info.devices.iter().any(|d| d.kind == "gpu")
+        && !info.devices.iter().any(|d| d.kind == DeviceKind::Gpu)
     {
         eprintln!(
             "warning: llama.cpp has the {} backend but sees no GPU: every layer runs on the CPU \
@@ -208,7 +209,7 @@ pub fn hardware_mismatch() -> Option<String> {
             "{w} (TPSBENCH_BACKEND=cpu measures its CPU on purpose)"
         ));
     }
-    let seen = llama::devices().iter().any(|d| d.kind == "gpu");
+    let seen = llama::devices().iter().any(|d| d.kind == DeviceKind::Gpu);
     (!seen).then(|| {
         format!(
             "built for {backend} but llama.cpp sees no GPU: build without --features, or check \
@@ -237,7 +238,7 @@ fn knob_checks(cfg: &Config, child: bool) -> Result<(), runner::KnobError> {
     let devices: Vec<String> = llama::devices().into_iter().map(|d| d.name).collect();
     let offload_devices = llama::devices()
         .iter()
-        .filter(|d| d.kind != "cpu" && d.kind != "accel")
+        .filter(|d| !matches!(d.kind, DeviceKind::Cpu | DeviceKind::Accel))
         .count();
     let buffer_types = llama::knobs::buffer_type_names();
     let offer = runner::knobs_check::Offer {

@@ -425,7 +425,10 @@ fn link_served(
     };
     // Goodput tests end at rates of their own: their figures do not pair.
     let ok = |t: &TestRecord| {
-        t.status == Status::Ok && t.serving.as_ref().is_some_and(|s| s.mode != "goodput")
+        t.status == Status::Ok
+            && t.serving
+                .as_ref()
+                .is_some_and(|s| s.mode != crate::config::serving::Mode::Goodput)
     };
     let (&b, &s) = (index.get(in_process)?, index.get(served)?);
     if !ok(&tests[b]) || !ok(&tests[s]) {

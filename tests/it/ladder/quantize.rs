@@ -193,7 +193,7 @@ fn the_ladders_split_mode_reaches_the_quality_load_so_a_cpu_only_build_refuses_t
     tpsbench::engine::llama::ensure_init().unwrap();
     if tpsbench::engine::llama::devices()
         .iter()
-        .any(|d| d.kind != "cpu")
+        .any(|d| d.kind != tpsbench::engine::DeviceKind::Cpu)
     {
         eprintln!("SKIPPED: this build sees an accelerator, where a tensor split may load");
         return;

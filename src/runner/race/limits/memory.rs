@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use crate::config::knobs::{self, TestParams};
 use crate::config::tune::Tune;
-use crate::engine::DeviceInfo;
 use crate::engine::placement::estimate::{DeviceShare, ModelTensors, estimate, kv_cells};
+use crate::engine::{DeviceInfo, DeviceKind};
 use crate::machine::roofline::Shape;
 use crate::plan::PlannedTest;
 use crate::record::tune::Applied;
@@ -54,7 +54,10 @@ pub(super) fn limits(t: &Tune, devices: &[DeviceInfo], file: &Path) -> Result<Li
             (b, said)
         }),
     };
-    let offload: Vec<&DeviceInfo> = devices.iter().filter(|d| d.kind != "cpu").collect();
+    let offload: Vec<&DeviceInfo> = devices
+        .iter()
+        .filter(|d| d.kind != DeviceKind::Cpu)
+        .collect();
     for n in t.device_memory.named() {
         if !offload.iter().any(|d| d.name == n) {
             let has: Vec<&str> = offload.iter().map(|d| d.name.as_str()).collect();
