@@ -33,7 +33,6 @@ use crate::config::{self, Axes, ConfigError, Ctx, RawSweep};
 /// conversations, real text (`scripts/setup --dataset sharegpt` fetches it).
 pub const DEFAULT_TEXT: &str = "datasets/ShareGPT_V3_unfiltered_cleaned_split.json";
 
-/// How quality is measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvalSpec {
     /// A text file, or a ShareGPT file whose conversations are the text.
@@ -93,7 +92,6 @@ impl Ladder {
         format!("{}-{}", self.name, t.name)
     }
 
-    /// The model name of the reference variant.
     pub fn reference_name(&self) -> String {
         match self.reference {
             RefSpec::Type(t) => self.variant_name(t),

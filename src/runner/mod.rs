@@ -219,7 +219,6 @@ fn this_process(part: &[PlannedTest], plan: &Plan, opts: &RunOptions) -> Vec<Pla
         .collect()
 }
 
-/// The models that `tests` reach over HTTP.
 fn http_models(tests: &[PlannedTest]) -> std::collections::BTreeSet<usize> {
     tests
         .iter()

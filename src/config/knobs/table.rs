@@ -111,7 +111,6 @@ impl Knob {
         }
     }
 
-    /// An integer from `min` to `max`.
     const fn int(id: Id, min: i64, max: i64, default: i64) -> Knob {
         Knob::row(id, Kind::Int { min, max }, Lit::Int(default))
     }

@@ -22,7 +22,6 @@ use crate::runner::sweep::Sweep;
 
 /// What the limits left.
 pub(super) struct Pruned {
-    /// The candidates the limits keep.
     pub keep: Vec<PlannedTest>,
     /// What they excluded, each candidate once, by the first limit it fails.
     pub excluded: Vec<Excluded>,
@@ -33,7 +32,6 @@ pub(super) struct Pruned {
     pub loads: Vec<LoadTime>,
 }
 
-/// Applies the limits of `t` to `space`.
 pub(super) fn apply(
     engine: &dyn crate::engine::Engine,
     sweep: &mut Sweep,
