@@ -39,13 +39,9 @@ pub(crate) fn work_left<'a>(
     left
 }
 
-/// Estimates the time left from the tests done so far. Prompt and generation tokens cost
-/// very differently, so each kind is priced by its own seconds per token; a kind not yet
-/// seen is priced by the mean test duration.
-///
-/// Kept as sums, done here and left in [`work_left`], so an estimate costs the same at a
-/// sweep's 50,000th test as at its first: walking the list of tests done and to do after
-/// each test made the cost per test grow with the sweep.
+/// Estimates the time left from the tests done so far, each kind priced by its own seconds
+/// per token (prompt and generation tokens cost very differently). Kept as sums, so an
+/// estimate costs the same at a sweep's 50,000th test as at its first.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Eta {
     done: [Work; 2],
