@@ -48,7 +48,6 @@ pub(crate) struct Eta {
 }
 
 impl Eta {
-    /// A test done, in `took`.
     pub(crate) fn done(&mut self, p: &TestParams, took: Duration) {
         let w = &mut self.done[kind(p)];
         w.tests += 1;

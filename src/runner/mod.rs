@@ -31,7 +31,6 @@ pub use error::{KnobError, OptionError, RunnerError};
 pub use prepare::{Scope, inspect_model};
 pub use rounds::{due_in_round, rotated, rounds_apply};
 
-/// What to run and where to write it.
 pub struct RunOptions {
     pub config: Config,
     pub filters: Vec<String>,

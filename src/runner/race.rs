@@ -374,7 +374,6 @@ fn round_value(sweep: &Sweep, t: &PlannedTest, round: usize) -> Option<f64> {
     (m.len() == round).then(|| m[round - 1])
 }
 
-/// The verdicts into the record.
 fn conclude(r: &Race, candidates: &[PlannedTest], rec: &mut TuneRecord) {
     rec.stopped = r
         .stop()

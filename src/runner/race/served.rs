@@ -21,7 +21,6 @@ pub(super) enum Reach {
     InProcess,
     /// A llama-server tpsbench launches per candidate.
     Launched,
-    /// A server at a fixed endpoint.
     Endpoint,
 }
 
