@@ -120,7 +120,6 @@ impl BaseFile {
     }
 }
 
-/// Reads a base file's rows chunk by chunk.
 pub struct Rows {
     r: BufReader<File>,
     bytes: Vec<u8>,

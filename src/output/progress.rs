@@ -82,7 +82,6 @@ pub(crate) fn format_duration(d: Duration) -> String {
     }
 }
 
-/// Receives the runner's events.
 pub trait Progress {
     fn test_started(&mut self, index: usize, total: usize, id: &str);
     fn repetition(&mut self, done: u32, total: u32);

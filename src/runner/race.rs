@@ -162,7 +162,6 @@ fn space(
     Ok((space, endpoints))
 }
 
-/// What every stage of a race reads.
 struct Stages<'a> {
     engine: &'a dyn Engine,
     opts: &'a RunOptions,
