@@ -41,7 +41,6 @@ pub struct Placement {
     pub experts: Vec<ExpertPlacement>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<TensorOverride>,
-    /// [`mismatches`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mismatch: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
