@@ -1,7 +1,7 @@
-//! Goodput under service-level objectives (vLLM's `bench serve --goodput`, docs/
-//! configuration.md), and the search for the highest load that keeps them. Pure: the search
-//! calls back to run an arrival test at a rate. It bisects at geometric midpoints: rates span
-//! orders of magnitude.
+//! Goodput under service-level objectives (vLLM's `bench serve --goodput`, as
+//! docs/configuration.md defines it), and the search for the highest load that keeps them.
+//! Pure: the search calls back to run an arrival test at a rate. It bisects at geometric
+//! midpoints: rates span orders of magnitude.
 
 use crate::config::serving::{GoodputSearch, Slo};
 use crate::record::serving::{Goodput, GoodputStep, RequestSample};
