@@ -113,7 +113,6 @@ pub struct Knob {
     pub field: FieldType,
     /// One line for docs and errors.
     pub doc: &'static str,
-    /// Where a test's value lives.
     pub slot: Slot,
 }
 

@@ -1,24 +1,6 @@
 //! `[[ladder]]` tables of models.toml: one base GGUF, the quantization types to build from
-//! it, and how to measure their quality. Errors name file, line and key, as config.rs does.
-//!
-//! ```toml
-//! [[ladder]]
-//! name = "SmolLM2-135M"
-//! base = "models/SmolLM2-135M-Instruct.Q4_1.gguf"
-//! types = ["F16", "Q8_0", "Q6_K", "Q4_K_M", "Q2_K"]
-//! reference = "F16"            # default: the most precise type listed
-//! reference_logits = "f16.logits" # optional: llama-perplexity's --kl-divergence-base file
-//! files = ["dl/a-Q4_K_M.gguf", { name = "b-IQ4_XS", path = "dl/b.gguf" }] # as downloaded
-//! tokenizer = "tokenizer.json" # optional: report reference tokens per model token
-//! cache_dir = "models/cache"   # default
-//! [ladder.eval]
-//! text = "eval.txt"            # default: ShareGPT (scripts/setup --dataset sharegpt)
-//! ctx = 512                    # tokens per chunk; the second half of each is scored
-//! chunks = 4
-//! threads = 2                  # default: physical cores
-//! [ladder.sweep]               # optional: axes for these variants, as [model.sweep]
-//! n_gen = 64
-//! ```
+//! it, and how to measure their quality (docs/configuration.md shows one). Errors name file,
+//! line and key, as config.rs does.
 
 use std::path::{Path, PathBuf};
 
@@ -33,7 +15,6 @@ use crate::config::{self, Axes, ConfigError, Ctx, RawSweep};
 /// conversations, real text (`scripts/setup --dataset sharegpt` fetches it).
 pub const DEFAULT_TEXT: &str = "datasets/ShareGPT_V3_unfiltered_cleaned_split.json";
 
-/// How quality is measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvalSpec {
     /// A text file, or a ShareGPT file whose conversations are the text.
@@ -93,7 +74,6 @@ impl Ladder {
         format!("{}-{}", self.name, t.name)
     }
 
-    /// The model name of the reference variant.
     pub fn reference_name(&self) -> String {
         match self.reference {
             RefSpec::Type(t) => self.variant_name(t),

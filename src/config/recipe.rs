@@ -12,7 +12,6 @@ use serde::Deserialize;
 use crate::config::Invalid;
 use crate::config::quant_types::QuantType;
 
-/// Where the importance matrix comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ImatrixSource {
     /// A file llama-imatrix wrote (GGUF or legacy `.dat`).

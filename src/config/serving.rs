@@ -70,7 +70,6 @@ pub struct ServingConfig {
     /// Per-request thresholds and the share of requests that must meet them; the goodput
     /// mode needs it.
     pub slo: Option<Slo>,
-    /// Bounds of the goodput mode's search.
     pub goodput: GoodputSearch,
 }
 

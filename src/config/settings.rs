@@ -61,7 +61,6 @@ pub const MAX_ROUNDS: std::ops::RangeInclusive<i64> = 2..=10_000;
 pub const MAX_ROUNDS_RULE: &str =
     "must be between 2 and 10000 (a paired comparison needs 2 rounds)";
 
-/// The budget of `rounds = "auto"`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AutoRounds {
     /// `max_rounds`: the most rounds (default [`AutoRounds::DEFAULT_MAX_ROUNDS`]); alpha is

@@ -1,7 +1,5 @@
-//! The `[speculative]` table of models.toml: speculative decoding tests, each a
-//! drafter setting measured against plain decoding on the same context, on real text.
-//! Checked key by key with the value checks `[sweep]` uses; mistakes name file, line and key.
-//! docs/configuration.md shows the table.
+//! The `[speculative]` table of models.toml (docs/configuration.md shows it), checked key
+//! by key with the value checks `[sweep]` uses; mistakes name file, line and key.
 
 use std::path::{Path, PathBuf};
 

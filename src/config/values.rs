@@ -104,7 +104,6 @@ pub(crate) fn int_or(
         .map_or(Ok(default), |v| scalar_int(ctx, key, v, min, max))
 }
 
-/// A number key, None when it is absent.
 pub(crate) fn float_opt(
     ctx: &Ctx,
     key: &str,

@@ -1,17 +1,6 @@
-//! The timing loop, with llama-bench's methodology (tools/llama-bench):
-//! a fresh context per test; warmup (one prompt pass, one generated token); KV memory
-//! cleared before every repetition; depth prefilled untimed, saved once and restored;
-//! prompt tokens decoded in `n_batch` chunks with one synchronize at the end; generated
-//! tokens decoded one per `llama_decode` with a synchronize after each.
-//!
-//! One deliberate difference: the random token ids of a repetition are drawn before its
-//! timer starts, so the timed region holds only llama.cpp work. (llama-bench calls `rand()`
-//! inside it; the cost is nanoseconds per token either way.)
-//!
-//! One addition: a test may decode real text instead of random ids (`tokens = "text"`):
-//! the same loop reads its tokens from a tokenized text stream, each repetition's prompt and
-//! generated tokens continuing where the last stopped (the generated ones are the text's
-//! own continuation, fed as llama-bench feeds its random ids: nothing is sampled).
+//! The timing loop, with llama-bench's methodology (docs/methodology.md): the random token
+//! ids of a repetition are drawn before its timer starts, so the timed region holds only
+//! llama.cpp work; `tokens = "text"` reads them from a tokenized text stream instead.
 
 use std::sync::Arc;
 

@@ -41,7 +41,6 @@ pub struct Placement {
     pub experts: Vec<ExpertPlacement>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<TensorOverride>,
-    /// [`mismatches`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mismatch: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -169,9 +168,8 @@ pub fn device_of_buffer(name: &str) -> String {
     }
 }
 
-/// Parses the text llama.cpp logged while loading the model and creating the context.
 /// `expert_tensors` (`(name, bytes)` from the GGUF header) are placed on the device of the
-/// buffer an override moved them to, else on their layer's; None when the text holds none of
+/// buffer an override moved them to, else on their layer's; None when the log holds none of
 /// the lines above, so that an unknown placement is never reported as "all on the CPU".
 pub fn parse_with_experts(log: &str, expert_tensors: &[(String, u64)]) -> Option<Placement> {
     let mut layers: Vec<(u32, String)> = Vec::new();

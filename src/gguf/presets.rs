@@ -32,9 +32,7 @@ pub struct Shape {
     pub n_ctx_train: u32,
     pub rope_theta: f32,
     pub rms_eps: f32,
-    /// Biases on the q, k and v projections.
     pub qkv_bias: bool,
-    /// RMS norms on the q and k heads.
     pub qk_norm: bool,
     /// Mixture of experts: the feed-forward of every layer (but `n_dense_lead`) is routed.
     pub moe: Option<Moe>,
@@ -50,7 +48,6 @@ pub struct Shape {
 pub struct Moe {
     pub n_expert: u64,
     pub n_expert_used: u64,
-    /// Each expert's feed-forward width.
     pub n_ff_exp: u64,
     /// Shared experts, run for every token beside the routed ones (`ffn_*_shexp`, as wide
     /// as `n_shared` experts together).
@@ -128,7 +125,6 @@ pub fn shape(preset: &str) -> Option<Shape> {
     Some(parse_row(row))
 }
 
-/// A row of [`SHAPES`] (or the tiny model's) as a shape.
 pub(crate) fn parse_row(row: &'static str) -> Shape {
     let f: Vec<&'static str> = row.split_whitespace().collect();
     let n = |i: usize| f[i].parse::<u64>().expect("a preset's figure");

@@ -151,7 +151,6 @@ pub fn preflight(
     Ok(())
 }
 
-/// A llama-server that tpsbench starts.
 struct LlamaServer<'a> {
     binary: PathBuf,
     extra: &'a [String],

@@ -57,7 +57,6 @@ impl BaseFile {
         self.tokens.len() / self.n_ctx
     }
 
-    /// Chunk `c`'s tokens, as stored.
     pub fn chunk(&self, c: usize) -> &[i32] {
         &self.tokens[c * self.n_ctx..(c + 1) * self.n_ctx]
     }
@@ -121,7 +120,6 @@ impl BaseFile {
     }
 }
 
-/// Reads a base file's rows chunk by chunk.
 pub struct Rows {
     r: BufReader<File>,
     bytes: Vec<u8>,

@@ -17,7 +17,6 @@ pub(crate) fn variant_path(dir: &Path, base_sha256: &str, t: QuantType) -> PathB
     dir.join(format!("{short}-{}.gguf", t.name))
 }
 
-/// What a base file is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BaseInfo {
     pub path: PathBuf,

@@ -1,12 +1,7 @@
-//! What can go wrong making a ladder's files or a synthetic model: a base that does not
-//! read, a quantization that fails, a directory or file that cannot be made, too little disk
-//! space, an unknown preset or type.
-//!
-//! Its own file, below every file of `ladder`. Every variant displays exactly the one line
-//! users have always read (docs/bad-input.md, tests/it/bad_input); result files store it as
-//! a model's or a test's error. `main` prints an error with its chain of sources (`{e:#}`)
-//! and the errors below already write their cause into their line: so no variant here names
-//! a source (causes are plain fields, `From` is written out), and the line is printed once.
+//! What can go wrong making a ladder's files or a synthetic model. Every variant displays
+//! the one line docs/bad-input.md shows. `main` prints an error with its chain of sources
+//! (`{e:#}`) and the errors below already write their cause into their line: so no variant
+//! here names a source (causes are plain fields), and the line is printed once.
 
 use std::io;
 use std::path::PathBuf;

@@ -70,7 +70,6 @@ pub fn encode(logits: &[f32], next: usize, out: &mut [u16]) -> f64 {
     f64::from(max + lse - logits[next])
 }
 
-/// One scored token.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TokenStat {
     /// KL(reference ‖ model) over the vocabulary, nats.

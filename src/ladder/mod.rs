@@ -1,10 +1,6 @@
 //! Quantization ladders: from one base GGUF, the variants that models.toml lists, built with
-//! llama.cpp's own quantizer (cached by the base's SHA-256 and the type); their quality
-//! against the reference variant on one evaluation text (`quality`, with llama-perplexity's
-//! KL-divergence statistics in `kld`); and the table of size, speed and quality with the
-//! Pareto front marked (`table`). The variants are models of the run's plan: the runner
-//! builds each on first use and runs its tests like any model's. `synth` makes synthetic
-//! models (`tpsbench synth`) with the same quantizer and disk-space checks.
+//! llama.cpp's own quantizer (cached by the base's SHA-256 and the type), their quality and
+//! the table. The variants are models of the run's plan: the runner builds each on first use.
 
 pub mod base_file;
 pub mod cache;

@@ -98,8 +98,7 @@ impl Reference {
 }
 
 /// Where the quality passes of ladder `l` put the model: the first value of each of its
-/// model-level axes, as its first speed test loads it. Unconfigured, that is llama-bench's
-/// `n_gpu_layers` 99 (every layer offloaded where a GPU is), what the passes always used.
+/// model-level axes, as its first speed test loads it (unconfigured: llama-bench's ngl 99).
 pub fn load_params(l: &Ladder) -> LoadParams {
     LoadParams::with(|k| k.axis(&l.axes).into_iter().next())
 }

@@ -54,7 +54,6 @@ pub(crate) fn direct_types(t: QuantType, n_embd: u64) -> Option<(u32, u32)> {
     })
 }
 
-/// Bytes the document will take on disk.
 pub(crate) fn document_size(doc: &Document) -> u64 {
     let data: u64 = doc
         .tensors

@@ -19,7 +19,6 @@ pub enum TableFormat {
     Json,
 }
 
-/// The table in `format`.
 pub fn render(rows: &[Row], format: TableFormat) -> String {
     match format {
         TableFormat::Md => markdown(rows),
@@ -356,7 +355,6 @@ fn pareto_cell(r: &Row) -> String {
     }
 }
 
-/// The rows as a JSON array.
 pub fn json(rows: &[Row]) -> String {
     let mut s = serde_json::to_string_pretty(rows).expect("rows serialize");
     s.push('\n');

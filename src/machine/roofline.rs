@@ -68,7 +68,6 @@ pub struct DecodeRoofline {
     /// "probe: ..." (host), "table: ...".
     pub bandwidth_source: String,
     pub roofline_ts: f64,
-    /// What the measured rate implies.
     pub achieved_gbs: f64,
     pub percent_of_roofline: f64,
     /// The rate implies more bytes/s than the ceiling, so the ceiling is wrong (a busy probe,

@@ -39,20 +39,15 @@ pub(crate) fn work_left<'a>(
     left
 }
 
-/// Estimates the time left from the tests done so far. Prompt and generation tokens cost
-/// very differently, so each kind is priced by its own seconds per token; a kind not yet
-/// seen is priced by the mean test duration.
-///
-/// Kept as sums, done here and left in [`work_left`], so an estimate costs the same at a
-/// sweep's 50,000th test as at its first: walking the list of tests done and to do after
-/// each test made the cost per test grow with the sweep.
+/// Estimates the time left from the tests done so far, each kind priced by its own seconds
+/// per token (prompt and generation tokens cost very differently). Kept as sums, so an
+/// estimate costs the same at a sweep's 50,000th test as at its first.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Eta {
     done: [Work; 2],
 }
 
 impl Eta {
-    /// A test done, in `took`.
     pub(crate) fn done(&mut self, p: &TestParams, took: Duration) {
         let w = &mut self.done[kind(p)];
         w.tests += 1;
@@ -87,7 +82,6 @@ pub(crate) fn format_duration(d: Duration) -> String {
     }
 }
 
-/// Receives the runner's events.
 pub trait Progress {
     fn test_started(&mut self, index: usize, total: usize, id: &str);
     fn repetition(&mut self, done: u32, total: u32);

@@ -21,7 +21,6 @@ pub struct Facts {
     pub ladders: Vec<LadderFacts>,
     /// SHA-256 of the `[serving]` prompt file, when there is one.
     pub dataset_sha256: Option<String>,
-    /// SHA-256 of the `[speculative]` dataset, when there is one.
     pub speculative_sha256: Option<String>,
     /// SHA-256 of the `[sweep] text` file, when there is one: in the identity of every
     /// `tokens = "text"` test.

@@ -39,7 +39,6 @@ pub struct ServingTest {
     pub mode: Mode,
     /// B (parallel), 1 (request), slots (arrival).
     pub n_parallel: u32,
-    /// The group's context: n_seq_max.
     pub n_seq_max: u32,
     pub shared: bool,
     pub rate: Option<f64>,

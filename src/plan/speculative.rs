@@ -67,7 +67,6 @@ pub struct Candidate {
     pub label: String,
     /// What identities hash for the model.
     pub key: String,
-    /// The ladder it is a variant of, if it is one.
     pub ladder: Option<usize>,
     /// Its axes; None for a model with no file (served only).
     pub axes: Option<Axes>,

@@ -70,7 +70,7 @@ pub enum RecordError {
         source: Contradiction,
     },
     /// Bytes that are not JSON where a result file's JSON was expected (`redact`), or a
-    /// record that does not serialize: serde's own text, as callers have always shown it.
+    /// record that does not serialize: serde's own text.
     #[error(transparent)]
     Json(serde_json::Error),
     #[error("after redaction: {source}")]

@@ -1,11 +1,7 @@
-//! The result file's journal, `NAME.json.journal`: one flushed JSON line per change (a test's
-//! record, the models, the run's facts), so a finished test is on disk without rewriting the
-//! whole file each time (that cost 39 ms per test at 3,200 tests). The result file is
-//! rewritten when its number of tests has doubled, and at the end.
-//!
+//! The result file's journal, `NAME.json.journal` (docs/schema.md): a finished test is on
+//! disk without rewriting the whole file each time (that cost 39 ms per test at 3,200 tests).
 //! The first line is a full snapshot; each later line replaces one part. A line cut short by
-//! a crash is the last and is ignored. Every complete write of the result file removes the
-//! journal; `--resume` and `--isolate`'s parent read through [`read_resumable`].
+//! a crash is the last and is ignored.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -176,7 +176,6 @@ pub struct ModelRecord {
     pub ref_tokens_per_token: Option<f64>,
 }
 
-/// Where a model file came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
     /// The file itself for a synthetic model.

@@ -44,8 +44,7 @@ pub struct Ratio {
 }
 
 /// What serving costs: this HTTP test against the in-process test with the same parameters
-/// in the same run. The intervals cover the requests (or repetitions) of this one run; the
-/// variance between launches is not in them.
+/// in the same run (its intervals leave out the variance between launches).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VsInProcess {
     pub test: String,
@@ -69,7 +68,7 @@ pub struct GoodputStep {
 }
 
 /// The goodput search: the highest arrival rate whose requests meet the SLOs at the stated
-/// attainment, found by bisection on the rate (geometric midpoints).
+/// attainment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Goodput {
     pub slo: Slo,
@@ -98,8 +97,7 @@ pub struct DatasetInfo {
 }
 
 /// llama-server's own draft counters (`timings.draft_n`, `timings.draft_n_accepted`) summed
-/// over a served test's answers in all its repetitions: the served side of speculative
-/// decoding, beside the in-process `speculative` tests.
+/// over a served test's answers in all its repetitions.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServedDrafts {
     /// What tpsbench gave the llama-server it launched; absent for a server started otherwise.
@@ -218,9 +216,8 @@ pub struct Serving {
     pub n_kv: Option<u64>,
     /// Arrival to the first sampled token (prefill + sampling).
     pub ttft_ms: Dist,
-    /// Inter-token latency: gaps between consecutive tokens of a request. Over HTTP, the gaps
-    /// between streamed chunks, a chunk that carries m tokens counting as m gaps of 1/m of
-    /// its gap (docs/served.md).
+    /// Inter-token latency: gaps between consecutive tokens of a request (over HTTP, as
+    /// docs/served.md spreads a chunk's tokens).
     pub itl_ms: Dist,
     pub e2e_ms: Dist,
     /// (E2E − TTFT) / (n_gen − 1) of each request.

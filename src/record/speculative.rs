@@ -42,8 +42,7 @@ pub struct Position {
 }
 
 /// Speculative over plain decode rate: the geometric mean of the rounds' ratios, with a
-/// Student t interval on their logs. Paired by round (both sides ran in each round on the
-/// same context); it covers the variation between rounds of this run, not between launches.
+/// Student t interval on their logs (paired by round; not between launches).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Speedup {
     pub ratio: f64,
@@ -154,8 +153,7 @@ impl Speculative {
     }
 
     /// Adds `next`, a later round of the same test measured on its own (a tune's race runs
-    /// one round at a time): its rounds follow these, its counts and times add
-    /// up, its notes join the distinct ones, and the figures are derived again.
+    /// one round at a time); the figures are derived again.
     pub fn join(&mut self, next: Speculative) {
         self.rounds.extend(next.rounds);
         self.n_steps += next.n_steps;
@@ -250,7 +248,6 @@ impl Speculative {
     }
 }
 
-/// The geometric mean ratio and its 95% Student t interval from the rounds' log ratios;
 /// None with fewer than 2 rounds.
 fn speedup(logs: &[f64]) -> Option<Speedup> {
     let n = logs.len();

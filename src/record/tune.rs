@@ -1,8 +1,6 @@
-//! What `tpsbench tune` recorded about its race, beside the tests: the question
-//! (objective, limits), what each limit excluded before any speed was measured, the race's
-//! statistics and how each candidate ended. Every round of every candidate is in the tests
-//! themselves (their `rounds`), so the race can be replayed from the file: `stats::race` on
-//! those rounds, in order, with these settings, gives these verdicts.
+//! What `tpsbench tune` recorded about its race, beside the tests. Every round of every
+//! candidate is in the tests themselves (their `rounds`), so `stats::race` on those rounds,
+//! in order, with these settings, replays these verdicts.
 
 use serde::{Deserialize, Serialize};
 
@@ -102,7 +100,6 @@ pub enum ProbeFailure {
     Test,
 }
 
-/// A candidate the limits held back.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Excluded {
     pub id: String,
@@ -205,7 +202,6 @@ impl std::fmt::Display for Outcome {
     }
 }
 
-/// How one candidate ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
     pub id: String,

@@ -1,7 +1,5 @@
-//! The answer of `tpsbench tune`, read from the result file alone: the winner
-//! with its interval and ties, what stayed open, what each limit excluded, what racing
-//! cost against the full sweep of the same space, and the winner as commands to run:
-//! `llama-server`, `llama-bench` and a models.toml entry.
+//! The answer of `tpsbench tune`, read from the result file alone (docs/tune.md, "The
+//! answer", lists its parts).
 
 mod bisect;
 mod drafter;

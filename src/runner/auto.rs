@@ -25,7 +25,6 @@ pub struct Looked {
     pub open: Vec<String>,
 }
 
-/// The design `auto` plans.
 pub fn design(a: &AutoRounds) -> Design {
     Design::Sequential {
         max_rounds: a.max_rounds as usize,

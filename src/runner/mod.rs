@@ -31,7 +31,6 @@ pub use error::{KnobError, OptionError, RunnerError};
 pub use prepare::{Scope, inspect_model};
 pub use rounds::{due_in_round, rotated, rounds_apply};
 
-/// What to run and where to write it.
 pub struct RunOptions {
     pub config: Config,
     pub filters: Vec<String>,
@@ -219,7 +218,6 @@ fn this_process(part: &[PlannedTest], plan: &Plan, opts: &RunOptions) -> Vec<Pla
         .collect()
 }
 
-/// The models that `tests` reach over HTTP.
 fn http_models(tests: &[PlannedTest]) -> std::collections::BTreeSet<usize> {
     tests
         .iter()

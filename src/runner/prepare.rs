@@ -15,7 +15,6 @@ use crate::record::{ModelRecord, RunRecord};
 use crate::serving::dataset::{self, PromptFile};
 use crate::util::system;
 
-/// Which part of the plan a run measures.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Scope {
     /// Everything the configuration defines.

@@ -1,10 +1,7 @@
 //! `tpsbench tune`: the sweep's configurations at the objective's test sizes raced for the
-//! `[tune]` objective, one candidate each. The limits computable before any speed prune
-//! first (`race/limits.rs`), bisection leaves the boundaries of monotone placement axes
-//! (`race/bisect.rs`); then every round runs the survivors in rotated order, as `run`'s
-//! rounds do, and `stats::race` eliminates, ties and stops. Every round is a round of its
-//! test in the result file and the verdicts are the run's `tune` record, so the race can
-//! be replayed.
+//! `[tune]` objective, one candidate each, in the steps docs/tune.md lists. Every round is a
+//! round of its test in the result file and the verdicts are the run's `tune` record, so the
+//! race can be replayed.
 
 mod bisect;
 mod goodput;
@@ -165,7 +162,6 @@ fn space(
     Ok((space, endpoints))
 }
 
-/// What every stage of a race reads.
 struct Stages<'a> {
     engine: &'a dyn Engine,
     opts: &'a RunOptions,
@@ -377,7 +373,6 @@ fn round_value(sweep: &Sweep, t: &PlannedTest, round: usize) -> Option<f64> {
     (m.len() == round).then(|| m[round - 1])
 }
 
-/// The verdicts into the record.
 fn conclude(r: &Race, candidates: &[PlannedTest], rec: &mut TuneRecord) {
     rec.stopped = r
         .stop()

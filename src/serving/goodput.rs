@@ -1,12 +1,7 @@
-//! Goodput under service-level objectives, and the search for the highest load that keeps
-//! them. Pure: the search calls back to run an arrival test at a rate.
-//!
-//! As vLLM's `bench serve --goodput` defines it: a request is good when it meets every
-//! threshold given (TTFT, time per output token, E2E), and goodput is good requests per
-//! second. The SLO holds at a rate when the share of good requests (the attainment) reaches
-//! the target, e.g. 90%. The search brackets the rate between `min_rate` and `max_rate` and
-//! bisects at geometric midpoints (rates span orders of magnitude), bounded in steps and
-//! time.
+//! Goodput under service-level objectives (vLLM's `bench serve --goodput`, as
+//! docs/configuration.md defines it), and the search for the highest load that keeps them.
+//! Pure: the search calls back to run an arrival test at a rate. It bisects at geometric
+//! midpoints: rates span orders of magnitude.
 
 use crate::config::serving::{GoodputSearch, Slo};
 use crate::record::serving::{Goodput, GoodputStep, RequestSample};

@@ -1,16 +1,7 @@
 //! Serving tests against an OpenAI-compatible server (`engine::endpoint::Client`): the
 //! HTTP transport of `serving::driver`, with the in-process tests' figures and record.
-//!
-//! Timing comes from the client: a request arrives when sent, its tokens when the chunks
-//! with text do. A chunk of m tokens counts as m inter-token gaps of 1/m of the gap since the
-//! previous chunk, never as one (the tokens of a first chunk all arrive at its time). The
-//! number of tokens is the server's `usage`, else the text through the model's tokenizer,
-//! else one per chunk (`token_counts` says which). TPOT and per-request t/s are then
-//! (E2E − TTFT) / (n − 1) as vLLM and AIPerf compute theirs.
-//!
-//! What a server does not show is left out, not made up: no queue time (the client cannot
-//! see admission), no T_PP/T_TG split of its own; the phases of a parallel test are read off
-//! the requests (T_PP: to the last first token; T_TG: from there to the last token).
+//! Timing, token counts and phases as docs/served.md says; what a server does not show
+//! (queue time, its own T_PP/T_TG split) is left out, not made up.
 
 use std::path::Path;
 use std::time::{Duration, Instant};

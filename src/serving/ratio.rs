@@ -1,8 +1,5 @@
-//! What serving costs: a served test against the in-process test with the same parameters
-//! (same GGUF, threads, context, B, prompts), as ratios served / in-process with Welch
-//! intervals. TTFT and per-request t/s compare the requests of both; aggregate t/s their
-//! repetitions. Both ran in the same run, so the intervals cover the spread of this run's
-//! requests, not the variance between launches (docs/served.md).
+//! What serving costs: a served test against its in-process twin, as ratios served /
+//! in-process with Welch intervals (docs/served.md, "Served against in-process").
 
 use crate::record::serving::{Ratio, Serving, VsInProcess};
 use crate::stats::student::welch_log_ratio;

@@ -1,15 +1,7 @@
-//! ShareGPT: the conversations file vLLM's `bench serve` samples by default
-//! (`ShareGPT_V3_unfiltered_cleaned_split.json`, fetched by `scripts/setup --dataset
-//! sharegpt`), read and sampled as vLLM samples it:
-//!
-//! - the first human turn is the prompt, and the reply after it gives the output length;
-//! - pairs whose prompt or reply has fewer than 4 tokens are dropped, as are pairs over
-//!   1024 prompt tokens or 2048 in all;
-//! - the order is a seeded shuffle (tpsbench's own generator, not Python's: the same seed
-//!   picks other conversations than vLLM's).
-//!
-//! The file is read as a stream: only each conversation's prompt and reply are kept, never
-//! the whole text or its other turns (the file is 125 MB).
+//! ShareGPT: the conversations file vLLM's `bench serve` samples by default, read and
+//! sampled as vLLM samples it (docs/served.md), with tpsbench's own seeded shuffle: the same
+//! seed picks other conversations than vLLM's. The file (125 MB) is read as a stream: only
+//! each conversation's prompt and reply are kept.
 
 use std::fmt;
 

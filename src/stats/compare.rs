@@ -1,15 +1,7 @@
 //! Is B faster than A? Verdicts from the medians of rounds, where the deciding variance
-//! lives: repetitions inside one context vary less than launches do.
-//!
-//! - Sides interleaved round by round (one run, or `run --library`): a t test on the log
-//!   ratios paired by round (Welch on the log medians when the round counts differ).
-//! - Sides from separate launches: one run's rounds cannot show how far a second launch lands
-//!   (2-4% between rounds, up to 18% between launches on a 2-core VM), so a noise floor
-//!   (`tpsbench noise`, `--noise`, or assumed) is added to each side's own uncertainty.
-//! - "No change" only when the whole interval lies inside ±threshold; otherwise a pair that
-//!   is not significant is "inconclusive", with the rounds a verdict would need.
-//!
-//! tests/it/monte_carlo.rs checks every path's false-positive rate, power and coverage.
+//! lives: repetitions inside one context vary less than launches do. docs/methodology.md
+//! says which test each pairing gets; tests/it/monte_carlo.rs checks every path's
+//! false-positive rate, power and coverage.
 
 use super::bootstrap::Interval;
 use super::steady::normal_cdf;

@@ -1,19 +1,7 @@
 //! Racing: which of many candidates is fastest, without measuring each as often as the
-//! closest pair needs. Round 1 runs every candidate; later rounds run the survivors,
-//! interleaved, and at planned looks a candidate leaves once it is established slower than
-//! the leader by more than `resolve::INDIFFERENCE`.
-//!
-//! **The test.** Log rates in a candidate × round layout; the round's swing cancels, and the
-//! own noise is pooled over all survivors ((m−1)(k−1) degrees of freedom), because a pair's
-//! own t test (k−1) establishes nothing after 2 or 3 rounds at a large family's levels.
-//! tests/it/monte_carlo/race.rs checks it with unequal noise too.
-//!
-//! **The family.** Every ordered pair's "faster by more than the indifference" and every
-//! pair's equivalence, at every look, Bonferroni at alpha: the leader is chosen by the data,
-//! so the family is every pair. Looks: rounds 2 to 6, then ×1.25, and at the budget.
-//!
-//! **The stop.** One survivor; or every other survivor tied with the leader; or the budget
-//! ends, and the answer names the survivors it could not separate from the leader.
+//! closest pair needs (docs/tune.md: the test, the family, the stop). The own noise is
+//! pooled over all survivors, because a pair's own t test (k−1 degrees of freedom)
+//! establishes nothing after 2 or 3 rounds at a large family's levels.
 
 use super::analysis::{Covers, LevelInterval};
 use super::log_mean;

@@ -2,10 +2,8 @@
 //! ones it ties with, and the Pareto front of speed against error, ties kept. One function
 //! for the ladder table, the leaderboard and `rounds = "auto"`.
 //!
-//! Variants interleaved in one run (2 or more rounds each) are compared paired by round over
-//! a Holm family (`pairs`); any other two against each side's interval plus a noise floor
-//! per launch ([`NoiseFloor::assumed`] unless measured), because one launch's intervals leave
-//! that noise out. A table may mix both ([`resolve_runs`]).
+//! Variants that were not interleaved in one run are compared against each side's interval
+//! plus a noise floor per launch, because one launch's intervals leave that noise out.
 
 use super::bootstrap::Interval;
 use super::compare::{Comparison, Method, NoiseFloor, Verdict, normal_quantile, p_beyond};

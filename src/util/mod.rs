@@ -1,7 +1,4 @@
-//! Small helpers every layer may use: facts about the host, the build and files (`system`),
-//! sizes and counts as llama-bench prints them (`units`), the seedable generator (`rng`),
-//! SHA-256 in hex (`hash`), the Markdown table writer (`table`) and the escaping of untrusted
-//! strings in Markdown (`markdown`).
+//! Small helpers every layer may use.
 
 pub(crate) mod hash;
 pub(crate) mod markdown;

@@ -111,7 +111,6 @@ impl Knob {
         }
     }
 
-    /// An integer from `min` to `max`.
     const fn int(id: Id, min: i64, max: i64, default: i64) -> Knob {
         Knob::row(id, Kind::Int { min, max }, Lit::Int(default))
     }
@@ -161,12 +160,9 @@ impl Knob {
     }
 }
 
-/// The table: every test parameter once. Order: tpsbench's loop order, which is also the
-/// order of the `/flag=value` parts of test ids (kept from before the table, so ids stay as
-/// they were): the original model-level and context-level axes, then llama-bench's newer
-/// parameters in its `get_fields()` order, then the three that define the test itself.
-/// Plan expansion crosses the model-level entries first, in this order, then the
-/// context-level ones, so a model is loaded once per model-level setting.
+/// The table: every test parameter once, in tpsbench's loop order, which is also the order
+/// of the `/flag=value` parts of test ids. Plan expansion crosses the model-level entries
+/// first, then the context-level ones, so a model is loaded once per model-level setting.
 pub const PARAMS: &[Knob] = &[
     Knob::int(("n_gpu_layers", "ngl", Model), -1, 10_000, 99)
         .doc("layers offloaded to the GPU; -1 all (llama-bench -ngl)")

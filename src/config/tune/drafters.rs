@@ -10,7 +10,6 @@ use super::Objective;
 /// The speculative objective: what each candidate decodes per round.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DecodeObjective {
-    /// The prompts' file name.
     pub dataset: String,
     pub n_prompts: u32,
     /// Tokens generated per prompt, at most.

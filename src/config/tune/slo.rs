@@ -130,7 +130,6 @@ pub(super) fn goodput(
         n_depth: 0,
     };
     let slots = match slots {
-        // A candidate per value.
         Some(v) => once_each(int_list::<u32>(ctx, "tune.slots", v, 1, 256)?),
         None => vec![sc.slots],
     };

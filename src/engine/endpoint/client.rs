@@ -1,16 +1,8 @@
 //! Streamed completions from an OpenAI-compatible server, each chunk stamped when it
-//! arrives.
-//!
-//! `reqwest` hands the body over as a stream of bytes, so a chunk can be timed as it lands;
-//! `eventsource-stream` parses its Server-Sent Events as the WHATWG specification says. A
-//! blocking client would need a thread per concurrent stream and an SSE parser of our own.
-//! One current-thread tokio runtime drives all of a test's streams: the client is I/O bound,
-//! and one thread leaves the cores to the server it measures.
-//!
-//! Nothing a server sends is trusted: a body read into memory is cut at a bound
-//! (`read_capped`), an answer that is not an event stream is named by its status, content
-//! type and first bytes, and `https://` endpoints are checked with rustls against the
-//! system's roots (`SSL_CERT_FILE`/`SSL_CERT_DIR` honoured) plus the model's `ca_file`.
+//! arrives (docs/served.md, "Choice of crates", says why reqwest, eventsource-stream and one
+//! current-thread runtime). Nothing a server sends is trusted: a body read into memory is
+//! cut at a bound (`read_capped`), and an answer that is not an event stream is named by its
+//! status, content type and first bytes.
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -36,7 +36,6 @@ pub enum EndpointError {
     Broken { chunks: usize, reason: String },
 }
 
-/// The name callers have always used for [`EndpointError`].
 pub type Error = EndpointError;
 
 /// Why no client could be made: before any request, so nothing an endpoint said.

@@ -12,7 +12,6 @@ use super::client::{Client, Error};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerInfo {
     pub endpoint: String,
-    /// The `model` the requests named.
     pub served_model: String,
     /// "completions" or "chat".
     pub api: String,

@@ -1,14 +1,6 @@
 //! llama-bench's `-fitt` / `-fitc`: llama.cpp's own fit (`common_fit_params`, in its common
-//! library) chooses n_gpu_layers, the tensor split and buffer-type overrides so that every
-//! device keeps `fit_target` MiB free, shrinking the context no lower than `fit_min_ctx`.
-//!
-//! As llama-bench does (tools/llama-bench/llama-bench.cpp, `do_fit`): fit starts from
-//! llama.cpp's default n_gpu_layers and empty split and overrides, so what a test asks of
-//! those three is replaced by what fit chose, and the record says what that was
-//! ([`FitChoice`]). llama-bench fits before every test; tpsbench fits once per model load
-//! (the tests that share model-level settings), with the context of the first of them.
-//! When no placement fits, the load fails with what the weights need and what each device
-//! has free: the runner records the failed test and the sweep goes on.
+//! library), run as docs/configuration.md says (`fit_target`): once per model load, with the
+//! context of its first test, where llama-bench fits before every test.
 
 use std::ffi::CStr;
 

@@ -1,22 +1,8 @@
 //! Where a test's placement settings will put the model's weights and KV cache, from the
 //! GGUF's tensor table before anything is loaded (`[tune]`'s memory limit prunes placements
-//! before any speed is measured), by the rules the parser reads back from llama.cpp's log:
-//!
-//! - the token embeddings (the input layer) stay in host memory;
-//! - with `n_gpu_layers = n`, the last `n` of the `n_layer + 1` layers (the repeating layers
-//!   and then the output layer) go to the offload devices, the output layer first; negative
-//!   asks for all;
-//! - over several devices, layer split: the offloaded layers in proportion to `tensor_split`,
-//!   or to each device's free memory when none is given; `split_mode = "none"` puts them
-//!   all on `main_gpu`; a row split is not estimated;
-//! - a tensor matching a `tensor_buft_overrides` pattern goes to that buffer's device, then
-//!   `n_cpu_moe`'s patterns keep the first layers' experts on the CPU (the first match wins);
-//! - the KV cache of each repeating layer sits with its layer, or in host memory with
-//!   `no_kv_offload`; it holds the context padded as llama.cpp pads it ([`kv_cells`]);
-//! - tied embeddings: the output layer holds its own copy of `token_embd` when offloaded.
-//!
-//! llama.cpp's compute buffers are not counted, so each figure is a lower bound of what the
-//! device needs: a placement it says does not fit cannot fit.
+//! before any speed is measured), by the rules the parser reads back from llama.cpp's log
+//! (docs/tune.md, "Placement"). Compute buffers are not counted, so each figure is a lower
+//! bound of what the device needs: a placement it says does not fit cannot fit.
 
 use crate::config::knobs::{cpu_moe_patterns, override_pairs, pattern_matches};
 use crate::engine::EngineError;

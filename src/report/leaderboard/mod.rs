@@ -1,7 +1,5 @@
 //! `tpsbench leaderboard`: result files in, `LEADERBOARD.md` and a self-contained
-//! `index.html` out. `load` reads them into a board; `table`, `grid`, `answer` and `tunes`
-//! lay out what it says; `sections` writes each section once to both files, `page` frames
-//! the HTML one; `charts` chooses what each chart draws and `charts::svg` draws it.
+//! `index.html` out; `sections` writes each section once to both files.
 
 pub(crate) mod answer;
 pub mod answer_run;

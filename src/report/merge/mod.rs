@@ -1,7 +1,5 @@
-//! `tpsbench merge OUT.json IN...`: the shards of one sweep (same hardware, one plan hash,
-//! every shard once and finished: `sweep::check`) joined into one file. `run` is the earliest
-//! input's, to the latest end; a test measured twice is kept once (the newest); each input's
-//! run goes in `merged_from`; an allowed partial merge lists what lacks in `incomplete_shards`.
+//! `tpsbench merge OUT.json IN...`: the shards of one sweep joined into one file, as
+//! docs/sharding.md says; a test measured twice is kept once (the newest).
 
 mod error;
 mod plan;

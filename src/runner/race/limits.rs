@@ -20,20 +20,16 @@ use crate::runner::RunOptions;
 use crate::runner::prepare::Prepared;
 use crate::runner::sweep::Sweep;
 
-/// What the limits left.
 pub(super) struct Pruned {
-    /// The candidates the limits keep.
     pub keep: Vec<PlannedTest>,
     /// What they excluded, each candidate once, by the first limit it fails.
     pub excluded: Vec<Excluded>,
-    /// The limits as applied, one line each.
     pub applied: Vec<Applied>,
     /// The load times of the kept candidates' models, when `max_load_seconds` measured
     /// them (else empty: measured after bisection, for what races).
     pub loads: Vec<LoadTime>,
 }
 
-/// Applies the limits of `t` to `space`.
 pub(super) fn apply(
     engine: &dyn crate::engine::Engine,
     sweep: &mut Sweep,

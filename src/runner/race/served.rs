@@ -15,14 +15,12 @@ use crate::config::{Config, ModelEntry};
 use crate::plan::serving::{ServingTest, Transport, server_flags};
 use crate::plan::{Detail, Plan, PlannedTest};
 
-/// How the goodput race reaches a model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Reach {
     /// In process (no `endpoint`, no `server`).
     InProcess,
     /// A llama-server tpsbench launches per candidate.
     Launched,
-    /// A server at a fixed endpoint.
     Endpoint,
 }
 

@@ -131,7 +131,6 @@ impl Shapes {
 }
 
 impl Limits {
-    /// The limits as applied, one line each.
     pub(super) fn said(&self) -> Vec<Applied> {
         let host = self.host.iter().map(|(_, s)| s);
         let devices = self.devices.iter().map(|(_, _, s)| s);
