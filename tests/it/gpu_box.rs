@@ -9,21 +9,16 @@ use std::process::Command;
 
 use crate::support::{read_json, tiny_dir, tpsbench};
 
+/// llama-bench's line for the tiny model, as the bench tests start it.
+const TINY_BENCH: [&str; 7] = ["bench", "-m", "tiny.gguf", "-p", "16", "-n", "4"];
+
 #[test]
 fn a_bench_dry_run_shows_the_plan_and_writes_no_file() {
     let dir = tiny_dir();
     let out = tpsbench()
         .current_dir(dir.path())
-        .args([
-            "bench",
-            "-m",
-            "tiny.gguf",
-            "-p",
-            "16",
-            "-n",
-            "4",
-            "--dry-run",
-        ])
+        .args(TINY_BENCH)
+        .arg("--dry-run")
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -35,25 +30,13 @@ fn a_bench_dry_run_shows_the_plan_and_writes_no_file() {
 fn bench_runs_the_plan_of_the_models_toml_it_prints_and_writes_llama_bench_s_table() {
     let dir = tiny_dir();
     let args = [
-        "bench",
-        "-m",
-        "tiny.gguf",
-        "-p",
-        "16",
-        "-n",
-        "4",
-        "-t",
-        "1",
-        "-fa",
-        "0,1",
-        "-r",
-        "2",
-        "--rounds",
-        "2",
-    ];
+        &TINY_BENCH[..],
+        &["-t", "1", "-fa", "0,1", "-r", "2", "--rounds", "2"],
+    ]
+    .concat();
     let printed = tpsbench()
         .current_dir(dir.path())
-        .args(args)
+        .args(&args)
         .arg("--print-config")
         .output()
         .unwrap();
@@ -65,7 +48,7 @@ fn bench_runs_the_plan_of_the_models_toml_it_prints_and_writes_llama_bench_s_tab
     std::fs::write(dir.path().join("models.toml"), &toml).unwrap();
     let out = tpsbench()
         .current_dir(dir.path())
-        .args(args)
+        .args(&args)
         .output()
         .unwrap();
     let table = String::from_utf8_lossy(&out.stdout);
