@@ -186,7 +186,7 @@ fn variant_records(
                     None => variant_path(&l.cache_dir, &b.sha256, quant),
                 };
                 rec.path = path.display().to_string();
-                rec.model_filename = file_name(&path);
+                rec.model_filename = crate::config::values::file_name(&path);
                 rec.quantization = Some(quant.name.to_string());
                 rec.provenance = Some(provenance);
             }
@@ -404,18 +404,11 @@ fn inspect_variant(rec: &mut ModelRecord) {
     *rec = fresh;
 }
 
-fn file_name(path: &Path) -> String {
-    path.file_name()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into()
-}
-
 fn empty_model(name: &str, path: &Path) -> ModelRecord {
     ModelRecord {
         name: name.to_string(),
         path: path.display().to_string(),
-        model_filename: file_name(path),
+        model_filename: crate::config::values::file_name(path),
         ..Default::default()
     }
 }
