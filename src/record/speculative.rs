@@ -66,13 +66,12 @@ pub struct SpecPrompts {
     pub gen_tokens: u64,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Speculative {
     pub drafter: Drafter,
     /// A ladder type of the target's ladder, or a file name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft_sha256: Option<String>,
     pub draft_max: u32,
     pub draft_min: u32,
@@ -100,12 +99,9 @@ pub struct Speculative {
     /// Derived: recomputed by readers from the raw part (`derive`).
     pub plain_ts: f64,
     pub spec_ts: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speedup: Option<Speedup>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acceptance_rate: Option<f64>,
     /// 1 + accepted / drafts (vLLM's mean acceptance length).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acceptance_length: Option<f64>,
     /// Why the figures mean less than they seem (random weights: acceptance means nothing).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

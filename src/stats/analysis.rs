@@ -150,6 +150,7 @@ impl LevelInterval {
 }
 
 /// Statistics of a test's per-repetition tokens/s.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TestStats {
     /// Sample sd / mean.
@@ -160,10 +161,8 @@ pub struct TestStats {
     pub median_ci: Interval,
     pub median_ci_rel: f64,
     /// Between rounds when it ran 2 or more rounds, else within one launch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<LevelInterval>,
     /// What adaptive stopping and the "imprecise" flag use; absent below 6 samples.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub median_ci_order: Option<Interval>,
     pub outliers: Outliers,
     pub steadiness: Steadiness,
