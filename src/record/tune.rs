@@ -243,28 +243,26 @@ impl LoadTime {
 /// one mapping for the runner, which writes the record, and `verify`, which replays it.
 pub fn verdicts(race: &Race, ids: &[String]) -> (Vec<Candidate>, Option<String>) {
     let answer = race.answer();
+    let standing = |i: usize| match &answer {
+        Some(a) if a.leader == i => Outcome::Winner,
+        Some(a) if a.ties.contains(&i) => Outcome::Tie,
+        _ => Outcome::Open,
+    };
     let candidates = (0..ids.len())
         .map(|i| {
-            let (outcome, by, at_round, ratio) = match (race.out(i), &answer) {
-                (
-                    Some(&Out::Slower {
-                        by,
-                        at_round,
-                        ratio,
-                    }),
-                    _,
-                ) => (
+            let (outcome, by, at_round, ratio) = match race.out(i) {
+                Some(&Out::Slower {
+                    by,
+                    at_round,
+                    ratio,
+                }) => (
                     Outcome::Slower,
                     Some(ids[by].clone()),
                     Some(at_round),
                     Some(ratio),
                 ),
-                (Some(&Out::Failed { at_round }), _) => {
-                    (Outcome::Failed, None, Some(at_round), None)
-                }
-                (None, Some(a)) if a.leader == i => (Outcome::Winner, None, None, None),
-                (None, Some(a)) if a.ties.contains(&i) => (Outcome::Tie, None, None, None),
-                _ => (Outcome::Open, None, None, None),
+                Some(&Out::Failed { at_round }) => (Outcome::Failed, None, Some(at_round), None),
+                None => (standing(i), None, None, None),
             };
             Candidate {
                 id: ids[i].clone(),

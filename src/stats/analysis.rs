@@ -206,23 +206,17 @@ pub(crate) fn analyse(
     let steadiness = check(rates);
     let outliers = classify(rates);
     let median_ci_rel = median_ci.relative_half_width(med);
-    let mut flags = Vec::new();
-    if steadiness.warmup_drift {
-        flags.push("warmup_drift".to_string());
-    }
-    if steadiness.trending {
-        flags.push("trend".to_string());
-    }
-    if outliers.low_severe + outliers.high_severe > 0 {
-        flags.push("outliers".to_string());
-    }
-    if target.is_some_and(|t| !precise(rates, t)) {
-        flags.push("imprecise".to_string());
-    }
     let cv = cv(rates);
-    if cv > NOISY_CV {
-        flags.push("noisy".to_string());
-    }
+    let flags = [
+        (steadiness.warmup_drift, "warmup_drift"),
+        (steadiness.trending, "trend"),
+        (outliers.low_severe + outliers.high_severe > 0, "outliers"),
+        (target.is_some_and(|t| !precise(rates, t)), "imprecise"),
+        (cv > NOISY_CV, "noisy"),
+    ];
+    let flags = (flags.into_iter().filter(|f| f.0))
+        .map(|f| f.1.to_string())
+        .collect();
     TestStats {
         cv,
         interval: LevelInterval::of(Covers::WithinLaunch, rates),
