@@ -12,9 +12,12 @@ use crate::config::{ConfigError, Ctx, Invalid};
 /// A llama.cpp drafter type (common/speculative.h, `common_speculative_type`), named and
 /// serialized as its `--spec-type` takes it, in its enum's order (the discriminant is the
 /// enum value); `none` is plain decoding, a tune's candidate without a drafter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Drafter {
+    #[default]
     #[serde(rename = "none")]
     Plain,
     DraftSimple,

@@ -104,14 +104,8 @@ fn pad(w: &mut impl Write, written: u64, align: u64) -> io::Result<u64> {
 fn put_tensor_data(w: &mut impl Write, t: &Tensor) -> io::Result<()> {
     match t.data {
         TensorData::Zeros => w.write_all(&vec![0u8; t.n_bytes() as usize]),
-        TensorData::I64(ref v) => {
-            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-            w.write_all(&bytes)
-        }
-        TensorData::F32(ref v) => {
-            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-            w.write_all(&bytes)
-        }
+        TensorData::I64(ref v) => w.write_all(&le_bytes(v, |x| x.to_le_bytes())),
+        TensorData::F32(ref v) => w.write_all(&le_bytes(v, |x| x.to_le_bytes())),
         TensorData::RandomF32 { seed, scale } => {
             super::blocks::write_random(w, t.ggml_type, t.n_elements(), seed, scale)
         }
@@ -130,6 +124,10 @@ fn put_tensor_data(w: &mut impl Write, t: &Tensor) -> io::Result<()> {
             Ok(())
         }
     }
+}
+
+fn le_bytes<T, const N: usize>(v: &[T], f: impl Fn(&T) -> [u8; N]) -> Vec<u8> {
+    v.iter().flat_map(f).collect()
 }
 
 /// GGUF v3 with the default 32-byte alignment.

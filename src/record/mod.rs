@@ -79,6 +79,7 @@ pub struct SystemInfo {
 
 pub use crate::engine::DeviceInfo;
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
     pub tool: ToolInfo,
@@ -86,6 +87,7 @@ pub struct RunInfo {
     /// RFC 3339, UTC.
     pub started_at: String,
     /// Absent in a file of a run still going or interrupted.
+    #[serialize_always]
     pub finished_at: Option<String>,
     pub system: SystemInfo,
     pub devices: Vec<DeviceInfo>,
@@ -97,34 +99,25 @@ pub struct RunInfo {
     /// 1 in files written before rounds existed.
     #[serde(default = "one_round", skip_serializing_if = "is_one_round")]
     pub rounds: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds_auto: Option<AutoRoundsRecord>,
     pub command: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gpus: Vec<crate::machine::nvml::GpuFacts>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_bandwidth: Option<crate::machine::bandwidth::Bandwidth>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed_at: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardInfo>,
     /// Over the whole plan (before sharding and resuming) and the measurement settings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_hash: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_settings: Option<String>,
     /// Before sharding: what a refused `--resume` or `merge` names as the first difference.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plan_ids: Vec<String>,
     /// When the run started: timed figures from a busy machine are not worth comparing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_average: Option<[f64; 3]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub published: Option<redact::Published>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tune: Option<tune::TuneRecord>,
     /// Seconds, as `--dry-run` estimates them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimated_seconds: Option<f64>,
 }
 
@@ -281,12 +274,11 @@ pub struct TestRecord {
 
 /// How `rounds = "auto"` ran: its budget and how it ended. The answer's ties of such a run
 /// are judged with the sequential design its `max_rounds` planned (`stats::pairs`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AutoRoundsRecord {
     pub max_rounds: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_seconds: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub open: Vec<String>,

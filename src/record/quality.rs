@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// Quality against a reference, with llama-perplexity `--kl-divergence`'s definitions: over
 /// the scored tokens (second half of each chunk of `n_ctx` tokens).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Quality {
     /// The reference variant's model name.
@@ -34,20 +35,13 @@ pub struct Quality {
     #[serde(default)]
     pub text_sha256: String,
     /// The rest of what llama-perplexity prints (absent from files before they were kept).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kld_percentiles: Option<Percentiles>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dp_percentiles: Option<Percentiles>,
     /// The pairs are a figure and its standard error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dp_mean: Option<(f64, f64)>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rms_dp_uncertainty: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ppl_uncertainties: Option<(f64, f64)>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ppl_ratio: Option<(f64, f64)>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ln_ppl_correlation: Option<f64>,
 }
 

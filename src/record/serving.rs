@@ -80,6 +80,7 @@ pub struct Goodput {
 }
 
 /// The prompt file a test replayed.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DatasetInfo {
     /// The file's name, never its path.
@@ -90,24 +91,19 @@ pub struct DatasetInfo {
     /// After the template, with the model's tokenizer.
     pub prompt_tokens: Dist,
     /// "sharegpt": sampled as vLLM's bench serve samples it. Absent: a prompt file, in order.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
 /// llama-server's own draft counters (`timings.draft_n`, `timings.draft_n_accepted`) summed
 /// over a served test's answers in all its repetitions.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServedDrafts {
     /// What tpsbench gave the llama-server it launched; absent for a server started otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft_sha256: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft_max: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft_min: Option<u32>,
     /// Answers in all, and those that carried the counters (llama-server leaves them out of
     /// an answer it drafted nothing for).
@@ -173,25 +169,21 @@ pub struct RepFigures {
 
 /// The figures of a serving test. Rates are means over repetitions of per-repetition rates
 /// (as llama-bench's avg_ts); distributions pool every request of every repetition.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Serving {
     pub mode: crate::config::serving::Mode,
     #[serde(default, skip_serializing_if = "Transport::is_in_process")]
     pub transport: Transport,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerInfo>,
     /// "usage" (the server's own count), "tokenizer" (the text through the model's
     /// tokenizer) or "chunks" (one token per text chunk, with no GGUF at hand).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_counts: Option<String>,
     /// Counted as they are, never as full.
     #[serde(default, skip_serializing_if = "super::is_zero")]
     pub short_requests: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vs_in_process: Option<VsInProcess>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput: Option<Goodput>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drafts: Option<ServedDrafts>,
     /// B: sequences decoded together (parallel), 1 (request), slots (arrival).
     pub n_parallel: u32,
@@ -199,7 +191,6 @@ pub struct Serving {
     pub kv_unified: bool,
     /// llama-batched-bench -pps: one prompt prefilled once and copied to every sequence.
     pub shared_prompt: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrival_rate: Option<f64>,
     /// Per repetition.
     pub n_requests: u32,
@@ -212,7 +203,6 @@ pub struct Serving {
     pub n_output_tokens: u64,
     /// llama-batched-bench's N_KV: KV cells the test fills (parallel; request: the longest
     /// request; absent for arrival tests).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub n_kv: Option<u64>,
     /// Arrival to the first sampled token (prefill + sampling).
     pub ttft_ms: Dist,
@@ -223,32 +213,31 @@ pub struct Serving {
     /// (E2E − TTFT) / (n_gen − 1) of each request.
     pub tpot_ms: Dist,
     /// Arrival to admission into the batch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_ms: Option<Dist>,
+    #[serialize_always]
     pub per_request_ts: Option<f64>,
     /// llama-batched-bench's S_PP, S_TG (arrival: generated tokens / t_ms) and S.
+    #[serialize_always]
     pub aggregate_pp_ts: Option<f64>,
+    #[serialize_always]
     pub aggregate_ts: Option<f64>,
+    #[serialize_always]
     pub total_ts: Option<f64>,
     /// Generated tokens / whole time (prefill included): the rate cost is based on.
     pub output_ts: f64,
+    #[serialize_always]
     pub t_pp_ms: Option<f64>,
+    #[serialize_always]
     pub t_tg_ms: Option<f64>,
     pub t_ms: f64,
     /// Its share is of the busy time (t_ms less idle_ms).
     pub overhead_ms: f64,
     pub overhead_fraction: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_ms: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset: Option<DatasetInfo>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub targets: Option<Targets>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meets_targets: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price_per_hour: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_per_mtok: Option<f64>,
     pub reps: Vec<RepFigures>,
     pub requests: Vec<RequestSample>,

@@ -52,7 +52,7 @@ pub struct Speedup {
     pub n_rounds: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SpecPrompts {
     /// The file's name.
     pub dataset: String,
@@ -66,13 +66,12 @@ pub struct SpecPrompts {
     pub gen_tokens: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde_with::skip_serializing_none]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Speculative {
     pub drafter: Drafter,
     /// A ladder type of the target's ladder, or a file name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft_sha256: Option<String>,
     pub draft_max: u32,
     pub draft_min: u32,
@@ -100,12 +99,9 @@ pub struct Speculative {
     /// Derived: recomputed by readers from the raw part (`derive`).
     pub plain_ts: f64,
     pub spec_ts: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speedup: Option<Speedup>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acceptance_rate: Option<f64>,
     /// 1 + accepted / drafts (vLLM's mean acceptance length).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acceptance_length: Option<f64>,
     /// Why the figures mean less than they seem (random weights: acceptance means nothing).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -122,31 +118,10 @@ impl Speculative {
     ) -> Speculative {
         let mut s = Speculative {
             drafter,
-            draft: None,
-            draft_sha256: None,
-            draft_max: 0,
-            draft_min: 0,
-            p_min: 0.0,
-            draft_n_gpu_layers: -1,
-            draft_bytes: 0,
             prompts,
             rounds,
-            n_steps: 0,
-            n_drafts: 0,
-            n_drafted: 0,
-            n_accepted: 0,
-            n_restores: 0,
-            by_position: Vec::new(),
-            draft_s: 0.0,
-            verify_s: 0.0,
-            mismatches: 0,
-            compared: 0,
-            plain_ts: 0.0,
-            spec_ts: 0.0,
-            speedup: None,
-            acceptance_rate: None,
-            acceptance_length: None,
-            notes: Vec::new(),
+            draft_n_gpu_layers: -1,
+            ..Default::default()
         };
         s.derive();
         s
@@ -226,25 +201,27 @@ impl Speculative {
         let mut d = self.clone();
         d.derive();
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-300);
-        let opt = |a: Option<f64>, b: Option<f64>| match (a, b) {
-            (Some(a), Some(b)) => close(a, b),
-            (None, None) => true,
-            _ => false,
+        let figures = |s: &Speculative| {
+            let sp = s.speedup;
+            let (plain, spec) = (Some(s.plain_ts), Some(s.spec_ts));
+            let (rate, length) = (s.acceptance_rate, s.acceptance_length);
+            [
+                plain,
+                spec,
+                rate,
+                length,
+                sp.map(|x| x.ratio),
+                sp.map(|x| x.lo),
+                sp.map(|x| x.hi),
+            ]
         };
         let counts_ok = self.n_accepted <= self.n_drafted
             && self.by_position.iter().all(|p| p.accepted <= p.drafted);
         counts_ok
-            && close(d.plain_ts, self.plain_ts)
-            && close(d.spec_ts, self.spec_ts)
-            && opt(d.acceptance_rate, self.acceptance_rate)
-            && opt(d.acceptance_length, self.acceptance_length)
-            && match (d.speedup, self.speedup) {
-                (Some(a), Some(b)) => {
-                    close(a.ratio, b.ratio) && close(a.lo, b.lo) && close(a.hi, b.hi)
-                }
-                (None, None) => true,
-                _ => false,
-            }
+            && (figures(&d).into_iter().zip(figures(self))).all(|ab| match ab {
+                (Some(a), Some(b)) => close(a, b),
+                (a, b) => a.is_none() && b.is_none(),
+            })
     }
 }
 

@@ -4,19 +4,18 @@
 
 use serde::{Deserialize, Serialize};
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TextSource {
     /// The file's name (never its path).
     pub name: String,
     pub sha256: String,
     /// "sharegpt", or absent: a prompt file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
     /// With this model's tokenizer; a test that needs more wraps around to its start.
     pub stream_tokens: u64,
     /// The run's seed, modulo `stream_tokens`.
     pub start: u64,
     /// A ShareGPT file cut short.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }

@@ -9,6 +9,7 @@ use crate::stats::race::{Out, Race};
 mod slo;
 pub use slo::{GoodputLoad, TuneSlo, breaks, goodput_disagrees};
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneRecord {
     /// As written: "tg128", "pp512", "pp512+tg128@d1024".
@@ -20,14 +21,12 @@ pub struct TuneRecord {
     pub alpha: f64,
     pub indifference: f64,
     pub max_rounds: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_seconds: Option<f64>,
     pub looks: Vec<usize>,
     /// Each claim's level at a look.
     pub level: f64,
     pub candidates: Vec<Candidate>,
     /// Absent when nothing could be measured.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub winner: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub loads: Vec<LoadTime>,
@@ -38,7 +37,6 @@ pub struct TuneRecord {
     /// Wall-clock seconds of the race, and of its first round (every candidate once).
     pub seconds: f64,
     pub first_round_seconds: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<TuneSlo>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bisections: Vec<Bisection>,
@@ -202,17 +200,15 @@ impl std::fmt::Display for Outcome {
     }
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
     pub id: String,
     pub outcome: Outcome,
     /// Eliminated: by the leader then, after `at_round` rounds, by the ratio of its geometric
     /// mean over this one's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_round: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ratio: Option<f64>,
     pub rounds: usize,
     /// The test's first rounds, run as a bisection's probe before the race.
@@ -247,28 +243,26 @@ impl LoadTime {
 /// one mapping for the runner, which writes the record, and `verify`, which replays it.
 pub fn verdicts(race: &Race, ids: &[String]) -> (Vec<Candidate>, Option<String>) {
     let answer = race.answer();
+    let standing = |i: usize| match &answer {
+        Some(a) if a.leader == i => Outcome::Winner,
+        Some(a) if a.ties.contains(&i) => Outcome::Tie,
+        _ => Outcome::Open,
+    };
     let candidates = (0..ids.len())
         .map(|i| {
-            let (outcome, by, at_round, ratio) = match (race.out(i), &answer) {
-                (
-                    Some(&Out::Slower {
-                        by,
-                        at_round,
-                        ratio,
-                    }),
-                    _,
-                ) => (
+            let (outcome, by, at_round, ratio) = match race.out(i) {
+                Some(&Out::Slower {
+                    by,
+                    at_round,
+                    ratio,
+                }) => (
                     Outcome::Slower,
                     Some(ids[by].clone()),
                     Some(at_round),
                     Some(ratio),
                 ),
-                (Some(&Out::Failed { at_round }), _) => {
-                    (Outcome::Failed, None, Some(at_round), None)
-                }
-                (None, Some(a)) if a.leader == i => (Outcome::Winner, None, None, None),
-                (None, Some(a)) if a.ties.contains(&i) => (Outcome::Tie, None, None, None),
-                _ => (Outcome::Open, None, None, None),
+                Some(&Out::Failed { at_round }) => (Outcome::Failed, None, Some(at_round), None),
+                None => (standing(i), None, None, None),
             };
             Candidate {
                 id: ids[i].clone(),

@@ -12,6 +12,7 @@
 //! `merge`); readers that show figures ([`read_shown`]) check every figure they show.
 
 use std::collections::HashMap;
+use std::fmt::Display;
 use std::path::Path;
 
 use super::{Contradiction, Disagreement, RecordError, RunRecord, Status, TestRecord, results};
@@ -108,12 +109,12 @@ fn close(a: f64, b: f64) -> bool {
     a == b || (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1e-300)
 }
 
-fn mismatch(field: &str, stored: String, recomputed: String) -> Disagreement {
-    Disagreement::Figure {
+fn mismatch<T>(field: &str, stored: impl Display, got: impl Display) -> Result<T, Disagreement> {
+    Err(Disagreement::Figure {
         field: field.to_string(),
-        stored,
-        recomputed,
-    }
+        stored: stored.to_string(),
+        recomputed: got.to_string(),
+    })
 }
 
 /// Figures in a refusal line are written short: a tampered `1e308` is not 309 digits.
@@ -127,7 +128,7 @@ fn pair(lo: f64, hi: f64) -> String {
 
 fn same(field: &str, stored: Option<f64>, recomputed: f64) -> Result<(), Disagreement> {
     match stored {
-        Some(s) if !close(s, recomputed) => Err(mismatch(field, short(s), short(recomputed))),
+        Some(s) if !close(s, recomputed) => mismatch(field, short(s), short(recomputed)),
         _ => Ok(()),
     }
 }
@@ -136,7 +137,7 @@ fn same_ns(field: &str, stored: Option<u64>, recomputed: f64) -> Result<(), Disa
     match stored {
         // Stored rounded to whole ns.
         Some(s) if (s as f64 - recomputed).abs() > 1.0 + 1e-6 * recomputed.abs() => {
-            Err(mismatch(field, s.to_string(), short(recomputed.round())))
+            mismatch(field, s, short(recomputed.round()))
         }
         _ => Ok(()),
     }
@@ -149,13 +150,9 @@ fn same_interval(
 ) -> Result<(), Disagreement> {
     let shown = |i: &LevelInterval| format!("{} ({} values)", pair(i.lo, i.hi), i.n);
     match recomputed {
-        None => Err(mismatch(
-            field,
-            shown(stored),
-            "no interval (fewer than 2 values)".into(),
-        )),
+        None => mismatch(field, shown(stored), "no interval (fewer than 2 values)"),
         Some(r) if r.n != stored.n || !close(r.lo, stored.lo) || !close(r.hi, stored.hi) => {
-            Err(mismatch(field, shown(stored), shown(&r)))
+            mismatch(field, shown(stored), shown(&r))
         }
         Some(_) => Ok(()),
     }
@@ -169,11 +166,11 @@ fn check_test(t: &TestRecord, bootstraps: &mut Bootstraps) -> Result<(), Disagre
         // A test without repetitions (quality) has no rates to show.
         return match (t.avg_ts, t.median_ts) {
             (None, None) => Ok(()),
-            (a, m) => Err(mismatch(
+            (a, m) => mismatch(
                 "median_ts",
                 short(m.or(a).unwrap_or(0.0)),
-                "nothing (there are no samples)".into(),
-            )),
+                "nothing (there are no samples)",
+            ),
         };
     }
     if t.samples_ns.len() != t.samples_ts.len() {
@@ -186,27 +183,27 @@ fn check_test(t: &TestRecord, bootstraps: &mut Bootstraps) -> Result<(), Disagre
         let rates = crate::stats::rates_per_second(t.params.n_tokens(), &t.samples_ns);
         for (i, (s, r)) in t.samples_ts.iter().zip(&rates).enumerate() {
             if !close(*s, *r) {
-                return Err(mismatch(&format!("samples_ts[{i}]"), short(*s), short(*r)));
+                return mismatch(&format!("samples_ts[{i}]"), short(*s), short(*r));
             }
         }
     }
     if let Some(s) = &t.speculative {
         if !s.consistent() {
-            return Err(mismatch(
+            return mismatch(
                 "speculative",
-                "its speedup, rates or acceptance".into(),
-                "other figures from its rounds and counts".into(),
-            ));
+                "its speedup, rates or acceptance",
+                "other figures from its rounds and counts",
+            );
         }
         let rates = s.rates();
         if rates.len() != t.samples_ts.len()
             || rates.iter().zip(&t.samples_ts).any(|(a, b)| !close(*a, *b))
         {
-            return Err(mismatch(
+            return mismatch(
                 "samples_ts",
                 format!("{} rates", t.samples_ts.len()),
                 format!("the {} speculative rounds' rates", rates.len()),
-            ));
+            );
         }
     }
     if let Some(why) = t
@@ -215,11 +212,11 @@ fn check_test(t: &TestRecord, bootstraps: &mut Bootstraps) -> Result<(), Disagre
         .and_then(|s| s.drafts.as_ref())
         .and_then(|d| d.inconsistent())
     {
-        return Err(mismatch(
+        return mismatch(
             "serving.drafts",
             why,
-            "accepted ≤ drafted, answers counted ≤ answers".into(),
-        ));
+            "accepted ≤ drafted, answers counted ≤ answers",
+        );
     }
     let ts = &t.samples_ts;
     let ns: Vec<f64> = t.samples_ns.iter().map(|&x| x as f64).collect();
@@ -292,11 +289,7 @@ fn check_stats(t: &TestRecord, bootstraps: &mut Bootstraps) -> Result<(), Disagr
             ("stats.median_ci", &s.median_ci, &median_ci),
         ] {
             if !close(stored.lo, r.lo) || !close(stored.hi, r.hi) {
-                return Err(mismatch(
-                    field,
-                    pair(stored.lo, stored.hi),
-                    pair(r.lo, r.hi),
-                ));
+                return mismatch(field, pair(stored.lo, stored.hi), pair(r.lo, r.hi));
             }
         }
     }

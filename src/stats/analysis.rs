@@ -150,6 +150,7 @@ impl LevelInterval {
 }
 
 /// Statistics of a test's per-repetition tokens/s.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TestStats {
     /// Sample sd / mean.
@@ -160,10 +161,8 @@ pub struct TestStats {
     pub median_ci: Interval,
     pub median_ci_rel: f64,
     /// Between rounds when it ran 2 or more rounds, else within one launch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<LevelInterval>,
     /// What adaptive stopping and the "imprecise" flag use; absent below 6 samples.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub median_ci_order: Option<Interval>,
     pub outliers: Outliers,
     pub steadiness: Steadiness,
@@ -207,23 +206,17 @@ pub(crate) fn analyse(
     let steadiness = check(rates);
     let outliers = classify(rates);
     let median_ci_rel = median_ci.relative_half_width(med);
-    let mut flags = Vec::new();
-    if steadiness.warmup_drift {
-        flags.push("warmup_drift".to_string());
-    }
-    if steadiness.trending {
-        flags.push("trend".to_string());
-    }
-    if outliers.low_severe + outliers.high_severe > 0 {
-        flags.push("outliers".to_string());
-    }
-    if target.is_some_and(|t| !precise(rates, t)) {
-        flags.push("imprecise".to_string());
-    }
     let cv = cv(rates);
-    if cv > NOISY_CV {
-        flags.push("noisy".to_string());
-    }
+    let flags = [
+        (steadiness.warmup_drift, "warmup_drift"),
+        (steadiness.trending, "trend"),
+        (outliers.low_severe + outliers.high_severe > 0, "outliers"),
+        (target.is_some_and(|t| !precise(rates, t)), "imprecise"),
+        (cv > NOISY_CV, "noisy"),
+    ];
+    let flags = (flags.into_iter().filter(|f| f.0))
+        .map(|f| f.1.to_string())
+        .collect();
     TestStats {
         cv,
         interval: LevelInterval::of(Covers::WithinLaunch, rates),

@@ -1,6 +1,5 @@
 //! Facts about the machine, the build and the model files, for the result metadata.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -87,16 +86,9 @@ pub(crate) fn sha256_cached(cache: &Path, path: &Path) -> std::io::Result<String
 }
 
 fn sha256_read(path: &Path) -> std::io::Result<String> {
-    let mut f = std::fs::File::open(path)?;
     let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
+    let mut file = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(path)?);
+    std::io::copy(&mut file, &mut h)?;
     Ok(crate::util::hash::hex(h.finalize()))
 }
 

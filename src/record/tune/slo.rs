@@ -9,15 +9,13 @@ use super::{Excluded, Limit};
 use crate::record::{Status, TestRecord};
 
 /// `run.tune.slo`: absent from races without an SLO and from files written before it.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneSlo {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput: Option<GoodputLoad>,
     /// A ppN objective's limit on its prefill time, a tgN objective's on its mean
     /// inter-token latency, and the quantile of the repetitions they apply to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_ttft_ms: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_itl_ms: Option<f64>,
     pub quantile: f64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

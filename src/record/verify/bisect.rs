@@ -27,11 +27,11 @@ pub(super) fn check(run: &RunRecord, t: &TuneRecord) -> Result<(), Disagreement>
     for (n, b) in t.bisections.iter().enumerate() {
         let field = |f: &str| format!("bisections[{n}].{f}");
         if b.ids.len() != b.values.len() {
-            return Err(mismatch(
+            return mismatch(
                 &field("values"),
-                b.values.len().to_string(),
+                b.values.len(),
                 format!("one per candidate ({})", b.ids.len()),
-            ));
+            );
         }
         let at = |id: &str| b.ids.iter().position(|x| x == id);
         for (i, p) in b.probes.iter().enumerate() {
@@ -39,11 +39,11 @@ pub(super) fn check(run: &RunRecord, t: &TuneRecord) -> Result<(), Disagreement>
             // What failed is said of a failed probe only.
             let failed_said = p.failed.is_none() || !p.ok;
             if at(&p.id).is_none() || (status == Some(Status::Ok)) != p.ok || !failed_said {
-                return Err(mismatch(
+                return mismatch(
                     &field(&format!("probes[{i}]")),
                     format!("{}: ok {}, failed {:?}", p.id, p.ok, p.failed),
                     format!("its test's status {status:?}"),
-                ));
+                );
             }
         }
         let seen =
@@ -59,14 +59,14 @@ pub(super) fn check(run: &RunRecord, t: &TuneRecord) -> Result<(), Disagreement>
         };
         let stated = b.boundary.as_deref().and_then(at);
         if stated != passed || !established {
-            return Err(mismatch(
+            return mismatch(
                 &field("boundary"),
                 format!("{:?}", b.boundary),
                 format!(
                     "{:?} (from its probes)",
                     passed.filter(|_| established).map(|k| &b.ids[k])
                 ),
-            ));
+            );
         }
         let raced: Vec<&String> = match passed {
             Some(k) => b.ids[k.saturating_sub(1)..=k].iter().collect(),
@@ -76,11 +76,11 @@ pub(super) fn check(run: &RunRecord, t: &TuneRecord) -> Result<(), Disagreement>
         let race_agrees = b.raced.iter().collect::<Vec<_>>() == raced
             && b.ids.iter().all(|id| in_race(id) == raced.contains(&id));
         if !race_agrees {
-            return Err(mismatch(
+            return mismatch(
                 &field("raced"),
                 format!("{:?}", b.raced),
                 format!("{raced:?}, and only those of the group among the candidates"),
-            ));
+            );
         }
     }
     for c in &t.candidates {
@@ -88,11 +88,11 @@ pub(super) fn check(run: &RunRecord, t: &TuneRecord) -> Result<(), Disagreement>
             .filter(|p| p.id == c.id && p.ok)
             .count();
         if probes != c.probe_rounds {
-            return Err(mismatch(
+            return mismatch(
                 "probe_rounds",
                 format!("{}: {}", c.id, c.probe_rounds),
-                probes.to_string(),
-            ));
+                probes,
+            );
         }
     }
     Ok(())

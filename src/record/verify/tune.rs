@@ -5,6 +5,8 @@
 //! an edited outcome, winner or ratio is refused as an edited median is. The seconds cannot
 //! be replayed (they are wall time): readers show them as recorded.
 
+use std::fmt::Display;
+
 use super::{close, mismatch};
 use crate::record::tune::{TuneRecord, breaks, goodput_disagrees, verdicts};
 use crate::record::{Disagreement, RunRecord};
@@ -23,11 +25,7 @@ pub(super) fn check(run: &RunRecord) -> Result<(), Disagreement> {
         // A race the limits refused: nothing raced, so nothing can have won.
         return match &t.winner {
             None => Ok(()),
-            Some(w) => Err(mismatch(
-                "winner",
-                format!("{w:?}"),
-                "none (no candidate raced)".into(),
-            )),
+            Some(w) => mismatch("winner", format!("{w:?}"), "none (no candidate raced)"),
         };
     }
     let ids: Vec<String> = t.candidates.iter().map(|c| c.id.clone()).collect();
@@ -64,11 +62,7 @@ fn replay(t: &TuneRecord, rounds: &[Vec<f64>]) -> Result<Race, Disagreement> {
     };
     let mut r = Race::new(t.candidates.len(), settings);
     if !close(r.level(), t.level) {
-        return Err(mismatch(
-            "level",
-            t.level.to_string(),
-            r.level().to_string(),
-        ));
+        return mismatch("level", t.level, r.level());
     }
     // The runner feeds rounds until the race stops itself, or its time budget or Ctrl-C
     // ends it (which only the recorded round count tells). A race whose every candidate
@@ -89,10 +83,10 @@ fn replay(t: &TuneRecord, rounds: &[Vec<f64>]) -> Result<Race, Disagreement> {
         r.end("recorded".into());
     }
     if r.rounds_done() != t.rounds {
-        return replayed("rounds", t.rounds.to_string(), r.rounds_done().to_string());
+        return replayed("rounds", t.rounds, r.rounds_done());
     }
     if r.cost() != t.tests_run {
-        return replayed("tests_run", t.tests_run.to_string(), r.cost().to_string());
+        return replayed("tests_run", t.tests_run, r.cost());
     }
     match replayed_stop {
         Some(s) if s != t.stopped => {
@@ -102,7 +96,7 @@ fn replay(t: &TuneRecord, rounds: &[Vec<f64>]) -> Result<Race, Disagreement> {
             return replayed(
                 "stopped",
                 format!("{:?}", t.stopped),
-                "a budget or an interruption".into(),
+                "a budget or an interruption",
             );
         }
         _ => {}
@@ -111,12 +105,12 @@ fn replay(t: &TuneRecord, rounds: &[Vec<f64>]) -> Result<Race, Disagreement> {
 }
 
 /// The race replayed from the tests' rounds gives `got` where the file states `stored`.
-fn replayed<T>(field: &str, stored: String, got: String) -> Result<T, Disagreement> {
-    Err(mismatch(
+fn replayed<T>(field: &str, stored: impl Display, got: impl Display) -> Result<T, Disagreement> {
+    mismatch(
         field,
         stored,
         format!("{got} (the race replayed from the tests' rounds)"),
-    ))
+    )
 }
 
 /// A goodput race's rounds are its tests' counts (good requests over the round's time), and
@@ -129,7 +123,7 @@ fn slo(run: &RunRecord, t: &TuneRecord, ids: &[String]) -> Result<(), Disagreeme
         for x in run.tests.iter().filter(|x| ids.contains(&x.id)) {
             if let Some(why) = goodput_disagrees(x) {
                 let field = format!("slo.goodput ({})", x.id);
-                return Err(mismatch(&field, "its rounds' goodput".into(), why));
+                return mismatch(&field, "its rounds' goodput", why);
             }
         }
     }
@@ -139,11 +133,11 @@ fn slo(run: &RunRecord, t: &TuneRecord, ids: &[String]) -> Result<(), Disagreeme
             let v: Vec<String> = v.iter().map(|e| format!("{}: {}", e.id, e.why)).collect();
             format!("[{}]", v.join("; "))
         };
-        return Err(mismatch(
+        return mismatch(
             "slo.broke",
             show(&s.broke),
             format!("{} (from the tests' samples)", show(&got)),
-        ));
+        );
     }
     Ok(())
 }
@@ -152,40 +146,24 @@ fn slo(run: &RunRecord, t: &TuneRecord, ids: &[String]) -> Result<(), Disagreeme
 /// something, a budget `tune` accepts, and the looks those give.
 fn settings(t: &TuneRecord) -> Result<(), Disagreement> {
     if !(t.alpha > 0.0 && t.alpha < 1.0) {
-        return Err(mismatch(
-            "alpha",
-            t.alpha.to_string(),
-            "a level in (0, 1)".into(),
-        ));
+        return mismatch("alpha", t.alpha, "a level in (0, 1)");
     }
     if !(0.0..0.5).contains(&t.indifference) {
-        return Err(mismatch(
-            "indifference",
-            t.indifference.to_string(),
-            "a share in [0, 0.5)".into(),
-        ));
+        return mismatch("indifference", t.indifference, "a share in [0, 0.5)");
     }
     if !(2..=MAX_ROUNDS).contains(&t.max_rounds) {
-        return Err(mismatch(
-            "max_rounds",
-            t.max_rounds.to_string(),
-            format!("2 to {MAX_ROUNDS}"),
-        ));
+        return mismatch("max_rounds", t.max_rounds, format!("2 to {MAX_ROUNDS}"));
     }
     let looks = race::looks(t.max_rounds as usize);
     if looks != t.looks {
-        return Err(mismatch(
-            "looks",
-            format!("{:?}", t.looks),
-            format!("{looks:?}"),
-        ));
+        return mismatch("looks", format!("{:?}", t.looks), format!("{looks:?}"));
     }
     if t.candidates.len() > t.space {
-        return Err(mismatch(
+        return mismatch(
             "space",
-            t.space.to_string(),
+            t.space,
             format!("at least the {} candidates raced", t.candidates.len()),
-        ));
+        );
     }
     Ok(())
 }
