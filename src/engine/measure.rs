@@ -132,11 +132,7 @@ impl<'s> PreparedTest<'s> {
             }
         }
         let prompt = self.tokens.prompt(p.n_prompt as usize);
-        let generated: Vec<i32> = if p.n_gen > 0 {
-            self.tokens.prompt(p.n_gen as usize)
-        } else {
-            Vec::new()
-        };
+        let generated = self.tokens.prompt(p.n_gen as usize);
 
         let start = engine.now_ns();
         if !prompt.is_empty() {

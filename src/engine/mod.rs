@@ -43,27 +43,6 @@ pub enum DeviceKind {
     Unknown,
 }
 
-impl DeviceKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            DeviceKind::Cpu => "cpu",
-            DeviceKind::Gpu => "gpu",
-            DeviceKind::Igpu => "igpu",
-            DeviceKind::Accel => "accel",
-            DeviceKind::Unknown => "unknown",
-        }
-    }
-}
-
-impl From<&str> for DeviceKind {
-    fn from(name: &str) -> DeviceKind {
-        [Self::Cpu, Self::Gpu, Self::Igpu, Self::Accel]
-            .into_iter()
-            .find(|k| k.name() == name)
-            .unwrap_or(Self::Unknown)
-    }
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelInfo {
     /// `llama_model_desc`, llama-bench's `model_type`, e.g. "llama ?B Q4_1".

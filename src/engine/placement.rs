@@ -117,36 +117,6 @@ impl Placement {
         let cells = self.kv_cells.filter(|&c| c > 0)?;
         Some(self.kv_bytes()? as f64 / cells as f64)
     }
-
-    pub fn kv_devices(&self) -> Vec<&str> {
-        self.devices
-            .iter()
-            .filter(|d| d.kv_bytes > 0)
-            .map(|d| d.name.as_str())
-            .collect()
-    }
-
-    /// One line for humans: `31/31 layers on CUDA0; KV on CUDA0`.
-    pub fn summary(&self) -> String {
-        let layer_devs: Vec<String> = self
-            .devices
-            .iter()
-            .filter(|d| d.layers > 0)
-            .map(|d| format!("{} {}", d.name, d.layers))
-            .collect();
-        let kv = self.kv_devices();
-        format!(
-            "{}/{} layers offloaded ({}); KV on {}",
-            self.layers_offloaded,
-            self.layers_total,
-            layer_devs.join(", "),
-            if kv.is_empty() {
-                "-".to_string()
-            } else {
-                kv.join(", ")
-            }
-        )
-    }
 }
 
 /// The device a buffer type lives on: host buffer types are `CPU`, others keep their name
@@ -212,15 +182,10 @@ pub fn parse_with_experts(log: &str, expert_tensors: &[(String, u64)]) -> Option
     let mut devices: Vec<DevicePlacement> = Vec::new();
     layers.sort_by_key(|(il, _)| *il);
     for (_, dev) in &layers {
-        let i = device_index(&mut devices, device_of_buffer(dev));
-        devices[i].layers += 1;
+        device(&mut devices, device_of_buffer(dev)).layers += 1;
     }
-    let buffer_idx: Vec<usize> = buffers
-        .iter()
-        .map(|b| device_index(&mut devices, device_of_buffer(&b.name)))
-        .collect();
-    for (b, i) in buffers.iter().zip(buffer_idx) {
-        let d = &mut devices[i];
+    for b in &buffers {
+        let d = device(&mut devices, device_of_buffer(&b.name));
         match b.kind.as_str() {
             "model" => d.model_bytes += b.bytes,
             "kv" => d.kv_bytes += b.bytes,
@@ -230,8 +195,7 @@ pub fn parse_with_experts(log: &str, expert_tensors: &[(String, u64)]) -> Option
     }
     let experts = place_experts(&layers, &overrides, expert_tensors);
     for e in &experts {
-        let i = device_index(&mut devices, e.device.clone());
-        devices[i].expert_bytes += e.bytes;
+        device(&mut devices, e.device.clone()).expert_bytes += e.bytes;
     }
     cells.dedup();
     Some(Placement {
@@ -266,37 +230,41 @@ fn place_experts(
                 None => continue,
             },
         };
-        match out
-            .iter_mut()
-            .find(|e| e.layer == layer && e.device == device)
-        {
-            Some(e) => {
-                e.bytes = e.bytes.saturating_add(*bytes);
-                e.tensors += 1;
-            }
-            None => out.push(ExpertPlacement {
+        let e = entry(
+            &mut out,
+            |e| e.layer == layer && e.device == device,
+            || ExpertPlacement {
                 layer,
-                device,
-                bytes: *bytes,
-                tensors: 1,
-            }),
-        }
+                device: device.clone(),
+                bytes: 0,
+                tensors: 0,
+            },
+        );
+        e.bytes = e.bytes.saturating_add(*bytes);
+        e.tensors += 1;
     }
     out.sort_by(|a, b| (a.layer, &a.device).cmp(&(b.layer, &b.device)));
     out
 }
 
-fn device_index(devices: &mut Vec<DevicePlacement>, name: String) -> usize {
-    devices
-        .iter()
-        .position(|d| d.name == name)
-        .unwrap_or_else(|| {
-            devices.push(DevicePlacement {
-                name,
-                ..Default::default()
-            });
-            devices.len() - 1
-        })
+/// The element of `v` that `is` picks, pushed from `new` when there is none.
+pub(crate) fn entry<T>(v: &mut Vec<T>, is: impl Fn(&T) -> bool, new: impl FnOnce() -> T) -> &mut T {
+    let i = v.iter().position(is).unwrap_or_else(|| {
+        v.push(new());
+        v.len() - 1
+    });
+    &mut v[i]
+}
+
+fn device(devices: &mut Vec<DevicePlacement>, name: String) -> &mut DevicePlacement {
+    entry(
+        devices,
+        |d| d.name == name,
+        || DevicePlacement {
+            name: name.clone(),
+            ..Default::default()
+        },
+    )
 }
 
 /// The lines of a log that [`parse_with_experts`] reads, so that a loaded model keeps

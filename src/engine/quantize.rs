@@ -171,17 +171,18 @@ impl CRows {
 /// caller): its own patterns first, then its template's tensor types, one exact pattern a
 /// tensor, as gguf-clone copies them. Refuses a pattern that matches no tensor of the model,
 /// and a template whose tensors are not the model's.
-pub fn overrides_for(r: &Recipe, base: &Header) -> Result<Overrides<'static>, String> {
+pub fn overrides_for(r: &Recipe, base: &Header) -> Result<Overrides<'static>, EngineError> {
     for (p, _) in &r.tensor_types {
-        let re = fancy_regex::Regex::new(p).map_err(|e| format!("{p:?}: {e}"))?;
+        let re =
+            fancy_regex::Regex::new(p).map_err(|e| EngineError::Quantize(format!("{p:?}: {e}")))?;
         if !base
             .tensors
             .iter()
             .any(|t| re.is_match(&t.name).unwrap_or(false))
         {
-            return Err(format!(
+            return Err(EngineError::Quantize(format!(
                 "tensor_types pattern {p:?} matches no tensor of the model"
-            ));
+            )));
         }
     }
     let mut o = Overrides {
@@ -195,15 +196,15 @@ pub fn overrides_for(r: &Recipe, base: &Header) -> Result<Overrides<'static>, St
         return Ok(o);
     };
     let tpl = crate::gguf::reader::read_header(path)
-        .map_err(|e| format!("template {}: {e}", path.display()))?;
+        .map_err(|e| EngineError::Quantize(format!("template {}: {e}", path.display())))?;
     for t in &base.tensors {
         let same = tpl.tensors.iter().find(|x| x.name == t.name);
         let Some(x) = same.filter(|x| x.dims == t.dims) else {
-            return Err(format!(
+            return Err(EngineError::Quantize(format!(
                 "the template {} is not of this model: its tensor {} is missing or of another shape",
                 path.display(),
                 t.name
-            ));
+            )));
         };
         if !is_quantized_ggml_type(x.ggml_type) && x.ggml_type == t.ggml_type {
             continue;

@@ -37,7 +37,7 @@ pub fn resolve(l: &Ladder, v: &RecipeVariant, base: &BaseInfo) -> Result<Resolve
         why,
     };
     let header = read_header(&base.path).map_err(|e| fail(e.to_string()))?;
-    let overrides = overrides_for(&v.recipe, &header).map_err(fail)?;
+    let overrides = overrides_for(&v.recipe, &header).map_err(|e| fail(e.to_string()))?;
     let hash = |p: &Path| sha256_file(p).map_err(|e| fail(format!("{}: {e}", p.display())));
     let short: String = base.sha256.chars().take(16).collect();
     let mut record = RecipeRecord {

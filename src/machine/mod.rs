@@ -168,11 +168,7 @@ impl Monitor {
             }
         }
         Resources {
-            peak_rss_bytes: if a.rss {
-                memory::peak_rss_bytes()
-            } else {
-                None
-            },
+            peak_rss_bytes: a.rss.then(memory::peak_rss_bytes).flatten(),
             kv_cache_bytes: kv,
             kv_cache_source: kv_source,
             joules_per_token: energy

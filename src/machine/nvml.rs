@@ -48,128 +48,110 @@ impl Nvml {
     pub fn load() -> Option<Nvml> {
         // SAFETY: loading a system library; symbols are checked before use.
         let lib = unsafe { Library::new("libnvidia-ml.so.1") }.ok()?;
+        let mut nvml = Nvml {
+            lib,
+            devices: Vec::new(),
+        };
+        let mut n: c_uint = 0;
         unsafe {
-            let init: Symbol<unsafe extern "C" fn() -> c_int> = lib.get(b"nvmlInit_v2\0").ok()?;
-            if init() != 0 {
+            type ByIndex = unsafe extern "C" fn(c_uint, *mut Device) -> c_int;
+            if nvml.sym::<unsafe extern "C" fn() -> c_int>(b"nvmlInit_v2\0")?() != 0
+                || nvml
+                    .sym::<unsafe extern "C" fn(*mut c_uint) -> c_int>(b"nvmlDeviceGetCount_v2\0")?(
+                    &mut n,
+                ) != 0
+            {
                 return None;
             }
-            let count_fn: Symbol<unsafe extern "C" fn(*mut c_uint) -> c_int> =
-                lib.get(b"nvmlDeviceGetCount_v2\0").ok()?;
-            let mut n: c_uint = 0;
-            if count_fn(&mut n) != 0 {
-                return None;
-            }
-            let by_index: Symbol<unsafe extern "C" fn(c_uint, *mut Device) -> c_int> =
-                lib.get(b"nvmlDeviceGetHandleByIndex_v2\0").ok()?;
-            let mut devices = Vec::new();
-            for i in 0..n {
+            let by_index = nvml.sym::<ByIndex>(b"nvmlDeviceGetHandleByIndex_v2\0")?;
+            let devices = (0..n).filter_map(|i| {
                 let mut d: Device = std::ptr::null_mut();
-                if by_index(i, &mut d) == 0 {
-                    devices.push(d);
-                }
-            }
-            Some(Nvml { lib, devices })
+                (by_index(i, &mut d) == 0).then_some(d)
+            });
+            let devices = devices.collect();
+            nvml.devices = devices;
         }
+        Some(nvml)
     }
 
     pub fn device_count(&self) -> usize {
         self.devices.len()
     }
 
-    fn string(&self, sym: &[u8], dev: Option<Device>) -> Option<String> {
+    /// Safety: `F` must be the symbol's C type, as NVML's header declares it.
+    unsafe fn sym<F>(&self, name: &[u8]) -> Option<Symbol<'_, F>> {
+        unsafe { self.lib.get(name) }.ok()
+    }
+
+    fn string(&self, name: &[u8], dev: Option<Device>) -> Option<String> {
+        type OfDevice = unsafe extern "C" fn(Device, *mut c_char, c_uint) -> c_int;
+        type OfSystem = unsafe extern "C" fn(*mut c_char, c_uint) -> c_int;
         let mut buf = [0 as c_char; 96];
-        unsafe {
-            let rc = match dev {
-                Some(d) => {
-                    let f: Symbol<unsafe extern "C" fn(Device, *mut c_char, c_uint) -> c_int> =
-                        self.lib.get(sym).ok()?;
-                    f(d, buf.as_mut_ptr(), buf.len() as c_uint)
-                }
-                None => {
-                    let f: Symbol<unsafe extern "C" fn(*mut c_char, c_uint) -> c_int> =
-                        self.lib.get(sym).ok()?;
-                    f(buf.as_mut_ptr(), buf.len() as c_uint)
-                }
-            };
-            (rc == 0).then(|| CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned())
-        }
+        let (p, n) = (buf.as_mut_ptr(), buf.len() as c_uint);
+        let rc = match dev {
+            Some(d) => unsafe { self.sym::<OfDevice>(name)?(d, p, n) },
+            None => unsafe { self.sym::<OfSystem>(name)?(p, n) },
+        };
+        (rc == 0).then(|| {
+            unsafe { CStr::from_ptr(buf.as_ptr()) }
+                .to_string_lossy()
+                .into_owned()
+        })
     }
 
-    fn uint(&self, sym: &[u8], dev: Device, arg: Option<c_uint>) -> Option<c_uint> {
-        let mut v: c_uint = 0;
-        unsafe {
-            let rc = match arg {
-                Some(a) => {
-                    let f: Symbol<unsafe extern "C" fn(Device, c_uint, *mut c_uint) -> c_int> =
-                        self.lib.get(sym).ok()?;
-                    f(dev, a, &mut v)
-                }
-                None => {
-                    let f: Symbol<unsafe extern "C" fn(Device, *mut c_uint) -> c_int> =
-                        self.lib.get(sym).ok()?;
-                    f(dev, &mut v)
-                }
-            };
-            (rc == 0).then_some(v)
-        }
-    }
-
-    fn memory(&self, dev: Device) -> Option<Memory> {
-        let mut m = Memory::default();
-        unsafe {
-            let f: Symbol<unsafe extern "C" fn(Device, *mut Memory) -> c_int> =
-                self.lib.get(b"nvmlDeviceGetMemoryInfo\0").ok()?;
-            (f(dev, &mut m) == 0).then_some(m)
-        }
+    /// A device query that writes one value of type `T`, after `arg` when it takes one.
+    fn value<T: Default>(&self, name: &[u8], dev: Device, arg: Option<c_uint>) -> Option<T> {
+        let mut v = T::default();
+        let rc = match arg {
+            Some(a) => unsafe {
+                self.sym::<unsafe extern "C" fn(Device, c_uint, *mut T) -> c_int>(name)?(
+                    dev, a, &mut v,
+                )
+            },
+            None => unsafe {
+                self.sym::<unsafe extern "C" fn(Device, *mut T) -> c_int>(name)?(dev, &mut v)
+            },
+        };
+        (rc == 0).then_some(v)
     }
 
     /// Names, memory, compute capability and driver of every GPU.
     pub fn facts(&self) -> Vec<GpuFacts> {
+        type Capability = unsafe extern "C" fn(Device, *mut c_int, *mut c_int) -> c_int;
         let driver = self.string(b"nvmlSystemGetDriverVersion\0", None);
         self.devices
             .iter()
             .map(|&d| {
-                let cc = unsafe {
-                    let f: Option<
-                        Symbol<unsafe extern "C" fn(Device, *mut c_int, *mut c_int) -> c_int>,
-                    > = self.lib.get(b"nvmlDeviceGetCudaComputeCapability\0").ok();
-                    let (mut major, mut minor) = (0, 0);
-                    f.filter(|f| f(d, &mut major, &mut minor) == 0)
-                        .map(|_| format!("{major}.{minor}"))
-                };
+                let (mut major, mut minor) = (0, 0);
+                let cc = unsafe { self.sym::<Capability>(b"nvmlDeviceGetCudaComputeCapability\0") };
+                let cc = cc.filter(|f| unsafe { f(d, &mut major, &mut minor) } == 0);
                 GpuFacts {
                     name: self
                         .string(b"nvmlDeviceGetName\0", Some(d))
                         .unwrap_or_default(),
                     memory_total: self.memory(d).map_or(0, |m| m.total),
-                    compute_capability: cc,
+                    compute_capability: cc.map(|_| format!("{major}.{minor}")),
                     driver_version: driver.clone(),
                 }
             })
             .collect()
     }
 
+    fn memory(&self, dev: Device) -> Option<Memory> {
+        self.value(b"nvmlDeviceGetMemoryInfo\0", dev, None)
+    }
+
     pub fn read(&self, i: usize) -> GpuReading {
         let Some(&d) = self.devices.get(i) else {
             return GpuReading::default();
         };
-        let energy = unsafe {
-            let f: Option<Symbol<unsafe extern "C" fn(Device, *mut c_ulonglong) -> c_int>> =
-                self.lib.get(b"nvmlDeviceGetTotalEnergyConsumption\0").ok();
-            let mut mj: c_ulonglong = 0;
-            f.filter(|f| f(d, &mut mj) == 0).map(|_| mj as f64 / 1000.0)
-        };
+        let uint = |name: &[u8], arg| self.value::<c_uint>(name, d, arg).map(f64::from);
+        let energy = self.value::<c_ulonglong>(b"nvmlDeviceGetTotalEnergyConsumption\0", d, None);
         GpuReading {
-            power_w: self
-                .uint(b"nvmlDeviceGetPowerUsage\0", d, None)
-                .map(|mw| f64::from(mw) / 1000.0),
-            energy_j: energy,
-            sm_clock_mhz: self
-                .uint(b"nvmlDeviceGetClockInfo\0", d, Some(NVML_CLOCK_SM))
-                .map(f64::from),
-            temp_c: self
-                .uint(b"nvmlDeviceGetTemperature\0", d, Some(NVML_TEMPERATURE_GPU))
-                .map(f64::from),
+            power_w: uint(b"nvmlDeviceGetPowerUsage\0", None).map(|mw| mw / 1000.0),
+            energy_j: energy.map(|mj| mj as f64 / 1000.0),
+            sm_clock_mhz: uint(b"nvmlDeviceGetClockInfo\0", Some(NVML_CLOCK_SM)),
+            temp_c: uint(b"nvmlDeviceGetTemperature\0", Some(NVML_TEMPERATURE_GPU)),
             memory_used: self.memory(d).map(|m| m.used),
         }
     }

@@ -26,18 +26,6 @@ pub struct ArrivalRun {
     pub traces: Vec<Trace>,
 }
 
-impl ArrivalRun {
-    pub fn figures(&self) -> crate::record::serving::RepFigures {
-        super::metrics::arrival_figures(
-            self.t_ns,
-            self.n_out,
-            self.n_decoded,
-            self.engine_ns,
-            self.idle_ns,
-        )
-    }
-}
-
 /// A request being served: its sequence, how much of its prompt is decoded, the position
 /// of its next token and its last token (fed back next).
 struct Slot {

@@ -13,20 +13,13 @@ pub enum DatasetError {
         path: std::path::PathBuf,
         cause: std::io::Error,
     },
-    #[error("{}", parse_line(name, *line, why))]
+    /// "p.jsonl:3: why", or "p.jsonl: why" for the file as a whole.
+    #[error("{name}{}: {why}", line.map_or_else(String::new, |n| format!(":{n}")))]
     Parse {
         name: String,
         line: Option<usize>,
         why: String,
     },
-}
-
-/// "p.jsonl:3: why", or "p.jsonl: why" for the file as a whole.
-fn parse_line(name: &str, line: Option<usize>, why: &str) -> String {
-    match line {
-        Some(n) => format!("{name}:{n}: {why}"),
-        None => format!("{name}: {why}"),
-    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -120,10 +113,7 @@ pub fn load(path: &Path) -> Result<PromptFile, DatasetError> {
         path: path.to_path_buf(),
         cause,
     };
-    let name = path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = crate::config::values::file_name(path);
     let mut head = [0u8; 256];
     let n = {
         use std::io::Read;

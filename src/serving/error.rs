@@ -5,7 +5,7 @@ use crate::engine::EngineError;
 #[derive(Debug, thiserror::Error)]
 pub enum ServingError {
     #[error("{0}")]
-    Engine(EngineError),
+    Engine(#[from] EngineError),
     #[error("this engine cannot run serving tests")]
     NoServing,
     #[error("every request needs a prompt and at least one token")]
@@ -24,10 +24,4 @@ pub enum ServingError {
     Prompts(String),
     #[error("{0}")]
     Server(String),
-}
-
-impl From<EngineError> for ServingError {
-    fn from(e: EngineError) -> Self {
-        ServingError::Engine(e)
-    }
 }

@@ -198,18 +198,15 @@ impl HttpRun<'_> {
                 .map(|_| (src.prompt(sc.n_prompt as usize), sc.n_gen))
                 .collect());
         };
-        let tokenize = match (f.sharegpt, self.tokenize) {
-            (true, None) => {
-                return Err(ServingError::Prompts(format!(
-                    "{}: sampling ShareGPT as vLLM does counts tokens with the model's \
-                     tokenizer: give the entry a `path` to its GGUF",
-                    f.name
-                )));
-            }
-            (_, t) => t,
-        };
+        if f.sharegpt && self.tokenize.is_none() {
+            return Err(ServingError::Prompts(format!(
+                "{}: sampling ShareGPT as vLLM does counts tokens with the model's \
+                 tokenizer: give the entry a `path` to its GGUF",
+                f.name
+            )));
+        }
         // A prompt file is never tokenized here: only ShareGPT's sampling counts.
-        let count = |t: &str| match tokenize {
+        let count = |t: &str| match self.tokenize {
             Some(c) => c(t).map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             None => Ok(0),
         };
@@ -313,10 +310,7 @@ impl Transport for Http<'_, '_> {
         // when tpsbench gave it a draft (then zero counts say it drafted nothing).
         if g.tally.drafts.answers_counted > 0 || run.draft.is_some() {
             s.drafts = Some(ServedDrafts {
-                draft: run.draft.map(|d| {
-                    (d.path.file_name())
-                        .map_or_else(String::new, |f| f.to_string_lossy().into_owned())
-                }),
+                draft: run.draft.map(|d| crate::config::values::file_name(&d.path)),
                 draft_sha256: run.draft_sha256.map(str::to_string),
                 draft_max: run.draft.map(|d| d.draft_max),
                 draft_min: run.draft.map(|d| d.draft_min),

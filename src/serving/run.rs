@@ -206,7 +206,7 @@ impl Transport for InProcess<'_, '_> {
             t.params.n_batch as usize,
             &mut samplers,
         )?;
-        let figs = r.figures();
+        let figs = metrics::arrival_figures(r.t_ns, r.n_out, r.n_decoded, r.engine_ns, r.idle_ns);
         Ok(Rep {
             sample_ns: r.t_ns,
             sample_ts: figs.output_ts,
@@ -242,8 +242,8 @@ fn together(p: &metrics::Phases, traces: Vec<Trace>, start_ns: u64, n_kv: Option
     }
 }
 
-/// The requests of one parallel repetition: `b` of n_prompt tokens, with one prompt drawn
-/// for all (`shared`) or one drawn for each.
+/// `b` synthetic requests of n_prompt tokens (a parallel repetition's, or a workload's), with
+/// one prompt drawn for all (`shared`) or one drawn for each.
 fn parallel_requests(
     sc: &ServingConfig,
     b: usize,

@@ -170,7 +170,7 @@ fn a_pattern_that_matches_no_tensor_and_an_imatrix_of_another_model_are_refused(
         tensor_types: vec![tensor_type("attn_zz=Q6_K").unwrap()],
         ..Recipe::default()
     };
-    let e = overrides_for(&recipe, &h).unwrap_err();
+    let e = overrides_for(&recipe, &h).unwrap_err().to_string();
     assert_eq!(
         e,
         "tensor_types pattern \"attn_zz\" matches no tensor of the model"

@@ -64,19 +64,6 @@ pub struct Streamed {
     pub done: Instant,
 }
 
-impl Streamed {
-    fn sent_at(sent: Instant) -> Streamed {
-        Streamed {
-            sent,
-            chunks: Vec::new(),
-            usage: None,
-            drafts: None,
-            finish_reason: None,
-            done: sent,
-        }
-    }
-}
-
 pub struct Client {
     http: reqwest::Client,
     rt: tokio::runtime::Runtime,
@@ -158,15 +145,13 @@ impl Client {
                 });
             }
             if !whole {
-                return Err(Error::Malformed {
-                    url: url.into(),
-                    what: format!("the answer is longer than {JSON_CAP} bytes"),
-                });
+                return Err(Error::malformed(
+                    url,
+                    format!("the answer is longer than {JSON_CAP} bytes"),
+                ));
             }
-            serde_json::from_str(&body).map_err(|e| Error::Malformed {
-                url: url.into(),
-                what: format!("not JSON ({e}): {}", excerpt(&body)),
-            })
+            serde_json::from_str(&body)
+                .map_err(|e| Error::malformed(url, format!("not JSON ({e}): {}", excerpt(&body))))
         })
     }
 
@@ -273,17 +258,17 @@ impl Client {
             });
         }
         let mut events = resp.bytes_stream().eventsource();
-        let mut out = Streamed::sent_at(sent);
+        let mut r = Reading::new(self.api, &self.model, &url, sent);
         loop {
             let next = match tokio::time::timeout_at(deadline, events.next()).await {
-                Err(_) => return Err(timeout(out.chunks.len())),
+                Err(_) => return Err(timeout(r.out.chunks.len())),
                 Ok(n) => n,
             };
-            if on_event(self.api, &self.model, &url, next, Instant::now(), &mut out)? {
+            if r.on_event(next)? {
                 break;
             }
         }
-        finish(&url, out)
+        r.finish()
     }
 }
 
@@ -292,176 +277,165 @@ impl Client {
 /// without a server. For the fuzz target `sse_stream` and for tests.
 pub fn replay(api: Api, model: &str, pieces: &[&[u8]]) -> Result<Streamed, Error> {
     use futures_util::FutureExt;
-    let url = "replay";
     let bytes = pieces
         .iter()
         .map(|p| Ok::<_, std::convert::Infallible>(p.to_vec()))
         .collect::<Vec<_>>();
     let mut events = futures_util::stream::iter(bytes).eventsource();
-    let mut out = Streamed::sent_at(Instant::now());
-    loop {
-        // Every piece is there already: the stream is never pending.
-        let next = events.next().now_or_never().flatten();
-        if on_event(api, model, url, next, Instant::now(), &mut out)? {
-            break;
-        }
-    }
-    finish(url, out)
+    let mut r = Reading::new(api, model, "replay", Instant::now());
+    // Every piece is there already: the stream is never pending.
+    while !r.on_event(events.next().now_or_never().flatten())? {}
+    r.finish()
 }
 
-/// Handles the next SSE event (None: the body ended); true when the answer is complete.
-fn on_event<E: std::fmt::Display>(
+/// One answer as its events arrive: what was asked of it, and what came so far.
+struct Reading<'a> {
     api: Api,
-    model: &str,
-    url: &str,
-    next: Option<Result<eventsource_stream::Event, eventsource_stream::EventStreamError<E>>>,
-    at: Instant,
-    out: &mut Streamed,
-) -> Result<bool, Error> {
-    let ev = match next {
-        None => {
+    model: &'a str,
+    url: &'a str,
+    out: Streamed,
+}
+
+type Next<E> = Option<Result<eventsource_stream::Event, eventsource_stream::EventStreamError<E>>>;
+
+impl<'a> Reading<'a> {
+    fn new(api: Api, model: &'a str, url: &'a str, sent: Instant) -> Self {
+        let out = Streamed {
+            sent,
+            chunks: Vec::new(),
+            usage: None,
+            drafts: None,
+            finish_reason: None,
+            done: sent,
+        };
+        Reading {
+            api,
+            model,
+            url,
+            out,
+        }
+    }
+
+    fn malformed(&self, what: impl Into<String>) -> Error {
+        Error::malformed(self.url, what)
+    }
+
+    /// Handles the next SSE event (None: the body ended); true when the answer is complete.
+    fn on_event<E: std::fmt::Display>(&mut self, next: Next<E>) -> Result<bool, Error> {
+        let (at, chunks) = (Instant::now(), self.out.chunks.len());
+        let ev = match next {
             // A body that ends before `[DONE]` and before any finish_reason: the server went
             // away mid-answer.
-            if out.finish_reason.is_none() {
+            None if self.out.finish_reason.is_none() => {
                 return Err(Error::Broken {
-                    chunks: out.chunks.len(),
+                    chunks,
                     reason: "the stream ended before [DONE]".into(),
                 });
             }
-            out.done = at;
-            return Ok(true);
+            Some(Err(eventsource_stream::EventStreamError::Transport(e))) => {
+                let reason = e.to_string();
+                return Err(Error::Broken { chunks, reason });
+            }
+            Some(Err(other)) => {
+                return Err(self.malformed(format!("bad SSE after {chunks} chunks: {other}")));
+            }
+            Some(Ok(ev)) if ev.data.trim() != "[DONE]" => ev,
+            None | Some(Ok(_)) => {
+                self.out.done = at;
+                return Ok(true);
+            }
+        };
+        self.read_chunk(&ev.data, at)?;
+        Ok(false)
+    }
+
+    fn finish(self) -> Result<Streamed, Error> {
+        let o = &self.out;
+        if o.usage.is_none() && o.chunks.is_empty() && o.finish_reason.is_none() {
+            return Err(self.malformed("the stream ended with no completion chunk"));
         }
-        Some(Err(e)) => {
-            let chunks = out.chunks.len();
-            return Err(match e {
-                eventsource_stream::EventStreamError::Transport(e) => Error::Broken {
-                    chunks,
-                    reason: e.to_string(),
-                },
-                other => Error::Malformed {
-                    url: url.into(),
-                    what: format!("bad SSE after {chunks} chunks: {other}"),
-                },
+        Ok(self.out)
+    }
+
+    fn read_chunk(&mut self, data: &str, at: Instant) -> Result<(), Error> {
+        let v: Value = serde_json::from_str(data).map_err(|e| {
+            self.malformed(format!("an event is not JSON ({e}): {}", excerpt(data)))
+        })?;
+        if let Some(e) = v.get("error") {
+            let msg = e
+                .get("message")
+                .and_then(Value::as_str)
+                .map_or_else(|| e.to_string(), str::to_string);
+            return Err(Error::Server(msg));
+        }
+        if let Some(got) = v.get("model").and_then(Value::as_str)
+            && got != self.model
+        {
+            return Err(Error::WrongModel {
+                got: got.into(),
+                want: self.model.to_string(),
             });
         }
-        Some(Ok(ev)) => ev,
-    };
-    if ev.data.trim() == "[DONE]" {
-        out.done = at;
-        return Ok(true);
-    }
-    read_chunk(api, model, url, &ev.data, at, out)?;
-    Ok(false)
-}
-
-fn finish(url: &str, out: Streamed) -> Result<Streamed, Error> {
-    if out.usage.is_none() && out.chunks.is_empty() && out.finish_reason.is_none() {
-        return Err(Error::Malformed {
-            url: url.into(),
-            what: "the stream ended with no completion chunk".into(),
-        });
-    }
-    Ok(out)
-}
-
-fn read_chunk(
-    api: Api,
-    model: &str,
-    url: &str,
-    data: &str,
-    at: Instant,
-    out: &mut Streamed,
-) -> Result<(), Error> {
-    let v: Value = serde_json::from_str(data).map_err(|e| Error::Malformed {
-        url: url.into(),
-        what: format!("an event is not JSON ({e}): {}", excerpt(data)),
-    })?;
-    if let Some(e) = v.get("error") {
-        let msg = e
-            .get("message")
-            .and_then(Value::as_str)
-            .map_or_else(|| e.to_string(), str::to_string);
-        return Err(Error::Server(msg));
-    }
-    if let Some(got) = v.get("model").and_then(Value::as_str)
-        && got != model
-    {
-        return Err(Error::WrongModel {
-            got: got.into(),
-            want: model.to_string(),
-        });
-    }
-    if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
-        let n = |k: &str| u.get(k).and_then(Value::as_u64);
-        match (n("prompt_tokens"), n("completion_tokens")) {
-            (Some(p), Some(c)) => {
-                out.usage = Some(Usage {
-                    prompt_tokens: p,
-                    completion_tokens: c,
-                })
-            }
-            _ => {
-                return Err(Error::Malformed {
-                    url: url.into(),
-                    what: format!("usage without token counts: {}", excerpt(&u.to_string())),
-                });
-            }
+        if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
+            let n = |k: &str| u.get(k).and_then(Value::as_u64);
+            let (Some(prompt_tokens), Some(completion_tokens)) =
+                (n("prompt_tokens"), n("completion_tokens"))
+            else {
+                let u = excerpt(&u.to_string());
+                return Err(self.malformed(format!("usage without token counts: {u}")));
+            };
+            self.out.usage = Some(Usage {
+                prompt_tokens,
+                completion_tokens,
+            });
         }
+        if let Some(t) = v.get("timings").filter(|t| t.is_object()) {
+            self.read_drafts(t)?;
+        }
+        let Some(choices) = v.get("choices") else {
+            if self.out.usage.is_some() {
+                return Ok(());
+            }
+            return Err(self.malformed(format!("a chunk with no choices: {}", excerpt(data))));
+        };
+        let Some(choice) = choices.get(0) else {
+            return Ok(()); // the usage chunk of the chat API has an empty list
+        };
+        if let Some(f) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.out.finish_reason = Some(f.into());
+        }
+        let text = match self.api {
+            Api::Completions => choice.get("text"),
+            Api::Chat => choice.get("delta").and_then(|d| d.get("content")),
+        }
+        .and_then(Value::as_str)
+        .unwrap_or("");
+        if !text.is_empty() {
+            let text = text.into();
+            self.out.chunks.push(Chunk { at, text });
+        }
+        Ok(())
     }
-    if let Some(t) = v.get("timings").filter(|t| t.is_object()) {
-        read_drafts(t, url, out)?;
-    }
-    let Some(choices) = v.get("choices") else {
-        if out.usage.is_some() {
+
+    /// llama-server's `timings` object: its draft counters, the last seen winning (each chunk
+    /// carries the answer's totals so far). Untrusted: a count that is not a whole number, or
+    /// more accepted than drafted, is refused naming both.
+    fn read_drafts(&mut self, t: &Value) -> Result<(), Error> {
+        let (d, a) = (t.get("draft_n"), t.get("draft_n_accepted"));
+        if d.is_none() && a.is_none() {
             return Ok(());
         }
-        return Err(Error::Malformed {
-            url: url.into(),
-            what: format!("a chunk with no choices: {}", excerpt(data)),
-        });
-    };
-    let Some(choice) = choices.get(0) else {
-        return Ok(()); // the usage chunk of the chat API has an empty list
-    };
-    if let Some(f) = choice.get("finish_reason").and_then(Value::as_str) {
-        out.finish_reason = Some(f.into());
-    }
-    let text = match api {
-        Api::Completions => choice.get("text"),
-        Api::Chat => choice.get("delta").and_then(|d| d.get("content")),
-    }
-    .and_then(Value::as_str)
-    .unwrap_or("");
-    if !text.is_empty() {
-        out.chunks.push(Chunk {
-            at,
-            text: text.into(),
-        });
-    }
-    Ok(())
-}
-
-/// llama-server's `timings` object: its draft counters, the last seen winning (each chunk
-/// carries the answer's totals so far). Untrusted: a count that is not a whole number, or
-/// more accepted than drafted, is refused naming both.
-fn read_drafts(t: &Value, url: &str, out: &mut Streamed) -> Result<(), Error> {
-    let (d, a) = (t.get("draft_n"), t.get("draft_n_accepted"));
-    if d.is_none() && a.is_none() {
-        return Ok(());
-    }
-    let n = |v: Option<&Value>| v.map_or(Some(0), Value::as_u64);
-    match (n(d), n(a)) {
-        (Some(drafted), Some(accepted)) if accepted <= drafted => {
-            out.drafts = Some(Drafts { drafted, accepted });
-            Ok(())
-        }
-        _ => Err(Error::Malformed {
-            url: url.into(),
-            what: format!(
+        let n = |v: Option<&Value>| v.map_or(Some(0), Value::as_u64);
+        match (n(d), n(a)) {
+            (Some(drafted), Some(accepted)) if accepted <= drafted => {
+                self.out.drafts = Some(Drafts { drafted, accepted });
+                Ok(())
+            }
+            _ => Err(self.malformed(format!(
                 "timings.draft_n_accepted must be a whole number at most timings.draft_n: {}",
                 excerpt(&t.to_string())
-            ),
-        }),
+            ))),
+        }
     }
 }
 

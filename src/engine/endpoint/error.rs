@@ -38,6 +38,15 @@ pub enum EndpointError {
 
 pub type Error = EndpointError;
 
+impl EndpointError {
+    pub(crate) fn malformed(url: &str, what: impl Into<String>) -> Self {
+        EndpointError::Malformed {
+            url: url.into(),
+            what: what.into(),
+        }
+    }
+}
+
 /// Why no client could be made: before any request, so nothing an endpoint said.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ClientError {

@@ -53,10 +53,7 @@ pub fn probe(client: &Client) -> Result<ServerInfo, Error> {
     let models: Vec<String> = v
         .get("data")
         .and_then(Value::as_array)
-        .ok_or_else(|| Error::Malformed {
-            url: url.clone(),
-            what: "no `data` list of models".into(),
-        })?
+        .ok_or_else(|| Error::malformed(&url, "no `data` list of models"))?
         .iter()
         .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
         .collect();

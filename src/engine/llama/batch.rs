@@ -9,7 +9,7 @@
 
 use llama_cpp_sys_2 as sys;
 
-use super::context::Context;
+use super::context::{Batch, Context};
 use super::model::LlamaModel;
 use crate::engine::EngineError;
 use crate::engine::batching::{BatchParams, BatchSession, BatchToken, ServingModel};
@@ -17,13 +17,7 @@ use crate::engine::batching::{BatchParams, BatchSession, BatchToken, ServingMode
 pub(super) struct LlamaBatchSession<'m> {
     ctx: Context<'m>,
     n_vocab: usize,
-    /// Batch buffers, reused across decodes; `llama_batch` points into them.
-    token: Vec<i32>,
-    pos: Vec<i32>,
-    n_seq_id: Vec<i32>,
-    seq: Vec<i32>,
-    seq_ptr: Vec<*mut i32>,
-    logits: Vec<i8>,
+    batch: Batch,
     /// From the model's load log and this context's creation log.
     placement: Option<crate::engine::placement::Placement>,
 }
@@ -49,17 +43,12 @@ impl ServingModel for LlamaModel {
             "a context of {} tokens for {} sequences (n_batch {}, n_ubatch {})",
             p.n_ctx, p.n_seq_max, b.n_batch, b.n_ubatch
         );
-        let (ctx, placement) = self.new_context(context_params(p)?, &what);
-        let ctx = ctx?;
+        let cp = context_params(p)?;
+        let (ctx, placement) = self.new_context(cp, &what);
         Ok(Box::new(LlamaBatchSession {
-            ctx,
+            ctx: ctx?,
             n_vocab: self.n_vocab(),
-            token: Vec::new(),
-            pos: Vec::new(),
-            n_seq_id: Vec::new(),
-            seq: Vec::new(),
-            seq_ptr: Vec::new(),
-            logits: Vec::new(),
+            batch: Batch::new(cp.n_batch as usize),
             placement,
         }))
     }
@@ -91,32 +80,7 @@ impl BatchSession for LlamaBatchSession<'_> {
         if tokens.is_empty() {
             return Err(EngineError::decode("llama_decode: empty batch"));
         }
-        let n = tokens.len();
-        self.token.clear();
-        self.pos.clear();
-        self.seq.clear();
-        self.logits.clear();
-        for t in tokens {
-            self.token.push(t.token);
-            self.pos.push(t.pos);
-            self.seq.push(t.seq);
-            self.logits.push(i8::from(t.logits));
-        }
-        self.n_seq_id.clear();
-        self.n_seq_id.resize(n, 1);
-        // One sequence per entry: entry i's seq_id array is &seq[i].
-        let base = self.seq.as_mut_ptr();
-        self.seq_ptr.clear();
-        self.seq_ptr.extend((0..n).map(|i| unsafe { base.add(i) }));
-        let batch = sys::llama_batch {
-            n_tokens: n as i32,
-            token: self.token.as_mut_ptr(),
-            embd: std::ptr::null_mut(),
-            pos: self.pos.as_mut_ptr(),
-            n_seq_id: self.n_seq_id.as_mut_ptr(),
-            seq_id: self.seq_ptr.as_mut_ptr(),
-            logits: self.logits.as_mut_ptr(),
-        };
+        let batch = self.batch.fill(tokens.iter().copied());
         self.ctx.decode(batch)
     }
 
@@ -125,7 +89,7 @@ impl BatchSession for LlamaBatchSession<'_> {
     }
 
     fn logits(&mut self, i: usize) -> Result<&[f32], EngineError> {
-        if self.logits.get(i) != Some(&1) {
+        if !self.batch.has_logits(i) {
             return Err(EngineError::Logits(format!(
                 "batch entry {i} has no logits"
             )));

@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 use llama_cpp_sys_2 as sys;
 
 use crate::config::KV_TYPES;
-use crate::engine::EngineError;
+use crate::engine::{BatchToken, EngineError};
 use crate::gguf::GGML_TYPES;
 
 /// A llama.cpp context on a model it cannot outlive.
@@ -58,7 +58,6 @@ impl Context<'_> {
         unsafe { sys::llama_memory_clear(self.memory(), data) };
     }
 
-    /// The context size llama.cpp allocated (`llama_n_ctx`).
     pub(super) fn n_ctx(&self) -> u32 {
         unsafe { sys::llama_n_ctx(self.ptr.as_ptr()) }
     }
@@ -68,6 +67,52 @@ impl Context<'_> {
     pub(super) fn logits(&self, i: usize, n_vocab: usize) -> Option<&[f32]> {
         let p = unsafe { sys::llama_get_logits_ith(self.ptr.as_ptr(), i as i32) };
         (!p.is_null()).then(|| unsafe { std::slice::from_raw_parts(p, n_vocab) })
+    }
+}
+
+/// A `llama_batch` llama.cpp allocated, refilled for each decode (grown when one needs more).
+pub(super) struct Batch {
+    raw: sys::llama_batch,
+    capacity: usize,
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        unsafe { sys::llama_batch_free(self.raw) };
+    }
+}
+
+impl Batch {
+    pub(super) fn new(capacity: usize) -> Batch {
+        let capacity = capacity.max(1);
+        let raw = unsafe { sys::llama_batch_init(capacity as i32, 0, 1) };
+        Batch { raw, capacity }
+    }
+
+    pub(super) fn fill(
+        &mut self,
+        tokens: impl ExactSizeIterator<Item = BatchToken>,
+    ) -> sys::llama_batch {
+        if tokens.len() > self.capacity {
+            *self = Batch::new(tokens.len());
+        }
+        let b = &mut self.raw;
+        b.n_tokens = tokens.len() as i32;
+        for (i, t) in tokens.enumerate() {
+            // SAFETY: i < capacity, the entries llama_batch_init allocated.
+            unsafe {
+                *b.token.add(i) = t.token;
+                *b.pos.add(i) = t.pos;
+                *b.n_seq_id.add(i) = 1;
+                *(*b.seq_id.add(i)) = t.seq;
+                *b.logits.add(i) = i8::from(t.logits);
+            }
+        }
+        *b
+    }
+
+    pub(super) fn has_logits(&self, i: usize) -> bool {
+        i < self.raw.n_tokens.max(0) as usize && unsafe { *self.raw.logits.add(i) } != 0
     }
 }
 

@@ -127,16 +127,8 @@ fn apply_to_model(
                 add_overrides(m, v.as_str())?;
             }
         }
-        "devices" => {
-            if let Some(devs) = devices(v.as_str())? {
-                m.devices = Some(devs);
-            }
-        }
-        "tensor_split" => {
-            if let Some(split) = tensor_split(v.as_str())? {
-                m.split = Some(split);
-            }
-        }
+        "devices" => m.devices = devices(v.as_str())?,
+        "tensor_split" => m.split = tensor_split(v.as_str())?,
         "load_mode" => mp.load_mode = load_mode(v.as_str()),
         "lazy_mode" => mp.lazy_mode = lazy_mode(v.as_str()),
         "no_host" => mp.no_host = v.as_bool(),

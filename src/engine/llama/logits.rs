@@ -4,26 +4,18 @@
 
 use llama_cpp_sys_2 as sys;
 
-use super::context::Context;
+use super::context::{Batch, Context};
 use super::model::LlamaModel;
-use crate::engine::EngineError;
+use crate::engine::{BatchToken, EngineError};
 
 /// Receives one logit row: (the number identifying the row, its logits).
 pub type RowSink<'a> = dyn FnMut(usize, &[f32]) -> Result<(), String> + 'a;
 
 pub struct EvalContext<'m> {
-    /// Freed after the batch (see `drop`).
     ctx: Context<'m>,
-    batch: sys::llama_batch,
+    batch: Batch,
     capacity: usize,
     n_vocab: usize,
-}
-
-impl Drop for EvalContext<'_> {
-    fn drop(&mut self) {
-        // The batch first; the context is freed after, when its field drops.
-        unsafe { sys::llama_batch_free(self.batch) };
-    }
 }
 
 /// llama-perplexity's context: `n_ctx` tokens of one sequence, decoded `n_ctx` at a time.
@@ -62,10 +54,9 @@ impl LlamaModel {
         let ctx = self
             .new_context(cp, &format!("a context of {n_ctx} tokens"))
             .0?;
-        let batch = unsafe { sys::llama_batch_init(n_ctx as i32, 0, 1) };
         Ok(EvalContext {
             ctx,
-            batch,
+            batch: Batch::new(n_ctx as usize),
             capacity: n_ctx as usize,
             n_vocab: self.n_vocab(),
         })
@@ -96,18 +87,14 @@ impl EvalContext<'_> {
                 self.capacity
             )));
         }
-        let b = &mut self.batch;
-        unsafe {
-            for (i, &t) in tokens.iter().enumerate() {
-                *b.token.add(i) = t;
-                *b.pos.add(i) = (pos0 + i) as i32;
-                *b.n_seq_id.add(i) = 1;
-                *(*b.seq_id.add(i)) = 0;
-                *b.logits.add(i) = i8::from(output(i));
-            }
-        }
-        b.n_tokens = tokens.len() as i32;
-        self.ctx.decode(self.batch)?;
+        let entry = |(i, &token): (usize, &i32)| BatchToken {
+            token,
+            pos: (pos0 + i) as i32,
+            seq: 0,
+            logits: output(i),
+        };
+        let batch = self.batch.fill(tokens.iter().enumerate().map(entry));
+        self.ctx.decode(batch)?;
         for i in (0..tokens.len()).filter(|&i| output(i)) {
             let row = self.ctx.logits(i, self.n_vocab).ok_or_else(|| {
                 EngineError::Logits(format!("llama.cpp returned no logits for position {i}"))

@@ -218,36 +218,30 @@ impl LlamaModel {
             role: role.as_ptr(),
             content: content.as_ptr(),
         };
-        let mut buf = vec![0u8; 2 * user_message.len() + 512];
-        for _ in 0..2 {
-            let n = unsafe {
-                sys::llama_chat_apply_template(
-                    tmpl,
-                    &msg,
-                    1,
-                    true,
-                    buf.as_mut_ptr() as *mut c_char,
-                    buf.len() as i32,
-                )
-            };
-            if n < 0 {
-                let name = unsafe { c_text(tmpl) };
-                let short: String = name.chars().take(60).collect();
-                return Err(EngineError::ChatTemplate(format!(
-                    "llama.cpp does not support this model's chat template ({short:?}...)"
-                )));
+        let mut unsupported = false;
+        let buf = sized(2 * user_message.len() + 512, |buf: &mut [u8]| {
+            let (p, len) = (buf.as_mut_ptr() as *mut c_char, buf.len() as i32);
+            let n = unsafe { sys::llama_chat_apply_template(tmpl, &msg, 1, true, p, len) };
+            unsupported = n < 0;
+            match n {
+                n if n < 0 => i32::MIN,
+                n if n > len => -n,
+                n => n,
             }
-            if (n as usize) <= buf.len() {
-                buf.truncate(n as usize);
-                return String::from_utf8(buf).map_err(|_| {
-                    EngineError::ChatTemplate("the chat template produced invalid UTF-8".into())
-                });
-            }
-            buf.resize(n as usize, 0);
+        });
+        if unsupported {
+            let name = unsafe { c_text(tmpl) };
+            let short: String = name.chars().take(60).collect();
+            return Err(EngineError::ChatTemplate(format!(
+                "llama.cpp does not support this model's chat template ({short:?}...)"
+            )));
         }
-        Err(EngineError::ChatTemplate(
-            "llama_chat_apply_template: inconsistent lengths".into(),
-        ))
+        let buf = buf.ok_or_else(|| {
+            EngineError::ChatTemplate("llama_chat_apply_template: inconsistent lengths".into())
+        })?;
+        String::from_utf8(buf).map_err(|_| {
+            EngineError::ChatTemplate("the chat template produced invalid UTF-8".into())
+        })
     }
 }
 

@@ -59,10 +59,7 @@ struct Out {
     n_err: usize,
 }
 
-#[repr(C)]
-struct Raw {
-    _private: [u8; 0],
-}
+type Raw = std::ffi::c_void;
 
 unsafe extern "C" {
     fn tpsb_spec_outputs(n_batch: i32, n_max: i32) -> i32;
@@ -102,7 +99,7 @@ impl Drop for Drafter {
 pub(super) struct LlamaSpecSession<'m> {
     /// Declared first: dropped before the context.
     drafter: Drafter,
-    ctx: Context<'m>,
+    _ctx: Context<'m>,
     n_max: u32,
 }
 
@@ -167,7 +164,7 @@ impl<'m> LlamaSpecSession<'m> {
         }
         Ok(LlamaSpecSession {
             drafter: Drafter(raw),
-            ctx,
+            _ctx: ctx,
             n_max: d.n_max,
         })
     }
@@ -199,7 +196,6 @@ impl SpecSession for LlamaSpecSession<'_> {
             err: err.as_mut_ptr().cast(),
             n_err: err.len(),
         };
-        let _ = &self.ctx;
         let rc = unsafe {
             tpsb_spec_generate(
                 self.drafter.0,

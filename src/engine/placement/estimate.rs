@@ -201,15 +201,13 @@ pub fn estimate(
     );
     let mut out: Vec<DeviceShare> = Vec::new();
     let mut add = |name: String, w: u64, kv: u64| {
-        let i = out.iter().position(|d| d.name == name).unwrap_or_else(|| {
-            out.push(DeviceShare {
-                name,
-                ..Default::default()
-            });
-            out.len() - 1
-        });
-        out[i].weight_bytes += w;
-        out[i].kv_bytes += kv;
+        let new = || DeviceShare {
+            name: name.clone(),
+            ..Default::default()
+        };
+        let d = super::entry(&mut out, |d| d.name == name, new);
+        d.weight_bytes += w;
+        d.kv_bytes += kv;
     };
     add("CPU".into(), 0, 0);
     let tied = !model.tensors.iter().any(|(n, _)| n == "output.weight");

@@ -84,7 +84,7 @@ fn sample() -> MachineFacts {
             name: "CUDA0".into(),
             description: "NVIDIA H200".into(),
             backend: "CUDA".into(),
-            kind: "gpu".into(),
+            kind: crate::engine::DeviceKind::Gpu,
             memory_total: 141 << 30,
             memory_free: 140 << 30,
         }],

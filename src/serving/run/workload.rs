@@ -17,13 +17,7 @@ pub(super) fn workload(
     let n = sc.n_requests as usize;
     let Some(file) = prompts else {
         let mut tokens = TokenSource::new(seed, info);
-        let reqs = (0..n)
-            .map(|_| Request {
-                prompt: tokens.prompt(sc.n_prompt as usize),
-                n_gen: sc.n_gen,
-            })
-            .collect();
-        return Ok((reqs, None));
+        return Ok((parallel_requests(sc, n, false, &mut tokens), None));
     };
     let count = |t: &str| sm.tokenize(t, true, false).map(|v| v.len());
     let picked = crate::serving::dataset::serving_picks(file, n, seed, sc.n_gen, count)?;

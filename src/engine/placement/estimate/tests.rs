@@ -17,12 +17,12 @@ fn moe() -> Vec<(String, u64)> {
     v
 }
 
-fn device(name: &str, kind: &str, free: u64) -> DeviceInfo {
+fn device(name: &str, kind: DeviceKind, free: u64) -> DeviceInfo {
     DeviceInfo {
         name: name.into(),
         description: String::new(),
         backend: String::new(),
-        kind: kind.into(),
+        kind,
         memory_total: free,
         memory_free: free,
     }
@@ -55,15 +55,15 @@ fn s(n: &str, w: u64, kv: u64) -> (String, u64, u64) {
 
 #[test]
 fn a_build_without_an_offload_device_keeps_everything_on_the_cpu() {
-    let cpu = [device("CPU", "cpu", 1 << 30)];
+    let cpu = [device("CPU", DeviceKind::Cpu, 1 << 30)];
     assert_eq!(shares(&params(99, 0), &cpu), vec![s("CPU", 12_460, 28)]);
 }
 
 #[test]
 fn n_gpu_layers_offloads_the_output_layer_first_then_the_last_layers_with_their_kv() {
     let devs = [
-        device("Vulkan0", "gpu", 1 << 30),
-        device("CPU", "cpu", 1 << 30),
+        device("Vulkan0", DeviceKind::Gpu, 1 << 30),
+        device("CPU", DeviceKind::Cpu, 1 << 30),
     ];
     // 1: the output layer (its norm, and its copy of the tied embeddings).
     assert_eq!(
@@ -84,7 +84,7 @@ fn n_gpu_layers_offloads_the_output_layer_first_then_the_last_layers_with_their_
 
 #[test]
 fn n_cpu_moe_and_overrides_move_experts_to_the_cpu_and_no_kv_offload_the_cache() {
-    let devs = [device("Vulkan0", "gpu", 1 << 30)];
+    let devs = [device("Vulkan0", DeviceKind::Gpu, 1 << 30)];
     // The experts of layers 0 and 1 (6000 bytes) on the CPU; their layers stay offloaded.
     assert_eq!(
         shares(&params(99, 2), &devs),
@@ -105,9 +105,9 @@ fn n_cpu_moe_and_overrides_move_experts_to_the_cpu_and_no_kv_offload_the_cache()
 #[test]
 fn several_devices_split_the_layers_by_tensor_split_or_free_memory() {
     let devs = [
-        device("CUDA0", "gpu", 3 << 30),
-        device("CUDA1", "gpu", 1 << 30),
-        device("CPU", "cpu", 1 << 30),
+        device("CUDA0", DeviceKind::Gpu, 3 << 30),
+        device("CUDA1", DeviceKind::Gpu, 1 << 30),
+        device("CPU", DeviceKind::Cpu, 1 << 30),
     ];
     // 5 layers offloaded, 3:1 by free memory: places 0-3 of 5 (< 0.75) on CUDA0, 4 on CUDA1.
     assert_eq!(
@@ -146,8 +146,8 @@ fn several_devices_split_the_layers_by_tensor_split_or_free_memory() {
 #[test]
 fn devices_none_and_a_named_device_choose_the_offload_devices() {
     let devs = [
-        device("Vulkan0", "gpu", 1 << 30),
-        device("CPU", "cpu", 1 << 30),
+        device("Vulkan0", DeviceKind::Gpu, 1 << 30),
+        device("CPU", DeviceKind::Cpu, 1 << 30),
     ];
     let mut p = params(99, 0);
     p.knobs.set("devices", KnobValue::Text("none".into()));
@@ -175,8 +175,8 @@ fn devices_none_and_a_named_device_choose_the_offload_devices() {
 #[test]
 fn one_device_holds_every_layer_only_when_all_are_offloaded_to_one() {
     let one = [
-        device("Vulkan0", "gpu", 1 << 30),
-        device("CPU", "cpu", 1 << 30),
+        device("Vulkan0", DeviceKind::Gpu, 1 << 30),
+        device("CPU", DeviceKind::Cpu, 1 << 30),
     ];
     assert_eq!(
         sole_device(&params(99, 2), 4, &one).as_deref(),
@@ -192,8 +192,8 @@ fn one_device_holds_every_layer_only_when_all_are_offloaded_to_one() {
         "layer 0 on the CPU"
     );
     let two = [
-        device("CUDA0", "gpu", 1 << 30),
-        device("CUDA1", "gpu", 1 << 30),
+        device("CUDA0", DeviceKind::Gpu, 1 << 30),
+        device("CUDA1", DeviceKind::Gpu, 1 << 30),
     ];
     assert_eq!(sole_device(&params(99, 0), 4, &two), None);
     assert_eq!(sole_device(&params(99, 0), 4, &[]), None);

@@ -61,7 +61,7 @@ fn machines_are_kept_apart_by_host_cpu_and_gpu() {
         name: "CUDA0".into(),
         description: "NVIDIA H200".into(),
         backend: "CUDA".into(),
-        kind: "gpu".into(),
+        kind: crate::engine::DeviceKind::Gpu,
         memory_total: 1,
         memory_free: 1,
     });

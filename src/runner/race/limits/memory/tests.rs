@@ -8,7 +8,7 @@ fn gpu() -> DeviceInfo {
         name: "Vulkan0".into(),
         description: String::new(),
         backend: String::new(),
-        kind: "gpu".into(),
+        kind: crate::engine::DeviceKind::Gpu,
         memory_total: 1 << 30,
         memory_free: 1 << 30,
     }
