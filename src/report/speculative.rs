@@ -403,4 +403,49 @@ mod tests {
             "{s}"
         );
     }
+
+    #[test]
+    fn the_page_draws_the_settings_table_and_acceptance_by_position_on_the_chart_layer() {
+        use crate::record::speculative::Position;
+        use crate::report::leaderboard::sections::{Doc, speculative};
+        let mut t = test(Drafter::NgramSimple, &[(100.0, 120.0), (90.0, 130.0)], 40);
+        let s = t.speculative.as_mut().unwrap();
+        s.by_position = (0..10)
+            .map(|k| Position {
+                drafted: 10,
+                accepted: 10 - k,
+            })
+            .collect();
+        let mut run = crate::report::export::fixtures::run();
+        run.tests = vec![t];
+        let b = crate::report::leaderboard::load::board(
+            vec![("r.json".into(), run)],
+            &Default::default(),
+        );
+        let mut page = Doc {
+            html: true,
+            o: String::new(),
+        };
+        speculative(&mut page, &b);
+        let html = page.o;
+        assert!(
+            html.contains(r#"<table class="sortable answer-table">"#),
+            "{html}"
+        );
+        // Ten positions: two charts of the shared layer, the second one continued.
+        assert_eq!(html.matches(r#"<div class="card chart-card""#).count(), 2);
+        assert!(html.contains("Acceptance by draft position: m on h (continued)"));
+        assert!(html.contains(r#"data-scale-group="acceptance" data-scale="100""#));
+        let mut md = Doc {
+            html: false,
+            o: String::new(),
+        };
+        speculative(&mut md, &b);
+        assert!(
+            md.o.contains("| setting             | plain t/s |"),
+            "{}",
+            md.o
+        );
+        assert!(md.o.contains("| 100 / 90 / 80 / 70 / 60 / 50 / 40 / 30 / 20 / 10% |"));
+    }
 }

@@ -208,13 +208,12 @@ fn excluded(t: &TuneRecord) -> String {
 /// The winner's load time, cold and warm, and the range over the models that raced.
 fn loads(t: &TuneRecord, w: &TestRecord) -> String {
     use crate::record::tune::LoadTime;
+    let span = |xs: &[f64]| {
+        let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+        format!("{lo:.2}-{:.2}", xs.iter().copied().fold(0.0, f64::max))
+    };
     let range = |xs: &[f64]| match LoadTime::median(xs) {
-        Some(m) => format!(
-            "{m:.2} s ({:.2}-{:.2} over {})",
-            xs.iter().copied().fold(f64::INFINITY, f64::min),
-            xs.iter().copied().fold(0.0, f64::max),
-            xs.len()
-        ),
+        Some(m) => format!("{m:.2} s ({} over {})", span(xs), xs.len()),
         None => "not measured".into(),
     };
     // The winner's own placement's loads (a file written before `placement` names none).
@@ -240,11 +239,10 @@ fn loads(t: &TuneRecord, w: &TestRecord) -> String {
         .filter_map(|l| LoadTime::median(&l.cold_s))
         .collect();
     if colds.len() > 1 {
+        let n = colds.len();
         out.push_str(&format!(
-            "; cold over the {} loads raced: {:.2}-{:.2} s",
-            colds.len(),
-            colds.iter().copied().fold(f64::INFINITY, f64::min),
-            colds.iter().copied().fold(0.0, f64::max)
+            "; cold over the {n} loads raced: {} s",
+            span(&colds)
         ));
     }
     out.push('\n');

@@ -3,7 +3,7 @@
 
 use crate::plan::TestKind;
 use crate::report::leaderboard::charts::facet::{self, Facet, Panel, split};
-use crate::report::leaderboard::charts::parts::{describe, empty_scatter};
+use crate::report::leaderboard::charts::parts::{describe, empty_scatter, or_empty};
 use crate::report::leaderboard::charts::svg::scatter::{Point, ScatterChart, ScatterSeries};
 use crate::report::leaderboard::charts::svg::{MAX_SERIES, fmt_num};
 use crate::report::leaderboard::load::entry::{Entry, is_speed, kind_word, tags_of, ts};
@@ -117,14 +117,8 @@ pub fn serving(b: &Board) -> Vec<ScatterChart> {
             p,
         ));
     }
-    if charts.is_empty() {
-        charts.push(empty_scatter(
-            "serving",
-            "Per-request against aggregate t/s",
-            NO_SERVING,
-        ));
-    }
-    charts
+    let title = "Per-request against aggregate t/s";
+    or_empty(charts, empty_scatter("serving", title, NO_SERVING))
 }
 
 /// t/s against context depth, for what was measured above depth 0; prefill and decode
@@ -194,14 +188,8 @@ pub fn depth(b: &Board) -> Vec<ScatterChart> {
             ));
         }
     }
-    if charts.is_empty() {
-        charts.push(empty_scatter(
-            "depth",
-            "t/s against context depth",
-            NO_DEPTH,
-        ));
-    }
-    charts
+    let title = "t/s against context depth";
+    or_empty(charts, empty_scatter("depth", title, NO_DEPTH))
 }
 
 fn capitalise(s: &str) -> String {

@@ -15,7 +15,7 @@ use super::load::entry::{Entry, fastest_by, group_by, plain_d0, tags_of, ts};
 use super::load::{Board, machine_names};
 use crate::plan::TestKind;
 use facet::Facet;
-use parts::{describe, empty_scatter, variant_label};
+use parts::{describe, empty_scatter, or_empty, variant_label};
 use svg::scatter::{Point, ScatterChart, ScatterSeries};
 use svg::{ACCENT, MUTED, fmt_num};
 
@@ -126,14 +126,8 @@ pub fn quality_vs_speed(b: &Board) -> Vec<ScatterChart> {
             empty: NO_PARETO.into(),
         });
     }
-    if charts.is_empty() {
-        charts.push(empty_scatter(
-            "quality-vs-speed",
-            "Quality against speed",
-            NO_PARETO,
-        ));
-    }
-    charts
+    let title = "Quality against speed";
+    or_empty(charts, empty_scatter("quality-vs-speed", title, NO_PARETO))
 }
 
 /// The points beaten on both, and the Pareto front (ties kept together) by speed.
