@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use crate::record::speculative::Speculative;
 use crate::record::{RunRecord, Status, TestRecord};
 use crate::report::group_by;
+use crate::report::leaderboard::table::{Cell, Table};
 use crate::stats::pairs::Design;
 
 struct Row<'a> {
@@ -37,6 +38,14 @@ impl Row<'_> {
 
     fn ratio(&self) -> f64 {
         self.s.speedup.map_or(0.0, |x| x.ratio)
+    }
+
+    /// The percentage of drafted tokens accepted at each draft position that drafted any.
+    fn rates(&self) -> Vec<f64> {
+        (self.s.by_position.iter())
+            .filter(|p| p.drafted > 0)
+            .map(|p| 100.0 * p.accepted as f64 / p.drafted as f64)
+            .collect()
     }
 }
 
@@ -140,53 +149,62 @@ fn sentence(model: &str, host: &str, rows: &[Row]) -> String {
     out
 }
 
-fn table(rows: &[Row]) -> String {
-    let mut o = String::from(
-        "| setting | plain t/s | speculative t/s | speedup (95%) | accepted | length | by position | output |\n\
-         |---|--:|--:|---|--:|--:|---|---|\n",
-    );
-    for r in rows {
-        let s = r.s;
-        let speed = s.speedup.map_or("–".into(), |x| {
-            format!("{:.2}× ({:.2}–{:.2})", x.ratio, x.lo, x.hi)
-        });
-        let pos: Vec<String> = s
-            .by_position
-            .iter()
-            .filter(|p| p.drafted > 0)
-            .map(|p| format!("{:.0}", 100.0 * p.accepted as f64 / p.drafted as f64))
-            .collect();
-        let _ = writeln!(
-            o,
-            "| {} | {:.1} | {:.1} | {} | {} | {} | {} | {} |",
-            r.setting(),
-            s.plain_ts,
-            s.spec_ts,
-            speed,
-            pct(s.acceptance_rate),
-            s.acceptance_length
-                .map_or("–".into(), |l| format!("{l:.2}")),
-            if pos.is_empty() {
-                "–".into()
-            } else {
-                format!("{}%", pos.join(" / "))
-            },
-            if s.identical() {
-                "identical".to_string()
-            } else {
-                format!("differs in {}/{}", s.mismatches, s.compared)
-            }
-        );
+/// The settings' table (best first); the page and the Markdown both write it.
+fn table(rows: &[Row]) -> Table {
+    let cols = [
+        ("setting", false),
+        ("plain t/s", true),
+        ("speculative t/s", true),
+        ("speedup (95%)", false),
+        ("accepted", true),
+        ("length", true),
+        ("by position", false),
+        ("output", false),
+    ];
+    let f1 = |v: f64| Cell::num(format!("{v:.1}"), v);
+    let rows = (rows.iter())
+        .map(|r| {
+            let s = r.s;
+            let speed = s.speedup.map_or("–".into(), |x| {
+                format!("{:.2}× ({:.2}–{:.2})", x.ratio, x.lo, x.hi)
+            });
+            let pos: Vec<String> = (r.rates().iter()).map(|p| format!("{p:.0}")).collect();
+            let output = match s.identical() {
+                true => "identical".to_string(),
+                false => format!("differs in {}/{}", s.mismatches, s.compared),
+            };
+            vec![
+                Cell::text(r.setting()),
+                f1(s.plain_ts),
+                f1(s.spec_ts),
+                Cell::text(speed),
+                Cell::text(pct(s.acceptance_rate)),
+                Cell::text(
+                    s.acceptance_length
+                        .map_or("–".into(), |l| format!("{l:.2}")),
+                ),
+                Cell::text(match pos.is_empty() {
+                    true => "–".into(),
+                    false => format!("{}%", pos.join(" / ")),
+                }),
+                Cell::text(output),
+            ]
+        })
+        .collect();
+    Table {
+        headers: cols.iter().map(|c| c.0.to_string()).collect(),
+        numeric: cols.iter().map(|c| c.1).collect(),
+        rows,
+        meta: vec![],
     }
-    o
 }
 
 pub struct SpecAnswer {
     pub model: String,
     pub host: String,
     pub sentence: String,
-    pub table: String,
-    /// Per setting (best first): its name and the share accepted at each draft position.
+    pub table: Table,
+    /// Per setting (best first): its name and the percentage accepted at each draft position.
     pub positions: Vec<(String, Vec<f64>)>,
 }
 
@@ -220,18 +238,7 @@ pub fn answers<'a>(tests: impl IntoIterator<Item = (&'a TestRecord, &'a str)>) -
         out.push(SpecAnswer {
             sentence: sentence(&name, host, &rows),
             table: table(&rows),
-            positions: rows
-                .iter()
-                .map(|r| {
-                    let rates =
-                        r.s.by_position
-                            .iter()
-                            .filter(|p| p.drafted > 0)
-                            .map(|p| p.accepted as f64 / p.drafted as f64)
-                            .collect();
-                    (r.setting(), rates)
-                })
-                .collect(),
+            positions: rows.iter().map(|r| (r.setting(), r.rates())).collect(),
             model: name,
             host: host.to_string(),
         });
@@ -300,7 +307,9 @@ pub fn of_run(record: &RunRecord) -> Option<String> {
         let _ = writeln!(
             o,
             "\n## Which decoding? {}\n\n{}\n\n{}",
-            a.model, a.sentence, a.table
+            a.model,
+            a.sentence,
+            a.table.markdown()
         );
     }
     let served: String = (served(record.tests.iter().map(|t| (t, host))).iter())
@@ -393,5 +402,50 @@ mod tests {
             s.contains("every speculative setting was established slower"),
             "{s}"
         );
+    }
+
+    #[test]
+    fn the_page_draws_the_settings_table_and_acceptance_by_position_on_the_chart_layer() {
+        use crate::record::speculative::Position;
+        use crate::report::leaderboard::sections::{Doc, speculative};
+        let mut t = test(Drafter::NgramSimple, &[(100.0, 120.0), (90.0, 130.0)], 40);
+        let s = t.speculative.as_mut().unwrap();
+        s.by_position = (0..10)
+            .map(|k| Position {
+                drafted: 10,
+                accepted: 10 - k,
+            })
+            .collect();
+        let mut run = crate::report::export::fixtures::run();
+        run.tests = vec![t];
+        let b = crate::report::leaderboard::load::board(
+            vec![("r.json".into(), run)],
+            &Default::default(),
+        );
+        let mut page = Doc {
+            html: true,
+            o: String::new(),
+        };
+        speculative(&mut page, &b);
+        let html = page.o;
+        assert!(
+            html.contains(r#"<table class="sortable answer-table">"#),
+            "{html}"
+        );
+        // Ten positions: two charts of the shared layer, the second one continued.
+        assert_eq!(html.matches(r#"<div class="card chart-card""#).count(), 2);
+        assert!(html.contains("Acceptance by draft position: m on h (continued)"));
+        assert!(html.contains(r#"data-scale-group="acceptance" data-scale="100""#));
+        let mut md = Doc {
+            html: false,
+            o: String::new(),
+        };
+        speculative(&mut md, &b);
+        assert!(
+            md.o.contains("| setting             | plain t/s |"),
+            "{}",
+            md.o
+        );
+        assert!(md.o.contains("| 100 / 90 / 80 / 70 / 60 / 50 / 40 / 30 / 20 / 10% |"));
     }
 }

@@ -15,35 +15,20 @@ mod served;
 mod slo;
 
 /// A tune's answer as figures, recomputed from the file's rounds (`record::verify` replayed
-/// its verdicts): what stdout and the leaderboard's "Which configuration?" show.
+/// its verdicts), beside the race as recorded: what stdout and the leaderboard's "Which
+/// configuration?" show.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
-    pub objective: String,
+    pub tune: TuneRecord,
     /// The winner's test id; None when no candidate was measured.
     pub winner: Option<String>,
     /// Its mean rate over its rounds, and the 95% interval between them (None: one round).
     pub mean: f64,
     pub interval: Option<LevelInterval>,
-    pub winner_rounds: usize,
     /// Ties and open candidates: id, and the ratio of its geometric mean to the winner's over
     /// the rounds both ran (None: no round in common).
     pub ties: Vec<(String, Option<f64>)>,
     pub open: Vec<(String, Option<f64>)>,
-    pub slower: usize,
-    pub failed: Vec<String>,
-    pub raced: usize,
-    /// Candidates in the space before the limits; per limit, how many it excluded.
-    pub space: usize,
-    pub excluded: Vec<(String, usize)>,
-    /// Candidate-rounds run, and what the full sweep at the same rounds would run.
-    pub tests_run: usize,
-    pub full_sweep: usize,
-    pub rounds: usize,
-    /// Wall-clock seconds of the race, as recorded (wall time cannot be recomputed).
-    pub seconds: f64,
-    pub stopped: String,
-    pub indifference: f64,
-    pub alpha: f64,
 }
 
 pub fn summary(record: &RunRecord) -> Option<Summary> {
@@ -51,50 +36,22 @@ pub fn summary(record: &RunRecord) -> Option<Summary> {
     let test = |id: &str| record.tests.iter().find(|x| x.id == id);
     let w = t.winner.as_deref().and_then(test);
     let wr = w.map(|w| raced_rounds(t, w)).unwrap_or_default();
-    let ratio = |id: &str| {
-        let r = raced_rounds(t, test(id)?);
-        let k = r.len().min(wr.len());
-        (k > 0).then(|| geo(&r[..k]) / geo(&wr[..k]))
-    };
-    let list = |outcome: Outcome| -> Vec<(String, Option<f64>)> {
-        (t.candidates.iter())
-            .filter(|c| c.outcome == outcome)
-            .map(|c| (c.id.clone(), ratio(&c.id)))
-            .collect()
-    };
-    let excluded = (t.excluded_by_limit().into_iter())
-        .map(|(l, n, _)| (l.to_string(), n))
-        .collect();
+    let vs_winner = |id| ratio(record, t, id, &w?.id);
+    let list = |outcome| (ids(t, outcome).map(|id| (id.to_string(), vs_winner(id)))).collect();
     Some(Summary {
-        objective: t.objective.clone(),
         winner: w.map(|w| w.id.clone()),
         mean: crate::stats::mean(&wr),
         interval: LevelInterval::of(Covers::BetweenRounds, &wr),
-        winner_rounds: wr.len(),
         ties: list(Outcome::Tie),
         open: list(Outcome::Open),
-        slower: list(Outcome::Slower).len(),
-        failed: list(Outcome::Failed)
-            .into_iter()
-            .map(|(id, _)| id)
-            .collect(),
-        raced: t.candidates.len(),
-        space: t.space,
-        excluded,
-        tests_run: t.tests_run,
-        full_sweep: t.candidates.len() * t.rounds,
-        rounds: t.rounds,
-        seconds: t.seconds,
-        stopped: t.stopped.clone(),
-        indifference: t.indifference,
-        alpha: t.alpha,
+        tune: t.clone(),
     })
 }
 
 impl Summary {
     /// The race's figure: tokens per second, or good requests per second for goodput.
     pub fn unit(&self) -> &'static str {
-        if self.objective.starts_with("goodput") {
+        if self.tune.objective.starts_with("goodput") {
             "good req/s"
         } else {
             "t/s"
@@ -134,7 +91,7 @@ impl Summary {
         if !self.ties.is_empty() {
             lines.push(format!(
                 "ties (established within {:.0}%): {}",
-                self.indifference * 100.0,
+                self.tune.indifference * 100.0,
                 Summary::listed(&self.ties)
             ));
         }
@@ -146,10 +103,12 @@ impl Summary {
         }
         let mut raced = format!(
             "eliminated as slower: {} of {} raced",
-            self.slower, self.raced
+            ids(&self.tune, Outcome::Slower).count(),
+            self.tune.candidates.len()
         );
-        if !self.failed.is_empty() {
-            raced.push_str(&format!("; failed: {}", self.failed.join(", ")));
+        let failed: Vec<&str> = ids(&self.tune, Outcome::Failed).collect();
+        if !failed.is_empty() {
+            raced.push_str(&format!("; failed: {}", failed.join(", ")));
         }
         lines.push(raced);
         lines
@@ -157,12 +116,11 @@ impl Summary {
 
     /// "memory 3, max_kld 2", or "none".
     pub fn excluded_counts(&self) -> String {
-        if self.excluded.is_empty() {
+        let by = self.tune.excluded_by_limit();
+        if by.is_empty() {
             return "none".into();
         }
-        let v: Vec<String> = (self.excluded.iter())
-            .map(|(l, n)| format!("{l} {n}"))
-            .collect();
+        let v: Vec<String> = (by.iter()).map(|(l, n, _)| format!("{l} {n}")).collect();
         v.join(", ")
     }
 }
@@ -209,8 +167,23 @@ fn raced_rounds(t: &TuneRecord, x: &TestRecord) -> Vec<f64> {
     r.get(skip.min(r.len())..).unwrap_or_default().to_vec()
 }
 
-fn geo(r: &[f64]) -> f64 {
-    crate::stats::mean(&r.iter().map(|x| x.ln()).collect::<Vec<_>>()).exp()
+/// The ids of the candidates of one outcome.
+fn ids(t: &TuneRecord, outcome: Outcome) -> impl Iterator<Item = &str> {
+    (t.candidates.iter())
+        .filter(move |c| c.outcome == outcome)
+        .map(|c| c.id.as_str())
+}
+
+/// The ratio of `a`'s geometric mean to `b`'s over the race's rounds both ran.
+fn ratio(record: &RunRecord, t: &TuneRecord, a: &str, b: &str) -> Option<f64> {
+    let rounds = |id: &str| {
+        let x = record.tests.iter().find(|x| x.id == id)?;
+        Some(raced_rounds(t, x))
+    };
+    let (ra, rb) = (rounds(a)?, rounds(b)?);
+    let k = ra.len().min(rb.len());
+    let geo = |r: &[f64]| crate::stats::mean(&r.iter().map(|x| x.ln()).collect::<Vec<_>>()).exp();
+    (k > 0).then(|| geo(&ra[..k]) / geo(&rb[..k]))
 }
 
 /// What each limit excluded, before any speed was measured.
@@ -235,13 +208,12 @@ fn excluded(t: &TuneRecord) -> String {
 /// The winner's load time, cold and warm, and the range over the models that raced.
 fn loads(t: &TuneRecord, w: &TestRecord) -> String {
     use crate::record::tune::LoadTime;
+    let span = |xs: &[f64]| {
+        let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+        format!("{lo:.2}-{:.2}", xs.iter().copied().fold(0.0, f64::max))
+    };
     let range = |xs: &[f64]| match LoadTime::median(xs) {
-        Some(m) => format!(
-            "{m:.2} s ({:.2}-{:.2} over {})",
-            xs.iter().copied().fold(f64::INFINITY, f64::min),
-            xs.iter().copied().fold(0.0, f64::max),
-            xs.len()
-        ),
+        Some(m) => format!("{m:.2} s ({} over {})", span(xs), xs.len()),
         None => "not measured".into(),
     };
     // The winner's own placement's loads (a file written before `placement` names none).
@@ -267,11 +239,10 @@ fn loads(t: &TuneRecord, w: &TestRecord) -> String {
         .filter_map(|l| LoadTime::median(&l.cold_s))
         .collect();
     if colds.len() > 1 {
+        let n = colds.len();
         out.push_str(&format!(
-            "; cold over the {} loads raced: {:.2}-{:.2} s",
-            colds.len(),
-            colds.iter().copied().fold(f64::INFINITY, f64::min),
-            colds.iter().copied().fold(0.0, f64::max)
+            "; cold over the {n} loads raced: {} s",
+            span(&colds)
         ));
     }
     out.push('\n');

@@ -12,7 +12,7 @@ pub(crate) mod plausible;
 
 use super::options::{DEFAULT_KLD_BUDGET, Exclude};
 use crate::record::{RunInfo, RunRecord, Status, TestRecord};
-use entry::{Entry, ModelExtras, Serving};
+use entry::Entry;
 pub use fingerprint::{Machine, hardware};
 use plausible::Flag;
 
@@ -269,7 +269,7 @@ impl Builder {
         let Some(summary) = crate::report::tune::summary(rec) else {
             return;
         };
-        let slot = (machine.to_string(), summary.objective.clone());
+        let slot = (machine.to_string(), summary.tune.objective.clone());
         let started = &rec.run.started_at;
         let newest = |t: &BoardTune| newer(&t.started_at, "", started, "").is_lt();
         if self.tunes.get(&slot).is_none_or(newest) {
@@ -317,8 +317,7 @@ impl Builder {
             test: t.clone(),
             run_started_at: rec.run.started_at.clone(),
             file: path.to_path_buf(),
-            model: model.map(ModelExtras::from).unwrap_or_default(),
-            serving: t.serving.as_deref().and_then(Serving::of),
+            model: model.cloned().unwrap_or_default(),
             badges: model.map(entry::badges).unwrap_or_default(),
             flags: run_flags.iter().cloned().chain(row_flags).collect(),
             roofline_estimate: None,
@@ -411,7 +410,7 @@ impl Builder {
             .collect();
         board
             .tunes
-            .sort_by_key(|t| (t.machine, t.summary.objective.clone()));
+            .sort_by_key(|t| (t.machine, t.summary.tune.objective.clone()));
         board.entries = entries;
         board.failures = failures;
         board

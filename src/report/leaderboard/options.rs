@@ -29,27 +29,29 @@ pub struct Exclude {
 
 impl Exclude {
     pub fn reason(&self, run: &RunInfo) -> Option<String> {
-        let b = &run.llama_cpp;
-        let build = [
-            b.build_commit.as_deref(),
-            Some(b.sys_crate_version.as_str()),
+        let (b, tool) = (&run.llama_cpp, &run.tool);
+        let checks = [
+            (
+                &self.build,
+                [
+                    b.build_commit.as_deref(),
+                    Some(b.sys_crate_version.as_str()),
+                ],
+                "llama.cpp build",
+                "--exclude-build",
+            ),
+            (
+                &self.tool_version,
+                [Some(tool.version.as_str()), tool.git_commit.as_deref()],
+                "tpsbench",
+                "--exclude-tool-version",
+            ),
         ];
-        for text in &self.build {
-            if let Some(v) = build.iter().flatten().find(|v| v.contains(text.as_str())) {
-                return Some(format!(
-                    "llama.cpp build {v:?} matches --exclude-build {text:?}"
-                ));
-            }
-        }
-        let tool = [
-            Some(run.tool.version.as_str()),
-            run.tool.git_commit.as_deref(),
-        ];
-        for text in &self.tool_version {
-            if let Some(v) = tool.iter().flatten().find(|v| v.contains(text.as_str())) {
-                return Some(format!(
-                    "tpsbench {v:?} matches --exclude-tool-version {text:?}"
-                ));
+        for (texts, values, what, flag) in checks {
+            for text in texts {
+                if let Some(v) = values.iter().flatten().find(|v| v.contains(text.as_str())) {
+                    return Some(format!("{what} {v:?} matches {flag} {text:?}"));
+                }
             }
         }
         None

@@ -8,9 +8,8 @@ use std::fmt::Write;
 use super::answer::{self, Answer, identity_label};
 use super::charts::machines::machines;
 use super::charts::svg::bars::BarChart;
-use super::charts::svg::escape;
+use super::charts::svg::{cards, escape};
 use super::load::{Board, machine_names};
-use super::page::speculative::position_chart;
 use super::page::tables::{grid_html, table_html};
 use super::table::{Cell, Table, by_machine_and_model, detail, rankings, runs};
 pub(crate) use crate::report::count;
@@ -157,7 +156,7 @@ pub fn markdown(b: &Board) -> String {
     grids(&mut d, b);
     flagged(&mut d, b);
     ranking(&mut d, b);
-    across_machines(&mut d, b, &[]);
+    across_machines(&mut d, b);
     machine_sections(&mut d, b);
     left_out(&mut d, b);
     d.o
@@ -231,14 +230,17 @@ pub fn speculative(d: &mut Doc, b: &Board) {
         return;
     }
     d.section("speculative", "", "Which decoding?");
-    for a in &answers {
+    for (i, a) in answers.iter().enumerate() {
+        let h = format!("{} on {}", a.model, a.host);
         d.tag(r#"<div class="answer">"#);
-        d.heading(&format!("{} on {}", a.model, a.host));
+        d.heading(&h);
         d.para("verdict", &a.sentence);
-        d.put(
-            &format!("{}\n", a.table),
-            &format!("{}</div>", position_chart(&a.table, &a.positions)),
-        );
+        d.table(&a.table, "sortable answer-table", &format!("decoding {h}"));
+        let charts = super::charts::speculative::acceptance(a, i);
+        d.tag(&format!(
+            r#"<div class="charts">{}</div></div>"#,
+            cards(&charts)
+        ));
     }
     if !served.is_empty() {
         d.heading("Served drafting");
@@ -318,14 +320,11 @@ pub fn ranking(d: &mut Doc, b: &Board) {
     d.end();
 }
 
-/// "Machines": each measurement taken on several machines; the page draws `cards`,
-/// Markdown tabulates those with data.
-pub fn across_machines(d: &mut Doc, b: &Board, cards: &[String]) {
-    let charts: Vec<BarChart> = match d.html {
-        true => vec![],
-        false => machines(b).into_iter().filter(|c| c.has_data()).collect(),
-    };
-    if !d.html && charts.is_empty() {
+/// "Machines": each measurement taken on several machines; the page draws them, Markdown
+/// tabulates those with data.
+pub fn across_machines(d: &mut Doc, b: &Board) {
+    let charts = machines(b);
+    if !d.html && !charts.iter().any(BarChart::has_data) {
         return;
     }
     d.section("machines", "", "Machines");
@@ -336,14 +335,14 @@ pub fn across_machines(d: &mut Doc, b: &Board, cards: &[String]) {
              share of the fastest machine (LocalScore-style). Each machine counts with its \
              fastest setting of the test.",
         );
-        let _ = write!(d.o, r#"<div class="charts">{}</div>"#, cards.concat());
+        let _ = write!(d.o, r#"<div class="charts">{}</div>"#, cards(&charts));
     } else {
         d.para(
             "",
             "The same model, quantization and test on each machine that measured it, as a \
              share of the fastest machine; each machine at its fastest setting.",
         );
-        for c in &charts {
+        for c in charts.iter().filter(|c| c.has_data()) {
             d.heading(&c.title);
             d.table(&bars_table(c), "", "");
         }
@@ -414,26 +413,27 @@ mod tests {
 
     /// A tune whose every text comes from an untrusted file, markup in each.
     fn hostile() -> Board {
+        let tune = serde_json::from_value(serde_json::json!({
+            "objective": "tg8<script>", "limits": [], "space": 5, "alpha": 0.05,
+            "excluded": [{"id": "x<", "limit": "memory", "why": "w<"}],
+            "indifference": 0.02, "max_rounds": 2, "looks": [2], "level": 0.05,
+            "candidates": [
+                {"id": "t<i>", "outcome": "tie", "rounds": 1},
+                {"id": "o&<", "outcome": "open", "rounds": 1},
+                {"id": "s", "outcome": "slower", "rounds": 1},
+                {"id": "f\"<", "outcome": "failed", "rounds": 1}
+            ],
+            "stopped": "budget <spent>", "rounds": 2, "tests_run": 6,
+            "seconds": 1.0, "first_round_seconds": 0.0
+        }))
+        .unwrap();
         let s = Summary {
-            objective: "tg8<script>".into(),
+            tune,
             winner: Some("m<b>/Q4_0/tg8".into()),
             mean: 10.0,
             interval: None,
-            winner_rounds: 1,
             ties: vec![("t<i>".into(), Some(0.99))],
             open: vec![("o&<".into(), None)],
-            slower: 1,
-            failed: vec!["f\"<".into()],
-            raced: 4,
-            space: 5,
-            excluded: vec![("memory<".into(), 1)],
-            tests_run: 6,
-            full_sweep: 8,
-            rounds: 2,
-            seconds: 1.0,
-            stopped: "budget <spent>".into(),
-            indifference: 0.02,
-            alpha: 0.05,
         };
         Board {
             tunes: vec![BoardTune {
@@ -485,7 +485,7 @@ mod tests {
             "{o}"
         );
         assert!(
-            o.contains("excluded by the limits before racing: memory&lt; 1 (of 5 in the space)"),
+            o.contains("excluded by the limits before racing: memory 1 (of 5 in the space)"),
             "{o}"
         );
     }

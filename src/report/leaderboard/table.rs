@@ -165,38 +165,39 @@ const EXTRA: &[Column] = &[
     }),
     ("n_parallel", true, |e| {
         opt(e
-            .serving
-            .as_ref()
+            .serving()
             .map(|s| Cell::num(s.n_parallel.to_string(), s.n_parallel as f64)))
     }),
     ("per-request t/s", true, |e| {
         opt(e
-            .serving
-            .as_ref()
-            .map(|s| Cell::num(f2(s.per_request_ts), s.per_request_ts)))
+            .serving()
+            .and_then(|s| s.per_request_ts)
+            .map(|v| Cell::num(f2(v), v)))
     }),
     ("TTFT p50 / p90 ms", true, |e| {
-        opt(e.serving.as_ref().and_then(|s| {
-            let (p50, p90) = (s.ttft_p50_ms?, s.ttft_p90_ms?);
-            Some(Cell::num(format!("{p50:.1} / {p90:.1}"), p50))
+        opt(e.serving().map(|s| {
+            let (p50, p90) = (s.ttft_ms.p50, s.ttft_ms.p90);
+            Cell::num(format!("{p50:.1} / {p90:.1}"), p50)
         }))
     }),
     ("aggregate t/s", true, |e| {
         opt(e
-            .serving
-            .as_ref()
-            .map(|s| Cell::num(f2(s.aggregate_ts), s.aggregate_ts)))
+            .serving()
+            .and_then(|s| s.aggregate_ts)
+            .map(|v| Cell::num(f2(v), v)))
     }),
     ("goodput: max req/s within the SLO", true, |e| {
-        opt(e.serving.as_ref().and_then(|s| {
-            Some(match s.goodput? {
-                (Some(rate), good, _) => Cell::num(
-                    format!("{rate:.2} ({:.2} good/s)", good.unwrap_or(0.0)),
+        opt(e.serving().and_then(|s| {
+            let g = s.goodput.as_ref()?;
+            Some(match g.max_rate {
+                Some(rate) => Cell::num(
+                    format!("{rate:.2} ({:.2} good/s)", g.goodput.unwrap_or(0.0)),
                     rate,
                 ),
-                (None, _, failed) => {
-                    Cell::num(format!("none (below at {:.2})", failed.unwrap_or(0.0)), 0.0)
-                }
+                None => Cell::num(
+                    format!("none (below at {:.2})", g.failed_rate.unwrap_or(0.0)),
+                    0.0,
+                ),
             })
         }))
     }),
@@ -205,22 +206,31 @@ const EXTRA: &[Column] = &[
 /// Served (HTTP) tests: the transport, and the cost against the in-process twin.
 const SERVED: &[Column] = &[
     ("transport", false, |e| {
-        opt(e.serving.as_ref().map(|s| match (&s.transport, &s.server) {
-            (Some(t), Some(server)) => Cell::text(format!("{t} ({server})")),
-            (Some(t), None) => Cell::text(t.clone()),
-            (None, _) => Cell::text("in-process"),
-        }))
+        opt(e
+            .serving()
+            .map(|s| match (s.transport.is_in_process(), &s.server) {
+                (true, _) => Cell::text("in-process"),
+                (false, Some(v)) => Cell::text(format!(
+                    "http ({})",
+                    v.build.as_deref().unwrap_or(&v.served_model)
+                )),
+                (false, None) => Cell::text("http"),
+            }))
     }),
     ("served / in-process (95% interval)", false, |e| {
-        opt(e.serving.as_ref().and_then(|s| {
-            let parts: Vec<String> = ["TTFT", "per-request", "aggregate"]
-                .iter()
-                .zip(&s.vs_in_process)
-                .filter_map(|(name, r)| {
-                    let (x, lo, hi) = (*r)?;
-                    Some(format!("{name} ×{x:.2} ({lo:.2}–{hi:.2})"))
-                })
-                .collect();
+        opt(e.serving().and_then(|s| {
+            let v = s.vs_in_process.as_ref()?;
+            let parts: Vec<String> = [
+                ("TTFT", &v.ttft),
+                ("per-request", &v.per_request_ts),
+                ("aggregate", &v.aggregate_ts),
+            ]
+            .iter()
+            .filter_map(|(name, r)| {
+                let r = r.as_ref()?;
+                Some(format!("{name} ×{:.2} ({:.2}–{:.2})", r.ratio, r.lo, r.hi))
+            })
+            .collect();
             (!parts.is_empty()).then(|| Cell::text(parts.join(" · ")))
         }))
     }),
@@ -234,13 +244,14 @@ const OTHER_SETTINGS: &[Column] = &[
     ("backend", false, |e| Cell::text(e.test.backends.clone())),
 ];
 
-/// Settings: each typed model- and context-level parameter under its header, then the others.
+/// The typed model- and context-level parameters.
+pub fn typed_params() -> impl Iterator<Item = &'static Knob> {
+    (PARAMS.iter()).filter(|k| k.level != Level::Test && matches!(k.slot, Slot::Field(_)))
+}
+
+/// Settings: each typed parameter under its header, then the others.
 fn settings() -> impl Iterator<Item = Col<'static>> {
-    PARAMS
-        .iter()
-        .filter(|k| k.level != Level::Test && matches!(k.slot, Slot::Field(_)))
-        .map(Col::Param)
-        .chain(fixed(OTHER_SETTINGS))
+    typed_params().map(Col::Param).chain(fixed(OTHER_SETTINGS))
 }
 
 fn varying<'a>(cols: impl Iterator<Item = Col<'a>>, entries: &[&Entry]) -> Vec<Col<'a>> {
@@ -293,7 +304,7 @@ pub fn detail(entries: &[&Entry]) -> Table {
     let mut cols = present(fixed(EXTRA), entries);
     if entries
         .iter()
-        .any(|e| e.serving.as_ref().is_some_and(|s| s.transport.is_some()))
+        .any(|e| e.serving().is_some_and(|s| !s.transport.is_in_process()))
     {
         cols.extend(present(fixed(SERVED), entries));
     }

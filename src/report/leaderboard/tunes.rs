@@ -11,6 +11,8 @@ pub(super) struct Lines {
 
 pub(super) fn lines(b: &Board, t: &BoardTune) -> Lines {
     let s = &t.summary;
+    let r = &s.tune;
+    let full_sweep = r.candidates.len() * r.rounds;
     let host = machine_names(b).get(t.machine).cloned().unwrap_or_default();
     let answer = match &s.winner {
         Some(w) => format!("{w}: {}", s.figure()),
@@ -20,19 +22,19 @@ pub(super) fn lines(b: &Board, t: &BoardTune) -> Lines {
     details.push(format!(
         "excluded by the limits before racing: {} (of {} in the space)",
         s.excluded_counts(),
-        s.space
+        r.space
     ));
     details.push(format!(
         "cost: {} tests in {} rounds, {:.0}% of the full sweep of the {} raced at {} rounds \
          ({}); {:.0} s of racing (as recorded); {}",
-        s.tests_run,
-        s.rounds,
-        100.0 * s.tests_run as f64 / s.full_sweep.max(1) as f64,
-        s.raced,
-        s.rounds,
-        s.full_sweep,
-        s.seconds,
-        s.stopped
+        r.tests_run,
+        r.rounds,
+        100.0 * r.tests_run as f64 / full_sweep.max(1) as f64,
+        r.candidates.len(),
+        r.rounds,
+        full_sweep,
+        r.seconds,
+        r.stopped
     ));
     details.push(format!(
         "file: {} (started {})",
@@ -40,14 +42,14 @@ pub(super) fn lines(b: &Board, t: &BoardTune) -> Lines {
         t.started_at
     ));
     Lines {
-        heading: format!("{} on {host}", s.objective),
+        heading: format!("{} on {host}", r.objective),
         answer,
         details,
     }
 }
 
 pub(super) fn meaning(b: &Board) -> String {
-    let alpha = b.tunes.first().map_or(0.05, |t| t.summary.alpha);
+    let alpha = b.tunes.first().map_or(0.05, |t| t.summary.tune.alpha);
     format!(
         "The newest tune of each machine and objective (tpsbench tune, or run with a \
          [tune] table): the fastest configuration within its limits, found by racing. The \

@@ -14,17 +14,6 @@ fn value(b: &Bisection, id: &str) -> String {
     format!("{flag} {v}")
 }
 
-/// The ratio of `a`'s geometric mean to `b`'s over the race's rounds both ran.
-fn ratio(record: &RunRecord, t: &TuneRecord, a: &str, b: &str) -> Option<f64> {
-    let rounds = |id: &str| {
-        let x = record.tests.iter().find(|x| x.id == id)?;
-        Some(super::raced_rounds(t, x))
-    };
-    let (ra, rb) = (rounds(a)?, rounds(b)?);
-    let k = ra.len().min(rb.len());
-    (k > 0).then(|| super::geo(&ra[..k]) / super::geo(&rb[..k]))
-}
-
 /// How a probe ended: "ok", "failed to load" (the placement did not load: what bisection
 /// expects above the boundary), "failed its test", or "failed" (a file from before the
 /// probes said which).
@@ -78,7 +67,7 @@ fn group(record: &RunRecord, t: &TuneRecord, b: &Bisection) -> String {
             Outcome::Slower => "eliminated as slower than the answer",
             Outcome::Failed => "failed in the race",
         });
-    match ratio(record, t, n, top) {
+    match super::ratio(record, t, n, top) {
         Some(r) if r > 1.0 => s.push_str(&format!(
             "; the neighbour {} was {:.1}% faster over the rounds both ran ({outcome}): the \
              speed is not shown monotone here, and the values below it were not raced \

@@ -130,10 +130,7 @@ fn answer(
         resolved.busy = busy;
         resolved.best = None;
         resolved.best_ties.clear();
-        for r in rows.iter_mut() {
-            r.front = false;
-            r.tied_with.clear();
-        }
+        clear_front(&mut rows);
     }
     mark_unrepacked_gaps(&mut rows);
     let host = b.machines.get(machine).map_or("?", |m| m.hostname.as_str());
@@ -210,8 +207,8 @@ fn row(d: Option<&Entry>, p: Option<&Entry>) -> Option<Row> {
         size,
         decode: d.and_then(rate),
         prefill: p.and_then(rate),
-        kld: any.model.kld_mean.map(|k| (k, any.model.kld_uncertainty)),
-        kld_p999: any.model.kld_p999,
+        kld: (any.quality()).map(|q| (q.kld_mean, Some(q.kld_mean_uncertainty))),
+        kld_p999: any.quality().and_then(|q| Some(q.kld_percentiles?.p99_9)),
         roofline: d.and_then(roofline),
         front: false,
         tied_with: vec![],
@@ -263,6 +260,13 @@ fn mark_unrepacked_gaps(rows: &mut [Row]) {
     }
 }
 
+fn clear_front(rows: &mut [Row]) {
+    for r in rows.iter_mut() {
+        r.front = false;
+        r.tied_with.clear();
+    }
+}
+
 /// Marks the Pareto front of decode against KLD and its ties, and resolves the fastest
 /// within `budget`: rows of one file with rounds paired by round, others against `floor`.
 pub fn mark_front(rows: &mut [Row], budget: f64, floor: &NoiseFloor) -> Resolved {
@@ -281,10 +285,7 @@ pub fn mark_front(rows: &mut [Row], budget: f64, floor: &NoiseFloor) -> Resolved
         (decoded.iter()).map(|&i| (rows[i].decode_file.as_deref(), rows[i].auto_max_rounds)),
     );
     let r = resolve_runs(&choices, &runs, budget, 0.05, floor);
-    for row in rows.iter_mut() {
-        row.front = false;
-        row.tied_with.clear();
-    }
+    clear_front(rows);
     // Ties by the quantization's name alone (a narrow column), unless two rows share it.
     let short: Vec<String> = rows
         .iter()

@@ -2,7 +2,7 @@
 //! series go into as few panels as keep each at [`MAX_SERIES`], split by leading facets. A
 //! panel names the facets its series share, a series those that differ.
 
-use crate::config::knobs::{Level, PARAMS, Slot, knob};
+use crate::config::knobs::knob;
 use crate::report::count;
 use crate::report::leaderboard::charts::svg::MAX_SERIES;
 use crate::report::leaderboard::load::entry::{Entry, group_by};
@@ -60,9 +60,7 @@ pub fn settings(e: &Entry) -> Vec<Facet> {
 
 /// The other typed parameters ("sm row", "nkvo 1"), so that no two series read alike.
 fn table_facets(p: &crate::config::TestParams) -> impl Iterator<Item = Facet> + '_ {
-    PARAMS
-        .iter()
-        .filter(|k| k.level != Level::Test && matches!(k.slot, Slot::Field(_)))
+    crate::report::leaderboard::table::typed_params()
         .filter(|k| !WORDED.contains(&k.name))
         .map(move |k| Facet::worded(k.name, k.get(p).show(), k.header))
 }

@@ -3,7 +3,7 @@
 
 use crate::plan::TestKind;
 use crate::report::leaderboard::charts::facet::{self, Facet, Panel, split};
-use crate::report::leaderboard::charts::parts::{describe, empty_scatter};
+use crate::report::leaderboard::charts::parts::{describe, empty_scatter, or_empty};
 use crate::report::leaderboard::charts::svg::scatter::{Point, ScatterChart, ScatterSeries};
 use crate::report::leaderboard::charts::svg::{MAX_SERIES, fmt_num};
 use crate::report::leaderboard::load::entry::{Entry, is_speed, kind_word, tags_of, ts};
@@ -64,7 +64,11 @@ pub fn serving(b: &Board) -> Vec<ScatterChart> {
     let names = machine_names(b);
     let mut items: Vec<(Vec<Facet>, (Point, f64))> = Vec::new();
     for e in &b.entries {
-        let Some(s) = &e.serving else { continue };
+        let Some(s) = e.serving() else { continue };
+        let (per_request, aggregate) = (
+            s.per_request_ts.unwrap_or(0.0),
+            s.aggregate_ts.unwrap_or(0.0),
+        );
         let (label, order) = match (e.test.kind, s.arrival_rate) {
             (TestKind::Arrival, Some(r)) => (format!("{}/s", fmt_num(r)), r),
             _ => (format!("B={}", s.n_parallel), s.n_parallel as f64),
@@ -84,16 +88,16 @@ pub fn serving(b: &Board) -> Vec<ScatterChart> {
         f.push(Facet::new("prompts", prompts, prompts));
         f.extend(facet::settings(e));
         let point = Point {
-            x: s.per_request_ts,
-            y: s.aggregate_ts,
+            x: per_request,
+            y: aggregate,
             label: Some(label),
             tooltip: format!(
                 "{} {} {}: {} t/s per request, {} t/s aggregate",
                 e.test.model,
                 e.quant,
                 e.test.test,
-                fmt_num(s.per_request_ts),
-                fmt_num(s.aggregate_ts)
+                fmt_num(per_request),
+                fmt_num(aggregate)
             ),
             tags: tags_of(e),
         };
@@ -113,14 +117,8 @@ pub fn serving(b: &Board) -> Vec<ScatterChart> {
             p,
         ));
     }
-    if charts.is_empty() {
-        charts.push(empty_scatter(
-            "serving",
-            "Per-request against aggregate t/s",
-            NO_SERVING,
-        ));
-    }
-    charts
+    let title = "Per-request against aggregate t/s";
+    or_empty(charts, empty_scatter("serving", title, NO_SERVING))
 }
 
 /// t/s against context depth, for what was measured above depth 0; prefill and decode
@@ -190,14 +188,8 @@ pub fn depth(b: &Board) -> Vec<ScatterChart> {
             ));
         }
     }
-    if charts.is_empty() {
-        charts.push(empty_scatter(
-            "depth",
-            "t/s against context depth",
-            NO_DEPTH,
-        ));
-    }
-    charts
+    let title = "t/s against context depth";
+    or_empty(charts, empty_scatter("depth", title, NO_DEPTH))
 }
 
 fn capitalise(s: &str) -> String {

@@ -2,7 +2,7 @@
 //! machine, as a share of the fastest; each machine at its fastest setting.
 
 use crate::plan::TestKind;
-use crate::report::leaderboard::charts::parts::{describe, empty_bars};
+use crate::report::leaderboard::charts::parts::{describe, empty_bars, or_empty};
 use crate::report::leaderboard::charts::svg::bars::{Bar, BarChart, BarSeries, Category};
 use crate::report::leaderboard::charts::svg::{MAX_SERIES, fmt_num};
 use crate::report::leaderboard::load::entry::Entry;
@@ -50,11 +50,8 @@ pub fn machines(b: &Board) -> Vec<BarChart> {
             charts.push(c);
         }
     }
-    if charts.is_empty() {
-        let title = "Machines against the fastest";
-        charts.push(empty_bars("machines", title, NO_MACHINES));
-    }
-    charts
+    let title = "Machines against the fastest";
+    or_empty(charts, empty_bars("machines", title, NO_MACHINES))
 }
 
 fn shared_tests(es: &[&Entry]) -> Vec<(u8, u64, String)> {

@@ -1,4 +1,5 @@
-//! What each chart draws (quality against speed here; `quant`, `lines`, `machines`), drawn
+//! What each chart draws (quality against speed here; `quant`, `lines`, `machines`,
+//! `speculative`), drawn
 //! by `svg`. A chart never mixes settings silently; each section yields at least one
 //! chart, a placeholder saying what to run when there is no data.
 
@@ -7,13 +8,14 @@ pub(crate) mod lines;
 pub(crate) mod machines;
 pub(crate) mod parts;
 pub(crate) mod quant;
+pub(crate) mod speculative;
 pub(crate) mod svg;
 
 use super::load::entry::{Entry, fastest_by, group_by, plain_d0, tags_of, ts};
 use super::load::{Board, machine_names};
 use crate::plan::TestKind;
 use facet::Facet;
-use parts::{describe, empty_scatter, variant_label};
+use parts::{describe, empty_scatter, or_empty, variant_label};
 use svg::scatter::{Point, ScatterChart, ScatterSeries};
 use svg::{ACCENT, MUTED, fmt_num};
 
@@ -40,8 +42,9 @@ fn speed_and_kld(e: &Entry) -> (crate::stats::ties::Figure, crate::stats::ties::
         },
         None => Figure::point(v),
     };
-    let kld = e.model.kld_mean.unwrap_or(0.0);
-    let half = 1.96 * e.model.kld_uncertainty.unwrap_or(0.0);
+    let q = e.quality();
+    let kld = q.map_or(0.0, |q| q.kld_mean);
+    let half = 1.96 * q.map_or(0.0, |q| q.kld_mean_uncertainty);
     (speed, Figure::around(kld, half))
 }
 
@@ -76,15 +79,10 @@ pub fn quality_vs_speed(b: &Board) -> Vec<ScatterChart> {
     let es: Vec<&Entry> = b
         .entries
         .iter()
-        .filter(|e| plain_d0(e, TestKind::Tg) && e.model.kld_mean.is_some())
+        .filter(|e| plain_d0(e, TestKind::Tg) && e.quality().is_some())
         .collect();
     let differing = differing_settings(es.iter().copied());
-    let reference = |e: &Entry| {
-        e.model
-            .quality_reference
-            .clone()
-            .unwrap_or_else(|| e.test.model.clone())
-    };
+    let reference = |e: &Entry| e.quality().map_or(String::new(), |q| q.reference.clone());
     let mut charts = Vec::new();
     for ((m, reference, _), group) in group_by(es, |e| (e.machine, reference(e), settings_key(e))) {
         let best = fastest_by(group, |e| (e.test.model.clone(), e.quant.clone()));
@@ -128,21 +126,15 @@ pub fn quality_vs_speed(b: &Board) -> Vec<ScatterChart> {
             empty: NO_PARETO.into(),
         });
     }
-    if charts.is_empty() {
-        charts.push(empty_scatter(
-            "quality-vs-speed",
-            "Quality against speed",
-            NO_PARETO,
-        ));
-    }
-    charts
+    let title = "Quality against speed";
+    or_empty(charts, empty_scatter("quality-vs-speed", title, NO_PARETO))
 }
 
 /// The points beaten on both, and the Pareto front (ties kept together) by speed.
 fn front_points(best: &[&Entry], reference: &str) -> (Vec<Point>, Vec<Point>) {
     let pts: Vec<(f64, f64)> = best
         .iter()
-        .map(|e| (ts(e), e.model.kld_mean.unwrap_or(0.0)))
+        .map(|e| (ts(e), e.quality().map_or(0.0, |q| q.kld_mean)))
         .collect();
     let figures: Vec<_> = best.iter().map(|e| speed_and_kld(e)).collect();
     let front = on_front(&figures);

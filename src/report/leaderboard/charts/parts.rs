@@ -64,6 +64,14 @@ pub fn variant_label(e: &Entry, all: &[&Entry]) -> String {
     }
 }
 
+/// The charts, or the placeholder saying what to run when there are none.
+pub fn or_empty<C>(charts: Vec<C>, placeholder: C) -> Vec<C> {
+    match charts.is_empty() {
+        true => vec![placeholder],
+        false => charts,
+    }
+}
+
 pub fn empty_bars(id: &str, title: &str, msg: &str) -> BarChart {
     BarChart {
         id: id.into(),

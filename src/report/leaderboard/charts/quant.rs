@@ -4,7 +4,9 @@
 
 use crate::plan::TestKind;
 use crate::report::leaderboard::charts::facet::{self, Facet, Panel, split};
-use crate::report::leaderboard::charts::parts::{common_name, describe, empty_bars, variant_label};
+use crate::report::leaderboard::charts::parts::{
+    common_name, describe, empty_bars, or_empty, variant_label,
+};
 use crate::report::leaderboard::charts::svg::bars::{
     Bar, BarChart, BarSeries, Category, SharedScale,
 };
@@ -47,14 +49,8 @@ pub fn per_quant(b: &Board) -> Vec<BarChart> {
             }
         }
     }
-    if charts.is_empty() {
-        charts.push(empty_bars(
-            "tps-per-quant",
-            "t/s per quantization",
-            NO_QUANT,
-        ));
-    }
-    charts
+    let title = "t/s per quantization";
+    or_empty(charts, empty_bars("tps-per-quant", title, NO_QUANT))
 }
 
 /// (identity, longest bar with its whisker), so that two machines' charts compare by length.

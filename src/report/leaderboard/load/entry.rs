@@ -5,44 +5,11 @@ use std::path::PathBuf;
 
 use super::plausible::Flag;
 use crate::plan::TestKind;
-use crate::record::serving::{Ratio, Serving as ServingRecord, Transport};
-use crate::record::tensor_mix::{self, TypeShare};
-use crate::record::{ModelRecord, TestRecord};
+use crate::record::serving::Serving;
+use crate::record::tensor_mix;
+use crate::record::{ModelRecord, Quality, TestRecord};
 pub(crate) use crate::report::group_by;
 use crate::report::leaderboard::charts::svg::Tags;
-
-/// The fields of a model (`models[k]`) the page shows beside its rows.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ModelExtras {
-    pub kld_mean: Option<f64>,
-    pub kld_uncertainty: Option<f64>,
-    /// The 99.9th percentile of KLD over tokens: the rare large failures a mean hides.
-    pub kld_p999: Option<f64>,
-    /// `models[].identity`: files of one model share it, whatever their names.
-    pub identity: Option<String>,
-    pub quality_reference: Option<String>,
-    pub bytes_per_token: Option<f64>,
-    pub bits_per_weight: Option<f64>,
-    pub architecture: Option<String>,
-    pub tensor_types: Vec<TypeShare>,
-}
-
-impl From<&ModelRecord> for ModelExtras {
-    fn from(m: &ModelRecord) -> Self {
-        let q = m.quality.as_ref();
-        ModelExtras {
-            kld_mean: q.map(|q| q.kld_mean),
-            kld_uncertainty: q.map(|q| q.kld_mean_uncertainty),
-            kld_p999: q.and_then(|q| q.kld_percentiles).map(|p| p.p99_9),
-            identity: m.identity.clone(),
-            quality_reference: q.map(|q| q.reference.clone()),
-            bytes_per_token: m.bytes_per_token,
-            bits_per_weight: m.bits_per_weight,
-            architecture: m.architecture.clone(),
-            tensor_types: m.tensor_types.clone(),
-        }
-    }
-}
 
 /// "synthetic" (random weights) and "requantized" (quantized from a quantized file).
 pub fn badges(m: &ModelRecord) -> Vec<String> {
@@ -57,69 +24,14 @@ pub fn badges(m: &ModelRecord) -> Vec<String> {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Serving {
-    pub mode: crate::config::serving::Mode,
-    pub n_parallel: u64,
-    pub per_request_ts: f64,
-    pub aggregate_ts: f64,
-    pub shared_prompt: bool,
-    pub arrival_rate: Option<f64>,
-    pub ttft_p50_ms: Option<f64>,
-    pub ttft_p90_ms: Option<f64>,
-    /// "http" for a served test; None in process.
-    pub transport: Option<String>,
-    /// The server of a served test, in a few words: its build, or the model it served.
-    pub server: Option<String>,
-    /// Served / in-process (ratio, lo, hi) of TTFT, per-request and aggregate t/s.
-    pub vs_in_process: [Option<(f64, f64, f64)>; 3],
-    /// Goodput: the highest rate within the SLO, good requests/s there, the lowest failed.
-    pub goodput: Option<(Option<f64>, Option<f64>, Option<f64>)>,
-}
-
-impl Serving {
-    /// None without per-request and aggregate rates (nothing to show).
-    pub fn of(s: &ServingRecord) -> Option<Serving> {
-        let ratio = |r: &Option<Ratio>| r.as_ref().map(|r| (r.ratio, r.lo, r.hi));
-        let vs = s.vs_in_process.as_ref();
-        Some(Serving {
-            mode: s.mode,
-            n_parallel: u64::from(s.n_parallel),
-            per_request_ts: s.per_request_ts?,
-            aggregate_ts: s.aggregate_ts?,
-            shared_prompt: s.shared_prompt,
-            arrival_rate: s.arrival_rate,
-            ttft_p50_ms: Some(s.ttft_ms.p50),
-            ttft_p90_ms: Some(s.ttft_ms.p90),
-            transport: match s.transport {
-                Transport::InProcess => None,
-                Transport::Http => Some("http".to_string()),
-            },
-            server: s
-                .server
-                .as_ref()
-                .map(|v| v.build.clone().unwrap_or_else(|| v.served_model.clone())),
-            vs_in_process: [
-                vs.and_then(|v| ratio(&v.ttft)),
-                vs.and_then(|v| ratio(&v.per_request_ts)),
-                vs.and_then(|v| ratio(&v.aggregate_ts)),
-            ],
-            goodput: s
-                .goodput
-                .as_ref()
-                .map(|g| (g.max_rate, g.goodput, g.failed_rate)),
-        })
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
     pub machine: usize,
     pub quant: String,
     pub test: TestRecord,
     pub run_started_at: String,
     pub file: PathBuf,
-    pub model: ModelExtras,
-    pub serving: Option<Serving>,
+    /// Its model (`models[k]`); a default one when the file has none.
+    pub model: ModelRecord,
     /// Shown beside the model wherever it appears (see `badges`).
     pub badges: Vec<String>,
     pub flags: Vec<Flag>,
@@ -130,6 +42,16 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// Its serving figures, when it has per-request and aggregate rates to show.
+    pub fn serving(&self) -> Option<&Serving> {
+        (self.test.serving.as_deref())
+            .filter(|s| s.per_request_ts.is_some() && s.aggregate_ts.is_some())
+    }
+
+    pub fn quality(&self) -> Option<&Quality> {
+        self.model.quality.as_ref()
+    }
+
     pub fn bytes_per_s(&self) -> Option<f64> {
         Some(self.test.avg_ts? * self.model.bytes_per_token?)
     }
@@ -154,7 +76,7 @@ impl Entry {
 
 /// llama-bench-style speed tests (pp, tg, pg), not serving or quality.
 pub fn is_speed(e: &Entry) -> bool {
-    matches!(e.test.kind, TestKind::Pp | TestKind::Tg | TestKind::Pg) && e.serving.is_none()
+    matches!(e.test.kind, TestKind::Pp | TestKind::Tg | TestKind::Pg) && e.serving().is_none()
 }
 
 pub fn plain_d0(e: &Entry, kind: TestKind) -> bool {

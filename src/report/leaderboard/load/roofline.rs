@@ -54,7 +54,7 @@ pub(super) fn roofline_flags(b: &mut Board, measured: Vec<Entry>, strict: bool) 
 /// models above the last-level cache, where DRAM bandwidth is the ceiling.
 fn roofline_estimate(e: &Entry, m: &Machine) -> Option<f64> {
     let has_roofline = e.test.resources.as_ref().and_then(|r| r.roofline.as_ref());
-    if e.test.kind != crate::plan::TestKind::Tg || e.serving.is_some() || has_roofline.is_some() {
+    if e.test.kind != crate::plan::TestKind::Tg || e.serving().is_some() || has_roofline.is_some() {
         return None;
     }
     if !m.gpus.is_empty() {

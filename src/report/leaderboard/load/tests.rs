@@ -140,11 +140,11 @@ fn extension_fields_are_read_from_the_typed_record_when_present() {
     });
     assert_eq!(b.entries.len(), 2);
     assert_eq!(b.entries[0].quant, "Q8_0");
-    assert_eq!(b.entries[0].model.kld_mean, Some(0.01));
+    assert_eq!(b.entries[0].quality().map(|q| q.kld_mean), Some(0.01));
     assert_eq!(b.entries[0].bytes_per_s(), Some(40.0));
-    assert_eq!(b.entries[0].serving, None);
-    let s = b.entries[1].serving.as_ref().unwrap();
-    assert_eq!((s.n_parallel, s.aggregate_ts), (4, 18.0));
+    assert_eq!(b.entries[0].serving(), None);
+    let s = b.entries[1].serving().unwrap();
+    assert_eq!((s.n_parallel, s.aggregate_ts), (4, Some(18.0)));
 }
 
 #[test]

@@ -3,13 +3,11 @@
 //! (`data-charts-rendered` against `data-charts-expected`) for the browser test.
 
 mod download;
-pub(super) mod speculative;
 pub(super) mod tables;
 
 use std::fmt::Write;
 
-use super::charts::machines::machines;
-use super::charts::svg::{Chart, Tags, W, W_NARROW, escape};
+use super::charts::svg::{Tags, cards, escape};
 use super::charts::{self, lines as charts_lines, quant as charts_quant};
 use super::load::entry::tags_of;
 use super::load::{Board, machine_names};
@@ -22,24 +20,8 @@ const ERRORS_JS: &str = "window.onerror=function(m,s,l){var d=document.documentE
 d.setAttribute('data-errors',(d.getAttribute('data-errors')||'')+m+' (line '+l+'); ');};";
 const SORT_AND_CHECK_JS: &str = include_str!("script.js");
 
-/// Each chart in a card, drawn wide and narrow (CSS shows the one that fits), tagged with
-/// all it draws so that a filter hides the cards that draw none of what it selects.
-fn cards<C: Chart>(charts: &[C]) -> Vec<String> {
-    charts
-        .iter()
-        .map(|c| {
-            format!(
-                r#"<div class="card chart-card"{}><div class="wide">{}</div><div class="narrow">{}</div></div>"#,
-                c.tags().filter_attrs(),
-                c.render_at(W),
-                c.render_at(W_NARROW)
-            )
-        })
-        .collect()
-}
-
-fn chart_sections(b: &Board) -> Vec<(&'static str, &'static str, Vec<String>)> {
-    vec![
+fn chart_sections(b: &Board) -> [(&'static str, &'static str, String); 4] {
+    [
         (
             "Tokens per second per quantization",
             "Prefill (pp) and decode (tg) rates of each quantization at depth 0, one chart per \
@@ -119,23 +101,29 @@ fn nav(o: &mut String, b: &Board) {
 }
 
 pub fn render(b: &Board) -> String {
-    let empty = b.entries.is_empty() && b.failures.is_empty();
-    let sections = if empty { vec![] } else { chart_sections(b) };
-    let machine_charts = if empty { vec![] } else { cards(&machines(b)) };
-    let n_charts: usize = sections.iter().map(|s| s.2.len()).sum::<usize>() + machine_charts.len();
     let mut d = Doc {
         html: true,
         o: String::new(),
     };
-    let _ = write!(
-        d.o,
+    if b.entries.is_empty() && b.failures.is_empty() {
+        let _ = write!(
+            d.o,
+            "<main class=\"wrap\">\n<section id=\"no-results\" class=\"card empty-page\"><p>{}</p></section>\n",
+            escape(NO_RESULTS)
+        );
+    } else {
+        sections_html(&mut d, b);
+    }
+    sections::left_out(&mut d, b);
+    let n_charts = d.o.matches(r#"<div class="card chart-card""#).count();
+    format!(
         r##"<!doctype html>
 <html lang="en" data-errors="">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
-<meta name="generator" content="tpsbench {}">
+<meta name="generator" content="tpsbench {v}">
 <title>tpsbench leaderboard</title>
 <script>{ERRORS_JS}</script>
 <style>
@@ -143,35 +131,20 @@ pub fn render(b: &Board) -> String {
 </head>
 <body data-charts-expected="{n_charts}">
 <header><div class="wrap"><h1>tpsbench leaderboard</h1><p>{}</p></div></header>
+{}</main>
+<footer><div class="wrap">Made by tpsbench {v} (<code>tpsbench leaderboard</code>). Hover a bar or point for its figures.</div></footer>
+<script>
+{SORT_AND_CHECK_JS}</script>
+</body>
+</html>
 "##,
-        env!("CARGO_PKG_VERSION"),
-        escape(&summary_line(b))
-    );
-    if empty {
-        let _ = write!(
-            d.o,
-            "<main class=\"wrap\">\n<section id=\"no-results\" class=\"card empty-page\"><p>{}</p></section>\n",
-            escape(NO_RESULTS)
-        );
-    } else {
-        sections_html(&mut d, b, &sections, &machine_charts);
-    }
-    sections::left_out(&mut d, b);
-    let _ = write!(
+        escape(&summary_line(b)),
         d.o,
-        "</main>\n<footer><div class=\"wrap\">Made by tpsbench {} (<code>tpsbench leaderboard</code>). \
-         Hover a bar or point for its figures.</div></footer>\n<script>\n{SORT_AND_CHECK_JS}</script>\n</body>\n</html>\n",
-        env!("CARGO_PKG_VERSION")
-    );
-    d.o
+        v = env!("CARGO_PKG_VERSION"),
+    )
 }
 
-fn sections_html(
-    d: &mut Doc,
-    b: &Board,
-    sections: &[(&str, &str, Vec<String>)],
-    machine_charts: &[String],
-) {
+fn sections_html(d: &mut Doc, b: &Board) {
     nav(&mut d.o, b);
     d.o.push_str("<main class=\"wrap\">\n");
     sections::answers(d, b);
@@ -179,17 +152,16 @@ fn sections_html(
     sections::tune(d, b);
     sections::grids(d, b);
     d.o.push_str("<section id=\"charts\"><h2>Charts</h2><div class=\"chart-sections\">");
-    for (title, note, svgs) in sections {
+    for (title, note, svgs) in chart_sections(b) {
         let _ = writeln!(
             d.o,
-            r#"<div><h3>{}</h3><p class="note">{}</p><div class="charts">{}</div></div>"#,
+            r#"<div><h3>{}</h3><p class="note">{}</p><div class="charts">{svgs}</div></div>"#,
             escape(title),
             escape(note),
-            svgs.concat()
         );
     }
     d.o.push_str("</div></section>\n");
-    sections::across_machines(d, b, machine_charts);
+    sections::across_machines(d, b);
     sections::ranking(d, b);
     sections::machine_sections(d, b);
 }

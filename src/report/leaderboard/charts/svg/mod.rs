@@ -400,5 +400,19 @@ pub trait Chart {
     fn render_at(&self, w: f64) -> String;
 }
 
+/// Each chart in a card, drawn wide and narrow (CSS shows the one that fits), tagged with
+/// all it draws so that a filter hides the cards that draw none of what it selects.
+pub fn cards<C: Chart>(charts: &[C]) -> String {
+    let card = |c: &C| {
+        format!(
+            r#"<div class="card chart-card"{}><div class="wide">{}</div><div class="narrow">{}</div></div>"#,
+            c.tags().filter_attrs(),
+            c.render_at(W),
+            c.render_at(W_NARROW)
+        )
+    };
+    charts.iter().map(card).collect()
+}
+
 #[cfg(test)]
 mod tests;
