@@ -9,7 +9,7 @@ use super::{Excluded, Limit};
 use crate::record::{Status, TestRecord};
 
 /// `run.tune.slo`: absent from races without an SLO and from files written before it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TuneSlo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput: Option<GoodputLoad>,
