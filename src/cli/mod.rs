@@ -84,7 +84,7 @@ pub enum Command {
     /// Write a synthetic GGUF model (random weights, valid vocabulary): no download needed.
     ///
     /// Example: tpsbench synth --preset llama-3-8b --type Q4_K_M --output models/l3.gguf
-    Synth(tools::SynthArgs),
+    Synth(crate::ladder::synth::SynthOptions),
     /// Build the [[ladder]] variants of a models.toml, measure their quality against the
     /// reference variant, run the speed sweep on them and print one table.
     ///
