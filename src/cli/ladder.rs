@@ -9,10 +9,8 @@ use anyhow::{Context, Result};
 use super::outcome::Outcome;
 use crate::ladder::Reporter;
 use crate::ladder::table::{self, TableFormat};
-use crate::output::progress::StderrProgress;
-use crate::runner::session;
-use crate::runner::{RunOptions, Scope};
-use crate::{runner, util::system};
+use crate::runner::Scope;
+use crate::runner::session::{self, Request};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -37,31 +35,18 @@ pub(super) fn ladder(a: Args) -> Result<Outcome> {
         print(&table::render(&rows, a.output))?;
         return Ok(Outcome::Done);
     }
-    let request = a.common.request();
-    let cfg = crate::config::load(&request.config, system::physical_cores())?;
-    if cfg.ladders.is_empty() {
-        return Err(crate::config::ConfigError {
-            file: request.config.clone(),
-            line: None,
-            key: Some("ladder".into()),
-            message: "no [[ladder]] tables: add one with a name, a base GGUF and a list of types"
-                .into(),
-        }
-        .into());
-    }
-    let up = session::start_up(&cfg, &request)?;
-    let opts = RunOptions {
+    let request = Request {
         scope: Scope::Ladders,
-        ..up.options(cfg, &request)
+        ..a.common.request()
     };
-    let mut progress = StderrProgress::new(request.quiet);
-    let out = runner::run(&up.engine, up.info, &opts, &mut progress)?;
+    let swept = session::sweep(session::start(session::check(request)?)?)?;
+    let out = &swept.run;
     print(&table::render(&table::rows(&out.record), a.output))?;
     if let Some(p) = &out.path {
-        Reporter::new(request.quiet).line(&format!("results written to {}", p.display()));
+        Reporter::new(swept.request.quiet).line(&format!("results written to {}", p.display()));
     }
     if out.failed > 0 {
-        eprintln!("{}", session::failed_line(&out));
+        eprintln!("{}", session::failed_line(out));
         return Ok(Outcome::Failed);
     }
     // No file to resume a ladder from: the table holds what ran.

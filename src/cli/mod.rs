@@ -8,7 +8,6 @@ mod info;
 mod ladder;
 mod leaderboard;
 mod outcome;
-mod publish;
 mod run;
 mod tools;
 mod tune;
@@ -66,7 +65,7 @@ pub enum Command {
     /// file names and the host name replaced by a label (docs/leaderboard.md).
     ///
     /// Example: tpsbench publish results/20261202T104550Z-vm.json --as epyc-2c
-    Publish(publish::Args),
+    Publish(crate::report::publish::Options),
     /// Join result files of one sweep run in shards (`run --shard i/n`) into one file.
     ///
     /// The inputs must be one whole sweep: one plan hash, every shard exactly once, every
@@ -85,7 +84,7 @@ pub enum Command {
     /// Write a synthetic GGUF model (random weights, valid vocabulary): no download needed.
     ///
     /// Example: tpsbench synth --preset llama-3-8b --type Q4_K_M --output models/l3.gguf
-    Synth(tools::SynthArgs),
+    Synth(crate::ladder::synth::SynthOptions),
     /// Build the [[ladder]] variants of a models.toml, measure their quality against the
     /// reference variant, run the speed sweep on them and print one table.
     ///
@@ -116,7 +115,7 @@ pub fn main() -> Result<Outcome> {
         }
         Command::Noise(a) => compare::noise(&a),
         Command::Leaderboard(a) => Ok(leaderboard::leaderboard(a)),
-        Command::Publish(a) => Ok(publish::publish(a)),
+        Command::Publish(a) => Ok(Outcome::of_code(crate::report::publish::command(&a))),
         Command::Merge(a) => tools::merge(&a),
         Command::Export(a) => tools::export(&a),
         Command::Info(a) => info::info(&a),

@@ -6,48 +6,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::outcome::Outcome;
+use crate::ladder::synth::SynthOptions;
 use crate::report::export::Format;
-
-#[derive(clap::Args, Debug)]
-pub struct SynthArgs {
-    /// Where to write the model.
-    #[arg(long, short)]
-    output: PathBuf,
-    /// `tiny` (a 2-layer llama of about 1.4 M parameters, for tests) or the exact
-    /// shapes of llama-2-7b, llama-3-8b, mistral-7b, qwen2.5-7b, llama-3-70b, and the
-    /// mixtures of experts qwen3-30b-a3b, mixtral-8x7b and tiny-moe (for tests), and
-    /// glm-4.5-air and tiny-mtp (for tests) with a multi-token-prediction layer (draft-mtp),
-    /// and tiny-eagle3 (for tests): an Eagle3 draft for tiny-moe (draft-eagle3).
-    #[arg(long, default_value = "tiny")]
-    preset: String,
-    /// Quantization type, as llama-quantize names it (default: F32 for tiny, tiny-moe,
-    /// tiny-mtp and tiny-eagle3, Q8_0 for presets).
-    #[arg(long = "type", short = 't')]
-    quant: Option<String>,
-    /// Keep only this many layers (presets).
-    #[arg(long)]
-    layers: Option<u64>,
-    /// Divide heads, widths and vocabulary by this factor (presets; for tests).
-    #[arg(long, default_value_t = 1)]
-    shrink: u64,
-    /// Seed of the random weights.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-}
-
-impl From<SynthArgs> for crate::ladder::synth::SynthOptions {
-    fn from(a: SynthArgs) -> Self {
-        crate::ladder::synth::SynthOptions {
-            output: a.output,
-            preset: a.preset,
-            quant: a.quant,
-            layers: a.layers,
-            shrink: a.shrink,
-            seed: a.seed,
-            n_threads: crate::util::system::physical_cores(),
-        }
-    }
-}
 
 #[derive(clap::Args, Debug)]
 pub struct MergeArgs {
@@ -71,10 +31,10 @@ pub struct ExportArgs {
     format: Format,
 }
 
-pub(super) fn synth(a: SynthArgs) -> Result<Outcome> {
+pub(super) fn synth(a: SynthOptions) -> Result<Outcome> {
     crate::engine::llama::init(false).map_err(anyhow::Error::msg)?;
     let rep = crate::ladder::Reporter::new(false);
-    let line = crate::ladder::synth::synth(&a.into(), &rep).map_err(anyhow::Error::msg)?;
+    let line = crate::ladder::synth::synth(&a, &rep).map_err(anyhow::Error::msg)?;
     rep.line(&line);
     Ok(Outcome::Done)
 }

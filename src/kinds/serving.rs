@@ -15,6 +15,7 @@ use crate::engine::{Engine, EngineError, LoadParams, Model};
 use crate::kinds::error::{KindError, NoModel};
 use crate::output::progress::Progress;
 use crate::plan::serving::{ServingTest, Transport};
+use crate::plan::{Detail, PlannedTest};
 use crate::record::TestRecord;
 use crate::serving::dataset::PromptFile;
 use crate::serving::error::ServingError;
@@ -22,9 +23,7 @@ use crate::serving::http::{HttpRun, Vocab, vocab_of};
 use crate::serving::run::{GroupRun, Ready, fill, summary_line};
 
 /// What a group's tests share, or why it could not be made.
-pub struct Group<'m>(Shared<'m>);
-
-enum Shared<'m> {
+pub enum Group<'m> {
     InProcess(Ready<'m>),
     Http(Box<ServedGroup<'m>>),
     /// The line each test of the group fails with.
@@ -65,23 +64,26 @@ fn group_run<'a>(
 }
 
 /// What the group that `first` opens shares: a context, or a server (its log beside
-/// `results`).
+/// `results`); None when `first` is not a serving test.
 pub fn open<'m>(
     engine: &'m dyn Engine,
     config: &Config,
     prompts: Option<&PromptFile>,
     model: Result<&'m dyn Model, NoModel>,
-    first: &ServingTest,
+    first: &PlannedTest,
     results: Option<&Path>,
-) -> Group<'m> {
+) -> Option<Group<'m>> {
+    let Detail::Serving(first) = &first.detail else {
+        return None;
+    };
     let shared = if first.transport == Transport::Http {
-        open_served(engine, config, first, results).map(|g| Shared::Http(Box::new(g)))
+        open_served(engine, config, first, results).map(|g| Group::Http(Box::new(g)))
     } else {
         let gr = group_run(engine, config, prompts);
         (model.map_err(|e| KindError::Refused(e.to_string())))
-            .and_then(|m| Ok(Shared::InProcess(gr.prepare(m, first)?)))
+            .and_then(|m| Ok(Group::InProcess(gr.prepare(m, first)?)))
     };
-    Group(shared.unwrap_or_else(|e| Shared::Failed(e.to_string())))
+    Some(shared.unwrap_or_else(|e| Group::Failed(e.to_string())))
 }
 
 fn served_of(m: &ModelEntry) -> Result<&Served, KindError> {
@@ -395,13 +397,13 @@ pub fn run(
     let gr = group_run(engine, config, prompts);
     rec.warmup = 1;
     rec.seed = gr.seed;
-    let result = match &mut group.0 {
-        Shared::InProcess((session, work)) => {
+    let result = match group {
+        Group::InProcess((session, work)) => {
             rec.placement = session.placement();
             gr.measure(session.as_mut(), work, t, progress)
         }
-        Shared::Http(g) => served(&gr, g, t, prompts, progress),
-        Shared::Failed(e) => Err(ServingError::Server(e.clone())),
+        Group::Http(g) => served(&gr, g, t, prompts, progress),
+        Group::Failed(e) => Err(ServingError::Server(e.clone())),
     };
     match result {
         Ok((serving, samples_ns, samples_ts, n_ctx)) => {

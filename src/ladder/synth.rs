@@ -20,17 +20,32 @@ use crate::ladder::cache::check_space;
 use crate::ladder::error::LadderError;
 use crate::util::units::format_size;
 
+#[derive(clap::Args, Debug)]
 pub struct SynthOptions {
+    /// Where to write the model.
+    #[arg(long, short)]
     pub output: PathBuf,
-    /// `tiny` or one of [`presets::PRESETS`].
+    /// `tiny` (a 2-layer llama of about 1.4 M parameters, for tests) or the exact
+    /// shapes of llama-2-7b, llama-3-8b, mistral-7b, qwen2.5-7b, llama-3-70b, and the
+    /// mixtures of experts qwen3-30b-a3b, mixtral-8x7b and tiny-moe (for tests), and
+    /// glm-4.5-air and tiny-mtp (for tests) with a multi-token-prediction layer (draft-mtp),
+    /// and tiny-eagle3 (for tests): an Eagle3 draft for tiny-moe (draft-eagle3).
+    #[arg(long, default_value = "tiny")]
     pub preset: String,
-    /// A ladder type name; default F32 for `tiny`, Q8_0 for presets.
+    /// Quantization type, as llama-quantize names it (default: F32 for tiny, tiny-moe,
+    /// tiny-mtp and tiny-eagle3, Q8_0 for presets).
+    #[arg(long = "type", short = 't')]
     pub quant: Option<String>,
-    /// Layers to keep (presets; default: all).
+    /// Keep only this many layers (presets).
+    #[arg(long)]
     pub layers: Option<u64>,
-    /// Divide heads, widths and vocabulary by this (presets; 1 = published shapes).
+    /// Divide heads, widths and vocabulary by this factor (presets; for tests).
+    #[arg(long, default_value_t = 1)]
     pub shrink: u64,
+    /// Seed of the random weights.
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    #[arg(skip = crate::util::system::physical_cores())]
     pub n_threads: u32,
 }
 

@@ -2,10 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TestKind {
     /// Prefill of `n_prompt` tokens (llama-bench `pp`).
+    #[default]
     Pp,
     /// Decode of `n_gen` tokens, one at a time (llama-bench `tg`).
     Tg,

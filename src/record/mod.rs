@@ -40,14 +40,14 @@ pub struct RunRecord {
     pub tests: Vec<TestRecord>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolInfo {
     pub name: String,
     pub version: String,
     pub git_commit: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LlamaBuild {
     pub sys_crate_version: String,
     pub build_number: Option<i64>,
@@ -65,7 +65,7 @@ pub struct LlamaBuild {
     pub library: Option<crate::engine::linkage::Library>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SystemInfo {
     pub cpu_model: String,
     pub physical_cores: u32,
@@ -80,7 +80,7 @@ pub struct SystemInfo {
 pub use crate::engine::DeviceInfo;
 
 #[serde_with::skip_serializing_none]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
     pub tool: ToolInfo,
     pub llama_cpp: LlamaBuild,
@@ -202,14 +202,15 @@ pub struct RecipeRecord {
     pub overrides: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Ok,
+    #[default]
     Failed,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TestRecord {
     pub id: String,
     /// Equal across runs and machines for the same model file and test: leaderboards

@@ -10,7 +10,7 @@ mod slo;
 pub use slo::{GoodputLoad, TuneSlo, breaks, goodput_disagrees};
 
 #[serde_with::skip_serializing_none]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TuneRecord {
     /// As written: "tg128", "pp512", "pp512+tg128@d1024".
     pub objective: String,

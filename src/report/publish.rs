@@ -8,13 +8,20 @@ use std::path::{Path, PathBuf};
 use super::leaderboard::load::plausible;
 use crate::record::{RunRecord, redact, results};
 
+#[derive(clap::Args, Debug)]
 pub struct Options {
+    /// The result files to publish.
+    #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// The machine's name on the board; default: `host-` and 8 hex digits of the host name's
-    /// SHA-256 (stable per machine, and not the name).
+    /// The machine's name on the board, in place of its host name (default: host- and 8 hex
+    /// digits of the host name's SHA-256).
+    #[arg(long = "as", value_name = "LABEL")]
     pub label: Option<String>,
-    /// Keep the host name (the label then defaults to it).
+    /// Keep the host name (it is replaced by the label otherwise).
+    #[arg(long)]
     pub keep_host: bool,
+    /// The published set to write into.
+    #[arg(long, default_value = "results/published")]
     pub out_dir: PathBuf,
 }
 

@@ -29,7 +29,8 @@ pub enum RunnerError {
     #[error("no test matches the filter {filters:?}")]
     NoMatch { filters: Vec<String> },
     #[error(
-        "{}: no [[ladder]] tables: add one with a name, a base GGUF and a list of types",
+        "{}: key `ladder`: no [[ladder]] tables: add one with a name, a base GGUF and a list \
+         of types",
         config.display()
     )]
     NoLadders { config: PathBuf },

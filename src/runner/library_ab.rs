@@ -53,16 +53,8 @@ pub fn order(round: usize, n: usize) -> Vec<usize> {
 
 /// The arguments of a child: the same plan, no file, JSON on stdout.
 pub fn child_args(config: &Path, filters: &[String]) -> Vec<String> {
-    let mut a: Vec<String> = [
-        "run",
-        "--no-save",
-        "--quiet",
-        "--output",
-        "json",
-        "--config",
-    ]
-    .map(String::from)
-    .to_vec();
+    let words = "run --no-save --quiet --output json --config".split(' ');
+    let mut a: Vec<String> = words.map(String::from).collect();
     a.push(config.display().to_string());
     for f in filters {
         a.push("--filter".into());

@@ -22,15 +22,14 @@ use crate::config::Config;
 use crate::engine::Engine;
 use crate::output::progress::Progress;
 use crate::plan::{self, Plan, PlannedTest};
-use crate::record::{
-    ModelRecord, RunInfo, RunRecord, SCHEMA_VERSION, ShardInfo, Status, TestRecord,
-};
+use crate::record::{ModelRecord, RunInfo, RunRecord, ShardInfo, Status, TestRecord};
 use crate::util::system;
 
 pub use error::{KnobError, OptionError, RunnerError};
 pub use prepare::{Scope, inspect_model};
 pub use rounds::{due_in_round, rotated, rounds_apply};
 
+#[derive(Clone)]
 pub struct RunOptions {
     pub config: Config,
     pub filters: Vec<String>,
@@ -285,18 +284,8 @@ pub(super) fn nothing_to_run(
     opts: &RunOptions,
 ) -> Result<RunOutcome, RunnerError> {
     if opts.shard.is_some() && !plan.tests.is_empty() {
-        let record = RunRecord {
-            schema_version: SCHEMA_VERSION,
-            run: info,
-            models: Vec::new(),
-            tests: Vec::new(),
-        };
+        let record = target::open(info, None, None, false)?.record;
         return Ok(RunOutcome::new(record, None, false));
-    }
-    if opts.scope == Scope::Ladders && opts.config.ladders.is_empty() {
-        return Err(RunnerError::NoLadders {
-            config: opts.config.file.clone(),
-        });
     }
     Err(RunnerError::NoMatch {
         filters: opts.filters.clone(),
@@ -321,7 +310,6 @@ pub fn run_info(
             crate::engine::llama::cpu_features_on(),
         ),
         started_at: system::now_rfc3339(),
-        finished_at: None,
         system: crate::record::machine::system(),
         devices,
         backends: backends.join(","),
@@ -340,17 +328,8 @@ pub fn run_info(
                 open: Vec::new(),
             }),
         command,
-        gpus: Vec::new(),
-        host_bandwidth: None,
-        resumed_at: Vec::new(),
-        shard: None,
-        plan_hash: None,
-        plan_settings: None,
-        plan_ids: Vec::new(),
         load_average: system::load_average(),
-        published: None,
-        tune: None,
-        estimated_seconds: None,
+        ..Default::default()
     }
 }
 
@@ -363,7 +342,6 @@ pub fn new_test_record(t: &PlannedTest, model: &ModelRecord, run: &RunInfo) -> T
         test: t.name(),
         kind: t.kind,
         status: Status::Failed,
-        error: None,
         model_filename: model.model_filename.clone(),
         model_type: model.model_type.clone(),
         model_size: model.model_size,
@@ -374,22 +352,7 @@ pub fn new_test_record(t: &PlannedTest, model: &ModelRecord, run: &RunInfo) -> T
         seed: run.seed,
         warmup: run.warmup,
         test_time: system::now_rfc3339(),
-        avg_ns: None,
-        stddev_ns: None,
-        avg_ts: None,
-        stddev_ts: None,
-        median_ts: None,
-        samples_ns: Vec::new(),
-        samples_ts: Vec::new(),
-        stats: None,
-        resources: None,
-        serving: None,
-        speculative: None,
-        placement: None,
-        not_honoured: Vec::new(),
-        quality: None,
-        rounds: Vec::new(),
-        text: None,
+        ..Default::default()
     }
 }
 

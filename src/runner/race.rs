@@ -79,13 +79,8 @@ pub fn tune(
     };
     let opts = RunOptions {
         config: at_objective(&opts.config, &t),
-        filters: opts.filters.clone(),
-        results_dir: opts.results_dir.clone(),
-        command: opts.command.clone(),
-        stop: opts.stop.clone(),
-        bandwidth: opts.bandwidth.clone(),
-        quiet: opts.quiet,
-        ..RunOptions::new(opts.config.clone(), None)
+        power: false,
+        ..opts.clone()
     };
     // The filters choose candidates only: the quality tests the KLD limit needs stay planned.
     let prep = prepare::prepare(&opts.config, &[])?;
@@ -232,25 +227,13 @@ fn refused(rec: &mut TuneRecord, line: String) -> RunnerError {
 fn new_record(t: &Tune, space: usize) -> TuneRecord {
     TuneRecord {
         objective: t.objective_name(),
-        limits: Vec::new(),
         space,
-        excluded: Vec::new(),
         alpha: 0.05,
         indifference: crate::stats::resolve::INDIFFERENCE,
         max_rounds: t.max_rounds,
         max_seconds: t.max_seconds,
         looks: race::looks(t.max_rounds as usize),
-        level: 0.0,
-        candidates: Vec::new(),
-        winner: None,
-        loads: Vec::new(),
-        stopped: String::new(),
-        rounds: 0,
-        tests_run: 0,
-        seconds: 0.0,
-        first_round_seconds: 0.0,
-        slo: None,
-        bisections: Vec::new(),
+        ..Default::default()
     }
 }
 
@@ -267,11 +250,10 @@ fn latency_limits(
         return;
     }
     let mut s = crate::record::tune::TuneSlo {
-        goodput: None,
         max_ttft_ms: l.max_ttft_ms,
         max_itl_ms: l.max_itl_ms,
         quantile: l.quantile,
-        broke: Vec::new(),
+        ..Default::default()
     };
     let ids: Vec<String> = candidates.iter().map(|c| c.id.clone()).collect();
     s.broke = crate::record::tune::breaks(&s, &ids, &run.tests);

@@ -39,6 +39,8 @@ pub struct Request {
     pub command: Vec<String>,
     /// Asked by `tpsbench tune`: a race, whose budget `rounds` overrides.
     pub tune: bool,
+    /// The part of the plan: all of it, or the ladders only (`tpsbench ladder`).
+    pub scope: runner::Scope,
 }
 
 impl Request {
@@ -66,6 +68,14 @@ impl Checked {
 /// `run` and `cargo bench`"): the options then give the race's budget.
 pub fn check(request: Request) -> Result<Checked, RunnerError> {
     let mut config = config::load(&request.config, system::physical_cores())?;
+    if request.scope == runner::Scope::Ladders {
+        if config.ladders.is_empty() {
+            let config = request.config.clone();
+            return Err(RunnerError::NoLadders { config });
+        }
+        // The ladders are swept, never raced.
+        config.tune = None;
+    }
     match config.tune.as_mut() {
         Some(t) => race_budget(&request, t)?,
         None if request.tune => {}
@@ -77,51 +87,21 @@ pub fn check(request: Request) -> Result<Checked, RunnerError> {
     Ok(Checked { request, config })
 }
 
-/// A run ready to sweep or race: started, and its ceilings probed.
+/// A run ready to sweep or race: llama.cpp, the run's facts, the flag Ctrl-C sets, and the
+/// bandwidths for decode rooflines (where `run` probed them).
 pub struct Started {
     checked: Checked,
-    up: Up,
-}
-
-/// Everything before the first test: bad input found here stops the run before it starts.
-pub fn start(checked: Checked) -> Result<Started, RunnerError> {
-    let mut up = start_up(&checked.config, &checked.request)?;
-    // A race ranks its candidates against each other: no roofline to place them against.
-    if !checked.is_race() {
-        let all = all_offloaded(&checked.config);
-        up.bandwidth = crate::record::machine::roofline_bandwidth(&mut up.info, all, false);
-    }
-    Ok(Started { checked, up })
-}
-
-/// A command's measurement, started: llama.cpp, the run's facts, and the flag Ctrl-C sets.
-pub struct Up {
-    pub engine: LlamaEngine,
-    pub info: RunInfo,
-    pub stop: Arc<AtomicBool>,
-    /// Bandwidths for decode rooflines, where `run` probed them.
-    pub bandwidth: crate::machine::Ceilings,
-}
-
-impl Up {
-    /// Options that run `config` as `r` asks (filters, file, quiet) with this start's
-    /// command, ceilings and Ctrl-C.
-    pub fn options(&self, config: Config, r: &Request) -> RunOptions {
-        RunOptions {
-            filters: r.filters.clone(),
-            command: self.info.command.clone(),
-            stop: Some(self.stop.clone()),
-            bandwidth: self.bandwidth.clone(),
-            quiet: r.quiet,
-            ..RunOptions::new(config, r.results_dir.clone())
-        }
-    }
+    engine: LlamaEngine,
+    info: RunInfo,
+    stop: Arc<AtomicBool>,
+    bandwidth: crate::machine::Ceilings,
 }
 
 /// The one start of `run`, `tune`, `ladder` and `cargo bench`: llama.cpp, the synthetic
 /// models (an `--isolate` child's parent wrote them), the knob checks, the SIMD and GPU
-/// warnings, and Ctrl-C.
-pub fn start_up(cfg: &Config, r: &Request) -> Result<Up, RunnerError> {
+/// warnings, Ctrl-C, and the ceilings. Bad input found here stops the run before it starts.
+pub fn start(checked: Checked) -> Result<Started, RunnerError> {
+    let (cfg, r) = (&checked.config, &checked.request);
     let engine = LlamaEngine::new(r.verbose)?;
     if !r.is_child() {
         let rep = crate::ladder::Reporter::new(r.quiet);
@@ -129,7 +109,7 @@ pub fn start_up(cfg: &Config, r: &Request) -> Result<Up, RunnerError> {
     }
     knob_checks(cfg, r.is_child())?;
     warn_missing_simd();
-    let info = runner::run_info(
+    let mut info = runner::run_info(
         cfg,
         r.command.clone(),
         llama::system_info(),
@@ -144,11 +124,17 @@ pub fn start_up(cfg: &Config, r: &Request) -> Result<Up, RunnerError> {
         eprintln!("{w}");
     }
     let stop = install_interrupt();
-    Ok(Up {
+    // A race ranks its candidates against each other: no roofline to place them against.
+    let bandwidth = match checked.is_race() {
+        true => Default::default(),
+        false => crate::record::machine::roofline_bandwidth(&mut info, all_offloaded(cfg), false),
+    };
+    Ok(Started {
+        checked,
         engine,
         info,
         stop,
-        bandwidth: Default::default(),
+        bandwidth,
     })
 }
 
@@ -283,14 +269,20 @@ fn sweep_here(s: Started) -> Result<Swept, RunnerError> {
     let race = s.checked.is_race();
     let Checked { request, config } = s.checked;
     let opts = RunOptions {
+        filters: request.filters.clone(),
         shard: request.shard,
+        scope: request.scope,
         resume: request.resume.clone(),
         only_model: request.only_model.clone(),
+        command: s.info.command.clone(),
+        stop: Some(s.stop.clone()),
+        bandwidth: s.bandwidth,
         power: true,
-        ..s.up.options(config, &request)
+        quiet: request.quiet,
+        ..RunOptions::new(config, request.results_dir.clone())
     };
     let mut progress = StderrProgress::new(request.quiet);
-    let (engine, info) = (&s.up.engine, s.up.info);
+    let (engine, info) = (&s.engine, s.info);
     let run = match race {
         true => race::tune(engine, info, &opts, &mut progress)?,
         false => runner::run(engine, info, &opts, &mut progress)?,
@@ -312,8 +304,8 @@ fn sweep_isolated(s: Started) -> Result<Swept, RunnerError> {
         shard: r.shard,
         resume: r.resume.as_deref(),
     };
-    let (record, path) = runner::isolate::run(&plan, s.up.info, &dir, &s.up.stop, &child_args(&r))?;
-    let run = RunOutcome::new(record, path, s.up.stop.load(Ordering::SeqCst));
+    let (record, path) = runner::isolate::run(&plan, s.info, &dir, &s.stop, &child_args(&r))?;
+    let run = RunOutcome::new(record, path, s.stop.load(Ordering::SeqCst));
     Ok(Swept { request: r, run })
 }
 

@@ -8,7 +8,8 @@ use std::time::Instant;
 use super::prepare::Prepared;
 use super::{RunOptions, RunOutcome, fault_injection, merge_models, new_test_record};
 use crate::engine::{Engine, LoadParams, Model};
-use crate::kinds::{self, KindError, NoModel, Shared};
+use crate::kinds::serving::Group;
+use crate::kinds::{self, KindError, NoModel};
 use crate::ladder::Reporter;
 use crate::machine::Monitor;
 use crate::machine::roofline::Shape;
@@ -141,7 +142,7 @@ impl<'a> Sweep<'a> {
                 let (config, prompts) = (&opts.config, prep.prompts.as_ref());
                 let results = self.path.as_deref();
                 let mut shared =
-                    kinds::open(engine, config, prompts, model.clone(), &todo[j], results);
+                    kinds::serving::open(engine, config, prompts, model.clone(), &todo[j], results);
                 for k in j..j + n {
                     if self.stop_requested() {
                         progress.note(&format!(
@@ -172,7 +173,7 @@ impl<'a> Sweep<'a> {
         todo: &[PlannedTest],
         k: usize,
         model: Result<&dyn Model, NoModel>,
-        shared: &mut Shared,
+        shared: &mut Option<Group>,
         progress: &mut dyn Progress,
     ) -> Result<(), RecordError> {
         let t = &todo[k];
@@ -227,14 +228,14 @@ impl<'a> Sweep<'a> {
         &mut self,
         t: &PlannedTest,
         model: Result<&dyn Model, NoModel>,
-        shared: &mut Shared,
+        shared: &mut Option<Group>,
         rec: &mut TestRecord,
         progress: &mut dyn Progress,
     ) -> String {
         let (engine, opts, prep) = (self.engine, self.opts, self.prep);
         let config = &opts.config;
         match (&t.detail, model, shared) {
-            (Detail::Serving(s), _, Shared::Serving(g)) => {
+            (Detail::Serving(s), _, Some(g)) => {
                 let prompts = prep.prompts.as_ref();
                 kinds::serving::run(engine, config, prompts, g, s, rec, progress)
             }

@@ -10,7 +10,7 @@ use crate::record::{Status, TestRecord};
 
 /// `run.tune.slo`: absent from races without an SLO and from files written before it.
 #[serde_with::skip_serializing_none]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TuneSlo {
     pub goodput: Option<GoodputLoad>,
     /// A ppN objective's limit on its prefill time, a tgN objective's on its mean

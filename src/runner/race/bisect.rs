@@ -114,12 +114,6 @@ fn groups(
     out
 }
 
-/// The model's repeating layers, from its GGUF header.
-fn n_layer(path: &std::path::Path) -> Option<u32> {
-    let h = crate::gguf::reader::read_header(path).ok()?;
-    Some(crate::machine::shape_of(&h)?.n_layer as u32)
-}
-
 /// Bisects the first axis with a group of at least [`MIN_VALUES`] values; every other
 /// candidate races. `t.bisect = false`: everything races.
 pub(super) fn plan(
@@ -138,22 +132,16 @@ pub(super) fn plan(
         return Ok(none(candidates));
     }
     let devices: Vec<DeviceInfo> = sweep.record().run.devices.clone();
-    let mut layers: Vec<(usize, Option<u32>)> = Vec::new();
+    let mut shapes = super::limits::Shapes::default();
     for axis in &AXES {
         let mut eligible = |c: &PlannedTest| {
             if axis.name != "n_cpu_moe" {
                 return true;
             }
             // n_cpu_moe is monotone only where one device holds every layer.
-            let n = match layers.iter().find(|(m, _)| *m == c.model) {
-                Some((_, n)) => *n,
-                None => {
-                    let n = n_layer(&super::limits::header_path(opts, prep, c));
-                    layers.push((c.model, n));
-                    n
-                }
-            };
-            n.is_some_and(|n| {
+            let path = super::limits::header_path(opts, prep, c);
+            shapes.of(&path).is_some_and(|m| {
+                let n = m.shape.n_layer as u32;
                 crate::engine::placement::estimate::sole_device(&c.params, n, &devices).is_some()
             })
         };

@@ -84,13 +84,18 @@ fn candidate(
         ..goodput_test(b.model, id, name, slots, params, g)
     };
     // What was measured: the llama-bench candidate's model and parameters, and the load.
-    let spec = serde_json::json!({
+    let mut spec = load_spec(g, sc, seed);
+    (spec["kv_unified"], spec["slots"]) = (sc.kv_unified.into(), slots.into());
+    planned(s, &b.identity, spec)
+}
+
+/// What every goodput candidate is asked, in process or over HTTP: the load and its SLO.
+pub(super) fn load_spec(g: &GoodputObjective, sc: &ServingConfig, seed: u64) -> serde_json::Value {
+    serde_json::json!({
         "goodput": g.describe(), "slo": g.slo, "n_requests": g.n_requests,
         "dataset": sc.dataset.as_ref().map(|d| d.display().to_string()),
-        "chat_template": sc.chat_template, "temperature": sc.temperature,
-        "kv_unified": sc.kv_unified, "seed": seed, "slots": slots,
-    });
-    planned(s, &b.identity, spec)
+        "chat_template": sc.chat_template, "temperature": sc.temperature, "seed": seed,
+    })
 }
 
 /// Test `id` of model `model` serving the objective's load in `slots` sequences, in process.
@@ -141,9 +146,6 @@ fn record(g: &GoodputObjective) -> TuneSlo {
             n_requests: g.n_requests,
             workload: g.workload.clone(),
         }),
-        max_ttft_ms: None,
-        max_itl_ms: None,
-        quantile: 0.0,
-        broke: Vec::new(),
+        ..Default::default()
     }
 }

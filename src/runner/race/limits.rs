@@ -6,6 +6,7 @@
 //! keeps may still fail to load (and then fails its first round and leaves the race).
 
 mod memory;
+pub(super) use memory::Shapes;
 pub(crate) use memory::per_device;
 
 use std::path::{Path, PathBuf};

@@ -113,13 +113,10 @@ fn endpoint_candidate(
         ..super::goodput::goodput_test(mi, id, name, sc.slots, params, g)
     };
     let served = m.served.as_ref();
-    let spec = serde_json::json!({
-        "goodput": g.describe(), "slo": g.slo, "n_requests": g.n_requests,
-        "dataset": sc.dataset.as_ref().map(|d| d.display().to_string()),
-        "chat_template": sc.chat_template, "temperature": sc.temperature, "seed": seed,
-        "transport": "http", "endpoint": served.and_then(|s| s.endpoint.clone()),
-        "served_model": served.and_then(|s| s.served_model.clone()),
-    });
+    let mut spec = super::goodput::load_spec(g, sc, seed);
+    spec["transport"] = "http".into();
+    spec["endpoint"] = served.and_then(|s| s.endpoint.clone()).into();
+    spec["served_model"] = served.and_then(|s| s.served_model.clone()).into();
     super::goodput::planned(s, &pm.key, spec)
 }
 

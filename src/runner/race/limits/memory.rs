@@ -98,16 +98,16 @@ pub(super) fn limits(t: &Tune, devices: &[DeviceInfo], file: &Path) -> Result<Li
 
 /// The models' tensor tables and shapes, read once per file.
 #[derive(Default)]
-pub(super) struct Shapes(Vec<(PathBuf, Option<Model>)>);
+pub(in crate::runner::race) struct Shapes(Vec<(PathBuf, Option<Model>)>);
 
-struct Model {
+pub(in crate::runner::race) struct Model {
     file: u64,
-    shape: Shape,
+    pub shape: Shape,
     tensors: Vec<(String, u64)>,
 }
 
 impl Shapes {
-    fn of(&mut self, path: &Path) -> Option<&Model> {
+    pub(in crate::runner::race) fn of(&mut self, path: &Path) -> Option<&Model> {
         if !self.0.iter().any(|(p, _)| p == path) {
             let read = || -> Option<Model> {
                 let file = std::fs::metadata(path).ok()?.len();
