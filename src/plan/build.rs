@@ -84,7 +84,6 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
         for s in serving.iter().filter(|s| s.model == mi) {
             own.push(serving_test(s, config, facts, &f.sha256));
         }
-        number_repeats(&mut own);
         tests.extend(by_load_key(own));
     }
     for (li, l) in config.ladders.iter().enumerate() {
@@ -95,7 +94,6 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
             if !lf.synthetic {
                 own.push(quality_test(mi, li, &name, &label, &key, config));
             }
-            number_repeats(&mut own);
             tests.extend(by_load_key(own));
             models.push(PlanModel {
                 name,
@@ -107,10 +105,10 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
     }
     let spec = super::speculative::expand(config, &models, facts.speculative_sha256.as_deref());
     for mi in 0..models.len() {
-        let mut own: Vec<PlannedTest> = spec.iter().filter(|t| t.model == mi).cloned().collect();
         // A setting listed twice (`draft_max = [4, 4]`) is two tests, as for the sweep's axes.
-        number_repeats(&mut own);
-        tests.extend(by_load_key(own));
+        tests.extend(by_load_key(
+            spec.iter().filter(|t| t.model == mi).cloned().collect(),
+        ));
     }
     Plan {
         models,
@@ -239,14 +237,13 @@ fn quality_test(
     }
 }
 
-/// Stable grouping by load key, in order of first appearance: one model load per key.
-fn by_load_key(tests: Vec<PlannedTest>) -> Vec<PlannedTest> {
+/// One model's tests, repeats numbered, grouped by load key (stable, in order of first
+/// appearance): one model load per key.
+fn by_load_key(mut tests: Vec<PlannedTest>) -> Vec<PlannedTest> {
+    number_repeats(&mut tests);
     let keys = crate::config::values::once_each(tests.iter().map(|t| t.load_key()).collect());
-    let mut out = Vec::with_capacity(tests.len());
-    for k in keys {
-        out.extend(tests.iter().filter(|t| t.load_key() == k).cloned());
-    }
-    out
+    tests.sort_by_cached_key(|t| keys.iter().position(|k| *k == t.load_key()));
+    tests
 }
 
 /// The identity of a llama-bench test (`super::identity` with nothing beyond its parameters).
