@@ -187,19 +187,20 @@ fn reference(
         return Ok((RefSpec::Type(t), None));
     }
     let path = dir.join(r.get_ref());
-    let i = match files.iter().position(|f| f.path == path) {
-        Some(i) => i,
-        None => {
+    let i = files
+        .iter()
+        .position(|f| f.path == path)
+        .unwrap_or_else(|| {
+            let name = file_stem(&path);
             files.insert(
                 0,
                 FileVariant {
-                    name: file_stem(&path),
+                    name,
                     path: path.clone(),
                 },
             );
             0
-        }
-    };
+        });
     if files.iter().filter(|f| f.name == files[i].name).count() > 1 {
         let msg = format!(
             "the name {} is taken: list the file in `files` with a name",

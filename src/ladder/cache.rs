@@ -182,8 +182,7 @@ pub(crate) fn size_bound(t: QuantType, n_elements: u64) -> u64 {
     let bytes_per_1000 = match t.name {
         "F32" => 4000,
         "F16" | "BF16" => 2000,
-        "Q8_0" => 1063,
-        // Mixes keep some tensors at Q6_K/Q8_0: 1.063 bytes/element bounds them all.
+        // Q8_0, and mixes (some tensors at Q6_K/Q8_0): 1.063 bytes/element bounds them all.
         _ => 1063,
     };
     n_elements.saturating_mul(bytes_per_1000) / 1000 + (64 << 20)

@@ -133,25 +133,20 @@ pub fn reference(
 ) -> Result<Reference, LadderError> {
     let ref_name = l.reference_name();
     let mut r = match &l.reference_logits {
-        Some(p) => Reference {
-            store: open_logits(l, p)?,
-            text_source: format!("kl-divergence-base:{}", p.display()),
-            text_sha256: String::new(),
-            bytes_per_token: None,
-            ref_tokens_per_token: None,
-            own: Extras::default(),
-        },
+        Some(p) => {
+            let store = open_logits(l, p)?;
+            let tokens: Vec<u8> = store.tokens.iter().flat_map(|t| t.to_le_bytes()).collect();
+            Reference {
+                text_sha256: crate::util::hash::sha256_hex(tokens),
+                store,
+                text_source: format!("kl-divergence-base:{}", p.display()),
+                bytes_per_token: None,
+                ref_tokens_per_token: None,
+                own: Extras::default(),
+            }
+        }
         None => stored_reference(l, ref_path, load, n_threads, rep)?,
     };
-    if r.text_sha256.is_empty() {
-        let t: Vec<u8> = r
-            .store
-            .tokens
-            .iter()
-            .flat_map(|t| t.to_le_bytes())
-            .collect();
-        r.text_sha256 = crate::util::hash::sha256_hex(&t);
-    }
     let q = eval::stored_pass(&r.store)
         .map_err(LadderError::Reference)?
         .finish(&ref_name);
