@@ -10,7 +10,6 @@ pub enum FlashAttn {
 }
 
 impl FlashAttn {
-    /// llama-bench's integer encoding.
     pub fn as_i32(self) -> i32 {
         match self {
             FlashAttn::Auto => -1,

@@ -58,29 +58,20 @@ const LONG_NAMES: &[(&str, &str)] = &[
     ("fit-ctx", "fit_min_ctx"),
 ];
 
-/// llama-bench options tpsbench does not have, and what to use instead.
-const LACKS: &[(&[&str], &str)] = &[
+/// llama-bench options tpsbench does not have (separated by spaces), and what to use instead.
+const LACKS: &[(&str, &str)] = &[
     (
-        &["-pg"],
+        "-pg",
         ": give -p and -n (pg tests are not in tpsbench's sweep)",
     ),
     (
-        &[
-            "-hf",
-            "-hfr",
-            "--hf-repo",
-            "-hff",
-            "--hf-file",
-            "-hft",
-            "--hf-token",
-            "--offline",
-        ],
+        "-hf -hfr --hf-repo -hff --hf-file -hft --hf-token --offline",
         ": tpsbench downloads nothing; give a local file with -m",
     ),
-    (&["-rpc", "--rpc"], ""),
-    (&["--numa", "--prio", "--delay", "-oe", "--output-err"], ""),
-    (&["--list-devices"], ": tpsbench info lists the devices"),
-    (&["--version"], ": tpsbench --version"),
+    ("-rpc --rpc", ""),
+    ("--numa --prio --delay -oe --output-err", ""),
+    ("--list-devices", ": tpsbench info lists the devices"),
+    ("--version", ": tpsbench --version"),
 ];
 
 /// The table's entry an option names: `-ngl`, `--n-gpu-layers`, `--n_gpu_layers`.
@@ -229,7 +220,10 @@ pub fn parse(args: &[String]) -> Result<BenchArgs, BenchArgError> {
 }
 
 fn lacks(arg: &str) -> BenchArgError {
-    match LACKS.iter().find(|(flags, _)| flags.contains(&arg)) {
+    match LACKS
+        .iter()
+        .find(|(flags, _)| flags.split(' ').any(|f| f == arg))
+    {
         Some((_, hint)) => BenchArgError::Lacks {
             flag: arg.to_string(),
             hint,

@@ -77,8 +77,7 @@ const DRAFT_MAX: u32 = 3;
 const DRAFT_MIN: u32 = 0;
 
 /// Seconds a request may take, and a launched server may take to answer, by default.
-const REQUEST_TIMEOUT_S: f64 = 120.0;
-const READY_TIMEOUT_S: f64 = 120.0;
+const TIMEOUT_S: f64 = 120.0;
 
 /// `server = "llama-server"` or `server = { ... }`.
 pub(crate) enum RawServer {
@@ -121,21 +120,11 @@ impl<'de> Deserialize<'de> for RawServer {
     }
 }
 
-pub(crate) struct RawServed {
-    pub endpoint: Option<Spanned<String>>,
-    pub served_model: Option<Spanned<String>>,
-    pub api: Option<Spanned<Api>>,
-    pub request_timeout_s: Option<Spanned<f64>>,
-    pub ca_file: Option<Spanned<String>>,
-    pub server: Option<Spanned<RawServer>>,
-}
-
 /// The entry's `Served`, None when it has neither `endpoint` nor `server`.
 pub(crate) fn served(
     ctx: &Ctx,
     key: &str,
-    raw: RawServed,
-    has_path: bool,
+    raw: &super::RawModel,
 ) -> Result<Option<Served>, ConfigError> {
     let k = |name: &str| format!("{key}.{name}");
     if raw.endpoint.is_none() && raw.server.is_none() {
@@ -167,10 +156,7 @@ pub(crate) fn served(
         }
         m => m.as_ref().map(|m| m.get_ref().clone()),
     };
-    let request_timeout_s = (raw.request_timeout_s.as_ref())
-        .map_or(Ok(REQUEST_TIMEOUT_S), |t| {
-            seconds(ctx, &k("request_timeout_s"), t)
-        })?;
+    let request_timeout_s = seconds(ctx, &k("request_timeout_s"), &raw.request_timeout_s)?;
     let server = (raw.server.as_ref())
         .map(|s| server(ctx, &k("server"), s))
         .transpose()?;
@@ -178,7 +164,7 @@ pub(crate) fn served(
         .map(|f| ca_file(f.get_ref(), ctx.dir()).map_err(|m| ctx.err(f.span(), &k("ca_file"), m)))
         .transpose()?;
     match (&server, &raw.server) {
-        (Some(ServerLaunch::LlamaServer { .. }), Some(s)) if !has_path => {
+        (Some(ServerLaunch::LlamaServer { .. }), Some(s)) if raw.path.is_none() => {
             let msg = "llama-server serves the entry's GGUF: set `path`";
             return Err(ctx.err(s.span(), &k("server"), msg));
         }
@@ -191,7 +177,7 @@ pub(crate) fn served(
     Ok(Some(Served {
         endpoint,
         served_model,
-        api: raw.api.map_or(Api::Completions, Spanned::into_inner),
+        api: raw.api.as_ref().map_or(Api::Completions, |a| *a.get_ref()),
         request_timeout_s,
         ca_file,
         server,
@@ -222,7 +208,8 @@ fn ca_file(s: &str, dir: &Path) -> Result<PathBuf, Invalid> {
     }
 }
 
-fn seconds(ctx: &Ctx, key: &str, v: &Spanned<f64>) -> Result<f64, ConfigError> {
+fn seconds(ctx: &Ctx, key: &str, v: &Option<Spanned<f64>>) -> Result<f64, ConfigError> {
+    let Some(v) = v else { return Ok(TIMEOUT_S) };
     let s = *v.get_ref();
     if s > 0.0 && s <= 1e6 {
         Ok(s)
@@ -242,7 +229,7 @@ fn server(ctx: &Ctx, key: &str, raw: &Spanned<RawServer>) -> Result<ServerLaunch
         RawServer::Name(n) if n == "llama-server" => Ok(ServerLaunch::LlamaServer {
             binary: None,
             args: Vec::new(),
-            ready_timeout_s: READY_TIMEOUT_S,
+            ready_timeout_s: TIMEOUT_S,
             draft: None,
         }),
         RawServer::Name(n) => {
@@ -263,9 +250,7 @@ fn server_table(
     span: std::ops::Range<usize>,
 ) -> Result<ServerLaunch, ConfigError> {
     let k = |name: &str| format!("{key}.{name}");
-    let ready_timeout_s = (t.ready_timeout_s.as_ref()).map_or(Ok(READY_TIMEOUT_S), |v| {
-        seconds(ctx, &k("ready_timeout_s"), v)
-    })?;
+    let ready_timeout_s = seconds(ctx, &k("ready_timeout_s"), &t.ready_timeout_s)?;
     if let (Some(_), Some(c)) = (&t.llama_server, &t.command) {
         let msg = "give `llama_server` or `command`, not both";
         return Err(ctx.err(c.span(), &k("command"), msg));

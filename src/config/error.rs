@@ -10,24 +10,17 @@ use toml::Spanned;
 
 /// A configuration error that names the file, the line and the key.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "{}{}{}: {message}",
+    file.display(),
+    line.map_or(String::new(), |l| format!(":{l}")),
+    key.as_ref().map_or(String::new(), |k| format!(": key `{k}`"))
+)]
 pub struct ConfigError {
     pub file: PathBuf,
     pub line: Option<usize>,
     pub key: Option<String>,
     pub message: String,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
-        if let Some(line) = self.line {
-            write!(f, ":{line}")?;
-        }
-        if let Some(key) = &self.key {
-            write!(f, ": key `{key}`")?;
-        }
-        write!(f, ": {}", self.message)
-    }
 }
 
 /// A value refused, saying what was expected; [`Ctx::err`] adds the file, line and key.

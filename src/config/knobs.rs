@@ -111,8 +111,6 @@ pub struct Knob {
     pub kind: Kind,
     pub default: Lit,
     pub field: FieldType,
-    /// One line for docs and errors.
-    pub doc: &'static str,
     pub slot: Slot,
 }
 
@@ -222,7 +220,9 @@ impl Knob {
     /// The values a sweep takes (the default alone where it sets none).
     pub fn axis(&self, a: &Axes) -> Vec<KnobValue> {
         match self.slot {
-            Slot::Map => a.knob_values(self),
+            Slot::Map => {
+                (a.knobs.get(self.name).cloned()).unwrap_or_else(|| vec![self.default_value()])
+            }
             Slot::Field(f) => (f.axis)(a),
         }
     }
@@ -300,14 +300,6 @@ fn show_toml(x: &toml::Value) -> String {
         toml::Value::String(s) => format!("{s:?}"),
         other => other.type_str().to_string(),
     }
-}
-
-/// Parses a sweep key of the table: a scalar or a list, each value checked.
-pub fn parse_values(k: &Knob, v: &toml::Value) -> Result<Vec<KnobValue>, Invalid> {
-    super::values::items(v)?
-        .into_iter()
-        .map(|x| k.value(x))
-        .collect()
 }
 
 mod axes;

@@ -15,6 +15,8 @@ use crate::config::{self, Axes, ConfigError, Ctx, RawSweep};
 /// conversations, real text (`scripts/setup --dataset sharegpt` fetches it).
 pub const DEFAULT_TEXT: &str = "datasets/ShareGPT_V3_unfiltered_cleaned_split.json";
 
+const LADDER_NAME: (&str, &str) = ("ladder", "duplicate name");
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvalSpec {
     /// A text file, or a ShareGPT file whose conversations are the text.
@@ -52,7 +54,6 @@ pub struct Ladder {
     pub name: String,
     /// The file the types are quantized from: the reference file when none is given.
     pub base: PathBuf,
-    /// The variants, in the order listed.
     pub types: Vec<QuantType>,
     /// The variants built by a recipe (`types`' tables, docs/configuration.md), in order.
     pub recipes: Vec<RecipeVariant>,
@@ -117,18 +118,8 @@ pub(crate) fn parse(
     let mut ladders: Vec<Ladder> = Vec::new();
     for (i, l) in raw.into_iter().enumerate() {
         let key = |k: &str| format!("ladder[{i}].{k}");
-        let name = l.name.get_ref().trim().to_string();
-        if name.is_empty() || name.contains('/') || name.chars().any(char::is_control) {
-            return Err(ctx.err(
-                l.name.span(),
-                &key("name"),
-                "a ladder name must be non-empty and contain no '/' or control characters",
-            ));
-        }
-        if ladders.iter().any(|x| x.name == name) {
-            let msg = format!("duplicate name {name:?}");
-            return Err(ctx.err(l.name.span(), &key("name"), msg));
-        }
+        let taken = ladders.iter().map(|x| x.name.as_str());
+        let name = config::unique_name(ctx, &key("name"), &l.name, LADDER_NAME, taken)?;
         let (types, recipes) = match &l.types {
             Some(t) => types_list(ctx, &key("types"), t, dir)?,
             None => Default::default(),
@@ -196,19 +187,20 @@ fn reference(
         return Ok((RefSpec::Type(t), None));
     }
     let path = dir.join(r.get_ref());
-    let i = match files.iter().position(|f| f.path == path) {
-        Some(i) => i,
-        None => {
+    let i = files
+        .iter()
+        .position(|f| f.path == path)
+        .unwrap_or_else(|| {
+            let name = file_stem(&path);
             files.insert(
                 0,
                 FileVariant {
-                    name: file_stem(&path),
+                    name,
                     path: path.clone(),
                 },
             );
             0
-        }
-    };
+        });
     if files.iter().filter(|f| f.name == files[i].name).count() > 1 {
         let msg = format!(
             "the name {} is taken: list the file in `files` with a name",
@@ -235,12 +227,8 @@ fn files_list(
     dir: &Path,
 ) -> Result<Vec<FileVariant>, ConfigError> {
     let err = |m: String| ctx.err(v.span(), key, m);
-    let items: Vec<&toml::Value> = match v.get_ref() {
-        toml::Value::Array(a) => a.iter().collect(),
-        other => vec![other],
-    };
     let mut out: Vec<FileVariant> = Vec::new();
-    for x in items {
+    for x in config::values::as_list(v.get_ref()) {
         let (name, path) = match x {
             toml::Value::String(p) => (None, p.as_str()),
             toml::Value::Table(t) => {
@@ -290,13 +278,8 @@ fn types_list(
     v: &Spanned<toml::Value>,
     dir: &Path,
 ) -> Result<(Vec<QuantType>, Vec<RecipeVariant>), ConfigError> {
-    let items: Vec<&toml::Value> = match v.get_ref() {
-        toml::Value::Array(a) => a.iter().collect(),
-        other => vec![other],
-    };
-    if items.is_empty() {
-        return Err(ctx.err(v.span(), key, "the list is empty: give at least one type"));
-    }
+    let items = config::values::items(v.get_ref())
+        .map_err(|_| ctx.err(v.span(), key, "the list is empty: give at least one type"))?;
     let mut out: Vec<QuantType> = Vec::new();
     let mut recipes: Vec<RecipeVariant> = Vec::new();
     for x in items {

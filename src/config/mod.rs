@@ -69,6 +69,8 @@ pub struct Config {
 
 type Axis = Option<Spanned<toml::Value>>;
 
+const MODEL_NAME: (&str, &str) = ("model", "duplicate model name");
+
 /// `RawSweep`, one sweep table (the global `[sweep]` or a model's `[model.sweep]`), and
 /// `SWEEP_KEYS`, the names of its fields, which `flatten` hides from serde ("did you mean").
 /// The keys of the parameter table (`config::knobs`) that are not fields land in `rest`; any
@@ -172,22 +174,14 @@ pub fn parse(file: &Path, src: &str, physical_cores: u32) -> Result<Config, Conf
     if sweeps || tables || served || !config.ladders.is_empty() {
         return Ok(config);
     }
-    let (key, message) = if config.models.is_empty() {
+    if config.models.is_empty() {
         let msg = "nothing to measure: no [[model]] entries (add one with a name and a path) \
                    and no [[ladder]]";
-        ("model", msg)
-    } else {
-        let msg = "nothing to measure: n_prompt and n_gen are all 0, and there is no [serving] \
-                   table or [[ladder]]";
-        ("sweep.n_prompt", msg)
-    };
-    // Point at the line that set the sizes, when there is one.
-    let line = src
-        .lines()
-        .position(|l| l.trim_start().starts_with("n_prompt"))
-        .filter(|_| !config.models.is_empty())
-        .map(|i| i + 1);
-    Err(ctx.at(line, Some(key), message))
+        return Err(ctx.at(None, Some("model"), msg));
+    }
+    let msg = "nothing to measure: n_prompt and n_gen are all 0, and there is no [serving] \
+               table or [[ladder]]";
+    Err(ctx.err_at_key("n_prompt", "sweep.n_prompt", msg))
 }
 
 /// The configuration without its ladders (possibly without models) and the resolved
@@ -241,7 +235,8 @@ fn model_entry(
     earlier: &[ModelEntry],
     defaults: &Axes,
 ) -> Result<ModelEntry, ConfigError> {
-    let name = model_name(ctx, key, &m.name, earlier)?;
+    let taken = earlier.iter().map(|x| x.name.as_str());
+    let name = unique_name(ctx, &format!("{key}.name"), &m.name, MODEL_NAME, taken)?;
     let path = (m.path.as_ref())
         .map(|p| ctx.path(&format!("{key}.path"), p, "the model path is empty"))
         .transpose()?;
@@ -256,15 +251,7 @@ fn model_entry(
         ),
         None => None,
     };
-    let raw_served = endpoint::RawServed {
-        endpoint: m.endpoint,
-        served_model: m.served_model,
-        api: m.api,
-        request_timeout_s: m.request_timeout_s,
-        ca_file: m.ca_file,
-        server: m.server,
-    };
-    let served = endpoint::served(ctx, key, raw_served, m.path.is_some())?;
+    let served = endpoint::served(ctx, key, &m)?;
     if m.path.is_none() && served.is_none() {
         let msg = "a model needs `path` (a GGUF file) or `endpoint` (a served model)";
         return Err(ctx.err(m.name.span(), &format!("{key}.path"), msg));
@@ -282,24 +269,17 @@ fn model_entry(
     })
 }
 
-/// The entry's `name`, trimmed, when it is usable as a folder name and not taken.
-fn model_name(
+/// A model's or ladder's `name`, trimmed, when it can name a folder and is not `taken`.
+pub(crate) fn unique_name<'a>(
     ctx: &Ctx,
     key: &str,
     raw: &Spanned<String>,
-    earlier: &[ModelEntry],
+    (what, duplicate): (&str, &str),
+    mut taken: impl Iterator<Item = &'a str>,
 ) -> Result<String, ConfigError> {
-    let name = raw.get_ref().trim().to_string();
-    if name.is_empty() || name.contains('/') || name.chars().any(char::is_control) {
-        return Err(ctx.err(
-            raw.span(),
-            &format!("{key}.name"),
-            "a model name must be non-empty and contain no '/' or control characters",
-        ));
-    }
-    if earlier.iter().any(|x| x.name == name) {
-        let msg = format!("duplicate model name {name:?}");
-        return Err(ctx.err(raw.span(), &format!("{key}.name"), msg));
+    let name = values::folder_name(raw.get_ref(), what).map_err(|m| ctx.err(raw.span(), key, m))?;
+    if taken.any(|t| t == name) {
+        return Err(ctx.err(raw.span(), key, format!("{duplicate} {name:?}")));
     }
     Ok(name)
 }
@@ -436,8 +416,8 @@ pub(crate) fn apply_axes(
             });
             return Err(err(message));
         };
-        let values = knobs::parse_values(knob, v).map_err(|e| err(e.0))?;
-        knob.set_axis(out, values);
+        let vs = values::items(v).and_then(|x| x.into_iter().map(|x| knob.value(x)).collect());
+        knob.set_axis(out, vs.map_err(|e| err(e.0))?);
     }
     Ok(())
 }

@@ -131,12 +131,7 @@ pub fn parse_variant(v: &toml::Value, dir: &Path) -> Result<RecipeVariant, Inval
         .clone()
         .try_into()
         .map_err(|e: toml::de::Error| Invalid(e.message().to_string()))?;
-    let name = raw.name.trim().to_string();
-    if name.is_empty() || name.contains('/') || name.chars().any(char::is_control) {
-        return Err(Invalid(
-            "a variant name must be non-empty and contain no '/' or control characters".into(),
-        ));
-    }
+    let name = super::values::folder_name(&raw.name, "variant")?;
     let imatrix = raw
         .imatrix
         .as_ref()
@@ -172,7 +167,6 @@ pub fn parse_variant(v: &toml::Value, dir: &Path) -> Result<RecipeVariant, Inval
     })
 }
 
-/// The name of ggml type `t`, "?" when unknown.
 fn type_name(t: u32) -> &'static str {
     crate::gguf::type_layout(t).map_or("?", |l| l.0)
 }

@@ -190,15 +190,6 @@ pub(crate) fn parse(
     let drafters = (r.drafters.as_ref()).map_or(Ok(vec![Drafter::DraftSimple]), |v| {
         list(ctx, &k("drafters"), v, drafter)
     })?;
-    let draft = drafts(ctx, (span, &r), dir, ladders, &drafters)?;
-    let draft_max = (r.draft_max.as_ref())
-        .map_or(Ok(vec![4]), |v| int_list(ctx, &k("draft_max"), v, 1, 256))?;
-    let draft_min = (r.draft_min.as_ref())
-        .map_or(Ok(vec![0]), |v| int_list(ctx, &k("draft_min"), v, 0, 256))?;
-    let p_min = (r.p_min.as_ref()).map_or(Ok(vec![0.0]), |v| list(ctx, &k("p_min"), v, p_min))?;
-    let draft_n_gpu_layers = (r.draft_n_gpu_layers.as_ref()).map_or(Ok(vec![-1]), |v| {
-        int_list(ctx, &k("draft_n_gpu_layers"), v, -1, 100_000)
-    })?;
     Ok(SpeculativeConfig {
         targets,
         dataset,
@@ -206,12 +197,16 @@ pub(crate) fn parse(
         n_gen,
         rounds,
         seed,
+        draft: drafts(ctx, (span, &r), dir, ladders, &drafters)?,
         drafters,
-        draft,
-        draft_max,
-        draft_min,
-        p_min,
-        draft_n_gpu_layers,
+        draft_max: (r.draft_max.as_ref())
+            .map_or(Ok(vec![4]), |v| int_list(ctx, &k("draft_max"), v, 1, 256))?,
+        draft_min: (r.draft_min.as_ref())
+            .map_or(Ok(vec![0]), |v| int_list(ctx, &k("draft_min"), v, 0, 256))?,
+        p_min: (r.p_min.as_ref()).map_or(Ok(vec![0.0]), |v| list(ctx, &k("p_min"), v, p_min))?,
+        draft_n_gpu_layers: (r.draft_n_gpu_layers.as_ref()).map_or(Ok(vec![-1]), |v| {
+            int_list(ctx, &k("draft_n_gpu_layers"), v, -1, 100_000)
+        })?,
     })
 }
 

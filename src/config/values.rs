@@ -13,6 +13,17 @@ pub(crate) fn file_name(p: &std::path::Path) -> String {
         .map_or_else(String::new, |f| f.to_string_lossy().into_owned())
 }
 
+/// `raw` trimmed, when it can name a folder: non-empty, without '/' or control characters.
+pub(crate) fn folder_name(raw: &str, what: &str) -> Result<String, Invalid> {
+    let name = raw.trim();
+    if name.is_empty() || name.contains('/') || name.chars().any(char::is_control) {
+        return Err(Invalid(format!(
+            "a {what} name must be non-empty and contain no '/' or control characters"
+        )));
+    }
+    Ok(name.to_string())
+}
+
 /// `v` with each value once, in the order given.
 pub(crate) fn once_each<T: PartialEq>(v: Vec<T>) -> Vec<T> {
     v.into_iter().fold(Vec::new(), |mut out, x| {
@@ -23,12 +34,16 @@ pub(crate) fn once_each<T: PartialEq>(v: Vec<T>) -> Vec<T> {
     })
 }
 
-/// The elements of a value that is a scalar or a non-empty list.
-pub(crate) fn items(v: &toml::Value) -> Result<Vec<&toml::Value>, Invalid> {
-    let items: Vec<&toml::Value> = match v {
+pub(crate) fn as_list(v: &toml::Value) -> Vec<&toml::Value> {
+    match v {
         toml::Value::Array(a) => a.iter().collect(),
         other => vec![other],
-    };
+    }
+}
+
+/// The elements of a value that is a scalar or a non-empty list.
+pub(crate) fn items(v: &toml::Value) -> Result<Vec<&toml::Value>, Invalid> {
+    let items = as_list(v);
     if items.is_empty() {
         return Err(Invalid("the list is empty: give at least one value".into()));
     }
@@ -92,7 +107,6 @@ pub(crate) fn rounds(
     Ok(n as u32)
 }
 
-/// An integer key, `default` when it is absent.
 pub(crate) fn int_or(
     ctx: &Ctx,
     key: &str,

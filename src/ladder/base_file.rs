@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::error::LadderError;
+use super::error::{LadderError, input};
 use super::kld::row_len;
 
 const MAGIC: &[u8; 8] = b"_logits_";
@@ -38,13 +38,6 @@ pub struct BaseFile {
     pub tokens: Vec<i32>,
 }
 
-fn bad(path: &Path, why: impl Into<String>) -> LadderError {
-    LadderError::Input {
-        path: path.to_path_buf(),
-        why: why.into(),
-    }
-}
-
 fn i32s(bytes: &[u8]) -> Vec<i32> {
     bytes
         .chunks_exact(4)
@@ -64,12 +57,12 @@ impl BaseFile {
     /// Reads and checks the header of the base file at `path`: a file that is not one, or
     /// whose length is not what its header says (a truncated copy), is refused.
     pub fn open(path: &Path) -> Result<BaseFile, LadderError> {
-        let io = |e: std::io::Error| bad(path, e.to_string());
+        let io = |e: std::io::Error| input(path, e);
         let mut r = BufReader::new(File::open(path).map_err(io)?);
         let len = r.get_ref().metadata().map_err(io)?.len();
         let mut head = [0u8; 20];
         if r.read_exact(&mut head).is_err() || &head[..8] != MAGIC {
-            return Err(bad(
+            return Err(input(
                 path,
                 "not a llama-perplexity --kl-divergence-base file",
             ));
@@ -78,12 +71,12 @@ impl BaseFile {
         let (n_ctx, n_vocab, n_chunk) = (h[0], h[1], h[2]);
         if n_ctx < 4 || n_vocab < 1 || n_chunk < 1 {
             let why = format!("a header of ctx {n_ctx}, vocabulary {n_vocab}, {n_chunk} chunks");
-            return Err(bad(path, why));
+            return Err(input(path, why));
         }
         let (n_ctx, n_vocab, n_chunk) = (n_ctx as usize, n_vocab as usize, n_chunk as usize);
         let want = bytes(n_ctx, n_chunk, n_vocab);
         if len != want {
-            return Err(bad(
+            return Err(input(
                 path,
                 format!(
                     "{len} bytes where {n_chunk} chunks of {n_ctx} tokens over a vocabulary of \
@@ -95,7 +88,7 @@ impl BaseFile {
         r.read_exact(&mut tokens).map_err(io)?;
         let tokens = i32s(&tokens);
         if let Some(t) = tokens.iter().find(|&&t| t < 0 || t as usize >= n_vocab) {
-            return Err(bad(path, format!("token {t} is outside the vocabulary")));
+            return Err(input(path, format!("token {t} is outside the vocabulary")));
         }
         Ok(BaseFile {
             path: path.to_path_buf(),
@@ -107,11 +100,9 @@ impl BaseFile {
 
     /// The stored rows, one chunk at a time.
     pub fn rows(&self) -> Result<Rows, LadderError> {
-        let mut r =
-            BufReader::new(File::open(&self.path).map_err(|e| bad(&self.path, e.to_string()))?);
+        let mut r = BufReader::new(File::open(&self.path).map_err(|e| input(&self.path, e))?);
         let mut skip = vec![0u8; 20 + 4 * self.tokens.len()];
-        r.read_exact(&mut skip)
-            .map_err(|e| bad(&self.path, e.to_string()))?;
+        r.read_exact(&mut skip).map_err(|e| input(&self.path, e))?;
         Ok(Rows {
             r,
             bytes: vec![0; 2 * scored(self.n_ctx) * row_len(self.n_vocab)],

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::config::quant_types::{QuantType, is_quantized_ggml_type};
 use crate::gguf::Value;
 use crate::gguf::reader::{self, Header};
-use crate::ladder::error::LadderError;
+use crate::ladder::error::{LadderError, input};
 use crate::record::{ModelRecord, Provenance};
 
 pub use crate::gguf::{KEY_PRESET, KEY_SYNTHETIC};
@@ -44,7 +44,10 @@ impl BaseInfo {
                 .iter()
                 .any(|t| is_quantized_ggml_type(t.ggml_type)),
             synthetic: is_synthetic(h),
-            preset: preset(h),
+            preset: h
+                .get(KEY_PRESET)
+                .and_then(Value::as_str)
+                .map(str::to_string),
             n_elements: h.n_elements(),
             n_vocab: match h.get("tokenizer.ggml.tokens") {
                 Some(Value::Array(a)) => a.len(),
@@ -153,12 +156,8 @@ pub fn file_difference(path: &Path, base: &Path) -> Option<String> {
 
 /// Reads and hashes a base file; the error names the file.
 pub fn inspect_base(path: &Path) -> Result<BaseInfo, LadderError> {
-    let input = |why: String| LadderError::Input {
-        path: path.to_path_buf(),
-        why,
-    };
-    let h = reader::read_header(path).map_err(|e| input(e.to_string()))?;
-    let sha = crate::util::system::sha256_file(path).map_err(|e| input(e.to_string()))?;
+    let h = reader::read_header(path).map_err(|e| input(path, e))?;
+    let sha = crate::util::system::sha256_file(path).map_err(|e| input(path, e))?;
     Ok(BaseInfo::from_header(path, sha, &h))
 }
 
@@ -167,29 +166,13 @@ pub fn is_synthetic(h: &Header) -> bool {
     matches!(h.get(KEY_SYNTHETIC), Some(Value::Bool(true)))
 }
 
-fn preset(h: &Header) -> Option<String> {
-    h.get(KEY_PRESET)
-        .and_then(Value::as_str)
-        .map(str::to_string)
-}
-
 /// Provenance of a synthetic file seen by the runner (`tpsbench run` on a `synth` output):
 /// its own base, not requantized, flagged synthetic. `None` for ordinary models.
 pub fn synthetic_provenance(h: &Header, rec: &ModelRecord) -> Option<Provenance> {
-    if !is_synthetic(h) {
-        return None;
-    }
-    let label = h.file_type().unwrap_or("unknown").to_string();
-    Some(Provenance {
-        base_file: rec.path.clone(),
-        base_sha256: rec.sha256.clone(),
-        quant_type: label.clone(),
-        base_type: label,
-        requantized: false,
-        synthetic: true,
-        preset: preset(h),
-        recipe: None,
+    let b = BaseInfo::from_header(Path::new(&rec.path), rec.sha256.clone(), h);
+    b.synthetic.then(|| Provenance {
         given: false,
+        ..b.given_provenance(&b.base_type)
     })
 }
 
@@ -199,8 +182,7 @@ pub(crate) fn size_bound(t: QuantType, n_elements: u64) -> u64 {
     let bytes_per_1000 = match t.name {
         "F32" => 4000,
         "F16" | "BF16" => 2000,
-        "Q8_0" => 1063,
-        // Mixes keep some tensors at Q6_K/Q8_0: 1.063 bytes/element bounds them all.
+        // Q8_0, and mixes (some tensors at Q6_K/Q8_0): 1.063 bytes/element bounds them all.
         _ => 1063,
     };
     n_elements.saturating_mul(bytes_per_1000) / 1000 + (64 << 20)
@@ -230,6 +212,14 @@ pub(crate) fn free_bytes(path: &Path) -> Option<u64> {
 #[cfg(not(unix))]
 pub(crate) fn free_bytes(_path: &Path) -> Option<u64> {
     None
+}
+
+/// Creates `dir` and the folders above it.
+pub(crate) fn create_dir(dir: &Path) -> Result<(), LadderError> {
+    std::fs::create_dir_all(dir).map_err(|cause| LadderError::CreateDir {
+        dir: dir.to_path_buf(),
+        cause,
+    })
 }
 
 /// An error when fewer than `need` bytes are free where `path` will be written.

@@ -7,6 +7,7 @@ use std::io;
 use std::path::PathBuf;
 
 use crate::engine::EngineError;
+use crate::util::units::GIB;
 
 /// Why a ladder variant, a base's facts or a synthetic model could not be had.
 #[derive(Debug, thiserror::Error)]
@@ -32,8 +33,8 @@ pub enum LadderError {
     #[error(
         "not enough disk space for {}: needs about {:.1} GiB, {:.1} GiB free",
         path.display(),
-        gib(*need),
-        gib(*free)
+        *need as f64 / GIB,
+        *free as f64 / GIB
     )]
     NoSpace { path: PathBuf, need: u64, free: u64 },
     /// `synth --preset` (or a `synth` spec) naming no preset.
@@ -79,8 +80,12 @@ pub enum LadderError {
     },
 }
 
-fn gib(bytes: u64) -> f64 {
-    bytes as f64 / f64::from(1u32 << 30)
+/// A ladder input at `path` that cannot be used, and why.
+pub(crate) fn input(path: &std::path::Path, why: impl ToString) -> LadderError {
+    LadderError::Input {
+        path: path.to_path_buf(),
+        why: why.to_string(),
+    }
 }
 
 impl LadderError {

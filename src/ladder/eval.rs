@@ -11,7 +11,7 @@ use std::path::Path;
 
 use crate::engine::llama::LlamaModel;
 use crate::ladder::base_file::{BaseFile, Writer};
-use crate::ladder::error::LadderError;
+use crate::ladder::error::{LadderError, input};
 use crate::ladder::kld::{Accumulator, compare, encode, row_len, self_stat};
 
 /// The evaluation tokens: the first `min(n_chunks, tokens / n_ctx)` whole chunks of `n_ctx`.
@@ -151,15 +151,12 @@ pub(crate) fn count_reference_tokens(
     tokenizer_json: &Path,
     text: &str,
 ) -> Result<usize, LadderError> {
-    let input = |why: String| LadderError::Input {
-        path: tokenizer_json.to_path_buf(),
-        why,
-    };
+    let bad = |why: String| input(tokenizer_json, why);
     let tok = tokenizers::Tokenizer::from_file(tokenizer_json)
-        .map_err(|e| input(format!("not a usable tokenizer.json: {e}")))?;
+        .map_err(|e| bad(format!("not a usable tokenizer.json: {e}")))?;
     let enc = tok
         .encode(text, false)
-        .map_err(|e| input(format!("cannot encode the text: {e}")))?;
+        .map_err(|e| bad(format!("cannot encode the text: {e}")))?;
     Ok(enc.len())
 }
 

@@ -249,16 +249,9 @@ impl Accumulator {
         let (dp_mean, dp_unc) = mean_and_uncertainty(self.sum_dp, self.sum_dp2, n);
         let (mse, mse_unc) = mean_and_uncertainty(self.sum_dp2, self.sum_dp4, n);
         let rms = mse.max(0.0).sqrt();
-        let same = if n > 0 {
-            self.n_same_top as f64 / n as f64
-        } else {
-            0.0
-        };
-        let same_unc = if n > 1 {
-            (same * (1.0 - same) / (n - 1) as f64).sqrt()
-        } else {
-            0.0
-        };
+        // Below 2 tokens `same` is 0 or 1 and its uncertainty 0.
+        let same = self.n_same_top as f64 / n.max(1) as f64;
+        let same_unc = (same * (1.0 - same) / (n.max(2) - 1) as f64).sqrt();
         let kld = percentiles(self.klds.clone());
         let (ppl, ppl_ref) = (finite(log_ppl.exp()), finite(log_ppl_ref.exp()));
         Quality {

@@ -97,10 +97,7 @@ pub(crate) fn build_variant(
         rep.line(&format!("{tag}: cached {}", path.display()));
         return Ok(path);
     }
-    std::fs::create_dir_all(&l.cache_dir).map_err(|cause| LadderError::CreateDir {
-        dir: l.cache_dir.clone(),
-        cause,
-    })?;
+    cache::create_dir(&l.cache_dir)?;
     cache::check_space(&path, cache::size_bound(t, base.n_elements))?;
     let tmp = path.with_extension(format!("gguf.tmp{}", std::process::id()));
     let params = QuantizeParams {

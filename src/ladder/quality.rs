@@ -10,7 +10,7 @@ use std::time::Instant;
 use super::Reporter;
 use super::base_file::{self, BaseFile};
 use super::cache::BaseInfo;
-use super::error::LadderError;
+use super::error::{LadderError, input};
 use super::eval;
 use crate::config::ladder::Ladder;
 use crate::engine::LoadParams;
@@ -47,10 +47,7 @@ fn eval_text(l: &Ladder) -> Result<EvalText, LadderError> {
         .map_err(read)?;
     let (text, kind) = if crate::serving::sharegpt::looks_like(&head[..n]) {
         let budget = 16 * (l.eval.n_ctx * l.eval.n_chunks) as usize;
-        let f = crate::serving::dataset::load(p).map_err(|e| LadderError::Input {
-            path: p.clone(),
-            why: e.to_string(),
-        })?;
+        let f = crate::serving::dataset::load(p).map_err(|e| input(p, e))?;
         let mut text = String::new();
         for c in &f.prompts {
             if text.len() >= budget {
@@ -124,14 +121,6 @@ pub fn store_path(l: &Ladder, ref_sha256: &str, tokens: &[i32]) -> std::path::Pa
         .join(format!("{}-kld-{}.logits", &ref_sha256[..16], &key[..16]))
 }
 
-/// Bytes of the store of ladder `l` at most (its configured chunks), for a vocabulary of
-/// `n_vocab` tokens; none when it reads `reference_logits`.
-pub fn store_bytes(l: &Ladder, n_vocab: usize) -> Option<u64> {
-    let e = &l.eval;
-    let stored = l.reference_logits.is_none();
-    stored.then(|| base_file::bytes(e.n_ctx as usize, e.n_chunks as usize, n_vocab))
-}
-
 /// The reference of ladder `l`: the base file `reference_logits`, else the stored rows of
 /// the reference variant (at `ref_path`, loaded with `load`: see [`load_params`]) over the
 /// evaluation text, computed when not stored yet.
@@ -144,25 +133,20 @@ pub fn reference(
 ) -> Result<Reference, LadderError> {
     let ref_name = l.reference_name();
     let mut r = match &l.reference_logits {
-        Some(p) => Reference {
-            store: open_logits(l, p)?,
-            text_source: format!("kl-divergence-base:{}", p.display()),
-            text_sha256: String::new(),
-            bytes_per_token: None,
-            ref_tokens_per_token: None,
-            own: Extras::default(),
-        },
+        Some(p) => {
+            let store = open_logits(l, p)?;
+            let tokens: Vec<u8> = store.tokens.iter().flat_map(|t| t.to_le_bytes()).collect();
+            Reference {
+                text_sha256: crate::util::hash::sha256_hex(tokens),
+                store,
+                text_source: format!("kl-divergence-base:{}", p.display()),
+                bytes_per_token: None,
+                ref_tokens_per_token: None,
+                own: Extras::default(),
+            }
+        }
         None => stored_reference(l, ref_path, load, n_threads, rep)?,
     };
-    if r.text_sha256.is_empty() {
-        let t: Vec<u8> = r
-            .store
-            .tokens
-            .iter()
-            .flat_map(|t| t.to_le_bytes())
-            .collect();
-        r.text_sha256 = crate::util::hash::sha256_hex(&t);
-    }
     let q = eval::stored_pass(&r.store)
         .map_err(LadderError::Reference)?
         .finish(&ref_name);
@@ -180,51 +164,49 @@ pub fn reference(
 /// Bad input found before a run: a `reference_logits` file that does not read, or was made
 /// for another ctx, vocabulary or text than the ladder's; a store the disk cannot hold.
 pub fn check(l: &Ladder, base: &BaseInfo) -> Result<(), LadderError> {
-    if let Some(p) = &l.reference_logits {
-        let store = open_logits(l, p)?;
-        let bad = |why: String| LadderError::Input {
-            path: p.clone(),
-            why,
-        };
-        if base.n_vocab != 0 && store.n_vocab != base.n_vocab {
+    let Some(p) = &l.reference_logits else {
+        // The store at most: the configured chunks.
+        let e = &l.eval;
+        let need = base_file::bytes(e.n_ctx as usize, e.n_chunks as usize, base.n_vocab);
+        return super::cache::check_space(&l.cache_dir.join("reference.logits"), need);
+    };
+    let store = open_logits(l, p)?;
+    let bad = |why: String| input(p, why);
+    if base.n_vocab != 0 && store.n_vocab != base.n_vocab {
+        return Err(bad(format!(
+            "made for a vocabulary of {} tokens, the ladder's base has {}",
+            store.n_vocab, base.n_vocab
+        )));
+    }
+    // Without a text of its own the ladder scores the file's tokens, as llama-perplexity
+    // --kl-divergence does; a text named beside the file must be the one it was made on.
+    if l.eval.text_given {
+        let text = eval_text(l)?;
+        let all = LlamaModel::load_vocab(&base.path)?.tokenize(&text.text, true, false)?;
+        let ours = eval::whole_chunks(&all, store.n_ctx, store.n_chunks());
+        let n = ours.len().min(store.tokens.len());
+        if let Some(i) = (0..n).find(|&i| ours[i] != store.tokens[i]) {
             return Err(bad(format!(
-                "made for a vocabulary of {} tokens, the ladder's base has {}",
-                store.n_vocab, base.n_vocab
+                "made for other tokens than [ladder.eval] text {}: they differ from \
+                 token {i} on (remove `text` to score the file's own tokens)",
+                l.eval.text.display()
             )));
         }
-        // Without a text of its own the ladder scores the file's tokens, as llama-perplexity
-        // --kl-divergence does; a text named beside the file must be the one it was made on.
-        if l.eval.text_given {
-            let text = eval_text(l)?;
-            let all = LlamaModel::load_vocab(&base.path)?.tokenize(&text.text, true, false)?;
-            let ours = eval::whole_chunks(&all, store.n_ctx, store.n_chunks());
-            let n = ours.len().min(store.tokens.len());
-            if let Some(i) = (0..n).find(|&i| ours[i] != store.tokens[i]) {
-                return Err(bad(format!(
-                    "made for other tokens than [ladder.eval] text {}: they differ from \
-                     token {i} on (remove `text` to score the file's own tokens)",
-                    l.eval.text.display()
-                )));
-            }
-        }
     }
-    match store_bytes(l, base.n_vocab) {
-        Some(need) => super::cache::check_space(&l.cache_dir.join("reference.logits"), need),
-        None => Ok(()),
-    }
+    Ok(())
 }
 
 /// A base file given as `reference_logits`, checked against the ladder's ctx.
 fn open_logits(l: &Ladder, p: &Path) -> Result<BaseFile, LadderError> {
     let mut store = BaseFile::open(p)?;
     if store.n_ctx != l.eval.n_ctx as usize {
-        return Err(LadderError::Input {
-            path: p.to_path_buf(),
-            why: format!(
+        return Err(input(
+            p,
+            format!(
                 "made with ctx {}, the ladder evaluates ctx {}: set [ladder.eval] ctx = {}",
                 store.n_ctx, l.eval.n_ctx, store.n_ctx
             ),
-        });
+        ));
     }
     let keep = store.n_chunks().min(l.eval.n_chunks as usize) * store.n_ctx;
     store.tokens.truncate(keep);
@@ -265,10 +247,7 @@ fn stored_reference(
         Some(p) => Some(eval::count_reference_tokens(p, &text.text)? as f64 / plain_tokens as f64),
         None => None,
     };
-    let sha = crate::util::system::sha256_file(ref_path).map_err(|e| LadderError::Input {
-        path: ref_path.to_path_buf(),
-        why: e.to_string(),
-    })?;
+    let sha = crate::util::system::sha256_file(ref_path).map_err(|e| input(ref_path, e))?;
     let path = store_path(l, &sha, tokens);
     let tag = format!("[quality] {ref_name}");
     match BaseFile::open(&path) {
@@ -283,10 +262,7 @@ fn stored_reference(
                 format_size(need),
                 path.display()
             ));
-            std::fs::create_dir_all(&l.cache_dir).map_err(|cause| LadderError::CreateDir {
-                dir: l.cache_dir.clone(),
-                cause,
-            })?;
+            super::cache::create_dir(&l.cache_dir)?;
             super::cache::check_space(&path, need)?;
             let start = Instant::now();
             eval::reference_pass(&ref_model, tokens, n_ctx, n_threads, &path, &mut |c, n| {

@@ -13,7 +13,7 @@ use crate::engine::quantize::{Overrides, overrides_for};
 use crate::gguf::reader::read_header;
 use crate::ladder::Reporter;
 use crate::ladder::cache::BaseInfo;
-use crate::ladder::error::LadderError;
+use crate::ladder::error::{LadderError, input};
 use crate::record::RecipeRecord;
 use crate::util::hash::sha256_hex;
 use crate::util::system::sha256_file;
@@ -121,10 +121,7 @@ pub fn build(
                 };
                 compute_to(l, base, &params, p, tag, rep)?;
             }
-            let sha = sha256_file(p).map_err(|e| LadderError::Input {
-                path: p.clone(),
-                why: e.to_string(),
-            })?;
+            let sha = sha256_file(p).map_err(|e| input(p, e))?;
             r.record.imatrix_sha256 = Some(sha);
             Some(Imatrix::read(p)?)
         }
@@ -153,10 +150,7 @@ fn compute_to(
     let m = compute(&base.path, &load, p, &mut |c, n| {
         rep.status(&format!("{tag}: imatrix chunk {c}/{n}"));
     })?;
-    std::fs::create_dir_all(&l.cache_dir).map_err(|cause| LadderError::CreateDir {
-        dir: l.cache_dir.clone(),
-        cause,
-    })?;
+    super::cache::create_dir(&l.cache_dir)?;
     let tmp = dest.with_extension(format!("tmp{}", std::process::id()));
     m.write(&tmp)?;
     std::fs::rename(&tmp, dest).map_err(|cause| LadderError::Rename {

@@ -16,7 +16,7 @@ use crate::gguf::presets;
 use crate::gguf::writer::{Document, write_gguf};
 use crate::gguf::{DEFAULT_ALIGNMENT, tiny};
 use crate::ladder::Reporter;
-use crate::ladder::cache::check_space;
+use crate::ladder::cache::{check_space, create_dir};
 use crate::ladder::error::LadderError;
 use crate::util::units::format_size;
 
@@ -114,10 +114,7 @@ pub(crate) fn write_document(
     rep: &Reporter,
 ) -> Result<(), LadderError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|cause| LadderError::CreateDir {
-            dir: dir.to_path_buf(),
-            cause,
-        })?;
+        create_dir(dir)?;
     }
     let tmp = path.with_extension("gguf.tmp");
     let write = || -> std::io::Result<()> {
@@ -195,7 +192,6 @@ pub fn synth(o: &SynthOptions, rep: &Reporter) -> Result<String, LadderError> {
         let _ = std::fs::remove_file(&tmp);
         result?;
     }
-    let size = std::fs::metadata(&o.output).map(|m| m.len()).unwrap_or(0);
     let what = match &shape {
         None => "tiny".to_string(),
         Some(s) => format!(
@@ -214,14 +210,20 @@ pub fn synth(o: &SynthOptions, rep: &Reporter) -> Result<String, LadderError> {
             s.n_vocab
         ),
     };
-    Ok(format!(
+    Ok(wrote(o, &what, t, &doc))
+}
+
+fn wrote(o: &SynthOptions, what: &str, t: QuantType, doc: &Document) -> String {
+    let params = doc.tensors.iter().map(|x| x.n_elements()).sum::<u64>();
+    let size = std::fs::metadata(&o.output).map(|m| m.len()).unwrap_or(0);
+    format!(
         "wrote {} ({what}; {}, {} tensors, {:.2} M parameters, {})",
         o.output.display(),
         t.name,
         doc.tensors.len(),
         params as f64 / 1e6,
         format_size(size)
-    ))
+    )
 }
 
 /// Writes an Eagle3 draft preset. Its shapes are its target's, so `--shrink` and
@@ -257,14 +259,11 @@ fn synth_draft(
             ))
         })?;
     let doc = d.document(w, out, t.ftype, o.seed);
-    let params = doc.tensors.iter().map(|x| x.n_elements()).sum::<u64>();
     check_space(&o.output, document_size(&doc))?;
     write_document(&o.output, &doc, rep)?;
-    let size = std::fs::metadata(&o.output).map(|m| m.len()).unwrap_or(0);
-    Ok(format!(
-        "wrote {} ({}: an Eagle3 draft for {}, reading its layers {:?}, n_embd {}, n_ff {}, \
-         heads {}/{}, head vocab {}; {}, {} tensors, {:.2} M parameters, {})",
-        o.output.display(),
+    let what = format!(
+        "{}: an Eagle3 draft for {}, reading its layers {:?}, n_embd {}, n_ff {}, heads {}/{}, \
+         head vocab {}",
         d.preset,
         d.target.preset,
         d.target_layers,
@@ -273,11 +272,8 @@ fn synth_draft(
         d.n_head,
         d.n_head_kv,
         d.n_draft_vocab,
-        t.name,
-        doc.tensors.len(),
-        params as f64 / 1e6,
-        format_size(size)
-    ))
+    );
+    Ok(wrote(o, &what, t, &doc))
 }
 
 pub use crate::config::synth_spec::SynthSpec;
@@ -323,13 +319,7 @@ pub fn ensure_models(
             continue;
         }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|cause| {
-                LadderError::CreateDir {
-                    dir: dir.to_path_buf(),
-                    cause,
-                }
-                .for_model(&m.name)
-            })?;
+            create_dir(dir).map_err(|e| e.for_model(&m.name))?;
         }
         lines.push(synth_model(&m.name, spec, path, n_threads, rep)?);
     }

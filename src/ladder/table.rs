@@ -80,17 +80,12 @@ pub fn design(run: &RunRecord) -> Option<Design> {
 
 /// The variants of each base file (indices into `rows`), in record order.
 pub fn groups(run: &RunRecord, rows: &[Row]) -> Vec<Vec<usize>> {
-    let bases: Vec<Option<String>> = run
-        .models
-        .iter()
-        .filter(|m| m.provenance.is_some())
-        .map(|m| m.provenance.as_ref().map(|p| p.base_sha256.clone()))
-        .collect();
-    let mut out: Vec<(Option<String>, Vec<usize>)> = Vec::new();
-    for (i, b) in bases.iter().enumerate().take(rows.len()) {
-        match out.iter_mut().find(|(k, _)| k == b) {
+    let bases = run.models.iter().filter_map(|m| m.provenance.as_ref());
+    let mut out: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (i, p) in bases.enumerate().take(rows.len()) {
+        match out.iter_mut().find(|(k, _)| *k == p.base_sha256) {
             Some((_, v)) => v.push(i),
-            None => out.push((b.clone(), vec![i])),
+            None => out.push((&p.base_sha256, vec![i])),
         }
     }
     out.into_iter().map(|(_, v)| v).collect()
@@ -158,7 +153,7 @@ fn row(m: &ModelRecord, tests: &[TestRecord]) -> Row {
             .or_else(|| m.quantization.clone())
             .unwrap_or_default(),
         bits_per_weight: m.bits_per_weight,
-        size_gib: m.model_size.map(|s| s as f64 / f64::from(1u32 << 30)),
+        size_gib: m.model_size.map(|s| s as f64 / crate::util::units::GIB),
         pp_test: pp.map(|t| t.test.clone()),
         pp_ts: pp.and_then(|t| t.avg_ts),
         tg_test: tg.map(|t| t.test.clone()),
@@ -194,6 +189,25 @@ fn speed(r: &Row) -> Option<Figure> {
     })
 }
 
+/// The rows that have a `figure`, and their choices (KLD within ±1.96 of its uncertainty).
+fn choices(rows: &[Row], figure: impl Fn(&Row) -> Option<Figure>) -> (Vec<usize>, Vec<Choice>) {
+    let choice = |(i, r): (usize, &Row)| {
+        let error =
+            (r.kld_mean).map(|k| Figure::around(k, 1.96 * r.kld_uncertainty.unwrap_or(0.0)));
+        let speed = figure(r)?;
+        let rounds = r.tg_rounds.clone();
+        Some((
+            i,
+            Choice {
+                speed,
+                rounds,
+                error,
+            },
+        ))
+    };
+    rows.iter().enumerate().filter_map(choice).unzip()
+}
+
 /// Marks the Pareto front on (higher tg t/s, lower KLD) with ties kept: rows with interleaved
 /// rounds are compared paired by round (`stats::resolve`), the others against `floor`; KLD
 /// by ±1.96 of its uncertainty. Rows lacking either figure are never on the front; front
@@ -205,19 +219,7 @@ pub fn mark_pareto_by(
     budget: f64,
     floor: &NoiseFloor,
 ) -> Resolution {
-    let idx: Vec<usize> = (0..rows.len())
-        .filter(|&i| speed(&rows[i]).is_some())
-        .collect();
-    let choices: Vec<Choice> = idx
-        .iter()
-        .map(|&i| Choice {
-            speed: speed(&rows[i]).expect("filtered"),
-            rounds: rows[i].tg_rounds.clone(),
-            error: rows[i]
-                .kld_mean
-                .map(|k| Figure::around(k, 1.96 * rows[i].kld_uncertainty.unwrap_or(0.0))),
-        })
-        .collect();
+    let (idx, choices) = choices(rows, speed);
     let r = resolve(&choices, budget, design, 0.05, floor);
     for row in rows.iter_mut() {
         row.pareto = false;
@@ -249,18 +251,8 @@ pub fn mark_fronts(rows: &mut [Row], floor: &NoiseFloor) {
         row.fronts.clear();
     }
     for (name, figure) in axes {
-        let idx: Vec<usize> = (0..rows.len())
-            .filter(|&i| figure(&rows[i]).is_some())
-            .collect();
-        let choices: Vec<Choice> = (idx.iter())
-            .map(|&i| Choice {
-                speed: figure(&rows[i]).expect("filtered"),
-                rounds: Vec::new(),
-                error: rows[i]
-                    .kld_mean
-                    .map(|k| Figure::around(k, 1.96 * rows[i].kld_uncertainty.unwrap_or(0.0))),
-            })
-            .collect();
+        let (idx, mut choices) = choices(rows, figure);
+        choices.iter_mut().for_each(|c| c.rounds.clear());
         let r = resolve(&choices, DEFAULT_KLD_BUDGET, None, 0.05, floor);
         for (k, &i) in idx.iter().enumerate() {
             if r.front[k] {
@@ -284,23 +276,10 @@ pub fn markdown(rows: &[Row]) -> String {
         .iter()
         .find_map(|r| r.tg_test.clone())
         .unwrap_or("tg".into());
-    let header: Vec<String> = [
-        "model",
-        "type",
-        "bpw",
-        "size GiB",
-        &format!("{pp} t/s"),
-        &format!("{tg} t/s"),
-        "KLD",
-        "99.9% KLD",
-        "PPL ratio",
-        "same top p",
-        "Pareto",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let mut table = vec![header];
+    let header = format!(
+        "model|type|bpw|size GiB|{pp} t/s|{tg} t/s|KLD|99.9% KLD|PPL ratio|same top p|Pareto"
+    );
+    let mut table = vec![header.split('|').map(String::from).collect()];
     for r in rows {
         let mut ty = r.quant_type.clone();
         if r.requantized {

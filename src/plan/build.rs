@@ -2,14 +2,11 @@
 //! files hold comes in as [`Facts`]. Order: model by model; within one, tests grouped by
 //! load key, the llama-bench tests, then serving, then the variant's quality test.
 
-use std::path::PathBuf;
-
-use sha2::{Digest, Sha256};
-
 use super::serving::{ServingTest, serving_identity};
-use super::{PlannedTest, TestKind, TestParams, expand_axes, number_repeats, test_id};
+use super::{
+    ModelSource, PlanModel, PlannedTest, TestKind, TestParams, expand_axes, number_repeats, test_id,
+};
 use crate::config::ladder::RefSpec;
-use crate::config::quant_types::QuantType;
 use crate::config::{Config, RunSettings};
 use crate::util::hash::sha256_hex;
 
@@ -41,45 +38,6 @@ pub struct LadderFacts {
     pub synthetic: bool,
     /// Per file variant, in order: its tensor mix's label and its SHA-256.
     pub files: Vec<ModelFacts>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum ModelSource {
-    File(PathBuf),
-    /// Ladder `ladder`'s variant of type `quant` (by its recipe `recipe`, an index in
-    /// `recipes`, when it has one), built into the cache on first use.
-    Variant {
-        ladder: usize,
-        quant: QuantType,
-        recipe: Option<usize>,
-    },
-    /// Ladder `ladder`'s variant given as its file `file` (an index in `files`).
-    LadderFile {
-        ladder: usize,
-        file: usize,
-    },
-}
-
-impl ModelSource {
-    pub fn ladder(&self) -> Option<usize> {
-        match *self {
-            ModelSource::File(_) => None,
-            ModelSource::Variant { ladder, .. } | ModelSource::LadderFile { ladder, .. } => {
-                Some(ladder)
-            }
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlanModel {
-    pub name: String,
-    /// The quantization label in test ids.
-    pub label: String,
-    pub source: ModelSource,
-    /// What test identities hash for this model: the file's SHA-256, or for a variant the
-    /// SHA-256 of its base's SHA-256 and its type (known before the variant is built).
-    pub key: String,
 }
 
 /// What a test of each kind needs beyond its parameters.
@@ -126,7 +84,6 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
         for s in serving.iter().filter(|s| s.model == mi) {
             own.push(serving_test(s, config, facts, &f.sha256));
         }
-        number_repeats(&mut own);
         tests.extend(by_load_key(own));
     }
     for (li, l) in config.ladders.iter().enumerate() {
@@ -137,7 +94,6 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
             if !lf.synthetic {
                 own.push(quality_test(mi, li, &name, &label, &key, config));
             }
-            number_repeats(&mut own);
             tests.extend(by_load_key(own));
             models.push(PlanModel {
                 name,
@@ -147,13 +103,12 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
             });
         }
     }
-    let candidates = spec_candidates(config, &models);
-    let spec = super::speculative::expand(config, &candidates, facts.speculative_sha256.as_deref());
+    let spec = super::speculative::expand(config, &models, facts.speculative_sha256.as_deref());
     for mi in 0..models.len() {
-        let mut own: Vec<PlannedTest> = spec.iter().filter(|t| t.model == mi).cloned().collect();
         // A setting listed twice (`draft_max = [4, 4]`) is two tests, as for the sweep's axes.
-        number_repeats(&mut own);
-        tests.extend(by_load_key(own));
+        tests.extend(by_load_key(
+            spec.iter().filter(|t| t.model == mi).cloned().collect(),
+        ));
     }
     Plan {
         models,
@@ -196,30 +151,6 @@ fn ladder_models(
         (f.name.clone(), ff.label, ff.sha256, source)
     });
     built.chain(given).collect()
-}
-
-/// The models a `[speculative]` test may target: every file entry and ladder variant, with
-/// its sweep axes.
-fn spec_candidates(config: &Config, models: &[PlanModel]) -> Vec<super::speculative::Candidate> {
-    let candidate = |(mi, m): (usize, &PlanModel)| {
-        let (ladder, axes) = match &m.source {
-            ModelSource::File(_) => {
-                let entry = config.models.get(mi).filter(|c| c.path.is_some());
-                (None, entry.map(|c| c.axes.clone()))
-            }
-            ModelSource::Variant { ladder, .. } | ModelSource::LadderFile { ladder, .. } => {
-                (Some(*ladder), Some(config.ladders[*ladder].axes.clone()))
-            }
-        };
-        super::speculative::Candidate {
-            name: m.name.clone(),
-            label: m.label.clone(),
-            key: m.key.clone(),
-            ladder,
-            axes,
-        }
-    };
-    models.iter().enumerate().map(candidate).collect()
 }
 
 fn bench_tests(
@@ -306,25 +237,18 @@ fn quality_test(
     }
 }
 
-/// Stable grouping by load key, in order of first appearance: one model load per key.
-fn by_load_key(tests: Vec<PlannedTest>) -> Vec<PlannedTest> {
+/// One model's tests, repeats numbered, grouped by load key (stable, in order of first
+/// appearance): one model load per key.
+fn by_load_key(mut tests: Vec<PlannedTest>) -> Vec<PlannedTest> {
+    number_repeats(&mut tests);
     let keys = crate::config::values::once_each(tests.iter().map(|t| t.load_key()).collect());
-    let mut out = Vec::with_capacity(tests.len());
-    for k in keys {
-        out.extend(tests.iter().filter(|t| t.load_key() == k).cloned());
-    }
-    out
+    tests.sort_by_cached_key(|t| keys.iter().position(|k| *k == t.load_key()));
+    tests
 }
 
-/// The identity of a llama-bench test: hex SHA-256 over the model's SHA-256 and the
-/// canonical JSON of the parameters (field order fixed by the struct), so it is stable
-/// across runs and machines.
+/// The identity of a llama-bench test (`super::identity` with nothing beyond its parameters).
 pub fn test_identity(model_sha256: &str, params: &TestParams) -> String {
-    let mut h = Sha256::new();
-    h.update(model_sha256.as_bytes());
-    h.update(b"\n");
-    h.update(serde_json::to_vec(params).expect("params serialize"));
-    crate::util::hash::hex(h.finalize())
+    super::identity(model_sha256, params, "")
 }
 
 impl Plan {
@@ -332,12 +256,11 @@ impl Plan {
     /// the files of one sweep (its shards, a resumed run), different when the configuration,
     /// a model file or the filters change what is measured.
     pub fn hash(&self, s: &RunSettings) -> String {
-        let mut h = Sha256::new();
-        h.update(settings_line(s).as_bytes());
+        let mut text = settings_line(s);
         for t in &self.tests {
-            h.update(format!("\n{} {}", t.id, t.identity).as_bytes());
+            text.push_str(&format!("\n{} {}", t.id, t.identity));
         }
-        crate::util::hash::hex(h.finalize())
+        sha256_hex(text)
     }
 }
 

@@ -5,8 +5,11 @@
 //! loaded once per distinct model setting. Expansion and test ids read the parameter table
 //! (`config::knobs::PARAMS`): a new parameter needs no change here.
 
+use std::path::PathBuf;
+
 pub use crate::config::TestParams;
 use crate::config::knobs::{KnobValue, Level, PARAMS, of_level};
+use crate::config::quant_types::QuantType;
 use crate::config::{Axes, Config};
 
 pub(crate) mod build;
@@ -14,7 +17,7 @@ pub(crate) mod kind;
 pub mod serving;
 pub(crate) mod shard;
 pub mod speculative;
-pub use build::{Detail, Facts, LadderFacts, ModelFacts, ModelSource, Plan, PlanModel, build};
+pub use build::{Detail, Facts, LadderFacts, ModelFacts, Plan, build};
 pub use kind::TestKind;
 pub use shard::{Shard, shard};
 
@@ -81,6 +84,45 @@ impl PlannedTest {
     }
 }
 
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelSource {
+    File(PathBuf),
+    /// Ladder `ladder`'s variant of type `quant` (by its recipe `recipe`, an index in
+    /// `recipes`, when it has one), built into the cache on first use.
+    Variant {
+        ladder: usize,
+        quant: QuantType,
+        recipe: Option<usize>,
+    },
+    /// Ladder `ladder`'s variant given as its file `file` (an index in `files`).
+    LadderFile {
+        ladder: usize,
+        file: usize,
+    },
+}
+
+impl ModelSource {
+    pub fn ladder(&self) -> Option<usize> {
+        match *self {
+            ModelSource::File(_) => None,
+            ModelSource::Variant { ladder, .. } | ModelSource::LadderFile { ladder, .. } => {
+                Some(ladder)
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanModel {
+    pub name: String,
+    /// The quantization label in test ids.
+    pub label: String,
+    pub source: ModelSource,
+    /// What test identities hash for this model: the file's SHA-256, or for a variant the
+    /// SHA-256 of its base's SHA-256 and its type (known before the variant is built).
+    pub key: String,
+}
+
 /// Expands every `[[model]]`'s axes into llama-bench tests; `quant[i]` labels model `i` in test
 /// ids (e.g. "Q4_1"). Ids only: the whole plan, with identities, is `build::build`.
 pub fn expand(config: &Config, quant: &[String]) -> Vec<PlannedTest> {
@@ -100,6 +142,13 @@ pub fn expand(config: &Config, quant: &[String]) -> Vec<PlannedTest> {
     out
 }
 
+/// What was measured, stable across runs and machines: SHA-256 over the model's key, the
+/// parameters' JSON (field order fixed by the struct) and `spec`, the rest of the test.
+pub(crate) fn identity(key: &str, params: &TestParams, spec: &str) -> String {
+    let params = serde_json::to_string(params).expect("params serialize");
+    crate::util::hash::sha256_hex(format!("{key}\n{params}{spec}"))
+}
+
 /// Tells apart tests a sweep lists more than once (`n_prompt = [512, 512]`): the k-th copy
 /// gets `/copy=k` in its id and identity, so resume, merge and compare keep every copy.
 pub(crate) fn number_repeats(tests: &mut [PlannedTest]) {
@@ -111,9 +160,7 @@ pub(crate) fn number_repeats(tests: &mut [PlannedTest]) {
         if k > 1 {
             t.id = format!("{}/copy={k}", t.id);
             if !t.identity.is_empty() {
-                use sha2::{Digest, Sha256};
-                let h = Sha256::digest(format!("{}\ncopy={k}", t.identity).as_bytes());
-                t.identity = format!("{h:x}");
+                t.identity = crate::util::hash::sha256_hex(format!("{}\ncopy={k}", t.identity));
             }
         }
     }

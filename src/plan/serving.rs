@@ -81,16 +81,18 @@ pub fn expand(config: &Config, quant: &[String], filters: &[String]) -> Vec<Serv
     for (mi, m) in config.models.iter().enumerate() {
         let label = quant.get(mi).map(String::as_str).unwrap_or("unknown");
         for transport in transports(m) {
+            // Served tests: `serve-http-<mode>`; in-process ones keep their ids.
+            let (http, id) = match transport {
+                Transport::InProcess => ("", ""),
+                Transport::Http => (" http", "http-"),
+            };
             let tests = ModelTests {
                 sc,
                 model: mi,
                 transport,
                 params: super::first_of_axes(&m.axes, sc.n_prompt, sc.n_gen),
-                // Served tests: `serve-http-<mode>`; in-process ones keep their ids.
-                prefix: match transport {
-                    Transport::InProcess => format!("{}/{label}/serve-", m.name),
-                    Transport::Http => format!("{}/{label}/serve-http-", m.name),
-                },
+                prefix: format!("{}/{label}/serve-{id}", m.name),
+                http,
                 workload: &workload,
             };
             for &mode in &sc.modes {
@@ -121,24 +123,17 @@ struct ModelTests<'a> {
     params: TestParams,
     /// The start of every id: `<model>/<quant>/serve-` (`serve-http-` over HTTP).
     prefix: String,
+    /// ` http` in the names of tests over HTTP, nothing in-process.
+    http: &'static str,
     /// The dataset's file name, or `pp<n_prompt>+tg<n_gen>` without one.
     workload: &'a str,
 }
 
 impl ModelTests<'_> {
-    /// ` http` in the names of tests over HTTP, nothing in-process.
-    fn http(&self) -> &'static str {
-        if self.transport == Transport::Http {
-            " http"
-        } else {
-            ""
-        }
-    }
-
     /// The tests of `mode`, pushed onto `out` in run order; each context group takes the
     /// next `group` number.
     fn push_mode(&self, mode: Mode, group: &mut usize, out: &mut Vec<ServingTest>) {
-        let (http, workload, slots) = (self.http(), self.workload, self.sc.slots);
+        let (http, workload, slots) = (self.http, self.workload, self.sc.slots);
         match mode {
             Mode::Request => {
                 let name = format!("request{http} {workload}");
@@ -176,7 +171,7 @@ impl ModelTests<'_> {
     /// it, with a context for the largest B.
     fn push_parallel(&self, group: &mut usize, out: &mut Vec<ServingTest>) {
         let sc = self.sc;
-        let http = self.http();
+        let http = self.http;
         let seq_max = sc.n_parallel.iter().copied().max().unwrap_or(1);
         let synthetic = format!("pp{}+tg{}", sc.n_prompt, sc.n_gen);
         // Over HTTP every request carries its own prompt: no shared prompt.
@@ -278,7 +273,6 @@ pub(crate) fn serving_identity(
     seed: u64,
     dataset_sha256: Option<&str>,
 ) -> String {
-    use sha2::{Digest, Sha256};
     let mut spec = serde_json::json!({
         "mode": t.mode.name(), "n_parallel": t.n_parallel, "n_seq_max": t.n_seq_max,
         "kv_unified": sc.kv_unified, "shared_prompt": t.shared, "arrival_rate": t.rate,
@@ -289,13 +283,7 @@ pub(crate) fn serving_identity(
     if t.transport == Transport::Http {
         spec["transport"] = serde_json::json!("http");
     }
-    let mut h = Sha256::new();
-    h.update(model_sha256.as_bytes());
-    h.update(b"\n");
-    h.update(serde_json::to_vec(&t.params).expect("params serialize"));
-    h.update(b"\nserving ");
-    h.update(spec.to_string().as_bytes());
-    crate::util::hash::hex(h.finalize())
+    super::identity(model_sha256, &t.params, &format!("\nserving {spec}"))
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::{PlannedTest, TestKind, TestParams};
+use super::{PlanModel, PlannedTest, TestKind, TestParams};
 use crate::config::speculative::{DraftRef, Drafter, SpeculativeConfig};
 use crate::config::{Axes, Config};
 
@@ -60,37 +60,37 @@ impl SpecTest {
     }
 }
 
-/// What the expansion needs of a model of the plan (`build` makes these from its models,
-/// so that this file does not import `build`, which imports it).
-pub struct Candidate {
-    pub name: String,
-    pub label: String,
-    /// What identities hash for the model.
-    pub key: String,
-    pub ladder: Option<usize>,
-    /// Its axes; None for a model with no file (served only).
-    pub axes: Option<Axes>,
+/// The axes of model `mi` of the plan; None for a model with no file (served only).
+fn axes_of<'a>(config: &'a Config, mi: usize, m: &PlanModel) -> Option<&'a Axes> {
+    match m.source.ladder() {
+        None => config
+            .models
+            .get(mi)
+            .filter(|c| c.path.is_some())
+            .map(|c| &c.axes),
+        Some(l) => Some(&config.ladders[l].axes),
+    }
 }
 
-fn is_target(sc: &SpeculativeConfig, m: &Candidate) -> bool {
+fn is_target(sc: &SpeculativeConfig, m: &PlanModel) -> bool {
     sc.targets.is_empty() || sc.targets.iter().any(|t| *t == m.name || *t == m.label)
 }
 
 /// The model a self-draft names: the variant of `quant` in the target's own ladder, or of
 /// the first ladder that builds it.
-fn variant_of(models: &[Candidate], target: &Candidate, quant: &str) -> Option<usize> {
-    let is = |m: &Candidate| m.label == quant && m.ladder.is_some();
+fn variant_of(models: &[PlanModel], target: &PlanModel, quant: &str) -> Option<usize> {
+    let is = |m: &PlanModel| m.label == quant && m.source.ladder().is_some();
     models
         .iter()
-        .position(|m| is(m) && m.ladder == target.ladder)
+        .position(|m| is(m) && m.source.ladder() == target.source.ladder())
         .or_else(|| models.iter().position(is))
 }
 
 /// The draft `d` names for target `m`, and what identities hash for it; None for a self-draft
 /// no ladder builds (refused with the configuration).
 fn draft_of(
-    models: &[Candidate],
-    m: &Candidate,
+    models: &[PlanModel],
+    m: &PlanModel,
     d: Option<&DraftRef>,
 ) -> Option<(Option<Draft>, String)> {
     Some(match d {
@@ -107,7 +107,7 @@ fn draft_of(
 /// `dataset_sha256` names the prompts in identities.
 pub fn expand(
     config: &Config,
-    models: &[Candidate],
+    models: &[PlanModel],
     dataset_sha256: Option<&str>,
 ) -> Vec<PlannedTest> {
     let Some(sc) = &config.speculative else {
@@ -116,7 +116,9 @@ pub fn expand(
     let seed = sc.seed.unwrap_or(config.settings.seed);
     let mut out = Vec::new();
     for (mi, m) in models.iter().enumerate() {
-        let Some(axes) = &m.axes else { continue };
+        let Some(axes) = axes_of(config, mi, m) else {
+            continue;
+        };
         if !is_target(sc, m) {
             continue;
         }
@@ -166,7 +168,7 @@ pub fn expand(
 
 fn planned(
     mi: usize,
-    m: &Candidate,
+    m: &PlanModel,
     s: SpecTest,
     sc: &SpeculativeConfig,
     params: &TestParams,
@@ -181,16 +183,12 @@ fn planned(
     ]
     .map(|n| n > 1);
     let id = format!("{}/{}/{}", m.name, m.label, setting_id(&s, '/', varied));
-    let identity = crate::util::hash::sha256_hex(
-        format!(
-            "{}\n{}\n{}\ndataset {}",
-            m.key,
-            serde_json::to_string(params).expect("params serialize"),
-            s.line(draft_key),
-            dataset_sha256.unwrap_or("")
-        )
-        .as_bytes(),
+    let spec = format!(
+        "\n{}\ndataset {}",
+        s.line(draft_key),
+        dataset_sha256.unwrap_or("")
     );
+    let identity = super::identity(&m.key, params, &spec);
     PlannedTest {
         model: mi,
         id,

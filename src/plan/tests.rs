@@ -202,7 +202,7 @@ mod knobs {
     fn a_knob_left_at_its_default_is_the_test_of_before() {
         let mut k = Knobs::default();
         k.set("repack", KnobValue::Bool(true));
-        assert!(k.is_empty());
+        assert!(k.0.is_empty());
     }
 }
 

@@ -29,14 +29,6 @@ pub struct Axes {
 }
 
 impl Axes {
-    /// The values of knob `name` this sweep takes: those set, else the default alone.
-    pub fn knob_values(&self, k: &super::Knob) -> Vec<super::KnobValue> {
-        self.knobs
-            .get(k.name)
-            .cloned()
-            .unwrap_or_else(|| vec![k.default_value()])
-    }
-
     /// llama-bench's defaults; `n_threads` defaults to the physical core count.
     pub fn llama_bench_defaults(physical_cores: u32) -> Self {
         Axes {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Kind, KnobValue, Level, Slot, knob, map_params};
+use super::{Kind, KnobValue, Slot, knob, map_params};
 
 /// The values of the table's parameters that differ from llama-bench's defaults, by name:
 /// flattened into a test's parameters (and so into its identity and its result record).
@@ -74,17 +74,6 @@ impl Knobs {
         self.0.contains_key("fit_target") || self.0.contains_key("fit_min_ctx")
     }
 
-    /// The model-level part: what a model load depends on.
-    pub fn model_level(&self) -> Knobs {
-        Knobs(
-            self.0
-                .iter()
-                .filter(|(k, _)| knob(k).is_some_and(|k| k.level == Level::Model))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        )
-    }
-
     /// Short text of the values that differ from the defaults, e.g. "ncmoe 4, ot
     /// .ffn_.*_exps.=CPU"; empty when all are llama-bench's.
     pub fn describe(&self) -> String {
@@ -96,9 +85,5 @@ impl Knobs {
             })
             .collect::<Vec<_>>()
             .join(", ")
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 }
