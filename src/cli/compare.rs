@@ -98,13 +98,7 @@ pub(super) fn noise(a: &NoiseArgs) -> Result<Outcome> {
     let mut runs = Vec::new();
     for p in &a.files {
         let files: Vec<PathBuf> = if p.is_dir() {
-            let mut v: Vec<_> = std::fs::read_dir(p)
-                .with_context(|| p.display().to_string())?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.extension().is_some_and(|x| x == "json"))
-                .collect();
-            v.sort();
-            v
+            crate::record::results::json_files(p).with_context(|| p.display().to_string())?
         } else {
             vec![p.clone()]
         };

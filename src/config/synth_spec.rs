@@ -10,7 +10,7 @@ use crate::gguf::presets;
 /// is missing, so that a configuration with 8B-class shapes runs without a download.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SynthSpec {
-    /// `tiny` or one of [`presets::PRESETS`] or [`presets::eagle3::PRESETS`].
+    /// `tiny` or one of [`presets::presets`] or [`presets::eagle3::PRESETS`].
     pub preset: String,
     /// The ladder type name (canonical spelling).
     pub quant: String,

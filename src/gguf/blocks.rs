@@ -9,37 +9,7 @@ use crate::util::rng::SplitMix64;
 
 /// IEEE half precision bits of `x` (round to nearest even; subnormals kept, overflow to ∞).
 pub fn f16_bits(x: f32) -> u16 {
-    let b = x.to_bits();
-    let sign = ((b >> 16) & 0x8000) as u16;
-    let exp = ((b >> 23) & 0xFF) as i32;
-    let man = b & 0x7F_FFFF;
-    if exp == 0xFF {
-        return sign | 0x7C00 | if man != 0 { 0x200 } else { 0 };
-    }
-    let e = exp - 127 + 15;
-    if e >= 0x1F {
-        return sign | 0x7C00;
-    }
-    if e <= 0 {
-        if e < -10 {
-            return sign;
-        }
-        let m = man | 0x80_0000;
-        let shift = (14 - e) as u32;
-        let half = 1u32 << (shift - 1);
-        let rem = m & ((1 << shift) - 1);
-        let mut h = m >> shift;
-        if rem > half || (rem == half && h & 1 == 1) {
-            h += 1;
-        }
-        return sign | h as u16;
-    }
-    let mut h = ((e as u32) << 10) | (man >> 13);
-    let rem = man & 0x1FFF;
-    if rem > 0x1000 || (rem == 0x1000 && h & 1 == 1) {
-        h += 1;
-    }
-    sign | h as u16
+    half::f16::from_f32(x).to_bits()
 }
 
 /// The types written directly: F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q6_K, BF16.

@@ -59,19 +59,10 @@ pub struct Moe {
     pub sigmoid_router: bool,
 }
 
-/// The presets `tpsbench synth --preset` knows (besides `tiny`).
-pub const PRESETS: &[&str] = &[
-    "llama-2-7b",
-    "llama-3-8b",
-    "mistral-7b",
-    "qwen2.5-7b",
-    "llama-3-70b",
-    "qwen3-30b-a3b",
-    "mixtral-8x7b",
-    "tiny-moe",
-    "glm-4.5-air",
-    "tiny-mtp",
-];
+/// The models' presets `tpsbench synth --preset` knows (besides `tiny`), in [`SHAPES`]' order.
+pub fn presets() -> impl Iterator<Item = &'static str> {
+    SHAPES.lines().filter_map(|l| l.split(' ').next())
+}
 
 /// Each preset's shape from its config.json (meta-llama/Llama-2-7b-hf, Meta-Llama-3-8B and
 /// -70B, mistralai/Mistral-7B-v0.1 and Mixtral-8x7B-v0.1 as llama.cpp converts them to the
@@ -110,10 +101,8 @@ pub fn known(preset: &str) -> bool {
 
 /// Every preset name but `tiny`, for messages: the models', then the drafts'.
 pub fn all_names() -> String {
-    PRESETS
-        .iter()
-        .chain(eagle3::PRESETS)
-        .copied()
+    presets()
+        .chain(eagle3::PRESETS.iter().copied())
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -8,6 +8,17 @@ use serde::de::IgnoredAny;
 
 use crate::record::{RecordError, RunInfo, RunRecord, SCHEMA_VERSION};
 
+/// The `*.json` files directly in `dir`, sorted by name (result files are named by their
+/// start time: oldest first).
+pub fn json_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
 /// Reserves a new result file in `dir`, `20261130T025500Z-host.json`, claimed by creating its
 /// journal with `create_new` (two runs of one second never share a file); the `.json` itself
 /// appears only with its first complete write.

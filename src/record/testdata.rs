@@ -8,11 +8,6 @@ use super::{RunRecord, results};
 /// Every run in results/published/, in file-name order.
 pub fn published_runs() -> Vec<RunRecord> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/published");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
+    let files = results::json_files(&dir).unwrap();
     files.iter().filter_map(|p| results::read(p).ok()).collect()
 }

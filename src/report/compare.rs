@@ -34,15 +34,11 @@ pub fn load_side(spec: &str, baseline_dir: &Path) -> Result<Side, CompareError> 
     let files: Vec<PathBuf> = if path.is_file() {
         vec![path.clone()]
     } else if path.is_dir() {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(&path)
-            .map_err(|cause| CompareError::ReadDir {
+        let v =
+            crate::record::results::json_files(&path).map_err(|cause| CompareError::ReadDir {
                 spec: spec_(),
                 cause,
-            })?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        v.sort();
+            })?;
         if v.is_empty() {
             return Err(CompareError::NoResultFiles { spec: spec_() });
         }

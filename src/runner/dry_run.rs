@@ -29,17 +29,9 @@ pub struct Earlier {
 impl Earlier {
     /// The newest result files in `dir` (at most 20) of the machine and build of `info`.
     pub fn read(dir: &Path, info: &RunInfo) -> Earlier {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            // A huge file (a long sweep's) would cost the start more than it tells.
-            .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() < 16 << 20))
-            .collect();
-        // Result files are named by their start time: the newest last.
-        files.sort();
+        let mut files = crate::record::results::json_files(dir).unwrap_or_default();
+        // A huge file (a long sweep's) would cost the start more than it tells.
+        files.retain(|p| std::fs::metadata(p).is_ok_and(|m| m.len() < 16 << 20));
         let mut e = Earlier::default();
         let runs = files.iter().rev().take(20);
         for r in runs.filter_map(|f| crate::record::results::read(f).ok()) {

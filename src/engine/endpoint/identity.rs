@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::client::{Client, Error};
 
 /// The served target of a test, in the result file (`serving.server`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerInfo {
     pub endpoint: String,
@@ -18,25 +19,18 @@ pub struct ServerInfo {
     /// `GET /v1/models`: the ids the server lists.
     pub models: Vec<String>,
     /// llama-server's `/props` (absent for servers without it): its build ...
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<String>,
     /// ... the GGUF it loaded ...
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_path: Option<String>,
     /// ... its slots (`-np`) and each slot's context.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_slots: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slot_n_ctx: Option<u64>,
     /// The sources a llama-server from `scripts/reference-tools --server` was built from (its
     /// stamp): the pinned sdist has no git commit, so `build` alone says little.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sources: Option<String>,
     /// The command tpsbench started the server with, when it did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
     /// The server's log, kept beside the result file, when tpsbench started it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
     /// `command` was the user's (`server = { command = [...] }`): the server's settings
     /// are that command's, not the test's. Absent (false) when tpsbench made the command

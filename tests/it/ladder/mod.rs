@@ -16,7 +16,7 @@ use tpsbench::config::quant_types::QuantType;
 use tpsbench::engine::LoadParams;
 use tpsbench::engine::llama::LlamaModel;
 use tpsbench::engine::quantize::{QuantizeParams, quantize};
-use tpsbench::gguf::presets::PRESETS;
+use tpsbench::gguf::presets::presets;
 use tpsbench::gguf::reader::read_header;
 use tpsbench::ladder::Reporter;
 use tpsbench::ladder::base_file::BaseFile;

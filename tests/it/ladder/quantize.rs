@@ -83,7 +83,7 @@ fn the_reference_against_its_stored_rows_is_near_zero_kld_and_a_lower_type_diver
 #[test]
 fn every_preset_shrunk_is_written_and_loaded_by_llama_cpp_with_a_working_tokenizer() {
     let dir = tempfile::tempdir().unwrap();
-    for p in PRESETS {
+    for p in presets() {
         let f = synth(
             dir.path(),
             &format!("{p}.gguf"),
