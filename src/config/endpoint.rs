@@ -4,13 +4,15 @@
 
 use std::path::{Path, PathBuf};
 
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
 use serde::Deserialize;
 use toml::Spanned;
 
 use super::{ConfigError, Ctx, Invalid};
 
 /// How a model is reached over HTTP: an OpenAI-compatible server (llama-server, Ollama, vLLM...).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Served {
     /// Base URL of the API, e.g. "http://127.0.0.1:8080/v1" (trailing '/' removed). None only
     /// with the built-in llama-server launcher, which then picks a free loopback port at run time.
@@ -22,13 +24,12 @@ pub struct Served {
     pub request_timeout_s: f64,
     /// PEM certificates trusted besides the system's roots, for an `https://` endpoint signed
     /// by a private authority (relative paths resolve against the config's folder).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_file: Option<PathBuf>,
     pub server: Option<ServerLaunch>,
 }
 
 /// Which OpenAI-compatible route the requests take.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Api {
     /// `/v1/completions` (the default): the prompt as given.
@@ -38,7 +39,7 @@ pub enum Api {
 }
 
 /// How tpsbench starts the server before the entry's served tests (and stops it after).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub enum ServerLaunch {
     /// `server = "llama-server"` (binary None: the pinned build of `scripts/reference-tools --server`)
     /// or `server = { llama_server = "path/to/llama-server", args = ["--foo"], ready_timeout_s = 120 }`.
@@ -48,7 +49,7 @@ pub enum ServerLaunch {
         args: Vec<String>,
         ready_timeout_s: f64,
         /// A draft model for speculative decoding (`draft`, `draft_max`, `draft_min`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         draft: Option<ServedDraft>,
     },
     /// `server = { command = ["prog", "arg", ...], ready_timeout_s = 120 }`: started as given;
@@ -61,7 +62,7 @@ pub enum ServerLaunch {
 
 /// A draft model the launched llama-server decodes with (`--spec-type draft-simple`): its
 /// requests then carry llama-server's own draft counters.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ServedDraft {
     /// The draft GGUF (relative paths resolve against the config's folder).
     pub path: PathBuf,
@@ -161,7 +162,11 @@ pub(crate) fn served(
         .map(|s| server(ctx, &k("server"), s))
         .transpose()?;
     let ca_file = (raw.ca_file.as_ref())
-        .map(|f| ca_file(f.get_ref(), ctx.dir()).map_err(|m| ctx.err(f.span(), &k("ca_file"), m)))
+        .map(|f| {
+            let p = ctx.dir().join(f.get_ref());
+            let checked = ca_certificates(&p).map(|_| p);
+            checked.map_err(|m| ctx.err(f.span(), &k("ca_file"), m))
+        })
         .transpose()?;
     match (&server, &raw.server) {
         (Some(ServerLaunch::LlamaServer { .. }), Some(s)) if raw.path.is_none() => {
@@ -184,12 +189,12 @@ pub(crate) fn served(
     }))
 }
 
-/// `ca_file`, resolved against `dir`, when it is a file of PEM certificates: checked here so
-/// a missing or wrong file is one line naming the key before anything runs.
-fn ca_file(s: &str, dir: &Path) -> Result<PathBuf, Invalid> {
-    let p = dir.join(s);
-    let meta =
-        std::fs::metadata(&p).map_err(|e| Invalid(format!("cannot read {}: {e}", p.display())))?;
+/// The certificates of `ca_file` `p` (PEM), read once to check it before anything runs and
+/// again by the client: one line naming the file when it is missing, too large or holds no
+/// certificate.
+pub fn ca_certificates(p: &Path) -> Result<Vec<CertificateDer<'static>>, Invalid> {
+    let cannot = |e: std::io::Error| Invalid(format!("cannot read {}: {e}", p.display()));
+    let meta = std::fs::metadata(p).map_err(cannot)?;
     // A CA bundle is kilobytes; the system's whole bundle is under 300 KB.
     if !meta.is_file() || meta.len() > 4 << 20 {
         return Err(Invalid(format!(
@@ -197,10 +202,9 @@ fn ca_file(s: &str, dir: &Path) -> Result<PathBuf, Invalid> {
             p.display()
         )));
     }
-    let bytes =
-        std::fs::read(&p).map_err(|e| Invalid(format!("cannot read {}: {e}", p.display())))?;
-    match reqwest::Certificate::from_pem_bundle(&bytes) {
-        Ok(c) if !c.is_empty() => Ok(p),
+    let bytes = std::fs::read(p).map_err(cannot)?;
+    match CertificateDer::pem_slice_iter(&bytes).collect::<Result<Vec<_>, _>>() {
+        Ok(c) if !c.is_empty() => Ok(c),
         _ => Err(Invalid(format!(
             "{} holds no PEM certificate (no \"-----BEGIN CERTIFICATE-----\" block)",
             p.display()

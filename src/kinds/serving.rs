@@ -17,10 +17,11 @@ use crate::output::progress::Progress;
 use crate::plan::serving::{ServingTest, Transport};
 use crate::plan::{Detail, PlannedTest};
 use crate::record::TestRecord;
+use crate::serving::Serving;
 use crate::serving::dataset::PromptFile;
 use crate::serving::error::ServingError;
 use crate::serving::http::{HttpRun, Vocab, vocab_of};
-use crate::serving::run::{GroupRun, Ready, fill, summary_line};
+use crate::serving::run::{GroupRun, Ready};
 
 /// What a group's tests share, or why it could not be made.
 pub enum Group<'m> {
@@ -113,77 +114,67 @@ pub fn preflight(
     for mi in models {
         let m = &config.models[mi];
         let s = served_of(m)?;
+        let model = m.name.clone();
         match (&s.server, &s.endpoint) {
             (None, Some(ep)) => {
-                let c = client_for(m, s, ep)?;
-                identity::probe(&c).map_err(|cause| KindError::Endpoint {
-                    model: m.name.clone(),
-                    cause,
-                })?;
+                let cause = identity::probe(&client_for(m, s, ep)?).err();
+                if let Some(cause) = cause {
+                    return Err(KindError::Endpoint { model, cause });
+                }
             }
-            (Some(ServerLaunch::LlamaServer { binary: None, .. }), _)
-                if launch::pinned_llama_server().is_none_or(|p| !p.is_file()) =>
-            {
-                return Err(KindError::NoPinnedServer {
-                    model: m.name.clone(),
-                });
-            }
-            (
-                Some(ServerLaunch::LlamaServer {
-                    binary: Some(b), ..
-                }),
-                _,
-            ) if !b.is_file() => {
-                return Err(KindError::NoServer {
-                    model: m.name.clone(),
-                    path: b.clone(),
-                });
-            }
+            (Some(ServerLaunch::LlamaServer { binary, draft, .. }), _) => match (binary, draft) {
+                (None, _) if launch::pinned_llama_server().is_none_or(|p| !p.is_file()) => {
+                    return Err(KindError::NoPinnedServer { model });
+                }
+                (Some(b), _) if !b.is_file() => {
+                    return Err(KindError::NoServer {
+                        model,
+                        path: b.clone(),
+                    });
+                }
+                (_, Some(d)) if !d.path.is_file() => {
+                    return Err(KindError::NoDraft {
+                        model,
+                        path: d.path.clone(),
+                    });
+                }
+                _ => {}
+            },
             _ => {}
-        }
-        if let Some(ServerLaunch::LlamaServer { draft: Some(d), .. }) = &s.server
-            && !d.path.is_file()
-        {
-            return Err(KindError::NoDraft {
-                model: m.name.clone(),
-                path: d.path.clone(),
-            });
         }
     }
     Ok(())
 }
 
-struct LlamaServer<'a> {
-    binary: PathBuf,
-    extra: &'a [String],
-    draft: Option<&'a ServedDraft>,
-    port: u16,
-    alias: &'a str,
-}
-
-/// The llama-server command for `first`'s model with the test's settings, and slots and
-/// context for every served test of `[serving]`: it runs what the in-process tests run.
+/// The llama-server command of `launch` for `first`'s model with the test's settings, at
+/// `port` serving `alias`, and slots and context for every served test of `[serving]`: it
+/// runs what the in-process tests run.
 fn llama_server_command(
-    l: &LlamaServer,
+    launch: &ServerLaunch,
+    (port, alias): (Option<u16>, &str),
     config: &Config,
     m: &ModelEntry,
     first: &ServingTest,
 ) -> Result<Vec<String>, KindError> {
-    let (binary, extra, draft, port, alias) = (&l.binary, l.extra, l.draft, l.port, l.alias);
     let refused = |s: &str| KindError::Refused(s.into());
-    let sc = config
-        .serving
-        .as_ref()
-        .ok_or_else(|| refused("no [serving] table"))?;
-    let path = m
-        .path
-        .as_deref()
-        .ok_or_else(|| {
-            refused("server = \"llama-server\" serves the model's `path`, and it has none")
-        })?
+    let ServerLaunch::LlamaServer {
+        binary,
+        args,
+        draft,
+        ..
+    } = launch
+    else {
+        return Err(refused("not a llama-server"));
+    };
+    let binary = (binary.clone().or_else(launch::pinned_llama_server))
+        .ok_or_else(|| refused("no llama-server: run scripts/reference-tools --server"))?;
+    let port = port.ok_or_else(|| refused("the endpoint names no port"))?;
+    let sc = (config.serving.as_ref()).ok_or_else(|| refused("no [serving] table"))?;
+    let no_path = "server = \"llama-server\" serves the model's `path`, and it has none";
+    let path = (m.path.as_deref()).ok_or_else(|| refused(no_path))?;
+    let path = path
         .to_str()
-        .ok_or_else(|| refused("the model path is not UTF-8"))?
-        .to_string();
+        .ok_or_else(|| refused("the model path is not UTF-8"))?;
     let p = &first.params;
     // A test with a server of its own (a tune candidate) is served in its own slots.
     let slots = if first.own_server {
@@ -198,50 +189,44 @@ fn llama_server_command(
     } else {
         slots * (sc.n_prompt + sc.n_gen)
     };
-    let mut c: Vec<String> = vec![binary.to_string_lossy().into_owned(), "-m".into(), path];
-    let pairs = |c: &mut Vec<String>, kv: &[(&str, String)]| {
-        c.extend(kv.iter().flat_map(|(k, v)| [k.to_string(), v.clone()]))
-    };
-    pairs(
-        &mut c,
-        &[
-            ("--host", "127.0.0.1".to_string()),
-            ("--port", port.to_string()),
-            ("--alias", alias.to_string()),
-            ("--ctx-size", n_ctx.to_string()),
-            ("--parallel", slots.to_string()),
-            // No prompt cache in host memory: every request prefills its whole prompt, as
-            // the in-process tests do.
-            ("--cache-ram", "0".to_string()),
-        ],
-    );
+    let mut c: Vec<String> = vec![binary.to_string_lossy().into(), "-m".into(), path.into()];
+    c.extend(flag_pairs(&[
+        ("--host", "127.0.0.1".to_string()),
+        ("--port", port.to_string()),
+        ("--alias", alias.to_string()),
+        ("--ctx-size", n_ctx.to_string()),
+        ("--parallel", slots.to_string()),
+        // No prompt cache in host memory: every request prefills its whole prompt, as
+        // the in-process tests do.
+        ("--cache-ram", "0".to_string()),
+    ]));
     c.extend(crate::plan::serving::server_flags::flags(p));
-    c.push(
-        if sc.kv_unified {
-            "--kv-unified"
-        } else {
-            "--no-kv-unified"
-        }
-        .into(),
-    );
+    let kv = if sc.kv_unified {
+        "--kv-unified"
+    } else {
+        "--no-kv-unified"
+    };
+    c.push(kv.into());
     if let Some(d) = draft {
         // Drafting as `[speculative]`'s draft-simple does in process: the draft on the
         // target's devices, K and the minimum as given.
         let dp = (d.path.to_str()).ok_or_else(|| refused("the draft path is not UTF-8"))?;
         let kind = crate::config::speculative::Drafter::DraftSimple;
-        pairs(
-            &mut c,
-            &[
-                ("--spec-type", kind.name().to_string()),
-                ("--model-draft", dp.to_string()),
-                ("--spec-draft-n-max", d.draft_max.to_string()),
-                ("--spec-draft-n-min", d.draft_min.to_string()),
-                ("--spec-draft-ngl", p.n_gpu_layers.to_string()),
-            ],
-        );
+        c.extend(flag_pairs(&[
+            ("--spec-type", kind.name().to_string()),
+            ("--model-draft", dp.to_string()),
+            ("--spec-draft-n-max", d.draft_max.to_string()),
+            ("--spec-draft-n-min", d.draft_min.to_string()),
+            ("--spec-draft-ngl", p.n_gpu_layers.to_string()),
+        ]));
     }
-    c.extend(extra.iter().cloned());
+    c.extend(args.iter().cloned());
     Ok(c)
+}
+
+/// `(flag, value)` pairs as a command's arguments.
+fn flag_pairs<'a>(kv: &'a [(&str, String)]) -> impl Iterator<Item = String> + 'a {
+    kv.iter().flat_map(|(k, v)| [k.to_string(), v.clone()])
 }
 
 fn open_served<'m>(
@@ -259,13 +244,13 @@ fn open_served<'m>(
             (client_for(m, s, ep)?, None)
         }
         Some(launch) => {
-            let (client, l) = start_server(launch, config, first, results)?;
+            let (client, l) = start_server(launch, (m, s), config, first, results)?;
             (client, Some(l))
         }
     };
     let mut info = identity::probe(&client).map_err(|e| KindError::Refused(e.to_string()))?;
-    if identity::is_llama_server(&info) {
-        // llama-server reuses a slot's KV for a shared prefix unless told not to.
+    if info.build.is_some() {
+        // Only llama-server has a build; it reuses a slot's KV for a shared prefix unless told.
         client
             .extra
             .insert("cache_prompt".into(), serde_json::Value::Bool(false));
@@ -300,12 +285,11 @@ fn open_served<'m>(
 
 fn start_server(
     launch: &ServerLaunch,
+    (m, s): (&ModelEntry, &Served),
     config: &Config,
     first: &ServingTest,
     results: Option<&Path>,
 ) -> Result<(Client, Launched), KindError> {
-    let m = &config.models[first.model];
-    let s = served_of(m)?;
     let (endpoint, port) = match &s.endpoint {
         Some(ep) => (ep.clone(), port_of(ep)),
         None => {
@@ -320,27 +304,10 @@ fn start_server(
             ready_timeout_s,
         } => (command.clone(), *ready_timeout_s),
         ServerLaunch::LlamaServer {
-            binary,
-            args,
-            ready_timeout_s,
-            draft,
+            ready_timeout_s, ..
         } => {
-            let l = LlamaServer {
-                binary: (binary.clone().or_else(launch::pinned_llama_server)).ok_or_else(|| {
-                    KindError::Refused(
-                        "no llama-server: run scripts/reference-tools --server".into(),
-                    )
-                })?,
-                extra: args,
-                draft: draft.as_ref(),
-                port: (port
-                    .ok_or_else(|| KindError::Refused("the endpoint names no port".into())))?,
-                alias: &client.model,
-            };
-            (
-                llama_server_command(&l, config, m, first)?,
-                *ready_timeout_s,
-            )
+            let command = llama_server_command(launch, (port, &client.model), config, m, first)?;
+            (command, *ready_timeout_s)
         }
     };
     // A server of the test's own logs under the test's id (each round anew).
@@ -408,7 +375,9 @@ pub fn run(
     match result {
         Ok((serving, samples_ns, samples_ts, n_ctx)) => {
             let line = summary_line(&serving);
-            fill(rec, serving, samples_ns, samples_ts, n_ctx);
+            rec.set_rates(samples_ns, samples_ts);
+            rec.n_ctx = n_ctx;
+            rec.serving = Some(Box::new(serving));
             line
         }
         Err(e) => {
@@ -416,6 +385,15 @@ pub fn run(
             format!("FAILED: {e}")
         }
     }
+}
+
+fn summary_line(s: &Serving) -> String {
+    let agg = s.aggregate_ts.map_or("-".into(), |x| format!("{x:.2}"));
+    let per = s.per_request_ts.map_or("-".into(), |x| format!("{x:.2}"));
+    format!(
+        "aggregate {agg} t/s, per request {per} t/s, TTFT p50 {:.1} ms, ITL p50 {:.1} ms",
+        s.ttft_ms.p50, s.itl_ms.p50
+    )
 }
 
 fn served(
@@ -453,8 +431,7 @@ fn served(
         vocab: g.vocab,
         prompts,
         tokenize: g.path.is_some().then_some(&count as _),
-        draft: g.draft.as_ref().map(|d| &d.0),
-        draft_sha256: g.draft.as_ref().map(|d| d.1.as_str()),
+        draft: g.draft.as_ref(),
     };
     run.measure(t, progress).map_err(|e| {
         // Say so when the failure is the server going away.

@@ -26,10 +26,8 @@ impl Dist {
     }
 }
 
-pub use crate::config::serving::Slo;
-pub use crate::config::serving::Targets;
+pub use crate::config::serving::{Slo, Targets};
 pub use crate::engine::endpoint::ServerInfo;
-
 pub use crate::plan::serving::Transport;
 
 /// Served over in-process: the ratio of the geometric means, its 95% Welch t interval on the

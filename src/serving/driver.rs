@@ -9,7 +9,7 @@ use super::metrics::{self, Trace};
 use crate::config::serving::{Mode, ServingConfig, Slo};
 use crate::output::progress::Progress;
 use crate::plan::serving::ServingTest;
-use crate::record::serving::{Goodput, RepFigures, ServedDrafts, Serving};
+use crate::record::serving::{Goodput, GoodputStep, RepFigures, ServedDrafts, Serving};
 
 pub(crate) trait Transport {
     /// One repetition of a parallel test: `n_parallel` requests of fresh prompts together.
@@ -134,8 +134,7 @@ pub(crate) fn measure(
             (Mode::Goodput, Some(rate)) => {
                 let slo = slo()?;
                 let r = tr.arrivals(t, rate, sc.n_requests as usize, rep)?;
-                let st = step(&r, rate, slo);
-                progress.note(&goodput::step_line(&t.id, &st));
+                let st = step(&r, rate, slo, &t.id, progress);
                 g.add(rep, r);
                 goodput::join_step(&mut g.samples_ts, &mut g.goodput, st, slo);
             }
@@ -155,9 +154,12 @@ pub(crate) fn measure(
     Ok((s, g.samples_ns, g.samples_ts, n_ctx))
 }
 
-fn step(r: &Rep, rate: f64, slo: &Slo) -> crate::record::serving::GoodputStep {
+/// The goodput step of an arrival run at `rate`, noted as test `id`'s progress.
+fn step(r: &Rep, rate: f64, slo: &Slo, id: &str, progress: &mut dyn Progress) -> GoodputStep {
     let samples: Vec<_> = r.traces.iter().map(|x| x.sample(0, r.start_ns)).collect();
-    goodput::step(rate, &samples, r.sample_ns as f64 / 1e9, slo)
+    let st = goodput::step(rate, &samples, r.sample_ns as f64 / 1e9, slo);
+    progress.note(&goodput::step_line(id, &st));
+    st
 }
 
 /// The goodput search: arrival runs of `[serving] goodput`'s n_requests at the rates the
@@ -178,8 +180,7 @@ fn search(
         slo,
         |rate| {
             let r = tr.arrivals(t, rate, gs.n_requests as usize, 0)?;
-            let st = step(&r, rate, slo);
-            progress.note(&goodput::step_line(&t.id, &st));
+            let st = step(&r, rate, slo, &t.id, progress);
             runs.push((rate, r));
             Ok::<_, ServingError>(st)
         },

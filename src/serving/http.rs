@@ -69,8 +69,7 @@ pub(crate) struct HttpRun<'a> {
     /// The model's tokenizer, for servers that give no usage.
     pub tokenize: Option<Tokenize<'a>>,
     /// The draft tpsbench gave the llama-server it launched, and its SHA-256.
-    pub draft: Option<&'a ServedDraft>,
-    pub draft_sha256: Option<&'a str>,
+    pub draft: Option<&'a (ServedDraft, String)>,
 }
 
 /// Words for text prompts when the vocabulary is unknown: common, single-token in most
@@ -245,7 +244,10 @@ impl Transport for Http<'_, '_> {
             })
             .collect();
         let b = run.send(&reqs)?;
-        let f = together_figures(&b);
+        let n_tg = (b.traces.iter())
+            .map(|t| t.token_ns.len().saturating_sub(1) as u64)
+            .sum();
+        let f = phases(&b, n_tg).figures();
         Ok(b.rep(f, true))
     }
 
@@ -257,19 +259,7 @@ impl Transport for Http<'_, '_> {
         let mut sum = metrics::Phases::default();
         for (k, (p, max)) in (run.workload(run.sc.n_requests as usize)?.into_iter()).enumerate() {
             let b = run.send(&[(Duration::ZERO, run.request(p, max, rep, k))])?;
-            let tr = &b.traces[0];
-            let first = tr.token_ns.first().copied().unwrap_or(0);
-            let t_ns = b.t_ns.saturating_sub(tr.arrival_ns);
-            sum.add(&metrics::Phases {
-                t_pp_ns: first.saturating_sub(tr.arrival_ns),
-                t_tg_ns: b.t_ns.saturating_sub(first),
-                t_ns,
-                n_pp: b.n_pp,
-                n_tg: b.n_out.saturating_sub(1),
-                n_out: b.n_out,
-                // Time outside the server is not observable from here.
-                engine_ns: t_ns,
-            });
+            sum.add(&phases(&b, b.n_out.saturating_sub(1)));
             all.follow(b);
         }
         Ok(all.rep(sum.figures(), true))
@@ -310,10 +300,12 @@ impl Transport for Http<'_, '_> {
         // when tpsbench gave it a draft (then zero counts say it drafted nothing).
         if g.tally.drafts.answers_counted > 0 || run.draft.is_some() {
             s.drafts = Some(ServedDrafts {
-                draft: run.draft.map(|d| crate::config::values::file_name(&d.path)),
-                draft_sha256: run.draft_sha256.map(str::to_string),
-                draft_max: run.draft.map(|d| d.draft_max),
-                draft_min: run.draft.map(|d| d.draft_min),
+                draft: run
+                    .draft
+                    .map(|d| crate::config::values::file_name(&d.0.path)),
+                draft_sha256: run.draft.map(|d| d.1.clone()),
+                draft_max: run.draft.map(|d| d.0.draft_max),
+                draft_min: run.draft.map(|d| d.0.draft_min),
                 ..g.tally.drafts.clone()
             });
         }
@@ -358,32 +350,25 @@ impl Batch {
     }
 }
 
-/// A parallel test's figures, read off its requests: T_PP from the first send to the last
-/// first token (every prompt in and a token out), T_TG from there to the last token, as
-/// llama-batched-bench's phases.
-fn together_figures(b: &Batch) -> RepFigures {
-    let last_first = (b
-        .traces
-        .iter()
+/// The phases of requests sent together, read off their traces: T_PP from the first send to
+/// the last first token (every prompt in and a token out), T_TG from there to the last
+/// token, as llama-batched-bench's phases; `n_tg` tokens decoded in T_TG.
+fn phases(b: &Batch, n_tg: u64) -> metrics::Phases {
+    let last_first = (b.traces.iter())
         .filter_map(|t| t.token_ns.first().copied())
-        .max())
-    .unwrap_or(0);
+        .max()
+        .unwrap_or(0);
     let start = b.traces.iter().map(|t| t.arrival_ns).min().unwrap_or(0);
-    let p = metrics::Phases {
+    metrics::Phases {
         t_pp_ns: last_first.saturating_sub(start),
         t_tg_ns: b.t_ns.saturating_sub(last_first),
         t_ns: b.t_ns.saturating_sub(start),
         n_pp: b.n_pp,
-        n_tg: (b
-            .traces
-            .iter()
-            .map(|t| t.token_ns.len().saturating_sub(1) as u64))
-        .sum(),
+        n_tg,
         n_out: b.n_out,
         // Time outside the server is not observable from here.
         engine_ns: b.t_ns.saturating_sub(start),
-    };
-    p.figures()
+    }
 }
 
 #[cfg(test)]

@@ -16,9 +16,7 @@ use crate::output::progress::Progress;
 use crate::plan::serving::{ServingTest, parallel_n_ctx, slots_n_ctx};
 use crate::record::serving::{DatasetInfo, Serving};
 
-mod record;
 mod workload;
-pub(crate) use record::{fill, summary_line};
 use workload::workload;
 
 pub(crate) type Ready<'m> = (Box<dyn BatchSession + 'm>, Workload);
@@ -188,19 +186,13 @@ impl Transport for InProcess<'_, '_> {
     ) -> Result<Rep, ServingError> {
         let gr = self.gr;
         let all = &self.work.requests;
-        let cycled: Vec<Request>;
-        let reqs = if n == all.len() {
-            all.as_slice()
-        } else {
-            cycled = (0..n).map(|k| all[k % all.len().max(1)].clone()).collect();
-            &cycled
-        };
+        let reqs: Vec<Request> = (0..n).map(|k| all[k % all.len().max(1)].clone()).collect();
         let offsets = metrics::poisson_offsets(n, rate, gr.seed.wrapping_add(u64::from(rep)));
         let mut samplers = gr.samplers(n, rep);
         let r = super::arrivals::run_arrivals(
             self.session,
             gr.engine,
-            reqs,
+            &reqs,
             &offsets,
             t.n_parallel,
             t.params.n_batch as usize,

@@ -25,7 +25,7 @@ pub struct Slo {
 
 /// Bounds of the goodput search: a bisection on the Poisson arrival rate (requests/s) for
 /// the highest rate that still meets the SLO.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct GoodputSearch {
     pub min_rate: f64,
     pub max_rate: f64,
@@ -53,12 +53,14 @@ pub(crate) struct RawGoodput {
 const METRICS: [&str; 3] = ["ttft", "itl", "e2e"];
 const DEFAULT_ATTAINMENT: f64 = 0.9;
 
-/// `ttft_p90_ms` → ("ttft", 90).
-fn percentile_key(k: &str) -> Option<(&str, u32)> {
-    let (metric, rest) = k.split_once("_p")?;
-    let nn = rest.strip_suffix("_ms")?;
-    let n: u32 = nn.parse().ok().filter(|_| nn.len() <= 2)?;
-    (METRICS.contains(&metric) && (1..=99).contains(&n)).then_some((metric, n))
+/// `ttft_ms` → ("ttft", None), `ttft_p90_ms` → ("ttft", Some(90)).
+fn metric_key(k: &str) -> Option<(&str, Option<u32>)> {
+    let base = k.strip_suffix("_ms")?;
+    let (metric, n) = match base.split_once("_p") {
+        Some((m, nn)) => (m, Some(nn.parse().ok().filter(|_| nn.len() <= 2)?)),
+        None => (base, None),
+    };
+    (METRICS.contains(&metric) && n.is_none_or(|n| (1..=99).contains(&n))).then_some((metric, n))
 }
 
 pub(super) fn slo(ctx: &Ctx, raw: &RawSlo) -> Result<Slo, ConfigError> {
@@ -82,15 +84,9 @@ pub(super) fn slo(ctx: &Ctx, raw: &RawSlo) -> Result<Slo, ConfigError> {
             explicit = Some(x);
             continue;
         }
-        let (metric, nn) = match name.strip_suffix("_ms") {
-            Some(m) if METRICS.contains(&m) => (m, None),
-            _ => match percentile_key(name) {
-                Some((m, n)) => (m, Some(n)),
-                None => {
-                    let known = ["ttft_ms", "itl_ms", "e2e_ms", "attainment", "ttft_p90_ms"];
-                    return Err(ctx.err(v.span(), &key, unknown_slo_key(name, &known)));
-                }
-            },
+        let Some((metric, nn)) = metric_key(name) else {
+            let known = ["ttft_ms", "itl_ms", "e2e_ms", "attainment", "ttft_p90_ms"];
+            return Err(ctx.err(v.span(), &key, unknown_slo_key(name, &known)));
         };
         if !(x > 0.0 && x.is_finite()) {
             let msg = format!("{x} is not a threshold: give milliseconds above 0");
@@ -151,63 +147,61 @@ pub(super) fn goodput(
     raw: Option<&Spanned<RawGoodput>>,
     n_requests: u32,
 ) -> Result<GoodputSearch, ConfigError> {
-    let mut g = GoodputSearch {
-        min_rate: 0.25,
-        max_rate: 64.0,
-        steps: 6,
-        max_seconds: 600.0,
-        n_requests,
+    let Some(raw) = raw else {
+        return Ok(GoodputSearch {
+            min_rate: 0.25,
+            max_rate: 64.0,
+            steps: 6,
+            max_seconds: 600.0,
+            n_requests,
+        });
     };
-    let Some(raw) = raw else { return Ok(g) };
     let r = raw.get_ref();
-    if let Some(v) = &r.min_rate {
-        g.min_rate = *v.get_ref();
-    }
-    if let Some(v) = &r.max_rate {
-        g.max_rate = *v.get_ref();
-    }
+    let or = |v: &Option<Spanned<f64>>, default| v.as_ref().map_or(default, |v| *v.get_ref());
+    let g = GoodputSearch {
+        min_rate: or(&r.min_rate, 0.25),
+        max_rate: or(&r.max_rate, 64.0),
+        steps: r.steps.as_ref().map_or(6, |v| *v.get_ref()),
+        max_seconds: or(&r.max_seconds, 600.0),
+        n_requests: r.n_requests.as_ref().map_or(n_requests, |v| *v.get_ref()),
+    };
+    // A key's own span, or the table's for a bound left at its default.
+    let fail = |span: Option<std::ops::Range<usize>>, key: &str, msg: String| {
+        let key = k(&format!("goodput.{key}"));
+        Err(ctx.err(span.unwrap_or(raw.span()), &key, msg))
+    };
+    let span = |v: &Option<Spanned<f64>>| v.as_ref().map(Spanned::span);
     if !(g.min_rate > 0.0 && g.min_rate.is_finite()) {
-        let span = r.min_rate.as_ref().map_or(raw.span(), |v| v.span());
         let msg = format!(
             "{} is not a rate: give requests per second above 0",
             g.min_rate
         );
-        return Err(ctx.err(span, &k("goodput.min_rate"), msg));
+        return fail(span(&r.min_rate), "min_rate", msg);
     }
     if !(g.max_rate > g.min_rate && g.max_rate <= 1e6) {
-        let span = r.max_rate.as_ref().map_or(raw.span(), |v| v.span());
         let msg = format!(
             "{} must be above min_rate ({}) and at most 1e6 requests per second",
             g.max_rate, g.min_rate
         );
-        return Err(ctx.err(span, &k("goodput.max_rate"), msg));
+        return fail(span(&r.max_rate), "max_rate", msg);
     }
-    if let Some(v) = &r.steps {
-        g.steps = *v.get_ref();
-        if !(1..=30).contains(&g.steps) {
-            let msg = format!("{} is out of range: must be between 1 and 30", g.steps);
-            return Err(ctx.err(v.span(), &k("goodput.steps"), msg));
-        }
+    if !(1..=30).contains(&g.steps) {
+        let msg = format!("{} is out of range: must be between 1 and 30", g.steps);
+        return fail(r.steps.as_ref().map(Spanned::span), "steps", msg);
     }
-    if let Some(v) = &r.max_seconds {
-        g.max_seconds = *v.get_ref();
-        if !(g.max_seconds > 0.0 && g.max_seconds.is_finite()) {
-            let msg = format!(
-                "{} is not a time budget: give seconds above 0",
-                g.max_seconds
-            );
-            return Err(ctx.err(v.span(), &k("goodput.max_seconds"), msg));
-        }
+    if !(g.max_seconds > 0.0 && g.max_seconds.is_finite()) {
+        let msg = format!(
+            "{} is not a time budget: give seconds above 0",
+            g.max_seconds
+        );
+        return fail(span(&r.max_seconds), "max_seconds", msg);
     }
-    if let Some(v) = &r.n_requests {
-        g.n_requests = *v.get_ref();
-        if !(1..=100_000).contains(&g.n_requests) {
-            let msg = format!(
-                "{} is out of range: must be between 1 and 100000",
-                g.n_requests
-            );
-            return Err(ctx.err(v.span(), &k("goodput.n_requests"), msg));
-        }
+    if !(1..=100_000).contains(&g.n_requests) {
+        let msg = format!(
+            "{} is out of range: must be between 1 and 100000",
+            g.n_requests
+        );
+        return fail(r.n_requests.as_ref().map(Spanned::span), "n_requests", msg);
     }
     Ok(g)
 }

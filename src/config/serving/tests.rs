@@ -195,6 +195,22 @@ fn slo_and_goodput_mistakes_name_file_line_and_key() {
             "dir/models.toml:2: key `serving.slo.ttft_p100_ms`: unknown field `ttft_p100_ms`",
         ),
         (
+            "slo = { ttft_p_ms = 5 }",
+            "dir/models.toml:2: key `serving.slo.ttft_p_ms`: unknown field `ttft_p_ms`",
+        ),
+        (
+            "slo = { itl_p9_p9_ms = 5 }",
+            "dir/models.toml:2: key `serving.slo.itl_p9_p9_ms`: unknown field `itl_p9_p9_ms`",
+        ),
+        (
+            "slo = { ttft_p123_ms = 5 }",
+            "dir/models.toml:2: key `serving.slo.ttft_p123_ms`: unknown field `ttft_p123_ms`",
+        ),
+        (
+            "slo = { tpot_p90_ms = 5 }",
+            "dir/models.toml:2: key `serving.slo.tpot_p90_ms`: unknown field `tpot_p90_ms`",
+        ),
+        (
             "slo = { tftt_ms = 5 }",
             "dir/models.toml:2: key `serving.slo.tftt_ms`: unknown field `tftt_ms`, did you mean \
              `ttft_ms`?",

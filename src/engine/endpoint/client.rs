@@ -9,8 +9,6 @@ use std::time::{Duration, Instant};
 
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
-use rustls::pki_types::CertificateDer;
-use rustls::pki_types::pem::PemObject;
 use serde_json::{Value, json};
 
 use crate::config::endpoint::Api;
@@ -60,8 +58,6 @@ pub struct Streamed {
     pub usage: Option<Usage>,
     pub drafts: Option<Drafts>,
     pub finish_reason: Option<String>,
-    /// When `[DONE]` (or the end of the body) arrived.
-    pub done: Instant,
 }
 
 pub struct Client {
@@ -95,8 +91,8 @@ impl Client {
             .no_proxy()
             .connect_timeout(Duration::from_secs(5));
         if let Some(f) = ca_file {
-            let tls =
-                tls::config(read_ca_file(f)?).map_err(|e| ClientError::Http(e.to_string()))?;
+            let certs = crate::config::endpoint::ca_certificates(f).map_err(ClientError::CaFile)?;
+            let tls = tls::config(certs).map_err(|e| ClientError::Http(e.to_string()))?;
             builder = builder.tls_backend_preconfigured(tls);
         }
         let http = builder.build().map_err(|e| ClientError::Http(chain(&e)))?;
@@ -306,7 +302,6 @@ impl<'a> Reading<'a> {
             usage: None,
             drafts: None,
             finish_reason: None,
-            done: sent,
         };
         Reading {
             api,
@@ -340,10 +335,7 @@ impl<'a> Reading<'a> {
                 return Err(self.malformed(format!("bad SSE after {chunks} chunks: {other}")));
             }
             Some(Ok(ev)) if ev.data.trim() != "[DONE]" => ev,
-            None | Some(Ok(_)) => {
-                self.out.done = at;
-                return Ok(true);
-            }
+            None | Some(Ok(_)) => return Ok(true),
         };
         self.read_chunk(&ev.data, at)?;
         Ok(false)
@@ -464,7 +456,6 @@ fn chain(e: &dyn std::error::Error) -> String {
 /// The most of a JSON answer (`/v1/models`, `/props`) read into memory.
 const JSON_CAP: usize = 4 << 20;
 const EXCERPT_CAP: usize = 4096;
-const CA_FILE_CAP: u64 = 4 << 20;
 
 fn content_type(resp: &reqwest::Response) -> String {
     resp.headers()
@@ -490,31 +481,6 @@ async fn read_capped(
         buf.extend_from_slice(&chunk);
     }
     Ok((String::from_utf8_lossy(&buf).into_owned(), true))
-}
-
-/// The certificates of a PEM file, for `ca_file`: one line naming the file when it is
-/// missing, too large, or holds no certificate.
-pub(crate) fn read_ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, ClientError> {
-    let bad = |reason: String| ClientError::CaFile {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let meta = std::fs::metadata(path).map_err(|e| bad(e.to_string()))?;
-    if !meta.is_file() || meta.len() > CA_FILE_CAP {
-        return Err(bad(format!(
-            "not a PEM certificate file (a file of at most {CA_FILE_CAP} bytes)"
-        )));
-    }
-    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
-    let certs = CertificateDer::pem_slice_iter(&bytes)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| bad(format!("not a PEM certificate: {e}")))?;
-    if certs.is_empty() {
-        return Err(bad(
-            "holds no certificate (no \"-----BEGIN CERTIFICATE-----\" block)".into(),
-        ));
-    }
-    Ok(certs)
 }
 
 fn excerpt(s: &str) -> String {

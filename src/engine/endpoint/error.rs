@@ -1,8 +1,6 @@
 //! Why a request to an endpoint failed (`EndpointError`: each names what arrived), and why no
 //! client could be made (`ClientError`). Apart from the client's streaming code.
 
-use std::path::PathBuf;
-
 /// Why a request failed; each names what arrived.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum EndpointError {
@@ -54,6 +52,6 @@ pub enum ClientError {
     Runtime(String),
     #[error("cannot make the HTTP client: {0}")]
     Http(String),
-    #[error("ca_file {}: {reason}", path.display())]
-    CaFile { path: PathBuf, reason: String },
+    #[error("ca_file: {0}")]
+    CaFile(crate::config::Invalid),
 }

@@ -77,8 +77,3 @@ pub fn probe(client: &Client) -> Result<ServerInfo, Error> {
     }
     Ok(info)
 }
-
-/// llama-server has `/props` with a build.
-pub fn is_llama_server(info: &ServerInfo) -> bool {
-    info.build.is_some()
-}

@@ -7,12 +7,9 @@ use crate::record::{RunRecord, Status, TestRecord};
 use crate::report::group_by;
 use crate::serving::metrics;
 
-fn f1(x: Option<f64>) -> String {
-    x.map_or("-".into(), |v| format!("{v:.1}"))
-}
-
-fn f2(x: Option<f64>) -> String {
-    x.map_or("-".into(), |v| format!("{v:.2}"))
+/// `x` with `digits` decimals, or "-".
+fn or_dash(x: Option<f64>, digits: usize) -> String {
+    x.map_or("-".into(), |v| format!("{v:.digits$}"))
 }
 
 const HEADER: [&str; 13] = [
@@ -34,16 +31,8 @@ const HEADER: [&str; 13] = [
 /// The serving table and capacity lines, preceded by a blank line; empty without serving
 /// tests.
 pub fn render(run: &RunRecord) -> String {
-    use crate::plan::TestKind;
-    let all: Vec<&TestRecord> = run
-        .tests
-        .iter()
-        .filter(|t| {
-            matches!(
-                t.kind,
-                TestKind::Request | TestKind::Parallel | TestKind::Arrival | TestKind::Goodput
-            )
-        })
+    let all: Vec<&TestRecord> = (run.tests.iter())
+        .filter(|t| Mode::parse(t.kind.as_str()).is_some())
         .collect();
     if all.is_empty() {
         return String::new();
@@ -93,10 +82,10 @@ fn figures(s: &Serving) -> [String; 10] {
             s.itl_ms.p50, s.itl_ms.p90, s.itl_ms.p99
         ),
         format!("{:.1}", s.e2e_ms.p50),
-        f2(s.per_request_ts),
-        f2(s.aggregate_pp_ts),
-        f2(s.aggregate_ts),
-        f2(s.total_ts),
+        or_dash(s.per_request_ts, 2),
+        or_dash(s.aggregate_pp_ts, 2),
+        or_dash(s.aggregate_ts, 2),
+        or_dash(s.total_ts, 2),
         // Over HTTP the time outside the engine is the server's, not seen here.
         if s.transport.is_in_process() {
             format!("{:.1}%", 100.0 * s.overhead_fraction)
@@ -108,7 +97,7 @@ fn figures(s: &Serving) -> [String; 10] {
             Some(false) => "missed".into(),
             None => "-".into(),
         },
-        s.cost_per_mtok.map_or("-".into(), |c| format!("{c:.3}")),
+        or_dash(s.cost_per_mtok, 3),
     ]
 }
 
@@ -161,8 +150,8 @@ fn capacity_lines(tests: &[&TestRecord]) -> String {
                 format!(
                     "capacity, {key}: {at} meets {what} at p{}: {} t/s output ({} t/s per request){cost}",
                     tg.percentile,
-                    f1(Some(s.output_ts)),
-                    f1(s.per_request_ts),
+                    or_dash(Some(s.output_ts), 1),
+                    or_dash(s.per_request_ts, 1),
                 )
             }
         };

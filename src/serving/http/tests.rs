@@ -18,7 +18,6 @@ fn answer(texts: &[&str], usage: Option<u64>) -> Streamed {
         }),
         drafts: None,
         finish_reason: Some("length".into()),
-        done: t,
     }
 }
 

@@ -44,15 +44,11 @@ pub enum Counted {
     Chunks,
 }
 
-impl Counted {
-    pub fn name(self) -> &'static str {
-        match self {
-            Counted::Usage => "usage",
-            Counted::Tokenizer => "tokenizer",
-            Counted::Chunks => "chunks",
-        }
-    }
-}
+crate::config::names::names!(Counted::name {
+    Usage = "usage",
+    Tokenizer = "tokenizer",
+    Chunks = "chunks",
+});
 
 pub type Tokenize<'a> = &'a dyn Fn(&str) -> Result<u64, EngineError>;
 
