@@ -213,20 +213,8 @@ pub(crate) fn parse(
         );
         return Err(ctx.err(v.span(), "tune.slots", msg));
     }
-    for (key, v) in [
-        ("max_ttft_ms", &raw.max_ttft_ms),
-        ("max_itl_ms", &raw.max_itl_ms),
-    ] {
-        if let (Some(_), Some(v)) = (&decode, v) {
-            let msg = format!(
-                "{key} limits a tgN or ppN objective's repetitions; objective \"speculative\" \
-                 times whole generations of several prompts, not single tokens: remove it or \
-                 race a \"tgN\" objective"
-            );
-            return Err(ctx.err(v.span(), &format!("tune.{key}"), msg));
-        }
-    }
-    let limits = limits(ctx, &raw, has_ladder, &objective, goodput.is_some())?;
+    let kind = (goodput.is_some(), decode.is_some());
+    let limits = limits(ctx, &raw, has_ladder, &objective, kind)?;
     let max_rounds = rounds(
         ctx,
         "tune.max_rounds",
@@ -262,7 +250,7 @@ fn limits(
     raw: &RawTune,
     has_ladder: bool,
     objective: &Objective,
-    goodput: bool,
+    kind: (bool, bool),
 ) -> Result<Limits, ConfigError> {
     let max_kld = float_opt(ctx, "tune.max_kld", &raw.max_kld, 0.0, 100.0)?;
     if let (Some(_), false, Some(v)) = (max_kld, has_ladder, &raw.max_kld) {
@@ -294,7 +282,7 @@ fn limits(
         latency: slo::latency(
             ctx,
             objective,
-            goodput,
+            kind,
             (&raw.max_ttft_ms, &raw.max_itl_ms, &raw.latency_quantile),
         )?,
     })

@@ -4,10 +4,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::record::TestRecord;
 use crate::stats::race::{Out, Race};
 
 mod slo;
-pub use slo::{GoodputLoad, TuneSlo, breaks, goodput_disagrees};
+pub use slo::{TuneSlo, breaks, goodput_disagrees, goodput_steps};
 
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -48,13 +49,10 @@ impl TuneRecord {
     pub fn excluded_by_limit(&self) -> Vec<(Limit, usize, Vec<&str>)> {
         let mut by: Vec<(Limit, usize, Vec<&str>)> = Vec::new();
         for e in &self.excluded {
-            let i = match by.iter().position(|(l, ..)| *l == e.limit) {
-                Some(i) => i,
-                None => {
-                    by.push((e.limit, 0, Vec::new()));
-                    by.len() - 1
-                }
-            };
+            let i = (by.iter().position(|(l, ..)| *l == e.limit)).unwrap_or_else(|| {
+                by.push((e.limit, 0, Vec::new()));
+                by.len() - 1
+            });
             let (_, n, whys) = &mut by[i];
             *n += 1;
             if !whys.contains(&e.why.as_str()) {
@@ -62,6 +60,16 @@ impl TuneRecord {
             }
         }
         by
+    }
+
+    /// Candidate `id`'s round medians in the race: its test's, after the rounds it ran as a
+    /// bisection's probe. None: `tests` has no test `id`.
+    pub fn raced_rounds(&self, tests: &[TestRecord], id: &str) -> Option<Vec<f64>> {
+        let r = tests.iter().find(|x| x.id == id)?.round_medians();
+        let skip = (self.candidates.iter())
+            .find(|c| c.id == id)
+            .map_or(0, |c| c.probe_rounds);
+        Some(r[skip.min(r.len())..].to_vec())
     }
 }
 
@@ -132,9 +140,8 @@ fn as_written(x: &impl Serialize) -> String {
 }
 
 /// A limit as the race applied it; in the file, the line [`Display`](std::fmt::Display)
-/// writes, read back by `TryFrom`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(into = "String", try_from = "String")]
+/// writes, read back by `FromStr`.
+#[derive(Debug, Clone, PartialEq, serde_with::SerializeDisplay, serde_with::DeserializeFromStr)]
 pub enum Applied {
     MinCtx(u32),
     MaxKld(f64),
@@ -156,15 +163,9 @@ impl std::fmt::Display for Applied {
     }
 }
 
-impl From<Applied> for String {
-    fn from(a: Applied) -> String {
-        a.to_string()
-    }
-}
-
-impl TryFrom<String> for Applied {
-    type Error = &'static str;
-    fn try_from(l: String) -> Result<Self, &'static str> {
+impl std::str::FromStr for Applied {
+    type Err = &'static str;
+    fn from_str(l: &str) -> Result<Self, &'static str> {
         let number = |rest: Option<&str>, end: &str| {
             rest.and_then(|r| r.split_once(end)?.0.parse::<f64>().ok())
         };

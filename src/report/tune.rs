@@ -8,6 +8,7 @@ use crate::config::knobs::KnobValue;
 use crate::plan::serving::server_flags;
 use crate::record::tune::{Applied, Outcome, TuneRecord};
 use crate::record::{RunRecord, TestRecord};
+use crate::runner::session::quoted_line;
 use crate::stats::analysis::{Covers, LevelInterval};
 use crate::util::shell_quote as quoted;
 
@@ -33,13 +34,13 @@ pub struct Summary {
 
 pub fn summary(record: &RunRecord) -> Option<Summary> {
     let t = record.run.tune.as_ref()?;
-    let test = |id: &str| record.tests.iter().find(|x| x.id == id);
-    let w = t.winner.as_deref().and_then(test);
-    let wr = w.map(|w| raced_rounds(t, w)).unwrap_or_default();
-    let vs_winner = |id| ratio(record, t, id, &w?.id);
+    // The winner, when its test is in the file.
+    let w = (t.winner.as_deref()).filter(|&id| record.tests.iter().any(|x| x.id == id));
+    let wr = (w.and_then(|id| t.raced_rounds(&record.tests, id))).unwrap_or_default();
+    let vs_winner = |id| ratio(record, t, id, w?);
     let list = |outcome| (ids(t, outcome).map(|id| (id.to_string(), vs_winner(id)))).collect();
     Some(Summary {
-        winner: w.map(|w| w.id.clone()),
+        winner: w.map(String::from),
         mean: crate::stats::mean(&wr),
         interval: LevelInterval::of(Covers::BetweenRounds, &wr),
         ties: list(Outcome::Tie),
@@ -158,15 +159,6 @@ pub fn answer(record: &RunRecord) -> Option<String> {
     Some(out)
 }
 
-/// A candidate's round medians in the race: its test's, less the bisection's probe round.
-fn raced_rounds(t: &TuneRecord, x: &TestRecord) -> Vec<f64> {
-    let skip = (t.candidates.iter())
-        .find(|c| c.id == x.id)
-        .map_or(0, |c| c.probe_rounds);
-    let r = x.round_medians();
-    r.get(skip.min(r.len())..).unwrap_or_default().to_vec()
-}
-
 /// The ids of the candidates of one outcome.
 fn ids(t: &TuneRecord, outcome: Outcome) -> impl Iterator<Item = &str> {
     (t.candidates.iter())
@@ -176,13 +168,12 @@ fn ids(t: &TuneRecord, outcome: Outcome) -> impl Iterator<Item = &str> {
 
 /// The ratio of `a`'s geometric mean to `b`'s over the race's rounds both ran.
 fn ratio(record: &RunRecord, t: &TuneRecord, a: &str, b: &str) -> Option<f64> {
-    let rounds = |id: &str| {
-        let x = record.tests.iter().find(|x| x.id == id)?;
-        Some(raced_rounds(t, x))
-    };
-    let (ra, rb) = (rounds(a)?, rounds(b)?);
+    let (ra, rb) = (
+        t.raced_rounds(&record.tests, a)?,
+        t.raced_rounds(&record.tests, b)?,
+    );
     let k = ra.len().min(rb.len());
-    let geo = |r: &[f64]| crate::stats::mean(&r.iter().map(|x| x.ln()).collect::<Vec<_>>()).exp();
+    let geo = |r: &[f64]| crate::stats::log_mean(r).exp();
     (k > 0).then(|| geo(&ra[..k]) / geo(&rb[..k]))
 }
 
@@ -322,26 +313,21 @@ fn server_line(
     path: &str,
     drafter: Option<&str>,
 ) -> (String, Vec<String>) {
-    let mut server = format!("llama-server -m {}", quoted(path));
+    let mut args = vec!["llama-server".to_string(), "-m".into(), path.into()];
     // The server's context: min_ctx when the limits name one, else the model's own default.
     let min_ctx = (t.limits.iter()).find_map(|l| match l {
-        Applied::MinCtx(c) => Some(*c),
+        Applied::MinCtx(c) => Some(["-c".into(), c.to_string()]),
         _ => None,
     });
-    if let Some(c) = min_ctx {
-        server.push_str(&format!(" -c {c}"));
-    }
+    args.extend(min_ctx.into_iter().flatten());
     // A goodput answer holds at its own concurrency (the slots it served in).
     if let Some(s) =
         (w.serving.as_ref()).filter(|_| t.slo.as_ref().is_some_and(|s| s.goodput.is_some()))
     {
-        server.push_str(&format!(" -np {}", s.n_parallel));
+        args.extend(["-np".into(), s.n_parallel.to_string()]);
     }
-    for f in server_flags::flags(&w.params) {
-        server.push(' ');
-        server.push_str(&quoted(&f));
-    }
-    server.push_str(drafter.unwrap_or_default());
+    args.extend(server_flags::flags(&w.params));
+    let server = quoted_line(&args) + drafter.unwrap_or_default();
     let not_carried = (server_flags::unpassed(&w.params).iter())
         .map(|(k, v)| format!("{}={}", k.name, v.show()))
         .collect();

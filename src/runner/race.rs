@@ -87,7 +87,7 @@ pub fn tune(
     let (space, endpoints) = space(&opts, &prep, &t, &info.devices)?;
     let info = super::describe_plan(info, &prep.plan, &opts);
     // Before any file is written: a device limit on a device this build lacks is bad input.
-    limits::check_devices(&opts, &t, &info.devices)?;
+    let memory = limits::Memory::new(&opts, &prep, &t, &info.devices)?;
     let target::Target { path, record } =
         target::open(info, opts.results_dir.as_deref(), None, false)?;
     // Every configuration plain, and with each drafter setting (the speculative objective).
@@ -97,10 +97,9 @@ pub fn tune(
     let most = (total * slots + endpoints.len()) * t.max_rounds as usize;
     let mut sweep = Sweep::new(engine, &opts, &prep, record, path, (0, most))?;
     let mut rec = new_record(&t, total);
-    let stages = Stages {
+    let mut stages = Stages {
         engine,
-        opts: &opts,
-        prep: &prep,
+        memory,
         t: &t,
     };
     let ran = stages.run(&mut sweep, space, endpoints, &mut rec, progress);
@@ -159,8 +158,8 @@ fn space(
 
 struct Stages<'a> {
     engine: &'a dyn Engine,
-    opts: &'a RunOptions,
-    prep: &'a prepare::Prepared,
+    /// The memory limits, which hold the run's options and plan.
+    memory: limits::Memory<'a>,
     t: &'a Tune,
 }
 
@@ -168,51 +167,44 @@ impl Stages<'_> {
     /// The limits, bisection, the drafters and the race, into `rec`; true when Ctrl-C
     /// stopped the race. A race refused after the file was opened sets `rec.stopped`.
     fn run(
-        &self,
+        &mut self,
         sweep: &mut Sweep,
         space: Vec<PlannedTest>,
         endpoints: Vec<PlannedTest>,
         rec: &mut TuneRecord,
         progress: &mut dyn Progress,
     ) -> Result<bool, RunnerError> {
-        let (opts, prep, t) = (self.opts, self.prep, self.t);
+        let (opts, prep, t) = (self.memory.opts, self.memory.prep, self.t);
         let limits::Pruned {
             keep: candidates,
             excluded,
             applied,
             loads,
-        } = limits::apply(self.engine, sweep, opts, prep, t, space, progress)?;
+        } = limits::apply(self.engine, sweep, &mut self.memory, t, space, progress)?;
         (rec.excluded, rec.limits, rec.loads) = (excluded, applied, loads);
         let candidates = goodput::serving(t, &opts.config, candidates, endpoints, rec);
         // A goodput candidate's slots each hold a context: memory again, for all of them.
-        let devices = sweep.record().run.devices.clone();
-        let candidates = match t.goodput {
-            Some(_) => limits::expanded(opts, prep, t, &devices, candidates, &mut rec.excluded)?,
-            None => candidates,
-        };
+        let candidates = limits::expanded(&mut self.memory, t, candidates, &mut rec.excluded);
         if candidates.is_empty() {
             // The file keeps what was measured (the quality tests) and what each limit excluded.
             return Err(refused(rec, empty_space_line(&opts.config, t, rec)));
         }
         // Monotone placement axes: bisected for their boundary, which races with its neighbour.
-        let bisected = bisect::plan(sweep, opts, prep, t, candidates, progress)?;
+        let bisected = bisect::plan(sweep, &mut self.memory, t, candidates, progress)?;
         let candidates = bisected.race;
         rec.bisections = bisected.record;
         if candidates.is_empty() {
             return Err(refused(rec, bisect::nothing_loads(opts, t)));
         }
         if t.limits.max_load_seconds.is_none() {
-            rec.loads = limits::load_times(self.engine, opts, prep, &candidates);
+            rec.loads = load::distinct(load::measure(self.engine, opts, prep, &candidates));
         }
         // The placements that race, each decoding plain and drafted (speculative objective).
         let candidates = speculative::candidates(t, &opts.config, prep, candidates);
         // A drafted candidate holds its draft model too: memory again, with both.
-        let candidates = match t.decode {
-            Some(_) => limits::expanded(opts, prep, t, &devices, candidates, &mut rec.excluded)?,
-            None => candidates,
-        };
+        let candidates = limits::expanded(&mut self.memory, t, candidates, &mut rec.excluded);
         let interrupted = run_race(sweep, t, &candidates, rec, opts, progress)?;
-        latency_limits(t, &candidates, sweep.record(), rec);
+        latency_limits(t, sweep.record(), rec);
         Ok(interrupted)
     }
 }
@@ -225,11 +217,12 @@ fn refused(rec: &mut TuneRecord, line: String) -> RunnerError {
 
 /// The record of a race not yet run: the question and the space.
 fn new_record(t: &Tune, space: usize) -> TuneRecord {
+    let s = race::Settings::new(t.max_rounds as usize);
     TuneRecord {
         objective: t.objective_name(),
         space,
-        alpha: 0.05,
-        indifference: crate::stats::resolve::INDIFFERENCE,
+        alpha: s.alpha,
+        indifference: s.indifference,
         max_rounds: t.max_rounds,
         max_seconds: t.max_seconds,
         looks: race::looks(t.max_rounds as usize),
@@ -239,12 +232,7 @@ fn new_record(t: &Tune, space: usize) -> TuneRecord {
 
 /// The TTFT/ITL limits of a ppN or tgN objective, on the rounds the race measured: which
 /// raced candidates' quantile broke them (`record::tune::breaks`, which `verify` reruns).
-fn latency_limits(
-    t: &Tune,
-    candidates: &[PlannedTest],
-    run: &crate::record::RunRecord,
-    rec: &mut TuneRecord,
-) {
+fn latency_limits(t: &Tune, run: &crate::record::RunRecord, rec: &mut TuneRecord) {
     let l = t.limits.latency;
     if !l.any() {
         return;
@@ -255,8 +243,7 @@ fn latency_limits(
         quantile: l.quantile,
         ..Default::default()
     };
-    let ids: Vec<String> = candidates.iter().map(|c| c.id.clone()).collect();
-    s.broke = crate::record::tune::breaks(&s, &ids, &run.tests);
+    s.broke = crate::record::tune::breaks(&s, &rec.candidates, &run.tests);
     rec.slo = Some(s);
 }
 

@@ -3,11 +3,9 @@
 //! pooled over all survivors, because a pair's own t test (k−1 degrees of freedom)
 //! establishes nothing after 2 or 3 rounds at a large family's levels.
 
-use super::analysis::{Covers, LevelInterval};
 use super::log_mean;
 use super::resolve::INDIFFERENCE;
 use super::student::t_cdf;
-use super::ties::Figure;
 
 /// 2 rounds give the pooled estimate (m−1) degrees of freedom.
 pub const FIRST_LOOK: usize = 2;
@@ -70,10 +68,6 @@ pub struct Judgement {
     pub slower: Vec<bool>,
     /// The leader itself: false.
     pub tied: Vec<bool>,
-    /// The pooled sd of one round's log rate about its candidate's level and the round's
-    /// swing, and its degrees of freedom.
-    pub sd: f64,
-    pub df: f64,
 }
 
 impl Judgement {
@@ -137,8 +131,6 @@ pub fn judge(values: &[Vec<f64>], level: f64, indifference: f64) -> Option<Judge
         leader,
         slower,
         tied,
-        sd,
-        df,
     })
 }
 
@@ -313,40 +305,19 @@ impl Race {
         let alive = self.survivors();
         let geo = |i: usize| log_mean(&self.rounds[i]);
         let leader = *alive.iter().max_by(|&&a, &&b| geo(a).total_cmp(&geo(b)))?;
-        let r = &self.rounds[leader];
-        let value = super::mean(r);
-        let figure = match LevelInterval::of(Covers::BetweenRounds, r) {
-            Some(i) => Figure {
-                value,
-                lo: i.lo.min(value),
-                hi: i.hi.max(value),
-            },
-            None => Figure::point(value),
-        };
-        let others = alive.iter().copied().filter(|&i| i != leader);
-        let (ties, open): (Vec<usize>, Vec<usize>) = others.partition(|&i| self.tied[i]);
-        Some(Answer {
-            leader,
-            figure,
-            ties,
-            open,
-            rounds: self.rounds_done(),
-            cost: self.cost,
-        })
+        let ties = (alive.iter().copied())
+            .filter(|&i| i != leader && self.tied[i])
+            .collect();
+        Some(Answer { leader, ties })
     }
 }
 
+/// The race's verdict among its survivors; the others are open (the budget left them).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
     /// The survivor with the highest geometric mean over its rounds.
     pub leader: usize,
-    /// Its mean rate with the 95% interval between its rounds.
-    pub figure: Figure,
     pub ties: Vec<usize>,
-    /// Survivors neither eliminated nor established tied: what the budget left open.
-    pub open: Vec<usize>,
-    pub rounds: usize,
-    pub cost: usize,
 }
 
 #[cfg(test)]
@@ -428,7 +399,7 @@ mod tests {
         assert_eq!(race.stop(), Some(&Stop::OneLeft));
         let a = race.answer().unwrap();
         assert_eq!(a.leader, 0);
-        assert!(a.ties.is_empty() && a.open.is_empty());
+        assert!(a.ties.is_empty() && race.survivors() == [0]);
         // The two halves-as-fast left first; the cost counts only the rounds run.
         let at = |i: usize| match race.out(i) {
             Some(Out::Slower { at_round, by, .. }) => (*at_round, *by),
@@ -458,8 +429,10 @@ mod tests {
         );
         assert_eq!(race.out(2), Some(&Out::Failed { at_round: 2 }));
         let a = race.answer().unwrap();
-        assert_eq!((a.leader, a.open.clone()), (0, vec![1]));
-        assert_eq!(a.cost, 3 + 3 + 2 + 2);
-        assert!(a.figure.lo < a.figure.value && a.figure.value < a.figure.hi);
+        assert_eq!(
+            (a.leader, a.ties, race.survivors()),
+            (0, vec![], vec![0, 1])
+        );
+        assert_eq!(race.cost(), 3 + 3 + 2 + 2);
     }
 }

@@ -143,13 +143,14 @@ pub(super) fn goodput(
     Ok((g, sizes))
 }
 
-/// `max_ttft_ms`, `max_itl_ms` and `latency_quantile`, checked against the objective: each
-/// limit needs an objective that measures its latency, and the goodput objective's SLO is
-/// `[serving] slo`'s, so a second threshold beside it is refused.
+/// `max_ttft_ms`, `max_itl_ms` and `latency_quantile`, checked against the objective
+/// (`goodput`, `decode`: the goodput or the speculative one): each limit needs an objective
+/// that measures its latency, and the goodput objective's SLO is `[serving] slo`'s, so a
+/// second threshold beside it is refused.
 pub(super) fn latency(
     ctx: &Ctx,
     objective: &Objective,
-    goodput: bool,
+    (goodput, decode): (bool, bool),
     (ttft, itl, quantile): (&V, &V, &V),
 ) -> Result<LatencyLimits, ConfigError> {
     let max_ttft_ms = float_opt(ctx, "tune.max_ttft_ms", ttft, 1e-3, 1e9)?;
@@ -157,7 +158,13 @@ pub(super) fn latency(
     for (key, v) in [("max_ttft_ms", ttft), ("max_itl_ms", itl)] {
         let Some(v) = v else { continue };
         let what = if key == "max_ttft_ms" { "TTFT" } else { "ITL" };
-        let msg = if goodput {
+        let msg = if decode {
+            format!(
+                "{key} limits a tgN or ppN objective's repetitions; objective \"speculative\" \
+                 times whole generations of several prompts, not single tokens: remove it or \
+                 race a \"tgN\" objective"
+            )
+        } else if goodput {
             format!(
                 "the goodput objective's latencies are [serving] slo's; {key} limits a tgN or \
                  ppN objective: put the {what} threshold in slo"

@@ -5,14 +5,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Excluded, Limit};
+use super::{Candidate, Excluded, Limit};
+use crate::config::tune::GoodputObjective;
 use crate::record::{Status, TestRecord};
 
 /// `run.tune.slo`: absent from races without an SLO and from files written before it.
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TuneSlo {
-    pub goodput: Option<GoodputLoad>,
+    pub goodput: Option<GoodputObjective>,
     /// A ppN objective's limit on its prefill time, a tgN objective's on its mean
     /// inter-token latency, and the quantile of the repetitions they apply to.
     pub max_ttft_ms: Option<f64>,
@@ -21,8 +22,6 @@ pub struct TuneSlo {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub broke: Vec<Excluded>,
 }
-
-pub use crate::config::tune::GoodputObjective as GoodputLoad;
 
 /// The latency a llama-bench repetition of `t` stands for, in ms: a tg test's time over its
 /// tokens (the mean inter-token latency of a batch-1 decode), a pp test's whole time (its
@@ -42,13 +41,13 @@ fn latencies(t: &TestRecord, limit: Limit) -> Option<Vec<f64>> {
     )
 }
 
-/// Which of `raced` (test ids) break the limits of `s`: the `s.quantile` quantile of each
+/// Which of the `raced` candidates break the limits of `s`: the `s.quantile` quantile of each
 /// one's repetitions (every round's) above a limit. The runner writes it; `verify` recomputes
 /// it from the same samples. A failed test has no figure and breaks nothing it was not
 /// measured against.
-pub fn breaks(s: &TuneSlo, raced: &[String], tests: &[TestRecord]) -> Vec<Excluded> {
+pub fn breaks(s: &TuneSlo, raced: &[Candidate], tests: &[TestRecord]) -> Vec<Excluded> {
     let mut out = Vec::new();
-    for id in raced {
+    for Candidate { id, .. } in raced {
         let Some(t) = tests.iter().find(|x| &x.id == id) else {
             continue;
         };
@@ -84,6 +83,13 @@ pub fn breaks(s: &TuneSlo, raced: &[String], tests: &[TestRecord]) -> Vec<Exclud
     out
 }
 
+/// The goodput steps of a served test, one per round.
+pub fn goodput_steps(t: &TestRecord) -> &[crate::record::serving::GoodputStep] {
+    (t.serving.as_ref())
+        .and_then(|s| s.goodput.as_ref())
+        .map_or(&[], |g| g.steps.as_slice())
+}
+
 /// A goodput race's round figure is counted, not timed: the first round of `t` whose
 /// median (its goodput) is not its recorded step's good requests over its duration, as
 /// "round K: goodput G but N good in D s". None when every round agrees.
@@ -91,11 +97,7 @@ pub fn goodput_disagrees(t: &TestRecord) -> Option<String> {
     if t.status != Status::Ok {
         return None;
     }
-    let steps = t
-        .serving
-        .as_ref()
-        .and_then(|s| s.goodput.as_ref())
-        .map_or(&[][..], |g| g.steps.as_slice());
+    let steps = goodput_steps(t);
     let rounds = t.round_medians();
     if steps.len() != rounds.len() {
         return Some(format!(

@@ -7,21 +7,6 @@ use super::mismatch;
 use crate::record::tune::TuneRecord;
 use crate::record::{Disagreement, RunRecord, Status};
 
-/// Each candidate's round medians in the race: its test's, after its probe rounds (a
-/// bisection's probe was the test's first round).
-pub(super) fn raced_rounds(run: &RunRecord, t: &TuneRecord) -> Vec<Vec<f64>> {
-    (t.candidates.iter())
-        .map(|c| {
-            let r = (run.tests.iter())
-                .find(|x| x.id == c.id)
-                .map_or_else(Vec::new, |x| x.round_medians());
-            r.get(c.probe_rounds.min(r.len())..)
-                .unwrap_or_default()
-                .to_vec()
-        })
-        .collect()
-}
-
 /// The first statement of a bisection that its tests do not give.
 pub(super) fn check(run: &RunRecord, t: &TuneRecord) -> Result<(), Disagreement> {
     for (n, b) in t.bisections.iter().enumerate() {

@@ -12,9 +12,6 @@ use crate::record::tune::{TuneRecord, breaks, goodput_disagrees, verdicts};
 use crate::record::{Disagreement, RunRecord};
 use crate::stats::race::{self, Race, Settings};
 
-/// The most rounds a replay runs: `tpsbench tune` refuses more (`--max-rounds`).
-const MAX_ROUNDS: u32 = 10_000;
-
 /// The first verdict of `run.tune` that its rounds do not give.
 pub(super) fn check(run: &RunRecord) -> Result<(), Disagreement> {
     let Some(t) = &run.run.tune else {
@@ -30,7 +27,10 @@ pub(super) fn check(run: &RunRecord) -> Result<(), Disagreement> {
     }
     let ids: Vec<String> = t.candidates.iter().map(|c| c.id.clone()).collect();
     super::bisect::check(run, t)?;
-    let r = replay(t, &super::bisect::raced_rounds(run, t))?;
+    let rounds: Vec<Vec<f64>> = (ids.iter())
+        .map(|id| t.raced_rounds(&run.tests, id).unwrap_or_default())
+        .collect();
+    let r = replay(t, &rounds)?;
     let (candidates, winner) = verdicts(&r, &ids);
     if winner != t.winner {
         return replayed("winner", format!("{:?}", t.winner), format!("{winner:?}"));
@@ -127,7 +127,7 @@ fn slo(run: &RunRecord, t: &TuneRecord, ids: &[String]) -> Result<(), Disagreeme
             }
         }
     }
-    let got = breaks(s, ids, &run.tests);
+    let got = breaks(s, &t.candidates, &run.tests);
     if got != s.broke {
         let show = |v: &[crate::record::tune::Excluded]| {
             let v: Vec<String> = v.iter().map(|e| format!("{}: {}", e.id, e.why)).collect();
@@ -151,8 +151,11 @@ fn settings(t: &TuneRecord) -> Result<(), Disagreement> {
     if !(0.0..0.5).contains(&t.indifference) {
         return mismatch("indifference", t.indifference, "a share in [0, 0.5)");
     }
-    if !(2..=MAX_ROUNDS).contains(&t.max_rounds) {
-        return mismatch("max_rounds", t.max_rounds, format!("2 to {MAX_ROUNDS}"));
+    // The rounds `tpsbench tune` accepts, which bound the replay's work.
+    let most = crate::config::MAX_ROUNDS;
+    if !most.contains(&i64::from(t.max_rounds)) {
+        let range = format!("{} to {}", most.start(), most.end());
+        return mismatch("max_rounds", t.max_rounds, range);
     }
     let looks = race::looks(t.max_rounds as usize);
     if looks != t.looks {

@@ -3,7 +3,7 @@
 //! request, and the TTFT/ITL limits of a llama-bench objective with what broke them.
 
 use crate::config::tune::{describe_slo, describe_slots};
-use crate::record::tune::{Limit, Outcome, TuneRecord};
+use crate::record::tune::{Limit, Outcome, TuneRecord, goodput_steps as steps};
 use crate::record::{RunRecord, TestRecord};
 
 pub(super) fn lines(record: &RunRecord, t: &TuneRecord, winner: &TestRecord) -> String {
@@ -101,12 +101,6 @@ fn where_served(record: &RunRecord, t: &TuneRecord) -> &'static str {
             "in process and over HTTP (a launched server started before each round, its load outside the round)"
         }
     }
-}
-
-fn steps(t: &TestRecord) -> &[crate::record::serving::GoodputStep] {
-    (t.serving.as_ref())
-        .and_then(|s| s.goodput.as_ref())
-        .map_or(&[], |g| g.steps.as_slice())
 }
 
 /// "id (round 2: 0 of 16 good)" per failed candidate whose last round had no good request.

@@ -16,7 +16,6 @@ use crate::plan::{PlannedTest, TestParams};
 use crate::record::Status;
 use crate::record::tune::{Bisection, Probe, ProbeFailure};
 use crate::runner::RunOptions;
-use crate::runner::prepare::Prepared;
 use crate::runner::sweep::Sweep;
 
 /// The fewest values of the axis in a group worth bisecting: with 3, the probe and the
@@ -118,8 +117,7 @@ fn groups(
 /// candidate races. `t.bisect = false`: everything races.
 pub(super) fn plan(
     sweep: &mut Sweep,
-    opts: &RunOptions,
-    prep: &Prepared,
+    memory: &mut super::limits::Memory,
     t: &Tune,
     candidates: Vec<PlannedTest>,
     progress: &mut dyn Progress,
@@ -132,15 +130,15 @@ pub(super) fn plan(
         return Ok(none(candidates));
     }
     let devices: Vec<DeviceInfo> = sweep.record().run.devices.clone();
-    let mut shapes = super::limits::Shapes::default();
+    let (opts, prep) = (memory.opts, memory.prep);
     for axis in &AXES {
         let mut eligible = |c: &PlannedTest| {
             if axis.name != "n_cpu_moe" {
                 return true;
             }
             // n_cpu_moe is monotone only where one device holds every layer.
-            let path = super::limits::header_path(opts, prep, c);
-            shapes.of(&path).is_some_and(|m| {
+            let path = super::load::header_path(opts, prep, c);
+            memory.shapes.of(&path).is_some_and(|m| {
                 let n = m.shape.n_layer as u32;
                 crate::engine::placement::estimate::sole_device(&c.params, n, &devices).is_some()
             })
@@ -183,30 +181,21 @@ fn bisect_group(
     g: &[usize],
     progress: &mut dyn Progress,
 ) -> Result<Bisection, RunnerError> {
-    // What failed of each failed probe: its load (the placement did not fit) or its test.
-    let mut failed: Vec<(usize, ProbeFailure)> = Vec::new();
     let mut probe = |k: usize| -> Result<bool, RunnerError> {
         let c = &candidates[g[k]];
         if sweep.measure_all(std::slice::from_ref(c), progress)? {
             return Err(RunnerError::Interrupted("bisecting"));
         }
         let test = sweep.record().tests.iter().find(|x| x.id == c.id);
-        let ok = test.is_some_and(|x| x.status == Status::Ok);
-        if !ok {
-            failed.push((
-                k,
-                if sweep.load_failed(&c.id) {
-                    ProbeFailure::Load
-                } else {
-                    ProbeFailure::Test
-                },
-            ));
-        }
-        Ok(ok)
+        Ok(test.is_some_and(|x| x.status == Status::Ok))
     };
     let (b, probes) = boundary(g.len(), &mut probe)?;
-    let failed_at = |k: usize| (failed.iter()).find(|(i, _)| *i == k).map(|(_, s)| *s);
     let id = |k: usize| candidates[g[k]].id.clone();
+    // What failed of a failed probe: its load (the placement did not fit) or its test.
+    let failed = |k: usize| match sweep.load_failed(&id(k)) {
+        true => ProbeFailure::Load,
+        false => ProbeFailure::Test,
+    };
     // The boundary and its neighbour with less offload race (the group's values are
     // distinct: its candidates differ only in them).
     let raced: Vec<String> = match b {
@@ -225,7 +214,7 @@ fn bisect_group(
             .map(|(k, ok)| Probe {
                 id: id(k),
                 ok,
-                failed: failed_at(k),
+                failed: (!ok).then(|| failed(k)),
             })
             .collect(),
         boundary: b.map(id),

@@ -8,17 +8,18 @@
 //! average leaves it with probability (15/16)^16 ≈ 36% per round), never one the leader is
 //! not far ahead of: tests/it/monte_carlo/race_goodput.rs measures both.
 
+use crate::config::Config;
 use crate::config::serving::{Mode, ServingConfig};
 use crate::config::tune::GoodputObjective;
 use crate::plan::serving::{ServingTest, Transport};
 use crate::plan::{Detail, PlannedTest, TestKind, TestParams};
-use crate::record::tune::{GoodputLoad, TuneSlo};
+use crate::record::tune::TuneSlo;
 
 /// With the goodput objective, the serving candidates of the llama-bench `candidates`
 /// (launched entries' served, `served.rs`), then `endpoints`; else `candidates` as they are.
 pub(super) fn serving(
     t: &crate::config::tune::Tune,
-    config: &crate::config::Config,
+    config: &Config,
     candidates: Vec<PlannedTest>,
     endpoints: Vec<PlannedTest>,
     rec: &mut crate::record::tune::TuneRecord,
@@ -26,16 +27,17 @@ pub(super) fn serving(
     let (Some(g), Some(sc)) = (&t.goodput, &config.serving) else {
         return candidates;
     };
-    rec.slo = Some(record(g));
+    rec.slo = Some(TuneSlo {
+        goodput: Some(g.clone()),
+        ..Default::default()
+    });
     // Each configuration once per slots value (the limits' exclusions count configurations,
     // each standing for all its slots); an endpoint's server has its own slots.
     rec.space = rec.space * g.slots.len() + endpoints.len();
-    let seed = sc.seed.unwrap_or(config.settings.seed);
-    let mut out: Vec<PlannedTest> = (self::candidates(&candidates, g, sc, seed).into_iter())
-        .map(|c| match super::served::reach(config, c.model) {
-            super::served::Reach::Launched => super::served::launched(c, config),
-            _ => c,
-        })
+    // One serving candidate per slots value of each configuration, in order.
+    let each = (candidates.iter()).flat_map(|b| g.slots.iter().map(move |&s| (b, s)));
+    let mut out: Vec<PlannedTest> = (each.enumerate())
+        .map(|(i, c)| candidate(i, c, g, config, sc))
         .collect();
     for mut e in endpoints {
         if let Detail::Serving(s) = &mut e.detail {
@@ -46,47 +48,55 @@ pub(super) fn serving(
     out
 }
 
-/// One serving candidate per slots value of each of `bench`, in order.
-fn candidates(
-    bench: &[PlannedTest],
-    g: &GoodputObjective,
-    sc: &ServingConfig,
-    seed: u64,
-) -> Vec<PlannedTest> {
-    let each = bench
-        .iter()
-        .flat_map(|b| g.slots.iter().map(move |&s| (b, s)));
-    (each.enumerate())
-        .map(|(i, (b, slots))| candidate(i, b, slots, g, sc, seed))
-        .collect()
-}
-
 /// The candidate serving `b`'s configuration in `slots` sequences; `group` is its own
-/// serving context.
+/// serving context. A launched entry's is served over HTTP from a llama-server of its own.
 fn candidate(
     group: usize,
-    b: &PlannedTest,
-    slots: u32,
+    (b, slots): (&PlannedTest, u32),
     g: &GoodputObjective,
+    config: &Config,
     sc: &ServingConfig,
-    seed: u64,
 ) -> PlannedTest {
+    let launched = super::served::reach(config, b.model) == super::served::Reach::Launched;
+    let http = if launched { "http-" } else { "" };
     let mut params = b.params.clone();
     // A prompt file's requests have their own lengths (as `[serving]`'s tests record them).
     params.n_prompt = if sc.dataset.is_some() { 0 } else { sc.n_prompt };
     params.n_gen = sc.n_gen;
     params.n_depth = 0;
-    let load = format!("serve-goodput-{}-{}rps-slots{slots}", g.workload, g.rate);
+    let load = format!(
+        "serve-{http}goodput-{}-{}rps-slots{slots}",
+        g.workload, g.rate
+    );
     let id = super::measured_as(b, &load);
-    let name = format!("goodput {} {}/s slots{slots} (tune)", g.workload, g.rate);
+    let name = format!(
+        "goodput {}{} {}/s slots{slots} (tune)",
+        if launched { "http " } else { "" },
+        g.workload,
+        g.rate
+    );
     let s = ServingTest {
         group,
+        own_server: launched,
+        transport: if launched {
+            Transport::Http
+        } else {
+            Transport::InProcess
+        },
         ..goodput_test(b.model, id, name, slots, params, g)
     };
     // What was measured: the llama-bench candidate's model and parameters, and the load.
+    let seed = sc.seed.unwrap_or(config.settings.seed);
     let mut spec = load_spec(g, sc, seed);
     (spec["kv_unified"], spec["slots"]) = (sc.kv_unified.into(), slots.into());
-    planned(s, &b.identity, spec)
+    let mut c = planned(s, &b.identity, spec);
+    if launched {
+        // The launcher's own arguments and draft are part of what the candidate runs.
+        let launch = (config.models[c.model].served.as_ref()).and_then(|x| x.server.as_ref());
+        let spec = serde_json::json!({ "transport": "http", "server": launch });
+        c.identity = crate::util::hash::sha256_hex(format!("{}\n{spec}", c.identity));
+    }
+    c
 }
 
 /// What every goodput candidate is asked, in process or over HTTP: the load and its SLO.
@@ -133,19 +143,5 @@ pub(super) fn planned(s: ServingTest, base: &str, spec: serde_json::Value) -> Pl
         kind: TestKind::Goodput,
         identity: crate::util::hash::sha256_hex(format!("{base}\n{spec}")),
         detail: Detail::Serving(Box::new(s)),
-    }
-}
-
-/// The record's `slo`: the goodput objective's SLO and load.
-fn record(g: &GoodputObjective) -> TuneSlo {
-    TuneSlo {
-        goodput: Some(GoodputLoad {
-            slo: g.slo.clone(),
-            rate: g.rate,
-            slots: g.slots.clone(),
-            n_requests: g.n_requests,
-            workload: g.workload.clone(),
-        }),
-        ..Default::default()
     }
 }

@@ -6,12 +6,12 @@
 //! keeps may still fail to load (and then fails its first round and leaves the race).
 
 mod memory;
-pub(super) use memory::Shapes;
 pub(crate) use memory::per_device;
 
 use std::path::{Path, PathBuf};
 
 use super::RunnerError;
+use super::load::{header_path, unbuilt};
 use crate::config::tune::Tune;
 use crate::output::progress::Progress;
 use crate::plan::serving::Transport;
@@ -34,12 +34,12 @@ pub(super) struct Pruned {
 pub(super) fn apply(
     engine: &dyn crate::engine::Engine,
     sweep: &mut Sweep,
-    opts: &RunOptions,
-    prep: &Prepared,
+    memory: &mut Memory,
     t: &Tune,
     space: Vec<PlannedTest>,
     progress: &mut dyn Progress,
 ) -> Result<Pruned, RunnerError> {
+    let (opts, prep) = (memory.opts, memory.prep);
     let mut applied = Vec::new();
     let mut excluded = Vec::new();
     let one = memory::Context::one(t.limits.min_ctx.unwrap_or(0).max(t.objective.n_ctx()));
@@ -50,8 +50,6 @@ pub(super) fn apply(
     // Memory needs no measurement: before the quality tests, so that none runs for a
     // variant memory excludes; again after them, for the variants they built (an unbuilt
     // variant's size is not known before).
-    let devices = sweep.record().run.devices.clone();
-    let mut memory = Memory::new(opts, prep, t, &devices)?;
     keep = prune(keep, &mut excluded, |c| memory.excludes(c, one, None));
     if let Some(max) = t.limits.max_kld {
         applied.push(Applied::MaxKld(max));
@@ -61,18 +59,18 @@ pub(super) fn apply(
     applied.extend(memory.limits.said());
     // Load time is a measurement (loads, no speed): only for what the other limits leave,
     // and only here when it is a limit. Otherwise it is measured after bisection, for what
-    // races (`load_times`).
+    // races.
     let loads = match t.limits.max_load_seconds {
         Some(max) => {
             applied.push(Applied::MaxLoadSeconds(max));
-            let timed = timed(engine, opts, prep, &keep);
+            let timed = super::load::measure(engine, opts, prep, &keep);
             keep = prune(keep, &mut excluded, |c| {
                 let (_, l) = timed.iter().find(|(k, _)| *k == c.load_key())?;
                 let s = LoadTime::median(&l.cold_s).filter(|&s| s > max)?;
                 let why = format!("{}: cold load {s:.3} s > {max} s", l.model);
                 Some((Limit::MaxLoadSeconds, why))
             });
-            distinct(timed)
+            super::load::distinct(timed)
         }
         None => Vec::new(),
     };
@@ -103,27 +101,26 @@ fn prune(
 }
 
 /// The memory limits, and the models' shapes read so far.
-struct Memory<'a> {
-    opts: &'a RunOptions,
-    prep: &'a Prepared,
+pub(super) struct Memory<'a> {
+    pub opts: &'a RunOptions,
+    pub prep: &'a Prepared,
     limits: memory::Limits,
-    shapes: memory::Shapes,
+    pub shapes: memory::Shapes,
 }
 
 impl<'a> Memory<'a> {
-    fn new(
+    /// Refused: a `max_device_memory_gib` table names a device this build does not have.
+    pub(super) fn new(
         opts: &'a RunOptions,
         prep: &'a Prepared,
         t: &Tune,
         devices: &[crate::engine::DeviceInfo],
     ) -> Result<Self, RunnerError> {
-        let limits = memory::limits(t, devices, &opts.config.file)?;
-        let shapes = memory::Shapes::default();
         Ok(Memory {
             opts,
             prep,
-            limits,
-            shapes,
+            limits: memory::limits(t, devices, &opts.config.file)?,
+            shapes: memory::Shapes::default(),
         })
     }
 
@@ -151,17 +148,15 @@ impl<'a> Memory<'a> {
 /// drafter without a file of its own adds nothing; a draft not built yet stays, as an
 /// unbuilt variant does).
 pub(super) fn expanded(
-    opts: &RunOptions,
-    prep: &Prepared,
+    memory: &mut Memory,
     t: &Tune,
-    devices: &[crate::engine::DeviceInfo],
     candidates: Vec<PlannedTest>,
     excluded: &mut Vec<Excluded>,
-) -> Result<Vec<PlannedTest>, RunnerError> {
-    let mut memory = Memory::new(opts, prep, t, devices)?;
+) -> Vec<PlannedTest> {
+    let (opts, prep) = (memory.opts, memory.prep);
     let per_seq = t.limits.min_ctx.unwrap_or(0).max(t.objective.n_ctx());
     let unified = opts.config.serving.as_ref().is_some_and(|s| s.kv_unified);
-    Ok(prune(candidates, excluded, |c| match &c.detail {
+    prune(candidates, excluded, |c| match &c.detail {
         Detail::Speculative(s) => {
             let file = match &s.draft {
                 Some(crate::plan::speculative::Draft::File(p)) => Some(p.clone()),
@@ -190,15 +185,7 @@ pub(super) fn expanded(
             memory.excludes(c, at, None)
         }
         _ => None,
-    }))
-}
-
-/// A ladder variant not built yet: its size is not known (the base's would mislead).
-fn unbuilt(opts: &RunOptions, prep: &Prepared, c: &PlannedTest) -> bool {
-    matches!(
-        prep.plan.models[c.model].source,
-        ModelSource::Variant { .. }
-    ) && header_path(opts, prep, c) != Path::new(&prep.models[c.model].path)
+    })
 }
 
 /// Model `i`'s file when it exists: a `[[model]]`'s, or a ladder variant's once built.
@@ -207,63 +194,6 @@ fn model_file(prep: &Prepared, i: usize) -> Option<PathBuf> {
         ModelSource::File(p) => Some(p.clone()),
         ModelSource::Variant { .. } | ModelSource::LadderFile { .. } => {
             Some(PathBuf::from(&prep.models[i].path)).filter(|p| p.is_file())
-        }
-    }
-}
-
-/// Refuses a `max_device_memory_gib` table naming a device this build does not have.
-pub(super) fn check_devices(
-    opts: &RunOptions,
-    t: &Tune,
-    devices: &[crate::engine::DeviceInfo],
-) -> Result<(), RunnerError> {
-    memory::limits(t, devices, &opts.config.file).map(drop)
-}
-
-/// The load time of each distinct (model, model-level settings) of `candidates`, keyed.
-fn timed(
-    engine: &dyn crate::engine::Engine,
-    opts: &RunOptions,
-    prep: &Prepared,
-    candidates: &[PlannedTest],
-) -> Vec<(super::load::LoadKey, LoadTime)> {
-    // A variant not built yet has no file of its own to load: not timed.
-    let path_of = |c: &PlannedTest| (!unbuilt(opts, prep, c)).then(|| header_path(opts, prep, c));
-    let name_of = |c: &PlannedTest| prep.plan.models[c.model].name.clone();
-    super::load::measure(engine, candidates, &path_of, &name_of)
-}
-
-/// The load times, each figure once.
-fn distinct(timed: Vec<(super::load::LoadKey, LoadTime)>) -> Vec<LoadTime> {
-    crate::runner::unique(timed.into_iter().map(|(_, l)| l))
-}
-
-/// The load times of what races, when no `max_load_seconds` measured them before (the
-/// candidates bisection or the limits left out are not loaded for it).
-pub(super) fn load_times(
-    engine: &dyn crate::engine::Engine,
-    opts: &RunOptions,
-    prep: &Prepared,
-    race: &[PlannedTest],
-) -> Vec<LoadTime> {
-    distinct(timed(engine, opts, prep, race))
-}
-
-/// The GGUF file of a candidate's model: the file, or a ladder variant's (its base until
-/// it is built: the same shape and context).
-pub(super) fn header_path(opts: &RunOptions, prep: &Prepared, c: &PlannedTest) -> PathBuf {
-    match prep.plan.models[c.model].source {
-        ModelSource::File(ref p) => p.clone(),
-        ModelSource::LadderFile { ladder, file } => {
-            opts.config.ladders[ladder].files[file].path.clone()
-        }
-        ModelSource::Variant { ladder, .. } => {
-            let built = PathBuf::from(&prep.models[c.model].path);
-            if built.is_file() {
-                built
-            } else {
-                opts.config.ladders[ladder].base.clone()
-            }
         }
     }
 }

@@ -1,14 +1,16 @@
-//! Model load time, cold and warm, per model file and model-level settings (`load_mode`
-//! among them): cold after `posix_fadvise(POSIX_FADV_DONTNEED)` drops the file's clean pages
+//! A candidate's model file, and its load time, cold and warm, per model file and
+//! model-level settings (`load_mode` among them): cold after `posix_fadvise(POSIX_FADV_DONTNEED)` drops the file's clean pages
 //! (the race holds no model then), warm loaded again at once. The figure is the median of
 //! three, with the range beside it; `max_load_seconds` limits the cold median.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::engine::{Engine, LoadParams};
-use crate::plan::PlannedTest;
+use crate::plan::{ModelSource, PlannedTest};
 use crate::record::tune::LoadTime;
+use crate::runner::RunOptions;
+use crate::runner::prepare::Prepared;
 
 /// What one load loads: the model and its model-level settings (`PlannedTest::load_key`).
 pub(super) type LoadKey = Option<(usize, Vec<crate::config::knobs::KnobValue>, bool)>;
@@ -39,23 +41,21 @@ fn timed_load(engine: &dyn Engine, path: &Path, params: &LoadParams) -> Option<f
     Some(s)
 }
 
-/// The load times of each distinct (model file, model-level settings) of `candidates`;
-/// `path_of` gives a candidate's file (None: not timed).
+/// The load times of each distinct (model file, model-level settings) of `candidates`.
 pub(super) fn measure(
     engine: &dyn Engine,
+    opts: &RunOptions,
+    prep: &Prepared,
     candidates: &[PlannedTest],
-    path_of: &dyn Fn(&PlannedTest) -> Option<std::path::PathBuf>,
-    name_of: &dyn Fn(&PlannedTest) -> String,
 ) -> Vec<(LoadKey, LoadTime)> {
     let mut out: Vec<(LoadKey, LoadTime)> = Vec::new();
     for c in candidates {
         let key = c.load_key();
-        if out.iter().any(|(k, _)| *k == key) {
+        // A variant not built yet has no file of its own to load: not timed.
+        if out.iter().any(|(k, _)| *k == key) || unbuilt(opts, prep, c) {
             continue;
         }
-        let Some(path) = path_of(c) else {
-            continue;
-        };
+        let path = header_path(opts, prep, c);
         let params = LoadParams::of_test(c);
         let mut cold = Vec::new();
         let mut evicted = true;
@@ -72,7 +72,7 @@ pub(super) fn measure(
         out.push((
             key,
             LoadTime {
-                model: name_of(c),
+                model: prep.plan.models[c.model].name.clone(),
                 placement: crate::config::knobs::placement_of(&c.params),
                 load_mode,
                 cold_s: cold,
@@ -82,4 +82,36 @@ pub(super) fn measure(
         ));
     }
     out
+}
+
+/// A ladder variant not built yet: its size is not known (the base's would mislead).
+pub(super) fn unbuilt(opts: &RunOptions, prep: &Prepared, c: &PlannedTest) -> bool {
+    matches!(
+        prep.plan.models[c.model].source,
+        ModelSource::Variant { .. }
+    ) && header_path(opts, prep, c) != Path::new(&prep.models[c.model].path)
+}
+
+/// The GGUF file of a candidate's model: the file, or a ladder variant's (its base until
+/// it is built: the same shape and context).
+pub(super) fn header_path(opts: &RunOptions, prep: &Prepared, c: &PlannedTest) -> PathBuf {
+    match prep.plan.models[c.model].source {
+        ModelSource::File(ref p) => p.clone(),
+        ModelSource::LadderFile { ladder, file } => {
+            opts.config.ladders[ladder].files[file].path.clone()
+        }
+        ModelSource::Variant { ladder, .. } => {
+            let built = PathBuf::from(&prep.models[c.model].path);
+            if built.is_file() {
+                built
+            } else {
+                opts.config.ladders[ladder].base.clone()
+            }
+        }
+    }
+}
+
+/// The load times, each figure once.
+pub(super) fn distinct(timed: Vec<(LoadKey, LoadTime)>) -> Vec<LoadTime> {
+    crate::runner::unique(timed.into_iter().map(|(_, l)| l))
 }

@@ -13,7 +13,7 @@ use crate::config::serving::ServingConfig;
 use crate::config::tune::GoodputObjective;
 use crate::config::{Config, ModelEntry};
 use crate::plan::serving::{ServingTest, Transport, server_flags};
-use crate::plan::{Detail, Plan, PlannedTest};
+use crate::plan::{Plan, PlannedTest};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Reach {
@@ -50,10 +50,8 @@ pub(super) fn split(
     space: Vec<PlannedTest>,
     filters: &[String],
 ) -> Result<(Vec<PlannedTest>, Vec<PlannedTest>), RunnerError> {
-    let (Some(t), Some(sc)) = (&config.tune, &config.serving) else {
-        return Ok((space, Vec::new()));
-    };
-    let Some(g) = &t.goodput else {
+    let g = config.tune.as_ref().and_then(|t| t.goodput.as_ref());
+    let (Some(g), Some(sc)) = (g, &config.serving) else {
         return Ok((space, Vec::new()));
     };
     for c in &space {
@@ -85,7 +83,7 @@ pub(super) fn split(
     let endpoints = (config.models.iter().enumerate())
         .filter(|(_, m)| reach_entry(m) == Reach::Endpoint)
         .map(|(mi, m)| endpoint_candidate(mi, m, plan, g, sc, seed))
-        .filter(|c| filters.is_empty() || filters.iter().any(|f| c.id.contains(f.as_str())))
+        .filter(|c| crate::plan::wanted(&c.id, filters))
         .collect();
     Ok((space, endpoints))
 }
@@ -120,30 +118,10 @@ fn endpoint_candidate(
     super::goodput::planned(s, &pm.key, spec)
 }
 
-/// `s`, a candidate serving a launched entry's configuration, made a served one: over HTTP
-/// from a llama-server of its own; `id` and `identity` say so.
-pub(super) fn launched(mut c: PlannedTest, config: &Config) -> PlannedTest {
-    let Detail::Serving(s) = &mut c.detail else {
-        return c;
-    };
-    s.transport = Transport::Http;
-    s.own_server = true;
-    s.id = s.id.replacen("/serve-goodput-", "/serve-http-goodput-", 1);
-    s.name = s.name.replacen("goodput ", "goodput http ", 1);
-    c.id = s.id.clone();
-    // The launcher's own arguments and draft are part of what the candidate runs.
-    let launch = config.models[c.model]
-        .served
-        .as_ref()
-        .and_then(|x| x.server.as_ref());
-    let spec = serde_json::json!({ "transport": "http", "server": launch });
-    c.identity = crate::util::hash::sha256_hex(format!("{}\n{spec}", c.identity));
-    c
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::Detail;
 
     fn config(models: &str) -> Config {
         let text = format!(

@@ -22,6 +22,7 @@
 
 use super::sequential::published_noise;
 use super::*;
+use tpsbench::stats::analysis::{Covers, LevelInterval};
 use tpsbench::stats::race::{self as racing, Out, Race, Stop, claims_per_look, judge};
 
 /// The noise of a space: each candidate's own sd per round, the shared swing's sd.
@@ -93,12 +94,14 @@ fn race_trial(noise: &mut Noise, sp: &Space, max_rounds: usize) -> Trial {
     });
     let ties = a.ties.iter().any(|&t| sp.false_tie(a.leader, t));
     let truth = MU * sp.speed[a.leader];
+    // The interval the answer prints: between the winner's rounds.
+    let interval = LevelInterval::of(Covers::BetweenRounds, race.rounds_of(a.leader));
     Trial {
         wrong: sp.wrong(a.leader),
         false_claim: eliminations || ties,
         resolved: !matches!(race.stop(), Some(Stop::Budget(_))),
-        cost: a.cost,
-        covered: a.figure.lo <= truth && truth <= a.figure.hi,
+        cost: race.cost(),
+        covered: interval.is_some_and(|i| i.lo <= truth && truth <= i.hi),
     }
 }
 
