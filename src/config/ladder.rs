@@ -120,14 +120,10 @@ pub(crate) fn parse(
         let key = |k: &str| format!("ladder[{i}].{k}");
         let taken = ladders.iter().map(|x| x.name.as_str());
         let name = config::unique_name(ctx, &key("name"), &l.name, LADDER_NAME, taken)?;
-        let (types, recipes) = match &l.types {
-            Some(t) => types_list(ctx, &key("types"), t, dir)?,
-            None => Default::default(),
-        };
-        let mut files = match &l.files {
-            Some(f) => files_list(ctx, &key("files"), f, dir)?,
-            None => Vec::new(),
-        };
+        let types = (l.types.as_ref()).map(|t| types_list(ctx, &key("types"), t, dir));
+        let (types, recipes) = types.transpose()?.unwrap_or_default();
+        let files = (l.files.as_ref()).map(|f| files_list(ctx, &key("files"), f, dir));
+        let mut files = files.transpose()?.unwrap_or_default();
         let (reference, ref_file) = reference(ctx, &key, &l, &types, &mut files, dir)?;
         let base = match (&l.base, ref_file) {
             (Some(b), _) => ctx.path(&key("base"), b, "the base path is empty")?,

@@ -54,8 +54,6 @@ pub enum EngineError {
     Quantize(String),
     #[error("{0}")]
     Imatrix(String),
-    #[error("{0}")]
-    Caller(String),
 }
 
 fn load_why(why: &Option<String>) -> String {

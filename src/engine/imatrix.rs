@@ -299,12 +299,7 @@ pub fn compute(
     {
         let mut ctx = unsafe { model.observed_context(p.n_ctx, p.n_threads, Some(collect), user) }?;
         for (i, chunk) in tokens.chunks_exact(n_ctx).take(n_chunks).enumerate() {
-            let mut chunk = chunk.to_vec();
-            if let Some(b) = model.bos() {
-                chunk[0] = b;
-            }
-            ctx.clear();
-            ctx.decode(&chunk, 0, &|_| true, &mut |_, _| Ok(()))?;
+            ctx.chunk(chunk, &|_| true)?;
             progress(i + 1, n_chunks);
         }
     }

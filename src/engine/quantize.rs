@@ -38,20 +38,10 @@ pub struct Overrides<'a> {
     pub pure: bool,
 }
 
-/// Quantizes `input` into `output` (overwritten). `progress(done, total)` is called about
-/// five times a second with llama.cpp's tensor counter. One quantization at a time per
-/// process (the progress tap is global).
+/// Quantizes `input` into `output` (overwritten) with llama-quantize's per-tensor options
+/// `o`. `progress(done, total)` is called about five times a second with llama.cpp's tensor
+/// counter. One quantization at a time per process (the progress tap is global).
 pub fn quantize(
-    input: &Path,
-    output: &Path,
-    params: &QuantizeParams,
-    progress: &mut dyn FnMut(usize, usize),
-) -> Result<(), EngineError> {
-    quantize_with(input, output, params, &Overrides::default(), progress)
-}
-
-/// [`quantize`] with llama-quantize's per-tensor options.
-pub fn quantize_with(
     input: &Path,
     output: &Path,
     params: &QuantizeParams,

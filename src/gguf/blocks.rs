@@ -13,7 +13,7 @@ pub fn f16_bits(x: f32) -> u16 {
 }
 
 /// The types written directly: F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q6_K, BF16.
-const DIRECT_TYPES: &[u32] = &[0, 1, 2, 3, 6, 7, 8, 14, 30];
+pub(crate) const DIRECT_TYPES: &[u32] = &[0, 1, 2, 3, 6, 7, 8, 14, 30];
 
 /// Elements per block and bytes per block of a directly written type.
 fn layout(ggml_type: u32) -> Option<(u64, usize)> {

@@ -32,39 +32,29 @@ pub fn run(
     rec: &mut TestRecord,
     rep: &Reporter,
 ) -> String {
-    let measured = measure(
-        config,
-        bases,
-        cache,
-        (li, source),
-        mrec,
-        rec.params.n_threads,
-        rep,
-    );
-    match measured {
-        Ok(x) => {
-            let line = x.quality.as_ref().map_or(String::new(), |q| {
-                format!(
-                    "KLD {:.5} ± {:.5}, ln(PPL ratio) {:.4}, same top p {:.2} %",
-                    q.kld_mean,
-                    q.kld_mean_uncertainty,
-                    q.ln_ppl_ratio,
-                    100.0 * q.same_top_p
-                )
-            });
-            mrec.quality.clone_from(&x.quality);
-            mrec.bytes_per_token = x.bytes_per_token;
-            mrec.ref_tokens_per_token = x.ref_tokens_per_token;
-            rec.quality = x.quality.map(Box::new);
-            rec.status = Status::Ok;
-            rec.error = None;
-            line
-        }
+    let n_threads = rec.params.n_threads;
+    let x = match measure(config, bases, cache, (li, source), mrec, n_threads, rep) {
+        Ok(x) => x,
         Err(e) => {
             rec.fail(e.to_string());
-            format!("FAILED: {e}")
+            return format!("FAILED: {e}");
         }
-    }
+    };
+    mrec.quality.clone_from(&x.quality);
+    mrec.bytes_per_token = x.bytes_per_token;
+    mrec.ref_tokens_per_token = x.ref_tokens_per_token;
+    rec.quality = x.quality.clone().map(Box::new);
+    rec.status = Status::Ok;
+    rec.error = None;
+    x.quality.map_or(String::new(), |q| {
+        format!(
+            "KLD {:.5} ± {:.5}, ln(PPL ratio) {:.4}, same top p {:.2} %",
+            q.kld_mean,
+            q.kld_mean_uncertainty,
+            q.ln_ppl_ratio,
+            100.0 * q.same_top_p
+        )
+    })
 }
 
 fn measure(
@@ -83,7 +73,6 @@ fn measure(
     let base = bases[li]
         .as_ref()
         .map_err(|e| KindError::Refused(e.to_string()))?;
-    let load = quality::load_params(l);
     if cache.current.as_ref().map(|c| c.0) != Some(li) {
         cache.current = None;
         // A reference file is read where it lies; a reference type is built first.
@@ -95,7 +84,7 @@ fn measure(
                 crate::ladder::build_variant(base, l, t, None, n_threads, &tag, rep)?
             }
         };
-        let r = quality::reference(l, &ref_path, &load, n_threads, rep)?;
+        let r = quality::reference(l, &ref_path, n_threads, rep)?;
         cache.current = Some((li, r));
     }
     let r = &cache.current.as_ref().expect("reference made above").1;
@@ -110,7 +99,5 @@ fn measure(
         return Ok(r.own.clone());
     }
     let path = Path::new(&mrec.path);
-    Ok(quality::variant(
-        l, r, &mrec.name, path, &load, n_threads, rep,
-    )?)
+    Ok(quality::variant(l, r, &mrec.name, path, n_threads, rep)?)
 }

@@ -13,16 +13,18 @@ use super::kld::row_len;
 
 const MAGIC: &[u8; 8] = b"_logits_";
 
-/// Positions of a chunk of `n_ctx` whose next token is scored.
-pub fn scored(n_ctx: usize) -> usize {
-    n_ctx - 1 - n_ctx / 2
+/// Positions of a chunk of `n_ctx` whose next-token prediction is scored: the second half,
+/// but the last (its next token is in the following chunk).
+pub fn scored(n_ctx: usize) -> std::ops::Range<usize> {
+    n_ctx / 2..n_ctx - 1
 }
 
 /// Bytes of a base file of `n_chunks` chunks of `n_ctx` tokens over `n_vocab` tokens
 /// (saturating: a header's product that overflows is no file's length).
 pub fn bytes(n_ctx: usize, n_chunks: usize, n_vocab: usize) -> u64 {
     let (n_ctx, n_chunks) = (n_ctx as u64, n_chunks as u64);
-    let rows = (n_chunks * scored(n_ctx as usize) as u64).saturating_mul(row_len(n_vocab) as u64);
+    let rows =
+        (n_chunks * scored(n_ctx as usize).len() as u64).saturating_mul(row_len(n_vocab) as u64);
     (4 * n_ctx * n_chunks)
         .saturating_add(rows.saturating_mul(2))
         .saturating_add(20)
@@ -105,7 +107,7 @@ impl BaseFile {
         r.read_exact(&mut skip).map_err(|e| input(&self.path, e))?;
         Ok(Rows {
             r,
-            bytes: vec![0; 2 * scored(self.n_ctx) * row_len(self.n_vocab)],
+            bytes: vec![0; 2 * scored(self.n_ctx).len() * row_len(self.n_vocab)],
             path: self.path.clone(),
         })
     }
@@ -119,10 +121,10 @@ pub struct Rows {
 
 impl Rows {
     /// The next chunk's rows into `out`, `row_len` entries each.
-    pub fn next_chunk(&mut self, out: &mut Vec<u16>) -> Result<(), String> {
+    pub fn next_chunk(&mut self, out: &mut Vec<u16>) -> Result<(), LadderError> {
         self.r
             .read_exact(&mut self.bytes)
-            .map_err(|e| format!("{}: {e}", self.path.display()))?;
+            .map_err(|e| input(&self.path, e))?;
         out.clear();
         out.extend(
             self.bytes
@@ -146,9 +148,9 @@ impl Writer {
         n_ctx: usize,
         n_vocab: usize,
         tokens: &[i32],
-    ) -> Result<Writer, String> {
+    ) -> Result<Writer, LadderError> {
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        let io = |e: std::io::Error| format!("{}: {e}", tmp.display());
+        let io = |e: std::io::Error| input(&tmp, e);
         let mut w = BufWriter::new(File::create(&tmp).map_err(io)?);
         let n_chunk = tokens.len() / n_ctx;
         let mut head = MAGIC.to_vec();
@@ -164,15 +166,13 @@ impl Writer {
         })
     }
 
-    pub fn row(&mut self, row: &[u16]) -> Result<(), String> {
+    pub fn row(&mut self, row: &[u16]) -> Result<(), LadderError> {
         let bytes: Vec<u8> = row.iter().flat_map(|x| x.to_le_bytes()).collect();
-        self.w
-            .write_all(&bytes)
-            .map_err(|e| format!("{}: {e}", self.tmp.display()))
+        self.w.write_all(&bytes).map_err(|e| input(&self.tmp, e))
     }
 
-    pub fn finish(mut self) -> Result<(), String> {
-        let io = |e: std::io::Error| format!("{}: {e}", self.tmp.display());
+    pub fn finish(mut self) -> Result<(), LadderError> {
+        let io = |e: std::io::Error| input(&self.tmp, e);
         self.w.flush().map_err(io)?;
         std::fs::rename(&self.tmp, &self.path).map_err(io)
     }
@@ -193,10 +193,17 @@ mod tests {
         let tokens: Vec<i32> = (0..n_ctx * n_chunk).map(|i| (i % n_vocab) as i32).collect();
         let mut w = Writer::create(path, n_ctx, n_vocab, &tokens).unwrap();
         let row = vec![7u16; row_len(n_vocab)];
-        for _ in 0..n_chunk * scored(n_ctx) {
+        for _ in 0..n_chunk * scored(n_ctx).len() {
             w.row(&row).unwrap();
         }
         w.finish().unwrap();
+    }
+
+    #[test]
+    fn the_second_half_but_the_last_position_is_scored() {
+        assert_eq!(scored(8), 4..7);
+        // llama-perplexity: n_ctx - 1 - n_ctx/2 per chunk
+        assert_eq!(scored(512).len(), 255);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::gguf::reader::{self, Header};
 use crate::ladder::error::{LadderError, input};
 use crate::record::{ModelRecord, Provenance};
 
-pub use crate::gguf::{KEY_PRESET, KEY_SYNTHETIC};
+use crate::gguf::{KEY_PRESET, KEY_SYNTHETIC};
 
 /// `<dir>/<first 16 hex digits of the base's SHA-256>-<TYPE>.gguf`.
 pub(crate) fn variant_path(dir: &Path, base_sha256: &str, t: QuantType) -> PathBuf {
@@ -31,10 +31,11 @@ pub struct BaseInfo {
     pub n_elements: u64,
     /// Tokens in its vocabulary (to size the reference's stored rows).
     pub n_vocab: usize,
+    pub header: Header,
 }
 
 impl BaseInfo {
-    pub fn from_header(path: &Path, sha256: String, h: &Header) -> BaseInfo {
+    pub fn from_header(path: &Path, sha256: String, h: Header) -> BaseInfo {
         BaseInfo {
             path: path.to_path_buf(),
             sha256,
@@ -43,7 +44,7 @@ impl BaseInfo {
                 .tensors
                 .iter()
                 .any(|t| is_quantized_ggml_type(t.ggml_type)),
-            synthetic: is_synthetic(h),
+            synthetic: is_synthetic(&h),
             preset: h
                 .get(KEY_PRESET)
                 .and_then(Value::as_str)
@@ -53,6 +54,7 @@ impl BaseInfo {
                 Some(Value::Array(a)) => a.len(),
                 _ => 0,
             },
+            header: h,
         }
     }
 
@@ -109,20 +111,17 @@ pub fn model_identity(h: &Header) -> String {
     crate::util::hash::sha256_hex(key.as_bytes())[..16].to_string()
 }
 
-/// How the file variant at `path` differs from the ladder's base (architecture, tokenizer,
-/// tensor names and shapes): a variant of another model has no KLD against it. None when
-/// either header does not read (the variant's own record says why).
-pub fn file_difference(path: &Path, base: &Path) -> Option<String> {
-    let (h, b) = (
-        reader::read_header(path).ok()?,
-        reader::read_header(base).ok()?,
-    );
+/// How the file variant at `path` differs from the ladder's base `b` (architecture,
+/// tokenizer, tensor names and shapes): a variant of another model has no KLD against it.
+/// None when its header does not read (the variant's own record says why).
+pub fn file_difference(path: &Path, b: &Header) -> Option<String> {
+    let h = reader::read_header(path).ok()?;
     if h.architecture() != b.architecture() {
         let arch = |h: &Header| h.architecture().unwrap_or("none").to_string();
         return Some(format!(
             "architecture {}, the reference's is {}",
             arch(&h),
-            arch(&b)
+            arch(b)
         ));
     }
     for key in ["tokenizer.ggml.model", "tokenizer.ggml.tokens"] {
@@ -150,7 +149,7 @@ pub fn file_difference(path: &Path, base: &Path) -> Option<String> {
             Some(_) => {}
         }
     }
-    let extra = h.tensors.iter().find(|t| dims(&b, &t.name).is_none());
+    let extra = h.tensors.iter().find(|t| dims(b, &t.name).is_none());
     extra.map(|t| format!("tensor {}, which the reference lacks", t.name))
 }
 
@@ -158,7 +157,7 @@ pub fn file_difference(path: &Path, base: &Path) -> Option<String> {
 pub fn inspect_base(path: &Path) -> Result<BaseInfo, LadderError> {
     let h = reader::read_header(path).map_err(|e| input(path, e))?;
     let sha = crate::util::system::sha256_file(path).map_err(|e| input(path, e))?;
-    Ok(BaseInfo::from_header(path, sha, &h))
+    Ok(BaseInfo::from_header(path, sha, h))
 }
 
 /// Whether `h` is a `tpsbench synth` file (random weights).
@@ -169,8 +168,11 @@ pub fn is_synthetic(h: &Header) -> bool {
 /// Provenance of a synthetic file seen by the runner (`tpsbench run` on a `synth` output):
 /// its own base, not requantized, flagged synthetic. `None` for ordinary models.
 pub fn synthetic_provenance(h: &Header, rec: &ModelRecord) -> Option<Provenance> {
-    let b = BaseInfo::from_header(Path::new(&rec.path), rec.sha256.clone(), h);
-    b.synthetic.then(|| Provenance {
+    if !is_synthetic(h) {
+        return None;
+    }
+    let b = BaseInfo::from_header(Path::new(&rec.path), rec.sha256.clone(), h.clone());
+    Some(Provenance {
         given: false,
         ..b.given_provenance(&b.base_type)
     })
@@ -214,12 +216,32 @@ pub(crate) fn free_bytes(_path: &Path) -> Option<u64> {
     None
 }
 
-/// Creates `dir` and the folders above it.
 pub(crate) fn create_dir(dir: &Path) -> Result<(), LadderError> {
     std::fs::create_dir_all(dir).map_err(|cause| LadderError::CreateDir {
         dir: dir.to_path_buf(),
         cause,
     })
+}
+
+/// Makes the file at `path` as `make` writes it under the temporary name `tmp`: renamed into
+/// place when complete, removed when not, so that a failed or interrupted build never leaves
+/// a partial file behind.
+pub(crate) fn via_tmp<T>(
+    path: &Path,
+    tmp: &Path,
+    make: impl FnOnce(&Path) -> Result<T, LadderError>,
+) -> Result<T, LadderError> {
+    let made = make(tmp).and_then(|x| {
+        std::fs::rename(tmp, path).map_err(|cause| LadderError::Write {
+            path: path.to_path_buf(),
+            cause,
+        })?;
+        Ok(x)
+    });
+    if made.is_err() {
+        let _ = std::fs::remove_file(tmp);
+    }
+    made
 }
 
 /// An error when fewer than `need` bytes are free where `path` will be written.
@@ -269,6 +291,24 @@ mod tests {
         assert_eq!(model_identity(&header(&doc)), first);
         doc.tensors.pop();
         assert_ne!(model_identity(&header(&doc)), first);
+    }
+
+    #[test]
+    fn a_file_made_under_a_temporary_name_appears_only_when_complete() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, tmp) = (dir.path().join("v.gguf"), dir.path().join("v.tmp"));
+        let failed = via_tmp(&path, &tmp, |t| {
+            std::fs::write(t, b"half").unwrap();
+            Err::<(), _>(LadderError::QuantType("interrupted".into()))
+        });
+        assert!(failed.is_err() && !tmp.exists() && !path.exists());
+        via_tmp(&path, &tmp, |t| {
+            std::fs::write(t, b"whole").unwrap();
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"whole");
+        assert!(!tmp.exists());
     }
 
     #[test]

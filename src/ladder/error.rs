@@ -28,8 +28,6 @@ pub enum LadderError {
     CreateDir { dir: PathBuf, cause: io::Error },
     #[error("cannot write {}: {cause}", path.display())]
     Write { path: PathBuf, cause: io::Error },
-    #[error("cannot rename {}: {cause}", path.display())]
-    Rename { path: PathBuf, cause: io::Error },
     #[error(
         "not enough disk space for {}: needs about {:.1} GiB, {:.1} GiB free",
         path.display(),
@@ -59,9 +57,6 @@ pub enum LadderError {
         tokens: usize,
         n_ctx: usize,
     },
-    /// The reference pass failed (llama.cpp, its spill file): its line.
-    #[error("{0}")]
-    Reference(String),
     #[error("{name}: {why}")]
     Variant { name: String, why: String },
     /// A quantization type that is not one: the config layer's line.

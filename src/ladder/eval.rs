@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use crate::engine::llama::LlamaModel;
-use crate::ladder::base_file::{BaseFile, Writer};
+use crate::ladder::base_file::{BaseFile, Writer, scored};
 use crate::ladder::error::{LadderError, input};
 use crate::ladder::kld::{Accumulator, compare, encode, row_len, self_stat};
 
@@ -19,58 +19,27 @@ pub fn whole_chunks(tokens: &[i32], n_ctx: usize, n_chunks: usize) -> &[i32] {
     &tokens[..(tokens.len() / n_ctx.max(2)).min(n_chunks) * n_ctx.max(2)]
 }
 
-/// Positions of a chunk whose next-token prediction is scored: the second half, but the
-/// last (its next token is in the following chunk).
-pub(crate) fn is_scored(i: usize, n_ctx: usize) -> bool {
-    i >= n_ctx / 2 && i + 1 < n_ctx
-}
+/// Called with a scored position, its next token and its logits.
+type PerRow<'a> = dyn FnMut(usize, usize, &[f32]) -> Result<(), LadderError> + 'a;
 
-/// Called with the next token, a model's logit row and the reference's stored row.
-type RowPair<'a> = dyn FnMut(usize, &[f32], &[u16]) -> Result<(), String> + 'a;
-
-/// Evaluates the chunks of `store` with `model` (each decoded from an empty cache, its first
-/// token replaced by BOS when the vocabulary adds one, as llama-perplexity does), calling
-/// `per_row(next_token, logits, stored_row)` for each scored position in order;
-/// `progress(chunk, n_chunks)`. Without a model, only the stored rows are read.
-fn eval_rows(
-    model: Option<&LlamaModel>,
-    store: &BaseFile,
+/// Decodes the whole chunks of `n_ctx` in `tokens` with `model`, calling `per_row(position,
+/// next token, logits)` for each scored position in order; `progress(chunk, n_chunks)`.
+fn scored_rows(
+    model: &LlamaModel,
+    tokens: &[i32],
+    n_ctx: usize,
     n_threads: u32,
     progress: &mut dyn FnMut(usize, usize),
-    per_row: &mut RowPair,
-) -> Result<(), String> {
-    let (n_ctx, n) = (store.n_ctx, store.n_chunks());
-    let width = row_len(store.n_vocab);
-    let mut ctx = match model {
-        Some(m) => Some(
-            m.eval_context(n_ctx as u32, n_threads)
-                .map_err(|e| e.to_string())?,
-        ),
-        None => None,
-    };
-    let mut rows = store.rows().map_err(|e| e.to_string())?;
-    let mut stored = Vec::new();
-    let first = n_ctx / 2;
-    for c in 0..n {
+    per_row: &mut PerRow,
+) -> Result<(), LadderError> {
+    let mut ctx = model.eval_context(n_ctx as u32, n_threads)?;
+    let n = tokens.len() / n_ctx;
+    for (c, chunk) in tokens.chunks_exact(n_ctx).enumerate() {
         progress(c, n);
-        rows.next_chunk(&mut stored)?;
-        let chunk = store.chunk(c);
-        let row_of = |i: usize| &stored[(i - first) * width..(i - first + 1) * width];
-        let Some(ctx) = ctx.as_mut() else {
-            for i in first..n_ctx - 1 {
-                per_row(chunk[i + 1] as usize, &[], row_of(i))?;
-            }
-            continue;
-        };
-        let mut tokens = chunk.to_vec();
-        if let Some(b) = model.and_then(LlamaModel::bos) {
-            tokens[0] = b;
+        ctx.chunk(chunk, &|i| scored(n_ctx).contains(&i))?;
+        for i in scored(n_ctx) {
+            per_row(i, chunk[i + 1] as usize, ctx.row(i)?)?;
         }
-        ctx.clear();
-        ctx.decode(&tokens, 0, &|i| is_scored(i, n_ctx), &mut |i, row| {
-            per_row(chunk[i + 1] as usize, row, row_of(i))
-        })
-        .map_err(|e| e.to_string())?;
     }
     progress(n, n);
     Ok(())
@@ -85,63 +54,57 @@ pub fn reference_pass(
     n_threads: u32,
     path: &Path,
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<(), String> {
-    let n_vocab = model.n_vocab();
-    let mut w = Writer::create(path, n_ctx, n_vocab, tokens)?;
-    let mut ctx = (model.eval_context(n_ctx as u32, n_threads)).map_err(|e| e.to_string())?;
-    let mut row = vec![0u16; row_len(n_vocab)];
-    let n = tokens.len() / n_ctx;
-    for (c, chunk) in tokens.chunks_exact(n_ctx).enumerate() {
-        progress(c, n);
-        let mut t = chunk.to_vec();
-        if let Some(b) = model.bos() {
-            t[0] = b;
-        }
-        ctx.clear();
-        ctx.decode(&t, 0, &|i| is_scored(i, n_ctx), &mut |i, logits| {
-            encode(logits, chunk[i + 1] as usize, &mut row);
-            w.row(&row)
-        })
-        .map_err(|e| e.to_string())?;
-    }
-    progress(n, n);
+) -> Result<(), LadderError> {
+    let mut w = Writer::create(path, n_ctx, model.n_vocab(), tokens)?;
+    let mut row = vec![0u16; row_len(model.n_vocab())];
+    let mut write = |_: usize, t, logits: &[f32]| {
+        encode(logits, t, &mut row);
+        w.row(&row)
+    };
+    scored_rows(model, tokens, n_ctx, n_threads, progress, &mut write)?;
     w.finish()
 }
 
 /// The reference's own figures from its stored rows (KLD 0 by definition).
-pub fn stored_pass(store: &BaseFile) -> Result<Accumulator, String> {
-    let mut acc = Accumulator::default();
-    eval_rows(None, store, 1, &mut |_, _| {}, &mut |next, _, stored| {
-        acc.add(&self_stat(stored, next));
-        Ok(())
-    })?;
+pub fn stored_pass(store: &BaseFile) -> Result<Accumulator, LadderError> {
+    let mut rows = store.rows()?;
+    let (mut acc, mut stored) = (Accumulator::default(), Vec::new());
+    for c in 0..store.n_chunks() {
+        rows.next_chunk(&mut stored)?;
+        let next = &store.chunk(c)[scored(store.n_ctx).start + 1..];
+        for (row, &t) in stored.chunks_exact(row_len(store.n_vocab)).zip(next) {
+            acc.add(&self_stat(row, t as usize));
+        }
+    }
     Ok(acc)
 }
 
-/// A variant pass: compares `model` with the stored rows of the reference.
+/// A variant pass: compares `model` (of the reference's vocabulary) with the stored rows of
+/// the reference, read a chunk at a time.
 pub fn variant_pass(
     model: &LlamaModel,
     store: &BaseFile,
     n_threads: u32,
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<Accumulator, String> {
-    if model.n_vocab() != store.n_vocab {
-        return Err(format!(
-            "the vocabulary differs from the reference's ({} vs {} tokens)",
-            model.n_vocab(),
-            store.n_vocab
-        ));
-    }
-    let mut acc = Accumulator::default();
-    eval_rows(
-        Some(model),
-        store,
+) -> Result<Accumulator, LadderError> {
+    let mut rows = store.rows()?;
+    let (mut acc, mut stored) = (Accumulator::default(), Vec::new());
+    let (first, width) = (scored(store.n_ctx).start, row_len(store.n_vocab));
+    let mut add = |i: usize, t, logits: &[f32]| -> Result<(), LadderError> {
+        if i == first {
+            rows.next_chunk(&mut stored)?;
+        }
+        let base = &stored[(i - first) * width..][..width];
+        acc.add(&compare(base, logits, t));
+        Ok(())
+    };
+    scored_rows(
+        model,
+        &store.tokens,
+        store.n_ctx,
         n_threads,
         progress,
-        &mut |next, logits, stored| {
-            acc.add(&compare(stored, logits, next));
-            Ok(())
-        },
+        &mut add,
     )?;
     Ok(acc)
 }
@@ -173,13 +136,5 @@ mod tests {
             "20 tokens hold 2 whole chunks of 8"
         );
         assert_eq!(whole_chunks(&t, 8, 1), &t[..8]);
-    }
-
-    #[test]
-    fn the_second_half_but_the_last_position_is_scored() {
-        let scored: Vec<usize> = (0..8).filter(|&i| is_scored(i, 8)).collect();
-        assert_eq!(scored, [4, 5, 6]);
-        // llama-perplexity: n_ctx - 1 - n_ctx/2 per chunk
-        assert_eq!((0..512).filter(|&i| is_scored(i, 512)).count(), 255);
     }
 }

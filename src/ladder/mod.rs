@@ -16,11 +16,9 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
 
-pub use cache::synthetic_provenance;
-
 use crate::config::ladder::Ladder;
 use crate::config::quant_types::QuantType;
-use crate::engine::quantize::{Overrides, QuantizeParams, quantize_with};
+use crate::engine::quantize::{Overrides, QuantizeParams, quantize};
 use crate::ladder::error::LadderError;
 use crate::util::units::format_size;
 use cache::BaseInfo;
@@ -108,20 +106,15 @@ pub(crate) fn build_variant(
     let start = Instant::now();
     let none = Overrides::default();
     let o = recipe.map_or(&none, |r| r.1);
-    let result = quantize_with(&base.path, &tmp, &params, o, &mut |done, total| {
-        rep.status(&format!("{tag}: {done}/{total} tensors"));
-    });
-    if let Err(cause) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(LadderError::Quantize {
+    cache::via_tmp(&path, &tmp, |tmp| {
+        quantize(&base.path, tmp, &params, o, &mut |done, total| {
+            rep.status(&format!("{tag}: {done}/{total} tensors"));
+        })
+        .map_err(|cause| LadderError::Quantize {
             base: l.base.clone(),
             quant: t.name.to_string(),
             cause,
-        });
-    }
-    std::fs::rename(&tmp, &path).map_err(|cause| LadderError::Write {
-        path: path.clone(),
-        cause,
+        })
     })?;
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     rep.line(&format!(

@@ -122,12 +122,11 @@ pub fn store_path(l: &Ladder, ref_sha256: &str, tokens: &[i32]) -> std::path::Pa
 }
 
 /// The reference of ladder `l`: the base file `reference_logits`, else the stored rows of
-/// the reference variant (at `ref_path`, loaded with `load`: see [`load_params`]) over the
-/// evaluation text, computed when not stored yet.
+/// the reference variant (at `ref_path`, loaded with [`load_params`]) over the evaluation
+/// text, computed when not stored yet.
 pub fn reference(
     l: &Ladder,
     ref_path: &Path,
-    load: &LoadParams,
     n_threads: u32,
     rep: &Reporter,
 ) -> Result<Reference, LadderError> {
@@ -145,11 +144,9 @@ pub fn reference(
                 own: Extras::default(),
             }
         }
-        None => stored_reference(l, ref_path, load, n_threads, rep)?,
+        None => stored_reference(l, ref_path, n_threads, rep)?,
     };
-    let q = eval::stored_pass(&r.store)
-        .map_err(LadderError::Reference)?
-        .finish(&ref_name);
+    let q = eval::stored_pass(&r.store)?.finish(&ref_name);
     rep.line(&format!(
         "[quality] {ref_name} (reference): {} tokens scored in {} chunks of {}, PPL {:.4}",
         q.n_tokens,
@@ -218,13 +215,12 @@ fn open_logits(l: &Ladder, p: &Path) -> Result<BaseFile, LadderError> {
 fn stored_reference(
     l: &Ladder,
     ref_path: &Path,
-    load: &LoadParams,
     n_threads: u32,
     rep: &Reporter,
 ) -> Result<Reference, LadderError> {
     let ref_name = l.reference_name();
     let text = eval_text(l)?;
-    let ref_model = LlamaModel::load(ref_path, load)?;
+    let ref_model = LlamaModel::load(ref_path, &load_params(l))?;
     let all = ref_model.tokenize(&text.text, true, false)?;
     let (n_ctx, n_chunks) = (l.eval.n_ctx as usize, l.eval.n_chunks as usize);
     let tokens = eval::whole_chunks(&all, n_ctx, n_chunks);
@@ -267,8 +263,7 @@ fn stored_reference(
             let start = Instant::now();
             eval::reference_pass(&ref_model, tokens, n_ctx, n_threads, &path, &mut |c, n| {
                 rep.status(&format!("{tag}: chunk {c}/{n}"));
-            })
-            .map_err(LadderError::Reference)?;
+            })?;
             rep.line(&format!(
                 "{tag}: stored in {:.1} s",
                 start.elapsed().as_secs_f64()
@@ -285,28 +280,34 @@ fn stored_reference(
     })
 }
 
-/// Evaluates variant `name` (at `path`, loaded with `load`) against the reference.
+/// Evaluates variant `name` (at `path`, loaded with [`load_params`]) against the reference.
 pub fn variant(
     l: &Ladder,
     r: &Reference,
     name: &str,
     path: &Path,
-    load: &LoadParams,
     n_threads: u32,
     rep: &Reporter,
 ) -> Result<Extras, LadderError> {
-    let ref_name = l.reference_name();
     let tag = format!("[quality] {name}");
     let start = Instant::now();
-    let model = LlamaModel::load(path, load)?;
+    let model = LlamaModel::load(path, &load_params(l))?;
+    let fail = |why: String| LadderError::Variant {
+        name: name.to_string(),
+        why,
+    };
+    if model.n_vocab() != r.store.n_vocab {
+        return Err(fail(format!(
+            "the vocabulary differs from the reference's ({} vs {} tokens)",
+            model.n_vocab(),
+            r.store.n_vocab
+        )));
+    }
     let acc = eval::variant_pass(&model, &r.store, n_threads, &mut |c, n| {
         rep.status(&format!("{tag}: chunk {c}/{n}"));
     })
-    .map_err(|why| LadderError::Variant {
-        name: name.to_string(),
-        why,
-    })?;
-    let q = acc.finish(&ref_name);
+    .map_err(|e| fail(e.to_string()))?;
+    let q = acc.finish(&l.reference_name());
     rep.line(&format!(
         "{tag}: KLD {:.5} ± {:.5} (99.9 % {:.5}), ln(PPL ratio) {:.4} ± {:.4}, same top p {:.2} % ({:.1} s)",
         q.kld_mean,

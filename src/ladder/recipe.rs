@@ -10,7 +10,6 @@ use crate::config::ladder::Ladder;
 use crate::config::recipe::{ImatrixSource, RecipeVariant};
 use crate::engine::imatrix::{ComputeParams, Imatrix, compute};
 use crate::engine::quantize::{Overrides, overrides_for};
-use crate::gguf::reader::read_header;
 use crate::ladder::Reporter;
 use crate::ladder::cache::BaseInfo;
 use crate::ladder::error::{LadderError, input};
@@ -36,8 +35,7 @@ pub fn resolve(l: &Ladder, v: &RecipeVariant, base: &BaseInfo) -> Result<Resolve
         name: name.clone(),
         why,
     };
-    let header = read_header(&base.path).map_err(|e| fail(e.to_string()))?;
-    let overrides = overrides_for(&v.recipe, &header).map_err(|e| fail(e.to_string()))?;
+    let overrides = overrides_for(&v.recipe, &base.header).map_err(|e| fail(e.to_string()))?;
     let hash = |p: &Path| sha256_file(p).map_err(|e| fail(format!("{}: {e}", p.display())));
     let short: String = base.sha256.chars().take(16).collect();
     let mut record = RecipeRecord {
@@ -51,7 +49,7 @@ pub fn resolve(l: &Ladder, v: &RecipeVariant, base: &BaseInfo) -> Result<Resolve
         None => (None, String::new()),
         Some(ImatrixSource::File(p)) => {
             let m = Imatrix::read(p).map_err(|e| fail(e.to_string()))?;
-            m.check_model(&header)
+            m.check_model(&base.header)
                 .map_err(|why| fail(format!("imatrix {}: {why}", p.display())))?;
             record.imatrix_sha256 = Some(hash(p)?);
             record.imatrix_text = m.datasets.first().cloned();
@@ -152,11 +150,7 @@ fn compute_to(
     })?;
     super::cache::create_dir(&l.cache_dir)?;
     let tmp = dest.with_extension(format!("tmp{}", std::process::id()));
-    m.write(&tmp)?;
-    std::fs::rename(&tmp, dest).map_err(|cause| LadderError::Rename {
-        path: dest.to_path_buf(),
-        cause,
-    })?;
+    super::cache::via_tmp(dest, &tmp, |tmp| Ok(m.write(tmp)?))?;
     let secs = start.elapsed().as_secs_f64();
     rep.line(&format!("{tag}: imatrix {} ({secs:.1} s)", dest.display()));
     Ok(())

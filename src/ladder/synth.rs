@@ -11,12 +11,13 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::config::quant_types::QuantType;
-use crate::engine::quantize::{QuantizeParams, quantize};
+use crate::engine::quantize::{Overrides, QuantizeParams, quantize};
+use crate::gguf::blocks::DIRECT_TYPES;
 use crate::gguf::presets;
 use crate::gguf::writer::{Document, write_gguf};
 use crate::gguf::{DEFAULT_ALIGNMENT, tiny};
 use crate::ladder::Reporter;
-use crate::ladder::cache::{check_space, create_dir};
+use crate::ladder::cache::{check_space, create_dir, via_tmp};
 use crate::ladder::error::LadderError;
 use crate::util::units::format_size;
 
@@ -49,24 +50,15 @@ pub struct SynthOptions {
     pub n_threads: u32,
 }
 
-/// The ggml types a single-type file type is written with: (weights, output matrix).
-/// `None` for mixes, which llama.cpp's quantizer must produce.
+/// The ggml types a single-type file type (named as its ggml type) is written with:
+/// (weights, output matrix). `None` for mixes, which llama.cpp's quantizer must produce.
 pub(crate) fn direct_types(t: QuantType, n_embd: u64) -> Option<(u32, u32)> {
-    // llama.cpp (llama_tensor_get_type): the output matrix becomes Q6_K unless the type is
-    // Q8_0 or better, or Q8_0 when its rows are not a multiple of 256.
+    let mut types = crate::gguf::GGML_TYPES.iter();
+    let &(w, ..) = types.find(|g| g.1 == t.name && DIRECT_TYPES.contains(&g.0))?;
+    // llama.cpp (llama_tensor_get_type): the output matrix of the legacy 4- and 5-bit types
+    // becomes Q6_K, or Q8_0 when its rows are not a multiple of 256.
     let out = if n_embd % 256 == 0 { 14 } else { 8 };
-    Some(match t.name {
-        "F32" => (0, 0),
-        "F16" => (1, 1),
-        "BF16" => (30, 30),
-        "Q8_0" => (8, 8),
-        "Q6_K" => (14, 14),
-        "Q4_0" => (2, out),
-        "Q4_1" => (3, out),
-        "Q5_0" => (6, out),
-        "Q5_1" => (7, out),
-        _ => return None,
-    })
+    Some((w, if matches!(w, 2 | 3 | 6 | 7) { out } else { w }))
 }
 
 pub(crate) fn document_size(doc: &Document) -> u64 {
@@ -107,35 +99,31 @@ impl<W: Write> Write for Counting<'_, W> {
     }
 }
 
-/// Writes `doc` to a temporary name beside `path`, then renames it.
+/// Writes `doc` to a temporary name beside `path`, then renames it (if the disk holds it).
 pub(crate) fn write_document(
     path: &Path,
     doc: &Document,
     rep: &Reporter,
 ) -> Result<(), LadderError> {
+    check_space(path, document_size(doc))?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         create_dir(dir)?;
     }
-    let tmp = path.with_extension("gguf.tmp");
-    let write = || -> std::io::Result<()> {
-        let file = std::fs::File::create(&tmp)?;
-        let mut w = Counting {
-            inner: BufWriter::with_capacity(1 << 20, file),
-            written: 0,
-            total: document_size(doc),
-            rep,
+    via_tmp(path, &path.with_extension("gguf.tmp"), |tmp| {
+        let write = || -> std::io::Result<()> {
+            let mut w = Counting {
+                inner: BufWriter::with_capacity(1 << 20, std::fs::File::create(tmp)?),
+                written: 0,
+                total: document_size(doc),
+                rep,
+            };
+            write_gguf(&mut w, doc)?;
+            w.flush()
         };
-        write_gguf(&mut w, doc)?;
-        w.flush()?;
-        drop(w);
-        std::fs::rename(&tmp, path)
-    };
-    write().map_err(|cause| {
-        let _ = std::fs::remove_file(&tmp);
-        LadderError::Write {
+        write().map_err(|cause| LadderError::Write {
             path: path.to_path_buf(),
             cause,
-        }
+        })
     })
 }
 
@@ -169,16 +157,12 @@ pub fn synth(o: &SynthOptions, rep: &Reporter) -> Result<String, LadderError> {
         (Some(s), Some((w, out))) => s.document(w, out, t.ftype, o.seed),
         (Some(s), None) => s.document(8, 8, 7, o.seed),
     };
-    let params = doc.tensors.iter().map(|x| x.n_elements()).sum::<u64>();
-    let first = document_size(&doc);
     if direct.is_some() {
-        check_space(&o.output, first)?;
         write_document(&o.output, &doc, rep)?;
     } else {
-        check_space(
-            &o.output,
-            first + crate::ladder::cache::size_bound(t, params),
-        )?;
+        let params = doc.tensors.iter().map(|x| x.n_elements()).sum::<u64>();
+        let bound = crate::ladder::cache::size_bound(t, params);
+        check_space(&o.output, document_size(&doc) + bound)?;
         let tmp = o.output.with_extension("input.gguf.tmp");
         write_document(&tmp, &doc, rep)?;
         let qp = QuantizeParams {
@@ -186,7 +170,7 @@ pub fn synth(o: &SynthOptions, rep: &Reporter) -> Result<String, LadderError> {
             allow_requantize: !tiny_preset,
             n_threads: o.n_threads,
         };
-        let result = quantize(&tmp, &o.output, &qp, &mut |d, n| {
+        let result = quantize(&tmp, &o.output, &qp, &Overrides::default(), &mut |d, n| {
             rep.status(&format!("quantizing to {}: {d}/{n} tensors", t.name));
         });
         let _ = std::fs::remove_file(&tmp);
@@ -259,7 +243,6 @@ fn synth_draft(
             ))
         })?;
     let doc = d.document(w, out, t.ftype, o.seed);
-    check_space(&o.output, document_size(&doc))?;
     write_document(&o.output, &doc, rep)?;
     let what = format!(
         "{}: an Eagle3 draft for {}, reading its layers {:?}, n_embd {}, n_ff {}, heads {}/{}, \
@@ -276,7 +259,7 @@ fn synth_draft(
     Ok(wrote(o, &what, t, &doc))
 }
 
-pub use crate::config::synth_spec::SynthSpec;
+use crate::config::synth_spec::SynthSpec;
 
 /// Writes the models of `config` that are missing, have a `synth` spec and hold a test that
 /// `filters` keep (a `--filter` for another model does not wait for an 8B synthesis). Each is
@@ -352,21 +335,11 @@ fn synth_model(
         seed: 1,
         n_threads,
     };
-    let written = synth(&opts, rep).and_then(|line| {
-        std::fs::rename(&tmp, path)
-            .map(|_| line.replace(&tmp.display().to_string(), &path.display().to_string()))
-            .map_err(|cause| LadderError::Rename {
-                path: tmp.clone(),
-                cause,
-            })
-    });
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        LadderError::Synthesis {
-            model: name.to_string(),
-            cause: Box::new(e),
-        }
-    })
+    let line = via_tmp(path, &tmp, |_| synth(&opts, rep)).map_err(|e| LadderError::Synthesis {
+        model: name.to_string(),
+        cause: Box::new(e),
+    })?;
+    Ok(line.replace(&tmp.display().to_string(), &path.display().to_string()))
 }
 
 #[cfg(test)]

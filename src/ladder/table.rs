@@ -123,9 +123,7 @@ pub fn rows_resolved(
         let r = mark_pareto_by(&mut group, design, budget, floor);
         mark_fronts(&mut group, floor);
         for (g, &i) in group.into_iter().zip(&idx) {
-            out[i].pareto = g.pareto;
-            out[i].ties = g.ties;
-            out[i].fronts = g.fronts;
+            out[i] = g;
         }
         resolved.push((idx, r));
     }

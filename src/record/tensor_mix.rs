@@ -20,21 +20,18 @@ pub struct TypeShare {
 
 /// The tensor types of `h` by share of parameters, largest first (ties by name).
 pub fn of(h: &Header) -> Vec<TypeShare> {
-    let mut by_type: Vec<(String, u64)> = Vec::new();
+    let mut by_type = std::collections::BTreeMap::<String, u64>::new();
     for t in &h.tensors {
         let name = type_layout(t.ggml_type)
             .map(|l| l.0.to_string())
             .unwrap_or_else(|| format!("type {}", t.ggml_type));
-        let n: u64 = t.dims.iter().product();
-        match by_type.iter_mut().find(|x| x.0 == name) {
-            Some(x) => x.1 += n,
-            None => by_type.push((name, n)),
-        }
+        *by_type.entry(name).or_default() += t.dims.iter().product::<u64>();
     }
-    let total: u64 = by_type.iter().map(|x| x.1).sum();
+    let total: u64 = by_type.values().sum();
     if total == 0 {
         return vec![];
     }
+    let mut by_type: Vec<(String, u64)> = by_type.into_iter().collect();
     by_type.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     by_type
         .into_iter()

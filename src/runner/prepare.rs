@@ -209,8 +209,10 @@ fn ladder_files(
             crate::ladder::quality::check(l, b)?;
         }
         let mut read = Vec::new();
+        let base = b.as_ref().ok().map(|b| &b.header);
         for f in &l.files {
-            if let Some(why) = crate::ladder::cache::file_difference(&f.path, &l.base) {
+            let why = base.and_then(|h| crate::ladder::cache::file_difference(&f.path, h));
+            if let Some(why) = why {
                 let path = f.path.clone();
                 return Err(LadderError::Input {
                     path,
@@ -347,7 +349,7 @@ pub fn inspect_model(name: &str, path: &Path) -> ModelRecord {
                 Ok(s) => rec.sha256 = s,
                 Err(e) => rec.error = Some(format!("{}: {e}", path.display())),
             }
-            rec.provenance = crate::ladder::synthetic_provenance(&h, &rec);
+            rec.provenance = crate::ladder::cache::synthetic_provenance(&h, &rec);
         }
     }
     rec

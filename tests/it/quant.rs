@@ -12,7 +12,7 @@ use tpsbench::config::quant_types::QuantType;
 use tpsbench::config::recipe::{Recipe, tensor_type};
 use tpsbench::engine::LoadParams;
 use tpsbench::engine::imatrix::{ComputeParams, Imatrix, compute};
-use tpsbench::engine::quantize::{Overrides, QuantizeParams, overrides_for, quantize_with};
+use tpsbench::engine::quantize::{Overrides, QuantizeParams, overrides_for, quantize};
 use tpsbench::gguf::reader::{Header, read_header};
 
 use crate::support;
@@ -50,7 +50,7 @@ fn build(
         allow_requantize: false,
         n_threads: 2,
     };
-    quantize_with(base, out, &params, o, &mut |_, _| {})?;
+    quantize(base, out, &params, o, &mut |_, _| {})?;
     Ok(read_header(out).unwrap())
 }
 

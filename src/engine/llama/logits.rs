@@ -8,14 +8,12 @@ use super::context::{Batch, Context};
 use super::model::LlamaModel;
 use crate::engine::{BatchToken, EngineError};
 
-/// Receives one logit row: (the number identifying the row, its logits).
-pub type RowSink<'a> = dyn FnMut(usize, &[f32]) -> Result<(), String> + 'a;
-
 pub struct EvalContext<'m> {
     ctx: Context<'m>,
     batch: Batch,
     capacity: usize,
     n_vocab: usize,
+    bos: Option<i32>,
 }
 
 /// llama-perplexity's context: `n_ctx` tokens of one sequence, decoded `n_ctx` at a time.
@@ -59,48 +57,42 @@ impl LlamaModel {
             batch: Batch::new(n_ctx as usize),
             capacity: n_ctx as usize,
             n_vocab: self.n_vocab(),
+            bos: self.bos(),
         })
     }
 }
 
 impl EvalContext<'_> {
-    pub fn clear(&mut self) {
-        self.ctx.clear(true);
-    }
-
-    /// Decodes `tokens` at positions `pos0..`, asking for logits where `output(i)` is true
-    /// (`i` indexes `tokens`); then calls `on_row(i, logits)` for each, in order.
-    pub fn decode(
+    /// Decodes one chunk from an empty cache, its first token replaced by BOS when the
+    /// vocabulary adds one (as llama-perplexity and llama-imatrix do), asking for logits where
+    /// `output(i)` is true (`i` indexes `tokens`); [`row`](Self::row) reads them.
+    pub fn chunk(
         &mut self,
         tokens: &[i32],
-        pos0: usize,
         output: &dyn Fn(usize) -> bool,
-        on_row: &mut RowSink,
     ) -> Result<(), EngineError> {
-        if tokens.is_empty() {
-            return Ok(());
-        }
-        if tokens.len() > self.capacity || pos0 + tokens.len() > self.capacity {
+        if tokens.len() > self.capacity {
             return Err(EngineError::decode(format!(
-                "{} tokens at position {pos0} do not fit a context of {}",
+                "{} tokens do not fit a context of {}",
                 tokens.len(),
                 self.capacity
             )));
         }
         let entry = |(i, &token): (usize, &i32)| BatchToken {
-            token,
-            pos: (pos0 + i) as i32,
+            token: self.bos.filter(|_| i == 0).unwrap_or(token),
+            pos: i as i32,
             seq: 0,
             logits: output(i),
         };
+        self.ctx.clear(true);
         let batch = self.batch.fill(tokens.iter().enumerate().map(entry));
-        self.ctx.decode(batch)?;
-        for i in (0..tokens.len()).filter(|&i| output(i)) {
-            let row = self.ctx.logits(i, self.n_vocab).ok_or_else(|| {
-                EngineError::Logits(format!("llama.cpp returned no logits for position {i}"))
-            })?;
-            on_row(i, row).map_err(EngineError::Caller)?;
-        }
-        Ok(())
+        self.ctx.decode(batch)
+    }
+
+    /// The logits of position `i` of the last chunk, one `output` asked for.
+    pub fn row(&self, i: usize) -> Result<&[f32], EngineError> {
+        self.ctx.logits(i, self.n_vocab).ok_or_else(|| {
+            EngineError::Logits(format!("llama.cpp returned no logits for position {i}"))
+        })
     }
 }

@@ -30,7 +30,7 @@ use std::time::Instant;
 use super::{Engine, EngineError, LoadParams, Model};
 
 pub use backend::{cpu_features, cpu_features_on, devices, ensure_init, init, system_info};
-pub use logits::{EvalContext, RowSink};
+pub use logits::EvalContext;
 pub use model::LlamaModel;
 
 /// `s` for C; a NUL byte in it is a parameter error naming `what`.

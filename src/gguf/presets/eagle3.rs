@@ -155,14 +155,6 @@ impl Eagle3 {
                 data: TensorData::I64(ids),
             };
         }
-        if name.ends_with("norm.weight") || name.ends_with("norm_2.weight") {
-            return Tensor::ones(name, dims);
-        }
-        let ty = if name == "output.weight" {
-            output
-        } else {
-            weight
-        };
-        Tensor::random(name, dims, ty, seed)
+        super::tensor(name, dims, seed, weight, output)
     }
 }

@@ -37,7 +37,7 @@ fn quantize_to(input: &Path, out: &Path, t: &str, requant: bool) {
         allow_requantize: requant,
         n_threads: 2,
     };
-    quantize(input, out, &params, &mut |_, _| {}).unwrap();
+    quantize(input, out, &params, &Default::default(), &mut |_, _| {}).unwrap();
 }
 
 /// Ordinary words of the tiny vocabulary, so the text tokenizes into word tokens.

@@ -31,7 +31,7 @@ fn quantizing_the_tiny_model_to_three_types_gives_loadable_files_of_decreasing_s
         n_threads: 1,
     };
     let q8 = dir.path().join("tiny-Q8_0.gguf");
-    assert!(quantize(&q8, &again, &params, &mut |_, _| {}).is_err());
+    assert!(quantize(&q8, &again, &params, &Default::default(), &mut |_, _| {}).is_err());
     quantize_to(&q8, &again, "Q4_0", true);
     assert_eq!(read_header(&again).unwrap().file_type(), Some("Q4_0"));
 }
@@ -173,9 +173,8 @@ fn a_quality_pass_on_a_file_with_a_broken_header_fails_with_the_validators_one_l
     let src = std::fs::read_to_string(&cfg).unwrap();
     let config = tpsbench::config::parse(&cfg, &src, 1).unwrap();
     let l = &config.ladders[0];
-    let load = quality::load_params(l);
     let rep = Reporter::new(true);
-    let Err(e) = quality::reference(l, &broken, &load, 1, &rep) else {
+    let Err(e) = quality::reference(l, &broken, 1, &rep) else {
         panic!("the reference pass loaded a broken file");
     };
     let e = e.to_string();
