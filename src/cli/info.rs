@@ -34,13 +34,8 @@ fn gather(probe: bool) -> Result<MachineFacts> {
     let sys = crate::record::machine::system();
     let system_info = llama::system_info();
     let probed = llama::cpu_features();
-    let build = crate::record::machine::llama_build(system_info.clone(), llama::cpu_features_on());
-    let machine = format!(
-        "{} | {} cores | {} bytes RAM",
-        sys.cpu_model, sys.logical_cores, sys.ram_bytes
-    );
-    let host_bandwidth =
-        crate::machine::bandwidth::cached_or_probe(sys.logical_cores, &machine, probe);
+    let build = crate::record::machine::llama_build(system_info.clone());
+    let host_bandwidth = crate::record::machine::host_bandwidth(&sys, probe);
     Ok(MachineFacts {
         tool: crate::record::machine::tool(),
         cmake_flags: crate::record::machine::cmake_flags(),

@@ -10,8 +10,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::outcome::Outcome;
-use crate::record::RunRecord;
-use crate::report::compare::{self, Side};
+use crate::report::compare;
 use crate::report::export::Format;
 use crate::runner::OptionError;
 use crate::runner::library_ab::{self, AbOptions};
@@ -218,7 +217,7 @@ pub(super) fn run(a: &Args) -> Result<Outcome> {
         eprintln!("{line}");
     }
     let regressed = match (base, &a.baseline) {
-        (Some(base), Some(name)) => against_baseline(&base, name, &swept.run.record),
+        (Some(base), Some(name)) => compare::against_baseline(&base, name, &swept.run.record),
         _ => false,
     };
     Ok(outcome(&verdict, regressed))
@@ -286,25 +285,6 @@ fn print_export(output: Option<Format>, swept: &Swept) -> Result<()> {
     match std::io::stdout().write_all(&text) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other.context("writing to stdout"),
-    }
-}
-
-/// As criterion: the change against the baseline, on stderr (stdout has --output); true on
-/// a significant regression.
-fn against_baseline(base: &Side, name: &str, record: &RunRecord) -> bool {
-    let this = compare::side_of_run("this run", record);
-    let settings = compare::baseline_settings(&this);
-    let report = compare::compare_sides(base, &this, &[], &settings);
-    eprint!(
-        "\n{}",
-        report.to_markdown(&format!("baseline {name}"), "this run")
-    );
-    match report.regression_line(0.05) {
-        Some(line) => {
-            eprintln!("error: {line} against baseline {name:?}");
-            true
-        }
-        None => false,
     }
 }
 

@@ -41,40 +41,27 @@ pub(super) fn synth(a: SynthOptions) -> Result<Outcome> {
 
 pub(super) fn merge(a: &MergeArgs) -> Result<Outcome> {
     let command = std::env::args().collect();
-    match crate::report::merge::merge_files(&a.output, &a.inputs, command, a.allow_partial) {
-        Ok(warnings) => {
-            for w in warnings {
-                eprintln!("{w}");
-            }
-            eprintln!(
-                "merged {} file(s) into {}",
-                a.inputs.len(),
-                a.output.display()
-            );
-            Ok(Outcome::Done)
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            Ok(Outcome::Refused)
-        }
+    let warnings =
+        crate::report::merge::merge_files(&a.output, &a.inputs, command, a.allow_partial)
+            .map_err(anyhow::Error::msg)?;
+    for w in warnings {
+        eprintln!("{w}");
     }
+    eprintln!(
+        "merged {} file(s) into {}",
+        a.inputs.len(),
+        a.output.display()
+    );
+    Ok(Outcome::Done)
 }
 
 pub(super) fn export(a: &ExportArgs) -> Result<Outcome> {
-    match crate::record::verify::read(&a.file) {
-        Ok(run) => {
-            let export = a.format;
-            if let Some(note) = export.skipped(&run) {
-                eprintln!("note: {note}");
-            }
-            std::io::stdout()
-                .write_all(&export.render(&run))
-                .context("writing to stdout")?;
-            Ok(Outcome::Done)
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            Ok(Outcome::Refused)
-        }
+    let run = crate::record::verify::read(&a.file).map_err(anyhow::Error::msg)?;
+    if let Some(note) = a.format.skipped(&run) {
+        eprintln!("note: {note}");
     }
+    std::io::stdout()
+        .write_all(&a.format.render(&run))
+        .context("writing to stdout")?;
+    Ok(Outcome::Done)
 }

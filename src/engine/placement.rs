@@ -89,12 +89,8 @@ pub struct DevicePlacement {
     pub kv_bytes: u64,
     pub compute_bytes: u64,
     /// Bytes (in the file) of the expert tensors this device holds.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::util::is_default")]
     pub expert_bytes: u64,
-}
-
-fn is_zero(x: &u64) -> bool {
-    *x == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

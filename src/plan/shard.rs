@@ -10,7 +10,7 @@ use std::str::FromStr;
 use super::PlannedTest;
 
 /// Shard `index` of `count` (0 ≤ index < count).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Shard {
     pub index: usize,
     pub count: usize,

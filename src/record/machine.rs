@@ -17,11 +17,10 @@ pub fn tool() -> ToolInfo {
     }
 }
 
-/// The build facts; `cpu_features` (the probed SIMD features that are on) is completed with
-/// those the CPU section of `system_info` lists (AVX512_VNNI, AVX512_BF16, ...).
-pub fn llama_build(system_info: String, cpu_features: Vec<String>) -> LlamaBuild {
-    let probed: Vec<(&str, bool)> = cpu_features.iter().map(|f| (f.as_str(), true)).collect();
-    let cpu_features = simd_features(&probed, &system_info);
+/// The build facts; `cpu_features`: the probed SIMD features that are on, and those the CPU
+/// section of `system_info` lists (AVX512_VNNI, AVX512_BF16, ...).
+pub fn llama_build(system_info: String) -> LlamaBuild {
+    let cpu_features = simd_features(&crate::engine::llama::cpu_features(), &system_info);
     let rs = env!("TPSBENCH_LLAMA_RS_COMMIT");
     // A shared llama.cpp brings its own backend: its stamp says which, not our features.
     let stamped = from_stamp("backend", "unknown");
@@ -133,6 +132,15 @@ fn rebase_host_rooflines(record: &mut super::RunRecord, b: &machine::bandwidth::
     }
 }
 
+/// This machine's host bandwidth: the figure cached for it, or a probe (`refresh`: again).
+pub fn host_bandwidth(s: &SystemInfo, refresh: bool) -> machine::bandwidth::Bandwidth {
+    let key = format!(
+        "{} | {} cores | {} bytes RAM",
+        s.cpu_model, s.logical_cores, s.ram_bytes
+    );
+    machine::bandwidth::cached_or_probe(s.logical_cores, &key, refresh)
+}
+
 /// Fills the run's GPU facts and the decode roofline bandwidths: the known-GPU table's (none
 /// for an unknown GPU rather than a wrong one), and the host probe's unless `all_offloaded`.
 pub fn roofline_bandwidth(
@@ -163,12 +171,7 @@ pub fn roofline_bandwidth(
             return c;
         }
     }
-    let s = &info.system;
-    let machine = format!(
-        "{} | {} cores | {} bytes RAM",
-        s.cpu_model, s.logical_cores, s.ram_bytes
-    );
-    let b = machine::bandwidth::cached_or_probe(s.logical_cores, &machine, refresh);
+    let b = host_bandwidth(&info.system, refresh);
     // DRAM's: the working set of a test is not known yet.
     c.host = Some(machine::host_ceiling(&b, f64::INFINITY));
     info.host_bandwidth = Some(b);

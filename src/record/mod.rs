@@ -20,17 +20,14 @@ pub mod tune;
 pub mod verify;
 
 use crate::plan::TestParams;
+use crate::util::is_default as is_zero;
 
 pub use error::{Contradiction, Disagreement, RecordError};
 
 /// Versions 1 and 2 still read: `results::read` infers the kind of their tests.
 pub const SCHEMA_VERSION: u32 = 3;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShardInfo {
-    pub index: usize,
-    pub count: usize,
-}
+pub use crate::plan::Shard as ShardInfo;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
@@ -127,10 +124,6 @@ fn one_round() -> u32 {
 
 fn is_one_round(r: &u32) -> bool {
     *r == 1
-}
-
-fn is_zero<T: Default + PartialEq>(x: &T) -> bool {
-    *x == T::default()
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -313,6 +306,12 @@ pub(crate) fn infer_kind(test: &serde_json::Value) -> crate::plan::TestKind {
     }
     let n = |k: &str| test.get(k).and_then(|x| x.as_u64()).unwrap_or(0) as u32;
     TestKind::of_sizes(n("n_prompt"), n("n_gen"))
+}
+
+impl RunRecord {
+    pub fn model_of(&self, t: &TestRecord) -> Option<&ModelRecord> {
+        self.models.iter().find(|m| m.name == t.model)
+    }
 }
 
 impl TestRecord {

@@ -71,10 +71,10 @@ pub fn new_result_path(dir: &Path, run: &RunInfo) -> Result<PathBuf, RecordError
     })
 }
 
-/// The result file's bytes: pretty JSON and a final newline (the `json` export is the same
-/// as what [`write_atomic`] writes).
-pub(crate) fn to_json_bytes(run: &RunRecord) -> Vec<u8> {
-    let mut v = serde_json::to_vec_pretty(run).expect("records always serialize");
+/// Pretty JSON and a final newline, as a result file is (the `json` export is the same as
+/// what [`write_atomic`] writes).
+pub(crate) fn to_json_bytes(value: &impl serde::Serialize) -> Vec<u8> {
+    let mut v = serde_json::to_vec_pretty(value).expect("records always serialize");
     v.push(b'\n');
     v
 }

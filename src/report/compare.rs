@@ -95,13 +95,8 @@ fn sides_tests(run: &RunRecord) -> Vec<(String, TestRecord)> {
         .iter()
         .filter(|t| t.status == Status::Ok && !t.samples_ts.is_empty())
         .map(|t| {
-            let sha = run
-                .models
-                .iter()
-                .find(|m| m.name == t.model)
-                .map(|m| m.sha256.clone())
-                .unwrap_or_default();
-            (sha, t.clone())
+            let sha = run.model_of(t).map(|m| m.sha256.clone());
+            (sha.unwrap_or_default(), t.clone())
         })
         .collect()
 }
@@ -118,15 +113,8 @@ fn properties(sha: &str, t: &TestRecord) -> BTreeMap<String, String> {
 
 /// Properties of one value in A and another in B: what is compared (1 thread against 2...).
 fn varied(a: &Side, b: &Side) -> Vec<String> {
-    let values = |s: &Side, k: &str| -> Vec<String> {
-        let mut v: Vec<String> = s
-            .tests
-            .iter()
-            .map(|(sha, t)| properties(sha, t)[k].clone())
-            .collect();
-        v.sort();
-        v.dedup();
-        v
+    let values = |s: &Side, k: &str| {
+        crate::util::sorted_unique(s.tests.iter().map(|(sha, t)| properties(sha, t)[k].clone()))
     };
     let Some((sha, t)) = a.tests.first() else {
         return Vec::new();
@@ -443,8 +431,7 @@ pub(crate) fn measure_floor(runs: &[(String, RunRecord)]) -> Result<MeasuredFloo
 pub(crate) fn save_floor(f: &MeasuredFloor, dir: &Path) -> Result<PathBuf, CompareError> {
     create_dir(dir)?;
     let p = dir.join(format!("{}.json", f.machine));
-    let text = serde_json::to_string_pretty(f).map_err(CompareError::Json)?;
-    if let Err(cause) = std::fs::write(&p, text + "\n") {
+    if let Err(cause) = std::fs::write(&p, results::to_json_bytes(f)) {
         return Err(CompareError::Write { path: p, cause });
     }
     Ok(p)
@@ -486,6 +473,24 @@ pub fn baseline_settings(this: &Side) -> Settings {
     Settings {
         floor: floor_for(None, this.machine.as_deref(), Path::new(NOISE_DIR)),
         ..Default::default()
+    }
+}
+
+/// As criterion: the change against the baseline `name`, on stderr (stdout has the export);
+/// true on a significant regression.
+pub fn against_baseline(base: &Side, name: &str, record: &RunRecord) -> bool {
+    let this = side_of_run("this run", record);
+    let report = compare_sides(base, &this, &[], &baseline_settings(&this));
+    eprint!(
+        "\n{}",
+        report.to_markdown(&format!("baseline {name}"), "this run")
+    );
+    match report.regression_line(0.05) {
+        Some(line) => {
+            eprintln!("error: {line} against baseline {name:?}");
+            true
+        }
+        None => false,
     }
 }
 

@@ -71,7 +71,7 @@ pub fn prepare(path: &Path, o: &Options) -> Result<Prepared, PublishError> {
     let record = crate::record::verify::read(path)?;
     let mut flags = plausible::run_flags(&record.run);
     for t in &record.tests {
-        let model = record.models.iter().find(|m| m.name == t.model);
+        let model = record.model_of(t);
         flags.extend(
             plausible::entry_flags(t, model)
                 .into_iter()
@@ -83,9 +83,7 @@ pub fn prepare(path: &Path, o: &Options) -> Result<Prepared, PublishError> {
                 }),
         );
     }
-    flags.sort();
-    flags.dedup();
-    if let Some(f) = flags.first() {
+    if let Some(f) = flags.iter().min() {
         return Err(PublishError::Refused(format!(
             "{shown}: not publishable ({}): {}",
             f.badge(),

@@ -305,10 +305,7 @@ pub fn run_info(
     }
     RunInfo {
         tool: crate::record::machine::tool(),
-        llama_cpp: crate::record::machine::llama_build(
-            system_info,
-            crate::engine::llama::cpu_features_on(),
-        ),
+        llama_cpp: crate::record::machine::llama_build(system_info),
         started_at: system::now_rfc3339(),
         system: crate::record::machine::system(),
         devices,

@@ -133,13 +133,6 @@ impl LevelInterval {
         })
     }
 
-    pub fn interval(&self) -> Interval {
-        Interval {
-            lo: self.lo,
-            hi: self.hi,
-        }
-    }
-
     pub fn label(&self) -> String {
         format!(
             "{:.0}% {}",

@@ -351,12 +351,12 @@ fn judge_runs(
         .copied()
         .partition(|&(a, b)| pairable(cs, runs, a, b));
     let rounds: Vec<Vec<f64>> = cs.iter().map(|c| c.rounds.clone()).collect();
-    let mut ids: Vec<usize> = paired_family
-        .iter()
-        .filter_map(|&(a, _)| run_of(a).map(|r| r.id))
-        .collect();
-    ids.sort_unstable();
-    ids.dedup();
+    let ids = crate::util::sorted_unique(
+        paired_family
+            .iter()
+            .filter_map(|&(a, _)| run_of(a))
+            .map(|r| r.id),
+    );
     let share = |k: usize| alpha * k as f64 / family.len().max(1) as f64;
     let mut verdicts = Vec::new();
     for id in &ids {

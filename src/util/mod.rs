@@ -21,6 +21,18 @@ pub(crate) fn file_safe(s: &str) -> String {
         .collect()
 }
 
+pub(crate) fn sorted_unique<T: Ord>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut v: Vec<T> = items.into_iter().collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// For serde's `skip_serializing_if`: a field absent when it is its type's default.
+pub(crate) fn is_default<T: Default + PartialEq>(x: &T) -> bool {
+    *x == T::default()
+}
+
 /// `a` as one shell word: unchanged when it holds only characters no shell treats
 /// specially, else single-quoted (an empty word too).
 pub fn shell_quote(a: &str) -> String {

@@ -217,21 +217,21 @@ fn intervals_cover_at_their_stated_level_for_what_they_say_they_cover() {
             for i in 0..trials {
                 let (level, reps) = noise.launch(MU, sigma_l, n);
                 let w = LevelInterval::of(Covers::WithinLaunch, &reps).unwrap();
-                level_hit += w.interval().contains(level) as usize;
-                mu_hit += w.interval().contains(MU) as usize;
+                level_hit += (w.lo..=w.hi).contains(&level) as usize;
+                mu_hit += (w.lo..=w.hi).contains(&MU) as usize;
                 // Rounds in one process: fresh contexts around the launch's level.
                 let launch_level = MU * (sigma_l * noise.z()).exp();
                 let medians: Vec<f64> = (0..n)
                     .map(|_| tpsbench::stats::median(&noise.launch(launch_level, SIGMA_C, REPS).1))
                     .collect();
                 let r = LevelInterval::of(Covers::BetweenRounds, &medians).unwrap();
-                rounds_hit += r.interval().contains(launch_level) as usize;
+                rounds_hit += (r.lo..=r.hi).contains(&launch_level) as usize;
                 // Rounds as fresh processes: each draws its own launch level.
                 let medians: Vec<f64> = (0..n)
                     .map(|_| tpsbench::stats::median(&rounds(&mut noise, MU, sigma_l, 1)[0]))
                     .collect();
                 let p = LevelInterval::of(Covers::BetweenRounds, &medians).unwrap();
-                procs_hit += p.interval().contains(MU) as usize;
+                procs_hit += (p.lo..=p.hi).contains(&MU) as usize;
                 if i < 300 {
                     let ci = tpsbench::stats::bootstrap::median_ci(&reps, i as u64);
                     boot += ci.contains(level) as usize;

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Knobs, Level, PARAMS, of_level};
 use crate::config::SplitMode;
+use crate::util::is_default;
 
 /// Every parameter of one test, under llama-bench's field names. The serialized form (field
 /// order, the fields left out at their defaults) is the test's identity: keep it as it is.
@@ -43,10 +44,6 @@ pub struct TestParams {
     /// tests from before each parameter existed stay valid.
     #[serde(flatten, default)]
     pub knobs: Knobs,
-}
-
-fn is_default<T: Default + PartialEq>(x: &T) -> bool {
-    *x == T::default()
 }
 
 impl TestParams {

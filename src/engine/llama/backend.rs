@@ -186,14 +186,6 @@ pub fn cpu_features() -> Vec<(&'static str, bool)> {
     }
 }
 
-pub fn cpu_features_on() -> Vec<String> {
-    cpu_features()
-        .into_iter()
-        .filter(|f| f.1)
-        .map(|f| f.0.to_string())
-        .collect()
-}
-
 pub fn devices() -> Vec<DeviceInfo> {
     use crate::engine::DeviceKind as K;
     use llama_cpp_2::LlamaBackendDeviceType as T;

@@ -29,7 +29,7 @@ use std::time::Instant;
 
 use super::{Engine, EngineError, LoadParams, Model};
 
-pub use backend::{cpu_features, cpu_features_on, devices, ensure_init, init, system_info};
+pub use backend::{cpu_features, devices, ensure_init, init, system_info};
 pub use logits::EvalContext;
 pub use model::LlamaModel;
 

@@ -36,9 +36,6 @@ pub enum CompareError {
     },
     #[error("cannot create {}: {cause}", dir.display())]
     CreateDir { dir: PathBuf, cause: io::Error },
-    /// A floor that does not serialize: serde's own text.
-    #[error("{0}")]
-    Json(serde_json::Error),
     #[error("{}: {cause}", path.display())]
     Write { path: PathBuf, cause: io::Error },
     #[error("invalid baseline name {name:?}: use letters, digits, '-' or '_'")]

@@ -1,3 +1,5 @@
+use serde_json::Value;
+
 use crate::config::knobs::{knob, with_others};
 use crate::record::RunRecord;
 
@@ -44,15 +46,18 @@ pub(crate) fn field(s: &str) -> String {
     }
 }
 
-fn opt<T: ToString>(x: &Option<T>) -> String {
-    x.as_ref().map(ToString::to_string).unwrap_or_default()
-}
-
-fn join<T: ToString>(xs: &[T]) -> String {
-    xs.iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(";")
+/// A field of a test's JSON as CSV text: numbers as Rust prints them, arrays joined by ';'.
+fn text(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Number(n) => match n.as_f64().filter(|_| n.is_f64()) {
+            Some(x) => x.to_string(),
+            None => n.to_string(),
+        },
+        Value::Array(xs) => xs.iter().map(text).collect::<Vec<_>>().join(";"),
+        v => v.to_string(),
+    }
 }
 
 /// The columns: [`COLUMNS`] with the table's other parameters after type_v.
@@ -71,31 +76,12 @@ pub(super) fn render(run: &RunRecord) -> Vec<u8> {
     let mut out = header.join(",") + "\n";
     for t in &run.tests {
         let p = &t.params;
-        let status = serde_json::to_value(t.status).expect("serializes");
+        let json = serde_json::to_value(t).expect("records always serialize");
         let cell = |c: &str| -> String {
-            if let Some(k) = knob(c) {
-                return k.bench_text(&k.get(p));
-            }
-            match c {
-                "id" => t.id.clone(),
-                "model" => t.model.clone(),
-                "status" => status.as_str().unwrap_or_default().to_string(),
-                "error" => opt(&t.error),
-                "model_filename" => t.model_filename.clone(),
-                "model_type" => opt(&t.model_type),
-                "model_size" => opt(&t.model_size),
-                "model_n_params" => opt(&t.model_n_params),
-                "backends" => t.backends.clone(),
-                "test_time" => t.test_time.clone(),
-                "avg_ns" => opt(&t.avg_ns),
-                "stddev_ns" => opt(&t.stddev_ns),
-                "avg_ts" => opt(&t.avg_ts),
-                "stddev_ts" => opt(&t.stddev_ts),
-                "median_ts" => opt(&t.median_ts),
-                "samples_ns" => join(&t.samples_ns),
-                "samples_ts" => join(&t.samples_ts),
-                "tokens" => p.tokens.as_str().to_string(),
-                _ => String::new(),
+            match knob(c) {
+                Some(k) => k.bench_text(&k.get(p)),
+                None if c == "tokens" => p.tokens.as_str().to_string(),
+                None => text(&json[c]),
             }
         };
         let row: Vec<String> = header.iter().map(|c| field(&cell(c))).collect();

@@ -5,10 +5,7 @@ use crate::record::{RunRecord, Status, TestRecord};
 use crate::report::group_by;
 
 fn depths<'a>(tests: impl Iterator<Item = &'a &'a TestRecord>) -> Vec<u32> {
-    let mut d: Vec<u32> = tests.map(|t| t.params.n_depth).collect();
-    d.sort();
-    d.dedup();
-    d
+    crate::util::sorted_unique(tests.map(|t| t.params.n_depth))
 }
 
 /// The depth table, preceded by a blank line; empty when no test ran at two depths.

@@ -1,5 +1,5 @@
 use crate::config::knobs::{Level, PARAMS};
-use crate::record::{ModelRecord, RunRecord, Status, TestRecord};
+use crate::record::{RunRecord, Status, TestRecord};
 use crate::util::units::{format_params, format_size};
 
 /// The parameters llama-bench's table always shows (ngl on GPU builds), in their own
@@ -36,7 +36,7 @@ type Column<'a> = (&'a str, Box<dyn Fn(&TestRecord) -> String + 'a>);
 /// from K-quants on narrow tensors, so a name can mislead); interval, roofline and notes.
 fn columns<'a>(run: &'a RunRecord, tests: &[&TestRecord]) -> Vec<Column<'a>> {
     let any = |f: &dyn Fn(&TestRecord) -> bool| tests.iter().any(|t| f(t));
-    let bpw = move |t: &TestRecord| model_of(run, t).and_then(|m| m.bits_per_weight);
+    let bpw = move |t: &TestRecord| run.model_of(t).and_then(|m| m.bits_per_weight);
     let mut cols: Vec<Column> = vec![
         ("model", Box::new(move |t| model_name(run, t))),
         (
@@ -86,13 +86,10 @@ fn columns<'a>(run: &'a RunRecord, tests: &[&TestRecord]) -> Vec<Column<'a>> {
     cols
 }
 
-fn model_of<'a>(run: &'a RunRecord, t: &TestRecord) -> Option<&'a ModelRecord> {
-    run.models.iter().find(|m| m.name == t.model)
-}
-
 /// The model column: llama.cpp's description of it, with a mark on requantized files.
 fn model_name(run: &RunRecord, t: &TestRecord) -> String {
-    let requantized = model_of(run, t)
+    let requantized = run
+        .model_of(t)
         .and_then(|m| m.provenance.as_ref())
         .is_some_and(|p| p.requantized);
     let mut name = t.model_type.clone().unwrap_or_else(|| t.model.clone());

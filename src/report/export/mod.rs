@@ -35,10 +35,7 @@ impl Format {
             Format::Jsonl => json::lines(&run.tests),
             Format::Csv => csv::render(run),
             Format::LlamaBenchJson => {
-                let rows = llama_bench_row::rows(run);
-                let mut v = serde_json::to_vec_pretty(&rows).expect("rows always serialize");
-                v.push(b'\n');
-                v
+                crate::record::results::to_json_bytes(&llama_bench_row::rows(run))
             }
             Format::LlamaBenchJsonl => json::lines(llama_bench_row::rows(run)),
         }
@@ -60,9 +57,7 @@ impl Format {
         if others.is_empty() {
             return None;
         }
-        let mut kinds: Vec<&str> = others.iter().map(|t| t.kind.as_str()).collect();
-        kinds.sort_unstable();
-        kinds.dedup();
+        let kinds = crate::util::sorted_unique(others.iter().map(|t| t.kind.as_str()));
         Some(format!(
             "{format}: left out {} tests of kind {} (llama-bench has only pp, tg and pg tests)",
             others.len(),

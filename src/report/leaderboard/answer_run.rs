@@ -13,12 +13,11 @@ use crate::record::{RunRecord, Status};
 pub fn of_run(record: &RunRecord, path: &Path) -> Option<String> {
     // An answer needs two models (quantizations) with a decode rate; a sweep without them
     // (one model's many settings) needs no board, which holds a copy of every test.
-    let mut decoded: Vec<&str> = (record.tests.iter())
-        .filter(|t| t.status == Status::Ok && t.kind == TestKind::Tg)
-        .map(|t| t.model.as_str())
-        .collect();
-    decoded.sort_unstable();
-    decoded.dedup();
+    let decoded = crate::util::sorted_unique(
+        (record.tests.iter())
+            .filter(|t| t.status == Status::Ok && t.kind == TestKind::Tg)
+            .map(|t| t.model.as_str()),
+    );
     if decoded.len() < 2 {
         return None;
     }

@@ -64,9 +64,7 @@ fn grid(model: &str, kind: TestKind, test: &str, es: &[&Entry]) -> Grid {
         }
     }
     cols.sort_by(|x, y| y.0.cmp(&x.0).then_with(|| x.1.cmp(&y.1)));
-    let mut machines: Vec<usize> = es.iter().map(|e| e.machine).collect();
-    machines.sort();
-    machines.dedup();
+    let machines = crate::util::sorted_unique(es.iter().map(|e| e.machine));
     let best = |m: usize, q: &str| {
         es.iter()
             .copied()

@@ -132,12 +132,12 @@ struct Builder {
     board: Board,
     ok: BTreeMap<Key, Entry>,
     failed: BTreeMap<Key, Entry>,
-    machines: BTreeMap<String, (Machine, String, RunInfo)>,
-    /// The newest measured host bandwidth: start, GB/s, last-level cache.
-    bandwidths: BTreeMap<String, (String, f64, Option<u64>)>,
+    machines: BTreeMap<String, (String, (Machine, RunInfo))>,
+    /// The newest measured host bandwidth: GB/s, last-level cache.
+    bandwidths: BTreeMap<String, (String, (f64, Option<u64>))>,
     runs: Vec<(String, RunSummary)>,
     duplicates: BTreeMap<PathBuf, Duplicates>,
-    tunes: BTreeMap<Key, BoardTune>,
+    tunes: BTreeMap<Key, (String, BoardTune)>,
 }
 
 /// A file's copies of measurements read before: counted, so that a file of 40,000 copies
@@ -245,23 +245,12 @@ impl Builder {
 
     /// The newest run describes a machine; the newest measured bandwidth stands in.
     fn note_machine(&mut self, m: &Machine, run: &RunInfo) {
-        let is_newer = |started: &str| newer(started, "", &run.started_at, "").is_lt();
-        if self
-            .machines
-            .get(&m.key)
-            .is_none_or(|(_, s, _)| is_newer(s))
-        {
-            let newest = (m.clone(), run.started_at.clone(), run.clone());
-            self.machines.insert(m.key.clone(), newest);
-        }
-        if let Some(g) = m.bandwidth_gbs
-            && self
-                .bandwidths
-                .get(&m.key)
-                .is_none_or(|(s, _, _)| is_newer(s))
-        {
-            let newest = (run.started_at.clone(), g, m.llc_bytes);
-            self.bandwidths.insert(m.key.clone(), newest);
+        let (key, started) = (&m.key, &run.started_at);
+        keep_newest(&mut self.machines, key, started, || {
+            (m.clone(), run.clone())
+        });
+        if let Some(g) = m.bandwidth_gbs {
+            keep_newest(&mut self.bandwidths, key, started, || (g, m.llc_bytes));
         }
     }
 
@@ -271,16 +260,12 @@ impl Builder {
         };
         let slot = (machine.to_string(), summary.tune.objective.clone());
         let started = &rec.run.started_at;
-        let newest = |t: &BoardTune| newer(&t.started_at, "", started, "").is_lt();
-        if self.tunes.get(&slot).is_none_or(newest) {
-            let tune = BoardTune {
-                machine: 0,
-                file: path.to_path_buf(),
-                started_at: started.clone(),
-                summary,
-            };
-            self.tunes.insert(slot, tune);
-        }
+        keep_newest(&mut self.tunes, &slot, started, || BoardTune {
+            machine: 0,
+            file: path.to_path_buf(),
+            started_at: started.clone(),
+            summary,
+        });
     }
 
     fn add_test(
@@ -291,7 +276,7 @@ impl Builder {
         machine: &str,
         run_flags: &[Flag],
     ) {
-        let model = rec.models.iter().find(|x| x.name == t.model);
+        let model = rec.model_of(t);
         let measured = t.status == Status::Ok && t.avg_ts.is_some();
         let row_flags = if measured {
             plausible::entry_flags(t, model)
@@ -403,7 +388,7 @@ impl Builder {
         failures.sort_by(order);
         board.runs = place_runs(runs, &board.machines);
         board.tunes = (tunes.into_iter())
-            .map(|((mk, _), t)| BoardTune {
+            .map(|((mk, _), (_, t))| BoardTune {
                 machine: machine_index(&board.machines, &mk),
                 ..t
             })
@@ -414,6 +399,21 @@ impl Builder {
         board.entries = entries;
         board.failures = failures;
         board
+    }
+}
+
+/// Puts `value()` at `key` unless what is there comes from a run started later.
+fn keep_newest<K: Ord + Clone, V>(
+    map: &mut BTreeMap<K, (String, V)>,
+    key: &K,
+    started: &str,
+    value: impl FnOnce() -> V,
+) {
+    if map
+        .get(key)
+        .is_none_or(|(s, _)| newer(s, "", started, "").is_lt())
+    {
+        map.insert(key.clone(), (started.to_string(), value()));
     }
 }
 

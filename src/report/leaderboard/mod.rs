@@ -155,14 +155,12 @@ pub fn command(opts: &Options) -> i32 {
             );
         }
     }
-    for l in &board.invalid {
-        eprintln!("skipped: {l}");
-    }
-    for l in &board.excluded {
-        eprintln!("excluded: {l}");
-    }
-    for l in &board.warnings {
-        eprintln!("warning: {l}");
+    for (word, lines) in [
+        ("skipped", &board.invalid),
+        ("excluded", &board.excluded),
+        ("warning", &board.warnings),
+    ] {
+        lines.iter().for_each(|l| eprintln!("{word}: {l}"));
     }
     eprintln!("{}", sections::summary_line(&board));
     let out = |name: &str| opts.out_dir.join(name).display().to_string();

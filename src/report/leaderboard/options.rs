@@ -6,24 +6,43 @@ use crate::record::RunInfo;
 
 pub use crate::ladder::table::DEFAULT_KLD_BUDGET;
 
-#[derive(Debug, Clone)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct Options {
-    /// Files, or directories searched recursively for `*.json`.
+    /// Result files, or directories searched recursively for *.json.
+    #[arg(default_value = "results")]
     pub paths: Vec<PathBuf>,
+    /// Where LEADERBOARD.md and index.html go.
+    #[arg(long, default_value = "results")]
     pub out_dir: PathBuf,
+    #[command(flatten)]
     pub exclude: Exclude,
-    /// In nats.
+    /// The KLD budget of the one-line answer, in nats: the fastest quantization whose mean
+    /// KLD is within it is named (with the ones it ties with). Example: --kld-budget 0.1
+    // After the exclusions, before --strict (flattened above them): equal orders go by name.
+    #[arg(long, value_name = "NATS", default_value_t = DEFAULT_KLD_BUDGET, display_order = 3)]
     pub kld_budget: f64,
-    /// `--check`: compare with the files in `out_dir` instead of writing them.
+    /// Write nothing: exit 1 if LEADERBOARD.md or index.html in --out-dir differ from what
+    /// the result files build (for CI). Example: tpsbench leaderboard results/published
+    /// --out-dir results/published --check
+    #[arg(long)]
     pub check: bool,
 }
 
 /// What to drop: results whose build or tool version contains any of these texts.
-#[derive(Debug, Clone, Default)]
+#[derive(clap::Args, Debug, Clone, Default)]
 pub struct Exclude {
+    /// Leave out results whose llama.cpp build (build_commit or llama-cpp-sys-2 version)
+    /// contains this text (repeatable).
+    #[arg(long = "exclude-build", value_name = "TEXT")]
     pub build: Vec<String>,
+    /// Leave out results whose tpsbench version or git commit contains this text
+    /// (repeatable).
+    #[arg(long = "exclude-tool-version", value_name = "TEXT")]
     pub tool_version: Vec<String>,
-    /// `--strict`: leave out flagged runs and rows (see `plausible`) instead of warning.
+    /// Leave out flagged runs and rows (roofline at or above 100%, dirty build, started
+    /// above a load average of 1.0, unmarked fixture or synthetic model, duplicates)
+    /// instead of warning about them.
+    #[arg(long)]
     pub strict: bool,
 }
 

@@ -155,11 +155,13 @@ fn opt(v: Option<Cell>) -> Cell {
     v.unwrap_or_else(|| Cell::text(""))
 }
 
+fn rate2(v: Option<f64>) -> Cell {
+    opt(v.map(|v| Cell::num(f2(v), v)))
+}
+
 /// Figures shown when some row has one (a quantization's own are the answer table's).
 const EXTRA: &[Column] = &[
-    ("median t/s", true, |e| {
-        opt(e.test.median_ts.map(|m| Cell::num(f2(m), m)))
-    }),
+    ("median t/s", true, |e| rate2(e.test.median_ts)),
     ("bytes/s", true, |e| {
         opt(e.bytes_per_s().map(|b| Cell::num(format!("{b:.1}"), b)))
     }),
@@ -169,10 +171,7 @@ const EXTRA: &[Column] = &[
             .map(|s| Cell::num(s.n_parallel.to_string(), s.n_parallel as f64)))
     }),
     ("per-request t/s", true, |e| {
-        opt(e
-            .serving()
-            .and_then(|s| s.per_request_ts)
-            .map(|v| Cell::num(f2(v), v)))
+        rate2(e.serving().and_then(|s| s.per_request_ts))
     }),
     ("TTFT p50 / p90 ms", true, |e| {
         opt(e.serving().map(|s| {
@@ -181,10 +180,7 @@ const EXTRA: &[Column] = &[
         }))
     }),
     ("aggregate t/s", true, |e| {
-        opt(e
-            .serving()
-            .and_then(|s| s.aggregate_ts)
-            .map(|v| Cell::num(f2(v), v)))
+        rate2(e.serving().and_then(|s| s.aggregate_ts))
     }),
     ("goodput: max req/s within the SLO", true, |e| {
         opt(e.serving().and_then(|s| {
@@ -314,22 +310,11 @@ pub fn detail(entries: &[&Entry]) -> Table {
 
 /// Per speed test name (prefill first), the `top` fastest over all machines and models.
 pub fn rankings(b: &Board, top: usize) -> Vec<(String, Table)> {
-    let mut names: Vec<(u8, u32, u64, String)> = b
-        .entries
-        .iter()
-        .filter(|e| is_speed(e))
-        .map(|e| {
-            let p = &e.test.params;
-            (
-                kind_rank(e.test.kind),
-                p.n_depth,
-                p.n_tokens(),
-                e.test.test.clone(),
-            )
-        })
-        .collect();
-    names.sort();
-    names.dedup();
+    let names = crate::util::sorted_unique(b.entries.iter().filter(|e| is_speed(e)).map(|e| {
+        let p = &e.test.params;
+        let test = e.test.test.clone();
+        (kind_rank(e.test.kind), p.n_depth, p.n_tokens(), test)
+    }));
     names
         .into_iter()
         .map(|(_, _, _, name)| {

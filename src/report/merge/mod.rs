@@ -205,8 +205,7 @@ pub fn merge_files(
     if !m.incomplete.is_empty() {
         doc["incomplete_shards"] = json!(m.incomplete);
     }
-    let mut bytes = serde_json::to_vec_pretty(&doc).expect("a value always serializes");
-    bytes.push(b'\n');
+    let bytes = crate::record::results::to_json_bytes(&doc);
     if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|cause| MergeError::Create {
             path: dir.to_path_buf(),

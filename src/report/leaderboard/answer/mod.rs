@@ -13,8 +13,6 @@ use crate::stats::pairs::Design;
 use crate::stats::resolve::{Choice, Run, resolve_runs};
 use crate::stats::ties::Figure;
 
-pub use super::options::DEFAULT_KLD_BUDGET;
-
 mod parts;
 mod text;
 pub use parts::{Answer, Rate, Resolved, Row};
@@ -92,12 +90,8 @@ fn answer(
     if decode_test.is_none() && prefill_test.is_none() {
         return None;
     }
-    let mut models: Vec<(&str, &str)> = es
-        .iter()
-        .map(|e| (e.test.model.as_str(), e.quant.as_str()))
-        .collect();
-    models.sort();
-    models.dedup();
+    let models =
+        crate::util::sorted_unique((es.iter()).map(|e| (e.test.model.as_str(), e.quant.as_str())));
     let shared_quant = |q: &str| models.iter().filter(|m| m.1 == q).count() > 1;
     let mut rows: Vec<Row> = models
         .iter()

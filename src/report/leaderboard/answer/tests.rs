@@ -1,5 +1,6 @@
 use super::text::NO_REPACK;
 use super::*;
+use crate::ladder::table::DEFAULT_KLD_BUDGET;
 use crate::report::leaderboard::testdata::{file, model, quality, run, test};
 use crate::report::leaderboard::{Exclude, load::board};
 use serde_json::json;

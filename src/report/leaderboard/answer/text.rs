@@ -141,15 +141,8 @@ fn rate_text(r: &Rate, nbsp: &str) -> String {
 }
 
 pub fn covers(a: &Answer) -> Vec<String> {
-    let mut v: Vec<String> = a
-        .rows
-        .iter()
-        .flat_map(|r| [&r.decode, &r.prefill])
-        .filter_map(|x| x.as_ref()?.covers.clone())
-        .collect();
-    v.sort();
-    v.dedup();
-    v
+    let rates = a.rows.iter().flat_map(|r| [&r.decode, &r.prefill]);
+    crate::util::sorted_unique(rates.filter_map(|x| x.as_ref()?.covers.clone()))
 }
 
 /// "SmolLM2-135M (llama)", as `entry::identity`.

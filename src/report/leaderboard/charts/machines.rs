@@ -82,9 +82,7 @@ fn share<'a>(es: &[&'a Entry], m: usize, test: &str) -> Option<(f64, &'a Entry)>
 }
 
 fn fastest_first(es: &[&Entry], tests: &[(u8, u64, String)]) -> Vec<usize> {
-    let mut rows: Vec<usize> = es.iter().map(|e| e.machine).collect();
-    rows.sort();
-    rows.dedup();
+    let mut rows = crate::util::sorted_unique(es.iter().map(|e| e.machine));
     rows.sort_by(|&x, &y| {
         let key = |m| {
             tests

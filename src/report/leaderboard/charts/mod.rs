@@ -21,15 +21,6 @@ use svg::{ACCENT, MUTED, fmt_num};
 
 pub const NO_PARETO: &str = "no data in these results (run a KLD quality measurement of quantized variants against their reference, which records models[].quality.kld_mean, together with tg tests, to produce it)";
 
-/// Indices on the front of figures with intervals: ties stay on it together.
-pub fn on_front(points: &[(crate::stats::ties::Figure, crate::stats::ties::Figure)]) -> Vec<usize> {
-    crate::stats::ties::pareto_front(points)
-        .into_iter()
-        .enumerate()
-        .filter_map(|(i, on)| on.then_some(i))
-        .collect()
-}
-
 /// Decode speed with its recorded 95% interval, and KLD ± 1.96 standard errors.
 fn speed_and_kld(e: &Entry) -> (crate::stats::ties::Figure, crate::stats::ties::Figure) {
     use crate::stats::ties::Figure;
@@ -137,7 +128,8 @@ fn front_points(best: &[&Entry], reference: &str) -> (Vec<Point>, Vec<Point>) {
         .map(|e| (ts(e), e.quality().map_or(0.0, |q| q.kld_mean)))
         .collect();
     let figures: Vec<_> = best.iter().map(|e| speed_and_kld(e)).collect();
-    let front = on_front(&figures);
+    // Ties stay on the front together.
+    let front = crate::stats::ties::pareto_front(&figures);
     let point = |i: usize| {
         let e = best[i];
         Point {
@@ -148,21 +140,15 @@ fn front_points(best: &[&Entry], reference: &str) -> (Vec<Point>, Vec<Point>) {
                 "{}, KLD {} vs {reference}{}",
                 describe(e),
                 fmt_num(pts[i].1),
-                if front.contains(&i) {
-                    " (Pareto front)"
-                } else {
-                    ""
-                }
+                if front[i] { " (Pareto front)" } else { "" }
             ),
             tags: tags_of(e),
         }
     };
-    let mut front_pts: Vec<Point> = front.iter().map(|&i| point(i)).collect();
+    let (front_i, others_i): (Vec<usize>, Vec<usize>) = (0..best.len()).partition(|&i| front[i]);
+    let mut front_pts: Vec<Point> = front_i.into_iter().map(point).collect();
     front_pts.sort_by(|a, b| a.x.total_cmp(&b.x));
-    let others: Vec<Point> = (0..best.len())
-        .filter(|i| !front.contains(i))
-        .map(point)
-        .collect();
+    let others: Vec<Point> = others_i.into_iter().map(point).collect();
     (others, front_pts)
 }
 

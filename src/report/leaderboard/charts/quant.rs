@@ -72,9 +72,7 @@ fn panel_chart(p: &Panel<&Entry>, kind: TestKind, machine: &str, more: bool) -> 
         .iter()
         .flat_map(|s| s.items.iter().copied())
         .collect();
-    let mut models: Vec<String> = all.iter().map(|e| e.test.model.clone()).collect();
-    models.sort();
-    models.dedup();
+    let models = crate::util::sorted_unique(all.iter().map(|e| e.test.model.clone()));
     let variants = variants(&all);
     let series = p
         .series

@@ -14,7 +14,8 @@ fn pareto_front(points: &[(f64, f64)]) -> Vec<usize> {
         .iter()
         .map(|&(x, y)| (Figure::point(x), Figure::point(y)))
         .collect();
-    on_front(&figures)
+    let on = crate::stats::ties::pareto_front(&figures);
+    (0..on.len()).filter(|&i| on[i]).collect()
 }
 
 #[test]

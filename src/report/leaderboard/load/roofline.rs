@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 use super::{Board, Entry, Flag, Machine, RunInfo};
 
 pub(super) fn with_bandwidth(
-    machines: BTreeMap<String, (Machine, String, RunInfo)>,
-    bandwidths: &BTreeMap<String, (String, f64, Option<u64>)>,
+    machines: BTreeMap<String, (String, (Machine, RunInfo))>,
+    bandwidths: &BTreeMap<String, (String, (f64, Option<u64>))>,
 ) -> Vec<Machine> {
     let mut v: Vec<Machine> = machines
         .into_values()
-        .map(|(mut m, _, run)| match bandwidths.get(&m.key) {
-            Some(&(_, g, llc)) if m.bandwidth_gbs.is_none() => {
+        .map(|(_, (mut m, run))| match bandwidths.get(&m.key) {
+            Some(&(_, (g, llc))) if m.bandwidth_gbs.is_none() => {
                 m.bandwidth_gbs = Some(g);
                 m.llc_bytes = llc;
                 m.with_facts(&run)
