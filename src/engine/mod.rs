@@ -88,12 +88,14 @@ pub trait Model {
     fn knob_notes(&self, _params: &TestParams) -> Vec<String> {
         Vec::new()
     }
-    /// A target context made for `params` with room for `n_ctx` tokens, and the drafter
-    /// `drafter` on it (speculative tests); the engine's refusal when it has none.
+    /// A target context made for `params` with room for `n_ctx` tokens, and the drafter of
+    /// `spec` on it, drafting with `draft` (speculative tests); the engine's refusal when it
+    /// has none.
     fn speculative(
         &self,
         _params: &TestParams,
-        _drafter: &speculative::DrafterParams,
+        _spec: &crate::plan::speculative::SpecTest,
+        _draft: Option<&std::path::Path>,
         _n_ctx: u32,
     ) -> Result<Box<dyn speculative::SpecSession + '_>, EngineError> {
         Err(EngineError::Speculative(

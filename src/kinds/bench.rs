@@ -32,7 +32,7 @@ pub struct Bench<'a> {
 pub fn run(b: Bench, monitor: &mut Monitor, rec: &mut TestRecord, progress: &mut dyn Progress) {
     let (model, settings, mrec) = (b.model, b.settings, b.mrec);
     let active = monitor.begin();
-    let result = measure(b.engine, model, &rec.params, settings, b.text, progress);
+    let result = measure(&b, &rec.params, progress);
     rec.placement = model.placement(&rec.params);
     if let Some(p) = rec.placement.as_mut() {
         p.mismatch = placement::mismatches(&placement::Asked::of(&rec.params), p);
@@ -104,14 +104,12 @@ pub fn token_source(
 }
 
 /// Measures one test on a fresh context, repeating as the settings' stopping rule says.
-pub fn measure(
-    engine: &dyn Engine,
-    model: &dyn Model,
+fn measure(
+    b: &Bench,
     params: &TestParams,
-    settings: RunSettings,
-    text: Option<&PromptFile>,
     progress: &mut dyn Progress,
 ) -> Result<(Vec<u64>, StopReason, Option<TextSource>), KindError> {
+    let (model, settings) = (b.model, b.settings);
     if params.n_ctx() > model.info().n_ctx_train && model.info().n_ctx_train > 0 {
         return Err(KindError::Refused(format!(
             "the test needs a context of {} tokens but the model was trained for {}",
@@ -119,20 +117,18 @@ pub fn measure(
             model.info().n_ctx_train
         )));
     }
-    let (tokens, source) = token_source(model, params, settings.seed, text)?;
+    let (tokens, source) = token_source(model, params, settings.seed, b.text)?;
     let session = model.session(params)?;
     let mut test = PreparedTest::new(session, params, tokens, settings.warmup)?;
     let policy = settings.policy();
     let mut samples = Vec::with_capacity(policy.min_repetitions as usize);
-    let mut rates = Vec::with_capacity(policy.min_repetitions as usize);
     loop {
         progress.repetition(
             samples.len() as u32,
             policy.min_repetitions.max(samples.len() as u32 + 1),
         );
-        let ns = test.repetition(engine)?;
-        samples.push(ns);
-        rates.push(params.n_tokens() as f64 * 1e9 / ns.max(1) as f64);
+        samples.push(test.repetition(b.engine)?);
+        let rates = crate::stats::rates_per_second(params.n_tokens(), &samples);
         let elapsed = samples.iter().sum::<u64>() as f64 * 1e-9;
         if let Some(reason) = policy.should_stop(&rates, elapsed, settings.seed) {
             return Ok((samples, reason, source));

@@ -6,8 +6,8 @@
 
 use crate::config::speculative::Drafter;
 use crate::engine::Model;
-use crate::engine::speculative::{DrafterParams, Generation, SpecSession};
-use crate::kinds::error::KindError;
+use crate::engine::speculative::{Generation, SpecSession};
+use crate::kinds::error::KindError::{self, Refused};
 use crate::output::progress::Progress;
 use crate::plan::speculative::SpecTest;
 use crate::record::TestRecord;
@@ -18,14 +18,10 @@ mod files;
 
 pub use files::{DraftFile, Target, mtp_bytes, refusal};
 
-fn refused(line: String) -> KindError {
-    KindError::Refused(line)
-}
-
 /// The prompts of a test: ShareGPT sampled as vLLM samples it, a prompt file in order.
 fn jobs(m: &dyn Model, pf: &PromptFile, s: &SpecTest) -> Result<Vec<Job>, KindError> {
     let sm = (m.serving())
-        .ok_or_else(|| refused("this engine has no tokenizer for the prompts".into()))?;
+        .ok_or_else(|| Refused("this engine has no tokenizer for the prompts".into()))?;
     let tokenize = |t: &str| sm.tokenize(t, true, false);
     let n = s.n_prompts as usize;
     let jobs: Vec<Job> = if pf.sharegpt {
@@ -46,7 +42,7 @@ fn jobs(m: &dyn Model, pf: &PromptFile, s: &SpecTest) -> Result<Vec<Job>, KindEr
         v
     };
     if jobs.is_empty() {
-        return Err(refused(format!(
+        return Err(Refused(format!(
             "{}: no prompt of at least 2 tokens{}",
             pf.name,
             if pf.sharegpt {
@@ -69,8 +65,7 @@ pub fn run(
     rec: &mut TestRecord,
     progress: &mut dyn Progress,
 ) -> String {
-    let random = random_weights(s.drafter, target.synthetic, draft.as_ref());
-    match measure(m, prompts, s, (draft, random), target, rec, progress) {
+    match measure(m, prompts, s, draft, target, rec, progress) {
         Ok(line) => line,
         Err(e) => {
             rec.fail(e.to_string());
@@ -112,21 +107,20 @@ fn short_generations(rounds: &[SpecRound], jobs: &[Job]) -> Option<String> {
     })
 }
 
-/// `draft`: the draft file, and the random-weights note ([`random_weights`]).
 fn measure(
     m: &dyn Model,
     prompts: Option<&PromptFile>,
     s: &SpecTest,
-    (draft, random): (Option<DraftFile>, Option<String>),
+    draft: Option<DraftFile>,
     target: Target,
     rec: &mut TestRecord,
     progress: &mut dyn Progress,
 ) -> Result<String, KindError> {
     let pf = prompts.ok_or_else(|| {
-        refused("speculative tests need the [speculative] dataset, which was not read".into())
+        Refused("speculative tests need the [speculative] dataset, which was not read".into())
     })?;
     if s.n_max + 1 > rec.params.n_batch {
-        return Err(refused(format!(
+        return Err(Refused(format!(
             "K = {} is beyond the batch: a step verifies K + 1 tokens and n_batch is {}",
             s.n_max, rec.params.n_batch
         )));
@@ -139,22 +133,15 @@ fn measure(
     .unwrap_or(0);
     let n_ctx_train = u64::from(m.info().n_ctx_train);
     if n_ctx_train > 0 && longest > n_ctx_train {
-        return Err(refused(format!(
+        return Err(Refused(format!(
             "a prompt and its generation take {longest} tokens, beyond the model's trained \
              context of {n_ctx_train}"
         )));
     }
     let n_ctx = (longest + u64::from(s.n_max) + 8) as u32;
-    let params = DrafterParams {
-        kind: s.drafter,
-        draft: draft.as_ref().map(|d| d.path.clone()),
-        draft_n_gpu_layers: s.draft_n_gpu_layers,
-        n_max: s.n_max,
-        n_min: s.n_min,
-        p_min: s.p_min as f32,
-    };
-    let mut session = (m.speculative(&rec.params, &params, n_ctx))
-        .map_err(|e| refused(format!("{}: {e}", s.drafter)))?;
+    let draft_path = draft.as_ref().map(|d| d.path.as_path());
+    let mut session = (m.speculative(&rec.params, s, draft_path, n_ctx))
+        .map_err(|e| Refused(format!("{}: {e}", s.drafter)))?;
     // draft-mtp's weights are the target's MTP layers: llama.cpp counts them in the target
     // model, and the drafter holds only its context.
     let mtp = if s.drafter == Drafter::DraftMtp {
@@ -172,18 +159,28 @@ fn measure(
             d.path.file_name().unwrap_or_default().to_string_lossy()
         ));
     }
-    let g = run_rounds(session.as_mut(), s, &jobs, &rec.id, progress)?;
-    let mut notes = Vec::new();
+    let mut sp = Speculative {
+        draft: s.draft_label.clone(),
+        draft_sha256: draft.as_ref().and_then(|d| d.sha256.clone()),
+        draft_max: s.n_max,
+        draft_min: s.n_min,
+        p_min: s.p_min,
+        draft_n_gpu_layers: s.draft_n_gpu_layers,
+        draft_bytes,
+        by_position: vec![Position::default(); s.n_max as usize],
+        ..Speculative::of_rounds(s.drafter, prompts_of(pf, s, &jobs), Vec::new())
+    };
+    run_rounds(session.as_mut(), s, &jobs, (&rec.id, progress), &mut sp)?;
     if let Some(n) = &pf.note {
-        notes.push(format!("{}: {n}", pf.name));
+        sp.notes.push(format!("{}: {n}", pf.name));
     }
-    notes.extend(random);
-    if let Some(short) = short_generations(&g.rounds, &jobs) {
+    sp.notes
+        .extend(random_weights(s.drafter, target.synthetic, draft.as_ref()));
+    if let Some(short) = short_generations(&sp.rounds, &jobs) {
         progress.note(&format!("{}: {short}", rec.id));
-        notes.push(short);
+        sp.notes.push(short);
     }
-    let sha = draft.as_ref().and_then(|d| d.sha256.clone());
-    let sp = g.record(s, prompts_of(pf, s, &jobs), (sha, draft_bytes), notes);
+    sp.derive();
     rec.n_ctx = n_ctx;
     Ok(finish(rec, s, sp))
 }
@@ -218,33 +215,22 @@ fn finish(rec: &mut TestRecord, s: &SpecTest, sp: Speculative) -> String {
     line
 }
 
-/// What the rounds gathered: each round's totals, and the drafted generations' counters.
-#[derive(Default)]
-struct Gathered {
-    rounds: Vec<SpecRound>,
-    total: Generation,
-    by_position: Vec<Position>,
-    mismatches: u32,
-    compared: u32,
-}
-
-/// Every round of `s` over `jobs`, after an untimed warm-up (the first prompt once each way).
+/// Every round of `s` over `jobs` into `sp`, after an untimed warm-up (the first prompt once
+/// each way); `id` and `progress` say how each round went.
 fn run_rounds(
     session: &mut dyn SpecSession,
     s: &SpecTest,
     jobs: &[Job],
-    id: &str,
-    progress: &mut dyn Progress,
-) -> Result<Gathered, KindError> {
+    (id, progress): (&str, &mut dyn Progress),
+    sp: &mut Speculative,
+) -> Result<(), KindError> {
     // A plain candidate of a tune decodes one way only.
     let sides = |order: [bool; 2]| order.into_iter().filter(|&spec| !spec || !s.is_plain());
     for spec in sides([false, true]) {
         session.generate(&jobs[0].tokens, jobs[0].n_gen, spec)?;
     }
-    let mut g = Gathered {
-        by_position: vec![Position::default(); s.n_max as usize],
-        ..Default::default()
-    };
+    // Drafting and verifying, summed in the generations' nanoseconds.
+    let mut ns = [0u64; 2];
     for r in 0..s.rounds {
         // By the round's number in the run: a tune measures one round at a time.
         let plain_first = (s.first_round + r) % 2 == 0;
@@ -261,15 +247,16 @@ fn run_rounds(
                 let x = session.generate(&j.tokens, j.n_gen, spec)?;
                 out[spec as usize] = Some(x);
             }
-            let [Some(plain), sp] = out else {
+            let [Some(plain), g] = out else {
                 unreachable!("plain decoding ran")
             };
             round.plain_tokens += plain.n_generated;
             round.plain_ns += plain.t_gen_ns;
-            if let Some(sp) = sp {
-                round.spec_tokens += sp.n_generated;
-                round.spec_ns += sp.t_gen_ns;
-                g.add(&plain, &sp);
+            if let Some(g) = g {
+                round.spec_tokens += g.n_generated;
+                round.spec_ns += g.t_gen_ns;
+                sp.add(&plain, &g);
+                ns = [ns[0] + g.t_draft_ns, ns[1] + g.t_verify_ns];
             }
         }
         if !s.is_plain() {
@@ -285,69 +272,10 @@ fn run_rounds(
                 round.spec_ts()
             ));
         }
-        g.rounds.push(round);
+        sp.rounds.push(round);
     }
-    Ok(g)
-}
-
-impl Gathered {
-    /// One prompt's drafted generation `sp` beside its plain one.
-    fn add(&mut self, plain: &Generation, sp: &Generation) {
-        self.compared += 1;
-        // llama.cpp's drafters may draft past the last token asked for (as
-        // llama-speculative-simple's do), so the longer output runs on: the outputs must
-        // agree as far as both go.
-        let n = plain.tokens.len().min(sp.tokens.len());
-        if plain.tokens[..n] != sp.tokens[..n] {
-            self.mismatches += 1;
-        }
-        for (p, &(d, a)) in self.by_position.iter_mut().zip(&sp.by_position) {
-            p.drafted += d;
-            p.accepted += a;
-        }
-        let t = &mut self.total;
-        t.n_steps += sp.n_steps;
-        t.n_drafts += sp.n_drafts;
-        t.n_drafted += sp.n_drafted;
-        t.n_accepted += sp.n_accepted;
-        t.n_restores += sp.n_restores;
-        t.t_draft_ns += sp.t_draft_ns;
-        t.t_verify_ns += sp.t_verify_ns;
-    }
-
-    /// The record: the draft's SHA-256 and bytes, and the notes.
-    fn record(
-        self,
-        s: &SpecTest,
-        prompts: SpecPrompts,
-        (draft_sha256, draft_bytes): (Option<String>, u64),
-        notes: Vec<String>,
-    ) -> Speculative {
-        let t = self.total;
-        let mut sp = Speculative {
-            draft: s.draft_label.clone(),
-            draft_sha256,
-            draft_max: s.n_max,
-            draft_min: s.n_min,
-            p_min: s.p_min,
-            draft_n_gpu_layers: s.draft_n_gpu_layers,
-            draft_bytes,
-            n_steps: t.n_steps,
-            n_drafts: t.n_drafts,
-            n_drafted: t.n_drafted,
-            n_accepted: t.n_accepted,
-            n_restores: t.n_restores,
-            by_position: self.by_position,
-            draft_s: t.t_draft_ns as f64 / 1e9,
-            verify_s: t.t_verify_ns as f64 / 1e9,
-            mismatches: self.mismatches,
-            compared: self.compared,
-            notes,
-            ..Speculative::of_rounds(s.drafter, prompts, self.rounds)
-        };
-        sp.derive();
-        sp
-    }
+    (sp.draft_s, sp.verify_s) = (ns[0] as f64 / 1e9, ns[1] as f64 / 1e9);
+    Ok(())
 }
 
 /// "1.45× (1.31–1.60) over plain, 71% accepted, length 3.1, identical"; "plain 51.2 t/s" for

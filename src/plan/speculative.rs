@@ -116,12 +116,9 @@ pub fn expand(
     let seed = sc.seed.unwrap_or(config.settings.seed);
     let mut out = Vec::new();
     for (mi, m) in models.iter().enumerate() {
-        let Some(axes) = axes_of(config, mi, m) else {
+        let Some(axes) = axes_of(config, mi, m).filter(|_| is_target(sc, m)) else {
             continue;
         };
-        if !is_target(sc, m) {
-            continue;
-        }
         let params = super::first_of_axes(axes, 0, sc.n_gen);
         for &drafter in &sc.drafters {
             let drafts: Vec<Option<&DraftRef>> = match drafter.needs_draft() {

@@ -3,6 +3,8 @@
 //! [`Speculative::derive`].
 
 use crate::config::speculative::Drafter;
+use crate::engine::speculative::Generation;
+pub use crate::engine::speculative::Position;
 use serde::{Deserialize, Serialize};
 
 /// One round: every prompt generated plain and speculative once, in the order `plain_first`
@@ -32,13 +34,6 @@ fn rate(tokens: u64, ns: u64) -> f64 {
     } else {
         tokens as f64 * 1e9 / ns as f64
     }
-}
-
-/// Drafted and accepted tokens at one draft position (0 = the first drafted token).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Position {
-    pub drafted: u64,
-    pub accepted: u64,
 }
 
 /// Speculative over plain decode rate: the geometric mean of the rounds' ratios, with a
@@ -136,14 +131,7 @@ impl Speculative {
         self.n_drafted += next.n_drafted;
         self.n_accepted += next.n_accepted;
         self.n_restores += next.n_restores;
-        if self.by_position.len() < next.by_position.len() {
-            self.by_position
-                .resize(next.by_position.len(), Position::default());
-        }
-        for (p, q) in self.by_position.iter_mut().zip(&next.by_position) {
-            p.drafted += q.drafted;
-            p.accepted += q.accepted;
-        }
+        self.add_positions(&next.by_position);
         self.draft_s += next.draft_s;
         self.verify_s += next.verify_s;
         self.mismatches += next.mismatches;
@@ -155,6 +143,33 @@ impl Speculative {
             }
         }
         self.derive();
+    }
+
+    /// Adds one prompt's drafted generation `g` beside its plain one (its times aside).
+    pub fn add(&mut self, plain: &Generation, g: &Generation) {
+        self.compared += 1;
+        // llama.cpp's drafters may draft past the last token asked for (as
+        // llama-speculative-simple's do), so the longer output runs on: the outputs must
+        // agree as far as both go.
+        let n = plain.tokens.len().min(g.tokens.len());
+        self.mismatches += u32::from(plain.tokens[..n] != g.tokens[..n]);
+        self.n_steps += g.n_steps;
+        self.n_drafts += g.n_drafts;
+        self.n_drafted += g.n_drafted;
+        self.n_accepted += g.n_accepted;
+        self.n_restores += g.n_restores;
+        self.add_positions(&g.by_position);
+    }
+
+    fn add_positions(&mut self, by_position: &[Position]) {
+        if self.by_position.len() < by_position.len() {
+            self.by_position
+                .resize(by_position.len(), Position::default());
+        }
+        for (p, q) in self.by_position.iter_mut().zip(by_position) {
+            p.drafted += q.drafted;
+            p.accepted += q.accepted;
+        }
     }
 
     /// A tune's candidate without a drafter.
@@ -183,13 +198,11 @@ impl Speculative {
         };
         self.plain_ts = mean(&|r| r.plain_ts());
         self.spec_ts = mean(&|r| r.spec_ts());
-        let logs: Vec<f64> = self
-            .rounds
-            .iter()
+        let ratios: Vec<f64> = (self.rounds.iter())
             .filter(|r| r.plain_ts() > 0.0 && r.spec_ts() > 0.0)
-            .map(|r| (r.spec_ts() / r.plain_ts()).ln())
+            .map(|r| r.spec_ts() / r.plain_ts())
             .collect();
-        self.speedup = speedup(&logs);
+        self.speedup = speedup(&ratios);
         self.acceptance_rate =
             (self.n_drafted > 0).then(|| self.n_accepted as f64 / self.n_drafted as f64);
         self.acceptance_length =
@@ -226,20 +239,14 @@ impl Speculative {
 }
 
 /// None with fewer than 2 rounds.
-fn speedup(logs: &[f64]) -> Option<Speedup> {
-    let n = logs.len();
-    if n < 2 {
-        return None;
-    }
-    let m = logs.iter().sum::<f64>() / n as f64;
-    let var = logs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1) as f64;
-    let half = crate::stats::student::t_quantile(0.975, (n - 1) as f64) * (var / n as f64).sqrt();
+fn speedup(ratios: &[f64]) -> Option<Speedup> {
+    let ci = crate::stats::student::log_t_interval(ratios, 0.95)?;
     Some(Speedup {
-        ratio: m.exp(),
-        lo: (m - half).exp(),
-        hi: (m + half).exp(),
+        ratio: crate::stats::log_mean(ratios).exp(),
+        lo: ci.lo,
+        hi: ci.hi,
         level: 0.95,
-        n_rounds: n as u32,
+        n_rounds: ratios.len() as u32,
     })
 }
 
@@ -314,6 +321,46 @@ mod tests {
         assert_eq!(joined.by_position[0].drafted, 24);
         assert_eq!(joined.plain_ts, all.plain_ts);
         assert!(joined.consistent());
+    }
+
+    #[test]
+    fn a_drafted_generation_adds_its_counts_and_is_compared_as_far_as_both_outputs_go() {
+        let mut s = rec(&[(100, 10, 150, 10)]);
+        let plain = Generation {
+            tokens: vec![1, 2, 3],
+            ..Default::default()
+        };
+        // Drafted past the tokens asked for: the same as far as plain decoding went.
+        let longer = Generation {
+            tokens: vec![1, 2, 3, 4],
+            n_steps: 2,
+            n_drafted: 4,
+            n_accepted: 3,
+            by_position: vec![
+                Position {
+                    drafted: 2,
+                    accepted: 2,
+                },
+                Position {
+                    drafted: 2,
+                    accepted: 1,
+                },
+            ],
+            ..Default::default()
+        };
+        s.add(&plain, &longer);
+        assert_eq!((s.compared, s.mismatches), (4, 0));
+        assert_eq!((s.n_steps, s.n_drafted, s.n_accepted), (12, 36, 19));
+        let drafted: Vec<(u64, u64)> = (s.by_position.iter())
+            .map(|p| (p.drafted, p.accepted))
+            .collect();
+        assert_eq!(drafted, [(10, 8), (2, 1)]);
+        let other = Generation {
+            tokens: vec![1, 9],
+            ..Default::default()
+        };
+        s.add(&plain, &other);
+        assert_eq!((s.compared, s.mismatches), (5, 1));
     }
 
     #[test]

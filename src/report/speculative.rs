@@ -69,6 +69,10 @@ fn pct(x: Option<f64>) -> String {
     x.map_or("–".into(), |r| format!("{:.0}%", r * 100.0))
 }
 
+fn length(x: Option<f64>) -> String {
+    x.map_or("–".into(), |l| format!("{l:.2}"))
+}
+
 /// The answer's sentence for one target's rows (best first).
 fn sentence(model: &str, host: &str, rows: &[Row]) -> String {
     let best = &rows[0];
@@ -88,9 +92,7 @@ fn sentence(model: &str, host: &str, rows: &[Row]) -> String {
     let acc = format!(
         "with {} of drafted tokens accepted (mean acceptance length {})",
         pct(best.s.acceptance_rate),
-        best.s
-            .acceptance_length
-            .map_or("–".into(), |l| format!("{l:.2}"))
+        length(best.s.acceptance_length)
     );
     let interval = format!("{:.2}× ({:.2}–{:.2})", sp.ratio, sp.lo, sp.hi);
     let slower: Vec<String> = (rows.iter())
@@ -179,10 +181,7 @@ fn table(rows: &[Row]) -> Table {
                 f1(s.spec_ts),
                 Cell::text(speed),
                 Cell::text(pct(s.acceptance_rate)),
-                Cell::text(
-                    s.acceptance_length
-                        .map_or("–".into(), |l| format!("{l:.2}")),
-                ),
+                Cell::text(length(s.acceptance_length)),
                 Cell::text(match pos.is_empty() {
                     true => "–".into(),
                     false => format!("{}%", pos.join(" / ")),

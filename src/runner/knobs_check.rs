@@ -20,17 +20,12 @@ pub struct Offer<'a> {
 
 /// Every sweep of the configuration with a name for messages, its values by knob, and the
 /// model file it runs on (None for a ladder, whose variants are built later).
-fn sweeps(config: &Config) -> Vec<(String, &crate::config::Axes, Option<&Path>)> {
-    let mut out: Vec<(String, &crate::config::Axes, Option<&Path>)> = Vec::new();
-    for m in &config.models {
-        if m.path.is_some() {
-            out.push((format!("model {:?}", m.name), &m.axes, m.path.as_deref()));
-        }
-    }
-    for l in &config.ladders {
-        out.push((format!("ladder {:?}", l.name), &l.axes, None));
-    }
-    out
+pub(crate) fn sweeps(config: &Config) -> Vec<(String, &crate::config::Axes, Option<&Path>)> {
+    let models = (config.models.iter())
+        .filter(|m| m.path.is_some())
+        .map(|m| (format!("model {:?}", m.name), &m.axes, m.path.as_deref()));
+    let ladders = (config.ladders.iter()).map(|l| (format!("ladder {:?}", l.name), &l.axes, None));
+    models.chain(ladders).collect()
 }
 
 fn values<'a>(a: &'a crate::config::Axes, name: &str) -> &'a [KnobValue] {

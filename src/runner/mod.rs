@@ -39,7 +39,6 @@ pub struct RunOptions {
     pub scope: Scope,
     /// Where the result file goes; `None` writes nothing (dry use from the library).
     pub results_dir: Option<PathBuf>,
-    pub command: Vec<String>,
     /// Continue the run in this result file, skipping the tests it holds.
     pub resume: Option<PathBuf>,
     /// Run only this model's tests (`--isolate` children, which say nothing of the file).
@@ -63,7 +62,6 @@ impl RunOptions {
             shard: None,
             scope: Scope::All,
             results_dir,
-            command: Vec::new(),
             resume: None,
             only_model: None,
             stop: None,

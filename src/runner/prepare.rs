@@ -44,13 +44,10 @@ pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerEr
     prepare_for(config, filters, false)
 }
 
-/// As [`prepare`], for a plan that runs nothing (a dry run): a dataset `scripts/setup`
-/// fetches that is not there yet is left out ([`not_fetched_datasets`] names it).
-pub fn prepare_plan(config: &Config, filters: &[String]) -> Result<Prepared, RunnerError> {
-    prepare_for(config, filters, true)
-}
-
-fn prepare_for(
+/// As [`prepare`]; `planning`: for a plan that runs nothing (a dry run), where a dataset
+/// `scripts/setup` fetches that is not there yet is left out ([`not_fetched_datasets`]
+/// names it).
+pub fn prepare_for(
     config: &Config,
     filters: &[String],
     planning: bool,

@@ -233,8 +233,7 @@ fn knob_checks(cfg: &Config, child: bool) -> Result<(), runner::KnobError> {
         offload_devices,
     };
     let mut warnings = runner::knobs_check::check(cfg, &offer)?;
-    let sweeps = local_axes(cfg).chain(cfg.ladders.iter().map(|l| &l.axes));
-    for axes in sweeps {
+    for (_, axes, _) in runner::knobs_check::sweeps(cfg) {
         for (name, values) in &axes.knobs {
             for v in values {
                 let mut k = config::knobs::Knobs::default();
@@ -274,7 +273,6 @@ fn sweep_here(s: Started) -> Result<Swept, RunnerError> {
         scope: request.scope,
         resume: request.resume.clone(),
         only_model: request.only_model.clone(),
-        command: s.info.command.clone(),
         stop: Some(s.stop.clone()),
         bandwidth: s.bandwidth,
         power: true,

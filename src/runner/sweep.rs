@@ -284,27 +284,20 @@ impl<'a> Sweep<'a> {
         rec: &mut TestRecord,
         progress: &mut dyn Progress,
     ) -> String {
-        let prep = self.prep;
-        let header = |p: &std::path::Path| crate::gguf::reader::read_header(p).ok();
-        let target = header(std::path::Path::new(&self.models[t.model].path));
+        let header = |p: &Path| crate::gguf::reader::read_header(p).ok();
+        let mrec = &self.models[t.model];
+        let th = header(Path::new(&mrec.path));
+        let target = kinds::speculative::Target {
+            synthetic: mrec.provenance.as_ref().is_some_and(|p| p.synthetic),
+            mtp_bytes: th.as_ref().map_or(0, kinds::speculative::mtp_bytes),
+        };
         let draft = self.draft_file(s).and_then(|d| {
             let dh = d.as_ref().and_then(|d| header(&d.path));
-            match target
-                .as_ref()
-                .and_then(|th| kinds::speculative::refusal(s.drafter, th, dh.as_ref()))
-            {
-                Some(why) => Err(KindError::Refused(why)),
-                None => Ok(d),
-            }
+            let why = (th.as_ref())
+                .and_then(|th| kinds::speculative::refusal(s.drafter, th, dh.as_ref()));
+            why.map_or(Ok(d), |why| Err(KindError::Refused(why)))
         });
-        let prompts = prep.spec_prompts.as_ref();
-        let target = kinds::speculative::Target {
-            synthetic: self.models[t.model]
-                .provenance
-                .as_ref()
-                .is_some_and(|p| p.synthetic),
-            mtp_bytes: target.as_ref().map_or(0, kinds::speculative::mtp_bytes),
-        };
+        let prompts = self.prep.spec_prompts.as_ref();
         match draft {
             Ok(d) => kinds::speculative::run(m, prompts, s, d, target, rec, progress),
             Err(e) => {

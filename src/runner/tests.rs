@@ -24,7 +24,6 @@ fn opts(cfg: Config, dir: &Path) -> RunOptions {
         filters: vec![],
         shard: None,
         results_dir: Some(dir.join("results")),
-        command: vec![],
         resume: None,
         only_model: None,
         stop: None,

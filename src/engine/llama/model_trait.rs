@@ -30,11 +30,12 @@ impl Model for LlamaModel {
     fn speculative(
         &self,
         p: &TestParams,
-        d: &crate::engine::speculative::DrafterParams,
+        s: &crate::plan::speculative::SpecTest,
+        draft: Option<&std::path::Path>,
         n_ctx: u32,
     ) -> Result<Box<dyn crate::engine::speculative::SpecSession + '_>, EngineError> {
         Ok(Box::new(super::spec::LlamaSpecSession::new(
-            self, p, d, n_ctx,
+            self, p, s, draft, n_ctx,
         )?))
     }
 

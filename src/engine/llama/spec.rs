@@ -10,8 +10,9 @@ use super::context::Context;
 use super::model::LlamaModel;
 use super::params::llama_bench;
 use crate::engine::EngineError;
-use crate::engine::speculative::{DrafterParams, Generation, SpecSession};
+use crate::engine::speculative::{Generation, Position, SpecSession};
 use crate::plan::TestParams;
+use crate::plan::speculative::SpecTest;
 
 #[repr(C)]
 struct Opts {
@@ -25,22 +26,17 @@ struct Opts {
     n_batch: i32,
     n_ubatch: i32,
     flash_attn: i32,
-    ngram_size_n: u16,
-    ngram_size_m: u16,
-    ngram_min_hits: u16,
 }
 
 #[repr(C)]
 #[derive(Default, Clone, Copy)]
 struct Stats {
-    n_prompt: i64,
     n_generated: i64,
     n_steps: i64,
     n_drafts: i64,
     n_drafted: i64,
     n_accepted: i64,
     n_restores: i64,
-    t_prefill_s: f64,
     t_gen_s: f64,
     t_draft_s: f64,
     t_verify_s: f64,
@@ -107,16 +103,15 @@ impl<'m> LlamaSpecSession<'m> {
     pub(super) fn new(
         model: &'m LlamaModel,
         p: &TestParams,
-        d: &DrafterParams,
+        s: &SpecTest,
+        draft: Option<&std::path::Path>,
         n_ctx: u32,
     ) -> Result<Self, EngineError> {
-        // llama.cpp's `common_speculative_type` value.
-        let kind = d.kind as i32;
         let mut cp = llama_bench(p)?.0;
         cp.n_ctx = n_ctx;
         cp.n_seq_max = 1;
         cp.n_outputs_max =
-            unsafe { tpsb_spec_outputs(cp.n_batch as i32, d.n_max as i32) }.max(1) as u32;
+            unsafe { tpsb_spec_outputs(cp.n_batch as i32, s.n_max as i32) }.max(1) as u32;
         // No ggml thread pool of our own, unlike a tg test's session: the draft context gets
         // llama.cpp's default one, as in llama-speculative-simple, and a spinning pool of
         // the target's would take the cores the draft model runs on.
@@ -124,24 +119,21 @@ impl<'m> LlamaSpecSession<'m> {
         cp.n_threads_batch = p.n_threads as i32;
         let what = format!("a speculative test's target context of {n_ctx} tokens");
         let ctx = model.new_context(cp, &what).0?;
-        let path = (d.draft.as_deref())
+        let path = draft
             .map(|p| super::c_string(&p.to_string_lossy(), "the draft path"))
             .transpose()?;
         let o = Opts {
-            kind,
+            // llama.cpp's `common_speculative_type` value.
+            kind: s.drafter as i32,
             draft_path: path.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
-            draft_n_gpu_layers: d.draft_n_gpu_layers,
-            n_max: d.n_max as i32,
-            n_min: d.n_min as i32,
-            p_min: d.p_min,
+            draft_n_gpu_layers: s.draft_n_gpu_layers,
+            n_max: s.n_max as i32,
+            n_min: s.n_min as i32,
+            p_min: s.p_min as f32,
             n_threads: p.n_threads as i32,
             n_batch: cp.n_batch as i32,
             n_ubatch: cp.n_ubatch as i32,
             flash_attn: cp.flash_attn_type,
-            // The n-gram methods' key size, value size and minimum hits: llama.cpp's defaults.
-            ngram_size_n: 0,
-            ngram_size_m: 0,
-            ngram_min_hits: 0,
         };
         let mut err = vec![0u8; 512];
         super::backend::take_first_error();
@@ -165,7 +157,7 @@ impl<'m> LlamaSpecSession<'m> {
         Ok(LlamaSpecSession {
             drafter: Drafter(raw),
             _ctx: ctx,
-            n_max: d.n_max,
+            n_max: s.n_max,
         })
     }
 }
@@ -215,19 +207,18 @@ impl SpecSession for LlamaSpecSession<'_> {
         let n = |x: i64| x.max(0) as u64;
         Ok(Generation {
             tokens: out,
-            n_prompt: n(st.n_prompt),
             n_generated: n(st.n_generated),
             n_steps: n(st.n_steps),
             n_drafts: n(st.n_drafts),
             n_drafted: n(st.n_drafted),
             n_accepted: n(st.n_accepted),
             n_restores: n(st.n_restores),
-            by_position: drafted
-                .iter()
-                .zip(&accepted)
-                .map(|(&d, &a)| (n(d), n(a)))
+            by_position: (drafted.iter().zip(&accepted))
+                .map(|(&d, &a)| Position {
+                    drafted: n(d),
+                    accepted: n(a),
+                })
                 .collect(),
-            t_prefill_ns: ns(st.t_prefill_s),
             t_gen_ns: ns(st.t_gen_s),
             t_draft_ns: ns(st.t_draft_s),
             t_verify_ns: ns(st.t_verify_s),

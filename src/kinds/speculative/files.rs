@@ -3,6 +3,7 @@
 //! its files cannot serve (llama.cpp would assert or abort on them).
 
 use crate::config::speculative::Drafter;
+use crate::gguf::header::Header;
 
 /// The draft model's file, and its SHA-256 when known.
 pub struct DraftFile {
@@ -24,7 +25,7 @@ pub struct Target {
 
 /// The bytes of every block of `target` that holds a nextn tensor: the MTP layers, which
 /// draft-mtp drafts with and plain decoding never reads.
-pub fn mtp_bytes(target: &crate::gguf::header::Header) -> u64 {
+pub fn mtp_bytes(target: &Header) -> u64 {
     let block =
         |name: &str| -> Option<u64> { name.strip_prefix("blk.")?.split('.').next()?.parse().ok() };
     let mtp: Vec<u64> = target
@@ -43,15 +44,9 @@ pub fn mtp_bytes(target: &crate::gguf::header::Header) -> u64 {
 
 /// Why `drafter` cannot run on this target and draft (from their GGUF headers): llama.cpp's
 /// own detection asserts on files it does not expect, or fails deep inside the drafter.
-pub fn refusal(
-    drafter: Drafter,
-    target: &crate::gguf::header::Header,
-    draft: Option<&crate::gguf::header::Header>,
-) -> Option<String> {
-    let has = |h: &crate::gguf::header::Header, part: &str| {
-        h.tensors.iter().any(|t| t.name.contains(part))
-    };
-    let arch = |h: &crate::gguf::header::Header| h.architecture().unwrap_or("unknown").to_string();
+pub fn refusal(drafter: Drafter, target: &Header, draft: Option<&Header>) -> Option<String> {
+    let has = |h: &Header, part: &str| h.tensors.iter().any(|t| t.name.contains(part));
+    let arch = |h: &Header| h.architecture().unwrap_or("unknown").to_string();
     match (drafter, draft) {
         (Drafter::DraftMtp, _) if !has(target, ".nextn.") => Some(format!(
             "draft-mtp drafts with the model's own multi-token-prediction (nextn) layers, and \
@@ -106,12 +101,9 @@ const LAYER_INPUTS: &[&str] = &[
 /// Why Eagle3 draft `d` does not fit `target`, from their headers: llama.cpp checks none of
 /// this before it aborts (a target layer it cannot extract, an encoder fed rows of the wrong
 /// width, a borrowed embedding of another width).
-fn eagle3_misfit(
-    target: &crate::gguf::header::Header,
-    d: &crate::gguf::header::Header,
-) -> Option<String> {
+fn eagle3_misfit(target: &Header, d: &Header) -> Option<String> {
     let ta = target.architecture().unwrap_or("unknown");
-    let key = |h: &crate::gguf::header::Header, k: &str| {
+    let key = |h: &Header, k: &str| {
         let a = h.architecture().unwrap_or("unknown");
         h.get(&format!("{a}.{k}"))
             .and_then(crate::gguf::Value::as_u64)

@@ -35,7 +35,6 @@ fn opts(cfg: Config, dir: &Path, filters: &[&str]) -> RunOptions {
         filters: filters.iter().map(|s| s.to_string()).collect(),
         shard: None,
         results_dir: Some(dir.join("results")),
-        command: vec![],
         resume: None,
         only_model: None,
         stop: None,

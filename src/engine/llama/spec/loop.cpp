@@ -64,21 +64,16 @@ struct tpsb_spec_opts {
     int32_t n_batch;
     int32_t n_ubatch;
     int32_t flash_attn;          // llama_flash_attn_type: -1 auto, 0 off, 1 on
-    uint16_t ngram_size_n;       // 0: llama.cpp's default for the type
-    uint16_t ngram_size_m;
-    uint16_t ngram_min_hits;
 };
 
 // One generation's counts and times. Mirrored by `spec::Stats`.
 struct tpsb_spec_stats {
-    int64_t n_prompt;      // tokens decoded before generation (the prompt but its last)
     int64_t n_generated;   // tokens generated (speculative-simple's n_predict)
     int64_t n_steps;       // target decodes during generation
     int64_t n_drafts;      // steps that verified a non-empty draft
     int64_t n_drafted;     // drafted tokens verified
     int64_t n_accepted;    // of those, accepted
     int64_t n_restores;    // partial acceptances undone through a checkpoint
-    double t_prefill_s;
     double t_gen_s;        // the whole generation, drafting and verifying
     double t_draft_s;      // in common_speculative_draft
     double t_verify_s;     // the target's decodes of [id_last, draft...] and the drafter's processing of them
@@ -191,17 +186,7 @@ tpsb_spec * tpsb_spec_new(llama_model * model_tgt, llama_context * ctx_tgt,
     if (o->draft_path != nullptr) {
         sp.draft.mparams.path = o->draft_path;
     }
-    for (auto * ng : { &sp.ngram_simple, &sp.ngram_map_k, &sp.ngram_map_k4v }) {
-        if (o->ngram_size_n > 0) {
-            ng->size_n = o->ngram_size_n;
-        }
-        if (o->ngram_size_m > 0) {
-            ng->size_m = o->ngram_size_m;
-        }
-        if (o->ngram_min_hits > 0) {
-            ng->min_hits = o->ngram_min_hits;
-        }
-    }
+    // The n-gram types keep llama.cpp's default key and value sizes and minimum hits.
 
     const bool needs_ctx = o->type == COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE ||
                            o->type == COMMON_SPECULATIVE_TYPE_DRAFT_EAGLE3 ||
@@ -326,7 +311,6 @@ int tpsb_spec_generate(tpsb_spec * s, const int32_t * prompt, size_t n_prompt, i
     }
     std::unique_ptr<common_speculative, common_speculative_deleter> spec_owner(spec);
 
-    const double t0 = now_s();
     {
         // In chunks of n_batch, as llama-server feeds a prompt: a batch holds at most n_batch
         // tokens (beyond it llama.cpp aborts in common_batch::get_sub_batch), and a sweep may
@@ -354,9 +338,6 @@ int tpsb_spec_generate(tpsb_spec * s, const int32_t * prompt, size_t n_prompt, i
         }
     }
     llama_synchronize(ctx_tgt);
-    const double t1 = now_s();
-    st->n_prompt = (int64_t) inp.size() - 1;
-    st->t_prefill_s = t1 - t0;
 
     llama_token id_last = inp.back();
     llama_tokens prompt_tgt(inp.begin(), inp.end() - 1);
