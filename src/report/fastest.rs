@@ -40,15 +40,7 @@ impl Fastest {
 pub(crate) fn figure(t: &TestRecord, v: f64) -> (Figure, Option<LevelInterval>) {
     let i = (t.stats.as_ref().and_then(|s| s.interval))
         .or_else(|| LevelInterval::of(Covers::WithinLaunch, &t.samples_ts));
-    let f = match i {
-        Some(i) => Figure {
-            value: v,
-            lo: i.lo.min(v),
-            hi: i.hi.max(v),
-        },
-        None => Figure::point(v),
-    };
-    (f, i)
+    (Figure::widened(v, i.as_ref()), i)
 }
 
 /// The answer per group of `tests` (one machine's) at two or more placements, all else equal;

@@ -95,14 +95,7 @@ fn choice(t: &crate::record::TestRecord) -> Choice {
     let rounds = t.round_medians();
     let v = crate::stats::mean(&rounds);
     let covers = crate::stats::analysis::Covers::BetweenRounds;
-    let speed = match LevelInterval::of(covers, &rounds) {
-        Some(i) => Figure {
-            value: v,
-            lo: i.lo.min(v),
-            hi: i.hi.max(v),
-        },
-        None => Figure::point(v),
-    };
+    let speed = Figure::widened(v, LevelInterval::of(covers, &rounds).as_ref());
     Choice {
         speed,
         rounds,

@@ -116,7 +116,6 @@ fn test_seconds(
     size: Option<&Size>,
     c: &Ceilings,
     e: &Earlier,
-    reps: f64,
     config: &Config,
 ) -> f64 {
     let quality = match t.detail {
@@ -146,7 +145,13 @@ fn test_seconds(
         f64::from(p.n_prompt) * 2.0 * s.n_params / flops
             + f64::from(p.n_gen) * s.per_token / (0.6 * bw)
     });
-    reps * (timed + prefill)
+    // A warm-up decodes the whole prompt but one generated token (`PreparedTest::new`).
+    let st = &config.settings;
+    let warm = match (p.n_prompt, p.n_gen) {
+        (0, n) if n > 0 => 1.0 / f64::from(n),
+        _ => 1.0,
+    };
+    (f64::from(st.repetitions) + warm * f64::from(st.warmup)) * (timed + prefill)
 }
 
 /// The estimated wall time of `tests`, in seconds, and at most (auto rounds: the budget).
@@ -158,7 +163,6 @@ pub fn estimate(
     e: &Earlier,
 ) -> (f64, f64) {
     let st = &config.settings;
-    let reps = f64::from(st.warmup + st.repetitions);
     let sizes: Vec<Option<Size>> = (0..prep.models.len())
         .map(|i| size_of(config, prep, i))
         .collect();
@@ -169,7 +173,7 @@ pub fn estimate(
     let mut round = 0.0;
     for t in tests {
         // A fresh context for each test: 0.1 s.
-        let s = 0.1 + test_seconds(t, sizes[t.model].as_ref(), c, e, reps, config);
+        let s = 0.1 + test_seconds(t, sizes[t.model].as_ref(), c, e, config);
         if super::rounds::rounds_apply(t) {
             round += s
         } else {
@@ -182,15 +186,20 @@ pub fn estimate(
         .iter()
         .map(|(m, _, _)| 0.5 + sizes[*m].as_ref().map_or(0.0, |s| s.file as f64 / 3e9))
         .sum::<f64>();
-    let rounds = f64::from(st.rounds.max(1));
-    match st.auto_rounds {
+    span(once, round, st.rounds, st.auto_rounds)
+}
+
+/// The run's seconds, and at most, from its one-off part and one round's: auto rounds run
+/// two at least (fewer pair nothing) and begin none after `max_seconds`.
+fn span(once: f64, round: f64, rounds: u32, auto: Option<crate::config::AutoRounds>) -> (f64, f64) {
+    let all = once + round * f64::from(rounds.max(1));
+    match auto {
         Some(a) => {
-            // No round begins after max_seconds; the first always runs.
-            let most =
-                (once + round * rounds).min(a.max_seconds.map_or(f64::MAX, |m| once + m + round));
+            let budget = a.max_seconds.map_or(f64::MAX, |m| once + m + round);
+            let most = all.min(budget.max(once + 2.0 * round));
             ((once + 2.0 * round).min(most), most)
         }
-        None => (once + round * rounds, once + round * rounds),
+        None => (all, all),
     }
 }
 
@@ -378,4 +387,24 @@ fn estimate_line(e: &Earlier, results: &Path, secs: f64, most: f64) -> String {
         "\nestimated wall time: {}{span} (from {from}); nothing was loaded\n",
         show(secs)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::span;
+    use crate::config::AutoRounds;
+
+    #[test]
+    fn auto_rounds_are_estimated_at_two_rounds_at_least_whatever_their_budget() {
+        let auto = |max_seconds| AutoRounds {
+            max_rounds: 20,
+            max_seconds: Some(max_seconds),
+            budget_given: true,
+        };
+        // A round of 1000 s against a budget of 180 s: the run still makes two.
+        assert_eq!(span(100.0, 1000.0, 20, Some(auto(180.0))), (2100.0, 2100.0));
+        // A budget of five rounds: two expected, six at most (the last begins inside it).
+        assert_eq!(span(0.0, 10.0, 20, Some(auto(50.0))), (20.0, 60.0));
+        assert_eq!(span(5.0, 10.0, 3, None), (35.0, 35.0));
+    }
 }

@@ -29,6 +29,16 @@ impl Figure {
         }
     }
 
+    /// `value` with interval `i` widened to hold it (a mean can fall outside a bootstrap's
+    /// or a log-scale interval); a point without one.
+    pub fn widened(value: f64, i: Option<&super::analysis::LevelInterval>) -> Figure {
+        i.map_or(Figure::point(value), |i| Figure {
+            value,
+            lo: i.lo.min(value),
+            hi: i.hi.max(value),
+        })
+    }
+
     /// The intervals of `self` and `other` are apart and `self` lies above.
     pub fn established_above(&self, other: &Figure) -> bool {
         self.lo > other.hi
