@@ -162,20 +162,7 @@ fn baselines(record: &RunRecord) -> bool {
         return false;
     };
     match compare::load_side(&name, &dir) {
-        Ok(base) => {
-            let this = compare::side_of_run("this run", record);
-            let settings = compare::baseline_settings(&this);
-            let report = compare::compare_sides(&base, &this, &[], &settings);
-            eprint!(
-                "\n{}",
-                report.to_markdown(&format!("baseline {name}"), "this run")
-            );
-            let line = report.regression_line(0.05);
-            if let Some(line) = &line {
-                eprintln!("error: {line} against baseline {name:?}");
-            }
-            line.is_some()
-        }
+        Ok(base) => compare::against_baseline(&base, &name, record),
         Err(e) => {
             eprintln!("error: {e}");
             false

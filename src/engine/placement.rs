@@ -472,9 +472,7 @@ pub fn mismatches(asked: &Asked, p: &Placement) -> Vec<String> {
 
 /// `0, 1, 5` (sorted, deduplicated, at most 12 shown).
 fn list(layers: &[u32]) -> String {
-    let mut v = layers.to_vec();
-    v.sort_unstable();
-    v.dedup();
+    let v = crate::util::sorted_unique(layers.iter().copied());
     let shown: Vec<String> = v.iter().take(12).map(u32::to_string).collect();
     let more = v.len().saturating_sub(12);
     if more > 0 {

@@ -172,13 +172,12 @@ pub(crate) fn served_ready(
             b.join("+")
         }
     };
-    let mut mine: Vec<String> = devices
-        .iter()
-        .filter(|d| d.kind != crate::engine::DeviceKind::Cpu)
-        .map(|d| d.backend.clone())
-        .collect();
-    mine.sort();
-    mine.dedup();
+    let mine = crate::util::sorted_unique(
+        devices
+            .iter()
+            .filter(|d| d.kind != crate::engine::DeviceKind::Cpu)
+            .map(|d| d.backend.clone()),
+    );
     for mi in models {
         let m = &config.models[mi];
         let Some(ServerLaunch::LlamaServer { binary, .. }) =

@@ -47,13 +47,11 @@ pub fn server_backends(binary: &Path) -> Option<Vec<String>> {
         .lines()
         .skip_while(|l| !l.starts_with("Available devices"));
     lines.next()?;
-    let mut v: Vec<String> = lines
-        .filter_map(|l| l.trim().split_once(':').map(|(n, _)| n))
-        .map(|n| n.trim_end_matches(|c: char| c.is_ascii_digit()).to_string())
-        .collect();
-    v.sort();
-    v.dedup();
-    Some(v)
+    Some(crate::util::sorted_unique(
+        lines
+            .filter_map(|l| l.trim().split_once(':').map(|(n, _)| n))
+            .map(|n| n.trim_end_matches(|c: char| c.is_ascii_digit()).to_string()),
+    ))
 }
 
 /// The `sources=` line of the stamp `scripts/reference-tools --server` writes beside its
