@@ -41,11 +41,7 @@ fn eval_text(l: &Ladder) -> Result<EvalText, LadderError> {
         path: p.clone(),
         cause,
     };
-    let mut head = [0u8; 256];
-    let n = std::fs::File::open(p)
-        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-        .map_err(read)?;
-    let (text, kind) = if crate::serving::sharegpt::looks_like(&head[..n]) {
+    let (text, kind) = if crate::serving::sharegpt::is_file(p).map_err(read)? {
         let budget = 16 * (l.eval.n_ctx * l.eval.n_chunks) as usize;
         let f = crate::serving::dataset::load(p).map_err(|e| input(p, e))?;
         let mut text = String::new();

@@ -22,7 +22,7 @@ use crate::config::Config;
 use crate::engine::Engine;
 use crate::output::progress::Progress;
 use crate::plan::{self, Plan, PlannedTest};
-use crate::record::{ModelRecord, RunInfo, RunRecord, ShardInfo, Status, TestRecord};
+use crate::record::{ModelRecord, RunInfo, RunRecord, Status, TestRecord};
 use crate::util::system;
 
 pub use error::{KnobError, OptionError, RunnerError};
@@ -267,10 +267,7 @@ pub fn describe_plan(mut info: RunInfo, plan: &Plan, opts: &RunOptions) -> RunIn
     info.plan_hash = Some(plan.hash(&opts.config.settings));
     info.plan_settings = Some(plan::build::settings_line(&opts.config.settings));
     info.plan_ids = plan.tests.iter().map(|t| t.id.clone()).collect();
-    info.shard = opts.shard.map(|s| ShardInfo {
-        index: s.index,
-        count: s.count,
-    });
+    info.shard = opts.shard;
     info
 }
 

@@ -61,9 +61,7 @@ pub fn open(
 pub fn first_difference(file: &RunInfo, now: &RunInfo) -> Option<String> {
     if file.shard != now.shard {
         let show = |s: Option<crate::record::ShardInfo>| {
-            s.map_or("no shard".to_string(), |s| {
-                format!("shard {}/{}", s.index, s.count)
-            })
+            s.map_or("no shard".to_string(), |s| format!("shard {s}"))
         };
         return Some(format!(
             "the file holds {}, this run is {}",

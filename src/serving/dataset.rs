@@ -114,13 +114,7 @@ pub fn load(path: &Path) -> Result<PromptFile, DatasetError> {
         cause,
     };
     let name = crate::config::values::file_name(path);
-    let mut head = [0u8; 256];
-    let n = {
-        use std::io::Read;
-        let mut f = std::fs::File::open(path).map_err(read_err)?;
-        f.read(&mut head).map_err(read_err)?
-    };
-    if super::sharegpt::looks_like(&head[..n]) {
+    if super::sharegpt::is_file(path).map_err(read_err)? {
         let f = std::fs::File::open(path).map_err(read_err)?;
         let r = super::sharegpt::read(f).map_err(|why| DatasetError::Parse {
             name: path.display().to_string(),

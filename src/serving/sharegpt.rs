@@ -156,8 +156,15 @@ impl<'de> Visitor<'de> for Turns {
     }
 }
 
+/// Whether the file at `path` looks like a ShareGPT file (its first 256 bytes).
+pub fn is_file(path: &std::path::Path) -> std::io::Result<bool> {
+    let mut head = [0u8; 256];
+    let n = std::io::Read::read(&mut std::fs::File::open(path)?, &mut head)?;
+    Ok(looks_like(&head[..n]))
+}
+
 /// Whether `text` looks like a ShareGPT file (a JSON array) rather than a prompt file.
-pub fn looks_like(head: &[u8]) -> bool {
+fn looks_like(head: &[u8]) -> bool {
     head.iter()
         .find(|b| !b.is_ascii_whitespace())
         .is_some_and(|&b| b == b'[')
