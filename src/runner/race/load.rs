@@ -1,7 +1,8 @@
 //! A candidate's model file, and its load time, cold and warm, per model file and
-//! model-level settings (`load_mode` among them): cold after `posix_fadvise(POSIX_FADV_DONTNEED)` drops the file's clean pages
-//! (the race holds no model then), warm loaded again at once. The figure is the median of
-//! three, with the range beside it; `max_load_seconds` limits the cold median.
+//! model-level settings (`load_mode` among them): cold after
+//! `posix_fadvise(POSIX_FADV_DONTNEED)` drops the file's clean pages (the race holds no
+//! model then), warm loaded again at once. The figure is the median of three, with the range
+//! beside it; `max_load_seconds` limits the cold median.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
