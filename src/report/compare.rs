@@ -34,11 +34,10 @@ pub fn load_side(spec: &str, baseline_dir: &Path) -> Result<Side, CompareError> 
     let files: Vec<PathBuf> = if path.is_file() {
         vec![path.clone()]
     } else if path.is_dir() {
-        let v =
-            crate::record::results::json_files(&path).map_err(|cause| CompareError::ReadDir {
-                spec: spec_(),
-                cause,
-            })?;
+        let v = results::json_files(&path).map_err(|cause| CompareError::ReadDir {
+            spec: spec_(),
+            cause,
+        })?;
         if v.is_empty() {
             return Err(CompareError::NoResultFiles { spec: spec_() });
         }
@@ -91,8 +90,7 @@ pub fn side_of_run(label: &str, run: &RunRecord) -> Side {
 }
 
 fn sides_tests(run: &RunRecord) -> Vec<(String, TestRecord)> {
-    run.tests
-        .iter()
+    (run.tests.iter())
         .filter(|t| t.status == Status::Ok && !t.samples_ts.is_empty())
         .map(|t| {
             let sha = run.model_of(t).map(|m| m.sha256.clone());
@@ -103,11 +101,13 @@ fn sides_tests(run: &RunRecord) -> Vec<(String, TestRecord)> {
 
 /// The properties a test is joined on: the model file and every parameter.
 fn properties(sha: &str, t: &TestRecord) -> BTreeMap<String, String> {
-    let mut m = BTreeMap::new();
-    m.insert("model".to_string(), sha.to_string());
-    for (k, v) in t.params.all_fields() {
-        m.insert(k, v.to_string());
-    }
+    let mut m = BTreeMap::from([("model".to_string(), sha.to_string())]);
+    m.extend(
+        t.params
+            .all_fields()
+            .into_iter()
+            .map(|(k, v)| (k, v.to_string())),
+    );
     m
 }
 
@@ -151,12 +151,10 @@ pub struct Report {
 
 pub fn measured(t: &TestRecord) -> Measured {
     let round_medians = t.round_medians();
+    let few = round_medians.len() < 2;
+    let repetitions = if few { t.samples_ts.clone() } else { vec![] };
     Measured {
-        repetitions: if round_medians.len() < 2 {
-            t.samples_ts.clone()
-        } else {
-            Vec::new()
-        },
+        repetitions,
         round_medians,
     }
 }
@@ -179,14 +177,11 @@ pub fn compare_sides(a: &Side, b: &Side, ignore: &[String], settings: &Settings)
         p.retain(|k, _| !skip.contains(k));
         p
     };
-    let described = skip
-        .iter()
+    let described = (skip.iter())
         .map(|k| {
             let first = |s: &Side| {
-                s.tests
-                    .first()
-                    .map(|(sha, t)| properties(sha, t).get(k).cloned().unwrap_or_default())
-                    .unwrap_or_default()
+                let value = |(sha, t): &(String, TestRecord)| properties(sha, t).get(k).cloned();
+                s.tests.first().and_then(value).unwrap_or_default()
             };
             // A model is its sha256: 12 hex digits tell two apart.
             let n = if k == "model" { 12 } else { usize::MAX };
@@ -224,12 +219,9 @@ impl Report {
     /// Rows that fail CI at `threshold` (0.05 = 5%): established slower, the estimate beyond
     /// it. Against the right noise floor, identical code fails at most at alpha's rate.
     pub fn regressions(&self, threshold: f64) -> Vec<&Row> {
-        self.rows
-            .iter()
-            .filter(|r| {
-                let c = &r.comparison;
-                c.verdict == Verdict::Slower && c.speedup < 1.0 - threshold
-            })
+        let slower = |c: &Comparison| c.verdict == Verdict::Slower && c.speedup < 1.0 - threshold;
+        (self.rows.iter())
+            .filter(|r| slower(&r.comparison))
             .collect()
     }
 
@@ -239,8 +231,7 @@ impl Report {
         if regressions.is_empty() {
             return None;
         }
-        let single = regressions
-            .iter()
+        let single = (regressions.iter())
             .filter(|r| r.comparison.method == Method::NoiseFloor)
             .count();
         let how = if single > 0 {
@@ -259,8 +250,7 @@ impl Report {
     }
 
     pub fn inconclusive(&self) -> Vec<&Row> {
-        self.rows
-            .iter()
+        (self.rows.iter())
             .filter(|r| r.comparison.verdict == Verdict::Inconclusive)
             .collect()
     }
@@ -273,20 +263,9 @@ impl Report {
             out.push_str(&format!("compared across {k}: {va} (A) vs {vb} (B)\n"));
         }
         out.push_str(&format!("A = {}\nB = {}\n\n", md(a), md(b)));
-        let mut table: Vec<Vec<String>> = vec![
-            [
-                "test",
-                "A t/s (median)",
-                "B t/s (median)",
-                "rounds",
-                "speedup B/A",
-                "95% interval",
-                "covers",
-                "verdict",
-            ]
-            .map(String::from)
-            .to_vec(),
-        ];
+        let header =
+            "test|A t/s (median)|B t/s (median)|rounds|speedup B/A|95% interval|covers|verdict";
+        let mut table = vec![header.split('|').map(String::from).collect::<Vec<_>>()];
         for r in &self.rows {
             let c = &r.comparison;
             let rounds = if c.rounds.0 == c.rounds.1 {
@@ -308,11 +287,7 @@ impl Report {
         out.push_str(&crate::util::table::aligned(&table, &|c| {
             matches!(c, 0 | 5 | 6 | 7)
         }));
-        if self
-            .rows
-            .iter()
-            .any(|r| r.comparison.method == Method::NoiseFloor)
-        {
+        if (self.rows.iter()).any(|r| r.comparison.method == Method::NoiseFloor) {
             out.push_str(&format!(
                 "\nSeparate launches (or one round): the rounds of a launch share its process and \
                  its stretch of time, so the data hold no test across launches; intervals add \

@@ -58,16 +58,11 @@ pub fn fastest(tests: &[&TestRecord], runs: &[Option<Run>]) -> Vec<Fastest> {
         for k in PLACEMENT {
             rest.remove(*k);
         }
-        let key = (
-            t.model.clone(),
-            t.test.clone(),
-            serde_json::Value::Object(rest).to_string(),
-        );
+        let rest = serde_json::Value::Object(rest).to_string();
         let run = runs.get(i).copied().flatten();
-        groups
-            .entry(key)
-            .or_default()
-            .push((placement(&t.params), f, t.round_medians(), run));
+        let placed = (placement(&t.params), f, t.round_medians(), run);
+        let key = (t.model.clone(), t.test.clone(), rest);
+        groups.entry(key).or_default().push(placed);
     }
     let mut out = Vec::new();
     for ((model, test, _), mut v) in groups {
@@ -82,8 +77,7 @@ pub fn fastest(tests: &[&TestRecord], runs: &[Option<Run>]) -> Vec<Fastest> {
             continue;
         }
         v.sort_by(|a, b| b.1.value.total_cmp(&a.1.value));
-        let choices: Vec<Choice> = v
-            .iter()
+        let choices: Vec<Choice> = (v.iter())
             .map(|(_, f, rounds, _)| Choice {
                 speed: *f,
                 rounds: rounds.clone(),

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::leaderboard::load::plausible;
+use super::leaderboard::load::plausible::{self, Flag};
 use crate::record::{RunRecord, redact, results};
 
 #[derive(clap::Args, Debug)]
@@ -58,10 +58,7 @@ fn check_label(l: &str) -> Result<(), PublishError> {
 
 /// The stable file name: the run's start, compact, and the label.
 fn file_name(run: &RunRecord, label: &str) -> String {
-    let started = run
-        .run
-        .started_at
-        .replace(|c: char| !c.is_ascii_alphanumeric(), "");
+    let started = (run.run.started_at).replace(|c: char| !c.is_ascii_alphanumeric(), "");
     format!("{started}-{label}.json")
 }
 
@@ -71,16 +68,14 @@ pub fn prepare(path: &Path, o: &Options) -> Result<Prepared, PublishError> {
     let record = crate::record::verify::read(path)?;
     let mut flags = plausible::run_flags(&record.run);
     for t in &record.tests {
-        let model = record.model_of(t);
+        let of_test = |f| match f {
+            Flag::Roofline(s) => Flag::Roofline(format!("test {}: {s}", t.id)),
+            other => other,
+        };
         flags.extend(
-            plausible::entry_flags(t, model)
+            plausible::entry_flags(t, record.model_of(t))
                 .into_iter()
-                .map(|f| match f {
-                    plausible::Flag::Roofline(s) => {
-                        plausible::Flag::Roofline(format!("test {}: {s}", t.id))
-                    }
-                    other => other,
-                }),
+                .map(of_test),
         );
     }
     if let Some(f) = flags.iter().min() {
@@ -164,10 +159,7 @@ pub fn first_exposed(paths: &[PathBuf]) -> Option<String> {
             continue;
         };
         let flags = plausible::run_flags(&rec.run);
-        if flags
-            .iter()
-            .any(|x| matches!(x, plausible::Flag::Fixture(_)))
-        {
+        if (flags.iter()).any(|x| matches!(x, Flag::Fixture(_))) {
             continue;
         }
         let Ok(bytes) = std::fs::read(&f) else {

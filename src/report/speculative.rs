@@ -100,8 +100,7 @@ fn sentence(model: &str, host: &str, rows: &[Row]) -> String {
         .map(|r| r.setting())
         .collect();
     let mut out = if best.verdict > 0 {
-        let ties: Vec<String> = rows[1..]
-            .iter()
+        let ties: Vec<String> = (rows[1..].iter())
             .filter(|r| r.s.speedup.is_some_and(|x| x.hi >= sp.lo))
             .map(|r| format!("{} ({:.2}×)", r.setting(), r.ratio()))
             .collect();
@@ -249,8 +248,7 @@ pub fn answers<'a>(tests: impl IntoIterator<Item = (&'a TestRecord, &'a str)>) -
 /// in-process one of the same target, draft (SHA-256) and K on the machine, if any. Two
 /// counts, not an interval: the two sides generated different requests.
 pub fn served<'a>(tests: impl IntoIterator<Item = (&'a TestRecord, &'a str)>) -> Vec<String> {
-    let tests: Vec<(&TestRecord, &str)> = tests
-        .into_iter()
+    let tests: Vec<_> = (tests.into_iter())
         .filter(|(t, _)| t.status == Status::Ok)
         .collect();
     let mut out = Vec::new();

@@ -76,8 +76,7 @@ impl Summary {
 
     /// "a (+1.0%), b" for ties or open candidates.
     pub fn listed(xs: &[(String, Option<f64>)]) -> String {
-        let v: Vec<String> = xs
-            .iter()
+        let v: Vec<String> = (xs.iter())
             .map(|(id, r)| match r {
                 Some(r) => format!("{id} ({:+.1}%)", (r - 1.0) * 100.0),
                 None => id.clone(),
@@ -136,9 +135,7 @@ pub fn answer(record: &RunRecord) -> Option<String> {
         return Some(out);
     };
     out.push_str(&format!("answer: {}: {}\n", w.id, s.figure()));
-    for l in s.others() {
-        out.push_str(&format!("{l}\n"));
-    }
+    out.extend(s.others().iter().map(|l| format!("{l}\n")));
     out.push_str(&bisect::lines(record, t));
     out.push_str(&excluded(t));
     out.push_str(&slo::lines(record, t, w));
@@ -180,13 +177,12 @@ fn ratio(record: &RunRecord, t: &TuneRecord, a: &str, b: &str) -> Option<f64> {
 /// What each limit excluded, before any speed was measured.
 fn excluded(t: &TuneRecord) -> String {
     let said: Vec<String> = t.limits.iter().map(|l| l.to_string()).collect();
-    let mut out = format!("limits: {}\n", {
-        if said.is_empty() {
-            "none".to_string()
-        } else {
-            said.join("; ")
-        }
-    });
+    let said = if said.is_empty() {
+        "none".into()
+    } else {
+        said.join("; ")
+    };
+    let mut out = format!("limits: {said}\n");
     for (l, n, whys) in t.excluded_by_limit() {
         out.push_str(&format!(
             "excluded by {l}: {n} candidates ({})\n",
@@ -230,11 +226,8 @@ fn loads(t: &TuneRecord, w: &TestRecord) -> String {
         .filter_map(|l| LoadTime::median(&l.cold_s))
         .collect();
     if colds.len() > 1 {
-        let n = colds.len();
-        out.push_str(&format!(
-            "; cold over the {n} loads raced: {} s",
-            span(&colds)
-        ));
+        let (n, span) = (colds.len(), span(&colds));
+        out.push_str(&format!("; cold over the {n} loads raced: {span} s"));
     }
     out.push('\n');
     out

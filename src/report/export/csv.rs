@@ -3,39 +3,12 @@ use serde_json::Value;
 use crate::config::knobs::{knob, with_others};
 use crate::record::RunRecord;
 
-const COLUMNS: &[&str] = &[
-    "id",
-    "model",
-    "status",
-    "error",
-    "model_filename",
-    "model_type",
-    "model_size",
-    "model_n_params",
-    "backends",
-    "n_batch",
-    "n_ubatch",
-    "n_threads",
-    "n_gpu_layers",
-    "split_mode",
-    "main_gpu",
-    "no_kv_offload",
-    "flash_attn",
-    "type_k",
-    "type_v",
-    "n_prompt",
-    "n_gen",
-    "n_depth",
-    "tokens",
-    "test_time",
-    "avg_ns",
-    "stddev_ns",
-    "avg_ts",
-    "stddev_ts",
-    "median_ts",
-    "samples_ns",
-    "samples_ts",
-];
+/// llama-bench's CSV header, in its order.
+const COLUMNS: &str = "\
+    id,model,status,error,model_filename,model_type,model_size,model_n_params,backends,n_batch,\
+    n_ubatch,n_threads,n_gpu_layers,split_mode,main_gpu,no_kv_offload,flash_attn,type_k,type_v,\
+    n_prompt,n_gen,n_depth,tokens,test_time,avg_ns,stddev_ns,avg_ts,stddev_ts,median_ts,\
+    samples_ns,samples_ts";
 
 /// An RFC 4180 field.
 pub(crate) fn field(s: &str) -> String {
@@ -62,11 +35,9 @@ fn text(v: &Value) -> String {
 
 /// The columns: [`COLUMNS`] with the table's other parameters after type_v.
 fn columns() -> Vec<&'static str> {
-    let at = COLUMNS
-        .iter()
-        .position(|c| *c == "type_v")
-        .map_or(0, |i| i + 1);
-    with_others(COLUMNS, at)
+    let columns: Vec<&str> = COLUMNS.split(',').collect();
+    let type_v = columns.iter().position(|c| *c == "type_v");
+    with_others(&columns, type_v.map_or(0, |i| i + 1))
 }
 
 /// One row per test with llama-bench's column names (samples joined by ';'); a parameter's

@@ -21,10 +21,8 @@ impl Serialize for LlamaBenchRow {
 
 /// Device descriptions of the given kinds, joined as llama-bench joins them.
 fn device_info(run: &RunRecord, kinds: &[DeviceKind]) -> String {
-    run.run
-        .devices
-        .iter()
-        .filter(|d| kinds.contains(&d.kind))
+    let of_kinds = (run.run.devices.iter()).filter(|d| kinds.contains(&d.kind));
+    of_kinds
         .map(|d| d.description.as_str())
         .collect::<Vec<_>>()
         .join(", ")
@@ -39,8 +37,7 @@ pub fn rows(run: &RunRecord) -> Vec<LlamaBenchRow> {
     }
     let gpu_info = device_info(run, &[DeviceKind::Gpu, DeviceKind::Igpu]);
     let build = &run.run.llama_cpp;
-    run.tests
-        .iter()
+    (run.tests.iter())
         .filter(|t| t.kind.is_llama_bench() && t.status == Status::Ok && t.avg_ts.is_some())
         .map(|t| row(t, build, &cpu_info, &gpu_info))
         .collect()
@@ -92,10 +89,8 @@ fn row(
     // llama-bench has no text tests: a text row says so in a key of its own (after
     // n_depth), and random-token rows stay exactly llama-bench's.
     if !p.tokens.is_random() {
-        let at = row
-            .iter()
-            .position(|(k, _)| *k == "n_depth")
-            .map_or(row.len(), |i| i + 1);
+        let depth = row.iter().position(|(k, _)| *k == "n_depth");
+        let at = depth.map_or(row.len(), |i| i + 1);
         row.insert(at, ("tokens", json!(p.tokens.as_str())));
     }
     LlamaBenchRow(row)
@@ -105,58 +100,20 @@ fn row(
 /// that llama-bench does not write (a tpsbench one) before `n_prompt`, where llama-bench
 /// adds its own newer parameters.
 pub fn fields() -> Vec<&'static str> {
-    let at = FIELDS.iter().position(|f| *f == "n_prompt");
-    crate::config::knobs::with_others(FIELDS, at.unwrap_or(FIELDS.len()))
+    let fields: Vec<&str> = FIELDS.split(',').collect();
+    let at = fields.iter().position(|f| *f == "n_prompt");
+    crate::config::knobs::with_others(&fields, at.unwrap_or(fields.len()))
 }
 
-/// llama-bench's field names in its order, then the samples: what every row must carry.
-pub const FIELDS: &[&str] = &[
-    "build_commit",
-    "build_number",
-    "cpu_info",
-    "gpu_info",
-    "backends",
-    "model_filename",
-    "model_type",
-    "model_size",
-    "model_n_params",
-    "n_batch",
-    "n_ubatch",
-    "n_threads",
-    "cpu_mask",
-    "cpu_strict",
-    "poll",
-    "type_k",
-    "type_v",
-    "n_gpu_layers",
-    "n_cpu_moe",
-    "split_mode",
-    "main_gpu",
-    "no_kv_offload",
-    "flash_attn",
-    "devices",
-    "tensor_split",
-    "tensor_buft_overrides",
-    "load_mode",
-    "lazy_mode",
-    "use_mmap",
-    "embeddings",
-    "no_op_offload",
-    "no_host",
-    "repack",
-    "fit_target",
-    "fit_min_ctx",
-    "n_prompt",
-    "n_gen",
-    "n_depth",
-    "test_time",
-    "avg_ns",
-    "stddev_ns",
-    "avg_ts",
-    "stddev_ts",
-    "samples_ns",
-    "samples_ts",
-];
+/// llama-bench's field names, comma-separated in its order, then the samples: what every row
+/// must carry.
+pub const FIELDS: &str = "\
+    build_commit,build_number,cpu_info,gpu_info,backends,model_filename,model_type,model_size,\
+    model_n_params,n_batch,n_ubatch,n_threads,cpu_mask,cpu_strict,poll,type_k,type_v,n_gpu_layers,\
+    n_cpu_moe,split_mode,main_gpu,no_kv_offload,flash_attn,devices,tensor_split,\
+    tensor_buft_overrides,load_mode,lazy_mode,use_mmap,embeddings,no_op_offload,no_host,repack,\
+    fit_target,fit_min_ctx,n_prompt,n_gen,n_depth,test_time,avg_ns,stddev_ns,avg_ts,stddev_ts,\
+    samples_ns,samples_ts";
 
 #[cfg(test)]
 mod tests {
@@ -175,8 +132,7 @@ mod tests {
         want.sort();
         assert_eq!(keys, want, "exactly these fields");
         let text = serde_json::to_string(&r[0]).unwrap();
-        let pos: Vec<usize> = FIELDS
-            .iter()
+        let pos: Vec<usize> = (FIELDS.split(','))
             .map(|f| text.find(&format!("\"{f}\":")).unwrap())
             .collect();
         assert!(pos.windows(2).all(|w| w[0] < w[1]), "llama-bench's order");

@@ -12,9 +12,7 @@ pub(super) fn render(run: &RunRecord) -> Vec<u8> {
     // Serving tests and the depth curve get tables of their own, after this one.
     let mut extra = super::serving::render(run);
     extra.push_str(&super::depth::render(run));
-    let tests: Vec<&TestRecord> = run
-        .tests
-        .iter()
+    let tests: Vec<&TestRecord> = (run.tests.iter())
         .filter(|t| t.kind.is_llama_bench())
         .collect();
     if tests.is_empty() {
@@ -37,16 +35,12 @@ type Column<'a> = (&'a str, Box<dyn Fn(&TestRecord) -> String + 'a>);
 fn columns<'a>(run: &'a RunRecord, tests: &[&TestRecord]) -> Vec<Column<'a>> {
     let any = |f: &dyn Fn(&TestRecord) -> bool| tests.iter().any(|t| f(t));
     let bpw = move |t: &TestRecord| run.model_of(t).and_then(|m| m.bits_per_weight);
+    let size = |t: &TestRecord| t.model_size.map(format_size).unwrap_or_default();
+    let params = |t: &TestRecord| t.model_n_params.map(format_params).unwrap_or_default();
     let mut cols: Vec<Column> = vec![
         ("model", Box::new(move |t| model_name(run, t))),
-        (
-            "size",
-            Box::new(|t| t.model_size.map(format_size).unwrap_or_default()),
-        ),
-        (
-            "params",
-            Box::new(|t| t.model_n_params.map(format_params).unwrap_or_default()),
-        ),
+        ("size", Box::new(size)),
+        ("params", Box::new(params)),
     ];
     if any(&|t| bpw(t).is_some()) {
         cols.push((
@@ -59,8 +53,7 @@ fn columns<'a>(run: &'a RunRecord, tests: &[&TestRecord]) -> Vec<Column<'a>> {
         cols.push(("ngl", Box::new(|t| t.params.n_gpu_layers.to_string())));
     }
     cols.push(("threads", Box::new(|t| t.params.n_threads.to_string())));
-    let shown = PARAMS
-        .iter()
+    let shown = (PARAMS.iter())
         .filter(|k| k.level != Level::Test && !ALWAYS.contains(&k.name))
         .filter(|k| any(&|t| k.get(&t.params) != k.default_value()));
     for k in shown {
@@ -88,10 +81,8 @@ fn columns<'a>(run: &'a RunRecord, tests: &[&TestRecord]) -> Vec<Column<'a>> {
 
 /// The model column: llama.cpp's description of it, with a mark on requantized files.
 fn model_name(run: &RunRecord, t: &TestRecord) -> String {
-    let requantized = run
-        .model_of(t)
-        .and_then(|m| m.provenance.as_ref())
-        .is_some_and(|p| p.requantized);
+    let provenance = run.model_of(t).and_then(|m| m.provenance.as_ref());
+    let requantized = provenance.is_some_and(|p| p.requantized);
     let mut name = t.model_type.clone().unwrap_or_else(|| t.model.clone());
     if requantized {
         name.push_str(" (requant)");
@@ -112,11 +103,8 @@ fn roof_share(t: &TestRecord) -> String {
 /// The notes column: the statistics' notes, then each setting not honoured
 /// ("poll = 0: not honoured, ..." -> "poll not honoured").
 fn notes(t: &TestRecord) -> String {
-    let mut notes: Vec<String> = t
-        .stats
-        .as_ref()
-        .map(|s| s.notes().iter().map(|n| n.to_string()).collect())
-        .unwrap_or_default();
+    let stats = (t.stats.as_ref()).map(|s| s.notes().iter().map(|n| n.to_string()).collect());
+    let mut notes: Vec<String> = stats.unwrap_or_default();
     for n in &t.not_honoured {
         let name = n.split([' ', ':']).next().unwrap_or(n);
         notes.push(format!("{name} not honoured"));

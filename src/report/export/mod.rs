@@ -49,9 +49,7 @@ impl Format {
             Format::LlamaBenchJsonl => "llama-bench-jsonl",
             _ => return None,
         };
-        let others: Vec<&crate::record::TestRecord> = run
-            .tests
-            .iter()
+        let others: Vec<_> = (run.tests.iter())
             .filter(|t| !t.kind.is_llama_bench())
             .collect();
         if others.is_empty() {

@@ -12,21 +12,10 @@ fn or_dash(x: Option<f64>, digits: usize) -> String {
     x.map_or("-".into(), |v| format!("{v:.digits$}"))
 }
 
-const HEADER: [&str; 13] = [
-    "model",
-    "test",
-    "B",
-    "TTFT ms p50/p90",
-    "ITL ms p50/p90/p99",
-    "E2E ms p50",
-    "req t/s",
-    "S_PP t/s",
-    "S_TG t/s",
-    "S t/s",
-    "overhead",
-    "targets",
-    "$/Mtok",
-];
+/// The table's columns, split at '|'.
+const HEADER: &str = "\
+    model|test|B|TTFT ms p50/p90|ITL ms p50/p90/p99|E2E ms p50|req t/s|S_PP t/s|S_TG t/s|\
+    S t/s|overhead|targets|$/Mtok";
 
 /// The serving table and capacity lines, preceded by a blank line; empty without serving
 /// tests.
@@ -37,12 +26,10 @@ pub fn render(run: &RunRecord) -> String {
     if all.is_empty() {
         return String::new();
     }
-    let tests: Vec<&TestRecord> = all
-        .iter()
-        .copied()
+    let tests: Vec<&TestRecord> = (all.iter().copied())
         .filter(|t| t.serving.is_some())
         .collect();
-    let mut rows = vec![HEADER.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
+    let mut rows = vec![HEADER.split('|').map(String::from).collect::<Vec<_>>()];
     for t in &tests {
         let s = t.serving.as_ref().expect("filtered");
         if t.status != Status::Ok {
@@ -65,22 +52,18 @@ pub fn render(run: &RunRecord) -> String {
 /// The row of a failed test: its model, name and batch size `b`, then its error.
 fn failed_row(t: &TestRecord, b: String) -> Vec<String> {
     let mut row = vec![t.model.clone(), t.test.clone(), b];
-    row.push(format!(
-        "failed: {}",
-        t.error.as_deref().unwrap_or("unknown error")
-    ));
-    row.resize(HEADER.len(), String::new());
+    let error = t.error.as_deref().unwrap_or("unknown error");
+    row.push(format!("failed: {error}"));
+    row.resize(HEADER.split('|').count(), String::new());
     row
 }
 
 /// The figures of a successful serving test: the columns after "B".
 fn figures(s: &Serving) -> [String; 10] {
+    let itl = &s.itl_ms;
     [
         format!("{:.1} / {:.1}", s.ttft_ms.p50, s.ttft_ms.p90),
-        format!(
-            "{:.1} / {:.1} / {:.1}",
-            s.itl_ms.p50, s.itl_ms.p90, s.itl_ms.p99
-        ),
+        format!("{:.1} / {:.1} / {:.1}", itl.p50, itl.p90, itl.p99),
         format!("{:.1}", s.e2e_ms.p50),
         or_dash(s.per_request_ts, 2),
         or_dash(s.aggregate_pp_ts, 2),
@@ -117,24 +100,15 @@ fn capacity_lines(tests: &[&TestRecord]) -> String {
     for (key, ts) in series {
         let servings: Vec<&Serving> = ts.iter().filter_map(|t| t.serving.as_deref()).collect();
         let load = |s: &Serving| s.arrival_rate.unwrap_or(f64::from(s.n_parallel));
-        let points: Vec<(f64, bool)> = servings
-            .iter()
-            .map(|s| (load(s), s.meets_targets == Some(true)))
-            .collect();
+        let meets = |s: &Serving| (load(s), s.meets_targets == Some(true));
+        let points: Vec<(f64, bool)> = servings.iter().copied().map(meets).collect();
         let tg = servings[0].targets.as_ref().expect("filtered");
-        let what = [
-            tg.per_request_ts.map(|x| format!("per-request ≥ {x} t/s")),
-            tg.ttft_ms.map(|y| format!("TTFT ≤ {y} ms")),
-        ]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(", ");
+        let per_request = tg.per_request_ts.map(|x| format!("per-request ≥ {x} t/s"));
+        let ttft = tg.ttft_ms.map(|y| format!("TTFT ≤ {y} ms"));
+        let what: Vec<String> = [per_request, ttft].into_iter().flatten().collect();
+        let (what, p) = (what.join(", "), tg.percentile);
         let line = match metrics::capacity(&points) {
-            None => format!(
-                "capacity, {key}: no measured point meets {what} at p{}",
-                tg.percentile
-            ),
+            None => format!("capacity, {key}: no measured point meets {what} at p{p}"),
             Some(i) => {
                 let s = servings[i];
                 let at = match s.arrival_rate {
@@ -148,8 +122,7 @@ fn capacity_lines(tests: &[&TestRecord]) -> String {
                     )
                 });
                 format!(
-                    "capacity, {key}: {at} meets {what} at p{}: {} t/s output ({} t/s per request){cost}",
-                    tg.percentile,
+                    "capacity, {key}: {at} meets {what} at p{p}: {} t/s output ({} t/s per request){cost}",
                     or_dash(Some(s.output_ts), 1),
                     or_dash(s.per_request_ts, 1),
                 )

@@ -30,7 +30,8 @@ pub fn of_run(record: &RunRecord, path: &Path) -> Option<String> {
         Some(&crate::report::compare::machine_key(record)),
         Path::new(crate::report::compare::NOISE_DIR),
     );
-    for a in answers_with(&b, b.kld_budget(), &floor)
+    let answers = answers_with(&b, b.kld_budget(), &floor);
+    for a in answers
         .iter()
         .filter(|a| a.rows.iter().filter(|r| r.decode.is_some()).count() >= 2)
     {

@@ -41,9 +41,7 @@ pub fn grids(b: &Board) -> Vec<Grid> {
             let Some(test) = common_test(&es, kind) else {
                 continue;
             };
-            let cells: Vec<&Entry> = es
-                .iter()
-                .copied()
+            let cells: Vec<&Entry> = (es.iter().copied())
                 .filter(|e| e.test.kind == kind && e.test.test == test)
                 .collect();
             out.push(grid(&model, kind, &test, &cells));
@@ -66,16 +64,13 @@ fn grid(model: &str, kind: TestKind, test: &str, es: &[&Entry]) -> Grid {
     cols.sort_by(|x, y| y.0.cmp(&x.0).then_with(|| x.1.cmp(&y.1)));
     let machines = crate::util::sorted_unique(es.iter().map(|e| e.machine));
     let best = |m: usize, q: &str| {
-        es.iter()
-            .copied()
+        (es.iter().copied())
             .filter(|e| e.machine == m && e.quant == q)
             .max_by(|a, b| ts(a).total_cmp(&ts(b)))
     };
-    let mut rows: Vec<(usize, Vec<Option<GridCell>>)> = machines
-        .iter()
+    let mut rows: Vec<(usize, Vec<Option<GridCell>>)> = (machines.iter())
         .map(|&m| {
-            let cells = cols
-                .iter()
+            let cells = (cols.iter())
                 .map(|(_, q, _)| {
                     best(m, q).map(|e| GridCell {
                         value: ts(e),
@@ -128,9 +123,7 @@ impl Grid {
                 row
             })
             .collect();
-        let meta = self
-            .rows
-            .iter()
+        let meta = (self.rows.iter())
             .map(|(m, _)| RowMeta {
                 id: anchor("g", &[&b.machines[*m].key, &self.model, &self.test]),
                 tags: Tags::of([

@@ -152,9 +152,7 @@ struct Duplicates {
 impl Duplicates {
     /// The line's prefix after the file ("ID: " for one copy) and what it says.
     fn line(&self) -> (String, String) {
-        let files: Vec<String> = self
-            .kept_in
-            .iter()
+        let files: Vec<String> = (self.kept_in.iter())
             .map(|p| p.display().to_string())
             .collect();
         let (files, same) = (files.join(", "), "(same machine, test and test time)");
@@ -220,18 +218,13 @@ impl Builder {
             return;
         }
         let run_flags = plausible::run_flags(&rec.run);
-        if !run_flags.is_empty() {
-            let line = format!("{}: ", path.display());
-            if !self
-                .board
-                .flagged(self.exclude.strict, &line, &details(&run_flags))
-            {
-                self.board.files_excluded += 1;
-                return;
-            }
+        if !self.kept(format!("{}: ", path.display()), &run_flags) {
+            self.board.files_excluded += 1;
+            return;
         }
         let m = Machine::of(&rec.run);
-        self.runs.push((m.key.clone(), summary(path, rec)));
+        self.runs
+            .push((m.key.clone(), summary(path, rec, &run_flags)));
         self.note_machine(&m, &rec.run);
         self.note_tune(&m.key, path, rec);
         for t in &rec.tests {
@@ -252,6 +245,11 @@ impl Builder {
         if let Some(g) = m.bandwidth_gbs {
             keep_newest(&mut self.bandwidths, key, started, || (g, m.llc_bytes));
         }
+    }
+
+    /// False when flagged (`line`: as [`Board::flagged`]'s) and left out.
+    fn kept(&mut self, line: String, flags: &[Flag]) -> bool {
+        flags.is_empty() || (self.board).flagged(self.exclude.strict, &line, &details(flags))
     }
 
     fn note_tune(&mut self, machine: &str, path: &Path, rec: &RunRecord) {
@@ -283,14 +281,8 @@ impl Builder {
         } else {
             vec![]
         };
-        if !row_flags.is_empty() {
-            let line = format!("{}: {}: ", path.display(), t.id);
-            if !self
-                .board
-                .flagged(self.exclude.strict, &line, &details(&row_flags))
-            {
-                return;
-            }
+        if !self.kept(format!("{}: {}: ", path.display(), t.id), &row_flags) {
+            return;
         }
         let quant = model
             .and_then(|m| m.quantization.clone())
@@ -345,9 +337,7 @@ impl Builder {
                 self.board.superseded += 1;
                 map.insert(key, entry);
             }
-            None => {
-                map.insert(key, entry);
-            }
+            None => _ = map.insert(key, entry),
         }
     }
 
@@ -377,8 +367,7 @@ impl Builder {
             machine: machine_index(ms, mk),
             ..e
         };
-        let mut failures: Vec<Entry> = failed
-            .into_iter()
+        let mut failures: Vec<Entry> = (failed.into_iter())
             .filter(|(key, _)| !ok.contains_key(key))
             .map(|((mk, _), e)| placed(&mk, e))
             .collect();
@@ -422,8 +411,7 @@ fn machine_index(machines: &[Machine], key: &str) -> usize {
 }
 
 fn place_runs(runs: Vec<(String, RunSummary)>, machines: &[Machine]) -> Vec<RunSummary> {
-    let mut v: Vec<RunSummary> = runs
-        .into_iter()
+    let mut v: Vec<RunSummary> = (runs.into_iter())
         .map(|(mk, r)| RunSummary {
             machine: machine_index(machines, &mk),
             ..r
@@ -464,14 +452,12 @@ fn order(a: &Entry, b: &Entry) -> Ordering {
 }
 
 fn details(flags: &[Flag]) -> String {
-    flags
-        .iter()
-        .map(Flag::detail)
+    (flags.iter().map(Flag::detail))
         .collect::<Vec<_>>()
         .join("; ")
 }
 
-fn summary(path: &Path, rec: &RunRecord) -> RunSummary {
+fn summary(path: &Path, rec: &RunRecord, flags: &[Flag]) -> RunSummary {
     RunSummary {
         machine: 0,
         file: path.to_path_buf(),
@@ -480,10 +466,7 @@ fn summary(path: &Path, rec: &RunRecord) -> RunSummary {
         command: rec.run.command.join(" "),
         n_tests: rec.tests.len(),
         badges: {
-            let mut v: Vec<String> = plausible::run_flags(&rec.run)
-                .iter()
-                .map(|f| f.badge().to_string())
-                .collect();
+            let mut v: Vec<String> = flags.iter().map(|f| f.badge().to_string()).collect();
             v.dedup();
             v
         },

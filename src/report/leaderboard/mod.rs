@@ -49,15 +49,9 @@ pub fn load(paths: &[PathBuf], exclude: &Exclude) -> Result<Board, Failure> {
     let mut board = load::board(read, exclude);
     board.invalid = invalid;
     let error = if board.files_read == 0 {
-        format!(
-            "no valid result file among {} in {}",
-            sections::count(files.len(), "file"),
-            paths
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
+        let given: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        let files = sections::count(files.len(), "file");
+        format!("no valid result file among {files} in {}", given.join(", "))
     } else if board.files_read == board.files_excluded {
         format!(
             "all {} valid result files were excluded by --exclude-build / --exclude-tool-version / --strict",
@@ -73,8 +67,7 @@ pub fn load(paths: &[PathBuf], exclude: &Exclude) -> Result<Board, Failure> {
 }
 
 pub(crate) fn relative_name(inputs: &[PathBuf], file: &Path) -> PathBuf {
-    inputs
-        .iter()
+    (inputs.iter())
         .filter(|i| i.is_dir())
         .find_map(|i| file.strip_prefix(i).ok())
         .map(Path::to_path_buf)
@@ -96,9 +89,7 @@ pub fn check(board: &Board, out_dir: &Path) -> Option<String> {
         match std::fs::read(&path) {
             Ok(bytes) if bytes == text.as_bytes() => {}
             Ok(bytes) => {
-                let at = bytes
-                    .iter()
-                    .zip(text.as_bytes())
+                let at = (bytes.iter().zip(text.as_bytes()))
                     .position(|(a, b)| a != b)
                     .unwrap_or(bytes.len().min(text.len()));
                 return Some(format!(

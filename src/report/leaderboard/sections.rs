@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use super::answer::{self, Answer, identity_label};
 use super::charts::machines::machines;
-use super::charts::svg::bars::BarChart;
+use super::charts::svg::bars::{Bar, BarChart};
 use super::charts::svg::{cards, escape};
 use super::load::{Board, machine_names};
 use super::page::tables::{grid_html, table_html};
@@ -91,19 +91,18 @@ impl Doc {
 /// A bar chart as a table: a row per category, a column per series, the bars' labels.
 fn bars_table(c: &BarChart) -> Table {
     let series: Vec<String> = c.series.iter().map(|s| s.name.clone()).collect();
-    let rows =
-        (c.categories.iter().enumerate())
-            .map(|(k, cat)| {
-                let mut row = vec![Cell::text(cat.label.clone())];
-                row.extend(c.series.iter().map(
-                    |s| match s.values.get(k).and_then(Option::as_ref) {
-                        Some(b) => Cell::num(b.label.clone(), b.value),
-                        None => Cell::text(""),
-                    },
-                ));
-                row
-            })
-            .collect();
+    let cell = |b: &Bar| Cell::num(b.label.clone(), b.value);
+    let rows = (c.categories.iter().enumerate())
+        .map(|(k, cat)| {
+            let bars = c
+                .series
+                .iter()
+                .map(|s| s.values.get(k).and_then(Option::as_ref));
+            let mut row = vec![Cell::text(cat.label.clone())];
+            row.extend(bars.map(|b| b.map_or_else(|| Cell::text(""), cell)));
+            row
+        })
+        .collect();
     Table::labelled("machine", &series, rows, vec![])
 }
 

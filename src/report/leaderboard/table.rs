@@ -31,11 +31,7 @@ impl Cell {
     }
     /// The text with its badges, e.g. `SmolLM2-135M-Q8_0 [requantized]`.
     pub fn shown(&self) -> String {
-        let mut s = self.text.clone();
-        for b in &self.badges {
-            s.push_str(&format!(" [{b}]"));
-        }
-        s
+        (self.badges.iter()).fold(self.text.clone(), |s, b| format!("{s} [{b}]"))
     }
 
     fn model(e: &Entry) -> Cell {
@@ -279,8 +275,7 @@ fn build(entries: &[&Entry], lead: &[Column], cols: &[Col]) -> Table {
     Table {
         headers: all.iter().map(|c| c.head().0.to_string()).collect(),
         numeric: all.iter().map(|c| c.head().1).collect(),
-        rows: entries
-            .iter()
+        rows: (entries.iter())
             .map(|e| all.iter().map(|c| c.cell(e)).collect())
             .collect(),
         meta: entries.iter().map(|e| RowMeta::of(e)).collect(),
@@ -298,10 +293,7 @@ pub fn detail(entries: &[&Entry]) -> Table {
         ("test", false, |e| Cell::text(e.test.test.clone())),
     ];
     let mut cols = present(fixed(EXTRA), entries);
-    if entries
-        .iter()
-        .any(|e| e.serving().is_some_and(|s| !s.transport.is_in_process()))
-    {
+    if (entries.iter()).any(|e| e.serving().is_some_and(|s| !s.transport.is_in_process())) {
         cols.extend(present(fixed(SERVED), entries));
     }
     cols.extend(varying(settings(), entries));
@@ -315,12 +307,9 @@ pub fn rankings(b: &Board, top: usize) -> Vec<(String, Table)> {
         let test = e.test.test.clone();
         (kind_rank(e.test.kind), p.n_depth, p.n_tokens(), test)
     }));
-    names
-        .into_iter()
+    (names.into_iter())
         .map(|(_, _, _, name)| {
-            let mut es: Vec<&Entry> = b
-                .entries
-                .iter()
+            let mut es: Vec<&Entry> = (b.entries.iter())
                 .filter(|e| is_speed(e) && e.test.test == name)
                 .collect();
             es.sort_by(|x, y| ts(y).total_cmp(&ts(x)));

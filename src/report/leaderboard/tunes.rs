@@ -36,11 +36,8 @@ pub(super) fn lines(b: &Board, t: &BoardTune) -> Lines {
         r.seconds,
         r.stopped
     ));
-    details.push(format!(
-        "file: {} (started {})",
-        t.file.display(),
-        t.started_at
-    ));
+    let file = t.file.display();
+    details.push(format!("file: {file} (started {})", t.started_at));
     Lines {
         heading: format!("{} on {host}", r.objective),
         answer,

@@ -1,6 +1,6 @@
 //! Why inputs could not be merged: one line for the user each.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::record::RecordError;
 
@@ -53,14 +53,19 @@ pub enum MergeError {
         problems: String,
         hint: &'static str,
     },
-    #[error("cannot create {}: {cause}", path.display())]
-    Create {
+    /// `what`: "create" or "write".
+    #[error("cannot {what} {}: {cause}", path.display())]
+    Io {
+        what: &'static str,
         path: PathBuf,
         cause: std::io::Error,
     },
-    #[error("cannot write {}: {cause}", path.display())]
-    Write {
-        path: PathBuf,
-        cause: std::io::Error,
-    },
+}
+
+impl MergeError {
+    /// For `map_err`: cannot `what` `path`.
+    pub(super) fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.to_path_buf();
+        move |cause| MergeError::Io { what, path, cause }
+    }
 }

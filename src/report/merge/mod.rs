@@ -36,11 +36,9 @@ pub fn merge(
     if records.is_empty() {
         return Err(MergeError::NoInput);
     }
-    let name = |k: usize| {
-        files
-            .get(k)
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|| format!("input {}", k + 1))
+    let name = |k: usize| match files.get(k) {
+        Some(p) => p.display().to_string(),
+        None => format!("input {}", k + 1),
     };
     let empty: Vec<String> = empty.iter().map(|p| p.display().to_string()).collect();
     let sweep = sweep::check(&records, &name, &empty, allow_partial)?;
@@ -56,9 +54,7 @@ pub fn merge(
             "note: {replaced} test(s) appeared in more than one input; the newest measurement of each is kept"
         ));
     }
-    let sources = records
-        .iter()
-        .enumerate()
+    let sources = (records.iter().enumerate())
         .map(|(k, r)| json!({ "file": name(k), "run": r.run }))
         .collect();
     Ok(Merged {
@@ -103,10 +99,7 @@ fn build_warnings(records: &[RunRecord], name: &dyn Fn(usize) -> String) -> Vec<
         )
     };
     let first = &records[0];
-    records
-        .iter()
-        .enumerate()
-        .skip(1)
+    (records.iter().enumerate().skip(1))
         .filter(|(_, r)| build(r) != build(first))
         .map(|(k, r)| {
             format!(
@@ -122,20 +115,12 @@ fn build_warnings(records: &[RunRecord], name: &dyn Fn(usize) -> String) -> Vec<
 
 /// The earliest-started input's `run`, ending at the latest end (None if one did not finish).
 fn merged_run(records: &[RunRecord]) -> RunInfo {
-    let earliest = (0..records.len())
-        .min_by(|&a, &b| {
-            newer(
-                &records[a].run.started_at,
-                "",
-                &records[b].run.started_at,
-                "",
-            )
-        })
-        .unwrap_or(0);
+    let start = |k: usize| records[k].run.started_at.as_str();
+    let earliest = (0..records.len()).min_by(|&a, &b| newer(start(a), "", start(b), ""));
+    let earliest = earliest.unwrap_or(0);
     let mut run = records[earliest].run.clone();
     run.shard = None;
-    run.finished_at = records
-        .iter()
+    run.finished_at = (records.iter())
         .map(|r| r.run.finished_at.clone())
         .collect::<Option<Vec<String>>>()
         .and_then(|ends| ends.into_iter().max_by(|a, b| newer(a, "", b, "")));
@@ -147,10 +132,7 @@ fn merged_run(records: &[RunRecord]) -> RunInfo {
 fn joined_models(records: &[RunRecord]) -> Vec<ModelRecord> {
     let mut models: Vec<ModelRecord> = Vec::new();
     for m in records.iter().flat_map(|r| &r.models) {
-        match models
-            .iter_mut()
-            .find(|x| x.name == m.name && x.sha256 == m.sha256)
-        {
+        match (models.iter_mut()).find(|x| x.name == m.name && x.sha256 == m.sha256) {
             Some(x) if x.model_type.is_none() && m.model_type.is_some() => *x = m.clone(),
             Some(_) => {}
             None => models.push(m.clone()),
@@ -190,12 +172,9 @@ pub fn merge_files(
     command: Vec<String>,
     allow_partial: bool,
 ) -> Result<Vec<String>, MergeError> {
-    let (empty, kept): (Vec<PathBuf>, Vec<PathBuf>) = inputs
-        .iter()
-        .cloned()
-        .partition(|p| std::fs::metadata(p).is_ok_and(|m| m.len() == 0));
-    let records = kept
-        .iter()
+    let (empty, kept): (Vec<PathBuf>, Vec<PathBuf>) =
+        (inputs.iter().cloned()).partition(|p| std::fs::metadata(p).is_ok_and(|m| m.len() == 0));
+    let records = (kept.iter())
         .map(|p| crate::record::verify::read(p))
         .collect::<Result<Vec<_>, _>>()
         .map_err(MergeError::Record)?;
@@ -207,15 +186,9 @@ pub fn merge_files(
     }
     let bytes = crate::record::results::to_json_bytes(&doc);
     if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|cause| MergeError::Create {
-            path: dir.to_path_buf(),
-            cause,
-        })?;
+        std::fs::create_dir_all(dir).map_err(MergeError::io("create", dir))?;
     }
-    crate::report::write_atomic(output, &bytes).map_err(|cause| MergeError::Write {
-        path: output.to_path_buf(),
-        cause,
-    })?;
+    crate::report::write_atomic(output, &bytes).map_err(MergeError::io("write", output))?;
     Ok(m.warnings)
 }
 

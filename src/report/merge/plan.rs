@@ -31,21 +31,12 @@ pub fn difference(a: &RunInfo, b: &RunInfo, na: &str, nb: &str) -> Option<String
 
 /// The plan's test ids no record holds, in plan order; None when no shard records a plan.
 pub fn absent(records: &[RunRecord]) -> Option<Vec<String>> {
-    let plan = &records
-        .iter()
-        .find(|r| r.run.shard.is_some() && !r.run.plan_ids.is_empty())?
-        .run
-        .plan_ids;
-    let held: HashSet<&str> = records
-        .iter()
-        .flat_map(|r| r.tests.iter().map(|t| t.id.as_str()))
-        .collect();
-    Some(
-        plan.iter()
-            .filter(|id| !held.contains(id.as_str()))
-            .cloned()
-            .collect(),
-    )
+    let sharded = |r: &&RunRecord| r.run.shard.is_some() && !r.run.plan_ids.is_empty();
+    let plan = &records.iter().find(sharded)?.run.plan_ids;
+    let ids = records.iter().flat_map(|r| &r.tests).map(|t| t.id.as_str());
+    let held: HashSet<&str> = ids.collect();
+    let absent = plan.iter().filter(|id| !held.contains(id.as_str()));
+    Some(absent.cloned().collect())
 }
 
 #[cfg(test)]

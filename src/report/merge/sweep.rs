@@ -103,9 +103,7 @@ struct Shards {
 impl Shards {
     /// The inputs' shards; Err when they disagree on the count or one appears twice.
     fn of(records: &[RunRecord], name: &dyn Fn(usize) -> String) -> Result<Shards, MergeError> {
-        let files: Vec<(usize, ShardInfo)> = records
-            .iter()
-            .enumerate()
+        let files: Vec<(usize, ShardInfo)> = (records.iter().enumerate())
             .filter_map(|(k, r)| r.run.shard.map(|s| (k, s)))
             .collect();
         let count = files.first().map_or(0, |&(_, s)| s.count);
@@ -160,15 +158,12 @@ impl Shards {
 
     /// The shards missing or unfinished ("1/4"), in index order.
     fn incomplete(&self, records: &[RunRecord], missing: Vec<usize>) -> Vec<String> {
-        let unfinished = self
-            .files
-            .iter()
+        let unfinished = (self.files.iter())
             .filter(|(k, _)| records[*k].run.finished_at.is_none())
             .map(|(_, s)| s.index);
         let mut incomplete: Vec<usize> = missing.into_iter().chain(unfinished).collect();
         incomplete.sort_unstable();
-        incomplete
-            .into_iter()
+        (incomplete.into_iter())
             .map(|i| format!("{i}/{}", self.count))
             .collect()
     }
@@ -204,8 +199,7 @@ fn problems(
         ));
     }
     if let Some(first) = absent.and_then(|a| a.first()) {
-        let plan_len = records
-            .iter()
+        let plan_len = (records.iter())
             .map(|r| r.run.plan_ids.len())
             .max()
             .unwrap_or(0);

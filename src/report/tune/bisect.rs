@@ -43,11 +43,8 @@ fn group(record: &RunRecord, t: &TuneRecord, b: &Bisection) -> String {
         let error = (record.tests.iter())
             .find(|x| &x.id == next)
             .and_then(|x| x.error.as_deref());
-        s.push_str(&format!(
-            " ({} {}",
-            value(b, next),
-            probe.map_or("failed", outcome)
-        ));
+        let (v, o) = (value(b, next), probe.map_or("failed", outcome));
+        s.push_str(&format!(" ({v} {o}"));
         if let Some(e) = error {
             s.push_str(&format!(": {}", e.lines().next().unwrap_or_default()));
         }
@@ -67,23 +64,19 @@ fn group(record: &RunRecord, t: &TuneRecord, b: &Bisection) -> String {
             Outcome::Slower => "eliminated as slower than the answer",
             Outcome::Failed => "failed in the race",
         });
+    let v = value(b, n);
     match super::ratio(record, t, n, top) {
         Some(r) if r > 1.0 => s.push_str(&format!(
-            "; the neighbour {} was {:.1}% faster over the rounds both ran ({outcome}): the \
+            "; the neighbour {v} was {:.1}% faster over the rounds both ran ({outcome}): the \
              speed is not shown monotone here, and the values below it were not raced \
              (bisect = false races them all)\n",
-            value(b, n),
             (r - 1.0) * 100.0
         )),
         Some(r) => s.push_str(&format!(
-            "; the neighbour {} was {:.1}% slower ({outcome}): monotone where checked\n",
-            value(b, n),
+            "; the neighbour {v} was {:.1}% slower ({outcome}): monotone where checked\n",
             (1.0 - r) * 100.0
         )),
-        None => s.push_str(&format!(
-            "; the neighbour {} was not measured\n",
-            value(b, n)
-        )),
+        None => s.push_str(&format!("; the neighbour {v} was not measured\n")),
     }
     s
 }
@@ -108,10 +101,8 @@ pub(super) fn lines(record: &RunRecord, t: &TuneRecord) -> String {
         s.push_str(&group(record, t, b));
     }
     if t.bisections.len() > SHOWN {
-        s.push_str(&format!(
-            "  ... and {} more groups\n",
-            t.bisections.len() - SHOWN
-        ));
+        let more = t.bisections.len() - SHOWN;
+        s.push_str(&format!("  ... and {more} more groups\n"));
     }
     s
 }

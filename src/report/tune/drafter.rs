@@ -66,7 +66,7 @@ pub(super) fn bench_note_and_table(record: &RunRecord, w: &TestRecord) -> Option
          {} measured {:.2} t/s plain in the race)\n",
         w.id, s.plain_ts
     );
-    let draft = draft_path(record, s)
+    let draft = (draft_path(record, s))
         .map(|p| format!("draft = [{p:?}]\n"))
         .unwrap_or_default();
     let mut table = format!(

@@ -8,9 +8,7 @@ use crate::runner::session::quoted_line as line;
 
 /// The winner's serving record when it was served over HTTP.
 pub(super) fn of(w: &TestRecord) -> Option<&Serving> {
-    w.serving
-        .as_deref()
-        .filter(|s| !s.transport.is_in_process())
+    (w.serving.as_deref()).filter(|s| !s.transport.is_in_process())
 }
 
 /// The command a launched winner's server ran, quoted; None for a fixed endpoint or the
@@ -21,12 +19,10 @@ pub(super) fn launched_line(s: &Serving) -> Option<String> {
 }
 
 pub(super) fn at_endpoint(w: &TestRecord, s: &Serving) -> String {
-    let (endpoint, model) = s
-        .server
-        .as_ref()
-        .map_or((String::new(), String::new()), |i| {
-            (i.endpoint.clone(), i.served_model.clone())
-        });
+    let (endpoint, model) = match &s.server {
+        Some(i) => (i.endpoint.clone(), i.served_model.clone()),
+        None => Default::default(),
+    };
     // The user's command, when tpsbench ran it: the server as it ran, settings and all.
     let user = (s.server.as_ref())
         .filter(|i| i.user_command)

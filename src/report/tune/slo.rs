@@ -23,8 +23,8 @@ pub(super) fn lines(record: &RunRecord, t: &TuneRecord, winner: &TestRecord) -> 
             describe_slots(&g.slots),
             where_served(record, t)
         ));
-        if let Some(st) = steps(winner).last() {
-            let steps = steps(winner);
+        let steps = steps(winner);
+        if let Some(st) = steps.last() {
             let met = steps.iter().filter(|s| s.met).count();
             out.push_str(&format!(
                 "the answer's last round: {} of {} requests good ({:.0}%, the SLO asks {:.0}%); \
@@ -35,9 +35,8 @@ pub(super) fn lines(record: &RunRecord, t: &TuneRecord, winner: &TestRecord) -> 
                 g.slo.attainment * 100.0,
                 steps.len()
             ));
-            let (good, all) = steps
-                .iter()
-                .fold((0, 0), |(g, n), s| (g + s.n_good, n + s.n_requests));
+            let (good, all) =
+                (steps.iter()).fold((0, 0), |(g, n), s| (g + s.n_good, n + s.n_requests));
             if all > 0 && f64::from(good) < g.slo.attainment * f64::from(all) - 1e-9 {
                 out.push_str(&format!(
                     "at this load the answer does not meet the SLO's share: {good} of {all} \
@@ -47,13 +46,9 @@ pub(super) fn lines(record: &RunRecord, t: &TuneRecord, winner: &TestRecord) -> 
                 ));
             }
         }
-        let none = no_good(record, t);
-        if !none.is_empty() {
-            out.push_str(&format!(
-                "left the race with no request within the SLO in a round: {}\n",
-                none.join(", ")
-            ));
-        }
+        let none = no_good(record, t).join(", ");
+        let what = "left the race with no request within the SLO in a round: ";
+        out.push_str(&crate::report::wrapped(what, &none, "\n"));
     }
     for (name, max) in [
         (Limit::MaxTtftMs, s.max_ttft_ms),
@@ -110,11 +105,10 @@ fn no_good(record: &RunRecord, t: &TuneRecord) -> Vec<String> {
         .filter_map(|c| {
             let x = record.tests.iter().find(|x| x.id == c.id)?;
             let st = steps(x).last().filter(|st| st.n_good == 0)?;
+            let round = c.at_round.unwrap_or(0);
             Some(format!(
-                "{} (round {}: 0 of {} good)",
-                c.id,
-                c.at_round.unwrap_or(0),
-                st.n_requests
+                "{} (round {round}: 0 of {} good)",
+                c.id, st.n_requests
             ))
         })
         .collect()

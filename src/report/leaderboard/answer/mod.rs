@@ -28,25 +28,21 @@ pub fn rate(e: &Entry) -> Option<Rate> {
 /// The test most models ran of a kind at depth 0 (ties: the first by name): one per table.
 pub fn common_test(es: &[&Entry], kind: TestKind) -> Option<String> {
     let mut count: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for e in es
-        .iter()
-        .filter(|e| is_speed(e) && e.test.kind == kind && e.test.params.n_depth == 0)
-    {
+    let n_depth_0 = |e: &&&Entry| e.test.params.n_depth == 0;
+    for e in (es.iter()).filter(|e| is_speed(e) && e.test.kind == kind && n_depth_0(e)) {
         let v = count.entry(e.test.test.as_str()).or_default();
         if !v.contains(&e.test.model.as_str()) {
             v.push(e.test.model.as_str());
         }
     }
-    count
-        .iter()
+    (count.iter())
         .max_by(|a, b| a.1.len().cmp(&b.1.len()).then(b.0.cmp(a.0)))
         .map(|(t, _)| t.to_string())
 }
 
 fn pick<'a>(es: &[&'a Entry], model: &str, test: Option<&str>) -> Option<&'a Entry> {
     let test = test?;
-    es.iter()
-        .copied()
+    (es.iter().copied())
         .filter(|e| is_speed(e) && e.test.model == model && e.test.test == test)
         .max_by(|a, b| ts(a).total_cmp(&ts(b)))
 }
@@ -64,13 +60,10 @@ pub fn answers_with(b: &Board, kld_budget: f64, floor: &NoiseFloor) -> Vec<Answe
     for e in b.entries.iter().filter(|e| is_speed(e)) {
         let name = base_name(&e.test.model, &e.quant);
         let key = e.model.identity.clone().unwrap_or(name);
-        groups
-            .entry((e.machine, key, e.model.architecture.clone()))
-            .or_default()
-            .push(e);
+        let arch = e.model.architecture.clone();
+        groups.entry((e.machine, key, arch)).or_default().push(e);
     }
-    groups
-        .into_iter()
+    (groups.into_iter())
         .filter_map(|((machine, _, arch), es)| {
             let name = base_name(&es[0].test.model, &es[0].quant);
             answer(b, (machine, name, arch), &es, kld_budget, floor)
@@ -93,8 +86,7 @@ fn answer(
     let models =
         crate::util::sorted_unique((es.iter()).map(|e| (e.test.model.as_str(), e.quant.as_str())));
     let shared_quant = |q: &str| models.iter().filter(|m| m.1 == q).count() > 1;
-    let mut rows: Vec<Row> = models
-        .iter()
+    let mut rows: Vec<Row> = (models.iter())
         .filter_map(|&(name, quant)| {
             let d = pick(es, name, decode_test.as_deref());
             let p = pick(es, name, prefill_test.as_deref());
@@ -107,11 +99,7 @@ fn answer(
         })
         .collect();
     rows.sort_by(|a, b| {
-        let v = |r: &Row| {
-            r.decode
-                .as_ref()
-                .map_or(f64::NEG_INFINITY, |d| d.figure.value)
-        };
+        let v = |r: &Row| (r.decode.as_ref()).map_or(f64::NEG_INFINITY, |d| d.figure.value);
         v(b).total_cmp(&v(a)).then_with(|| a.quant.cmp(&b.quant))
     });
     let mut resolved = mark_front(&mut rows, kld_budget, floor);
@@ -127,16 +115,14 @@ fn answer(
         clear_front(&mut rows);
     }
     mark_unrepacked_gaps(&mut rows);
-    let host = b.machines.get(machine).map_or("?", |m| m.hostname.as_str());
+    let m = b.machines.get(machine);
+    let host = m.map_or("?", |m| m.hostname.as_str());
     let sentence = sentence(&model, host, &rows, kld_budget, &resolved);
     Some(Answer {
         model,
         architecture,
         machine,
-        machine_key: b
-            .machines
-            .get(machine)
-            .map_or(String::new(), |m| m.key.clone()),
+        machine_key: m.map_or(String::new(), |m| m.key.clone()),
         decode_test,
         prefill_test,
         rows,
@@ -175,9 +161,7 @@ pub fn runs_of(es: &[&Entry]) -> Vec<Option<Run>> {
 
 fn row(d: Option<&Entry>, p: Option<&Entry>) -> Option<Row> {
     let any = d.or(p)?;
-    let mut badges: Vec<String> = any
-        .badges
-        .iter()
+    let mut badges: Vec<String> = (any.badges.iter())
         .filter(|x| *x == "synthetic")
         .cloned()
         .collect();
@@ -236,9 +220,8 @@ fn mark_unrepacked_gaps(rows: &mut [Row]) {
     if !rows.iter().any(|r| r.repacked.is_some_and(|b| b > 0)) {
         return;
     }
-    let mut pp: Vec<f64> = rows
-        .iter()
-        .filter_map(|r| Some(r.prefill.as_ref()?.figure.value))
+    let mut pp: Vec<f64> = (rows.iter().filter_map(|r| r.prefill.as_ref()))
+        .map(|p| p.figure.value)
         .collect();
     if pp.len() < 3 {
         return;
@@ -246,10 +229,7 @@ fn mark_unrepacked_gaps(rows: &mut [Row]) {
     pp.sort_by(f64::total_cmp);
     let median = pp[pp.len() / 2];
     for r in rows.iter_mut() {
-        let slow = r
-            .prefill
-            .as_ref()
-            .is_some_and(|p| p.figure.value < PREFILL_GAP * median);
+        let slow = (r.prefill.as_ref()).is_some_and(|p| p.figure.value < PREFILL_GAP * median);
         r.unrepacked_gap = slow && r.repacked == Some(0);
     }
 }
@@ -267,8 +247,7 @@ pub fn mark_front(rows: &mut [Row], budget: f64, floor: &NoiseFloor) -> Resolved
     let decoded: Vec<usize> = (0..rows.len())
         .filter(|&i| rows[i].decode.is_some())
         .collect();
-    let choices: Vec<Choice> = decoded
-        .iter()
+    let choices: Vec<Choice> = (decoded.iter())
         .map(|&i| Choice {
             speed: rows[i].decode.as_ref().unwrap().figure,
             rounds: rows[i].decode_rounds.clone(),
@@ -281,8 +260,7 @@ pub fn mark_front(rows: &mut [Row], budget: f64, floor: &NoiseFloor) -> Resolved
     let r = resolve_runs(&choices, &runs, budget, 0.05, floor);
     clear_front(rows);
     // Ties by the quantization's name alone (a narrow column), unless two rows share it.
-    let short: Vec<String> = rows
-        .iter()
+    let short: Vec<String> = (rows.iter())
         .map(|r| {
             if rows.iter().filter(|o| o.quant_name == r.quant_name).count() > 1 {
                 r.quant.clone()
@@ -293,8 +271,7 @@ pub fn mark_front(rows: &mut [Row], budget: f64, floor: &NoiseFloor) -> Resolved
         .collect();
     for (k, &i) in decoded.iter().enumerate() {
         rows[i].front = r.front[k];
-        rows[i].tied_with = r.front_ties[k]
-            .iter()
+        rows[i].tied_with = (r.front_ties[k].iter())
             .map(|&m| short[decoded[m]].clone())
             .collect();
     }
@@ -303,9 +280,7 @@ pub fn mark_front(rows: &mut [Row], budget: f64, floor: &NoiseFloor) -> Resolved
         busy: Vec::new(),
         best: r.best.map(|k| decoded[k]),
         best_ties: r.best_ties.iter().map(|&k| decoded[k]).collect(),
-        open_names: r
-            .open
-            .iter()
+        open_names: (r.open.iter())
             .map(|&(a, b)| format!("{} vs {}", short[decoded[a]], short[decoded[b]]))
             .collect(),
     }

@@ -39,9 +39,7 @@ pub fn sentence(model: &str, host: &str, rows: &[Row], budget: f64, resolved: &R
         );
     }
     if !resolved.busy.is_empty() {
-        let busy: Vec<String> = resolved
-            .busy
-            .iter()
+        let busy: Vec<String> = (resolved.busy.iter())
             .map(|&i| rows[i].quant.clone())
             .collect();
         return format!(
@@ -68,20 +66,13 @@ pub fn sentence(model: &str, host: &str, rows: &[Row], budget: f64, resolved: &R
 /// Among the leader and its ties: the lowest measured KLD and the smallest file (no verdict
 /// on the KLD intervals). Short: on a phone the table must still start in the first view.
 fn among_ties(rows: &[Row], r: &Resolved) -> String {
-    let tied: Vec<&Row> = r
-        .best
-        .iter()
-        .chain(&r.best_ties)
+    let tied: Vec<&Row> = (r.best.iter().chain(&r.best_ties))
         .map(|&i| &rows[i])
         .collect();
-    let faithful = tied
-        .iter()
+    let faithful = (tied.iter())
         .filter_map(|x| Some((x, x.kld?.0)))
         .min_by(|a, b| a.1.total_cmp(&b.1));
-    let smallest = tied
-        .iter()
-        .filter_map(|x| Some((x, x.size?)))
-        .min_by_key(|x| x.1);
+    let smallest = (tied.iter().filter_map(|x| Some((x, x.size?)))).min_by_key(|x| x.1);
     match (faithful, smallest) {
         (Some((f, _)), Some((s, _))) if f.quant == s.quant => {
             format!(
@@ -112,8 +103,7 @@ fn sentence_answer(head: &str, rows: &[Row], budget: f64, resolved: &Resolved) -
             with_ties(rows, resolved)
         ),
         None => {
-            let closest = rows
-                .iter()
+            let closest = (rows.iter())
                 .filter(|r| r.kld.is_some())
                 .min_by(|a, b| a.kld.unwrap().0.total_cmp(&b.kld.unwrap().0))
                 .unwrap();
@@ -248,11 +238,7 @@ fn roofline_cell(r: &Row) -> Cell {
         return Cell::text("");
     };
     Cell {
-        badges: if bad {
-            vec!["implausible".into()]
-        } else {
-            vec![]
-        },
+        badges: Vec::from_iter(bad.then(|| "implausible".to_string())),
         ..Cell::num(format!("{}{p:.0}%", if estimated { "≥" } else { "" }), p)
     }
 }
@@ -270,18 +256,13 @@ fn kld_cell(kld: Option<(f64, Option<f64>)>, nbsp: &str) -> Cell {
 pub const NO_REPACK: &str = "no repack";
 
 fn repack_note(a: &Answer) -> Option<String> {
-    let gaps: Vec<String> = a
-        .rows
-        .iter()
-        .filter(|r| r.unrepacked_gap)
+    let gaps: Vec<String> = (a.rows.iter().filter(|r| r.unrepacked_gap))
         .map(|r| r.quant.clone())
         .collect();
     if gaps.is_empty() {
         return None;
     }
-    let mib: Vec<f64> = a
-        .rows
-        .iter()
+    let mib: Vec<f64> = (a.rows.iter())
         .filter_map(|r| r.repacked.filter(|&b| b > 0))
         .map(|b| b as f64 / (1u64 << 20) as f64)
         .collect();
@@ -304,17 +285,10 @@ fn repack_note(a: &Answer) -> Option<String> {
 pub fn note(a: &Answer) -> String {
     let cov = covers(a);
     // When rows differ, the most common level is named for the table and the others per row.
-    let label = |r: &Row| {
-        r.decode
-            .as_ref()
-            .or(r.prefill.as_ref())
-            .and_then(|x| x.covers.clone())
-    };
-    let main = cov
-        .iter()
+    let label = |r: &Row| (r.decode.as_ref().or(r.prefill.as_ref())).and_then(|x| x.covers.clone());
+    let main = (cov.iter())
         .max_by_key(|c| {
-            a.rows
-                .iter()
+            (a.rows.iter())
                 .filter(|r| label(r).as_ref() == Some(c))
                 .count()
         })
@@ -322,9 +296,7 @@ pub fn note(a: &Answer) -> String {
     let cov_text = match &main {
         None => "no interval (a single sample)".to_string(),
         Some(m) => {
-            let others: Vec<String> = a
-                .rows
-                .iter()
+            let others: Vec<String> = (a.rows.iter())
                 .filter_map(|r| {
                     let l = label(r)?;
                     (l != *m).then(|| format!("{}: {l}", r.quant))

@@ -24,6 +24,12 @@ impl Facet {
     }
 
     /// The value said after a word: "ngl 99".
+    /// A facet whose text is its value.
+    pub fn plain(key: &'static str, value: impl Into<String>) -> Facet {
+        let value = value.into();
+        Facet::new(key, value.clone(), value)
+    }
+
     fn worded(key: &'static str, value: impl std::fmt::Display, word: &str) -> Facet {
         Facet::new(key, value.to_string(), format!("{word} {value}"))
     }
@@ -51,7 +57,7 @@ pub fn settings(e: &Entry) -> Vec<Facet> {
         Facet::worded("fa", fa, "fa"),
         Facet::worded("kv", kv, "KV"),
         // The knobs away from llama-bench's defaults, as one facet ("ncmoe 4, ot ...").
-        Facet::new("knobs", p.knobs.describe(), p.knobs.describe()),
+        Facet::plain("knobs", p.knobs.describe()),
     ]
     .into_iter()
     .chain(table_facets(p))
@@ -91,9 +97,10 @@ fn is_default(f: &Facet) -> bool {
 
 /// The facets' texts without those at llama-bench's defaults.
 pub fn brief(facets: &[Facet]) -> String {
-    facets
+    let shown = facets
         .iter()
-        .filter(|f| !is_default(f) && !f.text.is_empty())
+        .filter(|f| !is_default(f) && !f.text.is_empty());
+    shown
         .map(|f| f.text.as_str())
         .collect::<Vec<_>>()
         .join(" · ")
@@ -101,9 +108,9 @@ pub fn brief(facets: &[Facet]) -> String {
 
 pub fn identity(e: &Entry, machine: &str) -> Vec<Facet> {
     vec![
-        Facet::new("machine", machine, machine),
-        Facet::new("model", e.test.model.clone(), e.test.model.clone()),
-        Facet::new("quant", e.quant.clone(), e.quant.clone()),
+        Facet::plain("machine", machine),
+        Facet::plain("model", e.test.model.clone()),
+        Facet::plain("quant", e.quant.clone()),
     ]
 }
 
@@ -121,9 +128,7 @@ pub struct Series<T> {
 
 impl<T> Panel<T> {
     pub fn describe(&self, skip: &[&str]) -> String {
-        let kept: Vec<Facet> = self
-            .fixed
-            .iter()
+        let kept: Vec<Facet> = (self.fixed.iter())
             .filter(|f| !skip.contains(&f.key))
             .cloned()
             .collect();
@@ -185,25 +190,19 @@ pub fn split<T>(items: Vec<(Vec<Facet>, T)>, max: usize) -> Vec<Panel<T>> {
         .collect();
     let mut groups: Vec<Vec<Keyed<T>>> = Vec::new();
     panels_of(series, 0, max, &mut groups);
-    groups
-        .into_iter()
+    (groups.into_iter())
         .map(|members| {
             let first = members[0].0.clone();
             let varies: Vec<bool> = (0..first.len())
                 .map(|j| members.iter().any(|(f, _)| f[j].value != first[j].value))
                 .collect();
-            let fixed = first
-                .iter()
-                .zip(&varies)
+            let fixed = (first.iter().zip(&varies))
                 .filter(|(_, v)| !**v)
                 .map(|(f, _)| f.clone())
                 .collect();
-            let series = members
-                .into_iter()
+            let series = (members.into_iter())
                 .map(|(f, items)| Series {
-                    label: f
-                        .iter()
-                        .zip(&varies)
+                    label: (f.iter().zip(&varies))
                         .filter(|(x, v)| **v && !x.text.is_empty())
                         .map(|(x, _)| x.text.as_str())
                         .collect::<Vec<_>>()

@@ -17,9 +17,7 @@ pub const NO_DEPTH: &str = "no data in these results (run a sweep with n_depth v
 fn workload(name: &str) -> String {
     name.split_whitespace()
         .filter(|w| {
-            let b_n = w
-                .strip_prefix('B')
-                .is_some_and(|n| n.parse::<u32>().is_ok());
+            let b_n = (w.strip_prefix('B')).is_some_and(|n| n.parse::<u32>().is_ok());
             !b_n && *w != "pps" && !w.ends_with("/s")
         })
         .collect::<Vec<_>>()
@@ -39,9 +37,7 @@ fn scatter_of(
         subtitle,
         x_label: axes.0.into(),
         y_label: axes.1.into(),
-        series: p
-            .series
-            .into_iter()
+        series: (p.series.into_iter())
             .map(|s| {
                 let mut pts = s.items;
                 pts.sort_by(|a, b| a.1.total_cmp(&b.1));
@@ -65,27 +61,21 @@ pub fn serving(b: &Board) -> Vec<ScatterChart> {
     let mut items: Vec<(Vec<Facet>, (Point, f64))> = Vec::new();
     for e in &b.entries {
         let Some(s) = e.serving() else { continue };
-        let (per_request, aggregate) = (
-            s.per_request_ts.unwrap_or(0.0),
-            s.aggregate_ts.unwrap_or(0.0),
-        );
+        let per_request = s.per_request_ts.unwrap_or(0.0);
+        let aggregate = s.aggregate_ts.unwrap_or(0.0);
         let (label, order) = match (e.test.kind, s.arrival_rate) {
             (TestKind::Arrival, Some(r)) => (format!("{}/s", fmt_num(r)), r),
             _ => (format!("B={}", s.n_parallel), s.n_parallel as f64),
         };
         let mut f = facet::identity(e, &names[e.machine]);
         let mode = e.test.kind.as_str();
-        f.push(Facet::new(
-            "workload",
-            workload(&e.test.test),
-            workload(&e.test.test),
-        ));
+        f.push(Facet::plain("workload", workload(&e.test.test)));
         let prompts = match (mode, s.shared_prompt) {
             ("parallel", true) => "shared prompt",
             ("parallel", false) => "separate prompts",
             _ => "",
         };
-        f.push(Facet::new("prompts", prompts, prompts));
+        f.push(Facet::plain("prompts", prompts));
         f.extend(facet::settings(e));
         let point = Point {
             x: per_request,
@@ -127,26 +117,21 @@ pub fn depth(b: &Board) -> Vec<ScatterChart> {
     let names = machine_names(b);
     let mut charts = Vec::new();
     for kind in [TestKind::Pp, TestKind::Tg, TestKind::Pg] {
-        let es: Vec<&Entry> = b
-            .entries
-            .iter()
+        let es: Vec<&Entry> = (b.entries.iter())
             .filter(|e| is_speed(e) && e.test.kind == kind)
             .collect();
         let facets = |e: &Entry| {
             let mut f = facet::identity(e, &names[e.machine]);
             let base = e.test.test.split(" @ ").next().unwrap_or("").to_string();
-            f.push(Facet::new("test", base.clone(), base));
+            f.push(Facet::plain("test", base));
             f.extend(facet::settings(e));
             f
         };
         // Only lines that reach beyond depth 0.
-        let deep: Vec<Vec<Facet>> = es
-            .iter()
-            .filter(|e| e.test.params.n_depth > 0)
+        let deep: Vec<Vec<Facet>> = (es.iter().filter(|e| e.test.params.n_depth > 0))
             .map(|e| facets(e))
             .collect();
-        let items: Vec<(Vec<Facet>, (Point, f64))> = es
-            .iter()
+        let items: Vec<(Vec<Facet>, (Point, f64))> = (es.iter())
             .map(|e| (facets(e), *e))
             .filter(|(f, _)| deep.contains(f))
             .map(|(f, e)| {

@@ -72,9 +72,7 @@ fn shared_tests(es: &[&Entry]) -> Vec<(u8, u64, String)> {
 }
 
 fn share<'a>(es: &[&'a Entry], m: usize, test: &str) -> Option<(f64, &'a Entry)> {
-    let fastest = es
-        .iter()
-        .filter(|e| e.test.test == test)
+    let fastest = (es.iter().filter(|e| e.test.test == test))
         .map(|e| ts(e))
         .fold(0.0, f64::max);
     let e = es.iter().find(|e| e.machine == m && e.test.test == test)?;
@@ -85,8 +83,7 @@ fn fastest_first(es: &[&Entry], tests: &[(u8, u64, String)]) -> Vec<usize> {
     let mut rows = crate::util::sorted_unique(es.iter().map(|e| e.machine));
     rows.sort_by(|&x, &y| {
         let key = |m| {
-            tests
-                .iter()
+            (tests.iter())
                 .map(|t| share(es, m, &t.2).map_or(-1.0, |s| s.0))
                 .collect::<Vec<f64>>()
         };
@@ -98,12 +95,10 @@ fn fastest_first(es: &[&Entry], tests: &[(u8, u64, String)]) -> Vec<usize> {
 }
 
 fn chart(es: &[&Entry], tests: &[(u8, u64, String)], rows: &[usize], names: &[String]) -> BarChart {
-    let series = tests
-        .iter()
+    let series = (tests.iter())
         .map(|(_, _, test)| BarSeries {
             name: test.clone(),
-            values: rows
-                .iter()
+            values: (rows.iter())
                 .map(|&m| {
                     let (pct, e) = share(es, m, test)?;
                     Some(Bar {
@@ -124,8 +119,7 @@ fn chart(es: &[&Entry], tests: &[(u8, u64, String)], rows: &[usize], names: &[St
             crate::report::wrapped(" · ", &badges.join(", "), "")
         ),
         x_label: "% of the fastest machine's tokens per second".into(),
-        categories: rows
-            .iter()
+        categories: (rows.iter())
             .map(|&m| Category {
                 label: names[m].clone(),
                 ..Default::default()

@@ -41,12 +41,9 @@ fn speed_and_kld(e: &Entry) -> (crate::stats::ties::Figure, crate::stats::ties::
 
 /// Threads, and the settings where some group differs (what sets two charts apart).
 fn settings_text(e: &Entry, differing: &[&str]) -> String {
-    facet::settings(e)
-        .into_iter()
-        .filter(|f| f.key == "threads" || differing.contains(&f.key))
-        .map(|f| f.text)
-        .collect::<Vec<_>>()
-        .join(" · ")
+    let shown = facet::settings(e).into_iter();
+    let shown = shown.filter(|f| f.key == "threads" || differing.contains(&f.key));
+    shown.map(|f| f.text).collect::<Vec<_>>().join(" · ")
 }
 
 fn differing_settings<'a>(es: impl Iterator<Item = &'a Entry>) -> Vec<&'static str> {
@@ -67,9 +64,7 @@ fn settings_key(e: &Entry) -> Vec<String> {
 /// Decode t/s against KLD, the Pareto front highlighted: per machine, reference, settings.
 pub fn quality_vs_speed(b: &Board) -> Vec<ScatterChart> {
     let names = machine_names(b);
-    let es: Vec<&Entry> = b
-        .entries
-        .iter()
+    let es: Vec<&Entry> = (b.entries.iter())
         .filter(|e| plain_d0(e, TestKind::Tg) && e.quality().is_some())
         .collect();
     let differing = differing_settings(es.iter().copied());
@@ -77,9 +72,7 @@ pub fn quality_vs_speed(b: &Board) -> Vec<ScatterChart> {
     let mut charts = Vec::new();
     for ((m, reference, _), group) in group_by(es, |e| (e.machine, reference(e), settings_key(e))) {
         let best = fastest_by(group, |e| (e.test.model.clone(), e.quant.clone()));
-        let requantized = best
-            .iter()
-            .any(|e| e.badges.iter().any(|x| x == "requantized"));
+        let requantized = (best.iter()).any(|e| e.badges.iter().any(|x| x == "requantized"));
         let (others, front) = front_points(&best, &reference);
         charts.push(ScatterChart {
             id: format!("quality-vs-speed-{}", charts.len()),
@@ -123,10 +116,8 @@ pub fn quality_vs_speed(b: &Board) -> Vec<ScatterChart> {
 
 /// The points beaten on both, and the Pareto front (ties kept together) by speed.
 fn front_points(best: &[&Entry], reference: &str) -> (Vec<Point>, Vec<Point>) {
-    let pts: Vec<(f64, f64)> = best
-        .iter()
-        .map(|e| (ts(e), e.quality().map_or(0.0, |q| q.kld_mean)))
-        .collect();
+    let kld = |e: &Entry| e.quality().map_or(0.0, |q| q.kld_mean);
+    let pts: Vec<(f64, f64)> = best.iter().map(|e| (ts(e), kld(e))).collect();
     let figures: Vec<_> = best.iter().map(|e| speed_and_kld(e)).collect();
     // Ties stay on the front together.
     let front = crate::stats::ties::pareto_front(&figures);

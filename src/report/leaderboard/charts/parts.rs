@@ -23,22 +23,18 @@ pub fn describe(e: &Entry) -> String {
 /// A title for several model names: their common prefix, or the names.
 pub fn common_name(names: &[String]) -> String {
     let first = names.first().map(String::as_str).unwrap_or("");
-    let mut n = first.len();
-    for other in names {
-        n = n.min(
-            first
-                .char_indices()
-                .zip(other.chars())
-                .find(|((_, a), b)| a != b)
-                .map_or(first.len().min(other.len()), |((i, _), _)| i),
-        );
-    }
+    let shared = |other: &String| {
+        let differ = first
+            .char_indices()
+            .zip(other.chars())
+            .find(|((_, a), b)| a != b);
+        differ.map_or(first.len().min(other.len()), |((i, _), _)| i)
+    };
+    let n = names.iter().map(shared).fold(first.len(), usize::min);
     let mut prefix = &first[..n];
     // Cut a partial word (`tiny-Q` of `tiny-Q8_0` and `tiny-Q4_K`) back to a separator.
     if names.iter().any(|x| x.len() > n) {
-        prefix = prefix
-            .rfind(['-', '_', '.', ' '])
-            .map_or("", |i| &prefix[..i]);
+        prefix = (prefix.rfind(['-', '_', '.', ' '])).map_or("", |i| &prefix[..i]);
     }
     let prefix = prefix.trim_end_matches(['-', '_', '.', ' ']);
     if !prefix.is_empty() {
@@ -52,9 +48,7 @@ pub fn common_name(names: &[String]) -> String {
 
 /// A variant's label: its quantization, or its model name where that clashes.
 pub fn variant_label(e: &Entry, all: &[&Entry]) -> String {
-    let clash = all
-        .iter()
-        .any(|o| o.quant == e.quant && o.test.model != e.test.model);
+    let clash = (all.iter()).any(|o| o.quant == e.quant && o.test.model != e.test.model);
     if !clash {
         e.quant.clone()
     } else if e.test.model.contains(&e.quant) {

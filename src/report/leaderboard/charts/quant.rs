@@ -21,7 +21,7 @@ pub const NO_QUANT: &str =
     "no data in these results (run `tpsbench run` with n_prompt and n_gen tests to produce it)";
 
 fn series_facets(e: &Entry) -> Vec<Facet> {
-    let mut f = vec![Facet::new("test", e.test.test.clone(), e.test.test.clone())];
+    let mut f = vec![Facet::plain("test", e.test.test.clone())];
     f.extend(facet::settings(e));
     f
 }
@@ -67,16 +67,12 @@ fn shared_scales(b: &Board, kind: TestKind) -> Vec<(String, f64)> {
 }
 
 fn panel_chart(p: &Panel<&Entry>, kind: TestKind, machine: &str, more: bool) -> BarChart {
-    let all: Vec<&Entry> = p
-        .series
-        .iter()
+    let all: Vec<&Entry> = (p.series.iter())
         .flat_map(|s| s.items.iter().copied())
         .collect();
     let models = crate::util::sorted_unique(all.iter().map(|e| e.test.model.clone()));
     let variants = variants(&all);
-    let series = p
-        .series
-        .iter()
+    let series = (p.series.iter())
         .map(|s| BarSeries {
             name: s.label.clone(),
             values: variants.iter().map(|v| bar(&s.items, v)).collect(),
@@ -96,8 +92,7 @@ fn panel_chart(p: &Panel<&Entry>, kind: TestKind, machine: &str, more: bool) -> 
             }
         ),
         x_label: format!("{word} tokens per second"),
-        categories: variants
-            .iter()
+        categories: (variants.iter())
             .map(|v| Category {
                 label: variant_label(v, &variants),
                 badges: v.badges.clone(),
@@ -113,10 +108,7 @@ fn panel_chart(p: &Panel<&Entry>, kind: TestKind, machine: &str, more: bool) -> 
 fn variants<'a>(all: &[&'a Entry]) -> Vec<&'a Entry> {
     let mut variants: Vec<&Entry> = Vec::new();
     for e in all {
-        if !variants
-            .iter()
-            .any(|v| v.quant == e.quant && v.test.model == e.test.model)
-        {
+        if !variants.iter().any(|v| same_variant(v, e)) {
             variants.push(e);
         }
     }
@@ -130,10 +122,12 @@ fn variants<'a>(all: &[&'a Entry]) -> Vec<&'a Entry> {
     variants
 }
 
+fn same_variant(a: &Entry, b: &Entry) -> bool {
+    a.quant == b.quant && a.test.model == b.test.model
+}
+
 fn bar(items: &[&Entry], v: &Entry) -> Option<Bar> {
-    let e = items
-        .iter()
-        .find(|e| e.quant == v.quant && e.test.model == v.test.model)?;
+    let e = items.iter().find(|e| same_variant(e, v))?;
     Some(Bar {
         value: ts(e),
         err: e.test.stddev_ts,

@@ -56,61 +56,43 @@ impl Machine {
     pub fn with_facts(mut self, run: &RunInfo) -> Machine {
         let s = &run.system;
         let b = &run.llama_cpp;
-        let mut f: Vec<(String, String)> = vec![
-            ("CPU".into(), cpu_line(&s.cpu_model)),
-            (
-                "cores / threads".into(),
-                format!("{} / {}", s.physical_cores, s.logical_cores),
-            ),
-        ];
+        let mut f: Vec<(String, String)> = Vec::new();
+        let mut add = |k: &str, v: String| f.push((k.to_string(), v));
+        add("CPU", cpu_line(&s.cpu_model));
+        add(
+            "cores / threads",
+            format!("{} / {}", s.physical_cores, s.logical_cores),
+        );
         if !b.cpu_features.is_empty() {
-            f.push(("SIMD".into(), b.cpu_features.join(" ")));
+            add("SIMD", b.cpu_features.join(" "));
         }
-        f.push((
-            "host bandwidth".into(),
-            match self.bandwidth_gbs {
-                Some(g) => format!("{g:.1} GB/s read (measured)"),
-                None => "not measured".into(),
-            },
-        ));
+        let bandwidth = match self.bandwidth_gbs {
+            Some(g) => format!("{g:.1} GB/s read (measured)"),
+            None => "not measured".into(),
+        };
+        add("host bandwidth", bandwidth);
         for g in &run.gpus {
-            f.push((
-                "GPU".into(),
-                format!(
-                    "{}, {:.0} GiB, driver {}",
-                    g.name,
-                    g.memory_total as f64 / GIB,
-                    g.driver_version.as_deref().unwrap_or("unknown")
-                ),
-            ));
+            let (gib, driver) = (g.memory_total as f64 / GIB, g.driver_version.as_deref());
+            let driver = driver.unwrap_or("unknown");
+            add("GPU", format!("{}, {gib:.0} GiB, driver {driver}", g.name));
         }
         let commit = b.build_commit.as_deref().unwrap_or("commit unknown");
         let tool = run.tool.git_commit.as_deref().unwrap_or("");
-        let dirty: Vec<String> = [("llama.cpp", commit), ("tpsbench", tool)]
-            .iter()
+        let dirty: Vec<String> = ([("llama.cpp", commit), ("tpsbench", tool)].iter())
             .filter(|(_, c)| c.ends_with("-dirty"))
             .map(|(n, c)| format!("{n} {c}"))
             .collect();
-        f.push((
-            "llama.cpp".into(),
-            format!(
-                "{commit} ({} backend{}){}",
-                b.gpu_backend,
-                wrapped(", ", &b.cmake_flags, ""),
-                wrapped(" [dirty build: ", &dirty.join(", "), "]")
-            ),
-        ));
+        let (flags, dirty) = (&b.cmake_flags, dirty.join(", "));
+        let dirty = wrapped(" [dirty build: ", &dirty, "]");
+        let backend = format!("{} backend{}", b.gpu_backend, wrapped(", ", flags, ""));
+        add("llama.cpp", format!("{commit} ({backend}){dirty}"));
         self.facts = f;
         self
     }
 
     pub fn label(&self) -> String {
-        let mut l = format!("{}: {}", self.hostname, self.cpu_model);
-        for g in &self.gpus {
-            l.push_str(" + ");
-            l.push_str(g);
-        }
-        l
+        let l = format!("{}: {}", self.hostname, self.cpu_model);
+        self.gpus.iter().fold(l, |l, g| l + " + " + g)
     }
 }
 
@@ -127,19 +109,15 @@ pub fn cpu_line(model: &str) -> String {
 }
 
 pub fn gpu_descriptions(run: &RunInfo) -> Vec<String> {
-    run.devices
-        .iter()
+    (run.devices.iter())
         .filter(|d| matches!(d.kind, DeviceKind::Gpu | DeviceKind::Igpu))
         .map(|d| d.description.clone())
         .collect()
 }
 
 pub fn hardware(run: &RunInfo) -> String {
-    format!(
-        "{} | {}",
-        run.system.cpu_model,
-        gpu_descriptions(run).join(", ")
-    )
+    let gpus = gpu_descriptions(run).join(", ");
+    format!("{} | {gpus}", run.system.cpu_model)
 }
 
 pub fn fingerprint(run: &RunInfo) -> String {

@@ -9,8 +9,7 @@ pub(super) fn with_bandwidth(
     machines: BTreeMap<String, (String, (Machine, RunInfo))>,
     bandwidths: &BTreeMap<String, (String, (f64, Option<u64>))>,
 ) -> Vec<Machine> {
-    let mut v: Vec<Machine> = machines
-        .into_values()
+    let mut v: Vec<Machine> = (machines.into_values())
         .map(|(_, (mut m, run))| match bandwidths.get(&m.key) {
             Some(&(_, (g, llc))) if m.bandwidth_gbs.is_none() => {
                 m.bandwidth_gbs = Some(g);
@@ -54,10 +53,8 @@ pub(super) fn roofline_flags(b: &mut Board, measured: Vec<Entry>, strict: bool) 
 /// models above the last-level cache, where DRAM bandwidth is the ceiling.
 fn roofline_estimate(e: &Entry, m: &Machine) -> Option<f64> {
     let has_roofline = e.test.resources.as_ref().and_then(|r| r.roofline.as_ref());
-    if e.test.kind != crate::plan::TestKind::Tg || e.serving().is_some() || has_roofline.is_some() {
-        return None;
-    }
-    if !m.gpus.is_empty() {
+    let cpu_decode = e.test.kind == crate::plan::TestKind::Tg && m.gpus.is_empty();
+    if !cpu_decode || e.serving().is_some() || has_roofline.is_some() {
         return None;
     }
     let size = e.test.model_size?;

@@ -3,15 +3,13 @@
 use serde_json::{Value, json};
 
 use crate::report::export::csv::field;
+use crate::report::leaderboard::charts::svg::fmt_num;
 use crate::report::leaderboard::table::{Cell, Table};
 
 pub fn csv(t: &Table) -> String {
     let line =
         |cells: Vec<String>| cells.iter().map(|c| field(c)).collect::<Vec<_>>().join(",") + "\r\n";
-    let rows = t
-        .rows
-        .iter()
-        .map(|r| line(r.iter().map(Cell::shown).collect()));
+    let rows = (t.rows.iter()).map(|r| line(r.iter().map(Cell::shown).collect()));
     std::iter::once(line(t.headers.clone()))
         .chain(rows)
         .collect()
@@ -20,10 +18,7 @@ pub fn csv(t: &Table) -> String {
 /// `{"columns": [...], "rows": [{column: value}, ...]}`: numbers as numbers, with
 /// `<column> (text)` where the text says more (an interval).
 pub fn json(t: &Table) -> String {
-    let rows: Vec<Value> = t
-        .rows
-        .iter()
-        .enumerate()
+    let rows: Vec<Value> = (t.rows.iter().enumerate())
         .map(|(i, r)| {
             let mut o = serde_json::Map::new();
             if let Some(m) = t.meta.get(i).filter(|m| !m.id.is_empty()) {
@@ -34,15 +29,11 @@ pub fn json(t: &Table) -> String {
                 match c.sort.filter(|v| v.is_finite()) {
                     Some(v) => {
                         o.insert(h.clone(), json!(v));
-                        if text != crate::report::leaderboard::charts::svg::fmt_num(v)
-                            && text != v.to_string()
-                        {
+                        if text != fmt_num(v) && text != v.to_string() {
                             o.insert(format!("{h} (text)"), json!(text));
                         }
                     }
-                    None => {
-                        o.insert(h.clone(), json!(text));
-                    }
+                    None => _ = o.insert(h.clone(), json!(text)),
                 }
             }
             Value::Object(o)

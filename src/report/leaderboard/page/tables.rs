@@ -66,11 +66,10 @@ pub(crate) fn table_html(t: &Table, class: &str, name: &str) -> String {
 
 /// The downloads as data: URIs, so the page stays one file.
 fn downloads(t: &Table, name: &str) -> String {
-    let words = name.split(|c: char| !c.is_ascii_alphanumeric());
-    let slug = words
-        .filter(|s| !s.is_empty())
-        .collect::<Vec<_>>()
-        .join("-");
+    let words = name
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|s| !s.is_empty());
+    let slug = words.collect::<Vec<_>>().join("-");
     format!(
         r#"<p class="dl">Download: <a download="{slug}.csv" href="{}">CSV</a> · <a download="{slug}.json" href="{}">JSON</a></p>"#,
         data_uri("text/csv", &download::csv(t)),

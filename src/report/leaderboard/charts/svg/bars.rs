@@ -66,9 +66,7 @@ fn badge_width(b: &str) -> f64 {
 
 impl BarChart {
     pub fn has_data(&self) -> bool {
-        self.series
-            .iter()
-            .any(|s| s.values.iter().any(Option::is_some))
+        (self.series.iter()).any(|s| s.values.iter().any(Option::is_some))
     }
 
     fn series(&self) -> &[BarSeries] {
@@ -91,12 +89,7 @@ impl Chart for BarChart {
         let left = PAD + label_col + 10.0;
         let right = w - PAD - widest(self.bars().map(|b| &b.label), VALUE_PX) - 8.0;
         let (ticks, d1) = self.value_ticks(left, right);
-        let x = Scale {
-            d0: 0.0,
-            d1,
-            r0: left,
-            r1: right,
-        };
+        let x = Scale::over(&[0.0, d1], left, right);
         let rows = self.rows();
         let bottom = top + rows.heights.iter().sum::<f64>();
         o.push_str(&x_axis(&ticks, x, top, bottom, &self.x_label));
@@ -121,8 +114,7 @@ impl BarChart {
 
     /// The label column: as wide as the widest label and its badges, at most 40 %.
     fn label_column(&self, w: f64) -> f64 {
-        self.categories
-            .iter()
+        (self.categories.iter())
             .map(|c| text_width(&c.label, LABEL_PX) + badges_width(c) + 6.0)
             .fold(40.0, f64::max)
             .min(w * 0.4)
@@ -136,21 +128,11 @@ impl BarChart {
             .map(|b| b.value + b.err.unwrap_or(0.0))
             .fold(0.0, f64::max);
         let n_ticks = (((right - left) / 80.0) as usize).clamp(2, 8);
-        match &self.scale {
-            Some(shared) => {
-                let end = shared.end().max(max);
-                let ticks: Vec<f64> = nice_ticks(0.0, end, n_ticks)
-                    .into_iter()
-                    .filter(|t| *t <= end * (1.0 + 1e-9))
-                    .collect();
-                (ticks, end)
-            }
-            None => {
-                let ticks = nice_ticks(0.0, max, n_ticks);
-                let end = *ticks.last().expect("ticks");
-                (ticks, end)
-            }
-        }
+        let shared = self.scale.as_ref().map(|s| s.end().max(max));
+        let mut ticks = nice_ticks(0.0, shared.unwrap_or(max), n_ticks);
+        let end = shared.unwrap_or_else(|| *ticks.last().expect("ticks"));
+        ticks.retain(|t| *t <= end * (1.0 + 1e-9));
+        (ticks, end)
     }
 
     /// The row groups' layout. Each row holds only the bars it has, so a variant measured
@@ -165,8 +147,7 @@ impl BarChart {
                     .collect()
             })
             .collect();
-        let heights = present
-            .iter()
+        let heights = (present.iter())
             .map(|p| bh * p.len().max(1) as f64 + 12.0)
             .collect();
         Rows {
@@ -201,17 +182,13 @@ impl BarChart {
 
     /// The shared scale's group and axis end on the `<svg>`, for the browser test to compare.
     fn mark_scale(&self, svg: String, end: f64) -> String {
-        match &self.scale {
-            Some(shared) => svg.replacen(
-                r#"<svg class="chart" "#,
-                &format!(
-                    r#"<svg class="chart" data-scale-group="{}" data-scale="{end}" "#,
-                    escape(&shared.group)
-                ),
-                1,
-            ),
-            None => svg,
-        }
+        let Some(shared) = &self.scale else {
+            return svg;
+        };
+        let group = escape(&shared.group);
+        let marked =
+            format!(r#"<svg class="chart" data-scale-group="{group}" data-scale="{end}" "#);
+        svg.replacen(r#"<svg class="chart" "#, &marked, 1)
     }
 }
 

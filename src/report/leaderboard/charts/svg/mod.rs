@@ -85,12 +85,8 @@ impl Tags {
 /// A mark's `data-m` attributes: only the tags that vary within its chart (the card's
 /// settle the others, and a page of many machines stays smaller).
 pub fn mark_attrs(t: &Tags, keys: &[&str]) -> String {
-    let mine = Tags(
-        t.0.iter()
-            .filter(|(k, _)| keys.contains(k))
-            .cloned()
-            .collect(),
-    );
+    let mut mine = t.clone();
+    mine.0.retain(|(k, _)| keys.contains(k));
     crate::report::wrapped(" data-m", &mine.attrs(), "")
 }
 
@@ -238,6 +234,12 @@ pub struct Scale {
 }
 
 impl Scale {
+    /// From the first tick to the last, drawn from `r0` to `r1`.
+    pub fn over(ticks: &[f64], r0: f64, r1: f64) -> Scale {
+        let (d0, d1) = (ticks[0], *ticks.last().expect("ticks"));
+        Scale { d0, d1, r0, r1 }
+    }
+
     pub fn at(&self, v: f64) -> f64 {
         let span = if self.d1 > self.d0 {
             self.d1 - self.d0

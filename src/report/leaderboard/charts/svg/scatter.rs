@@ -105,20 +105,10 @@ impl Chart for ScatterChart {
         let yt = nice_ticks(y0, y1, 5);
         let ylabels = tick_labels(&yt);
         let left = PAD + 18.0 + 8.0 + widest(&ylabels, 12.0) + 8.0;
-        let y = Scale {
-            d0: yt[0],
-            d1: *yt.last().expect("ticks"),
-            r0: bottom,
-            r1: top,
-        };
+        let y = Scale::over(&yt, bottom, top);
         o.push_str(&self.y_axis(&yt, &ylabels, y, left, w - PAD));
         let xt = nice_ticks(x0, x1, if w < W { 4 } else { 6 });
-        let x = Scale {
-            d0: xt[0],
-            d1: *xt.last().expect("ticks"),
-            r0: left,
-            r1: w - PAD,
-        };
+        let x = Scale::over(&xt, left, w - PAD);
         o.push_str(&x_axis(&xt, x, top, bottom, &self.x_label));
         o.push_str(&self.marks(x, y));
         plot_frame(&self.id, &self.title, w, bottom, &o)
@@ -194,8 +184,7 @@ impl ScatterChart {
         order.sort_by_key(|&i| self.series[i].emphasis);
         let spots = self.place_labels(&order, x, y);
         let varying = self.tags().varying();
-        order
-            .into_iter()
+        (order.into_iter())
             .map(|i| self.series_marks(i, x, y, &spots[i], &varying))
             .collect()
     }
@@ -221,9 +210,7 @@ impl ScatterChart {
             x1: x.r1 - 2.0,
             y1: y.r0 - 2.0,
         };
-        let mut spots: Vec<Vec<Option<Spot>>> = self
-            .drawn()
-            .iter()
+        let mut spots: Vec<Vec<Option<Spot>>> = (self.drawn().iter())
             .map(|s| vec![None; s.points.len()])
             .collect();
         for &i in order.iter().rev() {
@@ -258,9 +245,7 @@ impl ScatterChart {
         };
         let mut o = format!(r#"<g class="{cls}">"#);
         if s.line && s.points.len() > 1 {
-            let d: Vec<String> = s
-                .points
-                .iter()
+            let d: Vec<String> = (s.points.iter())
                 .map(|p| format!("{:.1},{:.1}", x.at(p.x), y.at(p.y)))
                 .collect();
             let _ = write!(
