@@ -102,12 +102,9 @@ fn sides_tests(run: &RunRecord) -> Vec<(String, TestRecord)> {
 /// The properties a test is joined on: the model file and every parameter.
 fn properties(sha: &str, t: &TestRecord) -> BTreeMap<String, String> {
     let mut m = BTreeMap::from([("model".to_string(), sha.to_string())]);
-    m.extend(
-        t.params
-            .all_fields()
-            .into_iter()
-            .map(|(k, v)| (k, v.to_string())),
-    );
+    for (k, v) in t.params.all_fields() {
+        m.insert(k, v.to_string());
+    }
     m
 }
 
@@ -219,10 +216,8 @@ impl Report {
     /// Rows that fail CI at `threshold` (0.05 = 5%): established slower, the estimate beyond
     /// it. Against the right noise floor, identical code fails at most at alpha's rate.
     pub fn regressions(&self, threshold: f64) -> Vec<&Row> {
-        let slower = |c: &Comparison| c.verdict == Verdict::Slower && c.speedup < 1.0 - threshold;
-        (self.rows.iter())
-            .filter(|r| slower(&r.comparison))
-            .collect()
+        let slow = |c: &Comparison| c.verdict == Verdict::Slower && c.speedup < 1.0 - threshold;
+        self.rows.iter().filter(|r| slow(&r.comparison)).collect()
     }
 
     /// The line that fails CI at `threshold`; None when no row fails.
@@ -366,16 +361,11 @@ pub(crate) fn measure_floor(runs: &[(String, RunRecord)]) -> Result<MeasuredFloo
     let mut levels: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for (_, run) in runs {
         for t in run.tests.iter().filter(|t| t.status == Status::Ok) {
-            let logs: Vec<f64> = t
-                .round_medians()
-                .iter()
-                .map(|x| x.max(f64::MIN_POSITIVE).ln())
-                .collect();
+            let ln = |x: &f64| x.max(f64::MIN_POSITIVE).ln();
+            let logs: Vec<f64> = t.round_medians().iter().map(ln).collect();
             if !logs.is_empty() && t.kind.is_llama_bench() {
-                levels
-                    .entry(t.identity.clone())
-                    .or_default()
-                    .push(crate::stats::mean(&logs));
+                let mean = crate::stats::mean(&logs);
+                levels.entry(t.identity.clone()).or_default().push(mean);
             }
         }
     }

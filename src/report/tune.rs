@@ -330,12 +330,8 @@ fn server_line(
 /// The winner's llama-bench line: its sizes and settings, 5 repetitions.
 fn bench_line(w: &TestRecord, path: &str) -> String {
     let p = &w.params;
-    let mut bench = format!(
-        "llama-bench -m {} -p {} -n {}",
-        quoted(path),
-        p.n_prompt,
-        p.n_gen
-    );
+    let path = quoted(path);
+    let mut bench = format!("llama-bench -m {path} -p {} -n {}", p.n_prompt, p.n_gen);
     if p.n_depth > 0 {
         bench.push_str(&format!(" -d {}", p.n_depth));
     }

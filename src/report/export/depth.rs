@@ -22,11 +22,9 @@ pub fn render(run: &RunRecord) -> String {
         (Status::Ok, Some(a), Some(s)) => format!("{a:.2} ± {s:.2}"),
         _ => "failed".into(),
     };
-    let mut table = vec![
-        std::iter::once("test (t/s at depth)".to_string())
-            .chain(depths.iter().map(|d| format!("d{d}")))
-            .collect::<Vec<_>>(),
-    ];
+    let mut header = vec!["test (t/s at depth)".to_string()];
+    header.extend(depths.iter().map(|d| format!("d{d}")));
+    let mut table = vec![header];
     for (key, tests) in &rows {
         let mut row = vec![key.clone()];
         for d in &depths {

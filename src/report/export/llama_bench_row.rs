@@ -22,10 +22,8 @@ impl Serialize for LlamaBenchRow {
 /// Device descriptions of the given kinds, joined as llama-bench joins them.
 fn device_info(run: &RunRecord, kinds: &[DeviceKind]) -> String {
     let of_kinds = (run.run.devices.iter()).filter(|d| kinds.contains(&d.kind));
-    of_kinds
-        .map(|d| d.description.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
+    let descriptions: Vec<&str> = of_kinds.map(|d| d.description.as_str()).collect();
+    descriptions.join(", ")
 }
 
 /// One row per measured test. Failed tests are left out: llama-bench writes a row only for a

@@ -152,20 +152,19 @@ struct Duplicates {
 impl Duplicates {
     /// The line's prefix after the file ("ID: " for one copy) and what it says.
     fn line(&self) -> (String, String) {
-        let files: Vec<String> = (self.kept_in.iter())
-            .map(|p| p.display().to_string())
-            .collect();
+        let shown = |p: &PathBuf| p.display().to_string();
+        let files: Vec<String> = self.kept_in.iter().map(shown).collect();
         let (files, same) = (files.join(", "), "(same machine, test and test time)");
+        let first = &self.first;
         match self.count {
             1 => (
-                format!("{}: ", self.first),
-                format!("duplicate of {} in {files} {same}", self.first),
+                format!("{first}: "),
+                format!("duplicate of {first} in {files} {same}"),
             ),
             n => (
                 String::new(),
                 format!(
-                    "duplicate of measurements in {files} {same}: {n} tests, the first {}",
-                    self.first
+                    "duplicate of measurements in {files} {same}: {n} tests, the first {first}"
                 ),
             ),
         }
@@ -342,49 +341,33 @@ impl Builder {
     }
 
     fn finish(self) -> Board {
-        let Builder {
-            exclude,
-            mut board,
-            ok,
-            failed,
-            machines,
-            bandwidths,
-            runs,
-            duplicates,
-            tunes,
-        } = self;
-        for (file, d) in &duplicates {
+        let (strict, mut board, ok) = (self.exclude.strict, self.board, self.ok);
+        for (file, d) in &self.duplicates {
             let (test, what) = d.line();
-            board.flagged(
-                exclude.strict,
-                &format!("{}: {test}", file.display()),
-                &what,
-            );
+            board.flagged(strict, &format!("{}: {test}", file.display()), &what);
         }
-        board.machines = with_bandwidth(machines, &bandwidths);
+        board.machines = with_bandwidth(self.machines, &self.bandwidths);
         let ms = &board.machines;
         let placed = |mk: &str, e: Entry| Entry {
             machine: machine_index(ms, mk),
             ..e
         };
-        let mut failures: Vec<Entry> = (failed.into_iter())
+        let mut failures: Vec<Entry> = (self.failed.into_iter())
             .filter(|(key, _)| !ok.contains_key(key))
             .map(|((mk, _), e)| placed(&mk, e))
             .collect();
         let measured: Vec<Entry> = ok.into_iter().map(|((mk, _), e)| placed(&mk, e)).collect();
-        let mut entries = roofline_flags(&mut board, measured, exclude.strict);
+        let mut entries = roofline_flags(&mut board, measured, strict);
         entries.sort_by(order);
         failures.sort_by(order);
-        board.runs = place_runs(runs, &board.machines);
-        board.tunes = (tunes.into_iter())
+        board.runs = place_runs(self.runs, &board.machines);
+        board.tunes = (self.tunes.into_iter())
             .map(|((mk, _), (_, t))| BoardTune {
                 machine: machine_index(&board.machines, &mk),
                 ..t
             })
             .collect();
-        board
-            .tunes
-            .sort_by_key(|t| (t.machine, t.summary.tune.objective.clone()));
+        (board.tunes).sort_by_key(|t| (t.machine, t.summary.tune.objective.clone()));
         board.entries = entries;
         board.failures = failures;
         board
@@ -452,9 +435,8 @@ fn order(a: &Entry, b: &Entry) -> Ordering {
 }
 
 fn details(flags: &[Flag]) -> String {
-    (flags.iter().map(Flag::detail))
-        .collect::<Vec<_>>()
-        .join("; ")
+    let details: Vec<&str> = flags.iter().map(Flag::detail).collect();
+    details.join("; ")
 }
 
 fn summary(path: &Path, rec: &RunRecord, flags: &[Flag]) -> RunSummary {

@@ -173,27 +173,21 @@ pub fn answers(d: &mut Doc, b: &Board) {
     let nbsp = if d.html { " " } else { "\u{a0}" };
     for (i, a) in answers.iter().enumerate() {
         if i == OPEN_ANSWERS {
-            d.tag(
-                &format!(
-                    r#"<details class="more-answers"><summary>{} more answers, one per model and machine (the grid below compares the machines)</summary>"#,
-                    answers.len() - OPEN_ANSWERS
-                ),
-            );
+            let more = answers.len() - OPEN_ANSWERS;
+            d.tag(&format!(
+                r#"<details class="more-answers"><summary>{more} more answers, one per model and machine (the grid below compares the machines)</summary>"#
+            ));
         }
         let h = heading(b, a);
+        let (m, model) = (a.machine, escape(&identity_label(a)));
         d.tag(&format!(
-            r#"<div class="answer" id="answer-{i}" data-f data-machine="{}" data-model="{}">"#,
-            a.machine,
-            escape(&identity_label(a))
+            r#"<div class="answer" id="answer-{i}" data-f data-machine="{m}" data-model="{model}">"#
         ));
         d.heading(&h);
         d.para("verdict", &a.sentence);
         d.tag(r#"<p class="scroll-hint">Swipe the table sideways for more columns →</p>"#);
-        d.table(
-            &answer::table(a, nbsp),
-            "sortable answer-table",
-            &format!("answer {h}"),
-        );
+        let name = format!("answer {h}");
+        d.table(&answer::table(a, nbsp), "sortable answer-table", &name);
         d.para("note", &answer::note(a));
         d.tag("</div>");
     }
@@ -235,11 +229,8 @@ pub fn speculative(d: &mut Doc, b: &Board) {
         d.heading(&h);
         d.para("verdict", &a.sentence);
         d.table(&a.table, "sortable answer-table", &format!("decoding {h}"));
-        let charts = super::charts::speculative::acceptance(a, i);
-        d.tag(&format!(
-            r#"<div class="charts">{}</div></div>"#,
-            cards(&charts)
-        ));
+        let charts = cards(&super::charts::speculative::acceptance(a, i));
+        d.tag(&format!(r#"<div class="charts">{charts}</div></div>"#));
     }
     if !served.is_empty() {
         d.heading("Served drafting");

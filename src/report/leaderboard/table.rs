@@ -34,11 +34,10 @@ impl Cell {
         (self.badges.iter()).fold(self.text.clone(), |s, b| format!("{s} [{b}]"))
     }
 
-    fn model(e: &Entry) -> Cell {
-        Cell {
-            badges: e.badges.clone(),
-            ..Cell::text(e.test.model.clone())
-        }
+    /// The cell with `badges` after its text.
+    pub fn badged(self, badges: &[String]) -> Cell {
+        let badges = badges.to_vec();
+        Cell { badges, ..self }
     }
 }
 
@@ -285,9 +284,8 @@ fn build(entries: &[&Entry], lead: &[Column], cols: &[Col]) -> Table {
 /// One machine and model's table: quant, t/s ± sd, test, figures present, settings varying.
 pub fn detail(entries: &[&Entry]) -> Table {
     let lead: &[Column] = &[
-        ("quant", false, |e| Cell {
-            badges: e.badges.clone(),
-            ..Cell::text(e.quant_label())
+        ("quant", false, |e| {
+            Cell::text(e.quant_label()).badged(&e.badges)
         }),
         ("t/s", true, rate),
         ("test", false, |e| Cell::text(e.test.test.clone())),
@@ -316,7 +314,9 @@ pub fn rankings(b: &Board, top: usize) -> Vec<(String, Table)> {
             es.truncate(top);
             let lead: &[Column] = &[
                 ("t/s", true, rate),
-                ("model", false, Cell::model),
+                ("model", false, |e| {
+                    Cell::text(e.test.model.clone()).badged(&e.badges)
+                }),
                 ("quant", false, |e| Cell::text(e.quant_label())),
             ];
             let cols = varying(settings(), &es);
@@ -348,8 +348,7 @@ pub fn runs(runs: &[&RunSummary], with_command: bool) -> Table {
     Table {
         headers: headers.into_iter().map(String::from).collect(),
         numeric,
-        rows: runs
-            .iter()
+        rows: (runs.iter())
             .map(|r| {
                 let mut row = vec![
                     Cell::text(r.started_at.clone()),
@@ -358,10 +357,7 @@ pub fn runs(runs: &[&RunSummary], with_command: bool) -> Table {
                         None => Cell::text("not recorded"),
                     },
                     Cell::num(r.n_tests.to_string(), r.n_tests as f64),
-                    Cell {
-                        badges: r.badges.clone(),
-                        ..Cell::text(r.file.display().to_string())
-                    },
+                    Cell::text(r.file.display().to_string()).badged(&r.badges),
                 ];
                 if with_command {
                     row.push(Cell::text(r.command.clone()));
@@ -369,8 +365,7 @@ pub fn runs(runs: &[&RunSummary], with_command: bool) -> Table {
                 row
             })
             .collect(),
-        meta: runs
-            .iter()
+        meta: (runs.iter())
             .map(|r| {
                 let file = r.file.display().to_string();
                 RowMeta {

@@ -59,9 +59,7 @@ fn plan_hash(
     records: &[RunRecord],
     name: &dyn Fn(usize) -> String,
 ) -> Result<Option<String>, MergeError> {
-    let mut hashed = records
-        .iter()
-        .enumerate()
+    let mut hashed = (records.iter().enumerate())
         .filter_map(|(k, r)| r.run.plan_hash.as_deref().map(|h| (k, h)));
     let Some((k0, h0)) = hashed.next() else {
         return Ok(None);
@@ -180,17 +178,12 @@ fn problems(
     absent: Option<&[String]>,
 ) -> Vec<String> {
     let count = shards.count;
-    let mut problems: Vec<String> = missing
-        .iter()
-        .map(|i| format!("missing shard {i}/{count}"))
-        .collect();
+    let missing_shard = |i: &usize| format!("missing shard {i}/{count}");
+    let mut problems: Vec<String> = missing.iter().map(missing_shard).collect();
     for &(k, s) in &shards.files {
         if records[k].run.finished_at.is_none() {
-            problems.push(format!(
-                "shard {}/{count} did not finish ({})",
-                s.index,
-                name(k)
-            ));
+            let (i, file) = (s.index, name(k));
+            problems.push(format!("shard {i}/{count} did not finish ({file})"));
         }
     }
     for f in empty {

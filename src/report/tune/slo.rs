@@ -105,11 +105,8 @@ fn no_good(record: &RunRecord, t: &TuneRecord) -> Vec<String> {
         .filter_map(|c| {
             let x = record.tests.iter().find(|x| x.id == c.id)?;
             let st = steps(x).last().filter(|st| st.n_good == 0)?;
-            let round = c.at_round.unwrap_or(0);
-            Some(format!(
-                "{} (round {round}: 0 of {} good)",
-                c.id, st.n_requests
-            ))
+            let (id, round, n) = (&c.id, c.at_round.unwrap_or(0), st.n_requests);
+            Some(format!("{id} (round {round}: 0 of {n} good)"))
         })
         .collect()
 }

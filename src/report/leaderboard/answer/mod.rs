@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::load::Board;
-use super::load::entry::{Entry, base_name, is_speed, ts};
+use super::load::entry::{Entry, base_name, is_speed, plain_d0, ts};
 use crate::plan::TestKind;
 use crate::stats::compare::NoiseFloor;
 use crate::stats::pairs::Design;
@@ -28,8 +28,7 @@ pub fn rate(e: &Entry) -> Option<Rate> {
 /// The test most models ran of a kind at depth 0 (ties: the first by name): one per table.
 pub fn common_test(es: &[&Entry], kind: TestKind) -> Option<String> {
     let mut count: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    let n_depth_0 = |e: &&&Entry| e.test.params.n_depth == 0;
-    for e in (es.iter()).filter(|e| is_speed(e) && e.test.kind == kind && n_depth_0(e)) {
+    for e in es.iter().filter(|e| plain_d0(e, kind)) {
         let v = count.entry(e.test.test.as_str()).or_default();
         if !v.contains(&e.test.model.as_str()) {
             v.push(e.test.model.as_str());

@@ -53,11 +53,8 @@ pub fn sentence(model: &str, host: &str, rows: &[Row], budget: f64, resolved: &R
     }
     let answer = sentence_answer(&head, rows, budget, resolved);
     if resolved.best.is_some() && !resolved.best_ties.is_empty() {
-        format!(
-            "{answer}{} Not established apart: {}.",
-            among_ties(rows, resolved),
-            settle(resolved)
-        )
+        let (among, how) = (among_ties(rows, resolved), settle(resolved));
+        format!("{answer}{among} Not established apart: {how}.")
     } else {
         answer
     }
@@ -118,16 +115,11 @@ fn sentence_answer(head: &str, rows: &[Row], budget: f64, resolved: &Resolved) -
 
 /// "230 (225–236)".
 fn rate_text(r: &Rate, nbsp: &str) -> String {
-    let f = r.figure;
+    let (f, value) = (r.figure, fmt_num(r.figure.value));
     if r.covers.is_none() {
-        return fmt_num(f.value);
+        return value;
     }
-    format!(
-        "{}{nbsp}({}–{})",
-        fmt_num(f.value),
-        fmt_num(f.lo),
-        fmt_num(f.hi)
-    )
+    format!("{value}{nbsp}({}–{})", fmt_num(f.lo), fmt_num(f.hi))
 }
 
 pub fn covers(a: &Answer) -> Vec<String> {
@@ -154,14 +146,8 @@ pub fn table(a: &Answer, nbsp: &str) -> Table {
         None => Cell::text(""),
     };
     let test = |t: &Option<String>| t.clone().unwrap_or_default();
-    let mut cols: Vec<Column> = vec![(
-        "quant".into(),
-        false,
-        Box::new(|r| Cell {
-            badges: r.badges.clone(),
-            ..Cell::text(r.quant.clone())
-        }),
-    )];
+    let quant = |r: &Row| Cell::text(r.quant.clone()).badged(&r.badges);
+    let mut cols: Vec<Column> = vec![("quant".into(), false, Box::new(quant))];
     if a.decode_test.is_some() {
         let h = format!("decode {} t/s", test(&a.decode_test));
         cols.push((h, true, Box::new(move |r| rate(&r.decode))));
@@ -237,10 +223,8 @@ fn roofline_cell(r: &Row) -> Cell {
     let Some((p, bad, estimated)) = r.roofline else {
         return Cell::text("");
     };
-    Cell {
-        badges: Vec::from_iter(bad.then(|| "implausible".to_string())),
-        ..Cell::num(format!("{}{p:.0}%", if estimated { "≥" } else { "" }), p)
-    }
+    let cell = Cell::num(format!("{}{p:.0}%", if estimated { "≥" } else { "" }), p);
+    cell.badged(&Vec::from_iter(bad.then(|| "implausible".to_string())))
 }
 
 /// "0.0123 ± 0.0004", "0 (reference)", or empty without a KLD.

@@ -97,13 +97,9 @@ fn is_default(f: &Facet) -> bool {
 
 /// The facets' texts without those at llama-bench's defaults.
 pub fn brief(facets: &[Facet]) -> String {
-    let shown = facets
-        .iter()
-        .filter(|f| !is_default(f) && !f.text.is_empty());
-    shown
-        .map(|f| f.text.as_str())
-        .collect::<Vec<_>>()
-        .join(" · ")
+    let shown = |f: &&Facet| !is_default(f) && !f.text.is_empty();
+    let texts: Vec<&str> = facets.iter().filter(shown).map(|f| &f.text[..]).collect();
+    texts.join(" · ")
 }
 
 pub fn identity(e: &Entry, machine: &str) -> Vec<Facet> {

@@ -41,9 +41,10 @@ fn speed_and_kld(e: &Entry) -> (crate::stats::ties::Figure, crate::stats::ties::
 
 /// Threads, and the settings where some group differs (what sets two charts apart).
 fn settings_text(e: &Entry, differing: &[&str]) -> String {
-    let shown = facet::settings(e).into_iter();
-    let shown = shown.filter(|f| f.key == "threads" || differing.contains(&f.key));
-    shown.map(|f| f.text).collect::<Vec<_>>().join(" · ")
+    let mut facets = facet::settings(e);
+    facets.retain(|f| f.key == "threads" || differing.contains(&f.key));
+    let texts: Vec<String> = facets.into_iter().map(|f| f.text).collect();
+    texts.join(" · ")
 }
 
 fn differing_settings<'a>(es: impl Iterator<Item = &'a Entry>) -> Vec<&'static str> {

@@ -24,10 +24,8 @@ pub fn describe(e: &Entry) -> String {
 pub fn common_name(names: &[String]) -> String {
     let first = names.first().map(String::as_str).unwrap_or("");
     let shared = |other: &String| {
-        let differ = first
-            .char_indices()
-            .zip(other.chars())
-            .find(|((_, a), b)| a != b);
+        let mut pairs = first.char_indices().zip(other.chars());
+        let differ = pairs.find(|((_, a), b)| a != b);
         differ.map_or(first.len().min(other.len()), |((i, _), _)| i)
     };
     let n = names.iter().map(shared).fold(first.len(), usize::min);

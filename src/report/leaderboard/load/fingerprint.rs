@@ -59,10 +59,8 @@ impl Machine {
         let mut f: Vec<(String, String)> = Vec::new();
         let mut add = |k: &str, v: String| f.push((k.to_string(), v));
         add("CPU", cpu_line(&s.cpu_model));
-        add(
-            "cores / threads",
-            format!("{} / {}", s.physical_cores, s.logical_cores),
-        );
+        let cores = format!("{} / {}", s.physical_cores, s.logical_cores);
+        add("cores / threads", cores);
         if !b.cpu_features.is_empty() {
             add("SIMD", b.cpu_features.join(" "));
         }

@@ -66,10 +66,9 @@ pub(crate) fn table_html(t: &Table, class: &str, name: &str) -> String {
 
 /// The downloads as data: URIs, so the page stays one file.
 fn downloads(t: &Table, name: &str) -> String {
-    let words = name
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|s| !s.is_empty());
-    let slug = words.collect::<Vec<_>>().join("-");
+    let words = name.split(|c: char| !c.is_ascii_alphanumeric());
+    let words: Vec<&str> = words.filter(|s| !s.is_empty()).collect();
+    let slug = words.join("-");
     format!(
         r#"<p class="dl">Download: <a download="{slug}.csv" href="{}">CSV</a> · <a download="{slug}.json" href="{}">JSON</a></p>"#,
         data_uri("text/csv", &download::csv(t)),
@@ -124,27 +123,19 @@ pub(crate) fn grid_html(o: &mut String, b: &Board, g: &Grid) {
                     } else {
                         0.0
                     };
+                    let (q, v) = (escape(q), fmt_num(c.value));
+                    let sd = c.sd.map(|s| format!(" ± {}", fmt_num(s)));
+                    let tip = format!("{v} t/s{} · {}", sd.unwrap_or_default(), c.detail);
                     let _ = write!(
                         o,
-                        r#"<td class="num gcell" data-quant="{}" data-v="{}" data-tip="{}"><span class="gbar" style="width:{pct:.2}%"></span><span class="gv">{}</span></td>"#,
-                        escape(q),
+                        r#"<td class="num gcell" data-quant="{q}" data-v="{}" data-tip="{}"><span class="gbar" style="width:{pct:.2}%"></span><span class="gv">{v}</span></td>"#,
                         c.value,
-                        escape(&format!(
-                            "{} t/s{} · {}",
-                            fmt_num(c.value),
-                            c.sd.map(|s| format!(" ± {}", fmt_num(s)))
-                                .unwrap_or_default(),
-                            c.detail
-                        )),
-                        fmt_num(c.value)
+                        escape(&tip),
                     );
                 }
                 None => {
-                    let _ = write!(
-                        o,
-                        r#"<td class="num gcell" data-quant="{}"></td>"#,
-                        escape(q)
-                    );
+                    let q = escape(q);
+                    let _ = write!(o, r#"<td class="num gcell" data-quant="{q}"></td>"#);
                 }
             }
         }

@@ -276,11 +276,8 @@ pub fn header(w: f64, title: &str, subtitle: &str) -> (String, f64) {
     o.push_str("</text>");
     for line in wrap(subtitle, 12.0, w - 2.0 * PAD) {
         y += 18.0;
-        let _ = write!(
-            o,
-            r#"<text class="subtitle" x="{PAD}" y="{y}">{}</text>"#,
-            escape(&line)
-        );
+        let l = escape(&line);
+        let _ = write!(o, r#"<text class="subtitle" x="{PAD}" y="{y}">{l}</text>"#);
     }
     (o, y + 12.0)
 }
@@ -304,10 +301,8 @@ pub fn plot_frame(id: &str, title: &str, w: f64, bottom: f64, body: &str) -> Str
 }
 
 pub fn widest<S: AsRef<str>>(texts: impl IntoIterator<Item = S>, px: f64) -> f64 {
-    texts
-        .into_iter()
-        .map(|t| text_width(t.as_ref(), px))
-        .fold(0.0, f64::max)
+    let width = |t: S| text_width(t.as_ref(), px);
+    texts.into_iter().map(width).fold(0.0, f64::max)
 }
 
 /// Legend items laid out in rows from the left, below `y0`; returns the SVG and the y below.
@@ -384,13 +379,8 @@ pub fn placeholder(w: f64, id: &str, title: &str, message: &str) -> String {
         top + h / 2.0 - (lines.len() as f64 - 1.0) * 10.0 + 5.0,
     );
     for (i, l) in lines.iter().enumerate() {
-        let dy = if i == 0 { 0.0 } else { 20.0 };
-        let _ = write!(
-            body,
-            r#"<tspan x="{}" dy="{dy}">{}</tspan>"#,
-            w / 2.0,
-            escape(l)
-        );
+        let (x, dy, l) = (w / 2.0, if i == 0 { 0.0 } else { 20.0 }, escape(l));
+        let _ = write!(body, r#"<tspan x="{x}" dy="{dy}">{l}</tspan>"#);
     }
     body.push_str("</text></g>");
     frame(id, title, w, top + h + PAD, &body)

@@ -248,11 +248,8 @@ impl ScatterChart {
             let d: Vec<String> = (s.points.iter())
                 .map(|p| format!("{:.1},{:.1}", x.at(p.x), y.at(p.y)))
                 .collect();
-            let _ = write!(
-                o,
-                r#"<polyline points="{}" fill="none" stroke="{c}"/>"#,
-                d.join(" ")
-            );
+            let d = d.join(" ");
+            let _ = write!(o, r#"<polyline points="{d}" fill="none" stroke="{c}"/>"#);
         }
         for (p, spot) in s.points.iter().zip(spots) {
             let _ = write!(
