@@ -123,8 +123,8 @@ impl BarChart {
     /// The value axis's ticks and its end, for bars drawn from `left` to `right`: the
     /// shared scale's end, or the chart's own round figure above its longest bar.
     fn value_ticks(&self, left: f64, right: f64) -> (Vec<f64>, f64) {
-        let end = |b: &Bar| b.value + b.err.unwrap_or(0.0);
-        let max = self.bars().map(end).fold(0.0, f64::max);
+        let reach = |b: &Bar| b.value + b.err.unwrap_or(0.0);
+        let max = self.bars().map(reach).fold(0.0, f64::max);
         let n_ticks = (((right - left) / 80.0) as usize).clamp(2, 8);
         let shared = self.scale.as_ref().map(|s| s.end().max(max));
         let mut ticks = nice_ticks(0.0, shared.unwrap_or(max), n_ticks);
