@@ -136,10 +136,8 @@ pub const GGML_TYPES: &[(u32, &str, u64, u64)] = &[
 
 /// Block size and bytes per block of a ggml type id, if known.
 pub(crate) fn type_layout(id: u32) -> Option<(&'static str, u64, u64)> {
-    GGML_TYPES
-        .iter()
-        .find(|t| t.0 == id)
-        .map(|&(_, name, block, bytes)| (name, block, bytes))
+    let &(_, name, block, bytes) = GGML_TYPES.iter().find(|t| t.0 == id)?;
+    Some((name, block, bytes))
 }
 
 /// llama.cpp's `general.file_type` (enum llama_ftype) as the usual quantization label: the

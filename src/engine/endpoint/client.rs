@@ -95,9 +95,8 @@ impl Client {
             let tls = tls::config(certs).map_err(|e| ClientError::Http(e.to_string()))?;
             builder = builder.tls_backend_preconfigured(tls);
         }
-        let http = builder.build().map_err(|e| ClientError::Http(chain(&e)))?;
         Ok(Client {
-            http,
+            http: builder.build().map_err(|e| ClientError::Http(chain(&e)))?,
             rt,
             base: base.trim_end_matches('/').to_string(),
             model: model.to_string(),
@@ -256,11 +255,8 @@ impl Client {
         let mut events = resp.bytes_stream().eventsource();
         let mut r = Reading::new(self.api, &self.model, &url, sent);
         loop {
-            let next = match tokio::time::timeout_at(deadline, events.next()).await {
-                Err(_) => return Err(timeout(r.out.chunks.len())),
-                Ok(n) => n,
-            };
-            if r.on_event(next)? {
+            let next = tokio::time::timeout_at(deadline, events.next()).await;
+            if r.on_event(next.map_err(|_| timeout(r.out.chunks.len()))?)? {
                 break;
             }
         }
@@ -273,10 +269,9 @@ impl Client {
 /// without a server. For the fuzz target `sse_stream` and for tests.
 pub fn replay(api: Api, model: &str, pieces: &[&[u8]]) -> Result<Streamed, Error> {
     use futures_util::FutureExt;
-    let bytes = pieces
-        .iter()
+    let bytes: Vec<_> = (pieces.iter())
         .map(|p| Ok::<_, std::convert::Infallible>(p.to_vec()))
-        .collect::<Vec<_>>();
+        .collect();
     let mut events = futures_util::stream::iter(bytes).eventsource();
     let mut r = Reading::new(api, model, "replay", Instant::now());
     // Every piece is there already: the stream is never pending.
@@ -354,11 +349,10 @@ impl<'a> Reading<'a> {
             self.malformed(format!("an event is not JSON ({e}): {}", excerpt(data)))
         })?;
         if let Some(e) = v.get("error") {
-            let msg = e
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| e.to_string(), str::to_string);
-            return Err(Error::Server(msg));
+            let msg = e.get("message").and_then(Value::as_str);
+            return Err(Error::Server(
+                msg.map_or_else(|| e.to_string(), str::to_string),
+            ));
         }
         if let Some(got) = v.get("model").and_then(Value::as_str)
             && got != self.model
@@ -442,13 +436,11 @@ fn unreachable(url: &str, e: &reqwest::Error) -> Error {
 /// the causes say why (a refused connection, a certificate that does not verify).
 fn chain(e: &dyn std::error::Error) -> String {
     let mut reason = e.to_string();
-    let mut src = e.source();
-    while let Some(s) = src {
+    for s in std::iter::successors(e.source(), |s| s.source()) {
         let s_text = s.to_string();
         if !reason.ends_with(&s_text) {
             reason = format!("{reason}: {s_text}");
         }
-        src = s.source();
     }
     reason
 }
@@ -458,11 +450,8 @@ const JSON_CAP: usize = 4 << 20;
 const EXCERPT_CAP: usize = 4096;
 
 fn content_type(resp: &reqwest::Response) -> String {
-    resp.headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string()
+    let v = resp.headers().get(reqwest::header::CONTENT_TYPE);
+    v.and_then(|v| v.to_str().ok()).unwrap_or("").to_string()
 }
 
 /// At most `cap` bytes of a body (as text, invalid UTF-8 replaced), and whether that was all
