@@ -84,10 +84,7 @@ impl Imatrix {
                 ggml_type: 0,
                 data: TensorData::F32(v),
             };
-            let dims = |width: u64| match n_mat {
-                1 => vec![width],
-                _ => vec![width, n_mat],
-            };
+            let dims = |w: u64| if n_mat == 1 { vec![w] } else { vec![w, n_mat] };
             let width = e.sums.len() as u64 / n_mat;
             doc.tensors
                 .push(f32_tensor("in_sum2", dims(width), e.sums.clone()));

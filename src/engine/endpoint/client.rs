@@ -224,10 +224,8 @@ impl Client {
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(self.body(r).to_string())
             .send();
-        let resp = match tokio::time::timeout_at(deadline, send).await {
-            Err(_) => return Err(timeout(0)),
-            Ok(r) => r.map_err(|e| unreachable(&url, &e))?,
-        };
+        let resp = tokio::time::timeout_at(deadline, send).await;
+        let resp = (resp.map_err(|_| timeout(0))?).map_err(|e| unreachable(&url, &e))?;
         let (ok, status) = (resp.status().is_success(), resp.status().as_u16());
         let content_type = content_type(&resp);
         // A 200 that is a web page (a login portal, a proxy's error page) or a JSON answer
@@ -379,10 +377,9 @@ impl<'a> Reading<'a> {
             self.read_drafts(t)?;
         }
         let Some(choices) = v.get("choices") else {
-            if self.out.usage.is_some() {
-                return Ok(());
-            }
-            return Err(self.malformed(format!("a chunk with no choices: {}", excerpt(data))));
+            // The usage chunk may come alone.
+            let none = || self.malformed(format!("a chunk with no choices: {}", excerpt(data)));
+            return self.out.usage.map(|_| ()).ok_or_else(none);
         };
         let Some(choice) = choices.get(0) else {
             return Ok(()); // the usage chunk of the chat API has an empty list

@@ -66,12 +66,8 @@ pub(super) fn capture<T>(f: impl FnOnce() -> T) -> (T, String) {
     let _serial = CAPTURE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     *CAPTURED.lock().unwrap_or_else(|e| e.into_inner()) = Some(String::new());
     let out = f();
-    let text = CAPTURED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .take()
-        .unwrap_or_default();
-    (out, text)
+    let mut text = CAPTURED.lock().unwrap_or_else(|e| e.into_inner());
+    (out, text.take().unwrap_or_default())
 }
 
 /// The file that holds libllama's code: a shared libllama as the loader found it, or
