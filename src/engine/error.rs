@@ -9,8 +9,10 @@ use crate::gguf::GgufError;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum EngineError {
+    /// A refusal whose one line says all a caller needs: a parameter, a backend, a
+    /// tokenizer, a chat template, a quantization or an importance matrix.
     #[error("{0}")]
-    Backend(String),
+    Other(String),
     #[error("{}: {source}", path.display())]
     Header {
         path: PathBuf,
@@ -21,10 +23,6 @@ pub enum EngineError {
     Load { path: PathBuf, why: Option<String> },
     #[error("mock engine cannot load {}", path.display())]
     NotMock { path: PathBuf },
-    #[error("{0}")]
-    Param(String),
-    #[error("{0}")]
-    Speculative(String),
     #[error(
         "fit_target = {target_mib}: llama.cpp's fit found no placement that leaves {target_mib} \
          MiB free on every device; the weights need {weights_mib} MiB plus the context; free: {free}"
@@ -44,16 +42,6 @@ pub enum EngineError {
     Threadpool { n_threads: u32 },
     #[error("{message}")]
     Decode { code: Option<i32>, message: String },
-    #[error("{0}")]
-    Logits(String),
-    #[error("{0}")]
-    Tokenize(String),
-    #[error("{0}")]
-    ChatTemplate(String),
-    #[error("{0}")]
-    Quantize(String),
-    #[error("{0}")]
-    Imatrix(String),
 }
 
 fn load_why(why: &Option<String>) -> String {

@@ -41,11 +41,11 @@ pub struct Imatrix {
 }
 
 fn bad(path: &Path, why: impl std::fmt::Display) -> EngineError {
-    EngineError::Imatrix(format!("{}: {why}", path.display()))
+    EngineError::Other(format!("{}: {why}", path.display()))
 }
 
 fn why(s: impl Into<String>) -> EngineError {
-    EngineError::Imatrix(s.into())
+    EngineError::Other(s.into())
 }
 
 impl Imatrix {
@@ -84,10 +84,7 @@ impl Imatrix {
                 ggml_type: 0,
                 data: TensorData::F32(v),
             };
-            let dims = |width: u64| match n_mat {
-                1 => vec![width],
-                _ => vec![width, n_mat],
-            };
+            let dims = |w: u64| if n_mat == 1 { vec![w] } else { vec![w, n_mat] };
             let width = e.sums.len() as u64 / n_mat;
             doc.tensors
                 .push(f32_tensor("in_sum2", dims(width), e.sums.clone()));
@@ -133,9 +130,7 @@ impl Imatrix {
         let mean = |e: &Entry| -> Vec<f32> {
             let n_mat = e.counts.len().max(1);
             let width = e.sums.len() / n_mat;
-            e.sums
-                .iter()
-                .enumerate()
+            (e.sums.iter().enumerate())
                 .map(|(i, &s)| {
                     let c = e.counts.get(i / width.max(1)).copied().unwrap_or(0);
                     match (self.legacy, c > 0) {
@@ -146,8 +141,7 @@ impl Imatrix {
                 })
                 .collect()
         };
-        self.entries
-            .iter()
+        (self.entries.iter())
             .map(|(n, e)| (n.as_str(), mean(e)))
             .collect()
     }
@@ -191,8 +185,7 @@ fn read_gguf(bytes: &[u8]) -> Result<Imatrix, EngineError> {
     m.chunk_count = u32_of("imatrix.chunk_count");
     m.chunk_size = u32_of("imatrix.chunk_size");
     if let Some(Value::Array(items)) = h.get("imatrix.datasets") {
-        m.datasets = items
-            .iter()
+        m.datasets = (items.iter())
             .filter_map(Value::as_str)
             .map(str::to_string)
             .collect();
@@ -239,12 +232,9 @@ fn read_legacy(bytes: &[u8]) -> Result<Imatrix, EngineError> {
             .ok()
             .filter(|&n| n > 0)
             .ok_or_else(|| why(format!("entry {name}: {nval} values")))?;
-        let raw = take(nval.saturating_mul(4), "the values")?;
-        let e = Entry {
-            sums: f32s(raw),
-            counts: vec![i64::from(ncall)],
-        };
-        m.entries.insert(name, e);
+        let sums = f32s(take(nval.saturating_mul(4), "the values")?);
+        let counts = vec![i64::from(ncall)];
+        m.entries.insert(name, Entry { sums, counts });
     }
     if let Ok(b) = take(4, "the chunk count") {
         m.chunk_count = i32_at(b).max(0) as u32;
@@ -285,7 +275,7 @@ pub fn compute(
     let tokens = model.tokenize(text, true, false)?;
     let n_ctx = p.n_ctx as usize;
     if tokens.len() < 2 * n_ctx {
-        return Err(EngineError::Imatrix(format!(
+        return Err(EngineError::Other(format!(
             "the calibration text {} is {} tokens; an imatrix at ctx {n_ctx} needs at least {}",
             p.dataset,
             tokens.len(),
@@ -304,7 +294,7 @@ pub fn compute(
         }
     }
     if let Some(why) = col.error.take() {
-        return Err(EngineError::Imatrix(why));
+        return Err(EngineError::Other(why));
     }
     let max_count = col.entries.values().flat_map(|e| e.counts.iter()).max();
     Ok(Imatrix {
@@ -328,10 +318,7 @@ struct Collector {
 
 /// The weight's name without a backend's decoration: `CUDA0#blk.0.attn_k.weight#0`.
 fn weight_name(raw: &str) -> &str {
-    match raw.split_once('#') {
-        Some((_, rest)) => rest.split('#').next().unwrap_or(rest),
-        None => raw,
-    }
+    raw.split('#').nth(1).unwrap_or(raw)
 }
 
 /// The eval callback llama-imatrix installs (`collect_imatrix`), for dense and
@@ -429,10 +416,7 @@ fn add_dense(
             let mat = (i3 % src0.ne[3] as usize) * src0.ne[2] as usize + i2 % src0.ne[2] as usize;
             for row in 0..src1.ne[1] as usize {
                 let off = row * src1.nb[1] + i2 * src1.nb[2] + i3 * src1.nb[3];
-                add_squares(
-                    &mut e.sums[mat * width..(mat + 1) * width],
-                    data.wrapping_add(off),
-                );
+                add_squares(&mut e.sums[mat * width..][..width], data.wrapping_add(off));
             }
         }
     }

@@ -96,13 +96,10 @@ pub fn check(
         built.describe()
     );
     if let Some(s) = stamp {
-        let lib_sys = s.get("llama_cpp_sys_2").map(String::as_str).unwrap_or("");
-        let lib_commit = s
-            .get("llama_cpp_rs_commit")
-            .map(String::as_str)
-            .unwrap_or("");
+        let field = |k: &str| s.get(k).map_or("", String::as_str);
+        let (lib_sys, lib_commit) = (field("llama_cpp_sys_2"), field("llama_cpp_rs_commit"));
         if lib_sys.is_empty() {
-            return Err(EngineError::Backend(format!(
+            return Err(EngineError::Other(format!(
                 "{library}: its {STAMP_FILE} has no llama_cpp_sys_2 line; {fix}"
             )));
         }
@@ -111,7 +108,7 @@ pub fn check(
             && !same_commit(lib_commit, &built.llama_rs_commit);
         if lib_sys != built.sys_version || commit_differs {
             let short: String = lib_commit.chars().take(12).collect();
-            return Err(EngineError::Backend(format!(
+            return Err(EngineError::Other(format!(
                 "{library} was built from llama-cpp-sys-2 {lib_sys} (llama-cpp-rs@{short}) but \
                  this tpsbench needs {}; {fix}",
                 built.describe()
@@ -122,7 +119,7 @@ pub fn check(
         && !ggml_version.is_empty()
         && ggml_version != built.ggml_version
     {
-        return Err(EngineError::Backend(format!(
+        return Err(EngineError::Other(format!(
             "{library} is ggml {ggml_version} but this tpsbench was built for ggml {} ({}); {fix}",
             built.ggml_version,
             built.describe()

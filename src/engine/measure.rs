@@ -45,12 +45,11 @@ impl TokenSource {
     /// The tokens of `text` in order from `start` (modulo its length), wrapping at its end;
     /// None when `text` is empty.
     pub fn text(text: Arc<[i32]>, start: usize, info: &ModelInfo) -> Option<Self> {
-        if text.is_empty() {
-            return None;
-        }
-        let next = start % text.len();
-        Some(TokenSource {
-            ids: Ids::Text { tokens: text, next },
+        (!text.is_empty()).then(|| TokenSource {
+            ids: Ids::Text {
+                next: start % text.len(),
+                tokens: text,
+            },
             bos: info.bos,
         })
     }
@@ -120,10 +119,8 @@ impl<'s> PreparedTest<'s> {
         let p = &self.params;
         self.session.clear();
         if p.n_depth > 0 {
-            let restored = match &self.depth_state {
-                Some(state) => self.session.restore_state(state),
-                None => false,
-            };
+            let restored =
+                (self.depth_state.as_ref()).is_some_and(|s| self.session.restore_state(s));
             if !restored {
                 let d = self.tokens.prompt(p.n_depth as usize);
                 self.session.decode_chunks(&d, p.n_batch as usize)?;

@@ -420,9 +420,7 @@ pub(crate) mod serving {
         fn logits(&mut self, i: usize) -> Result<&[f32], EngineError> {
             match self.last_logits.get(i) {
                 Some(Some(l)) => Ok(l),
-                _ => Err(EngineError::Logits(format!(
-                    "batch entry {i} has no logits"
-                ))),
+                _ => Err(EngineError::Other(format!("batch entry {i} has no logits"))),
             }
         }
 

@@ -98,7 +98,7 @@ pub trait Model {
         _draft: Option<&std::path::Path>,
         _n_ctx: u32,
     ) -> Result<Box<dyn speculative::SpecSession + '_>, EngineError> {
-        Err(EngineError::Speculative(
+        Err(EngineError::Other(
             "this engine has no speculative decoding".into(),
         ))
     }

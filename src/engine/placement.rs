@@ -118,20 +118,13 @@ impl Placement {
 /// The device a buffer type lives on: host buffer types are `CPU`, others keep their name
 /// (`CUDA0`, `CUDA_Split`).
 pub fn device_of_buffer(name: &str) -> String {
-    let host_suffix = [
-        "_Mapped",
-        "_REPACK",
-        "_Host",
-        "_AARCH64",
-        "_KLEIDIAI",
-        "_AMX",
-        "_HBM",
-    ];
-    if name == "CPU" || name.starts_with("CPU_") || host_suffix.iter().any(|s| name.ends_with(s)) {
-        "CPU".to_string()
+    let mut host_suffix = "_Mapped _REPACK _Host _AARCH64 _KLEIDIAI _AMX _HBM".split(' ');
+    if name == "CPU" || name.starts_with("CPU_") || host_suffix.any(|s| name.ends_with(s)) {
+        "CPU"
     } else {
-        name.to_string()
+        name
     }
+    .to_string()
 }
 
 /// `expert_tensors` (`(name, bytes)` from the GGUF header) are placed on the device of the
@@ -149,10 +142,7 @@ pub fn parse_with_experts(log: &str, expert_tensors: &[(String, u64)]) -> Option
             overrides.retain(|x| x.tensor != o.tensor);
             overrides.push(o);
         } else if let Some((il, dev)) = layer_line(line) {
-            match layers.iter_mut().find(|(i, _)| *i == il) {
-                Some(x) => x.1 = dev,
-                None => layers.push((il, dev)),
-            }
+            entry(&mut layers, |x| x.0 == il, || (il, String::new())).1 = dev;
         } else if let Some(x) = offloaded(line) {
             offloaded_line = Some(x);
         } else if let Some(c) = kv_cells_line(line) {
@@ -199,10 +189,7 @@ pub fn parse_with_experts(log: &str, expert_tensors: &[(String, u64)]) -> Option
         layers_total,
         devices,
         buffers,
-        kv_cells: match cells[..] {
-            [one] => Some(one),
-            _ => None,
-        },
+        kv_cells: (cells.len() == 1).then(|| cells[0]),
         experts,
         overrides,
         ..Default::default()
@@ -219,13 +206,14 @@ fn place_experts(
         let Some(layer) = expert_layer(name) else {
             continue;
         };
-        let device = match overrides.iter().find(|o| &o.tensor == name) {
-            Some(o) => device_of_buffer(&o.buffer),
-            None => match layers.iter().find(|(il, _)| *il == layer) {
-                Some((_, d)) => device_of_buffer(d),
-                None => continue,
-            },
+        let moved = (overrides.iter())
+            .find(|o| &o.tensor == name)
+            .map(|o| &o.buffer);
+        let layer_device = || layers.iter().find(|(il, _)| *il == layer).map(|(_, d)| d);
+        let Some(buffer) = moved.or_else(layer_device) else {
+            continue;
         };
+        let device = device_of_buffer(buffer);
         let e = entry(
             &mut out,
             |e| e.layer == layer && e.device == device,
@@ -293,10 +281,9 @@ fn override_line(line: &str) -> Option<TensorOverride> {
     let (tensor, rest) = rest.split_once(" (")?;
     let (_, buffer) = rest.split_once(") buffer type overridden to ")?;
     let buffer = buffer.trim();
-    if tensor.is_empty() || buffer.is_empty() || buffer.contains(' ') || tensor.contains(' ') {
-        return None;
-    }
-    Some(TensorOverride {
+    let bad =
+        tensor.is_empty() || buffer.is_empty() || buffer.contains(' ') || tensor.contains(' ');
+    (!bad).then(|| TensorOverride {
         tensor: tensor.to_string(),
         buffer: buffer.to_string(),
     })
@@ -315,25 +302,18 @@ pub fn expert_layer(tensor: &str) -> Option<u32> {
 
 /// `load_tensors: offloaded 31/31 layers to GPU`
 fn offloaded(line: &str) -> Option<(u32, u32)> {
-    let (_, rest) = line.split_once(" offloaded ")?;
-    if !rest.contains(" layers to GPU") {
-        return None;
-    }
+    let (_, rest) =
+        (line.split_once(" offloaded ")).filter(|(_, r)| r.contains(" layers to GPU"))?;
     let (a, b) = rest.split_whitespace().next()?.split_once('/')?;
     Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
 }
 
 /// `llama_kv_cache: size =   80.00 MiB (   640 cells,  32 layers,  1/1 seqs), ...`
 fn kv_cells_line(line: &str) -> Option<u64> {
-    let (head, rest) = line.split_once(": size = ")?;
-    if !head.contains("kv_cache") {
-        return None;
-    }
+    let (_, rest) = (line.split_once(": size = ")).filter(|(h, _)| h.contains("kv_cache"))?;
     let (_, rest) = rest.split_once('(')?;
     let (num, rest) = rest.trim_start().split_once(' ')?;
-    rest.starts_with("cells")
-        .then(|| num.parse().ok())
-        .flatten()
+    num.parse().ok().filter(|_| rest.starts_with("cells"))
 }
 
 /// `<func>: <name> (model|KV|RS|compute|output) buffer size = <MiB> MiB`
@@ -348,10 +328,8 @@ fn buffer_line(line: &str) -> Option<Buffer> {
         "output" => "output",
         _ => return None,
     };
-    let name = words.next()?;
-    if name.ends_with(':') {
-        return None; // no buffer name: not a line of the expected shape
-    }
+    // No buffer name: not a line of the expected shape.
+    let name = words.next().filter(|n| !n.ends_with(':'))?;
     Some(Buffer {
         kind: kind.to_string(),
         name: name.to_string(),
@@ -380,11 +358,8 @@ impl Asked {
         Asked {
             n_gpu_layers: p.n_gpu_layers,
             no_kv_offload: p.no_kv_offload,
-            n_cpu_moe: if fit {
-                0
-            } else {
-                knob("n_cpu_moe").map_or(0, |v| v.as_i64().clamp(0, u32::MAX as i64) as u32)
-            },
+            n_cpu_moe: (knob("n_cpu_moe").filter(|_| !fit))
+                .map_or(0, |v| v.as_i64().clamp(0, u32::MAX as i64) as u32),
             fit,
             tensor_overrides: fit
                 || knob("tensor_buft_overrides").is_some_and(|v| v.as_str() != "none"),
@@ -400,11 +375,8 @@ pub fn mismatches(asked: &Asked, p: &Placement) -> Vec<String> {
     let gpu_seen =
         p.devices.iter().any(|d| d.name != "CPU" && d.layers > 0) || p.layers_offloaded > 0;
     if gpu_seen && !asked.fit && p.layers_total > 0 {
-        let want = if asked.n_gpu_layers < 0 {
-            p.layers_total
-        } else {
-            (asked.n_gpu_layers as u32).min(p.layers_total)
-        };
+        let want =
+            u32::try_from(asked.n_gpu_layers).map_or(p.layers_total, |n| n.min(p.layers_total));
         if p.layers_offloaded != want {
             out.push(format!(
                 "n_gpu_layers = {} asks for {want} of {} layers on a GPU; llama.cpp put {} there",
@@ -412,9 +384,7 @@ pub fn mismatches(asked: &Asked, p: &Placement) -> Vec<String> {
             ));
         }
     }
-    let kv_gpu: Vec<&str> = p
-        .devices
-        .iter()
+    let kv_gpu: Vec<&str> = (p.devices.iter())
         .filter(|d| d.name != "CPU" && d.kv_bytes > 0)
         .map(|d| d.name.as_str())
         .collect();
@@ -434,9 +404,7 @@ pub fn mismatches(asked: &Asked, p: &Placement) -> Vec<String> {
         ));
     }
     let n = asked.n_cpu_moe;
-    let wrong: Vec<u32> = p
-        .experts
-        .iter()
+    let wrong: Vec<u32> = (p.experts.iter())
         .filter(|e| e.layer < n && e.device != "CPU")
         .map(|e| e.layer)
         .collect();
@@ -449,15 +417,9 @@ pub fn mismatches(asked: &Asked, p: &Placement) -> Vec<String> {
     }
     // And only those, unless overrides were asked: the others follow their layer.
     if !asked.tensor_overrides && gpu_seen {
-        let moved: Vec<u32> = p
-            .experts
-            .iter()
-            .filter(|e| e.layer >= n && e.device == "CPU")
-            .filter(|e| {
-                p.overrides
-                    .iter()
-                    .any(|o| expert_layer(&o.tensor) == Some(e.layer))
-            })
+        let overridden = |l| (p.overrides.iter()).any(|o| expert_layer(&o.tensor) == Some(l));
+        let moved: Vec<u32> = (p.experts.iter())
+            .filter(|e| e.layer >= n && e.device == "CPU" && overridden(e.layer))
             .map(|e| e.layer)
             .collect();
         if !moved.is_empty() {

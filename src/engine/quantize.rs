@@ -96,13 +96,11 @@ pub fn quantize(
             progress(total, total);
             Ok(())
         }
-        Ok(_) => Err(EngineError::Quantize(format!(
+        Ok(_) => Err(EngineError::Other(format!(
             "llama.cpp could not quantize {} (run with --verbose for its log)",
             input.display()
         ))),
-        Err(_) => Err(EngineError::Quantize(
-            "the quantizer thread panicked".into(),
-        )),
+        Err(_) => Err(EngineError::Other("the quantizer thread panicked".into())),
     }
 }
 
@@ -118,12 +116,8 @@ struct CRows {
 
 impl CRows {
     fn new(o: &Overrides) -> Result<CRows, EngineError> {
-        let (names, means): (Vec<&str>, Vec<Vec<f32>>) = o
-            .imatrix
-            .map(Imatrix::means)
-            .unwrap_or_default()
-            .into_iter()
-            .unzip();
+        let means = o.imatrix.map(Imatrix::means).unwrap_or_default();
+        let (names, means): (Vec<&str>, Vec<Vec<f32>>) = means.into_iter().unzip();
         let names = names.iter().map(|n| c_string(n, "an imatrix entry name"));
         let names = names.collect::<Result<Vec<_>, _>>()?;
         let patterns = o.tensor_types.iter().map(|(p, _)| c_string(p, "a pattern"));
@@ -137,16 +131,10 @@ impl CRows {
             .map(|(n, m)| row(n.as_ptr(), m))
             .collect();
         imatrix.push(row(std::ptr::null(), &[]));
-        let mut tt: Vec<_> = (patterns.iter().zip(&o.tensor_types))
-            .map(|(p, &(_, t))| sys::llama_model_tensor_override {
-                pattern: p.as_ptr(),
-                type_: t,
-            })
+        let pairs = (patterns.iter().map(|p| p.as_ptr())).zip(o.tensor_types.iter().map(|t| t.1));
+        let tt = (pairs.chain([(std::ptr::null(), sys::GGML_TYPE_COUNT)]))
+            .map(|(pattern, type_)| sys::llama_model_tensor_override { pattern, type_ })
             .collect();
-        tt.push(sys::llama_model_tensor_override {
-            pattern: std::ptr::null(),
-            type_: sys::GGML_TYPE_COUNT,
-        });
         Ok(CRows {
             _names: names,
             _means: means,
@@ -164,13 +152,10 @@ impl CRows {
 pub fn overrides_for(r: &Recipe, base: &Header) -> Result<Overrides<'static>, EngineError> {
     for (p, _) in &r.tensor_types {
         let re =
-            fancy_regex::Regex::new(p).map_err(|e| EngineError::Quantize(format!("{p:?}: {e}")))?;
-        if !base
-            .tensors
-            .iter()
-            .any(|t| re.is_match(&t.name).unwrap_or(false))
-        {
-            return Err(EngineError::Quantize(format!(
+            fancy_regex::Regex::new(p).map_err(|e| EngineError::Other(format!("{p:?}: {e}")))?;
+        let hit = |t: &crate::gguf::reader::TensorInfo| re.is_match(&t.name).unwrap_or(false);
+        if !base.tensors.iter().any(hit) {
+            return Err(EngineError::Other(format!(
                 "tensor_types pattern {p:?} matches no tensor of the model"
             )));
         }
@@ -186,11 +171,11 @@ pub fn overrides_for(r: &Recipe, base: &Header) -> Result<Overrides<'static>, En
         return Ok(o);
     };
     let tpl = crate::gguf::reader::read_header(path)
-        .map_err(|e| EngineError::Quantize(format!("template {}: {e}", path.display())))?;
+        .map_err(|e| EngineError::Other(format!("template {}: {e}", path.display())))?;
     for t in &base.tensors {
         let same = tpl.tensors.iter().find(|x| x.name == t.name);
         let Some(x) = same.filter(|x| x.dims == t.dims) else {
-            return Err(EngineError::Quantize(format!(
+            return Err(EngineError::Other(format!(
                 "the template {} is not of this model: its tensor {} is missing or of another shape",
                 path.display(),
                 t.name

@@ -18,9 +18,7 @@ pub(crate) const DIRECT_TYPES: &[u32] = &[0, 1, 2, 3, 6, 7, 8, 14, 30];
 /// Elements per block and bytes per block of a directly written type.
 fn layout(ggml_type: u32) -> Option<(u64, usize)> {
     let (_, block, bytes) = super::type_layout(ggml_type)?;
-    DIRECT_TYPES
-        .contains(&ggml_type)
-        .then_some((block, bytes as usize))
+    (DIRECT_TYPES.contains(&ggml_type)).then_some((block, bytes as usize))
 }
 
 fn fill(rng: &mut SplitMix64, out: &mut [u8]) {

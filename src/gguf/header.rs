@@ -33,6 +33,12 @@ impl Header {
         self.get("general.architecture").and_then(Value::as_str)
     }
 
+    /// The architecture-prefixed key `{arch}.{key}` as an integer.
+    pub fn arch_u64(&self, key: &str) -> Option<u64> {
+        let arch = self.architecture()?;
+        self.get(&format!("{arch}.{key}")).and_then(Value::as_u64)
+    }
+
     /// From `general.file_type`.
     pub fn file_type(&self) -> Option<&'static str> {
         self.get("general.file_type")
@@ -41,8 +47,7 @@ impl Header {
     }
 
     pub fn n_elements(&self) -> u64 {
-        self.tensors
-            .iter()
+        (self.tensors.iter())
             .map(|t| t.dims.iter().product::<u64>())
             .sum()
     }

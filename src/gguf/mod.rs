@@ -62,10 +62,9 @@ impl Value {
             "array", "uint64", "int64", "float64",
         ];
         match self {
-            Value::Array(items) => match items.first() {
-                Some(x) => format!("array of {}", x.type_name()),
-                None => "empty array".into(),
-            },
+            Value::Array(items) => (items.first()).map_or("empty array".into(), |x| {
+                format!("array of {}", x.type_name())
+            }),
             v => NAMES[v.type_id() as usize].into(),
         }
     }
@@ -136,10 +135,8 @@ pub const GGML_TYPES: &[(u32, &str, u64, u64)] = &[
 
 /// Block size and bytes per block of a ggml type id, if known.
 pub(crate) fn type_layout(id: u32) -> Option<(&'static str, u64, u64)> {
-    GGML_TYPES
-        .iter()
-        .find(|t| t.0 == id)
-        .map(|&(_, name, block, bytes)| (name, block, bytes))
+    let &(_, name, block, bytes) = GGML_TYPES.iter().find(|t| t.0 == id)?;
+    Some((name, block, bytes))
 }
 
 /// llama.cpp's `general.file_type` (enum llama_ftype) as the usual quantization label: the

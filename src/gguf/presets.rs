@@ -108,23 +108,20 @@ pub fn all_names() -> String {
 }
 
 pub fn shape(preset: &str) -> Option<Shape> {
-    let row = SHAPES
-        .lines()
-        .find(|l| l.split(' ').next() == Some(preset))?;
-    Some(parse_row(row))
+    (SHAPES.lines())
+        .find(|l| l.split(' ').next() == Some(preset))
+        .map(parse_row)
 }
 
 pub(crate) fn parse_row(row: &'static str) -> Shape {
     let f: Vec<&'static str> = row.split_whitespace().collect();
-    let n = |i: usize| f[i].parse::<u64>().expect("a preset's figure");
+    let num = |s: &str| s.parse::<u64>().expect("a preset's figure");
+    let n = |i: usize| num(f[i]);
     let x = |i: usize| f[i].parse::<f32>().expect("a preset's figure");
     let options = &f[12..];
     let option = |key: &str| options.iter().find_map(|o| o.strip_prefix(key));
     let moe = |v: &str, glm: bool| {
-        let e: Vec<u64> = v
-            .split('/')
-            .map(|x| x.parse().expect("a preset's figure"))
-            .collect();
+        let e: Vec<u64> = v.split('/').map(num).collect();
         Moe {
             n_expert: e[0],
             n_expert_used: e[1],
@@ -143,7 +140,7 @@ pub(crate) fn parse_row(row: &'static str) -> Shape {
         n_head: n(5),
         n_head_kv: n(6),
         head_dim: n(7),
-        n_rot: option("rot=").map_or(n(7), |v| v.parse().expect("a preset's figure")),
+        n_rot: option("rot=").map_or(n(7), num),
         n_vocab: n(8),
         n_ctx_train: n(9) as u32,
         rope_theta: x(10),
@@ -151,7 +148,7 @@ pub(crate) fn parse_row(row: &'static str) -> Shape {
         qkv_bias: options.contains(&"bias"),
         qk_norm: options.contains(&"qk_norm"),
         moe: (option("moe=").map(|v| moe(v, false))).or(option("glm=").map(|v| moe(v, true))),
-        n_layer_nextn: option("mtp=").map_or(0, |v| v.parse().expect("a preset's figure")),
+        n_layer_nextn: option("mtp=").map_or(0, num),
         tokenizer: match options.first() {
             Some(&"spm") => Tokenizer::Spm,
             Some(&"llama3") => Tokenizer::Bpe(BpeFlavor::Llama3),
@@ -284,8 +281,7 @@ impl Shape {
     }
 
     pub fn n_params(&self) -> u64 {
-        self.tensors()
-            .iter()
+        (self.tensors().iter())
             .map(|(_, d)| d.iter().product::<u64>())
             .sum()
     }
@@ -386,10 +382,8 @@ fn tensor(name: String, dims: Vec<u64>, seed: u64, weight_type: u32, output_type
     if dims.len() == 1 || name.ends_with("ffn_gate_inp.weight") {
         let data = TensorData::RandomF32 { seed, scale: 0.02 };
         return Tensor {
-            name,
-            dims,
-            ggml_type: 0,
             data,
+            ..Tensor::ones(name, dims)
         };
     }
     let output = name == "output.weight" || name.ends_with("shared_head_head.weight");
@@ -402,10 +396,7 @@ pub mod eagle3;
 /// The metadata every model written here starts with: architecture, name and file type.
 pub(crate) fn general(arch: &str, name: String, ftype: u32) -> Vec<(String, Value)> {
     vec![
-        (
-            "general.architecture".to_string(),
-            Value::String(arch.into()),
-        ),
+        ("general.architecture".into(), Value::String(arch.into())),
         ("general.name".into(), Value::String(name)),
         ("general.file_type".into(), Value::U32(ftype)),
     ]

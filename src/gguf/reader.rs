@@ -108,11 +108,8 @@ impl<R: Read> Cursor<R> {
                         "{what}: metadata arrays hold more than {MAX_ARRAY_ENTRIES} entries in all, far beyond any real model"
                     ));
                 }
-                let mut items = Vec::with_capacity(n.min(1 << 20) as usize);
-                for _ in 0..n {
-                    items.push(self.value(elem, what, depth + 1)?);
-                }
-                Value::Array(items)
+                let items = (0..n).map(|_| self.value(elem, what, depth + 1));
+                Value::Array(items.collect::<Result<_, _>>()?)
             }
             10 => Value::U64(self.u64(what)?),
             11 => Value::I64(i64::from_le_bytes(self.array(what)?)),
@@ -152,13 +149,9 @@ pub fn parse_header<R: Read + Seek>(mut r: R, size: u64) -> Result<Header, GgufE
     let (version, n_tensors, n_kv) = preamble(&mut c)?;
     let metadata = metadata(&mut c, n_kv)?;
     let alignment = alignment(&metadata)?;
-    // Capacities are capped: a count that passed the preamble's check can still be hundreds
-    // of millions in a large file, and only the entries actually read should cost memory.
-    let mut tensors = Vec::with_capacity(n_tensors.min(CAPACITY_CAP) as usize);
     let mut names = HashSet::new();
-    for i in 0..n_tensors {
-        tensors.push(tensor_info(&mut c, i, alignment, &mut names)?);
-    }
+    let tensors = (0..n_tensors).map(|i| tensor_info(&mut c, i, alignment, &mut names));
+    let tensors = tensors.collect::<Result<Vec<_>, _>>()?;
     check_layout(&tensors, alignment)?;
     let data_offset = c.pos.div_ceil(alignment) * alignment;
     check_data_fits(&tensors, data_offset, size)?;
@@ -204,7 +197,8 @@ fn preamble<R: Read>(c: &mut Cursor<R>) -> Result<(u32, u64, u64), GgufError> {
 
 /// The `n_kv` metadata entries, in file order: keys non-empty and unique.
 fn metadata<R: Read>(c: &mut Cursor<R>, n_kv: u64) -> Result<Vec<(String, Value)>, GgufError> {
-    // Capped capacity: only the entries actually read cost memory (see parse_header).
+    // Capped capacity: a count that passed the preamble's check can still be hundreds of
+    // millions in a large file, and only the entries actually read should cost memory.
     let mut metadata = Vec::with_capacity(n_kv.min(CAPACITY_CAP) as usize);
     let mut keys = HashSet::new();
     for i in 0..n_kv {
@@ -262,18 +256,15 @@ fn tensor_info<R: Read>(
             "{what} has {n_dims} dimensions (1 to {MAX_DIMS} allowed)"
         ));
     }
-    let mut dims = Vec::with_capacity(n_dims as usize);
-    for _ in 0..n_dims {
-        dims.push(c.u64(&what)?);
-    }
+    let dims = (0..n_dims).map(|_| c.u64(&what));
+    let dims = dims.collect::<Result<Vec<_>, _>>()?;
     let ggml_type = c.u32(&what)?;
     let offset = c.u64(&what)?;
     let Some((tname, block, block_bytes)) = type_layout(ggml_type) else {
         return bad(format!("{what} has unknown ggml type {ggml_type}"));
     };
     // ggml counts elements in int64.
-    let n_el = dims
-        .iter()
+    let n_el = (dims.iter())
         .try_fold(1u64, |acc, &d| acc.checked_mul(d))
         .filter(|&n| n > 0 && n <= i64::MAX as u64)
         .ok_or_else(|| GgufError::Malformed(format!("{what} has invalid dimensions {dims:?}")))?;

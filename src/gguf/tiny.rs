@@ -31,10 +31,8 @@ fn vocab() -> Vocab {
     let (mut tokens, mut types) = vocab::spm_specials_and_bytes();
     let words = WORDS.iter().map(|w| format!("\u{2581}{w}"));
     let letters = ('a'..='z').flat_map(|c| [c.to_string(), format!("\u{2581}{c}")]);
-    for t in words.chain(letters).chain(["\u{2581}".to_string()]) {
-        tokens.push(t);
-        types.push(vocab::NORMAL);
-    }
+    tokens.extend(words.chain(letters).chain(["\u{2581}".to_string()]));
+    types.resize(tokens.len(), vocab::NORMAL);
     vocab::spm_with(tokens, types)
 }
 

@@ -95,8 +95,7 @@ fn per_layer_key(h: &Header, key: &str, n_layer: u64) -> Result<Option<Vec<u64>>
                     items.len()
                 ));
             }
-            items
-                .iter()
+            (items.iter())
                 .map(|x| match *x {
                     // llama.cpp reads int32 entries as uint32.
                     Value::U32(n) => Ok(u64::from(n)),
@@ -149,18 +148,15 @@ fn hyperparameters(h: &Header, arch: &str) -> Result<(), GgufError> {
     experts(h, arch, n_layer)?;
     head_sizes(h, arch, heads.as_deref(), kv_heads.as_deref())?;
 
-    if let Some(v) = h.get(&k("rope.scaling.type")) {
-        match v {
-            Value::String(s) if ROPE_SCALING_TYPES.contains(&s.as_str()) => {}
-            _ => {
-                return bad(format!(
-                    "metadata `{}` is {}; llama.cpp knows {}",
-                    k("rope.scaling.type"),
-                    describe(v),
-                    ROPE_SCALING_TYPES.join(", ")
-                ));
-            }
-        }
+    let rope = k("rope.scaling.type");
+    if let Some(v) = h.get(&rope)
+        && !matches!(v, Value::String(s) if ROPE_SCALING_TYPES.contains(&s.as_str()))
+    {
+        let known = ROPE_SCALING_TYPES.join(", ");
+        return bad(format!(
+            "metadata `{rope}` is {}; llama.cpp knows {known}",
+            describe(v)
+        ));
     }
     // A NaN or negative epsilon passes loading and aborts in the first norm.
     for name in [

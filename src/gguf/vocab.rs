@@ -75,13 +75,10 @@ fn pieces(first: &str, count: usize, mut emit: impl FnMut(&str, &str)) {
 /// `<unk>`, `<s>`, `</s>` and the 256 byte tokens: how a SentencePiece-style vocabulary
 /// starts.
 pub(crate) fn spm_specials_and_bytes() -> (Vec<String>, Vec<i32>) {
-    let mut tokens = vec!["<unk>".to_string(), "<s>".into(), "</s>".into()];
-    let mut types = vec![UNKNOWN, CONTROL, CONTROL];
-    for b in 0..=255u8 {
-        tokens.push(format!("<0x{b:02X}>"));
-        types.push(BYTE);
-    }
-    (tokens, types)
+    let bytes = (0..=255u8).map(|b| format!("<0x{b:02X}>"));
+    let tokens = (["<unk>", "<s>", "</s>"].map(String::from).into_iter()).chain(bytes);
+    let types = [UNKNOWN, CONTROL, CONTROL].into_iter().chain([BYTE; 256]);
+    (tokens.collect(), types.collect())
 }
 
 /// A SentencePiece-style vocabulary of these tokens, scored higher the earlier (more frequent)
@@ -106,10 +103,8 @@ pub(crate) fn spm_with(tokens: Vec<String>, types: Vec<i32>) -> Vocab {
 /// the single symbols, then longer pieces.
 pub fn spm(n_vocab: usize) -> Vocab {
     let (mut tokens, mut types) = spm_specials_and_bytes();
-    for s in std::iter::once("\u{2581}".to_string()).chain(('a'..='z').map(String::from)) {
-        tokens.push(s);
-        types.push(NORMAL);
-    }
+    tokens.extend(std::iter::once("\u{2581}".to_string()).chain(('a'..='z').map(String::from)));
+    types.resize(tokens.len(), NORMAL);
     let rest = n_vocab.saturating_sub(tokens.len());
     pieces("\u{2581}", rest, |_, p| {
         tokens.push(p.to_string());
@@ -159,10 +154,8 @@ pub fn bpe(n_vocab: usize, flavor: BpeFlavor) -> Vocab {
         types.push(NORMAL);
     });
     let first_special = tokens.len() as u32;
-    for s in specials {
-        tokens.push(s.to_string());
-        types.push(CONTROL);
-    }
+    tokens.extend(specials.iter().map(|s| s.to_string()));
+    types.resize(tokens.len(), CONTROL);
     let (bos, eos, add_bos, pre) = match flavor {
         BpeFlavor::Llama3 => (first_special, first_special + 1, true, "llama-bpe"),
         BpeFlavor::Qwen2 => (first_special, first_special + 2, false, "qwen2"),

@@ -146,9 +146,7 @@ pub fn write_gguf(w: &mut impl Write, doc: &Document) -> io::Result<()> {
     for t in &doc.tensors {
         put_str(&mut header, &t.name)?;
         header.extend_from_slice(&(t.dims.len() as u32).to_le_bytes());
-        for d in &t.dims {
-            header.extend_from_slice(&d.to_le_bytes());
-        }
+        header.extend(t.dims.iter().flat_map(|d| d.to_le_bytes()));
         header.extend_from_slice(&t.ggml_type.to_le_bytes());
         header.extend_from_slice(&offset.to_le_bytes());
         offset += t.n_bytes().div_ceil(DEFAULT_ALIGNMENT) * DEFAULT_ALIGNMENT;

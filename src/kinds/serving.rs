@@ -413,7 +413,7 @@ fn served(
     }
     let (engine, path, tokenizer) = (g.engine, &g.path, &g.tokenizer);
     let count = |text: &str| -> Result<u64, EngineError> {
-        let tok = |s: String| EngineError::Tokenize(s);
+        let tok = |s: String| EngineError::Other(s);
         let m = tokenizer.get_or_init(|| {
             let p = path.as_deref().ok_or_else(|| tok("no GGUF".into()))?;
             engine.load(p, &LoadParams::default())

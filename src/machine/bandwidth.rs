@@ -42,14 +42,16 @@ impl Bandwidth {
     pub fn best(self, other: Bandwidth) -> Bandwidth {
         let llc_read_gbs = super::energy::either(self.llc_read_gbs, other.llc_read_gbs, f64::max);
         let copy_gbs = self.copy_gbs.max(other.copy_gbs);
-        let mut b = if other.read_gbs > self.read_gbs {
+        let b = if other.read_gbs > self.read_gbs {
             other
         } else {
             self
         };
-        b.llc_read_gbs = llc_read_gbs;
-        b.copy_gbs = copy_gbs;
-        b
+        Bandwidth {
+            llc_read_gbs,
+            copy_gbs,
+            ..b
+        }
     }
 }
 
@@ -113,7 +115,7 @@ fn copy_pass(src: &[u64], dst: &mut [u64], threads: usize) -> f64 {
 /// The largest cache cpu0 reports in sysfs.
 pub fn llc_bytes() -> Option<u64> {
     let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
-    dir.filter_map(|e| e.ok())
+    dir.flatten()
         .filter_map(|e| std::fs::read_to_string(e.path().join("size")).ok())
         .filter_map(|s| parse_cache_size(s.trim()))
         .max()
@@ -121,39 +123,31 @@ pub fn llc_bytes() -> Option<u64> {
 
 /// "260M" / "4096K" / "1G" as bytes.
 pub fn parse_cache_size(s: &str) -> Option<u64> {
-    let (num, mult) = match s.chars().last()? {
-        'K' => (&s[..s.len() - 1], 1u64 << 10),
-        'M' => (&s[..s.len() - 1], 1 << 20),
-        'G' => (&s[..s.len() - 1], 1 << 30),
-        _ => (s, 1),
-    };
-    num.parse::<u64>().ok().map(|n| n * mult)
+    let (num, shift) = [('K', 10), ('M', 20), ('G', 30)]
+        .into_iter()
+        .find_map(|(c, shift)| Some((s.strip_suffix(c)?, shift)))
+        .unwrap_or((s, 0));
+    num.parse::<u64>().ok().map(|n| n * (1 << shift))
 }
 
 /// Runs the probe (about 1 GiB of RAM, about three seconds).
 pub fn probe(threads: u32, machine: &str) -> Bandwidth {
     let load_average = crate::util::system::load_average();
-    let llc = llc_bytes();
+    let (llc, t) = (llc_bytes(), threads.max(1) as usize);
     let llc_read_gbs = llc.filter(|&b| b >= 16 << 20).map(|b| {
         let data: Vec<u64> = (0..(b / 2 / 8)).collect();
         // The same reason as the DRAM read; a pass here is a fraction of a millisecond.
-        best_of(
-            || read_pass(&data, threads.max(1) as usize),
-            READ_SECONDS / 4.0,
-        )
+        best_of(|| read_pass(&data, t), READ_SECONDS / 4.0)
     });
     let n = BUFFER / 8;
     // Distinct values so the pages are really backed, not shared zero pages.
     let src: Vec<u64> = (0..n as u64).collect();
     let mut dst = vec![1u64; n];
-    let t = threads.max(1) as usize;
-    let read = best_of(|| read_pass(&src, t), READ_SECONDS);
-    let copy = (0..PASSES)
-        .map(|_| copy_pass(&src, &mut dst, t))
-        .fold(0.0, f64::max);
     Bandwidth {
-        read_gbs: read,
-        copy_gbs: copy,
+        read_gbs: best_of(|| read_pass(&src, t), READ_SECONDS),
+        copy_gbs: (0..PASSES)
+            .map(|_| copy_pass(&src, &mut dst, t))
+            .fold(0.0, f64::max),
         threads,
         buffer_bytes: BUFFER as u64,
         llc_bytes: llc,
@@ -188,10 +182,8 @@ pub fn cached_or_probe(threads: u32, machine: &str, refresh: bool) -> Bandwidth 
 /// Probes again and returns the highest of `current`, the cache and this probe: for a decode
 /// near a ceiling that may have been read in a slow phase.
 pub fn probe_again(current: &Bandwidth) -> Bandwidth {
-    let on_record = match cached(current.threads, &current.machine) {
-        Some(c) => c.best(current.clone()),
-        None => current.clone(),
-    };
+    let on_record = cached(current.threads, &current.machine)
+        .map_or_else(|| current.clone(), |c| c.best(current.clone()));
     keep(Some(on_record), probe(current.threads, &current.machine))
 }
 
@@ -209,9 +201,7 @@ fn keep(on_record: Option<Bandwidth>, fresh: Bandwidth) -> Bandwidth {
         None => fresh,
     };
     let path = cache_file();
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
+    let _ = path.parent().map(std::fs::create_dir_all);
     // A cache that cannot be written is only a slower next run.
     let _ = std::fs::write(&path, serde_json::to_vec_pretty(&b).unwrap_or_default());
     b

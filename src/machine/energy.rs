@@ -44,25 +44,20 @@ pub struct Energy {
 
 /// Samples in time order; None with fewer than two.
 pub fn summarize(source: &str, s: &[Sample]) -> Option<Energy> {
-    if s.len() < 2 {
+    let [first, .., last] = s else {
         return None;
-    }
-    let seconds = s[s.len() - 1].t - s[0].t;
-    let counter = match (s[0].energy_j, s[s.len() - 1].energy_j) {
+    };
+    let seconds = last.t - first.t;
+    let counter = match (first.energy_j, last.energy_j) {
         (Some(a), Some(b)) if b >= a => Some(b - a),
         _ => None,
     };
     let joules = counter.or_else(|| {
         // Trapezoid rule over the power readings.
-        let mut j = 0.0;
-        let mut any = false;
-        for w in s.windows(2) {
-            if let (Some(p0), Some(p1)) = (w[0].power_w, w[1].power_w) {
-                j += (p0 + p1) / 2.0 * (w[1].t - w[0].t);
-                any = true;
-            }
-        }
-        any.then_some(j)
+        let parts = s
+            .windows(2)
+            .filter_map(|w| Some((w[0].power_w? + w[1].power_w?) / 2.0 * (w[1].t - w[0].t)));
+        parts.reduce(|a, b| a + b)
     })?;
     let fold = |f: fn(&Sample) -> Option<f64>, pick: fn(f64, f64) -> f64| {
         s.iter().filter_map(f).reduce(pick)
@@ -185,9 +180,7 @@ impl PowerSource for RaplSource {
 
     fn read(&mut self) -> Sample {
         // Counters wrap at max_energy_range_uj; a wrap during a test shows as no counter.
-        let total: Option<f64> = self
-            .files
-            .iter()
+        let total: Option<f64> = (self.files.iter())
             .map(|f| std::fs::read_to_string(f).ok()?.trim().parse::<f64>().ok())
             .sum();
         Sample {

@@ -31,10 +31,8 @@ pub const KNOWN: &[(&str, f64, &str)] = &[
 
 /// Peak bandwidth for a device name, with the table row that matched.
 pub fn bandwidth_of(device: &str) -> Option<(f64, &'static str)> {
-    KNOWN
-        .iter()
-        .find(|(k, _, _)| device.contains(k))
-        .map(|&(_, gbs, note)| (gbs, note))
+    let &(_, gbs, note) = KNOWN.iter().find(|(k, _, _)| device.contains(k))?;
+    Some((gbs, note))
 }
 
 /// A CPU build on a machine with an NVIDIA or AMD GPU (a display-class PCI device of that
@@ -46,20 +44,19 @@ pub fn unused_gpu_warning(gpu_backend: &str, sysfs: &std::path::Path) -> Option<
     }
     let read =
         |d: &std::path::Path, f: &str| std::fs::read_to_string(d.join(f)).unwrap_or_default();
-    let vendor = std::fs::read_dir(sysfs).ok()?.flatten().find_map(|e| {
-        let (class, vendor) = (read(&e.path(), "class"), read(&e.path(), "vendor"));
-        if !class.starts_with("0x03") {
-            return None;
-        }
-        match vendor.trim() {
-            "0x10de" => Some(("an NVIDIA", "cuda")),
-            "0x1002" => Some(("an AMD", "vulkan")),
+    let (who, feature) = std::fs::read_dir(sysfs).ok()?.flatten().find_map(|e| {
+        let p = e.path();
+        match (
+            read(&p, "class").starts_with("0x03"),
+            read(&p, "vendor").trim(),
+        ) {
+            (true, "0x10de") => Some(("an NVIDIA", "cuda")),
+            (true, "0x1002") => Some(("an AMD", "vulkan")),
             _ => None,
         }
     })?;
     Some(format!(
-        "warning: this tpsbench is built for the CPU but the machine has {} GPU: every test runs on the CPU. Build for it: scripts/bench (or cargo build --release --features {})",
-        vendor.0, vendor.1
+        "warning: this tpsbench is built for the CPU but the machine has {who} GPU: every test runs on the CPU. Build for it: scripts/bench (or cargo build --release --features {feature})"
     ))
 }
 

@@ -24,20 +24,17 @@ pub fn kv_cache(
     shape: Option<&Shape>,
     placement: Option<&Placement>,
 ) -> (Option<u64>, Option<KvCacheSource>, Option<f64>) {
-    let computed_per_position = shape.map(|s| s.kv_bytes_per_position(&p.type_k, &p.type_v));
+    let computed = shape.map(|s| s.kv_bytes_per_position(&p.type_k, &p.type_v));
     let per_position = placement
-        .and_then(|pl| pl.kv_bytes_per_cell())
-        .or(computed_per_position);
-    match placement.and_then(|pl| pl.kv_bytes()) {
-        Some(b) => (Some(b), Some(KvCacheSource::LlamaCpp), per_position),
-        None => match computed_per_position {
-            Some(pp) => (
-                Some((pp * f64::from(p.n_ctx())) as u64),
-                Some(KvCacheSource::Computed),
-                per_position,
-            ),
-            None => (None, None, None),
-        },
+        .and_then(Placement::kv_bytes_per_cell)
+        .or(computed);
+    match (placement.and_then(Placement::kv_bytes), computed) {
+        (Some(b), _) => (Some(b), Some(KvCacheSource::LlamaCpp), per_position),
+        (None, Some(pp)) => {
+            let bytes = (pp * f64::from(p.n_ctx())) as u64;
+            (Some(bytes), Some(KvCacheSource::Computed), per_position)
+        }
+        (None, None) => (None, None, None),
     }
 }
 

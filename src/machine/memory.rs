@@ -26,13 +26,8 @@ pub fn peak_rss_bytes() -> Option<u64> {
 
 /// Reads a `Key:   1234 kB` line of /proc/self/status as bytes.
 pub fn parse_kib_field(status: &str, key: &str) -> Option<u64> {
-    let line = status.lines().find(|l| l.starts_with(key))?;
-    let kib: u64 = line[key.len()..]
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
+    let kib = status.lines().find_map(|l| l.strip_prefix(key))?;
+    let kib: u64 = kib.trim().trim_end_matches("kB").trim().parse().ok()?;
     Some(kib * 1024)
 }
 

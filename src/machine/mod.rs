@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::gguf::reader::Header;
+use crate::gguf::reader::{Header, TensorInfo};
 use crate::plan::TestParams;
 use energy::{Energy, PowerSource, Sampler};
 pub use kv::KvCacheSource;
@@ -48,21 +48,15 @@ pub struct Resources {
 }
 
 pub fn shape_of(h: &Header) -> Option<Shape> {
-    let arch = h.architecture()?;
-    let get = |k: &str| {
-        h.get(&format!("{arch}.{k}"))
-            .and_then(crate::gguf::Value::as_u64)
-    };
+    let get = |k: &str| h.arch_u64(k);
     let n_layer = get("block_count")?;
     let n_embd = get("embedding_length")?;
     let n_head = get("attention.head_count").filter(|&n| n > 0)?;
     let n_head_kv = get("attention.head_count_kv").unwrap_or(n_head);
     let head_k = get("attention.key_length").unwrap_or(n_embd / n_head);
     let embd = h.tensors.iter().find(|t| t.name == "token_embd.weight");
-    let experts = h
-        .tensors
-        .iter()
-        .filter(|t| crate::engine::placement::expert_layer(&t.name).is_some());
+    let expert = |t: &&TensorInfo| crate::engine::placement::expert_layer(&t.name).is_some();
+    let experts = h.tensors.iter().filter(expert);
     Some(Shape {
         n_layer,
         n_embd_kv: n_head_kv * head_k,
@@ -185,15 +179,14 @@ impl Monitor {
 /// One line to warn with when a test asks for more threads than the machine has physical
 /// cores; None otherwise (or when the core count is unknown).
 pub fn oversubscription_warning(n_threads: u32, physical_cores: u32) -> Option<String> {
-    if physical_cores == 0 || n_threads <= physical_cores {
-        return None;
-    }
-    Some(format!(
-        "warning: n_threads {n_threads} exceeds the {physical_cores} physical cores: threads \
-         share cores (hyper-threads or time slices) and llama.cpp's threads wait for the \
-         slowest at every step, so t/s usually drops and varies; llama-bench's default is \
-         {physical_cores}"
-    ))
+    (physical_cores != 0 && n_threads > physical_cores).then(|| {
+        format!(
+            "warning: n_threads {n_threads} exceeds the {physical_cores} physical cores: threads \
+             share cores (hyper-threads or time slices) and llama.cpp's threads wait for the \
+             slowest at every step, so t/s usually drops and varies; llama-bench's default is \
+             {physical_cores}"
+        )
+    })
 }
 
 /// The ceiling for a working set of `bytes`: the cache-resident read rate when the working

@@ -64,12 +64,12 @@ impl Nvml {
                 return None;
             }
             let by_index = nvml.sym::<ByIndex>(b"nvmlDeviceGetHandleByIndex_v2\0")?;
-            let devices = (0..n).filter_map(|i| {
-                let mut d: Device = std::ptr::null_mut();
-                (by_index(i, &mut d) == 0).then_some(d)
-            });
-            let devices = devices.collect();
-            nvml.devices = devices;
+            nvml.devices = (0..n)
+                .filter_map(|i| {
+                    let mut d: Device = std::ptr::null_mut();
+                    (by_index(i, &mut d) == 0).then_some(d)
+                })
+                .collect();
         }
         Some(nvml)
     }
@@ -119,8 +119,7 @@ impl Nvml {
     pub fn facts(&self) -> Vec<GpuFacts> {
         type Capability = unsafe extern "C" fn(Device, *mut c_int, *mut c_int) -> c_int;
         let driver = self.string(b"nvmlSystemGetDriverVersion\0", None);
-        self.devices
-            .iter()
+        (self.devices.iter())
             .map(|&d| {
                 let (mut major, mut minor) = (0, 0);
                 let cc = unsafe { self.sym::<Capability>(b"nvmlDeviceGetCudaComputeCapability\0") };

@@ -95,9 +95,8 @@ impl Client {
             let tls = tls::config(certs).map_err(|e| ClientError::Http(e.to_string()))?;
             builder = builder.tls_backend_preconfigured(tls);
         }
-        let http = builder.build().map_err(|e| ClientError::Http(chain(&e)))?;
         Ok(Client {
-            http,
+            http: builder.build().map_err(|e| ClientError::Http(chain(&e)))?,
             rt,
             base: base.trim_end_matches('/').to_string(),
             model: model.to_string(),
@@ -225,10 +224,8 @@ impl Client {
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(self.body(r).to_string())
             .send();
-        let resp = match tokio::time::timeout_at(deadline, send).await {
-            Err(_) => return Err(timeout(0)),
-            Ok(r) => r.map_err(|e| unreachable(&url, &e))?,
-        };
+        let resp = tokio::time::timeout_at(deadline, send).await;
+        let resp = (resp.map_err(|_| timeout(0))?).map_err(|e| unreachable(&url, &e))?;
         let (ok, status) = (resp.status().is_success(), resp.status().as_u16());
         let content_type = content_type(&resp);
         // A 200 that is a web page (a login portal, a proxy's error page) or a JSON answer
@@ -256,11 +253,8 @@ impl Client {
         let mut events = resp.bytes_stream().eventsource();
         let mut r = Reading::new(self.api, &self.model, &url, sent);
         loop {
-            let next = match tokio::time::timeout_at(deadline, events.next()).await {
-                Err(_) => return Err(timeout(r.out.chunks.len())),
-                Ok(n) => n,
-            };
-            if r.on_event(next)? {
+            let next = tokio::time::timeout_at(deadline, events.next()).await;
+            if r.on_event(next.map_err(|_| timeout(r.out.chunks.len()))?)? {
                 break;
             }
         }
@@ -273,10 +267,9 @@ impl Client {
 /// without a server. For the fuzz target `sse_stream` and for tests.
 pub fn replay(api: Api, model: &str, pieces: &[&[u8]]) -> Result<Streamed, Error> {
     use futures_util::FutureExt;
-    let bytes = pieces
-        .iter()
+    let bytes: Vec<_> = (pieces.iter())
         .map(|p| Ok::<_, std::convert::Infallible>(p.to_vec()))
-        .collect::<Vec<_>>();
+        .collect();
     let mut events = futures_util::stream::iter(bytes).eventsource();
     let mut r = Reading::new(api, model, "replay", Instant::now());
     // Every piece is there already: the stream is never pending.
@@ -354,11 +347,10 @@ impl<'a> Reading<'a> {
             self.malformed(format!("an event is not JSON ({e}): {}", excerpt(data)))
         })?;
         if let Some(e) = v.get("error") {
-            let msg = e
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| e.to_string(), str::to_string);
-            return Err(Error::Server(msg));
+            let msg = e.get("message").and_then(Value::as_str);
+            return Err(Error::Server(
+                msg.map_or_else(|| e.to_string(), str::to_string),
+            ));
         }
         if let Some(got) = v.get("model").and_then(Value::as_str)
             && got != self.model
@@ -385,10 +377,9 @@ impl<'a> Reading<'a> {
             self.read_drafts(t)?;
         }
         let Some(choices) = v.get("choices") else {
-            if self.out.usage.is_some() {
-                return Ok(());
-            }
-            return Err(self.malformed(format!("a chunk with no choices: {}", excerpt(data))));
+            // The usage chunk may come alone.
+            let none = || self.malformed(format!("a chunk with no choices: {}", excerpt(data)));
+            return self.out.usage.map(|_| ()).ok_or_else(none);
         };
         let Some(choice) = choices.get(0) else {
             return Ok(()); // the usage chunk of the chat API has an empty list
@@ -442,13 +433,11 @@ fn unreachable(url: &str, e: &reqwest::Error) -> Error {
 /// the causes say why (a refused connection, a certificate that does not verify).
 fn chain(e: &dyn std::error::Error) -> String {
     let mut reason = e.to_string();
-    let mut src = e.source();
-    while let Some(s) = src {
+    for s in std::iter::successors(e.source(), |s| s.source()) {
         let s_text = s.to_string();
         if !reason.ends_with(&s_text) {
             reason = format!("{reason}: {s_text}");
         }
-        src = s.source();
     }
     reason
 }
@@ -458,11 +447,8 @@ const JSON_CAP: usize = 4 << 20;
 const EXCERPT_CAP: usize = 4096;
 
 fn content_type(resp: &reqwest::Response) -> String {
-    resp.headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string()
+    let v = resp.headers().get(reqwest::header::CONTENT_TYPE);
+    v.and_then(|v| v.to_str().ok()).unwrap_or("").to_string()
 }
 
 /// At most `cap` bytes of a body (as text, invalid UTF-8 replaced), and whether that was all

@@ -43,9 +43,7 @@ pub fn server_backends(binary: &Path) -> Option<Vec<String>> {
         .output()
         .ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let mut lines = text
-        .lines()
-        .skip_while(|l| !l.starts_with("Available devices"));
+    let mut lines = (text.lines()).skip_while(|l| !l.starts_with("Available devices"));
     lines.next()?;
     Some(crate::util::sorted_unique(
         lines
@@ -59,14 +57,8 @@ pub fn server_backends(binary: &Path) -> Option<Vec<String>> {
 pub(crate) fn stamp_sources(binary: &Path) -> Option<String> {
     let stamp = binary.parent()?.parent()?.join("llama-server.stamp");
     let text = std::fs::read_to_string(stamp).ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("sources="))
-        .map(|s| {
-            s.split(" extra_cmake_args=")
-                .next()
-                .unwrap_or(s)
-                .to_string()
-        })
+    let sources = text.lines().find_map(|l| l.strip_prefix("sources="))?;
+    Some(sources.split(" extra_cmake_args=").next()?.to_string())
 }
 
 /// A free TCP port on 127.0.0.1 (the OS picks it; free when this returns).
@@ -155,11 +147,7 @@ impl Launched {
 
     pub fn exited(&mut self) -> Option<String> {
         let c = self.child.as_mut()?;
-        match c.try_wait() {
-            Ok(Some(s)) => Some(s.to_string()),
-            Ok(None) => None,
-            Err(e) => Some(e.to_string()),
-        }
+        (c.try_wait()).map_or_else(|e| Some(e.to_string()), |s| s.map(|s| s.to_string()))
     }
 
     /// SIGTERM, up to 10 s to exit, then SIGKILL.
@@ -168,9 +156,7 @@ impl Launched {
             return;
         };
         // SAFETY: kill(2) on our own child's pid; at worst it has already exited.
-        unsafe {
-            libc::kill(c.id() as libc::pid_t, libc::SIGTERM);
-        }
+        unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGTERM) };
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(10) {
             if let Ok(Some(_)) = c.try_wait() {

@@ -38,10 +38,8 @@ unsafe extern "C" fn on_log(level: sys::ggml_log_level, text: *const c_char, _: 
     if super::progress::tapping() {
         super::progress::tap(&s);
     }
-    if let Ok(mut c) = CAPTURED.lock() {
-        if let Some(buf) = c.as_mut() {
-            buf.push_str(&s);
-        }
+    if let Some(buf) = CAPTURED.lock().as_deref_mut().ok().and_then(Option::as_mut) {
+        buf.push_str(&s);
     }
     if VERBOSE.load(Ordering::Relaxed) {
         eprint!("{s}");
@@ -54,12 +52,10 @@ unsafe extern "C" fn on_log(level: sys::ggml_log_level, text: *const c_char, _: 
 pub(super) fn take_first_error() -> Option<String> {
     let e = FIRST_ERROR.lock().ok()?.take()?;
     let mut msg = e.as_str();
-    loop {
-        let is_function = |h: &str| h.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        match msg.split_once(": ") {
-            Some((head, rest)) if is_function(head) || head == "error loading model" => msg = rest,
-            _ => break,
-        }
+    let is_function = |h: &str| h.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let prefix = |(head, _): &(&str, &str)| is_function(head) || *head == "error loading model";
+    while let Some((_, rest)) = msg.split_once(": ").filter(prefix) {
+        msg = rest;
     }
     Some(msg.trim().to_string())
 }
@@ -70,12 +66,8 @@ pub(super) fn capture<T>(f: impl FnOnce() -> T) -> (T, String) {
     let _serial = CAPTURE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     *CAPTURED.lock().unwrap_or_else(|e| e.into_inner()) = Some(String::new());
     let out = f();
-    let text = CAPTURED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .take()
-        .unwrap_or_default();
-    (out, text)
+    let mut text = CAPTURED.lock().unwrap_or_else(|e| e.into_inner());
+    (out, text.take().unwrap_or_default())
 }
 
 /// The file that holds libllama's code: a shared libllama as the loader found it, or
@@ -103,18 +95,16 @@ fn library_path() -> Option<std::path::PathBuf> {
 fn inspect_library() -> Result<crate::engine::linkage::Library, EngineError> {
     use crate::engine::linkage::{BuiltFor, Library, check, read_stamp};
     let ggml_version = unsafe { super::c_text(sys::ggml_version()) };
-    let exe = std::env::current_exe().ok();
     let found = library_path();
     let dynamic = found.as_ref().is_some_and(|p| {
         p.file_name()
             .is_some_and(|n| n.to_string_lossy().starts_with("libllama"))
     });
-    let path = match (dynamic, found, exe) {
-        (true, Some(p), _) => p,
-        (_, _, Some(e)) => e,
-        (_, Some(p), None) => p,
-        (_, None, None) => std::path::PathBuf::new(),
-    };
+    let exe = std::env::current_exe().ok();
+    let path = (found.clone().filter(|_| dynamic))
+        .or(exe)
+        .or(found)
+        .unwrap_or_default();
     let stamp = if dynamic { read_stamp(&path) } else { None };
     let shown = path.display().to_string();
     check(
@@ -153,8 +143,7 @@ pub fn ensure_init() -> Result<(), EngineError> {
     unsafe { sys::llama_log_set(Some(on_log), std::ptr::null_mut()) };
     BACKEND
         .get_or_init(|| {
-            LlamaBackend::init()
-                .map_err(|e| EngineError::Backend(format!("llama.cpp backend: {e}")))
+            LlamaBackend::init().map_err(|e| EngineError::Other(format!("llama.cpp backend: {e}")))
         })
         .as_ref()
         .map(|_| ())
@@ -189,8 +178,7 @@ pub fn cpu_features() -> Vec<(&'static str, bool)> {
 pub fn devices() -> Vec<DeviceInfo> {
     use crate::engine::DeviceKind as K;
     use llama_cpp_2::LlamaBackendDeviceType as T;
-    llama_cpp_2::list_llama_ggml_backend_devices()
-        .into_iter()
+    (llama_cpp_2::list_llama_ggml_backend_devices().into_iter())
         .map(|d| DeviceInfo {
             name: d.name,
             description: d.description,

@@ -26,7 +26,7 @@ pub(super) struct LlamaBatchSession<'m> {
 /// test's context-level parameters (the knob hook) with the sequences and outputs set. These
 /// contexts keep ggml's own thread pool, so what the hook sets of one is unused.
 pub(super) fn context_params(p: &BatchParams) -> Result<sys::llama_context_params, EngineError> {
-    let mut cp = super::params::llama_bench(&p.base)?.0;
+    let mut cp = super::knobs::llama_bench(&p.base)?.0;
     cp.n_ctx = p.n_ctx;
     cp.n_seq_max = p.n_seq_max.max(1);
     cp.kv_unified = p.kv_unified;
@@ -90,12 +90,10 @@ impl BatchSession for LlamaBatchSession<'_> {
 
     fn logits(&mut self, i: usize) -> Result<&[f32], EngineError> {
         if !self.batch.has_logits(i) {
-            return Err(EngineError::Logits(format!(
-                "batch entry {i} has no logits"
-            )));
+            return Err(EngineError::Other(format!("batch entry {i} has no logits")));
         }
         self.ctx.logits(i, self.n_vocab).ok_or_else(|| {
-            EngineError::Logits(format!("llama.cpp returned no logits for batch entry {i}"))
+            EngineError::Other(format!("llama.cpp returned no logits for batch entry {i}"))
         })
     }
 
@@ -109,12 +107,8 @@ impl BatchSession for LlamaBatchSession<'_> {
 
     fn seq_pos_range(&self, seq: i32) -> Option<(i32, i32)> {
         let mem = self.ctx.memory();
-        let (lo, hi) = unsafe {
-            (
-                sys::llama_memory_seq_pos_min(mem, seq),
-                sys::llama_memory_seq_pos_max(mem, seq),
-            )
-        };
+        let lo = unsafe { sys::llama_memory_seq_pos_min(mem, seq) };
+        let hi = unsafe { sys::llama_memory_seq_pos_max(mem, seq) };
         (hi >= 0).then_some((lo, hi))
     }
 

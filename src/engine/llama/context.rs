@@ -118,10 +118,8 @@ impl Batch {
 
 /// A KV cache type (`KV_TYPES`) as ggml's type id.
 pub(super) fn ggml_type(name: &str) -> Result<sys::ggml_type, EngineError> {
-    let kv = KV_TYPES.contains(&name);
-    let t = GGML_TYPES
-        .iter()
-        .find(|t| kv && t.1.eq_ignore_ascii_case(name));
-    t.map(|t| t.0)
-        .ok_or_else(|| EngineError::Param(format!("unknown KV cache type {name:?}")))
+    (GGML_TYPES.iter())
+        .find(|t| KV_TYPES.contains(&name) && t.1.eq_ignore_ascii_case(name))
+        .map(|t| t.0)
+        .ok_or_else(|| EngineError::Other(format!("unknown KV cache type {name:?}")))
 }

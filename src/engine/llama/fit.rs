@@ -48,7 +48,7 @@ pub(super) fn fit(
     mp.tensor_split = buffers.split.as_ptr();
     mp.tensor_buft_overrides = buffers.overrides.as_ptr();
     let mut cp = match context {
-        Some(p) => super::params::llama_bench(p)?.0,
+        Some(p) => super::knobs::llama_bench(p)?.0,
         None => unsafe { sys::llama_context_default_params() },
     };
     // llama-bench: n_ctx = max(0, n_prompt + n_gen + n_depth), so fit sizes the test's cache.
@@ -95,8 +95,7 @@ fn trimmed(split: &[f32]) -> Vec<f32> {
 /// `pattern=buffer` for each override fit wrote, up to the terminating null pattern. The
 /// patterns are fit's own strings, alive for the process (common/fit.cpp).
 fn chosen_overrides(overrides: &[sys::llama_model_tensor_buft_override]) -> Vec<String> {
-    overrides
-        .iter()
+    (overrides.iter())
         .take_while(|o| !o.pattern.is_null())
         .map(|o| {
             let pattern = unsafe { c_text(o.pattern) };
@@ -112,24 +111,18 @@ fn chosen_overrides(overrides: &[sys::llama_model_tensor_buft_override]) -> Vec<
 
 /// The failure: what the weights need and what each device has free.
 fn no_fit(target_mib: u64, weight_bytes: u64) -> EngineError {
-    let free: Vec<String> = super::backend::devices()
-        .iter()
-        .map(|d| {
-            format!(
-                "{} {} of {} MiB",
-                d.name,
-                d.memory_free / MIB,
-                d.memory_total / MIB
-            )
-        })
-        .collect();
+    let free = super::backend::devices().into_iter().map(|d| {
+        let (free, total) = (d.memory_free / MIB, d.memory_total / MIB);
+        format!("{} {free} of {total} MiB", d.name)
+    });
+    let free = free.collect::<Vec<_>>().join(", ");
     EngineError::NoFit {
         target_mib,
         weights_mib: weight_bytes.div_ceil(MIB),
         free: if free.is_empty() {
             "no device reported".to_string()
         } else {
-            free.join(", ")
+            free
         },
     }
 }

@@ -46,19 +46,11 @@ pub(super) fn apply_model(
         mp.tensor_split = s.as_ptr();
     }
     if !parts.patterns.is_empty() {
-        parts.overrides = parts
-            .patterns
-            .iter()
-            .zip(&parts.bufts)
-            .map(|(p, &b)| sys::llama_model_tensor_buft_override {
-                pattern: p.as_ptr(),
-                buft: b,
-            })
+        let patterns = parts.patterns.iter().map(|p| p.as_ptr());
+        let pairs = patterns.zip(parts.bufts.iter().copied());
+        parts.overrides = (pairs.chain([(std::ptr::null(), std::ptr::null_mut())]))
+            .map(|(pattern, buft)| sys::llama_model_tensor_buft_override { pattern, buft })
             .collect();
-        parts.overrides.push(sys::llama_model_tensor_buft_override {
-            pattern: std::ptr::null(),
-            buft: std::ptr::null_mut(),
-        });
         mp.tensor_buft_overrides = parts.overrides.as_ptr();
     }
     Ok(parts)
@@ -75,6 +67,26 @@ pub(super) fn apply_context(
         apply_to_context(k.name, &k.get(p), cp, tpp, &mut notes)?;
     }
     Ok(notes)
+}
+
+/// llama-bench's to_llama_cparams(), field for field, and its thread pool: poll 50, not
+/// strict, then the test's parameters (n_threads, cpu_mask, ...) through [`apply_context`].
+/// Apart from the session so that llama.cpp's fit (`fit.rs`) sizes the same context.
+pub(super) fn llama_bench(
+    p: &TestParams,
+) -> Result<(sys::llama_context_params, sys::ggml_threadpool_params), EngineError> {
+    let mut cp = unsafe { sys::llama_context_default_params() };
+    cp.n_ctx = p.n_ctx();
+    cp.embeddings = false;
+    cp.op_offload = true;
+    cp.swa_full = false;
+    // The thread count is the hook's (`ggml_threadpool_params_default` sets nothing else
+    // from it).
+    let mut tpp = unsafe { sys::ggml_threadpool_params_default(1) };
+    tpp.poll = 50;
+    tpp.strict_cpu = false;
+    apply_context(&mut cp, &mut tpp, p)?;
+    Ok((cp, tpp))
 }
 
 /// A test with llama-bench's defaults but for `knobs`: what the notes are asked of.
@@ -98,12 +110,9 @@ pub(super) fn context_notes(knobs: &Knobs) -> Vec<String> {
 /// Everything this build would not honour of `knobs`, without loading anything.
 pub fn notes(knobs: &Knobs) -> Vec<String> {
     let mut mp = unsafe { sys::llama_model_default_params() };
-    let mut n = match apply_model(&mut mp, &with_knobs(knobs)) {
-        Ok(parts) => parts.notes.clone(),
-        Err(e) => vec![e.to_string()],
-    };
-    n.extend(context_notes(knobs));
-    n
+    let model = apply_model(&mut mp, &with_knobs(knobs));
+    let model = model.map_or_else(|e| vec![e.to_string()], |parts| parts.notes);
+    model.into_iter().chain(context_notes(knobs)).collect()
 }
 
 fn apply_to_model(
@@ -158,9 +167,7 @@ fn apply_to_context(
         "flash_attn" => cp.flash_attn_type = v.as_i64() as i32,
         "n_threads" => {
             let n = v.as_i64() as i32;
-            cp.n_threads = n;
-            cp.n_threads_batch = n;
-            tpp.n_threads = n;
+            (cp.n_threads, cp.n_threads_batch, tpp.n_threads) = (n, n, n);
         }
         "cpu_mask" => {
             let mask = cpu_mask(v.as_str());
@@ -192,9 +199,7 @@ fn apply_to_context(
 fn cpu_moe(m: &mut ModelParts, n: i64, all: &Knobs) -> Result<(), EngineError> {
     if n > 0 {
         let cpu = unsafe { sys::ggml_backend_cpu_buffer_type() };
-        let user = all
-            .get("tensor_buft_overrides")
-            .unwrap_or(KnobValue::Bool(false));
+        let user = (all.get("tensor_buft_overrides")).unwrap_or(KnobValue::Bool(false));
         if user.as_str() != "none" && m.patterns.is_empty() {
             add_overrides(m, user.as_str())?;
         }
@@ -217,13 +222,10 @@ fn devices(list: &str) -> Result<Option<Vec<sys::ggml_backend_dev_t>>, EngineErr
         let c = c_string(name, &format!("{name:?}"))?;
         let d = unsafe { sys::ggml_backend_dev_by_name(c.as_ptr()) };
         if d.is_null() {
-            let names: Vec<String> = super::backend::devices()
-                .into_iter()
-                .map(|d| d.name)
-                .collect();
-            return Err(EngineError::Param(format!(
-                "devices: no device {name:?}; this build has {}",
-                names.join(", ")
+            let names = super::backend::devices().into_iter().map(|d| d.name);
+            let names = names.collect::<Vec<_>>().join(", ");
+            return Err(EngineError::Other(format!(
+                "devices: no device {name:?}; this build has {names}"
             )));
         }
         devs.push(d);
@@ -235,20 +237,19 @@ fn devices(list: &str) -> Result<Option<Vec<sys::ggml_backend_dev_t>>, EngineErr
 /// `tensor_split`: the proportions, padded to llama.cpp's device count; `None` when none is
 /// positive (llama.cpp's default split).
 fn tensor_split(value: &str) -> Result<Option<Vec<f32>>, EngineError> {
-    let xs: Vec<f32> = value.split('/').filter_map(|x| x.parse().ok()).collect();
+    let mut xs: Vec<f32> = value.split('/').filter_map(|x| x.parse().ok()).collect();
     if !xs.iter().any(|&x| x > 0.0) {
         return Ok(None);
     }
     let max = unsafe { sys::llama_max_devices() };
     if xs.len() > max {
-        return Err(EngineError::Param(format!(
+        return Err(EngineError::Other(format!(
             "tensor_split: {} proportions, but this build takes at most {max}",
             xs.len()
         )));
     }
-    let mut split = vec![0.0f32; max];
-    split[..xs.len()].copy_from_slice(&xs);
-    Ok(Some(split))
+    xs.resize(max, 0.0);
+    Ok(Some(xs))
 }
 
 /// `load_mode` and `lazy_mode` by name; anything else is llama.cpp's auto.
@@ -273,9 +274,9 @@ fn lazy_mode(name: &str) -> sys::llama_lazy_mode {
 
 fn add_overrides(m: &mut ModelParts, value: &str) -> Result<(), EngineError> {
     for (pattern, buft) in override_pairs(value) {
-        let b = buffer_types().into_iter().find(|(n, _)| *n == buft);
-        let b = b.map(|(_, b)| b).ok_or_else(|| {
-            EngineError::Param(format!(
+        let b = (buffer_types().into_iter()).find_map(|(n, b)| (n == buft).then_some(b));
+        let b = b.ok_or_else(|| {
+            EngineError::Other(format!(
                 "tensor_buft_overrides: unknown buffer type {buft:?}; this build has {}",
                 buffer_type_names().join(", ")
             ))
@@ -289,18 +290,10 @@ fn add_overrides(m: &mut ModelParts, value: &str) -> Result<(), EngineError> {
 
 /// llama-bench's cpu mask: hex, the last digit for CPUs 0-3.
 fn cpu_mask(hex: &str) -> [bool; 512] {
-    let mut mask = [false; 512];
     let digits = hex.strip_prefix("0x").unwrap_or(hex);
-    for (i, c) in digits.chars().rev().enumerate() {
-        let Some(d) = c.to_digit(16) else { continue };
-        for bit in 0..4 {
-            let cpu = i * 4 + bit;
-            if cpu < mask.len() && d & (1 << bit) != 0 {
-                mask[cpu] = true;
-            }
-        }
-    }
-    mask
+    let nibbles = digits.chars().rev().map(|c| c.to_digit(16).unwrap_or(0));
+    let nibbles: Vec<u32> = nibbles.collect();
+    std::array::from_fn(|cpu| (nibbles.get(cpu / 4)).is_some_and(|d| d >> (cpu % 4) & 1 == 1))
 }
 
 fn openmp() -> bool {
@@ -310,18 +303,14 @@ fn openmp() -> bool {
 /// Every device's buffer type and host buffer type, by name (as llama-bench resolves `-ot`).
 fn buffer_types() -> Vec<(String, sys::ggml_backend_buffer_type_t)> {
     let mut out: Vec<(String, sys::ggml_backend_buffer_type_t)> = Vec::new();
-    let n = unsafe { sys::ggml_backend_dev_count() };
-    for i in 0..n {
+    for i in 0..unsafe { sys::ggml_backend_dev_count() } {
         let dev = unsafe { sys::ggml_backend_dev_get(i) };
         if dev.is_null() {
             continue;
         }
         let own = unsafe { sys::ggml_backend_dev_buffer_type(dev) };
         let host = unsafe { sys::ggml_backend_dev_host_buffer_type(dev) };
-        for b in [own, host] {
-            if b.is_null() {
-                continue;
-            }
+        for b in [own, host].into_iter().filter(|b| !b.is_null()) {
             let name = unsafe { super::c_text(sys::ggml_backend_buft_name(b)) };
             if !out.iter().any(|(n, _)| *n == name) {
                 out.push((name, b));

@@ -49,11 +49,9 @@ impl LlamaModel {
     ) -> Result<EvalContext<'_>, EngineError> {
         let mut cp = context_params(n_ctx, n_threads);
         (cp.cb_eval, cp.cb_eval_user_data) = (cb_eval, user);
-        let ctx = self
-            .new_context(cp, &format!("a context of {n_ctx} tokens"))
-            .0?;
+        let what = format!("a context of {n_ctx} tokens");
         Ok(EvalContext {
-            ctx,
+            ctx: self.new_context(cp, &what).0?,
             batch: Batch::new(n_ctx as usize),
             capacity: n_ctx as usize,
             n_vocab: self.n_vocab(),
@@ -92,7 +90,7 @@ impl EvalContext<'_> {
     /// The logits of position `i` of the last chunk, one `output` asked for.
     pub fn row(&self, i: usize) -> Result<&[f32], EngineError> {
         self.ctx.logits(i, self.n_vocab).ok_or_else(|| {
-            EngineError::Logits(format!("llama.cpp returned no logits for position {i}"))
+            EngineError::Other(format!("llama.cpp returned no logits for position {i}"))
         })
     }
 }

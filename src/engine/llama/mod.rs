@@ -18,7 +18,6 @@ pub(crate) mod knobs;
 mod logits;
 mod model;
 mod model_trait;
-mod params;
 pub(crate) mod progress;
 mod session;
 mod spec;
@@ -35,7 +34,7 @@ pub use model::LlamaModel;
 
 /// `s` for C; a NUL byte in it is a parameter error naming `what`.
 pub(crate) fn c_string(s: &str, what: &str) -> Result<CString, EngineError> {
-    CString::new(s).map_err(|_| EngineError::Param(format!("{what} contains a NUL byte")))
+    CString::new(s).map_err(|_| EngineError::Other(format!("{what} contains a NUL byte")))
 }
 
 /// The text of a C string llama.cpp handed out (`p` live and NUL-terminated).

@@ -1,7 +1,7 @@
 //! The one llama.cpp model type: its load path, what llama.cpp reports about it, its
 //! tokenizer and chat template, and the one constructor of its contexts.
 
-use std::ffi::{CString, c_char};
+use std::ffi::c_char;
 use std::path::Path;
 use std::ptr::NonNull;
 use std::sync::Mutex;
@@ -56,9 +56,7 @@ impl LlamaModel {
                 path: path.to_path_buf(),
                 source,
             })?;
-        let expert_tensors: Vec<(String, u64)> = header
-            .tensors
-            .iter()
+        let expert_tensors: Vec<(String, u64)> = (header.tensors.iter())
             .filter(|t| placement::expert_layer(&t.name).is_some())
             .map(|t| (t.name.clone(), t.n_bytes))
             .collect();
@@ -69,22 +67,15 @@ impl LlamaModel {
         mp.vocab_only = vocab_only;
         // llama-bench's -fitt/-fitc: fit replaces n_gpu_layers, the split and the overrides
         // (`fitted` owns what `mp` then points to).
-        let mut fit = None;
-        let _fitted = if params.params.knobs.asks_fit() {
-            let weights = header.tensors.iter().map(|t| t.n_bytes).sum();
-            let (buffers, choice) = super::fit::fit(
-                &c_path,
-                &mut mp,
-                parts.fit_target,
-                parts.fit_min_ctx,
-                params.fit_context.as_deref(),
-                weights,
-            )?;
-            fit = Some(choice);
-            Some(buffers)
-        } else {
-            None
-        };
+        let (_fitted, fit) = (params.params.knobs.asks_fit())
+            .then(|| {
+                let weights = header.tensors.iter().map(|t| t.n_bytes).sum();
+                let (target, min_ctx) = (parts.fit_target, parts.fit_min_ctx);
+                let context = params.fit_context.as_deref();
+                super::fit::fit(&c_path, &mut mp, target, min_ctx, context, weights)
+            })
+            .transpose()?
+            .unzip();
         take_first_error();
         let (raw, load_log) =
             capture(|| unsafe { sys::llama_model_load_from_file(c_path.as_ptr(), mp) });
@@ -92,16 +83,13 @@ impl LlamaModel {
             path: path.to_path_buf(),
             why: take_first_error(),
         })?;
-        let notes = parts.notes.clone();
-        drop(parts);
-        let info = unsafe { model_info(ptr.as_ptr()) };
         Ok(LlamaModel {
             ptr,
-            info,
+            info: unsafe { model_info(ptr.as_ptr()) },
             load_log: placement::relevant_lines(&load_log),
             expert_tensors,
             placement: Mutex::new(None),
-            notes,
+            notes: parts.notes,
             fit,
         })
     }
@@ -169,7 +157,7 @@ impl LlamaModel {
         parse_special: bool,
     ) -> Result<Vec<i32>, EngineError> {
         let len = i32::try_from(text.len())
-            .map_err(|_| EngineError::Tokenize("the text is too long to tokenize".into()))?;
+            .map_err(|_| EngineError::Other("the text is too long to tokenize".into()))?;
         let vocab = self.vocab();
         let out = sized(text.len() + 2, |out: &mut [i32]| unsafe {
             sys::llama_tokenize(
@@ -182,7 +170,7 @@ impl LlamaModel {
                 parse_special,
             )
         });
-        out.ok_or_else(|| EngineError::Tokenize("llama.cpp could not tokenize the text".into()))
+        out.ok_or_else(|| EngineError::Other("llama.cpp could not tokenize the text".into()))
     }
 
     /// The text of `tokens`, special tokens left out.
@@ -199,7 +187,7 @@ impl LlamaModel {
                 false,
             )
         });
-        let buf = buf.ok_or_else(|| EngineError::Tokenize("detokenization failed".into()))?;
+        let buf = buf.ok_or_else(|| EngineError::Other("detokenization failed".into()))?;
         Ok(String::from_utf8_lossy(&buf).into_owned())
     }
 
@@ -208,14 +196,13 @@ impl LlamaModel {
     pub fn apply_chat_template(&self, user_message: &str) -> Result<String, EngineError> {
         let tmpl = unsafe { sys::llama_model_chat_template(self.ptr.as_ptr(), std::ptr::null()) };
         if tmpl.is_null() {
-            return Err(EngineError::ChatTemplate(
+            return Err(EngineError::Other(
                 "the model has no chat template (tokenizer.chat_template)".into(),
             ));
         }
-        let role = CString::new("user").expect("no NUL");
         let content = c_string(user_message, "the prompt")?;
         let msg = sys::llama_chat_message {
-            role: role.as_ptr(),
+            role: c"user".as_ptr(),
             content: content.as_ptr(),
         };
         let mut unsupported = false;
@@ -232,16 +219,15 @@ impl LlamaModel {
         if unsupported {
             let name = unsafe { c_text(tmpl) };
             let short: String = name.chars().take(60).collect();
-            return Err(EngineError::ChatTemplate(format!(
+            return Err(EngineError::Other(format!(
                 "llama.cpp does not support this model's chat template ({short:?}...)"
             )));
         }
         let buf = buf.ok_or_else(|| {
-            EngineError::ChatTemplate("llama_chat_apply_template: inconsistent lengths".into())
+            EngineError::Other("llama_chat_apply_template: inconsistent lengths".into())
         })?;
-        String::from_utf8(buf).map_err(|_| {
-            EngineError::ChatTemplate("the chat template produced invalid UTF-8".into())
-        })
+        String::from_utf8(buf)
+            .map_err(|_| EngineError::Other("the chat template produced invalid UTF-8".into()))
     }
 }
 

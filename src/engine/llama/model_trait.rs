@@ -40,8 +40,7 @@ impl Model for LlamaModel {
     }
 
     fn knob_notes(&self, p: &TestParams) -> Vec<String> {
-        let mut n = self.notes.clone();
-        n.extend(super::knobs::context_notes(&p.knobs));
-        n
+        let context = super::knobs::context_notes(&p.knobs);
+        self.notes.iter().cloned().chain(context).collect()
     }
 }

@@ -6,8 +6,8 @@ use std::ptr::NonNull;
 use llama_cpp_sys_2 as sys;
 
 use super::context::Context;
+use super::knobs::llama_bench;
 use super::model::LlamaModel;
-use super::params::llama_bench;
 use crate::engine::{EngineError, Session};
 use crate::plan::TestParams;
 
@@ -45,20 +45,15 @@ pub(super) struct LlamaSession<'m> {
 
 impl<'m> LlamaSession<'m> {
     pub(super) fn new(model: &'m LlamaModel, p: &TestParams) -> Result<Self, EngineError> {
-        let what = format!(
-            "a context of {} tokens (n_batch {}, n_ubatch {})",
-            p.n_ctx(),
-            p.n_batch,
-            p.n_ubatch
-        );
+        let (n_ctx, n_batch, n_ubatch) = (p.n_ctx(), p.n_batch, p.n_ubatch);
+        let what = format!("a context of {n_ctx} tokens (n_batch {n_batch}, n_ubatch {n_ubatch})");
         let (cp, tpp) = llama_bench(p)?;
         let (ctx, placement) = model.new_context(cp, &what);
         model.set_placement(p, placement);
         let ctx = ctx?;
-        let threadpool = attach_threadpool(&ctx, p, tpp)?;
         Ok(LlamaSession {
+            _threadpool: attach_threadpool(&ctx, p, tpp)?,
             ctx,
-            _threadpool: threadpool,
         })
     }
 

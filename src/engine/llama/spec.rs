@@ -7,8 +7,8 @@ use std::ffi::c_char;
 use llama_cpp_sys_2 as sys;
 
 use super::context::Context;
+use super::knobs::llama_bench;
 use super::model::LlamaModel;
-use super::params::llama_bench;
 use crate::engine::EngineError;
 use crate::engine::speculative::{Generation, Position, SpecSession};
 use crate::plan::TestParams;
@@ -112,11 +112,10 @@ impl<'m> LlamaSpecSession<'m> {
         cp.n_seq_max = 1;
         cp.n_outputs_max =
             unsafe { tpsb_spec_outputs(cp.n_batch as i32, s.n_max as i32) }.max(1) as u32;
-        // No ggml thread pool of our own, unlike a tg test's session: the draft context gets
-        // llama.cpp's default one, as in llama-speculative-simple, and a spinning pool of
-        // the target's would take the cores the draft model runs on.
-        cp.n_threads = p.n_threads as i32;
-        cp.n_threads_batch = p.n_threads as i32;
+        // No ggml thread pool of our own (the hook set the context's n_threads), unlike a tg
+        // test's session: the draft context gets llama.cpp's default one, as in
+        // llama-speculative-simple, and a spinning pool of the target's would take the cores
+        // the draft model runs on.
         let what = format!("a speculative test's target context of {n_ctx} tokens");
         let ctx = model.new_context(cp, &what).0?;
         let path = draft
@@ -137,22 +136,13 @@ impl<'m> LlamaSpecSession<'m> {
         };
         let mut err = vec![0u8; 512];
         super::backend::take_first_error();
-        let raw = super::backend::capture(|| unsafe {
-            tpsb_spec_new(
-                model.as_ptr(),
-                ctx.as_ptr(),
-                &o,
-                err.as_mut_ptr().cast(),
-                err.len(),
-            )
-        })
-        .0;
+        let (m, c, e) = (model.as_ptr(), ctx.as_ptr(), err.as_mut_ptr().cast());
+        let (raw, _log) =
+            super::backend::capture(|| unsafe { tpsb_spec_new(m, c, &o, e, err.len()) });
         if raw.is_null() {
-            let mut why = text(&err);
-            if let Some(first) = super::backend::take_first_error() {
-                why.push_str(&format!(": {first}"));
-            }
-            return Err(EngineError::Speculative(why));
+            let first = super::backend::take_first_error();
+            let first = first.map_or(String::new(), |f| format!(": {f}"));
+            return Err(EngineError::Other(format!("{}{first}", text(&err))));
         }
         Ok(LlamaSpecSession {
             drafter: Drafter(raw),
@@ -199,7 +189,7 @@ impl SpecSession for LlamaSpecSession<'_> {
             )
         };
         if rc != 0 {
-            return Err(EngineError::Speculative(text(&err)));
+            return Err(EngineError::Other(text(&err)));
         }
         let (n_out, st) = (o.n_tokens, o.stats);
         out.truncate(n_out.min(cap));

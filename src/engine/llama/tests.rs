@@ -49,7 +49,7 @@ fn record(p: &TestParams) -> [String; 3] {
         "model n_gpu_layers {} split_mode {} main_gpu {} no_host {} use_extra_bufts {}",
         mp.n_gpu_layers, mp.split_mode, mp.main_gpu, mp.no_host, mp.use_extra_bufts
     );
-    let (cp, tpp) = super::params::llama_bench(p).unwrap();
+    let (cp, tpp) = super::knobs::llama_bench(p).unwrap();
     let timed = format!(
         "timed {} | pool n_threads {} poll {} strict_cpu {} cpus {}",
         context_fields(&cp),

@@ -39,31 +39,28 @@ fn offload_devices<'a>(
     p: &TestParams,
     devices: &'a [DeviceInfo],
 ) -> Result<Vec<&'a DeviceInfo>, EngineError> {
-    let asked = p
-        .knobs
-        .get("devices")
-        .map_or_else(|| "auto".to_string(), |v| v.as_str().to_string());
+    let asked =
+        (p.knobs.get("devices")).map_or_else(|| "auto".to_string(), |v| v.as_str().to_string());
     let of = |kind| devices.iter().filter(move |d: &&DeviceInfo| d.kind == kind);
     match asked.as_str() {
         "none" => Ok(Vec::new()),
         "auto" => {
-            let gpus: Vec<&DeviceInfo> = of(DeviceKind::Gpu).collect();
-            if gpus.is_empty() {
-                Ok(of(DeviceKind::Igpu).collect())
+            let gpu = devices.iter().any(|d| d.kind == DeviceKind::Gpu);
+            Ok(of(if gpu {
+                DeviceKind::Gpu
             } else {
-                Ok(gpus)
-            }
+                DeviceKind::Igpu
+            })
+            .collect())
         }
         list => list
             .split('/')
             .filter(|n| *n != "CPU")
             .map(|n| {
-                devices
-                    .iter()
-                    .filter(|d| d.kind != DeviceKind::Cpu)
-                    .find(|d| d.name == n)
+                (devices.iter())
+                    .find(|d| d.kind != DeviceKind::Cpu && d.name == n)
                     .ok_or_else(|| {
-                        EngineError::Param(format!(
+                        EngineError::Other(format!(
                             "devices = {list:?}: this build has no device {n}"
                         ))
                     })
@@ -75,13 +72,11 @@ fn offload_devices<'a>(
 /// The cumulative shares of the offloaded layers per device: `tensor_split` where given
 /// (not all zero), else the devices' free memory.
 fn cumulative_split(p: &TestParams, devs: &[&DeviceInfo]) -> Vec<f64> {
-    let given: Vec<f64> = p
-        .knobs
-        .get("tensor_split")
-        .map(|v| v.as_str().to_string())
-        .unwrap_or_default()
+    let given = p.knobs.get("tensor_split").map(|v| v.as_str().to_string());
+    let given = given.unwrap_or_default();
+    let given: Vec<f64> = given
         .split('/')
-        .filter_map(|x| x.trim().parse::<f64>().ok())
+        .filter_map(|x| x.trim().parse().ok())
         .collect();
     let mut shares: Vec<f64> = (0..devs.len())
         .map(|i| given.get(i).copied().unwrap_or(0.0))
@@ -90,15 +85,11 @@ fn cumulative_split(p: &TestParams, devs: &[&DeviceInfo]) -> Vec<f64> {
         shares = devs.iter().map(|d| d.memory_free as f64).collect();
     }
     let sum: f64 = shares.iter().sum();
-    let mut acc = 0.0;
-    shares
-        .iter()
+    let (mut acc, even) = (0.0, 1.0 / devs.len() as f64);
+    let share = |x: &f64| if sum > 0.0 { x / sum } else { even };
+    (shares.iter())
         .map(|x| {
-            acc += if sum > 0.0 {
-                x / sum
-            } else {
-                1.0 / devs.len() as f64
-            };
+            acc += share(x);
             acc
         })
         .collect()
@@ -115,11 +106,7 @@ fn layer_devices(
     if devs.is_empty() {
         return Ok(cpu());
     }
-    let ngl = if p.n_gpu_layers < 0 {
-        layers
-    } else {
-        i64::from(p.n_gpu_layers).min(layers)
-    };
+    let ngl = u32::try_from(p.n_gpu_layers).map_or(layers, |n| i64::from(n).min(layers));
     let first_offloaded = layers - ngl;
     let split = p.split_mode.as_str();
     let on = |il: i64| -> String {
@@ -139,7 +126,7 @@ fn layer_devices(
     };
     if split == "row" && devs.len() > 1 {
         let why = "split_mode = \"row\" over several devices is not estimated";
-        return Err(EngineError::Param(why.into()));
+        return Err(EngineError::Other(why.into()));
     }
     Ok((0..layers).map(on).collect())
 }
@@ -188,17 +175,11 @@ pub fn estimate(
 ) -> Result<Vec<DeviceShare>, EngineError> {
     let devs = offload_devices(p, devices)?;
     let layer_dev = layer_devices(p, model.n_layer, &devs)?;
-    let mut overrides: Vec<(String, String)> = p
-        .knobs
-        .get("tensor_buft_overrides")
-        .map(|v| override_pairs(v.as_str()))
-        .unwrap_or_default();
+    let asked = p.knobs.get("tensor_buft_overrides");
+    let mut overrides = asked.map_or_else(Vec::new, |v| override_pairs(v.as_str()));
     let ncmoe = p.knobs.get("n_cpu_moe").map_or(0, |v| v.as_i64());
-    overrides.extend(
-        cpu_moe_patterns(ncmoe)
-            .into_iter()
-            .map(|pat| (pat, "CPU".to_string())),
-    );
+    let moe = cpu_moe_patterns(ncmoe).into_iter();
+    overrides.extend(moe.map(|pat| (pat, "CPU".to_string())));
     let mut out: Vec<DeviceShare> = Vec::new();
     let mut add = |name: String, w: u64, kv: u64| {
         let new = || DeviceShare {
@@ -234,13 +215,17 @@ pub fn estimate(
         add(dev.to_string(), 0, kv);
     }
     // CPU first, then the devices in the build's order (llama.cpp's).
-    out.sort_by_key(|d| match d.name.as_str() {
-        "CPU" => 0,
-        n => {
-            1 + devices
-                .iter()
-                .position(|x| x.name == n)
-                .unwrap_or(devices.len())
+    let rank = |n: &str| {
+        devices
+            .iter()
+            .position(|x| x.name == n)
+            .unwrap_or(devices.len())
+    };
+    out.sort_by_key(|d| {
+        if d.name == "CPU" {
+            0
+        } else {
+            1 + rank(&d.name)
         }
     });
     Ok(out)

@@ -126,14 +126,10 @@ impl Eagle3 {
         let mut metadata = super::synthetic_header("eagle3", self.preset, ftype);
         metadata.extend(own.hparams());
         let layers = self.target_layers.iter().map(|&l| Value::I32(l as i32));
-        metadata.push((
-            "eagle3.target_layers".into(),
-            Value::Array(layers.collect()),
-        ));
-        metadata.push((
-            "eagle3.target_hidden_size".into(),
-            Value::U32(t.n_embd as u32),
-        ));
+        let layers = Value::Array(layers.collect());
+        metadata.push(("eagle3.target_layers".into(), layers));
+        let hidden = Value::U32(t.n_embd as u32);
+        metadata.push(("eagle3.target_hidden_size".into(), hidden));
         // The target's tokenizer, token for token: llama.cpp's drafter compares them.
         metadata.extend(t.vocab().metadata());
         let tensors = super::seeded(self.tensors(), seed, |name, dims, seed| {
@@ -145,14 +141,12 @@ impl Eagle3 {
     fn tensor(&self, name: String, dims: Vec<u64>, seed: u64, weight: u32, output: u32) -> Tensor {
         if name == "d2t" {
             // Draft token i is target token i × stride: ids within the target's vocabulary.
-            let ids = (0..self.n_draft_vocab)
-                .map(|i| (i * self.d2t_stride) as i64)
-                .collect();
+            let ids = (0..self.n_draft_vocab).map(|i| (i * self.d2t_stride) as i64);
             return Tensor {
                 name,
                 dims,
                 ggml_type: GGML_I64,
-                data: TensorData::I64(ids),
+                data: TensorData::I64(ids.collect()),
             };
         }
         super::tensor(name, dims, seed, weight, output)

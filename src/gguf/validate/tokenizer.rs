@@ -97,24 +97,22 @@ fn parallel(
 
 /// A WordPiece ("bert") vocabulary with byte tokens reaches GGML_ABORT in token_to_byte.
 fn no_byte_tokens(h: &Header) -> Result<(), GgufError> {
-    if let Some(Value::Array(types)) = h.get("tokenizer.ggml.token_type") {
-        if let Some(i) = types.iter().position(|t| *t == Value::I32(6)) {
-            return bad(format!(
-                "token {i} is a byte token, which a \"bert\" (WordPiece) vocabulary cannot have"
-            ));
-        }
+    if let Some(Value::Array(types)) = h.get("tokenizer.ggml.token_type")
+        && let Some(i) = types.iter().position(|t| *t == Value::I32(6))
+    {
+        return bad(format!(
+            "token {i} is a byte token, which a \"bert\" (WordPiece) vocabulary cannot have"
+        ));
     }
     Ok(())
 }
 
 /// `tokenizer.ggml.merges`, when present: an array of strings.
 fn merges(h: &Header) -> Result<(), GgufError> {
-    if let Some(v) = h.get("tokenizer.ggml.merges") {
-        let ok =
-            matches!(v, Value::Array(items) if items.iter().all(|x| matches!(x, Value::String(_))));
-        if !ok {
-            return must_be("tokenizer.ggml.merges", "an array of string", v);
-        }
+    let strings = |items: &[Value]| items.iter().all(|x| matches!(x, Value::String(_)));
+    match h.get("tokenizer.ggml.merges") {
+        None => Ok(()),
+        Some(Value::Array(items)) if strings(items) => Ok(()),
+        Some(v) => must_be("tokenizer.ggml.merges", "an array of string", v),
     }
-    Ok(())
 }
