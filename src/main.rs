@@ -76,10 +76,8 @@ fn is_broken_pipe_text(msg: &str) -> bool {
 
 /// One line for a value clap rejected: `error: --shard 2/2: <why>`; None for other errors.
 fn value_error_line(e: &clap::Error) -> Option<String> {
-    if !matches!(
-        e.kind(),
-        ErrorKind::ValueValidation | ErrorKind::InvalidValue
-    ) {
+    let kind = e.kind();
+    if !matches!(kind, ErrorKind::ValueValidation | ErrorKind::InvalidValue) {
         return None;
     }
     let text = |k: ContextKind| match e.get(k) {
@@ -90,7 +88,7 @@ fn value_error_line(e: &clap::Error) -> Option<String> {
     let arg = text(ContextKind::InvalidArg)?;
     let name = arg.split_whitespace().next().unwrap_or(&arg).to_string();
     let value = text(ContextKind::InvalidValue).unwrap_or_default();
-    let why = match (e.kind(), std::error::Error::source(e)) {
+    let why = match (kind, std::error::Error::source(e)) {
         (ErrorKind::ValueValidation, Some(source)) => source.to_string(),
         _ => match e.get(ContextKind::ValidValue) {
             Some(ContextValue::Strings(v)) if !v.is_empty() => {

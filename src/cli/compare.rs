@@ -51,12 +51,8 @@ pub struct NoiseArgs {
 
 /// Compares A with B; separate launches are judged against the floor stored in `noise_dir`.
 pub(super) fn compare(c: &Args, noise_dir: &Path) -> Result<Outcome> {
-    let fractions = [
-        c.alpha,
-        c.threshold,
-        c.fail_threshold,
-        c.noise.unwrap_or(0.0),
-    ];
+    let noise = c.noise.unwrap_or(0.0);
+    let fractions = [c.alpha, c.threshold, c.fail_threshold, noise];
     if !fractions.iter().all(|x| (0.0..1.0).contains(x)) {
         bail!("--alpha, --threshold, --noise and --fail-threshold are fractions between 0 and 1");
     }

@@ -161,11 +161,8 @@ impl Args {
     /// A named-baseline option given: a race has no baseline to save or compare (its
     /// candidates ran unequal rounds).
     fn baseline_option(&self) -> Option<&'static str> {
-        if self.save_baseline.is_some() {
-            Some("--save-baseline")
-        } else {
-            self.baseline.as_ref().map(|_| "--baseline")
-        }
+        let save = self.save_baseline.as_ref().map(|_| "--save-baseline");
+        save.or(self.baseline.as_ref().map(|_| "--baseline"))
     }
 
     /// The A/B these options ask for (`--library`): rounds per build, 3 unless given.
@@ -202,10 +199,11 @@ pub(super) fn run(a: &Args) -> Result<Outcome> {
         return Err(OptionError::NotInTune { option, config }.into());
     }
     // A missing baseline is found before hours of measurement, not after.
-    let base = match &a.baseline {
-        Some(name) => Some(compare::load_side(name, &a.baseline_dir)?),
-        None => None,
-    };
+    let base = a
+        .baseline
+        .as_ref()
+        .map(|name| compare::load_side(name, &a.baseline_dir));
+    let base = base.transpose()?;
     let Some((swept, verdict)) = measure(checked, Some(a.output))? else {
         return Ok(Outcome::Done);
     };
@@ -291,13 +289,7 @@ fn print_export(output: Option<Format>, swept: &Swept) -> Result<()> {
 /// `--library`: the builds measured, then the table of each against the first.
 fn library(a: &Args) -> Result<Outcome> {
     let measured = library_ab::measure(&a.ab_options()?)?;
-    print!(
-        "{}",
-        crate::report::library_ab::report(&measured.labels(), &measured.records)
-    );
-    Ok(if measured.any_failed() {
-        Outcome::Failed
-    } else {
-        Outcome::Done
-    })
+    let report = crate::report::library_ab::report(&measured.labels(), &measured.records);
+    print!("{report}");
+    Ok(Outcome::of_code(measured.any_failed().into()))
 }

@@ -47,11 +47,8 @@ pub(super) fn merge(a: &MergeArgs) -> Result<Outcome> {
     for w in warnings {
         eprintln!("{w}");
     }
-    eprintln!(
-        "merged {} file(s) into {}",
-        a.inputs.len(),
-        a.output.display()
-    );
+    let (n, output) = (a.inputs.len(), a.output.display());
+    eprintln!("merged {n} file(s) into {output}");
     Ok(Outcome::Done)
 }
 

@@ -30,18 +30,16 @@ pub struct BenchArgs {
 /// A llama-bench command line tpsbench cannot run as asked: one line.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum BenchArgError {
-    #[error("bench: {flag} is a llama-bench option tpsbench does not have{hint}")]
-    Lacks { flag: String, hint: &'static str },
+    /// The option, and what to use instead.
+    #[error("bench: {0} is a llama-bench option tpsbench does not have{1}")]
+    Lacks(String, &'static str),
     #[error("bench: unknown option {0} (tpsbench bench --help lists llama-bench's flags it takes)")]
     Unknown(String),
     #[error("bench: {0} needs a value")]
     NoValue(String),
-    #[error("bench: {flag} {value}: {why}")]
-    Value {
-        flag: String,
-        value: String,
-        why: String,
-    },
+    /// The flag, its value and why it is refused.
+    #[error("bench: {0} {1}: {2}")]
+    Value(String, String, String),
     #[error("bench: no model: give one with -m FILE (llama-bench's default path is not assumed)")]
     NoModel,
 }
@@ -130,11 +128,7 @@ fn int_range(s: &str, negative: bool) -> Result<Vec<i64>, Invalid> {
 
 /// The values of one flag, each checked by the table.
 fn values(k: &Knob, flag: &str, raw: &str) -> Result<Vec<KnobValue>, BenchArgError> {
-    let bad = |why: Invalid| BenchArgError::Value {
-        flag: flag.to_string(),
-        value: raw.to_string(),
-        why: why.0,
-    };
+    let bad = |why: Invalid| BenchArgError::Value(flag.into(), raw.into(), why.0);
     let items: Vec<toml::Value> = match k.kind {
         Kind::Int { min, .. } => int_range(raw, min < 0)
             .map_err(bad)?
@@ -176,21 +170,14 @@ pub fn parse(args: &[String]) -> Result<BenchArgs, BenchArgError> {
             "-r" | "--repetitions" => {
                 let v = value()?;
                 let n = v.parse::<u32>().ok().filter(|n| (1..=100_000).contains(n));
-                b.repetitions = Some(n.ok_or_else(|| BenchArgError::Value {
-                    flag: arg.clone(),
-                    value: v,
-                    why: "the repetitions are a number from 1".into(),
-                })?);
+                let why = "the repetitions are a number from 1".into();
+                b.repetitions = Some(n.ok_or_else(|| BenchArgError::Value(arg.clone(), v, why))?);
             }
             "-o" | "--output" => {
                 let v = value()?;
                 if !["md", "json", "jsonl", "csv"].contains(&v.as_str()) {
                     let why = "tpsbench writes md, json, jsonl or csv".into();
-                    return Err(BenchArgError::Value {
-                        flag: arg.clone(),
-                        value: v,
-                        why,
-                    });
+                    return Err(BenchArgError::Value(arg.clone(), v, why));
                 }
                 b.output = v;
             }
@@ -224,10 +211,7 @@ fn lacks(arg: &str) -> BenchArgError {
         .iter()
         .find(|(flags, _)| flags.split(' ').any(|f| f == arg))
     {
-        Some((_, hint)) => BenchArgError::Lacks {
-            flag: arg.to_string(),
-            hint,
-        },
+        Some((_, hint)) => BenchArgError::Lacks(arg.to_string(), hint),
         None => BenchArgError::Unknown(arg.to_string()),
     }
 }
@@ -268,11 +252,8 @@ impl BenchArgs {
                 Some(d) if Path::new(m).is_relative() => d.join(m).display().to_string(),
                 _ => m.clone(),
             };
-            s.push_str(&format!(
-                "\n[[model]]\nname = {}\npath = {}\n",
-                toml::Value::from(name.as_str()),
-                toml::Value::from(path)
-            ));
+            let (name_v, path) = (toml::Value::from(name.as_str()), toml::Value::from(path));
+            s.push_str(&format!("\n[[model]]\nname = {name_v}\npath = {path}\n"));
             names.push(name);
         }
         s

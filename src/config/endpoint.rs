@@ -149,11 +149,8 @@ pub(crate) fn served(
         .transpose()?;
     let served_model = match &raw.served_model {
         Some(m) if m.get_ref().trim().is_empty() => {
-            return Err(ctx.err(
-                m.span(),
-                &k("served_model"),
-                "the served model name is empty",
-            ));
+            let msg = "the served model name is empty";
+            return Err(ctx.err(m.span(), &k("served_model"), msg));
         }
         m => m.as_ref().map(|m| m.get_ref().clone()),
     };
@@ -193,21 +190,18 @@ pub(crate) fn served(
 /// again by the client: one line naming the file when it is missing, too large or holds no
 /// certificate.
 pub fn ca_certificates(p: &Path) -> Result<Vec<CertificateDer<'static>>, Invalid> {
-    let cannot = |e: std::io::Error| Invalid(format!("cannot read {}: {e}", p.display()));
+    let shown = p.display();
+    let cannot = |e: std::io::Error| Invalid(format!("cannot read {shown}: {e}"));
     let meta = std::fs::metadata(p).map_err(cannot)?;
     // A CA bundle is kilobytes; the system's whole bundle is under 300 KB.
     if !meta.is_file() || meta.len() > 4 << 20 {
-        return Err(Invalid(format!(
-            "{} is not a PEM certificate file",
-            p.display()
-        )));
+        return Err(Invalid(format!("{shown} is not a PEM certificate file")));
     }
     let bytes = std::fs::read(p).map_err(cannot)?;
     match CertificateDer::pem_slice_iter(&bytes).collect::<Result<Vec<_>, _>>() {
         Ok(c) if !c.is_empty() => Ok(c),
         _ => Err(Invalid(format!(
-            "{} holds no PEM certificate (no \"-----BEGIN CERTIFICATE-----\" block)",
-            p.display()
+            "{shown} holds no PEM certificate (no \"-----BEGIN CERTIFICATE-----\" block)"
         ))),
     }
 }
@@ -268,25 +262,18 @@ fn server_table(
         let msg = "a `draft` goes to llama-server; a `command` lists its own arguments";
         return Err(ctx.err(c.span(), &k("command"), msg));
     }
-    let args = || {
-        t.args
-            .as_ref()
-            .map_or_else(Vec::new, |a| a.get_ref().clone())
-    };
     match (&t.llama_server, &t.command) {
-        (Some(b), _) => Ok(ServerLaunch::LlamaServer {
-            binary: Some(ctx.path(&k("llama_server"), b, "the llama-server path is empty")?),
-            args: args(),
-            ready_timeout_s,
-            draft,
-        }),
-        (None, None) if draft.is_some() || t.args.is_some() => Ok(ServerLaunch::LlamaServer {
-            binary: None,
-            args: args(),
-            ready_timeout_s,
-            draft,
-        }),
-        (None, Some(c)) => {
+        (b, None) if b.is_some() || draft.is_some() || t.args.is_some() => {
+            let empty = "the llama-server path is empty";
+            let binary = b.as_ref().map(|b| ctx.path(&k("llama_server"), b, empty));
+            Ok(ServerLaunch::LlamaServer {
+                binary: binary.transpose()?,
+                args: t.args.clone().map_or_else(Vec::new, Spanned::into_inner),
+                ready_timeout_s,
+                draft,
+            })
+        }
+        (_, Some(c)) => {
             let command = c.get_ref().clone();
             if command.first().is_none_or(|p| p.trim().is_empty()) {
                 let msg = "the command is empty: give the program and its arguments";
@@ -297,7 +284,7 @@ fn server_table(
                 ready_timeout_s,
             })
         }
-        (None, None) => {
+        (_, None) => {
             let msg = "a server table needs `llama_server` (a path), `command` (a list) or, \
                        for the pinned llama-server, `args` or `draft`";
             Err(ctx.err(span, key, msg))
@@ -371,20 +358,12 @@ fn endpoint(s: &str) -> Result<String, Invalid> {
     let (host, port) = match authority.strip_prefix('[') {
         Some(v6) => {
             let (h, after) = v6.split_once(']').ok_or_else(|| bad("unclosed '['"))?;
-            if h.is_empty()
-                || !h
-                    .chars()
-                    .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
-            {
+            let v6_char = |c: char| c.is_ascii_hexdigit() || c == ':' || c == '.';
+            if h.is_empty() || !h.chars().all(v6_char) {
                 return Err(bad("the IPv6 address is malformed"));
             }
-            match after {
-                "" => (h, None),
-                p => (
-                    h,
-                    Some(p.strip_prefix(':').ok_or_else(|| bad("junk after ']'"))?),
-                ),
-            }
+            let port = after.strip_prefix(':').ok_or_else(|| bad("junk after ']'"));
+            (h, if after.is_empty() { None } else { Some(port?) })
         }
         None => match authority.split_once(':') {
             Some((h, p)) => (h, Some(p)),
@@ -394,18 +373,12 @@ fn endpoint(s: &str) -> Result<String, Invalid> {
     if host.is_empty() {
         return Err(bad("it has no host"));
     }
-    if !authority.starts_with('[')
-        && !host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_')
-    {
+    let host_char = |c: char| c.is_ascii_alphanumeric() || "-._".contains(c);
+    if !authority.starts_with('[') && !host.chars().all(host_char) {
         return Err(bad("the host has characters a host name cannot have"));
     }
-    if let Some(p) = port {
-        match p.parse::<u16>() {
-            Ok(1..) => {}
-            _ => return Err(bad("the port must be a number from 1 to 65535")),
-        }
+    if port.is_some_and(|p| !matches!(p.parse::<u16>(), Ok(1..))) {
+        return Err(bad("the port must be a number from 1 to 65535"));
     }
     Ok(url.to_string())
 }

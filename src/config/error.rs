@@ -28,6 +28,13 @@ pub struct ConfigError {
 #[error("{0}")]
 pub struct Invalid(pub String);
 
+impl Invalid {
+    /// "expected {what}, got {x's TOML type}".
+    pub(crate) fn expected(what: &str, x: &toml::Value) -> Invalid {
+        Invalid(format!("expected {what}, got {}", x.type_str()))
+    }
+}
+
 pub(crate) struct Ctx<'a> {
     pub file: &'a Path,
     pub src: &'a str,

@@ -35,11 +35,14 @@ pub enum Kind {
     /// One of these words (lower case).
     Choice(&'static [&'static str]),
     /// Text checked and canonicalized by the function.
-    Text(fn(&str) -> Result<String, Invalid>),
+    Text(TextCheck),
     /// Any TOML value, checked by the function (flash attention's auto/on/off/-1/0/1, split
     /// modes, KV cache types: the spellings `config::values` accepts).
-    Check(fn(&toml::Value) -> Result<KnobValue, Invalid>),
+    Check(ValueCheck),
 }
+
+type TextCheck = fn(&str) -> Result<String, Invalid>;
+type ValueCheck = fn(&toml::Value) -> Result<KnobValue, Invalid>;
 
 /// llama-bench's JSON type of the field (its `get_field_type()`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,12 +203,7 @@ impl Knob {
     /// The test's value (the default where the map leaves it out).
     pub fn get(&self, p: &TestParams) -> KnobValue {
         match self.slot {
-            Slot::Map => p
-                .knobs
-                .0
-                .get(self.name)
-                .cloned()
-                .unwrap_or_else(|| self.default_value()),
+            Slot::Map => (p.knobs.0.get(self.name).cloned()).unwrap_or(self.default_value()),
             Slot::Field(f) => (f.get)(p),
         }
     }
@@ -257,31 +255,20 @@ impl Knob {
         match self.kind {
             Kind::Int { min, max } => super::values::int_value(x, min, max).map(KnobValue::Int),
             Kind::Bool => super::values::boolean(x).map(KnobValue::Bool),
-            Kind::Choice(words) => {
-                let s = x.as_str().map(str::to_ascii_lowercase);
-                match s {
-                    Some(s) if words.contains(&s.as_str()) => Ok(KnobValue::Text(s)),
-                    _ => Err(Invalid(format!(
-                        "expected one of {}, got {}",
-                        words.join(", "),
-                        show_toml(x)
-                    ))),
+            Kind::Choice(words) => match x.as_str().map(str::to_ascii_lowercase) {
+                Some(s) if words.contains(&s.as_str()) => Ok(KnobValue::Text(s)),
+                _ => {
+                    let (words, got) = (words.join(", "), show_toml(x));
+                    Err(Invalid(format!("expected one of {words}, got {got}")))
                 }
+            },
+            Kind::Text(check) => match x {
+                toml::Value::String(s) => check(s),
+                toml::Value::Integer(n) => check(&n.to_string()),
+                toml::Value::Float(f) => check(&f.to_string()),
+                other => Err(Invalid::expected("a string", other)),
             }
-            Kind::Text(check) => {
-                let s = match x {
-                    toml::Value::String(s) => s.clone(),
-                    toml::Value::Integer(n) => n.to_string(),
-                    toml::Value::Float(f) => f.to_string(),
-                    other => {
-                        return Err(Invalid(format!(
-                            "expected a string, got {}",
-                            other.type_str()
-                        )));
-                    }
-                };
-                check(&s).map(KnobValue::Text)
-            }
+            .map(KnobValue::Text),
             Kind::Check(check) => check(x),
         }
     }

@@ -9,7 +9,7 @@ use toml::Spanned;
 
 use crate::config::quant_types::{QuantType, most_precise};
 use crate::config::recipe::{self, RecipeVariant};
-use crate::config::{self, Axes, ConfigError, Ctx, RawSweep};
+use crate::config::{self, Axes, ConfigError, Ctx, Invalid, RawSweep};
 
 /// The evaluation text when none is given, beside the configuration: ShareGPT's
 /// conversations, real text (`scripts/setup --dataset sharegpt` fetches it).
@@ -187,14 +187,8 @@ fn reference(
         .iter()
         .position(|f| f.path == path)
         .unwrap_or_else(|| {
-            let name = file_stem(&path);
-            files.insert(
-                0,
-                FileVariant {
-                    name,
-                    path: path.clone(),
-                },
-            );
+            let (name, path) = (file_stem(&path), path.clone());
+            files.insert(0, FileVariant { name, path });
             0
         });
     if files.iter().filter(|f| f.name == files[i].name).count() > 1 {
@@ -235,18 +229,12 @@ fn files_list(
                 match (known, t.get("path").and_then(toml::Value::as_str)) {
                     (true, Some(p)) => (Some(name.transpose().map_err(|m| err(m.into()))?), p),
                     _ => {
-                        return Err(err(
-                            "a file is a path or { name = \"…\", path = \"….gguf\" }".into(),
-                        ));
+                        let msg = "a file is a path or { name = \"…\", path = \"….gguf\" }";
+                        return Err(err(msg.into()));
                     }
                 }
             }
-            other => {
-                return Err(err(format!(
-                    "expected a GGUF path, got {}",
-                    other.type_str()
-                )));
-            }
+            other => return Err(err(Invalid::expected("a GGUF path", other).0)),
         };
         if path.trim().is_empty() {
             return Err(err("a file path is empty".into()));
@@ -276,33 +264,26 @@ fn types_list(
 ) -> Result<(Vec<QuantType>, Vec<RecipeVariant>), ConfigError> {
     let items = config::values::items(v.get_ref())
         .map_err(|_| ctx.err(v.span(), key, "the list is empty: give at least one type"))?;
-    let mut out: Vec<QuantType> = Vec::new();
-    let mut recipes: Vec<RecipeVariant> = Vec::new();
+    let (mut out, mut recipes) = (Vec::<QuantType>::new(), Vec::<RecipeVariant>::new());
     for x in items {
-        if x.is_table() {
+        let name = if x.is_table() {
             let r = recipe::parse_variant(x, dir).map_err(|m| ctx.err(v.span(), key, m))?;
-            let taken = out
-                .iter()
-                .map(|t| t.name)
-                .chain(recipes.iter().map(|r| r.name.as_str()));
-            if taken.into_iter().any(|n| n == r.name) {
-                return Err(ctx.err(v.span(), key, format!("{} is listed twice", r.name)));
-            }
             recipes.push(r);
-            continue;
+            recipes[recipes.len() - 1].name.clone()
+        } else {
+            let what = "a type name such as \"Q4_K_M\" or a recipe table";
+            let t = x.as_str().ok_or_else(|| Invalid::expected(what, x));
+            let t = t
+                .and_then(QuantType::parse)
+                .map_err(|m| ctx.err(v.span(), key, m))?;
+            out.push(t);
+            t.name.to_string()
+        };
+        let taken = out.iter().map(|t| t.name);
+        let taken = taken.chain(recipes.iter().map(|r| r.name.as_str()));
+        if taken.filter(|n| *n == name).count() > 1 {
+            return Err(ctx.err(v.span(), key, format!("{name} is listed twice")));
         }
-        let name = x.as_str().ok_or_else(|| {
-            let msg = format!(
-                "expected a type name such as \"Q4_K_M\" or a recipe table, got {}",
-                x.type_str()
-            );
-            ctx.err(v.span(), key, msg)
-        })?;
-        let t = QuantType::parse(name).map_err(|m| ctx.err(v.span(), key, m))?;
-        if out.contains(&t) || recipes.iter().any(|r| r.name == t.name) {
-            return Err(ctx.err(v.span(), key, format!("{} is listed twice", t.name)));
-        }
-        out.push(t);
     }
     Ok((out, recipes))
 }

@@ -136,11 +136,9 @@ pub(crate) struct RawConfig {
 }
 
 pub fn load(file: &Path, physical_cores: u32) -> Result<Config, ConfigError> {
-    let src = std::fs::read_to_string(file).map_err(|e| ConfigError {
-        file: file.to_path_buf(),
-        line: None,
-        key: None,
-        message: format!("cannot read the configuration: {e}"),
+    let src = std::fs::read_to_string(file).map_err(|e| {
+        let ctx = Ctx { file, src: "" };
+        ctx.at(None, None, format!("cannot read the configuration: {e}"))
     })?;
     parse(file, &src, physical_cores)
 }
@@ -193,7 +191,6 @@ fn parse_parts(
     raw_serving: Option<Spanned<serving::RawServing>>,
     physical_cores: u32,
 ) -> Result<(Config, Axes), ConfigError> {
-    let file = ctx.file;
     let mut defaults = Axes::llama_bench_defaults(physical_cores);
     let mut settings = RunSettings::LLAMA_BENCH;
     let mut text = None;
@@ -206,19 +203,18 @@ fn parse_parts(
             .transpose()?;
         apply_axes(ctx, "sweep", s, &mut defaults)?;
     }
-    let mut models: Vec<ModelEntry> = Vec::new();
+    let mut models = Vec::new();
     for (i, m) in raw_models.into_iter().enumerate() {
         let entry = model_entry(ctx, &format!("model[{i}]"), m, &models, &defaults)?;
         models.push(entry);
     }
     let config = Config {
-        file: file.to_path_buf(),
+        file: ctx.file.to_path_buf(),
         settings,
         models,
-        serving: match raw_serving {
-            Some(raw) => Some(serving::parse(ctx, raw)?),
-            None => None,
-        },
+        serving: raw_serving
+            .map(|raw| serving::parse(ctx, raw))
+            .transpose()?,
         ladders: Vec::new(),
         speculative: None,
         tune: None,
@@ -240,17 +236,16 @@ fn model_entry(
     let path = (m.path.as_ref())
         .map(|p| ctx.path(&format!("{key}.path"), p, "the model path is empty"))
         .transpose()?;
-    let synth = match &m.synth {
-        Some(s) if m.path.is_none() => {
-            let msg = "`synth` writes the model at `path`: set one";
-            return Err(ctx.err(s.span(), &format!("{key}.synth"), msg));
+    let synth = (m.synth.as_ref().map(|s| {
+        let err = |e| ctx.err(s.span(), &format!("{key}.synth"), e);
+        if m.path.is_none() {
+            return Err(err(Invalid(
+                "`synth` writes the model at `path`: set one".into(),
+            )));
         }
-        Some(s) => Some(
-            synth_spec::SynthSpec::parse(s.get_ref())
-                .map_err(|e| ctx.err(s.span(), &format!("{key}.synth"), e))?,
-        ),
-        None => None,
-    };
+        synth_spec::SynthSpec::parse(s.get_ref()).map_err(err)
+    }))
+    .transpose()?;
     let served = endpoint::served(ctx, key, &m)?;
     if m.path.is_none() && served.is_none() {
         let msg = "a model needs `path` (a GGUF file) or `endpoint` (a served model)";
@@ -377,10 +372,8 @@ fn apply_settings(ctx: &Ctx, s: &RawSweep, out: &mut RunSettings) -> Result<(), 
     }
     if out.ci_target.is_some() && out.max_repetitions < out.repetitions {
         let span = s.max_repetitions.as_ref().map(|v| v.span()).unwrap_or(0..0);
-        let msg = format!(
-            "max_repetitions ({}) is below repetitions ({})",
-            out.max_repetitions, out.repetitions
-        );
+        let (max, reps) = (out.max_repetitions, out.repetitions);
+        let msg = format!("max_repetitions ({max}) is below repetitions ({reps})");
         return Err(ctx.err(span, "sweep.max_repetitions", msg));
     }
     Ok(())

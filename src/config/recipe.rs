@@ -83,9 +83,8 @@ pub fn ggml_type(name: &str) -> Result<u32, Invalid> {
 /// `pattern=type`, as llama-quantize's `--tensor-type` reads it (the last `=` splits).
 pub fn tensor_type(s: &str) -> Result<(String, u32), Invalid> {
     let Some((pattern, t)) = s.rsplit_once('=') else {
-        return Err(Invalid(format!(
-            "{s:?} is not pattern=type, e.g. \"attn_v=Q6_K\""
-        )));
+        let msg = format!("{s:?} is not pattern=type, e.g. \"attn_v=Q6_K\"");
+        return Err(Invalid(msg));
     };
     let pattern = pattern.trim().to_ascii_lowercase();
     if pattern.is_empty() {

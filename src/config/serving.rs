@@ -10,7 +10,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::config::values::{
-    boolean, file_name, float_opt, int_list, int_or, list, once_each, scalar_float, scalar_int,
+    boolean, file_name, float_opt, int_list, int_or, list, once_each, scalar_int,
 };
 use crate::config::{ConfigError, Ctx};
 
@@ -147,23 +147,16 @@ pub(crate) fn parse(ctx: &Ctx, raw: Spanned<RawServing>) -> Result<ServingConfig
     let arrival_rate =
         (r.arrival_rate.as_ref()).map_or(Ok(vec![]), |v| list(ctx, &k("arrival_rate"), v, rate))?;
     let modes = modes(ctx, &r, !arrival_rate.is_empty())?;
-    let max_parallel = n_parallel.iter().copied().max().unwrap_or(1);
+    let max_parallel = i64::from(n_parallel.iter().copied().max().unwrap_or(1));
     let (dataset, chat_template) = prompts(ctx, &r, table_span)?;
-    let temperature = (r.temperature.as_ref()).map_or(Ok(0.0), |v| {
-        scalar_float(ctx, &k("temperature"), v, 0.0, 100.0)
-    })?;
+    let temperature = float_opt(ctx, &k("temperature"), &r.temperature, 0.0, 100.0)?;
     let price_per_hour = float_opt(ctx, &k("price_per_hour"), &r.price_per_hour, 0.0, 1e12)?;
-    let targets = r
-        .targets
-        .as_ref()
-        .map(|t| targets::targets(ctx, t))
-        .transpose()?;
+    let targets = r.targets.as_ref().map(|t| targets::targets(ctx, t));
+    let targets = targets.transpose()?;
     let slo = r.slo.as_ref().map(|v| slo::slo(ctx, v)).transpose()?;
     let n_requests = int_or(ctx, &k("n_requests"), &r.n_requests, (1, 100_000), 8)? as u32;
     let goodput = slo::goodput(ctx, r.goodput.as_ref(), n_requests)?;
-    let seed = r
-        .seed
-        .as_ref()
+    let seed = (r.seed.as_ref())
         .map(|v| scalar_int(ctx, &k("seed"), v, 0, i64::MAX).map(|s| s as u64))
         .transpose()?;
     Ok(ServingConfig {
@@ -176,16 +169,10 @@ pub(crate) fn parse(ctx: &Ctx, raw: Spanned<RawServing>) -> Result<ServingConfig
         repetitions: int_or(ctx, &k("repetitions"), &r.repetitions, (1, 10_000), 3)? as u32,
         n_requests,
         arrival_rate,
-        slots: int_or(
-            ctx,
-            &k("slots"),
-            &r.slots,
-            (1, 256),
-            i64::from(max_parallel),
-        )? as u32,
+        slots: int_or(ctx, &k("slots"), &r.slots, (1, 256), max_parallel)? as u32,
         dataset,
         chat_template,
-        temperature,
+        temperature: temperature.unwrap_or(0.0),
         seed,
         targets,
         price_per_hour,

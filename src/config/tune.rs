@@ -41,23 +41,19 @@ impl Objective {
         };
         let t = s.trim();
         let (test, depth) = match t.split_once('@') {
-            Some((a, d)) => (
-                a.trim(),
-                d.trim()
+            Some((a, d)) => {
+                let d = d
+                    .trim()
                     .strip_prefix('d')
-                    .and_then(|x| x.parse::<u32>().ok())
-                    // The sweep's n_depth limit; beyond it the context's size overflows.
-                    .filter(|&d| d <= MAX_DEPTH)
-                    .ok_or_else(bad)?,
-            ),
+                    .and_then(|x| x.parse::<u32>().ok());
+                // The sweep's n_depth limit; beyond it the context's size overflows.
+                (a.trim(), d.filter(|&d| d <= MAX_DEPTH).ok_or_else(bad)?)
+            }
             None => (t, 0),
         };
-        let size = |x: &str, p: &str| -> Option<u32> {
-            x.trim()
-                .strip_prefix(p)?
-                .parse::<u32>()
-                .ok()
-                .filter(|&n| (1..=1_000_000).contains(&n))
+        let size = |x: &str, p: &str| {
+            let n = x.trim().strip_prefix(p)?.parse::<u32>().ok()?;
+            (1..=1_000_000).contains(&n).then_some(n)
         };
         let (n_prompt, n_gen) = match test.split_once('+') {
             Some((p, g)) => (
@@ -215,18 +211,13 @@ pub(crate) fn parse(
     }
     let kind = (goodput.is_some(), decode.is_some());
     let limits = limits(ctx, &raw, has_ladder, &objective, kind)?;
-    let max_rounds = rounds(
-        ctx,
-        "tune.max_rounds",
-        &raw.max_rounds,
-        Tune::DEFAULT_MAX_ROUNDS,
-    )?;
+    let default_rounds = Tune::DEFAULT_MAX_ROUNDS;
     Ok(Tune {
         objective,
         goodput,
         decode,
         limits,
-        max_rounds,
+        max_rounds: rounds(ctx, "tune.max_rounds", &raw.max_rounds, default_rounds)?,
         max_seconds: float_opt(ctx, "tune.max_seconds", &raw.max_seconds, 1.0, 1e7)?,
         device_memory: (raw.max_device_memory_gib.as_ref())
             .map(|v| device_memory::parse(ctx, v))
@@ -267,24 +258,15 @@ fn limits(
         .map(|v| scalar_int(ctx, "tune.min_ctx", v, 1, 16_777_216))
         .transpose()?
         .map(|n| n as u32);
+    let load_s = &raw.max_load_seconds;
+    let latency = (&raw.max_ttft_ms, &raw.max_itl_ms, &raw.latency_quantile);
     Ok(Limits {
         max_kld,
         max_memory_bytes: gib.map(|g| (g * crate::util::units::GIB) as u64),
         memory_margin: margin.unwrap_or(Tune::DEFAULT_MEMORY_MARGIN),
         min_ctx,
-        max_load_seconds: float_opt(
-            ctx,
-            "tune.max_load_seconds",
-            &raw.max_load_seconds,
-            0.001,
-            1e6,
-        )?,
-        latency: slo::latency(
-            ctx,
-            objective,
-            kind,
-            (&raw.max_ttft_ms, &raw.max_itl_ms, &raw.latency_quantile),
-        )?,
+        max_load_seconds: float_opt(ctx, "tune.max_load_seconds", load_s, 0.001, 1e6)?,
+        latency: slo::latency(ctx, objective, kind, latency)?,
     })
 }
 

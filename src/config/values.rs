@@ -9,8 +9,7 @@ use crate::util::units::short_number;
 
 /// The last part of `p`, as ids and records name a file ("" when it has none).
 pub(crate) fn file_name(p: &std::path::Path) -> String {
-    p.file_name()
-        .map_or_else(String::new, |f| f.to_string_lossy().into_owned())
+    p.file_name().unwrap_or_default().to_string_lossy().into()
 }
 
 /// `raw` trimmed, when it can name a folder: non-empty, without '/' or control characters.
@@ -58,10 +57,8 @@ pub(crate) fn list<T, E: std::fmt::Display>(
     f: impl Fn(&toml::Value) -> Result<T, E>,
 ) -> Result<Vec<T>, ConfigError> {
     let items = items(v.get_ref()).map_err(|m| ctx.err(v.span(), key, m))?;
-    items
-        .into_iter()
-        .map(|x| f(x).map_err(|m| ctx.err(v.span(), key, m)))
-        .collect()
+    let each = |x| f(x).map_err(|m| ctx.err(v.span(), key, m));
+    items.into_iter().map(each).collect()
 }
 
 pub(crate) fn int_list<T: TryFrom<i64>>(
@@ -137,29 +134,17 @@ pub(crate) fn scalar_float(
     min: f64,
     max: f64,
 ) -> Result<f64, ConfigError> {
+    let err = |m| ctx.err(v.span(), key, m);
     let x = match v.get_ref() {
         toml::Value::Float(f) => *f,
         toml::Value::Integer(i) => *i as f64,
-        other => {
-            return Err(ctx.err(
-                v.span(),
-                key,
-                format!("expected a number, got {}", other.type_str()),
-            ));
-        }
+        other => return Err(err(Invalid::expected("a number", other))),
     };
     if !(min..=max).contains(&x) {
-        return Err(ctx.err(
-            v.span(),
-            key,
-            // Short figures: `1e300` is not written out as 301 digits.
-            format!(
-                "{} is out of range: must be between {} and {}",
-                short_number(x),
-                short_number(min),
-                short_number(max)
-            ),
-        ));
+        // Short figures: `1e300` is not written out as 301 digits.
+        let [x, min, max] = [x, min, max].map(short_number);
+        let msg = format!("{x} is out of range: must be between {min} and {max}");
+        return Err(err(Invalid(msg)));
     }
     Ok(x)
 }
@@ -167,11 +152,10 @@ pub(crate) fn scalar_float(
 pub(crate) fn int_value(x: &toml::Value, min: i64, max: i64) -> Result<i64, Invalid> {
     let n = x
         .as_integer()
-        .ok_or_else(|| Invalid(format!("expected an integer, got {}", x.type_str())))?;
-    if n < min || n > max {
-        return Err(Invalid(format!(
-            "{n} is out of range: must be between {min} and {max}"
-        )));
+        .ok_or_else(|| Invalid::expected("an integer", x))?;
+    if !(min..=max).contains(&n) {
+        let msg = format!("{n} is out of range: must be between {min} and {max}");
+        return Err(Invalid(msg));
     }
     Ok(n)
 }
@@ -191,25 +175,18 @@ pub(crate) fn flash_attn(x: &toml::Value) -> Result<FlashAttn, Invalid> {
                 "{s:?} is not a flash attention policy: use \"auto\", \"on\" or \"off\""
             ))),
         },
-        other => Err(Invalid(format!(
-            "expected \"auto\", \"on\", \"off\" or a boolean, got {}",
-            other.type_str()
-        ))),
+        other => Err(Invalid::expected(
+            r#""auto", "on", "off" or a boolean"#,
+            other,
+        )),
     }
 }
 
 pub(crate) fn split_mode(x: &toml::Value) -> Result<SplitMode, Invalid> {
-    let s = x.as_str().ok_or_else(|| {
-        Invalid(format!(
-            "expected \"none\", \"layer\", \"row\" or \"tensor\", got {}",
-            x.type_str()
-        ))
-    })?;
-    SplitMode::parse(&s.to_ascii_lowercase()).ok_or_else(|| {
-        Invalid(format!(
-            "{s:?} is not a split mode: use \"none\", \"layer\", \"row\" or \"tensor\""
-        ))
-    })
+    let choices = "\"none\", \"layer\", \"row\" or \"tensor\"";
+    let s = x.as_str().ok_or_else(|| Invalid::expected(choices, x))?;
+    SplitMode::parse(&s.to_ascii_lowercase())
+        .ok_or_else(|| Invalid(format!("{s:?} is not a split mode: use {choices}")))
 }
 
 /// A boolean, also written 0/1 as llama-bench's `-nkvo 0,1`.
@@ -231,19 +208,12 @@ pub(crate) fn boolean(x: &toml::Value) -> Result<bool, Invalid> {
 pub(crate) fn kv_type(x: &toml::Value) -> Result<String, Invalid> {
     let s = x
         .as_str()
-        .ok_or_else(|| {
-            Invalid(format!(
-                "expected a type name such as \"f16\", got {}",
-                x.type_str()
-            ))
-        })?
-        .to_ascii_lowercase();
-    if KV_TYPES.contains(&s.as_str()) {
-        Ok(s)
-    } else {
-        Err(Invalid(format!(
-            "unknown KV cache type {s:?}: use one of {}",
-            KV_TYPES.join(", ")
-        )))
+        .ok_or_else(|| Invalid::expected("a type name such as \"f16\"", x))?;
+    let s = s.to_ascii_lowercase();
+    if !KV_TYPES.contains(&s.as_str()) {
+        let types = KV_TYPES.join(", ");
+        let msg = format!("unknown KV cache type {s:?}: use one of {types}");
+        return Err(Invalid(msg));
     }
+    Ok(s)
 }

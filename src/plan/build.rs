@@ -7,7 +7,7 @@ use super::{
     ModelSource, PlanModel, PlannedTest, TestKind, TestParams, expand_axes, number_repeats, test_id,
 };
 use crate::config::ladder::RefSpec;
-use crate::config::{Config, RunSettings};
+use crate::config::{Axes, Config, RunSettings};
 use crate::util::hash::sha256_hex;
 
 /// What the runner read from the files that the plan depends on.
@@ -78,7 +78,7 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
             key: f.sha256.clone(),
         });
         let mut own = match m.path {
-            Some(_) => bench_tests(mi, &m.name, &f.label, &f.sha256, &m.axes, facts),
+            Some(_) => bench_tests(mi, &models[mi], &m.axes, facts),
             None => Vec::new(),
         };
         for s in serving.iter().filter(|s| s.model == mi) {
@@ -90,25 +90,25 @@ pub fn build(config: &Config, facts: &Facts, filters: &[String]) -> Plan {
         let lf = facts.ladders.get(li).cloned().unwrap_or_default();
         for (name, label, key, source) in ladder_models(li, l, &lf) {
             let mi = models.len();
-            let mut own = bench_tests(mi, &name, &label, &key, &l.axes, facts);
-            if !lf.synthetic {
-                own.push(quality_test(mi, li, &name, &label, &key, config));
-            }
-            tests.extend(by_load_key(own));
-            models.push(PlanModel {
+            let m = PlanModel {
                 name,
                 label,
                 source,
                 key,
-            });
+            };
+            let mut own = bench_tests(mi, &m, &l.axes, facts);
+            if !lf.synthetic {
+                own.push(quality_test(mi, li, &m, config));
+            }
+            tests.extend(by_load_key(own));
+            models.push(m);
         }
     }
     let spec = super::speculative::expand(config, &models, facts.speculative_sha256.as_deref());
     for mi in 0..models.len() {
         // A setting listed twice (`draft_max = [4, 4]`) is two tests, as for the sweep's axes.
-        tests.extend(by_load_key(
-            spec.iter().filter(|t| t.model == mi).cloned().collect(),
-        ));
+        let own = spec.iter().filter(|t| t.model == mi).cloned().collect();
+        tests.extend(by_load_key(own));
     }
     Plan {
         models,
@@ -153,14 +153,8 @@ fn ladder_models(
     built.chain(given).collect()
 }
 
-fn bench_tests(
-    mi: usize,
-    name: &str,
-    label: &str,
-    key: &str,
-    axes: &crate::config::Axes,
-    facts: &Facts,
-) -> Vec<PlannedTest> {
+fn bench_tests(mi: usize, m: &PlanModel, axes: &Axes, facts: &Facts) -> Vec<PlannedTest> {
+    let (name, label, key) = (&m.name, &m.label, &m.key);
     expand_axes(axes)
         .into_iter()
         .map(|params| {
@@ -193,14 +187,7 @@ fn serving_test(s: &ServingTest, config: &Config, facts: &Facts, key: &str) -> P
 
 /// The quality test of a variant: its parameters say how the evaluation runs (n_prompt is
 /// the chunk size, n_threads the evaluation threads).
-fn quality_test(
-    mi: usize,
-    li: usize,
-    name: &str,
-    label: &str,
-    key: &str,
-    config: &Config,
-) -> PlannedTest {
+fn quality_test(mi: usize, li: usize, m: &PlanModel, config: &Config) -> PlannedTest {
     let l = &config.ladders[li];
     let a = &l.axes;
     let params = TestParams {
@@ -229,8 +216,8 @@ fn quality_test(
     );
     PlannedTest {
         model: mi,
-        id: format!("{name}/{label}/quality"),
-        identity: sha256_hex(format!("{key}\n{spec}")),
+        id: format!("{}/{}/quality", m.name, m.label),
+        identity: sha256_hex(format!("{}\n{spec}", m.key)),
         params,
         kind: TestKind::Quality,
         detail: Detail::Quality { ladder: li },

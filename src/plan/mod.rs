@@ -179,21 +179,11 @@ pub fn expand_axes(a: &Axes) -> Vec<TestParams> {
     let sizes: Vec<(u32, u32)> = (prompts.chain(a.n_gen.iter().map(|&g| (0, g))))
         .filter(|&(p, g)| p + g > 0)
         .collect();
-    let mut out = Vec::new();
-    for b in v {
-        // Each size's random and text tests side by side: they are read together.
-        for &(n_prompt, n_gen) in &sizes {
-            for &tokens in &a.tokens {
-                out.push(TestParams {
-                    n_prompt,
-                    n_gen,
-                    tokens,
-                    ..b.clone()
-                });
-            }
-        }
-    }
-    out
+    v = cross(v, &sizes, |p, &(n_prompt, n_gen)| {
+        (p.n_prompt, p.n_gen) = (n_prompt, n_gen)
+    });
+    // Each size's random and text tests side by side: they are read together.
+    cross(v, &a.tokens, |p, &tokens| p.tokens = tokens)
 }
 
 /// The test parameters of the first value of each of `a`'s axes, with these sizes: what

@@ -58,15 +58,8 @@ pub struct ServingTest {
 impl ServingTest {
     /// The same workload, context and slots as `o`, whatever the transport.
     fn same_as(&self, o: &ServingTest) -> bool {
-        (
-            self.model,
-            self.mode,
-            self.n_parallel,
-            self.n_seq_max,
-            self.shared,
-            self.rate,
-        ) == (o.model, o.mode, o.n_parallel, o.n_seq_max, o.shared, o.rate)
-            && self.params == o.params
+        let key = |t: &ServingTest| (t.model, t.mode, t.n_parallel, t.n_seq_max, t.shared);
+        key(self) == key(o) && self.rate == o.rate && self.params == o.params
     }
 }
 
@@ -170,8 +163,7 @@ impl ModelTests<'_> {
     /// The parallel tests: one group per shared_prompt value (in-process only), every B in
     /// it, with a context for the largest B.
     fn push_parallel(&self, group: &mut usize, out: &mut Vec<ServingTest>) {
-        let sc = self.sc;
-        let http = self.http;
+        let (sc, http) = (self.sc, self.http);
         let seq_max = sc.n_parallel.iter().copied().max().unwrap_or(1);
         let synthetic = format!("pp{}+tg{}", sc.n_prompt, sc.n_gen);
         // Over HTTP every request carries its own prompt: no shared prompt.
@@ -239,13 +231,8 @@ fn transports(m: &crate::config::ModelEntry) -> Vec<Transport> {
 /// n_seq_max, since a split cache gives each sequence n_ctx / n_seq_max cells.
 pub(crate) fn parallel_n_ctx(sc: &ServingConfig, n_seq_max: u32, shared: bool) -> u32 {
     let tg = u64::from(sc.n_gen.saturating_sub(1).max(1));
-    n_kv(
-        u64::from(sc.n_prompt),
-        tg,
-        u64::from(n_seq_max),
-        shared,
-        sc.kv_unified,
-    ) as u32
+    let (pp, b) = (u64::from(sc.n_prompt), u64::from(n_seq_max));
+    n_kv(pp, tg, b, shared, sc.kv_unified) as u32
 }
 
 /// The context size for `slots` sequences of at most `longest` tokens each

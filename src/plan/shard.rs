@@ -103,19 +103,14 @@ pub fn assign(tests: &[PlannedTest], count: usize) -> Vec<usize> {
 
 /// Indices of consecutive tests that one model load serves.
 fn load_groups(tests: &[PlannedTest]) -> Vec<Vec<usize>> {
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    for (k, t) in tests.iter().enumerate() {
-        // Quality tests (no load key) of one model stay together too.
-        let same = k > 0 && {
-            let p = &tests[k - 1];
-            p.model == t.model && p.load_key() == t.load_key()
-        };
-        match groups.last_mut() {
-            Some(g) if same => g.push(k),
-            _ => groups.push(vec![k]),
-        }
-    }
-    groups
+    // Quality tests (no load key) of one model stay together too.
+    let same =
+        |(p, t): (&PlannedTest, &PlannedTest)| p.model == t.model && p.load_key() == t.load_key();
+    let index: Vec<usize> = (0..tests.len()).collect();
+    index
+        .chunk_by(|&a, &b| same((&tests[a], &tests[b])))
+        .map(<[usize]>::to_vec)
+        .collect()
 }
 
 #[cfg(test)]

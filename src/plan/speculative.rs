@@ -180,11 +180,8 @@ fn planned(
     ]
     .map(|n| n > 1);
     let id = format!("{}/{}/{}", m.name, m.label, setting_id(&s, '/', varied));
-    let spec = format!(
-        "\n{}\ndataset {}",
-        s.line(draft_key),
-        dataset_sha256.unwrap_or("")
-    );
+    let (line, dataset) = (s.line(draft_key), dataset_sha256.unwrap_or(""));
+    let spec = format!("\n{line}\ndataset {dataset}");
     let identity = super::identity(&m.key, params, &spec);
     PlannedTest {
         model: mi,
@@ -198,11 +195,7 @@ fn planned(
 
 /// The record's `test` name: `spec draft-simple Q4_0 K4 tg128`.
 pub fn name(s: &SpecTest) -> String {
-    let draft = s
-        .draft_label
-        .as_ref()
-        .map(|l| format!(" {l}"))
-        .unwrap_or_default();
+    let draft: String = s.draft_label.iter().map(|l| format!(" {l}")).collect();
     if s.is_plain() {
         return format!("spec plain tg{}", s.n_gen);
     }
@@ -216,28 +209,21 @@ pub fn tune_label(s: &SpecTest) -> String {
     if s.is_plain() {
         return "spec-plain".into();
     }
-    setting_id(
-        s,
-        '-',
-        [s.n_min > 0, s.p_min > 0.0, s.draft_n_gpu_layers != -1],
-    )
+    let shown = [s.n_min > 0, s.p_min > 0.0, s.draft_n_gpu_layers != -1];
+    setting_id(s, '-', shown)
 }
 
 /// "spec-draft-simple-Q4_0", then after `sep` K and those of draft_min, p_min and the
 /// draft's n_gpu_layers that are `shown`.
 fn setting_id(s: &SpecTest, sep: char, shown: [bool; 3]) -> String {
-    let mut id = format!("spec-{}", s.drafter);
-    if let Some(l) = &s.draft_label {
-        id.push_str(&format!("-{l}"));
-    }
+    let label: String = s.draft_label.iter().map(|l| format!("-{l}")).collect();
+    let mut id = format!("spec-{}{label}", s.drafter);
+    let dngl = shown[2] && s.draft.is_some();
     let parts = [
         (true, format!("K{}", s.n_max)),
         (shown[0], format!("min{}", s.n_min)),
         (shown[1], format!("p{}", s.p_min)),
-        (
-            shown[2] && s.draft.is_some(),
-            format!("dngl{}", s.draft_n_gpu_layers),
-        ),
+        (dngl, format!("dngl{}", s.draft_n_gpu_layers)),
     ];
     for (_, p) in parts.iter().filter(|(show, _)| *show) {
         id.push(sep);

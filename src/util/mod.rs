@@ -10,15 +10,8 @@ pub(crate) mod units;
 /// `s` with every character but ASCII letters, digits, '-' and '_' replaced by '_': a piece
 /// of a file name.
 pub(crate) fn file_safe(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    let keep = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    s.chars().map(|c| if keep(c) { c } else { '_' }).collect()
 }
 
 pub(crate) fn sorted_unique<T: Ord>(items: impl IntoIterator<Item = T>) -> Vec<T> {

@@ -56,14 +56,8 @@ pub(crate) fn sha256_cached(cache: &Path, path: &Path) -> std::io::Result<String
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(path)?;
     let abs = std::fs::canonicalize(path)?;
-    let key = format!(
-        "{}\t{}\t{}.{}\t{}",
-        abs.display(),
-        m.len(),
-        m.mtime(),
-        m.mtime_nsec(),
-        m.ino()
-    );
+    let (shown, len, ino) = (abs.display(), m.len(), m.ino());
+    let key = format!("{shown}\t{len}\t{}.{}\t{ino}", m.mtime(), m.mtime_nsec());
     let text = std::fs::read_to_string(cache).unwrap_or_default();
     if let Some(sha) = text
         .lines()

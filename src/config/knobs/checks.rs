@@ -7,9 +7,8 @@ pub(super) fn cpu_mask(s: &str) -> Result<String, Invalid> {
     let t = s.trim().to_ascii_lowercase();
     let hex = t.strip_prefix("0x").unwrap_or(&t);
     if hex.is_empty() || hex.len() > 128 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-        return Err(Invalid(format!(
-            "{s:?} is not a CPU mask: write it in hex, e.g. \"0xff\""
-        )));
+        let msg = format!("{s:?} is not a CPU mask: write it in hex, e.g. \"0xff\"");
+        return Err(Invalid(msg));
     }
     Ok(format!("0x{hex}"))
 }
@@ -22,13 +21,9 @@ pub(super) fn devices(s: &str) -> Result<String, Invalid> {
         return Ok(t.to_string());
     }
     let names: Vec<&str> = t.split('/').map(str::trim).collect();
-    if names.iter().any(|n| {
-        n.is_empty()
-            || n.len() > 64
-            || !n
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "_-.:".contains(c))
-    }) {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || "_-.:".contains(c);
+    let bad = |n: &&str| n.is_empty() || n.len() > 64 || !n.chars().all(ok_char);
+    if names.iter().any(bad) {
         return Err(Invalid(format!(
             "{s:?} is not a device list: name devices joined by '/', e.g. \"Vulkan0/CPU\", \
              or \"auto\" or \"none\""
@@ -97,10 +92,10 @@ pub(super) fn overrides(s: &str) -> Result<String, Invalid> {
 
 /// Refuses a pattern that is not a regular expression, in one line.
 pub fn check_regex(pattern: &str) -> Result<(), Invalid> {
-    let e = match fancy_regex::Regex::new(pattern) {
-        Ok(_) => return Ok(()),
-        Err(e) => e.to_string(),
+    let Err(e) = fancy_regex::Regex::new(pattern) else {
+        return Ok(());
     };
+    let e = e.to_string();
     let why = e.lines().next().unwrap_or("invalid");
     Err(Invalid(format!(
         "{pattern:?} is not a valid regular expression: {why}"
@@ -120,10 +115,8 @@ pub fn override_pairs(v: &str) -> Vec<(String, String)> {
 
 /// Whether `pattern` matches `name` as llama.cpp's std::regex_search does (anywhere).
 pub fn pattern_matches(pattern: &str, name: &str) -> bool {
-    fancy_regex::Regex::new(pattern)
-        .ok()
-        .and_then(|r| r.is_match(name).ok())
-        .unwrap_or(false)
+    let re = fancy_regex::Regex::new(pattern);
+    re.is_ok_and(|r| matches!(r.is_match(name), Ok(true)))
 }
 
 /// The patterns llama-bench builds for `n_cpu_moe = n`: the expert tensors of layers 0 to

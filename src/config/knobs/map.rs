@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Kind, KnobValue, Slot, knob, map_params};
+use super::{Kind, Knob, KnobValue, knob, map_params};
 
 /// The values of the table's parameters that differ from llama-bench's defaults, by name:
 /// flattened into a test's parameters (and so into its identity and its result record).
@@ -46,25 +46,20 @@ impl Knobs {
     /// The value of `name`: the one set, else llama-bench's default (None: not in the map's
     /// part of the table).
     pub fn get(&self, name: &str) -> Option<KnobValue> {
-        let k = knob(name).filter(|k| matches!(k.slot, Slot::Map))?;
-        Some(
-            self.0
-                .get(name)
-                .cloned()
-                .unwrap_or_else(|| k.default_value()),
-        )
+        let k = map_params().find(|k| k.name == name)?;
+        let v = self.0.get(name).cloned();
+        Some(v.unwrap_or_else(|| k.default_value()))
     }
 
     /// Sets `name`, keeping only values that differ from the default.
     pub fn set(&mut self, name: &str, v: KnobValue) {
-        match knob(name).filter(|k| matches!(k.slot, Slot::Map)) {
-            Some(k) if k.default_value() == v => {
-                self.0.remove(name);
-            }
-            Some(_) => {
-                self.0.insert(name.to_string(), v);
-            }
-            None => {}
+        let Some(k) = map_params().find(|k| k.name == name) else {
+            return;
+        };
+        if k.default_value() == v {
+            self.0.remove(name);
+        } else {
+            self.0.insert(name.to_string(), v);
         }
     }
 
@@ -77,12 +72,9 @@ impl Knobs {
     /// Short text of the values that differ from the defaults, e.g. "ncmoe 4, ot
     /// .ffn_.*_exps.=CPU"; empty when all are llama-bench's.
     pub fn describe(&self) -> String {
+        let shown = |k: &Knob| Some(format!("{} {}", k.flag, self.0.get(k.name)?.show()));
         map_params()
-            .filter_map(|k| {
-                self.0
-                    .get(k.name)
-                    .map(|v| format!("{} {}", k.flag, v.show()))
-            })
+            .filter_map(shown)
             .collect::<Vec<_>>()
             .join(", ")
     }

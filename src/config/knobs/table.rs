@@ -78,16 +78,15 @@ impl Knob {
             Lit::Bool(_) => FieldType::Bool,
             Lit::Str(_) => FieldType::Str,
         };
-        let (header, slot) = (flag, Slot::Map);
         Knob {
             name,
             flag,
-            header,
+            header: flag,
             level,
             kind,
             default,
             field,
-            slot,
+            slot: Slot::Map,
         }
     }
 
@@ -99,11 +98,7 @@ impl Knob {
         Knob::row(id, Kind::Bool, Lit::Bool(default))
     }
 
-    const fn text(
-        id: Id,
-        check: fn(&str) -> Result<String, Invalid>,
-        default: &'static str,
-    ) -> Knob {
+    const fn text(id: Id, check: TextCheck, default: &'static str) -> Knob {
         Knob::row(id, Kind::Text(check), Lit::Str(default))
     }
 
@@ -111,11 +106,7 @@ impl Knob {
         Knob::row(id, Kind::Choice(words), Lit::Str(default))
     }
 
-    const fn checked(
-        id: Id,
-        check: fn(&toml::Value) -> Result<KnobValue, Invalid>,
-        default: Lit,
-    ) -> Knob {
+    const fn checked(id: Id, check: ValueCheck, default: Lit) -> Knob {
         Knob::row(id, Kind::Check(check), default)
     }
 
@@ -126,6 +117,13 @@ impl Knob {
 
     const fn json(mut self, field: FieldType) -> Knob {
         self.field = field;
+        self
+    }
+
+    /// Typed, with its name for header.
+    const fn named(mut self, slot: Slot) -> Knob {
+        self.header = self.name;
+        self.slot = slot;
         self
     }
 
@@ -143,18 +141,10 @@ pub const PARAMS: &[Knob] = &[
     Knob::checked(("split_mode", "sm", Model), split_mode, Lit::Str("layer"))
         .typed(field!(split_mode)),
     Knob::int(("main_gpu", "mg", Model), 0, 255, 0).typed(field!(main_gpu)),
-    Knob::int(("n_batch", "b", Context), 1, 1 << 20, 2048)
-        .header("n_batch")
-        .typed(field!(n_batch)),
-    Knob::int(("n_ubatch", "ub", Context), 1, 1 << 20, 512)
-        .header("n_ubatch")
-        .typed(field!(n_ubatch)),
-    Knob::checked(("type_k", "ctk", Context), kv_type, Lit::Str("f16"))
-        .header("type_k")
-        .typed(field!(type_k)),
-    Knob::checked(("type_v", "ctv", Context), kv_type, Lit::Str("f16"))
-        .header("type_v")
-        .typed(field!(type_v)),
+    Knob::int(("n_batch", "b", Context), 1, 1 << 20, 2048).named(field!(n_batch)),
+    Knob::int(("n_ubatch", "ub", Context), 1, 1 << 20, 512).named(field!(n_ubatch)),
+    Knob::checked(("type_k", "ctk", Context), kv_type, Lit::Str("f16")).named(field!(type_k)),
+    Knob::checked(("type_v", "ctv", Context), kv_type, Lit::Str("f16")).named(field!(type_v)),
     Knob::boolean(("no_kv_offload", "nkvo", Context), false).typed(field!(no_kv_offload)),
     Knob::checked(("flash_attn", "fa", Context), flash_attn, Lit::Int(-1))
         .typed(field!(flash_attn)),
@@ -180,15 +170,9 @@ pub const PARAMS: &[Knob] = &[
     // llama-bench's default is 0 (`cmd_params_defaults`), though its --help says 4096:
     // the field it writes, and whether it fits, follow the 0.
     Knob::int(("fit_min_ctx", "fitc", Model), 0, 1 << 24, 0),
-    Knob::int(("n_depth", "d", Test), 0, 1 << 20, 0)
-        .header("n_depth")
-        .typed(field!(n_depth)),
-    Knob::int(("n_prompt", "p", Test), 0, 1 << 20, 512)
-        .header("n_prompt")
-        .typed(field!(n_prompt)),
-    Knob::int(("n_gen", "n", Test), 0, 1 << 20, 128)
-        .header("n_gen")
-        .typed(field!(n_gen)),
+    Knob::int(("n_depth", "d", Test), 0, 1 << 20, 0).named(field!(n_depth)),
+    Knob::int(("n_prompt", "p", Test), 0, 1 << 20, 512).named(field!(n_prompt)),
+    Knob::int(("n_gen", "n", Test), 0, 1 << 20, 128).named(field!(n_gen)),
 ];
 
 /// llama-bench's `-lm` values, in llama.cpp's `enum llama_load_mode` order after auto.

@@ -43,11 +43,10 @@ const MAX: f64 = 1e6;
 
 /// Parses the key's value: a number of GiB, or a table of device names to GiB.
 pub(super) fn parse(ctx: &Ctx, v: &Spanned<toml::Value>) -> Result<DeviceMemory, ConfigError> {
-    let bytes = |g: f64| (g * GIB) as u64;
+    let bytes =
+        |key: &str, v: &Spanned<_>| scalar_float(ctx, key, v, MIN, MAX).map(|g| (g * GIB) as u64);
     let toml::Value::Table(t) = v.get_ref() else {
-        return Ok(DeviceMemory::Every(bytes(scalar_float(
-            ctx, KEY, v, MIN, MAX,
-        )?)));
+        return Ok(DeviceMemory::Every(bytes(KEY, v)?));
     };
     if t.is_empty() {
         let msg = "the table names no device: give GiB per device, e.g. { CUDA0 = 70 }, or one number for every device";
@@ -62,10 +61,7 @@ pub(super) fn parse(ctx: &Ctx, v: &Spanned<toml::Value>) -> Result<DeviceMemory,
         }
         // The entry's own span is not kept by the table: the error points at the table.
         let entry = Spanned::new(v.span(), x.clone());
-        out.push((
-            name.clone(),
-            bytes(scalar_float(ctx, &key, &entry, MIN, MAX)?),
-        ));
+        out.push((name.clone(), bytes(&key, &entry)?));
     }
     Ok(DeviceMemory::Each(out))
 }

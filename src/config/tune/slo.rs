@@ -31,14 +31,9 @@ pub struct GoodputObjective {
 impl GoodputObjective {
     /// "goodput at 4 req/s, 16 requests pp64+tg32, 4 slots: TTFT ≤ 500 ms, ITL ≤ 50 ms for 90%".
     pub fn describe(&self) -> String {
-        format!(
-            "goodput at {} req/s, {} requests {}, {}: {}",
-            self.rate,
-            self.n_requests,
-            self.workload,
-            describe_slots(&self.slots),
-            describe_slo(&self.slo)
-        )
+        let (rate, n, workload) = (self.rate, self.n_requests, &self.workload);
+        let (slots, slo) = (describe_slots(&self.slots), describe_slo(&self.slo));
+        format!("goodput at {rate} req/s, {n} requests {workload}, {slots}: {slo}")
     }
 }
 
@@ -55,17 +50,11 @@ pub fn describe_slots(slots: &[u32]) -> String {
 
 /// "TTFT ≤ 500 ms, ITL ≤ 50 ms for 90% of requests".
 pub fn describe_slo(s: &Slo) -> String {
-    let mut parts = Vec::new();
-    for (name, v) in [("TTFT", s.ttft_ms), ("ITL", s.itl_ms), ("E2E", s.e2e_ms)] {
-        if let Some(v) = v {
-            parts.push(format!("{name} ≤ {v} ms"));
-        }
-    }
-    format!(
-        "{} for {}% of requests",
-        parts.join(", "),
-        s.attainment * 100.0
-    )
+    let limit = |(name, v): (&str, Option<f64>)| Some(format!("{name} ≤ {} ms", v?));
+    let parts = [("TTFT", s.ttft_ms), ("ITL", s.itl_ms), ("E2E", s.e2e_ms)].map(limit);
+    let parts: Vec<String> = parts.into_iter().flatten().collect();
+    let share = s.attainment * 100.0;
+    format!("{} for {share}% of requests", parts.join(", "))
 }
 
 /// The latency limits of a llama-bench objective: a raced candidate whose `quantile` of
