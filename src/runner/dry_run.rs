@@ -212,7 +212,7 @@ pub fn show(
     c: &Ceilings,
     results: &Path,
 ) -> Result<String, RunnerError> {
-    let prep = prepare::prepare_for(config, filters, true)?;
+    let prep = prepare::prepare(config, filters, true)?;
     let tests = prepare::part(&prep.plan, Scope::All, shard);
     if tests.is_empty() {
         return Err(RunnerError::NoMatch {

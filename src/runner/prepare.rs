@@ -39,15 +39,10 @@ pub struct Prepared {
 }
 
 /// Reads the files and builds the plan (filters applied). A prompt file that is missing or
-/// malformed is bad input, reported before the sweep starts.
-pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerError> {
-    prepare_for(config, filters, false)
-}
-
-/// As [`prepare`]; `planning`: for a plan that runs nothing (a dry run), where a dataset
-/// `scripts/setup` fetches that is not there yet is left out ([`not_fetched_datasets`]
-/// names it).
-pub fn prepare_for(
+/// malformed is bad input, reported before the sweep starts; `planning`: for a plan that runs
+/// nothing (a dry run), where a dataset `scripts/setup` fetches that is not there yet is left
+/// out ([`not_fetched_datasets`] names it).
+pub fn prepare(
     config: &Config,
     filters: &[String],
     planning: bool,
@@ -72,11 +67,8 @@ pub fn prepare_for(
         _ => None,
     };
     let noted = |pf: Option<PromptFile>| {
-        if let Some(n) = pf
-            .as_ref()
-            .and_then(|pf| pf.note.as_ref().map(|n| (&pf.name, n)))
-        {
-            eprintln!("warning: {}: {}", n.0, n.1);
+        if let Some((name, Some(n))) = pf.as_ref().map(|p| (&p.name, &p.note)) {
+            eprintln!("warning: {name}: {n}");
         }
         pf
     };
@@ -122,14 +114,12 @@ fn ladder_facts(
     bases: &[Result<BaseInfo, LadderError>],
     files: &[Vec<(ModelRecord, String)>],
 ) -> Vec<LadderFacts> {
-    bases
-        .iter()
-        .enumerate()
-        .map(|(li, b)| match b {
+    (bases.iter().zip(files))
+        .map(|(b, files)| match b {
             Ok(b) => LadderFacts {
                 sha256: b.sha256.clone(),
                 synthetic: b.synthetic,
-                files: files[li]
+                files: files
                     .iter()
                     .map(|(r, label)| ModelFacts {
                         label: label.clone(),
@@ -208,11 +198,10 @@ fn ladder_files(
         let mut read = Vec::new();
         let base = b.as_ref().ok().map(|b| &b.header);
         for f in &l.files {
-            let why = base.and_then(|h| crate::ladder::cache::file_difference(&f.path, h));
-            if let Some(why) = why {
-                let path = f.path.clone();
+            if let Some(why) = base.and_then(|h| crate::ladder::cache::file_difference(&f.path, h))
+            {
                 return Err(LadderError::Input {
-                    path,
+                    path: f.path.clone(),
                     why: format!("not the model of ladder {}: {why}", l.name),
                 }
                 .into());
@@ -318,14 +307,13 @@ pub fn check_models(models: &[ModelRecord], tests: &[PlannedTest]) -> Result<(),
         let e = m
             .error
             .clone()
-            .filter(|_| tests.iter().any(|t| t.model == i))?;
-        Some((m.name.clone(), e))
+            .filter(|_| tests.iter().any(|t| t.model == i));
+        e.map(|e| (m.name.clone(), e))
     }));
-    if bad.is_empty() {
-        Ok(())
-    } else {
-        Err(RunnerError::BadModels { models: bad })
+    if !bad.is_empty() {
+        return Err(RunnerError::BadModels { models: bad });
     }
+    Ok(())
 }
 
 /// Inspects a model file without llama.cpp: header check, size, hash, quantization.

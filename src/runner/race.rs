@@ -83,7 +83,7 @@ pub fn tune(
         ..opts.clone()
     };
     // The filters choose candidates only: the quality tests the KLD limit needs stay planned.
-    let prep = prepare::prepare(&opts.config, &[])?;
+    let prep = prepare::prepare(&opts.config, &[], false)?;
     let (space, endpoints) = space(&opts, &prep, &t, &info.devices)?;
     let info = super::describe_plan(info, &prep.plan, &opts);
     // Before any file is written: a device limit on a device this build lacks is bad input.

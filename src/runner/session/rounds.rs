@@ -134,7 +134,7 @@ pub(super) fn check_auto_rounds(r: &Request, cfg: &Config) -> Result<(), RunnerE
         return Err(OptionError::AutoWithIsolate.into());
     }
     if !a.budget_given && !r.is_child() {
-        let prep = runner::prepare::prepare(cfg, &r.filters)?;
+        let prep = runner::prepare::prepare(cfg, &r.filters, false)?;
         if !runner::auto::has_comparison(&prep.plan) {
             let config = r.config.clone();
             return Err(OptionError::AutoWithoutComparison { config }.into());
