@@ -334,10 +334,7 @@ fn run_race(
 
 /// The candidate's round median in its test's round `round` (1-based), if it has one.
 fn round_value(sweep: &Sweep, t: &PlannedTest, round: usize) -> Option<f64> {
-    let rec = sweep.record().tests.iter().find(|x| x.id == t.id)?;
-    if rec.status != Status::Ok {
-        return None;
-    }
+    let rec = (sweep.record().tests.iter()).find(|x| x.id == t.id && x.status == Status::Ok)?;
     let m = rec.round_medians();
     (m.len() == round).then(|| m[round - 1])
 }
