@@ -127,8 +127,7 @@ pub fn run(
     // A resumed file asked for more rounds records the larger count.
     record.run.rounds = record.run.rounds.max(opts.config.settings.rounds);
     let todo = prepare::remaining(&prep.plan, &mine, None, &record);
-    let done = part
-        .iter()
+    let done = (part.iter())
         .filter(|t| prepare::is_done(&prep.plan, t, &record))
         .count();
     if !child {
