@@ -163,9 +163,7 @@ pub fn estimate(
     e: &Earlier,
 ) -> (f64, f64) {
     let st = &config.settings;
-    let sizes: Vec<Option<Size>> = (0..prep.models.len())
-        .map(|i| size_of(config, prep, i))
-        .collect();
+    let sizes = Vec::from_iter((0..prep.models.len()).map(|i| size_of(config, prep, i)));
     // The start (engine, ceilings, result file), and each file to write at 50 MB/s a core.
     let cores = f64::from(crate::util::system::physical_cores());
     let written = sizes.iter().flatten().filter(|s| s.to_write.is_some());

@@ -125,11 +125,8 @@ fn every_round(
 }
 
 fn model_names<'a>(c: &Children<'a>) -> Vec<&'a str> {
-    runner::unique(
-        c.part
-            .iter()
-            .map(|t| c.prep.plan.models[t.model].name.as_str()),
-    )
+    let names = (c.part.iter()).map(|t| c.prep.plan.models[t.model].name.as_str());
+    runner::unique(names)
 }
 
 /// Model `name` has tests that round `round` still has to measure.

@@ -162,8 +162,7 @@ impl Measured {
     }
 
     pub fn any_failed(&self) -> bool {
-        self.records
-            .iter()
+        (self.records.iter())
             .flat_map(|r| &r.tests)
             .any(|t| t.status == Status::Failed)
     }

@@ -56,11 +56,7 @@ pub fn prepare(
             None => empty_model(&m.name, Path::new("")),
         })
         .collect();
-    let bases: Vec<_> = config
-        .ladders
-        .iter()
-        .map(|l| inspect_base(&l.base))
-        .collect();
+    let bases = Vec::from_iter(config.ladders.iter().map(|l| inspect_base(&l.base)));
     let files = ladder_files(config, &bases)?;
     let prompts = match config.serving.as_ref().and_then(|s| s.dataset.as_ref()) {
         Some(p) if !config.models.is_empty() => dataset_of(p, planning)?,
@@ -260,11 +256,8 @@ fn not_fetched(p: &Path) -> Result<(), RunnerError> {
 
 /// The part of `plan` in `scope` and shard `shard` (before resuming and `--only-model`).
 pub fn part(plan: &Plan, scope: Scope, shard: Option<plan::Shard>) -> Vec<PlannedTest> {
-    let n_files = plan
-        .models
-        .iter()
-        .filter(|m| matches!(m.source, ModelSource::File(_)))
-        .count();
+    let n_files = (plan.models.iter()).filter(|m| matches!(m.source, ModelSource::File(_)));
+    let n_files = n_files.count();
     let mut tests: Vec<PlannedTest> = plan
         .tests
         .iter()

@@ -340,9 +340,7 @@ fn round_value(sweep: &Sweep, t: &PlannedTest, round: usize) -> Option<f64> {
 }
 
 fn conclude(r: &Race, candidates: &[PlannedTest], rec: &mut TuneRecord) {
-    rec.stopped = r
-        .stop()
-        .map_or_else(|| "not started".into(), |s| s.describe());
+    rec.stopped = (r.stop()).map_or_else(|| "not started".into(), |s| s.describe());
     rec.rounds = r.rounds_done();
     rec.tests_run = r.cost();
     let ids: Vec<String> = candidates.iter().map(|c| c.id.clone()).collect();

@@ -150,8 +150,7 @@ fn warn_missing_simd() {
 
 /// The models with a file (a served-only entry has no layers here to place).
 fn local_axes(cfg: &Config) -> impl Iterator<Item = &config::Axes> {
-    cfg.models
-        .iter()
+    (cfg.models.iter())
         .filter(|m| m.path.is_some())
         .map(|m| &m.axes)
 }

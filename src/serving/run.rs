@@ -90,9 +90,7 @@ impl GroupRun<'_> {
 
     fn samplers(&self, n: usize, rep: u32) -> Vec<Sampler> {
         let t = self.sc.temperature as f32;
-        (0..n)
-            .map(|j| Sampler::new(t, driver::request_seed(self.seed, rep, j)))
-            .collect()
+        Vec::from_iter((0..n).map(|j| Sampler::new(t, driver::request_seed(self.seed, rep, j))))
     }
 
     pub(crate) fn measure(

@@ -199,10 +199,7 @@ fn bisect_group(
     Ok(Bisection {
         axis: axis.name.to_string(),
         ids: g.iter().map(|&i| candidates[i].id.clone()).collect(),
-        values: g
-            .iter()
-            .map(|&i| (axis.value)(&candidates[i].params))
-            .collect(),
+        values: Vec::from_iter(g.iter().map(|&i| (axis.value)(&candidates[i].params))),
         probes: probes
             .into_iter()
             .map(|(k, ok)| Probe {

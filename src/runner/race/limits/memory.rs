@@ -129,9 +129,7 @@ impl Limits {
     pub(super) fn said(&self) -> Vec<Applied> {
         let host = self.host.iter().map(|(_, s)| s);
         let devices = self.devices.iter().map(|(_, _, s)| s);
-        host.chain(devices)
-            .map(|s| Applied::Memory(s.clone()))
-            .collect()
+        Vec::from_iter(host.chain(devices).map(|s| Applied::Memory(s.clone())))
     }
 
     /// Why candidate `c` of model `name` (file `path`) cannot fit at context `at`, with
