@@ -332,9 +332,7 @@ fn log_path(results: Option<&Path>, model: &str) -> PathBuf {
     let safe = crate::util::file_safe(model);
     match results {
         Some(r) => {
-            let stem = r
-                .file_stem()
-                .map_or("run".into(), |s| s.to_string_lossy().into_owned());
+            let stem = (r.file_stem()).map_or("run".into(), |s| s.to_string_lossy().into_owned());
             r.with_file_name(format!("{stem}.server-{safe}.log"))
         }
         None => {

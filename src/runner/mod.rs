@@ -207,8 +207,7 @@ fn this_process(part: &[PlannedTest], plan: &Plan, opts: &RunOptions) -> Vec<Pla
 }
 
 fn http_models(tests: &[PlannedTest]) -> std::collections::BTreeSet<usize> {
-    tests
-        .iter()
+    (tests.iter())
         .filter_map(|t| match &t.detail {
             plan::Detail::Serving(s) if s.transport == plan::serving::Transport::Http => {
                 Some(s.model)
