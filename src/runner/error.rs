@@ -79,8 +79,8 @@ pub enum RunnerError {
         dir.display()
     )]
     NoLibrary { dir: PathBuf },
-    #[error("{cause}")]
-    LibraryPath { dir: PathBuf, cause: io::Error },
+    #[error("{0}")]
+    LibraryPath(io::Error),
     #[error("{0}")]
     Kind(KindError),
     #[error("{0}")]

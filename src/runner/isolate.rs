@@ -63,7 +63,10 @@ pub fn run(
         ));
     }
     prepare::check_models(&prep.models, &part)?;
-    let (path, record) = open_file(info, results_dir, plan.resume)?;
+    // The file the children continue, on disk before the first child reads it.
+    let target = target::open(info, Some(results_dir), plan.resume, false)?;
+    let path = target.path.expect("a results directory was given");
+    results::write_atomic(&path, &target.record)?;
     let exe = std::env::current_exe().map_err(RunnerError::NoExecutable)?;
     let children = Children {
         plan,
@@ -73,21 +76,9 @@ pub fn run(
         prep: &prep,
         part: &part,
     };
-    let record = every_round(&children, record, stop)?;
+    let record = every_round(&children, target.record, stop)?;
     let record = conclude(&path, record, stop)?;
     Ok((record, Some(path)))
-}
-
-/// The file the children continue, on disk before the first child reads it.
-fn open_file(
-    info: RunInfo,
-    results_dir: &Path,
-    resume: Option<&Path>,
-) -> Result<(PathBuf, RunRecord), RunnerError> {
-    let target = target::open(info, Some(results_dir), resume, false)?;
-    let path = target.path.expect("a results directory was given");
-    results::write_atomic(&path, &target.record)?;
-    Ok((path, target.record))
 }
 
 /// What every child of the run shares: the plan, this executable, the file, the arguments.

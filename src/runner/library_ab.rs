@@ -186,11 +186,12 @@ fn check(o: &AbOptions) -> Result<(), OptionError> {
 pub fn measure(o: &AbOptions) -> Result<Measured, RunnerError> {
     check(o)?;
     let cfg = crate::config::load(&o.config, crate::util::system::physical_cores())?;
-    let libs = o
-        .libraries
-        .iter()
-        .map(|d| absolute_lib_dir(d))
-        .collect::<Result<Vec<_>, _>>()?;
+    // Absolute: the children run elsewhere.
+    let libs = o.libraries.iter().map(|d| {
+        let lib = lib_dir(d)?;
+        std::path::absolute(lib).map_err(RunnerError::LibraryPath)
+    });
+    let libs = libs.collect::<Result<Vec<_>, _>>()?;
     let exe = std::env::current_exe().map_err(RunnerError::NoExecutable)?;
     let args = child_args(&o.config, &o.filters);
     let mut note = |s: &str| {
@@ -211,12 +212,6 @@ pub fn measure(o: &AbOptions) -> Result<Measured, RunnerError> {
         write_files(dir, &measured)?;
     }
     Ok(measured)
-}
-
-/// `--library DIR`'s library directory (`lib_dir`), absolute: the children run elsewhere.
-fn absolute_lib_dir(dir: &Path) -> Result<PathBuf, RunnerError> {
-    let lib = lib_dir(dir)?;
-    std::path::absolute(&lib).map_err(|cause| RunnerError::LibraryPath { dir: lib, cause })
 }
 
 /// One result file per build, in a fresh `ab-<time>` directory under `dir`.

@@ -35,12 +35,8 @@ pub fn at_objective(config: &Config, t: &Tune) -> Config {
         a.n_gen = vec![t.objective.n_gen];
         a.n_depth = vec![t.objective.n_depth];
     };
-    for m in &mut c.models {
-        set(&mut m.axes);
-    }
-    for l in &mut c.ladders {
-        set(&mut l.axes);
-    }
+    c.models.iter_mut().for_each(|m| set(&mut m.axes));
+    c.ladders.iter_mut().for_each(|l| set(&mut l.axes));
     // A goodput race's round is one pass of [serving]'s requests.
     if let (Some(_), Some(sc)) = (&t.goodput, c.serving.as_mut()) {
         sc.repetitions = 1;
