@@ -10,6 +10,7 @@ pub(crate) mod speculative;
 
 pub use error::{KindError, NoModel};
 
+use crate::plan::serving::Transport;
 use crate::plan::{Detail, PlannedTest};
 
 /// What tests of one [`serving::Group`] have in common: an in-process serving group, the
@@ -25,14 +26,9 @@ pub(crate) enum BatchKey {
 /// alone.
 pub(crate) fn batch_key(t: &PlannedTest) -> Option<BatchKey> {
     match &t.detail {
-        Detail::Serving(s) if s.transport == crate::plan::serving::Transport::Http => {
-            Some(if s.own_server {
-                BatchKey::OwnServer(s.group)
-            } else {
-                BatchKey::ModelServer(s.model)
-            })
-        }
-        Detail::Serving(s) => Some(BatchKey::Group(s.group)),
+        Detail::Serving(s) if s.transport != Transport::Http => Some(BatchKey::Group(s.group)),
+        Detail::Serving(s) if s.own_server => Some(BatchKey::OwnServer(s.group)),
+        Detail::Serving(s) => Some(BatchKey::ModelServer(s.model)),
         _ => None,
     }
 }

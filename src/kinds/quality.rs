@@ -70,9 +70,7 @@ fn measure(
         return Err(KindError::Refused(e.clone()));
     }
     let l = &config.ladders[li];
-    let base = bases[li]
-        .as_ref()
-        .map_err(|e| KindError::Refused(e.to_string()))?;
+    let base = (bases[li].as_ref()).map_err(|e| KindError::Refused(e.to_string()))?;
     if cache.current.as_ref().map(|c| c.0) != Some(li) {
         cache.current = None;
         // A reference file is read where it lies; a reference type is built first.
@@ -84,8 +82,7 @@ fn measure(
                 crate::ladder::build_variant(base, l, t, None, n_threads, &tag, rep)?
             }
         };
-        let r = quality::reference(l, &ref_path, n_threads, rep)?;
-        cache.current = Some((li, r));
+        cache.current = Some((li, quality::reference(l, &ref_path, n_threads, rep)?));
     }
     let r = &cache.current.as_ref().expect("reference made above").1;
     let is_reference = match (source, l.reference) {

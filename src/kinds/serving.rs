@@ -51,10 +51,7 @@ fn group_run<'a>(
     config: &'a Config,
     prompts: Option<&'a PromptFile>,
 ) -> GroupRun<'a> {
-    let sc = config
-        .serving
-        .as_ref()
-        .expect("serving tests come from a [serving] table");
+    let sc = (config.serving.as_ref()).expect("serving tests come from a [serving] table");
     GroupRun {
         engine,
         sc,
@@ -117,8 +114,7 @@ pub fn preflight(
         let model = m.name.clone();
         match (&s.server, &s.endpoint) {
             (None, Some(ep)) => {
-                let cause = identity::probe(&client_for(m, s, ep)?).err();
-                if let Some(cause) = cause {
+                if let Err(cause) = identity::probe(&client_for(m, s, ep)?) {
                     return Err(KindError::Endpoint { model, cause });
                 }
             }
@@ -172,9 +168,7 @@ fn llama_server_command(
     let sc = (config.serving.as_ref()).ok_or_else(|| refused("no [serving] table"))?;
     let no_path = "server = \"llama-server\" serves the model's `path`, and it has none";
     let path = (m.path.as_deref()).ok_or_else(|| refused(no_path))?;
-    let path = path
-        .to_str()
-        .ok_or_else(|| refused("the model path is not UTF-8"))?;
+    let path = (path.to_str()).ok_or_else(|| refused("the model path is not UTF-8"))?;
     let p = &first.params;
     // A test with a server of its own (a tune candidate) is served in its own slots.
     let slots = if first.own_server {
@@ -251,9 +245,7 @@ fn open_served<'m>(
     let mut info = identity::probe(&client).map_err(|e| KindError::Refused(e.to_string()))?;
     if info.build.is_some() {
         // Only llama-server has a build; it reuses a slot's KV for a shared prefix unless told.
-        client
-            .extra
-            .insert("cache_prompt".into(), serde_json::Value::Bool(false));
+        (client.extra).insert("cache_prompt".into(), false.into());
     }
     warm_up(&client);
     if let Some(l) = &launched {
@@ -340,9 +332,7 @@ fn log_path(results: Option<&Path>, model: &str) -> PathBuf {
     let safe = crate::util::file_safe(model);
     match results {
         Some(r) => {
-            let stem = r
-                .file_stem()
-                .map_or("run".into(), |s| s.to_string_lossy().into_owned());
+            let stem = (r.file_stem()).map_or("run".into(), |s| s.to_string_lossy().into_owned());
             r.with_file_name(format!("{stem}.server-{safe}.log"))
         }
         None => {

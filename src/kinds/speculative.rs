@@ -126,11 +126,8 @@ fn measure(
         )));
     }
     let jobs = jobs(m, pf, s)?;
-    let longest = (jobs
-        .iter()
-        .map(|j| j.tokens.len() as u64 + u64::from(j.n_gen))
-        .max())
-    .unwrap_or(0);
+    let longest = (jobs.iter()).map(|j| j.tokens.len() as u64 + u64::from(j.n_gen));
+    let longest = longest.max().unwrap_or(0);
     let n_ctx_train = u64::from(m.info().n_ctx_train);
     if n_ctx_train > 0 && longest > n_ctx_train {
         return Err(Refused(format!(
@@ -174,8 +171,7 @@ fn measure(
     if let Some(n) = &pf.note {
         sp.notes.push(format!("{}: {n}", pf.name));
     }
-    sp.notes
-        .extend(random_weights(s.drafter, target.synthetic, draft.as_ref()));
+    (sp.notes).extend(random_weights(s.drafter, target.synthetic, draft.as_ref()));
     if let Some(short) = short_generations(&sp.rounds, &jobs) {
         progress.note(&format!("{}: {short}", rec.id));
         sp.notes.push(short);
@@ -236,16 +232,12 @@ fn run_rounds(
         let plain_first = (s.first_round + r) % 2 == 0;
         let mut round = SpecRound {
             plain_first,
-            plain_tokens: 0,
-            plain_ns: 0,
-            spec_tokens: 0,
-            spec_ns: 0,
+            ..Default::default()
         };
         for j in jobs {
             let mut out: [Option<Generation>; 2] = [None, None];
             for spec in sides([!plain_first, plain_first]) {
-                let x = session.generate(&j.tokens, j.n_gen, spec)?;
-                out[spec as usize] = Some(x);
+                out[spec as usize] = Some(session.generate(&j.tokens, j.n_gen, spec)?);
             }
             let [Some(plain), g] = out else {
                 unreachable!("plain decoding ran")

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// One round: every prompt generated plain and speculative once, in the order `plain_first`
 /// says (it alternates by round, so a drift within a round does not favour one side).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SpecRound {
     pub plain_first: bool,
     /// Summed over the prompts.

@@ -17,7 +17,7 @@ use crate::stats::resolve::{Choice, resolve};
 use crate::stats::ties::Figure;
 
 /// The comparisons at one look.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Looked {
     /// How many comparisons the answer depends on.
     pub total: usize,
@@ -33,26 +33,18 @@ pub fn design(a: &AutoRounds) -> Design {
 
 /// The comparisons of `record`'s answer under `design`, and those still open.
 pub fn look(record: &RunRecord, design: Design) -> Looked {
-    let mut out = Looked {
-        total: 0,
-        open: Vec::new(),
-    };
+    let mut out = Looked::default();
     // Ladders: the ladder table's own resolution (its design is the run's: auto).
     // Auto rounds pair every row from the third round on; the floor only judges a row that
     // has fewer (a failed test's).
     let floor = NoiseFloor::assumed();
     let (rows, groups) = table::rows_resolved(record, DEFAULT_KLD_BUDGET, &floor);
     for (idx, r) in &groups {
-        let decoded: Vec<usize> = idx
-            .iter()
-            .copied()
-            .filter(|&i| rows[i].tg_ts.is_some())
-            .collect();
+        let decoded = (idx.iter().copied()).filter(|&i| rows[i].tg_ts.is_some());
+        let decoded: Vec<_> = decoded.collect();
         out.total += r.needed;
-        let test = rows
-            .iter()
-            .find_map(|r| r.tg_test.clone())
-            .unwrap_or_default();
+        let test = (rows.iter()).find_map(|r| r.tg_test.clone());
+        let test = test.unwrap_or_default();
         for &(a, b) in &r.open {
             out.open.push(format!(
                 "{} vs {} ({test})",
@@ -61,19 +53,12 @@ pub fn look(record: &RunRecord, design: Design) -> Looked {
         }
     }
     // The other tests: per model (without a ladder's provenance) and test name.
-    let plain = |m: &str| {
-        record
-            .models
-            .iter()
-            .any(|x| x.name == m && x.provenance.is_none())
-    };
+    let plain = |m: &str| (record.models.iter()).any(|x| x.name == m && x.provenance.is_none());
     let keys = (record.tests.iter())
         .filter(|t| t.kind.is_llama_bench() && plain(&t.model))
         .map(|t| (t.model.clone(), t.test.clone()));
     for (model, test) in super::unique(keys) {
-        let ts: Vec<_> = record
-            .tests
-            .iter()
+        let ts: Vec<_> = (record.tests.iter())
             .filter(|t| t.model == model && t.test == test && t.kind.is_llama_bench())
             .filter(|t| t.status == Status::Ok && t.median_ts.is_some())
             .collect();
@@ -153,11 +138,8 @@ pub(crate) fn past_budget(
 /// Whether the plan has a comparison for auto rounds to resolve: two llama-bench-style tests
 /// of one test name for one model, or a ladder of two variants or more.
 pub fn has_comparison(plan: &crate::plan::Plan) -> bool {
-    let bench: Vec<&crate::plan::PlannedTest> = plan
-        .tests
-        .iter()
-        .filter(|t| super::rounds_apply(t))
-        .collect();
+    let bench = (plan.tests.iter()).filter(|t| super::rounds_apply(t));
+    let bench: Vec<_> = bench.collect();
     bench.iter().enumerate().any(|(i, t)| {
         bench[i + 1..].iter().any(|u| {
             let (mt, mu) = (&plan.models[t.model], &plan.models[u.model]);

@@ -43,9 +43,7 @@ impl Earlier {
                 && a.llama_cpp.gpu_backend == b.llama_cpp.gpu_backend;
             for t in r.tests.iter().filter(|t| same && t.status == Status::Ok) {
                 if let Some(ns) = t.avg_ns {
-                    e.per_rep
-                        .entry(t.identity.clone())
-                        .or_insert(ns as f64 * 1e-9);
+                    (e.per_rep.entry(t.identity.clone())).or_insert(ns as f64 * 1e-9);
                 }
                 if let (TestKind::Pp, Some(ts), Some(n)) = (t.kind, t.avg_ts, t.model_n_params) {
                     e.flops = Some(e.flops.unwrap_or(0.0).max(ts * 2.0 * n as f64));
@@ -126,15 +124,11 @@ fn test_seconds(
         return 30.0;
     };
     let p = &t.params;
-    let bw = c
-        .for_test(p.n_gpu_layers, s.n_layer)
-        .map_or(20e9, |(g, _)| g * 1e9);
+    let bw = (c.for_test(p.n_gpu_layers, s.n_layer)).map_or(20e9, |(g, _)| g * 1e9);
     let offloaded = c.gpu_build && p.n_gpu_layers != 0;
     // Without an earlier prefill: 30 GFLOP/s per core, or 50 FLOP per byte/s of a GPU.
     let cores = f64::from(crate::util::system::physical_cores());
-    let flops = e
-        .flops
-        .unwrap_or(if offloaded { bw * 50.0 } else { cores * 30e9 });
+    let flops = (e.flops).unwrap_or(if offloaded { bw * 50.0 } else { cores * 30e9 });
     if let Some(q) = quality {
         return f64::from(q.n_ctx * q.n_chunks) * 2.0 * s.n_params / flops;
     }
@@ -163,9 +157,7 @@ pub fn estimate(
     e: &Earlier,
 ) -> (f64, f64) {
     let st = &config.settings;
-    let sizes: Vec<Option<Size>> = (0..prep.models.len())
-        .map(|i| size_of(config, prep, i))
-        .collect();
+    let sizes = Vec::from_iter((0..prep.models.len()).map(|i| size_of(config, prep, i)));
     // The start (engine, ceilings, result file), and each file to write at 50 MB/s a core.
     let cores = f64::from(crate::util::system::physical_cores());
     let written = sizes.iter().flatten().filter(|s| s.to_write.is_some());
@@ -212,7 +204,7 @@ pub fn show(
     c: &Ceilings,
     results: &Path,
 ) -> Result<String, RunnerError> {
-    let prep = prepare::prepare_for(config, filters, true)?;
+    let prep = prepare::prepare(config, filters, true)?;
     let tests = prepare::part(&prep.plan, Scope::All, shard);
     if tests.is_empty() {
         return Err(RunnerError::NoMatch {

@@ -53,12 +53,12 @@ pub enum RunnerError {
     },
     #[error("{}: cannot resume: the run differs from the file's: {why}", file.display())]
     CannotResume { file: PathBuf, why: String },
-    #[error("cannot find the tpsbench executable: {cause}")]
-    NoExecutable { cause: io::Error },
-    #[error("cannot start a child tpsbench: {cause}")]
-    SpawnChild { cause: io::Error },
-    #[error("{}: {cause}", exe.display())]
-    SpawnBuild { exe: PathBuf, cause: io::Error },
+    #[error("cannot find the tpsbench executable: {0}")]
+    NoExecutable(io::Error),
+    #[error("cannot start a child tpsbench: {0}")]
+    SpawnChild(io::Error),
+    #[error("{}: {cause}", path.display())]
+    Io { path: PathBuf, cause: io::Error },
     #[error(
         "the run on {} failed ({status}): {}",
         lib.display(),
@@ -79,10 +79,8 @@ pub enum RunnerError {
         dir.display()
     )]
     NoLibrary { dir: PathBuf },
-    #[error("{cause}")]
-    LibraryPath { dir: PathBuf, cause: io::Error },
-    #[error("{}: {cause}", dir.display())]
-    CreateDir { dir: PathBuf, cause: io::Error },
+    #[error("{0}")]
+    LibraryPath(io::Error),
     #[error("{0}")]
     Kind(KindError),
     #[error("{0}")]
@@ -93,11 +91,8 @@ pub enum RunnerError {
 
 /// "model "a": why; model "b": why".
 fn models_line(models: &[(String, String)]) -> String {
-    let lines: Vec<String> = models
-        .iter()
-        .map(|(name, why)| format!("model {name:?}: {why}"))
-        .collect();
-    lines.join("; ")
+    let lines = models.iter().map(|(n, why)| format!("model {n:?}: {why}"));
+    lines.collect::<Vec<_>>().join("; ")
 }
 
 from_plain!(RunnerError {

@@ -50,7 +50,7 @@ pub fn run(
     stop: &AtomicBool,
     child_args: &[String],
 ) -> Result<(RunRecord, Option<PathBuf>), RunnerError> {
-    let prep = prepare::prepare(plan.config, plan.filters)?;
+    let prep = prepare::prepare(plan.config, plan.filters, false)?;
     let part = prepare::part(&prep.plan, Scope::All, plan.shard);
     let mut opts = runner::RunOptions::new(plan.config.clone(), None);
     opts.shard = plan.shard;
@@ -63,8 +63,11 @@ pub fn run(
         ));
     }
     prepare::check_models(&prep.models, &part)?;
-    let (path, record) = open_file(info, results_dir, plan.resume)?;
-    let exe = std::env::current_exe().map_err(|cause| RunnerError::NoExecutable { cause })?;
+    // The file the children continue, on disk before the first child reads it.
+    let target = target::open(info, Some(results_dir), plan.resume, false)?;
+    let path = target.path.expect("a results directory was given");
+    results::write_atomic(&path, &target.record)?;
+    let exe = std::env::current_exe().map_err(RunnerError::NoExecutable)?;
     let children = Children {
         plan,
         exe: &exe,
@@ -73,21 +76,9 @@ pub fn run(
         prep: &prep,
         part: &part,
     };
-    let record = every_round(&children, record, stop)?;
+    let record = every_round(&children, target.record, stop)?;
     let record = conclude(&path, record, stop)?;
     Ok((record, Some(path)))
-}
-
-/// The file the children continue, on disk before the first child reads it.
-fn open_file(
-    info: RunInfo,
-    results_dir: &Path,
-    resume: Option<&Path>,
-) -> Result<(PathBuf, RunRecord), RunnerError> {
-    let target = target::open(info, Some(results_dir), resume, false)?;
-    let path = target.path.expect("a results directory was given");
-    results::write_atomic(&path, &target.record)?;
-    Ok((path, target.record))
 }
 
 /// What every child of the run shares: the plan, this executable, the file, the arguments.
@@ -125,11 +116,8 @@ fn every_round(
 }
 
 fn model_names<'a>(c: &Children<'a>) -> Vec<&'a str> {
-    runner::unique(
-        c.part
-            .iter()
-            .map(|t| c.prep.plan.models[t.model].name.as_str()),
-    )
+    let names = (c.part.iter()).map(|t| c.prep.plan.models[t.model].name.as_str());
+    runner::unique(names)
 }
 
 /// Model `name` has tests that round `round` still has to measure.
@@ -162,10 +150,9 @@ fn one_child(c: &Children, name: &str, round: usize) -> Result<RunRecord, Runner
     let status = wait_child(c, name, round)?;
     // A child that died left its journal: its finished tests are there.
     let mut record = crate::record::journal::read_resumable(c.path)?;
-    match status.code() {
-        Some(0 | 1) => return Ok(record), // 1: some tests failed, and they are recorded
-        Some(130) => return Ok(record),   // interrupted: the file is resumable
-        _ => {}
+    // 1: some tests failed, and they are recorded; 130: interrupted, the file is resumable.
+    if matches!(status.code(), Some(0 | 1 | 130)) {
+        return Ok(record);
     }
     record_death(c, name, status, &mut record);
     results::write_atomic(c.path, &record)?;
@@ -179,16 +166,13 @@ fn wait_child(c: &Children, name: &str, round: usize) -> Result<ExitStatus, Runn
         .arg("--config")
         .arg(c.plan.config_path)
         .arg("--resume")
-        .arg(c.path);
-    cmd.args(["--only-model", name])
+        .arg(c.path)
+        .args(["--only-model", name])
         .args(["--rounds", &(round + 1).to_string()])
-        .stdout(std::process::Stdio::null());
-    for f in c.plan.filters {
-        cmd.args(["--filter", f]);
-    }
-    cmd.args(c.child_args);
-    cmd.status()
-        .map_err(|cause| RunnerError::SpawnChild { cause })
+        .stdout(std::process::Stdio::null())
+        .args(c.plan.filters.iter().flat_map(|f| ["--filter", f]))
+        .args(c.child_args);
+    cmd.status().map_err(RunnerError::SpawnChild)
 }
 
 /// The child died: every planned test of model `name` not in the file failed with it.

@@ -38,10 +38,8 @@ pub fn check(config: &Config, offer: &Offer) -> Result<Vec<String>, KnobError> {
     let file = || config.file.clone();
     for (table, axes, path) in sweeps(config) {
         for v in values(axes, "devices") {
-            for name in v.as_str().split('/') {
-                if matches!(name, "auto" | "none") {
-                    continue;
-                }
+            let names = v.as_str().split('/');
+            for name in names.filter(|n| !matches!(*n, "auto" | "none")) {
                 if !offer.devices.iter().any(|d| d == name) {
                     return Err(KnobError::NoDevice {
                         file: file(),

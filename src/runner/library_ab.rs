@@ -35,14 +35,12 @@ pub fn lib_dir(dir: &Path) -> Result<PathBuf, RunnerError> {
             })
         })
     };
-    for d in [dir.to_path_buf(), dir.join("lib")] {
-        if has_llama(&d) {
-            return Ok(d);
-        }
-    }
-    Err(RunnerError::NoLibrary {
-        dir: dir.to_path_buf(),
-    })
+    [dir.to_path_buf(), dir.join("lib")]
+        .into_iter()
+        .find(|d| has_llama(d))
+        .ok_or_else(|| RunnerError::NoLibrary {
+            dir: dir.to_path_buf(),
+        })
 }
 
 /// The order of the builds in round `round`: rotated by one each round, so with two builds
@@ -56,10 +54,7 @@ pub fn child_args(config: &Path, filters: &[String]) -> Vec<String> {
     let words = "run --no-save --quiet --output json --config".split(' ');
     let mut a: Vec<String> = words.map(String::from).collect();
     a.push(config.display().to_string());
-    for f in filters {
-        a.push("--filter".into());
-        a.push(f.clone());
-    }
+    a.extend(filters.iter().flat_map(|f| ["--filter".into(), f.clone()]));
     a
 }
 
@@ -123,8 +118,8 @@ impl Launcher for ProcessLauncher {
             .env("LD_LIBRARY_PATH", path)
             .stderr(std::process::Stdio::piped())
             .output()
-            .map_err(|cause| RunnerError::SpawnBuild {
-                exe: self.exe.clone(),
+            .map_err(|cause| RunnerError::Io {
+                path: self.exe.clone(),
                 cause,
             })?;
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -167,8 +162,7 @@ impl Measured {
     }
 
     pub fn any_failed(&self) -> bool {
-        self.records
-            .iter()
+        (self.records.iter())
             .flat_map(|r| &r.tests)
             .any(|t| t.status == Status::Failed)
     }
@@ -192,16 +186,16 @@ fn check(o: &AbOptions) -> Result<(), OptionError> {
 pub fn measure(o: &AbOptions) -> Result<Measured, RunnerError> {
     check(o)?;
     let cfg = crate::config::load(&o.config, crate::util::system::physical_cores())?;
-    let libs = o
-        .libraries
-        .iter()
-        .map(|d| absolute_lib_dir(d))
-        .collect::<Result<Vec<_>, _>>()?;
-    let exe = std::env::current_exe().map_err(|cause| RunnerError::NoExecutable { cause })?;
+    // Absolute: the children run elsewhere.
+    let libs = o.libraries.iter().map(|d| {
+        let lib = lib_dir(d)?;
+        std::path::absolute(lib).map_err(RunnerError::LibraryPath)
+    });
+    let libs = libs.collect::<Result<Vec<_>, _>>()?;
+    let exe = std::env::current_exe().map_err(RunnerError::NoExecutable)?;
     let args = child_args(&o.config, &o.filters);
-    let quiet = o.quiet;
     let mut note = |s: &str| {
-        if !quiet {
+        if !o.quiet {
             eprintln!("{s}");
         }
     };
@@ -220,18 +214,12 @@ pub fn measure(o: &AbOptions) -> Result<Measured, RunnerError> {
     Ok(measured)
 }
 
-/// `--library DIR`'s library directory (`lib_dir`), absolute: the children run elsewhere.
-fn absolute_lib_dir(dir: &Path) -> Result<PathBuf, RunnerError> {
-    let lib = lib_dir(dir)?;
-    std::path::absolute(&lib).map_err(|cause| RunnerError::LibraryPath { dir: lib, cause })
-}
-
 /// One result file per build, in a fresh `ab-<time>` directory under `dir`.
 fn write_files(dir: &Path, m: &Measured) -> Result<(), RunnerError> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
     let dir = dir.join(format!("ab-{stamp}"));
     if let Err(cause) = std::fs::create_dir_all(&dir) {
-        return Err(RunnerError::CreateDir { dir, cause });
+        return Err(RunnerError::Io { path: dir, cause });
     }
     for (i, (lib, rec)) in m.libs.iter().zip(&m.records).enumerate() {
         crate::record::results::write_atomic(&dir.join(file_name(i, lib)), rec)?;

@@ -82,13 +82,12 @@ pub struct RunOutcome {
 
 impl RunOutcome {
     pub(crate) fn new(record: RunRecord, path: Option<PathBuf>, interrupted: bool) -> Self {
-        let failed = (record.tests.iter())
-            .filter(|t| t.status == crate::record::Status::Failed)
-            .count();
         RunOutcome {
+            failed: (record.tests.iter())
+                .filter(|t| t.status == Status::Failed)
+                .count(),
             record,
             path,
-            failed,
             interrupted,
         }
     }
@@ -100,7 +99,7 @@ pub fn run(
     opts: &RunOptions,
     progress: &mut dyn Progress,
 ) -> Result<RunOutcome, RunnerError> {
-    let prep = prepare::prepare(&opts.config, &opts.filters)?;
+    let prep = prepare::prepare(&opts.config, &opts.filters, false)?;
     let part = prepare::part(&prep.plan, opts.scope, opts.shard);
     let mut info = describe_plan(info, &prep.plan, opts);
     if opts.only_model.is_none() {
@@ -128,8 +127,7 @@ pub fn run(
     // A resumed file asked for more rounds records the larger count.
     record.run.rounds = record.run.rounds.max(opts.config.settings.rounds);
     let todo = prepare::remaining(&prep.plan, &mine, None, &record);
-    let done = part
-        .iter()
+    let done = (part.iter())
         .filter(|t| prepare::is_done(&prep.plan, t, &record))
         .count();
     if !child {
@@ -188,16 +186,13 @@ pub(crate) fn served_ready(
         let Some(binary) = binary.clone().or_else(launch::pinned_llama_server) else {
             continue;
         };
-        match launch::server_backends(&binary) {
-            Some(theirs) if theirs != mine => {
-                return Err(RunnerError::ServerBackend {
-                    model: m.name.clone(),
-                    binary,
-                    server: said(&theirs),
-                    engine: said(&mine),
-                });
-            }
-            _ => {}
+        if let Some(theirs) = launch::server_backends(&binary).filter(|t| *t != mine) {
+            return Err(RunnerError::ServerBackend {
+                model: m.name.clone(),
+                binary,
+                server: said(&theirs),
+                engine: said(&mine),
+            });
         }
     }
     Ok(())
@@ -205,18 +200,14 @@ pub(crate) fn served_ready(
 
 /// The part's tests this process runs: all of them, or one model's in an `--isolate` child.
 fn this_process(part: &[PlannedTest], plan: &Plan, opts: &RunOptions) -> Vec<PlannedTest> {
-    part.iter()
-        .filter(|t| {
-            let name = &plan.models[t.model].name;
-            opts.only_model.as_ref().is_none_or(|m| m == name)
-        })
-        .cloned()
-        .collect()
+    let mine = |t: &&PlannedTest| {
+        (opts.only_model.as_ref()).is_none_or(|m| *m == plan.models[t.model].name)
+    };
+    part.iter().filter(mine).cloned().collect()
 }
 
 fn http_models(tests: &[PlannedTest]) -> std::collections::BTreeSet<usize> {
-    tests
-        .iter()
+    (tests.iter())
         .filter_map(|t| match &t.detail {
             plan::Detail::Serving(s) if s.transport == plan::serving::Transport::Http => {
                 Some(s.model)

@@ -39,15 +39,10 @@ pub struct Prepared {
 }
 
 /// Reads the files and builds the plan (filters applied). A prompt file that is missing or
-/// malformed is bad input, reported before the sweep starts.
-pub fn prepare(config: &Config, filters: &[String]) -> Result<Prepared, RunnerError> {
-    prepare_for(config, filters, false)
-}
-
-/// As [`prepare`]; `planning`: for a plan that runs nothing (a dry run), where a dataset
-/// `scripts/setup` fetches that is not there yet is left out ([`not_fetched_datasets`]
-/// names it).
-pub fn prepare_for(
+/// malformed is bad input, reported before the sweep starts; `planning`: for a plan that runs
+/// nothing (a dry run), where a dataset `scripts/setup` fetches that is not there yet is left
+/// out ([`not_fetched_datasets`] names it).
+pub fn prepare(
     config: &Config,
     filters: &[String],
     planning: bool,
@@ -61,22 +56,15 @@ pub fn prepare_for(
             None => empty_model(&m.name, Path::new("")),
         })
         .collect();
-    let bases: Vec<_> = config
-        .ladders
-        .iter()
-        .map(|l| inspect_base(&l.base))
-        .collect();
+    let bases = Vec::from_iter(config.ladders.iter().map(|l| inspect_base(&l.base)));
     let files = ladder_files(config, &bases)?;
     let prompts = match config.serving.as_ref().and_then(|s| s.dataset.as_ref()) {
         Some(p) if !config.models.is_empty() => dataset_of(p, planning)?,
         _ => None,
     };
     let noted = |pf: Option<PromptFile>| {
-        if let Some(n) = pf
-            .as_ref()
-            .and_then(|pf| pf.note.as_ref().map(|n| (&pf.name, n)))
-        {
-            eprintln!("warning: {}: {}", n.0, n.1);
+        if let Some((name, Some(n))) = pf.as_ref().map(|p| (&p.name, &p.note)) {
+            eprintln!("warning: {name}: {n}");
         }
         pf
     };
@@ -122,14 +110,12 @@ fn ladder_facts(
     bases: &[Result<BaseInfo, LadderError>],
     files: &[Vec<(ModelRecord, String)>],
 ) -> Vec<LadderFacts> {
-    bases
-        .iter()
-        .enumerate()
-        .map(|(li, b)| match b {
+    (bases.iter().zip(files))
+        .map(|(b, files)| match b {
             Ok(b) => LadderFacts {
                 sha256: b.sha256.clone(),
                 synthetic: b.synthetic,
-                files: files[li]
+                files: files
                     .iter()
                     .map(|(r, label)| ModelFacts {
                         label: label.clone(),
@@ -208,11 +194,10 @@ fn ladder_files(
         let mut read = Vec::new();
         let base = b.as_ref().ok().map(|b| &b.header);
         for f in &l.files {
-            let why = base.and_then(|h| crate::ladder::cache::file_difference(&f.path, h));
-            if let Some(why) = why {
-                let path = f.path.clone();
+            if let Some(why) = base.and_then(|h| crate::ladder::cache::file_difference(&f.path, h))
+            {
                 return Err(LadderError::Input {
-                    path,
+                    path: f.path.clone(),
                     why: format!("not the model of ladder {}: {why}", l.name),
                 }
                 .into());
@@ -271,11 +256,8 @@ fn not_fetched(p: &Path) -> Result<(), RunnerError> {
 
 /// The part of `plan` in `scope` and shard `shard` (before resuming and `--only-model`).
 pub fn part(plan: &Plan, scope: Scope, shard: Option<plan::Shard>) -> Vec<PlannedTest> {
-    let n_files = plan
-        .models
-        .iter()
-        .filter(|m| matches!(m.source, ModelSource::File(_)))
-        .count();
+    let n_files = (plan.models.iter()).filter(|m| matches!(m.source, ModelSource::File(_)));
+    let n_files = n_files.count();
     let mut tests: Vec<PlannedTest> = plan
         .tests
         .iter()
@@ -306,26 +288,20 @@ pub(crate) fn remaining(
 
 pub(crate) fn is_done(plan: &Plan, t: &PlannedTest, done: &RunRecord) -> bool {
     let name = &plan.models[t.model].name;
-    done.tests
-        .iter()
-        .any(|d| d.identity == t.identity && &d.model == name)
+    (done.tests.iter()).any(|d| d.identity == t.identity && &d.model == name)
 }
 
 /// Bad input found before hours of sweep: a model file (or ladder base) with tests to run
 /// that is missing or not a valid GGUF (one llama.cpp refuses fails its tests).
 pub fn check_models(models: &[ModelRecord], tests: &[PlannedTest]) -> Result<(), RunnerError> {
     let bad = super::unique((models.iter().enumerate()).filter_map(|(i, m)| {
-        let e = m
-            .error
-            .clone()
-            .filter(|_| tests.iter().any(|t| t.model == i))?;
-        Some((m.name.clone(), e))
+        let e = (m.error.clone()).filter(|_| tests.iter().any(|t| t.model == i));
+        e.map(|e| (m.name.clone(), e))
     }));
-    if bad.is_empty() {
-        Ok(())
-    } else {
-        Err(RunnerError::BadModels { models: bad })
+    if !bad.is_empty() {
+        return Err(RunnerError::BadModels { models: bad });
     }
+    Ok(())
 }
 
 /// Inspects a model file without llama.cpp: header check, size, hash, quantization.

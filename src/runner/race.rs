@@ -35,12 +35,8 @@ pub fn at_objective(config: &Config, t: &Tune) -> Config {
         a.n_gen = vec![t.objective.n_gen];
         a.n_depth = vec![t.objective.n_depth];
     };
-    for m in &mut c.models {
-        set(&mut m.axes);
-    }
-    for l in &mut c.ladders {
-        set(&mut l.axes);
-    }
+    c.models.iter_mut().for_each(|m| set(&mut m.axes));
+    c.ladders.iter_mut().for_each(|l| set(&mut l.axes));
     // A goodput race's round is one pass of [serving]'s requests.
     if let (Some(_), Some(sc)) = (&t.goodput, c.serving.as_mut()) {
         sc.repetitions = 1;
@@ -83,7 +79,7 @@ pub fn tune(
         ..opts.clone()
     };
     // The filters choose candidates only: the quality tests the KLD limit needs stay planned.
-    let prep = prepare::prepare(&opts.config, &[])?;
+    let prep = prepare::prepare(&opts.config, &[], false)?;
     let (space, endpoints) = space(&opts, &prep, &t, &info.devices)?;
     let info = super::describe_plan(info, &prep.plan, &opts);
     // Before any file is written: a device limit on a device this build lacks is bad input.
@@ -334,18 +330,13 @@ fn run_race(
 
 /// The candidate's round median in its test's round `round` (1-based), if it has one.
 fn round_value(sweep: &Sweep, t: &PlannedTest, round: usize) -> Option<f64> {
-    let rec = sweep.record().tests.iter().find(|x| x.id == t.id)?;
-    if rec.status != Status::Ok {
-        return None;
-    }
+    let rec = (sweep.record().tests.iter()).find(|x| x.id == t.id && x.status == Status::Ok)?;
     let m = rec.round_medians();
     (m.len() == round).then(|| m[round - 1])
 }
 
 fn conclude(r: &Race, candidates: &[PlannedTest], rec: &mut TuneRecord) {
-    rec.stopped = r
-        .stop()
-        .map_or_else(|| "not started".into(), |s| s.describe());
+    rec.stopped = (r.stop()).map_or_else(|| "not started".into(), |s| s.describe());
     rec.rounds = r.rounds_done();
     rec.tests_run = r.cost();
     let ids: Vec<String> = candidates.iter().map(|c| c.id.clone()).collect();

@@ -69,19 +69,11 @@ pub(super) fn run(
 /// With auto rounds, records how many rounds ran, why they stopped and what stayed open,
 /// and says so on stderr. Nothing for fixed rounds or an interrupted run.
 pub(super) fn conclude_auto(sweep: &mut Sweep, ran: &Ran, opts: &RunOptions) {
-    let Some(a) = &opts.config.settings.auto_rounds else {
+    let (Some(a), false) = (&opts.config.settings.auto_rounds, ran.interrupted) else {
         return;
     };
-    if ran.interrupted {
-        return;
-    }
-    let done = sweep
-        .record()
-        .tests
-        .iter()
-        .map(|t| t.rounds_done())
-        .max()
-        .unwrap_or(0);
+    let done = (sweep.record().tests.iter()).map(|t| t.rounds_done()).max();
+    let done = done.unwrap_or(0);
     let why = ran.stopped.clone().unwrap_or_else(|| {
         auto::stop_before(a, done, sweep.record(), ran.begun.elapsed(), ran.last)
             .unwrap_or_else(|| format!("budget spent: max_rounds {} reached", a.max_rounds))
@@ -113,12 +105,9 @@ pub fn rounds_apply(t: &PlannedTest) -> bool {
 /// record in round 0, then the llama-bench-style ones holding `round` rounds (a failure is final).
 pub fn due_in_round(mine: &[PlannedTest], round: usize, record: &RunRecord) -> Vec<PlannedTest> {
     mine.iter()
-        .filter(|t| {
-            let rec = record.tests.iter().find(|r| r.id == t.id);
-            match rec {
-                None => round == 0,
-                Some(r) => rounds_apply(t) && r.status == Status::Ok && r.rounds_done() == round,
-            }
+        .filter(|t| match record.tests.iter().find(|r| r.id == t.id) {
+            None => round == 0,
+            Some(r) => rounds_apply(t) && r.status == Status::Ok && r.rounds_done() == round,
         })
         .cloned()
         .collect()

@@ -117,10 +117,8 @@ pub fn start(checked: Checked) -> Result<Started, RunnerError> {
     );
     warn_gpu_unseen(cfg, &info);
     let pci = Path::new("/sys/bus/pci/devices");
-    if let (false, Some(w)) = (
-        r.is_child(),
-        gpus::unused_gpu_warning(&info.llama_cpp.gpu_backend, pci),
-    ) {
+    let unused = gpus::unused_gpu_warning(&info.llama_cpp.gpu_backend, pci);
+    if let Some(w) = unused.filter(|_| !r.is_child()) {
         eprintln!("{w}");
     }
     let stop = install_interrupt();
@@ -152,8 +150,7 @@ fn warn_missing_simd() {
 
 /// The models with a file (a served-only entry has no layers here to place).
 fn local_axes(cfg: &Config) -> impl Iterator<Item = &config::Axes> {
-    cfg.models
-        .iter()
+    (cfg.models.iter())
         .filter(|m| m.path.is_some())
         .map(|m| &m.axes)
 }
@@ -291,10 +288,7 @@ fn sweep_here(s: Started) -> Result<Swept, RunnerError> {
 /// The sweep in one child process per model (`--isolate`), this process owning the file.
 fn sweep_isolated(s: Started) -> Result<Swept, RunnerError> {
     let Checked { request: r, config } = s.checked;
-    let dir = r
-        .results_dir
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("results"));
+    let dir = (r.results_dir.clone()).unwrap_or_else(|| PathBuf::from("results"));
     let plan = runner::isolate::IsolatedSweep {
         config: &config,
         config_path: &r.config,
@@ -309,17 +303,9 @@ fn sweep_isolated(s: Started) -> Result<Swept, RunnerError> {
 
 /// What every `--isolate` child is given besides its model and file.
 fn child_args(r: &Request) -> Vec<String> {
-    let mut args: Vec<String> = [
-        r.quiet.then_some("--quiet"),
-        r.verbose.then_some("--verbose"),
-    ]
-    .into_iter()
-    .flatten()
-    .map(String::from)
-    .collect();
-    if let Some(s) = r.shard {
-        args.extend(["--shard".to_string(), s.to_string()]);
-    }
+    let flags = [(r.quiet, "--quiet"), (r.verbose, "--verbose")];
+    let mut args: Vec<String> = (flags.iter()).filter(|f| f.0).map(|f| f.1.into()).collect();
+    args.extend((r.shard.iter()).flat_map(|s| ["--shard".into(), s.to_string()]));
     args
 }
 

@@ -161,10 +161,7 @@ impl<'a> Sweep<'a> {
     }
 
     fn stop_requested(&self) -> bool {
-        self.opts
-            .stop
-            .as_ref()
-            .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
+        (self.opts.stop.as_ref()).is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
     }
 
     /// Measures `todo[k]`, records it and writes the file.
@@ -246,15 +243,12 @@ impl<'a> Sweep<'a> {
                 kinds::quality::run(config, bases, cache, at, mrec, rec, &self.rep)
             }
             (Detail::Bench, Ok(m), _) => {
-                let shape = self.shape(t.model);
-                let settings = config.settings;
-                let mrec = &self.models[t.model];
                 let b = kinds::bench::Bench {
                     engine,
                     model: m,
-                    settings,
-                    shape,
-                    mrec,
+                    settings: config.settings,
+                    shape: self.shape(t.model),
+                    mrec: &self.models[t.model],
                     text: prep.text.as_ref(),
                 };
                 kinds::bench::run(b, &mut self.monitor, rec, progress);
@@ -264,13 +258,9 @@ impl<'a> Sweep<'a> {
                 }
             }
             (Detail::Speculative(s), Ok(m), _) => self.speculative(t, s, m, rec, progress),
-            (_, Err(e), _) => {
-                rec.fail(e.to_string());
-                failed_line(rec)
-            }
+            (_, Err(e), _) => failed(rec, e.to_string()),
             (Detail::Serving(_), Ok(_), _) => {
-                rec.fail("the serving group's context was not made");
-                failed_line(rec)
+                failed(rec, "the serving group's context was not made")
             }
         }
     }
@@ -300,10 +290,7 @@ impl<'a> Sweep<'a> {
         let prompts = self.prep.spec_prompts.as_ref();
         match draft {
             Ok(d) => kinds::speculative::run(m, prompts, s, d, target, rec, progress),
-            Err(e) => {
-                rec.fail(e.to_string());
-                failed_line(rec)
-            }
+            Err(e) => failed(rec, e.to_string()),
         }
     }
 
@@ -373,14 +360,9 @@ impl<'a> Sweep<'a> {
 
     /// The model's shape for rooflines, read once from its header.
     fn shape(&mut self, mi: usize) -> Option<Shape> {
-        if self.shapes[mi].is_none() {
-            let path = Path::new(&self.models[mi].path).to_path_buf();
-            let shape = crate::gguf::reader::read_header(&path)
-                .ok()
-                .and_then(|h| crate::machine::shape_of(&h));
-            self.shapes[mi] = Some(shape);
-        }
-        self.shapes[mi].flatten()
+        let header = || crate::gguf::reader::read_header(Path::new(&self.models[mi].path));
+        *self.shapes[mi]
+            .get_or_insert_with(|| header().ok().and_then(|h| crate::machine::shape_of(&h)))
     }
 
     /// A decode near its host ceiling: the ceiling probed again before the file is final.
@@ -447,6 +429,12 @@ fn round_line(rec: &TestRecord) -> Option<String> {
         ci.lo,
         ci.hi
     ))
+}
+
+/// Fails `rec` with `why`; its line.
+fn failed(rec: &mut TestRecord, why: impl Into<String>) -> String {
+    rec.fail(why);
+    failed_line(rec)
 }
 
 fn failed_line(rec: &TestRecord) -> String {

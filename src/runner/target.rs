@@ -86,8 +86,7 @@ pub fn first_difference(file: &RunInfo, now: &RunInfo) -> Option<String> {
         return None;
     }
     if let (Some(a), Some(b)) = (&file.plan_settings, &now.plan_settings) {
-        let differs = a.split(' ').zip(b.split(' ')).find(|(x, y)| x != y);
-        if let Some((x, y)) = differs {
+        if let Some((x, y)) = a.split(' ').zip(b.split(' ')).find(|(x, y)| x != y) {
             return Some(format!(
                 "measurement setting {x} in the file, {y} in the configuration"
             ));

@@ -164,11 +164,8 @@ pub(super) fn new_traces(reqs: &[Request], t0: u64, offsets: Option<&[u64]>) -> 
 
 fn prompt_batch(reqs: &[Request], shared: bool) -> Vec<BatchToken> {
     let mut batch: Vec<BatchToken> = Vec::new();
-    for (j, r) in reqs
-        .iter()
-        .enumerate()
-        .take(if shared { 1 } else { reqs.len() })
-    {
+    let n_seqs = if shared { 1 } else { reqs.len() };
+    for (j, r) in reqs.iter().enumerate().take(n_seqs) {
         let n = r.prompt.len();
         batch.extend(r.prompt.iter().enumerate().map(|(i, &token)| BatchToken {
             token,

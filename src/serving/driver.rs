@@ -90,8 +90,7 @@ impl Gathered {
         self.tally.join(&r.tally);
         self.figs.push(r.figs);
         let s = r.start_ns;
-        self.traces
-            .extend(r.traces.into_iter().map(|x| (rep, s, x)));
+        (self.traces).extend(r.traces.into_iter().map(|x| (rep, s, x)));
     }
 }
 

@@ -20,21 +20,14 @@ pub fn good(r: &RequestSample, slo: &Slo) -> bool {
 pub fn step(rate: f64, requests: &[RequestSample], duration_s: f64, slo: &Slo) -> GoodputStep {
     let n = requests.len() as u32;
     let n_good = requests.iter().filter(|r| good(r, slo)).count() as u32;
-    let attainment = if n > 0 {
-        f64::from(n_good) / f64::from(n)
-    } else {
-        0.0
-    };
+    let per = |d: f64| if d > 0.0 { f64::from(n_good) / d } else { 0.0 };
+    let attainment = per(f64::from(n));
     GoodputStep {
         rate,
         n_requests: n,
         n_good,
         attainment,
-        goodput: if duration_s > 0.0 {
-            f64::from(n_good) / duration_s
-        } else {
-            0.0
-        },
+        goodput: per(duration_s),
         duration_s,
         // A rounding margin: 9 of 10 is 0.9 however the division rounds.
         met: n > 0 && attainment + 1e-9 >= slo.attainment,
@@ -97,19 +90,15 @@ pub fn search<E>(
             steps,
         }
     };
-    let top = run(s.max_rate)?;
-    let met = top.met;
-    steps.push(top);
-    if met {
+    steps.push(run(s.max_rate)?);
+    if steps[0].met {
         return Ok(done(steps, "met at max_rate", Some(s.max_rate), None));
     }
     if elapsed() > s.max_seconds {
         return Ok(done(steps, "time", None, Some(s.max_rate)));
     }
-    let bottom = run(s.min_rate)?;
-    let met = bottom.met;
-    steps.push(bottom);
-    if !met {
+    steps.push(run(s.min_rate)?);
+    if !steps[1].met {
         return Ok(done(steps, "not met at min_rate", None, Some(s.min_rate)));
     }
     let (mut lo, mut hi) = (s.min_rate, s.max_rate);

@@ -42,13 +42,10 @@ pub(crate) fn vocab_of(path: &Path) -> Option<Vocab> {
         Some(Value::Bool(b)) => *b,
         _ => h.get("tokenizer.ggml.model").and_then(Value::as_str) == Some("llama"),
     };
-    let bos = h
-        .get("tokenizer.ggml.bos_token_id")
-        .and_then(Value::as_u64)
-        .map(|b| b as i32);
+    let bos = (h.get("tokenizer.ggml.bos_token_id")).and_then(Value::as_u64);
     Some(Vocab {
         n_vocab,
-        bos: bos.filter(|_| add_bos),
+        bos: bos.map(|b| b as i32).filter(|_| add_bos),
     })
 }
 
@@ -239,8 +236,7 @@ impl Transport for Http<'_, '_> {
         let reqs: Vec<_> = (0..t.n_parallel as usize)
             .map(|j| {
                 let p = self.synthetic.prompt(sc.n_prompt as usize);
-                let q = run.request(p, sc.n_gen, rep, j);
-                (Duration::ZERO, q)
+                (Duration::ZERO, run.request(p, sc.n_gen, rep, j))
             })
             .collect();
         let b = run.send(&reqs)?;
@@ -275,10 +271,7 @@ impl Transport for Http<'_, '_> {
         let run = self.run;
         let offsets = metrics::poisson_offsets(n, rate, run.seed.wrapping_add(u64::from(rep)));
         let reqs: Vec<_> = (run.workload(n)?.into_iter().zip(offsets).enumerate())
-            .map(|(k, ((p, max), off))| {
-                let q = run.request(p, max, rep, k);
-                (Duration::from_nanos(off), q)
-            })
+            .map(|(k, ((p, max), off))| (Duration::from_nanos(off), run.request(p, max, rep, k)))
             .collect();
         let b = run.send(&reqs)?;
         let mut f = metrics::arrival_figures(b.t_ns, b.n_out, b.n_pp + b.n_out, b.t_ns, 0);
@@ -300,9 +293,7 @@ impl Transport for Http<'_, '_> {
         // when tpsbench gave it a draft (then zero counts say it drafted nothing).
         if g.tally.drafts.answers_counted > 0 || run.draft.is_some() {
             s.drafts = Some(ServedDrafts {
-                draft: run
-                    .draft
-                    .map(|d| crate::config::values::file_name(&d.0.path)),
+                draft: (run.draft).map(|d| crate::config::values::file_name(&d.0.path)),
                 draft_sha256: run.draft.map(|d| d.1.clone()),
                 draft_max: run.draft.map(|d| d.0.draft_max),
                 draft_min: run.draft.map(|d| d.0.draft_min),

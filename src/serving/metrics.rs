@@ -143,9 +143,7 @@ impl Phases {
             t_tg_ms: Some(self.t_tg_ns as f64 / MS),
             t_ms: self.t_ns as f64 / MS,
             aggregate_pp_ts: rate(self.n_pp, self.t_pp_ns),
-            aggregate_ts: (self.n_tg > 0)
-                .then(|| rate(self.n_tg, self.t_tg_ns))
-                .flatten(),
+            aggregate_ts: rate(self.n_tg, self.t_tg_ns).filter(|_| self.n_tg > 0),
             total_ts: rate(self.n_pp + self.n_tg, self.t_pp_ns + self.t_tg_ns),
             output_ts: rate(self.n_out, self.t_ns).unwrap_or(0.0),
             overhead_ms: self.t_ns.saturating_sub(self.engine_ns) as f64 / MS,
@@ -186,9 +184,7 @@ pub fn mean_of(xs: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
 /// Whether a test meets the targets: TTFT and time per output token at the percentile.
 pub fn meets(targets: &Targets, ttft_ms: &Dist, tpot_ms: &Dist) -> bool {
     let q = targets.percentile;
-    let ttft_ok = targets
-        .ttft_ms
-        .is_none_or(|y| ttft_ms.n > 0 && ttft_ms.at(q) <= y);
+    let ttft_ok = (targets.ttft_ms).is_none_or(|y| ttft_ms.n > 0 && ttft_ms.at(q) <= y);
     let rate_ok = targets
         .per_request_ts
         .is_none_or(|x| tpot_ms.n > 0 && tpot_ms.at(q) > 0.0 && 1000.0 / tpot_ms.at(q) >= x);

@@ -18,18 +18,8 @@ fn ratio(served: &[f64], in_process: &[f64]) -> Option<Ratio> {
 /// The ratios of `served` to `in_process` (the test with id `in_process_id`).
 pub fn vs_in_process(served: &Serving, in_process: &Serving, in_process_id: &str) -> VsInProcess {
     let ttft = |s: &Serving| s.requests.iter().map(|r| r.ttft_ms).collect::<Vec<_>>();
-    let per = |s: &Serving| {
-        s.requests
-            .iter()
-            .filter_map(|r| r.decode_ts)
-            .collect::<Vec<_>>()
-    };
-    let agg = |s: &Serving| {
-        s.reps
-            .iter()
-            .filter_map(|r| r.aggregate_ts)
-            .collect::<Vec<_>>()
-    };
+    let per = |s: &Serving| Vec::from_iter(s.requests.iter().filter_map(|r| r.decode_ts));
+    let agg = |s: &Serving| Vec::from_iter(s.reps.iter().filter_map(|r| r.aggregate_ts));
     VsInProcess {
         test: in_process_id.to_string(),
         ttft: ratio(&ttft(served), &ttft(in_process)),

@@ -50,11 +50,10 @@ impl GroupRun<'_> {
             Mode::Parallel => (Vec::new(), None),
             _ => workload(sm, info, sc, self.prompts, self.seed)?,
         };
-        let longest = requests
-            .iter()
+        let longest = (requests.iter())
             .map(|r| r.prompt.len() as u32 + r.n_gen)
-            .max()
-            .unwrap_or(sc.n_prompt + sc.n_gen);
+            .max();
+        let longest = longest.unwrap_or(sc.n_prompt + sc.n_gen);
         let n_ctx = match t.mode {
             Mode::Parallel => parallel_n_ctx(sc, t.n_seq_max, t.shared),
             _ => slots_n_ctx(longest, t.n_seq_max),
@@ -91,9 +90,7 @@ impl GroupRun<'_> {
 
     fn samplers(&self, n: usize, rep: u32) -> Vec<Sampler> {
         let t = self.sc.temperature as f32;
-        (0..n)
-            .map(|j| Sampler::new(t, driver::request_seed(self.seed, rep, j)))
-            .collect()
+        Vec::from_iter((0..n).map(|j| Sampler::new(t, driver::request_seed(self.seed, rep, j))))
     }
 
     pub(crate) fn measure(

@@ -165,9 +165,7 @@ pub fn is_file(path: &std::path::Path) -> std::io::Result<bool> {
 
 /// Whether `text` looks like a ShareGPT file (a JSON array) rather than a prompt file.
 fn looks_like(head: &[u8]) -> bool {
-    head.iter()
-        .find(|b| !b.is_ascii_whitespace())
-        .is_some_and(|&b| b == b'[')
+    head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')
 }
 
 #[cfg(test)]

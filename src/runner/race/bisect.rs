@@ -102,13 +102,10 @@ fn groups(
             None => keyed.push((key, vec![i])),
         }
     }
-    let mut out = Vec::new();
-    for (_, mut v) in keyed {
-        if !v.iter().all(|&i| eligible(&candidates[i])) {
-            continue;
-        }
+    let mut out: Vec<Vec<usize>> = keyed.into_iter().map(|(_, v)| v).collect();
+    out.retain(|v| v.iter().all(|&i| eligible(&candidates[i])));
+    for v in &mut out {
         v.sort_by_key(|&i| (axis.offload)((axis.value)(&candidates[i].params)));
-        out.push(v);
     }
     out
 }
@@ -198,17 +195,11 @@ fn bisect_group(
     };
     // The boundary and its neighbour with less offload race (the group's values are
     // distinct: its candidates differ only in them).
-    let raced: Vec<String> = match b {
-        None => Vec::new(),
-        Some(k) => (k.saturating_sub(1)..=k).map(id).collect(),
-    };
+    let raced = b.map_or(Vec::new(), |k| (k.saturating_sub(1)..=k).map(id).collect());
     Ok(Bisection {
         axis: axis.name.to_string(),
         ids: g.iter().map(|&i| candidates[i].id.clone()).collect(),
-        values: g
-            .iter()
-            .map(|&i| (axis.value)(&candidates[i].params))
-            .collect(),
+        values: Vec::from_iter(g.iter().map(|&i| (axis.value)(&candidates[i].params))),
         probes: probes
             .into_iter()
             .map(|(k, ok)| Probe {

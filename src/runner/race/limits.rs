@@ -176,10 +176,9 @@ pub(super) fn expanded(
             memory.excludes(c, one, Some(&draft))
         }
         Detail::Serving(s) if s.transport == Transport::InProcess || s.own_server => {
-            let seqs = s.n_seq_max;
             let at = memory::Context {
                 per_seq,
-                seqs,
+                seqs: s.n_seq_max,
                 unified,
             };
             memory.excludes(c, at, None)
@@ -192,9 +191,7 @@ pub(super) fn expanded(
 fn model_file(prep: &Prepared, i: usize) -> Option<PathBuf> {
     match &prep.plan.models[i].source {
         ModelSource::File(p) => Some(p.clone()),
-        ModelSource::Variant { .. } | ModelSource::LadderFile { .. } => {
-            Some(PathBuf::from(&prep.models[i].path)).filter(|p| p.is_file())
-        }
+        _ => Some(PathBuf::from(&prep.models[i].path)).filter(|p| p.is_file()),
     }
 }
 

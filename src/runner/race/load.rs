@@ -36,10 +36,8 @@ fn evict(path: &Path) -> bool {
 /// Seconds to load `path` with `params`, the model dropped at once; None if it fails.
 fn timed_load(engine: &dyn Engine, path: &Path, params: &LoadParams) -> Option<f64> {
     let t0 = Instant::now();
-    let m = engine.load(path, params).ok()?;
-    let s = t0.elapsed().as_secs_f64();
-    drop(m);
-    Some(s)
+    let _model = engine.load(path, params).ok()?;
+    Some(t0.elapsed().as_secs_f64())
 }
 
 /// The load times of each distinct (model file, model-level settings) of `candidates`.
@@ -102,12 +100,8 @@ pub(super) fn header_path(opts: &RunOptions, prep: &Prepared, c: &PlannedTest) -
             opts.config.ladders[ladder].files[file].path.clone()
         }
         ModelSource::Variant { ladder, .. } => {
-            let built = PathBuf::from(&prep.models[c.model].path);
-            if built.is_file() {
-                built
-            } else {
-                opts.config.ladders[ladder].base.clone()
-            }
+            let built = Some(PathBuf::from(&prep.models[c.model].path)).filter(|b| b.is_file());
+            built.unwrap_or_else(|| opts.config.ladders[ladder].base.clone())
         }
     }
 }

@@ -26,10 +26,7 @@ pub(super) enum Reach {
 
 pub(super) fn reach(config: &Config, model: usize) -> Reach {
     // Plan models past the `[[model]]` entries are ladder variants: always in process.
-    config
-        .models
-        .get(model)
-        .map_or(Reach::InProcess, reach_entry)
+    (config.models.get(model)).map_or(Reach::InProcess, reach_entry)
 }
 
 fn reach_entry(m: &ModelEntry) -> Reach {
@@ -47,17 +44,14 @@ fn reach_entry(m: &ModelEntry) -> Reach {
 pub(super) fn split(
     config: &Config,
     plan: &Plan,
-    space: Vec<PlannedTest>,
+    mut space: Vec<PlannedTest>,
     filters: &[String],
 ) -> Result<(Vec<PlannedTest>, Vec<PlannedTest>), RunnerError> {
     let g = config.tune.as_ref().and_then(|t| t.goodput.as_ref());
     let (Some(g), Some(sc)) = (g, &config.serving) else {
         return Ok((space, Vec::new()));
     };
-    for c in &space {
-        if reach(config, c.model) != Reach::Launched {
-            continue;
-        }
+    for c in (space.iter()).filter(|c| reach(config, c.model) == Reach::Launched) {
         let m = &config.models[c.model];
         if let Some((k, v)) = server_flags::unpassed(&c.params).into_iter().next() {
             let axis = k.name;
@@ -75,10 +69,7 @@ pub(super) fn split(
             )));
         }
     }
-    let space: Vec<PlannedTest> = space
-        .into_iter()
-        .filter(|c| reach(config, c.model) != Reach::Endpoint)
-        .collect();
+    space.retain(|c| reach(config, c.model) != Reach::Endpoint);
     let seed = sc.seed.unwrap_or(config.settings.seed);
     let endpoints = (config.models.iter().enumerate())
         .filter(|(_, m)| reach_entry(m) == Reach::Endpoint)

@@ -18,8 +18,7 @@ pub(super) fn space(t: &Tune, prep: &Prepared, space: &[PlannedTest]) -> usize {
     if t.decode.is_none() {
         return space.len();
     }
-    space
-        .iter()
+    (space.iter())
         .map(|b| 1 + settings(prep, b.model).len())
         .sum()
 }

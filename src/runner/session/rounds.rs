@@ -3,10 +3,8 @@
 
 use super::Request;
 use crate::config::{self, Config};
-use crate::runner::{
-    self,
-    error::{OptionError, RunnerError},
-};
+use crate::runner;
+use crate::runner::error::{OptionError, RunnerError};
 
 /// `--rounds`: a number, or `auto` (rounds until the answer is established).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,20 +56,14 @@ pub(super) fn race_budget(
 }
 
 fn max_rounds(n: i64) -> Result<u32, OptionError> {
-    if config::MAX_ROUNDS.contains(&n) {
-        Ok(n as u32)
-    } else {
-        Err(OptionError::MaxRounds { max_rounds: n })
-    }
+    let ok = config::MAX_ROUNDS.contains(&n).then_some(n as u32);
+    ok.ok_or(OptionError::MaxRounds { max_rounds: n })
 }
 
 /// A budget in seconds (`flag`): at least 1.
 fn max_seconds(s: f64, flag: &'static str) -> Result<f64, OptionError> {
-    if s.is_finite() && s >= 1.0 {
-        Ok(s)
-    } else {
-        Err(OptionError::MaxRoundsSeconds { flag, seconds: s })
-    }
+    let ok = (s.is_finite() && s >= 1.0).then_some(s);
+    ok.ok_or(OptionError::MaxRoundsSeconds { flag, seconds: s })
 }
 
 /// Applies the rounds override to the configuration's settings.
@@ -134,7 +126,7 @@ pub(super) fn check_auto_rounds(r: &Request, cfg: &Config) -> Result<(), RunnerE
         return Err(OptionError::AutoWithIsolate.into());
     }
     if !a.budget_given && !r.is_child() {
-        let prep = runner::prepare::prepare(cfg, &r.filters)?;
+        let prep = runner::prepare::prepare(cfg, &r.filters, false)?;
         if !runner::auto::has_comparison(&prep.plan) {
             let config = r.config.clone();
             return Err(OptionError::AutoWithoutComparison { config }.into());

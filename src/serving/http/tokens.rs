@@ -23,10 +23,7 @@ pub fn token_times(chunk_ns: &[u64], n: usize) -> Vec<u64> {
             j += 1;
         }
         let m = (j - first) as u64;
-        let (prev, cur) = (
-            if k == 0 { chunk_ns[0] } else { chunk_ns[k - 1] },
-            chunk_ns[k],
-        );
+        let (prev, cur) = (chunk_ns[k.saturating_sub(1)], chunk_ns[k]);
         for i in 1..=m {
             out.push(prev + (cur - prev) * i / m);
         }

@@ -54,8 +54,7 @@ pub(super) fn limits(t: &Tune, devices: &[DeviceInfo], file: &Path) -> Result<Li
             (b, said)
         }),
     };
-    let offload: Vec<&DeviceInfo> = devices
-        .iter()
+    let offload: Vec<&DeviceInfo> = (devices.iter())
         .filter(|d| d.kind != DeviceKind::Cpu)
         .collect();
     for n in t.device_memory.named() {
@@ -113,15 +112,11 @@ impl Shapes {
                 let file = std::fs::metadata(path).ok()?.len();
                 let h = crate::gguf::reader::read_header(path).ok()?;
                 let shape = crate::machine::shape_of(&h)?;
-                let tensors = h
-                    .tensors
-                    .iter()
-                    .map(|t| (t.name.clone(), t.n_bytes))
-                    .collect();
+                let tensors = (h.tensors.iter()).map(|t| (t.name.clone(), t.n_bytes));
                 Some(Model {
                     file,
                     shape,
-                    tensors,
+                    tensors: tensors.collect(),
                 })
             };
             self.0.push((path.to_path_buf(), read()));
@@ -134,9 +129,7 @@ impl Limits {
     pub(super) fn said(&self) -> Vec<Applied> {
         let host = self.host.iter().map(|(_, s)| s);
         let devices = self.devices.iter().map(|(_, _, s)| s);
-        host.chain(devices)
-            .map(|s| Applied::Memory(s.clone()))
-            .collect()
+        Vec::from_iter(host.chain(devices).map(|s| Applied::Memory(s.clone())))
     }
 
     /// Why candidate `c` of model `name` (file `path`) cannot fit at context `at`, with
@@ -171,10 +164,7 @@ impl Limits {
         };
         let offloaded = target.offloaded || draft.as_ref().is_some_and(|(_, h)| h.offloaded);
         let host = self.host.as_ref().map(|(limit, _)| ("CPU", *limit));
-        let devices = self
-            .devices
-            .iter()
-            .map(|(dev, limit, _)| (dev.as_str(), *limit));
+        let devices = (self.devices.iter()).map(|(dev, limit, _)| (dev.as_str(), *limit));
         for (dev, limit) in host.into_iter().chain(devices) {
             let (w, kv) = bytes(&target, dev);
             // The draft's part of the figure: "; draft q4: weights 1.00 MiB + KV 2.0 KiB".
@@ -183,12 +173,9 @@ impl Limits {
             if total <= limit {
                 continue;
             }
-            let drafted = match &draft {
-                Some((label, _)) => {
-                    format!("; draft {label}: weights {} + KV {}", size(dw), size(dkv))
-                }
-                None => String::new(),
-            };
+            let drafted = draft.as_ref().map_or(String::new(), |(label, _)| {
+                format!("; draft {label}: weights {} + KV {}", size(dw), size(dkv))
+            });
             // Everything on the CPU: said as before devices were counted.
             let (who, placed) = match (dev, offloaded) {
                 ("CPU", false) => (String::new(), String::new()),
