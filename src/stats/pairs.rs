@@ -33,6 +33,13 @@ impl Design {
         }
     }
 
+    /// The design of `rounds = "auto"` with at most `max_rounds` rounds.
+    pub fn sequential(max_rounds: u32) -> Design {
+        Design::Sequential {
+            max_rounds: max_rounds as usize,
+        }
+    }
+
     pub fn look_alpha(&self, alpha: f64) -> f64 {
         alpha / self.looks() as f64
     }
@@ -155,10 +162,9 @@ pub(crate) fn judge(
             .iter()
             .map(|c| c.as_ref().map_or(1.0, |c| c.1))
             .collect();
-        let cmps: Vec<Option<Comparison>> = looked.into_iter().map(|c| c.map(|c| c.0)).collect();
         for (i, rejected) in holm(&p, per_look).into_iter().enumerate() {
             if rejected && out[i].established == 0 {
-                let c = cmps[i].as_ref().expect("a rejected pair was tested");
+                let (c, _) = looked[i].as_ref().expect("a rejected pair was tested");
                 out[i].established = if c.speedup > 1.0 { 1 } else { -1 };
                 out[i].at_rounds = Some(c.rounds.0);
             }
