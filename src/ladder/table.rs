@@ -107,12 +107,8 @@ pub fn rows_resolved(
     budget: f64,
     floor: &NoiseFloor,
 ) -> (Vec<Row>, Vec<(Vec<usize>, Resolution)>) {
-    let mut out: Vec<Row> = run
-        .models
-        .iter()
-        .filter(|m| m.provenance.is_some())
-        .map(|m| row(m, &run.tests))
-        .collect();
+    let with_provenance = run.models.iter().filter(|m| m.provenance.is_some());
+    let mut out: Vec<Row> = with_provenance.map(|m| row(m, &run.tests)).collect();
     let design = design(run);
     let mut resolved = Vec::new();
     for idx in groups(run, &out) {
@@ -258,13 +254,8 @@ pub fn markdown(rows: &[Row]) -> String {
     );
     let mut table = vec![header.split('|').map(String::from).collect()];
     for r in rows {
-        let mut ty = r.quant_type.clone();
-        if r.requantized {
-            ty.push_str(" (requant)");
-        }
-        if r.synthetic {
-            ty.push_str(" (synthetic)");
-        }
+        let tags = [(r.requantized, " (requant)"), (r.synthetic, " (synthetic)")];
+        let ty = (tags.iter().filter(|t| t.0)).fold(r.quant_type.clone(), |ty, t| ty + t.1);
         let kld = match (r.is_reference, r.kld_mean, r.kld_uncertainty) {
             (true, _, _) => "ref".to_string(),
             (_, Some(k), Some(u)) => format!("{k:.5} ± {u:.5}"),

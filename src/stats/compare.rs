@@ -71,10 +71,8 @@ impl NoiseFloor {
                 "assumed; measure this machine's with `tpsbench noise FILE`, or give --noise".into()
             }
         };
-        format!(
-            "noise floor {:.1}% between launches ({from})",
-            self.sd * 100.0
-        )
+        let percent = self.sd * 100.0;
+        format!("noise floor {percent:.1}% between launches ({from})")
     }
 }
 

@@ -94,11 +94,8 @@ pub(crate) fn holm(p: &[f64], alpha: f64) -> Vec<bool> {
 /// (conservative at the boundary of a one-sided null); 1 when the mean lies within the
 /// margin. With margin 0 it is the paired t test's own p.
 fn margin_p(a: &[f64], b: &[f64], margin: f64) -> f64 {
-    let diffs: Vec<f64> = b
-        .iter()
-        .zip(a)
-        .map(|(y, x)| y.max(f64::MIN_POSITIVE).ln() - x.max(f64::MIN_POSITIVE).ln())
-        .collect();
+    let ln = |x: &f64| x.max(f64::MIN_POSITIVE).ln();
+    let diffs: Vec<f64> = (b.iter().zip(a)).map(|(y, x)| ln(y) - ln(x)).collect();
     let n = diffs.len();
     if n < 2 {
         return 1.0;

@@ -26,10 +26,7 @@ fn ln_gamma(x: f64) -> f64 {
     }
     let x = x - 1.0;
     let t = x + 7.5;
-    let s = G[1..]
-        .iter()
-        .enumerate()
-        .fold(G[0], |acc, (i, g)| acc + g / (x + i as f64 + 1.0));
+    let s = (G[1..].iter().enumerate()).fold(G[0], |acc, (i, g)| acc + g / (x + i as f64 + 1.0));
     0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + s.ln()
 }
 
