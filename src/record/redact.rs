@@ -115,14 +115,14 @@ fn each_host_field(v: &mut Value, f: &mut dyn FnMut(&mut Value)) {
     });
 }
 
+fn hostname(file: &Value) -> &str {
+    (file.pointer("/run/system/hostname").and_then(Value::as_str)).unwrap_or("")
+}
+
 /// Redacts a result file's JSON in place: absolute paths become file names and, unless
 /// `keep_host`, the host name becomes `label`; `run.published` says so.
 pub fn redact(file: &mut Value, label: &str, keep_host: bool) {
-    let host = file
-        .pointer("/run/system/hostname")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+    let host = hostname(file).to_string();
     each_scalar(file, "", &mut |_, v| {
         if let Value::String(s) = v {
             let mut t = strip_paths(s);
@@ -188,10 +188,7 @@ pub fn exposed(file: &Value) -> Vec<String> {
         }
     }
     walk(file, "", &mut out);
-    let host = file
-        .pointer("/run/system/hostname")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let host = hostname(file);
     match file
         .pointer("/run/published")
         .and_then(|p| serde_json::from_value::<Published>(p.clone()).ok())
