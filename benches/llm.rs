@@ -36,10 +36,7 @@ use tpsbench::runner::session;
 use tpsbench::util::system;
 
 fn env_or<T: std::str::FromStr>(key: &str, default: T) -> T {
-    std::env::var(key)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    (std::env::var(key).ok().and_then(|v| v.parse().ok())).unwrap_or(default)
 }
 
 /// Criterion's options that take a value: their values are not filters.
@@ -187,13 +184,11 @@ fn main() {
     } else {
         one_pass(&mut cfg);
     }
+    let results_dir = env_or("TPSBENCH_RESULTS_DIR", "results".to_string());
     let request = session::Request {
         config: config_path,
         filters: filters(),
-        results_dir: Some(PathBuf::from(env_or(
-            "TPSBENCH_RESULTS_DIR",
-            "results".to_string(),
-        ))),
+        results_dir: Some(PathBuf::from(results_dir)),
         command: std::env::args().collect(),
         tune,
         ..Default::default()

@@ -40,15 +40,9 @@ impl BaseInfo {
             path: path.to_path_buf(),
             sha256,
             base_type: h.file_type().unwrap_or("unknown").to_string(),
-            quantized: h
-                .tensors
-                .iter()
-                .any(|t| is_quantized_ggml_type(t.ggml_type)),
+            quantized: (h.tensors.iter()).any(|t| is_quantized_ggml_type(t.ggml_type)),
             synthetic: is_synthetic(&h),
-            preset: h
-                .get(KEY_PRESET)
-                .and_then(Value::as_str)
-                .map(str::to_string),
+            preset: (h.get(KEY_PRESET).and_then(Value::as_str)).map(str::to_string),
             n_elements: h.n_elements(),
             n_vocab: match h.get("tokenizer.ggml.tokens") {
                 Some(Value::Array(a)) => a.len(),
@@ -97,11 +91,7 @@ pub fn model_identity(h: &Header) -> String {
         .collect();
     tensors.sort();
     key.extend(tensors);
-    key.push_str(
-        h.get("tokenizer.ggml.model")
-            .and_then(Value::as_str)
-            .unwrap_or(""),
-    );
+    key.push_str((h.get("tokenizer.ggml.model").and_then(Value::as_str)).unwrap_or(""));
     if let Some(Value::Array(tokens)) = h.get("tokenizer.ggml.tokens") {
         for t in tokens {
             key.push('\0');
@@ -117,12 +107,9 @@ pub fn model_identity(h: &Header) -> String {
 pub fn file_difference(path: &Path, b: &Header) -> Option<String> {
     let h = reader::read_header(path).ok()?;
     if h.architecture() != b.architecture() {
-        let arch = |h: &Header| h.architecture().unwrap_or("none").to_string();
-        return Some(format!(
-            "architecture {}, the reference's is {}",
-            arch(&h),
-            arch(b)
-        ));
+        let (a, r) = (h.architecture(), b.architecture());
+        let (a, r) = (a.unwrap_or("none"), r.unwrap_or("none"));
+        return Some(format!("architecture {a}, the reference's is {r}"));
     }
     for key in ["tokenizer.ggml.model", "tokenizer.ggml.tokens"] {
         if h.get(key) != b.get(key) {
@@ -132,22 +119,15 @@ pub fn file_difference(path: &Path, b: &Header) -> Option<String> {
         }
     }
     let dims = |h: &Header, name: &str| {
-        h.tensors
-            .iter()
-            .find(|t| t.name == name)
-            .map(|t| t.dims.clone())
+        (h.tensors.iter().find(|t| t.name == name)).map(|t| t.dims.clone())
     };
     for t in &b.tensors {
-        match dims(&h, &t.name) {
-            None => return Some(format!("no tensor {}, which the reference has", t.name)),
-            Some(d) if d != t.dims => {
-                return Some(format!(
-                    "tensor {} is {:?}, the reference's is {:?}",
-                    t.name, d, t.dims
-                ));
-            }
-            Some(_) => {}
-        }
+        let (name, want) = (&t.name, &t.dims);
+        return Some(match dims(&h, name) {
+            None => format!("no tensor {name}, which the reference has"),
+            Some(d) if d != *want => format!("tensor {name} is {d:?}, the reference's is {want:?}"),
+            Some(_) => continue,
+        });
     }
     let extra = h.tensors.iter().find(|t| dims(b, &t.name).is_none());
     extra.map(|t| format!("tensor {}, which the reference lacks", t.name))

@@ -98,14 +98,8 @@ pub fn variant_pass(
         acc.add(&compare(base, logits, t));
         Ok(())
     };
-    scored_rows(
-        model,
-        &store.tokens,
-        store.n_ctx,
-        n_threads,
-        progress,
-        &mut add,
-    )?;
+    let tokens = &store.tokens;
+    scored_rows(model, tokens, store.n_ctx, n_threads, progress, &mut add)?;
     Ok(acc)
 }
 

@@ -32,13 +32,11 @@ fn get_f32(row: &[u16]) -> f32 {
 }
 
 fn max_index(logits: &[f32]) -> (f32, usize) {
-    let mut best = (logits[0], 0);
-    for (i, &x) in logits.iter().enumerate().skip(1) {
-        if x > best.0 {
-            best = (x, i);
-        }
-    }
-    best
+    let later = logits.iter().copied().zip(0..).skip(1);
+    later.fold(
+        (logits[0], 0),
+        |best, (x, i)| if x > best.0 { (x, i) } else { best },
+    )
 }
 
 /// ln Σ exp(l − max), summed in f64 and rounded to f32, as llama.cpp does.
@@ -245,6 +243,7 @@ impl Accumulator {
         let ratio_var = log_ppl_unc * log_ppl_unc + log_ppl_ref_unc * log_ppl_ref_unc - 2.0 * cov;
         let ln_ratio = finite(log_ppl - log_ppl_ref);
         let ln_ratio_unc = finite(ratio_var.max(0.0).sqrt());
+        let ratio = ln_ratio.exp();
         let (kld_mean, kld_unc) = mean_and_uncertainty(self.sum_kld, self.sum_kld2, n);
         let (dp_mean, dp_unc) = mean_and_uncertainty(self.sum_dp, self.sum_dp2, n);
         let (mse, mse_unc) = mean_and_uncertainty(self.sum_dp2, self.sum_dp4, n);
@@ -270,20 +269,14 @@ impl Accumulator {
             same_top_p: same,
             same_top_p_uncertainty: finite(same_unc),
             rms_dp: finite(rms),
-            n_ctx: 0,
-            n_chunks: 0,
-            text_source: String::new(),
-            text_sha256: String::new(),
             kld_percentiles: Some(kld),
             dp_percentiles: Some(percentiles(self.dps.clone())),
             dp_mean: Some((finite(dp_mean), finite(dp_unc))),
             rms_dp_uncertainty: Some(finite(0.5 / rms * mse_unc)),
             ppl_uncertainties: Some((finite(ppl * log_ppl_unc), finite(ppl_ref * log_ppl_ref_unc))),
-            ppl_ratio: Some((
-                finite(ln_ratio.exp()),
-                finite(ln_ratio.exp() * ln_ratio_unc),
-            )),
+            ppl_ratio: Some((finite(ratio), finite(ratio * ln_ratio_unc))),
             ln_ppl_correlation: Some(finite(cov / (log_ppl_unc * log_ppl_ref_unc))),
+            ..Default::default()
         }
     }
 }

@@ -49,10 +49,11 @@ fn eval_text(l: &Ladder) -> Result<EvalText, LadderError> {
             if text.len() >= budget {
                 break;
             }
-            text.push_str(&c.text);
-            text.push_str("\n\n");
-            text.push_str(c.reply.as_deref().unwrap_or_default());
-            text.push_str("\n\n");
+            text += &format!(
+                "{}\n\n{}\n\n",
+                c.text,
+                c.reply.as_deref().unwrap_or_default()
+            );
         }
         (text, "sharegpt")
     } else {
@@ -241,18 +242,14 @@ fn stored_reference(
     };
     let sha = crate::util::system::sha256_file(ref_path).map_err(|e| input(ref_path, e))?;
     let path = store_path(l, &sha, tokens);
-    let tag = format!("[quality] {ref_name}");
+    let (tag, shown) = (format!("[quality] {ref_name}"), path.display());
     match BaseFile::open(&path) {
-        Ok(_) => rep.line(&format!(
-            "{tag}: reusing the stored reference {}",
-            path.display()
-        )),
+        Ok(_) => rep.line(&format!("{tag}: reusing the stored reference {shown}")),
         Err(_) => {
             let need = base_file::bytes(n_ctx, tokens.len() / n_ctx, ref_model.n_vocab());
+            let size = format_size(need);
             rep.line(&format!(
-                "{tag}: storing the reference's log-probabilities, {} → {}",
-                format_size(need),
-                path.display()
+                "{tag}: storing the reference's log-probabilities, {size} → {shown}"
             ));
             super::cache::create_dir(&l.cache_dir)?;
             super::cache::check_space(&path, need)?;
@@ -260,10 +257,8 @@ fn stored_reference(
             eval::reference_pass(&ref_model, tokens, n_ctx, n_threads, &path, &mut |c, n| {
                 rep.status(&format!("{tag}: chunk {c}/{n}"));
             })?;
-            rep.line(&format!(
-                "{tag}: stored in {:.1} s",
-                start.elapsed().as_secs_f64()
-            ));
+            let secs = start.elapsed().as_secs_f64();
+            rep.line(&format!("{tag}: stored in {secs:.1} s"));
         }
     }
     Ok(Reference {

@@ -40,10 +40,8 @@ pub fn resolve(l: &Ladder, v: &RecipeVariant, base: &BaseInfo) -> Result<Resolve
     let short: String = base.sha256.chars().take(16).collect();
     let mut record = RecipeRecord {
         name: v.name.clone(),
-        imatrix_sha256: None,
-        imatrix_text: None,
-        imatrix_text_sha256: None,
         overrides: v.recipe.overrides_text(),
+        ..Default::default()
     };
     let (imatrix, identity) = match &v.recipe.imatrix {
         None => (None, String::new()),
@@ -51,12 +49,10 @@ pub fn resolve(l: &Ladder, v: &RecipeVariant, base: &BaseInfo) -> Result<Resolve
             let m = Imatrix::read(p).map_err(|e| fail(e.to_string()))?;
             m.check_model(&base.header)
                 .map_err(|why| fail(format!("imatrix {}: {why}", p.display())))?;
-            record.imatrix_sha256 = Some(hash(p)?);
+            let sha = hash(p)?;
+            record.imatrix_sha256 = Some(sha.clone());
             record.imatrix_text = m.datasets.first().cloned();
-            (
-                Some(p.clone()),
-                record.imatrix_sha256.clone().unwrap_or_default(),
-            )
+            (Some(p.clone()), sha)
         }
         Some(ImatrixSource::Text {
             text,

@@ -200,14 +200,9 @@ pub fn synth(o: &SynthOptions, rep: &Reporter) -> Result<String, LadderError> {
 fn wrote(o: &SynthOptions, what: &str, t: QuantType, doc: &Document) -> String {
     let params = doc.tensors.iter().map(|x| x.n_elements()).sum::<u64>();
     let size = std::fs::metadata(&o.output).map(|m| m.len()).unwrap_or(0);
-    format!(
-        "wrote {} ({what}; {}, {} tensors, {:.2} M parameters, {})",
-        o.output.display(),
-        t.name,
-        doc.tensors.len(),
-        params as f64 / 1e6,
-        format_size(size)
-    )
+    let (out, size) = (o.output.display(), format_size(size));
+    let (name, n, m) = (t.name, doc.tensors.len(), params as f64 / 1e6);
+    format!("wrote {out} ({what}; {name}, {n} tensors, {m:.2} M parameters, {size})")
 }
 
 /// Writes an Eagle3 draft preset. Its shapes are its target's, so `--shrink` and
@@ -284,15 +279,10 @@ pub fn ensure_models(
                 .to_string(),
         })
         .collect();
-    let mut wanted: Vec<usize> = crate::plan::filter(crate::plan::expand(config, &labels), filters)
-        .iter()
-        .map(|t| t.model)
-        .collect();
-    wanted.extend(
-        crate::plan::serving::expand(config, &labels, filters)
-            .iter()
-            .map(|t| t.model),
-    );
+    let tests = crate::plan::filter(crate::plan::expand(config, &labels), filters);
+    let served = crate::plan::serving::expand(config, &labels, filters);
+    let mut wanted: Vec<usize> = tests.iter().map(|t| t.model).collect();
+    wanted.extend(served.iter().map(|t| t.model));
     let mut lines = Vec::new();
     for (i, m) in config.models.iter().enumerate() {
         let (Some(spec), Some(path)) = (&m.synth, &m.path) else {
@@ -319,12 +309,9 @@ fn synth_model(
     rep: &Reporter,
 ) -> Result<String, LadderError> {
     let tmp = path.with_extension(format!("synth-{}.tmp", std::process::id()));
+    let (shown, preset, quant) = (path.display(), &spec.preset, &spec.quant);
     rep.line(&format!(
-        "model {:?}: {} is missing; synthesizing {} {}",
-        name,
-        path.display(),
-        spec.preset,
-        spec.quant
+        "model {name:?}: {shown} is missing; synthesizing {preset} {quant}"
     ));
     let opts = SynthOptions {
         output: tmp.clone(),

@@ -70,11 +70,8 @@ pub struct Row {
 /// pairing), sequential for `rounds = "auto"`.
 pub fn design(run: &RunRecord) -> Option<Design> {
     match &run.run.rounds_auto {
-        Some(a) => Some(Design::Sequential {
-            max_rounds: a.max_rounds as usize,
-        }),
-        None if run.run.rounds >= 2 => Some(Design::Fixed),
-        None => None,
+        Some(a) => Some(Design::sequential(a.max_rounds)),
+        None => (run.run.rounds >= 2).then_some(Design::Fixed),
     }
 }
 
@@ -110,12 +107,8 @@ pub fn rows_resolved(
     budget: f64,
     floor: &NoiseFloor,
 ) -> (Vec<Row>, Vec<(Vec<usize>, Resolution)>) {
-    let mut out: Vec<Row> = run
-        .models
-        .iter()
-        .filter(|m| m.provenance.is_some())
-        .map(|m| row(m, &run.tests))
-        .collect();
+    let with_provenance = run.models.iter().filter(|m| m.provenance.is_some());
+    let mut out: Vec<Row> = with_provenance.map(|m| row(m, &run.tests)).collect();
     let design = design(run);
     let mut resolved = Vec::new();
     for idx in groups(run, &out) {
@@ -156,10 +149,7 @@ fn row(m: &ModelRecord, tests: &[TestRecord]) -> Row {
         pp_ts: pp.and_then(|t| t.avg_ts),
         tg_test: tg.map(|t| t.test.clone()),
         tg_ts: tg.and_then(|t| t.avg_ts),
-        tg_ci: tg
-            .and_then(|t| t.stats.as_ref())
-            .and_then(|s| s.interval)
-            .map(|c| (c.lo, c.hi)),
+        tg_ci: (tg.and_then(|t| t.stats.as_ref()?.interval)).map(|c| (c.lo, c.hi)),
         kld_mean: q.map(|q| q.kld_mean),
         kld_uncertainty: q.map(|q| q.kld_mean_uncertainty),
         kld_p999: q.and_then(|q| q.kld_percentiles).map(|p| p.p99_9),
@@ -181,10 +171,7 @@ fn row(m: &ModelRecord, tests: &[TestRecord]) -> Row {
 /// The speed of a row as the answer compares it.
 fn speed(r: &Row) -> Option<Figure> {
     let ts = r.tg_ts?;
-    Some(match r.tg_ci {
-        Some((lo, hi)) => Figure { value: ts, lo, hi },
-        None => Figure::point(ts),
-    })
+    Some((r.tg_ci).map_or(Figure::point(ts), |(lo, hi)| Figure { value: ts, lo, hi }))
 }
 
 /// The rows that have a `figure`, and their choices (KLD within ±1.96 of its uncertainty).
@@ -192,16 +179,12 @@ fn choices(rows: &[Row], figure: impl Fn(&Row) -> Option<Figure>) -> (Vec<usize>
     let choice = |(i, r): (usize, &Row)| {
         let error =
             (r.kld_mean).map(|k| Figure::around(k, 1.96 * r.kld_uncertainty.unwrap_or(0.0)));
-        let speed = figure(r)?;
-        let rounds = r.tg_rounds.clone();
-        Some((
-            i,
-            Choice {
-                speed,
-                rounds,
-                error,
-            },
-        ))
+        let c = Choice {
+            speed: figure(r)?,
+            rounds: r.tg_rounds.clone(),
+            error,
+        };
+        Some((i, c))
     };
     rows.iter().enumerate().filter_map(choice).unzip()
 }
@@ -240,9 +223,7 @@ pub fn mark_fronts(rows: &mut [Row], floor: &NoiseFloor) {
     let axes: [(&'static str, Axis); 2] = [
         ("prefill", |r| r.pp_ts.map(Figure::point)),
         ("size", |r| {
-            r.size_gib
-                .filter(|&s| s > 0.0)
-                .map(|s| Figure::point(1.0 / s))
+            Some(Figure::point(1.0 / r.size_gib.filter(|&s| s > 0.0)?))
         }),
     ];
     for row in rows.iter_mut() {
@@ -266,26 +247,15 @@ fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
 
 /// A Markdown table; `*` marks the Pareto front, `ref` the reference.
 pub fn markdown(rows: &[Row]) -> String {
-    let pp = rows
-        .iter()
-        .find_map(|r| r.pp_test.clone())
-        .unwrap_or("pp".into());
-    let tg = rows
-        .iter()
-        .find_map(|r| r.tg_test.clone())
-        .unwrap_or("tg".into());
+    let pp = (rows.iter().find_map(|r| r.pp_test.as_deref())).unwrap_or("pp");
+    let tg = (rows.iter().find_map(|r| r.tg_test.as_deref())).unwrap_or("tg");
     let header = format!(
         "model|type|bpw|size GiB|{pp} t/s|{tg} t/s|KLD|99.9% KLD|PPL ratio|same top p|Pareto"
     );
     let mut table = vec![header.split('|').map(String::from).collect()];
     for r in rows {
-        let mut ty = r.quant_type.clone();
-        if r.requantized {
-            ty.push_str(" (requant)");
-        }
-        if r.synthetic {
-            ty.push_str(" (synthetic)");
-        }
+        let tags = [(r.requantized, " (requant)"), (r.synthetic, " (synthetic)")];
+        let ty = (tags.iter().filter(|t| t.0)).fold(r.quant_type.clone(), |ty, t| ty + t.1);
         let kld = match (r.is_reference, r.kld_mean, r.kld_uncertainty) {
             (true, _, _) => "ref".to_string(),
             (_, Some(k), Some(u)) => format!("{k:.5} ± {u:.5}"),

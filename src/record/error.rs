@@ -2,67 +2,41 @@
 //! users read (docs/bad-input.md).
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::SCHEMA_VERSION;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
     /// `create_dir_all` on a file says "File exists (os error 17)": this says what is wrong.
-    #[error("results path is a file: {}", dir.display())]
-    ResultsPathIsFile { dir: PathBuf },
-    #[error("cannot create the results directory {}: {source}", dir.display())]
-    CreateDir {
-        dir: PathBuf,
-        #[source]
-        source: io::Error,
-    },
-    #[error("cannot write to the results directory {}: {source}", dir.display())]
-    Claim {
-        dir: PathBuf,
-        #[source]
-        source: io::Error,
-    },
-    #[error("too many result files for one second in {}", dir.display())]
-    NamesTaken { dir: PathBuf },
-    #[error("cannot write the result file {}: {source}", path.display())]
-    Write {
+    #[error("results path is a file: {}", .0.display())]
+    ResultsPathIsFile(PathBuf),
+    #[error("too many result files for one second in {}", .0.display())]
+    NamesTaken(PathBuf),
+    /// `what` is the words before the path, with their space, or none.
+    #[error("{what}{}: {source}", path.display())]
+    Io {
+        what: &'static str,
         path: PathBuf,
         #[source]
         source: io::Error,
     },
-    #[error("cannot write the result journal {}: {source}", journal.display())]
-    WriteJournal {
-        journal: PathBuf,
-        #[source]
-        source: io::Error,
-    },
-    #[error("{}: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
-    #[error("{}: not valid JSON: {source}", path.display())]
-    NotJson {
+    /// `what`: "not valid JSON" or "invalid result file".
+    #[error("{}: {what}: {source}", path.display())]
+    Parse {
+        what: &'static str,
         path: PathBuf,
         #[source]
         source: serde_json::Error,
     },
-    #[error("{}: not a tpsbench result (no schema_version)", path.display())]
-    NoSchemaVersion { path: PathBuf },
+    #[error("{}: not a tpsbench result (no schema_version)", .0.display())]
+    NoSchemaVersion(PathBuf),
     #[error(
         "{}: schema_version {version} is not supported (this tpsbench reads 1 to {})",
         path.display(),
         SCHEMA_VERSION
     )]
     SchemaVersion { path: PathBuf, version: u64 },
-    #[error("{}: invalid result file: {source}", path.display())]
-    Schema {
-        path: PathBuf,
-        #[source]
-        source: serde_json::Error,
-    },
     #[error("{}: {source}", path.display())]
     Contradicted {
         path: PathBuf,
@@ -73,11 +47,19 @@ pub enum RecordError {
     /// record that does not serialize: serde's own text.
     #[error(transparent)]
     Json(serde_json::Error),
-    #[error("after redaction: {source}")]
-    Redacted {
-        #[source]
-        source: serde_json::Error,
-    },
+    #[error("after redaction: {0}")]
+    Redacted(#[source] serde_json::Error),
+}
+
+impl RecordError {
+    /// `map_err`'s argument for an I/O failure on `path`.
+    pub(crate) fn io<'a>(what: &'static str, path: &'a Path) -> impl Fn(io::Error) -> Self + 'a {
+        move |source| RecordError::Io {
+            what,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
 }
 
 /// The first figure of a test that its samples contradict.

@@ -84,8 +84,7 @@ impl<'a> Reader<'a> {
     }
 
     fn list(&self, path: &str) -> Vec<String> {
-        let n = self.len(path);
-        (0..n)
+        (0..self.len(path))
             .map(|i| self.s(&format!("{path}/{i}"), "?"))
             .collect()
     }
@@ -219,21 +218,16 @@ fn devices(r: &Reader, out: &mut Vec<String>) {
 /// AVX = 1 | ..."), in its order, with their values; other backends' sections are skipped.
 pub fn cpu_backend_features(system_info: &str) -> Vec<(String, String)> {
     let mut in_cpu = false;
-    let mut out = Vec::new();
-    for part in system_info.split('|') {
+    let features = system_info.split('|').filter_map(|part| {
         let mut entry = part.trim();
         if let Some((section, rest)) = entry.split_once(" : ") {
             in_cpu = section.trim() == "CPU";
             entry = rest.trim();
         }
-        if !in_cpu {
-            continue;
-        }
-        if let Some((k, v)) = entry.split_once('=') {
-            out.push((k.trim().to_string(), v.trim().to_string()));
-        }
-    }
-    out
+        let (k, v) = entry.split_once('=').filter(|_| in_cpu)?;
+        Some((k.trim().to_string(), v.trim().to_string()))
+    });
+    features.collect()
 }
 
 /// Build options the CPU section lists that are not instruction sets.
@@ -243,8 +237,7 @@ const NOT_SIMD: &[&str] = &["LLAMAFILE", "OPENMP", "REPACK", "KLEIDIAI", "ACCELE
 /// `llama_print_system_info()` lists on (AVX512_VNNI, AVX512_BF16, ...), without repeats or
 /// build options.
 pub fn simd_features(probed: &[(&str, bool)], system_info: &str) -> Vec<String> {
-    let mut out: Vec<String> = probed
-        .iter()
+    let mut out: Vec<_> = (probed.iter())
         .filter(|f| f.1)
         .map(|f| f.0.to_string())
         .collect();

@@ -92,12 +92,11 @@ impl Journal {
         self.file
             .write_all(bytes)
             .and_then(|()| self.file.sync_data())
-            .map_err(|source| RecordError::WriteJournal {
-                journal: journal_path(&self.path),
-                source,
-            })
+            .map_err(RecordError::io(JOURNAL, &journal_path(&self.path)))
     }
 }
+
+const JOURNAL: &str = "cannot write the result journal ";
 
 fn line(e: &Line) -> Vec<u8> {
     let mut v = serde_json::to_vec(e).expect("records always serialize");
@@ -110,11 +109,8 @@ fn line(e: &Line) -> Vec<u8> {
 fn open_fresh(path: &Path, record: &RunRecord) -> Result<std::fs::File, RecordError> {
     let j = journal_path(path);
     let tmp = j.with_extension("journal.tmp");
-    let err = |source: std::io::Error| RecordError::WriteJournal {
-        journal: j.clone(),
-        source,
-    };
-    let f = std::fs::File::create(&tmp).map_err(err)?;
+    let err = RecordError::io(JOURNAL, &j);
+    let f = std::fs::File::create(&tmp).map_err(&err)?;
     results::write_synced(&f, &Line::Snapshot(record), false)
         .and_then(|()| std::fs::rename(&tmp, &j))
         .map_err(err)?;
@@ -127,13 +123,10 @@ fn open_fresh(path: &Path, record: &RunRecord) -> Result<std::fs::File, RecordEr
 pub fn read_resumable(path: &Path) -> Result<RunRecord, RecordError> {
     let j = journal_path(path);
     match std::fs::read(&j) {
-        Ok(bytes) => match replay(&bytes) {
-            Some(record) => Ok(record),
-            // An empty journal is a name claimed before anything was written.
-            None => results::read(path),
-        },
+        // An empty journal is a name claimed before anything was written.
+        Ok(bytes) => replay(&bytes).map_or_else(|| results::read(path), Ok),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => results::read(path),
-        Err(source) => Err(RecordError::Read { path: j, source }),
+        Err(e) => Err(RecordError::io("", &j)(e)),
     }
 }
 
@@ -141,23 +134,20 @@ pub fn read_resumable(path: &Path) -> Result<RunRecord, RecordError> {
 /// (the last one, cut short by a crash) are skipped.
 fn replay(bytes: &[u8]) -> Option<RunRecord> {
     let mut lines = bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty());
-    let mut record = match serde_json::from_slice(lines.next()?).ok()? {
-        Entry::Snapshot(r) => *r,
-        _ => return None,
+    let Ok(Entry::Snapshot(mut record)) = serde_json::from_slice(lines.next()?) else {
+        return None;
     };
-    let mut index: std::collections::HashMap<String, usize> = record
-        .tests
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.id.clone(), i))
-        .collect();
+    let ids = |r: &RunRecord| -> std::collections::HashMap<String, usize> {
+        (r.tests.iter().enumerate())
+            .map(|(i, t)| (t.id.clone(), i))
+            .collect()
+    };
+    let mut index = ids(&record);
     for l in lines {
         match serde_json::from_slice(l) {
             Ok(Entry::Snapshot(r)) => {
-                record = *r;
-                index = (record.tests.iter().enumerate())
-                    .map(|(i, t)| (t.id.clone(), i))
-                    .collect();
+                index = ids(&r);
+                record = r;
             }
             Ok(Entry::Test(t)) => match index.get(&t.id) {
                 Some(&i) => record.tests[i] = *t,
@@ -171,7 +161,7 @@ fn replay(bytes: &[u8]) -> Option<RunRecord> {
             Err(_) => {}
         }
     }
-    Some(record)
+    Some(*record)
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ pub mod tune;
 pub mod verify;
 
 use crate::plan::TestParams;
+use crate::stats::analysis::{self, Covers, LevelInterval, StopReason};
 use crate::util::is_default as is_zero;
 
 pub use error::{Contradiction, Disagreement, RecordError};
@@ -184,7 +185,7 @@ pub struct Provenance {
 }
 
 /// A variant's recipe: its importance matrix and its overrides.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RecipeRecord {
     pub name: String,
     pub imatrix_sha256: Option<String>,
@@ -238,7 +239,7 @@ pub struct TestRecord {
     pub samples_ns: Vec<u64>,
     pub samples_ts: Vec<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stats: Option<crate::stats::analysis::TestStats>,
+    pub stats: Option<analysis::TestStats>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<crate::machine::Resources>,
     /// Boxed: most tests have none, and inline it made every test record 2.8 KB instead of
@@ -287,7 +288,7 @@ pub struct RoundRecord {
     /// What the interval between rounds and the verdicts across rounds are computed from.
     pub median_ts: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub interval: Option<crate::stats::analysis::LevelInterval>,
+    pub interval: Option<LevelInterval>,
 }
 
 pub use crate::plan::build::test_identity;
@@ -296,10 +297,9 @@ pub use crate::plan::build::test_identity;
 /// serving tests by their mode, quality tests by their name, the rest by their sizes.
 pub(crate) fn infer_kind(test: &serde_json::Value) -> crate::plan::TestKind {
     use crate::plan::TestKind;
-    if let Some(mode) = test.pointer("/serving/mode").and_then(|m| m.as_str()) {
-        if let Some(k) = TestKind::of_serving_mode(mode) {
-            return k;
-        }
+    let mode = test.pointer("/serving/mode").and_then(|m| m.as_str());
+    if let Some(k) = mode.and_then(TestKind::of_serving_mode) {
+        return k;
     }
     if test.get("test").and_then(|t| t.as_str()) == Some("quality") {
         return TestKind::Quality;
@@ -318,16 +318,12 @@ impl TestRecord {
     pub fn set_measurement(
         &mut self,
         samples_ns: Vec<u64>,
-        stop: crate::stats::analysis::StopReason,
+        stop: StopReason,
         ci_target: Option<f64>,
     ) {
         self.set_samples(samples_ns);
-        self.stats = Some(crate::stats::analysis::analyse(
-            &self.samples_ts,
-            stop,
-            ci_target,
-            self.seed,
-        ));
+        let stats = analysis::analyse(&self.samples_ts, stop, ci_target, self.seed);
+        self.stats = Some(stats);
     }
 
     /// Fills the figures from raw llama-bench repetitions (`n_tokens` each).
@@ -392,8 +388,7 @@ impl TestRecord {
             .iter()
             .flat_map(|r| r.samples_ns.iter().copied())
             .collect();
-        let stop = self.stats.as_ref().map(|s| s.stop_reason);
-        let stop = stop.unwrap_or(crate::stats::analysis::StopReason::Fixed);
+        let stop = (self.stats.as_ref()).map_or(StopReason::Fixed, |s| s.stop_reason);
         if self.kind.is_llama_bench() {
             self.set_samples(samples);
         } else {
@@ -411,14 +406,10 @@ impl TestRecord {
             }
             self.set_rates(samples, rates);
         }
-        let medians: Vec<f64> = self.rounds.iter().map(|r| r.median_ts).collect();
-        self.stats = Some(crate::stats::analysis::analyse_rounds(
-            &self.samples_ts,
-            &medians,
-            stop,
-            ci_target,
-            self.seed,
-        ));
+        let medians = self.round_medians();
+        let (ts, seed) = (&self.samples_ts, self.seed);
+        let stats = analysis::analyse_rounds(ts, &medians, stop, ci_target, seed);
+        self.stats = Some(stats);
     }
 
     fn as_round(&self) -> RoundRecord {
@@ -426,10 +417,7 @@ impl TestRecord {
             test_time: self.test_time.clone(),
             samples_ns: self.samples_ns.clone(),
             median_ts: self.median_ts.unwrap_or(0.0),
-            interval: crate::stats::analysis::LevelInterval::of(
-                crate::stats::analysis::Covers::WithinLaunch,
-                &self.samples_ts,
-            ),
+            interval: LevelInterval::of(Covers::WithinLaunch, &self.samples_ts),
         }
     }
 

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 /// Quality against a reference, with llama-perplexity `--kl-divergence`'s definitions: over
 /// the scored tokens (second half of each chunk of `n_ctx` tokens).
 #[serde_with::skip_serializing_none]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Quality {
     /// The reference variant's model name.
     pub reference: String,

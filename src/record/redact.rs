@@ -20,10 +20,7 @@ pub struct Published {
 
 /// Characters after which a `/` starts a path: the start of a word or of a value.
 fn opens_path(prev: Option<char>) -> bool {
-    match prev {
-        None => true,
-        Some(c) => c.is_whitespace() || "=\"'([{,;:<".contains(c),
-    }
+    prev.is_none_or(|c| c.is_whitespace() || "=\"'([{,;:<".contains(c))
 }
 
 fn closes_path(c: char) -> bool {
@@ -47,18 +44,12 @@ fn paths_in(s: &str) -> Vec<(usize, usize)> {
             && at(i + 1) == Some(':')
             && matches!(at(i + 2), Some('\\') | Some('/'))
             && name(at(i + 3));
-        let start = (opens_path(prev) && (unix || home || drive)).then_some(i);
-        match start {
-            Some(st) => {
-                let mut e = st;
-                while e < chars.len() && !closes_path(chars[e].1) {
-                    e += 1;
-                }
-                let end = chars.get(e).map_or(s.len(), |x| x.0);
-                out.push((chars[st].0, end));
-                i = e;
-            }
-            None => i += 1,
+        if opens_path(prev) && (unix || home || drive) {
+            let e = (i..chars.len()).find(|&e| closes_path(chars[e].1));
+            out.push((chars[i].0, e.map_or(s.len(), |e| chars[e].0)));
+            i = e.unwrap_or(chars.len());
+        } else {
+            i += 1;
         }
     }
     out
@@ -95,11 +86,11 @@ fn replace_word(s: &str, host: &str, label: &str) -> String {
         let before = rest[..i].chars().next_back();
         let after = rest[i + host.len()..].chars().next();
         out.push_str(&rest[..i]);
-        if word(before) || word(after) {
-            out.push_str(host);
+        out.push_str(if word(before) || word(after) {
+            host
         } else {
-            out.push_str(label);
-        }
+            label
+        });
         rest = &rest[i + host.len()..];
     }
     out.push_str(rest);
@@ -124,14 +115,14 @@ fn each_host_field(v: &mut Value, f: &mut dyn FnMut(&mut Value)) {
     });
 }
 
+fn hostname(file: &Value) -> &str {
+    (file.pointer("/run/system/hostname").and_then(Value::as_str)).unwrap_or("")
+}
+
 /// Redacts a result file's JSON in place: absolute paths become file names and, unless
 /// `keep_host`, the host name becomes `label`; `run.published` says so.
 pub fn redact(file: &mut Value, label: &str, keep_host: bool) {
-    let host = file
-        .pointer("/run/system/hostname")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+    let host = hostname(file).to_string();
     each_scalar(file, "", &mut |_, v| {
         if let Value::String(s) = v {
             let mut t = strip_paths(s);
@@ -146,13 +137,10 @@ pub fn redact(file: &mut Value, label: &str, keep_host: bool) {
         each_host_field(file, &mut |h| *h = Value::String(label.to_string()));
     }
     if let Some(run) = file.get_mut("run").and_then(Value::as_object_mut) {
-        let p = Published {
-            label: label.to_string(),
-            host_kept: keep_host,
-        };
+        let (label, host_kept) = (label.to_string(), keep_host);
         run.insert(
             "published".into(),
-            serde_json::to_value(p).expect("plain struct"),
+            serde_json::json!(Published { label, host_kept }),
         );
     }
 }
@@ -165,7 +153,7 @@ pub(crate) fn redact_record(
 ) -> Result<super::RunRecord, RecordError> {
     let mut value = serde_json::to_value(record).map_err(RecordError::Json)?;
     redact(&mut value, label, keep_host);
-    serde_json::from_value(value).map_err(|source| RecordError::Redacted { source })
+    serde_json::from_value(value).map_err(RecordError::Redacted)
 }
 
 /// [`exposed`] of a result file's bytes as they are on disk: every field, those the schema
@@ -200,10 +188,7 @@ pub fn exposed(file: &Value) -> Vec<String> {
         }
     }
     walk(file, "", &mut out);
-    let host = file
-        .pointer("/run/system/hostname")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let host = hostname(file);
     match file
         .pointer("/run/published")
         .and_then(|p| serde_json::from_value::<Published>(p.clone()).ok())

@@ -25,20 +25,14 @@ pub fn json_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 pub fn new_result_path(dir: &Path, run: &RunInfo) -> Result<PathBuf, RecordError> {
     // create_dir_all on a file says "File exists (os error 17)": say what is wrong instead.
     if dir.exists() && !dir.is_dir() {
-        return Err(RecordError::ResultsPathIsFile {
-            dir: dir.to_path_buf(),
-        });
+        return Err(RecordError::ResultsPathIsFile(dir.to_path_buf()));
     }
-    std::fs::create_dir_all(dir).map_err(|source| RecordError::CreateDir {
-        dir: dir.to_path_buf(),
-        source,
-    })?;
-    let stamp: String = run
-        .started_at
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .collect();
+    std::fs::create_dir_all(dir)
+        .map_err(RecordError::io("cannot create the results directory ", dir))?;
+    let mut stamp = run.started_at.clone();
+    stamp.retain(|c| c.is_ascii_alphanumeric());
     let host = crate::util::file_safe(&run.system.hostname);
+    let claim = RecordError::io("cannot write to the results directory ", dir);
     for n in 1..1000 {
         let suffix = if n == 1 {
             String::new()
@@ -58,17 +52,10 @@ pub fn new_result_path(dir: &Path, run: &RunInfo) -> Result<PathBuf, RecordError
             }
             Ok(_) => return Ok(p),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(source) => {
-                return Err(RecordError::Claim {
-                    dir: dir.to_path_buf(),
-                    source,
-                });
-            }
+            Err(e) => return Err(claim(e)),
         }
     }
-    Err(RecordError::NamesTaken {
-        dir: dir.to_path_buf(),
-    })
+    Err(RecordError::NamesTaken(dir.to_path_buf()))
 }
 
 /// Pretty JSON and a final newline, as a result file is (the `json` export is the same as
@@ -91,10 +78,7 @@ pub fn write_atomic(path: &Path, run: &RunRecord) -> Result<(), RecordError> {
             _ => Ok(()),
         }
     };
-    write().map_err(|source| RecordError::Write {
-        path: path.to_path_buf(),
-        source,
-    })
+    write().map_err(RecordError::io("cannot write the result file ", path))
 }
 
 /// `value` as JSON (`pretty` or on one line) and a newline, streamed into `f` and flushed to
@@ -128,19 +112,16 @@ pub fn journal_path(path: &Path) -> PathBuf {
 /// from its text: a `serde_json::Value` tree took 1.26 GB for a 132 MB file; only older
 /// versions, whose tests' kinds are inferred, take that way.
 pub fn read(path: &Path) -> Result<RunRecord, RecordError> {
-    let path_buf = || path.to_path_buf();
-    let text = std::fs::read_to_string(path).map_err(|source| RecordError::Read {
-        path: path_buf(),
-        source,
-    })?;
-    let schema = |source| RecordError::Schema {
-        path: path_buf(),
-        source,
+    let text = std::fs::read_to_string(path).map_err(RecordError::io("", path))?;
+    let parse = |what| {
+        move |source| RecordError::Parse {
+            what,
+            path: path.to_path_buf(),
+            source,
+        }
     };
-    match schema_version(&text).map_err(|source| RecordError::NotJson {
-        path: path_buf(),
-        source,
-    })? {
+    let schema = parse("invalid result file");
+    match schema_version(&text).map_err(parse("not valid JSON"))? {
         Some(x) if x == u64::from(SCHEMA_VERSION) => serde_json::from_str(&text).map_err(schema),
         // Version 2 only added optional fields (serving, stats, resources, quality...), and
         // version 3 the test kind, which is inferred for older files (below).
@@ -150,10 +131,10 @@ pub fn read(path: &Path) -> Result<RunRecord, RecordError> {
             serde_json::from_value(v).map_err(schema)
         }
         Some(version) => Err(RecordError::SchemaVersion {
-            path: path_buf(),
+            path: path.to_path_buf(),
             version,
         }),
-        None => Err(RecordError::NoSchemaVersion { path: path_buf() }),
+        None => Err(RecordError::NoSchemaVersion(path.to_path_buf())),
     }
 }
 
@@ -265,7 +246,16 @@ mod tests {
         );
         std::fs::write(&p, "garbage").unwrap();
         let e = read(&p).unwrap_err();
-        assert!(matches!(e, RecordError::NotJson { .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                RecordError::Parse {
+                    what: "not valid JSON",
+                    ..
+                }
+            ),
+            "{e}"
+        );
         assert!(e.to_string().contains("not valid JSON"));
     }
 
@@ -282,19 +272,34 @@ mod tests {
         ] {
             std::fs::write(&p, text).unwrap();
             let e = read(&p).unwrap_err();
-            assert!(
-                matches!(e, RecordError::NoSchemaVersion { .. }),
-                "{text}: {e}"
-            );
+            assert!(matches!(e, RecordError::NoSchemaVersion(_)), "{text}: {e}");
         }
         for text in ["{", r#"{"schema_version": 3} x"#, ""] {
             std::fs::write(&p, text).unwrap();
             let e = read(&p).unwrap_err();
-            assert!(matches!(e, RecordError::NotJson { .. }), "{text}: {e}");
+            assert!(
+                matches!(
+                    e,
+                    RecordError::Parse {
+                        what: "not valid JSON",
+                        ..
+                    }
+                ),
+                "{text}: {e}"
+            );
         }
         std::fs::write(&p, r#"{"schema_version": 3, "tests": 5}"#).unwrap();
         let e = read(&p).unwrap_err();
-        assert!(matches!(e, RecordError::Schema { .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                RecordError::Parse {
+                    what: "invalid result file",
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 
     #[test]

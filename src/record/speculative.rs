@@ -106,11 +106,7 @@ pub struct Speculative {
 impl Speculative {
     /// A record of `drafter` with these rounds and nothing drafted yet, its figures derived:
     /// what the kind fills in, and what the tests and the Monte Carlo start from.
-    pub fn of_rounds(
-        drafter: Drafter,
-        prompts: SpecPrompts,
-        rounds: Vec<SpecRound>,
-    ) -> Speculative {
+    pub fn of_rounds(drafter: Drafter, prompts: SpecPrompts, rounds: Vec<SpecRound>) -> Self {
         let mut s = Speculative {
             drafter,
             prompts,
@@ -218,15 +214,8 @@ impl Speculative {
             let sp = s.speedup;
             let (plain, spec) = (Some(s.plain_ts), Some(s.spec_ts));
             let (rate, length) = (s.acceptance_rate, s.acceptance_length);
-            [
-                plain,
-                spec,
-                rate,
-                length,
-                sp.map(|x| x.ratio),
-                sp.map(|x| x.lo),
-                sp.map(|x| x.hi),
-            ]
+            let (ratio, lo, hi) = (sp.map(|x| x.ratio), sp.map(|x| x.lo), sp.map(|x| x.hi));
+            [plain, spec, rate, length, ratio, lo, hi]
         };
         let counts_ok = self.n_accepted <= self.n_drafted
             && self.by_position.iter().all(|p| p.accepted <= p.drafted);

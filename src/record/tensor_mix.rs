@@ -60,13 +60,12 @@ pub fn main_type(file_type: &str) -> Option<&str> {
         ("IQ2_M", "IQ2_S"),
         ("MXFP4_MOE", "MXFP4"),
     ];
-    if let Some(&(_, t)) = MIXES.iter().find(|m| m.0 == file_type) {
-        return Some(t);
-    }
-    crate::gguf::GGML_TYPES
-        .iter()
-        .find(|t| t.1 == file_type)
-        .map(|t| t.1)
+    let mix = MIXES.iter().find(|m| m.0 == file_type).map(|m| m.1);
+    mix.or_else(|| {
+        (crate::gguf::GGML_TYPES.iter())
+            .find(|t| t.1 == file_type)
+            .map(|t| t.1)
+    })
 }
 
 /// The type most parameters are stored as, when it is not the one the name promises:
@@ -80,10 +79,9 @@ pub fn mostly_other<'a>(file_type: &str, mix: &'a [TypeShare]) -> Option<&'a str
 /// The quantization as the page names it: `Q4_K_M (mostly Q5_0)` when the file is mostly
 /// another type than its name says, else the name alone.
 pub fn label(file_type: &str, mix: &[TypeShare]) -> String {
-    match mostly_other(file_type, mix) {
-        Some(t) => format!("{file_type} (mostly {t})"),
-        None => file_type.to_string(),
-    }
+    mostly_other(file_type, mix).map_or(file_type.to_string(), |t| {
+        format!("{file_type} (mostly {t})")
+    })
 }
 
 #[cfg(test)]

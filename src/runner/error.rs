@@ -214,7 +214,8 @@ mod tests {
     /// still read once.
     #[test]
     fn the_line_main_prints_names_the_cause_once() {
-        let e = RunnerError::from(RecordError::Write {
+        let e = RunnerError::from(RecordError::Io {
+            what: "cannot write the result file ",
             path: PathBuf::from("r.json"),
             source: io::Error::other("disk full"),
         });

@@ -134,11 +134,8 @@ impl LevelInterval {
     }
 
     pub fn label(&self) -> String {
-        format!(
-            "{:.0}% {}",
-            self.confidence * 100.0,
-            self.covers.describe(self.n)
-        )
+        let (percent, covers) = (self.confidence * 100.0, self.covers.describe(self.n));
+        format!("{percent:.0}% {covers}")
     }
 }
 
@@ -168,12 +165,8 @@ impl TestStats {
     /// The notes a table shows: the flags, with "noisy" given its CV ("noisy: CV 7.3%").
     /// Files written before the "noisy" flag existed get the note from their `cv`.
     pub fn notes(&self) -> Vec<String> {
-        let mut notes: Vec<String> = self
-            .flags
-            .iter()
-            .filter(|f| f.as_str() != "noisy")
-            .cloned()
-            .collect();
+        let mut notes = self.flags.clone();
+        notes.retain(|f| f != "noisy");
         if self.cv > NOISY_CV {
             notes.push(format!("noisy: CV {:.1}%", self.cv * 100.0));
         }

@@ -24,6 +24,14 @@ impl Interval {
         }
         (self.hi - self.lo) / 2.0 / center.abs()
     }
+
+    /// exp(`centre` ± `half`): an interval on the log scale, mapped back.
+    pub(crate) fn exp_around(centre: f64, half: f64) -> Interval {
+        Interval {
+            lo: (centre - half).exp(),
+            hi: (centre + half).exp(),
+        }
+    }
 }
 
 fn resample(xs: &[f64], rng: &mut SplitMix64, buf: &mut Vec<f64>) {

@@ -71,10 +71,8 @@ impl NoiseFloor {
                 "assumed; measure this machine's with `tpsbench noise FILE`, or give --noise".into()
             }
         };
-        format!(
-            "noise floor {:.1}% between launches ({from})",
-            self.sd * 100.0
-        )
+        let percent = self.sd * 100.0;
+        format!("noise floor {percent:.1}% between launches ({from})")
     }
 }
 
@@ -161,18 +159,12 @@ pub fn compare(a: &Measured, b: &Measured, s: &Settings) -> Comparison {
         let se = stddev(&diffs) / n.sqrt();
         let df = n - 1.0;
         let p = p_of(d, se, |t| t_two_sided_p(t, df));
+        let half = t_quantile(q, df) * se;
         // Spread per round of the log ratio: rounds needed ≈ (t·sd / threshold)².
-        (
-            Method::PairedRounds,
-            t_quantile(q, df) * se,
-            p,
-            stddev(&diffs),
-        )
+        (Method::PairedRounds, half, p, stddev(&diffs))
     } else if interleaved {
-        let (va, vb) = (
-            variance(&la) / la.len() as f64,
-            variance(&lb) / lb.len() as f64,
-        );
+        let va = variance(&la) / la.len() as f64;
+        let vb = variance(&lb) / lb.len() as f64;
         let se = (va + vb).sqrt();
         let df = if va + vb > 0.0 {
             welch_df(va, vb, la.len() as f64, lb.len() as f64)
@@ -190,23 +182,15 @@ pub fn compare(a: &Measured, b: &Measured, s: &Settings) -> Comparison {
         let z = normal_quantile(q);
         (Method::NoiseFloor, z * se, p, f64::INFINITY)
     };
-    let ci = Interval {
-        lo: (d - half).exp(),
-        hi: (d + half).exp(),
-    };
+    let ci = Interval::exp_around(d, half);
     let speedup = d.exp();
     let inside = ci.lo >= 1.0 - s.threshold && ci.hi <= 1.0 + s.threshold;
     let significant = ci.lo > 1.0 || ci.hi < 1.0;
-    let verdict = if inside {
-        Verdict::NoChange
-    } else if significant {
-        if speedup > 1.0 {
-            Verdict::Faster
-        } else {
-            Verdict::Slower
-        }
-    } else {
-        Verdict::Inconclusive
+    let verdict = match (inside, significant) {
+        (true, _) => Verdict::NoChange,
+        (false, false) => Verdict::Inconclusive,
+        _ if speedup > 1.0 => Verdict::Faster,
+        _ => Verdict::Slower,
     };
     // More rounds of separate launches do not shrink the floor: only interleaved rounds
     // have a count that would decide.
@@ -256,8 +240,7 @@ pub(crate) fn p_beyond(d: f64, se: f64, margin: f64, two_sided: impl Fn(f64) -> 
 }
 
 fn variance(xs: &[f64]) -> f64 {
-    let sd = stddev(xs);
-    sd * sd
+    stddev(xs).powi(2)
 }
 
 /// The standard normal quantile, by bisection on the CDF (called rarely; exact enough).

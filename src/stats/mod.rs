@@ -69,8 +69,7 @@ pub(crate) fn quantile<T: Copy + Into<f64>>(sorted: &[T], q: f64) -> f64 {
 
 /// Tokens per second of each sample: `n_tokens / (ns · 1e-9)`.
 pub fn rates_per_second(n_tokens: u64, samples_ns: &[u64]) -> Vec<f64> {
-    samples_ns
-        .iter()
+    (samples_ns.iter())
         .map(|&ns| n_tokens as f64 * 1e9 / ns.max(1) as f64)
         .collect()
 }

@@ -33,6 +33,13 @@ impl Design {
         }
     }
 
+    /// The design of `rounds = "auto"` with at most `max_rounds` rounds.
+    pub fn sequential(max_rounds: u32) -> Design {
+        Design::Sequential {
+            max_rounds: max_rounds as usize,
+        }
+    }
+
     pub fn look_alpha(&self, alpha: f64) -> f64 {
         alpha / self.looks() as f64
     }
@@ -87,11 +94,8 @@ pub(crate) fn holm(p: &[f64], alpha: f64) -> Vec<bool> {
 /// (conservative at the boundary of a one-sided null); 1 when the mean lies within the
 /// margin. With margin 0 it is the paired t test's own p.
 fn margin_p(a: &[f64], b: &[f64], margin: f64) -> f64 {
-    let diffs: Vec<f64> = b
-        .iter()
-        .zip(a)
-        .map(|(y, x)| y.max(f64::MIN_POSITIVE).ln() - x.max(f64::MIN_POSITIVE).ln())
-        .collect();
+    let ln = |x: &f64| x.max(f64::MIN_POSITIVE).ln();
+    let diffs: Vec<f64> = (b.iter().zip(a)).map(|(y, x)| ln(y) - ln(x)).collect();
     let n = diffs.len();
     if n < 2 {
         return 1.0;
@@ -155,10 +159,9 @@ pub(crate) fn judge(
             .iter()
             .map(|c| c.as_ref().map_or(1.0, |c| c.1))
             .collect();
-        let cmps: Vec<Option<Comparison>> = looked.into_iter().map(|c| c.map(|c| c.0)).collect();
         for (i, rejected) in holm(&p, per_look).into_iter().enumerate() {
             if rejected && out[i].established == 0 {
-                let c = cmps[i].as_ref().expect("a rejected pair was tested");
+                let (c, _) = looked[i].as_ref().expect("a rejected pair was tested");
                 out[i].established = if c.speedup > 1.0 { 1 } else { -1 };
                 out[i].at_rounds = Some(c.rounds.0);
             }

@@ -83,10 +83,8 @@ impl Judgement {
 pub fn judge(values: &[Vec<f64>], level: f64, indifference: f64) -> Option<Judgement> {
     let m = values.len();
     let k = values.first()?.len();
-    if m < 2 || k < 2 || values.iter().any(|v| v.len() != k) {
-        return None;
-    }
-    if values.iter().flatten().any(|x| !x.is_finite() || *x <= 0.0) {
+    let bad = |x: &f64| !x.is_finite() || *x <= 0.0;
+    if m < 2 || k < 2 || values.iter().any(|v| v.len() != k || v.iter().any(bad)) {
         return None;
     }
     let logs: Vec<Vec<f64>> = values
@@ -98,13 +96,11 @@ pub fn judge(values: &[Vec<f64>], level: f64, indifference: f64) -> Option<Judge
         .map(|r| logs.iter().map(|v| v[r]).sum::<f64>() / m as f64)
         .collect();
     let grand = super::mean(&row);
-    let mut ss = 0.0;
-    for (i, v) in logs.iter().enumerate() {
-        for (r, x) in v.iter().enumerate() {
-            let e = x - row[i] - col[r] + grand;
-            ss += e * e;
-        }
-    }
+    let ss: f64 = (0..m)
+        .flat_map(|i| (0..k).map(move |r| (i, r)))
+        .map(|(i, r)| logs[i][r] - row[i] - col[r] + grand)
+        .map(|e| e * e)
+        .sum();
     let df = ((m - 1) * (k - 1)) as f64;
     let sd = (ss / df).sqrt();
     let leader = (0..m).max_by(|&a, &b| row[a].total_cmp(&row[b]))?;
@@ -262,10 +258,8 @@ impl Race {
             self.look(&alive, round);
         }
         if self.stop.is_none() && round >= self.settings.max_rounds {
-            self.stop = Some(Stop::Budget(format!(
-                "max_rounds {} reached",
-                self.settings.max_rounds
-            )));
+            let max = self.settings.max_rounds;
+            self.stop = Some(Stop::Budget(format!("max_rounds {max} reached")));
         }
         self.stop.as_ref()
     }

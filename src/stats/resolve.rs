@@ -144,10 +144,7 @@ pub fn resolve(
     alpha: f64,
     floor: &NoiseFloor,
 ) -> Resolution {
-    let runs: Vec<Option<Run>> = cs
-        .iter()
-        .map(|_| paired.map(|design| Run { id: 0, design }))
-        .collect();
+    let runs = vec![paired.map(|design| Run { id: 0, design }); cs.len()];
     resolve_runs(cs, &runs, budget, alpha, floor)
 }
 
@@ -176,20 +173,13 @@ pub fn resolve_runs(
         }
     }
     let (rule, verdicts) = judge_runs(cs, runs, &family, alpha, floor);
-    let speeds = Speeds {
-        verdicts: &verdicts,
-    };
-    let best_ties: Vec<usize> = match best {
-        Some(b) => eligible
-            .iter()
-            .copied()
-            .filter(|&e| e != b && speeds.tie(b, e))
-            .collect(),
-        None => Vec::new(),
-    };
-    let front = front(cs, &with_error, &speeds);
-    let front_ties = front_ties(&front, &speeds);
-    let open = open_pairs(cs, &needed[..answer_pairs], best, &eligible, &speeds);
+    let v = &verdicts;
+    let best_ties = (eligible.iter().copied())
+        .filter(|&e| best.is_some_and(|b| e != b && tie(v, b, e)))
+        .collect();
+    let front = front(cs, &with_error, v);
+    let front_ties = front_ties(&front, v);
+    let open = open_pairs(cs, &needed[..answer_pairs], best, &eligible, v);
     Resolution {
         rule,
         best,
@@ -218,51 +208,37 @@ fn best_within(cs: &[Choice], budget: f64) -> (Vec<usize>, Option<usize>) {
     (eligible, best)
 }
 
-/// Which choice is established faster than which: by the family's verdicts, paired by round
+/// Whether `x` is established faster than `y` by the family's verdicts: paired by round
 /// where the pair was measured together, against the noise floor where it was not.
-struct Speeds<'a> {
-    verdicts: &'a [PairVerdict],
+fn faster(verdicts: &[PairVerdict], x: usize, y: usize) -> bool {
+    verdicts.iter().any(|v| {
+        (v.a, v.b) == (y, x) && v.established > 0 || (v.a, v.b) == (x, y) && v.established < 0
+    })
 }
 
-impl Speeds<'_> {
-    fn faster(&self, x: usize, y: usize) -> bool {
-        self.verdicts.iter().any(|v| {
-            (v.a, v.b) == (y, x) && v.established > 0 || (v.a, v.b) == (x, y) && v.established < 0
-        })
-    }
-
-    fn tie(&self, x: usize, y: usize) -> bool {
-        !self.faster(x, y) && !self.faster(y, x)
-    }
+fn tie(verdicts: &[PairVerdict], x: usize, y: usize) -> bool {
+    !faster(verdicts, x, y) && !faster(verdicts, y, x)
 }
 
 /// For each choice, whether it is on the Pareto front of speed against error among those
 /// with an error (`with_error`), a choice leaving it only when established slower.
-fn front(cs: &[Choice], with_error: &[usize], speeds: &Speeds) -> Vec<bool> {
+fn front(cs: &[Choice], with_error: &[usize], v: &[PairVerdict]) -> Vec<bool> {
     let points: Vec<(Figure, Figure)> = with_error
         .iter()
         .map(|&i| (cs[i].speed, cs[i].error.unwrap()))
         .collect();
-    let front_sub = pareto_front_by(&points, &|j, i| speeds.faster(with_error[j], with_error[i]));
+    let front_sub = pareto_front_by(&points, &|j, i| faster(v, with_error[j], with_error[i]));
     let mut front = vec![false; cs.len()];
-    for (k, &i) in with_error.iter().enumerate() {
-        front[i] = front_sub[k];
+    for (&i, on) in with_error.iter().zip(front_sub) {
+        front[i] = on;
     }
     front
 }
 
-fn front_ties(front: &[bool], speeds: &Speeds) -> Vec<Vec<usize>> {
+fn front_ties(front: &[bool], v: &[PairVerdict]) -> Vec<Vec<usize>> {
     let n = front.len();
-    (0..n)
-        .map(|i| {
-            if !front[i] {
-                return Vec::new();
-            }
-            (0..n)
-                .filter(|&k| k != i && front[k] && speeds.tie(i, k))
-                .collect()
-        })
-        .collect()
+    let ties = |i: usize| (0..n).filter(move |&k| front[i] && k != i && front[k] && tie(v, i, k));
+    (0..n).map(|i| ties(i).collect()).collect()
 }
 
 /// The comparisons of `needed` that are not established: their speeds tie and, for a front
@@ -272,7 +248,7 @@ fn open_pairs(
     needed: &[(usize, usize)],
     best: Option<usize>,
     eligible: &[usize],
-    speeds: &Speeds,
+    v: &[PairVerdict],
 ) -> Vec<(usize, usize)> {
     needed
         .iter()
@@ -283,7 +259,7 @@ fn open_pairs(
             };
             // A best-within-budget pair needs the speed; a front pair is settled by either.
             let is_best_pair = best.is_some_and(|x| x == a) && eligible.contains(&b);
-            speeds.tie(a, b) && (is_best_pair || !error_apart)
+            tie(v, a, b) && (is_best_pair || !error_apart)
         })
         .copied()
         .collect()
@@ -351,12 +327,8 @@ fn judge_runs(
         .copied()
         .partition(|&(a, b)| pairable(cs, runs, a, b));
     let rounds: Vec<Vec<f64>> = cs.iter().map(|c| c.rounds.clone()).collect();
-    let ids = crate::util::sorted_unique(
-        paired_family
-            .iter()
-            .filter_map(|&(a, _)| run_of(a))
-            .map(|r| r.id),
-    );
+    let paired_runs = paired_family.iter().filter_map(|&(a, _)| run_of(a));
+    let ids = crate::util::sorted_unique(paired_runs.map(|r| r.id));
     let share = |k: usize| alpha * k as f64 / family.len().max(1) as f64;
     let mut verdicts = Vec::new();
     for id in &ids {
@@ -366,26 +338,15 @@ fn judge_runs(
             .filter(|&(a, _)| run_of(a).is_some_and(|r| r.id == *id))
             .collect();
         let design = run_of(of_run[0].0).map_or(Design::Fixed, |r| r.design);
-        verdicts.extend(judge(
-            &rounds,
-            &of_run,
-            share(of_run.len()),
-            design,
-            INDIFFERENCE,
-        ));
+        let level = share(of_run.len());
+        verdicts.extend(judge(&rounds, &of_run, level, design, INDIFFERENCE));
     }
-    verdicts.extend(judge_apart(
-        cs,
-        &apart_family,
-        share(apart_family.len()),
-        floor.sd,
-    ));
+    let level = share(apart_family.len());
+    verdicts.extend(judge_apart(cs, &apart_family, level, floor.sd));
     let in_pairs: Vec<usize> = (0..n)
         .filter(|&i| paired_family.iter().any(|&(a, b)| a == i || b == i))
         .collect();
-    let fewest = in_pairs
-        .iter()
-        .map(|&i| cs[i].rounds.len())
+    let fewest = (in_pairs.iter().map(|&i| cs[i].rounds.len()))
         .min()
         .unwrap_or(0);
     let first_design = paired_family
@@ -454,30 +415,22 @@ fn judge_apart(
         .zip(tests)
         .zip(rejected)
         .map(|((&(a, b), (d, se, p)), rejected)| {
-            let ci = Interval {
-                lo: (d - z_family * se).exp(),
-                hi: (d + z_family * se).exp(),
-            };
-            let established = match (rejected, d > 0.0) {
-                (false, _) => 0,
-                (true, true) => 1,
-                (true, false) => -1,
+            let (established, verdict) = match (rejected, d > 0.0) {
+                (false, _) => (0, Verdict::Inconclusive),
+                (true, true) => (1, Verdict::Faster),
+                (true, false) => (-1, Verdict::Slower),
             };
             PairVerdict {
                 a,
                 b,
                 comparison: Comparison {
                     speedup: d.exp(),
-                    ci,
+                    ci: Interval::exp_around(d, z_family * se),
                     p_value: p,
                     method: Method::NoiseFloor,
                     rounds: (cs[a].rounds.len().max(1), cs[b].rounds.len().max(1)),
                     rounds_needed: None,
-                    verdict: match established {
-                        1 => Verdict::Faster,
-                        -1 => Verdict::Slower,
-                        _ => Verdict::Inconclusive,
-                    },
+                    verdict,
                 },
                 established,
                 at_rounds: None,

@@ -12,11 +12,8 @@ pub fn normal_cdf(z: f64) -> f64 {
             + t * (-0.284_496_736
                 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
     let erf = 1.0 - poly * (-x * x).exp();
-    if z >= 0.0 {
-        0.5 * (1.0 + erf)
-    } else {
-        0.5 * (1.0 - erf)
-    }
+    let sign = if z >= 0.0 { 1.0 } else { -1.0 };
+    0.5 * (1.0 + sign * erf)
 }
 
 /// Mann–Kendall trend test: two-sided p-value of a monotonic trend in `xs` (n ≥ 3).
@@ -25,12 +22,9 @@ pub fn mann_kendall_p(xs: &[f64]) -> f64 {
     if n < 3 {
         return 1.0;
     }
-    let mut s = 0i64;
-    for i in 0..n {
-        for j in i + 1..n {
-            s += (xs[j] - xs[i]).partial_cmp(&0.0).map_or(0, |o| o as i64);
-        }
-    }
+    let s: i64 = pairs(n)
+        .map(|(i, j)| (xs[j] - xs[i]).partial_cmp(&0.0).map_or(0, |o| o as i64))
+        .sum();
     let nf = n as f64;
     let var = nf * (nf - 1.0) * (2.0 * nf + 5.0) / 18.0;
     if s == 0 {
@@ -42,13 +36,15 @@ pub fn mann_kendall_p(xs: &[f64]) -> f64 {
 
 /// Theil–Sen slope: the median of pairwise slopes, robust to outliers.
 pub fn theil_sen_slope(xs: &[f64]) -> f64 {
-    let mut slopes = Vec::new();
-    for i in 0..xs.len() {
-        for j in i + 1..xs.len() {
-            slopes.push((xs[j] - xs[i]) / (j - i) as f64);
-        }
-    }
+    let slopes: Vec<f64> = pairs(xs.len())
+        .map(|(i, j)| (xs[j] - xs[i]) / (j - i) as f64)
+        .collect();
     median(&slopes)
+}
+
+/// Every (i, j) with i < j < n, in order.
+fn pairs(n: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..n).flat_map(move |i| (i + 1..n).map(move |j| (i, j)))
 }
 
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -26,10 +26,7 @@ fn ln_gamma(x: f64) -> f64 {
     }
     let x = x - 1.0;
     let t = x + 7.5;
-    let s = G[1..]
-        .iter()
-        .enumerate()
-        .fold(G[0], |acc, (i, g)| acc + g / (x + i as f64 + 1.0));
+    let s = (G[1..].iter().enumerate()).fold(G[0], |acc, (i, g)| acc + g / (x + i as f64 + 1.0));
     0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + s.ln()
 }
 
@@ -37,12 +34,10 @@ fn ln_gamma(x: f64) -> f64 {
 fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
     const TINY: f64 = 1e-300;
     let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
+    // Kept off zero, where the fraction's terms would divide by it.
+    let off_zero = |v: f64| if v.abs() < TINY { TINY } else { v };
     let mut c = 1.0;
-    let mut d = 1.0 - qab * x / qap;
-    if d.abs() < TINY {
-        d = TINY;
-    }
-    d = 1.0 / d;
+    let mut d = 1.0 / off_zero(1.0 - qab * x / qap);
     let mut h = d;
     for m in 1..300 {
         let m = m as f64;
@@ -51,15 +46,8 @@ fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
             m * (b - m) * x / ((qam + m2) * (a + m2)),
             -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
         ] {
-            d = 1.0 + aa * d;
-            if d.abs() < TINY {
-                d = TINY;
-            }
-            c = 1.0 + aa / c;
-            if c.abs() < TINY {
-                c = TINY;
-            }
-            d = 1.0 / d;
+            d = 1.0 / off_zero(1.0 + aa * d);
+            c = off_zero(1.0 + aa / c);
             h *= d * c;
         }
         if (d * c - 1.0).abs() < 1e-15 {
@@ -137,11 +125,7 @@ pub(crate) fn log_t_interval(xs: &[f64], confidence: f64) -> Option<Interval> {
     let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
     let n = logs.len() as f64;
     let half = t_quantile(0.5 + confidence / 2.0, n - 1.0) * stddev(&logs) / n.sqrt();
-    let m = mean(&logs);
-    Some(Interval {
-        lo: (m - half).exp(),
-        hi: (m + half).exp(),
-    })
+    Some(Interval::exp_around(mean(&logs), half))
 }
 
 /// B over A as the ratio of geometric means, with its `confidence` Welch t interval on the
@@ -165,13 +149,7 @@ pub fn welch_log_ratio(a: &[f64], b: &[f64], confidence: f64) -> Option<(f64, In
     let df = welch_df(va, vb, na, nb);
     let d = mean(&lb) - mean(&la);
     let half = t_quantile(0.5 + confidence / 2.0, df) * (va + vb).sqrt();
-    Some((
-        d.exp(),
-        Interval {
-            lo: (d - half).exp(),
-            hi: (d + half).exp(),
-        },
-    ))
+    Some((d.exp(), Interval::exp_around(d, half)))
 }
 
 /// The Welch–Satterthwaite degrees of freedom of a difference of two means, from each

@@ -34,8 +34,7 @@ fn latencies(t: &TestRecord, limit: Limit) -> Option<Vec<f64>> {
         _ => return None,
     };
     Some(
-        t.samples_ns
-            .iter()
+        (t.samples_ns.iter())
             .map(|&ns| ns as f64 / 1e6 / per)
             .collect(),
     )
@@ -48,22 +47,18 @@ fn latencies(t: &TestRecord, limit: Limit) -> Option<Vec<f64>> {
 pub fn breaks(s: &TuneSlo, raced: &[Candidate], tests: &[TestRecord]) -> Vec<Excluded> {
     let mut out = Vec::new();
     for Candidate { id, .. } in raced {
-        let Some(t) = tests.iter().find(|x| &x.id == id) else {
+        let found = tests.iter().find(|x| &x.id == id);
+        let Some(t) = found.filter(|t| t.status == Status::Ok) else {
             continue;
         };
-        if t.status != Status::Ok {
-            continue;
-        }
         for (limit, max, what) in [
             (Limit::MaxTtftMs, s.max_ttft_ms, "prefill (TTFT)"),
             (Limit::MaxItlMs, s.max_itl_ms, "ITL"),
         ] {
-            let (Some(max), Some(mut v)) = (max, latencies(t, limit)) else {
+            let v = latencies(t, limit).filter(|v| !v.is_empty());
+            let (Some(max), Some(mut v)) = (max, v) else {
                 continue;
             };
-            if v.is_empty() {
-                continue;
-            }
             v.sort_by(f64::total_cmp);
             let q = crate::stats::quantile(&v, s.quantile);
             if q > max {
@@ -106,13 +101,13 @@ pub fn goodput_disagrees(t: &TestRecord) -> Option<String> {
             steps.len()
         ));
     }
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1e-12);
     for (k, (r, st)) in rounds.iter().zip(steps).enumerate() {
         let counted = if st.duration_s > 0.0 {
             f64::from(st.n_good) / st.duration_s
         } else {
             0.0
         };
-        let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1e-12);
         if !close(*r, counted) || !close(st.goodput, counted) || st.n_good > st.n_requests {
             return Some(format!(
                 "round {}: goodput {r} but {} of {} good in {} s",

@@ -53,13 +53,10 @@ pub(super) fn check(run: &RunRecord, t: &TuneRecord) -> Result<(), Disagreement>
                 ),
             );
         }
-        let raced: Vec<&String> = match passed {
-            Some(k) => b.ids[k.saturating_sub(1)..=k].iter().collect(),
-            None => Vec::new(),
-        };
+        let raced: &[String] = passed.map_or(&[], |k| &b.ids[k.saturating_sub(1)..=k]);
         let in_race = |id: &String| t.candidates.iter().any(|c| &c.id == id);
-        let race_agrees = b.raced.iter().collect::<Vec<_>>() == raced
-            && b.ids.iter().all(|id| in_race(id) == raced.contains(&id));
+        let race_agrees =
+            b.raced == raced && b.ids.iter().all(|id| in_race(id) == raced.contains(id));
         if !race_agrees {
             return mismatch(
                 &field("raced"),

@@ -88,20 +88,14 @@ fn replay(t: &TuneRecord, rounds: &[Vec<f64>]) -> Result<Race, Disagreement> {
     if r.cost() != t.tests_run {
         return replayed("tests_run", t.tests_run, r.cost());
     }
+    let stored = format!("{:?}", t.stopped);
     match replayed_stop {
-        Some(s) if s != t.stopped => {
-            return replayed("stopped", format!("{:?}", t.stopped), format!("{s:?}"));
-        }
+        Some(s) if s != t.stopped => replayed("stopped", stored, format!("{s:?}")),
         None if !t.stopped.starts_with("budget spent: ") => {
-            return replayed(
-                "stopped",
-                format!("{:?}", t.stopped),
-                "a budget or an interruption",
-            );
+            replayed("stopped", stored, "a budget or an interruption")
         }
-        _ => {}
+        _ => Ok(r),
     }
-    Ok(r)
 }
 
 /// The race replayed from the tests' rounds gives `got` where the file states `stored`.
