@@ -26,14 +26,10 @@ impl Row<'_> {
     fn setting(&self) -> String {
         let s = self.s;
         let draft = super::wrapped(" with ", s.draft.as_deref().unwrap_or(""), "");
-        let mut extra = String::new();
-        if s.draft_min > 0 {
-            extra.push_str(&format!(", draft_min {}", s.draft_min));
-        }
-        if s.p_min > 0.0 {
-            extra.push_str(&format!(", p_min {}", s.p_min));
-        }
-        format!("{}{draft}, K = {}{extra}", s.drafter, s.draft_max)
+        let min = (s.draft_min > 0).then(|| format!(", draft_min {}", s.draft_min));
+        let p = (s.p_min > 0.0).then(|| format!(", p_min {}", s.p_min));
+        let (min, p) = (min.unwrap_or_default(), p.unwrap_or_default());
+        format!("{}{draft}, K = {}{min}{p}", s.drafter, s.draft_max)
     }
 
     fn ratio(&self) -> f64 {
@@ -174,6 +170,7 @@ fn table(rows: &[Row]) -> Table {
                 true => "identical".to_string(),
                 false => format!("differs in {}/{}", s.mismatches, s.compared),
             };
+            let pos = (!pos.is_empty()).then(|| format!("{}%", pos.join(" / ")));
             vec![
                 Cell::text(r.setting()),
                 f1(s.plain_ts),
@@ -181,10 +178,7 @@ fn table(rows: &[Row]) -> Table {
                 Cell::text(speed),
                 Cell::text(pct(s.acceptance_rate)),
                 Cell::text(length(s.acceptance_length)),
-                Cell::text(match pos.is_empty() {
-                    true => "–".into(),
-                    false => format!("{}%", pos.join(" / ")),
-                }),
+                Cell::text(pos.unwrap_or_else(|| "–".into())),
                 Cell::text(output),
             ]
         })

@@ -140,12 +140,7 @@ fn runs_by_file<'a>(of: impl Iterator<Item = (Option<&'a Path>, Option<u32>)>) -
             files.push(file);
             files.len() - 1
         });
-        let design = match auto {
-            Some(m) => Design::Sequential {
-                max_rounds: m as usize,
-            },
-            None => Design::Fixed,
-        };
+        let design = auto.map_or(Design::Fixed, Design::sequential);
         Some(Run { id, design })
     })
     .collect()
