@@ -8,8 +8,7 @@ use std::path::{Path, PathBuf};
 mod error;
 pub use error::CompareError;
 
-use crate::record::results;
-use crate::record::{RunRecord, Status, TestRecord};
+use crate::record::{RunRecord, Status, TestRecord, results};
 use crate::stats::compare::{
     Comparison, FloorSource, Measured, Method, NoiseFloor, Settings, Verdict, compare,
 };

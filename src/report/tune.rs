@@ -177,12 +177,8 @@ fn ratio(record: &RunRecord, t: &TuneRecord, a: &str, b: &str) -> Option<f64> {
 /// What each limit excluded, before any speed was measured.
 fn excluded(t: &TuneRecord) -> String {
     let said: Vec<String> = t.limits.iter().map(|l| l.to_string()).collect();
-    let said = if said.is_empty() {
-        "none".into()
-    } else {
-        said.join("; ")
-    };
-    let mut out = format!("limits: {said}\n");
+    let said = said.join("; ");
+    let mut out = format!("limits: {}\n", if said.is_empty() { "none" } else { &said });
     for (l, n, whys) in t.excluded_by_limit() {
         out.push_str(&format!(
             "excluded by {l}: {n} candidates ({})\n",

@@ -18,7 +18,7 @@ pub fn render(run: &RunRecord) -> String {
         return String::new();
     }
     let depths = depths(rows.iter().flat_map(|r| &r.1));
-    let cell = |t: &TestRecord| match (t.status, t.avg_ts, t.stddev_ts) {
+    let cell = |t: &&TestRecord| match (t.status, t.avg_ts, t.stddev_ts) {
         (Status::Ok, Some(a), Some(s)) => format!("{a:.2} ± {s:.2}"),
         _ => "failed".into(),
     };
@@ -26,12 +26,9 @@ pub fn render(run: &RunRecord) -> String {
     header.extend(depths.iter().map(|d| format!("d{d}")));
     let mut table = vec![header];
     for (key, tests) in &rows {
-        let mut row = vec![key.clone()];
-        for d in &depths {
-            let t = tests.iter().find(|t| t.params.n_depth == *d);
-            row.push(t.map(|t| cell(t)).unwrap_or_default());
-        }
-        table.push(row);
+        let at = |d| tests.iter().find(|t| t.params.n_depth == d);
+        let cells = depths.iter().map(|&d| at(d).map_or(String::new(), cell));
+        table.push(std::iter::once(key.clone()).chain(cells).collect());
     }
     format!("\n{}", crate::util::table::aligned(&table, &|c| c == 0))
 }

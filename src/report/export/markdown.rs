@@ -83,21 +83,17 @@ fn columns<'a>(run: &'a RunRecord, tests: &[&TestRecord]) -> Vec<Column<'a>> {
 fn model_name(run: &RunRecord, t: &TestRecord) -> String {
     let provenance = run.model_of(t).and_then(|m| m.provenance.as_ref());
     let requantized = provenance.is_some_and(|p| p.requantized);
-    let mut name = t.model_type.clone().unwrap_or_else(|| t.model.clone());
-    if requantized {
-        name.push_str(" (requant)");
-    }
-    name
+    let mark = if requantized { " (requant)" } else { "" };
+    format!("{}{mark}", t.model_type.as_ref().unwrap_or(&t.model))
 }
 
 /// The share of the roofline, or "above ceiling" (a share above 100% would only measure
 /// the ceiling's error); empty without a roofline.
 fn roof_share(t: &TestRecord) -> String {
-    let pct = roof(t).map(|r| match r.above_ceiling {
+    roof(t).map_or_else(String::new, |r| match r.above_ceiling {
         true => "above ceiling".to_string(),
         false => format!("{:.0}%", r.percent_of_roofline),
-    });
-    pct.unwrap_or_default()
+    })
 }
 
 /// The notes column: the statistics' notes, then each setting not honoured

@@ -51,9 +51,13 @@ pub fn render(run: &RunRecord) -> String {
 
 /// The row of a failed test: its model, name and batch size `b`, then its error.
 fn failed_row(t: &TestRecord, b: String) -> Vec<String> {
-    let mut row = vec![t.model.clone(), t.test.clone(), b];
     let error = t.error.as_deref().unwrap_or("unknown error");
-    row.push(format!("failed: {error}"));
+    let mut row = vec![
+        t.model.clone(),
+        t.test.clone(),
+        b,
+        format!("failed: {error}"),
+    ];
     row.resize(HEADER.split('|').count(), String::new());
     row
 }

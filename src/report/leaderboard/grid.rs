@@ -93,15 +93,14 @@ fn grid(model: &str, kind: TestKind, test: &str, es: &[&Entry]) -> Grid {
         r.1.iter().flatten().map(|c| c.value).fold(0.0, f64::max)
     };
     rows.sort_by(|x, y| fastest(y).total_cmp(&fastest(x)).then(x.0.cmp(&y.0)));
-    let max = rows.iter().map(fastest).fold(0.0, f64::max);
     Grid {
         model: model.to_string(),
         kind,
         test: test.to_string(),
         quants: cols.iter().map(|c| c.1.clone()).collect(),
         labels: cols.into_iter().map(|c| c.2).collect(),
+        max: rows.iter().map(fastest).fold(0.0, f64::max),
         rows,
-        max,
     }
 }
 

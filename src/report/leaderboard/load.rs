@@ -76,12 +76,6 @@ pub struct BoardTune {
     pub summary: crate::report::tune::Summary,
 }
 
-impl Board {
-    pub fn kld_budget(&self) -> f64 {
-        self.kld_budget.unwrap_or(DEFAULT_KLD_BUDGET)
-    }
-}
-
 /// Short names of the machines: host names, or full labels where host names repeat.
 pub fn machine_names(b: &Board) -> Vec<String> {
     let hosts = |h: &str| b.machines.iter().filter(|o| o.hostname == h).count();
@@ -195,6 +189,10 @@ pub fn board_of<'r>(
 }
 
 impl Board {
+    pub fn kld_budget(&self) -> f64 {
+        self.kld_budget.unwrap_or(DEFAULT_KLD_BUDGET)
+    }
+
     /// A flagged run or row (`line`: `file: ` or `file: test: `): true when kept.
     fn flagged(&mut self, strict: bool, line: &str, what: &str) -> bool {
         if strict {
@@ -352,14 +350,14 @@ impl Builder {
             machine: machine_index(ms, mk),
             ..e
         };
-        let mut failures: Vec<Entry> = (self.failed.into_iter())
+        board.failures = (self.failed.into_iter())
             .filter(|(key, _)| !ok.contains_key(key))
             .map(|((mk, _), e)| placed(&mk, e))
             .collect();
         let measured: Vec<Entry> = ok.into_iter().map(|((mk, _), e)| placed(&mk, e)).collect();
-        let mut entries = roofline_flags(&mut board, measured, strict);
-        entries.sort_by(order);
-        failures.sort_by(order);
+        board.entries = roofline_flags(&mut board, measured, strict);
+        board.entries.sort_by(order);
+        board.failures.sort_by(order);
         board.runs = place_runs(self.runs, &board.machines);
         board.tunes = (self.tunes.into_iter())
             .map(|((mk, _), (_, t))| BoardTune {
@@ -368,8 +366,6 @@ impl Builder {
             })
             .collect();
         (board.tunes).sort_by_key(|t| (t.machine, t.summary.tune.objective.clone()));
-        board.entries = entries;
-        board.failures = failures;
         board
     }
 }
@@ -440,6 +436,8 @@ fn details(flags: &[Flag]) -> String {
 }
 
 fn summary(path: &Path, rec: &RunRecord, flags: &[Flag]) -> RunSummary {
+    let mut badges: Vec<String> = flags.iter().map(|f| f.badge().to_string()).collect();
+    badges.dedup();
     RunSummary {
         machine: 0,
         file: path.to_path_buf(),
@@ -447,11 +445,7 @@ fn summary(path: &Path, rec: &RunRecord, flags: &[Flag]) -> RunSummary {
         load_average: rec.run.load_average,
         command: rec.run.command.join(" "),
         n_tests: rec.tests.len(),
-        badges: {
-            let mut v: Vec<String> = flags.iter().map(|f| f.badge().to_string()).collect();
-            v.dedup();
-            v
-        },
+        badges,
     }
 }
 

@@ -14,11 +14,8 @@ fn with_ties(rows: &[Row], r: &Resolved) -> String {
         return String::new();
     };
     let tied: Vec<String> = r.best_ties.iter().map(|&i| rows[i].quant.clone()).collect();
-    if tied.is_empty() {
-        rows[best].quant.clone()
-    } else {
-        format!("{}, tied with {}", rows[best].quant, and_list(&tied))
-    }
+    let ties = crate::report::wrapped(", tied with ", &and_list(&tied), "");
+    format!("{}{ties}", rows[best].quant)
 }
 
 fn settle(resolved: &Resolved) -> &'static str {
@@ -93,10 +90,9 @@ fn sentence_answer(head: &str, rows: &[Row], budget: f64, resolved: &Resolved) -
             with_ties(rows, resolved)
         );
     }
-    let b = budget;
     match resolved.best {
         Some(_) => format!(
-            "{head}, the fastest quantization within a KLD budget of {b} nats is {}.",
+            "{head}, the fastest quantization within a KLD budget of {budget} nats is {}.",
             with_ties(rows, resolved)
         ),
         None => {
@@ -105,7 +101,7 @@ fn sentence_answer(head: &str, rows: &[Row], budget: f64, resolved: &Resolved) -
                 .min_by(|a, b| a.kld.unwrap().0.total_cmp(&b.kld.unwrap().0))
                 .unwrap();
             format!(
-                "{head}, no quantization meets a KLD budget of {b} nats (the lowest KLD is {}'s, {:.4}).",
+                "{head}, no quantization meets a KLD budget of {budget} nats (the lowest KLD is {}'s, {:.4}).",
                 closest.quant,
                 closest.kld.unwrap().0
             )
@@ -286,11 +282,8 @@ pub fn note(a: &Answer) -> String {
                     (l != *m).then(|| format!("{}: {l}", r.quant))
                 })
                 .collect();
-            if others.is_empty() {
-                format!("its 95% interval over {m}")
-            } else {
-                format!("its 95% interval over {m} ({})", others.join("; "))
-            }
+            let others = crate::report::wrapped(" (", &others.join("; "), ")");
+            format!("its 95% interval over {m}{others}")
         }
     };
     let mut s = format!(
@@ -307,9 +300,7 @@ pub fn note(a: &Answer) -> String {
              bandwidth, where the file records no roofline.",
         );
     }
-    if let Some(n) = repack_note(a) {
-        s.push_str(&n);
-    }
+    s.push_str(&repack_note(a).unwrap_or_default());
     if a.rows.iter().any(|r| r.kld.is_some()) {
         s.push_str(" KLD: mean ± standard error, nats.");
         if a.rows.iter().any(|r| r.kld_p999.is_some()) {

@@ -67,9 +67,8 @@ pub fn serving(b: &Board) -> Vec<ScatterChart> {
             _ => (format!("B={}", s.n_parallel), s.n_parallel as f64),
         };
         let mut f = facet::identity(e, &names[e.machine]);
-        let mode = e.test.kind.as_str();
         f.push(Facet::plain("workload", workload(&e.test.test)));
-        let prompts = match (mode, s.shared_prompt) {
+        let prompts = match (e.test.kind.as_str(), s.shared_prompt) {
             ("parallel", true) => "shared prompt",
             ("parallel", false) => "separate prompts",
             _ => "",

@@ -5,9 +5,8 @@ use crate::plan::TestKind;
 use crate::report::leaderboard::charts::parts::{describe, empty_bars, or_empty};
 use crate::report::leaderboard::charts::svg::bars::{Bar, BarChart, BarSeries, Category};
 use crate::report::leaderboard::charts::svg::{MAX_SERIES, fmt_num};
-use crate::report::leaderboard::load::entry::Entry;
 use crate::report::leaderboard::load::entry::{
-    fastest_by, group_by, is_speed, kind_rank, tags_of, ts,
+    Entry, fastest_by, group_by, is_speed, kind_rank, tags_of, ts,
 };
 use crate::report::leaderboard::load::{Board, machine_names};
 
@@ -112,11 +111,10 @@ fn chart(es: &[&Entry], tests: &[(u8, u64, String)], rows: &[usize], names: &[St
                 .collect(),
         })
         .collect();
-    let badges = &es[0].badges;
     BarChart {
         subtitle: format!(
             "each machine at its fastest setting of each test, depth 0; 100 % = the fastest machine{}",
-            crate::report::wrapped(" · ", &badges.join(", "), "")
+            crate::report::wrapped(" · ", &es[0].badges.join(", "), "")
         ),
         x_label: "% of the fastest machine's tokens per second".into(),
         categories: (rows.iter())

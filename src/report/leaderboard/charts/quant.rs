@@ -79,12 +79,11 @@ fn panel_chart(p: &Panel<&Entry>, kind: TestKind, machine: &str, more: bool) -> 
         })
         .collect();
     let word = kind_word(kind);
-    let fixed = facet::brief(&p.fixed);
     BarChart {
         title: format!("{}: {word} t/s per quantization", common_name(&models)),
         subtitle: format!(
             "{machine}{} · depth 0 · mean, whiskers ± 1 sd{}",
-            wrapped(" · ", &fixed, ""),
+            wrapped(" · ", &facet::brief(&p.fixed), ""),
             if more {
                 " · other settings in the next chart"
             } else {

@@ -5,9 +5,7 @@ use std::path::PathBuf;
 
 use super::plausible::Flag;
 use crate::plan::TestKind;
-use crate::record::serving::Serving;
-use crate::record::tensor_mix;
-use crate::record::{ModelRecord, Quality, TestRecord};
+use crate::record::{ModelRecord, Quality, TestRecord, serving::Serving, tensor_mix};
 pub(crate) use crate::report::group_by;
 use crate::report::leaderboard::charts::svg::Tags;
 

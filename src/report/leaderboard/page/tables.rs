@@ -25,11 +25,7 @@ fn permalink(id: &str) -> String {
 }
 
 fn row_attrs(m: &RowMeta) -> String {
-    let id = match m.id.as_str() {
-        "" => String::new(),
-        id => format!(r#" id="{}""#, escape(id)),
-    };
-    id + &m.tags.filter_attrs()
+    crate::report::wrapped(r#" id=""#, &escape(&m.id), "\"") + &m.tags.filter_attrs()
 }
 
 /// A table in its card: rows with permalinks and filter tags, `file` cells linked to the
@@ -111,6 +107,7 @@ pub(crate) fn grid_html(o: &mut String, b: &Board, g: &Grid) {
         );
     }
     o.push_str("</tr></thead><tbody>");
+    let share = |v: f64| if g.max > 0.0 { 100.0 * v / g.max } else { 0.0 };
     for (i, (_, cells)) in g.rows.iter().enumerate() {
         let meta = &t.meta[i];
         let (attrs, name) = (row_attrs(meta), escape(&t.rows[i][0].text));
@@ -118,11 +115,7 @@ pub(crate) fn grid_html(o: &mut String, b: &Board, g: &Grid) {
         for (q, c) in g.quants.iter().zip(cells) {
             match c {
                 Some(c) => {
-                    let pct = if g.max > 0.0 {
-                        100.0 * c.value / g.max
-                    } else {
-                        0.0
-                    };
+                    let pct = share(c.value);
                     let (q, v) = (escape(q), fmt_num(c.value));
                     let sd = c.sd.map(|s| format!(" ± {}", fmt_num(s)));
                     let tip = format!("{v} t/s{} · {}", sd.unwrap_or_default(), c.detail);

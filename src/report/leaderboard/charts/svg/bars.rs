@@ -64,16 +64,6 @@ fn badge_width(b: &str) -> f64 {
     text_width(b, BADGE_PX) + 10.0
 }
 
-impl BarChart {
-    pub fn has_data(&self) -> bool {
-        (self.series.iter()).any(|s| s.values.iter().any(Option::is_some))
-    }
-
-    fn series(&self) -> &[BarSeries] {
-        &self.series[..self.series.len().min(MAX_SERIES)]
-    }
-}
-
 impl Chart for BarChart {
     fn tags(&self) -> Tags {
         Tags::union(self.bars().map(|b| &b.tags))
@@ -99,6 +89,14 @@ impl Chart for BarChart {
 }
 
 impl BarChart {
+    pub fn has_data(&self) -> bool {
+        (self.series.iter()).any(|s| s.values.iter().any(Option::is_some))
+    }
+
+    fn series(&self) -> &[BarSeries] {
+        &self.series[..self.series.len().min(MAX_SERIES)]
+    }
+
     fn bars(&self) -> impl Iterator<Item = &Bar> {
         self.series().iter().flat_map(|s| s.values.iter().flatten())
     }

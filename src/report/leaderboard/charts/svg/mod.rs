@@ -241,11 +241,7 @@ impl Scale {
     }
 
     pub fn at(&self, v: f64) -> f64 {
-        let span = if self.d1 > self.d0 {
-            self.d1 - self.d0
-        } else {
-            1.0
-        };
+        let span = Some(self.d1 - self.d0).filter(|s| *s > 0.0).unwrap_or(1.0);
         self.r0 + (v - self.d0) / span * (self.r1 - self.r0)
     }
 }

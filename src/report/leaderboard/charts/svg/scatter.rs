@@ -77,17 +77,6 @@ pub fn place_label(
     })
 }
 
-impl ScatterChart {
-    pub fn has_data(&self) -> bool {
-        self.series.iter().any(|s| !s.points.is_empty())
-    }
-
-    fn color(&self, i: usize) -> String {
-        let s = &self.series[i];
-        s.color.clone().unwrap_or_else(|| PALETTE[i].to_string())
-    }
-}
-
 impl Chart for ScatterChart {
     fn tags(&self) -> Tags {
         Tags::union(self.points().map(|p| &p.tags))
@@ -116,6 +105,15 @@ impl Chart for ScatterChart {
 }
 
 impl ScatterChart {
+    pub fn has_data(&self) -> bool {
+        self.series.iter().any(|s| !s.points.is_empty())
+    }
+
+    fn color(&self, i: usize) -> String {
+        let s = &self.series[i];
+        s.color.clone().unwrap_or_else(|| PALETTE[i].to_string())
+    }
+
     fn drawn(&self) -> &[ScatterSeries] {
         &self.series[..self.series.len().min(MAX_SERIES)]
     }
