@@ -53,14 +53,13 @@ pub fn fastest(tests: &[&TestRecord], runs: &[Option<Run>]) -> Vec<Fastest> {
             continue;
         }
         let Some(v) = t.median_ts else { continue };
-        let f = figure(t, v).0;
         let mut rest = t.params.all_fields();
         for k in PLACEMENT {
             rest.remove(*k);
         }
         let rest = serde_json::Value::Object(rest).to_string();
         let run = runs.get(i).copied().flatten();
-        let placed = (placement(&t.params), f, t.round_medians(), run);
+        let placed = (placement(&t.params), figure(t, v).0, t.round_medians(), run);
         let key = (t.model.clone(), t.test.clone(), rest);
         groups.entry(key).or_default().push(placed);
     }

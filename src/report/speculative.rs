@@ -7,8 +7,7 @@
 use crate::config::speculative::Drafter;
 use std::fmt::Write as _;
 
-use crate::record::speculative::Speculative;
-use crate::record::{RunRecord, Status, TestRecord};
+use crate::record::{RunRecord, Status, TestRecord, speculative::Speculative};
 use crate::report::group_by;
 use crate::report::leaderboard::table::{Cell, Table};
 use crate::stats::pairs::Design;

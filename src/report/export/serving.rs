@@ -2,8 +2,7 @@
 //! aggregate rates) and, when targets are set, the capacity of each test series.
 
 use crate::config::serving::Mode;
-use crate::record::serving::Serving;
-use crate::record::{RunRecord, Status, TestRecord};
+use crate::record::{RunRecord, Status, TestRecord, serving::Serving};
 use crate::report::group_by;
 use crate::serving::metrics;
 

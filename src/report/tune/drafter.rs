@@ -3,8 +3,7 @@
 //! line stays the configuration's plain decoding, and the answer says so.
 
 use crate::config::speculative::Drafter;
-use crate::record::speculative::Speculative;
-use crate::record::{RunRecord, TestRecord};
+use crate::record::{RunRecord, TestRecord, speculative::Speculative};
 use crate::util::shell_quote as quoted;
 
 /// The winner's drafter setting, when it has one (not a plain candidate's `none`).

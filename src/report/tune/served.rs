@@ -2,8 +2,7 @@
 //! tpsbench launched for its rounds, or, for a server at a fixed endpoint, where it is (its
 //! settings are its own: tpsbench did not start it).
 
-use crate::record::TestRecord;
-use crate::record::serving::Serving;
+use crate::record::{TestRecord, serving::Serving};
 use crate::runner::session::quoted_line as line;
 
 /// The winner's serving record when it was served over HTTP.

@@ -86,8 +86,7 @@ fn where_served(record: &RunRecord, t: &TuneRecord) -> &'static str {
             .and_then(|x| x.serving.as_ref())
             .is_some_and(|s| !s.transport.is_in_process())
     };
-    let n = t.candidates.iter().filter(|c| http(&c.id)).count();
-    match n {
+    match t.candidates.iter().filter(|c| http(&c.id)).count() {
         0 => "in process",
         n if n == t.candidates.len() => {
             "over HTTP (a launched server started before each round, its load outside the round)"

@@ -1,7 +1,6 @@
 //! What an answer is made of: its rows, the answer, how its decode rates were resolved.
 
-use crate::stats::resolve::Rule;
-use crate::stats::ties::Figure;
+use crate::stats::{resolve::Rule, ties::Figure};
 
 /// A rate with its 95% interval and what the interval covers ("1 launch", "3 rounds").
 #[derive(Debug, Clone, PartialEq)]

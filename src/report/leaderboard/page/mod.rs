@@ -9,8 +9,7 @@ use std::fmt::Write;
 
 use super::charts::svg::{Tags, cards, escape};
 use super::charts::{self, lines as charts_lines, quant as charts_quant};
-use super::load::entry::tags_of;
-use super::load::{Board, machine_names};
+use super::load::{Board, entry::tags_of, machine_names};
 use super::sections::{self, Doc, NO_RESULTS, summary_line};
 
 /// Inlined: the Content Security Policy allows nothing fetched. The script sorts tables,
