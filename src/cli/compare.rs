@@ -66,11 +66,8 @@ pub(super) fn compare(c: &Args, noise_dir: &Path) -> Result<Outcome> {
     };
     let report = crate::report::compare::compare_sides(&sa, &sb, &c.ignore, &settings);
     if report.rows.is_empty() {
-        bail!(
-            "no test of {} matches a test of {} (try --ignore with the property that differs)",
-            c.a,
-            c.b
-        );
+        let (a, b) = (&c.a, &c.b);
+        bail!("no test of {a} matches a test of {b} (try --ignore with the property that differs)");
     }
     print!("{}", report.to_markdown(&c.a, &c.b));
     let undecided = report.inconclusive().len();

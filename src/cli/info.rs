@@ -7,6 +7,7 @@ use anyhow::Result;
 use super::outcome::Outcome;
 use crate::engine::llama;
 use crate::record::facts::{MachineFacts, feature_map};
+use crate::record::machine;
 use crate::util::system;
 
 #[derive(clap::Args, Debug)]
@@ -20,35 +21,28 @@ pub struct Args {
 }
 
 pub(super) fn info(a: &Args) -> Result<Outcome> {
-    let facts = gather(a.probe)?;
+    llama::init(false).map_err(anyhow::Error::msg)?;
+    let sys = machine::system();
+    let system_info = llama::system_info();
+    let probed = llama::cpu_features();
+    let facts = MachineFacts {
+        llama_cpp: machine::llama_build(system_info.clone()),
+        host_bandwidth: machine::host_bandwidth(&sys, a.probe),
+        tool: machine::tool(),
+        cmake_flags: machine::cmake_flags(),
+        cpu_features: feature_map(&probed, &system_info),
+        simd_missing: (system::missing_simd(&probed).into_iter())
+            .map(String::from)
+            .collect(),
+        power_source: crate::machine::energy::detect().map(|s| s.name()),
+        gpus: crate::machine::nvml::Nvml::load().map_or_else(Vec::new, |n| n.facts()),
+        devices: llama::devices(),
+        system: sys,
+    };
     if a.json {
         println!("{}", serde_json::to_string_pretty(&facts.to_json())?);
     } else {
         print!("{}", facts.to_text());
     }
     Ok(Outcome::Done)
-}
-
-fn gather(probe: bool) -> Result<MachineFacts> {
-    llama::init(false).map_err(anyhow::Error::msg)?;
-    let sys = crate::record::machine::system();
-    let system_info = llama::system_info();
-    let probed = llama::cpu_features();
-    let build = crate::record::machine::llama_build(system_info.clone());
-    let host_bandwidth = crate::record::machine::host_bandwidth(&sys, probe);
-    Ok(MachineFacts {
-        tool: crate::record::machine::tool(),
-        cmake_flags: crate::record::machine::cmake_flags(),
-        cpu_features: feature_map(&probed, &system_info),
-        simd_missing: system::missing_simd(&probed)
-            .into_iter()
-            .map(String::from)
-            .collect(),
-        host_bandwidth,
-        power_source: crate::machine::energy::detect().map(|s| s.name()),
-        gpus: crate::machine::nvml::Nvml::load().map_or_else(Vec::new, |n| n.facts()),
-        devices: llama::devices(),
-        llama_cpp: build,
-        system: sys,
-    })
 }

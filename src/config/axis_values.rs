@@ -4,18 +4,14 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FlashAttn {
-    Auto,
-    Off,
-    On,
+    Auto = -1,
+    Off = 0,
+    On = 1,
 }
 
 impl FlashAttn {
     pub fn as_i32(self) -> i32 {
-        match self {
-            FlashAttn::Auto => -1,
-            FlashAttn::Off => 0,
-            FlashAttn::On => 1,
-        }
+        self as i32
     }
 
     /// From llama-bench's integer encoding (anything else: auto).

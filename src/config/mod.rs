@@ -212,9 +212,7 @@ fn parse_parts(
         file: ctx.file.to_path_buf(),
         settings,
         models,
-        serving: raw_serving
-            .map(|raw| serving::parse(ctx, raw))
-            .transpose()?,
+        serving: raw_serving.map(|r| serving::parse(ctx, r)).transpose()?,
         ladders: Vec::new(),
         speculative: None,
         tune: None,

@@ -131,11 +131,8 @@ pub fn parse_variant(v: &toml::Value, dir: &Path) -> Result<RecipeVariant, Inval
         .try_into()
         .map_err(|e: toml::de::Error| Invalid(e.message().to_string()))?;
     let name = super::values::folder_name(&raw.name, "variant")?;
-    let imatrix = raw
-        .imatrix
-        .as_ref()
-        .map(|v| imatrix_source(v, dir))
-        .transpose()?;
+    let imatrix = (raw.imatrix.as_ref()).map(|v| imatrix_source(v, dir));
+    let imatrix = imatrix.transpose()?;
     let quant = QuantType::parse_recipe(&raw.quant, imatrix.is_some())?;
     let tensor_types = raw.tensor_types.iter().map(|s| tensor_type(s));
     let recipe = Recipe {
@@ -143,9 +140,7 @@ pub fn parse_variant(v: &toml::Value, dir: &Path) -> Result<RecipeVariant, Inval
         output: raw.output.as_deref().map(ggml_type).transpose()?,
         token_embd: raw.token_embd.as_deref().map(ggml_type).transpose()?,
         pure: raw.pure,
-        template: raw
-            .template
-            .as_deref()
+        template: (raw.template.as_deref())
             .map(|t| path(dir, t, "template"))
             .transpose()?,
         imatrix,
@@ -180,22 +175,15 @@ impl Recipe {
     /// The options as llama-quantize's arguments would read, for the record and the cache
     /// key: `attn_v=Q6_K`, `output=Q6_K`, `token_embd=Q4_K`, `pure`, `template=<file name>`.
     pub fn overrides_text(&self) -> Vec<String> {
+        let pair = |key: &str, t: u32| format!("{key}={}", type_name(t));
         let mut out: Vec<String> = (self.tensor_types.iter())
-            .map(|(p, t)| format!("{p}={}", type_name(*t)))
+            .map(|(p, t)| pair(p, *t))
             .collect();
-        out.extend(self.output.map(|t| format!("output={}", type_name(t))));
-        out.extend(
-            self.token_embd
-                .map(|t| format!("token_embd={}", type_name(t))),
-        );
+        out.extend(self.output.map(|t| pair("output", t)));
+        out.extend(self.token_embd.map(|t| pair("token_embd", t)));
         out.extend(self.pure.then(|| "pure".to_string()));
-        let file = |p: &PathBuf| p.file_name().map(|f| f.to_string_lossy().into_owned());
-        out.extend(
-            self.template
-                .as_ref()
-                .and_then(file)
-                .map(|f| format!("template={f}")),
-        );
+        let file = |p: &PathBuf| Some(format!("template={}", p.file_name()?.to_string_lossy()));
+        out.extend(self.template.as_ref().and_then(file));
         out
     }
 }

@@ -1,11 +1,12 @@
 //! The `[speculative]` table of models.toml (docs/configuration.md shows it), checked key
 //! by key with the value checks `[sweep]` uses; mistakes name file, line and key.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::config::quant_types::QuantType;
 use crate::config::values::{int_list, int_or, list, rounds, scalar_int};
 use crate::config::{ConfigError, Ctx, Invalid};
 
@@ -169,16 +170,13 @@ pub(crate) fn parse(
 ) -> Result<SpeculativeConfig, ConfigError> {
     let span = raw.span();
     let r = raw.into_inner();
-    let dir = ctx.dir();
-    let dataset = match &r.dataset {
-        Some(d) => ctx.path(&k("dataset"), d, "expected the path of a prompt file")?,
-        None => {
-            let msg = "speculative tests need real text (random tokens are almost never \
-                       accepted): set `dataset` to a ShareGPT JSON file (scripts/setup \
-                       --dataset sharegpt) or a prompt file";
-            return Err(ctx.err(span, &k("dataset"), msg));
-        }
+    let Some(d) = &r.dataset else {
+        let msg = "speculative tests need real text (random tokens are almost never accepted): \
+                   set `dataset` to a ShareGPT JSON file (scripts/setup --dataset sharegpt) or a \
+                   prompt file";
+        return Err(ctx.err(span, &k("dataset"), msg));
     };
+    let dataset = ctx.path(&k("dataset"), d, "expected the path of a prompt file")?;
     let n_prompts = int_or(ctx, &k("n_prompts"), &r.n_prompts, (1, 100_000), 4)? as u32;
     let n_gen = int_or(ctx, &k("n_gen"), &r.n_gen, (1, 1 << 16), 128)? as u32;
     let rounds = rounds(ctx, &k("rounds"), &r.rounds, 5)?;
@@ -197,7 +195,7 @@ pub(crate) fn parse(
         n_gen,
         rounds,
         seed,
-        draft: drafts(ctx, (span, &r), dir, ladders, &drafters)?,
+        draft: drafts(ctx, (span, &r), ladders, &drafters)?,
         drafters,
         draft_max: (r.draft_max.as_ref())
             .map_or(Ok(vec![4]), |v| int_list(ctx, &k("draft_max"), v, 1, 256))?,
@@ -215,23 +213,17 @@ pub(crate) fn parse(
 fn drafts(
     ctx: &Ctx,
     (span, r): (std::ops::Range<usize>, &RawSpeculative),
-    dir: &Path,
     ladders: &[crate::config::ladder::Ladder],
     drafters: &[Drafter],
 ) -> Result<Vec<DraftRef>, ConfigError> {
-    let draft = match &r.draft {
-        None => Vec::new(),
-        Some(v) => list(ctx, &k("draft"), v, |x| {
-            let s = string(x)?;
-            Ok::<_, Invalid>(
-                if crate::config::quant_types::QuantType::parse(&s).is_ok() {
-                    DraftRef::Variant(s)
-                } else {
-                    DraftRef::File(dir.join(s))
-                },
-            )
-        })?,
-    };
+    let draft = (r.draft.as_ref()).map_or(Ok(Vec::new()), |v| {
+        list(ctx, &k("draft"), v, |x| {
+            string(x).map(|s| match QuantType::parse(&s).is_ok() {
+                true => DraftRef::Variant(s),
+                false => DraftRef::File(ctx.dir().join(s)),
+            })
+        })
+    })?;
     // A self-draft is a variant the ladder builds: its type must be one of a ladder's.
     let unbuilt = |d: &&DraftRef| match d {
         DraftRef::Variant(q) => !ladders.iter().any(|l| l.types.iter().any(|t| t.name == q)),

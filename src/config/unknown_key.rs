@@ -82,9 +82,7 @@ pub(crate) fn deserialize<T: serde::de::DeserializeOwned>(ctx: &Ctx) -> Result<T
 
 fn toml_error(ctx: &Ctx, e: serde_path_to_error::Error<toml::de::Error>) -> ConfigError {
     // `Spanned` values add a private segment to the path; the key is the table's.
-    let keys: Vec<Segment> = e
-        .path()
-        .iter()
+    let keys: Vec<Segment> = (e.path().iter())
         .filter_map(|s| match s {
             serde_path_to_error::Segment::Map { key } if key.starts_with("$__") => None,
             serde_path_to_error::Segment::Map { key } => Some(Segment::Key(key.clone())),
@@ -93,30 +91,23 @@ fn toml_error(ctx: &Ctx, e: serde_path_to_error::Error<toml::de::Error>) -> Conf
         })
         .collect();
     let inner = e.into_inner();
-    // toml's message may span several lines (with a source excerpt); keep the first.
-    let mut message = inner
-        .message()
-        .lines()
-        .next()
-        .unwrap_or("invalid TOML")
-        .to_string();
-    if let Some(Segment::Key(last)) = keys.last() {
-        let table: Vec<&str> = keys[..keys.len() - 1]
-            .iter()
-            .filter_map(|s| match s {
-                Segment::Key(k) => Some(k.as_str()),
-                Segment::Index(_) => None,
-            })
-            .collect();
-        // A key its table does not know is one `deny_unknown_fields` refused.
-        let known = known_keys(&table);
-        if let Some(m) = known
-            .filter(|k| !k.contains(&last.as_str()))
-            .and_then(|k| did_you_mean(last, k))
-        {
-            message = m;
+    // A key its table does not know is one `deny_unknown_fields` refused.
+    let suggestion = match &keys[..] {
+        [table @ .., Segment::Key(last)] => {
+            let table: Vec<&str> = (table.iter())
+                .filter_map(|s| match s {
+                    Segment::Key(k) => Some(k.as_str()),
+                    Segment::Index(_) => None,
+                })
+                .collect();
+            let known = known_keys(&table).filter(|k| !k.contains(&last.as_str()));
+            known.and_then(|k| did_you_mean(last, k))
         }
-    }
+        _ => None,
+    };
+    // toml's message may span several lines (with a source excerpt); keep the first.
+    let first = inner.message().lines().next();
+    let message = suggestion.unwrap_or_else(|| first.unwrap_or("invalid TOML").to_string());
     let key: String = (keys.iter().enumerate())
         .map(|(at, s)| match s {
             Segment::Key(k) if at == 0 => k.clone(),

@@ -111,8 +111,7 @@ pub(crate) fn int_or(
     (min, max): (i64, i64),
     default: i64,
 ) -> Result<i64, ConfigError> {
-    v.as_ref()
-        .map_or(Ok(default), |v| scalar_int(ctx, key, v, min, max))
+    (v.as_ref()).map_or(Ok(default), |v| scalar_int(ctx, key, v, min, max))
 }
 
 pub(crate) fn float_opt(
@@ -162,11 +161,8 @@ pub(crate) fn int_value(x: &toml::Value, min: i64, max: i64) -> Result<i64, Inva
 
 pub(crate) fn flash_attn(x: &toml::Value) -> Result<FlashAttn, Invalid> {
     match x {
-        toml::Value::Boolean(true) => Ok(FlashAttn::On),
-        toml::Value::Boolean(false) => Ok(FlashAttn::Off),
-        toml::Value::Integer(-1) => Ok(FlashAttn::Auto),
-        toml::Value::Integer(0) => Ok(FlashAttn::Off),
-        toml::Value::Integer(1) => Ok(FlashAttn::On),
+        toml::Value::Boolean(b) => Ok(FlashAttn::from_i32(i64::from(*b))),
+        toml::Value::Integer(n @ -1..=1) => Ok(FlashAttn::from_i32(*n)),
         toml::Value::String(s) => match s.to_ascii_lowercase().as_str() {
             "auto" => Ok(FlashAttn::Auto),
             "on" | "1" | "true" => Ok(FlashAttn::On),

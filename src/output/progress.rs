@@ -14,13 +14,12 @@ pub(crate) struct Work {
     secs: f64,
 }
 
-/// Which of a [`Work`] pair a test counts in: 0 prompt only, 1 generating.
-fn kind(p: &TestParams) -> usize {
-    usize::from(p.n_gen > 0)
-}
-
-fn tokens(p: &TestParams) -> u64 {
-    p.n_tokens() + u64::from(p.n_depth)
+/// Counts test `p`, which took `secs`, in its kind's [`Work`]: 0 prompt only, 1 generating.
+fn count(w: &mut [Work; 2], p: &TestParams, secs: f64) {
+    let w = &mut w[usize::from(p.n_gen > 0)];
+    w.tests += 1;
+    w.tokens += p.n_tokens() + u64::from(p.n_depth);
+    w.secs += secs;
 }
 
 /// The work left at each point of a list of tests: element `k` is that of `tests[k..]`, by
@@ -31,8 +30,7 @@ pub(crate) fn work_left<'a>(
     let mut left = vec![[Work::default(); 2]];
     for p in tests.rev() {
         let mut w = *left.last().expect("starts with one");
-        w[kind(p)].tests += 1;
-        w[kind(p)].tokens += tokens(p);
+        count(&mut w, p, 0.0);
         left.push(w);
     }
     left.reverse();
@@ -49,18 +47,12 @@ pub(crate) struct Eta {
 
 impl Eta {
     pub(crate) fn done(&mut self, p: &TestParams, took: Duration) {
-        let w = &mut self.done[kind(p)];
-        w.tests += 1;
-        w.tokens += tokens(p);
-        w.secs += took.as_secs_f64();
+        count(&mut self.done, p, took.as_secs_f64());
     }
 
     /// The time `left` will take; None before the first test.
     pub(crate) fn left(&self, left: &[Work; 2]) -> Option<Duration> {
         let n = self.done[0].tests + self.done[1].tests;
-        if n == 0 {
-            return None;
-        }
         let mean = (self.done[0].secs + self.done[1].secs) / n as f64;
         let secs: f64 = (self.done.iter().zip(left))
             .map(|(done, left)| match done.tokens {
@@ -68,7 +60,7 @@ impl Eta {
                 t => done.secs / t as f64 * left.tokens as f64,
             })
             .sum();
-        Some(Duration::from_secs_f64(secs))
+        (n > 0).then(|| Duration::from_secs_f64(secs))
     }
 }
 

@@ -30,9 +30,8 @@ pub(crate) fn is_default<T: Default + PartialEq>(x: &T) -> bool {
 /// specially, else single-quoted (an empty word too).
 pub fn shell_quote(a: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
-    if !a.is_empty() && a.chars().all(safe) {
-        a.to_string()
-    } else {
-        format!("'{}'", a.replace('\'', "'\\''"))
+    match !a.is_empty() && a.chars().all(safe) {
+        true => a.to_string(),
+        false => format!("'{}'", a.replace('\'', "'\\''")),
     }
 }

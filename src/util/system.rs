@@ -59,10 +59,8 @@ pub(crate) fn sha256_cached(cache: &Path, path: &Path) -> std::io::Result<String
     let (shown, len, ino) = (abs.display(), m.len(), m.ino());
     let key = format!("{shown}\t{len}\t{}.{}\t{ino}", m.mtime(), m.mtime_nsec());
     let text = std::fs::read_to_string(cache).unwrap_or_default();
-    if let Some(sha) = text
-        .lines()
-        .find_map(|l| l.strip_prefix(&key)?.strip_prefix('\t'))
-    {
+    let cached = (text.lines()).find_map(|l| l.strip_prefix(&key)?.strip_prefix('\t'));
+    if let Some(sha) = cached {
         return Ok(sha.to_string());
     }
     let sha = sha256_read(path)?;

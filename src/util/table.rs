@@ -6,35 +6,28 @@
 /// Aligned Markdown; `left(column)` says which columns are text (left-aligned).
 pub fn aligned(rows: &[Vec<String>], left: &dyn Fn(usize) -> bool) -> String {
     let n = rows[0].len();
+    let len = |r: &Vec<String>, c: usize| super::markdown::cell(&r[c]).chars().count();
     let width: Vec<usize> = (0..n)
-        .map(|c| {
-            rows.iter()
-                .map(|r| super::markdown::cell(&r[c]).chars().count())
-                .max()
-                .unwrap_or(0)
-                .max(3)
-        })
+        .map(|c| rows.iter().map(|r| len(r, c)).fold(3, usize::max))
         .collect();
     let mut out = String::new();
     for (i, r) in rows.iter().enumerate() {
         out.push('|');
-        for c in 0..n {
+        for (c, &w) in width.iter().enumerate() {
             let cell = super::markdown::cell(&r[c]);
-            if left(c) {
-                out.push_str(&format!(" {cell:<w$} |", w = width[c]));
-            } else {
-                out.push_str(&format!(" {cell:>w$} |", w = width[c]));
+            match left(c) {
+                true => out += &format!(" {cell:<w$} |"),
+                false => out += &format!(" {cell:>w$} |"),
             }
         }
         out.push('\n');
         if i == 0 {
             out.push('|');
-            for (c, w) in width.iter().enumerate() {
-                let dashes = "-".repeat((*w).max(3));
-                if left(c) {
-                    out.push_str(&format!(" {dashes} |"));
-                } else {
-                    out.push_str(&format!(" {}: |", &dashes[1..]));
+            for (c, &w) in width.iter().enumerate() {
+                let dashes = "-".repeat(w);
+                match left(c) {
+                    true => out += &format!(" {dashes} |"),
+                    false => out += &format!(" {}: |", &dashes[1..]),
                 }
             }
             out.push('\n');

@@ -4,21 +4,17 @@ pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 /// Sizes as llama-bench prints them: MiB below 1 GiB, GiB above.
 pub fn format_size(bytes: u64) -> String {
-    let b = bytes as f64;
-    if b >= GIB {
-        format!("{:.2} GiB", b / GIB)
-    } else {
-        format!("{:.2} MiB", b / (1024.0 * 1024.0))
+    match bytes as f64 {
+        b if b >= GIB => format!("{:.2} GiB", b / GIB),
+        b => format!("{:.2} MiB", b / (1024.0 * 1024.0)),
     }
 }
 
 /// Parameter counts as llama-bench prints them: "134.52 M", "7.24 B".
 pub fn format_params(n: u64) -> String {
-    let x = n as f64;
-    if x >= 1e9 {
-        format!("{:.2} B", x / 1e9)
-    } else {
-        format!("{:.2} M", x / 1e6)
+    match n as f64 {
+        x if x >= 1e9 => format!("{:.2} B", x / 1e9),
+        x => format!("{:.2} M", x / 1e6),
     }
 }
 
@@ -45,10 +41,9 @@ pub(crate) fn short_number(x: f64) -> String {
 
 /// "1.2300" -> "1.23", "5.000" -> "5"; a number without a decimal point is left alone.
 fn without_trailing_zeros(s: &str) -> &str {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        s
+    match s.contains('.') {
+        true => s.trim_end_matches('0').trim_end_matches('.'),
+        false => s,
     }
 }
 

@@ -11,7 +11,7 @@ use crate::config::{ConfigError, Ctx};
 
 /// Per-request thresholds: a request is good when it meets every threshold given; a test
 /// meets the SLO when at least `attainment` of its requests are good.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Slo {
     /// Time to first token, milliseconds.
     pub ttft_ms: Option<f64>,
@@ -40,7 +40,7 @@ pub struct GoodputSearch {
 /// `slo = { ... }`: metric keys are open-ended (`ttft_p90_ms`), so a map checked here.
 pub(crate) type RawSlo = Spanned<BTreeMap<String, Spanned<f64>>>;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawGoodput {
     min_rate: Option<Spanned<f64>>,
@@ -64,12 +64,7 @@ fn metric_key(k: &str) -> Option<(&str, Option<u32>)> {
 }
 
 pub(super) fn slo(ctx: &Ctx, raw: &RawSlo) -> Result<Slo, ConfigError> {
-    let mut s = Slo {
-        ttft_ms: None,
-        itl_ms: None,
-        e2e_ms: None,
-        attainment: DEFAULT_ATTAINMENT,
-    };
+    let mut s = Slo::default();
     // The attainment a percentile key sets, with the key, to check they all agree.
     let mut implied: Option<(String, u32)> = None;
     let mut explicit = None;
@@ -86,7 +81,10 @@ pub(super) fn slo(ctx: &Ctx, raw: &RawSlo) -> Result<Slo, ConfigError> {
         }
         let Some((metric, nn)) = metric_key(name) else {
             let known = ["ttft_ms", "itl_ms", "e2e_ms", "attainment", "ttft_p90_ms"];
-            return Err(ctx.err(v.span(), &key, unknown_slo_key(name, &known)));
+            let msg = crate::config::suggest::did_you_mean(name, &known).unwrap_or_else(|| {
+                format!("unknown field `{name}`: use ttft_ms, itl_ms, e2e_ms (or <metric>_p<NN>_ms) and attainment")
+            });
+            return Err(ctx.err(v.span(), &key, msg));
         };
         if !(x > 0.0 && x.is_finite()) {
             let msg = format!("{x} is not a threshold: give milliseconds above 0");
@@ -134,29 +132,13 @@ pub(super) fn slo(ctx: &Ctx, raw: &RawSlo) -> Result<Slo, ConfigError> {
     Ok(s)
 }
 
-fn unknown_slo_key(name: &str, known: &[&str]) -> String {
-    crate::config::suggest::did_you_mean(name, known).unwrap_or_else(|| {
-        format!(
-            "unknown field `{name}`: use ttft_ms, itl_ms, e2e_ms (or <metric>_p<NN>_ms) and attainment"
-        )
-    })
-}
-
 pub(super) fn goodput(
     ctx: &Ctx,
     raw: Option<&Spanned<RawGoodput>>,
     n_requests: u32,
 ) -> Result<GoodputSearch, ConfigError> {
-    let Some(raw) = raw else {
-        return Ok(GoodputSearch {
-            min_rate: 0.25,
-            max_rate: 64.0,
-            steps: 6,
-            max_seconds: 600.0,
-            n_requests,
-        });
-    };
-    let r = raw.get_ref();
+    let default = RawGoodput::default();
+    let r = raw.map_or(&default, Spanned::get_ref);
     let or = |v: &Option<Spanned<f64>>, default| v.as_ref().map_or(default, |v| *v.get_ref());
     let g = GoodputSearch {
         min_rate: or(&r.min_rate, 0.25),
@@ -168,7 +150,8 @@ pub(super) fn goodput(
     // A key's own span, or the table's for a bound left at its default.
     let fail = |span: Option<std::ops::Range<usize>>, key: &str, msg: String| {
         let key = k(&format!("goodput.{key}"));
-        Err(ctx.err(span.unwrap_or(raw.span()), &key, msg))
+        let span = span.or_else(|| raw.map(Spanned::span));
+        Err(ctx.err(span.unwrap_or_default(), &key, msg))
     };
     let span = |v: &Option<Spanned<f64>>| v.as_ref().map(Spanned::span);
     if !(g.min_rate > 0.0 && g.min_rate.is_finite()) {

@@ -8,11 +8,9 @@ use crate::plan::TestParams;
 
 /// The flags of `p`'s model- and context-level settings, in the table's order.
 pub fn flags(p: &TestParams) -> Vec<String> {
-    let mut out = Vec::new();
-    for (k, v) in written(p) {
-        out.extend(flag(k.name, &v).unwrap_or_default());
-    }
-    out
+    written(p)
+        .flat_map(|(k, v)| flag(k.name, &v).unwrap_or_default())
+        .collect()
 }
 
 /// The model- and context-level settings of `p` a command states, in the table's order:
