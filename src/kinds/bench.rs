@@ -30,25 +30,24 @@ pub struct Bench<'a> {
 
 /// Measures one test into `rec`: samples, statistics, placement and resources.
 pub fn run(b: Bench, monitor: &mut Monitor, rec: &mut TestRecord, progress: &mut dyn Progress) {
-    let (model, settings, mrec) = (b.model, b.settings, b.mrec);
     let active = monitor.begin();
     let result = measure(&b, &rec.params, progress);
-    rec.placement = model.placement(&rec.params);
+    rec.placement = b.model.placement(&rec.params);
     if let Some(p) = rec.placement.as_mut() {
         p.mismatch = placement::mismatches(&placement::Asked::of(&rec.params), p);
     }
-    rec.not_honoured = model.knob_notes(&rec.params);
+    rec.not_honoured = b.model.knob_notes(&rec.params);
     match result {
         Ok((samples, stop, source)) => {
-            rec.set_measurement(samples, stop, settings.ci_target);
+            rec.set_measurement(samples, stop, b.settings.ci_target);
             rec.text = source.map(Box::new);
         }
         Err(e) => rec.fail(e.to_string()),
     }
     // Model facts from llama.cpp beat the header's where both exist.
     let shape = b.shape.map(|mut s| {
-        s.weight_bytes = mrec.model_size.unwrap_or(s.weight_bytes);
-        s.n_params = mrec.model_n_params.unwrap_or(s.n_params);
+        s.weight_bytes = b.mrec.model_size.unwrap_or(s.weight_bytes);
+        s.n_params = b.mrec.model_n_params.unwrap_or(s.n_params);
         s
     });
     let timed_tokens = rec.params.n_tokens() * rec.samples_ns.len() as u64;

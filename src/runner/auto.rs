@@ -25,12 +25,6 @@ pub struct Looked {
     pub open: Vec<String>,
 }
 
-pub fn design(a: &AutoRounds) -> Design {
-    Design::Sequential {
-        max_rounds: a.max_rounds as usize,
-    }
-}
-
 /// The comparisons of `record`'s answer under `design`, and those still open.
 pub fn look(record: &RunRecord, design: Design) -> Looked {
     let mut out = Looked::default();
@@ -102,7 +96,7 @@ pub(crate) fn stop_before(
         return None;
     }
     if done >= FIRST_LOOK {
-        let l = look(record, design(a));
+        let l = look(record, Design::sequential(a.max_rounds));
         if l.total > 0 && l.open.is_empty() {
             let what = match l.total {
                 1 => "the comparison the answer depends on is established".to_string(),

@@ -220,17 +220,12 @@ fn http_models(tests: &[PlannedTest]) -> std::collections::BTreeSet<usize> {
 /// Auto rounds judge with a sequential design from the first round on: a file measured
 /// with fixed rounds cannot be continued under it.
 fn refuse_auto_on_fixed(opts: &RunOptions, record: &RunRecord) -> Result<(), OptionError> {
-    match (
-        &opts.config.settings.auto_rounds,
-        &record.run.rounds_auto,
-        &opts.resume,
-    ) {
-        (Some(_), None, Some(file)) => Err(OptionError::AutoResumesFixed {
-            file: file.clone(),
-            rounds: record.run.rounds,
-        }),
-        _ => Ok(()),
+    let auto = &opts.config.settings.auto_rounds;
+    if let (Some(_), None, Some(file)) = (auto, &record.run.rounds_auto, &opts.resume) {
+        let (file, rounds) = (file.clone(), record.run.rounds);
+        return Err(OptionError::AutoResumesFixed { file, rounds });
     }
+    Ok(())
 }
 
 /// The warnings before the sweep: requantized models, thread counts, a busy machine.

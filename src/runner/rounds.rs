@@ -9,6 +9,7 @@ use super::{RunOptions, auto, sweep::Sweep};
 use crate::output::progress::Progress;
 use crate::plan::{self, PlannedTest};
 use crate::record::{RecordError, RunRecord, Status};
+use crate::stats::pairs::Design;
 
 pub(super) struct Ran {
     /// Stopped early on request (Ctrl-C): the file can be resumed.
@@ -78,7 +79,7 @@ pub(super) fn conclude_auto(sweep: &mut Sweep, ran: &Ran, opts: &RunOptions) {
         auto::stop_before(a, done, sweep.record(), ran.begun.elapsed(), ran.last)
             .unwrap_or_else(|| format!("budget spent: max_rounds {} reached", a.max_rounds))
     });
-    let looked = auto::look(sweep.record(), auto::design(a));
+    let looked = auto::look(sweep.record(), Design::sequential(a.max_rounds));
     if !opts.quiet {
         eprintln!("auto rounds: {why}");
         if !looked.open.is_empty() {

@@ -84,10 +84,9 @@ pub fn run_arrivals(
         sample_outputs(&mut s, &batch, &owner, &mut q.active, samplers, &mut traces)?;
         q.release_finished(&mut s, reqs, &traces);
     }
-    let t_end = s.now();
     Ok(ArrivalRun {
         start_ns: t0,
-        t_ns: t_end - t0,
+        t_ns: s.now() - t0,
         engine_ns: s.engine_ns,
         idle_ns,
         n_decoded,
@@ -223,11 +222,10 @@ fn sample_outputs(
     samplers: &mut [Sampler],
     traces: &mut [Trace],
 ) -> Result<(), EngineError> {
-    let outputs: Vec<usize> = (0..batch.len()).filter(|&i| batch[i].logits).collect();
-    for (i, &k) in outputs.iter().zip(owner) {
+    for (i, &k) in (0..batch.len()).filter(|&i| batch[i].logits).zip(owner) {
         let a = &mut active[k];
-        let tok = samplers[a.req].sample(s.session.logits(*i)?);
-        if batch[*i].pos == a.pos {
+        let tok = samplers[a.req].sample(s.session.logits(i)?);
+        if batch[i].pos == a.pos {
             a.pos += 1; // a generated token was fed at a.pos
         }
         a.last = tok;

@@ -103,11 +103,7 @@ const LAYER_INPUTS: &[&str] = &[
 /// width, a borrowed embedding of another width).
 fn eagle3_misfit(target: &Header, d: &Header) -> Option<String> {
     let ta = target.architecture().unwrap_or("unknown");
-    let key = |h: &Header, k: &str| {
-        let a = h.architecture().unwrap_or("unknown");
-        h.get(&format!("{a}.{k}"))
-            .and_then(crate::gguf::Value::as_u64)
-    };
+    let key = Header::arch_u64;
     if !LAYER_INPUTS.contains(&ta) {
         return Some(format!(
             "draft-eagle3 reads the target's hidden states, and llama.cpp's {ta} graph does not \

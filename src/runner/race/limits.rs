@@ -8,7 +8,7 @@
 mod memory;
 pub(crate) use memory::per_device;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::RunnerError;
 use super::load::{header_path, unbuilt};
@@ -195,14 +195,6 @@ fn model_file(prep: &Prepared, i: usize) -> Option<PathBuf> {
     }
 }
 
-/// The context the model was trained for (`{arch}.context_length`).
-fn trained_context(path: &Path) -> Option<u64> {
-    let h = crate::gguf::reader::read_header(path).ok()?;
-    let arch = h.architecture()?.to_string();
-    h.get(&format!("{arch}.context_length"))
-        .and_then(crate::gguf::Value::as_u64)
-}
-
 /// Why the candidate's model cannot hold the objective's context, or `min_ctx`.
 fn context_excludes(
     opts: &RunOptions,
@@ -210,7 +202,9 @@ fn context_excludes(
     c: &PlannedTest,
     t: &Tune,
 ) -> Option<(Limit, String)> {
-    let trained = trained_context(&header_path(opts, prep, c))?;
+    // The context the model was trained for.
+    let h = crate::gguf::reader::read_header(&header_path(opts, prep, c)).ok()?;
+    let trained = h.arch_u64("context_length")?;
     let name = &prep.plan.models[c.model].name;
     let (objective, n_ctx) = (&t.objective, t.objective.n_ctx());
     if trained < u64::from(n_ctx) {
