@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::config::quant_types::{QuantType, is_quantized_ggml_type};
 use crate::gguf::Value;
 use crate::gguf::reader::{self, Header};
-use crate::ladder::error::{LadderError, input};
+use crate::ladder::error::{LadderError, input, io};
 use crate::record::{ModelRecord, Provenance};
 
 use crate::gguf::{KEY_PRESET, KEY_SYNTHETIC};
@@ -197,10 +197,7 @@ pub(crate) fn free_bytes(_path: &Path) -> Option<u64> {
 }
 
 pub(crate) fn create_dir(dir: &Path) -> Result<(), LadderError> {
-    std::fs::create_dir_all(dir).map_err(|cause| LadderError::CreateDir {
-        dir: dir.to_path_buf(),
-        cause,
-    })
+    std::fs::create_dir_all(dir).map_err(io("create", dir))
 }
 
 /// Makes the file at `path` as `make` writes it under the temporary name `tmp`: renamed into
@@ -212,10 +209,7 @@ pub(crate) fn via_tmp<T>(
     make: impl FnOnce(&Path) -> Result<T, LadderError>,
 ) -> Result<T, LadderError> {
     let made = make(tmp).and_then(|x| {
-        std::fs::rename(tmp, path).map_err(|cause| LadderError::Write {
-            path: path.to_path_buf(),
-            cause,
-        })?;
+        std::fs::rename(tmp, path).map_err(io("write", path))?;
         Ok(x)
     });
     if made.is_err() {

@@ -4,7 +4,7 @@
 //! here names a source (causes are plain fields), and the line is printed once.
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::engine::EngineError;
 use crate::util::units::GIB;
@@ -24,10 +24,13 @@ pub enum LadderError {
         quant: String,
         cause: EngineError,
     },
-    #[error("cannot create {}: {cause}", dir.display())]
-    CreateDir { dir: PathBuf, cause: io::Error },
-    #[error("cannot write {}: {cause}", path.display())]
-    Write { path: PathBuf, cause: io::Error },
+    /// `what`: "create" (a directory) or "write" (a file).
+    #[error("cannot {what} {}: {cause}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        cause: io::Error,
+    },
     #[error(
         "not enough disk space for {}: needs about {:.1} GiB, {:.1} GiB free",
         path.display(),
@@ -41,9 +44,6 @@ pub enum LadderError {
         crate::gguf::presets::all_names()
     )]
     UnknownPreset { preset: String },
-    /// A draft preset (made for one target) asked for something its target fixes.
-    #[error("{preset}: {why}")]
-    DraftPreset { preset: String, why: String },
     #[error(
         "evaluation text {}: {cause} (scripts/setup --dataset sharegpt fetches the default, ShareGPT)",
         path.display()
@@ -57,6 +57,7 @@ pub enum LadderError {
         tokens: usize,
         n_ctx: usize,
     },
+    /// A variant, or a draft preset (made for one target) asked for what its target fixes.
     #[error("{name}: {why}")]
     Variant { name: String, why: String },
     /// A quantization type that is not one: the config layer's line.
@@ -76,11 +77,17 @@ pub enum LadderError {
 }
 
 /// A ladder input at `path` that cannot be used, and why.
-pub(crate) fn input(path: &std::path::Path, why: impl ToString) -> LadderError {
+pub(crate) fn input(path: &Path, why: impl ToString) -> LadderError {
     LadderError::Input {
         path: path.to_path_buf(),
         why: why.to_string(),
     }
+}
+
+/// What `io(what, path)` failed with, as [`LadderError::Io`].
+pub(crate) fn io(what: &'static str, path: &Path) -> impl FnOnce(io::Error) -> LadderError + use<> {
+    let path = path.to_path_buf();
+    move |cause| LadderError::Io { what, path, cause }
 }
 
 impl LadderError {
@@ -107,11 +114,7 @@ mod tests {
     /// still read once.
     #[test]
     fn the_line_main_prints_names_the_cause_once() {
-        let e = LadderError::CreateDir {
-            dir: PathBuf::from("d"),
-            cause: io::Error::other("denied"),
-        }
-        .for_model("m");
+        let e = io("create", Path::new("d"))(io::Error::other("denied")).for_model("m");
         let shown = format!("{:#}", anyhow::Error::from(e));
         assert_eq!(shown, "model \"m\": cannot create d: denied");
         let e = LadderError::NoSpace {

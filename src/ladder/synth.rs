@@ -18,7 +18,7 @@ use crate::gguf::writer::{Document, write_gguf};
 use crate::gguf::{DEFAULT_ALIGNMENT, tiny};
 use crate::ladder::Reporter;
 use crate::ladder::cache::{check_space, create_dir, via_tmp};
-use crate::ladder::error::LadderError;
+use crate::ladder::error::{LadderError, io};
 use crate::util::units::format_size;
 
 #[derive(clap::Args, Debug)]
@@ -120,10 +120,7 @@ pub(crate) fn write_document(
             write_gguf(&mut w, doc)?;
             w.flush()
         };
-        write().map_err(|cause| LadderError::Write {
-            path: path.to_path_buf(),
-            cause,
-        })
+        write().map_err(io("write", path))
     })
 }
 
@@ -214,8 +211,8 @@ fn synth_draft(
     d: &presets::eagle3::Eagle3,
     rep: &Reporter,
 ) -> Result<String, LadderError> {
-    let refuse = |why: String| LadderError::DraftPreset {
-        preset: d.preset.to_string(),
+    let refuse = |why: String| LadderError::Variant {
+        name: d.preset.to_string(),
         why,
     };
     if o.shrink > 1 || o.layers.is_some() {
