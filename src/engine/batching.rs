@@ -56,13 +56,11 @@ pub trait ServingModel {
         &self,
         params: &BatchParams,
     ) -> Result<Box<dyn BatchSession + '_>, EngineError>;
-    /// As [`LlamaModel::tokenize`](crate::engine::llama::LlamaModel::tokenize).
     fn tokenize(
         &self,
         text: &str,
         add_special: bool,
         parse_special: bool,
     ) -> Result<Vec<i32>, EngineError>;
-    /// As [`LlamaModel::apply_chat_template`](crate::engine::llama::LlamaModel::apply_chat_template).
     fn apply_chat_template(&self, user_message: &str) -> Result<String, EngineError>;
 }

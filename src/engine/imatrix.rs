@@ -16,7 +16,7 @@ use std::path::Path;
 use llama_cpp_sys_2 as sys;
 
 use super::llama::LlamaModel;
-use super::{EngineError, LoadParams};
+use super::{EngineError, LoadParams, ServingModel};
 use crate::gguf::reader::{Header, parse_header};
 use crate::gguf::writer::{Document, Tensor, TensorData, write_gguf};
 use crate::gguf::{MAGIC, Value};

@@ -95,10 +95,9 @@ fn put_value(w: &mut impl Write, v: &Value) -> io::Result<()> {
     }
 }
 
-fn pad(w: &mut impl Write, written: u64, align: u64) -> io::Result<u64> {
-    let n = (align - written % align) % align;
-    w.write_all(&vec![0u8; n as usize])?;
-    Ok(n)
+fn pad(w: &mut impl Write, written: u64) -> io::Result<()> {
+    let n = written.next_multiple_of(DEFAULT_ALIGNMENT) - written;
+    w.write_all(&vec![0u8; n as usize])
 }
 
 fn put_tensor_data(w: &mut impl Write, t: &Tensor) -> io::Result<()> {
@@ -115,13 +114,10 @@ fn put_tensor_data(w: &mut impl Write, t: &Tensor) -> io::Result<()> {
         TensorData::ConstF32(c) => {
             const CHUNK: usize = 1 << 14;
             let chunk = c.to_le_bytes().repeat(CHUNK);
-            let mut left = t.n_elements() as usize;
-            while left > 0 {
-                let k = left.min(CHUNK);
-                w.write_all(&chunk[..4 * k])?;
-                left -= k;
-            }
-            Ok(())
+            let n = t.n_elements() as usize;
+            (0..n)
+                .step_by(CHUNK)
+                .try_for_each(|i| w.write_all(&chunk[..4 * (n - i).min(CHUNK)]))
         }
     }
 }
@@ -149,13 +145,13 @@ pub fn write_gguf(w: &mut impl Write, doc: &Document) -> io::Result<()> {
         header.extend(t.dims.iter().flat_map(|d| d.to_le_bytes()));
         header.extend_from_slice(&t.ggml_type.to_le_bytes());
         header.extend_from_slice(&offset.to_le_bytes());
-        offset += t.n_bytes().div_ceil(DEFAULT_ALIGNMENT) * DEFAULT_ALIGNMENT;
+        offset += t.n_bytes().next_multiple_of(DEFAULT_ALIGNMENT);
     }
     w.write_all(&header)?;
-    pad(w, header.len() as u64, DEFAULT_ALIGNMENT)?;
+    pad(w, header.len() as u64)?;
     for t in &doc.tensors {
         put_tensor_data(w, t)?;
-        pad(w, t.n_bytes(), DEFAULT_ALIGNMENT)?;
+        pad(w, t.n_bytes())?;
     }
     w.flush()
 }

@@ -13,8 +13,8 @@ use super::cache::BaseInfo;
 use super::error::{LadderError, input};
 use super::eval;
 use crate::config::ladder::Ladder;
-use crate::engine::LoadParams;
 use crate::engine::llama::LlamaModel;
+use crate::engine::{LoadParams, ServingModel};
 use crate::record::Quality;
 use crate::util::units::format_size;
 

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::config::endpoint::Api;
@@ -38,7 +39,7 @@ pub struct Chunk {
 }
 
 /// `usage`, in the last chunk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
@@ -135,7 +136,7 @@ impl Client {
                 return Err(Error::Status {
                     url: url.into(),
                     status: status.as_u16(),
-                    content_type,
+                    what: format!("({content_type})"),
                     body: excerpt(&body),
                 });
             }
@@ -186,20 +187,16 @@ impl Client {
             // early; such answers are counted as short, never as full.
             "ignore_eos": true,
         });
-        match (&r.prompt, self.api) {
-            (Prompt::Tokens(t), Api::Completions) => b["prompt"] = json!(t),
-            (Prompt::Text(s), Api::Completions) => b["prompt"] = json!(s),
-            (p, Api::Chat) => {
-                let text = match p {
-                    Prompt::Text(s) => s.clone(),
-                    Prompt::Tokens(t) => format!("{t:?}"),
-                };
-                b["messages"] = json!([{ "role": "user", "content": text }]);
-            }
+        let prompt = match &r.prompt {
+            Prompt::Tokens(t) if self.api == Api::Chat => json!(format!("{t:?}")),
+            Prompt::Tokens(t) => json!(t),
+            Prompt::Text(s) => json!(s),
+        };
+        match self.api {
+            Api::Completions => b["prompt"] = prompt,
+            Api::Chat => b["messages"] = json!([{ "role": "user", "content": prompt }]),
         }
-        for (k, v) in &self.extra {
-            b[k] = v.clone();
-        }
+        (b.as_object_mut().expect("a JSON object")).extend(self.extra.clone());
         b
     }
 
@@ -235,19 +232,15 @@ impl Client {
             || (content_type.to_ascii_lowercase()).starts_with("text/event-stream");
         if !ok || !events {
             let body = excerpt(&read_capped(resp, EXCERPT_CAP).await.unwrap_or_default().0);
-            return Err(match ok {
-                false => Error::Status {
-                    url,
-                    status,
-                    content_type,
-                    body,
-                },
-                true => Error::NotEventStream {
-                    url,
-                    status,
-                    content_type,
-                    body,
-                },
+            let what = match ok {
+                false => format!("({content_type})"),
+                true => format!("with {content_type}, not an event stream"),
+            };
+            return Err(Error::Status {
+                url,
+                status,
+                what,
+                body,
             });
         }
         let mut events = resp.bytes_stream().eventsource();
@@ -289,18 +282,17 @@ type Next<E> = Option<Result<eventsource_stream::Event, eventsource_stream::Even
 
 impl<'a> Reading<'a> {
     fn new(api: Api, model: &'a str, url: &'a str, sent: Instant) -> Self {
-        let out = Streamed {
-            sent,
-            chunks: Vec::new(),
-            usage: None,
-            drafts: None,
-            finish_reason: None,
-        };
         Reading {
             api,
             model,
             url,
-            out,
+            out: Streamed {
+                sent,
+                chunks: Vec::new(),
+                usage: None,
+                drafts: None,
+                finish_reason: None,
+            },
         }
     }
 
@@ -361,17 +353,11 @@ impl<'a> Reading<'a> {
             });
         }
         if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
-            let n = |k: &str| u.get(k).and_then(Value::as_u64);
-            let (Some(prompt_tokens), Some(completion_tokens)) =
-                (n("prompt_tokens"), n("completion_tokens"))
-            else {
+            let usage = Usage::deserialize(u).map_err(|_| {
                 let u = excerpt(&u.to_string());
-                return Err(self.malformed(format!("usage without token counts: {u}")));
-            };
-            self.out.usage = Some(Usage {
-                prompt_tokens,
-                completion_tokens,
-            });
+                self.malformed(format!("usage without token counts: {u}"))
+            })?;
+            self.out.usage = Some(usage);
         }
         if let Some(t) = v.get("timings").filter(|t| t.is_object()) {
             self.read_drafts(t)?;

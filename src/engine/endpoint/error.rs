@@ -6,18 +6,12 @@
 pub enum EndpointError {
     #[error("cannot reach {url}: {reason}")]
     Unreachable { url: String, reason: String },
-    #[error("{url} answered HTTP {status} ({content_type}): {body}")]
+    /// `what`: the content type, and for a success that is no event stream, that it is not.
+    #[error("{url} answered HTTP {status} {what}: {body}")]
     Status {
         url: String,
         status: u16,
-        content_type: String,
-        body: String,
-    },
-    #[error("{url} answered HTTP {status} with {content_type}, not an event stream: {body}")]
-    NotEventStream {
-        url: String,
-        status: u16,
-        content_type: String,
+        what: String,
         body: String,
     },
     #[error("malformed answer from {url}: {what}")]

@@ -22,15 +22,12 @@ pub fn pinned_llama_server() -> Option<PathBuf> {
         return Some(PathBuf::from(p));
     }
     let cache = crate::util::system::user_cache_dir()?;
-    let mut found: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&cache)
-        .ok()?
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("llama-server-"))
+    let builds = std::fs::read_dir(&cache).ok()?.flatten();
+    (builds.filter(|e| e.file_name().to_string_lossy().starts_with("llama-server-")))
         .map(|e| e.path().join("bin/llama-server"))
         .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
-        .collect();
-    found.sort();
-    found.pop().map(|(_, p)| p)
+        .max()
+        .map(|(_, p)| p)
 }
 
 /// The offload backends a llama-server binary sees, from `--list-devices` ("CUDA0: NVIDIA

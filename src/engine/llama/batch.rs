@@ -1,16 +1,18 @@
-//! Serving tests on llama.cpp: multi-sequence batches, logits and KV-cache sequence
-//! operations, through `llama-cpp-sys-2` directly; tokenization and the chat template are the
-//! model's own (`model.rs`).
+//! Serving tests on llama.cpp: multi-sequence batches, logits, KV-cache sequence operations,
+//! tokenization and the chat template, through `llama-cpp-sys-2` directly.
 //!
 //! The context is made as llama-batched-bench makes it (common's context parameters, with
 //! `n_seq_max` and `kv_unified` set, and no threadpool attached: llama.cpp's CPU backend then
 //! runs each graph on its own OpenMP threads), so the parallel test's figures can be compared
 //! with that tool's.
 
+use std::ffi::c_char;
+
 use llama_cpp_sys_2 as sys;
 
 use super::context::{Batch, Context};
-use super::model::LlamaModel;
+use super::model::{LlamaModel, sized};
+use super::{c_string, c_text};
 use crate::engine::EngineError;
 use crate::engine::batching::{BatchParams, BatchSession, BatchToken, ServingModel};
 
@@ -53,17 +55,68 @@ impl ServingModel for LlamaModel {
         }))
     }
 
+    /// Text to token ids: the one tokenizer of every path. `add_special` adds BOS (when the
+    /// vocabulary adds one); `parse_special` reads control tokens written in the text.
     fn tokenize(
         &self,
         text: &str,
         add_special: bool,
         parse_special: bool,
     ) -> Result<Vec<i32>, EngineError> {
-        LlamaModel::tokenize(self, text, add_special, parse_special)
+        let len = i32::try_from(text.len())
+            .map_err(|_| EngineError::Other("the text is too long to tokenize".into()))?;
+        let vocab = self.vocab();
+        let out = sized(text.len() + 2, |out: &mut [i32]| unsafe {
+            sys::llama_tokenize(
+                vocab,
+                text.as_ptr() as *const c_char,
+                len,
+                out.as_mut_ptr(),
+                out.len() as i32,
+                add_special,
+                parse_special,
+            )
+        });
+        out.ok_or_else(|| EngineError::Other("llama.cpp could not tokenize the text".into()))
     }
 
+    /// The model's built-in chat template applied to one user message, ending with the
+    /// assistant prefix (`llama_chat_apply_template`).
     fn apply_chat_template(&self, user_message: &str) -> Result<String, EngineError> {
-        LlamaModel::apply_chat_template(self, user_message)
+        let tmpl = unsafe { sys::llama_model_chat_template(self.as_ptr(), std::ptr::null()) };
+        if tmpl.is_null() {
+            return Err(EngineError::Other(
+                "the model has no chat template (tokenizer.chat_template)".into(),
+            ));
+        }
+        let content = c_string(user_message, "the prompt")?;
+        let msg = sys::llama_chat_message {
+            role: c"user".as_ptr(),
+            content: content.as_ptr(),
+        };
+        let mut unsupported = false;
+        let buf = sized(2 * user_message.len() + 512, |buf: &mut [u8]| {
+            let (p, len) = (buf.as_mut_ptr() as *mut c_char, buf.len() as i32);
+            let n = unsafe { sys::llama_chat_apply_template(tmpl, &msg, 1, true, p, len) };
+            unsupported = n < 0;
+            match n {
+                n if n < 0 => i32::MIN,
+                n if n > len => -n,
+                n => n,
+            }
+        });
+        if unsupported {
+            let name = unsafe { c_text(tmpl) };
+            let short: String = name.chars().take(60).collect();
+            return Err(EngineError::Other(format!(
+                "llama.cpp does not support this model's chat template ({short:?}...)"
+            )));
+        }
+        let buf = buf.ok_or_else(|| {
+            EngineError::Other("llama_chat_apply_template: inconsistent lengths".into())
+        })?;
+        String::from_utf8(buf)
+            .map_err(|_| EngineError::Other("the chat template produced invalid UTF-8".into()))
     }
 }
 

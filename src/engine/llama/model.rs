@@ -1,5 +1,5 @@
 //! The one llama.cpp model type: its load path, what llama.cpp reports about it, its
-//! tokenizer and chat template, and the one constructor of its contexts.
+//! detokenizer, and the one constructor of its contexts.
 
 use std::ffi::c_char;
 use std::path::Path;
@@ -136,7 +136,7 @@ impl LlamaModel {
         self.ptr.as_ptr()
     }
 
-    fn vocab(&self) -> *const sys::llama_vocab {
+    pub(super) fn vocab(&self) -> *const sys::llama_vocab {
         unsafe { sys::llama_model_get_vocab(self.ptr.as_ptr()) }
     }
 
@@ -146,31 +146,6 @@ impl LlamaModel {
 
     pub fn bos(&self) -> Option<i32> {
         self.info.bos
-    }
-
-    /// Text to token ids: the one tokenizer of every path. `add_special` adds BOS (when the
-    /// vocabulary adds one); `parse_special` reads control tokens written in the text.
-    pub fn tokenize(
-        &self,
-        text: &str,
-        add_special: bool,
-        parse_special: bool,
-    ) -> Result<Vec<i32>, EngineError> {
-        let len = i32::try_from(text.len())
-            .map_err(|_| EngineError::Other("the text is too long to tokenize".into()))?;
-        let vocab = self.vocab();
-        let out = sized(text.len() + 2, |out: &mut [i32]| unsafe {
-            sys::llama_tokenize(
-                vocab,
-                text.as_ptr() as *const c_char,
-                len,
-                out.as_mut_ptr(),
-                out.len() as i32,
-                add_special,
-                parse_special,
-            )
-        });
-        out.ok_or_else(|| EngineError::Other("llama.cpp could not tokenize the text".into()))
     }
 
     /// The text of `tokens`, special tokens left out.
@@ -190,50 +165,14 @@ impl LlamaModel {
         let buf = buf.ok_or_else(|| EngineError::Other("detokenization failed".into()))?;
         Ok(String::from_utf8_lossy(&buf).into_owned())
     }
-
-    /// The model's built-in chat template applied to one user message, ending with the
-    /// assistant prefix (`llama_chat_apply_template`).
-    pub fn apply_chat_template(&self, user_message: &str) -> Result<String, EngineError> {
-        let tmpl = unsafe { sys::llama_model_chat_template(self.ptr.as_ptr(), std::ptr::null()) };
-        if tmpl.is_null() {
-            return Err(EngineError::Other(
-                "the model has no chat template (tokenizer.chat_template)".into(),
-            ));
-        }
-        let content = c_string(user_message, "the prompt")?;
-        let msg = sys::llama_chat_message {
-            role: c"user".as_ptr(),
-            content: content.as_ptr(),
-        };
-        let mut unsupported = false;
-        let buf = sized(2 * user_message.len() + 512, |buf: &mut [u8]| {
-            let (p, len) = (buf.as_mut_ptr() as *mut c_char, buf.len() as i32);
-            let n = unsafe { sys::llama_chat_apply_template(tmpl, &msg, 1, true, p, len) };
-            unsupported = n < 0;
-            match n {
-                n if n < 0 => i32::MIN,
-                n if n > len => -n,
-                n => n,
-            }
-        });
-        if unsupported {
-            let name = unsafe { c_text(tmpl) };
-            let short: String = name.chars().take(60).collect();
-            return Err(EngineError::Other(format!(
-                "llama.cpp does not support this model's chat template ({short:?}...)"
-            )));
-        }
-        let buf = buf.ok_or_else(|| {
-            EngineError::Other("llama_chat_apply_template: inconsistent lengths".into())
-        })?;
-        String::from_utf8(buf)
-            .map_err(|_| EngineError::Other("the chat template produced invalid UTF-8".into()))
-    }
 }
 
 /// llama.cpp's sizing convention: `fill` writes into the buffer and returns how much it
 /// wrote, or minus the size it needs (then one retry at that size).
-fn sized<T: Copy + Default>(cap: usize, mut fill: impl FnMut(&mut [T]) -> i32) -> Option<Vec<T>> {
+pub(super) fn sized<T: Copy + Default>(
+    cap: usize,
+    mut fill: impl FnMut(&mut [T]) -> i32,
+) -> Option<Vec<T>> {
     let mut buf = vec![T::default(); cap];
     for _ in 0..2 {
         let n = fill(&mut buf);

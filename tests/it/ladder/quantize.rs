@@ -2,6 +2,7 @@
 //! type, the shrunk architecture presets, and the tensor types of direct Q4_0 blocks.
 
 use super::*;
+use tpsbench::engine::ServingModel;
 
 /// The model on the CPU, as the tests' machines run it.
 fn load(path: &Path) -> Result<LlamaModel, tpsbench::engine::EngineError> {
