@@ -149,7 +149,7 @@ mod tests {
     use super::*;
     use crate::config::Axes;
     use crate::engine::LoadParams;
-    use crate::engine::mock::MockEngine;
+    use crate::engine::tests::mock::MockEngine;
     use crate::plan::expand_axes;
     use std::path::Path;
 

@@ -1,6 +1,6 @@
 //! The engine boundary: `llama` (with `quantize`) is the only code that touches llama.cpp,
-//! `endpoint` the only HTTP client; `mock` is a fake engine with a fake clock, so the whole
-//! pipeline is unit-tested deterministically.
+//! `endpoint` the only HTTP client. `tests::mock`, a fake engine with a fake clock, runs the
+//! whole pipeline in the unit tests deterministically.
 
 pub(crate) mod batching;
 pub mod endpoint;
@@ -9,10 +9,11 @@ pub mod imatrix;
 pub(crate) mod linkage;
 pub mod llama;
 pub mod measure;
-pub mod mock;
 pub(crate) mod placement;
 pub mod quantize;
 pub mod speculative;
+#[cfg(test)]
+pub(crate) mod tests;
 
 use std::path::Path;
 

@@ -139,7 +139,7 @@ fn measure(
 mod tests {
     use super::*;
     use crate::config::{Axes, PromptTokens};
-    use crate::engine::mock::MockEngine;
+    use crate::engine::tests::mock::MockEngine;
     use crate::engine::{Engine, LoadParams};
     use crate::serving::dataset::Prompt;
     use std::path::Path;

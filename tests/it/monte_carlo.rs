@@ -73,22 +73,22 @@ impl Noise {
     }
 }
 
-/// A pp512 record template, made by the real runner on the mock engine.
+/// A pp512 record template, made by the real runner on llama.cpp with a tiny model.
 fn template() -> RunRecord {
-    use tpsbench::engine::mock::MockEngine;
+    use tpsbench::engine::llama::LlamaEngine;
     use tpsbench::output::progress::NoProgress;
     use tpsbench::runner::{RunOptions, run, run_info};
     let dir = tempfile::tempdir().unwrap();
-    let gguf = dir.path().join("mock.gguf");
+    let gguf = dir.path().join("tiny.gguf");
     let mut f = std::fs::File::create(&gguf).unwrap();
     tpsbench::gguf::writer::write_gguf(&mut f, &tpsbench::gguf::tiny::document(1)).unwrap();
     let toml =
-        "[sweep]\nn_prompt=512\nn_gen=0\nrepetitions=5\n[[model]]\nname='m'\npath='mock.gguf'\n";
+        "[sweep]\nn_prompt=512\nn_gen=0\nrepetitions=5\n[[model]]\nname='m'\npath='tiny.gguf'\n";
     let cfg_path = dir.path().join("models.toml");
     std::fs::write(&cfg_path, toml).unwrap();
     let cfg = tpsbench::config::load(&cfg_path, 2).unwrap();
     let info = run_info(&cfg, vec![], String::new(), vec![]);
-    let e = MockEngine::new(1_000_000, 10_000_000);
+    let e = LlamaEngine::new(false).unwrap();
     run(&e, info, &RunOptions::new(cfg, None), &mut NoProgress)
         .unwrap()
         .record

@@ -1,6 +1,6 @@
 //! docs/schema.md names every field the result file can hold: the keys of real result files
 //! (the leaderboard fixtures, written by earlier versions, and a run with rounds made now
-//! by the runner on the mock engine) must each appear in a code span of the document. A
+//! by the runner on llama.cpp) must each appear in a code span of the document. A
 //! field added to the types without its line in the document fails here.
 
 use std::collections::BTreeSet;
@@ -31,22 +31,22 @@ fn documented(doc: &str) -> BTreeSet<String> {
     words
 }
 
-/// A run of two tests in 2 rounds on the mock engine, as the runner writes it.
+/// A run of two tests in 2 rounds on llama.cpp with a tiny model, as the runner writes it.
 fn run_with_rounds() -> serde_json::Value {
-    use tpsbench::engine::mock::MockEngine;
+    use tpsbench::engine::llama::LlamaEngine;
     use tpsbench::output::progress::NoProgress;
     use tpsbench::runner::{RunOptions, run, run_info};
     let dir = tempfile::tempdir().unwrap();
-    let mut f = std::fs::File::create(dir.path().join("mock.gguf")).unwrap();
+    let mut f = std::fs::File::create(dir.path().join("tiny.gguf")).unwrap();
     tpsbench::gguf::writer::write_gguf(&mut f, &tpsbench::gguf::tiny::document(1)).unwrap();
     let toml = "[sweep]\nn_prompt=32\nn_gen=8\nrepetitions=3\nrounds=2\n\
-                [[model]]\nname='m'\npath='mock.gguf'\n";
+                [[model]]\nname='m'\npath='tiny.gguf'\n";
     let path = dir.path().join("models.toml");
     std::fs::write(&path, toml).unwrap();
     let cfg = tpsbench::config::load(&path, 2).unwrap();
     let info = run_info(&cfg, vec![], String::new(), vec![]);
     let out = run(
-        &MockEngine::new(1_000_000, 10_000_000),
+        &LlamaEngine::new(false).unwrap(),
         info,
         &RunOptions::new(cfg, Some(dir.path().join("results"))),
         &mut NoProgress,

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::config::parse;
-use crate::engine::mock::MockEngine;
+use crate::engine::tests::mock::MockEngine;
 use crate::gguf::{tiny, writer::write_gguf};
 use crate::output::progress::NoProgress;
 use crate::record::tune::Probe;

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use super::*;
 use crate::config::Axes;
-use crate::engine::mock::MockEngine;
-use crate::engine::mock::serving::mock_next_token;
+use crate::engine::tests::mock::MockEngine;
+use crate::engine::tests::mock::serving::mock_next_token;
 use crate::engine::{BatchParams, LoadParams};
 use crate::plan::expand_axes;
 use crate::serving::arrivals::run_arrivals;

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::config::{Config, parse};
-use crate::engine::mock::MockEngine;
+use crate::engine::tests::mock::MockEngine;
 use crate::gguf::{tiny, writer::write_gguf};
 use crate::output::progress::NoProgress;
 use crate::record::Status;

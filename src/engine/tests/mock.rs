@@ -5,7 +5,7 @@ use std::cell::{Cell, RefCell};
 use std::path::Path;
 use std::rc::Rc;
 
-use super::{Engine, EngineError, LoadParams, Model, ModelInfo, Session};
+use crate::engine::{Engine, EngineError, LoadParams, Model, ModelInfo, Session};
 use crate::plan::TestParams;
 
 #[derive(Debug, Default)]
@@ -120,7 +120,7 @@ impl Model for MockModel<'_> {
         &self.info
     }
 
-    fn serving(&self) -> Option<&dyn super::ServingModel> {
+    fn serving(&self) -> Option<&dyn crate::engine::ServingModel> {
         self.serving_side()
     }
 
@@ -213,15 +213,6 @@ impl Session for MockSession<'_> {
     }
 }
 
-#[cfg(not(test))]
-impl MockModel<'_> {
-    /// The serving side is the unit tests' alone (below).
-    fn serving_side(&self) -> Option<&dyn super::ServingModel> {
-        None
-    }
-}
-
-#[cfg(test)]
 pub(crate) mod serving {
     //! The mock engine's serving side: a fake clock and a simulated KV cache, so the serving
     //! pipeline's figures are exact in unit tests and its cache use can be checked.
