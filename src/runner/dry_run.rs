@@ -108,32 +108,39 @@ fn size_of(config: &Config, prep: &Prepared, mi: usize) -> Option<Size> {
 
 /// Seconds of one round of test `t`: its warm-up and repetitions, from an earlier result
 /// of the same test, else from the rates the machine allows; a quality pass, its evaluation
-/// tokens at the prefill rate; a test of another kind counts 30 s (not estimated).
+/// tokens at the prefill rate; a test of another kind counts 30 s (not estimated). None: an
+/// offloaded test on a device of unknown bandwidth, with no earlier result to go by.
 fn test_seconds(
     t: &PlannedTest,
     size: Option<&Size>,
     c: &Ceilings,
     e: &Earlier,
     config: &Config,
-) -> f64 {
+) -> Option<f64> {
     let quality = match t.detail {
         Detail::Quality { ladder } => config.ladders.get(ladder).map(|l| &l.eval),
         _ => None,
     };
     let Some(s) = size.filter(|_| quality.is_some() || matches!(t.detail, Detail::Bench)) else {
-        return 30.0;
+        return Some(30.0);
     };
     let p = &t.params;
     let bw = (c.for_test(p.n_gpu_layers, s.n_layer)).map_or(20e9, |(g, _)| g * 1e9);
     let offloaded = c.gpu_build && p.n_gpu_layers != 0;
+    let measured = e.per_rep.get(&t.identity).copied();
+    // No rate is assumed for a device not in the bandwidth table: llvmpipe, a CPU that calls
+    // itself a GPU, decoded 40 times slower than the CPU it ran on.
+    let known = if quality.is_some() { e.flops } else { measured };
+    if offloaded && c.device.is_none() && known.is_none() {
+        return None;
+    }
     // Without an earlier prefill: 30 GFLOP/s per core, or 50 FLOP per byte/s of a GPU.
     let cores = f64::from(crate::util::system::physical_cores());
     let flops = (e.flops).unwrap_or(if offloaded { bw * 50.0 } else { cores * 30e9 });
     if let Some(q) = quality {
-        return f64::from(q.n_ctx * q.n_chunks) * 2.0 * s.n_params / flops;
+        return Some(f64::from(q.n_ctx * q.n_chunks) * 2.0 * s.n_params / flops);
     }
     let prefill = f64::from(p.n_depth) * 2.0 * s.n_params / flops;
-    let measured = e.per_rep.get(&t.identity).copied();
     // Decode at 60% of the bandwidth roofline.
     let timed = measured.unwrap_or_else(|| {
         f64::from(p.n_prompt) * 2.0 * s.n_params / flops
@@ -145,27 +152,40 @@ fn test_seconds(
         (0, n) if n > 0 => 1.0 / f64::from(n),
         _ => 1.0,
     };
-    (f64::from(st.repetitions) + warm * f64::from(st.warmup)) * (timed + prefill)
+    Some((f64::from(st.repetitions) + warm * f64::from(st.warmup)) * (timed + prefill))
 }
 
-/// The estimated wall time of `tests`, in seconds, and at most (auto rounds: the budget).
+/// The estimated wall time of a plan, in seconds.
+pub struct Estimate {
+    pub secs: f64,
+    /// With auto rounds, the most their budget allows.
+    pub most: f64,
+    /// The tests left out of both: offloaded to a device of unknown speed.
+    pub unknown: usize,
+}
+
+/// The estimated wall time of `tests`.
 pub fn estimate(
     config: &Config,
     prep: &Prepared,
     tests: &[PlannedTest],
     c: &Ceilings,
     e: &Earlier,
-) -> (f64, f64) {
+) -> Estimate {
     let st = &config.settings;
     let sizes = Vec::from_iter((0..prep.models.len()).map(|i| size_of(config, prep, i)));
     // The start (engine, ceilings, result file), and each file to write at 50 MB/s a core.
     let cores = f64::from(crate::util::system::physical_cores());
     let written = sizes.iter().flatten().filter(|s| s.to_write.is_some());
     let mut once = 2.0 + written.map(|s| s.file as f64 / (50e6 * cores)).sum::<f64>();
-    let mut round = 0.0;
+    let (mut round, mut unknown) = (0.0, 0);
     for t in tests {
+        let Some(s) = test_seconds(t, sizes[t.model].as_ref(), c, e, config) else {
+            unknown += 1;
+            continue;
+        };
         // A fresh context for each test: 0.1 s.
-        let s = 0.1 + test_seconds(t, sizes[t.model].as_ref(), c, e, config);
+        let s = 0.1 + s;
         if super::rounds::rounds_apply(t) {
             round += s
         } else {
@@ -178,7 +198,12 @@ pub fn estimate(
         .iter()
         .map(|(m, _, _)| 0.5 + sizes[*m].as_ref().map_or(0.0, |s| s.file as f64 / 3e9))
         .sum::<f64>();
-    span(once, round, st.rounds, st.auto_rounds)
+    let (secs, most) = span(once, round, st.rounds, st.auto_rounds);
+    Estimate {
+        secs,
+        most,
+        unknown,
+    }
 }
 
 /// The run's seconds, and at most, from its one-off part and one round's: auto rounds run
@@ -262,8 +287,11 @@ pub fn show(
         let _ = writeln!(out, "\nto fetch first: {missing}");
     }
     let e = Earlier::read(results, info);
-    let (secs, most) = estimate(config, &prep, &tests, c, &e);
-    out.push_str(&estimate_line(&e, results, secs, most));
+    out.push_str(&estimate_line(
+        &e,
+        results,
+        &estimate(config, &prep, &tests, c, &e),
+    ));
     Ok(out)
 }
 
@@ -354,7 +382,7 @@ fn model_lines(
     )
 }
 
-fn estimate_line(e: &Earlier, results: &Path, secs: f64, most: f64) -> String {
+fn estimate_line(e: &Earlier, results: &Path, est: &Estimate) -> String {
     let from = match (e.per_rep.is_empty(), e.flops.is_some()) {
         (false, _) => format!(
             "earlier results of this build on this machine ({}) where they hold the test",
@@ -370,21 +398,69 @@ fn estimate_line(e: &Earlier, results: &Path, secs: f64, most: f64) -> String {
     };
     let show =
         |s: f64| crate::output::progress::format_duration(std::time::Duration::from_secs_f64(s));
-    let span = if most > secs * 1.01 {
-        format!(" to {}", show(most))
-    } else {
-        String::new()
+    let time = match (est.unknown, est.most > est.secs * 1.01) {
+        (0, true) => format!("{} to {}", show(est.secs), show(est.most)),
+        (0, false) => show(est.secs),
+        (_, _) => format!("at least {}", show(est.secs)),
     };
-    format!(
-        "\nestimated wall time: {}{span} (from {from}); nothing was loaded\n",
-        show(secs)
-    )
+    let rest = match est.unknown {
+        0 => String::new(),
+        n => format!(
+            "; {n} tests are not estimated: they offload to a device whose bandwidth tpsbench \
+             does not know, and no earlier result of this build here holds them (after one \
+             run, a dry run estimates them from its result)"
+        ),
+    };
+    format!("\nestimated wall time: {time} (from {from}){rest}; nothing was loaded\n")
 }
 
 #[cfg(test)]
 mod tests {
-    use super::span;
+    use super::*;
     use crate::config::AutoRounds;
+    use crate::config::knobs::TestParams;
+
+    #[test]
+    fn an_offloaded_test_on_a_device_of_unknown_bandwidth_is_not_estimated_until_it_has_run() {
+        let src =
+            "[sweep]\nn_prompt = 0\nn_gen = 128\n[[model]]\nname = \"m\"\npath = \"m.gguf\"\n";
+        let config = crate::config::parse(Path::new("models.toml"), src, 2).unwrap();
+        let params = |n_gpu_layers| TestParams {
+            n_gpu_layers,
+            n_gen: 128,
+            ..TestParams::default()
+        };
+        let mut t = PlannedTest::bench(0, "m/tg128".into(), params(99));
+        t.identity = "tg128-on-m".into();
+        let size = Size {
+            file: 100 << 20,
+            per_token: 100e6,
+            n_params: 135e6,
+            n_layer: 30,
+            to_write: None,
+        };
+        let mut c = Ceilings {
+            gpu_build: true,
+            host: Some((20.0, "probe".into())),
+            ..Ceilings::default()
+        };
+        let mut e = Earlier::default();
+        let seconds = |t: &PlannedTest, c: &Ceilings, e: &Earlier| {
+            test_seconds(t, Some(&size), c, e, &config)
+        };
+        // llvmpipe: a GPU build, every layer offloaded, no bandwidth for the device.
+        assert_eq!(seconds(&t, &c, &e), None);
+        // The same test kept on the host, or on a device in the table, has a rate.
+        assert!(seconds(&PlannedTest::bench(0, "h".into(), params(0)), &c, &e).is_some());
+        c.device = Some((3350.0, "table: H100".into()));
+        assert!(seconds(&t, &c, &e).is_some());
+        // After one run, its own result is the rate.
+        c.device = None;
+        e.per_rep.insert(t.identity.clone(), 2.0);
+        let got = seconds(&t, &c, &e).unwrap();
+        let reps = f64::from(config.settings.repetitions);
+        assert!(got >= 2.0 * reps && got <= 2.0 * (reps + 1.0), "{got}");
+    }
 
     #[test]
     fn auto_rounds_are_estimated_at_two_rounds_at_least_whatever_their_budget() {

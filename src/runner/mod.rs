@@ -105,8 +105,9 @@ pub fn run(
     if opts.only_model.is_none() {
         let results = opts.results_dir.as_deref().unwrap_or(Path::new("results"));
         let earlier = dry_run::Earlier::read(results, &info);
-        info.estimated_seconds =
-            Some(dry_run::estimate(&opts.config, &prep, &part, &opts.bandwidth, &earlier).0);
+        let est = dry_run::estimate(&opts.config, &prep, &part, &opts.bandwidth, &earlier);
+        // A part not estimated would make the whole a guess: none is recorded.
+        info.estimated_seconds = (est.unknown == 0).then_some(est.secs);
     }
     if part.is_empty() {
         return nothing_to_run(info, &prep.plan, opts);
