@@ -131,7 +131,7 @@ pub fn parse_variant(v: &toml::Value, dir: &Path) -> Result<RecipeVariant, Inval
         .try_into()
         .map_err(|e: toml::de::Error| Invalid(e.message().to_string()))?;
     let name = super::values::folder_name(&raw.name, "variant")?;
-    let imatrix = (raw.imatrix.as_ref()).map(|v| imatrix_source(v, dir));
+    let imatrix = raw.imatrix.as_ref().map(|v| imatrix_source(v, dir));
     let imatrix = imatrix.transpose()?;
     let quant = QuantType::parse_recipe(&raw.quant, imatrix.is_some())?;
     let tensor_types = raw.tensor_types.iter().map(|s| tensor_type(s));

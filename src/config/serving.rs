@@ -138,10 +138,10 @@ pub(crate) fn parse(ctx: &Ctx, raw: Spanned<RawServing>) -> Result<ServingConfig
     let r = raw.into_inner();
     let n_prompt = int_or(ctx, &k("n_prompt"), &r.n_prompt, (1, 1 << 20), 128)? as u32;
     let n_gen = int_or(ctx, &k("n_gen"), &r.n_gen, (1, 1 << 20), 64)? as u32;
-    let n_parallel = (r.n_parallel.as_ref()).map_or(Ok(vec![1, 2, 4, 8]), |v| {
+    let n_parallel = r.n_parallel.as_ref().map_or(Ok(vec![1, 2, 4, 8]), |v| {
         int_list(ctx, &k("n_parallel"), v, 1, 256)
     })?;
-    let shared_prompt = (r.shared_prompt.as_ref()).map_or(Ok(vec![false]), |v| {
+    let shared_prompt = r.shared_prompt.as_ref().map_or(Ok(vec![false]), |v| {
         list(ctx, &k("shared_prompt"), v, boolean)
     })?;
     let arrival_rate =

@@ -202,7 +202,7 @@ pub(crate) fn parse(
         draft_min: (r.draft_min.as_ref())
             .map_or(Ok(vec![0]), |v| int_list(ctx, &k("draft_min"), v, 0, 256))?,
         p_min: (r.p_min.as_ref()).map_or(Ok(vec![0.0]), |v| list(ctx, &k("p_min"), v, p_min))?,
-        draft_n_gpu_layers: (r.draft_n_gpu_layers.as_ref()).map_or(Ok(vec![-1]), |v| {
+        draft_n_gpu_layers: r.draft_n_gpu_layers.as_ref().map_or(Ok(vec![-1]), |v| {
             int_list(ctx, &k("draft_n_gpu_layers"), v, -1, 100_000)
         })?,
     })
@@ -216,7 +216,7 @@ fn drafts(
     ladders: &[crate::config::ladder::Ladder],
     drafters: &[Drafter],
 ) -> Result<Vec<DraftRef>, ConfigError> {
-    let draft = (r.draft.as_ref()).map_or(Ok(Vec::new()), |v| {
+    let draft = r.draft.as_ref().map_or(Ok(Vec::new()), |v| {
         list(ctx, &k("draft"), v, |x| {
             string(x).map(|s| match QuantType::parse(&s).is_ok() {
                 true => DraftRef::Variant(s),

@@ -62,7 +62,7 @@ impl Value {
             "array", "uint64", "int64", "float64",
         ];
         match self {
-            Value::Array(items) => (items.first()).map_or("empty array".into(), |x| {
+            Value::Array(items) => items.first().map_or("empty array".into(), |x| {
                 format!("array of {}", x.type_name())
             }),
             v => NAMES[v.type_id() as usize].into(),

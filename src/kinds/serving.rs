@@ -167,7 +167,7 @@ fn llama_server_command(
     let port = port.ok_or_else(|| refused("the endpoint names no port"))?;
     let sc = (config.serving.as_ref()).ok_or_else(|| refused("no [serving] table"))?;
     let no_path = "server = \"llama-server\" serves the model's `path`, and it has none";
-    let path = (m.path.as_deref()).ok_or_else(|| refused(no_path))?;
+    let path = m.path.as_deref().ok_or_else(|| refused(no_path))?;
     let path = (path.to_str()).ok_or_else(|| refused("the model path is not UTF-8"))?;
     let p = &first.params;
     // A test with a server of its own (a tune candidate) is served in its own slots.
@@ -245,7 +245,7 @@ fn open_served<'m>(
     let mut info = identity::probe(&client).map_err(|e| KindError::Refused(e.to_string()))?;
     if info.build.is_some() {
         // Only llama-server has a build; it reuses a slot's KV for a shared prefix unless told.
-        (client.extra).insert("cache_prompt".into(), false.into());
+        client.extra.insert("cache_prompt".into(), false.into());
     }
     warm_up(&client);
     if let Some(l) = &launched {

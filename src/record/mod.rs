@@ -398,7 +398,7 @@ impl TestRecord {
             if let (Some(a), Some(b)) = (self.speculative.as_mut(), next.speculative) {
                 a.join(*b);
             }
-            let step = (next.serving.and_then(|s| s.goodput)).map(|g| g.steps);
+            let step = next.serving.and_then(|s| s.goodput).map(|g| g.steps);
             if let (Some(g), Some(steps)) =
                 (self.serving.as_mut().and_then(|s| s.goodput.as_mut()), step)
             {

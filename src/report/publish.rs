@@ -159,7 +159,7 @@ pub fn first_exposed(paths: &[PathBuf]) -> Option<String> {
             continue;
         };
         let flags = plausible::run_flags(&rec.run);
-        if (flags.iter()).any(|x| matches!(x, Flag::Fixture(_))) {
+        if flags.iter().any(|x| matches!(x, Flag::Fixture(_))) {
             continue;
         }
         let Ok(bytes) = std::fs::read(&f) else {

@@ -164,7 +164,7 @@ fn table(rows: &[Row]) -> Table {
             let speed = s.speedup.map_or("–".into(), |x| {
                 format!("{:.2}× ({:.2}–{:.2})", x.ratio, x.lo, x.hi)
             });
-            let pos: Vec<String> = (r.rates().iter()).map(|p| format!("{p:.0}")).collect();
+            let pos: Vec<String> = r.rates().iter().map(|p| format!("{p:.0}")).collect();
             let output = match s.identical() {
                 true => "identical".to_string(),
                 false => format!("differs in {}/{}", s.mismatches, s.compared),
@@ -203,7 +203,7 @@ pub struct SpecAnswer {
 /// and machine, in order of first appearance.
 pub fn answers<'a>(tests: impl IntoIterator<Item = (&'a TestRecord, &'a str)>) -> Vec<SpecAnswer> {
     // A tune's plain candidates have no drafter to answer for.
-    let drafted = (tests.into_iter()).filter_map(|(t, host)| {
+    let drafted = tests.into_iter().filter_map(|(t, host)| {
         let s = t.speculative.as_deref().filter(|s| !s.is_plain())?;
         (t.status == Status::Ok).then_some((t, s, host))
     });

@@ -120,7 +120,7 @@ impl Summary {
         if by.is_empty() {
             return "none".into();
         }
-        let v: Vec<String> = (by.iter()).map(|(l, n, _)| format!("{l} {n}")).collect();
+        let v: Vec<String> = by.iter().map(|(l, n, _)| format!("{l} {n}")).collect();
         v.join(", ")
     }
 }
@@ -304,7 +304,7 @@ fn server_line(
 ) -> (String, Vec<String>) {
     let mut args = vec!["llama-server".to_string(), "-m".into(), path.into()];
     // The server's context: min_ctx when the limits name one, else the model's own default.
-    let min_ctx = (t.limits.iter()).find_map(|l| match l {
+    let min_ctx = t.limits.iter().find_map(|l| match l {
         Applied::MinCtx(c) => Some(["-c".into(), c.to_string()]),
         _ => None,
     });

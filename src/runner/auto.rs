@@ -34,10 +34,10 @@ pub fn look(record: &RunRecord, design: Design) -> Looked {
     let floor = NoiseFloor::assumed();
     let (rows, groups) = table::rows_resolved(record, DEFAULT_KLD_BUDGET, &floor);
     for (idx, r) in &groups {
-        let decoded = (idx.iter().copied()).filter(|&i| rows[i].tg_ts.is_some());
+        let decoded = idx.iter().copied().filter(|&i| rows[i].tg_ts.is_some());
         let decoded: Vec<_> = decoded.collect();
         out.total += r.needed;
-        let test = (rows.iter()).find_map(|r| r.tg_test.clone());
+        let test = rows.iter().find_map(|r| r.tg_test.clone());
         let test = test.unwrap_or_default();
         for &(a, b) in &r.open {
             out.open.push(format!(
@@ -132,7 +132,7 @@ pub(crate) fn past_budget(
 /// Whether the plan has a comparison for auto rounds to resolve: two llama-bench-style tests
 /// of one test name for one model, or a ladder of two variants or more.
 pub fn has_comparison(plan: &crate::plan::Plan) -> bool {
-    let bench = (plan.tests.iter()).filter(|t| super::rounds_apply(t));
+    let bench = plan.tests.iter().filter(|t| super::rounds_apply(t));
     let bench: Vec<_> = bench.collect();
     bench.iter().enumerate().any(|(i, t)| {
         bench[i + 1..].iter().any(|u| {

@@ -294,7 +294,7 @@ pub(crate) fn is_done(plan: &Plan, t: &PlannedTest, done: &RunRecord) -> bool {
 /// Bad input found before hours of sweep: a model file (or ladder base) with tests to run
 /// that is missing or not a valid GGUF (one llama.cpp refuses fails its tests).
 pub fn check_models(models: &[ModelRecord], tests: &[PlannedTest]) -> Result<(), RunnerError> {
-    let bad = super::unique((models.iter().enumerate()).filter_map(|(i, m)| {
+    let bad = super::unique(models.iter().enumerate().filter_map(|(i, m)| {
         let e = (m.error.clone()).filter(|_| tests.iter().any(|t| t.model == i));
         e.map(|e| (m.name.clone(), e))
     }));

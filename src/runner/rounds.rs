@@ -73,7 +73,7 @@ pub(super) fn conclude_auto(sweep: &mut Sweep, ran: &Ran, opts: &RunOptions) {
     let (Some(a), false) = (&opts.config.settings.auto_rounds, ran.interrupted) else {
         return;
     };
-    let done = (sweep.record().tests.iter()).map(|t| t.rounds_done()).max();
+    let done = sweep.record().tests.iter().map(|t| t.rounds_done()).max();
     let done = done.unwrap_or(0);
     let why = ran.stopped.clone().unwrap_or_else(|| {
         auto::stop_before(a, done, sweep.record(), ran.begun.elapsed(), ran.last)

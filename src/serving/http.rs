@@ -42,7 +42,7 @@ pub(crate) fn vocab_of(path: &Path) -> Option<Vocab> {
         Some(Value::Bool(b)) => *b,
         _ => h.get("tokenizer.ggml.model").and_then(Value::as_str) == Some("llama"),
     };
-    let bos = (h.get("tokenizer.ggml.bos_token_id")).and_then(Value::as_u64);
+    let bos = h.get("tokenizer.ggml.bos_token_id").and_then(Value::as_u64);
     Some(Vocab {
         n_vocab,
         bos: bos.map(|b| b as i32).filter(|_| add_bos),

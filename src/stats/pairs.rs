@@ -95,7 +95,7 @@ pub(crate) fn holm(p: &[f64], alpha: f64) -> Vec<bool> {
 /// margin. With margin 0 it is the paired t test's own p.
 fn margin_p(a: &[f64], b: &[f64], margin: f64) -> f64 {
     let ln = |x: &f64| x.max(f64::MIN_POSITIVE).ln();
-    let diffs: Vec<f64> = (b.iter().zip(a)).map(|(y, x)| ln(y) - ln(x)).collect();
+    let diffs: Vec<f64> = b.iter().zip(a).map(|(y, x)| ln(y) - ln(x)).collect();
     let n = diffs.len();
     if n < 2 {
         return 1.0;

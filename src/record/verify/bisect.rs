@@ -31,8 +31,7 @@ pub(super) fn check(run: &RunRecord, t: &TuneRecord) -> Result<(), Disagreement>
                 );
             }
         }
-        let seen =
-            |k: usize, ok: bool| (b.probes.iter()).any(|p| at(&p.id) == Some(k) && p.ok == ok);
+        let seen = |k: usize, ok: bool| b.probes.iter().any(|p| at(&p.id) == Some(k) && p.ok == ok);
         // The boundary: the last value seen to pass, the one after it (if any) seen to fail.
         let passed = (b.probes.iter())
             .filter(|p| p.ok)

@@ -21,7 +21,7 @@ impl Serialize for LlamaBenchRow {
 
 /// Device descriptions of the given kinds, joined as llama-bench joins them.
 fn device_info(run: &RunRecord, kinds: &[DeviceKind]) -> String {
-    let of_kinds = (run.run.devices.iter()).filter(|d| kinds.contains(&d.kind));
+    let of_kinds = run.run.devices.iter().filter(|d| kinds.contains(&d.kind));
     let descriptions: Vec<&str> = of_kinds.map(|d| d.description.as_str()).collect();
     descriptions.join(", ")
 }

@@ -8,14 +8,14 @@ use crate::util::shell_quote as quoted;
 
 /// The winner's drafter setting, when it has one (not a plain candidate's `none`).
 fn drafted(w: &TestRecord) -> Option<&Speculative> {
-    (w.speculative.as_deref()).filter(|s| !s.is_plain())
+    w.speculative.as_deref().filter(|s| !s.is_plain())
 }
 
 /// The draft model's path: the result file's model with the draft's SHA-256 (a ladder
 /// variant, or a file the run read), else the name the record gives it.
 fn draft_path(record: &RunRecord, s: &Speculative) -> Option<String> {
     let name = s.draft.clone()?;
-    let by_sha = (s.draft_sha256.as_deref()).and_then(|sha| {
+    let by_sha = s.draft_sha256.as_deref().and_then(|sha| {
         (record.models.iter())
             .find(|m| m.sha256 == sha)
             .map(|m| m.path.clone())

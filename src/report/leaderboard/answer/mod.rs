@@ -83,7 +83,7 @@ fn answer(
         return None;
     }
     let models =
-        crate::util::sorted_unique((es.iter()).map(|e| (e.test.model.as_str(), e.quant.as_str())));
+        crate::util::sorted_unique(es.iter().map(|e| (e.test.model.as_str(), e.quant.as_str())));
     let shared_quant = |q: &str| models.iter().filter(|m| m.1 == q).count() > 1;
     let mut rows: Vec<Row> = (models.iter())
         .filter_map(|&(name, quant)| {

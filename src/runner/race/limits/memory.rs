@@ -112,7 +112,7 @@ impl Shapes {
                 let file = std::fs::metadata(path).ok()?.len();
                 let h = crate::gguf::reader::read_header(path).ok()?;
                 let shape = crate::machine::shape_of(&h)?;
-                let tensors = (h.tensors.iter()).map(|t| (t.name.clone(), t.n_bytes));
+                let tensors = h.tensors.iter().map(|t| (t.name.clone(), t.n_bytes));
                 Some(Model {
                     file,
                     shape,
