@@ -7,7 +7,7 @@ use super::answer::common_test;
 use super::charts::svg::{Tags, fmt_num};
 use super::load::entry::{Entry, identity, is_speed, kind_word, ts};
 use super::load::{Board, machine_names};
-use super::table::{Cell, RowMeta, Table, anchor};
+use super::table::{Cell, RowMeta, Table, anchor, opt};
 use crate::plan::TestKind;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -115,10 +115,8 @@ impl Grid {
         let rows = (self.rows.iter())
             .map(|(m, cells)| {
                 let mut row = vec![Cell::text(names[*m].clone())];
-                row.extend(cells.iter().map(|c| match c {
-                    Some(c) => Cell::num(fmt_num(c.value), c.value),
-                    None => Cell::text(""),
-                }));
+                let num = |c: &GridCell| Cell::num(fmt_num(c.value), c.value);
+                row.extend(cells.iter().map(|c| opt(c.as_ref().map(num))));
                 row
             })
             .collect();

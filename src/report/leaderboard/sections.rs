@@ -11,7 +11,7 @@ use super::charts::svg::bars::{Bar, BarChart};
 use super::charts::svg::{cards, escape};
 use super::load::{Board, machine_names};
 use super::page::tables::{grid_html, table_html};
-use super::table::{Cell, Table, by_machine_and_model, detail, rankings, runs};
+use super::table::{Cell, Table, by_machine_and_model, detail, opt, rankings, runs};
 pub(crate) use crate::report::count;
 use crate::report::wrapped;
 use crate::util::markdown::text as md;
@@ -99,7 +99,7 @@ fn bars_table(c: &BarChart) -> Table {
                 .iter()
                 .map(|s| s.values.get(k).and_then(Option::as_ref));
             let mut row = vec![Cell::text(cat.label.clone())];
-            row.extend(bars.map(|b| b.map_or_else(|| Cell::text(""), cell)));
+            row.extend(bars.map(|b| opt(b.map(cell))));
             row
         })
         .collect();

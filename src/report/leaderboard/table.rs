@@ -146,7 +146,8 @@ fn fixed(cols: &[Column]) -> impl Iterator<Item = Col<'_>> {
     cols.iter().map(Col::Fixed)
 }
 
-fn opt(v: Option<Cell>) -> Cell {
+/// The cell, or an empty one.
+pub fn opt(v: Option<Cell>) -> Cell {
     v.unwrap_or_else(|| Cell::text(""))
 }
 

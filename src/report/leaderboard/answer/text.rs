@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use super::parts::{Answer, Rate, Resolved, Row, and_list};
 use crate::report::leaderboard::charts::svg::{Tags, fmt_num};
-use crate::report::leaderboard::table::{Cell, RowMeta, Table, anchor};
+use crate::report::leaderboard::table::{Cell, RowMeta, Table, anchor, opt};
 use crate::stats::resolve::Rule;
 use crate::util::units::format_size;
 
@@ -137,10 +137,8 @@ type Column<'a> = (String, bool, Box<dyn Fn(&Row) -> Cell + 'a>);
 /// columns some row has; `nbsp` joins the parts of a figure.
 pub fn table(a: &Answer, nbsp: &str) -> Table {
     let has = |f: fn(&Row) -> bool| a.rows.iter().any(f);
-    let rate = move |x: &Option<Rate>| match x {
-        Some(x) => Cell::num(rate_text(x, nbsp), x.figure.value),
-        None => Cell::text(""),
-    };
+    let rate =
+        move |x: &Option<Rate>| num(x.as_ref().map(|x| (rate_text(x, nbsp), x.figure.value)));
     let test = |t: &Option<String>| t.clone().unwrap_or_default();
     let quant = |r: &Row| Cell::text(r.quant.clone()).badged(&r.badges);
     let mut cols: Vec<Column> = vec![("quant".into(), false, Box::new(quant))];
@@ -204,7 +202,7 @@ pub fn table(a: &Answer, nbsp: &str) -> Table {
 }
 
 fn num(v: Option<(String, f64)>) -> Cell {
-    v.map_or_else(|| Cell::text(""), |(t, v)| Cell::num(t, v))
+    opt(v.map(|(t, v)| Cell::num(t, v)))
 }
 
 fn front_cell(r: &Row) -> Cell {

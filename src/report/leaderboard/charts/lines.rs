@@ -146,7 +146,11 @@ pub fn depth(b: &Board) -> Vec<ScatterChart> {
             .collect();
         let word = kind_word(kind);
         for p in split(items, MAX_SERIES) {
-            let mut title = format!("{} t/s against context depth", capitalise(word));
+            let mut title = format!(
+                "{}{} t/s against context depth",
+                word[..1].to_uppercase(),
+                &word[1..]
+            );
             if let (Some(m), Some(q)) = (p.fixed("model"), p.fixed("quant")) {
                 let name = if m.text.contains(&q.text) {
                     m.text.clone()
@@ -173,14 +177,6 @@ pub fn depth(b: &Board) -> Vec<ScatterChart> {
     }
     let title = "t/s against context depth";
     or_empty(charts, empty_scatter("depth", title, NO_DEPTH))
-}
-
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
 }
 
 #[cfg(test)]

@@ -11,11 +11,9 @@ use crate::report::leaderboard::charts::svg::Tags;
 
 /// "synthetic" (random weights) and "requantized" (quantized from a quantized file).
 pub fn badges(m: &ModelRecord) -> Vec<String> {
-    let Some(p) = &m.provenance else {
-        return vec![];
-    };
-    [(p.synthetic, "synthetic"), (p.requantized, "requantized")]
+    m.provenance
         .iter()
+        .flat_map(|p| [(p.synthetic, "synthetic"), (p.requantized, "requantized")])
         .filter(|x| x.0)
         .map(|x| x.1.to_string())
         .collect()
