@@ -36,7 +36,9 @@ pub fn summary(record: &RunRecord) -> Option<Summary> {
     let t = record.run.tune.as_ref()?;
     // The winner, when its test is in the file.
     let w = (t.winner.as_deref()).filter(|&id| record.tests.iter().any(|x| x.id == id));
-    let wr = (w.and_then(|id| t.raced_rounds(&record.tests, id))).unwrap_or_default();
+    let wr = w
+        .and_then(|id| t.raced_rounds(&record.tests, id))
+        .unwrap_or_default();
     let vs_winner = |id| ratio(record, t, id, w?);
     let list = |outcome| (ids(t, outcome).map(|id| (id.to_string(), vs_winner(id)))).collect();
     Some(Summary {
@@ -61,17 +63,11 @@ impl Summary {
 
     /// "12.3 t/s (95% between 20 rounds 11.0-13.1)", or "(one round: no interval)".
     pub fn figure(&self) -> String {
-        match &self.interval {
-            Some(i) => format!(
-                "{:.2} {} ({} {:.2}-{:.2})",
-                self.mean,
-                self.unit(),
-                i.label(),
-                i.lo,
-                i.hi
-            ),
-            None => format!("{:.2} {} (one round: no interval)", self.mean, self.unit()),
-        }
+        let spread = match &self.interval {
+            Some(i) => format!("{} {:.2}-{:.2}", i.label(), i.lo, i.hi),
+            None => "one round: no interval".into(),
+        };
+        format!("{:.2} {} ({spread})", self.mean, self.unit())
     }
 
     /// "a (+1.0%), b" for ties or open candidates.
@@ -310,8 +306,10 @@ fn server_line(
     });
     args.extend(min_ctx.into_iter().flatten());
     // A goodput answer holds at its own concurrency (the slots it served in).
-    if let Some(s) =
-        (w.serving.as_ref()).filter(|_| t.slo.as_ref().is_some_and(|s| s.goodput.is_some()))
+    if let Some(s) = w
+        .serving
+        .as_ref()
+        .filter(|_| t.slo.as_ref().is_some_and(|s| s.goodput.is_some()))
     {
         args.extend(["-np".into(), s.n_parallel.to_string()]);
     }

@@ -366,7 +366,9 @@ impl Builder {
                 ..t
             })
             .collect();
-        (board.tunes).sort_by_key(|t| (t.machine, t.summary.tune.objective.clone()));
+        board
+            .tunes
+            .sort_by_key(|t| (t.machine, t.summary.tune.objective.clone()));
         board
     }
 }

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::answer::{self, Answer, identity_label};
+use super::answer::{self, identity_label};
 use super::charts::machines::machines;
 use super::charts::svg::bars::{Bar, BarChart};
 use super::charts::svg::{cards, escape};
@@ -133,12 +133,6 @@ pub fn summary_line(b: &Board) -> String {
     s
 }
 
-/// "SmolLM2-135M (llama) on vm: AMD EPYC".
-fn heading(b: &Board, a: &Answer) -> String {
-    let machine = b.machines.get(a.machine).map(|m| m.label());
-    format!("{} on {}", identity_label(a), machine.unwrap_or_default())
-}
-
 /// LEADERBOARD.md: the summary line, then each section (silent when it has nothing to say).
 pub fn markdown(b: &Board) -> String {
     let mut d = Doc {
@@ -178,7 +172,9 @@ pub fn answers(d: &mut Doc, b: &Board) {
                 r#"<details class="more-answers"><summary>{more} more answers, one per model and machine (the grid below compares the machines)</summary>"#
             ));
         }
-        let h = heading(b, a);
+        // "SmolLM2-135M (llama) on vm: AMD EPYC".
+        let machine = b.machines.get(a.machine).map(|m| m.label());
+        let h = format!("{} on {}", identity_label(a), machine.unwrap_or_default());
         let (m, model) = (a.machine, escape(&identity_label(a)));
         d.tag(&format!(
             r#"<div class="answer" id="answer-{i}" data-f data-machine="{m}" data-model="{model}">"#

@@ -31,7 +31,9 @@ impl Cell {
     }
     /// The text with its badges, e.g. `SmolLM2-135M-Q8_0 [requantized]`.
     pub fn shown(&self) -> String {
-        (self.badges.iter()).fold(self.text.clone(), |s, b| format!("{s} [{b}]"))
+        self.badges
+            .iter()
+            .fold(self.text.clone(), |s, b| format!("{s} [{b}]"))
     }
 
     /// The cell with `badges` after its text.

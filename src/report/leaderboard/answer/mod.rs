@@ -179,7 +179,9 @@ fn row(d: Option<&Entry>, p: Option<&Entry>) -> Option<Row> {
         size,
         decode: d.and_then(rate),
         prefill: p.and_then(rate),
-        kld: (any.quality()).map(|q| (q.kld_mean, Some(q.kld_mean_uncertainty))),
+        kld: any
+            .quality()
+            .map(|q| (q.kld_mean, Some(q.kld_mean_uncertainty))),
         kld_p999: any.quality().and_then(|q| Some(q.kld_percentiles?.p99_9)),
         roofline: d.and_then(roofline),
         front: false,
@@ -249,7 +251,9 @@ pub fn mark_front(rows: &mut [Row], budget: f64, floor: &NoiseFloor) -> Resolved
         })
         .collect();
     let runs = runs_by_file(
-        (decoded.iter()).map(|&i| (rows[i].decode_file.as_deref(), rows[i].auto_max_rounds)),
+        decoded
+            .iter()
+            .map(|&i| (rows[i].decode_file.as_deref(), rows[i].auto_max_rounds)),
     );
     let r = resolve_runs(&choices, &runs, budget, 0.05, floor);
     clear_front(rows);

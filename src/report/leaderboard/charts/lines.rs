@@ -16,7 +16,9 @@ pub const NO_DEPTH: &str = "no data in these results (run a sweep with n_depth v
 /// A serving test's name without the point's own figures (`B4`, `pps`, `0.5/s`).
 fn workload(name: &str) -> String {
     let kept = |w: &&str| {
-        let b_n = (w.strip_prefix('B')).is_some_and(|n| n.parse::<u32>().is_ok());
+        let b_n = w
+            .strip_prefix('B')
+            .is_some_and(|n| n.parse::<u32>().is_ok());
         !b_n && *w != "pps" && !w.ends_with("/s")
     };
     let words: Vec<&str> = name.split_whitespace().filter(kept).collect();

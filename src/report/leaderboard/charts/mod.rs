@@ -73,7 +73,9 @@ pub fn quality_vs_speed(b: &Board) -> Vec<ScatterChart> {
     let mut charts = Vec::new();
     for ((m, reference, _), group) in group_by(es, |e| (e.machine, reference(e), settings_key(e))) {
         let best = fastest_by(group, |e| (e.test.model.clone(), e.quant.clone()));
-        let requantized = (best.iter()).any(|e| e.badges.iter().any(|x| x == "requantized"));
+        let requantized = best
+            .iter()
+            .any(|e| e.badges.iter().any(|x| x == "requantized"));
         let (others, front) = front_points(&best, &reference);
         charts.push(ScatterChart {
             id: format!("quality-vs-speed-{}", charts.len()),

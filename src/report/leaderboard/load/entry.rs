@@ -60,8 +60,10 @@ impl Entry {
     /// Bytes of weights llama.cpp repacked for the CPU (`CPU_REPACK`); None: not recorded.
     pub fn repacked_bytes(&self) -> Option<u64> {
         let p = self.test.placement.as_ref()?;
-        let repack =
-            (p.buffers.iter()).filter(|b| b.kind == "model" && b.name.ends_with("_REPACK"));
+        let repack = p
+            .buffers
+            .iter()
+            .filter(|b| b.kind == "model" && b.name.ends_with("_REPACK"));
         Some(repack.map(|b| b.bytes).sum())
     }
 }
