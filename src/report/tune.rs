@@ -34,11 +34,12 @@ pub struct Summary {
 
 pub fn summary(record: &RunRecord) -> Option<Summary> {
     let t = record.run.tune.as_ref()?;
-    // The winner, when its test is in the file.
-    let w = (t.winner.as_deref()).filter(|&id| record.tests.iter().any(|x| x.id == id));
-    let wr = w
-        .and_then(|id| t.raced_rounds(&record.tests, id))
-        .unwrap_or_default();
+    // The winner and its rounds, when its test is in the file.
+    let won = t
+        .winner
+        .as_deref()
+        .and_then(|id| Some((id, t.raced_rounds(&record.tests, id)?)));
+    let (w, wr) = won.map_or((None, vec![]), |(id, rounds)| (Some(id), rounds));
     let vs_winner = |id| ratio(record, t, id, w?);
     let list = |outcome| (ids(t, outcome).map(|id| (id.to_string(), vs_winner(id)))).collect();
     Some(Summary {

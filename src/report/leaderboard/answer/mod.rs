@@ -225,7 +225,7 @@ fn mark_unrepacked_gaps(rows: &mut [Row]) {
     pp.sort_by(f64::total_cmp);
     let median = pp[pp.len() / 2];
     for r in rows.iter_mut() {
-        let slow = (r.prefill.as_ref()).is_some_and(|p| p.figure.value < PREFILL_GAP * median);
+        let slow = matches!(&r.prefill, Some(p) if p.figure.value < PREFILL_GAP * median);
         r.unrepacked_gap = slow && r.repacked == Some(0);
     }
 }

@@ -263,7 +263,7 @@ fn repack_note(a: &Answer) -> Option<String> {
 pub fn note(a: &Answer) -> String {
     let cov = covers(a);
     // When rows differ, the most common level is named for the table and the others per row.
-    let label = |r: &Row| (r.decode.as_ref().or(r.prefill.as_ref())).and_then(|x| x.covers.clone());
+    let label = |r: &Row| r.decode.as_ref().or(r.prefill.as_ref())?.covers.clone();
     let main = (cov.iter())
         .max_by_key(|c| {
             (a.rows.iter())
