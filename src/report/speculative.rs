@@ -103,13 +103,11 @@ fn sentence(model: &str, host: &str, rows: &[Row]) -> String {
             "For {model} on {host}, {} decodes {interval} faster than plain decoding, {acc}.",
             best.setting()
         );
-        if !ties.is_empty() {
-            let _ = write!(
-                s,
-                " Not established apart from it: {} (their 95% intervals overlap).",
-                ties.join(", ")
-            );
-        }
+        s.push_str(&super::wrapped(
+            " Not established apart from it: ",
+            &ties.join(", "),
+            " (their 95% intervals overlap).",
+        ));
         s
     } else if slower.len() == all.len() {
         format!(

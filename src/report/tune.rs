@@ -104,9 +104,7 @@ impl Summary {
             self.tune.candidates.len()
         );
         let failed: Vec<&str> = ids(&self.tune, Outcome::Failed).collect();
-        if !failed.is_empty() {
-            raced.push_str(&format!("; failed: {}", failed.join(", ")));
-        }
+        raced.push_str(&super::wrapped("; failed: ", &failed.join(", "), ""));
         lines.push(raced);
         lines
     }
@@ -281,12 +279,11 @@ fn commands(record: &RunRecord, t: &TuneRecord, w: &TestRecord) -> String {
         out.push_str(&note);
         toml.push_str(&table);
     }
-    if !not_carried.is_empty() {
-        out.push_str(&format!(
-            "(llama-server has no flag here for: {})\n",
-            not_carried.join(", ")
-        ));
-    }
+    out.push_str(&super::wrapped(
+        "(llama-server has no flag here for: ",
+        &not_carried.join(", "),
+        ")\n",
+    ));
     out.push_str(&format!("\nmodels.toml:\n{toml}"));
     out
 }

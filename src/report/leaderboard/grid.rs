@@ -32,8 +32,10 @@ pub struct GridCell {
 
 pub fn grids(b: &Board) -> Vec<Grid> {
     let mut by_model: BTreeMap<String, Vec<&Entry>> = BTreeMap::new();
-    for e in (b.entries.iter()).filter(|e| is_speed(e) && e.test.params.n_depth == 0) {
-        by_model.entry(identity(e)).or_default().push(e);
+    for e in &b.entries {
+        if is_speed(e) && e.test.params.n_depth == 0 {
+            by_model.entry(identity(e)).or_default().push(e);
+        }
     }
     let mut out = Vec::new();
     for (model, es) in by_model {

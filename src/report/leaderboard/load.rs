@@ -247,7 +247,10 @@ impl Builder {
     /// False when flagged (`line`: as [`Board::flagged`]'s) and left out.
     fn kept(&mut self, line: String, flags: &[Flag]) -> bool {
         let details: Vec<&str> = flags.iter().map(Flag::detail).collect();
-        flags.is_empty() || (self.board).flagged(self.exclude.strict, &line, &details.join("; "))
+        flags.is_empty()
+            || self
+                .board
+                .flagged(self.exclude.strict, &line, &details.join("; "))
     }
 
     fn note_tune(&mut self, machine: &str, path: &Path, rec: &RunRecord) {

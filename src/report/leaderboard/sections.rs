@@ -212,7 +212,11 @@ fn flagged(d: &mut Doc, b: &Board) {
 /// plain decoding, its table and (in the page) acceptance by draft position.
 pub fn speculative(d: &mut Doc, b: &Board) {
     let names = machine_names(b);
-    let tests = || (b.entries.iter()).map(|e| (&e.test, names[e.machine].as_str()));
+    let tests = || {
+        b.entries
+            .iter()
+            .map(|e| (&e.test, names[e.machine].as_str()))
+    };
     let answers = crate::report::speculative::answers(tests());
     let served = crate::report::speculative::served(tests());
     if answers.is_empty() && served.is_empty() {

@@ -294,7 +294,10 @@ pub fn detail(entries: &[&Entry]) -> Table {
         ("test", false, |e| Cell::text(e.test.test.clone())),
     ];
     let mut cols = present(fixed(EXTRA), entries);
-    if (entries.iter()).any(|e| e.serving().is_some_and(|s| !s.transport.is_in_process())) {
+    if entries
+        .iter()
+        .any(|e| e.serving().is_some_and(|s| !s.transport.is_in_process()))
+    {
         cols.extend(present(fixed(SERVED), entries));
     }
     cols.extend(varying(settings(), entries));

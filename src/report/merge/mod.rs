@@ -131,7 +131,10 @@ fn merged_run(records: &[RunRecord]) -> RunInfo {
 fn joined_models(records: &[RunRecord]) -> Vec<ModelRecord> {
     let mut models: Vec<ModelRecord> = Vec::new();
     for m in records.iter().flat_map(|r| &r.models) {
-        match (models.iter_mut()).find(|x| x.name == m.name && x.sha256 == m.sha256) {
+        match models
+            .iter_mut()
+            .find(|x| x.name == m.name && x.sha256 == m.sha256)
+        {
             Some(x) if x.model_type.is_none() && m.model_type.is_some() => *x = m.clone(),
             Some(_) => {}
             None => models.push(m.clone()),

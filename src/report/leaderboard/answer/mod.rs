@@ -2,7 +2,7 @@
 //! Pareto front of decode against KLD with ties kept (overlapping variants named together),
 //! and the fastest quantization within a KLD budget.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::load::Board;
@@ -27,12 +27,9 @@ pub fn rate(e: &Entry) -> Option<Rate> {
 
 /// The test most models ran of a kind at depth 0 (ties: the first by name): one per table.
 pub fn common_test(es: &[&Entry], kind: TestKind) -> Option<String> {
-    let mut count: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut count: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for e in es.iter().filter(|e| plain_d0(e, kind)) {
-        let v = count.entry(e.test.test.as_str()).or_default();
-        if !v.contains(&e.test.model.as_str()) {
-            v.push(e.test.model.as_str());
-        }
+        count.entry(&e.test.test).or_default().insert(&e.test.model);
     }
     (count.iter())
         .max_by(|a, b| a.1.len().cmp(&b.1.len()).then(b.0.cmp(a.0)))
@@ -98,7 +95,11 @@ fn answer(
         })
         .collect();
     rows.sort_by(|a, b| {
-        let v = |r: &Row| (r.decode.as_ref()).map_or(f64::NEG_INFINITY, |d| d.figure.value);
+        let v = |r: &Row| {
+            r.decode
+                .as_ref()
+                .map_or(f64::NEG_INFINITY, |d| d.figure.value)
+        };
         v(b).total_cmp(&v(a)).then_with(|| a.quant.cmp(&b.quant))
     });
     let mut resolved = mark_front(&mut rows, kld_budget, floor);

@@ -176,7 +176,7 @@ pub fn table(a: &Answer, nbsp: &str) -> Table {
         cols.push(("bits/weight".into(), true, Box::new(move |r| num(bpw(r)))));
     }
     if has(|r| r.size.is_some()) {
-        let size = move |r: &Row| (r.size).map(|s| (format_size(s).replace(' ', nbsp), s as f64));
+        let size = move |r: &Row| Some((format_size(r.size?).replace(' ', nbsp), r.size? as f64));
         cols.push(("size".into(), true, Box::new(move |r| num(size(r)))));
     }
     let model = identity_label(a);
