@@ -281,7 +281,11 @@ impl Report {
         out.push_str(&crate::util::table::aligned(&table, &|c| {
             matches!(c, 0 | 5 | 6 | 7)
         }));
-        if (self.rows.iter()).any(|r| r.comparison.method == Method::NoiseFloor) {
+        if self
+            .rows
+            .iter()
+            .any(|r| r.comparison.method == Method::NoiseFloor)
+        {
             out.push_str(&format!(
                 "\nSeparate launches (or one round): the rounds of a launch share its process and \
                  its stretch of time, so the data hold no test across launches; intervals add \

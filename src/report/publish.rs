@@ -58,7 +58,8 @@ fn check_label(l: &str) -> Result<(), PublishError> {
 
 /// The stable file name: the run's start, compact, and the label.
 fn file_name(run: &RunRecord, label: &str) -> String {
-    let started = (run.run.started_at).replace(|c: char| !c.is_ascii_alphanumeric(), "");
+    let mut started = run.run.started_at.clone();
+    started.retain(|c| c.is_ascii_alphanumeric());
     format!("{started}-{label}.json")
 }
 

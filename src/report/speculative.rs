@@ -49,8 +49,8 @@ impl Row<'_> {
 fn judge(rows: &mut [Row]) {
     let mut rounds = Vec::new();
     for r in rows.iter() {
-        let both = (r.s.rounds.iter()).filter(|x| x.plain_ts() > 0.0 && x.spec_ts() > 0.0);
-        let (plain, spec): (Vec<f64>, Vec<f64>) = both.map(|x| (x.plain_ts(), x.spec_ts())).unzip();
+        let both = r.s.rounds.iter().map(|x| (x.plain_ts(), x.spec_ts()));
+        let (plain, spec): (Vec<f64>, Vec<f64>) = both.filter(|&(p, s)| p > 0.0 && s > 0.0).unzip();
         rounds.extend([plain, spec]);
     }
     let pairs: Vec<(usize, usize)> = (0..rows.len()).map(|i| (2 * i, 2 * i + 1)).collect();
@@ -103,13 +103,11 @@ fn sentence(model: &str, host: &str, rows: &[Row]) -> String {
             "For {model} on {host}, {} decodes {interval} faster than plain decoding, {acc}.",
             best.setting()
         );
-        if !ties.is_empty() {
-            let _ = write!(
-                s,
-                " Not established apart from it: {} (their 95% intervals overlap).",
-                ties.join(", ")
-            );
-        }
+        s.push_str(&super::wrapped(
+            " Not established apart from it: ",
+            &ties.join(", "),
+            " (their 95% intervals overlap).",
+        ));
         s
     } else if slower.len() == all.len() {
         format!(

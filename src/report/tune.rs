@@ -34,9 +34,12 @@ pub struct Summary {
 
 pub fn summary(record: &RunRecord) -> Option<Summary> {
     let t = record.run.tune.as_ref()?;
-    // The winner, when its test is in the file.
-    let w = (t.winner.as_deref()).filter(|&id| record.tests.iter().any(|x| x.id == id));
-    let wr = (w.and_then(|id| t.raced_rounds(&record.tests, id))).unwrap_or_default();
+    // The winner and its rounds, when its test is in the file.
+    let won = t
+        .winner
+        .as_deref()
+        .and_then(|id| Some((id, t.raced_rounds(&record.tests, id)?)));
+    let (w, wr) = won.map_or((None, vec![]), |(id, rounds)| (Some(id), rounds));
     let vs_winner = |id| ratio(record, t, id, w?);
     let list = |outcome| (ids(t, outcome).map(|id| (id.to_string(), vs_winner(id)))).collect();
     Some(Summary {
@@ -61,17 +64,11 @@ impl Summary {
 
     /// "12.3 t/s (95% between 20 rounds 11.0-13.1)", or "(one round: no interval)".
     pub fn figure(&self) -> String {
-        match &self.interval {
-            Some(i) => format!(
-                "{:.2} {} ({} {:.2}-{:.2})",
-                self.mean,
-                self.unit(),
-                i.label(),
-                i.lo,
-                i.hi
-            ),
-            None => format!("{:.2} {} (one round: no interval)", self.mean, self.unit()),
-        }
+        let spread = match &self.interval {
+            Some(i) => format!("{} {:.2}-{:.2}", i.label(), i.lo, i.hi),
+            None => "one round: no interval".into(),
+        };
+        format!("{:.2} {} ({spread})", self.mean, self.unit())
     }
 
     /// "a (+1.0%), b" for ties or open candidates.
@@ -107,9 +104,7 @@ impl Summary {
             self.tune.candidates.len()
         );
         let failed: Vec<&str> = ids(&self.tune, Outcome::Failed).collect();
-        if !failed.is_empty() {
-            raced.push_str(&format!("; failed: {}", failed.join(", ")));
-        }
+        raced.push_str(&super::wrapped("; failed: ", &failed.join(", "), ""));
         lines.push(raced);
         lines
     }
@@ -284,12 +279,11 @@ fn commands(record: &RunRecord, t: &TuneRecord, w: &TestRecord) -> String {
         out.push_str(&note);
         toml.push_str(&table);
     }
-    if !not_carried.is_empty() {
-        out.push_str(&format!(
-            "(llama-server has no flag here for: {})\n",
-            not_carried.join(", ")
-        ));
-    }
+    out.push_str(&super::wrapped(
+        "(llama-server has no flag here for: ",
+        &not_carried.join(", "),
+        ")\n",
+    ));
     out.push_str(&format!("\nmodels.toml:\n{toml}"));
     out
 }
@@ -310,8 +304,10 @@ fn server_line(
     });
     args.extend(min_ctx.into_iter().flatten());
     // A goodput answer holds at its own concurrency (the slots it served in).
-    if let Some(s) =
-        (w.serving.as_ref()).filter(|_| t.slo.as_ref().is_some_and(|s| s.goodput.is_some()))
+    if let Some(s) = w
+        .serving
+        .as_ref()
+        .filter(|_| t.slo.as_ref().is_some_and(|s| s.goodput.is_some()))
     {
         args.extend(["-np".into(), s.n_parallel.to_string()]);
     }

@@ -42,8 +42,4 @@ pub enum CompareError {
     BaselineName { name: String },
 }
 
-impl From<RecordError> for CompareError {
-    fn from(e: RecordError) -> Self {
-        CompareError::Record(e)
-    }
-}
+crate::kinds::error::from_plain!(CompareError { RecordError => Record });

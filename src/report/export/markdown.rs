@@ -20,7 +20,9 @@ pub(super) fn render(run: &RunRecord) -> Vec<u8> {
     }
     let cols = columns(run, &tests);
     let mut rows = vec![cols.iter().map(|(h, _)| h.to_string()).collect()];
-    rows.extend((tests.iter()).map(|t| cols.iter().map(|(_, cell)| cell(t)).collect()));
+    for t in &tests {
+        rows.push(cols.iter().map(|(_, cell)| cell(t)).collect());
+    }
     let mut out = table(&rows);
     out.push_str(&fastest_lines(run, &tests));
     out.push_str(&extra);
@@ -99,8 +101,7 @@ fn roof_share(t: &TestRecord) -> String {
 /// The notes column: the statistics' notes, then each setting not honoured
 /// ("poll = 0: not honoured, ..." -> "poll not honoured").
 fn notes(t: &TestRecord) -> String {
-    let stats = (t.stats.as_ref()).map(|s| s.notes().iter().map(|n| n.to_string()).collect());
-    let mut notes: Vec<String> = stats.unwrap_or_default();
+    let mut notes = t.stats.as_ref().map(|s| s.notes()).unwrap_or_default();
     for n in &t.not_honoured {
         let name = n.split([' ', ':']).next().unwrap_or(n);
         notes.push(format!("{name} not honoured"));

@@ -7,7 +7,7 @@ use super::answer::common_test;
 use super::charts::svg::{Tags, fmt_num};
 use super::load::entry::{Entry, identity, is_speed, kind_word, ts};
 use super::load::{Board, machine_names};
-use super::table::{Cell, RowMeta, Table, anchor};
+use super::table::{Cell, RowMeta, Table, anchor, opt};
 use crate::plan::TestKind;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -32,8 +32,10 @@ pub struct GridCell {
 
 pub fn grids(b: &Board) -> Vec<Grid> {
     let mut by_model: BTreeMap<String, Vec<&Entry>> = BTreeMap::new();
-    for e in (b.entries.iter()).filter(|e| is_speed(e) && e.test.params.n_depth == 0) {
-        by_model.entry(identity(e)).or_default().push(e);
+    for e in &b.entries {
+        if is_speed(e) && e.test.params.n_depth == 0 {
+            by_model.entry(identity(e)).or_default().push(e);
+        }
     }
     let mut out = Vec::new();
     for (model, es) in by_model {
@@ -115,10 +117,8 @@ impl Grid {
         let rows = (self.rows.iter())
             .map(|(m, cells)| {
                 let mut row = vec![Cell::text(names[*m].clone())];
-                row.extend(cells.iter().map(|c| match c {
-                    Some(c) => Cell::num(fmt_num(c.value), c.value),
-                    None => Cell::text(""),
-                }));
+                let num = |c: &GridCell| Cell::num(fmt_num(c.value), c.value);
+                row.extend(cells.iter().map(|c| opt(c.as_ref().map(num))));
                 row
             })
             .collect();

@@ -246,7 +246,11 @@ impl Builder {
 
     /// False when flagged (`line`: as [`Board::flagged`]'s) and left out.
     fn kept(&mut self, line: String, flags: &[Flag]) -> bool {
-        flags.is_empty() || (self.board).flagged(self.exclude.strict, &line, &details(flags))
+        let details: Vec<&str> = flags.iter().map(Flag::detail).collect();
+        flags.is_empty()
+            || self
+                .board
+                .flagged(self.exclude.strict, &line, &details.join("; "))
     }
 
     fn note_tune(&mut self, machine: &str, path: &Path, rec: &RunRecord) {
@@ -365,7 +369,9 @@ impl Builder {
                 ..t
             })
             .collect();
-        (board.tunes).sort_by_key(|t| (t.machine, t.summary.tune.objective.clone()));
+        board
+            .tunes
+            .sort_by_key(|t| (t.machine, t.summary.tune.objective.clone()));
         board
     }
 }
@@ -428,11 +434,6 @@ fn order(a: &Entry, b: &Entry) -> Ordering {
         )
     };
     key(a).cmp(&key(b))
-}
-
-fn details(flags: &[Flag]) -> String {
-    let details: Vec<&str> = flags.iter().map(Flag::detail).collect();
-    details.join("; ")
 }
 
 fn summary(path: &Path, rec: &RunRecord, flags: &[Flag]) -> RunSummary {

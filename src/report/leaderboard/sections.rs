@@ -5,13 +5,13 @@
 
 use std::fmt::Write;
 
-use super::answer::{self, Answer, identity_label};
+use super::answer::{self, identity_label};
 use super::charts::machines::machines;
 use super::charts::svg::bars::{Bar, BarChart};
 use super::charts::svg::{cards, escape};
 use super::load::{Board, machine_names};
 use super::page::tables::{grid_html, table_html};
-use super::table::{Cell, Table, by_machine_and_model, detail, rankings, runs};
+use super::table::{Cell, Table, by_machine_and_model, detail, opt, rankings, runs};
 pub(crate) use crate::report::count;
 use crate::report::wrapped;
 use crate::util::markdown::text as md;
@@ -99,7 +99,7 @@ fn bars_table(c: &BarChart) -> Table {
                 .iter()
                 .map(|s| s.values.get(k).and_then(Option::as_ref));
             let mut row = vec![Cell::text(cat.label.clone())];
-            row.extend(bars.map(|b| b.map_or_else(|| Cell::text(""), cell)));
+            row.extend(bars.map(|b| opt(b.map(cell))));
             row
         })
         .collect();
@@ -131,12 +131,6 @@ pub fn summary_line(b: &Board) -> String {
     }
     s.push('.');
     s
-}
-
-/// "SmolLM2-135M (llama) on vm: AMD EPYC".
-fn heading(b: &Board, a: &Answer) -> String {
-    let machine = b.machines.get(a.machine).map(|m| m.label());
-    format!("{} on {}", identity_label(a), machine.unwrap_or_default())
 }
 
 /// LEADERBOARD.md: the summary line, then each section (silent when it has nothing to say).
@@ -178,7 +172,9 @@ pub fn answers(d: &mut Doc, b: &Board) {
                 r#"<details class="more-answers"><summary>{more} more answers, one per model and machine (the grid below compares the machines)</summary>"#
             ));
         }
-        let h = heading(b, a);
+        // "SmolLM2-135M (llama) on vm: AMD EPYC".
+        let machine = b.machines.get(a.machine).map(|m| m.label());
+        let h = format!("{} on {}", identity_label(a), machine.unwrap_or_default());
         let (m, model) = (a.machine, escape(&identity_label(a)));
         d.tag(&format!(
             r#"<div class="answer" id="answer-{i}" data-f data-machine="{m}" data-model="{model}">"#
@@ -216,7 +212,11 @@ fn flagged(d: &mut Doc, b: &Board) {
 /// plain decoding, its table and (in the page) acceptance by draft position.
 pub fn speculative(d: &mut Doc, b: &Board) {
     let names = machine_names(b);
-    let tests = || (b.entries.iter()).map(|e| (&e.test, names[e.machine].as_str()));
+    let tests = || {
+        b.entries
+            .iter()
+            .map(|e| (&e.test, names[e.machine].as_str()))
+    };
     let answers = crate::report::speculative::answers(tests());
     let served = crate::report::speculative::served(tests());
     if answers.is_empty() && served.is_empty() {

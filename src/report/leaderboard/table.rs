@@ -31,7 +31,9 @@ impl Cell {
     }
     /// The text with its badges, e.g. `SmolLM2-135M-Q8_0 [requantized]`.
     pub fn shown(&self) -> String {
-        (self.badges.iter()).fold(self.text.clone(), |s, b| format!("{s} [{b}]"))
+        self.badges
+            .iter()
+            .fold(self.text.clone(), |s, b| format!("{s} [{b}]"))
     }
 
     /// The cell with `badges` after its text.
@@ -146,7 +148,8 @@ fn fixed(cols: &[Column]) -> impl Iterator<Item = Col<'_>> {
     cols.iter().map(Col::Fixed)
 }
 
-fn opt(v: Option<Cell>) -> Cell {
+/// The cell, or an empty one.
+pub fn opt(v: Option<Cell>) -> Cell {
     v.unwrap_or_else(|| Cell::text(""))
 }
 
@@ -291,7 +294,10 @@ pub fn detail(entries: &[&Entry]) -> Table {
         ("test", false, |e| Cell::text(e.test.test.clone())),
     ];
     let mut cols = present(fixed(EXTRA), entries);
-    if (entries.iter()).any(|e| e.serving().is_some_and(|s| !s.transport.is_in_process())) {
+    if entries
+        .iter()
+        .any(|e| e.serving().is_some_and(|s| !s.transport.is_in_process()))
+    {
         cols.extend(present(fixed(SERVED), entries));
     }
     cols.extend(varying(settings(), entries));

@@ -115,10 +115,9 @@ fn build_warnings(records: &[RunRecord], name: &dyn Fn(usize) -> String) -> Vec<
 
 /// The earliest-started input's `run`, ending at the latest end (None if one did not finish).
 fn merged_run(records: &[RunRecord]) -> RunInfo {
-    let start = |k: usize| records[k].run.started_at.as_str();
-    let earliest = (0..records.len()).min_by(|&a, &b| newer(start(a), "", start(b), ""));
-    let earliest = earliest.unwrap_or(0);
-    let mut run = records[earliest].run.clone();
+    let runs = records.iter().map(|r| &r.run);
+    let earliest = runs.min_by(|a, b| newer(&a.started_at, "", &b.started_at, ""));
+    let mut run = earliest.unwrap_or(&records[0].run).clone();
     run.shard = None;
     run.finished_at = (records.iter())
         .map(|r| r.run.finished_at.clone())
@@ -132,7 +131,10 @@ fn merged_run(records: &[RunRecord]) -> RunInfo {
 fn joined_models(records: &[RunRecord]) -> Vec<ModelRecord> {
     let mut models: Vec<ModelRecord> = Vec::new();
     for m in records.iter().flat_map(|r| &r.models) {
-        match (models.iter_mut()).find(|x| x.name == m.name && x.sha256 == m.sha256) {
+        match models
+            .iter_mut()
+            .find(|x| x.name == m.name && x.sha256 == m.sha256)
+        {
             Some(x) if x.model_type.is_none() && m.model_type.is_some() => *x = m.clone(),
             Some(_) => {}
             None => models.push(m.clone()),
@@ -172,8 +174,10 @@ pub fn merge_files(
     command: Vec<String>,
     allow_partial: bool,
 ) -> Result<Vec<String>, MergeError> {
-    let (empty, kept): (Vec<PathBuf>, Vec<PathBuf>) =
-        (inputs.iter().cloned()).partition(|p| std::fs::metadata(p).is_ok_and(|m| m.len() == 0));
+    let (empty, kept): (Vec<PathBuf>, Vec<PathBuf>) = inputs
+        .iter()
+        .cloned()
+        .partition(|p| std::fs::metadata(p).is_ok_and(|m| m.len() == 0));
     let records = (kept.iter())
         .map(|p| crate::record::verify::read(p))
         .collect::<Result<Vec<_>, _>>()

@@ -69,7 +69,9 @@ fn plan_hash(
         let why = super::plan::difference(&records[k0].run, &records[k].run, &a, &b)
             .map(|d| format!(": {d}"))
             .unwrap_or_default();
-        let (ha, hb) = (short(h0).to_string(), short(h).to_string());
+        // The start of a hash, enough to tell two apart in a message.
+        let short = |h: &str| h.get(..12).unwrap_or(h).to_string();
+        let (ha, hb) = (short(h0), short(h));
         return Err(MergeError::NotOneSweep { a, b, ha, hb, why });
     }
     Ok(Some(h0.to_string()))
@@ -202,11 +204,6 @@ fn problems(
         ));
     }
     problems
-}
-
-/// The start of a hash, enough to tell two apart in a message.
-fn short(hash: &str) -> &str {
-    hash.get(..12).unwrap_or(hash)
 }
 
 #[cfg(test)]

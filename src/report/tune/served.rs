@@ -7,7 +7,9 @@ use crate::runner::session::quoted_line as line;
 
 /// The winner's serving record when it was served over HTTP.
 pub(super) fn of(w: &TestRecord) -> Option<&Serving> {
-    (w.serving.as_deref()).filter(|s| !s.transport.is_in_process())
+    w.serving
+        .as_deref()
+        .filter(|s| !s.transport.is_in_process())
 }
 
 /// The command a launched winner's server ran, quoted; None for a fixed endpoint or the

@@ -35,8 +35,9 @@ pub(super) fn lines(record: &RunRecord, t: &TuneRecord, winner: &TestRecord) -> 
                 g.slo.attainment * 100.0,
                 steps.len()
             ));
-            let (good, all) =
-                (steps.iter()).fold((0, 0), |(g, n), s| (g + s.n_good, n + s.n_requests));
+            let (good, all) = steps
+                .iter()
+                .fold((0, 0), |(g, n), s| (g + s.n_good, n + s.n_requests));
             if all > 0 && f64::from(good) < g.slo.attainment * f64::from(all) - 1e-9 {
                 out.push_str(&format!(
                     "at this load the answer does not meet the SLO's share: {good} of {all} \

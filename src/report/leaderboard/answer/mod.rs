@@ -2,7 +2,7 @@
 //! Pareto front of decode against KLD with ties kept (overlapping variants named together),
 //! and the fastest quantization within a KLD budget.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::load::Board;
@@ -27,12 +27,9 @@ pub fn rate(e: &Entry) -> Option<Rate> {
 
 /// The test most models ran of a kind at depth 0 (ties: the first by name): one per table.
 pub fn common_test(es: &[&Entry], kind: TestKind) -> Option<String> {
-    let mut count: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut count: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for e in es.iter().filter(|e| plain_d0(e, kind)) {
-        let v = count.entry(e.test.test.as_str()).or_default();
-        if !v.contains(&e.test.model.as_str()) {
-            v.push(e.test.model.as_str());
-        }
+        count.entry(&e.test.test).or_default().insert(&e.test.model);
     }
     (count.iter())
         .max_by(|a, b| a.1.len().cmp(&b.1.len()).then(b.0.cmp(a.0)))
@@ -98,7 +95,11 @@ fn answer(
         })
         .collect();
     rows.sort_by(|a, b| {
-        let v = |r: &Row| (r.decode.as_ref()).map_or(f64::NEG_INFINITY, |d| d.figure.value);
+        let v = |r: &Row| {
+            r.decode
+                .as_ref()
+                .map_or(f64::NEG_INFINITY, |d| d.figure.value)
+        };
         v(b).total_cmp(&v(a)).then_with(|| a.quant.cmp(&b.quant))
     });
     let mut resolved = mark_front(&mut rows, kld_budget, floor);
@@ -179,7 +180,9 @@ fn row(d: Option<&Entry>, p: Option<&Entry>) -> Option<Row> {
         size,
         decode: d.and_then(rate),
         prefill: p.and_then(rate),
-        kld: (any.quality()).map(|q| (q.kld_mean, Some(q.kld_mean_uncertainty))),
+        kld: any
+            .quality()
+            .map(|q| (q.kld_mean, Some(q.kld_mean_uncertainty))),
         kld_p999: any.quality().and_then(|q| Some(q.kld_percentiles?.p99_9)),
         roofline: d.and_then(roofline),
         front: false,
@@ -223,7 +226,7 @@ fn mark_unrepacked_gaps(rows: &mut [Row]) {
     pp.sort_by(f64::total_cmp);
     let median = pp[pp.len() / 2];
     for r in rows.iter_mut() {
-        let slow = (r.prefill.as_ref()).is_some_and(|p| p.figure.value < PREFILL_GAP * median);
+        let slow = matches!(&r.prefill, Some(p) if p.figure.value < PREFILL_GAP * median);
         r.unrepacked_gap = slow && r.repacked == Some(0);
     }
 }
@@ -249,7 +252,9 @@ pub fn mark_front(rows: &mut [Row], budget: f64, floor: &NoiseFloor) -> Resolved
         })
         .collect();
     let runs = runs_by_file(
-        (decoded.iter()).map(|&i| (rows[i].decode_file.as_deref(), rows[i].auto_max_rounds)),
+        decoded
+            .iter()
+            .map(|&i| (rows[i].decode_file.as_deref(), rows[i].auto_max_rounds)),
     );
     let r = resolve_runs(&choices, &runs, budget, 0.05, floor);
     clear_front(rows);

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use super::parts::{Answer, Rate, Resolved, Row, and_list};
 use crate::report::leaderboard::charts::svg::{Tags, fmt_num};
-use crate::report::leaderboard::table::{Cell, RowMeta, Table, anchor};
+use crate::report::leaderboard::table::{Cell, RowMeta, Table, anchor, opt};
 use crate::stats::resolve::Rule;
 use crate::util::units::format_size;
 
@@ -137,10 +137,8 @@ type Column<'a> = (String, bool, Box<dyn Fn(&Row) -> Cell + 'a>);
 /// columns some row has; `nbsp` joins the parts of a figure.
 pub fn table(a: &Answer, nbsp: &str) -> Table {
     let has = |f: fn(&Row) -> bool| a.rows.iter().any(f);
-    let rate = move |x: &Option<Rate>| match x {
-        Some(x) => Cell::num(rate_text(x, nbsp), x.figure.value),
-        None => Cell::text(""),
-    };
+    let rate =
+        move |x: &Option<Rate>| num(x.as_ref().map(|x| (rate_text(x, nbsp), x.figure.value)));
     let test = |t: &Option<String>| t.clone().unwrap_or_default();
     let quant = |r: &Row| Cell::text(r.quant.clone()).badged(&r.badges);
     let mut cols: Vec<Column> = vec![("quant".into(), false, Box::new(quant))];
@@ -178,7 +176,7 @@ pub fn table(a: &Answer, nbsp: &str) -> Table {
         cols.push(("bits/weight".into(), true, Box::new(move |r| num(bpw(r)))));
     }
     if has(|r| r.size.is_some()) {
-        let size = move |r: &Row| (r.size).map(|s| (format_size(s).replace(' ', nbsp), s as f64));
+        let size = move |r: &Row| Some((format_size(r.size?).replace(' ', nbsp), r.size? as f64));
         cols.push(("size".into(), true, Box::new(move |r| num(size(r)))));
     }
     let model = identity_label(a);
@@ -204,7 +202,7 @@ pub fn table(a: &Answer, nbsp: &str) -> Table {
 }
 
 fn num(v: Option<(String, f64)>) -> Cell {
-    v.map_or_else(|| Cell::text(""), |(t, v)| Cell::num(t, v))
+    opt(v.map(|(t, v)| Cell::num(t, v)))
 }
 
 fn front_cell(r: &Row) -> Cell {
@@ -265,7 +263,7 @@ fn repack_note(a: &Answer) -> Option<String> {
 pub fn note(a: &Answer) -> String {
     let cov = covers(a);
     // When rows differ, the most common level is named for the table and the others per row.
-    let label = |r: &Row| (r.decode.as_ref().or(r.prefill.as_ref())).and_then(|x| x.covers.clone());
+    let label = |r: &Row| r.decode.as_ref().or(r.prefill.as_ref())?.covers.clone();
     let main = (cov.iter())
         .max_by_key(|c| {
             (a.rows.iter())

@@ -16,7 +16,9 @@ pub const NO_DEPTH: &str = "no data in these results (run a sweep with n_depth v
 /// A serving test's name without the point's own figures (`B4`, `pps`, `0.5/s`).
 fn workload(name: &str) -> String {
     let kept = |w: &&str| {
-        let b_n = (w.strip_prefix('B')).is_some_and(|n| n.parse::<u32>().is_ok());
+        let b_n = w
+            .strip_prefix('B')
+            .is_some_and(|n| n.parse::<u32>().is_ok());
         !b_n && *w != "pps" && !w.ends_with("/s")
     };
     let words: Vec<&str> = name.split_whitespace().filter(kept).collect();
@@ -146,7 +148,11 @@ pub fn depth(b: &Board) -> Vec<ScatterChart> {
             .collect();
         let word = kind_word(kind);
         for p in split(items, MAX_SERIES) {
-            let mut title = format!("{} t/s against context depth", capitalise(word));
+            let mut title = format!(
+                "{}{} t/s against context depth",
+                word[..1].to_uppercase(),
+                &word[1..]
+            );
             if let (Some(m), Some(q)) = (p.fixed("model"), p.fixed("quant")) {
                 let name = if m.text.contains(&q.text) {
                     m.text.clone()
@@ -173,14 +179,6 @@ pub fn depth(b: &Board) -> Vec<ScatterChart> {
     }
     let title = "t/s against context depth";
     or_empty(charts, empty_scatter("depth", title, NO_DEPTH))
-}
-
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
 }
 
 #[cfg(test)]

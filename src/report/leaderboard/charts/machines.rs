@@ -54,18 +54,13 @@ pub fn machines(b: &Board) -> Vec<BarChart> {
 }
 
 fn shared_tests(es: &[&Entry]) -> Vec<(u8, u64, String)> {
-    let mut tests: Vec<(u8, u64, String)> = Vec::new();
-    for e in es {
-        let k = (
+    let mut tests = crate::util::sorted_unique(es.iter().map(|e| {
+        (
             kind_rank(e.test.kind),
             e.test.params.n_tokens(),
             e.test.test.clone(),
-        );
-        if !tests.contains(&k) {
-            tests.push(k);
-        }
-    }
-    tests.sort();
+        )
+    }));
     tests.retain(|t| es.iter().filter(|e| e.test.test == t.2).count() > 1);
     tests
 }

@@ -73,7 +73,9 @@ pub fn quality_vs_speed(b: &Board) -> Vec<ScatterChart> {
     let mut charts = Vec::new();
     for ((m, reference, _), group) in group_by(es, |e| (e.machine, reference(e), settings_key(e))) {
         let best = fastest_by(group, |e| (e.test.model.clone(), e.quant.clone()));
-        let requantized = (best.iter()).any(|e| e.badges.iter().any(|x| x == "requantized"));
+        let requantized = best
+            .iter()
+            .any(|e| e.badges.iter().any(|x| x == "requantized"));
         let (others, front) = front_points(&best, &reference);
         charts.push(ScatterChart {
             id: format!("quality-vs-speed-{}", charts.len()),
@@ -117,21 +119,19 @@ pub fn quality_vs_speed(b: &Board) -> Vec<ScatterChart> {
 
 /// The points beaten on both, and the Pareto front (ties kept together) by speed.
 fn front_points(best: &[&Entry], reference: &str) -> (Vec<Point>, Vec<Point>) {
-    let kld = |e: &Entry| e.quality().map_or(0.0, |q| q.kld_mean);
-    let pts: Vec<(f64, f64)> = best.iter().map(|e| (ts(e), kld(e))).collect();
     let figures: Vec<_> = best.iter().map(|e| speed_and_kld(e)).collect();
     // Ties stay on the front together.
     let front = crate::stats::ties::pareto_front(&figures);
     let point = |i: usize| {
-        let e = best[i];
+        let (e, x, y) = (best[i], figures[i].0.value, figures[i].1.value);
         Point {
-            x: pts[i].0,
-            y: pts[i].1,
+            x,
+            y,
             label: Some(variant_label(e, best)),
             tooltip: format!(
                 "{}, KLD {} vs {reference}{}",
                 describe(e),
-                fmt_num(pts[i].1),
+                fmt_num(y),
                 if front[i] { " (Pareto front)" } else { "" }
             ),
             tags: tags_of(e),

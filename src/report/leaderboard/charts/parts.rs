@@ -32,7 +32,9 @@ pub fn common_name(names: &[String]) -> String {
     let mut prefix = &first[..n];
     // Cut a partial word (`tiny-Q` of `tiny-Q8_0` and `tiny-Q4_K`) back to a separator.
     if names.iter().any(|x| x.len() > n) {
-        prefix = (prefix.rfind(['-', '_', '.', ' '])).map_or("", |i| &prefix[..i]);
+        prefix = prefix
+            .rfind(['-', '_', '.', ' '])
+            .map_or("", |i| &prefix[..i]);
     }
     let prefix = prefix.trim_end_matches(['-', '_', '.', ' ']);
     if !prefix.is_empty() {
@@ -46,7 +48,9 @@ pub fn common_name(names: &[String]) -> String {
 
 /// A variant's label: its quantization, or its model name where that clashes.
 pub fn variant_label(e: &Entry, all: &[&Entry]) -> String {
-    let clash = (all.iter()).any(|o| o.quant == e.quant && o.test.model != e.test.model);
+    let clash = all
+        .iter()
+        .any(|o| o.quant == e.quant && o.test.model != e.test.model);
     if !clash {
         e.quant.clone()
     } else if e.test.model.contains(&e.quant) {

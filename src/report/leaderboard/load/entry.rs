@@ -11,11 +11,9 @@ use crate::report::leaderboard::charts::svg::Tags;
 
 /// "synthetic" (random weights) and "requantized" (quantized from a quantized file).
 pub fn badges(m: &ModelRecord) -> Vec<String> {
-    let Some(p) = &m.provenance else {
-        return vec![];
-    };
-    [(p.synthetic, "synthetic"), (p.requantized, "requantized")]
+    m.provenance
         .iter()
+        .flat_map(|p| [(p.synthetic, "synthetic"), (p.requantized, "requantized")])
         .filter(|x| x.0)
         .map(|x| x.1.to_string())
         .collect()
@@ -62,8 +60,10 @@ impl Entry {
     /// Bytes of weights llama.cpp repacked for the CPU (`CPU_REPACK`); None: not recorded.
     pub fn repacked_bytes(&self) -> Option<u64> {
         let p = self.test.placement.as_ref()?;
-        let repack =
-            (p.buffers.iter()).filter(|b| b.kind == "model" && b.name.ends_with("_REPACK"));
+        let repack = p
+            .buffers
+            .iter()
+            .filter(|b| b.kind == "model" && b.name.ends_with("_REPACK"));
         Some(repack.map(|b| b.bytes).sum())
     }
 }

@@ -22,14 +22,13 @@ pub struct Machine {
 
 impl Machine {
     pub fn of(run: &RunInfo) -> Machine {
-        let gpus = gpu_descriptions(run);
         let s = &run.system;
         let build = &run.llama_cpp;
         Machine {
             key: fingerprint(run),
             hostname: s.hostname.clone(),
             cpu_model: s.cpu_model.clone(),
-            gpus,
+            gpus: gpu_descriptions(run),
             backend: run.backends.clone(),
             details: format!(
                 "{} physical / {} logical cores, {:.1} GiB RAM, {} {} ({}), llama-cpp-sys-2 {} ({}), {} backend, tpsbench {}{}",

@@ -41,11 +41,10 @@ pub fn run_flags(run: &RunInfo) -> Vec<Flag> {
     let mut v = Vec::new();
     let tool = run.tool.git_commit.as_deref().unwrap_or("");
     let llama = run.llama_cpp.build_commit.as_deref().unwrap_or("");
-    if tool.ends_with("-dirty") {
-        v.push(Flag::Dirty(format!("dirty build: tpsbench {tool}")));
-    }
-    if llama.ends_with("-dirty") {
-        v.push(Flag::Dirty(format!("dirty build: llama.cpp {llama}")));
+    for (name, commit) in [("tpsbench", tool), ("llama.cpp", llama)] {
+        if commit.ends_with("-dirty") {
+            v.push(Flag::Dirty(format!("dirty build: {name} {commit}")));
+        }
     }
     let limit = crate::machine::busy_threshold(run.system.logical_cores);
     if let Some([l, ..]) = run.load_average

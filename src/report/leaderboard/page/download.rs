@@ -9,9 +9,10 @@ use crate::report::leaderboard::table::{Cell, Table};
 pub fn csv(t: &Table) -> String {
     let line =
         |cells: Vec<String>| cells.iter().map(|c| field(c)).collect::<Vec<_>>().join(",") + "\r\n";
-    let rows = (t.rows.iter()).map(|r| line(r.iter().map(Cell::shown).collect()));
-    std::iter::once(line(t.headers.clone()))
+    let rows = t.rows.iter().map(|r| r.iter().map(Cell::shown).collect());
+    std::iter::once(t.headers.clone())
         .chain(rows)
+        .map(line)
         .collect()
 }
 

@@ -50,7 +50,10 @@ pub(crate) fn table_html(t: &Table, class: &str, name: &str) -> String {
             if j == 0 && !meta.id.is_empty() {
                 inner.push_str(&permalink(&meta.id));
             }
-            let sort = (c.sort.filter(|v| v.is_finite())).map(|v| format!(r#" data-v="{v}""#));
+            let sort = c
+                .sort
+                .filter(|v| v.is_finite())
+                .map(|v| format!(r#" data-v="{v}""#));
             let _ = write!(o, "<td{cls}{}>{inner}</td>", sort.unwrap_or_default());
         }
         o.push_str("</tr>");

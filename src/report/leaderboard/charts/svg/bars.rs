@@ -90,7 +90,9 @@ impl Chart for BarChart {
 
 impl BarChart {
     pub fn has_data(&self) -> bool {
-        (self.series.iter()).any(|s| s.values.iter().any(Option::is_some))
+        self.series
+            .iter()
+            .any(|s| s.values.iter().any(Option::is_some))
     }
 
     fn series(&self) -> &[BarSeries] {

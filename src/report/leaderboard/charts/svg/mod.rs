@@ -152,8 +152,6 @@ fn char_em(c: char) -> f64 {
         'I' | 'J' | 'i' | 'j' | 'l' | '\'' | '|' => 0.3,
         'f' | 't' | 'r' | ' ' | '.' | ',' | ':' | ';' | '/' | '(' | ')' | '-' | '·' => 0.42,
         'A'..='Z' => 0.79,
-        '0'..='9' => 0.64,
-        'a'..='z' | '_' => 0.64,
         c if c.is_ascii() => 0.64,
         _ => 1.0,
     }
@@ -278,19 +276,6 @@ pub fn header(w: f64, title: &str, subtitle: &str) -> (String, f64) {
     (o, y + 12.0)
 }
 
-/// Title block and legend; returns the SVG and the y below.
-pub fn chart_head(
-    w: f64,
-    title: &str,
-    subtitle: &str,
-    items: &[(String, String)],
-) -> (String, f64) {
-    let (mut o, y) = header(w, title, subtitle);
-    let (l, y) = legend(w, items, y);
-    o.push_str(&l);
-    (o, y)
-}
-
 /// The `<svg>` of a plot ending at `bottom`, with room for the x axis below.
 pub fn plot_frame(id: &str, title: &str, w: f64, bottom: f64, body: &str) -> String {
     frame(id, title, w, bottom + 54.0, body)
@@ -301,12 +286,19 @@ pub fn widest<S: AsRef<str>>(texts: impl IntoIterator<Item = S>, px: f64) -> f64
     texts.into_iter().map(width).fold(0.0, f64::max)
 }
 
-/// Legend items laid out in rows from the left, below `y0`; returns the SVG and the y below.
-pub fn legend(w: f64, items: &[(String, String)], y0: f64) -> (String, f64) {
+/// Title block and legend, its items laid out in rows from the left; returns the SVG and the
+/// y below.
+pub fn chart_head(
+    w: f64,
+    title: &str,
+    subtitle: &str,
+    items: &[(String, String)],
+) -> (String, f64) {
+    let (mut o, y0) = header(w, title, subtitle);
     if items.is_empty() {
-        return (String::new(), y0);
+        return (o, y0);
     }
-    let mut o = String::from(r#"<g class="legend">"#);
+    o.push_str(r#"<g class="legend">"#);
     let (mut x, mut y) = (PAD, y0 + 14.0);
     for (name, color) in items {
         let name = fit(name, 12.0, w - 2.0 * PAD - 20.0);

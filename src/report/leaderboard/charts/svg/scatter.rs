@@ -132,24 +132,17 @@ impl ScatterChart {
     /// The ranges the axes must cover, (x0, x1) and (y0, y1): the data's, from zero where
     /// asked, with room around so that points and labels stay inside the axes.
     fn domain(&self) -> ((f64, f64), (f64, f64)) {
-        let (mut x0, mut x1) = bounds(self.points().map(|p| p.x));
-        let (mut y0, mut y1) = bounds(self.points().map(|p| p.y));
-        if self.x_zero {
-            x0 = x0.min(0.0);
-        }
-        if self.y_zero {
-            y0 = y0.min(0.0);
-        }
-        let (px, py) = (((x1 - x0) * 0.06).max(1e-9), ((y1 - y0) * 0.08).max(1e-9));
-        if !self.x_zero || x0 < 0.0 {
-            x0 -= px;
-        }
-        if !self.y_zero || y0 < 0.0 {
-            y0 -= py;
-        }
-        x1 += px;
-        y1 += py;
-        ((x0, x1), (y0, y1))
+        // `room`: the share of the range added at each end (not below a zero start).
+        let axis = |v: fn(&Point) -> f64, zero: bool, room: f64| {
+            let (lo, hi) = bounds(self.points().map(v));
+            let lo = if zero { lo.min(0.0) } else { lo };
+            let pad = ((hi - lo) * room).max(1e-9);
+            (if !zero || lo < 0.0 { lo - pad } else { lo }, hi + pad)
+        };
+        (
+            axis(|p| p.x, self.x_zero, 0.06),
+            axis(|p| p.y, self.y_zero, 0.08),
+        )
     }
 
     /// Horizontal grid lines at the ticks `yt` (labelled `ylabels`), and the axis title.
