@@ -120,8 +120,7 @@ pub(crate) fn parse(
         let key = |k: &str| format!("ladder[{i}].{k}");
         let taken = ladders.iter().map(|x| x.name.as_str());
         let name = config::unique_name(ctx, &key("name"), &l.name, LADDER_NAME, taken)?;
-        let types = (l.types.as_ref()).map(|t| types_list(ctx, &key("types"), t, dir));
-        let (types, recipes) = types.transpose()?.unwrap_or_default();
+        let (types, recipes) = types_list(ctx, &key("types"), &l.types, dir)?;
         let mut files = files_list(ctx, &key("files"), &l.files, dir)?;
         let (reference, ref_file) = reference(ctx, &key, &l, &types, &mut files, dir)?;
         let base = match (&l.base, ref_file) {
@@ -259,9 +258,12 @@ fn files_list(
 fn types_list(
     ctx: &Ctx,
     key: &str,
-    v: &Spanned<toml::Value>,
+    v: &Option<Spanned<toml::Value>>,
     dir: &Path,
 ) -> Result<(Vec<QuantType>, Vec<RecipeVariant>), ConfigError> {
+    let Some(v) = v else {
+        return Ok(Default::default());
+    };
     let items = config::values::items(v.get_ref())
         .map_err(|_| ctx.err(v.span(), key, "the list is empty: give at least one type"))?;
     let (mut out, mut recipes) = (Vec::<QuantType>::new(), Vec::<RecipeVariant>::new());

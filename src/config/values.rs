@@ -125,7 +125,8 @@ pub(crate) fn int_or(
     (min, max): (i64, i64),
     default: i64,
 ) -> Result<i64, ConfigError> {
-    (v.as_ref()).map_or(Ok(default), |v| scalar_int(ctx, key, v, min, max))
+    v.as_ref()
+        .map_or(Ok(default), |v| scalar_int(ctx, key, v, min, max))
 }
 
 pub(crate) fn float_opt(
