@@ -36,7 +36,10 @@ use tpsbench::runner::session;
 use tpsbench::util::system;
 
 fn env_or<T: std::str::FromStr>(key: &str, default: T) -> T {
-    (std::env::var(key).ok().and_then(|v| v.parse().ok())).unwrap_or(default)
+    std::env::var(key)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 /// Criterion's options that take a value: their values are not filters.

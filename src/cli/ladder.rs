@@ -1,12 +1,12 @@
 //! `tpsbench ladder`: the ladder part of the plan through the runner (`tpsbench run` runs
 //! it too, with everything else), then the ladder table; or the table of a saved run.
 
-use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::outcome::Outcome;
+use super::print;
 use crate::ladder::Reporter;
 use crate::ladder::table::{self, TableFormat};
 use crate::runner::Scope;
@@ -32,7 +32,7 @@ pub(super) fn ladder(a: Args) -> Result<Outcome> {
         if rows.is_empty() {
             anyhow::bail!("{}: no ladder variants in this result file", path.display());
         }
-        print(&table::render(&rows, a.output))?;
+        print(table::render(&rows, a.output).as_bytes())?;
         return Ok(Outcome::Done);
     }
     let request = Request {
@@ -41,7 +41,7 @@ pub(super) fn ladder(a: Args) -> Result<Outcome> {
     };
     let swept = session::sweep(session::start(session::check(request)?)?)?;
     let out = &swept.run;
-    print(&table::render(&table::rows(&out.record), a.output))?;
+    print(table::render(&table::rows(&out.record), a.output).as_bytes())?;
     if let Some(p) = &out.path {
         Reporter::new(swept.request.quiet).line(&format!("results written to {}", p.display()));
     }
@@ -54,10 +54,4 @@ pub(super) fn ladder(a: Args) -> Result<Outcome> {
         true => Outcome::Interrupted,
         false => Outcome::Done,
     })
-}
-
-fn print(s: &str) -> Result<()> {
-    std::io::stdout()
-        .write_all(s.as_bytes())
-        .context("writing to stdout")
 }

@@ -13,7 +13,9 @@ mod tune;
 
 pub use outcome::Outcome;
 
-use anyhow::Result;
+use std::io::Write;
+
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
@@ -123,6 +125,13 @@ pub fn main() -> Result<Outcome> {
         Command::Tune(a) => tune::tune(&a),
         Command::Bench(a) => bench::bench(&a),
     }
+}
+
+/// `bytes` on stdout, a failed write an error.
+fn print(bytes: &[u8]) -> Result<()> {
+    std::io::stdout()
+        .write_all(bytes)
+        .context("writing to stdout")
 }
 
 #[cfg(test)]

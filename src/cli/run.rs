@@ -5,7 +5,7 @@
 //! (`runner::library_ab`, table from `report::library_ab`).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
@@ -256,7 +256,7 @@ pub(super) fn outcome(v: &Verdict, regressed: bool) -> Outcome {
 /// The run in `output`'s format on stdout; in Markdown (or with no export), the answer
 /// last, under the other tables (the other formats are read by programs).
 fn print_export(output: Option<Format>, swept: &Swept) -> Result<()> {
-    let record = &swept.run.record;
+    let crate::runner::RunOutcome { record, path, .. } = &swept.run;
     let mut text = Vec::new();
     if let Some(format) = output {
         if let Some(note) = format.skipped(record) {
@@ -266,11 +266,11 @@ fn print_export(output: Option<Format>, swept: &Swept) -> Result<()> {
     }
     // An `--isolate` child (`--only-model`): its parent prints the answer.
     if output.is_none_or(|f| f == Format::Md) && !swept.request.is_child() {
-        let path = (swept.run.path.clone()).unwrap_or_else(|| PathBuf::from("(not saved)"));
+        let path = path.as_deref().unwrap_or(Path::new("(not saved)"));
         let answers = match record.run.tune {
             Some(_) => vec![crate::report::tune::answer(record)],
             None => vec![
-                crate::report::leaderboard::answer_run::of_run(record, &path),
+                crate::report::leaderboard::answer_run::of_run(record, path),
                 crate::report::speculative::of_run(record),
             ],
         };

@@ -1,9 +1,8 @@
 //! Small file commands: `synth`, `merge`, `export`.
 
-use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::outcome::Outcome;
 use crate::ladder::synth::SynthOptions;
@@ -57,8 +56,6 @@ pub(super) fn export(a: &ExportArgs) -> Result<Outcome> {
     if let Some(note) = a.format.skipped(&run) {
         eprintln!("note: {note}");
     }
-    std::io::stdout()
-        .write_all(&a.format.render(&run))
-        .context("writing to stdout")?;
+    super::print(&a.format.render(&run))?;
     Ok(Outcome::Done)
 }

@@ -94,9 +94,8 @@ impl Ctx<'_> {
         key: &str,
         message: impl fmt::Display,
     ) -> ConfigError {
-        let line = self.src.lines().position(|l| {
-            (l.trim_start().strip_prefix(name)).is_some_and(|r| r.trim_start().starts_with('='))
-        });
+        let sets = |l: &str| l.split_once('=').is_some_and(|(k, _)| k.trim() == name);
+        let line = self.src.lines().position(sets);
         self.at(line.map(|i| i + 1), Some(key), message)
     }
 }

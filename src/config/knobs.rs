@@ -218,9 +218,11 @@ impl Knob {
     /// The values a sweep takes (the default alone where it sets none).
     pub fn axis(&self, a: &Axes) -> Vec<KnobValue> {
         match self.slot {
-            Slot::Map => {
-                (a.knobs.get(self.name).cloned()).unwrap_or_else(|| vec![self.default_value()])
-            }
+            Slot::Map => a
+                .knobs
+                .get(self.name)
+                .cloned()
+                .unwrap_or_else(|| vec![self.default_value()]),
             Slot::Field(f) => (f.axis)(a),
         }
     }

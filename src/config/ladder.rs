@@ -120,10 +120,8 @@ pub(crate) fn parse(
         let key = |k: &str| format!("ladder[{i}].{k}");
         let taken = ladders.iter().map(|x| x.name.as_str());
         let name = config::unique_name(ctx, &key("name"), &l.name, LADDER_NAME, taken)?;
-        let types = (l.types.as_ref()).map(|t| types_list(ctx, &key("types"), t, dir));
-        let (types, recipes) = types.transpose()?.unwrap_or_default();
-        let files = (l.files.as_ref()).map(|f| files_list(ctx, &key("files"), f, dir));
-        let mut files = files.transpose()?.unwrap_or_default();
+        let (types, recipes) = types_list(ctx, &key("types"), &l.types, dir)?;
+        let mut files = files_list(ctx, &key("files"), &l.files, dir)?;
         let (reference, ref_file) = reference(ctx, &key, &l, &types, &mut files, dir)?;
         let base = match (&l.base, ref_file) {
             (Some(b), _) => ctx.path(&key("base"), b, "the base path is empty")?,
@@ -209,13 +207,14 @@ fn file_stem(p: &Path) -> String {
     }
 }
 
-/// `files`: paths, or `{ name, path }` tables; names unique.
+/// `files`: paths, or `{ name, path }` tables; names unique; none without the key.
 fn files_list(
     ctx: &Ctx,
     key: &str,
-    v: &Spanned<toml::Value>,
+    v: &Option<Spanned<toml::Value>>,
     dir: &Path,
 ) -> Result<Vec<FileVariant>, ConfigError> {
+    let Some(v) = v else { return Ok(Vec::new()) };
     let err = |m: String| ctx.err(v.span(), key, m);
     let mut out: Vec<FileVariant> = Vec::new();
     for x in config::values::as_list(v.get_ref()) {
@@ -259,9 +258,12 @@ fn files_list(
 fn types_list(
     ctx: &Ctx,
     key: &str,
-    v: &Spanned<toml::Value>,
+    v: &Option<Spanned<toml::Value>>,
     dir: &Path,
 ) -> Result<(Vec<QuantType>, Vec<RecipeVariant>), ConfigError> {
+    let Some(v) = v else {
+        return Ok(Default::default());
+    };
     let items = config::values::items(v.get_ref())
         .map_err(|_| ctx.err(v.span(), key, "the list is empty: give at least one type"))?;
     let (mut out, mut recipes) = (Vec::<QuantType>::new(), Vec::<RecipeVariant>::new());

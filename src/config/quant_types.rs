@@ -43,11 +43,9 @@ impl QuantType {
         }
         let known = LADDER_TYPES.iter().find(|&&t| t == upper);
         let ftype = |&name: &&'static str| {
-            let f = (0..64).find(|&f| crate::gguf::file_type_name(f) == Some(name));
-            f.map(|f| QuantType {
-                name,
-                ftype: f as u32,
-            })
+            let ftype =
+                (0..64).find(|&f| crate::gguf::file_type_name(u64::from(f)) == Some(name))?;
+            Some(QuantType { name, ftype })
         };
         known.and_then(ftype).ok_or_else(|| {
             Invalid(format!(

@@ -9,9 +9,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::config::values::{
-    boolean, file_name, float_opt, int_list, int_or, list, once_each, scalar_int,
-};
+use crate::config::values::{boolean, file_name, float_opt, int_or, list, once_each, scalar_int};
 use crate::config::{ConfigError, Ctx};
 
 mod slo;
@@ -138,14 +136,9 @@ pub(crate) fn parse(ctx: &Ctx, raw: Spanned<RawServing>) -> Result<ServingConfig
     let r = raw.into_inner();
     let n_prompt = int_or(ctx, &k("n_prompt"), &r.n_prompt, (1, 1 << 20), 128)? as u32;
     let n_gen = int_or(ctx, &k("n_gen"), &r.n_gen, (1, 1 << 20), 64)? as u32;
-    let n_parallel = r.n_parallel.as_ref().map_or(Ok(vec![1, 2, 4, 8]), |v| {
-        int_list(ctx, &k("n_parallel"), v, 1, 256)
-    })?;
-    let shared_prompt = r.shared_prompt.as_ref().map_or(Ok(vec![false]), |v| {
-        list(ctx, &k("shared_prompt"), v, boolean)
-    })?;
-    let arrival_rate =
-        (r.arrival_rate.as_ref()).map_or(Ok(vec![]), |v| list(ctx, &k("arrival_rate"), v, rate))?;
+    let n_parallel = ctx.int_list(&k("n_parallel"), &r.n_parallel, (1, 256), vec![1, 2, 4, 8])?;
+    let shared_prompt = ctx.list_or(&k("shared_prompt"), &r.shared_prompt, vec![false], boolean)?;
+    let arrival_rate = ctx.list_or(&k("arrival_rate"), &r.arrival_rate, vec![], rate)?;
     let modes = modes(ctx, &r, !arrival_rate.is_empty())?;
     let max_parallel = i64::from(n_parallel.iter().copied().max().unwrap_or(1));
     let (dataset, chat_template) = prompts(ctx, &r, table_span)?;

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::config::quant_types::QuantType;
-use crate::config::values::{int_list, int_or, list, rounds, scalar_int};
+use crate::config::values::{int_or, rounds, scalar_int};
 use crate::config::{ConfigError, Ctx, Invalid};
 
 /// A llama.cpp drafter type (common/speculative.h, `common_speculative_type`), named and
@@ -183,11 +183,13 @@ pub(crate) fn parse(
     let seed = (r.seed.as_ref())
         .map(|v| scalar_int(ctx, &k("seed"), v, 0, i64::MAX).map(|s| s as u64))
         .transpose()?;
-    let targets =
-        (r.targets.as_ref()).map_or(Ok(Vec::new()), |v| list(ctx, &k("targets"), v, string))?;
-    let drafters = (r.drafters.as_ref()).map_or(Ok(vec![Drafter::DraftSimple]), |v| {
-        list(ctx, &k("drafters"), v, drafter)
-    })?;
+    let targets = ctx.list_or(&k("targets"), &r.targets, Vec::new(), string)?;
+    let drafters = ctx.list_or(
+        &k("drafters"),
+        &r.drafters,
+        vec![Drafter::DraftSimple],
+        drafter,
+    )?;
     Ok(SpeculativeConfig {
         targets,
         dataset,
@@ -197,14 +199,15 @@ pub(crate) fn parse(
         seed,
         draft: drafts(ctx, (span, &r), ladders, &drafters)?,
         drafters,
-        draft_max: (r.draft_max.as_ref())
-            .map_or(Ok(vec![4]), |v| int_list(ctx, &k("draft_max"), v, 1, 256))?,
-        draft_min: (r.draft_min.as_ref())
-            .map_or(Ok(vec![0]), |v| int_list(ctx, &k("draft_min"), v, 0, 256))?,
-        p_min: (r.p_min.as_ref()).map_or(Ok(vec![0.0]), |v| list(ctx, &k("p_min"), v, p_min))?,
-        draft_n_gpu_layers: r.draft_n_gpu_layers.as_ref().map_or(Ok(vec![-1]), |v| {
-            int_list(ctx, &k("draft_n_gpu_layers"), v, -1, 100_000)
-        })?,
+        draft_max: ctx.int_list(&k("draft_max"), &r.draft_max, (1, 256), vec![4])?,
+        draft_min: ctx.int_list(&k("draft_min"), &r.draft_min, (0, 256), vec![0])?,
+        p_min: ctx.list_or(&k("p_min"), &r.p_min, vec![0.0], p_min)?,
+        draft_n_gpu_layers: ctx.int_list(
+            &k("draft_n_gpu_layers"),
+            &r.draft_n_gpu_layers,
+            (-1, 100_000),
+            vec![-1],
+        )?,
     })
 }
 
@@ -216,12 +219,10 @@ fn drafts(
     ladders: &[crate::config::ladder::Ladder],
     drafters: &[Drafter],
 ) -> Result<Vec<DraftRef>, ConfigError> {
-    let draft = r.draft.as_ref().map_or(Ok(Vec::new()), |v| {
-        list(ctx, &k("draft"), v, |x| {
-            string(x).map(|s| match QuantType::parse(&s).is_ok() {
-                true => DraftRef::Variant(s),
-                false => DraftRef::File(ctx.dir().join(s)),
-            })
+    let draft = ctx.list_or(&k("draft"), &r.draft, Vec::new(), |x| {
+        string(x).map(|s| match QuantType::parse(&s).is_ok() {
+            true => DraftRef::Variant(s),
+            false => DraftRef::File(ctx.dir().join(s)),
         })
     })?;
     // A self-draft is a variant the ladder builds: its type must be one of a ladder's.

@@ -42,14 +42,12 @@ impl PromptTokens {
 /// `tokens = "text"` needs `[sweep] text`, and `text` needs a test that reads it: checked
 /// once every sweep (the global one, each model's and ladder's) is known.
 pub(crate) fn check_text(ctx: &Ctx, config: &Config) -> Result<(), ConfigError> {
-    let sweeps = config
+    let wants_text = config
         .models
         .iter()
         .filter(|m| m.path.is_some())
         .map(|m| &m.axes)
-        .chain(config.ladders.iter().map(|l| &l.axes));
-    let wants_text = sweeps
-        .clone()
+        .chain(config.ladders.iter().map(|l| &l.axes))
         .any(|a| a.tokens.contains(&PromptTokens::Text));
     let err = |key: &str, message: &str| ctx.err_at_key(key, &format!("sweep.{key}"), message);
     match (&config.text, wants_text) {

@@ -93,7 +93,7 @@ impl std::fmt::Display for Objective {
 }
 
 /// The limits an answer must meet; each prunes before any speed is measured.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
     /// The most KLD (nats) against the ladder's reference, from its quality test.
     pub max_kld: Option<f64>,
@@ -108,16 +108,6 @@ pub struct Limits {
     pub max_load_seconds: Option<f64>,
     /// TTFT and ITL limits of a ppN or tgN objective, checked on the raced rounds.
     pub latency: LatencyLimits,
-}
-
-impl Default for LatencyLimits {
-    fn default() -> Self {
-        LatencyLimits {
-            max_ttft_ms: None,
-            max_itl_ms: None,
-            quantile: LatencyLimits::DEFAULT_QUANTILE,
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -61,17 +61,31 @@ pub(crate) fn list<T, E: std::fmt::Display>(
     items.into_iter().map(each).collect()
 }
 
-pub(crate) fn int_list<T: TryFrom<i64>>(
-    ctx: &Ctx,
-    key: &str,
-    v: &Spanned<toml::Value>,
-    min: i64,
-    max: i64,
-) -> Result<Vec<T>, ConfigError> {
-    list(ctx, key, v, |x| {
-        let n = int_value(x, min, max)?;
-        T::try_from(n).map_err(|_| Invalid(format!("{n} is out of range")))
-    })
+impl Ctx<'_> {
+    /// [`list`] of `v`, or `default` when the key is absent.
+    pub(crate) fn list_or<T, E: std::fmt::Display>(
+        &self,
+        key: &str,
+        v: &Option<Spanned<toml::Value>>,
+        default: Vec<T>,
+        f: impl Fn(&toml::Value) -> Result<T, E>,
+    ) -> Result<Vec<T>, ConfigError> {
+        v.as_ref().map_or(Ok(default), |v| list(self, key, v, f))
+    }
+
+    /// A list of integers in `min..=max`, or `default` when the key is absent.
+    pub(crate) fn int_list<T: TryFrom<i64>>(
+        &self,
+        key: &str,
+        v: &Option<Spanned<toml::Value>>,
+        (min, max): (i64, i64),
+        default: Vec<T>,
+    ) -> Result<Vec<T>, ConfigError> {
+        self.list_or(key, v, default, |x| {
+            let n = int_value(x, min, max)?;
+            T::try_from(n).map_err(|_| Invalid(format!("{n} is out of range")))
+        })
+    }
 }
 
 pub(crate) fn scalar_int(
@@ -111,7 +125,8 @@ pub(crate) fn int_or(
     (min, max): (i64, i64),
     default: i64,
 ) -> Result<i64, ConfigError> {
-    (v.as_ref()).map_or(Ok(default), |v| scalar_int(ctx, key, v, min, max))
+    v.as_ref()
+        .map_or(Ok(default), |v| scalar_int(ctx, key, v, min, max))
 }
 
 pub(crate) fn float_opt(

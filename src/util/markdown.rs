@@ -10,8 +10,7 @@ pub fn text(s: &str) -> String {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '\r' | '\n' | '\u{2028}' | '\u{2029}' => out.push(' '),
-            c if c.is_control() => out.push(' '),
+            c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') => out.push(' '),
             c => out.push(c),
         }
     }

@@ -57,9 +57,9 @@ pub(crate) fn sha256_cached(cache: &Path, path: &Path) -> std::io::Result<String
     let m = std::fs::metadata(path)?;
     let abs = std::fs::canonicalize(path)?;
     let (shown, len, ino) = (abs.display(), m.len(), m.ino());
-    let key = format!("{shown}\t{len}\t{}.{}\t{ino}", m.mtime(), m.mtime_nsec());
+    let key = format!("{shown}\t{len}\t{}.{}\t{ino}\t", m.mtime(), m.mtime_nsec());
     let text = std::fs::read_to_string(cache).unwrap_or_default();
-    let cached = (text.lines()).find_map(|l| l.strip_prefix(&key)?.strip_prefix('\t'));
+    let cached = text.lines().find_map(|l| l.strip_prefix(&key));
     if let Some(sha) = cached {
         return Ok(sha.to_string());
     }
@@ -69,7 +69,7 @@ pub(crate) fn sha256_cached(cache: &Path, path: &Path) -> std::io::Result<String
         .filter(|l| !l.starts_with(&prefix))
         .map(|l| format!("{l}\n"))
         .collect();
-    kept.push_str(&format!("{key}\t{sha}\n"));
+    kept.push_str(&format!("{key}{sha}\n"));
     let tmp = cache.with_extension(format!("tmp{}", std::process::id()));
     let _ = std::fs::create_dir_all(cache.parent().unwrap_or(Path::new(".")))
         .and_then(|_| std::fs::write(&tmp, kept))

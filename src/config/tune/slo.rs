@@ -6,7 +6,7 @@
 use toml::Spanned;
 
 use crate::config::serving::{ServingConfig, Slo};
-use crate::config::values::{float_opt, int_list, once_each};
+use crate::config::values::{float_opt, once_each};
 use crate::config::{ConfigError, Ctx};
 
 use super::Objective;
@@ -118,10 +118,7 @@ pub(super) fn goodput(
         n_gen: prompt + sc.n_gen,
         n_depth: 0,
     };
-    let slots = match slots {
-        Some(v) => once_each(int_list::<u32>(ctx, "tune.slots", v, 1, 256)?),
-        None => vec![sc.slots],
-    };
+    let slots = once_each(ctx.int_list("tune.slots", slots, (1, 256), vec![sc.slots])?);
     let g = GoodputObjective {
         slo,
         rate,
