@@ -444,15 +444,13 @@ async fn read_capped(
     cap: usize,
 ) -> Result<(String, bool), reqwest::Error> {
     let mut buf: Vec<u8> = Vec::new();
-    while let Some(chunk) = resp.chunk().await? {
+    let mut whole = true;
+    while whole && let Some(chunk) = resp.chunk().await? {
         let room = cap - buf.len();
-        if chunk.len() > room {
-            buf.extend_from_slice(&chunk[..room]);
-            return Ok((String::from_utf8_lossy(&buf).into_owned(), false));
-        }
-        buf.extend_from_slice(&chunk);
+        whole = chunk.len() <= room;
+        buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
     }
-    Ok((String::from_utf8_lossy(&buf).into_owned(), true))
+    Ok((String::from_utf8_lossy(&buf).into_owned(), whole))
 }
 
 fn excerpt(s: &str) -> String {

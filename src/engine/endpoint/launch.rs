@@ -155,10 +155,7 @@ impl Launched {
         // SAFETY: kill(2) on our own child's pid; at worst it has already exited.
         unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGTERM) };
         let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(10) {
-            if let Ok(Some(_)) = c.try_wait() {
-                return;
-            }
+        while start.elapsed() < Duration::from_secs(10) && !matches!(c.try_wait(), Ok(Some(_))) {
             std::thread::sleep(Duration::from_millis(50));
         }
         let _ = c.kill();
