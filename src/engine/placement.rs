@@ -301,15 +301,18 @@ pub fn expert_layer(tensor: &str) -> Option<u32> {
 
 /// `load_tensors: offloaded 31/31 layers to GPU`
 fn offloaded(line: &str) -> Option<(u32, u32)> {
-    let (_, rest) =
-        (line.split_once(" offloaded ")).filter(|(_, r)| r.contains(" layers to GPU"))?;
+    let (_, rest) = line
+        .split_once(" offloaded ")
+        .filter(|(_, r)| r.contains(" layers to GPU"))?;
     let (a, b) = rest.split_whitespace().next()?.split_once('/')?;
     Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
 }
 
 /// `llama_kv_cache: size =   80.00 MiB (   640 cells,  32 layers,  1/1 seqs), ...`
 fn kv_cells_line(line: &str) -> Option<u64> {
-    let (_, rest) = (line.split_once(": size = ")).filter(|(h, _)| h.contains("kv_cache"))?;
+    let (_, rest) = line
+        .split_once(": size = ")
+        .filter(|(h, _)| h.contains("kv_cache"))?;
     let (_, rest) = rest.split_once('(')?;
     let (num, rest) = rest.trim_start().split_once(' ')?;
     num.parse().ok().filter(|_| rest.starts_with("cells"))

@@ -149,7 +149,9 @@ fn row(m: &ModelRecord, tests: &[TestRecord]) -> Row {
         pp_ts: pp.and_then(|t| t.avg_ts),
         tg_test: tg.map(|t| t.test.clone()),
         tg_ts: tg.and_then(|t| t.avg_ts),
-        tg_ci: (tg.and_then(|t| t.stats.as_ref()?.interval)).map(|c| (c.lo, c.hi)),
+        tg_ci: tg
+            .and_then(|t| t.stats.as_ref()?.interval)
+            .map(|c| (c.lo, c.hi)),
         kld_mean: q.map(|q| q.kld_mean),
         kld_uncertainty: q.map(|q| q.kld_mean_uncertainty),
         kld_p999: q.and_then(|q| q.kld_percentiles).map(|p| p.p99_9),
@@ -177,8 +179,9 @@ fn speed(r: &Row) -> Option<Figure> {
 /// The rows that have a `figure`, and their choices (KLD within ±1.96 of its uncertainty).
 fn choices(rows: &[Row], figure: impl Fn(&Row) -> Option<Figure>) -> (Vec<usize>, Vec<Choice>) {
     let choice = |(i, r): (usize, &Row)| {
-        let error =
-            (r.kld_mean).map(|k| Figure::around(k, 1.96 * r.kld_uncertainty.unwrap_or(0.0)));
+        let error = r
+            .kld_mean
+            .map(|k| Figure::around(k, 1.96 * r.kld_uncertainty.unwrap_or(0.0)));
         let c = Choice {
             speed: figure(r)?,
             rounds: r.tg_rounds.clone(),

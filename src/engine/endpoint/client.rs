@@ -196,7 +196,9 @@ impl Client {
             Api::Completions => b["prompt"] = prompt,
             Api::Chat => b["messages"] = json!([{ "role": "user", "content": prompt }]),
         }
-        (b.as_object_mut().expect("a JSON object")).extend(self.extra.clone());
+        b.as_object_mut()
+            .expect("a JSON object")
+            .extend(self.extra.clone());
         b
     }
 
@@ -229,7 +231,9 @@ impl Client {
         // (a server that ignores `stream`) is named as what it is, not as a broken stream.
         // No content type at all is let through: the events say what they are.
         let events = content_type.is_empty()
-            || (content_type.to_ascii_lowercase()).starts_with("text/event-stream");
+            || content_type
+                .to_ascii_lowercase()
+                .starts_with("text/event-stream");
         if !ok || !events {
             let body = excerpt(&read_capped(resp, EXCERPT_CAP).await.unwrap_or_default().0);
             let what = match ok {

@@ -39,8 +39,10 @@ fn offload_devices<'a>(
     p: &TestParams,
     devices: &'a [DeviceInfo],
 ) -> Result<Vec<&'a DeviceInfo>, EngineError> {
-    let asked =
-        (p.knobs.get("devices")).map_or_else(|| "auto".to_string(), |v| v.as_str().to_string());
+    let asked = p
+        .knobs
+        .get("devices")
+        .map_or_else(|| "auto".to_string(), |v| v.as_str().to_string());
     let of = |kind| devices.iter().filter(move |d: &&DeviceInfo| d.kind == kind);
     match asked.as_str() {
         "none" => Ok(Vec::new()),
