@@ -250,15 +250,21 @@ fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
 
 /// A Markdown table; `*` marks the Pareto front, `ref` the reference.
 pub fn markdown(rows: &[Row]) -> String {
-    let pp = (rows.iter().find_map(|r| r.pp_test.as_deref())).unwrap_or("pp");
-    let tg = (rows.iter().find_map(|r| r.tg_test.as_deref())).unwrap_or("tg");
+    let pp = rows
+        .iter()
+        .find_map(|r| r.pp_test.as_deref())
+        .unwrap_or("pp");
+    let tg = rows
+        .iter()
+        .find_map(|r| r.tg_test.as_deref())
+        .unwrap_or("tg");
     let header = format!(
         "model|type|bpw|size GiB|{pp} t/s|{tg} t/s|KLD|99.9% KLD|PPL ratio|same top p|Pareto"
     );
     let mut table = vec![header.split('|').map(String::from).collect()];
     for r in rows {
         let tags = [(r.requantized, " (requant)"), (r.synthetic, " (synthetic)")];
-        let ty = (tags.iter().filter(|t| t.0)).fold(r.quant_type.clone(), |ty, t| ty + t.1);
+        let ty = r.quant_type.clone() + &tags.map(|(on, t)| if on { t } else { "" }).concat();
         let kld = match (r.is_reference, r.kld_mean, r.kld_uncertainty) {
             (true, _, _) => "ref".to_string(),
             (_, Some(k), Some(u)) => format!("{k:.5} ± {u:.5}"),
@@ -306,9 +312,7 @@ fn pareto_cell(r: &Row) -> String {
 }
 
 pub fn json(rows: &[Row]) -> String {
-    let mut s = serde_json::to_string_pretty(rows).expect("rows serialize");
-    s.push('\n');
-    s
+    serde_json::to_string_pretty(rows).expect("rows serialize") + "\n"
 }
 
 #[cfg(test)]

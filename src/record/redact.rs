@@ -125,7 +125,9 @@ fn each_host_field(v: &mut Value, f: &mut dyn FnMut(&mut Value)) {
 }
 
 fn hostname(file: &Value) -> &str {
-    (file.pointer("/run/system/hostname").and_then(Value::as_str)).unwrap_or("")
+    file.pointer("/run/system/hostname")
+        .and_then(Value::as_str)
+        .unwrap_or("")
 }
 
 /// Redacts a result file's JSON in place: absolute paths become file names and, unless
