@@ -173,7 +173,8 @@ fn row(m: &ModelRecord, tests: &[TestRecord]) -> Row {
 /// The speed of a row as the answer compares it.
 fn speed(r: &Row) -> Option<Figure> {
     let ts = r.tg_ts?;
-    Some((r.tg_ci).map_or(Figure::point(ts), |(lo, hi)| Figure { value: ts, lo, hi }))
+    let (lo, hi) = r.tg_ci.unwrap_or((ts, ts));
+    Some(Figure { value: ts, lo, hi })
 }
 
 /// The rows that have a `figure`, and their choices (KLD within ±1.96 of its uncertainty).
