@@ -5,8 +5,6 @@ use std::ffi::{CStr, c_char, c_int, c_uint, c_ulonglong, c_void};
 
 use libloading::{Library, Symbol};
 
-use super::energy::Sample;
-
 type Device = *mut c_void;
 const NVML_CLOCK_SM: c_uint = 1;
 const NVML_TEMPERATURE_GPU: c_uint = 0;
@@ -33,6 +31,16 @@ pub struct GpuFacts {
     pub memory_total: u64,
     pub compute_capability: Option<String>,
     pub driver_version: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GpuReading {
+    pub power_w: Option<f64>,
+    /// Cumulative energy since the driver loaded, joules (Volta and newer).
+    pub energy_j: Option<f64>,
+    pub sm_clock_mhz: Option<f64>,
+    pub temp_c: Option<f64>,
+    pub memory_used: Option<u64>,
 }
 
 impl Nvml {
@@ -132,21 +140,18 @@ impl Nvml {
         self.value(b"nvmlDeviceGetMemoryInfo\0", dev, None)
     }
 
-    /// Device `i`'s reading, its time left for the sampler to stamp; `energy_j` is the
-    /// cumulative energy since the driver loaded (Volta and newer).
-    pub fn read(&self, i: usize) -> Sample {
+    pub fn read(&self, i: usize) -> GpuReading {
         let Some(&d) = self.devices.get(i) else {
-            return Sample::default();
+            return GpuReading::default();
         };
         let uint = |name: &[u8], arg| self.value::<c_uint>(name, d, arg).map(f64::from);
         let energy = self.value::<c_ulonglong>(b"nvmlDeviceGetTotalEnergyConsumption\0", d, None);
-        Sample {
+        GpuReading {
             power_w: uint(b"nvmlDeviceGetPowerUsage\0", None).map(|mw| mw / 1000.0),
             energy_j: energy.map(|mj| mj as f64 / 1000.0),
             sm_clock_mhz: uint(b"nvmlDeviceGetClockInfo\0", Some(NVML_CLOCK_SM)),
             temp_c: uint(b"nvmlDeviceGetTemperature\0", Some(NVML_TEMPERATURE_GPU)),
             memory_used: self.memory(d).map(|m| m.used),
-            t: 0.0,
         }
     }
 }

@@ -194,10 +194,9 @@ fn apply_to_context(
 fn cpu_moe(m: &mut ModelParts, n: i64, all: &Knobs) -> Result<(), EngineError> {
     if n > 0 {
         let cpu = unsafe { sys::ggml_backend_cpu_buffer_type() };
-        let user = all
-            .get("tensor_buft_overrides")
-            .unwrap_or(KnobValue::Bool(false));
-        add_overrides(m, user.as_str())?;
+        if let Some(user) = all.get("tensor_buft_overrides") {
+            add_overrides(m, user.as_str())?;
+        }
         for p in cpu_moe_patterns(n) {
             m.patterns.push(c_string(&p, &format!("{p:?}"))?);
             m.bufts.push(cpu);
