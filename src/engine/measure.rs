@@ -119,8 +119,10 @@ impl<'s> PreparedTest<'s> {
         let p = &self.params;
         self.session.clear();
         if p.n_depth > 0 {
-            let restored =
-                (self.depth_state.as_ref()).is_some_and(|s| self.session.restore_state(s));
+            let restored = self
+                .depth_state
+                .as_ref()
+                .is_some_and(|s| self.session.restore_state(s));
             if !restored {
                 let d = self.tokens.prompt(p.n_depth as usize);
                 self.session.decode_chunks(&d, p.n_batch as usize)?;

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod estimate;
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Placement {
     /// Layers on a device other than the CPU. llama.cpp counts the repeating layers plus the
@@ -34,7 +35,6 @@ pub struct Placement {
     /// Cells (token positions) of the context's KV cache as llama.cpp made it: n_ctx rounded
     /// up to its padding (256 in the pinned llama.cpp). None when not logged, or when the
     /// context has several caches (an SWA cache beside the base one) of different sizes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kv_cells: Option<u64>,
     /// A MoE model's expert tensors, per layer and device holding some.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -43,7 +43,6 @@ pub struct Placement {
     pub overrides: Vec<TensorOverride>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mismatch: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fit: Option<FitChoice>,
 }
 
@@ -302,15 +301,18 @@ pub fn expert_layer(tensor: &str) -> Option<u32> {
 
 /// `load_tensors: offloaded 31/31 layers to GPU`
 fn offloaded(line: &str) -> Option<(u32, u32)> {
-    let (_, rest) =
-        (line.split_once(" offloaded ")).filter(|(_, r)| r.contains(" layers to GPU"))?;
+    let (_, rest) = line
+        .split_once(" offloaded ")
+        .filter(|(_, r)| r.contains(" layers to GPU"))?;
     let (a, b) = rest.split_whitespace().next()?.split_once('/')?;
     Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
 }
 
 /// `llama_kv_cache: size =   80.00 MiB (   640 cells,  32 layers,  1/1 seqs), ...`
 fn kv_cells_line(line: &str) -> Option<u64> {
-    let (_, rest) = (line.split_once(": size = ")).filter(|(h, _)| h.contains("kv_cache"))?;
+    let (_, rest) = line
+        .split_once(": size = ")
+        .filter(|(h, _)| h.contains("kv_cache"))?;
     let (_, rest) = rest.split_once('(')?;
     let (num, rest) = rest.trim_start().split_once(' ')?;
     num.parse().ok().filter(|_| rest.starts_with("cells"))

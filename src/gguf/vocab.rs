@@ -104,14 +104,10 @@ pub(crate) fn spm_with(tokens: Vec<String>, types: Vec<i32>) -> Vocab {
 pub fn spm(n_vocab: usize) -> Vocab {
     let (mut tokens, mut types) = spm_specials_and_bytes();
     tokens.extend(std::iter::once("\u{2581}".to_string()).chain(('a'..='z').map(String::from)));
-    types.resize(tokens.len(), NORMAL);
     let rest = n_vocab.saturating_sub(tokens.len());
-    pieces("\u{2581}", rest, |_, p| {
-        tokens.push(p.to_string());
-        types.push(NORMAL);
-    });
+    pieces("\u{2581}", rest, |_, p| tokens.push(p.to_string()));
     tokens.truncate(n_vocab);
-    types.truncate(n_vocab);
+    types.resize(tokens.len(), NORMAL);
     spm_with(tokens, types)
 }
 
@@ -143,7 +139,6 @@ pub fn bpe(n_vocab: usize, flavor: BpeFlavor) -> Vocab {
         BpeFlavor::Qwen2 => &["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
     };
     let mut tokens: Vec<String> = (0..=255u8).map(|b| byte_char(b).to_string()).collect();
-    let mut types = vec![NORMAL; 256];
     let mut merges = Vec::new();
     let n_pieces = n_vocab.saturating_sub(256 + specials.len());
     let space = byte_char(b' ').to_string();
@@ -151,8 +146,8 @@ pub fn bpe(n_vocab: usize, flavor: BpeFlavor) -> Vocab {
         let last = &piece[parent.len()..];
         merges.push(format!("{parent} {last}"));
         tokens.push(piece.to_string());
-        types.push(NORMAL);
     });
+    let mut types = vec![NORMAL; tokens.len()];
     let first_special = tokens.len() as u32;
     tokens.extend(specials.iter().map(|s| s.to_string()));
     types.resize(tokens.len(), CONTROL);

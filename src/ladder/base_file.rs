@@ -122,7 +122,9 @@ pub struct Rows {
 impl Rows {
     /// The next chunk's rows into `out`, `row_len` entries each.
     pub fn next_chunk(&mut self, out: &mut Vec<u16>) -> Result<(), LadderError> {
-        (self.r.read_exact(&mut self.bytes)).map_err(|e| input(&self.path, e))?;
+        self.r
+            .read_exact(&mut self.bytes)
+            .map_err(|e| input(&self.path, e))?;
         out.clear();
         out.extend((self.bytes.chunks_exact(2)).map(|b| u16::from_le_bytes([b[0], b[1]])));
         Ok(())

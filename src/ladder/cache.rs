@@ -178,11 +178,6 @@ pub(crate) fn free_bytes(path: &Path) -> Option<u64> {
     while !p.exists() {
         p = p.parent()?;
     }
-    let p = if p.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        p
-    };
     let c = CString::new(p.to_string_lossy().as_bytes()).ok()?;
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {

@@ -149,7 +149,9 @@ fn row(m: &ModelRecord, tests: &[TestRecord]) -> Row {
         pp_ts: pp.and_then(|t| t.avg_ts),
         tg_test: tg.map(|t| t.test.clone()),
         tg_ts: tg.and_then(|t| t.avg_ts),
-        tg_ci: (tg.and_then(|t| t.stats.as_ref()?.interval)).map(|c| (c.lo, c.hi)),
+        tg_ci: tg
+            .and_then(|t| t.stats.as_ref()?.interval)
+            .map(|c| (c.lo, c.hi)),
         kld_mean: q.map(|q| q.kld_mean),
         kld_uncertainty: q.map(|q| q.kld_mean_uncertainty),
         kld_p999: q.and_then(|q| q.kld_percentiles).map(|p| p.p99_9),
@@ -171,14 +173,16 @@ fn row(m: &ModelRecord, tests: &[TestRecord]) -> Row {
 /// The speed of a row as the answer compares it.
 fn speed(r: &Row) -> Option<Figure> {
     let ts = r.tg_ts?;
-    Some((r.tg_ci).map_or(Figure::point(ts), |(lo, hi)| Figure { value: ts, lo, hi }))
+    let (lo, hi) = r.tg_ci.unwrap_or((ts, ts));
+    Some(Figure { value: ts, lo, hi })
 }
 
 /// The rows that have a `figure`, and their choices (KLD within ±1.96 of its uncertainty).
 fn choices(rows: &[Row], figure: impl Fn(&Row) -> Option<Figure>) -> (Vec<usize>, Vec<Choice>) {
     let choice = |(i, r): (usize, &Row)| {
-        let error =
-            (r.kld_mean).map(|k| Figure::around(k, 1.96 * r.kld_uncertainty.unwrap_or(0.0)));
+        let error = r
+            .kld_mean
+            .map(|k| Figure::around(k, 1.96 * r.kld_uncertainty.unwrap_or(0.0)));
         let c = Choice {
             speed: figure(r)?,
             rounds: r.tg_rounds.clone(),
@@ -247,15 +251,21 @@ fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
 
 /// A Markdown table; `*` marks the Pareto front, `ref` the reference.
 pub fn markdown(rows: &[Row]) -> String {
-    let pp = (rows.iter().find_map(|r| r.pp_test.as_deref())).unwrap_or("pp");
-    let tg = (rows.iter().find_map(|r| r.tg_test.as_deref())).unwrap_or("tg");
+    let pp = rows
+        .iter()
+        .find_map(|r| r.pp_test.as_deref())
+        .unwrap_or("pp");
+    let tg = rows
+        .iter()
+        .find_map(|r| r.tg_test.as_deref())
+        .unwrap_or("tg");
     let header = format!(
         "model|type|bpw|size GiB|{pp} t/s|{tg} t/s|KLD|99.9% KLD|PPL ratio|same top p|Pareto"
     );
     let mut table = vec![header.split('|').map(String::from).collect()];
     for r in rows {
         let tags = [(r.requantized, " (requant)"), (r.synthetic, " (synthetic)")];
-        let ty = (tags.iter().filter(|t| t.0)).fold(r.quant_type.clone(), |ty, t| ty + t.1);
+        let ty = r.quant_type.clone() + &tags.map(|(on, t)| if on { t } else { "" }).concat();
         let kld = match (r.is_reference, r.kld_mean, r.kld_uncertainty) {
             (true, _, _) => "ref".to_string(),
             (_, Some(k), Some(u)) => format!("{k:.5} ± {u:.5}"),
@@ -303,9 +313,7 @@ fn pareto_cell(r: &Row) -> String {
 }
 
 pub fn json(rows: &[Row]) -> String {
-    let mut s = serde_json::to_string_pretty(rows).expect("rows serialize");
-    s.push('\n');
-    s
+    serde_json::to_string_pretty(rows).expect("rows serialize") + "\n"
 }
 
 #[cfg(test)]

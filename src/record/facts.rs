@@ -35,7 +35,10 @@ impl MachineFacts {
     }
 
     pub fn to_text(&self) -> String {
-        render(&Reader::new(&self.to_json()))
+        render(&Reader {
+            v: &self.to_json(),
+            read: RefCell::default(),
+        })
     }
 }
 
@@ -46,13 +49,6 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn new(v: &'a Value) -> Self {
-        Reader {
-            v,
-            read: RefCell::new(Vec::new()),
-        }
-    }
-
     fn get(&self, path: &str) -> &'a Value {
         self.read.borrow_mut().push(path.to_string());
         self.v.pointer(path).unwrap_or(&Value::Null)

@@ -388,7 +388,10 @@ impl TestRecord {
             .iter()
             .flat_map(|r| r.samples_ns.iter().copied())
             .collect();
-        let stop = (self.stats.as_ref()).map_or(StopReason::Fixed, |s| s.stop_reason);
+        let stop = self
+            .stats
+            .as_ref()
+            .map_or(StopReason::Fixed, |s| s.stop_reason);
         if self.kind.is_llama_bench() {
             self.set_samples(samples);
         } else {

@@ -49,11 +49,11 @@ impl TuneRecord {
     pub fn excluded_by_limit(&self) -> Vec<(Limit, usize, Vec<&str>)> {
         let mut by: Vec<(Limit, usize, Vec<&str>)> = Vec::new();
         for e in &self.excluded {
-            let i = (by.iter().position(|(l, ..)| *l == e.limit)).unwrap_or_else(|| {
-                by.push((e.limit, 0, Vec::new()));
-                by.len() - 1
-            });
-            let (_, n, whys) = &mut by[i];
+            let (_, n, whys) = crate::engine::placement::entry(
+                &mut by,
+                |(l, ..)| *l == e.limit,
+                || (e.limit, 0, Vec::new()),
+            );
             *n += 1;
             if !whys.contains(&e.why.as_str()) {
                 whys.push(&e.why);

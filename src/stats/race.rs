@@ -265,9 +265,7 @@ impl Race {
     }
 
     pub fn end(&mut self, why: String) {
-        if self.stop.is_none() {
-            self.stop = Some(Stop::Budget(why));
-        }
+        self.stop.get_or_insert(Stop::Budget(why));
     }
 
     fn look(&mut self, alive: &[usize], round: usize) {

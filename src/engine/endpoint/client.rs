@@ -196,7 +196,9 @@ impl Client {
             Api::Completions => b["prompt"] = prompt,
             Api::Chat => b["messages"] = json!([{ "role": "user", "content": prompt }]),
         }
-        (b.as_object_mut().expect("a JSON object")).extend(self.extra.clone());
+        b.as_object_mut()
+            .expect("a JSON object")
+            .extend(self.extra.clone());
         b
     }
 
@@ -229,7 +231,9 @@ impl Client {
         // (a server that ignores `stream`) is named as what it is, not as a broken stream.
         // No content type at all is let through: the events say what they are.
         let events = content_type.is_empty()
-            || (content_type.to_ascii_lowercase()).starts_with("text/event-stream");
+            || content_type
+                .to_ascii_lowercase()
+                .starts_with("text/event-stream");
         if !ok || !events {
             let body = excerpt(&read_capped(resp, EXCERPT_CAP).await.unwrap_or_default().0);
             let what = match ok {
@@ -444,15 +448,13 @@ async fn read_capped(
     cap: usize,
 ) -> Result<(String, bool), reqwest::Error> {
     let mut buf: Vec<u8> = Vec::new();
-    while let Some(chunk) = resp.chunk().await? {
+    let mut whole = true;
+    while whole && let Some(chunk) = resp.chunk().await? {
         let room = cap - buf.len();
-        if chunk.len() > room {
-            buf.extend_from_slice(&chunk[..room]);
-            return Ok((String::from_utf8_lossy(&buf).into_owned(), false));
-        }
-        buf.extend_from_slice(&chunk);
+        whole = chunk.len() <= room;
+        buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
     }
-    Ok((String::from_utf8_lossy(&buf).into_owned(), true))
+    Ok((String::from_utf8_lossy(&buf).into_owned(), whole))
 }
 
 fn excerpt(s: &str) -> String {

@@ -70,7 +70,9 @@ pub fn probe(client: &Client) -> Result<ServerInfo, Error> {
         info.build = s("build_info");
         info.model_path = s("model_path");
         info.total_slots = p.get("total_slots").and_then(Value::as_u64);
-        info.slot_n_ctx = (p.pointer("/default_generation_settings/n_ctx")).and_then(Value::as_u64);
+        info.slot_n_ctx = p
+            .pointer("/default_generation_settings/n_ctx")
+            .and_then(Value::as_u64);
     }
     Ok(info)
 }

@@ -40,7 +40,9 @@ pub fn server_backends(binary: &Path) -> Option<Vec<String>> {
         .output()
         .ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let mut lines = (text.lines()).skip_while(|l| !l.starts_with("Available devices"));
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Available devices"));
     lines.next()?;
     Some(crate::util::sorted_unique(
         lines
@@ -144,7 +146,8 @@ impl Launched {
 
     pub fn exited(&mut self) -> Option<String> {
         let c = self.child.as_mut()?;
-        (c.try_wait()).map_or_else(|e| Some(e.to_string()), |s| s.map(|s| s.to_string()))
+        c.try_wait()
+            .map_or_else(|e| Some(e.to_string()), |s| s.map(|s| s.to_string()))
     }
 
     /// SIGTERM, up to 10 s to exit, then SIGKILL.
@@ -155,10 +158,7 @@ impl Launched {
         // SAFETY: kill(2) on our own child's pid; at worst it has already exited.
         unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGTERM) };
         let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(10) {
-            if let Ok(Some(_)) = c.try_wait() {
-                return;
-            }
+        while start.elapsed() < Duration::from_secs(10) && !matches!(c.try_wait(), Ok(Some(_))) {
             std::thread::sleep(Duration::from_millis(50));
         }
         let _ = c.kill();

@@ -130,12 +130,7 @@ fn apply_to_model(
         }
         "main_gpu" => mp.main_gpu = v.as_i64() as i32,
         "n_cpu_moe" => cpu_moe(m, v.as_i64(), all)?,
-        "tensor_buft_overrides" => {
-            // n_cpu_moe may have added them already (table order).
-            if v.as_str() != "none" && m.patterns.is_empty() {
-                add_overrides(m, v.as_str())?;
-            }
-        }
+        "tensor_buft_overrides" => add_overrides(m, v.as_str())?,
         "devices" => m.devices = devices(v.as_str())?,
         "tensor_split" => m.split = tensor_split(v.as_str())?,
         "load_mode" => mp.load_mode = load_mode(v.as_str()),
@@ -199,8 +194,7 @@ fn apply_to_context(
 fn cpu_moe(m: &mut ModelParts, n: i64, all: &Knobs) -> Result<(), EngineError> {
     if n > 0 {
         let cpu = unsafe { sys::ggml_backend_cpu_buffer_type() };
-        let user = (all.get("tensor_buft_overrides")).unwrap_or(KnobValue::Bool(false));
-        if user.as_str() != "none" && m.patterns.is_empty() {
+        if let Some(user) = all.get("tensor_buft_overrides") {
             add_overrides(m, user.as_str())?;
         }
         for p in cpu_moe_patterns(n) {
@@ -272,7 +266,11 @@ fn lazy_mode(name: &str) -> sys::llama_lazy_mode {
     }
 }
 
+/// The user's overrides, once: n_cpu_moe may have added them already (table order).
 fn add_overrides(m: &mut ModelParts, value: &str) -> Result<(), EngineError> {
+    if value == "none" || !m.patterns.is_empty() {
+        return Ok(());
+    }
     for (pattern, buft) in override_pairs(value) {
         let b = (buffer_types().into_iter()).find_map(|(n, b)| (n == buft).then_some(b));
         let b = b.ok_or_else(|| {

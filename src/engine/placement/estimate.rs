@@ -39,10 +39,9 @@ fn offload_devices<'a>(
     p: &TestParams,
     devices: &'a [DeviceInfo],
 ) -> Result<Vec<&'a DeviceInfo>, EngineError> {
-    let asked =
-        (p.knobs.get("devices")).map_or_else(|| "auto".to_string(), |v| v.as_str().to_string());
+    let asked = p.knobs.get("devices");
     let of = |kind| devices.iter().filter(move |d: &&DeviceInfo| d.kind == kind);
-    match asked.as_str() {
+    match asked.as_ref().map_or("auto", |v| v.as_str()) {
         "none" => Ok(Vec::new()),
         "auto" => {
             let gpu = devices.iter().any(|d| d.kind == DeviceKind::Gpu);

@@ -94,7 +94,10 @@ fn sample() -> MachineFacts {
 #[test]
 fn every_fact_in_the_text_is_read_from_the_json() {
     let json = sample().to_json();
-    let reader = Reader::new(&json);
+    let reader = Reader {
+        v: &json,
+        read: Default::default(),
+    };
     let text = render(&reader);
     assert_eq!(text, sample().to_text());
     let read = reader.read.borrow();
