@@ -98,7 +98,11 @@ fn every_round(
     mut record: RunRecord,
     stop: &AtomicBool,
 ) -> Result<RunRecord, RunnerError> {
-    let names = model_names(c);
+    let names = runner::unique(
+        c.part
+            .iter()
+            .map(|t| c.prep.plan.models[t.model].name.as_str()),
+    );
     let rounds = c.plan.config.settings.rounds.max(1) as usize;
     for round in 0..rounds {
         let mut order = names.clone();
@@ -113,11 +117,6 @@ fn every_round(
         }
     }
     Ok(record)
-}
-
-fn model_names<'a>(c: &Children<'a>) -> Vec<&'a str> {
-    let names = (c.part.iter()).map(|t| c.prep.plan.models[t.model].name.as_str());
-    runner::unique(names)
 }
 
 /// Model `name` has tests that round `round` still has to measure.

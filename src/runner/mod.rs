@@ -148,7 +148,10 @@ pub fn run(
     let ran = rounds::run(&mut sweep, &mine, opts, progress)?;
     if !child {
         rounds::conclude_auto(&mut sweep, &ran, opts);
-        sweep.recheck_ceiling(progress);
+        // A decode near its host ceiling: the ceiling probed again before the file is final.
+        if let Some(line) = crate::record::machine::recheck_host_ceiling(&mut sweep.record) {
+            progress.note(&line);
+        }
     }
     Ok(sweep.finish(ran.interrupted)?)
 }

@@ -103,7 +103,7 @@ pub fn tune(
         Ok(interrupted) => interrupted,
         // Refused after the file was opened: the file keeps what was measured and why.
         Err(RunnerError::Refused(line)) if !rec.stopped.is_empty() => {
-            sweep.record_mut().run.tune = Some(rec);
+            sweep.record.run.tune = Some(rec);
             sweep.finish(false)?;
             return Err(RunnerError::Refused(line));
         }
@@ -114,7 +114,7 @@ pub fn tune(
         }
         Err(e) => return Err(e),
     };
-    sweep.record_mut().run.tune = Some(rec);
+    sweep.record.run.tune = Some(rec);
     Ok(sweep.finish(interrupted)?)
 }
 
@@ -200,7 +200,7 @@ impl Stages<'_> {
         // A drafted candidate holds its draft model too: memory again, with both.
         let candidates = limits::expanded(&mut self.memory, t, candidates, &mut rec.excluded);
         let interrupted = run_race(sweep, t, &candidates, rec, opts, progress)?;
-        latency_limits(t, sweep.record(), rec);
+        latency_limits(t, &sweep.record, rec);
         Ok(interrupted)
     }
 }
@@ -330,7 +330,7 @@ fn run_race(
 
 /// The candidate's round median in its test's round `round` (1-based), if it has one.
 fn round_value(sweep: &Sweep, t: &PlannedTest, round: usize) -> Option<f64> {
-    let rec = (sweep.record().tests.iter()).find(|x| x.id == t.id && x.status == Status::Ok)?;
+    let rec = (sweep.record.tests.iter()).find(|x| x.id == t.id && x.status == Status::Ok)?;
     let m = rec.round_medians();
     (m.len() == round).then(|| m[round - 1])
 }

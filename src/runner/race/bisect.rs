@@ -126,7 +126,7 @@ pub(super) fn plan(
     if !t.bisect {
         return Ok(none(candidates));
     }
-    let devices: Vec<DeviceInfo> = sweep.record().run.devices.clone();
+    let devices: Vec<DeviceInfo> = sweep.record.run.devices.clone();
     let (opts, prep) = (memory.opts, memory.prep);
     for axis in &AXES {
         let mut eligible = |c: &PlannedTest| {
@@ -183,13 +183,13 @@ fn bisect_group(
         if sweep.measure_all(std::slice::from_ref(c), progress)? {
             return Err(RunnerError::Interrupted("bisecting"));
         }
-        let test = sweep.record().tests.iter().find(|x| x.id == c.id);
+        let test = sweep.record.tests.iter().find(|x| x.id == c.id);
         Ok(test.is_some_and(|x| x.status == Status::Ok))
     };
     let (b, probes) = boundary(g.len(), &mut probe)?;
     let id = |k: usize| candidates[g[k]].id.clone();
     // What failed of a failed probe: its load (the placement did not fit) or its test.
-    let failed = |k: usize| match sweep.load_failed(&id(k)) {
+    let failed = |k: usize| match sweep.load_failed.contains(&id(k)) {
         true => ProbeFailure::Load,
         false => ProbeFailure::Test,
     };

@@ -236,7 +236,7 @@ fn kld(
     }
     Ok(prune(keep, excluded, |c| {
         let name = &prep.plan.models[c.model].name;
-        let model = sweep.record().models.iter().find(|m| &m.name == name);
+        let model = sweep.record.models.iter().find(|m| &m.name == name);
         let why = match model.and_then(|m| m.quality.as_ref()) {
             Some(q) if q.kld_mean <= max => return None,
             Some(q) => format!("{name}: KLD {:.4} > {max}", q.kld_mean),
