@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::config::endpoint::{Served, ServedDraft, ServerLaunch};
+use crate::config::serving::ServingConfig;
 use crate::config::{Config, ModelEntry};
 use crate::engine::endpoint::launch::{self, Launched};
 use crate::engine::endpoint::{Client, ServerInfo, identity};
@@ -74,10 +75,10 @@ pub fn open<'m>(
     let Detail::Serving(first) = &first.detail else {
         return None;
     };
+    let gr = group_run(engine, config, prompts);
     let shared = if first.transport == Transport::Http {
-        open_served(engine, config, first, results).map(|g| Group::Http(Box::new(g)))
+        open_served(engine, config, gr.sc, first, results).map(|g| Group::Http(Box::new(g)))
     } else {
-        let gr = group_run(engine, config, prompts);
         (model.map_err(|e| KindError::Refused(e.to_string())))
             .and_then(|m| Ok(Group::InProcess(gr.prepare(m, first)?)))
     };
@@ -148,7 +149,7 @@ pub fn preflight(
 fn llama_server_command(
     launch: &ServerLaunch,
     (port, alias): (Option<u16>, &str),
-    config: &Config,
+    sc: &ServingConfig,
     m: &ModelEntry,
     first: &ServingTest,
 ) -> Result<Vec<String>, KindError> {
@@ -165,7 +166,6 @@ fn llama_server_command(
     let binary = (binary.clone().or_else(launch::pinned_llama_server))
         .ok_or_else(|| refused("no llama-server: run scripts/reference-tools --server"))?;
     let port = port.ok_or_else(|| refused("the endpoint names no port"))?;
-    let sc = (config.serving.as_ref()).ok_or_else(|| refused("no [serving] table"))?;
     let no_path = "server = \"llama-server\" serves the model's `path`, and it has none";
     let path = m.path.as_deref().ok_or_else(|| refused(no_path))?;
     let path = (path.to_str()).ok_or_else(|| refused("the model path is not UTF-8"))?;
@@ -226,19 +226,17 @@ fn flag_pairs<'a>(kv: &'a [(&str, String)]) -> impl Iterator<Item = String> + 'a
 fn open_served<'m>(
     engine: &'m dyn Engine,
     config: &Config,
+    sc: &ServingConfig,
     first: &ServingTest,
     results: Option<&Path>,
 ) -> Result<ServedGroup<'m>, KindError> {
     let m = &config.models[first.model];
     let s = served_of(m)?;
-    let (mut client, launched) = match &s.server {
-        None => {
-            let ep =
-                (s.endpoint.as_deref()).ok_or_else(|| KindError::Refused("no endpoint".into()))?;
-            (client_for(m, s, ep)?, None)
-        }
-        Some(launch) => {
-            let (client, l) = start_server(launch, (m, s), config, first, results)?;
+    let (mut client, launched) = match (&s.server, s.endpoint.as_deref()) {
+        (None, Some(ep)) => (client_for(m, s, ep)?, None),
+        (None, None) => return Err(KindError::Refused("no endpoint".into())),
+        (Some(launch), _) => {
+            let (client, l) = start_server(launch, (m, s), sc, first, results)?;
             (client, Some(l))
         }
     };
@@ -278,7 +276,7 @@ fn open_served<'m>(
 fn start_server(
     launch: &ServerLaunch,
     (m, s): (&ModelEntry, &Served),
-    config: &Config,
+    sc: &ServingConfig,
     first: &ServingTest,
     results: Option<&Path>,
 ) -> Result<(Client, Launched), KindError> {
@@ -298,7 +296,7 @@ fn start_server(
         ServerLaunch::LlamaServer {
             ready_timeout_s, ..
         } => {
-            let command = llama_server_command(launch, (port, &client.model), config, m, first)?;
+            let command = llama_server_command(launch, (port, &client.model), sc, m, first)?;
             (command, *ready_timeout_s)
         }
     };

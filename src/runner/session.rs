@@ -280,7 +280,7 @@ pub fn sweep(s: Started) -> Result<Swept, RunnerError> {
 /// The sweep in one child process per model (`--isolate`), this process owning the file.
 fn sweep_isolated(s: Started) -> Result<Swept, RunnerError> {
     let Checked { request: r, config } = s.checked;
-    let dir = (r.results_dir.clone()).unwrap_or_else(|| PathBuf::from("results"));
+    let dir = r.results_dir.as_deref().unwrap_or(Path::new("results"));
     let plan = runner::isolate::IsolatedSweep {
         config: &config,
         config_path: &r.config,
@@ -288,7 +288,7 @@ fn sweep_isolated(s: Started) -> Result<Swept, RunnerError> {
         shard: r.shard,
         resume: r.resume.as_deref(),
     };
-    let (record, path) = runner::isolate::run(&plan, s.info, &dir, &s.stop, &child_args(&r))?;
+    let (record, path) = runner::isolate::run(&plan, s.info, dir, &s.stop, &child_args(&r))?;
     let run = RunOutcome::new(record, path, s.stop.load(Ordering::SeqCst));
     Ok(Swept { request: r, run })
 }
