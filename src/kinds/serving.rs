@@ -168,7 +168,9 @@ fn llama_server_command(
     let port = port.ok_or_else(|| refused("the endpoint names no port"))?;
     let no_path = "server = \"llama-server\" serves the model's `path`, and it has none";
     let path = m.path.as_deref().ok_or_else(|| refused(no_path))?;
-    let path = (path.to_str()).ok_or_else(|| refused("the model path is not UTF-8"))?;
+    let path = path
+        .to_str()
+        .ok_or_else(|| refused("the model path is not UTF-8"))?;
     let p = &first.params;
     // A test with a server of its own (a tune candidate) is served in its own slots.
     let slots = if first.own_server {
@@ -330,7 +332,9 @@ fn log_path(results: Option<&Path>, model: &str) -> PathBuf {
     let safe = crate::util::file_safe(model);
     match results {
         Some(r) => {
-            let stem = (r.file_stem()).map_or("run".into(), |s| s.to_string_lossy().into_owned());
+            let stem = r
+                .file_stem()
+                .map_or("run".into(), |s| s.to_string_lossy().into_owned());
             r.with_file_name(format!("{stem}.server-{safe}.log"))
         }
         None => {
@@ -406,8 +410,12 @@ fn served(
             let p = path.as_deref().ok_or_else(|| tok("no GGUF".into()))?;
             engine.load(p, &LoadParams::default())
         });
-        let m = (m.as_ref()).map_err(|e| tok(format!("the tokenizer could not load: {e}")))?;
-        let sm = (m.serving()).ok_or_else(|| tok("this engine has no tokenizer".into()))?;
+        let m = m
+            .as_ref()
+            .map_err(|e| tok(format!("the tokenizer could not load: {e}")))?;
+        let sm = m
+            .serving()
+            .ok_or_else(|| tok("this engine has no tokenizer".into()))?;
         Ok(sm.tokenize(text, false, true)?.len() as u64)
     };
     let run = HttpRun {

@@ -64,9 +64,9 @@ pub fn run(
     }
     prepare::check_models(&prep.models, &part)?;
     // The file the children continue, on disk before the first child reads it.
-    let target = target::open(info, Some(results_dir), plan.resume, false)?;
-    let path = target.path.expect("a results directory was given");
-    results::write_atomic(&path, &target.record)?;
+    let (path, record) = target::open(info, Some(results_dir), plan.resume, false)?;
+    let path = path.expect("a results directory was given");
+    results::write_atomic(&path, &record)?;
     let exe = std::env::current_exe().map_err(RunnerError::NoExecutable)?;
     let children = Children {
         plan,
@@ -76,7 +76,7 @@ pub fn run(
         prep: &prep,
         part: &part,
     };
-    let record = every_round(&children, target.record, stop)?;
+    let record = every_round(&children, record, stop)?;
     let record = conclude(&path, record, stop)?;
     Ok((record, Some(path)))
 }

@@ -288,7 +288,9 @@ pub(crate) fn remaining(
 
 pub(crate) fn is_done(plan: &Plan, t: &PlannedTest, done: &RunRecord) -> bool {
     let name = &plan.models[t.model].name;
-    (done.tests.iter()).any(|d| d.identity == t.identity && &d.model == name)
+    done.tests
+        .iter()
+        .any(|d| d.identity == t.identity && &d.model == name)
 }
 
 /// Bad input found before hours of sweep: a model file (or ladder base) with tests to run
@@ -367,16 +369,14 @@ pub fn ensure_variant(
         None => crate::ladder::build_variant(base, l, quant, None, threads, &tag, rep).map(|_| ()),
     };
     match built {
-        Ok(()) => inspect_variant(rec),
+        // The record completed from the file, keeping the base's provenance.
+        Ok(()) => {
+            let provenance = rec.provenance.take();
+            *rec = inspect_model(&rec.name, Path::new(&rec.path));
+            rec.provenance = provenance;
+        }
         Err(e) => rec.error = Some(e.to_string()),
     }
-}
-
-/// Completes a variant's record once its file exists, keeping the base's provenance.
-fn inspect_variant(rec: &mut ModelRecord) {
-    let mut fresh = inspect_model(&rec.name, Path::new(&rec.path));
-    fresh.provenance = rec.provenance.take();
-    *rec = fresh;
 }
 
 fn empty_model(name: &str, path: &Path) -> ModelRecord {

@@ -84,8 +84,7 @@ pub fn tune(
     let info = super::describe_plan(info, &prep.plan, &opts);
     // Before any file is written: a device limit on a device this build lacks is bad input.
     let memory = limits::Memory::new(&opts, &prep, &t, &info.devices)?;
-    let target::Target { path, record } =
-        target::open(info, opts.results_dir.as_deref(), None, false)?;
+    let (path, record) = target::open(info, opts.results_dir.as_deref(), None, false)?;
     // Every configuration plain, and with each drafter setting (the speculative objective).
     let total = speculative::space(&t, &prep, &space);
     // The progress counter's total: every candidate every round, the most the race runs.
@@ -336,7 +335,9 @@ fn round_value(sweep: &Sweep, t: &PlannedTest, round: usize) -> Option<f64> {
 }
 
 fn conclude(r: &Race, candidates: &[PlannedTest], rec: &mut TuneRecord) {
-    rec.stopped = (r.stop()).map_or_else(|| "not started".into(), |s| s.describe());
+    rec.stopped = r
+        .stop()
+        .map_or_else(|| "not started".into(), |s| s.describe());
     rec.rounds = r.rounds_done();
     rec.tests_run = r.cost();
     let ids: Vec<String> = candidates.iter().map(|c| c.id.clone()).collect();

@@ -333,7 +333,9 @@ impl<'a> Sweep<'a> {
                 PathBuf::from(&mrec.path)
             }
         };
-        let m = (engine.load(&path, &LoadParams::of_test(t))).map_err(NoModel::Load)?;
+        let m = engine
+            .load(&path, &LoadParams::of_test(t))
+            .map_err(NoModel::Load)?;
         let mi = m.info();
         mrec.model_type = Some(mi.description.clone());
         mrec.model_size = Some(mi.size);

@@ -86,7 +86,9 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Prompt>, DatasetError> {
 fn jsonl_prompt(line: &str) -> Result<Prompt, String> {
     let v: serde_json::Value =
         serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
-    let obj = (v.as_object()).ok_or_else(|| "expected an object {\"prompt\": ...}".to_string())?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| "expected an object {\"prompt\": ...}".to_string())?;
     let text = obj.get("prompt").and_then(|p| p.as_str());
     let text = text.ok_or_else(|| "missing \"prompt\" (a string)".to_string())?;
     let max_tokens = match obj.get("max_tokens") {

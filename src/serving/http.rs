@@ -293,7 +293,9 @@ impl Transport for Http<'_, '_> {
         // when tpsbench gave it a draft (then zero counts say it drafted nothing).
         if g.tally.drafts.answers_counted > 0 || run.draft.is_some() {
             s.drafts = Some(ServedDrafts {
-                draft: (run.draft).map(|d| crate::config::values::file_name(&d.0.path)),
+                draft: run
+                    .draft
+                    .map(|d| crate::config::values::file_name(&d.0.path)),
                 draft_sha256: run.draft.map(|d| d.1.clone()),
                 draft_max: run.draft.map(|d| d.0.draft_max),
                 draft_min: run.draft.map(|d| d.0.draft_min),

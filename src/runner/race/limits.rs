@@ -137,7 +137,9 @@ impl<'a> Memory<'a> {
         }
         let path = header_path(self.opts, self.prep, c);
         let name = &self.prep.plan.models[c.model].name;
-        let why = (self.limits).excludes(&mut self.shapes, &path, name, c, at, draft)?;
+        let why = self
+            .limits
+            .excludes(&mut self.shapes, &path, name, c, at, draft)?;
         Some((Limit::Memory, why))
     }
 }
