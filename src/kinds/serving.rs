@@ -168,9 +168,7 @@ fn llama_server_command(
     let port = port.ok_or_else(|| refused("the endpoint names no port"))?;
     let no_path = "server = \"llama-server\" serves the model's `path`, and it has none";
     let path = m.path.as_deref().ok_or_else(|| refused(no_path))?;
-    let path = path
-        .to_str()
-        .ok_or_else(|| refused("the model path is not UTF-8"))?;
+    let path = utf8(path, "model")?;
     let p = &first.params;
     // A test with a server of its own (a tune candidate) is served in its own slots.
     let slots = if first.own_server {
@@ -206,7 +204,7 @@ fn llama_server_command(
     if let Some(d) = draft {
         // Drafting as `[speculative]`'s draft-simple does in process: the draft on the
         // target's devices, K and the minimum as given.
-        let dp = (d.path.to_str()).ok_or_else(|| refused("the draft path is not UTF-8"))?;
+        let dp = utf8(&d.path, "draft")?;
         let kind = crate::config::speculative::Drafter::DraftSimple;
         c.extend(flag_pairs(&[
             ("--spec-type", kind.name().to_string()),
@@ -218,6 +216,12 @@ fn llama_server_command(
     }
     c.extend(args.iter().cloned());
     Ok(c)
+}
+
+/// The `what` path as a command's argument.
+fn utf8<'p>(p: &'p Path, what: &str) -> Result<&'p str, KindError> {
+    p.to_str()
+        .ok_or_else(|| KindError::Refused(format!("the {what} path is not UTF-8")))
 }
 
 /// `(flag, value)` pairs as a command's arguments.
@@ -362,7 +366,7 @@ pub fn run(
             gr.measure(session.as_mut(), work, t, progress)
         }
         Group::Http(g) => served(&gr, g, t, prompts, progress),
-        Group::Failed(e) => Err(ServingError::Server(e.clone())),
+        Group::Failed(e) => Err(ServingError::Refused(e.clone())),
     };
     match result {
         Ok((serving, samples_ns, samples_ts, n_ctx)) => {
@@ -401,7 +405,7 @@ fn served(
             .map(|st| format!("the server exited ({st}); its log ends: {}", l.log_tail()))
     };
     if let Some(e) = g.launched.as_mut().and_then(dead) {
-        return Err(ServingError::Server(e));
+        return Err(ServingError::Refused(e));
     }
     let (engine, path, tokenizer) = (g.engine, &g.path, &g.tokenizer);
     let count = |text: &str| -> Result<u64, EngineError> {
@@ -433,7 +437,7 @@ fn served(
         // Say so when the failure is the server going away.
         std::thread::sleep(Duration::from_millis(200));
         match g.launched.as_mut().and_then(dead) {
-            Some(d) => ServingError::Server(format!("{e}; {d}")),
+            Some(d) => ServingError::Refused(format!("{e}; {d}")),
             None => e,
         }
     })

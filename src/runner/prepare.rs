@@ -433,9 +433,7 @@ pub(crate) fn busy_warning(load: Option<[f64; 3]>, logical_cpus: u32) -> Option<
 /// One warning per thread count in `tests` above the machine's physical cores: such a run
 /// measures contention (llama.cpp's threads wait for the slowest at every step), not the model.
 pub(crate) fn thread_warnings(tests: &[PlannedTest], physical_cores: u32) -> Vec<String> {
-    let counts: std::collections::BTreeSet<u32> =
-        tests.iter().map(|t| t.params.n_threads).collect();
-    counts
+    crate::util::sorted_unique(tests.iter().map(|t| t.params.n_threads))
         .into_iter()
         .filter_map(|n| crate::machine::oversubscription_warning(n, physical_cores))
         .map(|w| w.trim_start_matches("warning: ").to_string())

@@ -329,9 +329,9 @@ fn run_race(
 
 /// The candidate's round median in its test's round `round` (1-based), if it has one.
 fn round_value(sweep: &Sweep, t: &PlannedTest, round: usize) -> Option<f64> {
-    let rec = (sweep.record.tests.iter()).find(|x| x.id == t.id && x.status == Status::Ok)?;
+    let rec = &sweep.record.tests[*sweep.index.get(&t.id)?];
     let m = rec.round_medians();
-    (m.len() == round).then(|| m[round - 1])
+    (rec.status == Status::Ok && m.len() == round).then(|| m[round - 1])
 }
 
 fn conclude(r: &Race, candidates: &[PlannedTest], rec: &mut TuneRecord) {

@@ -27,7 +27,7 @@ pub(super) struct Sweep<'a> {
     models: Vec<ModelRecord>,
     pub(super) record: RunRecord,
     /// Where each test of `record.tests` is, by id.
-    index: std::collections::HashMap<String, usize>,
+    pub(super) index: std::collections::HashMap<String, usize>,
     path: Option<PathBuf>,
     journal: Option<Journal>,
     monitor: Monitor,

@@ -195,7 +195,7 @@ pub fn serving_picks<E: std::fmt::Display>(
 ) -> Result<Vec<(usize, u32)>, ServingError> {
     let picked: Vec<(usize, u32)> = if file.sharegpt {
         pick(&file.prompts, n, seed, u32::MAX, count, |c| *c)
-            .map_err(|e| ServingError::Prompts(e.to_string()))?
+            .map_err(|e| ServingError::Refused(e.to_string()))?
             .into_iter()
             .map(|s| (s.index, s.n_gen))
             .collect()
@@ -205,7 +205,7 @@ pub fn serving_picks<E: std::fmt::Display>(
             .collect()
     };
     if picked.is_empty() {
-        return Err(ServingError::Prompts(format!(
+        return Err(ServingError::Refused(format!(
             "{}: no conversation within vLLM's limits (4 to 1024 prompt tokens, 2048 in all)",
             file.name
         )));

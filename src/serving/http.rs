@@ -147,7 +147,7 @@ impl HttpRun<'_> {
         let (start, answers) = self.client.stream_all(reqs);
         let failed = answers.iter().filter(|a| a.is_err()).count();
         if let Some(Err(e)) = answers.iter().find(|a| a.is_err()) {
-            return Err(ServingError::Server(if failed > 1 {
+            return Err(ServingError::Refused(if failed > 1 {
                 format!(
                     "{e} (and {} more of {} requests failed)",
                     failed - 1,
@@ -195,7 +195,7 @@ impl HttpRun<'_> {
                 .collect());
         };
         if f.sharegpt && self.tokenize.is_none() {
-            return Err(ServingError::Prompts(format!(
+            return Err(ServingError::Refused(format!(
                 "{}: sampling ShareGPT as vLLM does counts tokens with the model's \
                  tokenizer: give the entry a `path` to its GGUF",
                 f.name
