@@ -170,13 +170,15 @@ impl Stages<'_> {
         progress: &mut dyn Progress,
     ) -> Result<bool, RunnerError> {
         let (opts, prep, t) = (self.memory.opts, self.memory.prep, self.t);
-        let limits::Pruned {
-            keep: candidates,
-            excluded,
-            applied,
-            loads,
-        } = limits::apply(self.engine, sweep, &mut self.memory, t, space, progress)?;
-        (rec.excluded, rec.limits, rec.loads) = (excluded, applied, loads);
+        let candidates = limits::apply(
+            self.engine,
+            sweep,
+            &mut self.memory,
+            t,
+            space,
+            rec,
+            progress,
+        )?;
         let candidates = goodput::serving(t, &opts.config, candidates, endpoints, rec);
         // A goodput candidate's slots each hold a context: memory again, for all of them.
         let candidates = limits::expanded(&mut self.memory, t, candidates, &mut rec.excluded);
@@ -185,9 +187,7 @@ impl Stages<'_> {
             return Err(refused(rec, empty_space_line(&opts.config, t, rec)));
         }
         // Monotone placement axes: bisected for their boundary, which races with its neighbour.
-        let bisected = bisect::plan(sweep, &mut self.memory, t, candidates, progress)?;
-        let candidates = bisected.race;
-        rec.bisections = bisected.record;
+        let candidates = bisect::plan(sweep, &mut self.memory, t, candidates, rec, progress)?;
         if candidates.is_empty() {
             return Err(refused(rec, bisect::nothing_loads(opts, t)));
         }
