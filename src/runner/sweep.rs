@@ -147,7 +147,10 @@ impl<'a> Sweep<'a> {
     }
 
     fn stop_requested(&self) -> bool {
-        (self.opts.stop.as_ref()).is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
+        self.opts
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
     }
 
     /// Measures `todo[k]`, records it and writes the file.

@@ -160,7 +160,10 @@ pub(super) fn expanded(
             let Some(path) = file else {
                 return memory.excludes(c, one, None);
             };
-            let label = (s.draft_label.clone()).unwrap_or_else(|| s.drafter.to_string());
+            let label = s
+                .draft_label
+                .clone()
+                .unwrap_or_else(|| s.drafter.to_string());
             let draft = memory::DraftModel {
                 path: &path,
                 label: &label,
