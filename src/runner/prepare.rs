@@ -297,7 +297,10 @@ pub(crate) fn is_done(plan: &Plan, t: &PlannedTest, done: &RunRecord) -> bool {
 /// that is missing or not a valid GGUF (one llama.cpp refuses fails its tests).
 pub fn check_models(models: &[ModelRecord], tests: &[PlannedTest]) -> Result<(), RunnerError> {
     let bad = super::unique(models.iter().enumerate().filter_map(|(i, m)| {
-        let e = (m.error.clone()).filter(|_| tests.iter().any(|t| t.model == i));
+        let e = m
+            .error
+            .clone()
+            .filter(|_| tests.iter().any(|t| t.model == i));
         e.map(|e| (m.name.clone(), e))
     }));
     if !bad.is_empty() {
