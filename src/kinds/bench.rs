@@ -77,8 +77,9 @@ pub fn token_source(
     let refused = |s: &str| KindError::Refused(s.into());
     let file = text
         .ok_or_else(|| refused("a tokens = \"text\" test needs the [sweep] text file, not read"))?;
-    let sm =
-        (model.serving()).ok_or_else(|| refused("this engine has no tokenizer for the text"))?;
+    let sm = model
+        .serving()
+        .ok_or_else(|| refused("this engine has no tokenizer for the text"))?;
     let per_rep = params.n_tokens() as usize;
     let min_tokens = (params.n_depth as usize)
         .saturating_add(per_rep.saturating_mul(32))

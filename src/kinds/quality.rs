@@ -16,10 +16,7 @@ use crate::plan::ModelSource;
 use crate::record::{ModelRecord, Status, TestRecord};
 
 /// The reference pass of the ladder whose quality tests are running.
-#[derive(Default)]
-pub struct Cache {
-    current: Option<(usize, Reference)>,
-}
+pub type Cache = Option<(usize, Reference)>;
 
 /// Measures the quality of variant `quant` of ladder `li` (its file and record in `mrec`)
 /// into `rec` and `mrec`; returns the progress line.
@@ -71,8 +68,8 @@ fn measure(
     }
     let l = &config.ladders[li];
     let base = (bases[li].as_ref()).map_err(|e| KindError::Refused(e.to_string()))?;
-    if cache.current.as_ref().map(|c| c.0) != Some(li) {
-        cache.current = None;
+    if cache.as_ref().map(|c| c.0) != Some(li) {
+        *cache = None;
         // A reference file is read where it lies; a reference type is built first.
         let ref_path = match (l.reference, &l.reference_logits) {
             (_, Some(_)) => Default::default(),
@@ -82,9 +79,9 @@ fn measure(
                 crate::ladder::build_variant(base, l, t, None, n_threads, &tag, rep)?
             }
         };
-        cache.current = Some((li, quality::reference(l, &ref_path, n_threads, rep)?));
+        *cache = Some((li, quality::reference(l, &ref_path, n_threads, rep)?));
     }
-    let r = &cache.current.as_ref().expect("reference made above").1;
+    let r = &cache.as_ref().expect("reference made above").1;
     let is_reference = match (source, l.reference) {
         (ModelSource::Variant { quant, recipe, .. }, RefSpec::Type(t)) => {
             *quant == t && recipe.is_none()

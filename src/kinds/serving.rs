@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::config::endpoint::{Served, ServedDraft, ServerLaunch};
+use crate::config::serving::ServingConfig;
 use crate::config::{Config, ModelEntry};
 use crate::engine::endpoint::launch::{self, Launched};
 use crate::engine::endpoint::{Client, ServerInfo, identity};
@@ -74,10 +75,10 @@ pub fn open<'m>(
     let Detail::Serving(first) = &first.detail else {
         return None;
     };
+    let gr = group_run(engine, config, prompts);
     let shared = if first.transport == Transport::Http {
-        open_served(engine, config, first, results).map(|g| Group::Http(Box::new(g)))
+        open_served(engine, config, gr.sc, first, results).map(|g| Group::Http(Box::new(g)))
     } else {
-        let gr = group_run(engine, config, prompts);
         (model.map_err(|e| KindError::Refused(e.to_string())))
             .and_then(|m| Ok(Group::InProcess(gr.prepare(m, first)?)))
     };
@@ -148,7 +149,7 @@ pub fn preflight(
 fn llama_server_command(
     launch: &ServerLaunch,
     (port, alias): (Option<u16>, &str),
-    config: &Config,
+    sc: &ServingConfig,
     m: &ModelEntry,
     first: &ServingTest,
 ) -> Result<Vec<String>, KindError> {
@@ -165,10 +166,9 @@ fn llama_server_command(
     let binary = (binary.clone().or_else(launch::pinned_llama_server))
         .ok_or_else(|| refused("no llama-server: run scripts/reference-tools --server"))?;
     let port = port.ok_or_else(|| refused("the endpoint names no port"))?;
-    let sc = (config.serving.as_ref()).ok_or_else(|| refused("no [serving] table"))?;
     let no_path = "server = \"llama-server\" serves the model's `path`, and it has none";
     let path = m.path.as_deref().ok_or_else(|| refused(no_path))?;
-    let path = (path.to_str()).ok_or_else(|| refused("the model path is not UTF-8"))?;
+    let path = utf8(path, "model")?;
     let p = &first.params;
     // A test with a server of its own (a tune candidate) is served in its own slots.
     let slots = if first.own_server {
@@ -204,7 +204,7 @@ fn llama_server_command(
     if let Some(d) = draft {
         // Drafting as `[speculative]`'s draft-simple does in process: the draft on the
         // target's devices, K and the minimum as given.
-        let dp = (d.path.to_str()).ok_or_else(|| refused("the draft path is not UTF-8"))?;
+        let dp = utf8(&d.path, "draft")?;
         let kind = crate::config::speculative::Drafter::DraftSimple;
         c.extend(flag_pairs(&[
             ("--spec-type", kind.name().to_string()),
@@ -218,6 +218,12 @@ fn llama_server_command(
     Ok(c)
 }
 
+/// The `what` path as a command's argument.
+fn utf8<'p>(p: &'p Path, what: &str) -> Result<&'p str, KindError> {
+    p.to_str()
+        .ok_or_else(|| KindError::Refused(format!("the {what} path is not UTF-8")))
+}
+
 /// `(flag, value)` pairs as a command's arguments.
 fn flag_pairs<'a>(kv: &'a [(&str, String)]) -> impl Iterator<Item = String> + 'a {
     kv.iter().flat_map(|(k, v)| [k.to_string(), v.clone()])
@@ -226,19 +232,17 @@ fn flag_pairs<'a>(kv: &'a [(&str, String)]) -> impl Iterator<Item = String> + 'a
 fn open_served<'m>(
     engine: &'m dyn Engine,
     config: &Config,
+    sc: &ServingConfig,
     first: &ServingTest,
     results: Option<&Path>,
 ) -> Result<ServedGroup<'m>, KindError> {
     let m = &config.models[first.model];
     let s = served_of(m)?;
-    let (mut client, launched) = match &s.server {
-        None => {
-            let ep =
-                (s.endpoint.as_deref()).ok_or_else(|| KindError::Refused("no endpoint".into()))?;
-            (client_for(m, s, ep)?, None)
-        }
-        Some(launch) => {
-            let (client, l) = start_server(launch, (m, s), config, first, results)?;
+    let (mut client, launched) = match (&s.server, s.endpoint.as_deref()) {
+        (None, Some(ep)) => (client_for(m, s, ep)?, None),
+        (None, None) => return Err(KindError::Refused("no endpoint".into())),
+        (Some(launch), _) => {
+            let (client, l) = start_server(launch, (m, s), sc, first, results)?;
             (client, Some(l))
         }
     };
@@ -278,7 +282,7 @@ fn open_served<'m>(
 fn start_server(
     launch: &ServerLaunch,
     (m, s): (&ModelEntry, &Served),
-    config: &Config,
+    sc: &ServingConfig,
     first: &ServingTest,
     results: Option<&Path>,
 ) -> Result<(Client, Launched), KindError> {
@@ -298,7 +302,7 @@ fn start_server(
         ServerLaunch::LlamaServer {
             ready_timeout_s, ..
         } => {
-            let command = llama_server_command(launch, (port, &client.model), config, m, first)?;
+            let command = llama_server_command(launch, (port, &client.model), sc, m, first)?;
             (command, *ready_timeout_s)
         }
     };
@@ -332,7 +336,9 @@ fn log_path(results: Option<&Path>, model: &str) -> PathBuf {
     let safe = crate::util::file_safe(model);
     match results {
         Some(r) => {
-            let stem = (r.file_stem()).map_or("run".into(), |s| s.to_string_lossy().into_owned());
+            let stem = r
+                .file_stem()
+                .map_or("run".into(), |s| s.to_string_lossy().into_owned());
             r.with_file_name(format!("{stem}.server-{safe}.log"))
         }
         None => {
@@ -360,7 +366,7 @@ pub fn run(
             gr.measure(session.as_mut(), work, t, progress)
         }
         Group::Http(g) => served(&gr, g, t, prompts, progress),
-        Group::Failed(e) => Err(ServingError::Server(e.clone())),
+        Group::Failed(e) => Err(ServingError::Refused(e.clone())),
     };
     match result {
         Ok((serving, samples_ns, samples_ts, n_ctx)) => {
@@ -399,7 +405,7 @@ fn served(
             .map(|st| format!("the server exited ({st}); its log ends: {}", l.log_tail()))
     };
     if let Some(e) = g.launched.as_mut().and_then(dead) {
-        return Err(ServingError::Server(e));
+        return Err(ServingError::Refused(e));
     }
     let (engine, path, tokenizer) = (g.engine, &g.path, &g.tokenizer);
     let count = |text: &str| -> Result<u64, EngineError> {
@@ -408,8 +414,12 @@ fn served(
             let p = path.as_deref().ok_or_else(|| tok("no GGUF".into()))?;
             engine.load(p, &LoadParams::default())
         });
-        let m = (m.as_ref()).map_err(|e| tok(format!("the tokenizer could not load: {e}")))?;
-        let sm = (m.serving()).ok_or_else(|| tok("this engine has no tokenizer".into()))?;
+        let m = m
+            .as_ref()
+            .map_err(|e| tok(format!("the tokenizer could not load: {e}")))?;
+        let sm = m
+            .serving()
+            .ok_or_else(|| tok("this engine has no tokenizer".into()))?;
         Ok(sm.tokenize(text, false, true)?.len() as u64)
     };
     let run = HttpRun {
@@ -427,7 +437,7 @@ fn served(
         // Say so when the failure is the server going away.
         std::thread::sleep(Duration::from_millis(200));
         match g.launched.as_mut().and_then(dead) {
-            Some(d) => ServingError::Server(format!("{e}; {d}")),
+            Some(d) => ServingError::Refused(format!("{e}; {d}")),
             None => e,
         }
     })

@@ -126,7 +126,9 @@ fn measure(
         )));
     }
     let jobs = jobs(m, pf, s)?;
-    let longest = (jobs.iter()).map(|j| j.tokens.len() as u64 + u64::from(j.n_gen));
+    let longest = jobs
+        .iter()
+        .map(|j| j.tokens.len() as u64 + u64::from(j.n_gen));
     let longest = longest.max().unwrap_or(0);
     let n_ctx_train = u64::from(m.info().n_ctx_train);
     if n_ctx_train > 0 && longest > n_ctx_train {
@@ -171,7 +173,8 @@ fn measure(
     if let Some(n) = &pf.note {
         sp.notes.push(format!("{}: {n}", pf.name));
     }
-    (sp.notes).extend(random_weights(s.drafter, target.synthetic, draft.as_ref()));
+    sp.notes
+        .extend(random_weights(s.drafter, target.synthetic, draft.as_ref()));
     if let Some(short) = short_generations(&sp.rounds, &jobs) {
         progress.note(&format!("{}: {short}", rec.id));
         sp.notes.push(short);

@@ -43,7 +43,9 @@ impl Earlier {
                 && a.llama_cpp.gpu_backend == b.llama_cpp.gpu_backend;
             for t in r.tests.iter().filter(|t| same && t.status == Status::Ok) {
                 if let Some(ns) = t.avg_ns {
-                    (e.per_rep.entry(t.identity.clone())).or_insert(ns as f64 * 1e-9);
+                    e.per_rep
+                        .entry(t.identity.clone())
+                        .or_insert(ns as f64 * 1e-9);
                 }
                 if let (TestKind::Pp, Some(ts), Some(n)) = (t.kind, t.avg_ts, t.model_n_params) {
                     e.flops = Some(e.flops.unwrap_or(0.0).max(ts * 2.0 * n as f64));
@@ -125,7 +127,9 @@ fn test_seconds(
         return Some(30.0);
     };
     let p = &t.params;
-    let bw = (c.for_test(p.n_gpu_layers, s.n_layer)).map_or(20e9, |(g, _)| g * 1e9);
+    let bw = c
+        .for_test(p.n_gpu_layers, s.n_layer)
+        .map_or(20e9, |(g, _)| g * 1e9);
     let offloaded = c.gpu_build && p.n_gpu_layers != 0;
     let measured = e.per_rep.get(&t.identity).copied();
     // No rate is assumed for a device not in the bandwidth table: llvmpipe, a CPU that calls
@@ -136,7 +140,9 @@ fn test_seconds(
     }
     // Without an earlier prefill: 30 GFLOP/s per core, or 50 FLOP per byte/s of a GPU.
     let cores = f64::from(crate::util::system::physical_cores());
-    let flops = (e.flops).unwrap_or(if offloaded { bw * 50.0 } else { cores * 30e9 });
+    let flops = e
+        .flops
+        .unwrap_or(if offloaded { bw * 50.0 } else { cores * 30e9 });
     if let Some(q) = quality {
         return Some(f64::from(q.n_ctx * q.n_chunks) * 2.0 * s.n_params / flops);
     }

@@ -64,9 +64,9 @@ pub fn run(
     }
     prepare::check_models(&prep.models, &part)?;
     // The file the children continue, on disk before the first child reads it.
-    let target = target::open(info, Some(results_dir), plan.resume, false)?;
-    let path = target.path.expect("a results directory was given");
-    results::write_atomic(&path, &target.record)?;
+    let (path, record) = target::open(info, Some(results_dir), plan.resume, false)?;
+    let path = path.expect("a results directory was given");
+    results::write_atomic(&path, &record)?;
     let exe = std::env::current_exe().map_err(RunnerError::NoExecutable)?;
     let children = Children {
         plan,
@@ -76,7 +76,7 @@ pub fn run(
         prep: &prep,
         part: &part,
     };
-    let record = every_round(&children, target.record, stop)?;
+    let record = every_round(&children, record, stop)?;
     let record = conclude(&path, record, stop)?;
     Ok((record, Some(path)))
 }
@@ -98,7 +98,11 @@ fn every_round(
     mut record: RunRecord,
     stop: &AtomicBool,
 ) -> Result<RunRecord, RunnerError> {
-    let names = model_names(c);
+    let names = runner::unique(
+        c.part
+            .iter()
+            .map(|t| c.prep.plan.models[t.model].name.as_str()),
+    );
     let rounds = c.plan.config.settings.rounds.max(1) as usize;
     for round in 0..rounds {
         let mut order = names.clone();
@@ -113,11 +117,6 @@ fn every_round(
         }
     }
     Ok(record)
-}
-
-fn model_names<'a>(c: &Children<'a>) -> Vec<&'a str> {
-    let names = (c.part.iter()).map(|t| c.prep.plan.models[t.model].name.as_str());
-    runner::unique(names)
 }
 
 /// Model `name` has tests that round `round` still has to measure.

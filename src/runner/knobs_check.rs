@@ -24,7 +24,10 @@ pub(crate) fn sweeps(config: &Config) -> Vec<(String, &crate::config::Axes, Opti
     let models = (config.models.iter())
         .filter(|m| m.path.is_some())
         .map(|m| (format!("model {:?}", m.name), &m.axes, m.path.as_deref()));
-    let ladders = (config.ladders.iter()).map(|l| (format!("ladder {:?}", l.name), &l.axes, None));
+    let ladders = config
+        .ladders
+        .iter()
+        .map(|l| (format!("ladder {:?}", l.name), &l.axes, None));
     models.chain(ladders).collect()
 }
 

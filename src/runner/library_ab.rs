@@ -168,23 +168,18 @@ impl Measured {
     }
 }
 
-fn check(o: &AbOptions) -> Result<(), OptionError> {
-    if !cfg!(feature = "dynamic-link") {
-        return Err(OptionError::LibraryNeedsDynamicLink);
-    }
-    if o.libraries.len() < 2 {
-        return Err(OptionError::LibraryNeedsTwo);
-    }
-    if o.rounds == 0 {
-        return Err(OptionError::RoundsBelowOne);
-    }
-    Ok(())
-}
-
 /// Runs the rounds on every build and writes one result file per build (unless told not
 /// to).
 pub fn measure(o: &AbOptions) -> Result<Measured, RunnerError> {
-    check(o)?;
+    if !cfg!(feature = "dynamic-link") {
+        return Err(OptionError::LibraryNeedsDynamicLink.into());
+    }
+    if o.libraries.len() < 2 {
+        return Err(OptionError::LibraryNeedsTwo.into());
+    }
+    if o.rounds == 0 {
+        return Err(OptionError::RoundsBelowOne.into());
+    }
     let cfg = crate::config::load(&o.config, crate::util::system::physical_cores())?;
     // Absolute: the children run elsewhere.
     let libs = o.libraries.iter().map(|d| {

@@ -116,14 +116,19 @@ pub fn run(
     prepare::check_models(&prep.models, &mine)?;
     served_ready(&opts.config, http_models(&mine), &info.devices)?;
     let child = opts.only_model.is_some();
-    let target::Target { path, mut record } = target::open(
+    let (path, mut record) = target::open(
         info,
         opts.results_dir.as_deref(),
         opts.resume.as_deref(),
         child,
     )?;
-    if !child {
-        refuse_auto_on_fixed(opts, &record)?;
+    // Auto rounds judge with a sequential design from the first round on: a file measured
+    // with fixed rounds cannot be continued under it.
+    let auto = &opts.config.settings.auto_rounds;
+    if let (false, Some(_), None, Some(file)) = (child, auto, &record.run.rounds_auto, &opts.resume)
+    {
+        let (file, rounds) = (file.clone(), record.run.rounds);
+        return Err(OptionError::AutoResumesFixed { file, rounds }.into());
     }
     // A resumed file asked for more rounds records the larger count.
     record.run.rounds = record.run.rounds.max(opts.config.settings.rounds);
@@ -148,7 +153,10 @@ pub fn run(
     let ran = rounds::run(&mut sweep, &mine, opts, progress)?;
     if !child {
         rounds::conclude_auto(&mut sweep, &ran, opts);
-        sweep.recheck_ceiling(progress);
+        // A decode near its host ceiling: the ceiling probed again before the file is final.
+        if let Some(line) = crate::record::machine::recheck_host_ceiling(&mut sweep.record) {
+            progress.note(&line);
+        }
     }
     Ok(sweep.finish(ran.interrupted)?)
 }
@@ -202,7 +210,9 @@ pub(crate) fn served_ready(
 /// The part's tests this process runs: all of them, or one model's in an `--isolate` child.
 fn this_process(part: &[PlannedTest], plan: &Plan, opts: &RunOptions) -> Vec<PlannedTest> {
     let mine = |t: &&PlannedTest| {
-        (opts.only_model.as_ref()).is_none_or(|m| *m == plan.models[t.model].name)
+        opts.only_model
+            .as_ref()
+            .is_none_or(|m| *m == plan.models[t.model].name)
     };
     part.iter().filter(mine).cloned().collect()
 }
@@ -216,17 +226,6 @@ fn http_models(tests: &[PlannedTest]) -> std::collections::BTreeSet<usize> {
             _ => None,
         })
         .collect()
-}
-
-/// Auto rounds judge with a sequential design from the first round on: a file measured
-/// with fixed rounds cannot be continued under it.
-fn refuse_auto_on_fixed(opts: &RunOptions, record: &RunRecord) -> Result<(), OptionError> {
-    let auto = &opts.config.settings.auto_rounds;
-    if let (Some(_), None, Some(file)) = (auto, &record.run.rounds_auto, &opts.resume) {
-        let (file, rounds) = (file.clone(), record.run.rounds);
-        return Err(OptionError::AutoResumesFixed { file, rounds });
-    }
-    Ok(())
 }
 
 /// The warnings before the sweep: requantized models, thread counts, a busy machine.
@@ -265,7 +264,7 @@ pub(super) fn nothing_to_run(
     opts: &RunOptions,
 ) -> Result<RunOutcome, RunnerError> {
     if opts.shard.is_some() && !plan.tests.is_empty() {
-        let record = target::open(info, None, None, false)?.record;
+        let record = target::open(info, None, None, false)?.1;
         return Ok(RunOutcome::new(record, None, false));
     }
     Err(RunnerError::NoMatch {

@@ -288,14 +288,19 @@ pub(crate) fn remaining(
 
 pub(crate) fn is_done(plan: &Plan, t: &PlannedTest, done: &RunRecord) -> bool {
     let name = &plan.models[t.model].name;
-    (done.tests.iter()).any(|d| d.identity == t.identity && &d.model == name)
+    done.tests
+        .iter()
+        .any(|d| d.identity == t.identity && &d.model == name)
 }
 
 /// Bad input found before hours of sweep: a model file (or ladder base) with tests to run
 /// that is missing or not a valid GGUF (one llama.cpp refuses fails its tests).
 pub fn check_models(models: &[ModelRecord], tests: &[PlannedTest]) -> Result<(), RunnerError> {
     let bad = super::unique(models.iter().enumerate().filter_map(|(i, m)| {
-        let e = (m.error.clone()).filter(|_| tests.iter().any(|t| t.model == i));
+        let e = m
+            .error
+            .clone()
+            .filter(|_| tests.iter().any(|t| t.model == i));
         e.map(|e| (m.name.clone(), e))
     }));
     if !bad.is_empty() {
@@ -367,16 +372,14 @@ pub fn ensure_variant(
         None => crate::ladder::build_variant(base, l, quant, None, threads, &tag, rep).map(|_| ()),
     };
     match built {
-        Ok(()) => inspect_variant(rec),
+        // The record completed from the file, keeping the base's provenance.
+        Ok(()) => {
+            let provenance = rec.provenance.take();
+            *rec = inspect_model(&rec.name, Path::new(&rec.path));
+            rec.provenance = provenance;
+        }
         Err(e) => rec.error = Some(e.to_string()),
     }
-}
-
-/// Completes a variant's record once its file exists, keeping the base's provenance.
-fn inspect_variant(rec: &mut ModelRecord) {
-    let mut fresh = inspect_model(&rec.name, Path::new(&rec.path));
-    fresh.provenance = rec.provenance.take();
-    *rec = fresh;
 }
 
 fn empty_model(name: &str, path: &Path) -> ModelRecord {
@@ -433,9 +436,7 @@ pub(crate) fn busy_warning(load: Option<[f64; 3]>, logical_cpus: u32) -> Option<
 /// One warning per thread count in `tests` above the machine's physical cores: such a run
 /// measures contention (llama.cpp's threads wait for the slowest at every step), not the model.
 pub(crate) fn thread_warnings(tests: &[PlannedTest], physical_cores: u32) -> Vec<String> {
-    let counts: std::collections::BTreeSet<u32> =
-        tests.iter().map(|t| t.params.n_threads).collect();
-    counts
+    crate::util::sorted_unique(tests.iter().map(|t| t.params.n_threads))
         .into_iter()
         .filter_map(|n| crate::machine::oversubscription_warning(n, physical_cores))
         .map(|w| w.trim_start_matches("warning: ").to_string())

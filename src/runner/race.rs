@@ -84,8 +84,7 @@ pub fn tune(
     let info = super::describe_plan(info, &prep.plan, &opts);
     // Before any file is written: a device limit on a device this build lacks is bad input.
     let memory = limits::Memory::new(&opts, &prep, &t, &info.devices)?;
-    let target::Target { path, record } =
-        target::open(info, opts.results_dir.as_deref(), None, false)?;
+    let (path, record) = target::open(info, opts.results_dir.as_deref(), None, false)?;
     // Every configuration plain, and with each drafter setting (the speculative objective).
     let total = speculative::space(&t, &prep, &space);
     // The progress counter's total: every candidate every round, the most the race runs.
@@ -103,7 +102,7 @@ pub fn tune(
         Ok(interrupted) => interrupted,
         // Refused after the file was opened: the file keeps what was measured and why.
         Err(RunnerError::Refused(line)) if !rec.stopped.is_empty() => {
-            sweep.record_mut().run.tune = Some(rec);
+            sweep.record.run.tune = Some(rec);
             sweep.finish(false)?;
             return Err(RunnerError::Refused(line));
         }
@@ -114,7 +113,7 @@ pub fn tune(
         }
         Err(e) => return Err(e),
     };
-    sweep.record_mut().run.tune = Some(rec);
+    sweep.record.run.tune = Some(rec);
     Ok(sweep.finish(interrupted)?)
 }
 
@@ -171,13 +170,15 @@ impl Stages<'_> {
         progress: &mut dyn Progress,
     ) -> Result<bool, RunnerError> {
         let (opts, prep, t) = (self.memory.opts, self.memory.prep, self.t);
-        let limits::Pruned {
-            keep: candidates,
-            excluded,
-            applied,
-            loads,
-        } = limits::apply(self.engine, sweep, &mut self.memory, t, space, progress)?;
-        (rec.excluded, rec.limits, rec.loads) = (excluded, applied, loads);
+        let candidates = limits::apply(
+            self.engine,
+            sweep,
+            &mut self.memory,
+            t,
+            space,
+            rec,
+            progress,
+        )?;
         let candidates = goodput::serving(t, &opts.config, candidates, endpoints, rec);
         // A goodput candidate's slots each hold a context: memory again, for all of them.
         let candidates = limits::expanded(&mut self.memory, t, candidates, &mut rec.excluded);
@@ -186,9 +187,7 @@ impl Stages<'_> {
             return Err(refused(rec, empty_space_line(&opts.config, t, rec)));
         }
         // Monotone placement axes: bisected for their boundary, which races with its neighbour.
-        let bisected = bisect::plan(sweep, &mut self.memory, t, candidates, progress)?;
-        let candidates = bisected.race;
-        rec.bisections = bisected.record;
+        let candidates = bisect::plan(sweep, &mut self.memory, t, candidates, rec, progress)?;
         if candidates.is_empty() {
             return Err(refused(rec, bisect::nothing_loads(opts, t)));
         }
@@ -200,7 +199,7 @@ impl Stages<'_> {
         // A drafted candidate holds its draft model too: memory again, with both.
         let candidates = limits::expanded(&mut self.memory, t, candidates, &mut rec.excluded);
         let interrupted = run_race(sweep, t, &candidates, rec, opts, progress)?;
-        latency_limits(t, sweep.record(), rec);
+        latency_limits(t, &sweep.record, rec);
         Ok(interrupted)
     }
 }
@@ -330,13 +329,15 @@ fn run_race(
 
 /// The candidate's round median in its test's round `round` (1-based), if it has one.
 fn round_value(sweep: &Sweep, t: &PlannedTest, round: usize) -> Option<f64> {
-    let rec = (sweep.record().tests.iter()).find(|x| x.id == t.id && x.status == Status::Ok)?;
+    let rec = &sweep.record.tests[*sweep.index.get(&t.id)?];
     let m = rec.round_medians();
-    (m.len() == round).then(|| m[round - 1])
+    (rec.status == Status::Ok && m.len() == round).then(|| m[round - 1])
 }
 
 fn conclude(r: &Race, candidates: &[PlannedTest], rec: &mut TuneRecord) {
-    rec.stopped = (r.stop()).map_or_else(|| "not started".into(), |s| s.describe());
+    rec.stopped = r
+        .stop()
+        .map_or_else(|| "not started".into(), |s| s.describe());
     rec.rounds = r.rounds_done();
     rec.tests_run = r.cost();
     let ids: Vec<String> = candidates.iter().map(|c| c.id.clone()).collect();

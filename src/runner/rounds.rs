@@ -38,15 +38,14 @@ pub(super) fn run(
     for round in 0..rounds {
         // `rounds = "auto"`: stop once the answer is resolved or the budget is spent.
         if let Some(a) = &auto {
-            ran.stopped =
-                auto::stop_before(a, round, sweep.record(), ran.begun.elapsed(), ran.last);
+            ran.stopped = auto::stop_before(a, round, &sweep.record, ran.begun.elapsed(), ran.last);
             if ran.stopped.is_some() {
                 break;
             }
         }
         // Rotated at once: the unrotated list would be one more copy of the tests held
         // through the round.
-        let due = rotated(&due_in_round(mine, round, sweep.record()), round);
+        let due = rotated(&due_in_round(mine, round, &sweep.record), round);
         if due.is_empty() {
             continue;
         }
@@ -73,13 +72,13 @@ pub(super) fn conclude_auto(sweep: &mut Sweep, ran: &Ran, opts: &RunOptions) {
     let (Some(a), false) = (&opts.config.settings.auto_rounds, ran.interrupted) else {
         return;
     };
-    let done = sweep.record().tests.iter().map(|t| t.rounds_done()).max();
+    let done = sweep.record.tests.iter().map(|t| t.rounds_done()).max();
     let done = done.unwrap_or(0);
     let why = ran.stopped.clone().unwrap_or_else(|| {
-        auto::stop_before(a, done, sweep.record(), ran.begun.elapsed(), ran.last)
+        auto::stop_before(a, done, &sweep.record, ran.begun.elapsed(), ran.last)
             .unwrap_or_else(|| format!("budget spent: max_rounds {} reached", a.max_rounds))
     });
-    let looked = auto::look(sweep.record(), Design::sequential(a.max_rounds));
+    let looked = auto::look(&sweep.record, Design::sequential(a.max_rounds));
     if !opts.quiet {
         eprintln!("auto rounds: {why}");
         if !looked.open.is_empty() {
@@ -89,8 +88,8 @@ pub(super) fn conclude_auto(sweep: &mut Sweep, ran: &Ran, opts: &RunOptions) {
             );
         }
     }
-    sweep.record_mut().run.rounds = done.max(1) as u32;
-    if let Some(r) = sweep.record_mut().run.rounds_auto.as_mut() {
+    sweep.record.run.rounds = done.max(1) as u32;
+    if let Some(r) = sweep.record.run.rounds_auto.as_mut() {
         r.stopped = Some(why);
         r.open = looked.open;
     }

@@ -122,10 +122,12 @@ pub fn start(checked: Checked) -> Result<Started, RunnerError> {
         eprintln!("{w}");
     }
     let stop = install_interrupt();
+    // Every local model offloads every layer setting: no test runs on the host.
+    let all_offloaded = local_axes(cfg).all(|a| a.n_gpu_layers.iter().all(|&n| n != 0));
     // A race ranks its candidates against each other: no roofline to place them against.
     let bandwidth = match checked.is_race() {
         true => Default::default(),
-        false => crate::record::machine::roofline_bandwidth(&mut info, all_offloaded(cfg), false),
+        false => crate::record::machine::roofline_bandwidth(&mut info, all_offloaded, false),
     };
     Ok(Started {
         checked,
@@ -153,11 +155,6 @@ fn local_axes(cfg: &Config) -> impl Iterator<Item = &config::Axes> {
     (cfg.models.iter())
         .filter(|m| m.path.is_some())
         .map(|m| &m.axes)
-}
-
-/// Every local model offloads every layer setting: no test runs on the host.
-fn all_offloaded(cfg: &Config) -> bool {
-    local_axes(cfg).all(|a| a.n_gpu_layers.iter().all(|&n| n != 0))
 }
 
 /// Not an error: the placement records say where the layers went. But a GPU sweep that
@@ -255,13 +252,8 @@ pub struct Swept {
 
 pub fn sweep(s: Started) -> Result<Swept, RunnerError> {
     if s.checked.request.isolate {
-        sweep_isolated(s)
-    } else {
-        sweep_here(s)
+        return sweep_isolated(s);
     }
-}
-
-fn sweep_here(s: Started) -> Result<Swept, RunnerError> {
     let race = s.checked.is_race();
     let Checked { request, config } = s.checked;
     let opts = RunOptions {
@@ -288,7 +280,7 @@ fn sweep_here(s: Started) -> Result<Swept, RunnerError> {
 /// The sweep in one child process per model (`--isolate`), this process owning the file.
 fn sweep_isolated(s: Started) -> Result<Swept, RunnerError> {
     let Checked { request: r, config } = s.checked;
-    let dir = (r.results_dir.clone()).unwrap_or_else(|| PathBuf::from("results"));
+    let dir = r.results_dir.as_deref().unwrap_or(Path::new("results"));
     let plan = runner::isolate::IsolatedSweep {
         config: &config,
         config_path: &r.config,
@@ -296,7 +288,7 @@ fn sweep_isolated(s: Started) -> Result<Swept, RunnerError> {
         shard: r.shard,
         resume: r.resume.as_deref(),
     };
-    let (record, path) = runner::isolate::run(&plan, s.info, &dir, &s.stop, &child_args(&r))?;
+    let (record, path) = runner::isolate::run(&plan, s.info, dir, &s.stop, &child_args(&r))?;
     let run = RunOutcome::new(record, path, s.stop.load(Ordering::SeqCst));
     Ok(Swept { request: r, run })
 }

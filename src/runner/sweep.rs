@@ -25,9 +25,9 @@ pub(super) struct Sweep<'a> {
     opts: &'a RunOptions,
     prep: &'a Prepared,
     models: Vec<ModelRecord>,
-    record: RunRecord,
+    pub(super) record: RunRecord,
     /// Where each test of `record.tests` is, by id.
-    index: std::collections::HashMap<String, usize>,
+    pub(super) index: std::collections::HashMap<String, usize>,
     path: Option<PathBuf>,
     journal: Option<Journal>,
     monitor: Monitor,
@@ -44,7 +44,7 @@ pub(super) struct Sweep<'a> {
     /// Tests measured by this process so far, over every round: the progress counter.
     measured: usize,
     /// Tests whose model did not load: what a tune's bisection says of a failed probe.
-    load_failed: std::collections::HashSet<String>,
+    pub(super) load_failed: std::collections::HashSet<String>,
 }
 
 impl<'a> Sweep<'a> {
@@ -88,20 +88,6 @@ impl<'a> Sweep<'a> {
             measured: 0,
             load_failed: Default::default(),
         })
-    }
-
-    pub(super) fn record(&self) -> &RunRecord {
-        &self.record
-    }
-
-    /// Whether test `id`'s model failed to load in this process.
-    pub(super) fn load_failed(&self, id: &str) -> bool {
-        self.load_failed.contains(id)
-    }
-
-    /// The record, to note how auto rounds ended.
-    pub(super) fn record_mut(&mut self) -> &mut RunRecord {
-        &mut self.record
     }
 
     /// Runs `todo` in order; true when a stop request ended it early.
@@ -161,7 +147,10 @@ impl<'a> Sweep<'a> {
     }
 
     fn stop_requested(&self) -> bool {
-        (self.opts.stop.as_ref()).is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
+        self.opts
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
     }
 
     /// Measures `todo[k]`, records it and writes the file.
@@ -347,7 +336,9 @@ impl<'a> Sweep<'a> {
                 PathBuf::from(&mrec.path)
             }
         };
-        let m = (engine.load(&path, &LoadParams::of_test(t))).map_err(NoModel::Load)?;
+        let m = engine
+            .load(&path, &LoadParams::of_test(t))
+            .map_err(NoModel::Load)?;
         let mi = m.info();
         mrec.model_type = Some(mi.description.clone());
         mrec.model_size = Some(mi.size);
@@ -363,13 +354,6 @@ impl<'a> Sweep<'a> {
         let header = || crate::gguf::reader::read_header(Path::new(&self.models[mi].path));
         *self.shapes[mi]
             .get_or_insert_with(|| header().ok().and_then(|h| crate::machine::shape_of(&h)))
-    }
-
-    /// A decode near its host ceiling: the ceiling probed again before the file is final.
-    pub(super) fn recheck_ceiling(&mut self, progress: &mut dyn Progress) {
-        if let Some(line) = crate::record::machine::recheck_host_ceiling(&mut self.record) {
-            progress.note(&line);
-        }
     }
 
     pub(super) fn finish(mut self, interrupted: bool) -> Result<RunOutcome, RecordError> {

@@ -7,19 +7,14 @@ use super::error::RunnerError;
 use crate::record::{RunInfo, RunRecord, SCHEMA_VERSION};
 use crate::{record::results, util::system};
 
-pub struct Target {
-    pub path: Option<PathBuf>,
-    pub record: RunRecord,
-}
-
 /// A new result file in `dir`, or `resume`'s after checking that it holds the plan `info`
-/// describes. `quiet_resume`: an `--isolate` child, which records no resume of its own.
+/// describes: its path (none without `dir`) and its record. `quiet_resume`: an `--isolate` child, which records no resume of its own.
 pub fn open(
     info: RunInfo,
     dir: Option<&std::path::Path>,
     resume: Option<&std::path::Path>,
     quiet_resume: bool,
-) -> Result<Target, RunnerError> {
+) -> Result<(Option<PathBuf>, RunRecord), RunnerError> {
     if let Some(p) = resume {
         // A run that crashed left its journal: everything it finished is there.
         let mut record = crate::record::journal::read_resumable(p)?;
@@ -39,10 +34,7 @@ pub fn open(
             record.run.plan_settings = info.plan_settings;
             record.run.plan_ids = info.plan_ids;
         }
-        return Ok(Target {
-            path: Some(p.to_path_buf()),
-            record,
-        });
+        return Ok((Some(p.to_path_buf()), record));
     }
     let path = dir
         .map(|d| results::new_result_path(d, &info))
@@ -53,7 +45,7 @@ pub fn open(
         models: Vec::new(),
         tests: Vec::new(),
     };
-    Ok(Target { path, record })
+    Ok((path, record))
 }
 
 /// Why a run described by `now` cannot continue `file`'s (the first difference); files from

@@ -54,7 +54,7 @@ pub fn run_arrivals(
         clock,
         engine_ns: 0,
     };
-    let t0 = s.now();
+    let t0 = s.clock.now_ns();
     let mut traces = super::bench::new_traces(reqs, t0, Some(offsets));
     let mut q = Queue {
         free: (0..slots as i32).rev().collect(),
@@ -66,14 +66,14 @@ pub fn run_arrivals(
     let mut batch: Vec<BatchToken> = Vec::new();
     let mut owner: Vec<usize> = Vec::new();
     loop {
-        let now = s.now();
+        let now = s.clock.now_ns();
         q.admit(&mut traces, now);
         if q.active.is_empty() {
             if q.next >= reqs.len() {
                 break;
             }
             clock.sleep_until(traces[q.next].arrival_ns);
-            idle_ns += s.now().saturating_sub(now);
+            idle_ns += s.clock.now_ns().saturating_sub(now);
             continue;
         }
         q.fill_batch(reqs, n_batch, &mut batch, &mut owner);
@@ -86,7 +86,7 @@ pub fn run_arrivals(
     }
     Ok(ArrivalRun {
         start_ns: t0,
-        t_ns: s.now() - t0,
+        t_ns: s.clock.now_ns() - t0,
         engine_ns: s.engine_ns,
         idle_ns,
         n_decoded,

@@ -40,10 +40,6 @@ impl Timed<'_, '_> {
         self.engine_ns += self.clock.now_ns().saturating_sub(t);
         r
     }
-
-    pub(super) fn now(&self) -> u64 {
-        self.clock.now_ns()
-    }
 }
 
 /// llama-batched-bench's warmup: 16 random tokens on sequence 0 (fewer if a sequence has
@@ -96,7 +92,7 @@ pub fn run_together(
         clock,
         engine_ns: 0,
     };
-    let t0 = s.now();
+    let t0 = s.clock.now_ns();
     let mut q = Seqs {
         traces: new_traces(reqs, t0, None),
         last: vec![0i32; b],
@@ -109,9 +105,9 @@ pub fn run_together(
         let pp = reqs[0].prompt.len() as i32;
         copy_shared_prompt(&mut s, pp, b, kv_unified, q.last[0])?;
     }
-    let t_tg_start = s.now();
+    let t_tg_start = s.clock.now_ns();
     let n_tg = generate(&mut s, reqs, n_batch, &mut q, &mut batch)?;
-    let t_end = s.now();
+    let t_end = s.clock.now_ns();
     Ok(TogetherRun {
         start_ns: t0,
         phases: Phases {
@@ -199,7 +195,7 @@ fn prefill(
         }
         s.call(|x| x.synchronize());
         if c + 1 == n_chunks {
-            t_pp_end = Some(s.now());
+            t_pp_end = Some(s.clock.now_ns());
         }
         for (i, t) in chunk.iter().enumerate().filter(|(_, t)| t.logits) {
             // A shared prompt's logits give every sequence its first token.

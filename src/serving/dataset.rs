@@ -86,7 +86,9 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Prompt>, DatasetError> {
 fn jsonl_prompt(line: &str) -> Result<Prompt, String> {
     let v: serde_json::Value =
         serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
-    let obj = (v.as_object()).ok_or_else(|| "expected an object {\"prompt\": ...}".to_string())?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| "expected an object {\"prompt\": ...}".to_string())?;
     let text = obj.get("prompt").and_then(|p| p.as_str());
     let text = text.ok_or_else(|| "missing \"prompt\" (a string)".to_string())?;
     let max_tokens = match obj.get("max_tokens") {
@@ -193,7 +195,7 @@ pub fn serving_picks<E: std::fmt::Display>(
 ) -> Result<Vec<(usize, u32)>, ServingError> {
     let picked: Vec<(usize, u32)> = if file.sharegpt {
         pick(&file.prompts, n, seed, u32::MAX, count, |c| *c)
-            .map_err(|e| ServingError::Prompts(e.to_string()))?
+            .map_err(|e| ServingError::Refused(e.to_string()))?
             .into_iter()
             .map(|s| (s.index, s.n_gen))
             .collect()
@@ -203,7 +205,7 @@ pub fn serving_picks<E: std::fmt::Display>(
             .collect()
     };
     if picked.is_empty() {
-        return Err(ServingError::Prompts(format!(
+        return Err(ServingError::Refused(format!(
             "{}: no conversation within vLLM's limits (4 to 1024 prompt tokens, 2048 in all)",
             file.name
         )));

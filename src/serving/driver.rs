@@ -90,7 +90,8 @@ impl Gathered {
         self.tally.join(&r.tally);
         self.figs.push(r.figs);
         let s = r.start_ns;
-        (self.traces).extend(r.traces.into_iter().map(|x| (rep, s, x)));
+        self.traces
+            .extend(r.traces.into_iter().map(|x| (rep, s, x)));
     }
 }
 
@@ -208,8 +209,10 @@ fn assemble(
     let overhead_ms = mean(|f| Some(f.overhead_ms)).unwrap_or(0.0);
     let idle_ms = mean(|f| f.idle_ms);
     let busy_ms = t_ms - idle_ms.unwrap_or(0.0);
-    let meets_targets =
-        (sc.targets.as_ref()).map(|tg| metrics::meets(tg, &lat.ttft_ms, &lat.tpot_ms));
+    let meets_targets = sc
+        .targets
+        .as_ref()
+        .map(|tg| metrics::meets(tg, &lat.ttft_ms, &lat.tpot_ms));
     Serving {
         mode: t.mode,
         transport: Default::default(),
@@ -255,7 +258,9 @@ fn assemble(
         targets: sc.targets.clone(),
         meets_targets,
         price_per_hour: sc.price_per_hour,
-        cost_per_mtok: (sc.price_per_hour).and_then(|p| metrics::cost_per_mtok(p, output_ts)),
+        cost_per_mtok: sc
+            .price_per_hour
+            .and_then(|p| metrics::cost_per_mtok(p, output_ts)),
         reps: g.figs.clone(),
         requests: g.traces.iter().map(|(r, s, x)| x.sample(*r, *s)).collect(),
     }

@@ -20,8 +20,7 @@ pub enum ServingError {
     TooLong { need: u32, trained: u32 },
     #[error("the goodput test needs [serving] slo")]
     NoSlo,
+    /// A prompt file's or a server's failure, in its own words.
     #[error("{0}")]
-    Prompts(String),
-    #[error("{0}")]
-    Server(String),
+    Refused(String),
 }

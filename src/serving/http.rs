@@ -147,7 +147,7 @@ impl HttpRun<'_> {
         let (start, answers) = self.client.stream_all(reqs);
         let failed = answers.iter().filter(|a| a.is_err()).count();
         if let Some(Err(e)) = answers.iter().find(|a| a.is_err()) {
-            return Err(ServingError::Server(if failed > 1 {
+            return Err(ServingError::Refused(if failed > 1 {
                 format!(
                     "{e} (and {} more of {} requests failed)",
                     failed - 1,
@@ -195,7 +195,7 @@ impl HttpRun<'_> {
                 .collect());
         };
         if f.sharegpt && self.tokenize.is_none() {
-            return Err(ServingError::Prompts(format!(
+            return Err(ServingError::Refused(format!(
                 "{}: sampling ShareGPT as vLLM does counts tokens with the model's \
                  tokenizer: give the entry a `path` to its GGUF",
                 f.name
@@ -293,7 +293,9 @@ impl Transport for Http<'_, '_> {
         // when tpsbench gave it a draft (then zero counts say it drafted nothing).
         if g.tally.drafts.answers_counted > 0 || run.draft.is_some() {
             s.drafts = Some(ServedDrafts {
-                draft: (run.draft).map(|d| crate::config::values::file_name(&d.0.path)),
+                draft: run
+                    .draft
+                    .map(|d| crate::config::values::file_name(&d.0.path)),
                 draft_sha256: run.draft.map(|d| d.1.clone()),
                 draft_max: run.draft.map(|d| d.0.draft_max),
                 draft_min: run.draft.map(|d| d.0.draft_min),

@@ -184,7 +184,9 @@ pub fn mean_of(xs: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
 /// Whether a test meets the targets: TTFT and time per output token at the percentile.
 pub fn meets(targets: &Targets, ttft_ms: &Dist, tpot_ms: &Dist) -> bool {
     let q = targets.percentile;
-    let ttft_ok = (targets.ttft_ms).is_none_or(|y| ttft_ms.n > 0 && ttft_ms.at(q) <= y);
+    let ttft_ok = targets
+        .ttft_ms
+        .is_none_or(|y| ttft_ms.n > 0 && ttft_ms.at(q) <= y);
     let rate_ok = targets
         .per_request_ts
         .is_none_or(|x| tpot_ms.n > 0 && tpot_ms.at(q) > 0.0 && 1000.0 / tpot_ms.at(q) >= x);

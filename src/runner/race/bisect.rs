@@ -14,7 +14,7 @@ use crate::engine::DeviceInfo;
 use crate::output::progress::Progress;
 use crate::plan::{PlannedTest, TestParams};
 use crate::record::Status;
-use crate::record::tune::{Bisection, Probe, ProbeFailure};
+use crate::record::tune::{Bisection, Probe, ProbeFailure, TuneRecord};
 use crate::runner::RunOptions;
 use crate::runner::sweep::Sweep;
 
@@ -79,12 +79,6 @@ pub(super) fn boundary<E>(
     }
 }
 
-/// What races after bisection, and the bisections.
-pub(super) struct Bisected {
-    pub race: Vec<PlannedTest>,
-    pub record: Vec<Bisection>,
-}
-
 /// The groups of `candidates` (indices) that differ only in `axis`, each in order of
 /// offload, where `eligible` holds for every member.
 fn groups(
@@ -111,22 +105,20 @@ fn groups(
 }
 
 /// Bisects the first axis with a group of at least [`MIN_VALUES`] values; every other
-/// candidate races. `t.bisect = false`: everything races.
+/// candidate races. `t.bisect = false`: everything races. Returns what races; the
+/// bisections go into `rec`.
 pub(super) fn plan(
     sweep: &mut Sweep,
     memory: &mut super::limits::Memory,
     t: &Tune,
     candidates: Vec<PlannedTest>,
+    rec: &mut TuneRecord,
     progress: &mut dyn Progress,
-) -> Result<Bisected, RunnerError> {
-    let none = |race| Bisected {
-        race,
-        record: Vec::new(),
-    };
+) -> Result<Vec<PlannedTest>, RunnerError> {
     if !t.bisect {
-        return Ok(none(candidates));
+        return Ok(candidates);
     }
-    let devices: Vec<DeviceInfo> = sweep.record().run.devices.clone();
+    let devices: Vec<DeviceInfo> = sweep.record.run.devices.clone();
     let (opts, prep) = (memory.opts, memory.prep);
     for axis in &AXES {
         let mut eligible = |c: &PlannedTest| {
@@ -147,7 +139,6 @@ pub(super) fn plan(
         if big.is_empty() {
             continue;
         }
-        let mut record = Vec::new();
         let mut dropped: Vec<usize> = Vec::new();
         for g in big {
             if !opts.quiet {
@@ -159,15 +150,15 @@ pub(super) fn plan(
             }
             let b = bisect_group(sweep, axis, &candidates, &g, progress)?;
             dropped.extend(g.iter().filter(|&&i| !b.raced.contains(&candidates[i].id)));
-            record.push(b);
+            rec.bisections.push(b);
         }
         let race = (candidates.into_iter().enumerate())
             .filter(|(i, _)| !dropped.contains(i))
             .map(|(_, c)| c)
             .collect();
-        return Ok(Bisected { race, record });
+        return Ok(race);
     }
-    Ok(none(candidates))
+    Ok(candidates)
 }
 
 /// Probes group `g` (in order of offload) for its boundary.
@@ -183,13 +174,13 @@ fn bisect_group(
         if sweep.measure_all(std::slice::from_ref(c), progress)? {
             return Err(RunnerError::Interrupted("bisecting"));
         }
-        let test = sweep.record().tests.iter().find(|x| x.id == c.id);
+        let test = sweep.record.tests.iter().find(|x| x.id == c.id);
         Ok(test.is_some_and(|x| x.status == Status::Ok))
     };
     let (b, probes) = boundary(g.len(), &mut probe)?;
     let id = |k: usize| candidates[g[k]].id.clone();
     // What failed of a failed probe: its load (the placement did not fit) or its test.
-    let failed = |k: usize| match sweep.load_failed(&id(k)) {
+    let failed = |k: usize| match sweep.load_failed.contains(&id(k)) {
         true => ProbeFailure::Load,
         false => ProbeFailure::Test,
     };

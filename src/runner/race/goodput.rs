@@ -35,7 +35,9 @@ pub(super) fn serving(
     // each standing for all its slots); an endpoint's server has its own slots.
     rec.space = rec.space * g.slots.len() + endpoints.len();
     // One serving candidate per slots value of each configuration, in order.
-    let each = (candidates.iter()).flat_map(|b| g.slots.iter().map(move |&s| (b, s)));
+    let each = candidates
+        .iter()
+        .flat_map(|b| g.slots.iter().map(move |&s| (b, s)));
     let mut out: Vec<PlannedTest> = (each.enumerate())
         .map(|(i, c)| candidate(i, c, g, config, sc))
         .collect();

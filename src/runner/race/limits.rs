@@ -16,29 +16,24 @@ use crate::config::tune::Tune;
 use crate::output::progress::Progress;
 use crate::plan::serving::Transport;
 use crate::plan::{Detail, ModelSource, PlannedTest};
-use crate::record::tune::{Applied, Excluded, Limit, LoadTime};
+use crate::record::tune::{Applied, Excluded, Limit, LoadTime, TuneRecord};
 use crate::runner::RunOptions;
 use crate::runner::prepare::Prepared;
 use crate::runner::sweep::Sweep;
 
-pub(super) struct Pruned {
-    pub keep: Vec<PlannedTest>,
-    /// What they excluded, each candidate once, by the first limit it fails.
-    pub excluded: Vec<Excluded>,
-    pub applied: Vec<Applied>,
-    /// The load times of the kept candidates' models, when `max_load_seconds` measured
-    /// them (else empty: measured after bisection, for what races).
-    pub loads: Vec<LoadTime>,
-}
-
+/// The candidates the limits keep. Into `rec`: the limits applied, what they excluded (each
+/// candidate once, by the first limit it fails) and the load times of the kept candidates'
+/// models when `max_load_seconds` measured them (else none: measured after bisection, for
+/// what races).
 pub(super) fn apply(
     engine: &dyn crate::engine::Engine,
     sweep: &mut Sweep,
     memory: &mut Memory,
     t: &Tune,
     space: Vec<PlannedTest>,
+    rec: &mut TuneRecord,
     progress: &mut dyn Progress,
-) -> Result<Pruned, RunnerError> {
+) -> Result<Vec<PlannedTest>, RunnerError> {
     let (opts, prep) = (memory.opts, memory.prep);
     let mut applied = Vec::new();
     let mut excluded = Vec::new();
@@ -74,12 +69,8 @@ pub(super) fn apply(
         }
         None => Vec::new(),
     };
-    Ok(Pruned {
-        keep,
-        excluded,
-        applied,
-        loads,
-    })
+    (rec.excluded, rec.limits, rec.loads) = (excluded, applied, loads);
+    Ok(keep)
 }
 
 /// The candidates `judge` keeps; each one it names a limit for joins `excluded`.
@@ -137,7 +128,9 @@ impl<'a> Memory<'a> {
         }
         let path = header_path(self.opts, self.prep, c);
         let name = &self.prep.plan.models[c.model].name;
-        let why = (self.limits).excludes(&mut self.shapes, &path, name, c, at, draft)?;
+        let why = self
+            .limits
+            .excludes(&mut self.shapes, &path, name, c, at, draft)?;
         Some((Limit::Memory, why))
     }
 }
@@ -167,7 +160,10 @@ pub(super) fn expanded(
             let Some(path) = file else {
                 return memory.excludes(c, one, None);
             };
-            let label = (s.draft_label.clone()).unwrap_or_else(|| s.drafter.to_string());
+            let label = s
+                .draft_label
+                .clone()
+                .unwrap_or_else(|| s.drafter.to_string());
             let draft = memory::DraftModel {
                 path: &path,
                 label: &label,
@@ -236,7 +232,7 @@ fn kld(
     }
     Ok(prune(keep, excluded, |c| {
         let name = &prep.plan.models[c.model].name;
-        let model = sweep.record().models.iter().find(|m| &m.name == name);
+        let model = sweep.record.models.iter().find(|m| &m.name == name);
         let why = match model.and_then(|m| m.quality.as_ref()) {
             Some(q) if q.kld_mean <= max => return None,
             Some(q) => format!("{name}: KLD {:.4} > {max}", q.kld_mean),

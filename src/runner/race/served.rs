@@ -26,7 +26,10 @@ pub(super) enum Reach {
 
 pub(super) fn reach(config: &Config, model: usize) -> Reach {
     // Plan models past the `[[model]]` entries are ladder variants: always in process.
-    (config.models.get(model)).map_or(Reach::InProcess, reach_entry)
+    config
+        .models
+        .get(model)
+        .map_or(Reach::InProcess, reach_entry)
 }
 
 fn reach_entry(m: &ModelEntry) -> Reach {
@@ -51,7 +54,10 @@ pub(super) fn split(
     let (Some(g), Some(sc)) = (g, &config.serving) else {
         return Ok((space, Vec::new()));
     };
-    for c in (space.iter()).filter(|c| reach(config, c.model) == Reach::Launched) {
+    for c in space
+        .iter()
+        .filter(|c| reach(config, c.model) == Reach::Launched)
+    {
         let m = &config.models[c.model];
         if let Some((k, v)) = server_flags::unpassed(&c.params).into_iter().next() {
             let axis = k.name;

@@ -61,25 +61,25 @@ pub fn count(
     let max = u64::from(q.max_tokens);
     let chunks = s.chunks.len() as u64;
     if chunks > max {
-        return Err(ServingError::Server(format!(
+        return Err(ServingError::Refused(format!(
             "the server sent {chunks} chunks of text for max_tokens {max}: more tokens than asked"
         )));
     }
     if let Some(u) = s.usage {
         let c = u.completion_tokens;
         if c > max {
-            return Err(ServingError::Server(format!(
+            return Err(ServingError::Refused(format!(
                 "the server's usage.completion_tokens is {c}, more than the max_tokens {max} asked"
             )));
         }
         if c < chunks {
-            return Err(ServingError::Server(format!(
+            return Err(ServingError::Refused(format!(
                 "the server's usage.completion_tokens is {c}, fewer than the {chunks} chunks of text that arrived"
             )));
         }
         let most = most_prompt_tokens(&q.prompt);
         if u.prompt_tokens > most {
-            return Err(ServingError::Server(format!(
+            return Err(ServingError::Refused(format!(
                 "the server's usage.prompt_tokens is {}, more than the prompt can hold (at most {most})",
                 u.prompt_tokens
             )));

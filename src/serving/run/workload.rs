@@ -26,14 +26,14 @@ pub(super) fn workload(
         let p = &file.prompts[i];
         let text = if sc.chat_template {
             (sm.apply_chat_template(&p.text))
-                .map_err(|e| ServingError::Prompts(format!("{}: {e}", file.name)))?
+                .map_err(|e| ServingError::Refused(format!("{}: {e}", file.name)))?
         } else {
             p.text.clone()
         };
         let prompt = sm.tokenize(&text, true, sc.chat_template)?;
         if prompt.is_empty() {
             let e = format!("{}: prompt {} has no tokens", file.name, i + 1);
-            return Err(ServingError::Prompts(e));
+            return Err(ServingError::Refused(e));
         }
         reqs.push(Request { prompt, n_gen });
     }

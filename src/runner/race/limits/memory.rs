@@ -164,7 +164,10 @@ impl Limits {
         };
         let offloaded = target.offloaded || draft.as_ref().is_some_and(|(_, h)| h.offloaded);
         let host = self.host.as_ref().map(|(limit, _)| ("CPU", *limit));
-        let devices = (self.devices.iter()).map(|(dev, limit, _)| (dev.as_str(), *limit));
+        let devices = self
+            .devices
+            .iter()
+            .map(|(dev, limit, _)| (dev.as_str(), *limit));
         for (dev, limit) in host.into_iter().chain(devices) {
             let (w, kv) = bytes(&target, dev);
             // The draft's part of the figure: "; draft q4: weights 1.00 MiB + KV 2.0 KiB".
