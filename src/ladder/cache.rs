@@ -174,7 +174,10 @@ pub(crate) fn size_bound(t: QuantType, n_elements: u64) -> u64 {
 #[cfg(unix)]
 pub(crate) fn free_bytes(path: &Path) -> Option<u64> {
     use std::ffi::CString;
-    let mut p = path;
+    // A bare relative name's ancestors end at "", which does not exist: from the working
+    // directory, so that `v.gguf` is checked like `./v.gguf`.
+    let abs = std::path::absolute(path).ok()?;
+    let mut p = abs.as_path();
     while !p.exists() {
         p = p.parent()?;
     }
@@ -241,6 +244,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let free = free_bytes(&dir.path().join("not/yet/there.gguf")).unwrap();
         assert!(free > 0);
+        assert!(free_bytes(Path::new("a-bare-name-not-yet-written.gguf")).is_some());
         let e = check_space(dir.path(), u64::MAX).unwrap_err().to_string();
         assert!(e.contains("not enough disk space"), "{e}");
         assert!(check_space(dir.path(), 1).is_ok());
