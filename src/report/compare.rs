@@ -18,7 +18,6 @@ pub const BASELINE_DIR: &str = "target/tpsbench/baselines";
 
 /// One side of a comparison: tests with the model's sha256 alongside.
 pub struct Side {
-    pub label: String,
     pub tests: Vec<(String, TestRecord)>,
     /// The machine the side ran on ([`machine_key`]), where its noise floor is stored.
     pub machine: Option<String>,
@@ -67,7 +66,6 @@ pub fn load_side(spec: &str, baseline_dir: &Path) -> Result<Side, CompareError> 
     tests.sort_by(|a, b| a.1.id.cmp(&b.1.id));
     launches.dedup();
     Ok(Side {
-        label: spec.to_string(),
         tests,
         machine,
         // Several runs pooled are several launches: nothing to pair with.
@@ -79,9 +77,8 @@ fn launch_key(run: &RunRecord) -> String {
     format!("{}@{}", machine_key(run), run.run.started_at)
 }
 
-pub fn side_of_run(label: &str, run: &RunRecord) -> Side {
+pub fn side_of_run(run: &RunRecord) -> Side {
     Side {
-        label: label.to_string(),
         tests: sides_tests(run),
         machine: Some(machine_key(run)),
         launch: Some(launch_key(run)),
@@ -447,7 +444,7 @@ pub fn baseline_settings(this: &Side) -> Settings {
 /// As criterion: the change against the baseline `name`, on stderr (stdout has the export);
 /// true on a significant regression.
 pub fn against_baseline(base: &Side, name: &str, record: &RunRecord) -> bool {
-    let this = side_of_run("this run", record);
+    let this = side_of_run(record);
     let report = compare_sides(base, &this, &[], &baseline_settings(&this));
     eprint!(
         "\n{}",

@@ -13,9 +13,9 @@ pub fn report(labels: &[String], records: &[RunRecord]) -> String {
     let Some(first) = records.first() else {
         return out;
     };
-    let a = super::compare::side_of_run(&labels[0], first);
+    let a = super::compare::side_of_run(first);
     for (label, rec) in labels.iter().zip(records).skip(1) {
-        let b = super::compare::side_of_run(label, rec);
+        let b = super::compare::side_of_run(rec);
         // The builds' launches alternate round by round: paired, no floor needed.
         let settings = crate::stats::compare::Settings {
             interleaved: true,

@@ -133,7 +133,7 @@ fn record_direct(t: &TestRecord, rounds: &[Vec<f64>]) -> TestRecord {
 fn side(run: &RunRecord, t: TestRecord) -> Side {
     let mut r = run.clone();
     r.tests = vec![t];
-    side_of_run("side", &r)
+    side_of_run(&r)
 }
 
 /// One launch of `n_rounds` rounds (fresh contexts) × repetitions: the launch's level
@@ -323,7 +323,7 @@ fn run_baseline_judges_this_run_against_the_saved_one_at_alpha() {
         let mut this = run.clone();
         this.run.started_at = format!("a later launch {i}");
         this.tests = vec![record(t, &rounds(&mut noise, MU, 0.05, 3))];
-        let this = side_of_run("this run", &this);
+        let this = side_of_run(&this);
         let settings = tpsbench::report::compare::baseline_settings(&this);
         let r = compare_sides(&saved, &this, &[], &settings);
         fp += changed(r.rows[0].comparison.verdict) as usize;
@@ -372,8 +372,8 @@ fn library_ab_on_identical_builds_is_significant_at_most_at_alpha() {
                 tpsbench::report::library_ab::run_rounds(&libs, 3, &[], None, &mut l, &mut |_| {})
                     .unwrap();
             assert_eq!(recs[0].tests[0].rounds.len(), 3, "a round per launch");
-            let a = side_of_run("a", &recs[0]);
-            let b = side_of_run("b", &recs[1]);
+            let a = side_of_run(&recs[0]);
+            let b = side_of_run(&recs[1]);
             let r = compare_sides(&a, &b, &[], &Settings::default());
             fp += changed(r.rows[0].comparison.verdict) as usize;
         }

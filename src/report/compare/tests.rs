@@ -1,12 +1,12 @@
 use super::*;
 use crate::report::export::fixtures;
 
-fn side(label: &str, threads: u32, scale: f64) -> Side {
-    side_n(label, threads, scale, 5)
+fn side(threads: u32, scale: f64) -> Side {
+    side_n(threads, scale, 5)
 }
 
 /// A side of one test with `n` repetitions, its rates scaled by `scale`.
-fn side_n(label: &str, threads: u32, scale: f64, n: usize) -> Side {
+fn side_n(threads: u32, scale: f64, n: usize) -> Side {
     let run = fixtures::run();
     let mut t = run.tests[0].clone();
     t.params.n_threads = threads;
@@ -20,7 +20,6 @@ fn side_n(label: &str, threads: u32, scale: f64, n: usize) -> Side {
     ];
     t.set_samples(ns[..n].iter().map(|&x| (x as f64 / scale) as u64).collect());
     Side {
-        label: label.into(),
         tests: vec![("sha".into(), t)],
         machine: None,
         launch: None,
@@ -28,8 +27,8 @@ fn side_n(label: &str, threads: u32, scale: f64, n: usize) -> Side {
 }
 
 /// A side of one test run in rounds whose medians are `medians`.
-fn side_rounds(label: &str, medians: &[f64]) -> Side {
-    let mut s = side_n(label, 2, 1.0, 3);
+fn side_rounds(medians: &[f64]) -> Side {
+    let mut s = side_n(2, 1.0, 3);
     let t = &mut s.tests[0].1;
     let n_tokens = t.params.n_tokens() as f64;
     let round = |m: f64| {
@@ -48,12 +47,7 @@ fn side_rounds(label: &str, medians: &[f64]) -> Side {
 
 #[test]
 fn the_same_configuration_on_single_launches_is_inconclusive_not_no_change() {
-    let r = compare_sides(
-        &side("a", 2, 1.0),
-        &side("b", 2, 1.0),
-        &[],
-        &Settings::default(),
-    );
+    let r = compare_sides(&side(2, 1.0), &side(2, 1.0), &[], &Settings::default());
     assert_eq!(r.rows.len(), 1);
     assert!(r.varied.is_empty());
     // One launch each: the launch-to-launch floor (7%) is wider than the ±2% band.
@@ -63,12 +57,7 @@ fn the_same_configuration_on_single_launches_is_inconclusive_not_no_change() {
 
 #[test]
 fn a_property_that_differs_wholesale_is_what_gets_compared() {
-    let r = compare_sides(
-        &side("a", 2, 1.0),
-        &side("b", 1, 0.6),
-        &[],
-        &Settings::default(),
-    );
+    let r = compare_sides(&side(2, 1.0), &side(1, 0.6), &[], &Settings::default());
     assert_eq!(
         r.varied,
         vec![("n_threads".to_string(), "2".to_string(), "1".to_string())]
@@ -95,8 +84,8 @@ fn baselines_are_saved_and_found_by_name() {
 #[test]
 fn kv_offload_on_one_side_and_the_default_on_the_other_is_what_gets_compared() {
     // The default (false) is left out of the file: it must still join and compare.
-    let a = side("a", 2, 1.0);
-    let mut b = side("b", 2, 0.8);
+    let a = side(2, 1.0);
+    let mut b = side(2, 0.8);
     b.tests[0].1.params.no_kv_offload = true;
     let r = compare_sides(&a, &b, &[], &Settings::default());
     assert_eq!(
@@ -115,8 +104,8 @@ fn kv_offload_on_one_side_and_the_default_on_the_other_is_what_gets_compared() {
 #[test]
 fn a_two_fold_slowdown_on_single_launches_is_slower_and_fails_ci() {
     let r = compare_sides(
-        &side_n("a", 2, 1.0, 3),
-        &side_n("b", 2, 0.52, 3),
+        &side_n(2, 1.0, 3),
+        &side_n(2, 0.52, 3),
         &["n_threads".to_string()],
         &Settings::default(),
     );
@@ -135,8 +124,8 @@ fn a_two_fold_slowdown_on_single_launches_is_slower_and_fails_ci() {
 #[test]
 fn an_unchanged_pair_of_single_launches_is_inconclusive_and_passes_ci() {
     let r = compare_sides(
-        &side_n("a", 2, 1.0, 3),
-        &side_n("b", 2, 1.0, 3),
+        &side_n(2, 1.0, 3),
+        &side_n(2, 1.0, 3),
         &[],
         &Settings::default(),
     );
@@ -152,8 +141,8 @@ fn an_unchanged_pair_of_single_launches_is_inconclusive_and_passes_ci() {
 
 #[test]
 fn interleaved_sides_with_rounds_are_compared_round_by_round() {
-    let a = side_rounds("a", &[100.0, 106.0, 96.0]);
-    let b = side_rounds("b", &[90.1, 95.3, 86.2]);
+    let a = side_rounds(&[100.0, 106.0, 96.0]);
+    let b = side_rounds(&[90.1, 95.3, 86.2]);
     let interleaved = Settings {
         interleaved: true,
         ..Default::default()
@@ -169,7 +158,7 @@ fn interleaved_sides_with_rounds_are_compared_round_by_round() {
         "{md}"
     );
     // Different round counts: unpaired, and both counts shown.
-    let b4 = side_rounds("b", &[90.1, 95.3, 86.2, 91.0]);
+    let b4 = side_rounds(&[90.1, 95.3, 86.2, 91.0]);
     let r = compare_sides(&a, &b4, &[], &interleaved);
     assert_eq!(r.rows[0].comparison.method, Method::UnpairedRounds);
     assert!(r.to_markdown("a", "b").contains("|  3 / 4 |"));
@@ -181,7 +170,7 @@ fn a_measured_floor_is_stored_per_machine_and_found_again() {
     let launch = |level: f64| {
         let mut run = fixtures::run();
         run.tests.truncate(1);
-        run.tests[0] = side_rounds("a", &[level, level * 1.01, level * 0.99]).tests[0]
+        run.tests[0] = side_rounds(&[level, level * 1.01, level * 0.99]).tests[0]
             .1
             .clone();
         (format!("{level}.json"), run)
@@ -219,8 +208,8 @@ fn a_measured_floor_is_stored_per_machine_and_found_again() {
 
 #[test]
 fn two_sides_of_one_run_are_paired_by_round_and_separate_runs_are_not() {
-    let a = side_rounds("a", &[100.0, 106.0, 96.0]);
-    let mut b = side_rounds("b", &[90.1, 95.3, 86.2]);
+    let a = side_rounds(&[100.0, 106.0, 96.0]);
+    let mut b = side_rounds(&[90.1, 95.3, 86.2]);
     b.tests[0].1.identity = "other".into();
     let separate = compare_sides(&a, &b, &[], &Settings::default());
     assert_eq!(separate.rows[0].comparison.method, Method::NoiseFloor);
