@@ -419,7 +419,11 @@ pub fn mismatches(asked: &Asked, p: &Placement) -> Vec<String> {
     }
     // And only those, unless overrides were asked: the others follow their layer.
     if !asked.tensor_overrides && gpu_seen {
-        let overridden = |l| (p.overrides.iter()).any(|o| expert_layer(&o.tensor) == Some(l));
+        let overridden = |l| {
+            p.overrides
+                .iter()
+                .any(|o| expert_layer(&o.tensor) == Some(l))
+        };
         let moved: Vec<u32> = (p.experts.iter())
             .filter(|e| e.layer >= n && e.device == "CPU" && overridden(e.layer))
             .map(|e| e.layer)

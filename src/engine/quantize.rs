@@ -131,7 +131,10 @@ impl CRows {
             .map(|(n, m)| row(n.as_ptr(), m))
             .collect();
         imatrix.push(row(std::ptr::null(), &[]));
-        let pairs = (patterns.iter().map(|p| p.as_ptr())).zip(o.tensor_types.iter().map(|t| t.1));
+        let pairs = patterns
+            .iter()
+            .map(|p| p.as_ptr())
+            .zip(o.tensor_types.iter().map(|t| t.1));
         let tt = (pairs.chain([(std::ptr::null(), sys::GGML_TYPE_COUNT)]))
             .map(|(pattern, type_)| sys::llama_model_tensor_override { pattern, type_ })
             .collect();

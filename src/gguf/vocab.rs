@@ -31,7 +31,10 @@ pub struct Vocab {
 impl Vocab {
     pub fn metadata(&self) -> Vec<(String, Value)> {
         let strings = |v: &[String]| Value::Array(v.iter().cloned().map(Value::String).collect());
-        let scores = (self.scores.as_ref()).map(|s| s.iter().copied().map(Value::F32).collect());
+        let scores = self
+            .scores
+            .as_ref()
+            .map(|s| s.iter().copied().map(Value::F32).collect());
         let types = self.types.iter().copied().map(Value::I32).collect();
         let keys = [
             ("model", Some(Value::String(self.model.into()))),

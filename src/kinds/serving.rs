@@ -52,7 +52,10 @@ fn group_run<'a>(
     config: &'a Config,
     prompts: Option<&'a PromptFile>,
 ) -> GroupRun<'a> {
-    let sc = (config.serving.as_ref()).expect("serving tests come from a [serving] table");
+    let sc = config
+        .serving
+        .as_ref()
+        .expect("serving tests come from a [serving] table");
     GroupRun {
         engine,
         sc,
@@ -174,7 +177,12 @@ fn llama_server_command(
     let slots = if first.own_server {
         first.n_seq_max
     } else {
-        (sc.n_parallel.iter().copied().max().unwrap_or(1)).max(sc.slots)
+        sc.n_parallel
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(1)
+            .max(sc.slots)
     };
     // Room for each slot's longest request (synthetic prompts), or the model's own context
     // with a prompt file.
@@ -253,7 +261,10 @@ fn open_served<'m>(
     }
     warm_up(&client);
     if let Some(l) = &launched {
-        info.sources = (l.command.first()).and_then(|b| launch::stamp_sources(Path::new(b)));
+        info.sources = l
+            .command
+            .first()
+            .and_then(|b| launch::stamp_sources(Path::new(b)));
         info.command = Some(l.command.clone());
         info.log = Some(l.log.display().to_string());
         // The user's command: its settings are its own, not the test's.

@@ -126,7 +126,11 @@ impl Rows {
             .read_exact(&mut self.bytes)
             .map_err(|e| input(&self.path, e))?;
         out.clear();
-        out.extend((self.bytes.chunks_exact(2)).map(|b| u16::from_le_bytes([b[0], b[1]])));
+        out.extend(
+            self.bytes
+                .chunks_exact(2)
+                .map(|b| u16::from_le_bytes([b[0], b[1]])),
+        );
         Ok(())
     }
 }

@@ -40,9 +40,15 @@ impl BaseInfo {
             path: path.to_path_buf(),
             sha256,
             base_type: h.file_type().unwrap_or("unknown").to_string(),
-            quantized: (h.tensors.iter()).any(|t| is_quantized_ggml_type(t.ggml_type)),
+            quantized: h
+                .tensors
+                .iter()
+                .any(|t| is_quantized_ggml_type(t.ggml_type)),
             synthetic: is_synthetic(&h),
-            preset: (h.get(KEY_PRESET).and_then(Value::as_str)).map(str::to_string),
+            preset: h
+                .get(KEY_PRESET)
+                .and_then(Value::as_str)
+                .map(str::to_string),
             n_elements: h.n_elements(),
             n_vocab: match h.get("tokenizer.ggml.tokens") {
                 Some(Value::Array(a)) => a.len(),
@@ -91,7 +97,11 @@ pub fn model_identity(h: &Header) -> String {
         .collect();
     tensors.sort();
     key.extend(tensors);
-    key.push_str((h.get("tokenizer.ggml.model").and_then(Value::as_str)).unwrap_or(""));
+    key.push_str(
+        h.get("tokenizer.ggml.model")
+            .and_then(Value::as_str)
+            .unwrap_or(""),
+    );
     if let Some(Value::Array(tokens)) = h.get("tokenizer.ggml.tokens") {
         for t in tokens {
             key.push('\0');
@@ -119,7 +129,10 @@ pub fn file_difference(path: &Path, b: &Header) -> Option<String> {
         }
     }
     let dims = |h: &Header, name: &str| {
-        (h.tensors.iter().find(|t| t.name == name)).map(|t| t.dims.clone())
+        h.tensors
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| t.dims.clone())
     };
     for t in &b.tensors {
         let (name, want) = (&t.name, &t.dims);

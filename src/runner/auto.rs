@@ -47,7 +47,12 @@ pub fn look(record: &RunRecord, design: Design) -> Looked {
         }
     }
     // The other tests: per model (without a ladder's provenance) and test name.
-    let plain = |m: &str| (record.models.iter()).any(|x| x.name == m && x.provenance.is_none());
+    let plain = |m: &str| {
+        record
+            .models
+            .iter()
+            .any(|x| x.name == m && x.provenance.is_none())
+    };
     let keys = (record.tests.iter())
         .filter(|t| t.kind.is_llama_bench() && plain(&t.model))
         .map(|t| (t.model.clone(), t.test.clone()));

@@ -256,7 +256,10 @@ fn not_fetched(p: &Path) -> Result<(), RunnerError> {
 
 /// The part of `plan` in `scope` and shard `shard` (before resuming and `--only-model`).
 pub fn part(plan: &Plan, scope: Scope, shard: Option<plan::Shard>) -> Vec<PlannedTest> {
-    let n_files = (plan.models.iter()).filter(|m| matches!(m.source, ModelSource::File(_)));
+    let n_files = plan
+        .models
+        .iter()
+        .filter(|m| matches!(m.source, ModelSource::File(_)));
     let n_files = n_files.count();
     let mut tests: Vec<PlannedTest> = plan
         .tests

@@ -297,7 +297,11 @@ fn sweep_isolated(s: Started) -> Result<Swept, RunnerError> {
 fn child_args(r: &Request) -> Vec<String> {
     let flags = [(r.quiet, "--quiet"), (r.verbose, "--verbose")];
     let mut args: Vec<String> = flags.iter().filter(|f| f.0).map(|f| f.1.into()).collect();
-    args.extend((r.shard.iter()).flat_map(|s| ["--shard".into(), s.to_string()]));
+    args.extend(
+        r.shard
+            .iter()
+            .flat_map(|s| ["--shard".into(), s.to_string()]),
+    );
     args
 }
 

@@ -291,7 +291,11 @@ fn cpu_mask(hex: &str) -> [bool; 512] {
     let digits = hex.strip_prefix("0x").unwrap_or(hex);
     let nibbles = digits.chars().rev().map(|c| c.to_digit(16).unwrap_or(0));
     let nibbles: Vec<u32> = nibbles.collect();
-    std::array::from_fn(|cpu| (nibbles.get(cpu / 4)).is_some_and(|d| d >> (cpu % 4) & 1 == 1))
+    std::array::from_fn(|cpu| {
+        nibbles
+            .get(cpu / 4)
+            .is_some_and(|d| d >> (cpu % 4) & 1 == 1)
+    })
 }
 
 fn openmp() -> bool {

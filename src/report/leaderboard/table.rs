@@ -240,7 +240,9 @@ const OTHER_SETTINGS: &[Column] = &[
 
 /// The typed model- and context-level parameters.
 pub fn typed_params() -> impl Iterator<Item = &'static Knob> {
-    (PARAMS.iter()).filter(|k| k.level != Level::Test && matches!(k.slot, Slot::Field(_)))
+    PARAMS
+        .iter()
+        .filter(|k| k.level != Level::Test && matches!(k.slot, Slot::Field(_)))
 }
 
 /// Settings: each typed parameter under its header, then the others.
