@@ -19,6 +19,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::util::entry;
+
 pub mod estimate;
 
 #[serde_with::skip_serializing_none]
@@ -228,15 +230,6 @@ fn place_experts(
     }
     out.sort_by(|a, b| (a.layer, &a.device).cmp(&(b.layer, &b.device)));
     out
-}
-
-/// The element of `v` that `is` picks, pushed from `new` when there is none.
-pub(crate) fn entry<T>(v: &mut Vec<T>, is: impl Fn(&T) -> bool, new: impl FnOnce() -> T) -> &mut T {
-    let i = v.iter().position(is).unwrap_or_else(|| {
-        v.push(new());
-        v.len() - 1
-    });
-    &mut v[i]
 }
 
 fn device(devices: &mut Vec<DevicePlacement>, name: String) -> &mut DevicePlacement {

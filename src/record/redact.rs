@@ -97,27 +97,18 @@ fn replace_word(s: &str, host: &str, label: &str) -> String {
     out
 }
 
-/// Calls `f` on every scalar under `v` with the key it stands under ("" in an array) and its
-/// path (`/tests/0/model`), `v` being at `at`.
-fn each_scalar(v: &mut Value, at: &str, key: &str, f: &mut dyn FnMut(&str, &str, &mut Value)) {
+/// Calls `f` on every scalar under `v` with the key it stands under ("" in an array).
+fn each_scalar(v: &mut Value, key: &str, f: &mut dyn FnMut(&str, &mut Value)) {
     match v {
-        Value::Array(a) => {
-            for (i, x) in a.iter_mut().enumerate() {
-                each_scalar(x, &format!("{at}/{i}"), "", f);
-            }
-        }
-        Value::Object(m) => {
-            for (k, x) in m.iter_mut() {
-                each_scalar(x, &format!("{at}/{k}"), k, f);
-            }
-        }
-        _ => f(at, key, v),
+        Value::Array(a) => a.iter_mut().for_each(|x| each_scalar(x, "", f)),
+        Value::Object(m) => m.iter_mut().for_each(|(k, x)| each_scalar(x, k, f)),
+        _ => f(key, v),
     }
 }
 
 /// Calls `f` on the value of every non-empty `host` or `hostname` field.
 fn each_host_field(v: &mut Value, f: &mut dyn FnMut(&mut Value)) {
-    each_scalar(v, "", "", &mut |_, k, x| {
+    each_scalar(v, "", &mut |k, x| {
         if (k == "host" || k == "hostname") && x.as_str().is_some_and(|s| !s.is_empty()) {
             f(x);
         }
@@ -134,7 +125,7 @@ fn hostname(file: &Value) -> &str {
 /// `keep_host`, the host name becomes `label`; `run.published` says so.
 pub fn redact(file: &mut Value, label: &str, keep_host: bool) {
     let host = hostname(file).to_string();
-    each_scalar(file, "", "", &mut |_, _, v| {
+    each_scalar(file, "", &mut |_, v| {
         if let Value::String(s) = v {
             let mut t = strip_paths(s);
             if !keep_host {
@@ -178,12 +169,28 @@ pub(crate) fn exposed_in_json(bytes: &[u8]) -> Result<Vec<String>, RecordError> 
 /// where it is), a host name that did not go through `publish`. Empty when nothing.
 pub fn exposed(file: &Value) -> Vec<String> {
     let mut out = Vec::new();
-    each_scalar(&mut file.clone(), "", "", &mut |at, _, v| {
-        let s = v.as_str().unwrap_or("");
-        if let Some((a, b)) = paths_in(s).first() {
-            out.push(format!("an absolute path at {at}: {}", &s[*a..*b]));
+    // Read-only, with the path of each string: `each_scalar` would need a mutable copy.
+    fn walk(v: &Value, at: &str, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) => {
+                if let Some((a, b)) = paths_in(s).first() {
+                    out.push(format!("an absolute path at {at}: {}", &s[*a..*b]));
+                }
+            }
+            Value::Array(xs) => {
+                for (i, x) in xs.iter().enumerate() {
+                    walk(x, &format!("{at}/{i}"), out);
+                }
+            }
+            Value::Object(m) => {
+                for (k, x) in m {
+                    walk(x, &format!("{at}/{k}"), out);
+                }
+            }
+            _ => {}
         }
-    });
+    }
+    walk(file, "", &mut out);
     let host = hostname(file);
     match file
         .pointer("/run/published")

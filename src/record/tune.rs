@@ -49,7 +49,7 @@ impl TuneRecord {
     pub fn excluded_by_limit(&self) -> Vec<(Limit, usize, Vec<&str>)> {
         let mut by: Vec<(Limit, usize, Vec<&str>)> = Vec::new();
         for e in &self.excluded {
-            let (_, n, whys) = crate::engine::placement::entry(
+            let (_, n, whys) = crate::util::entry(
                 &mut by,
                 |(l, ..)| *l == e.limit,
                 || (e.limit, 0, Vec::new()),

@@ -125,8 +125,7 @@ pub fn run(
     // Auto rounds judge with a sequential design from the first round on: a file measured
     // with fixed rounds cannot be continued under it.
     let auto = &opts.config.settings.auto_rounds;
-    if let (false, Some(_), None, Some(file)) = (child, auto, &record.run.rounds_auto, &opts.resume)
-    {
+    if !child && let (Some(_), None, Some(file)) = (auto, &record.run.rounds_auto, &opts.resume) {
         let (file, rounds) = (file.clone(), record.run.rounds);
         return Err(OptionError::AutoResumesFixed { file, rounds }.into());
     }

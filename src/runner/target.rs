@@ -8,7 +8,8 @@ use crate::record::{RunInfo, RunRecord, SCHEMA_VERSION};
 use crate::{record::results, util::system};
 
 /// A new result file in `dir`, or `resume`'s after checking that it holds the plan `info`
-/// describes: its path (none without `dir`) and its record. `quiet_resume`: an `--isolate` child, which records no resume of its own.
+/// describes: its path (none without `dir`) and its record. `quiet_resume`: an `--isolate`
+/// child, which records no resume of its own.
 pub fn open(
     info: RunInfo,
     dir: Option<&std::path::Path>,

@@ -21,6 +21,15 @@ pub(crate) fn sorted_unique<T: Ord>(items: impl IntoIterator<Item = T>) -> Vec<T
     v
 }
 
+/// The element of `v` that `is` picks, pushed from `new` when there is none.
+pub(crate) fn entry<T>(v: &mut Vec<T>, is: impl Fn(&T) -> bool, new: impl FnOnce() -> T) -> &mut T {
+    let i = v.iter().position(is).unwrap_or_else(|| {
+        v.push(new());
+        v.len() - 1
+    });
+    &mut v[i]
+}
+
 /// For serde's `skip_serializing_if`: a field absent when it is its type's default.
 pub(crate) fn is_default<T: Default + PartialEq>(x: &T) -> bool {
     *x == T::default()

@@ -185,7 +185,7 @@ pub fn estimate(
             name: name.clone(),
             ..Default::default()
         };
-        let d = super::entry(&mut out, |d| d.name == name, new);
+        let d = crate::util::entry(&mut out, |d| d.name == name, new);
         d.weight_bytes += w;
         d.kv_bytes += kv;
     };
