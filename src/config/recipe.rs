@@ -176,9 +176,7 @@ impl Recipe {
     /// key: `attn_v=Q6_K`, `output=Q6_K`, `token_embd=Q4_K`, `pure`, `template=<file name>`.
     pub fn overrides_text(&self) -> Vec<String> {
         let pair = |key: &str, t: u32| format!("{key}={}", type_name(t));
-        let mut out: Vec<String> = (self.tensor_types.iter())
-            .map(|(p, t)| pair(p, *t))
-            .collect();
+        let mut out: Vec<String> = self.tensor_types.iter().map(|(p, t)| pair(p, *t)).collect();
         out.extend(self.output.map(|t| pair("output", t)));
         out.extend(self.token_embd.map(|t| pair("token_embd", t)));
         out.extend(self.pure.then(|| "pure".to_string()));

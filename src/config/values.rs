@@ -136,7 +136,7 @@ pub(crate) fn float_opt(
     min: f64,
     max: f64,
 ) -> Result<Option<f64>, ConfigError> {
-    (v.as_ref())
+    v.as_ref()
         .map(|v| scalar_float(ctx, key, v, min, max))
         .transpose()
 }

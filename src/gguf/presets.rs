@@ -350,7 +350,7 @@ impl Shape {
             keys.push(("nextn_predict_layers", u32v(self.n_layer_nextn)));
         }
         let a = self.arch;
-        (keys.into_iter())
+        keys.into_iter()
             .map(|(k, v)| (format!("{a}.{k}"), v))
             .collect()
     }

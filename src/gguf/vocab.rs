@@ -49,7 +49,7 @@ impl Vocab {
             ("add_bos_token", Some(Value::Bool(self.add_bos))),
             ("add_eos_token", Some(Value::Bool(false))),
         ];
-        (keys.into_iter())
+        keys.into_iter()
             .filter_map(|(k, v)| Some((format!("tokenizer.ggml.{k}"), v?)))
             .collect()
     }

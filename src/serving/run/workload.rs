@@ -25,7 +25,7 @@ pub(super) fn workload(
     for (i, n_gen) in picked {
         let p = &file.prompts[i];
         let text = if sc.chat_template {
-            (sm.apply_chat_template(&p.text))
+            sm.apply_chat_template(&p.text)
                 .map_err(|e| ServingError::Refused(format!("{}: {e}", file.name)))?
         } else {
             p.text.clone()

@@ -56,7 +56,7 @@ pub fn per_quant(b: &Board) -> Vec<BarChart> {
 /// (identity, longest bar with its whisker), so that two machines' charts compare by length.
 fn shared_scales(b: &Board, kind: TestKind) -> Vec<(String, f64)> {
     let longest = |es: Vec<&Entry>| {
-        (es.iter())
+        es.iter()
             .map(|e| ts(e) + e.test.stddev_ts.unwrap_or(0.0))
             .fold(0.0, f64::max)
     };
